@@ -1,0 +1,113 @@
+"""What the chain hands to its plugins: applied blocks and operations.
+
+The chain (:mod:`nodeapi.chain.chain`) calls every registered
+:class:`IBlockConsumer` synchronously, in block order, after a block has been
+applied (live or during replay).  Consumers must be quick; anything slow
+(network I/O) is queued and done later by the consumer's own service.
+
+Graphene reference: ``database::applied_block`` signal and
+``operation_history_object`` (libraries/chain/include/graphene/chain/
+operation_history_object.hpp).
+"""
+
+from typing import Any
+
+import attr
+from zope.interface import Interface
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class AppliedOperation:
+    """One applied operation, with everything a history plugin stores.
+
+    :ivar id_num: M of the operation history id ``1.11.M``; the chain counts
+        every applied operation from 0.
+    :ivar op: the operation in wire JSON, ``[type, {...}]``.
+    :ivar result: graphene ``operation_result``: ``[0, {}]`` (void),
+        ``[1, "1.2.17"]`` (new object id) or ``[2, {"amount", "asset_id"}]``.
+    :ivar block_num: number of the block holding it.
+    :ivar trx_in_block: index of its transaction in the block.
+    :ivar op_in_trx: index of the operation in the transaction.
+    :ivar virtual_op: graphene's per-block virtual op counter (0 for
+        operations that came in a transaction).
+    :ivar is_virtual: True for operations the chain generated (fills).
+    :ivar trx_id: hex transaction id (40 chars).
+    :ivar fee_payer: account id paying the fee.
+    :ivar impacted: impacted account ids, ascending by instance
+        (wire-contract.md section 8).
+    """
+
+    id_num: int
+    op: list
+    result: list
+    block_num: int
+    trx_in_block: int
+    op_in_trx: int
+    virtual_op: int
+    is_virtual: bool
+    trx_id: str
+    fee_payer: str
+    impacted: tuple
+
+    @property
+    def id(self) -> str:
+        return f"1.11.{self.id_num}"
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class AppliedBlock:
+    """A block the chain has applied.
+
+    :ivar block_num: its number (1 is the first block after genesis).
+    :ivar block_id: hex block id (40 chars).
+    :ivar block: the signed block in wire JSON (``previous``, ``timestamp``,
+        ``witness``, ``transaction_merkle_root``, ``extensions``,
+        ``witness_signature``, ``transactions``).
+    :ivar timestamp: block time, seconds since the epoch (UTC).
+    :ivar operations: the applied operations in order.
+    :ivar replay: True while the node replays its block log at start.
+    """
+
+    block_num: int
+    block_id: str
+    block: dict
+    timestamp: int
+    operations: tuple
+    replay: bool
+
+    @property
+    def time_iso(self) -> str:
+        """Block time as ``YYYY-MM-DDTHH:MM:SS`` (wire-contract.md section 7)."""
+        import time
+
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.timestamp))
+
+
+class IBlockConsumer(Interface):
+    """Receives every applied block, in order (chain -> plugins)."""
+
+    def block_applied(applied: AppliedBlock) -> None:
+        """Called synchronously right after ``applied`` was applied.  Must not
+        raise for data reasons; must not block."""
+
+
+class IAccountHistory(Interface):
+    """What the history API set asks of the history plugin in use.
+
+    Implemented by the in-memory ``account_history`` plugin and by
+    ``searchdb``.  Each method returns a list of operation history entries
+    ``{id, op, result, block_num, trx_in_block, op_in_trx, virtual_op,
+    is_virtual, block_time}`` (or a Deferred firing with one).  Semantics:
+    wire-contract.md section 6 (graphene ``history_api``).
+    """
+
+    def get_account_history(account_id: str, stop: int, limit: int, start: int) -> Any:
+        """Newest first; ``start``/``stop`` are 1.11 instance numbers."""
+
+    def get_relative_account_history(account_id: str, stop: int, limit: int, start: int) -> Any:
+        """By the account's 1-based sequence numbers, ``[stop, start]``."""
+
+    def get_account_history_operations(
+        account_id: str, operation_type: int, start: int, stop: int, limit: int
+    ) -> Any:
+        """Only operations of ``operation_type``."""

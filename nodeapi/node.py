@@ -1,0 +1,54 @@
+"""The node context shared by every API set: what a connection can reach.
+
+Built once by :func:`nodeapi.tap.makeService` and handed to the RPC site.
+"""
+
+from typing import Any, Optional
+
+import attr
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class ApiLimits:
+    """The ``api-limit-*`` options (wire-contract.md section 6; graphene
+    ``application_options`` defaults)."""
+
+    get_account_history: int = 100
+    get_account_history_operations: int = 100
+    get_relative_account_history: int = 100
+    lookup_accounts: int = 1000
+    get_full_accounts: int = 50
+    get_account_balances: int = 1000
+    get_assets: int = 101
+    list_assets: int = 101
+    get_objects: int = 100
+    get_blocks: int = 100
+    get_asset_holders: int = 100
+    get_key_references: int = 100
+
+
+@attr.s(slots=True, auto_attribs=True)
+class Node:
+    """Everything the API sets read or drive.
+
+    :ivar chain: the :class:`nodeapi.chain.chain.Chain`.
+    :ivar history: the history plugin in use (provides
+        :class:`nodeapi.applied.IAccountHistory`), or None.
+    :ivar limits: the api-limit options.
+    :ivar api_node_info: the operator's ``api-node-info`` string.
+    :ivar enable_subscribe_to_all: the ``enable-subscribe-to-all`` option.
+    :ivar peers: the network node (peers service) or None.
+    :ivar witness: the witness service or None (debug API).
+    :ivar options: the parsed daemon options, for ``get_config``.
+    :ivar reactor: the reactor/clock in use.
+    """
+
+    chain: Any
+    history: Any = None
+    limits: ApiLimits = attr.Factory(ApiLimits)
+    api_node_info: str = ""
+    enable_subscribe_to_all: bool = False
+    peers: Any = None
+    witness: Any = None
+    options: dict = attr.Factory(dict)
+    reactor: Optional[Any] = None
