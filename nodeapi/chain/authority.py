@@ -1,0 +1,228 @@
+"""Transaction digests, signatures and graphene's ``verify_authority``.
+
+- :func:`pack_transaction` serializes a wire-JSON transaction without its
+  signatures (python-bitshares' ``bitsharesbase`` serializers, the reference
+  client encoding); :func:`transaction_id` and :func:`signature_digest` follow
+  wire-contract.md section 7.
+- :func:`recover_keys` turns 65-byte compact signatures into public key
+  strings (coincurve).
+- :func:`required_authorities` and :func:`verify_authority` follow graphene
+  ``operation_get_required_authorities`` and ``graphene::chain::verify_authority``
+  (libraries/protocol/transaction.cpp): every required active authority is
+  satisfied by its active or owner authority, owner requirements by the owner,
+  other authorities (balance_claim's key) directly; account_auths recurse up
+  to ``max_authority_depth``; a signature that contributes nothing is an error.
+"""
+
+import hashlib
+
+import coincurve
+from bitsharesbase.signedtransactions import Signed_Transaction
+from graphenebase.account import PrivateKey as GPrivateKey
+from graphenebase.account import PublicKey as GPublicKey
+
+from nodeapi.chain.errors import InvalidSignature, MissingAuthority
+
+
+def pack_transaction(trx: dict, prefix: str = "TEST") -> bytes:
+    """The transaction serialized without signatures (graphene ``transaction``);
+    ``prefix`` is the public key prefix of keys inside operations."""
+    t = Signed_Transaction(
+        ref_block_num=trx["ref_block_num"], ref_block_prefix=trx["ref_block_prefix"],
+        expiration=trx["expiration"], operations=[[op[0], dict(op[1], prefix=prefix)] for op in trx["operations"]],
+        signatures=[],
+    )
+    t.data.pop("signatures", None)
+    return bytes(t)
+
+
+def transaction_id(packed: bytes) -> str:
+    """Hex transaction id: first 20 bytes of sha256 of the packed transaction."""
+    return hashlib.sha256(packed).digest()[:20].hex()
+
+
+def signature_digest(chain_id: str, packed: bytes) -> bytes:
+    """sha256(chain id bytes + packed transaction): what signatures sign."""
+    return hashlib.sha256(bytes.fromhex(chain_id) + packed).digest()
+
+
+def public_key_string(compressed: bytes, prefix: str) -> str:
+    """33-byte compressed key -> ``TEST6MRy...`` string."""
+    return str(GPublicKey(compressed.hex(), prefix=prefix))
+
+
+def public_key_bytes(key: str) -> bytes:
+    """``TEST6MRy...`` -> 33-byte compressed key."""
+    return bytes(GPublicKey(key, prefix=key[: len(key) - 50]))
+
+
+def recover_key(signature_hex: str, digest: bytes, prefix: str) -> str:
+    """The public key string that made a compact signature of ``digest``;
+    raises :class:`InvalidSignature`."""
+    try:
+        sig = bytes.fromhex(signature_hex)
+        if len(sig) != 65 or not 27 <= sig[0] <= 34:
+            raise ValueError("bad length or header")
+        recid = (sig[0] - 27) & 3
+        pub = coincurve.PublicKey.from_signature_and_message(
+            sig[1:] + bytes([recid]), digest, hasher=None)
+    except Exception as exc:  # coincurve raises plain Exception/ValueError
+        raise InvalidSignature(f"Invalid signature {signature_hex[:16]}...: {exc}") from None
+    return public_key_string(pub.format(compressed=True), prefix)
+
+
+def recover_keys(signatures: list, digest: bytes, prefix: str) -> set:
+    """Public key strings of all signatures; duplicates are an error."""
+    keys = set()
+    for sig in signatures:
+        key = recover_key(sig, digest, prefix)
+        if key in keys:
+            raise InvalidSignature(f"Duplicate signature by {key}")
+        keys.add(key)
+    return keys
+
+
+def secret_of(key) -> bytes:
+    """The 32-byte secret of a private key given as WIF string, coincurve
+    key, 32 bytes, or an object with ``secret`` / ``__bytes__``."""
+    if isinstance(key, str):
+        return bytes(GPrivateKey(key))
+    if isinstance(key, (bytes, bytearray)):
+        return bytes(key)
+    secret = getattr(key, "secret", None)
+    if isinstance(secret, (bytes, bytearray)):
+        return bytes(secret)
+    return bytes(key)
+
+
+def sign_digest(digest: bytes, key) -> str:
+    """65-byte compact signature (hex) of a 32-byte digest."""
+    sig = coincurve.PrivateKey(secret_of(key)).sign_recoverable(digest, hasher=None)
+    return (bytes([sig[64] + 31]) + sig[:64]).hex()
+
+
+def public_key_of(key, prefix: str) -> str:
+    """Public key string of a private key (any form :func:`secret_of` takes)."""
+    pub = coincurve.PrivateKey(secret_of(key)).public_key.format(compressed=True)
+    return public_key_string(pub, prefix)
+
+
+_ACTIVE_FIELD = {
+    0: "from", 2: "fee_paying_account", 5: "registrar", 6: "account",
+    7: "authorizing_account", 8: "account_to_upgrade", 10: "issuer", 11: "issuer",
+    14: "issuer", 15: "payer", 16: "from_account", 1: "seller", 35: "payer",
+}
+
+
+def required_authorities(op: list) -> tuple[set, set, list]:
+    """``(active account ids, owner account ids, other authorities)`` an
+    operation needs (graphene ``get_required_*_authorities``)."""
+    kind, data = op
+    active, owner, other = set(), set(), []
+    if kind == 37:  # balance_claim: the balance owner's key only
+        other.append({"weight_threshold": 1, "account_auths": [],
+                      "key_auths": [[data["balance_owner_key"], 1]], "address_auths": []})
+    elif kind == 6 and "owner" in data:  # account_update changing owner
+        owner.add(data["account"])
+    elif kind == 35:
+        active.add(data["payer"])
+        active.update(data.get("required_auths", []))
+    elif kind in _ACTIVE_FIELD:
+        active.add(data[_ACTIVE_FIELD[kind]])
+    return active, owner, other
+
+
+class _SignState:
+    """graphene ``sign_state``: which keys signed, which were used."""
+
+    def __init__(self, keys: set, get_account, max_depth: int) -> None:
+        self.available = keys
+        self.used: set = set()
+        self.get_account = get_account
+        self.max_depth = max_depth
+        self.approved: set = set()
+
+    def check(self, auth: dict, depth: int = 0) -> bool:
+        total = 0
+        threshold = auth["weight_threshold"]
+        for key, weight in auth["key_auths"]:
+            if key in self.available:
+                self.used.add(key)
+                total += weight
+                if total >= threshold:
+                    return True
+        if depth < self.max_depth:
+            for aid, weight in auth["account_auths"]:
+                if aid in self.approved or self.check(self.get_account(aid)["active"], depth + 1):
+                    self.approved.add(aid)
+                    total += weight
+                    if total >= threshold:
+                        return True
+        return total >= threshold
+
+
+def verify_authority(ops: list, keys: set, get_account, max_depth: int) -> None:
+    """Raise :class:`MissingAuthority` unless ``keys`` satisfy every authority
+    ``ops`` require, and :class:`InvalidSignature` for a signature no
+    authority used.  ``get_account(id) -> account dict``."""
+    state = _SignState(keys, get_account, max_depth)
+    for op in ops:
+        active, owner, other = required_authorities(op)
+        for auth in other:
+            if not state.check(auth):
+                raise MissingAuthority(f"Missing authority: key {auth['key_auths'][0][0]}")
+        for aid in sorted(active):
+            acc = get_account(aid)
+            if not state.check(acc["active"]) and not state.check(acc["owner"]):
+                raise MissingAuthority(f"Missing required active authority of {aid}")
+        for aid in sorted(owner):
+            if not state.check(get_account(aid)["owner"]):
+                raise MissingAuthority(f"Missing required owner authority of {aid}")
+    unused = keys - state.used
+    if unused:
+        raise InvalidSignature(f"Unnecessary signature(s) by {', '.join(sorted(unused))}")
+
+
+def block_header_bytes(block: dict, signed: bool = True) -> bytes:
+    """graphene ``(signed_)block_header`` serialization: previous (20 bytes),
+    timestamp (uint32), witness (varint instance), merkle root (20 bytes),
+    extensions (empty), then the 65-byte signature when ``signed``."""
+    from bitsharesbase.objects import Operation  # noqa: F401  (registers types)
+    from graphenebase.types import PointInTime, Varint32
+
+    out = bytes.fromhex(block["previous"]) + bytes(PointInTime(block["timestamp"]))
+    out += bytes(Varint32(int(block["witness"].rsplit(".", 1)[1])))
+    out += bytes.fromhex(block["transaction_merkle_root"]) + b"\x00"
+    if signed:
+        out += bytes.fromhex(block["witness_signature"])
+    return out
+
+
+def block_id(block: dict) -> str:
+    """sha224 of the signed header, first 4 bytes = block number big-endian,
+    truncated to 20 bytes (wire-contract.md section 7)."""
+    num = int(block["previous"][:8], 16) + 1
+    digest = hashlib.sha224(block_header_bytes(block)).digest()
+    return (num.to_bytes(4, "big") + digest[4:20]).hex()
+
+
+def block_signing_digest(block: dict) -> bytes:
+    """sha256 of the unsigned header: what the witness signs."""
+    return hashlib.sha256(block_header_bytes(block, signed=False)).digest()
+
+
+def merkle_root(packed_transactions: list) -> str:
+    """graphene ``signed_block::calculate_merkle_root`` over the packed
+    (unsigned) transactions: sha256 leaves, pairwise sha256, ripemd160 of the
+    root (zeros for no transactions)."""
+    if not packed_transactions:
+        return "0" * 40
+    ids = [hashlib.sha256(p).digest() for p in packed_transactions]
+    while len(ids) > 1:
+        nxt = []
+        for i in range(0, len(ids) - 1, 2):
+            nxt.append(hashlib.sha256(ids[i] + ids[i + 1]).digest())
+        if len(ids) % 2:
+            nxt.append(ids[-1])
+        ids = nxt
+    return hashlib.new("ripemd160", ids[0]).hexdigest()

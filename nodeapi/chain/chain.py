@@ -1,0 +1,437 @@
+"""The Chain: genesis state, pending transactions, block production,
+validation of peer blocks, replay, and notification of consumers.
+
+Contract: docs/DESIGN.rst "The Chain contract".  Graphene reference:
+libraries/chain/db_block.cpp (``push_transaction``, ``_apply_transaction``,
+``generate_block``, ``push_block``), db_witness_schedule.cpp (slots).
+
+State layering: ``chain.state`` always shows the head state plus the
+pending transactions (one undo session is open for them, like graphene's
+``_pending_tx_session``).  Each transaction is applied in its own nested
+session and rolled back on failure, so a rejected transaction changes nothing.
+
+Witness schedule (deterministic, documented rule): the witness of absolute
+slot ``A`` (``current_aslot`` + slot) is ``active_witnesses[A % n]`` of
+global properties 2.0.0.
+
+Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
+(``chain.state``); :meth:`Chain.changed_objects_of_last_block` gives the ids
+changed by the last applied block.
+"""
+
+import struct
+
+from twisted.logger import Logger
+
+from nodeapi.applied import AppliedBlock, AppliedOperation
+from nodeapi.chain import authority as auth
+from nodeapi.chain.errors import (
+    BadTaposReference, DuplicateTransaction, ExpirationTooFar, InvalidBlock,
+    TransactionExpired, TransactionTooLarge, UnsupportedOperation)
+from nodeapi.chain.evaluators import EVALUATORS, ApplyContext, fee_payer, pay_fee
+from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, init_genesis, parse_time
+
+log = Logger()
+
+
+def _impacted(op: list, payer: str) -> tuple:
+    """Impacted accounts of an operation, ascending by instance."""
+    try:
+        from nodeapi.protocol import impacted_accounts
+    except ImportError:
+        accounts = {payer}
+        for key in ("from", "to", "account", "account_to_upgrade", "issue_to_account",
+                    "seller", "deposit_to_account", "registrar", "issuer"):
+            v = op[1].get(key)
+            if isinstance(v, str) and v.startswith("1.2."):
+                accounts.add(v)
+    else:
+        accounts = set(impacted_accounts(op))
+    return tuple(sorted(accounts, key=lambda a: int(a.rsplit(".", 1)[1])))
+
+
+class Chain:
+    """A graphene chain in memory over a block log (see module docstring)."""
+
+    def __init__(self, genesis, block_log, clock=None) -> None:
+        self.genesis = genesis
+        self.chain_id = genesis.chain_id
+        self.address_prefix = genesis.address_prefix
+        self.block_log = block_log
+        self.clock = clock
+        self.state = init_genesis(genesis)
+        self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
+        self._recent = {}  # trx id -> expiration (graphene transaction_index)
+        self._pending: list = []  # [(trx, packed, trx_id)]
+        self._op_counter = 0
+        self._consumers: list = []
+        self._pending_observers: list = []
+        self._block_observers: list = []
+        self._changed_last: set = set()
+        self.state.begin()
+
+    # -- head --------------------------------------------------------------
+
+    @property
+    def dgp(self) -> dict:
+        return self.state.objects["2.1.0"]
+
+    @property
+    def head_block_num(self) -> int:
+        return self.dgp["head_block_number"]
+
+    @property
+    def head_block_id(self) -> str:
+        return self.dgp["head_block_id"]
+
+    @property
+    def head_block_time(self) -> int:
+        return parse_time(self.dgp["time"])
+
+    @property
+    def block_interval(self) -> int:
+        return int(self.state.objects["2.0.0"]["parameters"]["block_interval"])
+
+    # -- observers -----------------------------------------------------------
+
+    def add_consumer(self, consumer) -> None:
+        """Register an ``IBlockConsumer``; it sees every applied block."""
+        self._consumers.append(consumer)
+
+    def add_pending_observer(self, fn) -> None:
+        """``fn(trx dict)`` for each newly accepted pending transaction."""
+        self._pending_observers.append(fn)
+
+    def remove_pending_observer(self, fn) -> None:
+        self._pending_observers.remove(fn)
+
+    def add_block_observer(self, fn) -> None:
+        """``fn(AppliedBlock)`` after each applied block (API callbacks)."""
+        self._block_observers.append(fn)
+
+    def remove_block_observer(self, fn) -> None:
+        self._block_observers.remove(fn)
+
+    def changed_objects_of_last_block(self) -> set:
+        """Ids of objects created, modified or removed by the last block."""
+        return set(self._changed_last)
+
+    # -- slots ---------------------------------------------------------------
+
+    def get_slot_time(self, slot: int) -> int:
+        """graphene ``get_slot_time``: time of the slot-th slot after head (0 -> 0)."""
+        if slot == 0:
+            return 0
+        interval = self.block_interval
+        if self.head_block_num == 0:
+            return self.genesis.initial_timestamp + slot * interval
+        head = self.head_block_time
+        return head - head % interval + slot * interval
+
+    def get_slot_at_time(self, when: int) -> int:
+        """graphene ``get_slot_at_time``: slot number of ``when`` (0 if not after head)."""
+        first = self.get_slot_time(1)
+        if when < first:
+            return 0
+        return (when - first) // self.block_interval + 1
+
+    def get_scheduled_witness(self, slot: int) -> str:
+        """Witness id of ``slot`` (module docstring rule)."""
+        active = self.state.objects["2.0.0"]["active_witnesses"]
+        return active[(self.dgp["current_aslot"] + slot) % len(active)]
+
+    # -- transactions ----------------------------------------------------------
+
+    def _check_trx(self, trx: dict, now: int, check_sigs: bool):
+        packed = auth.pack_transaction(trx, self.address_prefix)
+        params = self.state.objects["2.0.0"]["parameters"]
+        if len(packed) > int(params["maximum_transaction_size"]):
+            raise TransactionTooLarge(
+                f"Transaction of {len(packed)} bytes exceeds maximum_transaction_size "
+                f"{params['maximum_transaction_size']}")
+        trx_id = auth.transaction_id(packed)
+        if trx_id in self._recent or any(p[2] == trx_id for p in self._pending):
+            raise DuplicateTransaction(f"Duplicate transaction {trx_id}")
+        exp = parse_time(trx["expiration"])
+        if exp <= now:
+            raise TransactionExpired(
+                f"Transaction expired: expiration {trx['expiration']} is not after head "
+                f"block time {format_time(now)}")
+        if exp > now + int(params["maximum_time_until_expiration"]):
+            raise ExpirationTooFar(
+                f"Expiration {trx['expiration']} is more than maximum_time_until_expiration "
+                f"after {format_time(now)}")
+        ref = self._summary.get(int(trx["ref_block_num"]))
+        if ref is None or struct.unpack_from("<I", bytes.fromhex(ref), 4)[0] != int(
+                trx["ref_block_prefix"]):
+            raise BadTaposReference(
+                f"TaPoS mismatch: ref_block_num {trx['ref_block_num']} ref_block_prefix "
+                f"{trx['ref_block_prefix']} does not match a recent block")
+        if check_sigs:
+            keys = auth.recover_keys(trx.get("signatures", []),
+                                     auth.signature_digest(self.chain_id, packed),
+                                     self.address_prefix)
+            auth.verify_authority(trx["operations"], keys, self.state.require,
+                                  int(params["max_authority_depth"]))
+        return packed, trx_id, exp
+
+    def _apply_ops(self, trx: dict, ctx: ApplyContext) -> list:
+        results = []
+        for op in trx["operations"]:
+            evaluator = EVALUATORS.get(op[0])
+            if evaluator is None:
+                raise UnsupportedOperation(f"Operation type {op[0]} is not supported")
+            pay_fee(ctx, op, fee_payer(op))
+            results.append(evaluator(ctx, op[1]))
+        return results
+
+    def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool):
+        """Apply in a nested session; rolls back and re-raises on failure."""
+        self.state.begin()
+        try:
+            packed, trx_id, exp = self._check_trx(trx, self.head_block_time, check_sigs)
+            results = self._apply_ops(trx, ctx)
+        except Exception:
+            self.state.rollback()
+            raise
+        self.state.commit()
+        return packed, trx_id, exp, results
+
+    def push_transaction(self, trx: dict) -> dict:
+        """Validate ``trx`` (wire JSON) against the pending state and queue it;
+        raises a ChainError subclass.  Returns the processed transaction
+        (``trx`` plus ``operation_results``)."""
+        ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
+                           self.address_prefix)
+        packed, trx_id, _exp, results = self._apply_trx(trx, ctx, True)
+        self._pending.append((trx, packed, trx_id))
+        for fn in list(self._pending_observers):
+            fn(trx)
+        return dict(trx, operation_results=results)
+
+    @property
+    def pending_transactions(self) -> list:
+        """The queued transactions in arrival order."""
+        return [p[0] for p in self._pending]
+
+    # -- blocks ----------------------------------------------------------------
+
+    def _apply_block_trxs(self, block: dict, check_sigs: bool) -> list:
+        """Apply every transaction of ``block`` (in the open block session);
+        returns ``[(trx, packed, trx_id, exp, results, virtual_ops)]``."""
+        records = []
+        for trx in block["transactions"]:
+            ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
+                               self.address_prefix)
+            packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
+            self._recent[trx_id] = exp
+            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
+        return records
+
+    def _finish_block(self, block: dict, bid: str, records: list, replay: bool) -> AppliedBlock:
+        """Update global objects for an applied block, log it and notify."""
+        state = self.state
+        num = self.head_block_num + 1
+        ts = parse_time(block["timestamp"])
+        slot = self.get_slot_at_time(ts)
+        missed = max(slot - 1, 0)
+        dgp = state.modify("2.1.0")
+        filled = int(dgp["recent_slots_filled"])
+        filled = (((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0
+        dgp.update({
+            "head_block_number": num, "head_block_id": bid, "time": block["timestamp"],
+            "current_witness": block["witness"], "current_aslot": dgp["current_aslot"] + slot,
+            "recent_slots_filled": str(filled),
+            "recently_missed_count": (dgp["recently_missed_count"] + 4 * missed if missed
+                                      else max(dgp["recently_missed_count"] - 1, 0)),
+        })
+        if ts >= parse_time(dgp["next_maintenance_time"]):
+            interval = int(state.objects["2.0.0"]["parameters"]["maintenance_interval"])
+            dgp["next_maintenance_time"] = format_time((ts // interval + 1) * interval)
+        wit = state.modify(block["witness"])
+        wit["last_aslot"] = dgp["current_aslot"]
+        wit["last_confirmed_block_num"] = num
+        confirmed = sorted(state.objects[w]["last_confirmed_block_num"]
+                           for w in state.objects["2.0.0"]["active_witnesses"])
+        dgp["last_irreversible_block_num"] = confirmed[(10000 - 7500) * len(confirmed) // 10000]
+        self._summary[num & 0xFFFF] = bid
+        if self._recent:
+            self._recent = {k: v for k, v in self._recent.items() if v > ts}
+        ops = []
+        virtual = 0
+        for trx_in_block, (trx, _p, trx_id, _e, results, vops) in enumerate(records):
+            for op_in_trx, (op, result) in enumerate(zip(trx["operations"], results)):
+                payer = fee_payer(op)
+                ops.append(AppliedOperation(self._op_counter, op, result, num, trx_in_block,
+                                            op_in_trx, 0, False, trx_id, payer,
+                                            _impacted(op, payer)))
+                self._op_counter += 1
+            for op, result in vops:
+                virtual += 1
+                payer = fee_payer(op)
+                ops.append(AppliedOperation(self._op_counter, op, result, num, trx_in_block,
+                                            len(trx["operations"]), virtual, True, trx_id,
+                                            payer, _impacted(op, payer)))
+                self._op_counter += 1
+        self._changed_last = state.reset_changed()
+        applied = AppliedBlock(num, bid, block, ts, tuple(ops), replay)
+        return applied
+
+    def _notify(self, applied: AppliedBlock) -> None:
+        for consumer in list(self._consumers):
+            consumer.block_applied(applied)
+        for fn in list(self._block_observers):
+            fn(applied)
+
+    def _take_pending(self) -> list:
+        """Roll back the pending session; returns the pending transactions."""
+        pending, self._pending = self._pending, []
+        self.state.rollback()
+        return pending
+
+    def _restore_pending(self, pending: list) -> None:
+        """Reopen the pending session and re-validate ``pending``, dropping
+        the ones no longer valid (graphene ``_popped_tx`` / pending replay)."""
+        self.state.begin()
+        for trx, _packed, _id in pending:
+            try:
+                self.push_transaction(trx)
+            except Exception as exc:
+                log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=_id,
+                          error=str(exc))
+
+    def generate_block(self, when: int, witness_id: str, key) -> dict:
+        """Build, sign, apply and log a block at slot time ``when`` (seconds)
+        by ``witness_id`` signing with ``key`` (WIF or private key object).
+        Raises :class:`InvalidBlock` when the witness is not scheduled for
+        that slot or ``key`` is not its signing key."""
+        slot = self.get_slot_at_time(when)
+        if slot == 0:
+            raise InvalidBlock(f"Time {format_time(when)} is not after the head block")
+        scheduled = self.get_scheduled_witness(slot)
+        if scheduled != witness_id:
+            raise InvalidBlock(f"Slot at {format_time(when)} belongs to {scheduled}, "
+                               f"not {witness_id}")
+        signing = self.state.objects[witness_id]["signing_key"]
+        if auth.public_key_of(key, self.address_prefix) != signing:
+            raise InvalidBlock(f"Key does not match signing key {signing} of {witness_id}")
+        ts = self.get_slot_time(slot)
+        pending = self._take_pending()
+        self.state.begin()
+        records, kept = [], []
+        for entry in pending:
+            trx = entry[0]
+            if parse_time(trx["expiration"]) <= ts:
+                continue
+            ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
+                               self.address_prefix)
+            try:
+                packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)
+            except Exception as exc:
+                log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
+                         error=str(exc))
+                continue
+            self._recent[trx_id] = exp
+            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
+            kept.append(trx_id)
+        block = {
+            "previous": self.head_block_id,
+            "timestamp": format_time(ts),
+            "witness": witness_id,
+            "transaction_merkle_root": auth.merkle_root([r[1] for r in records]),
+            "extensions": [],
+        }
+        block["witness_signature"] = auth.sign_digest(auth.block_signing_digest(block), key)
+        block["transactions"] = [r[0] for r in records]
+        bid = auth.block_id(block)
+        applied = self._finish_block(block, bid, records, False)
+        self.state.commit()
+        self.block_log.append(block)
+        self._notify(applied)
+        self._restore_pending([p for p in pending if p[2] not in kept])
+        return block
+
+    def push_block(self, block: dict) -> AppliedBlock:
+        """Validate a block from a peer and apply it; raises
+        :class:`InvalidBlock` or the failing transaction's ChainError."""
+        if block["previous"] != self.head_block_id:
+            raise InvalidBlock(f"Block does not link to head {self.head_block_id}")
+        ts = parse_time(block["timestamp"])
+        slot = self.get_slot_at_time(ts)
+        if slot == 0 or self.get_slot_time(slot) != ts:
+            raise InvalidBlock(f"Timestamp {block['timestamp']} is not a slot after head")
+        if self.get_scheduled_witness(slot) != block["witness"]:
+            raise InvalidBlock(f"Witness {block['witness']} is not scheduled for that slot")
+        signing = self.state.objects[block["witness"]]["signing_key"]
+        signer = auth.recover_key(block["witness_signature"],
+                                  auth.block_signing_digest(block), self.address_prefix)
+        if signer != signing:
+            raise InvalidBlock(f"Block signed by {signer}, not by {signing}")
+        pending = self._take_pending()
+        try:
+            applied = self._apply_block(block, check_sigs=True, replay=False, check_root=True)
+        finally:
+            self._restore_pending(pending)
+        return applied
+
+    def _apply_block(self, block: dict, check_sigs: bool, replay: bool,
+                     check_root: bool) -> AppliedBlock:
+        self.state.begin()
+        try:
+            records = self._apply_block_trxs(block, check_sigs)
+            if check_root and auth.merkle_root([r[1] for r in records]) != block[
+                    "transaction_merkle_root"]:
+                raise InvalidBlock("Transaction merkle root mismatch")
+        except Exception:
+            self.state.rollback()
+            raise
+        applied = self._finish_block(block, auth.block_id(block), records, replay)
+        self.state.commit()
+        if not replay:
+            self.block_log.append(block)
+        self._notify(applied)
+        return applied
+
+    def get_block(self, num: int) -> dict | None:
+        """Signed block ``num`` from the block log, or None."""
+        return self.block_log.read(num)
+
+    def get_block_header(self, num: int) -> dict | None:
+        """The header fields of block ``num``, or None."""
+        block = self.get_block(num)
+        if block is None:
+            return None
+        return {k: block[k] for k in ("previous", "timestamp", "witness",
+                                      "transaction_merkle_root", "extensions")}
+
+    def replay(self, cooperator=None, chunk: int = 200):
+        """Apply every block of the block log without signature checks
+        (graphene replay skip flags); consumers see ``replay=True``.  Works
+        in chunks of ``chunk`` blocks through ``twisted.internet.task``
+        cooperation so the reactor stays responsive.  Returns a Deferred
+        firing with the number of blocks replayed."""
+        from twisted.internet import task
+
+        pending = self._take_pending()
+        count = [0]
+
+        def work():
+            n = 0
+            for _num, block in self.block_log.blocks(self.head_block_num + 1):
+                self._apply_block(block, check_sigs=False, replay=True, check_root=False)
+                count[0] += 1
+                n += 1
+                if n >= chunk:
+                    n = 0
+                    yield None
+
+        coop = cooperator or task
+        d = coop.cooperate(work()).whenDone()
+
+        def done(_):
+            self._restore_pending(pending)
+            log.info("Replayed {count} blocks, head {head}", count=count[0],
+                     head=self.head_block_num)
+            return count[0]
+
+        return d.addCallback(done)

@@ -1,0 +1,88 @@
+"""Errors of the chain core: one :class:`~nodeapi.errors.ChainError` subclass
+per validation rule, so clients and tests can tell them apart.
+
+Graphene reference: the ``FC_ASSERT``/``GRAPHENE_ASSERT`` checks of
+``database::_apply_transaction``, ``verify_authority`` and the evaluators
+(libraries/chain/*.cpp).  When one of these is raised nothing was applied.
+"""
+
+from nodeapi.errors import ChainError
+
+
+class TransactionTooLarge(ChainError):
+    """The serialized transaction exceeds maximum_transaction_size."""
+
+    name = "transaction_too_large"
+
+
+class TransactionExpired(ChainError):
+    """The transaction's expiration is not after the head block time."""
+
+    name = "transaction_expired"
+
+
+class ExpirationTooFar(ChainError):
+    """The expiration is later than head time + maximum_time_until_expiration."""
+
+    name = "expiration_too_far"
+
+
+class BadTaposReference(ChainError):
+    """ref_block_num / ref_block_prefix do not match a block of this chain."""
+
+    name = "tapos_mismatch"
+
+
+class DuplicateTransaction(ChainError):
+    """A transaction with this id is already pending or in a recent block."""
+
+    name = "duplicate_transaction"
+
+
+class InvalidSignature(ChainError):
+    """A signature is malformed, duplicated or signs nothing required."""
+
+    name = "invalid_signature"
+
+
+class MissingAuthority(ChainError):
+    """The signatures do not satisfy an authority the operations require."""
+
+    name = "missing_authority"
+
+
+class InsufficientFee(ChainError):
+    """The fee paid is below the fee schedule's fee for the operation."""
+
+    name = "insufficient_fee"
+
+
+class InsufficientBalance(ChainError):
+    """The account does not hold enough of the asset."""
+
+    name = "insufficient_balance"
+
+
+class UnknownObject(ChainError):
+    """An operation refers to an object that does not exist."""
+
+    name = "unknown_object"
+
+
+class UnsupportedOperation(ChainError):
+    """This node does not evaluate operations of this type."""
+
+    name = "unsupported_operation"
+
+
+class InvalidOperation(ChainError):
+    """An operation breaks a rule of its evaluator (graphene do_evaluate)."""
+
+    name = "invalid_operation"
+
+
+class InvalidBlock(ChainError):
+    """A block from a peer fails validation (link, slot, witness, signature,
+    merkle root)."""
+
+    name = "invalid_block"

@@ -1,0 +1,170 @@
+"""Evaluator framework and the transfer / balance evaluators.
+
+An evaluator is ``fn(ctx: ApplyContext, data: dict) -> list`` (the graphene
+``operation_result``); it checks the operation against the state (raising a
+:class:`~nodeapi.errors.ChainError` subclass) and applies it.  The chain
+calls it inside an undo session, so a failure leaves nothing behind.
+:data:`EVALUATORS` maps operation type -> evaluator; the account, asset and
+market evaluators register themselves from their modules.
+
+Reference: graphene libraries/chain/transfer_evaluator.cpp,
+balance_evaluator.cpp, evaluator.cpp (fee payment).
+"""
+
+from graphenebase.account import Address
+from graphenebase.account import PublicKey as GPublicKey
+
+from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, InvalidOperation
+from nodeapi.chain.fees import core_fee, fee_in_core
+from nodeapi.chain.state import ObjectStore
+
+VOID = [0, {}]
+
+
+class ApplyContext:
+    """What an evaluator sees: the store, the time and block being built, the
+    fee schedule and a sink for virtual operations.
+
+    :ivar state: the :class:`ObjectStore`.
+    :ivar now: head/pending block time, seconds.
+    :ivar block_num: number of the block being applied.
+    :ivar prefix: public key prefix (``TEST``).
+    :ivar virtual_ops: ``[(op, result)]`` generated while applying (fills).
+    """
+
+    def __init__(self, state: ObjectStore, now: int, block_num: int, prefix: str) -> None:
+        self.state = state
+        self.now = now
+        self.block_num = block_num
+        self.prefix = prefix
+        self.virtual_ops: list = []
+
+    @property
+    def parameters(self) -> dict:
+        return self.state.objects["2.0.0"]["parameters"]
+
+
+def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
+    """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
+    (created on first credit); raises :class:`InsufficientBalance`."""
+    if delta == 0:
+        return
+    bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
+    if bid is None:
+        if delta < 0:
+            raise InsufficientBalance(
+                f"Insufficient balance: {account_id} has 0 of {asset_id}, needs {-delta}")
+        state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
+                             "maintenance_flag": False})
+        return
+    have = state.objects[bid]["balance"]
+    if have + delta < 0:
+        raise InsufficientBalance(
+            f"Insufficient balance: {account_id} has {have} of {asset_id}, needs {-delta}")
+    state.modify(bid)["balance"] = have + delta
+
+
+def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
+    """Check and deduct the operation's fee (graphene ``evaluator::prepare_fee``
+    / ``pay_fee``): raises :class:`InsufficientFee` below the schedule,
+    :class:`InsufficientBalance` when the payer cannot pay."""
+    fee = op[1]["fee"]
+    amount = int(fee["amount"])
+    state = ctx.state
+    asset = state.require(fee["asset_id"])
+    required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+    paid_core = fee_in_core(amount, asset)
+    if paid_core < required:
+        raise InsufficientFee(
+            f"Insufficient fee: paid {paid_core} core satoshis, operation type {op[0]} "
+            f"requires {required}")
+    adjust_balance(state, payer, asset["id"], -amount)
+    if amount:
+        dyn = state.modify(asset["dynamic_asset_data_id"])
+        if asset["id"] == "1.3.0":
+            dyn["accumulated_fees"] += amount
+        else:
+            if dyn["fee_pool"] < paid_core:
+                raise InsufficientFee(f"Fee pool of {asset['symbol']} is too small")
+            dyn["fee_pool"] -= paid_core
+            dyn["accumulated_fees"] += amount
+        stats = state.modify(state.require(payer)["statistics"])
+        stats["lifetime_fees_paid"] += paid_core
+
+
+def _positive(amount: dict, what: str) -> int:
+    value = int(amount["amount"])
+    if value <= 0:
+        raise InvalidOperation(f"{what} must be positive, got {value}")
+    return value
+
+
+def transfer(ctx: ApplyContext, data: dict) -> list:
+    """transfer (0): move ``amount`` from ``from`` to ``to``."""
+    state = ctx.state
+    value = _positive(data["amount"], "Transfer amount")
+    if data["from"] == data["to"]:
+        raise InvalidOperation("Cannot transfer to the same account")
+    state.require(data["to"])
+    asset = state.require(data["amount"]["asset_id"])
+    if asset["options"]["flags"] & 0x08:  # transfer_restricted
+        if asset["issuer"] not in (data["from"], data["to"]):
+            raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
+    adjust_balance(state, data["from"], asset["id"], -value)
+    adjust_balance(state, data["to"], asset["id"], value)
+    return VOID
+
+
+def key_addresses(key: str, prefix: str) -> set:
+    """The addresses a public key can own a genesis balance under (graphene
+    ``balance_claim_evaluator``: pts and graphene, compressed or not)."""
+    pub = GPublicKey(key, prefix=key[: len(key) - 50])
+    out = set()
+    for compressed in (True, False):
+        for version in (56, 0):
+            out.add(str(Address.from_pubkey(pub, compressed=compressed, version=version,
+                                            prefix=prefix)))
+    return out
+
+
+def balance_claim(ctx: ApplyContext, data: dict) -> list:
+    """balance_claim (37): move a genesis balance 1.15.N to
+    ``deposit_to_account``; the claimed amount must be the whole balance and
+    ``balance_owner_key`` must own it."""
+    state = ctx.state
+    bal = state.require(data["balance_to_claim"])
+    if bal["owner"] not in key_addresses(data["balance_owner_key"], ctx.prefix):
+        raise InvalidOperation(
+            f"Balance {bal['id']} is not owned by key {data['balance_owner_key']}")
+    claimed = data["total_claimed"]
+    if claimed["asset_id"] != bal["balance"]["asset_id"]:
+        raise InvalidOperation("total_claimed asset does not match the balance")
+    if int(claimed["amount"]) != int(bal["balance"]["amount"]):
+        raise InvalidOperation(
+            f"total_claimed {claimed['amount']} must equal the balance "
+            f"{bal['balance']['amount']}")
+    state.require(data["deposit_to_account"])
+    state.remove(bal["id"])
+    adjust_balance(state, data["deposit_to_account"], claimed["asset_id"], int(claimed["amount"]))
+    return VOID
+
+
+def custom(ctx: ApplyContext, data: dict) -> list:
+    """custom (35): no state change beyond the fee."""
+    for aid in data.get("required_auths", []):
+        ctx.state.require(aid)
+    return VOID
+
+
+def fee_payer(op: list) -> str:
+    """The account paying the fee (graphene ``operation::fee_payer``)."""
+    from nodeapi.chain.authority import _ACTIVE_FIELD
+
+    kind, data = op
+    if kind == 37:
+        return data["deposit_to_account"]
+    return data[_ACTIVE_FIELD[kind]]
+
+
+EVALUATORS = {0: transfer, 37: balance_claim, 35: custom}
+

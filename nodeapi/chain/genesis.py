@@ -1,0 +1,248 @@
+"""Loading a graphene genesis file and creating the initial objects.
+
+Reference: bitshares-core libraries/chain/db_init.cpp ``database::init_genesis``
+(special accounts 1.2.0-1.2.5, then the genesis accounts in file order, the
+core asset 1.3.0 with dynamic data 2.3.0, global properties 2.0.0, dynamic
+global properties 2.1.0, chain properties 2.11.0, committee members 1.5.N,
+the null witness 1.6.0 and the witness candidates 1.6.1.., the genesis balance
+objects 1.15.N).
+"""
+
+import calendar
+import hashlib
+import json
+import os
+import time
+
+import attr
+
+from nodeapi.chain.state import ObjectStore
+
+DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
+MAX_TIME = "2106-02-07T06:28:15"  # fc::time_point_sec::maximum()
+EPOCH = "1970-01-01T00:00:00"
+ALL_SLOTS_FILLED = (1 << 128) - 1
+SPECIAL_ACCOUNTS = (
+    ("committee-account", 1),
+    ("witness-account", 1),
+    ("relaxed-committee-account", 0),
+    ("null-account", 1),
+    ("temp-account", 0),
+    ("proxy-to-self", 1),
+)
+NETWORK_PERCENT = 2000  # GRAPHENE_DEFAULT_NETWORK_PERCENT_OF_FEE
+FULL_PERCENT = 10000  # GRAPHENE_100_PERCENT
+
+
+def parse_time(text: str) -> int:
+    """``YYYY-MM-DDTHH:MM:SS`` (UTC) -> seconds since the epoch."""
+    return calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
+
+
+def format_time(seconds: int) -> str:
+    """Seconds since the epoch -> ``YYYY-MM-DDTHH:MM:SS`` (wire-contract 7)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
+@attr.s(frozen=True, auto_attribs=True)
+class Genesis:
+    """A parsed genesis file.
+
+    :ivar data: the parsed JSON.
+    :ivar chain_id: hex sha256 of the file's bytes (wire-contract.md 7).
+    :ivar address_prefix: public key prefix, taken from the first genesis
+        key (``TEST`` for the bundled file).
+    :ivar core_symbol: the core asset symbol (from the initial balances,
+        else the prefix).
+    """
+
+    data: dict
+    chain_id: str
+    address_prefix: str
+    core_symbol: str
+
+    @property
+    def initial_timestamp(self) -> int:
+        return parse_time(self.data["initial_timestamp"])
+
+    @property
+    def parameters(self) -> dict:
+        return self.data["initial_parameters"]
+
+    @property
+    def block_interval(self) -> int:
+        return int(self.parameters["block_interval"])
+
+
+def load_genesis(path: str = DEFAULT_GENESIS) -> Genesis:
+    """Read a genesis file; raises OSError / ValueError for unreadable files."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    data = json.loads(raw)
+    prefix = "BTS"
+    for acc in data.get("initial_accounts", []):
+        key = acc["owner_key"]
+        prefix = key[: len(key) - 50]
+        break
+    symbol = prefix
+    for bal in data.get("initial_balances", []):
+        symbol = bal["asset_symbol"]
+        break
+    return Genesis(data, hashlib.sha256(raw).hexdigest(), prefix, symbol)
+
+
+def _authority(threshold: int, keys=()) -> dict:
+    return {
+        "weight_threshold": threshold,
+        "account_auths": [],
+        "key_auths": [[k, 1] for k in keys],
+        "address_auths": [],
+    }
+
+
+def new_account(
+    state: ObjectStore, name: str, owner: dict, active: dict, memo_key: str, registrar: str,
+    referrer: str, when: int, block_num: int,
+) -> dict:
+    """Create an account 1.2.N with its statistics 2.7.N (graphene
+    ``account_create_evaluator::do_apply``); returns the account."""
+    aid = f"1.2.{state.next_instance.get('1.2', 0)}"
+    stats = state.create("2.7", {
+        "owner": aid, "name": name, "most_recent_op": "2.9.0", "total_ops": 0,
+        "removed_ops": 0, "total_core_in_orders": 0, "core_in_balance": 0,
+        "has_cashback_vb": False, "is_voting": False, "last_vote_time": EPOCH,
+        "lifetime_fees_paid": 0, "pending_fees": 0, "pending_vested_fees": 0,
+    })
+    return state.create("1.2", {
+        "membership_expiration_date": EPOCH,
+        "registrar": registrar,
+        "referrer": referrer,
+        "lifetime_referrer": referrer,
+        "network_fee_percentage": NETWORK_PERCENT,
+        "lifetime_referrer_fee_percentage": 0,
+        "referrer_rewards_percentage": 0,
+        "name": name,
+        "owner": owner,
+        "active": active,
+        "options": {
+            "memo_key": memo_key, "voting_account": "1.2.5", "num_witness": 0,
+            "num_committee": 0, "votes": [], "extensions": [],
+        },
+        "num_committee_voted": 0,
+        "statistics": stats["id"],
+        "whitelisting_accounts": [],
+        "blacklisting_accounts": [],
+        "whitelisted_accounts": [],
+        "blacklisted_accounts": [],
+        "owner_special_authority": [0, {}],
+        "active_special_authority": [0, {}],
+        "top_n_control_flags": 0,
+        "annotations": [],
+        "creation_block_num": block_num,
+        "creation_time": format_time(when),
+    })
+
+
+def make_lifetime_member(state: ObjectStore, account_id: str) -> dict:
+    """graphene ``account_upgrade_evaluator`` for lifetime membership."""
+    acc = state.modify(account_id)
+    acc["membership_expiration_date"] = MAX_TIME
+    acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = account_id
+    acc["lifetime_referrer_fee_percentage"] = FULL_PERCENT - acc["network_fee_percentage"]
+    return acc
+
+
+def init_genesis(genesis: Genesis) -> ObjectStore:
+    """A new :class:`ObjectStore` holding the genesis objects."""
+    state = ObjectStore()
+    g = genesis.data
+    t0 = genesis.initial_timestamp
+    null_key = genesis.address_prefix + "1111111111111111111111111111111114T1Anm"
+    for name, threshold in SPECIAL_ACCOUNTS:
+        acc = new_account(state, name, _authority(threshold), _authority(threshold), null_key,
+                          "1.2.0", "1.2.0", t0, 0)
+        acc = state.modify(acc["id"])
+        acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = acc["id"]
+        acc["membership_expiration_date"] = MAX_TIME
+        acc["lifetime_referrer_fee_percentage"] = FULL_PERCENT - NETWORK_PERCENT
+    for spec in g["initial_accounts"]:
+        acc = new_account(state, spec["name"], _authority(1, [spec["owner_key"]]),
+                          _authority(1, [spec["active_key"]]), spec["active_key"],
+                          "1.2.4", "1.2.4", t0, 0)
+        if spec.get("is_lifetime_member"):
+            make_lifetime_member(state, acc["id"])
+    supply = sum(int(b["amount"]) for b in g["initial_balances"]
+                 if b["asset_symbol"] == genesis.core_symbol)
+    state.create("1.3", {
+        "symbol": genesis.core_symbol,
+        "precision": 5,
+        "issuer": "1.2.3",
+        "options": {
+            "max_supply": str(g["max_core_supply"]), "market_fee_percent": 0,
+            "max_market_fee": str(g["max_core_supply"]), "issuer_permissions": 0, "flags": 0,
+            "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
+                                   "quote": {"amount": 1, "asset_id": "1.3.0"}},
+            "whitelist_authorities": [], "blacklist_authorities": [],
+            "whitelist_markets": [], "blacklist_markets": [], "description": "",
+            "extensions": {},
+        },
+        "dynamic_asset_data_id": "2.3.0",
+    })
+    state.create("2.3", {"current_supply": supply, "confidential_supply": 0,
+                         "accumulated_fees": 0, "accumulated_collateral_fees": 0,
+                         "fee_pool": 0})
+    vote = 0
+    committee = []
+    for spec in g["initial_committee_candidates"]:
+        owner = state.account_by_name[spec["owner_name"]]
+        cm = state.create("1.5", {"committee_member_account": owner, "vote_id": f"0:{vote}",
+                                  "total_votes": 0, "url": ""})
+        committee.append(cm["id"])
+        vote += 1
+    state.create("1.6", {"witness_account": "1.2.1", "last_aslot": 0,
+                         "signing_key": null_key, "vote_id": "1:0", "total_votes": 0,
+                         "url": "", "total_missed": 0, "last_confirmed_block_num": 0})
+    witnesses = []
+    for spec in g["initial_witness_candidates"]:
+        owner = state.account_by_name[spec["owner_name"]]
+        w = state.create("1.6", {"witness_account": owner, "last_aslot": 0,
+                                 "signing_key": spec["block_signing_key"],
+                                 "vote_id": f"1:{vote}", "total_votes": 0, "url": "",
+                                 "total_missed": 0, "last_confirmed_block_num": 0})
+        witnesses.append(w["id"])
+        vote += 1
+    active_count = int(g.get("initial_active_witnesses", len(witnesses)))
+    state.create("2.0", {
+        "parameters": g["initial_parameters"],
+        "next_available_vote_id": vote,
+        "active_committee_members": committee,
+        "active_witnesses": witnesses[:active_count],
+    })
+    interval = int(g["initial_parameters"]["maintenance_interval"])
+    state.create("2.1", {
+        "head_block_number": 0,
+        "head_block_id": "0" * 40,
+        "time": format_time(t0),
+        "current_witness": "1.6.0",
+        "next_maintenance_time": format_time((t0 // interval + 1) * interval),
+        "last_vote_tally_time": format_time(t0),
+        "last_budget_time": EPOCH,
+        "witness_budget": 0,
+        "total_pob": 0,
+        "total_inactive": 0,
+        "accounts_registered_this_interval": 0,
+        "recently_missed_count": 0,
+        "current_aslot": 0,
+        "recent_slots_filled": str(ALL_SLOTS_FILLED),
+        "dynamic_flags": 0,
+        "last_irreversible_block_num": 0,
+    })
+    state.create("2.11", {"chain_id": genesis.chain_id,
+                          "immutable_parameters": g.get("immutable_parameters", {})})
+    for bal in g["initial_balances"]:
+        asset = state.asset_by_symbol[bal["asset_symbol"]]
+        state.create("1.15", {"owner": bal["owner"],
+                              "balance": {"amount": int(bal["amount"]), "asset_id": asset},
+                              "last_claim_date": EPOCH})
+    state.reset_changed()
+    return state

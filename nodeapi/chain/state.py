@@ -1,0 +1,258 @@
+"""The object store: every chain object as a wire-JSON dict, with indexes and
+undo sessions.
+
+Objects are stored under their id string (``"1.2.6"``) as dicts in graphene's
+exact wire shapes (what ``get_objects`` returns).  Readers must treat them as
+read-only; writers go through :meth:`ObjectStore.create`,
+:meth:`ObjectStore.modify` and :meth:`ObjectStore.remove` so that indexes and
+undo stay right.  ``modify`` is copy-on-write one level deep: an evaluator that
+changes a nested container (e.g. ``options``) assigns a new one instead of
+mutating the old.
+
+Indexes (all read-only for callers):
+
+- ``account_by_name``: name -> ``1.2.N``
+- ``asset_by_symbol``: symbol -> ``1.3.N``
+- ``balance_by_owner``: account id -> {asset id -> ``2.5.N``}
+  (graphene ``account_balance_index`` by_account_asset)
+- ``holders_by_asset``: asset id -> {account id -> ``2.5.N``}
+- ``witness_by_account``: account id -> ``1.6.N``
+- ``committee_member_by_account``: account id -> ``1.5.N``
+- ``key_references``: public key string -> set of account ids using it in
+  owner/active/memo (graphene ``account_member_index``)
+- ``orders_by_seller``: account id -> set of ``1.7.N``
+- ``orders_by_market``: (sell asset id, receive asset id) -> set of ``1.7.N``
+- ``genesis_balances_by_owner``: address -> set of ``1.15.N``
+
+Undo (graphene ``undo_database``): :meth:`begin` opens a session,
+:meth:`rollback` restores the state as it was at ``begin`` and
+:meth:`commit` keeps the changes (merging them into the enclosing session if
+there is one).  The store also records the ids changed since
+:meth:`reset_changed` (used for ``chain.changed_objects_of_last_block()``).
+"""
+
+from nodeapi.chain.errors import UnknownObject
+
+_MISSING = object()
+
+
+class ObjectStore:
+    """Chain objects by id, with indexes and nested undo sessions."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, dict] = {}
+        self.next_instance: dict[str, int] = {}
+        self.account_by_name: dict[str, str] = {}
+        self.asset_by_symbol: dict[str, str] = {}
+        self.balance_by_owner: dict[str, dict[str, str]] = {}
+        self.holders_by_asset: dict[str, dict[str, str]] = {}
+        self.witness_by_account: dict[str, str] = {}
+        self.committee_member_by_account: dict[str, str] = {}
+        self.key_references: dict[str, set] = {}
+        self.orders_by_seller: dict[str, set] = {}
+        self.orders_by_market: dict[tuple, set] = {}
+        self.genesis_balances_by_owner: dict[str, set] = {}
+        self._undo: list[tuple[dict, dict]] = []
+        self.changed: set[str] = set()
+
+    # -- reading -----------------------------------------------------------
+
+    def find(self, oid: str) -> dict | None:
+        """The object with id ``oid`` or None."""
+        return self.objects.get(oid)
+
+    def get(self, oid: str) -> dict | None:
+        """The object with id ``oid`` or None (DESIGN.rst contract)."""
+        return self.objects.get(oid)
+
+    def require(self, oid: str) -> dict:
+        """The object with id ``oid``; raises :class:`UnknownObject`."""
+        obj = self.objects.get(oid)
+        if obj is None:
+            raise UnknownObject(f"Unknown object {oid}")
+        return obj
+
+    def ids_of_type(self, prefix: str) -> list[str]:
+        """Ids starting with ``prefix`` (e.g. ``"1.2."``) in instance order."""
+        ids = [k for k in self.objects if k.startswith(prefix)]
+        ids.sort(key=lambda k: int(k.rsplit(".", 1)[1]))
+        return ids
+
+    def account_by_name_or_id(self, name_or_id: str) -> dict | None:
+        """The account object for an account name or ``1.2.N`` id, or None."""
+        if name_or_id.startswith("1.2."):
+            return self.objects.get(name_or_id)
+        oid = self.account_by_name.get(name_or_id)
+        return self.objects.get(oid) if oid else None
+
+    def asset_by_symbol_or_id(self, symbol_or_id: str) -> dict | None:
+        """The asset object for a symbol or ``1.3.N`` id, or None."""
+        if symbol_or_id.startswith("1.3."):
+            return self.objects.get(symbol_or_id)
+        oid = self.asset_by_symbol.get(symbol_or_id)
+        return self.objects.get(oid) if oid else None
+
+    def balance(self, account_id: str, asset_id: str) -> int:
+        """The account's balance of the asset in satoshis (0 when none)."""
+        bid = self.balance_by_owner.get(account_id, {}).get(asset_id)
+        return self.objects[bid]["balance"] if bid else 0
+
+    def balances_of(self, account_id: str) -> list[dict]:
+        """The account's 2.5.N ``account_balance`` objects, by asset id."""
+        ids = self.balance_by_owner.get(account_id, {})
+        return [self.objects[ids[a]] for a in sorted(ids, key=lambda a: int(a.split(".")[2]))]
+
+    def accounts_by_name(self, lower_bound: str = "", limit: int = 1000) -> list[tuple[str, str]]:
+        """``[(name, id)]`` ordered by name, names >= ``lower_bound``
+        (graphene ``lookup_accounts``)."""
+        names = sorted(n for n in self.account_by_name if n >= lower_bound)[:limit]
+        return [(n, self.account_by_name[n]) for n in names]
+
+    # -- writing -----------------------------------------------------------
+
+    def _record(self, oid: str) -> None:
+        self.changed.add(oid)
+        if self._undo:
+            layer = self._undo[-1][0]
+            if oid not in layer:
+                layer[oid] = self.objects.get(oid, _MISSING)
+
+    def new_id(self, space_type: str) -> str:
+        """Reserve the next id of ``space_type`` (``"1.2"``)."""
+        n = self.next_instance.get(space_type, 0)
+        if self._undo:
+            counters = self._undo[-1][1]
+            if space_type not in counters:
+                counters[space_type] = n
+        self.next_instance[space_type] = n + 1
+        return f"{space_type}.{n}"
+
+    def create(self, space_type: str, fields: dict) -> dict:
+        """Create an object with the next id of ``space_type``; ``fields``
+        (without ``id``) are stored after the id.  Returns the new object."""
+        oid = self.new_id(space_type)
+        obj = {"id": oid}
+        obj.update(fields)
+        self._record(oid)
+        self.objects[oid] = obj
+        self._index(obj, True)
+        return obj
+
+    def modify(self, oid: str) -> dict:
+        """A writable (shallow) copy of object ``oid``, already in the store."""
+        old = self.require(oid)
+        self._record(oid)
+        self._index(old, False)
+        new = dict(old)
+        self.objects[oid] = new
+        self._index(new, True)
+        return new
+
+    def reindex(self, obj: dict, old: dict) -> None:
+        """Refresh the indexes after changing indexed fields of ``obj`` that
+        :meth:`modify` returned (``old`` is the previous version)."""
+        self._index(old, False)
+        self._index(obj, True)
+
+    def remove(self, oid: str) -> None:
+        """Delete object ``oid``."""
+        old = self.require(oid)
+        self._record(oid)
+        self._index(old, False)
+        del self.objects[oid]
+
+    # -- undo --------------------------------------------------------------
+
+    def begin(self) -> None:
+        """Open an undo session."""
+        self._undo.append(({}, {}))
+
+    def rollback(self) -> None:
+        """Undo every change since the matching :meth:`begin`."""
+        layer, counters = self._undo.pop()
+        for oid, old in layer.items():
+            cur = self.objects.get(oid)
+            if cur is not None:
+                self._index(cur, False)
+            if old is _MISSING:
+                self.objects.pop(oid, None)
+            else:
+                self.objects[oid] = old
+                self._index(old, True)
+        self.next_instance.update(counters)
+
+    def commit(self) -> None:
+        """Keep the changes of the innermost session."""
+        layer, counters = self._undo.pop()
+        if self._undo:
+            outer, outer_counters = self._undo[-1]
+            for oid, old in layer.items():
+                outer.setdefault(oid, old)
+            for k, v in counters.items():
+                outer_counters.setdefault(k, v)
+
+    @property
+    def depth(self) -> int:
+        """Number of open undo sessions."""
+        return len(self._undo)
+
+    def reset_changed(self) -> set[str]:
+        """Return the ids changed since the last call and forget them."""
+        changed, self.changed = self.changed, set()
+        return changed
+
+    # -- indexes -----------------------------------------------------------
+
+    def _index(self, obj: dict, add: bool) -> None:
+        oid = obj["id"]
+        kind = oid[: oid.rfind(".")]
+        if kind == "1.2":
+            keys = {k for k, _ in obj["owner"]["key_auths"]}
+            keys.update(k for k, _ in obj["active"]["key_auths"])
+            keys.add(obj["options"]["memo_key"])
+            if add:
+                self.account_by_name[obj["name"]] = oid
+                for k in keys:
+                    self.key_references.setdefault(k, set()).add(oid)
+            else:
+                self.account_by_name.pop(obj["name"], None)
+                for k in keys:
+                    refs = self.key_references.get(k)
+                    if refs:
+                        refs.discard(oid)
+        elif kind == "2.5":
+            owner, asset = obj["owner"], obj["asset_type"]
+            if add:
+                self.balance_by_owner.setdefault(owner, {})[asset] = oid
+                self.holders_by_asset.setdefault(asset, {})[owner] = oid
+            else:
+                self.balance_by_owner.get(owner, {}).pop(asset, None)
+                self.holders_by_asset.get(asset, {}).pop(owner, None)
+        elif kind == "1.3":
+            if add:
+                self.asset_by_symbol[obj["symbol"]] = oid
+            else:
+                self.asset_by_symbol.pop(obj["symbol"], None)
+        elif kind == "1.7":
+            market = (obj["sell_price"]["base"]["asset_id"], obj["sell_price"]["quote"]["asset_id"])
+            if add:
+                self.orders_by_seller.setdefault(obj["seller"], set()).add(oid)
+                self.orders_by_market.setdefault(market, set()).add(oid)
+            else:
+                self.orders_by_seller.get(obj["seller"], set()).discard(oid)
+                self.orders_by_market.get(market, set()).discard(oid)
+        elif kind == "1.6":
+            if add:
+                self.witness_by_account[obj["witness_account"]] = oid
+            else:
+                self.witness_by_account.pop(obj["witness_account"], None)
+        elif kind == "1.5":
+            if add:
+                self.committee_member_by_account[obj["committee_member_account"]] = oid
+            else:
+                self.committee_member_by_account.pop(obj["committee_member_account"], None)
+        elif kind == "1.15":
+            if add:
+                self.genesis_balances_by_owner.setdefault(obj["owner"], set()).add(oid)
+            else:
+                self.genesis_balances_by_owner.get(obj["owner"], set()).discard(oid)

@@ -1,0 +1,109 @@
+"""Chain core: genesis, empty blocks, balance claim and transfer signed by
+python-bitshares, and the rejection rules."""
+
+import struct
+
+import pytest
+from bitsharesbase import operations
+from bitsharesbase.signedtransactions import Signed_Transaction
+
+from nodeapi.chain import errors
+from nodeapi.chain.genesis import format_time
+
+from conftest import CHAIN_ID, DEV_PUB, DEV_WIF
+
+
+def _tapos(chain):
+    bid = chain.head_block_id
+    return chain.head_block_num & 0xFFFF, struct.unpack_from("<I", bytes.fromhex(bid), 4)[0]
+
+
+def sign(chain, ops, wifs=(DEV_WIF,), expire_in=60):
+    num, prefix = _tapos(chain)
+    t = Signed_Transaction(ref_block_num=num, ref_block_prefix=prefix,
+                           expiration=format_time(chain.head_block_time + expire_in),
+                           operations=ops)
+    t.sign(list(wifs), "TESTNODE")
+    return t.json()
+
+
+def produce(chain, n=1):
+    for _ in range(n):
+        when = chain.get_slot_time(1)
+        chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
+
+
+def claim_op():
+    return operations.Balance_claim(**{
+        "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": "1.2.6",
+        "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
+        "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"}, "prefix": "TEST"})
+
+
+def transfer_op(amount, fee=2000000, frm="1.2.6", to="1.2.7"):
+    return operations.Transfer(**{
+        "fee": {"amount": fee, "asset_id": "1.3.0"}, "from": frm, "to": to,
+        "amount": {"amount": amount, "asset_id": "1.3.0"}, "extensions": []})
+
+
+def test_genesis_objects(chain):
+    s = chain.state
+    assert chain.chain_id == CHAIN_ID
+    assert [s.get(f"1.2.{i}")["name"] for i in range(7)] == [
+        "committee-account", "witness-account", "relaxed-committee-account", "null-account",
+        "temp-account", "proxy-to-self", "init0"]
+    assert s.get("1.2.6")["statistics"] == "2.7.6"
+    assert s.get("1.3.0")["symbol"] == "TEST"
+    assert s.get("2.3.0")["current_supply"] == 1000000000000000
+    assert s.get("1.6.1")["witness_account"] == "1.2.6"
+    assert s.get("1.15.0")["balance"]["amount"] == 1000000000000000
+    assert s.get("2.11.0")["chain_id"] == CHAIN_ID
+
+
+def test_empty_blocks(chain):
+    produce(chain, 3)
+    assert chain.head_block_num == 3
+    assert chain.get_block(3)["previous"].startswith("00000002")
+    assert chain.head_block_id.startswith("00000003")
+
+
+def test_claim_and_transfer(chain):
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    assert chain.state.balance("1.2.6", "1.3.0") == 1000000000000000
+    chain.push_transaction(sign(chain, [transfer_op(12345)]))
+    produce(chain)
+    assert chain.state.balance("1.2.7", "1.3.0") == 12345
+    assert chain.state.balance("1.2.6", "1.3.0") == 1000000000000000 - 12345 - 2000000
+
+
+@pytest.mark.parametrize("case,error", [
+    ("expired", errors.TransactionExpired),
+    ("fee", errors.InsufficientFee),
+    ("balance", errors.InsufficientBalance),
+    ("authority", errors.MissingAuthority),
+    ("tapos", errors.BadTaposReference),
+    ("duplicate", errors.DuplicateTransaction),
+])
+def test_rejections(chain, case, error):
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    if case == "expired":
+        trx = sign(chain, [transfer_op(1)], expire_in=0)
+    elif case == "fee":
+        trx = sign(chain, [transfer_op(1, fee=10)])
+    elif case == "balance":
+        trx = sign(chain, [transfer_op(1, frm="1.2.7", to="1.2.6")])
+    elif case == "authority":
+        other = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
+        trx = sign(chain, [transfer_op(1)], wifs=(other,))
+    elif case == "tapos":
+        trx = sign(chain, [transfer_op(1)])
+        trx["ref_block_prefix"] += 1
+    else:
+        trx = sign(chain, [transfer_op(1)])
+        chain.push_transaction(trx)
+    before = {k: dict(v) for k, v in chain.state.objects.items()}
+    with pytest.raises(error):
+        chain.push_transaction(trx)
+    assert {k: dict(v) for k, v in chain.state.objects.items()} == before
