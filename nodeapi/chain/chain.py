@@ -25,6 +25,7 @@ from twisted.logger import Logger
 
 from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.chain import authority as auth
+from nodeapi.chain import evaluators_accounts, evaluators_assets, evaluators_market  # noqa: F401
 from nodeapi.chain.errors import (
     BadTaposReference, DuplicateTransaction, ExpirationTooFar, InvalidBlock,
     TransactionExpired, TransactionTooLarge, UnsupportedOperation)

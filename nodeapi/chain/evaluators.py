@@ -30,6 +30,7 @@ class ApplyContext:
     :ivar block_num: number of the block being applied.
     :ivar prefix: public key prefix (``TEST``).
     :ivar virtual_ops: ``[(op, result)]`` generated while applying (fills).
+    :ivar core_fee_paid: core value of the fee of the operation being applied.
     """
 
     def __init__(self, state: ObjectStore, now: int, block_num: int, prefix: str) -> None:
@@ -38,6 +39,7 @@ class ApplyContext:
         self.block_num = block_num
         self.prefix = prefix
         self.virtual_ops: list = []
+        self.core_fee_paid = 0
 
     @property
     def parameters(self) -> dict:
@@ -79,6 +81,7 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
             f"Insufficient fee: paid {paid_core} core satoshis, operation type {op[0]} "
             f"requires {required}")
     adjust_balance(state, payer, asset["id"], -amount)
+    ctx.core_fee_paid = paid_core
     if amount:
         dyn = state.modify(asset["dynamic_asset_data_id"])
         if asset["id"] == "1.3.0":
@@ -163,6 +166,8 @@ def fee_payer(op: list) -> str:
     kind, data = op
     if kind == 37:
         return data["deposit_to_account"]
+    if kind == 4:
+        return data["account_id"]
     return data[_ACTIVE_FIELD[kind]]
 
 

@@ -1,0 +1,124 @@
+"""User-issued asset evaluators: asset_create (10), asset_update (11),
+asset_issue (14), asset_reserve (15), asset_fund_fee_pool (16).
+
+Market-issued (bitasset) and prediction-market assets are rejected with
+:class:`InvalidOperation`: this node has no price feeds.
+Reference: graphene libraries/chain/asset_evaluator.cpp.
+"""
+
+import re
+
+from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext, adjust_balance
+
+_SYMBOL = re.compile(r"^[A-Z][A-Z0-9]*(\.[A-Z0-9]+)?[A-Z0-9]*$")
+
+
+def _check_options(opts: dict) -> None:
+    if not 0 < int(opts["max_supply"]) <= 1000000000000000:
+        raise InvalidOperation("max_supply must be within 1..1000000000000000")
+    if not 0 <= int(opts.get("market_fee_percent", 0)) <= 10000:
+        raise InvalidOperation("market_fee_percent must be within 0..10000")
+    cer = opts["core_exchange_rate"]
+    if int(cer["base"]["amount"]) <= 0 or int(cer["quote"]["amount"]) <= 0:
+        raise InvalidOperation("core_exchange_rate amounts must be positive")
+
+
+def asset_create(ctx: ApplyContext, data: dict) -> list:
+    """asset_create (10): asset 1.3.N with dynamic data 2.3.N; half the fee
+    seeds the fee pool (graphene); result ``[1, "1.3.N"]``."""
+    state = ctx.state
+    symbol = data["symbol"]
+    if not (3 <= len(symbol) <= 16 and _SYMBOL.match(symbol)):
+        raise InvalidOperation(f"Invalid asset symbol {symbol!r}")
+    if symbol in state.asset_by_symbol:
+        raise InvalidOperation(f"Asset symbol {symbol} already exists")
+    if "." in symbol:
+        parent = state.asset_by_symbol.get(symbol.split(".")[0])
+        if parent is None or state.objects[parent]["issuer"] != data["issuer"]:
+            raise InvalidOperation(f"Only the issuer of {symbol.split('.')[0]} may create "
+                                   f"{symbol}")
+    if data.get("bitasset_opts") or data.get("is_prediction_market"):
+        raise InvalidOperation("Market-issued assets are not supported by this node")
+    if not 0 <= int(data["precision"]) <= 12:
+        raise InvalidOperation("precision must be within 0..12")
+    state.require(data["issuer"])
+    opts = data["common_options"]
+    _check_options(opts)
+    n = state.next_instance.get("1.3", 0)
+    pool = ctx.core_fee_paid - ctx.core_fee_paid // 2
+    if pool:
+        state.modify("2.3.0")["accumulated_fees"] -= pool
+    state.create("2.3", {"current_supply": 0, "confidential_supply": 0,
+                         "accumulated_fees": 0, "accumulated_collateral_fees": 0,
+                         "fee_pool": pool})
+    asset = state.create("1.3", {
+        "symbol": symbol, "precision": int(data["precision"]), "issuer": data["issuer"],
+        "options": dict(opts, max_supply=str(opts["max_supply"]),
+                        max_market_fee=str(opts.get("max_market_fee", 0))),
+        "dynamic_asset_data_id": f"2.3.{n}",
+    })
+    return [1, asset["id"]]
+
+
+def _issued_by(ctx: ApplyContext, asset_id: str, issuer: str) -> dict:
+    asset = ctx.state.require(asset_id)
+    if asset["issuer"] != issuer:
+        raise InvalidOperation(f"{issuer} is not the issuer of {asset['symbol']}")
+    return asset
+
+
+def asset_update(ctx: ApplyContext, data: dict) -> list:
+    """asset_update (11): new options, by the issuer."""
+    _issued_by(ctx, data["asset_to_update"], data["issuer"])
+    if data.get("new_issuer"):
+        raise InvalidOperation("Use asset_update_issuer to change the issuer")
+    opts = data["new_options"]
+    _check_options(opts)
+    asset = ctx.state.modify(data["asset_to_update"])
+    asset["options"] = dict(opts, max_supply=str(opts["max_supply"]),
+                            max_market_fee=str(opts.get("max_market_fee", 0)))
+    return VOID
+
+
+def asset_issue(ctx: ApplyContext, data: dict) -> list:
+    """asset_issue (14): new supply to ``issue_to_account``, up to max_supply."""
+    amount = data["asset_to_issue"]
+    asset = _issued_by(ctx, amount["asset_id"], data["issuer"])
+    value = int(amount["amount"])
+    if value <= 0:
+        raise InvalidOperation("Issued amount must be positive")
+    ctx.state.require(data["issue_to_account"])
+    dyn = ctx.state.modify(asset["dynamic_asset_data_id"])
+    if dyn["current_supply"] + value > int(asset["options"]["max_supply"]):
+        raise InvalidOperation(f"Issuing {value} would exceed max_supply of {asset['symbol']}")
+    dyn["current_supply"] += value
+    adjust_balance(ctx.state, data["issue_to_account"], asset["id"], value)
+    return VOID
+
+
+def asset_reserve(ctx: ApplyContext, data: dict) -> list:
+    """asset_reserve (15): burn the payer's ``amount_to_reserve``."""
+    amount = data["amount_to_reserve"]
+    asset = ctx.state.require(amount["asset_id"])
+    value = int(amount["amount"])
+    if value <= 0:
+        raise InvalidOperation("Reserved amount must be positive")
+    adjust_balance(ctx.state, data["payer"], asset["id"], -value)
+    ctx.state.modify(asset["dynamic_asset_data_id"])["current_supply"] -= value
+    return VOID
+
+
+def asset_fund_fee_pool(ctx: ApplyContext, data: dict) -> list:
+    """asset_fund_fee_pool (16): move core from ``from_account`` to the pool."""
+    asset = ctx.state.require(data["asset_id"])
+    value = int(data["amount"])
+    if value <= 0:
+        raise InvalidOperation("Fee pool amount must be positive")
+    adjust_balance(ctx.state, data["from_account"], "1.3.0", -value)
+    ctx.state.modify(asset["dynamic_asset_data_id"])["fee_pool"] += value
+    return VOID
+
+
+EVALUATORS.update({10: asset_create, 11: asset_update, 14: asset_issue, 15: asset_reserve,
+                   16: asset_fund_fee_pool})

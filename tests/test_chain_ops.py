@@ -1,0 +1,163 @@
+"""Chain evaluators with python-bitshares-signed transactions: accounts,
+assets, limit orders (with fills), and a follower chain / replay."""
+
+import pytest
+import pytest_twisted
+from bitsharesbase import operations
+
+from conftest import DEV_PUB, DEV_WIF, ListBlockLog
+from test_chain_core import claim_op, produce, sign, transfer_op
+
+from nodeapi.chain import errors
+from nodeapi.chain.chain import Chain
+from nodeapi.chain.fees import core_fee
+
+OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
+FEE0 = {"amount": 0, "asset_id": "1.3.0"}
+
+
+def _auth(key):
+    return {"weight_threshold": 1, "account_auths": [], "key_auths": [[key, 1]],
+            "address_auths": []}
+
+
+def _options(key):
+    return {"memo_key": key, "voting_account": "1.2.5", "num_witness": 0,
+            "num_committee": 0, "votes": [], "extensions": []}
+
+
+def with_fee(chain, op_class, **data):
+    """Build the op once with fee 0, then with the exact required fee."""
+    op = op_class(fee=FEE0, prefix="TEST", **data)
+    fee = core_fee([_op_id(op_class), op.json()],
+                   chain.state.get("2.0.0")["parameters"]["current_fees"])
+    return op_class(fee={"amount": fee, "asset_id": "1.3.0"}, prefix="TEST", **data), fee
+
+
+def _op_id(op_class):
+    from bitsharesbase.operationids import operations as ids
+
+    return ids[op_class.__name__.lower()]
+
+
+@pytest.fixture
+def funded(chain):
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    return chain
+
+
+def test_account_create_and_update(funded):
+    chain = funded
+    pub = chain.state.get("1.2.6")["active"]["key_auths"][0][0]
+    op, fee = with_fee(chain, operations.Account_create, registrar="1.2.6", referrer="1.2.6",
+                       referrer_percent=0, name="alice-1", owner=_auth(pub), active=_auth(pub),
+                       options=_options(pub), extensions={})
+    before = chain.state.balance("1.2.6", "1.3.0")
+    res = chain.push_transaction(sign(chain, [op]))
+    produce(chain)
+    new_id = res["operation_results"][0][1]
+    assert res["operation_results"][0][0] == 1
+    acc = chain.state.get(new_id)
+    assert acc["name"] == "alice-1" and acc["registrar"] == "1.2.6"
+    assert chain.state.account_by_name["alice-1"] == new_id
+    assert acc["statistics"] == "2.7." + new_id.split(".")[2]
+    assert chain.state.balance("1.2.6", "1.3.0") == before - fee
+    assert new_id in chain.state.key_references[pub]
+    opts = dict(_options(pub), num_witness=0)
+    op, fee = with_fee(chain, operations.Account_update, account=new_id,
+                       new_options=dict(opts, voting_account="1.2.6"), extensions={})
+    with pytest.raises(errors.InsufficientBalance):
+        chain.push_transaction(sign(chain, [op]))
+    chain.push_transaction(sign(chain, [transfer_op(10 ** 8, to=new_id)]))
+    chain.push_transaction(sign(chain, [op]))
+    produce(chain)
+    assert chain.state.get(new_id)["options"]["voting_account"] == "1.2.6"
+
+
+def test_asset_create_issue_and_orders(funded):
+    chain = funded
+    opts = {"max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
+            "issuer_permissions": 0, "flags": 0,
+            "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
+                                   "quote": {"amount": 1, "asset_id": "1.3.1"}},
+            "whitelist_authorities": [], "blacklist_authorities": [],
+            "whitelist_markets": [], "blacklist_markets": [], "description": "",
+            "extensions": []}
+    op, fee = with_fee(chain, operations.Asset_create, issuer="1.2.6", symbol="GOLD",
+                       precision=3, common_options=opts, is_prediction_market=False,
+                       extensions=[])
+    res = chain.push_transaction(sign(chain, [op]))
+    assert res["operation_results"][0] == [1, "1.3.1"]
+    issue, _ = with_fee(chain, operations.Asset_issue, issuer="1.2.6",
+                        asset_to_issue={"amount": 5000, "asset_id": "1.3.1"},
+                        issue_to_account="1.2.7", extensions=[])
+    chain.push_transaction(sign(chain, [issue]))
+    chain.push_transaction(sign(chain, [transfer_op(10 ** 8)]))
+    produce(chain)
+    assert chain.state.get("1.3.1")["symbol"] == "GOLD"
+    assert chain.state.get("2.3.1")["current_supply"] == 5000
+    assert chain.state.balance("1.2.7", "1.3.1") == 5000
+    # init0 sells 1000 TEST for 100 GOLD; init1 sells 100 GOLD for 1000 TEST.
+    sell, f1 = with_fee(chain, operations.Limit_order_create, seller="1.2.6",
+                        amount_to_sell={"amount": 1000, "asset_id": "1.3.0"},
+                        min_to_receive={"amount": 100, "asset_id": "1.3.1"},
+                        expiration="2030-01-01T00:00:00", fill_or_kill=False, extensions=[])
+    r1 = chain.push_transaction(sign(chain, [sell]))
+    assert r1["operation_results"][0] == [1, "1.7.0"]
+    buy, f2 = with_fee(chain, operations.Limit_order_create, seller="1.2.7",
+                       amount_to_sell={"amount": 100, "asset_id": "1.3.1"},
+                       min_to_receive={"amount": 1000, "asset_id": "1.3.0"},
+                       expiration="2030-01-01T00:00:00", fill_or_kill=False, extensions=[])
+    core6 = chain.state.balance("1.2.6", "1.3.0")
+    core7 = chain.state.balance("1.2.7", "1.3.0")
+    seen = []
+    chain.add_consumer(type("C", (), {"block_applied": lambda self, b: seen.append(b)})())
+    chain.push_transaction(sign(chain, [buy]))
+    produce(chain)
+    assert "1.7.0" not in chain.state.objects and "1.7.1" not in chain.state.objects
+    assert chain.state.balance("1.2.6", "1.3.1") == 100
+    assert chain.state.balance("1.2.7", "1.3.1") == 4900
+    assert chain.state.balance("1.2.7", "1.3.0") == core7 + 1000 - f2
+    assert chain.state.balance("1.2.6", "1.3.0") == core6
+    fills = [o for o in seen[-1].operations if o.is_virtual]
+    assert [f.op[0] for f in fills] == [4, 4]
+    assert fills[0].op[1]["order_id"] == "1.7.1" and fills[1].op[1]["is_maker"] is True
+
+
+def test_wrong_signature_rejected(funded):
+    chain = funded
+    trx = sign(chain, [transfer_op(5)])
+    trx["signatures"] = [trx["signatures"][0][:-2] + "00"]
+    before = {k: dict(v) for k, v in chain.state.objects.items()}
+    with pytest.raises((errors.InvalidSignature, errors.MissingAuthority)):
+        chain.push_transaction(trx)
+    assert {k: dict(v) for k, v in chain.state.objects.items()} == before
+
+
+def test_unneeded_signature_rejected(funded):
+    with pytest.raises(errors.InvalidSignature):
+        funded.push_transaction(sign(funded, [transfer_op(5)], wifs=(DEV_WIF, OTHER_WIF)))
+
+
+@pytest_twisted.inlineCallbacks
+def test_follower_and_replay(funded, genesis):
+    chain = funded
+    chain.push_transaction(sign(chain, [transfer_op(777)]))
+    produce(chain, 3)
+    follower = Chain(genesis, ListBlockLog())
+    for num in range(1, chain.head_block_num + 1):
+        follower.push_block(chain.get_block(num))
+    assert follower.head_block_id == chain.head_block_id
+    assert follower.state.balance("1.2.7", "1.3.0") == 777
+    bad = dict(chain.get_block(2), timestamp="2016-01-18T09:18:27")
+    with pytest.raises(errors.InvalidBlock):
+        Chain(genesis, ListBlockLog()).push_block(bad)
+    replayed = Chain(genesis, chain.block_log)
+    seen = []
+    replayed.add_consumer(type("C", (), {"block_applied": lambda self, b: seen.append(b)})())
+    count = yield replayed.replay()
+    assert count == chain.head_block_num
+    assert replayed.head_block_id == chain.head_block_id
+    assert all(b.replay for b in seen)
+    assert replayed.state.balance("1.2.6", "1.3.0") == chain.state.balance("1.2.6", "1.3.0")
