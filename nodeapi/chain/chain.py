@@ -35,11 +35,17 @@ from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, init_genesis, p
 log = Logger()
 
 
+try:
+    from nodeapi.protocol import impacted_accounts
+except ImportError:  # the protocol package lands in pieces; fall back below
+    impacted_accounts = None
+
+
 def _impacted(op: list, payer: str) -> tuple:
-    """Impacted accounts of an operation, ascending by instance."""
-    try:
-        from nodeapi.protocol import impacted_accounts
-    except ImportError:
+    """Impacted accounts of an operation, ascending by instance
+    (``nodeapi.protocol.impacted_accounts`` when available, else the fee
+    payer and the account fields of the operation)."""
+    if impacted_accounts is None:
         accounts = {payer}
         for key in ("from", "to", "account", "account_to_upgrade", "issue_to_account",
                     "seller", "deposit_to_account", "registrar", "issuer"):
@@ -48,6 +54,7 @@ def _impacted(op: list, payer: str) -> tuple:
                 accounts.add(v)
     else:
         accounts = set(impacted_accounts(op))
+        accounts.add(payer)
     return tuple(sorted(accounts, key=lambda a: int(a.rsplit(".", 1)[1])))
 
 
@@ -405,25 +412,41 @@ class Chain:
         return {k: block[k] for k in ("previous", "timestamp", "witness",
                                       "transaction_merkle_root", "extensions")}
 
-    def replay(self, cooperator=None, chunk: int = 200):
+    def replay(self, cooperator=None, chunk: int = 200, progress_every: float = 5.0):
         """Apply every block of the block log without signature checks
-        (graphene replay skip flags); consumers see ``replay=True``.  Works
-        in chunks of ``chunk`` blocks through ``twisted.internet.task``
-        cooperation so the reactor stays responsive.  Returns a Deferred
-        firing with the number of blocks replayed."""
+        (graphene replay skip flags); consumers see ``replay=True``.
+
+        Works in chunks of ``chunk`` blocks through ``cooperator`` (default
+        ``twisted.internet.task``'s global cooperator) so the reactor stays
+        responsive, and logs progress (blocks/s, ETA) every
+        ``progress_every`` seconds of ``self.clock`` (the reactor when None).
+        Returns a Deferred firing with the number of blocks replayed."""
         from twisted.internet import task
 
+        clock = self.clock
+        if clock is None:
+            from twisted.internet import reactor as clock
         pending = self._take_pending()
+        total = max(int(getattr(self.block_log, "head_num", 0)) - self.head_block_num, 0)
         count = [0]
+        started = clock.seconds()
 
         def work():
             n = 0
+            last_log = started
             for _num, block in self.block_log.blocks(self.head_block_num + 1):
                 self._apply_block(block, check_sigs=False, replay=True, check_root=False)
                 count[0] += 1
                 n += 1
                 if n >= chunk:
                     n = 0
+                    now = clock.seconds()
+                    if now - last_log >= progress_every:
+                        last_log = now
+                        rate = count[0] / max(now - started, 1e-9)
+                        log.info("Replay: block {num} of {total}, {rate:.0f} blocks/s, "
+                                 "ETA {eta:.0f} s", num=self.head_block_num, total=total,
+                                 rate=rate, eta=max(total - count[0], 0) / max(rate, 1e-9))
                     yield None
 
         coop = cooperator or task

@@ -35,8 +35,12 @@ FULL_PERCENT = 10000  # GRAPHENE_100_PERCENT
 
 
 def parse_time(text: str) -> int:
-    """``YYYY-MM-DDTHH:MM:SS`` (UTC) -> seconds since the epoch."""
-    return calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
+    """``YYYY-MM-DDTHH:MM:SS`` (UTC) -> seconds since the epoch; raises
+    ValueError for other shapes."""
+    if len(text) < 19 or text[4] != "-" or text[10] != "T" or text[13] != ":":
+        raise ValueError(f"Bad time {text!r}: expected YYYY-MM-DDTHH:MM:SS")
+    return calendar.timegm((int(text[0:4]), int(text[5:7]), int(text[8:10]),
+                            int(text[11:13]), int(text[14:16]), int(text[17:19])))
 
 
 def format_time(seconds: int) -> str:
