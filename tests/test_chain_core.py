@@ -4,6 +4,7 @@ python-bitshares, and the rejection rules."""
 import struct
 
 import pytest
+
 from bitsharesbase import operations
 from bitsharesbase.signedtransactions import Signed_Transaction
 
@@ -107,3 +108,59 @@ def test_rejections(chain, case, error):
     with pytest.raises(error):
         chain.push_transaction(trx)
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before
+
+
+def test_more_rejections(chain):
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    with pytest.raises(errors.ExpirationTooFar):
+        chain.push_transaction(sign(chain, [transfer_op(1)], expire_in=86401))
+    big = operations.Transfer(**{
+        "fee": {"amount": 10 ** 9, "asset_id": "1.3.0"}, "from": "1.2.6", "to": "1.2.7",
+        "amount": {"amount": 1, "asset_id": "1.3.0"}, "extensions": []})
+    with pytest.raises(errors.TransactionTooLarge):
+        chain.push_transaction(sign(chain, [big] * 100))
+    trx = sign(chain, [transfer_op(3)])
+    chain.push_transaction(trx)
+    produce(chain)
+    with pytest.raises(errors.DuplicateTransaction):
+        chain.push_transaction(trx)
+
+
+def test_observers_and_changed_objects(chain):
+    seen_trx, seen_blocks = [], []
+    chain.add_pending_observer(seen_trx.append)
+    chain.add_block_observer(
+        lambda b: seen_blocks.append((b, chain.changed_objects_of_last_block())))
+    trx = sign(chain, [claim_op()])
+    chain.push_transaction(trx)
+    assert seen_trx == [trx]
+    produce(chain)
+    applied, changed = seen_blocks[-1]
+    assert applied.block_num == 1 and not applied.replay
+    assert [o.op[0] for o in applied.operations] == [37]
+    assert applied.operations[0].id == "1.11.0"
+    assert applied.operations[0].result == [0, {}]
+    assert {"1.15.0", "2.1.0", "2.5.0"} <= changed
+    produce(chain)
+    assert "1.15.0" not in seen_blocks[-1][1]
+    chain.remove_block_observer(chain._block_observers[0])
+    produce(chain)
+    assert len(seen_blocks) == 2
+
+
+def test_slots_and_schedule(chain):
+    t0 = chain.genesis.initial_timestamp
+    assert chain.get_slot_time(0) == 0
+    assert chain.get_slot_time(1) == t0 + 1
+    assert chain.get_slot_at_time(t0) == 0
+    assert chain.get_slot_at_time(t0 + 5) == 5
+    active = chain.state.get("2.0.0")["active_witnesses"]
+    assert chain.get_scheduled_witness(1) == active[1]
+    with pytest.raises(errors.InvalidBlock):
+        chain.generate_block(t0 + 1, active[2], DEV_WIF)
+    chain.generate_block(t0 + 3, active[3], DEV_WIF)  # two slots missed
+    dgp = chain.state.get("2.1.0")
+    assert dgp["current_aslot"] == 3 and dgp["current_witness"] == active[3]
+    assert int(dgp["recent_slots_filled"]) & 0b111 == 0b100
+    assert chain.get_slot_time(1) == t0 + 4

@@ -89,9 +89,13 @@ def secret_of(key) -> bytes:
         return bytes(GPrivateKey(key))
     if isinstance(key, (bytes, bytearray)):
         return bytes(key)
-    secret = getattr(key, "secret", None)
-    if isinstance(secret, (bytes, bytearray)):
-        return bytes(secret)
+    for attr_name in ("secret", "secret_bytes", "raw"):
+        secret = getattr(key, attr_name, None)
+        if isinstance(secret, (bytes, bytearray)):
+            return bytes(secret)
+    to_wif = getattr(key, "to_wif", None)
+    if callable(to_wif):
+        return bytes(GPrivateKey(to_wif()))
     return bytes(key)
 
 

@@ -71,6 +71,7 @@ class Chain:
         self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
         self._pending: list = []  # [(trx, packed, trx_id)]
+        self._pending_ids: set = set()
         self._op_counter = 0
         self._consumers: list = []
         self._pending_observers: list = []
@@ -121,7 +122,9 @@ class Chain:
         self._block_observers.remove(fn)
 
     def changed_objects_of_last_block(self) -> set:
-        """Ids of objects created, modified or removed by the last block."""
+        """Ids of objects created, modified or removed by the last applied
+        block (valid inside block observers/consumers and until the next
+        block; pending transactions are not included)."""
         return set(self._changed_last)
 
     # -- slots ---------------------------------------------------------------
@@ -158,7 +161,7 @@ class Chain:
                 f"Transaction of {len(packed)} bytes exceeds maximum_transaction_size "
                 f"{params['maximum_transaction_size']}")
         trx_id = auth.transaction_id(packed)
-        if trx_id in self._recent or any(p[2] == trx_id for p in self._pending):
+        if trx_id in self._recent or trx_id in self._pending_ids:
             raise DuplicateTransaction(f"Duplicate transaction {trx_id}")
         exp = parse_time(trx["expiration"])
         if exp <= now:
@@ -208,14 +211,20 @@ class Chain:
     def push_transaction(self, trx: dict) -> dict:
         """Validate ``trx`` (wire JSON) against the pending state and queue it;
         raises a ChainError subclass.  Returns the processed transaction
-        (``trx`` plus ``operation_results``)."""
+        (``trx`` plus ``operation_results``).  Pending observers are called
+        with ``trx``."""
+        results = self._queue(trx)
+        for fn in list(self._pending_observers):
+            fn(trx)
+        return dict(trx, operation_results=results)
+
+    def _queue(self, trx: dict) -> list:
         ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
                            self.address_prefix)
         packed, trx_id, _exp, results = self._apply_trx(trx, ctx, True)
         self._pending.append((trx, packed, trx_id))
-        for fn in list(self._pending_observers):
-            fn(trx)
-        return dict(trx, operation_results=results)
+        self._pending_ids.add(trx_id)
+        return results
 
     @property
     def pending_transactions(self) -> list:
@@ -294,7 +303,9 @@ class Chain:
     def _take_pending(self) -> list:
         """Roll back the pending session; returns the pending transactions."""
         pending, self._pending = self._pending, []
+        self._pending_ids = set()
         self.state.rollback()
+        self.state.reset_changed()
         return pending
 
     def _restore_pending(self, pending: list) -> None:
@@ -303,7 +314,7 @@ class Chain:
         self.state.begin()
         for trx, _packed, _id in pending:
             try:
-                self.push_transaction(trx)
+                self._queue(trx)
             except Exception as exc:
                 log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=_id,
                           error=str(exc))
