@@ -161,3 +161,32 @@ def test_follower_and_replay(funded, genesis):
     assert replayed.head_block_id == chain.head_block_id
     assert all(b.replay for b in seen)
     assert replayed.state.balance("1.2.6", "1.3.0") == chain.state.balance("1.2.6", "1.3.0")
+
+
+def test_replay_in_chunks_with_progress(funded, genesis):
+    from twisted.internet import task
+    from twisted.logger import globalLogPublisher
+
+    chain = funded
+    produce(chain, 9)
+    clock = task.Clock()
+    coop = task.Cooperator(terminationPredicateFactory=lambda: lambda: True,
+                           scheduler=lambda f: clock.callLater(0.01, f), started=True)
+    replayed = Chain(genesis, chain.block_log, clock=clock)
+    events = []
+    globalLogPublisher.addObserver(events.append)
+    try:
+        d = replayed.replay(cooperator=coop, chunk=2, progress_every=0)
+        results = []
+        d.addCallback(results.append)
+        steps = 0
+        while not results and steps < 100:
+            clock.advance(0.01)
+            steps += 1
+    finally:
+        globalLogPublisher.removeObserver(events.append)
+    assert results == [10]
+    assert steps >= 5  # the work was spread over several reactor turns
+    progress = [e for e in events if e.get("log_format", "").startswith("Replay: block")]
+    assert progress and progress[0]["total"] == 10
+    assert replayed.head_block_id == chain.head_block_id
