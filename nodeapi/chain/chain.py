@@ -23,39 +23,17 @@ import struct
 
 from twisted.logger import Logger
 
-from nodeapi.applied import AppliedBlock, AppliedOperation
+from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import evaluators_accounts, evaluators_assets, evaluators_market  # noqa: F401
 from nodeapi.chain.errors import (
     BadTaposReference, DuplicateTransaction, ExpirationTooFar, InvalidBlock,
     TransactionExpired, TransactionTooLarge, UnsupportedOperation)
-from nodeapi.chain.evaluators import EVALUATORS, ApplyContext, fee_payer, pay_fee
+from nodeapi.chain.evaluators import (
+    EVALUATORS, ApplyContext, applied_operations, fee_payer, pay_fee)
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, init_genesis, parse_time
 
 log = Logger()
-
-
-try:
-    from nodeapi.protocol import impacted_accounts
-except ImportError:  # the protocol package lands in pieces; fall back below
-    impacted_accounts = None
-
-
-def _impacted(op: list, payer: str) -> tuple:
-    """Impacted accounts of an operation, ascending by instance
-    (``nodeapi.protocol.impacted_accounts`` when available, else the fee
-    payer and the account fields of the operation)."""
-    if impacted_accounts is None:
-        accounts = {payer}
-        for key in ("from", "to", "account", "account_to_upgrade", "issue_to_account",
-                    "seller", "deposit_to_account", "registrar", "issuer"):
-            v = op[1].get(key)
-            if isinstance(v, str) and v.startswith("1.2."):
-                accounts.add(v)
-    else:
-        accounts = set(impacted_accounts(op))
-        accounts.add(payer)
-    return tuple(sorted(accounts, key=lambda a: int(a.rsplit(".", 1)[1])))
 
 
 class Chain:
@@ -274,24 +252,9 @@ class Chain:
         self._summary[num & 0xFFFF] = bid
         if self._recent:
             self._recent = {k: v for k, v in self._recent.items() if v > ts}
-        ops = []
-        virtual = 0
-        for trx_in_block, (trx, _p, trx_id, _e, results, vops) in enumerate(records):
-            for op_in_trx, (op, result) in enumerate(zip(trx["operations"], results)):
-                payer = fee_payer(op)
-                ops.append(AppliedOperation(self._op_counter, op, result, num, trx_in_block,
-                                            op_in_trx, 0, False, trx_id, payer,
-                                            _impacted(op, payer)))
-                self._op_counter += 1
-            for op, result in vops:
-                virtual += 1
-                payer = fee_payer(op)
-                ops.append(AppliedOperation(self._op_counter, op, result, num, trx_in_block,
-                                            len(trx["operations"]), virtual, True, trx_id,
-                                            payer, _impacted(op, payer)))
-                self._op_counter += 1
+        ops, self._op_counter = applied_operations(records, num, self._op_counter)
         self._changed_last = state.reset_changed()
-        applied = AppliedBlock(num, bid, block, ts, tuple(ops), replay)
+        applied = AppliedBlock(num, bid, block, ts, ops, replay)
         return applied
 
     def _notify(self, applied: AppliedBlock) -> None:

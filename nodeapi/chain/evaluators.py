@@ -14,6 +14,7 @@ balance_evaluator.cpp, evaluator.cpp (fee payment).
 from graphenebase.account import Address
 from graphenebase.account import PublicKey as GPublicKey
 
+from nodeapi.applied import AppliedOperation
 from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, InvalidOperation
 from nodeapi.chain.fees import core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
@@ -173,3 +174,51 @@ def fee_payer(op: list) -> str:
 
 EVALUATORS = {0: transfer, 37: balance_claim, 35: custom}
 
+
+
+try:
+    from nodeapi.protocol import impacted_accounts
+except ImportError:  # the protocol package lands in pieces; fall back below
+    impacted_accounts = None
+
+
+def _impacted(op: list, payer: str) -> tuple:
+    """Impacted accounts of an operation, ascending by instance
+    (``nodeapi.protocol.impacted_accounts`` when available, else the fee
+    payer and the account fields of the operation)."""
+    if impacted_accounts is None:
+        accounts = {payer}
+        for key in ("from", "to", "account", "account_to_upgrade", "issue_to_account",
+                    "seller", "deposit_to_account", "registrar", "issuer"):
+            v = op[1].get(key)
+            if isinstance(v, str) and v.startswith("1.2."):
+                accounts.add(v)
+    else:
+        accounts = set(impacted_accounts(op))
+        accounts.add(payer)
+    return tuple(sorted(accounts, key=lambda a: int(a.rsplit(".", 1)[1])))
+
+
+def applied_operations(records: list, block_num: int, counter: int) -> tuple:
+    """``(tuple of AppliedOperation, next counter)`` for a block's applied
+    transactions ``[(trx, packed, trx_id, exp, results, virtual_ops)]``:
+    each transaction's operations, then its virtual operations (fills,
+    ``is_virtual=True``, numbered 1.. per block in ``virtual_op``).
+    ``counter`` is the next 1.11 instance."""
+    ops = []
+    virtual = 0
+    for trx_in_block, (trx, _p, trx_id, _e, results, vops) in enumerate(records):
+        for op_in_trx, (op, result) in enumerate(zip(trx["operations"], results)):
+            payer = fee_payer(op)
+            ops.append(AppliedOperation(counter, op, result, block_num, trx_in_block,
+                                        op_in_trx, 0, False, trx_id, payer,
+                                        _impacted(op, payer)))
+            counter += 1
+        for op, result in vops:
+            virtual += 1
+            payer = fee_payer(op)
+            ops.append(AppliedOperation(counter, op, result, block_num, trx_in_block,
+                                        len(trx["operations"]), virtual, True, trx_id,
+                                        payer, _impacted(op, payer)))
+            counter += 1
+    return tuple(ops), counter

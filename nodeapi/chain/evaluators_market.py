@@ -11,6 +11,8 @@ cancelled and refunded.  Order expiration is checked when the order is
 created; expired resting orders stay until cancelled.
 """
 
+from fractions import Fraction
+
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators import EVALUATORS, ApplyContext, adjust_balance
 from nodeapi.chain.genesis import parse_time
@@ -62,8 +64,8 @@ def _match(ctx: ApplyContext, taker_id: str) -> None:
     makers = [m for m in makers
               if xs * int(m["sell_price"]["base"]["amount"])
               >= int(m["sell_price"]["quote"]["amount"]) * ym]
-    makers.sort(key=lambda m: (-int(m["sell_price"]["base"]["amount"])
-                               / int(m["sell_price"]["quote"]["amount"]),
+    makers.sort(key=lambda m: (-Fraction(int(m["sell_price"]["base"]["amount"]),
+                                         int(m["sell_price"]["quote"]["amount"])),
                                int(m["id"].rsplit(".", 1)[1])))
     for maker in makers:
         taker = state.objects.get(taker_id)

@@ -102,6 +102,30 @@ class ObjectStore:
         ids = self.balance_by_owner.get(account_id, {})
         return [self.objects[ids[a]] for a in sorted(ids, key=lambda a: int(a.split(".")[2]))]
 
+    def limit_orders(self, sell_asset: str, receive_asset: str) -> list[dict]:
+        """Open 1.7.N orders selling ``sell_asset`` for ``receive_asset``,
+        best price (the seller asking least per unit sold) first: ordered by
+        quote/base ascending, then id (graphene ``limit_order_index``
+        by_price)."""
+        from fractions import Fraction
+
+        ids = self.orders_by_market.get((sell_asset, receive_asset), ())
+        orders = [self.objects[i] for i in ids]
+        orders.sort(key=lambda o: (Fraction(int(o["sell_price"]["quote"]["amount"]),
+                                            int(o["sell_price"]["base"]["amount"])),
+                                   int(o["id"].rsplit(".", 1)[1])))
+        return orders
+
+    def limit_orders_of(self, account_id: str) -> list[dict]:
+        """The account's open 1.7.N orders by id."""
+        ids = self.orders_by_seller.get(account_id, ())
+        return [self.objects[i] for i in sorted(ids, key=lambda i: int(i.rsplit(".", 1)[1]))]
+
+    def witness_of(self, account_id: str) -> dict | None:
+        """The witness object 1.6.N of an account, or None."""
+        wid = self.witness_by_account.get(account_id)
+        return self.objects.get(wid) if wid else None
+
     def accounts_by_name(self, lower_bound: str = "", limit: int = 1000) -> list[tuple[str, str]]:
         """``[(name, id)]`` ordered by name, names >= ``lower_bound``
         (graphene ``lookup_accounts``)."""
