@@ -1,0 +1,119 @@
+"""The RPC client side of a peer link: an Autobahn WebSocket client that
+speaks graphene's JSON-RPC (wire-contract.md sections 3-5) to another
+nodeapi node.
+
+:class:`PeerRpcProtocol` sends ``{"id", "method": "call", "params": [api,
+function, args]}`` requests (``api`` given by name, wire-contract section 3),
+matches replies by id and hands ``notice`` messages to its peer.  The
+:class:`~nodeapi.peers.Peer` that owns the factory drives it.
+"""
+
+import json
+
+from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
+from twisted.internet import defer
+from twisted.logger import Logger
+
+from nodeapi.errors import ApiError
+
+log = Logger()
+
+
+class PeerRpcError(ApiError):
+    """The peer answered a call with a JSON-RPC error."""
+
+    name = "peer_rpc_error"
+
+    def __init__(self, method: str, error: dict) -> None:
+        self.remote_code = error.get("code")
+        self.remote_message = str(error.get("message", ""))
+        super().__init__(f"Peer call {method} failed: {self.remote_message} "
+                         f"(code {self.remote_code})")
+
+    @property
+    def access_denied(self) -> bool:
+        """True when the peer refused the API set (wire-contract section 2)."""
+        return "Access denied" in self.remote_message
+
+
+class PeerDisconnected(ApiError):
+    """The connection to the peer closed before the call was answered."""
+
+    name = "peer_disconnected"
+
+
+class PeerRpcProtocol(WebSocketClientProtocol):
+    """One WebSocket connection to a peer's RPC endpoint.
+
+    ``self.opened`` fires (with the protocol) when the WebSocket handshake is
+    done; :meth:`call` returns a Deferred firing with the call's ``result``
+    or failing with :class:`PeerRpcError` / :class:`PeerDisconnected`.
+    Notices ``[callback_id, [payload...]]`` go to ``factory.peer.notice``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened = defer.Deferred()
+        self._next_id = 1
+        self._calls: dict = {}
+        self._closed = False
+
+    def onOpen(self) -> None:
+        self.opened.callback(self)
+        self.factory.peer.connected(self)
+
+    def call(self, api, method: str, args: list) -> defer.Deferred:
+        """Call ``method`` of API set ``api`` (a set name such as
+        ``"database"`` or a numeric id) with positional ``args``."""
+        if self._closed:
+            return defer.fail(PeerDisconnected(f"Peer connection closed before {method}"))
+        call_id = self._next_id
+        self._next_id += 1
+        d = defer.Deferred()
+        self._calls[call_id] = (method, d)
+        msg = {"id": call_id, "method": "call", "params": [api, method, args]}
+        self.sendMessage(json.dumps(msg, separators=(",", ":")).encode("utf-8"))
+        return d
+
+    def onMessage(self, payload: bytes, isBinary: bool) -> None:
+        try:
+            msg = json.loads(payload)
+        except ValueError:
+            log.warn("Peer {peer} sent invalid JSON; closing", peer=self.factory.peer.address)
+            self.sendClose(1002)
+            return
+        if not isinstance(msg, dict):
+            return
+        if msg.get("method") == "notice":
+            params = msg.get("params") or [None, []]
+            self.factory.peer.notice(self, params[0], params[1] if len(params) > 1 else [])
+            return
+        entry = self._calls.pop(msg.get("id"), None)
+        if entry is None:
+            return
+        method, d = entry
+        if "error" in msg:
+            d.errback(PeerRpcError(method, msg["error"] or {}))
+        else:
+            d.callback(msg.get("result"))
+
+    def onClose(self, wasClean: bool, code, reason) -> None:
+        self._closed = True
+        calls, self._calls = self._calls, {}
+        for method, d in calls.values():
+            d.errback(PeerDisconnected(f"Peer connection closed during {method}"))
+        if not self.opened.called:
+            self.opened.errback(PeerDisconnected(f"WebSocket handshake failed: {reason}"))
+        self.factory.peer.disconnected(self)
+
+
+class PeerRpcFactory(WebSocketClientFactory):
+    """Builds :class:`PeerRpcProtocol` for ``peer`` (ws://host:port/path)."""
+
+    protocol = PeerRpcProtocol
+
+    def __init__(self, peer, path: str = "/") -> None:
+        url = f"ws://{peer.host}:{peer.port}{path}"
+        super().__init__(url)
+        self.peer = peer
+        self.setProtocolOptions(maxMessagePayloadSize=0, maxFramePayloadSize=0)
