@@ -33,11 +33,12 @@ from nodeapi.chain.evaluators import (
     EVALUATORS, ApplyContext, applied_operations, fee_payer, pay_fee)
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, init_genesis, parse_time
 
-log = Logger()
 
 
 class Chain:
     """A graphene chain in memory over a block log (see module docstring)."""
+
+    log = Logger()
 
     def __init__(self, genesis, block_log, clock=None) -> None:
         self.genesis = genesis
@@ -279,7 +280,7 @@ class Chain:
             try:
                 self._queue(trx)
             except Exception as exc:
-                log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=_id,
+                self.log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=_id,
                           error=str(exc))
 
     def generate_block(self, when: int, witness_id: str, key) -> dict:
@@ -310,7 +311,7 @@ class Chain:
             try:
                 packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)
             except Exception as exc:
-                log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
+                self.log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
                          error=str(exc))
                 continue
             self._recent[trx_id] = exp
@@ -418,7 +419,7 @@ class Chain:
                     if now - last_log >= progress_every:
                         last_log = now
                         rate = count[0] / max(now - started, 1e-9)
-                        log.info("Replay: block {num} of {total}, {rate:.0f} blocks/s, "
+                        self.log.info("Replay: block {num} of {total}, {rate:.0f} blocks/s, "
                                  "ETA {eta:.0f} s", num=self.head_block_num, total=total,
                                  rate=rate, eta=max(total - count[0], 0) / max(rate, 1e-9))
                     yield None
@@ -428,7 +429,7 @@ class Chain:
 
         def done(_):
             self._restore_pending(pending)
-            log.info("Replayed {count} blocks, head {head}", count=count[0],
+            self.log.info("Replayed {count} blocks, head {head}", count=count[0],
                      head=self.head_block_num)
             return count[0]
 
