@@ -164,3 +164,9 @@ def test_slots_and_schedule(chain):
     assert dgp["current_aslot"] == 3 and dgp["current_witness"] == active[3]
     assert int(dgp["recent_slots_filled"]) & 0b111 == 0b100
     assert chain.get_slot_time(1) == t0 + 4
+
+
+def test_required_fee(chain):
+    op = transfer_op(1).json()
+    assert chain.required_fee([0, op]) == {"amount": 2000000, "asset_id": "1.3.0"}
+    assert chain.required_fee([37, claim_op().json()])["amount"] == 0

@@ -31,6 +31,7 @@ from nodeapi.chain.errors import (
     TransactionExpired, TransactionTooLarge, UnsupportedOperation)
 from nodeapi.chain.evaluators import (
     EVALUATORS, ApplyContext, applied_operations, fee_payer, pay_fee)
+from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, init_genesis, parse_time
 
 
@@ -79,6 +80,23 @@ class Chain:
     @property
     def block_interval(self) -> int:
         return int(self.state.objects["2.0.0"]["parameters"]["block_interval"])
+
+    def required_fee(self, op: list, asset_id: str = "1.3.0") -> dict:
+        """The fee ``op`` needs under the current schedule, as
+        ``{"amount", "asset_id"}`` in ``asset_id`` (converted through its
+        core_exchange_rate, rounded up) - graphene ``get_required_fees``.
+        Raises :class:`~nodeapi.chain.errors.UnknownObject` for a bad asset."""
+        core = core_fee(op, self.state.objects["2.0.0"]["parameters"]["current_fees"],
+                        self.address_prefix)
+        asset = self.state.require(asset_id)
+        if asset_id == "1.3.0":
+            return {"amount": core, "asset_id": asset_id}
+        cer = asset["options"]["core_exchange_rate"]
+        base, quote = cer["base"], cer["quote"]
+        if base["asset_id"] != asset_id:
+            base, quote = quote, base
+        amount = -(-core * int(base["amount"]) // int(quote["amount"]))
+        return {"amount": amount, "asset_id": asset_id}
 
     # -- observers -----------------------------------------------------------
 
