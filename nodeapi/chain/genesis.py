@@ -113,8 +113,11 @@ def new_account(
     aid = f"1.2.{state.next_instance.get('1.2', 0)}"
     stats = state.create("2.7", {
         "owner": aid, "name": name, "most_recent_op": "2.9.0", "total_ops": 0,
-        "removed_ops": 0, "total_core_in_orders": 0, "core_in_balance": 0,
-        "has_cashback_vb": False, "is_voting": False, "last_vote_time": EPOCH,
+        "removed_ops": 0, "total_core_in_orders": 0, "total_core_inactive": 0,
+        "total_core_pob": 0, "total_core_pol": 0, "total_pob_value": 0, "total_pol_value": 0,
+        "core_in_balance": 0, "has_cashback_vb": False, "is_voting": False,
+        "last_vote_time": EPOCH, "vp_all": 0, "vp_active": 0, "vp_committee": 0,
+        "vp_witness": 0, "vp_worker": 0, "vote_tally_time": EPOCH,
         "lifetime_fees_paid": 0, "pending_fees": 0, "pending_vested_fees": 0,
     })
     return state.create("1.2", {
