@@ -76,6 +76,10 @@ def test_claim_and_transfer(chain):
     produce(chain)
     assert chain.state.balance("1.2.7", "1.3.0") == 12345
     assert chain.state.balance("1.2.6", "1.3.0") == 1000000000000000 - 12345 - 2000000
+    assert chain.state.get("2.7.6")["core_in_balance"] == 1000000000000000 - 12345 - 2000000
+    assert chain.state.get("2.7.6")["lifetime_fees_paid"] == 2000000
+    assert chain.state.get("2.3.0")["accumulated_fees"] == 2000000
+    assert [b["id"] for b in chain.state.balances_of("1.2.7")] == ["2.5.1"]
 
 
 @pytest.mark.parametrize("case,error", [

@@ -59,12 +59,20 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
                 f"Insufficient balance: {account_id} has 0 of {asset_id}, needs {-delta}")
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
                              "maintenance_flag": False})
+        _core_in_balance(state, account_id, asset_id, delta)
         return
     have = state.objects[bid]["balance"]
     if have + delta < 0:
         raise InsufficientBalance(
             f"Insufficient balance: {account_id} has {have} of {asset_id}, needs {-delta}")
     state.modify(bid)["balance"] = have + delta
+    _core_in_balance(state, account_id, asset_id, have + delta)
+
+
+def _core_in_balance(state: ObjectStore, account_id: str, asset_id: str, value: int) -> None:
+    """Mirror the core balance in statistics ``core_in_balance`` (graphene)."""
+    if asset_id == "1.3.0":
+        state.modify(state.objects[account_id]["statistics"])["core_in_balance"] = value
 
 
 def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
