@@ -21,6 +21,8 @@ libraries/net/node.cpp (sync then follow), libraries/app/api.cpp
 (network_node_api).
 """
 
+import random
+
 from twisted.application import service
 from twisted.application.internet import ClientService, backoffPolicy
 from twisted.internet import defer
@@ -40,6 +42,7 @@ DEFAULT_PARAMETERS = {
     "reconnect_initial_delay": 1.0,
     "reconnect_max_delay": 60.0,
     "reconnect_factor": 1.5,
+    "reconnect_jitter": 1.0,
 }
 
 
@@ -275,7 +278,8 @@ class PeerService(service.MultiService):
         p = self.parameters
         return backoffPolicy(initialDelay=p["reconnect_initial_delay"],
                              maxDelay=p["reconnect_max_delay"],
-                             factor=p["reconnect_factor"])(attempt)
+                             factor=p["reconnect_factor"],
+                             jitter=lambda: random.uniform(0, p["reconnect_jitter"]))(attempt)
 
     def startService(self) -> None:
         super().startService()
@@ -313,7 +317,12 @@ class PeerService(service.MultiService):
             raise PeerUnreachable(f"Cannot connect to peer {peer.address}: "
                                   f"{failure.getErrorMessage()}; retrying")
 
-        return d.addCallbacks(lambda _: None, unreachable)
+        d.addCallbacks(lambda _: None, unreachable)
+        # Leave the ClientService state machine before the caller continues
+        # (it may stop the service, which the machine refuses re-entrantly).
+        out = defer.Deferred()
+        d.addBoth(lambda result: self.reactor.callLater(0, out.callback, result))
+        return out
 
     def apply_block(self, block: dict, peer: Peer) -> bool:
         """Push ``block`` from ``peer`` if it extends the head; True if applied.
@@ -374,7 +383,8 @@ class PeerService(service.MultiService):
     def get_advanced_node_parameters(self) -> dict:
         """The tunables: ``sync_batch_size`` (blocks per fetch),
         ``reconnect_initial_delay``/``reconnect_max_delay`` (s),
-        ``reconnect_factor``."""
+        ``reconnect_factor``, ``reconnect_jitter`` (s, random extra delay
+        up to this; 0 allowed)."""
         return dict(self.parameters)
 
     def set_advanced_node_parameters(self, params: dict) -> None:
@@ -392,7 +402,7 @@ class PeerService(service.MultiService):
                 value = float(value)
             except (TypeError, ValueError):
                 raise InvalidNodeParameter(f"{name} must be a number") from None
-            if value <= 0:
+            if value < 0 or (value == 0 and name != "reconnect_jitter"):
                 raise InvalidNodeParameter(f"{name} must be positive")
             if name == "sync_batch_size":
                 if value != int(value) or value > 1000:

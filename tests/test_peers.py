@@ -1,0 +1,174 @@
+"""Peers: a follower node syncs from a producer over loopback WebSocket RPC,
+follows it live, relays transactions and rejects bad blocks (issue 6)."""
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor, task
+from twisted.internet.endpoints import TCP4ServerEndpoint
+
+from nodeapi.chain.chain import Chain
+from nodeapi.peers import (InvalidNodeParameter, InvalidPeerAddress, PeerService,
+                           PeerUnreachable, parse_address, strip_block_info)
+
+from conftest import DEV_WIF, ListBlockLog
+from test_chain_core import claim_op, produce, sign, transfer_op
+from test_peers_rpcserver import ChainRpcFactory
+
+FAST = {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.2, "reconnect_jitter": 0}
+
+
+@pytest.fixture
+def producer(genesis):
+    return Chain(genesis, ListBlockLog())
+
+
+@pytest.fixture
+def follower(genesis):
+    return Chain(genesis, ListBlockLog())
+
+
+@pytest_twisted.inlineCallbacks
+def listen(factory, port=0):
+    lp = yield TCP4ServerEndpoint(reactor, port, interface="127.0.0.1").listen(factory)
+    return lp
+
+
+@pytest_twisted.inlineCallbacks
+def wait_for(cond, timeout=10.0):
+    for _ in range(int(timeout / 0.01)):
+        if cond():
+            return
+        yield task.deferLater(reactor, 0.01, lambda: None)
+    raise AssertionError("condition not reached")
+
+
+@pytest_twisted.inlineCallbacks
+def close(service, *ports):
+    yield service.stopService()
+    for p in ports:
+        yield p.stopListening()
+    yield task.deferLater(reactor, 0.05, lambda: None)
+
+
+def test_addresses_and_parameters(follower):
+    assert parse_address("127.0.0.1:8090") == ("127.0.0.1", 8090)
+    for bad in ("nohost", "h:0", "h:x", ":80", 5):
+        with pytest.raises(InvalidPeerAddress):
+            parse_address(bad)
+    assert strip_block_info({"previous": "a", "block_id": "b", "signing_key": "c",
+                             "transaction_ids": []}) == {"previous": "a"}
+    svc = PeerService(follower, reactor=reactor)
+    svc.set_advanced_node_parameters({"sync_batch_size": "7", "reconnect_factor": 2,
+                                      "reconnect_jitter": 0})
+    params = svc.get_advanced_node_parameters()
+    assert params["sync_batch_size"] == 7 and params["reconnect_factor"] == 2.0
+    assert svc.retry_policy(0) == 1.0 and svc.retry_policy(1) == 2.0
+    for bad in ({"nope": 1}, {"sync_batch_size": 0}, {"sync_batch_size": 1.5},
+                {"reconnect_max_delay": "x"}):
+        with pytest.raises(InvalidNodeParameter):
+            svc.set_advanced_node_parameters(bad)
+    assert svc.info() == {"connection_count": 0, "head_block_num": 0,
+                          "head_block_id": "0" * 40, "blocks_applied": 0}
+
+
+@pytest.mark.parametrize("block_api", [True, False])
+@pytest_twisted.inlineCallbacks
+def test_follow_sync_live_and_relay(producer, follower, block_api):
+    producer.push_transaction(sign(producer, [claim_op()]))
+    produce(producer, 25)
+    factory = ChainRpcFactory(producer, block_api=block_api)
+    port = yield listen(factory)
+    svc = PeerService(follower, reactor=reactor, parameters=dict(FAST, sync_batch_size=10))
+    svc.startService()
+    yield svc.add_node(f"127.0.0.1:{port.getHost().port}")
+    yield wait_for(lambda: follower.head_block_num == 25)
+    assert follower.head_block_id == producer.head_block_id
+    assert follower.state.balance("1.2.6", "1.3.0") == producer.state.balance("1.2.6", "1.3.0")
+    used = [m for _a, m in factory.calls]
+    if block_api:  # batches of 10
+        assert used.count("get_blocks") == 3 and "get_block" not in used
+    else:  # tried once, denied, then pipelined get_block
+        assert used.count("get_blocks") == 1 and used.count("get_block") == 25
+    # live: new producer blocks arrive through block-applied notices
+    produce(producer, 3)
+    yield wait_for(lambda: follower.head_block_num == 28)
+    [peer] = svc.connected_peers()
+    assert peer["state"] == "live" and peer["head_block_num"] == 28
+    assert svc.info()["connection_count"] == 1 and svc.info()["blocks_applied"] == 28
+    # a transfer accepted by the follower is relayed and lands in a producer block
+    trx = sign(follower, [transfer_op(4242)])
+    follower.push_transaction(trx)
+    accepted = yield svc.relay_transaction(trx)
+    assert accepted == 1 and len(producer.pending_transactions) == 1
+    produce(producer)
+    yield wait_for(lambda: follower.head_block_num == 29)
+    assert follower.state.balance("1.2.7", "1.3.0") == 4242 == producer.state.balance(
+        "1.2.7", "1.3.0")
+    assert follower.pending_transactions == []
+    for n in range(1, 30):
+        assert follower.get_block(n)["witness_signature"] == producer.get_block(n)[
+            "witness_signature"]
+    yield close(svc, port)
+
+
+@pytest_twisted.inlineCallbacks
+def test_bad_signature_marks_peer_bad(producer, follower):
+    produce(producer, 6)
+
+    def tamper(block):
+        if block["previous"].startswith("00000003"):
+            sig = block["witness_signature"]
+            block["witness_signature"] = sig[:-2] + ("00" if sig[-2:] != "00" else "01")
+        return block
+
+    factory = ChainRpcFactory(producer, tamper=tamper)
+    port = yield listen(factory)
+    svc = PeerService(follower, reactor=reactor, parameters=FAST)
+    svc.startService()
+    yield svc.add_node(f"127.0.0.1:{port.getHost().port}")
+    yield wait_for(lambda: svc.potential_peers()[0]["state"] == "bad")
+    assert follower.head_block_num == 3
+    yield wait_for(lambda: not factory.clients)
+    [peer] = svc.potential_peers()
+    assert "signed by" in peer["bad_reason"] or "signature" in peer["bad_reason"]
+    assert svc.connected_peers() == []
+    # not retried: still bad and the head unchanged after several backoff delays
+    yield task.deferLater(reactor, 0.3, lambda: None)
+    assert follower.head_block_num == 3 and not factory.clients
+    yield close(svc, port)
+
+
+@pytest_twisted.inlineCallbacks
+def test_reconnect_after_producer_restart(producer, follower):
+    produce(producer, 4)
+    port = yield listen(ChainRpcFactory(producer))
+    portnum = port.getHost().port
+    svc = PeerService(follower, seed_nodes=[f"127.0.0.1:{portnum}"], reactor=reactor,
+                      parameters=FAST)
+    svc.startService()
+    yield wait_for(lambda: follower.head_block_num == 4)
+    factory = port.factory
+    yield port.stopListening()
+    for proto in list(factory.clients):
+        proto.dropConnection(abort=True)
+    yield wait_for(lambda: svc.potential_peers()[0]["state"] == "disconnected")
+    produce(producer, 5)
+    port2 = yield listen(ChainRpcFactory(producer), portnum)
+    yield wait_for(lambda: follower.head_block_num == 9)
+    assert follower.head_block_id == producer.head_block_id
+    yield close(svc, port2)
+
+
+@pytest_twisted.inlineCallbacks
+def test_add_node_unreachable(follower):
+    port = yield listen(ChainRpcFactory(follower))
+    portnum = port.getHost().port
+    yield port.stopListening()
+    svc = PeerService(follower, reactor=reactor, parameters=FAST)
+    svc.startService()
+    with pytest.raises(PeerUnreachable):
+        yield svc.add_node(f"127.0.0.1:{portnum}")
+    with pytest.raises(InvalidPeerAddress):
+        yield svc.add_node("localhost")
+    assert [p["state"] for p in svc.potential_peers()] == ["connecting"]
+    yield close(svc)
