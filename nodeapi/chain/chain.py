@@ -14,6 +14,13 @@ Witness schedule (deterministic, documented rule): the witness of absolute
 slot ``A`` (``current_aslot`` + slot) is ``active_witnesses[A % n]`` of
 global properties 2.0.0.
 
+Operations evaluated: transfer, limit_order_create/cancel (fills as virtual
+fill_order), account_create/update/whitelist/upgrade, asset_create/update/
+issue/reserve/fund_fee_pool, custom, balance_claim; any other type raises
+``UnsupportedOperation``.  Not modelled: maintenance (vote tallies,
+budgets, witness pay), expiry of resting orders, market-issued assets,
+vesting balances, proposals.
+
 Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
 (``chain.state``); :meth:`Chain.changed_objects_of_last_block` gives the ids
 changed by the last applied block.
