@@ -82,10 +82,30 @@ def parse_address(host_port: str) -> tuple:
     return host, int(port)
 
 
+# 64-bit (or uint32) integer fields of the supported operations and of a
+# transaction that the RPC layer writes as strings when outside int32
+# (wire-contract section 3); the in-memory form is int (DESIGN.rst).
+_WIRE_INT_FIELDS = frozenset(("amount", "max_supply", "max_market_fee", "ref_block_prefix"))
+
+
+def wire_ints(value, key=None):
+    """``value`` with the numeric strings of :data:`_WIRE_INT_FIELDS` made
+    ints again, so a follower stores (and its plugins see) exactly the
+    producer's in-memory block.  Other strings (memos, ids) are untouched."""
+    if isinstance(value, dict):
+        return {k: wire_ints(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [wire_ints(v) for v in value]
+    if key in _WIRE_INT_FIELDS and isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
 def strip_block_info(block: dict) -> dict:
     """A signed block without the ``block_id``/``signing_key``/
-    ``transaction_ids`` fields that ``get_block`` adds."""
-    return {k: v for k, v in block.items() if k not in _INFO_FIELDS}
+    ``transaction_ids`` fields that ``get_block`` adds, with wire integers
+    converted back (:func:`wire_ints`)."""
+    return wire_ints({k: v for k, v in block.items() if k not in _INFO_FIELDS})
 
 
 class Peer:

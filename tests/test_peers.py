@@ -57,6 +57,13 @@ def test_addresses_and_parameters(follower):
             parse_address(bad)
     assert strip_block_info({"previous": "a", "block_id": "b", "signing_key": "c",
                              "transaction_ids": []}) == {"previous": "a"}
+    trx = {"ref_block_prefix": "3000000000", "operations": [[0, {
+        "amount": {"amount": "1000000000000000", "asset_id": "1.3.0"},
+        "memo": {"message": "1234"}}]]}
+    assert strip_block_info({"transactions": [trx]})["transactions"] == [{
+        "ref_block_prefix": 3000000000, "operations": [[0, {
+            "amount": {"amount": 1000000000000000, "asset_id": "1.3.0"},
+            "memo": {"message": "1234"}}]]}]
     svc = PeerService(follower, reactor=reactor)
     svc.set_advanced_node_parameters({"sync_batch_size": "7", "reconnect_factor": 2,
                                       "reconnect_jitter": 0})
@@ -74,6 +81,9 @@ def test_addresses_and_parameters(follower):
 @pytest.mark.parametrize("block_api", [True, False])
 @pytest_twisted.inlineCallbacks
 def test_follow_sync_live_and_relay(producer, follower, block_api):
+    seen = {producer: [], follower: []}
+    for c in seen:
+        c.add_block_observer(lambda applied, c=c: seen[c].append(applied))
     producer.push_transaction(sign(producer, [claim_op()]))
     produce(producer, 25)
     factory = ChainRpcFactory(producer, block_api=block_api)
@@ -105,9 +115,11 @@ def test_follow_sync_live_and_relay(producer, follower, block_api):
     assert follower.state.balance("1.2.7", "1.3.0") == 4242 == producer.state.balance(
         "1.2.7", "1.3.0")
     assert follower.pending_transactions == []
+    # the follower's plugins see the same blocks and operations as the producer's
     for n in range(1, 30):
-        assert follower.get_block(n)["witness_signature"] == producer.get_block(n)[
-            "witness_signature"]
+        assert follower.get_block(n) == producer.get_block(n)
+    assert len(seen[follower]) == 29
+    assert seen[follower] == seen[producer]
     yield close(svc, port)
 
 
