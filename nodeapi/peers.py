@@ -294,12 +294,16 @@ class PeerService(service.MultiService):
         self.blocks_applied = 0
 
     def retry_policy(self, attempt: int) -> float:
-        """Reconnect delay (s) for ``attempt``, from the current parameters."""
+        """Reconnect delay (s) after ``attempt`` failures (ClientService
+        counts from 1): ``reconnect_initial_delay`` after the first, times
+        ``reconnect_factor`` per further failure, capped at
+        ``reconnect_max_delay``, plus up to ``reconnect_jitter``."""
         p = self.parameters
         return backoffPolicy(initialDelay=p["reconnect_initial_delay"],
                              maxDelay=p["reconnect_max_delay"],
                              factor=p["reconnect_factor"],
-                             jitter=lambda: random.uniform(0, p["reconnect_jitter"]))(attempt)
+                             jitter=lambda: random.uniform(0, p["reconnect_jitter"]))(
+                                 max(attempt - 1, 0))
 
     def startService(self) -> None:
         super().startService()

@@ -69,7 +69,7 @@ def test_addresses_and_parameters(follower):
                                       "reconnect_jitter": 0})
     params = svc.get_advanced_node_parameters()
     assert params["sync_batch_size"] == 7 and params["reconnect_factor"] == 2.0
-    assert svc.retry_policy(0) == 1.0 and svc.retry_policy(1) == 2.0
+    assert svc.retry_policy(1) == 1.0 and svc.retry_policy(2) == 2.0
     for bad in ({"nope": 1}, {"sync_batch_size": 0}, {"sync_batch_size": 1.5},
                 {"reconnect_max_delay": "x"}):
         with pytest.raises(InvalidNodeParameter):
@@ -184,3 +184,28 @@ def test_add_node_unreachable(follower):
         yield svc.add_node("localhost")
     assert [p["state"] for p in svc.potential_peers()] == ["connecting"]
     yield close(svc)
+
+
+def test_reconnect_backoff_with_injected_clock(follower):
+    from twisted.internet.error import ConnectionRefusedError
+    from twisted.internet.testing import MemoryReactorClock
+    from twisted.python.failure import Failure
+
+    clock = MemoryReactorClock()
+    svc = PeerService(follower, seed_nodes=["10.0.0.1:8090"], reactor=clock,
+                      parameters={"reconnect_initial_delay": 2, "reconnect_factor": 3,
+                                  "reconnect_max_delay": 10, "reconnect_jitter": 0})
+    svc.startService()
+    delays = []
+    for attempt in range(4):
+        assert len(clock.tcpClients) == attempt + 1
+        host, port, factory, _timeout, _bind = clock.tcpClients[-1]
+        assert (host, port) == ("10.0.0.1", 8090)
+        factory.clientConnectionFailed(clock.connectors[-1], Failure(ConnectionRefusedError()))
+        [call] = clock.getDelayedCalls()
+        delays.append(call.getTime() - clock.seconds())
+        clock.advance(delays[-1])
+    assert delays == [2, 6, 10, 10]
+    assert svc.potential_peers()[0]["state"] == "connecting"
+    assert svc.connected_peers() == []
+    svc.stopService()
