@@ -1,0 +1,249 @@
+"""One followed node: its connection (``ClientService`` with backoff over a
+:class:`~nodeapi.peers_client.PeerRpcProtocol`) and its sync loop, plus the
+address, wire and error helpers of the network node.  The owning
+:class:`~nodeapi.peers.PeerService` and the overall flow are described in
+:mod:`nodeapi.peers`.  Graphene reference: libraries/net/node.cpp (fetch the
+blocks after our head in batches, then follow).
+"""
+
+from twisted.application.internet import ClientService
+from twisted.internet import defer
+from twisted.internet.endpoints import clientFromString
+from twisted.logger import Logger
+
+from nodeapi.errors import ApiError, ChainError
+from nodeapi.peers_client import PeerDisconnected, PeerRpcError, PeerRpcFactory
+
+log = Logger()
+
+
+BLOCK_APPLIED_CB = 1
+# Fields graphene's database get_block adds to a signed block (signed_block_with_info).
+_INFO_FIELDS = ("block_id", "signing_key", "transaction_ids")
+DEFAULT_PARAMETERS = {
+    "sync_batch_size": 100,
+    "reconnect_initial_delay": 1.0,
+    "reconnect_max_delay": 60.0,
+    "reconnect_factor": 1.5,
+    "reconnect_jitter": 1.0,
+}
+
+
+class InvalidPeerAddress(ApiError):
+    """A peer address must be "host:port" with a port number from 1 to 65535."""
+
+    name = "invalid_peer_address"
+
+
+class InvalidNodeParameter(ApiError):
+    """An advanced node parameter is unknown or has a bad value."""
+
+    name = "invalid_node_parameter"
+
+
+class PeerUnreachable(ApiError):
+    """The first connection attempt to the peer failed; retries continue."""
+
+    name = "peer_unreachable"
+
+
+class WrongChain(ChainError):
+    """The peer serves a different chain (its chain id differs)."""
+
+    name = "wrong_chain"
+
+
+def parse_address(host_port: str) -> tuple:
+    """``"host:port"`` -> ``(host, port)``; raises :class:`InvalidPeerAddress`."""
+    if not isinstance(host_port, str) or ":" not in host_port:
+        raise InvalidPeerAddress(f"Peer address {host_port!r} is not host:port")
+    host, _, port = host_port.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InvalidPeerAddress(f"Peer address {host_port!r} is not host:port "
+                                 "with a port from 1 to 65535")
+    return host, int(port)
+
+
+# 64-bit (or uint32) integer fields of the supported operations and of a
+# transaction that the RPC layer writes as strings when outside int32
+# (wire-contract section 3); the in-memory form is int (DESIGN.rst).
+_WIRE_INT_FIELDS = frozenset(("amount", "max_supply", "max_market_fee", "ref_block_prefix"))
+
+
+def wire_ints(value, key=None):
+    """``value`` with the numeric strings of :data:`_WIRE_INT_FIELDS` made
+    ints again, so a follower stores (and its plugins see) exactly the
+    producer's in-memory block.  Other strings (memos, ids) are untouched."""
+    if isinstance(value, dict):
+        return {k: wire_ints(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [wire_ints(v) for v in value]
+    if key in _WIRE_INT_FIELDS and isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+def strip_block_info(block: dict) -> dict:
+    """A signed block without the ``block_id``/``signing_key``/
+    ``transaction_ids`` fields that ``get_block`` adds, with wire integers
+    converted back (:func:`wire_ints`)."""
+    return wire_ints({k: v for k, v in block.items() if k not in _INFO_FIELDS})
+
+
+class Peer:
+    """One followed node.
+
+    :ivar address: ``"host:port"``.
+    :ivar state: ``connecting`` | ``syncing`` | ``live`` | ``disconnected`` | ``bad``.
+    :ivar head_block_num: the peer's last known head block number (0 unknown).
+    :ivar last_seen: reactor time (s) of the last message from the peer, or None.
+    :ivar bad_reason: why the peer was marked bad, or None.
+    """
+
+    def __init__(self, network, host: str, port: int, path: str = "/") -> None:
+        self.network = network
+        self.host, self.port = host, port
+        self.address = f"{host}:{port}"
+        self.state = "connecting"
+        self.head_block_num = 0
+        self.head_block_id = None
+        self.last_seen = None
+        self.bad_reason = None
+        self.use_get_block = False
+        self.protocol = None
+        self._syncing = False
+        self._again = False
+        self.synced = defer.Deferred()  # fires the first time the peer goes live
+        reactor = network.reactor
+        endpoint = clientFromString(reactor, f"tcp:host={host}:port={port}")
+        self.client = ClientService(endpoint, PeerRpcFactory(self, path),
+                                    retryPolicy=network.retry_policy, clock=reactor,
+                                    prepareConnection=lambda proto: proto.opened)
+
+    # -- connection events (from PeerRpcProtocol) --------------------------------
+
+    def start(self) -> None:
+        self.bad_reason = None
+        self.state = "connecting"
+        self.client.startService()
+
+    def stop(self) -> defer.Deferred:
+        return self.client.stopService()
+
+    def connected(self, proto) -> None:
+        self.protocol = proto
+        self.state = "syncing"
+        self.last_seen = self.network.reactor.seconds()
+        self._subscribe(proto).addErrback(self._failed, proto)
+
+    def disconnected(self, proto) -> None:
+        if proto is self.protocol:
+            self.protocol = None
+            if self.state != "bad":
+                self.state = "disconnected"
+                log.info("Peer {peer} disconnected", peer=self.address)
+
+    def notice(self, proto, callback_id, payload: list) -> None:
+        self.last_seen = self.network.reactor.seconds()
+        if callback_id == BLOCK_APPLIED_CB and payload and isinstance(payload[0], str):
+            self.head_block_id = payload[0]
+            self.head_block_num = max(self.head_block_num, int(payload[0][:8], 16))
+            self.sync()
+
+    # -- sync ----------------------------------------------------------------------
+
+    @defer.inlineCallbacks
+    def _subscribe(self, proto):
+        chain = self.network.chain
+        chain_id = yield proto.call("database", "get_chain_id", [])
+        if chain_id != chain.chain_id:
+            raise WrongChain(f"Peer chain id {chain_id} differs from {chain.chain_id}")
+        yield proto.call("database", "set_block_applied_callback", [BLOCK_APPLIED_CB])
+        dgp = yield proto.call("database", "get_dynamic_global_properties", [])
+        self.head_block_num = max(self.head_block_num, int(dgp["head_block_number"]))
+        self.head_block_id = dgp["head_block_id"]
+        log.info("Connected to peer {peer}, head {head}", peer=self.address,
+                 head=self.head_block_num)
+        self.sync()
+
+    def sync(self) -> None:
+        """Fetch and apply the peer's blocks after this node's head; a call
+        while a sync runs makes it go around once more."""
+        if self.protocol is None or self.state == "bad":
+            return
+        if self._syncing:
+            self._again = True
+            return
+        self._syncing = True
+        proto = self.protocol
+        d = self._sync_loop(proto)
+        d.addErrback(self._failed, proto)
+
+        def done(_):
+            self._syncing = False
+
+        d.addBoth(done)
+
+    @defer.inlineCallbacks
+    def _sync_loop(self, proto):
+        chain = self.network.chain
+        while True:
+            self._again = False
+            while chain.head_block_num < self.head_block_num and proto is self.protocol:
+                first = chain.head_block_num + 1
+                last = min(self.head_block_num,
+                           first + self.network.parameters["sync_batch_size"] - 1)
+                blocks = yield self._fetch(proto, first, last)
+                self.last_seen = self.network.reactor.seconds()
+                for block in blocks:
+                    if block is None or proto is not self.protocol:
+                        break
+                    self.network.apply_block(strip_block_info(block), self)
+                if not blocks or blocks[-1] is None:
+                    break
+            if not self._again or proto is not self.protocol:
+                break
+        if proto is self.protocol and self.state == "syncing":
+            self.state = "live"
+            log.info("Peer {peer} in sync at block {head}", peer=self.address,
+                     head=chain.head_block_num)
+        if not self.synced.called and self.state == "live":
+            self.synced.callback(chain.head_block_num)
+
+    @defer.inlineCallbacks
+    def _fetch(self, proto, first: int, last: int):
+        """Blocks ``first..last`` from the peer (list, None for missing)."""
+        if not self.use_get_block:
+            try:
+                blocks = yield proto.call("block", "get_blocks", [first, last])
+                return blocks
+            except PeerRpcError as exc:
+                if not exc.access_denied:
+                    raise
+                log.info("Peer {peer} denies block_api; using database get_block",
+                         peer=self.address)
+                self.use_get_block = True
+        calls = [proto.call("database", "get_block", [n]) for n in range(first, last + 1)]
+        blocks = yield defer.gatherResults(calls, consumeErrors=True)
+        return blocks
+
+    def _failed(self, failure, proto) -> None:
+        if isinstance(failure.value, defer.FirstError):
+            failure = failure.value.subFailure
+        if failure.check(PeerDisconnected):
+            return
+        if failure.check(ChainError):
+            self.network.mark_bad(self, str(failure.value))
+            return
+        log.failure("Sync with peer {peer} failed; reconnecting", failure,
+                    peer=self.address)
+        if proto is self.protocol:
+            proto.dropConnection(abort=True)
+
+    def describe(self) -> dict:
+        """``{"addr", "state", "head_block_num", "head_block_id", "last_seen",
+        "bad_reason"}`` (last_seen in reactor seconds, or None)."""
+        return {"addr": self.address, "state": self.state,
+                "head_block_num": self.head_block_num, "head_block_id": self.head_block_id,
+                "last_seen": self.last_seen, "bad_reason": self.bad_reason}
