@@ -7,7 +7,7 @@ blocks after our head in batches, then follow).
 """
 
 from twisted.application.internet import ClientService
-from twisted.internet import defer
+from twisted.internet import defer, task
 from twisted.internet.endpoints import clientFromString
 from twisted.logger import Logger
 
@@ -15,6 +15,8 @@ from nodeapi.errors import ApiError, ChainError
 from nodeapi.peers_client import PeerDisconnected, PeerRpcError, PeerRpcFactory
 
 log = Logger()
+
+APPLY_SLICE = 50  # blocks applied between returns to the reactor
 
 
 BLOCK_APPLIED_CB = 1
@@ -114,7 +116,6 @@ class Peer:
         self.protocol = None
         self._syncing = False
         self._again = False
-        self.synced = defer.Deferred()  # fires the first time the peer goes live
         reactor = network.reactor
         endpoint = clientFromString(reactor, f"tcp:host={host}:port={port}")
         self.client = ClientService(endpoint, PeerRpcFactory(self, path),
@@ -196,10 +197,12 @@ class Peer:
                            first + self.network.parameters["sync_batch_size"] - 1)
                 blocks = yield self._fetch(proto, first, last)
                 self.last_seen = self.network.reactor.seconds()
-                for block in blocks:
+                for i, block in enumerate(blocks):
                     if block is None or proto is not self.protocol:
                         break
                     self.network.apply_block(strip_block_info(block), self)
+                    if i % APPLY_SLICE == APPLY_SLICE - 1:  # let the reactor serve
+                        yield task.deferLater(self.network.reactor, 0, lambda: None)
                 if not blocks or blocks[-1] is None:
                     break
             if not self._again or proto is not self.protocol:
@@ -208,8 +211,6 @@ class Peer:
             self.state = "live"
             log.info("Peer {peer} in sync at block {head}", peer=self.address,
                      head=chain.head_block_num)
-        if not self.synced.called and self.state == "live":
-            self.synced.callback(chain.head_block_num)
 
     @defer.inlineCallbacks
     def _fetch(self, proto, first: int, last: int):

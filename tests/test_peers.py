@@ -147,6 +147,26 @@ def test_bad_signature_marks_peer_bad(producer, follower):
     # not retried: still bad and the head unchanged after several backoff delays
     yield task.deferLater(reactor, 0.3, lambda: None)
     assert follower.head_block_num == 3 and not factory.clients
+    # the follower keeps its chain and keeps accepting transactions
+    follower.push_transaction(sign(follower, [claim_op()]))
+    assert len(follower.pending_transactions) == 1
+    # add_node names it again: retried, rejected again at the same block
+    yield svc.add_node(f"127.0.0.1:{port.getHost().port}")
+    yield wait_for(lambda: svc.potential_peers()[0]["state"] == "bad")
+    assert follower.head_block_num == 3
+    yield close(svc, port)
+
+
+@pytest_twisted.inlineCallbacks
+def test_other_chain_is_rejected(producer, follower):
+    produce(producer, 2)
+    port = yield listen(ChainRpcFactory(producer, chain_id="11" * 32))
+    svc = PeerService(follower, reactor=reactor, parameters=FAST)
+    svc.startService()
+    yield svc.add_node(f"127.0.0.1:{port.getHost().port}")
+    yield wait_for(lambda: svc.potential_peers()[0]["state"] == "bad")
+    assert "chain id" in svc.potential_peers()[0]["bad_reason"]
+    assert follower.head_block_num == 0
     yield close(svc, port)
 
 

@@ -52,8 +52,9 @@ class ChainRpcProtocol(WebSocketServerProtocol):
 class ChainRpcFactory(WebSocketServerFactory):
     protocol = ChainRpcProtocol
 
-    def __init__(self, chain, block_api=True, tamper=None):
+    def __init__(self, chain, block_api=True, tamper=None, chain_id=None):
         super().__init__()
+        self.chain_id = chain_id or chain.chain_id
         self.chain = chain
         self.block_api = block_api
         self.tamper = tamper or (lambda block: block)
@@ -77,7 +78,7 @@ class ChainRpcFactory(WebSocketServerFactory):
         if api == "network_broadcast":
             return chain.push_transaction(args[0]) and None
         if method == "get_chain_id":
-            return chain.chain_id
+            return self.chain_id
         if method == "get_dynamic_global_properties":
             return chain.state.get("2.1.0")
         if method == "set_block_applied_callback":
