@@ -30,7 +30,7 @@ from twisted.logger import Logger
 
 from nodeapi.peers_peer import (  # noqa: F401  (re-exported for API sets and tap)
     DEFAULT_PARAMETERS, InvalidNodeParameter, InvalidPeerAddress, Peer, PeerUnreachable,
-    WrongChain, parse_address, strip_block_info, wire_ints)
+    MalformedBlock, WrongChain, parse_address, strip_block_info, wire_ints)
 
 log = Logger()
 

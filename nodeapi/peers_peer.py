@@ -55,6 +55,12 @@ class WrongChain(ChainError):
     name = "wrong_chain"
 
 
+class MalformedBlock(ChainError):
+    """A peer sent a block that is not a well-formed signed block."""
+
+    name = "malformed_block"
+
+
 def parse_address(host_port: str) -> tuple:
     """``"host:port"`` -> ``(host, port)``; raises :class:`InvalidPeerAddress`."""
     if not isinstance(host_port, str) or ":" not in host_port:
@@ -183,6 +189,8 @@ class Peer:
 
         def done(_):
             self._syncing = False
+            if self.protocol is not None and self.protocol is not proto:
+                self.sync()  # reconnected while the old loop was winding down
 
         d.addBoth(done)
 
@@ -200,7 +208,7 @@ class Peer:
                 for i, block in enumerate(blocks):
                     if block is None or proto is not self.protocol:
                         break
-                    self.network.apply_block(strip_block_info(block), self)
+                    self._apply(block)
                     if i % APPLY_SLICE == APPLY_SLICE - 1:  # let the reactor serve
                         yield task.deferLater(self.network.reactor, 0, lambda: None)
                 if not blocks or blocks[-1] is None:
@@ -211,6 +219,17 @@ class Peer:
             self.state = "live"
             log.info("Peer {peer} in sync at block {head}", peer=self.address,
                      head=chain.head_block_num)
+
+    def _apply(self, block) -> None:
+        """Apply one fetched block; a block that is not even well formed
+        counts as invalid (:class:`MalformedBlock`)."""
+        try:
+            self.network.apply_block(strip_block_info(block), self)
+        except ChainError:
+            raise
+        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+            raise MalformedBlock(f"Malformed block from peer {self.address}: "
+                                 f"{type(exc).__name__}: {exc}") from exc
 
     @defer.inlineCallbacks
     def _fetch(self, proto, first: int, last: int):

@@ -158,6 +158,25 @@ def test_bad_signature_marks_peer_bad(producer, follower):
 
 
 @pytest_twisted.inlineCallbacks
+def test_malformed_block_marks_peer_bad(producer, follower):
+    produce(producer, 3)
+
+    def tamper(block):
+        if block["previous"].startswith("00000001"):
+            del block["witness"]
+        return block
+
+    port = yield listen(ChainRpcFactory(producer, tamper=tamper))
+    svc = PeerService(follower, reactor=reactor, parameters=FAST)
+    svc.startService()
+    yield svc.add_node(f"127.0.0.1:{port.getHost().port}")
+    yield wait_for(lambda: svc.potential_peers()[0]["state"] == "bad")
+    assert "Malformed block" in svc.potential_peers()[0]["bad_reason"]
+    assert follower.head_block_num == 1
+    yield close(svc, port)
+
+
+@pytest_twisted.inlineCallbacks
 def test_other_chain_is_rejected(producer, follower):
     produce(producer, 2)
     port = yield listen(ChainRpcFactory(producer, chain_id="11" * 32))
