@@ -30,7 +30,8 @@ from twisted.logger import Logger
 
 from nodeapi.peers_peer import (  # noqa: F401  (re-exported for API sets and tap)
     DEFAULT_PARAMETERS, InvalidNodeParameter, InvalidPeerAddress, Peer, PeerUnreachable,
-    MalformedBlock, WrongChain, parse_address, strip_block_info, wire_ints)
+    MalformedBlock, WrongChain, parse_address, split_credentials, strip_block_info,
+    wire_ints)
 
 log = Logger()
 
@@ -39,7 +40,7 @@ class PeerService(service.MultiService):
     """The peers of this node (see module docstring).
 
     :param chain: the :class:`~nodeapi.chain.chain.Chain` to extend.
-    :param seed_nodes: ``"host:port"`` strings (``--seed-node``), followed
+    :param seed_nodes: ``"[user:password@]host:port"`` strings (``--seed-node``), followed
         from :meth:`startService`; raises :class:`InvalidPeerAddress` early.
     :param reactor: reactor for TCP and the reconnect clock (the global one
         when None).
@@ -59,7 +60,7 @@ class PeerService(service.MultiService):
         if parameters:
             self.set_advanced_node_parameters(parameters)
         self.peers: dict = {}
-        self.seed_nodes = [parse_address(s) for s in seed_nodes]
+        self.seed_nodes = [self._parse(s) for s in seed_nodes]
         self.blocks_applied = 0
 
     def retry_policy(self, attempt: int) -> float:
@@ -76,34 +77,46 @@ class PeerService(service.MultiService):
 
     def startService(self) -> None:
         super().startService()
-        for host, port in self.seed_nodes:
-            self._follow(host, port)
+        for host, port, credentials in self.seed_nodes:
+            self._follow(host, port, credentials)
 
     def stopService(self) -> defer.Deferred:
         """Close every peer connection; the Deferred fires when all are closed."""
         super().stopService()
         return defer.DeferredList([p.stop() for p in self.peers.values()])
 
-    def _follow(self, host: str, port: int) -> Peer:
+    @staticmethod
+    def _parse(address: str) -> tuple:
+        """``[user:password@]host:port`` -> ``(host, port, credentials)``."""
+        credentials, host_port = split_credentials(address)
+        return parse_address(host_port) + (credentials,)
+
+    def _follow(self, host: str, port: int, credentials=None) -> Peer:
         peer = self.peers.get(f"{host}:{port}")
         if peer is None:
-            peer = self.peers[f"{host}:{port}"] = Peer(self, host, port, self.ws_path)
+            peer = self.peers[f"{host}:{port}"] = Peer(self, host, port, self.ws_path,
+                                                       credentials)
             peer.start()
-        elif peer.state == "bad":
-            peer.start()
+        else:
+            if credentials:
+                peer.credentials = credentials
+            if peer.state == "bad":
+                peer.start()
         return peer
 
     def add_node(self, host_port: str) -> defer.Deferred:
-        """network_node ``add_node``: follow the node at ``host_port``.
+        """network_node ``add_node``: follow the node at ``host_port``
+        (``"host:port"``, or ``"user:password@host:port"`` to log in at
+        connect, for example to be granted ``block_api``).
 
         Fires with None once the WebSocket is open; fails with
         :class:`InvalidPeerAddress` or :class:`PeerUnreachable` (reconnects
         continue in the background)."""
         try:
-            host, port = parse_address(host_port)
+            host, port, credentials = self._parse(host_port)
         except InvalidPeerAddress:
             return defer.fail()
-        peer = self._follow(host, port)
+        peer = self._follow(host, port, credentials)
         d = peer.client.whenConnected(failAfterFailures=1)
 
         def unreachable(failure):

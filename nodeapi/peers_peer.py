@@ -61,6 +61,17 @@ class MalformedBlock(ChainError):
     name = "malformed_block"
 
 
+def split_credentials(address: str) -> tuple:
+    """``"user:password@host:port"`` -> ``((user, password), "host:port")``;
+    without ``@`` -> ``(None, address)`` (node-rpc-access.md: credentials
+    in the WebSocket address log in at connect)."""
+    if isinstance(address, str) and "@" in address:
+        creds, _, rest = address.rpartition("@")
+        user, _, password = creds.partition(":")
+        return (user, password), rest
+    return None, address
+
+
 def parse_address(host_port: str) -> tuple:
     """``"host:port"`` -> ``(host, port)``; raises :class:`InvalidPeerAddress`."""
     if not isinstance(host_port, str) or ":" not in host_port:
@@ -107,10 +118,13 @@ class Peer:
     :ivar head_block_num: the peer's last known head block number (0 unknown).
     :ivar last_seen: reactor time (s) of the last message from the peer, or None.
     :ivar bad_reason: why the peer was marked bad, or None.
+    :ivar credentials: ``(user, password)`` to log in with at connect, or None.
     """
 
-    def __init__(self, network, host: str, port: int, path: str = "/") -> None:
+    def __init__(self, network, host: str, port: int, path: str = "/",
+                 credentials=None) -> None:
         self.network = network
+        self.credentials = credentials
         self.host, self.port = host, port
         self.address = f"{host}:{port}"
         self.state = "connecting"
@@ -166,6 +180,11 @@ class Peer:
         chain_id = yield proto.call("database", "get_chain_id", [])
         if chain_id != chain.chain_id:
             raise WrongChain(f"Peer chain id {chain_id} differs from {chain.chain_id}")
+        if self.credentials:
+            ok = yield proto.call(1, "login", list(self.credentials))
+            if not ok:
+                log.warn("Login as {user} refused by peer {peer}; continuing anonymously",
+                         user=self.credentials[0], peer=self.address)
         yield proto.call("database", "set_block_applied_callback", [BLOCK_APPLIED_CB])
         dgp = yield proto.call("database", "get_dynamic_global_properties", [])
         self.head_block_num = max(self.head_block_num, int(dgp["head_block_number"]))

@@ -123,6 +123,23 @@ def test_follow_sync_live_and_relay(producer, follower, block_api):
     yield close(svc, port)
 
 
+@pytest.mark.parametrize("password,calls", [("secret", "get_blocks"), ("wrong", "get_block")])
+@pytest_twisted.inlineCallbacks
+def test_login_at_connect(producer, follower, password, calls):
+    produce(producer, 5)
+    factory = ChainRpcFactory(producer, block_api=False)
+    port = yield listen(factory)
+    svc = PeerService(follower, reactor=reactor, parameters=FAST)
+    svc.startService()
+    yield svc.add_node(f"peer:{password}@127.0.0.1:{port.getHost().port}")
+    yield wait_for(lambda: follower.head_block_num == 5)
+    used = [m for _a, m in factory.calls]
+    assert used[:2] == ["get_chain_id", "login"] and calls in used
+    assert used.count("get_block") == (5 if password == "wrong" else 0)
+    assert svc.potential_peers()[0]["addr"] == f"127.0.0.1:{port.getHost().port}"
+    yield close(svc, port)
+
+
 @pytest_twisted.inlineCallbacks
 def test_bad_signature_marks_peer_bad(producer, follower):
     produce(producer, 6)

@@ -32,6 +32,7 @@ class ChainRpcProtocol(WebSocketServerProtocol):
     def onOpen(self):
         self.factory.clients.append(self)
         self.block_cb = None
+        self.logged_in = False
 
     def onClose(self, wasClean, code, reason):
         if self in self.factory.clients:
@@ -71,8 +72,11 @@ class ChainRpcFactory(WebSocketServerFactory):
     def dispatch(self, proto, api, method, args):
         self.calls.append((api, method))
         chain = self.chain
+        if api == 1 and method == "login":
+            proto.logged_in = args == ["peer", "secret"]
+            return proto.logged_in
         if api == "block":
-            if not self.block_api:
+            if not (self.block_api or proto.logged_in):
                 raise NodeAPIError(DENIED)
             return [self._block(n) for n in range(args[0], args[1] + 1)]
         if api == "network_broadcast":
