@@ -114,6 +114,6 @@ class PeerRpcFactory(WebSocketClientFactory):
 
     def __init__(self, peer, path: str = "/") -> None:
         url = f"ws://{peer.host}:{peer.port}{path}"
-        super().__init__(url)
+        super().__init__(url, reactor=peer.network.reactor)
         self.peer = peer
         self.setProtocolOptions(maxMessagePayloadSize=0, maxFramePayloadSize=0)
