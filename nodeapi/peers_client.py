@@ -108,7 +108,8 @@ class PeerRpcProtocol(WebSocketClientProtocol):
 
 
 class PeerRpcFactory(WebSocketClientFactory):
-    """Builds :class:`PeerRpcProtocol` for ``peer`` (ws://host:port/path)."""
+    """Builds :class:`PeerRpcProtocol` for ``peer`` (ws://host:port/path),
+    with WebSocket pings every 20 s (a peer silent for 20 s more is dropped)."""
 
     protocol = PeerRpcProtocol
 
@@ -116,4 +117,6 @@ class PeerRpcFactory(WebSocketClientFactory):
         url = f"ws://{peer.host}:{peer.port}{path}"
         super().__init__(url, reactor=peer.network.reactor)
         self.peer = peer
-        self.setProtocolOptions(maxMessagePayloadSize=0, maxFramePayloadSize=0)
+        # Pings detect a peer that vanished without closing (then reconnect).
+        self.setProtocolOptions(maxMessagePayloadSize=0, maxFramePayloadSize=0,
+                                autoPingInterval=20, autoPingTimeout=20)
