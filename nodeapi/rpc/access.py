@@ -1,0 +1,170 @@
+"""api-access: who may obtain which API sets (graphene ``api_access``).
+
+The file named by ``--api-access`` is JSON::
+
+    {"permission_map": [
+        ["bytemaster", {"password_hash_b64": "...", "password_salt_b64": "...",
+                        "allowed_apis": ["database_api", "network_node_api"]}],
+        ["*", {"password_hash_b64": "*", "password_salt_b64": "*",
+               "allowed_apis": ["database_api"]}]]}
+
+Rules (node-rpc-access.md "Authentication", wire-contract.md section 2):
+
+* the exact user name is looked up first; only if it is absent is the ``*``
+  entry used, so a known user with a wrong password does NOT fall back to ``*``;
+* a hash of ``*`` accepts any password; otherwise the password is right iff
+  ``base64(sha256(utf8(password) + base64decode(salt))) == password_hash_b64``
+  (password bytes first, then salt), compared in constant time;
+* duplicate user names: the first entry wins;
+* with no file, the single entry is ``*``/``*`` allowing
+  :data:`DEFAULT_ALLOWED_APIS`.
+"""
+
+import base64
+import binascii
+import hashlib
+import hmac
+import os
+from typing import Optional
+
+import attr
+import orjson
+
+from nodeapi.errors import ConfigError
+
+#: The API sets a client may obtain when no api-access file is configured
+#: (graphene ``login_api`` default access).
+DEFAULT_ALLOWED_APIS = frozenset({
+    "database_api", "network_broadcast_api", "history_api", "orders_api",
+    "custom_operations_api",
+})
+
+#: Every access name an api-access file may list.
+KNOWN_APIS = frozenset({
+    "database_api", "network_broadcast_api", "history_api", "network_node_api",
+    "block_api", "asset_api", "crypto_api", "debug_api", "orders_api",
+    "custom_operations_api",
+})
+
+
+def hash_password(password: str, salt: bytes) -> str:
+    """The ``password_hash_b64`` for ``password`` and raw ``salt`` bytes:
+    base64 of sha256(utf8(password) + salt) (wire-contract.md section 2)."""
+    digest = hashlib.sha256(password.encode("utf-8") + salt).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class Permission:
+    """One ``permission_map`` entry.
+
+    :ivar user: the user name, or ``*``.
+    :ivar password_hash: the 32-byte sha256 digest, or None for ``*``
+        (any password).
+    :ivar salt: the raw salt bytes (empty for ``*``).
+    :ivar allowed_apis: access names such as ``database_api``.
+    """
+
+    user: str
+    password_hash: Optional[bytes]
+    salt: bytes
+    allowed_apis: frozenset
+
+    def accepts(self, password: str) -> bool:
+        """True if ``password`` matches this entry (constant-time compare)."""
+        if self.password_hash is None:
+            return True
+        digest = hashlib.sha256(password.encode("utf-8") + self.salt).digest()
+        return hmac.compare_digest(digest, self.password_hash)
+
+
+@attr.s(frozen=True, slots=True)
+class ApiAccess:
+    """The parsed permission map; immutable and shared by all connections.
+
+    :ivar permissions: user name -> :class:`Permission` (first entry wins).
+    :ivar source: the file it came from, or ``None`` for the default.
+    """
+
+    permissions: dict = attr.ib()
+    source: Optional[str] = attr.ib(default=None)
+
+    @classmethod
+    def default(cls) -> "ApiAccess":
+        """The access used without a file: ``*``/``*`` with
+        :data:`DEFAULT_ALLOWED_APIS`."""
+        return cls({"*": Permission("*", None, b"", DEFAULT_ALLOWED_APIS)})
+
+    def check(self, user: str, password: str) -> Optional[frozenset]:
+        """The allowed access names for ``user``/``password``, or None if
+        the login fails (no entry for the user and no ``*``, or a wrong
+        password)."""
+        entry = self.permissions.get(user)
+        if entry is None:
+            entry = self.permissions.get("*")
+            if entry is None:
+                return None
+        return entry.allowed_apis if entry.accepts(password) else None
+
+    @classmethod
+    def load(cls, path: str) -> "ApiAccess":
+        """Read and validate an api-access file.
+
+        :raises ConfigError: naming ``path`` and the problem (unreadable,
+            not JSON, wrong shape, bad base64, hash not 32 bytes, unknown
+            API name)."""
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except OSError as exc:
+            raise ConfigError(f"api-access file {path}: cannot read: {exc.strerror}") from None
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise ConfigError(f"api-access file {path}: not valid JSON: {exc}") from None
+        return cls.from_json(doc, path)
+
+    @classmethod
+    def from_json(cls, doc, path: str = "<api-access>") -> "ApiAccess":
+        """Validate a decoded api-access document; see :meth:`load`."""
+        if not isinstance(doc, dict) or not isinstance(doc.get("permission_map"), list):
+            raise ConfigError(f"api-access file {path}: expected an object with a "
+                              f"'permission_map' array")
+        permissions: dict = {}
+        for index, pair in enumerate(doc["permission_map"]):
+            where = f"api-access file {path}: permission_map[{index}]"
+            if (not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str)
+                    or not isinstance(pair[1], dict)):
+                raise ConfigError(f"{where}: expected [user, {{...}}]")
+            user, entry = pair
+            perm = _permission(user, entry, where)
+            permissions.setdefault(user, perm)
+        return cls(permissions, os.path.abspath(path) if path != "<api-access>" else None)
+
+
+def _permission(user: str, entry: dict, where: str) -> Permission:
+    for key in ("password_hash_b64", "password_salt_b64", "allowed_apis"):
+        if key not in entry:
+            raise ConfigError(f"{where}: missing '{key}'")
+    apis = entry["allowed_apis"]
+    if not isinstance(apis, list) or not all(isinstance(a, str) for a in apis):
+        raise ConfigError(f"{where}: 'allowed_apis' must be an array of strings")
+    unknown = sorted(set(apis) - KNOWN_APIS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown API name(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(sorted(KNOWN_APIS))}")
+    hash_b64, salt_b64 = entry["password_hash_b64"], entry["password_salt_b64"]
+    if not isinstance(hash_b64, str) or not isinstance(salt_b64, str):
+        raise ConfigError(f"{where}: password_hash_b64 and password_salt_b64 must be strings")
+    if hash_b64 == "*":
+        return Permission(user, None, b"", frozenset(apis))
+    try:
+        digest = base64.b64decode(hash_b64, validate=True)
+        salt = base64.b64decode(salt_b64, validate=True)
+    except (binascii.Error, ValueError):
+        raise ConfigError(f"{where}: password_hash_b64 or password_salt_b64 is not "
+                          f"valid base64") from None
+    if len(digest) != 32:
+        raise ConfigError(f"{where}: password_hash_b64 must decode to 32 bytes "
+                          f"(sha256), got {len(digest)}")
+    return Permission(user, digest, salt, frozenset(apis))

@@ -1,0 +1,78 @@
+"""``nodeapi-saltpass``: make the password hash and salt of an api-access entry.
+
+Prompts for the password without echo (twice), draws 8 random salt bytes and
+prints ``{"password_hash_b64": ..., "password_salt_b64": ...}``; with
+``--user NAME --apis a,b`` it prints a whole ``permission_map`` entry
+``[NAME, {..., "allowed_apis": [...]}]`` ready to paste into api-access.json.
+Hashing: :func:`nodeapi.rpc.access.hash_password` (graphene's
+``programs/util/saltpass.py``, wire-contract.md section 2).
+"""
+
+import base64
+import getpass
+import os
+import sys
+
+import orjson
+from twisted.python import usage
+
+from nodeapi.rpc.access import KNOWN_APIS, hash_password
+
+
+class Options(usage.Options):
+    """Command line of ``nodeapi-saltpass``."""
+
+    synopsis = "nodeapi-saltpass [--user NAME --apis database_api,history_api]"
+    optParameters = [
+        ["user", "u", None, "Print a whole permission_map entry for this user."],
+        ["apis", "a", None, "Comma-separated allowed_apis for --user "
+                            "(e.g. database_api,network_node_api)."],
+    ]
+
+    def postOptions(self) -> None:
+        if self["apis"] is not None and self["user"] is None:
+            raise usage.UsageError("--apis needs --user")
+        if self["user"] is not None:
+            apis = [a.strip() for a in (self["apis"] or "").split(",") if a.strip()]
+            unknown = sorted(set(apis) - KNOWN_APIS)
+            if unknown:
+                raise usage.UsageError(f"--apis: unknown API name(s) {', '.join(unknown)}; "
+                                       f"known: {', '.join(sorted(KNOWN_APIS))}")
+            self["apis"] = apis
+
+
+def make_entry(password: str, salt: bytes, user=None, apis=()) -> object:
+    """The JSON value printed for ``password``: the hash/salt object, or the
+    ``[user, {..., allowed_apis}]`` pair when ``user`` is given."""
+    entry = {"password_hash_b64": hash_password(password, salt),
+             "password_salt_b64": base64.b64encode(salt).decode("ascii")}
+    if user is None:
+        return entry
+    entry["allowed_apis"] = list(apis)
+    return [user, entry]
+
+
+def main(argv=None, prompt=getpass.getpass, out=None) -> int:
+    """Entry point; returns the process exit status (2 on usage errors,
+    1 when the two passwords differ or are empty)."""
+    out = out or sys.stdout
+    options = Options()
+    try:
+        options.parseOptions(sys.argv[1:] if argv is None else argv)
+    except usage.UsageError as exc:
+        print(f"nodeapi-saltpass: {exc}", file=sys.stderr)
+        return 2
+    password = prompt("Password: ")
+    if not password:
+        print("nodeapi-saltpass: empty password", file=sys.stderr)
+        return 1
+    if prompt("Again: ") != password:
+        print("nodeapi-saltpass: the passwords differ", file=sys.stderr)
+        return 1
+    value = make_entry(password, os.urandom(8), options["user"], options["apis"] or ())
+    out.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
