@@ -1,0 +1,30 @@
+"""Accessor name -> API set class: what the login API hands out.
+
+The names are the login accessors of node-rpc-access.md ("API set names");
+the access name checked against ``allowed_apis`` is ``<name>_api``.
+"""
+
+from nodeapi.api.asset import AssetApi
+from nodeapi.api.block import BlockApi
+from nodeapi.api.broadcast import NetworkBroadcastApi
+from nodeapi.api.database import DatabaseApi
+from nodeapi.api.debug import DebugApi
+from nodeapi.api.history import HistoryApi
+from nodeapi.api.network_node import NetworkNodeApi
+from nodeapi.api.unprovided import CryptoApi, CustomOperationsApi, OrdersApi
+
+
+def default_registry() -> dict:
+    """A fresh ``{name: ApiSet subclass}`` of every set the node serves."""
+    return {
+        "database": DatabaseApi,
+        "history": HistoryApi,
+        "network_broadcast": NetworkBroadcastApi,
+        "block": BlockApi,
+        "asset": AssetApi,
+        "network_node": NetworkNodeApi,
+        "debug": DebugApi,
+        "crypto": CryptoApi,
+        "orders": OrdersApi,
+        "custom_operations": CustomOperationsApi,
+    }

@@ -1,0 +1,195 @@
+"""JSON-RPC envelopes: parsing requests, encoding replies, mapping errors.
+
+The one place where exceptions become JSON-RPC errors (wire-contract.md
+section 4) and where values become wire JSON (section 3: 64-bit integers
+outside the signed 32-bit range, and floats, are written as strings).
+
+Shapes:
+
+* a request is an object ``{"id", "method", "params", ["jsonrpc"]}``;
+  ``method == "call"`` takes ``params = [api, function, [args]]``, any other
+  method is a function of API 0 with ``params`` as its arguments;
+* a reply is ``{"id", ["jsonrpc",] "result"|"error"}`` in that key order,
+  ``jsonrpc`` only when the request had it;
+* an error is ``{"code", "message", ["data": {"code", "name", "message",
+  "stack"}]}``.
+"""
+
+from typing import Any, Optional
+
+import attr
+import orjson
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from nodeapi.errors import NodeAPIError
+
+log = Logger()
+
+INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+class RpcError(Exception):
+    """A JSON-RPC error to send as is.
+
+    :ivar code: JSON-RPC error code (-32700 ... -32600, 10, ...).
+    :ivar message: the ``message`` member.
+    :ivar data: the optional ``data`` member (JSON value) or None.
+    :ivar http_status: status for the HTTP transport (wire-contract.md s. 4).
+    :ivar request_id: the id to reply with (None for validation errors).
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None, http_status: int = 400,
+                 request_id: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+        self.http_status = http_status
+        self.request_id = request_id
+
+    def to_json(self) -> dict:
+        error = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def method_not_found(name: str, request_id: Any = None) -> RpcError:
+    """-32601 ``Method not found`` for function ``name``."""
+    return RpcError(-32601, "Method not found", f"No method with name '{name}'", 400,
+                    request_id)
+
+
+@attr.s(slots=True, auto_attribs=True)
+class Request:
+    """A validated request.
+
+    :ivar id: the client's id (int, str or None); ``has_id`` tells whether a
+        reply is wanted.
+    :ivar api: the API set: an int id or a set name (str).
+    :ivar function: the function name.
+    :ivar args: positional arguments (a list).
+    :ivar jsonrpc: True if the request carried ``"jsonrpc": "2.0"``.
+    """
+
+    id: Any
+    has_id: bool
+    api: Any
+    function: str
+    args: list
+    jsonrpc: bool
+
+    @property
+    def wants_reply(self) -> bool:
+        """A reply is sent when the request has an id; for ``"id": null``
+        only when ``jsonrpc`` is present (wire-contract.md section 3)."""
+        return self.has_id and (self.id is not None or self.jsonrpc)
+
+
+def parse_request(raw: bytes) -> Request:
+    """Parse and validate one request body.
+
+    :raises RpcError: -32700 invalid JSON, -32600 batch / not an object / bad
+        id / bad method / bad jsonrpc / bad params, -32602 named params.
+    """
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise RpcError(-32700, "Invalid JSON message") from None
+    if isinstance(doc, list):
+        raise RpcError(-32600, "Batch requests not supported")
+    if not isinstance(doc, dict):
+        raise RpcError(-32600, "Invalid JSON request")
+    has_id = "id" in doc
+    rid = doc.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, (int, str, type(None))):
+        raise RpcError(-32600, "Invalid id")
+    jsonrpc = "jsonrpc" in doc
+    if jsonrpc and doc["jsonrpc"] != "2.0":
+        raise RpcError(-32600, "Unsupported JSON-RPC version")
+    method = doc.get("method")
+    if not isinstance(method, str) or not method:
+        raise RpcError(-32600, "Missing or invalid method")
+    params = doc.get("params", [])
+    if isinstance(params, dict):
+        raise RpcError(-32602, "Named parameters not supported")
+    if not isinstance(params, list):
+        raise RpcError(-32600, "Invalid parameters")
+    if method != "call":
+        return Request(rid, has_id, 0, method, params, jsonrpc)
+    if len(params) != 3 or not isinstance(params[2], list):
+        raise RpcError(-32600, "Invalid parameters")
+    api, function = params[0], params[1]
+    if isinstance(api, bool) or not isinstance(api, (int, str)) or not isinstance(function, str):
+        raise RpcError(-32600, "Invalid parameters")
+    if isinstance(api, str) and api.isdigit():
+        api = int(api)
+    return Request(rid, has_id, api, function, params[2], jsonrpc)
+
+
+def to_wire(value: Any) -> Any:
+    """``value`` with integers outside int32 and floats turned into strings
+    (wire-contract.md section 3), recursively through dicts, lists and
+    tuples.  Other values are returned unchanged."""
+    t = type(value)
+    if t is int:
+        return value if INT32_MIN <= value <= INT32_MAX else str(value)
+    if t is dict:
+        return {k: to_wire(v) for k, v in value.items()}
+    if t is list or t is tuple:
+        return [to_wire(v) for v in value]
+    if t is float:
+        return repr(value) if value == value else "nan"
+    if t is str or value is None or t is bool:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return to_wire(int(value))
+    return value
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    return str(value)
+
+
+def encode_result(request: Request, result: Any) -> bytes:
+    """The reply bytes for a successful call."""
+    reply = {"id": request.id}
+    if request.jsonrpc:
+        reply["jsonrpc"] = "2.0"
+    reply["result"] = to_wire(result)
+    return orjson.dumps(reply, default=_default)
+
+
+def encode_error(error: RpcError, request: Optional[Request] = None) -> bytes:
+    """The reply bytes for ``error``; validation errors (no request) carry
+    ``"id": null`` and ``"jsonrpc": "2.0"``."""
+    reply = {"id": request.id if request is not None else None}
+    if request is None or request.jsonrpc:
+        reply["jsonrpc"] = "2.0"
+    reply["error"] = error.to_json()
+    return orjson.dumps(reply, default=_default)
+
+
+def error_from_failure(failure: Failure, request: Optional[Request] = None) -> RpcError:
+    """Map an exception raised by a call to the RpcError sent back.
+
+    :class:`RpcError` passes through; :class:`NodeAPIError` becomes code
+    ``exc.code`` with ``Execution error: <text>`` (HTTP 200); anything else is
+    logged with its traceback and answered -32603 ``Internal error``
+    (HTTP 500) without detail."""
+    exc = failure.value
+    if isinstance(exc, RpcError):
+        return exc
+    if isinstance(exc, NodeAPIError):
+        text = exc.message
+        return RpcError(exc.code, f"Execution error: {text}",
+                        {"code": exc.code, "name": exc.name, "message": text, "stack": []},
+                        200)
+    where = f"{request.api}.{request.function}" if request is not None else "request"
+    log.failure("Internal error in {where}", failure, where=where)
+    return RpcError(-32603, "Internal error", None, 500)

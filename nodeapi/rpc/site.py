@@ -1,0 +1,83 @@
+"""One twisted.web Site on ``--rpc-endpoint`` serving WebSocket and HTTP.
+
+``/`` (and any path) with ``Upgrade: websocket`` -> the Autobahn
+WebSocket resource; ``POST /`` and ``POST /rpc`` -> HTTP JSON-RPC; anything
+else -> a JSON error (404 for other paths, 405 for other methods), never an
+HTML page or a traceback.  The access log is off (one line per call would
+dominate the cost of a call).
+"""
+
+from autobahn.twisted.resource import WebSocketResource
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET, Site
+
+from nodeapi.rpc.http import HttpRpc, plain_error, write_json
+from nodeapi.rpc.websocket import RpcWebSocketFactory
+
+RPC_PATHS = (b"/", b"/rpc", b"/rpc/", b"/ws")
+
+
+class RpcRoot(Resource):
+    """The root resource: routes every request itself (``isLeaf``)."""
+
+    isLeaf = True
+
+    def __init__(self, ws_resource: WebSocketResource, http: HttpRpc) -> None:
+        super().__init__()
+        self.ws_resource = ws_resource
+        self.http = http
+
+    def render(self, request):
+        upgrade = (request.getHeader(b"upgrade") or b"").lower()
+        if upgrade == b"websocket":
+            return self.ws_resource.render(request)
+        if request.path not in RPC_PATHS:
+            write_json(request, 404, plain_error(404, -32601,
+                                                 "Not found: JSON-RPC is served on POST /rpc "
+                                                 "and POST /, WebSocket on /"))
+            return NOT_DONE_YET
+        if request.method != b"POST":
+            request.setHeader(b"allow", b"POST")
+            write_json(request, 405, plain_error(405, -32600,
+                                                 "Method not allowed: use POST with a JSON-RPC "
+                                                 "body, or a WebSocket upgrade"))
+            return NOT_DONE_YET
+        return self.http.render_POST(request)
+
+
+class RpcSite(Site):
+    """A Site without access logging and without HTML tracebacks."""
+
+    displayTracebacks = False
+
+    def log(self, request) -> None:
+        """No access log (see module docstring)."""
+
+
+def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 1024,
+             auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
+             metrics=None, reactor=None) -> RpcSite:
+    """Build the Site for ``node`` with the ApiAccess ``access``.
+
+    :param registry: accessor name -> ApiSet class (default: every set of
+        :func:`nodeapi.api.registry.default_registry`).
+    :param max_message_size: bytes, for WebSocket messages and HTTP bodies.
+    :param auto_ping_interval: seconds (0 disables WebSocket pings).
+    :param max_calls_in_flight: per WebSocket connection.
+    :param metrics: a :class:`nodeapi.metrics.Metrics` or None.
+    :param reactor: the reactor (Autobahn's factory uses it for timers).
+    """
+    if registry is None:
+        from nodeapi.api.registry import default_registry
+
+        registry = default_registry()
+    factory = RpcWebSocketFactory(node, access, registry, max_message_size=max_message_size,
+                                  auto_ping_interval=auto_ping_interval,
+                                  max_calls_in_flight=max_calls_in_flight, metrics=metrics,
+                                  reactor=reactor)
+    http = HttpRpc(node, access, registry, max_message_size, metrics)
+    site = RpcSite(RpcRoot(WebSocketResource(factory), http))
+    site.ws_factory = factory
+    if reactor is not None:
+        site.reactor = reactor
+    return site

@@ -1,0 +1,160 @@
+"""The WebSocket transport: one Autobahn protocol instance per connection.
+
+Each connection owns an :class:`nodeapi.rpc.login.RpcSession` (login state,
+allowed sets, API ids, callbacks).  Credentials in the connection address
+(``ws://user:pass@host``) arrive as the upgrade request's Basic header and are
+used to log in at connect (node-rpc-access.md transport form 5).
+
+Limits (issue 4): ``max_message_size`` (Autobahn closes with 1009 "message
+too big"), ``max_calls_in_flight`` per connection (further calls answered
+with an error), an outgoing buffer cap (a client that does not read is
+disconnected with 1008 instead of growing the node's memory), and auto-ping
+to drop vanished peers.
+"""
+
+import base64
+import binascii
+from typing import Any, Optional
+
+import orjson
+from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+from twisted.logger import Logger
+
+from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
+                                 parse_request, to_wire)
+from nodeapi.rpc.login import RpcSession
+
+
+def basic_credentials(header: Optional[str]) -> Optional[tuple]:
+    """``(user, password)`` from an ``Authorization: Basic ...`` value, or
+    None when absent or not Basic.  Malformed Basic data logs in as nobody
+    (``("", "")`` would be anonymous, so it is rejected with a wrong user)."""
+    if not header:
+        return None
+    scheme, _, value = header.strip().partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return ("\x00invalid", "")
+    user, sep, password = decoded.partition(":")
+    if not sep:
+        return ("\x00invalid", "")
+    return (user, password)
+
+
+class RpcWebSocketProtocol(WebSocketServerProtocol):
+    """JSON-RPC over one WebSocket connection (wire-contract.md sections 1-5)."""
+
+    _log = Logger()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: Optional[RpcSession] = None
+        self._in_flight = 0
+        self._open = False
+
+    def onConnect(self, request) -> None:
+        factory = self.factory
+        creds = basic_credentials(request.headers.get("authorization"))
+        self.session = RpcSession(factory.node, factory.access, factory.registry,
+                                  websocket=True, notice=self._send_notice)
+        self.session.auto_login(creds)
+        return None
+
+    def onOpen(self) -> None:
+        self._open = True
+        self.factory.connections.add(self)
+        if self.factory.metrics is not None:
+            self.factory.metrics.ws_connections.inc()
+
+    def onMessage(self, payload: bytes, isBinary: bool) -> None:
+        try:
+            request = parse_request(payload)
+        except RpcError as exc:
+            self._send(encode_error(exc))
+            return
+        if self._in_flight >= self.factory.max_calls_in_flight:
+            if request.wants_reply:
+                error = RpcError(-32000, f"Too many calls in flight on this connection "
+                                         f"(limit {self.factory.max_calls_in_flight})")
+                self._send(encode_error(error, request))
+            return
+        self._in_flight += 1
+        d = self.session.dispatch(request)
+        metrics = self.factory.metrics
+        d.addCallbacks(lambda result: (encode_result(request, result), "ok"),
+                       lambda f: (encode_error(error_from_failure(f, request), request), "error"))
+        d.addCallback(self._reply, request, metrics)
+
+    def _reply(self, encoded: tuple, request, metrics) -> None:
+        self._in_flight -= 1
+        body, outcome = encoded
+        if metrics is not None:
+            metrics.rpc_call(request, outcome)
+        if request.wants_reply:
+            self._send(body)
+
+    def _send_notice(self, callback_id: int, payload: Any) -> None:
+        msg = {"method": "notice", "params": [callback_id, [to_wire(payload)]]}
+        self._send(orjson.dumps(msg, default=str))
+
+    def _buffered(self) -> int:
+        t = self.transport
+        return len(getattr(t, "dataBuffer", b"")) + getattr(t, "_tempDataLen", 0)
+
+    def _send(self, data: bytes) -> None:
+        if not self._open:
+            return
+        if self._buffered() > self.factory.max_outgoing_buffer:
+            self._log.warn("Closing a WebSocket client that does not read its replies "
+                           "({peer}, {size} bytes buffered)", peer=self.peer,
+                           size=self._buffered())
+            self._open = False
+            self.sendClose(1008, "client too slow reading replies")
+            return
+        self.sendMessage(data, isBinary=False)
+
+    def onClose(self, wasClean: bool, code: Optional[int], reason: Optional[str]) -> None:
+        if self._open and self.factory.metrics is not None:
+            self.factory.metrics.ws_connections.dec()
+        self._open = False
+        self.factory.connections.discard(self)
+        if self.session is not None:
+            self.session.close()
+
+
+class RpcWebSocketFactory(WebSocketServerFactory):
+    """Shared state of all WebSocket connections (not on ``factory.server``,
+    which Autobahn uses).
+
+    :param node: :class:`nodeapi.node.Node`; :param access: ApiAccess;
+    :param registry: accessor name -> ApiSet class;
+    :param max_message_size: bytes per message and per frame;
+    :param auto_ping_interval: seconds between pings (0 = off); a peer that
+        does not answer within the same time is dropped;
+    :param max_calls_in_flight: unanswered calls allowed per connection;
+    :param max_outgoing_buffer: bytes of unsent replies before a client is
+        disconnected.
+    """
+
+    protocol = RpcWebSocketProtocol
+
+    def __init__(self, node, access, registry, *, max_message_size: int = 4 * 1024 * 1024,
+                 auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
+                 max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
+                 reactor=None) -> None:
+        super().__init__(reactor=reactor)
+        self.node, self.access, self.registry = node, access, registry
+        self.max_calls_in_flight = max_calls_in_flight
+        self.max_outgoing_buffer = max_outgoing_buffer
+        self.metrics = metrics
+        self.connections: set = set()
+        options = dict(maxMessagePayloadSize=max_message_size,
+                       maxFramePayloadSize=max_message_size, webStatus=False,
+                       openHandshakeTimeout=30, closeHandshakeTimeout=5)
+        if auto_ping_interval:
+            options.update(autoPingInterval=auto_ping_interval,
+                           autoPingTimeout=auto_ping_interval)
+        self.setProtocolOptions(**options)

@@ -1,0 +1,32 @@
+"""Start the real RPC site of a real chain on a loopback port for tests."""
+
+import pytest_twisted
+from twisted.internet import reactor
+
+from nodeapi.node import Node
+from nodeapi.rpc.site import rpc_site
+
+
+class RunningSite:
+    """The site listening on 127.0.0.1; ``port`` is the TCP port."""
+
+    def __init__(self, node, access, **kwargs):
+        self.node = node
+        self.site = rpc_site(node, access, reactor=reactor, **kwargs)
+        self.listening = reactor.listenTCP(0, self.site, interface="127.0.0.1")
+        self.port = self.listening.getHost().port
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        for proto in list(self.site.ws_factory.connections):
+            proto.dropConnection(abort=True)
+        pytest_twisted.blockon(self.listening.stopListening())
+
+
+def make_node(chain, history=None, **kwargs):
+    if history is None:
+        from nodeapi.history.account_history import AccountHistory
+
+        history = AccountHistory(chain)
+        chain.add_consumer(history)
+    return Node(chain=chain, history=history, reactor=reactor, **kwargs)
