@@ -1,0 +1,320 @@
+"""The block log: round trip, reopen, torn tails, corruption in the middle,
+a real kill -9 of a producing node, and a Chain replay over a reopened log."""
+
+import os
+import signal
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import pytest_twisted
+from twisted.logger import Logger
+
+from conftest import DEV_PUB, DEV_WIF
+
+from nodeapi.chain import authority as auth
+from nodeapi.chain.blocklog import MAGIC, BlockLog, BlockLogCorrupt, BlockLogError
+from nodeapi.chain.chain import Chain
+from nodeapi.chain.genesis import format_time
+from nodeapi.errors import ConfigError
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+CORE = "1.3.0"
+
+
+def signed(chain, ops, wif=DEV_WIF, expire_in=60):
+    """A transaction of wire-JSON ``ops`` signed with coincurve (deterministic)."""
+    bid = chain.head_block_id
+    trx = {"ref_block_num": chain.head_block_num & 0xFFFF,
+           "ref_block_prefix": struct.unpack_from("<I", bytes.fromhex(bid), 4)[0],
+           "expiration": format_time(chain.head_block_time + expire_in),
+           "operations": ops, "extensions": []}
+    digest = auth.signature_digest(chain.chain_id, auth.pack_transaction(trx, "TEST"))
+    trx["signatures"] = [auth.sign_digest(digest, wif)]
+    return trx
+
+
+def claim():
+    return [37, {"fee": {"amount": 0, "asset_id": CORE}, "deposit_to_account": "1.2.6",
+                 "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
+                 "total_claimed": {"amount": 10 ** 15, "asset_id": CORE}}]
+
+
+def transfer(amount):
+    return [0, {"fee": {"amount": 2000000, "asset_id": CORE}, "from": "1.2.6",
+                "to": "1.2.7", "amount": {"amount": amount, "asset_id": CORE},
+                "extensions": []}]
+
+
+def scripted_block(chain, k):
+    """Block k+1 of a deterministic chain: a claim, then one transfer of k
+    per block.  Used both here and by the killed subprocess."""
+    chain.push_transaction(signed(chain, [claim() if k == 0 else transfer(k)]))
+    when = chain.get_slot_time(1)
+    return chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
+
+
+def fake_blocks(n):
+    """n blocks that link by number (enough for the log's own checks)."""
+    out = []
+    for num in range(1, n + 1):
+        out.append({"previous": f"{num - 1:08x}" + "ab" * 16,
+                    "timestamp": format_time(1_500_000_000 + num), "witness": "1.6.1",
+                    "transactions": [{"n": num, "pad": "x" * (num * 7)}]})
+    return out
+
+
+def open_log(path, events=None):
+    log = BlockLog(str(path))
+    if events is not None:
+        log.log = Logger(observer=events.append)
+    return log.open()
+
+
+@pytest.fixture
+def written(tmp_path):
+    """A closed log of 5 fake blocks: (path, blocks, record end offsets)."""
+    path = tmp_path / "blocks.log"
+    log = open_log(path)
+    blocks = fake_blocks(5)
+    ends = []
+    for b in blocks:
+        log.append(b)
+        ends.append(os.path.getsize(path))
+    log.close()
+    return path, blocks, ends
+
+
+def test_round_trip_and_reopen(written):
+    path, blocks, ends = written
+    log = open_log(path)
+    assert log.head_num == 5 and log.truncated == 0
+    assert [log.read(n) for n in range(1, 6)] == blocks
+    assert log.read(0) is None and log.read(6) is None
+    assert list(log.blocks()) == list(enumerate(blocks, 1))
+    assert [n for n, _ in log.blocks(4)] == [4, 5]
+    assert list(log.blocks(9)) == []
+    extra = fake_blocks(6)[5]
+    assert log.append(extra) == 6
+    assert log.read(6) == extra
+    log.close()
+    log = open_log(path)
+    assert log.head_num == 6 and log.read(6) == extra
+    log.close()
+    assert repr(log).endswith("closed head=6>")
+
+
+def test_empty_log_and_big_integers(tmp_path):
+    log = open_log(tmp_path / "sub" / "dir" / "blocks")
+    assert log.head_num == 0 and list(log.blocks()) == [] and log.read(1) is None
+    block = {"previous": "0" * 40, "big": 2 ** 70, "neg": -(2 ** 65)}
+    log.append(block)
+    log.close()
+    again = open_log(tmp_path / "sub" / "dir" / "blocks")
+    assert again.read(1) == block and type(again.read(1)["big"]) is int
+    again.close()
+
+
+def test_blocks_sees_appends_while_iterating(tmp_path):
+    log = open_log(tmp_path / "b")
+    blocks = fake_blocks(4)
+    log.append(blocks[0])
+    seen = []
+    for num, block in log.blocks():
+        seen.append(num)
+        if num < 4:
+            log.append(blocks[num])
+    assert seen == [1, 2, 3, 4]
+    log.close()
+
+
+def test_append_checks_order_and_open_state(tmp_path):
+    log = BlockLog(str(tmp_path / "b"))
+    with pytest.raises(BlockLogError, match="is not open"):
+        log.append(fake_blocks(1)[0])
+    log.open()
+    with pytest.raises(ValueError, match="cannot be block 1"):
+        log.append(fake_blocks(2)[1])
+    log.close()
+
+
+def test_second_opener_is_refused(tmp_path):
+    first = open_log(tmp_path / "b")
+    with pytest.raises(BlockLogError, match="in use by another process"):
+        open_log(tmp_path / "b")
+    first.close()
+    open_log(tmp_path / "b").close()
+
+
+def test_unwritable_location(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(BlockLogError, match=r"Cannot open block log .*file/blocks"):
+        open_log(tmp_path / "file" / "blocks")
+
+
+def _damage_tail(path, ends, how):
+    data = bytearray(path.read_bytes())
+    last_start = ends[3]
+    if how == "short header":
+        data = data[:last_start + 5]
+    elif how == "short payload":
+        data = data[:ends[4] - 3]
+    elif how == "bad checksum":
+        data[ends[4] - 2] ^= 0x55
+    elif how == "trailing zeros":  # filesystem extended the file, data never came
+        data = data[:ends[4]] + bytes(300)
+        return bytes(data), 5, ends[4]
+    return bytes(data), 4, last_start
+
+
+@pytest.mark.parametrize("how", ["short header", "short payload", "bad checksum",
+                                 "trailing zeros"])
+def test_torn_tail_is_truncated_with_warning(written, how):
+    path, blocks, ends = written
+    data, head, cut = _damage_tail(path, ends, how)
+    path.write_bytes(data)
+    events = []
+    log = open_log(path, events)
+    assert log.head_num == head
+    assert log.truncated == len(data) - cut
+    assert os.path.getsize(path) == cut
+    assert [e["offset"] for e in events] == [cut]
+    assert events[0]["log_level"].name == "warn" and events[0]["head"] == head
+    assert list(log.blocks()) == list(enumerate(blocks[:head], 1))
+    log.append(fake_blocks(head + 1)[head])
+    log.close()
+    log = open_log(path, events)
+    assert log.head_num == head + 1 and len(events) == 1
+    log.close()
+
+
+def test_torn_file_header(tmp_path):
+    path = tmp_path / "b"
+    path.write_bytes(MAGIC[:7])
+    events = []
+    log = open_log(path, events)
+    assert log.head_num == 0 and path.read_bytes() == MAGIC
+    assert events[0]["size"] == 7
+    log.close()
+
+
+@pytest.mark.parametrize("how", ["checksum", "length past end", "length zero", "swap"])
+def test_corruption_before_the_tail_names_file_and_offset(written, how):
+    path, blocks, ends = written
+    data = bytearray(path.read_bytes())
+    at = ends[1]  # start of record 3
+    if how == "checksum":
+        data[at + 20] ^= 0x01
+    elif how == "length past end":
+        data[at:at + 4] = struct.pack("<I", 10 ** 6)
+    elif how == "length zero":
+        data[at:at + 4] = bytes(4)
+    else:  # records 3 and 4 exchanged, each intact
+        r3, r4 = data[ends[1]:ends[2]], data[ends[2]:ends[3]]
+        data[ends[1]:ends[3]] = r4 + r3
+    path.write_bytes(bytes(data))
+    with pytest.raises(BlockLogCorrupt) as info:
+        open_log(path)
+    assert isinstance(info.value, ConfigError)
+    assert f"Block log {path} is corrupt at byte offset {at}" in str(info.value)
+    assert os.path.getsize(path) == len(data)  # nothing truncated
+    open_log(path.parent / "other").close()  # the lock was released
+
+
+def test_bad_magic(tmp_path):
+    path = tmp_path / "b"
+    path.write_bytes(b"not a block log at all")
+    with pytest.raises(BlockLogCorrupt, match=r"not a nodeapi block log \(bad magic at "
+                                              r"offset 0\)"):
+        open_log(path)
+
+
+def test_read_detects_change_on_disk(written):
+    path, blocks, ends = written
+    log = open_log(path)
+    with open(path, "r+b") as f:
+        f.seek(ends[0] + 20)
+        f.write(b"#")
+    assert log.read(1) == blocks[0]
+    with pytest.raises(BlockLogCorrupt, match=f"offset {ends[0]} \\(block 2\\)"):
+        log.read(2)
+    log.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_chain_replay_over_reopened_log(genesis, tmp_path):
+    log = open_log(tmp_path / "blocks")
+    chain = Chain(genesis, log)
+    for k in range(6):
+        last = scripted_block(chain, k)
+    log.close()
+    log = open_log(tmp_path / "blocks")
+    replayed = Chain(genesis, log)
+    count = yield replayed.replay()
+    assert count == 6
+    assert replayed.head_block_id == chain.head_block_id
+    for acc in ("1.2.6", "1.2.7"):
+        assert replayed.state.balance(acc, CORE) == chain.state.balance(acc, CORE)
+    assert replayed.get_block(6) == last and last["transactions"]
+    log.close()
+
+
+PRODUCER = textwrap.dedent("""
+    import sys
+    sys.path[:0] = [{tests!r}, {root!r}]
+    from test_blocklog import scripted_block
+    from nodeapi.chain.blocklog import BlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.chain.genesis import load_genesis
+    log = BlockLog({path!r})
+    log.open()
+    chain = Chain(load_genesis(), log)
+    k = 0
+    while True:
+        block = scripted_block(chain, k)
+        k += 1
+        print(chain.head_block_num, flush=True)
+""")
+
+
+@pytest_twisted.inlineCallbacks
+def test_kill_9_while_producing_then_replay(genesis, tmp_path):
+    path = str(tmp_path / "blocks")
+    code = PRODUCER.format(tests=TESTS, root=ROOT, path=path)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 40
+        printed = 0
+        while printed < 12:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read().decode()[-2000:]
+            printed = int(line)
+            assert time.monotonic() < deadline
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+    log = open_log(path)
+    assert log.head_num >= 12
+    replayed = Chain(genesis, log)
+    count = yield replayed.replay()
+    assert count == log.head_num
+    reference = Chain(genesis, BlockLog(str(tmp_path / "reference"), sync=False).open())
+    for k in range(count):
+        scripted_block(reference, k)
+    assert replayed.head_block_id == reference.head_block_id
+    for acc in ("1.2.6", "1.2.7"):
+        assert replayed.state.balance(acc, CORE) == reference.state.balance(acc, CORE)
+    assert replayed.state.balance("1.2.7", CORE) == sum(range(count))
+    # The node goes on producing on the recovered log.
+    scripted_block(replayed, count)
+    assert log.head_num == count + 1
+    log.close()
+    reference.block_log.close()
