@@ -71,6 +71,8 @@ class Request:
     :ivar function: the function name.
     :ivar args: positional arguments (a list).
     :ivar jsonrpc: True if the request carried ``"jsonrpc": "2.0"``.
+    :ivar api_name: the name of the set the call reached, once dispatched
+        (for metrics); "" before or when it could not be resolved.
     """
 
     id: Any
@@ -79,6 +81,7 @@ class Request:
     function: str
     args: list
     jsonrpc: bool
+    api_name: str = ""
 
     @property
     def wants_reply(self) -> bool:

@@ -199,6 +199,7 @@ class RpcSession(Session):
             instance = self.resolve(request)
             if not instance.has_function(request.function):
                 raise method_not_found(request.function, request.id)
+            request.api_name = instance.name
         except Exception:
             return defer.fail()
         return defer.maybeDeferred(instance.call, request.function, request.args)

@@ -1,0 +1,106 @@
+"""Prometheus metrics on ``--metrics-endpoint`` (off by default; issue 7).
+
+Exposed series (all prefixed ``nodeapi_``):
+
+* ``head_block_number`` (gauge), ``blocks_applied_total`` (counter, live and
+  replay), ``blocks_produced_total`` (counter, by this node's witness);
+* ``rpc_calls_total{api, function, outcome}`` (counter; outcome ``ok`` or
+  ``error``; api is the set name), ``websocket_connections`` (gauge);
+* ``searchdb_documents_shipped_total``, ``searchdb_documents_failed_total``
+  and ``searchdb_lag_blocks`` (head block minus the last block whose
+  documents the database confirmed), when the searchdb plugin runs.
+
+Values owned by other services (witness, searchdb) are read when scraped, by
+a custom collector, so those services need not know about Prometheus.
+"""
+
+from typing import Any, Optional
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.twisted import MetricsResource
+from twisted.web.resource import Resource
+from twisted.web.server import Site
+from zope.interface import implementer
+
+from nodeapi.applied import IBlockConsumer
+
+
+class _PullCollector:
+    """Reads head block, witness and searchdb figures at scrape time."""
+
+    def __init__(self, metrics: "Metrics") -> None:
+        self.metrics = metrics
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        m = self.metrics
+        head = GaugeMetricFamily("nodeapi_head_block_number", "Head block number")
+        head.add_metric([], m.chain.head_block_num)
+        yield head
+        produced = CounterMetricFamily("nodeapi_blocks_produced",
+                                       "Blocks produced by this node's witness")
+        produced.add_metric([], getattr(m.witness, "blocks_produced", 0) if m.witness else 0)
+        yield produced
+        plugin = m.searchdb
+        if plugin is None:
+            return
+        shipped = CounterMetricFamily("nodeapi_searchdb_documents_shipped",
+                                      "Documents the search database confirmed")
+        shipped.add_metric([], getattr(plugin, "documents_shipped", 0))
+        yield shipped
+        failed = CounterMetricFamily("nodeapi_searchdb_documents_failed",
+                                     "Documents the search database rejected (not 409)")
+        failed.add_metric([], getattr(plugin, "documents_failed", 0))
+        yield failed
+        lag = GaugeMetricFamily("nodeapi_searchdb_lag_blocks",
+                                "Head block minus the last block fully confirmed")
+        confirmed = getattr(plugin, "confirmed_block_num", None)
+        lag.add_metric([], max(m.chain.head_block_num - confirmed, 0)
+                       if confirmed is not None else m.chain.head_block_num)
+        yield lag
+
+
+@implementer(IBlockConsumer)
+class Metrics:
+    """The node's metrics registry.
+
+    :param chain: the Chain (head block number).
+    :param witness: the WitnessService (``blocks_produced``) or None.
+    :param searchdb: the searchdb plugin (``documents_shipped``,
+        ``documents_failed``, ``confirmed_block_num``) or None.
+    """
+
+    def __init__(self, chain, witness: Optional[Any] = None,
+                 searchdb: Optional[Any] = None) -> None:
+        self.chain, self.witness, self.searchdb = chain, witness, searchdb
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.blocks_applied = Counter("nodeapi_blocks_applied", "Blocks applied (live and replay)",
+                                      registry=self.registry)
+        self.rpc_calls = Counter("nodeapi_rpc_calls", "RPC calls answered",
+                                 ["api", "function", "outcome"], registry=self.registry)
+        self.ws_connections = Gauge("nodeapi_websocket_connections", "Open WebSocket connections",
+                                    registry=self.registry)
+        self.registry.register(_PullCollector(self))
+
+    def block_applied(self, applied) -> None:
+        """IBlockConsumer: count every applied block."""
+        self.blocks_applied.inc()
+
+    def rpc_call(self, request, outcome: str) -> None:
+        """Count one answered call; ``request`` is a
+        :class:`nodeapi.rpc.jsonrpc.Request`."""
+        if request.api_name:
+            self.rpc_calls.labels(request.api_name, request.function, outcome).inc()
+        else:  # unknown set or function: never a client-chosen label value
+            self.rpc_calls.labels("unresolved", "unresolved", outcome).inc()
+
+    def site(self) -> Site:
+        """A Site serving ``GET /metrics`` in the Prometheus text format."""
+        root = Resource()
+        root.putChild(b"metrics", MetricsResource(registry=self.registry))
+        site = Site(root)
+        site.log = lambda request: None
+        return site
