@@ -355,8 +355,10 @@ class Chain:
         applied = self._finish_block(block, bid, records, False)
         self.state.commit()
         self.block_log.append(block)
-        self._notify(applied)
-        self._restore_pending([p for p in pending if p[2] not in kept])
+        try:
+            self._notify(applied)
+        finally:  # a failing consumer must not leave the pending session closed
+            self._restore_pending([p for p in pending if p[2] not in kept])
         return block
 
     def push_block(self, block: dict) -> AppliedBlock:
