@@ -1,0 +1,204 @@
+"""The witness plugin: produce a block at every slot of the clock for the
+witnesses this node holds keys for.
+
+Graphene reference: libraries/plugins/witness/witness.cpp
+(``schedule_production_loop`` and ``maybe_produce_block``):
+
+- the loop wakes at each whole second of the clock (at least 50 ms ahead,
+  else one second later), so it sees every slot boundary of any
+  ``block_interval``;
+- ``now`` is the wake time plus 0.5 s, truncated to whole seconds, so a wake
+  that is a little late or early still lands on the boundary;
+- production stays disabled while the chain is stale (the next slot after
+  the head is already in the past: the node must first catch up from peers)
+  unless ``enable_stale_production``; once the chain is in sync it stays on;
+- the slot is ``chain.get_slot_at_time(now)`` - after a long gap (stale
+  production over an old head) that is the *current* slot, whose time is
+  ``chain.get_slot_time(slot)`` <= now, and the slots in between count as
+  missed (``Chain`` semantics);
+- the block is produced only if the scheduled witness is one of ours, its
+  on-chain signing key is the public key of the key we hold, and the slot
+  time is within 2.5 s of now (graphene's ``lag`` check);
+- each outcome is one of graphene's ``block_production_condition`` names
+  (:data:`CONDITIONS`), counted in :attr:`WitnessService.conditions`.
+
+Not modelled: ``required-participation`` (graphene refuses below 33 %
+participation; a single development node after a long gap would never
+produce again, so this node has no such check).
+
+Production is synchronous in the reactor thread (``chain.generate_block``),
+so a block is never half made when the reactor turns; :meth:`stopService`
+still waits for a block in hand if it is called from inside production (a
+consumer stopping the node), then returns.
+"""
+
+from collections import Counter
+from typing import Optional
+
+from twisted.application.service import Service
+from twisted.internet import defer
+from twisted.logger import Logger
+
+from nodeapi.chain import authority as auth
+from nodeapi.chain.genesis import format_time
+from nodeapi.errors import ConfigError
+
+#: graphene ``block_production_condition`` values, in its order.
+CONDITIONS = ("produced", "not_synced", "not_my_turn", "not_time_yet",
+              "no_private_key", "low_participation", "lag", "consecutive",
+              "exception")
+#: The loop never sleeps less than this (graphene: 50 ms).
+MIN_SLEEP = 0.05
+#: Largest distance between the slot time and now that still produces (s).
+MAX_LAG = 2.5
+
+
+class WitnessService(Service):
+    """Produce blocks on ``chain`` for the witnesses in ``witnesses``.
+
+    :param chain: the :class:`nodeapi.chain.chain.Chain`.
+    :param witnesses: ``{witness_id: private key}``; a key is a WIF string
+        (or anything :func:`nodeapi.chain.authority.secret_of` takes).
+        A malformed key raises :class:`~nodeapi.errors.ConfigError`.
+    :param enable_stale_production: produce even when the head block is far
+        behind the clock (a new chain, or a lone development node).
+    :param clock: an ``IReactorTime`` (the global reactor when None).
+
+    :ivar produced: number of blocks produced since start.
+    :ivar conditions: ``Counter`` of :data:`CONDITIONS` outcomes.
+    :ivar last_condition: the outcome of the last wake-up (or None).
+    :ivar last_block: ``(num, id)`` of the last block produced (or None).
+    """
+
+    log = Logger()
+
+    def __init__(self, chain, witnesses: dict, enable_stale_production: bool = False,
+                 clock=None) -> None:
+        self.chain = chain
+        self.enable_stale_production = enable_stale_production
+        self._production_enabled = enable_stale_production
+        if clock is None:
+            from twisted.internet import reactor as clock
+        self.clock = clock
+        self._keys = {}
+        for witness_id, key in dict(witnesses).items():
+            try:
+                public = auth.public_key_of(key, chain.address_prefix)
+            except Exception as exc:
+                raise ConfigError(f"Bad private key for witness {witness_id}: {exc}") from None
+            self._keys[str(witness_id)] = (key, public)
+        self.produced = 0
+        self.conditions: Counter = Counter()
+        self.last_condition: Optional[str] = None
+        self.last_block: Optional[tuple] = None
+        self._call = None
+        self._in_hand: Optional[defer.Deferred] = None
+        self._warned: set = set()
+
+    @property
+    def witness_ids(self) -> list:
+        """The witness ids this service produces for, sorted."""
+        return sorted(self._keys)
+
+    # -- service -----------------------------------------------------------------
+
+    def startService(self) -> None:
+        super().startService()
+        self.log.info("Witness plugin: producing for {count} witness(es) {witnesses}, "
+                      "stale production {stale}", count=len(self._keys),
+                      witnesses=self.witness_ids,
+                      stale="enabled" if self.enable_stale_production else "disabled")
+        self._schedule()
+
+    def stopService(self):
+        """Stop the loop; the Deferred fires once no block is in hand."""
+        super().stopService()
+        if self._call is not None and self._call.active():
+            self._call.cancel()
+        self._call = None
+        if self._in_hand is not None:
+            done = defer.Deferred()
+            self._in_hand.addBoth(lambda r: (done.callback(None), r)[1])
+            return done
+        return defer.succeed(None)
+
+    def _schedule(self) -> None:
+        """Sleep until the next whole second (graphene
+        ``schedule_production_loop``)."""
+        now = self.clock.seconds()
+        delay = 1.0 - (now % 1.0)
+        if delay < MIN_SLEEP:
+            delay += 1.0
+        self._call = self.clock.callLater(delay, self._wake)
+
+    def _wake(self) -> None:
+        self._call = None
+        self._in_hand = defer.Deferred()
+        try:
+            condition = self.maybe_produce_block()
+        except Exception:
+            condition = "exception"
+            self.log.failure("Witness plugin: block production failed")
+        finally:
+            in_hand, self._in_hand = self._in_hand, None
+        self.conditions[condition] += 1
+        self.last_condition = condition
+        in_hand.callback(condition)
+        if self.running:
+            self._schedule()
+
+    # -- production ---------------------------------------------------------------
+
+    def maybe_produce_block(self, now: Optional[int] = None) -> str:
+        """One production attempt at ``now`` (whole seconds; default: the
+        clock plus 0.5 s, truncated).  Returns the condition name
+        (:data:`CONDITIONS`); a produced block is logged and counted.
+        Exceptions of ``chain.generate_block`` propagate (the loop logs them)."""
+        chain = self.chain
+        if now is None:
+            now = int(self.clock.seconds() + 0.5)
+        if not self._production_enabled:
+            if chain.get_slot_time(1) >= now:
+                self._production_enabled = True
+                self.log.info("Witness plugin: chain is in sync, production enabled")
+            else:
+                if "not_synced" not in self._warned:
+                    self._warned.add("not_synced")
+                    self.log.info(
+                        "Not producing block because production is disabled until we "
+                        "receive a recent block (head block time {head_time}, now {now}; "
+                        "see --enable-stale-production)",
+                        head_time=format_time(chain.head_block_time), now=format_time(now))
+                return "not_synced"
+        slot = chain.get_slot_at_time(now)
+        if slot == 0:
+            return "not_time_yet"
+        witness = chain.get_scheduled_witness(slot)
+        held = self._keys.get(witness)
+        if held is None:
+            return "not_my_turn"
+        key, public = held
+        signing = chain.state.objects[witness]["signing_key"]
+        if public != signing:
+            if ("key", witness, signing) not in self._warned:
+                self._warned.add(("key", witness, signing))
+                self.log.warn("Witness plugin: no private key for {witness}'s signing key "
+                              "{signing_key}; not producing its blocks",
+                              witness=witness, signing_key=signing)
+            return "no_private_key"
+        scheduled = chain.get_slot_time(slot)
+        if abs(scheduled - now) > MAX_LAG:
+            self.log.warn("Witness plugin: not producing, slot time {scheduled} is more "
+                          "than {lag} s from now {now}", scheduled=format_time(scheduled),
+                          lag=MAX_LAG, now=format_time(now))
+            return "lag"
+        block = chain.generate_block(scheduled, witness, key)
+        self.produced += 1
+        self.last_block = (chain.head_block_num, chain.head_block_id)
+        self.log.info(
+            "Generated block #{block_num} with timestamp {timestamp} at time {now} by "
+            "{witness} ({trx_count} transactions, {missed} missed slots)",
+            block_num=chain.head_block_num, block_id=chain.head_block_id,
+            timestamp=block["timestamp"], now=format_time(now), witness=witness,
+            trx_count=len(block["transactions"]), missed=slot - 1)
+        return "produced"
