@@ -1,0 +1,14 @@
+"""The graphene protocol core: ids, keys, fc binary serialization,
+transactions, blocks and impacted accounts.  Pure Python (no Twisted), so the
+chain, the API sets and the history plugin share it.  See docs/DESIGN.rst
+("nodeapi/protocol/") for the names other modules import from here.
+"""
+
+from nodeapi.protocol.errors import (  # noqa: F401
+    IntegerOutOfRange, InvalidBase58, InvalidChecksum, InvalidField, InvalidHex, InvalidKey,
+    InvalidObjectId, InvalidSignature, InvalidTime, NonCanonicalSignature, TruncatedData,
+    UnknownOperation, WrongKeyPrefix)
+from nodeapi.protocol.ids import ObjectId  # noqa: F401
+from nodeapi.protocol.keys import (  # noqa: F401
+    Address, PrivateKey, PublicKey, balance_addresses, is_canonical)
+from nodeapi.protocol.times import format_time, parse_time  # noqa: F401

@@ -1,0 +1,89 @@
+"""Specific errors of :mod:`nodeapi.protocol`: malformed wire data.
+
+Every class is a :class:`nodeapi.errors.ProtocolError` (and so a
+``ValueError``); the RPC layer turns any of them into a JSON-RPC error with
+code 10 and the message shown here (wire-contract.md section 4).  Messages
+name the offending value so a client can correct its request.
+"""
+
+from nodeapi.errors import ProtocolError
+
+
+class InvalidObjectId(ProtocolError):
+    """Invalid object id: expected space.type.instance, e.g. 1.2.17"""
+
+    name = "invalid_object_id"
+
+
+class InvalidHex(ProtocolError):
+    """Invalid hex string: expected an even number of hex digits"""
+
+    name = "invalid_hex"
+
+
+class InvalidBase58(ProtocolError):
+    """Invalid base58 text: a character outside the base58 alphabet"""
+
+    name = "invalid_base58"
+
+
+class InvalidChecksum(ProtocolError):
+    """Checksum mismatch in a base58 key, address or WIF"""
+
+    name = "invalid_checksum"
+
+
+class WrongKeyPrefix(ProtocolError):
+    """Public key or address with a prefix other than the chain's"""
+
+    name = "wrong_key_prefix"
+
+
+class InvalidKey(ProtocolError):
+    """Malformed key: wrong length, or not a point/secret of secp256k1"""
+
+    name = "invalid_key"
+
+
+class InvalidSignature(ProtocolError):
+    """Malformed signature: expected 65 bytes (130 hex digits) whose first
+    byte is 27..34 and which recovers to a public key"""
+
+    name = "invalid_signature"
+
+
+class NonCanonicalSignature(InvalidSignature):
+    """Non-canonical signature: graphene accepts only signatures whose r and s
+    have their high bit clear and are not zero-padded (is_canonical)"""
+
+    name = "non_canonical_signature"
+
+
+class IntegerOutOfRange(ProtocolError):
+    """Integer out of range for its wire type"""
+
+    name = "integer_out_of_range"
+
+
+class UnknownOperation(ProtocolError):
+    """Unknown or unsupported operation type"""
+
+    name = "unknown_operation"
+
+
+class InvalidTime(ProtocolError):
+    """Invalid time: expected UTC YYYY-MM-DDTHH:MM:SS"""
+
+    name = "invalid_time"
+
+
+class InvalidField(ProtocolError):
+    """Missing field or value of the wrong JSON type"""
+
+    name = "invalid_field"
+
+
+class TruncatedData(ProtocolError):
+    """Binary data ends early or has bytes left over"""
+
+    name = "truncated_data"

@@ -1,0 +1,59 @@
+"""Wire times: UTC ``YYYY-MM-DDTHH:MM:SS`` (wire-contract.md section 7).
+
+graphene's ``fc::time_point_sec`` is an unsigned 32-bit second count; its
+JSON form has no zone and no fraction.  :func:`parse_time` also accepts a
+trailing ``Z`` and a fraction (``.000``, ignored), which fc's
+``from_iso_string`` tolerates too.
+"""
+
+import datetime
+
+from nodeapi.protocol.errors import InvalidTime
+
+MAX_TIME = 0xFFFFFFFF  # fc::time_point_sec::maximum(), 2106-02-07T06:28:15
+_EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+
+
+def _bad(text) -> InvalidTime:
+    return InvalidTime(f"Invalid time {text!r}: expected UTC YYYY-MM-DDTHH:MM:SS")
+
+
+def parse_time(text: str) -> int:
+    """``"2015-10-13T14:12:24"`` -> seconds since 1970-01-01 UTC (may be
+    negative for earlier dates).  Raises :class:`InvalidTime`."""
+    if not isinstance(text, str):
+        raise _bad(text)
+    n = len(text)
+    if n != 19:
+        if n > 19 and text.endswith("Z"):
+            text = text[:-1]
+            n -= 1
+        if n > 20 and text[19] == "." and text[20:].isdigit():
+            text = text[:19]
+            n = 19
+        if n != 19:
+            raise _bad(text)
+    if (text[4] != "-" or text[7] != "-" or text[10] != "T" or text[13] != ":"
+            or text[16] != ":"):
+        raise _bad(text)
+    digits = text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
+    if not (digits.isascii() and digits.isdigit()):
+        raise _bad(text)
+    try:
+        year, month, day = int(text[0:4]), int(text[5:7]), int(text[8:10])
+        hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+        days = datetime.date(year, month, day).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        raise _bad(text) from None
+    if hour > 23 or minute > 59 or second > 59:
+        raise _bad(text)
+    return days * 86400 + hour * 3600 + minute * 60 + second
+
+
+def format_time(seconds: int) -> str:
+    """Seconds since the epoch -> ``"YYYY-MM-DDTHH:MM:SS"`` (UTC)."""
+    days, rest = divmod(int(seconds), 86400)
+    d = datetime.date.fromordinal(days + _EPOCH_ORDINAL)
+    hour, rest = divmod(rest, 3600)
+    minute, second = divmod(rest, 60)
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{hour:02d}:{minute:02d}:{second:02d}"
