@@ -1,0 +1,115 @@
+"""The history API set (``history`` / ``history_api``).
+
+Argument checks and account resolution follow graphene's ``history_api``
+(libraries/app/api.cpp) and wire-contract.md section 6: the limit is checked
+first (``limit can not be greater than <api-limit-...>``), operation ids are
+``"1.11.N"`` strings, an account is a name or a ``1.2.N`` id and an unknown
+account answers ``[]``.  The answer comes from ``node.history`` (an
+:class:`nodeapi.applied.IAccountHistory`: the in-memory ``account_history``
+plugin or ``searchdb``), which may return a Deferred; with no history
+plugin every function answers ``[]``.
+"""
+
+from typing import Any, Optional
+
+from nodeapi.api.base import ApiSet, api_function
+from nodeapi.errors import ApiError
+
+_OHI = "1.11."
+_U32 = (1 << 32) - 1
+_U64 = (1 << 64) - 1
+
+
+def parse_operation_history_id(value: Any, name: str) -> int:
+    """``"1.11.N"`` -> N.  An integer is taken as the instance.
+
+    :raises ApiError: anything else (bad type, other space/type, bad digits).
+    """
+    if isinstance(value, bool):
+        raise ApiError(f"{name}: expected an operation history id 1.11.N, got {value!r}")
+    if isinstance(value, int):
+        if 0 <= value <= _U64:
+            return value
+    elif isinstance(value, str) and value.startswith(_OHI):
+        digits = value[len(_OHI):]
+        if digits.isdigit() and digits.isascii() and len(digits) <= 20:
+            n = int(digits)
+            if n <= _U64:
+                return n
+    raise ApiError(f"{name}: expected an operation history id 1.11.N, got {value!r}")
+
+
+def _unsigned(value: int, name: str, bound: int = _U64) -> int:
+    if value < 0 or value > bound:
+        raise ApiError(f"{name}: {value} is out of range 0..{bound}")
+    return value
+
+
+class HistoryApi(ApiSet):
+    """``get_account_history``, ``get_relative_account_history``,
+    ``get_account_history_operations`` (wire-contract.md section 6).
+
+    Each returns a list of ``{id, op, result, block_num, trx_in_block,
+    op_in_trx, virtual_op, is_virtual, block_time}`` newest first, or a
+    Deferred firing with one.  Raises :class:`ApiError` for a limit above the
+    node's ``api-limit-*`` option, a malformed operation id or a negative
+    number.
+    """
+
+    name = "history"
+
+    def _check_limit(self, function: str, limit: int) -> int:
+        _unsigned(limit, "limit", _U32)
+        configured = getattr(self.node.limits, function)
+        if limit > configured:
+            raise ApiError(f"limit can not be greater than {configured}")
+        return limit
+
+    def _account_id(self, account: Any) -> Optional[str]:
+        if not isinstance(account, str):
+            raise ApiError(f"account: expected an account name or id, got {account!r}")
+        obj = self.node.chain.state.account_by_name_or_id(account)
+        return None if obj is None else obj["id"]
+
+    @api_function
+    def get_account_history(self, account, stop, limit: int, start) -> Any:
+        """Operations of ``account`` from ``start`` (newest included,
+        ``1.11.0`` = the newest) back to ``stop`` (excluded; ``1.11.0``
+        includes op 0), newest first, at most ``limit``."""
+        self._check_limit("get_account_history", limit)
+        stop_n = parse_operation_history_id(stop, "stop")
+        start_n = parse_operation_history_id(start, "start")
+        if start_n != 0 and start_n < stop_n:
+            return []
+        account_id = self._account_id(account)
+        if account_id is None or self.node.history is None:
+            return []
+        return self.node.history.get_account_history(account_id, stop_n, limit, start_n)
+
+    @api_function
+    def get_relative_account_history(self, account, stop: int, limit: int, start: int) -> Any:
+        """By the account's 1-based sequence numbers, ``[stop, start]``
+        inclusive, newest first; ``start`` 0 = the latest."""
+        self._check_limit("get_relative_account_history", limit)
+        _unsigned(stop, "stop")
+        _unsigned(start, "start")
+        account_id = self._account_id(account)
+        if account_id is None or self.node.history is None:
+            return []
+        return self.node.history.get_relative_account_history(account_id, stop, limit, start)
+
+    @api_function
+    def get_account_history_operations(self, account, operation_type: int, start, stop,
+                                       limit: int) -> Any:
+        """Operations of type ``operation_type`` from ``start`` (``1.11.0`` =
+        the account's newest) back to ``stop`` (excluded; ``1.11.0`` includes
+        op 0), newest first, at most ``limit``.  Note the argument order:
+        start before stop."""
+        self._check_limit("get_account_history_operations", limit)
+        start_n = parse_operation_history_id(start, "start")
+        stop_n = parse_operation_history_id(stop, "stop")
+        account_id = self._account_id(account)
+        if account_id is None or self.node.history is None:
+            return []
+        return self.node.history.get_account_history_operations(
+            account_id, operation_type, start_n, stop_n, limit)

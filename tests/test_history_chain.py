@@ -1,0 +1,96 @@
+"""A test chain with real history: balance claim, transfers, account
+creation, asset create/issue, limit orders with fills and a
+second calendar month.  Transactions are signed by python-bitshares
+(bitsharesbase), as in tests/test_chain_ops.py.  Shared by the history and
+searchdb tests."""
+
+from bitsharesbase import operations
+
+from test_chain_core import claim_op, produce, sign, transfer_op
+from test_chain_ops import _auth, _options, with_fee
+
+GOLD_OPTS = {
+    "max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
+    "issuer_permissions": 0, "flags": 0,
+    "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
+                           "quote": {"amount": 1, "asset_id": "1.3.1"}},
+    "whitelist_authorities": [], "blacklist_authorities": [],
+    "whitelist_markets": [], "blacklist_markets": [], "description": "",
+    "extensions": []}
+
+INIT = [f"1.2.{i}" for i in range(6, 17)]
+
+
+def jump(chain, seconds: int) -> None:
+    """Produce one block about ``seconds`` after the head (missed slots)."""
+    slot = chain.get_slot_at_time(chain.head_block_time + seconds)
+    when = chain.get_slot_time(slot)
+    chain.generate_block(when, chain.get_scheduled_witness(slot), "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3")
+
+
+def build_history_chain(chain, rounds: int = 2, per_trx: int = 10, next_month: bool = True) -> dict:
+    """Fill ``chain`` with history; returns facts the tests check:
+    ``{"accounts": [new account ids], "asset": "1.3.1"}``.
+
+    Every round adds ``per_trx`` transfers among init0..init10 and the new
+    accounts in one transaction, an issue and a crossing order pair."""
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    pub = chain.state.get("1.2.6")["active"]["key_auths"][0][0]
+    new_accounts = []
+    for name in ("alice-1", "bob-1"):
+        op, _fee = with_fee(chain, operations.Account_create, registrar="1.2.6",
+                            referrer="1.2.6", referrer_percent=0, name=name, owner=_auth(pub),
+                            active=_auth(pub), options=_options(pub), extensions={})
+        res = chain.push_transaction(sign(chain, [op]))
+        new_accounts.append(res["operation_results"][0][1])
+    produce(chain)
+    op, _ = with_fee(chain, operations.Asset_create, issuer="1.2.6", symbol="GOLD",
+                     precision=3, common_options=GOLD_OPTS, is_prediction_market=False,
+                     extensions=[])
+    chain.push_transaction(sign(chain, [op]))
+    # fund the others so they can trade and transfer back
+    chain.push_transaction(sign(chain, [transfer_op(10 ** 10, to=a)
+                                        for a in INIT[1:4] + new_accounts]))
+    produce(chain)
+    for r in range(rounds):
+        if next_month and r == rounds // 2 and r > 0:
+            jump(chain, 40 * 86400)
+        issue, _ = with_fee(chain, operations.Asset_issue, issuer="1.2.6",
+                            asset_to_issue={"amount": 5000 + r, "asset_id": "1.3.1"},
+                            issue_to_account=INIT[1], extensions=[])
+        ops = [issue]
+        for i in range(per_trx):
+            to = (INIT[1:4] + new_accounts)[i % 5]
+            ops.append(operations.Transfer(**{
+                "fee": {"amount": 3000000, "asset_id": "1.3.0"}, "from": "1.2.6", "to": to,
+                "amount": {"amount": 1000 + i + r, "asset_id": "1.3.0"},
+                "extensions": []}))
+        chain.push_transaction(sign(chain, ops))
+        sell, _ = with_fee(chain, operations.Limit_order_create, seller="1.2.6",
+                           amount_to_sell={"amount": 1000, "asset_id": "1.3.0"},
+                           min_to_receive={"amount": 100, "asset_id": "1.3.1"},
+                           expiration="2030-01-01T00:00:00", fill_or_kill=False,
+                           extensions=[])
+        chain.push_transaction(sign(chain, [sell]))
+        produce(chain)
+        buy, _ = with_fee(chain, operations.Limit_order_create, seller=INIT[1],
+                          amount_to_sell={"amount": 100, "asset_id": "1.3.1"},
+                          min_to_receive={"amount": 1000, "asset_id": "1.3.0"},
+                          expiration="2030-01-01T00:00:00", fill_or_kill=False,
+                          extensions=[])
+        chain.push_transaction(sign(chain, [buy]))
+        back = transfer_op(77 + r, frm=new_accounts[r % 2], to=INIT[2])
+        chain.push_transaction(sign(chain, [back]))
+        produce(chain)
+    return {"accounts": new_accounts, "asset": "1.3.1"}
+
+
+class Recorder:
+    """An IBlockConsumer that keeps every applied block."""
+
+    def __init__(self):
+        self.blocks = []
+
+    def block_applied(self, applied):
+        self.blocks.append(applied)
