@@ -1,0 +1,215 @@
+"""database API: accounts and balances (a mixin of
+:class:`nodeapi.api.database.DatabaseApi`).
+
+Graphene reference: bitshares-core libraries/app/database_api.cpp sections
+"Accounts" and "Balances" (``get_accounts``, ``get_full_accounts``,
+``lookup_accounts``, ``get_account_balances``, ``get_balance_objects``, ...)
+and libraries/app/include/graphene/app/api_objects.hpp (``full_account``).
+Account arguments accept a name or a ``1.2.N`` id.  Lists of things this
+chain does not model (vesting balances, call and settle orders, proposals,
+withdraw permissions, HTLCs) are present in ``full_account`` and empty,
+because no such object can exist here.
+"""
+
+from nodeapi.api.base import api_function
+from nodeapi.api.database_common import (
+    api_limit, check_count, check_limit, find_account, get_account, id_key,
+    optional_bool, require_list, require_str, typed_id)
+from nodeapi.errors import ApiError
+
+# graphene api_limit_get_full_accounts_subscribe: accounts one connection can
+# subscribe to through get_full_accounts.
+FULL_ACCOUNTS_SUBSCRIBE = 100
+
+_MORE_DATA = ("balances", "vesting_balances", "limit_orders", "call_orders", "settle_orders",
+              "proposals", "assets", "withdraws_from", "withdraws_to", "htlcs_from",
+              "htlcs_to")
+
+
+class AccountsMixin:
+    """Accounts and balances."""
+
+    @api_function
+    def get_account_id_from_string(self, name_or_id):
+        """The ``1.2.N`` id of an account name or id; ``no such account``."""
+        return get_account(self.chain.state, name_or_id)["id"]
+
+    @api_function
+    def get_accounts(self, account_names_or_ids, subscribe=None):
+        """``[account | null]`` for names or ids, in order; found accounts are
+        subscribed (graphene auto-subscription rules)."""
+        names = require_list(account_names_or_ids, "account_names_or_ids")
+        check_count(len(names), api_limit(self.node, "get_objects", 100), "accounts")
+        to_subscribe = self._whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        result = []
+        for name in names:
+            account = find_account(self.chain.state, name)
+            if account is not None and to_subscribe:
+                self._subscribe_to_item(account["id"])
+            result.append(account)
+        return result
+
+    @api_function
+    def get_account_by_name(self, name):
+        """The account named ``name`` (exact name, not an id), or null."""
+        state = self.chain.state
+        oid = state.account_by_name.get(require_str(name, "name"))
+        return state.objects.get(oid) if oid else None
+
+    @api_function
+    def lookup_account_names(self, account_names):
+        """``[account | null]`` for exact names (ids are not looked up)."""
+        names = require_list(account_names, "account_names")
+        check_count(len(names), api_limit(self.node, "get_objects", 100), "accounts")
+        state = self.chain.state
+        out = []
+        for name in names:
+            oid = state.account_by_name.get(name) if isinstance(name, str) else None
+            out.append(state.objects.get(oid) if oid else None)
+        return out
+
+    @api_function
+    def lookup_accounts(self, lower_bound_name, limit: int, subscribe=None):
+        """``[[name, id], ...]`` of accounts whose name is >= ``lower_bound_name``,
+        by name, at most ``limit`` (<= ``api-limit-lookup-accounts``).  With
+        ``limit`` 1 the account found is subscribed (graphene)."""
+        require_str(lower_bound_name, "lower_bound_name")
+        check_limit(limit, api_limit(self.node, "lookup_accounts", 1000))
+        if limit == 0:
+            return []
+        found = self.chain.state.accounts_by_name(lower_bound_name, limit)
+        if limit == 1 and self._whether_to_subscribe(optional_bool(subscribe, "subscribe")):
+            for _name, oid in found:
+                self._subscribe_to_item(oid)
+        return [[name, oid] for name, oid in found]
+
+    @api_function
+    def get_account_count(self):
+        """Number of accounts."""
+        return len(self.chain.state.account_by_name)
+
+    @api_function
+    def get_account_references(self, account_id_or_name):
+        """Ids of the accounts naming this account in their owner or active
+        authority (graphene ``account_member_index``), ascending."""
+        account = get_account(self.chain.state, account_id_or_name)
+        aid = account["id"]
+        objects = self.chain.state.objects
+        out = []
+        for oid in self.chain.state.ids_of_type("1.2."):
+            obj = objects[oid]
+            members = [a for a, _ in obj["owner"]["account_auths"]]
+            members += [a for a, _ in obj["active"]["account_auths"]]
+            if aid in members:
+                out.append(oid)
+        return out
+
+    # -- full accounts -----------------------------------------------------------
+
+    def _full_account(self, account: dict, list_limit: int) -> dict:
+        """graphene ``full_account`` of one account."""
+        state = self.chain.state
+        objects = state.objects
+        aid = account["id"]
+        more = dict.fromkeys(_MORE_DATA, False)
+
+        def capped(items: list, name: str) -> list:
+            if len(items) > list_limit:
+                more[name] = True
+                return items[:list_limit]
+            return items
+
+        assets = [oid for oid in state.ids_of_type("1.3.") if objects[oid]["issuer"] == aid]
+        votes = self._vote_objects(list(account["options"].get("votes", [])))
+        return {
+            "account": account,
+            "statistics": objects[account["statistics"]],
+            "registrar_name": objects[account["registrar"]]["name"],
+            "referrer_name": objects[account["referrer"]]["name"],
+            "lifetime_referrer_name": objects[account["lifetime_referrer"]]["name"],
+            "votes": [v for v in votes if v is not None],
+            "balances": capped(state.balances_of(aid), "balances"),
+            "vesting_balances": [],
+            "limit_orders": capped(state.limit_orders_of(aid), "limit_orders"),
+            "call_orders": [],
+            "settle_orders": [],
+            "proposals": [],
+            "assets": capped(assets, "assets"),
+            "withdraws_from": [],
+            "withdraws_to": [],
+            "htlcs_from": [],
+            "htlcs_to": [],
+            "more_data_available": more,
+        }
+
+    @api_function
+    def get_full_accounts(self, names_or_ids, subscribe=None):
+        """``[[input, full_account], ...]`` sorted by the input string (a
+        graphene ``map<string, full_account>``); unknown inputs are left out.
+
+        full_account: ``{account, statistics, registrar_name, referrer_name,
+        lifetime_referrer_name, votes, balances, vesting_balances,
+        limit_orders, call_orders, settle_orders, proposals, assets (ids of
+        assets it issued), withdraws_from, withdraws_to, htlcs_from,
+        htlcs_to, more_data_available}``; each list holds at most
+        ``api-limit-get-full-accounts-lists`` (500) items.  At most
+        ``api-limit-get-full-accounts`` inputs.  When subscribing, the
+        account and the objects belonging to it are notified on change (up to
+        100 accounts per connection)."""
+        names = require_list(names_or_ids, "names_or_ids")
+        check_count(len(names), api_limit(self.node, "get_full_accounts", 50), "accounts")
+        to_subscribe = self._whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        list_limit = api_limit(self.node, "get_full_accounts_lists", 500)
+        results = {}
+        for name in names:
+            account = find_account(self.chain.state, name)
+            if account is None or name in results:
+                continue
+            if to_subscribe and len(self._subscribed_accounts) < FULL_ACCOUNTS_SUBSCRIBE:
+                self._subscribed_accounts.add(account["id"])
+                self._subscribe_to_item(account["id"])
+            results[name] = self._full_account(account, list_limit)
+        return [[name, results[name]] for name in sorted(results, key=lambda s: s.encode())]
+
+    # -- balances ----------------------------------------------------------------
+
+    @api_function
+    def get_account_balances(self, account_name_or_id, assets):
+        """``[{amount, asset_id}]`` of the account: for each asset id of
+        ``assets`` (ascending, each once; 0 when it holds none), or every
+        balance it has when ``assets`` is empty.  At most
+        ``api-limit-get-account-balances`` asset ids."""
+        account = get_account(self.chain.state, account_name_or_id)
+        asset_ids = {typed_id(a, "1.3", "asset id") for a in require_list(assets, "assets")}
+        check_count(len(asset_ids), api_limit(self.node, "get_account_balances", 1000),
+                    "assets")
+        state = self.chain.state
+        if not asset_ids:
+            return [{"amount": b["balance"], "asset_id": b["asset_type"]}
+                    for b in state.balances_of(account["id"])]
+        return [{"amount": state.balance(account["id"], a), "asset_id": a}
+                for a in sorted(asset_ids, key=id_key)]
+
+    @api_function
+    def get_named_account_balances(self, name, assets):
+        """Same as :meth:`get_account_balances` (graphene keeps both names)."""
+        return self.get_account_balances(name, assets)
+
+    @api_function
+    def get_balance_objects(self, addrs):
+        """Unclaimed genesis balance objects ``1.15.N`` owned by the given
+        addresses (``TEST...`` address strings), by address then asset and
+        id."""
+        addrs = require_list(addrs, "addrs")
+        check_count(len(addrs), api_limit(self.node, "get_objects", 100), "addresses")
+        state = self.chain.state
+        prefix = self.chain.address_prefix
+        out = []
+        for addr in addrs:
+            if not isinstance(addr, str) or not addr.startswith(prefix):
+                raise ApiError(f"Invalid address {addr!r}: expected a {prefix}... address")
+            ids = state.genesis_balances_by_owner.get(addr, ())
+            objs = [state.objects[i] for i in ids]
+            objs.sort(key=lambda o: (id_key(o["balance"]["asset_id"]), id_key(o["id"])))
+            out.extend(objs)
+        return out

@@ -1,0 +1,282 @@
+"""database API set over a real Chain: globals, objects, blocks, accounts,
+balances, keys, witnesses, committee, votes, assets and the order book,
+with transactions signed by python-bitshares."""
+
+import pytest
+from bitsharesbase import operations
+
+from conftest import CHAIN_ID, DEV_PUB
+from test_chain_core import claim_op, produce, sign, transfer_op
+from test_chain_ops import _auth, _options, with_fee
+
+from nodeapi.api.base import Session
+from nodeapi.api.database import DatabaseApi
+from nodeapi.errors import ApiError
+from nodeapi.node import ApiLimits, Node
+
+GENESIS_ADDRESS = "TEST7CwdioNL9my53mj31UYGdcPxhxHfPTBvx"
+OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
+OTHER_PUB = "TEST5z5e3BawwMY6UmcBQxYpkKZ8QQm4wdtS4KMZiWAcWBUC3RJuLT"
+
+
+class RecordingSession(Session):
+    """The Session contract of nodeapi.api.base, recording notices."""
+
+    def __init__(self, websocket=True):
+        self.websocket = websocket
+        self.notices = []
+        self._closers = []
+
+    def send_notice(self, callback_id, payload):
+        self.notices.append((callback_id, payload))
+
+    def on_close(self, fn):
+        self._closers.append(fn)
+
+    def close(self):
+        for fn in self._closers:
+            fn()
+
+
+def make_api(chain, cls=DatabaseApi, websocket=True, **node_args):
+    session = RecordingSession(websocket)
+    return cls(Node(chain=chain, **node_args), session), session
+
+
+@pytest.fixture
+def funded(chain):
+    """init0 claimed the genesis balance; init1 got 12345 in block 2."""
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    chain.push_transaction(sign(chain, [transfer_op(12345)]))
+    produce(chain)
+    return chain
+
+
+@pytest.fixture
+def db(funded):
+    return make_api(funded)[0]
+
+
+def create_gold(chain):
+    """init0 creates GOLD (precision 3) and issues 5000 to init1."""
+    opts = {"max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
+            "issuer_permissions": 0, "flags": 0,
+            "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
+                                   "quote": {"amount": 2, "asset_id": "1.3.1"}},
+            "whitelist_authorities": [], "blacklist_authorities": [],
+            "whitelist_markets": [], "blacklist_markets": [], "description": "",
+            "extensions": []}
+    op, _ = with_fee(chain, operations.Asset_create, issuer="1.2.6", symbol="GOLD",
+                     precision=3, common_options=opts, is_prediction_market=False,
+                     extensions=[])
+    chain.push_transaction(sign(chain, [op]))
+    issue, _ = with_fee(chain, operations.Asset_issue, issuer="1.2.6",
+                        asset_to_issue={"amount": 5000, "asset_id": "1.3.1"},
+                        issue_to_account="1.2.7", extensions=[])
+    chain.push_transaction(sign(chain, [issue]))
+    fund, _ = with_fee(chain, operations.Asset_fund_fee_pool, from_account="1.2.6",
+                       asset_id="1.3.1", amount=10 ** 8, extensions=[])
+    chain.push_transaction(sign(chain, [fund]))
+    chain.push_transaction(sign(chain, [transfer_op(10 ** 8)]))
+    produce(chain)
+
+
+def limit_order(chain, seller, sell, receive, wif=None):
+    op, _ = with_fee(chain, operations.Limit_order_create, seller=seller,
+                     amount_to_sell=sell, min_to_receive=receive,
+                     expiration="2030-01-01T00:00:00", fill_or_kill=False, extensions=[])
+    return chain.push_transaction(sign(chain, [op]))["operation_results"][0][1]
+
+
+def test_globals(db, funded):
+    assert db.call("get_chain_id", []) == CHAIN_ID
+    props = db.call("get_chain_properties", [])
+    assert props["id"] == "2.11.0" and props["chain_id"] == CHAIN_ID
+    dgp = db.call("get_dynamic_global_properties", [])
+    assert dgp["id"] == "2.1.0" and dgp["head_block_number"] == 2
+    assert dgp["head_block_id"] == funded.head_block_id
+    gp = db.call("get_global_properties", [])
+    assert gp["id"] == "2.0.0" and gp["active_witnesses"][0] == "1.6.1"
+    config = db.call("get_config", [])
+    assert config["GRAPHENE_SYMBOL"] == "TEST" and config["GRAPHENE_ADDRESS_PREFIX"] == "TEST"
+    assert config["GRAPHENE_NEAR_SCHEDULE_CTR_IV"] == 7640891576956012808
+    assert config["GRAPHENE_NULL_ACCOUNT"] == "1.2.3"
+
+
+def test_get_objects(db):
+    acc, missing, dgp, acc2 = db.call("get_objects", [["1.2.6", "1.2.999", "2.1.0", "1.2.07"]])
+    assert acc["name"] == "init0" and missing is None and dgp["head_block_number"] == 2
+    assert acc2["name"] == "init1"
+    for bad in (["abc"], ["1.2"], ["1.2.x"], [6], "1.2.6", ["256.0.0"]):
+        with pytest.raises(ApiError):
+            db.call("get_objects", [bad])
+    small = DatabaseApi(Node(chain=db.node.chain, limits=ApiLimits(get_objects=2)),
+                        RecordingSession())
+    with pytest.raises(ApiError, match="Number of querying objects can not be greater than 2"):
+        small.call("get_objects", [["1.2.0", "1.2.1", "1.2.2"]])
+
+
+def test_blocks_and_transactions(db, funded):
+    header = db.call("get_block_header", [2])
+    assert header["previous"].startswith("00000001")
+    assert set(header) == {"previous", "timestamp", "witness", "transaction_merkle_root",
+                           "extensions"}
+    block = db.call("get_block", ["2"])
+    assert block["witness_signature"] and len(block["transactions"]) == 1
+    assert db.call("get_block", [99]) is None and db.call("get_block_header", [0]) is None
+    trx = db.call("get_transaction", [2, 0])
+    assert trx["operations"][0][1]["amount"]["amount"] == 12345
+    with pytest.raises(ApiError, match="has 1 transaction"):
+        db.call("get_transaction", [2, 1])
+    with pytest.raises(ApiError, match="Block 50 does not exist"):
+        db.call("get_transaction", [50, 0])
+    batch = db.call("get_block_header_batch", [[2, 1, 7, 2]])
+    assert [n for n, _ in batch] == [1, 2, 7] and batch[2][1] is None
+    assert batch[1][1] == header
+
+
+def test_accounts(db):
+    init0, init1, none1, none2 = db.call("get_accounts", [["init0", "1.2.7", "nobody", "1.3.0"]])
+    assert init0["id"] == "1.2.6" and init1["name"] == "init1"
+    assert none1 is None and none2 is None
+    assert db.call("get_account_by_name", ["init2"])["id"] == "1.2.8"
+    assert db.call("get_account_by_name", ["1.2.8"]) is None
+    assert [a and a["id"] for a in db.call("lookup_account_names", [["init0", "1.2.6"]])] == [
+        "1.2.6", None]
+    assert db.call("lookup_accounts", ["init", 3]) == [
+        ["init0", "1.2.6"], ["init1", "1.2.7"], ["init10", "1.2.16"]]
+    assert db.call("lookup_accounts", ["zzz", 10]) == []
+    assert db.call("lookup_accounts", ["", 0]) == []
+    with pytest.raises(ApiError, match="limit can not be greater than 1000"):
+        db.call("lookup_accounts", ["", 1001])
+    assert db.call("get_account_count", []) == 18  # 6 special, init0..10, faucet
+    assert db.call("get_account_id_from_string", ["init3"]) == "1.2.9"
+    with pytest.raises(ApiError, match="no such account"):
+        db.call("get_account_id_from_string", ["1.2.500"])
+    assert db.call("get_account_references", ["init0"]) == []
+
+
+def test_full_accounts(db, funded):
+    result = db.call("get_full_accounts", [["init1", "nobody", "1.2.6", "init1"], False])
+    assert [k for k, _ in result] == ["1.2.6", "init1"]
+    full = dict(result)["init1"]
+    assert full["account"]["id"] == "1.2.7"
+    assert full["statistics"]["id"] == "2.7.7"
+    assert full["registrar_name"] == "init1" and full["lifetime_referrer_name"] == "init1"
+    assert [(b["asset_type"], b["balance"]) for b in full["balances"]] == [("1.3.0", 12345)]
+    assert full["limit_orders"] == [] and full["assets"] == [] and full["votes"] == []
+    assert full["more_data_available"]["balances"] is False
+    assert full["vesting_balances"] == [] and full["proposals"] == []
+    full0 = dict(result)["1.2.6"]
+    assert full0["statistics"]["lifetime_fees_paid"] == 2000000
+    small = DatabaseApi(Node(chain=funded, limits=ApiLimits(get_full_accounts=1)),
+                        RecordingSession())
+    with pytest.raises(ApiError, match="Number of querying accounts can not be greater than 1"):
+        small.call("get_full_accounts", [["init0", "init1"], False])
+
+
+def test_balances(db):
+    total = 1000000000000000
+    assert db.call("get_account_balances", ["init1", []]) == [
+        {"amount": 12345, "asset_id": "1.3.0"}]
+    assert db.call("get_account_balances", ["1.2.6", ["1.3.5", "1.3.0", "1.3.0"]]) == [
+        {"amount": total - 12345 - 2000000, "asset_id": "1.3.0"},
+        {"amount": 0, "asset_id": "1.3.5"}]
+    assert db.call("get_named_account_balances", ["init2", []]) == []
+    with pytest.raises(ApiError, match="no such account"):
+        db.call("get_account_balances", ["nobody", []])
+    with pytest.raises(ApiError, match="asset id"):
+        db.call("get_account_balances", ["init0", ["GOLD"]])
+    assert db.call("get_balance_objects", [[GENESIS_ADDRESS]]) == []
+    with pytest.raises(ApiError, match="Invalid address"):
+        db.call("get_balance_objects", [["BTS1234"]])
+
+
+def test_genesis_balance_objects(chain):
+    db = make_api(chain)[0]
+    (bal,) = db.call("get_balance_objects", [[GENESIS_ADDRESS]])
+    assert bal["id"] == "1.15.0" and bal["balance"]["amount"] == 1000000000000000
+
+
+def test_keys_witnesses_committee_votes(db):
+    (refs,) = db.call("get_key_references", [[DEV_PUB]])
+    assert refs == [f"1.2.{i}" for i in range(6, 18)]  # init0..init10, faucet
+    assert db.call("get_key_references", [[OTHER_PUB]]) == [[]]
+    with pytest.raises(ApiError, match="Invalid public key"):
+        db.call("get_key_references", [["BTS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"]])
+    assert db.call("is_public_key_registered", [DEV_PUB]) is True
+    assert db.call("is_public_key_registered", [OTHER_PUB]) is False
+    assert db.call("is_public_key_registered", ["garbage"]) is False
+    w1, missing = db.call("get_witnesses", [["1.6.1", "1.6.99"]])
+    assert w1["witness_account"] == "1.2.6" and missing is None
+    with pytest.raises(ApiError, match="witness id"):
+        db.call("get_witnesses", [["1.2.6"]])
+    assert db.call("get_witness_by_account", ["init1"])["id"] == "1.6.2"
+    assert db.call("get_witness_by_account", ["committee-account"]) is None
+    assert db.call("lookup_witness_accounts", ["init1", 3]) == [
+        ["init1", "1.6.2"], ["init10", "1.6.11"], ["init2", "1.6.3"]]
+    assert db.call("get_witness_count", []) == 12
+    assert db.call("get_committee_members", [["1.5.0"]])[0]["committee_member_account"] == "1.2.6"
+    assert db.call("get_committee_member_by_account", ["init0"])["id"] == "1.5.0"
+    assert db.call("lookup_committee_member_accounts", ["", 2]) == [
+        ["init0", "1.5.0"], ["init1", "1.5.1"]]
+    assert db.call("get_committee_count", []) == 11
+    w, c, none = db.call("lookup_vote_ids", [["1:11", "0:0", "1:999"]])
+    assert w["id"] == "1.6.1" and c["id"] == "1.5.0" and none is None
+    with pytest.raises(ApiError, match="Invalid vote id"):
+        db.call("lookup_vote_ids", [["x"]])
+
+
+def test_assets_and_order_book(db, funded):
+    create_gold(funded)
+    gold, core, none = db.call("get_assets", [["GOLD", "1.3.0", "SILVER"]])
+    assert gold["id"] == "1.3.1" and gold["precision"] == 3 and core["symbol"] == "TEST"
+    assert none is None
+    assert [a and a["id"] for a in db.call("lookup_asset_symbols", [["1.3.1", "TEST", "1.2.0"]])
+            ] == ["1.3.1", "1.3.0", None]
+    assert [a["symbol"] for a in db.call("list_assets", ["", 10])] == ["GOLD", "TEST"]
+    assert [a["symbol"] for a in db.call("list_assets", ["H", 10])] == ["TEST"]
+    with pytest.raises(ApiError, match="limit can not be greater than 101"):
+        db.call("list_assets", ["", 102])
+    assert db.call("get_asset_count", []) == 2
+    assert db.call("get_asset_id_from_string", ["GOLD"]) == "1.3.1"
+    assert [a["id"] for a in db.call("get_assets_by_issuer", ["init0", "1.3.0", 10])] == ["1.3.1"]
+    # init0 sells 1000 TEST for 100 GOLD and 3000 TEST for 200 GOLD;
+    # init1 sells 50 GOLD for 1000 TEST.  Nothing crosses.
+    o1 = limit_order(funded, "1.2.6", {"amount": 1000, "asset_id": "1.3.0"},
+                     {"amount": 100, "asset_id": "1.3.1"})
+    o2 = limit_order(funded, "1.2.6", {"amount": 3000, "asset_id": "1.3.0"},
+                     {"amount": 200, "asset_id": "1.3.1"})
+    o3 = limit_order(funded, "1.2.7", {"amount": 50, "asset_id": "1.3.1"},
+                     {"amount": 1000, "asset_id": "1.3.0"})
+    orders = db.call("get_limit_orders", ["TEST", "1.3.1", 10])
+    assert [o["id"] for o in orders] == [o2, o1, o3]
+    assert [o["id"] for o in db.call("get_limit_orders", ["GOLD", "TEST", 1])] == [o3, o2]
+    with pytest.raises(ApiError, match="limit can not be greater than 300"):
+        db.call("get_limit_orders", ["GOLD", "TEST", 301])
+    assert [o["id"] for o in db.call("get_limit_orders_by_account", ["init0"])] == [o1, o2]
+    assert [o["id"] for o in db.call("get_limit_orders_by_account", ["init0", 5, o2])] == [o2]
+    book = db.call("get_order_book", ["GOLD", "TEST", 10])
+    assert book["base"] == "GOLD" and book["quote"] == "TEST"
+    # bids sell GOLD: 50 GOLD (0.050) for 1000 TEST (0.01000) -> 5 GOLD per TEST
+    assert book["bids"] == [{"price": "5", "quote": "0.01000", "base": "0.050"}]
+    # asks sell TEST: 3000 TEST for 200 GOLD -> 0.2/0.03 = 6.666..; 1000 for 100 -> 10
+    assert book["asks"] == [
+        {"price": "6.66666666666666666", "quote": "0.03000", "base": "0.200"},
+        {"price": "10", "quote": "0.01000", "base": "0.100"}]
+    with pytest.raises(ApiError, match="Invalid quote asset symbol: NOPE"):
+        db.call("get_order_book", ["GOLD", "NOPE"])
+    full = dict(db.call("get_full_accounts", [["init0"], False]))["init0"]
+    assert full["assets"] == ["1.3.1"] and [o["id"] for o in full["limit_orders"]] == [o1, o2]
+
+
+def test_bad_arguments(db):
+    with pytest.raises(ApiError, match="missing argument"):
+        db.call("get_accounts", [])
+    with pytest.raises(ApiError, match="must be an array"):
+        db.call("get_accounts", ["init0"])
+    with pytest.raises(ApiError, match="expected an integer"):
+        db.call("get_block", ["one"])
+    with pytest.raises(ApiError, match="subscribe"):
+        db.call("get_accounts", [["init0"], "yes"])
