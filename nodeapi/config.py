@@ -1,0 +1,499 @@
+"""Options of ``twistd nodeapi``: bitshares-style names, an INI file
+(``--config``), validation before the reactor runs, typed helpers.
+
+Every option can be given on the command line (``--name value``) or in the
+INI file as ``name = value`` (bitshares ``config.ini`` style, boost
+program_options rules: ``#`` starts a comment anywhere on a line, keys under
+a ``[log.*]`` section are bitshares logging settings and ignored, the
+repeatable options may appear on several lines).  The command line wins: a
+single-valued option given there replaces the file's value, a repeatable
+option given there replaces all of the file's lines.  Flags
+(``--enable-stale-production``, ``--enable-subscribe-to-all``) can only be
+switched on on the command line; in the file they take ``true``/``false``.
+Relative paths are relative to the current directory and are stored
+absolute.
+
+Development defaults: with neither ``witness-id`` nor ``private-key``
+anywhere, the node produces for the 11 init witnesses 1.6.1..1.6.11 of the
+bundled genesis with the published development key :data:`DEV_WIF` and
+``enable-stale-production`` is on, so ``twistd -n nodeapi`` alone runs a
+development chain whose head tracks the wall clock.  As in bitshares, a
+``witness-id`` without ``private-key`` uses that development key.  Never
+use these defaults for a public chain.
+
+After parsing, the Options dict holds typed, normalized values (see
+:data:`SINGLE`, :data:`FLAGS`, :data:`MULTI`); ``postOptions`` raises
+``usage.UsageError`` naming the option (and the INI file and line) and the
+problem.  Sources: issue 3 "Daemon and packaging", history-searchdb-plugin.md
+"Options", wire-contract.md section 6 (``api-limit-*``), bitshares
+witness_node / application options.
+"""
+
+import json
+import os
+import re
+import urllib.parse
+
+import attr
+from twisted.internet.endpoints import serverFromString
+from twisted.python import usage
+
+from nodeapi.chain import authority as auth
+from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
+from nodeapi.node import ApiLimits
+
+#: The published development key of the bundled genesis (bitshares' "nathan").
+DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
+INIT_WITNESSES = tuple(f"1.6.{i}" for i in range(1, 12))
+KNOWN_PLUGINS = ("witness", "account_history", "searchdb")
+BLOCK_LOG_NAME = "blocks.log"
+_INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')
+
+
+def _number(kind, lo, hi, what):
+    def coerce(text):
+        try:
+            value = kind(str(text).strip())
+        except ValueError:
+            raise ValueError(f"{text!r} is not {what}") from None
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is not between {lo} and {hi}")
+        return value
+    return coerce
+
+
+def parse_int(lo, hi=2 ** 31 - 1):
+    """Coercer: an integer in [lo, hi]."""
+    return _number(int, lo, hi, "an integer")
+
+
+#: Coercer: seconds, 0 (off) to one year.
+parse_seconds = _number(float, 0, 86400 * 365, "a number of seconds")
+
+
+def parse_bool(text) -> bool:
+    """Coercer: true/false, yes/no, on/off, 1/0."""
+    word = str(text).strip().lower()
+    if word in ("true", "yes", "on", "1"):
+        return True
+    if word in ("false", "no", "off", "0"):
+        return False
+    raise ValueError(f"{text!r} is not true or false")
+
+
+def parse_text(text) -> str:
+    """Coercer: a string; one pair of surrounding double quotes is removed."""
+    text = str(text).strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    return text
+
+
+def parse_endpoint(text) -> str:
+    """``host:port`` (``[v6]:port``, ``:port`` = all interfaces) or a Twisted
+    server endpoint string -> a Twisted endpoint string
+    (``127.0.0.1:8090`` -> ``tcp:8090:interface=127.0.0.1``)."""
+    text = parse_text(text)
+    try:
+        serverFromString(None, text)
+        return text
+    except ValueError as exc:
+        endpoint_error = str(exc)
+    except Exception as exc:  # e.g. ssl: with an unreadable certificate
+        raise ValueError(f"bad endpoint {text!r}: {exc}") from None
+    match = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d+)|([^:\s\[\]]*):(\d+)", text)
+    if not match:
+        raise ValueError(f"{text!r} is neither host:port nor an endpoint string "
+                         f"({endpoint_error})")
+    host = match.group(1) or match.group(3)
+    port = parse_int(0, 65535)(match.group(2) or match.group(4))
+    if not host:
+        return f"tcp:{port}"
+    if ":" in host:
+        return f"tcp6:{port}:interface={host.replace(':', chr(92) + ':')}"
+    return f"tcp:{port}:interface={host}"
+
+
+def parse_optional_endpoint(text):
+    """Like :func:`parse_endpoint`; empty or ``off`` -> None."""
+    return None if parse_text(text).lower() in ("", "off", "none") else parse_endpoint(text)
+
+
+def parse_url(text) -> str:
+    """An http(s) URL with a host; normalized to end with ``/``."""
+    text = parse_text(text)
+    parts = urllib.parse.urlsplit(text)
+    try:
+        port_ok = parts.port is None or 0 < parts.port < 65536
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise ValueError(f"{text!r} is not an http:// or https:// URL with a host")
+    return text if text.endswith("/") else text + "/"
+
+
+def parse_basic_auth(text) -> str:
+    """Empty, or ``user:password``."""
+    text = parse_text(text)
+    if text and (":" not in text or text.startswith(":")):
+        raise ValueError("expected <username>:<password>")
+    return text
+
+
+def parse_index_prefix(text) -> str:
+    """A search database index name prefix: lowercase, no special characters."""
+    text = parse_text(text)
+    if (not text or text != text.lower() or text[0] in "-_+"
+            or _INDEX_FORBIDDEN.intersection(text)):
+        raise ValueError(f"{text!r} is not a valid index prefix (lowercase, not starting "
+                         "with - _ +, none of \\ / * ? \" < > | , # : or space)")
+    return text
+
+
+def parse_plugins(text) -> list:
+    """Space- or comma-separated plugin names -> list (duplicates dropped)."""
+    names = []
+    for name in re.split(r"[\s,]+", parse_text(text)):
+        if name and name not in names:
+            if name not in KNOWN_PLUGINS:
+                raise ValueError(f"unknown plugin {name!r} (known: {', '.join(KNOWN_PLUGINS)})")
+            names.append(name)
+    if "account_history" in names and "searchdb" in names:
+        raise ValueError("account_history and searchdb cannot run together")
+    return names
+
+
+def parse_witness_ids(text) -> list:
+    """``1.6.N``, JSON ``"1.6.N"`` (bitshares form) or a JSON array of them."""
+    raw = str(text).strip()
+    values = [raw]
+    if raw[:1] in ('"', "["):
+        try:
+            values = json.loads(raw)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not valid JSON") from None
+        values = values if isinstance(values, list) else [values]
+    out = []
+    for value in values:
+        if not isinstance(value, str) or not re.fullmatch(r"1\.6\.(0|[1-9]\d{0,9})", value):
+            raise ValueError(f"{value!r} is not a witness id 1.6.N")
+        out.append(value)
+    return out
+
+
+def parse_private_key(text) -> list:
+    """A WIF, or bitshares' JSON pair ``["PUBKEY", "WIF"]`` whose public key
+    must belong to the WIF -> ``[WIF]``."""
+    raw = str(text).strip()
+    wif, public = raw, None
+    if raw[:1] in ('"', "["):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise ValueError(f"{raw[:12]}... is not valid JSON") from None
+        if isinstance(value, str):
+            wif = value
+        elif (isinstance(value, list) and len(value) == 2
+              and all(isinstance(v, str) for v in value)):
+            public, wif = value
+        else:
+            raise ValueError('expected a WIF or ["PUBLIC_KEY", "WIF"]')
+    try:
+        derived = auth.public_key_bytes(auth.public_key_of(wif, "TEST"))
+    except Exception:
+        raise ValueError(f"malformed WIF private key {wif[:4]}... (bad encoding or "
+                         "checksum)") from None
+    if public is not None:
+        try:
+            given = auth.public_key_bytes(public)
+        except Exception:
+            raise ValueError(f"malformed public key {public!r}") from None
+        if given != derived:
+            raise ValueError(f"public key {public} does not belong to the WIF key")
+    return [wif]
+
+
+def parse_seed_node(text) -> list:
+    """``[user:password@]host:port`` -> ``[text]`` (nodeapi.peers format)."""
+    from nodeapi.peers_peer import parse_address, split_credentials
+
+    text = parse_text(text)
+    try:
+        parse_address(split_credentials(text)[1])
+    except Exception as exc:
+        raise ValueError(str(exc)) from None
+    return [text]
+
+
+#: Single-valued options: (name, default as text, coercer, help).
+SINGLE = [
+    ("data-dir", "nodeapi_data", parse_text,
+     "Directory of the block log and node state (default: nodeapi_data in the "
+     "current directory)."),
+    ("genesis-json", DEFAULT_GENESIS, parse_text,
+     "Genesis file (default: the bundled development genesis)."),
+    ("rpc-endpoint", "127.0.0.1:8090", parse_endpoint,
+     "host:port or Twisted endpoint string of the RPC server (default 127.0.0.1:8090)."),
+    ("plugins", "witness account_history", parse_plugins,
+     "Plugins to enable, space separated: witness, account_history, searchdb "
+     "(default: witness account_history)."),
+    ("api-access", "", parse_text,
+     "JSON file of api-access permissions (default: none, anonymous default access)."),
+    ("api-node-info", "", parse_text, "Free text returned by login_api get_info."),
+    ("max-message-size", "4194304", parse_int(1024),
+     "Largest RPC request or WebSocket message in bytes (default 4194304)."),
+    ("max-calls-in-flight", "100", parse_int(1),
+     "RPC calls a connection may have unanswered (default 100)."),
+    ("ws-auto-ping-interval", "30", parse_seconds,
+     "Seconds between WebSocket pings to idle clients, 0 = off (default 30)."),
+    ("metrics-endpoint", "", parse_optional_endpoint,
+     "host:port or endpoint string for Prometheus metrics (default: off)."),
+    ("searchdb-node-url", "http://localhost:9200/", parse_url,
+     "Search database URL (default http://localhost:9200/)."),
+    ("searchdb-bulk-replay", "10000", parse_int(2),
+     "Lines per bulk request during replay (default 10000)."),
+    ("searchdb-bulk-sync", "100", parse_int(2),
+     "Lines per bulk request when synchronized (default 100)."),
+    ("searchdb-visitor", "false", parse_bool,
+     "true: index fee and transfer values too (default false)."),
+    ("searchdb-basic-auth", "", parse_basic_auth,
+     "<username>:<password> for the search database (default: none)."),
+    ("searchdb-index-prefix", "chain-", parse_index_prefix,
+     "Prefix of the monthly index names (default chain-)."),
+] + [
+    (f"api-limit-{field.name.replace('_', '-')}", str(field.default), parse_int(1),
+     f"Largest result of {field.name} (default {field.default}).")
+    for field in attr.fields(ApiLimits)
+]
+#: Flags: (name, help); in the INI file they take true/false.
+FLAGS = [
+    ("enable-stale-production",
+     "Produce blocks even if the chain head is far behind the clock (default: on "
+     "only with the development witness defaults)."),
+    ("enable-subscribe-to-all", "Allow set_subscribe_callback(..., true) (notify all objects)."),
+]
+#: Repeatable options: (name, coercer returning a list, help).
+MULTI = [
+    ("witness-id", parse_witness_ids,
+     'Witness id to produce for, e.g. 1.6.1 or "1.6.1" (repeatable; default: the 11 init '
+     "witnesses, a development default)."),
+    ("private-key", parse_private_key,
+     'WIF key or ["PUBLIC_KEY","WIF"] pair (repeatable; default: the development key).'),
+    ("seed-node", parse_seed_node, "[user:password@]host:port of a node to follow (repeatable)."),
+]
+_COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
+_COERCE.update({name: coerce for name, coerce, _h in MULTI})
+_COERCE.update({name: parse_bool for name, _h in FLAGS})
+
+
+def read_ini(path: str) -> dict:
+    """The ``key = value`` lines of ``path`` -> ``{key: [(value, where)]}``
+    (``where`` is ``"FILE line N"``).  Raises ValueError naming the file and
+    line for unknown keys, lines without ``=`` and repeated single-valued keys;
+    OSError if unreadable."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    found: dict = {}
+    section = ""
+    for number, line in enumerate(lines, 1):
+        where = f"{path} line {number}"
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        if section.startswith("log.") or section == "log":
+            continue
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ValueError(f"{where}: expected 'key = value', got {line!r}")
+        if section:
+            key = f"{section}.{key}"
+        if key not in _COERCE:
+            raise ValueError(f"{where}: unknown option {key!r}")
+        if key in found and key not in dict((m[0], 1) for m in MULTI):
+            raise ValueError(f"{where}: option {key!r} given more than once")
+        found.setdefault(key, []).append((value.strip(), where))
+    return found
+
+
+class Options(usage.Options):
+    """``twistd nodeapi`` options (module docstring).  After
+    ``parseOptions`` the dict holds typed values: ints, floats, bools, lists
+    (``plugins``, ``witness-id``, ``private-key`` as WIFs, ``seed-node``),
+    absolute paths (``config``, ``data-dir``, ``genesis-json``,
+    ``api-access``; None when unset), endpoint strings (``rpc-endpoint``,
+    ``metrics-endpoint`` or None).
+
+    :ivar genesis: the loaded :class:`~nodeapi.chain.genesis.Genesis`.
+    :ivar development_defaults: True when the development witness defaults
+        are in use (log a warning at startup).
+    """
+
+    synopsis = "[options]"
+    longdesc = ("Run a graphene (BitShares-protocol) API node. Options may also be "
+                "given in an INI file (--config, key = value); the command line wins.")
+    optParameters = [["config", "c", None, "INI file with options (key = value)."]] + [
+        [name, None, None, doc] for name, _default, _coerce, doc in SINGLE]
+    optFlags = [[name, None, doc] for name, doc in FLAGS]
+
+    def __init__(self) -> None:
+        super().__init__()
+        for name, _coerce, _doc in MULTI:
+            self[name] = []
+        self.genesis = None
+        self.development_defaults = False
+
+    def opt_witness_id(self, value):
+        self["witness-id"].append(value)
+
+    def opt_private_key(self, value):
+        self["private-key"].append(value)
+
+    def opt_seed_node(self, value):
+        self["seed-node"].append(value)
+
+    opt_witness_id.__doc__ = MULTI[0][2]
+    opt_private_key.__doc__ = MULTI[1][2]
+    opt_seed_node.__doc__ = MULTI[2][2]
+
+    @staticmethod
+    def _coerce(name: str, raw: str, where: str):
+        try:
+            return _COERCE[name](raw)
+        except ValueError as exc:
+            raise usage.UsageError(f"{where}: {exc}") from None
+
+    def postOptions(self) -> None:
+        """Merge INI and command line, coerce and validate everything; raises
+        ``usage.UsageError`` naming the option and the problem."""
+        ini = {}
+        if self["config"] is not None:
+            self["config"] = os.path.abspath(self["config"])
+            try:
+                ini = read_ini(self["config"])
+            except OSError as exc:
+                raise usage.UsageError(f"--config: cannot read {self['config']}: "
+                                       f"{exc.strerror}") from None
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise usage.UsageError(f"--config: {exc}") from None
+
+        def pick(name):
+            if name in ini:
+                value, where = ini[name][0]
+                return value, f"{name} ({where})"
+            return None, f"--{name}"
+
+        for name, default, _coerce, _doc in SINGLE:
+            raw, where = (self[name], f"--{name}") if self[name] is not None else pick(name)
+            self[name] = self._coerce(name, default if raw is None else raw, where)
+        for name, _doc in FLAGS:
+            raw, where = pick(name)
+            self[name] = True if self[name] else (
+                None if raw is None else self._coerce(name, raw, where))
+        for name, _coerce, _doc in MULTI:
+            given = [(v, f"--{name}") for v in self[name]] or [
+                (v, f"{name} ({where})") for v, where in ini.get(name, [])]
+            self[name] = [x for raw, where in given if raw.strip()
+                          for x in self._coerce(name, raw, where)]
+        self.development_defaults = not self["witness-id"] and not self["private-key"]
+        if self.development_defaults:
+            self["witness-id"] = list(INIT_WITNESSES)
+        if not self["private-key"]:
+            self["private-key"] = [DEV_WIF]
+        if self["enable-stale-production"] is None:
+            self["enable-stale-production"] = self.development_defaults
+        self["enable-subscribe-to-all"] = bool(self["enable-subscribe-to-all"])
+        self._check_files()
+
+    def _check_files(self) -> None:
+        if not self["data-dir"]:
+            raise usage.UsageError("--data-dir: must not be empty")
+        self["genesis-json"] = self["genesis-json"] or DEFAULT_GENESIS
+        for name in ("data-dir", "genesis-json", "api-access"):
+            self[name] = os.path.abspath(self[name]) if self[name] else None
+        path = self["genesis-json"]
+        try:
+            self.genesis = load_genesis(path)
+            self.genesis.initial_timestamp, self.genesis.block_interval  # noqa: B018
+            if not self.genesis.data["initial_witness_candidates"]:
+                raise ValueError("no initial_witness_candidates")
+        except OSError as exc:
+            raise usage.UsageError(f"--genesis-json: cannot read {path}: {exc.strerror}") from None
+        except KeyError as exc:
+            raise usage.UsageError(f"--genesis-json: {path} is not a genesis file: missing "
+                                   f"{exc}") from None
+        except Exception as exc:
+            raise usage.UsageError(f"--genesis-json: {path} is not a genesis file: "
+                                   f"{exc}") from None
+        if self["api-access"]:
+            self._check_api_access(self["api-access"])
+        data_dir = self["data-dir"]
+        probe = data_dir
+        while not os.path.exists(probe):
+            probe = os.path.dirname(probe)
+        if not os.path.isdir(probe):
+            raise usage.UsageError(f"--data-dir: {probe} is not a directory")
+        if not os.access(probe, os.W_OK | os.X_OK):
+            verb = "write to" if probe == data_dir else f"create {data_dir} in"
+            raise usage.UsageError(f"--data-dir: cannot {verb} {probe}: permission denied")
+
+    @staticmethod
+    def _check_api_access(path: str) -> None:
+        try:
+            from nodeapi.rpc.access import ApiAccess
+        except ImportError:  # without the RPC layer: at least readable JSON
+            try:
+                with open(path, "rb") as f:
+                    json.loads(f.read())
+            except (OSError, ValueError) as exc:
+                raise usage.UsageError(f"--api-access: {path}: {exc}") from None
+            return
+        try:
+            ApiAccess.load(path)
+        except Exception as exc:
+            raise usage.UsageError(f"--api-access: {exc}") from None
+
+    # -- typed helpers --------------------------------------------------------------
+
+    def api_limits(self) -> ApiLimits:
+        """The ``api-limit-*`` values as :class:`~nodeapi.node.ApiLimits`."""
+        return ApiLimits(**{f.name: self[f"api-limit-{f.name.replace('_', '-')}"]
+                            for f in attr.fields(ApiLimits)})
+
+    def block_log_path(self) -> str:
+        """Absolute path of the block log: ``<data-dir>/blocks.log``."""
+        return os.path.join(self["data-dir"], BLOCK_LOG_NAME)
+
+    def witnesses(self, chain=None) -> dict:
+        """``{witness_id: WIF}`` for :class:`nodeapi.witness.WitnessService`
+        ({} without the witness plugin).  Each id gets the configured key
+        whose public key is its signing key - in ``chain.state`` when given,
+        else in the genesis' ``initial_witness_candidates`` (1.6.N is
+        candidate N-1) - or the first configured key when none matches (the
+        service then reports ``no_private_key`` at its slots)."""
+        if "witness" not in self["plugins"]:
+            return {}
+        by_public = {}
+        for wif in self["private-key"]:
+            by_public.setdefault(auth.public_key_bytes(auth.public_key_of(wif, "TEST")), wif)
+        candidates = self.genesis.data.get("initial_witness_candidates", [])
+        out = {}
+        for wid in self["witness-id"]:
+            signing = None
+            instance = int(wid.rsplit(".", 1)[1])
+            if chain is not None and wid in chain.state.objects:
+                signing = chain.state.objects[wid]["signing_key"]
+            elif chain is None and 1 <= instance <= len(candidates):
+                signing = candidates[instance - 1]["block_signing_key"]
+            key = by_public.get(auth.public_key_bytes(signing)) if signing else None
+            out[wid] = key or self["private-key"][0]
+        return out
+
+    def searchdb(self) -> dict:
+        """The ``searchdb-*`` options with snake_case keys (node_url,
+        bulk_replay, bulk_sync, visitor, basic_auth, index_prefix)."""
+        return {name[9:].replace("-", "_"): self[name]
+                for name, *_rest in SINGLE if name.startswith("searchdb-")}

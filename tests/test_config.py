@@ -1,0 +1,327 @@
+"""Options of twistd nodeapi: whole parsed dicts, INI + command line
+precedence, typed helpers, and every error message."""
+
+import json
+import os
+import re
+
+import pytest
+from twisted.python import usage
+
+from conftest import DEV_WIF
+
+from nodeapi.chain.genesis import DEFAULT_GENESIS
+from nodeapi.config import INIT_WITNESSES, Options
+from nodeapi.node import ApiLimits
+
+OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
+DEV_PUB_BTS = "BTS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ACCESS = os.path.join(ROOT, "etc", "api-access.json")
+LIMITS = {
+    "api-limit-get-account-history": 100, "api-limit-get-account-history-operations": 100,
+    "api-limit-get-relative-account-history": 100, "api-limit-lookup-accounts": 1000,
+    "api-limit-get-full-accounts": 50, "api-limit-get-account-balances": 1000,
+    "api-limit-get-assets": 101, "api-limit-list-assets": 101, "api-limit-get-objects": 100,
+    "api-limit-get-blocks": 100, "api-limit-get-asset-holders": 100,
+    "api-limit-get-key-references": 100,
+}
+
+
+@pytest.fixture(autouse=True)
+def cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def parse(*args):
+    options = Options()
+    options.parseOptions(list(args))
+    return options
+
+
+def defaults(cwd):
+    return dict({
+        "config": None, "data-dir": str(cwd / "nodeapi_data"), "genesis-json": DEFAULT_GENESIS,
+        "rpc-endpoint": "tcp:8090:interface=127.0.0.1", "plugins": ["witness", "account_history"],
+        "api-access": None, "api-node-info": "", "max-message-size": 4194304,
+        "max-calls-in-flight": 100, "ws-auto-ping-interval": 30.0, "metrics-endpoint": None,
+        "searchdb-node-url": "http://localhost:9200/", "searchdb-bulk-replay": 10000,
+        "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
+        "searchdb-index-prefix": "chain-", "enable-stale-production": True,
+        "enable-subscribe-to-all": False, "witness-id": list(INIT_WITNESSES),
+        "private-key": [DEV_WIF], "seed-node": [],
+    }, **LIMITS)
+
+
+def test_development_defaults(cwd):
+    options = parse()
+    assert dict(options) == defaults(cwd)
+    assert options.development_defaults is True
+    assert options.witnesses() == {f"1.6.{i}": DEV_WIF for i in range(1, 12)}
+    assert options.api_limits() == ApiLimits()
+    assert options.block_log_path() == str(cwd / "nodeapi_data" / "blocks.log")
+    assert options.genesis.chain_id.startswith("569cba9a")
+    assert options.searchdb() == {
+        "node_url": "http://localhost:9200/", "bulk_replay": 10000, "bulk_sync": 100,
+        "visitor": False, "basic_auth": "", "index_prefix": "chain-"}
+
+
+def everything(cwd):
+    """Every option with a non-default value: (argv, expected dict)."""
+    (cwd / "dd").mkdir()
+    argv = [
+        "--data-dir", "dd", "--genesis-json", DEFAULT_GENESIS, "--rpc-endpoint", "0.0.0.0:9000",
+        "--plugins", "witness,searchdb", "--api-access", ACCESS, "--api-node-info", "hello",
+        "--max-message-size", "2048", "--max-calls-in-flight", "7",
+        "--ws-auto-ping-interval", "2.5", "--metrics-endpoint", "127.0.0.1:9100",
+        "--searchdb-node-url", "https://db.example:9201", "--searchdb-bulk-replay", "500",
+        "--searchdb-bulk-sync", "10", "--searchdb-visitor", "yes",
+        "--searchdb-basic-auth", "u:p", "--searchdb-index-prefix", "bts-",
+        "--enable-stale-production", "--enable-subscribe-to-all",
+        "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
+        "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
+        "--seed-node", "10.0.0.1:8090", "--seed-node", "bob:pw@node.example:443",
+    ]
+    limits = {}
+    for i, name in enumerate(LIMITS, 1):
+        argv += [f"--{name}", str(i * 3)]
+        limits[name] = i * 3
+    expected = dict({
+        "config": None, "data-dir": str(cwd / "dd"), "genesis-json": DEFAULT_GENESIS,
+        "rpc-endpoint": "tcp:9000:interface=0.0.0.0", "plugins": ["witness", "searchdb"],
+        "api-access": ACCESS, "api-node-info": "hello", "max-message-size": 2048,
+        "max-calls-in-flight": 7, "ws-auto-ping-interval": 2.5,
+        "metrics-endpoint": "tcp:9100:interface=127.0.0.1",
+        "searchdb-node-url": "https://db.example:9201/", "searchdb-bulk-replay": 500,
+        "searchdb-bulk-sync": 10, "searchdb-visitor": True, "searchdb-basic-auth": "u:p",
+        "searchdb-index-prefix": "bts-", "enable-stale-production": True,
+        "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
+        "private-key": [DEV_WIF, OTHER_WIF],
+        "seed-node": ["10.0.0.1:8090", "bob:pw@node.example:443"],
+    }, **limits)
+    return argv, expected
+
+
+def test_every_option_on_the_command_line(cwd):
+    argv, expected = everything(cwd)
+    options = parse(*argv)
+    assert dict(options) == expected
+    assert options.development_defaults is False
+    assert options.api_limits() == ApiLimits(*range(3, 37, 3))
+    assert options.witnesses() == {"1.6.2": DEV_WIF, "1.6.5": DEV_WIF}
+
+
+def test_every_option_in_an_ini_file(cwd):
+    argv, expected = everything(cwd)
+    lines = ["# nodeapi config", ""]
+    i = 0
+    while i < len(argv):
+        name = argv[i][2:]
+        if name.startswith("enable-"):
+            lines.append(f"{name} = true")
+            i += 1
+        else:
+            lines.append(f"{name} = {argv[i + 1]}   # trailing comment")
+            i += 2
+    lines += ["[log.console_appender.stderr]", "stream = std_error"]
+    (cwd / "config.ini").write_text("\n".join(lines).replace("# trailing comment", "#x")
+                                    .replace('"1.6.2"   #x', '"1.6.2"'))
+    options = parse("--config", "config.ini")
+    assert dict(options) == dict(expected, config=str(cwd / "config.ini"))
+
+
+def test_command_line_wins_over_the_file(cwd):
+    (cwd / "c.ini").write_text(
+        'rpc-endpoint = 127.0.0.1:1\nmax-calls-in-flight = 5\nwitness-id = "1.6.1"\n'
+        'witness-id = "1.6.2"\nseed-node = a.example:1\nenable-stale-production = false\n'
+        'api-node-info = "quoted # not kept"\n')
+    options = parse("--config", "c.ini", "--rpc-endpoint", "tcp:2", "--witness-id", "1.6.9")
+    assert options["rpc-endpoint"] == "tcp:2"
+    assert options["max-calls-in-flight"] == 5
+    assert options["witness-id"] == ["1.6.9"]
+    assert options["seed-node"] == ["a.example:1"]
+    assert options["enable-stale-production"] is False
+    assert options["api-node-info"] == '"quoted'  # boost: '#' starts a comment anywhere
+    options = parse("--config", "c.ini", "--enable-stale-production")
+    assert options["witness-id"] == ["1.6.1", "1.6.2"]
+    assert options["enable-stale-production"] is True
+
+
+def test_ini_flag_false_beats_the_development_default(cwd):
+    (cwd / "c.ini").write_text("enable-stale-production = off\n")
+    options = parse("--config", "c.ini")
+    assert options.development_defaults and options["enable-stale-production"] is False
+
+
+@pytest.mark.parametrize("args,ids,keys,stale", [
+    (["--witness-id", "1.6.3"], ["1.6.3"], [DEV_WIF], False),
+    (["--witness-id", '["1.6.3", "1.6.4"]'], ["1.6.3", "1.6.4"], [DEV_WIF], False),
+    (["--private-key", f'"{OTHER_WIF}"'], [], [OTHER_WIF], False),
+    (["--witness-id", "1.6.0", "--enable-stale-production"], ["1.6.0"], [DEV_WIF], True),
+])
+def test_witness_options(args, ids, keys, stale):
+    options = parse(*args)
+    assert (options["witness-id"], options["private-key"]) == (ids, keys)
+    assert options["enable-stale-production"] is stale
+    assert options.development_defaults is False
+
+
+def test_witnesses_match_keys_to_signing_keys(chain):
+    options = parse("--witness-id", "1.6.1", "--witness-id", "1.6.99",
+                    "--private-key", OTHER_WIF, "--private-key", DEV_WIF)
+    assert options.witnesses() == {"1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
+    assert options.witnesses(chain) == {"1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
+    assert parse("--plugins", "account_history").witnesses() == {}
+
+
+@pytest.mark.parametrize("text,endpoint", [
+    ("127.0.0.1:8090", "tcp:8090:interface=127.0.0.1"),
+    ("localhost:80", "tcp:80:interface=localhost"),
+    (":8090", "tcp:8090"),
+    ("[::1]:8090", "tcp6:8090:interface=\\:\\:1"),
+    ("127.0.0.1:0", "tcp:0:interface=127.0.0.1"),
+    ("tcp:8090:interface=127.0.0.1", "tcp:8090:interface=127.0.0.1"),
+    ("unix:/run/nodeapi.sock", "unix:/run/nodeapi.sock"),
+])
+def test_rpc_endpoint_forms(text, endpoint):
+    assert parse("--rpc-endpoint", text)["rpc-endpoint"] == endpoint
+
+
+@pytest.mark.parametrize("text,plugins", [
+    ("", []), ("witness", ["witness"]), ("searchdb  witness searchdb", ["searchdb", "witness"]),
+])
+def test_plugins(text, plugins):
+    assert parse("--plugins", text)["plugins"] == plugins
+
+
+BAD_KEY = DEV_WIF[:-1] + "4"
+ERRORS = [
+    (["--max-calls-in-flight", "abc"], "--max-calls-in-flight: 'abc' is not an integer"),
+    (["--max-calls-in-flight", "0"], "--max-calls-in-flight: 0 is not between 1 and 2147483647"),
+    (["--max-message-size", "100"], "--max-message-size: 100 is not between 1024 and 2147483647"),
+    (["--ws-auto-ping-interval", "soon"],
+     "--ws-auto-ping-interval: 'soon' is not a number of seconds"),
+    (["--ws-auto-ping-interval", "-1"], "--ws-auto-ping-interval: -1.0 is not between 0 and "
+                                        "31536000"),
+    (["--api-limit-get-account-history", "-5"],
+     "--api-limit-get-account-history: -5 is not between 1 and 2147483647"),
+    (["--rpc-endpoint", "nonsense"], "--rpc-endpoint: 'nonsense' is neither host:port nor an "
+                                     "endpoint string (Unknown endpoint type: 'nonsense')"),
+    (["--rpc-endpoint", "localhost:70000"], "--rpc-endpoint: 70000 is not between 0 and 65535"),
+    (["--rpc-endpoint", "ssl:443:privateKey=/nonexistent.pem"],
+     "--rpc-endpoint: bad endpoint 'ssl:443:privateKey=/nonexistent.pem': [Errno 2] No such "
+     "file or directory: '/nonexistent.pem'"),
+    (["--metrics-endpoint", "9100"], "--metrics-endpoint: '9100' is neither host:port nor an "
+                                     "endpoint string (Unknown endpoint type: '9100')"),
+    (["--plugins", "witness foo"],
+     "--plugins: unknown plugin 'foo' (known: witness, account_history, searchdb)"),
+    (["--plugins", "account_history searchdb"],
+     "--plugins: account_history and searchdb cannot run together"),
+    (["--witness-id", "1.2.3"], "--witness-id: '1.2.3' is not a witness id 1.6.N"),
+    (["--witness-id", '"1.6.1'], "--witness-id: '\"1.6.1' is not valid JSON"),
+    (["--witness-id", "[1]"], "--witness-id: 1 is not a witness id 1.6.N"),
+    (["--private-key", BAD_KEY],
+     "--private-key: malformed WIF private key 5KQw... (bad encoding or checksum)"),
+    (["--private-key", f'["{DEV_PUB_BTS}", "{OTHER_WIF}"]'],
+     f"--private-key: public key {DEV_PUB_BTS} does not belong to the WIF key"),
+    (["--private-key", f'["BTS1234", "{DEV_WIF}"]'], "--private-key: malformed public key "
+                                                    "'BTS1234'"),
+    (["--private-key", "[1, 2]"], '--private-key: expected a WIF or ["PUBLIC_KEY", "WIF"]'),
+    (["--private-key", "[5K"], "--private-key: [5K... is not valid JSON"),
+    (["--seed-node", "nohost"], "--seed-node: Peer address 'nohost' is not host:port"),
+    (["--searchdb-node-url", "ftp://x/"],
+     "--searchdb-node-url: 'ftp://x/' is not an http:// or https:// URL with a host"),
+    (["--searchdb-node-url", "http://h:99999/"],
+     "--searchdb-node-url: 'http://h:99999/' is not an http:// or https:// URL with a host"),
+    (["--searchdb-bulk-sync", "1"], "--searchdb-bulk-sync: 1 is not between 2 and 2147483647"),
+    (["--searchdb-visitor", "maybe"], "--searchdb-visitor: 'maybe' is not true or false"),
+    (["--searchdb-basic-auth", "nocolon"],
+     "--searchdb-basic-auth: expected <username>:<password>"),
+    (["--searchdb-index-prefix", "Chain-"],
+     "--searchdb-index-prefix: 'Chain-' is not a valid index prefix (lowercase, not starting "
+     "with - _ +, none of \\ / * ? \" < > | , # : or space)"),
+]
+
+
+@pytest.mark.parametrize("args,message", ERRORS, ids=[" ".join(a)[:40] for a, _ in ERRORS])
+def test_error_messages(args, message):
+    with pytest.raises(usage.UsageError) as info:
+        parse(*args)
+    assert str(info.value).startswith(message)
+
+
+def _message(*args):
+    with pytest.raises(usage.UsageError) as info:
+        parse(*args)
+    return str(info.value)
+
+
+def test_file_errors(cwd):
+    missing = str(cwd / "missing.json")
+    assert _message("--genesis-json", "missing.json") == (
+        f"--genesis-json: cannot read {missing}: No such file or directory")
+    (cwd / "g.json").write_text("{not json")
+    assert _message("--genesis-json", "g.json").startswith(
+        f"--genesis-json: {cwd / 'g.json'} is not a genesis file: Expecting property name")
+    (cwd / "g.json").write_text("{}")
+    assert _message("--genesis-json", "g.json") == (
+        f"--genesis-json: {cwd / 'g.json'} is not a genesis file: missing 'initial_timestamp'")
+    assert missing in _message("--api-access", "missing.json")
+    assert _message("--api-access", "missing.json").startswith("--api-access: ")
+    (cwd / "a.json").write_text("[]")
+    assert _message("--api-access", "a.json").startswith("--api-access: ")
+    assert "permission_map" in _message("--api-access", "a.json")
+    (cwd / "file").write_text("")
+    assert _message("--data-dir", "file") == f"--data-dir: {cwd / 'file'} is not a directory"
+    assert _message("--data-dir", "file/sub") == f"--data-dir: {cwd / 'file'} is not a directory"
+    assert _message("--config", "nope.ini") == (
+        f"--config: cannot read {cwd / 'nope.ini'}: No such file or directory")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_unwritable_data_dir(cwd):
+    (cwd / "ro").mkdir(mode=0o500)
+    assert _message("--data-dir", "ro") == f"--data-dir: cannot write to {cwd / 'ro'}: " \
+                                           "permission denied"
+    assert _message("--data-dir", "ro/x") == (
+        f"--data-dir: cannot create {cwd / 'ro' / 'x'} in {cwd / 'ro'}: permission denied")
+
+
+@pytest.mark.parametrize("text,line,message", [
+    ("bogus = 1\n", 1, "unknown option 'bogus'"),
+    ("config = other.ini\n", 1, "unknown option 'config'"),
+    ("[p2p]\nendpoint = 1\n", 2, "unknown option 'p2p.endpoint'"),
+    ("\n\njust words\n", 3, "expected 'key = value', got 'just words'"),
+    ("plugins = witness\nplugins = searchdb\n", 2, "option 'plugins' given more than once"),
+])
+def test_ini_structure_errors(cwd, text, line, message):
+    (cwd / "c.ini").write_text(text)
+    assert _message("--config", "c.ini") == f"--config: {cwd / 'c.ini'} line {line}: {message}"
+
+
+def test_ini_value_errors_name_file_and_line(cwd):
+    (cwd / "c.ini").write_text("# x\nmax-calls-in-flight = lots\n")
+    assert _message("--config", "c.ini") == (
+        f"max-calls-in-flight ({cwd / 'c.ini'} line 2): 'lots' is not an integer")
+    (cwd / "c.ini").write_text("witness-id = 1.6.1\nwitness-id = 2.6.1\n")
+    assert _message("--config", "c.ini") == (
+        f"witness-id ({cwd / 'c.ini'} line 2): '2.6.1' is not a witness id 1.6.N")
+    (cwd / "c.ini").write_text("enable-subscribe-to-all = perhaps\n")
+    assert _message("--config", "c.ini") == (
+        f"enable-subscribe-to-all ({cwd / 'c.ini'} line 1): 'perhaps' is not true or false")
+
+
+def test_sample_files_parse(cwd):
+    """etc/config.ini is every option commented out with its real default;
+    uncommenting all of it gives the defaults back."""
+    text = open(os.path.join(ROOT, "etc", "config.ini")).read()
+    assert parse("--config", os.path.join(ROOT, "etc", "config.ini")).development_defaults
+    active = "\n".join(line[2:] if re.match(r"# [a-z0-9-]+ =( |$)", line) else ""
+                       for line in text.splitlines())
+    (cwd / "all.ini").write_text(active)
+    options = parse("--config", "all.ini")
+    assert dict(options) == dict(defaults(cwd), config=str(cwd / "all.ini"))
+    with open(ACCESS) as f:
+        access = json.load(f)
+    assert [pair[0] for pair in access["permission_map"]] == ["bytemaster", "user2", "*"]
