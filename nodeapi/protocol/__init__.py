@@ -12,3 +12,11 @@ from nodeapi.protocol.ids import ObjectId  # noqa: F401
 from nodeapi.protocol.keys import (  # noqa: F401
     Address, PrivateKey, PublicKey, balance_addresses, is_canonical)
 from nodeapi.protocol.times import format_time, parse_time  # noqa: F401
+from nodeapi.protocol.operations import (  # noqa: F401
+    OPERATIONS, deserialize_operation, serialize_operation, serialize_operation_body)
+from nodeapi.protocol.transaction import (  # noqa: F401
+    deserialize_transaction, recover_signers, serialize_signed_transaction,
+    serialize_transaction, sign_transaction, signature_digest, transaction_id)
+from nodeapi.protocol.block import (  # noqa: F401
+    block_header_bytes, block_id, block_signing_digest, merkle_root, recover_block_signer,
+    sign_block)

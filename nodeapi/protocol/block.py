@@ -1,0 +1,108 @@
+"""Blocks: header bytes, block id, witness signature, transaction merkle root.
+
+Reference: bitshares-core ``libraries/protocol/block.cpp`` /
+``block.hpp`` and wire-contract.md section 7:
+
+- ``block_header`` = previous (20-byte block id), timestamp
+  (time_point_sec), witness (witness id, varint instance),
+  transaction_merkle_root (20 bytes), extensions; ``signed_block_header``
+  adds witness_signature (65 bytes);
+- block id = sha224 of the signed header bytes, the first 4 bytes replaced
+  by the block number big-endian, cut to 20 bytes; the block number is the
+  previous block's number + 1 (from the first 4 bytes of ``previous``);
+- the witness signs sha256 of the unsigned header (``block_header::digest``)
+  and signer recovery enforces canonical signatures;
+- merkle root (``signed_block::calculate_merkle_root``): the leaves are
+  sha256 of each ``processed_transaction`` (with signatures and
+  operation_results); pairs are hashed with sha256 of their concatenation,
+  an odd last digest moves up unchanged, and the root is ripemd160 of the
+  last digest; no transactions give 20 zero bytes.
+"""
+
+import hashlib
+
+from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
+from nodeapi.protocol.serialize import (
+    FUTURE_EXTENSIONS, RIPEMD160, SIGNATURE, TIME, Struct, from_hex, unpack)
+from nodeapi.protocol.transaction import serialize_processed_transaction
+from nodeapi.protocol.types import WITNESS_ID
+
+_HEADER_FIELDS = [
+    ("previous", RIPEMD160),
+    ("timestamp", TIME),
+    ("witness", WITNESS_ID),
+    ("transaction_merkle_root", RIPEMD160),
+    ("extensions", FUTURE_EXTENSIONS),
+]
+BLOCK_HEADER = Struct("block_header", _HEADER_FIELDS)
+SIGNED_BLOCK_HEADER = Struct("signed_block_header", _HEADER_FIELDS + [
+    ("witness_signature", SIGNATURE)])
+
+
+def block_header_bytes(block: dict, signed: bool = True) -> bytes:
+    """fc bytes of the (signed, when ``signed``) block header of ``block``;
+    other keys of ``block`` (transactions, block_id, ...) are ignored."""
+    out = bytearray()
+    (SIGNED_BLOCK_HEADER if signed else BLOCK_HEADER).pack(block, out)
+    return bytes(out)
+
+
+def deserialize_block_header(data: bytes, signed: bool = True) -> dict:
+    """Inverse of :func:`block_header_bytes`."""
+    return unpack(SIGNED_BLOCK_HEADER if signed else BLOCK_HEADER, data)
+
+
+def block_num_of(block_id_hex: str) -> int:
+    """Block number stored in the first 4 bytes of a block id."""
+    return int.from_bytes(from_hex(block_id_hex, "block id")[:4], "big")
+
+
+def block_id(block: dict) -> str:
+    """Hex block id (40 digits) of a signed block."""
+    num = block_num_of(block["previous"]) + 1
+    digest = hashlib.sha224(block_header_bytes(block, True)).digest()
+    return (num.to_bytes(4, "big") + digest[4:20]).hex()
+
+
+def block_signing_digest(block: dict) -> bytes:
+    """sha256 of the unsigned header: what the witness signs."""
+    return hashlib.sha256(block_header_bytes(block, False)).digest()
+
+
+def sign_block(block: dict, key: PrivateKey) -> dict:
+    """A copy of ``block`` with ``witness_signature`` (hex) made by ``key``
+    (a :class:`PrivateKey` or WIF string)."""
+    if isinstance(key, str):
+        key = PrivateKey.from_wif(key)
+    return dict(block, witness_signature=key.sign_digest(block_signing_digest(block)).hex())
+
+
+def recover_block_signer(block: dict) -> PublicKey:
+    """The key that made ``witness_signature``; raises
+    :class:`~nodeapi.protocol.errors.InvalidSignature` (or its
+    NonCanonicalSignature subclass)."""
+    return PublicKey.recover(from_hex(block["witness_signature"], "witness_signature"),
+                             block_signing_digest(block))
+
+
+def merkle_root_of_digests(digests: list) -> str:
+    """graphene's merkle root (hex 40) over the leaf digests (sha256 of each
+    processed transaction)."""
+    if not digests:
+        return "00" * 20
+    ids = list(digests)
+    while len(ids) > 1:
+        paired = [hashlib.sha256(ids[i] + ids[i + 1]).digest() for i in range(0, len(ids) - 1, 2)]
+        if len(ids) % 2:
+            paired.append(ids[-1])
+        ids = paired
+    return ripemd160(ids[0]).hex()
+
+
+def merkle_root(transactions: list, prefix: str | None = None) -> str:
+    """Transaction merkle root (hex 40) of a block's ``transactions``: wire
+    JSON processed transactions (with ``signatures`` and
+    ``operation_results``, as graphene stores them in blocks)."""
+    return merkle_root_of_digests([
+        hashlib.sha256(serialize_processed_transaction(trx, prefix)).digest()
+        for trx in transactions])

@@ -1,0 +1,139 @@
+"""graphene protocol structs used by operations, with their field order.
+
+Field lists follow the ``FC_REFLECT`` declarations of bitshares-core
+(``libraries/protocol/include/graphene/protocol/``): ``asset.hpp`` (asset,
+price), ``authority.hpp``, ``memo.hpp``, ``account.hpp`` (account_options),
+``special_authority.hpp``, ``buyback.hpp``, ``asset_ops.hpp``
+(asset_options, bitasset_options), ``base.hpp`` (operation results).
+"""
+
+from nodeapi.protocol.serialize import (
+    ADDRESS, BYTES, INT64, OBJECT_ID, PUBLIC_KEY, STRING, UINT8, UINT16, UINT32, UINT64,
+    VOID, VOTE_ID, Extension, FlatMap, FlatSet, ObjectIdType, Optional, StaticVariant,
+    Struct, Vector)
+
+# Typed object ids (space 1, protocol objects).
+ACCOUNT_ID = ObjectIdType(1, 2)
+ASSET_ID = ObjectIdType(1, 3)
+FORCE_SETTLEMENT_ID = ObjectIdType(1, 4)
+COMMITTEE_MEMBER_ID = ObjectIdType(1, 5)
+WITNESS_ID = ObjectIdType(1, 6)
+LIMIT_ORDER_ID = ObjectIdType(1, 7)
+CALL_ORDER_ID = ObjectIdType(1, 8)
+PROPOSAL_ID = ObjectIdType(1, 10)
+BALANCE_ID = ObjectIdType(1, 15)
+
+SHARE = INT64  # share_type
+
+ASSET = Struct("asset", [("amount", SHARE), ("asset_id", ASSET_ID)])
+PRICE = Struct("price", [("base", ASSET), ("quote", ASSET)])
+
+AUTHORITY = Struct("authority", [
+    ("weight_threshold", UINT32),
+    ("account_auths", FlatMap(ACCOUNT_ID, UINT16)),
+    ("key_auths", FlatMap(PUBLIC_KEY, UINT16)),
+    ("address_auths", FlatMap(ADDRESS, UINT16)),
+])
+
+MEMO = Struct("memo_data", [
+    ("from", PUBLIC_KEY),
+    ("to", PUBLIC_KEY),
+    ("nonce", UINT64),
+    ("message", BYTES),
+])
+
+ACCOUNT_OPTIONS = Struct("account_options", [
+    ("memo_key", PUBLIC_KEY),
+    ("voting_account", ACCOUNT_ID),
+    ("num_witness", UINT16),
+    ("num_committee", UINT16),
+    ("votes", FlatSet(VOTE_ID)),
+    ("extensions", Extension("additional_account_options", [
+        ("committee_voting_account", ACCOUNT_ID),
+        ("witness_voting_account", ACCOUNT_ID),
+        ("worker_voting_account", ACCOUNT_ID),
+    ])),
+])
+
+SPECIAL_AUTHORITY = StaticVariant("special_authority", [
+    VOID,  # no_special_authority
+    Struct("top_holders_special_authority", [("asset", ASSET_ID), ("num_top_holders", UINT8)]),
+], ["no_special_authority", "top_holders_special_authority"])
+
+BUYBACK_OPTIONS = Struct("buyback_account_options", [
+    ("asset_to_buy", ASSET_ID),
+    ("asset_to_buy_issuer", ACCOUNT_ID),
+    ("markets", FlatSet(ASSET_ID)),
+])
+
+ASSET_OPTIONS = Struct("asset_options", [
+    ("max_supply", SHARE),
+    ("market_fee_percent", UINT16),
+    ("max_market_fee", SHARE),
+    ("issuer_permissions", UINT16),
+    ("flags", UINT16),
+    ("core_exchange_rate", PRICE),
+    ("whitelist_authorities", FlatSet(ACCOUNT_ID)),
+    ("blacklist_authorities", FlatSet(ACCOUNT_ID)),
+    ("whitelist_markets", FlatSet(ASSET_ID)),
+    ("blacklist_markets", FlatSet(ASSET_ID)),
+    ("description", STRING),
+    ("extensions", Extension("additional_asset_options", [
+        ("reward_percent", UINT16),
+        ("whitelist_market_fee_sharing", FlatSet(ACCOUNT_ID)),
+        ("taker_fee_percent", UINT16),
+    ])),
+])
+
+BITASSET_OPTIONS = Struct("bitasset_options", [
+    ("feed_lifetime_sec", UINT32),
+    ("minimum_feeds", UINT8),
+    ("force_settlement_delay_sec", UINT32),
+    ("force_settlement_offset_percent", UINT16),
+    ("maximum_force_settlement_volume", UINT16),
+    ("short_backing_asset", ASSET_ID),
+    ("extensions", Extension("bitasset_options::ext", [
+        ("initial_collateral_ratio", UINT16),
+        ("maintenance_collateral_ratio", UINT16),
+        ("maximum_short_squeeze_ratio", UINT16),
+        ("margin_call_fee_ratio", UINT16),
+        ("force_settle_fee_percent", UINT16),
+        ("black_swan_response_method", UINT8),
+    ])),
+])
+
+PRICE_FEED = Struct("price_feed", [
+    ("settlement_price", PRICE),
+    ("maintenance_collateral_ratio", UINT16),
+    ("maximum_short_squeeze_ratio", UINT16),
+    ("core_exchange_rate", PRICE),
+])
+
+# operation_result (base.hpp): void_result, object_id_type, asset,
+# generic_operation_result, generic_exchange_operation_result,
+# extendable_operation_result.
+OPERATION_RESULT = StaticVariant("operation_result", [
+    VOID,
+    OBJECT_ID,
+    ASSET,
+    Struct("generic_operation_result", [
+        ("new_objects", FlatSet(OBJECT_ID)),
+        ("updated_objects", FlatSet(OBJECT_ID)),
+        ("removed_objects", FlatSet(OBJECT_ID)),
+    ]),
+    Struct("generic_exchange_operation_result", [
+        ("paid", Vector(ASSET)),
+        ("received", Vector(ASSET)),
+        ("fees", Vector(ASSET)),
+    ]),
+    Extension("extendable_operation_result_dtl", [
+        ("impacted_accounts", FlatSet(ACCOUNT_ID)),
+        ("new_objects", FlatSet(OBJECT_ID)),
+        ("updated_objects", FlatSet(OBJECT_ID)),
+        ("removed_objects", FlatSet(OBJECT_ID)),
+        ("paid", Vector(ASSET)),
+        ("received", Vector(ASSET)),
+        ("fees", Vector(ASSET)),
+    ]),
+], ["void_result", "object_id_type", "asset", "generic_operation_result",
+    "generic_exchange_operation_result", "extendable_operation_result"])
