@@ -24,7 +24,8 @@ Semantics:
   account; with ``notify_remove_create`` every created and removed object is
   sent.  A removed object is sent if it was subscribed, or if an operation of
   the block impacted a subscribed account (graphene decides on the accounts of
-  the whole batch).  Created objects are told apart by their instance number:
+  the whole batch); one created and removed by the same block is not
+  notified.  Created objects are told apart by their instance number:
   at or above the counter the previous block left.  The block-applied notice
   (payload: the block id, hex) comes first.
 - At most :data:`MAX_SUBSCRIBED_OBJECTS` ids per connection are remembered
@@ -186,7 +187,9 @@ class SubscriptionsMixin:
         for oid in sorted(self.chain.changed_objects_of_last_block(), key=id_key):
             obj = objects.get(oid)
             if obj is None:
-                if everything or accounts_hit or oid in self._subscribed_ids:
+                # created and removed within the block: never existed at a head
+                if not self._is_new(oid) and (
+                        everything or accounts_hit or oid in self._subscribed_ids):
                     removed.append(oid)
                 self._subscribed_ids.discard(oid)
                 continue
