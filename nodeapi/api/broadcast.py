@@ -1,0 +1,189 @@
+"""The network_broadcast API set (login accessor ``network_broadcast``,
+access name ``network_broadcast_api``): put transactions and blocks on the
+chain.
+
+Graphene reference: bitshares-core libraries/app/api.cpp
+``network_broadcast_api`` (``broadcast_transaction``,
+``broadcast_transaction_with_callback``,
+``broadcast_transaction_synchronous``, ``broadcast_block``,
+``on_applied_block``); wire-contract.md sections 5 and 6.
+
+A transaction is validated and queued by ``chain.push_transaction`` (a
+:class:`~nodeapi.errors.ChainError` tells the client why it was refused),
+then relayed to the followed peers (``node.peers.relay_transaction``) when
+the node has a peer network.  Confirmations ``{id, block_num, trx_num,
+trx}`` (``trx`` with its ``operation_results``) are produced from the chain's
+block observers when a block includes the transaction.  Unlike graphene,
+which waits forever, a waiting synchronous broadcast fails once a block at or
+after the transaction's expiration time did not include it.
+"""
+
+from twisted.internet import defer
+from twisted.logger import Logger
+
+from nodeapi.api.base import ApiSet, api_function
+from nodeapi.api.database_authority import require_trx
+from nodeapi.chain import authority as auth
+from nodeapi.chain.genesis import parse_time
+from nodeapi.errors import ApiError, NodeAPIError
+from nodeapi.peers_peer import strip_block_info, wire_ints
+
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
+              OverflowError)
+
+
+class _Waiting:
+    """Who waits for one transaction id: notice callback ids and Deferreds."""
+
+    __slots__ = ("expiration", "callbacks", "deferreds")
+
+    def __init__(self, expiration: int) -> None:
+        self.expiration = expiration
+        self.callbacks: list = []
+        self.deferreds: list = []
+
+
+class NetworkBroadcastApi(ApiSet):
+    """graphene ``network_broadcast_api`` (see the module docstring)."""
+
+    name = "network_broadcast"
+    log = Logger()
+
+    def __init__(self, node, session) -> None:
+        super().__init__(node, session)
+        self._waiting: dict = {}
+        self._observer = None
+        self._closed = False
+
+    # -- helpers -----------------------------------------------------------------
+
+    def _push(self, trx) -> tuple:
+        """Validate and queue ``trx``; relay it; return ``(trx id, expiration
+        seconds)``."""
+        trx = wire_ints(require_trx(trx))
+        chain = self.node.chain
+        try:
+            chain.push_transaction(trx)
+            trx_id = auth.transaction_id(auth.pack_transaction(trx, chain.address_prefix))
+            expiration = parse_time(trx["expiration"])
+        except NodeAPIError:
+            raise
+        except _MALFORMED as exc:
+            raise ApiError(f"Malformed transaction: {type(exc).__name__}: {exc}") from None
+        self.log.debug("Accepted transaction {trx_id}", trx_id=trx_id)
+        peers = self.node.peers
+        if peers is not None:
+            d = peers.relay_transaction(trx)
+            d.addErrback(lambda f: self.log.failure("Relaying {trx_id} failed", f,
+                                                    trx_id=trx_id))
+        return trx_id, expiration
+
+    def _wait_for(self, trx_id: str, expiration: int) -> _Waiting:
+        if self._closed:
+            raise ApiError("connection closed")
+        if self._observer is None:
+            self._observer = self._on_block
+            self.node.chain.add_block_observer(self._observer)
+            self.session.on_close(self.close)
+        entry = self._waiting.get(trx_id)
+        if entry is None:
+            entry = self._waiting[trx_id] = _Waiting(expiration)
+        return entry
+
+    def _on_block(self, applied) -> None:
+        """Chain block observer: confirm included transactions, fail expired
+        synchronous waits."""
+        if not self._waiting:
+            return
+        try:
+            prefix = self.node.chain.address_prefix
+            for trx_num, trx in enumerate(applied.block["transactions"]):
+                trx_id = auth.transaction_id(auth.pack_transaction(trx, prefix))
+                entry = self._waiting.pop(trx_id, None)
+                if entry is not None:
+                    self._confirm(entry, trx_id, applied, trx_num, trx)
+            for trx_id, entry in list(self._waiting.items()):
+                if entry.expiration <= applied.timestamp:
+                    del self._waiting[trx_id]
+                    self._fail(entry, ApiError(
+                        f"Transaction {trx_id} expired without being included in a block"))
+        except Exception:
+            self.log.failure("Broadcast confirmations for block {num} failed",
+                             num=applied.block_num)
+
+    def _confirm(self, entry: _Waiting, trx_id: str, applied, trx_num: int, trx: dict) -> None:
+        results = sorted((op.op_in_trx, op.result) for op in applied.operations
+                         if op.trx_in_block == trx_num and not op.is_virtual)
+        confirmation = {"id": trx_id, "block_num": applied.block_num, "trx_num": trx_num,
+                        "trx": dict(trx, operation_results=[r for _, r in results])}
+        for cb in entry.callbacks:
+            self.session.send_notice(cb, confirmation)
+        for d in entry.deferreds:
+            d.callback(confirmation)
+
+    @staticmethod
+    def _fail(entry: _Waiting, error: Exception) -> None:
+        for d in entry.deferreds:
+            d.errback(error)
+
+    # -- API functions -------------------------------------------------------------
+
+    @api_function
+    def broadcast_transaction(self, trx):
+        """Validate ``trx`` (a signed transaction), queue it for the next
+        block and relay it to the peers; returns null.  Raises the chain's
+        error when it is refused."""
+        self._push(trx)
+        return None
+
+    @api_function
+    def broadcast_transaction_with_callback(self, cb: int, trx):
+        """Like :meth:`broadcast_transaction`; when a block includes the
+        transaction, notice ``cb`` with ``{id, block_num, trx_num, trx}``
+        (WebSocket only)."""
+        if not getattr(self.session, "websocket", False):
+            raise ApiError("callbacks need a WebSocket connection")
+        if self._closed:
+            raise ApiError("connection closed")
+        trx_id, expiration = self._push(trx)
+        self._wait_for(trx_id, expiration).callbacks.append(cb)
+        return None
+
+    @api_function
+    def broadcast_transaction_synchronous(self, trx):
+        """Like :meth:`broadcast_transaction`, answering (a Deferred) with
+        ``{id, block_num, trx_num, trx}`` once a block includes the
+        transaction; fails if it expires first or the connection closes."""
+        if self._closed:
+            raise ApiError("connection closed")
+        trx_id, expiration = self._push(trx)
+        d = defer.Deferred()
+        self._wait_for(trx_id, expiration).deferreds.append(d)
+        return d
+
+    @api_function
+    def broadcast_block(self, block):
+        """Validate and apply a signed block (``chain.push_block``: it must
+        extend the head, be signed by the scheduled witness, ...); returns
+        null.  ``block_id``/``signing_key``/``transaction_ids`` fields are
+        ignored."""
+        if not isinstance(block, dict):
+            raise ApiError(f"block must be a signed block object, got {type(block).__name__}")
+        try:
+            self.node.chain.push_block(strip_block_info(block))
+        except NodeAPIError:
+            raise
+        except _MALFORMED as exc:
+            raise ApiError(f"Malformed block: {type(exc).__name__}: {exc}") from None
+        return None
+
+    def close(self) -> None:
+        """Connection closed: stop observing blocks; waiting synchronous
+        broadcasts fail with ``connection closed``."""
+        self._closed = True
+        if self._observer is not None:
+            self.node.chain.remove_block_observer(self._observer)
+            self._observer = None
+        waiting, self._waiting = self._waiting, {}
+        for entry in waiting.values():
+            self._fail(entry, ApiError("connection closed"))

@@ -1,0 +1,78 @@
+"""The network_node API set (login accessor ``network_node``, access name
+``network_node_api``): this node's peers.
+
+Graphene reference: bitshares-core libraries/app/api.cpp
+``network_node_api`` (``get_info``, ``add_node``, ``get_connected_peers``,
+``get_potential_peers``, ``get_advanced_node_parameters``,
+``set_advanced_node_parameters``).  Everything is delegated to
+``node.peers`` (:class:`nodeapi.peers.PeerService`).  Without a peer network
+(``node.peers`` is None) ``get_info`` still reports the local head with no
+connections, the peer lists are empty, and the functions that need the
+network fail with "No P2P network" like graphene.
+"""
+
+from nodeapi.api.base import ApiSet, api_function
+from nodeapi.errors import ApiError
+
+
+class NetworkNodeApi(ApiSet):
+    """graphene ``network_node_api`` over :class:`nodeapi.peers.PeerService`."""
+
+    name = "network_node"
+
+    def _peers(self):
+        peers = self.node.peers
+        if peers is None:
+            raise ApiError("No P2P network: this node runs without a peer service "
+                           "(start it with --seed-node or add peers in its configuration)")
+        return peers
+
+    @api_function
+    def get_info(self):
+        """``{connection_count, head_block_num, head_block_id,
+        blocks_applied}`` (blocks applied from peers since start)."""
+        peers = self.node.peers
+        if peers is not None:
+            return peers.info()
+        chain = self.node.chain
+        return {"connection_count": 0, "head_block_num": chain.head_block_num,
+                "head_block_id": chain.head_block_id, "blocks_applied": 0}
+
+    @api_function
+    def add_node(self, endpoint):
+        """Follow the node at ``"host:port"`` (or ``"user:password@host:port"``
+        to log in at connect).  Answers null once connected; fails if the
+        address is malformed or the first attempt fails (reconnects continue
+        in the background)."""
+        if not isinstance(endpoint, str):
+            raise ApiError(f"endpoint must be a \"host:port\" string, got {endpoint!r}")
+        return self._peers().add_node(endpoint).addCallback(lambda _: None)
+
+    @api_function
+    def get_connected_peers(self):
+        """Connected peers: ``[{addr, state, head_block_num, head_block_id,
+        last_seen, bad_reason}]`` ([] without a peer network)."""
+        peers = self.node.peers
+        return peers.connected_peers() if peers is not None else []
+
+    @api_function
+    def get_potential_peers(self):
+        """Every known peer in any state, same shape ([] without a peer
+        network)."""
+        peers = self.node.peers
+        return peers.potential_peers() if peers is not None else []
+
+    @api_function
+    def get_advanced_node_parameters(self):
+        """The peer service tunables (``sync_batch_size``, reconnect delays,
+        ...)."""
+        return self._peers().get_advanced_node_parameters()
+
+    @api_function
+    def set_advanced_node_parameters(self, params):
+        """Change some tunables (an object of name -> value); returns null.
+        Unknown names and bad values are errors."""
+        if not isinstance(params, dict):
+            raise ApiError(f"params must be an object, got {type(params).__name__}")
+        self._peers().set_advanced_node_parameters(params)
+        return None

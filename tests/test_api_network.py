@@ -1,0 +1,156 @@
+"""network_broadcast and network_node API sets over real Chains; the peer
+network is a real PeerService following a producer over loopback WebSocket
+(the peers tests' small RPC server)."""
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+
+from conftest import DEV_WIF, ListBlockLog
+from test_api_database import funded, make_api  # noqa: F401
+from test_chain_core import claim_op, produce, sign, transfer_op
+from test_peers import FAST, close, listen, wait_for
+from test_peers_rpcserver import ChainRpcFactory
+
+from nodeapi.api.broadcast import NetworkBroadcastApi
+from nodeapi.api.network_node import NetworkNodeApi
+from nodeapi.chain import authority as auth
+from nodeapi.chain import errors
+from nodeapi.chain.chain import Chain
+from nodeapi.errors import ApiError
+from nodeapi.peers import InvalidNodeParameter, PeerService
+
+
+def trx_id(trx):
+    return auth.transaction_id(auth.pack_transaction(trx, "TEST"))
+
+
+def test_broadcast_transaction(funded):
+    api, _ = make_api(funded, NetworkBroadcastApi)
+    trx = sign(funded, [transfer_op(31)])
+    assert api.call("broadcast_transaction", [trx]) is None
+    assert funded.pending_transactions == [trx]
+    with pytest.raises(errors.DuplicateTransaction):
+        api.call("broadcast_transaction", [trx])
+    with pytest.raises(errors.InsufficientBalance):
+        api.call("broadcast_transaction", [sign(funded, [transfer_op(1, frm="1.2.9")])])
+    with pytest.raises(ApiError, match="missing expiration"):
+        api.call("broadcast_transaction", [{"ref_block_num": 1, "ref_block_prefix": 2,
+                                            "operations": []}])
+    with pytest.raises(ApiError, match="Malformed transaction"):
+        api.call("broadcast_transaction", [dict(trx, operations=[[0, {"fee": 5}]])])
+    # wire form: 64-bit numbers as strings are accepted
+    wire = sign(funded, [transfer_op(32)])
+    wire["ref_block_prefix"] = str(wire["ref_block_prefix"])
+    wire["operations"][0][1]["amount"]["amount"] = "32"
+    api.call("broadcast_transaction", [wire])
+    produce(funded)
+    assert funded.state.balance("1.2.7", "1.3.0") == 12345 + 31 + 32
+
+
+def test_broadcast_with_callback_and_synchronous(funded):
+    api, session = make_api(funded, NetworkBroadcastApi)
+    t1 = sign(funded, [transfer_op(11)])
+    t2 = sign(funded, [transfer_op(12), transfer_op(13)])
+    assert api.call("broadcast_transaction_with_callback", [4, t1]) is None
+    d = api.call("broadcast_transaction_synchronous", [t2])
+    assert not d.called and session.notices == []
+    produce(funded)
+    num = funded.head_block_num
+    ((cb, confirmation),) = session.notices
+    assert cb == 4 and confirmation == {
+        "id": trx_id(t1), "block_num": num, "trx_num": 0,
+        "trx": dict(t1, operation_results=[[0, {}]])}
+    assert d.result == {"id": trx_id(t2), "block_num": num, "trx_num": 1,
+                        "trx": dict(t2, operation_results=[[0, {}], [0, {}]])}
+    produce(funded)
+    assert len(session.notices) == 1  # confirmed once
+    # a refused transaction registers nothing
+    with pytest.raises(errors.DuplicateTransaction):
+        api.call("broadcast_transaction_with_callback", [5, t1])
+    http, _ = make_api(funded, NetworkBroadcastApi, websocket=False)
+    with pytest.raises(ApiError, match="WebSocket"):
+        http.call("broadcast_transaction_with_callback", [1, sign(funded, [transfer_op(14)])])
+
+
+def test_synchronous_fails_on_expiry_and_close(funded):
+    api, session = make_api(funded, NetworkBroadcastApi)
+    # accepted, then dropped when the next block is produced past its expiration
+    short = sign(funded, [transfer_op(21)], expire_in=2)
+    d1 = api.call("broadcast_transaction_synchronous", [short])
+    when = funded.get_slot_time(3)
+    funded.generate_block(when, funded.get_scheduled_witness(3), DEV_WIF)
+    failures = []
+    d1.addErrback(failures.append)
+    assert failures and "expired without being included" in str(failures[0].value)
+    d2 = api.call("broadcast_transaction_synchronous", [sign(funded, [transfer_op(22)])])
+    d2.addErrback(failures.append)
+    session.close()
+    assert "connection closed" in str(failures[1].value)
+    assert funded._block_observers == []
+    with pytest.raises(ApiError, match="connection closed"):
+        api.call("broadcast_transaction_synchronous", [sign(funded, [transfer_op(23)])])
+
+
+def test_broadcast_block(funded, genesis):
+    follower = Chain(genesis, ListBlockLog())
+    api, _ = make_api(follower, NetworkBroadcastApi)
+    for n in (1, 2):
+        block = dict(funded.get_block(n), block_id="x", signing_key="y", transaction_ids=[])
+        assert api.call("broadcast_block", [block]) is None
+    assert follower.head_block_id == funded.head_block_id
+    assert follower.state.balance("1.2.7", "1.3.0") == 12345
+    with pytest.raises(errors.InvalidBlock):
+        api.call("broadcast_block", [funded.get_block(1)])
+    with pytest.raises(ApiError, match="Malformed block"):
+        api.call("broadcast_block", [{"previous": follower.head_block_id}])
+
+
+def test_network_node_without_peers(funded):
+    api, _ = make_api(funded, NetworkNodeApi)
+    assert api.call("get_info", []) == {"connection_count": 0, "head_block_num": 2,
+                                        "head_block_id": funded.head_block_id,
+                                        "blocks_applied": 0}
+    assert api.call("get_connected_peers", []) == [] == api.call("get_potential_peers", [])
+    for fn, args in (("add_node", ["127.0.0.1:1"]), ("get_advanced_node_parameters", []),
+                     ("set_advanced_node_parameters", [{}])):
+        with pytest.raises(ApiError, match="No P2P network"):
+            api.call(fn, args)
+
+
+@pytest_twisted.inlineCallbacks
+def test_network_node_and_relay_with_peers(genesis):
+    producer = Chain(genesis, ListBlockLog())
+    follower = Chain(genesis, ListBlockLog())
+    producer.push_transaction(sign(producer, [claim_op()]))
+    produce(producer, 3)
+    port = yield listen(ChainRpcFactory(producer))
+    svc = PeerService(follower, reactor=reactor, parameters=FAST)
+    svc.startService()
+    node_api, _ = make_api(follower, NetworkNodeApi, peers=svc)
+    address = f"127.0.0.1:{port.getHost().port}"
+    assert (yield node_api.call("add_node", [address])) is None
+    yield wait_for(lambda: follower.head_block_num == 3)
+    (peer,) = node_api.call("get_connected_peers", [])
+    assert peer["addr"] == address and peer["head_block_num"] == 3
+    assert [p["addr"] for p in node_api.call("get_potential_peers", [])] == [address]
+    info = node_api.call("get_info", [])
+    assert info["connection_count"] == 1 and info["head_block_num"] == 3
+    assert info["head_block_id"] == producer.head_block_id
+    assert node_api.call("set_advanced_node_parameters", [{"sync_batch_size": 5}]) is None
+    assert node_api.call("get_advanced_node_parameters", [])["sync_batch_size"] == 5
+    with pytest.raises(InvalidNodeParameter):
+        node_api.call("set_advanced_node_parameters", [{"nope": 1}])
+    with pytest.raises(ApiError, match="must be an object"):
+        node_api.call("set_advanced_node_parameters", [[1]])
+    with pytest.raises(ApiError):
+        yield node_api.call("add_node", ["no-port"])
+    # a transaction broadcast on the follower is relayed to the producer
+    bc_api, _ = make_api(follower, NetworkBroadcastApi, peers=svc)
+    trx = sign(follower, [transfer_op(777)])
+    bc_api.call("broadcast_transaction", [trx])
+    yield wait_for(lambda: len(producer.pending_transactions) == 1)
+    produce(producer)
+    yield wait_for(lambda: follower.head_block_num == 4)
+    assert follower.state.balance("1.2.7", "1.3.0") == 777
+    yield close(svc, port)
