@@ -1,32 +1,26 @@
 """Options of ``twistd nodeapi``: bitshares-style names, an INI file
 (``--config``), validation before the reactor runs, typed helpers.
 
-Every option can be given on the command line (``--name value``) or in the
-INI file as ``name = value`` (bitshares ``config.ini`` style, boost
-program_options rules: ``#`` starts a comment anywhere on a line, keys under
-a ``[log.*]`` section are bitshares logging settings and ignored, the
-repeatable options may appear on several lines).  The command line wins: a
-single-valued option given there replaces the file's value, a repeatable
-option given there replaces all of the file's lines.  Flags
-(``--enable-stale-production``, ``--enable-subscribe-to-all``) can only be
-switched on on the command line; in the file they take ``true``/``false``.
-Relative paths are relative to the current directory and are stored
-absolute.
+Any option goes on the command line (``--name value``) or in the INI file as
+``name = value`` (bitshares ``config.ini``, boost program_options rules:
+``#`` starts a comment anywhere, ``[log.*]`` sections are ignored, repeatable
+options take several lines).  The command line wins; a repeatable option
+given there replaces all of its file lines.  Flags can only be switched on
+on the command line; in the file they take ``true``/``false``.  Relative
+paths are relative to the current directory and are stored absolute.
 
-Development defaults: with neither ``witness-id`` nor ``private-key``
-anywhere, the node produces for the 11 init witnesses 1.6.1..1.6.11 of the
-bundled genesis with the published development key :data:`DEV_WIF` and
-``enable-stale-production`` is on, so ``twistd -n nodeapi`` alone runs a
-development chain whose head tracks the wall clock.  As in bitshares, a
-``witness-id`` without ``private-key`` uses that development key.  Never
-use these defaults for a public chain.
+Development defaults: with neither ``witness-id`` nor ``private-key``, the
+node produces for the 11 init witnesses 1.6.1..1.6.11 of the bundled genesis
+with the published key :data:`DEV_WIF`, and ``enable-stale-production`` is
+on, so ``twistd -n nodeapi`` alone runs a chain whose head tracks the wall
+clock.  As in bitshares, ``witness-id`` without ``private-key`` uses that key.
+Never use these defaults on a public chain.
 
-After parsing, the Options dict holds typed, normalized values (see
-:data:`SINGLE`, :data:`FLAGS`, :data:`MULTI`); ``postOptions`` raises
-``usage.UsageError`` naming the option (and the INI file and line) and the
-problem.  Sources: issue 3 "Daemon and packaging", history-searchdb-plugin.md
-"Options", wire-contract.md section 6 (``api-limit-*``), bitshares
-witness_node / application options.
+``postOptions`` leaves typed, normalized values (:data:`SINGLE`,
+:data:`FLAGS`, :data:`MULTI`) or raises ``usage.UsageError`` naming the
+option (and INI file and line) and the problem.  Sources: issue 3, the
+history-searchdb-plugin.md options, wire-contract.md section 6, bitshares
+witness_node and application options.
 """
 
 import json
@@ -48,6 +42,8 @@ INIT_WITNESSES = tuple(f"1.6.{i}" for i in range(1, 12))
 KNOWN_PLUGINS = ("witness", "account_history", "searchdb")
 BLOCK_LOG_NAME = "blocks.log"
 _INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')
+_BOOLS = dict.fromkeys(("true", "yes", "on", "1"), True) | dict.fromkeys(
+    ("false", "no", "off", "0"), False)
 
 
 def _number(kind, lo, hi, what):
@@ -73,12 +69,10 @@ parse_seconds = _number(float, 0, 86400 * 365, "a number of seconds")
 
 def parse_bool(text) -> bool:
     """Coercer: true/false, yes/no, on/off, 1/0."""
-    word = str(text).strip().lower()
-    if word in ("true", "yes", "on", "1"):
-        return True
-    if word in ("false", "no", "off", "0"):
-        return False
-    raise ValueError(f"{text!r} is not true or false")
+    value = _BOOLS.get(str(text).strip().lower())
+    if value is None:
+        raise ValueError(f"{text!r} is not true or false")
+    return value
 
 
 def parse_text(text) -> str:
@@ -163,41 +157,36 @@ def parse_plugins(text) -> list:
     return names
 
 
+def _json_or_raw(text, shown):
+    """``text`` stripped, or its JSON value when it starts with ``"`` or ``[``."""
+    raw = str(text).strip()
+    if raw[:1] not in ('"', "["):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise ValueError(f"{shown(raw)} is not valid JSON") from None
+
+
 def parse_witness_ids(text) -> list:
     """``1.6.N``, JSON ``"1.6.N"`` (bitshares form) or a JSON array of them."""
-    raw = str(text).strip()
-    values = [raw]
-    if raw[:1] in ('"', "["):
-        try:
-            values = json.loads(raw)
-        except ValueError:
-            raise ValueError(f"{raw!r} is not valid JSON") from None
-        values = values if isinstance(values, list) else [values]
-    out = []
-    for value in values:
+    values = _json_or_raw(text, repr)
+    for value in values if isinstance(values, list) else [values]:
         if not isinstance(value, str) or not re.fullmatch(r"1\.6\.(0|[1-9]\d{0,9})", value):
             raise ValueError(f"{value!r} is not a witness id 1.6.N")
-        out.append(value)
-    return out
+    return values if isinstance(values, list) else [values]
 
 
 def parse_private_key(text) -> list:
     """A WIF, or bitshares' JSON pair ``["PUBKEY", "WIF"]`` whose public key
     must belong to the WIF -> ``[WIF]``."""
-    raw = str(text).strip()
-    wif, public = raw, None
-    if raw[:1] in ('"', "["):
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            raise ValueError(f"{raw[:12]}... is not valid JSON") from None
-        if isinstance(value, str):
-            wif = value
-        elif (isinstance(value, list) and len(value) == 2
-              and all(isinstance(v, str) for v in value)):
-            public, wif = value
-        else:
+    value = _json_or_raw(text, lambda raw: raw[:12] + "...")
+    wif, public = value, None
+    if not isinstance(value, str):
+        if not (isinstance(value, list) and len(value) == 2
+                and all(isinstance(v, str) for v in value)):
             raise ValueError('expected a WIF or ["PUBLIC_KEY", "WIF"]')
+        public, wif = value
     try:
         derived = auth.public_key_bytes(auth.public_key_of(wif, "TEST"))
     except Exception:
@@ -284,13 +273,12 @@ MULTI = [
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
 _COERCE.update({name: coerce for name, coerce, _h in MULTI})
 _COERCE.update({name: parse_bool for name, _h in FLAGS})
+_REPEATABLE = {name for name, _c, _h in MULTI}
 
 
 def read_ini(path: str) -> dict:
-    """The ``key = value`` lines of ``path`` -> ``{key: [(value, where)]}``
-    (``where`` is ``"FILE line N"``).  Raises ValueError naming the file and
-    line for unknown keys, lines without ``=`` and repeated single-valued keys;
-    OSError if unreadable."""
+    """``path``'s lines -> ``{key: [(value, "FILE line N")]}``; ValueError
+    naming file and line (unknown or repeated key, no ``=``), OSError."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     found: dict = {}
@@ -313,10 +301,18 @@ def read_ini(path: str) -> dict:
             key = f"{section}.{key}"
         if key not in _COERCE:
             raise ValueError(f"{where}: unknown option {key!r}")
-        if key in found and key not in dict((m[0], 1) for m in MULTI):
+        if key in found and key not in _REPEATABLE:
             raise ValueError(f"{where}: option {key!r} given more than once")
         found.setdefault(key, []).append((value.strip(), where))
     return found
+
+
+def _appender(name: str, doc: str):
+    """An ``opt_*`` method collecting a repeatable option's values."""
+    def opt(self, value):
+        self[name].append(value)
+    opt.__doc__ = doc
+    return opt
 
 
 class Options(usage.Options):
@@ -346,18 +342,7 @@ class Options(usage.Options):
         self.genesis = None
         self.development_defaults = False
 
-    def opt_witness_id(self, value):
-        self["witness-id"].append(value)
-
-    def opt_private_key(self, value):
-        self["private-key"].append(value)
-
-    def opt_seed_node(self, value):
-        self["seed-node"].append(value)
-
-    opt_witness_id.__doc__ = MULTI[0][2]
-    opt_private_key.__doc__ = MULTI[1][2]
-    opt_seed_node.__doc__ = MULTI[2][2]
+    opt_witness_id, opt_private_key, opt_seed_node = (_appender(n, d) for n, _c, d in MULTI)
 
     @staticmethod
     def _coerce(name: str, raw: str, where: str):
@@ -430,8 +415,7 @@ class Options(usage.Options):
                                    f"{exc}") from None
         if self["api-access"]:
             self._check_api_access(self["api-access"])
-        data_dir = self["data-dir"]
-        probe = data_dir
+        data_dir = probe = self["data-dir"]
         while not os.path.exists(probe):
             probe = os.path.dirname(probe)
         if not os.path.isdir(probe):
@@ -444,15 +428,13 @@ class Options(usage.Options):
     def _check_api_access(path: str) -> None:
         try:
             from nodeapi.rpc.access import ApiAccess
+            ApiAccess.load(path)
         except ImportError:  # without the RPC layer: at least readable JSON
             try:
                 with open(path, "rb") as f:
                     json.loads(f.read())
             except (OSError, ValueError) as exc:
                 raise usage.UsageError(f"--api-access: {path}: {exc}") from None
-            return
-        try:
-            ApiAccess.load(path)
         except Exception as exc:
             raise usage.UsageError(f"--api-access: {exc}") from None
 
@@ -482,8 +464,7 @@ class Options(usage.Options):
         candidates = self.genesis.data.get("initial_witness_candidates", [])
         out = {}
         for wid in self["witness-id"]:
-            signing = None
-            instance = int(wid.rsplit(".", 1)[1])
+            signing, instance = None, int(wid.rsplit(".", 1)[1])
             if chain is not None and wid in chain.state.objects:
                 signing = chain.state.objects[wid]["signing_key"]
             elif chain is None and 1 <= instance <= len(candidates):

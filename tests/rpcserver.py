@@ -27,6 +27,6 @@ def make_node(chain, history=None, **kwargs):
     if history is None:
         from nodeapi.history.account_history import AccountHistory
 
-        history = AccountHistory(chain)
+        history = AccountHistory()
         chain.add_consumer(history)
     return Node(chain=chain, history=history, reactor=reactor, **kwargs)

@@ -7,7 +7,7 @@ from bitsharesbase import operations
 
 from conftest import CHAIN_ID, DEV_PUB
 from test_chain_core import claim_op, produce, sign, transfer_op
-from test_chain_ops import _auth, _options, with_fee
+from test_chain_ops import with_fee
 
 from nodeapi.api.base import Session
 from nodeapi.api.database import DatabaseApi

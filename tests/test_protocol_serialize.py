@@ -29,6 +29,10 @@ def _samples():
             if s["op_id"] in OPERATIONS]
 
 
+# the operations of issue 2; fill_order (4) is virtual and bitsharesbase lacks it
+ISSUE_OPS = {0, 1, 2, 5, 6, 7, 8, 10, 11, 14, 15, 16, 35, 37}
+
+
 SAMPLES = _samples()
 
 
@@ -61,6 +65,8 @@ def _same(orig, back):
 def test_mainnet_samples_match_bitsharesbase():
     compared, special = 0, 0
     for op_id, data, source in SAMPLES:
+        if op_id not in ISSUE_OPS:
+            continue
         mine = serialize_operation([op_id, data], "BTS")
         try:
             expected = _bitsharesbase(op_id, data)

@@ -20,3 +20,5 @@ from nodeapi.protocol.transaction import (  # noqa: F401
 from nodeapi.protocol.block import (  # noqa: F401
     block_header_bytes, block_id, block_signing_digest, merkle_root, recover_block_signer,
     sign_block)
+from nodeapi.protocol.impacted import (  # noqa: F401
+    fee_payer, impacted_accounts, other_authorities, required_authorities)

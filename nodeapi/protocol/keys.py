@@ -72,14 +72,17 @@ def b58decode(text: str) -> bytes:
     return b"\0" * pad + n.to_bytes((n.bit_length() + 7) // 8, "big")
 
 
-def _check_prefix(text: str, prefix: str | None, payload_len: int | None) -> tuple[str, str]:
-    """Split ``text`` into (prefix, base58 payload)."""
+def _check_prefix(text: str, prefix: str | None) -> tuple[str, str]:
+    """Split ``text`` into (prefix, base58 payload); without ``prefix`` the
+    prefix is the leading run of ASCII letters (the base58 text of a 33-byte
+    key always starts with a digit)."""
     if not isinstance(text, str):
         raise InvalidKey(f"Invalid key {text!r}: expected a string")
     if prefix is None:
-        if payload_len is None or len(text) <= payload_len:
-            raise InvalidKey(f"Invalid key {text[:60]!r}: cannot tell its prefix")
-        prefix = text[:-payload_len]
+        n = 0
+        while n < len(text) and text[n].isascii() and text[n].isalpha():
+            n += 1
+        prefix = text[:n]
     if not text.startswith(prefix) or len(text) == len(prefix):
         raise WrongKeyPrefix(f"{text[:60]!r} does not start with the prefix {prefix!r}")
     return prefix, text[len(prefix):]
@@ -89,18 +92,17 @@ def _check_prefix(text: str, prefix: str | None, payload_len: int | None) -> tup
 def public_key_bytes(text: str, prefix: str | None = None) -> bytes:
     """33-byte compressed key of a ``PREFIX...`` string (graphene
     ``public_key_type(string)``: prefix, base58, ripemd160 checksum; the
-    point itself is not checked, like graphene).  ``prefix=None`` accepts
+    point itself is not checked, like graphene, so the null key
+    ``PREFIX1111111111111111111111111111111114T1Anm`` (33 zero bytes) passes).  ``prefix=None`` accepts
     any prefix.  Raises :class:`WrongKeyPrefix`, :class:`InvalidBase58`,
     :class:`InvalidChecksum`, :class:`InvalidKey`."""
-    _, body = _check_prefix(text, prefix, 50)
+    _, body = _check_prefix(text, prefix)
     raw = b58decode(body)
     if len(raw) != 37:
         raise InvalidKey(f"Invalid public key {text[:60]!r}: {len(raw)} bytes, expected 37")
     key, check = raw[:33], raw[33:]
     if ripemd160(key)[:4] != check:
         raise InvalidChecksum(f"Invalid public key {text[:60]!r}: checksum mismatch")
-    if key[0] not in (2, 3):
-        raise InvalidKey(f"Invalid public key {text[:60]!r}: not a compressed key")
     return key
 
 
@@ -356,7 +358,7 @@ def address_bytes(text: str, prefix: str | None) -> bytes:
             except (InvalidBase58, InvalidChecksum, InvalidKey):
                 continue
         raise InvalidKey(f"Invalid address {text[:60]!r}: no prefix gives a valid address")
-    _, body = _check_prefix(text, prefix, None)
+    _, body = _check_prefix(text, prefix)
     raw = b58decode(body)
     if len(raw) != 24:
         raise InvalidKey(f"Invalid address {text[:60]!r}: {len(raw)} bytes, expected 24")

@@ -6,16 +6,17 @@ order follows bitshares-core's ``FC_REFLECT`` of each operation
 (``libraries/protocol/include/graphene/protocol/transfer.hpp``,
 ``market.hpp``, ``account.hpp``, ``asset_ops.hpp``, ``custom.hpp``,
 ``balance.hpp``).  nodeapi supports the operations listed in
-:data:`OPERATIONS`; any other type raises :class:`UnknownOperation`.
+:data:`OPERATIONS` (the 14 the chain evaluates plus the virtual fill_order
+it generates); any other type raises :class:`UnknownOperation`.
 """
 
 from nodeapi.protocol.errors import InvalidField, UnknownOperation
 from nodeapi.protocol.serialize import (
-    BOOL, BYTES, FUTURE_EXTENSIONS, PUBLIC_KEY, STRING, TIME, UINT8, UINT16, VOID, Extension,
-    FlatSet, Optional, Struct, pack_varint, to_int, unpack, unpack_varint)
+    BOOL, BYTES, FUTURE_EXTENSIONS, OBJECT_ID, PUBLIC_KEY, STRING, TIME, UINT8, UINT16, VOID,
+    Bool, Extension, FlatSet, Optional, Struct, pack_varint, to_int, unpack, unpack_varint)
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ACCOUNT_OPTIONS, ASSET, ASSET_ID, ASSET_OPTIONS, AUTHORITY, BALANCE_ID,
-    BITASSET_OPTIONS, BUYBACK_OPTIONS, LIMIT_ORDER_ID, MEMO, SHARE, SPECIAL_AUTHORITY)
+    BITASSET_OPTIONS, BUYBACK_OPTIONS, LIMIT_ORDER_ID, MEMO, PRICE, SHARE, SPECIAL_AUTHORITY)
 
 FEE = ("fee", ASSET)
 EXT = ("extensions", FUTURE_EXTENSIONS)
@@ -35,6 +36,9 @@ OPERATIONS = {
         ("expiration", TIME), ("fill_or_kill", BOOL), EXT])),
     2: ("limit_order_cancel", _op("limit_order_cancel", [
         FEE, ("fee_paying_account", ACCOUNT_ID), ("order", LIMIT_ORDER_ID), EXT])),
+    4: ("fill_order", _op("fill_order", [  # virtual: made by the chain, never signed
+        FEE, ("order_id", OBJECT_ID), ("account_id", ACCOUNT_ID), ("pays", ASSET),
+        ("receives", ASSET), ("fill_price", PRICE), ("is_maker", Bool(default=False))])),
     5: ("account_create", _op("account_create", [
         FEE, ("registrar", ACCOUNT_ID), ("referrer", ACCOUNT_ID), ("referrer_percent", UINT16),
         ("name", STRING), ("owner", AUTHORITY), ("active", AUTHORITY),

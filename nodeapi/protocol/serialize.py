@@ -141,10 +141,13 @@ class VarInt:
 
 class Bool:
     """bool: one byte, 0 or 1 (JSON true/false; 0/1 and "true"/"false"
-    accepted like fc's ``variant::as_bool``)."""
+    accepted like fc's ``variant::as_bool``).  ``default`` makes the field
+    optional in JSON (for fields added to graphene later)."""
 
     name = "bool"
-    default = None
+
+    def __init__(self, default: bool | None = None) -> None:
+        self.default = None if default is None else bytes([default])
 
     def pack(self, value, out, prefix=None) -> None:
         if value is True or value is False:
