@@ -42,7 +42,7 @@ class _PullCollector:
         yield head
         produced = CounterMetricFamily("nodeapi_blocks_produced",
                                        "Blocks produced by this node's witness")
-        produced.add_metric([], getattr(m.witness, "blocks_produced", 0) if m.witness else 0)
+        produced.add_metric([], getattr(m.witness, "produced", 0) if m.witness else 0)
         yield produced
         plugin = m.searchdb
         if plugin is None:

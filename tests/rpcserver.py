@@ -18,9 +18,14 @@ class RunningSite:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def stop(self):
+        """Drop every WebSocket client and stop listening; a Deferred."""
         for proto in list(self.site.ws_factory.connections):
             proto.dropConnection(abort=True)
-        pytest_twisted.blockon(self.listening.stopListening())
+        return self.listening.stopListening()
+
+    def stop_blocking(self):
+        """:meth:`stop` from a (non-reactor) pytest fixture."""
+        pytest_twisted.blockon(self.stop())
 
 
 def make_node(chain, history=None, **kwargs):

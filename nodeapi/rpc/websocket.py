@@ -153,7 +153,10 @@ class RpcWebSocketFactory(WebSocketServerFactory):
         self.connections: set = set()
         options = dict(maxMessagePayloadSize=max_message_size,
                        maxFramePayloadSize=max_message_size, webStatus=False,
-                       openHandshakeTimeout=30, closeHandshakeTimeout=5)
+                       openHandshakeTimeout=30, closeHandshakeTimeout=5,
+                       # protocol violations and oversized messages get a close
+                       # frame with their code (1002, 1009) instead of a drop
+                       failByDrop=False)
         if auto_ping_interval:
             options.update(autoPingInterval=auto_ping_interval,
                            autoPingTimeout=auto_ping_interval)

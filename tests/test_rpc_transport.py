@@ -1,0 +1,297 @@
+"""The RPC access layer over real loopback sockets: transport forms 1-5,
+the login state table, api-access over WebSocket and HTTP, the error table of
+wire-contract.md section 4, and the limits."""
+
+import base64
+
+import orjson
+import pytest
+import pytest_twisted
+import treq
+from twisted.internet import defer
+
+from nodeapi.rpc.access import ApiAccess
+from rpcserver import RunningSite, make_node
+from test_rpc_access import VECTORS
+from wsclient import ws_connect
+
+CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
+ACCESS_DENIED = "Execution error: Assert Exception: is_allowed: Access denied"
+
+
+@pytest.fixture
+def server(chain):
+    running = RunningSite(make_node(chain, api_node_info="test node"),
+                          ApiAccess.from_json(VECTORS), max_message_size=64 * 1024,
+                          max_calls_in_flight=4)
+    yield running
+    running.stop_blocking()
+
+
+@pytest.fixture
+def open_server(chain):
+    running = RunningSite(make_node(chain), ApiAccess.default())
+    yield running
+    running.stop_blocking()
+
+
+def basic(user, password):
+    return {b"Authorization": [b"Basic " + base64.b64encode(f"{user}:{password}".encode())]}
+
+
+@defer.inlineCallbacks
+def post(server, body, path="/rpc", headers=None):
+    data = body if isinstance(body, bytes) else orjson.dumps(body)
+    resp = yield treq.post(server.url + path, data=data, headers=headers)
+    content = yield resp.content()
+    return resp.code, (orjson.loads(content) if content else None), resp.headers
+
+
+# -- transport forms ---------------------------------------------------------
+
+@pytest_twisted.inlineCallbacks
+def test_form1_websocket_call_and_ids(server):
+    ws = yield ws_connect(server.port)
+    try:
+        reply = yield ws.request(0, "get_chain_id")
+        assert reply == {"id": reply["id"], "result": CHAIN_ID}  # no jsonrpc echoed
+        assert list(reply) == ["id", "result"]
+        reply = yield ws.request(0, "get_chain_id", jsonrpc=True)
+        assert list(reply) == ["id", "jsonrpc", "result"]
+        assert (yield ws.call(1, "login", "", "")) is True
+        assert (yield ws.call(1, "history")) == 2
+        assert (yield ws.call(1, "network_broadcast")) == 3
+        assert (yield ws.call(1, "history")) == 2  # same id again
+        assert (yield ws.call(1, "database")) == 0
+        props = yield ws.call(0, "get_dynamic_global_properties")
+        assert props["id"] == "2.1.0"
+    finally:
+        ws.dropConnection()
+
+
+@pytest_twisted.inlineCallbacks
+def test_http_forms_2_3_4(server):
+    code, body, headers = yield post(server, {"jsonrpc": "2.0", "id": 7, "method": "call",
+                                              "params": [0, "get_chain_id", []]})
+    assert (code, body) == (200, {"id": 7, "jsonrpc": "2.0", "result": CHAIN_ID})
+    assert headers.getRawHeaders(b"content-type") == [b"application/json"]
+    code, body, _ = yield post(server, {"jsonrpc": "2.0", "id": 8, "method": "get_chain_id",
+                                        "params": []})
+    assert (code, body["result"]) == (200, CHAIN_ID)
+    code, body, _ = yield post(server, {"jsonrpc": "2.0", "id": 9, "method": "call",
+                                        "params": ["history", "get_account_history",
+                                                   ["1.2.6", "1.11.0", 10, "1.11.0"]]})
+    assert (code, body) == (200, {"id": 9, "jsonrpc": "2.0", "result": []})
+    # python-bitshares posts to "/"
+    code, body, _ = yield post(server, {"jsonrpc": "2.0", "id": 1, "method": "get_chain_id",
+                                        "params": []}, path="/")
+    assert body["result"] == CHAIN_ID
+
+
+@pytest_twisted.inlineCallbacks
+def test_http_network_node_needs_basic_credentials(server):
+    call = {"jsonrpc": "2.0", "id": 1, "method": "call", "params": ["network_node", "get_info",
+                                                                     []]}
+    code, body, _ = yield post(server, call)
+    assert code == 200
+    assert body["error"]["code"] == 10
+    assert body["error"]["message"] == ACCESS_DENIED
+    code, body, _ = yield post(server, call, headers=basic("bytemaster", "wrong"))
+    assert body["error"]["message"] == ACCESS_DENIED
+    code, body, _ = yield post(server, call, headers=basic("bytemaster", "supersecret"))
+    assert code == 200 and "error" not in body
+    assert body["result"]["connection_count"] == 0
+    # numeric ids other than 0 and 1 mean nothing over HTTP
+    code, body, _ = yield post(server, {"jsonrpc": "2.0", "id": 2, "method": "call",
+                                        "params": [2, "get_info", []]},
+                               headers=basic("bytemaster", "supersecret"))
+    assert "No API set with id 2" in body["error"]["message"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_form5_websocket_basic_credentials_log_in_at_connect(server):
+    ws = yield ws_connect(server.port, "bytemaster", "supersecret")
+    try:
+        assert "network_node_api" in (yield ws.call(1, "get_available_api_sets"))
+        info = yield ws.call("network_node", "get_info")
+        assert info["connection_count"] == 0
+    finally:
+        ws.dropConnection()
+    ws = yield ws_connect(server.port, "bytemaster", "bad")
+    try:
+        assert (yield ws.call(1, "get_available_api_sets")) == []
+        assert (yield ws.call(0, "dummy")) is False  # id 0 is the dummy API
+    finally:
+        ws.dropConnection()
+
+
+# -- login state table -------------------------------------------------------
+
+@pytest_twisted.inlineCallbacks
+def test_login_state_table(server):
+    ws = yield ws_connect(server.port)
+    star = ["database_api", "history_api", "network_broadcast_api"]
+    try:
+        assert (yield ws.call(1, "get_available_api_sets")) == star  # before login: login("","")
+        assert (yield ws.call(1, "login")) == 1
+        assert (yield ws.call(1, "login", None, None)) == 1
+        with pytest.raises(RuntimeError, match="Must provide both user and password"):
+            yield ws.call(1, "login", "bytemaster")
+        assert (yield ws.call(1, "login", "bytemaster", "supersecret")) is True
+        assert (yield ws.call(1, "get_available_api_sets")) == [
+            "block_api", "database_api", "history_api", "network_broadcast_api",
+            "network_node_api"]
+        node_id = yield ws.call(1, "network_node")
+        assert node_id == 2
+        assert (yield ws.call(node_id, "get_info"))["connection_count"] == 0
+        assert (yield ws.call(1, "logout")) is False
+        assert (yield ws.call(1, "get_available_api_sets")) == []
+        # ids stay callable after logout
+        assert (yield ws.call(node_id, "get_info"))["connection_count"] == 0
+        with pytest.raises(RuntimeError, match="Access denied, please login"):
+            yield ws.call(1, "get_config")
+        with pytest.raises(RuntimeError) as info:
+            yield ws.call(1, "network_node")
+        assert info.value.args[0]["message"] == ACCESS_DENIED
+        # wrong password: false, logged out, ids kept
+        assert (yield ws.call(1, "login", "user2", "superpassword2")) is True
+        assert (yield ws.call(1, "get_available_api_sets")) == ["database_api", "history_api"]
+        assert (yield ws.call(1, "login", "user2", "nope")) is False
+        assert (yield ws.call(1, "get_available_api_sets")) == []
+        assert (yield ws.call(node_id, "get_info"))["connection_count"] == 0
+        # unknown user falls to "*"
+        assert (yield ws.call(1, "login", "stranger", "x")) is True
+        assert (yield ws.call(1, "get_available_api_sets")) == star
+        config = yield ws.call(1, "get_config")
+        assert config["api_limit_get_account_history"] == 100
+        assert (yield ws.call(1, "get_info")) == "test node"
+    finally:
+        ws.dropConnection()
+
+
+@pytest_twisted.inlineCallbacks
+def test_not_reflected_and_unknown_methods(server):
+    ws = yield ws_connect(server.port)
+    try:
+        for name in ("dummy", "is_database_api_allowed", "no_such_function"):
+            reply = yield ws.request(1, name)
+            assert reply["error"]["code"] == -32601
+            assert reply["error"]["message"] == "Method not found"
+            assert reply["error"]["data"] == f"No method with name '{name}'"
+        reply = yield ws.request(99, "get_info")
+        assert reply["error"]["code"] == 10
+        reply = yield ws.request("nonsense", "get_info")
+        assert "Unknown API set 'nonsense'" in reply["error"]["message"]
+    finally:
+        ws.dropConnection()
+
+
+@pytest_twisted.inlineCallbacks
+def test_default_access_without_file(open_server):
+    ws = yield ws_connect(open_server.port)
+    try:
+        assert (yield ws.call(1, "get_available_api_sets")) == [
+            "custom_operations_api", "database_api", "history_api", "network_broadcast_api",
+            "orders_api"]
+        for restricted in ("network_node", "block", "asset", "crypto", "debug"):
+            reply = yield ws.request(1, restricted)
+            assert reply["error"]["message"] == ACCESS_DENIED
+        assert (yield ws.call(1, "orders")) == 2
+        reply = yield ws.request(2, "get_grouped_limit_orders_nonexistent")
+        assert reply["error"]["code"] == -32601
+    finally:
+        ws.dropConnection()
+
+
+# -- errors (wire-contract.md section 4) -------------------------------------
+
+ERROR_ROWS = [
+    (b"{nope", 400, -32700, "Invalid JSON message"),
+    (b"[]", 400, -32600, "Batch requests not supported"),
+    (b'"text"', 400, -32600, "Invalid JSON request"),
+    (b'{"id": 1.5, "method": "get_chain_id", "params": []}', 400, -32600, "Invalid id"),
+    (b'{"id": true, "method": "get_chain_id", "params": []}', 400, -32600, "Invalid id"),
+    (b'{"id": 1, "params": []}', 400, -32600, "Missing or invalid method"),
+    (b'{"id": 1, "method": 5, "params": []}', 400, -32600, "Missing or invalid method"),
+    (b'{"id": 1, "jsonrpc": "1.0", "method": "get_chain_id"}', 400, -32600,
+     "Unsupported JSON-RPC version"),
+    (b'{"id": 1, "method": "get_chain_id", "params": "x"}', 400, -32600, "Invalid parameters"),
+    (b'{"id": 1, "method": "call", "params": [0, "get_chain_id"]}', 400, -32600,
+     "Invalid parameters"),
+    (b'{"id": 1, "method": "get_chain_id", "params": {"a": 1}}', 400, -32602,
+     "Named parameters not supported"),
+    (b'{"id": 1, "method": "no_such", "params": []}', 400, -32601, "Method not found"),
+    (b'{"id": 1, "method": "get_objects", "params": [["1.2.x"]]}', 200, 10, None),
+    (b'{"id": 1, "method": "get_block", "params": []}', 200, 10, None),
+]
+
+
+@pytest_twisted.inlineCallbacks
+def test_error_table_http_and_websocket(server):
+    ws = yield ws_connect(server.port)
+    try:
+        for raw, status, code, message in ERROR_ROWS:
+            got_status, body, headers = yield post(server, raw)
+            assert (got_status, body["error"]["code"]) == (status, code), raw
+            if message:
+                assert body["error"]["message"] == message, raw
+            else:
+                assert body["error"]["message"].startswith("Execution error: "), raw
+                assert "Traceback" not in body["error"]["message"]
+            if status == 400 and code != -32601:
+                assert body["id"] is None
+            assert headers.getRawHeaders(b"content-type") == [b"application/json"]
+            rid = orjson.loads(raw)["id"] if status == 200 or code == -32601 else None
+            reply = yield ws.send_raw(raw, rid if rid is not None else None) \
+                if rid is not None else _next_raw(ws, raw)
+            assert reply["error"]["code"] == code, raw
+    finally:
+        ws.dropConnection()
+
+
+def _next_raw(ws, raw):
+    """Send ``raw`` and wait for the reply with id null (validation errors)."""
+    d = defer.Deferred()
+    ws._waiting[None] = d
+    ws.sendMessage(raw, isBinary=False)
+    return d
+
+
+@pytest_twisted.inlineCallbacks
+def test_http_paths_methods_and_notifications(server):
+    resp = yield treq.get(server.url + "/rpc")
+    body = orjson.loads((yield resp.content()))
+    assert resp.code == 405 and body["error"]["code"] == -32600
+    resp = yield treq.post(server.url + "/elsewhere", data=b"{}")
+    body = orjson.loads((yield resp.content()))
+    assert resp.code == 404 and "POST /rpc" in body["error"]["message"]
+    # no id: 204 and no body
+    resp = yield treq.post(server.url + "/rpc", data=b'{"method": "get_chain_id", "params": []}')
+    assert resp.code == 204 and (yield resp.content()) == b""
+    # too large
+    resp = yield treq.post(server.url + "/rpc", data=b" " * (65 * 1024))
+    assert resp.code == 413
+
+
+@pytest_twisted.inlineCallbacks
+def test_websocket_message_too_big_closes_cleanly(server):
+    ws = yield ws_connect(server.port)
+    ws.sendMessage(b'{"id": 1, "method": "get_chain_id", "params": ["' + b"x" * 70000 + b'"]}')
+    code = yield ws.closed
+    assert code == 1009
+    ws = yield ws_connect(server.port)  # the server still serves
+    try:
+        assert (yield ws.call(0, "get_chain_id")) == CHAIN_ID
+    finally:
+        ws.dropConnection()
+
+
+@pytest_twisted.inlineCallbacks
+def test_numbers_outside_int32_are_strings(server):
+    ws = yield ws_connect(server.port)
+    try:
+        asset = (yield ws.call(0, "get_assets", ["1.3.0"]))[0]
+        assert isinstance(asset["options"]["max_supply"], str)
+        assert int(asset["options"]["max_supply"]) > 2 ** 31
+    finally:
+        ws.dropConnection()
