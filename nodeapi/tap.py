@@ -1,0 +1,113 @@
+"""``twistd nodeapi``: build the node's service tree from the options.
+
+The plugin file (``twisted/plugins/nodeapi_plugin.py``) only names this
+module; :class:`Options` comes from :mod:`nodeapi.config` and
+:func:`makeService` wires the parts along the data flow
+block -> chain -> plugins -> bulk -> search database:
+
+* the block log in ``--data-dir`` (opened here, so a corrupt log stops
+  startup before the reactor runs, naming the file and offset);
+* the :class:`~nodeapi.chain.chain.Chain` over the genesis file;
+* the history plugin (``account_history`` or ``searchdb``) and the metrics
+  as block consumers;
+* the witness (``witness`` in ``--plugins``), the peers service, the RPC
+  Site on ``--rpc-endpoint`` and the metrics port, started after replay by
+  :class:`~nodeapi.service.NodeService`.
+
+A bad option or file is reported as ``nodeapi: <message>`` and exit status
+1 (``SystemExit``), never a traceback.
+"""
+
+import os
+
+from twisted.internet.endpoints import serverFromString
+from twisted.logger import Logger
+
+from nodeapi.config import Options  # noqa: F401  (twistd reads Options)
+from nodeapi.errors import ConfigError
+
+log = Logger()
+
+
+def makeService(options, reactor=None):
+    """The :class:`~nodeapi.service.NodeService` for parsed ``options``.
+
+    :raises SystemExit: with ``nodeapi: <problem>`` for a startup error
+        (unreadable or corrupt files, bad api-access file).
+    """
+    try:
+        return _make_service(options, reactor)
+    except ConfigError as exc:
+        raise SystemExit(f"nodeapi: {exc}") from None
+
+
+def _make_service(options, reactor):
+    if reactor is None:
+        from twisted.internet import reactor
+    from nodeapi.chain.blocklog import BlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.chain.genesis import load_genesis
+    from nodeapi.metrics import Metrics
+    from nodeapi.node import Node
+    from nodeapi.peers import PeerService
+    from nodeapi.rpc.access import ApiAccess
+    from nodeapi.rpc.site import rpc_site
+    from nodeapi.service import ListeningService, NodeService
+
+    data_dir = options["data-dir"]
+    try:
+        os.makedirs(data_dir, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--data-dir {data_dir}: {exc.strerror}") from None
+    genesis = load_genesis(options["genesis-json"])
+    access = (ApiAccess.load(options["api-access"]) if options["api-access"]
+              else ApiAccess.default())
+    block_log = BlockLog(options.block_log_path())
+    block_log.open()
+    chain = Chain(genesis, block_log, clock=reactor)
+    plugins = options["plugins"]
+
+    history = searchdb = None
+    if "account_history" in plugins:
+        from nodeapi.history.account_history import AccountHistory
+
+        history = AccountHistory()
+        chain.add_consumer(history)
+    elif "searchdb" in plugins:
+        from nodeapi.history.searchdb import make_searchdb
+
+        searchdb = make_searchdb(options, chain, data_dir, reactor)
+        history = searchdb.history
+        chain.add_consumer(searchdb)
+
+    witness = None
+    if "witness" in plugins:
+        from nodeapi.witness import WitnessService
+
+        witness = WitnessService(chain, options.witnesses(chain),
+                                 enable_stale_production=options["enable-stale-production"],
+                                 clock=reactor)
+    peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor)
+    metrics = Metrics(chain, witness, searchdb)
+    chain.add_consumer(metrics)
+    node = Node(chain=chain, history=history, limits=options.api_limits(),
+                api_node_info=options["api-node-info"],
+                enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
+                witness=witness, options=dict(options), reactor=reactor)
+    site = rpc_site(node, access, max_message_size=options["max-message-size"],
+                    auto_ping_interval=options["ws-auto-ping-interval"],
+                    max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
+                    reactor=reactor)
+    rpc = ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
+                           options["rpc-endpoint"], "RPC (WebSocket and HTTP)")
+    live = [s for s in (witness, peers, rpc) if s is not None]
+    if options["metrics-endpoint"]:
+        live.append(ListeningService(serverFromString(reactor, options["metrics-endpoint"]),
+                                     metrics.site(), options["metrics-endpoint"],
+                                     "Prometheus metrics"))
+    plugin_services = [searchdb] if searchdb is not None else []
+    top = NodeService(chain, block_log, plugins=plugin_services, live=live, reactor=reactor)
+    top.node, top.rpc = node, rpc
+    log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
+             chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
+    return top

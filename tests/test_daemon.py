@@ -1,0 +1,87 @@
+"""``twistd -n nodeapi`` as a user runs it: defaults produce blocks at the
+wall clock, SIGTERM stops gracefully, a restart replays the block log to the
+same head, kill -9 is survived, bad options stop startup with a message."""
+
+import signal
+import subprocess
+
+import pytest
+
+from daemon import ROOT, Daemon, twistd_command
+
+pytestmark = pytest.mark.slow
+
+
+def test_defaults_produce_blocks_and_restart_replays(tmp_path):
+    node = Daemon(tmp_path / "data").start()
+    try:
+        num, _ = node.wait_head(3)
+        assert node.call("get_chain_id") == \
+            "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
+        block = node.call("get_block", num)
+        assert block["witness"].startswith("1.6.")
+    finally:
+        assert node.stop() == -signal.SIGTERM
+    log = node.log()
+    assert "Node stopped at head block" in log
+    head_at_stop = int(log.rsplit("Node stopped at head block", 1)[1].split()[0])
+    assert (tmp_path / "data" / "blocks.log").stat().st_size > 0
+
+    again = Daemon(tmp_path / "data").start()
+    try:
+        # the restarted node replayed to the same block and continues
+        assert again.call("get_block", head_at_stop)["previous"] == \
+            node_block_previous(again, head_at_stop)
+        assert f"Replayed {head_at_stop} blocks" in again.log()
+        again.wait_head(head_at_stop + 1)
+    finally:
+        assert again.stop() == -signal.SIGTERM
+
+
+def node_block_previous(node, num):
+    return node.call("get_block_header", num)["previous"]
+
+
+def test_kill_9_then_restart(tmp_path):
+    node = Daemon(tmp_path / "data").start()
+    node.wait_head(3)
+    node.stop(signal.SIGKILL)
+    again = Daemon(tmp_path / "data").start()
+    try:
+        num, head_id = again.head()
+        assert num >= 3
+        assert again.call("get_block", num) is not None
+    finally:
+        again.stop()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rpc-endpoint", "nonsense:::"], "--rpc-endpoint"),
+    (["--plugins", "witness account_history searchdb"], "cannot run together"),
+    (["--api-access", "/nonexistent/api-access.json"], "--api-access"),
+    (["--genesis-json", "/nonexistent/genesis.json"], "--genesis-json"),
+])
+def test_bad_options_stop_startup_with_a_message(tmp_path, args, message):
+    proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir",
+                                         str(tmp_path / "d"), *args),
+                          cwd=ROOT, capture_output=True, timeout=60)
+    assert proc.returncode != 0
+    out = (proc.stdout + proc.stderr).decode()
+    assert message in out
+    assert "Traceback" not in out
+
+
+def test_corrupt_block_log_is_a_startup_error(tmp_path):
+    node = Daemon(tmp_path / "data").start()
+    node.wait_head(4)
+    assert node.stop() == -signal.SIGTERM
+    path = tmp_path / "data" / "blocks.log"
+    data = bytearray(path.read_bytes())
+    data[20] ^= 0xFF  # inside the first record
+    path.write_bytes(bytes(data))
+    proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir",
+                                         str(tmp_path / "data")),
+                          cwd=ROOT, capture_output=True, timeout=60)
+    out = (proc.stdout + proc.stderr).decode()
+    assert proc.returncode != 0
+    assert str(path) in out and "offset" in out
