@@ -1,0 +1,318 @@
+"""The history API answered from the search database (searchdb_query)
+against a real osmem-server: a chain with python-bitshares-signed
+transfers, account creation, asset issue and order fills is recorded by the
+in-memory account_history plugin AND shipped as wire-contract section 8
+documents; all three history functions must give the same answers over a
+grid of (account, start, stop, limit)."""
+
+import orjson
+import pytest
+import pytest_twisted
+import treq
+from osmem_server import OsmemServer
+from twisted.internet.defer import Deferred
+from twisted.web.resource import Resource
+from treq.testing import StubTreq
+
+from conftest import ListBlockLog
+from test_history_chain import Recorder, build_history_chain
+
+from nodeapi.api.base import Session
+from nodeapi.api.history import HistoryApi
+from nodeapi.chain.chain import Chain
+from nodeapi.errors import HistoryError
+from nodeapi.history.account_history import AccountHistory
+from nodeapi.history.documents import DocumentBuilder, index_template
+from nodeapi.history.ids import HistoryNumbering
+from nodeapi.history.searchdb_query import SearchDBHistory, entry_from_document
+from nodeapi.history.shipper import SearchDBClient
+from nodeapi.node import Node
+
+pytestmark = pytest.mark.slow
+
+PREFIX = "sq-"
+NDJSON = {b"Content-Type": [b"application/x-ndjson"]}
+
+
+@pytest.fixture(scope="module")
+def osmem():
+    """A private osmem-server on loopback for this module."""
+    server = OsmemServer.start(addr="127.0.0.1:0", japanese=False)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def built(genesis):
+    """A chain with history, recorded by Recorder and AccountHistory."""
+    chain = Chain(genesis, ListBlockLog())
+    rec, hist = Recorder(), AccountHistory()
+    chain.add_consumer(rec)
+    chain.add_consumer(hist)
+    info = build_history_chain(chain, rounds=4, per_trx=6)
+    return chain, rec, hist, info
+
+
+def bulk_bodies(chain, blocks, prefix, doc_type=None, max_ops=60) -> list:
+    """NDJSON bulk bodies (create actions, ``_id`` 2.9.N) of all blocks,
+    built with DocumentBuilder and the shared numbering."""
+    def lookup(asset_id):
+        a = chain.state.get(asset_id)
+        return (a["symbol"], a["precision"]) if a else None
+    builder = DocumentBuilder(prefix, visitor=True, asset_lookup=lookup, doc_type=doc_type)
+    numbering = HistoryNumbering()
+    bodies, lines = [], []
+    for b in blocks:
+        index = builder.index_for(b.timestamp)
+        for op in b.operations:
+            entries = numbering.assign(op)
+            lines.extend(raw for _n, raw in
+                         builder.items(entries, op, b.block_num, b.time_iso, index))
+            if len(lines) >= max_ops:
+                bodies.append(b"".join(lines))
+                lines = []
+    if lines:
+        bodies.append(b"".join(lines))
+    return bodies
+
+
+async def ship(url: str, bodies: list) -> int:
+    """POST each body to ``_bulk?refresh=true``; returns the items created."""
+    created = 0
+    for body in bodies:
+        resp = await treq.post(url + "/_bulk?refresh=true", data=body, headers=NDJSON)
+        answer = orjson.loads(await resp.content())
+        assert resp.code == 200 and answer["errors"] is False, answer
+        created += sum(1 for item in answer["items"] if item["create"]["status"] == 201)
+    return created
+
+
+async def install_template(url: str, prefix: str) -> None:
+    resp = await treq.put(f"{url}/_index_template/{prefix}template",
+                          data=orjson.dumps(index_template(prefix, "composable")),
+                          headers={b"Content-Type": [b"application/json"]})
+    assert resp.code == 200, await resp.text()
+
+
+@pytest_twisted.async_yield_fixture(scope="module")
+async def stored(osmem, built):
+    """The chain's documents shipped to osmem (with the plugin's template);
+    yields ``(client, searchdb_history, n_documents)``."""
+    chain, rec, hist, _info = built
+    await install_template(osmem.url, PREFIX)
+    created = await ship(osmem.url, bulk_bodies(chain, rec.blocks, PREFIX))
+    client = SearchDBClient(osmem.url, request_timeout=10)
+    await client.detect()
+    yield client, SearchDBHistory(client, PREFIX, chain), created
+    await client.close()
+
+
+def norm(entries):
+    """JSON form, as the wire carries it."""
+    return orjson.loads(orjson.dumps(entries))
+
+
+def grid_points(hist):
+    total = hist.operation_count
+    return sorted({0, 1, 2, 3, total // 3, total // 2, total - 2, total - 1, total, total + 5})
+
+
+@pytest_twisted.ensureDeferred
+async def test_documents_stored(stored, built):
+    client, _db, created = stored
+    _chain, _rec, hist, _info = built
+    assert created == hist.numbering.next_ath
+    assert await client.count(PREFIX) == created
+
+
+@pytest_twisted.ensureDeferred
+async def test_account_history_same_answers(stored, built):
+    _client, db, _ = stored
+    chain, _rec, hist, info = built
+    accounts = sorted(hist.numbering.accounts()) + ["1.2.999"]
+    points = grid_points(hist)
+    checked = 0
+    for account in accounts:
+        for start in points:
+            for stop in points:
+                for limit in (1, 4, 100):
+                    want = hist.get_account_history(account, stop, limit, start)
+                    got = await db.get_account_history(account, stop, limit, start)
+                    assert norm(got) == norm(want), (account, stop, limit, start)
+                    checked += bool(want)
+    assert checked > 100
+
+
+@pytest_twisted.ensureDeferred
+async def test_relative_account_history_same_answers(stored, built):
+    _client, db, _ = stored
+    _chain, _rec, hist, _info = built
+    accounts = sorted(hist.numbering.accounts()) + ["1.2.999"]
+    seqs = [0, 1, 2, 3, 5, 8, 13, 40, 1000]
+    checked = 0
+    for account in accounts:
+        for start in seqs:
+            for stop in seqs:
+                for limit in (0, 1, 3, 100):
+                    want = hist.get_relative_account_history(account, stop, limit, start)
+                    got = await db.get_relative_account_history(account, stop, limit, start)
+                    assert norm(got) == norm(want), (account, stop, limit, start)
+                    checked += bool(want)
+    assert checked > 50
+
+
+@pytest_twisted.ensureDeferred
+async def test_account_history_operations_same_answers(stored, built):
+    _client, db, _ = stored
+    _chain, _rec, hist, _info = built
+    types = sorted({e["op"][0] for m in range(hist.operation_count)
+                    for e in [hist.get_operation(m)]})
+    assert {0, 1, 4, 5, 10, 14} <= set(types)  # transfer, orders, fill, create, asset
+    accounts = sorted(hist.numbering.accounts())
+    ath0 = next(a for a in accounts if hist.numbering.account_stats(a) and
+                hist.get_account_history(a, 0, 100, 0)[-1]["id"] == "1.11.0")
+    points = grid_points(hist)
+    checked = 0
+    for account in accounts:
+        for op_type in types + [30]:
+            for start in points[::2]:
+                for stop in points[::3]:
+                    for limit in (1, 100):
+                        want = hist.get_account_history_operations(account, op_type, start,
+                                                                   stop, limit)
+                        got = await db.get_account_history_operations(account, op_type,
+                                                                      start, stop, limit)
+                        assert norm(got) == norm(want), (account, op_type, start, stop, limit)
+                        checked += bool(want)
+    assert checked > 50
+    # the owner of 2.9.0 (balance claim) still sees op 0 with stop 0
+    got = await db.get_account_history_operations(ath0, 37, 0, 0, 100)
+    assert [e["id"] for e in got] == ["1.11.0"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_paging_beyond_page_size(stored, built):
+    """More hits than one page: read by lowering the upper bound."""
+    client, _db, _ = stored
+    chain, _rec, hist, _info = built
+    small = SearchDBHistory(client, PREFIX, chain, page_size=3)
+    for account in ("1.2.6", "1.2.7"):
+        assert norm(await small.get_account_history(account, 0, 100, 0)) == \
+            norm(hist.get_account_history(account, 0, 100, 0))
+        assert norm(await small.get_relative_account_history(account, 0, 100, 0)) == \
+            norm(hist.get_relative_account_history(account, 0, 100, 0))
+        assert norm(await small.get_account_history_operations(account, 0, 0, 0, 100)) == \
+            norm(hist.get_account_history_operations(account, 0, 0, 0, 100))
+    assert len(hist.get_account_history("1.2.6", 0, 100, 0)) > 10
+
+
+async def resolve(value):
+    """An API answer: a value or a Deferred firing with one."""
+    return (await value) if isinstance(value, Deferred) else value
+
+
+@pytest_twisted.ensureDeferred
+async def test_history_api_set_over_searchdb(stored, built):
+    """The history API set answers with the Deferreds of SearchDBHistory."""
+    _client, db, _ = stored
+    chain, _rec, hist, info = built
+    mem_api = HistoryApi(Node(chain=chain, history=hist), Session())
+    db_api = HistoryApi(Node(chain=chain, history=db), Session())
+    calls = [("get_account_history", [name, "1.11.0", 100, "1.11.0"])
+             for name in ("init0", "alice-1", info["accounts"][1], "nobody-here")]
+    calls += [("get_account_history", ["init0", "1.11.3", 2, "1.11.10"]),
+              ("get_account_history", ["init0", "1.11.10", 5, "1.11.3"]),
+              ("get_relative_account_history", ["init1", 2, 3, 6]),
+              ("get_relative_account_history", ["alice-1", 0, 100, 0]),
+              ("get_account_history_operations", ["init0", 5, "1.11.0", "1.11.0", 10]),
+              ("get_account_history_operations", ["init1", 4, "1.11.0", "1.11.0", 100])]
+    for function, args in calls:
+        want = mem_api.call(function, args)
+        got = await resolve(db_api.call(function, args))
+        assert norm(got) == norm(want), (function, args)
+    assert [e["id"] for e in await resolve(db_api.call(
+        "get_account_history", ["init0", "1.11.3", 2, "1.11.10"]))] == ["1.11.10", "1.11.9"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_documents_above_head_ignored(stored, built, genesis):
+    """A database holding more than the block log answers what the chain
+    has applied (the block log is the source of truth)."""
+    client, _db, _ = stored
+    _chain, rec, hist, _info = built
+    short = Chain(genesis, ListBlockLog())
+    short_hist = AccountHistory()
+    short.add_consumer(short_hist)
+    for b in rec.blocks[:4]:
+        short.push_block(b.block)
+    db = SearchDBHistory(client, PREFIX, short)
+    for account in ("1.2.6", "1.2.7", "1.2.8"):
+        assert norm(await db.get_account_history(account, 0, 100, 0)) == \
+            norm(short_hist.get_account_history(account, 0, 100, 0))
+        assert norm(await db.get_relative_account_history(account, 0, 100, 0)) == \
+            norm(short_hist.get_relative_account_history(account, 0, 100, 0))
+    assert len(short_hist.get_account_history("1.2.6", 0, 100, 0)) < \
+        len(hist.get_account_history("1.2.6", 0, 100, 0))
+
+
+@pytest_twisted.ensureDeferred
+async def test_database_down_raises_history_error(osmem):
+    client = SearchDBClient("http://127.0.0.1:9", request_timeout=5)
+    db = SearchDBHistory(client, PREFIX)
+    with pytest.raises(HistoryError) as err:
+        await db.get_account_history("1.2.6", 0, 10, 0)
+    assert "127.0.0.1" not in str(err.value)
+    await client.close()
+
+
+class Es6Root(Resource):
+    """An ES 6.2 answering ``GET /`` and recording search paths/bodies."""
+
+    isLeaf = True
+
+    def __init__(self, hits):
+        super().__init__()
+        self.searches, self.hits = [], hits
+
+    def render_GET(self, request):
+        return orjson.dumps({"version": {"number": "6.2.0"}, "tagline": "You Know, for Search"})
+
+    def render_POST(self, request):
+        self.searches.append((request.path.decode(), orjson.loads(request.content.read())))
+        return orjson.dumps({"hits": {"total": len(self.hits), "hits": self.hits}})
+
+
+@pytest_twisted.ensureDeferred
+async def test_es6_paths_carry_type_data(built):
+    _chain, _rec, hist, _info = built
+    entry = hist.get_account_history("1.2.6", 0, 1, 0)[0]
+    hit = {"_id": "2.9.5", "_source": {
+        "account_history": {"account": "1.2.6", "sequence": 3},
+        "operation_id_num": int(entry["id"].split(".")[2]), "operation_type": entry["op"][0],
+        "operation_history": {k: entry[k] for k in ("trx_in_block", "op_in_trx",
+                                                     "virtual_op", "is_virtual")} | {
+            "op": orjson.dumps(entry["op"]).decode(),
+            "operation_result": orjson.dumps(entry["result"]).decode()},
+        "block_data": {"block_num": entry["block_num"], "block_time": entry["block_time"],
+                       "trx_id": "00" * 20}}}
+    root = Es6Root([hit])
+    client = SearchDBClient("http://es6.invalid:9200/", http_client=StubTreq(root))
+    db = SearchDBHistory(client, "chain-")
+    got = await db.get_account_history("1.2.6", 0, 1, 0)
+    assert norm(got) == norm([entry])
+    path, body = root.searches[0]
+    assert path == "/chain-*/data/_search"
+    assert body["sort"] == [{"operation_id_num": {"order": "desc", "unmapped_type": "long"}}]
+    assert {"term": {"account_history.account.keyword": "1.2.6"}} in body["query"]["bool"]["filter"]
+
+
+def test_entry_from_document_rejects_malformed():
+    with pytest.raises(HistoryError):
+        entry_from_document({"operation_id_num": 1, "operation_history": {"op": "[0,"}})
+
+
+def test_returns_deferred_and_limit_zero(stored):
+    _client, db, _ = stored
+    d = db.get_relative_account_history("1.2.6", 0, 0, 0)
+    assert isinstance(d, Deferred)
+    assert d.result == []
