@@ -8,6 +8,7 @@ import sys
 import time
 
 import orjson
+import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -64,8 +65,11 @@ class Daemon:
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}/rpc",
                                      data=orjson.dumps(body),
                                      headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            reply = orjson.loads(resp.read())
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                reply = orjson.loads(resp.read())
+        except urllib.error.HTTPError as exc:  # JSON-RPC errors come with 4xx/5xx
+            reply = orjson.loads(exc.read())
         if "error" in reply:
             raise RuntimeError(reply["error"])
         return reply["result"]
