@@ -1,0 +1,258 @@
+"""Shipping sealed bulks to the search database, and the resume query.
+
+One bulk in flight at a time, oldest first (txacme-style service loop over
+an injected reactor).  Outcomes (wire-contract.md section 8; the failures of
+the reference node to avoid):
+
+* per item ``201``/``200``: stored; ``409`` (version conflict, document
+  already exists): stored already, success; ``429`` and ``5xx``: the items
+  are retried; any other status: the item is rejected, logged with its
+  ``2.9.N`` and the server's reason, and counted in ``documents_failed``.
+* whole request: no answer, ``5xx``, ``401``/``403``/``408``/``429`` and
+  other unexpected statuses are retried with exponential backoff, each retry
+  logged with the reason (never credentials: the client's messages carry
+  only :attr:`SearchDBClient.safe_url`); ``400``/``413``/``422`` split the
+  bulk in halves down to the offending item, which is then rejected.
+"""
+
+from typing import Callable, Optional
+
+from twisted.application.internet import backoffPolicy
+from twisted.internet import defer
+from twisted.internet.task import deferLater
+from twisted.logger import Logger
+
+from nodeapi.history.searchdb_bulk import Cursor, Resume
+from nodeapi.history.shipper import SearchDBClient, SearchDBError
+from nodeapi.history.spool import BulkQueue
+
+#: Bulk statuses that split the bulk instead of retrying it as a whole.
+SPLIT_STATUSES = (400, 413, 422)
+#: The resume query looks at most at this many documents (the default
+#: ``index.max_result_window``).
+RESUME_WINDOW = 10000
+
+
+class _Retry(Exception):
+    """Internal: the head bulk must be retried after a backoff."""
+
+
+@defer.inlineCallbacks
+def find_resume(client: SearchDBClient, index_prefix: str, cursor: Optional[Cursor],
+                window: int = RESUME_WINDOW):
+    """Ask the database what it holds; returns a
+    :class:`~nodeapi.history.searchdb_bulk.Resume`.
+
+    Refreshes ``<prefix>*``, reads the highest ``operation_id_num`` (max
+    aggregation), then the ``_id`` of the documents of the operations from
+    the cursor's operation on (or from the highest operation only, when the
+    cursor is absent, ahead of the database or too far behind for one
+    window).  ``client.info`` must be set (:meth:`SearchDBClient.detect`).
+
+    :raises SearchDBError: when the database does not answer as expected.
+    """
+    yield client.request("POST", f"/{index_prefix}*/_refresh", ok=(200, 404))
+    answer = yield client.search(index_prefix, {
+        "size": 0, "aggs": {"top": {"max": {"field": "operation_id_num"}}}})
+    top = ((answer.get("aggregations") or {}).get("top") or {}).get("value")
+    if top is None:
+        return Resume(lo_op=0)
+    top = int(top)
+    use_cursor = cursor is not None and 0 <= cursor.op <= top
+    lo = cursor.op if use_cursor else top
+    while True:
+        answer = yield client.search(index_prefix, {
+            "size": window, "_source": False,
+            "query": {"range": {"operation_id_num": {"gte": lo}}}})
+        hits = (answer.get("hits") or {}).get("hits") or []
+        total = (answer.get("hits") or {}).get("total")
+        total = total.get("value", 0) if isinstance(total, dict) else int(total or 0)
+        if (len(hits) >= window or total > len(hits)) and lo < top:
+            lo, use_cursor = top, False  # too many to look at: trust the top operation
+            continue
+        break
+    stored = set()
+    for hit in hits:
+        oid = str(hit.get("_id", ""))
+        if oid.startswith("2.9.") and oid[4:].isdigit():
+            stored.add(int(oid[4:]))
+    return Resume(lo_op=lo, upto_ath=cursor.ath if use_cursor else -1, stored=stored,
+                  window_op=top)
+
+
+class BulkShipper:
+    """Drains a :class:`~nodeapi.history.spool.BulkQueue` into the database.
+
+    :param client: the :class:`SearchDBClient`.
+    :param queue: sealed bulks, oldest first.
+    :param connect: ``fn() -> Deferred`` run before the first bulk and after
+        every "no answer" (version detection, template, late resume query).
+    :param on_done: ``fn(bulk)`` after a bulk is completely done (stored,
+        already there, or rejected), in order.
+    :param filter_items: ``fn(m, n) -> bool``, true for documents the
+        database holds, applied to queued bulks while :attr:`refilter` is
+        set (a resume point learnt after bulks were built).
+    :param reactor: timers (backoff).
+    :param initial_backoff: first retry delay in seconds; doubles up to
+        ``max_backoff``.
+    :ivar documents_shipped: documents the database confirmed (201 or 409).
+    :ivar documents_existing: the part of those that were there already (409).
+    :ivar documents_failed: documents rejected for another reason.
+    :ivar retries: retries done (whole or partial bulks).
+    """
+
+    log = Logger()
+
+    def __init__(self, client: SearchDBClient, queue: BulkQueue, connect: Callable,
+                 on_done: Callable, filter_items: Callable, reactor,
+                 initial_backoff: float = 0.5, max_backoff: float = 60.0) -> None:
+        self.client = client
+        self.queue = queue
+        self._connect = connect
+        self._on_done = on_done
+        self._filter = filter_items
+        self.reactor = reactor
+        self._policy = backoffPolicy(initial_backoff, max_backoff, 2.0)
+        self.connected = False
+        self.refilter = False
+        self.documents_shipped = 0
+        self.documents_existing = 0
+        self.documents_failed = 0
+        self.retries = 0
+        self.last_error = ""
+        self._loop_d: Optional[defer.Deferred] = None
+        self._sleep: Optional[defer.Deferred] = None
+        self._closed = False
+        self._idle: list = []
+
+    @property
+    def busy(self) -> bool:
+        """True while the loop runs (a bulk in flight or a backoff)."""
+        return self._loop_d is not None
+
+    def kick(self) -> None:
+        """Start the loop unless it runs, is closed, or nothing is queued."""
+        if self._loop_d is None and not self._closed and len(self.queue):
+            d = self._loop()
+            d.addErrback(lambda f: self.log.failure("searchdb shipping stopped", f))
+            if not d.called:  # else it finished synchronously (all filtered)
+                self._loop_d = d
+
+    def when_idle(self) -> defer.Deferred:
+        """A Deferred firing once the queue is empty and nothing is in flight."""
+        if self._loop_d is None and not len(self.queue):
+            return defer.succeed(None)
+        d = defer.Deferred()
+        self._idle.append(d)
+        return d
+
+    def close(self) -> None:
+        """Stop the loop now (cancel a backoff wait and the bulk in flight)."""
+        self._closed = True
+        if self._sleep is not None:
+            self._sleep.cancel()
+        if self._loop_d is not None:
+            self._loop_d.cancel()
+
+    @defer.inlineCallbacks
+    def _loop(self):
+        attempt = 0
+        try:
+            while not self._closed:
+                bulk = self.queue.peek()
+                if bulk is None:
+                    break
+                try:
+                    if not self.connected:
+                        yield self._connect()
+                        self.connected = True
+                    yield self._ship(bulk)
+                    attempt = 0
+                    continue
+                except SearchDBError as exc:
+                    if exc.status is None:
+                        self.connected = False
+                    if self.connected and exc.status in SPLIT_STATUSES:
+                        self._refused(bulk, exc)
+                        continue
+                    reason = exc.reason
+                except _Retry as exc:
+                    reason = str(exc)
+                if self._closed:
+                    break
+                delay = self._policy(attempt)
+                attempt += 1
+                self.retries += 1
+                self.last_error = reason
+                self.log.warn("searchdb: retry {attempt} in {delay:.1f} s ({count} documents "
+                              "queued, {url}): {reason}", attempt=attempt, delay=delay,
+                              count=self.queue.items, url=self.client.safe_url, reason=reason)
+                self._sleep = deferLater(self.reactor, delay, lambda: None)
+                try:
+                    yield self._sleep
+                finally:
+                    self._sleep = None
+        except defer.CancelledError:
+            pass
+        finally:
+            self._loop_d = None
+            if not len(self.queue):
+                self.refilter = False
+                idle, self._idle = self._idle, []
+                for d in idle:
+                    d.callback(None)
+
+    def _refused(self, bulk, exc: SearchDBError) -> None:
+        """The server refused the request as a whole (400/413/422)."""
+        if len(bulk) > 1:
+            self.log.warn("searchdb: bulk of {count} documents refused ({reason}); "
+                          "splitting it", count=len(bulk), reason=exc.reason)
+            self.queue.replace_head(bulk.split())
+            return
+        self.documents_failed += 1
+        self.log.error("searchdb: document 2.9.{n} rejected: HTTP {status} {reason}",
+                       n=bulk.ids[0], status=exc.status, reason=exc.reason)
+        self._on_done(self.queue.pop())
+
+    @defer.inlineCallbacks
+    def _ship(self, bulk):
+        if self.refilter:
+            kept = bulk.without(self._filter)
+            if kept is not bulk:
+                self.queue.replace_head([kept])
+                bulk = kept
+        if not len(bulk):
+            self._on_done(self.queue.pop())
+            return
+        doc_type = self.client.info.doc_type if self.client.info else None
+        answer = yield self.client.bulk(bulk.typed(doc_type) if doc_type else bulk.body)
+        items = answer["items"]
+        if len(items) != len(bulk):
+            raise _Retry(f"bulk answer has {len(items)} items for {len(bulk)} sent")
+        retry, retry_reason = [], ""
+        for i, item in enumerate(items):
+            result = next(iter(item.values())) if isinstance(item, dict) and item else {}
+            status = result.get("status", 0) if isinstance(result, dict) else 0
+            if status in (200, 201):
+                self.documents_shipped += 1
+            elif status == 409:
+                self.documents_shipped += 1
+                self.documents_existing += 1
+            elif status == 429 or status >= 500:
+                retry.append(i)
+                retry_reason = f"item 2.9.{bulk.ids[i]}: HTTP {status} {_item_reason(result)}"
+            else:
+                self.documents_failed += 1
+                self.log.error("searchdb: document 2.9.{n} rejected: HTTP {status} {reason}",
+                               n=bulk.ids[i], status=status, reason=_item_reason(result))
+        if retry:
+            self.queue.replace_head([bulk.subset(retry)])
+            raise _Retry(f"{len(retry)} of {len(bulk)} documents to retry ({retry_reason})")
+        self._on_done(self.queue.pop())
+
+
+def _item_reason(result) -> str:
+    err = result.get("error") if isinstance(result, dict) else None
+    if isinstance(err, dict):
+        return f"{err.get('type', 'error')}: {err.get('reason', '')}"[:300]
+    return str(err or "")[:300]

@@ -1,0 +1,232 @@
+"""The searchdb plugin service against a real osmem-server (an
+OpenSearch-compatible server, started once per session by its pytest
+plugin; each test uses its own clone): documents, ids, fields, index names,
+the template, resume after restarts during replay and during sync, a
+database outage (a loopback TCP proxy that stops listening), rejected
+items, the memory bound (spool) and credentials kept out of the logs.
+
+Volumes are small: osmem stores about 800 documents/s."""
+
+import os
+import socket
+
+import pytest
+import pytest_twisted
+from bitsharesbase import operations
+from twisted.internet import defer, reactor
+from twisted.internet.task import deferLater
+from twisted.logger import formatEvent, globalLogPublisher
+from twisted.protocols.portforward import ProxyFactory
+
+from test_chain_core import produce, sign, transfer_op
+from test_history_chain import INIT, Recorder, build_history_chain
+
+from nodeapi.chain.blocklog import BlockLog
+from nodeapi.chain.chain import Chain
+from nodeapi.history.ids import HistoryNumbering
+from nodeapi.history.searchdb import SearchDBService
+from nodeapi.history.searchdb_bulk import CURSOR_FILE, BulkBuilder
+from nodeapi.history.shipper import SearchDBClient
+from nodeapi.history.spool import BulkQueue
+
+pytestmark = pytest.mark.slow
+
+PASSWORD = "s3cret-Pw9"
+
+
+class HeadClock:
+    """``seconds()`` one second after the chain's head block: the node is
+    synchronized for live blocks."""
+
+    def __init__(self, chain):
+        self.chain = chain
+
+    def seconds(self):
+        return self.chain.head_block_time + 1
+
+
+class FarClock:
+    def seconds(self):
+        return 4_000_000_000
+
+
+class Tap:
+    """An IBlockConsumer forwarding to ``target`` while set."""
+
+    def __init__(self, target=None):
+        self.target = target
+
+    def block_applied(self, applied):
+        if self.target is not None:
+            self.target.block_applied(applied)
+
+
+class Proxy:
+    """A loopback TCP proxy to the database that can go down and come back
+    on the same port (an outage that keeps the database's data)."""
+
+    def __init__(self, url):
+        host, port = url.rsplit("//", 1)[1].rstrip("/").split(":")
+        self.target = (host, int(port))
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.listening = None
+        self.conns = []
+
+    def up(self):
+        factory = ProxyFactory(*self.target)
+        build = factory.buildProtocol
+
+        def track(addr):
+            p = build(addr)
+            self.conns.append(p)
+            return p
+        factory.buildProtocol = track
+        self.listening = reactor.listenTCP(self.port, factory, interface="127.0.0.1")
+
+    @defer.inlineCallbacks
+    def down(self):
+        if self.listening is not None:
+            yield self.listening.stopListening()
+            self.listening = None
+        for p in self.conns:
+            if p.transport is not None:
+                p.transport.abortConnection()
+        self.conns = []
+
+
+@pytest.fixture
+def logs():
+    events = []
+    globalLogPublisher.addObserver(events.append)
+    yield events
+    globalLogPublisher.removeObserver(events.append)
+
+
+def text_of(events):
+    return "\n".join(formatEvent(e) or "" for e in events)
+
+
+@pytest.fixture
+def history_log(genesis, tmp_path):
+    """A block log with transfers, account creation, asset create/issue,
+    fills and a second calendar month; returns (path, expected) where
+    expected maps N -> (account, M)."""
+    path = str(tmp_path / "blocks")
+    log = BlockLog(path)
+    log.open()
+    chain = Chain(genesis, log)
+    rec = Recorder()
+    chain.add_consumer(rec)
+    build_history_chain(chain, rounds=2, per_trx=3)
+    log.close()
+    return path, expected_of(rec.blocks)
+
+
+def expected_of(blocks, numbering=None):
+    numbering = numbering or HistoryNumbering()
+    out = {}
+    for b in blocks:
+        for op in b.operations:
+            for n, account, _seq, _nxt in numbering.assign(op):
+                out[n] = (account, op.id_num, b.block_num)
+    return out
+
+
+def open_chain(genesis, path):
+    log = BlockLog(path)
+    log.open()
+    return Chain(genesis, log)
+
+
+def make_service(url, chain, data_dir, **kw):
+    client = SearchDBClient(kw.pop("node_url", url), kw.pop("basic_auth", ""), reactor,
+                            request_timeout=10)
+    args = dict(bulk_replay=8, bulk_sync=6, reactor=reactor, clock=HeadClock(chain),
+                initial_backoff=0.05, max_backoff=0.3, prepare_timeout=5, stop_timeout=10)
+    args.update(kw)
+    return SearchDBService(client, chain, data_dir, **args)
+
+
+@defer.inlineCallbacks
+def stored_docs(url, prefix="chain-"):
+    """{N: _source} of every stored document, plus the raw hit list."""
+    client = SearchDBClient(url, "", reactor)
+    yield client.detect()
+    yield client.request("POST", f"/{prefix}*/_refresh", ok=(200, 404))
+    answer = yield client.search(prefix, {"size": 10000, "query": {"match_all": {}}})
+    yield client.close()
+    hits = answer["hits"]["hits"]
+    return {int(h["_id"][4:]): h for h in hits}
+
+
+@defer.inlineCallbacks
+def wait_for(predicate, timeout=20.0):
+    for _ in range(int(timeout / 0.05)):
+        if predicate():
+            return
+        yield deferLater(reactor, 0.05, lambda: None)
+    raise AssertionError("condition not reached")
+
+
+def transfers(chain, count, amount=500):
+    ops = [transfer_op(amount + i, fee=3000000, to=INIT[1 + i % 3]) for i in range(count)]
+    chain.push_transaction(sign(chain, ops))
+    produce(chain)
+
+
+@pytest_twisted.inlineCallbacks
+def test_documents_replay_then_sync(genesis, history_log, osmem_url, tmp_path):
+    path, expected = history_log
+    chain = open_chain(genesis, path)
+    svc = make_service(osmem_url, chain, str(tmp_path), bulk_replay=10000)
+    rec = Recorder()
+    chain.add_consumer(svc)
+    chain.add_consumer(rec)
+    yield svc.prepare()
+    assert svc.client.info.distribution == "opensearch" and svc.client.info.doc_type is None
+    yield chain.replay()
+    # replay bulks of 10000 lines: nothing sealed yet, nothing shipped
+    assert svc.documents_shipped == 0 and len(svc.builder) == len(expected)
+    svc.startService()  # seals the replay's open bulk
+    yield svc.shipper.when_idle()
+    assert svc.documents_shipped == len(expected)
+    assert svc.confirmed_block_num == chain.head_block_num
+    # live and synchronized: every block is flushed at its end (bulk-sync 6
+    # lines = 3 documents; a block of 4 transfers gives 8 documents)
+    transfers(chain, 4)
+    assert svc.synchronized and svc.builder.items_per_bulk == 3 and len(svc.builder) == 0
+    yield svc.shipper.when_idle()
+    before = len(expected)
+    expected = expected_of(rec.blocks)
+    assert svc.documents_shipped == len(expected) == before + 8
+    assert svc.confirmed_block_num == chain.head_block_num
+    yield svc.stopService()
+    docs = yield stored_docs(osmem_url)
+    assert sorted(docs) == sorted(expected) == list(range(len(expected)))
+    for n, (account, m, block_num) in expected.items():
+        src = docs[n]["_source"]
+        assert src["account_history"]["account"] == account
+        assert src["account_history"]["id"] == f"2.9.{n}"
+        assert src["operation_id_num"] == m
+        assert src["block_data"]["block_num"] == block_num
+    # a transfer document: fields per wire-contract section 8
+    n = max(expected)
+    src = docs[n]["_source"]
+    assert src["operation_type"] == 0
+    assert src["operation_history"]["op_object"]["amount_"]["asset_id"] == "1.3.0"
+    assert src["operation_history"]["op"].startswith("[0,{")
+    assert src["block_data"]["trx_id"] and len(src["block_data"]["trx_id"]) == 40
+    # index per calendar month of the block time (the chain jumps 40 days)
+    indexes = {h["_index"] for h in docs.values()}
+    assert indexes == {"chain-2016-01", "chain-2016-02"}
+    # the template exists: a new service does not install it again
+    again = make_service(osmem_url, chain, str(tmp_path / "x"))
+    os.makedirs(again.data_dir, exist_ok=True)
+    yield again.client.detect()
+    installed = yield again.client.ensure_template("chain-template", {})
+    assert installed is False
+    yield again.client.close()
