@@ -310,6 +310,25 @@ async def test_ath0_quirk_same_answers(stored, osmem):
 
 
 @pytest_twisted.ensureDeferred
+async def test_same_answers_without_template(stored, built, osmem):
+    """Indexes created with the database's dynamic mapping (no template
+    installed) answer the same."""
+    client, _db, _ = stored
+    chain, rec, hist, _info = built
+    await ship(osmem.url, bulk_bodies(chain, rec.blocks, "sqd-", max_ops=400))
+    db = SearchDBHistory(client, "sqd-", chain)
+    for account in sorted(hist.numbering.accounts()):
+        assert norm(await db.get_account_history(account, 0, 100, 0)) == \
+            norm(hist.get_account_history(account, 0, 100, 0))
+        assert norm(await db.get_relative_account_history(account, 2, 5, 0)) == \
+            norm(hist.get_relative_account_history(account, 2, 5, 0))
+        assert norm(await db.get_account_history_operations(account, 0, 0, 0, 100)) == \
+            norm(hist.get_account_history_operations(account, 0, 0, 0, 100))
+    for bad_type in (-1, 1 << 40):
+        assert await db.get_account_history_operations("1.2.6", bad_type, 0, 0, 10) == []
+
+
+@pytest_twisted.ensureDeferred
 async def test_database_down_raises_history_error(osmem):
     client = SearchDBClient("http://127.0.0.1:9", request_timeout=5)
     db = SearchDBHistory(client, PREFIX)

@@ -53,6 +53,7 @@ from nodeapi.applied import IAccountHistory
 from nodeapi.errors import HistoryError
 
 MAX_OP = (1 << 63) - 1
+MAX_OP_TYPE = (1 << 31) - 1
 ATH0 = "2.9.0"
 
 #: The document fields an API entry is built from (``op_object`` and the
@@ -107,6 +108,9 @@ class SearchDBHistory:
     :param client: a :class:`nodeapi.history.shipper.SearchDBClient`; its
         ``info`` (server flavour: ES 6 paths carry the type ``data``, other
         servers are typeless) is detected on first use if not yet known.
+        Used: ``info``, ``detect()`` and ``search(prefix, body)`` (POST
+        ``/<prefix>*/[data/]_search``); its errors (``SearchDBError``, a
+        ``HistoryError``) become a generic ``HistoryError``.
     :param index_prefix: the ``searchdb-index-prefix`` option; queries go to
         ``<prefix>*``.
     :param chain: the :class:`nodeapi.chain.chain.Chain` or None; with a
@@ -235,8 +239,8 @@ class SearchDBHistory:
             self._operations(account_id, operation_type, start, stop, limit))
 
     async def _operations(self, account_id, operation_type, start, stop, limit) -> list:
-        if limit <= 0:
-            return []
+        if limit <= 0 or not 0 <= operation_type <= MAX_OP_TYPE:
+            return []  # no operation has such a type (the field is an integer)
         head = await self._head_entry()
         owns_head = head is not None and head["account_history"]["account"] == account_id
         filters = self._base_filters(account_id) + [_term("operation_type", operation_type)]
