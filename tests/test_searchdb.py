@@ -230,3 +230,228 @@ def test_documents_replay_then_sync(genesis, history_log, osmem_url, tmp_path):
     installed = yield again.client.ensure_template("chain-template", {})
     assert installed is False
     yield again.client.close()
+
+
+class PartialCooperator:
+    """Runs only the first ``steps`` steps of a replay (a node stopped in
+    the middle of its replay)."""
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def cooperate(self, iterator):
+        for _ in range(self.steps):
+            next(iterator, None)
+        return self
+
+    def whenDone(self):
+        return defer.succeed(None)
+
+
+@defer.inlineCallbacks
+def check_all_once(url, expected):
+    docs = yield stored_docs(url)
+    assert sorted(docs) == sorted(expected)
+    for n, (account, m, _b) in expected.items():
+        assert docs[n]["_source"]["account_history"]["account"] == account
+        assert docs[n]["_source"]["operation_id_num"] == m
+    return docs
+
+
+@pytest.mark.parametrize("cursor", ["kept", "removed"])
+@pytest_twisted.inlineCallbacks
+def test_restart_during_replay(genesis, history_log, osmem_url, tmp_path, cursor):
+    path, expected = history_log
+    data = str(tmp_path)
+    chain = open_chain(genesis, path)
+    first = make_service(osmem_url, chain, data)
+    chain.add_consumer(first)
+    yield first.prepare()
+    yield chain.replay(cooperator=PartialCooperator(6), chunk=1)  # blocks 1..6
+    yield wait_for(lambda: first.documents_shipped >= 8)
+    first.shipper.close()  # like kill -9: no flush, a bulk may be in flight
+    chain.block_log.close()
+    shipped_before = first.documents_shipped
+    assert 0 < shipped_before < len(expected)
+    if cursor == "removed":
+        os.remove(os.path.join(data, CURSOR_FILE))
+    held = len((yield stored_docs(osmem_url)))
+    # restart: a new node over the same data dir replays its block log
+    chain = open_chain(genesis, path)
+    second = make_service(osmem_url, chain, data)
+    chain.add_consumer(second)
+    yield second.prepare()
+    yield chain.replay()
+    second.startService()
+    yield second.stopService()
+    chain.block_log.close()
+    # writing began at the first document the database lacked, never before
+    assert second.shipper.documents_existing == 0
+    assert held + second.documents_shipped == len(expected)
+    assert second.confirmed_block_num == chain.head_block_num
+    yield check_all_once(osmem_url, expected)
+
+
+@pytest_twisted.inlineCallbacks
+def test_restart_during_sync(genesis, history_log, osmem_url, tmp_path):
+    path, _expected = history_log
+    data = str(tmp_path)
+    chain = open_chain(genesis, path)
+    rec = Recorder()
+    chain.add_consumer(rec)
+    tap = Tap()
+    chain.add_consumer(tap)
+    first = make_service(osmem_url, chain, data)
+    tap.target = first
+    yield first.prepare()
+    yield chain.replay()
+    first.startService()
+    transfers(chain, 3)
+    transfers(chain, 2)
+    yield first.stopService()  # graceful: flushes
+    assert first.queue.items == 0
+    assert first.confirmed_block_num == chain.head_block_num
+    tap.target = None
+    # blocks the database has not seen yet (applied while the plugin was off)
+    transfers(chain, 2)
+    transfers(chain, 3)
+    chain.block_log.close()
+    expected = expected_of(rec.blocks)
+    # restart: replay, then live synchronized blocks
+    chain = open_chain(genesis, path)
+    rec2 = Recorder()
+    chain.add_consumer(rec2)
+    second = make_service(osmem_url, chain, data)
+    chain.add_consumer(second)
+    yield second.prepare()
+    assert second.resume.lo_op == first.cursor.op
+    yield chain.replay()
+    second.startService()
+    transfers(chain, 2)
+    yield second.stopService()
+    chain.block_log.close()
+    expected = expected_of(rec2.blocks)
+    assert second.shipper.documents_existing == 0
+    assert first.documents_shipped + second.documents_shipped == len(expected)
+    yield check_all_once(osmem_url, expected)
+
+
+@pytest_twisted.inlineCallbacks
+def test_database_outage(genesis, history_log, osmem_url, tmp_path, logs):
+    """Down at start, up, down again: the chain keeps producing, retries are
+    logged with their reason, memory stays bounded (the spool file takes
+    the rest), nothing is lost; credentials never reach the logs."""
+    path, _expected = history_log
+    proxy = Proxy(osmem_url)
+    chain = open_chain(genesis, path)
+    rec = Recorder()
+    chain.add_consumer(rec)
+    url = proxy.url.replace("http://", f"http://bob:{PASSWORD}@")
+    svc = make_service(url, chain, str(tmp_path), max_memory=4000, bulk_replay=4,
+                       prepare_timeout=2)
+    chain.add_consumer(svc)
+    yield svc.prepare()  # database unreachable: the node starts anyway
+    assert not svc.shipper.connected
+    yield chain.replay()
+    svc.startService()
+    for _ in range(3):
+        transfers(chain, 3)
+    yield wait_for(lambda: svc.shipper.retries >= 2)
+    assert svc.documents_shipped == 0
+    assert svc.queue.spooled > 0 and svc.queue.memory_bytes <= 4000 + 4096
+    assert os.path.exists(os.path.join(str(tmp_path), "searchdb-spool.bin"))
+    proxy.up()
+    yield wait_for(lambda: svc.queue.items == 0 and not svc.shipper.busy)
+    assert svc.documents_shipped == len(expected_of(rec.blocks))
+    assert not os.path.exists(os.path.join(str(tmp_path), "searchdb-spool.bin"))
+    # down again while synchronized blocks keep coming
+    yield proxy.down()
+    retries = svc.shipper.retries
+    for _ in range(3):
+        transfers(chain, 2)
+    yield wait_for(lambda: svc.shipper.retries >= retries + 2)
+    assert chain.head_block_num == rec.blocks[-1].block_num
+    proxy.up()
+    yield svc.stopService()
+    yield proxy.down()
+    chain.block_log.close()
+    expected = expected_of(rec.blocks)
+    assert svc.documents_shipped == len(expected) and svc.documents_failed == 0
+    yield check_all_once(osmem_url, expected)
+    text = text_of(logs)
+    assert "searchdb: retry 1 in" in text and "refused" in text.lower()
+    assert PASSWORD not in text and "bob:" not in text
+    import base64
+    assert base64.b64encode(f"bob:{PASSWORD}".encode()).decode() not in text
+
+
+@pytest_twisted.inlineCallbacks
+def test_rejected_items_counted(genesis, history_log, osmem_url, tmp_path, logs):
+    """Items the database refuses (not 409) are logged with id and reason,
+    counted, and do not stop the others."""
+    path, expected = history_log
+    client = SearchDBClient(osmem_url, "", reactor)
+    yield client.detect()
+    # an operator's mapping that refuses transfer documents of January
+    yield client.request_json("PUT", "/chain-2016-01", {"mappings": {"properties": {
+        "operation_history": {"properties": {"op_object": {"properties": {
+            "to": {"type": "long"}}}}}}}})
+    yield client.close()
+    chain = open_chain(genesis, path)
+    rec = Recorder()
+    chain.add_consumer(rec)
+    svc = make_service(osmem_url, chain, str(tmp_path), bulk_replay=20)
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
+    jan = {n for b in rec.blocks if b.time_iso < "2016-02" for op in b.operations
+           if op.op[0] == 0 for n in range(len(expected))
+           if expected[n][1] == op.id_num}
+    assert jan and svc.documents_failed == len(jan)
+    assert svc.documents_shipped == len(expected) - len(jan)
+    docs = yield stored_docs(osmem_url)
+    assert sorted(docs) == sorted(set(expected) - jan)
+    text = text_of(logs)
+    for n in jan:
+        assert f"document 2.9.{n} rejected: HTTP 400" in text
+    assert "mapper_parsing_exception" in text
+
+
+def test_spool_keeps_order_and_bound(tmp_path):
+    """Bulks beyond the memory bound go to the spool file and come back in
+    order; the file is removed once read back."""
+    path = str(tmp_path / "spool")
+    queue = BulkQueue(path, max_memory=300)
+    builder = BulkBuilder(queue, items_per_bulk=2, max_body=100)
+    for n in range(12):
+        builder.add([(n, b'{"create":{"_id":"2.9.%d"}}\n{"x":%d}\n' % (n, n))], n, n + 1)
+    builder.seal(12)
+    assert queue.spooled > 0 and queue.memory_bytes <= 300 and os.path.exists(path)
+    seen = []
+    while queue.peek() is not None:
+        bulk = queue.pop()
+        seen.extend(bulk.ids)
+        assert bulk.body.count(b"\n") == 2 * len(bulk)
+    assert seen == list(range(12)) and queue.items == 0
+    assert not os.path.exists(path)
+
+
+def test_bulk_body_cap(tmp_path):
+    """A bulk is sealed before its body would pass max_body, whatever the
+    line count; ES 6 action lines get the type."""
+    queue = BulkQueue(str(tmp_path / "spool"))
+    builder = BulkBuilder(queue, items_per_bulk=1000, max_body=250)
+    item = b'{"create":{"_index":"chain-2016-01","_id":"2.9.%d"}}\n{"a":"%s"}\n'
+    for n in range(10):
+        builder.add([(n, item % (n, b"x" * 40))], n, 1)
+    builder.seal(1)
+    sizes = []
+    while queue.peek() is not None:
+        bulk = queue.pop()
+        sizes.append(len(bulk.body))
+        assert len(bulk.body) <= 250
+    assert len(sizes) == 5 and sum(sizes) == sum(len(item % (n, b"x" * 40)) for n in range(10))
+    assert bulk.typed("data").startswith(b'{"create":{"_type":"data","_index"')
