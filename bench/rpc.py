@@ -1,0 +1,331 @@
+"""RPC throughput of the node's site against bare Twisted/Autobahn servers
+(issue 4 targets: >= 0.7 of each baseline).
+
+This process serves, in one reactor:
+
+1. the nodeapi RPC site (``nodeapi.rpc.site.rpc_site``, default access) of a
+   chain built from the bundled genesis over a real BlockLog;
+2. a bare ``twisted.web`` resource answering every ``POST`` with the exact
+   bytes nodeapi answers ``get_dynamic_global_properties`` with;
+3. a bare Autobahn echo server (same protocol options as the node's).
+
+The load comes from a second process (this script with ``--client``: asyncio
+over raw sockets, a minimal HTTP/1.1 keep-alive client and a minimal
+WebSocket client with pre-masked frames), so this process spends its CPU on
+serving.  Each phase: 1 s warm-up, then a measured window; the client counts
+the replies in the window, this process samples its own CPU time over the same
+window (a utilisation near 100 % shows the server was the bottleneck).
+Phases run in alternating rounds; the best round of each is kept.
+
+* HTTP: ``--http-conns`` keep-alive connections, one request in flight each:
+  ``POST /rpc`` ``[0, get_dynamic_global_properties, []]`` (each a fresh
+  session, logged in as ``login("", "")`` like any HTTP request).
+* WebSocket: ``--ws-conns`` connections, ``--window`` calls in flight each
+  (below the node's ``max_calls_in_flight``): the same call against the node;
+  the same request bytes echoed by the bare server.
+
+Prints one line.  Run: PYTHONPATH=. /work/venv/bin/python bench/rpc.py
+[--seconds S] [--rounds N]
+"""
+
+import argparse
+import asyncio
+import base64
+import os
+import re
+import resource
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+CALL = (b'{"jsonrpc":"2.0","id":1,"method":"call",'
+        b'"params":[0,"get_dynamic_global_properties",[]]}')
+
+
+# -- the load generator (second process) -------------------------------------
+
+class _Counter:
+    def __init__(self):
+        self.replies = 0
+        self.running = True
+
+
+class HttpLoad(asyncio.Protocol):
+    """One keep-alive connection, one request in flight."""
+
+    LENGTH = re.compile(rb"content-length:\s*(\d+)", re.I)
+
+    def __init__(self, request: bytes, counter: _Counter) -> None:
+        self.request, self.counter, self.buf = request, counter, b""
+
+    def connection_made(self, transport):
+        self.transport = transport
+        transport.write(self.request)
+
+    def data_received(self, data):
+        buf = self.buf + data
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                break
+            head = buf[:end]
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise SystemExit(f"bad HTTP reply: {head[:200]!r}")
+            total = end + 4 + int(self.LENGTH.search(head).group(1))
+            if len(buf) < total:
+                break
+            buf = buf[total:]
+            self.counter.replies += 1
+            if self.counter.running:
+                self.transport.write(self.request)
+        self.buf = buf
+
+
+def masked_frame(payload: bytes) -> bytes:
+    """One client text frame (FIN, opcode 1) with a fixed mask key."""
+    key = b"\x12\x34\x56\x78"
+    n = len(payload)
+    head = bytes([0x81])
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+    masked = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    return head + key + masked
+
+
+class WsLoad(asyncio.Protocol):
+    """One WebSocket connection keeping ``window`` calls in flight."""
+
+    def __init__(self, port: int, window: int, counter: _Counter) -> None:
+        self.port, self.window, self.counter = port, window, counter
+        self.frame = masked_frame(CALL)
+        self.buf = b""
+        self.open = False
+
+    def connection_made(self, transport):
+        self.transport = transport
+        key = base64.b64encode(os.urandom(16))
+        transport.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                        b"Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                        b"Sec-WebSocket-Version: 13\r\n\r\n" % (self.port, key))
+
+    def data_received(self, data):
+        buf = self.buf + data
+        if not self.open:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                self.buf = buf
+                return
+            if not buf.startswith(b"HTTP/1.1 101"):
+                raise SystemExit(f"WebSocket upgrade refused: {buf[:200]!r}")
+            buf, self.open = buf[end + 4:], True
+            self.transport.write(self.frame * self.window)
+        pos, size, got = 0, len(buf), 0
+        while size - pos >= 2:
+            n = buf[pos + 1] & 0x7F
+            if n < 126:
+                start = pos + 2
+            elif n == 126:
+                if size - pos < 4:
+                    break
+                n, start = int.from_bytes(buf[pos + 2:pos + 4], "big"), pos + 4
+            else:
+                if size - pos < 10:
+                    break
+                n, start = int.from_bytes(buf[pos + 2:pos + 10], "big"), pos + 10
+            if size < start + n:
+                break
+            opcode = buf[pos] & 0x0F
+            if opcode in (1, 2):
+                got += 1
+            elif opcode == 8:
+                raise SystemExit(f"server closed the WebSocket: {buf[start:start + n]!r}")
+            pos = start + n
+        self.buf = buf[pos:]
+        self.counter.replies += got
+        if got and self.counter.running:
+            self.transport.write(self.frame * got)
+
+
+async def client(mode: str, port: int, seconds: float, conns: int, window: int) -> None:
+    """Load ``port``; print ``start`` after the warm-up and ``stop N S`` at
+    the end of the measured window (N replies in S seconds)."""
+    loop = asyncio.get_running_loop()
+    counter = _Counter()
+    request = (b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n%s" % (port, len(CALL), CALL))
+    for _ in range(conns):
+        if mode == "http":
+            await loop.create_connection(lambda: HttpLoad(request, counter), "127.0.0.1", port)
+        else:
+            await loop.create_connection(lambda: WsLoad(port, window, counter), "127.0.0.1",
+                                         port)
+    await asyncio.sleep(1.0)
+    base, started = counter.replies, time.perf_counter()
+    print("start", flush=True)
+    await asyncio.sleep(seconds)
+    count, elapsed = counter.replies - base, time.perf_counter() - started
+    counter.running = False
+    print(f"stop {count} {elapsed:.6f}", flush=True)
+
+
+# -- the servers (this process) ----------------------------------------------
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_phase(reactor, mode, port, args):
+    """Spawn the client; fires with (replies/s, server CPU utilisation)."""
+    from twisted.internet import defer, protocol
+
+    done = defer.Deferred()
+
+    class Watch(protocol.ProcessProtocol):
+        def __init__(self):
+            self.out, self.marks, self.err = b"", {}, b""
+
+        def outReceived(self, data):
+            self.out += data
+            while b"\n" in self.out:
+                line, self.out = self.out.split(b"\n", 1)
+                word, *rest = line.decode().split()
+                self.marks[word] = (cpu_seconds(), rest)
+
+        def errReceived(self, data):
+            self.err += data
+
+        def processEnded(self, reason):
+            if "start" not in self.marks or "stop" not in self.marks:
+                done.errback(RuntimeError(f"client failed: {self.err.decode()[-2000:]}"))
+                return
+            count, elapsed = int(self.marks["stop"][1][0]), float(self.marks["stop"][1][1])
+            cpu = self.marks["stop"][0] - self.marks["start"][0]
+            done.callback((count / elapsed, cpu / elapsed))
+
+    conns = args.http_conns if mode == "http" else args.ws_conns
+    argv = [sys.executable, os.path.abspath(__file__), "--client", mode, str(port),
+            str(args.seconds), str(conns), str(args.window)]
+    reactor.spawnProcess(Watch(), sys.executable, argv, env=os.environ)
+    return done
+
+
+def start_servers(reactor, tmp):
+    """Listen with the three servers; returns {name: port} and the node."""
+    from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+    from twisted.web.resource import Resource
+    from twisted.web.server import Site
+
+    from nodeapi.api.registry import default_registry
+    from nodeapi.chain.blocklog import BlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.chain.genesis import load_genesis
+    from nodeapi.history.account_history import AccountHistory
+    from nodeapi.node import Node
+    from nodeapi.rpc.access import ApiAccess
+    from nodeapi.rpc.site import rpc_site
+
+    chain = Chain(load_genesis(), BlockLog(os.path.join(tmp, "blocks")).open())
+    history = AccountHistory()
+    chain.add_consumer(history)
+    node = Node(chain=chain, history=history, reactor=reactor)
+    site = rpc_site(node, ApiAccess.default(), registry=default_registry(),
+                    auto_ping_interval=0, reactor=reactor)
+    ports = {"node": reactor.listenTCP(0, site, interface="127.0.0.1",
+                                       backlog=128).getHost().port}
+
+    class Bare(Resource):
+        isLeaf = True
+        body = b""
+
+        def render_POST(self, request):
+            request.content.read()
+            request.setHeader(b"content-type", b"application/json")
+            return self.body
+
+    class BareSite(Site):
+        def log(self, request):
+            pass
+
+    bare = Bare()
+    ports["web"] = reactor.listenTCP(0, BareSite(bare), interface="127.0.0.1",
+                                     backlog=128).getHost().port
+
+    class Echo(WebSocketServerProtocol):
+        def onMessage(self, payload, isBinary):
+            self.sendMessage(payload, isBinary)
+
+    echo = WebSocketServerFactory(reactor=reactor)
+    echo.protocol = Echo
+    echo.setProtocolOptions(maxMessagePayloadSize=4 * 1024 * 1024,
+                            maxFramePayloadSize=4 * 1024 * 1024, failByDrop=False)
+    ports["echo"] = reactor.listenTCP(0, echo, interface="127.0.0.1",
+                                      backlog=128).getHost().port
+    return ports, bare
+
+
+async def fetch_reply(reactor, port):
+    """The node's reply bytes to CALL (also checks that it is a result)."""
+    import orjson
+    import treq
+
+    resp = await treq.post(f"http://127.0.0.1:{port}/rpc", data=CALL)
+    body = await resp.content()
+    assert orjson.loads(body)["result"]["id"] == "2.1.0", body
+    return body
+
+
+async def main(reactor, args):
+    tmp = tempfile.mkdtemp(prefix="nodeapi-bench-rpc-")
+    try:
+        ports, bare = start_servers(reactor, tmp)
+        bare.body = await fetch_reply(reactor, ports["node"])
+        phases = [("web", "http"), ("node", "http"), ("echo", "ws"), ("node", "ws")]
+        best = {}
+        for _ in range(args.rounds):
+            for server, mode in phases:
+                rate, cpu = await run_phase(reactor, mode, ports[server], args)
+                key = (server, mode)
+                if key not in best or rate > best[key][0]:
+                    best[key] = (rate, cpu)
+    finally:
+        shutil.rmtree(tmp)
+    http, web = best[("node", "http")], best[("web", "http")]
+    ws, echo = best[("node", "ws")], best[("echo", "ws")]
+    r_http, r_ws = http[0] / web[0], ws[0] / echo[0]
+    verdict = "met" if r_http >= 0.7 and r_ws >= 0.7 else "NOT met"
+    print(f"rpc: HTTP get_dynamic_global_properties {http[0]:,.0f} req/s "
+          f"(bare twisted.web {web[0]:,.0f} req/s, ratio {r_http:.2f}); "
+          f"WebSocket pipelined get_dynamic_global_properties {ws[0]:,.0f} calls/s "
+          f"(bare Autobahn echo {echo[0]:,.0f} msg/s, ratio {r_ws:.2f}); "
+          f"server CPU {http[1]:.0%}/{web[1]:.0%}/{ws[1]:.0%}/{echo[1]:.0%}; "
+          f"best of {args.rounds} rounds of {args.seconds:g} s; "
+          f"targets >= 0.7: {verdict}")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="measured window per phase")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of the four phases")
+    parser.add_argument("--http-conns", type=int, default=16)
+    parser.add_argument("--ws-conns", type=int, default=4)
+    parser.add_argument("--window", type=int, default=64, help="WebSocket calls in flight")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--client":
+        mode, port, seconds, conns, window = sys.argv[2:7]
+        asyncio.run(client(mode, int(port), float(seconds), int(conns), int(window)))
+    else:
+        from twisted.internet import defer, task
+
+        task.react(lambda reactor, a: defer.ensureDeferred(main(reactor, a)),
+                   (parse_args(sys.argv[1:]),))
