@@ -455,3 +455,130 @@ def test_bulk_body_cap(tmp_path):
         assert len(bulk.body) <= 250
     assert len(sizes) == 5 and sum(sizes) == sum(len(item % (n, b"x" * 40)) for n in range(10))
     assert bulk.typed("data").startswith(b'{"create":{"_type":"data","_index"')
+
+
+class Sink:
+    """A loopback Elasticsearch 6.2.0 stand-in for the error paths: refuses
+    bodies over ``limit`` bytes (413), a whole bulk holding ``bad`` (400),
+    answers ``busy`` with 429 once, 409 for ids seen before."""
+
+    def __init__(self, limit, bad, busy):
+        from twisted.web import resource, server
+
+        self.limit, self.bad, self.busy = limit, bad, set(busy)
+        self.stored, self.bodies = [], []
+        sink = self
+
+        class Root(resource.Resource):
+            isLeaf = True
+
+            def render(self, request):
+                return sink.answer(request.method.decode(), request.path.decode(),
+                                   request.content.read(), request)
+        self.port = reactor.listenTCP(0, server.Site(Root()), interface="127.0.0.1")
+        self.url = f"http://127.0.0.1:{self.port.getHost().port}/"
+
+    def answer(self, method, path, body, request):
+        import json
+
+        def reply(code, data):
+            request.setResponseCode(code)
+            return json.dumps(data).encode()
+        if path == "/":
+            return reply(200, {"version": {"number": "6.2.0"}})
+        if path.startswith("/_template/"):
+            return reply(404 if method == "GET" else 200, {})
+        if path.endswith("/_search"):
+            assert "/data/_search" in path
+            return reply(200, {"hits": {"total": 0, "hits": []},
+                               "aggregations": {"top": {"value": None}}})
+        if path != "/_bulk":
+            return reply(200, {})
+        self.bodies.append(body)
+        if len(body) > self.limit:
+            return reply(413, {"error": {"type": "too_long", "reason": "body too large"}})
+        lines = body.splitlines()
+        actions = [json.loads(line)["create"] for line in lines[::2]]
+        assert all(a["_type"] == "data" for a in actions)
+        ids = [a["_id"] for a in actions]
+        if self.bad in ids:
+            return reply(400, {"error": {"type": "parse_exception", "reason": "bad"}})
+        items = []
+        for i in ids:
+            if i in self.busy:
+                self.busy.discard(i)
+                items.append({"create": {"_id": i, "status": 429, "error": {
+                    "type": "es_rejected_execution_exception", "reason": "queue full"}}})
+            elif i in self.stored:
+                items.append({"create": {"_id": i, "status": 409}})
+            else:
+                self.stored.append(i)
+                items.append({"create": {"_id": i, "status": 201}})
+        return reply(200, {"errors": False, "items": items})
+
+
+@pytest_twisted.inlineCallbacks
+def test_split_retry_and_typed_paths(genesis, history_log, tmp_path, logs):
+    """ES 6: typed action lines and search paths; 413 and 400 split the
+    bulk down to the offending document, which alone is rejected; 429
+    items are retried alone."""
+    path, expected = history_log
+    sink = Sink(limit=3000, bad="2.9.7", busy=["2.9.3", "2.9.20"])
+    chain = open_chain(genesis, path)
+    svc = make_service(sink.url, chain, str(tmp_path), bulk_replay=24, clock=FarClock())
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield svc.stopService()
+    yield sink.port.stopListening()
+    chain.block_log.close()
+    assert sorted(sink.stored, key=lambda i: int(i[4:])) == [
+        f"2.9.{n}" for n in sorted(expected) if n != 7]
+    assert svc.documents_failed == 1 and svc.documents_shipped == len(expected) - 1
+    assert svc.shipper.documents_existing == 0
+    assert any(len(b) > 3000 for b in sink.bodies)
+    text = text_of(logs)
+    assert "document 2.9.7 rejected: HTTP 400 parse_exception: bad" in text
+    assert "1 of" in text and "es_rejected_execution_exception" in text
+
+
+@pytest_twisted.inlineCallbacks
+def test_make_searchdb_from_options(genesis, history_log, osmem_url, tmp_path, logs):
+    """make_searchdb (the tap's contract): options -> service with the
+    visitor, the prefix and credentials; ``history`` answers from the
+    database like the in-memory account_history plugin."""
+    from nodeapi.applied import IAccountHistory
+    from nodeapi.config import Options
+    from nodeapi.history.account_history import AccountHistory
+    from nodeapi.history.searchdb import make_searchdb
+
+    path, expected = history_log
+    options = Options()
+    options.parseOptions(["--plugins", "searchdb", "--searchdb-node-url", osmem_url,
+                          "--searchdb-visitor", "true", "--searchdb-index-prefix", "hist-",
+                          "--searchdb-basic-auth", f"carol:{PASSWORD}",
+                          "--searchdb-bulk-replay", "30", "--data-dir", str(tmp_path)])
+    chain = open_chain(genesis, path)
+    svc = make_searchdb(options, chain, str(tmp_path), reactor)
+    assert IAccountHistory.providedBy(svc.history)
+    assert svc.client.has_auth and PASSWORD not in svc.client.safe_url
+    assert svc.builder.items_per_bulk == 15 and svc.template_name == "hist-template"
+    memory = AccountHistory()
+    chain.add_consumer(memory)
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
+    docs = yield stored_docs(osmem_url, "hist-")
+    assert sorted(docs) == sorted(expected)
+    transfer = next(d["_source"] for d in docs.values() if d["_source"]["operation_type"] == 0)
+    extra = transfer["additional_data"]
+    assert extra["fee_data"]["asset_name"] == "TEST"
+    assert extra["transfer_data"]["to"] == transfer["operation_history"]["op_object"]["to"]
+    for account in ["1.2.6", INIT[1]]:
+        got = yield defer.maybeDeferred(svc.history.get_account_history, account, 0, 100, 0)
+        assert got == memory.get_account_history(account, 0, 100, 0)
+    assert PASSWORD not in text_of(logs)
