@@ -12,7 +12,6 @@ import socket
 
 import pytest
 import pytest_twisted
-from bitsharesbase import operations
 from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 from twisted.logger import formatEvent, globalLogPublisher
