@@ -581,3 +581,15 @@ def test_make_searchdb_from_options(genesis, history_log, osmem_url, tmp_path, l
         got = yield defer.maybeDeferred(svc.history.get_account_history, account, 0, 100, 0)
         assert got == memory.get_account_history(account, 0, 100, 0)
     assert PASSWORD not in text_of(logs)
+
+
+def test_spool_failure_counted(tmp_path):
+    """A bulk the spool file cannot take is counted and described, never
+    raised into the chain."""
+    queue = BulkQueue(str(tmp_path / "missing" / "spool"), max_memory=150)
+    builder = BulkBuilder(queue, items_per_bulk=1)
+    for n in range(3):
+        builder.add([(n, b'{"create":{"_id":"2.9.%d"}}\n{"x":%d,"pad":"%s"}\n'
+                      % (n, n, b"p" * 60))], n, 1)
+    assert len(queue) == 1 and builder.dropped == 2
+    assert builder.errors[0].startswith("2.9.1..2.9.1 not queued:")

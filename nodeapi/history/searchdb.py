@@ -123,7 +123,7 @@ class SearchDBService(service.Service):
     @property
     def documents_failed(self) -> int:
         """Documents rejected by the database (not 409) or not buildable."""
-        return self.shipper.documents_failed + self._build_failed
+        return self.shipper.documents_failed + self._build_failed + self.builder.dropped
 
     @property
     def documents_pending(self) -> int:
@@ -186,6 +186,11 @@ class SearchDBService(service.Service):
             self._block(applied)
         except Exception:
             self.log.failure("searchdb: block {num} not indexed", num=applied.block_num)
+        self._log_builder_errors()
+
+    def _log_builder_errors(self) -> None:
+        while self.builder.errors:
+            self.log.error("searchdb: {error}", error=self.builder.errors.pop(0))
 
     def _block(self, applied) -> None:
         num = applied.block_num
@@ -263,6 +268,7 @@ class SearchDBService(service.Service):
         ``stop_timeout`` seconds; then close the connections."""
         super().stopService()
         self.builder.seal(self.last_block)
+        self._log_builder_errors()
         self.shipper.kick()
         pending = self.queue.items
         if pending:

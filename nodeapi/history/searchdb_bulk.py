@@ -107,7 +107,9 @@ class Cursor:
 
 class BulkBuilder:
     """The open bulk: items are added per operation and sealed into the
-    queue.
+    queue.  A bulk the queue cannot take (``OSError`` from the spool file)
+    is counted in :attr:`dropped` and described (ids, error) in
+    :attr:`errors`, which the service logs and counts as failed documents.
 
     :param queue: the :class:`~nodeapi.history.spool.BulkQueue` to seal into.
     :param items_per_bulk: operations' documents per bulk (lines / 2).
@@ -124,6 +126,8 @@ class BulkBuilder:
         self._parts: list = []
         self._size = 0
         self.sealed_block = -1  # last block whose documents are all sealed
+        self.dropped = 0  # documents lost because the spool file failed
+        self.errors: list = []  # their messages, taken by the service to log
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -154,5 +158,10 @@ class BulkBuilder:
         self._ids, self._ops, self._offsets = array("q"), array("q"), array("I")
         self._parts = []
         self._size = 0
-        self.queue.push(bulk)
+        try:
+            self.queue.push(bulk)
+        except OSError as exc:  # spool file not writable (disk full): counted
+            self.dropped += len(bulk)
+            self.errors.append(f"2.9.{bulk.ids[0]}..2.9.{bulk.last_id} not queued: {exc}")
+            return None
         return bulk
