@@ -25,7 +25,7 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.database_authority import require_trx
 from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import parse_time
-from nodeapi.errors import ApiError, NodeAPIError
+from nodeapi.errors import ApiError, NodeAPIError, ProtocolError
 from nodeapi.peers_peer import strip_block_info, wire_ints
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
@@ -66,6 +66,8 @@ class NetworkBroadcastApi(ApiSet):
             chain.push_transaction(trx)
             trx_id = auth.transaction_id(auth.pack_transaction(trx, chain.address_prefix))
             expiration = parse_time(trx["expiration"])
+        except ProtocolError as exc:  # fc serialization rejected a field
+            raise ApiError(f"Malformed transaction: {exc}") from None
         except NodeAPIError:
             raise
         except _MALFORMED as exc:
@@ -171,6 +173,8 @@ class NetworkBroadcastApi(ApiSet):
             raise ApiError(f"block must be a signed block object, got {type(block).__name__}")
         try:
             self.node.chain.push_block(strip_block_info(block))
+        except ProtocolError as exc:  # fc serialization rejected a field
+            raise ApiError(f"Malformed transaction: {exc}") from None
         except NodeAPIError:
             raise
         except _MALFORMED as exc:

@@ -10,7 +10,7 @@ authorities come from :func:`nodeapi.chain.authority.required_authorities`,
 so they cover the operations this chain evaluates.
 """
 
-from bitsharesbase.signedtransactions import Signed_Transaction
+from nodeapi.protocol.transaction import serialize_signed_transaction
 
 from nodeapi.api.base import api_function
 from nodeapi.api.database_common import get_account, get_asset, require_list
@@ -129,12 +129,8 @@ class AuthorityMixin:
         prefix = self.chain.address_prefix
 
         def pack():
-            t = Signed_Transaction(
-                ref_block_num=trx["ref_block_num"], ref_block_prefix=trx["ref_block_prefix"],
-                expiration=trx["expiration"],
-                operations=[[op[0], dict(op[1], prefix=prefix)] for op in trx["operations"]],
-                signatures=list(trx.get("signatures", [])))
-            return bytes(t).hex()
+            return serialize_signed_transaction(
+                dict(trx, signatures=list(trx.get("signatures", []))), prefix).hex()
 
         return guarded("transaction", pack)
 

@@ -10,13 +10,13 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp sections
 returns an optional.
 """
 
-from graphenebase.account import PublicKey as GPublicKey
 
 from nodeapi.api.base import api_function
 from nodeapi.api.database_common import (
     api_limit, check_count, check_limit, get_account, id_key, parse_object_id,
     require_list, require_str, typed_id)
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiError, ProtocolError
+from nodeapi.protocol.keys import public_key_bytes
 
 # graphene::chain::get_config() values of bitshares-core (config.hpp); the
 # symbol and address prefix come from this chain's genesis.
@@ -106,8 +106,8 @@ def check_public_key(key, prefix: str) -> str:
     if not isinstance(key, str) or not key.startswith(prefix) or len(key) != len(prefix) + 50:
         raise ApiError(f"Invalid public key {key!r}: expected a {prefix}... key")
     try:
-        GPublicKey(key, prefix=prefix)
-    except Exception:  # graphenelib raises assertion/value errors for bad checksums
+        public_key_bytes(key, prefix)
+    except ProtocolError:
         raise ApiError(f"Invalid public key {key!r}: bad encoding or checksum") from None
     return key
 

@@ -1,11 +1,11 @@
 """Transaction digests, signatures and graphene's ``verify_authority``.
 
 - :func:`pack_transaction` serializes a wire-JSON transaction without its
-  signatures (python-bitshares' ``bitsharesbase`` serializers, the reference
-  client encoding); :func:`transaction_id` and :func:`signature_digest` follow
-  wire-contract.md section 7.
+  signatures (:mod:`nodeapi.protocol`, fc encoding); :func:`transaction_id`
+  and :func:`signature_digest` follow wire-contract.md section 7.
 - :func:`recover_keys` turns 65-byte compact signatures into public key
-  strings (coincurve).
+  strings (libsecp256k1 via coincurve); like graphene, a non-canonical
+  signature is rejected.
 - :func:`required_authorities` and :func:`verify_authority` follow graphene
   ``operation_get_required_authorities`` and ``graphene::chain::verify_authority``
   (libraries/protocol/transaction.cpp): every required active authority is
@@ -16,24 +16,19 @@
 
 import hashlib
 
-import coincurve
-from bitsharesbase.signedtransactions import Signed_Transaction
-from graphenebase.account import PrivateKey as GPrivateKey
-from graphenebase.account import PublicKey as GPublicKey
-
 from nodeapi.chain.errors import InvalidSignature, MissingAuthority
+from nodeapi.errors import ProtocolError
+from nodeapi.protocol import block as _block
+from nodeapi.protocol.keys import PrivateKey, PublicKey
+from nodeapi.protocol.keys import public_key_bytes as _public_key_bytes
+from nodeapi.protocol.keys import public_key_str
+from nodeapi.protocol.transaction import serialize_transaction
 
 
 def pack_transaction(trx: dict, prefix: str = "TEST") -> bytes:
     """The transaction serialized without signatures (graphene ``transaction``);
     ``prefix`` is the public key prefix of keys inside operations."""
-    t = Signed_Transaction(
-        ref_block_num=trx["ref_block_num"], ref_block_prefix=trx["ref_block_prefix"],
-        expiration=trx["expiration"], operations=[[op[0], dict(op[1], prefix=prefix)] for op in trx["operations"]],
-        signatures=[],
-    )
-    t.data.pop("signatures", None)
-    return bytes(t)
+    return serialize_transaction(trx, prefix)
 
 
 def transaction_id(packed: bytes) -> str:
@@ -48,27 +43,25 @@ def signature_digest(chain_id: str, packed: bytes) -> bytes:
 
 def public_key_string(compressed: bytes, prefix: str) -> str:
     """33-byte compressed key -> ``TEST6MRy...`` string."""
-    return str(GPublicKey(compressed.hex(), prefix=prefix))
+    return public_key_str(compressed, prefix)
 
 
 def public_key_bytes(key: str) -> bytes:
     """``TEST6MRy...`` -> 33-byte compressed key."""
-    return bytes(GPublicKey(key, prefix=key[: len(key) - 50]))
+    return _public_key_bytes(key)
 
 
 def recover_key(signature_hex: str, digest: bytes, prefix: str) -> str:
     """The public key string that made a compact signature of ``digest``;
     raises :class:`InvalidSignature`."""
     try:
-        sig = bytes.fromhex(signature_hex)
-        if len(sig) != 65 or not 27 <= sig[0] <= 34:
-            raise ValueError("bad length or header")
-        recid = (sig[0] - 27) & 3
-        pub = coincurve.PublicKey.from_signature_and_message(
-            sig[1:] + bytes([recid]), digest, hasher=None)
-    except Exception as exc:  # coincurve raises plain Exception/ValueError
-        raise InvalidSignature(f"Invalid signature {signature_hex[:16]}...: {exc}") from None
-    return public_key_string(pub.format(compressed=True), prefix)
+        pub = PublicKey.recover(bytes.fromhex(signature_hex), digest)
+    except (ValueError, TypeError):
+        raise InvalidSignature(f"Invalid signature {str(signature_hex)[:16]}...: "
+                               "not hex") from None
+    except ProtocolError as exc:
+        raise InvalidSignature(str(exc)) from None
+    return pub.to_str(prefix)
 
 
 def recover_keys(signatures: list, digest: bytes, prefix: str) -> set:
@@ -86,7 +79,7 @@ def secret_of(key) -> bytes:
     """The 32-byte secret of a private key given as WIF string, coincurve
     key, 32 bytes, or an object with ``secret`` / ``__bytes__``."""
     if isinstance(key, str):
-        return bytes(GPrivateKey(key))
+        return PrivateKey.from_wif(key).secret
     if isinstance(key, (bytes, bytearray)):
         return bytes(key)
     for attr_name in ("secret", "secret_bytes", "raw"):
@@ -95,20 +88,19 @@ def secret_of(key) -> bytes:
             return bytes(secret)
     to_wif = getattr(key, "to_wif", None)
     if callable(to_wif):
-        return bytes(GPrivateKey(to_wif()))
+        return PrivateKey.from_wif(to_wif()).secret
     return bytes(key)
 
 
 def sign_digest(digest: bytes, key) -> str:
-    """65-byte compact signature (hex) of a 32-byte digest."""
-    sig = coincurve.PrivateKey(secret_of(key)).sign_recoverable(digest, hasher=None)
-    return (bytes([sig[64] + 31]) + sig[:64]).hex()
+    """65-byte canonical compact signature (hex) of a 32-byte digest
+    (deterministic, as fc ``sign_compact``)."""
+    return PrivateKey(secret_of(key)).sign_digest(digest).hex()
 
 
 def public_key_of(key, prefix: str) -> str:
     """Public key string of a private key (any form :func:`secret_of` takes)."""
-    pub = coincurve.PrivateKey(secret_of(key)).public_key.format(compressed=True)
-    return public_key_string(pub, prefix)
+    return PrivateKey(secret_of(key)).public_key.to_str(prefix)
 
 
 _ACTIVE_FIELD = {
@@ -188,18 +180,9 @@ def verify_authority(ops: list, keys: set, get_account, max_depth: int) -> None:
 
 
 def block_header_bytes(block: dict, signed: bool = True) -> bytes:
-    """graphene ``(signed_)block_header`` serialization: previous (20 bytes),
-    timestamp (uint32), witness (varint instance), merkle root (20 bytes),
-    extensions (empty), then the 65-byte signature when ``signed``."""
-    from bitsharesbase.objects import Operation  # noqa: F401  (registers types)
-    from graphenebase.types import PointInTime, Varint32
-
-    out = bytes.fromhex(block["previous"]) + bytes(PointInTime(block["timestamp"]))
-    out += bytes(Varint32(int(block["witness"].rsplit(".", 1)[1])))
-    out += bytes.fromhex(block["transaction_merkle_root"]) + b"\x00"
-    if signed:
-        out += bytes.fromhex(block["witness_signature"])
-    return out
+    """graphene ``(signed_)block_header`` serialization
+    (:func:`nodeapi.protocol.block.block_header_bytes`)."""
+    return _block.block_header_bytes(block, signed)
 
 
 def block_id(block: dict) -> str:

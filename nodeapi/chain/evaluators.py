@@ -11,13 +11,12 @@ Reference: graphene libraries/chain/transfer_evaluator.cpp,
 balance_evaluator.cpp, evaluator.cpp (fee payment).
 """
 
-from graphenebase.account import Address
-from graphenebase.account import PublicKey as GPublicKey
 
 from nodeapi.applied import AppliedOperation
 from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, InvalidOperation
 from nodeapi.chain.fees import core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
+from nodeapi.protocol.keys import PublicKey, balance_addresses
 
 VOID = [0, {}]
 
@@ -130,13 +129,7 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
 def key_addresses(key: str, prefix: str) -> set:
     """The addresses a public key can own a genesis balance under (graphene
     ``balance_claim_evaluator``: pts and graphene, compressed or not)."""
-    pub = GPublicKey(key, prefix=key[: len(key) - 50])
-    out = set()
-    for compressed in (True, False):
-        for version in (56, 0):
-            out.add(str(Address.from_pubkey(pub, compressed=compressed, version=version,
-                                            prefix=prefix)))
-    return out
+    return {a.to_str(prefix) for a in balance_addresses(PublicKey.from_str(key))}
 
 
 def balance_claim(ctx: ApplyContext, data: dict) -> list:

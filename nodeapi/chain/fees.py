@@ -9,7 +9,8 @@ Graphene reference: ``fee_schedule::calculate_fee`` and each operation's
 asset's ``core_exchange_rate``.
 """
 
-from bitsharesbase.objects import Memo, Operation
+from nodeapi.protocol.operations import serialize_operation_body
+from nodeapi.protocol.types import MEMO
 
 _MEMO_OPS = {0, 14}
 
@@ -20,7 +21,14 @@ def _data_fee(size: int, price_per_kbyte: int) -> int:
 
 def op_size(op: list, prefix: str = "TEST") -> int:
     """Serialized size of the operation body (without its type tag)."""
-    return len(bytes(Operation([op[0], dict(op[1], prefix=prefix)]))) - 1
+    return len(serialize_operation_body(op, prefix))
+
+
+def memo_size(memo: dict, prefix: str = "TEST") -> int:
+    """Serialized size of a ``memo_data``."""
+    out = bytearray()
+    MEMO.pack(memo, out, prefix)
+    return len(out)
 
 
 def _is_cheap_name(name: str) -> bool:
@@ -53,7 +61,7 @@ def core_fee(op: list, schedule: dict, prefix: str = "TEST") -> int:
     if ppk:
         if kind in _MEMO_OPS:
             if data.get("memo"):
-                fee += _data_fee(len(bytes(Memo(**dict(data["memo"], prefix=prefix)))), ppk)
+                fee += _data_fee(memo_size(data["memo"], prefix), ppk)
         elif kind == 35:
             fee += _data_fee(len(bytes.fromhex(data.get("data", ""))), ppk)
         else:
