@@ -1,0 +1,33 @@
+"""The installed node needs only its install_requires: python-bitshares,
+graphenelib, hypothesis and osmem-server are test dependencies, so no module
+of nodeapi may import them."""
+
+import subprocess
+import sys
+
+from daemon import ROOT
+
+_CHECK = r"""
+import importlib, pkgutil, sys
+for name in ("bitshares", "bitsharesbase", "bitsharesapi", "graphenebase", "grapheneapi",
+             "graphenecommon", "hypothesis", "osmem_server", "pytest"):
+    sys.modules[name] = None  # any import of it now raises ImportError
+import nodeapi
+names = ["nodeapi.tap"] + [m.name for m in pkgutil.walk_packages(nodeapi.__path__, "nodeapi.")]
+for name in names:
+    importlib.import_module(name)
+from nodeapi.config import Options
+from nodeapi.tap import makeService
+options = Options()
+options.parseOptions(["--data-dir", sys.argv[1]])
+service = makeService(options)
+print(len(names), type(service).__name__)
+"""
+
+
+def test_nodeapi_imports_and_builds_without_test_dependencies(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", _CHECK, str(tmp_path / "data")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    count, kind = proc.stdout.split()
+    assert int(count) > 30 and kind == "NodeService"
