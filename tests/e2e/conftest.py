@@ -4,8 +4,8 @@ nobody on the team wrote.
 
 * ``osmem``: an osmem-server on loopback (the search database).
 * ``node``: :class:`daemon.Daemon` with ``--plugins "witness searchdb"``
-  (``witness account_history`` when ``nodeapi.history.searchdb`` is not
-  there), ``--searchdb-node-url`` the osmem address, ``--api-access
+  (see :func:`plugins` for ``witness account_history``),
+  ``--searchdb-node-url`` the osmem address, ``--api-access
   etc/api-access.json`` and a small ``--searchdb-bulk-sync``.
 * ``scenario``: the python-bitshares story of :mod:`e2e.flows` run once
   against that daemon; its :class:`~e2e.flows.Story` is what the test
@@ -46,8 +46,17 @@ def osmem():
 
 @pytest.fixture(scope="session")
 def plugins() -> str:
-    """The ``--plugins`` value the daemon runs with."""
-    return "witness searchdb" if searchdb_available() else "witness account_history"
+    """The ``--plugins`` value the daemon runs with: ``witness searchdb``,
+    or ``witness account_history`` when the searchdb plugin is missing or
+    the environment says ``NODEAPI_E2E_HISTORY=account_history`` (the
+    client scenarios then run against the in-memory plugin and the search
+    database checks are skipped)."""
+    history = os.environ.get("NODEAPI_E2E_HISTORY", "searchdb")
+    if history not in ("searchdb", "account_history"):
+        raise pytest.UsageError(f"NODEAPI_E2E_HISTORY={history!r}: searchdb or account_history")
+    if history == "searchdb" and not searchdb_available():
+        history = "account_history"
+    return "witness " + history
 
 
 @pytest.fixture(scope="session")

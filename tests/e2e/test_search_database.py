@@ -57,9 +57,11 @@ class DB:
 
 
 @pytest.fixture(scope="module")
-def db(osmem, node, scenario):
+def db(osmem, node, scenario, plugins):
     """The database once the shipper has caught up with the story (polls
     ``_count`` after ``_refresh``, 30 s at most)."""
+    if "searchdb" not in plugins.split():
+        pytest.skip(f"the daemon runs {plugins!r} (NODEAPI_E2E_HISTORY): no search database")
     db = DB(osmem.url)
     deadline = time.time() + 30
     while True:
