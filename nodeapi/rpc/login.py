@@ -192,17 +192,20 @@ class RpcSession(Session):
             raise ApiError(f"No API set with id {api} on this connection")
         return self.apis[api]
 
+    def invoke(self, request: Request) -> Any:
+        """Call the function a request names, synchronously: returns its
+        result, or a Deferred when the function is asynchronous; raises the
+        error to map (RpcError / NodeAPIError / anything else = internal)."""
+        instance = self.resolve(request)
+        if not instance.has_function(request.function):
+            raise method_not_found(request.function, request.id)
+        request.api_name = instance.name
+        return instance.call(request.function, request.args)
+
     def dispatch(self, request: Request) -> defer.Deferred:
-        """Call the function a request names; the Deferred fires with its
-        result or fails with the error to map (RpcError / NodeAPIError)."""
-        try:
-            instance = self.resolve(request)
-            if not instance.has_function(request.function):
-                raise method_not_found(request.function, request.id)
-            request.api_name = instance.name
-        except Exception:
-            return defer.fail()
-        return defer.maybeDeferred(instance.call, request.function, request.args)
+        """:meth:`invoke` as a Deferred that fires with the result or fails
+        with the error to map."""
+        return defer.maybeDeferred(self.invoke, request)
 
     # -- Session contract (callbacks) -------------------------------------
     def send_notice(self, callback_id: int, payload: Any) -> None:

@@ -18,7 +18,9 @@ from typing import Any, Optional
 
 import orjson
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+from twisted.internet.defer import Deferred
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
                                  parse_request, to_wire)
@@ -81,15 +83,31 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
                                          f"(limit {self.factory.max_calls_in_flight})")
                 self._send(encode_error(error, request))
             return
-        self._in_flight += 1
-        d = self.session.dispatch(request)
         metrics = self.factory.metrics
-        d.addCallbacks(lambda result: (encode_result(request, result), "ok"),
-                       lambda f: (encode_error(error_from_failure(f, request), request), "error"))
-        d.addCallback(self._reply, request, metrics)
+        try:
+            result = self.session.invoke(request)
+        except Exception:
+            encoded = (encode_error(error_from_failure(Failure(), request), request), "error")
+        else:
+            if isinstance(result, Deferred):  # asynchronous: answer when it fires
+                self._in_flight += 1
+                result.addCallbacks(
+                    lambda r: (encode_result(request, r), "ok"),
+                    lambda f: (encode_error(error_from_failure(f, request), request), "error"))
+                result.addCallback(self._reply_later, request, metrics)
+                return
+            try:
+                encoded = (encode_result(request, result), "ok")
+            except Exception:
+                encoded = (encode_error(error_from_failure(Failure(), request), request),
+                           "error")
+        self._reply(encoded, request, metrics)
+
+    def _reply_later(self, encoded: tuple, request, metrics) -> None:
+        self._in_flight -= 1
+        self._reply(encoded, request, metrics)
 
     def _reply(self, encoded: tuple, request, metrics) -> None:
-        self._in_flight -= 1
         body, outcome = encoded
         if metrics is not None:
             metrics.rpc_call(request, outcome)
