@@ -44,15 +44,20 @@ def node_block_previous(node, num):
 
 def test_kill_9_then_restart(tmp_path):
     node = Daemon(tmp_path / "data").start()
-    node.wait_head(3)
+    num, head_id = node.wait_head(3)
+    init0 = node.call("get_account_balances", "init0", [])
+    header = node.call("get_block_header", num)
     node.stop(signal.SIGKILL)
     again = Daemon(tmp_path / "data").start()
     try:
-        num, head_id = again.head()
-        assert num >= 3
-        assert again.call("get_block", num) is not None
+        # every block the node had answered for survives, with the same id
+        assert again.head()[0] >= num
+        assert again.call("get_block_header", num) == header
+        assert again.call("get_account_balances", "init0", []) == init0
+        again.wait_head(num + 1)  # production goes on from the same block id
+        assert again.call("get_block_header", num + 1)["previous"] == head_id
     finally:
-        again.stop()
+        assert again.stop() == -signal.SIGTERM
 
 
 @pytest.mark.parametrize("args, message", [
