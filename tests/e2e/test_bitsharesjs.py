@@ -69,3 +69,25 @@ def test_subscribes_and_receives_a_block_notice(scenario, node, node_js):
     # the id is the one of block `num`: the next block links to it
     node.wait_head(num + 1)
     assert node.call("get_block_header", num + 1)["previous"] == block_id
+
+
+def test_login_flow(scenario, node, node_js):
+    """tests/js/e2e.js: the login API set through bitsharesjs-ws' own
+    connection (node-rpc-access.md login rows, wire-contract section 2)."""
+    proc = subprocess.run([node_js, os.path.join(JS_DIR, "e2e.js"),
+                           f"ws://bytemaster:supersecret@127.0.0.1:{node.port}"],
+                          cwd=JS_DIR, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    denied = {"error": "Execution error: Assert Exception: is_allowed: Access denied"}
+    # bitsharesjs-ws' login("", "") replaced the address credentials' sets by "*"'s
+    assert out["anonymous_network_node"] == denied
+    assert out["bytemaster_login"] is True
+    node_id = out["bytemaster_network_node"]["result"]
+    assert isinstance(node_id, int) and node_id > 1
+    assert out["bytemaster_info"]["result"]["connection_count"] == 0
+    assert out["user2_login"] is True
+    assert out["user2_network_node"] == denied
+    assert out["user2_old_id_info"]["result"]["connection_count"] == 0
+    assert [h["id"] for h in out["user2_history"]["result"]] == ["1.11.5", "1.11.4", "1.11.2"]
+    assert out["wrong_login"] is False
