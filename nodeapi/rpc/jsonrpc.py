@@ -134,14 +134,35 @@ def parse_request(raw: bytes) -> Request:
 def to_wire(value: Any) -> Any:
     """``value`` with integers outside int32 and floats turned into strings
     (wire-contract.md section 3), recursively through dicts, lists and
-    tuples.  Other values are returned unchanged."""
+    tuples.  Other values are returned unchanged.  Strings, booleans, None
+    and small integers (most of every reply) are handled inline, without a
+    call per value: this walk is on the path of every RPC reply."""
     t = type(value)
+    if t is dict:
+        out = {}
+        for k, v in value.items():
+            tv = type(v)
+            if tv is str or tv is bool or v is None:
+                out[k] = v
+            elif tv is int:
+                out[k] = v if INT32_MIN <= v <= INT32_MAX else str(v)
+            else:
+                out[k] = to_wire(v)
+        return out
+    if t is list or t is tuple:
+        out = []
+        append = out.append
+        for v in value:
+            tv = type(v)
+            if tv is str or tv is bool or v is None:
+                append(v)
+            elif tv is int:
+                append(v if INT32_MIN <= v <= INT32_MAX else str(v))
+            else:
+                append(to_wire(v))
+        return out
     if t is int:
         return value if INT32_MIN <= value <= INT32_MAX else str(value)
-    if t is dict:
-        return {k: to_wire(v) for k, v in value.items()}
-    if t is list or t is tuple:
-        return [to_wire(v) for v in value]
     if t is float:
         return repr(value) if value == value else "nan"
     if t is str or value is None or t is bool:
