@@ -1,8 +1,9 @@
-"""bitsharesjs-ws + bitsharesjs (node, ``tests/js/client.js``) against the
-daemon after the python-bitshares story: connect (login "", "" or the
-address' credentials), read accounts, balances and history (the ids the
-python client produced), and receive a block-applied notice through
-bitsharesjs' ChainStore subscription."""
+"""bitsharesjs-ws + bitsharesjs (node, ``tests/js/client.js`` and
+``tests/js/e2e.js``) against the daemon after the python-bitshares story:
+connect, log in (the login API set over bitsharesjs-ws' connection), read
+accounts, balances and history (the ids the python client produced), and
+receive a block-applied notice through bitsharesjs' ChainStore
+subscription."""
 
 import json
 import os
@@ -43,7 +44,8 @@ def test_reads_history_the_python_client_made(scenario, node, node_js):
                     {"1.3.0": 90000000 - scenario.fee(5), "1.3.1": 250000}),
             BOB: (["1.11.5", "1.11.4", "1.11.2"], {"1.3.0": 60000000})}
     for i, (name, (history, balances)) in enumerate(want.items()):
-        # anonymous, then with the credentials in the address (bitsharesjs-ws logs in with them)
+        # anonymous, and with credentials in the address (sent as HTTP Basic on the
+        # handshake; bitsharesjs-ws' own login("", "") then selects the "*" entry)
         creds = "bytemaster:supersecret@" if i % 2 else ""
         out = run_client(node_js, f"ws://{creds}127.0.0.1:{node.port}", name)
         assert out["chain_id"] == CHAIN_ID
