@@ -164,9 +164,9 @@ def test_visitor_data(chain_docs):
             t = add["transfer_data"]
             op = json.loads(d["operation_history"]["op"])[1]
             assert t["from"] == op["from"] and t["to"] == op["to"]
-            assert t["amount"] == op["amount"]["amount"]
+            assert t["amount"] == int(op["amount"]["amount"])  # op is wire JSON
             assert t["asset_name"] == "TEST"
-            assert t["amount_units"] == op["amount"]["amount"] / 10 ** 5
+            assert t["amount_units"] == int(op["amount"]["amount"]) / 10 ** 5
         else:
             assert "transfer_data" not in add
     fills = [d for _i, d in docs if d["operation_type"] == 4]

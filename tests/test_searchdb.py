@@ -27,6 +27,7 @@ from nodeapi.history.searchdb import SearchDBService
 from nodeapi.history.searchdb_bulk import CURSOR_FILE, BulkBuilder
 from nodeapi.history.shipper import SearchDBClient
 from nodeapi.history.spool import BulkQueue
+from nodeapi.rpc.jsonrpc import to_wire
 
 pytestmark = pytest.mark.slow
 
@@ -579,7 +580,7 @@ def test_make_searchdb_from_options(genesis, history_log, osmem_url, tmp_path, l
     assert extra["transfer_data"]["to"] == transfer["operation_history"]["op_object"]["to"]
     for account in ["1.2.6", INIT[1]]:
         got = yield defer.maybeDeferred(svc.history.get_account_history, account, 0, 100, 0)
-        assert got == memory.get_account_history(account, 0, 100, 0)
+        assert to_wire(got) == to_wire(memory.get_account_history(account, 0, 100, 0))
     assert PASSWORD not in text_of(logs)
 
 

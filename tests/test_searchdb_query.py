@@ -28,6 +28,7 @@ from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb_query import SearchDBHistory, entry_from_document
 from nodeapi.history.shipper import SearchDBClient
 from nodeapi.node import Node
+from nodeapi.rpc.jsonrpc import to_wire
 
 pytestmark = pytest.mark.slow
 
@@ -109,8 +110,9 @@ async def stored(osmem, built):
 
 
 def norm(entries):
-    """JSON form, as the wire carries it."""
-    return orjson.loads(orjson.dumps(entries))
+    """JSON form, as the wire carries it (wire-contract section 3: 64-bit
+    integers beyond int32 as strings)."""
+    return orjson.loads(orjson.dumps(to_wire(entries)))
 
 
 def grid_points(hist):

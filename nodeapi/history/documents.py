@@ -13,8 +13,9 @@ One document per (operation, impacted account) pair, ``_id`` = its ath id
      "additional_data": {fee_data: {asset, asset_name, amount, amount_units},
                          transfer_data: {..., from, to}}}   # visitor only
 
-``op`` and ``operation_result`` are JSON strings of the wire JSON (integers
-as JSON numbers).  ``op_object`` is the operation's data adapted like
+``op`` and ``operation_result`` are JSON strings of the wire JSON
+(wire-contract.md section 3: integers outside the signed 32-bit range as
+strings, as the reference node's documents write amounts and nonces).  ``op_object`` is the operation's data adapted like
 bitshares-core's ``es_data_adaptor`` (libraries/utilities/elasticsearch.cpp)
 so that every field keeps one type across all documents: an object field
 that holds a key of its own name is renamed ``<name>_`` (transfer
@@ -33,6 +34,8 @@ import time
 from typing import Callable, Optional
 
 import orjson
+
+from nodeapi.rpc.jsonrpc import to_wire
 
 TRANSFER = 0
 
@@ -74,7 +77,7 @@ def _as_int(value: str):
 
 
 def _json(value) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return orjson.dumps(to_wire(value), option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def _scalar_string(value) -> str:

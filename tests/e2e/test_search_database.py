@@ -221,9 +221,6 @@ def test_daemon_history_api_matches_the_documents(db, node, scenario):
     assert db.count()["count"] == 14
 
 
-@pytest.mark.xfail(strict=True, reason="nodeapi bug: documents' op / operation_result JSON "
-                   "write 64-bit integers beyond 32 bits as numbers; the wire JSON and the "
-                   "reference node's documents (tests/fixtures/es) write them as strings")
 def test_document_op_is_the_wire_json(db, scenario):
     """The ``op`` string of 2.9.0 (total_claimed 10^15) and 2.9.5 (memo
     nonce, a uint64) is the operation's wire JSON."""
