@@ -174,3 +174,21 @@ def test_required_fee(chain):
     op = transfer_op(1).json()
     assert chain.required_fee([0, op]) == {"amount": 2000000, "asset_id": "1.3.0"}
     assert chain.required_fee([37, claim_op().json()])["amount"] == 0
+
+
+def test_account_statistics_follow_history_numbering(chain):
+    """2.7.N total_ops / most_recent_op, numbered like the history plugins
+    (claim: 2.9.0 for init0; transfer: 2.9.1 init0, 2.9.2 init1)."""
+    from nodeapi.history.account_history import AccountHistory
+
+    history = AccountHistory()
+    chain.add_consumer(history)
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    chain.push_transaction(sign(chain, [transfer_op(12345)]))
+    produce(chain)
+    s = chain.state
+    assert (s.get("2.7.6")["total_ops"], s.get("2.7.6")["most_recent_op"]) == (2, "2.9.1")
+    assert (s.get("2.7.7")["total_ops"], s.get("2.7.7")["most_recent_op"]) == (1, "2.9.2")
+    assert (s.get("2.7.8")["total_ops"], s.get("2.7.8")["most_recent_op"]) == (0, "2.9.0")
+    assert history.numbering.next_ath == 3

@@ -40,6 +40,7 @@ from nodeapi.chain.evaluators import (
     EVALUATORS, ApplyContext, applied_operations, fee_payer, pay_fee)
 from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, init_genesis, parse_time
+from nodeapi.history.ids import impacted_accounts as history_impacted
 
 
 
@@ -60,6 +61,7 @@ class Chain:
         self._pending: list = []  # [(trx, packed, trx_id)]
         self._pending_ids: set = set()
         self._op_counter = 0
+        self._ath_counter = 0  # next 2.9.N, for account statistics
         self._consumers: list = []
         self._pending_observers: list = []
         self._block_observers: list = []
@@ -279,9 +281,25 @@ class Chain:
         if self._recent:
             self._recent = {k: v for k, v in self._recent.items() if v > ts}
         ops, self._op_counter = applied_operations(records, num, self._op_counter)
+        self._update_statistics(ops)
         self._changed_last = state.reset_changed()
         applied = AppliedBlock(num, bid, block, ts, ops, replay)
         return applied
+
+    def _update_statistics(self, ops: list) -> None:
+        """Account statistics (2.7.N) of every impacted account: ``total_ops``
+        and ``most_recent_op`` (its newest ``2.9.N``), numbered like the
+        history plugins number their entries (graphene
+        ``account_history_plugin::add_account_history``; bitsharesjs'
+        ChainStore reads them)."""
+        state, n = self.state, self._ath_counter
+        for op in ops:
+            for account in history_impacted(op):
+                stats = state.modify(state.objects[account]["statistics"])
+                stats["most_recent_op"] = f"2.9.{n}"
+                stats["total_ops"] = int(stats["total_ops"]) + 1
+                n += 1
+        self._ath_counter = n
 
     def _notify(self, applied: AppliedBlock) -> None:
         for consumer in list(self._consumers):

@@ -187,9 +187,6 @@ def test_login_reaches_restricted_sets(scenario, node, ws, http):
     assert user2.rpc.get_block_header(1, api="database")["witness"].startswith("1.6.")
 
 
-@pytest.mark.xfail(strict=True, reason="nodeapi bug: account statistics (2.7.x) keep "
-                   "most_recent_op 2.9.0 and total_ops 0; graphene's history plugins set them "
-                   "on every ath entry (add_account_history), bitsharesjs' ChainStore reads them")
 def test_statistics_follow_the_history(scenario, ws):
     """``most_recent_op`` is the account's newest ``2.9.N`` and ``total_ops``
     its entry count (ath ids as numbered in test_search_database.ATH)."""
