@@ -21,9 +21,9 @@ Reference: bitshares-core ``libraries/protocol/block.cpp`` /
 
 import hashlib
 
+from nodeapi.protocol.composite import FUTURE_EXTENSIONS, Struct
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
-from nodeapi.protocol.serialize import (
-    FUTURE_EXTENSIONS, RIPEMD160, SIGNATURE, TIME, Struct, from_hex, unpack)
+from nodeapi.protocol.serialize import RIPEMD160, SIGNATURE, TIME, from_hex, unpack
 from nodeapi.protocol.transaction import serialize_processed_transaction
 from nodeapi.protocol.types import WITNESS_ID
 

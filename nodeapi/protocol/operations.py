@@ -10,10 +10,11 @@ order follows bitshares-core's ``FC_REFLECT`` of each operation
 it generates); any other type raises :class:`UnknownOperation`.
 """
 
+from nodeapi.protocol.composite import FUTURE_EXTENSIONS, Extension, FlatSet, Optional, Struct
 from nodeapi.protocol.errors import InvalidField, UnknownOperation
 from nodeapi.protocol.serialize import (
-    BOOL, BYTES, FUTURE_EXTENSIONS, OBJECT_ID, PUBLIC_KEY, STRING, TIME, UINT8, UINT16, VOID,
-    Bool, Extension, FlatSet, Optional, Struct, pack_varint, to_int, unpack, unpack_varint)
+    BOOL, BYTES, OBJECT_ID, PUBLIC_KEY, STRING, TIME, UINT8, UINT16, VOID, Bool, pack_varint,
+    to_int, unpack, unpack_varint)
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ACCOUNT_OPTIONS, ASSET, ASSET_ID, ASSET_OPTIONS, AUTHORITY, BALANCE_ID,
     BITASSET_OPTIONS, BUYBACK_OPTIONS, LIMIT_ORDER_ID, MEMO, PRICE, SHARE, SPECIAL_AUTHORITY)

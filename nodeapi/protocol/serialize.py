@@ -1,4 +1,5 @@
-"""fc binary serialization (``fc::raw::pack``) of wire-JSON values.
+"""fc binary serialization (``fc::raw::pack``) of wire-JSON values: the
+wire-type protocol and the primitive types.
 
 Each wire type is an object with
 
@@ -13,27 +14,26 @@ Each wire type is an object with
 - ``sort_key(value)``: the order of graphene's ``operator<`` for types used
   in ``flat_set``/``flat_map`` keys.
 
+This module holds the primitives (integers, varint, bool, string, bytes,
+hashes, time, ids, keys, addresses, vote ids, void) and :func:`pack` /
+:func:`unpack`; the composite types (optional, vector, flat_set, flat_map,
+struct, extension, static_variant) are in :mod:`nodeapi.protocol.composite`.
+
 Encodings (bitshares-fc ``fc/io/raw.hpp``, ``varint.hpp``): fixed-width
 little-endian integers; ``unsigned_int`` as LEB128 varint; bool one byte;
-string and ``vector<char>`` as varint length + bytes; vector as varint count
-+ items; ``flat_set``/``flat_map`` the same, sorted and without duplicates
-(graphene sorts them when it reads JSON, so the digest a client signs is of
-the sorted form); optional as 0/1 + value; static_variant as varint tag +
-value; ``time_point_sec`` as uint32.  JSON integers may be numbers or
-decimal strings (wire-contract.md section 3); ``vector<char>`` and hashes are
-hex strings.
+string and ``vector<char>`` as varint length + bytes; ``time_point_sec`` as
+uint32.  JSON integers may be numbers or decimal strings (wire-contract.md
+section 3); ``vector<char>`` and hashes are hex strings.
 """
 
 import struct
 
 from nodeapi.protocol.errors import (
-    IntegerOutOfRange, InvalidField, InvalidHex, InvalidObjectId, ProtocolError, TruncatedData)
+    IntegerOutOfRange, InvalidField, InvalidHex, InvalidObjectId, TruncatedData)
 from nodeapi.protocol.ids import MAX_INSTANCE, ObjectId
 from nodeapi.protocol.keys import address_bytes, public_key_bytes, public_key_str, ripemd160
 from nodeapi.protocol.keys import b58encode
 from nodeapi.protocol.times import format_time, parse_time
-
-_MISSING = object()
 
 
 def to_int(value, what: str = "value") -> int:
@@ -87,7 +87,9 @@ def unpack_varint(data: bytes, pos: int) -> tuple[int, int]:
     return value, pos
 
 
-def _need(data: bytes, pos: int, n: int) -> int:
+def need_bytes(data: bytes, pos: int, n: int) -> int:
+    """End offset ``pos + n`` of ``n`` bytes at ``pos``; raises
+    :class:`TruncatedData` when ``data`` is shorter."""
     end = pos + n
     if end > len(data):
         raise TruncatedData(f"Binary data ends at byte {len(data)}, needed {end}")
@@ -113,7 +115,7 @@ class Int:
         out += self._struct.pack(v)
 
     def unpack(self, data, pos, prefix=None):
-        end = _need(data, pos, self._struct.size)
+        end = need_bytes(data, pos, self._struct.size)
         return self._struct.unpack_from(data, pos)[0], end
 
     def sort_key(self, value):
@@ -158,7 +160,7 @@ class Bool:
             raise InvalidField(f"bool: expected true or false, got {value!r}")
 
     def unpack(self, data, pos, prefix=None):
-        _need(data, pos, 1)
+        need_bytes(data, pos, 1)
         if data[pos] > 1:
             raise InvalidField(f"bool byte {data[pos]} is neither 0 nor 1")
         return data[pos] == 1, pos + 1
@@ -180,7 +182,7 @@ class String:
 
     def unpack(self, data, pos, prefix=None):
         n, pos = unpack_varint(data, pos)
-        end = _need(data, pos, n)
+        end = need_bytes(data, pos, n)
         return bytes(data[pos:end]).decode("utf-8", "replace"), end
 
 
@@ -197,7 +199,7 @@ class Bytes:
 
     def unpack(self, data, pos, prefix=None):
         n, pos = unpack_varint(data, pos)
-        end = _need(data, pos, n)
+        end = need_bytes(data, pos, n)
         return bytes(data[pos:end]).hex(), end
 
 
@@ -217,7 +219,7 @@ class FixedBytes:
         out += raw
 
     def unpack(self, data, pos, prefix=None):
-        end = _need(data, pos, self.size)
+        end = need_bytes(data, pos, self.size)
         return bytes(data[pos:end]).hex(), end
 
     def sort_key(self, value):
@@ -236,7 +238,7 @@ class TimePointSec:
         out += struct.pack("<I", parse_time(value) & 0xFFFFFFFF)
 
     def unpack(self, data, pos, prefix=None):
-        end = _need(data, pos, 4)
+        end = need_bytes(data, pos, 4)
         return format_time(struct.unpack_from("<I", data, pos)[0]), end
 
 
@@ -281,7 +283,7 @@ class AnyObjectId:
         out += struct.pack("<Q", ObjectId.parse(value).to_int())
 
     def unpack(self, data, pos, prefix=None):
-        end = _need(data, pos, 8)
+        end = need_bytes(data, pos, 8)
         return str(ObjectId.from_int(struct.unpack_from("<Q", data, pos)[0])), end
 
     def sort_key(self, value):
@@ -298,7 +300,7 @@ class PublicKeyType:
         out += public_key_bytes(value, prefix)
 
     def unpack(self, data, pos, prefix=None):
-        end = _need(data, pos, 33)
+        end = need_bytes(data, pos, 33)
         return public_key_str(bytes(data[pos:end]), prefix or "BTS"), end
 
     def sort_key(self, value):
@@ -315,7 +317,7 @@ class AddressType:
         out += address_bytes(value, prefix)
 
     def unpack(self, data, pos, prefix=None):
-        end = _need(data, pos, 20)
+        end = need_bytes(data, pos, 20)
         raw = bytes(data[pos:end])
         return (prefix or "BTS") + b58encode(raw + ripemd160(raw)[:4]), end
 
@@ -343,237 +345,11 @@ class VoteId:
         out += struct.pack("<I", self.content(value))
 
     def unpack(self, data, pos, prefix=None):
-        end = _need(data, pos, 4)
+        end = need_bytes(data, pos, 4)
         v = struct.unpack_from("<I", data, pos)[0]
         return f"{v & 0xFF}:{v >> 8}", end
 
     sort_key = content
-
-
-class Optional:
-    """``optional<T>``: 0, or 1 + value; JSON null / absent field."""
-
-    default = b"\x00"
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.name = f"optional<{inner.name}>"
-
-    def pack(self, value, out, prefix=None) -> None:
-        if value is None:
-            out.append(0)
-        else:
-            out.append(1)
-            self.inner.pack(value, out, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        _need(data, pos, 1)
-        if data[pos] == 0:
-            return None, pos + 1
-        if data[pos] != 1:
-            raise InvalidField(f"{self.name}: flag byte {data[pos]} is neither 0 nor 1")
-        return self.inner.unpack(data, pos + 1, prefix)
-
-
-def _as_list(value, name: str) -> list:
-    if not isinstance(value, (list, tuple)):
-        raise InvalidField(f"{name}: expected an array, got {type(value).__name__}")
-    return value
-
-
-class Vector:
-    """``vector<T>``: varint count + items; JSON array."""
-
-    default = b"\x00"
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.name = f"vector<{inner.name}>"
-
-    def pack(self, value, out, prefix=None) -> None:
-        items = _as_list(value, self.name)
-        pack_varint(len(items), out)
-        inner = self.inner
-        for item in items:
-            inner.pack(item, out, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        n, pos = unpack_varint(data, pos)
-        items = []
-        inner = self.inner
-        for _ in range(n):
-            item, pos = inner.unpack(data, pos, prefix)
-            items.append(item)
-        return items, pos
-
-
-class FlatSet(Vector):
-    """``flat_set<T>``: a vector sorted by T's order, duplicates dropped."""
-
-    def __init__(self, inner) -> None:
-        super().__init__(inner)
-        self.name = f"flat_set<{inner.name}>"
-
-    def pack(self, value, out, prefix=None) -> None:
-        items = _as_list(value, self.name)
-        if len(items) > 1:
-            seen, ordered = set(), []
-            for key, item in sorted(((self.inner.sort_key(i), i) for i in items),
-                                    key=lambda p: p[0]):
-                if key not in seen:
-                    seen.add(key)
-                    ordered.append(item)
-            items = ordered
-        Vector.pack(self, items, out, prefix)
-
-
-class FlatMap:
-    """``flat_map<K, V>``: JSON array of ``[key, value]`` pairs, sorted by
-    key, later duplicates dropped (graphene keeps the first)."""
-
-    default = b"\x00"
-
-    def __init__(self, key, value) -> None:
-        self.key = key
-        self.value = value
-        self.name = f"flat_map<{key.name},{value.name}>"
-
-    def pack(self, value, out, prefix=None) -> None:
-        pairs = _as_list(value, self.name)
-        keyed, seen = [], set()
-        for pair in pairs:
-            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise InvalidField(f"{self.name}: expected [key, value] pairs, got {pair!r}")
-            k = self.key.sort_key(pair[0])
-            if k not in seen:
-                seen.add(k)
-                keyed.append((k, pair))
-        keyed.sort(key=lambda p: p[0])
-        pack_varint(len(keyed), out)
-        for _, pair in keyed:
-            self.key.pack(pair[0], out, prefix)
-            self.value.pack(pair[1], out, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        n, pos = unpack_varint(data, pos)
-        pairs = []
-        for _ in range(n):
-            k, pos = self.key.unpack(data, pos, prefix)
-            v, pos = self.value.unpack(data, pos, prefix)
-            pairs.append([k, v])
-        return pairs, pos
-
-
-class Struct:
-    """A reflected struct: its fields in ``FC_REFLECT`` order; JSON object.
-    Absent/null fields take the type's default (optional, containers,
-    extensions) or raise :class:`InvalidField`; unknown keys are ignored
-    (graphene does the same)."""
-
-    default = None
-
-    def __init__(self, name: str, fields: list) -> None:
-        self.name = name
-        self.fields = tuple(fields)
-
-    def pack(self, value, out, prefix=None) -> None:
-        if type(value) is not dict:
-            raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
-        for fname, ftype in self.fields:
-            v = value.get(fname)
-            try:
-                if v is None:
-                    if ftype.default is None:
-                        raise InvalidField(f"missing field {fname!r}")
-                    out += ftype.default
-                else:
-                    ftype.pack(v, out, prefix)
-            except ProtocolError as exc:
-                raise type(exc)(f"{self.name}.{fname}: {exc.message}") from None
-
-    def unpack(self, data, pos, prefix=None):
-        obj = {}
-        for fname, ftype in self.fields:
-            v, pos = ftype.unpack(data, pos, prefix)
-            if v is not None or not isinstance(ftype, Optional):
-                obj[fname] = v
-        return obj, pos
-
-
-class Extension:
-    """``extension<T>``: varint count of present fields, then per present
-    field its varint index (reflection order) and value; JSON object of the
-    present fields (``[]`` read as empty, like fc)."""
-
-    default = b"\x00"
-
-    def __init__(self, name: str, fields: list) -> None:
-        self.name = f"extension<{name}>"
-        self.fields = tuple(fields)
-
-    def pack(self, value, out, prefix=None) -> None:
-        if isinstance(value, (list, tuple)) and not value:
-            out.append(0)
-            return
-        if type(value) is not dict:
-            raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
-        present = [(i, f, t) for i, (f, t) in enumerate(self.fields) if value.get(f) is not None]
-        pack_varint(len(present), out)
-        for index, fname, ftype in present:
-            pack_varint(index, out)
-            try:
-                ftype.pack(value[fname], out, prefix)
-            except ProtocolError as exc:
-                raise type(exc)(f"{self.name}.{fname}: {exc.message}") from None
-
-    def unpack(self, data, pos, prefix=None):
-        count, pos = unpack_varint(data, pos)
-        obj, last = {}, -1
-        for _ in range(count):
-            index, pos = unpack_varint(data, pos)
-            if not last < index < len(self.fields):
-                raise InvalidField(f"{self.name}: unknown or unordered extension index {index}")
-            last = index
-            fname, ftype = self.fields[index]
-            obj[fname], pos = ftype.unpack(data, pos, prefix)
-        return obj, pos
-
-
-class StaticVariant:
-    """``static_variant<T0, T1, ...>``: varint tag + value; JSON
-    ``[tag, value]`` (a type name is accepted as tag, as by fc)."""
-
-    default = None
-
-    def __init__(self, name: str, types: list, names: list | None = None) -> None:
-        self.name = name
-        self.types = tuple(types)
-        self.by_name = {n: i for i, n in enumerate(names or ())}
-
-    def tag(self, raw) -> int:
-        if isinstance(raw, str) and raw in self.by_name:
-            return self.by_name[raw]
-        tag = to_int(raw, self.name + " tag")
-        if not 0 <= tag < len(self.types):
-            raise InvalidField(f"{self.name}: unknown tag {raw!r}")
-        return tag
-
-    def pack(self, value, out, prefix=None) -> None:
-        if not isinstance(value, (list, tuple)) or len(value) != 2:
-            raise InvalidField(f"{self.name}: expected [tag, value], got {value!r}")
-        tag = self.tag(value[0])
-        pack_varint(tag, out)
-        self.types[tag].pack(value[1], out, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        tag, pos = unpack_varint(data, pos)
-        if tag >= len(self.types):
-            raise InvalidField(f"{self.name}: unknown tag {tag}")
-        value, pos = self.types[tag].unpack(data, pos, prefix)
-        return [tag, value], pos
-
-    def sort_key(self, value):
-        return self.tag(value[0])
 
 
 class Void:
@@ -614,4 +390,3 @@ PUBLIC_KEY, ADDRESS, VOTE_ID, OBJECT_ID = PublicKeyType(), AddressType(), VoteId
 VOID = Void()
 RIPEMD160, SHA256 = FixedBytes(20, "ripemd160"), FixedBytes(32, "sha256")
 SIGNATURE = FixedBytes(65, "signature")
-FUTURE_EXTENSIONS = FlatSet(StaticVariant("future_extensions", [VOID], ["void_t"]))

@@ -16,11 +16,11 @@ wire-contract.md section 7:
 
 import hashlib
 
+from nodeapi.protocol.composite import FUTURE_EXTENSIONS, Struct, Vector
 from nodeapi.protocol.errors import InvalidHex, InvalidSignature
 from nodeapi.protocol.keys import PrivateKey, PublicKey, is_canonical  # noqa: F401
 from nodeapi.protocol.operations import OPERATION
-from nodeapi.protocol.serialize import (
-    FUTURE_EXTENSIONS, SIGNATURE, TIME, UINT16, UINT32, Struct, Vector, from_hex, unpack)
+from nodeapi.protocol.serialize import SIGNATURE, TIME, UINT16, UINT32, from_hex, unpack
 from nodeapi.protocol.types import OPERATION_RESULT
 
 _BASE_FIELDS = [

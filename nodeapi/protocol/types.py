@@ -7,10 +7,11 @@ price), ``authority.hpp``, ``memo.hpp``, ``account.hpp`` (account_options),
 (asset_options, bitasset_options), ``base.hpp`` (operation results).
 """
 
+from nodeapi.protocol.composite import (
+    Extension, FlatMap, FlatSet, Optional, StaticVariant, Struct, Vector)
 from nodeapi.protocol.serialize import (
-    ADDRESS, BYTES, INT64, OBJECT_ID, PUBLIC_KEY, STRING, UINT8, UINT16, UINT32, UINT64,
-    VOID, VOTE_ID, Extension, FlatMap, FlatSet, ObjectIdType, Optional, StaticVariant,
-    Struct, Vector)
+    ADDRESS, BYTES, INT64, OBJECT_ID, PUBLIC_KEY, STRING, UINT8, UINT16, UINT32, UINT64, VOID,
+    VOTE_ID, ObjectIdType)
 
 # Typed object ids (space 1, protocol objects).
 ACCOUNT_ID = ObjectIdType(1, 2)

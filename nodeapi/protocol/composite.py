@@ -1,0 +1,250 @@
+"""fc composite types over the primitives of :mod:`nodeapi.protocol.serialize`.
+
+``optional<T>``, ``vector<T>``, ``flat_set<T>``, ``flat_map<K, V>``,
+reflected structs (``FC_REFLECT``), ``extension<T>`` and
+``static_variant<...>``: each is built from inner wire types and follows the
+same protocol as the primitives (``pack``/``unpack``/``default``/
+``sort_key``, see :mod:`nodeapi.protocol.serialize`).
+
+Encodings (bitshares-fc ``fc/io/raw.hpp``, ``fc/static_variant.hpp``,
+``graphene/protocol/ext.hpp``): vector as varint count + items;
+``flat_set``/``flat_map`` the same, sorted by the key type's
+``operator<`` order and without duplicates (graphene sorts them when it
+reads JSON, so the digest a client signs is of the sorted form); optional as
+0/1 + value; static_variant as varint tag + value; extension as varint count
+of present fields, each as varint index + value.
+"""
+
+from nodeapi.protocol.errors import InvalidField, ProtocolError
+from nodeapi.protocol.serialize import VOID, need_bytes, pack_varint, to_int, unpack_varint
+
+
+class Optional:
+    """``optional<T>``: 0, or 1 + value; JSON null / absent field."""
+
+    default = b"\x00"
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.name = f"optional<{inner.name}>"
+
+    def pack(self, value, out, prefix=None) -> None:
+        if value is None:
+            out.append(0)
+        else:
+            out.append(1)
+            self.inner.pack(value, out, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        need_bytes(data, pos, 1)
+        if data[pos] == 0:
+            return None, pos + 1
+        if data[pos] != 1:
+            raise InvalidField(f"{self.name}: flag byte {data[pos]} is neither 0 nor 1")
+        return self.inner.unpack(data, pos + 1, prefix)
+
+
+def _as_list(value, name: str) -> list:
+    if not isinstance(value, (list, tuple)):
+        raise InvalidField(f"{name}: expected an array, got {type(value).__name__}")
+    return value
+
+
+class Vector:
+    """``vector<T>``: varint count + items; JSON array."""
+
+    default = b"\x00"
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.name = f"vector<{inner.name}>"
+
+    def pack(self, value, out, prefix=None) -> None:
+        items = _as_list(value, self.name)
+        pack_varint(len(items), out)
+        inner = self.inner
+        for item in items:
+            inner.pack(item, out, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        n, pos = unpack_varint(data, pos)
+        items = []
+        inner = self.inner
+        for _ in range(n):
+            item, pos = inner.unpack(data, pos, prefix)
+            items.append(item)
+        return items, pos
+
+
+class FlatSet(Vector):
+    """``flat_set<T>``: a vector sorted by T's order, duplicates dropped."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner)
+        self.name = f"flat_set<{inner.name}>"
+
+    def pack(self, value, out, prefix=None) -> None:
+        items = _as_list(value, self.name)
+        if len(items) > 1:
+            seen, ordered = set(), []
+            for key, item in sorted(((self.inner.sort_key(i), i) for i in items),
+                                    key=lambda p: p[0]):
+                if key not in seen:
+                    seen.add(key)
+                    ordered.append(item)
+            items = ordered
+        Vector.pack(self, items, out, prefix)
+
+
+class FlatMap:
+    """``flat_map<K, V>``: JSON array of ``[key, value]`` pairs, sorted by
+    key, later duplicates dropped (graphene keeps the first)."""
+
+    default = b"\x00"
+
+    def __init__(self, key, value) -> None:
+        self.key = key
+        self.value = value
+        self.name = f"flat_map<{key.name},{value.name}>"
+
+    def pack(self, value, out, prefix=None) -> None:
+        pairs = _as_list(value, self.name)
+        keyed, seen = [], set()
+        for pair in pairs:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise InvalidField(f"{self.name}: expected [key, value] pairs, got {pair!r}")
+            k = self.key.sort_key(pair[0])
+            if k not in seen:
+                seen.add(k)
+                keyed.append((k, pair))
+        keyed.sort(key=lambda p: p[0])
+        pack_varint(len(keyed), out)
+        for _, pair in keyed:
+            self.key.pack(pair[0], out, prefix)
+            self.value.pack(pair[1], out, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        n, pos = unpack_varint(data, pos)
+        pairs = []
+        for _ in range(n):
+            k, pos = self.key.unpack(data, pos, prefix)
+            v, pos = self.value.unpack(data, pos, prefix)
+            pairs.append([k, v])
+        return pairs, pos
+
+
+class Struct:
+    """A reflected struct: its fields in ``FC_REFLECT`` order; JSON object.
+    Absent/null fields take the type's default (optional, containers,
+    extensions) or raise :class:`InvalidField`; unknown keys are ignored
+    (graphene does the same)."""
+
+    default = None
+
+    def __init__(self, name: str, fields: list) -> None:
+        self.name = name
+        self.fields = tuple(fields)
+
+    def pack(self, value, out, prefix=None) -> None:
+        if type(value) is not dict:
+            raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
+        for fname, ftype in self.fields:
+            v = value.get(fname)
+            try:
+                if v is None:
+                    if ftype.default is None:
+                        raise InvalidField(f"missing field {fname!r}")
+                    out += ftype.default
+                else:
+                    ftype.pack(v, out, prefix)
+            except ProtocolError as exc:
+                raise type(exc)(f"{self.name}.{fname}: {exc.message}") from None
+
+    def unpack(self, data, pos, prefix=None):
+        obj = {}
+        for fname, ftype in self.fields:
+            v, pos = ftype.unpack(data, pos, prefix)
+            if v is not None or not isinstance(ftype, Optional):
+                obj[fname] = v
+        return obj, pos
+
+
+class Extension:
+    """``extension<T>``: varint count of present fields, then per present
+    field its varint index (reflection order) and value; JSON object of the
+    present fields (``[]`` read as empty, like fc)."""
+
+    default = b"\x00"
+
+    def __init__(self, name: str, fields: list) -> None:
+        self.name = f"extension<{name}>"
+        self.fields = tuple(fields)
+
+    def pack(self, value, out, prefix=None) -> None:
+        if isinstance(value, (list, tuple)) and not value:
+            out.append(0)
+            return
+        if type(value) is not dict:
+            raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
+        present = [(i, f, t) for i, (f, t) in enumerate(self.fields) if value.get(f) is not None]
+        pack_varint(len(present), out)
+        for index, fname, ftype in present:
+            pack_varint(index, out)
+            try:
+                ftype.pack(value[fname], out, prefix)
+            except ProtocolError as exc:
+                raise type(exc)(f"{self.name}.{fname}: {exc.message}") from None
+
+    def unpack(self, data, pos, prefix=None):
+        count, pos = unpack_varint(data, pos)
+        obj, last = {}, -1
+        for _ in range(count):
+            index, pos = unpack_varint(data, pos)
+            if not last < index < len(self.fields):
+                raise InvalidField(f"{self.name}: unknown or unordered extension index {index}")
+            last = index
+            fname, ftype = self.fields[index]
+            obj[fname], pos = ftype.unpack(data, pos, prefix)
+        return obj, pos
+
+
+class StaticVariant:
+    """``static_variant<T0, T1, ...>``: varint tag + value; JSON
+    ``[tag, value]`` (a type name is accepted as tag, as by fc)."""
+
+    default = None
+
+    def __init__(self, name: str, types: list, names: list | None = None) -> None:
+        self.name = name
+        self.types = tuple(types)
+        self.by_name = {n: i for i, n in enumerate(names or ())}
+
+    def tag(self, raw) -> int:
+        if isinstance(raw, str) and raw in self.by_name:
+            return self.by_name[raw]
+        tag = to_int(raw, self.name + " tag")
+        if not 0 <= tag < len(self.types):
+            raise InvalidField(f"{self.name}: unknown tag {raw!r}")
+        return tag
+
+    def pack(self, value, out, prefix=None) -> None:
+        if not isinstance(value, (list, tuple)) or len(value) != 2:
+            raise InvalidField(f"{self.name}: expected [tag, value], got {value!r}")
+        tag = self.tag(value[0])
+        pack_varint(tag, out)
+        self.types[tag].pack(value[1], out, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        tag, pos = unpack_varint(data, pos)
+        if tag >= len(self.types):
+            raise InvalidField(f"{self.name}: unknown tag {tag}")
+        value, pos = self.types[tag].unpack(data, pos, prefix)
+        return [tag, value], pos
+
+    def sort_key(self, value):
+        return self.tag(value[0])
+
+
+#: ``future_extensions`` (``flat_set<static_variant<void_t>>``): the
+#: ``extensions`` field of most operations, transactions and blocks.
+FUTURE_EXTENSIONS = FlatSet(StaticVariant("future_extensions", [VOID], ["void_t"]))
