@@ -3,16 +3,15 @@ validation of peer blocks, replay, and notification of consumers.
 
 Contract: docs/DESIGN.rst "The Chain contract".  Graphene reference:
 libraries/chain/db_block.cpp (``push_transaction``, ``_apply_transaction``,
-``generate_block``, ``push_block``), db_witness_schedule.cpp (slots).
+``generate_block``, ``push_block``).  The witness schedule, slot arithmetic
+and the per-block update of the global objects are in
+:mod:`nodeapi.chain.schedule`; the chunked replay driver in
+:mod:`nodeapi.chain.replay`.
 
 State layering: ``chain.state`` always shows the head state plus the
 pending transactions (one undo session is open for them, like graphene's
 ``_pending_tx_session``).  Each transaction is applied in its own nested
 session and rolled back on failure, so a rejected transaction changes nothing.
-
-Witness schedule (deterministic, documented rule): the witness of absolute
-slot ``A`` (``current_aslot`` + slot) is ``active_witnesses[A % n]`` of
-global properties 2.0.0.
 
 Operations evaluated: transfer, limit_order_create/cancel (fills as virtual
 fill_order), account_create/update/whitelist/upgrade, asset_create/update/
@@ -33,13 +32,15 @@ from twisted.logger import Logger
 from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import evaluators_accounts, evaluators_assets, evaluators_market  # noqa: F401
+from nodeapi.chain import schedule
 from nodeapi.chain.errors import (
     BadTaposReference, DuplicateTransaction, ExpirationTooFar, InvalidBlock,
     TransactionExpired, TransactionTooLarge, UnsupportedOperation)
 from nodeapi.chain.evaluators import (
     EVALUATORS, ApplyContext, applied_operations, fee_payer, pay_fee)
 from nodeapi.chain.fees import core_fee
-from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, init_genesis, parse_time
+from nodeapi.chain.genesis import format_time, init_genesis, parse_time
+from nodeapi.chain.replay import replay_blocks
 from nodeapi.history.ids import impacted_accounts as history_impacted
 
 
@@ -137,25 +138,15 @@ class Chain:
 
     def get_slot_time(self, slot: int) -> int:
         """graphene ``get_slot_time``: time of the slot-th slot after head (0 -> 0)."""
-        if slot == 0:
-            return 0
-        interval = self.block_interval
-        if self.head_block_num == 0:
-            return self.genesis.initial_timestamp + slot * interval
-        head = self.head_block_time
-        return head - head % interval + slot * interval
+        return schedule.slot_time(self.state, self.genesis.initial_timestamp, slot)
 
     def get_slot_at_time(self, when: int) -> int:
         """graphene ``get_slot_at_time``: slot number of ``when`` (0 if not after head)."""
-        first = self.get_slot_time(1)
-        if when < first:
-            return 0
-        return (when - first) // self.block_interval + 1
+        return schedule.slot_at_time(self.state, self.genesis.initial_timestamp, when)
 
     def get_scheduled_witness(self, slot: int) -> str:
-        """Witness id of ``slot`` (module docstring rule)."""
-        active = self.state.objects["2.0.0"]["active_witnesses"]
-        return active[(self.dgp["current_aslot"] + slot) % len(active)]
+        """Witness id of ``slot`` (:mod:`nodeapi.chain.schedule` rule)."""
+        return schedule.scheduled_witness(self.state, slot)
 
     # -- transactions ----------------------------------------------------------
 
@@ -256,27 +247,7 @@ class Chain:
         state = self.state
         num = self.head_block_num + 1
         ts = parse_time(block["timestamp"])
-        slot = self.get_slot_at_time(ts)
-        missed = max(slot - 1, 0)
-        dgp = state.modify("2.1.0")
-        filled = int(dgp["recent_slots_filled"])
-        filled = (((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0
-        dgp.update({
-            "head_block_number": num, "head_block_id": bid, "time": block["timestamp"],
-            "current_witness": block["witness"], "current_aslot": dgp["current_aslot"] + slot,
-            "recent_slots_filled": str(filled),
-            "recently_missed_count": (dgp["recently_missed_count"] + 4 * missed if missed
-                                      else max(dgp["recently_missed_count"] - 1, 0)),
-        })
-        if ts >= parse_time(dgp["next_maintenance_time"]):
-            interval = int(state.objects["2.0.0"]["parameters"]["maintenance_interval"])
-            dgp["next_maintenance_time"] = format_time((ts // interval + 1) * interval)
-        wit = state.modify(block["witness"])
-        wit["last_aslot"] = dgp["current_aslot"]
-        wit["last_confirmed_block_num"] = num
-        confirmed = sorted(state.objects[w]["last_confirmed_block_num"]
-                           for w in state.objects["2.0.0"]["active_witnesses"])
-        dgp["last_irreversible_block_num"] = confirmed[(10000 - 7500) * len(confirmed) // 10000]
+        schedule.update_global_objects(state, self.genesis.initial_timestamp, block, bid)
         self._summary[num & 0xFFFF] = bid
         if self._recent:
             self._recent = {k: v for k, v in self._recent.items() if v > ts}
@@ -441,41 +412,22 @@ class Chain:
         responsive, and logs progress (blocks/s, ETA) every
         ``progress_every`` seconds of ``self.clock`` (the reactor when None).
         Returns a Deferred firing with the number of blocks replayed."""
-        from twisted.internet import task
-
         clock = self.clock
         if clock is None:
             from twisted.internet import reactor as clock
         pending = self._take_pending()
         total = max(int(getattr(self.block_log, "head_num", 0)) - self.head_block_num, 0)
-        count = [0]
-        started = clock.seconds()
+        d = replay_blocks(
+            lambda: self.block_log.blocks(self.head_block_num + 1),
+            lambda block: self._apply_block(block, check_sigs=False, replay=True,
+                                            check_root=False),
+            lambda: self.head_block_num, total, clock, self.log, cooperator, chunk,
+            progress_every)
 
-        def work():
-            n = 0
-            last_log = started
-            for _num, block in self.block_log.blocks(self.head_block_num + 1):
-                self._apply_block(block, check_sigs=False, replay=True, check_root=False)
-                count[0] += 1
-                n += 1
-                if n >= chunk:
-                    n = 0
-                    now = clock.seconds()
-                    if now - last_log >= progress_every:
-                        last_log = now
-                        rate = count[0] / max(now - started, 1e-9)
-                        self.log.info("Replay: block {num} of {total}, {rate:.0f} blocks/s, "
-                                 "ETA {eta:.0f} s", num=self.head_block_num, total=total,
-                                 rate=rate, eta=max(total - count[0], 0) / max(rate, 1e-9))
-                    yield None
-
-        coop = cooperator or task
-        d = coop.cooperate(work()).whenDone()
-
-        def done(_):
+        def done(count):
             self._restore_pending(pending)
-            self.log.info("Replayed {count} blocks, head {head}", count=count[0],
-                     head=self.head_block_num)
-            return count[0]
+            self.log.info("Replayed {count} blocks, head {head}", count=count,
+                          head=self.head_block_num)
+            return count
 
         return d.addCallback(done)
