@@ -3,10 +3,10 @@ validation of peer blocks, replay, and notification of consumers.
 
 Contract: docs/DESIGN.rst "The Chain contract".  Graphene reference:
 libraries/chain/db_block.cpp (``push_transaction``, ``_apply_transaction``,
-``generate_block``, ``push_block``).  The witness schedule, slot arithmetic
-and the per-block update of the global objects are in
-:mod:`nodeapi.chain.schedule`; the chunked replay driver in
-:mod:`nodeapi.chain.replay`.
+``generate_block``, ``push_block``).  The transaction acceptance checks are
+in :mod:`nodeapi.chain.validation`; the witness schedule, slot arithmetic and
+the per-block update of the global objects in :mod:`nodeapi.chain.schedule`;
+the chunked replay driver in :mod:`nodeapi.chain.replay`.
 
 State layering: ``chain.state`` always shows the head state plus the
 pending transactions (one undo session is open for them, like graphene's
@@ -25,24 +25,20 @@ Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
 changed by the last applied block.
 """
 
-import struct
-
 from twisted.logger import Logger
 
 from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import evaluators_accounts, evaluators_assets, evaluators_market  # noqa: F401
 from nodeapi.chain import schedule
-from nodeapi.chain.errors import (
-    BadTaposReference, DuplicateTransaction, ExpirationTooFar, InvalidBlock,
-    TransactionExpired, TransactionTooLarge, UnsupportedOperation)
+from nodeapi.chain.errors import InvalidBlock, UnsupportedOperation
 from nodeapi.chain.evaluators import (
     EVALUATORS, ApplyContext, applied_operations, fee_payer, pay_fee)
 from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import format_time, init_genesis, parse_time
 from nodeapi.chain.replay import replay_blocks
+from nodeapi.chain.validation import check_transaction
 from nodeapi.history.ids import impacted_accounts as history_impacted
-
 
 
 class Chain:
@@ -151,37 +147,11 @@ class Chain:
     # -- transactions ----------------------------------------------------------
 
     def _check_trx(self, trx: dict, now: int, check_sigs: bool):
-        packed = auth.pack_transaction(trx, self.address_prefix)
-        params = self.state.objects["2.0.0"]["parameters"]
-        if len(packed) > int(params["maximum_transaction_size"]):
-            raise TransactionTooLarge(
-                f"Transaction of {len(packed)} bytes exceeds maximum_transaction_size "
-                f"{params['maximum_transaction_size']}")
-        trx_id = auth.transaction_id(packed)
-        if trx_id in self._recent or trx_id in self._pending_ids:
-            raise DuplicateTransaction(f"Duplicate transaction {trx_id}")
-        exp = parse_time(trx["expiration"])
-        if exp <= now:
-            raise TransactionExpired(
-                f"Transaction expired: expiration {trx['expiration']} is not after head "
-                f"block time {format_time(now)}")
-        if exp > now + int(params["maximum_time_until_expiration"]):
-            raise ExpirationTooFar(
-                f"Expiration {trx['expiration']} is more than maximum_time_until_expiration "
-                f"after {format_time(now)}")
-        ref = self._summary.get(int(trx["ref_block_num"]))
-        if ref is None or struct.unpack_from("<I", bytes.fromhex(ref), 4)[0] != int(
-                trx["ref_block_prefix"]):
-            raise BadTaposReference(
-                f"TaPoS mismatch: ref_block_num {trx['ref_block_num']} ref_block_prefix "
-                f"{trx['ref_block_prefix']} does not match a recent block")
-        if check_sigs:
-            keys = auth.recover_keys(trx.get("signatures", []),
-                                     auth.signature_digest(self.chain_id, packed),
-                                     self.address_prefix)
-            auth.verify_authority(trx["operations"], keys, self.state.require,
-                                  int(params["max_authority_depth"]))
-        return packed, trx_id, exp
+        """:func:`nodeapi.chain.validation.check_transaction` against this
+        chain; returns ``(packed, trx_id, expiration)``."""
+        return check_transaction(
+            trx, now, self.state, self.chain_id, self.address_prefix, self._summary,
+            lambda trx_id: trx_id in self._recent or trx_id in self._pending_ids, check_sigs)
 
     def _apply_ops(self, trx: dict, ctx: ApplyContext) -> list:
         results = []

@@ -1,0 +1,73 @@
+"""Transaction acceptance checks: what a transaction must satisfy before its
+operations are evaluated.
+
+Graphene reference: libraries/chain/db_block.cpp ``_apply_transaction``
+(maximum size, duplicate check against the transaction index, expiration
+window, TaPoS against the block summary, ``verify_authority``).  The chain
+(:class:`~nodeapi.chain.chain.Chain`) calls :func:`check_transaction` for
+every transaction it queues or applies; errors are the
+:mod:`nodeapi.chain.errors` classes graphene's messages map to.
+"""
+
+import struct
+
+from nodeapi.chain import authority as auth
+from nodeapi.chain.errors import (
+    BadTaposReference, DuplicateTransaction, ExpirationTooFar, TransactionExpired,
+    TransactionTooLarge)
+from nodeapi.chain.genesis import format_time, parse_time
+
+
+def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
+                      block_summary: dict, is_known, check_sigs: bool):
+    """Check ``trx`` (wire JSON) for acceptance at head time ``now``
+    (seconds); returns ``(packed, trx_id, expiration)``: its serialized
+    bytes (without signatures), its id (hex) and its expiration in seconds.
+
+    :param state: the :class:`~nodeapi.chain.state.ObjectStore` (global
+        parameters of 2.0.0, accounts for the authority check).
+    :param chain_id: hex chain id (signature digests).
+    :param prefix: the chain's key prefix.
+    :param block_summary: ``{ref_block_num (block number & 0xFFFF): block id}``.
+    :param is_known: ``is_known(trx_id) -> bool``: already applied or pending.
+    :param check_sigs: recover the signers and verify the authorities.
+    :raises TransactionTooLarge: more than ``maximum_transaction_size`` bytes.
+    :raises DuplicateTransaction: ``is_known(trx_id)``.
+    :raises TransactionExpired: expiration not after ``now``.
+    :raises ExpirationTooFar: expiration more than
+        ``maximum_time_until_expiration`` after ``now``.
+    :raises BadTaposReference: ``ref_block_num``/``ref_block_prefix`` name no
+        recent block.
+    :raises InvalidSignature, MissingAuthority: from
+        :func:`nodeapi.chain.authority.verify_authority` / ``recover_keys``.
+    """
+    packed = auth.pack_transaction(trx, prefix)
+    params = state.objects["2.0.0"]["parameters"]
+    if len(packed) > int(params["maximum_transaction_size"]):
+        raise TransactionTooLarge(
+            f"Transaction of {len(packed)} bytes exceeds maximum_transaction_size "
+            f"{params['maximum_transaction_size']}")
+    trx_id = auth.transaction_id(packed)
+    if is_known(trx_id):
+        raise DuplicateTransaction(f"Duplicate transaction {trx_id}")
+    exp = parse_time(trx["expiration"])
+    if exp <= now:
+        raise TransactionExpired(
+            f"Transaction expired: expiration {trx['expiration']} is not after head "
+            f"block time {format_time(now)}")
+    if exp > now + int(params["maximum_time_until_expiration"]):
+        raise ExpirationTooFar(
+            f"Expiration {trx['expiration']} is more than maximum_time_until_expiration "
+            f"after {format_time(now)}")
+    ref = block_summary.get(int(trx["ref_block_num"]))
+    if ref is None or struct.unpack_from("<I", bytes.fromhex(ref), 4)[0] != int(
+            trx["ref_block_prefix"]):
+        raise BadTaposReference(
+            f"TaPoS mismatch: ref_block_num {trx['ref_block_num']} ref_block_prefix "
+            f"{trx['ref_block_prefix']} does not match a recent block")
+    if check_sigs:
+        keys = auth.recover_keys(trx.get("signatures", []),
+                                 auth.signature_digest(chain_id, packed), prefix)
+        auth.verify_authority(trx["operations"], keys, state.require,
+                              int(params["max_authority_depth"]))
+    return packed, trx_id, exp
