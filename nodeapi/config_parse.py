@@ -1,0 +1,192 @@
+"""Value parsers (coercers) of the ``twistd nodeapi`` options.
+
+Each ``parse_*`` takes the raw text of one option (command line or INI
+value, see :mod:`nodeapi.config`) and returns the typed, normalized value,
+or raises ``ValueError`` with a message that :class:`nodeapi.config.Options`
+prefixes with the option name (and INI file and line).  Repeatable options'
+parsers return lists.  Accepted forms follow bitshares' witness_node
+options (``witness-id`` as ``"1.6.N"``, ``private-key`` as
+``["PUBKEY", "WIF"]``, ``seed-node``), the history-searchdb-plugin.md
+options and wire-contract.md section 6 (endpoints).
+"""
+
+import json
+import re
+import urllib.parse
+
+from twisted.internet.endpoints import serverFromString
+
+from nodeapi.chain import authority as auth
+
+KNOWN_PLUGINS = ("witness", "account_history", "searchdb")
+_INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')
+_BOOLS = dict.fromkeys(("true", "yes", "on", "1"), True) | dict.fromkeys(
+    ("false", "no", "off", "0"), False)
+
+
+def _number(kind, lo, hi, what):
+    def coerce(text):
+        try:
+            value = kind(str(text).strip())
+        except ValueError:
+            raise ValueError(f"{text!r} is not {what}") from None
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is not between {lo} and {hi}")
+        return value
+    return coerce
+
+
+def parse_int(lo, hi=2 ** 31 - 1):
+    """Coercer: an integer in [lo, hi]."""
+    return _number(int, lo, hi, "an integer")
+
+
+#: Coercer: seconds, 0 (off) to one year.
+parse_seconds = _number(float, 0, 86400 * 365, "a number of seconds")
+
+
+def parse_bool(text) -> bool:
+    """Coercer: true/false, yes/no, on/off, 1/0."""
+    value = _BOOLS.get(str(text).strip().lower())
+    if value is None:
+        raise ValueError(f"{text!r} is not true or false")
+    return value
+
+
+def parse_text(text) -> str:
+    """Coercer: a string; one pair of surrounding double quotes is removed."""
+    text = str(text).strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    return text
+
+
+def parse_endpoint(text) -> str:
+    """``host:port`` (``[v6]:port``, ``:port`` = all interfaces) or a Twisted
+    server endpoint string -> a Twisted endpoint string
+    (``127.0.0.1:8090`` -> ``tcp:8090:interface=127.0.0.1``)."""
+    text = parse_text(text)
+    try:
+        serverFromString(None, text)
+        return text
+    except ValueError as exc:
+        endpoint_error = str(exc)
+    except Exception as exc:  # e.g. ssl: with an unreadable certificate
+        raise ValueError(f"bad endpoint {text!r}: {exc}") from None
+    match = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d+)|([^:\s\[\]]*):(\d+)", text)
+    if not match:
+        raise ValueError(f"{text!r} is neither host:port nor an endpoint string "
+                         f"({endpoint_error})")
+    host = match.group(1) or match.group(3)
+    port = parse_int(0, 65535)(match.group(2) or match.group(4))
+    if not host:
+        return f"tcp:{port}"
+    if ":" in host:
+        return f"tcp6:{port}:interface={host.replace(':', chr(92) + ':')}"
+    return f"tcp:{port}:interface={host}"
+
+
+def parse_optional_endpoint(text):
+    """Like :func:`parse_endpoint`; empty or ``off`` -> None."""
+    return None if parse_text(text).lower() in ("", "off", "none") else parse_endpoint(text)
+
+
+def parse_url(text) -> str:
+    """An http(s) URL with a host; normalized to end with ``/``."""
+    text = parse_text(text)
+    parts = urllib.parse.urlsplit(text)
+    try:
+        port_ok = parts.port is None or 0 < parts.port < 65536
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise ValueError(f"{text!r} is not an http:// or https:// URL with a host")
+    return text if text.endswith("/") else text + "/"
+
+
+def parse_basic_auth(text) -> str:
+    """Empty, or ``user:password``."""
+    text = parse_text(text)
+    if text and (":" not in text or text.startswith(":")):
+        raise ValueError("expected <username>:<password>")
+    return text
+
+
+def parse_index_prefix(text) -> str:
+    """A search database index name prefix: lowercase, no special characters."""
+    text = parse_text(text)
+    if (not text or text != text.lower() or text[0] in "-_+"
+            or _INDEX_FORBIDDEN.intersection(text)):
+        raise ValueError(f"{text!r} is not a valid index prefix (lowercase, not starting "
+                         "with - _ +, none of \\ / * ? \" < > | , # : or space)")
+    return text
+
+
+def parse_plugins(text) -> list:
+    """Space- or comma-separated plugin names -> list (duplicates dropped)."""
+    names = []
+    for name in re.split(r"[\s,]+", parse_text(text)):
+        if name and name not in names:
+            if name not in KNOWN_PLUGINS:
+                raise ValueError(f"unknown plugin {name!r} (known: {', '.join(KNOWN_PLUGINS)})")
+            names.append(name)
+    if "account_history" in names and "searchdb" in names:
+        raise ValueError("account_history and searchdb cannot run together")
+    return names
+
+
+def _json_or_raw(text, shown):
+    """``text`` stripped, or its JSON value when it starts with ``"`` or ``[``."""
+    raw = str(text).strip()
+    if raw[:1] not in ('"', "["):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise ValueError(f"{shown(raw)} is not valid JSON") from None
+
+
+def parse_witness_ids(text) -> list:
+    """``1.6.N``, JSON ``"1.6.N"`` (bitshares form) or a JSON array of them."""
+    values = _json_or_raw(text, repr)
+    for value in values if isinstance(values, list) else [values]:
+        if not isinstance(value, str) or not re.fullmatch(r"1\.6\.(0|[1-9]\d{0,9})", value):
+            raise ValueError(f"{value!r} is not a witness id 1.6.N")
+    return values if isinstance(values, list) else [values]
+
+
+def parse_private_key(text) -> list:
+    """A WIF, or bitshares' JSON pair ``["PUBKEY", "WIF"]`` whose public key
+    must belong to the WIF -> ``[WIF]``."""
+    value = _json_or_raw(text, lambda raw: raw[:12] + "...")
+    wif, public = value, None
+    if not isinstance(value, str):
+        if not (isinstance(value, list) and len(value) == 2
+                and all(isinstance(v, str) for v in value)):
+            raise ValueError('expected a WIF or ["PUBLIC_KEY", "WIF"]')
+        public, wif = value
+    try:
+        derived = auth.public_key_bytes(auth.public_key_of(wif, "TEST"))
+    except Exception:
+        raise ValueError(f"malformed WIF private key {wif[:4]}... (bad encoding or "
+                         "checksum)") from None
+    if public is not None:
+        try:
+            given = auth.public_key_bytes(public)
+        except Exception:
+            raise ValueError(f"malformed public key {public!r}") from None
+        if given != derived:
+            raise ValueError(f"public key {public} does not belong to the WIF key")
+    return [wif]
+
+
+def parse_seed_node(text) -> list:
+    """``[user:password@]host:port`` -> ``[text]`` (nodeapi.peers format)."""
+    from nodeapi.peers_peer import parse_address, split_credentials
+
+    text = parse_text(text)
+    try:
+        parse_address(split_credentials(text)[1])
+    except Exception as exc:
+        raise ValueError(str(exc)) from None
+    return [text]
