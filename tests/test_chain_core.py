@@ -131,6 +131,48 @@ def test_more_rejections(chain):
         chain.push_transaction(trx)
 
 
+def forge_block(chain, transactions=(), when=None, **fields):
+    """A block on ``chain``'s head signed by the scheduled witness (dev key),
+    holding ``transactions`` (wire JSON); ``fields`` override header fields
+    before signing."""
+    from nodeapi.chain import authority as auth
+
+    when = chain.get_slot_time(1) if when is None else when
+    slot = chain.get_slot_at_time(when)
+    packed = [auth.pack_transaction(t, "TEST") for t in transactions]
+    block = {"previous": chain.head_block_id, "timestamp": format_time(when),
+             "witness": chain.get_scheduled_witness(slot),
+             "transaction_merkle_root": auth.merkle_root(packed), "extensions": []}
+    block.update(fields)
+    block["witness_signature"] = auth.sign_digest(auth.block_signing_digest(block), DEV_WIF)
+    block["transactions"] = list(transactions)
+    return block
+
+
+def unsigned_empty_trx(chain):
+    num, prefix = _tapos(chain)
+    return {"ref_block_num": num, "ref_block_prefix": prefix,
+            "expiration": format_time(chain.head_block_time + 60), "operations": [],
+            "extensions": [], "signatures": []}
+
+
+def test_empty_transaction_rejected(chain):
+    """graphene transaction::validate: at least one operation; neither
+    push_transaction nor push_block accepts a transaction without one."""
+    produce(chain)
+    trx = unsigned_empty_trx(chain)
+    before = {k: dict(v) for k, v in chain.state.objects.items()}
+    with pytest.raises(errors.EmptyTransaction, match="^Transaction has no operations$"):
+        chain.push_transaction(trx)
+    assert chain.pending_transactions == []
+    assert {k: dict(v) for k, v in chain.state.objects.items()} == before
+    follower_head = chain.head_block_id
+    with pytest.raises(errors.EmptyTransaction, match="no operations"):
+        chain.push_block(forge_block(chain, [trx]))
+    assert chain.head_block_id == follower_head and chain.head_block_num == 1
+    assert {k: dict(v) for k, v in chain.state.objects.items()} == before
+
+
 def test_observers_and_changed_objects(chain):
     seen_trx, seen_blocks = [], []
     chain.add_pending_observer(seen_trx.append)

@@ -15,6 +15,14 @@ class TransactionTooLarge(ChainError):
     name = "transaction_too_large"
 
 
+class EmptyTransaction(ChainError):
+    """The transaction has no operations (graphene ``transaction::validate``:
+    ``FC_ASSERT( operations.size() > 0, "A transaction must have at least one
+    operation" )``)."""
+
+    name = "empty_transaction"
+
+
 class TransactionExpired(ChainError):
     """The transaction's expiration is not after the head block time."""
 

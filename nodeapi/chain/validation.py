@@ -2,7 +2,7 @@
 operations are evaluated.
 
 Graphene reference: libraries/chain/db_block.cpp ``_apply_transaction``
-(maximum size, duplicate check against the transaction index, expiration
+(at least one operation - ``transaction::validate`` -, maximum size, duplicate check against the transaction index, expiration
 window, TaPoS against the block summary, ``verify_authority``).  The chain
 (:class:`~nodeapi.chain.chain.Chain`) calls :func:`check_transaction` for
 every transaction it queues or applies; errors are the
@@ -13,8 +13,8 @@ import struct
 
 from nodeapi.chain import authority as auth
 from nodeapi.chain.errors import (
-    BadTaposReference, DuplicateTransaction, ExpirationTooFar, TransactionExpired,
-    TransactionTooLarge)
+    BadTaposReference, DuplicateTransaction, EmptyTransaction, ExpirationTooFar,
+    TransactionExpired, TransactionTooLarge)
 from nodeapi.chain.genesis import format_time, parse_time
 
 
@@ -31,6 +31,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :param block_summary: ``{ref_block_num (block number & 0xFFFF): block id}``.
     :param is_known: ``is_known(trx_id) -> bool``: already applied or pending.
     :param check_sigs: recover the signers and verify the authorities.
+    :raises EmptyTransaction: no operations (graphene
+        ``transaction::validate``), checked first.
     :raises TransactionTooLarge: more than ``maximum_transaction_size`` bytes.
     :raises DuplicateTransaction: ``is_known(trx_id)``.
     :raises TransactionExpired: expiration not after ``now``.
@@ -41,6 +43,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :raises InvalidSignature, MissingAuthority: from
         :func:`nodeapi.chain.authority.verify_authority` / ``recover_keys``.
     """
+    if not trx.get("operations"):
+        raise EmptyTransaction("Transaction has no operations")
     packed = auth.pack_transaction(trx, prefix)
     params = state.objects["2.0.0"]["parameters"]
     if len(packed) > int(params["maximum_transaction_size"]):
