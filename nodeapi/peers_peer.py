@@ -11,6 +11,7 @@ from twisted.internet import defer, task
 from twisted.internet.endpoints import clientFromString
 from twisted.logger import Logger
 
+from nodeapi.chain.errors import MalformedBlock  # noqa: F401  (re-exported by peers)
 from nodeapi.errors import ApiError, ChainError
 from nodeapi.peers_client import PeerDisconnected, PeerRpcError, PeerRpcFactory
 
@@ -53,12 +54,6 @@ class WrongChain(ChainError):
     """The peer serves a different chain (its chain id differs)."""
 
     name = "wrong_chain"
-
-
-class MalformedBlock(ChainError):
-    """A peer sent a block that is not a well-formed signed block."""
-
-    name = "malformed_block"
 
 
 def split_credentials(address: str) -> tuple:

@@ -173,6 +173,37 @@ def test_empty_transaction_rejected(chain):
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before
 
 
+def test_push_block_malformed(chain, genesis):
+    """push_block called directly: a block fc cannot unpack is a
+    MalformedBlock naming the field, never a raw KeyError/ValueError."""
+    from conftest import ListBlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.errors import ApiError
+
+    produce(chain, 2)
+    follower = Chain(genesis, ListBlockLog())
+    good = chain.get_block(1)
+    cases = [
+        (dict(good, timestamp="yesterday"), "Malformed block: signed_block_header.timestamp"),
+        ({k: v for k, v in good.items() if k != "transactions"},
+         "^Malformed block: missing field\\(s\\) transactions$"),
+        ({"previous": good["previous"]}, "missing field\\(s\\) timestamp, witness, "),
+        (dict(good, transactions={}), "transactions must be a list, got dict$"),
+        (dict(good, transactions=[{"expiration": "x"}]), "Malformed block: transaction 0: "),
+        (dict(good, witness_signature="zz"), "witness_signature"),
+        ([good], "expected an object, got list$"),
+    ]
+    for block, message in cases:
+        with pytest.raises(errors.MalformedBlock, match=message) as info:
+            follower.push_block(block)
+        assert isinstance(info.value, errors.InvalidBlock)
+        assert isinstance(info.value, ApiError)  # broadcast_block: a bad argument
+        assert info.value.name == "malformed_block"
+    assert follower.head_block_num == 0 and follower.block_log.head_num == 0
+    follower.push_block(good)
+    assert follower.head_block_id == chain.get_block(2)["previous"]
+
+
 def test_observers_and_changed_objects(chain):
     seen_trx, seen_blocks = [], []
     chain.add_pending_observer(seen_trx.append)

@@ -37,7 +37,7 @@ from nodeapi.chain.evaluators import (
 from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import format_time, init_genesis, parse_time
 from nodeapi.chain.replay import replay_blocks
-from nodeapi.chain.validation import check_transaction
+from nodeapi.chain.validation import check_block_form, check_transaction
 from nodeapi.history.ids import impacted_accounts as history_impacted
 
 
@@ -322,10 +322,14 @@ class Chain:
 
     def push_block(self, block: dict) -> AppliedBlock:
         """Validate a block from a peer and apply it; raises
-        :class:`InvalidBlock` or the failing transaction's ChainError."""
+        :class:`~nodeapi.chain.errors.MalformedBlock` when ``block`` is not a
+        well-formed signed block
+        (:func:`~nodeapi.chain.validation.check_block_form`),
+        :class:`InvalidBlock` (link, slot, witness, signature, merkle root)
+        or the failing transaction's ChainError."""
+        ts, _size = check_block_form(block, self.address_prefix)
         if block["previous"] != self.head_block_id:
             raise InvalidBlock(f"Block does not link to head {self.head_block_id}")
-        ts = parse_time(block["timestamp"])
         slot = self.get_slot_at_time(ts)
         if slot == 0 or self.get_slot_time(slot) != ts:
             raise InvalidBlock(f"Timestamp {block['timestamp']} is not a slot after head")

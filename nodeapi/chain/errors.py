@@ -6,7 +6,7 @@ Graphene reference: the ``FC_ASSERT``/``GRAPHENE_ASSERT`` checks of
 (libraries/chain/*.cpp).  When one of these is raised nothing was applied.
 """
 
-from nodeapi.errors import ChainError
+from nodeapi.errors import ApiError, ChainError
 
 
 class TransactionTooLarge(ChainError):
@@ -94,3 +94,36 @@ class InvalidBlock(ChainError):
     merkle root)."""
 
     name = "invalid_block"
+
+
+class MalformedBlock(InvalidBlock, ApiError):
+    """A block is not a well-formed signed block: not an object, a missing
+    field, or a field fc cannot serialize (bad time, id, hex, signature,
+    transaction).  graphene fails such a block already when unpacking it.
+
+    Also an :class:`~nodeapi.errors.ApiError`: given to ``broadcast_block``
+    it is a malformed argument, as that API has always reported it."""
+
+    name = "malformed_block"
+
+
+class BlockFromFuture(InvalidBlock):
+    """The block's timestamp is :data:`nodeapi.chain.validation.FUTURE_BLOCK_TOLERANCE`
+    seconds or more after the local wall clock (graphene application
+    ``handle_block``: "Rejecting block with timestamp in the future")."""
+
+    name = "block_from_future"
+
+
+class BlockTooLarge(InvalidBlock):
+    """The serialized block exceeds the ``maximum_block_size`` global
+    parameter (graphene ``database::_apply_block``)."""
+
+    name = "block_too_large"
+
+
+class BlockExtensionsNotEmpty(InvalidBlock):
+    """The block header carries extensions; this protocol version defines
+    none (``future_extensions``), so they must be empty."""
+
+    name = "block_extensions_not_empty"

@@ -14,8 +14,16 @@ import struct
 from nodeapi.chain import authority as auth
 from nodeapi.chain.errors import (
     BadTaposReference, DuplicateTransaction, EmptyTransaction, ExpirationTooFar,
-    TransactionExpired, TransactionTooLarge)
+    MalformedBlock, TransactionExpired, TransactionTooLarge)
 from nodeapi.chain.genesis import format_time, parse_time
+from nodeapi.errors import ProtocolError
+from nodeapi.protocol.block import block_header_bytes
+from nodeapi.protocol.serialize import pack_varint
+from nodeapi.protocol.transaction import serialize_processed_transaction
+
+#: The fields of a signed block (graphene ``signed_block``).
+BLOCK_FIELDS = ("previous", "timestamp", "witness", "transaction_merkle_root",
+                "extensions", "witness_signature", "transactions")
 
 
 def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
@@ -75,3 +83,39 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
         auth.verify_authority(trx["operations"], keys, state.require,
                               int(params["max_authority_depth"]))
     return packed, trx_id, exp
+
+
+def check_block_form(block, prefix: str) -> tuple:
+    """Check that ``block`` (wire JSON) is a well-formed ``signed_block``:
+    an object with every field of :data:`BLOCK_FIELDS`, a header fc can
+    serialize (20-byte ids, time, witness id, 65-byte signature) and a list
+    of transactions that serialize as ``processed_transaction`` with key
+    prefix ``prefix``.  Returns ``(timestamp seconds, serialized size in
+    bytes)`` (graphene ``fc::raw::pack_size(signed_block)``).
+
+    :raises MalformedBlock: naming the first bad field.
+    """
+    if type(block) is not dict:
+        raise MalformedBlock(f"Malformed block: expected an object, got {type(block).__name__}")
+    missing = [f for f in BLOCK_FIELDS if f not in block]
+    if missing:
+        raise MalformedBlock(f"Malformed block: missing field(s) {', '.join(missing)}")
+    trxs = block["transactions"]
+    if type(trxs) is not list:
+        raise MalformedBlock("Malformed block: transactions must be a list, got "
+                             f"{type(trxs).__name__}")
+    try:
+        size = bytearray(block_header_bytes(block, signed=True))
+        pack_varint(len(trxs), size)
+        total = len(size)
+        for i, trx in enumerate(trxs):
+            try:
+                total += len(serialize_processed_transaction(trx, prefix))
+            except ProtocolError as exc:
+                raise MalformedBlock(f"Malformed block: transaction {i}: {exc}") from None
+        ts = parse_time(block["timestamp"])
+    except ProtocolError as exc:
+        raise MalformedBlock(f"Malformed block: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        raise MalformedBlock(f"Malformed block: {type(exc).__name__}: {exc}") from None
+    return ts, total
