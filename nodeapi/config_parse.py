@@ -91,16 +91,33 @@ def parse_optional_endpoint(text):
     return None if parse_text(text).lower() in ("", "off", "none") else parse_endpoint(text)
 
 
+def redact_url(text) -> str:
+    """``text`` with any userinfo (``user:password@``) replaced by ``***@``,
+    for messages: everything before the last ``@`` after the scheme goes,
+    whatever the rest of the text looks like (malformed URLs included)."""
+    text = str(text)
+    head, at, tail = text.rpartition("@")
+    if not at:
+        return text
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", head)
+    return (scheme.group(0) if scheme else "") + "***@" + tail
+
+
 def parse_url(text) -> str:
-    """An http(s) URL with a host; normalized to end with ``/``."""
+    """An http(s) URL with a host (no space nor ``@`` in it) and a port from
+    1 to 65535; normalized to end with ``/``.  A ``user:password@`` part is
+    kept in the value (the searchdb client sends it as Basic credentials)
+    but never shown in the error message (:func:`redact_url`)."""
     text = parse_text(text)
-    parts = urllib.parse.urlsplit(text)
     try:
+        parts = urllib.parse.urlsplit(text)
         port_ok = parts.port is None or 0 < parts.port < 65536
+        host = parts.hostname
     except ValueError:
-        port_ok = False
-    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
-        raise ValueError(f"{text!r} is not an http:// or https:// URL with a host")
+        parts, port_ok, host = None, False, None
+    if (parts is None or parts.scheme not in ("http", "https") or not host or not port_ok
+            or re.search(r"[\s@]", host)):
+        raise ValueError(f"{redact_url(text)!r} is not an http:// or https:// URL with a host")
     return text if text.endswith("/") else text + "/"
 
 

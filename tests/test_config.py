@@ -325,3 +325,62 @@ def test_sample_files_parse(cwd):
     with open(ACCESS) as f:
         access = json.load(f)
     assert [pair[0] for pair in access["permission_map"]] == ["bytemaster", "user2", "*"]
+
+
+SECRET = "s3cret"
+
+
+@pytest.mark.parametrize("url", [
+    f"http://bob:{SECRET}@host:99999/",
+    f"https://bob:{SECRET}@host:0/",
+    f"ftp://bob:{SECRET}@host/",
+    f"bob:{SECRET}@host:9200",
+    f"http://bob:{SECRET}@/",
+    f"http://bob:{SECRET}@[::1/",
+    f"http://bob:{SECRET}@ho st:9200/",
+    f"http://bob:{SECRET}@host:port/",
+    f"http://bob:p@{SECRET}@host:99999/",
+    f"http://bob:{SECRET[:3]}/{SECRET[3:]}@host/",
+    f"http://bob:{SECRET}@host@:9200/",
+])
+def test_url_errors_never_show_credentials(url, cwd):
+    """A malformed --searchdb-node-url stops startup with a message that
+    shows the URL without its user:password part (command line and INI)."""
+    message = _message("--searchdb-node-url", url)
+    assert message.startswith("--searchdb-node-url: '")
+    assert "is not an http:// or https:// URL with a host" in message
+    for piece in (SECRET, SECRET[:3], SECRET[3:], "bob"):
+        assert piece not in message
+    assert "***@" in message
+    with open("bad.ini", "w") as f:
+        f.write(f"searchdb-node-url = {url}\n")
+    message = _message("--config", "bad.ini")
+    assert "bad.ini line 1" in message and SECRET not in message and "bob" not in message
+
+
+def test_url_with_credentials_accepted_and_redacted():
+    from nodeapi.config_parse import parse_url, redact_url
+
+    assert parse_url(f"http://bob:{SECRET}@db:9200") == f"http://bob:{SECRET}@db:9200/"
+    assert redact_url(f"https://bob:{SECRET}@db:9200/x") == "https://***@db:9200/x"
+    assert redact_url("http://db:9200/") == "http://db:9200/"
+
+
+@pytest.mark.parametrize("url,auth", [
+    (f"http://bob:{SECRET}@db:9200", f"bob:{SECRET}"),
+    (f"http://bob:p@{SECRET}@db:9200/", f"bob:p@{SECRET}"),
+    (f"http://bob:p%40{SECRET}@db:9200/", f"bob:p@{SECRET}"),
+])
+def test_accepted_url_gives_a_client_without_credentials(url, auth):
+    """Every URL the option accepts builds the searchdb client; its
+    safe_url (the only form logged) has no credentials, which go to the
+    Basic header (percent-encoding undone)."""
+    import base64
+
+    from nodeapi.config_parse import parse_url
+    from nodeapi.history.shipper import SearchDBClient
+
+    client = SearchDBClient(parse_url(url), "", reactor=object(), http_client=object())
+    assert client.safe_url == "http://db:9200/" and client.base == "http://db:9200"
+    header = client._headers[b"Authorization"][0].decode()
+    assert base64.b64decode(header.split()[1]).decode() == auth

@@ -18,6 +18,7 @@ error message: :attr:`SearchDBClient.safe_url` is the URL without them.
 
 import base64
 from typing import Any, Optional
+from urllib.parse import unquote
 
 import attr
 import orjson
@@ -99,6 +100,24 @@ def parse_server_info(answer: Any) -> ServerInfo:
     return ServerInfo(number, dist, int(number.split(".")[0]))
 
 
+def split_userinfo(url: str) -> tuple:
+    """``"http://user:pass@host:9200/"`` -> ``("user:pass", "http://host:9200/")``;
+    ``("", url)`` without userinfo.  The userinfo is everything before the
+    last ``@`` of the authority (which ends at the first ``/ ? #``, as
+    ``urllib.parse.urlsplit`` and :func:`nodeapi.config_parse.parse_url`
+    read it), so a password holding ``@`` never leaks into the host part,
+    nor into :attr:`SearchDBClient.safe_url`."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    end = min([len(rest)] + [pos for pos in map(rest.find, "/?#") if pos != -1])
+    authority = rest[:end]
+    userinfo, at, host = authority.rpartition("@")
+    if not at:
+        return "", url
+    return userinfo, f"{scheme}{sep}{host}{rest[end:]}"
+
+
 def _error_reason(status: int, body: bytes) -> str:
     try:
         data = orjson.loads(body)
@@ -134,10 +153,13 @@ class SearchDBClient:
             from twisted.internet import reactor as _reactor
             reactor = _reactor
         self.reactor = reactor
-        url = URL.from_text(node_url if "://" in node_url else "http://" + node_url)
-        if url.userinfo and not basic_auth:
-            basic_auth = url.userinfo
-        url = url.replace(userinfo="")
+        userinfo, bare = split_userinfo(node_url if "://" in node_url else "http://" + node_url)
+        if userinfo and not basic_auth:
+            basic_auth = unquote(userinfo)
+        try:
+            url = URL.from_text(bare)
+        except ValueError:  # hyperlink's message may quote the URL: never shown
+            raise ValueError(f"{bare!r} is not a usable search database URL") from None
         self.base = url.to_text().rstrip("/")
         self.safe_url = self.base + "/"
         self._headers = {b"Content-Type": [b"application/json"]}
