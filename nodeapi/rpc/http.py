@@ -11,6 +11,7 @@ from typing import Optional
 
 import orjson
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 from twisted.web.server import NOT_DONE_YET
 
 from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
@@ -75,12 +76,18 @@ class HttpRpc:
         gone = []
         request.notifyFinish().addErrback(lambda _: gone.append(True))
 
-        def ok(result):
-            return 200, encode_result(rpc_request, result), "ok"
-
         def failed(failure):
             error = error_from_failure(failure, rpc_request)
             return error.http_status, encode_error(error, rpc_request), "error"
+
+        def ok(result):
+            # a result that cannot be encoded is an internal failure: answer
+            # -32603 / 500 (logged by error_from_failure), never leave the
+            # request unfinished
+            try:
+                return 200, encode_result(rpc_request, result), "ok"
+            except Exception:
+                return failed(Failure())
 
         def respond(answer):
             status, payload, outcome = answer
@@ -94,7 +101,13 @@ class HttpRpc:
             else:
                 write_json(request, 204, None)
 
+        def last_resort(failure):
+            log.failure("HTTP reply to {where} failed", failure,
+                        where=f"{rpc_request.api}.{rpc_request.function}")
+            if not gone and not request.finished:
+                write_json(request, 500, plain_error(500, -32603, "Internal error"))
+
         d = session.dispatch(rpc_request)
         d.addCallbacks(ok, failed).addCallback(respond)
-        d.addErrback(lambda f: log.failure("HTTP reply failed", f))
+        d.addErrback(last_resort)
         return NOT_DONE_YET

@@ -91,21 +91,39 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         else:
             if isinstance(result, Deferred):  # asynchronous: answer when it fires
                 self._in_flight += 1
-                result.addCallbacks(
-                    lambda r: (encode_result(request, r), "ok"),
-                    lambda f: (encode_error(error_from_failure(f, request), request), "error"))
-                result.addCallback(self._reply_later, request, metrics)
+                result.addBoth(self._call_done)
+                result.addCallbacks(lambda r: self._encode_result(request, r),
+                                    lambda f: self._encode_failure(request, f))
+                result.addCallback(self._reply, request, metrics)
+                result.addErrback(self._reply_lost, request)
                 return
-            try:
-                encoded = (encode_result(request, result), "ok")
-            except Exception:
-                encoded = (encode_error(error_from_failure(Failure(), request), request),
-                           "error")
+            encoded = self._encode_result(request, result)
         self._reply(encoded, request, metrics)
 
-    def _reply_later(self, encoded: tuple, request, metrics) -> None:
+    @staticmethod
+    def _encode_failure(request, failure: Failure) -> tuple:
+        return encode_error(error_from_failure(failure, request), request), "error"
+
+    def _encode_result(self, request, result) -> tuple:
+        """``(reply bytes, outcome)``; a result that cannot be encoded is
+        answered -32603 ``Internal error`` (and logged) like any internal
+        failure (wire-contract.md section 4)."""
+        try:
+            return encode_result(request, result), "ok"
+        except Exception:
+            return self._encode_failure(request, Failure())
+
+    def _call_done(self, outcome):
+        """An asynchronous call finished (either way): it no longer counts
+        against ``max_calls_in_flight``.  Passes ``outcome`` through."""
         self._in_flight -= 1
-        self._reply(encoded, request, metrics)
+        return outcome
+
+    def _reply_lost(self, failure: Failure, request) -> None:
+        """Last resort when even the error reply could not be built or sent:
+        log it (the call was already counted out by :meth:`_call_done`)."""
+        self._log.failure("WebSocket reply to {where} failed", failure,
+                          where=f"{request.api}.{request.function}")
 
     def _reply(self, encoded: tuple, request, metrics) -> None:
         body, outcome = encoded

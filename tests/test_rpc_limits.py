@@ -1,0 +1,95 @@
+"""RPC transport limits and failure paths over real loopback sockets:
+results that cannot be encoded (-32603 / HTTP 500, logged, connection still
+usable), max_calls_in_flight, auto-ping of silent peers and the slow-reader
+close (issue 4, wire-contract.md section 4)."""
+
+import orjson
+import pytest
+import pytest_twisted
+import treq
+from twisted.internet import defer, reactor, task
+from twisted.logger import globalLogPublisher
+
+from nodeapi.api.base import api_function
+from nodeapi.api.database import DatabaseApi
+from nodeapi.api.registry import default_registry
+from nodeapi.rpc.access import ApiAccess
+from rpcserver import RunningSite, make_node
+from wsclient import ws_connect
+
+CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
+UNENCODABLE = {(1, 2): "a dict key orjson refuses"}
+
+
+class UnencodableDatabase(DatabaseApi):
+    """The database set plus functions whose results orjson cannot encode."""
+
+    @api_function
+    def bad_sync(self):
+        """A result with a tuple dict key."""
+        return UNENCODABLE
+
+    @api_function
+    def bad_async(self):
+        """The same result, from a Deferred that fires on a later turn."""
+        return task.deferLater(reactor, 0.01, lambda: UNENCODABLE)
+
+
+@pytest.fixture
+def logged():
+    """Twisted log events carrying a failure, while the test runs."""
+    events = []
+
+    def observer(event):
+        if "log_failure" in event:
+            events.append(event)
+
+    globalLogPublisher.addObserver(observer)
+    yield events
+    globalLogPublisher.removeObserver(observer)
+
+
+@pytest.fixture
+def bad_server(chain):
+    registry = dict(default_registry(), database=UnencodableDatabase)
+    running = RunningSite(make_node(chain), ApiAccess.default(), registry=registry)
+    yield running
+    running.stop_blocking()
+
+
+@defer.inlineCallbacks
+def post(server, body):
+    resp = yield treq.post(server.url + "/rpc", data=orjson.dumps(body))
+    content = yield resp.content()
+    return resp.code, orjson.loads(content)
+
+
+@pytest_twisted.inlineCallbacks
+def test_unencodable_result_http(bad_server, logged):
+    for function in ("bad_sync", "bad_async"):
+        status, body = yield post(bad_server, {"jsonrpc": "2.0", "id": 5, "method": function,
+                                               "params": []})
+        assert (status, body) == (500, {"id": 5, "jsonrpc": "2.0", "error": {
+            "code": -32603, "message": "Internal error"}})
+    assert len(logged) == 2
+    assert all(e["log_failure"].check(TypeError) for e in logged)
+    assert {e.get("where") for e in logged} == {"0.bad_sync", "0.bad_async"}
+    status, body = yield post(bad_server, {"jsonrpc": "2.0", "id": 6, "method": "get_chain_id",
+                                           "params": []})
+    assert (status, body["result"]) == (200, CHAIN_ID)
+
+
+@pytest_twisted.inlineCallbacks
+def test_unencodable_result_websocket(bad_server, logged):
+    ws = yield ws_connect(bad_server.port)
+    try:
+        for function in ("bad_sync", "bad_async", "bad_async"):
+            reply = yield ws.request(0, function)
+            assert reply == {"id": reply["id"], "error": {"code": -32603,
+                                                          "message": "Internal error"}}
+        assert len(logged) == 3
+        proto = next(iter(bad_server.site.ws_factory.connections))
+        assert proto._in_flight == 0  # the asynchronous failures were counted out
+        assert (yield ws.call(0, "get_chain_id")) == CHAIN_ID
+    finally:
+        ws.dropConnection()
