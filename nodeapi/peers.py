@@ -133,11 +133,14 @@ class PeerService(service.MultiService):
     def apply_block(self, block: dict, peer: Peer) -> bool:
         """Push ``block`` from ``peer`` if it extends the head; True if applied.
         A block at or below the head (already applied, for example from
-        another peer) is skipped; raises the ChainError of push_block."""
+        another peer) is skipped; raises the ChainError of push_block, which
+        checks the block's time against this service's ``reactor.seconds()``
+        (a block 5 s or more in the future is
+        :class:`~nodeapi.chain.errors.BlockFromFuture`)."""
         num = int(block["previous"][:8], 16) + 1
         if num <= self.chain.head_block_num:
             return False
-        self.chain.push_block(block)
+        self.chain.push_block(block, now=self.reactor.seconds())
         self.blocks_applied += 1
         return True
 

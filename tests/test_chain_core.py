@@ -77,8 +77,11 @@ def test_claim_and_transfer(chain):
     assert chain.state.balance("1.2.7", "1.3.0") == 12345
     assert chain.state.balance("1.2.6", "1.3.0") == 1000000000000000 - 12345 - 2000000
     assert chain.state.get("2.7.6")["core_in_balance"] == 1000000000000000 - 12345 - 2000000
-    assert chain.state.get("2.7.6")["lifetime_fees_paid"] == 2000000
-    assert chain.state.get("2.3.0")["accumulated_fees"] == 2000000
+    # graphene pay_fee: a fee <= cashback_vesting_threshold waits in
+    # pending_vested_fees until maintenance; 2.3.0 is not touched
+    assert chain.state.get("2.7.6")["pending_vested_fees"] == 2000000
+    assert chain.state.get("2.7.6")["lifetime_fees_paid"] == 0
+    assert chain.state.get("2.3.0")["accumulated_fees"] == 0
     assert [b["id"] for b in chain.state.balances_of("1.2.7")] == ["2.5.1"]
 
 
@@ -202,6 +205,64 @@ def test_push_block_malformed(chain, genesis):
     assert follower.head_block_num == 0 and follower.block_log.head_num == 0
     follower.push_block(good)
     assert follower.head_block_id == chain.get_block(2)["previous"]
+
+
+def test_push_block_from_the_future(genesis):
+    """graphene handle_block: latency must be > -5000 ms; the wall time is
+    the chain's injected clock, or push_block's ``now``."""
+    from twisted.internet.task import Clock
+
+    from conftest import ListBlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.chain.validation import FUTURE_BLOCK_TOLERANCE
+
+    clock = Clock()
+    follower = Chain(genesis, ListBlockLog(), clock=clock)
+    block = forge_block(follower)
+    ts = genesis.initial_timestamp + 1
+    assert block["timestamp"] == format_time(ts) and FUTURE_BLOCK_TOLERANCE == 5
+    clock.advance(ts - 5)
+    with pytest.raises(errors.BlockFromFuture,
+                       match="^Rejecting block with timestamp in the future: "
+                             f"{block['timestamp']} is 5.0 s after the local clock "
+                             f"{format_time(ts - 5)} \\(tolerance 5 s\\)$"):
+        follower.push_block(block)
+    with pytest.raises(errors.BlockFromFuture, match="is 60.0 s after"):
+        follower.push_block(block, now=ts - 60)  # explicit now wins over the clock
+    assert follower.head_block_num == 0
+    clock.advance(0.5)  # 4.5 s ahead: within graphene's tolerance
+    follower.push_block(block)
+    assert follower.head_block_num == 1
+    # a block long before the wall clock (a syncing node) is accepted
+    follower.push_block(forge_block(follower), now=10 ** 10)
+    assert follower.head_block_num == 2
+
+
+def test_push_block_extensions_and_size(chain, genesis):
+    from conftest import ListBlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.protocol.block import block_header_bytes
+    from nodeapi.protocol.transaction import serialize_processed_transaction
+
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    follower = Chain(genesis, ListBlockLog())
+    with pytest.raises(errors.BlockExtensionsNotEmpty,
+                       match="^Block extensions must be empty, got 1$"):
+        follower.push_block(forge_block(follower, extensions=[[0, {}]]))
+    block = chain.get_block(1)
+    size = (len(block_header_bytes(block)) + 1
+            + len(serialize_processed_transaction(block["transactions"][0], "TEST")))
+    params = follower.state.objects["2.0.0"]["parameters"]
+    params["maximum_block_size"] = size - 1
+    with pytest.raises(errors.BlockTooLarge,
+                       match=f"^Block of {size} bytes exceeds maximum_block_size {size - 1}$"):
+        follower.push_block(block)
+    assert follower.head_block_num == 0
+    params["maximum_block_size"] = size
+    follower.push_block(block)
+    assert follower.head_block_id == chain.head_block_id
+    assert follower.state.balance("1.2.6", "1.3.0") == 1000000000000000
 
 
 def test_observers_and_changed_objects(chain):

@@ -194,6 +194,28 @@ def test_malformed_block_marks_peer_bad(producer, follower):
 
 
 @pytest_twisted.inlineCallbacks
+def test_block_from_the_future_marks_peer_bad(producer, follower):
+    """A peer block 5 s or more ahead of this service's reactor clock is
+    refused (graphene handle_block "Rejecting block with timestamp in the
+    future"); the follower keeps the blocks before it."""
+    produce(producer, 2)
+    when = int(reactor.seconds()) + 60
+    producer.generate_block(when, producer.get_scheduled_witness(
+        producer.get_slot_at_time(when)), DEV_WIF)
+    port = yield listen(ChainRpcFactory(producer))
+    svc = PeerService(follower, reactor=reactor, parameters=FAST)
+    svc.startService()
+    yield svc.add_node(f"127.0.0.1:{port.getHost().port}")
+    yield wait_for(lambda: svc.potential_peers()[0]["state"] == "bad")
+    reason = svc.potential_peers()[0]["bad_reason"]
+    assert reason.startswith("Rejecting block with timestamp in the future: "
+                             f"{producer.get_block(3)['timestamp']} is ")
+    assert follower.head_block_num == 2 and svc.info()["blocks_applied"] == 2
+    assert follower.head_block_id == producer.get_block(3)["previous"]
+    yield close(svc, port)
+
+
+@pytest_twisted.inlineCallbacks
 def test_other_chain_is_rejected(producer, follower):
     produce(producer, 2)
     port = yield listen(ChainRpcFactory(producer, chain_id="11" * 32))

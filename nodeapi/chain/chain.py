@@ -37,7 +37,7 @@ from nodeapi.chain.evaluators import (
 from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import format_time, init_genesis, parse_time
 from nodeapi.chain.replay import replay_blocks
-from nodeapi.chain.validation import check_block_form, check_transaction
+from nodeapi.chain.validation import check_block_form, check_block_limits, check_transaction
 from nodeapi.history.ids import impacted_accounts as history_impacted
 
 
@@ -320,14 +320,30 @@ class Chain:
             self._restore_pending([p for p in pending if p[2] not in kept])
         return block
 
-    def push_block(self, block: dict) -> AppliedBlock:
-        """Validate a block from a peer and apply it; raises
-        :class:`~nodeapi.chain.errors.MalformedBlock` when ``block`` is not a
-        well-formed signed block
-        (:func:`~nodeapi.chain.validation.check_block_form`),
-        :class:`InvalidBlock` (link, slot, witness, signature, merkle root)
-        or the failing transaction's ChainError."""
-        ts, _size = check_block_form(block, self.address_prefix)
+    def _clock(self):
+        """The injected clock, or the global reactor."""
+        if self.clock is None:
+            from twisted.internet import reactor
+            return reactor
+        return self.clock
+
+    def wall_time(self) -> float:
+        """Local wall-clock seconds (``seconds()`` of :meth:`_clock`)."""
+        return self._clock().seconds()
+
+    def push_block(self, block: dict, now: float | None = None) -> AppliedBlock:
+        """Validate a block from a peer and apply it.
+
+        :param now: local wall-clock seconds (default :meth:`wall_time`).
+        :raises MalformedBlock: ``block`` is not a well-formed signed block
+            (:func:`~nodeapi.chain.validation.check_block_form`).
+        :raises BlockFromFuture, BlockExtensionsNotEmpty, BlockTooLarge:
+            :func:`~nodeapi.chain.validation.check_block_limits`.
+        :raises InvalidBlock: link, slot, witness, signature, merkle root;
+            or the failing transaction's ChainError."""
+        ts, size = check_block_form(block, self.address_prefix)
+        check_block_limits(block, ts, size, self.state.objects["2.0.0"]["parameters"],
+                           self.wall_time() if now is None else now)
         if block["previous"] != self.head_block_id:
             raise InvalidBlock(f"Block does not link to head {self.head_block_id}")
         slot = self.get_slot_at_time(ts)
@@ -386,9 +402,7 @@ class Chain:
         responsive, and logs progress (blocks/s, ETA) every
         ``progress_every`` seconds of ``self.clock`` (the reactor when None).
         Returns a Deferred firing with the number of blocks replayed."""
-        clock = self.clock
-        if clock is None:
-            from twisted.internet import reactor as clock
+        clock = self._clock()
         pending = self._take_pending()
         total = max(int(getattr(self.block_log, "head_num", 0)) - self.head_block_num, 0)
         d = replay_blocks(

@@ -13,13 +13,19 @@ import struct
 
 from nodeapi.chain import authority as auth
 from nodeapi.chain.errors import (
-    BadTaposReference, DuplicateTransaction, EmptyTransaction, ExpirationTooFar,
-    MalformedBlock, TransactionExpired, TransactionTooLarge)
+    BadTaposReference, BlockExtensionsNotEmpty, BlockFromFuture, BlockTooLarge,
+    DuplicateTransaction, EmptyTransaction, ExpirationTooFar, MalformedBlock,
+    TransactionExpired, TransactionTooLarge)
 from nodeapi.chain.genesis import format_time, parse_time
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.block import block_header_bytes
 from nodeapi.protocol.serialize import pack_varint
 from nodeapi.protocol.transaction import serialize_processed_transaction
+
+#: A block whose timestamp is this many seconds or more after the local wall
+#: clock is refused: graphene application ``handle_block`` asserts
+#: ``latency > -5000`` ms ("Rejecting block with timestamp in the future").
+FUTURE_BLOCK_TOLERANCE = 5
 
 #: The fields of a signed block (graphene ``signed_block``).
 BLOCK_FIELDS = ("previous", "timestamp", "witness", "transaction_merkle_root",
@@ -119,3 +125,28 @@ def check_block_form(block, prefix: str) -> tuple:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         raise MalformedBlock(f"Malformed block: {type(exc).__name__}: {exc}") from None
     return ts, total
+
+
+def check_block_limits(block: dict, ts: int, size: int, params: dict, now: float) -> None:
+    """The checks graphene makes on a well-formed block before applying it
+    (``ts``/``size`` from :func:`check_block_form`; ``params``: the global
+    parameters; ``now``: local wall-clock seconds).
+
+    :raises BlockFromFuture: ``ts >= now + FUTURE_BLOCK_TOLERANCE`` (graphene
+        application ``handle_block``).
+    :raises BlockExtensionsNotEmpty: header ``extensions`` not empty.
+    :raises BlockTooLarge: ``size > maximum_block_size`` (graphene
+        ``database::_apply_block``: ``pack_size(next_block) <=
+        maximum_block_size``).
+    """
+    if ts - now >= FUTURE_BLOCK_TOLERANCE:
+        raise BlockFromFuture(
+            f"Rejecting block with timestamp in the future: {block['timestamp']} is "
+            f"{ts - now:.1f} s after the local clock {format_time(int(now))} "
+            f"(tolerance {FUTURE_BLOCK_TOLERANCE} s)")
+    if block["extensions"]:
+        raise BlockExtensionsNotEmpty(
+            f"Block extensions must be empty, got {len(block['extensions'])}")
+    limit = int(params["maximum_block_size"])
+    if size > limit:
+        raise BlockTooLarge(f"Block of {size} bytes exceeds maximum_block_size {limit}")
