@@ -128,17 +128,47 @@ def required_authorities(op: list) -> tuple[set, set, list]:
     return active, owner, other
 
 
+#: graphene ``GRAPHENE_TEMP_ACCOUNT``: every sign state treats it as approved.
+TEMP_ACCOUNT = "1.2.4"
+
+
+def _instance(object_id: str) -> int:
+    return int(object_id.rsplit(".", 1)[1])
+
+
 class _SignState:
-    """graphene ``sign_state``: which keys signed, which were used."""
+    """graphene ``sign_state`` (libraries/protocol/transaction.cpp).
+
+    ``available`` are the recovered signer keys, ``used`` the ones some
+    checked authority consumed (graphene ``provided_signatures[k] = true``),
+    ``approved`` the accounts already proven (graphene ``approved_by``,
+    seeded with the temp account).  Current bitshares-core rules
+    (after HARDFORK_CORE_584): an account inside ``account_auths`` is
+    satisfied by its active *or* its owner authority.
+    """
 
     def __init__(self, keys: set, get_account, max_depth: int) -> None:
         self.available = keys
         self.used: set = set()
         self.get_account = get_account
         self.max_depth = max_depth
-        self.approved: set = set()
+        self.approved: set = {TEMP_ACCOUNT}
+
+    def check_account(self, aid: str) -> bool:
+        """graphene ``check_authority(account_id)``: already approved, or
+        its active or owner authority is satisfied from depth 0.  (Like
+        graphene, a top-level success is not recorded in ``approved``.)"""
+        if aid in self.approved:
+            return True
+        acc = self.get_account(aid)
+        return self.check(acc["active"]) or self.check(acc["owner"])
 
     def check(self, auth: dict, depth: int = 0) -> bool:
+        """graphene ``check_authority(const authority*, depth)``: sum the
+        weights of signed keys, then of accounts that are approved or (below
+        ``max_depth``) satisfy their active/owner authority one level deeper,
+        stopping as soon as ``weight_threshold`` is reached.  An account
+        approved earlier counts even at ``max_depth``."""
         total = 0
         threshold = auth["weight_threshold"]
         for key, weight in auth["key_auths"]:
@@ -147,33 +177,47 @@ class _SignState:
                 total += weight
                 if total >= threshold:
                     return True
-        if depth < self.max_depth:
-            for aid, weight in auth["account_auths"]:
-                if aid in self.approved or self.check(self.get_account(aid)["active"], depth + 1):
-                    self.approved.add(aid)
-                    total += weight
-                    if total >= threshold:
-                        return True
+        for aid, weight in auth["account_auths"]:
+            if aid not in self.approved:
+                if depth >= self.max_depth:
+                    continue
+                acc = self.get_account(aid)
+                if not (self.check(acc["active"], depth + 1)
+                        or self.check(acc["owner"], depth + 1)):
+                    continue
+                self.approved.add(aid)
+            total += weight
+            if total >= threshold:
+                return True
         return total >= threshold
 
 
 def verify_authority(ops: list, keys: set, get_account, max_depth: int) -> None:
     """Raise :class:`MissingAuthority` unless ``keys`` satisfy every authority
     ``ops`` require, and :class:`InvalidSignature` for a signature no
-    authority used.  ``get_account(id) -> account dict``."""
+    authority used.  ``get_account(id) -> account dict``; ``max_depth`` is
+    the chain parameter ``max_authority_depth``.
+
+    graphene ``verify_authority``: other authorities first, then every
+    required owner (by its owner authority), then every required active
+    (approved, its active, its owner), accounts in id order as graphene's
+    ``flat_set<account_id_type>``."""
     state = _SignState(keys, get_account, max_depth)
+    active, owner, other = set(), set(), []
     for op in ops:
-        active, owner, other = required_authorities(op)
-        for auth in other:
-            if not state.check(auth):
-                raise MissingAuthority(f"Missing authority: key {auth['key_auths'][0][0]}")
-        for aid in sorted(active):
-            acc = get_account(aid)
-            if not state.check(acc["active"]) and not state.check(acc["owner"]):
-                raise MissingAuthority(f"Missing required active authority of {aid}")
-        for aid in sorted(owner):
-            if not state.check(get_account(aid)["owner"]):
-                raise MissingAuthority(f"Missing required owner authority of {aid}")
+        a, o, x = required_authorities(op)
+        active |= a
+        owner |= o
+        other.extend(x)
+    for auth in other:
+        if not state.check(auth):
+            raise MissingAuthority(f"Missing authority: key {auth['key_auths'][0][0]}")
+    for aid in sorted(owner, key=_instance):
+        if not state.check(get_account(aid)["owner"]):
+            raise MissingAuthority(f"Missing required owner authority of {aid}")
+    for aid in sorted(active, key=_instance):
+        if not state.check_account(aid) and not state.check(get_account(aid)["owner"]):
+            raise MissingAuthority(f"Missing required active authority of {aid}")
     unused = keys - state.used
     if unused:
         raise InvalidSignature(f"Unnecessary signature(s) by {', '.join(sorted(unused))}")

@@ -1,0 +1,203 @@
+"""graphene ``verify_authority`` / ``sign_state`` on the chain, with real
+transactions signed by python-bitshares: weighted key and account
+thresholds, the ``max_authority_depth`` limit (and accounts approved
+earlier counting at that limit), owner versus active, irrelevant signatures.
+
+Reference: bitshares-core libraries/protocol/transaction.cpp.
+
+python-bitshares orders multi-entry ``key_auths`` by address and leaves
+``account_auths`` unsorted, while graphene (and nodeapi's serializer) packs
+the canonical flat_map order (compressed key bytes, account instance); the
+digest is therefore taken over the node's packing (:func:`sign`)."""
+
+import pytest
+from bitsharesbase import operations
+
+from conftest import CHAIN_ID, DEV_WIF
+from test_chain_core import claim_op, produce, transfer_op
+from test_chain_core import sign as bts_sign
+from test_chain_ops import _options, with_fee
+
+from nodeapi.chain import authority as chain_auth
+from nodeapi.chain import errors
+from nodeapi.protocol.keys import PrivateKey
+
+
+def sign(chain, ops, wifs=(DEV_WIF,)):
+    """A transaction built and signed by python-bitshares, re-signed over
+    the canonical graphene packing (identical bytes unless an authority has
+    several entries)."""
+    trx = bts_sign(chain, ops, wifs=wifs)
+    digest = chain_auth.signature_digest(CHAIN_ID, chain_auth.pack_transaction(trx))
+    trx["signatures"] = [chain_auth.sign_digest(digest, w) for w in wifs]
+    return trx
+
+
+def key(seed):
+    """(wif, TEST public key) of a deterministic test key."""
+    k = PrivateKey.from_seed("authority-test-" + seed)
+    return k.to_wif(), k.public_key.to_str("TEST")
+
+
+def auth(threshold, keys=(), accounts=()):
+    return {"weight_threshold": threshold, "address_auths": [],
+            "key_auths": [[k, w] for k, w in keys],
+            "account_auths": [[a, w] for a, w in accounts]}
+
+
+def create(chain, name, owner, active=None):
+    """account_create registered by init0 (signed with the dev key), funded
+    with 1000 TEST; returns the new account id."""
+    dev_pub = chain.state.get("1.2.6")["active"]["key_auths"][0][0]
+    op, _ = with_fee(chain, operations.Account_create, registrar="1.2.6", referrer="1.2.6",
+                     referrer_percent=0, name=name, owner=owner, active=active or owner,
+                     options=_options(dev_pub), extensions={})
+    res = chain.push_transaction(sign(chain, [op]))
+    aid = res["operation_results"][0][1]
+    chain.push_transaction(sign(chain, [transfer_op(10 ** 8, to=aid)]))
+    return aid
+
+
+def pay(frm, amount=1):
+    """A transfer from ``frm`` to init0 (needs ``frm``'s active authority)."""
+    return transfer_op(amount, frm=frm, to="1.2.6")
+
+
+@pytest.fixture
+def funded(chain):
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    return chain
+
+
+K1, K2, K3, K4 = key("1"), key("2"), key("3"), key("4")
+
+
+def test_weighted_key_auths(funded):
+    chain = funded
+    aid = create(chain, "multi-1", auth(1, [(K4[1], 1)]),
+                 auth(3, [(K1[1], 1), (K2[1], 2), (K3[1], 1)]))
+    for wifs in ((K1[0],), (K2[0],), (K1[0], K3[0])):
+        with pytest.raises(errors.MissingAuthority):
+            chain.push_transaction(sign(chain, [pay(aid)], wifs=wifs))
+    chain.push_transaction(sign(chain, [pay(aid, 1)], wifs=(K1[0], K2[0])))
+    chain.push_transaction(sign(chain, [pay(aid, 2)], wifs=(K2[0], K3[0])))
+    produce(chain)
+    assert chain.state.balance(aid, "1.3.0") == 10 ** 8 - 3 - 2 * 2000000
+
+
+def test_owner_satisfies_active_but_not_reverse(funded):
+    chain = funded
+    aid = create(chain, "owned-1", auth(1, [(K1[1], 1)]), auth(1, [(K2[1], 1)]))
+    # the owner key alone satisfies an active requirement
+    chain.push_transaction(sign(chain, [pay(aid)], wifs=(K1[0],)))
+    # changing the owner needs the owner authority; active is not enough
+    upd, _ = with_fee(chain, operations.Account_update, account=aid,
+                      owner=auth(1, [(K3[1], 1)]), extensions={})
+    with pytest.raises(errors.MissingAuthority):
+        chain.push_transaction(sign(chain, [upd], wifs=(K2[0],)))
+    chain.push_transaction(sign(chain, [upd], wifs=(K1[0],)))
+    produce(chain)
+    assert chain.state.get(aid)["owner"]["key_auths"] == [[K3[1], 1]]
+    # a changed active (no owner field) is authorised by the active key
+    upd, _ = with_fee(chain, operations.Account_update, account=aid,
+                      active=auth(1, [(K4[1], 1)]), extensions={})
+    chain.push_transaction(sign(chain, [upd], wifs=(K2[0],)))
+    produce(chain)
+    assert chain.state.get(aid)["active"]["key_auths"] == [[K4[1], 1]]
+
+
+def test_irrelevant_signatures(funded):
+    chain = funded
+    aid = create(chain, "single-1", auth(1, [(K1[1], 1)]), auth(2, [(K2[1], 2), (K3[1], 1)]))
+    with pytest.raises(errors.InvalidSignature):
+        chain.push_transaction(sign(chain, [pay(aid)], wifs=(K2[0], K4[0])))
+    with pytest.raises(errors.InvalidSignature):
+        chain.push_transaction(sign(chain, [pay(aid)], wifs=(K2[0], DEV_WIF)))
+    chain.push_transaction(sign(chain, [pay(aid)], wifs=(K2[0],)))
+
+
+def test_weighted_account_auths(funded):
+    chain = funded
+    alice = create(chain, "alice-1", auth(1, [(K1[1], 1)]))
+    bob = create(chain, "bob-1", auth(1, [(K2[1], 1)]))
+    carol = create(chain, "carol-1", auth(1, [(K3[1], 1)]))
+    corp = create(chain, "corp-1", auth(1, [(K4[1], 1)]),
+                  auth(3, [(K4[1], 1)], [(alice, 1), (bob, 2), (carol, 1)]))
+    for wifs in ((K1[0],), (K2[0],), (K1[0], K3[0])):
+        with pytest.raises(errors.MissingAuthority):
+            chain.push_transaction(sign(chain, [pay(corp)], wifs=wifs))
+    chain.push_transaction(sign(chain, [pay(corp, 1)], wifs=(K1[0], K2[0])))
+    chain.push_transaction(sign(chain, [pay(corp, 2)], wifs=(K2[0], K3[0])))
+    # the owner key K4 (weight 1 in active too) plus alice
+    chain.push_transaction(sign(chain, [pay(corp, 3)], wifs=(K4[0],)))
+    produce(chain)
+    assert chain.state.balance(corp, "1.3.0") == 10 ** 8 - 6 - 3 * 2000000
+
+
+def test_nested_account_owner_counts(funded):
+    """After bitshares-core #584 an account inside account_auths may be
+    satisfied by its owner authority."""
+    chain = funded
+    inner = create(chain, "inner-1", auth(1, [(K1[1], 1)]), auth(1, [(K2[1], 1)]))
+    outer = create(chain, "outer-1", auth(1, [(K4[1], 1)]), auth(1, [], [(inner, 1)]))
+    chain.push_transaction(sign(chain, [pay(outer, 1)], wifs=(K1[0],)))
+    chain.push_transaction(sign(chain, [pay(outer, 2)], wifs=(K2[0],)))
+    with pytest.raises(errors.MissingAuthority):
+        chain.push_transaction(sign(chain, [pay(outer, 3)], wifs=(K3[0],)))
+
+
+def _chain_of_accounts(chain):
+    """leaf (key K1); pre -> leaf; l2 -> leaf; l1 -> l2; top -> l1.
+    Ids ascend in that order."""
+    leaf = create(chain, "leaf-1", auth(1, [(K4[1], 1)]), auth(1, [(K1[1], 1)]))
+    own = auth(1, [(K4[1], 1)])
+    pre = create(chain, "pre-1", own, auth(1, [], [(leaf, 1)]))
+    l2 = create(chain, "level-2", own, auth(1, [], [(leaf, 1)]))
+    l1 = create(chain, "level-1", own, auth(1, [], [(l2, 1)]))
+    top = create(chain, "top-1", own, auth(1, [], [(l1, 1)]))
+    return leaf, pre, l2, l1, top
+
+
+def test_max_authority_depth(funded):
+    chain = funded
+    params = chain.state.get("2.0.0")["parameters"]
+    assert params["max_authority_depth"] == 2
+    leaf, pre, l2, l1, top = _chain_of_accounts(chain)
+    # two levels of accounts below the required one: within depth 2
+    chain.push_transaction(sign(chain, [pay(l1, 1)], wifs=(K1[0],)))
+    # three levels: leaf would be checked at depth 3
+    with pytest.raises(errors.MissingAuthority):
+        chain.push_transaction(sign(chain, [pay(top, 2)], wifs=(K1[0],)))
+    # raising the global parameter lets the same transaction through
+    params["max_authority_depth"] = 3
+    chain.push_transaction(sign(chain, [pay(top, 3)], wifs=(K1[0],)))
+    params["max_authority_depth"] = 1
+    with pytest.raises(errors.MissingAuthority):
+        chain.push_transaction(sign(chain, [pay(l1, 4)], wifs=(K1[0],)))
+    params["max_authority_depth"] = 2
+
+
+def test_account_approved_earlier_counts_at_max_depth(funded):
+    """graphene counts an account already in ``approved_by`` even where the
+    depth limit forbids looking into it: ``pre`` (lower id, checked first)
+    approves ``leaf`` at depth 1, so ``top``'s chain reaching ``leaf`` at
+    depth 3 > max_authority_depth still passes."""
+    chain = funded
+    leaf, pre, l2, l1, top = _chain_of_accounts(chain)
+    with pytest.raises(errors.MissingAuthority):
+        chain.push_transaction(sign(chain, [pay(top, 1)], wifs=(K1[0],)))
+    chain.push_transaction(sign(chain, [pay(top, 2), pay(pre, 3)], wifs=(K1[0],)))
+    produce(chain)
+    assert chain.state.balance(top, "1.3.0") == 10 ** 8 - 2 - 2000000
+
+
+def test_required_accounts_checked_in_id_order(funded):
+    """Required actives are visited as graphene's flat_set (numeric id
+    order, 1.2.9 before 1.2.10), which decides what ``approved_by`` holds."""
+    chain = funded
+    accounts = [create(chain, f"pad-{i}", auth(1, [(K4[1], 1)])) for i in range(2)]
+    leaf, pre, l2, l1, top = _chain_of_accounts(chain)
+    assert accounts and int(pre.rsplit(".", 1)[1]) < int(top.rsplit(".", 1)[1])
+    # pushing in reverse operation order must not matter
+    chain.push_transaction(sign(chain, [pay(pre, 5), pay(top, 6)], wifs=(K1[0],)))
