@@ -21,6 +21,7 @@ libraries/net/node.cpp (sync then follow), libraries/app/api.cpp
 (network_node_api).
 """
 
+import math
 import random
 
 from twisted.application import service
@@ -198,8 +199,10 @@ class PeerService(service.MultiService):
 
     def set_advanced_node_parameters(self, params: dict) -> None:
         """Change some tunables; raises :class:`InvalidNodeParameter` for an
-        unknown name or a value that is not a positive number (batch size:
-        an integer from 1 to 1000)."""
+        unknown name or a value that is not a positive finite number (a JSON
+        number or numeric string, wire-contract section 3; booleans, NaN and
+        infinities are refused; batch size: an integer from 1 to 1000).
+        Nothing changes when any value is refused."""
         if not isinstance(params, dict):
             raise InvalidNodeParameter("Parameters must be an object")
         new = dict(self.parameters)
@@ -207,10 +210,7 @@ class PeerService(service.MultiService):
             if name not in DEFAULT_PARAMETERS:
                 raise InvalidNodeParameter(f"Unknown node parameter {name!r}; known: "
                                            f"{', '.join(sorted(DEFAULT_PARAMETERS))}")
-            try:
-                value = float(value)
-            except (TypeError, ValueError):
-                raise InvalidNodeParameter(f"{name} must be a number") from None
+            value = _finite_number(name, value)
             if value < 0 or (value == 0 and name != "reconnect_jitter"):
                 raise InvalidNodeParameter(f"{name} must be positive")
             if name == "sync_batch_size":
@@ -219,3 +219,18 @@ class PeerService(service.MultiService):
                 value = int(value)
             new[name] = value
         self.parameters = new
+
+
+def _finite_number(name: str, value) -> float:
+    """``value`` (int, float or numeric string) as a finite float; raises
+    :class:`InvalidNodeParameter` naming ``name`` for anything else (bools,
+    NaN, infinities, other strings, null)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InvalidNodeParameter(f"{name} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        raise InvalidNodeParameter(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise InvalidNodeParameter(f"{name} must be a finite number, got {value!r}")
+    return number

@@ -78,6 +78,32 @@ def test_addresses_and_parameters(follower):
                           "head_block_id": "0" * 40, "blocks_applied": 0}
 
 
+@pytest.mark.parametrize("params,message", [
+    ({"sync_batch_size": float("nan")}, "^sync_batch_size must be a finite number, got nan$"),
+    ({"sync_batch_size": "NaN"}, "^sync_batch_size must be a finite number, got 'NaN'$"),
+    ({"sync_batch_size": True}, "^sync_batch_size must be a number, got True$"),
+    ({"sync_batch_size": 10 ** 400}, "^sync_batch_size must be a number, got 1000"),
+    ({"reconnect_initial_delay": float("nan")},
+     "^reconnect_initial_delay must be a finite number, got nan$"),
+    ({"reconnect_max_delay": float("inf")},
+     "^reconnect_max_delay must be a finite number, got inf$"),
+    ({"reconnect_jitter": "-inf"}, "^reconnect_jitter must be a finite number, got '-inf'$"),
+    ({"reconnect_factor": False}, "^reconnect_factor must be a number, got False$"),
+    ({"reconnect_factor": None}, "^reconnect_factor must be a number, got None$"),
+    ({"reconnect_factor": [2]}, "^reconnect_factor must be a number, got \\[2\\]$"),
+])
+def test_node_parameters_refuse_non_finite_and_bool(follower, params, message):
+    svc = PeerService(follower, reactor=reactor)
+    before = svc.get_advanced_node_parameters()
+    with pytest.raises(InvalidNodeParameter, match=message):
+        svc.set_advanced_node_parameters({"sync_batch_size": 3, "reconnect_factor": 3,
+                                          **params})
+    assert svc.get_advanced_node_parameters() == before  # nothing changed, not even the
+    # valid values given before the bad one
+    with pytest.raises(InvalidNodeParameter, match=message):
+        PeerService(follower, reactor=reactor, parameters=params)
+
+
 @pytest.mark.parametrize("block_api", [True, False])
 @pytest_twisted.inlineCallbacks
 def test_follow_sync_live_and_relay(producer, follower, block_api):
