@@ -1,5 +1,6 @@
 """Prometheus metrics: scraped over a real loopback port after real calls."""
 
+import pytest
 import pytest_twisted
 import treq
 from twisted.internet import reactor
@@ -9,6 +10,7 @@ from nodeapi.rpc.access import ApiAccess
 
 from rpcserver import RunningSite, make_node
 from test_chain_core import produce
+from test_searchdb import history_log  # noqa: F401 (fixture)
 from wsclient import ws_connect
 
 
@@ -39,3 +41,87 @@ def test_metrics_count_blocks_calls_and_connections(chain):
                  'outcome="error"}'] == 1
     assert lines["nodeapi_websocket_connections"] == 1
     assert lines["nodeapi_blocks_produced_total"] == 0
+
+
+def scrape(port):
+    """``GET /metrics`` on ``port`` -> {series: value}."""
+    d = treq.get(f"http://127.0.0.1:{port}/metrics")
+    d.addCallback(lambda resp: resp.text())
+    return d.addCallback(lambda text: {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines() if line and not line.startswith("#")})
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_searchdb_metrics_shipping_outage_and_rejects(
+        genesis, history_log, osmem_url, tmp_path):  # noqa: F811
+    """searchdb series against osmem: documents shipped/failed and lag in
+    blocks after the replay, during a database outage (lag grows by the
+    blocks produced meanwhile, nothing more shipped) and after it."""
+    from test_history_chain import Recorder
+    from test_searchdb import (Proxy, expected_of, make_service, open_chain, transfers,
+                               wait_for)
+
+    from nodeapi.history.shipper import SearchDBClient
+
+    path, expected = history_log
+    client = SearchDBClient(osmem_url, "", reactor)
+    yield client.detect()
+    # the operator's mapping refuses January's transfer documents (HTTP 400 items)
+    yield client.request_json("PUT", "/chain-2016-01", {"mappings": {"properties": {
+        "operation_history": {"properties": {"op_object": {"properties": {
+            "to": {"type": "long"}}}}}}}})
+    yield client.close()
+    proxy = Proxy(osmem_url)
+    proxy.up()
+    chain = open_chain(genesis, path)
+    rec = Recorder()
+    chain.add_consumer(rec)
+    svc = make_service(proxy.url, chain, str(tmp_path), bulk_replay=20)
+    chain.add_consumer(svc)
+    metrics = Metrics(chain, searchdb=svc)
+    listening = reactor.listenTCP(0, metrics.site(), interface="127.0.0.1")
+    port = listening.getHost().port
+    try:
+        before = yield scrape(port)
+        assert before["nodeapi_searchdb_documents_shipped_total"] == 0
+        assert before["nodeapi_searchdb_documents_failed_total"] == 0
+        assert before["nodeapi_searchdb_lag_blocks"] == chain.head_block_num == 0
+        yield svc.prepare()
+        yield chain.replay()
+        svc.startService()
+        yield svc.shipper.when_idle()
+        jan = {n for b in rec.blocks if b.time_iso < "2016-02" for op in b.operations
+               if op.op[0] == 0 for n, (_a, m, _b) in expected.items() if m == op.id_num}
+        assert jan
+        got = yield scrape(port)
+        assert got["nodeapi_searchdb_documents_shipped_total"] == len(expected) - len(jan)
+        assert got["nodeapi_searchdb_documents_failed_total"] == len(jan)
+        assert got["nodeapi_searchdb_lag_blocks"] == 0
+        assert got["nodeapi_head_block_number"] == chain.head_block_num > 0
+        # outage: three synchronized blocks (2 transfers each) wait in the queue
+        yield proxy.down()
+        head = chain.head_block_num
+        for _ in range(3):
+            transfers(chain, 2)
+        yield wait_for(lambda: svc.shipper.retries >= 1)
+        during = yield scrape(port)
+        assert during["nodeapi_searchdb_documents_shipped_total"] == len(expected) - len(jan)
+        assert during["nodeapi_searchdb_documents_failed_total"] == len(jan)
+        assert during["nodeapi_searchdb_lag_blocks"] == chain.head_block_num - head == 3
+        assert svc.documents_pending == 3 * 2 * 2
+        # back: the queue drains, lag returns to 0
+        proxy.up()
+        yield wait_for(lambda: svc.queue.items == 0 and not svc.shipper.busy)
+        after = yield scrape(port)
+        total = len(expected_of(rec.blocks))
+        assert after["nodeapi_searchdb_documents_shipped_total"] == total - len(jan)
+        assert after["nodeapi_searchdb_documents_failed_total"] == len(jan)
+        assert after["nodeapi_searchdb_lag_blocks"] == 0
+        assert after["nodeapi_head_block_number"] == head + 3
+    finally:
+        yield svc.stopService()
+        yield proxy.down()
+        yield listening.stopListening()
+        chain.block_log.close()
