@@ -7,6 +7,7 @@ import orjson
 import pytest
 import pytest_twisted
 import treq
+from autobahn.twisted.websocket import WebSocketClientFactory, connectWS
 from twisted.internet import defer, reactor, task
 from twisted.logger import globalLogPublisher
 
@@ -15,7 +16,8 @@ from nodeapi.api.database import DatabaseApi
 from nodeapi.api.registry import default_registry
 from nodeapi.rpc.access import ApiAccess
 from rpcserver import RunningSite, make_node
-from wsclient import ws_connect
+from test_chain_core import claim_op, produce, sign, transfer_op
+from wsclient import RpcClientProtocol, ws_connect
 
 CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
 UNENCODABLE = {(1, 2): "a dict key orjson refuses"}
@@ -93,3 +95,86 @@ def test_unencodable_result_websocket(bad_server, logged):
         assert (yield ws.call(0, "get_chain_id")) == CHAIN_ID
     finally:
         ws.dropConnection()
+
+
+# -- max_calls_in_flight -------------------------------------------------------
+
+@pytest.fixture
+def funded_server(chain):
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    running = RunningSite(make_node(chain), ApiAccess.default(), max_calls_in_flight=4)
+    yield running
+    running.stop_blocking()
+
+
+@pytest_twisted.inlineCallbacks
+def test_max_calls_in_flight(funded_server, chain):
+    ws = yield ws_connect(funded_server.port)
+    try:
+        trxs = [sign(chain, [transfer_op(100 + i)]) for i in range(5)]
+        pending = [ws.request("network_broadcast", "broadcast_transaction_synchronous", [t])
+                   for t in trxs]
+        refused = yield pending[4]
+        assert refused == {"id": refused["id"], "error": {
+            "code": -32000,
+            "message": "Too many calls in flight on this connection (limit 4)"}}
+        assert not any(d.called for d in pending[:4])
+        produce(chain)
+        replies = yield defer.gatherResults(pending[:4])
+        head = chain.head_block_num
+        for i, reply in enumerate(replies):
+            result = reply["result"]
+            assert (result["block_num"], result["trx_num"]) == (head, i)
+            assert result["trx"]["operations"][0][1]["amount"]["amount"] == 100 + i
+        # the slots are free again
+        assert (yield ws.call(0, "get_chain_id")) == CHAIN_ID
+    finally:
+        ws.dropConnection()
+
+
+# -- auto-ping -----------------------------------------------------------------
+
+class SilentClient(RpcClientProtocol):
+    """Answers no ping (Autobahn's automatic pong is skipped)."""
+
+    pings = 0
+
+    def onPing(self, payload):
+        SilentClient.pings += 1
+
+
+@pytest.fixture
+def ping_server(chain):
+    running = RunningSite(make_node(chain), ApiAccess.default(), auto_ping_interval=1)
+    yield running
+    running.stop_blocking()
+
+
+def connect(port, protocol, headers=None):
+    factory = WebSocketClientFactory(f"ws://127.0.0.1:{port}/", headers=headers or {})
+    factory.protocol = protocol
+    factory.setProtocolOptions(autoPingInterval=0)
+    factory.opened = defer.Deferred()
+    connectWS(factory)
+    return factory.opened
+
+
+@pytest_twisted.inlineCallbacks
+def test_auto_ping_drops_a_silent_client(ping_server):
+    SilentClient.pings = 0
+    silent = yield connect(ping_server.port, SilentClient)
+    polite = yield ws_connect(ping_server.port)  # answers pings automatically
+    try:
+        assert (yield silent.call(0, "get_chain_id")) == CHAIN_ID
+        code = yield silent.closed
+        assert SilentClient.pings >= 1
+        assert code != 1000  # dropped, not closed by the client
+        assert len(ping_server.site.ws_factory.connections) == 1
+        # the polite client survived the same ping rounds and still works
+        yield task.deferLater(reactor, 1.5, lambda: None)
+        assert (yield polite.call(0, "get_chain_id")) == CHAIN_ID
+    finally:
+        polite.dropConnection()
+        silent.dropConnection()
+

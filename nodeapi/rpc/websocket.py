@@ -26,6 +26,10 @@ from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_fr
                                  parse_request, to_wire)
 from nodeapi.rpc.login import RpcSession
 
+#: Shortest auto-ping interval and timeout, seconds (Autobahn's timers have
+#: whole-second resolution, see :class:`RpcWebSocketFactory`).
+MIN_PING_INTERVAL, MIN_PING_TIMEOUT = 1.0, 2.0
+
 
 def basic_credentials(header: Optional[str]) -> Optional[tuple]:
     """``(user, password)`` from an ``Authorization: Basic ...`` value, or
@@ -168,8 +172,9 @@ class RpcWebSocketFactory(WebSocketServerFactory):
     :param node: :class:`nodeapi.node.Node`; :param access: ApiAccess;
     :param registry: accessor name -> ApiSet class;
     :param max_message_size: bytes per message and per frame;
-    :param auto_ping_interval: seconds between pings (0 = off); a peer that
-        does not answer within the same time is dropped;
+    :param auto_ping_interval: seconds between pings (0 = off, at least
+        :data:`MIN_PING_INTERVAL`); a peer that does not answer within the
+        same time (at least :data:`MIN_PING_TIMEOUT`) is dropped;
     :param max_calls_in_flight: unanswered calls allowed per connection;
     :param max_outgoing_buffer: bytes of unsent replies before a client is
         disconnected.
@@ -194,6 +199,12 @@ class RpcWebSocketFactory(WebSocketServerFactory):
                        # frame with their code (1002, 1009) instead of a drop
                        failByDrop=False)
         if auto_ping_interval:
-            options.update(autoPingInterval=auto_ping_interval,
-                           autoPingTimeout=auto_ping_interval)
+            # Autobahn schedules these through txaio's batched timer, which
+            # truncates deadlines to whole seconds: a 0.5 s timeout can fire
+            # before the pong is back, and a sub-second interval pings in a
+            # loop.  So the interval is at least 1 s and the timeout at least
+            # 2 s (an answering peer always has over a second to answer).
+            interval = max(float(auto_ping_interval), MIN_PING_INTERVAL)
+            options.update(autoPingInterval=interval,
+                           autoPingTimeout=max(interval, MIN_PING_TIMEOUT))
         self.setProtocolOptions(**options)
