@@ -178,3 +178,37 @@ def test_auto_ping_drops_a_silent_client(ping_server):
         polite.dropConnection()
         silent.dropConnection()
 
+
+# -- slow reader -----------------------------------------------------------------
+
+@pytest.fixture
+def small_buffer_server(chain):
+    running = RunningSite(make_node(chain), ApiAccess.default(),
+                          max_outgoing_buffer=64 * 1024)
+    yield running
+    running.stop_blocking()
+
+
+@pytest_twisted.inlineCallbacks
+def test_client_that_does_not_read_is_closed_1008(small_buffer_server):
+    ws = yield ws_connect(small_buffer_server.port)
+    ws.transport.pauseProducing()  # stop reading: replies pile up at the server
+    server_side = next(iter(small_buffer_server.site.ws_factory.connections))
+    request = orjson.dumps({"id": 1, "method": "get_global_properties", "params": []})
+    for _ in range(400):
+        if not server_side._open:
+            break
+        for _ in range(50):
+            ws.sendMessage(request, isBinary=False)
+        yield task.deferLater(reactor, 0.01, lambda: None)
+    assert not server_side._open
+    ws.transport.resumeProducing()
+    code = yield ws.closed
+    assert code == 1008
+    assert ws.raw_replies and all(r.get("result") for r in ws.raw_replies)
+    # the node still serves others
+    other = yield ws_connect(small_buffer_server.port)
+    try:
+        assert (yield other.call(0, "get_chain_id")) == CHAIN_ID
+    finally:
+        other.dropConnection()

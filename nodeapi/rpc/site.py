@@ -56,7 +56,8 @@ class RpcSite(Site):
 
 def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 1024,
              auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
-             metrics=None, reactor=None) -> RpcSite:
+             max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
+             reactor=None) -> RpcSite:
     """Build the Site for ``node`` with the ApiAccess ``access``.
 
     :param registry: accessor name -> ApiSet class (default: every set of
@@ -64,6 +65,8 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
     :param max_message_size: bytes, for WebSocket messages and HTTP bodies.
     :param auto_ping_interval: seconds (0 disables WebSocket pings).
     :param max_calls_in_flight: per WebSocket connection.
+    :param max_outgoing_buffer: bytes of unsent WebSocket replies before the
+        client is closed with 1008.
     :param metrics: a :class:`nodeapi.metrics.Metrics` or None.
     :param reactor: the reactor (Autobahn's factory uses it for timers).
     """
@@ -73,7 +76,8 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
         registry = default_registry()
     factory = RpcWebSocketFactory(node, access, registry, max_message_size=max_message_size,
                                   auto_ping_interval=auto_ping_interval,
-                                  max_calls_in_flight=max_calls_in_flight, metrics=metrics,
+                                  max_calls_in_flight=max_calls_in_flight,
+                                  max_outgoing_buffer=max_outgoing_buffer, metrics=metrics,
                                   reactor=reactor)
     http = HttpRpc(node, access, registry, max_message_size, metrics)
     site = RpcSite(RpcRoot(WebSocketResource(factory), http))

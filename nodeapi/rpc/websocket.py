@@ -152,7 +152,12 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
                            "({peer}, {size} bytes buffered)", peer=self.peer,
                            size=self._buffered())
             self._open = False
-            self.sendClose(1008, "client too slow reading replies")
+            # 1008 (policy violation) is reserved to the WebSocket layer:
+            # Autobahn's public sendClose() only takes 1000 and 3000-4999, so
+            # the close frame is sent with the protocol's own primitive (the
+            # peer then has closeHandshakeTimeout seconds before a drop)
+            self.sendCloseFrame(code=1008, reasonUtf8=b"client too slow reading replies",
+                                isReply=False)
             return
         self.sendMessage(data, isBinary=False)
 
