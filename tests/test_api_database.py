@@ -169,7 +169,7 @@ def test_full_accounts(db, funded):
     assert full["more_data_available"]["balances"] is False
     assert full["vesting_balances"] == [] and full["proposals"] == []
     full0 = dict(result)["1.2.6"]
-    assert full0["statistics"]["lifetime_fees_paid"] == 2000000
+    assert full0["statistics"]["pending_vested_fees"] == 2000000  # until maintenance
     small = DatabaseApi(Node(chain=funded, limits=ApiLimits(get_full_accounts=1)),
                         RecordingSession())
     with pytest.raises(ApiError, match="Number of querying accounts can not be greater than 1"):

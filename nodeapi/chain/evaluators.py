@@ -14,7 +14,7 @@ balance_evaluator.cpp, evaluator.cpp (fee payment).
 
 from nodeapi.applied import AppliedOperation
 from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, InvalidOperation
-from nodeapi.chain.fees import core_fee, fee_in_core
+from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
 from nodeapi.protocol.keys import PublicKey, balance_addresses
 
@@ -31,6 +31,7 @@ class ApplyContext:
     :ivar prefix: public key prefix (``TEST``).
     :ivar virtual_ops: ``[(op, result)]`` generated while applying (fills).
     :ivar core_fee_paid: core value of the fee of the operation being applied.
+    :ivar fee_paid: that fee as paid, ``{"amount", "asset_id"}``.
     """
 
     def __init__(self, state: ObjectStore, now: int, block_num: int, prefix: str) -> None:
@@ -40,6 +41,7 @@ class ApplyContext:
         self.prefix = prefix
         self.virtual_ops: list = []
         self.core_fee_paid = 0
+        self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
 
     @property
     def parameters(self) -> dict:
@@ -75,9 +77,22 @@ def _core_in_balance(state: ObjectStore, account_id: str, asset_id: str, value: 
 
 
 def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
-    """Check and deduct the operation's fee (graphene ``evaluator::prepare_fee``
-    / ``pay_fee``): raises :class:`InsufficientFee` below the schedule,
-    :class:`InsufficientBalance` when the payer cannot pay."""
+    """Check, deduct and book the operation's fee (graphene
+    ``evaluator::prepare_fee`` / ``convert_fee`` / ``pay_fee``).
+
+    Raises :class:`InsufficientFee` below the schedule or when the fee
+    asset's pool cannot cover the conversion, :class:`InsufficientBalance`
+    when the payer cannot pay.  A fee in another asset goes to that asset's
+    ``accumulated_fees`` and takes its core value (``core_fee_paid``, through
+    the core_exchange_rate, rounded down) from its ``fee_pool``; the core
+    value is booked on the payer's statistics (``pending_fees`` /
+    ``pending_vested_fees``, :func:`~nodeapi.chain.fees.charge_statistics`),
+    never on 2.3.0 directly.  Per-operation overrides (graphene):
+    limit_order_create (1) books nothing and leaves ``accumulated_fees``
+    alone - the order carries the fee as ``deferred_fee`` /
+    ``deferred_paid_fee`` (market_evaluator.cpp, after HF 445/604);
+    asset_create (10) books the upper half, the lower half seeds the new
+    asset's fee pool (asset_evaluator.cpp, after HF core-429)."""
     fee = op[1]["fee"]
     amount = int(fee["amount"])
     state = ctx.state
@@ -88,19 +103,22 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
         raise InsufficientFee(
             f"Insufficient fee: paid {paid_core} core satoshis, operation type {op[0]} "
             f"requires {required}")
+    if asset["id"] != "1.3.0" and paid_core > state.objects[asset["dynamic_asset_data_id"]][
+            "fee_pool"]:
+        raise InsufficientFee(f"Fee pool of {asset['symbol']} is too small to convert "
+                              f"{amount} into {paid_core} core satoshis")
     adjust_balance(state, payer, asset["id"], -amount)
     ctx.core_fee_paid = paid_core
-    if amount:
+    ctx.fee_paid = {"amount": amount, "asset_id": asset["id"]}
+    if asset["id"] != "1.3.0" and amount:
         dyn = state.modify(asset["dynamic_asset_data_id"])
-        if asset["id"] == "1.3.0":
+        dyn["fee_pool"] -= paid_core
+        if op[0] != 1:
             dyn["accumulated_fees"] += amount
-        else:
-            if dyn["fee_pool"] < paid_core:
-                raise InsufficientFee(f"Fee pool of {asset['symbol']} is too small")
-            dyn["fee_pool"] -= paid_core
-            dyn["accumulated_fees"] += amount
-        stats = state.modify(state.require(payer)["statistics"])
-        stats["lifetime_fees_paid"] += paid_core
+    if op[0] == 1:
+        return
+    booked = paid_core - paid_core // 2 if op[0] == 10 else paid_core
+    charge_statistics(state, payer, booked)
 
 
 def _positive(amount: dict, what: str) -> int:
@@ -200,12 +218,17 @@ def _impacted(op: list, payer: str) -> tuple:
     return tuple(sorted(accounts, key=lambda a: int(a.rsplit(".", 1)[1])))
 
 
-def applied_operations(records: list, block_num: int, counter: int) -> tuple:
+def applied_operations(records: list, block_num: int, counter: int,
+                       block_vops: list = ()) -> tuple:
     """``(tuple of AppliedOperation, next counter)`` for a block's applied
     transactions ``[(trx, packed, trx_id, exp, results, virtual_ops)]``:
     each transaction's operations, then its virtual operations (fills,
-    ``is_virtual=True``, numbered 1.. per block in ``virtual_op``).
-    ``counter`` is the next 1.11 instance."""
+    ``is_virtual=True``, numbered 1.. per block in ``virtual_op``), then
+    ``block_vops`` ``[(op, result)]`` generated outside transactions (what
+    :func:`nodeapi.chain.schedule.update_global_objects` returns:
+    ``trx_in_block`` = number of transactions, ``op_in_trx`` 0, transaction
+    id all zeros, as graphene records them).  ``counter`` is the next 1.11
+    instance."""
     ops = []
     virtual = 0
     for trx_in_block, (trx, _p, trx_id, _e, results, vops) in enumerate(records):
@@ -222,4 +245,10 @@ def applied_operations(records: list, block_num: int, counter: int) -> tuple:
                                         len(trx["operations"]), virtual, True, trx_id,
                                         payer, _impacted(op, payer)))
             counter += 1
+    for op, result in block_vops:
+        virtual += 1
+        payer = fee_payer(op)
+        ops.append(AppliedOperation(counter, op, result, block_num, len(records), 0, virtual,
+                                    True, "0" * 40, payer, _impacted(op, payer)))
+        counter += 1
     return tuple(ops), counter

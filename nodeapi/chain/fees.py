@@ -3,12 +3,39 @@
 Graphene reference: ``fee_schedule::calculate_fee`` and each operation's
 ``calculate_fee`` (libraries/protocol/*.cpp).  ``price_per_kbyte`` charges
 ``bytes * price_per_kbyte / 1024`` over the serialized size of the memo
-(transfer, asset_issue), of the data (custom) or of the whole operation
-(other operations with that parameter); the sum is multiplied by
-``scale / 10000``.  Fees paid in another asset are converted through the
-asset's ``core_exchange_rate``.
+(transfer, asset_issue) or of the whole operation (custom - graphene
+``custom_operation::calculate_fee`` uses ``pack_size(*this)`` - and the other
+operations with that parameter); the sum is multiplied by ``scale / 10000``.
+Fees paid in another asset are converted through the asset's
+``core_exchange_rate``.
+
+Where fees go (graphene ``account_statistics_object::pay_fee`` /
+``process_fees``, ``database::deposit_cashback``):
+
+- :func:`charge_statistics`: a core fee is added to the payer's statistics
+  ``pending_fees`` when it exceeds ``cashback_vesting_threshold`` of the
+  global parameters, else to ``pending_vested_fees``.
+- :func:`process_fees` (at maintenance): for each account with pending fees,
+  ``lifetime_fees_paid`` grows by both pending amounts, which are reset to 0;
+  each amount is split: ``network_fee_percentage`` to the core asset's
+  ``accumulated_fees`` (2.3.0), ``lifetime_referrer_fee_percentage`` to the
+  lifetime referrer, the rest between referrer (``referrer_rewards_percentage``)
+  and registrar.  A referrer that is no longer a member is first replaced by
+  the lifetime referrer.
+- :func:`deposit_cashback`: the blockchain accounts 1.2.0-1.2.4 get no
+  cashback, it returns to the reserve (2.3.0 ``current_supply`` decreases);
+  other accounts get a cashback vesting balance 1.13.N (``balance_type``
+  ``cashback``, coin-days-destroyed policy over
+  ``cashback_vesting_period_seconds``), referenced by the account's
+  ``cashback_vb`` and flagged by statistics ``has_cashback_vb``; the
+  ``pending_fees`` share is deposited vesting, the ``pending_vested_fees``
+  share already vested (``coin_seconds_earned`` credited in full).
+
+Not modelled: the maintenance budget (reserve -> witness/worker pay, which
+would move 2.3.0 ``accumulated_fees``) and withdrawing vesting balances.
 """
 
+from nodeapi.chain.genesis import FULL_PERCENT, format_time, parse_time
 from nodeapi.protocol.operations import serialize_operation_body
 from nodeapi.protocol.types import MEMO
 
@@ -62,8 +89,6 @@ def core_fee(op: list, schedule: dict, prefix: str = "TEST") -> int:
         if kind in _MEMO_OPS:
             if data.get("memo"):
                 fee += _data_fee(memo_size(data["memo"], prefix), ppk)
-        elif kind == 35:
-            fee += _data_fee(len(bytes.fromhex(data.get("data", ""))), ppk)
         else:
             fee += _data_fee(op_size(op, prefix), ppk)
     return fee * int(schedule.get("scale", 10000)) // 10000
@@ -79,3 +104,114 @@ def fee_in_core(amount: int, asset: dict) -> int:
     if base["asset_id"] == asset["id"]:
         return amount * int(quote["amount"]) // int(base["amount"])
     return amount * int(base["amount"]) // int(quote["amount"])
+
+
+# -- where fees go ----------------------------------------------------------
+
+_BLOCKCHAIN_ACCOUNTS = {"1.2.0", "1.2.1", "1.2.2", "1.2.3", "1.2.4"}
+
+
+def cut_fee(amount: int, percent: int) -> int:
+    """graphene ``cut_fee``: ``amount * percent / 10000`` rounded down."""
+    if amount == 0 or percent == 0:
+        return 0
+    if percent == FULL_PERCENT:
+        return amount
+    return amount * percent // FULL_PERCENT
+
+
+def charge_statistics(state, account_id: str, core_fee: int) -> None:
+    """Book ``core_fee`` (core satoshis) on the account's statistics 2.7.N:
+    ``pending_fees`` above ``cashback_vesting_threshold``, else
+    ``pending_vested_fees`` (graphene ``account_statistics_object::pay_fee``)."""
+    if core_fee == 0:
+        return
+    threshold = int(state.objects["2.0.0"]["parameters"].get("cashback_vesting_threshold", 0))
+    stats = state.modify(state.objects[account_id]["statistics"])
+    key = "pending_fees" if core_fee > threshold else "pending_vested_fees"
+    stats[key] = int(stats[key]) + core_fee
+
+
+def _cdd_update(policy: dict, balance: int, now: int) -> dict:
+    """graphene ``cdd_vesting_policy::update_coin_seconds_earned``: a new
+    policy dict with the coin-seconds earned since the last update (capped at
+    ``balance * vesting_seconds``)."""
+    last = parse_time(policy["coin_seconds_earned_last_update"])
+    earned = int(policy["coin_seconds_earned"]) + balance * max(now - last, 0)
+    earned = min(earned, balance * int(policy["vesting_seconds"]))
+    return dict(policy, coin_seconds_earned=str(earned),
+                coin_seconds_earned_last_update=format_time(now))
+
+
+def deposit_cashback(state, account_id: str, amount: int, require_vesting: bool,
+                     now: int) -> None:
+    """graphene ``database::deposit_cashback`` / ``deposit_lazy_vesting``
+    (module docstring): ``amount`` core satoshis to the account's cashback
+    vesting balance 1.13.N (created when missing or of another vesting
+    period), or back to the reserve for the blockchain accounts."""
+    if amount == 0:
+        return
+    if account_id in _BLOCKCHAIN_ACCOUNTS:
+        state.modify("2.3.0")["current_supply"] -= amount
+        return
+    seconds = int(state.objects["2.0.0"]["parameters"].get(
+        "cashback_vesting_period_seconds", 0))
+    vb_id = state.objects[account_id].get("cashback_vb")
+    vbo = state.objects.get(vb_id) if vb_id else None
+    if (vbo is not None and vbo["owner"] == account_id and vbo["policy"][0] == 1
+            and int(vbo["policy"][1]["vesting_seconds"]) == seconds):
+        balance = int(vbo["balance"]["amount"])
+        policy = _cdd_update(vbo["policy"][1], balance, now)
+        if not require_vesting:
+            policy["coin_seconds_earned"] = str(int(policy["coin_seconds_earned"])
+                                                + amount * seconds)
+        vbo = state.modify(vb_id)
+        vbo["balance"] = {"amount": balance + amount, "asset_id": "1.3.0"}
+        vbo["policy"] = [1, policy]
+        return
+    vbo = state.create("1.13", {
+        "owner": account_id,
+        "balance": {"amount": amount, "asset_id": "1.3.0"},
+        "policy": [1, {"vesting_seconds": seconds, "start_claim": "1970-01-01T00:00:00",
+                       "coin_seconds_earned": str(0 if require_vesting else amount * seconds),
+                       "coin_seconds_earned_last_update": format_time(now)}],
+        "balance_type": "cashback",
+    })
+    state.modify(account_id)["cashback_vb"] = vbo["id"]
+    state.modify(state.objects[account_id]["statistics"])["has_cashback_vb"] = True
+
+
+def _pay_out(state, account_id: str, total: int, require_vesting: bool, now: int) -> None:
+    """Split one pending amount (graphene ``process_fees`` ``pay_out_fees``)."""
+    if total == 0:
+        return
+    acc = state.objects[account_id]
+    referrer = state.objects[acc["referrer"]]
+    if now > parse_time(referrer["membership_expiration_date"]):  # basic account
+        acc = state.modify(account_id)
+        acc["referrer"] = acc["lifetime_referrer"]
+    network = cut_fee(total, int(acc["network_fee_percentage"]))
+    lifetime = cut_fee(total, int(acc["lifetime_referrer_fee_percentage"]))
+    referral = total - network - lifetime
+    state.modify("2.3.0")["accumulated_fees"] += network
+    referrer_cut = cut_fee(referral, int(acc["referrer_rewards_percentage"]))
+    deposit_cashback(state, acc["lifetime_referrer"], lifetime, require_vesting, now)
+    deposit_cashback(state, acc["referrer"], referrer_cut, require_vesting, now)
+    deposit_cashback(state, acc["registrar"], referral - referrer_cut, require_vesting, now)
+
+
+def process_fees(state, now: int) -> None:
+    """Maintenance-time fee processing of every account statistics 2.7.N
+    with pending fees (graphene ``account_statistics_object::process_fees``,
+    called from ``perform_chain_maintenance``); ``now`` is the block time."""
+    for sid in state.ids_of_type("2.7."):
+        stats = state.objects[sid]
+        pending, vested = int(stats["pending_fees"]), int(stats["pending_vested_fees"])
+        if pending <= 0 and vested <= 0:
+            continue
+        _pay_out(state, stats["owner"], pending, True, now)
+        _pay_out(state, stats["owner"], vested, False, now)
+        stats = state.modify(sid)
+        stats["lifetime_fees_paid"] = int(stats["lifetime_fees_paid"]) + pending + vested
+        stats["pending_fees"] = 0
+        stats["pending_vested_fees"] = 0
