@@ -37,17 +37,44 @@ class _Retry(Exception):
     """Internal: the head bulk must be retried after a backoff."""
 
 
+def _hits(answer) -> tuple:
+    """(hits, total) of a search answer (``hits.total`` an int on ES 6,
+    ``{value, relation}`` from ES 7 and on OpenSearch)."""
+    hits = (answer.get("hits") or {}).get("hits") or []
+    total = (answer.get("hits") or {}).get("total")
+    total = total.get("value", 0) if isinstance(total, dict) else int(total or 0)
+    return hits, total
+
+
+def _ath_ids(hits) -> set:
+    stored = set()
+    for hit in hits:
+        oid = str(hit.get("_id", ""))
+        if oid.startswith("2.9.") and oid[4:].isdigit():
+            stored.add(int(oid[4:]))
+    return stored
+
+
 @defer.inlineCallbacks
 def find_resume(client: SearchDBClient, index_prefix: str, cursor: Optional[Cursor],
                 window: int = RESUME_WINDOW):
     """Ask the database what it holds; returns a
-    :class:`~nodeapi.history.searchdb_bulk.Resume`.
+    :class:`~nodeapi.history.searchdb_bulk.Resume` that begins writing at
+    the first document the database lacks, never before it
+    (history-searchdb-plugin.md "Duplicate rule").
 
-    Refreshes ``<prefix>*``, reads the highest ``operation_id_num`` (max
-    aggregation), then the ``_id`` of the documents of the operations from
-    the cursor's operation on (or from the highest operation only, when the
-    cursor is absent, ahead of the database or too far behind for one
-    window).  ``client.info`` must be set (:meth:`SearchDBClient.detect`).
+    Refreshes ``<prefix>*`` and reads the highest ``operation_id_num`` (a
+    numeric max aggregation; ``_id`` strings ``2.9.N`` do not sort
+    numerically).  Then the ``_id`` of every document of the operations
+    from the cursor's operation on, when the cursor is usable (not ahead of
+    the database) and they fit in one ``window``; otherwise the ``window``
+    documents with the highest ``operation_id_num``.  Operations below the
+    looked-at range count as stored completely; inside it each ``2.9.N`` is
+    checked, so a document missing below the highest one (a bulk stored in
+    part when the node died) is written, and none is written twice.  A
+    window holds more than one bulk (bulks are shipped one at a time), so
+    the bulk in flight at a crash is always inside it.
+    ``client.info`` must be set (:meth:`SearchDBClient.detect`).
 
     :raises SearchDBError: when the database does not answer as expected.
     """
@@ -58,26 +85,26 @@ def find_resume(client: SearchDBClient, index_prefix: str, cursor: Optional[Curs
     if top is None:
         return Resume(lo_op=0)
     top = int(top)
-    use_cursor = cursor is not None and 0 <= cursor.op <= top
-    lo = cursor.op if use_cursor else top
-    while True:
+    if cursor is not None and 0 <= cursor.op <= top:
         answer = yield client.search(index_prefix, {
             "size": window, "_source": False,
-            "query": {"range": {"operation_id_num": {"gte": lo}}}})
-        hits = (answer.get("hits") or {}).get("hits") or []
-        total = (answer.get("hits") or {}).get("total")
-        total = total.get("value", 0) if isinstance(total, dict) else int(total or 0)
-        if (len(hits) >= window or total > len(hits)) and lo < top:
-            lo, use_cursor = top, False  # too many to look at: trust the top operation
-            continue
-        break
-    stored = set()
-    for hit in hits:
-        oid = str(hit.get("_id", ""))
-        if oid.startswith("2.9.") and oid[4:].isdigit():
-            stored.add(int(oid[4:]))
-    return Resume(lo_op=lo, upto_ath=cursor.ath if use_cursor else -1, stored=stored,
-                  window_op=top)
+            "query": {"range": {"operation_id_num": {"gte": cursor.op}}}})
+        hits, total = _hits(answer)
+        if len(hits) < window and total <= len(hits):
+            return Resume(lo_op=cursor.op, upto_ath=cursor.ath, stored=_ath_ids(hits),
+                          window_op=top)
+    answer = yield client.search(index_prefix, {
+        "size": window, "_source": ["operation_id_num"],
+        "sort": [{"operation_id_num": {"order": "desc"}}],
+        "query": {"match_all": {}}})
+    hits, total = _hits(answer)
+    if len(hits) < window and total <= len(hits):
+        lo = 0  # every stored document is in hand
+    else:
+        ops = [int((h.get("_source") or {}).get("operation_id_num", top)) for h in hits]
+        low = min(ops, default=top)
+        lo = low + 1 if low < top else top  # ``low`` may continue below the window
+    return Resume(lo_op=lo, upto_ath=-1, stored=_ath_ids(hits), window_op=top)
 
 
 class BulkShipper:

@@ -1,0 +1,87 @@
+"""The resume point against osmem (history-searchdb-plugin.md "Duplicate
+rule": writing begins at the first record the database does not have yet,
+never before it): a document missing below the highest stored one (a bulk
+stored in part when the node died, no cursor file) is written on restart,
+and nothing else is sent."""
+
+import os
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+
+from nodeapi.history.searchdb_bulk import CURSOR_FILE, Cursor
+from nodeapi.history.searchdb_ship import find_resume
+from nodeapi.history.shipper import SearchDBClient
+
+from test_searchdb import (FarClock, check_all_once, history_log,  # noqa: F401
+                           make_service, open_chain, stored_docs)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest_twisted.inlineCallbacks
+def ship_all(genesis, path, url, data_dir):
+    chain = open_chain(genesis, path)
+    svc = make_service(url, chain, data_dir, bulk_replay=40, clock=FarClock())
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
+    return svc
+
+
+@pytest.mark.parametrize("cursor", ["removed", "behind"])
+@pytest_twisted.inlineCallbacks
+def test_gap_below_the_highest_document_is_filled(genesis, history_log, osmem_url,  # noqa: F811
+                                                  tmp_path, cursor):
+    path, expected = history_log
+    data = str(tmp_path)
+    yield ship_all(genesis, path, osmem_url, data)
+    docs = yield stored_docs(osmem_url)
+    top = max(expected)
+    gaps = [top - 3, top - 6]  # below the highest document, other operations
+    assert expected[gaps[0]][1] < expected[top][1]
+    client = SearchDBClient(osmem_url, "", reactor)
+    yield client.detect()
+    for n in gaps:
+        yield client.request("DELETE", f"/{docs[n]['_index']}/_doc/2.9.{n}")
+    if cursor == "removed":
+        os.remove(os.path.join(data, CURSOR_FILE))
+    else:  # a cursor from before the gaps (the last bulk confirmed before the crash)
+        n = gaps[1] - 2
+        Cursor(n, expected[n][1], expected[n][2]).save(data, "chain-")
+    resume = yield find_resume(client, "chain-", Cursor.load(data, "chain-"))
+    assert resume.window_op == expected[top][1]
+    assert not any(resume.holds(expected[n][1], n) for n in gaps)
+    assert all(resume.holds(m, n) for n, (_a, m, _b) in expected.items() if n not in gaps)
+    yield client.close()
+    again = yield ship_all(genesis, path, osmem_url, data)
+    assert again.documents_shipped == 2 and again.shipper.documents_existing == 0
+    yield check_all_once(osmem_url, expected)
+
+
+@pytest_twisted.inlineCallbacks
+def test_window_smaller_than_the_database(genesis, history_log, osmem_url,  # noqa: F811
+                                          tmp_path):
+    """More documents than one window: the window of the highest
+    operation_id_num decides; operations below it count as stored, the
+    lowest one in it (which may continue below) too."""
+    path, expected = history_log
+    yield ship_all(genesis, path, osmem_url, str(tmp_path))
+    client = SearchDBClient(osmem_url, "", reactor)
+    yield client.detect()
+    resume = yield find_resume(client, "chain-", None, window=6)
+    top_six = sorted(expected)[-6:]
+    low = min(expected[n][1] for n in top_six)
+    assert resume.lo_op == low + 1 and resume.stored == set(top_six)
+    assert resume.window_op == expected[max(expected)][1]
+    # a cursor far behind (more than a window after it): same answer
+    behind = yield find_resume(client, "chain-", Cursor(0, 0, 1), window=6)
+    assert (behind.lo_op, behind.upto_ath, behind.stored) == (low + 1, -1, set(top_six))
+    # everything fits in the window: every document is checked by its id
+    full = yield find_resume(client, "chain-", None)
+    assert full.lo_op == 0 and full.stored == set(expected)
+    yield client.close()
