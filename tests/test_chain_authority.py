@@ -82,8 +82,11 @@ def test_weighted_key_auths(funded):
             chain.push_transaction(sign(chain, [pay(aid)], wifs=wifs))
     chain.push_transaction(sign(chain, [pay(aid, 1)], wifs=(K1[0], K2[0])))
     chain.push_transaction(sign(chain, [pay(aid, 2)], wifs=(K2[0], K3[0])))
+    # keys are walked in canonical (compressed bytes) order K3, K1, K2: the
+    # threshold is reached only at K2, so all three signatures are used
+    chain.push_transaction(sign(chain, [pay(aid, 3)], wifs=(K1[0], K2[0], K3[0])))
     produce(chain)
-    assert chain.state.balance(aid, "1.3.0") == 10 ** 8 - 3 - 2 * 2000000
+    assert chain.state.balance(aid, "1.3.0") == 10 ** 8 - 6 - 3 * 2000000
 
 
 def test_owner_satisfies_active_but_not_reverse(funded):

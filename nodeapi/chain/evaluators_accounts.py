@@ -6,21 +6,76 @@ Reference: graphene libraries/chain/account_evaluator.cpp.
 
 import re
 
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.authority import TEMP_ACCOUNT
+from nodeapi.chain.errors import InvalidOperation, UnknownObject
 from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext
 from nodeapi.chain.genesis import MAX_TIME, format_time, make_lifetime_member, new_account
+from nodeapi.errors import ProtocolError
+from nodeapi.protocol.keys import public_key_bytes
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,61}[a-z0-9](\.[a-z][a-z0-9-]{1,61}[a-z0-9])*$")
 ONE_YEAR = 365 * 24 * 3600
 
 
-def _check_authority(ctx: ApplyContext, auth: dict, what: str) -> None:
+def _instance(object_id: str) -> int:
+    return int(object_id.rsplit(".", 1)[1])
+
+
+def _canonical_map(entries: list, sort_key) -> list:
+    """``[[k, w], ...]`` as graphene's flat_map holds it: sorted by
+    ``sort_key``, a repeated key keeps its first weight (fc inserts)."""
+    seen: dict = {}
+    for k, w in entries:
+        seen.setdefault(k, int(w))
+    return [[k, seen[k]] for k in sorted(seen, key=sort_key)]
+
+
+def _check_authority(ctx: ApplyContext, auth: dict, what: str) -> dict:
+    """Validate a new owner/active authority and return it in canonical form.
+
+    - graphene ``account_create/update_operation::validate``: at least one
+      entry (``num_auths() != 0``), no ``address_auths``, not impossible
+      (the weights sum to at least ``weight_threshold``; 0 is allowed);
+    - graphene ``verify_authority_accounts`` (account_evaluator.cpp): at
+      most ``maximum_authority_membership`` entries, every account of
+      ``account_auths`` exists.
+
+    The result orders ``key_auths`` by compressed key bytes (graphene
+    ``pubkey_comparator``) and ``account_auths`` by instance, as graphene
+    stores and serializes them; :func:`nodeapi.chain.authority.verify_authority`
+    walks them in that order.
+
+    :raises InvalidOperation: a validate() rule or the membership limit.
+    :raises UnknownObject: an ``account_auths`` account does not exist.
+    """
+    if auth.get("address_auths"):
+        raise InvalidOperation(f"{what} authority may not have address_auths")
+    try:
+        keys = _canonical_map(auth.get("key_auths", []), lambda k: public_key_bytes(k))
+    except ProtocolError as exc:
+        raise InvalidOperation(f"{what} authority: {exc}") from None
     for aid, _w in auth.get("account_auths", []):
-        ctx.state.require(aid)
-    total = sum(w for _k, w in auth.get("key_auths", [])) + sum(
-        w for _a, w in auth.get("account_auths", []))
-    if auth["weight_threshold"] <= 0 or total < auth["weight_threshold"]:
-        raise InvalidOperation(f"{what} authority can never be satisfied")
+        if not (isinstance(aid, str) and aid.startswith("1.2.")
+                and aid[4:].isdigit()):
+            raise InvalidOperation(f"{what} authority: {aid!r} is not an account id")
+    accounts = _canonical_map(auth.get("account_auths", []), _instance)
+    threshold = int(auth["weight_threshold"])
+    members = len(keys) + len(accounts)
+    if members == 0:
+        raise InvalidOperation(f"{what} authority has no keys or accounts")
+    if sum(w for _k, w in keys) + sum(w for _a, w in accounts) < threshold:
+        raise InvalidOperation(f"{what} authority can never be satisfied (impossible threshold)")
+    limit = int(ctx.state.objects["2.0.0"]["parameters"]["maximum_authority_membership"])
+    if members > limit:
+        raise InvalidOperation(
+            f"{what} authority has {members} members: maximum_authority_membership "
+            f"{limit} exceeded")
+    for aid, _w in accounts:
+        if aid not in ctx.state.objects:
+            raise UnknownObject(f"Account {aid} specified in {what.lower()} authority "
+                                "does not exist")
+    return {"weight_threshold": threshold, "account_auths": accounts, "key_auths": keys,
+            "address_auths": []}
 
 
 def _is_lifetime(acc: dict) -> bool:
@@ -29,7 +84,15 @@ def _is_lifetime(acc: dict) -> bool:
 
 def account_create(ctx: ApplyContext, data: dict) -> list:
     """account_create (5): a new account 1.2.N with statistics 2.7.N;
-    result ``[1, "1.2.N"]``."""
+    result ``[1, "1.2.N"]``.
+
+    graphene ``account_create_operation::validate`` and
+    ``account_create_evaluator``: valid and free name, lifetime-member
+    registrar, member referrer (lifetime, or annual not yet expired),
+    existing voting account, owner/active as :func:`_check_authority`
+    (stored in canonical order).
+
+    :raises InvalidOperation, UnknownObject: a rule above is broken."""
     state = ctx.state
     name = data["name"]
     if not _NAME.match(name):
@@ -40,16 +103,18 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     referrer = state.require(data["referrer"])
     if not _is_lifetime(registrar):
         raise InvalidOperation("Only lifetime members may register an account")
-    if not _is_lifetime(referrer) and referrer["membership_expiration_date"] < format_time(
+    if not _is_lifetime(referrer) and referrer["membership_expiration_date"] <= format_time(
             ctx.now):
-        raise InvalidOperation("The referrer must be a member")
+        raise InvalidOperation("The referrer must be either a lifetime or annual subscriber")
+    if data["options"]["voting_account"] not in state.objects:
+        raise InvalidOperation("Invalid proxy account specified")
     pct = int(data.get("referrer_percent", 0))
     if not 0 <= pct <= 10000:
         raise InvalidOperation("referrer_percent must be within 0..10000")
-    _check_authority(ctx, data["owner"], "Owner")
-    _check_authority(ctx, data["active"], "Active")
+    owner = _check_authority(ctx, data["owner"], "Owner")
+    active = _check_authority(ctx, data["active"], "Active")
     opts = data["options"]
-    acc = new_account(state, name, data["owner"], data["active"], opts["memo_key"],
+    acc = new_account(state, name, owner, active, opts["memo_key"],
                       registrar["id"], referrer["id"], ctx.now, ctx.block_num)
     acc = state.modify(acc["id"])
     old = dict(acc)
@@ -64,17 +129,23 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
 
 
 def account_update(ctx: ApplyContext, data: dict) -> list:
-    """account_update (6): replace owner, active and/or options."""
+    """account_update (6): replace owner, active and/or options.
+
+    graphene ``account_update_operation::validate`` (not the temp or the
+    committee account; authorities as :func:`_check_authority`) and
+    ``account_update_evaluator``."""
     state = ctx.state
+    if data["account"] in (TEMP_ACCOUNT, "1.2.0"):
+        raise InvalidOperation(f"account_update may not update {data['account']}")
+    owner = _check_authority(ctx, data["owner"], "Owner") if "owner" in data else None
+    active = _check_authority(ctx, data["active"], "Active") if "active" in data else None
     state.require(data["account"])
     acc = state.modify(data["account"])
     old = dict(acc)
-    if "owner" in data:
-        _check_authority(ctx, data["owner"], "Owner")
-        acc["owner"] = data["owner"]
-    if "active" in data:
-        _check_authority(ctx, data["active"], "Active")
-        acc["active"] = data["active"]
+    if owner is not None:
+        acc["owner"] = owner
+    if active is not None:
+        acc["active"] = active
     if "new_options" in data:
         opts = data["new_options"]
         state.require(opts["voting_account"])

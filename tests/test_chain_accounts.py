@@ -1,0 +1,148 @@
+"""Account rules of the chain against bitshares-core
+(libraries/protocol/account.cpp, libraries/chain/account_evaluator.cpp):
+authority validation and ``verify_authority_accounts`` (membership limit,
+existing accounts), canonical authority order, account names
+(``is_valid_name``) and account_upgrade after hardfork 613."""
+
+import pytest
+from bitsharesbase import operations
+
+from test_chain_authority import K1, K2, K3, K4, auth, create, funded, key, sign  # noqa: F401
+from test_chain_ops import _options, with_fee
+
+from nodeapi.chain import errors, evaluators_accounts
+from nodeapi.chain.evaluators import ApplyContext
+from nodeapi.protocol.keys import public_key_bytes
+
+
+def _create_op(chain, name, owner, active=None, **extra):
+    dev_pub = chain.state.get("1.2.6")["active"]["key_auths"][0][0]
+    data = dict(registrar="1.2.6", referrer="1.2.6", referrer_percent=0, name=name,
+                owner=owner, active=active or owner, options=_options(dev_pub),
+                extensions={})
+    data.update(extra)
+    op, _ = with_fee(chain, operations.Account_create, **data)
+    return op
+
+
+def _update_op(chain, account, **data):
+    op, _ = with_fee(chain, operations.Account_update, account=account, extensions={}, **data)
+    return op
+
+
+def _keys(n):
+    return [key(f"member-{i}")[1] for i in range(n)]
+
+
+def test_membership_limit_on_create(funded):
+    chain = funded
+    limit = chain.state.get("2.0.0")["parameters"]["maximum_authority_membership"]
+    assert limit == 10
+    keys = _keys(limit + 1)
+    ok = create(chain, "limit-ok", auth(1, [(k, 1) for k in keys[:limit]]))
+    assert len(chain.state.get(ok)["owner"]["key_auths"]) == limit
+    for owner, active in ((auth(1, [(k, 1) for k in keys]), auth(1, [(K1[1], 1)])),
+                          (auth(1, [(K1[1], 1)]), auth(1, [(k, 1) for k in keys[:5]],
+                                                        [(f"1.2.{i}", 1) for i in range(6, 12)]))):
+        with pytest.raises(errors.InvalidOperation, match="maximum_authority_membership"):
+            chain.push_transaction(sign(chain, [_create_op(chain, "limit-bad", owner, active)]))
+    assert "limit-bad" not in chain.state.account_by_name
+
+
+def test_membership_limit_follows_parameter(funded):
+    chain = funded
+    params = chain.state.get("2.0.0")["parameters"]
+    params["maximum_authority_membership"] = 2
+    try:
+        owner = auth(1, [(K1[1], 1), (K2[1], 1), (K3[1], 1)])
+        with pytest.raises(errors.InvalidOperation, match="maximum_authority_membership"):
+            chain.push_transaction(sign(chain, [_create_op(chain, "three-1", owner)]))
+    finally:
+        params["maximum_authority_membership"] = 10
+    create(chain, "three-1", auth(1, [(K1[1], 1), (K2[1], 1), (K3[1], 1)]))
+
+
+def test_membership_limit_on_update(funded):
+    chain = funded
+    aid = create(chain, "upd-limit", auth(1, [(K1[1], 1)]), auth(1, [(K2[1], 1)]))
+    too_many = auth(1, [(k, 1) for k in _keys(11)])
+    with pytest.raises(errors.InvalidOperation, match="maximum_authority_membership"):
+        chain.push_transaction(sign(chain, [_update_op(chain, aid, active=too_many)],
+                                    wifs=(K2[0],)))
+    with pytest.raises(errors.InvalidOperation, match="maximum_authority_membership"):
+        chain.push_transaction(sign(chain, [_update_op(chain, aid, owner=too_many)],
+                                    wifs=(K1[0],)))
+    ten = auth(1, [(k, 1) for k in _keys(10)])
+    chain.push_transaction(sign(chain, [_update_op(chain, aid, active=ten)], wifs=(K2[0],)))
+    assert len(chain.state.get(aid)["active"]["key_auths"]) == 10
+
+
+def test_authority_accounts_must_exist(funded):
+    chain = funded
+    missing = auth(1, [], [("1.2.999", 1)])
+    with pytest.raises(errors.UnknownObject, match="1.2.999"):
+        chain.push_transaction(sign(chain, [_create_op(chain, "ghost-1", auth(1, [(K1[1], 1)]),
+                                                       missing)]))
+    aid = create(chain, "ghost-2", auth(1, [(K1[1], 1)]), auth(1, [(K2[1], 1)]))
+    with pytest.raises(errors.UnknownObject, match="1.2.999"):
+        chain.push_transaction(sign(chain, [_update_op(chain, aid, active=missing)],
+                                    wifs=(K2[0],)))
+    chain.push_transaction(sign(chain, [_update_op(chain, aid, active=auth(1, [], [("1.2.7", 1)]))],
+                                wifs=(K2[0],)))
+    assert chain.state.get(aid)["active"]["account_auths"] == [["1.2.7", 1]]
+
+
+@pytest.mark.parametrize("bad", [
+    auth(2, [(K1[1], 1)]),                     # impossible threshold
+    auth(1, [], []),                           # no members
+    auth(3, [(K1[1], 1)], [("1.2.6", 1)]),     # impossible with accounts
+])
+def test_invalid_authorities(funded, bad):
+    chain = funded
+    with pytest.raises(errors.InvalidOperation):
+        chain.push_transaction(sign(chain, [_create_op(chain, "bad-auth", bad)]))
+    aid = create(chain, "bad-upd", auth(1, [(K1[1], 1)]))
+    with pytest.raises(errors.InvalidOperation):
+        chain.push_transaction(sign(chain, [_update_op(chain, aid, active=bad)],
+                                    wifs=(K1[0],)))
+
+
+def test_zero_threshold_is_possible(funded):
+    """graphene ``is_impossible`` only compares the weight sum with the
+    threshold: a threshold of 0 is accepted."""
+    chain = funded
+    aid = create(chain, "zero-1", auth(1, [(K1[1], 1)]), auth(0, [(K2[1], 1)]))
+    assert chain.state.get(aid)["active"]["weight_threshold"] == 0
+
+
+def test_authorities_stored_in_canonical_order(funded):
+    chain = funded
+    keys = [K1[1], K2[1], K3[1]]
+    aid = create(chain, "order-1", auth(1, [(K4[1], 1)]),
+                 auth(2, [(k, 1) for k in keys], [("1.2.8", 1), ("1.2.7", 1), ("1.2.10", 1)]))
+    active = chain.state.get(aid)["active"]
+    assert [k for k, _w in active["key_auths"]] == sorted(keys, key=public_key_bytes)
+    assert [a for a, _w in active["account_auths"]] == ["1.2.7", "1.2.8", "1.2.10"]
+
+
+def test_update_of_temp_and_committee_account_rejected(funded):
+    """graphene ``account_update_operation::validate``; called on the
+    evaluator itself because no signature can reach it for 1.2.0 and the
+    always-approved temp account makes any signature irrelevant."""
+    chain = funded
+    ctx = ApplyContext(chain.state, chain.head_block_time, chain.head_block_num + 1, "TEST")
+    for account in ("1.2.0", "1.2.4"):
+        before = dict(chain.state.get(account))
+        with pytest.raises(errors.InvalidOperation, match=account):
+            evaluators_accounts.account_update(ctx, {
+                "fee": {"amount": 0, "asset_id": "1.3.0"}, "account": account,
+                "active": auth(1, [(K1[1], 1)]), "extensions": {}})
+        assert chain.state.get(account) == before
+
+
+def test_voting_account_must_exist(funded):
+    chain = funded
+    op = _create_op(chain, "voter-1", auth(1, [(K1[1], 1)]),
+                    options=dict(_options(K1[1]), voting_account="1.2.999"))
+    with pytest.raises(errors.InvalidOperation, match="proxy"):
+        chain.push_transaction(sign(chain, [op]))
