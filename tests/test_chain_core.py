@@ -176,6 +176,33 @@ def test_empty_transaction_rejected(chain):
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before
 
 
+def test_operation_type_must_be_an_integer(chain):
+    """A numeric-string operation type ("0") is refused when the
+    transaction is serialized (protocol UnknownOperation naming the value),
+    before anything is evaluated; the same transaction with the integer
+    type is accepted."""
+    from nodeapi.protocol.errors import UnknownOperation
+
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    trx = sign(chain, [transfer_op(7)])
+    bad = dict(trx, operations=[["0", trx["operations"][0][1]]])
+    before = {k: dict(v) for k, v in chain.state.objects.items()}
+    with pytest.raises(UnknownOperation, match="^transaction.operations: Operation type '0' "
+                                               "is not an integer"):
+        chain.push_transaction(bad)
+    with pytest.raises(UnknownOperation, match="Operation type '0'"):
+        chain.required_fee(bad["operations"][0])
+    assert chain.pending_transactions == []
+    assert {k: dict(v) for k, v in chain.state.objects.items()} == before
+    with pytest.raises(errors.MalformedBlock,
+                       match="^Malformed block: transaction 0: .*Operation type '0' is not"):
+        chain.push_block(dict(forge_block(chain, [trx]), transactions=[bad]))
+    chain.push_transaction(trx)
+    produce(chain)
+    assert chain.state.balance("1.2.7", "1.3.0") == 7
+
+
 def test_push_block_malformed(chain, genesis):
     """push_block called directly: a block fc cannot unpack is a
     MalformedBlock naming the field, never a raw KeyError/ValueError."""

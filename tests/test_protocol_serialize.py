@@ -117,10 +117,14 @@ def test_round_trip_every_sample():
         json.dumps(back)  # plain JSON values only
 
 
-def test_operation_names_accepted():
+def test_operation_names_refused():
+    """bitshares fc reads the static_variant tag with ``as_uint64`` (no
+    name lookup, unlike hive's legacy form): a name is an unknown type."""
     op_id, data, _ = SAMPLES[0]
     name = OPERATIONS[op_id][0]
-    assert serialize_operation([name, data]) == serialize_operation([op_id, data])
+    with pytest.raises(errors.UnknownOperation, match=f"^Operation type '{name}' is not an "):
+        serialize_operation([name, data])
+    assert serialize_operation([op_id, data])[0] == op_id
 
 
 def test_flat_sets_and_maps_are_sorted_and_deduplicated():
@@ -197,6 +201,28 @@ def test_bad_input_errors(op, error):
     with pytest.raises(error) as info:
         serialize_operation(op, "BTS")
     assert str(info.value)
+
+
+@pytest.mark.parametrize("tag, message", [
+    ("0", "^Operation type '0' is not an integer \\(graphene static_variant tag\\)$"),
+    ("transfer", "^Operation type 'transfer' is not an integer"),
+    (True, "^Operation type True is not an integer"),
+    (0.0, "^Operation type 0.0 is not an integer"),
+    (None, "^Operation type None is not an integer"),
+    (-1, r"^Operation type -1 is not supported by nodeapi \(supported: \[0, 1, 2, 4, "),
+    (3, "^Operation type 3 is not supported by nodeapi"),
+])
+def test_operation_tag_must_be_a_supported_integer(tag, message):
+    """The static_variant tag is the integer type number; a numeric string
+    is refused when serializing, not later by the chain."""
+    with pytest.raises(errors.UnknownOperation, match=message):
+        serialize_operation([tag, TRANSFER[1]], "TEST")
+    with pytest.raises(errors.UnknownOperation, match="^transaction.operations: "
+                                                     + message.lstrip("^")):
+        serialize_transaction({"ref_block_num": 1, "ref_block_prefix": 2,
+                               "expiration": "2025-01-02T03:04:05",
+                               "operations": [[tag, TRANSFER[1]]], "extensions": []})
+    assert serialize_operation([0, TRANSFER[1]], "TEST")[0] == 0
 
 
 def test_error_names_the_field():

@@ -39,6 +39,7 @@ from nodeapi.chain.genesis import format_time, init_genesis, parse_time
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_block_form, check_block_limits, check_transaction
 from nodeapi.history.ids import impacted_accounts as history_impacted
+from nodeapi.protocol.operations import operation_type
 
 
 class Chain:
@@ -91,7 +92,10 @@ class Chain:
         """The fee ``op`` needs under the current schedule, as
         ``{"amount", "asset_id"}`` in ``asset_id`` (converted through its
         core_exchange_rate, rounded up) - graphene ``get_required_fees``.
-        Raises :class:`~nodeapi.chain.errors.UnknownObject` for a bad asset."""
+        Raises :class:`~nodeapi.chain.errors.UnknownObject` for a bad asset,
+        :class:`~nodeapi.protocol.errors.UnknownOperation` for a type tag
+        that is not a supported integer (as serialization does)."""
+        operation_type(op[0])
         core = core_fee(op, self.state.objects["2.0.0"]["parameters"]["current_fees"],
                         self.address_prefix)
         asset = self.state.require(asset_id)

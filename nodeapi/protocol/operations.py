@@ -14,7 +14,7 @@ from nodeapi.protocol.composite import FUTURE_EXTENSIONS, Extension, FlatSet, Op
 from nodeapi.protocol.errors import InvalidField, UnknownOperation
 from nodeapi.protocol.serialize import (
     BOOL, BYTES, OBJECT_ID, PUBLIC_KEY, STRING, TIME, UINT8, UINT16, VOID, Bool, pack_varint,
-    to_int, unpack, unpack_varint)
+    unpack, unpack_varint)
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ACCOUNT_OPTIONS, ASSET, ASSET_ID, ASSET_OPTIONS, AUTHORITY, BALANCE_ID,
     BITASSET_OPTIONS, BUYBACK_OPTIONS, LIMIT_ORDER_ID, MEMO, PRICE, SHARE, SPECIAL_AUTHORITY)
@@ -89,28 +89,33 @@ OPERATIONS = {
         ("balance_owner_key", PUBLIC_KEY), ("total_claimed", ASSET)])),
 }
 
-#: operation name -> type number (fc accepts ``["transfer", {...}]`` too)
+#: operation name -> type number (for messages and lookups; the wire form is
+#: the number only, see :func:`operation_type`)
 OPERATION_IDS = {name: number for number, (name, _s) in OPERATIONS.items()}
 
 _STRUCTS = {number: struct for number, (_n, struct) in OPERATIONS.items()}
 
 
 def operation_type(raw) -> int:
-    """The type number of an operation's tag (number, numeric string or
-    name); raises :class:`UnknownOperation` for types nodeapi does not
-    support."""
-    if type(raw) is int and raw in _STRUCTS:
-        return raw
-    if isinstance(raw, str) and raw in OPERATION_IDS:
-        return OPERATION_IDS[raw]
-    try:
-        number = to_int(raw, "operation type")
-    except InvalidField:
-        raise UnknownOperation(f"Unknown operation type {raw!r}") from None
-    if number not in _STRUCTS:
+    """The type number of an operation's tag, which must be a JSON integer:
+    graphene's ``operation`` static_variant tag is the integer ``which``
+    (libraries/protocol/include/graphene/protocol/operations.hpp), and
+    every client (bitsharesjs, python-bitshares) sends it as a number.
+    Numeric strings (``"0"``), names (``"transfer"``), booleans and floats
+    are refused here, so a transaction that serializes is one the chain can
+    evaluate (wire-contract section 3's numeric-string conversion applies to
+    API arguments, not to values inside a transaction).
+
+    :raises UnknownOperation: the tag is not an integer, or is a type
+        nodeapi does not support; the message names the value.
+    """
+    if type(raw) is not int:
+        raise UnknownOperation(f"Operation type {raw!r} is not an integer "
+                               "(graphene static_variant tag)")
+    if raw not in _STRUCTS:
         raise UnknownOperation(f"Operation type {raw!r} is not supported by nodeapi "
                                f"(supported: {sorted(_STRUCTS)})")
-    return number
+    return raw
 
 
 class OperationType:
