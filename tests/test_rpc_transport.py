@@ -125,6 +125,53 @@ def test_form5_websocket_basic_credentials_log_in_at_connect(server):
         ws.dropConnection()
 
 
+MALFORMED_HEADERS = [
+    b"Basic !!!not-base64!!!",                      # not base64
+    b"Basic " + base64.b64encode(b"no-colon"),     # no user:password separator
+    b"Basic " + base64.b64encode(b"\xff\xfe:x"),   # not UTF-8
+    b"Basic",                                       # no value at all
+]
+
+
+@pytest_twisted.inlineCallbacks
+def test_malformed_basic_header_is_refused_over_http(server):
+    """A broken Basic header never becomes an anonymous login (graphene
+    FC_ASSERTs on it): 400 with a JSON-RPC error, whatever the body."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "get_chain_id", "params": []}
+    for value in MALFORMED_HEADERS:
+        code, body, headers = yield post(server, call, headers={b"Authorization": [value]})
+        assert (code, body) == (400, {"id": None, "jsonrpc": "2.0", "error": {
+            "code": -32600, "message": "Malformed Authorization header: expected Basic "
+                                       "base64(user:password)"}}), value
+        assert headers.getRawHeaders(b"content-type") == [b"application/json"]
+    # other schemes are not credentials: anonymous, as without a header
+    code, body, _ = yield post(server, call, headers={b"Authorization": [b"Bearer abc"]})
+    assert (code, body["result"]) == (200, CHAIN_ID)
+    # a password may contain ":" (the user name ends at the first one)
+    code, body, _ = yield post(server, call, headers=basic("stranger", "a:b"))
+    assert (code, body["result"]) == (200, CHAIN_ID)
+
+
+@pytest_twisted.inlineCallbacks
+def test_malformed_basic_header_refuses_the_websocket_upgrade(server):
+    from autobahn.twisted.websocket import WebSocketClientFactory, connectWS
+    from wsclient import RpcClientProtocol
+
+    for value in MALFORMED_HEADERS:
+        factory = WebSocketClientFactory(f"ws://127.0.0.1:{server.port}/",
+                                         headers={"Authorization": value.decode("latin-1")})
+        factory.protocol = RpcClientProtocol
+        factory.opened = defer.Deferred()
+        connectWS(factory)
+        with pytest.raises(ConnectionError, match="refused.*400"):
+            yield factory.opened
+    ws = yield ws_connect(server.port, "bytemaster", "supersecret")  # good ones still work
+    try:
+        assert "network_node_api" in (yield ws.call(1, "get_available_api_sets"))
+    finally:
+        ws.dropConnection()
+
+
 # -- login state table -------------------------------------------------------
 
 @pytest_twisted.inlineCallbacks

@@ -4,7 +4,9 @@ Every request is a fresh session, logged in from its ``Authorization: Basic``
 header or as ``login("", "")`` (wire-contract.md section 1), so restricted
 sets are reachable over HTTP only with credentials that allow them; ids other
 than 0 and 1 mean nothing here (forms 2, 3 and 4 of node-rpc-access.md).
-Status codes and bodies: wire-contract.md section 4.
+Status codes and bodies: wire-contract.md section 4; a malformed Basic
+header is refused with 400 before the body is read as JSON-RPC (see
+:func:`nodeapi.rpc.websocket.basic_credentials`).
 """
 
 from typing import Optional
@@ -17,7 +19,7 @@ from twisted.web.server import NOT_DONE_YET
 from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
                                  parse_request)
 from nodeapi.rpc.login import RpcSession
-from nodeapi.rpc.websocket import basic_credentials
+from nodeapi.rpc.websocket import MalformedCredentials, basic_credentials
 
 log = Logger()
 
@@ -64,13 +66,17 @@ class HttpRpc:
             write_json(request, 413, plain_error(
                 413, -32600, f"Request body over {self.max_message_size} bytes"))
             return NOT_DONE_YET
+        header = request.getHeader(b"authorization")
+        try:
+            creds = basic_credentials(header.decode("latin-1") if header is not None else None)
+        except MalformedCredentials as exc:
+            write_json(request, 400, plain_error(400, -32600, str(exc)))
+            return NOT_DONE_YET
         try:
             rpc_request = parse_request(body)
         except RpcError as exc:
             write_json(request, exc.http_status, encode_error(exc))
             return NOT_DONE_YET
-        header = request.getHeader(b"authorization")
-        creds = basic_credentials(header.decode("latin-1") if header is not None else None)
         session = RpcSession(self.node, self.access, self.registry, websocket=False)
         session.auto_login(creds)
         gone = []

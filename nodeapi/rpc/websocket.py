@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 import orjson
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+from autobahn.websocket.types import ConnectionDeny
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -30,11 +31,26 @@ from nodeapi.rpc.login import RpcSession
 #: whole-second resolution, see :class:`RpcWebSocketFactory`).
 MIN_PING_INTERVAL, MIN_PING_TIMEOUT = 1.0, 2.0
 
+#: The error text for a Basic header that cannot be decoded.
+MALFORMED_BASIC = "Malformed Authorization header: expected Basic base64(user:password)"
+
+
+class MalformedCredentials(ValueError):
+    """An ``Authorization: Basic`` header that is not ``base64(user:password)``."""
+
 
 def basic_credentials(header: Optional[str]) -> Optional[tuple]:
     """``(user, password)`` from an ``Authorization: Basic ...`` value, or
-    None when absent or not Basic.  Malformed Basic data logs in as nobody
-    (``("", "")`` would be anonymous, so it is rejected with a wrong user)."""
+    None when there is no header or its scheme is not Basic (then the
+    connection logs in as ``("", "")``, wire-contract.md section 1).
+
+    :raises MalformedCredentials: a Basic value that is not valid base64 of
+        UTF-8 ``user:password`` (graphene's ``FC_ASSERT`` on the header
+        fails the connection): the request or WebSocket upgrade is refused
+        with HTTP 400, so broken credentials never silently become an
+        anonymous (``*``) login.  The password may contain ``:``
+        (RFC 7617: the user name ends at the first one).
+    """
     if not header:
         return None
     scheme, _, value = header.strip().partition(" ")
@@ -43,10 +59,10 @@ def basic_credentials(header: Optional[str]) -> Optional[tuple]:
     try:
         decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
     except (binascii.Error, ValueError, UnicodeDecodeError):
-        return ("\x00invalid", "")
+        raise MalformedCredentials(MALFORMED_BASIC) from None
     user, sep, password = decoded.partition(":")
     if not sep:
-        return ("\x00invalid", "")
+        raise MalformedCredentials(MALFORMED_BASIC)
     return (user, password)
 
 
@@ -63,7 +79,10 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
 
     def onConnect(self, request) -> None:
         factory = self.factory
-        creds = basic_credentials(request.headers.get("authorization"))
+        try:
+            creds = basic_credentials(request.headers.get("authorization"))
+        except MalformedCredentials as exc:
+            raise ConnectionDeny(400, str(exc)) from None
         self.session = RpcSession(factory.node, factory.access, factory.registry,
                                   websocket=True, notice=self._send_notice)
         self.session.auto_login(creds)
