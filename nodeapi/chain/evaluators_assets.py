@@ -25,8 +25,16 @@ def _check_options(opts: dict) -> None:
 
 
 def asset_create(ctx: ApplyContext, data: dict) -> list:
-    """asset_create (10): asset 1.3.N with dynamic data 2.3.N; half the fee
-    seeds the fee pool (graphene); result ``[1, "1.3.N"]``."""
+    """asset_create (10): asset 1.3.N with dynamic data 2.3.N; result
+    ``[1, "1.3.N"]``.
+
+    The lower half of the fee's core value (``core_fee_paid // 2``) seeds
+    the new asset's fee pool, the upper half was booked on the issuer's
+    statistics by :func:`~nodeapi.chain.evaluators.pay_fee` (graphene
+    ``asset_create_evaluator::pay_fee`` / ``do_apply`` after HF core-429; a
+    fee paid in another asset was converted from that asset's pool, so core
+    is neither created nor taken from 2.3.0).  The non-core side of
+    ``core_exchange_rate`` gets the new asset's id (graphene)."""
     state = ctx.state
     symbol = data["symbol"]
     if not (3 <= len(symbol) <= 16 and _SYMBOL.match(symbol)):
@@ -46,16 +54,20 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
     opts = data["common_options"]
     _check_options(opts)
     n = state.next_instance.get("1.3", 0)
-    pool = ctx.core_fee_paid - ctx.core_fee_paid // 2
-    if pool:
-        state.modify("2.3.0")["accumulated_fees"] -= pool
+    pool = ctx.core_fee_paid // 2
+    cer = opts["core_exchange_rate"]
+    if cer["base"]["asset_id"] == "1.3.0":
+        cer = dict(cer, quote=dict(cer["quote"], asset_id=f"1.3.{n}"))
+    else:
+        cer = dict(cer, base=dict(cer["base"], asset_id=f"1.3.{n}"))
     state.create("2.3", {"current_supply": 0, "confidential_supply": 0,
                          "accumulated_fees": 0, "accumulated_collateral_fees": 0,
                          "fee_pool": pool})
     asset = state.create("1.3", {
         "symbol": symbol, "precision": int(data["precision"]), "issuer": data["issuer"],
         "options": dict(opts, max_supply=str(opts["max_supply"]),
-                        max_market_fee=str(opts.get("max_market_fee", 0))),
+                        max_market_fee=str(opts.get("max_market_fee", 0)),
+                        core_exchange_rate=cer),
         "dynamic_asset_data_id": f"2.3.{n}",
     })
     return [1, asset["id"]]
@@ -69,12 +81,31 @@ def _issued_by(ctx: ApplyContext, asset_id: str, issuer: str) -> dict:
 
 
 def asset_update(ctx: ApplyContext, data: dict) -> list:
-    """asset_update (11): new options, by the issuer."""
-    _issued_by(ctx, data["asset_to_update"], data["issuer"])
+    """asset_update (11): new options, by the issuer.
+
+    Checks of graphene ``asset_update_evaluator::do_evaluate`` for
+    user-issued assets: while ``current_supply`` is not 0, no issuer
+    permission may be re-enabled and ``max_supply`` may not go below
+    ``current_supply``; a flag may change only when the current
+    ``issuer_permissions`` allow it (``(new.flags ^ old.flags) &
+    ~old.issuer_permissions == 0``).  Raises :class:`InvalidOperation`."""
+    asset = _issued_by(ctx, data["asset_to_update"], data["issuer"])
     if data.get("new_issuer"):
         raise InvalidOperation("Use asset_update_issuer to change the issuer")
     opts = data["new_options"]
     _check_options(opts)
+    old = asset["options"]
+    old_perms, new_perms = int(old["issuer_permissions"]), int(opts["issuer_permissions"])
+    supply = int(ctx.state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
+    if supply != 0:
+        if new_perms & ~old_perms:
+            raise InvalidOperation("Cannot reinstate previously revoked issuer permissions on "
+                                   "an asset if current supply is non-zero")
+        if int(opts["max_supply"]) < supply:
+            raise InvalidOperation(f"Max supply {opts['max_supply']} should not be smaller "
+                                   f"than current supply {supply}")
+    if (int(opts["flags"]) ^ int(old["flags"])) & ~old_perms:
+        raise InvalidOperation("Flag change is forbidden by issuer permissions")
     asset = ctx.state.modify(data["asset_to_update"])
     asset["options"] = dict(opts, max_supply=str(opts["max_supply"]),
                             max_market_fee=str(opts.get("max_market_fee", 0)))
