@@ -8,6 +8,7 @@ import pytest
 from bitsharesbase import operations
 
 from test_chain_authority import K1, K2, K3, K4, auth, create, funded, key, sign  # noqa: F401
+from test_chain_core import produce
 from test_chain_ops import _options, with_fee
 
 from nodeapi.chain import errors, evaluators_accounts
@@ -146,3 +147,39 @@ def test_voting_account_must_exist(funded):
                     options=dict(_options(K1[1]), voting_account="1.2.999"))
     with pytest.raises(errors.InvalidOperation, match="proxy"):
         chain.push_transaction(sign(chain, [op]))
+
+
+VALID_NAMES = [
+    "a", "z", "a1", "ab", "abc", "a-b", "a--b", "a-1", "init0", "alice-1",
+    "a.b", "a.b.c", "abc.def", "a1.b2.c3", "x" * 63, "a" * 30 + "." + "b" * 32,
+    "com.x-y-z.q9", "bitshares-core", "a0-0",
+]
+INVALID_NAMES = [
+    "", "A", "Alice", "aB", "1a", "-a", "a-", "a_b", "a b", "a..b", ".a", "a.",
+    "a.1b", "a.-b", "a.b-", "x" * 64, "a" * 32 + "." + "b" * 31, "é", "alice!", "a.b.",
+    "..", ".", "a.B", "a/b", "a@b",
+]
+
+
+@pytest.mark.parametrize("name", VALID_NAMES)
+def test_valid_names(name):
+    assert evaluators_accounts.is_valid_name(name)
+
+
+@pytest.mark.parametrize("name", INVALID_NAMES)
+def test_invalid_names(name):
+    assert not evaluators_accounts.is_valid_name(name)
+
+
+def test_names_on_chain(funded):
+    chain = funded
+    owner = auth(1, [(K1[1], 1)])
+    for name in ("q", "a.b", "x" * 63, "web.shop-1"):
+        aid = create(chain, name, owner)
+        produce(chain)  # the funding transfers are identical otherwise
+        assert chain.state.account_by_name[name] == aid
+    for name in ("1abc", "ab-", "a..b", "x" * 64, "Upper"):
+        with pytest.raises(errors.InvalidOperation, match="Invalid account name"):
+            chain.push_transaction(sign(chain, [_create_op(chain, name, owner)]))
+    with pytest.raises(errors.InvalidOperation, match="already taken"):
+        chain.push_transaction(sign(chain, [_create_op(chain, "a.b", owner)]))

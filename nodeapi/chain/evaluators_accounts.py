@@ -4,8 +4,6 @@ account_whitelist (7), account_upgrade (8).
 Reference: graphene libraries/chain/account_evaluator.cpp.
 """
 
-import re
-
 from nodeapi.chain.authority import TEMP_ACCOUNT
 from nodeapi.chain.errors import InvalidOperation, UnknownObject
 from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext
@@ -13,7 +11,35 @@ from nodeapi.chain.genesis import MAX_TIME, format_time, make_lifetime_member, n
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.keys import public_key_bytes
 
-_NAME = re.compile(r"^[a-z][a-z0-9-]{1,61}[a-z0-9](\.[a-z][a-z0-9-]{1,61}[a-z0-9])*$")
+#: bitshares-core config.hpp GRAPHENE_MIN/MAX_ACCOUNT_NAME_LENGTH.
+MIN_ACCOUNT_NAME_LENGTH = 1
+MAX_ACCOUNT_NAME_LENGTH = 63
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_LET_DIG = _LETTERS | frozenset("0123456789")
+_LET_DIG_HYP = _LET_DIG | {"-"}
+
+
+def is_valid_name(name: str) -> bool:
+    """bitshares-core ``is_valid_name`` (libraries/protocol/account.cpp).
+
+    The whole name is 1..63 characters; it is a '.'-separated list of
+    labels, each at least ``MIN_ACCOUNT_NAME_LENGTH`` long, starting with a
+    lowercase letter, ending with a lowercase letter or digit, and holding
+    only lowercase letters, digits and '-' (RFC 1035 labels, lowercase)."""
+    if not isinstance(name, str):
+        return False
+    if not MIN_ACCOUNT_NAME_LENGTH <= len(name) <= MAX_ACCOUNT_NAME_LENGTH:
+        return False
+    for label in name.split("."):
+        if len(label) < MIN_ACCOUNT_NAME_LENGTH:
+            return False
+        if label[0] not in _LETTERS or label[-1] not in _LET_DIG:
+            return False
+        if not all(c in _LET_DIG_HYP for c in label[1:-1]):
+            return False
+    return True
+
+
 ONE_YEAR = 365 * 24 * 3600
 
 
@@ -95,7 +121,7 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     :raises InvalidOperation, UnknownObject: a rule above is broken."""
     state = ctx.state
     name = data["name"]
-    if not _NAME.match(name):
+    if not is_valid_name(name):
         raise InvalidOperation(f"Invalid account name {name!r}")
     if name in state.account_by_name:
         raise InvalidOperation(f"Account name {name!r} is already taken")
