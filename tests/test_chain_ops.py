@@ -125,14 +125,48 @@ def test_asset_create_issue_and_orders(funded):
     assert fills[0].op[1]["order_id"] == "1.7.1" and fills[1].op[1]["is_maker"] is True
 
 
+def _wrong_signature(chain, trx):
+    """``trx``'s signature with its last byte changed (still canonical: the
+    canonical test looks at the first bytes of r and s) and the unrelated key
+    it recovers to."""
+    from nodeapi.chain import authority as auth
+
+    sig = trx["signatures"][0]
+    bad = sig[:-2] + ("00" if sig[-2:] != "00" else "01")
+    digest = auth.signature_digest(chain.chain_id, auth.pack_transaction(trx, "TEST"))
+    return bad, auth.recover_key(bad, digest, "TEST")
+
+
 def test_wrong_signature_rejected(funded):
+    """graphene verify_authority: a signature that recovers to an unrelated
+    key leaves the required authority unsatisfied -> missing authority
+    (checked before unused signatures, so always this one error)."""
     chain = funded
     trx = sign(chain, [transfer_op(5)])
-    trx["signatures"] = [trx["signatures"][0][:-2] + "00"]
+    bad, stranger = _wrong_signature(chain, trx)
+    assert stranger != DEV_PUB
+    trx["signatures"] = [bad]
     before = {k: dict(v) for k, v in chain.state.objects.items()}
-    with pytest.raises((errors.InvalidSignature, errors.MissingAuthority)):
+    with pytest.raises(errors.MissingAuthority,
+                       match=r"^Missing required active authority of 1\.2\.6$") as info:
         chain.push_transaction(trx)
+    assert not isinstance(info.value, errors.InvalidSignature)
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before
+    assert chain.pending_transactions == []
+
+
+def test_wrong_extra_signature_is_irrelevant(funded):
+    """With the right signature present, the wrong one is an extra,
+    unused signature: graphene tx_irrelevant_sig ("Unnecessary
+    signature(s)"), naming the key it recovered to."""
+    chain = funded
+    trx = sign(chain, [transfer_op(5)])
+    bad, stranger = _wrong_signature(chain, trx)
+    trx["signatures"] = trx["signatures"] + [bad]
+    with pytest.raises(errors.InvalidSignature,
+                       match=f"^Unnecessary signature\\(s\\) by {stranger}$"):
+        chain.push_transaction(trx)
+    assert chain.pending_transactions == []
 
 
 def test_unneeded_signature_rejected(funded):
