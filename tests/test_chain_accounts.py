@@ -8,11 +8,12 @@ import pytest
 from bitsharesbase import operations
 
 from test_chain_authority import K1, K2, K3, K4, auth, create, funded, key, sign  # noqa: F401
-from test_chain_core import produce
+from test_chain_core import produce, transfer_op
 from test_chain_ops import _options, with_fee
 
 from nodeapi.chain import errors, evaluators_accounts
 from nodeapi.chain.evaluators import ApplyContext
+from nodeapi.chain.genesis import MAX_TIME, format_time
 from nodeapi.protocol.keys import public_key_bytes
 
 
@@ -183,3 +184,70 @@ def test_names_on_chain(funded):
             chain.push_transaction(sign(chain, [_create_op(chain, name, owner)]))
     with pytest.raises(errors.InvalidOperation, match="already taken"):
         chain.push_transaction(sign(chain, [_create_op(chain, "a.b", owner)]))
+
+
+def _upgrade_op(chain, account, lifetime):
+    op, fee = with_fee(chain, operations.Account_upgrade, account_to_upgrade=account,
+                       upgrade_to_lifetime_member=lifetime, extensions=[])
+    return op, fee
+
+
+def _member(chain, name):
+    """A basic account holding 20000 TEST (enough for a lifetime upgrade)."""
+    aid = create(chain, name, auth(1, [(K1[1], 1)]))
+    chain.push_transaction(sign(chain, [transfer_op(2 * 10 ** 9, to=aid)]))
+    return aid
+
+
+def test_annual_upgrade_of_basic_account_rejected(funded):
+    chain = funded
+    aid = _member(chain, "basic-1")
+    op, _ = _upgrade_op(chain, aid, False)
+    with pytest.raises(errors.InvalidOperation, match="annual membership"):
+        chain.push_transaction(sign(chain, [op], wifs=(K1[0],)))
+    assert chain.state.get(aid)["membership_expiration_date"] == "1970-01-01T00:00:00"
+
+
+def test_annual_renewal_of_unexpired_member_rejected(funded):
+    """An annual membership still in effect (as held before HARDFORK_613)
+    cannot be renewed; it can still be upgraded to lifetime."""
+    chain = funded
+    aid = _member(chain, "annual-1")
+    acc = chain.state.get(aid)
+    acc["membership_expiration_date"] = format_time(chain.head_block_time + 100 * 86400)
+    expiry = acc["membership_expiration_date"]
+    op, _ = _upgrade_op(chain, aid, False)
+    with pytest.raises(errors.InvalidOperation, match="renew the annual membership"):
+        chain.push_transaction(sign(chain, [op], wifs=(K1[0],)))
+    assert chain.state.get(aid)["membership_expiration_date"] == expiry
+    op, fee = _upgrade_op(chain, aid, True)
+    assert fee == 1000000000
+    before = chain.state.balance(aid, "1.3.0")
+    chain.push_transaction(sign(chain, [op], wifs=(K1[0],)))
+    produce(chain)
+    acc = chain.state.get(aid)
+    assert acc["membership_expiration_date"] == MAX_TIME
+    assert acc["referrer"] == acc["registrar"] == acc["lifetime_referrer"] == aid
+    assert acc["lifetime_referrer_fee_percentage"] == 10000 - acc["network_fee_percentage"]
+    assert chain.state.balance(aid, "1.3.0") == before - fee
+
+
+def test_lifetime_member_cannot_upgrade(funded):
+    chain = funded
+    for lifetime in (True, False):
+        op, _ = _upgrade_op(chain, "1.2.6", lifetime)
+        with pytest.raises(errors.InvalidOperation, match="already a lifetime member"):
+            chain.push_transaction(sign(chain, [op]))
+
+
+def test_lifetime_member_registers_accounts(funded):
+    chain = funded
+    aid = _member(chain, "newlife-1")
+    op = _create_op(chain, "child-1", auth(1, [(K2[1], 1)]), registrar=aid, referrer=aid)
+    with pytest.raises(errors.InvalidOperation, match="lifetime members"):
+        chain.push_transaction(sign(chain, [op], wifs=(K1[0],)))
+    up, _ = _upgrade_op(chain, aid, True)
+    chain.push_transaction(sign(chain, [up], wifs=(K1[0],)))
+    res = chain.push_transaction(sign(chain, [op], wifs=(K1[0],)))
+    child = chain.state.get(res["operation_results"][0][1])
+    assert child["registrar"] == child["referrer"] == child["lifetime_referrer"] == aid

@@ -40,7 +40,6 @@ def is_valid_name(name: str) -> bool:
     return True
 
 
-ONE_YEAR = 365 * 24 * 3600
 
 
 def _instance(object_id: str) -> int:
@@ -205,18 +204,31 @@ def account_whitelist(ctx: ApplyContext, data: dict) -> list:
 
 
 def account_upgrade(ctx: ApplyContext, data: dict) -> list:
-    """account_upgrade (8): lifetime membership, or one more year."""
+    """account_upgrade (8): lifetime membership only.
+
+    graphene ``account_upgrade_evaluator``: a lifetime member cannot be
+    upgraded; ``upgrade_to_lifetime_member`` makes the account its own
+    registrar, referrer and lifetime referrer with
+    ``membership_expiration_date`` at the maximum time.  Annual membership
+    (a first year for a basic account, or one more year for an unexpired
+    annual member) asserts ``head_block_time <= HARDFORK_613_TIME``
+    (2016-03-23, bitshares-core #613 "Deprecate annual membership"); this
+    chain applies current bitshares-core rules from genesis (it has no
+    hardfork schedule), so every annual upgrade is rejected.
+
+    :raises InvalidOperation: already a lifetime member, or an annual upgrade.
+    """
     state = ctx.state
     acc = state.require(data["account_to_upgrade"])
     if _is_lifetime(acc):
-        raise InvalidOperation(f"{acc['name']} is already a lifetime member")
-    if data.get("upgrade_to_lifetime_member"):
-        make_lifetime_member(state, acc["id"])
-    else:
-        acc = state.modify(acc["id"])
-        start = max(ctx.now, 0)
-        acc["membership_expiration_date"] = format_time(start + ONE_YEAR)
-        acc["referrer"] = acc["registrar"] = acc["lifetime_referrer"] = acc["id"]
+        raise InvalidOperation(f"Unable to upgrade account {acc['name']!r}: "
+                               "already a lifetime member")
+    if not data.get("upgrade_to_lifetime_member"):
+        kind = ("renew the annual membership" if acc["membership_expiration_date"]
+                > format_time(ctx.now) else "buy an annual membership")
+        raise InvalidOperation(f"Unable to upgrade account {acc['name']!r}: cannot {kind}; "
+                               "annual membership is deprecated since HARDFORK_613")
+    make_lifetime_member(state, acc["id"])
     return VOID
 
 
