@@ -10,6 +10,13 @@ Witness schedule (deterministic, documented rule): the witness of absolute
 slot ``A`` (``current_aslot`` + slot) is ``active_witnesses[A % n]`` of
 global properties 2.0.0.
 
+Per-block work after the head moved (graphene ``database::_apply_block``
+order): expired limit orders are cancelled
+(:func:`~nodeapi.chain.evaluators_market.clear_expired_orders`), then, when
+the block reached ``next_maintenance_time``, the maintenance fee processing
+runs (:func:`~nodeapi.chain.fees.process_fees`); see
+:func:`update_global_objects`.
+
 Every function reads the head from ``state`` (an
 :class:`~nodeapi.chain.state.ObjectStore`: 2.0.0 global properties, 2.1.0
 dynamic global properties); times are integer seconds since the epoch.
@@ -17,6 +24,8 @@ dynamic global properties); times are integer seconds since the epoch.
 ``get_slot_at_time`` and ``get_scheduled_witness``.
 """
 
+from nodeapi.chain.evaluators_market import clear_expired_orders
+from nodeapi.chain.fees import process_fees
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, parse_time
 
 
@@ -53,7 +62,7 @@ def scheduled_witness(state, slot: int) -> str:
     return active[(state.objects["2.1.0"]["current_aslot"] + slot) % len(active)]
 
 
-def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) -> None:
+def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) -> list:
     """Advance the head to ``block`` (wire JSON, id ``bid``) in ``state``'s
     open session: head number/id/time, current witness and ``current_aslot``,
     ``recent_slots_filled`` and ``recently_missed_count`` (missed slots
@@ -61,7 +70,12 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) 
     ``maintenance_interval`` once passed), the signing witness'
     ``last_aslot`` / ``last_confirmed_block_num``, and
     ``last_irreversible_block_num`` (the block confirmed by 75 % of the
-    active witnesses, graphene ``update_last_irreversible_block``)."""
+    active witnesses, graphene ``update_last_irreversible_block``).
+
+    Then the per-block sweep and maintenance (module docstring).  Returns the
+    virtual operations this generated outside any transaction,
+    ``[(op, result)]`` (graphene pushes them after the block's transactions:
+    ``trx_in_block`` = number of transactions, ``op_in_trx`` 0)."""
     num = state.objects["2.1.0"]["head_block_number"] + 1
     ts = parse_time(block["timestamp"])
     slot = slot_at_time(state, initial_timestamp, ts)
@@ -76,7 +90,8 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) 
         "recently_missed_count": (dgp["recently_missed_count"] + 4 * missed if missed
                                   else max(dgp["recently_missed_count"] - 1, 0)),
     })
-    if ts >= parse_time(dgp["next_maintenance_time"]):
+    maintenance = ts >= parse_time(dgp["next_maintenance_time"])
+    if maintenance:
         interval = int(state.objects["2.0.0"]["parameters"]["maintenance_interval"])
         dgp["next_maintenance_time"] = format_time((ts // interval + 1) * interval)
     wit = state.modify(block["witness"])
@@ -85,3 +100,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) 
     confirmed = sorted(state.objects[w]["last_confirmed_block_num"]
                        for w in state.objects["2.0.0"]["active_witnesses"])
     dgp["last_irreversible_block_num"] = confirmed[(10000 - 7500) * len(confirmed) // 10000]
+    vops = clear_expired_orders(state, ts)
+    if maintenance:
+        process_fees(state, ts)
+    return vops

@@ -1,0 +1,158 @@
+"""Fee accounting with graphene semantics: pending fees on the statistics,
+maintenance-time process_fees (lifetime_fees_paid, network cut, cashback
+vesting balance), asset_create's fee-pool half, custom fee over the whole
+operation, asset_update permission/supply checks."""
+
+import pytest
+from bitsharesbase import operations
+
+from test_chain_core import produce, sign, transfer_op
+from test_chain_ops import FEE0, _op_id, funded, with_fee  # noqa: F401
+
+from nodeapi.chain import errors
+from nodeapi.chain.fees import core_fee, op_size
+from nodeapi.chain.genesis import parse_time
+from conftest import DEV_WIF
+
+
+def _asset_opts(cer_quote="1.3.1", base=1, quote=1, flags=0, perms=0, max_supply=10 ** 12,
+                percent=0):
+    return {"max_supply": max_supply, "market_fee_percent": percent, "max_market_fee": 10 ** 6,
+            "issuer_permissions": perms, "flags": flags,
+            "core_exchange_rate": {"base": {"amount": base, "asset_id": "1.3.0"},
+                                   "quote": {"amount": quote, "asset_id": cer_quote}},
+            "whitelist_authorities": [], "blacklist_authorities": [],
+            "whitelist_markets": [], "blacklist_markets": [], "description": "",
+            "extensions": []}
+
+
+def create_asset(chain, symbol, **opts):
+    op, fee = with_fee(chain, operations.Asset_create, issuer="1.2.6", symbol=symbol,
+                       precision=3, common_options=_asset_opts(**opts),
+                       is_prediction_market=False, extensions=[])
+    res = chain.push_transaction(sign(chain, [op]))
+    return res["operation_results"][0][1], fee
+
+
+def issue(chain, asset_id, amount, to="1.2.7"):
+    op, _ = with_fee(chain, operations.Asset_issue, issuer="1.2.6",
+                     asset_to_issue={"amount": amount, "asset_id": asset_id},
+                     issue_to_account=to, extensions=[])
+    chain.push_transaction(sign(chain, [op]))
+
+
+def test_fees_pending_until_maintenance(funded):
+    chain = funded
+    chain.push_transaction(sign(chain, [transfer_op(1, fee=2000000)]))  # <= threshold
+    chain.push_transaction(sign(chain, [transfer_op(2, fee=20000000)]))  # > threshold
+    produce(chain)
+    stats = chain.state.get("2.7.6")
+    assert (stats["pending_fees"], stats["pending_vested_fees"]) == (20000000, 2000000)
+    assert stats["lifetime_fees_paid"] == 0
+    assert chain.state.get("2.3.0")["accumulated_fees"] == 0
+    supply = chain.state.get("2.3.0")["current_supply"]
+    # a block at next_maintenance_time runs process_fees
+    when = parse_time(chain.dgp["next_maintenance_time"])
+    slot = chain.get_slot_at_time(when)
+    chain.generate_block(when, chain.get_scheduled_witness(slot), DEV_WIF)
+    stats = chain.state.get("2.7.6")
+    assert (stats["pending_fees"], stats["pending_vested_fees"]) == (0, 0)
+    assert stats["lifetime_fees_paid"] == 22000000
+    # init0 is a lifetime member: 20 % network, 80 % cashback to itself
+    assert chain.state.get("2.3.0")["accumulated_fees"] == 4400000
+    assert chain.state.get("2.3.0")["current_supply"] == supply
+    vb_id = chain.state.get("1.2.6")["cashback_vb"]
+    assert vb_id == "1.13.0" and stats["has_cashback_vb"] is True
+    vb = chain.state.get(vb_id)
+    assert vb["owner"] == "1.2.6" and vb["balance_type"] == "cashback"
+    assert vb["balance"] == {"amount": 16000000 + 1600000, "asset_id": "1.3.0"}
+    policy = vb["policy"][1]
+    assert vb["policy"][0] == 1 and policy["vesting_seconds"] == 31536000
+    assert policy["coin_seconds_earned"] == str(1600000 * 31536000)
+    assert chain.dgp["next_maintenance_time"] > chain.dgp["time"]
+
+
+def test_custom_fee_over_whole_operation(funded):
+    chain = funded
+    schedule = chain.state.get("2.0.0")["parameters"]["current_fees"]
+    op = [35, {"fee": FEE0, "payer": "1.2.6", "required_auths": [], "id": 7,
+               "data": "00" * 3000}]
+    size = op_size(op)
+    assert size > 3000
+    assert core_fee(op, schedule) == 100000 + size * 10 // 1024
+    assert core_fee(op, schedule) == 100000 + 29  # 3011 bytes * 10 / 1024
+
+
+def test_asset_create_fee_paid_in_other_asset(funded):
+    chain = funded
+    gold, _ = create_asset(chain, "GOLD", base=1, quote=2)  # 2 GOLD = 1 TEST
+    issue(chain, gold, 10 ** 10, to="1.2.6")
+    fund, _ = with_fee(chain, operations.Asset_fund_fee_pool, from_account="1.2.6",
+                       asset_id=gold, amount=10 ** 9, extensions=[])
+    chain.push_transaction(sign(chain, [fund]))
+    produce(chain)
+    pool_before = chain.state.get("2.3.1")["fee_pool"]
+    stats_before = chain.state.get("2.7.6")
+    data = dict(issuer="1.2.6", symbol="SILVERX", precision=3,
+                common_options=_asset_opts(cer_quote="1.3.2"), is_prediction_market=False,
+                extensions=[])
+    required = core_fee([10, operations.Asset_create(fee=FEE0, prefix="TEST", **data).json()],
+                        chain.state.get("2.0.0")["parameters"]["current_fees"])
+    paid = 2 * required + 3  # core value (rounded down): required + 1
+    op = operations.Asset_create(fee={"amount": paid, "asset_id": gold}, prefix="TEST", **data)
+    res = chain.push_transaction(sign(chain, [op]))
+    produce(chain)
+    core_paid = required + 1
+    assert res["operation_results"][0] == [1, "1.3.2"]
+    assert chain.state.get("2.3.1")["fee_pool"] == pool_before - core_paid
+    assert chain.state.get("2.3.1")["accumulated_fees"] == paid
+    assert chain.state.get("2.3.2")["fee_pool"] == core_paid // 2
+    assert chain.state.get("2.3.0")["accumulated_fees"] == 0
+    stats = chain.state.get("2.7.6")
+    booked = (stats["pending_fees"] + stats["pending_vested_fees"]
+              - stats_before["pending_fees"] - stats_before["pending_vested_fees"])
+    assert booked == core_paid - core_paid // 2
+    assert booked + core_paid // 2 == core_paid
+    assert chain.state.get("1.3.2")["options"]["core_exchange_rate"]["quote"]["asset_id"] \
+        == "1.3.2"
+
+
+def test_asset_create_core_fee_halves(funded):
+    chain = funded
+    before = chain.state.get("2.7.6")["pending_fees"]
+    _, fee = create_asset(chain, "GOLD")
+    produce(chain)
+    assert fee == 30000000000 + 0  # symbol4 (no price_per_kbyte share for a short op)
+    assert chain.state.get("2.3.1")["fee_pool"] == fee // 2
+    assert chain.state.get("2.7.6")["pending_fees"] - before == fee - fee // 2
+    assert chain.state.get("2.3.0")["accumulated_fees"] == 0
+
+
+def _update(chain, asset_id, **opts):
+    op, _ = with_fee(chain, operations.Asset_update, issuer="1.2.6", asset_to_update=asset_id,
+                     new_options=_asset_opts(**opts), extensions=[])
+    return chain.push_transaction(sign(chain, [op]))
+
+
+def test_asset_update_checks(funded):
+    chain = funded
+    gold, _ = create_asset(chain, "GOLD", perms=0x01, flags=0x01)
+    issue(chain, gold, 5000)
+    produce(chain)
+    with pytest.raises(errors.InvalidOperation, match="current supply"):
+        _update(chain, gold, perms=0x01, flags=0x01, max_supply=4999)
+    _update(chain, gold, perms=0x01, flags=0x00, max_supply=5000)  # flag allowed by perms
+    produce(chain)
+    assert chain.state.get(gold)["options"]["max_supply"] == "5000"
+    assert chain.state.get(gold)["options"]["flags"] == 0
+    _update(chain, gold, perms=0x00, flags=0x00, max_supply=5000)  # revoke
+    produce(chain)
+    with pytest.raises(errors.InvalidOperation, match="reinstate"):
+        _update(chain, gold, perms=0x01, flags=0x00, max_supply=5000)
+    with pytest.raises(errors.InvalidOperation, match="forbidden by issuer permissions"):
+        _update(chain, gold, perms=0x00, flags=0x01, max_supply=5000)
+    # with no supply, permissions may come back
+    silver, _ = create_asset(chain, "SILV", cer_quote="1.3.2", perms=0)
+    _update(chain, silver, cer_quote="1.3.2", perms=0x01, flags=0)
+    produce(chain)
+    assert chain.state.get(silver)["options"]["issuer_permissions"] == 1
