@@ -13,6 +13,7 @@ from test_chain_ops import _auth, _options, with_fee
 from nodeapi.chain import authority as auth
 from nodeapi.chain import errors
 from nodeapi.errors import ApiError
+from nodeapi.protocol.errors import UnknownOperation
 
 
 @pytest.fixture
@@ -95,3 +96,12 @@ def test_required_fees(db, funded):
         db.call("get_required_fees", [[[0]], "1.3.0"])
     with pytest.raises(ApiError, match="Malformed operation"):
         db.call("get_required_fees", [[[0, 5]], "1.3.0"])
+    # an unknown type is an error (graphene cannot deserialize it), not a fee of 0
+    for kind in (999, -1, 3):
+        with pytest.raises(UnknownOperation, match=f"Operation type {kind} is not supported"):
+            db.call("get_required_fees", [[[kind, {}]], "1.3.0"])
+    for kind in ("999", "transfer", True, 0.0):
+        with pytest.raises(UnknownOperation, match="is not an integer"):
+            db.call("get_required_fees", [[[kind, op]], "1.3.0"])
+    with pytest.raises(UnknownOperation, match="22 is not supported"):  # nor proposals
+        db.call("get_required_fees", [[[22, {"proposed_ops": [{"op": [999, {}]}]}]], "1.3.0"])

@@ -18,9 +18,6 @@ from nodeapi.api.database_globals import check_public_key
 from nodeapi.chain import authority as auth
 from nodeapi.errors import ApiError, ChainError, NodeAPIError
 
-GET_REQUIRED_FEES_MAX_RECURSION = 4  # graphene database_api.cpp
-PROPOSAL_CREATE = 22
-
 
 def guarded(what: str, fn, *args):
     """Call ``fn(*args)``; malformed input (missing fields, wrong types) that
@@ -201,25 +198,22 @@ class AuthorityMixin:
 
     # -- fees --------------------------------------------------------------------
 
-    def _op_fee(self, op, asset_id: str, depth: int):
-        if not (isinstance(op, list) and len(op) == 2 and isinstance(op[0], int)
-                and isinstance(op[1], dict)):
+    def _op_fee(self, op, asset_id: str):
+        if not (isinstance(op, list) and len(op) == 2 and isinstance(op[1], dict)):
             raise ApiError(f"Malformed operation {op!r}: expected [type, {{...}}]")
-        fee = guarded("operation", self.chain.required_fee, op, asset_id)
-        if op[0] != PROPOSAL_CREATE:
-            return fee
-        if depth >= GET_REQUIRED_FEES_MAX_RECURSION:
-            raise ApiError("Proposals nested too deeply")
-        nested = [self._op_fee(p.get("op") if isinstance(p, dict) else p, asset_id, depth + 1)
-                  for p in require_list(op[1].get("proposed_ops", []), "proposed_ops")]
-        return [fee, nested]
+        # the type tag is checked by chain.required_fee (UnknownOperation for
+        # anything but a supported integer: graphene cannot deserialize it)
+        return guarded("operation", self.chain.required_fee, op, asset_id)
 
     @api_function
     def get_required_fees(self, ops, asset_symbol_or_id):
         """The fee each operation needs under the current fee schedule, as
         ``{amount, asset_id}`` in the given asset (converted through its
-        core exchange rate, rounded up); a proposal gives ``[fee, [fees of
-        its proposed operations]]``."""
+        core exchange rate, rounded up).  An operation type that is not an
+        integer nodeapi supports raises
+        :class:`~nodeapi.protocol.errors.UnknownOperation` (code 10); that
+        includes proposal_create (22), which this chain does not have, so
+        graphene's nested ``[fee, [proposed fees]]`` form never arises."""
         ops = require_list(ops, "ops")
         asset_id = get_asset(self.chain.state, asset_symbol_or_id)["id"]
-        return [self._op_fee(op, asset_id, 0) for op in ops]
+        return [self._op_fee(op, asset_id) for op in ops]
