@@ -2,6 +2,8 @@
 balances, keys, witnesses, committee, votes, assets and the order book,
 with transactions signed by python-bitshares."""
 
+import re
+
 import pytest
 from bitsharesbase import operations
 
@@ -280,3 +282,13 @@ def test_bad_arguments(db):
         db.call("get_block", ["one"])
     with pytest.raises(ApiError, match="subscribe"):
         db.call("get_accounts", [["init0"], "yes"])
+
+
+@pytest.mark.parametrize("function", ["get_full_accounts", "get_accounts"])
+@pytest.mark.parametrize("bad", [None, {}, [], 6, ""])
+def test_account_inputs_must_be_name_or_id_strings(db, function, bad):
+    """graphene reads these as strings and asserts they are not empty: a
+    null, object, array, number or "" is an error, not a silent [] / null."""
+    with pytest.raises(ApiError, match=r"\[1\] must be a non-empty name or id string, got "
+                                       + re.escape(repr(bad))):
+        db.call(function, [["init0", bad], False])

@@ -14,7 +14,7 @@ because no such object can exist here.
 from nodeapi.api.base import api_function
 from nodeapi.api.database_common import (
     api_limit, check_count, check_limit, find_account, get_account, id_key,
-    optional_bool, require_list, require_str, typed_id)
+    optional_bool, require_list, require_name_or_id, require_str, typed_id)
 from nodeapi.errors import ApiError
 
 # graphene api_limit_get_full_accounts_subscribe: accounts one connection can
@@ -37,10 +37,13 @@ class AccountsMixin:
     @api_function
     def get_accounts(self, account_names_or_ids, subscribe=None):
         """``[account | null]`` for names or ids, in order; found accounts are
-        subscribed (graphene auto-subscription rules)."""
+        subscribed (graphene auto-subscription rules).  Every item must be a
+        non-empty string (:func:`require_name_or_id`)."""
         names = require_list(account_names_or_ids, "account_names_or_ids")
         check_count(len(names), api_limit(self.node, "get_objects", 100), "accounts")
         to_subscribe = self._whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        for i, name in enumerate(names):
+            require_name_or_id(name, f"account_names_or_ids[{i}]")
         result = []
         for name in names:
             account = find_account(self.chain.state, name)
@@ -160,6 +163,8 @@ class AccountsMixin:
         check_count(len(names), api_limit(self.node, "get_full_accounts", 50), "accounts")
         to_subscribe = self._whether_to_subscribe(optional_bool(subscribe, "subscribe"))
         list_limit = api_limit(self.node, "get_full_accounts_lists", 500)
+        for i, name in enumerate(names):
+            require_name_or_id(name, f"names_or_ids[{i}]")
         results = {}
         for name in names:
             account = find_account(self.chain.state, name)

@@ -72,6 +72,21 @@ def require_str(value, what: str) -> str:
     return value
 
 
+def require_name_or_id(value, what: str) -> str:
+    """``value`` if it can name an account or asset: a non-empty string.
+
+    graphene reads these arguments as ``std::string`` (fc fails to convert
+    an object or array, and a number would then fail as an object id) and
+    ``get_account_from_string`` / ``get_asset_from_string`` assert
+    ``name_or_id.size() > 0``.
+
+    :raises ApiError: naming ``what`` and the value.
+    """
+    if not isinstance(value, str) or not value:
+        raise ApiError(f"{what} must be a non-empty name or id string, got {value!r}")
+    return value
+
+
 def optional_bool(value, what: str):
     """``None`` or a boolean (graphene ``optional<bool>``)."""
     if value is not None and not isinstance(value, bool):
