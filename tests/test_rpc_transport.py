@@ -10,7 +10,7 @@ import pytest_twisted
 import treq
 from twisted.internet import defer
 
-from nodeapi.rpc.access import ApiAccess
+from nodeapi.rpc.access import ApiAccess, hash_password
 from rpcserver import RunningSite, make_node
 from test_rpc_access import VECTORS
 from wsclient import ws_connect
@@ -342,3 +342,35 @@ def test_numbers_outside_int32_are_strings(server):
         assert int(asset["options"]["max_supply"]) > 2 ** 31
     finally:
         ws.dropConnection()
+
+
+@pytest_twisted.inlineCallbacks
+def test_login_converts_numbers_to_text_like_graphene(chain):
+    """graphene's login takes optional<string>: fc turns 12345 into "12345"."""
+    salt = b"\x01\x02\x03\x04\x05\x06\x07\x08"
+    doc = {"permission_map": [
+        ["12345", {"password_hash_b64": hash_password("678", salt),
+                   "password_salt_b64": base64.b64encode(salt).decode(),
+                   "allowed_apis": ["database_api", "network_node_api"]}],
+        ["true", {"password_hash_b64": hash_password("false", salt),
+                  "password_salt_b64": base64.b64encode(salt).decode(),
+                  "allowed_apis": ["history_api"]}]]}
+    running = RunningSite(make_node(chain), ApiAccess.from_json(doc))
+    ws = yield ws_connect(running.port)
+    try:
+        assert (yield ws.call(1, "login", 12345, 678)) is True
+        assert (yield ws.call(1, "get_available_api_sets")) == ["database_api",
+                                                                "network_node_api"]
+        assert (yield ws.call(1, "login", 12345, 679)) is False
+        assert (yield ws.call(1, "login", "12345", "678")) is True
+        assert (yield ws.call(1, "login", True, False)) is True
+        assert (yield ws.call(1, "get_available_api_sets")) == ["history_api"]
+        for bad in ({}, [1]):
+            reply = yield ws.request(1, "login", [bad, "x"])
+            assert reply["error"]["code"] == 10
+            assert "user must be a string" in reply["error"]["message"]
+        reply = yield ws.request(1, "login", ["12345", {"a": 1}])
+        assert "password must be a string" in reply["error"]["message"]
+    finally:
+        ws.dropConnection()
+        yield running.stop()

@@ -58,14 +58,14 @@ class LoginApi(ApiSet):
     @api_function
     def login(self, user=None, password=None):
         """``login()``/``login(null, null)`` -> 1; ``login(user, password)``
-        -> true/false.  Exactly one of the two -> error."""
+        -> true/false.  Exactly one of the two -> error.  Numbers and
+        booleans are converted to text like graphene (:func:`fc_string`):
+        ``login(1, 2)`` is ``login("1", "2")``."""
         if user is None and password is None:
             return 1
         if user is None or password is None:
             raise ApiError("Must provide both user and password")
-        if not isinstance(user, str) or not isinstance(password, str):
-            raise ApiError("user and password must be strings")
-        return self.session.login(user, password)
+        return self.session.login(fc_string(user, "user"), fc_string(password, "password"))
 
     @api_function
     def logout(self):
@@ -104,6 +104,25 @@ class LoginApi(ApiSet):
     orders = _make_accessor("orders")
     debug = _make_accessor("debug")
     custom_operations = _make_accessor("custom_operations")
+
+
+def fc_string(value: Any, what: str) -> str:
+    """``value`` as graphene's ``optional<string>`` argument receives it:
+    fc ``variant::as_string`` turns an integer into its decimal text, a
+    boolean into ``"true"``/``"false"`` and a double into fixed notation
+    with 17 decimals (``fc::to_string(double)``).
+
+    :raises ApiError: an object or array (fc: "Invalid cast ... to string").
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.17f}"
+    raise ApiError(f"{what} must be a string, got {type(value).__name__} {value!r}")
 
 
 def vars_of(limits: Any) -> dict:
