@@ -125,7 +125,8 @@ def read_ini(path: str) -> dict:
         key, eq, value = line.partition("=")
         key = key.strip()
         if not eq or not key:
-            raise ValueError(f"{where}: expected 'key = value', got {line!r}")
+            # the line itself is not quoted: it may hold a password
+            raise ValueError(f"{where}: expected 'key = value' (line not shown)")
         if section:
             key = f"{section}.{key}"
         if key not in _COERCE:

@@ -93,8 +93,16 @@ def test_expired_order_swept_with_capped_cancel_fee(cancel_fee_chain):
                      expiration=format_time(chain.head_block_time + 3))
     produce(chain, 2)
     assert oid in chain.state.objects
+    seen = []
+    chain.add_consumer(type("C", (), {"block_applied": lambda self, b: seen.append(b)})())
     produce(chain)
     assert oid not in chain.state.objects
+    # the sweep is a virtual limit_order_cancel that plugins (history) see
+    [cancel] = seen[-1].operations
+    assert cancel.is_virtual and cancel.op[0] == 2
+    assert cancel.op[1]["order"] == oid and cancel.op[1]["fee_paying_account"] == "1.2.6"
+    assert cancel.op[1]["fee"] == {"amount": 300000, "asset_id": "1.3.0"}
+    assert cancel.trx_in_block == 0 and cancel.trx_id == "0" * 40
     # refund: the order and the deferred 500000 minus the 300000 cancel fee
     assert chain.state.balance("1.2.6", "1.3.0") == core0 - 300000
     assert chain.state.get("2.7.6")["pending_vested_fees"] == vested0 + 300000

@@ -292,7 +292,8 @@ def test_unwritable_data_dir(cwd):
     ("bogus = 1\n", 1, "unknown option 'bogus'"),
     ("config = other.ini\n", 1, "unknown option 'config'"),
     ("[p2p]\nendpoint = 1\n", 2, "unknown option 'p2p.endpoint'"),
-    ("\n\njust words\n", 3, "expected 'key = value', got 'just words'"),
+    ("\n\njust words\n", 3, "expected 'key = value' (line not shown)"),
+    ("searchdb-node-url http://bob:pw@h/\n", 1, "expected 'key = value' (line not shown)"),
     ("plugins = witness\nplugins = searchdb\n", 2, "option 'plugins' given more than once"),
 ])
 def test_ini_structure_errors(cwd, text, line, message):

@@ -16,9 +16,11 @@ session and rolled back on failure, so a rejected transaction changes nothing.
 Operations evaluated: transfer, limit_order_create/cancel (fills as virtual
 fill_order), account_create/update/whitelist/upgrade, asset_create/update/
 issue/reserve/fund_fee_pool, custom, balance_claim; any other type raises
-``UnsupportedOperation``.  Not modelled: maintenance (vote tallies,
-budgets, witness pay), expiry of resting orders, market-issued assets,
-vesting balances, proposals.
+``UnsupportedOperation``.  Maintenance processes fees (pending fees to
+lifetime_fees_paid, network and referral shares, cashback vesting balances)
+and resting orders expire every block (:mod:`nodeapi.chain.schedule`).  Not
+modelled: vote tallies, budgets, witness pay, vesting withdrawals,
+market-issued assets, proposals.
 
 Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
 (``chain.state``); :meth:`Chain.changed_objects_of_last_block` gives the ids
@@ -221,11 +223,14 @@ class Chain:
         state = self.state
         num = self.head_block_num + 1
         ts = parse_time(block["timestamp"])
-        schedule.update_global_objects(state, self.genesis.initial_timestamp, block, bid)
+        # virtual operations made outside transactions (expired-order cancels)
+        block_vops = schedule.update_global_objects(state, self.genesis.initial_timestamp,
+                                                    block, bid)
         self._summary[num & 0xFFFF] = bid
         if self._recent:
             self._recent = {k: v for k, v in self._recent.items() if v > ts}
-        ops, self._op_counter = applied_operations(records, num, self._op_counter)
+        ops, self._op_counter = applied_operations(records, num, self._op_counter,
+                                                   block_vops or ())
         self._update_statistics(ops)
         self._changed_last = state.reset_changed()
         applied = AppliedBlock(num, bid, block, ts, ops, replay)
