@@ -17,6 +17,7 @@ request id echoed, ``jsonrpc`` echoed only when sent, key order ``id,
 [jsonrpc,] result|error``, no reply (HTTP 204) for requests without an id.
 """
 
+import base64
 import json
 
 import orjson
@@ -208,6 +209,18 @@ class Clients:
         self.http.close()
 
 
+def malformed_basic(header) -> bool:
+    """A Basic Authorization value that is not base64 of UTF-8 user:password
+    (the node refuses it with 400, wire-contract s1 / graphene FC_ASSERT)."""
+    scheme, _, value = (header or "").strip().partition(" ")
+    if scheme.lower() != "basic":
+        return False
+    try:
+        return ":" not in base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return True
+
+
 def fuzz_settings(examples: int) -> settings:
     return settings(max_examples=examples, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
@@ -245,7 +258,13 @@ def fuzz_bodies(port: int) -> dict:
     @example(b'"\\ud800"', None)
     def one(raw, auth):
         reply, status = clients.post(raw, {"Authorization": auth} if auth else None)
-        tag = check_reply(raw, reply, status)
+        if malformed_basic(auth):  # refused before the body is looked at
+            assert (status, reply) == (400, {"id": None, "jsonrpc": "2.0", "error": {
+                "code": -32600, "message": "Malformed Authorization header: expected "
+                                           "Basic base64(user:password)"}}), auth
+            tag = "malformed authorization"
+        else:
+            tag = check_reply(raw, reply, status)
         clients.outcomes[tag] = clients.outcomes.get(tag, 0) + 1
         if tag == "error -32603":
             clients.internal.append(raw)
