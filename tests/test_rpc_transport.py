@@ -344,6 +344,22 @@ def test_numbers_outside_int32_are_strings(server):
         ws.dropConnection()
 
 
+def test_wire_numbers_follow_the_field_type():
+    """64-bit values beyond int32 become strings; uint32 fields such as the
+    TaPoS ``ref_block_prefix`` stay numbers up to 2^32-1 (fc writes them so)."""
+    from nodeapi.rpc.jsonrpc import to_wire
+
+    trx = {"ref_block_num": 7, "ref_block_prefix": 4000000000, "operations": [
+        [0, {"amount": {"amount": 4000000000, "asset_id": "1.3.0"}, "memo": {"nonce": 2 ** 63}}]]}
+    assert to_wire(trx) == {"ref_block_num": 7, "ref_block_prefix": 4000000000, "operations": [
+        [0, {"amount": {"amount": "4000000000", "asset_id": "1.3.0"},
+             "memo": {"nonce": "9223372036854775808"}}]]}
+    assert to_wire({"block_num": 2 ** 31}) == {"block_num": 2 ** 31}
+    assert to_wire({"block_num": 2 ** 32}) == {"block_num": "4294967296"}
+    assert to_wire([-2 ** 31, 2 ** 31 - 1, 2 ** 31, 1.5]) == [-2 ** 31, 2 ** 31 - 1, "2147483648",
+                                                              "1.5"]
+
+
 @pytest_twisted.inlineCallbacks
 def test_login_converts_numbers_to_text_like_graphene(chain):
     """graphene's login takes optional<string>: fc turns 12345 into "12345"."""

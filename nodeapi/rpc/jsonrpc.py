@@ -131,12 +131,22 @@ def parse_request(raw: bytes) -> Request:
     return Request(rid, has_id, api, function, params[2], jsonrpc)
 
 
+#: Fields of graphene objects typed ``uint32_t`` (transaction TaPoS prefix,
+#: block numbers): numbers on the wire even above int32.
+UINT32_FIELDS = frozenset({"ref_block_prefix", "block_num", "head_block_number",
+                           "last_irreversible_block_num", "last_confirmed_block_num"})
+UINT32_MAX = (1 << 32) - 1
+
+
 def to_wire(value: Any) -> Any:
-    """``value`` with integers outside int32 and floats turned into strings
-    (wire-contract.md section 3), recursively through dicts, lists and
-    tuples.  Other values are returned unchanged.  Strings, booleans, None
-    and small integers (most of every reply) are handled inline, without a
-    call per value: this walk is on the path of every RPC reply."""
+    """``value`` with 64-bit integers outside int32 and floats turned into
+    strings (wire-contract.md section 3), recursively through dicts, lists
+    and tuples.  Fields graphene types as 32-bit unsigned
+    (:data:`UINT32_FIELDS`, e.g. ``ref_block_prefix``) stay numbers up to
+    2^32-1, as fc writes them.  Other values are returned unchanged.
+    Strings, booleans, None and small integers (most of every reply) are
+    handled inline, without a call per value: this walk is on the path of
+    every RPC reply."""
     t = type(value)
     if t is dict:
         out = {}
@@ -145,7 +155,8 @@ def to_wire(value: Any) -> Any:
             if tv is str or tv is bool or v is None:
                 out[k] = v
             elif tv is int:
-                out[k] = v if INT32_MIN <= v <= INT32_MAX else str(v)
+                out[k] = (v if INT32_MIN <= v <= INT32_MAX
+                          or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
             else:
                 out[k] = to_wire(v)
         return out
