@@ -105,3 +105,105 @@ def test_required_fees(db, funded):
             db.call("get_required_fees", [[[kind, op]], "1.3.0"])
     with pytest.raises(UnknownOperation, match="22 is not supported"):  # nor proposals
         db.call("get_required_fees", [[[22, {"proposed_ops": [{"op": [999, {}]}]}]], "1.3.0"])
+
+
+# -- the API walks nodeapi.chain.authority's sign state ---------------------------
+
+from test_chain_authority import K1, K2, K3, K4, _chain_of_accounts  # noqa: E402
+from test_chain_authority import auth as authority  # noqa: E402
+from test_chain_authority import create, pay  # noqa: E402
+from test_chain_authority import sign as canonical_sign  # noqa: E402
+
+
+def by_bytes(*keys):
+    return sorted(keys, key=auth.public_key_bytes)
+
+
+@pytest.fixture
+def multisig(funded):
+    """``ms-1``: owner K4, active first K1 alone, then (account_update,
+    signed by K1) threshold 2 over K1 (1), K2 (1) and account ``friend-1``
+    (1; active K3, owner DEV).  Returns (ms id, friend id)."""
+    friend = create(funded, "friend-1", authority(1, [(DEV_PUB, 1)]), authority(1, [(K3[1], 1)]))
+    ms = create(funded, "ms-1", authority(1, [(K4[1], 1)]), authority(1, [(K1[1], 1)]))
+    upd, _ = with_fee(funded, operations.Account_update, account=ms, extensions={},
+                      active=authority(2, [(K1[1], 1), (K2[1], 1)], [(friend, 1)]))
+    funded.push_transaction(canonical_sign(funded, [upd], wifs=(K1[0],)))
+    return ms, friend
+
+
+def test_multisig_required_and_potential_signatures(db, funded, multisig):
+    ms, friend = multisig
+    assert funded.state.get(ms)["active"]["account_auths"] == [[friend, 1]]
+    trx = unsigned(funded, [pay(ms)])
+    # fetched: ms active (K1, K2), friend active (K3) and owner (DEV), ms owner (K4)
+    assert db.call("get_potential_signatures", [trx]) == by_bytes(
+        K1[1], K2[1], K3[1], K4[1], DEV_PUB)
+    assert db.call("get_potential_address_signatures", [trx]) == []
+    assert db.call("get_required_signatures", [trx, [K1[1], K2[1], K3[1]]]) == by_bytes(
+        K1[1], K2[1])
+    assert db.call("get_required_signatures", [trx, [K1[1], K3[1]]]) == by_bytes(K1[1], K3[1])
+    assert db.call("get_required_signatures", [trx, [K2[1], DEV_PUB]]) == by_bytes(
+        K2[1], DEV_PUB)  # friend satisfied through its owner
+    # graphene keeps every available key the walk consulted, even K1 of the
+    # failed active check before the owner (K4) satisfied it
+    assert db.call("get_required_signatures", [trx, [K4[1], K1[1]]]) == by_bytes(K1[1], K4[1])
+    assert db.call("get_required_signatures", [trx, [K3[1]]]) == [K3[1]]  # not enough alone
+    # signed by K1 already: one more key of K2/K3 is needed, K2 comes first
+    half = canonical_sign(funded, [pay(ms)], wifs=(K1[0],))
+    assert db.call("get_required_signatures", [half, [K2[1], K3[1]]]) == [K2[1]]
+    assert db.call("get_required_signatures", [half, [K3[1]]]) == [K3[1]]
+    assert db.call("get_required_signatures", [half, [K1[1]]]) == []
+    # potential keys stop where signatures already satisfy the authority:
+    # K1 + friend's K3 satisfy ms's active, so no owner is fetched
+    full = canonical_sign(funded, [pay(ms)], wifs=(K1[0], K3[0]))
+    assert db.call("get_potential_signatures", [full]) == by_bytes(K1[1], K2[1], K3[1])
+    assert db.call("verify_authority", [full]) is True
+    with pytest.raises(errors.MissingAuthority):
+        db.call("verify_authority", [half])
+    with pytest.raises(errors.InvalidSignature):
+        db.call("verify_authority", [canonical_sign(funded, [pay(ms)],
+                                                    wifs=(K1[0], K2[0], K3[0]))])
+    assert db.call("verify_account_authority", [ms, [K1[1], K2[1]]]) is True
+    assert db.call("verify_account_authority", ["ms-1", [K1[1], DEV_PUB]]) is True
+    assert db.call("verify_account_authority", ["ms-1", [K4[1]]]) is True  # owner
+    assert db.call("verify_account_authority", ["ms-1", [K1[1]]]) is False
+    assert db.call("verify_account_authority", ["ms-1", [K1[1], K2[1], K3[1]]]) is False
+
+
+def test_signatures_approved_account_counts_at_max_depth(db, funded):
+    """``top`` reaches ``leaf`` (key K1) only at depth 3 > max_authority_depth
+    2; paying from ``pre`` (lower id, checked first) approves ``leaf`` so it
+    counts for ``top`` too (the same rule the chain applies)."""
+    leaf, pre, l2, l1, top = _chain_of_accounts(funded)
+    alone = unsigned(funded, [pay(top)])
+    assert db.call("get_required_signatures", [alone, [K1[1], K2[1]]]) == []
+    # leaf is never fetched for top: only the owners' K4 are potential keys
+    assert db.call("get_potential_signatures", [alone]) == [K4[1]]
+    both = unsigned(funded, [pay(top, 2), pay(pre, 3)])
+    assert db.call("get_required_signatures", [both, [K1[1], K2[1]]]) == [K1[1]]
+    assert db.call("get_potential_signatures", [both]) == by_bytes(K1[1], K4[1])
+    assert db.call("verify_authority",
+                   [canonical_sign(funded, [pay(top, 2), pay(pre, 3)], wifs=(K1[0],))]) is True
+    # l1: two levels down, within depth; signed by K1 only the actives are walked
+    signed = canonical_sign(funded, [pay(l1)], wifs=(K1[0],))
+    assert db.call("get_potential_signatures", [signed]) == [K1[1]]
+    assert db.call("get_potential_signatures", [unsigned(funded, [pay(l1)])]) == by_bytes(
+        K1[1], K4[1])
+    assert db.call("verify_account_authority", [l1, [K1[1]]]) is True
+    assert db.call("verify_account_authority", [top, [K1[1]]]) is False
+
+
+def test_temp_account_is_always_approved(db, funded):
+    """An active authority naming GRAPHENE_TEMP_ACCOUNT (1.2.4) is satisfied
+    without any key, as graphene's sign_state seeds ``approved_by`` with it."""
+    aid = create(funded, "temp-user", authority(1, [(K4[1], 1)]), authority(1, [(K1[1], 1)]))
+    upd, _ = with_fee(funded, operations.Account_update, account=aid, extensions={},
+                      active=authority(1, [], [(auth.TEMP_ACCOUNT, 1)]))
+    funded.push_transaction(canonical_sign(funded, [upd], wifs=(K1[0],)))
+    trx = unsigned(funded, [pay(aid)])
+    assert db.call("get_required_signatures", [trx, [K1[1], K4[1]]]) == []
+    assert db.call("get_potential_signatures", [trx]) == []
+    assert db.call("verify_authority", [trx]) is True
+    assert db.call("verify_account_authority", ["temp-user", []]) is True
+    assert db.call("verify_account_authority", ["temp-user", [K4[1]]]) is False

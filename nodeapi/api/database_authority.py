@@ -5,11 +5,13 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Authority / validation" (``get_transaction_hex``,
 ``get_required_signatures``, ``get_potential_signatures``,
 ``verify_authority``, ``verify_account_authority``, ``get_required_fees``)
-and libraries/protocol/transaction.cpp (``sign_state``).  Required
-authorities come from :func:`nodeapi.chain.authority.required_authorities`,
-so they cover the operations this chain evaluates.
+and libraries/protocol/transaction.cpp (``sign_state``).  All authority
+logic is :mod:`nodeapi.chain.authority` (the same sign state the chain
+verifies transactions with), so the answers match what the chain accepts
+for the operations it evaluates.
 """
 
+from nodeapi.protocol.keys import address_bytes
 from nodeapi.protocol.transaction import serialize_signed_transaction
 
 from nodeapi.api.base import api_function
@@ -48,58 +50,9 @@ def _key_order(key: str) -> bytes:
     return auth.public_key_bytes(key)
 
 
-class _SignState:
-    """graphene ``sign_state`` over the keys that signed plus the keys a
-    client has (``available``): records every such key an authority check
-    consults (``used``) and every key of every authority visited (``seen``,
-    for ``get_potential_signatures``)."""
-
-    def __init__(self, keys: set, get_account_fn, max_depth: int) -> None:
-        self.keys = keys
-        self.get_account = get_account_fn
-        self.max_depth = max_depth
-        self.used: set = set()
-        self.seen: set = set()
-        self.seen_addresses: set = set()
-        self.approved: set = set()
-
-    def check(self, authority: dict, depth: int = 0) -> bool:
-        total, threshold = 0, int(authority["weight_threshold"])
-        for key, weight in authority["key_auths"]:
-            self.seen.add(key)
-            if key in self.keys:
-                self.used.add(key)
-                total += int(weight)
-                if total >= threshold:
-                    return True
-        self.seen_addresses.update(a for a, _ in authority.get("address_auths", []))
-        for aid, weight in authority["account_auths"]:
-            if aid not in self.approved:
-                if depth == self.max_depth:
-                    continue
-                account = self.get_account(aid)
-                if not (self.check(account["active"], depth + 1)
-                        or self.check(account["owner"], depth + 1)):
-                    continue
-                self.approved.add(aid)
-            total += int(weight)
-            if total >= threshold:
-                return True
-        return total >= threshold
-
-    def run(self, operations: list) -> None:
-        """Check every authority ``operations`` require (graphene order:
-        other, owner, active-or-owner)."""
-        for op in operations:
-            active, owner, other = auth.required_authorities(op)
-            for authority in other:
-                self.check(authority)
-            for aid in sorted(owner):
-                self.check(self.get_account(aid)["owner"])
-            for aid in sorted(active):
-                account = self.get_account(aid)
-                if not self.check(account["active"]):
-                    self.check(account["owner"])
+def _address_order(address: str) -> bytes:
+    # graphene ``set<address>`` orders by the 20-byte ripemd160
+    return address_bytes(address, None)
 
 
 class AuthorityMixin:
@@ -114,9 +67,13 @@ class AuthorityMixin:
         return auth.recover_keys(require_list(trx.get("signatures", []), "signatures"),
                                  digest, self.chain.address_prefix)
 
-    def _sign_state(self, keys: set) -> _SignState:
-        depth = int(self.chain.state.objects["2.0.0"]["parameters"]["max_authority_depth"])
-        return _SignState(keys, self.chain.state.require, depth)
+    def _max_depth(self) -> int:
+        return int(self.chain.state.objects["2.0.0"]["parameters"]["max_authority_depth"])
+
+    def _potential(self, trx: dict) -> tuple[set, set]:
+        signed = self._signers(trx)
+        return guarded("transaction", auth.potential_signatures, trx["operations"], signed,
+                       self.chain.state.require, self._max_depth())
 
     @api_function
     def get_transaction_hex(self, trx):
@@ -141,34 +98,35 @@ class AuthorityMixin:
     def get_required_signatures(self, trx, available_keys):
         """The keys of ``available_keys`` that must still sign ``trx`` to
         satisfy the authorities it requires (keys that already signed are
-        left out), sorted."""
+        left out), sorted by key bytes; graphene
+        ``signed_transaction::get_required_signatures`` via
+        :func:`nodeapi.chain.authority.required_signatures`.  Bad signatures
+        in ``trx`` raise :class:`~nodeapi.chain.errors.InvalidSignature`."""
         prefix = self.chain.address_prefix
         available = {check_public_key(k, prefix)
                      for k in require_list(available_keys, "available_keys")}
         signed = self._signers(trx)
-        state = self._sign_state(signed | available)
-        guarded("transaction", state.run, trx["operations"])
-        return sorted((state.used & available) - signed, key=_key_order)
+        keys = guarded("transaction", auth.required_signatures, trx["operations"], signed,
+                       available, self.chain.state.require, self._max_depth())
+        return sorted(keys, key=_key_order)
 
     @api_function
     def get_potential_signatures(self, trx):
         """Every public key that could sign for ``trx``: the keys of the
-        active and owner authorities of the accounts it requires (following
-        account authorities up to ``max_authority_depth``) and of its other
-        required authorities, sorted."""
-        require_trx(trx)
-        state = self._sign_state(set())
-        guarded("transaction", state.run, trx["operations"])
-        return sorted(state.seen, key=_key_order)
+        active and owner authorities the sign state fetches for the accounts
+        it requires (account authorities followed up to
+        ``max_authority_depth``; a walk stops where the existing signatures
+        already satisfy an authority) and of its other required
+        authorities, sorted by key bytes (graphene
+        ``database_api::get_potential_signatures``)."""
+        return sorted(self._potential(trx)[0], key=_key_order)
 
     @api_function
     def get_potential_address_signatures(self, trx):
         """Like :meth:`get_potential_signatures` for the ``address_auths``
-        of those authorities, sorted."""
-        require_trx(trx)
-        state = self._sign_state(set())
-        guarded("transaction", state.run, trx["operations"])
-        return sorted(state.seen_addresses)
+        of the fetched account authorities (not the other authorities, as
+        graphene), sorted by address bytes."""
+        return sorted(self._potential(trx)[1], key=_address_order)
 
     @api_function
     def verify_authority(self, trx):
@@ -176,22 +134,23 @@ class AuthorityMixin:
         requires; otherwise the chain's error (missing authority,
         unnecessary or invalid signature)."""
         signers = self._signers(trx)
-        depth = int(self.chain.state.objects["2.0.0"]["parameters"]["max_authority_depth"])
         guarded("transaction", auth.verify_authority, trx["operations"], signers,
-                self.chain.state.require, depth)
+                self.chain.state.require, self._max_depth())
         return True
 
     @api_function
     def verify_account_authority(self, account_name_or_id, signers):
         """True if the keys ``signers`` (exactly, none unused) satisfy the
-        account's active authority (or its owner), false otherwise."""
+        account's active authority (or its owner), false otherwise.  As
+        graphene, a dummy transfer from the account is verified with the
+        default depth ``GRAPHENE_MAX_SIG_CHECK_DEPTH`` (2), not the chain
+        parameter."""
         account = get_account(self.chain.state, account_name_or_id)
         prefix = self.chain.address_prefix
         keys = {check_public_key(k, prefix) for k in require_list(signers, "signers")}
-        depth = int(self.chain.state.objects["2.0.0"]["parameters"]["max_authority_depth"])
         try:
             auth.verify_authority([[0, {"from": account["id"]}]], keys,
-                                  self.chain.state.require, depth)
+                                  self.chain.state.require, auth.MAX_SIG_CHECK_DEPTH)
         except ChainError:
             return False
         return True

@@ -12,6 +12,9 @@
   satisfied by its active or owner authority, owner requirements by the owner,
   other authorities (balance_claim's key) directly; account_auths recurse up
   to ``max_authority_depth``; a signature that contributes nothing is an error.
+- :func:`required_signatures` and :func:`potential_signatures` run the same
+  sign state the way ``signed_transaction::get_required_signatures`` does
+  (for the database API functions of those names).
 """
 
 import hashlib
@@ -153,6 +156,22 @@ class _SignState:
         self.get_account = get_account
         self.max_depth = max_depth
         self.approved: set = {TEMP_ACCOUNT}
+        #: every authority fetched through graphene's ``get_active`` /
+        #: ``get_owner`` callbacks, in order (``get_potential_signatures``
+        #: collects the keys of exactly these)
+        self.fetched: list = []
+
+    def active_of(self, aid: str) -> dict:
+        """graphene ``get_active(id)``: the account's active authority."""
+        authority = self.get_account(aid)["active"]
+        self.fetched.append(authority)
+        return authority
+
+    def owner_of(self, aid: str) -> dict:
+        """graphene ``get_owner(id)``: the account's owner authority."""
+        authority = self.get_account(aid)["owner"]
+        self.fetched.append(authority)
+        return authority
 
     def check_account(self, aid: str) -> bool:
         """graphene ``check_authority(account_id)``: already approved, or
@@ -160,8 +179,7 @@ class _SignState:
         graphene, a top-level success is not recorded in ``approved``.)"""
         if aid in self.approved:
             return True
-        acc = self.get_account(aid)
-        return self.check(acc["active"]) or self.check(acc["owner"])
+        return self.check(self.active_of(aid)) or self.check(self.owner_of(aid))
 
     def check(self, auth: dict, depth: int = 0) -> bool:
         """graphene ``check_authority(const authority*, depth)``: sum the
@@ -181,15 +199,78 @@ class _SignState:
             if aid not in self.approved:
                 if depth >= self.max_depth:
                     continue
-                acc = self.get_account(aid)
-                if not (self.check(acc["active"], depth + 1)
-                        or self.check(acc["owner"], depth + 1)):
+                if not (self.check(self.active_of(aid), depth + 1)
+                        or self.check(self.owner_of(aid), depth + 1)):
                     continue
                 self.approved.add(aid)
             total += weight
             if total >= threshold:
                 return True
         return total >= threshold
+
+
+#: graphene ``GRAPHENE_MAX_SIG_CHECK_DEPTH``: the depth ``sign_state`` uses
+#: when no chain parameter is passed (``database_api::verify_account_authority``).
+MAX_SIG_CHECK_DEPTH = 2
+
+
+def _all_required(ops: list) -> tuple[set, set, list]:
+    active, owner, other = set(), set(), []
+    for op in ops:
+        a, o, x = required_authorities(op)
+        active |= a
+        owner |= o
+        other.extend(x)
+    return active, owner, other
+
+
+def _required_signatures_state(ops: list, keys: set, get_account,
+                               max_depth: int) -> tuple[_SignState, list]:
+    """Run graphene ``signed_transaction::get_required_signatures``' checks
+    (libraries/protocol/transaction.cpp): the required authorities as
+    ``transaction::get_required_authorities`` (accounts required as owner
+    dropped from the active set), then other authorities, every owner, every
+    active (approved, active, owner, then owner again), failures ignored.
+    Returns the sign state and the other authorities."""
+    active, owner, other = _all_required(ops)
+    active -= owner
+    state = _SignState(set(keys), get_account, max_depth)
+    for auth in other:
+        state.check(auth)
+    for aid in sorted(owner, key=_instance):
+        state.check(state.owner_of(aid))
+    for aid in sorted(active, key=_instance):
+        if not state.check_account(aid):
+            state.check(state.owner_of(aid))
+    return state, other
+
+
+def required_signatures(ops: list, signed: set, available: set, get_account,
+                        max_depth: int) -> set:
+    """graphene ``signed_transaction::get_required_signatures``: the keys of
+    ``available`` (public key strings) the sign state consumes while checking
+    what ``ops`` require, minus the keys that already signed (``signed``,
+    recovered from the transaction's signatures).  Unsatisfiable
+    requirements are not an error (the result is then what would help)."""
+    state, _ = _required_signatures_state(ops, set(signed) | set(available),
+                                          get_account, max_depth)
+    return (state.used & set(available)) - set(signed)
+
+
+def potential_signatures(ops: list, signed: set, get_account, max_depth: int) -> tuple[set, set]:
+    """``(keys, addresses)`` for graphene ``database_api::get_potential_signatures``
+    / ``get_potential_address_signatures``: run
+    :func:`required_signatures` with no available keys and collect the
+    ``key_auths`` keys (and ``address_auths`` addresses) of every authority
+    fetched on the way (accounts behind ``max_depth`` are never fetched;
+    accounts whose authority the existing signatures ``signed`` already
+    satisfy stop the walk), plus the keys of the other (non-account)
+    authorities."""
+    state, other = _required_signatures_state(ops, signed, get_account, max_depth)
+    keys = {k for auth in state.fetched for k, _ in auth["key_auths"]}
+    keys.update(k for auth in other for k, _ in auth["key_auths"])
+    addresses = {a for auth in state.fetched for a, _ in auth.get("address_auths", [])}
+    return keys, addresses
 
 
 def verify_authority(ops: list, keys: set, get_account, max_depth: int) -> None:
@@ -203,20 +284,15 @@ def verify_authority(ops: list, keys: set, get_account, max_depth: int) -> None:
     (approved, its active, its owner), accounts in id order as graphene's
     ``flat_set<account_id_type>``."""
     state = _SignState(keys, get_account, max_depth)
-    active, owner, other = set(), set(), []
-    for op in ops:
-        a, o, x = required_authorities(op)
-        active |= a
-        owner |= o
-        other.extend(x)
+    active, owner, other = _all_required(ops)
     for auth in other:
         if not state.check(auth):
             raise MissingAuthority(f"Missing authority: key {auth['key_auths'][0][0]}")
     for aid in sorted(owner, key=_instance):
-        if not state.check(get_account(aid)["owner"]):
+        if not state.check(state.owner_of(aid)):
             raise MissingAuthority(f"Missing required owner authority of {aid}")
     for aid in sorted(active, key=_instance):
-        if not state.check_account(aid) and not state.check(get_account(aid)["owner"]):
+        if not state.check_account(aid) and not state.check(state.owner_of(aid)):
             raise MissingAuthority(f"Missing required active authority of {aid}")
     unused = keys - state.used
     if unused:
