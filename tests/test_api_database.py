@@ -7,12 +7,13 @@ import re
 import pytest
 from bitsharesbase import operations
 
-from conftest import CHAIN_ID, DEV_PUB
+from conftest import CHAIN_ID, DEV_PUB, DEV_WIF
 from test_chain_core import claim_op, produce, sign, transfer_op
 from test_chain_ops import with_fee
 
 from nodeapi.api.base import Session
 from nodeapi.api.database import DatabaseApi
+from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError
 from nodeapi.node import ApiLimits, Node
 
@@ -176,6 +177,50 @@ def test_full_accounts(db, funded):
                         RecordingSession())
     with pytest.raises(ApiError, match="Number of querying accounts can not be greater than 1"):
         small.call("get_full_accounts", [["init0", "init1"], False])
+
+
+def _maintenance_block(chain):
+    """Produce the block at next_maintenance_time (runs process_fees);
+    returns that time as the chain writes it."""
+    when_text = chain.dgp["next_maintenance_time"]
+    when = parse_time(when_text)
+    chain.generate_block(when, chain.get_scheduled_witness(chain.get_slot_at_time(when)), DEV_WIF)
+    return when_text
+
+
+def test_vesting_balances_after_maintenance(db, funded):
+    """Maintenance pays the fees out as cashback vesting balances 1.13.N:
+    init0 (pending 20 TEST + vested 2 TEST from the fixture's transfer) and
+    init1 (pending 20 TEST); both lifetime members keep 80 %."""
+    assert db.call("get_vesting_balances", ["init0"]) == []
+    funded.push_transaction(sign(funded, [transfer_op(10 ** 8, fee=20000000)]))
+    funded.push_transaction(sign(funded, [transfer_op(5, fee=20000000, frm="1.2.7", to="1.2.6")],
+                                 wifs=(DEV_WIF,)))
+    produce(funded)
+    when = _maintenance_block(funded)
+    year = 31536000
+    vb0 = {"id": "1.13.0", "owner": "1.2.6", "balance_type": "cashback",
+           "balance": {"amount": 16000000 + 1600000, "asset_id": "1.3.0"},
+           "policy": [1, {"vesting_seconds": year, "start_claim": "1970-01-01T00:00:00",
+                          "coin_seconds_earned": str(1600000 * year),
+                          "coin_seconds_earned_last_update": when}]}
+    vb1 = {"id": "1.13.1", "owner": "1.2.7", "balance_type": "cashback",
+           "balance": {"amount": 16000000, "asset_id": "1.3.0"},
+           "policy": [1, {"vesting_seconds": year, "start_claim": "1970-01-01T00:00:00",
+                          "coin_seconds_earned": "0",
+                          "coin_seconds_earned_last_update": when}]}
+    assert db.call("get_vesting_balances", ["init0"]) == [vb0]
+    assert db.call("get_vesting_balances", ["1.2.7"]) == [vb1]
+    assert db.call("get_vesting_balances", ["init2"]) == []
+    assert funded.state.get("1.2.7")["cashback_vb"] == "1.13.1"
+    full = dict(db.call("get_full_accounts", [["init0", "init1", "init2"], False]))
+    assert full["init0"]["vesting_balances"] == [vb0]
+    assert full["init1"]["vesting_balances"] == [vb1]
+    assert full["init2"]["vesting_balances"] == []
+    assert full["init1"]["more_data_available"]["vesting_balances"] is False
+    assert db.call("get_objects", [["1.13.1"]]) == [vb1]
+    with pytest.raises(ApiError, match="no such account"):
+        db.call("get_vesting_balances", ["nobody"])
 
 
 def test_balances(db):

@@ -5,10 +5,12 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp sections
 "Accounts" and "Balances" (``get_accounts``, ``get_full_accounts``,
 ``lookup_accounts``, ``get_account_balances``, ``get_balance_objects``, ...)
 and libraries/app/include/graphene/app/api_objects.hpp (``full_account``).
-Account arguments accept a name or a ``1.2.N`` id.  Lists of things this
-chain does not model (vesting balances, call and settle orders, proposals,
-withdraw permissions, HTLCs) are present in ``full_account`` and empty,
-because no such object can exist here.
+Account arguments accept a name or a ``1.2.N`` id.  Vesting balances are
+the 1.13.N objects maintenance creates for cashback
+(:mod:`nodeapi.chain.fees`).  Lists of things this chain does not model
+(call and settle orders, proposals, withdraw permissions, HTLCs) are
+present in ``full_account`` and empty, because no such object can exist
+here.
 """
 
 from nodeapi.api.base import api_function
@@ -109,6 +111,13 @@ class AccountsMixin:
 
     # -- full accounts -----------------------------------------------------------
 
+    def _vesting_balances_of(self, account_id: str) -> list:
+        """The account's 1.13.N vesting balance objects in id order (graphene
+        ``vesting_balance_index`` ``by_account``)."""
+        objects = self.chain.state.objects
+        return [objects[i] for i in self.chain.state.ids_of_type("1.13.")
+                if objects[i]["owner"] == account_id]
+
     def _full_account(self, account: dict, list_limit: int) -> dict:
         """graphene ``full_account`` of one account."""
         state = self.chain.state
@@ -132,7 +141,7 @@ class AccountsMixin:
             "lifetime_referrer_name": objects[account["lifetime_referrer"]]["name"],
             "votes": [v for v in votes if v is not None],
             "balances": capped(state.balances_of(aid), "balances"),
-            "vesting_balances": [],
+            "vesting_balances": capped(self._vesting_balances_of(aid), "vesting_balances"),
             "limit_orders": capped(state.limit_orders_of(aid), "limit_orders"),
             "call_orders": [],
             "settle_orders": [],
@@ -194,6 +203,17 @@ class AccountsMixin:
                     for b in state.balances_of(account["id"])]
         return [{"amount": state.balance(account["id"], a), "asset_id": a}
                 for a in sorted(asset_ids, key=id_key)]
+
+    @api_function
+    def get_vesting_balances(self, account_id_or_name):
+        """The account's vesting balance objects ``1.13.N`` in id order
+        (graphene ``database_api::get_vesting_balances``): ``[{id, owner,
+        balance: {amount, asset_id}, policy: [1, {vesting_seconds,
+        start_claim, coin_seconds_earned, coin_seconds_earned_last_update}],
+        balance_type}]`` (``cdd_vesting_policy``; here the cashback balances
+        maintenance creates).  Unknown account: :class:`ApiError`."""
+        account = get_account(self.chain.state, account_id_or_name)
+        return self._vesting_balances_of(account["id"])
 
     @api_function
     def get_named_account_balances(self, name, assets):
