@@ -353,3 +353,76 @@ def test_account_statistics_follow_history_numbering(chain):
     assert (s.get("2.7.7")["total_ops"], s.get("2.7.7")["most_recent_op"]) == (1, "2.9.2")
     assert (s.get("2.7.8")["total_ops"], s.get("2.7.8")["most_recent_op"]) == (0, "2.9.0")
     assert history.numbering.next_ath == 3
+
+
+def test_generate_block_postpones_transactions_over_maximum_block_size(genesis):
+    """graphene ``_generate_block``: a pending transaction that would take
+    the block (header + 3 bytes for the count + packed transactions) over
+    ``maximum_block_size`` is left out and stays pending; later smaller ones
+    still go in.  The chain's genesis sets a small maximum_block_size."""
+    import copy
+
+    from conftest import ListBlockLog
+    from nodeapi.chain import authority as auth
+    from nodeapi.chain.chain import Chain
+    from nodeapi.chain.genesis import Genesis
+    from nodeapi.chain.validation import check_block_form
+    from nodeapi.protocol.transaction import serialize_processed_transaction
+
+    def size(trx):
+        return len(serialize_processed_transaction(trx, "TEST"))
+
+    def small_chain(limit):
+        data = copy.deepcopy(genesis.data)
+        data["initial_parameters"]["maximum_block_size"] = limit
+        chain = Chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
+                              genesis.core_symbol), ListBlockLog())
+        chain.push_transaction(sign(chain, [claim_op()]))
+        produce(chain)
+        assert chain.head_block_num == 1 and chain.pending_transactions == []
+        return chain
+
+    def three(chain):
+        t1 = sign(chain, [transfer_op(1)])
+        t2 = sign(chain, [transfer_op(2), transfer_op(20)])
+        t3 = sign(chain, [transfer_op(3)])
+        for trx in (t1, t2, t3):
+            chain.push_transaction(trx)
+        return t1, t2, t3
+
+    probe = small_chain(2048000)
+    header = len(auth.block_header_bytes(probe.get_block(1))) + 3
+    t1, t2, t3 = three(probe)
+    assert size(t1) == size(t3) < size(t2) < 2 * size(t1)
+    limit = header + size(t1) + size(t3)
+
+    chain = small_chain(limit)
+    assert chain.state.get("2.0.0")["parameters"]["maximum_block_size"] == limit
+    t1, t2, t3 = three(chain)
+    produce(chain)
+    block = chain.get_block(2)
+    assert block["transactions"] == [t1, t3]
+    assert check_block_form(block, "TEST")[1] == limit - 2  # the count took 1 of the 3 bytes
+    assert chain.pending_transactions == [t2]
+    assert chain.state.balance("1.2.7", "1.3.0") == 1 + 3 + 2 + 20  # t2 applied as pending
+    produce(chain)
+    assert chain.get_block(3)["transactions"] == [t2]
+    assert chain.pending_transactions == []
+    assert chain.state.balance("1.2.7", "1.3.0") == 26
+    # a follower with the same genesis accepts every produced block
+    follower = Chain(chain.genesis, ListBlockLog())
+    for num in (1, 2, 3):
+        follower.push_block(chain.get_block(num))
+    assert follower.head_block_id == chain.head_block_id
+
+    # one byte less: t3 no longer fits after t1 either; both wait, in order
+    tight = small_chain(limit - 1)
+    t1, t2, t3 = three(tight)
+    produce(tight)
+    assert tight.get_block(2)["transactions"] == [t1]
+    assert tight.pending_transactions == [t2, t3]
+    produce(tight)
+    assert tight.get_block(3)["transactions"] == [t2]
+    produce(tight)
+    assert tight.get_block(4)["transactions"] == [t3]
+    assert tight.pending_transactions == []

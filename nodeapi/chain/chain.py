@@ -42,6 +42,7 @@ from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_block_form, check_block_limits, check_transaction
 from nodeapi.history.ids import impacted_accounts as history_impacted
 from nodeapi.protocol.operations import operation_type
+from nodeapi.protocol.transaction import serialize_processed_transaction
 
 
 class Chain:
@@ -276,11 +277,26 @@ class Chain:
                 self.log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=_id,
                           error=str(exc))
 
+    def _max_header_size(self, witness_id: str, ts: int) -> int:
+        """graphene ``_generate_block``'s ``max_block_header_size``: the
+        packed signed header of the block to produce plus 3 bytes reserved
+        for the transaction count varint."""
+        header = {"previous": self.head_block_id, "timestamp": format_time(ts),
+                  "witness": witness_id, "transaction_merkle_root": "0" * 40,
+                  "extensions": [], "witness_signature": "00" * 65}
+        return len(auth.block_header_bytes(header)) + 3
+
     def generate_block(self, when: int, witness_id: str, key) -> dict:
         """Build, sign, apply and log a block at slot time ``when`` (seconds)
         by ``witness_id`` signing with ``key`` (WIF or private key object).
         Raises :class:`InvalidBlock` when the witness is not scheduled for
-        that slot or ``key`` is not its signing key."""
+        that slot or ``key`` is not its signing key.
+
+        Pending transactions go in arrival order; as graphene
+        ``database::_generate_block``, one that would take the packed block
+        (header + 3 bytes + packed transactions) over ``maximum_block_size``
+        is postponed: left out and kept pending, while later, smaller ones
+        may still fit.  Expired or now failing ones are dropped."""
         slot = self.get_slot_at_time(when)
         if slot == 0:
             raise InvalidBlock(f"Time {format_time(when)} is not after the head block")
@@ -295,9 +311,16 @@ class Chain:
         pending = self._take_pending()
         self.state.begin()
         records, kept = [], []
+        limit = int(self.state.objects["2.0.0"]["parameters"]["maximum_block_size"])
+        total = self._max_header_size(witness_id, ts)
+        postponed = 0
         for entry in pending:
             trx = entry[0]
             if parse_time(trx["expiration"]) <= ts:
+                continue
+            size = len(serialize_processed_transaction(trx, self.address_prefix))
+            if total + size > limit:  # stays pending for a later block
+                postponed += 1
                 continue
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
                                self.address_prefix)
@@ -310,6 +333,10 @@ class Chain:
             self._recent[trx_id] = exp
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
             kept.append(trx_id)
+            total += size
+        if postponed:
+            self.log.warn("Postponed {count} transactions due to block size limit "
+                          "{limit}", count=postponed, limit=limit)
         block = {
             "previous": self.head_block_id,
             "timestamp": format_time(ts),
