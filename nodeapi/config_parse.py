@@ -185,7 +185,7 @@ def parse_private_key(text) -> list:
     try:
         derived = auth.public_key_bytes(auth.public_key_of(wif, "TEST"))
     except Exception:
-        raise ValueError(f"malformed WIF private key {wif[:4]}... (bad encoding or "
+        raise ValueError("malformed WIF private key (bad encoding or "
                          "checksum)") from None
     if public is not None:
         try:

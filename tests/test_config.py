@@ -222,7 +222,7 @@ ERRORS = [
     (["--witness-id", '"1.6.1'], "--witness-id: '\"1.6.1' is not valid JSON"),
     (["--witness-id", "[1]"], "--witness-id: 1 is not a witness id 1.6.N"),
     (["--private-key", BAD_KEY],
-     "--private-key: malformed WIF private key 5KQw... (bad encoding or checksum)"),
+     "--private-key: malformed WIF private key (bad encoding or checksum)"),
     (["--private-key", f'["{DEV_PUB_BTS}", "{OTHER_WIF}"]'],
      f"--private-key: public key {DEV_PUB_BTS} does not belong to the WIF key"),
     (["--private-key", f'["BTS1234", "{DEV_WIF}"]'], "--private-key: malformed public key "
