@@ -9,6 +9,7 @@ objects 1.15.N).
 """
 
 import calendar
+import copy
 import hashlib
 import json
 import os
@@ -220,7 +221,9 @@ def init_genesis(genesis: Genesis) -> ObjectStore:
         vote += 1
     active_count = int(g.get("initial_active_witnesses", len(witnesses)))
     state.create("2.0", {
-        "parameters": g["initial_parameters"],
+        # a copy: the state's parameters must not alias (and later change)
+        # the genesis data other chains are built from
+        "parameters": copy.deepcopy(g["initial_parameters"]),
         "next_available_vote_id": vote,
         "active_committee_members": committee,
         "active_witnesses": witnesses[:active_count],
