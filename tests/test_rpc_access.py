@@ -53,6 +53,39 @@ def test_without_star_unknown_user_fails():
     assert ApiAccess.from_json(doc).check("", "") is None
 
 
+def test_every_check_hashes_once(monkeypatch):
+    """Known user (right or wrong password), unknown user falling back to
+    "*", and unknown user without "*": each check hashes the password once,
+    so its time does not reveal which user names exist; results unchanged."""
+    from nodeapi.rpc import access as access_module
+
+    salts = []
+    real = access_module.password_digest
+
+    def counting(password, salt):
+        salts.append(salt)
+        return real(password, salt)
+
+    monkeypatch.setattr(access_module, "password_digest", counting)
+    with_star = ApiAccess.from_json(VECTORS)
+    without_star = ApiAccess.from_json({"permission_map": VECTORS["permission_map"][:2]})
+    bytemaster_salt = base64.b64decode("INDdM6iCi/8=")
+    cases = [
+        (with_star, "bytemaster", "supersecret", True, bytemaster_salt),
+        (with_star, "bytemaster", "wrong", False, bytemaster_salt),
+        (with_star, "nobody", "whatever", True, access_module.DUMMY_SALT),
+        (without_star, "bytemaster", "wrong", False, bytemaster_salt),
+        (without_star, "nobody", "whatever", False, access_module.DUMMY_SALT),
+        (without_star, "", "", False, access_module.DUMMY_SALT),
+    ]
+    for access, user, password, allowed, salt in cases:
+        salts.clear()
+        result = access.check(user, password)
+        assert (result is not None) == allowed, (user, password)
+        assert salts == [salt], (user, password)
+    assert len(access_module.DUMMY_SALT) == len(bytemaster_salt)
+
+
 def test_first_duplicate_wins():
     first = ["dup", {"password_hash_b64": "*", "password_salt_b64": "*",
                      "allowed_apis": ["database_api"]}]

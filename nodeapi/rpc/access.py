@@ -15,6 +15,9 @@ Rules (node-rpc-access.md "Authentication", wire-contract.md section 2):
 * a hash of ``*`` accepts any password; otherwise the password is right iff
   ``base64(sha256(utf8(password) + base64decode(salt))) == password_hash_b64``
   (password bytes first, then salt), compared in constant time;
+* every check hashes the password exactly once, also for a ``*`` entry and
+  for an unknown user without ``*`` (against :data:`DUMMY_SALT`), so the
+  time a login takes does not tell which user names exist;
 * duplicate user names: the first entry wins;
 * with no file, the single entry is ``*``/``*`` allowing
   :data:`DEFAULT_ALLOWED_APIS`.
@@ -47,11 +50,22 @@ KNOWN_APIS = frozenset({
 })
 
 
+#: The salt hashed against when a login matches no salted entry (an unknown
+#: user, or a ``*`` entry): the same work as a real check (8 bytes, the salt
+#: length ``nodeapi-saltpass`` and graphene's examples use).
+DUMMY_SALT = b"\x00nodeapi"
+
+
+def password_digest(password: str, salt: bytes) -> bytes:
+    """sha256(utf8(password) + salt): the raw 32 bytes behind
+    ``password_hash_b64`` (wire-contract.md section 2)."""
+    return hashlib.sha256(password.encode("utf-8") + salt).digest()
+
+
 def hash_password(password: str, salt: bytes) -> str:
     """The ``password_hash_b64`` for ``password`` and raw ``salt`` bytes:
     base64 of sha256(utf8(password) + salt) (wire-contract.md section 2)."""
-    digest = hashlib.sha256(password.encode("utf-8") + salt).digest()
-    return base64.b64encode(digest).decode("ascii")
+    return base64.b64encode(password_digest(password, salt)).decode("ascii")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -71,11 +85,13 @@ class Permission:
     allowed_apis: frozenset
 
     def accepts(self, password: str) -> bool:
-        """True if ``password`` matches this entry (constant-time compare)."""
+        """True if ``password`` matches this entry (constant-time compare).
+        The password is hashed once either way, against
+        :data:`DUMMY_SALT` for a ``*`` hash (see :meth:`ApiAccess.check`)."""
         if self.password_hash is None:
+            password_digest(password, DUMMY_SALT)
             return True
-        digest = hashlib.sha256(password.encode("utf-8") + self.salt).digest()
-        return hmac.compare_digest(digest, self.password_hash)
+        return hmac.compare_digest(password_digest(password, self.salt), self.password_hash)
 
 
 @attr.s(frozen=True, slots=True)
@@ -98,11 +114,16 @@ class ApiAccess:
     def check(self, user: str, password: str) -> Optional[frozenset]:
         """The allowed access names for ``user``/``password``, or None if
         the login fails (no entry for the user and no ``*``, or a wrong
-        password)."""
+        password).
+
+        Hashes ``password`` exactly once on every path (an unknown user
+        without ``*`` is hashed against :data:`DUMMY_SALT` and refused), so
+        the time taken does not reveal whether ``user`` exists."""
         entry = self.permissions.get(user)
         if entry is None:
             entry = self.permissions.get("*")
             if entry is None:
+                password_digest(password, DUMMY_SALT)
                 return None
         return entry.allowed_apis if entry.accepts(password) else None
 
