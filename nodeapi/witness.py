@@ -26,10 +26,12 @@ Not modelled: ``required-participation`` (graphene refuses below 33 %
 participation; a single development node after a long gap would never
 produce again, so this node has no such check).
 
-Production is synchronous in the reactor thread (``chain.generate_block``),
-so a block is never half made when the reactor turns; :meth:`stopService`
-still waits for a block in hand if it is called from inside production (a
-consumer stopping the node), then returns.
+Production is synchronous in the reactor thread (``chain.generate_block``
+runs to its end inside one reactor callback), so a stop can never interrupt
+a block: :meth:`stopService` cancels the next wake and returns a fired
+Deferred.  Called from inside production (a block consumer stopping the
+service), the block in hand still finishes after the consumer returns, and
+no further wake is scheduled.
 """
 
 from collections import Counter
@@ -92,7 +94,6 @@ class WitnessService(Service):
         self.last_condition: Optional[str] = None
         self.last_block: Optional[tuple] = None
         self._call = None
-        self._in_hand: Optional[defer.Deferred] = None
         self._warned: set = set()
 
     @property
@@ -103,6 +104,8 @@ class WitnessService(Service):
     # -- service -----------------------------------------------------------------
 
     def startService(self) -> None:
+        """Start the production loop: the first wake is at the next whole
+        second of the clock.  Returns nothing (``IService``)."""
         super().startService()
         self.log.info("Witness plugin: producing for {count} witness(es) {witnesses}, "
                       "stale production {stale}", count=len(self._keys),
@@ -110,16 +113,14 @@ class WitnessService(Service):
                       stale="enabled" if self.enable_stale_production else "disabled")
         self._schedule()
 
-    def stopService(self):
-        """Stop the loop; the Deferred fires once no block is in hand."""
+    def stopService(self) -> defer.Deferred:
+        """Stop the loop: cancel the next wake.  Returns an already fired
+        Deferred: nothing is waited for, since production is synchronous and
+        no block can be in progress when the reactor runs this (module doc)."""
         super().stopService()
         if self._call is not None and self._call.active():
             self._call.cancel()
         self._call = None
-        if self._in_hand is not None:
-            done = defer.Deferred()
-            self._in_hand.addBoth(lambda r: (done.callback(None), r)[1])
-            return done
         return defer.succeed(None)
 
     def _schedule(self) -> None:
@@ -133,17 +134,13 @@ class WitnessService(Service):
 
     def _wake(self) -> None:
         self._call = None
-        self._in_hand = defer.Deferred()
         try:
             condition = self.maybe_produce_block()
         except Exception:
             condition = "exception"
             self.log.failure("Witness plugin: block production failed")
-        finally:
-            in_hand, self._in_hand = self._in_hand, None
         self.conditions[condition] += 1
         self.last_condition = condition
-        in_hand.callback(condition)
         if self.running:
             self._schedule()
 

@@ -180,19 +180,36 @@ def test_errors_are_logged_and_the_loop_goes_on(chain):
     svc.stopService()
 
 
-def test_stop_from_inside_production_waits_for_the_block(chain):
+def test_stop_from_inside_production_finishes_the_block_and_stops(chain):
+    """Production is synchronous: a stop from a block consumer returns a
+    fired Deferred, the block in hand is still completed and logged, and no
+    further wake is scheduled."""
     svc, clock = make(chain)
     seen = {}
 
     class Stopper:
         def block_applied(self, applied):
             if applied.block_num == 2:
-                seen["d"] = d = svc.stopService()
+                d = svc.stopService()
                 seen["fired_inside"] = d.called
+                seen["head_inside"] = chain.head_block_num
 
     chain.add_consumer(Stopper())
     svc.startService()
     run(clock, 5)
-    assert seen["fired_inside"] is False and seen["d"].called
+    assert seen == {"fired_inside": True, "head_inside": 2}
     assert chain.head_block_num == 2 and not svc.running
+    assert svc.produced == 2 and svc.last_block == (2, chain.head_block_id)
+    assert chain.block_log.read(2) is not None
     assert not clock.getDelayedCalls()
+
+
+def test_stop_cancels_the_next_wake(chain):
+    svc, clock = make(chain)
+    svc.startService()
+    run(clock, 2)
+    assert len(clock.getDelayedCalls()) == 1
+    d = svc.stopService()
+    assert d.called and not clock.getDelayedCalls()
+    run(clock, 3)
+    assert chain.head_block_num == 2
