@@ -1,20 +1,25 @@
 """RPC transport limits and failure paths over real loopback sockets:
 results that cannot be encoded (-32603 / HTTP 500, logged, connection still
-usable), max_calls_in_flight, auto-ping of silent peers and the slow-reader
-close (issue 4, wire-contract.md section 4)."""
+usable), max_calls_in_flight, auto-ping of silent peers, the slow-reader
+close, and the HTTP body limit enforced while the body arrives (raw sockets;
+issue 4, wire-contract.md section 4)."""
+
+import select
+import socket
 
 import orjson
 import pytest
 import pytest_twisted
 import treq
 from autobahn.twisted.websocket import WebSocketClientFactory, connectWS
-from twisted.internet import defer, reactor, task
+from twisted.internet import defer, reactor, task, threads
 from twisted.logger import globalLogPublisher
 
 from nodeapi.api.base import api_function
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.registry import default_registry
 from nodeapi.rpc.access import ApiAccess
+from nodeapi.rpc.http import LINGER_BYTES, BoundedRequest
 from rpcserver import RunningSite, make_node
 from test_chain_core import claim_op, produce, sign, transfer_op
 from wsclient import RpcClientProtocol, ws_connect
@@ -212,3 +217,151 @@ def test_client_that_does_not_read_is_closed_1008(small_buffer_server):
         assert (yield other.call(0, "get_chain_id")) == CHAIN_ID
     finally:
         other.dropConnection()
+
+
+# -- HTTP body limit while the body arrives ------------------------------------
+
+HTTP_LIMIT = 64 * 1024
+TOO_LARGE = {"id": None, "jsonrpc": "2.0",
+             "error": {"code": -32600, "message": f"Request body over {HTTP_LIMIT} bytes"}}
+
+
+class RecordingRequest(BoundedRequest):
+    """BoundedRequest that remembers its instances (to look at what the
+    server kept of a refused body)."""
+
+    made: list = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        RecordingRequest.made.append(self)
+
+
+@pytest.fixture
+def limited_server(chain):
+    running = RunningSite(make_node(chain), ApiAccess.default(), max_message_size=HTTP_LIMIT)
+    RecordingRequest.made = []
+    running.site.requestFactory = RecordingRequest
+    yield running
+    running.stop_blocking()
+
+
+def raw_connect(port):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def read_response(sock):
+    """``(status, headers, body)`` of one HTTP response (Content-Length body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        more = sock.recv(65536)
+        assert more, f"connection closed in the headers: {data!r}"
+        data += more
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    length = int(headers["content-length"])
+    while len(body) < length:
+        more = sock.recv(65536)
+        assert more
+        body += more
+    return status, headers, body
+
+
+def request_head(length=None, extra=""):
+    framing = (f"Content-Length: {length}\r\n" if length is not None
+               else "Transfer-Encoding: chunked\r\n")
+    return (f"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"{framing}{extra}\r\n").encode()
+
+
+def chunk(data):
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def declared_too_large(port):
+    with raw_connect(port) as sock:
+        sock.sendall(request_head(100 * 1024 * 1024, "Expect: 100-continue\r\n"))
+        status, headers, body = read_response(sock)
+        rest = sock.recv(65536)  # the server half-closed: EOF, no "100 Continue"
+        return status, headers, body, rest
+
+
+@pytest_twisted.inlineCallbacks
+def test_declared_oversized_body_refused_before_it_is_sent(limited_server):
+    status, headers, body, rest = yield threads.deferToThread(
+        declared_too_large, limited_server.port)
+    assert status == 413
+    assert headers["content-type"] == "application/json"
+    assert headers["connection"] == "close"
+    assert orjson.loads(body) == TOO_LARGE
+    assert rest == b""
+    (request,) = RecordingRequest.made
+    assert request.refused and request.content is None and request.received == 0
+
+
+def chunked_flood(port, total):
+    """Send a chunked body of ``total`` bytes until the server answers; then
+    keep sending until it cuts the connection.  ``(response, sent)``."""
+    piece = chunk(b" " * 16384)
+    sent = 0
+    with raw_connect(port) as sock:
+        sock.sendall(request_head())
+        while not select.select([sock], [], [], 0.002)[0]:
+            sock.sendall(piece)
+            sent += len(piece)
+            assert sent < total, "never answered"
+        response = read_response(sock)
+        assert sock.recv(65536) == b""  # answer, then EOF
+        try:
+            while sent < total:
+                sock.sendall(piece)
+                sent += len(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        return response, sent
+
+
+@pytest_twisted.inlineCallbacks
+def test_chunked_oversized_body_refused_and_cut(limited_server):
+    total = 64 * 1024 * 1024
+    (status, headers, body), sent = yield threads.deferToThread(
+        chunked_flood, limited_server.port, total)
+    assert status == 413 and orjson.loads(body) == TOO_LARGE
+    assert sent < total  # the server closed before the body was all sent
+    (request,) = RecordingRequest.made
+    # nothing was stored past the limit; what followed was only counted
+    assert request.refused and request.content is None
+    assert HTTP_LIMIT < request.received <= HTTP_LIMIT + 65536
+    assert request._dropped <= LINGER_BYTES + 65536
+    # the node still serves
+    status, body = yield post(limited_server, {"jsonrpc": "2.0", "id": 1,
+                                               "method": "get_chain_id", "params": []})
+    assert (status, body["result"]) == (200, CHAIN_ID)
+
+
+def just_under(port):
+    call = b'{"jsonrpc": "2.0", "id": 3, "method": "get_chain_id", "params": []}'
+    body = call + b" " * (HTTP_LIMIT - len(call))
+    answers = []
+    with raw_connect(port) as sock:
+        sock.sendall(request_head(len(body)) + body)
+        answers.append(read_response(sock))
+        # chunked, same connection (keep-alive), in uneven pieces
+        sock.sendall(request_head() + chunk(body[:1000]) + chunk(body[1000:40000]))
+        sock.sendall(chunk(body[40000:]) + b"0\r\n\r\n")
+        answers.append(read_response(sock))
+    return answers
+
+
+@pytest_twisted.inlineCallbacks
+def test_body_at_the_limit_is_served(limited_server):
+    answers = yield threads.deferToThread(just_under, limited_server.port)
+    for status, _, body in answers:
+        assert (status, orjson.loads(body)) == (200, {"id": 3, "jsonrpc": "2.0",
+                                                      "result": CHAIN_ID})
+    assert [r.received for r in RecordingRequest.made] == [HTTP_LIMIT, HTTP_LIMIT]
+    assert not any(r.refused for r in RecordingRequest.made)

@@ -7,14 +7,21 @@ than 0 and 1 mean nothing here (forms 2, 3 and 4 of node-rpc-access.md).
 Status codes and bodies: wire-contract.md section 4; a malformed Basic
 header is refused with 400 before the body is read as JSON-RPC (see
 :func:`nodeapi.rpc.websocket.basic_credentials`).
+
+The body limit is enforced while the body arrives (:class:`BoundedRequest`):
+a declared ``Content-Length`` over ``max_message_size`` is answered 413 as
+soon as the headers are in, a chunked body as soon as its running total
+passes the limit; nothing past the limit is stored.
 """
 
+from io import BytesIO
 from typing import Optional
 
 import orjson
 from twisted.logger import Logger
 from twisted.python.failure import Failure
-from twisted.web.server import NOT_DONE_YET
+from twisted.web.http import RESPONSES
+from twisted.web.server import NOT_DONE_YET, Request
 
 from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
                                  parse_request)
@@ -43,6 +50,113 @@ def plain_error(status: int, code: int, message: str) -> bytes:
                          "error": {"code": code, "message": message}})
 
 
+#: After a 413, the request bytes still arriving are read and dropped (so the
+#: client sees the answer instead of a reset) for at most this many seconds
+#: and this many bytes; then the connection is aborted.
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 1024 * 1024
+
+
+def too_large_body(limit: int) -> bytes:
+    """The JSON error body of a 413 answer (wire-contract.md section 4:
+    ``-32600``, ``"id": null``)."""
+    return plain_error(413, -32600, f"Request body over {limit} bytes")
+
+
+class BoundedRequest(Request):
+    """A :class:`twisted.web.server.Request` that refuses an oversized body
+    while it arrives instead of after twisted.web has stored all of it.
+
+    The limit is ``channel.site.max_message_size`` (bytes; no limit when the
+    site has none).  ``gotLength`` refuses a declared ``Content-Length``
+    over it before any body byte is read (and drops ``Expect: 100-continue``
+    so no ``100 Continue`` follows the answer); ``handleContentChunk``
+    refuses once the running total of a chunked body passes it.  A refusal
+    writes ``413`` with the JSON error of :func:`too_large_body` and
+    ``Connection: close``, half-closes the connection, and from then on drops
+    whatever the client still sends (at most :data:`LINGER_BYTES` bytes or
+    :data:`LINGER_SECONDS` seconds, then the connection is aborted); the
+    request never reaches a resource.  Bodies are kept in memory (at most
+    the limit), never in a temporary file.
+
+    :ivar received: body bytes accepted so far.
+    :ivar refused: True once the request was answered 413.
+    """
+
+    received = 0
+    refused = False
+    _linger = None
+    _dropped = 0
+
+    def _limit(self) -> Optional[int]:
+        return getattr(self.channel.site, "max_message_size", None)
+
+    def gotLength(self, length: Optional[int]) -> None:
+        """The headers are in; ``length`` is the declared body length or
+        None (chunked)."""
+        limit = self._limit()
+        if limit is not None and length is not None and length > limit:
+            self.requestHeaders.removeHeader(b"expect")
+            self._refuse(limit)
+            return
+        self.content = BytesIO()
+
+    def handleContentChunk(self, data: bytes) -> None:
+        """Store a piece of the body unless the total passes the limit."""
+        if self.refused:
+            return
+        self.received += len(data)
+        limit = self._limit()
+        if limit is not None and self.received > limit:
+            self._refuse(limit)
+            return
+        self.content.write(data)
+
+    def requestReceived(self, command: bytes, path: bytes, version: bytes) -> None:
+        """The whole request is in: processed unless it was refused."""
+        if not self.refused:
+            super().requestReceived(command, path, version)
+
+    def _refuse(self, limit: int) -> None:
+        self.refused = True
+        if self.content is not None:
+            self.content.close()
+            self.content = None
+        channel = self.channel
+        log.info("Refused an HTTP body over {limit} bytes from {peer}", limit=limit,
+                 peer=str(channel.transport.getPeer()))
+        channel.persistent = False
+        # every later byte of this connection is dropped, not parsed
+        channel.rawDataReceived = self._drop
+        body = too_large_body(limit)
+        transport = channel.transport
+        transport.write(b"HTTP/1.1 413 " + RESPONSES[413] + b"\r\n"
+                        b"Content-Type: application/json\r\n"
+                        b"Content-Length: " + str(len(body)).encode() + b"\r\n"
+                        b"Connection: close\r\n\r\n" + body)
+        if hasattr(transport, "loseWriteConnection"):
+            transport.loseWriteConnection()
+            reactor = getattr(channel.site, "reactor", None)
+            if reactor is None:
+                from twisted.internet import reactor
+            self._linger = reactor.callLater(LINGER_SECONDS, transport.abortConnection)
+        else:
+            transport.loseConnection()
+
+    def _drop(self, data: bytes) -> None:
+        """What the client sends after a refusal: counted and dropped."""
+        self._dropped += len(data)
+        if self._dropped > LINGER_BYTES and self.channel is not None:
+            self.channel.transport.abortConnection()
+
+    def connectionLost(self, reason) -> None:
+        """The connection is gone: stop the linger timer too."""
+        if self._linger is not None and self._linger.active():
+            self._linger.cancel()
+        self._linger = None
+        super().connectionLost(reason)
+
+
 class HttpRpc:
     """Answers one HTTP JSON-RPC request.
 
@@ -56,15 +170,13 @@ class HttpRpc:
         self.metrics = metrics
 
     def render_POST(self, request):
-        length = request.getHeader(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_message_size:
-            write_json(request, 413, plain_error(
-                413, -32600, f"Request body over {self.max_message_size} bytes"))
-            return NOT_DONE_YET
+        """Answer one POST (its body is already bounded by
+        :class:`BoundedRequest`; checked again here for a Site built with
+        another request factory)."""
+        request.content.seek(0)
         body = request.content.read(self.max_message_size + 1)
         if len(body) > self.max_message_size:
-            write_json(request, 413, plain_error(
-                413, -32600, f"Request body over {self.max_message_size} bytes"))
+            write_json(request, 413, too_large_body(self.max_message_size))
             return NOT_DONE_YET
         header = request.getHeader(b"authorization")
         try:

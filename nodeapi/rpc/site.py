@@ -4,14 +4,15 @@
 WebSocket resource; ``POST /`` and ``POST /rpc`` -> HTTP JSON-RPC; anything
 else -> a JSON error (404 for other paths, 405 for other methods), never an
 HTML page or a traceback.  The access log is off (one line per call would
-dominate the cost of a call).
+dominate the cost of a call).  Request bodies are bounded while they arrive
+(:class:`nodeapi.rpc.http.BoundedRequest`, 413 past ``max_message_size``).
 """
 
 from autobahn.twisted.resource import WebSocketResource
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
-from nodeapi.rpc.http import HttpRpc, plain_error, write_json
+from nodeapi.rpc.http import BoundedRequest, HttpRpc, plain_error, write_json
 from nodeapi.rpc.websocket import RpcWebSocketFactory
 
 RPC_PATHS = (b"/", b"/rpc", b"/rpc/", b"/ws")
@@ -46,9 +47,16 @@ class RpcRoot(Resource):
 
 
 class RpcSite(Site):
-    """A Site without access logging and without HTML tracebacks."""
+    """A Site without access logging and without HTML tracebacks, whose
+    requests are :class:`BoundedRequest` (bodies over ``max_message_size``
+    bytes are refused with 413 while they arrive).
+
+    :ivar max_message_size: bytes; None: no body limit.
+    """
 
     displayTracebacks = False
+    requestFactory = BoundedRequest
+    max_message_size = None
 
     def log(self, request) -> None:
         """No access log (see module docstring)."""
@@ -81,6 +89,7 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
                                   reactor=reactor)
     http = HttpRpc(node, access, registry, max_message_size, metrics)
     site = RpcSite(RpcRoot(WebSocketResource(factory), http))
+    site.max_message_size = max_message_size
     site.ws_factory = factory
     if reactor is not None:
         site.reactor = reactor
