@@ -14,6 +14,15 @@ def replay_blocks(blocks, apply_block, head_num, total: int, clock, log,
     of blocks applied (failing with the first exception ``apply_block``
     raises).
 
+    Cancelling the Deferred stops the replay (a SIGTERM during startup,
+    :meth:`nodeapi.service.NodeService.stopService`): between two steps -
+    the normal case, since the reactor runs the stop between steps - the
+    cooperative task is stopped and the block iterator closed before
+    ``cancel()`` returns, so nothing reads the block log afterwards and it can
+    be closed at once; the Deferred fails with ``CancelledError``.  Cancelled
+    from inside ``apply_block`` (a block consumer), the block being applied
+    finishes, then the work loop returns without reading another block.
+
     :param blocks: zero-argument callable returning an iterable of
         ``(num, block)``; called when the first chunk runs.
     :param apply_block: ``apply_block(block)`` applies one block.
@@ -28,20 +37,25 @@ def replay_blocks(blocks, apply_block, head_num, total: int, clock, log,
     :param chunk: blocks applied per cooperator step.
     :param progress_every: seconds of ``clock`` between progress events.
     """
-    from twisted.internet import task
+    from twisted.internet import defer, task
 
     count = [0]
+    stopping = [False]
     started = clock.seconds()
 
     def work():
-        n = 0
         last_log = started
-        for _num, block in blocks():
-            apply_block(block)
-            count[0] += 1
-            n += 1
-            if n >= chunk:
-                n = 0
+        items = iter(blocks())
+        try:
+            while True:
+                for _ in range(chunk):
+                    item = next(items, None)
+                    if item is None:
+                        return
+                    apply_block(item[1])
+                    count[0] += 1
+                    if stopping[0]:
+                        return
                 now = clock.seconds()
                 if now - last_log >= progress_every:
                     last_log = now
@@ -50,6 +64,37 @@ def replay_blocks(blocks, apply_block, head_num, total: int, clock, log,
                              "ETA {eta:.0f} s", num=head_num(), total=total,
                              rate=rate, eta=max(total - count[0], 0) / max(rate, 1e-9))
                 yield None
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
+    steps = work()
     coop = cooperator or task
-    return coop.cooperate(work()).whenDone().addCallback(lambda _: count[0])
+    cooperative = coop.cooperate(steps)
+
+    def cancel(_d):
+        stopping[0] = True
+        if steps.gi_running:
+            return  # inside apply_block: the loop returns after this block
+        try:
+            cooperative.stop()
+        except task.TaskFinished:
+            pass
+        steps.close()
+
+    result = defer.Deferred(cancel)
+
+    def finished(_):
+        if not result.called:
+            result.callback(count[0])
+
+    def failed(failure):
+        if stopping[0] and failure.check(task.TaskStopped):
+            return None  # our own stop: ``result`` fails with CancelledError
+        if not result.called:
+            result.errback(failure)
+        return None
+
+    cooperative.whenDone().addCallbacks(finished, failed)
+    return result
