@@ -4,6 +4,7 @@ usable), max_calls_in_flight, auto-ping of silent peers, the slow-reader
 close, and the HTTP body limit enforced while the body arrives (raw sockets;
 issue 4, wire-contract.md section 4)."""
 
+import datetime
 import select
 import socket
 
@@ -11,8 +12,14 @@ import orjson
 import pytest
 import pytest_twisted
 import treq
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from autobahn.twisted.websocket import WebSocketClientFactory, connectWS
 from twisted.internet import defer, reactor, task, threads
+from twisted.internet.endpoints import serverFromString
+from twisted.internet.ssl import CertificateOptions
 from twisted.logger import globalLogPublisher
 
 from nodeapi.api.base import api_function
@@ -20,6 +27,7 @@ from nodeapi.api.database import DatabaseApi
 from nodeapi.api.registry import default_registry
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.http import LINGER_BYTES, BoundedRequest
+from nodeapi.rpc.site import rpc_site
 from rpcserver import RunningSite, make_node
 from test_chain_core import claim_op, produce, sign, transfer_op
 from wsclient import RpcClientProtocol, ws_connect
@@ -365,3 +373,75 @@ def test_body_at_the_limit_is_served(limited_server):
                                                       "result": CHAIN_ID})
     assert [r.received for r in RecordingRequest.made] == [HTTP_LIMIT, HTTP_LIMIT]
     assert not any(r.refused for r in RecordingRequest.made)
+
+
+# -- slow reader over TLS --------------------------------------------------------
+
+def self_signed_pem(path):
+    """Write a fresh self-signed key + certificate for 127.0.0.1 to ``path``."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                       serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption())
+                     + cert.public_bytes(serialization.Encoding.PEM))
+    return str(path)
+
+
+@pytest.fixture
+def tls_server(chain, tmp_path):
+    pem = self_signed_pem(tmp_path / "server.pem")
+    site = rpc_site(make_node(chain), ApiAccess.default(), reactor=reactor,
+                    max_outgoing_buffer=64 * 1024)
+    endpoint = serverFromString(reactor, f"ssl:0:interface=127.0.0.1:privateKey={pem}")
+    port = pytest_twisted.blockon(endpoint.listen(site))
+    yield site, port.getHost().port
+    for proto in list(site.ws_factory.connections):
+        proto.dropConnection(abort=True)
+    pytest_twisted.blockon(port.stopListening())
+
+
+def wss_connect(port):
+    factory = WebSocketClientFactory(f"wss://127.0.0.1:{port}/")
+    factory.protocol = RpcClientProtocol
+    factory.setProtocolOptions(autoPingInterval=0)
+    factory.opened = defer.Deferred()
+    connectWS(factory, contextFactory=CertificateOptions())  # no verification: test cert
+    return factory.opened
+
+
+@pytest_twisted.inlineCallbacks
+def test_tls_client_that_does_not_read_is_closed_1008(tls_server):
+    site, port = tls_server
+    ws = yield wss_connect(port)
+    assert (yield ws.call(0, "get_chain_id")) == CHAIN_ID
+    server_side = next(iter(site.ws_factory.connections))
+    assert server_side.transport.getHost().port == port  # the TLS connection
+    assert "transport" in vars(server_side.transport)  # a TLS layer over TCP
+    ws.transport.pauseProducing()  # stop reading: replies pile up at the server
+    request = orjson.dumps({"id": 1, "method": "get_global_properties", "params": []})
+    most = 0
+    for _ in range(400):
+        if not server_side._open:
+            break
+        most = max(most, server_side._buffered())
+        for _ in range(50):
+            ws.sendMessage(request, isBinary=False)
+        yield task.deferLater(reactor, 0.01, lambda: None)
+    assert not server_side._open
+    assert most <= 64 * 1024 + 50 * 16 * 1024  # bounded: at most one batch past the cap
+    ws.transport.resumeProducing()
+    code = yield ws.closed
+    assert code == 1008
+    assert ws.raw_replies and all(r.get("result") for r in ws.raw_replies)
+    other = yield wss_connect(port)  # the node still serves TLS clients
+    try:
+        assert (yield other.call(0, "get_chain_id")) == CHAIN_ID
+    finally:
+        other.dropConnection()

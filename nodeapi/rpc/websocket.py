@@ -66,6 +66,33 @@ def basic_credentials(header: Optional[str]) -> Optional[tuple]:
     return (user, password)
 
 
+def outgoing_buffered(transport) -> int:
+    """Bytes written to ``transport`` that the kernel has not taken yet.
+
+    Walks the transport chain down: a wrapping transport (one with its own
+    ``transport`` attribute, such as the ``TLSMemoryBIOProtocol`` of
+    ``ssl:`` endpoints) contributes only what it holds itself (cleartext it
+    cannot encrypt yet, ``_appSendBuffer``) -- its attribute lookups forward
+    to the transport below, which must not be counted twice; the bottom
+    (TCP) transport contributes its unsent ``dataBuffer[offset:]`` plus
+    ``_tempDataLen`` (twisted.internet.abstract.FileDescriptor), where the
+    encrypted bytes of TLS end up.  The sum is the memory a client that does
+    not read makes the node hold, over TCP and TLS alike (at most 8 layers
+    are walked).
+    """
+    total = 0
+    for _ in range(8):
+        own = getattr(transport, "__dict__", {})
+        below = own.get("transport")
+        if below is None:  # the bottom transport
+            data_buffer = getattr(transport, "dataBuffer", b"")
+            return (total + len(data_buffer) - getattr(transport, "offset", 0)
+                    + getattr(transport, "_tempDataLen", 0))
+        total += sum(len(piece) for piece in own.get("_appSendBuffer") or ())
+        transport = below
+    return total
+
+
 class RpcWebSocketProtocol(WebSocketServerProtocol):
     """JSON-RPC over one WebSocket connection (wire-contract.md sections 1-5)."""
 
@@ -160,8 +187,9 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         self._send(orjson.dumps(msg, default=str))
 
     def _buffered(self) -> int:
-        t = self.transport
-        return len(getattr(t, "dataBuffer", b"")) + getattr(t, "_tempDataLen", 0)
+        """Unsent reply bytes on this connection (TCP or TLS), see
+        :func:`outgoing_buffered`."""
+        return outgoing_buffered(self.transport)
 
     def _send(self, data: bytes) -> None:
         if not self._open:
