@@ -3,6 +3,7 @@ wall clock, SIGTERM stops gracefully, a restart replays the block log to the
 same head, kill -9 is survived, bad options stop startup with a message."""
 
 import signal
+import socket
 import subprocess
 
 import pytest
@@ -90,3 +91,27 @@ def test_corrupt_block_log_is_a_startup_error(tmp_path):
     out = (proc.stdout + proc.stderr).decode()
     assert proc.returncode != 0
     assert str(path) in out and "offset" in out
+
+
+def test_rpc_port_in_use_stops_the_node_with_status_1(tmp_path):
+    """A bind failure is a startup failure: one line naming the endpoint and
+    the error, exit status 1 (systemd Restart=on-failure), no block produced
+    without RPC, no "Unhandled error in Deferred"."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        endpoint = f"tcp:{port}:interface=127.0.0.1"
+        proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir",
+                                             str(tmp_path / "data"), "--rpc-endpoint",
+                                             endpoint),
+                              cwd=ROOT, capture_output=True, timeout=60)
+    out = (proc.stdout + proc.stderr).decode()
+    assert proc.returncode == 1, out
+    failed = [line for line in out.splitlines() if "Node startup failed" in line]
+    assert len(failed) == 1, out
+    assert f"cannot listen on {endpoint}" in failed[0]
+    assert "Address already in use" in failed[0]
+    assert "Unhandled error in Deferred" not in out
+    assert "Traceback" not in out
+    assert "Node stopped at head block" in out

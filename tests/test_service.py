@@ -1,0 +1,168 @@
+"""NodeService lifecycle over a real chain: a port that cannot be bound is a
+startup failure (one log line, every started service stopped), and a stop
+during a long replay stops the replay before the block log is closed."""
+
+import shutil
+import socket
+
+import pytest
+import pytest_twisted
+from twisted.internet import defer, reactor, task
+from twisted.internet.endpoints import TCP4ServerEndpoint
+from twisted.internet.protocol import Factory, Protocol
+from twisted.logger import Logger, globalLogPublisher
+
+from conftest import DEV_WIF
+from test_witness import ALL
+
+from nodeapi.chain.blocklog import BlockLog
+from nodeapi.chain.chain import Chain
+from nodeapi.service import ListenFailed, ListeningService, NodeService
+from nodeapi.witness import WitnessService
+
+TOTAL = 3000
+
+
+@pytest.fixture
+def failures():
+    """Every logged failure (``log.failure``) and error event while the test runs."""
+    seen = []
+
+    def observer(event):
+        if "log_failure" in event or event.get("log_level") is not None and \
+                event["log_level"].name in ("error", "critical"):
+            seen.append(event)
+
+    globalLogPublisher.addObserver(observer)
+    yield seen
+    globalLogPublisher.removeObserver(observer)
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory, genesis):
+    """A block log file of TOTAL empty blocks (built once, unsynced)."""
+    path = tmp_path_factory.mktemp("long") / "blocks"
+    log = BlockLog(str(path), sync=False).open()
+    chain = Chain(genesis, log)
+    for _ in range(TOTAL):
+        chain.generate_block(chain.get_slot_time(1), chain.get_scheduled_witness(1), DEV_WIF)
+    log.close()
+    return path
+
+
+def open_copy(long_log, tmp_path, name="blocks"):
+    path = tmp_path / name
+    if not path.exists():
+        shutil.copyfile(long_log, path)
+    return BlockLog(str(path)).open()
+
+
+def held_port():
+    """A socket bound and listening on 127.0.0.1; returns (socket, port)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    return s, s.getsockname()[1]
+
+
+def listener(port, what="RPC (WebSocket and HTTP)"):
+    endpoint = TCP4ServerEndpoint(reactor, port, interface="127.0.0.1")
+    return ListeningService(endpoint, Factory.forProtocol(Protocol),
+                            f"tcp:{port}:interface=127.0.0.1", what)
+
+
+@pytest_twisted.inlineCallbacks
+def test_listen_failure_is_a_startup_failure(chain, block_log):
+    held, port = held_port()
+    events = []
+    clock = task.Clock()
+    clock.advance(chain.genesis.initial_timestamp + 10)
+    witness = WitnessService(chain, ALL, enable_stale_production=True, clock=clock)
+    rpc = listener(port)
+    metrics = listener(0, "Prometheus metrics")
+    node = NodeService(chain, block_log, live=[witness, rpc, metrics])
+    node.log = Logger(observer=events.append)
+    try:
+        node.startService()
+        with pytest.raises(ListenFailed) as err:
+            yield node.whenStarted()
+        message = str(err.value)
+        assert f"cannot listen on tcp:{port}:interface=127.0.0.1" in message
+        assert "Address already in use" in message
+        # one line naming the endpoint and the error, no traceback
+        errors = [e for e in events if e["log_level"].name == "error"]
+        assert [e["error"] for e in errors] == [message]
+        assert not any("log_failure" in e for e in events)
+        # the witness had started, the metrics port never did
+        assert witness.running and rpc.running and not metrics.running
+        assert rpc.port is None
+        yield node.stopService()
+        assert not witness.running and not rpc.running and not clock.getDelayedCalls()
+        assert block_log._fd is None  # closed
+        with pytest.raises(ListenFailed):
+            yield node.whenStarted()  # a later observer sees the same outcome
+    finally:
+        held.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_listening_service_stops_with_and_without_a_port(chain, block_log):
+    rpc = listener(0)
+    node = NodeService(chain, block_log, live=[rpc])
+    node.startService()
+    yield node.whenStarted()
+    bound = rpc.port.getHost().port
+    assert bound > 0
+    yield node.stopService()
+    assert rpc.port is None
+    with socket.socket() as s:  # the port was released
+        s.bind(("127.0.0.1", bound))
+    # a ListeningService that never listened stops at once
+    assert listener(0).stopService().called
+
+
+@pytest.mark.parametrize("how", ["reactor", "inside_replay"])
+@pytest_twisted.inlineCallbacks
+def test_stop_during_replay_stops_it_and_a_restart_replays_all(
+        long_log, tmp_path, genesis, failures, how):
+    block_log = open_copy(long_log, tmp_path)
+    chain = Chain(genesis, block_log)
+    node = NodeService(chain, block_log, live=[listener(0)])
+    stopped = defer.Deferred()
+    seen = {}
+
+    class StopEarly:
+        def block_applied(self, applied):
+            assert applied.replay
+            if applied.block_num == 250 and not seen:
+                if how == "reactor":  # SIGTERM: twistd stops the node between steps
+                    seen["at"] = applied.block_num
+                    reactor.callLater(0, lambda: node.stopService().chainDeferred(stopped))
+                else:  # a consumer stopping the node from inside apply_block
+                    seen["at"] = applied.block_num
+                    node.stopService().chainDeferred(stopped)
+
+    chain.add_consumer(StopEarly())
+    node.startService()
+    started = node.whenStarted()
+    yield stopped
+    assert 250 <= chain.head_block_num < TOTAL
+    if how == "inside_replay":
+        assert chain.head_block_num == 250  # the block in hand finished, no other
+    with pytest.raises(defer.CancelledError):
+        yield started
+    assert block_log._fd is None  # closed by stopService
+    head = chain.head_block_num
+    yield task.deferLater(reactor, 0.05, lambda: None)  # no step runs afterwards
+    assert chain.head_block_num == head
+    assert failures == []
+
+    again_log = open_copy(long_log, tmp_path)
+    assert again_log.head_num == TOTAL and again_log.truncated == 0
+    again = Chain(genesis, again_log)
+    node2 = NodeService(again, again_log, live=[listener(0)])
+    node2.startService()
+    yield node2.whenStarted()
+    assert again.head_block_num == TOTAL
+    yield node2.stopService()
+    assert failures == []
