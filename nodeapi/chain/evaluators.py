@@ -16,6 +16,7 @@ from nodeapi.applied import AppliedOperation
 from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, InvalidOperation
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
+from nodeapi.protocol.impacted import impacted_accounts
 from nodeapi.protocol.keys import PublicKey, balance_addresses
 
 VOID = [0, {}]
@@ -194,27 +195,12 @@ def fee_payer(op: list) -> str:
 EVALUATORS = {0: transfer, 37: balance_claim, 35: custom}
 
 
-
-try:
-    from nodeapi.protocol import impacted_accounts
-except ImportError:  # the protocol package lands in pieces; fall back below
-    impacted_accounts = None
-
-
 def _impacted(op: list, payer: str) -> tuple:
-    """Impacted accounts of an operation, ascending by instance
-    (``nodeapi.protocol.impacted_accounts`` when available, else the fee
-    payer and the account fields of the operation)."""
-    if impacted_accounts is None:
-        accounts = {payer}
-        for key in ("from", "to", "account", "account_to_upgrade", "issue_to_account",
-                    "seller", "deposit_to_account", "registrar", "issuer"):
-            v = op[1].get(key)
-            if isinstance(v, str) and v.startswith("1.2."):
-                accounts.add(v)
-    else:
-        accounts = set(impacted_accounts(op))
-        accounts.add(payer)
+    """Impacted accounts of an operation
+    (:func:`nodeapi.protocol.impacted.impacted_accounts` plus the fee
+    payer), ascending by instance."""
+    accounts = set(impacted_accounts(op))
+    accounts.add(payer)
     return tuple(sorted(accounts, key=lambda a: int(a.rsplit(".", 1)[1])))
 
 
