@@ -1,11 +1,18 @@
 """Shared fixtures: the bundled genesis, a chain over a block log in a tmp
 dir, the dev key, and python-bitshares registered for the test chain."""
 
-import graphenebase.ecdsa
-import pytest
-from bitsharesbase.chains import known_chains
+import os
 
-from nodeapi.chain.genesis import load_genesis
+# Every wire-cache hit is recomputed and compared (nodeapi.rpc.jsonrpc): a
+# chain object changed in place after it was stored fails the test that
+# reads it.  Set before nodeapi is imported; daemons started by tests inherit it.
+os.environ["NODEAPI_CHECK_WIRE_CACHE"] = "1"
+
+import graphenebase.ecdsa  # noqa: E402
+import pytest  # noqa: E402
+from bitsharesbase.chains import known_chains  # noqa: E402
+
+from nodeapi.chain.genesis import load_genesis  # noqa: E402
 
 DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
 DEV_PUB = "TEST6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"

@@ -36,6 +36,16 @@ from nodeapi.chain.errors import UnknownObject
 _MISSING = object()
 
 
+class StateObject(dict):
+    """A chain object as the store holds it: a dict that is never changed
+    once the operation that made it (:meth:`ObjectStore.create` or the
+    copy-on-write :meth:`ObjectStore.modify`) has returned.  Readers may
+    therefore cache forms derived from one by identity; the RPC layer caches
+    its wire form (:func:`nodeapi.rpc.jsonrpc.to_wire`)."""
+
+    __slots__ = ()
+
+
 class ObjectStore:
     """Chain objects by id, with indexes and nested undo sessions."""
 
@@ -155,7 +165,7 @@ class ObjectStore:
         """Create an object with the next id of ``space_type``; ``fields``
         (without ``id``) are stored after the id.  Returns the new object."""
         oid = self.new_id(space_type)
-        obj = {"id": oid}
+        obj = StateObject(id=oid)
         obj.update(fields)
         self._record(oid)
         self.objects[oid] = obj
@@ -167,7 +177,7 @@ class ObjectStore:
         old = self.require(oid)
         self._record(oid)
         self._index(old, False)
-        new = dict(old)
+        new = StateObject(old)
         self.objects[oid] = new
         self._index(new, True)
         return new

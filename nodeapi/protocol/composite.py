@@ -146,7 +146,7 @@ class Struct:
         self.fields = tuple(fields)
 
     def pack(self, value, out, prefix=None) -> None:
-        if type(value) is not dict:
+        if type(value) is not dict and not isinstance(value, dict):
             raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
         for fname, ftype in self.fields:
             v = value.get(fname)
@@ -184,7 +184,7 @@ class Extension:
         if isinstance(value, (list, tuple)) and not value:
             out.append(0)
             return
-        if type(value) is not dict:
+        if type(value) is not dict and not isinstance(value, dict):
             raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
         present = [(i, f, t) for i, (f, t) in enumerate(self.fields) if value.get(f) is not None]
         pack_varint(len(present), out)

@@ -15,6 +15,7 @@ Shapes:
   "stack"}]}``.
 """
 
+import os
 from typing import Any, Optional
 
 import attr
@@ -22,6 +23,7 @@ import orjson
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from nodeapi.chain.state import StateObject
 from nodeapi.errors import NodeAPIError
 
 log = Logger()
@@ -136,6 +138,12 @@ def parse_request(raw: bytes) -> Request:
 UINT32_FIELDS = frozenset({"ref_block_prefix", "block_num", "head_block_number",
                            "last_irreversible_block_num", "last_confirmed_block_num"})
 UINT32_MAX = (1 << 32) - 1
+#: Chain objects whose wire form is cached (cleared when full).
+WIRE_CACHE_SIZE = 8192
+_WIRE_CACHE: dict = {}
+# NODEAPI_CHECK_WIRE_CACHE=1 (the test suite sets it) recomputes every cache
+# hit and fails loudly if a stored object was changed in place.
+_CHECK_CACHE = os.environ.get("NODEAPI_CHECK_WIRE_CACHE") == "1"
 
 
 def to_wire(value: Any) -> Any:
@@ -144,22 +152,27 @@ def to_wire(value: Any) -> Any:
     and tuples.  Fields graphene types as 32-bit unsigned
     (:data:`UINT32_FIELDS`, e.g. ``ref_block_prefix``) stay numbers up to
     2^32-1, as fc writes them.  Other values are returned unchanged.
-    Strings, booleans, None and small integers (most of every reply) are
-    handled inline, without a call per value: this walk is on the path of
-    every RPC reply."""
+
+    This walk is on the path of every RPC reply: strings, booleans, None and
+    small integers are handled inline, and the wire form of a chain object
+    (:class:`~nodeapi.chain.state.StateObject`, never changed once stored)
+    is cached by identity, so the objects wallets poll (``2.1.0`` every
+    block, accounts, assets) are walked once per version.  The result may
+    be shared: callers serialize it and never change it."""
     t = type(value)
+    if t is StateObject:
+        entry = _WIRE_CACHE.get(id(value))
+        if entry is not None and entry[0] is value:
+            if _CHECK_CACHE and entry[1] != _wire_dict(value):
+                raise AssertionError(f"object {value.get('id')} changed after it was stored")
+            return entry[1]
+        wire = _wire_dict(value)
+        if len(_WIRE_CACHE) >= WIRE_CACHE_SIZE:
+            _WIRE_CACHE.clear()
+        _WIRE_CACHE[id(value)] = (value, wire)  # the reference keeps id() unique
+        return wire
     if t is dict:
-        out = {}
-        for k, v in value.items():
-            tv = type(v)
-            if tv is str or tv is bool or v is None:
-                out[k] = v
-            elif tv is int:
-                out[k] = (v if INT32_MIN <= v <= INT32_MAX
-                          or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
-            else:
-                out[k] = to_wire(v)
-        return out
+        return _wire_dict(value)
     if t is list or t is tuple:
         out = []
         append = out.append
@@ -178,9 +191,25 @@ def to_wire(value: Any) -> Any:
         return repr(value) if value == value else "nan"
     if t is str or value is None or t is bool:
         return value
+    if isinstance(value, dict):
+        return _wire_dict(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return to_wire(int(value))
     return value
+
+
+def _wire_dict(value: dict) -> dict:
+    out = {}
+    for k, v in value.items():
+        tv = type(v)
+        if tv is str or tv is bool or v is None:
+            out[k] = v
+        elif tv is int:
+            out[k] = (v if INT32_MIN <= v <= INT32_MAX
+                      or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
+        else:
+            out[k] = to_wire(v)
+    return out
 
 
 def _default(value: Any) -> Any:
