@@ -18,6 +18,7 @@ from conftest import DEV_PUB, DEV_WIF
 from nodeapi.chain import authority as auth
 from nodeapi.chain.blocklog import MAGIC, BlockLog, BlockLogCorrupt, BlockLogError
 from nodeapi.chain.chain import Chain
+from nodeapi.chain.errors import DuplicateTransaction
 from nodeapi.chain.genesis import format_time
 from nodeapi.errors import ConfigError
 
@@ -260,6 +261,83 @@ def test_chain_replay_over_reopened_log(genesis, tmp_path):
     for acc in ("1.2.6", "1.2.7"):
         assert replayed.state.balance(acc, CORE) == chain.state.balance(acc, CORE)
     assert replayed.get_block(6) == last and last["transactions"]
+    log.close()
+
+
+class FlakyBlockLog(BlockLog):
+    """The real block log with an injected fault: while ``failures`` is
+    positive, ``append`` raises OSError (as a full disk would) and
+    decrements it."""
+
+    failures = 0
+
+    def append(self, block):
+        if self.failures > 0:
+            self.failures -= 1
+            raise OSError(28, "No space left on device")
+        return super().append(block)
+
+
+class Recorder:
+    """An IBlockConsumer that keeps the numbers and ids it saw."""
+
+    def __init__(self):
+        self.seen = []
+
+    def block_applied(self, applied):
+        self.seen.append((applied.block_num, applied.block_id))
+
+
+def test_failed_block_log_write_keeps_head_and_pending(genesis, tmp_path):
+    log = FlakyBlockLog(str(tmp_path / "blocks")).open()
+    chain = Chain(genesis, log)
+    consumer = Recorder()
+    chain.add_consumer(consumer)
+    scripted_block(chain, 0)
+    head = (chain.head_block_num, chain.head_block_id, chain.head_block_time)
+    trx = signed(chain, [transfer(5)])
+    chain.push_transaction(trx)
+    pending_balance = chain.state.balance("1.2.7", CORE)
+    log.failures = 1
+    when = chain.get_slot_time(1)
+    with pytest.raises(BlockLogError, match="Block 2 .* not applied: cannot write it "
+                                            "to the block log: .*No space left"):
+        chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
+    assert (chain.head_block_num, chain.head_block_id, chain.head_block_time) == head
+    assert log.head_num == 1 and consumer.seen == [(1, head[1])]
+    assert chain.pending_transactions == [trx]
+    assert chain.state.balance("1.2.7", CORE) == pending_balance  # still applied as pending
+    with pytest.raises(DuplicateTransaction):
+        chain.push_transaction(trx)
+    # the disk recovered: the same slot produces the block with the transaction
+    block = chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
+    assert block["transactions"] == [trx] and chain.pending_transactions == []
+    assert chain.head_block_num == 2 and log.read(2) == block
+    assert consumer.seen == [(1, head[1]), (2, chain.head_block_id)]
+    assert chain.state.balance("1.2.7", CORE) == pending_balance
+    scripted_block(chain, 2)
+    assert log.head_num == 3 and [n for n, _ in consumer.seen] == [1, 2, 3]
+    log.close()
+
+
+def test_failed_block_log_write_on_push_block(genesis, tmp_path):
+    source = Chain(genesis, open_log(tmp_path / "source"))
+    blocks = [scripted_block(source, k) for k in range(3)]
+    log = FlakyBlockLog(str(tmp_path / "follower")).open()
+    follower = Chain(genesis, log)
+    consumer = Recorder()
+    follower.add_consumer(consumer)
+    follower.push_block(blocks[0], now=1e10)
+    log.failures = 1
+    with pytest.raises(BlockLogError, match="Block 2 "):
+        follower.push_block(blocks[1], now=1e10)
+    assert follower.head_block_num == 1 and log.head_num == 1 and len(consumer.seen) == 1
+    for block in blocks[1:]:
+        follower.push_block(block, now=1e10)
+    assert follower.head_block_id == source.head_block_id
+    assert [n for n, _ in consumer.seen] == [1, 2, 3] and log.read(3) == blocks[2]
+    for acc in ("1.2.6", "1.2.7"):
+        assert follower.state.balance(acc, CORE) == source.state.balance(acc, CORE)
     log.close()
 
 

@@ -33,6 +33,7 @@ from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import evaluators_accounts, evaluators_assets, evaluators_market  # noqa: F401
 from nodeapi.chain import schedule
+from nodeapi.chain.blocklog import BlockLogError
 from nodeapi.chain.errors import InvalidBlock, UnsupportedOperation
 from nodeapi.chain.evaluators import (
     EVALUATORS, ApplyContext, applied_operations, fee_payer, pay_fee)
@@ -309,7 +310,26 @@ class Chain:
             raise InvalidBlock(f"Key does not match signing key {signing} of {witness_id}")
         ts = self.get_slot_time(slot)
         pending = self._take_pending()
+        saved = self._save_bookkeeping()
         self.state.begin()
+        try:
+            block, applied, kept = self._produce(pending, ts, witness_id, key)
+            self._append_to_log(block, applied)
+        except BaseException:
+            self._undo_block(saved)
+            self._restore_pending(pending)
+            raise
+        self.state.commit()
+        try:
+            self._notify(applied)
+        finally:  # a failing consumer must not leave the pending session closed
+            self._restore_pending([p for p in pending if p[2] not in kept])
+        return block
+
+    def _produce(self, pending: list, ts: int, witness_id: str, key) -> tuple:
+        """Apply ``pending`` (in the open block session) into a new signed
+        block at ``ts``; returns ``(block, AppliedBlock, ids of the included
+        transactions)`` (:meth:`generate_block`'s rules)."""
         records, kept = [], []
         limit = int(self.state.objects["2.0.0"]["parameters"]["maximum_block_size"])
         total = self._max_header_size(witness_id, ts)
@@ -347,14 +367,41 @@ class Chain:
         block["witness_signature"] = auth.sign_digest(auth.block_signing_digest(block), key)
         block["transactions"] = [r[0] for r in records]
         bid = auth.block_id(block)
-        applied = self._finish_block(block, bid, records, False)
-        self.state.commit()
-        self.block_log.append(block)
+        return block, self._finish_block(block, bid, records, False), kept
+
+    def _save_bookkeeping(self) -> tuple:
+        """The chain's bookkeeping outside the ObjectStore that applying a
+        block changes (recent transaction ids, the block summary slot, the
+        operation and statistics counters, the last changed ids), for
+        :meth:`_undo_block`."""
+        slot = (self.head_block_num + 1) & 0xFFFF
+        return (dict(self._recent), slot, self._summary.get(slot), self._op_counter,
+                self._ath_counter, self._changed_last)
+
+    def _undo_block(self, saved: tuple) -> None:
+        """Roll back the open block session and restore the bookkeeping
+        :meth:`_save_bookkeeping` returned: the head is as before the block."""
+        self.state.rollback()
+        self.state.reset_changed()
+        (self._recent, slot, summary, self._op_counter, self._ath_counter,
+         self._changed_last) = saved
+        if summary is None:
+            self._summary.pop(slot, None)
+        else:
+            self._summary[slot] = summary
+
+    def _append_to_log(self, block: dict, applied: AppliedBlock) -> None:
+        """Write ``block`` to the block log before its state is committed.
+
+        :raises BlockLogError: the write failed (disk full, I/O error, ...);
+            the caller rolls the block back, so memory never runs ahead of
+            the disk and a later block can succeed once the disk recovers."""
         try:
-            self._notify(applied)
-        finally:  # a failing consumer must not leave the pending session closed
-            self._restore_pending([p for p in pending if p[2] not in kept])
-        return block
+            self.block_log.append(block)
+        except Exception as exc:
+            raise BlockLogError(
+                f"Block {applied.block_num} ({applied.block_id}) not applied: cannot "
+                f"write it to the block log: {exc}") from exc
 
     def _clock(self):
         """The injected clock, or the global reactor."""
@@ -401,19 +448,23 @@ class Chain:
 
     def _apply_block(self, block: dict, check_sigs: bool, replay: bool,
                      check_root: bool) -> AppliedBlock:
+        """Apply ``block`` in its own session, write it to the block log
+        (unless ``replay``: it comes from there), commit, notify.  On any
+        failure nothing stays applied (:meth:`_undo_block`)."""
+        saved = self._save_bookkeeping()
         self.state.begin()
         try:
             records = self._apply_block_trxs(block, check_sigs)
             if check_root and auth.merkle_root([r[1] for r in records]) != block[
                     "transaction_merkle_root"]:
                 raise InvalidBlock("Transaction merkle root mismatch")
-        except Exception:
-            self.state.rollback()
+            applied = self._finish_block(block, auth.block_id(block), records, replay)
+            if not replay:
+                self._append_to_log(block, applied)
+        except BaseException:
+            self._undo_block(saved)
             raise
-        applied = self._finish_block(block, auth.block_id(block), records, replay)
         self.state.commit()
-        if not replay:
-            self.block_log.append(block)
         self._notify(applied)
         return applied
 
