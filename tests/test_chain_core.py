@@ -426,3 +426,81 @@ def test_generate_block_postpones_transactions_over_maximum_block_size(genesis):
     produce(tight)
     assert tight.get_block(4)["transactions"] == [t3]
     assert tight.pending_transactions == []
+
+
+class FaultyEvaluator:
+    """Wraps a real evaluator; raises ``exc`` (when set) instead of running
+    it - a rejected operation (ChainError) or an evaluator bug (KeyError)."""
+
+    def __init__(self, real):
+        self.real = real
+        self.exc = None
+
+    def __call__(self, ctx, data):
+        if self.exc is not None:
+            raise self.exc
+        return self.real(ctx, data)
+
+
+@pytest.fixture
+def faulty_claim(monkeypatch):
+    from nodeapi.chain import evaluators
+
+    faulty = FaultyEvaluator(evaluators.EVALUATORS[37])
+    monkeypatch.setitem(evaluators.EVALUATORS, 37, faulty)
+    return faulty
+
+
+def _events(chain):
+    from twisted.logger import Logger
+
+    events = []
+    chain.log = Logger(namespace="chain", observer=events.append)
+    return events
+
+
+@pytest.mark.parametrize("exc,quiet", [
+    (errors.InvalidOperation("now refused"), True),
+    (KeyError("balance_owner_key"), False),
+])
+def test_generate_block_drops_failing_transaction(chain, faulty_claim, exc, quiet):
+    events = _events(chain)
+    trx = sign(chain, [claim_op()])
+    chain.push_transaction(trx)
+    faulty_claim.exc = exc
+    when = chain.get_slot_time(1)
+    block = chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
+    assert block["transactions"] == [] and chain.pending_transactions == []
+    assert chain.head_block_num == 1 and chain.state.get("1.15.0") is not None
+    dropped = [e for e in events if e["log_format"].startswith("Dropped transaction")]
+    assert len(dropped) == 1
+    if quiet:
+        assert dropped[0]["log_level"].name == "info" and "log_failure" not in dropped[0]
+        assert dropped[0]["error"] == "now refused"
+    else:
+        assert dropped[0]["log_level"].name == "critical"
+        assert dropped[0]["log_failure"].check(KeyError)
+    faulty_claim.exc = None  # production goes on
+    chain.push_transaction(sign(chain, [claim_op()], expire_in=61))
+    produce(chain)
+    assert chain.state.get("1.15.0") is None
+
+
+@pytest.mark.parametrize("exc,level", [
+    (errors.InvalidOperation("now refused"), "debug"),
+    (TypeError("bug"), "critical"),
+])
+def test_restore_pending_drops_failing_transaction(chain, genesis, faulty_claim, exc, level):
+    from nodeapi.chain.chain import Chain
+
+    source = Chain(genesis, type(chain.block_log)(chain.block_log.path + "-source").open())
+    produce(source)
+    events = _events(chain)
+    chain.push_transaction(sign(chain, [claim_op()]))
+    faulty_claim.exc = exc
+    chain.push_block(source.get_block(1), now=1e10)
+    assert chain.head_block_id == source.head_block_id and chain.pending_transactions == []
+    dropped = [e for e in events if e["log_format"].startswith("Dropped pending")]
+    assert [e["log_level"].name for e in dropped] == [level]
+    assert ("log_failure" in dropped[0]) == (level == "critical")
+    source.block_log.close()

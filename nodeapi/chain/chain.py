@@ -41,9 +41,15 @@ from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import format_time, init_genesis, parse_time
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_block_form, check_block_limits, check_transaction
+from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.history.ids import impacted_accounts as history_impacted
 from nodeapi.protocol.operations import operation_type
 from nodeapi.protocol.transaction import serialize_processed_transaction
+
+#: The errors that reject a transaction (validation and evaluator rules,
+#: malformed wire data); a pending transaction failing with one of them is
+#: dropped quietly, any other exception is a bug and logged with its traceback.
+REJECTIONS = (ChainError, ProtocolError)
 
 
 class Chain:
@@ -271,12 +277,15 @@ class Chain:
         """Reopen the pending session and re-validate ``pending``, dropping
         the ones no longer valid (graphene ``_popped_tx`` / pending replay)."""
         self.state.begin()
-        for trx, _packed, _id in pending:
+        for trx, _packed, trx_id in pending:
             try:
                 self._queue(trx)
-            except Exception as exc:
-                self.log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=_id,
-                          error=str(exc))
+            except REJECTIONS as exc:
+                self.log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=trx_id,
+                               error=str(exc))
+            except Exception:
+                self.log.failure("Dropped pending transaction {trx_id}: unexpected error",
+                                 trx_id=trx_id)
 
     def _max_header_size(self, witness_id: str, ts: int) -> int:
         """graphene ``_generate_block``'s ``max_block_header_size``: the
@@ -346,9 +355,13 @@ class Chain:
                                self.address_prefix)
             try:
                 packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)
-            except Exception as exc:
+            except REJECTIONS as exc:
                 self.log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
-                         error=str(exc))
+                              error=str(exc))
+                continue
+            except Exception:  # an evaluator bug: report it, production goes on
+                self.log.failure("Dropped transaction {trx_id}: unexpected error",
+                                 trx_id=entry[2])
                 continue
             self._recent[trx_id] = exp
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
