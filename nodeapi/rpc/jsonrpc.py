@@ -102,33 +102,35 @@ def parse_request(raw: bytes) -> Request:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise RpcError(-32700, "Invalid JSON message") from None
-    if isinstance(doc, list):
-        raise RpcError(-32600, "Batch requests not supported")
-    if not isinstance(doc, dict):
+    if type(doc) is not dict:
+        if isinstance(doc, list):
+            raise RpcError(-32600, "Batch requests not supported")
         raise RpcError(-32600, "Invalid JSON request")
     has_id = "id" in doc
     rid = doc.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, (int, str, type(None))):
+    trid = type(rid)
+    if trid is not int and trid is not str and rid is not None:
         raise RpcError(-32600, "Invalid id")
     jsonrpc = "jsonrpc" in doc
     if jsonrpc and doc["jsonrpc"] != "2.0":
         raise RpcError(-32600, "Unsupported JSON-RPC version")
     method = doc.get("method")
-    if not isinstance(method, str) or not method:
+    if type(method) is not str or not method:
         raise RpcError(-32600, "Missing or invalid method")
     params = doc.get("params", [])
-    if isinstance(params, dict):
-        raise RpcError(-32602, "Named parameters not supported")
-    if not isinstance(params, list):
+    if type(params) is not list:
+        if isinstance(params, dict):
+            raise RpcError(-32602, "Named parameters not supported")
         raise RpcError(-32600, "Invalid parameters")
     if method != "call":
         return Request(rid, has_id, 0, method, params, jsonrpc)
-    if len(params) != 3 or not isinstance(params[2], list):
+    if len(params) != 3 or type(params[2]) is not list:
         raise RpcError(-32600, "Invalid parameters")
     api, function = params[0], params[1]
-    if isinstance(api, bool) or not isinstance(api, (int, str)) or not isinstance(function, str):
+    tapi = type(api)
+    if (tapi is not int and tapi is not str) or type(function) is not str:
         raise RpcError(-32600, "Invalid parameters")
-    if isinstance(api, str) and api.isdigit():
+    if tapi is str and api.isdigit():
         api = int(api)
     return Request(rid, has_id, api, function, params[2], jsonrpc)
 

@@ -66,6 +66,10 @@ def basic_credentials(header: Optional[str]) -> Optional[tuple]:
     return (user, password)
 
 
+#: Bytes sent between two measurements of a connection's unsent buffer.
+BUFFER_CHECK_BYTES = 256 * 1024
+
+
 def outgoing_buffered(transport) -> int:
     """Bytes written to ``transport`` that the kernel has not taken yet.
 
@@ -102,6 +106,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         super().__init__()
         self.session: Optional[RpcSession] = None
         self._in_flight = 0
+        self._unchecked = 0  # bytes sent since the unsent buffer was last measured
         self._open = False
 
     def onConnect(self, request) -> None:
@@ -194,6 +199,13 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
     def _send(self, data: bytes) -> None:
         if not self._open:
             return
+        # the transport is measured once per BUFFER_CHECK_BYTES sent (not per
+        # message): the bound is exceeded by at most that plus one message
+        self._unchecked += len(data)
+        if self._unchecked < BUFFER_CHECK_BYTES:
+            self.sendMessage(data, isBinary=False)
+            return
+        self._unchecked = 0
         if self._buffered() > self.factory.max_outgoing_buffer:
             self._log.warn("Closing a WebSocket client that does not read its replies "
                            "({peer}, {size} bytes buffered)", peer=self.peer,
