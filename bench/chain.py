@@ -35,6 +35,7 @@ from nodeapi.chain import authority as auth  # noqa: E402
 from nodeapi.chain.blocklog import BlockLog  # noqa: E402
 from nodeapi.chain.chain import Chain  # noqa: E402
 from nodeapi.chain.genesis import format_time, load_genesis  # noqa: E402
+from nodeapi.protocol.transaction import signature_digest  # noqa: E402
 
 DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
 CORE = "1.3.0"
@@ -51,7 +52,7 @@ def signed(chain, ops, expire_in=3600):
            "ref_block_prefix": struct.unpack_from("<I", bytes.fromhex(bid), 4)[0],
            "expiration": format_time(chain.head_block_time + expire_in),
            "operations": ops, "extensions": []}
-    digest = auth.signature_digest(chain.chain_id, auth.pack_transaction(trx, "TEST"))
+    digest = signature_digest(trx, chain.chain_id, "TEST")
     trx["signatures"] = [auth.sign_digest(digest, DEV_WIF)]
     return trx
 

@@ -37,6 +37,7 @@ from nodeapi.config_parse import (
     parse_optional_endpoint, parse_plugins, parse_private_key, parse_seconds, parse_seed_node,
     parse_text, parse_url, parse_witness_ids)
 from nodeapi.node import ApiLimits
+from nodeapi.protocol.keys import public_key_bytes
 
 #: The published development key of the bundled genesis (bitshares' "nathan").
 DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
@@ -290,7 +291,7 @@ class Options(usage.Options):
             return {}
         by_public = {}
         for wif in self["private-key"]:
-            by_public.setdefault(auth.public_key_bytes(auth.public_key_of(wif, "TEST")), wif)
+            by_public.setdefault(public_key_bytes(auth.public_key_of(wif, "TEST")), wif)
         candidates = self.genesis.data.get("initial_witness_candidates", [])
         out = {}
         for wid in self["witness-id"]:
@@ -299,7 +300,7 @@ class Options(usage.Options):
                 signing = chain.state.objects[wid]["signing_key"]
             elif chain is None and 1 <= instance <= len(candidates):
                 signing = candidates[instance - 1]["block_signing_key"]
-            key = by_public.get(auth.public_key_bytes(signing)) if signing else None
+            key = by_public.get(public_key_bytes(signing)) if signing else None
             out[wid] = key or self["private-key"][0]
         return out
 

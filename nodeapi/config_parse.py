@@ -17,6 +17,7 @@ import urllib.parse
 from twisted.internet.endpoints import serverFromString
 
 from nodeapi.chain import authority as auth
+from nodeapi.protocol.keys import public_key_bytes
 
 KNOWN_PLUGINS = ("witness", "account_history", "searchdb")
 _INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')
@@ -183,13 +184,13 @@ def parse_private_key(text) -> list:
             raise ValueError('expected a WIF or ["PUBLIC_KEY", "WIF"]')
         public, wif = value
     try:
-        derived = auth.public_key_bytes(auth.public_key_of(wif, "TEST"))
+        derived = public_key_bytes(auth.public_key_of(wif, "TEST"))
     except Exception:
         raise ValueError("malformed WIF private key (bad encoding or "
                          "checksum)") from None
     if public is not None:
         try:
-            given = auth.public_key_bytes(public)
+            given = public_key_bytes(public)
         except Exception:
             raise ValueError(f"malformed public key {public!r}") from None
         if given != derived:

@@ -14,6 +14,8 @@ from nodeapi.chain import authority as auth
 from nodeapi.chain import errors
 from nodeapi.errors import ApiError
 from nodeapi.protocol.errors import UnknownOperation
+from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.protocol.transaction import serialize_transaction
 
 
 @pytest.fixture
@@ -29,7 +31,7 @@ def unsigned(chain, ops):
 
 def test_transaction_hex(db, funded):
     trx = sign(funded, [transfer_op(5)])
-    packed = auth.pack_transaction(trx, "TEST")
+    packed = serialize_transaction(trx, "TEST")
     assert db.call("get_transaction_hex_without_sig", [trx]) == packed.hex()
     full = db.call("get_transaction_hex", [trx])
     # signatures: varint count 1, then the 65-byte signature
@@ -116,7 +118,7 @@ from test_chain_authority import sign as canonical_sign  # noqa: E402
 
 
 def by_bytes(*keys):
-    return sorted(keys, key=auth.public_key_bytes)
+    return sorted(keys, key=public_key_bytes)
 
 
 @pytest.fixture

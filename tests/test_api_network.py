@@ -14,15 +14,15 @@ from test_peers_rpcserver import ChainRpcFactory
 
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.network_node import NetworkNodeApi
-from nodeapi.chain import authority as auth
 from nodeapi.chain import errors
 from nodeapi.chain.chain import Chain
 from nodeapi.errors import ApiError
 from nodeapi.peers import InvalidNodeParameter, PeerService
+from nodeapi.protocol.transaction import transaction_id
 
 
 def trx_id(trx):
-    return auth.transaction_id(auth.pack_transaction(trx, "TEST"))
+    return transaction_id(trx, "TEST")
 
 
 def test_broadcast_transaction(funded):

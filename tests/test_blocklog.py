@@ -21,6 +21,7 @@ from nodeapi.chain.chain import Chain
 from nodeapi.chain.errors import DuplicateTransaction
 from nodeapi.chain.genesis import format_time
 from nodeapi.errors import ConfigError
+from nodeapi.protocol.transaction import signature_digest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
@@ -34,7 +35,7 @@ def signed(chain, ops, wif=DEV_WIF, expire_in=60):
            "ref_block_prefix": struct.unpack_from("<I", bytes.fromhex(bid), 4)[0],
            "expiration": format_time(chain.head_block_time + expire_in),
            "operations": ops, "extensions": []}
-    digest = auth.signature_digest(chain.chain_id, auth.pack_transaction(trx, "TEST"))
+    digest = signature_digest(trx, chain.chain_id, "TEST")
     trx["signatures"] = [auth.sign_digest(digest, wif)]
     return trx
 

@@ -21,6 +21,7 @@ from test_chain_ops import _options, with_fee
 from nodeapi.chain import authority as chain_auth
 from nodeapi.chain import errors
 from nodeapi.protocol.keys import PrivateKey
+from nodeapi.protocol.transaction import signature_digest
 
 
 def sign(chain, ops, wifs=(DEV_WIF,)):
@@ -28,7 +29,7 @@ def sign(chain, ops, wifs=(DEV_WIF,)):
     the canonical graphene packing (identical bytes unless an authority has
     several entries)."""
     trx = bts_sign(chain, ops, wifs=wifs)
-    digest = chain_auth.signature_digest(CHAIN_ID, chain_auth.pack_transaction(trx))
+    digest = signature_digest(trx, CHAIN_ID, "TEST")
     trx["signatures"] = [chain_auth.sign_digest(digest, w) for w in wifs]
     return trx
 

@@ -139,15 +139,18 @@ def forge_block(chain, transactions=(), when=None, **fields):
     holding ``transactions`` (wire JSON); ``fields`` override header fields
     before signing."""
     from nodeapi.chain import authority as auth
+    from nodeapi.chain.chain import merkle_root
+    from nodeapi.protocol.block import block_signing_digest
+    from nodeapi.protocol.transaction import serialize_transaction
 
     when = chain.get_slot_time(1) if when is None else when
     slot = chain.get_slot_at_time(when)
-    packed = [auth.pack_transaction(t, "TEST") for t in transactions]
+    records = [(t, serialize_transaction(t, "TEST")) for t in transactions]
     block = {"previous": chain.head_block_id, "timestamp": format_time(when),
              "witness": chain.get_scheduled_witness(slot),
-             "transaction_merkle_root": auth.merkle_root(packed), "extensions": []}
+             "transaction_merkle_root": merkle_root(records), "extensions": []}
     block.update(fields)
-    block["witness_signature"] = auth.sign_digest(auth.block_signing_digest(block), DEV_WIF)
+    block["witness_signature"] = auth.sign_digest(block_signing_digest(block), DEV_WIF)
     block["transactions"] = list(transactions)
     return block
 
@@ -363,10 +366,10 @@ def test_generate_block_postpones_transactions_over_maximum_block_size(genesis):
     import copy
 
     from conftest import ListBlockLog
-    from nodeapi.chain import authority as auth
     from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import Genesis
     from nodeapi.chain.validation import check_block_form
+    from nodeapi.protocol.block import block_header_bytes
     from nodeapi.protocol.transaction import serialize_processed_transaction
 
     def size(trx):
@@ -391,7 +394,7 @@ def test_generate_block_postpones_transactions_over_maximum_block_size(genesis):
         return t1, t2, t3
 
     probe = small_chain(2048000)
-    header = len(auth.block_header_bytes(probe.get_block(1))) + 3
+    header = len(block_header_bytes(probe.get_block(1))) + 3
     t1, t2, t3 = three(probe)
     assert size(t1) == size(t3) < size(t2) < 2 * size(t1)
     limit = header + size(t1) + size(t3)

@@ -130,10 +130,11 @@ def _wrong_signature(chain, trx):
     canonical test looks at the first bytes of r and s) and the unrelated key
     it recovers to."""
     from nodeapi.chain import authority as auth
+    from nodeapi.protocol.transaction import signature_digest
 
     sig = trx["signatures"][0]
     bad = sig[:-2] + ("00" if sig[-2:] != "00" else "01")
-    digest = auth.signature_digest(chain.chain_id, auth.pack_transaction(trx, "TEST"))
+    digest = signature_digest(trx, chain.chain_id, "TEST")
     return bad, auth.recover_key(bad, digest, "TEST")
 
 

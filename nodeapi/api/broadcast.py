@@ -23,10 +23,10 @@ from twisted.logger import Logger
 
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.database_authority import require_trx
-from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError, NodeAPIError, ProtocolError
 from nodeapi.peers_peer import strip_block_info, wire_ints
+from nodeapi.protocol.transaction import transaction_id
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
               OverflowError)
@@ -64,7 +64,7 @@ class NetworkBroadcastApi(ApiSet):
         chain = self.node.chain
         try:
             chain.push_transaction(trx)
-            trx_id = auth.transaction_id(auth.pack_transaction(trx, chain.address_prefix))
+            trx_id = transaction_id(trx, chain.address_prefix)
             expiration = parse_time(trx["expiration"])
         except ProtocolError as exc:  # fc serialization rejected a field
             raise ApiError(f"Malformed transaction: {exc}") from None
@@ -100,7 +100,7 @@ class NetworkBroadcastApi(ApiSet):
         try:
             prefix = self.node.chain.address_prefix
             for trx_num, trx in enumerate(applied.block["transactions"]):
-                trx_id = auth.transaction_id(auth.pack_transaction(trx, prefix))
+                trx_id = transaction_id(trx, prefix)
                 entry = self._waiting.pop(trx_id, None)
                 if entry is not None:
                     self._confirm(entry, trx_id, applied, trx_num, trx)

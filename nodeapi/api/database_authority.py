@@ -11,8 +11,9 @@ verifies transactions with), so the answers match what the chain accepts
 for the operations it evaluates.
 """
 
-from nodeapi.protocol.keys import address_bytes
-from nodeapi.protocol.transaction import serialize_signed_transaction
+from nodeapi.protocol.keys import address_bytes, public_key_bytes
+from nodeapi.protocol.transaction import (
+    serialize_signed_transaction, serialize_transaction, signature_digest_of)
 
 from nodeapi.api.base import api_function
 from nodeapi.api.database_common import get_account, get_asset, require_list
@@ -47,7 +48,7 @@ def require_trx(trx) -> dict:
 
 
 def _key_order(key: str) -> bytes:
-    return auth.public_key_bytes(key)
+    return public_key_bytes(key)
 
 
 def _address_order(address: str) -> bytes:
@@ -59,11 +60,11 @@ class AuthorityMixin:
     """Transaction hex, signatures, authority checks, fees."""
 
     def _packed(self, trx: dict) -> bytes:
-        return guarded("transaction", auth.pack_transaction, require_trx(trx),
+        return guarded("transaction", serialize_transaction, require_trx(trx),
                        self.chain.address_prefix)
 
     def _signers(self, trx: dict) -> set:
-        digest = auth.signature_digest(self.chain.chain_id, self._packed(trx))
+        digest = signature_digest_of(self._packed(trx), self.chain.chain_id)
         return auth.recover_keys(require_list(trx.get("signatures", []), "signatures"),
                                  digest, self.chain.address_prefix)
 

@@ -1,11 +1,15 @@
-"""Transaction digests, signatures and graphene's ``verify_authority``.
+"""Signatures as the chain checks them, and graphene's ``verify_authority``.
 
-- :func:`pack_transaction` serializes a wire-JSON transaction without its
-  signatures (:mod:`nodeapi.protocol`, fc encoding); :func:`transaction_id`
-  and :func:`signature_digest` follow wire-contract.md section 7.
+The protocol itself (transaction bytes, ids and signature digests, block
+ids, block signing digests, merkle roots, key encodings) lives in
+:mod:`nodeapi.protocol` (``transaction``, ``block``, ``keys``); this module
+only adds the chain's rules on top of it:
+
 - :func:`recover_keys` turns 65-byte compact signatures into public key
-  strings (libsecp256k1 via coincurve); like graphene, a non-canonical
-  signature is rejected.
+  strings (:meth:`nodeapi.protocol.keys.PublicKey.recover`); like graphene,
+  a non-canonical signature is rejected.  Every protocol error becomes the
+  chain's :class:`~nodeapi.chain.errors.InvalidSignature` (a ChainError),
+  with the protocol error as its ``__cause__``.
 - :func:`required_authorities` and :func:`verify_authority` follow graphene
   ``operation_get_required_authorities`` and ``graphene::chain::verify_authority``
   (libraries/protocol/transaction.cpp): every required active authority is
@@ -17,41 +21,9 @@
   (for the database API functions of those names).
 """
 
-import hashlib
-
 from nodeapi.chain.errors import InvalidSignature, MissingAuthority
 from nodeapi.errors import ProtocolError
-from nodeapi.protocol import block as _block
 from nodeapi.protocol.keys import PrivateKey, PublicKey
-from nodeapi.protocol.keys import public_key_bytes as _public_key_bytes
-from nodeapi.protocol.keys import public_key_str
-from nodeapi.protocol.transaction import serialize_transaction
-
-
-def pack_transaction(trx: dict, prefix: str = "TEST") -> bytes:
-    """The transaction serialized without signatures (graphene ``transaction``);
-    ``prefix`` is the public key prefix of keys inside operations."""
-    return serialize_transaction(trx, prefix)
-
-
-def transaction_id(packed: bytes) -> str:
-    """Hex transaction id: first 20 bytes of sha256 of the packed transaction."""
-    return hashlib.sha256(packed).digest()[:20].hex()
-
-
-def signature_digest(chain_id: str, packed: bytes) -> bytes:
-    """sha256(chain id bytes + packed transaction): what signatures sign."""
-    return hashlib.sha256(bytes.fromhex(chain_id) + packed).digest()
-
-
-def public_key_string(compressed: bytes, prefix: str) -> str:
-    """33-byte compressed key -> ``TEST6MRy...`` string."""
-    return public_key_str(compressed, prefix)
-
-
-def public_key_bytes(key: str) -> bytes:
-    """``TEST6MRy...`` -> 33-byte compressed key."""
-    return _public_key_bytes(key)
 
 
 def recover_key(signature_hex: str, digest: bytes, prefix: str) -> str:
@@ -59,11 +31,11 @@ def recover_key(signature_hex: str, digest: bytes, prefix: str) -> str:
     raises :class:`InvalidSignature`."""
     try:
         pub = PublicKey.recover(bytes.fromhex(signature_hex), digest)
-    except (ValueError, TypeError):
-        raise InvalidSignature(f"Invalid signature {str(signature_hex)[:16]}...: "
-                               "not hex") from None
     except ProtocolError as exc:
-        raise InvalidSignature(str(exc)) from None
+        raise InvalidSignature(str(exc)) from exc
+    except (ValueError, TypeError) as exc:
+        raise InvalidSignature(f"Invalid signature {str(signature_hex)[:16]}...: "
+                               "not hex") from exc
     return pub.to_str(prefix)
 
 
@@ -297,39 +269,3 @@ def verify_authority(ops: list, keys: set, get_account, max_depth: int) -> None:
     unused = keys - state.used
     if unused:
         raise InvalidSignature(f"Unnecessary signature(s) by {', '.join(sorted(unused))}")
-
-
-def block_header_bytes(block: dict, signed: bool = True) -> bytes:
-    """graphene ``(signed_)block_header`` serialization
-    (:func:`nodeapi.protocol.block.block_header_bytes`)."""
-    return _block.block_header_bytes(block, signed)
-
-
-def block_id(block: dict) -> str:
-    """sha224 of the signed header, first 4 bytes = block number big-endian,
-    truncated to 20 bytes (wire-contract.md section 7)."""
-    num = int(block["previous"][:8], 16) + 1
-    digest = hashlib.sha224(block_header_bytes(block)).digest()
-    return (num.to_bytes(4, "big") + digest[4:20]).hex()
-
-
-def block_signing_digest(block: dict) -> bytes:
-    """sha256 of the unsigned header: what the witness signs."""
-    return hashlib.sha256(block_header_bytes(block, signed=False)).digest()
-
-
-def merkle_root(packed_transactions: list) -> str:
-    """graphene ``signed_block::calculate_merkle_root`` over the packed
-    (unsigned) transactions: sha256 leaves, pairwise sha256, ripemd160 of the
-    root (zeros for no transactions)."""
-    if not packed_transactions:
-        return "0" * 40
-    ids = [hashlib.sha256(p).digest() for p in packed_transactions]
-    while len(ids) > 1:
-        nxt = []
-        for i in range(0, len(ids) - 1, 2):
-            nxt.append(hashlib.sha256(ids[i] + ids[i + 1]).digest())
-        if len(ids) % 2:
-            nxt.append(ids[-1])
-        ids = nxt
-    return hashlib.new("ripemd160", ids[0]).hexdigest()

@@ -27,6 +27,8 @@ Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
 changed by the last applied block.
 """
 
+import hashlib
+
 from twisted.logger import Logger
 
 from nodeapi.applied import AppliedBlock
@@ -35,21 +37,34 @@ from nodeapi.chain import evaluators_accounts, evaluators_assets, evaluators_mar
 from nodeapi.chain import schedule
 from nodeapi.chain.blocklog import BlockLogError
 from nodeapi.chain.errors import InvalidBlock, UnsupportedOperation
-from nodeapi.chain.evaluators import (
-    EVALUATORS, ApplyContext, applied_operations, fee_payer, pay_fee)
+from nodeapi.chain.evaluators import EVALUATORS, ApplyContext, applied_operations, pay_fee
 from nodeapi.chain.fees import core_fee
-from nodeapi.chain.genesis import format_time, init_genesis, parse_time
+from nodeapi.chain.genesis import init_genesis
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_block_form, check_block_limits, check_transaction
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.history.ids import impacted_accounts as history_impacted
+from nodeapi.protocol.block import block_header_bytes, block_id, block_signing_digest
+from nodeapi.protocol.block import merkle_root_of_digests
+from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.operations import operation_type
+from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
 
 #: The errors that reject a transaction (validation and evaluator rules,
 #: malformed wire data); a pending transaction failing with one of them is
 #: dropped quietly, any other exception is a bug and logged with its traceback.
 REJECTIONS = (ChainError, ProtocolError)
+
+
+def merkle_root(records: list) -> str:
+    """The ``transaction_merkle_root`` this chain puts in (and checks on)
+    its blocks: graphene's tree (:func:`nodeapi.protocol.block.merkle_root_of_digests`)
+    over sha256 of each transaction's packed bytes *without* signatures
+    (``records``: ``[(trx, packed, ...)]``).  graphene hashes the packed
+    ``processed_transaction`` instead (:func:`nodeapi.protocol.block.merkle_root`);
+    kept as is so existing block logs and peers still agree."""
+    return merkle_root_of_digests([hashlib.sha256(r[1]).digest() for r in records])
 
 
 class Chain:
@@ -294,7 +309,7 @@ class Chain:
         header = {"previous": self.head_block_id, "timestamp": format_time(ts),
                   "witness": witness_id, "transaction_merkle_root": "0" * 40,
                   "extensions": [], "witness_signature": "00" * 65}
-        return len(auth.block_header_bytes(header)) + 3
+        return len(block_header_bytes(header)) + 3
 
     def generate_block(self, when: int, witness_id: str, key) -> dict:
         """Build, sign, apply and log a block at slot time ``when`` (seconds)
@@ -374,12 +389,12 @@ class Chain:
             "previous": self.head_block_id,
             "timestamp": format_time(ts),
             "witness": witness_id,
-            "transaction_merkle_root": auth.merkle_root([r[1] for r in records]),
+            "transaction_merkle_root": merkle_root(records),
             "extensions": [],
         }
-        block["witness_signature"] = auth.sign_digest(auth.block_signing_digest(block), key)
+        block["witness_signature"] = auth.sign_digest(block_signing_digest(block), key)
         block["transactions"] = [r[0] for r in records]
-        bid = auth.block_id(block)
+        bid = block_id(block)
         return block, self._finish_block(block, bid, records, False), kept
 
     def _save_bookkeeping(self) -> tuple:
@@ -449,7 +464,7 @@ class Chain:
             raise InvalidBlock(f"Witness {block['witness']} is not scheduled for that slot")
         signing = self.state.objects[block["witness"]]["signing_key"]
         signer = auth.recover_key(block["witness_signature"],
-                                  auth.block_signing_digest(block), self.address_prefix)
+                                  block_signing_digest(block), self.address_prefix)
         if signer != signing:
             raise InvalidBlock(f"Block signed by {signer}, not by {signing}")
         pending = self._take_pending()
@@ -468,10 +483,9 @@ class Chain:
         self.state.begin()
         try:
             records = self._apply_block_trxs(block, check_sigs)
-            if check_root and auth.merkle_root([r[1] for r in records]) != block[
-                    "transaction_merkle_root"]:
+            if check_root and merkle_root(records) != block["transaction_merkle_root"]:
                 raise InvalidBlock("Transaction merkle root mismatch")
-            applied = self._finish_block(block, auth.block_id(block), records, replay)
+            applied = self._finish_block(block, block_id(block), records, replay)
             if not replay:
                 self._append_to_log(block, applied)
         except BaseException:

@@ -48,7 +48,14 @@ class DuplicateTransaction(ChainError):
 
 
 class InvalidSignature(ChainError):
-    """A signature is malformed, duplicated or signs nothing required."""
+    """A signature is malformed, duplicated or signs nothing required.
+
+    The chain's rejection of a transaction or block for its signatures.  A
+    malformed signature is first detected by :mod:`nodeapi.protocol`
+    (:class:`nodeapi.protocol.errors.InvalidSignature`, a ProtocolError);
+    :mod:`nodeapi.chain.authority` wraps that error in this one (it is the
+    ``__cause__``), so a rejected transaction always fails with a
+    :class:`~nodeapi.errors.ChainError`."""
 
     name = "invalid_signature"
 

@@ -16,7 +16,7 @@ from nodeapi.applied import AppliedOperation
 from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, InvalidOperation
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
-from nodeapi.protocol.impacted import impacted_accounts
+from nodeapi.protocol.impacted import fee_payer, impacted_accounts
 from nodeapi.protocol.keys import PublicKey, balance_addresses
 
 VOID = [0, {}]
@@ -178,18 +178,6 @@ def custom(ctx: ApplyContext, data: dict) -> list:
     for aid in data.get("required_auths", []):
         ctx.state.require(aid)
     return VOID
-
-
-def fee_payer(op: list) -> str:
-    """The account paying the fee (graphene ``operation::fee_payer``)."""
-    from nodeapi.chain.authority import _ACTIVE_FIELD
-
-    kind, data = op
-    if kind == 37:
-        return data["deposit_to_account"]
-    if kind == 4:
-        return data["account_id"]
-    return data[_ACTIVE_FIELD[kind]]
 
 
 EVALUATORS = {0: transfer, 37: balance_claim, 35: custom}

@@ -8,16 +8,17 @@ the null witness 1.6.0 and the witness candidates 1.6.1.., the genesis balance
 objects 1.15.N).
 """
 
-import calendar
 import copy
 import hashlib
 import json
 import os
-import time
 
 import attr
 
 from nodeapi.chain.state import ObjectStore
+# Wire times are nodeapi.protocol.times'; re-exported here because most chain
+# modules (fees, schedule, validation, evaluators) import them with the genesis.
+from nodeapi.protocol.times import format_time, parse_time  # noqa: F401
 
 DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
 MAX_TIME = "2106-02-07T06:28:15"  # fc::time_point_sec::maximum()
@@ -33,20 +34,6 @@ SPECIAL_ACCOUNTS = (
 )
 NETWORK_PERCENT = 2000  # GRAPHENE_DEFAULT_NETWORK_PERCENT_OF_FEE
 FULL_PERCENT = 10000  # GRAPHENE_100_PERCENT
-
-
-def parse_time(text: str) -> int:
-    """``YYYY-MM-DDTHH:MM:SS`` (UTC) -> seconds since the epoch; raises
-    ValueError for other shapes."""
-    if len(text) < 19 or text[4] != "-" or text[10] != "T" or text[13] != ":":
-        raise ValueError(f"Bad time {text!r}: expected YYYY-MM-DDTHH:MM:SS")
-    return calendar.timegm((int(text[0:4]), int(text[5:7]), int(text[8:10]),
-                            int(text[11:13]), int(text[14:16]), int(text[17:19])))
-
-
-def format_time(seconds: int) -> str:
-    """Seconds since the epoch -> ``YYYY-MM-DDTHH:MM:SS`` (wire-contract 7)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 @attr.s(frozen=True, auto_attribs=True)

@@ -20,7 +20,9 @@ from nodeapi.chain.genesis import format_time, parse_time
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.block import block_header_bytes
 from nodeapi.protocol.serialize import pack_varint
-from nodeapi.protocol.transaction import serialize_processed_transaction
+from nodeapi.protocol.transaction import (
+    serialize_processed_transaction, serialize_transaction, signature_digest_of,
+    transaction_id_of)
 
 #: A block whose timestamp is this many seconds or more after the local wall
 #: clock is refused: graphene application ``handle_block`` asserts
@@ -59,13 +61,13 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     """
     if not trx.get("operations"):
         raise EmptyTransaction("Transaction has no operations")
-    packed = auth.pack_transaction(trx, prefix)
+    packed = serialize_transaction(trx, prefix)
     params = state.objects["2.0.0"]["parameters"]
     if len(packed) > int(params["maximum_transaction_size"]):
         raise TransactionTooLarge(
             f"Transaction of {len(packed)} bytes exceeds maximum_transaction_size "
             f"{params['maximum_transaction_size']}")
-    trx_id = auth.transaction_id(packed)
+    trx_id = transaction_id_of(packed)
     if is_known(trx_id):
         raise DuplicateTransaction(f"Duplicate transaction {trx_id}")
     exp = parse_time(trx["expiration"])
@@ -85,7 +87,7 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
             f"{trx['ref_block_prefix']} does not match a recent block")
     if check_sigs:
         keys = auth.recover_keys(trx.get("signatures", []),
-                                 auth.signature_digest(chain_id, packed), prefix)
+                                 signature_digest_of(packed, chain_id), prefix)
         auth.verify_authority(trx["operations"], keys, state.require,
                               int(params["max_authority_depth"]))
     return packed, trx_id, exp
