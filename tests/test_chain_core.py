@@ -139,7 +139,7 @@ def forge_block(chain, transactions=(), when=None, **fields):
     holding ``transactions`` (wire JSON); ``fields`` override header fields
     before signing."""
     from nodeapi.chain import authority as auth
-    from nodeapi.chain.chain import merkle_root
+    from nodeapi.chain.blocks import merkle_root
     from nodeapi.protocol.block import block_signing_digest
     from nodeapi.protocol.transaction import serialize_transaction
 

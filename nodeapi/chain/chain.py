@@ -6,7 +6,8 @@ libraries/chain/db_block.cpp (``push_transaction``, ``_apply_transaction``,
 ``generate_block``, ``push_block``).  The transaction acceptance checks are
 in :mod:`nodeapi.chain.validation`; the witness schedule, slot arithmetic and
 the per-block update of the global objects in :mod:`nodeapi.chain.schedule`;
-the chunked replay driver in :mod:`nodeapi.chain.replay`.
+the chunked replay driver in :mod:`nodeapi.chain.replay`; block
+production, application and logging in :mod:`nodeapi.chain.blocks`.
 
 State layering: ``chain.state`` always shows the head state plus the
 pending transactions (one undo session is open for them, like graphene's
@@ -27,48 +28,26 @@ Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
 changed by the last applied block.
 """
 
-import hashlib
-
 from twisted.logger import Logger
 
-from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import evaluators_accounts, evaluators_assets, evaluators_market  # noqa: F401
 from nodeapi.chain import schedule
-from nodeapi.chain.blocklog import BlockLogError
+from nodeapi.chain.blocks import REJECTIONS, BlockApplication
 from nodeapi.chain.errors import InvalidBlock, UnsupportedOperation
-from nodeapi.chain.evaluators import EVALUATORS, ApplyContext, applied_operations, pay_fee
+from nodeapi.chain.evaluators import EVALUATORS, ApplyContext, pay_fee
 from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import init_genesis
 from nodeapi.chain.replay import replay_blocks
-from nodeapi.chain.validation import check_block_form, check_block_limits, check_transaction
-from nodeapi.errors import ChainError, ProtocolError
-from nodeapi.history.ids import impacted_accounts as history_impacted
-from nodeapi.protocol.block import block_header_bytes, block_id, block_signing_digest
-from nodeapi.protocol.block import merkle_root_of_digests
+from nodeapi.chain.validation import check_transaction
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.operations import operation_type
 from nodeapi.protocol.times import format_time, parse_time
-from nodeapi.protocol.transaction import serialize_processed_transaction
-
-#: The errors that reject a transaction (validation and evaluator rules,
-#: malformed wire data); a pending transaction failing with one of them is
-#: dropped quietly, any other exception is a bug and logged with its traceback.
-REJECTIONS = (ChainError, ProtocolError)
 
 
-def merkle_root(records: list) -> str:
-    """The ``transaction_merkle_root`` this chain puts in (and checks on)
-    its blocks: graphene's tree (:func:`nodeapi.protocol.block.merkle_root_of_digests`)
-    over sha256 of each transaction's packed bytes *without* signatures
-    (``records``: ``[(trx, packed, ...)]``).  graphene hashes the packed
-    ``processed_transaction`` instead (:func:`nodeapi.protocol.block.merkle_root`);
-    kept as is so existing block logs and peers still agree."""
-    return merkle_root_of_digests([hashlib.sha256(r[1]).digest() for r in records])
-
-
-class Chain:
-    """A graphene chain in memory over a block log (see module docstring)."""
+class Chain(BlockApplication):
+    """A graphene chain in memory over a block log (see module docstring;
+    block production and application are in :mod:`nodeapi.chain.blocks`)."""
 
     log = Logger()
 
@@ -229,57 +208,6 @@ class Chain:
 
     # -- blocks ----------------------------------------------------------------
 
-    def _apply_block_trxs(self, block: dict, check_sigs: bool) -> list:
-        """Apply every transaction of ``block`` (in the open block session);
-        returns ``[(trx, packed, trx_id, exp, results, virtual_ops)]``."""
-        records = []
-        for trx in block["transactions"]:
-            ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               self.address_prefix)
-            packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
-            self._recent[trx_id] = exp
-            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
-        return records
-
-    def _finish_block(self, block: dict, bid: str, records: list, replay: bool) -> AppliedBlock:
-        """Update global objects for an applied block, log it and notify."""
-        state = self.state
-        num = self.head_block_num + 1
-        ts = parse_time(block["timestamp"])
-        # virtual operations made outside transactions (expired-order cancels)
-        block_vops = schedule.update_global_objects(state, self.genesis.initial_timestamp,
-                                                    block, bid)
-        self._summary[num & 0xFFFF] = bid
-        if self._recent:
-            self._recent = {k: v for k, v in self._recent.items() if v > ts}
-        ops, self._op_counter = applied_operations(records, num, self._op_counter,
-                                                   block_vops or ())
-        self._update_statistics(ops)
-        self._changed_last = state.reset_changed()
-        applied = AppliedBlock(num, bid, block, ts, ops, replay)
-        return applied
-
-    def _update_statistics(self, ops: list) -> None:
-        """Account statistics (2.7.N) of every impacted account: ``total_ops``
-        and ``most_recent_op`` (its newest ``2.9.N``), numbered like the
-        history plugins number their entries (graphene
-        ``account_history_plugin::add_account_history``; bitsharesjs'
-        ChainStore reads them)."""
-        state, n = self.state, self._ath_counter
-        for op in ops:
-            for account in history_impacted(op):
-                stats = state.modify(state.objects[account]["statistics"])
-                stats["most_recent_op"] = f"2.9.{n}"
-                stats["total_ops"] = int(stats["total_ops"]) + 1
-                n += 1
-        self._ath_counter = n
-
-    def _notify(self, applied: AppliedBlock) -> None:
-        for consumer in list(self._consumers):
-            consumer.block_applied(applied)
-        for fn in list(self._block_observers):
-            fn(applied)
-
     def _take_pending(self) -> list:
         """Roll back the pending session; returns the pending transactions."""
         pending, self._pending = self._pending, []
@@ -301,15 +229,6 @@ class Chain:
             except Exception:
                 self.log.failure("Dropped pending transaction {trx_id}: unexpected error",
                                  trx_id=trx_id)
-
-    def _max_header_size(self, witness_id: str, ts: int) -> int:
-        """graphene ``_generate_block``'s ``max_block_header_size``: the
-        packed signed header of the block to produce plus 3 bytes reserved
-        for the transaction count varint."""
-        header = {"previous": self.head_block_id, "timestamp": format_time(ts),
-                  "witness": witness_id, "transaction_merkle_root": "0" * 40,
-                  "extensions": [], "witness_signature": "00" * 65}
-        return len(block_header_bytes(header)) + 3
 
     def generate_block(self, when: int, witness_id: str, key) -> dict:
         """Build, sign, apply and log a block at slot time ``when`` (seconds)
@@ -350,87 +269,6 @@ class Chain:
             self._restore_pending([p for p in pending if p[2] not in kept])
         return block
 
-    def _produce(self, pending: list, ts: int, witness_id: str, key) -> tuple:
-        """Apply ``pending`` (in the open block session) into a new signed
-        block at ``ts``; returns ``(block, AppliedBlock, ids of the included
-        transactions)`` (:meth:`generate_block`'s rules)."""
-        records, kept = [], []
-        limit = int(self.state.objects["2.0.0"]["parameters"]["maximum_block_size"])
-        total = self._max_header_size(witness_id, ts)
-        postponed = 0
-        for entry in pending:
-            trx = entry[0]
-            if parse_time(trx["expiration"]) <= ts:
-                continue
-            size = len(serialize_processed_transaction(trx, self.address_prefix))
-            if total + size > limit:  # stays pending for a later block
-                postponed += 1
-                continue
-            ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               self.address_prefix)
-            try:
-                packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)
-            except REJECTIONS as exc:
-                self.log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
-                              error=str(exc))
-                continue
-            except Exception:  # an evaluator bug: report it, production goes on
-                self.log.failure("Dropped transaction {trx_id}: unexpected error",
-                                 trx_id=entry[2])
-                continue
-            self._recent[trx_id] = exp
-            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
-            kept.append(trx_id)
-            total += size
-        if postponed:
-            self.log.warn("Postponed {count} transactions due to block size limit "
-                          "{limit}", count=postponed, limit=limit)
-        block = {
-            "previous": self.head_block_id,
-            "timestamp": format_time(ts),
-            "witness": witness_id,
-            "transaction_merkle_root": merkle_root(records),
-            "extensions": [],
-        }
-        block["witness_signature"] = auth.sign_digest(block_signing_digest(block), key)
-        block["transactions"] = [r[0] for r in records]
-        bid = block_id(block)
-        return block, self._finish_block(block, bid, records, False), kept
-
-    def _save_bookkeeping(self) -> tuple:
-        """The chain's bookkeeping outside the ObjectStore that applying a
-        block changes (recent transaction ids, the block summary slot, the
-        operation and statistics counters, the last changed ids), for
-        :meth:`_undo_block`."""
-        slot = (self.head_block_num + 1) & 0xFFFF
-        return (dict(self._recent), slot, self._summary.get(slot), self._op_counter,
-                self._ath_counter, self._changed_last)
-
-    def _undo_block(self, saved: tuple) -> None:
-        """Roll back the open block session and restore the bookkeeping
-        :meth:`_save_bookkeeping` returned: the head is as before the block."""
-        self.state.rollback()
-        self.state.reset_changed()
-        (self._recent, slot, summary, self._op_counter, self._ath_counter,
-         self._changed_last) = saved
-        if summary is None:
-            self._summary.pop(slot, None)
-        else:
-            self._summary[slot] = summary
-
-    def _append_to_log(self, block: dict, applied: AppliedBlock) -> None:
-        """Write ``block`` to the block log before its state is committed.
-
-        :raises BlockLogError: the write failed (disk full, I/O error, ...);
-            the caller rolls the block back, so memory never runs ahead of
-            the disk and a later block can succeed once the disk recovers."""
-        try:
-            self.block_log.append(block)
-        except Exception as exc:
-            raise BlockLogError(
-                f"Block {applied.block_num} ({applied.block_id}) not applied: cannot "
-                f"write it to the block log: {exc}") from exc
-
     def _clock(self):
         """The injected clock, or the global reactor."""
         if self.clock is None:
@@ -441,59 +279,6 @@ class Chain:
     def wall_time(self) -> float:
         """Local wall-clock seconds (``seconds()`` of :meth:`_clock`)."""
         return self._clock().seconds()
-
-    def push_block(self, block: dict, now: float | None = None) -> AppliedBlock:
-        """Validate a block from a peer and apply it.
-
-        :param now: local wall-clock seconds (default :meth:`wall_time`).
-        :raises MalformedBlock: ``block`` is not a well-formed signed block
-            (:func:`~nodeapi.chain.validation.check_block_form`).
-        :raises BlockFromFuture, BlockExtensionsNotEmpty, BlockTooLarge:
-            :func:`~nodeapi.chain.validation.check_block_limits`.
-        :raises InvalidBlock: link, slot, witness, signature, merkle root;
-            or the failing transaction's ChainError."""
-        ts, size = check_block_form(block, self.address_prefix)
-        check_block_limits(block, ts, size, self.state.objects["2.0.0"]["parameters"],
-                           self.wall_time() if now is None else now)
-        if block["previous"] != self.head_block_id:
-            raise InvalidBlock(f"Block does not link to head {self.head_block_id}")
-        slot = self.get_slot_at_time(ts)
-        if slot == 0 or self.get_slot_time(slot) != ts:
-            raise InvalidBlock(f"Timestamp {block['timestamp']} is not a slot after head")
-        if self.get_scheduled_witness(slot) != block["witness"]:
-            raise InvalidBlock(f"Witness {block['witness']} is not scheduled for that slot")
-        signing = self.state.objects[block["witness"]]["signing_key"]
-        signer = auth.recover_key(block["witness_signature"],
-                                  block_signing_digest(block), self.address_prefix)
-        if signer != signing:
-            raise InvalidBlock(f"Block signed by {signer}, not by {signing}")
-        pending = self._take_pending()
-        try:
-            applied = self._apply_block(block, check_sigs=True, replay=False, check_root=True)
-        finally:
-            self._restore_pending(pending)
-        return applied
-
-    def _apply_block(self, block: dict, check_sigs: bool, replay: bool,
-                     check_root: bool) -> AppliedBlock:
-        """Apply ``block`` in its own session, write it to the block log
-        (unless ``replay``: it comes from there), commit, notify.  On any
-        failure nothing stays applied (:meth:`_undo_block`)."""
-        saved = self._save_bookkeeping()
-        self.state.begin()
-        try:
-            records = self._apply_block_trxs(block, check_sigs)
-            if check_root and merkle_root(records) != block["transaction_merkle_root"]:
-                raise InvalidBlock("Transaction merkle root mismatch")
-            applied = self._finish_block(block, block_id(block), records, replay)
-            if not replay:
-                self._append_to_log(block, applied)
-        except BaseException:
-            self._undo_block(saved)
-            raise
-        self.state.commit()
-        self._notify(applied)
-        return applied
 
     def get_block(self, num: int) -> dict | None:
         """Signed block ``num`` from the block log, or None."""

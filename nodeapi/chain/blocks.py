@@ -1,0 +1,250 @@
+"""Block application for :class:`~nodeapi.chain.chain.Chain`: producing a
+block from the pending transactions, validating and applying a peer's block,
+writing it to the block log and notifying consumers.
+
+Graphene reference: libraries/chain/db_block.cpp (``_generate_block``,
+``push_block``, ``_apply_block``).  :class:`BlockApplication` is a mixin of
+``Chain`` (it uses the chain's state, bookkeeping and transaction helpers);
+the public entry points stay ``Chain.generate_block`` and ``Chain.push_block``.
+
+Order of a block (produced or pushed): every transaction in a nested undo
+session inside one block session, the global objects and bookkeeping
+updated, then the block *written to the block log*, and only then the block
+session committed and consumers notified.  When anything fails - a
+transaction, the merkle root, or the block log write (disk full, I/O
+error: :class:`~nodeapi.chain.blocklog.BlockLogError`) - the block session
+is rolled back and the bookkeeping restored, so the head in memory never
+runs ahead of the log and consumers see exactly the logged blocks.
+"""
+
+import hashlib
+
+from nodeapi.applied import AppliedBlock
+from nodeapi.chain import authority as auth
+from nodeapi.chain import schedule
+from nodeapi.chain.blocklog import BlockLogError
+from nodeapi.chain.errors import InvalidBlock
+from nodeapi.chain.evaluators import ApplyContext, applied_operations
+from nodeapi.chain.validation import check_block_form, check_block_limits
+from nodeapi.errors import ChainError, ProtocolError
+from nodeapi.history.ids import impacted_accounts as history_impacted
+from nodeapi.protocol.block import (
+    block_header_bytes, block_id, block_signing_digest, merkle_root_of_digests)
+from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.transaction import serialize_processed_transaction
+
+#: The errors that reject a transaction (validation and evaluator rules,
+#: malformed wire data); a pending transaction failing with one of them is
+#: dropped quietly, any other exception is a bug and logged with its traceback.
+REJECTIONS = (ChainError, ProtocolError)
+
+
+def merkle_root(records: list) -> str:
+    """The ``transaction_merkle_root`` this chain puts in (and checks on)
+    its blocks: graphene's tree (:func:`nodeapi.protocol.block.merkle_root_of_digests`)
+    over sha256 of each transaction's packed bytes *without* signatures
+    (``records``: ``[(trx, packed, ...)]``).  graphene hashes the packed
+    ``processed_transaction`` instead (:func:`nodeapi.protocol.block.merkle_root`);
+    kept as is so existing block logs and peers still agree."""
+    return merkle_root_of_digests([hashlib.sha256(r[1]).digest() for r in records])
+
+
+class BlockApplication:
+    """The block half of :class:`~nodeapi.chain.chain.Chain` (module
+    docstring); not usable on its own."""
+
+    def _apply_block_trxs(self, block: dict, check_sigs: bool) -> list:
+        """Apply every transaction of ``block`` (in the open block session);
+        returns ``[(trx, packed, trx_id, exp, results, virtual_ops)]``."""
+        records = []
+        for trx in block["transactions"]:
+            ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
+                               self.address_prefix)
+            packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
+            self._recent[trx_id] = exp
+            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
+        return records
+
+    def _finish_block(self, block: dict, bid: str, records: list, replay: bool) -> AppliedBlock:
+        """Update the global objects and bookkeeping for an applied block;
+        returns its :class:`AppliedBlock` (logging and notifying are the
+        caller's)."""
+        state = self.state
+        num = self.head_block_num + 1
+        ts = parse_time(block["timestamp"])
+        # virtual operations made outside transactions (expired-order cancels)
+        block_vops = schedule.update_global_objects(state, self.genesis.initial_timestamp,
+                                                    block, bid)
+        self._summary[num & 0xFFFF] = bid
+        if self._recent:
+            self._recent = {k: v for k, v in self._recent.items() if v > ts}
+        ops, self._op_counter = applied_operations(records, num, self._op_counter,
+                                                   block_vops or ())
+        self._update_statistics(ops)
+        self._changed_last = state.reset_changed()
+        applied = AppliedBlock(num, bid, block, ts, ops, replay)
+        return applied
+
+    def _update_statistics(self, ops: list) -> None:
+        """Account statistics (2.7.N) of every impacted account: ``total_ops``
+        and ``most_recent_op`` (its newest ``2.9.N``), numbered like the
+        history plugins number their entries (graphene
+        ``account_history_plugin::add_account_history``; bitsharesjs'
+        ChainStore reads them)."""
+        state, n = self.state, self._ath_counter
+        for op in ops:
+            for account in history_impacted(op):
+                stats = state.modify(state.objects[account]["statistics"])
+                stats["most_recent_op"] = f"2.9.{n}"
+                stats["total_ops"] = int(stats["total_ops"]) + 1
+                n += 1
+        self._ath_counter = n
+
+    def _notify(self, applied: AppliedBlock) -> None:
+        for consumer in list(self._consumers):
+            consumer.block_applied(applied)
+        for fn in list(self._block_observers):
+            fn(applied)
+
+    def _max_header_size(self, witness_id: str, ts: int) -> int:
+        """graphene ``_generate_block``'s ``max_block_header_size``: the
+        packed signed header of the block to produce plus 3 bytes reserved
+        for the transaction count varint."""
+        header = {"previous": self.head_block_id, "timestamp": format_time(ts),
+                  "witness": witness_id, "transaction_merkle_root": "0" * 40,
+                  "extensions": [], "witness_signature": "00" * 65}
+        return len(block_header_bytes(header)) + 3
+
+    def _produce(self, pending: list, ts: int, witness_id: str, key) -> tuple:
+        """Apply ``pending`` (in the open block session) into a new signed
+        block at ``ts``; returns ``(block, AppliedBlock, ids of the included
+        transactions)`` (:meth:`generate_block`'s rules)."""
+        records, kept = [], []
+        limit = int(self.state.objects["2.0.0"]["parameters"]["maximum_block_size"])
+        total = self._max_header_size(witness_id, ts)
+        postponed = 0
+        for entry in pending:
+            trx = entry[0]
+            if parse_time(trx["expiration"]) <= ts:
+                continue
+            size = len(serialize_processed_transaction(trx, self.address_prefix))
+            if total + size > limit:  # stays pending for a later block
+                postponed += 1
+                continue
+            ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
+                               self.address_prefix)
+            try:
+                packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)
+            except REJECTIONS as exc:
+                self.log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
+                              error=str(exc))
+                continue
+            except Exception:  # an evaluator bug: report it, production goes on
+                self.log.failure("Dropped transaction {trx_id}: unexpected error",
+                                 trx_id=entry[2])
+                continue
+            self._recent[trx_id] = exp
+            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
+            kept.append(trx_id)
+            total += size
+        if postponed:
+            self.log.warn("Postponed {count} transactions due to block size limit "
+                          "{limit}", count=postponed, limit=limit)
+        block = {
+            "previous": self.head_block_id,
+            "timestamp": format_time(ts),
+            "witness": witness_id,
+            "transaction_merkle_root": merkle_root(records),
+            "extensions": [],
+        }
+        block["witness_signature"] = auth.sign_digest(block_signing_digest(block), key)
+        block["transactions"] = [r[0] for r in records]
+        bid = block_id(block)
+        return block, self._finish_block(block, bid, records, False), kept
+
+    def _save_bookkeeping(self) -> tuple:
+        """The chain's bookkeeping outside the ObjectStore that applying a
+        block changes (recent transaction ids, the block summary slot, the
+        operation and statistics counters, the last changed ids), for
+        :meth:`_undo_block`."""
+        slot = (self.head_block_num + 1) & 0xFFFF
+        return (dict(self._recent), slot, self._summary.get(slot), self._op_counter,
+                self._ath_counter, self._changed_last)
+
+    def _undo_block(self, saved: tuple) -> None:
+        """Roll back the open block session and restore the bookkeeping
+        :meth:`_save_bookkeeping` returned: the head is as before the block."""
+        self.state.rollback()
+        self.state.reset_changed()
+        (self._recent, slot, summary, self._op_counter, self._ath_counter,
+         self._changed_last) = saved
+        if summary is None:
+            self._summary.pop(slot, None)
+        else:
+            self._summary[slot] = summary
+
+    def _append_to_log(self, block: dict, applied: AppliedBlock) -> None:
+        """Write ``block`` to the block log before its state is committed.
+
+        :raises BlockLogError: the write failed (disk full, I/O error, ...);
+            the caller rolls the block back, so memory never runs ahead of
+            the disk and a later block can succeed once the disk recovers."""
+        try:
+            self.block_log.append(block)
+        except Exception as exc:
+            raise BlockLogError(
+                f"Block {applied.block_num} ({applied.block_id}) not applied: cannot "
+                f"write it to the block log: {exc}") from exc
+
+    def push_block(self, block: dict, now: float | None = None) -> AppliedBlock:
+        """Validate a block from a peer and apply it.
+
+        :param now: local wall-clock seconds (default :meth:`wall_time`).
+        :raises MalformedBlock: ``block`` is not a well-formed signed block
+            (:func:`~nodeapi.chain.validation.check_block_form`).
+        :raises BlockFromFuture, BlockExtensionsNotEmpty, BlockTooLarge:
+            :func:`~nodeapi.chain.validation.check_block_limits`.
+        :raises InvalidBlock: link, slot, witness, signature, merkle root;
+            or the failing transaction's ChainError."""
+        ts, size = check_block_form(block, self.address_prefix)
+        check_block_limits(block, ts, size, self.state.objects["2.0.0"]["parameters"],
+                           self.wall_time() if now is None else now)
+        if block["previous"] != self.head_block_id:
+            raise InvalidBlock(f"Block does not link to head {self.head_block_id}")
+        slot = self.get_slot_at_time(ts)
+        if slot == 0 or self.get_slot_time(slot) != ts:
+            raise InvalidBlock(f"Timestamp {block['timestamp']} is not a slot after head")
+        if self.get_scheduled_witness(slot) != block["witness"]:
+            raise InvalidBlock(f"Witness {block['witness']} is not scheduled for that slot")
+        signing = self.state.objects[block["witness"]]["signing_key"]
+        signer = auth.recover_key(block["witness_signature"],
+                                  block_signing_digest(block), self.address_prefix)
+        if signer != signing:
+            raise InvalidBlock(f"Block signed by {signer}, not by {signing}")
+        pending = self._take_pending()
+        try:
+            applied = self._apply_block(block, check_sigs=True, replay=False, check_root=True)
+        finally:
+            self._restore_pending(pending)
+        return applied
+
+    def _apply_block(self, block: dict, check_sigs: bool, replay: bool,
+                     check_root: bool) -> AppliedBlock:
+        """Apply ``block`` in its own session, write it to the block log
+        (unless ``replay``: it comes from there), commit, notify.  On any
+        failure nothing stays applied (:meth:`_undo_block`)."""
+        saved = self._save_bookkeeping()
+        self.state.begin()
+        try:
+            records = self._apply_block_trxs(block, check_sigs)
+            if check_root and merkle_root(records) != block["transaction_merkle_root"]:
+                raise InvalidBlock("Transaction merkle root mismatch")
+            applied = self._finish_block(block, block_id(block), records, replay)
+            if not replay:
+                self._append_to_log(block, applied)
+        except BaseException:
+            self._undo_block(saved)
+            raise
+        self.state.commit()
+        self._notify(applied)
+        return applied
