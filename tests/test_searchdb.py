@@ -359,11 +359,11 @@ def test_database_outage(genesis, history_log, osmem_url, tmp_path, logs):
     yield wait_for(lambda: svc.shipper.retries >= 2)
     assert svc.documents_shipped == 0
     assert svc.queue.spooled > 0 and svc.queue.memory_bytes <= 4000 + 4096
-    assert os.path.exists(os.path.join(str(tmp_path), "searchdb-spool.bin"))
+    assert spool_files(tmp_path) == ["searchdb-spool.bin.1"]
     proxy.up()
     yield wait_for(lambda: svc.queue.items == 0 and not svc.shipper.busy)
     assert svc.documents_shipped == len(expected_of(rec.blocks))
-    assert not os.path.exists(os.path.join(str(tmp_path), "searchdb-spool.bin"))
+    assert spool_files(tmp_path) == []
     # down again while synchronized blocks keep coming
     yield proxy.down()
     retries = svc.shipper.retries
@@ -420,6 +420,12 @@ def test_rejected_items_counted(genesis, history_log, osmem_url, tmp_path, logs)
     assert "mapper_parsing_exception" in text
 
 
+def spool_files(directory) -> list:
+    """Names of the spool segment files in ``directory``, sorted."""
+    return sorted(n for n in os.listdir(str(directory)) if n.startswith("searchdb-spool")
+                  or n.startswith("spool"))
+
+
 def test_spool_keeps_order_and_bound(tmp_path):
     """Bulks beyond the memory bound go to the spool file and come back in
     order; the file is removed once read back."""
@@ -429,14 +435,15 @@ def test_spool_keeps_order_and_bound(tmp_path):
     for n in range(12):
         builder.add([(n, b'{"create":{"_id":"2.9.%d"}}\n{"x":%d}\n' % (n, n))], n, n + 1)
     builder.seal(12)
-    assert queue.spooled > 0 and queue.memory_bytes <= 300 and os.path.exists(path)
+    assert queue.spooled > 0 and queue.memory_bytes <= 300
+    assert queue.segment_paths == [path + ".1"] and os.path.exists(path + ".1")
     seen = []
     while queue.peek() is not None:
         bulk = queue.pop()
         seen.extend(bulk.ids)
         assert bulk.body.count(b"\n") == 2 * len(bulk)
     assert seen == list(range(12)) and queue.items == 0
-    assert not os.path.exists(path)
+    assert spool_files(tmp_path) == []
 
 
 def test_bulk_body_cap(tmp_path):
