@@ -51,6 +51,10 @@ class AppliedOperation:
 
     @property
     def id(self) -> str:
+        """The operation history id ``"1.11.M"`` (str, M = :attr:`id_num`):
+        graphene ``operation_history_object`` is object type 11 of the
+        protocol space 1 (libraries/protocol/include/graphene/protocol/
+        object_id.hpp, operation_history_object.hpp)."""
         return f"1.11.{self.id_num}"
 
 
@@ -84,7 +88,12 @@ class AppliedBlock:
 
 
 class IBlockConsumer(Interface):
-    """Receives every applied block, in order (chain -> plugins)."""
+    """Receives every applied block, in order (chain -> plugins).
+
+    Registered with ``chain.add_consumer``; the chain calls
+    :meth:`block_applied` for each block, during replay and live, after the
+    block's state is committed (graphene ``database::applied_block`` signal,
+    libraries/chain/db_block.cpp)."""
 
     def block_applied(applied: AppliedBlock) -> None:
         """Called synchronously right after ``applied`` was applied.  Must not
@@ -102,12 +111,22 @@ class IAccountHistory(Interface):
     """
 
     def get_account_history(account_id: str, stop: int, limit: int, start: int) -> Any:
-        """Newest first; ``start``/``stop`` are 1.11 instance numbers."""
+        """The account's operations, newest first: from ``1.11.start`` (0 =
+        the newest) down to ``1.11.stop`` excluded (stop 0 includes op 0), at
+        most ``limit`` entries (ints; the API set checks the limit).  ``[]``
+        for an unknown account or start < stop.  wire-contract.md section 6;
+        graphene ``history_api::get_account_history``."""
 
     def get_relative_account_history(account_id: str, stop: int, limit: int, start: int) -> Any:
-        """By the account's 1-based sequence numbers, ``[stop, start]``."""
+        """The account's entries by its 1-based sequence numbers, ``[stop,
+        start]`` inclusive (start 0 = the latest), newest first, at most
+        ``limit``.  wire-contract.md section 6; graphene
+        ``history_api::get_relative_account_history``."""
 
     def get_account_history_operations(
         account_id: str, operation_type: int, start: int, stop: int, limit: int
     ) -> Any:
-        """Only operations of ``operation_type``."""
+        """Like :meth:`get_account_history` (note the argument order:
+        ``start`` before ``stop``) but only operations whose type number is
+        ``operation_type``, at most ``limit``.  wire-contract.md section 6;
+        graphene ``history_api::get_account_history_operations``."""

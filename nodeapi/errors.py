@@ -28,6 +28,10 @@ class NodeAPIError(Exception):
 
     @property
     def message(self) -> str:
+        """The error text (``str``; the constructor's ``message``, or the
+        first line of the class docstring when it was empty).  The RPC layer
+        sends it as ``"Execution error: " + message`` (wire-contract.md
+        section 4; graphene ``fc::exception::to_string``)."""
         return self.args[0]
 
 
@@ -58,7 +62,15 @@ class ApiError(NodeAPIError):
 
 
 class AccessDenied(ApiError):
-    """Assert Exception: is_allowed: Access denied"""
+    """Assert Exception: is_allowed: Access denied
+
+    The first docstring line is the default message: graphene's text when a
+    login API accessor (``database``, ``block``, ...) names a set the
+    connection is not allowed (wire-contract.md section 2; graphene
+    libraries/app/api.cpp, ``login_api`` accessors and ``is_allowed``).
+    Clients such as :class:`~nodeapi.peers_client.PeerRpcError` match on
+    "Access denied".
+    """
 
     name = "assert_exception"
 

@@ -33,9 +33,19 @@ class _PullCollector:
         self.metrics = metrics
 
     def describe(self):
+        """prometheus_client calls this at ``register`` to learn the metric
+        names for its duplicate check; [] claims none (the names are fixed
+        and unique to this collector)."""
         return []
 
     def collect(self):
+        """prometheus_client calls this at each scrape: yields
+        ``nodeapi_head_block_number`` (gauge), ``nodeapi_blocks_produced``
+        (counter, 0 without a witness) and, with the searchdb plugin,
+        ``nodeapi_searchdb_documents_shipped`` / ``_failed`` (counters) and
+        ``nodeapi_searchdb_lag_blocks`` (gauge, blocks, never negative; the
+        head block number while nothing is confirmed).  Reads attributes
+        only, so it is quick and never fails for a missing value."""
         m = self.metrics
         head = GaugeMetricFamily("nodeapi_head_block_number", "Head block number")
         head.add_metric([], m.chain.head_block_num)
@@ -86,19 +96,31 @@ class Metrics:
         self.registry.register(_PullCollector(self))
 
     def block_applied(self, applied) -> None:
-        """IBlockConsumer: count every applied block."""
+        """:class:`~nodeapi.applied.IBlockConsumer`: the chain calls this
+        for every applied block (live and replay); increments
+        ``nodeapi_blocks_applied_total`` by 1.  ``applied`` (an
+        :class:`~nodeapi.applied.AppliedBlock`) is not looked at."""
         self.blocks_applied.inc()
 
     def rpc_call(self, request, outcome: str) -> None:
-        """Count one answered call; ``request`` is a
-        :class:`nodeapi.rpc.jsonrpc.Request`."""
+        """Count one answered call in ``nodeapi_rpc_calls_total{api,
+        function, outcome}``; ``request`` is a
+        :class:`nodeapi.rpc.jsonrpc.Request` and ``outcome`` ``"ok"`` or
+        ``"error"`` (called by the HTTP and WebSocket transports).  A call
+        that resolved to no API function (unknown set or name) is counted
+        under ``api="unresolved", function="unresolved"``, so clients cannot
+        create label values."""
         if request.api_name:
             self.rpc_calls.labels(request.api_name, request.function, outcome).inc()
         else:  # unknown set or function: never a client-chosen label value
             self.rpc_calls.labels("unresolved", "unresolved", outcome).inc()
 
     def site(self) -> Site:
-        """A Site serving ``GET /metrics`` in the Prometheus text format."""
+        """A new ``twisted.web`` Site serving ``GET /metrics`` in the
+        Prometheus text exposition format (prometheus_client
+        ``MetricsResource`` over this registry); other paths are 404; no
+        access log.  The daemon listens on ``--metrics-endpoint`` with
+        it."""
         root = Resource()
         root.putChild(b"metrics", MetricsResource(registry=self.registry))
         site = Site(root)

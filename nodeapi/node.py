@@ -10,8 +10,12 @@ import attr
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class ApiLimits:
-    """The ``api-limit-*`` options (wire-contract.md section 6; graphene
-    ``application_options`` defaults)."""
+    """The ``api-limit-*`` options: for each function, the largest ``limit``
+    (number of items) a call may ask for; a larger one is refused with
+    ``ApiError("limit can not be greater than N")``.  Defaults are graphene's
+    ``application_options`` (libraries/app/include/graphene/app/
+    application.hpp); wire-contract.md section 6.  Built from the options by
+    :meth:`nodeapi.config.Options.api_limits`; immutable."""
 
     get_account_history: int = 100
     get_account_history_operations: int = 100

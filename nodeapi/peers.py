@@ -77,12 +77,28 @@ class PeerService(service.MultiService):
                                  max(attempt - 1, 0))
 
     def startService(self) -> None:
+        """Twisted calls this when the node starts: mark the service running
+        and follow every ``--seed-node`` (one :class:`Peer` each, whose
+        ``ClientService`` connects and reconnects in the background).
+        Returns at once; an unreachable seed is retried with
+        :meth:`retry_policy`, never an error here (addresses were checked in
+        ``__init__``).  Graphene reference: libraries/net/node.cpp
+        (``add_node`` then ``connect_to_endpoint`` for each seed node)."""
         super().startService()
         for host, port, credentials in self.seed_nodes:
             self._follow(host, port, credentials)
 
     def stopService(self) -> defer.Deferred:
-        """Close every peer connection; the Deferred fires when all are closed."""
+        """Twisted calls this when the node stops: stop every peer's
+        ``ClientService`` (pending connection attempts and reconnect delays
+        cancelled, open WebSockets closed).
+
+        :returns: a ``DeferredList`` over :meth:`Peer.stop` of every known
+            peer (any state): it fires once every peer's connection has
+            closed (``connectionLost``), with ``[(True, None), ...]``, and
+            never fails; an in-flight sync stops at its next check.  It does
+            not wait for blocks being applied (they are applied synchronously
+            in slices), and nothing is written to disk here."""
         super().stopService()
         return defer.DeferredList([p.stop() for p in self.peers.values()])
 
@@ -146,7 +162,11 @@ class PeerService(service.MultiService):
         return True
 
     def mark_bad(self, peer: Peer, reason: str) -> None:
-        """Reject ``peer``: state ``bad``, disconnected, not retried."""
+        """Reject ``peer``: state ``bad``, :attr:`Peer.bad_reason` = ``reason``,
+        its ``ClientService`` stopped (disconnected, not retried until
+        :meth:`add_node` names it again); logged with this node's head,
+        which stays as it is.  Graphene reference: libraries/net/node.cpp
+        disconnects a peer that offers an invalid block."""
         log.warn("Peer {peer} rejected: {reason}; head stays {head}", peer=peer.address,
                  reason=reason, head=self.chain.head_block_num)
         peer.state = "bad"

@@ -20,7 +20,12 @@ log = Logger()
 
 
 class PeerRpcError(ApiError):
-    """The peer answered a call with a JSON-RPC error."""
+    """The peer answered a call with a JSON-RPC error.
+
+    :ivar remote_code: the peer's ``error.code`` (10 for a failed function,
+        wire-contract.md section 4), or None.
+    :ivar remote_message: the peer's ``error.message`` (str).
+    """
 
     name = "peer_rpc_error"
 
@@ -59,12 +64,27 @@ class PeerRpcProtocol(WebSocketClientProtocol):
         self._closed = False
 
     def onOpen(self) -> None:
+        """Autobahn calls this once the WebSocket opening handshake is done:
+        fire :attr:`opened` with this protocol (the ``ClientService``'s
+        ``prepareConnection`` waits for it, so ``whenConnected`` fires only
+        after the handshake), then tell the peer
+        (:meth:`~nodeapi.peers_peer.Peer.connected`)."""
         self.opened.callback(self)
         self.factory.peer.connected(self)
 
     def call(self, api, method: str, args: list) -> defer.Deferred:
         """Call ``method`` of API set ``api`` (a set name such as
-        ``"database"`` or a numeric id) with positional ``args``."""
+        ``"database"`` or a numeric id) with positional ``args``: sends
+        ``{"id": n, "method": "call", "params": [api, method, args]}`` (ids
+        from 1, per connection; wire-contract.md section 3).
+
+        :returns: a Deferred firing with the reply's ``result`` (any JSON
+            value); it fails with :class:`PeerRpcError` when the reply
+            carries ``error`` (wire-contract section 4) and with
+            :class:`PeerDisconnected` when the connection is (or gets)
+            closed before the reply.  There is no timeout here: WebSocket
+            pings (:class:`PeerRpcFactory`) drop a silent peer, which fails
+            every pending call."""
         if self._closed:
             return defer.fail(PeerDisconnected(f"Peer connection closed before {method}"))
         call_id = self._next_id
@@ -76,6 +96,17 @@ class PeerRpcProtocol(WebSocketClientProtocol):
         return d
 
     def onMessage(self, payload: bytes, isBinary: bool) -> None:
+        """Autobahn calls this for each complete message (``payload`` is the
+        UTF-8 JSON text; ``isBinary`` is not looked at).
+
+        * ``{"method": "notice", "params": [callback_id, [payload...]]}``
+          goes to :meth:`~nodeapi.peers_peer.Peer.notice` (wire-contract.md
+          section 5);
+        * ``{"id": n, "result": ...}`` / ``{"id": n, "error": {...}}``
+          fires / fails (:class:`PeerRpcError`) the Deferred of call ``n``;
+        * invalid JSON closes the connection with code 1002 (protocol
+          error); a message that is not an object, or answers no pending
+          call, is ignored."""
         try:
             msg = json.loads(payload)
         except ValueError:
@@ -98,6 +129,14 @@ class PeerRpcProtocol(WebSocketClientProtocol):
             d.callback(msg.get("result"))
 
     def onClose(self, wasClean: bool, code, reason) -> None:
+        """Autobahn calls this when the connection is gone, cleanly or not,
+        including a failed opening handshake (``code``/``reason`` from the
+        close frame, or None).  Every pending call fails with
+        :class:`PeerDisconnected` and later calls fail at once; if the
+        handshake never completed, :attr:`opened` fails with
+        :class:`PeerDisconnected` (the ``ClientService`` counts a failed
+        attempt and retries); then the peer is told
+        (:meth:`~nodeapi.peers_peer.Peer.disconnected`)."""
         self._closed = True
         calls, self._calls = self._calls, {}
         for method, d in calls.values():

@@ -39,7 +39,11 @@ class InvalidPeerAddress(ApiError):
 
 
 class InvalidNodeParameter(ApiError):
-    """An advanced node parameter is unknown or has a bad value."""
+    """An advanced node parameter is unknown or has a bad value.
+
+    Raised by :meth:`~nodeapi.peers.PeerService.set_advanced_node_parameters`
+    (graphene network_node_api ``set_advanced_node_parameters``).
+    """
 
     name = "invalid_node_parameter"
 
@@ -51,7 +55,11 @@ class PeerUnreachable(ApiError):
 
 
 class WrongChain(ChainError):
-    """The peer serves a different chain (its chain id differs)."""
+    """The peer serves a different chain (its chain id differs).
+
+    Raised while subscribing to a peer; the peer is marked ``bad``
+    (graphene libraries/net/node.cpp rejects a hello with another chain id).
+    """
 
     name = "wrong_chain"
 
@@ -140,20 +148,56 @@ class Peer:
     # -- connection events (from PeerRpcProtocol) --------------------------------
 
     def start(self) -> None:
+        """Start following: clear :attr:`bad_reason`, set state
+        ``connecting`` and start the ``ClientService``, which connects to
+        ``tcp:host:port`` and, after each lost or failed connection,
+        reconnects after ``network.retry_policy(attempt)`` seconds (the
+        ``reconnect_*`` node parameters) until :meth:`stop`.  Returns at
+        once; :meth:`connected` runs when the WebSocket is open.  Called by
+        :class:`~nodeapi.peers.PeerService` for a new address and for a
+        ``bad`` peer named again by ``add_node``.  Graphene reference:
+        libraries/net/node.cpp ``node_impl::connect_to_endpoint`` /
+        ``add_node`` (keep trying the peers one was given)."""
         self.bad_reason = None
         self.state = "connecting"
         self.client.startService()
 
     def stop(self) -> defer.Deferred:
+        """Stop the ``ClientService``: cancel a pending connection attempt or
+        reconnect delay, and close an open connection (then
+        :meth:`disconnected` runs).  The Deferred fires with None once the
+        connection is closed and no reconnect is scheduled; it never fails.
+        The state is not set here: closing an open connection runs
+        :meth:`disconnected` (``disconnected``, or ``bad`` kept)."""
         return self.client.stopService()
 
     def connected(self, proto) -> None:
+        """The WebSocket to the peer is open (called by
+        :meth:`PeerRpcProtocol.onOpen <nodeapi.peers_client.PeerRpcProtocol.onOpen>`):
+        state ``syncing``, :attr:`last_seen` now, then, without waiting:
+        ``database.get_chain_id`` (a different id raises :class:`WrongChain`
+        and marks the peer ``bad``), ``login`` with :attr:`credentials` if
+        any (refusal logged, the peer stays anonymous),
+        ``database.set_block_applied_callback`` (wire-contract.md section 5),
+        ``database.get_dynamic_global_properties`` for the peer's head, and
+        :meth:`sync`.  A :class:`~nodeapi.errors.ChainError` marks the peer
+        bad; any other failure is logged and the connection aborted (the
+        ``ClientService`` reconnects).  Graphene reference:
+        libraries/net/node.cpp ``node_impl::on_hello_message`` (a peer on
+        another chain id is rejected) and its sync start after connect."""
         self.protocol = proto
         self.state = "syncing"
         self.last_seen = self.network.reactor.seconds()
         self._subscribe(proto).addErrback(self._failed, proto)
 
     def disconnected(self, proto) -> None:
+        """The connection ``proto`` closed (called by
+        :meth:`PeerRpcProtocol.onClose <nodeapi.peers_client.PeerRpcProtocol.onClose>`,
+        cleanly or not): if it is the current connection, :attr:`protocol`
+        becomes None and the state ``disconnected`` (a ``bad`` peer stays
+        ``bad``); a running sync loop ends at its next check.  Closes of an
+        older connection are ignored.  Reconnecting is the
+        ``ClientService``'s job (unless stopped)."""
         if proto is self.protocol:
             self.protocol = None
             if self.state != "bad":
@@ -161,6 +205,17 @@ class Peer:
                 log.info("Peer {peer} disconnected", peer=self.address)
 
     def notice(self, proto, callback_id, payload: list) -> None:
+        """A ``{"method": "notice", "params": [callback_id, payload]}``
+        message from the peer (wire-contract.md section 5; called by
+        :meth:`PeerRpcProtocol.onMessage <nodeapi.peers_client.PeerRpcProtocol.onMessage>`).
+        Updates :attr:`last_seen` (reactor seconds).  For
+        :data:`BLOCK_APPLIED_CB` the payload is ``[block_id]`` (40 hex
+        chars): :attr:`head_block_id` becomes it, :attr:`head_block_num`
+        the larger of the known head and the number in the id's first 8 hex
+        digits (graphene ``block_header::num_from_id``), and :meth:`sync`
+        fetches what this node lacks.  Other callbacks and malformed
+        payloads are ignored.  Graphene reference: libraries/net/node.cpp
+        (a peer's block inventory triggers a fetch)."""
         self.last_seen = self.network.reactor.seconds()
         if callback_id == BLOCK_APPLIED_CB and payload and isinstance(payload[0], str):
             self.head_block_id = payload[0]
@@ -189,8 +244,15 @@ class Peer:
         self.sync()
 
     def sync(self) -> None:
-        """Fetch and apply the peer's blocks after this node's head; a call
-        while a sync runs makes it go around once more."""
+        """Fetch and apply the peer's blocks after this node's head, in
+        batches of ``sync_batch_size`` (``block.get_blocks``, or pipelined
+        ``database.get_block`` when the peer denies ``block_api``), yielding
+        to the reactor every :data:`APPLY_SLICE` blocks; state ``live`` once
+        caught up.  Returns at once; a call while a sync runs makes it go
+        around once more; no-op without a connection or for a ``bad`` peer.
+        A block the chain rejects (:class:`~nodeapi.errors.ChainError`,
+        :class:`MalformedBlock`) marks the peer bad.  Graphene reference:
+        libraries/net/node.cpp (sync from the peer, then follow)."""
         if self.protocol is None or self.state == "bad":
             return
         if self._syncing:

@@ -116,6 +116,9 @@ class AccountHistory:
         return None if rec is None else history_entry(*rec)
 
     def account_total_ops(self, account_id: str) -> int:
+        """Number of operations (int) held for ``account_id`` (``"1.2.x"``);
+        0 for an unknown account (graphene ``account_statistics_object``
+        ``total_ops``)."""
         lst = self._by_account.get(account_id)
         return len(lst) if lst is not None else 0
 

@@ -82,19 +82,31 @@ class HistoryNumbering:
         return out
 
     def account_stats(self, account_id: str) -> Optional[tuple]:
-        """``(most recent N, total entries)`` of the account, or None."""
+        """``(most recent N, total entries)`` (ints) of ``account_id``
+        (``"1.2.x"``), or None when it has no entry yet: graphene's
+        ``account_statistics_object`` ``most_recent_op`` and ``total_ops``
+        (libraries/plugins/account_history)."""
         return self._stats.get(account_id)
 
     def accounts(self) -> Iterator[str]:
-        """The accounts that have at least one entry."""
+        """The account ids (``"1.2.x"``) that have at least one entry, in
+        order of their first entry."""
         return iter(self._stats)
 
 
 def ath_id(n: int) -> str:
-    """``2.9.n``."""
+    """The account transaction history id ``"2.9.n"`` (str) of entry ``n``
+    (int >= 0): graphene ``account_transaction_history_object`` is type 9
+    of the implementation space 2 (libraries/chain/include/graphene/chain/
+    operation_history_object.hpp), created per impacted account by
+    libraries/plugins/account_history (``add_account_history``) and
+    libraries/plugins/elasticsearch (``addNewEntry``)."""
     return f"{ATH_PREFIX}{n}"
 
 
 def ohi_id(m: int) -> str:
-    """``1.11.m``."""
+    """The operation history id ``"1.11.m"`` (str) of operation ``m`` (int
+    >= 0, :attr:`nodeapi.applied.AppliedOperation.id_num`): graphene
+    ``operation_history_object``, type 11 of the protocol space 1, created
+    once per applied operation by libraries/plugins/account_history."""
     return f"{OHI_PREFIX}{m}"

@@ -80,6 +80,9 @@ class ServerInfo:
 
     @property
     def template_path(self) -> str:
+        """``"/_index_template/"`` for composable templates (OpenSearch,
+        Elasticsearch >= 8), else ``"/_template/"`` (legacy API, ES 6/7);
+        the template name follows (history-searchdb-plugin.md)."""
         return "/_index_template/" if self.template_flavor == "composable" else "/_template/"
 
     def search_path(self, prefix: str, endpoint: str) -> str:
@@ -178,6 +181,9 @@ class SearchDBClient:
 
     @property
     def has_auth(self) -> bool:
+        """True when the node URL carried ``user:password`` and requests
+        send an ``Authorization: Basic`` header (the value is never
+        logged)."""
         return b"Authorization" in self._headers
 
     @inlineCallbacks
