@@ -171,7 +171,11 @@ class SearchDBService(service.Service):
                           op=resume.lo_op, count=len(resume.stored))
 
     def startService(self) -> None:
-        """After the replay: ship the replay's last open bulk."""
+        """Twisted calls this after the chain's replay: seal the replay's
+        last open bulk (up to :attr:`last_block`) and wake the shipper;
+        with nothing pending, ``confirmed_block_num`` becomes
+        :attr:`last_block` at once.  Returns at once; shipping continues in the
+        background (history-searchdb-plugin.md)."""
         super().startService()
         self.builder.seal(self.last_block)
         self.shipper.kick()

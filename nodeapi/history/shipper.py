@@ -215,7 +215,10 @@ class SearchDBClient:
 
     @inlineCallbacks
     def request_json(self, method: str, path: str, body: Any = None, ok=(200, 201)):
-        """Like :meth:`request`; returns the decoded JSON answer."""
+        """Like :meth:`request`; the Deferred fires with the decoded JSON
+        answer (``{}`` for an empty body) or fails with
+        :class:`SearchDBError` (a status not in ``ok``, or an answer that
+        is not JSON) or a connection error."""
         status, content = yield self.request(method, path, body, ok=ok)
         try:
             return orjson.loads(content) if content else {}
@@ -252,13 +255,17 @@ class SearchDBClient:
         return self.request_json("POST", self.info.search_path(prefix, "_search"), query)
 
     def count(self, prefix: str, query: Optional[dict] = None):
-        """Number of documents in ``<prefix>*`` matching ``query``."""
+        """``POST /<prefix>*/[data/]_count``: the Deferred fires with the
+        number (int) of documents matching ``query`` (a query DSL dict;
+        None: all) or fails like :meth:`request_json`."""
         body = {"query": query} if query is not None else None
         d = self.request_json("POST", self.info.search_path(prefix, "_count"), body)
         return d.addCallback(lambda answer: int(answer.get("count", 0)))
 
     def close(self):
-        """Close cached connections; returns a Deferred."""
+        """Close the pool's cached keep-alive connections; the Deferred
+        fires with None once they are closed (at once without an own
+        pool)."""
         from twisted.internet.defer import succeed
 
         if self._pool is not None:
