@@ -15,21 +15,41 @@ transaction, the merkle root, or the block log write (disk full, I/O
 error: :class:`~nodeapi.chain.blocklog.BlockLogError`) - the block session
 is rolled back and the bookkeeping restored, so the head in memory never
 runs ahead of the log and consumers see exactly the logged blocks.
-"""
 
-import hashlib
+Block contents, as graphene: ``transactions`` are *processed* transactions
+(the signed transaction plus ``operation_results``, one result per
+operation, from applying it while producing the block - ``_generate_block``
+pushes the ``processed_transaction`` ``_apply_transaction`` returns), and
+``transaction_merkle_root`` is :func:`nodeapi.protocol.block.merkle_root`
+over them (``signed_block::calculate_merkle_root``: sha256 of each full
+processed transaction, signatures and results included).  ``push_block``
+checks that root before applying anything
+(:class:`~nodeapi.chain.errors.MerkleRootMismatch`), so a changed signature
+or result is refused.
+
+Results of a peer's block: graphene's ``_apply_block`` calls
+``apply_transaction`` and discards the processed transaction it returns -
+the results a block carries are covered by the merkle root and the witness
+signature but never compared with what applying produced.  This chain does
+the same (a block graphene accepts is accepted here) and, where they
+differ, logs a warning (``block_results_differ``).  Each side keeps its own
+version consistently: the block (block log, ``get_block``, ``get_blocks``,
+``get_transaction``) is stored exactly as signed, while the applied
+operations consumers see (:class:`~nodeapi.applied.AppliedOperation`
+``result``: account history, statistics) carry the results of applying it,
+as graphene's ``_applied_ops`` / history plugins do.
+"""
 
 from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import schedule
 from nodeapi.chain.blocklog import BlockLogError
-from nodeapi.chain.errors import InvalidBlock
+from nodeapi.chain.errors import InvalidBlock, MerkleRootMismatch
 from nodeapi.chain.evaluators import ApplyContext, applied_operations
 from nodeapi.chain.validation import check_block_form, check_block_limits
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.history.ids import impacted_accounts as history_impacted
-from nodeapi.protocol.block import (
-    block_header_bytes, block_id, block_signing_digest, merkle_root_of_digests)
+from nodeapi.protocol.block import block_header_bytes, block_id, block_signing_digest, merkle_root
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
 
@@ -39,31 +59,64 @@ from nodeapi.protocol.transaction import serialize_processed_transaction
 REJECTIONS = (ChainError, ProtocolError)
 
 
-def merkle_root(records: list) -> str:
-    """The ``transaction_merkle_root`` this chain puts in (and checks on)
-    its blocks: graphene's tree (:func:`nodeapi.protocol.block.merkle_root_of_digests`)
-    over sha256 of each transaction's packed bytes *without* signatures
-    (``records``: ``[(trx, packed, ...)]``).  graphene hashes the packed
-    ``processed_transaction`` instead (:func:`nodeapi.protocol.block.merkle_root`);
-    kept as is so existing block logs and peers still agree."""
-    return merkle_root_of_digests([hashlib.sha256(r[1]).digest() for r in records])
+def processed(trx: dict, results: list) -> dict:
+    """The processed transaction graphene puts in a block: ``trx`` (wire
+    JSON signed transaction) with ``operation_results`` = ``results``."""
+    return dict(trx, operation_results=list(results))
+
+
+def check_merkle_root(block: dict, prefix: str) -> None:
+    """Raise :class:`MerkleRootMismatch` unless ``block``'s
+    ``transaction_merkle_root`` is :func:`nodeapi.protocol.block.merkle_root`
+    of its ``transactions`` (graphene ``_apply_block``'s first check)."""
+    computed = merkle_root(block["transactions"], prefix)
+    if computed != block["transaction_merkle_root"]:
+        raise MerkleRootMismatch(
+            f"Transaction merkle root mismatch: block has "
+            f"{block['transaction_merkle_root']}, its transactions give {computed}")
 
 
 class BlockApplication:
     """The block half of :class:`~nodeapi.chain.chain.Chain` (module
     docstring); not usable on its own."""
 
-    def _apply_block_trxs(self, block: dict, check_sigs: bool) -> list:
+    def _apply_block_trxs(self, block: dict, check_sigs: bool, compare: bool) -> list:
         """Apply every transaction of ``block`` (in the open block session);
-        returns ``[(trx, packed, trx_id, exp, results, virtual_ops)]``."""
+        returns ``[(trx, packed, trx_id, exp, results, virtual_ops)]`` with
+        the results applying produced.  With ``compare``, a transaction
+        whose ``operation_results`` differ from those is logged (module
+        docstring: graphene does not compare them either)."""
         records = []
-        for trx in block["transactions"]:
+        for num, trx in enumerate(block["transactions"]):
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
                                self.address_prefix)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
             self._recent[trx_id] = exp
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
+            if compare:
+                self._compare_results(trx, results, num, trx_id)
         return records
+
+    def _compare_results(self, trx: dict, results: list, num: int, trx_id: str) -> None:
+        """Log ``block_results_differ`` when the ``operation_results`` in
+        the block (``trx``) do not serialize like ``results``, the ones
+        applying produced."""
+        prefix = self.address_prefix
+        stated = trx.get("operation_results", [])
+        if stated == results:
+            return
+        try:
+            same = (serialize_processed_transaction(trx, prefix)
+                    == serialize_processed_transaction(processed(trx, results), prefix))
+        except ProtocolError:
+            same = False
+        if not same:
+            self.log.warn(
+                "Block {block_num} transaction {trx_num} ({trx_id}) carries "
+                "operation_results {stated} but applying it gave {applied}; accepted as "
+                "graphene does", block_num=self.head_block_num + 1, trx_num=num,
+                trx_id=trx_id, stated=stated, applied=results,
+                log_event="block_results_differ")
 
     def _finish_block(self, block: dict, bid: str, records: list, replay: bool) -> AppliedBlock:
         """Update the global objects and bookkeeping for an applied block;
@@ -123,42 +176,54 @@ class BlockApplication:
         limit = int(self.state.objects["2.0.0"]["parameters"]["maximum_block_size"])
         total = self._max_header_size(witness_id, ts)
         postponed = 0
+        prefix = self.address_prefix
         for entry in pending:
             trx = entry[0]
             if parse_time(trx["expiration"]) <= ts:
                 continue
-            size = len(serialize_processed_transaction(trx, self.address_prefix))
-            if total + size > limit:  # stays pending for a later block
-                postponed += 1
+            if total + len(serialize_processed_transaction(trx, prefix)) > limit:
+                postponed += 1  # stays pending for a later block
                 continue
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               self.address_prefix)
+                               prefix)
+            self.state.begin()
             try:
                 packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)
             except REJECTIONS as exc:
+                self.state.rollback()
                 self.log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
                               error=str(exc))
                 continue
             except Exception:  # an evaluator bug: report it, production goes on
+                self.state.rollback()
                 self.log.failure("Dropped transaction {trx_id}: unexpected error",
                                  trx_id=entry[2])
                 continue
+            # graphene recomputes the size with the results, which may be larger
+            ptrx = processed(trx, results)
+            size = len(serialize_processed_transaction(ptrx, prefix))
+            if total + size > limit:
+                self.state.rollback()
+                postponed += 1
+                continue
+            self.state.commit()
             self._recent[trx_id] = exp
-            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
+            records.append((ptrx, packed, trx_id, exp, results, ctx.virtual_ops))
             kept.append(trx_id)
             total += size
         if postponed:
             self.log.warn("Postponed {count} transactions due to block size limit "
                           "{limit}", count=postponed, limit=limit)
+        transactions = [r[0] for r in records]
         block = {
             "previous": self.head_block_id,
             "timestamp": format_time(ts),
             "witness": witness_id,
-            "transaction_merkle_root": merkle_root(records),
+            "transaction_merkle_root": merkle_root(transactions, prefix),
             "extensions": [],
         }
         block["witness_signature"] = auth.sign_digest(block_signing_digest(block), key)
-        block["transactions"] = [r[0] for r in records]
+        block["transactions"] = transactions
         bid = block_id(block)
         return block, self._finish_block(block, bid, records, False), kept
 
@@ -204,8 +269,13 @@ class BlockApplication:
             (:func:`~nodeapi.chain.validation.check_block_form`).
         :raises BlockFromFuture, BlockExtensionsNotEmpty, BlockTooLarge:
             :func:`~nodeapi.chain.validation.check_block_limits`.
-        :raises InvalidBlock: link, slot, witness, signature, merkle root;
-            or the failing transaction's ChainError."""
+        :raises MerkleRootMismatch: ``transaction_merkle_root`` is not the
+            root of the processed transactions (:func:`check_merkle_root`).
+        :raises InvalidBlock: link, slot, witness, signature; or the failing
+            transaction's ChainError.
+
+        The ``operation_results`` in the block are not compared with what
+        applying produces, as in graphene (module docstring)."""
         ts, size = check_block_form(block, self.address_prefix)
         check_block_limits(block, ts, size, self.state.objects["2.0.0"]["parameters"],
                            self.wall_time() if now is None else now)
@@ -221,24 +291,22 @@ class BlockApplication:
                                   block_signing_digest(block), self.address_prefix)
         if signer != signing:
             raise InvalidBlock(f"Block signed by {signer}, not by {signing}")
+        check_merkle_root(block, self.address_prefix)
         pending = self._take_pending()
         try:
-            applied = self._apply_block(block, check_sigs=True, replay=False, check_root=True)
+            applied = self._apply_block(block, check_sigs=True, replay=False)
         finally:
             self._restore_pending(pending)
         return applied
 
-    def _apply_block(self, block: dict, check_sigs: bool, replay: bool,
-                     check_root: bool) -> AppliedBlock:
+    def _apply_block(self, block: dict, check_sigs: bool, replay: bool) -> AppliedBlock:
         """Apply ``block`` in its own session, write it to the block log
         (unless ``replay``: it comes from there), commit, notify.  On any
         failure nothing stays applied (:meth:`_undo_block`)."""
         saved = self._save_bookkeeping()
         self.state.begin()
         try:
-            records = self._apply_block_trxs(block, check_sigs)
-            if check_root and merkle_root(records) != block["transaction_merkle_root"]:
-                raise InvalidBlock("Transaction merkle root mismatch")
+            records = self._apply_block_trxs(block, check_sigs, compare=not replay)
             applied = self._finish_block(block, block_id(block), records, replay)
             if not replay:
                 self._append_to_log(block, applied)

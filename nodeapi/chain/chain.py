@@ -293,8 +293,9 @@ class Chain(BlockApplication):
                                       "transaction_merkle_root", "extensions")}
 
     def replay(self, cooperator=None, chunk: int = 200, progress_every: float = 5.0):
-        """Apply every block of the block log without signature checks
-        (graphene replay skip flags); consumers see ``replay=True``.
+        """Apply every block of the block log without signature or merkle
+        root checks (graphene reindex skip flags); consumers see
+        ``replay=True``.
 
         Works in chunks of ``chunk`` blocks through ``cooperator`` (default
         ``twisted.internet.task``'s global cooperator) so the reactor stays
@@ -306,8 +307,7 @@ class Chain(BlockApplication):
         total = max(int(getattr(self.block_log, "head_num", 0)) - self.head_block_num, 0)
         d = replay_blocks(
             lambda: self.block_log.blocks(self.head_block_num + 1),
-            lambda block: self._apply_block(block, check_sigs=False, replay=True,
-                                            check_root=False),
+            lambda block: self._apply_block(block, check_sigs=False, replay=True),
             lambda: self.head_block_num, total, clock, self.log, cooperator, chunk,
             progress_every)
 

@@ -103,6 +103,15 @@ class InvalidBlock(ChainError):
     name = "invalid_block"
 
 
+class MerkleRootMismatch(InvalidBlock):
+    """The block's ``transaction_merkle_root`` is not the merkle root of its
+    processed transactions (signatures and operation_results included):
+    graphene ``database::_apply_block`` asserts ``transaction_merkle_root ==
+    calculate_merkle_root()`` before applying anything."""
+
+    name = "merkle_root_mismatch"
+
+
 class MalformedBlock(InvalidBlock, ApiError):
     """A block is not a well-formed signed block: not an object, a missing
     field, or a field fc cannot serialize (bad time, id, hex, signature,
