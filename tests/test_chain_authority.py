@@ -205,3 +205,86 @@ def test_required_accounts_checked_in_id_order(funded):
     assert accounts and int(pre.rsplit(".", 1)[1]) < int(top.rsplit(".", 1)[1])
     # pushing in reverse operation order must not matter
     chain.push_transaction(sign(chain, [pay(pre, 5), pay(top, 6)], wifs=(K1[0],)))
+
+
+# -- what operations require: the protocol's operation_get_required_authorities
+
+
+CLAIMER_OWNER, CLAIMER_ACTIVE = key("claimer-owner"), key("claimer-active")
+
+
+@pytest.fixture
+def claimer_chain(genesis):
+    """A fresh chain whose genesis adds account ``claimer`` (1.2.18) with an
+    owner key and an active key that both differ from the dev key, which
+    owns the genesis balance 1.15.0."""
+    import copy
+
+    from conftest import ListBlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.chain.genesis import Genesis
+
+    data = copy.deepcopy(genesis.data)
+    data["initial_accounts"].append({"name": "claimer", "owner_key": CLAIMER_OWNER[1],
+                                     "active_key": CLAIMER_ACTIVE[1],
+                                     "is_lifetime_member": False})
+    chain = Chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
+                          genesis.core_symbol), ListBlockLog())
+    assert chain.state.get("1.2.18")["name"] == "claimer"
+    return chain
+
+
+def _claim_to(account):
+    return operations.Balance_claim(**dict(claim_op().json(), deposit_to_account=account,
+                                           prefix="TEST"))
+
+
+def test_balance_claim_needs_the_depositing_accounts_active_authority(claimer_chain):
+    """graphene: the fee payer of balance_claim is ``deposit_to_account``,
+    whose active authority is required besides the balance key."""
+    chain = claimer_chain
+    with pytest.raises(errors.MissingAuthority,
+                       match="^Missing required active authority of 1.2.18$"):
+        chain.push_transaction(sign(chain, [_claim_to("1.2.18")]))
+    with pytest.raises(errors.MissingAuthority, match="^Missing authority: key TEST6MRy"):
+        chain.push_transaction(sign(chain, [_claim_to("1.2.18")], wifs=(CLAIMER_ACTIVE[0],)))
+    assert chain.pending_transactions == [] and chain.state.get("1.15.0") is not None
+    chain.push_transaction(sign(chain, [_claim_to("1.2.18")],
+                                wifs=(DEV_WIF, CLAIMER_ACTIVE[0])))
+    produce(chain)
+    assert chain.state.balance("1.2.18", "1.3.0") == 10 ** 15
+    assert chain.get_block(1)["transactions"][0]["operation_results"] == [[0, {}]]
+
+
+def test_account_update_of_owner_needs_owner_authority(claimer_chain):
+    """graphene account_update: the owner authority when it changes the
+    owner, the active authority (fee payer) always - an owner signature
+    satisfies both."""
+    chain = claimer_chain
+    chain.push_transaction(sign(chain, [_claim_to("1.2.18")],
+                                wifs=(DEV_WIF, CLAIMER_ACTIVE[0])))
+    produce(chain)
+    new_owner = auth(1, [(K1[1], 1)])
+    op, _fee = with_fee(chain, operations.Account_update, account="1.2.18",
+                        owner=new_owner, extensions={})
+    with pytest.raises(errors.MissingAuthority,
+                       match="^Missing required owner authority of 1.2.18$"):
+        chain.push_transaction(sign(chain, [op], wifs=(CLAIMER_ACTIVE[0],)))
+    chain.push_transaction(sign(chain, [op], wifs=(CLAIMER_OWNER[0],)))
+    produce(chain)
+    assert chain.state.get("1.2.18")["owner"] == new_owner
+    # without an owner change, the active authority is what is needed
+    memo, _fee = with_fee(chain, operations.Account_update, account="1.2.18",
+                          new_options=_options(CLAIMER_ACTIVE[1]), extensions={})
+    chain.push_transaction(sign(chain, [memo], wifs=(CLAIMER_ACTIVE[0],)))
+    produce(chain)
+    assert chain.state.get("1.2.18")["options"]["memo_key"] == CLAIMER_ACTIVE[1]
+
+
+def test_chain_uses_the_protocol_requirements():
+    """One implementation: the chain's verify_authority takes what each
+    operation requires from nodeapi.protocol.impacted."""
+    from nodeapi.protocol import impacted
+
+    assert chain_auth.required_authorities is impacted.required_authorities
+    assert chain_auth.other_authorities is impacted.other_authorities

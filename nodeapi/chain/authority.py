@@ -10,12 +10,18 @@ only adds the chain's rules on top of it:
   a non-canonical signature is rejected.  Every protocol error becomes the
   chain's :class:`~nodeapi.chain.errors.InvalidSignature` (a ChainError),
   with the protocol error as its ``__cause__``.
-- :func:`required_authorities` and :func:`verify_authority` follow graphene
-  ``operation_get_required_authorities`` and ``graphene::chain::verify_authority``
+- what an operation requires is :func:`nodeapi.protocol.impacted.required_authorities`
+  and :func:`~nodeapi.protocol.impacted.other_authorities` (graphene
+  ``operation_get_required_authorities``: the fee payer's active authority
+  always - balance_claim's ``deposit_to_account`` too -, account_update's
+  owner when it changes the owner, ...); there is no second version here.
+- :func:`verify_authority` follows ``graphene::protocol::verify_authority``
   (libraries/protocol/transaction.cpp): every required active authority is
   satisfied by its active or owner authority, owner requirements by the owner,
   other authorities (balance_claim's key) directly; account_auths recurse up
   to ``max_authority_depth``; a signature that contributes nothing is an error.
+  custom's ``required_auths`` are required (graphene after
+  HARDFORK_CORE_210; this chain applies the current rules at every time).
 - :func:`required_signatures` and :func:`potential_signatures` run the same
   sign state the way ``signed_transaction::get_required_signatures`` does
   (for the database API functions of those names).
@@ -23,6 +29,7 @@ only adds the chain's rules on top of it:
 
 from nodeapi.chain.errors import InvalidSignature, MissingAuthority
 from nodeapi.errors import ProtocolError
+from nodeapi.protocol.impacted import other_authorities, required_authorities
 from nodeapi.protocol.keys import PrivateKey, PublicKey
 
 
@@ -76,31 +83,6 @@ def sign_digest(digest: bytes, key) -> str:
 def public_key_of(key, prefix: str) -> str:
     """Public key string of a private key (any form :func:`secret_of` takes)."""
     return PrivateKey(secret_of(key)).public_key.to_str(prefix)
-
-
-_ACTIVE_FIELD = {
-    0: "from", 2: "fee_paying_account", 5: "registrar", 6: "account",
-    7: "authorizing_account", 8: "account_to_upgrade", 10: "issuer", 11: "issuer",
-    14: "issuer", 15: "payer", 16: "from_account", 1: "seller", 35: "payer",
-}
-
-
-def required_authorities(op: list) -> tuple[set, set, list]:
-    """``(active account ids, owner account ids, other authorities)`` an
-    operation needs (graphene ``get_required_*_authorities``)."""
-    kind, data = op
-    active, owner, other = set(), set(), []
-    if kind == 37:  # balance_claim: the balance owner's key only
-        other.append({"weight_threshold": 1, "account_auths": [],
-                      "key_auths": [[data["balance_owner_key"], 1]], "address_auths": []})
-    elif kind == 6 and "owner" in data:  # account_update changing owner
-        owner.add(data["account"])
-    elif kind == 35:
-        active.add(data["payer"])
-        active.update(data.get("required_auths", []))
-    elif kind in _ACTIVE_FIELD:
-        active.add(data[_ACTIVE_FIELD[kind]])
-    return active, owner, other
 
 
 #: graphene ``GRAPHENE_TEMP_ACCOUNT``: every sign state treats it as approved.
@@ -187,12 +169,16 @@ MAX_SIG_CHECK_DEPTH = 2
 
 
 def _all_required(ops: list) -> tuple[set, set, list]:
+    """``(active ids, owner ids, other authorities)`` all of ``ops`` need
+    (graphene ``operation_get_required_authorities`` over each operation,
+    the protocol's :func:`~nodeapi.protocol.impacted.required_authorities`
+    and :func:`~nodeapi.protocol.impacted.other_authorities`)."""
     active, owner, other = set(), set(), []
     for op in ops:
-        a, o, x = required_authorities(op)
+        a, o = required_authorities(op)
         active |= a
         owner |= o
-        other.extend(x)
+        other.extend(other_authorities(op))
     return active, owner, other
 
 
