@@ -52,9 +52,23 @@ def make_entry(password: str, salt: bytes, user=None, apis=()) -> object:
     return [user, entry]
 
 
+def _ask(prompt, text: str):
+    """``prompt(text)``, or None when the input ends first (EOFError: for
+    example only one line piped into the command)."""
+    try:
+        return prompt(text)
+    except EOFError:
+        return None
+
+
 def main(argv=None, prompt=getpass.getpass, out=None) -> int:
-    """Entry point; returns the process exit status (2 on usage errors,
-    1 when the two passwords differ or are empty)."""
+    """Entry point; returns the process exit status: 0 with the JSON printed
+    on ``out``; 2 on usage errors; 1 with a one-line message on stderr when
+    the input ends before both passwords were read (``prompt`` raising
+    EOFError, for example a single piped line), when the password is empty
+    (refused: graphene would accept it, but an empty password is no
+    protection) or when the two passwords differ.  ``prompt(text)`` returns
+    the line typed (default :func:`getpass.getpass`, no echo)."""
     out = out or sys.stdout
     options = Options()
     try:
@@ -62,11 +76,19 @@ def main(argv=None, prompt=getpass.getpass, out=None) -> int:
     except usage.UsageError as exc:
         print(f"nodeapi-saltpass: {exc}", file=sys.stderr)
         return 2
-    password = prompt("Password: ")
-    if not password:
-        print("nodeapi-saltpass: empty password", file=sys.stderr)
+    password = _ask(prompt, "Password: ")
+    if password is None:
+        print("nodeapi-saltpass: no password given (input ended)", file=sys.stderr)
         return 1
-    if prompt("Again: ") != password:
+    if not password:
+        print("nodeapi-saltpass: empty password refused", file=sys.stderr)
+        return 1
+    again = _ask(prompt, "Again: ")
+    if again is None:
+        print("nodeapi-saltpass: the password must be given twice (input ended "
+              "after the first one)", file=sys.stderr)
+        return 1
+    if again != password:
         print("nodeapi-saltpass: the passwords differ", file=sys.stderr)
         return 1
     value = make_entry(password, os.urandom(8), options["user"], options["apis"] or ())

@@ -164,3 +164,42 @@ def test_saltpass_whole_entry_and_errors(capsys):
     assert saltpass.main(["--user", "a", "--apis", "bogus_api"], prompt=lambda _: "",
                          out=io.StringIO()) == 2
     assert "bogus_api" in capsys.readouterr().err
+
+
+def _lines(*lines):
+    """A prompt answering ``lines`` then raising EOFError, as getpass does
+    when piped input ends."""
+    answers = iter(lines)
+
+    def prompt(_text):
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+    return prompt
+
+
+@pytest.mark.parametrize("lines, message", [
+    ((), "no password given (input ended)"),
+    (("only-once",), "the password must be given twice (input ended after the first one)"),
+    (("",), "empty password refused"),
+    (("", ""), "empty password refused"),
+])
+def test_saltpass_ended_or_empty_input_is_a_clear_error(capsys, lines, message):
+    out = io.StringIO()
+    assert saltpass.main([], prompt=_lines(*lines), out=out) == 1
+    assert out.getvalue() == ""
+    assert capsys.readouterr().err == f"nodeapi-saltpass: {message}\n"
+
+
+def test_saltpass_one_piped_line_exits_1_without_traceback():
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-m", "nodeapi.saltpass"], input=b"pw\n",
+                          capture_output=True, cwd=root, timeout=30)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"Traceback" not in proc.stderr
+    assert b"nodeapi-saltpass: the password must be given twice" in proc.stderr
