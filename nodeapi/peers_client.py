@@ -148,9 +148,14 @@ class PeerRpcProtocol(WebSocketClientProtocol):
 
 class PeerRpcFactory(WebSocketClientFactory):
     """Builds :class:`PeerRpcProtocol` for ``peer`` (ws://host:port/path),
-    with WebSocket pings every 20 s (a peer silent for 20 s more is dropped)."""
+    with WebSocket pings every 20 s (a peer silent for 20 s more is dropped).
+    Not ``noisy``: the ``ClientService`` starts and stops the factory at each
+    (re)connection, and Twisted would log "Starting factory"/"Stopping
+    factory" each time; :class:`~nodeapi.peers_peer.Peer` logs the
+    connection events that matter."""
 
     protocol = PeerRpcProtocol
+    noisy = False
 
     def __init__(self, peer, path: str = "/") -> None:
         url = f"ws://{peer.host}:{peer.port}{path}"

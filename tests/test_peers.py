@@ -256,6 +256,14 @@ def test_other_chain_is_rejected(producer, follower):
 
 @pytest_twisted.inlineCallbacks
 def test_reconnect_after_producer_restart(producer, follower):
+    from twisted.logger import formatEvent, globalLogPublisher
+
+    logged = []
+
+    def observer(event):
+        logged.append(formatEvent(event))
+
+    globalLogPublisher.addObserver(observer)
     produce(producer, 4)
     port = yield listen(ChainRpcFactory(producer))
     portnum = port.getHost().port
@@ -273,6 +281,10 @@ def test_reconnect_after_producer_restart(producer, follower):
     yield wait_for(lambda: follower.head_block_num == 9)
     assert follower.head_block_id == producer.head_block_id
     yield close(svc, port2)
+    globalLogPublisher.removeObserver(observer)
+    # the peer client factory is quiet at each (re)connection
+    assert any("Connected to peer 127.0.0.1:" in line for line in logged)
+    assert not [line for line in logged if "PeerRpcFactory" in line], logged
 
 
 @pytest_twisted.inlineCallbacks
