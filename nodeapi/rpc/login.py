@@ -215,11 +215,18 @@ class RpcSession(Session):
         """Call the function a request names, synchronously: returns its
         result, or a Deferred when the function is asynchronous; raises the
         error to map (RpcError / NodeAPIError / anything else = internal)."""
-        instance = self.resolve(request)
-        if not instance.has_function(request.function):
-            raise method_not_found(request.function, request.id)
+        api = request.api
+        apis = self.apis
+        if type(api) is int and 0 <= api < len(apis):  # the common case: a set id
+            instance = apis[api]
+        else:
+            instance = self.resolve(request)
+        function = request.function
+        binding = instance._bindings.get(function)
+        if binding is None:
+            raise method_not_found(function, request.id)
         request.api_name = instance.name
-        return instance.call(request.function, request.args)
+        return getattr(instance, function)(*binding.bind(request.args))
 
     def dispatch(self, request: Request) -> defer.Deferred:
         """:meth:`invoke` as a Deferred that fires with the result or fails
