@@ -62,7 +62,17 @@ class PeerService(service.MultiService):
             self.set_advanced_node_parameters(parameters)
         self.peers: dict = {}
         self.seed_nodes = [self._parse(s) for s in seed_nodes]
+        #: blocks the chain applied since this service was created: produced
+        #: here, received from peers or other clients, replayed from the block
+        #: log (the metrics' ``nodeapi_blocks_applied_total`` counts the same).
         self.blocks_applied = 0
+        #: of those, the blocks this service fetched from peers and pushed.
+        self.blocks_from_peers = 0
+        chain.add_block_observer(self._count_block)
+
+    def _count_block(self, applied) -> None:
+        """Block observer of the chain: one more applied block."""
+        self.blocks_applied += 1
 
     def retry_policy(self, attempt: int) -> float:
         """Reconnect delay (s) after ``attempt`` failures (ClientService
@@ -158,7 +168,7 @@ class PeerService(service.MultiService):
         if num <= self.chain.head_block_num:
             return False
         self.chain.push_block(block, now=self.reactor.seconds())
-        self.blocks_applied += 1
+        self.blocks_from_peers += 1
         return True
 
     def mark_bad(self, peer: Peer, reason: str) -> None:
@@ -203,12 +213,24 @@ class PeerService(service.MultiService):
         return [p.describe() for p in self.peers.values()]
 
     def info(self) -> dict:
-        """``{"connection_count", "head_block_num", "head_block_id",
-        "blocks_applied"}`` (graphene network_node get_info)."""
+        """network_node ``get_info``: ``{"connection_count", "head_block_num",
+        "head_block_id", "blocks_applied", "blocks_from_peers"}``.
+
+        ``connection_count`` is graphene's field (peers with an open
+        connection).  Graphene's other fields (``listening_on``,
+        ``node_public_key``, ``node_id``, ``firewalled``) describe its
+        binary P2P listener, which this node does not have, so they are
+        left out; instead the head (number, id) and two counters since
+        start: ``blocks_applied`` every block the chain applied (produced
+        by this node's witness, pushed from peers or ``broadcast_block``,
+        replayed from the block log), ``blocks_from_peers`` those this
+        service fetched from peers.  Graphene reference:
+        libraries/app/api.cpp ``network_node_api::get_info``."""
         return {"connection_count": len(self.connected_peers()),
                 "head_block_num": self.chain.head_block_num,
                 "head_block_id": self.chain.head_block_id,
-                "blocks_applied": self.blocks_applied}
+                "blocks_applied": self.blocks_applied,
+                "blocks_from_peers": self.blocks_from_peers}
 
     def get_advanced_node_parameters(self) -> dict:
         """The tunables: ``sync_batch_size`` (blocks per fetch),

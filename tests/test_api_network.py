@@ -110,7 +110,7 @@ def test_network_node_without_peers(funded):
     api, _ = make_api(funded, NetworkNodeApi)
     assert api.call("get_info", []) == {"connection_count": 0, "head_block_num": 2,
                                         "head_block_id": funded.head_block_id,
-                                        "blocks_applied": 0}
+                                        "blocks_applied": None, "blocks_from_peers": None}
     assert api.call("get_connected_peers", []) == [] == api.call("get_potential_peers", [])
     for fn, args in (("add_node", ["127.0.0.1:1"]), ("get_advanced_node_parameters", []),
                      ("set_advanced_node_parameters", [{}])):
@@ -137,6 +137,7 @@ def test_network_node_and_relay_with_peers(genesis):
     info = node_api.call("get_info", [])
     assert info["connection_count"] == 1 and info["head_block_num"] == 3
     assert info["head_block_id"] == producer.head_block_id
+    assert info["blocks_applied"] == 3 == info["blocks_from_peers"]
     assert node_api.call("set_advanced_node_parameters", [{"sync_batch_size": 5}]) is None
     assert node_api.call("get_advanced_node_parameters", [])["sync_batch_size"] == 5
     with pytest.raises(InvalidNodeParameter):
@@ -154,3 +155,28 @@ def test_network_node_and_relay_with_peers(genesis):
     yield wait_for(lambda: follower.head_block_num == 4)
     assert follower.state.balance("1.2.7", "1.3.0") == 777
     yield close(svc, port)
+
+
+@pytest_twisted.inlineCallbacks
+def test_get_info_counts_every_applied_block(genesis):
+    """blocks_applied counts what the chain applied since start, whatever
+    the source: blocks produced here (a producer without peers), replayed
+    from the block log, pushed by broadcast_block; blocks_from_peers only
+    those fetched from peers."""
+    producer = Chain(genesis, ListBlockLog())
+    svc = PeerService(producer, reactor=reactor)
+    api, _ = make_api(producer, NetworkNodeApi, peers=svc)
+    produce(producer, 3)
+    info = api.call("get_info", [])
+    assert (info["blocks_applied"], info["blocks_from_peers"]) == (3, 0)
+    assert info["head_block_num"] == 3 and info["connection_count"] == 0
+    # a node restarted over the same block log: the replay counts, then a pushed block
+    replayed = Chain(genesis, producer.block_log)
+    svc2 = PeerService(replayed, reactor=reactor)
+    count = yield replayed.replay()
+    assert count == 3 and svc2.info()["blocks_applied"] == 3
+    produce(producer)
+    bc_api, _ = make_api(replayed, NetworkBroadcastApi, peers=svc2)
+    bc_api.call("broadcast_block", [producer.get_block(4)])
+    assert svc2.info()["blocks_applied"] == 4 and svc2.info()["blocks_from_peers"] == 0
+    assert svc.info()["blocks_applied"] == 4  # the producer's fourth block

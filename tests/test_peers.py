@@ -75,7 +75,8 @@ def test_addresses_and_parameters(follower):
         with pytest.raises(InvalidNodeParameter):
             svc.set_advanced_node_parameters(bad)
     assert svc.info() == {"connection_count": 0, "head_block_num": 0,
-                          "head_block_id": "0" * 40, "blocks_applied": 0}
+                          "head_block_id": "0" * 40, "blocks_applied": 0,
+                          "blocks_from_peers": 0}
 
 
 @pytest.mark.parametrize("params,message", [
@@ -131,6 +132,7 @@ def test_follow_sync_live_and_relay(producer, follower, block_api):
     [peer] = svc.connected_peers()
     assert peer["state"] == "live" and peer["head_block_num"] == 28
     assert svc.info()["connection_count"] == 1 and svc.info()["blocks_applied"] == 28
+    assert svc.info()["blocks_from_peers"] == 28
     # a transfer accepted by the follower is relayed and lands in a producer block
     trx = sign(follower, [transfer_op(4242)])
     follower.push_transaction(trx)

@@ -29,14 +29,18 @@ class NetworkNodeApi(ApiSet):
 
     @api_function
     def get_info(self):
-        """``{connection_count, head_block_num, head_block_id,
-        blocks_applied}`` (blocks applied from peers since start)."""
+        """``{connection_count, head_block_num, head_block_id, blocks_applied,
+        blocks_from_peers}``: see :meth:`nodeapi.peers.PeerService.info`
+        (``blocks_applied`` counts every block the chain applied since
+        start: produced, pushed, replayed).  Without a peer network nothing
+        counts blocks, so both counters are null there rather than a wrong 0."""
         peers = self.node.peers
         if peers is not None:
             return peers.info()
         chain = self.node.chain
         return {"connection_count": 0, "head_block_num": chain.head_block_num,
-                "head_block_id": chain.head_block_id, "blocks_applied": 0}
+                "head_block_id": chain.head_block_id, "blocks_applied": None,
+                "blocks_from_peers": None}
 
     @api_function
     def add_node(self, endpoint):
