@@ -30,7 +30,8 @@ from twisted.internet import defer
 from twisted.logger import Logger
 
 from nodeapi.peers_peer import (  # noqa: F401  (re-exported for API sets and tap)
-    DEFAULT_PARAMETERS, InvalidNodeParameter, InvalidPeerAddress, Peer, PeerUnreachable,
+    DEFAULT_PARAMETERS, InvalidNodeParameter, InvalidPeerAddress, LoginRefused, Peer,
+    PeerUnreachable,
     MalformedBlock, WrongChain, parse_address, split_credentials, strip_block_info,
     wire_ints)
 
@@ -43,19 +44,22 @@ class PeerService(service.MultiService):
     :param chain: the :class:`~nodeapi.chain.chain.Chain` to extend.
     :param seed_nodes: ``"[user:password@]host:port"`` strings (``--seed-node``), followed
         from :meth:`startService`; raises :class:`InvalidPeerAddress` early.
-    :param reactor: reactor for TCP and the reconnect clock (the global one
-        when None).
+    :param reactor: reactor for TCP, block times and the reconnect clock
+        (the global one when None).
+    :param clock: ``IReactorTime`` on which reconnect delays are scheduled
+        (default ``reactor``; tests inject a ``task.Clock``).
     :param parameters: overrides of :data:`DEFAULT_PARAMETERS`.
     :param ws_path: the path of the peers' WebSocket RPC endpoint.
     """
 
     def __init__(self, chain, seed_nodes=(), reactor=None, parameters=None,
-                 ws_path: str = "/") -> None:
+                 ws_path: str = "/", clock=None) -> None:
         super().__init__()
         if reactor is None:
             from twisted.internet import reactor
         self.chain = chain
         self.reactor = reactor
+        self.clock = reactor if clock is None else clock
         self.ws_path = ws_path
         self.parameters = dict(DEFAULT_PARAMETERS)
         if parameters:
@@ -91,7 +95,7 @@ class PeerService(service.MultiService):
         and follow every ``--seed-node`` (one :class:`Peer` each, whose
         ``ClientService`` connects and reconnects in the background).
         Returns at once; an unreachable seed is retried with
-        :meth:`retry_policy`, never an error here (addresses were checked in
+        :meth:`retry_policy` (via :meth:`Peer.retry_delay`), never an error here (addresses were checked in
         ``__init__``).  Graphene reference: libraries/net/node.cpp
         (``add_node`` then ``connect_to_endpoint`` for each seed node)."""
         super().startService()

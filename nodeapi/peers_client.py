@@ -6,6 +6,8 @@ nodeapi node.
 function, args]}`` requests (``api`` given by name, wire-contract section 3),
 matches replies by id and hands ``notice`` messages to its peer.  The
 :class:`~nodeapi.peers.Peer` that owns the factory drives it.
+:func:`strip_block_info` turns a block read over the wire back into the
+in-memory form.
 """
 
 import json
@@ -17,6 +19,33 @@ from twisted.logger import Logger
 from nodeapi.errors import ApiError
 
 log = Logger()
+
+# Fields graphene's database get_block adds to a signed block (signed_block_with_info).
+_INFO_FIELDS = ("block_id", "signing_key", "transaction_ids")
+# 64-bit (or uint32) integer fields of the supported operations and of a
+# transaction that the RPC layer writes as strings when outside int32
+# (wire-contract section 3); the in-memory form is int (DESIGN.rst).
+_WIRE_INT_FIELDS = frozenset(("amount", "max_supply", "max_market_fee", "ref_block_prefix"))
+
+
+def wire_ints(value, key=None):
+    """``value`` with the numeric strings of :data:`_WIRE_INT_FIELDS` made
+    ints again, so a follower stores (and its plugins see) exactly the
+    producer's in-memory block.  Other strings (memos, ids) are untouched."""
+    if isinstance(value, dict):
+        return {k: wire_ints(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [wire_ints(v) for v in value]
+    if key in _WIRE_INT_FIELDS and isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+def strip_block_info(block: dict) -> dict:
+    """A signed block without the ``block_id``/``signing_key``/
+    ``transaction_ids`` fields that ``get_block`` adds, with wire integers
+    converted back (:func:`wire_ints`)."""
+    return wire_ints({k: v for k, v in block.items() if k not in _INFO_FIELDS})
 
 
 class PeerRpcError(ApiError):

@@ -1,6 +1,8 @@
 """One followed node: its connection (``ClientService`` with backoff over a
 :class:`~nodeapi.peers_client.PeerRpcProtocol`) and its sync loop, plus the
-address, wire and error helpers of the network node.  The owning
+address and error helpers of the network node (the wire helpers
+:func:`~nodeapi.peers_client.strip_block_info` and ``wire_ints`` live in
+:mod:`nodeapi.peers_client` and are re-exported here).  The owning
 :class:`~nodeapi.peers.PeerService` and the overall flow are described in
 :mod:`nodeapi.peers`.  Graphene reference: libraries/net/node.cpp (fetch the
 blocks after our head in batches, then follow).
@@ -13,7 +15,8 @@ from twisted.logger import Logger
 
 from nodeapi.chain.errors import MalformedBlock  # noqa: F401  (re-exported by peers)
 from nodeapi.errors import ApiError, ChainError
-from nodeapi.peers_client import PeerDisconnected, PeerRpcError, PeerRpcFactory
+from nodeapi.peers_client import (  # noqa: F401  (wire helpers re-exported)
+    PeerDisconnected, PeerRpcError, PeerRpcFactory, strip_block_info, wire_ints)
 
 log = Logger()
 
@@ -21,8 +24,6 @@ APPLY_SLICE = 50  # blocks applied between returns to the reactor
 
 
 BLOCK_APPLIED_CB = 1
-# Fields graphene's database get_block adds to a signed block (signed_block_with_info).
-_INFO_FIELDS = ("block_id", "signing_key", "transaction_ids")
 DEFAULT_PARAMETERS = {
     "sync_batch_size": 100,
     "reconnect_initial_delay": 1.0,
@@ -52,6 +53,14 @@ class PeerUnreachable(ApiError):
     """The first connection attempt to the peer failed; retries continue."""
 
     name = "peer_unreachable"
+
+
+class LoginRefused(ApiError):
+    """The peer refused both the configured credentials and an anonymous
+    login (its api-access file has no ``*`` entry): this node may call
+    nothing there.  Logged as one line per attempt; reconnects back off."""
+
+    name = "login_refused"
 
 
 class WrongChain(ChainError):
@@ -87,32 +96,6 @@ def parse_address(host_port: str) -> tuple:
     return host, int(port)
 
 
-# 64-bit (or uint32) integer fields of the supported operations and of a
-# transaction that the RPC layer writes as strings when outside int32
-# (wire-contract section 3); the in-memory form is int (DESIGN.rst).
-_WIRE_INT_FIELDS = frozenset(("amount", "max_supply", "max_market_fee", "ref_block_prefix"))
-
-
-def wire_ints(value, key=None):
-    """``value`` with the numeric strings of :data:`_WIRE_INT_FIELDS` made
-    ints again, so a follower stores (and its plugins see) exactly the
-    producer's in-memory block.  Other strings (memos, ids) are untouched."""
-    if isinstance(value, dict):
-        return {k: wire_ints(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [wire_ints(v) for v in value]
-    if key in _WIRE_INT_FIELDS and isinstance(value, str) and value.lstrip("-").isdigit():
-        return int(value)
-    return value
-
-
-def strip_block_info(block: dict) -> dict:
-    """A signed block without the ``block_id``/``signing_key``/
-    ``transaction_ids`` fields that ``get_block`` adds, with wire integers
-    converted back (:func:`wire_ints`)."""
-    return wire_ints({k: v for k, v in block.items() if k not in _INFO_FIELDS})
-
-
 class Peer:
     """One followed node.
 
@@ -122,6 +105,9 @@ class Peer:
     :ivar last_seen: reactor time (s) of the last message from the peer, or None.
     :ivar bad_reason: why the peer was marked bad, or None.
     :ivar credentials: ``(user, password)`` to log in with at connect, or None.
+    :ivar sync_failures: connections in a row that opened but failed before
+        a successful sync step (a fetched batch applied, or caught up); each
+        one lengthens the reconnect delay (:meth:`retry_delay`).
     """
 
     def __init__(self, network, host: str, port: int, path: str = "/",
@@ -139,11 +125,34 @@ class Peer:
         self.protocol = None
         self._syncing = False
         self._again = False
+        self.sync_failures = 0
+        self._failure_message = None
         reactor = network.reactor
         endpoint = clientFromString(reactor, f"tcp:host={host}:port={port}")
         self.client = ClientService(endpoint, PeerRpcFactory(self, path),
-                                    retryPolicy=network.retry_policy, clock=reactor,
+                                    retryPolicy=self.retry_delay, clock=network.clock,
                                     prepareConnection=lambda proto: proto.opened)
+
+    def retry_delay(self, attempt: int) -> float:
+        """The ``ClientService`` retry policy (seconds before reconnecting).
+
+        ``attempt`` counts failed connection attempts since the last open
+        WebSocket (the ``ClientService`` resets it at each connect, so a
+        peer that accepts the connection and then refuses every call would
+        otherwise be retried at the first delay for ever).  The delay is
+        ``network.retry_policy(attempt + sync_failures - 1)`` (at least
+        ``attempt``): consecutive failed syncs grow it like failed
+        connects, and only a successful sync step resets it.  A sync
+        failure waiting to be reported is logged here, once, with the
+        delay."""
+        delay = self.network.retry_policy(attempt + max(self.sync_failures - 1, 0))
+        if self._failure_message is not None:
+            log.error("Sync with peer {peer} failed ({failures} in a row): {error}; "
+                      "reconnecting in {delay:.1f} s", peer=self.address,
+                      failures=self.sync_failures, error=self._failure_message,
+                      delay=delay)
+            self._failure_message = None
+        return delay
 
     # -- connection events (from PeerRpcProtocol) --------------------------------
 
@@ -151,8 +160,8 @@ class Peer:
         """Start following: clear :attr:`bad_reason`, set state
         ``connecting`` and start the ``ClientService``, which connects to
         ``tcp:host:port`` and, after each lost or failed connection,
-        reconnects after ``network.retry_policy(attempt)`` seconds (the
-        ``reconnect_*`` node parameters) until :meth:`stop`.  Returns at
+        reconnects after :meth:`retry_delay` seconds (the ``reconnect_*``
+        node parameters, on ``network.clock``) until :meth:`stop`.  Returns at
         once; :meth:`connected` runs when the WebSocket is open.  Called by
         :class:`~nodeapi.peers.PeerService` for a new address and for a
         ``bad`` peer named again by ``add_node``.  Graphene reference:
@@ -168,21 +177,36 @@ class Peer:
         :meth:`disconnected` runs).  The Deferred fires with None once the
         connection is closed and no reconnect is scheduled; it never fails.
         The state is not set here: closing an open connection runs
-        :meth:`disconnected` (``disconnected``, or ``bad`` kept)."""
+        :meth:`disconnected` (``disconnected``, or ``bad`` kept).  A sync
+        failure not yet reported (see :meth:`retry_delay`) is logged."""
+        self._report_failure()
         return self.client.stopService()
+
+    def _report_failure(self) -> None:
+        """Log a sync failure not yet logged by :meth:`retry_delay`."""
+        if self._failure_message is not None:
+            log.error("Sync with peer {peer} failed ({failures} in a row): {error}",
+                      peer=self.address, failures=self.sync_failures,
+                      error=self._failure_message)
+            self._failure_message = None
 
     def connected(self, proto) -> None:
         """The WebSocket to the peer is open (called by
         :meth:`PeerRpcProtocol.onOpen <nodeapi.peers_client.PeerRpcProtocol.onOpen>`):
         state ``syncing``, :attr:`last_seen` now, then, without waiting:
+        ``login`` with :attr:`credentials` if any (a refusal is logged and,
+        as a failed login logs the connection out (wire-contract.md section
+        2), followed by ``login("", "")``, which restores the peer's
+        anonymous ``*`` sets; no ``*`` entry raises :class:`LoginRefused`),
         ``database.get_chain_id`` (a different id raises :class:`WrongChain`
-        and marks the peer ``bad``), ``login`` with :attr:`credentials` if
-        any (refusal logged, the peer stays anonymous),
+        and marks the peer ``bad``),
         ``database.set_block_applied_callback`` (wire-contract.md section 5),
         ``database.get_dynamic_global_properties`` for the peer's head, and
         :meth:`sync`.  A :class:`~nodeapi.errors.ChainError` marks the peer
-        bad; any other failure is logged and the connection aborted (the
-        ``ClientService`` reconnects).  Graphene reference:
+        bad; any other failure counts in :attr:`sync_failures`, is logged
+        once (the peer's error message, no traceback, for a refused call)
+        and the connection aborted (the ``ClientService`` reconnects after
+        :meth:`retry_delay`).  Graphene reference:
         libraries/net/node.cpp ``node_impl::on_hello_message`` (a peer on
         another chain id is rejected) and its sync start after connect."""
         self.protocol = proto
@@ -227,14 +251,11 @@ class Peer:
     @defer.inlineCallbacks
     def _subscribe(self, proto):
         chain = self.network.chain
+        if self.credentials:  # before any other call: "*" may grant nothing
+            yield self._login(proto, *self.credentials)
         chain_id = yield proto.call("database", "get_chain_id", [])
         if chain_id != chain.chain_id:
             raise WrongChain(f"Peer chain id {chain_id} differs from {chain.chain_id}")
-        if self.credentials:
-            ok = yield proto.call(1, "login", list(self.credentials))
-            if not ok:
-                log.warn("Login as {user} refused by peer {peer}; continuing anonymously",
-                         user=self.credentials[0], peer=self.address)
         yield proto.call("database", "set_block_applied_callback", [BLOCK_APPLIED_CB])
         dgp = yield proto.call("database", "get_dynamic_global_properties", [])
         self.head_block_num = max(self.head_block_num, int(dgp["head_block_number"]))
@@ -242,6 +263,22 @@ class Peer:
         log.info("Connected to peer {peer}, head {head}", peer=self.address,
                  head=self.head_block_num)
         self.sync()
+
+    @defer.inlineCallbacks
+    def _login(self, proto, user: str, password: str):
+        """Log in as ``user``; when refused, log in anonymously again (the
+        refusal logged the connection out, wire-contract.md section 2, so
+        even the anonymous sets are gone until ``login("", "")``, which
+        matches the ``*`` entry).  Raises :class:`LoginRefused` when that
+        is refused too."""
+        if (yield proto.call(1, "login", [user, password])):
+            return
+        if (yield proto.call(1, "login", ["", ""])):
+            log.warn("Login as {user} refused by peer {peer}; continuing anonymously",
+                     user=user, peer=self.address)
+            return
+        raise LoginRefused(f"Login as {user} refused by peer {self.address}, and it "
+                           "refuses anonymous logins too")
 
     def sync(self) -> None:
         """Fetch and apply the peer's blocks after this node's head, in
@@ -287,10 +324,14 @@ class Peer:
                     self._apply(block)
                     if i % APPLY_SLICE == APPLY_SLICE - 1:  # let the reactor serve
                         yield task.deferLater(self.network.reactor, 0, lambda: None)
+                if blocks and blocks[0] is not None:
+                    self.sync_failures = 0  # a successful sync step
                 if not blocks or blocks[-1] is None:
                     break
             if not self._again or proto is not self.protocol:
                 break
+        if proto is self.protocol:
+            self.sync_failures = 0  # caught up
         if proto is self.protocol and self.state == "syncing":
             self.state = "live"
             log.info("Peer {peer} in sync at block {head}", peer=self.address,
@@ -332,10 +373,16 @@ class Peer:
         if failure.check(ChainError):
             self.network.mark_bad(self, str(failure.value))
             return
-        log.failure("Sync with peer {peer} failed; reconnecting", failure,
-                    peer=self.address)
+        self.sync_failures += 1
+        if failure.check(PeerRpcError, LoginRefused):  # the peer said no: one line
+            self._failure_message = failure.getErrorMessage()
+        else:  # unexpected (a malformed reply, a bug): keep the traceback
+            log.failure("Sync with peer {peer} failed ({failures} in a row)", failure,
+                        peer=self.address, failures=self.sync_failures)
         if proto is self.protocol:
-            proto.dropConnection(abort=True)
+            proto.dropConnection(abort=True)  # retry_delay reports the failure
+        else:
+            self._report_failure()
 
     def describe(self) -> dict:
         """``{"addr", "state", "head_block_num", "head_block_id", "last_seen",

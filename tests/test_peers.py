@@ -151,21 +151,131 @@ def test_follow_sync_live_and_relay(producer, follower, block_api):
     yield close(svc, port)
 
 
-@pytest.mark.parametrize("password,calls", [("secret", "get_blocks"), ("wrong", "get_block")])
 @pytest_twisted.inlineCallbacks
-def test_login_at_connect(producer, follower, password, calls):
+def test_login_at_connect(producer, follower):
     produce(producer, 5)
     factory = ChainRpcFactory(producer, block_api=False)
     port = yield listen(factory)
     svc = PeerService(follower, reactor=reactor, parameters=FAST)
     svc.startService()
-    yield svc.add_node(f"peer:{password}@127.0.0.1:{port.getHost().port}")
+    yield svc.add_node(f"peer:secret@127.0.0.1:{port.getHost().port}")
     yield wait_for(lambda: follower.head_block_num == 5)
     used = [m for _a, m in factory.calls]
-    assert used[:2] == ["get_chain_id", "login"] and calls in used
-    assert used.count("get_block") == (5 if password == "wrong" else 0)
+    # login first: the peer's "*" entry may grant nothing before it
+    assert used[:2] == ["login", "get_chain_id"] and "get_blocks" in used
+    assert used.count("get_block") == 0
     assert svc.potential_peers()[0]["addr"] == f"127.0.0.1:{port.getHost().port}"
     yield close(svc, port)
+
+
+@pytest.fixture
+def captured():
+    """Log events emitted during the test: ``[(level name, text, event)]``."""
+    from twisted.logger import formatEvent, globalLogPublisher
+
+    events = []
+
+    def observer(event):
+        events.append((event["log_level"].name, formatEvent(event), event))
+
+    globalLogPublisher.addObserver(observer)
+    yield events
+    globalLogPublisher.removeObserver(observer)
+
+
+@pytest.mark.parametrize("credentials,block_api", [
+    ("bytemaster:wrongpw", False), ("bytemaster:supersecret", True)])
+@pytest_twisted.inlineCallbacks
+def test_real_site_login_refused_continues_anonymously(producer, follower, captured,
+                                                       credentials, block_api):
+    """A real RPC site with an api-access file (bytemaster may use
+    block_api, "*" only database/network_broadcast/history): a refused
+    login logs the connection out (wire-contract.md s. 2), so the follower
+    logs in anonymously again and syncs through database get_block; the
+    right password gets block_api.  No error, no traceback."""
+    from nodeapi.rpc.access import ApiAccess
+
+    from rpcserver import RunningSite, make_node
+    from test_rpc_access import VECTORS
+
+    produce(producer, 5)
+    site = RunningSite(make_node(producer), ApiAccess.from_json(VECTORS))
+    svc = PeerService(follower, seed_nodes=[f"{credentials}@127.0.0.1:{site.port}"],
+                      reactor=reactor, parameters=FAST)
+    svc.startService()
+    yield wait_for(lambda: follower.head_block_num == 5)
+    produce(producer, 2)  # live, through the block-applied notices
+    yield wait_for(lambda: follower.head_block_num == 7)
+    assert follower.head_block_id == producer.head_block_id
+    [peer] = svc.peers.values()
+    assert peer.state == "live" and peer.sync_failures == 0
+    assert peer.use_get_block is not block_api
+    texts = [text for _level, text, _e in captured]
+    refused = [t for t in texts if "refused by peer" in t]
+    if block_api:
+        assert refused == []
+    else:
+        assert refused == [f"Login as bytemaster refused by peer 127.0.0.1:{site.port}; "
+                           "continuing anonymously"]
+        assert f"Peer 127.0.0.1:{site.port} denies block_api; using database get_block" \
+            in texts
+    assert [t for level, t, _e in captured if level in ("error", "critical")] == []
+    assert not [e for _l, _t, e in captured if "log_failure" in e]
+    yield close(svc)
+    yield site.stop()
+
+
+NO_STAR = {"permission_map": [["bytemaster", {
+    "password_hash_b64": "9e9GF7ooXVb9k4BoSfNIPTelXeGOZ5DrgOYMj94elaY=",
+    "password_salt_b64": "INDdM6iCi/8=", "allowed_apis": ["database_api", "block_api"]}]]}
+STAR_WITHOUT_DATABASE = {"permission_map": NO_STAR["permission_map"] + [["*", {
+    "password_hash_b64": "*", "password_salt_b64": "*",
+    "allowed_apis": ["network_broadcast_api"]}]]}
+
+
+@pytest.mark.parametrize("access,error", [
+    (NO_STAR, "Login as bytemaster refused by peer 127.0.0.1:{port}, and it refuses "
+              "anonymous logins too"),
+    (STAR_WITHOUT_DATABASE, "Peer call get_chain_id failed: Execution error: Assert "
+                            "Exception: is_allowed: Access denied (code 10)"),
+])
+@pytest_twisted.inlineCallbacks
+def test_real_site_refusing_everything_backs_off(producer, follower, captured, access,
+                                                 error):
+    """Wrong password and nothing anonymous allowed: each attempt connects
+    (TCP and WebSocket succeed), fails, logs ONE error line without a
+    traceback, and the reconnect delay still grows (the injected clock's
+    scheduled delays), although the ClientService counts from 1 again at
+    every connect."""
+    from nodeapi.rpc.access import ApiAccess
+
+    from rpcserver import RunningSite, make_node
+
+    produce(producer, 2)
+    site = RunningSite(make_node(producer), ApiAccess.from_json(access))
+    clock = task.Clock()
+    svc = PeerService(follower, seed_nodes=[f"bytemaster:wrongpw@127.0.0.1:{site.port}"],
+                      reactor=reactor, clock=clock,
+                      parameters={"reconnect_initial_delay": 1, "reconnect_factor": 2,
+                                  "reconnect_max_delay": 100, "reconnect_jitter": 0})
+    svc.startService()
+    delays = []
+    for attempt in range(4):
+        yield wait_for(lambda: clock.getDelayedCalls())  # failed, retry scheduled
+        [call] = clock.getDelayedCalls()
+        delays.append(call.getTime() - clock.seconds())
+        clock.advance(delays[-1])
+    assert delays == [1, 2, 4, 8]
+    [peer] = svc.peers.values()
+    assert peer.sync_failures == 4 and follower.head_block_num == 0
+    errors = [t for level, t, _e in captured if level in ("error", "critical")]
+    expected = error.format(port=site.port)
+    assert errors == [f"Sync with peer 127.0.0.1:{site.port} failed ({n} in a row): "
+                      f"{expected}; reconnecting in {d:.1f} s"
+                      for n, d in zip(range(1, 5), delays)]
+    assert not [e for _l, _t, e in captured if "log_failure" in e]
+    yield close(svc)
+    yield site.stop()
 
 
 @pytest_twisted.inlineCallbacks
