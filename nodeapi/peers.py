@@ -95,9 +95,9 @@ class PeerService(service.MultiService):
         and follow every ``--seed-node`` (one :class:`Peer` each, whose
         ``ClientService`` connects and reconnects in the background).
         Returns at once; an unreachable seed is retried with
-        :meth:`retry_policy` (via :meth:`Peer.retry_delay`), never an error here (addresses were checked in
-        ``__init__``).  Graphene reference: libraries/net/node.cpp
-        (``add_node`` then ``connect_to_endpoint`` for each seed node)."""
+        :meth:`retry_policy` (via :meth:`Peer.retry_delay`), never an error
+        here (addresses were checked in ``__init__``).  Graphene reference:
+        libraries/net/node.cpp (``add_node`` then ``connect_to_endpoint`` for each seed node)."""
         super().startService()
         for host, port, credentials in self.seed_nodes:
             self._follow(host, port, credentials)
