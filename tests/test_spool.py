@@ -6,6 +6,8 @@ import os
 import random
 import resource
 import signal
+import subprocess
+import sys
 from array import array
 
 import pytest
@@ -165,34 +167,28 @@ def test_stale_files_removed_and_discard(tmp_path):
     assert sorted(os.listdir(str(tmp_path))) == ["other"] and len(queue) == 0
 
 
-@pytest.fixture
-def file_size_limit():
-    """Set RLIMIT_FSIZE (bytes) for this process, SIGXFSZ ignored so a write
-    past it fails with EFBIG; restored afterwards."""
-    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
-    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-
-    def set_limit(limit):
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
-
-    yield set_limit
-    resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
-    signal.signal(signal.SIGXFSZ, old_handler)
-
-
-def test_failed_write_leaves_queue_consistent(tmp_path, file_size_limit):
-    """A record that fails half-written (file too large: EFBIG) is not
-    queued and not counted; the partial bytes are never read, later bulks
-    go to a new segment and everything else comes back intact."""
-    path = str(tmp_path / "spool")
+def _failed_write_scenario(directory: str) -> int:
+    """Run in a child process (see the test below): RLIMIT_FSIZE applies to
+    every file the process writes, pytest's own output included, so the
+    limit must never be set in the test process itself.  Returns the number
+    of bulks that came back."""
+    resource.setrlimit(resource.RLIMIT_FSIZE,
+                       (resource.RLIM_INFINITY, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past it fails with EFBIG
+    path = os.path.join(directory, "spool")
     queue = BulkQueue(path, max_memory=1, segment_bytes=1 << 20)
     bulks = [make_bulk(n, 2, 500) for n in range(6)]  # records of 560 bytes
     queue.push(bulks[0])  # memory
-    file_size_limit(1500)
+    resource.setrlimit(resource.RLIMIT_FSIZE,
+                       (1500, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
     queue.push(bulks[1])
     queue.push(bulks[2])  # 1120 bytes in spool.1
-    with pytest.raises(OSError):
+    try:
         queue.push(bulks[3])  # would end at 1680 > 1500: partial write
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the write past RLIMIT_FSIZE did not fail")
     assert os.path.getsize(path + ".1") == 1500  # 380 bytes of junk past the records
     assert queue.spooled == 2 and queue.spooled_bytes == 1120 and queue.items == 6
     queue.push(bulks[4])  # a new segment
@@ -203,4 +199,21 @@ def test_failed_write_leaves_queue_consistent(tmp_path, file_size_limit):
     while len(queue):
         out.append(shape(pop_one(queue)))
     assert out == [shape(b) for i, b in enumerate(bulks) if i != 3]
-    assert os.listdir(str(tmp_path)) == []
+    assert os.listdir(directory) == []
+    return len(out)
+
+
+def test_failed_write_leaves_queue_consistent(tmp_path):
+    """A record that fails half-written (file too large: EFBIG) is not
+    queued and not counted; the partial bytes are never read, later bulks
+    go to a new segment and everything else comes back intact.  The file
+    size limit is set in a child process only."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [here, os.path.dirname(here), os.environ.get("PYTHONPATH", "")]))
+    code = ("import sys, test_spool; "
+            "print('bulks back:', test_spool._failed_write_scenario(sys.argv[1]))")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "bulks back: 5"
