@@ -10,7 +10,6 @@ import subprocess
 import sys
 from array import array
 
-
 from nodeapi.history.spool import _HEAD, Bulk, BulkQueue
 
 
