@@ -1,13 +1,21 @@
-"""Catch-up speed of a follower: a producer chain with N blocks (default
-10,000; a transfer every 100 blocks) served over loopback WebSocket RPC; a fresh
-follower's PeerService syncs it.  Prints blocks/s for the get_blocks path
-and for the get_block fallback (block_api denied).
+"""Catch-up speed of a follower (issue 6): a producer chain with N blocks
+(default 10,000; a transfer every 100 blocks) served by the node's real RPC
+site (``nodeapi.rpc.site.rpc_site``) over loopback WebSocket; a fresh
+follower's :class:`~nodeapi.peers.PeerService` syncs it, validating every
+block.
 
-Run: /work/venv/bin/python bench/peers.py [N]
+Baseline, measured in the same run: the same blocks pushed into a fresh
+chain in-process (``chain.push_block``, the validation and application the
+follower must do anyway), so the ratio is what the network path (RPC,
+JSON, WebSocket, batching) keeps of the chain's own speed.
 
-The producer is served by ``nodeapi.rpc.site.rpc_site`` when that exists
-with ``block_api`` granted; otherwise by the small RPC server of the peers
-tests (tests/test_peers_rpcserver.py), which answers the same calls.
+Prints one line: blocks/s over ``block.get_blocks`` (batches of 50 and of
+100, the producer's default ``api-limit-get-blocks``; ``block_api`` granted
+to everyone) and over the pipelined ``database.get_block`` fallback
+(default access, ``block_api`` denied; 50 calls in flight), next to the
+in-process baseline.
+
+Run: PYTHONPATH=. /work/venv/bin/python bench/peers.py [N]
 """
 
 import os
@@ -18,14 +26,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests")]
 
 from twisted.internet import defer, reactor, task  # noqa: E402
-from twisted.internet.endpoints import TCP4ServerEndpoint  # noqa: E402
 
 import conftest  # noqa: E402
 from nodeapi.chain.chain import Chain  # noqa: E402
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
+from nodeapi.node import Node  # noqa: E402
 from nodeapi.peers import PeerService  # noqa: E402
+from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess  # noqa: E402
+from nodeapi.rpc.site import rpc_site  # noqa: E402
 from test_chain_core import claim_op, produce, sign, transfer_op  # noqa: E402
-from test_peers_rpcserver import ChainRpcFactory  # noqa: E402
+
+OPEN_ACCESS = {"permission_map": [["*", {
+    "password_hash_b64": "*", "password_salt_b64": "*",
+    "allowed_apis": sorted(set(DEFAULT_ALLOWED_APIS) | {"block_api"})}]]}
 
 
 def build_producer(genesis, n):
@@ -39,10 +52,29 @@ def build_producer(genesis, n):
     return chain
 
 
+def push_locally(genesis, producer):
+    """Seconds to push every producer block into a fresh chain in-process."""
+    follower = Chain(genesis, conftest.ListBlockLog())
+    blocks = [producer.get_block(n) for n in range(1, producer.head_block_num + 1)]
+    started = time.perf_counter()
+    for block in blocks:
+        follower.push_block(block, now=block_time(block) + 1)
+    elapsed = time.perf_counter() - started
+    assert follower.head_block_id == producer.head_block_id
+    return elapsed
+
+
+def block_time(block) -> int:
+    from nodeapi.protocol import parse_time
+
+    return parse_time(block["timestamp"])
+
+
 @defer.inlineCallbacks
-def sync_once(genesis, producer, block_api, batch):
-    port = yield TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(
-        ChainRpcFactory(producer, block_api=block_api))
+def sync_once(genesis, producer, access, batch):
+    node = Node(chain=producer, reactor=reactor)
+    site = rpc_site(node, access, reactor=reactor)
+    port = reactor.listenTCP(0, site, interface="127.0.0.1")
     follower = Chain(genesis, conftest.ListBlockLog())
     svc = PeerService(follower, reactor=reactor, parameters={"sync_batch_size": batch})
     svc.startService()
@@ -53,6 +85,8 @@ def sync_once(genesis, producer, block_api, batch):
     elapsed = time.perf_counter() - started
     assert follower.head_block_id == producer.head_block_id
     yield svc.stopService()
+    for proto in list(site.ws_factory.connections):
+        proto.dropConnection(abort=True)
     yield port.stopListening()
     return elapsed
 
@@ -62,12 +96,20 @@ def main(n):
     genesis = load_genesis()
     t = time.perf_counter()
     producer = build_producer(genesis, n)
-    print(f"producer: {n} blocks built in {time.perf_counter() - t:.1f} s")
-    for block_api, batch in ((True, 100), (True, 1000), (False, 100)):
-        elapsed = yield sync_once(genesis, producer, block_api, batch)
-        path = "block.get_blocks" if block_api else "database.get_block (pipelined)"
-        print(f"catch-up via {path}, batch {batch}: {n} blocks in {elapsed:.2f} s = "
-              f"{n / elapsed:.0f} blocks/s")
+    build = time.perf_counter() - t
+    base = n / push_locally(genesis, producer)
+    rates = []
+    for access, batch in ((ApiAccess.from_json(OPEN_ACCESS), 50),
+                          (ApiAccess.from_json(OPEN_ACCESS), 100),
+                          (ApiAccess.default(), 100)):
+        elapsed = yield sync_once(genesis, producer, access, batch)
+        rates.append(n / elapsed)
+    print(f"peers: follower catch-up of {n} blocks over loopback WebSocket: "
+          f"block.get_blocks batch 50 {rates[0]:,.0f} blocks/s (ratio {rates[0] / base:.2f}), "
+          f"batch 100 {rates[1]:,.0f} blocks/s (ratio {rates[1] / base:.2f}), "
+          f"database.get_block fallback {rates[2]:,.0f} blocks/s (ratio {rates[2] / base:.2f}); "
+          f"baseline in-process push_block of the same blocks {base:,.0f} blocks/s; "
+          f"build {build:.1f} s")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ address and error helpers of the network node (the wire helpers
 blocks after our head in batches, then follow).
 """
 
+import re
+
 from twisted.application.internet import ClientService
 from twisted.internet import defer, task
 from twisted.internet.endpoints import clientFromString
@@ -21,6 +23,11 @@ from nodeapi.peers_client import (  # noqa: F401  (wire helpers re-exported)
 log = Logger()
 
 APPLY_SLICE = 50  # blocks applied between returns to the reactor
+#: get_block calls pipelined at once on the fallback path (below the default
+#: ``max-calls-in-flight`` of 100 of a nodeapi peer).
+GET_BLOCK_WINDOW = 50
+#: graphene's / nodeapi's answer to a get_blocks call over the peer's api limit.
+_LIMIT = re.compile(r"limit can not be greater than (\d+)")
 
 
 BLOCK_APPLIED_CB = 1
@@ -122,6 +129,7 @@ class Peer:
         self.last_seen = None
         self.bad_reason = None
         self.use_get_block = False
+        self.batch_limit = None  # the peer's get_blocks limit, once it told us
         self.protocol = None
         self._syncing = False
         self._again = False
@@ -314,8 +322,10 @@ class Peer:
             self._again = False
             while chain.head_block_num < self.head_block_num and proto is self.protocol:
                 first = chain.head_block_num + 1
-                last = min(self.head_block_num,
-                           first + self.network.parameters["sync_batch_size"] - 1)
+                batch = self.network.parameters["sync_batch_size"]
+                if self.batch_limit is not None:
+                    batch = min(batch, self.batch_limit)
+                last = min(self.head_block_num, first + batch - 1)
                 blocks = yield self._fetch(proto, first, last)
                 self.last_seen = self.network.reactor.seconds()
                 for i, block in enumerate(blocks):
@@ -356,11 +366,22 @@ class Peer:
                 blocks = yield proto.call("block", "get_blocks", [first, last])
                 return blocks
             except PeerRpcError as exc:
+                limit = _LIMIT.search(exc.remote_message)
+                if limit is not None and 1 <= int(limit.group(1)) <= last - first:
+                    # the peer's api-limit-get-blocks is below our batch size
+                    self.batch_limit = int(limit.group(1))
+                    log.info("Peer {peer} serves at most {limit} blocks per get_blocks; "
+                             "fetching batches of that size", peer=self.address,
+                             limit=self.batch_limit)
+                    blocks = yield self._fetch(proto, first, first + self.batch_limit - 1)
+                    return blocks
                 if not exc.access_denied:
                     raise
                 log.info("Peer {peer} denies block_api; using database get_block",
                          peer=self.address)
                 self.use_get_block = True
+        # pipelined get_block calls stay below the peer's calls-in-flight cap
+        last = min(last, first + GET_BLOCK_WINDOW - 1)
         calls = [proto.call("database", "get_block", [n]) for n in range(first, last + 1)]
         blocks = yield defer.gatherResults(calls, consumeErrors=True)
         return blocks

@@ -437,3 +437,31 @@ def test_reconnect_backoff_with_injected_clock(follower):
     assert svc.potential_peers()[0]["state"] == "connecting"
     assert svc.connected_peers() == []
     svc.stopService()
+
+
+@pytest_twisted.inlineCallbacks
+def test_batch_adapts_to_the_real_peers_get_blocks_limit(producer, follower):
+    """A follower asking for batches of 1,000 from a real node whose
+    api-limit-get-blocks is 100 (the default) learns the limit from the
+    error and syncs in batches of 100 instead of failing forever."""
+    from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess
+
+    from rpcserver import RunningSite, make_node
+
+    access = ApiAccess.from_json({"permission_map": [["*", {
+        "password_hash_b64": "*", "password_salt_b64": "*",
+        "allowed_apis": sorted(DEFAULT_ALLOWED_APIS | {"block_api"})}]]})
+    produce(producer, 250)
+    server = RunningSite(make_node(producer), access)
+    svc = PeerService(follower, reactor=reactor, parameters=dict(FAST, sync_batch_size=1000))
+    svc.startService()
+    try:
+        yield svc.add_node(f"127.0.0.1:{server.port}")
+        yield wait_for(lambda: follower.head_block_num == 250)
+        assert follower.head_block_id == producer.head_block_id
+        [peer] = svc.peers.values()
+        assert peer.batch_limit == 100 and peer.sync_failures == 0
+        yield wait_for(lambda: svc.connected_peers()[0]["state"] == "live")
+    finally:
+        yield svc.stopService()
+        yield server.stop()
