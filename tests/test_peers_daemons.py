@@ -8,16 +8,13 @@ reconnecting after the producer is killed and restarted."""
 import json
 import os
 import signal
-import struct
 import time
 
 import pytest
 import websocket
 from bitsharesbase import operations
-from bitsharesbase.signedtransactions import Signed_Transaction
 
-from conftest import DEV_PUB, DEV_WIF
-from daemon import ROOT, Daemon
+from daemon import ROOT, Daemon, genesis_claim_op, signed_over_head
 
 pytestmark = pytest.mark.slow
 
@@ -56,27 +53,6 @@ def _wait(predicate, timeout=30, what="condition"):
             return value
         time.sleep(0.2)
     raise AssertionError(f"{what} not reached in {timeout} s")
-
-
-def _signed(node, ops):
-    """A transaction over ``node``'s head, signed with the development key."""
-    props = node.call("get_dynamic_global_properties")
-    num, bid = props["head_block_number"], props["head_block_id"]
-    expiration = time.strftime("%Y-%m-%dT%H:%M:%S",
-                               time.gmtime(time.mktime(time.strptime(
-                                   props["time"], "%Y-%m-%dT%H:%M:%S")) - time.timezone + 60))
-    trx = Signed_Transaction(ref_block_num=num & 0xFFFF,
-                             ref_block_prefix=struct.unpack_from("<I", bytes.fromhex(bid), 4)[0],
-                             expiration=expiration, operations=ops)
-    trx.sign([DEV_WIF], "TESTNODE")
-    return trx.json()
-
-
-def _claim():
-    return operations.Balance_claim(**{
-        "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": "1.2.6",
-        "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
-        "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"}, "prefix": "TEST"})
 
 
 def _transfer(amount):
@@ -126,11 +102,11 @@ def test_follower_by_add_node_syncs_relays_and_reconnects(tmp_path):
         assert ws.call(node_api, "get_info")["connection_count"] == 1
 
         # transactions broadcast to the follower are relayed and produced
-        follower.call("broadcast_transaction", _signed(follower, [_claim()]),
+        follower.call("broadcast_transaction", signed_over_head(follower, [genesis_claim_op()]),
                       api="network_broadcast")
         _wait(lambda: producer.call("get_account_history", "1.2.6", "1.11.0", 10, "1.11.0",
                                     api="history"), what="claim in a producer block")
-        follower.call("broadcast_transaction", _signed(follower, [_transfer(5000000)]),
+        follower.call("broadcast_transaction", signed_over_head(follower, [_transfer(5000000)]),
                       api="network_broadcast")
         _wait(lambda: len(producer.call("get_account_history", "1.2.7", "1.11.0", 10,
                                         "1.11.0", api="history")) == 1,

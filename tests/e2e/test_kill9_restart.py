@@ -12,18 +12,15 @@ and index prefix (the shared daemon of ``conftest.node`` is not used, so
 ``test_sync_restart`` still runs last against untouched data)."""
 
 import signal
-import struct
 import threading
 import time
 
 import pytest
 import requests
 from bitsharesbase import operations
-from bitsharesbase.signedtransactions import Signed_Transaction
 from osmem_server import OsmemServer
 
-from conftest import DEV_PUB, DEV_WIF
-from daemon import Daemon
+from daemon import Daemon, genesis_claim_op, signed_over_head
 from e2e.conftest import ACCESS
 
 pytest.importorskip("nodeapi.history.searchdb", reason="searchdb plugin not in the tree")
@@ -33,26 +30,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PREFIX = "kill9-"
 
 
-def signed(node, ops):
-    """A transaction over ``node``'s head, signed with the development key."""
-    props = node.call("get_dynamic_global_properties")
-    head_time = time.mktime(time.strptime(props["time"], "%Y-%m-%dT%H:%M:%S")) - time.timezone
-    trx = Signed_Transaction(
-        ref_block_num=props["head_block_number"] & 0xFFFF,
-        ref_block_prefix=struct.unpack_from("<I", bytes.fromhex(props["head_block_id"]), 4)[0],
-        expiration=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(head_time + 60)),
-        operations=ops)
-    trx.sign([DEV_WIF], "TESTNODE")
-    return trx.json()
-
-
-def claim():
-    return operations.Balance_claim(**{
-        "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": "1.2.6",
-        "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
-        "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"}, "prefix": "TEST"})
-
-
 def transfer(amount, to):
     return operations.Transfer(**{
         "fee": {"amount": 2000000, "asset_id": "1.3.0"}, "from": "1.2.6", "to": to,
@@ -60,7 +37,7 @@ def transfer(amount, to):
 
 
 def broadcast(node, ops):
-    node.call("broadcast_transaction", signed(node, ops), api="network_broadcast")
+    node.call("broadcast_transaction", signed_over_head(node, ops), api="network_broadcast")
 
 
 class Sender(threading.Thread):
@@ -137,7 +114,7 @@ def test_kill9_during_sync_then_restart(tmp_path, own_osmem):
     node.start()
     try:
         node.wait_head(1)
-        broadcast(node, [claim()])
+        broadcast(node, [genesis_claim_op()])
         wait(lambda: chain_ath_count(node)[0] >= 1, what="claim in a block")
         sender = Sender(node, 1000)
         sender.start()
