@@ -178,26 +178,26 @@ def test_empty_transaction_rejected(chain):
 
 
 def test_operation_type_must_be_an_integer(chain):
-    """A numeric-string operation type ("0") is refused when the
-    transaction is serialized (protocol UnknownOperation naming the value),
-    before anything is evaluated; the same transaction with the integer
-    type is accepted."""
+    """An operation type fc cannot read (a name, "transfer": fc's
+    static_variant tag is ``as_uint64``) is refused when the transaction is
+    serialized (protocol UnknownOperation naming the value), before anything
+    is evaluated; the same transaction with the integer type is accepted."""
     from nodeapi.protocol.errors import UnknownOperation
 
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
     trx = sign(chain, [transfer_op(7)])
-    bad = dict(trx, operations=[["0", trx["operations"][0][1]]])
+    bad = dict(trx, operations=[["transfer", trx["operations"][0][1]]])
     before = {k: dict(v) for k, v in chain.state.objects.items()}
-    with pytest.raises(UnknownOperation, match="^transaction.operations: Operation type '0' "
+    with pytest.raises(UnknownOperation, match="^transaction.operations: Operation type 'transfer' "
                                                "is not an integer"):
         chain.push_transaction(bad)
-    with pytest.raises(UnknownOperation, match="Operation type '0'"):
+    with pytest.raises(UnknownOperation, match="Operation type 'transfer'"):
         chain.required_fee(bad["operations"][0])
     assert chain.pending_transactions == []
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before
     with pytest.raises(errors.MalformedBlock,
-                       match="^Malformed block: transaction 0: .*Operation type '0' is not"):
+                       match="^Malformed block: transaction 0: .*Operation type 'transfer' is not"):
         chain.push_block(dict(forge_block(chain, [trx]), transactions=[bad]))
     chain.push_transaction(trx)
     produce(chain)

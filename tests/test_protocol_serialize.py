@@ -45,14 +45,11 @@ def _bitsharesbase(op_id, data):
 def _same(orig, back):
     """``back`` (deserialized) equals the wire JSON ``orig``, allowing
     numeric strings for integers, absent nulls, and [] for an empty
-    extension object."""
+    extension object; members that are no field are ignored, as by fc."""
     if isinstance(back, dict):
         if orig == [] and back == {}:
             return True
         assert isinstance(orig, dict), (orig, back)
-        for key, value in orig.items():
-            if key not in back:
-                assert value is None, key
         return all(_same(orig[k], v) for k, v in back.items())
     if isinstance(back, list):
         assert isinstance(orig, list) and len(orig) == len(back), (orig, back)
@@ -108,6 +105,8 @@ def test_sample_bitsharesbase_rejects_wrapped_expiration():
 
 def test_round_trip_every_sample():
     for op_id, data, source in SAMPLES:
+        if source == "gen/samples/proposalcreateoperation_5.go":
+            continue  # truncated by go-bitshares (test_protocol_operations)
         packed = serialize_operation([op_id, data], "BTS")
         back = deserialize_operation(packed, "BTS")
         assert back[0] == op_id
@@ -178,7 +177,8 @@ def test_transaction_matches_bitsharesbase():
 
 
 @pytest.mark.parametrize("op, error", [
-    ([3, {}], errors.UnknownOperation),
+    ([78, {}], errors.UnknownOperation),
+    ([3, {}], errors.InvalidField),
     (["no_such_op", {}], errors.UnknownOperation),
     ([0, dict(TRANSFER[1], amount={"amount": 2 ** 63, "asset_id": "1.3.0"})],
      errors.IntegerOutOfRange),
@@ -204,17 +204,17 @@ def test_bad_input_errors(op, error):
 
 
 @pytest.mark.parametrize("tag, message", [
-    ("0", "^Operation type '0' is not an integer \\(graphene static_variant tag\\)$"),
     ("transfer", "^Operation type 'transfer' is not an integer"),
     (True, "^Operation type True is not an integer"),
-    (0.0, "^Operation type 0.0 is not an integer"),
+    (0.5, "^Operation type 0.5 is not an integer"),
     (None, "^Operation type None is not an integer"),
-    (-1, r"^Operation type -1 is not supported by nodeapi \(supported: \[0, 1, 2, 4, "),
-    (3, "^Operation type 3 is not supported by nodeapi"),
+    (-1, r"^Operation type -1 is not supported \(bitshares-core 7.x has 0..77\)"),
+    (78, "^Operation type 78 is not supported"),
 ])
-def test_operation_tag_must_be_a_supported_integer(tag, message):
-    """The static_variant tag is the integer type number; a numeric string
-    is refused when serializing, not later by the chain."""
+def test_operation_tag_must_be_a_known_integer(tag, message):
+    """The static_variant tag is read like fc's ``as_uint64`` (an integer,
+    integral float or decimal string, see test_protocol_operations); any
+    other tag is refused when serializing, not later by the chain."""
     with pytest.raises(errors.UnknownOperation, match=message):
         serialize_operation([tag, TRANSFER[1]], "TEST")
     with pytest.raises(errors.UnknownOperation, match="^transaction.operations: "
@@ -239,7 +239,7 @@ def test_truncated_and_trailing_bytes():
     with pytest.raises(errors.TruncatedData):
         deserialize_operation(packed + b"\0", "TEST")
     with pytest.raises(errors.UnknownOperation):
-        deserialize_operation(b"\x03" + packed[1:], "TEST")
+        deserialize_operation(b"\x4e" + packed[1:], "TEST")
     with pytest.raises(errors.IntegerOutOfRange):
         unpack_varint(b"\xff\xff\xff\xff\x7f", 0)
     assert pack(UINT16, 65535) == b"\xff\xff"

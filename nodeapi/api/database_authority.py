@@ -12,6 +12,7 @@ for the operations it evaluates.
 """
 
 from nodeapi.protocol.keys import address_bytes, public_key_bytes
+from nodeapi.protocol.operations import canonical_operation
 from nodeapi.protocol.transaction import (
     serialize_signed_transaction, serialize_transaction, signature_digest_of)
 
@@ -161,8 +162,9 @@ class AuthorityMixin:
     def _op_fee(self, op, asset_id: str):
         if not (isinstance(op, list) and len(op) == 2 and isinstance(op[1], dict)):
             raise ApiError(f"Malformed operation {op!r}: expected [type, {{...}}]")
-        # the type tag is checked by chain.required_fee (UnknownOperation for
-        # anything but a supported integer: graphene cannot deserialize it)
+        # read like graphene's from_variant first (UnknownOperation for a tag
+        # fc cannot read; "0" and 0.0 become the integer 0)
+        op = guarded("operation", canonical_operation, op, self.chain.address_prefix)
         return guarded("operation", self.chain.required_fee, op, asset_id)
 
     @api_function

@@ -172,20 +172,27 @@ class Struct:
 class Extension:
     """``extension<T>``: varint count of present fields, then per present
     field its varint index (reflection order) and value; JSON object of the
-    present fields (``[]`` read as empty, like fc)."""
+    present fields.  As graphene's ``from_variant`` (graphene/protocol/ext.hpp):
+    ``[]`` and null read as empty, a null member as absent, and an unknown
+    member or a non-empty array is an error (:class:`InvalidField`)."""
 
     default = b"\x00"
 
     def __init__(self, name: str, fields: list) -> None:
         self.name = f"extension<{name}>"
         self.fields = tuple(fields)
+        self._names = tuple(f for f, _t in self.fields)
 
     def pack(self, value, out, prefix=None) -> None:
         if isinstance(value, (list, tuple)) and not value:
             out.append(0)
             return
         if type(value) is not dict and not isinstance(value, dict):
-            raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
+            raise InvalidField(f"{self.name}: expected an object, got {str(value)[:80]}")
+        unknown = value.keys() - self._names
+        if unknown:
+            raise InvalidField(f"{self.name}: unknown extension {sorted(unknown)[0]!r} "
+                               f"(known: {', '.join(self._names)})")
         present = [(i, f, t) for i, (f, t) in enumerate(self.fields) if value.get(f) is not None]
         pack_varint(len(present), out)
         for index, fname, ftype in present:
@@ -210,29 +217,34 @@ class Extension:
 
 class StaticVariant:
     """``static_variant<T0, T1, ...>``: varint tag + value; JSON
-    ``[tag, value]`` (a type name is accepted as tag, as by fc)."""
+    ``[tag, value]``.  The tag is read like bitshares-fc's ``from_variant``
+    (fc/static_variant.hpp: ``ar[0].as_uint64()``): an integer, an integral
+    float or a decimal string; a type name is refused (fc has no name
+    lookup).  ``names`` only label error messages."""
 
     default = None
 
     def __init__(self, name: str, types: list, names: list | None = None) -> None:
         self.name = name
         self.types = tuple(types)
-        self.by_name = {n: i for i, n in enumerate(names or ())}
+        self.names = tuple(names or ())
 
     def tag(self, raw) -> int:
-        if isinstance(raw, str) and raw in self.by_name:
-            return self.by_name[raw]
-        tag = to_int(raw, self.name + " tag")
+        tag = raw if type(raw) is int else to_int(raw, self.name + " tag")
         if not 0 <= tag < len(self.types):
-            raise InvalidField(f"{self.name}: unknown tag {raw!r}")
+            raise InvalidField(f"{self.name}: unknown tag {raw!r} (0..{len(self.types) - 1})")
         return tag
 
     def pack(self, value, out, prefix=None) -> None:
         if not isinstance(value, (list, tuple)) or len(value) != 2:
-            raise InvalidField(f"{self.name}: expected [tag, value], got {value!r}")
+            raise InvalidField(f"{self.name}: expected [tag, value], got {str(value)[:80]}")
         tag = self.tag(value[0])
         pack_varint(tag, out)
-        self.types[tag].pack(value[1], out, prefix)
+        try:
+            self.types[tag].pack(value[1], out, prefix)
+        except ProtocolError as exc:
+            label = self.names[tag] if tag < len(self.names) else str(tag)
+            raise type(exc)(f"{label}: {exc.message}") from None
 
     def unpack(self, data, pos, prefix=None):
         tag, pos = unpack_varint(data, pos)
@@ -242,9 +254,49 @@ class StaticVariant:
         return [tag, value], pos
 
     def sort_key(self, value):
+        if not isinstance(value, (list, tuple)) or len(value) != 2:
+            raise InvalidField(f"{self.name}: expected [tag, value], got {str(value)[:80]}")
         return self.tag(value[0])
+
+
+class Pair:
+    """``std::pair<A, B>``: A then B; JSON ``[a, b]`` (fc/variant.hpp)."""
+
+    default = None
+
+    def __init__(self, first, second) -> None:
+        self.first = first
+        self.second = second
+        self.name = f"pair<{first.name},{second.name}>"
+
+    def pack(self, value, out, prefix=None) -> None:
+        if not isinstance(value, (list, tuple)) or len(value) != 2:
+            raise InvalidField(f"{self.name}: expected [first, second], got {str(value)[:80]}")
+        self.first.pack(value[0], out, prefix)
+        self.second.pack(value[1], out, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        a, pos = self.first.unpack(data, pos, prefix)
+        b, pos = self.second.unpack(data, pos, prefix)
+        return [a, b], pos
+
+
+class FutureExtensions(FlatSet):
+    """``extensions_type`` (``flat_set<static_variant<void_t>>``).  An
+    empty object ``{}`` is read as the empty set too: clients (btsdex,
+    go-bitshares) send ``{}`` for every ``extensions`` field, and its bytes
+    are those of ``[]``; a non-empty object is an error."""
+
+    def pack(self, value, out, prefix=None) -> None:
+        if isinstance(value, dict):
+            if value:
+                raise InvalidField(f"extensions: unknown extension {sorted(value)[0]!r} "
+                                   "(this operation has none)")
+            out.append(0)
+            return
+        FlatSet.pack(self, value, out, prefix)
 
 
 #: ``future_extensions`` (``flat_set<static_variant<void_t>>``): the
 #: ``extensions`` field of most operations, transactions and blocks.
-FUTURE_EXTENSIONS = FlatSet(StaticVariant("future_extensions", [VOID], ["void_t"]))
+FUTURE_EXTENSIONS = FutureExtensions(StaticVariant("future_extensions", [VOID], ["void_t"]))

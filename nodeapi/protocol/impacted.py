@@ -18,6 +18,7 @@ is the operation's result (``[1, "1.2.N"]``); pass ``result`` to
 :func:`impacted_accounts` to include it, as the chain and history plugins do.
 """
 
+from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.operations import operation_type
 
 _FEE_PAYER = {
@@ -31,10 +32,18 @@ _NAMED = {0: ("to",), 5: ("referrer",), 7: ("account_to_list",), 11: ("new_issue
           14: ("issue_to_account",)}
 
 
+def _kind(op: list) -> int:
+    kind = operation_type(op[0])
+    if kind not in _FEE_PAYER:
+        raise UnknownOperation(f"Operation type {kind} is not supported by this node's "
+                               "authority rules")
+    return kind
+
+
 def fee_payer(op: list) -> str:
     """The account id paying the fee of ``[type, {...}]`` (graphene
     ``operation::fee_payer``); raises :class:`UnknownOperation`."""
-    return op[1][_FEE_PAYER[operation_type(op[0])]]
+    return op[1][_FEE_PAYER[_kind(op)]]
 
 
 def _is_owner_update(data: dict) -> bool:
@@ -51,7 +60,7 @@ def required_authorities(op: list) -> tuple[set, set]:
     account_create with buyback options needs the asset issuer's active
     authority; custom needs its ``required_auths``.  (An owner signature
     also satisfies an active requirement; see ``verify_authority``.)"""
-    kind = operation_type(op[0])
+    kind = _kind(op)
     data = op[1]
     active = {data[_FEE_PAYER[kind]]}
     owner = set()
@@ -87,7 +96,7 @@ def impacted_accounts(op: list, result: list | None = None) -> set:
     """Account ids whose history ``op`` belongs to (module docstring);
     with account_create's ``result`` (``[1, "1.2.N"]``) the new account is
     included.  Raises :class:`UnknownOperation` for unsupported types."""
-    kind = operation_type(op[0])
+    kind = _kind(op)
     data = op[1]
     active, owner = required_authorities(op)
     out = active | owner

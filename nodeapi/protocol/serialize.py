@@ -165,6 +165,11 @@ class Bool:
             raise InvalidField(f"bool byte {data[pos]} is neither 0 nor 1")
         return data[pos] == 1, pos + 1
 
+    def sort_key(self, value):
+        out = bytearray()
+        self.pack(value, out)
+        return out[0]
+
 
 class String:
     """string: varint length + UTF-8 bytes (invalid UTF-8 read back with
@@ -184,6 +189,11 @@ class String:
         n, pos = unpack_varint(data, pos)
         end = need_bytes(data, pos, n)
         return bytes(data[pos:end]).decode("utf-8", "replace"), end
+
+    def sort_key(self, value):
+        if not isinstance(value, str):
+            raise InvalidField(f"string: expected a string, got {value!r}")
+        return value.encode("utf-8")
 
 
 class Bytes:
@@ -240,6 +250,9 @@ class TimePointSec:
     def unpack(self, data, pos, prefix=None):
         end = need_bytes(data, pos, 4)
         return format_time(struct.unpack_from("<I", data, pos)[0]), end
+
+    def sort_key(self, value):
+        return parse_time(value) & 0xFFFFFFFF
 
 
 class ObjectIdType:
@@ -389,4 +402,6 @@ TIME = TimePointSec()
 PUBLIC_KEY, ADDRESS, VOTE_ID, OBJECT_ID = PublicKeyType(), AddressType(), VoteId(), AnyObjectId()
 VOID = Void()
 RIPEMD160, SHA256 = FixedBytes(20, "ripemd160"), FixedBytes(32, "sha256")
+SHA1, HASH160 = FixedBytes(20, "sha1"), FixedBytes(20, "hash160")
+COMMITMENT = FixedBytes(33, "commitment")  # fc::ecc::commitment_type (Pedersen)
 SIGNATURE = FixedBytes(65, "signature")

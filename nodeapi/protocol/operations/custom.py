@@ -1,0 +1,29 @@
+"""custom (35), assert (36) and fba_distribute (44, virtual).
+
+Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/``
+``custom.hpp``, ``assert.hpp`` (the ``predicate`` static_variant) and
+``fba.hpp`` (``FC_REFLECT`` order).
+"""
+
+from nodeapi.protocol.composite import FlatSet, StaticVariant, Struct, Vector
+from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.serialize import BYTES, OBJECT_ID, RIPEMD160, STRING, UINT16
+from nodeapi.protocol.types import ACCOUNT_ID, ASSET_ID, SHARE
+
+#: ``predicate`` (assert.hpp); block_id_type is a ripemd160
+PREDICATE = StaticVariant("predicate", [
+    Struct("account_name_eq_lit_predicate", [("account_id", ACCOUNT_ID), ("name", STRING)]),
+    Struct("asset_symbol_eq_lit_predicate", [("asset_id", ASSET_ID), ("symbol", STRING)]),
+    Struct("block_id_predicate", [("id", RIPEMD160)]),
+], ["account_name_eq_lit_predicate", "asset_symbol_eq_lit_predicate", "block_id_predicate"])
+
+OPERATIONS = {
+    35: ("custom", op("custom", [
+        FEE, ("payer", ACCOUNT_ID), ("required_auths", FlatSet(ACCOUNT_ID)), ("id", UINT16),
+        ("data", BYTES)])),
+    36: ("assert", op("assert", [
+        FEE, ("fee_paying_account", ACCOUNT_ID), ("predicates", Vector(PREDICATE)),
+        ("required_auths", FlatSet(ACCOUNT_ID)), EXT])),
+    44: ("fba_distribute", op("fba_distribute", [  # virtual
+        FEE, ("account_id", ACCOUNT_ID), ("fba_id", OBJECT_ID), ("amount", SHARE)])),
+}

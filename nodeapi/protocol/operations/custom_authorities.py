@@ -1,0 +1,67 @@
+"""Custom active authorities (BSIP 40): custom_authority_create (54),
+custom_authority_update (55), custom_authority_delete (56).
+
+Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/``
+``custom_authority.hpp`` and ``restriction.hpp``: a ``restriction`` is
+``{member_index, restriction_type, argument, extensions}`` whose
+``argument`` is a 42-way static_variant (void, scalars, typed ids, flat
+sets of them, nested ``vector<restriction>``, ``vector<vector<restriction>>``
+for logical or, and ``pair<int64, vector<restriction>>`` for variant
+assertions), so the type is recursive.  Restrictions are serialized here;
+whether they make sense for the operation type is the validation rules' job.
+"""
+
+from nodeapi.protocol.composite import FlatSet, Optional, Pair, StaticVariant, Struct, Vector
+from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.serialize import (
+    BOOL, INT64, PUBLIC_KEY, SHA256, STRING, TIME, UINT16, VARINT, VOID)
+from nodeapi.protocol.types import (
+    ACCOUNT_ID, ASSET_ID, AUTHORITY, BALANCE_ID, CALL_ORDER_ID, COMMITTEE_MEMBER_ID,
+    CUSTOM_AUTHORITY_ID, CUSTOM_ID, FORCE_SETTLEMENT_ID, LIMIT_ORDER_ID, PROPOSAL_ID,
+    VESTING_BALANCE_ID, WITHDRAW_PERMISSION_ID, WITNESS_ID, WORKER_ID)
+
+_SCALARS = [
+    ("bool", BOOL), ("int64_t", INT64), ("string", STRING), ("time_point_sec", TIME),
+    ("public_key_type", PUBLIC_KEY), ("sha256", SHA256), ("account_id_type", ACCOUNT_ID),
+    ("asset_id_type", ASSET_ID), ("force_settlement_id_type", FORCE_SETTLEMENT_ID),
+    ("committee_member_id_type", COMMITTEE_MEMBER_ID), ("witness_id_type", WITNESS_ID),
+    ("limit_order_id_type", LIMIT_ORDER_ID), ("call_order_id_type", CALL_ORDER_ID),
+    ("custom_id_type", CUSTOM_ID), ("proposal_id_type", PROPOSAL_ID),
+    ("withdraw_permission_id_type", WITHDRAW_PERMISSION_ID),
+    ("vesting_balance_id_type", VESTING_BALANCE_ID), ("worker_id_type", WORKER_ID),
+    ("balance_id_type", BALANCE_ID),
+]
+
+#: ``restriction`` (restriction.hpp); its argument refers back to it
+RESTRICTION = Struct("restriction", [])
+_RESTRICTIONS = Vector(RESTRICTION)
+
+#: ``restriction::argument_type`` (tags 0..41, restriction.hpp)
+RESTRICTION_ARGUMENT = StaticVariant(
+    "restriction argument",
+    [VOID] + [t for _n, t in _SCALARS] + [FlatSet(t) for _n, t in _SCALARS]
+    + [_RESTRICTIONS, Vector(_RESTRICTIONS), Pair(INT64, _RESTRICTIONS)],
+    ["void_t"] + [n for n, _t in _SCALARS] + [f"flat_set<{n}>" for n, _t in _SCALARS]
+    + ["vector<restriction>", "vector<vector<restriction>>", "variant_assert_argument_type"])
+
+RESTRICTION.fields = (
+    ("member_index", VARINT),
+    ("restriction_type", VARINT),
+    ("argument", RESTRICTION_ARGUMENT),
+    EXT,
+)
+
+OPERATIONS = {
+    54: ("custom_authority_create", op("custom_authority_create", [
+        FEE, ("account", ACCOUNT_ID), ("enabled", BOOL), ("valid_from", TIME),
+        ("valid_to", TIME), ("operation_type", VARINT), ("auth", AUTHORITY),
+        ("restrictions", _RESTRICTIONS), EXT])),
+    55: ("custom_authority_update", op("custom_authority_update", [
+        FEE, ("account", ACCOUNT_ID), ("authority_to_update", CUSTOM_AUTHORITY_ID),
+        ("new_enabled", Optional(BOOL)), ("new_valid_from", Optional(TIME)),
+        ("new_valid_to", Optional(TIME)), ("new_auth", Optional(AUTHORITY)),
+        ("restrictions_to_remove", FlatSet(UINT16)), ("restrictions_to_add", _RESTRICTIONS),
+        EXT])),
+    56: ("custom_authority_delete", op("custom_authority_delete", [
+        FEE, ("account", ACCOUNT_ID), ("authority_to_delete", CUSTOM_AUTHORITY_ID), EXT])),
+}

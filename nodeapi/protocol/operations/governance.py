@@ -1,0 +1,65 @@
+"""Governance operations: witnesses, committee members, workers and proposals.
+
+Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/``
+(``FC_REFLECT`` order): ``witness.hpp`` (witness_create 20,
+witness_update 21), ``proposal.hpp`` (proposal_create 22 carrying
+operations in ``op_wrapper``, proposal_update 23, proposal_delete 24),
+``committee_member.hpp`` (29, 30, and 31 whose ``new_parameters`` is a
+``chain_parameters``, see :mod:`nodeapi.protocol.operations.chain_parameters`)
+and ``worker.hpp`` (worker_create 34 with its ``worker_initializer``).
+"""
+
+from nodeapi.protocol.composite import FlatSet, Optional, StaticVariant, Struct, Vector
+from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS
+from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.operations.variant import OPERATION
+from nodeapi.protocol.serialize import BOOL, PUBLIC_KEY, STRING, TIME, UINT16, UINT32, VOID
+from nodeapi.protocol.types import (
+    ACCOUNT_ID, COMMITTEE_MEMBER_ID, PROPOSAL_ID, SHARE, WITNESS_ID)
+
+#: ``op_wrapper`` (proposal.hpp): ``{"op": [type, {...}]}``
+OP_WRAPPER = Struct("op_wrapper", [("op", OPERATION)])
+
+#: ``worker_initializer`` (worker.hpp)
+WORKER_INITIALIZER = StaticVariant("worker_initializer", [
+    VOID,  # refund_worker_initializer
+    Struct("vesting_balance_worker_initializer", [("pay_vesting_period_days", UINT16)]),
+    VOID,  # burn_worker_initializer
+], ["refund_worker_initializer", "vesting_balance_worker_initializer",
+    "burn_worker_initializer"])
+
+OPERATIONS = {
+    20: ("witness_create", op("witness_create", [
+        FEE, ("witness_account", ACCOUNT_ID), ("url", STRING),
+        ("block_signing_key", PUBLIC_KEY)])),
+    21: ("witness_update", op("witness_update", [
+        FEE, ("witness", WITNESS_ID), ("witness_account", ACCOUNT_ID),
+        ("new_url", Optional(STRING)), ("new_signing_key", Optional(PUBLIC_KEY))])),
+    22: ("proposal_create", op("proposal_create", [
+        FEE, ("fee_paying_account", ACCOUNT_ID), ("expiration_time", TIME),
+        ("proposed_ops", Vector(OP_WRAPPER)), ("review_period_seconds", Optional(UINT32)),
+        EXT])),
+    23: ("proposal_update", op("proposal_update", [
+        FEE, ("fee_paying_account", ACCOUNT_ID), ("proposal", PROPOSAL_ID),
+        ("active_approvals_to_add", FlatSet(ACCOUNT_ID)),
+        ("active_approvals_to_remove", FlatSet(ACCOUNT_ID)),
+        ("owner_approvals_to_add", FlatSet(ACCOUNT_ID)),
+        ("owner_approvals_to_remove", FlatSet(ACCOUNT_ID)),
+        ("key_approvals_to_add", FlatSet(PUBLIC_KEY)),
+        ("key_approvals_to_remove", FlatSet(PUBLIC_KEY)), EXT])),
+    24: ("proposal_delete", op("proposal_delete", [
+        FEE, ("fee_paying_account", ACCOUNT_ID), ("using_owner_authority", BOOL),
+        ("proposal", PROPOSAL_ID), EXT])),
+    29: ("committee_member_create", op("committee_member_create", [
+        FEE, ("committee_member_account", ACCOUNT_ID), ("url", STRING)])),
+    30: ("committee_member_update", op("committee_member_update", [
+        FEE, ("committee_member", COMMITTEE_MEMBER_ID),
+        ("committee_member_account", ACCOUNT_ID), ("new_url", Optional(STRING))])),
+    31: ("committee_member_update_global_parameters",
+         op("committee_member_update_global_parameters", [
+             FEE, ("new_parameters", CHAIN_PARAMETERS)])),
+    34: ("worker_create", op("worker_create", [
+        FEE, ("owner", ACCOUNT_ID), ("work_begin_date", TIME), ("work_end_date", TIME),
+        ("daily_pay", SHARE), ("name", STRING), ("url", STRING),
+        ("initializer", WORKER_INITIALIZER)])),
+}

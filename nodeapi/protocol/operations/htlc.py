@@ -1,0 +1,38 @@
+"""Hashed time-lock contracts: htlc_create (49), htlc_redeem (50),
+htlc_redeemed (51, virtual), htlc_extend (52), htlc_refund (53, virtual).
+
+Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/htlc.hpp``
+(``FC_REFLECT`` order); ``htlc_hash`` is the static_variant of ripemd160,
+sha1, sha256 and hash160 (JSON ``[tag, "hex"]``).
+"""
+
+from nodeapi.protocol.composite import Extension, StaticVariant
+from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.serialize import BYTES, HASH160, RIPEMD160, SHA1, SHA256, UINT16, UINT32
+from nodeapi.protocol.types import ACCOUNT_ID, ASSET, HTLC_ID, MEMO
+
+HTLC_HASH = StaticVariant("htlc_hash", [RIPEMD160, SHA1, SHA256, HASH160],
+                          ["ripemd160", "sha1", "sha256", "hash160"])
+
+OPERATIONS = {
+    49: ("htlc_create", op("htlc_create", [
+        FEE, ("from", ACCOUNT_ID), ("to", ACCOUNT_ID), ("amount", ASSET),
+        ("preimage_hash", HTLC_HASH), ("preimage_size", UINT16),
+        ("claim_period_seconds", UINT32),
+        ("extensions", Extension("htlc_create_operation::additional_options_type", [
+            ("memo", MEMO),
+        ]))])),
+    50: ("htlc_redeem", op("htlc_redeem", [
+        FEE, ("htlc_id", HTLC_ID), ("redeemer", ACCOUNT_ID), ("preimage", BYTES), EXT])),
+    51: ("htlc_redeemed", op("htlc_redeemed", [  # virtual
+        FEE, ("htlc_id", HTLC_ID), ("from", ACCOUNT_ID), ("to", ACCOUNT_ID),
+        ("redeemer", ACCOUNT_ID), ("amount", ASSET), ("htlc_preimage_hash", HTLC_HASH),
+        ("htlc_preimage_size", UINT16), ("preimage", BYTES)])),
+    52: ("htlc_extend", op("htlc_extend", [
+        FEE, ("htlc_id", HTLC_ID), ("update_issuer", ACCOUNT_ID), ("seconds_to_add", UINT32),
+        EXT])),
+    53: ("htlc_refund", op("htlc_refund", [  # virtual
+        FEE, ("htlc_id", HTLC_ID), ("to", ACCOUNT_ID), ("original_htlc_recipient", ACCOUNT_ID),
+        ("htlc_amount", ASSET), ("htlc_preimage_hash", HTLC_HASH),
+        ("htlc_preimage_size", UINT16)])),
+}

@@ -1,0 +1,61 @@
+"""Market operations: limit orders, margin positions and collateral bids.
+
+Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/market.hpp``
+(``FC_REFLECT`` order): limit_order_create (1) with its ``on_fill``
+extension (``limit_order_auto_action``: take-profit orders, core 7.0),
+limit_order_cancel (2), call_order_update (3) with
+``target_collateral_ratio``, fill_order (4, virtual), bid_collateral (45),
+execute_bid (46, virtual) and limit_order_update (77).
+"""
+
+from nodeapi.protocol.composite import Extension, Optional, StaticVariant, Struct, Vector
+from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.serialize import BOOL, OBJECT_ID, TIME, UINT16, UINT32, Bool
+from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIMIT_ORDER_ID, PRICE
+
+CREATE_TAKE_PROFIT_ORDER_ACTION = Struct("create_take_profit_order_action", [
+    ("fee_asset_id", ASSET_ID),
+    ("spread_percent", UINT16),
+    ("size_percent", UINT16),
+    ("expiration_seconds", UINT32),
+    ("repeat", BOOL),
+    EXT,
+])
+
+#: ``limit_order_auto_action`` = static_variant<create_take_profit_order_action>
+LIMIT_ORDER_AUTO_ACTION = StaticVariant(
+    "limit_order_auto_action", [CREATE_TAKE_PROFIT_ORDER_ACTION],
+    ["create_take_profit_order_action"])
+
+ON_FILL = Optional(Vector(LIMIT_ORDER_AUTO_ACTION))
+
+OPERATIONS = {
+    1: ("limit_order_create", op("limit_order_create", [
+        FEE, ("seller", ACCOUNT_ID), ("amount_to_sell", ASSET), ("min_to_receive", ASSET),
+        ("expiration", TIME), ("fill_or_kill", BOOL),
+        ("extensions", Extension("limit_order_create_operation::options_type", [
+            ("on_fill", Vector(LIMIT_ORDER_AUTO_ACTION)),
+        ]))])),
+    2: ("limit_order_cancel", op("limit_order_cancel", [
+        FEE, ("fee_paying_account", ACCOUNT_ID), ("order", LIMIT_ORDER_ID), EXT])),
+    3: ("call_order_update", op("call_order_update", [
+        FEE, ("funding_account", ACCOUNT_ID), ("delta_collateral", ASSET),
+        ("delta_debt", ASSET),
+        ("extensions", Extension("call_order_update_operation::options_type", [
+            ("target_collateral_ratio", UINT16),
+        ]))])),
+    # virtual: made by the chain, never signed; is_maker was added later
+    # (older history has none), graphene's default is true
+    4: ("fill_order", op("fill_order", [
+        FEE, ("order_id", OBJECT_ID), ("account_id", ACCOUNT_ID), ("pays", ASSET),
+        ("receives", ASSET), ("fill_price", PRICE), ("is_maker", Bool(default=True))])),
+    45: ("bid_collateral", op("bid_collateral", [
+        FEE, ("bidder", ACCOUNT_ID), ("additional_collateral", ASSET),
+        ("debt_covered", ASSET), EXT])),
+    46: ("execute_bid", op("execute_bid", [  # virtual
+        FEE, ("bidder", ACCOUNT_ID), ("debt", ASSET), ("collateral", ASSET)])),
+    77: ("limit_order_update", op("limit_order_update", [
+        FEE, ("seller", ACCOUNT_ID), ("order", LIMIT_ORDER_ID),
+        ("new_price", Optional(PRICE)), ("delta_amount_to_sell", Optional(ASSET)),
+        ("new_expiration", Optional(TIME)), ("on_fill", ON_FILL), EXT])),
+}
