@@ -20,7 +20,7 @@ import pytest
 
 from operation_cases import (
     BITSHARESJS_LACKS, EXTENSIONS_BITSHARESJS_DROPS, MEMO, PROTOTYPES, TAKE_PROFIT,
-    mainnet_samples)
+    mainnet_samples, same_json)
 
 from nodeapi.protocol import errors
 from nodeapi.protocol.operations import (
@@ -73,8 +73,8 @@ def bitsharesjs():
     assert node, "node is needed for the bitsharesjs tests (.ci/run installs it)"
     names = list(CASES)
     proc = subprocess.run([node, os.path.join(JS_DIR, "serialize.js"), "TEST"],
-                          input=json.dumps([JS_FORMS.get(n, CASES[n]) for n in names]), capture_output=True,
-                          text=True, timeout=120, cwd=JS_DIR, check=True)
+                          input=json.dumps([JS_FORMS.get(n, CASES[n]) for n in names]),
+                          capture_output=True, text=True, timeout=120, cwd=JS_DIR, check=True)
     return {n: r.get("hex", r) for n, r in zip(names, json.loads(proc.stdout))}
 
 
@@ -226,30 +226,6 @@ def test_global_parameters_with_extensions():
         "market_fee_network_percent"] == 2000
 
 
-def _same(orig, back):
-    """``back`` (read from bytes) equals the JSON ``orig`` up to the forms fc
-    reads alike: numeric strings, absent nulls, ``[]``/``{}`` for empty
-    extensions, the sort order of flat sets; members that are no field are
-    ignored by fc (cdd_vesting_policy_initializer's ``coin_seconds_earned``
-    in a go-bitshares sample)."""
-    if isinstance(back, dict):
-        if orig in ([], {}) and back in ([], {}):
-            return True
-        assert isinstance(orig, dict), (orig, back)
-        return all(_same(orig[k], v) for k, v in back.items())
-    if isinstance(back, list):
-        if orig == {} and back == []:
-            return True
-        assert isinstance(orig, list) and len(orig) == len(back), (orig, back)
-        if orig != back and sorted(map(json.dumps, orig)) == sorted(map(json.dumps, back)):
-            return True
-        return all(_same(o, b) for o, b in zip(orig, back))
-    if isinstance(back, int) and isinstance(orig, str) and not isinstance(back, bool):
-        return int(orig) == back
-    assert orig == back, (orig, back)
-    return True
-
-
 def test_round_trip_every_case():
     for name, op in CASES.items():
         if name == TRUNCATED:
@@ -259,7 +235,7 @@ def test_round_trip_every_case():
         assert back[0] == op[0]
         assert serialize_operation(back, "TEST") == packed, name
         if op[1].get("expiration") != "1963-11-25T06:31:44":  # see test_protocol_serialize
-            assert _same(op[1], back[1]), name
+            assert same_json(op[1], back[1]), name
         json.dumps(back)
 
 

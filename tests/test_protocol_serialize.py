@@ -11,6 +11,7 @@ from bitsharesbase.objects import Operation
 from bitsharesbase.signedtransactions import Signed_Transaction
 
 from conftest import DEV_PUB
+from operation_cases import same_json
 
 from nodeapi.protocol import errors
 from nodeapi.protocol.composite import FlatSet
@@ -40,24 +41,6 @@ SAMPLES = _samples()
 def _bitsharesbase(op_id, data):
     # bitsharesbase adds "prefix" keys to nested dicts: give it a copy
     return bytes(Operation([op_id, dict(copy.deepcopy(data), prefix="BTS")]))
-
-
-def _same(orig, back):
-    """``back`` (deserialized) equals the wire JSON ``orig``, allowing
-    numeric strings for integers, absent nulls, and [] for an empty
-    extension object; members that are no field are ignored, as by fc."""
-    if isinstance(back, dict):
-        if orig == [] and back == {}:
-            return True
-        assert isinstance(orig, dict), (orig, back)
-        return all(_same(orig[k], v) for k, v in back.items())
-    if isinstance(back, list):
-        assert isinstance(orig, list) and len(orig) == len(back), (orig, back)
-        return all(_same(o, b) for o, b in zip(orig, back))
-    if isinstance(back, int) and isinstance(orig, str) and not isinstance(back, bool):
-        return int(orig) == back
-    assert orig == back, (orig, back)
-    return True
 
 
 def test_mainnet_samples_match_bitsharesbase():
@@ -112,7 +95,7 @@ def test_round_trip_every_sample():
         assert back[0] == op_id
         assert serialize_operation(back, "BTS") == packed, source
         if data.get("expiration") != "1963-11-25T06:31:44":
-            assert _same(data, back[1]), source
+            assert same_json(data, back[1]), source
         json.dumps(back)  # plain JSON values only
 
 

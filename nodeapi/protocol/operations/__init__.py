@@ -12,7 +12,8 @@ type number and :mod:`.variant` is the ``operation`` static_variant.
 """
 
 from nodeapi.protocol.operations.variant import (  # noqa: F401
-    OPERATION, OperationType, canonical_operation, deserialize_operation, operation_name, operation_type,
+    OPERATION, OperationType, canonical_operation, deserialize_operation, operation_name,
+    operation_type,
     serialize_operation, serialize_operation_body)
 from nodeapi.protocol.operations.table import (  # noqa: F401
     OPERATION_IDS, OPERATIONS, VIRTUAL_OPERATIONS)
