@@ -1,7 +1,7 @@
 """Catch-up speed of a follower (issue 6): a producer chain with N blocks
 (default 10,000; a transfer every 100 blocks) served by the node's real RPC
 site (``nodeapi.rpc.site.rpc_site``) over loopback WebSocket; a fresh
-follower's :class:`~nodeapi.peers.PeerService` syncs it, validating every
+follower's :class:`~nodeapi.peers.service.PeerService` syncs it, validating every
 block.
 
 Baseline, measured in the same run: the same blocks pushed into a fresh
@@ -31,7 +31,7 @@ import conftest  # noqa: E402
 from nodeapi.chain.chain import Chain  # noqa: E402
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
 from nodeapi.node import Node  # noqa: E402
-from nodeapi.peers import PeerService  # noqa: E402
+from nodeapi.peers.service import PeerService  # noqa: E402
 from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess  # noqa: E402
 from nodeapi.rpc.site import rpc_site  # noqa: E402
 from test_chain_core import claim_op, produce, sign, transfer_op  # noqa: E402

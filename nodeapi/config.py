@@ -98,7 +98,9 @@ MULTI = [
      "witnesses, a development default)."),
     ("private-key", parse_private_key,
      'WIF key or ["PUBLIC_KEY","WIF"] pair (repeatable; default: the development key).'),
-    ("seed-node", parse_seed_node, "[user:password@]host:port of a node to follow (repeatable)."),
+    ("seed-node", parse_seed_node,
+     "[user:password@]host:port, [IPv6]:port or ws://[user:password@]host:port/path of a "
+     "node to follow (repeatable)."),
 ]
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
 _COERCE.update({name: coerce for name, coerce, _h in MULTI})

@@ -17,7 +17,9 @@ import urllib.parse
 from twisted.internet.endpoints import serverFromString
 
 from nodeapi.chain import authority as auth
+from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.protocol.node_address import parse_node_address
 
 KNOWN_PLUGINS = ("witness", "account_history", "searchdb")
 _INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')
@@ -199,12 +201,12 @@ def parse_private_key(text) -> list:
 
 
 def parse_seed_node(text) -> list:
-    """``[user:password@]host:port`` -> ``[text]`` (nodeapi.peers format)."""
-    from nodeapi.peers_peer import parse_address, split_credentials
-
+    """A ``--seed-node`` value (``[user:password@]host:port``, ``[v6]:port``
+    or ``ws://`` URL, :func:`nodeapi.protocol.node_address.parse_node_address`)
+    -> ``[text]``; raises ``ValueError`` with the parser's message."""
     text = parse_text(text)
     try:
-        parse_address(split_credentials(text)[1])
-    except Exception as exc:
+        parse_node_address(text)
+    except InvalidPeerAddress as exc:
         raise ValueError(str(exc)) from None
     return [text]

@@ -17,11 +17,17 @@ class NodeAPIError(Exception):
 
     :ivar code: the JSON-RPC error code used when this error answers a call;
         graphene answers every failed function with 10 ("fc::exception").
-    :ivar name: a short machine-readable name, sent as ``error.data.name``.
+    :ivar name: a short machine-readable name, sent as ``error.data.name``
+        (docs/wire-contract.rst section 4): clients, nodeapi's own peer
+        follower included, tell errors apart by it, not by the message text.
+    :ivar details: ``None`` or a dict of the values named in the message
+        (fc's ``log_message`` ``data``: ``FC_ASSERT(cond, "... ${x}",
+        ("x", x))``), sent as ``error.data.stack[0].data``.
     """
 
     code = 10
     name = "exception"
+    details = None
 
     def __init__(self, message: str = "") -> None:
         super().__init__(message or self.__class__.__doc__.strip().splitlines()[0])
@@ -68,11 +74,33 @@ class AccessDenied(ApiError):
     login API accessor (``database``, ``block``, ...) names a set the
     connection is not allowed (wire-contract.md section 2; graphene
     libraries/app/api.cpp, ``login_api`` accessors and ``is_allowed``).
-    Clients such as :class:`~nodeapi.peers_client.PeerRpcError` match on
-    "Access denied".
+    Sent with ``error.data.name`` ``access_denied`` (graphene sends
+    ``assert_exception``, which names no cause): nodeapi's peer follower
+    (:class:`~nodeapi.peers.errors.PeerRpcError`) reads the name.
     """
 
-    name = "assert_exception"
+    name = "access_denied"
+
+
+class ApiLimitExceeded(ApiError):
+    """A call asked for more results than the node's ``api-limit-*`` option
+    allows: graphene's ``FC_ASSERT( limit <= configured_limit, "limit can
+    not be greater than ${configured_limit}" )`` (bitshares-core
+    libraries/app/api.cpp and database_api.cpp).
+
+    :ivar details: ``{"configured_limit": int}``, sent as
+        ``error.data.stack[0].data`` like fc does, so a client reads the
+        limit without parsing the text (``error.data.name`` is
+        ``api_limit_exceeded``).
+    """
+
+    name = "api_limit_exceeded"
+
+    def __init__(self, configured_limit: int, prefix: str = "") -> None:
+        """``prefix``: text put before graphene's message (for example
+        ``"Too many blocks: 120 requested, "``)."""
+        super().__init__(f"{prefix}limit can not be greater than {configured_limit}")
+        self.details = {"configured_limit": configured_limit}
 
 
 class HistoryError(NodeAPIError):

@@ -49,7 +49,7 @@ def _make_service(options, reactor):
     from nodeapi.chain.genesis import load_genesis
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
-    from nodeapi.peers import PeerService
+    from nodeapi.peers.service import PeerService
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.site import rpc_site
     from nodeapi.service import ListeningService, NodeService
@@ -87,7 +87,8 @@ def _make_service(options, reactor):
         witness = WitnessService(chain, options.witnesses(chain),
                                  enable_stale_production=options["enable-stale-production"],
                                  clock=reactor)
-    peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor)
+    peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor,
+                        max_message_size=options["max-message-size"])
     metrics = Metrics(chain, witness, searchdb)
     chain.add_consumer(metrics)
     node = Node(chain=chain, history=history, limits=options.api_limits(),

@@ -9,15 +9,16 @@ from twisted.internet import reactor
 from conftest import DEV_WIF, ListBlockLog
 from test_api_database import funded, make_api  # noqa: F401
 from test_chain_core import claim_op, produce, sign, transfer_op
-from test_peers import FAST, close, listen, wait_for
-from test_peers_rpcserver import ChainRpcFactory
+from peer_stub import FAST, ChainRpcFactory, close, listen, wait_for
 
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.network_node import NetworkNodeApi
 from nodeapi.chain import errors
 from nodeapi.chain.chain import Chain
 from nodeapi.errors import ApiError
-from nodeapi.peers import InvalidNodeParameter, PeerService
+from nodeapi.peers.errors import InvalidNodeParameter
+from nodeapi.peers.service import PeerService
+from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.transaction import transaction_id
 
 
@@ -144,7 +145,7 @@ def test_network_node_and_relay_with_peers(genesis):
         node_api.call("set_advanced_node_parameters", [{"nope": 1}])
     with pytest.raises(ApiError, match="must be an object"):
         node_api.call("set_advanced_node_parameters", [[1]])
-    with pytest.raises(ApiError):
+    with pytest.raises(InvalidPeerAddress):  # a NodeAPIError: code 10 on the wire
         yield node_api.call("add_node", ["no-port"])
     # a transaction broadcast on the follower is relayed to the producer
     bc_api, _ = make_api(follower, NetworkBroadcastApi, peers=svc)

@@ -4,17 +4,17 @@ follows it live, relays transactions and rejects bad blocks (issue 6)."""
 import pytest
 import pytest_twisted
 from twisted.internet import reactor, task
-from twisted.internet.endpoints import TCP4ServerEndpoint
 
 from nodeapi.chain.chain import Chain
-from nodeapi.peers import (InvalidNodeParameter, InvalidPeerAddress, PeerService,
-                           PeerUnreachable, parse_address, strip_block_info)
+from nodeapi.peers.errors import InvalidNodeParameter, PeerUnreachable
+from nodeapi.peers.service import PeerService
+from nodeapi.protocol.errors import InvalidPeerAddress
+from nodeapi.protocol.node_address import NodeAddress, parse_node_address
+from nodeapi.protocol.wire import strip_block_info
 
 from conftest import DEV_WIF, ListBlockLog
+from peer_stub import FAST, ChainRpcFactory, close, listen, wait_for
 from test_chain_core import claim_op, produce, sign, transfer_op
-from test_peers_rpcserver import ChainRpcFactory
-
-FAST = {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.2, "reconnect_jitter": 0}
 
 
 @pytest.fixture
@@ -27,34 +27,11 @@ def follower(genesis):
     return Chain(genesis, ListBlockLog())
 
 
-@pytest_twisted.inlineCallbacks
-def listen(factory, port=0):
-    lp = yield TCP4ServerEndpoint(reactor, port, interface="127.0.0.1").listen(factory)
-    return lp
-
-
-@pytest_twisted.inlineCallbacks
-def wait_for(cond, timeout=10.0):
-    for _ in range(int(timeout / 0.01)):
-        if cond():
-            return
-        yield task.deferLater(reactor, 0.01, lambda: None)
-    raise AssertionError("condition not reached")
-
-
-@pytest_twisted.inlineCallbacks
-def close(service, *ports):
-    yield service.stopService()
-    for p in ports:
-        yield p.stopListening()
-    yield task.deferLater(reactor, 0.05, lambda: None)
-
-
 def test_addresses_and_parameters(follower):
-    assert parse_address("127.0.0.1:8090") == ("127.0.0.1", 8090)
+    assert parse_node_address("127.0.0.1:8090") == NodeAddress("127.0.0.1", 8090)
     for bad in ("nohost", "h:0", "h:x", ":80", 5):
         with pytest.raises(InvalidPeerAddress):
-            parse_address(bad)
+            parse_node_address(bad)
     assert strip_block_info({"previous": "a", "block_id": "b", "signing_key": "c",
                              "transaction_ids": []}) == {"previous": "a"}
     trx = {"ref_block_prefix": "3000000000", "operations": [[0, {
@@ -209,7 +186,7 @@ def test_real_site_login_refused_continues_anonymously(producer, follower, captu
     assert follower.head_block_id == producer.head_block_id
     [peer] = svc.peers.values()
     assert peer.state == "live" and peer.sync_failures == 0
-    assert peer.use_get_block is not block_api
+    assert peer.follower.use_get_block is not block_api
     texts = [text for _level, text, _e in captured]
     refused = [t for t in texts if "refused by peer" in t]
     if block_api:
@@ -415,21 +392,27 @@ def test_add_node_unreachable(follower):
 
 
 def test_reconnect_backoff_with_injected_clock(follower):
+    """The reconnect delays grow on the injected clock; the reactor is a
+    MemoryReactorClock (connections and HostnameEndpoint's own timers)."""
     from twisted.internet.error import ConnectionRefusedError
     from twisted.internet.testing import MemoryReactorClock
     from twisted.python.failure import Failure
 
-    clock = MemoryReactorClock()
-    svc = PeerService(follower, seed_nodes=["10.0.0.1:8090"], reactor=clock,
+    memory, clock = MemoryReactorClock(), task.Clock()
+    svc = PeerService(follower, seed_nodes=["seed.example:8090"], reactor=memory,
+                      clock=clock,
                       parameters={"reconnect_initial_delay": 2, "reconnect_factor": 3,
                                   "reconnect_max_delay": 10, "reconnect_jitter": 0})
     svc.startService()
     delays = []
     for attempt in range(4):
-        assert len(clock.tcpClients) == attempt + 1
-        host, port, factory, _timeout, _bind = clock.tcpClients[-1]
-        assert (host, port) == ("10.0.0.1", 8090)
-        factory.clientConnectionFailed(clock.connectors[-1], Failure(ConnectionRefusedError()))
+        assert len(memory.tcpClients) == attempt + 1
+        host, port, factory, _timeout, _bind = memory.tcpClients[-1]
+        # a HostnameEndpoint: the name resolved (MemoryReactor answers 127.0.0.1)
+        assert (host, port) == ("127.0.0.1", 8090)
+        factory.clientConnectionFailed(memory.connectors[-1],
+                                       Failure(ConnectionRefusedError()))
+        memory.advance(1)  # the endpoint gives up on its last address
         [call] = clock.getDelayedCalls()
         delays.append(call.getTime() - clock.seconds())
         clock.advance(delays[-1])
@@ -460,7 +443,7 @@ def test_batch_adapts_to_the_real_peers_get_blocks_limit(producer, follower):
         yield wait_for(lambda: follower.head_block_num == 250)
         assert follower.head_block_id == producer.head_block_id
         [peer] = svc.peers.values()
-        assert peer.batch_limit == 100 and peer.sync_failures == 0
+        assert peer.follower.batch_limit == 100 and peer.sync_failures == 0
         yield wait_for(lambda: svc.connected_peers()[0]["state"] == "live")
     finally:
         yield svc.stopService()

@@ -2,12 +2,12 @@
 
 Graphene reference: bitshares-core libraries/app/api.cpp
 ``block_api::get_blocks``.  Peers following this node fetch their sync
-batches with it (:mod:`nodeapi.peers_peer`).
+batches with it (:mod:`nodeapi.peers.follower`).
 """
 
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.database_common import api_limit
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiError, ApiLimitExceeded
 
 
 class BlockApi(ApiSet):
@@ -21,8 +21,8 @@ class BlockApi(ApiSet):
         signed block (as ``database.get_block``) or null when the node does
         not have it.  At most ``api-limit-get-blocks`` blocks per call.
 
-        :raises ApiError: ``block_num_to`` < ``block_num_from``, a negative
-            number, or too many blocks.
+        :raises ApiError: ``block_num_to`` < ``block_num_from`` or a negative
+            number; :class:`~nodeapi.errors.ApiLimitExceeded` for too many blocks.
         """
         if block_num_from < 0:
             raise ApiError(f"block_num_from must not be negative, got {block_num_from}")
@@ -31,8 +31,8 @@ class BlockApi(ApiSet):
                            f"block_num_from ({block_num_from})")
         limit = api_limit(self.node, "get_blocks", 100)
         if block_num_to - block_num_from + 1 > limit:
-            raise ApiError(f"Too many blocks: {block_num_to - block_num_from + 1} requested, "
-                           f"limit can not be greater than {limit}")
+            raise ApiLimitExceeded(limit, f"Too many blocks: "
+                                          f"{block_num_to - block_num_from + 1} requested, ")
         chain = self.node.chain
         return [chain.get_block(n) if n > 0 else None
                 for n in range(block_num_from, block_num_to + 1)]

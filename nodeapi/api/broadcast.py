@@ -25,8 +25,8 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.database_authority import require_trx
 from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError, NodeAPIError, ProtocolError
-from nodeapi.peers_peer import strip_block_info, wire_ints
 from nodeapi.protocol.transaction import transaction_id
+from nodeapi.protocol.wire import strip_block_info, wire_ints
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
               OverflowError)

@@ -13,7 +13,7 @@ libraries/chain/asset_object.cpp (``amount_to_string``).  Every failure raises
 
 import re
 
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiError, ApiLimitExceeded
 
 _OBJECT_ID = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,15})$")
 MAX_INSTANCE = (1 << 48) - 1  # GRAPHENE_MAX_INSTANCE_ID
@@ -106,7 +106,7 @@ def check_limit(limit: int, configured: int) -> int:
     if limit < 0:
         raise ApiError(f"limit must not be negative, got {limit}")
     if limit > configured:
-        raise ApiError(f"limit can not be greater than {configured}")
+        raise ApiLimitExceeded(configured)
     return limit
 
 

@@ -13,7 +13,7 @@ plugin every function answers ``[]``.
 from typing import Any, Optional
 
 from nodeapi.api.base import ApiSet, api_function
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiError, ApiLimitExceeded
 
 _OHI = "1.11."
 _U32 = (1 << 32) - 1
@@ -62,7 +62,7 @@ class HistoryApi(ApiSet):
         _unsigned(limit, "limit", _U32)
         configured = getattr(self.node.limits, function)
         if limit > configured:
-            raise ApiError(f"limit can not be greater than {configured}")
+            raise ApiLimitExceeded(configured)
         return limit
 
     def _account_id(self, account: Any) -> Optional[str]:

@@ -5,7 +5,7 @@ Graphene reference: bitshares-core libraries/app/api.cpp
 ``network_node_api`` (``get_info``, ``add_node``, ``get_connected_peers``,
 ``get_potential_peers``, ``get_advanced_node_parameters``,
 ``set_advanced_node_parameters``).  Everything is delegated to
-``node.peers`` (:class:`nodeapi.peers.PeerService`).  Without a peer network
+``node.peers`` (:class:`nodeapi.peers.service.PeerService`).  Without a peer network
 (``node.peers`` is None) ``get_info`` still reports the local head with no
 connections, the peer lists are empty, and the functions that need the
 network fail with "No P2P network" like graphene.
@@ -16,7 +16,7 @@ from nodeapi.errors import ApiError
 
 
 class NetworkNodeApi(ApiSet):
-    """graphene ``network_node_api`` over :class:`nodeapi.peers.PeerService`."""
+    """graphene ``network_node_api`` over :class:`nodeapi.peers.service.PeerService`."""
 
     name = "network_node"
 
@@ -30,7 +30,7 @@ class NetworkNodeApi(ApiSet):
     @api_function
     def get_info(self):
         """``{connection_count, head_block_num, head_block_id, blocks_applied,
-        blocks_from_peers}``: see :meth:`nodeapi.peers.PeerService.info`
+        blocks_from_peers}``: see :meth:`nodeapi.peers.service.PeerService.info`
         (``blocks_applied`` counts every block the chain applied since
         start: produced, pushed, replayed).  Without a peer network nothing
         counts blocks, so both counters are null there rather than a wrong 0."""
@@ -44,10 +44,12 @@ class NetworkNodeApi(ApiSet):
 
     @api_function
     def add_node(self, endpoint):
-        """Follow the node at ``"host:port"`` (or ``"user:password@host:port"``
-        to log in at connect).  Answers null once connected; fails if the
-        address is malformed or the first attempt fails (reconnects continue
-        in the background)."""
+        """Follow the node at ``"host:port"`` (``"[v6]:port"``,
+        ``"user:password@host:port"`` to log in at connect, or a ``ws://``
+        URL: :mod:`nodeapi.protocol.node_address`).  Answers null once
+        connected; fails with ``InvalidPeerAddress`` if the address is
+        malformed, ``PeerUnreachable`` if the first attempt fails
+        (reconnects continue in the background)."""
         if not isinstance(endpoint, str):
             raise ApiError(f"endpoint must be a \"host:port\" string, got {endpoint!r}")
         return self._peers().add_node(endpoint).addCallback(lambda _: None)

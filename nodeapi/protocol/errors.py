@@ -87,3 +87,9 @@ class TruncatedData(ProtocolError):
     """Binary data ends early or has bytes left over"""
 
     name = "truncated_data"
+
+
+class InvalidPeerAddress(ProtocolError):
+    """A node address must be host:port, [IPv6]:port or ws://[user:password@]host:port[/path] with a port from 1 to 65535"""
+
+    name = "invalid_peer_address"

@@ -253,8 +253,10 @@ def error_from_failure(failure: Failure, request: Optional[Request] = None) -> R
         return exc
     if isinstance(exc, NodeAPIError):
         text = exc.message
+        # fc's stack entries carry the message format and its values ("data")
+        stack = [{"format": text, "data": exc.details}] if exc.details else []
         return RpcError(exc.code, f"Execution error: {text}",
-                        {"code": exc.code, "name": exc.name, "message": text, "stack": []},
+                        {"code": exc.code, "name": exc.name, "message": text, "stack": stack},
                         200)
     where = f"{request.api}.{request.function}" if request is not None else "request"
     log.failure("Internal error in {where}", failure, where=where)

@@ -1,15 +1,25 @@
-"""A small graphene JSON-RPC WebSocket server over a real Chain, for the
-peers tests (serves exactly what a follower calls: database get_chain_id,
+"""Helpers of the peers tests: a small graphene JSON-RPC WebSocket server over
+a real Chain that can serve tampered blocks and misbehave on purpose (serves
+exactly what a follower calls: database get_chain_id,
 get_dynamic_global_properties, get_block, set_block_applied_callback; block
-get_blocks; network_broadcast broadcast_transaction).  Replies follow
-wire-contract.md sections 3-5, including 64-bit integers outside int32 as
-strings and the access-denied error for a set not granted."""
+get_blocks; network_broadcast broadcast_transaction), and loopback listen /
+wait / close helpers.  Replies follow docs/wire-contract.rst sections 3-5,
+including 64-bit integers outside int32 as strings and the access-denied error
+for a set not granted; errors carry no ``data`` (a server without structured
+error names, so the follower falls back to the texts).  The tests use the
+real RPC site (tests/rpcserver.py) wherever they need no tampering."""
 
 import json
 
+import pytest_twisted
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+from twisted.internet import reactor, task
+from twisted.internet.endpoints import TCP4ServerEndpoint
 
 from nodeapi.errors import NodeAPIError
+
+#: fast reconnects for tests on the real reactor.
+FAST = {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.2, "reconnect_jitter": 0}
 
 DENIED = "Assert Exception: is_allowed: Access denied"
 
@@ -33,6 +43,8 @@ class ChainRpcProtocol(WebSocketServerProtocol):
         self.factory.clients.append(self)
         self.block_cb = None
         self.logged_in = False
+        if self.factory.on_open is not None:
+            self.sendMessage(self.factory.on_open)
 
     def onClose(self, wasClean, code, reason):
         if self in self.factory.clients:
@@ -41,6 +53,11 @@ class ChainRpcProtocol(WebSocketServerProtocol):
     def onMessage(self, payload, isBinary):
         msg = json.loads(payload)
         api, method, args = msg["params"]
+        raw = self.factory.raw(method)
+        if raw is not None:  # misbehave: send these bytes instead of the reply
+            self.factory.calls.append((api, method))
+            self.sendMessage(raw)
+            return
         try:
             result = self.factory.dispatch(self, api, method, args)
             reply = {"id": msg["id"], "result": wire(result)}
@@ -53,8 +70,14 @@ class ChainRpcProtocol(WebSocketServerProtocol):
 class ChainRpcFactory(WebSocketServerFactory):
     protocol = ChainRpcProtocol
 
-    def __init__(self, chain, block_api=True, tamper=None, chain_id=None):
+    def __init__(self, chain, block_api=True, tamper=None, chain_id=None, raw=None,
+                 on_open=None):
+        """``tamper(block) -> block`` changes served blocks; ``raw(method)``
+        returns bytes to send instead of the reply to ``method`` (or None);
+        ``on_open``: bytes sent to each client when its WebSocket opens."""
         super().__init__()
+        self.raw = raw or (lambda method: None)
+        self.on_open = on_open
         self.chain_id = chain_id or chain.chain_id
         self.chain = chain
         self.block_api = block_api
@@ -99,3 +122,26 @@ class ChainRpcFactory(WebSocketServerFactory):
     def _block(self, num):
         block = self.chain.get_block(num)
         return None if block is None else self.tamper(dict(block))
+
+
+@pytest_twisted.inlineCallbacks
+def listen(factory, port=0):
+    lp = yield TCP4ServerEndpoint(reactor, port, interface="127.0.0.1").listen(factory)
+    return lp
+
+
+@pytest_twisted.inlineCallbacks
+def wait_for(cond, timeout=10.0):
+    for _ in range(int(timeout / 0.01)):
+        if cond():
+            return
+        yield task.deferLater(reactor, 0.01, lambda: None)
+    raise AssertionError("condition not reached")
+
+
+@pytest_twisted.inlineCallbacks
+def close(service, *ports):
+    yield service.stopService()
+    for p in ports:
+        yield p.stopListening()
+    yield task.deferLater(reactor, 0.05, lambda: None)

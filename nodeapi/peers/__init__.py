@@ -1,0 +1,18 @@
+"""The network node: this node follows other nodes over their RPC
+WebSocket (graphene reference: libraries/net/node.cpp, sync then follow;
+libraries/app/api.cpp, network_node_api).
+
+Modules, by role:
+
+``service.py``    :class:`~nodeapi.peers.service.PeerService`, the
+                  ``MultiService`` in ``node.peers``: the known peers, the
+                  network_node API answers, block application, relaying
+``peer.py``       :class:`~nodeapi.peers.peer.Peer`: one followed node, its
+                  ``ClientService`` (a child of the PeerService), login,
+                  chain-id check, subscription, failure accounting
+``follower.py``   :class:`~nodeapi.peers.follower.Follower`: the sync loop
+                  of one peer (batches, the peer's limits, get_block fallback)
+``client.py``     the Autobahn WebSocket client protocol and factory
+``parameters.py`` the advanced node parameters and the reconnect policy
+``errors.py``     the errors of this package
+"""

@@ -1,0 +1,129 @@
+"""Errors of the peers package.
+
+Errors a client of the network_node API sees are :class:`~nodeapi.errors.ApiError`
+subclasses (JSON-RPC code 10, ``error.data.name`` below); a peer serving
+another chain is a :class:`~nodeapi.errors.ChainError` (the peer is marked
+bad).  :class:`PeerRpcError` reads the peer's JSON-RPC error by its
+structured fields (docs/wire-contract.rst section 4).
+"""
+
+import re
+
+from nodeapi.errors import AccessDenied, ApiError, ApiLimitExceeded, ChainError
+
+#: graphene's text of an api limit (bitshares-core libraries/app/api.cpp,
+#: ``"limit can not be greater than ${configured_limit}"``), read only from
+#: a server that sends no structured limit.
+_LIMIT_TEXT = re.compile(r"limit can not be greater than (\d+)")
+#: fc's name of a failed ``FC_ASSERT``: graphene's name for both "Access
+#: denied" and api limits, so its text decides.
+_FC_ASSERT = "assert_exception"
+
+
+class InvalidNodeParameter(ApiError):
+    """An advanced node parameter is unknown or has a bad value.
+
+    Raised by :meth:`~nodeapi.peers.service.PeerService.set_advanced_node_parameters`
+    (graphene network_node_api ``set_advanced_node_parameters``).
+    """
+
+    name = "invalid_node_parameter"
+
+
+class PeerUnreachable(ApiError):
+    """The first connection attempt to the peer failed; retries continue."""
+
+    name = "peer_unreachable"
+
+
+class LoginRefused(ApiError):
+    """The peer refused both the configured credentials and an anonymous
+    login (its api-access file has no ``*`` entry): this node may call
+    nothing there.  Logged as one line per attempt; reconnects back off."""
+
+    name = "login_refused"
+
+
+class BadPeerMessage(ApiError):
+    """The peer sent a message that is not graphene JSON-RPC: invalid or too
+    deeply nested JSON, not an object, a notice whose params are not
+    ``[callback, [payload...]]``.  Logged as one line; the connection is
+    dropped and reconnects back off."""
+
+    name = "bad_peer_message"
+
+
+class WrongChain(ChainError):
+    """The peer serves a different chain (its chain id differs).
+
+    Raised while subscribing to a peer; the peer is marked ``bad``
+    (graphene libraries/net/node.cpp rejects a hello with another chain id).
+    """
+
+    name = "wrong_chain"
+
+
+class PeerDisconnected(ApiError):
+    """The connection to the peer closed before the call was answered."""
+
+    name = "peer_disconnected"
+
+
+class PeerRpcError(ApiError):
+    """The peer answered a call with a JSON-RPC error.
+
+    :ivar remote_code: the peer's ``error.code`` (10 for a failed function,
+        docs/wire-contract.rst section 4), or None.
+    :ivar remote_message: the peer's ``error.message`` (str).
+    :ivar remote_name: the peer's ``error.data.name`` (str), or None when it
+        sent none (nodeapi always does; graphene sends fc's names).
+    :ivar remote_details: ``error.data.stack[0].data`` (dict; empty when
+        absent): the values named in the message, as fc sends them.
+    """
+
+    name = "peer_rpc_error"
+
+    def __init__(self, method: str, error) -> None:
+        if not isinstance(error, dict):
+            error = {"message": error}
+        data = error.get("data")
+        data = data if isinstance(data, dict) else {}
+        stack = data.get("stack")
+        first = stack[0] if isinstance(stack, list) and stack else None
+        details = first.get("data") if isinstance(first, dict) else None
+        name = data.get("name")
+        self.remote_code = error.get("code")
+        self.remote_message = str(error.get("message", ""))
+        self.remote_name = name if isinstance(name, str) else None
+        self.remote_details = details if isinstance(details, dict) else {}
+        super().__init__(f"Peer call {method} failed: {self.remote_message} "
+                         f"(code {self.remote_code})")
+
+    def _text_decides(self) -> bool:
+        """True when the name is absent or fc's generic assert name."""
+        return self.remote_name in (None, _FC_ASSERT)
+
+    @property
+    def access_denied(self) -> bool:
+        """True when the peer refused the API set: ``error.data.name``
+        ``access_denied`` (:class:`~nodeapi.errors.AccessDenied`); for a
+        server without that name (graphene: ``assert_exception``), the text
+        "Access denied" (docs/wire-contract.rst section 2)."""
+        if self.remote_name == AccessDenied.name:
+            return True
+        return self._text_decides() and "Access denied" in self.remote_message
+
+    @property
+    def configured_limit(self):
+        """The peer's api limit (int >= 1) when the call asked for more, else
+        None: ``error.data.stack[0].data.configured_limit`` (nodeapi's
+        :class:`~nodeapi.errors.ApiLimitExceeded`, and fc's ``FC_ASSERT``
+        values in graphene); for a server that sends no values, the number
+        in graphene's text "limit can not be greater than N"."""
+        limit = self.remote_details.get("configured_limit")
+        if isinstance(limit, int) and not isinstance(limit, bool):
+            return limit if limit >= 1 else None
+        if self.remote_name != ApiLimitExceeded.name and not self._text_decides():
+            return None
+        match = _LIMIT_TEXT.search(self.remote_message)
+        return int(match.group(1)) if match is not None and int(match.group(1)) >= 1 else None

@@ -1,0 +1,239 @@
+"""The peers service: this node follows other nodes (issue 6).
+
+A :class:`PeerService` (a Twisted ``MultiService``, put in ``node.peers``)
+keeps one :class:`~nodeapi.peers.peer.Peer` per address given by
+``--seed-node`` or the network_node API's ``add_node`` (forms:
+:mod:`nodeapi.protocol.node_address`).  Each peer's ``ClientService``
+(a ``HostnameEndpoint``, reconnecting with the backoff of
+:mod:`nodeapi.peers.parameters` on the injected clock) is a child of this
+service, so starting and stopping the service tree starts and stops them.
+On connect a peer checks the chain id, registers
+``database.set_block_applied_callback`` and its
+:class:`~nodeapi.peers.follower.Follower` fetches the blocks after this
+node's head and pushes each through ``chain.push_block`` (previous id,
+scheduled witness, signature, merkle root, transactions); afterwards every
+block-applied notice triggers another fetch.
+
+A block that does not validate marks the peer ``bad``: its
+``ClientService`` leaves the tree (disconnected, not retried until
+``add_node`` names it again); this node keeps its chain.  Blocks that do not
+extend the head are rejected (fork choice is out of scope).  Transactions
+accepted locally are relayed with :meth:`PeerService.relay_transaction`.
+Graphene reference: libraries/net/node.cpp (sync then follow),
+libraries/app/api.cpp (network_node_api).
+"""
+
+from twisted.application import service
+from twisted.internet import defer
+from twisted.logger import Logger
+
+from nodeapi.peers.errors import PeerUnreachable
+from nodeapi.peers.parameters import DEFAULT_PARAMETERS, reconnect_delay, updated_parameters
+from nodeapi.peers.peer import Peer
+from nodeapi.protocol.errors import InvalidPeerAddress
+from nodeapi.protocol.node_address import parse_node_address
+
+log = Logger()
+
+#: bytes; the default of the node's ``max-message-size`` option.
+DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+
+
+class PeerService(service.MultiService):
+    """The peers of this node (see the module docstring).
+
+    :param chain: the :class:`~nodeapi.chain.chain.Chain` to extend.
+    :param seed_nodes: addresses (``--seed-node``) followed from
+        :meth:`startService`; raises :class:`InvalidPeerAddress` early.
+    :param reactor: reactor for TCP, name resolution and block times
+        (required: this package never picks the global reactor).
+    :param clock: ``IReactorTime`` on which reconnect delays are scheduled
+        (default ``reactor``; tests inject a ``task.Clock``).
+    :param parameters: overrides of
+        :data:`~nodeapi.peers.parameters.DEFAULT_PARAMETERS`.
+    :param max_message_size: the largest WebSocket message and frame payload
+        (bytes, >= 1) accepted from a peer: the node's ``max-message-size``.
+    """
+
+    def __init__(self, chain, seed_nodes=(), *, reactor, clock=None, parameters=None,
+                 max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        super().__init__()
+        if not (isinstance(max_message_size, int) and max_message_size >= 1):
+            raise ValueError(f"max_message_size must be a positive int, "
+                             f"got {max_message_size!r}")
+        self.chain = chain
+        self.reactor = reactor
+        self.clock = reactor if clock is None else clock
+        self.max_message_size = max_message_size
+        self.parameters = dict(DEFAULT_PARAMETERS)
+        if parameters:
+            self.set_advanced_node_parameters(parameters)
+        #: address (``"host:port"``) -> :class:`Peer`, every known peer.
+        self.peers: dict = {}
+        for text in seed_nodes:
+            self._follow(parse_node_address(text))
+        #: blocks the chain applied since this service was created: produced
+        #: here, received from peers or other clients, replayed from the block
+        #: log (the metrics' ``nodeapi_blocks_applied_total`` counts the same).
+        self.blocks_applied = 0
+        #: of those, the blocks this service fetched from peers and pushed.
+        self.blocks_from_peers = 0
+        chain.add_block_observer(self._count_block)
+
+    def _count_block(self, applied) -> None:
+        """Block observer of the chain: one more applied block."""
+        self.blocks_applied += 1
+
+    def retry_policy(self, attempt: int) -> float:
+        """Reconnect delay (s) after ``attempt`` failures (counting from 1)
+        under the current parameters
+        (:func:`~nodeapi.peers.parameters.reconnect_delay`)."""
+        return reconnect_delay(self.parameters, attempt)
+
+    def stopService(self) -> defer.Deferred:
+        """Twisted calls this when the node stops: every child
+        ``ClientService`` stops (pending connection attempts and reconnect
+        delays cancelled, open WebSockets closed); a sync failure not yet
+        logged is logged.
+
+        :returns: the ``MultiService``'s ``DeferredList``: it fires once
+            every peer's connection has closed, and never fails; an
+            in-flight sync stops at its next check.  It does not wait for
+            blocks being applied (they are applied synchronously in
+            slices), and nothing is written to disk here."""
+        for peer in self.peers.values():
+            peer.report_failure()
+        return super().stopService()
+
+    def _follow(self, node_address) -> Peer:
+        """The :class:`Peer` at ``node_address``, created if new; its
+        ``ClientService`` joins the tree (started when this service runs)
+        unless it already follows it.  Credentials given again replace the
+        known ones; a ``bad`` peer is followed again."""
+        peer = self.peers.get(node_address.address)
+        if peer is None:
+            peer = self.peers[node_address.address] = Peer(self, node_address)
+        elif node_address.credentials:
+            peer.credentials = node_address.credentials
+        if peer.client.parent is None:
+            peer.bad_reason = None
+            peer.state = "connecting"
+            peer.client.setServiceParent(self)
+        return peer
+
+    def add_node(self, host_port: str) -> defer.Deferred:
+        """network_node ``add_node``: follow the node at ``host_port``
+        (``"host:port"``, ``"[v6]:port"``, with ``"user:password@"`` to log
+        in at connect, for example to be granted ``block_api``, or a
+        ``ws://`` URL).
+
+        Fires with None once the WebSocket is open; fails with
+        :class:`InvalidPeerAddress` or :class:`PeerUnreachable` (reconnects
+        continue in the background)."""
+        try:
+            peer = self._follow(parse_node_address(host_port))
+        except InvalidPeerAddress:
+            return defer.fail()
+        d = peer.client.whenConnected(failAfterFailures=1)
+
+        def unreachable(failure):
+            raise PeerUnreachable(f"Cannot connect to peer {peer.address}: "
+                                  f"{failure.getErrorMessage()}; retrying")
+
+        d.addCallbacks(lambda _: None, unreachable)
+        # Leave the ClientService state machine before the caller continues
+        # (it may stop the service, which the machine refuses re-entrantly).
+        out = defer.Deferred()
+        d.addBoth(lambda result: self.reactor.callLater(0, out.callback, result))
+        return out
+
+    def apply_block(self, block: dict, peer: Peer) -> bool:
+        """Push ``block`` from ``peer`` if it extends the head; True if applied.
+        A block at or below the head (already applied, for example from
+        another peer) is skipped; raises the ChainError of push_block, which
+        checks the block's time against this service's ``reactor.seconds()``
+        (a block 5 s or more in the future is
+        :class:`~nodeapi.chain.errors.BlockFromFuture`)."""
+        num = int(block["previous"][:8], 16) + 1
+        if num <= self.chain.head_block_num:
+            return False
+        self.chain.push_block(block, now=self.reactor.seconds())
+        self.blocks_from_peers += 1
+        return True
+
+    def mark_bad(self, peer: Peer, reason: str) -> defer.Deferred:
+        """Reject ``peer``: state ``bad``, ``bad_reason`` = ``reason``, its
+        ``ClientService`` out of the tree and stopped (disconnected, not
+        retried until :meth:`add_node` names it again); logged with this
+        node's head, which stays as it is.  Returns the Deferred of the
+        stop.  Graphene reference: libraries/net/node.cpp disconnects a
+        peer that offers an invalid block."""
+        log.warn("Peer {peer} rejected: {reason}; head stays {head}", peer=peer.address,
+                 reason=reason, head=self.chain.head_block_num)
+        peer.state = "bad"
+        peer.bad_reason = reason
+        peer.report_failure()
+        if peer.client.parent is None:
+            return defer.succeed(None)
+        return defer.maybeDeferred(peer.client.disownServiceParent)
+
+    def relay_transaction(self, trx: dict) -> defer.Deferred:
+        """network_broadcast ``broadcast_transaction`` of ``trx`` on each
+        connected peer; fires with the number of peers that accepted it
+        (refusals, for example duplicates, are logged)."""
+        calls = []
+        for peer in self.peers.values():
+            if peer.protocol is not None and peer.state in ("syncing", "live"):
+                d = peer.protocol.call("network_broadcast", "broadcast_transaction", [trx])
+                calls.append(d.addCallbacks(lambda _: 1, self._relay_failed,
+                                            errbackArgs=(peer.address,)))
+        return defer.gatherResults(calls).addCallback(sum)
+
+    def _relay_failed(self, failure, address: str) -> int:
+        log.info("Peer {peer} refused relayed transaction: {error}", peer=address,
+                 error=failure.getErrorMessage())
+        return 0
+
+    # -- network_node API ------------------------------------------------------
+
+    def connected_peers(self) -> list:
+        """Connected peers: ``[{"addr", "state", "head_block_num",
+        "head_block_id", "last_seen", "bad_reason"}]`` (graphene
+        get_connected_peers entries carry ``addr`` and ``info``)."""
+        return [p.describe() for p in self.peers.values() if p.protocol is not None]
+
+    def potential_peers(self) -> list:
+        """Every known peer (seed nodes, add_node), any state, same shape."""
+        return [p.describe() for p in self.peers.values()]
+
+    def info(self) -> dict:
+        """network_node ``get_info``: ``{"connection_count", "head_block_num",
+        "head_block_id", "blocks_applied", "blocks_from_peers"}``.
+
+        ``connection_count`` is graphene's field (peers with an open
+        connection).  Graphene's other fields (``listening_on``,
+        ``node_public_key``, ``node_id``, ``firewalled``) describe its
+        binary P2P listener, which this node does not have, so they are
+        left out; instead the head (number, id) and two counters since
+        start: ``blocks_applied`` every block the chain applied (produced
+        by this node's witness, pushed from peers or ``broadcast_block``,
+        replayed from the block log), ``blocks_from_peers`` those this
+        service fetched from peers.  Graphene reference:
+        libraries/app/api.cpp ``network_node_api::get_info``."""
+        return {"connection_count": len(self.connected_peers()),
+                "head_block_num": self.chain.head_block_num,
+                "head_block_id": self.chain.head_block_id,
+                "blocks_applied": self.blocks_applied,
+                "blocks_from_peers": self.blocks_from_peers}
+
+    def get_advanced_node_parameters(self) -> dict:
+        """The tunables (see
+        :data:`~nodeapi.peers.parameters.DEFAULT_PARAMETERS`), a copy."""
+        return dict(self.parameters)
+
+    def set_advanced_node_parameters(self, params: dict) -> None:
+        """Change some tunables; raises
+        :class:`~nodeapi.peers.errors.InvalidNodeParameter` (see
+        :func:`~nodeapi.peers.parameters.updated_parameters`); nothing
+        changes when any value is refused."""
+        self.parameters = updated_parameters(self.parameters, params)
