@@ -10,6 +10,7 @@ error names, so the follower falls back to the texts).  The tests use the
 real RPC site (tests/rpcserver.py) wherever they need no tampering."""
 
 import json
+import os
 
 import pytest_twisted
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
@@ -18,6 +19,11 @@ from twisted.internet.endpoints import TCP4ServerEndpoint
 
 from nodeapi.errors import NodeAPIError
 
+from conftest import DEV_WIF
+
+#: the repository's example api-access file (bytemaster:supersecret may use block_api).
+API_ACCESS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                               "etc", "api-access.json")
 #: fast reconnects for tests on the real reactor.
 FAST = {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.2, "reconnect_jitter": 0}
 
@@ -53,7 +59,7 @@ class ChainRpcProtocol(WebSocketServerProtocol):
     def onMessage(self, payload, isBinary):
         msg = json.loads(payload)
         api, method, args = msg["params"]
-        raw = self.factory.raw(method)
+        raw = self.factory.raw(method, msg["id"])
         if raw is not None:  # misbehave: send these bytes instead of the reply
             self.factory.calls.append((api, method))
             self.sendMessage(raw)
@@ -72,11 +78,11 @@ class ChainRpcFactory(WebSocketServerFactory):
 
     def __init__(self, chain, block_api=True, tamper=None, chain_id=None, raw=None,
                  on_open=None):
-        """``tamper(block) -> block`` changes served blocks; ``raw(method)``
-        returns bytes to send instead of the reply to ``method`` (or None);
+        """``tamper(block) -> block`` changes served blocks; ``raw(method,
+        call_id)`` returns bytes to send instead of the reply (or None);
         ``on_open``: bytes sent to each client when its WebSocket opens."""
         super().__init__()
-        self.raw = raw or (lambda method: None)
+        self.raw = raw or (lambda method, call_id: None)
         self.on_open = on_open
         self.chain_id = chain_id or chain.chain_id
         self.chain = chain
@@ -145,3 +151,10 @@ def close(service, *ports):
     for p in ports:
         yield p.stopListening()
     yield task.deferLater(reactor, 0.05, lambda: None)
+
+
+def produce_blocks(chain, n=1):
+    """Produce ``n`` blocks at the next slots with the development key."""
+    for _ in range(n):
+        when = chain.get_slot_time(1)
+        chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)

@@ -267,7 +267,8 @@ def test_bad_signature_marks_peer_bad(producer, follower):
 
     factory = ChainRpcFactory(producer, tamper=tamper)
     port = yield listen(factory)
-    svc = PeerService(follower, reactor=reactor, parameters=FAST)
+    clock = task.Clock()
+    svc = PeerService(follower, reactor=reactor, clock=clock, parameters=FAST)
     svc.startService()
     yield svc.add_node(f"127.0.0.1:{port.getHost().port}")
     yield wait_for(lambda: svc.potential_peers()[0]["state"] == "bad")
@@ -276,8 +277,9 @@ def test_bad_signature_marks_peer_bad(producer, follower):
     [peer] = svc.potential_peers()
     assert "signed by" in peer["bad_reason"] or "signature" in peer["bad_reason"]
     assert svc.connected_peers() == []
-    # not retried: still bad and the head unchanged after several backoff delays
-    yield task.deferLater(reactor, 0.3, lambda: None)
+    # not retried: its ClientService left the tree, no reconnect is scheduled
+    assert list(svc) == [] and clock.getDelayedCalls() == []
+    clock.advance(3600)
     assert follower.head_block_num == 3 and not factory.clients
     # the follower keeps its chain and keeps accepting transactions
     follower.push_transaction(sign(follower, [claim_op()]))
@@ -356,8 +358,9 @@ def test_reconnect_after_producer_restart(producer, follower):
     produce(producer, 4)
     port = yield listen(ChainRpcFactory(producer))
     portnum = port.getHost().port
+    clock = task.Clock()
     svc = PeerService(follower, seed_nodes=[f"127.0.0.1:{portnum}"], reactor=reactor,
-                      parameters=FAST)
+                      clock=clock, parameters={"reconnect_initial_delay": 5, "reconnect_jitter": 0})
     svc.startService()
     yield wait_for(lambda: follower.head_block_num == 4)
     factory = port.factory
@@ -365,8 +368,12 @@ def test_reconnect_after_producer_restart(producer, follower):
     for proto in list(factory.clients):
         proto.dropConnection(abort=True)
     yield wait_for(lambda: svc.potential_peers()[0]["state"] == "disconnected")
+    yield wait_for(lambda: clock.getDelayedCalls())
+    [call] = clock.getDelayedCalls()
+    assert call.getTime() - clock.seconds() == 5  # the first reconnect delay
     produce(producer, 5)
     port2 = yield listen(ChainRpcFactory(producer), portnum)
+    clock.advance(5)
     yield wait_for(lambda: follower.head_block_num == 9)
     assert follower.head_block_id == producer.head_block_id
     yield close(svc, port2)

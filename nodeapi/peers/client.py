@@ -117,13 +117,18 @@ class PeerRpcProtocol(WebSocketClientProtocol):
 
     def onClose(self, wasClean: bool, code, reason) -> None:
         """Autobahn calls this when the connection is gone, cleanly or not,
-        including a failed opening handshake and a message over the size
-        limit (Autobahn closes with 1009).  Every pending call fails with
+        including a failed opening handshake.  A message over the size limit
+        (Autobahn closed with 1009) is reported to the peer as a bad message
+        first.  Every pending call fails with
         ``PeerDisconnected`` and later calls fail at once; if the handshake
         never completed, :attr:`opened` fails with ``PeerDisconnected`` (the
         ``ClientService`` counts a failed attempt and retries); then the
         peer is told (:meth:`~nodeapi.peers.peer.Peer.disconnected`)."""
         self._closed = True
+        if self.localCloseCode == self.CLOSE_STATUS_CODE_MESSAGE_TOO_BIG:
+            self.factory.peer.bad_message(
+                self, f"a message larger than {self.maxMessagePayloadSize} bytes "
+                      "(this node's max-message-size)")
         calls, self._calls = self._calls, {}
         for method, d in calls.values():
             d.errback(PeerDisconnected(f"Peer connection closed during {method}"))
@@ -156,7 +161,9 @@ class PeerRpcFactory(WebSocketClientFactory):
         if ":" in self.host:  # Autobahn writes "Host: ::1:8090" otherwise
             self.host = f"[{self.host}]"
         self.peer = peer
+        # failByDrop off: a refused message is answered with a close frame,
+        # whose code (1009 for one too large) the protocol reads back.
         self.setProtocolOptions(maxMessagePayloadSize=max_message_size,
-                                maxFramePayloadSize=max_message_size,
+                                maxFramePayloadSize=max_message_size, failByDrop=False,
                                 autoPingInterval=PING_INTERVAL,
                                 autoPingTimeout=PING_INTERVAL)
