@@ -1,6 +1,6 @@
 """network_broadcast and network_node API sets over real Chains; the peer
 network is a real PeerService following a producer over loopback WebSocket
-(the peers tests' small RPC server)."""
+(the real RPC site)."""
 
 import pytest
 import pytest_twisted
@@ -9,7 +9,8 @@ from twisted.internet import reactor
 from conftest import DEV_WIF, ListBlockLog
 from test_api_database import funded, make_api  # noqa: F401
 from test_chain_core import claim_op, produce, sign, transfer_op
-from peer_stub import FAST, ChainRpcFactory, close, listen, wait_for
+from peer_stub import FAST, close, wait_for
+from rpcserver import RunningSite, make_node
 
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.network_node import NetworkNodeApi
@@ -17,6 +18,7 @@ from nodeapi.chain import errors
 from nodeapi.chain.chain import Chain
 from nodeapi.errors import ApiError
 from nodeapi.peers.errors import InvalidNodeParameter
+from nodeapi.rpc.access import ApiAccess
 from nodeapi.peers.service import PeerService
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.transaction import transaction_id
@@ -125,11 +127,11 @@ def test_network_node_and_relay_with_peers(genesis):
     follower = Chain(genesis, ListBlockLog())
     producer.push_transaction(sign(producer, [claim_op()]))
     produce(producer, 3)
-    port = yield listen(ChainRpcFactory(producer))
+    site = RunningSite(make_node(producer), ApiAccess.default())  # the real RPC site
     svc = PeerService(follower, reactor=reactor, parameters=FAST)
     svc.startService()
     node_api, _ = make_api(follower, NetworkNodeApi, peers=svc)
-    address = f"127.0.0.1:{port.getHost().port}"
+    address = f"127.0.0.1:{site.port}"
     assert (yield node_api.call("add_node", [address])) is None
     yield wait_for(lambda: follower.head_block_num == 3)
     (peer,) = node_api.call("get_connected_peers", [])
@@ -155,7 +157,8 @@ def test_network_node_and_relay_with_peers(genesis):
     produce(producer)
     yield wait_for(lambda: follower.head_block_num == 4)
     assert follower.state.balance("1.2.7", "1.3.0") == 777
-    yield close(svc, port)
+    yield close(svc)
+    yield site.stop()
 
 
 @pytest_twisted.inlineCallbacks

@@ -319,17 +319,22 @@ def test_block_from_the_future_marks_peer_bad(producer, follower):
     when = int(reactor.seconds()) + 60
     producer.generate_block(when, producer.get_scheduled_witness(
         producer.get_slot_at_time(when)), DEV_WIF)
-    port = yield listen(ChainRpcFactory(producer))
+    from nodeapi.rpc.access import ApiAccess
+
+    from rpcserver import RunningSite, make_node
+
+    site = RunningSite(make_node(producer), ApiAccess.default())
     svc = PeerService(follower, reactor=reactor, parameters=FAST)
     svc.startService()
-    yield svc.add_node(f"127.0.0.1:{port.getHost().port}")
+    yield svc.add_node(f"127.0.0.1:{site.port}")
     yield wait_for(lambda: svc.potential_peers()[0]["state"] == "bad")
     reason = svc.potential_peers()[0]["bad_reason"]
     assert reason.startswith("Rejecting block with timestamp in the future: "
                              f"{producer.get_block(3)['timestamp']} is ")
     assert follower.head_block_num == 2 and svc.info()["blocks_applied"] == 2
     assert follower.head_block_id == producer.get_block(3)["previous"]
-    yield close(svc, port)
+    yield close(svc)
+    yield site.stop()
 
 
 @pytest_twisted.inlineCallbacks
@@ -347,7 +352,15 @@ def test_other_chain_is_rejected(producer, follower):
 
 @pytest_twisted.inlineCallbacks
 def test_reconnect_after_producer_restart(producer, follower):
+    """The real RPC site goes away and comes back on the same port: the
+    follower reconnects after the first reconnect delay (on the injected
+    clock) and catches up."""
     from twisted.logger import formatEvent, globalLogPublisher
+
+    from nodeapi.rpc.access import ApiAccess
+    from nodeapi.rpc.site import rpc_site
+
+    from rpcserver import make_node
 
     logged = []
 
@@ -356,23 +369,24 @@ def test_reconnect_after_producer_restart(producer, follower):
 
     globalLogPublisher.addObserver(observer)
     produce(producer, 4)
-    port = yield listen(ChainRpcFactory(producer))
+    site = rpc_site(make_node(producer), ApiAccess.default(), reactor=reactor)
+    port = reactor.listenTCP(0, site, interface="127.0.0.1")
     portnum = port.getHost().port
     clock = task.Clock()
     svc = PeerService(follower, seed_nodes=[f"127.0.0.1:{portnum}"], reactor=reactor,
-                      clock=clock, parameters={"reconnect_initial_delay": 5, "reconnect_jitter": 0})
+                      clock=clock,
+                      parameters={"reconnect_initial_delay": 5, "reconnect_jitter": 0})
     svc.startService()
     yield wait_for(lambda: follower.head_block_num == 4)
-    factory = port.factory
     yield port.stopListening()
-    for proto in list(factory.clients):
+    for proto in list(site.ws_factory.connections):
         proto.dropConnection(abort=True)
     yield wait_for(lambda: svc.potential_peers()[0]["state"] == "disconnected")
     yield wait_for(lambda: clock.getDelayedCalls())
     [call] = clock.getDelayedCalls()
     assert call.getTime() - clock.seconds() == 5  # the first reconnect delay
     produce(producer, 5)
-    port2 = yield listen(ChainRpcFactory(producer), portnum)
+    port2 = reactor.listenTCP(portnum, site, interface="127.0.0.1")
     clock.advance(5)
     yield wait_for(lambda: follower.head_block_num == 9)
     assert follower.head_block_id == producer.head_block_id
