@@ -60,7 +60,8 @@ SINGLE = [
      "JSON file of api-access permissions (default: none, anonymous default access)."),
     ("api-node-info", "", parse_text, "Free text returned by login_api get_info."),
     ("max-message-size", "4194304", parse_int(1024),
-     "Largest RPC request or WebSocket message in bytes (default 4194304)."),
+     "Largest RPC request or WebSocket message in bytes, also from followed nodes "
+     "(default 4194304)."),
     ("max-calls-in-flight", "100", parse_int(1),
      "RPC calls a connection may have unanswered (default 100)."),
     ("ws-auto-ping-interval", "30", parse_seconds,

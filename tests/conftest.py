@@ -77,3 +77,34 @@ def chain(genesis, block_log):
     from nodeapi.chain.chain import Chain
 
     return Chain(genesis, block_log)
+
+
+@pytest.fixture
+def captured():
+    """Log events emitted during the test: ``[(level name, text, event)]``."""
+    from twisted.logger import formatEvent, globalLogPublisher
+
+    events = []
+
+    def observer(event):
+        events.append((event["log_level"].name, formatEvent(event), event))
+
+    globalLogPublisher.addObserver(observer)
+    yield events
+    globalLogPublisher.removeObserver(observer)
+
+
+@pytest.fixture
+def producer(genesis):
+    """A chain in memory that produces blocks (the node followed by peers tests)."""
+    from nodeapi.chain.chain import Chain
+
+    return Chain(genesis, ListBlockLog())
+
+
+@pytest.fixture
+def follower(genesis):
+    """A second chain in memory on the same genesis (the following node)."""
+    from nodeapi.chain.chain import Chain
+
+    return Chain(genesis, ListBlockLog())

@@ -5,26 +5,15 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor, task
 
-from nodeapi.chain.chain import Chain
 from nodeapi.peers.errors import InvalidNodeParameter, PeerUnreachable
 from nodeapi.peers.service import PeerService
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.node_address import NodeAddress, parse_node_address
 from nodeapi.protocol.wire import strip_block_info
 
-from conftest import DEV_WIF, ListBlockLog
+from conftest import DEV_WIF
 from peer_stub import FAST, ChainRpcFactory, close, listen, wait_for
 from test_chain_core import claim_op, produce, sign, transfer_op
-
-
-@pytest.fixture
-def producer(genesis):
-    return Chain(genesis, ListBlockLog())
-
-
-@pytest.fixture
-def follower(genesis):
-    return Chain(genesis, ListBlockLog())
 
 
 def test_addresses_and_parameters(follower):
@@ -143,21 +132,6 @@ def test_login_at_connect(producer, follower):
     assert used.count("get_block") == 0
     assert svc.potential_peers()[0]["addr"] == f"127.0.0.1:{port.getHost().port}"
     yield close(svc, port)
-
-
-@pytest.fixture
-def captured():
-    """Log events emitted during the test: ``[(level name, text, event)]``."""
-    from twisted.logger import formatEvent, globalLogPublisher
-
-    events = []
-
-    def observer(event):
-        events.append((event["log_level"].name, formatEvent(event), event))
-
-    globalLogPublisher.addObserver(observer)
-    yield events
-    globalLogPublisher.removeObserver(observer)
 
 
 @pytest.mark.parametrize("credentials,block_api", [

@@ -12,7 +12,6 @@ from twisted.application.service import MultiService
 from twisted.internet import reactor, task
 from twisted.python.failure import Failure
 
-from nodeapi.chain.chain import Chain
 from nodeapi.errors import AccessDenied, ApiLimitExceeded
 from nodeapi.peers.errors import PeerRpcError
 from nodeapi.peers.service import PeerService
@@ -20,37 +19,11 @@ from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.node_address import NodeAddress, parse_node_address
 from nodeapi.rpc.jsonrpc import error_from_failure
 
-from conftest import ListBlockLog
 from peer_stub import API_ACCESS_FILE, FAST, ChainRpcFactory, close, listen, wait_for
 from peer_stub import produce_blocks as produce
 
 BACKOFF = {"reconnect_initial_delay": 1, "reconnect_factor": 2, "reconnect_max_delay": 100,
            "reconnect_jitter": 0}
-
-
-@pytest.fixture
-def producer(genesis):
-    return Chain(genesis, ListBlockLog())
-
-
-@pytest.fixture
-def follower(genesis):
-    return Chain(genesis, ListBlockLog())
-
-
-@pytest.fixture
-def captured():
-    """Log events emitted during the test: ``[(level name, text, event)]``."""
-    from twisted.logger import formatEvent, globalLogPublisher
-
-    events = []
-
-    def observer(event):
-        events.append((event["log_level"].name, formatEvent(event), event))
-
-    globalLogPublisher.addObserver(observer)
-    yield events
-    globalLogPublisher.removeObserver(observer)
 
 
 @pytest_twisted.inlineCallbacks
