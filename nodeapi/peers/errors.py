@@ -44,15 +44,6 @@ class LoginRefused(ApiError):
     name = "login_refused"
 
 
-class BadPeerMessage(ApiError):
-    """The peer sent a message that is not graphene JSON-RPC: invalid or too
-    deeply nested JSON, not an object, a notice whose params are not
-    ``[callback, [payload...]]``.  Logged as one line; the connection is
-    dropped and reconnects back off."""
-
-    name = "bad_peer_message"
-
-
 class WrongChain(ChainError):
     """The peer serves a different chain (its chain id differs).
 

@@ -14,8 +14,7 @@ from twisted.logger import Logger
 
 from nodeapi.errors import ChainError
 from nodeapi.peers.client import PeerRpcFactory
-from nodeapi.peers.errors import (BadPeerMessage, LoginRefused, PeerDisconnected,
-                                  PeerRpcError, WrongChain)
+from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.follower import Follower
 
 log = Logger()
@@ -176,7 +175,7 @@ class Peer:
         The peer is not marked bad: a broken proxy or a version mismatch may
         pass; its blocks are never taken on trust anyway."""
         self.bad_messages += 1
-        self._failure_message = str(BadPeerMessage(f"Peer {self.address} sent {reason}"))
+        self._failure_message = f"Peer {self.address} sent {reason}"
         proto.dropConnection(abort=True)
 
     # -- login and subscription ----------------------------------------------------

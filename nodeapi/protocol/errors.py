@@ -90,6 +90,6 @@ class TruncatedData(ProtocolError):
 
 
 class InvalidPeerAddress(ProtocolError):
-    """A node address must be host:port, [IPv6]:port or ws://[user:password@]host:port[/path] with a port from 1 to 65535"""
+    """Invalid node address: expected host:port, [v6]:port or ws://host:port/path"""
 
     name = "invalid_peer_address"
