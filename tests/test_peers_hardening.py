@@ -249,3 +249,40 @@ def test_malformed_messages_back_off(producer, follower, captured, raw, on_open,
     assert len(errors) == 3 and all(why in t for t in errors), errors
     assert not [e for _l, _t, e in captured if "log_failure" in e]
     yield close(svc, port)
+
+
+@pytest_twisted.inlineCallbacks
+def test_batches_shrink_below_max_message_size(producer, follower):
+    """get_blocks replies over max_message_size close the connection; the
+    follower halves its batch each time until the replies fit, and catches
+    up (from the real RPC site)."""
+    import orjson
+
+    from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess
+
+    from rpcserver import RunningSite, make_node
+
+    produce(producer, 30)
+    one_block = len(orjson.dumps(producer.get_block(2)))
+    access = ApiAccess.from_json({"permission_map": [["*", {
+        "password_hash_b64": "*", "password_salt_b64": "*",
+        "allowed_apis": sorted(DEFAULT_ALLOWED_APIS | {"block_api"})}]]})
+    site = RunningSite(make_node(producer), access)
+    clock = task.Clock()
+    svc = PeerService(follower, seed_nodes=[f"127.0.0.1:{site.port}"], reactor=reactor,
+                      clock=clock, parameters=dict(BACKOFF, sync_batch_size=20),
+                      max_message_size=one_block * 4)
+    svc.startService()
+    try:
+        for _ in range(20):
+            if follower.head_block_num == 30:
+                break
+            yield wait_for(lambda: follower.head_block_num == 30 or clock.getDelayedCalls())
+            if clock.getDelayedCalls():
+                clock.advance(100)
+        assert follower.head_block_id == producer.head_block_id
+        [peer] = svc.peers.values()
+        assert peer.follower.batch_limit == 2  # 20 -> 10 -> 5 -> 2 blocks per call
+    finally:
+        yield svc.stopService()
+        yield site.stop()

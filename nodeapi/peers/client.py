@@ -118,17 +118,15 @@ class PeerRpcProtocol(WebSocketClientProtocol):
     def onClose(self, wasClean: bool, code, reason) -> None:
         """Autobahn calls this when the connection is gone, cleanly or not,
         including a failed opening handshake.  A message over the size limit
-        (Autobahn closed with 1009) is reported to the peer as a bad message
-        first.  Every pending call fails with
+        (Autobahn closed with 1009) is reported first
+        (:meth:`~nodeapi.peers.peer.Peer.message_too_large`).  Every pending call fails with
         ``PeerDisconnected`` and later calls fail at once; if the handshake
         never completed, :attr:`opened` fails with ``PeerDisconnected`` (the
         ``ClientService`` counts a failed attempt and retries); then the
         peer is told (:meth:`~nodeapi.peers.peer.Peer.disconnected`)."""
         self._closed = True
         if self.localCloseCode == self.CLOSE_STATUS_CODE_MESSAGE_TOO_BIG:
-            self.factory.peer.bad_message(
-                self, f"a message larger than {self.maxMessagePayloadSize} bytes "
-                      "(this node's max-message-size)")
+            self.factory.peer.message_too_large(self, self.maxMessagePayloadSize)
         calls, self._calls = self._calls, {}
         for method, d in calls.values():
             d.errback(PeerDisconnected(f"Peer connection closed during {method}"))

@@ -37,6 +37,7 @@ class Follower:
         self.peer = peer
         self.use_get_block = False
         self.batch_limit = None
+        self._in_flight = 0  # blocks asked for by the get_blocks call in flight
         self._syncing = False
         self._again = False
 
@@ -125,6 +126,7 @@ class Follower:
         (:attr:`~nodeapi.peers.errors.PeerRpcError.access_denied`) switches
         to pipelined ``database.get_block`` for good."""
         if not self.use_get_block:
+            self._in_flight = last - first + 1
             try:
                 blocks = yield proto.call("block", "get_blocks", [first, last])
                 return blocks
@@ -143,8 +145,23 @@ class Follower:
                 log.info("Peer {peer} denies block_api; using database get_block",
                          peer=self.peer.address)
                 self.use_get_block = True
+            finally:
+                self._in_flight = 0
         # pipelined get_block calls stay below the peer's calls-in-flight cap
         last = min(last, first + GET_BLOCK_WINDOW - 1)
         calls = [proto.call("database", "get_block", [n]) for n in range(first, last + 1)]
         blocks = yield defer.gatherResults(calls, consumeErrors=True)
         return blocks
+
+    def reply_too_large(self) -> None:
+        """The connection closed on a message over this node's
+        ``max-message-size``: if a ``get_blocks`` call of more than one
+        block was in flight, its reply was probably the one, so later
+        batches ask for half as many blocks (:attr:`batch_limit`).  A single
+        block over the limit cannot be fetched: ``max-message-size`` must be
+        above the chain's largest block."""
+        if self._in_flight > 1:
+            self.batch_limit = self._in_flight // 2
+            log.info("Peer {peer}: {count} blocks exceed max-message-size; fetching "
+                     "batches of {limit}", peer=self.peer.address, count=self._in_flight,
+                     limit=self.batch_limit)

@@ -167,6 +167,17 @@ class Peer:
         self.head_block_num = max(self.head_block_num, int(block_id[:8], 16))
         self.follower.sync()
 
+    def message_too_large(self, proto, limit: int) -> None:
+        """The connection closed because the peer sent a message over
+        ``limit`` bytes (called by
+        :meth:`PeerRpcProtocol.onClose <nodeapi.peers.client.PeerRpcProtocol.onClose>`):
+        the follower shrinks its batches
+        (:meth:`~nodeapi.peers.follower.Follower.reply_too_large`) and it
+        counts as a bad message (:meth:`bad_message`)."""
+        self.follower.reply_too_large()
+        self.bad_message(proto, f"a message larger than {limit} bytes "
+                                "(this node's max-message-size)")
+
     def bad_message(self, proto, reason: str) -> None:
         """The peer sent something that is not graphene JSON-RPC (called by
         :class:`~nodeapi.peers.client.PeerRpcProtocol`): one more
