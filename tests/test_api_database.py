@@ -337,3 +337,41 @@ def test_account_inputs_must_be_name_or_id_strings(db, function, bad):
     with pytest.raises(ApiError, match=r"\[1\] must be a non-empty name or id string, got "
                                        + re.escape(repr(bad))):
         db.call(function, [["init0", bad], False])
+
+
+# graphene database_api.hpp section -> the module of nodeapi/api/database/
+# holding it; a function graphene adds to a section goes into that module.
+LAYOUT = {
+    "objects": ["get_objects"],
+    "subscriptions": ["cancel_all_subscriptions", "set_auto_subscription",
+                      "set_block_applied_callback", "set_pending_transaction_callback",
+                      "set_subscribe_callback"],
+    "blocks": ["get_block", "get_block_header", "get_block_header_batch", "get_transaction"],
+    "properties": ["get_chain_id", "get_chain_properties", "get_config",
+                   "get_dynamic_global_properties", "get_global_properties"],
+    "keys": ["get_key_references", "is_public_key_registered"],
+    "accounts": ["get_account_by_name", "get_account_count", "get_account_id_from_string",
+                 "get_account_references", "get_accounts", "get_full_accounts",
+                 "lookup_account_names", "lookup_accounts"],
+    "balances": ["get_account_balances", "get_balance_objects", "get_named_account_balances",
+                 "get_vesting_balances"],
+    "assets": ["get_asset_count", "get_asset_id_from_string", "get_assets",
+               "get_assets_by_issuer", "list_assets", "lookup_asset_symbols"],
+    "markets": ["get_limit_orders", "get_limit_orders_by_account", "get_order_book"],
+    "governance": ["get_committee_count", "get_committee_member_by_account",
+                   "get_committee_members", "get_witness_by_account", "get_witness_count",
+                   "get_witnesses", "lookup_committee_member_accounts", "lookup_vote_ids",
+                   "lookup_witness_accounts"],
+    "authority": ["get_potential_address_signatures", "get_potential_signatures",
+                  "get_required_fees", "get_required_signatures", "get_transaction_hex",
+                  "get_transaction_hex_without_sig", "verify_account_authority",
+                  "verify_authority"],
+}
+
+
+def test_each_function_lives_in_the_module_of_its_graphene_section():
+    """The database API set is composed of one module per graphene section
+    (``nodeapi/api/database/<section>.py``); the set serves exactly these."""
+    where = {name: getattr(DatabaseApi, name).__module__ for name in DatabaseApi.function_names()}
+    assert where == {name: f"nodeapi.api.database.{module}"
+                     for module, names in LAYOUT.items() for name in names}

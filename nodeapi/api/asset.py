@@ -11,8 +11,9 @@ non-zero balance, i.e. exactly the entries ``get_asset_holders`` pages
 through.
 """
 
+from nodeapi.api.arguments import api_limit, check_limit, id_key
 from nodeapi.api.base import ApiSet, api_function
-from nodeapi.api.database_common import api_limit, check_limit, get_asset, id_key
+from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError
 
 

@@ -5,8 +5,8 @@ Graphene reference: bitshares-core libraries/app/api.cpp
 batches with it (:mod:`nodeapi.peers.follower`).
 """
 
+from nodeapi.api.arguments import api_limit
 from nodeapi.api.base import ApiSet, api_function
-from nodeapi.api.database_common import api_limit
 from nodeapi.errors import ApiError, ApiLimitExceeded
 
 

@@ -21,8 +21,8 @@ after the transaction's expiration time did not include it.
 from twisted.internet import defer
 from twisted.logger import Logger
 
+from nodeapi.api.arguments import require_trx
 from nodeapi.api.base import ApiSet, api_function
-from nodeapi.api.database_authority import require_trx
 from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError, NodeAPIError, ProtocolError
 from nodeapi.protocol.transaction import transaction_id

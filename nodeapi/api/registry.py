@@ -1,7 +1,10 @@
 """Accessor name -> API set class: what the login API hands out.
 
-The names are the login accessors of node-rpc-access.md ("API set names");
-the access name checked against ``allowed_apis`` is ``<name>_api``.
+The names are the login accessors of docs/rpc-access.rst ("API set
+names"); the access name checked against ``allowed_apis`` is
+``<name>_api``.  Each set is one module of :mod:`nodeapi.api`, except the
+database set, a package (:mod:`nodeapi.api.database`) composed of one
+module per graphene section.
 """
 
 from nodeapi.api.asset import AssetApi

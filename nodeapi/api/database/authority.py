@@ -1,4 +1,5 @@
-"""database API: transaction serialization, authority and fees (a mixin of
+"""database API, graphene section "Authority / validation": transaction
+serialization, signatures, authority checks and fees (a mixin of
 :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
@@ -11,41 +12,15 @@ verifies transactions with), so the answers match what the chain accepts
 for the operations it evaluates.
 """
 
+from nodeapi.api.arguments import check_public_key, guarded, require_list, require_trx
+from nodeapi.api.base import api_function
+from nodeapi.api.lookup import get_account, get_asset
+from nodeapi.chain import authority as auth
+from nodeapi.errors import ApiError, ChainError
 from nodeapi.protocol.keys import address_bytes, public_key_bytes
 from nodeapi.protocol.operations import canonical_operation
 from nodeapi.protocol.transaction import (
     serialize_signed_transaction, serialize_transaction, signature_digest_of)
-
-from nodeapi.api.base import api_function
-from nodeapi.api.database_common import get_account, get_asset, require_list
-from nodeapi.api.database_globals import check_public_key
-from nodeapi.chain import authority as auth
-from nodeapi.errors import ApiError, ChainError, NodeAPIError
-
-
-def guarded(what: str, fn, *args):
-    """Call ``fn(*args)``; malformed input (missing fields, wrong types) that
-    makes the serializers fail becomes ``ApiError("Malformed <what>: ...")``;
-    :class:`NodeAPIError` passes through."""
-    try:
-        return fn(*args)
-    except NodeAPIError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
-            OverflowError) as exc:
-        raise ApiError(f"Malformed {what}: {type(exc).__name__}: {exc}") from None
-
-
-def require_trx(trx) -> dict:
-    """``trx`` if it is a JSON object with the transaction fields."""
-    if not isinstance(trx, dict):
-        raise ApiError(f"trx must be a transaction object, got {type(trx).__name__}")
-    missing = [k for k in ("ref_block_num", "ref_block_prefix", "expiration", "operations")
-               if k not in trx]
-    if missing:
-        raise ApiError(f"Malformed transaction: missing {', '.join(missing)}")
-    require_list(trx["operations"], "operations")
-    return trx
 
 
 def _key_order(key: str) -> bytes:

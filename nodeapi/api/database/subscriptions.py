@@ -1,5 +1,6 @@
-"""database API: callbacks and object subscriptions (a mixin of
-:class:`nodeapi.api.database.DatabaseApi`), wire-contract.md section 5.
+"""database API, graphene section "Subscriptions": callbacks and object
+subscriptions (a mixin of :class:`nodeapi.api.database.DatabaseApi`),
+docs/wire-contract.rst section 5.
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``set_subscribe_callback``, ``set_auto_subscription``,
@@ -34,11 +35,27 @@ Semantics:
 
 from twisted.logger import Logger
 
+from nodeapi.api.arguments import id_key, optional_bool
 from nodeapi.api.base import api_function
-from nodeapi.api.database_common import id_key, optional_bool, relevant_accounts
 from nodeapi.errors import ApiError
 
 MAX_SUBSCRIBED_OBJECTS = 10000
+
+
+def relevant_accounts(obj: dict) -> set:
+    """Accounts an object belongs to (graphene ``get_relevant_accounts`` for
+    the objects this chain models): the account itself, a balance's or
+    statistics' owner, an order's seller, an asset's issuer, a witness' or
+    committee member's account."""
+    out = set()
+    oid = obj.get("id", "")
+    if oid.startswith("1.2."):
+        out.add(oid)
+    for key in ("owner", "seller", "issuer", "witness_account", "committee_member_account"):
+        value = obj.get(key)
+        if isinstance(value, str) and value.startswith("1.2."):
+            out.add(value)
+    return out
 
 
 class SubscriptionsMixin:

@@ -1,0 +1,153 @@
+"""Argument checks shared by the API sets: object ids, JSON types, the
+``api-limit-*`` options, public keys and transactions.
+
+Graphene reference: bitshares-core libraries/protocol/object_id.cpp
+(``space.type.instance`` parsing), libraries/app/database_api.cpp (the
+``FC_ASSERT`` limit messages) and libraries/protocol/types.cpp
+(``public_key_type``).  Every check raises :class:`~nodeapi.errors.ApiError`
+with a message naming the bad argument; the lookups by name or id are
+:mod:`nodeapi.api.lookup`.
+"""
+
+import re
+
+from nodeapi.errors import ApiError, ApiLimitExceeded, NodeAPIError, ProtocolError
+from nodeapi.protocol.keys import public_key_bytes
+
+#: ``space.type.instance`` with at most 3, 3 and 15 digits.
+OBJECT_ID = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,15})$")
+MAX_INSTANCE = (1 << 48) - 1  # GRAPHENE_MAX_INSTANCE_ID
+
+# Object kinds by "space.type" prefix, for error messages.
+KINDS = {
+    "1.2": "account", "1.3": "asset", "1.5": "committee member", "1.6": "witness",
+    "1.7": "limit order", "1.15": "balance", "2.5": "account balance",
+}
+
+
+def id_key(oid: str) -> tuple:
+    """Sort key of an object id string: ``(space, type, instance)`` as ints."""
+    a, b, c = oid.split(".")
+    return int(a), int(b), int(c)
+
+
+def parse_object_id(value, what: str = "object id") -> str:
+    """``"space.type.instance"`` in canonical form (no leading zeros).
+
+    :raises ApiError: ``value`` is not such a string (graphene
+        ``object_id_type`` parsing: space and type 0..255, instance < 2**48).
+    """
+    m = OBJECT_ID.match(value) if isinstance(value, str) else None
+    if m is None:
+        raise ApiError(f"Invalid {what} {value!r}: expected space.type.instance, e.g. 1.2.0")
+    space, kind, instance = (int(g) for g in m.groups())
+    if space > 255 or kind > 255 or instance > MAX_INSTANCE:
+        raise ApiError(f"Invalid {what} {value!r}: number out of range")
+    return f"{space}.{kind}.{instance}"
+
+
+def typed_id(value, space_type: str, what: str) -> str:
+    """An object id of kind ``space_type`` (``"1.3"``), canonical.
+
+    :raises ApiError: malformed, or an id of another kind.
+    """
+    oid = parse_object_id(value, what)
+    if oid.rsplit(".", 1)[0] != space_type:
+        kind = KINDS.get(space_type, space_type)
+        raise ApiError(f"Invalid {what} {value!r}: expected a {kind} id {space_type}.N")
+    return oid
+
+
+def require_list(value, what: str) -> list:
+    """``value`` if it is a JSON array, else :class:`ApiError`."""
+    if not isinstance(value, list):
+        raise ApiError(f"{what} must be an array, got {type(value).__name__}")
+    return value
+
+
+def require_str(value, what: str) -> str:
+    """``value`` if it is a string, else :class:`ApiError`."""
+    if not isinstance(value, str):
+        raise ApiError(f"{what} must be a string, got {value!r}")
+    return value
+
+
+def require_name_or_id(value, what: str) -> str:
+    """``value`` if it can name an account or asset: a non-empty string.
+
+    graphene reads these arguments as ``std::string`` (fc fails to convert
+    an object or array, and a number would then fail as an object id) and
+    ``get_account_from_string`` / ``get_asset_from_string`` assert
+    ``name_or_id.size() > 0``.
+
+    :raises ApiError: naming ``what`` and the value.
+    """
+    if not isinstance(value, str) or not value:
+        raise ApiError(f"{what} must be a non-empty name or id string, got {value!r}")
+    return value
+
+
+def optional_bool(value, what: str):
+    """``None`` or a boolean (graphene ``optional<bool>``)."""
+    if value is not None and not isinstance(value, bool):
+        raise ApiError(f"{what} must be true, false or null, got {value!r}")
+    return value
+
+
+def api_limit(node, name: str, default: int) -> int:
+    """The configured ``api-limit-<name>`` (``node.limits``), or graphene's
+    default for limits :class:`~nodeapi.node.ApiLimits` does not carry."""
+    return int(getattr(node.limits, name, default))
+
+
+def check_limit(limit: int, configured: int) -> int:
+    """graphene's ``FC_ASSERT( limit <= configured_limit, "limit can not be
+    greater than ${configured_limit}" )``; negative limits are errors too."""
+    if limit < 0:
+        raise ApiError(f"limit must not be negative, got {limit}")
+    if limit > configured:
+        raise ApiLimitExceeded(configured)
+    return limit
+
+
+def check_count(count: int, configured: int, noun: str) -> None:
+    """graphene's "Number of querying <noun> can not be greater than N"."""
+    if count > configured:
+        raise ApiError(f"Number of querying {noun} can not be greater than {configured}")
+
+
+def check_public_key(key, prefix: str) -> str:
+    """``key`` if it is a public key string of this chain (``TEST6MRy...``);
+    raises :class:`ApiError` otherwise (graphene ``public_key_type``)."""
+    if not isinstance(key, str) or not key.startswith(prefix) or len(key) != len(prefix) + 50:
+        raise ApiError(f"Invalid public key {key!r}: expected a {prefix}... key")
+    try:
+        public_key_bytes(key, prefix)
+    except ProtocolError:
+        raise ApiError(f"Invalid public key {key!r}: bad encoding or checksum") from None
+    return key
+
+
+def guarded(what: str, fn, *args):
+    """Call ``fn(*args)``; malformed input (missing fields, wrong types) that
+    makes the serializers fail becomes ``ApiError("Malformed <what>: ...")``;
+    :class:`NodeAPIError` passes through."""
+    try:
+        return fn(*args)
+    except NodeAPIError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
+            OverflowError) as exc:
+        raise ApiError(f"Malformed {what}: {type(exc).__name__}: {exc}") from None
+
+
+def require_trx(trx) -> dict:
+    """``trx`` if it is a JSON object with the transaction fields."""
+    if not isinstance(trx, dict):
+        raise ApiError(f"trx must be a transaction object, got {type(trx).__name__}")
+    missing = [k for k in ("ref_block_num", "ref_block_prefix", "expiration", "operations")
+               if k not in trx]
+    if missing:
+        raise ApiError(f"Malformed transaction: missing {', '.join(missing)}")
+    require_list(trx["operations"], "operations")
+    return trx

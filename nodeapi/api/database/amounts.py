@@ -1,0 +1,51 @@
+"""graphene's decimal strings of amounts and prices, as the market
+functions answer them (order book entries; tickers and trade history use the
+same forms).
+
+Graphene reference: bitshares-core libraries/app/util.cpp
+(``uint128_amount_to_string``, ``price_to_string``) and
+libraries/chain/asset_object.cpp (``amount_to_string``).
+"""
+
+from nodeapi.errors import ApiError
+
+
+def amount_to_string(amount: int, precision: int) -> str:
+    """graphene ``asset_object::amount_to_string``: ``12345, 3`` -> ``"12.345"``,
+    ``12000, 3`` -> ``"12"``; the fraction keeps its trailing zeros
+    (``12300, 3`` -> ``"12.300"``)."""
+    scale = 10 ** precision
+    whole, frac = divmod(abs(int(amount)), scale)
+    sign = "-" if amount < 0 else ""
+    if not frac:
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{frac:0{precision}d}"
+
+
+def uint_amount_to_string(amount: int, precision: int) -> str:
+    """graphene ``uint128_amount_to_string``: like :func:`amount_to_string`
+    for non-negative values, with trailing zeros of the fraction removed."""
+    text = str(int(amount))
+    if precision == 0 or amount == 0:
+        return text
+    if len(text) > precision:
+        whole, frac = text[:-precision], text[-precision:].rstrip("0")
+    else:
+        whole, frac = "0", ("0" * (precision - len(text)) + text).rstrip("0")
+    return f"{whole}.{frac}" if frac else whole
+
+
+def price_to_string(base_amount: int, quote_amount: int, base_precision: int,
+                    quote_precision: int) -> str:
+    """graphene ``price_to_string``: the price ``base/quote`` in whole units of
+    each asset, as a decimal string with up to 19 + base_precision -
+    quote_precision fraction digits (``"0"`` when base is 0)."""
+    base_amount, quote_amount = int(base_amount), int(quote_amount)
+    if base_amount == 0:
+        return "0"
+    if base_amount < 0 or quote_amount < 0:
+        raise ApiError("Cannot format a negative price")
+    if quote_amount == 0:
+        base_amount, quote_amount = (1 << 63) - 1, 1
+    scaled = base_amount * 10 ** 19 // quote_amount
+    return uint_amount_to_string(scaled, 19 + base_precision - quote_precision)

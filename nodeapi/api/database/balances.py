@@ -1,0 +1,78 @@
+"""database API, graphene section "Balances": what accounts hold, their
+vesting balances and the unclaimed genesis balances (a mixin of
+:class:`nodeapi.api.database.DatabaseApi`).
+
+Graphene reference: bitshares-core libraries/app/database_api.cpp section
+"Balances" (``get_account_balances``, ``get_named_account_balances``,
+``get_balance_objects``, ``get_vesting_balances``).  Account arguments
+accept a name or a ``1.2.N`` id.  Vesting balances are the 1.13.N objects
+maintenance creates for cashback (:mod:`nodeapi.chain.fees`).
+"""
+
+from nodeapi.api.arguments import api_limit, check_count, id_key, require_list, typed_id
+from nodeapi.api.base import api_function
+from nodeapi.api.lookup import get_account
+from nodeapi.errors import ApiError
+
+
+class BalancesMixin:
+    """Account balances, vesting balances, genesis balance objects."""
+
+    def _vesting_balances_of(self, account_id: str) -> list:
+        """The account's 1.13.N vesting balance objects in id order (graphene
+        ``vesting_balance_index`` ``by_account``)."""
+        objects = self.chain.state.objects
+        return [objects[i] for i in self.chain.state.ids_of_type("1.13.")
+                if objects[i]["owner"] == account_id]
+
+    @api_function
+    def get_account_balances(self, account_name_or_id, assets):
+        """``[{amount, asset_id}]`` of the account: for each asset id of
+        ``assets`` (ascending, each once; 0 when it holds none), or every
+        balance it has when ``assets`` is empty.  At most
+        ``api-limit-get-account-balances`` asset ids."""
+        account = get_account(self.chain.state, account_name_or_id)
+        asset_ids = {typed_id(a, "1.3", "asset id") for a in require_list(assets, "assets")}
+        check_count(len(asset_ids), api_limit(self.node, "get_account_balances", 1000),
+                    "assets")
+        state = self.chain.state
+        if not asset_ids:
+            return [{"amount": b["balance"], "asset_id": b["asset_type"]}
+                    for b in state.balances_of(account["id"])]
+        return [{"amount": state.balance(account["id"], a), "asset_id": a}
+                for a in sorted(asset_ids, key=id_key)]
+
+    @api_function
+    def get_vesting_balances(self, account_id_or_name):
+        """The account's vesting balance objects ``1.13.N`` in id order
+        (graphene ``database_api::get_vesting_balances``): ``[{id, owner,
+        balance: {amount, asset_id}, policy: [1, {vesting_seconds,
+        start_claim, coin_seconds_earned, coin_seconds_earned_last_update}],
+        balance_type}]`` (``cdd_vesting_policy``; here the cashback balances
+        maintenance creates).  Unknown account: :class:`ApiError`."""
+        account = get_account(self.chain.state, account_id_or_name)
+        return self._vesting_balances_of(account["id"])
+
+    @api_function
+    def get_named_account_balances(self, name, assets):
+        """Same as :meth:`get_account_balances` (graphene keeps both names)."""
+        return self.get_account_balances(name, assets)
+
+    @api_function
+    def get_balance_objects(self, addrs):
+        """Unclaimed genesis balance objects ``1.15.N`` owned by the given
+        addresses (``TEST...`` address strings), by address then asset and
+        id."""
+        addrs = require_list(addrs, "addrs")
+        check_count(len(addrs), api_limit(self.node, "get_objects", 100), "addresses")
+        state = self.chain.state
+        prefix = self.chain.address_prefix
+        out = []
+        for addr in addrs:
+            if not isinstance(addr, str) or not addr.startswith(prefix):
+                raise ApiError(f"Invalid address {addr!r}: expected a {prefix}... address")
+            ids = state.genesis_balances_by_owner.get(addr, ())
+            objs = [state.objects[i] for i in ids]
+            objs.sort(key=lambda o: (id_key(o["balance"]["asset_id"]), id_key(o["id"])))
+            out.extend(objs)
+        return out

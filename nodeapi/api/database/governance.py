@@ -1,0 +1,115 @@
+"""database API, graphene sections "Witnesses", "Committee members",
+"Workers" and "Votes": the elected roles and what votes point at (a mixin of
+:class:`nodeapi.api.database.DatabaseApi`).
+
+Graphene reference: bitshares-core libraries/app/database_api.cpp sections
+"Witnesses", "Committee members", "Workers", "Votes".  Role arguments accept
+the role's object id (``1.6.N`` witness, ``1.5.N`` committee member) or, for
+the ``*_by_account`` functions, an account name or id.  Workers do not exist
+on this chain, so vote ids of type 2 find nothing.
+"""
+
+from nodeapi.api.arguments import (
+    api_limit, check_count, check_limit, require_list, require_str, typed_id)
+from nodeapi.api.base import api_function
+from nodeapi.api.lookup import get_account
+from nodeapi.errors import ApiError
+
+
+class GovernanceMixin:
+    """Witnesses, committee members, vote ids."""
+
+    def _objects_by_ids(self, ids, space_type: str, what: str) -> list:
+        objects = self.chain.state.objects
+        ids = require_list(ids, what + "s")
+        check_count(len(ids), api_limit(self.node, "get_objects", 100), what + "s")
+        return [objects.get(typed_id(i, space_type, what + " id")) for i in ids]
+
+    def _lookup_by_name(self, space_type: str, account_field: str, lower_bound_name,
+                        limit: int, option: str) -> list:
+        require_str(lower_bound_name, "lower_bound_name")
+        check_limit(limit, api_limit(self.node, option, 1000))
+        state = self.chain.state
+        found = []
+        for oid in state.ids_of_type(space_type + "."):
+            account = state.objects.get(state.objects[oid][account_field])
+            if account is not None and account["name"] >= lower_bound_name:
+                found.append((account["name"], oid))
+        found.sort()
+        return [list(pair) for pair in found[:limit]]
+
+    @api_function
+    def get_witnesses(self, witness_ids):
+        """``[witness | null]`` for ``1.6.N`` ids."""
+        return self._objects_by_ids(witness_ids, "1.6", "witness")
+
+    @api_function
+    def get_witness_by_account(self, account_id_or_name):
+        """The witness object of an account (name or id), or null;
+        ``no such account`` for an unknown account."""
+        account = get_account(self.chain.state, account_id_or_name)
+        return self.chain.state.witness_of(account["id"])
+
+    @api_function
+    def lookup_witness_accounts(self, lower_bound_name, limit: int):
+        """``[[account name, witness id], ...]`` by name from
+        ``lower_bound_name``; ``limit`` <= ``api-limit-lookup-witness-accounts``
+        (1000)."""
+        return self._lookup_by_name("1.6", "witness_account", lower_bound_name, limit,
+                                    "lookup_witness_accounts")
+
+    @api_function
+    def get_witness_count(self):
+        """Number of witness objects."""
+        return len(self.chain.state.ids_of_type("1.6."))
+
+    @api_function
+    def get_committee_members(self, committee_member_ids):
+        """``[committee member | null]`` for ``1.5.N`` ids."""
+        return self._objects_by_ids(committee_member_ids, "1.5", "committee member")
+
+    @api_function
+    def get_committee_member_by_account(self, account_id_or_name):
+        """The committee member object of an account, or null."""
+        state = self.chain.state
+        account = get_account(state, account_id_or_name)
+        cid = state.committee_member_by_account.get(account["id"])
+        return state.objects.get(cid) if cid else None
+
+    @api_function
+    def lookup_committee_member_accounts(self, lower_bound_name, limit: int):
+        """``[[account name, committee member id], ...]`` by name."""
+        return self._lookup_by_name("1.5", "committee_member_account", lower_bound_name,
+                                    limit, "lookup_committee_member_accounts")
+
+    @api_function
+    def get_committee_count(self):
+        """Number of committee member objects."""
+        return len(self.chain.state.ids_of_type("1.5."))
+
+    # -- votes -------------------------------------------------------------------
+
+    def _vote_objects(self, votes: list) -> list:
+        """Witness / committee member objects by ``"type:instance"`` vote id
+        (0 committee, 1 witness, 2 worker), null when unknown."""
+        state = self.chain.state
+        by_vote = {}
+        for space_type in ("1.5.", "1.6."):
+            for oid in state.ids_of_type(space_type):
+                by_vote[state.objects[oid]["vote_id"]] = state.objects[oid]
+        result = []
+        for vote in votes:
+            kind, sep, instance = vote.partition(":") if isinstance(vote, str) else ("", "", "")
+            if not sep or kind not in ("0", "1", "2") or not instance.isdigit():
+                raise ApiError(f"Invalid vote id {vote!r}: expected type:instance, type 0-2")
+            result.append(by_vote.get(f"{kind}:{int(instance)}"))
+        return result
+
+    @api_function
+    def lookup_vote_ids(self, votes):
+        """Objects voted for by ``"type:instance"`` vote ids (committee
+        members, witnesses; workers do not exist on this chain), null when
+        unknown.  At most ``api-limit-lookup-vote-ids`` (1000) ids."""
+        votes = require_list(votes, "votes")
+        check_count(len(votes), api_limit(self.node, "lookup_vote_ids", 1000), "votes")
+        return self._vote_objects(votes)

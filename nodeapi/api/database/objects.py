@@ -1,0 +1,36 @@
+"""database API, graphene section "Objects": any object by id (a mixin of
+:class:`nodeapi.api.database.DatabaseApi`).
+
+Graphene reference: bitshares-core libraries/app/database_api.cpp
+``get_objects``.  Objects are returned in the wire shapes the chain stores
+(docs/wire-contract.rst section 7); an unknown id gives ``null``.
+"""
+
+from nodeapi.api.arguments import api_limit, check_count, parse_object_id, require_list
+from nodeapi.api.base import api_function
+
+# Object types whose subscription graphene skips in get_objects.
+_NO_SUBSCRIBE = ("1.11.", "2.9.")
+
+
+class ObjectsMixin:
+    """Objects by id."""
+
+    @api_function
+    def get_objects(self, ids, subscribe=None):
+        """``[object | null]`` for ``ids`` (any ``space.type.instance``), in
+        order; existing objects are subscribed (module
+        :mod:`~nodeapi.api.database.subscriptions`) except operation history
+        ``1.11.N`` and ``2.9.N``.  At most ``api-limit-get-objects`` ids."""
+        ids = require_list(ids, "ids")
+        check_count(len(ids), api_limit(self.node, "get_objects", 100), "objects")
+        parsed = [parse_object_id(i) for i in ids]
+        to_subscribe = self._whether_to_subscribe(subscribe)
+        objects = self.chain.state.objects
+        result = []
+        for oid in parsed:
+            obj = objects.get(oid)
+            if obj is not None and to_subscribe and not oid.startswith(_NO_SUBSCRIBE):
+                self._subscribe_to_item(oid)
+            result.append(obj)
+        return result
