@@ -24,7 +24,6 @@ history-searchdb-plugin.md options, wire-contract.md section 6, bitshares
 witness_node and application options.
 """
 
-import json
 import os
 
 import attr
@@ -36,8 +35,10 @@ from nodeapi.config_parse import (
     parse_basic_auth, parse_bool, parse_endpoint, parse_index_prefix, parse_int,
     parse_optional_endpoint, parse_plugins, parse_private_key, parse_seconds, parse_seed_node,
     parse_text, parse_url, parse_witness_ids)
+from nodeapi.errors import ConfigError
 from nodeapi.node import ApiLimits
 from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.rpc.access import ApiAccess
 
 #: The published development key of the bundled genesis (bitshares' "nathan").
 DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
@@ -261,15 +262,8 @@ class Options(usage.Options):
     @staticmethod
     def _check_api_access(path: str) -> None:
         try:
-            from nodeapi.rpc.access import ApiAccess
             ApiAccess.load(path)
-        except ImportError:  # without the RPC layer: at least readable JSON
-            try:
-                with open(path, "rb") as f:
-                    json.loads(f.read())
-            except (OSError, ValueError) as exc:
-                raise usage.UsageError(f"--api-access: {path}: {exc}") from None
-        except Exception as exc:
+        except ConfigError as exc:
             raise usage.UsageError(f"--api-access: {exc}") from None
 
     # -- typed helpers --------------------------------------------------------------

@@ -1,18 +1,30 @@
-"""The node as a Twisted service: start in order, stop gracefully.
+"""The node as a Twisted service: bind first, start once replayed, stop
+gracefully.
 
-Start (graphene ``application::startup`` order): history plugins prepare
-(searchdb asks the database where to resume), the chain replays its block
-log (plugins see ``replay=True``), then the services that act on the live
-chain start: history shipping, the witness, the peers, the RPC port and the
-metrics port; each port must be listening before the next service starts.
-A startup failure (a bad block, a port that cannot be bound) is logged in
+:func:`nodeapi.tap.makeService` attaches every service of the node to one
+:class:`NodeService` (the tree: history shipping, witness, peers, RPC port,
+metrics port, in start order).  ``twistd`` then calls, in this order:
+
+1. ``privilegedStartService`` (still as root with ``--uid``): every
+   :class:`ListeningService` binds its port; a connection made before the
+   node is ready is closed at once;
+2. ``startService`` (after dropping privileges): :class:`NodeService`
+   checks that every port is bound, lets the history plugins prepare
+   (searchdb asks the database where to resume), replays the block log
+   (plugins see ``replay=True``; graphene ``application::startup`` order),
+   then starts its children in order: history shipping, the witness, the
+   peers, the ports (which now serve).
+
+A startup failure (a port that cannot be bound, a bad block) is logged in
 one line, stops the reactor and makes the process exit with status 1, so
-systemd's ``Restart=on-failure`` applies.  Stop (SIGTERM/SIGINT, ``twistd``
-calls ``stopService``): stop a replay still running, stop listening, stop
-the witness (block production is synchronous in the reactor thread, so a
-stop never interrupts a block; the next wake is cancelled), stop following
-peers, flush the history plugins (bounded by their own timeouts), close the
-block log.  Data flow: block -> chain -> plugins -> bulk -> search database.
+systemd's ``Restart=on-failure`` applies; a port that cannot be bound is
+found before the replay.  Stop (SIGTERM/SIGINT, ``twistd`` calls
+``stopService``): stop a replay still running, then the children in reverse
+order - stop listening, stop the witness (block production is synchronous
+in the reactor thread, so a stop never interrupts a block; the next wake is
+cancelled), stop following peers, flush the history plugins (bounded by
+their own timeouts) - and close the block log.  Data flow: block -> chain ->
+plugins -> bulk -> search database.
 """
 
 import atexit
@@ -20,9 +32,12 @@ import os
 import sys
 from typing import Any, Optional
 
-from twisted.application import service
+from twisted.application import internet, service
 from twisted.internet import defer
+from twisted.internet.interfaces import ILoggingContext, IProtocolFactory
 from twisted.logger import Logger
+from twisted.python.failure import Failure
+from zope.interface import implementer
 
 from nodeapi.errors import ConfigError, NodeAPIError
 
@@ -34,175 +49,238 @@ class ListenFailed(ConfigError):
     Couldn't listen on any:8090: [Errno 98] Address already in use.``"""
 
 
-class ListeningService(service.Service):
-    """Listen on a server endpoint with a factory while running.
+class _Outcome:
+    """A result known once (a value or a Failure) that any number of callers
+    wait for: each :meth:`when` call gets a Deferred of its own, so a failure
+    nobody asked for is never an "Unhandled error in Deferred"."""
 
-    Like :class:`twisted.application.internet.StreamServerEndpointService`,
-    but exposes the listening port (:attr:`port`) and a :attr:`ready`
-    Deferred.  A listen failure is not logged here: :attr:`ready` fails with
-    :class:`ListenFailed` naming the endpoint and the error, and whoever
-    started the service reports it (:class:`NodeService` makes it a startup
-    failure); the owner must consume :attr:`ready`.
+    def __init__(self) -> None:
+        self.known = False
+        self._result: Any = None
+        self._waiting: list = []
+
+    def when(self) -> defer.Deferred:
+        """A new Deferred firing with the value (failing with the Failure)."""
+        if not self.known:
+            d = defer.Deferred()
+            self._waiting.append(d)
+            return d
+        if isinstance(self._result, Exception):
+            return defer.fail(self._result)
+        return defer.succeed(self._result)
+
+    def settle(self, result) -> None:
+        """Record ``result`` (an exception or Failure means failed) and fire
+        every waiting Deferred; later calls are ignored."""
+        if self.known:
+            return
+        if isinstance(result, Failure):
+            result = result.value
+        self.known, self._result = True, result
+        waiting, self._waiting = self._waiting, []
+        for d in waiting:
+            if isinstance(result, Exception):
+                d.errback(result)
+            else:
+                d.callback(result)
+
+
+@implementer(IProtocolFactory, ILoggingContext)
+class _Gate:
+    """The protocol factory a :class:`ListeningService` listens with: the
+    real factory's protocols once :attr:`open`, None before (the port then
+    closes the new connection at once, like a refused one)."""
+
+    def __init__(self, factory) -> None:
+        self.factory = factory
+        self.open = False
+
+    def doStart(self) -> None:
+        self.factory.doStart()
+
+    def doStop(self) -> None:
+        self.factory.doStop()
+
+    def buildProtocol(self, addr):
+        return self.factory.buildProtocol(addr) if self.open else None
+
+    def logPrefix(self) -> str:
+        prefix = getattr(self.factory, "logPrefix", None)
+        return prefix() if prefix is not None else type(self.factory).__name__
+
+
+class _Reporting:
+    """An ``IStreamServerEndpoint`` handing its listen outcome to the
+    :class:`ListeningService` before Twisted's service sees it (which would
+    log a failure with a traceback)."""
+
+    def __init__(self, endpoint, listening: "ListeningService") -> None:
+        self.endpoint = endpoint
+        self._listening = listening
+
+    def listen(self, factory) -> defer.Deferred:
+        return self.endpoint.listen(factory).addCallbacks(self._listening._bound,
+                                                          self._listening._not_bound)
+
+
+class ListeningService(internet.StreamServerEndpointService):
+    """Listen on a server endpoint with a factory: bound in
+    ``privilegedStartService`` (before ``twistd --uid`` drops privileges),
+    serving from ``startService`` on (connections before that are closed at
+    once), closed by ``stopService``.
+
+    :class:`twisted.application.internet.StreamServerEndpointService` with
+    the listening port exposed (:attr:`port`, :meth:`whenListening`) and a
+    bind failure turned into :class:`ListenFailed` naming the endpoint and
+    the error instead of a logged traceback: whoever starts the service
+    reports it (:class:`NodeService` makes it a startup failure).
 
     :param endpoint: an ``IStreamServerEndpoint``.
-    :param factory: the protocol factory to listen with.
+    :param factory: the protocol factory to serve with.
     :param description: the endpoint string, used in messages
         (``tcp:8090:interface=127.0.0.1``).
     :param what: what listens, used in messages (``RPC (WebSocket and HTTP)``).
-    :ivar port: the ``IListeningPort`` while listening, else None.
-    :ivar ready: Deferred firing with the port once listening, or failing
-        with :class:`ListenFailed` (``CancelledError`` if stopped first).
+    :ivar port: the ``IListeningPort`` while bound, else None.
     """
 
     log = Logger()
 
     def __init__(self, endpoint, factory, description: str, what: str) -> None:
-        self.endpoint = endpoint
-        self.factory = factory
+        self._gate = _Gate(factory)
+        self._outcome = _Outcome()
+        super().__init__(_Reporting(endpoint, self), self._gate)
         self.description = description
         self.what = what
         self.port = None
-        self.ready: defer.Deferred = defer.Deferred()
-        self._listening: Optional[defer.Deferred] = None
+
+    def whenListening(self) -> defer.Deferred:
+        """A new Deferred firing with the ``IListeningPort`` once bound,
+        failing with :class:`ListenFailed` (``CancelledError`` when stopped
+        before the bind finished)."""
+        return self._outcome.when()
+
+    def _bound(self, port):
+        self.port = port
+        host = port.getHost()
+        self.log.info("{what} listening on {host}:{port}", what=self.what,
+                      host=getattr(host, "host", "?"), port=getattr(host, "port", "?"))
+        self._outcome.settle(port)
+        return port
+
+    def _not_bound(self, failure) -> None:
+        if failure.check(defer.CancelledError):
+            self._outcome.settle(failure)
+        else:
+            self._outcome.settle(ListenFailed(
+                f"{self.what} cannot listen on {self.description}: "
+                f"{failure.getErrorMessage()}"))
+        return None
 
     def startService(self) -> None:
-        """Start listening; returns nothing - :attr:`ready` tells the outcome."""
+        """Serve: bind first if ``privilegedStartService`` did not run (the
+        outcome is :meth:`whenListening`).  Returns nothing (``IService``)."""
         super().startService()
-        self._listening = d = self.endpoint.listen(self.factory)
-
-        def listening(port):
-            if not self.running:  # stopped while the listen was under way
-                if not self.ready.called:
-                    self.ready.errback(defer.CancelledError())
-                return port.stopListening()
-            self.port = port
-            host = port.getHost()
-            self.log.info("{what} listening on {host}:{port}", what=self.what,
-                          host=getattr(host, "host", "?"), port=getattr(host, "port", "?"))
-            if not self.ready.called:
-                self.ready.callback(port)
-            return None
-
-        def failed(failure):
-            if not self.ready.called:
-                if failure.check(defer.CancelledError):
-                    self.ready.errback(failure)
-                else:
-                    self.ready.errback(ListenFailed(
-                        f"{self.what} cannot listen on {self.description}: "
-                        f"{failure.getErrorMessage()}"))
-            return None
-
-        d.addCallbacks(listening, failed)
+        self._gate.open = True
 
     def stopService(self) -> defer.Deferred:
-        """Stop listening.  The Deferred fires once the port is closed
-        (``stopListening``); at once when nothing listens (the listen
-        failed); after the listen when it is still under way (the new port
-        is closed at once, :attr:`ready` fails with ``CancelledError``)."""
-        super().stopService()
-        listening, self._listening = self._listening, None
-        if self.port is not None:
-            port, self.port = self.port, None
-            return defer.maybeDeferred(port.stopListening)
-        if listening is not None and not listening.called:
-            done = defer.Deferred()
-            listening.addBoth(lambda result: (done.callback(None), result)[1])
-            return done
-        return defer.succeed(None)
+        """Stop serving and close the port.  The Deferred fires once the
+        port is closed; at once when it was never bound (never started, or
+        the bind failed); after the bind when it is still under way (the
+        port is closed at once, :meth:`whenListening` fails with
+        ``CancelledError``)."""
+        self._gate.open = False
+        self.port = None
+        if self._waitingForPort is None:  # never started
+            self.running = False
+            return defer.succeed(None)
+        return super().stopService()
 
 
 class NodeService(service.MultiService):
-    """The ``twistd nodeapi`` application service.
+    """The ``twistd nodeapi`` application service: the parent of every
+    service of the node, which it starts only once the chain is replayed.
+
+    Children (attached by :func:`nodeapi.tap.makeService`, in start order)
+    are started in order after the replay and stopped in reverse order; a
+    child with a ``prepare() -> Deferred`` method (searchdb) runs it before
+    the replay.  Every :class:`ListeningService` child must be bound before
+    anything starts.
 
     :param chain: the :class:`nodeapi.chain.chain.Chain`.
     :param block_log: its opened block log (closed on stop).
-    :param plugins: history plugins in start order; objects with an optional
-        ``prepare() -> Deferred`` run before replay; those that are services
-        are started after replay.
-    :param live: services started after replay, in order (witness, peers,
-        RPC listening, metrics); stopped in reverse order.  A
-        :class:`ListeningService` must be listening before the next one starts.
     :param reactor: the process's reactor.  When given, a startup failure
         stops it and makes the process exit with status 1 (an ``atexit`` hook,
         after ``twistd`` has stopped the services and cleaned up: ``twistd``
         itself exits 0 after ``reactor.stop()``).  None in tests: a startup
         failure is only logged and reported by :meth:`whenStarted`.
+    :ivar node: the :class:`nodeapi.node.Node` the API sets see (set by
+        ``makeService``), or None.
     """
 
     log = Logger()
 
-    def __init__(self, chain, block_log, plugins=(), live=(), reactor: Optional[Any] = None):
+    def __init__(self, chain, block_log, reactor: Optional[Any] = None) -> None:
         super().__init__()
         self.chain = chain
         self.block_log = block_log
-        self.plugins = list(plugins)
-        self.live = list(live)
         self.reactor = reactor
+        self.node = None
+        self._bound = False
         self._startup: Optional[defer.Deferred] = None
-        self._outcome: Optional[Any] = None  # True, or the startup Failure
-        self._waiting: list = []
+        self._outcome = _Outcome()
 
     def whenStarted(self) -> defer.Deferred:
-        """A Deferred firing with None once replay is done and every live
-        service has been started (every port listening); failing with the
-        startup failure (:class:`ListenFailed`, a replay error) or with
-        ``CancelledError`` when the node was stopped during startup.  Each
-        call returns a new Deferred, so an unobserved failure is never an
-        "Unhandled error in Deferred"."""
-        if self._outcome is None:
-            d = defer.Deferred()
-            self._waiting.append(d)
-            return d
-        if self._outcome is True:
-            return defer.succeed(None)
-        return defer.fail(self._outcome)
+        """A Deferred firing with None once replay is done and every child
+        has been started; failing with the startup failure
+        (:class:`ListenFailed`, a replay error) or with ``CancelledError``
+        when the node was stopped during startup.  Each call returns a new
+        Deferred."""
+        return self._outcome.when()
 
-    def _settle(self, outcome) -> None:
-        self._outcome = outcome
-        waiting, self._waiting = self._waiting, []
-        for d in waiting:
-            if outcome is True:
-                d.callback(None)
-            else:
-                d.errback(outcome)
+    def privilegedStartService(self) -> None:
+        """Bind every port (``twistd`` calls this before dropping
+        privileges); nothing starts here.  Returns nothing."""
+        self._bound = True
+        super().privilegedStartService()
 
     def startService(self) -> None:
-        """Start the node: prepare the plugins, replay the block log, then
-        start the live services, in the background (see :meth:`whenStarted`).
+        """Start the node in the background (see :meth:`whenStarted`): bind
+        the ports if :meth:`privilegedStartService` did not run, check them,
+        prepare the plugins, replay the block log, then start the children.
         Returns nothing (``IService``); a failure stops the node (class doc)."""
         service.Service.startService(self)
-        self._startup = defer.ensureDeferred(self._start())
-        self._startup.addCallbacks(lambda _: self._settle(True), self._start_failed)
+        if not self._bound:
+            self.privilegedStartService()
+        self._startup = defer.Deferred.fromCoroutine(self._start())
+        self._startup.addCallbacks(lambda _: self._outcome.settle(None), self._start_failed)
 
     async def _start(self) -> None:
-        for plugin in self.plugins:
-            prepare = getattr(plugin, "prepare", None)
+        for svc in self:
+            if isinstance(svc, ListeningService):
+                await svc.whenListening()  # fails with ListenFailed
+        for svc in self:
+            prepare = getattr(svc, "prepare", None)
             if prepare is not None:
                 await defer.maybeDeferred(prepare)
         replayed = await self.chain.replay()
         self.log.info("Chain ready: head block {num} ({id}), {replayed} blocks replayed",
                       num=self.chain.head_block_num, id=self.chain.head_block_id,
                       replayed=replayed)
-        for svc in self.plugins + self.live:
+        for svc in self:
             if not self.running:
                 raise defer.CancelledError()
-            if service.IService.providedBy(svc):
-                svc.setServiceParent(self)  # starts it, since we are running
-                if isinstance(svc, ListeningService):
-                    await svc.ready  # fails with ListenFailed
+            svc.startService()
         if not self.running:
             raise defer.CancelledError()
 
     def _start_failed(self, failure) -> None:
+        self._outcome.settle(failure)
         if failure.check(defer.CancelledError):
-            self._settle(failure)
             return
         if failure.check(NodeAPIError):
             self.log.error("Node startup failed: {error}", error=failure.getErrorMessage())
         else:
             self.log.failure("Node startup failed", failure)
-        self._settle(failure)
         if self.reactor is not None:
             atexit.register(_exit_with_status, 1)
             if self.reactor.running:
@@ -210,26 +288,29 @@ class NodeService(service.MultiService):
             else:
                 self.reactor.callWhenRunning(self.reactor.stop)
 
-    @defer.inlineCallbacks
-    def stopService(self):
+    def stopService(self) -> defer.Deferred:
         """Stop the node.  The Deferred fires once a replay still running has
         stopped (cancelled between two steps: no block is read after that),
-        every started service has stopped (in reverse start order; each
-        one's Deferred waited for, errors logged), and the block log is closed."""
+        every started child has stopped and every bound port is closed (in
+        reverse start order; each one's Deferred waited for, errors logged),
+        and the block log is closed."""
+        return defer.Deferred.fromCoroutine(self._stop())
+
+    async def _stop(self) -> None:
         service.Service.stopService(self)
-        if self._startup is not None and not self._startup.called:
-            self._startup.cancel()
         if self._startup is not None:
-            yield self._startup  # the replay has stopped (errors: _start_failed)
-        order = [s for s in reversed(self.plugins + self.live) if s in list(self)]
+            if not self._startup.called:
+                self._startup.cancel()
+            await self._startup  # the replay has stopped (errors: _start_failed)
         # RPC and metrics first (reverse of start), then peers and witness,
         # then the history plugins, which flush what is still pending.
-        for svc in order:
+        for svc in reversed(list(self)):
+            if not (svc.running or isinstance(svc, ListeningService)):
+                continue  # never started (stopped during the replay)
             try:
-                yield defer.maybeDeferred(svc.stopService)
+                await defer.maybeDeferred(svc.stopService)
             except Exception:
                 self.log.failure("Error stopping {service}", service=svc)
-            svc.disownServiceParent()
         self.block_log.close()
         self.log.info("Node stopped at head block {num}", num=self.chain.head_block_num)
 

@@ -3,16 +3,20 @@
 The plugin file (``twisted/plugins/nodeapi_plugin.py``) only names this
 module; :class:`Options` comes from :mod:`nodeapi.config` and
 :func:`makeService` wires the parts along the data flow
-block -> chain -> plugins -> bulk -> search database:
+block -> chain -> plugins -> bulk -> search database, resolving the reactor
+once and handing it to every part:
 
 * the block log in ``--data-dir`` (opened here, so a corrupt log stops
   startup before the reactor runs, naming the file and offset);
 * the :class:`~nodeapi.chain.chain.Chain` over the genesis file;
 * the history plugin (``account_history`` or ``searchdb``) and the metrics
   as block consumers;
-* the witness (``witness`` in ``--plugins``), the peers service, the RPC
-  Site on ``--rpc-endpoint`` and the metrics port, started after replay by
-  :class:`~nodeapi.service.NodeService`.
+* the service tree: a :class:`~nodeapi.service.NodeService` whose children,
+  in start order, are ``searchdb`` (with that plugin), ``witness`` (with
+  ``witness`` in ``--plugins``), ``peers``, ``rpc`` (the RPC Site on
+  ``--rpc-endpoint``) and ``metrics`` (with ``--metrics-endpoint``); the
+  ports bind in ``privilegedStartService``, everything starts after the
+  replay (:mod:`nodeapi.service`).
 
 A bad option or file is reported as ``nodeapi: <message>`` and exit status
 1 (``SystemExit``), never a traceback.
@@ -30,11 +34,16 @@ log = Logger()
 
 
 def makeService(options, reactor=None):
-    """The :class:`~nodeapi.service.NodeService` for parsed ``options``.
+    """The :class:`~nodeapi.service.NodeService` for parsed ``options``,
+    with every service of the node attached (module doc).
 
+    :param reactor: the reactor every part uses (the global reactor when
+        None: the only place it is imported).
     :raises SystemExit: with ``nodeapi: <problem>`` for a startup error
         (unreadable or corrupt files, bad api-access file).
     """
+    if reactor is None:
+        from twisted.internet import reactor
     try:
         return _make_service(options, reactor)
     except ConfigError as exc:
@@ -42,8 +51,6 @@ def makeService(options, reactor=None):
 
 
 def _make_service(options, reactor):
-    if reactor is None:
-        from twisted.internet import reactor
     from nodeapi.chain.blocklog import BlockLog
     from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import load_genesis
@@ -66,6 +73,12 @@ def _make_service(options, reactor):
     block_log.open()
     chain = Chain(genesis, block_log, clock=reactor)
     plugins = options["plugins"]
+    top = NodeService(chain, block_log, reactor=reactor)
+
+    def attach(name, svc):
+        svc.setName(name)
+        svc.setServiceParent(top)
+        return svc
 
     history = searchdb = None
     if "account_history" in plugins:
@@ -76,7 +89,7 @@ def _make_service(options, reactor):
     elif "searchdb" in plugins:
         from nodeapi.history.searchdb import make_searchdb
 
-        searchdb = make_searchdb(options, chain, data_dir, reactor)
+        searchdb = attach("searchdb", make_searchdb(options, chain, data_dir, reactor))
         history = searchdb.history
         chain.add_consumer(searchdb)
 
@@ -84,31 +97,28 @@ def _make_service(options, reactor):
     if "witness" in plugins:
         from nodeapi.witness import WitnessService
 
-        witness = WitnessService(chain, options.witnesses(chain),
-                                 enable_stale_production=options["enable-stale-production"],
-                                 clock=reactor)
-    peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor,
-                        max_message_size=options["max-message-size"])
+        witness = attach("witness", WitnessService(
+            chain, options.witnesses(chain), clock=reactor,
+            enable_stale_production=options["enable-stale-production"]))
+    peers = attach("peers", PeerService(chain, seed_nodes=options["seed-node"],
+                                        reactor=reactor,
+                                        max_message_size=options["max-message-size"]))
     metrics = Metrics(chain, witness, searchdb)
     chain.add_consumer(metrics)
-    node = Node(chain=chain, history=history, limits=options.api_limits(),
-                api_node_info=options["api-node-info"],
-                enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
-                witness=witness, options=dict(options), reactor=reactor)
-    site = rpc_site(node, access, max_message_size=options["max-message-size"],
+    top.node = Node(chain=chain, history=history, limits=options.api_limits(),
+                    api_node_info=options["api-node-info"],
+                    enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
+                    witness=witness, options=dict(options), reactor=reactor)
+    site = rpc_site(top.node, access, max_message_size=options["max-message-size"],
                     auto_ping_interval=options["ws-auto-ping-interval"],
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
                     reactor=reactor)
-    rpc = ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
-                           options["rpc-endpoint"], "RPC (WebSocket and HTTP)")
-    live = [s for s in (witness, peers, rpc) if s is not None]
+    attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
+                                   options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
     if options["metrics-endpoint"]:
-        live.append(ListeningService(serverFromString(reactor, options["metrics-endpoint"]),
-                                     metrics.site(), options["metrics-endpoint"],
-                                     "Prometheus metrics"))
-    plugin_services = [searchdb] if searchdb is not None else []
-    top = NodeService(chain, block_log, plugins=plugin_services, live=live, reactor=reactor)
-    top.node, top.rpc = node, rpc
+        attach("metrics", ListeningService(
+            serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
+            options["metrics-endpoint"], "Prometheus metrics"))
     log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
              chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
     return top

@@ -64,7 +64,8 @@ class WitnessService(Service):
         A malformed key raises :class:`~nodeapi.errors.ConfigError`.
     :param enable_stale_production: produce even when the head block is far
         behind the clock (a new chain, or a lone development node).
-    :param clock: an ``IReactorTime`` (the global reactor when None).
+    :param clock: the ``IReactorTime`` the loop sleeps on (the node's
+        reactor; a ``task.Clock`` in tests).
 
     :ivar produced: number of blocks produced since start.
     :ivar conditions: ``Counter`` of :data:`CONDITIONS` outcomes.
@@ -74,13 +75,11 @@ class WitnessService(Service):
 
     log = Logger()
 
-    def __init__(self, chain, witnesses: dict, enable_stale_production: bool = False,
-                 clock=None) -> None:
+    def __init__(self, chain, witnesses: dict, enable_stale_production: bool = False, *,
+                 clock) -> None:
         self.chain = chain
         self.enable_stale_production = enable_stale_production
         self._production_enabled = enable_stale_production
-        if clock is None:
-            from twisted.internet import reactor as clock
         self.clock = clock
         self._keys = {}
         for witness_id, key in dict(witnesses).items():

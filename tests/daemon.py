@@ -28,9 +28,10 @@ def free_port() -> int:
 class Daemon:
     """One ``twistd -n nodeapi`` process with its log in ``<data_dir>.log``."""
 
-    def __init__(self, data_dir, *args, port=None):
+    def __init__(self, data_dir, *args, port=None, twistd_args=()):
         self.data_dir = str(data_dir)
         self.port = port or free_port()
+        self.twistd_args = list(twistd_args)  # before the "nodeapi" subcommand
         self.args = ["--data-dir", self.data_dir, "--rpc-endpoint",
                      f"tcp:{self.port}:interface=127.0.0.1", *args]
         self.log_path = self.data_dir.rstrip("/") + ".log"
@@ -40,7 +41,7 @@ class Daemon:
         env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.log_file = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            twistd_command("-n", "--pidfile=", "nodeapi", *self.args),
+            twistd_command("-n", "--pidfile=", *self.twistd_args, "nodeapi", *self.args),
             cwd=ROOT, env=env, stdout=self.log_file, stderr=subprocess.STDOUT)
         if wait:
             self.wait_rpc(timeout)

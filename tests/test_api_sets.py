@@ -2,6 +2,7 @@
 
 import pytest
 import pytest_twisted
+from twisted.internet import task
 
 from conftest import DEV_WIF
 from test_api_database import OTHER_WIF, create_gold, funded, make_api  # noqa: F401
@@ -56,11 +57,16 @@ def test_asset_holders(funded):
 
 @pytest_twisted.inlineCallbacks
 def test_debug_generate_blocks(chain):
-    api, _ = make_api(chain, DebugApi)
+    clock = task.Clock()
+    api, _ = make_api(chain, DebugApi, reactor=clock)
     head = chain.head_block_num
     produced = yield api.call("debug_generate_blocks", [DEV_WIF, 3])
     assert produced == 3 and chain.head_block_num == head + 3
-    produced = yield api.call("debug_generate_blocks", [DEV_WIF, BATCH + 2])
+    batches = api.call("debug_generate_blocks", [DEV_WIF, BATCH + 2])
+    # one batch, then back to the node's reactor before the next
+    assert not batches.called and chain.head_block_num == head + 3 + BATCH
+    clock.advance(0)
+    produced = yield batches
     assert produced == BATCH + 2 and chain.head_block_num == head + 5 + BATCH
     assert (yield api.call("debug_generate_blocks", [DEV_WIF, 0])) == 0
     with pytest.raises(ApiError, match="not a valid WIF"):

@@ -2,9 +2,12 @@
 wall clock, SIGTERM stops gracefully, a restart replays the block log to the
 same head, kill -9 is survived, bad options stop startup with a message."""
 
+import os
+import pwd
 import signal
 import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -115,3 +118,45 @@ def test_rpc_port_in_use_stops_the_node_with_status_1(tmp_path):
     assert "Unhandled error in Deferred" not in out
     assert "Traceback" not in out
     assert "Node stopped at head block" in out
+
+
+def privileged_free_port() -> int:
+    """A free TCP port below 1024 on 127.0.0.1 (only root can bind one)."""
+    for port in range(980, 600, -1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.skip("no free port below 1024")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="binding a port below 1024 needs root")
+def test_uid_binds_a_privileged_port_then_drops_privileges(tmp_path):
+    """``twistd --uid``: the RPC port is bound before the privileges are
+    dropped (privilegedStartService), the node then runs as that user."""
+    nobody = pwd.getpwnam("nobody")
+    try:
+        readable = subprocess.run(
+            [sys.executable, "-c", "import email.policy, twisted, nodeapi"], cwd=ROOT,
+            user=nobody.pw_uid, group=nobody.pw_gid, capture_output=True).returncode == 0
+    except OSError:
+        readable = False
+    if not readable:  # the node imports modules lazily after the switch
+        pytest.skip("this Python installation is not readable by nobody")
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chown(data, nobody.pw_uid, nobody.pw_gid)
+    node = Daemon(data, port=privileged_free_port(),
+                  twistd_args=["--uid", str(nobody.pw_uid), "--gid", str(nobody.pw_gid)])
+    try:
+        node.start()
+        node.wait_head(1)
+        with open(f"/proc/{node.proc.pid}/status") as f:
+            uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+        assert set(uids) == {str(nobody.pw_uid)}
+    finally:
+        code = node.stop()
+    assert code == -signal.SIGTERM

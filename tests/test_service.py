@@ -1,6 +1,8 @@
-"""NodeService lifecycle over a real chain: a port that cannot be bound is a
-startup failure (one log line, every started service stopped), and a stop
-during a long replay stops the replay before the block log is closed."""
+"""NodeService lifecycle over a real chain: ports are bound before anything
+starts and serve only once the chain is replayed, a port that cannot be
+bound is a startup failure (one log line, nothing started), a stop during a
+long replay stops the replay before the block log is closed; makeService
+builds the whole service tree."""
 
 import shutil
 import socket
@@ -8,8 +10,9 @@ import socket
 import pytest
 import pytest_twisted
 from twisted.internet import defer, reactor, task
-from twisted.internet.endpoints import TCP4ServerEndpoint
+from twisted.internet.endpoints import TCP4ClientEndpoint, TCP4ServerEndpoint
 from twisted.internet.protocol import Factory, Protocol
+from twisted.internet.testing import MemoryReactorClock
 from twisted.logger import Logger, globalLogPublisher
 
 from conftest import DEV_WIF
@@ -17,7 +20,11 @@ from test_witness import ALL
 
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
+from nodeapi.config import Options
+from nodeapi.history.searchdb import SearchDBService
+from nodeapi.peers.service import PeerService
 from nodeapi.service import ListenFailed, ListeningService, NodeService
+from nodeapi.tap import makeService
 from nodeapi.witness import WitnessService
 
 TOTAL = 3000
@@ -65,10 +72,68 @@ def held_port():
     return s, s.getsockname()[1]
 
 
+class Hello(Protocol):
+    """Says hello to whoever connects."""
+
+    def connectionMade(self):
+        self.transport.write(b"hello")
+
+
 def listener(port, what="RPC (WebSocket and HTTP)"):
     endpoint = TCP4ServerEndpoint(reactor, port, interface="127.0.0.1")
-    return ListeningService(endpoint, Factory.forProtocol(Protocol),
+    return ListeningService(endpoint, Factory.forProtocol(Hello),
                             f"tcp:{port}:interface=127.0.0.1", what)
+
+
+def node_of(chain, block_log, *children, **kwargs):
+    """A NodeService with ``children`` attached in order."""
+    node = NodeService(chain, block_log, **kwargs)
+    for child in children:
+        child.setServiceParent(node)
+    return node
+
+
+class Received(Protocol):
+    """Client side: what the server sent before the connection closed."""
+
+    def __init__(self):
+        self.data = b""
+        self.closed = defer.Deferred()
+
+    def dataReceived(self, data):
+        self.data += data
+        self.transport.loseConnection()
+
+    def connectionLost(self, reason):
+        self.closed.callback(self.data)
+
+
+@defer.inlineCallbacks
+def greeting(port):
+    """What a client connecting to ``port`` receives before the close."""
+    client = Received()
+    yield TCP4ClientEndpoint(reactor, "127.0.0.1", port).connect(
+        Factory.forProtocol(lambda: client))
+    data = yield client.closed
+    return data
+
+
+@pytest_twisted.inlineCallbacks
+def test_ports_are_bound_before_start_and_serve_once_replayed(chain, block_log):
+    """``twistd`` binds in privilegedStartService (as root with ``--uid``),
+    then starts; until the replay is done a connection is closed at once."""
+    rpc = listener(0)
+    node = node_of(chain, block_log, rpc)
+    node.privilegedStartService()
+    assert not rpc.running and rpc.port is not None  # bound, not started
+    bound = rpc.port.getHost().port
+    assert (yield greeting(bound)) == b""  # refused: the node is not ready
+    node.startService()
+    yield node.whenStarted()
+    assert rpc.running and rpc.port.getHost().port == bound  # the same port
+    assert (yield greeting(bound)) == b"hello"
+    yield node.stopService()
+    assert rpc.port is None and not rpc.running
 
 
 @pytest_twisted.inlineCallbacks
@@ -80,9 +145,13 @@ def test_listen_failure_is_a_startup_failure(chain, block_log):
     witness = WitnessService(chain, ALL, enable_stale_production=True, clock=clock)
     rpc = listener(port)
     metrics = listener(0, "Prometheus metrics")
-    node = NodeService(chain, block_log, live=[witness, rpc, metrics])
+    node = node_of(chain, block_log, witness, rpc, metrics)
     node.log = Logger(observer=events.append)
+    replays = []
+    chain.replay = lambda: replays.append(1)
     try:
+        node.privilegedStartService()
+        assert metrics.port is not None  # bound
         node.startService()
         with pytest.raises(ListenFailed) as err:
             yield node.whenStarted()
@@ -93,11 +162,13 @@ def test_listen_failure_is_a_startup_failure(chain, block_log):
         errors = [e for e in events if e["log_level"].name == "error"]
         assert [e["error"] for e in errors] == [message]
         assert not any("log_failure" in e for e in events)
-        # the witness had started, the metrics port never did
-        assert witness.running and rpc.running and not metrics.running
+        # found before the replay: nothing started
+        assert replays == []
+        assert not witness.running and not rpc.running and not metrics.running
         assert rpc.port is None
         yield node.stopService()
-        assert not witness.running and not rpc.running and not clock.getDelayedCalls()
+        assert metrics.port is None  # the port that was bound is closed
+        assert not clock.getDelayedCalls()
         assert block_log._fd is None  # closed
         with pytest.raises(ListenFailed):
             yield node.whenStarted()  # a later observer sees the same outcome
@@ -108,7 +179,7 @@ def test_listen_failure_is_a_startup_failure(chain, block_log):
 @pytest_twisted.inlineCallbacks
 def test_listening_service_stops_with_and_without_a_port(chain, block_log):
     rpc = listener(0)
-    node = NodeService(chain, block_log, live=[rpc])
+    node = node_of(chain, block_log, rpc)
     node.startService()
     yield node.whenStarted()
     bound = rpc.port.getHost().port
@@ -127,7 +198,7 @@ def test_stop_during_replay_stops_it_and_a_restart_replays_all(
         long_log, tmp_path, genesis, failures, how):
     block_log = open_copy(long_log, tmp_path)
     chain = Chain(genesis, block_log)
-    node = NodeService(chain, block_log, live=[listener(0)])
+    node = node_of(chain, block_log, listener(0))
     stopped = defer.Deferred()
     seen = {}
 
@@ -160,9 +231,51 @@ def test_stop_during_replay_stops_it_and_a_restart_replays_all(
     again_log = open_copy(long_log, tmp_path)
     assert again_log.head_num == TOTAL and again_log.truncated == 0
     again = Chain(genesis, again_log)
-    node2 = NodeService(again, again_log, live=[listener(0)])
+    node2 = node_of(again, again_log, listener(0))
     node2.startService()
     yield node2.whenStarted()
     assert again.head_block_num == TOTAL
     yield node2.stopService()
     assert failures == []
+
+
+@pytest.mark.parametrize("plugins, names", [
+    ("witness account_history", ["witness", "peers", "rpc", "metrics"]),
+    ("searchdb", ["searchdb", "peers", "rpc", "metrics"]),
+])
+def test_make_service_attaches_every_service(tmp_path, plugins, names):
+    """The tree is built in makeService: every service is a named child of
+    the NodeService, in start order, nothing running and nothing bound."""
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"), "--plugins", plugins,
+                          "--metrics-endpoint", "tcp:9100:interface=127.0.0.1"])
+    memory = MemoryReactorClock()
+    top = makeService(options, memory)
+    assert isinstance(top, NodeService) and top.reactor is memory
+    assert [s.name for s in top] == names
+    kinds = {"searchdb": SearchDBService, "witness": WitnessService, "peers": PeerService,
+             "rpc": ListeningService, "metrics": ListeningService}
+    assert all(isinstance(s, kinds[s.name]) for s in top)
+    assert all(s.reactor is memory for s in top if s.name in ("searchdb", "peers"))
+    assert not any(s.running for s in top) and memory.tcpServers == []
+    top.block_log.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_make_service_binds_first_and_starts_after_replay(tmp_path):
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"),
+                          "--metrics-endpoint", "tcp:9100:interface=127.0.0.1"])
+    memory = MemoryReactorClock()
+    top = makeService(options, memory)
+    top.privilegedStartService()
+    assert [(port, interface) for port, _factory, _backlog, interface in memory.tcpServers] \
+        == [(8090, "127.0.0.1"), (9100, "127.0.0.1")]
+    rpc_factory = memory.tcpServers[0][1]
+    assert rpc_factory.buildProtocol(None) is None  # refused until started
+    top.startService()
+    yield top.whenStarted()
+    assert all(s.running for s in top)
+    assert rpc_factory.buildProtocol(None) is not None
+    yield top.stopService()
+    assert not any(s.running for s in top)

@@ -8,7 +8,8 @@ scheduled for the next slot produces it at that slot's time, signed with
 this node does not change chain state behind the chain's back, so the key
 must be the scheduled witness' signing key, else the call fails (after the
 blocks it could produce).  Blocks are produced in batches of
-:data:`BATCH` with a return to the reactor in between.
+:data:`BATCH` with a return to the node's reactor (``node.reactor``) in
+between.
 """
 
 from twisted.internet import defer, task
@@ -26,12 +27,6 @@ class DebugApi(ApiSet):
 
     name = "debug"
     log = Logger()
-
-    def _reactor(self):
-        reactor = self.node.reactor
-        if reactor is None:
-            from twisted.internet import reactor
-        return reactor
 
     @api_function
     def debug_generate_blocks(self, debug_key, count: int):
@@ -53,10 +48,9 @@ class DebugApi(ApiSet):
             public = auth.public_key_of(debug_key, chain.address_prefix)
         except Exception:  # graphenelib/base58 raise assorted errors for bad WIF
             raise ApiError("debug_key is not a valid WIF private key") from None
-        return self._generate(debug_key, public, count)
+        return defer.Deferred.fromCoroutine(self._generate(debug_key, public, count))
 
-    @defer.inlineCallbacks
-    def _generate(self, wif: str, public: str, count: int):
+    async def _generate(self, wif: str, public: str, count: int) -> int:
         chain = self.node.chain
         produced = 0
         while produced < count:
@@ -70,7 +64,7 @@ class DebugApi(ApiSet):
                 chain.generate_block(chain.get_slot_time(1), witness, wif)
                 produced += 1
             if produced < count:
-                yield task.deferLater(self._reactor(), 0, lambda: None)
+                await task.deferLater(self.node.reactor, 0, lambda: None)
         self.log.info("debug_generate_blocks produced {count} block(s), head {head}",
                       count=produced, head=chain.head_block_num)
         return produced
