@@ -44,7 +44,8 @@ class Node:
     :ivar peers: the network node (peers service) or None.
     :ivar witness: the witness service or None (debug API).
     :ivar options: the parsed daemon options, for ``get_config``.
-    :ivar reactor: the reactor/clock in use.
+    :ivar reactor: the reactor in use (``makeService`` resolves it once);
+        the debug API returns to it between batches of blocks.
     """
 
     chain: Any

@@ -12,18 +12,24 @@ from nodeapi.api.arguments import OBJECT_ID
 from nodeapi.errors import ApiError
 
 
+def _find(state, text, space: str, kind: str, by_name: dict) -> dict | None:
+    """The object of type ``space.kind`` named ``text`` (a key of
+    ``by_name``) or with the id ``text`` (a leading digit means an id)."""
+    if not isinstance(text, str) or not text:
+        return None
+    if text[0].isdigit():
+        m = OBJECT_ID.match(text)
+        if m is None or m.group(1, 2) != (space, kind):
+            return None
+        return state.objects.get(f"{space}.{kind}.{int(m.group(3))}")
+    oid = by_name.get(text)
+    return state.objects.get(oid) if oid else None
+
+
 def find_account(state, name_or_id) -> dict | None:
     """The account for a name or ``1.2.N`` id, or None (graphene
-    ``get_account_from_string(.., false)``: a leading digit means an id)."""
-    if not isinstance(name_or_id, str) or not name_or_id:
-        return None
-    if name_or_id[0].isdigit():
-        m = OBJECT_ID.match(name_or_id)
-        if m is None or m.group(1, 2) != ("1", "2"):
-            return None
-        return state.objects.get(f"1.2.{int(m.group(3))}")
-    oid = state.account_by_name.get(name_or_id)
-    return state.objects.get(oid) if oid else None
+    ``get_account_from_string(.., false)``)."""
+    return _find(state, name_or_id, "1", "2", state.account_by_name)
 
 
 def get_account(state, name_or_id) -> dict:
@@ -36,15 +42,7 @@ def get_account(state, name_or_id) -> dict:
 
 def find_asset(state, symbol_or_id) -> dict | None:
     """The asset for a symbol or ``1.3.N`` id, or None."""
-    if not isinstance(symbol_or_id, str) or not symbol_or_id:
-        return None
-    if symbol_or_id[0].isdigit():
-        m = OBJECT_ID.match(symbol_or_id)
-        if m is None or m.group(1, 2) != ("1", "3"):
-            return None
-        return state.objects.get(f"1.3.{int(m.group(3))}")
-    oid = state.asset_by_symbol.get(symbol_or_id)
-    return state.objects.get(oid) if oid else None
+    return _find(state, symbol_or_id, "1", "3", state.asset_by_symbol)
 
 
 def get_asset(state, symbol_or_id) -> dict:
