@@ -19,9 +19,9 @@ Never use these defaults on a public chain.
 ``postOptions`` leaves typed, normalized values (:data:`SINGLE`,
 :data:`FLAGS`, :data:`MULTI`; the value parsers are in
 :mod:`nodeapi.config_parse`) or raises ``usage.UsageError`` naming the
-option (and INI file and line) and the problem.  Sources: issue 3, the
-history-searchdb-plugin.md options, wire-contract.md section 6, bitshares
-witness_node and application options.
+option (and INI file and line) and the problem.  Sources: the options of
+docs/searchdb-plugin.rst, wire-contract section 6, bitshares witness_node
+and application options.
 """
 
 import os

@@ -14,7 +14,7 @@ class ApiLimits:
     (number of items) a call may ask for; a larger one is refused with
     ``ApiError("limit can not be greater than N")``.  Defaults are graphene's
     ``application_options`` (libraries/app/include/graphene/app/
-    application.hpp); wire-contract.md section 6.  Built from the options by
+    application.hpp); wire-contract section 6.  Built from the options by
     :meth:`nodeapi.config.Options.api_limits`; immutable."""
 
     get_account_history: int = 100

@@ -8,7 +8,7 @@ creates its sets per session, so an instance may keep per-connection state
 (callbacks).  Functions take positional arguments only and return a JSON-ready
 value or a Deferred firing with one.
 
-Argument rules (wire-contract.md section 3): extra arguments are ignored;
+Argument rules (wire-contract section 3): extra arguments are ignored;
 trailing arguments may be left out only when all of them have defaults;
 a parameter annotated ``int`` accepts a numeric string.  Violations raise
 :class:`nodeapi.errors.ApiError`.
@@ -142,7 +142,7 @@ class Session:
 
     def send_notice(self, callback_id: int, payload: Any) -> None:
         """Deliver ``{"method": "notice", "params": [callback_id, [payload]]}``
-        to this connection (wire-contract.md section 5).  No-op once closed."""
+        to this connection (wire-contract section 5).  No-op once closed."""
         raise ApiError("callbacks need a WebSocket connection")
 
     def on_close(self, fn: Callable[[], None]) -> None:

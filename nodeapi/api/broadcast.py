@@ -6,7 +6,7 @@ Graphene reference: bitshares-core libraries/app/api.cpp
 ``network_broadcast_api`` (``broadcast_transaction``,
 ``broadcast_transaction_with_callback``,
 ``broadcast_transaction_synchronous``, ``broadcast_block``,
-``on_applied_block``); wire-contract.md sections 5 and 6.
+``on_applied_block``); wire-contract sections 5 and 6.
 
 A transaction is validated and queued by ``chain.push_transaction`` (a
 :class:`~nodeapi.errors.ChainError` tells the client why it was refused),

@@ -1,7 +1,7 @@
 """The history API set (``history`` / ``history_api``).
 
 Argument checks and account resolution follow graphene's ``history_api``
-(libraries/app/api.cpp) and wire-contract.md section 6: the limit is checked
+(libraries/app/api.cpp) and wire-contract section 6: the limit is checked
 first (``limit can not be greater than <api-limit-...>``), operation ids are
 ``"1.11.N"`` strings, an account is a name or a ``1.2.N`` id and an unknown
 account answers ``[]``.  The answer comes from ``node.history`` (an
@@ -47,7 +47,7 @@ def _unsigned(value: int, name: str, bound: int = _U64) -> int:
 
 class HistoryApi(ApiSet):
     """``get_account_history``, ``get_relative_account_history``,
-    ``get_account_history_operations`` (wire-contract.md section 6).
+    ``get_account_history_operations`` (wire-contract section 6).
 
     Each returns a list of ``{id, op, result, block_num, trx_in_block,
     op_in_trx, virtual_op, is_virtual, block_time}`` newest first, or a

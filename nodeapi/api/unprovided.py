@@ -3,7 +3,7 @@
 
 They exist so that the login API's accessors hand out their ids and check
 ``crypto_api`` / ``orders_api`` / ``custom_operations_api`` like graphene
-(node-rpc-access.md, wire-contract.md section 2).  This node does not
+(docs/rpc-access.rst, wire-contract section 2).  This node does not
 provide their functions (graphene: confidential-transfer crypto helpers,
 the grouped_orders plugin, the custom_operations plugin's storage), so
 every call answers -32601 ``Method not found``: :meth:`ApiSet.call` raises

@@ -3,7 +3,7 @@
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp, whose
 header groups the functions in sections; :class:`DatabaseApi` is composed of
-one mixin per section, each in the module named for it (docs/wire-contract.rst
+one mixin per section, each in the module named for it (wire-contract
 sections 5 and 6 list the functions clients use first):
 
 ==========================  =====================================================

@@ -3,7 +3,7 @@
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 ``get_objects``.  Objects are returned in the wire shapes the chain stores
-(docs/wire-contract.rst section 7); an unknown id gives ``null``.
+(wire-contract section 7); an unknown id gives ``null``.
 """
 
 from nodeapi.api.arguments import api_limit, check_count, parse_object_id, require_list

@@ -5,7 +5,7 @@ global property objects, the chain id and graphene's configuration constants
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Globals" and libraries/chain/get_config.cpp for ``get_config``.  The
 property objects are returned in the wire shapes the chain stores
-(docs/wire-contract.rst section 7).
+(wire-contract section 7).
 """
 
 from nodeapi.api.base import api_function

@@ -1,6 +1,6 @@
 """database API, graphene section "Subscriptions": callbacks and object
 subscriptions (a mixin of :class:`nodeapi.api.database.DatabaseApi`),
-docs/wire-contract.rst section 5.
+wire-contract section 5 (docs/wire-contract.rst).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``set_subscribe_callback``, ``set_auto_subscription``,
