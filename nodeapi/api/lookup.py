@@ -26,6 +26,12 @@ def _find(state, text, space: str, kind: str, by_name: dict) -> dict | None:
     return state.objects.get(oid) if oid else None
 
 
+def _found(obj: dict | None, noun: str, text) -> dict:
+    if obj is None:
+        raise ApiError(f"no such {noun}: {text!r}")
+    return obj
+
+
 def find_account(state, name_or_id) -> dict | None:
     """The account for a name or ``1.2.N`` id, or None (graphene
     ``get_account_from_string(.., false)``)."""
@@ -34,10 +40,7 @@ def find_account(state, name_or_id) -> dict | None:
 
 def get_account(state, name_or_id) -> dict:
     """Like :func:`find_account`; raises ``ApiError("no such account ...")``."""
-    account = find_account(state, name_or_id)
-    if account is None:
-        raise ApiError(f"no such account: {name_or_id!r}")
-    return account
+    return _found(find_account(state, name_or_id), "account", name_or_id)
 
 
 def find_asset(state, symbol_or_id) -> dict | None:
@@ -47,7 +50,4 @@ def find_asset(state, symbol_or_id) -> dict | None:
 
 def get_asset(state, symbol_or_id) -> dict:
     """Like :func:`find_asset`; raises ``ApiError("no such asset ...")``."""
-    asset = find_asset(state, symbol_or_id)
-    if asset is None:
-        raise ApiError(f"no such asset: {symbol_or_id!r}")
-    return asset
+    return _found(find_asset(state, symbol_or_id), "asset", symbol_or_id)
