@@ -11,7 +11,7 @@ documents/s, ratio to plain orjson >= 0.5, RSS growth < 10 %).
 3. Baseline, same run: plain Python builds every document as a dict
    (numbering, ``DocumentBuilder.document``) and serializes it and its
    action line with orjson.
-4. The plugin: a :class:`~nodeapi.history.searchdb.SearchDBService` gets the
+4. The plugin: a :class:`~nodeapi.history.searchdb.plugin.SearchDBService` gets the
    replayed blocks (``replay=True``, chunks of blocks under the reactor like
    a replay) and ships to a minimal bulk sink started by the bench in a
    child process (a loopback HTTP server answering ``_bulk`` the way the
@@ -136,7 +136,7 @@ def build(genesis, path, ops, per_trx):
 
 def baseline(blocks):
     """Plain Python: dict per document, orjson for it and its action line."""
-    from nodeapi.history.documents import DocumentBuilder
+    from nodeapi.history.searchdb.documents import DocumentBuilder
     from nodeapi.history.ids import HistoryNumbering
 
     builder, numbering, docs, size = DocumentBuilder(), HistoryNumbering(), 0, 0
@@ -170,8 +170,8 @@ def ship(reactor, blocks, url, data_dir, sample_at=None):
     """Feed ``blocks`` to a fresh SearchDBService shipping to ``url``;
     returns (documents, seconds, RSS MiB at ``sample_at`` documents
     confirmed, RSS MiB once all are confirmed)."""
-    from nodeapi.history.searchdb import SearchDBService
-    from nodeapi.history.shipper import SearchDBClient
+    from nodeapi.history.searchdb.plugin import SearchDBService
+    from nodeapi.history.searchdb.client import SearchDBClient
 
     client = SearchDBClient(url, "", reactor)
     svc = SearchDBService(client, None, data_dir, reactor=reactor, stop_timeout=600)

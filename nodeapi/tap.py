@@ -87,7 +87,7 @@ def _make_service(options, reactor):
         history = AccountHistory()
         chain.add_consumer(history)
     elif "searchdb" in plugins:
-        from nodeapi.history.searchdb import make_searchdb
+        from nodeapi.history.searchdb.plugin import make_searchdb
 
         searchdb = attach("searchdb", make_searchdb(options, chain, data_dir, reactor))
         history = searchdb.history

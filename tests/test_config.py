@@ -379,7 +379,7 @@ def test_accepted_url_gives_a_client_without_credentials(url, auth):
     import base64
 
     from nodeapi.config_parse import parse_url
-    from nodeapi.history.shipper import SearchDBClient
+    from nodeapi.history.searchdb.client import SearchDBClient
 
     client = SearchDBClient(parse_url(url), "", reactor=object(), http_client=object())
     assert client.safe_url == "http://db:9200/" and client.base == "http://db:9200"

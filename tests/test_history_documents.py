@@ -14,9 +14,9 @@ from test_history_chain import Recorder, build_history_chain
 
 from nodeapi.applied import AppliedOperation
 from nodeapi.chain.chain import Chain
-from nodeapi.history.documents import (
-    DocumentBuilder, adapt_object, index_name, index_template)
 from nodeapi.history.ids import HistoryNumbering
+from nodeapi.history.searchdb.documents import DocumentBuilder, adapt_object, index_name
+from nodeapi.history.searchdb.flavors import index_template
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 

@@ -63,7 +63,7 @@ def test_searchdb_metrics_shipping_outage_and_rejects(
     from test_searchdb import (Proxy, expected_of, make_service, open_chain, transfers,
                                wait_for)
 
-    from nodeapi.history.shipper import SearchDBClient
+    from nodeapi.history.searchdb.client import SearchDBClient
 
     path, expected = history_log
     client = SearchDBClient(osmem_url, "", reactor)

@@ -23,10 +23,11 @@ from test_history_chain import INIT, Recorder, build_history_chain
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.history.ids import HistoryNumbering
-from nodeapi.history.searchdb import SearchDBService
-from nodeapi.history.searchdb_bulk import CURSOR_FILE, BulkBuilder
-from nodeapi.history.shipper import SearchDBClient
-from nodeapi.history.spool import BulkQueue
+from nodeapi.history.searchdb.bulk import BulkBuilder
+from nodeapi.history.searchdb.client import SearchDBClient
+from nodeapi.history.searchdb.plugin import SearchDBService
+from nodeapi.history.searchdb.resume import CURSOR_FILE
+from nodeapi.history.searchdb.spool import BulkQueue
 from nodeapi.rpc.jsonrpc import to_wire
 
 pytestmark = pytest.mark.slow
@@ -558,7 +559,7 @@ def test_make_searchdb_from_options(genesis, history_log, osmem_url, tmp_path, l
     from nodeapi.applied import IAccountHistory
     from nodeapi.config import Options
     from nodeapi.history.account_history import AccountHistory
-    from nodeapi.history.searchdb import make_searchdb
+    from nodeapi.history.searchdb.plugin import make_searchdb
 
     path, expected = history_log
     options = Options()

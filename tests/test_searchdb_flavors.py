@@ -1,4 +1,4 @@
-"""Server flavour detection (wire-contract.md section 8: ``version.number``
+"""Server flavour detection (docs/wire-contract.rst section 8: ``version.number``
 and ``version.distribution`` of ``GET /``) for the real ``GET /`` answers of
 Elasticsearch 6.8, 7.17, 8.x and OpenSearch 1.x/2.x, and what the plugin
 then does against each: the template path and body shape it installs, the
@@ -17,8 +17,8 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.web import resource, server
 
-from nodeapi.history.documents import index_template
-from nodeapi.history.shipper import SearchDBClient, parse_server_info
+from nodeapi.history.searchdb.client import SearchDBClient, parse_server_info
+from nodeapi.history.searchdb.flavors import index_template
 
 from test_searchdb import FarClock, history_log, make_service, open_chain  # noqa: F401
 

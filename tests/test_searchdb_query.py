@@ -10,7 +10,9 @@ import pytest
 import pytest_twisted
 import treq
 from osmem_server import OsmemServer
+from twisted.internet import reactor
 from twisted.internet.defer import Deferred
+from twisted.internet.task import Clock
 from twisted.web.resource import Resource
 from treq.testing import StubTreq
 
@@ -18,15 +20,16 @@ from conftest import ListBlockLog
 from test_history_chain import Recorder, build_history_chain
 
 from nodeapi.api.base import Session
-from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.api.history import HistoryApi
+from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.chain.chain import Chain
 from nodeapi.errors import HistoryError
 from nodeapi.history.account_history import AccountHistory
-from nodeapi.history.documents import DocumentBuilder, index_template
 from nodeapi.history.ids import HistoryNumbering
-from nodeapi.history.searchdb_query import SearchDBHistory, entry_from_document
-from nodeapi.history.shipper import SearchDBClient
+from nodeapi.history.searchdb.client import SearchDBClient
+from nodeapi.history.searchdb.documents import DocumentBuilder
+from nodeapi.history.searchdb.flavors import index_template
+from nodeapi.history.searchdb.query import SearchDBHistory, entry_from_document
 from nodeapi.node import Node
 from nodeapi.rpc.jsonrpc import to_wire
 
@@ -103,7 +106,7 @@ async def stored(osmem, built):
     chain, rec, hist, _info = built
     await install_template(osmem.url, PREFIX)
     created = await ship(osmem.url, bulk_bodies(chain, rec.blocks, PREFIX))
-    client = SearchDBClient(osmem.url, request_timeout=10)
+    client = SearchDBClient(osmem.url, "", reactor, request_timeout=10)
     await client.detect()
     yield client, SearchDBHistory(client, PREFIX, chain), created
     await client.close()
@@ -332,7 +335,7 @@ async def test_same_answers_without_template(stored, built, osmem):
 
 @pytest_twisted.ensureDeferred
 async def test_database_down_raises_history_error(osmem):
-    client = SearchDBClient("http://127.0.0.1:9", request_timeout=5)
+    client = SearchDBClient("http://127.0.0.1:9", "", reactor, request_timeout=5)
     db = SearchDBHistory(client, PREFIX)
     with pytest.raises(HistoryError) as err:
         await db.get_account_history("1.2.6", 0, 10, 0)
@@ -371,7 +374,7 @@ async def test_es6_paths_carry_type_data(built):
         "block_data": {"block_num": entry["block_num"], "block_time": entry["block_time"],
                        "trx_id": "00" * 20}}}
     root = Es6Root([hit])
-    client = SearchDBClient("http://es6.invalid:9200/", http_client=StubTreq(root))
+    client = SearchDBClient("http://es6.invalid:9200/", "", Clock(), http_client=StubTreq(root))
     db = SearchDBHistory(client, "chain-")
     got = await db.get_account_history("1.2.6", 0, 1, 0)
     assert norm(got) == norm([entry])

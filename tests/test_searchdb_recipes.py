@@ -1,4 +1,4 @@
-"""Clients' queries on the stored documents (history-searchdb-plugin.md,
+"""Clients' queries on the stored documents (docs/searchdb-plugin.rst,
 "Endpoints"): count, search, ``_cat/indices`` and the four query recipes,
 run as HTTP GET with a JSON body against a real osmem-server holding the
 documents of a real chain (two calendar months), with and without the
@@ -9,13 +9,15 @@ import orjson
 import pytest
 import pytest_twisted
 import treq
+from twisted.internet import reactor
 
 from test_searchdb_query import bulk_bodies, install_template, ship
 from test_searchdb_query import built, osmem  # noqa: F401  (module fixtures)
 
-from nodeapi.history.documents import index_name
 from nodeapi.history.ids import HistoryNumbering
-from nodeapi.history.shipper import ServerInfo, SearchDBClient
+from nodeapi.history.searchdb.client import SearchDBClient
+from nodeapi.history.searchdb.documents import index_name
+from nodeapi.history.searchdb.flavors import ServerInfo
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +50,7 @@ async def db(request, osmem, built):  # noqa: F811
     if request.param == "template":
         await install_template(osmem.url, prefix)
     await ship(osmem.url, bulk_bodies(chain, rec.blocks, prefix))
-    client = SearchDBClient(osmem.url, request_timeout=10)
+    client = SearchDBClient(osmem.url, "", reactor, request_timeout=10)
     await client.detect()
     yield client, prefix
     await client.close()

@@ -1,4 +1,4 @@
-"""The resume point against osmem (history-searchdb-plugin.md "Duplicate
+"""The resume point against osmem (docs/searchdb-plugin.rst "Duplicate
 rule": writing begins at the first record the database does not have yet,
 never before it): a document missing below the highest stored one (a bulk
 stored in part when the node died, no cursor file) is written on restart,
@@ -10,9 +10,9 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor
 
-from nodeapi.history.searchdb_bulk import CURSOR_FILE, Cursor
-from nodeapi.history.searchdb_ship import find_resume
-from nodeapi.history.shipper import SearchDBClient
+from nodeapi.history.searchdb.client import SearchDBClient
+from nodeapi.history.searchdb.resume import CURSOR_FILE, Cursor
+from nodeapi.history.searchdb.resume import find_resume
 
 from test_searchdb import (FarClock, check_all_once, history_log,  # noqa: F401
                            make_service, open_chain, stored_docs)

@@ -4,7 +4,7 @@ Keeps every applied operation (``1.11.M``) and, per account, the list of
 its operations in ath order, and answers the history API set.  Graphene
 reference: libraries/plugins/account_history/account_history_plugin.cpp
 (numbering, with no ``max-ops-per-account`` trimming) and
-libraries/app/api.cpp ``history_api`` (query semantics, wire-contract.md
+libraries/app/api.cpp ``history_api`` (query semantics, docs/wire-contract.rst
 section 6).  Numbering is :mod:`nodeapi.history.ids`, shared with searchdb.
 
 The chain keeps no state on disk and replays its block log on every start,

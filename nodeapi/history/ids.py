@@ -2,7 +2,7 @@
 (ath, ``2.9.N``) numbering, shared by the ``account_history`` and the
 ``searchdb`` plugins so that both hand out exactly the same ids.
 
-Rules (wire-contract.md section 8; graphene ``account_history_plugin`` and
+Rules (docs/wire-contract.rst section 8; graphene ``account_history_plugin`` and
 ``elasticsearch_plugin``, ``add_account_history`` / ``addNewEntry``):
 
 - ``1.11.M`` is the chain's own count of applied operations

@@ -2,7 +2,7 @@
 SIGKILL while it is synchronized, producing blocks and receiving transfers,
 then started again over the same data dir and search database: every
 (operation, impacted account) document is stored exactly once
-(history-searchdb-plugin.md "Duplicate rule"; wire-contract.md section 8),
+(docs/searchdb-plugin.rst "Duplicate rule"; docs/wire-contract.rst section 8),
 ids ``2.9.0`` .. ``2.9.<N-1>`` contiguous, N the chain's own count (the sum
 of the accounts' ``statistics.total_ops``), each account's ``sequence`` and
 ``next`` links continuous across the kill.

@@ -1,5 +1,5 @@
-"""The search database after the clients' story (history-searchdb-plugin.md,
-"Endpoints"; wire-contract.md section 8): the spec's count, search and
+"""The search database after the clients' story (docs/searchdb-plugin.rst,
+"Endpoints"; docs/wire-contract.rst section 8): the spec's count, search and
 ``_cat/indices`` calls and the four query recipes, as HTTP GET with a JSON
 body against the osmem-server the daemon ships to, checked against the
 eight operations of :mod:`e2e.flows` and their fourteen (operation,

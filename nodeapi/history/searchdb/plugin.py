@@ -1,17 +1,17 @@
 """The ``searchdb`` history plugin: operation and account history written to
-a search database (history-searchdb-plugin.md; wire-contract.md section 8).
+a search database (docs/searchdb-plugin.rst; docs/wire-contract.rst section 8).
 
 Data flow: block -> chain -> :meth:`SearchDBService.block_applied` (ohi/ath
 numbering shared with ``account_history``, documents, bulk items) ->
-:class:`~nodeapi.history.searchdb_bulk.BulkBuilder` (sealed bulks) ->
-:class:`~nodeapi.history.spool.BulkQueue` (memory bounded, spills to a file)
--> :class:`~nodeapi.history.searchdb_ship.BulkShipper` (one ``POST /_bulk``
+:class:`~nodeapi.history.searchdb.bulk.BulkBuilder` (sealed bulks) ->
+:class:`~nodeapi.history.searchdb.spool.BulkQueue` (memory bounded, spills to a file)
+-> :class:`~nodeapi.history.searchdb.shipper.BulkShipper` (one ``POST /_bulk``
 in flight, retries with backoff) -> the database.
 
 * Start (:meth:`SearchDBService.prepare`, before the chain replays):
   detect the server flavour (``GET /``), install the index template for
   ``<prefix>*`` unless one of that name exists, and ask the database what it
-  holds (:func:`~nodeapi.history.searchdb_ship.find_resume`, helped by the
+  holds (:func:`~nodeapi.history.searchdb.shipper.find_resume`, helped by the
   cursor file): documents it holds are neither built nor sent again.  If the
   database does not answer, the node starts anyway, documents are queued
   from the cursor on and the shipper does all this once the database
@@ -38,12 +38,14 @@ from twisted.logger import Logger
 from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer
-from nodeapi.history.documents import DocumentBuilder, index_template
 from nodeapi.history.ids import HistoryNumbering
-from nodeapi.history.searchdb_bulk import MAX_BODY, BulkBuilder, Cursor, Resume
-from nodeapi.history.searchdb_ship import BulkShipper, find_resume
-from nodeapi.history.shipper import SearchDBClient
-from nodeapi.history.spool import BulkQueue
+from nodeapi.history.searchdb.bulk import MAX_BODY, BulkBuilder
+from nodeapi.history.searchdb.client import SearchDBClient
+from nodeapi.history.searchdb.documents import DocumentBuilder
+from nodeapi.history.searchdb.flavors import index_template
+from nodeapi.history.searchdb.resume import Cursor, Resume, find_resume
+from nodeapi.history.searchdb.shipper import BulkShipper
+from nodeapi.history.searchdb.spool import BulkQueue
 
 #: Seconds between a live block's time and the clock within which the node
 #: counts as synchronized.
@@ -56,7 +58,7 @@ class SearchDBService(service.Service):
     """The searchdb plugin: a Twisted service and an ``IBlockConsumer``
     (register with ``chain.add_consumer`` before the replay).
 
-    :param client: a :class:`~nodeapi.history.shipper.SearchDBClient`.
+    :param client: a :class:`~nodeapi.history.searchdb.client.SearchDBClient`.
     :param chain: the :class:`~nodeapi.chain.chain.Chain` (asset symbol and
         precision for the visitor).
     :param data_dir: the node's data directory (cursor and spool files).
@@ -64,7 +66,7 @@ class SearchDBService(service.Service):
     :param visitor: ``searchdb-visitor``.
     :param bulk_replay: ``searchdb-bulk-replay``, lines (2 per document).
     :param bulk_sync: ``searchdb-bulk-sync``, lines.
-    :param reactor: timers and network.
+    :param reactor: timers (``IReactorTime``); the client brings its own.
     :param clock: ``seconds()`` for the synchronized test (default reactor).
     :param max_memory: bytes of sealed bulks kept in memory before the spool
         file is used.
@@ -78,15 +80,11 @@ class SearchDBService(service.Service):
 
     log = Logger()
 
-    def __init__(self, client: SearchDBClient, chain: Any, data_dir: str,
+    def __init__(self, client: SearchDBClient, chain: Any, data_dir: str, reactor: Any, *,
                  index_prefix: str = "chain-", visitor: bool = False,
-                 bulk_replay: int = 10000, bulk_sync: int = 100, reactor: Any = None,
-                 clock: Any = None, max_memory: int = 64 << 20, max_body: int = MAX_BODY,
+                 bulk_replay: int = 10000, bulk_sync: int = 100, clock: Any = None, max_memory: int = 64 << 20, max_body: int = MAX_BODY,
                  stop_timeout: float = 30.0, prepare_timeout: float = 15.0,
                  initial_backoff: float = 0.5, max_backoff: float = 60.0) -> None:
-        if reactor is None:
-            from twisted.internet import reactor as _reactor
-            reactor = _reactor
         self.client = client
         self.chain = chain
         self.data_dir = data_dir
@@ -175,7 +173,7 @@ class SearchDBService(service.Service):
         last open bulk (up to :attr:`last_block`) and wake the shipper;
         with nothing pending, ``confirmed_block_num`` becomes
         :attr:`last_block` at once.  Returns at once; shipping continues in the
-        background (history-searchdb-plugin.md)."""
+        background (docs/searchdb-plugin.rst)."""
         super().startService()
         self.builder.seal(self.last_block)
         self.shipper.kick()
@@ -298,15 +296,15 @@ def make_searchdb(options, chain, data_dir: str, reactor) -> SearchDBService:
     """The searchdb plugin for parsed ``options`` (``options.searchdb()``:
     node_url, bulk_replay, bulk_sync, visitor, basic_auth, index_prefix):
     a :class:`SearchDBService` whose ``history`` is a
-    :class:`nodeapi.history.searchdb_query.SearchDBHistory` over the same
+    :class:`nodeapi.history.searchdb.query.SearchDBHistory` over the same
     client.  The caller registers it with ``chain.add_consumer`` and passes
     it to :class:`~nodeapi.service.NodeService` as a plugin."""
-    from nodeapi.history.searchdb_query import SearchDBHistory
+    from nodeapi.history.searchdb.query import SearchDBHistory
 
     opts = options.searchdb()
     client = SearchDBClient(opts["node_url"], opts["basic_auth"], reactor)
-    svc = SearchDBService(client, chain, data_dir, index_prefix=opts["index_prefix"],
+    svc = SearchDBService(client, chain, data_dir, reactor, index_prefix=opts["index_prefix"],
                           visitor=opts["visitor"], bulk_replay=opts["bulk_replay"],
-                          bulk_sync=opts["bulk_sync"], reactor=reactor)
+                          bulk_sync=opts["bulk_sync"])
     svc.history = SearchDBHistory(client, opts["index_prefix"], chain)
     return svc

@@ -1,13 +1,10 @@
 """HTTP client of the search database (treq over its own connection pool).
 
-Knows the server flavours (wire-contract.md section 8): ``GET /`` tells
-``version.number`` and ``version.distribution``; Elasticsearch 6 uses paths
-and action lines with the document type ``data`` and a legacy template with
-a typed mapping, Elasticsearch 7 is typeless with a legacy ``_template``,
-Elasticsearch >= 8 and every OpenSearch are typeless with a composable
-``_index_template``.
+``GET /`` tells the server flavour
+(:class:`~nodeapi.history.searchdb.flavors.ServerInfo`), which decides paths
+and templates (docs/wire-contract.rst section 8).
 
-Style (../shared/STYLE.md, treq and txacme): own ``HTTPConnectionPool`` and
+Style (treq and txacme): own ``HTTPConnectionPool`` and
 ``Agent(connectTimeout=...)``, every request plus its body wrapped in
 ``Deferred.addTimeout(t, clock)``, no automatic retry (the plugin retries
 with backoff), cached connections closed on :meth:`SearchDBClient.close`.
@@ -20,16 +17,16 @@ import base64
 from typing import Any, Optional
 from urllib.parse import unquote
 
-import attr
 import orjson
 import treq
 from hyperlink import URL
 from treq.client import HTTPClient
-from twisted.internet.defer import CancelledError, inlineCallbacks
+from twisted.internet.defer import CancelledError, inlineCallbacks, succeed
 from twisted.logger import Logger
 from twisted.web.client import Agent, HTTPConnectionPool
 
 from nodeapi.errors import HistoryError
+from nodeapi.history.searchdb.flavors import ServerInfo
 
 
 class SearchDBError(HistoryError):
@@ -51,44 +48,6 @@ class SearchDBError(HistoryError):
         """True when a retry later may succeed (no answer, 401/403 while
         the operator fixes credentials, 408, 429, 5xx)."""
         return self.status is None or self.status in (401, 403, 408, 429) or self.status >= 500
-
-
-@attr.s(frozen=True, slots=True, auto_attribs=True)
-class ServerInfo:
-    """What ``GET /`` told.
-
-    :ivar number: ``version.number`` (e.g. ``"6.2.0"``).
-    :ivar distribution: ``"elasticsearch"`` or ``"opensearch"``.
-    :ivar major: the major version number.
-    """
-
-    number: str
-    distribution: str
-    major: int
-
-    @property
-    def doc_type(self) -> Optional[str]:
-        """``"data"`` on Elasticsearch <= 6, else None (typeless)."""
-        return "data" if self.distribution != "opensearch" and self.major <= 6 else None
-
-    @property
-    def template_flavor(self) -> str:
-        """``"es6"``, ``"legacy"`` (ES 7) or ``"composable"``."""
-        if self.distribution == "opensearch" or self.major >= 8:
-            return "composable"
-        return "es6" if self.major <= 6 else "legacy"
-
-    @property
-    def template_path(self) -> str:
-        """``"/_index_template/"`` for composable templates (OpenSearch,
-        Elasticsearch >= 8), else ``"/_template/"`` (legacy API, ES 6/7);
-        the template name follows (history-searchdb-plugin.md)."""
-        return "/_index_template/" if self.template_flavor == "composable" else "/_template/"
-
-    def search_path(self, prefix: str, endpoint: str) -> str:
-        """``/<prefix>*/[data/]<endpoint>`` (``_search``, ``_count``)."""
-        typed = f"{self.doc_type}/" if self.doc_type else ""
-        return f"/{prefix}*/{typed}{endpoint}"
 
 
 def parse_server_info(answer: Any) -> ServerInfo:
@@ -140,7 +99,8 @@ class SearchDBClient:
     :param node_url: ``searchdb-node-url`` (e.g. ``http://localhost:9200/``);
         a ``user:pass@`` part is used as credentials and removed.
     :param basic_auth: ``searchdb-basic-auth`` ``user:password`` ("" = none).
-    :param reactor: the reactor (also the clock for timeouts).
+    :param reactor: the reactor (``IReactorTCP`` for the own pool, and the
+        clock of the timeouts); a ``Clock`` will do with ``http_client``.
     :param connect_timeout: seconds for a TCP connection.
     :param request_timeout: seconds for a whole request including its body.
     :param http_client: a treq ``HTTPClient`` to use instead of one over the
@@ -149,12 +109,9 @@ class SearchDBClient:
 
     log = Logger()
 
-    def __init__(self, node_url: str, basic_auth: str = "", reactor: Any = None,
+    def __init__(self, node_url: str, basic_auth: str, reactor: Any, *,
                  connect_timeout: float = 10.0, request_timeout: float = 60.0,
                  http_client: Any = None) -> None:
-        if reactor is None:
-            from twisted.internet import reactor as _reactor
-            reactor = _reactor
         self.reactor = reactor
         userinfo, bare = split_userinfo(node_url if "://" in node_url else "http://" + node_url)
         if userinfo and not basic_auth:
@@ -266,8 +223,6 @@ class SearchDBClient:
         """Close the pool's cached keep-alive connections; the Deferred
         fires with None once they are closed (at once without an own
         pool)."""
-        from twisted.internet.defer import succeed
-
         if self._pool is not None:
             return self._pool.closeCachedConnections()
         return succeed(None)

@@ -1,11 +1,11 @@
 """The history API answered from the search database (``searchdb`` plugin).
 
 While ``searchdb`` is active, ``node.history`` is a :class:`SearchDBHistory`:
-the three history functions read the documents of wire-contract.md section 8
+the three history functions read the documents of docs/wire-contract.rst section 8
 (one per (operation, impacted account) pair, ``_id`` ``2.9.N``) from the
 indexes ``<prefix>*`` and give the same answers as the in-memory
 ``account_history`` plugin (:mod:`nodeapi.history.account_history`,
-graphene ``history_api`` in libraries/app/api.cpp, wire-contract.md
+graphene ``history_api`` in libraries/app/api.cpp, docs/wire-contract.rst
 section 6).
 
 How each function maps to one query (all filters on exact fields, sorted by
@@ -105,7 +105,7 @@ def _range(field: str, low: int, high: int) -> dict:
 class SearchDBHistory:
     """``IAccountHistory`` over the search database (see the module text).
 
-    :param client: a :class:`nodeapi.history.shipper.SearchDBClient`; its
+    :param client: a :class:`nodeapi.history.searchdb.client.SearchDBClient`; its
         ``info`` (server flavour: ES 6 paths carry the type ``data``, other
         servers are typeless) is detected on first use if not yet known.
         Used: ``info``, ``detect()`` and ``search(prefix, body)`` (POST

@@ -2,7 +2,7 @@
 to a spool file in the data directory.
 
 The searchdb plugin never stalls the chain while the search database is
-slow or down (wire-contract.md section 8, "failures to avoid"): sealed bulks
+slow or down (docs/wire-contract.rst section 8, "failures to avoid"): sealed bulks
 are queued here.  Up to ``max_memory`` bytes stay in memory; beyond that
 every new bulk is appended to the spool (and keeps going there until the
 spool has been read back completely, so order is kept).  The spool is a

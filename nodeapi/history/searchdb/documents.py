@@ -1,4 +1,4 @@
-"""Search-database documents of the searchdb plugin (wire-contract.md
+"""Search-database documents of the searchdb plugin (docs/wire-contract.rst
 section 8; layout of the real documents in tests/fixtures/es).
 
 One document per (operation, impacted account) pair, ``_id`` = its ath id
@@ -14,7 +14,7 @@ One document per (operation, impacted account) pair, ``_id`` = its ath id
                          transfer_data: {..., from, to}}}   # visitor only
 
 ``op`` and ``operation_result`` are JSON strings of the wire JSON
-(wire-contract.md section 3: integers outside the signed 32-bit range as
+(docs/wire-contract.rst section 3: integers outside the signed 32-bit range as
 strings, as the reference node's documents write amounts and nonces).  ``op_object`` is the operation's data adapted like
 bitshares-core's ``es_data_adaptor`` (libraries/utilities/elasticsearch.cpp)
 so that every field keeps one type across all documents: an object field
@@ -316,46 +316,3 @@ def _stringify_big(value):
             -(1 << 63) <= value < (1 << 64)):
         return str(value)
     return value
-
-
-def index_template(prefix: str, flavor: str) -> dict:
-    """The index template for ``<prefix>*`` (account ids keyword with a
-    ``.keyword`` sub-field for the spec's exact-match queries, block_time
-    date, ``op`` stored but not indexed, date detection off so that
-    ``op_object`` strings keep one type).
-
-    :param flavor: ``"es6"`` (legacy template, mapping type ``data``),
-        ``"legacy"`` (ES 7 legacy typeless) or ``"composable"`` (ES >= 7.8 /
-        8, OpenSearch ``_index_template``).
-    """
-    kw = {"type": "keyword"}
-    kw_sub = {"type": "keyword", "fields": {"keyword": {"type": "keyword"}}}
-    amount = {"properties": {"asset": kw, "asset_name": kw, "amount": {"type": "long"},
-                             "amount_units": {"type": "double"}}}
-    transfer = {"properties": dict(amount["properties"], **{"from": kw_sub, "to": kw_sub})}
-    mappings = {
-        "date_detection": False,
-        "properties": {
-            "account_history": {"properties": {
-                "id": kw_sub, "account": kw_sub, "operation_id": kw_sub,
-                "sequence": {"type": "long"}, "next": kw_sub}},
-            "operation_history": {"properties": {
-                "trx_in_block": {"type": "long"}, "op_in_trx": {"type": "long"},
-                "virtual_op": {"type": "long"}, "is_virtual": {"type": "boolean"},
-                "fee_payer": kw_sub, "op": {"type": "text", "index": False},
-                "operation_result": {"type": "text", "index": False}}},
-            "operation_type": {"type": "integer"},
-            "operation_id_num": {"type": "long"},
-            "block_data": {"properties": {
-                "block_num": {"type": "long"}, "block_time": {"type": "date"},
-                "trx_id": kw_sub}},
-            "additional_data": {"properties": {"fee_data": amount,
-                                               "transfer_data": transfer}},
-        },
-    }
-    pattern = [prefix + "*"]
-    if flavor == "composable":
-        return {"index_patterns": pattern, "priority": 50, "template": {"mappings": mappings}}
-    if flavor == "es6":
-        return {"index_patterns": pattern, "mappings": {"data": mappings}}
-    return {"index_patterns": pattern, "mappings": mappings}

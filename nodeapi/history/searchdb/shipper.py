@@ -1,7 +1,7 @@
-"""Shipping sealed bulks to the search database, and the resume query.
+"""Shipping sealed bulks to the search database.
 
 One bulk in flight at a time, oldest first (txacme-style service loop over
-an injected reactor).  Outcomes (wire-contract.md section 8; the failures of
+an injected reactor).  Outcomes (docs/wire-contract.rst section 8; the failures of
 the reference node to avoid):
 
 * per item ``201``/``200``: stored; ``409`` (version conflict, document
@@ -22,93 +22,19 @@ from twisted.internet import defer
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
 
-from nodeapi.history.searchdb_bulk import Cursor, Resume
-from nodeapi.history.shipper import SearchDBClient, SearchDBError
-from nodeapi.history.spool import BulkQueue
+from nodeapi.history.searchdb.client import SearchDBClient, SearchDBError
+from nodeapi.history.searchdb.spool import BulkQueue
 
 #: Bulk statuses that split the bulk instead of retrying it as a whole.
 SPLIT_STATUSES = (400, 413, 422)
-#: The resume query looks at most at this many documents (the default
-#: ``index.max_result_window``).
-RESUME_WINDOW = 10000
 
 
 class _Retry(Exception):
     """Internal: the head bulk must be retried after a backoff."""
 
 
-def _hits(answer) -> tuple:
-    """(hits, total) of a search answer (``hits.total`` an int on ES 6,
-    ``{value, relation}`` from ES 7 and on OpenSearch)."""
-    hits = (answer.get("hits") or {}).get("hits") or []
-    total = (answer.get("hits") or {}).get("total")
-    total = total.get("value", 0) if isinstance(total, dict) else int(total or 0)
-    return hits, total
-
-
-def _ath_ids(hits) -> set:
-    stored = set()
-    for hit in hits:
-        oid = str(hit.get("_id", ""))
-        if oid.startswith("2.9.") and oid[4:].isdigit():
-            stored.add(int(oid[4:]))
-    return stored
-
-
-@defer.inlineCallbacks
-def find_resume(client: SearchDBClient, index_prefix: str, cursor: Optional[Cursor],
-                window: int = RESUME_WINDOW):
-    """Ask the database what it holds; returns a
-    :class:`~nodeapi.history.searchdb_bulk.Resume` that begins writing at
-    the first document the database lacks, never before it
-    (history-searchdb-plugin.md "Duplicate rule").
-
-    Refreshes ``<prefix>*`` and reads the highest ``operation_id_num`` (a
-    numeric max aggregation; ``_id`` strings ``2.9.N`` do not sort
-    numerically).  Then the ``_id`` of every document of the operations
-    from the cursor's operation on, when the cursor is usable (not ahead of
-    the database) and they fit in one ``window``; otherwise the ``window``
-    documents with the highest ``operation_id_num``.  Operations below the
-    looked-at range count as stored completely; inside it each ``2.9.N`` is
-    checked, so a document missing below the highest one (a bulk stored in
-    part when the node died) is written, and none is written twice.  A
-    window holds more than one bulk (bulks are shipped one at a time), so
-    the bulk in flight at a crash is always inside it.
-    ``client.info`` must be set (:meth:`SearchDBClient.detect`).
-
-    :raises SearchDBError: when the database does not answer as expected.
-    """
-    yield client.request("POST", f"/{index_prefix}*/_refresh", ok=(200, 404))
-    answer = yield client.search(index_prefix, {
-        "size": 0, "aggs": {"top": {"max": {"field": "operation_id_num"}}}})
-    top = ((answer.get("aggregations") or {}).get("top") or {}).get("value")
-    if top is None:
-        return Resume(lo_op=0)
-    top = int(top)
-    if cursor is not None and 0 <= cursor.op <= top:
-        answer = yield client.search(index_prefix, {
-            "size": window, "_source": False,
-            "query": {"range": {"operation_id_num": {"gte": cursor.op}}}})
-        hits, total = _hits(answer)
-        if len(hits) < window and total <= len(hits):
-            return Resume(lo_op=cursor.op, upto_ath=cursor.ath, stored=_ath_ids(hits),
-                          window_op=top)
-    answer = yield client.search(index_prefix, {
-        "size": window, "_source": ["operation_id_num"],
-        "sort": [{"operation_id_num": {"order": "desc"}}],
-        "query": {"match_all": {}}})
-    hits, total = _hits(answer)
-    if len(hits) < window and total <= len(hits):
-        lo = 0  # every stored document is in hand
-    else:
-        ops = [int((h.get("_source") or {}).get("operation_id_num", top)) for h in hits]
-        low = min(ops, default=top)
-        lo = low + 1 if low < top else top  # ``low`` may continue below the window
-    return Resume(lo_op=lo, upto_ath=-1, stored=_ath_ids(hits), window_op=top)
-
-
 class BulkShipper:
-    """Drains a :class:`~nodeapi.history.spool.BulkQueue` into the database.
+    """Drains a :class:`~nodeapi.history.searchdb.spool.BulkQueue` into the database.
 
     :param client: the :class:`SearchDBClient`.
     :param queue: sealed bulks, oldest first.
