@@ -325,7 +325,7 @@ def test_restart_during_sync(genesis, history_log, osmem_url, tmp_path):
     second = make_service(osmem_url, chain, data)
     chain.add_consumer(second)
     yield second.prepare()
-    assert second.resume.lo_op == first.cursor.op
+    assert second.resume.lo_op == first.cursor.op  # the last operation checked by its ids
     yield chain.replay()
     second.startService()
     transfers(chain, 2)

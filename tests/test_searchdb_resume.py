@@ -53,7 +53,8 @@ def test_gap_below_the_highest_document_is_filled(genesis, history_log, osmem_ur
     else:  # a cursor from before the gaps (the last bulk confirmed before the crash)
         n = gaps[1] - 2
         Cursor(n, expected[n][1], expected[n][2]).save(data, "chain-")
-    resume = yield find_resume(client, "chain-", Cursor.load(data, "chain-"))
+    saved = Cursor.load(data, "chain-")
+    resume = yield find_resume(client, "chain-", saved.op + 1 if saved else None)
     assert resume.window_op == expected[top][1]
     assert not any(resume.holds(expected[n][1], n) for n in gaps)
     assert all(resume.holds(m, n) for n, (_a, m, _b) in expected.items() if n not in gaps)
@@ -66,22 +67,31 @@ def test_gap_below_the_highest_document_is_filled(genesis, history_log, osmem_ur
 @pytest_twisted.inlineCallbacks
 def test_window_smaller_than_the_database(genesis, history_log, osmem_url,  # noqa: F811
                                           tmp_path):
-    """More documents than one window: the window of the highest
-    operation_id_num decides; operations below it count as stored, the
-    lowest one in it (which may continue below) too."""
+    """More documents than one window: without a gap only the highest
+    operation's documents are looked at one by one; with a gap, the window
+    of the lowest operations from the gap on decides, later ones are
+    written again (409 for what is stored)."""
     path, expected = history_log
     yield ship_all(genesis, path, osmem_url, str(tmp_path))
     client = SearchDBClient(osmem_url, "", reactor)
     yield client.detect()
+    top = max(expected[n][1] for n in expected)
+    for hint in (None, 0, 1, top + 5):  # a hint only narrows the search
+        resume = yield find_resume(client, "chain-", hint, window=6)
+        assert resume.lo_op == top and resume.window_op == top
+        assert resume.stored == {n for n in expected if expected[n][1] == top}
+        assert all(resume.holds(m, n) for n, (_a, m, _b) in expected.items())
+        assert not resume.lacks_below(max(expected) + 1)
+    # a gap: everything below it is held, the window after it is checked one by one
+    docs = yield stored_docs(osmem_url)
+    gap = sorted(expected)[len(expected) // 2]
+    yield client.request("DELETE", f"/{docs[gap]['_index']}/_doc/2.9.{gap}")
     resume = yield find_resume(client, "chain-", None, window=6)
-    top_six = sorted(expected)[-6:]
-    low = min(expected[n][1] for n in top_six)
-    assert resume.lo_op == low + 1 and resume.stored == set(top_six)
-    assert resume.window_op == expected[max(expected)][1]
-    # a cursor far behind (more than a window after it): same answer
-    behind = yield find_resume(client, "chain-", Cursor(0, 0, 1), window=6)
-    assert (behind.lo_op, behind.upto_ath, behind.stored) == (low + 1, -1, set(top_six))
-    # everything fits in the window: every document is checked by its id
+    assert not resume.holds(expected[gap][1], gap) and resume.lacks_below(gap + 1)
+    assert all(resume.holds(m, n) for n, (_a, m, _b) in expected.items()
+               if m < expected[gap][1] or n in resume.stored)
+    assert 0 < len(resume.stored) <= 6 and resume.window_op < top
     full = yield find_resume(client, "chain-", None)
-    assert full.lo_op == 0 and full.stored == set(expected)
+    assert full.stored | {gap} >= {n for n in expected if expected[n][1] >= full.lo_op}
+    assert all(full.holds(m, n) for n, (_a, m, _b) in expected.items() if n != gap)
     yield client.close()

@@ -45,6 +45,11 @@ class BulkBuilder:
     def __len__(self) -> int:
         return len(self._ids)
 
+    @property
+    def first(self) -> Optional[tuple]:
+        """``(m, n)`` of the first open item, or None."""
+        return (self._ops[0], self._ids[0]) if self._ids else None
+
     def add(self, items: list, m: int, block_num: int) -> None:
         """Add ``[(n, bytes)]`` of operation ``m`` in block ``block_num``;
         seals first when an item would push the body past ``max_body`` and

@@ -8,14 +8,20 @@ numbering shared with ``account_history``, documents, bulk items) ->
 -> :class:`~nodeapi.history.searchdb.shipper.BulkShipper` (one ``POST /_bulk``
 in flight, retries with backoff) -> the database.
 
-* Start (:meth:`SearchDBService.prepare`, before the chain replays):
-  detect the server flavour (``GET /``), install the index template for
-  ``<prefix>*`` unless one of that name exists, and ask the database what it
-  holds (:func:`~nodeapi.history.searchdb.shipper.find_resume`, helped by the
-  cursor file): documents it holds are neither built nor sent again.  If the
-  database does not answer, the node starts anyway, documents are queued
-  from the cursor on and the shipper does all this once the database
-  answers (then dropping queued documents it turns out to hold).
+* Start (:meth:`SearchDBService.prepare`, before the chain replays) and
+  every reconnection after an outage: detect the server flavour
+  (``GET /``), install the index template for ``<prefix>*`` unless one of
+  that name exists, and check what the database holds
+  (:func:`~nodeapi.history.searchdb.resume.find_resume`; the cursor file
+  only narrows the search): documents it holds are neither built nor sent
+  again, queued ones it holds are dropped.  If the database does not
+  answer at start, the node starts anyway, documents are queued from the
+  cursor on and the check runs once the database answers.
+* Documents the database lost after the plugin had shipped them (restarted
+  empty, an index deleted), and documents skipped because an earlier check
+  said it held them, are rebuilt from the block log by a
+  :class:`~nodeapi.history.searchdb.backfill.Backfill` and shipped before
+  the queue.
 * Bulk size in lines: ``bulk_replay`` while not synchronized,
   ``bulk_sync`` once synchronized.  Synchronized means: a live block
   (not replay) whose time is within :data:`SYNC_WINDOW` seconds of the
@@ -30,7 +36,7 @@ in flight, retries with backoff) -> the database.
 """
 
 import os
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from twisted.application import service
 from twisted.internet import defer
@@ -38,7 +44,9 @@ from twisted.logger import Logger
 from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer
+from nodeapi.chain.chain import Chain
 from nodeapi.history.ids import HistoryNumbering
+from nodeapi.history.searchdb.backfill import Backfill
 from nodeapi.history.searchdb.bulk import MAX_BODY, BulkBuilder
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
@@ -51,6 +59,7 @@ from nodeapi.history.searchdb.spool import BulkQueue
 #: counts as synchronized.
 SYNC_WINDOW = 30.0
 SPOOL_FILE = "searchdb-spool.bin"
+BACKFILL_FILE = "searchdb-backfill.bin"
 
 
 @implementer(IBlockConsumer)
@@ -72,10 +81,15 @@ class SearchDBService(service.Service):
         file is used.
     :param stop_timeout: seconds :meth:`stopService` waits for the flush.
     :param prepare_timeout: seconds :meth:`prepare` waits for the database.
+    :param replica: ``fn() -> Chain``, a fresh chain over the node's block
+        log for a :class:`~nodeapi.history.searchdb.backfill.Backfill`
+        (default: one over ``chain``'s genesis and block log).
     :ivar history: the ``IAccountHistory`` answered from the database (set
         by :func:`make_searchdb`).
     :ivar confirmed_block_num: the last block whose documents the database
         confirmed (0 before any).
+    :ivar backfill: the running
+        :class:`~nodeapi.history.searchdb.backfill.Backfill`, or None.
     """
 
     log = Logger()
@@ -84,7 +98,8 @@ class SearchDBService(service.Service):
                  index_prefix: str = "chain-", visitor: bool = False,
                  bulk_replay: int = 10000, bulk_sync: int = 100, clock: Any = None, max_memory: int = 64 << 20, max_body: int = MAX_BODY,
                  stop_timeout: float = 30.0, prepare_timeout: float = 15.0,
-                 initial_backoff: float = 0.5, max_backoff: float = 60.0) -> None:
+                 initial_backoff: float = 0.5, max_backoff: float = 60.0,
+                 replica: Optional[Callable[[], Any]] = None) -> None:
         self.client = client
         self.chain = chain
         self.data_dir = data_dir
@@ -102,14 +117,24 @@ class SearchDBService(service.Service):
         self.builder = BulkBuilder(self.queue, bulk_replay // 2, max_body)
         self.cursor = Cursor.load(data_dir, index_prefix)
         c = self.cursor
-        self.resume = Resume(lo_op=c.op, upto_ath=c.ath) if c else Resume(lo_op=0)
-        self._resume_known = False
+        # until the database answers: the cursor's word (checked then)
+        self.resume = (Resume(lo_op=c.op, upto_ath=c.ath, window_op=c.op) if c
+                       else Resume(lo_op=0))
+        if replica is None and chain is not None:
+            def replica():
+                return Chain(chain.genesis, chain.block_log, clock=reactor)
+        self._replica = replica
+        self.backfill: Optional[Backfill] = None
+        self._max_memory = max_memory
+        self.rejected: dict = dict(c.rejected) if c else {}  # {n: m} refused for good
+        self._live_op = -1  # the last operation numbered
         self.confirmed_block_num = max(c.block, 0) if c else 0
         self.synchronized = False
         self.last_block = 0
         self._build_failed = 0
         self.shipper = BulkShipper(client, self.queue, self._connect, self._bulk_done,
-                                   self._holds, reactor, initial_backoff, max_backoff)
+                                   self._holds, reactor, initial_backoff, max_backoff,
+                                   on_rejected=self._rejected)
 
     # -- figures (read by nodeapi.metrics) ---------------------------------------
 
@@ -126,7 +151,10 @@ class SearchDBService(service.Service):
     @property
     def documents_pending(self) -> int:
         """Documents built but not yet confirmed."""
-        return self.queue.items + len(self.builder)
+        pending = self.queue.items + len(self.builder)
+        if self.backfill is not None:
+            pending += self.backfill.queue.items + len(self.backfill.builder)
+        return pending
 
     # -- start -------------------------------------------------------------------
 
@@ -150,23 +178,92 @@ class SearchDBService(service.Service):
 
     @defer.inlineCallbacks
     def _connect(self):
-        """Detect the server, install the template, learn the resume point
-        (once).  Raises SearchDBError (the shipper retries)."""
+        """Detect the server, install the template, check what the database
+        holds (at start and on every reconnection).  Raises SearchDBError
+        (the shipper retries)."""
         info = yield self.client.detect()
         installed = yield self.client.ensure_template(
             self.template_name, index_template(self.index_prefix, info.template_flavor))
         self.log.info("searchdb: {dist} {number} at {url}; index template {name} {state}",
                       dist=info.distribution, number=info.number, url=self.client.safe_url,
                       name=self.template_name, state="installed" if installed else "exists")
-        if not self._resume_known:
-            resume = yield find_resume(self.client, self.index_prefix, self.cursor)
-            self._resume_known = True
-            self.resume = resume
-            if self.numbering.next_ath or len(self.queue):
-                self.shipper.refilter = True  # drop what was queued but is stored
-            self.log.info("searchdb: database holds operations before 1.11.{op} and {count} "
-                          "documents from it on; writing from the first it lacks",
-                          op=resume.lo_op, count=len(resume.stored))
+        hint = self.cursor.op + 1 if self.cursor is not None else None
+        resume = yield find_resume(self.client, self.index_prefix, hint,
+                                   rejected=self.rejected)
+        earlier, self.resume = self.resume, resume
+        if self.numbering.next_ath or len(self.queue) or len(self.builder):
+            self.shipper.refilter = True  # drop what was queued but is stored
+        self.log.info("searchdb: database holds operations before 1.11.{op} and {count} "
+                      "documents from it on; writing from the first it lacks",
+                      op=resume.lo_op, count=len(resume.stored))
+        self._backfill_check(earlier, resume)
+
+    def _frontier(self) -> tuple:
+        """``(m, n)`` of the first document the plugin's own pipeline still
+        ships (queued, open, or the next to be numbered)."""
+        head = self.queue.peek()
+        if head is not None:
+            return head.ops[0], head.ids[0]
+        first = self.builder.first
+        if first is not None:
+            return first
+        return self._live_op + 1, self.numbering.next_ath
+
+    def _backfill_check(self, earlier: Resume, resume: Resume) -> None:
+        """Start a backfill when the database lacks documents the plugin
+        will not ship by itself: below its frontier (shipped, then lost),
+        or skipped because ``earlier`` said the database held them."""
+        if self.backfill is not None:
+            self._end_backfill("restarted after a new check")
+        m_f, n_f = self._frontier()
+        skipped_last = min(self._live_op, max(earlier.lo_op - 1, earlier.window_op))
+        lost = resume.lacks_below(n_f)
+        skipped = max(resume.lo_op, m_f) <= skipped_last
+        if not (lost or skipped) or self._replica is None:
+            return
+        queue = BulkQueue(os.path.join(self.data_dir, BACKFILL_FILE),
+                          max(self._max_memory // 4, 1 << 20))
+        backfill = Backfill(self._replica, self.documents, resume, n_f, earlier, skipped_last,
+                            queue, self.builder.items_per_bulk, self.builder.max_body,
+                            self.reactor)
+        self.backfill = backfill
+        self.log.warn("searchdb: the database lacks documents from 1.11.{op} on that were "
+                      "shipped or skipped before; rebuilding those below 2.9.{upto} from "
+                      "the block log", op=resume.lo_op, upto=n_f)
+        self.shipper.add_source(queue, lambda bulk: self._backfill_bulk_done(backfill, bulk))
+        backfill.start().addCallbacks(lambda built: self._backfill_built(backfill, built),
+                                      lambda failure: self._backfill_failed(backfill, failure))
+        self.shipper.kick()
+
+    def _backfill_bulk_done(self, backfill: Backfill, bulk) -> None:
+        backfill.bulk_done(bulk)
+        if backfill is self.backfill and backfill.done.called and not len(backfill.queue):
+            self._end_backfill("done")
+
+    def _backfill_built(self, backfill: Backfill, built: int) -> None:
+        if backfill is self.backfill:
+            self.log.info("searchdb: backfill built {count} documents from {first}", count=built,
+                          first=f"2.9.{backfill.first}" if backfill.first >= 0 else "-")
+            if not len(backfill.queue):
+                self._end_backfill("done")
+            else:
+                self.shipper.kick()
+
+    def _backfill_failed(self, backfill: Backfill, failure) -> None:
+        if backfill is self.backfill and not failure.check(defer.CancelledError):
+            self.log.failure("searchdb: backfill stopped", failure)
+            self._end_backfill("failed")
+
+    def _end_backfill(self, why: str) -> None:
+        backfill, self.backfill = self.backfill, None
+        if backfill is None:
+            return
+        self._build_failed += backfill.failed + backfill.builder.dropped
+        self.shipper.remove_source(backfill.queue)
+        backfill.cancel()
+        backfill.queue.discard()
+        self.log.info("searchdb: backfill {why} ({count} documents rebuilt)", why=why,
+                      count=backfill.built)
 
     def startService(self) -> None:
         """Twisted calls this after the chain's replay: seal the replay's
@@ -214,9 +311,9 @@ class SearchDBService(service.Service):
             if not entries:
                 continue
             m = op.id_num
+            self._live_op = m
             if m < resume.lo_op:
                 continue  # stored already
-            resume.passed(m)
             if m <= resume.window_op or entries[0][0] <= resume.upto_ath:
                 entries = [e for e in entries if not resume.holds(m, e[0])]
                 if not entries:
@@ -225,6 +322,8 @@ class SearchDBService(service.Service):
                 items = self.documents.items(entries, op, num, block_time, index)
             except Exception:
                 self._build_failed += len(entries)
+                for e in entries:
+                    self.rejected[e[0]] = m
                 self.log.failure("searchdb: documents of 1.11.{m} not built", m=m)
                 continue
             builder.add(items, m, num)
@@ -241,6 +340,9 @@ class SearchDBService(service.Service):
     def _holds(self, m: int, n: int) -> bool:
         return self.resume.holds(m, n)
 
+    def _rejected(self, m: int, n: int) -> None:
+        self.rejected[n] = m
+
     # -- confirmation ----------------------------------------------------------------
 
     def _idle_check(self) -> None:
@@ -255,7 +357,7 @@ class SearchDBService(service.Service):
             self.confirmed_block_num = max(self.confirmed_block_num, self.last_block)
         if not len(bulk):
             return
-        self.cursor = Cursor(bulk.last_id, bulk.last_op, self.confirmed_block_num)
+        self.cursor = Cursor(bulk.last_id, bulk.last_op, self.confirmed_block_num, self.rejected)
         try:
             self.cursor.save(self.data_dir, self.index_prefix)
         except OSError as exc:
@@ -269,6 +371,8 @@ class SearchDBService(service.Service):
         """Seal the open bulk and flush the queue, waiting at most
         ``stop_timeout`` seconds; then close the connections."""
         super().stopService()
+        if self.backfill is not None:
+            self._end_backfill("stopped (the next start rebuilds what is missing)")
         self.builder.seal(self.last_block)
         self._log_builder_errors()
         self.shipper.kick()

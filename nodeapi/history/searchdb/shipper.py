@@ -1,7 +1,9 @@
 """Shipping sealed bulks to the search database.
 
-One bulk in flight at a time, oldest first (txacme-style service loop over
-an injected reactor).  Outcomes (docs/wire-contract.rst section 8; the failures of
+One bulk in flight at a time (txacme-style service loop over an injected
+reactor), taken from the first of its sources that holds one: a backfill's
+queue (documents the database lost, rebuilt from the block log) before the
+plugin's own queue, each oldest first.  Outcomes (docs/wire-contract.rst section 8; the failures of
 the reference node to avoid):
 
 * per item ``201``/``200``: stored; ``409`` (version conflict, document
@@ -40,14 +42,16 @@ class BulkShipper:
     :param queue: sealed bulks, oldest first.
     :param connect: ``fn() -> Deferred`` run before the first bulk and after
         every "no answer" (version detection, template, late resume query).
-    :param on_done: ``fn(bulk)`` after a bulk is completely done (stored,
-        already there, or rejected), in order.
+    :param on_done: ``fn(bulk)`` after a bulk of ``queue`` is completely done
+        (stored, already there, or rejected), in order.
     :param filter_items: ``fn(m, n) -> bool``, true for documents the
         database holds, applied to queued bulks while :attr:`refilter` is
         set (a resume point learnt after bulks were built).
     :param reactor: timers (backoff).
     :param initial_backoff: first retry delay in seconds; doubles up to
         ``max_backoff``.
+    :param on_rejected: ``fn(m, n)`` for each document the database
+        rejected for good.
     :ivar documents_shipped: documents the database confirmed (201 or 409).
     :ivar documents_existing: the part of those that were there already (409).
     :ivar documents_failed: documents rejected for another reason.
@@ -58,11 +62,13 @@ class BulkShipper:
 
     def __init__(self, client: SearchDBClient, queue: BulkQueue, connect: Callable,
                  on_done: Callable, filter_items: Callable, reactor,
-                 initial_backoff: float = 0.5, max_backoff: float = 60.0) -> None:
+                 initial_backoff: float = 0.5, max_backoff: float = 60.0,
+                 on_rejected: Optional[Callable] = None) -> None:
         self.client = client
         self.queue = queue
+        self._sources = [(queue, on_done)]
         self._connect = connect
-        self._on_done = on_done
+        self._on_rejected = on_rejected or (lambda m, n: None)
         self._filter = filter_items
         self.reactor = reactor
         self._policy = backoffPolicy(initial_backoff, max_backoff, 2.0)
@@ -83,9 +89,31 @@ class BulkShipper:
         """True while the loop runs (a bulk in flight or a backoff)."""
         return self._loop_d is not None
 
+    def add_source(self, queue: BulkQueue, on_done: Callable) -> None:
+        """Ship the bulks of ``queue`` before those of the sources added
+        earlier (``on_done(bulk)`` after each); see :meth:`remove_source`."""
+        self._sources.insert(0, (queue, on_done))
+
+    def remove_source(self, queue: BulkQueue) -> None:
+        """Stop shipping from ``queue`` (a bulk of it in flight still
+        completes)."""
+        self._sources = [s for s in self._sources if s[0] is not queue]
+
+    def _pending(self) -> int:
+        return sum(len(q) for q, _done in self._sources)
+
+    def _head(self) -> tuple:
+        """``(queue, on_done, bulk)`` of the first source holding a bulk, or
+        ``(None, None, None)``."""
+        for queue, on_done in self._sources:
+            bulk = queue.peek()
+            if bulk is not None:
+                return queue, on_done, bulk
+        return None, None, None
+
     def kick(self) -> None:
         """Start the loop unless it runs, is closed, or nothing is queued."""
-        if self._loop_d is None and not self._closed and len(self.queue):
+        if self._loop_d is None and not self._closed and self._pending():
             d = self._loop()
             d.addErrback(lambda f: self.log.failure("searchdb shipping stopped", f))
             if not d.called:  # else it finished synchronously (all filtered)
@@ -93,7 +121,7 @@ class BulkShipper:
 
     def when_idle(self) -> defer.Deferred:
         """A Deferred firing once the queue is empty and nothing is in flight."""
-        if self._loop_d is None and not len(self.queue):
+        if self._loop_d is None and not self._pending():
             return defer.succeed(None)
         d = defer.Deferred()
         self._idle.append(d)
@@ -112,21 +140,23 @@ class BulkShipper:
         attempt = 0
         try:
             while not self._closed:
-                bulk = self.queue.peek()
-                if bulk is None:
-                    break
+                if self.connected:
+                    queue, on_done, bulk = self._head()
+                    if bulk is None:
+                        break
                 try:
                     if not self.connected:
                         yield self._connect()
                         self.connected = True
-                    yield self._ship(bulk)
+                        continue  # the check may have added or filtered bulks
+                    yield self._ship(queue, on_done, bulk)
                     attempt = 0
                     continue
                 except SearchDBError as exc:
                     if exc.status is None:
                         self.connected = False
                     if self.connected and exc.status in SPLIT_STATUSES:
-                        self._refused(bulk, exc)
+                        self._refused(queue, on_done, bulk, exc)
                         continue
                     reason = exc.reason
                 except _Retry as exc:
@@ -139,7 +169,7 @@ class BulkShipper:
                 self.last_error = reason
                 self.log.warn("searchdb: retry {attempt} in {delay:.1f} s ({count} documents "
                               "queued, {url}): {reason}", attempt=attempt, delay=delay,
-                              count=self.queue.items, url=self.client.safe_url, reason=reason)
+                              count=sum(q.items for q, _done in self._sources), url=self.client.safe_url, reason=reason)
                 self._sleep = deferLater(self.reactor, delay, lambda: None)
                 try:
                     yield self._sleep
@@ -149,33 +179,34 @@ class BulkShipper:
             pass
         finally:
             self._loop_d = None
-            if not len(self.queue):
+            if not self._pending():
                 self.refilter = False
                 idle, self._idle = self._idle, []
                 for d in idle:
                     d.callback(None)
 
-    def _refused(self, bulk, exc: SearchDBError) -> None:
+    def _refused(self, queue: BulkQueue, on_done: Callable, bulk, exc: SearchDBError) -> None:
         """The server refused the request as a whole (400/413/422)."""
         if len(bulk) > 1:
             self.log.warn("searchdb: bulk of {count} documents refused ({reason}); "
                           "splitting it", count=len(bulk), reason=exc.reason)
-            self.queue.replace_head(bulk.split())
+            queue.replace_head(bulk.split())
             return
         self.documents_failed += 1
         self.log.error("searchdb: document 2.9.{n} rejected: HTTP {status} {reason}",
                        n=bulk.ids[0], status=exc.status, reason=exc.reason)
-        self._on_done(self.queue.pop())
+        self._on_rejected(bulk.ops[0], bulk.ids[0])
+        on_done(queue.pop())
 
     @defer.inlineCallbacks
-    def _ship(self, bulk):
+    def _ship(self, queue: BulkQueue, on_done: Callable, bulk):
         if self.refilter:
             kept = bulk.without(self._filter)
             if kept is not bulk:
-                self.queue.replace_head([kept])
+                queue.replace_head([kept])
                 bulk = kept
         if not len(bulk):
-            self._on_done(self.queue.pop())
+            on_done(queue.pop())
             return
         doc_type = self.client.info.doc_type if self.client.info else None
         answer = yield self.client.bulk(bulk.typed(doc_type) if doc_type else bulk.body)
@@ -198,10 +229,11 @@ class BulkShipper:
                 self.documents_failed += 1
                 self.log.error("searchdb: document 2.9.{n} rejected: HTTP {status} {reason}",
                                n=bulk.ids[i], status=status, reason=_item_reason(result))
+                self._on_rejected(bulk.ops[i], bulk.ids[i])
         if retry:
-            self.queue.replace_head([bulk.subset(retry)])
+            queue.replace_head([bulk.subset(retry)])
             raise _Retry(f"{len(retry)} of {len(bulk)} documents to retry ({retry_reason})")
-        self._on_done(self.queue.pop())
+        on_done(queue.pop())
 
 
 def _item_reason(result) -> str:

@@ -1,0 +1,192 @@
+"""Rebuilding the documents a search database lost while the node runs.
+
+The database may lose documents the plugin had shipped and forgotten: it
+was restarted empty, an index was deleted.  The plugin finds out when it
+checks the database (:func:`~nodeapi.history.searchdb.resume.find_resume`,
+on every reconnection) and must write again from the first missing
+document (docs/searchdb-plugin.rst "Duplicate rule").  Those documents are
+rebuilt from the block log, the source of truth: a :class:`Backfill` replays
+the block log into a private chain (a replica: its own state, no other
+consumer, nothing written to the log), numbers the operations like the
+plugin does, and builds the documents below ``upto_ath`` that the database
+lacks into its own queue, which the shipper drains before the plugin's
+queue (:meth:`~nodeapi.history.searchdb.shipper.BulkShipper.add_source`).
+
+Costs: the replica holds a second chain state while the backfill runs (as
+much memory as the node's own replay at start), and replays the log from
+block 1 up to the first block past ``upto_ath``, documents being built only
+from the first missing one on.  The replay pauses while the backfill queue
+holds more than ``max_bulks`` bulks (back-pressure: the database, not the
+replay, sets the pace) and yields to the reactor between steps.
+"""
+
+from typing import Any, Callable, Optional
+
+from twisted.internet import defer, task
+from twisted.logger import Logger
+
+from nodeapi.history.ids import HistoryNumbering
+from nodeapi.history.searchdb.bulk import BulkBuilder
+from nodeapi.history.searchdb.documents import DocumentBuilder
+from nodeapi.history.searchdb.resume import Resume
+from nodeapi.history.searchdb.spool import BulkQueue
+
+
+class _GatedCooperator:
+    """An ``ITaskCooperator`` for ``Chain.replay``: runs the steps on a
+    ``Cooperator`` of the injected reactor and, before each step, waits
+    for ``gate()`` when it returns a Deferred."""
+
+    def __init__(self, reactor: Any, gate: Callable[[], Optional[defer.Deferred]]) -> None:
+        self._coop = task.Cooperator(scheduler=lambda x: reactor.callLater(0.0, x))
+        self._gate = gate
+
+    def cooperate(self, iterator):
+        def steps():
+            for step in iterator:
+                wait = self._gate()
+                if wait is not None:
+                    yield wait
+                yield step
+        return self._coop.cooperate(steps())
+
+
+class Backfill:
+    """Rebuilds the documents ``2.9.N`` with ``N < upto_ath`` that
+    ``resume`` says the database lacks.
+
+    :param replica: ``fn() -> Chain``: a fresh chain over the node's block
+        log (genesis state), replayed by :meth:`start`.
+    :param documents: the plugin's
+        :class:`~nodeapi.history.searchdb.documents.DocumentBuilder`.
+    :param resume: what the database holds (the check just made).
+    :param upto_ath: the first ``2.9.N`` the plugin's own queue takes care
+        of; nothing from there on is rebuilt but the documents ``earlier``
+        claimed.
+    :param earlier: the resume point the plugin built by until now: of the
+        operations up to ``1.11.last_op`` it skipped the documents this one
+        said the database held; the lacking ones among them are rebuilt too.
+    :param last_op: the last operation whose documents ``earlier`` may have
+        made the plugin skip (-1: none).
+    :param queue: the :class:`~nodeapi.history.searchdb.spool.BulkQueue`
+        the bulks go to (the shipper's first source).
+    :param items_per_bulk: documents per bulk.
+    :param max_body: bulk body byte limit.
+    :param reactor: ``IReactorTime`` for the replay's steps.
+    :param max_bulks: the replay pauses while the queue holds more bulks.
+    :ivar built: documents built so far.
+    :ivar first: N of the first document built (-1 before any).
+    :ivar done: a Deferred firing with :attr:`built` once every document
+        is built and sealed (the queue may still hold them), failing with
+        the replay's error, or ``CancelledError`` after :meth:`cancel`.
+    """
+
+    log = Logger()
+
+    def __init__(self, replica: Callable[[], Any], documents: DocumentBuilder, resume: Resume,
+                 upto_ath: int, earlier: Resume, last_op: int, queue: BulkQueue,
+                 items_per_bulk: int, max_body: int, reactor: Any, max_bulks: int = 4) -> None:
+        self._replica = replica
+        self.documents = documents
+        self.resume = resume
+        self.upto_ath = upto_ath
+        self.earlier = earlier
+        self.last_op = last_op
+        self.queue = queue
+        self.builder = BulkBuilder(queue, items_per_bulk, max_body)
+        self.reactor = reactor
+        self.max_bulks = max_bulks
+        self.numbering = HistoryNumbering()
+        self.built = 0
+        self.first = -1
+        self.failed = 0
+        self.done: defer.Deferred = defer.Deferred(lambda _d: self.cancel())
+        self._replay: Optional[defer.Deferred] = None
+        self._waiting: Optional[defer.Deferred] = None
+        self._finished = False
+
+    # -- driving -----------------------------------------------------------------
+
+    def start(self) -> defer.Deferred:
+        """Replay the block log into the replica; returns :attr:`done`."""
+        chain = self._replica()
+        chain.add_consumer(self)
+        self._replay = chain.replay(cooperator=_GatedCooperator(self.reactor, self._gate),
+                                    chunk=50, progress_every=60.0)
+        self._replay.addCallbacks(self._replayed, self._stopped)
+        return self.done
+
+    def _gate(self) -> Optional[defer.Deferred]:
+        if len(self.queue) <= self.max_bulks:
+            return None
+        self._waiting = defer.Deferred()
+        return self._waiting
+
+    def bulk_done(self, _bulk) -> None:
+        """The shipper finished a bulk of :attr:`queue`: let the replay go
+        on once the queue is short again."""
+        if self._waiting is not None and len(self.queue) <= self.max_bulks:
+            waiting, self._waiting = self._waiting, None
+            waiting.callback(None)
+
+    def cancel(self) -> None:
+        """Stop the replay; :attr:`done` fails with ``CancelledError``."""
+        if self._replay is not None and not self._replay.called:
+            self._replay.cancel()
+        elif not self.done.called:
+            self.done.errback(defer.CancelledError())
+
+    def _finish(self) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        self.builder.seal(0)
+        if self._replay is not None and not self._replay.called:
+            self._replay.cancel()  # from inside the replay: stops after this block
+        if not self.done.called:
+            self.done.callback(self.built)
+
+    def _replayed(self, _count) -> None:
+        self._finish()  # the log ended below upto_ath (nothing more to build)
+
+    def _stopped(self, failure) -> None:
+        if self._finished:
+            return None
+        self._finished = True
+        if not self.done.called:
+            self.done.errback(failure)
+        return None
+
+    # -- IBlockConsumer (of the replica) -----------------------------------------------
+
+    def block_applied(self, applied) -> None:
+        """Number the block's operations and build the missing documents."""
+        if self._finished:
+            return
+        block_time = applied.time_iso
+        index = self.documents.index_for(applied.timestamp)
+        resume, upto, earlier, last_op = self.resume, self.upto_ath, self.earlier, self.last_op
+        for op in applied.operations:
+            entries = self.numbering.assign(op)
+            if not entries:
+                continue
+            m = op.id_num
+            if m < resume.lo_op:
+                continue  # held
+            wanted = [e for e in entries if (e[0] < upto or (m <= last_op
+                                                             and earlier.holds(m, e[0])))
+                      and not resume.holds(m, e[0])]
+            if wanted:
+                try:
+                    items = self.documents.items(wanted, op, applied.block_num, block_time, index)
+                except Exception:
+                    self.failed += len(wanted)
+                    self.log.failure("searchdb: documents of 1.11.{m} not rebuilt", m=m)
+                else:
+                    if self.first < 0:
+                        self.first = wanted[0][0]
+                    self.built += len(wanted)
+                    self.builder.add(items, m, applied.block_num)
+            if self.numbering.next_ath >= upto and m >= last_op:
+                self._finish()
+                return
