@@ -1,0 +1,172 @@
+"""A search database that lost documents is filled again
+(docs/searchdb-plugin.rst "Duplicate rule": writing begins at the first
+record the database does not have): the database is killed while transfers
+flow and started again empty on the same port (a real osmem-server
+process), or one monthly index is deleted.  Whether the node keeps running
+(it checks the database on reconnecting and rebuilds the lost documents
+from its block log) or is restarted (the check at start, the cursor file
+only narrowing it), every document ends up stored exactly once."""
+
+import socket
+
+import pytest
+import pytest_twisted
+from osmem_server import OsmemServer
+from twisted.internet import reactor
+
+from test_history_chain import Recorder
+from test_searchdb import (Proxy, check_all_once, expected_of, history_log,  # noqa: F401
+                           make_service, open_chain, stored_docs, transfers, wait_for)
+
+from nodeapi.history.searchdb.client import SearchDBClient
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Database:
+    """A private osmem-server that can be killed and started again, empty,
+    on the same port."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.server = None
+
+    def start(self):
+        self.server = OsmemServer.start(addr=f"127.0.0.1:{self.port}", japanese=False)
+
+    def kill(self):
+        self.server.process.kill()
+        self.server.process.wait()
+        self.server = None
+
+
+@pytest.fixture
+def database():
+    db = Database()
+    db.start()
+    yield db
+    if db.server is not None:
+        db.server.close()
+
+
+def settled(svc):
+    return (getattr(svc, "backfill", None) is None and svc.queue.items == 0 and len(svc.builder) == 0
+            and not svc.shipper.busy)
+
+
+@pytest_twisted.inlineCallbacks
+def start_node(genesis, path, url, data, rec=None, **kw):
+    chain = open_chain(genesis, path)
+    if rec is not None:
+        chain.add_consumer(rec)
+    svc = make_service(url, chain, data, bulk_replay=20, **kw)
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    return chain, svc
+
+
+@pytest_twisted.inlineCallbacks
+def wipe_while_running(genesis, history_log, database, tmp_path):  # noqa: F811
+    """Ship everything, kill the database while transfers flow, start it
+    empty; returns (chain, svc, rec) with the database back up."""
+    path, _expected = history_log
+    rec = Recorder()
+    chain, svc = yield start_node(genesis, path, database.url, str(tmp_path), rec)
+    yield wait_for(lambda: settled(svc))
+    assert svc.documents_shipped > 0
+    database.kill()
+    for _ in range(3):
+        transfers(chain, 3)
+    yield wait_for(lambda: svc.shipper.retries >= 1)
+    database.start()
+    return chain, svc, rec
+
+
+@pytest_twisted.inlineCallbacks
+def test_wipe_node_keeps_running(genesis, history_log, database, tmp_path):  # noqa: F811
+    chain, svc, rec = yield wipe_while_running(genesis, history_log, database, tmp_path)
+    transfers(chain, 2)
+    yield wait_for(lambda: settled(svc) and svc.documents_shipped > 0, timeout=60)
+    transfers(chain, 1)  # live blocks keep going after the backfill
+    yield svc.stopService()
+    chain.block_log.close()
+    assert svc.documents_failed == 0
+    yield check_all_once(database.url, expected_of(rec.blocks))
+
+
+@pytest_twisted.inlineCallbacks
+def test_wipe_then_node_restarted(genesis, history_log, database, tmp_path):  # noqa: F811
+    """The node ships what it queued during the outage to the empty
+    database and is stopped (a backfill in progress with it); the restarted
+    node writes everything the database lacks despite its cursor file, and
+    nothing it holds."""
+    path, _expected = history_log
+    chain, svc, rec = yield wipe_while_running(genesis, history_log, database, tmp_path)
+    shipped = svc.documents_shipped
+    yield wait_for(lambda: svc.documents_shipped > shipped)
+    yield svc.stopService()
+    chain.block_log.close()
+    held = yield stored_docs(database.url)
+    expected = expected_of(rec.blocks)
+    chain, again = yield start_node(genesis, path, database.url, str(tmp_path))
+    yield wait_for(lambda: settled(again))
+    yield again.stopService()
+    chain.block_log.close()
+    assert again.shipper.documents_existing == 0
+    assert again.documents_shipped == len(expected) - len(held)
+    yield check_all_once(database.url, expected)
+
+
+@pytest.mark.parametrize("restart", [True, False])
+@pytest_twisted.inlineCallbacks
+def test_monthly_index_deleted(genesis, history_log, osmem_url, tmp_path,  # noqa: F811
+                               restart):
+    """One monthly index is deleted (the first of two): a restarted node,
+    or a running one after an outage, writes its documents again and
+    nothing else."""
+    path, expected = history_log
+    proxy = Proxy(osmem_url)
+    proxy.up()
+    data = str(tmp_path)
+    rec = Recorder()
+    chain, svc = yield start_node(genesis, path, proxy.url, data, rec)
+    yield wait_for(lambda: settled(svc))
+    docs = yield stored_docs(osmem_url)
+    january = {n for n, hit in docs.items() if hit["_index"] == "chain-2016-01"}
+    assert january and len(january) < len(docs)
+    client = SearchDBClient(osmem_url, "", reactor)
+    yield client.request("DELETE", "/chain-2016-01")
+    yield client.close()
+    shipped = svc.documents_shipped
+    if restart:
+        yield svc.stopService()
+        chain.block_log.close()
+        rec = Recorder()
+        chain, svc = yield start_node(genesis, path, proxy.url, data, rec)
+        shipped = 0
+    else:  # an outage: the node checks the database when it answers again
+        yield proxy.down()
+        transfers(chain, 2)
+        yield wait_for(lambda: svc.shipper.retries >= 1)
+        proxy.up()
+        yield wait_for(lambda: settled(svc) and svc.documents_shipped > shipped)
+    yield wait_for(lambda: settled(svc))
+    yield svc.stopService()
+    yield proxy.down()
+    chain.block_log.close()
+    expected = expected_of(rec.blocks)
+    new = len(expected) - len(docs)
+    assert svc.documents_shipped - shipped == len(january) + new
+    assert svc.shipper.documents_existing == 0
+    yield check_all_once(osmem_url, expected)
