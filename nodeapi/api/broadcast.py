@@ -26,7 +26,7 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError, NodeAPIError, ProtocolError
 from nodeapi.protocol.transaction import transaction_id
-from nodeapi.protocol.wire import strip_block_info, wire_ints
+from nodeapi.protocol.wire import from_wire, strip_block_info
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
               OverflowError)
@@ -60,7 +60,7 @@ class NetworkBroadcastApi(ApiSet):
     def _push(self, trx) -> tuple:
         """Validate and queue ``trx``; relay it; return ``(trx id, expiration
         seconds)``."""
-        trx = wire_ints(require_trx(trx))
+        trx = from_wire(require_trx(trx))
         chain = self.node.chain
         try:
             chain.push_transaction(trx)

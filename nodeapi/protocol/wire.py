@@ -1,39 +1,149 @@
-"""Wire JSON back to the in-memory form (docs/DESIGN.rst: wire JSON is the
-in-memory form everywhere, except that the RPC layer writes 64-bit integers
-outside int32 as strings, docs/wire-contract.rst section 3).
+"""The wire form of values: which integers travel as JSON strings.
 
-Used where blocks and transactions arrive over RPC: network_broadcast
-(``broadcast_transaction``, ``broadcast_block``) and the peer follower
-(blocks fetched with ``get_blocks`` / ``get_block``).
+fc writes every 64-bit integer (``int64_t``, ``uint64_t``, ``share_type``)
+as a JSON string when it does not fit in 32 bits, and numbers otherwise;
+32-bit unsigned fields (``uint32_t``: ``ref_block_prefix``, block numbers)
+stay numbers up to 2^32-1 (bitshares-fc ``variant`` / ``to_variant`` of
+``int64_t``/``uint64_t``, libraries/fc/src/variant.cpp; docs/wire-contract.rst
+section 3).  The node keeps every integer as ``int`` in memory
+(docs/DESIGN.rst).
+
+One module holds the rule for both directions:
+
+* :func:`to_wire` (memory -> wire) for RPC replies and for the JSON strings
+  inside search documents;
+* :func:`from_wire` (wire -> memory) for blocks and transactions received
+  from peers and wallets, and :func:`wire_int` for one value (the search
+  documents keep these fields numeric in ``op_object``).
+
+:data:`INT64_FIELDS` lists the 64-bit integer fields of the supported
+operations, fee parameters and objects that a wire form may carry as
+strings; :data:`UINT32_FIELDS` the 32-bit unsigned ones.
 """
+
+from typing import Any, Callable
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+UINT32_MAX = (1 << 32) - 1
+INT64_MIN, UINT64_MAX = -(1 << 63), (1 << 64) - 1
+
+#: graphene ``uint32_t`` fields: numbers up to 2^32-1 on the wire.
+UINT32_FIELDS = frozenset({"ref_block_prefix", "block_num", "head_block_number",
+                           "last_irreversible_block_num", "last_confirmed_block_num"})
+
+#: 64-bit integer fields (``share_type``, ``int64_t``, ``uint64_t``) that
+#: the wire carries as strings beyond 32 bits: asset amounts, asset
+#: options, fee parameters, balances of orders and positions.
+INT64_FIELDS = frozenset((
+    "amount", "max_supply", "max_market_fee", "daily_pay", "basic_fee", "premium_fee",
+    "price_per_kbyte", "price_per_output", "long_symbol", "symbol3", "symbol4",
+    "membership_annual_fee", "membership_lifetime_fee", "fee", "settlement_fund",
+    "collateral", "debt", "for_sale",
+))
+
+#: Fields :func:`from_wire` turns back into ints.
+FROM_WIRE_FIELDS = INT64_FIELDS | UINT32_FIELDS
+
+# type -> fn(value) for objects whose wire form a higher layer caches
+# (:func:`register_type`).
+_TYPE_HOOKS: dict = {}
+
+
+def register_type(cls: type, fn: Callable[[Any], Any]) -> None:
+    """Have :func:`to_wire` call ``fn(value)`` for values of exactly type
+    ``cls`` (the RPC layer caches the wire form of chain objects this way);
+    ``fn`` must give what :func:`wire_dict` gives."""
+    _TYPE_HOOKS[cls] = fn
+
+
+def to_wire(value: Any) -> Any:
+    """``value`` with integers outside int32 and floats turned into strings
+    (fc's rule, module docstring), recursively through dicts, lists and
+    tuples; :data:`UINT32_FIELDS` stay numbers up to 2^32-1; NaN becomes
+    ``"nan"``.  Other values are returned unchanged.  The result may share
+    parts with ``value``: callers serialize it and never change it.
+
+    On the path of every RPC reply: strings, booleans, None and small
+    integers are handled inline."""
+    t = type(value)
+    if t is dict:
+        return wire_dict(value)
+    if t is list or t is tuple:
+        out = []
+        append = out.append
+        for v in value:
+            tv = type(v)
+            if tv is str or tv is bool or v is None:
+                append(v)
+            elif tv is int:
+                append(v if INT32_MIN <= v <= INT32_MAX else str(v))
+            else:
+                append(to_wire(v))
+        return out
+    if t is int:
+        return value if INT32_MIN <= value <= INT32_MAX else str(value)
+    if t is float:
+        return repr(value) if value == value else "nan"
+    if t is str or value is None or t is bool:
+        return value
+    hook = _TYPE_HOOKS.get(t)
+    if hook is not None:
+        return hook(value)
+    if isinstance(value, dict):
+        return wire_dict(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return to_wire(int(value))
+    return value
+
+
+def wire_dict(value: dict) -> dict:
+    """:func:`to_wire` of a dict (a fresh dict; keys unchanged)."""
+    out = {}
+    for k, v in value.items():
+        tv = type(v)
+        if tv is str or tv is bool or v is None:
+            out[k] = v
+        elif tv is int:
+            out[k] = (v if INT32_MIN <= v <= INT32_MAX
+                      or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
+        else:
+            out[k] = to_wire(v)
+    return out
+
+
+def wire_int(value: str):
+    """A decimal integer string within the 64-bit range -> int; any other
+    string is returned unchanged."""
+    body = value[1:] if value[:1] == "-" else value
+    if body.isdigit() and body.isascii() and len(body) <= 20:
+        n = int(value)
+        if INT64_MIN <= n <= UINT64_MAX:
+            return n
+    return value
+
+
+def from_wire(value: Any, key: Any = None) -> Any:
+    """``value`` with the numeric strings of :data:`FROM_WIRE_FIELDS` made
+    ints again (recursively), so a block or transaction received over the
+    wire equals the sender's in-memory form.  Other strings (memos, ids)
+    are untouched."""
+    if isinstance(value, dict):
+        return {k: from_wire(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_wire(v) for v in value]
+    if key in FROM_WIRE_FIELDS and isinstance(value, str):
+        return wire_int(value)
+    return value
+
 
 # Fields graphene's database get_block adds to a signed block
 # (signed_block_with_info, bitshares-core libraries/app/database_api.cpp).
 _INFO_FIELDS = ("block_id", "signing_key", "transaction_ids")
-# 64-bit (or uint32) integer fields of the supported operations and of a
-# transaction that the RPC layer writes as strings when outside int32.
-_WIRE_INT_FIELDS = frozenset(("amount", "max_supply", "max_market_fee", "ref_block_prefix"))
-
-
-def wire_ints(value, key=None):
-    """``value`` (any JSON value) with the numeric strings of the 64-bit
-    fields (``amount``, ``max_supply``, ``max_market_fee``,
-    ``ref_block_prefix``) made ints again, so a node stores (and its plugins
-    see) exactly the producer's in-memory block.  Other strings (memos, ids)
-    are untouched.  Recursive: a value nested deeper than Python's recursion
-    limit raises ``RecursionError``."""
-    if isinstance(value, dict):
-        return {k: wire_ints(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [wire_ints(v) for v in value]
-    if key in _WIRE_INT_FIELDS and isinstance(value, str) and value.lstrip("-").isdigit():
-        return int(value)
-    return value
 
 
 def strip_block_info(block: dict) -> dict:
     """A signed block (dict) without the ``block_id``/``signing_key``/
     ``transaction_ids`` fields that ``get_block`` adds, with wire integers
-    converted back (:func:`wire_ints`).  Raises ``AttributeError`` when
+    converted back (:func:`from_wire`).  Raises ``AttributeError`` when
     ``block`` is not a dict."""
-    return wire_ints({k: v for k, v in block.items() if k not in _INFO_FIELDS})
+    return from_wire({k: v for k, v in block.items() if k not in _INFO_FIELDS})

@@ -25,10 +25,9 @@ from twisted.python.failure import Failure
 
 from nodeapi.chain.state import StateObject
 from nodeapi.errors import NodeAPIError
+from nodeapi.protocol.wire import register_type, to_wire, wire_dict
 
 log = Logger()
-
-INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
 class RpcError(Exception):
@@ -137,9 +136,6 @@ def parse_request(raw: bytes) -> Request:
 
 #: Fields of graphene objects typed ``uint32_t`` (transaction TaPoS prefix,
 #: block numbers): numbers on the wire even above int32.
-UINT32_FIELDS = frozenset({"ref_block_prefix", "block_num", "head_block_number",
-                           "last_irreversible_block_num", "last_confirmed_block_num"})
-UINT32_MAX = (1 << 32) - 1
 #: Chain objects whose wire form is cached (cleared when full).
 WIRE_CACHE_SIZE = 8192
 _WIRE_CACHE: dict = {}
@@ -148,70 +144,24 @@ _WIRE_CACHE: dict = {}
 _CHECK_CACHE = os.environ.get("NODEAPI_CHECK_WIRE_CACHE") == "1"
 
 
-def to_wire(value: Any) -> Any:
-    """``value`` with 64-bit integers outside int32 and floats turned into
-    strings (wire-contract.md section 3), recursively through dicts, lists
-    and tuples.  Fields graphene types as 32-bit unsigned
-    (:data:`UINT32_FIELDS`, e.g. ``ref_block_prefix``) stay numbers up to
-    2^32-1, as fc writes them.  Other values are returned unchanged.
-
-    This walk is on the path of every RPC reply: strings, booleans, None and
-    small integers are handled inline, and the wire form of a chain object
-    (:class:`~nodeapi.chain.state.StateObject`, never changed once stored)
-    is cached by identity, so the objects wallets poll (``2.1.0`` every
-    block, accounts, assets) are walked once per version.  The result may
-    be shared: callers serialize it and never change it."""
-    t = type(value)
-    if t is StateObject:
-        entry = _WIRE_CACHE.get(id(value))
-        if entry is not None and entry[0] is value:
-            if _CHECK_CACHE and entry[1] != _wire_dict(value):
-                raise AssertionError(f"object {value.get('id')} changed after it was stored")
-            return entry[1]
-        wire = _wire_dict(value)
-        if len(_WIRE_CACHE) >= WIRE_CACHE_SIZE:
-            _WIRE_CACHE.clear()
-        _WIRE_CACHE[id(value)] = (value, wire)  # the reference keeps id() unique
-        return wire
-    if t is dict:
-        return _wire_dict(value)
-    if t is list or t is tuple:
-        out = []
-        append = out.append
-        for v in value:
-            tv = type(v)
-            if tv is str or tv is bool or v is None:
-                append(v)
-            elif tv is int:
-                append(v if INT32_MIN <= v <= INT32_MAX else str(v))
-            else:
-                append(to_wire(v))
-        return out
-    if t is int:
-        return value if INT32_MIN <= value <= INT32_MAX else str(value)
-    if t is float:
-        return repr(value) if value == value else "nan"
-    if t is str or value is None or t is bool:
-        return value
-    if isinstance(value, dict):
-        return _wire_dict(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return to_wire(int(value))
-    return value
+def _state_object_wire(value: StateObject) -> dict:
+    """:func:`~nodeapi.protocol.wire.to_wire` of a chain object
+    (:class:`~nodeapi.chain.state.StateObject`, never changed once stored),
+    cached by identity, so the objects wallets poll (``2.1.0`` every block,
+    accounts, assets) are walked once per version."""
+    entry = _WIRE_CACHE.get(id(value))
+    if entry is not None and entry[0] is value:
+        if _CHECK_CACHE and entry[1] != wire_dict(value):
+            raise AssertionError(f"object {value.get('id')} changed after it was stored")
+        return entry[1]
+    wire = wire_dict(value)
+    if len(_WIRE_CACHE) >= WIRE_CACHE_SIZE:
+        _WIRE_CACHE.clear()
+    _WIRE_CACHE[id(value)] = (value, wire)  # the reference keeps id() unique
+    return wire
 
 
-def _wire_dict(value: dict) -> dict:
-    out = {}
-    for k, v in value.items():
-        tv = type(v)
-        if tv is str or tv is bool or v is None:
-            out[k] = v
-        elif tv is int:
-            out[k] = (v if INT32_MIN <= v <= INT32_MAX
-                      or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
-        else:
-            out[k] = to_wire(v)
-    return out
+register_type(StateObject, _state_object_wire)
 
 
 def _default(value: Any) -> Any:

@@ -35,7 +35,7 @@ from typing import Callable, Optional
 
 import orjson
 
-from nodeapi.rpc.jsonrpc import to_wire
+from nodeapi.protocol.wire import INT64_FIELDS, to_wire, wire_int
 
 TRANSFER = 0
 
@@ -53,28 +53,6 @@ TO_STRING_FIELDS = {
 TO_STRING_ARRAY_FIELDS = frozenset(("account_auths", "address_auths", "key_auths"))
 
 MAX_DEPTH = 20
-
-#: 64-bit integer fields that the wire may carry as JSON strings (values
-#: beyond 32 bits, wire-contract section 3); op_object always holds them as
-#: numbers so the field keeps one type.
-INT64_KEYS = frozenset((
-    "amount", "max_supply", "max_market_fee", "daily_pay", "basic_fee", "premium_fee",
-    "price_per_kbyte", "price_per_output", "long_symbol", "symbol3", "symbol4",
-    "membership_annual_fee", "membership_lifetime_fee", "fee", "settlement_fund",
-    "collateral", "debt", "for_sale",
-))
-_I64_MIN, _U64_MAX = -(1 << 63), (1 << 64) - 1
-
-
-def _as_int(value: str):
-    """A decimal integer string in 64-bit range -> int, else the string."""
-    body = value[1:] if value[:1] == "-" else value
-    if body.isdigit() and body.isascii() and len(body) <= 20:
-        n = int(value)
-        if _I64_MIN <= n <= _U64_MAX:
-            return n
-    return value
-
 
 def _json(value) -> str:
     return orjson.dumps(to_wire(value), option=orjson.OPT_NON_STR_KEYS).decode()
@@ -111,8 +89,8 @@ def adapt_object(obj: dict, depth: int = MAX_DEPTH) -> dict:
                 out[name] = _adapt_in_situ(value, depth - 1)
             else:
                 out[name] = _adapt_in_situ(value, depth - 1)
-        elif isinstance(value, str) and name in INT64_KEYS:
-            out[name] = _as_int(value)
+        elif isinstance(value, str) and name in INT64_FIELDS:
+            out[name] = wire_int(value)  # op_object keeps them numeric
         else:
             out[name] = value
     for name in renames:

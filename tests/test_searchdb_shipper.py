@@ -1,0 +1,177 @@
+"""The shipper's retry, backoff and splitting on an injected ``Clock`` and
+treq's ``StubTreq`` (no sockets, no sleeping): a database answering 503,
+refusing connections, 429 per item, 409, 400/413 for the whole bulk."""
+
+import orjson
+from twisted.internet import defer
+from twisted.internet.task import Clock
+from twisted.logger import globalLogPublisher
+from twisted.web.resource import Resource
+from treq.testing import StubTreq
+
+from nodeapi.history.searchdb.bulk import BulkBuilder
+from nodeapi.history.searchdb.client import SearchDBClient
+from nodeapi.history.searchdb.shipper import BulkShipper
+from nodeapi.history.searchdb.spool import BulkQueue
+
+
+class Stand(Resource):
+    """OpenSearch 2 stand-in: ``script`` holds what the next ``POST
+    /_bulk`` answers: ``("status", code)`` for the whole request, or
+    ``("items", {id: status})`` (201 for ids not named); once the script
+    is used up every item is 201, or 409 when seen before."""
+
+    isLeaf = True
+
+    def __init__(self, script=()):
+        super().__init__()
+        self.script = list(script)
+        self.bulks = []
+        self.stored = set()
+
+    def render_GET(self, request):
+        return orjson.dumps({"version": {"number": "2.11.0", "distribution": "opensearch"}})
+
+    def render_POST(self, request):
+        body = request.content.read()
+        ids = [orjson.loads(line)["create"]["_id"] for line in body.splitlines()[::2]]
+        self.bulks.append(ids)
+        kind, arg = self.script.pop(0) if self.script else ("items", {})
+        if kind == "status":
+            request.setResponseCode(arg)
+            return orjson.dumps({"error": {"type": "status", "reason": f"HTTP {arg}"}})
+        items = []
+        for i in ids:
+            status = arg.get(i) or (409 if i in self.stored else 201)
+            if status in (200, 201):
+                self.stored.add(i)
+            items.append({"create": {"_id": i, "status": status, "error": {
+                "type": "t", "reason": f"status {status}"} if status >= 400 else None}})
+        return orjson.dumps({"errors": False, "items": items})
+
+
+class Flaky:
+    """A treq client whose first ``fail`` requests find no server."""
+
+    def __init__(self, inner, fail):
+        self.inner, self.fail = inner, fail
+
+    def request(self, *args, **kw):
+        if self.fail:
+            self.fail -= 1
+            return defer.fail(ConnectionRefusedError("connection refused"))
+        return self.inner.request(*args, **kw)
+
+
+class Rig:
+    """A shipper over ``Stand`` with ``count`` single-item bulks queued."""
+
+    def __init__(self, tmp_path, stand, count=4, per_bulk=1, fail=0):
+        self.clock = Clock()
+        self.stand = stand
+        http = Flaky(StubTreq(stand), fail)
+        self.client = SearchDBClient("http://db.invalid:9200/", "", self.clock, http_client=http)
+        self.queue = BulkQueue(str(tmp_path / "spool"))
+        builder = BulkBuilder(self.queue, per_bulk)
+        for n in range(count):
+            builder.add([(n, b'{"create":{"_index":"chain-2016-01","_id":"2.9.%d"}}\n'
+                          b'{"x":%d}\n' % (n, n))], n, n + 1)
+        builder.seal(count)
+        self.done, self.rejected, self.connects = [], [], 0
+        self.shipper = BulkShipper(self.client, self.queue, self.connect, self.done.append,
+                                   lambda m, n: False, self.clock, initial_backoff=1.0,
+                                   max_backoff=4.0, on_rejected=lambda m, n: self.rejected.append(n))
+
+    def connect(self):
+        self.connects += 1
+        return self.client.detect()
+
+
+def retries(events):
+    return [e["delay"] for e in events if "delay" in e and "retry" in e.get("log_format", "")]
+
+
+def watch():
+    events = []
+    globalLogPublisher.addObserver(events.append)
+    return events, lambda: globalLogPublisher.removeObserver(events.append)
+
+
+def test_whole_request_retried_with_backoff(tmp_path):
+    events, stop = watch()
+    try:
+        rig = Rig(tmp_path, Stand([("status", 503), ("status", 503)]), count=2, per_bulk=2)
+        rig.shipper.kick()
+        assert len(rig.stand.bulks) == 1 and rig.shipper.busy
+        first = retries(events)
+        assert len(first) == 1 and 1.0 <= first[0] < 2.0  # initial delay plus jitter
+        rig.clock.advance(0.99)
+        assert len(rig.stand.bulks) == 1  # nothing before the delay
+        rig.clock.advance(first[0] - 0.99)
+        assert len(rig.stand.bulks) == 2
+        second = retries(events)[1]
+        assert 2.0 <= second < 3.0  # doubled
+        rig.clock.advance(second)
+        assert len(rig.stand.bulks) == 3 and not rig.shipper.busy
+        assert rig.shipper.documents_shipped == 2 and rig.shipper.retries == 2
+        assert rig.shipper.last_error.startswith("status: HTTP 503")
+        assert len(rig.done) == 1 and rig.connects == 1
+    finally:
+        stop()
+
+
+def test_backoff_is_capped(tmp_path):
+    events, stop = watch()
+    try:
+        rig = Rig(tmp_path, Stand([("status", 500)] * 6), count=1)
+        rig.shipper.kick()
+        for _ in range(6):
+            rig.clock.advance(retries(events)[-1])
+        delays = retries(events)
+        assert [int(d) for d in delays] == [1, 2, 4, 4, 4, 4]
+        assert rig.shipper.documents_shipped == 1 and not rig.shipper.busy
+    finally:
+        stop()
+
+
+def test_no_answer_reconnects_first(tmp_path):
+    """A connection refused marks the database gone: the next attempt
+    runs ``connect`` (version, template and the check) before the bulk."""
+    events, stop = watch()
+    try:
+        rig = Rig(tmp_path, Stand(), count=3, fail=2)
+        rig.shipper.kick()  # connect fails (refused)
+        assert rig.connects == 1 and not rig.shipper.connected
+        rig.clock.advance(retries(events)[-1])  # connect fails again
+        assert rig.connects == 2 and rig.stand.bulks == []
+        rig.clock.advance(retries(events)[-1])
+        assert rig.connects == 3 and rig.shipper.connected
+        assert rig.stand.bulks == [["2.9.0"], ["2.9.1"], ["2.9.2"]]
+        assert "connection refused" in rig.shipper.last_error
+    finally:
+        stop()
+
+
+def test_items_retried_rejected_or_existing(tmp_path):
+    """429 items are retried alone after a backoff, 409 counts as stored,
+    another 4xx is rejected and reported, the rest is stored once."""
+    stand = Stand([("items", {"2.9.1": 429, "2.9.2": 409, "2.9.3": 400})])
+    rig = Rig(tmp_path, stand, count=4, per_bulk=4)
+    rig.shipper.kick()
+    assert rig.stand.bulks == [["2.9.0", "2.9.1", "2.9.2", "2.9.3"]] and rig.shipper.busy
+    rig.clock.advance(2.0)
+    assert rig.stand.bulks[1] == ["2.9.1"] and not rig.shipper.busy
+    assert rig.shipper.documents_shipped == 3 and rig.shipper.documents_existing == 1
+    assert rig.shipper.documents_failed == 1 and rig.rejected == [3]
+
+
+def test_refused_bulk_split_down_to_the_item(tmp_path):
+    """413 for the whole bulk: halves are sent at once (no backoff), down
+    to one document, which a 400 then rejects."""
+    stand = Stand([("status", 413), ("status", 400), ("items", {}), ("status", 400)])
+    rig = Rig(tmp_path, stand, count=4, per_bulk=4)
+    rig.shipper.kick()
+    assert rig.stand.bulks == [["2.9.0", "2.9.1", "2.9.2", "2.9.3"], ["2.9.0", "2.9.1"],
+                               ["2.9.0"], ["2.9.1"], ["2.9.2", "2.9.3"]]
+    assert rig.shipper.retries == 0 and not rig.shipper.busy
+    assert rig.rejected == [1] and rig.shipper.documents_shipped == 3
