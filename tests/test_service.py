@@ -21,7 +21,7 @@ from test_witness import ALL
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.config import Options
-from nodeapi.history.searchdb import SearchDBService
+from nodeapi.history.searchdb.plugin import SearchDBService
 from nodeapi.peers.service import PeerService
 from nodeapi.service import ListenFailed, ListeningService, NodeService
 from nodeapi.tap import makeService
