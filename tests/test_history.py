@@ -246,6 +246,10 @@ def test_history_api(built):
     assert by_id == hist.get_account_history("1.2.6", 0, 100, 0)
     assert ids(api.call("get_account_history", ["init0", "1.11.3", 2, "1.11.10"])) == [10, 9]
     assert api.call("get_account_history", ["init0", "1.11.10", 5, "1.11.3"]) == []
+    # python-bitshares' asyncio Account.history() starts at "1.11.-1": the newest
+    assert api.call("get_account_history", ["init0", "1.11.0", 100, "1.11.-1"]) == by_id
+    assert ids(api.call("get_account_history_operations",
+                        ["init0", 5, "1.11.-1", "1.11.0", 10])) == [2, 1]
     assert api.call("get_account_history", ["nobody-here", "1.11.0", 5, "1.11.0"]) == []
     assert api.call("get_account_history", ["1.2.999", "1.11.0", 5, "1.11.0"]) == []
     rel = api.call("get_relative_account_history", ["alice-1", 0, 100, 0])
@@ -274,6 +278,10 @@ def test_history_api(built):
 def test_parse_operation_history_id():
     assert parse_operation_history_id("1.11.42", "x") == 42
     assert parse_operation_history_id(7, "x") == 7
-    for bad in ("1.11.", "1.11.-1", "1.11.x", "2.9.1", True, None, "1.11.1e3"):
+    # fc wraps a negative instance modulo 2^64 (boost lexical_cast<uint64_t>)
+    assert parse_operation_history_id("1.11.-1", "x") == (1 << 64) - 1
+    assert parse_operation_history_id("1.11.-5", "x") == (1 << 64) - 5
+    for bad in ("1.11.", "1.11.-", "1.11.--1", "1.11.-x", "1.11.x", "2.9.1", True, None,
+                "1.11.1e3", "1.11.-18446744073709551616"):
         with pytest.raises(ApiError):
             parse_operation_history_id(bad, "x")

@@ -23,6 +23,13 @@ _U64 = (1 << 64) - 1
 def parse_operation_history_id(value: Any, name: str) -> int:
     """``"1.11.N"`` -> N.  An integer is taken as the instance.
 
+    ``"1.11.-N"`` is read as fc reads it (``fc::to_uint64`` is boost's
+    ``lexical_cast<uint64_t>``, which wraps a negative number modulo 2^64;
+    bitshares-core libraries/protocol/include/graphene/protocol/object_id.hpp
+    ``from_variant``): ``2^64 - N``, an instance beyond every operation, so
+    the history functions start from the newest.  python-bitshares' asyncio
+    ``Account.history()`` sends ``"1.11.-1"``.
+
     :raises ApiError: anything else (bad type, other space/type, bad digits).
     """
     if isinstance(value, bool):
@@ -32,10 +39,13 @@ def parse_operation_history_id(value: Any, name: str) -> int:
             return value
     elif isinstance(value, str) and value.startswith(_OHI):
         digits = value[len(_OHI):]
+        negative = digits.startswith("-")
+        if negative:
+            digits = digits[1:]
         if digits.isdigit() and digits.isascii() and len(digits) <= 20:
             n = int(digits)
             if n <= _U64:
-                return n
+                return (-n) % (_U64 + 1) if negative else n
     raise ApiError(f"{name}: expected an operation history id 1.11.N, got {value!r}")
 
 
