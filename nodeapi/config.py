@@ -32,10 +32,11 @@ from twisted.python import usage
 from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
 from nodeapi.config_parse import (
-    parse_basic_auth, parse_bool, parse_endpoint, parse_index_prefix, parse_int,
-    parse_optional_endpoint, parse_plugins, parse_private_key, parse_seconds, parse_seed_node,
+    parse_basic_auth, parse_bool, parse_bucket_sizes, parse_endpoint, parse_index_prefix,
+    parse_int, parse_optional_endpoint, parse_plugins, parse_private_key, parse_seconds, parse_seed_node,
     parse_text, parse_url, parse_witness_ids)
 from nodeapi.errors import ConfigError
+from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.node import ApiLimits
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.rpc.access import ApiAccess
@@ -54,9 +55,9 @@ SINGLE = [
      "Genesis file (default: the bundled development genesis)."),
     ("rpc-endpoint", "127.0.0.1:8090", parse_endpoint,
      "host:port or Twisted endpoint string of the RPC server (default 127.0.0.1:8090)."),
-    ("plugins", "witness account_history", parse_plugins,
-     "Plugins to enable, space separated: witness, account_history, searchdb "
-     "(default: witness account_history)."),
+    ("plugins", "witness account_history market_history", parse_plugins,
+     "Plugins to enable, space separated: witness, account_history, market_history, "
+     "searchdb (default: witness account_history market_history)."),
     ("api-access", "", parse_text,
      "JSON file of api-access permissions (default: none, anonymous default access)."),
     ("api-node-info", "", parse_text, "Free text returned by login_api get_info."),
@@ -81,6 +82,15 @@ SINGLE = [
      "<username>:<password> for the search database (default: none)."),
     ("searchdb-index-prefix", "chain-", parse_index_prefix,
      "Prefix of the monthly index names (default chain-)."),
+    ("bucket-size", "[60,300,900,3600,14400,86400,604800]", parse_bucket_sizes,
+     "market_history: bucket sizes in seconds, a JSON array "
+     "(default [60,300,900,3600,14400,86400,604800])."),
+    ("history-per-size", "1500", parse_int(0, 2 ** 32 - 1),
+     "market_history: buckets kept per market and size (default 1500)."),
+    ("max-order-his-records-per-market", "1000", parse_int(0, 2 ** 32 - 1),
+     "market_history: fills always kept per market (default 1000)."),
+    ("max-order-his-seconds-per-market", "259200", parse_int(0, 2 ** 32 - 1),
+     "market_history: fills younger than this many seconds are kept too (default 259200)."),
 ] + [
     (f"api-limit-{field.name.replace('_', '-')}", str(field.default), parse_int(1),
      f"Largest result of {field.name} (default {field.default}).")
@@ -300,6 +310,14 @@ class Options(usage.Options):
             key = by_public.get(public_key_bytes(signing)) if signing else None
             out[wid] = key or self["private-key"][0]
         return out
+
+    def market_history(self):
+        """The market_history options as
+        :class:`~nodeapi.history.market_history.MarketHistoryOptions`."""
+        return MarketHistoryOptions(
+            bucket_sizes=self["bucket-size"], history_per_size=self["history-per-size"],
+            max_order_his_records_per_market=self["max-order-his-records-per-market"],
+            max_order_his_seconds_per_market=self["max-order-his-seconds-per-market"])
 
     def searchdb(self) -> dict:
         """The ``searchdb-*`` options with snake_case keys (node_url,

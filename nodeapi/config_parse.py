@@ -21,7 +21,7 @@ from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.node_address import parse_node_address
 
-KNOWN_PLUGINS = ("witness", "account_history", "searchdb")
+KNOWN_PLUGINS = ("witness", "account_history", "market_history", "searchdb")
 _INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')
 _BOOLS = dict.fromkeys(("true", "yes", "on", "1"), True) | dict.fromkeys(
     ("false", "no", "off", "0"), False)
@@ -46,6 +46,25 @@ def parse_int(lo, hi=2 ** 31 - 1):
 
 #: Coercer: seconds, 0 (off) to one year.
 parse_seconds = _number(float, 0, 86400 * 365, "a number of seconds")
+
+
+def parse_bucket_sizes(text) -> tuple:
+    """Coercer: a JSON array of seconds (0 to 2^32-1, numbers or numeric
+    strings, as fc reads ``flat_set<uint32_t>``) -> ascending tuple without
+    duplicates and without 0 (bitshares ``bucket-size``: 0 is dropped)."""
+    raw = parse_text(text)
+    try:
+        values = json.loads(raw)
+    except ValueError:
+        values = None
+    if not isinstance(values, list):
+        raise ValueError(f"{raw!r} is not a JSON array of seconds, e.g. [60,300,3600]")
+    sizes = set()
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(f"{value!r} is not a number of seconds")
+        sizes.add(parse_int(0, 2 ** 32 - 1)(value))
+    return tuple(sorted(sizes - {0}))
 
 
 def parse_bool(text) -> bool:

@@ -29,6 +29,10 @@ class ApiLimits:
     get_blocks: int = 100
     get_asset_holders: int = 100
     get_key_references: int = 100
+    get_market_history: int = 200
+    get_trade_history: int = 100
+    get_trade_history_by_sequence: int = 100
+    get_top_markets: int = 100
 
 
 @attr.s(slots=True, auto_attribs=True)
@@ -38,6 +42,9 @@ class Node:
     :ivar chain: the :class:`nodeapi.chain.chain.Chain`.
     :ivar history: the history plugin in use (provides
         :class:`nodeapi.applied.IAccountHistory`), or None.
+    :ivar market_history: the ``market_history`` plugin
+        (:class:`nodeapi.history.market_history.MarketHistory`), or None
+        when it is not in ``plugins``.
     :ivar limits: the api-limit options.
     :ivar api_node_info: the operator's ``api-node-info`` string.
     :ivar enable_subscribe_to_all: the ``enable-subscribe-to-all`` option.
@@ -50,6 +57,7 @@ class Node:
 
     chain: Any
     history: Any = None
+    market_history: Any = None
     limits: ApiLimits = attr.Factory(ApiLimits)
     api_node_info: str = ""
     enable_subscribe_to_all: bool = False

@@ -9,8 +9,8 @@ once and handing it to every part:
 * the block log in ``--data-dir`` (opened here, so a corrupt log stops
   startup before the reactor runs, naming the file and offset);
 * the :class:`~nodeapi.chain.chain.Chain` over the genesis file;
-* the history plugin (``account_history`` or ``searchdb``) and the metrics
-  as block consumers;
+* the history plugin (``account_history`` or ``searchdb``), the
+  ``market_history`` plugin and the metrics as block consumers;
 * the service tree: a :class:`~nodeapi.service.NodeService` whose children,
   in start order, are ``searchdb`` (with that plugin), ``witness`` (with
   ``witness`` in ``--plugins``), ``peers``, ``rpc`` (the RPC Site on
@@ -93,6 +93,13 @@ def _make_service(options, reactor):
         history = searchdb.history
         chain.add_consumer(searchdb)
 
+    market_history = None
+    if "market_history" in plugins:
+        from nodeapi.history.market_history import MarketHistory
+
+        market_history = MarketHistory(options.market_history())
+        chain.add_consumer(market_history)
+
     witness = None
     if "witness" in plugins:
         from nodeapi.witness import WitnessService
@@ -105,7 +112,8 @@ def _make_service(options, reactor):
                                         max_message_size=options["max-message-size"]))
     metrics = Metrics(chain, witness, searchdb)
     chain.add_consumer(metrics)
-    top.node = Node(chain=chain, history=history, limits=options.api_limits(),
+    top.node = Node(chain=chain, history=history, market_history=market_history,
+                    limits=options.api_limits(),
                     api_node_info=options["api-node-info"],
                     enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
                     witness=witness, options=dict(options), reactor=reactor)

@@ -12,6 +12,7 @@ from conftest import DEV_WIF
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import INIT_WITNESSES, Options
+from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.node import ApiLimits
 
 OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
@@ -24,8 +25,13 @@ LIMITS = {
     "api-limit-get-full-accounts": 50, "api-limit-get-account-balances": 1000,
     "api-limit-get-assets": 101, "api-limit-list-assets": 101, "api-limit-get-objects": 100,
     "api-limit-get-blocks": 100, "api-limit-get-asset-holders": 100,
-    "api-limit-get-key-references": 100,
+    "api-limit-get-key-references": 100, "api-limit-get-market-history": 200,
+    "api-limit-get-trade-history": 100, "api-limit-get-trade-history-by-sequence": 100,
+    "api-limit-get-top-markets": 100,
 }
+MARKET = {"bucket-size": (60, 300, 900, 3600, 14400, 86400, 604800),
+          "history-per-size": 1500, "max-order-his-records-per-market": 1000,
+          "max-order-his-seconds-per-market": 259200}
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +49,8 @@ def parse(*args):
 def defaults(cwd):
     return dict({
         "config": None, "data-dir": str(cwd / "nodeapi_data"), "genesis-json": DEFAULT_GENESIS,
-        "rpc-endpoint": "tcp:8090:interface=127.0.0.1", "plugins": ["witness", "account_history"],
+        "rpc-endpoint": "tcp:8090:interface=127.0.0.1",
+        "plugins": ["witness", "account_history", "market_history"],
         "api-access": None, "api-node-info": "", "max-message-size": 4194304,
         "max-calls-in-flight": 100, "ws-auto-ping-interval": 30.0, "metrics-endpoint": None,
         "searchdb-node-url": "http://localhost:9200/", "searchdb-bulk-replay": 10000,
@@ -51,7 +58,7 @@ def defaults(cwd):
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
         "enable-subscribe-to-all": False, "witness-id": list(INIT_WITNESSES),
         "private-key": [DEV_WIF], "seed-node": [],
-    }, **LIMITS)
+    }, **LIMITS, **MARKET)
 
 
 def test_development_defaults(cwd):
@@ -60,6 +67,7 @@ def test_development_defaults(cwd):
     assert options.development_defaults is True
     assert options.witnesses() == {f"1.6.{i}": DEV_WIF for i in range(1, 12)}
     assert options.api_limits() == ApiLimits()
+    assert options.market_history() == MarketHistoryOptions()
     assert options.block_log_path() == str(cwd / "nodeapi_data" / "blocks.log")
     assert options.genesis.chain_id.startswith("569cba9a")
     assert options.searchdb() == {
@@ -82,6 +90,8 @@ def everything(cwd):
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
         "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
         "--seed-node", "10.0.0.1:8090", "--seed-node", "bob:pw@node.example:443",
+        "--bucket-size", '[3600, "60", 0, 60]', "--history-per-size", "0",
+        "--max-order-his-records-per-market", "5", "--max-order-his-seconds-per-market", "7",
     ]
     limits = {}
     for i, name in enumerate(LIMITS, 1):
@@ -99,6 +109,8 @@ def everything(cwd):
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
         "private-key": [DEV_WIF, OTHER_WIF],
         "seed-node": ["10.0.0.1:8090", "bob:pw@node.example:443"],
+        "bucket-size": (60, 3600), "history-per-size": 0,
+        "max-order-his-records-per-market": 5, "max-order-his-seconds-per-market": 7,
     }, **limits)
     return argv, expected
 
@@ -108,8 +120,11 @@ def test_every_option_on_the_command_line(cwd):
     options = parse(*argv)
     assert dict(options) == expected
     assert options.development_defaults is False
-    assert options.api_limits() == ApiLimits(*range(3, 37, 3))
+    assert options.api_limits() == ApiLimits(*range(3, 3 * len(LIMITS) + 1, 3))
     assert options.witnesses() == {"1.6.2": DEV_WIF, "1.6.5": DEV_WIF}
+    assert options.market_history() == MarketHistoryOptions(
+        bucket_sizes=(60, 3600), history_per_size=0, max_order_his_records_per_market=5,
+        max_order_his_seconds_per_market=7)
 
 
 def test_every_option_in_an_ini_file(cwd):
@@ -215,7 +230,13 @@ ERRORS = [
     (["--metrics-endpoint", "9100"], "--metrics-endpoint: '9100' is neither host:port nor an "
                                      "endpoint string (Unknown endpoint type: '9100')"),
     (["--plugins", "witness foo"],
-     "--plugins: unknown plugin 'foo' (known: witness, account_history, searchdb)"),
+     "--plugins: unknown plugin 'foo' (known: witness, account_history, market_history, "
+     "searchdb)"),
+    (["--bucket-size", "60"], "--bucket-size: '60' is not a JSON array of seconds, e.g. "
+                              "[60,300,3600]"),
+    (["--bucket-size", "[60, -1]"], "--bucket-size: -1 is not between 0 and 4294967295"),
+    (["--bucket-size", "[1.5]"], "--bucket-size: 1.5 is not a number of seconds"),
+    (["--history-per-size", "x"], "--history-per-size: 'x' is not an integer"),
     (["--plugins", "account_history searchdb"],
      "--plugins: account_history and searchdb cannot run together"),
     (["--witness-id", "1.2.3"], "--witness-id: '1.2.3' is not a witness id 1.6.N"),
