@@ -33,8 +33,8 @@ from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
 from nodeapi.config_parse import (
     parse_basic_auth, parse_bool, parse_bucket_sizes, parse_endpoint, parse_index_prefix,
-    parse_int, parse_optional_endpoint, parse_plugins, parse_private_key, parse_seconds, parse_seed_node,
-    parse_text, parse_url, parse_witness_ids)
+    parse_int, parse_optional_endpoint, parse_plugins, parse_private_key, parse_seconds,
+    parse_seed_node, parse_text, parse_url, parse_witness_ids)
 from nodeapi.errors import ConfigError
 from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.node import ApiLimits

@@ -12,7 +12,9 @@ with a message naming the bad argument; the lookups by name or id are
 import re
 
 from nodeapi.errors import ApiError, ApiLimitExceeded, NodeAPIError, ProtocolError
+from nodeapi.protocol.errors import InvalidTime
 from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.protocol.times import MAX_TIME, parse_time
 
 #: ``space.type.instance`` with at most 3, 3 and 15 digits.
 OBJECT_ID = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,15})$")
@@ -92,6 +94,21 @@ def optional_bool(value, what: str):
     if value is not None and not isinstance(value, bool):
         raise ApiError(f"{what} must be true, false or null, got {value!r}")
     return value
+
+
+def parse_time_point(value, what: str) -> int:
+    """An ``fc::time_point_sec`` argument (``"YYYY-MM-DDTHH:MM:SS"``, UTC,
+    fc's ``from_iso_string``) -> seconds since the epoch (0 to 2^32-1).
+
+    :raises ApiError: naming ``what`` and the value.
+    """
+    try:
+        seconds = parse_time(value)
+    except InvalidTime:
+        raise ApiError(f"{what}: expected a UTC time YYYY-MM-DDTHH:MM:SS, got {value!r}") from None
+    if not 0 <= seconds <= MAX_TIME:
+        raise ApiError(f"{what}: {value!r} is out of range")
+    return seconds
 
 
 def api_limit(node, name: str, default: int) -> int:

@@ -8,11 +8,19 @@ account answers ``[]``.  The answer comes from ``node.history`` (an
 :class:`nodeapi.applied.IAccountHistory`: the in-memory ``account_history``
 plugin or ``searchdb``), which may return a Deferred; with no history
 plugin every function answers ``[]``.
+
+Market data (graphene ``history_api`` ``get_fill_order_history``,
+``get_market_history``, ``get_market_history_buckets``) comes from the
+``market_history`` plugin (``node.market_history``); without it these fail
+with ``Market history plugin is not enabled``.  Their asset arguments are
+symbols or ``1.3.N`` ids (``no such asset`` otherwise), in either order.
 """
 
 from typing import Any, Optional
 
+from nodeapi.api.arguments import api_limit, parse_time_point
 from nodeapi.api.base import ApiSet, api_function
+from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError, ApiLimitExceeded
 
 _OHI = "1.11."
@@ -123,3 +131,48 @@ class HistoryApi(ApiSet):
             return []
         return self.node.history.get_account_history_operations(
             account_id, operation_type, start_n, stop_n, limit)
+
+    # -- market history (the market_history plugin) ------------------------------
+
+    def _market_plugin(self):
+        plugin = getattr(self.node, "market_history", None)
+        if plugin is None:
+            raise ApiError("Market history plugin is not enabled")
+        return plugin
+
+    def _asset_id(self, symbol_or_id) -> str:
+        return get_asset(self.node.chain.state, symbol_or_id)["id"]
+
+    @api_function
+    def get_fill_order_history(self, a, b, limit: int) -> list:
+        """The latest fills of the market of ``a`` and ``b``, newest first,
+        at most ``limit``: order history objects ``{id: "5.0.N", key: {base,
+        quote, sequence}, time, op}`` (``op`` the fill_order body)."""
+        plugin = self._market_plugin()
+        _unsigned(limit, "limit", _U32)
+        a_id, b_id = self._asset_id(a), self._asset_id(b)
+        return [record.to_object() for record in plugin.fills(a_id, b_id, limit)]
+
+    @api_function
+    def get_market_history(self, a, b, bucket_seconds: int, start, end) -> list:
+        """OHLCV buckets ``{id: "5.1.N", key: {base, quote, seconds, open},
+        high_base, high_quote, low_base, low_quote, open_base, open_quote,
+        close_base, close_quote, base_volume, quote_volume}`` of the market
+        of ``a`` and ``b`` and size ``bucket_seconds`` opening from ``start``
+        to ``end`` (UTC times, inclusive), oldest first, at most
+        ``api-limit-get-market-history`` (200).  Prices are in the market's
+        lower-id asset per the other."""
+        plugin = self._market_plugin()
+        a_id, b_id = self._asset_id(a), self._asset_id(b)
+        _unsigned(bucket_seconds, "bucket_seconds", _U32)
+        start_t = parse_time_point(start, "start")
+        end_t = parse_time_point(end, "end")
+        limit = api_limit(self.node, "get_market_history", 200)
+        return [bucket.to_object()
+                for bucket in plugin.buckets(a_id, b_id, bucket_seconds, start_t, end_t, limit)]
+
+    @api_function
+    def get_market_history_buckets(self) -> list:
+        """The tracked bucket sizes in seconds, ascending (the
+        ``bucket-size`` option)."""
+        return self._market_plugin().tracked_buckets

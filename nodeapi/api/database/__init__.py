@@ -18,7 +18,10 @@ Accounts                    :mod:`~nodeapi.api.database.accounts`
 Balances                    :mod:`~nodeapi.api.database.balances`
 Assets                      :mod:`~nodeapi.api.database.assets`
 Markets / feeds             :mod:`~nodeapi.api.database.markets` (decimal
-                            strings: :mod:`~nodeapi.api.database.amounts`)
+                            strings: :mod:`~nodeapi.api.database.amounts`),
+                            :mod:`~nodeapi.api.database.market_data` (the
+                            ``market_history`` plugin's data),
+                            :mod:`~nodeapi.api.database.market_subscriptions`
 Witnesses, Committee        :mod:`~nodeapi.api.database.governance`
 members, Workers, Votes
 Authority / validation      :mod:`~nodeapi.api.database.authority`
@@ -44,15 +47,17 @@ from nodeapi.api.database.balances import BalancesMixin
 from nodeapi.api.database.blocks import BlocksMixin
 from nodeapi.api.database.governance import GovernanceMixin
 from nodeapi.api.database.keys import KeysMixin
+from nodeapi.api.database.market_data import MarketDataMixin
+from nodeapi.api.database.market_subscriptions import MarketSubscriptionsMixin
 from nodeapi.api.database.markets import MarketsMixin
 from nodeapi.api.database.objects import ObjectsMixin
 from nodeapi.api.database.properties import PropertiesMixin
 from nodeapi.api.database.subscriptions import SubscriptionsMixin
 
 
-class DatabaseApi(SubscriptionsMixin, ObjectsMixin, BlocksMixin, PropertiesMixin, KeysMixin,
-                  AccountsMixin, BalancesMixin, AssetsMixin, MarketsMixin, GovernanceMixin,
-                  AuthorityMixin, ApiSet):
+class DatabaseApi(MarketSubscriptionsMixin, SubscriptionsMixin, ObjectsMixin, BlocksMixin,
+                  PropertiesMixin, KeysMixin, AccountsMixin, BalancesMixin, AssetsMixin,
+                  MarketsMixin, MarketDataMixin, GovernanceMixin, AuthorityMixin, ApiSet):
     """graphene ``database_api`` over :class:`nodeapi.chain.chain.Chain`
     (see the module docstring for the sections).  One instance per
     connection; :meth:`close` removes its chain observers."""
@@ -62,6 +67,7 @@ class DatabaseApi(SubscriptionsMixin, ObjectsMixin, BlocksMixin, PropertiesMixin
     def __init__(self, node, session) -> None:
         super().__init__(node, session)
         self._init_subscriptions()
+        self._init_market_subscriptions()
 
     @property
     def chain(self):

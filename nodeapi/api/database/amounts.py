@@ -3,11 +3,15 @@ functions answer them (order book entries; tickers and trade history use the
 same forms).
 
 Graphene reference: bitshares-core libraries/app/util.cpp
-(``uint128_amount_to_string``, ``price_to_string``) and
+(``uint128_amount_to_string``, ``price_to_string``,
+``price_diff_percent_string``) and
 libraries/chain/asset_object.cpp (``amount_to_string``).
 """
 
 from nodeapi.errors import ApiError
+
+_INT64_MAX = (1 << 63) - 1
+_UINT128_MAX = (1 << 128) - 1
 
 
 def amount_to_string(amount: int, precision: int) -> str:
@@ -49,3 +53,26 @@ def price_to_string(base_amount: int, quote_amount: int, base_precision: int,
         base_amount, quote_amount = (1 << 63) - 1, 1
     scaled = base_amount * 10 ** 19 // quote_amount
     return uint_amount_to_string(scaled, 19 + base_precision - quote_precision)
+
+
+def price_diff_percent_string(old_base: int, old_quote: int, new_base: int,
+                              new_quote: int) -> str:
+    """graphene ``price_diff_percent_string``: the change from the old to
+    the new price (both base/quote amounts of one market) in percent, at
+    most 2 decimals, rounded toward zero (``"-50"``, ``"33.33"``, ``"0"``).
+    A zero amount stands for the extreme price (1 over int64 max, or int64
+    max over 1)."""
+    def usable(base, quote):
+        if base == 0:
+            return 1, _INT64_MAX
+        if quote == 0:
+            return _INT64_MAX, 1
+        return base, quote
+
+    old_base, old_quote = usable(old_base, old_quote)
+    new_base, new_quote = usable(new_base, new_quote)
+    new = new_base * old_quote
+    old = old_base * new_quote
+    diff = min(abs(new - old) * 10000 // old, _UINT128_MAX)
+    text = uint_amount_to_string(diff, 2)
+    return text if new >= old or text == "0" else "-" + text

@@ -1,0 +1,152 @@
+"""database API, graphene section "Markets / feeds": ``subscribe_to_market``
+/ ``unsubscribe_from_market`` (a mixin of
+:class:`nodeapi.api.database.DatabaseApi`), per connection.
+
+Graphene reference: bitshares-core libraries/app/database_api.cpp
+(``subscribe_to_market``, ``unsubscribe_from_market``,
+``cancel_all_subscriptions``, ``on_applied_block``,
+``handle_object_changed`` with ``enqueue_if_subscribed_to_market``).
+Notices of a subscribed market, after each applied block, in this order,
+each as ``{"method": "notice", "params": [callback, [payload]]}``:
+
+1. the block's fills of that market: ``[[op, result], ...]`` (virtual
+   fill_order operations ``[4, {...}]`` with their ``[0, {}]`` results);
+2. its limit orders created by the block (full objects);
+3. its limit orders changed by the block (full objects);
+4. its limit orders removed by the block (ids ``"1.7.N"``).
+
+A notice is sent only when its list is not empty.  An order created and
+removed by the same block (a taker filled at once) is not notified, as in
+graphene.  A market is the unordered pair of assets (``a``/``b`` symbols or
+ids, ``no such asset`` otherwise, the two must differ); subscribing again
+replaces the callback.  Unlike graphene, ``unsubscribe_from_market`` orders
+the pair by asset id (graphene compares the argument strings, so it misses
+a market whose symbols sort the other way than its ids).  Subscriptions
+end with ``cancel_all_subscriptions`` and when the connection closes.
+"""
+
+from twisted.logger import Logger
+
+from nodeapi.api.arguments import id_key
+from nodeapi.api.base import api_function
+from nodeapi.api.lookup import get_asset
+from nodeapi.errors import ApiError
+from nodeapi.history.market_objects import market_of
+
+_LIMIT_ORDER = "1.7."
+_FILL_ORDER = 4
+
+
+def order_market(order: dict) -> tuple:
+    """graphene ``get_order_market`` of a limit order: its two assets by id."""
+    sp = order["sell_price"]
+    return market_of(sp["base"]["asset_id"], sp["quote"]["asset_id"])
+
+
+class MarketSubscriptionsMixin:
+    """Market subscriptions of one connection."""
+
+    log = Logger()
+
+    def _init_market_subscriptions(self) -> None:
+        self._market_sub_callbacks: dict = {}  # market -> callback id
+        self._market_sub_orders: dict = {}  # order id -> market, orders of subscribed markets
+        self._market_sub_observer = None
+
+    def _market_arg(self, a, b) -> tuple:
+        state = self.chain.state
+        a_id, b_id = get_asset(state, a)["id"], get_asset(state, b)["id"]
+        if a_id == b_id:
+            raise ApiError("The two assets of a market must differ")
+        return market_of(a_id, b_id)
+
+    @api_function
+    def subscribe_to_market(self, callback: int, a, b):
+        """Notify ``callback`` of the fills and order changes of the market
+        of assets ``a`` and ``b`` after each block (module docstring)."""
+        callback = self._callback_id(callback)
+        market = self._market_arg(a, b)
+        subs = self._market_sub_callbacks
+        if market not in subs:
+            state = self.chain.state
+            for order in state.limit_orders(*market) + state.limit_orders(market[1], market[0]):
+                self._market_sub_orders[order["id"]] = market
+        subs[market] = callback
+        if self._market_sub_observer is None:
+            self._market_sub_observer = self._on_market_block
+            self.chain.add_block_observer(self._market_sub_observer)
+            self._hook_close()
+        return None
+
+    @api_function
+    def unsubscribe_from_market(self, a, b):
+        """Stop the notices of the market of ``a`` and ``b``."""
+        market = self._market_arg(a, b)
+        subs = self._market_sub_callbacks
+        if subs.pop(market, None) is not None:
+            self._market_sub_orders = {o: m for o, m in self._market_sub_orders.items() if m != market}
+        if not subs:
+            self._stop_market_observer()
+        return None
+
+    @api_function
+    def cancel_all_subscriptions(self):
+        """Drop the subscribe callback, every object subscription and every
+        market subscription (graphene ``cancel_all_subscriptions(true,
+        true)``); the block and pending callbacks stay."""
+        self._cancel_market_subscriptions()
+        return super().cancel_all_subscriptions()
+
+    def _cancel_market_subscriptions(self) -> None:
+        self._market_sub_callbacks = {}
+        self._market_sub_orders = {}
+        self._stop_market_observer()
+
+    def _stop_market_observer(self) -> None:
+        if self._market_sub_observer is not None:
+            self.chain.remove_block_observer(self._market_sub_observer)
+            self._market_sub_observer = None
+
+    def close(self) -> None:
+        """Connection closed: end the market subscriptions too."""
+        self._cancel_market_subscriptions()
+        super().close()
+
+    def _on_market_block(self, applied) -> None:
+        try:
+            self._notify_markets(applied)
+        except Exception:
+            self.log.failure("Block {num} market notices failed", num=applied.block_num)
+
+    def _notify_markets(self, applied) -> None:
+        subs = self._market_sub_callbacks
+        fills: dict = {}
+        for op in applied.operations:
+            if op.op[0] == _FILL_ORDER:
+                body = op.op[1]
+                market = market_of(body["pays"]["asset_id"], body["receives"]["asset_id"])
+                if market in subs:
+                    fills.setdefault(market, []).append([op.op, op.result])
+        created: dict = {}
+        changed: dict = {}
+        removed: dict = {}
+        objects, tracked = self.chain.state.objects, self._market_sub_orders
+        for oid in sorted(self.chain.changed_objects_of_last_block(), key=id_key):
+            if not oid.startswith(_LIMIT_ORDER):
+                continue
+            order = objects.get(oid)
+            if order is None:
+                market = tracked.pop(oid, None)
+                if market is not None:
+                    removed.setdefault(market, []).append(oid)
+                continue
+            market = order_market(order)
+            if market not in subs:
+                continue
+            (changed if oid in tracked else created).setdefault(market, []).append(order)
+            tracked[oid] = market
+        for batch in (fills, created, changed, removed):
+            for market, items in batch.items():
+                callback = subs.get(market)
+                if callback is not None:
+                    self.session.send_notice(callback, items)

@@ -1,0 +1,367 @@
+"""Market data over a real chain: orders placed and filled on the node, the
+market_history plugin fed by its blocks, the database and history API
+functions called directly and over RPC with python-bitshares.  Every
+expected price and amount is computed by hand in the comments."""
+
+import struct
+
+import pytest
+
+from conftest import DEV_PUB, DEV_WIF
+
+from nodeapi.api.base import Session
+from nodeapi.api.database import DatabaseApi
+from nodeapi.api.history import HistoryApi
+from nodeapi.errors import ApiError
+from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
+from nodeapi.node import ApiLimits, Node
+from nodeapi.protocol import sign_transaction
+from nodeapi.protocol.times import format_time, parse_time
+
+INIT0, INIT1 = "1.2.6", "1.2.7"
+CORE, GOLD = "1.3.0", "1.3.1"
+FAR = "2100-01-01T00:00:00"
+DAY = 86400
+
+
+# -- driving the chain ------------------------------------------------------------
+
+
+def push(chain, *ops):
+    """Sign ``ops`` (wire JSON, fees filled in) with the development key over
+    the head block and push them; returns the operation results."""
+    ops = [[op[0], dict(op[1], fee={"amount": 0, "asset_id": CORE})] for op in ops]
+    for op in ops:
+        op[1]["fee"] = chain.required_fee(op)
+    trx = {"ref_block_num": chain.head_block_num & 0xFFFF,
+           "ref_block_prefix": struct.unpack_from("<I", bytes.fromhex(chain.head_block_id), 4)[0],
+           "expiration": format_time(chain.head_block_time + 60), "operations": ops,
+           "extensions": [], "signatures": []}
+    trx = sign_transaction(trx, chain.chain_id, [DEV_WIF])
+    return [r[1] for r in chain.push_transaction(trx)["operation_results"]]
+
+
+def produce_at(chain, when):
+    """Produce the block of the first slot at or after ``when``; returns its time."""
+    slot = max(chain.get_slot_at_time(when), 1)
+    t = chain.get_slot_time(slot)
+    if t < when:
+        slot += 1
+        t = chain.get_slot_time(slot)
+    chain.generate_block(t, chain.get_scheduled_witness(slot), DEV_WIF)
+    return t
+
+
+def produce(chain):
+    return produce_at(chain, chain.get_slot_time(1))
+
+
+def order(chain, seller, sell, sell_asset, receive, receive_asset):
+    return push(chain, [1, {"seller": seller,
+                            "amount_to_sell": {"amount": sell, "asset_id": sell_asset},
+                            "min_to_receive": {"amount": receive, "asset_id": receive_asset},
+                            "expiration": FAR, "fill_or_kill": False, "extensions": []}])[0]
+
+
+def setup_gold(chain):
+    """init0 claims the genesis balance and creates GOLD (1.3.1, precision
+    3); init1 gets 1000 GOLD and 1000 TEST (precision 5)."""
+    push(chain, [37, {"deposit_to_account": INIT0, "balance_to_claim": "1.15.0",
+                      "balance_owner_key": DEV_PUB,
+                      "total_claimed": {"amount": 10 ** 15, "asset_id": CORE}}])
+    produce(chain)
+    push(chain, [10, {"issuer": INIT0, "symbol": "GOLD", "precision": 3, "common_options": {
+        "max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
+        "issuer_permissions": 0, "flags": 0,
+        "core_exchange_rate": {"base": {"amount": 1, "asset_id": CORE},
+                               "quote": {"amount": 1, "asset_id": GOLD}},
+        "whitelist_authorities": [], "blacklist_authorities": [], "whitelist_markets": [],
+        "blacklist_markets": [], "description": "", "extensions": []},
+        "is_prediction_market": False, "extensions": []}])
+    produce(chain)
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": {"amount": 10 ** 6, "asset_id": GOLD},
+                      "issue_to_account": INIT1, "extensions": []}],
+         [0, {"from": INIT0, "to": INIT1, "amount": {"amount": 10 ** 8, "asset_id": CORE},
+              "extensions": []}])
+    produce(chain)
+
+
+def first_match(chain):
+    """init1 (maker) sells 10 GOLD for 20 TEST (2 TEST/GOLD); init0 (taker)
+    sells 10 TEST for 5 GOLD: the taker is the smaller side, it gets
+    floor(1000000 * 10000 / 2000000) = 5000 (5 GOLD) and pays
+    ceil(5000 * 2000000 / 10000) = 1000000 (10 TEST).  5 GOLD stay for sale."""
+    maker = order(chain, INIT1, 10000, GOLD, 2000000, CORE)
+    produce(chain)
+    order(chain, INIT0, 1000000, CORE, 5000, GOLD)
+    return maker, produce(chain)
+
+
+def make_apis(chain, plugin, websocket=True, **limits):
+    session = RecordingSession(websocket)
+    node = Node(chain=chain, market_history=plugin, limits=ApiLimits(**limits))
+    return DatabaseApi(node, session), HistoryApi(node, session), session
+
+
+class RecordingSession(Session):
+    """The Session contract of nodeapi.api.base, recording notices."""
+
+    def __init__(self, websocket=True):
+        self.websocket = websocket
+        self.notices = []
+        self._closers = []
+
+    def send_notice(self, callback_id, payload):
+        self.notices.append((callback_id, payload))
+
+    def on_close(self, fn):
+        self._closers.append(fn)
+
+    def close(self):
+        for fn in self._closers:
+            fn()
+
+
+@pytest.fixture
+def market(chain):
+    plugin = MarketHistory(MarketHistoryOptions(bucket_sizes=(60, 3600)))
+    chain.add_consumer(plugin)
+    setup_gold(chain)
+    return chain, plugin
+
+
+# -- database API ----------------------------------------------------------------------
+
+
+def test_ticker_volume_trades_after_one_match(market):
+    chain, plugin = market
+    db, history, _session = make_apis(chain, plugin)
+    maker, when = first_match(chain)
+    assert db.get_ticker("TEST", "GOLD") == {
+        "time": format_time(chain.head_block_time), "base": "TEST", "quote": "GOLD",
+        # 2000000 sat TEST / 10000 sat GOLD * 10^(3-5) = 2 TEST per GOLD
+        "latest": "2",
+        # the maker's rest, 5000 GOLD sat for sale: an ask of 5 GOLD for
+        # 5000 * 2000000 / 10000 = 1000000 TEST sat (10 TEST)
+        "lowest_ask": "2", "lowest_ask_base_size": "10", "lowest_ask_quote_size": "5",
+        "highest_bid": "0", "highest_bid_base_size": "0", "highest_bid_quote_size": "0",
+        "percent_change": "0", "base_volume": "10", "quote_volume": "5", "mto_id": "5.2.0"}
+    # the other way round: 1/2 = 0.5 GOLD per TEST; volumes swap
+    ticker = db.get_ticker(GOLD, CORE)
+    assert (ticker["base"], ticker["quote"], ticker["latest"]) == ("GOLD", "TEST", "0.5")
+    assert (ticker["base_volume"], ticker["quote_volume"]) == ("5", "10")
+    # the ask (selling GOLD) is a bid when GOLD is the base
+    assert (ticker["highest_bid"], ticker["highest_bid_base_size"],
+            ticker["highest_bid_quote_size"]) == ("0.5", "5", "10")
+    assert db.get_24_volume("TEST", "GOLD") == {
+        "time": format_time(chain.head_block_time), "base": "TEST", "quote": "GOLD",
+        "base_volume": "10", "quote_volume": "5"}
+    # one trade made of the maker's and the taker's fills
+    # fills: the taker's has sequence 0, the maker's -1; the trade is numbered
+    # by the maker's: 1.  The maker received the base (TEST): "sell".
+    [trade] = db.get_trade_history("TEST", "GOLD", format_time(when), format_time(when), 10)
+    assert trade == {"sequence": 1, "date": format_time(when), "price": "2", "amount": "5",
+                     "value": "10", "type": "sell", "side1_account_id": INIT1,
+                     "side2_account_id": INIT0}
+    [other] = db.get_trade_history("GOLD", "TEST", format_time(when + 10), "1970-01-01T00:00:00",
+                                   1)
+    assert (other["price"], other["amount"], other["value"], other["type"]) == (
+        "0.5", "10", "5", "buy")
+    assert db.get_trade_history("TEST", "GOLD", format_time(when - 1), "1970-01-01T00:00:00",
+                                10) == []
+    # by sequence: the trade numbered start is left out, older ones follow
+    assert db.get_trade_history_by_sequence("TEST", "GOLD", 1, "1970-01-01T00:00:00", 10) == []
+    assert db.get_trade_history_by_sequence("TEST", "GOLD", 2, "1970-01-01T00:00:00",
+                                            10) == [trade]
+    assert db.get_trade_history_by_sequence("TEST", "GOLD", 2, format_time(when + 1),
+                                            10) == []
+    # an empty market: everything "0", no mto_id
+    push(chain, [10, {"issuer": INIT0, "symbol": "SILVER", "precision": 2, "common_options": {
+        "max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
+        "issuer_permissions": 0, "flags": 0,
+        "core_exchange_rate": {"base": {"amount": 1, "asset_id": CORE},
+                               "quote": {"amount": 1, "asset_id": "1.3.2"}},
+        "whitelist_authorities": [], "blacklist_authorities": [], "whitelist_markets": [],
+        "blacklist_markets": [], "description": "", "extensions": []},
+        "is_prediction_market": False, "extensions": []}])
+    produce(chain)
+    empty = db.get_ticker("SILVER", "TEST")
+    assert "mto_id" not in empty
+    assert {k: v for k, v in empty.items() if k not in ("time", "base", "quote")} == dict.fromkeys(
+        ["latest", "lowest_ask", "lowest_ask_base_size", "lowest_ask_quote_size",
+         "highest_bid", "highest_bid_base_size", "highest_bid_quote_size", "percent_change",
+         "base_volume", "quote_volume"], "0")
+
+
+def test_percent_change_and_24h_roll_out(market):
+    chain, plugin = market
+    db, _history, _session = make_apis(chain, plugin)
+    maker, t1 = first_match(chain)
+    # a day later init1 cancels the rest and sells 5 GOLD for 15 TEST (3
+    # TEST/GOLD); init0 takes it with 15 TEST
+    produce_at(chain, t1 + DAY + 10)
+    push(chain, [2, {"fee_paying_account": INIT1, "order": maker, "extensions": []}],
+         [1, {"seller": INIT1, "amount_to_sell": {"amount": 5000, "asset_id": GOLD},
+              "min_to_receive": {"amount": 1500000, "asset_id": CORE}, "expiration": FAR,
+              "fill_or_kill": False, "extensions": []}])
+    produce(chain)
+    order(chain, INIT0, 1500000, CORE, 5000, GOLD)
+    t2 = produce(chain)
+    ticker = db.get_ticker("TEST", "GOLD")
+    # the first fill rolled out at the block of t1 + DAY + 10: last_day price 2,
+    # latest 3: +50 %; volume only the second match: 15 TEST, 5 GOLD
+    assert (ticker["latest"], ticker["percent_change"]) == ("3", "50")
+    assert (ticker["base_volume"], ticker["quote_volume"]) == ("15", "5")
+    # seen from GOLD: 0.5 -> 0.333..., (1e10 - 1.5e10) * 10000 // 1.5e10 = -3333: -33.33 %
+    ticker = db.get_ticker("GOLD", "TEST")
+    # 5000 * 10^19 // 1500000 = 33333333333333333 with 19 + 3 - 5 = 17 decimals
+    assert ticker["latest"] == "0.33333333333333333"
+    assert ticker["percent_change"] == "-33.33"
+    trades = db.get_trade_history("TEST", "GOLD", format_time(t2), format_time(t1), 10)
+    assert [(t["sequence"], t["price"], t["date"]) for t in trades] == [
+        (3, "3", format_time(t2)), (1, "2", format_time(t1))]
+    # a day after the second match everything rolled out
+    produce_at(chain, t2 + DAY + 1)
+    produce(chain)
+    ticker = db.get_ticker("TEST", "GOLD")
+    assert (ticker["base_volume"], ticker["quote_volume"], ticker["percent_change"]) == (
+        "0", "0", "0")  # last_day == latest: no change
+    assert plugin.get_object("5.3.0")["skip_min_order_his_id"] is True
+
+
+def test_top_markets_and_history_api(market):
+    chain, plugin = market
+    db, history, _session = make_apis(chain, plugin)
+    maker, when = first_match(chain)
+    [top] = db.get_top_markets(5)
+    assert top == db.get_ticker("TEST", "GOLD")  # stated with the lower-id asset as base
+    assert db.get_top_markets(0) == []
+    # the two fills, newest (the maker's) first
+    fills = history.get_fill_order_history("GOLD", "TEST", 10)
+    assert [(f["id"], f["key"], f["time"], f["op"]["order_id"], f["op"]["is_maker"])
+            for f in fills] == [
+        ("5.0.1", {"base": CORE, "quote": GOLD, "sequence": -1}, format_time(when), maker, True),
+        ("5.0.0", {"base": CORE, "quote": GOLD, "sequence": 0}, format_time(when), "1.7.1",
+         False)]
+    assert fills[0]["op"]["pays"] == {"amount": 5000, "asset_id": GOLD}
+    assert fills[0]["op"]["receives"] == {"amount": 1000000, "asset_id": CORE}
+    assert history.get_fill_order_history(CORE, GOLD, 1) == fills[:1]
+    assert history.get_market_history_buckets() == [60, 3600]
+    minute = when // 60 * 60
+    [bucket] = history.get_market_history("GOLD", "TEST", 60, format_time(minute),
+                                          format_time(minute))
+    assert bucket == {
+        "id": "5.1.0", "key": {"base": CORE, "quote": GOLD, "seconds": 60,
+                               "open": format_time(minute)},
+        "high_base": 2000000, "high_quote": 10000, "low_base": 2000000, "low_quote": 10000,
+        "open_base": 2000000, "open_quote": 10000, "close_base": 2000000, "close_quote": 10000,
+        "base_volume": 1000000, "quote_volume": 5000}
+    [hour] = history.get_market_history(CORE, GOLD, 3600, "1970-01-01T00:00:00", FAR)
+    assert hour["key"]["open"] == format_time(when // 3600 * 3600)
+    assert history.get_market_history(CORE, GOLD, 60, format_time(minute + 1), FAR) == []
+    assert history.get_market_history(CORE, GOLD, 300, "1970-01-01T00:00:00", FAR) == []
+    assert plugin.get_object("5.2.0")["base_volume"] == "1000000"
+
+
+def test_limits_and_argument_errors(market):
+    chain, plugin = market
+    db, history, _session = make_apis(chain, plugin, get_trade_history=2, get_top_markets=3,
+                                      get_trade_history_by_sequence=4, get_market_history=1)
+    first_match(chain)
+    t0 = "1970-01-01T00:00:00"
+    for call, message in [
+        (lambda: db.get_trade_history("TEST", "GOLD", t0, t0, 3),
+         "limit can not be greater than 2"),
+        (lambda: db.get_trade_history_by_sequence("TEST", "GOLD", 0, t0, 5),
+         "limit can not be greater than 4"),
+        (lambda: db.get_trade_history_by_sequence("TEST", "GOLD", -1, t0, 4),
+         "start must not be negative"),
+        (lambda: db.get_top_markets(4), "limit can not be greater than 3"),
+        (lambda: db.get_ticker("NOPE", "GOLD"), "Invalid base asset symbol: NOPE"),
+        (lambda: db.get_24_volume("TEST", "1.3.99"), "Invalid quote asset symbol: 1.3.99"),
+        (lambda: db.get_trade_history("TEST", "GOLD", "yesterday", t0, 1),
+         "start: expected a UTC time"),
+        (lambda: history.get_fill_order_history("NOPE", "GOLD", 1), "no such asset"),
+        (lambda: history.get_market_history("TEST", "GOLD", 60, t0, "soon"),
+         "end: expected a UTC time"),
+        (lambda: db.subscribe_to_market(1, "GOLD", "1.3.1"),
+         "The two assets of a market must differ"),
+    ]:
+        with pytest.raises(ApiError, match=message):
+            call()
+    # get_market_history returns at most api-limit-get-market-history buckets
+    assert len(history.get_market_history("TEST", "GOLD", 3600, t0, FAR)) == 1
+    # without the plugin
+    db, history, _session = make_apis(chain, None)
+    for call in (lambda: db.get_ticker("TEST", "GOLD"), lambda: db.get_24_volume("TEST", "GOLD"),
+                 lambda: db.get_top_markets(1),
+                 lambda: db.get_trade_history("TEST", "GOLD", t0, t0, 1),
+                 lambda: db.get_trade_history_by_sequence("TEST", "GOLD", 0, t0, 1)):
+        with pytest.raises(ApiError, match=r"^Market history plugin is not enabled\.$"):
+            call()
+    for call in (lambda: history.get_fill_order_history("TEST", "GOLD", 1),
+                 lambda: history.get_market_history("TEST", "GOLD", 60, t0, t0),
+                 history.get_market_history_buckets):
+        with pytest.raises(ApiError, match=r"^Market history plugin is not enabled$"):
+            call()
+
+
+def test_subscribe_to_market_notices(market):
+    chain, plugin = market
+    db, _history, session = make_apis(chain, plugin)
+    maker = order(chain, INIT1, 10000, GOLD, 2000000, CORE)
+    produce(chain)
+    db.subscribe_to_market(7, "TEST", "GOLD")
+    # subscriptions are per connection: another one that unsubscribed gets nothing
+    other, _h, other_session = make_apis(chain, plugin)
+    other.subscribe_to_market(8, GOLD, CORE)
+    other.unsubscribe_from_market(CORE, "GOLD")
+    order(chain, INIT0, 1000000, CORE, 5000, GOLD)   # filled at once, rest of maker stays
+    order(chain, INIT0, 100000, CORE, 1000, GOLD)    # 1 TEST for 1 GOLD: rests as a bid
+    produce(chain)
+    fills = [n for n in session.notices if isinstance(n[1][0], list)]
+    [(cb, payload)] = fills
+    assert cb == 7
+    assert [(op[0], op[1]["order_id"], op[1]["is_maker"], result) for op, result in payload] == [
+        (4, "1.7.1", False, [0, {}]), (4, maker, True, [0, {}])]
+    objects = [n for n in session.notices if not isinstance(n[1][0], list)]
+    # created: the resting bid 1.7.2; changed: the maker's rest.  The
+    # filled taker 1.7.1 was created and removed by the block: not notified.
+    assert [(cb, [o["id"] for o in objs]) for cb, objs in objects] == [
+        (7, ["1.7.2"]), (7, [maker])]
+    assert objects[1][1][0]["for_sale"] == 5000
+    assert session.notices[0] == fills[0]  # fills come first
+    # cancel: removed ids
+    session.notices.clear()
+    push(chain, [2, {"fee_paying_account": INIT0, "order": "1.7.2", "extensions": []}])
+    produce(chain)
+    assert session.notices == [(7, ["1.7.2"])]
+    # unsubscribing (either order of the assets) stops the notices
+    session.notices.clear()
+    db.unsubscribe_from_market("GOLD", "TEST")
+    push(chain, [2, {"fee_paying_account": INIT1, "order": maker, "extensions": []}])
+    produce(chain)
+    assert session.notices == []
+    assert other_session.notices == []
+
+
+def test_market_subscription_ends(market):
+    chain, plugin = market
+    db, _history, session = make_apis(chain, plugin)
+    db.subscribe_to_market(7, "TEST", "GOLD")
+    db.cancel_all_subscriptions()
+    order(chain, INIT1, 10000, GOLD, 2000000, CORE)
+    produce(chain)
+    assert session.notices == []
+    db.subscribe_to_market(9, "GOLD", "TEST")
+    observers = len(chain._block_observers)
+    session.close()
+    assert len(chain._block_observers) == observers - 1
+    order(chain, INIT1, 10000, GOLD, 2000000, CORE)
+    produce(chain)
+    assert session.notices == []
+    with pytest.raises(ApiError, match="closed"):
+        db.subscribe_to_market(9, "GOLD", "TEST")
+    http, _history, _s = make_apis(chain, plugin, websocket=False)
+    with pytest.raises(ApiError, match="WebSocket"):
+        http.subscribe_to_market(1, "GOLD", "TEST")
