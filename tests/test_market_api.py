@@ -4,8 +4,12 @@ functions called directly and over RPC with python-bitshares.  Every
 expected price and amount is computed by hand in the comments."""
 
 import struct
+import time
 
 import pytest
+import pytest_twisted
+from twisted.internet import threads
+from twisted.internet.task import deferLater
 
 from conftest import DEV_PUB, DEV_WIF
 
@@ -365,3 +369,122 @@ def test_market_subscription_ends(market):
     http, _history, _s = make_apis(chain, plugin, websocket=False)
     with pytest.raises(ApiError, match="WebSocket"):
         http.subscribe_to_market(1, "GOLD", "TEST")
+
+
+# -- over RPC with python-bitshares --------------------------------------------------
+
+
+@pytest.fixture
+def served(market):
+    """The market chain behind the real RPC site, its matches at wall-clock
+    times (python-bitshares asks for the last 24 hours of trades)."""
+    from twisted.internet import reactor
+
+    from nodeapi.rpc.access import ApiAccess
+    from rpcserver import RunningSite, make_node
+
+    chain, plugin = market
+    server = RunningSite(make_node(chain, market_history=plugin), ApiAccess.default())
+    yield chain, plugin, server, reactor
+    server.stop_blocking()
+
+
+def _python_bitshares_market(url):
+    from bitshares import BitShares
+    from bitshares.instance import BlockchainInstance, set_shared_blockchain_instance
+    from bitshares.market import Market
+
+    bts = BitShares(node=url, num_retries=0)
+    set_shared_blockchain_instance(bts)  # Market.trades builds FilledOrder without it
+    try:
+        market = Market("GOLD:TEST", blockchain_instance=bts)
+        return market.ticker(), market.volume24h(), list(market.trades(limit=10))
+    finally:
+        BlockchainInstance.set_shared_blockchain_instance(None)
+
+
+@pytest_twisted.inlineCallbacks
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+def test_python_bitshares_ticker_volume_trades(served, scheme):
+    chain, _plugin, server, _reactor = served
+    now = int(time.time())
+    produce_at(chain, now - 60)
+    maker, when = first_match(chain)
+    assert when <= now
+    ticker, volume, trades = yield threads.deferToThread(
+        _python_bitshares_market, f"{scheme}://127.0.0.1:{server.port}")
+    # Market("GOLD:TEST"): quote GOLD, base TEST; 2 TEST per GOLD
+    assert float(ticker["latest"]) == 2.0
+    assert ticker["baseVolume"]["symbol"] == "TEST" and float(ticker["baseVolume"]) == 10.0
+    assert ticker["quoteVolume"]["symbol"] == "GOLD" and float(ticker["quoteVolume"]) == 5.0
+    assert float(ticker["lowestAsk"]) == 2.0 and float(ticker["highestBid"]) == 0.0
+    assert ticker["percentChange"] == 0.0
+    assert {k: float(v) for k, v in volume.items()} == {"TEST": 10.0, "GOLD": 5.0}
+    [trade] = trades
+    assert float(trade) == 2.0
+    assert (float(trade["quote"]), trade["quote"]["symbol"]) == (5.0, "GOLD")
+    assert (float(trade["base"]), trade["base"]["symbol"]) == (10.0, "TEST")
+    assert trade["sequence"] == 1 and trade["date"] == format_time(when)
+    assert (trade["side1_account_id"], trade["side2_account_id"]) == (INIT1, INIT0)
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_python_bitshares_notify_markets(served):
+    from bitshares import BitShares
+    from bitshares.instance import BlockchainInstance, set_shared_blockchain_instance
+    from bitshares.notify import Notify
+    from bitshares.price import FilledOrder, Order
+
+    chain, _plugin, server, reactor = served
+    produce_at(chain, int(time.time()) - 60)
+    seen = []
+
+    def connect():
+        bts = BitShares(node=f"ws://127.0.0.1:{server.port}", num_retries=0)
+        set_shared_blockchain_instance(bts)  # Price objects of notices are built without it
+        return Notify(markets=["GOLD:TEST"], on_market=seen.append, blockchain_instance=bts)
+
+    notify = yield threads.deferToThread(connect)
+    listening = threads.deferToThread(notify.listen)
+
+    def wait_for(predicate):
+        for _ in range(100):
+            found = [x for x in seen if predicate(x)]
+            if found:
+                return found
+            yield deferLater(reactor, 0.1)
+        raise AssertionError(f"no such market notice in {seen}")
+
+    try:
+        # until the subscription is in place: one block per complete match
+        # (init1 sells 10 GOLD for 20 TEST, init0 sells 20 TEST for 10 GOLD)
+        fills = []
+        for _ in range(100):
+            fills = [x for x in seen if isinstance(x, FilledOrder)]
+            if fills:
+                break
+            order(chain, INIT1, 10000, GOLD, 2000000, CORE)
+            order(chain, INIT0, 2000000, CORE, 10000, GOLD)
+            produce(chain)
+            yield deferLater(reactor, 0.1)
+        # the block's two fills, the taker's first; both orders were created
+        # and removed by the block: no order notices
+        assert [(f["pays"]["amount"], f["receives"]["amount"], f["is_maker"])
+                for f in fills] == [(2000000, 10000, False), (10000, 2000000, True)]
+        assert [float(f) for f in fills] == [0.5, 2.0]
+        assert not [x for x in seen if not isinstance(x, FilledOrder)]
+        # a resting order: created (the full object), then cancelled (its id)
+        rest = order(chain, INIT1, 1000, GOLD, 300000, CORE)
+        produce(chain)
+        [created] = yield from wait_for(lambda x: not isinstance(x, FilledOrder)
+                                        and x.get("id") == rest and not x.get("deleted"))
+        assert float(created["for_sale"]) == 1.0 and created["seller"] == INIT1
+        push(chain, [2, {"fee_paying_account": INIT1, "order": rest, "extensions": []}])
+        produce(chain)
+        yield from wait_for(lambda x: not isinstance(x, FilledOrder)
+                            and x.get("id") == rest and x.get("deleted"))
+    finally:
+        notify.close()
+        yield listening
+        BlockchainInstance.set_shared_blockchain_instance(None)
