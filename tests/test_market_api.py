@@ -265,6 +265,11 @@ def test_top_markets_and_history_api(market):
     assert history.get_market_history(CORE, GOLD, 60, format_time(minute + 1), FAR) == []
     assert history.get_market_history(CORE, GOLD, 300, "1970-01-01T00:00:00", FAR) == []
     assert plugin.get_object("5.2.0")["base_volume"] == "1000000"
+    # get_objects reaches the plugin's objects
+    assert db.get_objects(["5.0.1", "5.1.0", "5.2.0", "5.3.0", "5.0.9", "1.3.1"]) == [
+        fills[0], bucket, plugin.get_object("5.2.0"),
+        {"id": "5.3.0", "rolling_min_order_his_id": "5.0.0", "skip_min_order_his_id": False},
+        None, chain.state.objects[GOLD]]
 
 
 def test_limits_and_argument_errors(market):

@@ -17,18 +17,17 @@ Keys                        :mod:`~nodeapi.api.database.keys`
 Accounts                    :mod:`~nodeapi.api.database.accounts`
 Balances                    :mod:`~nodeapi.api.database.balances`
 Assets                      :mod:`~nodeapi.api.database.assets`
-Markets / feeds             :mod:`~nodeapi.api.database.markets` (decimal
-                            strings: :mod:`~nodeapi.api.database.amounts`),
-                            :mod:`~nodeapi.api.database.market_data` (the
-                            ``market_history`` plugin's data),
-                            :mod:`~nodeapi.api.database.market_subscriptions`
+Markets / feeds             :mod:`~nodeapi.api.database.markets` (a package:
+                            orders, tickers, subscriptions; decimal
+                            strings: :mod:`~nodeapi.api.database.amounts`)
 Witnesses, Committee        :mod:`~nodeapi.api.database.governance`
 members, Workers, Votes
 Authority / validation      :mod:`~nodeapi.api.database.authority`
 ==========================  =====================================================
 
-A function graphene adds to one of these sections goes into its module; a
-section with none of its functions served yet (liquidity pools, SameT funds,
+A function graphene adds to one of these sections goes into its module (a
+section too large for one module is a package of that name with one module
+per concept, like ``markets``); a section with none of its functions served yet (liquidity pools, SameT funds,
 credit offers, proposed transactions, blinded balances, withdrawals, HTLC,
 tickets) gets a module of its own named for it, and a mixin here.
 
@@ -47,17 +46,15 @@ from nodeapi.api.database.balances import BalancesMixin
 from nodeapi.api.database.blocks import BlocksMixin
 from nodeapi.api.database.governance import GovernanceMixin
 from nodeapi.api.database.keys import KeysMixin
-from nodeapi.api.database.market_data import MarketDataMixin
-from nodeapi.api.database.market_subscriptions import MarketSubscriptionsMixin
 from nodeapi.api.database.markets import MarketsMixin
 from nodeapi.api.database.objects import ObjectsMixin
 from nodeapi.api.database.properties import PropertiesMixin
 from nodeapi.api.database.subscriptions import SubscriptionsMixin
 
 
-class DatabaseApi(MarketSubscriptionsMixin, SubscriptionsMixin, ObjectsMixin, BlocksMixin,
-                  PropertiesMixin, KeysMixin, AccountsMixin, BalancesMixin, AssetsMixin,
-                  MarketsMixin, MarketDataMixin, GovernanceMixin, AuthorityMixin, ApiSet):
+class DatabaseApi(SubscriptionsMixin, ObjectsMixin, BlocksMixin, PropertiesMixin, KeysMixin,
+                  AccountsMixin, BalancesMixin, AssetsMixin, MarketsMixin, GovernanceMixin,
+                  AuthorityMixin, ApiSet):
     """graphene ``database_api`` over :class:`nodeapi.chain.chain.Chain`
     (see the module docstring for the sections).  One instance per
     connection; :meth:`close` removes its chain observers."""

@@ -3,7 +3,10 @@
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 ``get_objects``.  Objects are returned in the wire shapes the chain stores
-(wire-contract section 7); an unknown id gives ``null``.
+(wire-contract section 7); an unknown id gives ``null``.  The objects of
+the ``market_history`` plugin (space 5: ``5.0.N`` fills, ``5.1.N`` buckets,
+``5.2.N`` tickers, ``5.3.0``) come from the plugin when it runs; they are
+not subscribed (their changes are not chain object changes).
 """
 
 from nodeapi.api.arguments import api_limit, check_count, parse_object_id, require_list
@@ -11,6 +14,7 @@ from nodeapi.api.base import api_function
 
 # Object types whose subscription graphene skips in get_objects.
 _NO_SUBSCRIBE = ("1.11.", "2.9.")
+_MARKET_HISTORY_SPACE = "5."
 
 
 class ObjectsMixin:
@@ -27,8 +31,12 @@ class ObjectsMixin:
         parsed = [parse_object_id(i) for i in ids]
         to_subscribe = self._whether_to_subscribe(subscribe)
         objects = self.chain.state.objects
+        market_history = getattr(self.node, "market_history", None)
         result = []
         for oid in parsed:
+            if oid.startswith(_MARKET_HISTORY_SPACE):
+                result.append(None if market_history is None else market_history.get_object(oid))
+                continue
             obj = objects.get(oid)
             if obj is not None and to_subscribe and not oid.startswith(_NO_SUBSCRIBE):
                 self._subscribe_to_item(oid)

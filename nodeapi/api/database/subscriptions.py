@@ -147,9 +147,11 @@ class SubscriptionsMixin:
 
     @api_function
     def cancel_all_subscriptions(self):
-        """Drop the subscribe callback and every subscription; the block and
-        pending callbacks stay."""
+        """Drop the subscribe callback, every object subscription and every
+        market subscription (graphene ``cancel_all_subscriptions(true,
+        true)``); the block and pending callbacks stay."""
         self._reset_subscriptions()
+        self._cancel_market_subscriptions()
         return None
 
     # -- observers ---------------------------------------------------------------
@@ -219,9 +221,11 @@ class SubscriptionsMixin:
                 self.session.send_notice(self._subscribe_cb, batch)
 
     def close(self) -> None:
-        """Connection closed: remove the chain observers, drop callbacks."""
+        """Connection closed: remove the chain observers, drop callbacks and
+        the market subscriptions."""
         self._closed = True
         self._reset_subscriptions()
+        self._cancel_market_subscriptions()
         self._pending_cb = self._block_cb = None
         if self._block_observer is not None:
             self.chain.remove_block_observer(self._block_observer)

@@ -1,6 +1,6 @@
 """database API, graphene section "Markets / feeds": ``subscribe_to_market``
 / ``unsubscribe_from_market`` (a mixin of
-:class:`nodeapi.api.database.DatabaseApi`), per connection.
+:class:`nodeapi.api.database.markets.MarketsMixin`), per connection.
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``subscribe_to_market``, ``unsubscribe_from_market``,
@@ -22,7 +22,9 @@ ids, ``no such asset`` otherwise, the two must differ); subscribing again
 replaces the callback.  Unlike graphene, ``unsubscribe_from_market`` orders
 the pair by asset id (graphene compares the argument strings, so it misses
 a market whose symbols sort the other way than its ids).  Subscriptions
-end with ``cancel_all_subscriptions`` and when the connection closes.
+end with ``cancel_all_subscriptions`` and when the connection closes (the
+object subscriptions mixin, :mod:`nodeapi.api.database.subscriptions`, calls
+:meth:`MarketSubscriptionsMixin._cancel_market_subscriptions`).
 """
 
 from twisted.logger import Logger
@@ -89,15 +91,8 @@ class MarketSubscriptionsMixin:
             self._stop_market_observer()
         return None
 
-    @api_function
-    def cancel_all_subscriptions(self):
-        """Drop the subscribe callback, every object subscription and every
-        market subscription (graphene ``cancel_all_subscriptions(true,
-        true)``); the block and pending callbacks stay."""
-        self._cancel_market_subscriptions()
-        return super().cancel_all_subscriptions()
-
     def _cancel_market_subscriptions(self) -> None:
+        """End every market subscription of this connection."""
         self._market_sub_callbacks = {}
         self._market_sub_orders = {}
         self._stop_market_observer()
@@ -106,11 +101,6 @@ class MarketSubscriptionsMixin:
         if self._market_sub_observer is not None:
             self.chain.remove_block_observer(self._market_sub_observer)
             self._market_sub_observer = None
-
-    def close(self) -> None:
-        """Connection closed: end the market subscriptions too."""
-        self._cancel_market_subscriptions()
-        super().close()
 
     def _on_market_block(self, applied) -> None:
         try:

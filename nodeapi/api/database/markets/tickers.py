@@ -1,6 +1,6 @@
-"""database API, graphene section "Markets / feeds": the market data the
-``market_history`` plugin serves (a mixin of
-:class:`nodeapi.api.database.DatabaseApi`).
+"""database API, graphene section "Markets / feeds": tickers, volumes and
+trade history, the market data the ``market_history`` plugin serves (a mixin
+of :class:`nodeapi.api.database.markets.MarketsMixin`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``get_ticker``, ``get_24_volume``, ``get_top_markets``,
@@ -96,7 +96,7 @@ def _side(trade: dict, record, base: dict) -> None:
         trade["side2_account_id"] = fill["account_id"]
 
 
-class MarketDataMixin:
+class TickersMixin:
     """get_ticker, get_24_volume, get_top_markets, get_trade_history,
     get_trade_history_by_sequence."""
 

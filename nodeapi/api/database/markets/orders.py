@@ -1,5 +1,6 @@
 """database API, graphene section "Markets / feeds": open orders and the
-order book of a market (a mixin of :class:`nodeapi.api.database.DatabaseApi`).
+order book of a market (a mixin of
+:class:`nodeapi.api.database.markets.MarketsMixin`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Markets / feeds" (``get_limit_orders``, ``get_limit_orders_by_account``,
@@ -16,7 +17,7 @@ from nodeapi.api.lookup import find_asset, get_account, get_asset
 from nodeapi.errors import ApiError
 
 
-class MarketsMixin:
+class OrdersMixin:
     """Limit orders and the order book."""
 
     def _market_orders(self, a: str, b: str, limit: int) -> list:
