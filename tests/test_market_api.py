@@ -376,6 +376,25 @@ def test_market_subscription_ends(market):
         http.subscribe_to_market(1, "GOLD", "TEST")
 
 
+@pytest_twisted.inlineCallbacks
+def test_rebuilt_by_replay(market, genesis):
+    from nodeapi.chain.chain import Chain
+
+    chain, plugin = market
+    maker, t1 = first_match(chain)
+    produce_at(chain, t1 + DAY + 10)
+    push(chain, [2, {"fee_paying_account": INIT1, "order": maker, "extensions": []}])
+    produce(chain)
+    replayed = Chain(genesis, chain.block_log)
+    again = MarketHistory(plugin.options)
+    replayed.add_consumer(again)
+    count = yield replayed.replay()
+    assert count == chain.head_block_num
+    ids = [f"5.{t}.{n}" for t in range(4) for n in range(4)]
+    assert [again.get_object(i) for i in ids] == [plugin.get_object(i) for i in ids]
+    assert again.get_object("5.3.0")["skip_min_order_his_id"] is True  # rolled out
+
+
 # -- over RPC with python-bitshares --------------------------------------------------
 
 
