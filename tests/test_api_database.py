@@ -8,10 +8,10 @@ import pytest
 from bitsharesbase import operations
 
 from conftest import CHAIN_ID, DEV_PUB, DEV_WIF
+from rpcserver import RecordingSession
 from test_chain_core import claim_op, produce, sign, transfer_op
 from test_chain_ops import with_fee
 
-from nodeapi.api.base import Session
 from nodeapi.api.database import DatabaseApi
 from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError
@@ -20,25 +20,6 @@ from nodeapi.node import ApiLimits, Node
 GENESIS_ADDRESS = "TEST7CwdioNL9my53mj31UYGdcPxhxHfPTBvx"
 OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
 OTHER_PUB = "TEST5z5e3BawwMY6UmcBQxYpkKZ8QQm4wdtS4KMZiWAcWBUC3RJuLT"
-
-
-class RecordingSession(Session):
-    """The Session contract of nodeapi.api.base, recording notices."""
-
-    def __init__(self, websocket=True):
-        self.websocket = websocket
-        self.notices = []
-        self._closers = []
-
-    def send_notice(self, callback_id, payload):
-        self.notices.append((callback_id, payload))
-
-    def on_close(self, fn):
-        self._closers.append(fn)
-
-    def close(self):
-        for fn in self._closers:
-            fn()
 
 
 def make_api(chain, cls=DatabaseApi, websocket=True, **node_args):

@@ -272,7 +272,8 @@ def test_history_api(built):
         api.call("get_account_history", ["init0", "1.11.0", 10])
     assert _api(chain, None).call("get_account_history", ["init0", "1.11.0", 10, "1.11.0"]) == []
     assert HistoryApi.function_names() == [
-        "get_account_history", "get_account_history_operations", "get_relative_account_history"]
+        "get_account_history", "get_account_history_operations", "get_fill_order_history",
+        "get_market_history", "get_market_history_buckets", "get_relative_account_history"]
 
 
 def test_parse_operation_history_id():

@@ -12,15 +12,15 @@ from twisted.internet import threads
 from twisted.internet.task import deferLater
 
 from conftest import DEV_PUB, DEV_WIF
+from rpcserver import RecordingSession
 
-from nodeapi.api.base import Session
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.history import HistoryApi
 from nodeapi.errors import ApiError
 from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
 from nodeapi.node import ApiLimits, Node
 from nodeapi.protocol import sign_transaction
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import format_time
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 CORE, GOLD = "1.3.0", "1.3.1"
@@ -105,25 +105,6 @@ def make_apis(chain, plugin, websocket=True, **limits):
     session = RecordingSession(websocket)
     node = Node(chain=chain, market_history=plugin, limits=ApiLimits(**limits))
     return DatabaseApi(node, session), HistoryApi(node, session), session
-
-
-class RecordingSession(Session):
-    """The Session contract of nodeapi.api.base, recording notices."""
-
-    def __init__(self, websocket=True):
-        self.websocket = websocket
-        self.notices = []
-        self._closers = []
-
-    def send_notice(self, callback_id, payload):
-        self.notices.append((callback_id, payload))
-
-    def on_close(self, fn):
-        self._closers.append(fn)
-
-    def close(self):
-        for fn in self._closers:
-            fn()
 
 
 @pytest.fixture

@@ -27,9 +27,10 @@ Authority / validation      :mod:`~nodeapi.api.database.authority`
 
 A function graphene adds to one of these sections goes into its module (a
 section too large for one module is a package of that name with one module
-per concept, like ``markets``); a section with none of its functions served yet (liquidity pools, SameT funds,
-credit offers, proposed transactions, blinded balances, withdrawals, HTLC,
-tickets) gets a module of its own named for it, and a mixin here.
+per concept, like ``markets``); a section with none of its functions served
+yet (liquidity pools, SameT funds, credit offers, proposed transactions,
+blinded balances, withdrawals, HTLC, tickets) gets a module of its own named
+for it, and a mixin here.
 
 Every function reads ``node.chain.state``, which is the head state plus the
 pending transactions, like graphene's database during its pending session.

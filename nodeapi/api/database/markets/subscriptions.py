@@ -86,7 +86,8 @@ class MarketSubscriptionsMixin:
         market = self._market_arg(a, b)
         subs = self._market_sub_callbacks
         if subs.pop(market, None) is not None:
-            self._market_sub_orders = {o: m for o, m in self._market_sub_orders.items() if m != market}
+            self._market_sub_orders = {o: m for o, m in self._market_sub_orders.items()
+                                       if m != market}
         if not subs:
             self._stop_market_observer()
         return None
