@@ -376,6 +376,21 @@ def test_rebuilt_by_replay(market, genesis):
     assert again.get_object("5.3.0")["skip_min_order_his_id"] is True  # rolled out
 
 
+@pytest.mark.parametrize("old,new,percent", [
+    ((2, 1), (3, 1), "50"),
+    ((3, 1), (2, 1), "-33.33"),
+    ((100000, 1), (99999, 1), "0"),          # -0.001 %: "0", never "-0"
+    ((10000, 1), (9999, 1), "-0.01"),
+    ((1, 3), (1, 3), "0"),
+    # a zero base stands for 1 / int64 max: (int64 max - 1) * 100 %
+    ((0, 1), (1, 1), "922337203685477580600"),
+])
+def test_price_diff_percent_string(old, new, percent):
+    from nodeapi.api.database.amounts import price_diff_percent_string
+
+    assert price_diff_percent_string(*old, *new) == percent
+
+
 # -- over RPC with python-bitshares --------------------------------------------------
 
 
