@@ -15,6 +15,7 @@ from conftest import DEV_PUB, DEV_WIF
 from rpcserver import RecordingSession
 
 from nodeapi.api.database import DatabaseApi
+from nodeapi.api.database.amounts import price_diff_percent_string
 from nodeapi.api.history import HistoryApi
 from nodeapi.errors import ApiError
 from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
@@ -386,8 +387,6 @@ def test_rebuilt_by_replay(market, genesis):
     ((0, 1), (1, 1), "922337203685477580600"),
 ])
 def test_price_diff_percent_string(old, new, percent):
-    from nodeapi.api.database.amounts import price_diff_percent_string
-
     assert price_diff_percent_string(*old, *new) == percent
 
 
