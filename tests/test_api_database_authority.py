@@ -12,7 +12,7 @@ from test_chain_ops import _auth, _options, with_fee
 
 from nodeapi.chain import authority as auth
 from nodeapi.chain import errors
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiError, ProtocolError
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.transaction import serialize_transaction
@@ -108,6 +108,10 @@ def test_required_fees(db, funded):
     # fc reads the tag with as_uint64: "0" and 0.0 are transfers
     assert db.call("get_required_fees", [[["0", op], [0.0, op]], "1.3.0"]) == [
         {"amount": 2000000, "asset_id": "1.3.0"}] * 2
+    with pytest.raises(ProtocolError):  # a known type without its fields
+        db.call("get_required_fees", [[[3, {}]], "1.3.0"])
+    with pytest.raises(UnknownOperation, match="Operation type"):  # nor inside proposals
+        db.call("get_required_fees", [[[22, {"proposed_ops": [{"op": [999, {}]}]}]], "1.3.0"])
 
 
 # -- the API walks nodeapi.chain.authority's sign state ---------------------------

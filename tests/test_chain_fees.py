@@ -10,8 +10,9 @@ from test_chain_core import produce, sign, transfer_op
 from test_chain_ops import FEE0, _op_id, funded, with_fee  # noqa: F401
 
 from nodeapi.chain import errors
-from nodeapi.chain.fees import core_fee, op_size
+from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import parse_time
+from nodeapi.protocol import serialize_operation_body
 from conftest import DEV_WIF
 
 
@@ -77,7 +78,7 @@ def test_custom_fee_over_whole_operation(funded):
     schedule = chain.state.get("2.0.0")["parameters"]["current_fees"]
     op = [35, {"fee": FEE0, "payer": "1.2.6", "required_auths": [], "id": 7,
                "data": "00" * 3000}]
-    size = op_size(op)
+    size = len(serialize_operation_body(op, "TEST"))
     assert size > 3000
     assert core_fee(op, schedule) == 100000 + size * 10 // 1024
     assert core_fee(op, schedule) == 100000 + 29  # 3011 bytes * 10 / 1024

@@ -36,12 +36,12 @@ from nodeapi.chain import schedule
 from nodeapi.chain.blocks import REJECTIONS, BlockApplication
 from nodeapi.chain.errors import InvalidBlock, UnsupportedOperation
 from nodeapi.chain.evaluators import EVALUATORS, ApplyContext, pay_fee
-from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import init_genesis
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_transaction
 from nodeapi.protocol.impacted import fee_payer
-from nodeapi.protocol.operations import operation_type
+from nodeapi.protocol.fee_schedule import required_fees
+from nodeapi.protocol.operations import serialize_operation
 from nodeapi.protocol.times import format_time, parse_time
 
 
@@ -92,25 +92,25 @@ class Chain(BlockApplication):
     def block_interval(self) -> int:
         return int(self.state.objects["2.0.0"]["parameters"]["block_interval"])
 
-    def required_fee(self, op: list, asset_id: str = "1.3.0") -> dict:
-        """The fee ``op`` needs under the current schedule, as
-        ``{"amount", "asset_id"}`` in ``asset_id`` (converted through its
-        core_exchange_rate, rounded up) - graphene ``get_required_fees``.
-        Raises :class:`~nodeapi.chain.errors.UnknownObject` for a bad asset,
-        :class:`~nodeapi.protocol.errors.UnknownOperation` for a type tag
-        that is not a supported integer (as serialization does)."""
-        operation_type(op[0])
-        core = core_fee(op, self.state.objects["2.0.0"]["parameters"]["current_fees"],
-                        self.address_prefix)
+    def required_fees(self, ops: list, asset_id: str = "1.3.0") -> list:
+        """The fees ``ops`` need under the current schedule, in ``asset_id``
+        (converted through its core_exchange_rate, rounded up): per
+        operation ``{"amount", "asset_id"}``, for proposal_create ``[fee,
+        [fees of the proposed operations]]`` - graphene ``get_required_fees``
+        (:func:`nodeapi.protocol.fee_schedule.required_fees`).  Each
+        operation must deserialize, as graphene's ``vector<operation>``
+        argument must.  Raises :class:`~nodeapi.chain.errors.UnknownObject`
+        for a bad asset, a :class:`~nodeapi.errors.ProtocolError` for an
+        operation that does not serialize."""
+        for op in ops:
+            serialize_operation(op, self.address_prefix)
         asset = self.state.require(asset_id)
-        if asset_id == "1.3.0":
-            return {"amount": core, "asset_id": asset_id}
-        cer = asset["options"]["core_exchange_rate"]
-        base, quote = cer["base"], cer["quote"]
-        if base["asset_id"] != asset_id:
-            base, quote = quote, base
-        amount = -(-core * int(base["amount"]) // int(quote["amount"]))
-        return {"amount": amount, "asset_id": asset_id}
+        return required_fees(ops, self.state.objects["2.0.0"]["parameters"]["current_fees"],
+                             asset["options"]["core_exchange_rate"], self.address_prefix)
+
+    def required_fee(self, op: list, asset_id: str = "1.3.0"):
+        """:meth:`required_fees` of the one operation ``op``."""
+        return self.required_fees([op], asset_id)[0]
 
     # -- observers -----------------------------------------------------------
 

@@ -1,13 +1,10 @@
 """The fee schedule: required fee of an operation, in core satoshis.
 
 Graphene reference: ``fee_schedule::calculate_fee`` and each operation's
-``calculate_fee`` (libraries/protocol/*.cpp).  ``price_per_kbyte`` charges
-``bytes * price_per_kbyte / 1024`` over the serialized size of the memo
-(transfer, asset_issue) or of the whole operation (custom - graphene
-``custom_operation::calculate_fee`` uses ``pack_size(*this)`` - and the other
-operations with that parameter); the sum is multiplied by ``scale / 10000``.
-Fees paid in another asset are converted through the asset's
-``core_exchange_rate``.
+``calculate_fee`` (libraries/protocol/*.cpp), computed for every operation
+type by :mod:`nodeapi.protocol.fee_schedule` from the parameters of
+:mod:`nodeapi.protocol.fee_parameters`.  Fees paid in another asset are
+converted through the asset's ``core_exchange_rate``.
 
 Where fees go (graphene ``account_statistics_object::pay_fee`` /
 ``process_fees``, ``database::deposit_cashback``):
@@ -36,62 +33,15 @@ would move 2.3.0 ``accumulated_fees``) and withdrawing vesting balances.
 """
 
 from nodeapi.chain.genesis import FULL_PERCENT, format_time, parse_time
-from nodeapi.protocol.operations import serialize_operation_body
-from nodeapi.protocol.types import MEMO
-
-_MEMO_OPS = {0, 14}
-
-
-def _data_fee(size: int, price_per_kbyte: int) -> int:
-    return size * int(price_per_kbyte) // 1024
-
-
-def op_size(op: list, prefix: str = "TEST") -> int:
-    """Serialized size of the operation body (without its type tag)."""
-    return len(serialize_operation_body(op, prefix))
-
-
-def memo_size(memo: dict, prefix: str = "TEST") -> int:
-    """Serialized size of a ``memo_data``."""
-    out = bytearray()
-    MEMO.pack(memo, out, prefix)
-    return len(out)
-
-
-def _is_cheap_name(name: str) -> bool:
-    """graphene ``is_cheap_name``: a digit, '-', '.' or '/', or no vowel."""
-    if any(c.isdigit() or c in "-./" for c in name):
-        return True
-    return not any(c in "aeiouy" for c in name)
+from nodeapi.protocol.fee_schedule import operation_fee
 
 
 def core_fee(op: list, schedule: dict, prefix: str = "TEST") -> int:
     """Required fee of ``op`` in core satoshis under ``schedule``
-    (``current_fees``: ``{"parameters": [[type, {...}]], "scale": N}``)."""
-    kind, data = op
-    params = {}
-    for k, p in schedule["parameters"]:
-        if k == kind:
-            params = p
-            break
-    if kind == 5:
-        fee = int(params.get("basic_fee" if _is_cheap_name(data["name"]) else "premium_fee", 0))
-    elif kind == 10:
-        n = len(data["symbol"])
-        fee = int(params.get("symbol3" if n == 3 else "symbol4" if n == 4 else "long_symbol", 0))
-    elif kind == 8:
-        fee = int(params.get("membership_lifetime_fee" if data.get("upgrade_to_lifetime_member")
-                             else "membership_annual_fee", 0))
-    else:
-        fee = int(params.get("fee", 0))
-    ppk = params.get("price_per_kbyte")
-    if ppk:
-        if kind in _MEMO_OPS:
-            if data.get("memo"):
-                fee += _data_fee(memo_size(data["memo"], prefix), ppk)
-        else:
-            fee += _data_fee(op_size(op, prefix), ppk)
-    return fee * int(schedule.get("scale", 10000)) // 10000
+    (``current_fees``: ``{"parameters": [[type, {...}]], "scale": N}``):
+    :func:`nodeapi.protocol.fee_schedule.operation_fee` (every type 0-77,
+    graphene ``fee_schedule::calculate_fee``)."""
+    return operation_fee(op, schedule, prefix)
 
 
 def fee_in_core(amount: int, asset: dict) -> int:

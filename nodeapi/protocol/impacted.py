@@ -1,114 +1,91 @@
-"""Fee payer, required authorities and impacted accounts of operations.
+"""Impacted accounts of every operation type 0-77: the accounts an operation
+shows up in the history of.
 
-Reference: bitshares-core
+Reference: bitshares-core libraries/chain/db_notify.cpp
+``get_impacted_account_visitor`` / ``operation_get_impacted_accounts``.
+Each type adds its fee payer plus the accounts in :data:`NAMED`; these add
+more:
 
-- ``operation_get_required_authorities`` (libraries/protocol/operations.cpp):
-  the fee payer always needs its active authority, then each operation's
-  ``get_required_active_authorities`` / ``get_required_owner_authorities`` /
-  ``get_required_authorities`` (other authorities, e.g. balance_claim's key);
-- ``get_impacted_account_visitor`` (libraries/chain/db_notify.cpp): the
-  accounts an operation shows up in the history of.  nodeapi's impacted set
-  is the fee payer, every account whose authority is required, the accounts
-  the operation names (to, account_to_list, issue_to_account, new_issuer,
-  referrer, custom's required_auths) and the ``account_auths`` of the
-  authorities it sets (wire-contract.md section 8).
+- account_create (5) / account_update (6): the ``account_auths`` of the
+  ``owner`` and ``active`` authorities they set;
+- proposal_create (22): the active and owner accounts every proposed
+  operation requires, and the ``account_auths`` of their other authorities;
+- custom (35): ``required_auths`` (after HARDFORK_CORE_210);
+- the blind transfers (39-41): the ``account_auths`` of the inputs' and
+  outputs' owners;
+- htlc_redeemed (51): ``from``, and ``to`` unless it is the redeemer (not the
+  fee payer);
+- credit_deal_expired (74): ``offer_owner`` and ``borrower`` (not the fee
+  payer as such);
+- custom_authority_create/update (54/55): the ``account_auths`` of
+  ``auth`` / ``new_auth``.
 
 account_create's new account is not known from the operation alone: its id
 is the operation's result (``[1, "1.2.N"]``); pass ``result`` to
-:func:`impacted_accounts` to include it, as the chain and history plugins do.
+:func:`impacted_accounts` to include it, as the history plugins do.
+
+The fee payer and required authorities are in
+:mod:`nodeapi.protocol.authorities` (re-exported here).
 """
 
-from nodeapi.protocol.errors import UnknownOperation
-from nodeapi.protocol.operations import operation_type
+from nodeapi.protocol.authorities import (  # noqa: F401 (re-exported)
+    authority_accounts, fee_payer, kind_of, other_authorities, required_authorities)
 
-_FEE_PAYER = {
-    0: "from", 1: "seller", 2: "fee_paying_account", 4: "account_id", 5: "registrar", 6: "account",
-    7: "authorizing_account", 8: "account_to_upgrade", 10: "issuer", 11: "issuer",
-    14: "issuer", 15: "payer", 16: "from_account", 35: "payer", 37: "deposit_to_account",
+#: type -> fields naming other impacted accounts (optional ones may be absent)
+NAMED = {
+    0: ("to",), 5: ("referrer",), 7: ("account_to_list",), 11: ("new_issuer",),
+    14: ("issue_to_account",), 25: ("authorized_account",), 26: ("authorized_account",),
+    27: ("withdraw_from_account",), 28: ("authorized_account",), 32: ("owner",),
+    38: ("to", "from"), 41: ("to",), 48: ("new_issuer",), 49: ("to",),
 }
 
-# operation type -> fields naming other impacted accounts
-_NAMED = {0: ("to",), 5: ("referrer",), 7: ("account_to_list",), 11: ("new_issuer",),
-          14: ("issue_to_account",)}
+#: type -> fields holding authorities whose ``account_auths`` are impacted
+_AUTHORITIES = {5: ("owner", "active"), 6: ("owner", "active"), 54: ("auth",),
+                55: ("new_auth",)}
+
+#: type -> fields holding lists of blind inputs/outputs (their ``owner``)
+_BLIND = {39: ("outputs",), 40: ("inputs", "outputs"), 41: ("inputs",)}
 
 
-def _kind(op: list) -> int:
-    kind = operation_type(op[0])
-    if kind not in _FEE_PAYER:
-        raise UnknownOperation(f"Operation type {kind} is not supported by this node's "
-                               "authority rules")
-    return kind
-
-
-def fee_payer(op: list) -> str:
-    """The account id paying the fee of ``[type, {...}]`` (graphene
-    ``operation::fee_payer``); raises :class:`UnknownOperation`."""
-    return op[1][_FEE_PAYER[_kind(op)]]
-
-
-def _is_owner_update(data: dict) -> bool:
-    ext = data.get("extensions")
-    return data.get("owner") is not None or (
-        isinstance(ext, dict) and ext.get("owner_special_authority") is not None)
-
-
-def required_authorities(op: list) -> tuple[set, set]:
-    """``(active account ids, owner account ids)`` whose authority ``op``
-    needs, exactly as graphene's ``operation_get_required_authorities``: the
-    fee payer is always in ``active``; account_update changing the owner
-    (or the owner special authority) also needs the owner authority;
-    account_create with buyback options needs the asset issuer's active
-    authority; custom needs its ``required_auths``.  (An owner signature
-    also satisfies an active requirement; see ``verify_authority``.)"""
-    kind = _kind(op)
-    data = op[1]
-    active = {data[_FEE_PAYER[kind]]}
-    owner = set()
-    if kind == 6 and _is_owner_update(data):
-        owner.add(data["account"])
-    elif kind == 5:
-        ext = data.get("extensions")
-        buyback = ext.get("buyback_options") if isinstance(ext, dict) else None
-        if buyback:
-            active.add(buyback["asset_to_buy_issuer"])
-    elif kind == 35:
-        active.update(data.get("required_auths") or ())
-    return active, owner
-
-
-def other_authorities(op: list) -> list:
-    """Authorities ``op`` needs besides accounts' (graphene
-    ``get_required_authorities``): for balance_claim the authority
-    ``{threshold 1, balance_owner_key: 1}``; empty for the others."""
-    if operation_type(op[0]) == 37:
-        return [{"weight_threshold": 1, "account_auths": [],
-                 "key_auths": [[op[1]["balance_owner_key"], 1]], "address_auths": []}]
-    return []
-
-
-def _authority_accounts(auth, out: set) -> None:
-    if auth:
-        for pair in auth.get("account_auths") or ():
-            out.add(pair[0])
+def _proposed_required(data: dict, out: set) -> None:
+    """proposal_create: what every proposed operation requires."""
+    for wrapper in data.get("proposed_ops") or ():
+        inner = wrapper["op"] if isinstance(wrapper, dict) else wrapper
+        active, owner = required_authorities(inner)
+        out.update(active, owner)
+        for auth in other_authorities(inner):
+            authority_accounts(auth, out)
 
 
 def impacted_accounts(op: list, result: list | None = None) -> set:
-    """Account ids whose history ``op`` belongs to (module docstring);
-    with account_create's ``result`` (``[1, "1.2.N"]``) the new account is
-    included.  Raises :class:`UnknownOperation` for unsupported types."""
-    kind = _kind(op)
+    """Account ids whose history ``op`` belongs to (module docstring); with
+    account_create's ``result`` (``[1, "1.2.N"]``) the new account is
+    included.  Raises :class:`~nodeapi.protocol.errors.UnknownOperation` for a
+    type that is not 0-77."""
+    kind = kind_of(op)
     data = op[1]
-    active, owner = required_authorities(op)
-    out = active | owner
-    for field in _NAMED.get(kind, ()):
+    out = set()
+    if kind == 51:
+        out.add(data["from"])
+        if data["to"] != data["redeemer"]:
+            out.add(data["to"])
+        return out
+    if kind == 74:
+        return {data["offer_owner"], data["borrower"]}
+    out.add(fee_payer(op))
+    for field in NAMED.get(kind, ()):
         value = data.get(field)
         if value is not None:
             out.add(value)
-    if kind in (5, 6):
-        _authority_accounts(data.get("owner"), out)
-        _authority_accounts(data.get("active"), out)
-    for auth in other_authorities(op):
-        _authority_accounts(auth, out)
+    for field in _AUTHORITIES.get(kind, ()):
+        authority_accounts(data.get(field), out)
+    for field in _BLIND.get(kind, ()):
+        for item in data.get(field) or ():
+            authority_accounts(item.get("owner"), out)
+    if kind == 22:
+        _proposed_required(data, out)
+    elif kind == 35:
+        out.update(data.get("required_auths") or ())
     if kind == 5 and result and result[0] == 1 and isinstance(result[1], str):
         out.add(result[1])
     return out

@@ -146,11 +146,13 @@ class AuthorityMixin:
     def get_required_fees(self, ops, asset_symbol_or_id):
         """The fee each operation needs under the current fee schedule, as
         ``{amount, asset_id}`` in the given asset (converted through its
-        core exchange rate, rounded up).  An operation type that is not an
-        integer nodeapi supports raises
-        :class:`~nodeapi.protocol.errors.UnknownOperation` (code 10); that
-        includes proposal_create (22), which this chain does not have, so
-        graphene's nested ``[fee, [proposed fees]]`` form never arises."""
+        core exchange rate, rounded up); a proposal_create answers graphene's
+        ``[fee, [fees of the proposed operations]]`` and a virtual operation
+        0 (graphene ``get_required_fees``; rules in
+        :mod:`nodeapi.protocol.fee_schedule`).  An operation that does not
+        deserialize raises a :class:`~nodeapi.errors.ProtocolError` (code
+        10), e.g. :class:`~nodeapi.protocol.errors.UnknownOperation` for a
+        type tag that is not an integer 0-77."""
         ops = require_list(ops, "ops")
         asset_id = get_asset(self.chain.state, asset_symbol_or_id)["id"]
         return [self._op_fee(op, asset_id) for op in ops]

@@ -1,0 +1,149 @@
+"""Fee payer and required authorities of every operation type 0-77.
+
+Reference: bitshares-core libraries/protocol/operations.cpp
+``operation_get_required_authorities``: the fee payer (each operation's
+``fee_payer()``) always needs its active authority; then the operation's
+``get_required_active_authorities`` / ``get_required_owner_authorities`` /
+``get_required_authorities`` (other authorities) add to that, as declared in
+libraries/protocol/include/graphene/protocol/*.hpp and proposal.cpp:
+
+- account_create (5) with ``buyback_options``: the asset issuer's active;
+- account_update (6) changing ``owner`` or the owner special authority:
+  the account's owner (its active stays required as the fee payer);
+- proposal_update (23): the active / owner approvals added or removed, and
+  one authority over the key approvals added or removed (threshold = number
+  of keys, each key weight 1);
+- custom (35): ``required_auths`` (ignored before HARDFORK_CORE_210, 2020;
+  nodeapi's chains run after it);
+- balance_claim (37): ``{threshold 1, balance_owner_key: 1}``;
+- transfer_from_blind (41) / blind_transfer (40): each input's ``owner``;
+- asset_update_issuer (48): the issuer's owner.
+
+Operations are in their wire (JSON) form ``[type, {...}]``.
+"""
+
+from nodeapi.protocol.errors import UnknownOperation
+
+#: GRAPHENE_COMMITTEE_ACCOUNT and GRAPHENE_TEMP_ACCOUNT (config.hpp).
+COMMITTEE_ACCOUNT = "1.2.0"
+TEMP_ACCOUNT = "1.2.4"
+
+#: type -> the field naming the fee payer, or a fixed account (``=1.2.N``)
+FEE_PAYER = {
+    0: "from", 1: "seller", 2: "fee_paying_account", 3: "funding_account",
+    4: "account_id", 5: "registrar", 6: "account", 7: "authorizing_account",
+    8: "account_to_upgrade", 9: "account_id", 10: "issuer", 11: "issuer", 12: "issuer",
+    13: "issuer", 14: "issuer", 15: "payer", 16: "from_account", 17: "account",
+    18: "issuer", 19: "publisher", 20: "witness_account", 21: "witness_account",
+    22: "fee_paying_account", 23: "fee_paying_account", 24: "fee_paying_account",
+    25: "withdraw_from_account", 26: "withdraw_from_account", 27: "withdraw_to_account",
+    28: "withdraw_from_account", 29: "committee_member_account",
+    30: "committee_member_account", 31: "=" + COMMITTEE_ACCOUNT, 32: "creator", 33: "owner",
+    34: "owner", 35: "payer", 36: "fee_paying_account", 37: "deposit_to_account",
+    38: "issuer", 39: "from", 40: "=" + TEMP_ACCOUNT, 41: "=" + TEMP_ACCOUNT, 42: "account",
+    43: "issuer", 44: "account_id", 45: "bidder", 46: "bidder", 47: "issuer", 48: "issuer",
+    49: "from", 50: "redeemer", 51: "to", 52: "update_issuer", 53: "to", 54: "account",
+    55: "account", 56: "account", 57: "account", 58: "account", 59: "account",
+    60: "account", 61: "account", 62: "account", 63: "account", 64: "owner_account",
+    65: "owner_account", 66: "owner_account", 67: "borrower", 68: "account",
+    69: "owner_account", 70: "owner_account", 71: "owner_account", 72: "borrower",
+    73: "account", 74: "borrower", 75: "account", 76: "account", 77: "seller",
+}
+
+#: The virtual operations: made by the chain, never signed (operations.hpp).
+VIRTUAL_OPERATIONS = frozenset({4, 42, 44, 46, 51, 53, 74})
+
+
+def kind_of(op) -> int:
+    """The type number of ``[type, {...}]`` when it is an integer 0-77 with
+    a dict body; raises :class:`UnknownOperation` otherwise (graphene cannot
+    deserialize such an ``operation``)."""
+    if not isinstance(op, (list, tuple)) or len(op) != 2 or not isinstance(op[1], dict):
+        raise UnknownOperation(f"Malformed operation {str(op)[:80]}: expected [type, {{...}}]")
+    kind = op[0]
+    if type(kind) is not int or kind not in FEE_PAYER:
+        raise UnknownOperation(f"Operation type {kind!r} is not an operation of "
+                               "bitshares-core 7.x (0-77)")
+    return kind
+
+
+def fee_payer(op: list) -> str:
+    """The account id paying the fee of ``[type, {...}]`` (graphene
+    ``fee_payer()``); raises :class:`UnknownOperation`."""
+    field = FEE_PAYER[kind_of(op)]
+    if field.startswith("="):
+        return field[1:]
+    return op[1][field]
+
+
+def is_owner_update(data: dict) -> bool:
+    """account_update's ``is_owner_update()``: sets ``owner`` or the owner
+    special authority."""
+    ext = data.get("extensions")
+    return data.get("owner") is not None or (
+        isinstance(ext, dict) and ext.get("owner_special_authority") is not None)
+
+
+def _ext(data: dict) -> dict:
+    ext = data.get("extensions")
+    return ext if isinstance(ext, dict) else {}
+
+
+def required_authorities(op: list) -> tuple[set, set]:
+    """``(active account ids, owner account ids)`` whose authority ``op``
+    needs (module docstring; graphene ``operation_get_required_authorities``).
+    An owner signature also satisfies an active requirement (see
+    ``verify_authority``).  Raises :class:`UnknownOperation`."""
+    kind = kind_of(op)
+    data = op[1]
+    active = {fee_payer(op)}
+    owner = set()
+    if kind == 5:
+        buyback = _ext(data).get("buyback_options")
+        if buyback:
+            active.add(buyback["asset_to_buy_issuer"])
+    elif kind == 6:
+        if is_owner_update(data):
+            owner.add(data["account"])
+    elif kind == 23:
+        active.update(data.get("active_approvals_to_add") or ())
+        active.update(data.get("active_approvals_to_remove") or ())
+        owner.update(data.get("owner_approvals_to_add") or ())
+        owner.update(data.get("owner_approvals_to_remove") or ())
+    elif kind == 35:
+        active.update(data.get("required_auths") or ())
+    elif kind == 48:
+        owner.add(data["issuer"])
+    return active, owner
+
+
+def key_authority(keys, threshold: int | None = None) -> dict:
+    """An ``authority`` (JSON) over public keys, each of weight 1, with the
+    given threshold (default: 1)."""
+    return {"weight_threshold": 1 if threshold is None else threshold, "account_auths": [],
+            "key_auths": [[k, 1] for k in sorted(set(keys))], "address_auths": []}
+
+
+def other_authorities(op: list) -> list:
+    """Authorities ``op`` needs besides accounts' (graphene
+    ``get_required_authorities``, module docstring), as authority dicts;
+    empty for most types.  Raises :class:`UnknownOperation`."""
+    kind = kind_of(op)
+    data = op[1]
+    if kind == 37:
+        return [key_authority([data["balance_owner_key"]])]
+    if kind == 23:
+        keys = set(data.get("key_approvals_to_add") or ())
+        keys.update(data.get("key_approvals_to_remove") or ())
+        return [key_authority(keys, len(keys))] if keys else []
+    if kind in (40, 41):
+        return [i["owner"] for i in data.get("inputs") or ()]
+    return []
+
+
+def authority_accounts(auth, out: set) -> None:
+    """Add the ``account_auths`` accounts of an authority dict to ``out``
+    (graphene ``add_authority_accounts``)."""
+    if auth:
+        for pair in auth.get("account_auths") or ():
+            out.add(pair[0])
