@@ -95,7 +95,7 @@ def test_asset_create_fee_paid_in_other_asset(funded):
     pool_before = chain.state.get("2.3.1")["fee_pool"]
     stats_before = chain.state.get("2.7.6")
     data = dict(issuer="1.2.6", symbol="SILVERX", precision=3,
-                common_options=_asset_opts(cer_quote="1.3.2"), is_prediction_market=False,
+                common_options=_asset_opts(cer_quote="1.3.1"), is_prediction_market=False,
                 extensions=[])
     required = core_fee([10, operations.Asset_create(fee=FEE0, prefix="TEST", **data).json()],
                         chain.state.get("2.0.0")["parameters"]["current_fees"])
@@ -153,7 +153,9 @@ def test_asset_update_checks(funded):
     with pytest.raises(errors.InvalidOperation, match="forbidden by issuer permissions"):
         _update(chain, gold, perms=0x00, flags=0x01, max_supply=5000)
     # with no supply, permissions may come back
-    silver, _ = create_asset(chain, "SILV", cer_quote="1.3.2", perms=0)
+    # a new asset's rate names 1.3.1, the placeholder the evaluator replaces
+    # (asset_create_operation::validate: asset(1) * rate lands in asset 1.3.1)
+    silver, _ = create_asset(chain, "SILV", cer_quote="1.3.1", perms=0)
     _update(chain, silver, cer_quote="1.3.2", perms=0x01, flags=0)
     produce(chain)
     assert chain.state.get(silver)["options"]["issuer_permissions"] == 1

@@ -67,7 +67,10 @@ def test_account_create_and_update(funded):
     opts = dict(_options(pub), num_witness=0)
     op, fee = with_fee(chain, operations.Account_update, account=new_id,
                        new_options=dict(opts, voting_account="1.2.6"), extensions={})
-    with pytest.raises(errors.InsufficientBalance):
+    # graphene's text (db_balance.cpp adjust_balance): "Insufficient Balance: ..."
+    with pytest.raises(errors.InsufficientBalance,
+                       match=rf"^Insufficient Balance: {new_id}'s balance of 0 1.3.0 is less "
+                             r"than required \d+ 1.3.0$"):
         chain.push_transaction(sign(chain, [op]))
     chain.push_transaction(sign(chain, [transfer_op(10 ** 8, to=new_id)]))
     chain.push_transaction(sign(chain, [op]))

@@ -58,7 +58,8 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
     if bid is None:
         if delta < 0:
             raise InsufficientBalance(
-                f"Insufficient balance: {account_id} has 0 of {asset_id}, needs {-delta}")
+                f"Insufficient Balance: {account_id}'s balance of 0 {asset_id} is less than "
+                f"required {-delta} {asset_id}")
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
                              "maintenance_flag": False})
         _core_in_balance(state, account_id, asset_id, delta)
@@ -66,7 +67,8 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
     have = state.objects[bid]["balance"]
     if have + delta < 0:
         raise InsufficientBalance(
-            f"Insufficient balance: {account_id} has {have} of {asset_id}, needs {-delta}")
+            f"Insufficient Balance: {account_id}'s balance of {have} {asset_id} is less than "
+            f"required {-delta} {asset_id}")
     state.modify(bid)["balance"] = have + delta
     _core_in_balance(state, account_id, asset_id, have + delta)
 

@@ -2,7 +2,8 @@
 operations are evaluated.
 
 Graphene reference: libraries/chain/db_block.cpp ``_apply_transaction``
-(at least one operation - ``transaction::validate`` -, maximum size, duplicate check against the transaction index, expiration
+(at least one operation and each operation's ``validate()`` -
+``transaction::validate`` -, maximum size, duplicate check against the transaction index, expiration
 window, TaPoS against the block summary, ``verify_authority``).  The chain
 (:class:`~nodeapi.chain.chain.Chain`) calls :func:`check_transaction` for
 every transaction it queues or applies; errors are the
@@ -20,6 +21,7 @@ from nodeapi.chain.genesis import format_time, parse_time
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.block import block_header_bytes
 from nodeapi.protocol.serialize import pack_varint
+from nodeapi.protocol.validation import validate_operation
 from nodeapi.protocol.transaction import (
     serialize_processed_transaction, serialize_transaction, signature_digest_of,
     transaction_id_of)
@@ -49,6 +51,9 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :param check_sigs: recover the signers and verify the authorities.
     :raises EmptyTransaction: no operations (graphene
         ``transaction::validate``), checked first.
+    :raises OperationInvalid: an operation fails its type's ``validate()``
+        (:func:`nodeapi.protocol.validation.validate_operation`, also part of
+        ``transaction::validate``), checked once the transaction serializes.
     :raises TransactionTooLarge: more than ``maximum_transaction_size`` bytes.
     :raises DuplicateTransaction: ``is_known(trx_id)``.
     :raises TransactionExpired: expiration not after ``now``.
@@ -62,6 +67,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     if not trx.get("operations"):
         raise EmptyTransaction("Transaction has no operations")
     packed = serialize_transaction(trx, prefix)
+    for op in trx["operations"]:
+        validate_operation(op)
     params = state.objects["2.0.0"]["parameters"]
     if len(packed) > int(params["maximum_transaction_size"]):
         raise TransactionTooLarge(

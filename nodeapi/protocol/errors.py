@@ -93,3 +93,9 @@ class InvalidPeerAddress(ProtocolError):
     """Invalid node address: expected host:port, [v6]:port or ws://host:port/path"""
 
     name = "invalid_peer_address"
+
+
+class OperationInvalid(ProtocolError):
+    """Assert Exception: the operation fails its validate() rules"""
+
+    name = "assert_exception"

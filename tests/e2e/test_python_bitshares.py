@@ -33,7 +33,10 @@ def expected_fee(op: list, schedule: dict) -> int:
         fee = params.get("fee", 0)
     ppk = params.get("price_per_kbyte", 0)
     if kind in (0, 14):
-        size = len(bytes(Memo(**dict(data["memo"], prefix="TEST")))) if data.get("memo") else 0
+        # pack_size of the optional<memo_data>: its presence byte plus the memo;
+        # transfer charges it only with a memo, asset_issue always
+        memo = data.get("memo")
+        size = 1 + len(bytes(Memo(**dict(memo, prefix="TEST")))) if memo else kind // 14
     elif ppk:
         size = len(bytes(Operation([kind, dict(data, prefix="TEST")]))) - 1
     else:
