@@ -1,5 +1,6 @@
 """The graphene protocol core: ids, keys, fc binary serialization,
-transactions, blocks and impacted accounts.  Pure Python (no Twisted), so the
+transactions, blocks, and per operation type its authorities, impacted
+accounts, fees and validate() rules.  Pure Python (no Twisted), so the
 chain, the API sets and the history plugin share it.  See docs/DESIGN.rst
 ("nodeapi/protocol/") for the names other modules import from here.
 """
@@ -22,3 +23,5 @@ from nodeapi.protocol.block import (  # noqa: F401
     sign_block)
 from nodeapi.protocol.impacted import (  # noqa: F401
     fee_payer, impacted_accounts, other_authorities, required_authorities)
+from nodeapi.protocol.fee_schedule import operation_fee, required_fees  # noqa: F401
+from nodeapi.protocol.validation import validate_operation  # noqa: F401

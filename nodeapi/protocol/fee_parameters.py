@@ -118,7 +118,7 @@ _FIXED = frozenset({57, 58})
 
 
 def _as_int(value, what: str) -> int:
-    if type(value) is int:
+    if type(value) is int and value >= 0:
         return value
     if isinstance(value, str) and value.isascii() and value.isdigit():
         return int(value)
