@@ -44,9 +44,8 @@ from nodeapi.protocol.fee_parameters import fee_parameters, has_entry, schedule_
 from nodeapi.protocol.operations import serialize_operation
 from nodeapi.protocol.serialize import BOOL, TIME, UINT16, VARINT, ObjectIdType, pack, to_int
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, AUTHORITY, MEMO
+from nodeapi.protocol.validation_checks import GRAPHENE_100_PERCENT as FULL_SCALE
 
-#: GRAPHENE_100_PERCENT
-FULL_SCALE = 10000
 MAX_FEE_STABILIZATION_ITERATION = 4
 GET_REQUIRED_FEES_MAX_RECURSION = 4
 SECONDS_PER_DAY = 86400
