@@ -111,7 +111,22 @@ def test_required_fees(db, funded):
     with pytest.raises(ProtocolError):  # a known type without its fields
         db.call("get_required_fees", [[[3, {}]], "1.3.0"])
     with pytest.raises(UnknownOperation, match="Operation type"):  # nor inside proposals
-        db.call("get_required_fees", [[[22, {"proposed_ops": [{"op": [999, {}]}]}]], "1.3.0"])
+        db.call("get_required_fees", [[[22, {
+            "fee": {"amount": 0, "asset_id": "1.3.0"}, "fee_paying_account": "1.2.6",
+            "expiration_time": "2030-01-01T00:00:00", "proposed_ops": [{"op": [999, {}]}],
+            "extensions": []}]], "1.3.0"])
+    proposal = [22, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "fee_paying_account": "1.2.6",
+                     "expiration_time": "2030-01-01T00:00:00",
+                     "proposed_ops": [{"op": [0, op]}, {"op": [4, {
+                         "fee": {"amount": 0, "asset_id": "1.3.0"}, "order_id": "1.7.0",
+                         "account_id": "1.2.6", "pays": op["amount"], "receives": op["amount"],
+                         "fill_price": {"base": op["amount"], "quote": op["amount"]},
+                         "is_maker": True}]}],
+                     "extensions": []}]
+    # graphene's [proposal fee, [proposed fees]]; a virtual operation costs 0
+    assert db.call("get_required_fees", [[proposal], "GOLD"]) == [
+        [{"amount": 4000000, "asset_id": "1.3.1"},
+         [{"amount": 4000000, "asset_id": "1.3.1"}, {"amount": 0, "asset_id": "1.3.1"}]]]
 
 
 # -- the API walks nodeapi.chain.authority's sign state ---------------------------

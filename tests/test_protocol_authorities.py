@@ -83,6 +83,6 @@ def test_variants():
     proposal[1]["proposed_ops"].append({"op": sample(37)})
     proposal[1]["proposed_ops"].append({"op": sample(40)})
     assert impacted_accounts(proposal) == ids(6, 7, 4, 10)
-    for bad in ([78, {}], ["0", {}], [0], [0, []]):
+    for bad in ([78, {}], ["transfer", {}], [0], [0, []]):
         with pytest.raises(UnknownOperation):
             impacted_accounts(bad)

@@ -1,11 +1,7 @@
 """Fees of every operation type 0-77, computed here by hand from graphene's
 rules (each operation's ``calculate_fee``, fee_schedule_calc.cpp,
 fee_schedule.hpp, database_api.cpp ``get_required_fees``) under the bundled
-genesis schedule, and checked against nodeapi.protocol.fee_schedule.
-
-Types whose fee depends on the serialized size of the whole operation need
-its serializer; until nodeapi.protocol.operations knows the type they are
-skipped (they run once every type serializes)."""
+genesis schedule, and checked against nodeapi.protocol.fee_schedule."""
 
 import copy
 
@@ -16,7 +12,6 @@ from operation_samples import GENESIS, MEMO, sample
 from nodeapi.protocol.errors import InvalidField, UnknownOperation
 from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS, fee_parameters
 from nodeapi.protocol.fee_schedule import operation_fee, required_fees
-from nodeapi.protocol.operations import OPERATIONS
 
 P = 100000  # GRAPHENE_BLOCKCHAIN_PRECISION
 SCHEDULE = GENESIS["initial_parameters"]["current_fees"]
@@ -64,16 +59,7 @@ EXPECTED = {
     69: P + kb(62, P), 70: 0, 71: P + kb(29, P), 72: P, 73: P, 74: 0, 75: P, 76: P,
     77: 3 * P // 8,
 }
-SIZE_PRICED = {5, 6, 10, 11, 22, 23, 35, 54, 55, 69, 71}
-
-
-def _needs_serializer(kind):
-    return pytest.mark.skipif(kind in SIZE_PRICED and kind not in OPERATIONS,
-                              reason="needs the serializer of this type (protocol branch)")
-
-
-@pytest.mark.parametrize("kind", [pytest.param(k, marks=_needs_serializer(k))
-                                  for k in range(78)])
+@pytest.mark.parametrize("kind", range(78))
 def test_fee_of_every_type(kind):
     assert operation_fee(sample(kind), SCHEDULE, "TEST") == EXPECTED[kind]
 
@@ -83,7 +69,10 @@ def test_every_type_has_a_row():
     with pytest.raises(UnknownOperation):
         operation_fee([78, {}], SCHEDULE)
     with pytest.raises(UnknownOperation):
-        operation_fee(["0", {}], SCHEDULE)
+        operation_fee(["transfer", {}], SCHEDULE)
+    assert operation_fee(["0", {}], SCHEDULE) == 20 * P  # fc reads "0" as 0
+    with pytest.raises(InvalidField, match="missing or malformed field 'symbol'"):
+        operation_fee([10, {}], SCHEDULE)
 
 
 def test_memo_and_name_variants():
@@ -98,7 +87,6 @@ def test_memo_and_name_variants():
     assert operation_fee(upgrade, SCHEDULE) == 2000 * P
 
 
-@pytest.mark.skipif(5 not in OPERATIONS or 10 not in OPERATIONS, reason="protocol branch")
 def test_name_and_symbol_variants():
     create = sample(5)
     create[1]["name"] = "bcd"  # no vowel: cheap; body 142 bytes
@@ -154,7 +142,6 @@ def test_required_fees_in_another_asset_round_up():
     assert required_fees([sample(1)], SCHEDULE, flipped)[0]["amount"] == -(-5 * P * 7 // 3)
 
 
-@pytest.mark.skipif(22 not in OPERATIONS, reason="protocol branch")
 def test_required_fees_of_nested_proposals():
     core = {"base": {"amount": 1, "asset_id": "1.3.0"}, "quote": {"amount": 1, "asset_id": "1.3.0"}}
     fee = {"amount": 20 * P, "asset_id": "1.3.0"}

@@ -41,7 +41,7 @@ from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_transaction
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.fee_schedule import required_fees
-from nodeapi.protocol.operations import serialize_operation
+from nodeapi.protocol.operations import canonical_operation
 from nodeapi.protocol.times import format_time, parse_time
 
 
@@ -97,13 +97,13 @@ class Chain(BlockApplication):
         (converted through its core_exchange_rate, rounded up): per
         operation ``{"amount", "asset_id"}``, for proposal_create ``[fee,
         [fees of the proposed operations]]`` - graphene ``get_required_fees``
-        (:func:`nodeapi.protocol.fee_schedule.required_fees`).  Each
-        operation must deserialize, as graphene's ``vector<operation>``
-        argument must.  Raises :class:`~nodeapi.chain.errors.UnknownObject`
+        (:func:`nodeapi.protocol.fee_schedule.required_fees`) over the
+        operations as graphene reads them
+        (:func:`~nodeapi.protocol.operations.canonical_operation`; each must
+        deserialize, as graphene's ``vector<operation>`` argument must).  Raises :class:`~nodeapi.chain.errors.UnknownObject`
         for a bad asset, a :class:`~nodeapi.errors.ProtocolError` for an
         operation that does not serialize."""
-        for op in ops:
-            serialize_operation(op, self.address_prefix)
+        ops = [canonical_operation(op, self.address_prefix) for op in ops]
         asset = self.state.require(asset_id)
         return required_fees(ops, self.state.objects["2.0.0"]["parameters"]["current_fees"],
                              asset["options"]["core_exchange_rate"], self.address_prefix)

@@ -23,6 +23,7 @@ Operations are in their wire (JSON) form ``[type, {...}]``.
 """
 
 from nodeapi.protocol.errors import UnknownOperation
+from nodeapi.protocol.operations import VIRTUAL_OPERATIONS, operation_type  # noqa: F401
 
 #: GRAPHENE_COMMITTEE_ACCOUNT and GRAPHENE_TEMP_ACCOUNT (config.hpp).
 COMMITTEE_ACCOUNT = "1.2.0"
@@ -50,21 +51,14 @@ FEE_PAYER = {
     73: "account", 74: "borrower", 75: "account", 76: "account", 77: "seller",
 }
 
-#: The virtual operations: made by the chain, never signed (operations.hpp).
-VIRTUAL_OPERATIONS = frozenset({4, 42, 44, 46, 51, 53, 74})
-
-
 def kind_of(op) -> int:
-    """The type number of ``[type, {...}]`` when it is an integer 0-77 with
-    a dict body; raises :class:`UnknownOperation` otherwise (graphene cannot
-    deserialize such an ``operation``)."""
+    """The type number of ``[type, {...}]`` (its tag read by
+    :func:`~nodeapi.protocol.operations.operation_type`, like fc's
+    ``from_variant``) with a dict body; raises :class:`UnknownOperation`
+    otherwise (graphene cannot deserialize such an ``operation``)."""
     if not isinstance(op, (list, tuple)) or len(op) != 2 or not isinstance(op[1], dict):
         raise UnknownOperation(f"Malformed operation {str(op)[:80]}: expected [type, {{...}}]")
-    kind = op[0]
-    if type(kind) is not int or kind not in FEE_PAYER:
-        raise UnknownOperation(f"Operation type {kind!r} is not an operation of "
-                               "bitshares-core 7.x (0-77)")
-    return kind
+    return operation_type(op[0])
 
 
 def fee_payer(op: list) -> str:

@@ -30,26 +30,29 @@ Reference: bitshares-core
   ``[fee, [fees of the proposed operations]]``, nested at most
   ``GET_REQUIRED_FEES_MAX_RECURSION`` (4) deep.
 
-Parameters come from :mod:`nodeapi.protocol.fee_parameters`.  Serialized
-sizes come from :func:`~nodeapi.protocol.operations.serialize_operation`, so
-the size-priced types need their serializer.
+Parameters come from :mod:`nodeapi.protocol.fee_parameters`; serialized
+sizes from :func:`~nodeapi.protocol.operations.serialize_operation_body`.
+The formulas read the JSON as graphene holds it
+(:func:`~nodeapi.protocol.operations.canonical_operation`), though integers
+given as decimal strings are accepted.
 """
 
 import copy
 
 from nodeapi.protocol.authorities import VIRTUAL_OPERATIONS, kind_of
-from nodeapi.protocol.composite import FUTURE_EXTENSIONS, FlatSet, Optional
+from nodeapi.protocol.composite import Vector
 from nodeapi.protocol.errors import InvalidField
 from nodeapi.protocol.fee_parameters import fee_parameters, has_entry, schedule_scale
-from nodeapi.protocol.operations import serialize_operation
-from nodeapi.protocol.serialize import BOOL, TIME, UINT16, VARINT, ObjectIdType, pack, to_int
-from nodeapi.protocol.types import ACCOUNT_ID, ASSET, AUTHORITY, MEMO
+from nodeapi.protocol.operations import serialize_operation_body
+from nodeapi.protocol.operations.custom_authorities import RESTRICTION
+from nodeapi.protocol.serialize import pack, to_int
+from nodeapi.protocol.types import AUTHORITY, MEMO
 from nodeapi.protocol.validation_checks import GRAPHENE_100_PERCENT as FULL_SCALE
 
 MAX_FEE_STABILIZATION_ITERATION = 4
 GET_REQUIRED_FEES_MAX_RECURSION = 4
 SECONDS_PER_DAY = 86400
-_CUSTOM_AUTHORITY_ID = ObjectIdType(1, 17)
+_RESTRICTIONS = Vector(RESTRICTION)
 
 
 def data_fee(size: int, price_per_kbyte: int) -> int:
@@ -74,9 +77,7 @@ class _Sizes:
 
     def body(self) -> int:
         """The operation struct without its type tag."""
-        tag = bytearray()
-        VARINT.pack(self.op[0], tag)
-        return len(serialize_operation(self.op, self.prefix)) - len(tag)
+        return len(serialize_operation_body(self.op, self.prefix))
 
     def optional_memo(self, memo) -> int:
         """An ``optional<memo_data>``: flag byte plus the memo."""
@@ -85,28 +86,9 @@ class _Sizes:
     def authority(self, auth) -> int:
         return len(pack(AUTHORITY, auth, self.prefix))
 
-    def _fields(self, fields) -> int:
-        return sum(len(pack(t, v, self.prefix)) for t, v in fields)
-
-    def ca_create_priced(self) -> int:
-        """custom_authority_create: ``pack_size(restrictions) +
-        pack_size(auth)``, the struct less its other fields."""
-        d = self.op[1]
-        return self.body() - self._fields([
-            (ASSET, d["fee"]), (ACCOUNT_ID, d["account"]), (BOOL, d["enabled"]),
-            (TIME, d["valid_from"]), (TIME, d["valid_to"]), (VARINT, d["operation_type"]),
-            (FUTURE_EXTENSIONS, d.get("extensions"))])
-
-    def ca_update_restrictions(self) -> int:
-        """custom_authority_update: ``pack_size(restrictions_to_add)``."""
-        d = self.op[1]
-        return self.body() - self._fields([
-            (ASSET, d["fee"]), (ACCOUNT_ID, d["account"]),
-            (_CUSTOM_AUTHORITY_ID, d["authority_to_update"]),
-            (Optional(BOOL), d.get("new_enabled")), (Optional(TIME), d.get("new_valid_from")),
-            (Optional(TIME), d.get("new_valid_to")), (Optional(AUTHORITY), d.get("new_auth")),
-            (FlatSet(UINT16), d.get("restrictions_to_remove")),
-            (FUTURE_EXTENSIONS, d.get("extensions"))])
+    def restrictions(self, restrictions) -> int:
+        """A ``vector<restriction>``."""
+        return len(pack(_RESTRICTIONS, restrictions or [], self.prefix))
 
 
 def _flat(d, p, s):
@@ -163,11 +145,12 @@ def _htlc_extend(d, p, s):
 
 
 def _ca_create(d, p, s):
-    return p["basic_fee"] + p["price_per_byte"] * s.ca_create_priced()
+    priced = s.restrictions(d.get("restrictions")) + s.authority(d["auth"])
+    return p["basic_fee"] + p["price_per_byte"] * priced
 
 
 def _ca_update(d, p, s):
-    fee = p["basic_fee"] + p["price_per_byte"] * s.ca_update_restrictions()
+    fee = p["basic_fee"] + p["price_per_byte"] * s.restrictions(d.get("restrictions_to_add"))
     if d.get("new_auth") is not None:
         fee += p["price_per_byte"] * s.authority(d["new_auth"])
     return fee
@@ -191,7 +174,7 @@ _FORMULAS.update({k: _zero for k in VIRTUAL_OPERATIONS})
 
 
 def _unscaled_fee(op: list, schedule: dict, sizes: _Sizes) -> int:
-    kind, data = op[0], op[1]
+    kind, data = kind_of(op), op[1]
     params = fee_parameters(schedule, kind)
     if kind == 10:  # fee_schedule_calc.cpp: the asset_create visitor
         symbol = data["symbol"]
@@ -221,7 +204,6 @@ def operation_fee(op: list, schedule: dict, prefix: str | None = None) -> int:
     :raises ProtocolError: a size-priced operation that does not serialize.
     :raises InvalidField: a malformed field the formula reads.
     """
-    kind_of(op)
     try:
         fee = _unscaled_fee(op, schedule, _Sizes(op, prefix))
     except (KeyError, TypeError, AttributeError) as exc:
