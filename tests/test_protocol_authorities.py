@@ -1,7 +1,9 @@
 """Fee payer, required authorities and impacted accounts of every operation
 type 0-77, expected by hand from bitshares-core (operations.cpp
 ``operation_get_required_authorities``, the operation structs'
-``get_required_*_authorities``, db_notify.cpp ``get_impacted_account_visitor``)."""
+``get_required_*_authorities``, db_notify.cpp ``get_impacted_account_visitor``)
+plus, as docs/wire-contract.rst says, the accounts whose authority a signed
+operation needs."""
 
 import pytest
 
@@ -27,7 +29,7 @@ SPECIAL = {
     22: ("1.2.6", ids(6), set(), [], ids(6, 7)),         # + what the proposed transfer needs
     23: ("1.2.6", ids(6, 7), ids(8), [{"weight_threshold": 1, "account_auths": [],
                                        "key_auths": [[DEV_PUB, 1]], "address_auths": []}],
-         ids(6)),
+         ids(6, 7, 8)),                                  # + the approvals (wire contract)
     25: ("1.2.6", ids(6), set(), [], ids(6, 7)), 26: ("1.2.6", ids(6), set(), [], ids(6, 7)),
     27: ("1.2.6", ids(6), set(), [], ids(6, 7)), 28: ("1.2.6", ids(6), set(), [], ids(6, 7)),
     31: ("1.2.0", ids(0), set(), [], ids(0)),            # the committee pays
@@ -74,8 +76,10 @@ def test_variants():
                                                    "asset_to_buy_issuer": "1.2.30",
                                                    "markets": ["1.3.0"]}}
     assert required_authorities(create) == (ids(6, 30), set())
-    assert impacted_accounts(create) == ids(6, 7, 20)
-    assert impacted_accounts(create, [1, "1.2.99"]) == ids(6, 7, 20, 99)
+    # db_notify.cpp leaves the buyback issuer out; the wire contract counts
+    # the accounts whose authority the operation needs
+    assert impacted_accounts(create) == ids(6, 7, 20, 30)
+    assert impacted_accounts(create, [1, "1.2.99"]) == ids(6, 7, 20, 30, 99)
     ca = sample(54)
     ca[1]["auth"] = account_auth("1.2.50")
     assert impacted_accounts(ca) == ids(6, 50)

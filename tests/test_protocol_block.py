@@ -117,8 +117,7 @@ CASES = [
           "extensions": {"buyback_options": {"asset_to_buy": "1.3.5",
                                              "asset_to_buy_issuer": "1.2.30",
                                              "markets": ["1.3.0"]}}}],
-     # the buyback issuer signs but is not impacted (db_notify.cpp account_create visitor)
-     "1.2.6", ({"1.2.6", "1.2.30"}, set()), {"1.2.6", "1.2.9", "1.2.20", "1.2.21"}),
+     "1.2.6", ({"1.2.6", "1.2.30"}, set()), {"1.2.6", "1.2.9", "1.2.20", "1.2.21", "1.2.30"}),
     ([6, {"fee": FEE, "account": "1.2.10", "active": _auth(["1.2.22"])}],
      "1.2.10", ({"1.2.10"}, set()), {"1.2.10", "1.2.22"}),
     ([6, {"fee": FEE, "account": "1.2.10", "owner": _auth(["1.2.23"])}],

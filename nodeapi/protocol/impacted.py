@@ -3,14 +3,16 @@ shows up in the history of.
 
 Reference: bitshares-core libraries/chain/db_notify.cpp
 ``get_impacted_account_visitor`` / ``operation_get_impacted_accounts``.
-Each type adds its fee payer plus the accounts in :data:`NAMED`; these add
-more:
+Each type adds its fee payer plus the accounts in :data:`NAMED`, and
+(docs/wire-contract.rst, "the accounts whose authority the operation needs")
+every account whose active or owner authority a signed operation requires -
+beyond db_notify.cpp that adds account_create's buyback issuer and
+proposal_update's active/owner approvals; these add more:
 
 - account_create (5) / account_update (6): the ``account_auths`` of the
   ``owner`` and ``active`` authorities they set;
 - proposal_create (22): the active and owner accounts every proposed
   operation requires, and the ``account_auths`` of their other authorities;
-- custom (35): ``required_auths`` (after HARDFORK_CORE_210);
 - the blind transfers (39-41): the ``account_auths`` of the inputs' and
   outputs' owners;
 - htlc_redeemed (51): ``from``, and ``to`` unless it is the redeemer (not the
@@ -29,7 +31,8 @@ The fee payer and required authorities are in
 """
 
 from nodeapi.protocol.authorities import (  # noqa: F401 (re-exported)
-    authority_accounts, fee_payer, kind_of, other_authorities, required_authorities)
+    VIRTUAL_OPERATIONS, authority_accounts, fee_payer, kind_of, other_authorities,
+    required_authorities)
 
 #: type -> fields naming other impacted accounts (optional ones may be absent)
 NAMED = {
@@ -73,6 +76,9 @@ def impacted_accounts(op: list, result: list | None = None) -> set:
     if kind == 74:
         return {data["offer_owner"], data["borrower"]}
     out.add(fee_payer(op))
+    if kind not in VIRTUAL_OPERATIONS:
+        active, owner = required_authorities(op)
+        out.update(active, owner)
     for field in NAMED.get(kind, ()):
         value = data.get(field)
         if value is not None:
@@ -84,8 +90,6 @@ def impacted_accounts(op: list, result: list | None = None) -> set:
             authority_accounts(item.get("owner"), out)
     if kind == 22:
         _proposed_required(data, out)
-    elif kind == 35:
-        out.update(data.get("required_auths") or ())
     if kind == 5 and result and result[0] == 1 and isinstance(result[1], str):
         out.add(result[1])
     return out
