@@ -91,11 +91,44 @@ class Request:
         return self.has_id and (self.id is not None or self.jsonrpc)
 
 
+#: Deepest nesting of a call's argument list (the list itself is level 1):
+#: graphene parses requests with ``GRAPHENE_NET_MAX_NESTED_OBJECTS`` (200,
+#: fc ``json::from_string`` max_depth).  Deeper arguments are refused here,
+#: once for every function, before any of them walks (or prints) them.
+MAX_PARAMS_DEPTH = 200
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """Levels of lists and dicts in ``value`` (a scalar is 0), counted
+    without recursion; stops at ``limit + 1`` (enough to refuse)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if type(item) is list:
+            children = item
+        elif type(item) is dict:
+            children = item.values()
+        else:
+            continue
+        if level > deepest:
+            deepest = level
+            if deepest > limit:
+                return deepest
+        todo.extend((child, level + 1) for child in children
+                    if type(child) is list or type(child) is dict)
+    return deepest
+
+
 def parse_request(raw: bytes) -> Request:
     """Parse and validate one request body.
 
+    A string API set made of ASCII digits (``"0"``, ``"12"``) is a set id;
+    any other string is a set name, so ``"\u00b2"`` or ``"1\u2070"``
+    (``str.isdigit`` but not ``int``-able) is an unknown set like any name.
+
     :raises RpcError: -32700 invalid JSON, -32600 batch / not an object / bad
-        id / bad method / bad jsonrpc / bad params, -32602 named params.
+        id / bad method / bad jsonrpc / bad params, -32602 named params or
+        arguments nested deeper than :data:`MAX_PARAMS_DEPTH`.
     """
     try:
         doc = orjson.loads(raw)
@@ -122,16 +155,25 @@ def parse_request(raw: bytes) -> Request:
             raise RpcError(-32602, "Named parameters not supported")
         raise RpcError(-32600, "Invalid parameters")
     if method != "call":
-        return Request(rid, has_id, 0, method, params, jsonrpc)
+        return Request(rid, has_id, 0, method, _checked_args(raw, params), jsonrpc)
     if len(params) != 3 or type(params[2]) is not list:
         raise RpcError(-32600, "Invalid parameters")
     api, function = params[0], params[1]
     tapi = type(api)
     if (tapi is not int and tapi is not str) or type(function) is not str:
         raise RpcError(-32600, "Invalid parameters")
-    if tapi is str and api.isdigit():
+    if tapi is str and api.isascii() and api.isdigit() and len(api) <= 9:
         api = int(api)
-    return Request(rid, has_id, api, function, params[2], jsonrpc)
+    return Request(rid, has_id, api, function, _checked_args(raw, params[2]), jsonrpc)
+
+
+def _checked_args(raw: bytes, args: list) -> list:
+    """``args`` unless nested deeper than :data:`MAX_PARAMS_DEPTH` (the walk
+    runs only for bodies with that many brackets at all)."""
+    if (raw.count(b"[") + raw.count(b"{") > MAX_PARAMS_DEPTH
+            and nesting_depth(args, MAX_PARAMS_DEPTH) > MAX_PARAMS_DEPTH):
+        raise RpcError(-32602, f"Invalid params: nested deeper than {MAX_PARAMS_DEPTH} levels")
+    return args
 
 
 #: Fields of graphene objects typed ``uint32_t`` (transaction TaPoS prefix,

@@ -2,8 +2,9 @@
 
 ``/`` (and any path) with ``Upgrade: websocket`` -> the Autobahn
 WebSocket resource; ``POST /`` and ``POST /rpc`` -> HTTP JSON-RPC; anything
-else -> a JSON error (404 for other paths, 405 for other methods), never an
-HTML page or a traceback.  The access log is off (one line per call would
+else -> a JSON error (404 for other paths, 405 for other methods, 400 for a
+request with more than one ``Authorization`` header), never an HTML page or
+a traceback.  The access log is off (one line per call would
 dominate the cost of a call).  Request bodies are bounded while they arrive
 (:class:`nodeapi.rpc.http.BoundedRequest`, 413 past ``max_message_size``).
 """
@@ -16,6 +17,9 @@ from nodeapi.rpc.http import BoundedRequest, HttpRpc, plain_error, write_json
 from nodeapi.rpc.websocket import RpcWebSocketFactory
 
 RPC_PATHS = (b"/", b"/rpc", b"/rpc/", b"/ws")
+#: The error text of a request (HTTP or WebSocket upgrade) carrying more than
+#: one ``Authorization`` header, refused with HTTP 400.
+DUPLICATE_AUTHORIZATION = "More than one Authorization header"
 
 
 class RpcRoot(Resource):
@@ -29,6 +33,11 @@ class RpcRoot(Resource):
         self.http = http
 
     def render(self, request):
+        if len(request.requestHeaders.getRawHeaders(b"authorization", ())) > 1:
+            # which one would count is ambiguous (twisted.web reads the last,
+            # Autobahn joins them): refused on both transports
+            write_json(request, 400, plain_error(400, -32600, DUPLICATE_AUTHORIZATION))
+            return NOT_DONE_YET
         upgrade = (request.getHeader(b"upgrade") or b"").lower()
         if upgrade == b"websocket":
             return self.ws_resource.render(request)
