@@ -68,6 +68,18 @@ SINGLE = [
      "RPC calls a connection may have unanswered (default 100)."),
     ("ws-auto-ping-interval", "30", parse_seconds,
      "Seconds between WebSocket pings to idle clients, 0 = off (default 30)."),
+    # RPC limits against hostile clients (nodeapi.rpc.guard.RpcLimits)
+    ("max-connections", "4000", parse_int(0),
+     "Open RPC connections in total, 0 = no limit (default 4000, lowered to fit the "
+     "open-files limit)."),
+    ("max-connections-per-ip", "200", parse_int(0),
+     "Open RPC connections from one source address, 0 = no limit (default 200)."),
+    ("handshake-timeout", "10", parse_seconds,
+     "Seconds for an HTTP request head or WebSocket handshake to arrive, 0 = off "
+     "(default 10)."),
+    ("max-unsent-bytes", "67108864", parse_int(0),
+     "Unsent RPC reply bytes held for clients that do not read, over all connections; "
+     "past it the largest holder is disconnected, 0 = no limit (default 67108864)."),
     ("metrics-endpoint", "", parse_optional_endpoint,
      "host:port or endpoint string for Prometheus metrics (default: off)."),
     ("searchdb-node-url", "http://localhost:9200/", parse_url,
@@ -282,6 +294,15 @@ class Options(usage.Options):
         """The ``api-limit-*`` values as :class:`~nodeapi.node.ApiLimits`."""
         return ApiLimits(**{f.name: self[f"api-limit-{f.name.replace('_', '-')}"]
                             for f in attr.fields(ApiLimits)})
+
+    def rpc_limits(self):
+        """The :class:`nodeapi.rpc.guard.RpcLimits` of these options."""
+        from nodeapi.rpc.guard import RpcLimits
+
+        return RpcLimits(max_connections=self["max-connections"],
+                         max_connections_per_ip=self["max-connections-per-ip"],
+                         handshake_timeout=self["handshake-timeout"],
+                         max_unsent_bytes=self["max-unsent-bytes"])
 
     def block_log_path(self) -> str:
         """Absolute path of the block log: ``<data-dir>/blocks.log``."""

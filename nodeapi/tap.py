@@ -120,7 +120,7 @@ def _make_service(options, reactor):
     site = rpc_site(top.node, access, max_message_size=options["max-message-size"],
                     auto_ping_interval=options["ws-auto-ping-interval"],
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
-                    reactor=reactor)
+                    reactor=reactor, limits=options.rpc_limits())
     attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
                                    options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
     if options["metrics-endpoint"]:

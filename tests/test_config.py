@@ -14,6 +14,7 @@ from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import INIT_WITNESSES, Options
 from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.node import ApiLimits
+from nodeapi.rpc.guard import RpcLimits
 
 OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
 DEV_PUB_BTS = "BTS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"
@@ -53,6 +54,8 @@ def defaults(cwd):
         "plugins": ["witness", "account_history", "market_history"],
         "api-access": None, "api-node-info": "", "max-message-size": 4194304,
         "max-calls-in-flight": 100, "ws-auto-ping-interval": 30.0, "metrics-endpoint": None,
+        "max-connections": 4000, "max-connections-per-ip": 200, "handshake-timeout": 10.0,
+        "max-unsent-bytes": 67108864,
         "searchdb-node-url": "http://localhost:9200/", "searchdb-bulk-replay": 10000,
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
@@ -68,6 +71,7 @@ def test_development_defaults(cwd):
     assert options.witnesses() == {f"1.6.{i}": DEV_WIF for i in range(1, 12)}
     assert options.api_limits() == ApiLimits()
     assert options.market_history() == MarketHistoryOptions()
+    assert options.rpc_limits() == RpcLimits()
     assert options.block_log_path() == str(cwd / "nodeapi_data" / "blocks.log")
     assert options.genesis.chain_id.startswith("569cba9a")
     assert options.searchdb() == {
@@ -83,6 +87,8 @@ def everything(cwd):
         "--plugins", "witness,searchdb", "--api-access", ACCESS, "--api-node-info", "hello",
         "--max-message-size", "2048", "--max-calls-in-flight", "7",
         "--ws-auto-ping-interval", "2.5", "--metrics-endpoint", "127.0.0.1:9100",
+        "--max-connections", "50", "--max-connections-per-ip", "0", "--handshake-timeout", "2.5",
+        "--max-unsent-bytes", "1048576",
         "--searchdb-node-url", "https://db.example:9201", "--searchdb-bulk-replay", "500",
         "--searchdb-bulk-sync", "10", "--searchdb-visitor", "yes",
         "--searchdb-basic-auth", "u:p", "--searchdb-index-prefix", "bts-",
@@ -103,6 +109,8 @@ def everything(cwd):
         "api-access": ACCESS, "api-node-info": "hello", "max-message-size": 2048,
         "max-calls-in-flight": 7, "ws-auto-ping-interval": 2.5,
         "metrics-endpoint": "tcp:9100:interface=127.0.0.1",
+        "max-connections": 50, "max-connections-per-ip": 0, "handshake-timeout": 2.5,
+        "max-unsent-bytes": 1048576,
         "searchdb-node-url": "https://db.example:9201/", "searchdb-bulk-replay": 500,
         "searchdb-bulk-sync": 10, "searchdb-visitor": True, "searchdb-basic-auth": "u:p",
         "searchdb-index-prefix": "bts-", "enable-stale-production": True,
@@ -125,6 +133,8 @@ def test_every_option_on_the_command_line(cwd):
     assert options.market_history() == MarketHistoryOptions(
         bucket_sizes=(60, 3600), history_per_size=0, max_order_his_records_per_market=5,
         max_order_his_seconds_per_market=7)
+    assert options.rpc_limits() == RpcLimits(max_connections=50, max_connections_per_ip=0,
+                                             handshake_timeout=2.5, max_unsent_bytes=1048576)
 
 
 def test_every_option_in_an_ini_file(cwd):

@@ -423,14 +423,14 @@ def test_tls_client_that_does_not_read_is_closed_1008(tls_server):
     assert (yield ws.call(0, "get_chain_id")) == CHAIN_ID
     server_side = next(iter(site.ws_factory.connections))
     assert server_side.transport.getHost().port == port  # the TLS connection
-    assert "transport" in vars(server_side.transport)  # a TLS layer over TCP
+    assert "transport" in vars(server_side.transport.transport)  # guard, TLS, TCP
     ws.transport.pauseProducing()  # stop reading: replies pile up at the server
     request = orjson.dumps({"id": 1, "method": "get_global_properties", "params": []})
     most = 0
     for _ in range(400):
         if not server_side._open:
             break
-        most = max(most, server_side._buffered())
+        most = max(most, server_side.unsent)
         for _ in range(50):
             ws.sendMessage(request, isBinary=False)
         yield task.deferLater(reactor, 0.01, lambda: None)

@@ -15,6 +15,7 @@ import pytest_twisted
 from twisted.internet import defer
 
 from nodeapi.rpc.access import ApiAccess
+from nodeapi.rpc.guard import RpcLimits
 from rpcserver import RunningSite, make_node
 from wsclient import ws_connect
 
@@ -40,7 +41,9 @@ def enough_files():
 
 @pytest.fixture
 def site(chain):
-    running = RunningSite(make_node(chain), ApiAccess.default())
+    # all from 127.0.0.1: the per-address limit is off here
+    running = RunningSite(make_node(chain), ApiAccess.default(),
+                          limits=RpcLimits(max_connections_per_ip=0))
     yield running
     running.stop_blocking()
 

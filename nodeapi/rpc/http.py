@@ -12,6 +12,12 @@ The body limit is enforced while the body arrives (:class:`BoundedRequest`):
 a declared ``Content-Length`` over ``max_message_size`` is answered 413 as
 soon as the headers are in, a chunked body as soon as its running total
 passes the limit; nothing past the limit is stored.
+
+The request head (the request line and headers, including those of a
+WebSocket upgrade) must be complete within ``handshake_timeout`` seconds of
+its first byte (:class:`RpcChannel`); trickling bytes does not extend it.
+Timers run on the site's reactor (``channel.callLater``), never the global
+one.
 """
 
 from io import BytesIO
@@ -20,7 +26,7 @@ from typing import Optional
 import orjson
 from twisted.logger import Logger
 from twisted.python.failure import Failure
-from twisted.web.http import RESPONSES
+from twisted.web.http import RESPONSES, HTTPChannel
 from twisted.web.server import NOT_DONE_YET, Request
 
 from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
@@ -136,10 +142,8 @@ class BoundedRequest(Request):
                         b"Connection: close\r\n\r\n" + body)
         if hasattr(transport, "loseWriteConnection"):
             transport.loseWriteConnection()
-            reactor = getattr(channel.site, "reactor", None)
-            if reactor is None:
-                from twisted.internet import reactor
-            self._linger = reactor.callLater(LINGER_SECONDS, transport.abortConnection)
+            # the channel's callLater is the site's reactor (HTTPFactory)
+            self._linger = channel.callLater(LINGER_SECONDS, transport.abortConnection)
         else:
             transport.loseConnection()
 
@@ -155,6 +159,69 @@ class BoundedRequest(Request):
             self._linger.cancel()
         self._linger = None
         super().connectionLost(reason)
+
+
+class RpcChannel(HTTPChannel):
+    """An HTTP channel whose request heads have a deadline.
+
+    A new connection has ``site.handshake_timeout`` seconds (None or 0: no
+    deadline) from its accept to complete its first request head; a
+    keep-alive connection has as long from the first byte of each later
+    head (the idle time between requests stays under twisted.web's own
+    ``timeOut``).  Each byte resets twisted.web's idle timer but never this
+    deadline, so a client trickling a head one byte at a time is cut off
+    in time.  When it passes, the connection is aborted and the event is
+    logged through the site's :class:`nodeapi.rpc.guard.ThrottledLog`.
+    """
+
+    _awaiting_head = True
+    _deadline = None
+
+    def connectionMade(self) -> None:
+        super().connectionMade()
+        self._start_deadline()
+
+    def dataReceived(self, data: bytes) -> None:
+        if self._awaiting_head and self._deadline is None:
+            self._start_deadline()
+        super().dataReceived(data)
+
+    def allHeadersReceived(self) -> None:
+        self._awaiting_head = False
+        self._cancel_deadline()
+        super().allHeadersReceived()
+
+    def requestDone(self, request) -> None:
+        # the next head's deadline starts with its first byte (dataReceived)
+        self._awaiting_head = True
+        super().requestDone(request)
+
+    def connectionLost(self, reason) -> None:
+        self._cancel_deadline()
+        super().connectionLost(reason)
+
+    def _start_deadline(self) -> None:
+        timeout = getattr(self.site, "handshake_timeout", None)
+        if timeout:
+            self._deadline = self.callLater(timeout, self._head_too_slow, timeout)
+
+    def _cancel_deadline(self) -> None:
+        deadline, self._deadline = self._deadline, None
+        if deadline is not None and deadline.active():
+            deadline.cancel()
+
+    def _head_too_slow(self, timeout: float) -> None:
+        self._deadline = None
+        if self.transport is None:  # upgraded or gone
+            return
+        guard = getattr(self.site, "guard", None)
+        peer = str(getattr(self.transport.getPeer(), "host", "?"))
+        if guard is not None:
+            guard.events.event("handshake_timeout",
+                               "RPC connection from {peer} aborted: request head or "
+                               "WebSocket handshake not complete after {timeout} s "
+                               "(--handshake-timeout)", peer=peer, timeout=timeout)
+        self.transport.abortConnection()
 
 
 class HttpRpc:

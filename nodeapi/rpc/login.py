@@ -253,4 +253,8 @@ class RpcSession(Session):
                 api.close()
         for fn in self._closers:
             fn()
+        # the sets point back at this session: let go of them (and of the
+        # connection's notice function) so nothing waits for the gc
         self._closers = []
+        self.apis = []
+        self._notice = None

@@ -9,14 +9,18 @@ dominate the cost of a call).  Request bodies are bounded while they arrive
 (:class:`nodeapi.rpc.http.BoundedRequest`, 413 past ``max_message_size``).
 """
 
+from typing import Optional
+
 from autobahn.twisted.resource import WebSocketResource
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
-from nodeapi.rpc.http import BoundedRequest, HttpRpc, plain_error, write_json
+from nodeapi.rpc.guard import ConnectionGuard, RpcLimits
+from nodeapi.rpc.http import BoundedRequest, HttpRpc, RpcChannel, plain_error, write_json
 from nodeapi.rpc.websocket import RpcWebSocketFactory
 
 RPC_PATHS = (b"/", b"/rpc", b"/rpc/", b"/ws")
+
 #: The error text of a request (HTTP or WebSocket upgrade) carrying more than
 #: one ``Authorization`` header, refused with HTTP 400.
 DUPLICATE_AUTHORIZATION = "More than one Authorization header"
@@ -58,14 +62,29 @@ class RpcRoot(Resource):
 class RpcSite(Site):
     """A Site without access logging and without HTML tracebacks, whose
     requests are :class:`BoundedRequest` (bodies over ``max_message_size``
-    bytes are refused with 413 while they arrive).
+    bytes are refused with 413 while they arrive), whose channels are
+    :class:`RpcChannel` (request-head deadline) and whose connections are
+    accepted through a :class:`nodeapi.rpc.guard.ConnectionGuard`
+    (connection limits, unsent-bytes budget).
 
     :ivar max_message_size: bytes; None: no body limit.
+    :ivar handshake_timeout: seconds; None: no deadline.
+    :ivar guard: the ConnectionGuard, or None (connections not wrapped).
     """
 
     displayTracebacks = False
     requestFactory = BoundedRequest
+    protocol = RpcChannel
     max_message_size = None
+    handshake_timeout = None
+    guard = None
+
+    def buildProtocol(self, addr):
+        """The channel for a new connection, wrapped by the guard (which
+        may refuse the connection instead)."""
+        if self.guard is None:
+            return super().buildProtocol(addr)
+        return self.guard.protocol_for(addr, lambda: super(RpcSite, self).buildProtocol(addr))
 
     def log(self, request) -> None:
         """No access log (see module docstring)."""
@@ -74,7 +93,7 @@ class RpcSite(Site):
 def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 1024,
              auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
              max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
-             reactor=None) -> RpcSite:
+             reactor=None, limits: Optional[RpcLimits] = None) -> RpcSite:
     """Build the Site for ``node`` with the ApiAccess ``access``.
 
     :param registry: accessor name -> ApiSet class (default: every set of
@@ -85,8 +104,14 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
     :param max_outgoing_buffer: bytes of unsent WebSocket replies before the
         client is closed with 1008.
     :param metrics: a :class:`nodeapi.metrics.Metrics` or None.
-    :param reactor: the reactor (Autobahn's factory uses it for timers).
+    :param reactor: the reactor: every timer of the site (HTTP idle and head
+        deadlines, the 413 linger, Autobahn's pings) and the log throttling
+        run on it (None: twisted.web's and Autobahn's default, the global
+        reactor).
+    :param limits: the node-wide :class:`RpcLimits` (default: its defaults).
     """
+    if limits is None:
+        limits = RpcLimits()
     if registry is None:
         from nodeapi.api.registry import default_registry
 
@@ -97,9 +122,9 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
                                   max_outgoing_buffer=max_outgoing_buffer, metrics=metrics,
                                   reactor=reactor)
     http = HttpRpc(node, access, registry, max_message_size, metrics)
-    site = RpcSite(RpcRoot(WebSocketResource(factory), http))
+    site = RpcSite(RpcRoot(WebSocketResource(factory), http), reactor=reactor)
     site.max_message_size = max_message_size
+    site.handshake_timeout = limits.handshake_timeout or None
+    site.guard = ConnectionGuard(site.reactor, limits)
     site.ws_factory = factory
-    if reactor is not None:
-        site.reactor = reactor
     return site

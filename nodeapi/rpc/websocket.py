@@ -7,9 +7,19 @@ used to log in at connect (node-rpc-access.md transport form 5).
 
 Limits (issue 4): ``max_message_size`` (Autobahn closes with 1009 "message
 too big"), ``max_calls_in_flight`` per connection (further calls answered
-with an error), an outgoing buffer cap (a client that does not read is
-disconnected with 1008 instead of growing the node's memory), and auto-ping
-to drop vanished peers.
+with an error), back-pressure and an outgoing buffer cap, and auto-ping to
+drop vanished peers.
+
+Back-pressure uses Twisted's producer/consumer interfaces, never transport
+internals: each connection registers a streaming producer
+(:class:`_ReplyPacer`) with its transport.  When the transport's buffer is
+full (the client does not read), the connection stops reading requests
+(``transport.pauseProducing``) until the buffer has drained; replies still
+written meanwhile (requests already read, asynchronous results, notices) are
+counted (:class:`nodeapi.rpc.guard.PausedWriteMeter`), and past
+``max_outgoing_buffer`` bytes the client is closed with 1008 instead of
+growing the node's memory.  The node-wide budget over all connections is
+:class:`nodeapi.rpc.guard.ConnectionGuard`'s.
 """
 
 import base64
@@ -20,11 +30,14 @@ import orjson
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from autobahn.websocket.types import ConnectionDeny
 from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IPushProducer
 from twisted.logger import Logger
 from twisted.python.failure import Failure
+from zope.interface import implementer
 
 from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
                                  parse_request, to_wire)
+from nodeapi.rpc.guard import PausedWriteMeter
 from nodeapi.rpc.login import RpcSession
 
 #: Shortest auto-ping interval and timeout, seconds (Autobahn's timers have
@@ -66,35 +79,31 @@ def basic_credentials(header: Optional[str]) -> Optional[tuple]:
     return (user, password)
 
 
-#: Bytes sent between two measurements of a connection's unsent buffer.
-BUFFER_CHECK_BYTES = 256 * 1024
+@implementer(IPushProducer)
+class _ReplyPacer:
+    """The producer a WebSocket connection registers with its transport
+    (Twisted's IConsumer): while the transport asks it to pause (the client
+    is not reading its replies), the connection stops reading requests and
+    counts the reply bytes it still writes; when the transport's buffer has
+    drained, reading resumes."""
 
+    def __init__(self, protocol: "RpcWebSocketProtocol") -> None:
+        self._protocol = protocol
 
-def outgoing_buffered(transport) -> int:
-    """Bytes written to ``transport`` that the kernel has not taken yet.
+    def pauseProducing(self) -> None:
+        protocol = self._protocol
+        protocol.meter.pause()
+        if protocol.transport is not None:
+            protocol.transport.pauseProducing()
 
-    Walks the transport chain down: a wrapping transport (one with its own
-    ``transport`` attribute, such as the ``TLSMemoryBIOProtocol`` of
-    ``ssl:`` endpoints) contributes only what it holds itself (cleartext it
-    cannot encrypt yet, ``_appSendBuffer``) -- its attribute lookups forward
-    to the transport below, which must not be counted twice; the bottom
-    (TCP) transport contributes its unsent ``dataBuffer[offset:]`` plus
-    ``_tempDataLen`` (twisted.internet.abstract.FileDescriptor), where the
-    encrypted bytes of TLS end up.  The sum is the memory a client that does
-    not read makes the node hold, over TCP and TLS alike (at most 8 layers
-    are walked).
-    """
-    total = 0
-    for _ in range(8):
-        own = getattr(transport, "__dict__", {})
-        below = own.get("transport")
-        if below is None:  # the bottom transport
-            data_buffer = getattr(transport, "dataBuffer", b"")
-            return (total + len(data_buffer) - getattr(transport, "offset", 0)
-                    + getattr(transport, "_tempDataLen", 0))
-        total += sum(len(piece) for piece in own.get("_appSendBuffer") or ())
-        transport = below
-    return total
+    def resumeProducing(self) -> None:
+        protocol = self._protocol
+        protocol.meter.resume()
+        if protocol.transport is not None:
+            protocol.transport.resumeProducing()
+
+    def stopProducing(self) -> None:
+        """The connection is gone (its close path cleans up)."""
 
 
 class RpcWebSocketProtocol(WebSocketServerProtocol):
@@ -105,9 +114,22 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
     def __init__(self) -> None:
         super().__init__()
         self.session: Optional[RpcSession] = None
+        self.meter = PausedWriteMeter()
         self._in_flight = 0
-        self._unchecked = 0  # bytes sent since the unsent buffer was last measured
         self._open = False
+
+    @property
+    def unsent(self) -> int:
+        """Reply bytes written while the transport asked to pause (within
+        the transport's own buffer size, what the client has not taken)."""
+        return self.meter.unsent
+
+    def connectionMade(self) -> None:
+        super().connectionMade()
+        # the HTTP channel that carried the upgrade registered itself as the
+        # transport's producer: from now on this connection is the producer
+        self.transport.unregisterProducer()
+        self.transport.registerProducer(_ReplyPacer(self), True)
 
     def onConnect(self, request) -> None:
         factory = self.factory
@@ -191,25 +213,15 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         msg = {"method": "notice", "params": [callback_id, [to_wire(payload)]]}
         self._send(orjson.dumps(msg, default=str))
 
-    def _buffered(self) -> int:
-        """Unsent reply bytes on this connection (TCP or TLS), see
-        :func:`outgoing_buffered`."""
-        return outgoing_buffered(self.transport)
-
     def _send(self, data: bytes) -> None:
         if not self._open:
             return
-        # the transport is measured once per BUFFER_CHECK_BYTES sent (not per
-        # message): the bound is exceeded by at most that plus one message
-        self._unchecked += len(data)
-        if self._unchecked < BUFFER_CHECK_BYTES:
-            self.sendMessage(data, isBinary=False)
-            return
-        self._unchecked = 0
-        if self._buffered() > self.factory.max_outgoing_buffer:
+        self.sendMessage(data, isBinary=False)
+        self.meter.wrote(len(data))
+        if self.meter.unsent > self.factory.max_outgoing_buffer:
             self._log.warn("Closing a WebSocket client that does not read its replies "
-                           "({peer}, {size} bytes buffered)", peer=self.peer,
-                           size=self._buffered())
+                           "({peer}, {size} bytes unsent)", peer=self.peer,
+                           size=self.meter.unsent)
             self._open = False
             # 1008 (policy violation) is reserved to the WebSocket layer:
             # Autobahn's public sendClose() only takes 1000 and 3000-4999, so
@@ -217,16 +229,17 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             # peer then has closeHandshakeTimeout seconds before a drop)
             self.sendCloseFrame(code=1008, reasonUtf8=b"client too slow reading replies",
                                 isReply=False)
-            return
-        self.sendMessage(data, isBinary=False)
 
     def onClose(self, wasClean: bool, code: Optional[int], reason: Optional[str]) -> None:
         if self._open and self.factory.metrics is not None:
             self.factory.metrics.ws_connections.dec()
         self._open = False
         self.factory.connections.discard(self)
-        if self.session is not None:
-            self.session.close()
+        session, self.session = self.session, None
+        if session is not None:
+            # the session's callbacks point back here: closing it (and
+            # dropping it) breaks the cycle without waiting for the gc
+            session.close()
 
 
 class RpcWebSocketFactory(WebSocketServerFactory):
