@@ -31,17 +31,21 @@ class RecordingSession(Session):
 class RunningSite:
     """The site listening on 127.0.0.1; ``port`` is the TCP port."""
 
-    def __init__(self, node, access, **kwargs):
+    def __init__(self, node, access, clock=None, **kwargs):
+        """``clock``: the site's reactor for timers (default: the real one);
+        it listens on the real reactor either way."""
         self.node = node
-        self.site = rpc_site(node, access, reactor=reactor, **kwargs)
+        self.site = rpc_site(node, access, reactor=clock or reactor, **kwargs)
         self.listening = reactor.listenTCP(0, self.site, interface="127.0.0.1")
         self.port = self.listening.getHost().port
         self.url = f"http://127.0.0.1:{self.port}"
 
     def stop(self):
-        """Drop every WebSocket client and stop listening; a Deferred."""
+        """Drop every client and stop listening; a Deferred."""
         for proto in list(self.site.ws_factory.connections):
             proto.dropConnection(abort=True)
+        for connection in list(self.site.guard.connections):
+            connection.abortConnection()
         return self.listening.stopListening()
 
     def stop_blocking(self):
