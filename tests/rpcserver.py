@@ -2,7 +2,11 @@
 :class:`RecordingSession` for API sets called without a transport."""
 
 import pytest_twisted
-from twisted.internet import reactor
+from twisted.internet import reactor, task
+
+from nodeapi.api.base import api_function
+from nodeapi.api.database import DatabaseApi
+from nodeapi.api.registry import default_registry
 
 from nodeapi.api.base import Session
 from nodeapi.node import Node
@@ -60,3 +64,19 @@ def make_node(chain, history=None, **kwargs):
         history = AccountHistory()
         chain.add_consumer(history)
     return Node(chain=chain, history=history, reactor=reactor, **kwargs)
+
+
+class LateDatabase(DatabaseApi):
+    """The database set plus ``late_blob(size)``: a string of ``size``
+    bytes from a Deferred that fires 50 ms later (an asynchronous result,
+    which a connection cannot hold back the way it holds unread requests)."""
+
+    @api_function
+    def late_blob(self, size):
+        """``"x" * size``, 50 ms later."""
+        return task.deferLater(reactor, 0.05, lambda: "x" * int(size))
+
+
+def late_registry():
+    """The default registry with :class:`LateDatabase` as ``database``."""
+    return dict(default_registry(), database=LateDatabase)

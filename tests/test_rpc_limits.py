@@ -1,7 +1,7 @@
 """RPC transport limits and failure paths over real loopback sockets:
 results that cannot be encoded (-32603 / HTTP 500, logged, connection still
 usable), max_calls_in_flight, auto-ping of silent peers, the slow-reader
-close, and the HTTP body limit enforced while the body arrives (raw sockets;
+close (asynchronous results a client does not read), and the HTTP body limit enforced while the body arrives (raw sockets;
 issue 4, wire-contract.md section 4)."""
 
 import datetime
@@ -28,7 +28,7 @@ from nodeapi.api.registry import default_registry
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.http import LINGER_BYTES, BoundedRequest
 from nodeapi.rpc.site import rpc_site
-from rpcserver import RunningSite, make_node
+from rpcserver import RunningSite, late_registry, make_node
 from test_chain_core import claim_op, produce, sign, transfer_op
 from wsclient import RpcClientProtocol, ws_connect
 
@@ -194,9 +194,22 @@ def test_auto_ping_drops_a_silent_client(ping_server):
 
 # -- slow reader -----------------------------------------------------------------
 
+# A client that stops reading is paused (its unread requests wait, see
+# test_rpc_guard.py); what cannot wait -- asynchronous results, notices -- is
+# counted, and past max_outgoing_buffer the client is closed with 1008.
+# LATE_CALL's result (64 KiB) arrives 50 ms after the call.
+LATE_CALL = orjson.dumps({"id": 1, "method": "late_blob", "params": [64 * 1024]})
+
+
+def answered_or_refused(reply):
+    """A reply a slow reader may see: the result, or the in-flight refusal."""
+    return (reply.get("result") == "x" * 64 * 1024
+            or reply.get("error", {}).get("message", "").startswith("Too many calls"))
+
+
 @pytest.fixture
 def small_buffer_server(chain):
-    running = RunningSite(make_node(chain), ApiAccess.default(),
+    running = RunningSite(make_node(chain), ApiAccess.default(), registry=late_registry(),
                           max_outgoing_buffer=64 * 1024)
     yield running
     running.stop_blocking()
@@ -207,18 +220,17 @@ def test_client_that_does_not_read_is_closed_1008(small_buffer_server):
     ws = yield ws_connect(small_buffer_server.port)
     ws.transport.pauseProducing()  # stop reading: replies pile up at the server
     server_side = next(iter(small_buffer_server.site.ws_factory.connections))
-    request = orjson.dumps({"id": 1, "method": "get_global_properties", "params": []})
     for _ in range(400):
         if not server_side._open:
             break
-        for _ in range(50):
-            ws.sendMessage(request, isBinary=False)
+        for _ in range(20):
+            ws.sendMessage(LATE_CALL, isBinary=False)
         yield task.deferLater(reactor, 0.01, lambda: None)
     assert not server_side._open
     ws.transport.resumeProducing()
     code = yield ws.closed
     assert code == 1008
-    assert ws.raw_replies and all(r.get("result") for r in ws.raw_replies)
+    assert ws.raw_replies and all(answered_or_refused(r) for r in ws.raw_replies)
     # the node still serves others
     other = yield ws_connect(small_buffer_server.port)
     try:
@@ -397,8 +409,8 @@ def self_signed_pem(path):
 @pytest.fixture
 def tls_server(chain, tmp_path):
     pem = self_signed_pem(tmp_path / "server.pem")
-    site = rpc_site(make_node(chain), ApiAccess.default(), reactor=reactor,
-                    max_outgoing_buffer=64 * 1024)
+    site = rpc_site(make_node(chain), ApiAccess.default(), registry=late_registry(),
+                    reactor=reactor, max_outgoing_buffer=64 * 1024)
     endpoint = serverFromString(reactor, f"ssl:0:interface=127.0.0.1:privateKey={pem}")
     port = pytest_twisted.blockon(endpoint.listen(site))
     yield site, port.getHost().port
@@ -425,21 +437,21 @@ def test_tls_client_that_does_not_read_is_closed_1008(tls_server):
     assert server_side.transport.getHost().port == port  # the TLS connection
     assert "transport" in vars(server_side.transport.transport)  # guard, TLS, TCP
     ws.transport.pauseProducing()  # stop reading: replies pile up at the server
-    request = orjson.dumps({"id": 1, "method": "get_global_properties", "params": []})
     most = 0
     for _ in range(400):
         if not server_side._open:
             break
         most = max(most, server_side.unsent)
-        for _ in range(50):
-            ws.sendMessage(request, isBinary=False)
+        for _ in range(20):
+            ws.sendMessage(LATE_CALL, isBinary=False)
         yield task.deferLater(reactor, 0.01, lambda: None)
     assert not server_side._open
-    assert most <= 64 * 1024 + 50 * 16 * 1024  # bounded: at most one batch past the cap
+    assert most <= 64 * 1024 + 65 * 1024  # bounded: at most one result past the cap
     ws.transport.resumeProducing()
     code = yield ws.closed
     assert code == 1008
-    assert ws.raw_replies and all(r.get("result") for r in ws.raw_replies)
+    late = ws.raw_replies[1:]  # after the get_chain_id reply
+    assert late and all(answered_or_refused(r) for r in late)
     other = yield wss_connect(port)  # the node still serves TLS clients
     try:
         assert (yield other.call(0, "get_chain_id")) == CHAIN_ID

@@ -24,6 +24,7 @@ from io import BytesIO
 from typing import Optional
 
 import orjson
+from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 from twisted.web.http import RESPONSES, HTTPChannel
@@ -162,7 +163,8 @@ class BoundedRequest(Request):
 
 
 class RpcChannel(HTTPChannel):
-    """An HTTP channel whose request heads have a deadline.
+    """An HTTP channel whose request heads have a deadline and which answers
+    a request only once its transport can take the response.
 
     A new connection has ``site.handshake_timeout`` seconds (None or 0: no
     deadline) from its accept to complete its first request head; a
@@ -176,6 +178,34 @@ class RpcChannel(HTTPChannel):
 
     _awaiting_head = True
     _deadline = None
+    #: True while the transport asks the channel to pause (the client is not
+    #: reading its responses); see :meth:`when_writable`.
+    writes_paused = False
+    _writable = None
+
+    def pauseProducing(self) -> None:
+        self.writes_paused = True
+        super().pauseProducing()
+
+    def resumeProducing(self) -> None:
+        self.writes_paused = False
+        super().resumeProducing()
+        waiting, self._writable = self._writable, None
+        for d in waiting or ():
+            d.callback(None)
+
+    def when_writable(self) -> Deferred:
+        """A Deferred firing once the transport has drained (at once when it
+        is not paused): a request read while the client does not take its
+        responses waits here, unanswered, so pipelined requests cost the
+        node their bytes, not their responses."""
+        if not self.writes_paused:
+            return succeed(None)
+        d = Deferred()
+        if self._writable is None:
+            self._writable = []
+        self._writable.append(d)
+        return d
 
     def connectionMade(self) -> None:
         super().connectionMade()
@@ -237,6 +267,18 @@ class HttpRpc:
         self.metrics = metrics
 
     def render_POST(self, request):
+        """Answer one POST once its channel can take the response (see
+        :meth:`RpcChannel.when_writable`)."""
+        when_writable = getattr(request.channel, "when_writable", None)
+        if when_writable is None:
+            return self._answer(request)
+        d = when_writable()
+        if d.called:
+            return self._answer(request)
+        d.addCallback(lambda _: None if request.finished else self._answer(request))
+        return NOT_DONE_YET
+
+    def _answer(self, request):
         """Answer one POST (its body is already bounded by
         :class:`BoundedRequest`; checked again here for a Site built with
         another request factory)."""

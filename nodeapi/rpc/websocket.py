@@ -14,9 +14,10 @@ Back-pressure uses Twisted's producer/consumer interfaces, never transport
 internals: each connection registers a streaming producer
 (:class:`_ReplyPacer`) with its transport.  When the transport's buffer is
 full (the client does not read), the connection stops reading requests
-(``transport.pauseProducing``) until the buffer has drained; replies still
-written meanwhile (requests already read, asynchronous results, notices) are
-counted (:class:`nodeapi.rpc.guard.PausedWriteMeter`), and past
+(``transport.pauseProducing``) and holds those it had already read until the
+buffer has drained, so a client that pipelines without reading costs the
+node one read's worth of requests, not their replies; what is still written
+meanwhile (asynchronous results, notices, which cannot wait) is counted (:class:`nodeapi.rpc.guard.PausedWriteMeter`), and past
 ``max_outgoing_buffer`` bytes the client is closed with 1008 instead of
 growing the node's memory.  The node-wide budget over all connections is
 :class:`nodeapi.rpc.guard.ConnectionGuard`'s.
@@ -24,6 +25,7 @@ growing the node's memory.  The node-wide budget over all connections is
 
 import base64
 import binascii
+from collections import deque
 from typing import Any, Optional
 
 import orjson
@@ -83,9 +85,10 @@ def basic_credentials(header: Optional[str]) -> Optional[tuple]:
 class _ReplyPacer:
     """The producer a WebSocket connection registers with its transport
     (Twisted's IConsumer): while the transport asks it to pause (the client
-    is not reading its replies), the connection stops reading requests and
-    counts the reply bytes it still writes; when the transport's buffer has
-    drained, reading resumes."""
+    is not reading its replies), the connection stops reading, holds the
+    requests it had already read unanswered, and counts the reply bytes it
+    still writes (asynchronous results, notices); when the transport's
+    buffer has drained, held requests are answered and reading resumes."""
 
     def __init__(self, protocol: "RpcWebSocketProtocol") -> None:
         self._protocol = protocol
@@ -99,7 +102,8 @@ class _ReplyPacer:
     def resumeProducing(self) -> None:
         protocol = self._protocol
         protocol.meter.resume()
-        if protocol.transport is not None:
+        protocol._release_held()
+        if protocol.transport is not None and not protocol.meter.paused:
             protocol.transport.resumeProducing()
 
     def stopProducing(self) -> None:
@@ -115,6 +119,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         super().__init__()
         self.session: Optional[RpcSession] = None
         self.meter = PausedWriteMeter()
+        self._held: deque = deque()  # request payloads read while paused
         self._in_flight = 0
         self._open = False
 
@@ -149,6 +154,20 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             self.factory.metrics.ws_connections.inc()
 
     def onMessage(self, payload: bytes, isBinary: bool) -> None:
+        if self.meter.paused or self._held:
+            # the client is not reading: requests already read (the rest of
+            # the last chunk) wait, unanswered, until its replies drain
+            self._held.append(payload)
+            return
+        self._handle(payload)
+
+    def _release_held(self) -> None:
+        """The transport drained: answer held requests until it pauses again."""
+        held = self._held
+        while held and not self.meter.paused and self._open:
+            self._handle(held.popleft())
+
+    def _handle(self, payload: bytes) -> None:
         try:
             request = parse_request(payload)
         except RpcError as exc:
@@ -234,6 +253,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         if self._open and self.factory.metrics is not None:
             self.factory.metrics.ws_connections.dec()
         self._open = False
+        self._held.clear()
         self.factory.connections.discard(self)
         session, self.session = self.session, None
         if session is not None:
