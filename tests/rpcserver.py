@@ -1,8 +1,11 @@
 """Start the real RPC site of a real chain on a loopback port for tests;
 :class:`RecordingSession` for API sets called without a transport."""
 
+from contextlib import contextmanager
+
 import pytest_twisted
 from twisted.internet import reactor, task
+from twisted.logger import globalLogPublisher
 
 from nodeapi.api.base import api_function
 from nodeapi.api.database import DatabaseApi
@@ -80,3 +83,20 @@ class LateDatabase(DatabaseApi):
 def late_registry():
     """The default registry with :class:`LateDatabase` as ``database``."""
     return dict(default_registry(), database=LateDatabase)
+
+
+@contextmanager
+def log_events(wanted):
+    """The Twisted log events for which ``wanted(event)`` is true, logged
+    inside the ``with`` block (a list that fills as they come)."""
+    events = []
+
+    def observer(event):
+        if wanted(event):
+            events.append(event)
+
+    globalLogPublisher.addObserver(observer)
+    try:
+        yield events
+    finally:
+        globalLogPublisher.removeObserver(observer)

@@ -13,11 +13,11 @@ import pytest
 import pytest_twisted
 from twisted.internet import defer, protocol, reactor, task
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
-from twisted.logger import Logger, globalLogPublisher
+from twisted.logger import Logger
 
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.guard import RpcLimits, ThrottledLog
-from rpcserver import RunningSite, late_registry, make_node
+from rpcserver import RunningSite, late_registry, log_events, make_node
 from wsclient import ws_connect
 
 CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
@@ -33,15 +33,8 @@ def turns(seconds=0.02):
 @pytest.fixture
 def warnings():
     """Warnings logged while the test runs (structured events)."""
-    events = []
-
-    def observer(event):
-        if event.get("log_level") is not None and event["log_level"].name in ("warn", "error"):
-            events.append(event)
-
-    globalLogPublisher.addObserver(observer)
-    yield events
-    globalLogPublisher.removeObserver(observer)
+    with log_events(lambda event: getattr(event.get("log_level"), "name", "") == "warn") as events:
+        yield events
 
 
 def limit_events(events, kind):

@@ -12,11 +12,10 @@ import pytest
 import pytest_twisted
 import treq
 from twisted.internet import threads
-from twisted.logger import globalLogPublisher
 
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.jsonrpc import MAX_PARAMS_DEPTH
-from rpcserver import RunningSite, make_node
+from rpcserver import RunningSite, log_events, make_node
 from wsclient import ws_connect
 
 CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
@@ -26,15 +25,8 @@ ACCESS_FILE = "etc/api-access.json"
 @pytest.fixture
 def failures():
     """Twisted log events carrying a failure (tracebacks), while the test runs."""
-    events = []
-
-    def observer(event):
-        if "log_failure" in event:
-            events.append(event)
-
-    globalLogPublisher.addObserver(observer)
-    yield events
-    globalLogPublisher.removeObserver(observer)
+    with log_events(lambda event: "log_failure" in event) as events:
+        yield events
 
 
 @pytest.fixture

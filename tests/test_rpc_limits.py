@@ -1,8 +1,9 @@
 """RPC transport limits and failure paths over real loopback sockets:
 results that cannot be encoded (-32603 / HTTP 500, logged, connection still
 usable), max_calls_in_flight, auto-ping of silent peers, the slow-reader
-close (asynchronous results a client does not read), and the HTTP body limit enforced while the body arrives (raw sockets;
-issue 4, wire-contract.md section 4)."""
+close (asynchronous results a client does not read), and the HTTP body limit
+enforced while the body arrives (raw sockets; issue 4, wire-contract.md
+section 4)."""
 
 import datetime
 import select
@@ -20,7 +21,6 @@ from autobahn.twisted.websocket import WebSocketClientFactory, connectWS
 from twisted.internet import defer, reactor, task, threads
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.ssl import CertificateOptions
-from twisted.logger import globalLogPublisher
 
 from nodeapi.api.base import api_function
 from nodeapi.api.database import DatabaseApi
@@ -28,7 +28,7 @@ from nodeapi.api.registry import default_registry
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.http import LINGER_BYTES, BoundedRequest
 from nodeapi.rpc.site import rpc_site
-from rpcserver import RunningSite, late_registry, make_node
+from rpcserver import RunningSite, late_registry, log_events, make_node
 from test_chain_core import claim_op, produce, sign, transfer_op
 from wsclient import RpcClientProtocol, ws_connect
 
@@ -53,15 +53,8 @@ class UnencodableDatabase(DatabaseApi):
 @pytest.fixture
 def logged():
     """Twisted log events carrying a failure, while the test runs."""
-    events = []
-
-    def observer(event):
-        if "log_failure" in event:
-            events.append(event)
-
-    globalLogPublisher.addObserver(observer)
-    yield events
-    globalLogPublisher.removeObserver(observer)
+    with log_events(lambda event: "log_failure" in event) as events:
+        yield events
 
 
 @pytest.fixture

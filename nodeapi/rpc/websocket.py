@@ -17,7 +17,8 @@ full (the client does not read), the connection stops reading requests
 (``transport.pauseProducing``) and holds those it had already read until the
 buffer has drained, so a client that pipelines without reading costs the
 node one read's worth of requests, not their replies; what is still written
-meanwhile (asynchronous results, notices, which cannot wait) is counted (:class:`nodeapi.rpc.guard.PausedWriteMeter`), and past
+meanwhile (asynchronous results, notices, which cannot wait) is counted
+(:class:`nodeapi.rpc.guard.PausedWriteMeter`), and past
 ``max_outgoing_buffer`` bytes the client is closed with 1008 instead of
 growing the node's memory.  The node-wide budget over all connections is
 :class:`nodeapi.rpc.guard.ConnectionGuard`'s.
