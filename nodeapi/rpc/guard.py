@@ -5,7 +5,8 @@ is wrapped in a :class:`GuardedConnection`, which sits between the transport
 (TCP, or the TLS layer of ``ssl:`` endpoints) and the HTTP channel / WebSocket
 protocol for the whole life of the connection (Autobahn's upgrade keeps the
 wrapper and replaces only what it wraps).  The :class:`ConnectionGuard`
-shared by all of them enforces (docs/rpc-access.rst, "Limits"):
+shared by all of them enforces (docs/rpc-access.rst "Errors and limits", README
+"Limits against hostile clients"):
 
 * a total connection limit and a per-source-address limit: an accept over
   either is closed at once, before a byte is read;
@@ -253,6 +254,8 @@ class GuardedConnection(ProtocolWrapper):
         self._producer = (producer, streaming)
         if not streaming:
             producer.resumeProducing()
+        elif self.meter.paused:  # registered while the transport is full
+            producer.pauseProducing()
 
     def unregisterProducer(self) -> None:
         self._producer = None
