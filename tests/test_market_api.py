@@ -166,7 +166,7 @@ def test_ticker_volume_trades_after_one_match(market):
         "max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
         "issuer_permissions": 0, "flags": 0,
         "core_exchange_rate": {"base": {"amount": 1, "asset_id": CORE},
-                               "quote": {"amount": 1, "asset_id": "1.3.2"}},
+                               "quote": {"amount": 1, "asset_id": "1.3.1"}},
         "whitelist_authorities": [], "blacklist_authorities": [], "whitelist_markets": [],
         "blacklist_markets": [], "description": "", "extensions": []},
         "is_prediction_market": False, "extensions": []}])
