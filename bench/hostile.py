@@ -29,6 +29,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,7 +46,6 @@ def serve() -> None:
     from twisted.internet import reactor
 
     from nodeapi.api.registry import default_registry
-    from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import load_genesis
     from nodeapi.history.account_history import AccountHistory
     from nodeapi.node import Node
@@ -54,9 +54,10 @@ def serve() -> None:
     from nodeapi.rpc.site import rpc_site
 
     sys.path.insert(0, os.path.join(HERE, "..", "tests"))
-    import conftest
+    from kit.chain import open_chain
 
-    chain = Chain(load_genesis(), conftest.ListBlockLog())
+    chain = open_chain(load_genesis(), os.path.join(tempfile.mkdtemp(prefix="bench-hostile-"),
+                                                    "blocks"))
     history = AccountHistory()
     chain.add_consumer(history)
     node = Node(chain=chain, history=history, reactor=reactor)

@@ -19,7 +19,9 @@ Run: PYTHONPATH=. /work/venv/bin/python bench/peers.py [N]
 """
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,14 +29,21 @@ sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests")]
 
 from twisted.internet import defer, reactor, task  # noqa: E402
 
-import conftest  # noqa: E402
-from nodeapi.chain.chain import Chain  # noqa: E402
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
 from nodeapi.node import Node  # noqa: E402
 from nodeapi.peers.service import PeerService  # noqa: E402
 from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess  # noqa: E402
 from nodeapi.rpc.site import rpc_site  # noqa: E402
-from test_chain_core import claim_op, produce, sign, transfer_op  # noqa: E402
+from kit.chain import claim_op, open_chain, produce, transfer_op  # noqa: E402
+from kit.signing import sign  # noqa: E402
+
+LOGS = tempfile.mkdtemp(prefix="bench-peers-")
+
+
+def fresh_chain(genesis, name):
+    """A chain over a block log (no fdatasync) in a temporary directory."""
+    return open_chain(genesis, os.path.join(LOGS, name))
+
 
 OPEN_ACCESS = {"permission_map": [["*", {
     "password_hash_b64": "*", "password_salt_b64": "*",
@@ -42,7 +51,7 @@ OPEN_ACCESS = {"permission_map": [["*", {
 
 
 def build_producer(genesis, n):
-    chain = Chain(genesis, conftest.ListBlockLog())
+    chain = fresh_chain(genesis, "producer")
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
     while chain.head_block_num < n:
@@ -54,7 +63,7 @@ def build_producer(genesis, n):
 
 def push_locally(genesis, producer):
     """Seconds to push every producer block into a fresh chain in-process."""
-    follower = Chain(genesis, conftest.ListBlockLog())
+    follower = fresh_chain(genesis, "local")
     blocks = [producer.get_block(n) for n in range(1, producer.head_block_num + 1)]
     started = time.perf_counter()
     for block in blocks:
@@ -75,7 +84,7 @@ def sync_once(genesis, producer, access, batch):
     node = Node(chain=producer, reactor=reactor)
     site = rpc_site(node, access, reactor=reactor)
     port = reactor.listenTCP(0, site, interface="127.0.0.1")
-    follower = Chain(genesis, conftest.ListBlockLog())
+    follower = fresh_chain(genesis, f"follower-{batch}-{len(os.listdir(LOGS))}")
     svc = PeerService(follower, reactor=reactor, parameters={"sync_batch_size": batch})
     svc.startService()
     started = time.perf_counter()
@@ -116,5 +125,6 @@ if __name__ == "__main__":
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
     d = main(count)
     d.addErrback(lambda f: (f.printTraceback(), None)[1])
+    d.addBoth(lambda _: shutil.rmtree(LOGS, ignore_errors=True))
     d.addBoth(lambda _: reactor.stop())
     reactor.run()

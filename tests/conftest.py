@@ -1,5 +1,7 @@
-"""Shared fixtures: the bundled genesis, a chain over a block log in a tmp
-dir, the dev key, and python-bitshares registered for the test chain."""
+"""Shared fixtures: the bundled genesis, chains over real block logs in tmp
+dirs, funded chains, the dev key, a chain with history, an osmem-server.
+Helpers are in the kit package (tests/kit/); importing it registers
+python-bitshares for the test chain (kit.signing)."""
 
 import os
 
@@ -8,45 +10,19 @@ import os
 # reads it.  Set before nodeapi is imported; daemons started by tests inherit it.
 os.environ["NODEAPI_CHECK_WIRE_CACHE"] = "1"
 
-import graphenebase.ecdsa  # noqa: E402
 import pytest  # noqa: E402
-from bitsharesbase.chains import known_chains  # noqa: E402
+from osmem_server import OsmemServer  # noqa: E402
 
+from nodeapi.chain.blocklog import BlockLog  # noqa: E402
+from nodeapi.chain.chain import Chain  # noqa: E402
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
+from nodeapi.history.account_history import AccountHistory  # noqa: E402
 
-DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
-DEV_PUB = "TEST6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"
-CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
-
-# python-bitshares' "cryptography" signer is broken with the installed ecdsa
-# package; its pure "ecdsa" path works.
-graphenebase.ecdsa.SECP256K1_MODULE = "ecdsa"
-known_chains["TESTNODE"] = {"chain_id": CHAIN_ID, "core_symbol": "TEST", "prefix": "TEST"}
-
-
-class ListBlockLog:
-    """An in-memory block log with the BlockLog contract, used until
-    nodeapi.chain.blocklog is available."""
-
-    def __init__(self):
-        self._blocks = []
-
-    @property
-    def head_num(self):
-        return len(self._blocks)
-
-    def append(self, block):
-        self._blocks.append(block)
-
-    def read(self, num):
-        return self._blocks[num - 1] if 1 <= num <= len(self._blocks) else None
-
-    def blocks(self, start=1):
-        for i in range(start, len(self._blocks) + 1):
-            yield i, self._blocks[i - 1]
-
-    def close(self):
-        pass
+from kit.api import make_api  # noqa: E402
+from kit.chain import fund, open_chain  # noqa: E402
+from kit.history import Recorder, build_history_chain  # noqa: E402
+from kit.keys import CHAIN_ID, DEV_PUB, DEV_WIF  # noqa: E402,F401  (kit.keys is the home)
+from kit.searchdb import write_history_log  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -61,21 +37,14 @@ def dev_key():
 
 @pytest.fixture
 def block_log(tmp_path):
-    try:
-        from nodeapi.chain.blocklog import BlockLog
-    except ImportError:
-        log = ListBlockLog()
-    else:
-        log = BlockLog(str(tmp_path / "blocks"))
-        log.open()
+    log = BlockLog(str(tmp_path / "blocks"))
+    log.open()
     yield log
     log.close()
 
 
 @pytest.fixture
 def chain(genesis, block_log):
-    from nodeapi.chain.chain import Chain
-
     return Chain(genesis, block_log)
 
 
@@ -95,16 +64,73 @@ def captured():
 
 
 @pytest.fixture
-def producer(genesis):
-    """A chain in memory that produces blocks (the node followed by peers tests)."""
-    from nodeapi.chain.chain import Chain
-
-    return Chain(genesis, ListBlockLog())
+def producer(new_chain):
+    """A chain that produces blocks (the node followed by peers tests)."""
+    return new_chain()
 
 
 @pytest.fixture
-def follower(genesis):
-    """A second chain in memory on the same genesis (the following node)."""
-    from nodeapi.chain.chain import Chain
+def follower(new_chain):
+    """A second chain on the same genesis (the following node)."""
+    return new_chain()
 
-    return Chain(genesis, ListBlockLog())
+
+@pytest.fixture
+def new_chain(genesis, tmp_path):
+    """A factory of more chains: ``new_chain(genesis=None, clock=None)``
+    is a fresh Chain (the bundled genesis unless given) over its own block
+    log in ``tmp_path``; the logs are closed after the test."""
+    made = []
+
+    def make(other_genesis=None, clock=None):
+        chain = open_chain(other_genesis or genesis, tmp_path / f"chain-{len(made)}",
+                           clock=clock)
+        made.append(chain)
+        return chain
+
+    yield make
+    for chain in made:
+        chain.block_log.close()
+
+
+@pytest.fixture
+def funded(chain):
+    """init0 claimed the genesis balance in block 1."""
+    return fund(chain)
+
+
+@pytest.fixture(scope="module")
+def built(genesis, tmp_path_factory):
+    """A chain with history (kit.history, 4 rounds of 6 transfers),
+    recorded by a Recorder and the in-memory AccountHistory; one per
+    module: ``(chain, recorder, account_history, facts)``."""
+    chain = open_chain(genesis, tmp_path_factory.mktemp("built") / "blocks")
+    rec, hist = Recorder(), AccountHistory()
+    chain.add_consumer(rec)
+    chain.add_consumer(hist)
+    info = build_history_chain(chain, rounds=4, per_trx=6)
+    yield chain, rec, hist, info
+    chain.block_log.close()
+
+
+@pytest.fixture
+def history_log(genesis, tmp_path):
+    """A block log with transfers, account creation, asset create/issue,
+    fills and a second calendar month; returns (path, expected) where
+    expected maps N -> (account, M, block number)."""
+    path = str(tmp_path / "blocks")
+    return path, write_history_log(genesis, path)
+
+
+@pytest.fixture(scope="module")
+def osmem():
+    """A private osmem-server on loopback, one per module."""
+    server = OsmemServer.start(addr="127.0.0.1:0", japanese=False)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def db(funded):
+    """The database API (kit.api.make_api) over ``funded``."""
+    return make_api(funded)[0]

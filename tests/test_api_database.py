@@ -5,72 +5,25 @@ with transactions signed by python-bitshares."""
 import re
 
 import pytest
-from bitsharesbase import operations
-
-from conftest import CHAIN_ID, DEV_PUB, DEV_WIF
-from rpcserver import RecordingSession
-from test_chain_core import claim_op, produce, sign, transfer_op
-from test_chain_ops import with_fee
 
 from nodeapi.api.database import DatabaseApi
 from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError
 from nodeapi.node import ApiLimits, Node
 
+from kit.api import RecordingSession, create_gold, make_api
+from kit.chain import fund, limit_order, produce, transfer_op
+from kit.keys import CHAIN_ID, DEV_PUB, DEV_WIF, OTHER_PUB
+from kit.signing import sign
+
+
 GENESIS_ADDRESS = "TEST7CwdioNL9my53mj31UYGdcPxhxHfPTBvx"
-OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
-OTHER_PUB = "TEST5z5e3BawwMY6UmcBQxYpkKZ8QQm4wdtS4KMZiWAcWBUC3RJuLT"
-
-
-def make_api(chain, cls=DatabaseApi, websocket=True, **node_args):
-    session = RecordingSession(websocket)
-    return cls(Node(chain=chain, **node_args), session), session
 
 
 @pytest.fixture
 def funded(chain):
     """init0 claimed the genesis balance; init1 got 12345 in block 2."""
-    chain.push_transaction(sign(chain, [claim_op()]))
-    produce(chain)
-    chain.push_transaction(sign(chain, [transfer_op(12345)]))
-    produce(chain)
-    return chain
-
-
-@pytest.fixture
-def db(funded):
-    return make_api(funded)[0]
-
-
-def create_gold(chain):
-    """init0 creates GOLD (precision 3) and issues 5000 to init1."""
-    opts = {"max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
-            "issuer_permissions": 0, "flags": 0,
-            "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
-                                   "quote": {"amount": 2, "asset_id": "1.3.1"}},
-            "whitelist_authorities": [], "blacklist_authorities": [],
-            "whitelist_markets": [], "blacklist_markets": [], "description": "",
-            "extensions": []}
-    op, _ = with_fee(chain, operations.Asset_create, issuer="1.2.6", symbol="GOLD",
-                     precision=3, common_options=opts, is_prediction_market=False,
-                     extensions=[])
-    chain.push_transaction(sign(chain, [op]))
-    issue, _ = with_fee(chain, operations.Asset_issue, issuer="1.2.6",
-                        asset_to_issue={"amount": 5000, "asset_id": "1.3.1"},
-                        issue_to_account="1.2.7", extensions=[])
-    chain.push_transaction(sign(chain, [issue]))
-    fund, _ = with_fee(chain, operations.Asset_fund_fee_pool, from_account="1.2.6",
-                       asset_id="1.3.1", amount=10 ** 8, extensions=[])
-    chain.push_transaction(sign(chain, [fund]))
-    chain.push_transaction(sign(chain, [transfer_op(10 ** 8)]))
-    produce(chain)
-
-
-def limit_order(chain, seller, sell, receive, wif=None):
-    op, _ = with_fee(chain, operations.Limit_order_create, seller=seller,
-                     amount_to_sell=sell, min_to_receive=receive,
-                     expiration="2030-01-01T00:00:00", fill_or_kill=False, extensions=[])
-    return chain.push_transaction(sign(chain, [op]))["operation_results"][0][1]
+    return fund(chain, init1=12345)
 
 
 def test_globals(db, funded):

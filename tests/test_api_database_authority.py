@@ -5,11 +5,6 @@ get_required_fees; transactions signed by python-bitshares."""
 import pytest
 from bitsharesbase import operations
 
-from conftest import DEV_PUB, DEV_WIF
-from test_api_database import OTHER_PUB, OTHER_WIF, create_gold, funded, make_api  # noqa: F401
-from test_chain_core import sign, transfer_op
-from test_chain_ops import _auth, _options, with_fee
-
 from nodeapi.chain import authority as auth
 from nodeapi.chain import errors
 from nodeapi.errors import ApiError, ProtocolError
@@ -17,10 +12,18 @@ from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.transaction import serialize_transaction
 
+from kit.api import create_gold
+from kit.authority import K1, K2, K3, K4, chain_of_accounts, create, pay
+from kit.authority import auth as authority
+from kit.chain import account_options, fund, key_auth, transfer_op, with_fee
+from kit.keys import DEV_PUB, DEV_WIF, OTHER_PUB, OTHER_WIF
+from kit.signing import sign, sign_canonical as canonical_sign
+
 
 @pytest.fixture
-def db(funded):
-    return make_api(funded)[0]
+def funded(chain):
+    """init0 claimed the genesis balance; init1 got 12345 in block 2."""
+    return fund(chain, init1=12345)
 
 
 def unsigned(chain, ops):
@@ -58,10 +61,10 @@ def test_signatures_through_account_authority(db, funded):
     """An account whose active authority is another account: the keys of
     that account are potential and required signers."""
     op, _ = with_fee(funded, operations.Account_create, registrar="1.2.6", referrer="1.2.6",
-                     referrer_percent=0, name="multi-1", owner=_auth(OTHER_PUB),
+                     referrer_percent=0, name="multi-1", owner=key_auth(OTHER_PUB),
                      active={"weight_threshold": 1, "account_auths": [["1.2.6", 1]],
                              "key_auths": [], "address_auths": []},
-                     options=_options(OTHER_PUB), extensions={})
+                     options=account_options(OTHER_PUB), extensions={})
     new_id = funded.push_transaction(sign(funded, [op]))["operation_results"][0][1]
     funded.push_transaction(sign(funded, [transfer_op(10 ** 7, to=new_id)]))
     trx = unsigned(funded, [transfer_op(1, frm=new_id, to="1.2.7")])
@@ -131,11 +134,6 @@ def test_required_fees(db, funded):
 
 # -- the API walks nodeapi.chain.authority's sign state ---------------------------
 
-from test_chain_authority import K1, K2, K3, K4, _chain_of_accounts  # noqa: E402
-from test_chain_authority import auth as authority  # noqa: E402
-from test_chain_authority import create, pay  # noqa: E402
-from test_chain_authority import sign as canonical_sign  # noqa: E402
-
 
 def by_bytes(*keys):
     return sorted(keys, key=public_key_bytes)
@@ -197,7 +195,7 @@ def test_signatures_approved_account_counts_at_max_depth(db, funded):
     """``top`` reaches ``leaf`` (key K1) only at depth 3 > max_authority_depth
     2; paying from ``pre`` (lower id, checked first) approves ``leaf`` so it
     counts for ``top`` too (the same rule the chain applies)."""
-    leaf, pre, l2, l1, top = _chain_of_accounts(funded)
+    leaf, pre, l2, l1, top = chain_of_accounts(funded)
     alone = unsigned(funded, [pay(top)])
     assert db.call("get_required_signatures", [alone, [K1[1], K2[1]]]) == []
     # leaf is never fetched for top: only the owners' K4 are potential keys

@@ -4,10 +4,17 @@ get_objects / get_full_accounts, notify_remove_create, cancel and close."""
 
 import pytest
 
-from test_api_database import create_gold, funded, limit_order, make_api  # noqa: F401
-from test_chain_core import claim_op, produce, sign, transfer_op
-
 from nodeapi.errors import ApiError
+
+from kit.api import create_gold, make_api
+from kit.chain import claim_op, fund, limit_order, produce, transfer_op
+from kit.signing import sign
+
+
+@pytest.fixture
+def funded(chain):
+    """init0 claimed the genesis balance; init1 got 12345 in block 2."""
+    return fund(chain, init1=12345)
 
 
 def ids(batch):

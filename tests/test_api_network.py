@@ -6,12 +6,6 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor
 
-from conftest import DEV_WIF, ListBlockLog
-from test_api_database import funded, make_api  # noqa: F401
-from test_chain_core import claim_op, produce, sign, transfer_op
-from peer_stub import FAST, close, wait_for
-from rpcserver import RunningSite, make_node
-
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.network_node import NetworkNodeApi
 from nodeapi.chain import errors
@@ -22,6 +16,20 @@ from nodeapi.rpc.access import ApiAccess
 from nodeapi.peers.service import PeerService
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.transaction import transaction_id
+
+from kit.api import make_api
+from kit.chain import claim_op, fund, produce, transfer_op
+from kit.keys import DEV_WIF
+from kit.peers import FAST, close
+from kit.site import RunningSite, make_node
+from kit.signing import sign
+from kit.wait import wait_for
+
+
+@pytest.fixture
+def funded(chain):
+    """init0 claimed the genesis balance; init1 got 12345 in block 2."""
+    return fund(chain, init1=12345)
 
 
 def trx_id(trx):
@@ -95,8 +103,8 @@ def test_synchronous_fails_on_expiry_and_close(funded):
         api.call("broadcast_transaction_synchronous", [sign(funded, [transfer_op(23)])])
 
 
-def test_broadcast_block(funded, genesis):
-    follower = Chain(genesis, ListBlockLog())
+def test_broadcast_block(funded, genesis, new_chain):
+    follower = new_chain()
     api, _ = make_api(follower, NetworkBroadcastApi)
     for n in (1, 2):
         block = dict(funded.get_block(n), block_id="x", signing_key="y", transaction_ids=[])
@@ -122,9 +130,9 @@ def test_network_node_without_peers(funded):
 
 
 @pytest_twisted.inlineCallbacks
-def test_network_node_and_relay_with_peers(genesis):
-    producer = Chain(genesis, ListBlockLog())
-    follower = Chain(genesis, ListBlockLog())
+def test_network_node_and_relay_with_peers(genesis, new_chain):
+    producer = new_chain()
+    follower = new_chain()
     producer.push_transaction(sign(producer, [claim_op()]))
     produce(producer, 3)
     site = RunningSite(make_node(producer), ApiAccess.default())  # the real RPC site
@@ -162,12 +170,12 @@ def test_network_node_and_relay_with_peers(genesis):
 
 
 @pytest_twisted.inlineCallbacks
-def test_get_info_counts_every_applied_block(genesis):
+def test_get_info_counts_every_applied_block(genesis, new_chain):
     """blocks_applied counts what the chain applied since start, whatever
     the source: blocks produced here (a producer without peers), replayed
     from the block log, pushed by broadcast_block; blocks_from_peers only
     those fetched from peers."""
-    producer = Chain(genesis, ListBlockLog())
+    producer = new_chain()
     svc = PeerService(producer, reactor=reactor)
     api, _ = make_api(producer, NetworkNodeApi, peers=svc)
     produce(producer, 3)

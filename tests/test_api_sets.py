@@ -4,16 +4,23 @@ import pytest
 import pytest_twisted
 from twisted.internet import task
 
-from conftest import DEV_WIF
-from test_api_database import OTHER_WIF, create_gold, funded, make_api  # noqa: F401
-from test_chain_core import produce, sign, transfer_op
-
 from nodeapi.api.asset import AssetApi
 from nodeapi.api.block import BlockApi
 from nodeapi.api.debug import BATCH, DebugApi
 from nodeapi.api.unprovided import CryptoApi, CustomOperationsApi, OrdersApi
 from nodeapi.errors import ApiError
 from nodeapi.node import ApiLimits
+
+from kit.api import create_gold, make_api
+from kit.chain import fund, produce, transfer_op
+from kit.keys import DEV_WIF, OTHER_WIF
+from kit.signing import sign
+
+
+@pytest.fixture
+def funded(chain):
+    """init0 claimed the genesis balance; init1 got 12345 in block 2."""
+    return fund(chain, init1=12345)
 
 
 def test_get_blocks(funded):

@@ -13,51 +13,21 @@ import pytest
 import pytest_twisted
 from twisted.logger import Logger
 
-from conftest import DEV_PUB, DEV_WIF
-
-from nodeapi.chain import authority as auth
 from nodeapi.chain.blocklog import MAGIC, BlockLog, BlockLogCorrupt, BlockLogError
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.errors import DuplicateTransaction
 from nodeapi.chain.genesis import format_time
 from nodeapi.errors import ConfigError
-from nodeapi.protocol.transaction import signature_digest
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TESTS)
+from kit.chain import scripted_block, transfer_wire
+from kit.daemon import ROOT
+from kit.keys import DEV_WIF
+from kit.signing import sign_wire
+
+
+TESTS = os.path.join(ROOT, "tests")
+
 CORE = "1.3.0"
-
-
-def signed(chain, ops, wif=DEV_WIF, expire_in=60):
-    """A transaction of wire-JSON ``ops`` signed with coincurve (deterministic)."""
-    bid = chain.head_block_id
-    trx = {"ref_block_num": chain.head_block_num & 0xFFFF,
-           "ref_block_prefix": struct.unpack_from("<I", bytes.fromhex(bid), 4)[0],
-           "expiration": format_time(chain.head_block_time + expire_in),
-           "operations": ops, "extensions": []}
-    digest = signature_digest(trx, chain.chain_id, "TEST")
-    trx["signatures"] = [auth.sign_digest(digest, wif)]
-    return trx
-
-
-def claim():
-    return [37, {"fee": {"amount": 0, "asset_id": CORE}, "deposit_to_account": "1.2.6",
-                 "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
-                 "total_claimed": {"amount": 10 ** 15, "asset_id": CORE}}]
-
-
-def transfer(amount):
-    return [0, {"fee": {"amount": 2000000, "asset_id": CORE}, "from": "1.2.6",
-                "to": "1.2.7", "amount": {"amount": amount, "asset_id": CORE},
-                "extensions": []}]
-
-
-def scripted_block(chain, k):
-    """Block k+1 of a deterministic chain: a claim, then one transfer of k
-    per block.  Used both here and by the killed subprocess."""
-    chain.push_transaction(signed(chain, [claim() if k == 0 else transfer(k)]))
-    when = chain.get_slot_time(1)
-    return chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
 
 
 def fake_blocks(n):
@@ -296,7 +266,7 @@ def test_failed_block_log_write_keeps_head_and_pending(genesis, tmp_path):
     chain.add_consumer(consumer)
     scripted_block(chain, 0)
     head = (chain.head_block_num, chain.head_block_id, chain.head_block_time)
-    trx = signed(chain, [transfer(5)])
+    trx = sign_wire(chain, [transfer_wire(5)])
     chain.push_transaction(trx)
     pending_balance = chain.state.balance("1.2.7", CORE)
     log.failures = 1
@@ -346,7 +316,7 @@ def test_failed_block_log_write_on_push_block(genesis, tmp_path):
 PRODUCER = textwrap.dedent("""
     import sys
     sys.path[:0] = [{tests!r}, {root!r}]
-    from test_blocklog import scripted_block
+    from kit.chain import scripted_block
     from nodeapi.chain.blocklog import BlockLog
     from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import load_genesis

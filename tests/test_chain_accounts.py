@@ -7,21 +7,22 @@ existing accounts), canonical authority order, account names
 import pytest
 from bitsharesbase import operations
 
-from test_chain_authority import K1, K2, K3, K4, auth, create, funded, key, sign  # noqa: F401
-from test_chain_core import produce, transfer_op
-from test_chain_ops import _options, with_fee
-
 from nodeapi.chain import errors, evaluators_accounts
 from nodeapi.chain.evaluators import ApplyContext
 from nodeapi.chain.genesis import MAX_TIME, format_time
 from nodeapi.protocol.errors import OperationInvalid
 from nodeapi.protocol.keys import public_key_bytes
 
+from kit.authority import K1, K2, K3, K4, auth, create
+from kit.chain import account_options, produce, transfer_op, with_fee
+from kit.keys import key
+from kit.signing import sign_canonical as sign
+
 
 def _create_op(chain, name, owner, active=None, **extra):
     dev_pub = chain.state.get("1.2.6")["active"]["key_auths"][0][0]
     data = dict(registrar="1.2.6", referrer="1.2.6", referrer_percent=0, name=name,
-                owner=owner, active=active or owner, options=_options(dev_pub),
+                owner=owner, active=active or owner, options=account_options(dev_pub),
                 extensions={})
     data.update(extra)
     op, _ = with_fee(chain, operations.Account_create, **data)
@@ -147,7 +148,7 @@ def test_update_of_temp_and_committee_account_rejected(funded):
 def test_voting_account_must_exist(funded):
     chain = funded
     op = _create_op(chain, "voter-1", auth(1, [(K1[1], 1)]),
-                    options=dict(_options(K1[1]), voting_account="1.2.999"))
+                    options=dict(account_options(K1[1]), voting_account="1.2.999"))
     with pytest.raises(errors.InvalidOperation, match="proxy"):
         chain.push_transaction(sign(chain, [op]))
 

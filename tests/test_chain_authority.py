@@ -13,65 +13,13 @@ digest is therefore taken over the node's packing (:func:`sign`)."""
 import pytest
 from bitsharesbase import operations
 
-from conftest import CHAIN_ID, DEV_WIF
-from test_chain_core import claim_op, produce, transfer_op
-from test_chain_core import sign as bts_sign
-from test_chain_ops import _options, with_fee
-
 from nodeapi.chain import authority as chain_auth
 from nodeapi.chain import errors
-from nodeapi.protocol.keys import PrivateKey
-from nodeapi.protocol.transaction import signature_digest
 
-
-def sign(chain, ops, wifs=(DEV_WIF,)):
-    """A transaction built and signed by python-bitshares, re-signed over
-    the canonical graphene packing (identical bytes unless an authority has
-    several entries)."""
-    trx = bts_sign(chain, ops, wifs=wifs)
-    digest = signature_digest(trx, CHAIN_ID, "TEST")
-    trx["signatures"] = [chain_auth.sign_digest(digest, w) for w in wifs]
-    return trx
-
-
-def key(seed):
-    """(wif, TEST public key) of a deterministic test key."""
-    k = PrivateKey.from_seed("authority-test-" + seed)
-    return k.to_wif(), k.public_key.to_str("TEST")
-
-
-def auth(threshold, keys=(), accounts=()):
-    return {"weight_threshold": threshold, "address_auths": [],
-            "key_auths": [[k, w] for k, w in keys],
-            "account_auths": [[a, w] for a, w in accounts]}
-
-
-def create(chain, name, owner, active=None):
-    """account_create registered by init0 (signed with the dev key), funded
-    with 1000 TEST; returns the new account id."""
-    dev_pub = chain.state.get("1.2.6")["active"]["key_auths"][0][0]
-    op, _ = with_fee(chain, operations.Account_create, registrar="1.2.6", referrer="1.2.6",
-                     referrer_percent=0, name=name, owner=owner, active=active or owner,
-                     options=_options(dev_pub), extensions={})
-    res = chain.push_transaction(sign(chain, [op]))
-    aid = res["operation_results"][0][1]
-    chain.push_transaction(sign(chain, [transfer_op(10 ** 8, to=aid)]))
-    return aid
-
-
-def pay(frm, amount=1):
-    """A transfer from ``frm`` to init0 (needs ``frm``'s active authority)."""
-    return transfer_op(amount, frm=frm, to="1.2.6")
-
-
-@pytest.fixture
-def funded(chain):
-    chain.push_transaction(sign(chain, [claim_op()]))
-    produce(chain)
-    return chain
-
-
-K1, K2, K3, K4 = key("1"), key("2"), key("3"), key("4")
+from kit.authority import K1, K2, K3, K4, auth, chain_of_accounts, create, pay
+from kit.chain import account_options, claim_op, produce, with_fee
+from kit.keys import DEV_WIF, key
+from kit.signing import sign_canonical as sign
 
 
 def test_weighted_key_auths(funded):
@@ -151,23 +99,11 @@ def test_nested_account_owner_counts(funded):
         chain.push_transaction(sign(chain, [pay(outer, 3)], wifs=(K3[0],)))
 
 
-def _chain_of_accounts(chain):
-    """leaf (key K1); pre -> leaf; l2 -> leaf; l1 -> l2; top -> l1.
-    Ids ascend in that order."""
-    leaf = create(chain, "leaf-1", auth(1, [(K4[1], 1)]), auth(1, [(K1[1], 1)]))
-    own = auth(1, [(K4[1], 1)])
-    pre = create(chain, "pre-1", own, auth(1, [], [(leaf, 1)]))
-    l2 = create(chain, "level-2", own, auth(1, [], [(leaf, 1)]))
-    l1 = create(chain, "level-1", own, auth(1, [], [(l2, 1)]))
-    top = create(chain, "top-1", own, auth(1, [], [(l1, 1)]))
-    return leaf, pre, l2, l1, top
-
-
 def test_max_authority_depth(funded):
     chain = funded
     params = chain.state.get("2.0.0")["parameters"]
     assert params["max_authority_depth"] == 2
-    leaf, pre, l2, l1, top = _chain_of_accounts(chain)
+    leaf, pre, l2, l1, top = chain_of_accounts(chain)
     # two levels of accounts below the required one: within depth 2
     chain.push_transaction(sign(chain, [pay(l1, 1)], wifs=(K1[0],)))
     # three levels: leaf would be checked at depth 3
@@ -188,7 +124,7 @@ def test_account_approved_earlier_counts_at_max_depth(funded):
     approves ``leaf`` at depth 1, so ``top``'s chain reaching ``leaf`` at
     depth 3 > max_authority_depth still passes."""
     chain = funded
-    leaf, pre, l2, l1, top = _chain_of_accounts(chain)
+    leaf, pre, l2, l1, top = chain_of_accounts(chain)
     with pytest.raises(errors.MissingAuthority):
         chain.push_transaction(sign(chain, [pay(top, 1)], wifs=(K1[0],)))
     chain.push_transaction(sign(chain, [pay(top, 2), pay(pre, 3)], wifs=(K1[0],)))
@@ -201,7 +137,7 @@ def test_required_accounts_checked_in_id_order(funded):
     order, 1.2.9 before 1.2.10), which decides what ``approved_by`` holds."""
     chain = funded
     accounts = [create(chain, f"pad-{i}", auth(1, [(K4[1], 1)])) for i in range(2)]
-    leaf, pre, l2, l1, top = _chain_of_accounts(chain)
+    leaf, pre, l2, l1, top = chain_of_accounts(chain)
     assert accounts and int(pre.rsplit(".", 1)[1]) < int(top.rsplit(".", 1)[1])
     # pushing in reverse operation order must not matter
     chain.push_transaction(sign(chain, [pay(pre, 5), pay(top, 6)], wifs=(K1[0],)))
@@ -214,22 +150,20 @@ CLAIMER_OWNER, CLAIMER_ACTIVE = key("claimer-owner"), key("claimer-active")
 
 
 @pytest.fixture
-def claimer_chain(genesis):
+def claimer_chain(genesis, new_chain):
     """A fresh chain whose genesis adds account ``claimer`` (1.2.18) with an
     owner key and an active key that both differ from the dev key, which
     owns the genesis balance 1.15.0."""
     import copy
 
-    from conftest import ListBlockLog
-    from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import Genesis
 
     data = copy.deepcopy(genesis.data)
     data["initial_accounts"].append({"name": "claimer", "owner_key": CLAIMER_OWNER[1],
                                      "active_key": CLAIMER_ACTIVE[1],
                                      "is_lifetime_member": False})
-    chain = Chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
-                          genesis.core_symbol), ListBlockLog())
+    chain = new_chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
+                              genesis.core_symbol))
     assert chain.state.get("1.2.18")["name"] == "claimer"
     return chain
 
@@ -275,7 +209,7 @@ def test_account_update_of_owner_needs_owner_authority(claimer_chain):
     assert chain.state.get("1.2.18")["owner"] == new_owner
     # without an owner change, the active authority is what is needed
     memo, _fee = with_fee(chain, operations.Account_update, account="1.2.18",
-                          new_options=_options(CLAIMER_ACTIVE[1]), extensions={})
+                          new_options=account_options(CLAIMER_ACTIVE[1]), extensions={})
     chain.push_transaction(sign(chain, [memo], wifs=(CLAIMER_ACTIVE[0],)))
     produce(chain)
     assert chain.state.get("1.2.18")["options"]["memo_key"] == CLAIMER_ACTIVE[1]

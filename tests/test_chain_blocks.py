@@ -7,23 +7,21 @@ import pytest_twisted
 from bitsharesbase import operations
 from twisted.logger import globalLogPublisher
 
-from conftest import DEV_WIF, ListBlockLog
-from test_chain_core import claim_op, produce, sign, transfer_op
-from test_chain_ops import _auth, _options, with_fee
-
 from nodeapi.chain import authority as auth
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.errors import MerkleRootMismatch
 from nodeapi.protocol.block import block_id, block_signing_digest, merkle_root
 
-OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
+from kit.chain import account_options, claim_op, key_auth, produce, transfer_op, with_fee
+from kit.keys import DEV_WIF, OTHER_WIF
+from kit.signing import sign
 
 
 def _create_account(chain, name):
     pub = chain.state.get("1.2.6")["active"]["key_auths"][0][0]
     op, _fee = with_fee(chain, operations.Account_create, registrar="1.2.6",
-                        referrer="1.2.6", referrer_percent=0, name=name, owner=_auth(pub),
-                        active=_auth(pub), options=_options(pub), extensions={})
+                        referrer="1.2.6", referrer_percent=0, name=name, owner=key_auth(pub),
+                        active=key_auth(pub), options=account_options(pub), extensions={})
     return chain.push_transaction(sign(chain, [op]))
 
 
@@ -63,8 +61,8 @@ def test_produced_block_carries_results_and_graphene_merkle_root(producer):
     assert producer.get_block(1)["transactions"][0]["operation_results"] == [[0, {}]]
 
 
-def test_follower_accepts_produced_blocks(producer, genesis):
-    follower = Chain(genesis, ListBlockLog())
+def test_follower_accepts_produced_blocks(producer, genesis, new_chain):
+    follower = new_chain()
     for num in (1, 2):
         follower.push_block(producer.get_block(num))
     assert follower.head_block_id == producer.head_block_id
@@ -73,8 +71,8 @@ def test_follower_accepts_produced_blocks(producer, genesis):
 
 
 @pytest.mark.parametrize("tamper", ["signature", "result", "missing_results"])
-def test_tampered_transaction_fails_merkle_check(producer, genesis, tamper):
-    follower = Chain(genesis, ListBlockLog())
+def test_tampered_transaction_fails_merkle_check(producer, genesis, tamper, new_chain):
+    follower = new_chain()
     follower.push_block(producer.get_block(1))
     head = follower.head_block_id
     block = producer.get_block(2)
@@ -97,12 +95,12 @@ def test_tampered_transaction_fails_merkle_check(producer, genesis, tamper):
     assert follower.head_block_id == producer.head_block_id
 
 
-def test_stated_results_are_not_enforced_as_in_graphene(producer, genesis):
+def test_stated_results_are_not_enforced_as_in_graphene(producer, genesis, new_chain):
     """graphene's _apply_block discards what apply_transaction returns: a
     block (correct merkle root, signed by its witness) whose results differ
     from applying is accepted and stored as signed; consumers get the
     applied results and a warning is logged."""
-    follower = Chain(genesis, ListBlockLog())
+    follower = new_chain()
     follower.push_block(producer.get_block(1))
     block = producer.get_block(2)
     trx = dict(block["transactions"][1], operation_results=[[1, "1.2.99"]])
@@ -126,7 +124,7 @@ def test_stated_results_are_not_enforced_as_in_graphene(producer, genesis):
 
 
 @pytest_twisted.inlineCallbacks
-def test_blocks_survive_replay_from_block_log(producer, genesis):
+def test_blocks_survive_replay_from_block_log(producer, genesis, new_chain):
     produce(producer)
     replayed = Chain(genesis, producer.block_log)
     count = yield replayed.replay()
@@ -140,7 +138,7 @@ def test_blocks_survive_replay_from_block_log(producer, genesis):
     # and a follower of the replayed node accepts its next block
     replayed.push_transaction(sign(replayed, [transfer_op(9)]))
     produce(replayed)
-    follower = Chain(genesis, ListBlockLog())
+    follower = new_chain()
     for num in range(1, 5):
         follower.push_block(replayed.get_block(num))
     assert follower.head_block_id == replayed.head_block_id

@@ -1,50 +1,16 @@
 """Chain core: genesis, empty blocks, balance claim and transfer signed by
 python-bitshares, and the rejection rules."""
 
-import struct
-
 import pytest
 
 from bitsharesbase import operations
-from bitsharesbase.signedtransactions import Signed_Transaction
 
 from nodeapi.chain import errors
 from nodeapi.chain.genesis import format_time
 
-from conftest import CHAIN_ID, DEV_PUB, DEV_WIF
-
-
-def _tapos(chain):
-    bid = chain.head_block_id
-    return chain.head_block_num & 0xFFFF, struct.unpack_from("<I", bytes.fromhex(bid), 4)[0]
-
-
-def sign(chain, ops, wifs=(DEV_WIF,), expire_in=60):
-    num, prefix = _tapos(chain)
-    t = Signed_Transaction(ref_block_num=num, ref_block_prefix=prefix,
-                           expiration=format_time(chain.head_block_time + expire_in),
-                           operations=ops)
-    t.sign(list(wifs), "TESTNODE")
-    return t.json()
-
-
-def produce(chain, n=1):
-    for _ in range(n):
-        when = chain.get_slot_time(1)
-        chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
-
-
-def claim_op():
-    return operations.Balance_claim(**{
-        "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": "1.2.6",
-        "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
-        "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"}, "prefix": "TEST"})
-
-
-def transfer_op(amount, fee=2000000, frm="1.2.6", to="1.2.7"):
-    return operations.Transfer(**{
-        "fee": {"amount": fee, "asset_id": "1.3.0"}, "from": frm, "to": to,
-        "amount": {"amount": amount, "asset_id": "1.3.0"}, "extensions": []})
+from kit.chain import claim_op, produce, transfer_op
+from kit.keys import CHAIN_ID, DEV_WIF
+from kit.signing import chain_tapos, sign
 
 
 def test_genesis_objects(chain):
@@ -154,10 +120,7 @@ def forge_block(chain, transactions=(), when=None, **fields):
 
 
 def unsigned_empty_trx(chain):
-    num, prefix = _tapos(chain)
-    return {"ref_block_num": num, "ref_block_prefix": prefix,
-            "expiration": format_time(chain.head_block_time + 60), "operations": [],
-            "extensions": [], "signatures": []}
+    return dict(chain_tapos(chain), operations=[], extensions=[], signatures=[])
 
 
 def test_empty_transaction_rejected(chain):
@@ -204,15 +167,13 @@ def test_operation_type_must_be_an_integer(chain):
     assert chain.state.balance("1.2.7", "1.3.0") == 7
 
 
-def test_push_block_malformed(chain, genesis):
+def test_push_block_malformed(chain, genesis, new_chain):
     """push_block called directly: a block fc cannot unpack is a
     MalformedBlock naming the field, never a raw KeyError/ValueError."""
-    from conftest import ListBlockLog
-    from nodeapi.chain.chain import Chain
     from nodeapi.errors import ApiError
 
     produce(chain, 2)
-    follower = Chain(genesis, ListBlockLog())
+    follower = new_chain()
     good = chain.get_block(1)
     cases = [
         (dict(good, timestamp="yesterday"), "Malformed block: signed_block_header.timestamp"),
@@ -235,17 +196,15 @@ def test_push_block_malformed(chain, genesis):
     assert follower.head_block_id == chain.get_block(2)["previous"]
 
 
-def test_push_block_from_the_future(genesis):
+def test_push_block_from_the_future(genesis, new_chain):
     """graphene handle_block: latency must be > -5000 ms; the wall time is
     the chain's injected clock, or push_block's ``now``."""
     from twisted.internet.task import Clock
 
-    from conftest import ListBlockLog
-    from nodeapi.chain.chain import Chain
     from nodeapi.chain.validation import FUTURE_BLOCK_TOLERANCE
 
     clock = Clock()
-    follower = Chain(genesis, ListBlockLog(), clock=clock)
+    follower = new_chain(clock=clock)
     block = forge_block(follower)
     ts = genesis.initial_timestamp + 1
     assert block["timestamp"] == format_time(ts) and FUTURE_BLOCK_TOLERANCE == 5
@@ -266,15 +225,13 @@ def test_push_block_from_the_future(genesis):
     assert follower.head_block_num == 2
 
 
-def test_push_block_extensions_and_size(chain, genesis):
-    from conftest import ListBlockLog
-    from nodeapi.chain.chain import Chain
+def test_push_block_extensions_and_size(chain, genesis, new_chain):
     from nodeapi.protocol.block import block_header_bytes
     from nodeapi.protocol.transaction import serialize_processed_transaction
 
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
-    follower = Chain(genesis, ListBlockLog())
+    follower = new_chain()
     with pytest.raises(errors.BlockExtensionsNotEmpty,
                        match="^Block extensions must be empty, got 1$"):
         follower.push_block(forge_block(follower, extensions=[[0, {}]]))
@@ -356,15 +313,13 @@ def test_account_statistics_follow_history_numbering(chain):
     assert history.numbering.next_ath == 3
 
 
-def test_generate_block_postpones_transactions_over_maximum_block_size(genesis):
+def test_generate_block_postpones_transactions_over_maximum_block_size(genesis, new_chain):
     """graphene ``_generate_block``: a pending transaction that would take
     the block (header + 3 bytes for the count + packed transactions) over
     ``maximum_block_size`` is left out and stays pending; later smaller ones
     still go in.  The chain's genesis sets a small maximum_block_size."""
     import copy
 
-    from conftest import ListBlockLog
-    from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import Genesis
     from nodeapi.chain.validation import check_block_form
     from nodeapi.protocol.block import block_header_bytes
@@ -379,8 +334,8 @@ def test_generate_block_postpones_transactions_over_maximum_block_size(genesis):
     def small_chain(limit):
         data = copy.deepcopy(genesis.data)
         data["initial_parameters"]["maximum_block_size"] = limit
-        chain = Chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
-                              genesis.core_symbol), ListBlockLog())
+        chain = new_chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
+                                 genesis.core_symbol))
         chain.push_transaction(sign(chain, [claim_op()]))
         produce(chain)
         assert chain.head_block_num == 1 and chain.pending_transactions == []
@@ -414,7 +369,7 @@ def test_generate_block_postpones_transactions_over_maximum_block_size(genesis):
     assert chain.pending_transactions == []
     assert chain.state.balance("1.2.7", "1.3.0") == 26
     # a follower with the same genesis accepts every produced block
-    follower = Chain(chain.genesis, ListBlockLog())
+    follower = new_chain(chain.genesis)
     for num in (1, 2, 3):
         follower.push_block(chain.get_block(num))
     assert follower.head_block_id == chain.head_block_id

@@ -6,40 +6,14 @@ operation, asset_update permission/supply checks."""
 import pytest
 from bitsharesbase import operations
 
-from test_chain_core import produce, sign, transfer_op
-from test_chain_ops import FEE0, _op_id, funded, with_fee  # noqa: F401
-
 from nodeapi.chain import errors
 from nodeapi.chain.fees import core_fee
 from nodeapi.chain.genesis import parse_time
 from nodeapi.protocol import serialize_operation_body
-from conftest import DEV_WIF
 
-
-def _asset_opts(cer_quote="1.3.1", base=1, quote=1, flags=0, perms=0, max_supply=10 ** 12,
-                percent=0):
-    return {"max_supply": max_supply, "market_fee_percent": percent, "max_market_fee": 10 ** 6,
-            "issuer_permissions": perms, "flags": flags,
-            "core_exchange_rate": {"base": {"amount": base, "asset_id": "1.3.0"},
-                                   "quote": {"amount": quote, "asset_id": cer_quote}},
-            "whitelist_authorities": [], "blacklist_authorities": [],
-            "whitelist_markets": [], "blacklist_markets": [], "description": "",
-            "extensions": []}
-
-
-def create_asset(chain, symbol, **opts):
-    op, fee = with_fee(chain, operations.Asset_create, issuer="1.2.6", symbol=symbol,
-                       precision=3, common_options=_asset_opts(**opts),
-                       is_prediction_market=False, extensions=[])
-    res = chain.push_transaction(sign(chain, [op]))
-    return res["operation_results"][0][1], fee
-
-
-def issue(chain, asset_id, amount, to="1.2.7"):
-    op, _ = with_fee(chain, operations.Asset_issue, issuer="1.2.6",
-                     asset_to_issue={"amount": amount, "asset_id": asset_id},
-                     issue_to_account=to, extensions=[])
-    chain.push_transaction(sign(chain, [op]))
+from kit.chain import FEE0, asset_options, create_asset, issue, produce, transfer_op, with_fee
+from kit.keys import DEV_WIF
+from kit.signing import sign
 
 
 def test_fees_pending_until_maintenance(funded):
@@ -95,7 +69,7 @@ def test_asset_create_fee_paid_in_other_asset(funded):
     pool_before = chain.state.get("2.3.1")["fee_pool"]
     stats_before = chain.state.get("2.7.6")
     data = dict(issuer="1.2.6", symbol="SILVERX", precision=3,
-                common_options=_asset_opts(cer_quote="1.3.1"), is_prediction_market=False,
+                common_options=asset_options(cer_quote="1.3.1"), is_prediction_market=False,
                 extensions=[])
     required = core_fee([10, operations.Asset_create(fee=FEE0, prefix="TEST", **data).json()],
                         chain.state.get("2.0.0")["parameters"]["current_fees"])
@@ -131,7 +105,7 @@ def test_asset_create_core_fee_halves(funded):
 
 def _update(chain, asset_id, **opts):
     op, _ = with_fee(chain, operations.Asset_update, issuer="1.2.6", asset_to_update=asset_id,
-                     new_options=_asset_opts(**opts), extensions=[])
+                     new_options=asset_options(**opts), extensions=[])
     return chain.push_transaction(sign(chain, [op]))
 
 

@@ -7,14 +7,11 @@ import copy
 import pytest
 from bitsharesbase import operations
 
-from conftest import ListBlockLog
-from test_chain_core import claim_op, produce, sign, transfer_op
-from test_chain_fees import create_asset, issue
-from test_chain_ops import funded, with_fee  # noqa: F401
-
 from nodeapi.chain import errors
-from nodeapi.chain.chain import Chain
 from nodeapi.chain.genesis import Genesis, format_time
+
+from kit.chain import claim_op, create_asset, issue, produce, transfer_op, with_fee
+from kit.signing import sign
 
 
 def order(chain, seller, sell, sell_asset, recv, recv_asset, expiration="2030-01-01T00:00:00"):
@@ -70,14 +67,14 @@ def test_expiration_bound(funded):
 
 
 @pytest.fixture
-def cancel_fee_chain(genesis):
+def cancel_fee_chain(genesis, new_chain):
     """A chain whose limit_order_cancel fee is 300000 (bundled genesis: 0)."""
     data = copy.deepcopy(genesis.data)
     data["initial_parameters"]["current_fees"]["parameters"] = [
         [k, {"fee": 300000} if k == 2 else v]
         for k, v in data["initial_parameters"]["current_fees"]["parameters"]]
-    chain = Chain(Genesis(data, genesis.chain_id, genesis.address_prefix, genesis.core_symbol),
-                  ListBlockLog())
+    chain = new_chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
+                              genesis.core_symbol))
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
     return chain

@@ -5,54 +5,21 @@ import pytest
 import pytest_twisted
 from bitsharesbase import operations
 
-from conftest import DEV_PUB, DEV_WIF, ListBlockLog
-from test_chain_core import claim_op, produce, sign, transfer_op
-
 from nodeapi.chain import errors
 from nodeapi.chain.chain import Chain
-from nodeapi.chain.fees import core_fee
 
-OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
-FEE0 = {"amount": 0, "asset_id": "1.3.0"}
-
-
-def _auth(key):
-    return {"weight_threshold": 1, "account_auths": [], "key_auths": [[key, 1]],
-            "address_auths": []}
-
-
-def _options(key):
-    return {"memo_key": key, "voting_account": "1.2.5", "num_witness": 0,
-            "num_committee": 0, "votes": [], "extensions": []}
-
-
-def with_fee(chain, op_class, **data):
-    """Build the op once with fee 0, then with the exact required fee."""
-    op = op_class(fee=FEE0, prefix="TEST", **data)
-    fee = core_fee([_op_id(op_class), op.json()],
-                   chain.state.get("2.0.0")["parameters"]["current_fees"])
-    return op_class(fee={"amount": fee, "asset_id": "1.3.0"}, prefix="TEST", **data), fee
-
-
-def _op_id(op_class):
-    from bitsharesbase.operationids import operations as ids
-
-    return ids[op_class.__name__.lower()]
-
-
-@pytest.fixture
-def funded(chain):
-    chain.push_transaction(sign(chain, [claim_op()]))
-    produce(chain)
-    return chain
+from kit.chain import account_options, key_auth, produce, transfer_op, with_fee
+from kit.keys import DEV_PUB, DEV_WIF, OTHER_WIF
+from kit.signing import sign
 
 
 def test_account_create_and_update(funded):
     chain = funded
     pub = chain.state.get("1.2.6")["active"]["key_auths"][0][0]
     op, fee = with_fee(chain, operations.Account_create, registrar="1.2.6", referrer="1.2.6",
-                       referrer_percent=0, name="alice-1", owner=_auth(pub), active=_auth(pub),
-                       options=_options(pub), extensions={})
+                       referrer_percent=0, name="alice-1", owner=key_auth(pub),
+                       active=key_auth(pub),
+                       options=account_options(pub), extensions={})
     before = chain.state.balance("1.2.6", "1.3.0")
     res = chain.push_transaction(sign(chain, [op]))
     produce(chain)
@@ -64,7 +31,7 @@ def test_account_create_and_update(funded):
     assert acc["statistics"] == "2.7." + new_id.split(".")[2]
     assert chain.state.balance("1.2.6", "1.3.0") == before - fee
     assert new_id in chain.state.key_references[pub]
-    opts = dict(_options(pub), num_witness=0)
+    opts = dict(account_options(pub), num_witness=0)
     op, fee = with_fee(chain, operations.Account_update, account=new_id,
                        new_options=dict(opts, voting_account="1.2.6"), extensions={})
     # graphene's text (db_balance.cpp adjust_balance): "Insufficient Balance: ..."
@@ -179,18 +146,18 @@ def test_unneeded_signature_rejected(funded):
 
 
 @pytest_twisted.inlineCallbacks
-def test_follower_and_replay(funded, genesis):
+def test_follower_and_replay(funded, genesis, new_chain):
     chain = funded
     chain.push_transaction(sign(chain, [transfer_op(777)]))
     produce(chain, 3)
-    follower = Chain(genesis, ListBlockLog())
+    follower = new_chain()
     for num in range(1, chain.head_block_num + 1):
         follower.push_block(chain.get_block(num))
     assert follower.head_block_id == chain.head_block_id
     assert follower.state.balance("1.2.7", "1.3.0") == 777
     bad = dict(chain.get_block(2), timestamp="2016-01-18T09:18:27")
     with pytest.raises(errors.InvalidBlock):
-        Chain(genesis, ListBlockLog()).push_block(bad)
+        new_chain().push_block(bad)
     replayed = Chain(genesis, chain.block_log)
     seen = []
     replayed.add_consumer(type("C", (), {"block_applied": lambda self, b: seen.append(b)})())

@@ -6,7 +6,6 @@ bitsharesjs (node) from tests/js."""
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 import pytest_twisted
@@ -15,40 +14,23 @@ from twisted.internet import defer, reactor, threads, utils
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.witness import WitnessService
 
-from conftest import CHAIN_ID, DEV_WIF
-from rpcserver import RunningSite, make_node
-from test_rpc_access import VECTORS
-
-JS_DIR = os.path.join(os.path.dirname(__file__), "js")
-INIT_WITNESSES = {f"1.6.{i}": DEV_WIF for i in range(1, 12)}
+from kit.access import VECTORS
+from kit.js import JS_DIR, npm_install
+from kit.keys import CHAIN_ID, DEV_WIF, WITNESS_KEYS
+from kit.site import RunningSite, make_node
+from kit.wait import wait_for
 
 
 @pytest.fixture
 def live(chain):
-    witness = WitnessService(chain, INIT_WITNESSES, enable_stale_production=True,
+    witness = WitnessService(chain, WITNESS_KEYS, enable_stale_production=True,
                              clock=reactor)
     server = RunningSite(make_node(chain, witness=witness), ApiAccess.from_json(VECTORS))
     witness.startService()
-    pytest_twisted.blockon(_wait_for(lambda: chain.head_block_num >= 1))
+    pytest_twisted.blockon(wait_for(lambda: chain.head_block_num >= 1, timeout=15.0))
     yield server
     pytest_twisted.blockon(defer.maybeDeferred(witness.stopService))
     server.stop_blocking()
-
-
-@defer.inlineCallbacks
-def _wait_for(predicate, timeout=15.0):
-    waited = 0.0
-    while not predicate():
-        if waited > timeout:
-            raise AssertionError("condition not reached in time")
-        yield _sleep(0.1)
-        waited += 0.1
-
-
-def _sleep(seconds):
-    d = defer.Deferred()
-    reactor.callLater(seconds, d.callback, None)
-    return d
 
 
 def _python_bitshares_flow(url, user=None, password=None):
@@ -91,7 +73,7 @@ def test_python_bitshares_claim_transfer_history(live, chain, scheme):
     trx_ops = out["transfer"]["operations"]
     assert trx_ops[0][0] == 0 and trx_ops[0][1]["amount"]["amount"] == 1250000
     # both transactions land in blocks produced by the witness
-    yield _wait_for(lambda: live.node.history.operation_count == 2)
+    yield wait_for(lambda: live.node.history.operation_count == 2, timeout=15.0)
     included = [t for n in range(1, chain.head_block_num + 1)
                 for t in chain.get_block(n)["transactions"]]
     assert [t["operations"][0][0] for t in included] == [37, 0]
@@ -126,18 +108,9 @@ def test_python_bitshares_login_reaches_network_node(live):
     assert info["connection_count"] == 0
 
 
-def _npm_install():
-    if os.path.isdir(os.path.join(JS_DIR, "node_modules", "bitsharesjs-ws")):
-        return
-    npm = shutil.which("npm")
-    assert npm, "npm is needed for the bitsharesjs tests (.ci/run installs node and npm)"
-    subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--prefix", JS_DIR], check=True,
-                   capture_output=True, timeout=600)
-
-
 @pytest.fixture(scope="session")
 def js_client():
-    _npm_install()
+    npm_install()
     return shutil.which("node")
 
 

@@ -8,18 +8,17 @@ import re
 import pytest
 from twisted.python import usage
 
-from conftest import DEV_WIF
-
 from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import INIT_WITNESSES, Options
 from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.node import ApiLimits
 from nodeapi.rpc.guard import RpcLimits
 
-OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
+from kit.daemon import ACCESS, ROOT
+from kit.keys import DEV_WIF, OTHER_WIF
+
+
 DEV_PUB_BTS = "BTS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ACCESS = os.path.join(ROOT, "etc", "api-access.json")
 LIMITS = {
     "api-limit-get-account-history": 100, "api-limit-get-account-history-operations": 100,
     "api-limit-get-relative-account-history": 100, "api-limit-lookup-accounts": 1000,

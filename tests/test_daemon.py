@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from daemon import ROOT, Daemon, twistd_command
+from kit.daemon import ROOT, Daemon, twistd_command
+
 
 pytestmark = pytest.mark.slow
 

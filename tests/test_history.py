@@ -5,9 +5,6 @@ account creation, asset issue, order fills)."""
 import pytest
 import pytest_twisted
 
-from conftest import ListBlockLog
-from test_history_chain import INIT, Recorder, build_history_chain
-
 from nodeapi.api.base import Session
 from nodeapi.api.history import HistoryApi, parse_operation_history_id
 from nodeapi.chain.chain import Chain
@@ -16,16 +13,7 @@ from nodeapi.history.account_history import AccountHistory
 from nodeapi.history.ids import HistoryNumbering, impacted_accounts
 from nodeapi.node import ApiLimits, Node
 
-
-@pytest.fixture(scope="module")
-def built(genesis):
-    chain = Chain(genesis, ListBlockLog())
-    rec = Recorder()
-    hist = AccountHistory()
-    chain.add_consumer(rec)
-    chain.add_consumer(hist)
-    info = build_history_chain(chain, rounds=4, per_trx=6)
-    return chain, rec, hist, info
+from kit.chain import INIT
 
 
 def reference_entries(blocks):

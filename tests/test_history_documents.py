@@ -9,14 +9,14 @@ import os
 import orjson
 import pytest
 
-from conftest import ListBlockLog
-from test_history_chain import Recorder, build_history_chain
-
 from nodeapi.applied import AppliedOperation
-from nodeapi.chain.chain import Chain
 from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.documents import DocumentBuilder, adapt_object, index_name
 from nodeapi.history.searchdb.flavors import index_template
+
+from kit.chain import open_chain
+from kit.history import Recorder, build_history_chain
+
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 
@@ -64,8 +64,8 @@ def applied_op(m, op, result=(0, {}), impacted=("1.2.6",), **kw):
 
 
 @pytest.fixture(scope="module")
-def chain_docs(genesis):
-    chain = Chain(genesis, ListBlockLog())
+def chain_docs(genesis, tmp_path_factory):
+    chain = open_chain(genesis, tmp_path_factory.mktemp("docs") / "blocks")
     rec = Recorder()
     chain.add_consumer(rec)
     build_history_chain(chain, rounds=2, per_trx=3)

@@ -3,7 +3,6 @@ market_history plugin fed by its blocks, the database and history API
 functions called directly and over RPC with python-bitshares.  Every
 expected price and amount is computed by hand in the comments."""
 
-import struct
 import time
 
 import pytest
@@ -11,17 +10,17 @@ import pytest_twisted
 from twisted.internet import threads
 from twisted.internet.task import deferLater
 
-from conftest import DEV_PUB, DEV_WIF
-from rpcserver import RecordingSession
-
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.database.amounts import price_diff_percent_string
 from nodeapi.api.history import HistoryApi
 from nodeapi.errors import ApiError
 from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
 from nodeapi.node import ApiLimits, Node
-from nodeapi.protocol import sign_transaction
 from nodeapi.protocol.times import format_time
+
+from kit.api import RecordingSession
+from kit.keys import DEV_PUB, DEV_WIF
+from kit.signing import sign_wire
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 CORE, GOLD = "1.3.0", "1.3.1"
@@ -38,11 +37,7 @@ def push(chain, *ops):
     ops = [[op[0], dict(op[1], fee={"amount": 0, "asset_id": CORE})] for op in ops]
     for op in ops:
         op[1]["fee"] = chain.required_fee(op)
-    trx = {"ref_block_num": chain.head_block_num & 0xFFFF,
-           "ref_block_prefix": struct.unpack_from("<I", bytes.fromhex(chain.head_block_id), 4)[0],
-           "expiration": format_time(chain.head_block_time + 60), "operations": ops,
-           "extensions": [], "signatures": []}
-    trx = sign_transaction(trx, chain.chain_id, [DEV_WIF])
+    trx = sign_wire(chain, ops)
     return [r[1] for r in chain.push_transaction(trx)["operation_results"]]
 
 
@@ -400,7 +395,7 @@ def served(market):
     from twisted.internet import reactor
 
     from nodeapi.rpc.access import ApiAccess
-    from rpcserver import RunningSite, make_node
+    from kit.site import RunningSite, make_node
 
     chain, plugin = market
     server = RunningSite(make_node(chain, market_history=plugin), ApiAccess.default())

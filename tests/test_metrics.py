@@ -8,10 +8,14 @@ from twisted.internet import reactor
 from nodeapi.metrics import Metrics
 from nodeapi.rpc.access import ApiAccess
 
-from rpcserver import RunningSite, make_node
-from test_chain_core import produce
-from test_searchdb import history_log  # noqa: F401 (fixture)
-from wsclient import ws_connect
+from kit.chain import produce
+from kit.rpc import ws_connect
+from kit.history import Recorder
+from kit.searchdb import (Proxy, expected_of, make_service, refuse_january_transfers,
+                          transfers)
+from kit.chain import open_chain
+from kit.site import RunningSite, make_node
+from kit.wait import wait_for
 
 
 @pytest_twisted.inlineCallbacks
@@ -59,20 +63,9 @@ def test_searchdb_metrics_shipping_outage_and_rejects(
     """searchdb series against osmem: documents shipped/failed and lag in
     blocks after the replay, during a database outage (lag grows by the
     blocks produced meanwhile, nothing more shipped) and after it."""
-    from test_history_chain import Recorder
-    from test_searchdb import (Proxy, expected_of, make_service, open_chain, transfers,
-                               wait_for)
-
-    from nodeapi.history.searchdb.client import SearchDBClient
-
     path, expected = history_log
-    client = SearchDBClient(osmem_url, "", reactor)
-    yield client.detect()
     # the operator's mapping refuses January's transfer documents (HTTP 400 items)
-    yield client.request_json("PUT", "/chain-2016-01", {"mappings": {"properties": {
-        "operation_history": {"properties": {"op_object": {"properties": {
-            "to": {"type": "long"}}}}}}}})
-    yield client.close()
+    yield refuse_january_transfers(osmem_url)
     proxy = Proxy(osmem_url)
     proxy.up()
     chain = open_chain(genesis, path)

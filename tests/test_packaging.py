@@ -5,7 +5,8 @@ of nodeapi may import them."""
 import subprocess
 import sys
 
-from daemon import ROOT
+from kit.daemon import ROOT
+
 
 _CHECK = r"""
 import importlib, pkgutil, sys

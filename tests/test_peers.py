@@ -11,9 +11,14 @@ from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.node_address import NodeAddress, parse_node_address
 from nodeapi.protocol.wire import strip_block_info
 
-from conftest import DEV_WIF
-from peer_stub import FAST, ChainRpcFactory, close, listen, wait_for
-from test_chain_core import claim_op, produce, sign, transfer_op
+from kit.access import VECTORS
+from kit.chain import claim_op, produce, transfer_op
+from kit.keys import DEV_WIF
+from kit.peer_stub import ChainRpcFactory
+from kit.peers import FAST, close, listen
+from kit.signing import sign
+from kit.site import RunningSite, make_node
+from kit.wait import wait_for
 
 
 def test_addresses_and_parameters(follower):
@@ -146,9 +151,6 @@ def test_real_site_login_refused_continues_anonymously(producer, follower, captu
     right password gets block_api.  No error, no traceback."""
     from nodeapi.rpc.access import ApiAccess
 
-    from rpcserver import RunningSite, make_node
-    from test_rpc_access import VECTORS
-
     produce(producer, 5)
     site = RunningSite(make_node(producer), ApiAccess.from_json(VECTORS))
     svc = PeerService(follower, seed_nodes=[f"{credentials}@127.0.0.1:{site.port}"],
@@ -199,8 +201,6 @@ def test_real_site_refusing_everything_backs_off(producer, follower, captured, a
     scheduled delays), although the ClientService counts from 1 again at
     every connect."""
     from nodeapi.rpc.access import ApiAccess
-
-    from rpcserver import RunningSite, make_node
 
     produce(producer, 2)
     site = RunningSite(make_node(producer), ApiAccess.from_json(access))
@@ -295,7 +295,6 @@ def test_block_from_the_future_marks_peer_bad(producer, follower):
         producer.get_slot_at_time(when)), DEV_WIF)
     from nodeapi.rpc.access import ApiAccess
 
-    from rpcserver import RunningSite, make_node
 
     site = RunningSite(make_node(producer), ApiAccess.default())
     svc = PeerService(follower, reactor=reactor, parameters=FAST)
@@ -334,7 +333,6 @@ def test_reconnect_after_producer_restart(producer, follower):
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.site import rpc_site
 
-    from rpcserver import make_node
 
     logged = []
 
@@ -423,8 +421,6 @@ def test_batch_adapts_to_the_real_peers_get_blocks_limit(producer, follower):
     api-limit-get-blocks is 100 (the default) learns the limit from the
     error and syncs in batches of 100 instead of failing forever."""
     from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess
-
-    from rpcserver import RunningSite, make_node
 
     access = ApiAccess.from_json({"permission_map": [["*", {
         "password_hash_b64": "*", "password_salt_b64": "*",

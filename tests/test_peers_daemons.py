@@ -6,7 +6,6 @@ a producer block, identical account history on both, and the follower
 reconnecting after the producer is killed and restarted."""
 
 import json
-import os
 import signal
 import time
 
@@ -14,12 +13,13 @@ import pytest
 import websocket
 from bitsharesbase import operations
 
-from daemon import ROOT, Daemon, genesis_claim_op, signed_over_head
+from kit.chain import claim_op
+from kit.daemon import ACCESS, Daemon
+from kit.signing import signed_over_head
+from kit.wait import wait_until
+
 
 pytestmark = pytest.mark.slow
-
-ACCESS = os.path.join(ROOT, "etc", "api-access.json")  # bytemaster / supersecret
-
 
 class WsRpc:
     """A blocking WebSocket JSON-RPC client (websocket-client, as
@@ -43,16 +43,6 @@ class WsRpc:
 
     def close(self):
         self.ws.close()
-
-
-def _wait(predicate, timeout=30, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"{what} not reached in {timeout} s")
 
 
 def _transfer(amount):
@@ -89,7 +79,7 @@ def test_follower_by_add_node_syncs_relays_and_reconnects(tmp_path):
         ws.call(node_api, "add_node", f"bytemaster:supersecret@127.0.0.1:{producer.port}")
 
         # caught up, then tracking the producer within one block
-        _wait(lambda: follower.head()[0] >= producer.head()[0] - 1, what="follower sync")
+        wait_until(lambda: follower.head()[0] >= producer.head()[0] - 1, what="follower sync")
         for _ in range(3):
             time.sleep(1.0)
             p_num = producer.head()[0]
@@ -102,18 +92,18 @@ def test_follower_by_add_node_syncs_relays_and_reconnects(tmp_path):
         assert ws.call(node_api, "get_info")["connection_count"] == 1
 
         # transactions broadcast to the follower are relayed and produced
-        follower.call("broadcast_transaction", signed_over_head(follower, [genesis_claim_op()]),
+        follower.call("broadcast_transaction", signed_over_head(follower, [claim_op()]),
                       api="network_broadcast")
-        _wait(lambda: producer.call("get_account_history", "1.2.6", "1.11.0", 10, "1.11.0",
+        wait_until(lambda: producer.call("get_account_history", "1.2.6", "1.11.0", 10, "1.11.0",
                                     api="history"), what="claim in a producer block")
         follower.call("broadcast_transaction", signed_over_head(follower, [_transfer(5000000)]),
                       api="network_broadcast")
-        _wait(lambda: len(producer.call("get_account_history", "1.2.7", "1.11.0", 10,
+        wait_until(lambda: len(producer.call("get_account_history", "1.2.7", "1.11.0", 10,
                                         "1.11.0", api="history")) == 1,
               what="transfer in a producer block")
         head = producer.head()[0]
         assert len(_producer_blocks_with(producer, 0, head)) == 1
-        _wait(lambda: follower.head()[0] >= head, what="follower has the transfer block")
+        wait_until(lambda: follower.head()[0] >= head, what="follower has the transfer block")
         for account in ("1.2.6", "1.2.7", "init0"):
             mine = follower.call("get_account_history", account, "1.11.0", 100, "1.11.0",
                                  api="history")
@@ -128,7 +118,7 @@ def test_follower_by_add_node_syncs_relays_and_reconnects(tmp_path):
         stopped_at = follower.head()[0]
         producer = Daemon(tmp_path / "producer", "--api-access", ACCESS,
                           port=producer.port).start()
-        _wait(lambda: follower.head()[0] >= stopped_at + 3, timeout=60,
+        wait_until(lambda: follower.head()[0] >= stopped_at + 3, timeout=60,
               what="follower following the restarted producer")
         f_num = follower.head()[0]
         assert producer.call("get_block_header", f_num) == \

@@ -19,8 +19,13 @@ from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.node_address import NodeAddress, parse_node_address
 from nodeapi.rpc.jsonrpc import error_from_failure
 
-from peer_stub import API_ACCESS_FILE, FAST, ChainRpcFactory, close, listen, wait_for
-from peer_stub import produce_blocks as produce
+from kit.chain import produce
+from kit.daemon import ACCESS
+from kit.peer_stub import ChainRpcFactory
+from kit.peers import FAST, close, listen
+from kit.site import RunningSite, make_node
+from kit.wait import wait_for
+
 
 BACKOFF = {"reconnect_initial_delay": 1, "reconnect_factor": 2, "reconnect_max_delay": 100,
            "reconnect_jitter": 0}
@@ -148,7 +153,6 @@ def test_ipv6_seed_node_against_the_real_site(producer, follower):
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.site import rpc_site
 
-    from rpcserver import make_node
 
     produce(producer, 3)
     site = rpc_site(make_node(producer), ApiAccess.default(), reactor=reactor)
@@ -173,10 +177,9 @@ def test_ws_url_with_credentials_against_the_real_site(producer, follower):
     """A ws:// URL with user:password logs in (bytemaster gets block_api)."""
     from nodeapi.rpc.access import ApiAccess
 
-    from rpcserver import RunningSite, make_node
 
     produce(producer, 4)
-    site = RunningSite(make_node(producer), ApiAccess.load(API_ACCESS_FILE))
+    site = RunningSite(make_node(producer), ApiAccess.load(ACCESS))
     svc = PeerService(follower, reactor=reactor, parameters=FAST)
     svc.startService()
     try:
@@ -260,7 +263,6 @@ def test_batches_shrink_below_max_message_size(producer, follower):
 
     from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess
 
-    from rpcserver import RunningSite, make_node
 
     produce(producer, 30)
     one_block = len(orjson.dumps(producer.get_block(2)))

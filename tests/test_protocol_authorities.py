@@ -7,7 +7,7 @@ operation needs."""
 
 import pytest
 
-from operation_samples import DEV_PUB, KEY_AUTH, account_auth, sample
+from kit.operation_samples import DEV_PUB, KEY_AUTH, account_auth, sample
 
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import (

@@ -8,8 +8,6 @@ import os
 
 import pytest
 
-from conftest import DEV_PUB, DEV_WIF
-
 from nodeapi.protocol import errors
 from nodeapi.protocol.block import (
     block_header_bytes, block_id, block_signing_digest, deserialize_block_header, merkle_root,
@@ -18,6 +16,9 @@ from nodeapi.protocol.impacted import (
     fee_payer, impacted_accounts, other_authorities, required_authorities)
 from nodeapi.protocol.keys import PrivateKey, ripemd160
 from nodeapi.protocol.transaction import serialize_processed_transaction, sign_transaction
+
+from kit.keys import DEV_PUB, DEV_WIF
+
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from operation_samples import GENESIS, MEMO, sample
+from kit.operation_samples import GENESIS, MEMO, sample
 
 from nodeapi.protocol.errors import InvalidField, UnknownOperation
 from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS, fee_parameters

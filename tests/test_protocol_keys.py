@@ -10,14 +10,15 @@ from graphenebase.account import GrapheneAddress
 from graphenebase.account import PrivateKey as GPrivateKey
 from graphenebase.account import PublicKey as GPublicKey
 
-from conftest import DEV_PUB, DEV_WIF
-
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol import errors
 from nodeapi.protocol.ids import ObjectId, instance_of
 from nodeapi.protocol.keys import (
     Address, PrivateKey, PublicKey, b58decode, b58encode, balance_addresses, is_canonical)
 from nodeapi.protocol.times import format_time, parse_time
+
+from kit.keys import DEV_PUB, DEV_WIF
+
 
 GENESIS_OWNER = "TEST7CwdioNL9my53mj31UYGdcPxhxHfPTBvx"
 MAINNET_WITNESS_KEY = "BTS6ZQEFsPmG6jWspNDdZHkehNmPpG7gkSHkphmRZQWaJ2LrcaVSi"

@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from operation_cases import (
+from kit.operation_cases import (
     BITSHARESJS_LACKS, EXTENSIONS_BITSHARESJS_DROPS, MEMO, PROTOTYPES, TAKE_PROFIT,
     mainnet_samples, same_json)
 

@@ -10,8 +10,8 @@ import pytest
 from bitsharesbase.objects import Operation
 from bitsharesbase.signedtransactions import Signed_Transaction
 
-from conftest import DEV_PUB
-from operation_cases import same_json
+from kit.keys import DEV_PUB
+from kit.operation_cases import same_json
 
 from nodeapi.protocol import errors
 from nodeapi.protocol.composite import FlatSet
@@ -20,6 +20,7 @@ from nodeapi.protocol.serialize import (
     INT64, PUBLIC_KEY, UINT16, UINT64, VARINT, pack, pack_varint, unpack, unpack_varint)
 from nodeapi.protocol.transaction import deserialize_transaction, serialize_transaction
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, AUTHORITY, OPERATION_RESULT
+
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 

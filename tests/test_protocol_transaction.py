@@ -10,15 +10,15 @@ from bitsharesbase.signedtransactions import Signed_Transaction
 from graphenebase.account import PublicKey as GPublicKey
 from graphenebase.signedtransactions import Signature
 
-from conftest import CHAIN_ID, DEV_PUB, DEV_WIF
-
 from nodeapi.protocol import errors
 from nodeapi.protocol.keys import PrivateKey, PublicKey, is_canonical
 from nodeapi.protocol.transaction import (
     recover_signers, serialize_signed_transaction, serialize_transaction, sign_transaction,
     signature_digest, transaction_id, verify_signature)
 
-OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
+from kit.keys import CHAIN_ID, DEV_PUB, DEV_WIF, OTHER_WIF
+
+
 ARBITRARY_CHAIN = hashlib.sha256(b"an arbitrary graphene chain").hexdigest()
 CHAIN = {"chain_id": ARBITRARY_CHAIN, "core_symbol": "TEST", "prefix": "TEST"}
 

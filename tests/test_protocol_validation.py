@@ -4,7 +4,7 @@ them; and the chain refusing an invalid operation before evaluating it."""
 
 import pytest
 
-from operation_samples import DEV_PUB, sample
+from kit.operation_samples import DEV_PUB, sample
 
 from nodeapi.protocol.authorities import VIRTUAL_OPERATIONS
 from nodeapi.protocol.errors import InvalidField, OperationInvalid, UnknownOperation
@@ -125,7 +125,7 @@ def test_chain_refuses_an_invalid_operation_before_evaluating_it(chain):
     """transaction::validate runs each operation's validate() first: a
     transfer to oneself is refused with graphene's assertion, not evaluated."""
     from nodeapi.protocol.transaction import sign_transaction
-    from conftest import DEV_WIF
+    from kit.keys import DEV_WIF
     from nodeapi.protocol.keys import PrivateKey
 
     op = sample(0)

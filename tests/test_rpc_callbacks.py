@@ -10,9 +10,11 @@ from twisted.internet import defer, reactor, task
 
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.jsonrpc import to_wire
-from rpcserver import RunningSite, make_node
-from test_chain_core import claim_op, produce, sign, transfer_op
-from wsclient import ws_connect
+
+from kit.chain import claim_op, produce, transfer_op
+from kit.rpc import ws_connect
+from kit.signing import sign
+from kit.site import RunningSite, make_node
 
 
 def wire(value):

@@ -32,10 +32,12 @@ from twisted.internet import threads
 from nodeapi.api.registry import default_registry
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.login import ACCESSORS
-from rpcmodel import check_reply
-from rpcserver import RunningSite, make_node
 
-CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
+from kit.keys import CHAIN_ID
+from kit.rpcmodel import check_reply
+from kit.site import RunningSite, make_node
+
+
 EXAMPLES = 1100  # each example is one HTTP request and one WebSocket message
 REGISTRY = default_registry()
 LOGIN_FUNCTIONS = ["login", "logout", "get_info", "get_config", "get_available_api_sets",

@@ -17,8 +17,9 @@ from twisted.logger import Logger
 
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.guard import RpcLimits, ThrottledLog
-from rpcserver import RunningSite, late_registry, log_events, make_node
-from wsclient import ws_connect
+
+from kit.rpc import ws_connect
+from kit.site import RunningSite, late_registry, log_events, make_node
 
 CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
 #: 100 ids of genesis accounts: a reply of about 100 account objects

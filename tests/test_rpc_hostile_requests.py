@@ -15,8 +15,9 @@ from twisted.internet import threads
 
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.jsonrpc import MAX_PARAMS_DEPTH
-from rpcserver import RunningSite, log_events, make_node
-from wsclient import ws_connect
+
+from kit.rpc import ws_connect
+from kit.site import RunningSite, log_events, make_node
 
 CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
 ACCESS_FILE = "etc/api-access.json"

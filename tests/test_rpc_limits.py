@@ -28,11 +28,14 @@ from nodeapi.api.registry import default_registry
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.http import LINGER_BYTES, BoundedRequest
 from nodeapi.rpc.site import rpc_site
-from rpcserver import RunningSite, late_registry, log_events, make_node
-from test_chain_core import claim_op, produce, sign, transfer_op
-from wsclient import RpcClientProtocol, ws_connect
 
-CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
+from kit.chain import claim_op, produce, transfer_op
+from kit.keys import CHAIN_ID
+from kit.rpc import RpcClientProtocol, ws_connect
+from kit.signing import sign
+from kit.site import RunningSite, late_registry, log_events, make_node
+
+
 UNENCODABLE = {(1, 2): "a dict key orjson refuses"}
 
 

@@ -16,10 +16,12 @@ from twisted.internet import defer
 
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.guard import RpcLimits
-from rpcserver import RunningSite, make_node
-from wsclient import ws_connect
 
-CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
+from kit.keys import CHAIN_ID
+from kit.rpc import ws_connect
+from kit.site import RunningSite, make_node
+
+
 CONNECTIONS = 1000
 WAVE = 40  # below listenTCP's default backlog (50): no SYN drops and 1 s retries
 # init0..init10 are 1.2.6..1.2.16 in the bundled genesis

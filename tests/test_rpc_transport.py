@@ -11,11 +11,13 @@ import treq
 from twisted.internet import defer
 
 from nodeapi.rpc.access import ApiAccess, hash_password
-from rpcserver import RunningSite, make_node
-from test_rpc_access import VECTORS
-from wsclient import ws_connect
 
-CHAIN_ID = "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
+from kit.access import VECTORS
+from kit.keys import CHAIN_ID
+from kit.rpc import ws_connect
+from kit.site import RunningSite, make_node
+
+
 ACCESS_DENIED = "Execution error: Assert Exception: is_allowed: Access denied"
 
 
@@ -155,7 +157,7 @@ def test_malformed_basic_header_is_refused_over_http(server):
 @pytest_twisted.inlineCallbacks
 def test_malformed_basic_header_refuses_the_websocket_upgrade(server):
     from autobahn.twisted.websocket import WebSocketClientFactory, connectWS
-    from wsclient import RpcClientProtocol
+    from kit.rpc import RpcClientProtocol
 
     for value in MALFORMED_HEADERS:
         factory = WebSocketClientFactory(f"ws://127.0.0.1:{server.port}/",

@@ -8,47 +8,27 @@ items, the memory bound (spool) and credentials kept out of the logs.
 Volumes are small: osmem stores about 800 documents/s."""
 
 import os
-import socket
 
 import pytest
 import pytest_twisted
 from twisted.internet import defer, reactor
-from twisted.internet.task import deferLater
 from twisted.logger import formatEvent, globalLogPublisher
-from twisted.protocols.portforward import ProxyFactory
 
-from test_chain_core import produce, sign, transfer_op
-from test_history_chain import INIT, Recorder, build_history_chain
-
-from nodeapi.chain.blocklog import BlockLog
-from nodeapi.chain.chain import Chain
-from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.bulk import BulkBuilder
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.plugin import SearchDBService
 from nodeapi.history.searchdb.resume import CURSOR_FILE
 from nodeapi.history.searchdb.spool import BulkQueue
 from nodeapi.rpc.jsonrpc import to_wire
 
+from kit.chain import INIT, open_chain
+from kit.history import Recorder
+from kit.searchdb import (FarClock, Proxy, check_all_once, expected_of, make_service,
+                          refuse_january_transfers, stored_docs, transfers)
+from kit.wait import wait_for
+
+
 pytestmark = pytest.mark.slow
 
 PASSWORD = "s3cret-Pw9"
-
-
-class HeadClock:
-    """``seconds()`` one second after the chain's head block: the node is
-    synchronized for live blocks."""
-
-    def __init__(self, chain):
-        self.chain = chain
-
-    def seconds(self):
-        return self.chain.head_block_time + 1
-
-
-class FarClock:
-    def seconds(self):
-        return 4_000_000_000
 
 
 class Tap:
@@ -62,43 +42,6 @@ class Tap:
             self.target.block_applied(applied)
 
 
-class Proxy:
-    """A loopback TCP proxy to the database that can go down and come back
-    on the same port (an outage that keeps the database's data)."""
-
-    def __init__(self, url):
-        host, port = url.rsplit("//", 1)[1].rstrip("/").split(":")
-        self.target = (host, int(port))
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.listening = None
-        self.conns = []
-
-    def up(self):
-        factory = ProxyFactory(*self.target)
-        build = factory.buildProtocol
-
-        def track(addr):
-            p = build(addr)
-            self.conns.append(p)
-            return p
-        factory.buildProtocol = track
-        self.listening = reactor.listenTCP(self.port, factory, interface="127.0.0.1")
-
-    @defer.inlineCallbacks
-    def down(self):
-        if self.listening is not None:
-            yield self.listening.stopListening()
-            self.listening = None
-        for p in self.conns:
-            if p.transport is not None:
-                p.transport.abortConnection()
-        self.conns = []
-
-
 @pytest.fixture
 def logs():
     events = []
@@ -109,74 +52,6 @@ def logs():
 
 def text_of(events):
     return "\n".join(formatEvent(e) or "" for e in events)
-
-
-@pytest.fixture
-def history_log(genesis, tmp_path):
-    """A block log with transfers, account creation, asset create/issue,
-    fills and a second calendar month; returns (path, expected) where
-    expected maps N -> (account, M)."""
-    path = str(tmp_path / "blocks")
-    log = BlockLog(path)
-    log.open()
-    chain = Chain(genesis, log)
-    rec = Recorder()
-    chain.add_consumer(rec)
-    build_history_chain(chain, rounds=2, per_trx=3)
-    log.close()
-    return path, expected_of(rec.blocks)
-
-
-def expected_of(blocks, numbering=None):
-    numbering = numbering or HistoryNumbering()
-    out = {}
-    for b in blocks:
-        for op in b.operations:
-            for n, account, _seq, _nxt in numbering.assign(op):
-                out[n] = (account, op.id_num, b.block_num)
-    return out
-
-
-def open_chain(genesis, path):
-    log = BlockLog(path)
-    log.open()
-    return Chain(genesis, log)
-
-
-def make_service(url, chain, data_dir, **kw):
-    client = SearchDBClient(kw.pop("node_url", url), kw.pop("basic_auth", ""), reactor,
-                            request_timeout=10)
-    args = dict(bulk_replay=8, bulk_sync=6, reactor=reactor, clock=HeadClock(chain),
-                initial_backoff=0.05, max_backoff=0.3, prepare_timeout=5, stop_timeout=10)
-    args.update(kw)
-    return SearchDBService(client, chain, data_dir, **args)
-
-
-@defer.inlineCallbacks
-def stored_docs(url, prefix="chain-"):
-    """{N: _source} of every stored document, plus the raw hit list."""
-    client = SearchDBClient(url, "", reactor)
-    yield client.detect()
-    yield client.request("POST", f"/{prefix}*/_refresh", ok=(200, 404))
-    answer = yield client.search(prefix, {"size": 10000, "query": {"match_all": {}}})
-    yield client.close()
-    hits = answer["hits"]["hits"]
-    return {int(h["_id"][4:]): h for h in hits}
-
-
-@defer.inlineCallbacks
-def wait_for(predicate, timeout=20.0):
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        yield deferLater(reactor, 0.05, lambda: None)
-    raise AssertionError("condition not reached")
-
-
-def transfers(chain, count, amount=500):
-    ops = [transfer_op(amount + i, fee=3000000, to=INIT[1 + i % 3]) for i in range(count)]
-    chain.push_transaction(sign(chain, ops))
-    produce(chain)
 
 
 @pytest_twisted.inlineCallbacks
@@ -247,16 +122,6 @@ class PartialCooperator:
 
     def whenDone(self):
         return defer.succeed(None)
-
-
-@defer.inlineCallbacks
-def check_all_once(url, expected):
-    docs = yield stored_docs(url)
-    assert sorted(docs) == sorted(expected)
-    for n, (account, m, _b) in expected.items():
-        assert docs[n]["_source"]["account_history"]["account"] == account
-        assert docs[n]["_source"]["operation_id_num"] == m
-    return docs
 
 
 @pytest.mark.parametrize("cursor", ["kept", "removed"])
@@ -391,13 +256,7 @@ def test_rejected_items_counted(genesis, history_log, osmem_url, tmp_path, logs)
     """Items the database refuses (not 409) are logged with id and reason,
     counted, and do not stop the others."""
     path, expected = history_log
-    client = SearchDBClient(osmem_url, "", reactor)
-    yield client.detect()
-    # an operator's mapping that refuses transfer documents of January
-    yield client.request_json("PUT", "/chain-2016-01", {"mappings": {"properties": {
-        "operation_history": {"properties": {"op_object": {"properties": {
-            "to": {"type": "long"}}}}}}}})
-    yield client.close()
+    yield refuse_january_transfers(osmem_url)
     chain = open_chain(genesis, path)
     rec = Recorder()
     chain.add_consumer(rec)

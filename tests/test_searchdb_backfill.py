@@ -7,28 +7,22 @@ process), or one monthly index is deleted.  Whether the node keeps running
 from its block log) or is restarted (the check at start, the cursor file
 only narrowing it), every document ends up stored exactly once."""
 
-import socket
-
 import pytest
 import pytest_twisted
 from osmem_server import OsmemServer
 from twisted.internet import reactor
 
-from test_history_chain import Recorder
-from test_searchdb import (Proxy, check_all_once, expected_of, history_log,  # noqa: F401
-                           make_service, open_chain, stored_docs, transfers, wait_for)
-
 from nodeapi.history.searchdb.client import SearchDBClient
 
+from kit.chain import open_chain
+from kit.daemon import free_port
+from kit.history import Recorder
+from kit.searchdb import (Proxy, check_all_once, expected_of, make_service, stored_docs,
+                          transfers)
+from kit.wait import wait_for
+
+
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Database:

@@ -20,7 +20,9 @@ from twisted.web import resource, server
 from nodeapi.history.searchdb.client import SearchDBClient, parse_server_info
 from nodeapi.history.searchdb.flavors import index_template
 
-from test_searchdb import FarClock, history_log, make_service, open_chain  # noqa: F401
+from kit.chain import open_chain
+from kit.searchdb import FarClock, make_service
+
 
 pytestmark = pytest.mark.slow
 

@@ -8,95 +8,30 @@ grid of (account, start, stop, limit)."""
 import orjson
 import pytest
 import pytest_twisted
-import treq
-from osmem_server import OsmemServer
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.task import Clock
 from twisted.web.resource import Resource
 from treq.testing import StubTreq
 
-from conftest import ListBlockLog
-from test_history_chain import Recorder, build_history_chain
-
 from nodeapi.api.base import Session
 from nodeapi.api.history import HistoryApi
 from nodeapi.applied import AppliedBlock, AppliedOperation
-from nodeapi.chain.chain import Chain
 from nodeapi.errors import HistoryError
 from nodeapi.history.account_history import AccountHistory
 from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
-from nodeapi.history.searchdb.flavors import index_template
 from nodeapi.history.searchdb.query import SearchDBHistory, entry_from_document
 from nodeapi.node import Node
 from nodeapi.rpc.jsonrpc import to_wire
 
+from kit.searchdb import bulk_bodies, install_template, ship
+
+
 pytestmark = pytest.mark.slow
 
 PREFIX = "sq-"
-NDJSON = {b"Content-Type": [b"application/x-ndjson"]}
-
-
-@pytest.fixture(scope="module")
-def osmem():
-    """A private osmem-server on loopback for this module."""
-    server = OsmemServer.start(addr="127.0.0.1:0", japanese=False)
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="module")
-def built(genesis):
-    """A chain with history, recorded by Recorder and AccountHistory."""
-    chain = Chain(genesis, ListBlockLog())
-    rec, hist = Recorder(), AccountHistory()
-    chain.add_consumer(rec)
-    chain.add_consumer(hist)
-    info = build_history_chain(chain, rounds=4, per_trx=6)
-    return chain, rec, hist, info
-
-
-def bulk_bodies(chain, blocks, prefix, doc_type=None, max_ops=60) -> list:
-    """NDJSON bulk bodies (create actions, ``_id`` 2.9.N) of all blocks,
-    built with DocumentBuilder and the shared numbering."""
-    def lookup(asset_id):
-        a = chain.state.get(asset_id)
-        return (a["symbol"], a["precision"]) if a else None
-    builder = DocumentBuilder(prefix, visitor=True, asset_lookup=lookup, doc_type=doc_type)
-    numbering = HistoryNumbering()
-    bodies, lines = [], []
-    for b in blocks:
-        index = builder.index_for(b.timestamp)
-        for op in b.operations:
-            entries = numbering.assign(op)
-            lines.extend(raw for _n, raw in
-                         builder.items(entries, op, b.block_num, b.time_iso, index))
-            if len(lines) >= max_ops:
-                bodies.append(b"".join(lines))
-                lines = []
-    if lines:
-        bodies.append(b"".join(lines))
-    return bodies
-
-
-async def ship(url: str, bodies: list) -> int:
-    """POST each body to ``_bulk?refresh=true``; returns the items created."""
-    created = 0
-    for body in bodies:
-        resp = await treq.post(url + "/_bulk?refresh=true", data=body, headers=NDJSON)
-        answer = orjson.loads(await resp.content())
-        assert resp.code == 200 and answer["errors"] is False, answer
-        created += sum(1 for item in answer["items"] if item["create"]["status"] == 201)
-    return created
-
-
-async def install_template(url: str, prefix: str) -> None:
-    resp = await treq.put(f"{url}/_index_template/{prefix}template",
-                          data=orjson.dumps(index_template(prefix, "composable")),
-                          headers={b"Content-Type": [b"application/json"]})
-    assert resp.code == 200, await resp.text()
 
 
 @pytest_twisted.async_yield_fixture(scope="module")
@@ -241,12 +176,12 @@ async def test_history_api_set_over_searchdb(stored, built):
 
 
 @pytest_twisted.ensureDeferred
-async def test_documents_above_head_ignored(stored, built, genesis):
+async def test_documents_above_head_ignored(stored, built, genesis, new_chain):
     """A database holding more than the block log answers what the chain
     has applied (the block log is the source of truth)."""
     client, _db, _ = stored
     _chain, rec, hist, _info = built
-    short = Chain(genesis, ListBlockLog())
+    short = new_chain()
     short_hist = AccountHistory()
     short.add_consumer(short_hist)
     for b in rec.blocks[:4]:

@@ -11,13 +11,13 @@ import pytest_twisted
 import treq
 from twisted.internet import reactor
 
-from test_searchdb_query import bulk_bodies, install_template, ship
-from test_searchdb_query import built, osmem  # noqa: F401  (module fixtures)
-
 from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import index_name
 from nodeapi.history.searchdb.flavors import ServerInfo
+
+from kit.searchdb import bulk_bodies, install_template, ship
+
 
 pytestmark = pytest.mark.slow
 

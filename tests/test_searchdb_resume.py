@@ -14,8 +14,9 @@ from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.resume import CURSOR_FILE, Cursor
 from nodeapi.history.searchdb.resume import find_resume
 
-from test_searchdb import (FarClock, check_all_once, history_log,  # noqa: F401
-                           make_service, open_chain, stored_docs)
+from kit.chain import open_chain
+from kit.searchdb import FarClock, check_all_once, make_service, stored_docs
+
 
 pytestmark = pytest.mark.slow
 

@@ -15,9 +15,6 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.testing import MemoryReactorClock
 from twisted.logger import Logger, globalLogPublisher
 
-from conftest import DEV_WIF
-from test_witness import ALL
-
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.config import Options
@@ -26,6 +23,9 @@ from nodeapi.peers.service import PeerService
 from nodeapi.service import ListenFailed, ListeningService, NodeService
 from nodeapi.tap import makeService
 from nodeapi.witness import WitnessService
+
+from kit.keys import DEV_WIF, WITNESS_KEYS
+
 
 TOTAL = 3000
 
@@ -142,7 +142,7 @@ def test_listen_failure_is_a_startup_failure(chain, block_log):
     events = []
     clock = task.Clock()
     clock.advance(chain.genesis.initial_timestamp + 10)
-    witness = WitnessService(chain, ALL, enable_stale_production=True, clock=clock)
+    witness = WitnessService(chain, WITNESS_KEYS, enable_stale_production=True, clock=clock)
     rpc = listener(port)
     metrics = listener(0, "Prometheus metrics")
     node = node_of(chain, block_log, witness, rpc, metrics)

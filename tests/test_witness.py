@@ -4,18 +4,16 @@ import pytest
 from twisted.internet.task import Clock
 from twisted.logger import Logger
 
-from conftest import DEV_WIF
-from test_blocklog import claim, signed, transfer
-
 from nodeapi.chain.genesis import format_time
 from nodeapi.errors import ConfigError
 from nodeapi.witness import WitnessService
 
-OTHER_WIF = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
-ALL = {f"1.6.{i}": DEV_WIF for i in range(1, 12)}
+from kit.chain import claim_wire, transfer_wire
+from kit.keys import DEV_WIF, OTHER_WIF, WITNESS_KEYS
+from kit.signing import sign_wire
 
 
-def make(chain, witnesses=ALL, stale=True, start=None, events=None):
+def make(chain, witnesses=WITNESS_KEYS, stale=True, start=None, events=None):
     """A service on a Clock set to ``start`` (default: 10 s after genesis)."""
     clock = Clock()
     clock.advance(chain.genesis.initial_timestamp + 10 if start is None else start)
@@ -78,13 +76,13 @@ def test_synced_new_chain_needs_no_stale_production(chain):
 def test_pending_transactions_in_arrival_order_and_expired_dropped(chain):
     svc, clock = make(chain)
     svc.startService()
-    chain.push_transaction(signed(chain, [claim()]))
+    chain.push_transaction(sign_wire(chain, [claim_wire()]))
     run(clock, 1)
     svc.stopService()
     amounts = [5, 3, 9]
     for amount in amounts:
-        chain.push_transaction(signed(chain, [transfer(amount)]))
-    chain.push_transaction(signed(chain, [transfer(77)], expire_in=2))
+        chain.push_transaction(sign_wire(chain, [transfer_wire(amount)]))
+    chain.push_transaction(sign_wire(chain, [transfer_wire(77)], expire_in=2))
     clock.advance(5)  # the short-lived one expires while nobody produces
     svc.startService()
     run(clock, 1)

@@ -3,7 +3,7 @@ nodeapi`` daemon for the whole ``tests/e2e`` run, driven only by clients
 nobody on the team wrote.
 
 * ``osmem``: an osmem-server on loopback (the search database).
-* ``node``: :class:`daemon.Daemon` with ``--plugins "witness searchdb"``
+* ``node``: :class:`kit.daemon.Daemon` with ``--plugins "witness searchdb"``
   (see :func:`plugins` for ``witness account_history``),
   ``--searchdb-node-url`` the osmem address, ``--api-access
   etc/api-access.json`` and a small ``--searchdb-bulk-sync``.
@@ -11,29 +11,22 @@ nobody on the team wrote.
   against that daemon; its :class:`~e2e.flows.Story` is what the test
   modules assert on.
 
-``tests/e2e`` is a package (``e2e``) so that ``conftest`` below still names
-``tests/conftest.py``: importing it registers python-bitshares'
-``known_chains["TESTNODE"]`` and selects the pure ``ecdsa`` signer.
+``tests/e2e`` is a package (``e2e``); ``tests/conftest.py`` (loaded first
+by pytest) registers python-bitshares' ``known_chains["TESTNODE"]`` and
+selects the pure ``ecdsa`` signer.
 """
 
-import importlib.util
 import os
 
 import pytest
 from osmem_server import OsmemServer
 
-from conftest import CHAIN_ID, DEV_PUB, DEV_WIF  # noqa: F401  (tests/conftest.py side effects)
-from daemon import ROOT, Daemon
-
-ACCESS = os.path.join(ROOT, "etc", "api-access.json")
+from kit.daemon import ACCESS, Daemon
 #: lines per bulk once synchronized: 2 lines per document, so a bulk holds
 #: at most 2 documents and every block's documents leave at its end.
+
+
 BULK_SYNC = 4
-
-
-def searchdb_available() -> bool:
-    """True when the searchdb plugin module is importable."""
-    return importlib.util.find_spec("nodeapi.history.searchdb") is not None
 
 
 @pytest.fixture(scope="session")
@@ -47,15 +40,13 @@ def osmem():
 @pytest.fixture(scope="session")
 def plugins() -> str:
     """The ``--plugins`` value the daemon runs with: ``witness searchdb``,
-    or ``witness account_history`` when the searchdb plugin is missing or
-    the environment says ``NODEAPI_E2E_HISTORY=account_history`` (the
-    client scenarios then run against the in-memory plugin and the search
-    database checks are skipped)."""
+    or ``witness account_history`` when the environment says
+    ``NODEAPI_E2E_HISTORY=account_history`` (the client scenarios then run
+    against the in-memory plugin and the search database checks are
+    skipped)."""
     history = os.environ.get("NODEAPI_E2E_HISTORY", "searchdb")
     if history not in ("searchdb", "account_history"):
         raise pytest.UsageError(f"NODEAPI_E2E_HISTORY={history!r}: searchdb or account_history")
-    if history == "searchdb" and not searchdb_available():
-        history = "account_history"
     return "witness " + history
 
 

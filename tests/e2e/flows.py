@@ -25,7 +25,8 @@ M     operation                                  client
 
 from dataclasses import dataclass, field
 
-from conftest import DEV_PUB, DEV_WIF
+from kit.keys import DEV_PUB, DEV_WIF
+
 
 GENESIS_BALANCE = 1000000000000000
 ALICE, BOB, COIN = "e2e-alice", "e2e-bob", "EECOIN"

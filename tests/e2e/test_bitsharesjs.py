@@ -13,16 +13,17 @@ import subprocess
 import pytest
 
 from e2e.flows import ALICE, BOB
-from test_clients import JS_DIR, _npm_install
 
-from conftest import CHAIN_ID
+from kit.js import JS_DIR, npm_install
+from kit.keys import CHAIN_ID
+
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def node_js():
-    _npm_install()
+    npm_install()
     path = shutil.which("node")
     assert path, "node is needed for the bitsharesjs tests (.ci/run installs it)"
     return path

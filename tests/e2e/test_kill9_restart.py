@@ -20,10 +20,11 @@ import requests
 from bitsharesbase import operations
 from osmem_server import OsmemServer
 
-from daemon import Daemon, genesis_claim_op, signed_over_head
-from e2e.conftest import ACCESS
+from kit.chain import claim_op
+from kit.daemon import ACCESS, Daemon
+from kit.signing import signed_over_head
+from kit.wait import wait_until
 
-pytest.importorskip("nodeapi.history.searchdb", reason="searchdb plugin not in the tree")
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -89,16 +90,6 @@ def chain_ath_count(node):
         s["owner"]: s["total_ops"] for s in stats if s and s["total_ops"]}
 
 
-def wait(predicate, timeout=40, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"{what} not reached in {timeout} s")
-
-
 @pytest.fixture
 def own_osmem():
     server = OsmemServer.start(addr="127.0.0.1:0", japanese=False)
@@ -114,11 +105,11 @@ def test_kill9_during_sync_then_restart(tmp_path, own_osmem):
     node.start()
     try:
         node.wait_head(1)
-        broadcast(node, [genesis_claim_op()])
-        wait(lambda: chain_ath_count(node)[0] >= 1, what="claim in a block")
+        broadcast(node, [claim_op()])
+        wait_until(lambda: chain_ath_count(node)[0] >= 1, timeout=40, what="claim in a block")
         sender = Sender(node, 1000)
         sender.start()
-        wait(lambda: count(url) >= 20, what="20 documents shipped")
+        wait_until(lambda: count(url) >= 20, timeout=40, what="20 documents shipped")
         assert node.stop(signal.SIGKILL) == -signal.SIGKILL  # transfers still flowing
         sender.halt.set()
         sender.join(10)
@@ -132,13 +123,13 @@ def test_kill9_during_sync_then_restart(tmp_path, own_osmem):
         node.wait_head(head + 1)
         sender = Sender(node, 50000)
         sender.start()
-        wait(lambda: sender.sent >= 6, what="6 transfers after the restart")
+        wait_until(lambda: sender.sent >= 6, timeout=40, what="6 transfers after the restart")
         sender.halt.set()
         sender.join(10)
         node.wait_head(node.head()[0] + 2)  # the last transfers are in blocks
         expected, per_account = chain_ath_count(node)
         assert expected > killed_at
-        wait(lambda: count(url) >= expected, what=f"{expected} documents")
+        wait_until(lambda: count(url) >= expected, timeout=40, what=f"{expected} documents")
         time.sleep(1.5)  # nothing more arrives
         hits = all_hits(url)
         assert count(url) == expected == len(hits)

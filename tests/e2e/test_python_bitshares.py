@@ -9,6 +9,7 @@ import pytest
 
 from e2e.flows import ALICE, BOB, COIN, GENESIS_BALANCE, MEMOS, client, keys
 
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 TYPES = [37, 5, 5, 0, 0, 0, 10, 14]
@@ -48,7 +49,7 @@ def expected_fee(op: list, schedule: dict) -> int:
 def ws(node):
     """A fresh python-bitshares websocket client (logged in) for reads, with
     every memo key of the story."""
-    from conftest import DEV_WIF
+    from kit.keys import DEV_WIF
 
     return client(node.port, "ws", [DEV_WIF, keys(ALICE)["memo"][0], keys(BOB)["memo"][0]])
 

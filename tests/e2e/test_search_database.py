@@ -12,13 +12,11 @@ import pytest
 import requests
 
 from e2e.flows import ALICE, BOB
+from kit.dbclient import DB, PREFIX, same_wire
 
-pytest.importorskip("nodeapi.history.searchdb",
-                    reason="searchdb plugin not in the tree: search database checks skipped")
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-PREFIX = "chain-"
 #: (1.11.M, account name) of 2.9.N, N = position: impacted accounts of each
 #: operation in ascending id order, account_create adding the new account.
 ATH = [(0, "init0"), (1, "init0"), (1, ALICE), (2, "init0"), (2, BOB), (3, "init0"),
@@ -26,34 +24,6 @@ ATH = [(0, "init0"), (1, "init0"), (1, ALICE), (2, "init0"), (2, BOB), (3, "init
        (7, ALICE)]
 FEE_PAYER = {0: "init0", 1: "init0", 2: "init0", 3: "init0", 4: "init0", 5: ALICE,
              6: "init0", 7: "init0"}
-
-
-class DB:
-    """The spec's client calls on ``{db_url}``; paths carry the type
-    ``data`` only on an Elasticsearch 6 server (wire-contract section 8)."""
-
-    def __init__(self, url):
-        self.url = url.rstrip("/")
-        version = requests.get(self.url + "/", timeout=10).json()["version"]
-        es6 = (version.get("distribution", "elasticsearch") != "opensearch"
-               and version["number"].startswith("6."))
-        self.typed = "/data" if es6 else ""
-
-    def get(self, what, body=None):
-        resp = requests.request("GET", f"{self.url}/{PREFIX}*{self.typed}/{what}?pretty=true",
-                                json=body, timeout=10)
-        assert resp.status_code == 200, resp.text
-        return resp.json()
-
-    def count(self):
-        requests.post(f"{self.url}/{PREFIX}*/_refresh", timeout=10)
-        return self.get("_count", {"query": {"bool": {"must": [{"match_all": {}}]}}})
-
-    def search(self, must, source=None):
-        body = {"query": {"bool": {"must": must}}, "size": 100}
-        if source is not None:
-            body["_source"] = source
-        return self.get("_search", body)["hits"]["hits"]
 
 
 @pytest.fixture(scope="module")
@@ -92,23 +62,6 @@ def expected(scenario, node):
             "index": PREFIX + times[r["block_num"]][:7]}
         prev[account] = f"2.9.{n}"
     return out
-
-
-def wire_ints(value):
-    """``value`` with every decimal-string integer made a number: the wire
-    JSON writes 64-bit integers outside the signed 32-bit range as strings
-    (wire-contract section 3), the documents' ``op`` strings as numbers."""
-    if isinstance(value, dict):
-        return {k: wire_ints(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [wire_ints(v) for v in value]
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return value
-
-
-def same_wire(doc_json: str, wire) -> bool:
-    return wire_ints(json.loads(doc_json)) == wire_ints(wire)
 
 
 def ath_of(name, ms) -> set:

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from e2e.flows import ALICE, BOB, client, keys
-from e2e.test_search_database import DB, PREFIX, same_wire
+from kit.dbclient import DB, PREFIX, same_wire
+
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -1,5 +1,5 @@
-"""Start the real RPC site of a real chain on a loopback port for tests;
-:class:`RecordingSession` for API sets called without a transport."""
+"""Start the real RPC site of a real chain on a loopback port for tests
+(kit.api.RecordingSession serves API sets called without a transport)."""
 
 from contextlib import contextmanager
 
@@ -11,28 +11,8 @@ from nodeapi.api.base import api_function
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.registry import default_registry
 
-from nodeapi.api.base import Session
 from nodeapi.node import Node
 from nodeapi.rpc.site import rpc_site
-
-
-class RecordingSession(Session):
-    """The Session contract of nodeapi.api.base, recording notices."""
-
-    def __init__(self, websocket=True):
-        self.websocket = websocket
-        self.notices = []
-        self._closers = []
-
-    def send_notice(self, callback_id, payload):
-        self.notices.append((callback_id, payload))
-
-    def on_close(self, fn):
-        self._closers.append(fn)
-
-    def close(self):
-        for fn in self._closers:
-            fn()
 
 
 class RunningSite:

@@ -11,9 +11,9 @@ bitsharesjs and check the extension bytes by hand from the C++ reflection.
 import json
 import os
 
-from conftest import DEV_PUB
+from kit.keys import DEV_PUB
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 OTHER_PUB = "TEST8aoWV6SV5aMTa4SfMPfysZBZx2UU9sTH4bJbJWFWZT83yt7mP1"
 
 

@@ -1,4 +1,5 @@
-"""Run ``twistd -n nodeapi`` in a subprocess, as a user would, for tests."""
+"""The one daemon runner: ``twistd -n nodeapi`` in a subprocess, as a user
+would run it, with its JSON-RPC over HTTP (docs/wire-contract.rst)."""
 
 import os
 import signal
@@ -11,7 +12,10 @@ import orjson
 import urllib.error
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+#: the shipped api-access file (bytemaster / supersecret: every API)
+ACCESS = os.path.join(ROOT, "etc", "api-access.json")
 
 
 def twistd_command(*args) -> list:
@@ -105,39 +109,4 @@ class Daemon:
     def log(self):
         with open(self.log_path, "rb") as f:
             return f.read().decode(errors="replace")
-
-
-def signed_over_head(node, ops, wif=None):
-    """A transaction of ``ops`` (bitsharesbase operations) over ``node``'s
-    head block (TaPoS), expiring 60 s after the head time, signed with the
-    development key (python-bitshares' bitsharesbase, an independent
-    implementation); returns its wire JSON."""
-    import calendar
-    import struct
-
-    from bitsharesbase.signedtransactions import Signed_Transaction
-
-    from conftest import DEV_WIF
-
-    props = node.call("get_dynamic_global_properties")
-    head_time = calendar.timegm(time.strptime(props["time"], "%Y-%m-%dT%H:%M:%S"))
-    trx = Signed_Transaction(
-        ref_block_num=props["head_block_number"] & 0xFFFF,
-        ref_block_prefix=struct.unpack_from("<I", bytes.fromhex(props["head_block_id"]), 4)[0],
-        expiration=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(head_time + 60)),
-        operations=ops)
-    trx.sign([wif or DEV_WIF], "TESTNODE")
-    return trx.json()
-
-
-def genesis_claim_op():
-    """The balance_claim of the bundled genesis balance 1.15.0 into init0."""
-    from bitsharesbase import operations
-
-    from conftest import DEV_PUB
-
-    return operations.Balance_claim(**{
-        "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": "1.2.6",
-        "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
-        "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"}, "prefix": "TEST"})
 

@@ -1,31 +1,19 @@
-"""Helpers of the peers tests: a small graphene JSON-RPC WebSocket server over
-a real Chain that can serve tampered blocks and misbehave on purpose (serves
-exactly what a follower calls: database get_chain_id,
+"""A stand-in peer for the peers tests: a small graphene JSON-RPC WebSocket
+server over a real Chain that can serve tampered blocks and misbehave on
+purpose (serves exactly what a follower calls: database get_chain_id,
 get_dynamic_global_properties, get_block, set_block_applied_callback; block
-get_blocks; network_broadcast broadcast_transaction), and loopback listen /
-wait / close helpers.  Replies follow docs/wire-contract.rst sections 3-5,
-including 64-bit integers outside int32 as strings and the access-denied error
+get_blocks; network_broadcast broadcast_transaction); kit.peers has the
+loopback listen / close helpers.  Replies follow docs/wire-contract.rst
+sections 3-5, including 64-bit integers outside int32 as strings and the access-denied error
 for a set not granted; errors carry no ``data`` (a server without structured
 error names, so the follower falls back to the texts).  The tests use the
-real RPC site (tests/rpcserver.py) wherever they need no tampering."""
+real RPC site (kit.site) wherever they need no tampering."""
 
 import json
-import os
 
-import pytest_twisted
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
-from twisted.internet import reactor, task
-from twisted.internet.endpoints import TCP4ServerEndpoint
 
 from nodeapi.errors import NodeAPIError
-
-from conftest import DEV_WIF
-
-#: the repository's example api-access file (bytemaster:supersecret may use block_api).
-API_ACCESS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                               "etc", "api-access.json")
-#: fast reconnects for tests on the real reactor.
-FAST = {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.2, "reconnect_jitter": 0}
 
 DENIED = "Assert Exception: is_allowed: Access denied"
 
@@ -129,32 +117,3 @@ class ChainRpcFactory(WebSocketServerFactory):
         block = self.chain.get_block(num)
         return None if block is None else self.tamper(dict(block))
 
-
-@pytest_twisted.inlineCallbacks
-def listen(factory, port=0):
-    lp = yield TCP4ServerEndpoint(reactor, port, interface="127.0.0.1").listen(factory)
-    return lp
-
-
-@pytest_twisted.inlineCallbacks
-def wait_for(cond, timeout=10.0):
-    for _ in range(int(timeout / 0.01)):
-        if cond():
-            return
-        yield task.deferLater(reactor, 0.01, lambda: None)
-    raise AssertionError("condition not reached")
-
-
-@pytest_twisted.inlineCallbacks
-def close(service, *ports):
-    yield service.stopService()
-    for p in ports:
-        yield p.stopListening()
-    yield task.deferLater(reactor, 0.05, lambda: None)
-
-
-def produce_blocks(chain, n=1):
-    """Produce ``n`` blocks at the next slots with the development key."""
-    for _ in range(n):
-        when = chain.get_slot_time(1)
-        chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)

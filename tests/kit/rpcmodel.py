@@ -26,6 +26,7 @@ import json
 import math
 import re
 
+
 VALIDATION = {  # message -> code (wire-contract.md section 4)
     "Invalid JSON message": -32700, "Batch requests not supported": -32600,
     "Invalid JSON request": -32600, "Invalid id": -32600, "Missing or invalid method": -32600,

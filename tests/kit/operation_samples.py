@@ -7,7 +7,7 @@ operation is defined; ``SAMPLES[type]`` is the operation."""
 import json
 import pathlib
 
-from conftest import DEV_PUB
+from kit.keys import DEV_PUB
 
 FEE = {"amount": 0, "asset_id": "1.3.0"}
 CORE = {"amount": 100, "asset_id": "1.3.0"}
@@ -46,7 +46,7 @@ FEED = {"settlement_price": {"base": {"amount": 1, "asset_id": "1.3.1"},
                                "quote": {"amount": 4, "asset_id": "1.3.0"}}}
 COMMIT = ["02" + "%02x" % i * 32 for i in range(1, 5)]
 BLIND = "11" * 32
-GENESIS = json.loads((pathlib.Path(__file__).parent.parent / "nodeapi" / "data"
+GENESIS = json.loads((pathlib.Path(__file__).parent.parent.parent / "nodeapi" / "data"
                       / "genesis.json").read_text())
 PARAMETERS = GENESIS["initial_parameters"]
 

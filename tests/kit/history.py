@@ -1,34 +1,20 @@
 """A test chain with real history: balance claim, transfers, account
-creation, asset create/issue, limit orders with fills and a
-second calendar month.  Transactions are signed by python-bitshares
-(bitsharesbase), as in tests/test_chain_ops.py.  Shared by the history and
+creation, asset create/issue, limit orders with fills and a second
+calendar month, signed by python-bitshares.  Shared by the history and
 searchdb tests."""
 
 from bitsharesbase import operations
 
-from test_chain_core import claim_op, produce, sign, transfer_op
-from test_chain_ops import _auth, _options, with_fee
-
-GOLD_OPTS = {
-    "max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
-    "issuer_permissions": 0, "flags": 0,
-    "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
-                           "quote": {"amount": 1, "asset_id": "1.3.1"}},
-    "whitelist_authorities": [], "blacklist_authorities": [],
-    "whitelist_markets": [], "blacklist_markets": [], "description": "",
-    "extensions": []}
-
-INIT = [f"1.2.{i}" for i in range(6, 17)]
+from kit.chain import (INIT, account_options, asset_options, claim_op, jump, key_auth,
+                       produce, transfer_op, with_fee)
+from kit.signing import sign
 
 
-def jump(chain, seconds: int) -> None:
-    """Produce one block about ``seconds`` after the head (missed slots)."""
-    slot = chain.get_slot_at_time(chain.head_block_time + seconds)
-    when = chain.get_slot_time(slot)
-    chain.generate_block(when, chain.get_scheduled_witness(slot), "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3")
+GOLD_OPTS = asset_options(max_market_fee=0)
 
 
-def build_history_chain(chain, rounds: int = 2, per_trx: int = 10, next_month: bool = True) -> dict:
+def build_history_chain(chain, rounds: int = 2, per_trx: int = 10,
+                        next_month: bool = True) -> dict:
     """Fill ``chain`` with history; returns facts the tests check:
     ``{"accounts": [new account ids], "asset": "1.3.1"}``.
 
@@ -40,8 +26,9 @@ def build_history_chain(chain, rounds: int = 2, per_trx: int = 10, next_month: b
     new_accounts = []
     for name in ("alice-1", "bob-1"):
         op, _fee = with_fee(chain, operations.Account_create, registrar="1.2.6",
-                            referrer="1.2.6", referrer_percent=0, name=name, owner=_auth(pub),
-                            active=_auth(pub), options=_options(pub), extensions={})
+                            referrer="1.2.6", referrer_percent=0, name=name,
+                            owner=key_auth(pub), active=key_auth(pub),
+                            options=account_options(pub), extensions={})
         res = chain.push_transaction(sign(chain, [op]))
         new_accounts.append(res["operation_results"][0][1])
     produce(chain)
@@ -62,10 +49,7 @@ def build_history_chain(chain, rounds: int = 2, per_trx: int = 10, next_month: b
         ops = [issue]
         for i in range(per_trx):
             to = (INIT[1:4] + new_accounts)[i % 5]
-            ops.append(operations.Transfer(**{
-                "fee": {"amount": 3000000, "asset_id": "1.3.0"}, "from": "1.2.6", "to": to,
-                "amount": {"amount": 1000 + i + r, "asset_id": "1.3.0"},
-                "extensions": []}))
+            ops.append(transfer_op(1000 + i + r, fee=3000000, to=to))
         chain.push_transaction(sign(chain, ops))
         sell, _ = with_fee(chain, operations.Limit_order_create, seller="1.2.6",
                            amount_to_sell={"amount": 1000, "asset_id": "1.3.0"},
@@ -87,7 +71,7 @@ def build_history_chain(chain, rounds: int = 2, per_trx: int = 10, next_month: b
 
 
 class Recorder:
-    """An IBlockConsumer that keeps every applied block."""
+    """An IBlockConsumer that keeps every applied block in ``blocks``."""
 
     def __init__(self):
         self.blocks = []

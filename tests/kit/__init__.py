@@ -1,0 +1,24 @@
+
+
+
+"""The shared test kit: helpers the test modules import (a test module never
+imports another test module).
+
+- :mod:`kit.keys`      dev/other keys, the test chain id, deterministic keys
+- :mod:`kit.signing`   the one TaPoS rule and transaction signers
+- :mod:`kit.chain`     operations, block production, funding, fresh chains
+- :mod:`kit.authority` multi-key/account authorities and accounts using them
+- :mod:`kit.api`       API objects over a chain with a recording session
+- :mod:`kit.history`   a chain filled with real history, a block recorder
+- :mod:`kit.searchdb`  searchdb plugin/osmem-server helpers
+- :mod:`kit.wait`      the one ``wait_for`` (reactor polling)
+- :mod:`kit.daemon`    the one ``twistd -n nodeapi`` subprocess runner
+- :mod:`kit.site`      the real RPC site of a chain on a loopback port
+- :mod:`kit.rpc`       the WebSocket JSON-RPC client
+- :mod:`kit.rpcmodel`  reference model of replies (wire contract sections 3-4)
+- :mod:`kit.access`    api-access test vectors
+- :mod:`kit.peers`     peer-service helpers (fast parameters, listen, close)
+- :mod:`kit.peer_stub` a stand-in graphene RPC server for the peers tests
+
+Fixtures live in ``tests/conftest.py``.
+"""

@@ -1,0 +1,158 @@
+"""Chains for tests: operations (python-bitshares objects and wire JSON),
+block production with the development key, funding init0 from the genesis
+balance, asset helpers and fresh chains over a real block log.
+
+Operation shapes: bitshares-core libraries/protocol (transfer.hpp,
+balance.hpp, asset_ops.hpp, account.hpp)."""
+
+from bitsharesbase import operations
+from bitsharesbase.operationids import operations as op_ids
+
+from nodeapi.chain.blocklog import BlockLog
+from nodeapi.chain.chain import Chain
+from nodeapi.chain.fees import core_fee
+
+from kit.keys import DEV_PUB, DEV_WIF
+from kit.signing import sign, sign_wire
+
+
+CORE = "1.3.0"
+FEE0 = {"amount": 0, "asset_id": CORE}
+#: init0..init10, the genesis witnesses' accounts
+INIT = [f"1.2.{i}" for i in range(6, 17)]
+
+
+def open_chain(genesis, path, clock=None, sync=False):
+    """A Chain over a BlockLog at ``path`` (created or reopened).  Test
+    chains skip fdatasync (``sync=False``) unless asked: durability is
+    tested in tests/test_blocklog.py with a real kill -9."""
+    log = BlockLog(str(path), sync=sync)
+    log.open()
+    if clock is None:
+        return Chain(genesis, log)
+    return Chain(genesis, log, clock=clock)
+
+
+def produce(chain, n=1):
+    """Produce ``n`` blocks at the next slots, signed with the dev key."""
+    for _ in range(n):
+        when = chain.get_slot_time(1)
+        chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
+
+
+def jump(chain, seconds: int) -> None:
+    """Produce one block about ``seconds`` after the head (missed slots)."""
+    slot = chain.get_slot_at_time(chain.head_block_time + seconds)
+    when = chain.get_slot_time(slot)
+    chain.generate_block(when, chain.get_scheduled_witness(slot), DEV_WIF)
+
+
+def claim_op():
+    """balance_claim of the genesis balance 1.15.0 into init0."""
+    return operations.Balance_claim(**{
+        "fee": {"amount": 0, "asset_id": CORE}, "deposit_to_account": "1.2.6",
+        "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
+        "total_claimed": {"amount": 1000000000000000, "asset_id": CORE}, "prefix": "TEST"})
+
+
+def transfer_op(amount, fee=2000000, frm="1.2.6", to="1.2.7"):
+    return operations.Transfer(**{
+        "fee": {"amount": fee, "asset_id": CORE}, "from": frm, "to": to,
+        "amount": {"amount": amount, "asset_id": CORE}, "extensions": []})
+
+
+def claim_wire():
+    """:func:`claim_op` as wire JSON."""
+    return [37, {"fee": {"amount": 0, "asset_id": CORE}, "deposit_to_account": "1.2.6",
+                 "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
+                 "total_claimed": {"amount": 10 ** 15, "asset_id": CORE}}]
+
+
+def transfer_wire(amount):
+    """A transfer of ``amount`` from init0 to init1 as wire JSON."""
+    return [0, {"fee": {"amount": 2000000, "asset_id": CORE}, "from": "1.2.6",
+                "to": "1.2.7", "amount": {"amount": amount, "asset_id": CORE},
+                "extensions": []}]
+
+
+def scripted_block(chain, k):
+    """Block k+1 of a deterministic chain: a claim, then one transfer of k
+    per block (also run by the killed subprocess of tests/test_blocklog.py)."""
+    chain.push_transaction(sign_wire(chain, [claim_wire() if k == 0 else transfer_wire(k)]))
+    when = chain.get_slot_time(1)
+    return chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
+
+
+def fund(chain, init1=0):
+    """init0 claims the genesis balance in block 1; with ``init1`` it
+    then sends init1 that much in the next block.  Returns ``chain``."""
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    if init1:
+        chain.push_transaction(sign(chain, [transfer_op(init1)]))
+        produce(chain)
+    return chain
+
+
+def op_id(op_class):
+    """The operation number of a bitsharesbase operation class."""
+    return op_ids[op_class.__name__.lower()]
+
+
+def with_fee(chain, op_class, **data):
+    """Build the op once with fee 0, then with the exact required fee;
+    returns (op, fee)."""
+    op = op_class(fee=FEE0, prefix="TEST", **data)
+    fee = core_fee([op_id(op_class), op.json()],
+                   chain.state.get("2.0.0")["parameters"]["current_fees"])
+    return op_class(fee={"amount": fee, "asset_id": CORE}, prefix="TEST", **data), fee
+
+
+def key_auth(key):
+    """An authority of the single key ``key`` (threshold 1)."""
+    return {"weight_threshold": 1, "account_auths": [], "key_auths": [[key, 1]],
+            "address_auths": []}
+
+
+def account_options(key):
+    """account_options with memo key ``key``, voting through proxy-to-self."""
+    return {"memo_key": key, "voting_account": "1.2.5", "num_witness": 0,
+            "num_committee": 0, "votes": [], "extensions": []}
+
+
+def asset_options(cer_quote="1.3.1", base=1, quote=1, flags=0, perms=0, max_supply=10 ** 12,
+                  percent=0, max_market_fee=10 ** 6):
+    """asset_options with a core exchange rate ``base`` core : ``quote``."""
+    return {"max_supply": max_supply, "market_fee_percent": percent,
+            "max_market_fee": max_market_fee, "issuer_permissions": perms, "flags": flags,
+            "core_exchange_rate": {"base": {"amount": base, "asset_id": CORE},
+                                   "quote": {"amount": quote, "asset_id": cer_quote}},
+            "whitelist_authorities": [], "blacklist_authorities": [],
+            "whitelist_markets": [], "blacklist_markets": [], "description": "",
+            "extensions": []}
+
+
+def create_asset(chain, symbol, **opts):
+    """init0 creates ``symbol`` (precision 3); returns (asset id, fee)."""
+    op, fee = with_fee(chain, operations.Asset_create, issuer="1.2.6", symbol=symbol,
+                       precision=3, common_options=asset_options(**opts),
+                       is_prediction_market=False, extensions=[])
+    res = chain.push_transaction(sign(chain, [op]))
+    return res["operation_results"][0][1], fee
+
+
+def issue(chain, asset_id, amount, to="1.2.7"):
+    """init0 issues ``amount`` of ``asset_id`` to ``to``."""
+    op, _ = with_fee(chain, operations.Asset_issue, issuer="1.2.6",
+                     asset_to_issue={"amount": amount, "asset_id": asset_id},
+                     issue_to_account=to, extensions=[])
+    chain.push_transaction(sign(chain, [op]))
+
+
+def limit_order(chain, seller, sell, receive):
+    """``seller`` (signed with the dev key) offers ``sell`` for
+    ``receive`` until 2030; returns the order id."""
+    op, _ = with_fee(chain, operations.Limit_order_create, seller=seller,
+                     amount_to_sell=sell, min_to_receive=receive,
+                     expiration="2030-01-01T00:00:00", fill_or_kill=False, extensions=[])
+    return chain.push_transaction(sign(chain, [op]))["operation_results"][0][1]

@@ -1,0 +1,18 @@
+"""The JavaScript clients of tests/js (bitsharesjs, bitsharesjs-ws)."""
+
+import os
+import shutil
+import subprocess
+
+
+JS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "js")
+
+
+def npm_install():
+    """``npm ci`` in tests/js unless its node_modules are there."""
+    if os.path.isdir(os.path.join(JS_DIR, "node_modules", "bitsharesjs-ws")):
+        return
+    npm = shutil.which("npm")
+    assert npm, "npm is needed for the bitsharesjs tests (.ci/run installs node and npm)"
+    subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--prefix", JS_DIR], check=True,
+                   capture_output=True, timeout=600)
