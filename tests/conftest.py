@@ -4,6 +4,7 @@ Helpers are in the kit package (tests/kit/); importing it registers
 python-bitshares for the test chain (kit.signing)."""
 
 import os
+import shutil
 
 # Every wire-cache hit is recomputed and compared (nodeapi.rpc.jsonrpc): a
 # chain object changed in place after it was stored fails the test that
@@ -77,14 +78,18 @@ def follower(new_chain):
 
 @pytest.fixture
 def new_chain(genesis, tmp_path):
-    """A factory of more chains: ``new_chain(genesis=None, clock=None)``
-    is a fresh Chain (the bundled genesis unless given) over its own block
-    log in ``tmp_path``; the logs are closed after the test."""
+    """A factory of more chains: ``new_chain(genesis=None, clock=None,
+    restart_of=None)`` is a Chain (the bundled genesis unless given) over
+    its own block log in ``tmp_path``: empty, or with ``restart_of`` a copy
+    of that chain's block log (a node restarted over the same blocks; call
+    ``replay()``).  The logs are closed after the test."""
     made = []
 
-    def make(other_genesis=None, clock=None):
-        chain = open_chain(other_genesis or genesis, tmp_path / f"chain-{len(made)}",
-                           clock=clock)
+    def make(other_genesis=None, clock=None, restart_of=None):
+        path = tmp_path / f"chain-{len(made)}"
+        if restart_of is not None:
+            shutil.copyfile(restart_of.block_log.path, path)
+        chain = open_chain(other_genesis or genesis, path, clock=clock)
         made.append(chain)
         return chain
 

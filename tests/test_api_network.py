@@ -9,7 +9,6 @@ from twisted.internet import reactor
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.network_node import NetworkNodeApi
 from nodeapi.chain import errors
-from nodeapi.chain.chain import Chain
 from nodeapi.errors import ApiError
 from nodeapi.peers.errors import InvalidNodeParameter
 from nodeapi.rpc.access import ApiAccess
@@ -182,8 +181,9 @@ def test_get_info_counts_every_applied_block(genesis, new_chain):
     info = api.call("get_info", [])
     assert (info["blocks_applied"], info["blocks_from_peers"]) == (3, 0)
     assert info["head_block_num"] == 3 and info["connection_count"] == 0
-    # a node restarted over the same block log: the replay counts, then a pushed block
-    replayed = Chain(genesis, producer.block_log)
+    # a node restarted over (a copy of) that block log: the replay counts, then a
+    # pushed block
+    replayed = new_chain(restart_of=producer)
     svc2 = PeerService(replayed, reactor=reactor)
     count = yield replayed.replay()
     assert count == 3 and svc2.info()["blocks_applied"] == 3
