@@ -5,7 +5,7 @@ Role: graphene's ``block_log`` (libraries/chain/block_database.cpp), the
 durable source from which :meth:`nodeapi.chain.chain.Chain.replay` rebuilds
 the state at startup (issue 3 "Block log").  The contract the Chain uses is
 ``append(block)``, ``read(num)``, ``blocks(start)``, ``head_num``, ``close()``
-(docs/DESIGN.rst, tests/conftest.py ``ListBlockLog``).
+(docs/DESIGN.rst).
 
 File layout (all integers little-endian)::
 

@@ -10,7 +10,8 @@ imports another test module).
 - :mod:`kit.authority` multi-key/account authorities and accounts using them
 - :mod:`kit.api`       API objects over a chain with a recording session
 - :mod:`kit.history`   a chain filled with real history, a block recorder
-- :mod:`kit.searchdb`  searchdb plugin/osmem-server helpers
+- :mod:`kit.searchdb`  searchdb plugin/osmem-server helpers (Twisted)
+- :mod:`kit.dbclient`  the operator's synchronous search-database client
 - :mod:`kit.wait`      the one ``wait_for`` (reactor polling)
 - :mod:`kit.daemon`    the one ``twistd -n nodeapi`` subprocess runner
 - :mod:`kit.site`      the real RPC site of a chain on a loopback port
@@ -19,6 +20,8 @@ imports another test module).
 - :mod:`kit.access`    api-access test vectors
 - :mod:`kit.peers`     peer-service helpers (fast parameters, listen, close)
 - :mod:`kit.peer_stub` a stand-in graphene RPC server for the peers tests
+- :mod:`kit.js`        the JavaScript clients of tests/js (npm install)
+- :mod:`kit.operation_cases` operation samples for the protocol tests
 
 Fixtures live in ``tests/conftest.py``.
 """

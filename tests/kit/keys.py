@@ -1,4 +1,4 @@
-"""Keys and ids of the bundled test genesis (tests/../nodeapi genesis):
+"""Keys and ids of the bundled test genesis (nodeapi.chain.genesis):
 the development key owns init0..init10 and the genesis balance 1.15.0."""
 
 from nodeapi.protocol.keys import PrivateKey
