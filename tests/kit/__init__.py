@@ -21,7 +21,8 @@ imports another test module).
 - :mod:`kit.peers`     peer-service helpers (fast parameters, listen, close)
 - :mod:`kit.peer_stub` a stand-in graphene RPC server for the peers tests
 - :mod:`kit.js`        the JavaScript clients of tests/js (npm install)
-- :mod:`kit.operation_cases` operation samples for the protocol tests
+- :mod:`kit.operation_cases` mainnet operation samples for the protocol tests
+- :mod:`kit.operation_samples` one operation of every type 0-77 (wire JSON)
 
 Fixtures live in ``tests/conftest.py``.
 """
