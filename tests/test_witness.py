@@ -146,9 +146,13 @@ def test_stale_production_starts_at_the_current_slot(chain):
     now = chain.genesis.initial_timestamp + 86400 * 365 + 0.4
     svc, clock = make(chain, stale=True, start=now)
     svc.startService()
-    run(clock, 3)
+    run(clock, 6)
     assert chain.head_block_num == 3
     assert chain.get_block(1)["timestamp"] == format_time(int(now) + 1)
+    # block 1 is past next_maintenance_time: a maintenance block, after which
+    # maintenance_skip_slots (3) slots are skipped (db_witness_schedule.cpp)
+    assert chain.get_block(2)["timestamp"] == format_time(int(now) + 5)
+    assert chain.dgp["recently_missed_count"] == 0  # block 1 resets it; no missed slot since
     assert chain.head_block_time == int(clock.seconds() + 0.5)
     svc.stopService()
 

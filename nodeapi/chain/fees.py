@@ -28,11 +28,12 @@ Where fees go (graphene ``account_statistics_object::pay_fee`` /
   ``pending_fees`` share is deposited vesting, the ``pending_vested_fees``
   share already vested (``coin_seconds_earned`` credited in full).
 
-Not modelled: the maintenance budget (reserve -> witness/worker pay, which
-would move 2.3.0 ``accumulated_fees``) and withdrawing vesting balances.
+The maintenance budget (2.3.0 ``accumulated_fees`` back to the reserve,
+witness pay) is :mod:`nodeapi.chain.maintenance`'s.
 """
 
-from nodeapi.chain.genesis import FULL_PERCENT, format_time, parse_time
+from nodeapi.chain.genesis import FULL_PERCENT, parse_time
+from nodeapi.chain.vesting import deposit_lazy_vesting
 from nodeapi.protocol.fee_schedule import operation_fee
 
 
@@ -82,23 +83,13 @@ def charge_statistics(state, account_id: str, core_fee: int) -> None:
     stats[key] = int(stats[key]) + core_fee
 
 
-def _cdd_update(policy: dict, balance: int, now: int) -> dict:
-    """graphene ``cdd_vesting_policy::update_coin_seconds_earned``: a new
-    policy dict with the coin-seconds earned since the last update (capped at
-    ``balance * vesting_seconds``)."""
-    last = parse_time(policy["coin_seconds_earned_last_update"])
-    earned = int(policy["coin_seconds_earned"]) + balance * max(now - last, 0)
-    earned = min(earned, balance * int(policy["vesting_seconds"]))
-    return dict(policy, coin_seconds_earned=str(earned),
-                coin_seconds_earned_last_update=format_time(now))
-
-
 def deposit_cashback(state, account_id: str, amount: int, require_vesting: bool,
                      now: int) -> None:
-    """graphene ``database::deposit_cashback`` / ``deposit_lazy_vesting``
-    (module docstring): ``amount`` core satoshis to the account's cashback
-    vesting balance 1.13.N (created when missing or of another vesting
-    period), or back to the reserve for the blockchain accounts."""
+    """graphene ``database::deposit_cashback`` (module docstring): ``amount``
+    core satoshis to the account's cashback vesting balance 1.13.N
+    (:func:`nodeapi.chain.vesting.deposit_lazy_vesting` over
+    ``cashback_vesting_period_seconds``), or back to the reserve for the
+    blockchain accounts."""
     if amount == 0:
         return
     if account_id in _BLOCKCHAIN_ACCOUNTS:
@@ -106,29 +97,11 @@ def deposit_cashback(state, account_id: str, amount: int, require_vesting: bool,
         return
     seconds = int(state.objects["2.0.0"]["parameters"].get(
         "cashback_vesting_period_seconds", 0))
-    vb_id = state.objects[account_id].get("cashback_vb")
-    vbo = state.objects.get(vb_id) if vb_id else None
-    if (vbo is not None and vbo["owner"] == account_id and vbo["policy"][0] == 1
-            and int(vbo["policy"][1]["vesting_seconds"]) == seconds):
-        balance = int(vbo["balance"]["amount"])
-        policy = _cdd_update(vbo["policy"][1], balance, now)
-        if not require_vesting:
-            policy["coin_seconds_earned"] = str(int(policy["coin_seconds_earned"])
-                                                + amount * seconds)
-        vbo = state.modify(vb_id)
-        vbo["balance"] = {"amount": balance + amount, "asset_id": "1.3.0"}
-        vbo["policy"] = [1, policy]
-        return
-    vbo = state.create("1.13", {
-        "owner": account_id,
-        "balance": {"amount": amount, "asset_id": "1.3.0"},
-        "policy": [1, {"vesting_seconds": seconds, "start_claim": "1970-01-01T00:00:00",
-                       "coin_seconds_earned": str(0 if require_vesting else amount * seconds),
-                       "coin_seconds_earned_last_update": format_time(now)}],
-        "balance_type": "cashback",
-    })
-    state.modify(account_id)["cashback_vb"] = vbo["id"]
-    state.modify(state.objects[account_id]["statistics"])["has_cashback_vb"] = True
+    new_vb = deposit_lazy_vesting(state, state.objects[account_id].get("cashback_vb"), amount,
+                                  seconds, "cashback", account_id, require_vesting, now)
+    if new_vb is not None:
+        state.modify(account_id)["cashback_vb"] = new_vb
+        state.modify(state.objects[account_id]["statistics"])["has_cashback_vb"] = True
 
 
 def _pay_out(state, account_id: str, total: int, require_vesting: bool, now: int) -> None:
@@ -151,10 +124,12 @@ def _pay_out(state, account_id: str, total: int, require_vesting: bool, now: int
 
 
 def process_fees(state, now: int) -> None:
-    """Maintenance-time fee processing of every account statistics 2.7.N
-    with pending fees (graphene ``account_statistics_object::process_fees``,
-    called from ``perform_chain_maintenance``); ``now`` is the block time."""
-    for sid in state.ids_of_type("2.7."):
+    """Maintenance-time fee processing of every account's statistics with
+    pending fees, by account id (graphene
+    ``account_statistics_object::process_fees``, called from
+    ``perform_chain_maintenance``); ``now`` is the block time."""
+    for aid in state.ids_of_type("1.2."):
+        sid = state.objects[aid]["statistics"]
         stats = state.objects[sid]
         pending, vested = int(stats["pending_fees"]), int(stats["pending_vested_fees"])
         if pending <= 0 and vested <= 0:

@@ -186,17 +186,12 @@ def init_genesis(genesis: Genesis) -> ObjectStore:
     state.create("2.3", {"current_supply": supply, "confidential_supply": 0,
                          "accumulated_fees": 0, "accumulated_collateral_fees": 0,
                          "fee_pool": 0})
+    # graphene db_genesis.cpp: witness 1.6.0 is created and removed (the
+    # null witness id stays reserved), then the witness candidates (vote
+    # ids 1:0, 1:1, ...), then the committee candidates (0:n, ...): vote id
+    # instances are one sequence (next_available_vote_id) over all types
+    state.new_id("1.6")
     vote = 0
-    committee = []
-    for spec in g["initial_committee_candidates"]:
-        owner = state.account_by_name[spec["owner_name"]]
-        cm = state.create("1.5", {"committee_member_account": owner, "vote_id": f"0:{vote}",
-                                  "total_votes": 0, "url": ""})
-        committee.append(cm["id"])
-        vote += 1
-    state.create("1.6", {"witness_account": "1.2.1", "last_aslot": 0,
-                         "signing_key": null_key, "vote_id": "1:0", "total_votes": 0,
-                         "url": "", "total_missed": 0, "last_confirmed_block_num": 0})
     witnesses = []
     for spec in g["initial_witness_candidates"]:
         owner = state.account_by_name[spec["owner_name"]]
@@ -205,6 +200,13 @@ def init_genesis(genesis: Genesis) -> ObjectStore:
                                  "vote_id": f"1:{vote}", "total_votes": 0, "url": "",
                                  "total_missed": 0, "last_confirmed_block_num": 0})
         witnesses.append(w["id"])
+        vote += 1
+    committee = []
+    for spec in g["initial_committee_candidates"]:
+        owner = state.account_by_name[spec["owner_name"]]
+        cm = state.create("1.5", {"committee_member_account": owner, "vote_id": f"0:{vote}",
+                                  "total_votes": 0, "url": ""})
+        committee.append(cm["id"])
         vote += 1
     active_count = int(g.get("initial_active_witnesses", len(witnesses)))
     state.create("2.0", {
@@ -236,6 +238,9 @@ def init_genesis(genesis: Genesis) -> ObjectStore:
     })
     state.create("2.11", {"chain_id": genesis.chain_id,
                           "immutable_parameters": g.get("immutable_parameters", {})})
+    # graphene db_genesis.cpp "Create witness scheduler": the active witnesses
+    # in order until the first reshuffle (nodeapi.chain.schedule)
+    state.create("2.12", {"current_shuffled_witnesses": witnesses[:active_count]})
     for bal in g["initial_balances"]:
         asset = state.asset_by_symbol[bal["asset_symbol"]]
         state.create("1.15", {"owner": bal["owner"],

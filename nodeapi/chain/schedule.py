@@ -6,15 +6,24 @@ Graphene reference: libraries/chain/db_witness_schedule.cpp
 db_update.cpp (``update_global_dynamic_data``, ``update_signing_witness``,
 ``update_last_irreversible_block``).
 
-Witness schedule (deterministic, documented rule): the witness of absolute
-slot ``A`` (``current_aslot`` + slot) is ``active_witnesses[A % n]`` of
-global properties 2.0.0.
+Witness schedule (graphene ``get_scheduled_witness`` /
+``update_witness_schedule``): the witness of absolute slot ``A``
+(``current_aslot`` + slot) is ``current_shuffled_witnesses[A % n]`` of the
+witness schedule object 2.12.0.  After every block whose number is a
+multiple of the number of active witnesses, that list is rebuilt from
+global properties' ``active_witnesses`` and shuffled by graphene's xorshift
+rule seeded with the head block time (:func:`shuffle_witnesses`).
 
-Per-block work after the head moved (graphene ``database::_apply_block``
-order): expired limit orders are cancelled
-(:func:`~nodeapi.chain.evaluators_market.clear_expired_orders`), then, when
-the block reached ``next_maintenance_time``, the maintenance fee processing
-runs (:func:`~nodeapi.chain.fees.process_fees`); see
+Per-block work after the transactions (graphene ``database::_apply_block``
+order): missed slots counted on the witnesses scheduled for them, the
+dynamic global properties, the signing witness (and its pay from
+``witness_budget``), the last irreversible block, then, when the block
+reached ``next_maintenance_time``, chain maintenance
+(:func:`nodeapi.chain.maintenance.perform_chain_maintenance`), expired limit
+orders cancelled
+(:func:`~nodeapi.chain.evaluators_market.clear_expired_orders`), the
+maintenance flag (``dynamic_flags`` bit 1, which makes the next slot skip
+``maintenance_skip_slots``) and the witness schedule; see
 :func:`update_global_objects`.
 
 Every function reads the head from ``state`` (an
@@ -25,8 +34,15 @@ dynamic global properties); times are integer seconds since the epoch.
 """
 
 from nodeapi.chain.evaluators_market import clear_expired_orders
-from nodeapi.chain.fees import process_fees
-from nodeapi.chain.genesis import ALL_SLOTS_FILLED, format_time, parse_time
+from nodeapi.chain.genesis import ALL_SLOTS_FILLED, parse_time
+from nodeapi.chain.maintenance import perform_chain_maintenance
+from nodeapi.chain.vesting import deposit_lazy_vesting
+
+MAINTENANCE_FLAG = 0x01  # dynamic_global_property_object::maintenance_flag
+RECENTLY_MISSED_INCREMENT = 4  # GRAPHENE_RECENTLY_MISSED_COUNT_INCREMENT
+RECENTLY_MISSED_DECREMENT = 3  # GRAPHENE_RECENTLY_MISSED_COUNT_DECREMENT
+_MULTIPLIER = 2685821657736338717
+_MASK64 = (1 << 64) - 1
 
 
 def _interval(state) -> int:
@@ -36,7 +52,8 @@ def _interval(state) -> int:
 def slot_time(state, initial_timestamp: int, slot: int) -> int:
     """graphene ``get_slot_time``: time of the ``slot``-th slot after head
     (0 -> 0); before the first block, slots count from the genesis'
-    ``initial_timestamp``."""
+    ``initial_timestamp``; after a maintenance block
+    ``maintenance_skip_slots`` slots are skipped."""
     if slot == 0:
         return 0
     interval = _interval(state)
@@ -44,6 +61,8 @@ def slot_time(state, initial_timestamp: int, slot: int) -> int:
     if dgp["head_block_number"] == 0:
         return initial_timestamp + slot * interval
     head = parse_time(dgp["time"])
+    if dgp["dynamic_flags"] & MAINTENANCE_FLAG:
+        slot += int(state.objects["2.0.0"]["parameters"]["maintenance_skip_slots"])
     return head - head % interval + slot * interval
 
 
@@ -58,49 +77,125 @@ def slot_at_time(state, initial_timestamp: int, when: int) -> int:
 
 def scheduled_witness(state, slot: int) -> str:
     """Witness id (``1.6.N``) of ``slot`` (module docstring rule)."""
+    shuffled = state.objects["2.12.0"]["current_shuffled_witnesses"]
+    return shuffled[(state.objects["2.1.0"]["current_aslot"] + slot) % len(shuffled)]
+
+
+def shuffle_witnesses(witnesses: list, now: int) -> list:
+    """graphene ``update_witness_schedule``'s shuffle of ``witnesses`` with
+    the head block time ``now`` (seconds) as seed: for each position ``i``,
+    ``k`` = xorshift64* of ``(now << 32) + i * 2685821657736338717`` and
+    position ``i`` swaps with ``i + k % (n - i)``.  Returns a new list."""
+    out = list(witnesses)
+    now_hi = (now << 32) & _MASK64
+    for i in range(len(out)):
+        k = (now_hi + i * _MULTIPLIER) & _MASK64
+        k ^= k >> 12
+        k ^= (k << 25) & _MASK64
+        k ^= k >> 27
+        k = (k * _MULTIPLIER) & _MASK64
+        j = i + k % (len(out) - i)
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def update_witness_schedule(state) -> None:
+    """graphene ``update_witness_schedule``: after a block whose number is a
+    multiple of the active witness count, 2.12.0's
+    ``current_shuffled_witnesses`` = :func:`shuffle_witnesses` of the active
+    witnesses seeded with the head time."""
+    dgp = state.objects["2.1.0"]
     active = state.objects["2.0.0"]["active_witnesses"]
-    return active[(state.objects["2.1.0"]["current_aslot"] + slot) % len(active)]
+    if dgp["head_block_number"] % len(active) == 0:
+        state.modify("2.12.0")["current_shuffled_witnesses"] = shuffle_witnesses(
+            active, parse_time(dgp["time"]))
+
+
+def _count_missed(state, slot: int) -> int:
+    """graphene ``update_witness_missed_blocks``: the slots missed before
+    the block at ``slot``; when fewer than the scheduled witnesses, each
+    witness scheduled for a missed slot gets ``total_missed`` + 1 (a longer
+    gap - a chain started long after its genesis time - counts on nobody)."""
+    missed = slot - 1
+    if missed < len(state.objects["2.12.0"]["current_shuffled_witnesses"]):
+        for i in range(missed):
+            wit = state.modify(scheduled_witness(state, i + 1))
+            wit["total_missed"] = int(wit["total_missed"]) + 1
+    return missed
+
+
+def _recently_missed(count: int, missed: int, block_num: int) -> int:
+    """graphene ``update_global_dynamic_data``'s ``recently_missed_count``."""
+    if block_num == 1:
+        return 0
+    if missed:
+        return count + RECENTLY_MISSED_INCREMENT * missed
+    if count > RECENTLY_MISSED_INCREMENT:
+        return count - RECENTLY_MISSED_DECREMENT
+    return max(count - 1, 0)
+
+
+def _pay_signing_witness(state, witness_id: str, now: int) -> None:
+    """graphene ``update_signing_witness`` / ``deposit_witness_pay``: the
+    smaller of ``witness_pay_per_block`` and the ``witness_budget`` leaves
+    the budget into the witness' pay vesting balance (``pay_vb``, a
+    coin-days-destroyed balance of ``witness_pay_vesting_seconds``, type
+    ``witness``)."""
+    params = state.objects["2.0.0"]["parameters"]
+    dgp = state.objects["2.1.0"]
+    pay = min(int(params["witness_pay_per_block"]), int(dgp["witness_budget"]))
+    if pay <= 0:
+        return
+    state.modify("2.1.0")["witness_budget"] = int(dgp["witness_budget"]) - pay
+    wit = state.objects[witness_id]
+    new_vb = deposit_lazy_vesting(
+        state, wit.get("pay_vb"), pay, int(params.get("witness_pay_vesting_seconds", 86400)),
+        "witness", wit["witness_account"], True, now)
+    if new_vb is not None:
+        state.modify(witness_id)["pay_vb"] = new_vb
 
 
 def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) -> list:
     """Advance the head to ``block`` (wire JSON, id ``bid``) in ``state``'s
-    open session: head number/id/time, current witness and ``current_aslot``,
-    ``recent_slots_filled`` and ``recently_missed_count`` (missed slots
-    since the previous head), ``next_maintenance_time`` (next multiple of
-    ``maintenance_interval`` once passed), the signing witness'
-    ``last_aslot`` / ``last_confirmed_block_num``, and
+    open session (module docstring order): missed slots, head
+    number/id/time, current witness and ``current_aslot``,
+    ``recent_slots_filled`` and ``recently_missed_count``, the signing
+    witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
     ``last_irreversible_block_num`` (the block confirmed by 75 % of the
-    active witnesses, graphene ``update_last_irreversible_block``).
+    active witnesses, graphene ``update_last_irreversible_block``); then
+    maintenance, expired orders, the maintenance flag and the witness
+    schedule.
 
-    Then the per-block sweep and maintenance (module docstring).  Returns the
-    virtual operations this generated outside any transaction,
+    Returns the virtual operations this generated outside any transaction,
     ``[(op, result)]`` (graphene pushes them after the block's transactions:
     ``trx_in_block`` = number of transactions, ``op_in_trx`` 0)."""
     num = state.objects["2.1.0"]["head_block_number"] + 1
     ts = parse_time(block["timestamp"])
-    slot = slot_at_time(state, initial_timestamp, ts)
-    missed = max(slot - 1, 0)
+    maintenance = ts >= parse_time(state.objects["2.1.0"]["next_maintenance_time"])
+    missed = _count_missed(state, slot_at_time(state, initial_timestamp, ts))
     dgp = state.modify("2.1.0")
     filled = int(dgp["recent_slots_filled"])
     filled = (((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0
     dgp.update({
         "head_block_number": num, "head_block_id": bid, "time": block["timestamp"],
-        "current_witness": block["witness"], "current_aslot": dgp["current_aslot"] + slot,
+        "current_witness": block["witness"], "current_aslot": dgp["current_aslot"] + missed + 1,
         "recent_slots_filled": str(filled),
-        "recently_missed_count": (dgp["recently_missed_count"] + 4 * missed if missed
-                                  else max(dgp["recently_missed_count"] - 1, 0)),
+        "recently_missed_count": _recently_missed(dgp["recently_missed_count"], missed, num),
     })
-    maintenance = ts >= parse_time(dgp["next_maintenance_time"])
-    if maintenance:
-        interval = int(state.objects["2.0.0"]["parameters"]["maintenance_interval"])
-        dgp["next_maintenance_time"] = format_time((ts // interval + 1) * interval)
+    _pay_signing_witness(state, block["witness"], ts)
     wit = state.modify(block["witness"])
     wit["last_aslot"] = dgp["current_aslot"]
     wit["last_confirmed_block_num"] = num
     confirmed = sorted(state.objects[w]["last_confirmed_block_num"]
                        for w in state.objects["2.0.0"]["active_witnesses"])
-    dgp["last_irreversible_block_num"] = confirmed[(10000 - 7500) * len(confirmed) // 10000]
-    vops = clear_expired_orders(state, ts)
+    state.modify("2.1.0")["last_irreversible_block_num"] = confirmed[
+        (10000 - 7500) * len(confirmed) // 10000]
     if maintenance:
-        process_fees(state, ts)
+        perform_chain_maintenance(state, ts, num)
+    vops = clear_expired_orders(state, ts)
+    flags = state.objects["2.1.0"]["dynamic_flags"]
+    flags = (flags & ~MAINTENANCE_FLAG) | (MAINTENANCE_FLAG if maintenance else 0)
+    if flags != state.objects["2.1.0"]["dynamic_flags"]:
+        state.modify("2.1.0")["dynamic_flags"] = flags
+    update_witness_schedule(state)
     return vops
