@@ -16,12 +16,13 @@ session and rolled back on failure, so a rejected transaction changes nothing.
 
 Operations evaluated: transfer, limit_order_create/cancel (fills as virtual
 fill_order), account_create/update/whitelist/upgrade, asset_create/update/
-issue/reserve/fund_fee_pool, custom, balance_claim; any other type raises
-``UnsupportedOperation``.  Maintenance processes fees (pending fees to
-lifetime_fees_paid, network and referral shares, cashback vesting balances)
+issue/reserve/fund_fee_pool, witness_create/update,
+committee_member_create/update, vesting_balance_create/withdraw, custom,
+balance_claim; any other type raises ``UnsupportedOperation``.  Maintenance
+(:mod:`nodeapi.chain.maintenance`) tallies votes, elects witnesses and
+committee, processes fees and sets the budget; witnesses are paid per block
 and resting orders expire every block (:mod:`nodeapi.chain.schedule`).  Not
-modelled: vote tallies, budgets, witness pay, vesting withdrawals,
-market-issued assets, proposals.
+modelled: workers, market-issued assets, proposals.
 
 Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
 (``chain.state``); :meth:`Chain.changed_objects_of_last_block` gives the ids
@@ -31,7 +32,9 @@ changed by the last applied block.
 from twisted.logger import Logger
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain import evaluators_accounts, evaluators_assets, evaluators_market  # noqa: F401
+from nodeapi.chain import (  # noqa: F401
+    evaluators_accounts, evaluators_assets, evaluators_governance, evaluators_market,
+    evaluators_vesting)
 from nodeapi.chain import schedule
 from nodeapi.chain.blocks import REJECTIONS, BlockApplication
 from nodeapi.chain.errors import InvalidBlock, UnsupportedOperation

@@ -7,6 +7,8 @@ Reference: graphene libraries/chain/account_evaluator.cpp.
 from nodeapi.chain.authority import TEMP_ACCOUNT
 from nodeapi.chain.errors import InvalidOperation, UnknownObject
 from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext
+from nodeapi.chain.evaluators_governance import (
+    is_voting, num_committee_voted, verify_account_votes)
 from nodeapi.chain.genesis import MAX_TIME, format_time, make_lifetime_member, new_account
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.keys import public_key_bytes
@@ -131,8 +133,7 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     if not _is_lifetime(referrer) and referrer["membership_expiration_date"] <= format_time(
             ctx.now):
         raise InvalidOperation("The referrer must be either a lifetime or annual subscriber")
-    if data["options"]["voting_account"] not in state.objects:
-        raise InvalidOperation("Invalid proxy account specified")
+    verify_account_votes(state, data["options"])
     pct = int(data.get("referrer_percent", 0))
     if not 0 <= pct <= 10000:
         raise InvalidOperation("referrer_percent must be within 0..10000")
@@ -147,7 +148,9 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     acc["lifetime_referrer"] = referrer["lifetime_referrer"]
     acc["lifetime_referrer_fee_percentage"] = referrer["lifetime_referrer_fee_percentage"]
     acc["referrer_rewards_percentage"] = pct
+    acc["num_committee_voted"] = num_committee_voted(acc["options"])
     state.reindex(acc, old)
+    state.modify(acc["statistics"])["is_voting"] = is_voting(acc["options"])
     dgp = state.modify("2.1.0")
     dgp["accounts_registered_this_interval"] += 1
     return [1, acc["id"]]
@@ -158,7 +161,10 @@ def account_update(ctx: ApplyContext, data: dict) -> list:
 
     graphene ``account_update_operation::validate`` (not the temp or the
     committee account; authorities as :func:`_check_authority`) and
-    ``account_update_evaluator``."""
+    ``account_update_evaluator``: new options pass
+    :func:`~nodeapi.chain.evaluators_governance.verify_account_votes`; a
+    changed proxy or vote list sets statistics ``is_voting`` and
+    ``last_vote_time`` (the vote tally's decay starts from it)."""
     state = ctx.state
     if data["account"] in (TEMP_ACCOUNT, "1.2.0"):
         raise InvalidOperation(f"account_update may not update {data['account']}")
@@ -173,8 +179,14 @@ def account_update(ctx: ApplyContext, data: dict) -> list:
         acc["active"] = active
     if "new_options" in data:
         opts = data["new_options"]
-        state.require(opts["voting_account"])
+        verify_account_votes(state, opts)
+        if (opts["voting_account"] != old["options"]["voting_account"]
+                or opts.get("votes", []) != old["options"]["votes"]):
+            stats = state.modify(acc["statistics"])
+            stats["is_voting"] = is_voting(opts)
+            stats["last_vote_time"] = format_time(ctx.now)
         acc["options"] = {k: opts.get(k, v) for k, v in acc["options"].items()}
+        acc["num_committee_voted"] = num_committee_voted(acc["options"])
     state.reindex(acc, old)
     return VOID
 

@@ -1,0 +1,84 @@
+"""Vesting balance evaluators: vesting_balance_create (32) and
+vesting_balance_withdraw (33).
+
+Graphene reference: libraries/chain/vesting_balance_evaluator.cpp; the
+policies are :mod:`nodeapi.chain.vesting`'s.  A created balance 1.13.N has
+``balance_type`` ``unspecified``; its policy comes from the operation's
+initializer: linear (tag 0: ``begin_timestamp``, ``vesting_cliff_seconds``,
+``vesting_duration_seconds``; ``begin_balance`` = the amount), cdd (tag 1:
+``start_claim``, ``vesting_seconds``; no coin-seconds earned yet) or
+instant (tag 2).
+"""
+
+from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext, adjust_balance
+from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
+from nodeapi.protocol.times import format_time
+
+_TRANSFER_RESTRICTED = 0x08
+
+
+def _policy(initializer: list, amount: int, now: int) -> list:
+    tag, init = int(initializer[0]), initializer[1]
+    if tag == LINEAR:
+        return [LINEAR, {"begin_timestamp": init["begin_timestamp"],
+                         "vesting_cliff_seconds": int(init["vesting_cliff_seconds"]),
+                         "vesting_duration_seconds": int(init["vesting_duration_seconds"]),
+                         "begin_balance": amount}]
+    if tag == CDD:
+        return [CDD, {"vesting_seconds": int(init["vesting_seconds"]),
+                      "start_claim": init["start_claim"], "coin_seconds_earned": "0",
+                      "coin_seconds_earned_last_update": format_time(now)}]
+    return [tag, {}]
+
+
+def vesting_balance_create(ctx: ApplyContext, data: dict) -> list:
+    """vesting_balance_create (32): move ``amount`` from ``creator`` into a
+    new vesting balance of ``owner``; result ``[1, "1.13.N"]``.
+
+    :raises UnknownObject: unknown creator, owner or asset.
+    :raises InvalidOperation: amount not positive, or a transfer restricted
+        asset.
+    :raises InsufficientBalance: the creator lacks the amount."""
+    state = ctx.state
+    state.require(data["creator"])
+    state.require(data["owner"])
+    amount = int(data["amount"]["amount"])
+    asset = state.require(data["amount"]["asset_id"])
+    if amount <= 0:
+        raise InvalidOperation(f"Vesting amount must be positive, got {amount}")
+    if asset["options"]["flags"] & _TRANSFER_RESTRICTED:
+        raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
+    adjust_balance(state, data["creator"], asset["id"], -amount)
+    vbo = state.create("1.13", {
+        "owner": data["owner"], "balance": {"amount": amount, "asset_id": asset["id"]},
+        "policy": _policy(data["policy"], amount, ctx.now), "balance_type": "unspecified"})
+    return [1, vbo["id"]]
+
+
+def vesting_balance_withdraw(ctx: ApplyContext, data: dict) -> list:
+    """vesting_balance_withdraw (33): ``owner`` takes ``amount`` (at most
+    :func:`~nodeapi.chain.vesting.allowed_withdraw` at the head time) out of
+    ``vesting_balance`` into its balance; a balance emptied stays.
+
+    :raises UnknownObject: no such vesting balance.
+    :raises InvalidOperation: another owner, another asset, or more than
+        vested."""
+    state = ctx.state
+    vbo = state.require(data["vesting_balance"])
+    if vbo["owner"] != data["owner"]:
+        raise InvalidOperation(f"Vesting balance {vbo['id']} belongs to {vbo['owner']}, "
+                               f"not {data['owner']}")
+    amount = int(data["amount"]["amount"])
+    asset_id = vbo["balance"]["asset_id"]
+    allowed = allowed_withdraw(vbo, ctx.now)
+    if data["amount"]["asset_id"] != asset_id or amount > allowed:
+        raise InvalidOperation(
+            f"Account has insufficient {vbo['balance_type']} vested balance to withdraw: "
+            f"{amount} {data['amount']['asset_id']} requested, {allowed} {asset_id} allowed")
+    withdraw(state, vbo["id"], amount, ctx.now)
+    adjust_balance(state, data["owner"], asset_id, amount)
+    return VOID
+
+
+EVALUATORS.update({32: vesting_balance_create, 33: vesting_balance_withdraw})
