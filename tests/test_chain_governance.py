@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from conftest import DEV_WIF
+from kit.keys import DEV_WIF
 
 from nodeapi.chain import errors
 from nodeapi.chain.schedule import shuffle_witnesses
