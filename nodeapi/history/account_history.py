@@ -1,71 +1,67 @@
 """The in-memory ``account_history`` plugin (the default history plugin).
 
-Keeps every applied operation (``1.11.M``) and, per account, the list of
-its operations in ath order, and answers the history API set.  Graphene
-reference: libraries/plugins/account_history/account_history_plugin.cpp
-(numbering, with no ``max-ops-per-account`` trimming) and
-libraries/app/api.cpp ``history_api`` (query semantics, docs/wire-contract.rst
-section 6).  Numbering is :mod:`nodeapi.history.ids`, shared with searchdb.
+Keeps operation history objects (``1.11.M``, compact records of
+:mod:`nodeapi.history.oprecord`) and, per account, its entries (the 1.11
+instances in order), and answers the history API set.  Graphene reference:
+libraries/plugins/account_history/account_history_plugin.cpp (what is kept:
+``track-account``, ``partial-operations`` and the trimming options of
+:mod:`nodeapi.history.retention`) and libraries/app/api.cpp ``history_api``
+(query semantics over what is kept, docs/wire-contract.rst section 6).
+
+Numbering: ``1.11.M`` is the chain's
+(:attr:`~nodeapi.applied.AppliedOperation.id_num`, an operation nobody keeps
+still uses its number); ``2.9.N`` counts every (operation, impacted account)
+pair (:mod:`nodeapi.history.ids`), kept or not, so trimming never
+renumbers.  An account's sequence numbers count its entries from 1 and go on
+after trimming (graphene ``total_ops``; ``removed_ops`` counts the removed).
 
 The chain keeps no state on disk and replays its block log on every start,
 so this plugin needs no storage of its own: it is rebuilt by the replay.
 """
 
-from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from twisted.logger import Logger
 from zope.interface import implementer
 
 from nodeapi.applied import IAccountHistory, IBlockConsumer
-from nodeapi.history.ids import HistoryNumbering
+from nodeapi.history.ids import impacted_accounts
+from nodeapi.history.oprecord import history_entry, pack_record, record_accounts, \
+    record_block_num, record_type
+from nodeapi.history.retention import AccountLog, HistoryLimits, Retention
+
+__all__ = ["AccountHistory", "history_entry", "select_account_history", "select_relative"]
 
 MAX_OP = (1 << 63) - 1
 
 
-def history_entry(op, block_time: str) -> dict:
-    """The API form of an operation history object (graphene
-    ``operation_history_object``): ``{id, op, result, block_num,
-    trx_in_block, op_in_trx, virtual_op, is_virtual, block_time}``."""
-    return {
-        "id": f"1.11.{op.id_num}",
-        "op": op.op,
-        "result": op.result,
-        "block_num": op.block_num,
-        "trx_in_block": op.trx_in_block,
-        "op_in_trx": op.op_in_trx,
-        "virtual_op": op.virtual_op,
-        "is_virtual": op.is_virtual,
-        "block_time": block_time,
-    }
-
-
-def select_account_history(ops: "array", stop: int, limit: int, start: int) -> list:
+def select_account_history(ops, stop: int, limit: int, start: int, lo: int = 0) -> list:
     """Graphene ``get_account_history`` over one account's ascending 1.11
-    instances ``ops``: instances in ``(stop, start]`` newest first (start 0
-    = newest), plus instance 0 when ``stop`` is 0 and the account has it,
-    at most ``limit``.  Returns the selected instances."""
+    instances ``ops[lo:]``: instances in ``(stop, start]`` newest first
+    (start 0 = newest), plus instance 0 when ``stop`` is 0 and the account
+    has it, at most ``limit``.  Returns the selected instances."""
     if start == 0:
         start = MAX_OP
     if start < stop or limit <= 0:
         return []
-    hi = bisect_right(ops, start)
-    lo = bisect_right(ops, stop)
-    out = [ops[i] for i in range(hi - 1, max(lo, hi - limit) - 1, -1)]
-    if stop == 0 and len(out) < limit and ops and ops[0] == 0:
+    hi = bisect_right(ops, start, lo)
+    low = bisect_right(ops, stop, lo)
+    out = [ops[i] for i in range(hi - 1, max(low, hi - limit) - 1, -1)]
+    if stop == 0 and len(out) < limit and len(ops) > lo and ops[lo] == 0:
         out.append(0)
     return out
 
 
-def select_relative(total: int, stop: int, limit: int, start: int) -> range:
+def select_relative(total: int, stop: int, limit: int, start: int, removed: int = 0) -> range:
     """Graphene ``get_relative_account_history``: the 1-based sequence
     numbers to return, newest first, for an account with ``total`` entries
-    (start 0 = latest; ``[max(stop, 1), start]`` inclusive, at most
-    ``limit``)."""
+    of which the oldest ``removed`` were trimmed (start 0 = latest;
+    ``[max(stop, removed + 1), start]`` inclusive, at most ``limit``;
+    nothing when ``start`` is a removed entry)."""
     start = total if start == 0 else min(total, start)
-    if not (start >= stop and start > 0 and limit > 0):
+    if not (start >= stop and start > removed and limit > 0):
         return range(0)
-    low = max(stop, 1, start - limit + 1)
+    low = max(stop, removed + 1, start - limit + 1)
     return range(start, low - 1, -1)
 
 
@@ -74,101 +70,174 @@ class AccountHistory:
     """In-memory account history: ``IBlockConsumer`` (register with
     ``chain.add_consumer``) and ``IAccountHistory`` (``node.history``).
 
-    Constructor: ``AccountHistory()``.  Answers synchronously with lists of
-    :func:`history_entry` dicts.  Account arguments are ``1.2.N`` ids (the
-    API set resolves names); ``stop``/``start`` are 1.11 instance numbers.
+    :param limits: the ``account_history`` options
+        (:class:`~nodeapi.history.retention.HistoryLimits`; default: keep
+        everything, as bitshares-core without options).
+    :param registrar_of: ``account id -> registrar id``, required with
+        ``extended_history_registrars`` (e.g. from the chain state).
+    :raises ValueError: registrars configured without ``registrar_of``.
+
+    Answers synchronously with lists of :func:`history_entry` dicts.
+    Account arguments are ``1.2.N`` ids (the API set resolves names);
+    ``stop``/``start`` are 1.11 instance numbers.
     """
 
     log = Logger()
 
-    def __init__(self) -> None:
-        self.numbering = HistoryNumbering()
-        self._ops: dict = {}  # M -> (AppliedOperation, block_time str)
-        self._by_account: dict = {}  # account -> array of M, ascending
-        self._ath0_account = None  # the account owning 2.9.0
+    def __init__(self, limits: HistoryLimits = HistoryLimits(), registrar_of=None) -> None:
+        self.retention = Retention(limits, registrar_of)
+        self._partial = limits.partial_operations
+        self._tracked = limits.track_accounts
+        self._records: dict = {}  # M -> record bytes (oprecord)
+        self._logs: dict = {}  # account -> AccountLog
+        self._ath0 = None  # (account, M) of the entry 2.9.0
 
     # -- IBlockConsumer ------------------------------------------------------
 
     def block_applied(self, applied) -> None:
-        """Record the block's operations and number their ath entries."""
-        block_time = applied.time_iso
-        ops, by_account, assign = self._ops, self._by_account, self.numbering.assign
+        """Record the block's operations and entries, then trim (graphene
+        ``update_account_histories``)."""
+        retention = self.retention
+        retention.start_block(applied.block_num)
+        timestamp = applied.timestamp
         for op in applied.operations:
-            ops[op.id_num] = (op, block_time)
-            for n, account, _seq, _next in assign(op):
-                lst = by_account.get(account)
-                if lst is None:
-                    lst = by_account[account] = array("q")
-                lst.append(op.id_num)
-                if n == 0:
-                    self._ath0_account = account
+            self._add(op, timestamp)
+        logs = self._logs
+        for account in retention.due():
+            self._trim(account, logs[account])
+
+    def _add(self, op, timestamp: int) -> None:
+        accounts = impacted_accounts(op)
+        m = op.id_num
+        if accounts and self._ath0 is None:
+            self._ath0 = (accounts[0], m)
+        if self.retention.max_ops == 0:
+            if not self._partial:
+                self._records[m] = pack_record(op, timestamp, ())
+            return
+        holders = [a for a in accounts if a in self._tracked] if self._tracked else accounts
+        if self._partial:
+            if not holders:
+                return
+            self._records[m] = pack_record(
+                op, timestamp, [int(a.rpartition(".")[2]) for a in holders])
+        else:
+            self._records[m] = pack_record(op, timestamp, ())
+        logs = self._logs
+        for account in holders:
+            log = logs.get(account)
+            if log is None:
+                log = logs[account] = self.retention.new_log(account)
+            log.ops.append(m)
+            if log.kept > log.keep:
+                self._trim(account, log)
+
+    def _block_num_of(self, m: int) -> int:
+        return record_block_num(self._records[m])
+
+    def _trim(self, account: str, log: AccountLog) -> None:
+        removed = self.retention.trim(account, log, self._block_num_of)
+        if removed and self._partial:
+            for m in removed:
+                self._release(m)
+
+    def _release(self, m: int) -> None:
+        """Drop ``1.11.m`` when no kept entry refers to it (graphene
+        ``check_and_remove_op_history_obj``)."""
+        logs = self._logs
+        for instance in record_accounts(self._records[m]):
+            log = logs.get(f"1.2.{instance}")
+            if log is not None:
+                i = bisect_left(log.ops, m, log.dead)
+                if i < len(log.ops) and log.ops[i] == m:
+                    return
+        del self._records[m]
 
     # -- reading ---------------------------------------------------------------
 
     @property
     def operation_count(self) -> int:
         """Number of operation history objects held."""
-        return len(self._ops)
+        return len(self._records)
 
     def get_operation(self, m: int):
-        """``history_entry`` of ``1.11.m`` or None."""
-        rec = self._ops.get(m)
-        return None if rec is None else history_entry(*rec)
+        """``history_entry`` of ``1.11.m`` or None (never recorded, or
+        dropped by ``partial-operations``)."""
+        rec = self._records.get(m)
+        return None if rec is None else history_entry(m, rec)
 
     def account_total_ops(self, account_id: str) -> int:
-        """Number of operations (int) held for ``account_id`` (``"1.2.x"``);
-        0 for an unknown account (graphene ``account_statistics_object``
-        ``total_ops``)."""
-        lst = self._by_account.get(account_id)
-        return len(lst) if lst is not None else 0
+        """Entries ever added for ``account_id`` (``"1.2.x"``), trimmed ones
+        included; 0 for an account without history (graphene
+        ``account_statistics_object::total_ops``)."""
+        log = self._logs.get(account_id)
+        return 0 if log is None else log.total
+
+    def account_removed_ops(self, account_id: str) -> int:
+        """Entries of ``account_id`` removed by trimming (graphene
+        ``account_statistics_object::removed_ops``)."""
+        log = self._logs.get(account_id)
+        return 0 if log is None else log.removed
 
     def _entries(self, ms) -> list:
-        ops = self._ops
-        return [history_entry(*ops[m]) for m in ms]
+        records = self._records
+        return [history_entry(m, records[m]) for m in ms]
+
+    def _owns_kept_ath0(self, account_id: str, log: AccountLog) -> bool:
+        return (self._ath0 is not None and self._ath0[0] == account_id and log.removed == 0
+                and log.kept > 0 and log.oldest() == self._ath0[1])
 
     # -- IAccountHistory -------------------------------------------------------
 
     def get_account_history(self, account_id: str, stop: int, limit: int, start: int) -> list:
-        """Operations of the account with ``stop < M <= start`` newest first
-        (``start`` 0 = newest; ``stop`` 0 also includes 1.11.0), at most
-        ``limit``; ``[]`` when ``start < stop`` (wire-contract section 6)."""
-        ops = self._by_account.get(account_id)
-        if ops is None:
+        """Kept operations of the account with ``stop < M <= start`` newest
+        first (``start`` 0 = newest; ``stop`` 0 also includes 1.11.0), at most
+        ``limit``; ``[]`` when ``start < stop`` (docs/wire-contract.rst section 6)."""
+        log = self._logs.get(account_id)
+        if log is None:
             return []
-        return self._entries(select_account_history(ops, stop, limit, start))
+        return self._entries(select_account_history(log.ops, stop, limit, start, log.dead))
 
     def get_relative_account_history(self, account_id: str, stop: int, limit: int,
                                      start: int) -> list:
         """By the account's 1-based sequence numbers ``[stop, start]``
-        inclusive, newest first; ``start`` 0 = latest."""
-        ops = self._by_account.get(account_id)
-        if ops is None:
+        inclusive, newest first; ``start`` 0 = latest; trimmed sequence
+        numbers are skipped and a ``start`` among them answers ``[]``."""
+        log = self._logs.get(account_id)
+        if log is None:
             return []
-        return self._entries(ops[seq - 1] for seq in select_relative(len(ops), stop, limit, start))
+        ops, base = log.ops, log.dead - log.removed - 1
+        return self._entries(ops[base + seq] for seq in
+                             select_relative(log.total, stop, limit, start, log.removed))
 
     def get_account_history_operations(self, account_id: str, operation_type: int,
                                        start: int, stop: int, limit: int) -> list:
-        """Operations of type ``operation_type`` with ``stop < M <= start``
-        newest first (``start`` 0 = the account's newest; ``stop`` 0 also
-        includes 1.11.0), at most ``limit``.  Graphene quirk kept: an account
-        whose most recent entry is ``2.9.0`` gets ``[]``."""
-        ops = self._by_account.get(account_id)
-        if ops is None or limit <= 0:
+        """Kept operations of type ``operation_type`` with ``stop < M <=
+        start`` newest first (``start`` 0 = the account's newest; ``stop`` 0
+        also includes 1.11.0), at most ``limit``.  Graphene quirk kept: an
+        account whose most recent entry is ``2.9.0`` gets ``[]``."""
+        log = self._logs.get(account_id)
+        if log is None or log.kept == 0 or limit <= 0:
             return []
-        if account_id == self._ath0_account and len(ops) == 1:
+        ops = log.ops
+        owns_ath0 = self._owns_kept_ath0(account_id, log)
+        if owns_ath0 and log.kept == 1:
             return []  # graphene: most_recent_op == 2.9.0 reads as "none"
         if start == 0:
             start = ops[-1]
-        recs = self._ops
+        recs = self._records
         out = []
-        # the walk over `next` links ends at the entry whose next is 2.9.0
-        first = 1 if account_id == self._ath0_account else 0
+        # the walk over `next` links ends at the entry whose next is 2.9.0:
+        # the oldest kept one (trimming resets its link), or the one after
+        # 2.9.0 itself
+        first = log.dead + (1 if owns_ath0 else 0)
         i = len(ops) - 1
         while i >= first and ops[i] > stop and len(out) < limit:
             m = ops[i]
-            if m <= start and recs[m][0].op[0] == operation_type:
+            if m <= start and record_type(recs[m]) == operation_type:
                 out.append(m)
             i -= 1
-        if stop == 0 and len(out) < limit and first == 1 and recs[ops[0]][0].op[0] == operation_type:
-            out.append(ops[0])
+        if (stop == 0 and len(out) < limit and owns_ath0
+                and record_type(recs[ops[log.dead]]) == operation_type):
+            out.append(ops[log.dead])
         return self._entries(out)

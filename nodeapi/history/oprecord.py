@@ -1,0 +1,90 @@
+"""Compact records of the operation history objects (``1.11.M``) the
+in-memory ``account_history`` plugin keeps.
+
+One record is one ``bytes`` object: a fixed header, the instances of the
+accounts that hold an entry for the operation, then the operation and its
+result as wire JSON (orjson)::
+
+    block_num u32 | block time u32 (seconds since the epoch) | trx_in_block u16
+    | op_in_trx u16 | virtual_op u32 | is_virtual u8 | operation type u16
+    | account count u16 | account instances u64 ... | JSON [op, result]
+
+Why: keeping the chain's :class:`~nodeapi.applied.AppliedOperation` (its
+parsed JSON tree of dicts, lists and strings, plus the transaction id and
+the impacted tuple) costs about 1.8 KB of memory per operation; a record of
+a transfer is about 230 bytes.  :func:`history_entry` gives back exactly the
+dict the API answered from the original objects (graphene
+``operation_history_object``, libraries/chain/include/graphene/chain/
+operation_history_object.hpp; wire-contract section 6): JSON round-trips
+every value a wire operation holds (ints up to 64 bits, strings, lists,
+objects, booleans).
+"""
+
+import struct
+import time
+
+import orjson
+
+_HEADER = struct.Struct("<IIHHIBHH")
+_HEADER_SIZE = _HEADER.size
+_TYPE_OFFSET = 4 + 4 + 2 + 2 + 4 + 1
+_TYPE = struct.Struct("<H")
+
+
+def pack_record(op, timestamp: int, accounts) -> bytes:
+    """The record of ``op`` (an :class:`~nodeapi.applied.AppliedOperation`)
+    applied in a block of time ``timestamp`` (int, seconds since the epoch);
+    ``accounts``: the instance numbers (ints) of the accounts that hold an
+    entry for it (the plugin needs them to drop an operation nobody keeps).
+
+    :raises TypeError: the operation or result is not JSON (never for what
+        the chain applies)."""
+    n = len(accounts)
+    return b"".join((
+        _HEADER.pack(op.block_num, timestamp, op.trx_in_block, op.op_in_trx, op.virtual_op,
+                     1 if op.is_virtual else 0, op.op[0], n),
+        struct.pack(f"<{n}Q", *accounts),
+        orjson.dumps((op.op, op.result)),
+    ))
+
+
+def record_block_num(record: bytes) -> int:
+    """The number of the block that applied the record's operation."""
+    return _HEADER.unpack_from(record)[0]
+
+
+def record_type(record: bytes) -> int:
+    """The operation type number (``op[0]``) of the record."""
+    return _TYPE.unpack_from(record, _TYPE_OFFSET)[0]
+
+
+def record_accounts(record: bytes) -> tuple:
+    """The account instances (ints) given to :func:`pack_record`."""
+    n = _HEADER.unpack_from(record)[7]
+    return struct.unpack_from(f"<{n}Q", record, _HEADER_SIZE)
+
+
+def format_block_time(timestamp: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS`` (UTC) of ``timestamp`` seconds since the epoch,
+    as :attr:`nodeapi.applied.AppliedBlock.time_iso` (wire-contract section 7)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(timestamp))
+
+
+def history_entry(m: int, record: bytes) -> dict:
+    """The API form of operation ``1.11.m`` from its record (graphene
+    ``operation_history_object``): ``{id, op, result, block_num,
+    trx_in_block, op_in_trx, virtual_op, is_virtual, block_time}``."""
+    block_num, ts, trx_in_block, op_in_trx, virtual_op, is_virtual, _t, n = \
+        _HEADER.unpack_from(record)
+    op, result = orjson.loads(memoryview(record)[_HEADER_SIZE + 8 * n:])
+    return {
+        "id": f"1.11.{m}",
+        "op": op,
+        "result": result,
+        "block_num": block_num,
+        "trx_in_block": trx_in_block,
+        "op_in_trx": op_in_trx,
+        "virtual_op": virtual_op,
+        "is_virtual": bool(is_virtual),
+        "block_time": format_block_time(ts),
+    }
