@@ -32,11 +32,12 @@ from twisted.python import usage
 from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
 from nodeapi.config_parse import (
-    parse_basic_auth, parse_bool, parse_bucket_sizes, parse_endpoint, parse_index_prefix,
-    parse_int, parse_optional_endpoint, parse_plugins, parse_private_key, parse_seconds,
-    parse_seed_node, parse_text, parse_url, parse_witness_ids)
+    parse_account_ids, parse_basic_auth, parse_bool, parse_bucket_sizes, parse_endpoint,
+    parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint, parse_plugins,
+    parse_private_key, parse_seconds, parse_seed_node, parse_text, parse_url, parse_witness_ids)
 from nodeapi.errors import ConfigError
 from nodeapi.history.market_history import MarketHistoryOptions
+from nodeapi.history.retention import HistoryLimits
 from nodeapi.node import ApiLimits
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.rpc.access import ApiAccess
@@ -58,6 +59,21 @@ SINGLE = [
     ("plugins", "witness account_history market_history", parse_plugins,
      "Plugins to enable, space separated: witness, account_history, market_history, "
      "searchdb (default: witness account_history market_history)."),
+    ("max-ops-per-account", "", parse_op_count,
+     "account_history: operations kept per account, 0 = no account history (default: "
+     "unlimited; min-blocks-to-keep may keep more)."),
+    ("extended-max-ops-per-account", "", parse_op_count,
+     "account_history: operations kept per extended-history account (default: unlimited; "
+     "never less than max-ops-per-account)."),
+    ("min-blocks-to-keep", "30000", parse_int(0, 2 ** 32 - 1),
+     "account_history: operations of the latest N blocks are kept up to "
+     "max-ops-per-acc-by-min-blocks per account (default 30000)."),
+    ("max-ops-per-acc-by-min-blocks", "1000", parse_op_count,
+     "account_history: most operations per account min-blocks-to-keep keeps (default 1000; "
+     "never less than max-ops-per-account)."),
+    ("partial-operations", "false", parse_bool,
+     "account_history: true = keep only operations some kept account history refers to "
+     "(default false: keep every operation)."),
     ("api-access", "", parse_text,
      "JSON file of api-access permissions (default: none, anonymous default access)."),
     ("api-node-info", "", parse_text, "Free text returned by login_api get_info."),
@@ -122,6 +138,14 @@ MULTI = [
      "witnesses, a development default)."),
     ("private-key", parse_private_key,
      'WIF key or ["PUBLIC_KEY","WIF"] pair (repeatable; default: the development key).'),
+    ("track-account", parse_account_ids,
+     'account_history: account id, e.g. "1.2.17", whose history is kept (repeatable; '
+     "default: every account)."),
+    ("extended-history-by-account", parse_account_ids,
+     "account_history: account id that gets extended-max-ops-per-account (repeatable)."),
+    ("extended-history-by-registrar", parse_account_ids,
+     "account_history: accounts registered by this account id get "
+     "extended-max-ops-per-account (repeatable)."),
     ("seed-node", parse_seed_node,
      "[user:password@]host:port, [IPv6]:port or ws://[user:password@]host:port/path of a "
      "node to follow (repeatable)."),
@@ -198,8 +222,6 @@ class Options(usage.Options):
             self[name] = []
         self.genesis = None
         self.development_defaults = False
-
-    opt_witness_id, opt_private_key, opt_seed_node = (_appender(n, d) for n, _c, d in MULTI)
 
     @staticmethod
     def _coerce(name: str, raw: str, where: str):
@@ -304,6 +326,19 @@ class Options(usage.Options):
                          handshake_timeout=self["handshake-timeout"],
                          max_unsent_bytes=self["max-unsent-bytes"])
 
+    def history_limits(self) -> HistoryLimits:
+        """The ``account_history`` options as
+        :class:`~nodeapi.history.retention.HistoryLimits`."""
+        return HistoryLimits(
+            max_ops_per_account=self["max-ops-per-account"],
+            extended_max_ops_per_account=self["extended-max-ops-per-account"],
+            min_blocks_to_keep=self["min-blocks-to-keep"],
+            max_ops_per_acc_by_min_blocks=self["max-ops-per-acc-by-min-blocks"],
+            partial_operations=self["partial-operations"],
+            track_accounts=self["track-account"],
+            extended_history_accounts=self["extended-history-by-account"],
+            extended_history_registrars=self["extended-history-by-registrar"])
+
     def block_log_path(self) -> str:
         """Absolute path of the block log: ``<data-dir>/blocks.log``."""
         return os.path.join(self["data-dir"], BLOCK_LOG_NAME)
@@ -345,3 +380,10 @@ class Options(usage.Options):
         bulk_replay, bulk_sync, visitor, basic_auth, index_prefix)."""
         return {name[9:].replace("-", "_"): self[name]
                 for name, *_rest in SINGLE if name.startswith("searchdb-")}
+
+
+# ``--name value`` of every repeatable option appends (usage.Options finds
+# the ``opt_*`` methods on the class).
+for _name, _coerce, _doc in MULTI:
+    setattr(Options, "opt_" + _name.replace("-", "_"), _appender(_name, _doc))
+del _name, _coerce, _doc

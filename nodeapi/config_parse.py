@@ -17,6 +17,7 @@ import urllib.parse
 from twisted.internet.endpoints import serverFromString
 
 from nodeapi.chain import authority as auth
+from nodeapi.history.retention import UNLIMITED
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.node_address import parse_node_address
@@ -42,6 +43,13 @@ def _number(kind, lo, hi, what):
 def parse_int(lo, hi=2 ** 31 - 1):
     """Coercer: an integer in [lo, hi]."""
     return _number(int, lo, hi, "an integer")
+
+
+def parse_op_count(text) -> int:
+    """Coercer: a count of operations, 0 to 2**64-1 (graphene ``uint64_t``);
+    empty = 2**64-1, graphene's default ``-1``, i.e. unlimited."""
+    text = parse_text(text)
+    return UNLIMITED if text == "" else _number(int, 0, UNLIMITED, "an integer")(text)
 
 
 #: Coercer: seconds, 0 (off) to one year.
@@ -185,13 +193,26 @@ def _json_or_raw(text, shown):
         raise ValueError(f"{shown(raw)} is not valid JSON") from None
 
 
+def _object_ids(text, space_type: str, what: str) -> list:
+    """``S.T.N``, JSON ``"S.T.N"`` (bitshares' form) or a JSON array of them
+    -> list of ``"S.T.N"`` strings (``space_type`` = ``"S.T"``)."""
+    values = _json_or_raw(text, repr)
+    pattern = re.escape(space_type) + r"\.(0|[1-9]\d{0,9})"
+    for value in values if isinstance(values, list) else [values]:
+        if not isinstance(value, str) or not re.fullmatch(pattern, value):
+            raise ValueError(f"{value!r} is not {what} {space_type}.N")
+    return values if isinstance(values, list) else [values]
+
+
 def parse_witness_ids(text) -> list:
     """``1.6.N``, JSON ``"1.6.N"`` (bitshares form) or a JSON array of them."""
-    values = _json_or_raw(text, repr)
-    for value in values if isinstance(values, list) else [values]:
-        if not isinstance(value, str) or not re.fullmatch(r"1\.6\.(0|[1-9]\d{0,9})", value):
-            raise ValueError(f"{value!r} is not a witness id 1.6.N")
-    return values if isinstance(values, list) else [values]
+    return _object_ids(text, "1.6", "a witness id")
+
+
+def parse_account_ids(text) -> list:
+    """``1.2.N``, JSON ``"1.2.N"`` (bitshares' ``track-account`` form) or a
+    JSON array of them."""
+    return _object_ids(text, "1.2", "an account id")
 
 
 def parse_private_key(text) -> list:

@@ -84,7 +84,8 @@ def _make_service(options, reactor):
     if "account_history" in plugins:
         from nodeapi.history.account_history import AccountHistory
 
-        history = AccountHistory()
+        history = AccountHistory(options.history_limits(),
+                                 registrar_of=lambda a: chain.state.objects[a]["registrar"])
         chain.add_consumer(history)
     elif "searchdb" in plugins:
         from nodeapi.history.searchdb.plugin import make_searchdb

@@ -11,6 +11,7 @@ from twisted.python import usage
 from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import INIT_WITNESSES, Options
 from nodeapi.history.market_history import MarketHistoryOptions
+from nodeapi.history.retention import HistoryLimits
 from nodeapi.node import ApiLimits
 from nodeapi.rpc.guard import RpcLimits
 
@@ -60,6 +61,10 @@ def defaults(cwd):
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
         "enable-subscribe-to-all": False, "witness-id": list(INIT_WITNESSES),
         "private-key": [DEV_WIF], "seed-node": [],
+        "max-ops-per-account": 2 ** 64 - 1, "extended-max-ops-per-account": 2 ** 64 - 1,
+        "min-blocks-to-keep": 30000, "max-ops-per-acc-by-min-blocks": 1000,
+        "partial-operations": False, "track-account": [], "extended-history-by-account": [],
+        "extended-history-by-registrar": [],
     }, **LIMITS, **MARKET)
 
 
@@ -71,6 +76,7 @@ def test_development_defaults(cwd):
     assert options.api_limits() == ApiLimits()
     assert options.market_history() == MarketHistoryOptions()
     assert options.rpc_limits() == RpcLimits()
+    assert options.history_limits() == HistoryLimits()
     assert options.block_log_path() == str(cwd / "nodeapi_data" / "blocks.log")
     assert options.genesis.chain_id.startswith("569cba9a")
     assert options.searchdb() == {
@@ -97,6 +103,11 @@ def everything(cwd):
         "--seed-node", "10.0.0.1:8090", "--seed-node", "bob:pw@node.example:443",
         "--bucket-size", '[3600, "60", 0, 60]', "--history-per-size", "0",
         "--max-order-his-records-per-market", "5", "--max-order-his-seconds-per-market", "7",
+        "--max-ops-per-account", "100", "--extended-max-ops-per-account", "5000",
+        "--min-blocks-to-keep", "0", "--max-ops-per-acc-by-min-blocks", "",
+        "--partial-operations", "on", "--track-account", '"1.2.17"',
+        "--track-account", '["1.2.18", "1.2.0"]', "--extended-history-by-account", "1.2.9",
+        "--extended-history-by-registrar", '"1.2.6"',
     ]
     limits = {}
     for i, name in enumerate(LIMITS, 1):
@@ -118,6 +129,10 @@ def everything(cwd):
         "seed-node": ["10.0.0.1:8090", "bob:pw@node.example:443"],
         "bucket-size": (60, 3600), "history-per-size": 0,
         "max-order-his-records-per-market": 5, "max-order-his-seconds-per-market": 7,
+        "max-ops-per-account": 100, "extended-max-ops-per-account": 5000,
+        "min-blocks-to-keep": 0, "max-ops-per-acc-by-min-blocks": 2 ** 64 - 1,
+        "partial-operations": True, "track-account": ["1.2.17", "1.2.18", "1.2.0"],
+        "extended-history-by-account": ["1.2.9"], "extended-history-by-registrar": ["1.2.6"],
     }, **limits)
     return argv, expected
 
@@ -134,6 +149,8 @@ def test_every_option_on_the_command_line(cwd):
         max_order_his_seconds_per_market=7)
     assert options.rpc_limits() == RpcLimits(max_connections=50, max_connections_per_ip=0,
                                              handshake_timeout=2.5, max_unsent_bytes=1048576)
+    assert options.history_limits() == HistoryLimits(
+        100, 5000, 0, 2 ** 64 - 1, True, {"1.2.17", "1.2.18", "1.2.0"}, {"1.2.9"}, {"1.2.6"})
 
 
 def test_every_option_in_an_ini_file(cwd):
@@ -271,6 +288,20 @@ ERRORS = [
     (["--searchdb-index-prefix", "Chain-"],
      "--searchdb-index-prefix: 'Chain-' is not a valid index prefix (lowercase, not starting "
      "with - _ +, none of \\ / * ? \" < > | , # : or space)"),
+    (["--max-ops-per-account", "-1"],
+     "--max-ops-per-account: -1 is not between 0 and 18446744073709551615"),
+    (["--max-ops-per-account", "lots"], "--max-ops-per-account: 'lots' is not an integer"),
+    (["--extended-max-ops-per-account", str(2 ** 64)],
+     "--extended-max-ops-per-account: 18446744073709551616 is not between 0 and "
+     "18446744073709551615"),
+    (["--min-blocks-to-keep", str(2 ** 32)],
+     "--min-blocks-to-keep: 4294967296 is not between 0 and 4294967295"),
+    (["--partial-operations", "maybe"], "--partial-operations: 'maybe' is not true or false"),
+    (["--track-account", "1.6.1"], "--track-account: '1.6.1' is not an account id 1.2.N"),
+    (["--extended-history-by-account", "[17]"],
+     "--extended-history-by-account: 17 is not an account id 1.2.N"),
+    (["--extended-history-by-registrar", '"init0"'],
+     "--extended-history-by-registrar: 'init0' is not an account id 1.2.N"),
 ]
 
 
