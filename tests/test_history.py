@@ -142,6 +142,19 @@ def test_entries_shape(built):
     assert {f["block_time"][:7] for f in fills} == {"2016-01", "2016-02"}
 
 
+def test_records_answer_the_applied_operations(built):
+    """The compact records give back exactly what the chain applied."""
+    chain, rec, hist, info = built
+    for b in rec.blocks:
+        for op in b.operations:
+            assert hist.get_operation(op.id_num) == {
+                "id": op.id, "op": op.op, "result": op.result, "block_num": op.block_num,
+                "trx_in_block": op.trx_in_block, "op_in_trx": op.op_in_trx,
+                "virtual_op": op.virtual_op, "is_virtual": op.is_virtual,
+                "block_time": b.time_iso}
+    assert hist.operation_count == sum(len(b.operations) for b in rec.blocks)
+
+
 def test_get_account_history_matches_graphene(built):
     chain, rec, hist, info = built
     entries = reference_entries(rec.blocks)
