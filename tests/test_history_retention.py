@@ -331,3 +331,22 @@ def test_history_api_answers_what_is_kept(trimmed):
     assert api.call("get_account_history", ["init2", "1.11.0", 100, "1.11.0"]) == []
     # 1.11.0 .. 1.11.2 are gone for everyone (partial-operations)
     assert [hist.get_operation(m) is None for m in range(8)] == [True] * 3 + [False] * 5
+
+
+def test_the_daemon_builds_the_plugin_from_its_options(tmp_path):
+    from twisted.internet.testing import MemoryReactorClock
+
+    from nodeapi.config import Options
+    from nodeapi.tap import makeService
+
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"), "--max-ops-per-account", "2",
+                          "--extended-max-ops-per-account", "9", "--min-blocks-to-keep", "0",
+                          "--extended-history-by-registrar", "1.2.7",
+                          "--partial-operations", "true"])
+    top = makeService(options, MemoryReactorClock())
+    hist = top.node.history
+    assert hist.retention.limits == options.history_limits()
+    # the registrar comes from the chain state: init1 (1.2.7) registered itself
+    assert hist.retention.new_log("1.2.7").keep == 9
+    assert hist.retention.new_log("1.2.6").keep == 2
