@@ -21,9 +21,10 @@ objects, booleans).
 """
 
 import struct
-import time
 
 import orjson
+
+from nodeapi.protocol.times import format_time
 
 _HEADER = struct.Struct("<IIHHIBHH")
 _HEADER_SIZE = _HEADER.size
@@ -64,12 +65,6 @@ def record_accounts(record: bytes) -> tuple:
     return struct.unpack_from(f"<{n}Q", record, _HEADER_SIZE)
 
 
-def format_block_time(timestamp: int) -> str:
-    """``YYYY-MM-DDTHH:MM:SS`` (UTC) of ``timestamp`` seconds since the epoch,
-    as :attr:`nodeapi.applied.AppliedBlock.time_iso` (wire-contract section 7)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(timestamp))
-
-
 def history_entry(m: int, record: bytes) -> dict:
     """The API form of operation ``1.11.m`` from its record (graphene
     ``operation_history_object``): ``{id, op, result, block_num,
@@ -86,5 +81,5 @@ def history_entry(m: int, record: bytes) -> dict:
         "op_in_trx": op_in_trx,
         "virtual_op": virtual_op,
         "is_virtual": bool(is_virtual),
-        "block_time": format_block_time(ts),
+        "block_time": format_time(ts),
     }
