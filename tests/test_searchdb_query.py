@@ -62,7 +62,7 @@ def grid_points(hist):
 async def test_documents_stored(stored, built):
     client, _db, created = stored
     _chain, _rec, hist, _info = built
-    assert created == hist.numbering.next_ath
+    assert created == sum(hist.account_total_ops(a) for a in hist.accounts())
     assert await client.count(PREFIX) == created
 
 
@@ -70,7 +70,7 @@ async def test_documents_stored(stored, built):
 async def test_account_history_same_answers(stored, built):
     _client, db, _ = stored
     chain, _rec, hist, info = built
-    accounts = sorted(hist.numbering.accounts()) + ["1.2.999"]
+    accounts = sorted(hist.accounts()) + ["1.2.999"]
     points = grid_points(hist)
     checked = 0
     for account in accounts:
@@ -88,7 +88,7 @@ async def test_account_history_same_answers(stored, built):
 async def test_relative_account_history_same_answers(stored, built):
     _client, db, _ = stored
     _chain, _rec, hist, _info = built
-    accounts = sorted(hist.numbering.accounts()) + ["1.2.999"]
+    accounts = sorted(hist.accounts()) + ["1.2.999"]
     seqs = [0, 1, 2, 3, 5, 8, 13, 40, 1000]
     checked = 0
     for account in accounts:
@@ -109,8 +109,8 @@ async def test_account_history_operations_same_answers(stored, built):
     types = sorted({e["op"][0] for m in range(hist.operation_count)
                     for e in [hist.get_operation(m)]})
     assert {0, 1, 4, 5, 10, 14} <= set(types)  # transfer, orders, fill, create, asset
-    accounts = sorted(hist.numbering.accounts())
-    ath0 = next(a for a in accounts if hist.numbering.account_stats(a) and
+    accounts = sorted(hist.accounts())
+    ath0 = next(a for a in accounts if hist.account_total_ops(a) and
                 hist.get_account_history(a, 0, 100, 0)[-1]["id"] == "1.11.0")
     points = grid_points(hist)
     checked = 0
@@ -257,7 +257,7 @@ async def test_same_answers_without_template(stored, built, osmem):
     chain, rec, hist, _info = built
     await ship(osmem.url, bulk_bodies(chain, rec.blocks, "sqd-", max_ops=400))
     db = SearchDBHistory(client, "sqd-", chain)
-    for account in sorted(hist.numbering.accounts()):
+    for account in sorted(hist.accounts()):
         assert norm(await db.get_account_history(account, 0, 100, 0)) == \
             norm(hist.get_account_history(account, 0, 100, 0))
         assert norm(await db.get_relative_account_history(account, 2, 5, 0)) == \

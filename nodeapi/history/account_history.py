@@ -173,6 +173,11 @@ class AccountHistory:
         log = self._logs.get(account_id)
         return 0 if log is None else log.total
 
+    def accounts(self):
+        """Iterator of the account ids (``"1.2.x"``) holding history, in
+        the order of their first entry."""
+        return iter(self._logs)
+
     def account_removed_ops(self, account_id: str) -> int:
         """Entries of ``account_id`` removed by trimming (graphene
         ``account_statistics_object::removed_ops``)."""
