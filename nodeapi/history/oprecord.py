@@ -15,7 +15,7 @@ the impacted tuple) costs about 1.8 KB of memory per operation; a record of
 a transfer is about 230 bytes.  :func:`history_entry` gives back exactly the
 dict the API answered from the original objects (graphene
 ``operation_history_object``, libraries/chain/include/graphene/chain/
-operation_history_object.hpp; wire-contract section 6): JSON round-trips
+operation_history_object.hpp; docs/wire-contract.rst section 6): JSON round-trips
 every value a wire operation holds (ints up to 64 bits, strings, lists,
 objects, booleans).
 """
