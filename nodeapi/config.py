@@ -34,7 +34,8 @@ from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
 from nodeapi.config_parse import (
     parse_account_ids, parse_basic_auth, parse_bool, parse_bucket_sizes, parse_endpoint,
     parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint, parse_plugins,
-    parse_private_key, parse_seconds, parse_seed_node, parse_text, parse_url, parse_witness_ids)
+    parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node, parse_text,
+    parse_url, parse_witness_ids)
 from nodeapi.errors import ConfigError
 from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.history.retention import HistoryLimits
@@ -110,6 +111,21 @@ SINGLE = [
      "<username>:<password> for the search database (default: none)."),
     ("searchdb-index-prefix", "chain-", parse_index_prefix,
      "Prefix of the monthly index names (default chain-)."),
+] + [
+    # -- searchdb: the reference elasticsearch plugin's switches (docs/searchdb-plugin.rst;
+    #    INI aliases in SEARCHDB_REFERENCE_NAMES) --------------------------------------
+    ("searchdb-mode", "all", parse_searchdb_mode,
+     "only_save (0): write, the history API does not read the database; only_query (1): "
+     "never write, the history API reads the database; all (2): both (default all)."),
+    ("searchdb-start-after-block", "0", parse_int(0, 2 ** 32 - 1),
+     "Write documents of the blocks after this number only (default 0)."),
+    ("searchdb-operation-object", "true", parse_bool,
+     "true: store op_object and operation_result_object (default true)."),
+    ("searchdb-operation-string", "true", parse_bool,
+     "true: store op as JSON text, needed by the history API (default true)."),
+    ("searchdb-max-mapping-depth", "20", parse_int(2, 65535),
+     "Largest field depth of a document, index.mapping.depth.limit (default 20)."),
+] + [
     ("bucket-size", "[60,300,900,3600,14400,86400,604800]", parse_bucket_sizes,
      "market_history: bucket sizes in seconds, a JSON array "
      "(default [60,300,900,3600,14400,86400,604800])."),
@@ -150,6 +166,15 @@ MULTI = [
      "[user:password@]host:port, [IPv6]:port or ws://[user:password@]host:port/path of a "
      "node to follow (repeatable)."),
 ]
+#: bitshares-core names of searchdb options (elasticsearch_plugin.cpp) read
+#: from an INI file as the searchdb name.
+SEARCHDB_REFERENCE_NAMES = {
+    "elasticsearch-mode": "searchdb-mode",
+    "elasticsearch-start-es-after-block": "searchdb-start-after-block",
+    "elasticsearch-operation-object": "searchdb-operation-object",
+    "elasticsearch-operation-string": "searchdb-operation-string",
+    "elasticsearch-max-mapping-depth": "searchdb-max-mapping-depth",
+}
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
 _COERCE.update({name: coerce for name, coerce, _h in MULTI})
 _COERCE.update({name: parse_bool for name, _h in FLAGS})
@@ -180,6 +205,7 @@ def read_ini(path: str) -> dict:
             raise ValueError(f"{where}: expected 'key = value' (line not shown)")
         if section:
             key = f"{section}.{key}"
+        key = SEARCHDB_REFERENCE_NAMES.get(key, key)
         if key not in _COERCE:
             raise ValueError(f"{where}: unknown option {key!r}")
         if key in found and key not in _REPEATABLE:
@@ -262,6 +288,9 @@ class Options(usage.Options):
                 (v, f"{name} ({where})") for v, where in ini.get(name, [])]
             self[name] = [x for raw, where in given if raw.strip()
                           for x in self._coerce(name, raw, where)]
+        if self["searchdb-mode"] == "all" and not self["searchdb-operation-string"]:
+            raise usage.UsageError("searchdb-mode all needs searchdb-operation-string true "
+                                   "(the history API reads op)")
         self.development_defaults = not self["witness-id"] and not self["private-key"]
         if self.development_defaults:
             self["witness-id"] = list(INIT_WITNESSES)

@@ -159,6 +159,23 @@ def parse_basic_auth(text) -> str:
     return text
 
 
+#: ``searchdb-mode`` values, in the order of the reference's numbers
+#: (bitshares-core elasticsearch_plugin.hpp ``enum class mode``).
+SEARCHDB_MODES = ("only_save", "only_query", "all")
+
+
+def parse_searchdb_mode(text) -> str:
+    """Coercer of ``searchdb-mode``: ``only_save``, ``only_query``, ``all``
+    or the reference's numbers 0, 1, 2 -> the name."""
+    text = parse_text(text).strip()
+    if text in SEARCHDB_MODES:
+        return text
+    if text in ("0", "1", "2"):
+        return SEARCHDB_MODES[int(text)]
+    raise ValueError(f"{text!r} is not a searchdb mode: only_save (0), only_query (1) "
+                     "or all (2)")
+
+
 def parse_index_prefix(text) -> str:
     """A search database index name prefix: lowercase, no special characters."""
     text = parse_text(text)

@@ -91,8 +91,9 @@ def _make_service(options, reactor):
         from nodeapi.history.searchdb.plugin import make_searchdb
 
         searchdb = attach("searchdb", make_searchdb(options, chain, data_dir, reactor))
-        history = searchdb.history
-        chain.add_consumer(searchdb)
+        history = searchdb.history  # None in only_save mode
+        if searchdb.writes:  # not in only_query mode
+            chain.add_consumer(searchdb)
 
     market_history = None
     if "market_history" in plugins:

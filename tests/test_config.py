@@ -65,7 +65,14 @@ def defaults(cwd):
         "min-blocks-to-keep": 30000, "max-ops-per-acc-by-min-blocks": 1000,
         "partial-operations": False, "track-account": [], "extended-history-by-account": [],
         "extended-history-by-registrar": [],
-    }, **LIMITS, **MARKET)
+    }, **LIMITS, **MARKET, **SEARCHDB_SWITCHES)
+
+
+#: The reference elasticsearch plugin's switches, defaults.
+SEARCHDB_SWITCHES = {
+    "searchdb-mode": "all", "searchdb-start-after-block": 0,
+    "searchdb-operation-object": True, "searchdb-operation-string": True,
+    "searchdb-max-mapping-depth": 20}
 
 
 def test_development_defaults(cwd):
@@ -81,7 +88,9 @@ def test_development_defaults(cwd):
     assert options.genesis.chain_id.startswith("569cba9a")
     assert options.searchdb() == {
         "node_url": "http://localhost:9200/", "bulk_replay": 10000, "bulk_sync": 100,
-        "visitor": False, "basic_auth": "", "index_prefix": "chain-"}
+        "visitor": False, "basic_auth": "", "index_prefix": "chain-", "mode": "all",
+        "start_after_block": 0, "operation_object": True, "operation_string": True,
+        "max_mapping_depth": 20}
 
 
 def everything(cwd):
@@ -97,6 +106,9 @@ def everything(cwd):
         "--searchdb-node-url", "https://db.example:9201", "--searchdb-bulk-replay", "500",
         "--searchdb-bulk-sync", "10", "--searchdb-visitor", "yes",
         "--searchdb-basic-auth", "u:p", "--searchdb-index-prefix", "bts-",
+        "--searchdb-mode", "0", "--searchdb-start-after-block", "4000000000",
+        "--searchdb-operation-object", "false", "--searchdb-operation-string", "false",
+        "--searchdb-max-mapping-depth", "30",
         "--enable-stale-production", "--enable-subscribe-to-all",
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
         "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
@@ -124,6 +136,9 @@ def everything(cwd):
         "searchdb-node-url": "https://db.example:9201/", "searchdb-bulk-replay": 500,
         "searchdb-bulk-sync": 10, "searchdb-visitor": True, "searchdb-basic-auth": "u:p",
         "searchdb-index-prefix": "bts-", "enable-stale-production": True,
+        "searchdb-mode": "only_save", "searchdb-start-after-block": 4000000000,
+        "searchdb-operation-object": False, "searchdb-operation-string": False,
+        "searchdb-max-mapping-depth": 30,
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
         "private-key": [DEV_WIF, OTHER_WIF],
         "seed-node": ["10.0.0.1:8090", "bob:pw@node.example:443"],
@@ -285,6 +300,12 @@ ERRORS = [
     (["--searchdb-visitor", "maybe"], "--searchdb-visitor: 'maybe' is not true or false"),
     (["--searchdb-basic-auth", "nocolon"],
      "--searchdb-basic-auth: expected <username>:<password>"),
+    (["--searchdb-mode", "3"],
+     "--searchdb-mode: '3' is not a searchdb mode: only_save (0), only_query (1) or all (2)"),
+    (["--searchdb-max-mapping-depth", "1"],
+     "--searchdb-max-mapping-depth: 1 is not between 2 and 65535"),
+    (["--searchdb-operation-string", "false"],
+     "searchdb-mode all needs searchdb-operation-string true (the history API reads op)"),
     (["--searchdb-index-prefix", "Chain-"],
      "--searchdb-index-prefix: 'Chain-' is not a valid index prefix (lowercase, not starting "
      "with - _ +, none of \\ / * ? \" < > | , # : or space)"),
@@ -446,3 +467,17 @@ def test_accepted_url_gives_a_client_without_credentials(url, auth):
     assert client.safe_url == "http://db:9200/" and client.base == "http://db:9200"
     header = client._headers[b"Authorization"][0].decode()
     assert base64.b64decode(header.split()[1]).decode() == auth
+
+
+def test_reference_elasticsearch_names_in_ini(cwd):
+    """bitshares-core's elasticsearch plugin names of the searchdb switches
+    (elasticsearch_plugin.cpp) load from a config.ini as the searchdb ones."""
+    (cwd / "es.ini").write_text(
+        "elasticsearch-mode = 1\nelasticsearch-start-es-after-block = 12\n"
+        "elasticsearch-operation-object = false\nelasticsearch-operation-string = false\n"
+        "elasticsearch-max-mapping-depth = 5\n")
+    options = parse("--config", "es.ini")
+    assert {k: options[k] for k in SEARCHDB_SWITCHES} == {
+        "searchdb-mode": "only_query", "searchdb-start-after-block": 12,
+        "searchdb-operation-object": False, "searchdb-operation-string": False,
+        "searchdb-max-mapping-depth": 5}

@@ -96,7 +96,13 @@ def test_layout_matches_real_documents(chain_docs):
         assert set(ours["account_history"]) == set(real["account_history"])
         assert set(real["operation_history"]) <= set(ours["operation_history"])
         assert set(ours["operation_history"]) - set(real["operation_history"]) == {
-            "is_virtual", "fee_payer"}
+            "is_virtual", "fee_payer", "operation_result_object"}
+        # bitshares-core 7.x bulk_struct / operation_history_struct fields
+        assert list(ours) == ["account_history", "operation_history", "operation_type",
+                              "operation_id_num", "block_data", "additional_data"]
+        assert list(ours["operation_history"]) == [
+            "trx_in_block", "op_in_trx", "virtual_op", "is_virtual", "fee_payer", "op",
+            "operation_result", "op_object", "operation_result_object"]
         assert set(ours["block_data"]) == {"block_num", "block_time", "trx_id"}
         assert set(ours["operation_history"]["op_object"]) == \
             set(real["operation_history"]["op_object"])
@@ -167,8 +173,10 @@ def test_visitor_data(chain_docs):
             assert t["amount"] == int(op["amount"]["amount"])  # op is wire JSON
             assert t["asset_name"] == "TEST"
             assert t["amount_units"] == int(op["amount"]["amount"]) / 10 ** 5
-        else:
-            assert "transfer_data" not in add
+        else:  # the reference's empty transfer_data (visitor_struct has all three)
+            assert add["transfer_data"] == {"asset": "1.3.0", "asset_name": "TEST", "amount": 0,
+                                            "amount_units": 0.0, "from": "1.2.0", "to": "1.2.0"}
+        assert list(add) == ["fee_data", "transfer_data", "fill_data"]
     fills = [d for _i, d in docs if d["operation_type"] == 4]
     assert {d["additional_data"]["fee_data"]["asset_name"] for d in fills} <= {"TEST", "GOLD"}
 

@@ -1,30 +1,43 @@
 """Search-database documents of the searchdb plugin (docs/wire-contract.rst
-section 8; layout of the real documents in tests/fixtures/es).
+section 8; layout of bitshares-core 7.x's ``bulk_struct``,
+libraries/plugins/elasticsearch/elasticsearch_plugin.hpp; real documents in
+tests/fixtures/es).
 
 One document per (operation, impacted account) pair, ``_id`` = its ath id
 ``2.9.N``, in index ``<prefix>YYYY-MM`` of the block time::
 
     {"account_history": {id, account, operation_id, sequence, next},
      "operation_history": {trx_in_block, op_in_trx, virtual_op, is_virtual,
-                           fee_payer, op: "<JSON>", operation_result: "<JSON>",
-                           op_object: {...}},
+                           fee_payer, op: "<JSON>" | "",
+                           operation_result: "<JSON>",
+                           op_object: {...} | null,
+                           operation_result_object: {which, data_*} | null},
      "operation_type": T, "operation_id_num": M,
      "block_data": {block_num, block_time, trx_id},
-     "additional_data": {fee_data: {asset, asset_name, amount, amount_units},
-                         transfer_data: {..., from, to}}}   # visitor only
+     "additional_data": {fee_data, transfer_data, fill_data}}  # visitor only
 
-``op`` and ``operation_result`` are JSON strings of the wire JSON
-(docs/wire-contract.rst section 3: integers outside the signed 32-bit range as
-strings, as the reference node's documents write amounts and nonces).  ``op_object`` is the operation's data adapted like
-bitshares-core's ``es_data_adaptor`` (libraries/utilities/elasticsearch.cpp)
-so that every field keeps one type across all documents: an object field
-that holds a key of its own name is renamed ``<name>_`` (transfer
-``amount`` -> ``amount_``), ``nonce`` becomes a string, a string ``owner``
-becomes ``owner_``, scalars inside arrays become strings, the map-like
-authority arrays get an extra ``<name>_object`` list of ``{key_*, data_*}``
-and the static-variant fields listed in :data:`TO_STRING_FIELDS` become JSON
-strings plus a typed ``<name>_object``.  ``amount_units`` is always a finite
-float (amount / 10^precision); NaN is never written.
+``op`` is the operation's JSON with ``operation_string`` on, else ``""``;
+``op_object`` and ``operation_result_object`` are the
+:mod:`~nodeapi.history.searchdb.adaptor` forms (``max_mapping_depth - 2``
+levels) with ``operation_object`` on, else null (the reference's
+``elasticsearch-operation-string`` / ``-operation-object``).  JSON strings
+are of the wire JSON (docs/wire-contract.rst section 3: integers outside
+the signed 32-bit range as strings, as the reference node's documents write
+amounts and nonces).  ``block_data.trx_id`` is ``""`` for block-level
+virtual operations, as the reference's ``doBlock`` writes it.
+
+The visitor's ``additional_data`` (reference ``doVisitor``) always holds
+all three parts: ``fee_data {asset, asset_name, amount, amount_units}``,
+``transfer_data`` (plus ``from``, ``to``) and ``fill_data {order_id,
+account_id, pays_asset_id, pays_asset_name, pays_amount, pays_amount_units,
+receives_asset_id, receives_asset_name, receives_amount,
+receives_amount_units, fill_price, fill_price_units, is_maker}``; an
+operation that is not a transfer (fill_order) has the reference's empty
+values there (asset ``1.3.0``, account ``1.2.0``, order ``0.0.0``,
+amounts 0).  ``fill_price`` is the operation's price as a real number
+(base amount / quote amount, ``price::to_real``), ``fill_price_units`` the
+received units per paid unit.  Every ``*_units`` value is a finite float;
+NaN is never written (the reference writes 0/0 for non-fills: 0.0 here).
 
 The operation-level part of the documents of one operation is serialized
 once with orjson and shared by all its impacted accounts.
@@ -35,129 +48,14 @@ from typing import Callable, Optional
 
 import orjson
 
-from nodeapi.protocol.wire import INT64_FIELDS, to_wire, wire_int
+from nodeapi.history.searchdb.adaptor import (
+    MAX_DEPTH, adapt_object, adapt_static_variant, to_json as _json)
 
 TRANSFER = 0
-
-#: Array fields stored as JSON strings plus a typed ``<name>_object``
-#: (bitshares-core es_data_adaptor ``to_string_fields``): name -> kind.
-TO_STRING_FIELDS = {
-    "parameters": "array", "op": "static_variant", "proposed_ops": "array",
-    "operations": "array", "initializer": "static_variant", "policy": "static_variant",
-    "predicates": "array", "active_special_authority": "static_variant",
-    "owner_special_authority": "static_variant", "htlc_preimage_hash": "static_variant",
-    "argument": "static_variant", "feeds": "map", "acceptable_collateral": "map",
-    "acceptable_borrowers": "map", "on_fill": "array",
-}
-#: Map-like arrays kept as string arrays plus a ``<name>_object`` list.
-TO_STRING_ARRAY_FIELDS = frozenset(("account_auths", "address_auths", "key_auths"))
-
-MAX_DEPTH = 20
-
-def _json(value) -> str:
-    return orjson.dumps(to_wire(value), option=orjson.OPT_NON_STR_KEYS).decode()
-
-
-def _scalar_string(value) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    return _json(value)
-
-
-def adapt_object(obj: dict, depth: int = MAX_DEPTH) -> dict:
-    """``es_data_adaptor::adapt`` for an object (see module docstring)."""
-    if depth <= 0:
-        return _json(obj)
-    out = {}
-    renames = []
-    backups = []
-    for name, value in obj.items():
-        if isinstance(value, dict):
-            if name in value:
-                renames.append(name)
-            out[name] = adapt_object(value, depth - 1)
-        elif isinstance(value, (list, tuple)):
-            if name in TO_STRING_FIELDS:
-                backups.append((name, value))
-                out[name] = _json(value)
-            elif name in TO_STRING_ARRAY_FIELDS:
-                backups.append((name, value))
-                out[name] = _adapt_in_situ(value, depth - 1)
-            else:
-                out[name] = _adapt_in_situ(value, depth - 1)
-        elif isinstance(value, str) and name in INT64_FIELDS:
-            out[name] = wire_int(value)  # op_object keeps them numeric
-        else:
-            out[name] = value
-    for name in renames:
-        out[name + "_"] = out.pop(name)
-    if "nonce" in out and not isinstance(out["nonce"], str):
-        out["nonce"] = _scalar_string(out["nonce"])
-    if isinstance(out.get("owner"), str):
-        out["owner_"] = out.pop("owner")
-    for name, value in backups:
-        kind = TO_STRING_FIELDS.get(name, "map")
-        out[name + "_object"] = _adapt_array(value, kind, depth - 1)
-    return out
-
-
-def _adapt_in_situ(values, depth: int) -> list:
-    out = []
-    for v in values:
-        if isinstance(v, dict):
-            out.append(adapt_object(v, depth))
-        elif isinstance(v, (list, tuple)):
-            out.append(_adapt_in_situ(v, depth))
-        else:
-            out.append(_scalar_string(v))
-    return out
-
-
-def _typed(value, prefix: str, out: dict, depth: int) -> None:
-    """``extract_data_from_variant``: one field per JSON type."""
-    if isinstance(value, dict):
-        out[prefix + "_object"] = adapt_object(value, depth - 1)
-    elif isinstance(value, bool):
-        out[prefix + "_bool"] = value
-    elif isinstance(value, int):
-        out[prefix + "_int"] = value
-    elif isinstance(value, str):
-        out[prefix + "_string"] = value
-    else:
-        out[prefix + "_string"] = _json(value)
-
-
-def _adapt_array(values, kind: str, depth: int):
-    if depth <= 0:
-        return _json(values)
-    if kind == "static_variant":
-        return _adapt_static_variant(values, depth)
-    out = []
-    for item in values:
-        if isinstance(item, (list, tuple)) and len(item) == 2:
-            if kind == "map":
-                entry: dict = {}
-                _typed(item[0], "key", entry, depth)
-                _typed(item[1], "data", entry, depth)
-                out.append(entry)
-            else:
-                out.append(_adapt_static_variant(item, depth))
-        elif isinstance(item, dict):
-            out.append(adapt_object(item, depth))
-    return out
-
-
-def _adapt_static_variant(value, depth: int):
-    if depth <= 0 or not (isinstance(value, (list, tuple)) and len(value) == 2):
-        return _json(value)
-    out = {"which": value[0]}
-    _typed(value[1], "data", out, depth)
-    return out
-
+FILL_ORDER = 4
+#: The id a block-level virtual operation carries in the chain; the
+#: reference writes ``""`` as its ``block_data.trx_id``.
+NO_TRX_ID = "0" * 40
 
 def index_name(prefix: str, timestamp: int) -> str:
     """``<prefix>YYYY-MM`` of a block time in seconds (UTC)."""
@@ -180,14 +78,27 @@ class DocumentBuilder:
         asset never change).  Unknown assets get name ``""`` and precision 0.
     :param doc_type: ``"data"`` for ES 6 (adds ``_type`` to action lines),
         None for typeless servers.
+    :param max_mapping_depth: ``searchdb-max-mapping-depth`` (>= 2): the
+        adaptor forms get ``max_mapping_depth - 2`` levels.
+    :param operation_object: ``searchdb-operation-object``.
+    :param operation_string: ``searchdb-operation-string``.
+    :param start_after_block: ``searchdb-start-after-block``: operations of
+        blocks up to this number get no documents (:meth:`items` answers
+        ``[]``); they are still numbered.
     """
 
     def __init__(self, index_prefix: str = "chain-", visitor: bool = False,
                  asset_lookup: Optional[AssetLookup] = None,
-                 doc_type: Optional[str] = None) -> None:
+                 doc_type: Optional[str] = None, *, max_mapping_depth: int = MAX_DEPTH,
+                 operation_object: bool = True, operation_string: bool = True,
+                 start_after_block: int = 0) -> None:
         self.index_prefix = index_prefix
         self.visitor = visitor
         self.doc_type = doc_type
+        self.object_depth = max_mapping_depth - 2
+        self.operation_object = operation_object
+        self.operation_string = operation_string
+        self.start_after_block = start_after_block
         self._asset_lookup = asset_lookup
         self._assets: dict = {}
         self._month_key = None
@@ -210,27 +121,41 @@ class DocumentBuilder:
                 self._assets[asset_id] = got
         return got
 
-    def _amount_data(self, amount: dict) -> dict:
+    def _amount_data(self, amount: dict, prefix: str = "", asset_key: str = "asset") -> dict:
         asset_id = amount.get("asset_id", "1.3.0")
         name, scale = self._asset(asset_id)
         value = int(amount.get("amount", 0))
-        return {"asset": asset_id, "asset_name": name, "amount": value,
-                "amount_units": value / scale}
+        return {prefix + asset_key: asset_id, prefix + "asset_name": name,
+                prefix + "amount": value, prefix + "amount_units": value / scale}
 
     def additional_data(self, op: list) -> dict:
-        """The visitor's ``additional_data`` of an operation (fee for every
-        operation, transfer data for transfers)."""
+        """The visitor's ``additional_data`` of an operation: fee, transfer
+        and fill data (module docstring; reference ``doVisitor``)."""
         data = op[1]
-        out = {"fee_data": self._amount_data(data.get("fee") or {})}
-        if op[0] == TRANSFER:
-            transfer = self._amount_data(data.get("amount") or {})
-            transfer["from"] = data.get("from", "")
-            transfer["to"] = data.get("to", "")
-            out["transfer_data"] = transfer
-        return out
+        transfer = data if op[0] == TRANSFER else {}
+        fill = data if op[0] == FILL_ORDER else {}
+        transfer_data = self._amount_data(transfer.get("amount") or {})
+        transfer_data["from"] = transfer.get("from", "1.2.0")
+        transfer_data["to"] = transfer.get("to", "1.2.0")
+        pays = self._amount_data(fill.get("pays") or {}, "pays_", "asset_id")
+        receives = self._amount_data(fill.get("receives") or {}, "receives_", "asset_id")
+        fill_data = {"order_id": fill.get("order_id", "0.0.0"),
+                     "account_id": fill.get("account_id", "1.2.0")}
+        fill_data.update(pays)
+        fill_data.update(receives)
+        price = fill.get("fill_price") or {}
+        base = int((price.get("base") or {}).get("amount", 0))
+        quote = int((price.get("quote") or {}).get("amount", 0))
+        fill_data["fill_price"] = base / quote if quote else 0.0
+        paid = pays["pays_amount_units"]
+        fill_data["fill_price_units"] = receives["receives_amount_units"] / paid if paid else 0.0
+        fill_data["is_maker"] = bool(fill.get("is_maker", False))
+        return {"fee_data": self._amount_data(data.get("fee") or {}),
+                "transfer_data": transfer_data, "fill_data": fill_data}
 
     def operation_part(self, op, block_num: int, block_time: str) -> dict:
         """Everything of a document but ``account_history``, as a dict."""
+        with_object = self.operation_object
         part = {
             "operation_history": {
                 "trx_in_block": op.trx_in_block,
@@ -238,14 +163,16 @@ class DocumentBuilder:
                 "virtual_op": op.virtual_op,
                 "is_virtual": op.is_virtual,
                 "fee_payer": op.fee_payer,
-                "op": _json(op.op),
+                "op": _json(op.op) if self.operation_string else "",
                 "operation_result": _json(op.result),
-                "op_object": adapt_object(op.op[1]),
+                "op_object": adapt_object(op.op[1], self.object_depth) if with_object else None,
+                "operation_result_object": (adapt_static_variant(op.result, self.object_depth)
+                                            if with_object else None),
             },
             "operation_type": op.op[0],
             "operation_id_num": op.id_num,
             "block_data": {"block_num": block_num, "block_time": block_time,
-                           "trx_id": op.trx_id},
+                           "trx_id": "" if op.trx_id == NO_TRX_ID else op.trx_id},
         }
         if self.visitor:
             part["additional_data"] = self.additional_data(op.op)
@@ -265,7 +192,9 @@ class DocumentBuilder:
         """Bulk items of one operation: ``[(n, bytes)]`` where the bytes are
         the ``create`` action line and the document line, each ending in a
         newline.  ``entries`` are the (possibly filtered) numbering entries
-        of ``op``."""
+        of ``op``; ``[]`` for a block up to ``start_after_block``."""
+        if block_num <= self.start_after_block:
+            return []
         try:
             tail = orjson.dumps(self.operation_part(op, block_num, block_time))
         except TypeError:  # an integer beyond 64 bits: write it as a string

@@ -49,7 +49,7 @@ class ServerInfo:
         return f"/{prefix}*/{typed}{endpoint}"
 
 
-def index_template(prefix: str, flavor: str) -> dict:
+def index_template(prefix: str, flavor: str, max_mapping_depth: int = 20) -> dict:
     """The index template for ``<prefix>*`` (account ids keyword with a
     ``.keyword`` sub-field for the spec's exact-match queries, block_time
     date, ``op`` stored but not indexed, date detection off so that
@@ -58,12 +58,26 @@ def index_template(prefix: str, flavor: str) -> dict:
     :param flavor: ``"es6"`` (legacy template, mapping type ``data``),
         ``"legacy"`` (ES 7 legacy typeless) or ``"composable"`` (ES >= 7.8 /
         8, OpenSearch ``_index_template``).
+    :param max_mapping_depth: ``searchdb-max-mapping-depth``; above the
+        database's default of 20 the template raises the indexes'
+        ``index.mapping.depth.limit`` to it (the reference option is named
+        after that setting).
+
+    The visitor's ``fill_data`` fields have the reference's types (ids
+    keyword, amounts long, units and prices double, ``is_maker`` boolean).
     """
     kw = {"type": "keyword"}
     kw_sub = {"type": "keyword", "fields": {"keyword": {"type": "keyword"}}}
+    double = {"type": "double"}
     amount = {"properties": {"asset": kw, "asset_name": kw, "amount": {"type": "long"},
-                             "amount_units": {"type": "double"}}}
+                             "amount_units": double}}
     transfer = {"properties": dict(amount["properties"], **{"from": kw_sub, "to": kw_sub})}
+    fill = {"properties": {"order_id": kw_sub, "account_id": kw_sub, "fill_price": double,
+                           "fill_price_units": double, "is_maker": {"type": "boolean"}}}
+    for side in ("pays_", "receives_"):
+        fill["properties"].update({side + "asset_id": kw, side + "asset_name": kw,
+                                   side + "amount": {"type": "long"},
+                                   side + "amount_units": double})
     mappings = {
         "date_detection": False,
         "properties": {
@@ -81,12 +95,16 @@ def index_template(prefix: str, flavor: str) -> dict:
                 "block_num": {"type": "long"}, "block_time": {"type": "date"},
                 "trx_id": kw_sub}},
             "additional_data": {"properties": {"fee_data": amount,
-                                               "transfer_data": transfer}},
+                                               "transfer_data": transfer,
+                                               "fill_data": fill}},
         },
     }
     pattern = [prefix + "*"]
+    settings = ({"settings": {"index.mapping.depth.limit": max_mapping_depth}}
+                if max_mapping_depth > 20 else {})
     if flavor == "composable":
-        return {"index_patterns": pattern, "priority": 50, "template": {"mappings": mappings}}
+        return {"index_patterns": pattern, "priority": 50,
+                "template": dict(settings, mappings=mappings)}
     if flavor == "es6":
-        return {"index_patterns": pattern, "mappings": {"data": mappings}}
-    return {"index_patterns": pattern, "mappings": mappings}
+        return dict(settings, index_patterns=pattern, mappings={"data": mappings})
+    return dict(settings, index_patterns=pattern, mappings=mappings)

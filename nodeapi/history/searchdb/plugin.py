@@ -30,6 +30,13 @@ in flight, retries with backoff) -> the database.
   would pass 4 MiB.
 * The chain is never blocked nor raised into: building is quick, shipping
   is asynchronous, a failure while building is logged and counted.
+* Modes (``searchdb-mode``, the reference's ``elasticsearch-mode``):
+  ``all`` writes and the history API set answers from the database;
+  ``only_save`` writes, and the history API set does not read the database
+  (as the reference, it answers from the node's own memory, which keeps no
+  account history beside this plugin: empty lists); ``only_query`` never
+  writes (no template, no documents: another node fills the database) and
+  the history API set answers from the database.
 * Stop: the open bulk is sealed and the queue flushed, waiting at most
   ``stop_timeout`` seconds; what is left is rebuilt by the next start's
   replay from the database's resume point.
@@ -81,6 +88,11 @@ class SearchDBService(service.Service):
         file is used.
     :param stop_timeout: seconds :meth:`stopService` waits for the flush.
     :param prepare_timeout: seconds :meth:`prepare` waits for the database.
+    :param writes: False in ``only_query`` mode: :meth:`prepare` does not
+        touch the database and blocks are ignored.
+    :param document_options: ``max_mapping_depth``, ``operation_object``,
+        ``operation_string``, ``start_after_block`` of
+        :class:`~nodeapi.history.searchdb.documents.DocumentBuilder`.
     :param replica: ``fn() -> Chain``, a fresh chain over the node's block
         log for a :class:`~nodeapi.history.searchdb.backfill.Backfill`
         (default: one over ``chain``'s genesis and block log).
@@ -99,11 +111,13 @@ class SearchDBService(service.Service):
                  bulk_replay: int = 10000, bulk_sync: int = 100, clock: Any = None, max_memory: int = 64 << 20, max_body: int = MAX_BODY,
                  stop_timeout: float = 30.0, prepare_timeout: float = 15.0,
                  initial_backoff: float = 0.5, max_backoff: float = 60.0,
-                 replica: Optional[Callable[[], Any]] = None) -> None:
+                 replica: Optional[Callable[[], Any]] = None, writes: bool = True,
+                 document_options: Optional[dict] = None) -> None:
         self.client = client
         self.chain = chain
         self.data_dir = data_dir
         self.index_prefix = index_prefix
+        self.writes = writes
         self.bulk_replay, self.bulk_sync = bulk_replay, bulk_sync
         self.reactor = reactor
         self.clock = clock if clock is not None else reactor
@@ -112,7 +126,8 @@ class SearchDBService(service.Service):
         self.history: Optional[Any] = None
         self.template_name = (index_prefix.rstrip("-_.") or "searchdb") + "-template"
         self.numbering = HistoryNumbering()
-        self.documents = DocumentBuilder(index_prefix, visitor, self._asset)
+        self.documents = DocumentBuilder(index_prefix, visitor, self._asset,
+                                         **(document_options or {}))
         self.queue = BulkQueue(os.path.join(data_dir, SPOOL_FILE), max_memory)
         self.builder = BulkBuilder(self.queue, bulk_replay // 2, max_body)
         self.cursor = Cursor.load(data_dir, index_prefix)
@@ -161,7 +176,10 @@ class SearchDBService(service.Service):
     def prepare(self) -> defer.Deferred:
         """Before the replay: server flavour, template, resume point.  Never
         fails: when the database does not answer within
-        ``prepare_timeout`` the node starts anyway (see module text)."""
+        ``prepare_timeout`` the node starts anyway (see module text).  Does
+        nothing in ``only_query`` mode."""
+        if not self.writes:
+            return defer.succeed(None)
         d = self._connect()
         d.addTimeout(self.prepare_timeout, self.reactor)
 
@@ -182,8 +200,9 @@ class SearchDBService(service.Service):
         holds (at start and on every reconnection).  Raises SearchDBError
         (the shipper retries)."""
         info = yield self.client.detect()
-        installed = yield self.client.ensure_template(
-            self.template_name, index_template(self.index_prefix, info.template_flavor))
+        template = index_template(self.index_prefix, info.template_flavor,
+                                  self.documents.object_depth + 2)
+        installed = yield self.client.ensure_template(self.template_name, template)
         self.log.info("searchdb: {dist} {number} at {url}; index template {name} {state}",
                       dist=info.distribution, number=info.number, url=self.client.safe_url,
                       name=self.template_name, state="installed" if installed else "exists")
@@ -280,7 +299,10 @@ class SearchDBService(service.Service):
 
     def block_applied(self, applied) -> None:
         """Number the block's operations, build the documents the database
-        lacks and queue them; never raises (failures are logged)."""
+        lacks and queue them; never raises (failures are logged).  Ignored
+        in ``only_query`` mode."""
+        if not self.writes:
+            return
         try:
             self._block(applied)
         except Exception:
@@ -306,12 +328,15 @@ class SearchDBService(service.Service):
         block_time = applied.time_iso
         index = self.documents.index_for(applied.timestamp)
         assign, resume, builder = self.numbering.assign, self.resume, self.builder
+        skip = num <= self.documents.start_after_block  # numbered, not written
         for op in applied.operations:
             entries = assign(op)
             if not entries:
                 continue
             m = op.id_num
             self._live_op = m
+            if skip:
+                continue
             if m < resume.lo_op:
                 continue  # stored already
             if m <= resume.window_op or entries[0][0] <= resume.upto_ath:
@@ -398,17 +423,24 @@ class SearchDBService(service.Service):
 
 def make_searchdb(options, chain, data_dir: str, reactor) -> SearchDBService:
     """The searchdb plugin for parsed ``options`` (``options.searchdb()``:
-    node_url, bulk_replay, bulk_sync, visitor, basic_auth, index_prefix):
-    a :class:`SearchDBService` whose ``history`` is a
+    node_url, bulk_replay, bulk_sync, visitor, basic_auth, index_prefix,
+    mode, max_mapping_depth, operation_object, operation_string,
+    start_after_block): a :class:`SearchDBService` whose ``history`` is a
     :class:`nodeapi.history.searchdb.query.SearchDBHistory` over the same
-    client.  The caller registers it with ``chain.add_consumer`` and passes
-    it to :class:`~nodeapi.service.NodeService` as a plugin."""
+    client, or None in ``only_save`` mode (module text).  Unless
+    ``svc.writes`` is False (``only_query``), the caller registers it with
+    ``chain.add_consumer``; it passes it to
+    :class:`~nodeapi.service.NodeService` as a plugin."""
     from nodeapi.history.searchdb.query import SearchDBHistory
 
     opts = options.searchdb()
     client = SearchDBClient(opts["node_url"], opts["basic_auth"], reactor)
     svc = SearchDBService(client, chain, data_dir, reactor, index_prefix=opts["index_prefix"],
                           visitor=opts["visitor"], bulk_replay=opts["bulk_replay"],
-                          bulk_sync=opts["bulk_sync"])
-    svc.history = SearchDBHistory(client, opts["index_prefix"], chain)
+                          bulk_sync=opts["bulk_sync"], writes=opts["mode"] != "only_query",
+                          document_options={k: opts[k] for k in (
+                              "max_mapping_depth", "operation_object", "operation_string",
+                              "start_after_block")})
+    if opts["mode"] != "only_save":
+        svc.history = SearchDBHistory(client, opts["index_prefix"], chain)
     return svc
