@@ -9,6 +9,7 @@ Volumes are small: osmem stores about 800 documents/s."""
 
 import os
 
+import orjson
 import pytest
 import pytest_twisted
 from twisted.internet import defer, reactor
@@ -461,3 +462,133 @@ def test_spool_failure_counted(tmp_path):
                       % (n, n, b"p" * 60))], n, 1)
     assert len(queue) == 1 and builder.dropped == 2
     assert builder.errors[0].startswith("2.9.1..2.9.1 not queued:")
+
+
+def _fixture_doc(name):
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "es", f"fixture_data__{name}.json")
+    with open(path) as f:
+        data = orjson.loads(f.read())
+    return data[0] if isinstance(data, list) else data
+
+
+def _kinds(doc, path=""):
+    """{path: JSON kind} of every leaf (lists whole, nulls as None)."""
+    if isinstance(doc, dict) and doc:
+        out = {}
+        for k, v in doc.items():
+            out.update(_kinds(v, f"{path}.{k}"))
+        return out
+    kind = ("bool" if isinstance(doc, bool) else "number" if isinstance(doc, (int, float))
+            else None if doc is None else type(doc).__name__)
+    return {path: kind}
+
+
+@pytest_twisted.inlineCallbacks
+def test_reference_documents_through_osmem(genesis, history_log, osmem_url, tmp_path):
+    """Documents stored by the real server (visitor on): transfers and fills
+    have every field of the real mainnet documents with the same JSON
+    kinds, plus bitshares-core 7.x's operation_result_object and the
+    visitor's fee/transfer/fill data, and the template maps fill_data."""
+    path, expected = history_log
+    chain = open_chain(genesis, path)
+    svc = make_service(osmem_url, chain, str(tmp_path), visitor=True, bulk_replay=400)
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
+    docs = yield stored_docs(osmem_url)
+    assert sorted(docs) == sorted(expected)
+    sources = [d["_source"] for d in docs.values()]
+    for op_type, name in ((0, "transfer"), (4, "trade")):
+        ours = next(s for s in sources if s["operation_type"] == op_type)
+        real, mine = _kinds(_fixture_doc(name)), _kinds(ours)
+        for field, kind in real.items():
+            if field != ".operation_history.op":  # "" in the real ones (operation-string off)
+                assert mine[field] == kind, field
+        assert mine[".operation_history.operation_result_object.which"] == "number"
+        assert set(ours["additional_data"]) == {"fee_data", "transfer_data", "fill_data"}
+    fill = next(s for s in sources if s["operation_type"] == 4)["additional_data"]["fill_data"]
+    assert fill["pays_amount"] > 0 and fill["fill_price_units"] > 0
+    assert isinstance(fill["is_maker"], bool)
+    client = SearchDBClient(osmem_url, "", reactor)
+    info = yield client.detect()
+    template = yield client.request_json("GET", info.template_path + "chain-template")
+    yield client.close()
+    assert "fill_data" in orjson.dumps(template).decode()
+
+
+@pytest_twisted.inlineCallbacks
+def test_start_after_block_and_switches_through_osmem(genesis, history_log, osmem_url,
+                                                      tmp_path):
+    """searchdb-start-after-block N: only blocks after N are written (ids
+    keep their numbers); operation-object / operation-string off: op_object
+    and operation_result_object null, op ""."""
+    path, expected = history_log
+    start = sorted({b for _a, _m, b in expected.values()})[3]
+    chain = open_chain(genesis, path)
+    svc = make_service(osmem_url, chain, str(tmp_path), document_options={
+        "start_after_block": start, "operation_object": False, "operation_string": False})
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
+    docs = yield stored_docs(osmem_url)
+    assert sorted(docs) == sorted(n for n, (_a, _m, b) in expected.items() if b > start)
+    assert len(docs) < len(expected)
+    for d in docs.values():
+        oh = d["_source"]["operation_history"]
+        assert oh["op"] == "" and oh["op_object"] is None
+        assert oh["operation_result_object"] is None
+
+
+@pytest_twisted.inlineCallbacks
+def test_modes_from_options(genesis, history_log, osmem_url, tmp_path):
+    """searchdb-mode: all writes and answers from the database; only_query
+    never writes (no template, blocks ignored) and answers from the
+    database; only_save writes and leaves the history API to the node."""
+    from nodeapi.config import Options
+    from nodeapi.history.searchdb.plugin import make_searchdb
+
+    path, expected = history_log
+
+    def service(mode, sub):
+        options = Options()
+        options.parseOptions(["--plugins", "searchdb", "--searchdb-node-url", osmem_url,
+                              "--searchdb-mode", mode, "--data-dir", str(tmp_path / sub)])
+        chain = open_chain(genesis, path)
+        return chain, make_searchdb(options, chain, str(tmp_path / sub), reactor)
+
+    def run(chain, svc):
+        if svc.writes:
+            chain.add_consumer(svc)
+        yield svc.prepare()
+        yield chain.replay()
+        svc.startService()
+        yield svc.stopService()
+        chain.block_log.close()
+
+    chain, query = service("only_query", "q")
+    assert query.writes is False and query.history is not None
+    yield from run(chain, query)
+    query.block_applied(None)  # ignored, never raises
+    client = SearchDBClient(osmem_url, "", reactor)
+    info = yield client.detect()
+    yield client.request("GET", info.template_path + "chain-template", ok=(404,))
+    yield client.close()
+    assert (yield stored_docs(osmem_url)) == {}
+
+    chain, save = service("only_save", "s")
+    assert save.writes is True and save.history is None
+    yield from run(chain, save)
+    assert sorted((yield stored_docs(osmem_url))) == sorted(expected)
+
+    chain, again = service("1", "q2")  # the reference's number of only_query
+    yield from run(chain, again)
+    got = yield defer.maybeDeferred(again.history.get_account_history, INIT[1], 0, 5, 0)
+    assert len(got) == 5
+    got = yield defer.maybeDeferred(query.history.get_account_history, INIT[1], 0, 5, 0)
+    assert len(got) == 5
