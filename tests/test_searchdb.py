@@ -523,8 +523,9 @@ def test_reference_documents_through_osmem(genesis, history_log, osmem_url, tmp_
 def test_start_after_block_and_switches_through_osmem(genesis, history_log, osmem_url,
                                                       tmp_path):
     """searchdb-start-after-block N: only blocks after N are written (ids
-    keep their numbers); operation-object / operation-string off: op_object
-    and operation_result_object null, op ""."""
+    keep their numbers), a restart resumes after the stored ones;
+    operation-object / operation-string off: op_object and
+    operation_result_object null, op ""."""
     path, expected = history_log
     start = sorted({b for _a, _m, b in expected.values()})[3]
     chain = open_chain(genesis, path)
@@ -543,6 +544,23 @@ def test_start_after_block_and_switches_through_osmem(genesis, history_log, osme
         oh = d["_source"]["operation_history"]
         assert oh["op"] == "" and oh["op_object"] is None
         assert oh["operation_result_object"] is None
+    # a restart resumes after what is stored (the cursor keeps the first
+    # operation and document after block N): no backfill, nothing re-sent
+    chain = open_chain(genesis, path)
+    again = make_service(osmem_url, chain, str(tmp_path), document_options={
+        "start_after_block": start, "operation_object": False, "operation_string": False})
+    chain.add_consumer(again)
+    yield again.prepare()
+    assert again.floor == (start, min(m for _a, m, _b in (expected[n] for n in docs)),
+                           min(docs))
+    assert again.resume.lo_op == max(m for _a, m, _b in expected.values())
+    assert again.backfill is None
+    yield chain.replay()
+    again.startService()
+    yield again.stopService()
+    chain.block_log.close()
+    assert again.documents_shipped == 0
+    assert sorted((yield stored_docs(osmem_url))) == sorted(docs)
 
 
 @pytest_twisted.inlineCallbacks

@@ -142,6 +142,9 @@ class SearchDBService(service.Service):
         self.backfill: Optional[Backfill] = None
         self._max_memory = max_memory
         self.rejected: dict = dict(c.rejected) if c else {}  # {n: m} refused for good
+        start = self.documents.start_after_block
+        # (S, M0, N0): the first operation and document written after block S
+        self.floor = c.floor if c and c.floor and start and c.floor[0] == start else None
         self._live_op = -1  # the last operation numbered
         self.confirmed_block_num = max(c.block, 0) if c else 0
         self.synchronized = False
@@ -208,7 +211,8 @@ class SearchDBService(service.Service):
                       name=self.template_name, state="installed" if installed else "exists")
         hint = self.cursor.op + 1 if self.cursor is not None else None
         resume = yield find_resume(self.client, self.index_prefix, hint,
-                                   rejected=self.rejected)
+                                   rejected=self.rejected,
+                                   floor=self.floor[1:] if self.floor else (0, 0))
         earlier, self.resume = self.resume, resume
         if self.numbering.next_ath or len(self.queue) or len(self.builder):
             self.shipper.refilter = True  # drop what was queued but is stored
@@ -337,6 +341,8 @@ class SearchDBService(service.Service):
             self._live_op = m
             if skip:
                 continue
+            if self.floor is None and self.documents.start_after_block:
+                self.floor = (self.documents.start_after_block, m, entries[0][0])
             if m < resume.lo_op:
                 continue  # stored already
             if m <= resume.window_op or entries[0][0] <= resume.upto_ath:
@@ -382,7 +388,8 @@ class SearchDBService(service.Service):
             self.confirmed_block_num = max(self.confirmed_block_num, self.last_block)
         if not len(bulk):
             return
-        self.cursor = Cursor(bulk.last_id, bulk.last_op, self.confirmed_block_num, self.rejected)
+        self.cursor = Cursor(bulk.last_id, bulk.last_op, self.confirmed_block_num, self.rejected,
+                             self.floor)
         try:
             self.cursor.save(self.data_dir, self.index_prefix)
         except OSError as exc:

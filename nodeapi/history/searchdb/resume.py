@@ -8,8 +8,10 @@
   rule": begin at the first record the database lacks, never before it).
 * :class:`Cursor` is what the database confirmed, kept in
   ``<data dir>/searchdb-cursor.json`` as ``{"ath": N, "op": M, "block": B,
-  "index_prefix": P, "rejected": [[N, M], ...]}``.  It is a hint for the resume query; the block log is
-  the source of truth.
+  "index_prefix": P, "rejected": [[N, M], ...], "floor": [S, M0, N0]}``
+  (``floor``: with ``searchdb-start-after-block`` S, the first operation
+  ``1.11.M0`` and document ``2.9.N0`` written, see :func:`find_resume`).
+  It is a hint for the resume query; the block log is the source of truth.
 """
 
 import os
@@ -80,6 +82,10 @@ class Cursor:
     #: ``{n: m}`` of documents the database refused for good (the newest
     #: :data:`MAX_REJECTED` are kept), see :func:`find_resume`.
     rejected: dict = attr.ib(factory=dict)
+    #: ``(S, M0, N0)``: with start-after-block S, the first operation and
+    #: document after block S (the documents before are never written);
+    #: None when unknown.
+    floor: Optional[tuple] = None
 
     @classmethod
     def load(cls, data_dir: str, index_prefix: str) -> Optional["Cursor"]:
@@ -91,7 +97,9 @@ class Cursor:
             if data.get("index_prefix") != index_prefix:
                 return None
             rejected = {int(n): int(m) for n, m in data.get("rejected", [])}
-            return cls(int(data["ath"]), int(data["op"]), int(data["block"]), rejected)
+            floor = data.get("floor")
+            floor = tuple(int(x) for x in floor) if floor and len(floor) == 3 else None
+            return cls(int(data["ath"]), int(data["op"]), int(data["block"]), rejected, floor)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -106,7 +114,8 @@ class Cursor:
         with open(tmp, "wb") as f:
             f.write(orjson.dumps({"ath": self.ath, "op": self.op, "block": self.block,
                                   "index_prefix": index_prefix,
-                                  "rejected": sorted(self.rejected.items())[-MAX_REJECTED:]}))
+                                  "rejected": sorted(self.rejected.items())[-MAX_REJECTED:],
+                                  "floor": list(self.floor) if self.floor else None}))
         os.replace(tmp, path)
 
 
@@ -134,11 +143,12 @@ class _Probe:
     ``<prefix>*`` (``client.info`` set)."""
 
     def __init__(self, client: SearchDBClient, prefix: str, window: int,
-                 rejected: dict) -> None:
+                 rejected: dict, floor: tuple = (0, 0)) -> None:
         self.client, self.prefix, self.window = client, prefix, window
         self.rejected = rejected
         self.requests = 0
-        self.first_ath = {0: 0}  # x -> N of its first document, where complete
+        self.floor = floor  # (M0, N0): nothing is written below them
+        self.first_ath = {floor[0]: floor[1]}  # x -> N of its first document, where complete
 
     def search(self, body: dict):
         self.requests += 1
@@ -162,23 +172,24 @@ class _Probe:
         the highest N plus one only without a gap (every operation has at
         least one document: its fee payer's), and the next document tells
         whether the last operation below ``x`` lost its last documents."""
-        if x <= 0:
+        m0, n0 = self.floor
+        if x <= m0:
             return True
-        below = {"range": {"operation_id_num": {"lt": x}}}
+        below = {"range": {"operation_id_num": {"gte": m0, "lt": x}}}
         self.requests += 1
         count = yield self.client.count(self.prefix, below)
-        gone = [n for n, m in self.rejected.items() if m < x]
+        gone = [n for n, m in self.rejected.items() if m0 <= m < x]
         if count == 0 and not gone:
             return False
         highest = (yield self._edge_ath(below, "desc")) if count else -1
-        if count + len(gone) != max([highest] + gone) + 1:
+        if n0 + count + len(gone) != max([highest] + gone) + 1:
             return False
         if x <= top:
             lowest = yield self._edge_ath({"range": {"operation_id_num": {"gte": x}}}, "asc")
             later = [n for n, m in self.rejected.items() if m >= x]
-            if min([lowest] + later) != count + len(gone):
+            if min([lowest] + later) != n0 + count + len(gone):
                 return False
-        self.first_ath[x] = count + len(gone)
+        self.first_ath[x] = n0 + count + len(gone)
         return True
 
     @defer.inlineCallbacks
@@ -220,7 +231,8 @@ class _Probe:
 
 @defer.inlineCallbacks
 def find_resume(client: SearchDBClient, index_prefix: str, hint_op: Optional[int] = None,
-                window: int = RESUME_WINDOW, rejected: Optional[dict] = None):
+                window: int = RESUME_WINDOW, rejected: Optional[dict] = None,
+                floor: tuple = (0, 0)):
     """Ask the database what it holds; returns a :class:`Resume` that
     begins writing at the first document the database lacks, never before
     it (docs/searchdb-plugin.rst "Duplicate rule").  Run at start and on
@@ -246,19 +258,24 @@ def find_resume(client: SearchDBClient, index_prefix: str, hint_op: Optional[int
     ``rejected`` (``{n: m}``) are documents the database refused for good
     (an operator's mapping, a document that could not be built): they count
     as held, so that they do not look like a gap at every check.
+    ``floor`` ``(M0, N0)`` (``searchdb-start-after-block``: the first
+    operation and document after its block, from the cursor file): the
+    operations before ``1.11.M0`` count as held and the documents from it
+    on are numbered from ``2.9.N0``.
     ``client.info`` must be set (:meth:`SearchDBClient.detect`).
 
     :raises SearchDBError: when the database does not answer as expected.
     """
     yield client.request("POST", f"/{index_prefix}*/_refresh", ok=(200, 404))
-    probe = _Probe(client, index_prefix, window, rejected or {})
+    probe = _Probe(client, index_prefix, window, rejected or {}, floor)
     top = yield probe.top_op()
-    if top is None:
-        return Resume(lo_op=0)
+    m0, n0 = floor
+    if top is None or top < m0:
+        return Resume(lo_op=m0, lo_ath=n0)
     lo, hi = top, top + 1  # complete below lo, not known below hi
     if not (yield probe.complete_below(top, top)):
-        lo, hi = 0, top
-        if hint_op is not None and 0 < hint_op < hi:
+        lo, hi = m0, top
+        if hint_op is not None and lo < hint_op < hi:
             if (yield probe.complete_below(hint_op, top)):
                 lo = hint_op
             else:
