@@ -464,6 +464,19 @@ def test_spool_failure_counted(tmp_path):
     assert builder.errors[0].startswith("2.9.1..2.9.1 not queued:")
 
 
+def replay_through(chain, svc):
+    """Prepare ``svc``, replay ``chain`` into it (unless it does not write),
+    start and stop it (the flush), close the block log; a generator for
+    ``yield from`` inside ``inlineCallbacks``."""
+    if svc.writes:
+        chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
+
+
 def _fixture_doc(name):
     path = os.path.join(os.path.dirname(__file__), "fixtures", "es", f"fixture_data__{name}.json")
     with open(path) as f:
@@ -491,13 +504,8 @@ def test_reference_documents_through_osmem(genesis, history_log, osmem_url, tmp_
     visitor's fee/transfer/fill data, and the template maps fill_data."""
     path, expected = history_log
     chain = open_chain(genesis, path)
-    svc = make_service(osmem_url, chain, str(tmp_path), visitor=True, bulk_replay=400)
-    chain.add_consumer(svc)
-    yield svc.prepare()
-    yield chain.replay()
-    svc.startService()
-    yield svc.stopService()
-    chain.block_log.close()
+    yield from replay_through(chain, make_service(osmem_url, chain, str(tmp_path),
+                                                  visitor=True, bulk_replay=400))
     docs = yield stored_docs(osmem_url)
     assert sorted(docs) == sorted(expected)
     sources = [d["_source"] for d in docs.values()]
@@ -529,14 +537,10 @@ def test_start_after_block_and_switches_through_osmem(genesis, history_log, osme
     path, expected = history_log
     start = sorted({b for _a, _m, b in expected.values()})[3]
     chain = open_chain(genesis, path)
-    svc = make_service(osmem_url, chain, str(tmp_path), document_options={
-        "start_after_block": start, "operation_object": False, "operation_string": False})
-    chain.add_consumer(svc)
-    yield svc.prepare()
-    yield chain.replay()
-    svc.startService()
-    yield svc.stopService()
-    chain.block_log.close()
+    switches = {"start_after_block": start, "operation_object": False,
+                "operation_string": False}
+    yield from replay_through(chain, make_service(osmem_url, chain, str(tmp_path),
+                                                  document_options=switches))
     docs = yield stored_docs(osmem_url)
     assert sorted(docs) == sorted(n for n, (_a, _m, b) in expected.items() if b > start)
     assert len(docs) < len(expected)
@@ -547,8 +551,7 @@ def test_start_after_block_and_switches_through_osmem(genesis, history_log, osme
     # a restart resumes after what is stored (the cursor keeps the first
     # operation and document after block N): no backfill, nothing re-sent
     chain = open_chain(genesis, path)
-    again = make_service(osmem_url, chain, str(tmp_path), document_options={
-        "start_after_block": start, "operation_object": False, "operation_string": False})
+    again = make_service(osmem_url, chain, str(tmp_path), document_options=switches)
     chain.add_consumer(again)
     yield again.prepare()
     assert again.floor == (start, min(m for _a, m, _b in (expected[n] for n in docs)),
@@ -580,18 +583,9 @@ def test_modes_from_options(genesis, history_log, osmem_url, tmp_path):
         chain = open_chain(genesis, path)
         return chain, make_searchdb(options, chain, str(tmp_path / sub), reactor)
 
-    def run(chain, svc):
-        if svc.writes:
-            chain.add_consumer(svc)
-        yield svc.prepare()
-        yield chain.replay()
-        svc.startService()
-        yield svc.stopService()
-        chain.block_log.close()
-
     chain, query = service("only_query", "q")
     assert query.writes is False and query.history is not None
-    yield from run(chain, query)
+    yield from replay_through(chain, query)
     query.block_applied(None)  # ignored, never raises
     client = SearchDBClient(osmem_url, "", reactor)
     info = yield client.detect()
@@ -601,11 +595,11 @@ def test_modes_from_options(genesis, history_log, osmem_url, tmp_path):
 
     chain, save = service("only_save", "s")
     assert save.writes is True and save.history is None
-    yield from run(chain, save)
+    yield from replay_through(chain, save)
     assert sorted((yield stored_docs(osmem_url))) == sorted(expected)
 
     chain, again = service("1", "q2")  # the reference's number of only_query
-    yield from run(chain, again)
+    yield from replay_through(chain, again)
     got = yield defer.maybeDeferred(again.history.get_account_history, INIT[1], 0, 5, 0)
     assert len(got) == 5
     got = yield defer.maybeDeferred(query.history.get_account_history, INIT[1], 0, 5, 0)
