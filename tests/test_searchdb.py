@@ -16,6 +16,7 @@ from twisted.internet import defer, reactor
 from twisted.logger import formatEvent, globalLogPublisher
 
 from nodeapi.history.searchdb.bulk import BulkBuilder
+from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.resume import CURSOR_FILE
 from nodeapi.history.searchdb.spool import BulkQueue
 from nodeapi.rpc.jsonrpc import to_wire
@@ -23,7 +24,8 @@ from nodeapi.rpc.jsonrpc import to_wire
 from kit.chain import INIT, open_chain
 from kit.history import Recorder
 from kit.searchdb import (FarClock, Proxy, check_all_once, expected_of, make_service,
-                          refuse_january_transfers, stored_docs, transfers)
+                          refuse_january_transfers, replay_through, stored_docs,
+                          transfers)
 from kit.wait import wait_for
 
 
@@ -146,12 +148,7 @@ def test_restart_during_replay(genesis, history_log, osmem_url, tmp_path, cursor
     # restart: a new node over the same data dir replays its block log
     chain = open_chain(genesis, path)
     second = make_service(osmem_url, chain, data)
-    chain.add_consumer(second)
-    yield second.prepare()
-    yield chain.replay()
-    second.startService()
-    yield second.stopService()
-    chain.block_log.close()
+    yield from replay_through(chain, second)
     # writing began at the first document the database lacked, never before
     assert second.shipper.documents_existing == 0
     assert held + second.documents_shipped == len(expected)
@@ -262,12 +259,7 @@ def test_rejected_items_counted(genesis, history_log, osmem_url, tmp_path, logs)
     rec = Recorder()
     chain.add_consumer(rec)
     svc = make_service(osmem_url, chain, str(tmp_path), bulk_replay=20)
-    chain.add_consumer(svc)
-    yield svc.prepare()
-    yield chain.replay()
-    svc.startService()
-    yield svc.stopService()
-    chain.block_log.close()
+    yield from replay_through(chain, svc)
     jan = {n for b in rec.blocks if b.time_iso < "2016-02" for op in b.operations
            if op.op[0] == 0 for n in range(len(expected))
            if expected[n][1] == op.id_num}
@@ -462,19 +454,6 @@ def test_spool_failure_counted(tmp_path):
                       % (n, n, b"p" * 60))], n, 1)
     assert len(queue) == 1 and builder.dropped == 2
     assert builder.errors[0].startswith("2.9.1..2.9.1 not queued:")
-
-
-def replay_through(chain, svc):
-    """Prepare ``svc``, replay ``chain`` into it (unless it does not write),
-    start and stop it (the flush), close the block log; a generator for
-    ``yield from`` inside ``inlineCallbacks``."""
-    if svc.writes:
-        chain.add_consumer(svc)
-    yield svc.prepare()
-    yield chain.replay()
-    svc.startService()
-    yield svc.stopService()
-    chain.block_log.close()
 
 
 def _fixture_doc(name):

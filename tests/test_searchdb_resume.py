@@ -15,7 +15,7 @@ from nodeapi.history.searchdb.resume import CURSOR_FILE, Cursor
 from nodeapi.history.searchdb.resume import find_resume
 
 from kit.chain import open_chain
-from kit.searchdb import FarClock, check_all_once, make_service, stored_docs
+from kit.searchdb import FarClock, check_all_once, make_service, replay_through, stored_docs
 
 
 pytestmark = pytest.mark.slow
@@ -25,12 +25,7 @@ pytestmark = pytest.mark.slow
 def ship_all(genesis, path, url, data_dir):
     chain = open_chain(genesis, path)
     svc = make_service(url, chain, data_dir, bulk_replay=40, clock=FarClock())
-    chain.add_consumer(svc)
-    yield svc.prepare()
-    yield chain.replay()
-    svc.startService()
-    yield svc.stopService()
-    chain.block_log.close()
+    yield from replay_through(chain, svc)
     return svc
 
 

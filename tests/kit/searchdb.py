@@ -110,6 +110,19 @@ def make_service(url, chain, data_dir, **kw):
     return SearchDBService(client, chain, data_dir, **args)
 
 
+def replay_through(chain, svc):
+    """Prepare ``svc``, replay ``chain`` into it (unless it does not write),
+    start and stop it (the flush), close the block log; a generator for
+    ``yield from`` inside ``inlineCallbacks``."""
+    if svc.writes:
+        chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
+
+
 @defer.inlineCallbacks
 def stored_docs(url, prefix="chain-"):
     """{N: hit} of every stored document."""
