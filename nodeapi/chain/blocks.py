@@ -89,7 +89,7 @@ class BlockApplication:
         records = []
         for num, trx in enumerate(block["transactions"]):
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               self.address_prefix)
+                               self.address_prefix, self._summary)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
             self._recent[trx_id] = exp
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
@@ -185,7 +185,7 @@ class BlockApplication:
                 postponed += 1  # stays pending for a later block
                 continue
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               prefix)
+                               prefix, self._summary)
             self.state.begin()
             try:
                 packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)

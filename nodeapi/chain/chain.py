@@ -18,7 +18,9 @@ Operations evaluated: transfer, limit_order_create/cancel (fills as virtual
 fill_order), account_create/update/whitelist/upgrade, asset_create/update/
 issue/reserve/fund_fee_pool, witness_create/update,
 committee_member_create/update, vesting_balance_create/withdraw, custom,
-balance_claim; any other type raises ``UnsupportedOperation``.  Maintenance
+balance_claim, assert, the withdraw permissions (25-28), the HTLCs (49, 50,
+52; virtual 51 and the refund 53 at expiry); any other type raises
+``UnsupportedOperation``.  Maintenance
 (:mod:`nodeapi.chain.maintenance`) tallies votes, elects witnesses and
 committee, processes fees and sets the budget; witnesses are paid per block
 and resting orders expire every block (:mod:`nodeapi.chain.schedule`).  Not
@@ -33,8 +35,8 @@ from twisted.logger import Logger
 
 from nodeapi.chain import authority as auth
 from nodeapi.chain import (  # noqa: F401
-    evaluators_accounts, evaluators_assets, evaluators_governance, evaluators_market,
-    evaluators_vesting)
+    evaluators_accounts, evaluators_assert, evaluators_assets, evaluators_governance,
+    evaluators_htlc, evaluators_market, evaluators_vesting, evaluators_withdraw)
 from nodeapi.chain import schedule
 from nodeapi.chain.blocks import REJECTIONS, BlockApplication
 from nodeapi.chain.errors import InvalidBlock, UnsupportedOperation
@@ -198,7 +200,7 @@ class Chain(BlockApplication):
 
     def _queue(self, trx: dict) -> list:
         ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                           self.address_prefix)
+                           self.address_prefix, self._summary)
         packed, trx_id, _exp, results = self._apply_trx(trx, ctx, True)
         self._pending.append((trx, packed, trx_id))
         self._pending_ids.add(trx_id)

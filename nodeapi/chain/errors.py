@@ -143,3 +143,11 @@ class BlockExtensionsNotEmpty(InvalidBlock):
     none (``future_extensions``), so they must be empty."""
 
     name = "block_extensions_not_empty"
+
+
+def fc_assert(condition, expression: str, message: str = "") -> None:
+    """graphene ``FC_ASSERT( expression, message )`` in an evaluator: raise
+    :class:`InvalidOperation` with fc's text ``Assert Exception:
+    <expression>: <message>`` when ``condition`` is false."""
+    if not condition:
+        raise InvalidOperation(f"Assert Exception: {expression}: {message}".rstrip())

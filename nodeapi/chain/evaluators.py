@@ -33,9 +33,14 @@ class ApplyContext:
     :ivar virtual_ops: ``[(op, result)]`` generated while applying (fills).
     :ivar core_fee_paid: core value of the fee of the operation being applied.
     :ivar fee_paid: that fee as paid, ``{"amount", "asset_id"}``.
+    :ivar block_summary: the chain's block summary, ``{slot: block id}``
+        (slot = block number & 0xffff; graphene ``block_summary_object``),
+        read by the assert evaluator's block_id predicate.
     """
 
-    def __init__(self, state: ObjectStore, now: int, block_num: int, prefix: str) -> None:
+    def __init__(self, state: ObjectStore, now: int, block_num: int, prefix: str,
+                 block_summary: dict | None = None) -> None:
+        self.block_summary = {} if block_summary is None else block_summary
         self.state = state
         self.now = now
         self.block_num = block_num
