@@ -155,3 +155,95 @@ async def test_assert_symbol_and_block_id(all_predicates):
             await node.push(assert_op([2, {"id": wrong}]))
     finally:
         await node.site.stop()
+
+
+# -- withdraw permissions ----------------------------------------------------
+
+def permission_create(start, limit=1000, period=10, periods=3):
+    return [25, {"fee": FEE0, "withdraw_from_account": "1.2.6", "authorized_account": "1.2.7",
+                 "withdrawal_limit": core(limit), "withdrawal_period_sec": period,
+                 "periods_until_expiration": periods, "period_start_time": format_time(start)}]
+
+
+def claim(amount, permission="1.12.0"):
+    return [27, {"fee": FEE0, "withdraw_permission": permission,
+                 "withdraw_from_account": "1.2.6", "withdraw_to_account": "1.2.7",
+                 "amount_to_withdraw": core(amount)}]
+
+
+@pytest_twisted.ensureDeferred
+async def test_withdraw_permission_periods(node):
+    chain = node.chain
+    await node.push([0, {"fee": FEE0, "from": "1.2.6", "to": "1.2.7",
+                         "amount": core(10 ** 8), "extensions": []}])
+    head = chain.head_block_time
+    with pytest.raises(RpcError, match=r"Assert Exception: op.period_start_time > "
+                                       r"d.head_block_time\(\)"):
+        await node.push(permission_create(head))
+    start = head + 5
+    giver0, taker0 = await node.balance("init0"), await node.balance("init1")
+    assert await node.push(permission_create(start)) == [100000]
+    permit = await node.call("database", "get_objects", ["1.12.0"])
+    assert permit == [{"id": "1.12.0", "withdraw_from_account": "1.2.6",
+                       "authorized_account": "1.2.7", "withdrawal_limit": core(1000),
+                       "withdrawal_period_sec": 10, "period_start_time": format_time(start),
+                       "expiration": format_time(start + 30), "claimed_this_period": 0}]
+    with pytest.raises(RpcError, match=r"permit.period_start_time <= head_block_time"):
+        await node.push(claim(100))
+    produce_until(chain, start)
+    claimed = 0
+    for amount in (600, 400):  # one period: 1000 in all
+        assert await node.push(claim(amount)) == [2000000]
+        claimed += amount
+    with pytest.raises(RpcError, match=r"op.amount_to_withdraw <= "
+                                       r"permit.available_this_period\( head_block_time \)"):
+        await node.push(claim(1))
+    produce_until(chain, start + 10)  # second period: the whole limit again
+    await node.push(claim(1000))
+    claimed += 1000
+    by_giver = await node.call("database", "get_withdraw_permissions_by_giver", "init0",
+                               "1.12.0", 10)
+    assert by_giver[0]["period_start_time"] == format_time(start + 10)
+    assert by_giver[0]["claimed_this_period"] == 1000
+    produce_until(chain, start + 25)  # third period skipped into: starts at start + 20
+    await node.push(claim(300))
+    claimed += 300
+    by_recipient = await node.call("database", "get_withdraw_permissions_by_recipient",
+                                   "1.2.7", "1.12.0", 10)
+    assert by_recipient[0]["period_start_time"] == format_time(start + 20)
+    assert by_recipient[0]["claimed_this_period"] == 300
+    assert await node.balance("init0") == giver0 - 100000 - claimed
+    assert await node.balance("init1") == taker0 + claimed - 4 * 2000000
+    full = await node.call("database", "get_full_accounts", ["init1"], False)
+    assert [p["id"] for p in full[0][1]["withdraws_to"]] == ["1.12.0"]
+    produce_until(chain, start + 30)  # expiration: removed
+    assert await node.call("database", "get_objects", ["1.12.0"]) == [None]
+    assert await node.call("database", "get_withdraw_permissions_by_giver", "init0",
+                           "1.12.0", 10) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_withdraw_permission_update_delete_and_limits(node):
+    chain = node.chain
+    start = chain.head_block_time + 5
+    await node.push(permission_create(start), permission_create(start + 1, limit=5))
+    update = [26, {"fee": FEE0, "withdraw_from_account": "1.2.6", "authorized_account": "1.2.7",
+                   "permission_to_update": "1.12.0", "withdrawal_limit": core(7),
+                   "withdrawal_period_sec": 20, "period_start_time": format_time(start + 2),
+                   "periods_until_expiration": 4}]
+    assert await node.push(update) == [100000]
+    permit = (await node.call("database", "get_objects", ["1.12.0"]))[0]
+    assert (permit["withdrawal_limit"], permit["withdrawal_period_sec"],
+            permit["expiration"]) == (core(7), 20, format_time(start + 2 + 80))
+    bad = [26, dict(update[1], authorized_account="1.2.8")]
+    with pytest.raises(RpcError, match=r"permit.authorized_account == op.authorized_account"):
+        await node.push(bad)
+    assert [p["id"] for p in await node.call(
+        "database", "get_withdraw_permissions_by_giver", "init0", "1.12.1", 10)] == ["1.12.1"]
+    with pytest.raises(RpcError, match="limit can not be greater than 101"):
+        await node.call("database", "get_withdraw_permissions_by_giver", "init0", "1.12.0",
+                        102)
+    delete = [28, {"fee": FEE0, "withdraw_from_account": "1.2.6", "authorized_account": "1.2.7",
+                   "withdrawal_permission": "1.12.0"}]
+    assert await node.push(delete) == [0]
+    assert await node.call("database", "get_objects", ["1.12.0"]) == [None]

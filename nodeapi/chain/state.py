@@ -23,6 +23,8 @@ Indexes (all read-only for callers):
 - ``orders_by_seller``: account id -> set of ``1.7.N``
 - ``orders_by_market``: (sell asset id, receive asset id) -> set of ``1.7.N``
 - ``genesis_balances_by_owner``: address -> set of ``1.15.N``
+- ``withdraw_permission_ids``: set of ``1.12.N`` (withdraw permissions)
+- ``htlc_ids``: set of ``1.16.N`` (HTLCs)
 
 Undo (graphene ``undo_database``): :meth:`begin` opens a session,
 :meth:`rollback` restores the state as it was at ``begin`` and
@@ -62,6 +64,8 @@ class ObjectStore:
         self.orders_by_seller: dict[str, set] = {}
         self.orders_by_market: dict[tuple, set] = {}
         self.genesis_balances_by_owner: dict[str, set] = {}
+        self.withdraw_permission_ids: set = set()
+        self.htlc_ids: set = set()
         self._undo: list[tuple[dict, dict]] = []
         self.changed: set[str] = set()
 
@@ -290,3 +294,9 @@ class ObjectStore:
                 self.genesis_balances_by_owner.setdefault(obj["owner"], set()).add(oid)
             else:
                 self.genesis_balances_by_owner.get(obj["owner"], set()).discard(oid)
+        elif kind in ("1.12", "1.16"):
+            ids = self.withdraw_permission_ids if kind == "1.12" else self.htlc_ids
+            if add:
+                ids.add(oid)
+            else:
+                ids.discard(oid)

@@ -23,13 +23,15 @@ Markets / feeds             :mod:`~nodeapi.api.database.markets` (a package:
 Witnesses, Committee        :mod:`~nodeapi.api.database.governance`
 members, Workers, Votes
 Authority / validation      :mod:`~nodeapi.api.database.authority`
+Withdrawals                 :mod:`~nodeapi.api.database.withdrawals`
+HTLC                        :mod:`~nodeapi.api.database.htlc`
 ==========================  =====================================================
 
 A function graphene adds to one of these sections goes into its module (a
 section too large for one module is a package of that name with one module
 per concept, like ``markets``); a section with none of its functions served
 yet (liquidity pools, SameT funds, credit offers, proposed transactions,
-blinded balances, withdrawals, HTLC, tickets) gets a module of its own named
+blinded balances, tickets) gets a module of its own named
 for it, and a mixin here.
 
 Every function reads ``node.chain.state``, which is the head state plus the
@@ -46,16 +48,18 @@ from nodeapi.api.database.authority import AuthorityMixin
 from nodeapi.api.database.balances import BalancesMixin
 from nodeapi.api.database.blocks import BlocksMixin
 from nodeapi.api.database.governance import GovernanceMixin
+from nodeapi.api.database.htlc import HtlcMixin
 from nodeapi.api.database.keys import KeysMixin
 from nodeapi.api.database.markets import MarketsMixin
 from nodeapi.api.database.objects import ObjectsMixin
 from nodeapi.api.database.properties import PropertiesMixin
 from nodeapi.api.database.subscriptions import SubscriptionsMixin
+from nodeapi.api.database.withdrawals import WithdrawalsMixin
 
 
 class DatabaseApi(SubscriptionsMixin, ObjectsMixin, BlocksMixin, PropertiesMixin, KeysMixin,
                   AccountsMixin, BalancesMixin, AssetsMixin, MarketsMixin, GovernanceMixin,
-                  AuthorityMixin, ApiSet):
+                  AuthorityMixin, WithdrawalsMixin, HtlcMixin, ApiSet):
     """graphene ``database_api`` over :class:`nodeapi.chain.chain.Chain`
     (see the module docstring for the sections).  One instance per
     connection; :meth:`close` removes its chain observers."""

@@ -7,14 +7,17 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp section
 ...) and libraries/app/include/graphene/app/api_objects.hpp
 (``full_account``).  Account arguments accept a name or a ``1.2.N`` id.
 Lists of things this chain does not model (call and settle orders,
-proposals, withdraw permissions, HTLCs) are present in ``full_account`` and
-empty, because no such object can exist here.
+proposals) are present in ``full_account`` and empty, because no such
+object can exist here; withdraw permissions and HTLCs are listed as the
+withdrawals and HTLC sections find them.
 """
 
 from nodeapi.api.arguments import (
     api_limit, check_count, check_limit, optional_bool, require_list, require_name_or_id,
     require_str)
 from nodeapi.api.base import api_function
+from nodeapi.api.database.htlc import htlcs_of
+from nodeapi.api.database.withdrawals import permissions_of
 from nodeapi.api.lookup import find_account, get_account
 
 # graphene api_limit_get_full_accounts_subscribe: accounts one connection can
@@ -138,10 +141,12 @@ class AccountsMixin:
             "settle_orders": [],
             "proposals": [],
             "assets": capped(assets, "assets"),
-            "withdraws_from": [],
-            "withdraws_to": [],
-            "htlcs_from": [],
-            "htlcs_to": [],
+            "withdraws_from": capped(permissions_of(state, "withdraw_from_account", aid),
+                                     "withdraws_from"),
+            "withdraws_to": capped(permissions_of(state, "authorized_account", aid),
+                                   "withdraws_to"),
+            "htlcs_from": capped(htlcs_of(state, "from", aid), "htlcs_from"),
+            "htlcs_to": capped(htlcs_of(state, "to", aid), "htlcs_to"),
             "more_data_available": more,
         }
 
