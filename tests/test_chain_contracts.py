@@ -247,3 +247,146 @@ async def test_withdraw_permission_update_delete_and_limits(node):
                    "withdrawal_permission": "1.12.0"}]
     assert await node.push(delete) == [0]
     assert await node.call("database", "get_objects", ["1.12.0"]) == [None]
+
+
+# -- HTLC --------------------------------------------------------------------
+
+PREIMAGE = b"a secret preimage"
+HASHERS = {0: ripemd160, 1: lambda b: hashlib.sha1(b).digest(),
+           2: lambda b: hashlib.sha256(b).digest(),
+           3: lambda b: ripemd160(hashlib.sha256(b).digest())}
+
+
+def htlc_create(amount, period, which=2, size=len(PREIMAGE), preimage=PREIMAGE):
+    return [49, {"fee": FEE0, "from": "1.2.6", "to": "1.2.7", "amount": core(amount),
+                 "preimage_hash": [which, HASHERS[which](preimage).hex()],
+                 "preimage_size": size, "claim_period_seconds": period, "extensions": {}}]
+
+
+def htlc_redeem(htlc_id, preimage=PREIMAGE, redeemer="1.2.7"):
+    return [50, {"fee": FEE0, "htlc_id": htlc_id, "redeemer": redeemer,
+                 "preimage": preimage.hex(), "extensions": []}]
+
+
+def htlc_extend(htlc_id, seconds, issuer="1.2.6"):
+    return [52, {"fee": FEE0, "htlc_id": htlc_id, "update_issuer": issuer,
+                 "seconds_to_add": seconds, "extensions": []}]
+
+
+async def history_ops(node, account):
+    """``[(op type, op)]`` of the account's history, oldest first."""
+    entries = await node.call("history", "get_account_history", account, "1.11.0", 100,
+                              "1.11.0")
+    return [tuple(e["op"]) for e in reversed(entries)]
+
+
+@pytest_twisted.ensureDeferred
+async def test_htlc_create_redeem_every_hash(node):
+    chain = node.chain
+    await node.push([0, {"fee": FEE0, "from": "1.2.6", "to": "1.2.7",
+                         "amount": core(10 ** 8), "extensions": []}])
+    giver0, taker0 = await node.balance("init0"), await node.balance("init1")
+    # fee + fee_per_day per started day (defaults 100000 each: not in the genesis schedule)
+    assert await node.push(htlc_create(10000, 86401)) == [100000 + 2 * 100000]
+    head = chain.head_block_time - 1  # the time the block applying it started from
+    htlc = await node.call("database", "get_htlc", "1.16.0")
+    assert htlc == {"id": "1.16.0",
+                    "transfer": {"from": "1.2.6", "to": "1.2.7", "amount": 10000,
+                                 "asset_id": CORE},
+                    "conditions": {"hash_lock": {
+                        "preimage_hash": [2, hashlib.sha256(PREIMAGE).hexdigest()],
+                        "preimage_size": len(PREIMAGE)},
+                        "time_lock": {"expiration": format_time(head + 86401)}}}
+    assert await node.balance("init0") == giver0 - 300000 - 10000
+    wrong = b"x" * len(PREIMAGE)
+    with pytest.raises(RpcError, match=r"Provided preimage does not generate correct hash\."):
+        await node.push(htlc_redeem("1.16.0", wrong))
+    with pytest.raises(RpcError, match=r"Preimage size mismatch\."):
+        await node.push(htlc_redeem("1.16.0", PREIMAGE + b"!"))
+    # fee + fee_per_kb per started KiB of preimage
+    assert await node.push(htlc_redeem("1.16.0")) == [100000 + 100000]
+    assert await node.balance("init1") == taker0 + 10000 - 200000
+    assert await node.call("database", "get_htlc", "1.16.0") is None
+    redeemed = [op for t, op in await history_ops(node, "init1") if t == 51]
+    assert redeemed == [{"fee": FEE0, "htlc_id": "1.16.0", "from": "1.2.6", "to": "1.2.7",
+                         "redeemer": "1.2.7", "amount": core(10000),
+                         "htlc_preimage_hash": [2, hashlib.sha256(PREIMAGE).hexdigest()],
+                         "htlc_preimage_size": len(PREIMAGE), "preimage": PREIMAGE.hex()}]
+    # ripemd160, sha1, hash160; a zero preimage_size takes any length
+    await node.push(htlc_create(1, 60, which=0), htlc_create(2, 60, which=1),
+                    htlc_create(3, 60, which=3), htlc_create(4, 60, size=0))
+    assert [h["id"] for h in await node.call("database", "list_htlcs", "1.16.2", 10)] == [
+        "1.16.2", "1.16.3", "1.16.4"]
+    assert [h["id"] for h in await node.call("database", "get_htlc_by_to", "init1",
+                                             "1.16.0", 2)] == ["1.16.1", "1.16.2"]
+    taker1 = await node.balance("init1")
+    await node.push(*(htlc_redeem(f"1.16.{n}") for n in range(1, 5)))
+    assert await node.balance("init1") == taker1 + 1 + 2 + 3 + 4 - 4 * 200000
+    assert await node.call("database", "list_htlcs", "1.16.0", 10) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_htlc_extend_and_refund_at_expiry(node):
+    chain = node.chain
+    with pytest.raises(RpcError, match="HTLC Timeout exceeds allowed length"):
+        await node.push(htlc_create(5000, 2592001))
+    await node.push([0, {"fee": FEE0, "from": "1.2.6", "to": "1.2.7",
+                         "amount": core(10 ** 8), "extensions": []}])
+    giver0 = await node.balance("init0")
+    await node.push(htlc_create(5000, 5))
+    created = chain.head_block_time - 1
+    with pytest.raises(RpcError, match=r"HTLC may only be extended by its creator\."):
+        await node.push(htlc_extend("1.16.0", 10, issuer="1.2.7"))
+    with pytest.raises(RpcError, match="Extension pushes contract too far into the future"):
+        await node.push(htlc_extend("1.16.0", 2592000))
+    assert await node.push(htlc_extend("1.16.0", 10)) == [100000 + 100000]
+    htlc = await node.call("database", "get_htlc_by_from", "init0", "1.16.0", 10)
+    assert htlc[0]["conditions"]["time_lock"]["expiration"] == format_time(created + 15)
+    produce_until(chain, created + 14)
+    assert await node.call("database", "get_htlc", "1.16.0") is not None
+    produce_until(chain, created + 15)  # expiration <= head block time: refunded
+    assert await node.call("database", "get_htlc", "1.16.0") is None
+    assert await node.balance("init0") == giver0 - 200000 - 200000
+    refunds = [op for t, op in await history_ops(node, "init0") if t == 53]
+    assert refunds == [{"fee": FEE0, "htlc_id": "1.16.0", "to": "1.2.6",
+                        "original_htlc_recipient": "1.2.7", "htlc_amount": core(5000),
+                        "htlc_preimage_hash": [2, hashlib.sha256(PREIMAGE).hexdigest()],
+                        "htlc_preimage_size": len(PREIMAGE)}]
+    # graphene db_notify.cpp: a refund impacts its fee payer (the sender) only
+    assert [t for t, _ in await history_ops(node, "init1")] == [0, 49]
+    with pytest.raises(RpcError, match="limit can not be greater than 100"):
+        await node.call("database", "list_htlcs", "1.16.0", 101)
+
+
+@pytest.mark.parametrize("options, error", [
+    (None, r"HTLC Committee options are not set\."),
+    ({"max_timeout_secs": 60, "max_preimage_size": 16},
+     "HTLC preimage length exceeds allowed length"),
+])
+@pytest_twisted.ensureDeferred
+async def test_htlc_committee_options(genesis, tmp_path, options, error):
+    """Without ``updatable_htlc_options`` htlc_create is refused; with them,
+    ``max_preimage_size`` bounds ``preimage_size`` (a uint16: the bundled
+    1024000 cannot be exceeded)."""
+    import copy
+
+    from conftest import ListBlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.chain.genesis import Genesis
+
+    data = copy.deepcopy(genesis.data)
+    data["initial_parameters"]["extensions"] = (
+        {} if options is None else {"updatable_htlc_options": options})
+    chain = Chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
+                          genesis.core_symbol), ListBlockLog())
+    node = Node(chain)
+    try:
+        claim = [37, {"fee": FEE0, "deposit_to_account": "1.2.6",
+                      "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
+                      "total_claimed": core(10 ** 15)}]
+        chain.push_transaction(sign(chain, [claim]))
+        produce(chain)
+        with pytest.raises(RpcError, match=error):
+            await node.push(htlc_create(5000, 60))
+    finally:
+        await node.site.stop()
