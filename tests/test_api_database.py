@@ -306,6 +306,8 @@ LAYOUT = {
                   "get_required_fees", "get_required_signatures", "get_transaction_hex",
                   "get_transaction_hex_without_sig", "verify_account_authority",
                   "verify_authority"],
+    "withdrawals": ["get_withdraw_permissions_by_giver", "get_withdraw_permissions_by_recipient"],
+    "htlc": ["get_htlc", "get_htlc_by_from", "get_htlc_by_to", "list_htlcs"],
 }
 
 

@@ -52,6 +52,28 @@ def produce_until(chain, when):
                              DEV_WIF)
 
 
+def claim_genesis(chain):
+    """init0 claims the genesis balance 1.15.0 (10^15), in a block."""
+    claim = [37, {"fee": FEE0, "deposit_to_account": "1.2.6", "balance_to_claim": "1.15.0",
+                  "balance_owner_key": DEV_PUB, "total_claimed": core(10 ** 15)}]
+    chain.push_transaction(sign(chain, [claim]))
+    produce(chain)
+
+
+def custom_chain(genesis, **parameters):
+    """A chain in memory on the bundled genesis with ``parameters`` replaced."""
+    import copy
+
+    from conftest import ListBlockLog
+    from nodeapi.chain.chain import Chain
+    from nodeapi.chain.genesis import Genesis
+
+    data = copy.deepcopy(genesis.data)
+    data["initial_parameters"].update(parameters)
+    return Chain(Genesis(data, genesis.chain_id, genesis.address_prefix, genesis.core_symbol),
+                 ListBlockLog())
+
+
 class Node:
     """The chain behind a RunningSite; :meth:`call` / :meth:`push` over HTTP."""
 
@@ -90,10 +112,7 @@ class RpcError(Exception):
 
 @pytest.fixture
 def node(chain):
-    claim = [37, {"fee": FEE0, "deposit_to_account": "1.2.6", "balance_to_claim": "1.15.0",
-                  "balance_owner_key": DEV_PUB, "total_claimed": core(10 ** 15)}]
-    chain.push_transaction(sign(chain, [claim]))
-    produce(chain)
+    claim_genesis(chain)
     running = Node(chain)
     yield running
     running.site.stop_blocking()
@@ -121,30 +140,14 @@ async def test_assert_account_name(node):
     assert await node.balance("init0") == before - 200000
 
 
-@pytest.fixture
-def all_predicates(genesis, block_log):
-    """A chain whose max_predicate_opcode allows all three predicates."""
-    import copy
-
-    from nodeapi.chain.chain import Chain
-    from nodeapi.chain.genesis import Genesis
-
-    data = copy.deepcopy(genesis.data)
-    data["initial_parameters"]["max_predicate_opcode"] = 3
-    return Chain(Genesis(data, genesis.chain_id, genesis.address_prefix, genesis.core_symbol),
-                 block_log)
-
-
 @pytest_twisted.ensureDeferred
-async def test_assert_symbol_and_block_id(all_predicates):
-    node = Node(all_predicates)
+async def test_assert_symbol_and_block_id(genesis):
+    """max_predicate_opcode 3: all three predicates allowed."""
+    node = Node(custom_chain(genesis, max_predicate_opcode=3))
     try:
         chain = node.chain
-        claim = [37, {"fee": FEE0, "deposit_to_account": "1.2.6",
-                      "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
-                      "total_claimed": core(10 ** 15)}]
-        chain.push_transaction(sign(chain, [claim]))
-        produce(chain, 2)
+        claim_genesis(chain)
+        produce(chain)
         head = chain.head_block_id
         await node.push(assert_op([1, {"asset_id": CORE, "symbol": "TEST"}],
                                   [2, {"id": head}]))
@@ -364,28 +367,15 @@ async def test_htlc_extend_and_refund_at_expiry(node):
      "HTLC preimage length exceeds allowed length"),
 ])
 @pytest_twisted.ensureDeferred
-async def test_htlc_committee_options(genesis, tmp_path, options, error):
+async def test_htlc_committee_options(genesis, options, error):
     """Without ``updatable_htlc_options`` htlc_create is refused; with them,
     ``max_preimage_size`` bounds ``preimage_size`` (a uint16: the bundled
     1024000 cannot be exceeded)."""
-    import copy
-
-    from conftest import ListBlockLog
-    from nodeapi.chain.chain import Chain
-    from nodeapi.chain.genesis import Genesis
-
-    data = copy.deepcopy(genesis.data)
-    data["initial_parameters"]["extensions"] = (
-        {} if options is None else {"updatable_htlc_options": options})
-    chain = Chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
-                          genesis.core_symbol), ListBlockLog())
+    chain = custom_chain(genesis, extensions=(
+        {} if options is None else {"updatable_htlc_options": options}))
     node = Node(chain)
     try:
-        claim = [37, {"fee": FEE0, "deposit_to_account": "1.2.6",
-                      "balance_to_claim": "1.15.0", "balance_owner_key": DEV_PUB,
-                      "total_claimed": core(10 ** 15)}]
-        chain.push_transaction(sign(chain, [claim]))
-        produce(chain)
+        claim_genesis(chain)
         with pytest.raises(RpcError, match=error):
             await node.push(htlc_create(5000, 60))
     finally:
