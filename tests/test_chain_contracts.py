@@ -5,43 +5,24 @@ period boundaries on generated blocks, HTLC refunds at expiry as virtual
 operations in account history, and graphene's error texts."""
 
 import hashlib
-import struct
 
 import orjson
 import pytest
 import pytest_twisted
 import treq
 
-from conftest import DEV_PUB, DEV_WIF
-
 from nodeapi.chain.genesis import format_time
 from nodeapi.protocol.keys import ripemd160
-from nodeapi.protocol.transaction import sign_transaction
 from nodeapi.rpc.access import ApiAccess
 
-from rpcserver import RunningSite, make_node
-
-CORE = "1.3.0"
-FEE0 = {"amount": 0, "asset_id": CORE}
+from kit.chain import CORE, FEE0, claim_wire, open_chain, produce
+from kit.keys import DEV_WIF
+from kit.signing import sign_wire as sign
+from kit.site import RunningSite, make_node
 
 
 def core(amount):
     return {"amount": amount, "asset_id": CORE}
-
-
-def sign(chain, ops, expire_in=60):
-    """A transaction of wire-JSON ``ops`` signed with the dev key."""
-    num = chain.head_block_num & 0xFFFF
-    prefix = struct.unpack_from("<I", bytes.fromhex(chain.head_block_id), 4)[0]
-    trx = {"ref_block_num": num, "ref_block_prefix": prefix,
-           "expiration": format_time(chain.head_block_time + expire_in),
-           "operations": ops, "extensions": [], "signatures": []}
-    return sign_transaction(trx, chain.chain_id, [DEV_WIF], chain.address_prefix)
-
-
-def produce(chain, n=1):
-    for _ in range(n):
-        chain.generate_block(chain.get_slot_time(1), chain.get_scheduled_witness(1), DEV_WIF)
 
 
 def produce_until(chain, when):
@@ -54,24 +35,21 @@ def produce_until(chain, when):
 
 def claim_genesis(chain):
     """init0 claims the genesis balance 1.15.0 (10^15), in a block."""
-    claim = [37, {"fee": FEE0, "deposit_to_account": "1.2.6", "balance_to_claim": "1.15.0",
-                  "balance_owner_key": DEV_PUB, "total_claimed": core(10 ** 15)}]
-    chain.push_transaction(sign(chain, [claim]))
+    chain.push_transaction(sign(chain, [claim_wire()]))
     produce(chain)
 
 
-def custom_chain(genesis, **parameters):
-    """A chain in memory on the bundled genesis with ``parameters`` replaced."""
+def custom_chain(genesis, path, **parameters):
+    """A chain over a block log at ``path`` on the bundled genesis with
+    ``parameters`` replaced."""
     import copy
 
-    from conftest import ListBlockLog
-    from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import Genesis
 
     data = copy.deepcopy(genesis.data)
     data["initial_parameters"].update(parameters)
-    return Chain(Genesis(data, genesis.chain_id, genesis.address_prefix, genesis.core_symbol),
-                 ListBlockLog())
+    return open_chain(Genesis(data, genesis.chain_id, genesis.address_prefix,
+                              genesis.core_symbol), path)
 
 
 class Node:
@@ -141,9 +119,9 @@ async def test_assert_account_name(node):
 
 
 @pytest_twisted.ensureDeferred
-async def test_assert_symbol_and_block_id(genesis):
+async def test_assert_symbol_and_block_id(genesis, tmp_path):
     """max_predicate_opcode 3: all three predicates allowed."""
-    node = Node(custom_chain(genesis, max_predicate_opcode=3))
+    node = Node(custom_chain(genesis, tmp_path / "blocks", max_predicate_opcode=3))
     try:
         chain = node.chain
         claim_genesis(chain)
@@ -158,6 +136,7 @@ async def test_assert_symbol_and_block_id(genesis):
             await node.push(assert_op([2, {"id": wrong}]))
     finally:
         await node.site.stop()
+        node.chain.block_log.close()
 
 
 # -- withdraw permissions ----------------------------------------------------
@@ -367,11 +346,11 @@ async def test_htlc_extend_and_refund_at_expiry(node):
      "HTLC preimage length exceeds allowed length"),
 ])
 @pytest_twisted.ensureDeferred
-async def test_htlc_committee_options(genesis, options, error):
+async def test_htlc_committee_options(genesis, tmp_path, options, error):
     """Without ``updatable_htlc_options`` htlc_create is refused; with them,
     ``max_preimage_size`` bounds ``preimage_size`` (a uint16: the bundled
     1024000 cannot be exceeded)."""
-    chain = custom_chain(genesis, extensions=(
+    chain = custom_chain(genesis, tmp_path / "blocks", extensions=(
         {} if options is None else {"updatable_htlc_options": options}))
     node = Node(chain)
     try:
@@ -380,3 +359,4 @@ async def test_htlc_committee_options(genesis, options, error):
             await node.push(htlc_create(5000, 60))
     finally:
         await node.site.stop()
+        node.chain.block_log.close()
