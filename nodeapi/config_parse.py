@@ -6,8 +6,8 @@ or raises ``ValueError`` with a message that :class:`nodeapi.config.Options`
 prefixes with the option name (and INI file and line).  Repeatable options'
 parsers return lists.  Accepted forms follow bitshares' witness_node
 options (``witness-id`` as ``"1.6.N"``, ``private-key`` as
-``["PUBKEY", "WIF"]``, ``seed-node``), the history-searchdb-plugin.md
-options and wire-contract.md section 6 (endpoints).
+``["PUBKEY", "WIF"]``, ``seed-node``), the docs/searchdb-plugin.rst
+options and docs/wire-contract.rst section 6 (endpoints).
 """
 
 import json

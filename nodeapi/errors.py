@@ -4,7 +4,7 @@ Every error a client or an operator can cause is a subclass of
 :class:`NodeAPIError`.  The RPC layer maps them to JSON-RPC errors in one place
 (:mod:`nodeapi.rpc.jsonrpc`): a :class:`NodeAPIError` raised by an API
 function becomes ``{"code": err.code, "message": "Execution error: " + str(err)}``
-(wire-contract.md section 4, HTTP status 200).  Anything else escaping an API
+(docs/wire-contract.rst section 4, HTTP status 200).  Anything else escaping an API
 function is an internal failure (-32603, HTTP 500) and is logged, never shown.
 
 Subsystems define their specific errors as subclasses of the family classes
@@ -36,7 +36,7 @@ class NodeAPIError(Exception):
     def message(self) -> str:
         """The error text (``str``; the constructor's ``message``, or the
         first line of the class docstring when it was empty).  The RPC layer
-        sends it as ``"Execution error: " + message`` (wire-contract.md
+        sends it as ``"Execution error: " + message`` (docs/wire-contract.rst
         section 4; graphene ``fc::exception::to_string``)."""
         return self.args[0]
 
@@ -72,7 +72,7 @@ class AccessDenied(ApiError):
 
     The first docstring line is the default message: graphene's text when a
     login API accessor (``database``, ``block``, ...) names a set the
-    connection is not allowed (wire-contract.md section 2; graphene
+    connection is not allowed (docs/wire-contract.rst section 2; graphene
     libraries/app/api.cpp, ``login_api`` accessors and ``is_allowed``).
     Sent with ``error.data.name`` ``access_denied`` (graphene sends
     ``assert_exception``, which names no cause): nodeapi's peer follower

@@ -5,7 +5,7 @@ prints ``{"password_hash_b64": ..., "password_salt_b64": ...}``; with
 ``--user NAME --apis a,b`` it prints a whole ``permission_map`` entry
 ``[NAME, {..., "allowed_apis": [...]}]`` ready to paste into api-access.json.
 Hashing: :func:`nodeapi.rpc.access.hash_password` (graphene's
-``programs/util/saltpass.py``, wire-contract.md section 2).
+``programs/util/saltpass.py``, docs/wire-contract.rst section 2).
 """
 
 import base64

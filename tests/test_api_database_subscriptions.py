@@ -1,4 +1,4 @@
-"""database API callbacks over a real Chain (wire-contract.md section 5):
+"""database API callbacks over a real Chain (docs/wire-contract.rst section 5):
 block applied, pending transactions, object subscriptions through
 get_objects / get_full_accounts, notify_remove_create, cancel and close."""
 

@@ -146,7 +146,7 @@ def test_real_site_login_refused_continues_anonymously(producer, follower, captu
                                                        credentials, block_api):
     """A real RPC site with an api-access file (bytemaster may use
     block_api, "*" only database/network_broadcast/history): a refused
-    login logs the connection out (wire-contract.md s. 2), so the follower
+    login logs the connection out (docs/wire-contract.rst s. 2), so the follower
     logs in anonymously again and syncs through database get_block; the
     right password gets block_api.  No error, no traceback."""
     from nodeapi.rpc.access import ApiAccess

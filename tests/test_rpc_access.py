@@ -1,4 +1,4 @@
-"""api-access files, salted passwords and nodeapi-saltpass (wire-contract.md s. 2)."""
+"""api-access files, salted passwords and nodeapi-saltpass (docs/wire-contract.rst s. 2)."""
 
 import base64
 import io

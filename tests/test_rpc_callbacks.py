@@ -1,4 +1,4 @@
-"""database API callbacks over real WebSocket connections (wire-contract.md
+"""database API callbacks over real WebSocket connections (docs/wire-contract.rst
 section 5): notices go only to the connection that registered a callback,
 as ``{"method": "notice", "params": [callback_id, [payload]]}`` with no id
 and no jsonrpc."""

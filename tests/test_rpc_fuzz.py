@@ -11,7 +11,7 @@ keeps serving while the worker thread blocks.
 Each generated body is sent both as an HTTP ``POST /rpc`` and as one
 WebSocket message (a binary frame when it is not UTF-8: text frames must be
 valid UTF-8 by RFC 6455).  The reply is checked against an independent model
-of wire-contract.md sections 3 and 4 (tests/rpcmodel.py): validation errors
+of docs/wire-contract.rst sections 3 and 4 (tests/rpcmodel.py): validation errors
 with ``"id": null`` and their exact code/message/HTTP status, otherwise the
 request id echoed, ``jsonrpc`` echoed only when sent, key order ``id,
 [jsonrpc,] result|error``, no reply (HTTP 204) for requests without an id.

@@ -1,6 +1,6 @@
 """The RPC access layer over real loopback sockets: transport forms 1-5,
 the login state table, api-access over WebSocket and HTTP, the error table of
-wire-contract.md section 4, and the limits."""
+docs/wire-contract.rst section 4, and the limits."""
 
 import base64
 
@@ -252,7 +252,7 @@ def test_default_access_without_file(open_server):
         ws.dropConnection()
 
 
-# -- errors (wire-contract.md section 4) -------------------------------------
+# -- errors (docs/wire-contract.rst section 4) -------------------------------------
 
 ERROR_ROWS = [
     (b"{nope", 400, -32700, "Invalid JSON message"),

@@ -1,7 +1,7 @@
 """Blocks: header bytes, block id, witness signature, transaction merkle root.
 
 Reference: bitshares-core ``libraries/protocol/block.cpp`` /
-``block.hpp`` and wire-contract.md section 7:
+``block.hpp`` and docs/wire-contract.rst section 7:
 
 - ``block_header`` = previous (20-byte block id), timestamp
   (time_point_sec), witness (witness id, varint instance),

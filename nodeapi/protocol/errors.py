@@ -2,7 +2,7 @@
 
 Every class is a :class:`nodeapi.errors.ProtocolError` (and so a
 ``ValueError``); the RPC layer turns any of them into a JSON-RPC error with
-code 10 and the message shown here (wire-contract.md section 4).  Messages
+code 10 and the message shown here (docs/wire-contract.rst section 4).  Messages
 name the offending value so a client can correct its request.
 """
 

@@ -22,7 +22,7 @@ struct, extension, static_variant) are in :mod:`nodeapi.protocol.composite`.
 Encodings (bitshares-fc ``fc/io/raw.hpp``, ``varint.hpp``): fixed-width
 little-endian integers; ``unsigned_int`` as LEB128 varint; bool one byte;
 string and ``vector<char>`` as varint length + bytes; ``time_point_sec`` as
-uint32.  JSON integers may be numbers or decimal strings (wire-contract.md
+uint32.  JSON integers may be numbers or decimal strings (docs/wire-contract.rst
 section 3); ``vector<char>`` and hashes are hex strings.
 """
 

@@ -1,4 +1,4 @@
-"""Wire times: UTC ``YYYY-MM-DDTHH:MM:SS`` (wire-contract.md section 7).
+"""Wire times: UTC ``YYYY-MM-DDTHH:MM:SS`` (docs/wire-contract.rst section 7).
 
 graphene's ``fc::time_point_sec`` is an unsigned 32-bit second count; its
 JSON form has no zone and no fraction.  :func:`parse_time` also accepts a

@@ -1,7 +1,7 @@
 """Transactions: bytes, id, signature digest, signing and signer recovery.
 
 Reference: bitshares-core ``libraries/protocol/transaction.cpp`` and
-wire-contract.md section 7:
+docs/wire-contract.rst section 7:
 
 - ``transaction`` = ref_block_num (uint16), ref_block_prefix (uint32),
   expiration (time_point_sec), operations (vector<operation>), extensions;

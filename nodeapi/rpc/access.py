@@ -8,7 +8,7 @@ The file named by ``--api-access`` is JSON::
         ["*", {"password_hash_b64": "*", "password_salt_b64": "*",
                "allowed_apis": ["database_api"]}]]}
 
-Rules (node-rpc-access.md "Authentication", wire-contract.md section 2):
+Rules (docs/rpc-access.rst "Authentication", docs/wire-contract.rst section 2):
 
 * the exact user name is looked up first; only if it is absent is the ``*``
   entry used, so a known user with a wrong password does NOT fall back to ``*``;
@@ -58,13 +58,13 @@ DUMMY_SALT = b"\x00nodeapi"
 
 def password_digest(password: str, salt: bytes) -> bytes:
     """sha256(utf8(password) + salt): the raw 32 bytes behind
-    ``password_hash_b64`` (wire-contract.md section 2)."""
+    ``password_hash_b64`` (docs/wire-contract.rst section 2)."""
     return hashlib.sha256(password.encode("utf-8") + salt).digest()
 
 
 def hash_password(password: str, salt: bytes) -> str:
     """The ``password_hash_b64`` for ``password`` and raw ``salt`` bytes:
-    base64 of sha256(utf8(password) + salt) (wire-contract.md section 2)."""
+    base64 of sha256(utf8(password) + salt) (docs/wire-contract.rst section 2)."""
     return base64.b64encode(password_digest(password, salt)).decode("ascii")
 
 

@@ -1,10 +1,10 @@
 """The HTTP transport: JSON-RPC on ``POST /rpc`` and ``POST /``.
 
 Every request is a fresh session, logged in from its ``Authorization: Basic``
-header or as ``login("", "")`` (wire-contract.md section 1), so restricted
+header or as ``login("", "")`` (docs/wire-contract.rst section 1), so restricted
 sets are reachable over HTTP only with credentials that allow them; ids other
-than 0 and 1 mean nothing here (forms 2, 3 and 4 of node-rpc-access.md).
-Status codes and bodies: wire-contract.md section 4; a malformed Basic
+than 0 and 1 mean nothing here (forms 2, 3 and 4 of docs/rpc-access.rst).
+Status codes and bodies: docs/wire-contract.rst section 4; a malformed Basic
 header is refused with 400 before the body is read as JSON-RPC (see
 :func:`nodeapi.rpc.websocket.basic_credentials`).
 
@@ -65,7 +65,7 @@ LINGER_BYTES = 1024 * 1024
 
 
 def too_large_body(limit: int) -> bytes:
-    """The JSON error body of a 413 answer (wire-contract.md section 4:
+    """The JSON error body of a 413 answer (docs/wire-contract.rst section 4:
     ``-32600``, ``"id": null``)."""
     return plain_error(413, -32600, f"Request body over {limit} bytes")
 

@@ -1,6 +1,6 @@
 """JSON-RPC envelopes: parsing requests, encoding replies, mapping errors.
 
-The one place where exceptions become JSON-RPC errors (wire-contract.md
+The one place where exceptions become JSON-RPC errors (docs/wire-contract.rst
 section 4) and where values become wire JSON (section 3: 64-bit integers
 outside the signed 32-bit range, and floats, are written as strings).
 
@@ -36,7 +36,7 @@ class RpcError(Exception):
     :ivar code: JSON-RPC error code (-32700 ... -32600, 10, ...).
     :ivar message: the ``message`` member.
     :ivar data: the optional ``data`` member (JSON value) or None.
-    :ivar http_status: status for the HTTP transport (wire-contract.md s. 4).
+    :ivar http_status: status for the HTTP transport (docs/wire-contract.rst s. 4).
     :ivar request_id: the id to reply with (None for validation errors).
     """
 
@@ -87,7 +87,7 @@ class Request:
     @property
     def wants_reply(self) -> bool:
         """A reply is sent when the request has an id; for ``"id": null``
-        only when ``jsonrpc`` is present (wire-contract.md section 3)."""
+        only when ``jsonrpc`` is present (docs/wire-contract.rst section 3)."""
         return self.has_id and (self.id is not None or self.jsonrpc)
 
 

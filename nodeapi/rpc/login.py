@@ -6,7 +6,7 @@ per HTTP request.  It logs in, hands out API ids (0 = database or dummy,
 1 = login, then 2, 3, ... in the order sets are first requested) and
 dispatches parsed requests to API set instances.
 
-Rules: node-rpc-access.md "States and transitions", wire-contract.md
+Rules: docs/rpc-access.rst "States and transitions", docs/wire-contract.rst
 sections 1-2.
 """
 
@@ -49,8 +49,8 @@ class DummyApi(ApiSet):
 
 
 class LoginApi(ApiSet):
-    """graphene ``login_api`` (node-rpc-access.md "Login API set functions",
-    wire-contract.md section 2).  ``dummy`` and ``is_database_api_allowed``
+    """graphene ``login_api`` (docs/rpc-access.rst "Login API set functions",
+    docs/wire-contract.rst section 2).  ``dummy`` and ``is_database_api_allowed``
     are deliberately not reflected."""
 
     name = "login"
@@ -159,7 +159,7 @@ class RpcSession(Session):
     # -- login ------------------------------------------------------------
     def login(self, user: str, password: str) -> bool:
         """Check credentials; success replaces the allowed set, failure
-        logs out (wire-contract.md section 2)."""
+        logs out (docs/wire-contract.rst section 2)."""
         allowed = self.access.check(user, password)
         if allowed is None:
             self.logout()
@@ -172,7 +172,7 @@ class RpcSession(Session):
 
     def auto_login(self, credentials: Optional[tuple]) -> None:
         """Log in at connect with Basic credentials or as ``("", "")``, then
-        fix id 0: database if allowed, else dummy (wire-contract.md s. 1)."""
+        fix id 0: database if allowed, else dummy (docs/wire-contract.rst s. 1)."""
         user, password = credentials if credentials is not None else ("", "")
         self.login(user, password)
         if "database_api" in self.allowed:

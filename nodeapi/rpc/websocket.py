@@ -3,7 +3,7 @@
 Each connection owns an :class:`nodeapi.rpc.login.RpcSession` (login state,
 allowed sets, API ids, callbacks).  Credentials in the connection address
 (``ws://user:pass@host``) arrive as the upgrade request's Basic header and are
-used to log in at connect (node-rpc-access.md transport form 5).
+used to log in at connect (docs/rpc-access.rst transport form 5).
 
 Limits (issue 4): ``max_message_size`` (Autobahn closes with 1009 "message
 too big"), ``max_calls_in_flight`` per connection (further calls answered
@@ -58,7 +58,7 @@ class MalformedCredentials(ValueError):
 def basic_credentials(header: Optional[str]) -> Optional[tuple]:
     """``(user, password)`` from an ``Authorization: Basic ...`` value, or
     None when there is no header or its scheme is not Basic (then the
-    connection logs in as ``("", "")``, wire-contract.md section 1).
+    connection logs in as ``("", "")``, docs/wire-contract.rst section 1).
 
     :raises MalformedCredentials: a Basic value that is not valid base64 of
         UTF-8 ``user:password`` (graphene's ``FC_ASSERT`` on the header
@@ -112,7 +112,7 @@ class _ReplyPacer:
 
 
 class RpcWebSocketProtocol(WebSocketServerProtocol):
-    """JSON-RPC over one WebSocket connection (wire-contract.md sections 1-5)."""
+    """JSON-RPC over one WebSocket connection (docs/wire-contract.rst sections 1-5)."""
 
     _log = Logger()
 
@@ -204,7 +204,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
     def _encode_result(self, request, result) -> tuple:
         """``(reply bytes, outcome)``; a result that cannot be encoded is
         answered -32603 ``Internal error`` (and logged) like any internal
-        failure (wire-contract.md section 4)."""
+        failure (docs/wire-contract.rst section 4)."""
         try:
             return encode_result(request, result), "ok"
         except Exception:

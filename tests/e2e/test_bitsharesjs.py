@@ -76,7 +76,7 @@ def test_subscribes_and_receives_a_block_notice(scenario, node, node_js):
 
 def test_login_flow(scenario, node, node_js):
     """tests/js/e2e.js: the login API set through bitsharesjs-ws' own
-    connection (node-rpc-access.md login rows, wire-contract section 2)."""
+    connection (docs/rpc-access.rst login rows, wire-contract section 2)."""
     proc = subprocess.run([node_js, os.path.join(JS_DIR, "e2e.js"),
                            f"ws://bytemaster:supersecret@127.0.0.1:{node.port}"],
                           cwd=JS_DIR, capture_output=True, timeout=60)

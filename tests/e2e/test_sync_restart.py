@@ -1,7 +1,7 @@
 """The daemon stopped (SIGTERM) and started again over the same data dir and
 search database, after the other e2e modules (this file sorts last): the
 replay rebuilds the ath numbering, nothing is stored twice
-(history-searchdb-plugin.md "Duplicate rule"), and a new transfer gets the
+(docs/searchdb-plugin.rst "Duplicate rule"), and a new transfer gets the
 next ids ``1.11.8`` / ``2.9.14`` / ``2.9.15`` with the accounts' sequence and
 ``next`` links continued."""
 

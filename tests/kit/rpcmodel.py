@@ -1,4 +1,4 @@
-"""A reference model of wire-contract.md sections 3 and 4 for checking
+"""A reference model of docs/wire-contract.rst sections 3 and 4 for checking
 replies to arbitrary request bodies (used by test_rpc_fuzz.py).
 
 :func:`check_reply` takes the raw body sent, the parsed reply (None for no
@@ -27,7 +27,7 @@ import math
 import re
 
 
-VALIDATION = {  # message -> code (wire-contract.md section 4)
+VALIDATION = {  # message -> code (docs/wire-contract.rst section 4)
     "Invalid JSON message": -32700, "Batch requests not supported": -32600,
     "Invalid JSON request": -32600, "Invalid id": -32600, "Missing or invalid method": -32600,
     "Unsupported JSON-RPC version": -32600, "Invalid parameters": -32600,
