@@ -137,14 +137,13 @@ def build(genesis, path, ops, per_trx):
 def baseline(blocks):
     """Plain Python: dict per document, orjson for it and its action line."""
     from nodeapi.history.searchdb.documents import DocumentBuilder
-    from nodeapi.history.ids import HistoryNumbering
 
-    builder, numbering, docs, size = DocumentBuilder(), HistoryNumbering(), 0, 0
+    builder, docs, size = DocumentBuilder(), 0, 0
     started = time.perf_counter()
     for b in blocks:
         index = builder.index_for(b.timestamp)
         for op in b.operations:
-            for entry in numbering.assign(op):
+            for entry in op.account_history:
                 action = {"create": {"_index": index, "_id": f"2.9.{entry[0]}"}}
                 doc = builder.document(entry, op, b.block_num, b.time_iso)
                 size += len(orjson.dumps(action)) + len(orjson.dumps(doc)) + 2

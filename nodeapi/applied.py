@@ -10,10 +10,36 @@ Graphene reference: ``database::applied_block`` signal and
 operation_history_object.hpp).
 """
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import attr
 from zope.interface import Interface
+
+
+class AccountHistoryEntry(NamedTuple):
+    """One account transaction history entry ``2.9.n`` of an applied
+    operation, numbered by the chain (:mod:`nodeapi.chain.numbering`; the
+    rule of graphene's ``account_history_plugin::add_account_history`` and
+    ``elasticsearch_plugin`` ``addNewEntry``, docs/searchdb-plugin.rst).
+
+    :ivar n: the instance of ``2.9.n`` (int >= 0), counted over every
+        (operation, account) pair since genesis.
+    :ivar account: the account id ``"1.2.x"``.
+    :ivar sequence: the account's 1-based count of entries, this one included.
+    :ivar next_n: the instance of the account's previous entry (0 for its
+        first: graphene's default ``account_transaction_history_id_type``).
+    """
+
+    n: int
+    account: str
+    sequence: int
+    next_n: int
+
+    @property
+    def id(self) -> str:
+        """The id ``"2.9.n"``: graphene ``account_transaction_history_object``
+        is type 9 of the implementation space 2."""
+        return f"2.9.{self.n}"
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -35,6 +61,9 @@ class AppliedOperation:
     :ivar fee_payer: account id paying the fee.
     :ivar impacted: impacted account ids, ascending by instance
         (wire-contract.md section 8).
+    :ivar account_history: its :class:`AccountHistoryEntry` values, one per
+        account that records it, ascending by account instance (the chain
+        numbers them once; every history plugin uses these ids).
     """
 
     id_num: int
@@ -48,6 +77,7 @@ class AppliedOperation:
     trx_id: str
     fee_payer: str
     impacted: tuple
+    account_history: tuple = ()
 
     @property
     def id(self) -> str:

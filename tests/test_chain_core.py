@@ -423,7 +423,7 @@ class FaultyEvaluator:
 
 @pytest.fixture
 def faulty_claim(monkeypatch):
-    from nodeapi.chain import evaluators
+    from nodeapi.chain.evaluators import registry as evaluators
 
     faulty = FaultyEvaluator(evaluators.EVALUATORS[37])
     monkeypatch.setitem(evaluators.EVALUATORS, 37, faulty)
@@ -483,3 +483,23 @@ def test_restore_pending_drops_failing_transaction(chain, genesis, faulty_claim,
     assert [e["log_level"].name for e in dropped] == [level]
     assert ("log_failure" in dropped[0]) == (level == "critical")
     source.block_log.close()
+
+
+@pytest.mark.parametrize("op, message", [
+    ([4, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "order_id": "1.7.0",
+          "account_id": "1.2.6", "pays": {"amount": 1, "asset_id": "1.3.0"},
+          "receives": {"amount": 1, "asset_id": "1.3.0"},
+          "fill_price": {"base": {"amount": 1, "asset_id": "1.3.0"},
+                         "quote": {"amount": 1, "asset_id": "1.3.0"}}}],
+     r"^Operation type 4 \(fill_order\) is not applied by this chain$"),
+    ([22, {}], r"^Operation type 22( \(proposal_create\))? is not applied by this chain$"),
+])
+def test_operation_the_chain_does_not_apply_is_refused_naming_it(chain, op, message):
+    """An operation type without an evaluator is refused at push time, before
+    serialization and signatures, naming the operation (nodeapi.chain.
+    evaluators.registry)."""
+    trx = dict(sign(chain, [transfer_op(1)]))
+    trx["operations"] = [trx["operations"][0], op]
+    with pytest.raises(errors.UnsupportedOperation, match=message):
+        chain.push_transaction(trx)
+    assert chain.pending_transactions == []

@@ -1,4 +1,4 @@
-"""The in-memory account_history plugin, the shared ohi/ath numbering and
+"""The in-memory account_history plugin, the chain's ohi/ath numbering and
 the history API set, on a real chain (python-bitshares-signed transfers,
 account creation, asset issue, order fills)."""
 
@@ -7,13 +7,15 @@ import pytest_twisted
 
 from nodeapi.api.base import Session
 from nodeapi.api.history import HistoryApi, parse_operation_history_id
+from nodeapi.applied import AppliedOperation
 from nodeapi.chain.chain import Chain
+from nodeapi.chain.numbering import history_accounts
 from nodeapi.errors import ApiError
 from nodeapi.history.account_history import AccountHistory
-from nodeapi.history.ids import HistoryNumbering, impacted_accounts
 from nodeapi.node import ApiLimits, Node
 
 from kit.chain import INIT
+from kit.history import SyntheticNumbering
 
 
 def reference_entries(blocks):
@@ -97,15 +99,14 @@ def ids(entries_list):
 
 def test_numbering_matches_reference(built):
     chain, rec, hist, info = built
-    numbering = HistoryNumbering()
     got = []
     for b in rec.blocks:
         for op in b.operations:
-            for n, a, seq, nxt in numbering.assign(op):
+            for n, a, seq, nxt in op.account_history:
                 got.append((n, a, op.id_num, seq, nxt))
     ref = reference_entries(rec.blocks)
     assert got == ref
-    assert numbering.next_ath == len(ref)
+    assert chain._numbering.next_ath == len(ref)
     # account_create: the new account gets an entry (result), fee payer too
     creates = [e for e in ref if e[2] in (1, 2)]
     assert [(e[0], e[1], e[3], e[4]) for e in creates] == [
@@ -123,11 +124,8 @@ def test_numbering_matches_reference(built):
 
 
 def test_impacted_account_create_sorted():
-    class Op:
-        op = [5, {}]
-        result = [1, "1.2.10"]
-        impacted = ("1.2.6", "1.2.100")
-    assert impacted_accounts(Op) == ("1.2.6", "1.2.10", "1.2.100")
+    assert history_accounts([5, {}], [1, "1.2.10"], ("1.2.6", "1.2.100")) == (
+        "1.2.6", "1.2.10", "1.2.100")
 
 
 def test_entries_shape(built):
@@ -199,11 +197,11 @@ def test_relative_and_operations_match_graphene(built):
 def test_ath0_quirk():
     """An account whose only entry is 2.9.0 reads as having none in
     get_account_history_operations (graphene most_recent_op check)."""
-    class Op:
-        def __init__(self, m, accts):
-            self.id_num, self.op, self.result, self.impacted = m, [0, {}], [0, {}], accts
-            self.block_num = self.trx_in_block = self.op_in_trx = self.virtual_op = 0
-            self.is_virtual = False
+    numbering = SyntheticNumbering()
+
+    def Op(m, accts):
+        return numbering.numbered(AppliedOperation(m, [0, {}], [0, {}], 0, 0, 0, 0, False,
+                                                   "00" * 20, accts[0], accts))
 
     class Block:
         block_num, timestamp = 1, 1451606400

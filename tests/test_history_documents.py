@@ -10,7 +10,6 @@ import orjson
 import pytest
 
 from nodeapi.applied import AppliedOperation
-from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.documents import DocumentBuilder, adapt_object, index_name
 from nodeapi.history.searchdb.flavors import index_template
 
@@ -74,12 +73,11 @@ def chain_docs(genesis, tmp_path_factory):
         a = chain.state.get(asset_id)
         return (a["symbol"], a["precision"]) if a else None
     builder = DocumentBuilder("chain-", visitor=True, asset_lookup=lookup)
-    numbering = HistoryNumbering()
     docs, raw = [], []
     for b in rec.blocks:
         index = builder.index_for(b.timestamp)
         for op in b.operations:
-            entries = numbering.assign(op)
+            entries = op.account_history
             for e in entries:
                 docs.append((index, builder.document(e[:4], op, b.block_num, b.time_iso)))
             raw.extend(builder.items(entries, op, b.block_num, b.time_iso, index))

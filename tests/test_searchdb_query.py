@@ -19,13 +19,13 @@ from nodeapi.api.history import HistoryApi
 from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.errors import HistoryError
 from nodeapi.history.account_history import AccountHistory
-from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.query import SearchDBHistory, entry_from_document
 from nodeapi.node import Node
 from nodeapi.rpc.jsonrpc import to_wire
 
+from kit.history import SyntheticNumbering
 from kit.searchdb import bulk_bodies, install_template, ship
 
 
@@ -105,7 +105,7 @@ async def test_relative_account_history_same_answers(stored, built):
 @pytest_twisted.ensureDeferred
 async def test_account_history_operations_same_answers(stored, built):
     _client, db, _ = stored
-    _chain, _rec, hist, _info = built
+    _chain, rec, hist, _info = built
     types = sorted({e["op"][0] for m in range(hist.operation_count)
                     for e in [hist.get_operation(m)]})
     assert {0, 1, 4, 5, 10, 14} <= set(types)  # transfer, orders, fill, create, asset
@@ -207,11 +207,12 @@ async def _ship_ops(url, prefix, hist, numbering, ops):
     builder = DocumentBuilder(prefix)
     lines = []
     for op in ops:
+        op = numbering.numbered(op)
         block = AppliedBlock(op.block_num, "00" * 20, {}, 1451606400 + op.block_num, (op,),
                              False)
         hist.block_applied(block)
         lines.extend(raw for _n, raw in builder.items(
-            numbering.assign(op), op, block.block_num, block.time_iso,
+            op.account_history, op, block.block_num, block.time_iso,
             builder.index_for(block.timestamp)))
     await ship(url, [b"".join(lines)])
 
@@ -222,7 +223,7 @@ async def test_ath0_quirk_same_answers(stored, osmem):
     only entry is 2.9.0 reads as having none (test_history.test_ath0_quirk)."""
     client, _db, _ = stored
     prefix = "sq0-"
-    hist, numbering = AccountHistory(), HistoryNumbering()
+    hist, numbering = AccountHistory(), SyntheticNumbering()
     db = SearchDBHistory(client, prefix)
 
     async def same(expected_5=None):

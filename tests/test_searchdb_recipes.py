@@ -3,7 +3,7 @@
 run as HTTP GET with a JSON body against a real osmem-server holding the
 documents of a real chain (two calendar months), with and without the
 plugin's index template.  Expected answers are computed from the applied
-blocks and the shared ohi/ath numbering."""
+blocks and the chain's ohi/ath numbering."""
 
 import orjson
 import pytest
@@ -11,7 +11,6 @@ import pytest_twisted
 import treq
 from twisted.internet import reactor
 
-from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import index_name
 from nodeapi.history.searchdb.flavors import ServerInfo
@@ -29,11 +28,10 @@ def entries(built):  # noqa: F811
     """Every document expected, as dicts: n, account, m, type, block_num,
     block_time, trx_in_block, trx_id, index."""
     _chain, rec, _hist, _info = built
-    numbering = HistoryNumbering()
     out = []
     for b in rec.blocks:
         for op in b.operations:
-            for n, account, seq, _nxt in numbering.assign(op):
+            for n, account, seq, _nxt in op.account_history:
                 out.append({"n": n, "account": account, "m": op.id_num, "seq": seq,
                             "type": op.op[0], "block_num": b.block_num,
                             "block_time": b.time_iso, "trx_in_block": op.trx_in_block,

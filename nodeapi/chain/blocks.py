@@ -45,10 +45,10 @@ from nodeapi.chain import authority as auth
 from nodeapi.chain import schedule
 from nodeapi.chain.blocklog import BlockLogError
 from nodeapi.chain.errors import InvalidBlock, MerkleRootMismatch
-from nodeapi.chain.evaluators import ApplyContext, applied_operations
+from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.numbering import applied_operations
 from nodeapi.chain.validation import check_block_form, check_block_limits
 from nodeapi.errors import ChainError, ProtocolError
-from nodeapi.history.ids import impacted_accounts as history_impacted
 from nodeapi.protocol.block import block_header_bytes, block_id, block_signing_digest, merkle_root
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
@@ -131,27 +131,10 @@ class BlockApplication:
         self._summary[num & 0xFFFF] = bid
         if self._recent:
             self._recent = {k: v for k, v in self._recent.items() if v > ts}
-        ops, self._op_counter = applied_operations(records, num, self._op_counter,
-                                                   block_vops or ())
-        self._update_statistics(ops)
+        ops = applied_operations(records, num, self._numbering, block_vops or ())
         self._changed_last = state.reset_changed()
         applied = AppliedBlock(num, bid, block, ts, ops, replay)
         return applied
-
-    def _update_statistics(self, ops: list) -> None:
-        """Account statistics (2.7.N) of every impacted account: ``total_ops``
-        and ``most_recent_op`` (its newest ``2.9.N``), numbered like the
-        history plugins number their entries (graphene
-        ``account_history_plugin::add_account_history``; bitsharesjs'
-        ChainStore reads them)."""
-        state, n = self.state, self._ath_counter
-        for op in ops:
-            for account in history_impacted(op):
-                stats = state.modify(state.objects[account]["statistics"])
-                stats["most_recent_op"] = f"2.9.{n}"
-                stats["total_ops"] = int(stats["total_ops"]) + 1
-                n += 1
-        self._ath_counter = n
 
     def _notify(self, applied: AppliedBlock) -> None:
         for consumer in list(self._consumers):
@@ -230,18 +213,20 @@ class BlockApplication:
     def _save_bookkeeping(self) -> tuple:
         """The chain's bookkeeping outside the ObjectStore that applying a
         block changes (recent transaction ids, the block summary slot, the
-        operation and statistics counters, the last changed ids), for
+        1.11 and 2.9 counters, the last changed ids), for
         :meth:`_undo_block`."""
         slot = (self.head_block_num + 1) & 0xFFFF
-        return (dict(self._recent), slot, self._summary.get(slot), self._op_counter,
-                self._ath_counter, self._changed_last)
+        numbering = self._numbering
+        return (dict(self._recent), slot, self._summary.get(slot), numbering.next_op,
+                numbering.next_ath, self._changed_last)
 
     def _undo_block(self, saved: tuple) -> None:
         """Roll back the open block session and restore the bookkeeping
         :meth:`_save_bookkeeping` returned: the head is as before the block."""
         self.state.rollback()
         self.state.reset_changed()
-        (self._recent, slot, summary, self._op_counter, self._ath_counter,
+        numbering = self._numbering
+        (self._recent, slot, summary, numbering.next_op, numbering.next_ath,
          self._changed_last) = saved
         if summary is None:
             self._summary.pop(slot, None)

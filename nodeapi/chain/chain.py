@@ -34,14 +34,13 @@ changed by the last applied block.
 from twisted.logger import Logger
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain import (  # noqa: F401
-    evaluators_accounts, evaluators_assert, evaluators_assets, evaluators_governance,
-    evaluators_htlc, evaluators_market, evaluators_vesting, evaluators_withdraw)
 from nodeapi.chain import schedule
 from nodeapi.chain.blocks import REJECTIONS, BlockApplication
-from nodeapi.chain.errors import InvalidBlock, UnsupportedOperation
-from nodeapi.chain.evaluators import EVALUATORS, ApplyContext, pay_fee
+from nodeapi.chain.errors import InvalidBlock
+from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
+from nodeapi.chain.evaluators.registry import evaluator_for
 from nodeapi.chain.genesis import init_genesis
+from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_transaction
 from nodeapi.protocol.impacted import fee_payer
@@ -67,8 +66,10 @@ class Chain(BlockApplication):
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
         self._pending: list = []  # [(trx, packed, trx_id)]
         self._pending_ids: set = set()
-        self._op_counter = 0
-        self._ath_counter = 0  # next 2.9.N, for account statistics
+        # 1.11.M and 2.9.N counters; the per-account 2.9 figures live in the
+        # statistics objects (nodeapi.chain.numbering)
+        self._numbering = OperationNumbering(
+            lambda account: self.state.modify(self.state.objects[account]["statistics"]))
         self._consumers: list = []
         self._pending_observers: list = []
         self._block_observers: list = []
@@ -169,9 +170,7 @@ class Chain(BlockApplication):
     def _apply_ops(self, trx: dict, ctx: ApplyContext) -> list:
         results = []
         for op in trx["operations"]:
-            evaluator = EVALUATORS.get(op[0])
-            if evaluator is None:
-                raise UnsupportedOperation(f"Operation type {op[0]} is not supported")
+            evaluator = evaluator_for(op[0])
             pay_fee(ctx, op, fee_payer(op))
             results.append(evaluator(ctx, op[1]))
         return results

@@ -21,10 +21,10 @@ dynamic global properties, the signing witness (and its pay from
 reached ``next_maintenance_time``, chain maintenance
 (:func:`nodeapi.chain.maintenance.perform_chain_maintenance`), expired limit
 orders cancelled
-(:func:`~nodeapi.chain.evaluators_market.clear_expired_orders`), expired
-HTLCs refunded (:func:`~nodeapi.chain.evaluators_htlc.clear_expired_htlcs`),
+(:func:`~nodeapi.chain.evaluators.market.clear_expired_orders`), expired
+HTLCs refunded (:func:`~nodeapi.chain.evaluators.htlc.clear_expired_htlcs`),
 expired withdraw permissions removed
-(:func:`~nodeapi.chain.evaluators_withdraw.update_withdraw_permissions`), the
+(:func:`~nodeapi.chain.evaluators.withdraw_permission.update_withdraw_permissions`), the
 maintenance flag (``dynamic_flags`` bit 1, which makes the next slot skip
 ``maintenance_skip_slots``) and the witness schedule; see
 :func:`update_global_objects`.
@@ -36,9 +36,9 @@ dynamic global properties); times are integer seconds since the epoch.
 ``get_slot_at_time`` and ``get_scheduled_witness``.
 """
 
-from nodeapi.chain.evaluators_htlc import clear_expired_htlcs
-from nodeapi.chain.evaluators_market import clear_expired_orders
-from nodeapi.chain.evaluators_withdraw import update_withdraw_permissions
+from nodeapi.chain.evaluators.htlc import clear_expired_htlcs
+from nodeapi.chain.evaluators.market import clear_expired_orders
+from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permissions
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, parse_time
 from nodeapi.chain.maintenance import perform_chain_maintenance
 from nodeapi.chain.vesting import deposit_lazy_vesting

@@ -17,6 +17,7 @@ from nodeapi.chain.errors import (
     BadTaposReference, BlockExtensionsNotEmpty, BlockFromFuture, BlockTooLarge,
     DuplicateTransaction, EmptyTransaction, ExpirationTooFar, MalformedBlock,
     TransactionExpired, TransactionTooLarge)
+from nodeapi.chain.evaluators.registry import check_applied
 from nodeapi.chain.genesis import format_time, parse_time
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.block import block_header_bytes
@@ -51,6 +52,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :param check_sigs: recover the signers and verify the authorities.
     :raises EmptyTransaction: no operations (graphene
         ``transaction::validate``), checked first.
+    :raises UnsupportedOperation: an operation type the chain does not
+        apply (:func:`nodeapi.chain.evaluators.registry.check_applied`).
     :raises OperationInvalid: an operation fails its type's ``validate()``
         (:func:`nodeapi.protocol.validation.validate_operation`, also part of
         ``transaction::validate``), checked once the transaction serializes.
@@ -66,6 +69,7 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     """
     if not trx.get("operations"):
         raise EmptyTransaction("Transaction has no operations")
+    check_applied(trx["operations"])
     packed = serialize_transaction(trx, prefix)
     for op in trx["operations"]:
         validate_operation(op)

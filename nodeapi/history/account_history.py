@@ -11,7 +11,8 @@ libraries/plugins/account_history/account_history_plugin.cpp (what is kept:
 Numbering: ``1.11.M`` is the chain's
 (:attr:`~nodeapi.applied.AppliedOperation.id_num`, an operation nobody keeps
 still uses its number); ``2.9.N`` counts every (operation, impacted account)
-pair (:mod:`nodeapi.history.ids`), kept or not, so trimming never
+pair (the chain's :attr:`~nodeapi.applied.AppliedOperation.account_history`,
+:mod:`nodeapi.chain.numbering`), kept or not, so trimming never
 renumbers.  An account's sequence numbers count its entries from 1 and go on
 after trimming (graphene ``total_ops``; ``removed_ops`` counts the removed).
 
@@ -25,7 +26,6 @@ from twisted.logger import Logger
 from zope.interface import implementer
 
 from nodeapi.applied import IAccountHistory, IBlockConsumer
-from nodeapi.history.ids import impacted_accounts
 from nodeapi.history.oprecord import history_entry, pack_record, record_accounts, \
     record_block_num, record_type
 from nodeapi.history.retention import AccountLog, HistoryLimits, Retention
@@ -107,7 +107,7 @@ class AccountHistory:
             self._trim(account, logs[account])
 
     def _add(self, op, timestamp: int) -> None:
-        accounts = impacted_accounts(op)
+        accounts = [entry.account for entry in op.account_history]  # numbered by the chain
         m = op.id_num
         if accounts and self._ath0 is None:
             self._ath0 = (accounts[0], m)

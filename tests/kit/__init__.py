@@ -9,7 +9,8 @@ imports another test module).
 - :mod:`kit.chain`     operations, block production, funding, fresh chains
 - :mod:`kit.authority` multi-key/account authorities and accounts using them
 - :mod:`kit.api`       API objects over a chain with a recording session
-- :mod:`kit.history`   a chain filled with real history, a block recorder
+- :mod:`kit.history`   a chain filled with real history, a block recorder,
+  ath numbering of hand-made applied operations
 - :mod:`kit.searchdb`  searchdb plugin/osmem-server helpers (Twisted)
 - :mod:`kit.dbclient`  the operator's synchronous search-database client
 - :mod:`kit.wait`      the one ``wait_for`` (reactor polling)

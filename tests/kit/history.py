@@ -78,3 +78,26 @@ class Recorder:
 
     def block_applied(self, applied):
         self.blocks.append(applied)
+
+
+class SyntheticNumbering:
+    """Numbers hand-made AppliedOperations (no chain) with the chain's own
+    2.9 rule (:func:`nodeapi.chain.numbering.number_entries`) over plain
+    dict statistics: ``numbered(op)`` returns ``op`` with its
+    ``account_history`` entries."""
+
+    def __init__(self):
+        self.next_ath = 0
+        self._stats = {}
+
+    def _stats_of(self, account):
+        return self._stats.setdefault(account, {"most_recent_op": "2.9.0", "total_ops": 0})
+
+    def numbered(self, op):
+        import attr
+
+        from nodeapi.chain.numbering import history_accounts, number_entries
+
+        accounts = history_accounts(op.op, op.result, tuple(op.impacted))
+        entries, self.next_ath = number_entries(accounts, self.next_ath, self._stats_of)
+        return attr.evolve(op, account_history=entries)

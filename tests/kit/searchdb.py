@@ -8,7 +8,6 @@ import treq
 from twisted.internet import defer, reactor
 from twisted.protocols.portforward import ProxyFactory
 
-from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.flavors import index_template
@@ -87,14 +86,13 @@ def write_history_log(genesis, path):
     return expected_of(rec.blocks)
 
 
-def expected_of(blocks, numbering=None):
+def expected_of(blocks):
     """{N: (account, operation id number M, block number)} of the applied
-    ``blocks``, numbered as the plugin numbers 2.9.N."""
-    numbering = numbering or HistoryNumbering()
+    ``blocks``, as the chain numbered 2.9.N."""
     out = {}
     for b in blocks:
         for op in b.operations:
-            for n, account, _seq, _nxt in numbering.assign(op):
+            for n, account, _seq, _nxt in op.account_history:
                 out[n] = (account, op.id_num, b.block_num)
     return out
 
@@ -156,17 +154,16 @@ def transfers(chain, count, amount=500):
 
 def bulk_bodies(chain, blocks, prefix, doc_type=None, max_ops=60) -> list:
     """NDJSON bulk bodies (create actions, ``_id`` 2.9.N) of all blocks,
-    built with DocumentBuilder and the shared numbering."""
+    built with DocumentBuilder and the chain's numbering."""
     def lookup(asset_id):
         a = chain.state.get(asset_id)
         return (a["symbol"], a["precision"]) if a else None
     builder = DocumentBuilder(prefix, visitor=True, asset_lookup=lookup, doc_type=doc_type)
-    numbering = HistoryNumbering()
     bodies, lines = [], []
     for b in blocks:
         index = builder.index_for(b.timestamp)
         for op in b.operations:
-            entries = numbering.assign(op)
+            entries = op.account_history
             lines.extend(raw for _n, raw in
                          builder.items(entries, op, b.block_num, b.time_iso, index))
             if len(lines) >= max_ops:

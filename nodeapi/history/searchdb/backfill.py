@@ -25,7 +25,6 @@ from typing import Any, Callable, Optional
 from twisted.internet import defer, task
 from twisted.logger import Logger
 
-from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.bulk import BulkBuilder
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.resume import Resume
@@ -96,7 +95,7 @@ class Backfill:
         self.builder = BulkBuilder(queue, items_per_bulk, max_body)
         self.reactor = reactor
         self.max_bulks = max_bulks
-        self.numbering = HistoryNumbering()
+        self._next_ath = 0  # N after the last 2.9.N the chain handed over
         self.built = 0
         self.first = -1
         self.failed = 0
@@ -167,9 +166,10 @@ class Backfill:
         index = self.documents.index_for(applied.timestamp)
         resume, upto, earlier, last_op = self.resume, self.upto_ath, self.earlier, self.last_op
         for op in applied.operations:
-            entries = self.numbering.assign(op)
+            entries = op.account_history  # numbered by the chain
             if not entries:
                 continue
+            self._next_ath = entries[-1].n + 1
             m = op.id_num
             if m < resume.lo_op:
                 continue  # held
@@ -187,6 +187,6 @@ class Backfill:
                         self.first = wanted[0][0]
                     self.built += len(wanted)
                     self.builder.add(items, m, applied.block_num)
-            if self.numbering.next_ath >= upto and m >= last_op:
+            if self._next_ath >= upto and m >= last_op:
                 self._finish()
                 return

@@ -180,7 +180,7 @@ class DocumentBuilder:
 
     def document(self, entry: tuple, op, block_num: int, block_time: str) -> dict:
         """One whole document as a dict; ``entry`` is ``(n, account,
-        sequence, next_n)`` from :class:`nodeapi.history.ids.HistoryNumbering`."""
+        sequence, next_n)``, an :class:`nodeapi.applied.AccountHistoryEntry`."""
         n, account, seq, nxt = entry
         doc = {"account_history": {"id": f"2.9.{n}", "account": account,
                                    "operation_id": f"1.11.{op.id_num}", "sequence": seq,

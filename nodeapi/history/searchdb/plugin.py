@@ -2,7 +2,7 @@
 a search database (docs/searchdb-plugin.rst; docs/wire-contract.rst section 8).
 
 Data flow: block -> chain -> :meth:`SearchDBService.block_applied` (ohi/ath
-numbering shared with ``account_history``, documents, bulk items) ->
+ids numbered by the chain, documents, bulk items) ->
 :class:`~nodeapi.history.searchdb.bulk.BulkBuilder` (sealed bulks) ->
 :class:`~nodeapi.history.searchdb.spool.BulkQueue` (memory bounded, spills to a file)
 -> :class:`~nodeapi.history.searchdb.shipper.BulkShipper` (one ``POST /_bulk``
@@ -52,7 +52,6 @@ from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer
 from nodeapi.chain.chain import Chain
-from nodeapi.history.ids import HistoryNumbering
 from nodeapi.history.searchdb.backfill import Backfill
 from nodeapi.history.searchdb.bulk import MAX_BODY, BulkBuilder
 from nodeapi.history.searchdb.client import SearchDBClient
@@ -125,7 +124,7 @@ class SearchDBService(service.Service):
         self.prepare_timeout = prepare_timeout
         self.history: Optional[Any] = None
         self.template_name = (index_prefix.rstrip("-_.") or "searchdb") + "-template"
-        self.numbering = HistoryNumbering()
+        self._next_ath = 0  # N after the last 2.9.N the chain handed over
         self.documents = DocumentBuilder(index_prefix, visitor, self._asset,
                                          **(document_options or {}))
         self.queue = BulkQueue(os.path.join(data_dir, SPOOL_FILE), max_memory)
@@ -214,7 +213,7 @@ class SearchDBService(service.Service):
                                    rejected=self.rejected,
                                    floor=self.floor[1:] if self.floor else (0, 0))
         earlier, self.resume = self.resume, resume
-        if self.numbering.next_ath or len(self.queue) or len(self.builder):
+        if self._next_ath or len(self.queue) or len(self.builder):
             self.shipper.refilter = True  # drop what was queued but is stored
         self.log.info("searchdb: database holds operations before 1.11.{op} and {count} "
                       "documents from it on; writing from the first it lacks",
@@ -230,7 +229,7 @@ class SearchDBService(service.Service):
         first = self.builder.first
         if first is not None:
             return first
-        return self._live_op + 1, self.numbering.next_ath
+        return self._live_op + 1, self._next_ath
 
     def _backfill_check(self, earlier: Resume, resume: Resume) -> None:
         """Start a backfill when the database lacks documents the plugin
@@ -331,12 +330,13 @@ class SearchDBService(service.Service):
                           lines=self.bulk_sync if synced else self.bulk_replay)
         block_time = applied.time_iso
         index = self.documents.index_for(applied.timestamp)
-        assign, resume, builder = self.numbering.assign, self.resume, self.builder
+        resume, builder = self.resume, self.builder
         skip = num <= self.documents.start_after_block  # numbered, not written
         for op in applied.operations:
-            entries = assign(op)
+            entries = op.account_history  # numbered by the chain
             if not entries:
                 continue
+            self._next_ath = entries[-1].n + 1
             m = op.id_num
             self._live_op = m
             if skip:

@@ -9,7 +9,7 @@ Reference: graphene libraries/chain/asset_evaluator.cpp.
 import re
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 
 _SYMBOL = re.compile(r"^[A-Z][A-Z0-9]*(\.[A-Z0-9]+)?[A-Z0-9]*$")
 
@@ -149,7 +149,3 @@ def asset_fund_fee_pool(ctx: ApplyContext, data: dict) -> list:
     adjust_balance(ctx.state, data["from_account"], "1.3.0", -value)
     ctx.state.modify(asset["dynamic_asset_data_id"])["fee_pool"] += value
     return VOID
-
-
-EVALUATORS.update({10: asset_create, 11: asset_update, 14: asset_issue, 15: asset_reserve,
-                   16: asset_fund_fee_pool})

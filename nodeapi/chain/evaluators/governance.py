@@ -10,7 +10,7 @@ account has at most one of each (graphene's unique ``by_account`` indexes).
 """
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.genesis import MAX_TIME
 
 
@@ -133,8 +133,4 @@ def num_committee_voted(options: dict) -> int:
 def is_voting(options: dict) -> bool:
     """graphene ``account_options::is_voting``: a proxy or some votes."""
     return options["voting_account"] != "1.2.5" or bool(options.get("votes"))
-
-
-EVALUATORS.update({20: witness_create, 21: witness_update, 29: committee_member_create,
-                   30: committee_member_update})
 

@@ -21,7 +21,7 @@ predicate is allowed).  Every failure is an
 """
 
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
 
 
 def _account_name(ctx: ApplyContext, p: dict) -> None:
@@ -60,6 +60,3 @@ def assert_operation(ctx: ApplyContext, data: dict) -> list:
         fc_assert(which < max_opcode, "unsigned(p.which()) < max_predicate_opcode")
         _PREDICATES[which](ctx, predicate)
     return VOID
-
-
-EVALUATORS.update({36: assert_operation})

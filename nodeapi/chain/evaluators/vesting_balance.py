@@ -11,7 +11,7 @@ instant (tag 2).
 """
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
 from nodeapi.protocol.times import format_time
 
@@ -79,6 +79,3 @@ def vesting_balance_withdraw(ctx: ApplyContext, data: dict) -> list:
     withdraw(state, vbo["id"], amount, ctx.now)
     adjust_balance(state, data["owner"], asset_id, amount)
     return VOID
-
-
-EVALUATORS.update({32: vesting_balance_create, 33: vesting_balance_withdraw})

@@ -6,8 +6,8 @@ Reference: graphene libraries/chain/account_evaluator.cpp.
 
 from nodeapi.chain.authority import TEMP_ACCOUNT
 from nodeapi.chain.errors import InvalidOperation, UnknownObject
-from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext
-from nodeapi.chain.evaluators_governance import (
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.evaluators.governance import (
     is_voting, num_committee_voted, verify_account_votes)
 from nodeapi.chain.genesis import MAX_TIME, format_time, make_lifetime_member, new_account
 from nodeapi.errors import ProtocolError
@@ -162,7 +162,7 @@ def account_update(ctx: ApplyContext, data: dict) -> list:
     graphene ``account_update_operation::validate`` (not the temp or the
     committee account; authorities as :func:`_check_authority`) and
     ``account_update_evaluator``: new options pass
-    :func:`~nodeapi.chain.evaluators_governance.verify_account_votes`; a
+    :func:`~nodeapi.chain.evaluators.governance.verify_account_votes`; a
     changed proxy or vote list sets statistics ``is_voting`` and
     ``last_vote_time`` (the vote tally's decay starts from it)."""
     state = ctx.state
@@ -242,7 +242,3 @@ def account_upgrade(ctx: ApplyContext, data: dict) -> list:
                                "annual membership is deprecated since HARDFORK_613")
     make_lifetime_member(state, acc["id"])
     return VOID
-
-
-EVALUATORS.update({5: account_create, 6: account_update, 7: account_whitelist,
-                   8: account_upgrade})

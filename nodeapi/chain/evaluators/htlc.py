@@ -28,7 +28,7 @@ fails with the same text.  Failures raise
 import hashlib
 
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.genesis import format_time, parse_time
 from nodeapi.protocol.keys import ripemd160
 
@@ -193,7 +193,4 @@ def clear_expired_htlcs(state, now: int) -> list:
         }], VOID))
         state.remove(oid)
     return vops
-
-
-EVALUATORS.update({49: htlc_create, 50: htlc_redeem, 52: htlc_extend})
 

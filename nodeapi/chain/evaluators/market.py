@@ -47,7 +47,7 @@ asset's ``accumulated_fees``.
 from fractions import Fraction
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.fees import charge_statistics, core_fee
 from nodeapi.chain.genesis import parse_time
 
@@ -292,6 +292,3 @@ def clear_expired_orders(state, now: int, prefix: str = "TEST") -> list:
     for oid in expired:
         cancel_limit_order(state, oid, vops, prefix)
     return vops
-
-
-EVALUATORS.update({1: limit_order_create, 2: limit_order_cancel})

@@ -1,23 +1,20 @@
-"""Evaluator framework and the transfer / balance evaluators.
+"""What every evaluator shares: the :class:`ApplyContext` it runs in, fee
+payment (:func:`pay_fee`) and balance adjustment (:func:`adjust_balance`).
 
 An evaluator is ``fn(ctx: ApplyContext, data: dict) -> list`` (the graphene
 ``operation_result``); it checks the operation against the state (raising a
 :class:`~nodeapi.errors.ChainError` subclass) and applies it.  The chain
-calls it inside an undo session, so a failure leaves nothing behind.
-:data:`EVALUATORS` maps operation type -> evaluator; the account, asset and
-market evaluators register themselves from their modules.
+calls it inside an undo session, so a failure leaves nothing behind.  The
+table of evaluators is :mod:`nodeapi.chain.evaluators.registry`.
 
-Reference: graphene libraries/chain/transfer_evaluator.cpp,
-balance_evaluator.cpp, evaluator.cpp (fee payment).
+Reference: graphene libraries/chain/evaluator.cpp (fee payment),
+db_balance.cpp (``adjust_balance``).
 """
 
 
-from nodeapi.applied import AppliedOperation
-from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, InvalidOperation
+from nodeapi.chain.errors import InsufficientBalance, InsufficientFee
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
-from nodeapi.protocol.impacted import fee_payer, impacted_accounts
-from nodeapi.protocol.keys import PublicKey, balance_addresses
 
 VOID = [0, {}]
 
@@ -127,109 +124,3 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
         return
     booked = paid_core - paid_core // 2 if op[0] == 10 else paid_core
     charge_statistics(state, payer, booked)
-
-
-def _positive(amount: dict, what: str) -> int:
-    value = int(amount["amount"])
-    if value <= 0:
-        raise InvalidOperation(f"{what} must be positive, got {value}")
-    return value
-
-
-def transfer(ctx: ApplyContext, data: dict) -> list:
-    """transfer (0): move ``amount`` from ``from`` to ``to``."""
-    state = ctx.state
-    value = _positive(data["amount"], "Transfer amount")
-    if data["from"] == data["to"]:
-        raise InvalidOperation("Cannot transfer to the same account")
-    state.require(data["to"])
-    asset = state.require(data["amount"]["asset_id"])
-    if asset["options"]["flags"] & 0x08:  # transfer_restricted
-        if asset["issuer"] not in (data["from"], data["to"]):
-            raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
-    adjust_balance(state, data["from"], asset["id"], -value)
-    adjust_balance(state, data["to"], asset["id"], value)
-    return VOID
-
-
-def key_addresses(key: str, prefix: str) -> set:
-    """The addresses a public key can own a genesis balance under (graphene
-    ``balance_claim_evaluator``: pts and graphene, compressed or not)."""
-    return {a.to_str(prefix) for a in balance_addresses(PublicKey.from_str(key))}
-
-
-def balance_claim(ctx: ApplyContext, data: dict) -> list:
-    """balance_claim (37): move a genesis balance 1.15.N to
-    ``deposit_to_account``; the claimed amount must be the whole balance and
-    ``balance_owner_key`` must own it."""
-    state = ctx.state
-    bal = state.require(data["balance_to_claim"])
-    if bal["owner"] not in key_addresses(data["balance_owner_key"], ctx.prefix):
-        raise InvalidOperation(
-            f"Balance {bal['id']} is not owned by key {data['balance_owner_key']}")
-    claimed = data["total_claimed"]
-    if claimed["asset_id"] != bal["balance"]["asset_id"]:
-        raise InvalidOperation("total_claimed asset does not match the balance")
-    if int(claimed["amount"]) != int(bal["balance"]["amount"]):
-        raise InvalidOperation(
-            f"total_claimed {claimed['amount']} must equal the balance "
-            f"{bal['balance']['amount']}")
-    state.require(data["deposit_to_account"])
-    state.remove(bal["id"])
-    adjust_balance(state, data["deposit_to_account"], claimed["asset_id"], int(claimed["amount"]))
-    return VOID
-
-
-def custom(ctx: ApplyContext, data: dict) -> list:
-    """custom (35): no state change beyond the fee."""
-    for aid in data.get("required_auths", []):
-        ctx.state.require(aid)
-    return VOID
-
-
-EVALUATORS = {0: transfer, 37: balance_claim, 35: custom}
-
-
-def _impacted(op: list, payer: str) -> tuple:
-    """Impacted accounts of an operation
-    (:func:`nodeapi.protocol.impacted.impacted_accounts` plus the fee
-    payer), ascending by instance."""
-    accounts = set(impacted_accounts(op))
-    accounts.add(payer)
-    return tuple(sorted(accounts, key=lambda a: int(a.rsplit(".", 1)[1])))
-
-
-def applied_operations(records: list, block_num: int, counter: int,
-                       block_vops: list = ()) -> tuple:
-    """``(tuple of AppliedOperation, next counter)`` for a block's applied
-    transactions ``[(trx, packed, trx_id, exp, results, virtual_ops)]``:
-    each transaction's operations, then its virtual operations (fills,
-    ``is_virtual=True``, numbered 1.. per block in ``virtual_op``), then
-    ``block_vops`` ``[(op, result)]`` generated outside transactions (what
-    :func:`nodeapi.chain.schedule.update_global_objects` returns:
-    ``trx_in_block`` = number of transactions, ``op_in_trx`` 0, transaction
-    id all zeros, as graphene records them).  ``counter`` is the next 1.11
-    instance."""
-    ops = []
-    virtual = 0
-    for trx_in_block, (trx, _p, trx_id, _e, results, vops) in enumerate(records):
-        for op_in_trx, (op, result) in enumerate(zip(trx["operations"], results)):
-            payer = fee_payer(op)
-            ops.append(AppliedOperation(counter, op, result, block_num, trx_in_block,
-                                        op_in_trx, 0, False, trx_id, payer,
-                                        _impacted(op, payer)))
-            counter += 1
-        for op, result in vops:
-            virtual += 1
-            payer = fee_payer(op)
-            ops.append(AppliedOperation(counter, op, result, block_num, trx_in_block,
-                                        len(trx["operations"]), virtual, True, trx_id,
-                                        payer, _impacted(op, payer)))
-            counter += 1
-    for op, result in block_vops:
-        virtual += 1
-        payer = fee_payer(op)
-        ops.append(AppliedOperation(counter, op, result, block_num, len(records), 0, virtual,
-                                    True, "0" * 40, payer, _impacted(op, payer)))
-        counter += 1
-    return tuple(ops), counter

@@ -24,7 +24,7 @@ block (:func:`update_withdraw_permissions`).  Failures raise
 """
 
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators import EVALUATORS, VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.genesis import format_time, parse_time
 
 _TRANSFER_RESTRICTED = 0x08
@@ -156,7 +156,3 @@ def update_withdraw_permissions(state, now: int) -> None:
                       key=lambda o: int(o.rsplit(".", 1)[1])):
         if parse_time(state.objects[oid]["expiration"]) <= now:
             state.remove(oid)
-
-
-EVALUATORS.update({25: withdraw_permission_create, 26: withdraw_permission_update,
-                   27: withdraw_permission_claim, 28: withdraw_permission_delete})

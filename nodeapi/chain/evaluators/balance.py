@@ -1,0 +1,39 @@
+"""Genesis balance evaluators: balance_claim (37).
+
+Reference: graphene libraries/chain/balance_evaluator.cpp.
+"""
+
+from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.protocol.keys import PublicKey, balance_addresses
+
+
+def key_addresses(key: str, prefix: str) -> set:
+    """The addresses a public key can own a genesis balance under (graphene
+    ``balance_claim_evaluator``: pts and graphene, compressed or not)."""
+    return {a.to_str(prefix) for a in balance_addresses(PublicKey.from_str(key))}
+
+
+def balance_claim(ctx: ApplyContext, data: dict) -> list:
+    """balance_claim (37): move a genesis balance 1.15.N to
+    ``deposit_to_account``; the claimed amount must be the whole balance and
+    ``balance_owner_key`` must own it.  Result void.
+
+    :raises InvalidOperation: wrong owner key, asset or amount.
+    :raises UnknownObject: the balance or the account does not exist."""
+    state = ctx.state
+    bal = state.require(data["balance_to_claim"])
+    if bal["owner"] not in key_addresses(data["balance_owner_key"], ctx.prefix):
+        raise InvalidOperation(
+            f"Balance {bal['id']} is not owned by key {data['balance_owner_key']}")
+    claimed = data["total_claimed"]
+    if claimed["asset_id"] != bal["balance"]["asset_id"]:
+        raise InvalidOperation("total_claimed asset does not match the balance")
+    if int(claimed["amount"]) != int(bal["balance"]["amount"]):
+        raise InvalidOperation(
+            f"total_claimed {claimed['amount']} must equal the balance "
+            f"{bal['balance']['amount']}")
+    state.require(data["deposit_to_account"])
+    state.remove(bal["id"])
+    adjust_balance(state, data["deposit_to_account"], claimed["asset_id"], int(claimed["amount"]))
+    return VOID

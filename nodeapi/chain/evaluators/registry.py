@@ -1,0 +1,140 @@
+"""The table of evaluators: operation type number -> evaluator, built here
+and nowhere else.
+
+Each evaluator lives in the module of its operation family, one module per
+bitshares-core evaluator source file (libraries/chain/<family>_evaluator.cpp);
+an operation added later goes to its family's module and gets one line in
+:data:`EVALUATORS`.  The homes of all 78 bitshares-core 7.x operation types
+(libraries/protocol/include/graphene/protocol/operations.hpp):
+
+========================  =====================================================
+module                    operation types
+========================  =====================================================
+``transfer``              0 transfer, 38 override_transfer
+``market``                1 limit_order_create, 2 limit_order_cancel,
+                          3 call_order_update, 4 fill_order (virtual),
+                          45 bid_collateral, 46 execute_bid (virtual),
+                          77 limit_order_update
+``account``               5 account_create, 6 account_update,
+                          7 account_whitelist, 8 account_upgrade,
+                          9 account_transfer
+``asset``                 10 asset_create, 11 asset_update,
+                          12 asset_update_bitasset, 13 asset_update_feed_producers,
+                          14 asset_issue, 15 asset_reserve,
+                          16 asset_fund_fee_pool, 17 asset_settle,
+                          18 asset_global_settle, 19 asset_publish_feed,
+                          42 asset_settle_cancel (virtual), 43 asset_claim_fees,
+                          44 fba_distribute (virtual), 47 asset_claim_pool,
+                          48 asset_update_issuer
+``governance``            20 witness_create, 21 witness_update,
+                          29 committee_member_create, 30 committee_member_update,
+                          31 committee_member_update_global_parameters (graphene
+                          witness_ and committee_member_evaluator.cpp; the
+                          account vote checks)
+``proposal``              22 proposal_create, 23 proposal_update,
+                          24 proposal_delete
+``withdraw_permission``   25-28 withdraw_permission_create/update/claim/delete
+``vesting_balance``       32 vesting_balance_create, 33 vesting_balance_withdraw
+``worker``                34 worker_create
+``custom``                35 custom
+``assertion``             36 assert
+``balance``               37 balance_claim
+``confidential``          39 transfer_to_blind, 40 blind_transfer,
+                          41 transfer_from_blind
+``htlc``                  49 htlc_create, 50 htlc_redeem, 51 htlc_redeemed
+                          (virtual), 52 htlc_extend, 53 htlc_refund (virtual)
+``custom_authority``      54-56 custom_authority_create/update/delete
+``ticket``                57 ticket_create, 58 ticket_update
+``liquidity_pool``        59-63 liquidity_pool_create/delete/deposit/withdraw/
+                          exchange, 75 liquidity_pool_update
+``samet_fund``            64-68 samet_fund_create/delete/update/borrow/repay
+``credit_offer``          69-73 credit_offer_create/delete/update/accept,
+                          credit_deal_repay, 74 credit_deal_expired (virtual),
+                          76 credit_deal_update
+========================  =====================================================
+
+The chain refuses a transaction carrying a type that is not in the table
+before anything else is checked (:func:`check_applied`).
+"""
+
+from nodeapi.chain.errors import UnsupportedOperation
+from nodeapi.chain.evaluators import (
+    account, asset, assertion, balance, custom, governance, htlc, market, transfer,
+    vesting_balance, withdraw_permission)
+from nodeapi.protocol.errors import UnknownOperation
+from nodeapi.protocol.operations import OPERATIONS, operation_type
+
+#: operation type number -> evaluator ``fn(ctx, data) -> operation_result``
+#: (:mod:`nodeapi.chain.evaluators.context`).
+EVALUATORS = {
+    0: transfer.transfer,
+    1: market.limit_order_create,
+    2: market.limit_order_cancel,
+    5: account.account_create,
+    6: account.account_update,
+    7: account.account_whitelist,
+    8: account.account_upgrade,
+    10: asset.asset_create,
+    11: asset.asset_update,
+    14: asset.asset_issue,
+    15: asset.asset_reserve,
+    16: asset.asset_fund_fee_pool,
+    20: governance.witness_create,
+    21: governance.witness_update,
+    25: withdraw_permission.withdraw_permission_create,
+    26: withdraw_permission.withdraw_permission_update,
+    27: withdraw_permission.withdraw_permission_claim,
+    28: withdraw_permission.withdraw_permission_delete,
+    29: governance.committee_member_create,
+    30: governance.committee_member_update,
+    32: vesting_balance.vesting_balance_create,
+    33: vesting_balance.vesting_balance_withdraw,
+    35: custom.custom,
+    36: assertion.assert_operation,
+    37: balance.balance_claim,
+    49: htlc.htlc_create,
+    50: htlc.htlc_redeem,
+    52: htlc.htlc_extend,
+}
+
+
+def not_applied_message(op_type: int) -> str:
+    """The refusal text for an operation type with no evaluator, naming the
+    operation when the protocol knows its name: ``"Operation type 22
+    (proposal_create) is not applied by this chain"``."""
+    known = OPERATIONS.get(op_type)
+    name = f" ({known[0]})" if known else ""
+    return f"Operation type {op_type}{name} is not applied by this chain"
+
+
+def evaluator_for(op_type):
+    """The evaluator of operation type ``op_type`` (the int tag).
+
+    :raises UnsupportedOperation: the chain does not apply that type
+        (:func:`not_applied_message`)."""
+    evaluator = EVALUATORS.get(op_type)
+    if evaluator is None:
+        raise UnsupportedOperation(not_applied_message(op_type))
+    return evaluator
+
+
+def check_applied(operations) -> None:
+    """Refuse ``operations`` (a transaction's wire JSON list) when one names
+    an operation type of bitshares-core (its tag read as
+    :func:`nodeapi.protocol.operations.operation_type` reads it) that the
+    chain does not apply, so the client learns which operation it is before
+    anything else is checked.  A tag that names no operation and anything
+    malformed are left to serialization, which names the problem.
+
+    :raises UnsupportedOperation: naming the first such operation."""
+    if not isinstance(operations, list):
+        return
+    for op in operations:
+        if not (isinstance(op, list) and op):
+            continue
+        try:
+            number = operation_type(op[0])
+        except UnknownOperation:
+            continue
+        if number not in EVALUATORS:
+            raise UnsupportedOperation(not_applied_message(number))

@@ -1,0 +1,36 @@
+"""Transfer evaluators: transfer (0).
+
+The family's later members (override_transfer 38, the blinded transfers
+39-41) belong here.  Reference: graphene libraries/chain/transfer_evaluator.cpp.
+"""
+
+from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+
+
+def _positive(amount: dict, what: str) -> int:
+    value = int(amount["amount"])
+    if value <= 0:
+        raise InvalidOperation(f"{what} must be positive, got {value}")
+    return value
+
+
+def transfer(ctx: ApplyContext, data: dict) -> list:
+    """transfer (0): move ``amount`` from ``from`` to ``to``; result void.
+
+    :raises InvalidOperation: amount not positive, transfer to oneself, or a
+        ``transfer_restricted`` asset between two non-issuers.
+    :raises UnknownObject: ``to`` or the asset does not exist.
+    :raises InsufficientBalance: ``from`` lacks the amount."""
+    state = ctx.state
+    value = _positive(data["amount"], "Transfer amount")
+    if data["from"] == data["to"]:
+        raise InvalidOperation("Cannot transfer to the same account")
+    state.require(data["to"])
+    asset = state.require(data["amount"]["asset_id"])
+    if asset["options"]["flags"] & 0x08:  # transfer_restricted
+        if asset["issuer"] not in (data["from"], data["to"]):
+            raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
+    adjust_balance(state, data["from"], asset["id"], -value)
+    adjust_balance(state, data["to"], asset["id"], value)
+    return VOID

@@ -1,0 +1,129 @@
+"""Operation numbering: the chain turns a block's applied operations into
+:class:`~nodeapi.applied.AppliedOperation` records carrying their operation
+history id ``1.11.M`` and their account transaction history entries
+``2.9.N`` - numbered here, once, for every consumer.
+
+Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
+``add_account_history`` and ``elasticsearch_plugin`` ``addNewEntry``):
+
+- ``1.11.M`` counts every applied operation from 0, in block order: each
+  transaction's operations, then its virtual operations, then the block's
+  own virtual operations (:func:`applied_operations`).
+- ``2.9.N`` counts every (operation, account) pair from 0; the accounts of
+  one operation are :func:`history_accounts` (its impacted accounts plus,
+  for ``account_create``, the new account from the result, as the graphene
+  plugins add it), ascending by instance.
+- For each pair the account's ``sequence`` is its 1-based count of entries
+  and ``next`` its previous entry ``2.9.K`` (``2.9.0`` for the first).  The
+  chain keeps both in the account's statistics object 2.7.N
+  (``total_ops``, ``most_recent_op``, as graphene's plugin does), so the
+  numbers are undone with the state when a block is rolled back.
+"""
+
+from nodeapi.applied import AccountHistoryEntry, AppliedOperation
+from nodeapi.protocol.ids import ObjectId
+from nodeapi.protocol.impacted import fee_payer, impacted_accounts
+
+_ACCOUNT_CREATE = 5
+
+
+def instance_key(oid: str) -> int:
+    """Sort key of account ids: the instance of ``"1.2.x"`` (graphene
+    orders ``flat_set<account_id_type>`` by instance)."""
+    return ObjectId.parse(oid).instance
+
+
+def impacted_of(op: list, payer: str) -> tuple:
+    """Impacted accounts of an operation
+    (:func:`nodeapi.protocol.impacted.impacted_accounts` plus the fee
+    payer), ascending by instance."""
+    accounts = set(impacted_accounts(op))
+    accounts.add(payer)
+    return tuple(sorted(accounts, key=instance_key))
+
+
+def history_accounts(op: list, result: list, impacted: tuple) -> tuple:
+    """The accounts that get a ``2.9.N`` entry for operation ``op`` (wire
+    JSON) with ``result`` and the chain's ``impacted`` accounts: those, plus
+    the new account of an ``account_create`` (its ``[1, "1.2.x"]`` result),
+    ascending by instance."""
+    if (op[0] == _ACCOUNT_CREATE and len(result) == 2 and result[0] == 1
+            and isinstance(result[1], str) and result[1] not in impacted):
+        return tuple(sorted(impacted + (result[1],), key=instance_key))
+    return impacted
+
+
+def number_entries(accounts: tuple, next_n: int, stats_of) -> tuple:
+    """Number one operation's entries for ``accounts``, the first being
+    ``2.9.next_n``.
+
+    :param stats_of: ``stats_of(account_id)`` -> the account's statistics
+        (a mutable mapping with ``most_recent_op`` ``"2.9.K"`` and
+        ``total_ops``), updated here.
+    :returns: ``(tuple of AccountHistoryEntry, the next N)``."""
+    entries = []
+    n = next_n
+    for account in accounts:
+        stats = stats_of(account)
+        sequence = int(stats["total_ops"]) + 1
+        previous = ObjectId.parse(stats["most_recent_op"]).instance if sequence > 1 else 0
+        entries.append(AccountHistoryEntry(n, account, sequence, previous))
+        stats["most_recent_op"] = f"2.9.{n}"
+        stats["total_ops"] = sequence
+        n += 1
+    return tuple(entries), n
+
+
+class OperationNumbering:
+    """The two counters: ``next_op`` (M of the next ``1.11.M``) and
+    ``next_ath`` (N of the next ``2.9.N``); ``stats_of`` as in
+    :func:`number_entries`."""
+
+    __slots__ = ("next_op", "next_ath", "stats_of")
+
+    def __init__(self, stats_of, next_op: int = 0, next_ath: int = 0) -> None:
+        self.stats_of = stats_of
+        self.next_op = next_op
+        self.next_ath = next_ath
+
+    def applied(self, op: list, result: list, block_num: int, trx_in_block: int,
+                op_in_trx: int, virtual_op: int, is_virtual: bool,
+                trx_id: str) -> AppliedOperation:
+        """The :class:`AppliedOperation` of one operation, with the next
+        ``1.11`` id and its ``2.9`` entries (module rules)."""
+        payer = fee_payer(op)
+        impacted = impacted_of(op, payer)
+        entries, self.next_ath = number_entries(history_accounts(op, result, impacted),
+                                                self.next_ath, self.stats_of)
+        applied = AppliedOperation(self.next_op, op, result, block_num, trx_in_block,
+                                   op_in_trx, virtual_op, is_virtual, trx_id, payer,
+                                   impacted, entries)
+        self.next_op += 1
+        return applied
+
+
+def applied_operations(records: list, block_num: int, numbering: OperationNumbering,
+                       block_vops: list = ()) -> tuple:
+    """The tuple of :class:`AppliedOperation` of a block's applied
+    transactions ``[(trx, packed, trx_id, exp, results, virtual_ops)]``:
+    each transaction's operations, then its virtual operations (fills,
+    ``is_virtual=True``, numbered 1.. per block in ``virtual_op``), then
+    ``block_vops`` ``[(op, result)]`` generated outside transactions (what
+    :func:`nodeapi.chain.schedule.update_global_objects` returns:
+    ``trx_in_block`` = number of transactions, ``op_in_trx`` 0, transaction
+    id all zeros, as graphene records them), numbered by ``numbering``."""
+    ops = []
+    virtual = 0
+    for trx_in_block, (trx, _p, trx_id, _e, results, vops) in enumerate(records):
+        for op_in_trx, (op, result) in enumerate(zip(trx["operations"], results)):
+            ops.append(numbering.applied(op, result, block_num, trx_in_block, op_in_trx, 0,
+                                         False, trx_id))
+        for op, result in vops:
+            virtual += 1
+            ops.append(numbering.applied(op, result, block_num, trx_in_block,
+                                         len(trx["operations"]), virtual, True, trx_id))
+    for op, result in block_vops:
+        virtual += 1
+        ops.append(numbering.applied(op, result, block_num, len(records), 0, virtual, True,
+                                     "0" * 40))
+    return tuple(ops)
