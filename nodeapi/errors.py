@@ -111,6 +111,17 @@ class HistoryError(NodeAPIError):
     name = "history_error"
 
 
+class StorageError(NodeAPIError):
+    """The node's own data on disk cannot be read or written: the block log
+    is damaged, locked, or a write failed (disk full, I/O error).  Raised by
+    :mod:`nodeapi.chain.blocklog`; at startup it stops the node with one
+    line, while running a failed write leaves the chain at its head until
+    the disk recovers.
+    """
+
+    name = "storage_error"
+
+
 class ConfigError(NodeAPIError):
     """A bad option value or unreadable file; stops startup before the reactor
     runs.  The message names the option or file and the problem.

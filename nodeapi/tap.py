@@ -28,7 +28,7 @@ from twisted.internet.endpoints import serverFromString
 from twisted.logger import Logger
 
 from nodeapi.config import Options  # noqa: F401  (twistd reads Options)
-from nodeapi.errors import ConfigError
+from nodeapi.errors import ConfigError, StorageError
 
 log = Logger()
 
@@ -46,7 +46,7 @@ def makeService(options, reactor=None):
         from twisted.internet import reactor
     try:
         return _make_service(options, reactor)
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise SystemExit(f"nodeapi: {exc}") from None
 
 

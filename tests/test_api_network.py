@@ -112,8 +112,10 @@ def test_broadcast_block(funded, genesis, new_chain):
     assert follower.state.balance("1.2.7", "1.3.0") == 12345
     with pytest.raises(errors.InvalidBlock):
         api.call("broadcast_block", [funded.get_block(1)])
-    with pytest.raises(ApiError, match="Malformed block"):
-        api.call("broadcast_block", [{"previous": follower.head_block_id}])
+    for bad in ({"previous": follower.head_block_id}, [funded.get_block(2)], "block"):
+        with pytest.raises(errors.MalformedBlock, match="^Malformed block: ") as info:
+            api.call("broadcast_block", [bad])
+        assert not isinstance(info.value, ApiError)
 
 
 def test_network_node_without_peers(funded):

@@ -17,7 +17,7 @@ from nodeapi.chain.blocklog import MAGIC, BlockLog, BlockLogCorrupt, BlockLogErr
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.errors import DuplicateTransaction
 from nodeapi.chain.genesis import format_time
-from nodeapi.errors import ConfigError
+from nodeapi.errors import ConfigError, StorageError
 
 from kit.chain import scripted_block, transfer_wire
 from kit.daemon import ROOT
@@ -191,7 +191,7 @@ def test_corruption_before_the_tail_names_file_and_offset(written, how):
     path.write_bytes(bytes(data))
     with pytest.raises(BlockLogCorrupt) as info:
         open_log(path)
-    assert isinstance(info.value, ConfigError)
+    assert isinstance(info.value, StorageError)
     assert f"Block log {path} is corrupt at byte offset {at}" in str(info.value)
     assert os.path.getsize(path) == len(data)  # nothing truncated
     open_log(path.parent / "other").close()  # the lock was released
@@ -272,8 +272,10 @@ def test_failed_block_log_write_keeps_head_and_pending(genesis, tmp_path):
     log.failures = 1
     when = chain.get_slot_time(1)
     with pytest.raises(BlockLogError, match="Block 2 .* not applied: cannot write it "
-                                            "to the block log: .*No space left"):
+                                            "to the block log: .*No space left") as info:
         chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)
+    # a full disk is a storage failure, not a bad option
+    assert isinstance(info.value, StorageError) and not isinstance(info.value, ConfigError)
     assert (chain.head_block_num, chain.head_block_id, chain.head_block_time) == head
     assert log.head_num == 1 and consumer.seen == [(1, head[1])]
     assert chain.pending_transactions == [trx]

@@ -62,8 +62,13 @@ def test_owner_satisfies_active_but_not_reverse(funded):
 def test_irrelevant_signatures(funded):
     chain = funded
     aid = create(chain, "single-1", auth(1, [(K1[1], 1)]), auth(2, [(K2[1], 2), (K3[1], 1)]))
-    with pytest.raises(errors.InvalidSignature):
+    with pytest.raises(errors.InvalidSignature) as info:
         chain.push_transaction(sign(chain, [pay(aid)], wifs=(K2[0], K4[0])))
+    # one InvalidSignature class: the protocol's, also a ChainError
+    from nodeapi.errors import ChainError, ProtocolError
+    from nodeapi.protocol import errors as protocol_errors
+    assert errors.InvalidSignature is protocol_errors.InvalidSignature
+    assert isinstance(info.value, ChainError) and isinstance(info.value, ProtocolError)
     with pytest.raises(errors.InvalidSignature):
         chain.push_transaction(sign(chain, [pay(aid)], wifs=(K2[0], DEV_WIF)))
     chain.push_transaction(sign(chain, [pay(aid)], wifs=(K2[0],)))

@@ -189,7 +189,7 @@ def test_push_block_malformed(chain, genesis, new_chain):
         with pytest.raises(errors.MalformedBlock, match=message) as info:
             follower.push_block(block)
         assert isinstance(info.value, errors.InvalidBlock)
-        assert isinstance(info.value, ApiError)  # broadcast_block: a bad argument
+        assert not isinstance(info.value, ApiError)  # a chain error, not an API one
         assert info.value.name == "malformed_block"
     assert follower.head_block_num == 0 and follower.block_log.head_num == 0
     follower.push_block(good)

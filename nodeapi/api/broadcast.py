@@ -23,6 +23,7 @@ from twisted.logger import Logger
 
 from nodeapi.api.arguments import require_trx
 from nodeapi.api.base import ApiSet, api_function
+from nodeapi.chain.errors import MalformedBlock
 from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError, NodeAPIError, ProtocolError
 from nodeapi.protocol.transaction import transaction_id
@@ -168,17 +169,20 @@ class NetworkBroadcastApi(ApiSet):
         """Validate and apply a signed block (``chain.push_block``: it must
         extend the head, be signed by the scheduled witness, ...); returns
         null.  ``block_id``/``signing_key``/``transaction_ids`` fields are
-        ignored."""
-        if not isinstance(block, dict):
-            raise ApiError(f"block must be a signed block object, got {type(block).__name__}")
+        ignored.  A block that is not a well-formed signed block raises
+        :class:`~nodeapi.chain.errors.MalformedBlock` ("Malformed block:
+        ..."), any other refusal the chain's error."""
         try:
-            self.node.chain.push_block(strip_block_info(block))
+            self.node.chain.push_block(strip_block_info(block) if isinstance(block, dict)
+                                       else block)
+        except MalformedBlock:
+            raise
         except ProtocolError as exc:  # fc serialization rejected a field
-            raise ApiError(f"Malformed transaction: {exc}") from None
+            raise MalformedBlock(f"Malformed block: {exc}") from None
         except NodeAPIError:
             raise
         except _MALFORMED as exc:
-            raise ApiError(f"Malformed block: {type(exc).__name__}: {exc}") from None
+            raise MalformedBlock(f"Malformed block: {type(exc).__name__}: {exc}") from None
         return None
 
     def close(self) -> None:

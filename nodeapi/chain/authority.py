@@ -7,9 +7,9 @@ only adds the chain's rules on top of it:
 
 - :func:`recover_keys` turns 65-byte compact signatures into public key
   strings (:meth:`nodeapi.protocol.keys.PublicKey.recover`); like graphene,
-  a non-canonical signature is rejected.  Every protocol error becomes the
-  chain's :class:`~nodeapi.chain.errors.InvalidSignature` (a ChainError),
-  with the protocol error as its ``__cause__``.
+  a non-canonical signature is rejected.  Every failure is
+  :class:`~nodeapi.protocol.errors.InvalidSignature` (a ProtocolError and a
+  ChainError; any other protocol error is its ``__cause__``).
 - what an operation requires is :func:`nodeapi.protocol.impacted.required_authorities`
   and :func:`~nodeapi.protocol.impacted.other_authorities` (graphene
   ``operation_get_required_authorities``: the fee payer's active authority
@@ -27,8 +27,9 @@ only adds the chain's rules on top of it:
   (for the database API functions of those names).
 """
 
-from nodeapi.chain.errors import InvalidSignature, MissingAuthority
+from nodeapi.chain.errors import MissingAuthority
 from nodeapi.errors import ProtocolError
+from nodeapi.protocol.errors import InvalidSignature
 from nodeapi.protocol.impacted import other_authorities, required_authorities
 from nodeapi.protocol.keys import PrivateKey, PublicKey
 
@@ -38,6 +39,8 @@ def recover_key(signature_hex: str, digest: bytes, prefix: str) -> str:
     raises :class:`InvalidSignature`."""
     try:
         pub = PublicKey.recover(bytes.fromhex(signature_hex), digest)
+    except InvalidSignature:
+        raise
     except ProtocolError as exc:
         raise InvalidSignature(str(exc)) from exc
     except (ValueError, TypeError) as exc:

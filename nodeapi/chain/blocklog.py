@@ -33,7 +33,7 @@ mmap; crc32 runs at memory speed):
   truncated away with a warning;
 - a damaged record followed by an intact record, a record holding the wrong
   block number, or a bad magic raises :class:`BlockLogCorrupt`, a
-  :class:`~nodeapi.errors.ConfigError` naming the file and the byte offset,
+  :class:`~nodeapi.errors.StorageError` naming the file and the byte offset,
   so the node stops before the reactor runs instead of silently dropping
   blocks.
 """
@@ -50,7 +50,7 @@ from typing import Iterator, Optional
 import orjson
 from twisted.logger import Logger
 
-from nodeapi.errors import ConfigError
+from nodeapi.errors import StorageError
 
 MAGIC = b"NODEAPI BLOCKS 1"
 HEADER = struct.Struct("<III")
@@ -62,8 +62,9 @@ MAX_RECORD = 256 * 1024 * 1024
 _sync = getattr(os, "fdatasync", os.fsync)
 
 
-class BlockLogError(ConfigError):
-    """The block log cannot be opened or written (permissions, lock, I/O)."""
+class BlockLogError(StorageError):
+    """The block log cannot be opened or written (permissions, lock, I/O,
+    disk full)."""
 
     name = "block_log_error"
 

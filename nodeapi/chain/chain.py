@@ -31,6 +31,8 @@ Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
 changed by the last applied block.
 """
 
+import time
+
 from twisted.logger import Logger
 
 from nodeapi.chain import authority as auth
@@ -49,9 +51,26 @@ from nodeapi.protocol.operations import canonical_operation
 from nodeapi.protocol.times import format_time, parse_time
 
 
+class WallClock:
+    """The clock of a :class:`Chain` built without one (tests, benchmarks):
+    ``seconds()`` is ``time.time()``.  A node passes its reactor."""
+
+    @staticmethod
+    def seconds() -> float:
+        """Local wall-clock seconds since the epoch (float)."""
+        return time.time()
+
+
 class Chain(BlockApplication):
     """A graphene chain in memory over a block log (see module docstring;
-    block production and application are in :mod:`nodeapi.chain.blocks`)."""
+    block production and application are in :mod:`nodeapi.chain.blocks`).
+
+    :param genesis: the loaded genesis (:mod:`nodeapi.chain.genesis`).
+    :param block_log: the block log (``append``, ``read``, ``blocks``,
+        ``head_num``).
+    :param clock: an ``IReactorTime`` (the node's reactor): local wall time
+        for peer blocks and replay progress; :class:`WallClock` when None.
+    """
 
     log = Logger()
 
@@ -60,7 +79,7 @@ class Chain(BlockApplication):
         self.chain_id = genesis.chain_id
         self.address_prefix = genesis.address_prefix
         self.block_log = block_log
-        self.clock = clock
+        self.clock = clock if clock is not None else WallClock()
         self.state = init_genesis(genesis)
         self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
@@ -273,16 +292,9 @@ class Chain(BlockApplication):
             self._restore_pending([p for p in pending if p[2] not in kept])
         return block
 
-    def _clock(self):
-        """The injected clock, or the global reactor."""
-        if self.clock is None:
-            from twisted.internet import reactor
-            return reactor
-        return self.clock
-
     def wall_time(self) -> float:
-        """Local wall-clock seconds (``seconds()`` of :meth:`_clock`)."""
-        return self._clock().seconds()
+        """Local wall-clock seconds (``self.clock.seconds()``)."""
+        return self.clock.seconds()
 
     def get_block(self, num: int) -> dict | None:
         """Signed block ``num`` from the block log, or None."""
@@ -304,11 +316,11 @@ class Chain(BlockApplication):
         Works in chunks of ``chunk`` blocks through ``cooperator`` (default
         ``twisted.internet.task``'s global cooperator) so the reactor stays
         responsive, and logs progress (blocks/s, ETA) every
-        ``progress_every`` seconds of ``self.clock`` (the reactor when None).
+        ``progress_every`` seconds of ``self.clock``.
         Returns a Deferred firing with the number of blocks replayed."""
-        clock = self._clock()
+        clock = self.clock
         pending = self._take_pending()
-        total = max(int(getattr(self.block_log, "head_num", 0)) - self.head_block_num, 0)
+        total = max(int(self.block_log.head_num) - self.head_block_num, 0)
         d = replay_blocks(
             lambda: self.block_log.blocks(self.head_block_num + 1),
             lambda block: self._apply_block(block, check_sigs=False, replay=True),

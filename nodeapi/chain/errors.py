@@ -6,7 +6,8 @@ Graphene reference: the ``FC_ASSERT``/``GRAPHENE_ASSERT`` checks of
 (libraries/chain/*.cpp).  When one of these is raised nothing was applied.
 """
 
-from nodeapi.errors import ApiError, ChainError
+from nodeapi.errors import ChainError
+from nodeapi.protocol.errors import InvalidSignature  # noqa: F401  (the one class)
 
 
 class TransactionTooLarge(ChainError):
@@ -45,19 +46,6 @@ class DuplicateTransaction(ChainError):
     """A transaction with this id is already pending or in a recent block."""
 
     name = "duplicate_transaction"
-
-
-class InvalidSignature(ChainError):
-    """A signature is malformed, duplicated or signs nothing required.
-
-    The chain's rejection of a transaction or block for its signatures.  A
-    malformed signature is first detected by :mod:`nodeapi.protocol`
-    (:class:`nodeapi.protocol.errors.InvalidSignature`, a ProtocolError);
-    :mod:`nodeapi.chain.authority` wraps that error in this one (it is the
-    ``__cause__``), so a rejected transaction always fails with a
-    :class:`~nodeapi.errors.ChainError`."""
-
-    name = "invalid_signature"
 
 
 class MissingAuthority(ChainError):
@@ -112,13 +100,11 @@ class MerkleRootMismatch(InvalidBlock):
     name = "merkle_root_mismatch"
 
 
-class MalformedBlock(InvalidBlock, ApiError):
+class MalformedBlock(InvalidBlock):
     """A block is not a well-formed signed block: not an object, a missing
     field, or a field fc cannot serialize (bad time, id, hex, signature,
     transaction).  graphene fails such a block already when unpacking it.
-
-    Also an :class:`~nodeapi.errors.ApiError`: given to ``broadcast_block``
-    it is a malformed argument, as that API has always reported it."""
+    ``broadcast_block`` and the peers refuse such a block with it."""
 
     name = "malformed_block"
 

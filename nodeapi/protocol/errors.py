@@ -6,7 +6,7 @@ code 10 and the message shown here (docs/wire-contract.rst section 4).  Messages
 name the offending value so a client can correct its request.
 """
 
-from nodeapi.errors import ProtocolError
+from nodeapi.errors import ChainError, ProtocolError
 
 
 class InvalidObjectId(ProtocolError):
@@ -45,9 +45,17 @@ class InvalidKey(ProtocolError):
     name = "invalid_key"
 
 
-class InvalidSignature(ProtocolError):
+class InvalidSignature(ProtocolError, ChainError):
     """Malformed signature: expected 65 bytes (130 hex digits) whose first
-    byte is 27..34 and which recovers to a public key"""
+    byte is 27..34 and which recovers to a public key
+
+    The one signature error of nodeapi: the protocol raises it for a
+    signature that is malformed or recovers no key, the chain
+    (:mod:`nodeapi.chain.authority`) for a duplicate signature or one that
+    signs nothing required (graphene ``tx_duplicate_sig``,
+    ``tx_irrelevant_sig``).  Both a :class:`~nodeapi.errors.ProtocolError`
+    and a :class:`~nodeapi.errors.ChainError`: a transaction refused for its
+    signatures always fails with a ChainError."""
 
     name = "invalid_signature"
 
