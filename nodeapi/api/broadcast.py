@@ -25,7 +25,7 @@ from nodeapi.api.arguments import require_trx
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.chain.errors import MalformedBlock
 from nodeapi.chain.genesis import parse_time
-from nodeapi.errors import ApiError, NodeAPIError, ProtocolError
+from nodeapi.errors import ApiError, ChainError, NodeAPIError, ProtocolError
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.protocol.wire import from_wire, strip_block_info
 
@@ -67,6 +67,8 @@ class NetworkBroadcastApi(ApiSet):
             chain.push_transaction(trx)
             trx_id = transaction_id(trx, chain.address_prefix)
             expiration = parse_time(trx["expiration"])
+        except ChainError:  # refused (InvalidSignature is also a ProtocolError)
+            raise
         except ProtocolError as exc:  # fc serialization rejected a field
             raise ApiError(f"Malformed transaction: {exc}") from None
         except NodeAPIError:
@@ -175,7 +177,7 @@ class NetworkBroadcastApi(ApiSet):
         try:
             self.node.chain.push_block(strip_block_info(block) if isinstance(block, dict)
                                        else block)
-        except MalformedBlock:
+        except ChainError:  # MalformedBlock, or why the chain refused it
             raise
         except ProtocolError as exc:  # fc serialization rejected a field
             raise MalformedBlock(f"Malformed block: {exc}") from None

@@ -49,6 +49,63 @@ def recover_key(signature_hex: str, digest: bytes, prefix: str) -> str:
     return pub.to_str(prefix)
 
 
+#: Bytes of one compact signature (fc ``compact_signature``).
+SIGNATURE_BYTES = 65
+
+
+def signed_size(unsigned_size: int, signatures: list) -> int:
+    """Packed size in bytes of a signed transaction whose unsigned part packs
+    to ``unsigned_size`` bytes: plus the varint count and 65 bytes per
+    signature (graphene ``precomputable_transaction::get_packed_size``, the
+    size ``_apply_transaction`` compares with ``maximum_transaction_size``)."""
+    n = len(signatures)
+    count = 1
+    while n >= 0x80:
+        n >>= 7
+        count += 1
+    return unsigned_size + count + SIGNATURE_BYTES * len(signatures)
+
+
+def signer_keys(signatures, digest: bytes, prefix: str, ops: list, get_account,
+                max_depth: int) -> set:
+    """The public key strings that made ``signatures`` (hex strings) of
+    ``digest``, recovering no more keys than the transaction can use
+    (recovery is the expensive step, about 0.1 ms each).
+
+    Before any recovery: ``signatures`` must be a list of hex strings and
+    no signature may appear twice.  When there are more signatures than
+    keys in every authority ``ops`` can require (the keys
+    :func:`potential_signatures` gives without signatures: account
+    authorities reachable within ``max_depth`` and the other authorities),
+    some signature signs nothing required: only the first (that many + 1)
+    are recovered, which names at least one such key.  Together with the
+    size limit counted with the signatures
+    (:func:`nodeapi.chain.validation.check_size`), this bounds the CPU one
+    transaction or API request costs.
+
+    :raises InvalidSignature: not a list of strings; a duplicate (graphene
+        ``tx_duplicate_sig``, "Duplicate Signature detected"); a malformed
+        signature (:func:`recover_key`); too many signatures ("Unnecessary
+        signature(s) by ...", graphene ``tx_irrelevant_sig``)."""
+    if not isinstance(signatures, list):
+        raise InvalidSignature(f"signatures must be an array, got {type(signatures).__name__}")
+    seen = set()
+    for sig in signatures:
+        if not isinstance(sig, str):
+            raise InvalidSignature(f"Invalid signature {sig!r}: expected a hex string")
+        canonical = sig.lower()
+        if canonical in seen:
+            raise InvalidSignature(f"Duplicate signature {sig[:16]}...")
+        seen.add(canonical)
+    if len(signatures) <= 1:
+        return recover_keys(signatures, digest, prefix)
+    usable, _addresses = potential_signatures(ops, set(), get_account, max_depth)
+    if len(signatures) <= len(usable):
+        return recover_keys(signatures, digest, prefix)
+    keys = recover_keys(signatures[:len(usable) + 1], digest, prefix)
+    raise InvalidSignature(f"Unnecessary signature(s) by {', '.join(sorted(keys - usable))}")
+
+
 def recover_keys(signatures: list, digest: bytes, prefix: str) -> set:
     """Public key strings of all signatures; duplicates are an error."""
     keys = set()

@@ -57,7 +57,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :raises OperationInvalid: an operation fails its type's ``validate()``
         (:func:`nodeapi.protocol.validation.validate_operation`, also part of
         ``transaction::validate``), checked once the transaction serializes.
-    :raises TransactionTooLarge: more than ``maximum_transaction_size`` bytes.
+    :raises TransactionTooLarge: more than ``maximum_transaction_size`` bytes
+        with the signatures (:func:`check_size`).
     :raises DuplicateTransaction: ``is_known(trx_id)``.
     :raises TransactionExpired: expiration not after ``now``.
     :raises ExpirationTooFar: expiration more than
@@ -65,7 +66,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :raises BadTaposReference: ``ref_block_num``/``ref_block_prefix`` name no
         recent block.
     :raises InvalidSignature, MissingAuthority: from
-        :func:`nodeapi.chain.authority.verify_authority` / ``recover_keys``.
+        :func:`nodeapi.chain.authority.signer_keys` (at most as many
+        recoveries as the transaction can use) and ``verify_authority``.
     """
     if not trx.get("operations"):
         raise EmptyTransaction("Transaction has no operations")
@@ -74,10 +76,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     for op in trx["operations"]:
         validate_operation(op)
     params = state.objects["2.0.0"]["parameters"]
-    if len(packed) > int(params["maximum_transaction_size"]):
-        raise TransactionTooLarge(
-            f"Transaction of {len(packed)} bytes exceeds maximum_transaction_size "
-            f"{params['maximum_transaction_size']}")
+    signatures = trx.get("signatures", [])
+    check_size(len(packed), signatures, params)
     trx_id = transaction_id_of(packed)
     if is_known(trx_id):
         raise DuplicateTransaction(f"Duplicate transaction {trx_id}")
@@ -97,11 +97,27 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
             f"TaPoS mismatch: ref_block_num {trx['ref_block_num']} ref_block_prefix "
             f"{trx['ref_block_prefix']} does not match a recent block")
     if check_sigs:
-        keys = auth.recover_keys(trx.get("signatures", []),
-                                 signature_digest_of(packed, chain_id), prefix)
-        auth.verify_authority(trx["operations"], keys, state.require,
-                              int(params["max_authority_depth"]))
+        depth = int(params["max_authority_depth"])
+        keys = auth.signer_keys(signatures, signature_digest_of(packed, chain_id), prefix,
+                                trx["operations"], state.require, depth)
+        auth.verify_authority(trx["operations"], keys, state.require, depth)
     return packed, trx_id, exp
+
+
+def check_size(unsigned_size: int, signatures, params: dict) -> None:
+    """Raise :class:`TransactionTooLarge` when the transaction packs (with
+    its signatures, :func:`nodeapi.chain.authority.signed_size`) to more
+    than the ``maximum_transaction_size`` of the global parameters
+    ``params`` (graphene ``_apply_transaction``, after HARDFORK_CORE_1573).
+    Checked before any signature is recovered."""
+    if not isinstance(signatures, list):
+        signatures = []
+    size = auth.signed_size(unsigned_size, signatures)
+    limit = int(params["maximum_transaction_size"])
+    if size > limit:
+        raise TransactionTooLarge(
+            f"Transaction of {size} bytes (with its {len(signatures)} signatures) exceeds "
+            f"maximum_transaction_size {limit}")
 
 
 def check_block_form(block, prefix: str) -> tuple:

@@ -16,6 +16,7 @@ from nodeapi.api.arguments import check_public_key, guarded, require_list, requi
 from nodeapi.api.base import api_function
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.chain import authority as auth
+from nodeapi.chain.validation import check_size
 from nodeapi.errors import ApiError, ChainError
 from nodeapi.protocol.keys import address_bytes, public_key_bytes
 from nodeapi.protocol.operations import canonical_operation
@@ -40,9 +41,18 @@ class AuthorityMixin:
                        self.chain.address_prefix)
 
     def _signers(self, trx: dict) -> set:
-        digest = signature_digest_of(self._packed(trx), self.chain.chain_id)
-        return auth.recover_keys(require_list(trx.get("signatures", []), "signatures"),
-                                 digest, self.chain.address_prefix)
+        """The keys that signed ``trx``, after the chain's checks that need
+        no recovery (size with signatures, duplicates, more signatures than
+        required keys: :func:`nodeapi.chain.validation.check_size`,
+        :func:`nodeapi.chain.authority.signer_keys`), so one request costs a
+        bounded number of recoveries."""
+        packed = self._packed(trx)
+        signatures = require_list(trx.get("signatures", []), "signatures")
+        check_size(len(packed), signatures, self.chain.state.objects["2.0.0"]["parameters"])
+        digest = signature_digest_of(packed, self.chain.chain_id)
+        return guarded("transaction", auth.signer_keys, signatures, digest,
+                       self.chain.address_prefix, trx["operations"],
+                       self.chain.state.require, self._max_depth())
 
     def _max_depth(self) -> int:
         return int(self.chain.state.objects["2.0.0"]["parameters"]["max_authority_depth"])
