@@ -161,3 +161,27 @@ def test_uid_binds_a_privileged_port_then_drops_privileges(tmp_path):
     finally:
         code = node.stop()
     assert code == -signal.SIGTERM
+
+
+@pytest.mark.parametrize("payload", [b"\x01{}", b"\x01[]", b"\x01{not json", b"\x07{}"],
+                         ids=["empty-object", "array", "bad-json", "unknown-codec"])
+def test_block_log_record_that_is_no_block_is_one_line(tmp_path, payload):
+    """A record with a valid checksum whose payload is no block stops
+    startup with one line naming the file and the offset, exit status 1, no
+    traceback (nodeapi.chain.blocklog.BlockLog._decode)."""
+    from nodeapi.chain.blocklog import MAGIC, frame
+
+    data = tmp_path / "data"
+    data.mkdir()
+    path = data / "blocks.log"
+    path.write_bytes(MAGIC + frame(1, payload))
+    proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir",
+                                         str(data), "--rpc-endpoint", "tcp:0:interface=127.0.0.1"),
+                          cwd=ROOT, capture_output=True, timeout=60)
+    out = (proc.stdout + proc.stderr).decode()
+    assert proc.returncode == 1, out
+    assert "Traceback" not in out, out
+    failed = [line for line in out.splitlines() if "Node startup failed" in line]
+    assert len(failed) == 1, out
+    assert f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1)" in failed[0]
+    assert "not a block" in failed[0] or "unknown payload codec" in failed[0]

@@ -84,14 +84,36 @@ def encode_block(block: dict) -> bytes:
         return bytes((CODEC_JSON,)) + json.dumps(block, separators=(",", ":")).encode()
 
 
+#: The fields every stored block has (graphene ``signed_block``).
+BLOCK_FIELDS = ("previous", "timestamp", "witness", "transaction_merkle_root",
+                "extensions", "witness_signature", "transactions")
+
+
 def decode_block(payload: bytes) -> dict:
-    """Inverse of :func:`encode_block`; raises ValueError for an unknown codec."""
-    codec = payload[0]
-    if codec == CODEC_ORJSON:
-        return orjson.loads(payload[1:])
-    if codec == CODEC_JSON:
-        return json.loads(payload[1:])
-    raise ValueError(f"unknown payload codec {codec}")
+    """Inverse of :func:`encode_block`.
+
+    :raises ValueError: an unknown codec, bytes that are not JSON of that
+        codec, or JSON that is not a signed block (an object with every
+        field of :data:`BLOCK_FIELDS`, ``transactions`` a list); the message
+        says which."""
+    codec = payload[0] if payload else None
+    try:
+        if codec == CODEC_ORJSON:
+            block = orjson.loads(payload[1:])
+        elif codec == CODEC_JSON:
+            block = json.loads(payload[1:])
+        else:
+            raise ValueError(f"unknown payload codec {codec}")
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"payload is not a block: {exc}") from None
+    if type(block) is not dict:
+        raise ValueError(f"payload is not a block: JSON {type(block).__name__}")
+    missing = [f for f in BLOCK_FIELDS if f not in block]
+    if missing:
+        raise ValueError(f"payload is not a block: missing {', '.join(missing)}")
+    if type(block["transactions"]) is not list:
+        raise ValueError("payload is not a block: transactions is not a list")
+    return block
 
 
 def frame(num: int, payload: bytes) -> bytes:
@@ -322,15 +344,28 @@ class BlockLog:
                                   f"{offset} (block {num}): record changed on disk")
         return payload
 
+    def _decode(self, payload: bytes, num: int, offset: int) -> dict:
+        """:func:`decode_block`, failing with :class:`BlockLogCorrupt`
+        naming the file, the byte offset of the record and block ``num``: a
+        record whose checksum holds but whose payload is no block."""
+        try:
+            return decode_block(payload)
+        except ValueError as exc:
+            raise BlockLogCorrupt(f"Block log {self.path} is corrupt at byte offset {offset} "
+                                  f"(block {num}): {exc}; restore the file from a backup "
+                                  "or remove it to resync") from None
+
     def read(self, num: int) -> Optional[dict]:
-        """Block ``num`` as a fresh wire-JSON dict, or None if absent."""
+        """Block ``num`` as a fresh wire-JSON dict, or None if absent;
+        :class:`BlockLogCorrupt` when the record holds no block."""
         payload = self.read_raw(num)
-        return None if payload is None else decode_block(payload)
+        return None if payload is None else self._decode(payload, num, self._ends[num - 1])
 
     def blocks(self, start: int = 1) -> Iterator[tuple]:
         """Yield ``(num, block)`` from ``start`` to the head, in order,
         reading ahead in chunks of about 1 MiB; blocks appended while
-        iterating are included."""
+        iterating are included.  A record that holds no block raises
+        :class:`BlockLogCorrupt` (file, offset, block number)."""
         fd = self._require_open()
         num = max(start, 1)
         while num <= self.head_num:
@@ -343,7 +378,7 @@ class BlockLog:
             chunk = os.pread(fd, self._ends[last] - base, base)
             for n in range(first, last + 1):
                 a, b = self._ends[n - 1] - base, self._ends[n] - base
-                yield n, decode_block(self._check(chunk[a:b], n, base + a))
+                yield n, self._decode(self._check(chunk[a:b], n, base + a), n, base + a)
             num = last + 1
 
     def __repr__(self) -> str:

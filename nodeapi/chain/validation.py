@@ -13,6 +13,7 @@ every transaction it queues or applies; errors are the
 import struct
 
 from nodeapi.chain import authority as auth
+from nodeapi.chain.blocklog import BLOCK_FIELDS
 from nodeapi.chain.errors import (
     BadTaposReference, BlockExtensionsNotEmpty, BlockFromFuture, BlockTooLarge,
     DuplicateTransaction, EmptyTransaction, ExpirationTooFar, MalformedBlock,
@@ -32,9 +33,6 @@ from nodeapi.protocol.transaction import (
 #: ``latency > -5000`` ms ("Rejecting block with timestamp in the future").
 FUTURE_BLOCK_TOLERANCE = 5
 
-#: The fields of a signed block (graphene ``signed_block``).
-BLOCK_FIELDS = ("previous", "timestamp", "witness", "transaction_merkle_root",
-                "extensions", "witness_signature", "transactions")
 
 
 def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
