@@ -30,13 +30,18 @@ TESTS = os.path.join(ROOT, "tests")
 CORE = "1.3.0"
 
 
+SHAPE = {"witness": "1.6.1", "transaction_merkle_root": "0" * 40, "extensions": [],
+         "witness_signature": "00" * 65, "transactions": []}
+
+
 def fake_blocks(n):
-    """n blocks that link by number (enough for the log's own checks)."""
+    """n blocks that link by number and have the signed_block fields
+    (enough for the log's own checks)."""
     out = []
     for num in range(1, n + 1):
-        out.append({"previous": f"{num - 1:08x}" + "ab" * 16,
-                    "timestamp": format_time(1_500_000_000 + num), "witness": "1.6.1",
-                    "transactions": [{"n": num, "pad": "x" * (num * 7)}]})
+        out.append(dict(SHAPE, previous=f"{num - 1:08x}" + "ab" * 16,
+                        timestamp=format_time(1_500_000_000 + num),
+                        transactions=[{"n": num, "pad": "x" * (num * 7)}]))
     return out
 
 
@@ -83,7 +88,8 @@ def test_round_trip_and_reopen(written):
 def test_empty_log_and_big_integers(tmp_path):
     log = open_log(tmp_path / "sub" / "dir" / "blocks")
     assert log.head_num == 0 and list(log.blocks()) == [] and log.read(1) is None
-    block = {"previous": "0" * 40, "big": 2 ** 70, "neg": -(2 ** 65)}
+    block = dict(SHAPE, previous="0" * 40, timestamp=format_time(0), big=2 ** 70,
+                 neg=-(2 ** 65))
     log.append(block)
     log.close()
     again = open_log(tmp_path / "sub" / "dir" / "blocks")
@@ -370,3 +376,25 @@ def test_kill_9_while_producing_then_replay(genesis, tmp_path):
     assert log.head_num == count + 1
     log.close()
     reference.block_log.close()
+
+
+@pytest.mark.parametrize("payload, reason", [
+    (b"\x01{}", "missing previous, timestamp"),
+    (b"\x01[]", "JSON list"),
+    (b"\x01{not json", "payload is not a block: "),
+    (b"\x07{}", "unknown payload codec 7"),
+])
+def test_record_that_is_no_block_names_file_and_offset(tmp_path, payload, reason):
+    """The checksum holds but the payload is no block: BlockLogCorrupt
+    naming the file, offset and block, from read() and blocks()."""
+    from nodeapi.chain.blocklog import frame
+
+    path = tmp_path / "blocks.log"
+    path.write_bytes(MAGIC + frame(1, payload))
+    log = open_log(path)
+    for read in (lambda: log.read(1), lambda: list(log.blocks())):
+        with pytest.raises(BlockLogCorrupt, match=f"^Block log {path} is corrupt at byte "
+                                                  f"offset {len(MAGIC)} \\(block 1\\): ") as info:
+            read()
+        assert reason in str(info.value)
+    log.close()
