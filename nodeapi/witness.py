@@ -22,6 +22,12 @@ Graphene reference: libraries/plugins/witness/witness.cpp
 - each outcome is one of graphene's ``block_production_condition`` names
   (:data:`CONDITIONS`), counted in :attr:`WitnessService.conditions`.
 
+A block that cannot be stored (disk full, I/O error: a
+:class:`~nodeapi.errors.StorageError` from the block log) is rolled back by
+the chain, which stays at its head while the node keeps serving; the
+witness logs one line when this starts and one when a block is stored
+again, not a traceback per slot.
+
 Not modelled: ``required-participation`` (graphene refuses below 33 %
 participation; a single development node after a long gap would never
 produce again, so this node has no such check).
@@ -43,7 +49,7 @@ from twisted.logger import Logger
 
 from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import format_time
-from nodeapi.errors import ConfigError
+from nodeapi.errors import ConfigError, StorageError
 
 #: graphene ``block_production_condition`` values, in its order.
 CONDITIONS = ("produced", "not_synced", "not_my_turn", "not_time_yet",
@@ -94,6 +100,7 @@ class WitnessService(Service):
         self.last_block: Optional[tuple] = None
         self._call = None
         self._warned: set = set()
+        self._storage_failure: Optional[str] = None  # set while blocks cannot be stored
 
     @property
     def witness_ids(self) -> list:
@@ -135,9 +142,22 @@ class WitnessService(Service):
         self._call = None
         try:
             condition = self.maybe_produce_block()
+        except StorageError as exc:
+            # disk full, I/O error: the chain rolled the block back and stays
+            # at its head; one line when it starts, one when it recovers
+            condition = "exception"
+            if self._storage_failure is None:
+                self.log.error("Witness plugin: production paused, blocks cannot be stored: "
+                               "{error}", error=str(exc), log_event="storage_failed")
+            self._storage_failure = str(exc)
         except Exception:
             condition = "exception"
             self.log.failure("Witness plugin: block production failed")
+        if condition == "produced" and self._storage_failure is not None:
+            self._storage_failure = None
+            self.log.info("Witness plugin: blocks are stored again, production resumed at "
+                          "block #{block_num}", block_num=self.chain.head_block_num,
+                          log_event="storage_recovered")
         self.conditions[condition] += 1
         self.last_condition = condition
         if self.running:

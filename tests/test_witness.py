@@ -4,6 +4,7 @@ import pytest
 from twisted.internet.task import Clock
 from twisted.logger import Logger
 
+from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.genesis import format_time
 from nodeapi.errors import ConfigError
 from nodeapi.witness import WitnessService
@@ -215,3 +216,42 @@ def test_stop_cancels_the_next_wake(chain):
     assert d.called and not clock.getDelayedCalls()
     run(clock, 3)
     assert chain.head_block_num == 2
+
+
+class FullDiskLog(BlockLog):
+    """The real block log whose appends fail while ``full``."""
+
+    full = False
+
+    def append(self, block):
+        if self.full:
+            raise OSError(28, "No space left on device")
+        super().append(block)
+
+
+def test_disk_full_logs_one_line_when_failing_and_one_when_recovered(genesis, tmp_path):
+    """While blocks cannot be written the node stays at its head and the
+    witness logs one line (no traceback per slot); one line when production
+    resumes; the chain then goes on from where it stopped."""
+    from nodeapi.chain.chain import Chain
+
+    log = FullDiskLog(str(tmp_path / "blocks"), sync=False).open()
+    chain = Chain(genesis, log)
+    events = []
+    svc, clock = make(chain, events=events)
+    svc.startService()
+    run(clock, 2)
+    assert chain.head_block_num == 2
+    log.full = True
+    run(clock, 6)
+    assert chain.head_block_num == 2 and log.head_num == 2
+    assert svc.conditions["exception"] == 6
+    log.full = False
+    run(clock, 2)
+    assert chain.head_block_num == 4 and log.head_num == 4
+    assert not [e for e in events if "log_failure" in e]
+    failed = [e for e in events if e.get("log_event") == "storage_failed"]
+    recovered = [e for e in events if e.get("log_event") == "storage_recovered"]
+    assert len(failed) == 1 and "No space left on device" in failed[0]["error"]
+    assert len(recovered) == 1 and recovered[0]["block_num"] == 3
+    svc.stopService()
