@@ -13,8 +13,6 @@ import struct
 
 import pytest
 
-from conftest import CHAIN_ID, DEV_WIF
-
 from nodeapi.api.base import Session
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.database import DatabaseApi
@@ -23,6 +21,8 @@ from nodeapi.chain.genesis import format_time
 from nodeapi.node import Node
 from nodeapi.protocol.keys import PrivateKey, PublicKey
 from nodeapi.protocol.transaction import sign_transaction
+
+from kit.keys import CHAIN_ID, DEV_WIF
 
 HOSTILE_SIGNATURES = 30000
 
