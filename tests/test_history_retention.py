@@ -16,6 +16,8 @@ from nodeapi.history.account_history import AccountHistory
 from nodeapi.history.retention import UNLIMITED, HistoryLimits
 from nodeapi.node import ApiLimits, Node
 
+from kit.history import SyntheticNumbering
+
 T0 = 1_451_606_400
 
 
@@ -30,6 +32,7 @@ class Feed:
 
     def __init__(self, hist):
         self.hist, self.m, self.num, self.ops = hist, 0, 0, []
+        self.numbering = SyntheticNumbering()  # the chain's 2.9 rule
 
     def block(self, *op_accounts, skip=0):
         self.num += 1 + skip
@@ -41,6 +44,7 @@ class Feed:
             op = AppliedOperation(self.m, [optype, {"fee": {"amount": self.m, "asset_id": "1.3.0"},
                                                     "from": payer}],
                                   [0, {}], self.num, i, 0, 0, False, "ab" * 20, payer, accounts)
+            op = self.numbering.numbered(op)
             ops.append(op)
             self.ops.append((op, self.num))
             self.m += 1
