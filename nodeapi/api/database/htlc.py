@@ -7,7 +7,7 @@ subscribing like it; ``get_htlc_by_from`` / ``get_htlc_by_to``: index
 ``by_from_id`` / ``by_to_id`` from ``start`` on; ``list_htlcs``: by id from
 ``start``; limits ``api-limit-get-htlc-by`` and ``api-limit-list-htlcs``,
 default 100).  The objects are the ones
-:mod:`nodeapi.chain.evaluators_htlc` creates.
+:mod:`nodeapi.chain.evaluators.htlc` creates.
 """
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id

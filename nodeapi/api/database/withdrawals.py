@@ -7,7 +7,7 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp
 ``by_from`` / ``by_authorized``, from ``start`` on in id order, at most
 ``limit``; the limits ``api-limit-get-withdraw-permissions-by-giver`` /
 ``-by-recipient``, default 101).  The objects are the ones
-:mod:`nodeapi.chain.evaluators_withdraw` creates.
+:mod:`nodeapi.chain.evaluators.withdraw_permission` creates.
 """
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
