@@ -60,7 +60,7 @@ class AppliedOperation:
     :ivar trx_id: hex transaction id (40 chars).
     :ivar fee_payer: account id paying the fee.
     :ivar impacted: impacted account ids, ascending by instance
-        (wire-contract.md section 8).
+        (docs/wire-contract.rst section 8).
     :ivar account_history: its :class:`AccountHistoryEntry` values, one per
         account that records it, ascending by account instance (the chain
         numbers them once; every history plugin uses these ids).
@@ -111,7 +111,7 @@ class AppliedBlock:
 
     @property
     def time_iso(self) -> str:
-        """Block time as ``YYYY-MM-DDTHH:MM:SS`` (wire-contract.md section 7)."""
+        """Block time as ``YYYY-MM-DDTHH:MM:SS`` (docs/wire-contract.rst section 7)."""
         import time
 
         return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.timestamp))
@@ -137,20 +137,20 @@ class IAccountHistory(Interface):
     ``searchdb``.  Each method returns a list of operation history entries
     ``{id, op, result, block_num, trx_in_block, op_in_trx, virtual_op,
     is_virtual, block_time}`` (or a Deferred firing with one).  Semantics:
-    wire-contract.md section 6 (graphene ``history_api``).
+    docs/wire-contract.rst section 6 (graphene ``history_api``).
     """
 
     def get_account_history(account_id: str, stop: int, limit: int, start: int) -> Any:
         """The account's operations, newest first: from ``1.11.start`` (0 =
         the newest) down to ``1.11.stop`` excluded (stop 0 includes op 0), at
         most ``limit`` entries (ints; the API set checks the limit).  ``[]``
-        for an unknown account or start < stop.  wire-contract.md section 6;
+        for an unknown account or start < stop.  docs/wire-contract.rst section 6;
         graphene ``history_api::get_account_history``."""
 
     def get_relative_account_history(account_id: str, stop: int, limit: int, start: int) -> Any:
         """The account's entries by its 1-based sequence numbers, ``[stop,
         start]`` inclusive (start 0 = the latest), newest first, at most
-        ``limit``.  wire-contract.md section 6; graphene
+        ``limit``.  docs/wire-contract.rst section 6; graphene
         ``history_api::get_relative_account_history``."""
 
     def get_account_history_operations(
@@ -158,5 +158,5 @@ class IAccountHistory(Interface):
     ) -> Any:
         """Like :meth:`get_account_history` (note the argument order:
         ``start`` before ``stop``) but only operations whose type number is
-        ``operation_type``, at most ``limit``.  wire-contract.md section 6;
+        ``operation_type``, at most ``limit``.  docs/wire-contract.rst section 6;
         graphene ``history_api::get_account_history_operations``."""

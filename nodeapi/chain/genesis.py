@@ -41,7 +41,7 @@ class Genesis:
     """A parsed genesis file.
 
     :ivar data: the parsed JSON.
-    :ivar chain_id: hex sha256 of the file's bytes (wire-contract.md 7).
+    :ivar chain_id: hex sha256 of the file's bytes (docs/wire-contract.rst 7).
     :ivar address_prefix: public key prefix, taken from the first genesis
         key (``TEST`` for the bundled file).
     :ivar core_symbol: the core asset symbol (from the initial balances,
