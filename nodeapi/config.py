@@ -30,12 +30,12 @@ import attr
 from twisted.python import usage
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
+from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE, load_genesis
 from nodeapi.config_parse import (
     parse_account_ids, parse_basic_auth, parse_bool, parse_bucket_sizes, parse_endpoint,
     parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint, parse_plugins,
-    parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node, parse_text,
-    parse_url, parse_witness_ids)
+    parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node,
+    parse_statistics_type, parse_text, parse_url, parse_witness_ids)
 from nodeapi.errors import ConfigError
 from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.history.retention import HistoryLimits
@@ -55,6 +55,10 @@ SINGLE = [
      "current directory)."),
     ("genesis-json", DEFAULT_GENESIS, parse_text,
      "Genesis file (default: the bundled development genesis)."),
+    ("account-statistics-type", str(DEFAULT_STATISTICS_TYPE), parse_statistics_type,
+     "Type of account statistics object ids: 7 numbers them 2.7.N (the specification), "
+     "6 numbers them 2.6.N as graphene does, which python-bitshares Notify and "
+     "bitsharesjs ChainStore need to see account updates (default 7)."),
     ("rpc-endpoint", "127.0.0.1:8090", parse_endpoint,
      "host:port or Twisted endpoint string of the RPC server (default 127.0.0.1:8090)."),
     ("plugins", "witness account_history market_history", parse_plugins,

@@ -17,6 +17,7 @@ import urllib.parse
 from twisted.internet.endpoints import serverFromString
 
 from nodeapi.chain import authority as auth
+from nodeapi.chain.genesis import statistics_space
 from nodeapi.history.retention import UNLIMITED
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.keys import public_key_bytes
@@ -50,6 +51,14 @@ def parse_op_count(text) -> int:
     empty = 2**64-1, graphene's default ``-1``, i.e. unlimited."""
     text = parse_text(text)
     return UNLIMITED if text == "" else _number(int, 0, UNLIMITED, "an integer")(text)
+
+
+def parse_statistics_type(text) -> int:
+    """Coercer of ``account-statistics-type``: 7 (the specification's
+    2.7.N) or 6 (graphene's 2.6.N), :data:`nodeapi.chain.genesis.STATISTICS_TYPES`."""
+    value = parse_int(0, 255)(text)
+    statistics_space(value)
+    return value
 
 
 #: Coercer: seconds, 0 (off) to one year.

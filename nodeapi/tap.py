@@ -71,7 +71,8 @@ def _make_service(options, reactor):
               else ApiAccess.default())
     block_log = BlockLog(options.block_log_path())
     block_log.open()
-    chain = Chain(genesis, block_log, clock=reactor)
+    chain = Chain(genesis, block_log, clock=reactor,
+                  statistics_type=options["account-statistics-type"])
     plugins = options["plugins"]
     top = NodeService(chain, block_log, reactor=reactor)
 

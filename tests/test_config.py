@@ -50,6 +50,7 @@ def parse(*args):
 def defaults(cwd):
     return dict({
         "config": None, "data-dir": str(cwd / "nodeapi_data"), "genesis-json": DEFAULT_GENESIS,
+        "account-statistics-type": 7,
         "rpc-endpoint": "tcp:8090:interface=127.0.0.1",
         "plugins": ["witness", "account_history", "market_history"],
         "api-access": None, "api-node-info": "", "max-message-size": 4194304,
@@ -98,6 +99,7 @@ def everything(cwd):
     (cwd / "dd").mkdir()
     argv = [
         "--data-dir", "dd", "--genesis-json", DEFAULT_GENESIS, "--rpc-endpoint", "0.0.0.0:9000",
+        "--account-statistics-type", "6",
         "--plugins", "witness,searchdb", "--api-access", ACCESS, "--api-node-info", "hello",
         "--max-message-size", "2048", "--max-calls-in-flight", "7",
         "--ws-auto-ping-interval", "2.5", "--metrics-endpoint", "127.0.0.1:9100",
@@ -127,6 +129,7 @@ def everything(cwd):
         limits[name] = i * 3
     expected = dict({
         "config": None, "data-dir": str(cwd / "dd"), "genesis-json": DEFAULT_GENESIS,
+        "account-statistics-type": 6,
         "rpc-endpoint": "tcp:9000:interface=0.0.0.0", "plugins": ["witness", "searchdb"],
         "api-access": ACCESS, "api-node-info": "hello", "max-message-size": 2048,
         "max-calls-in-flight": 7, "ws-auto-ping-interval": 2.5,
@@ -277,6 +280,9 @@ ERRORS = [
                               "[60,300,3600]"),
     (["--bucket-size", "[60, -1]"], "--bucket-size: -1 is not between 0 and 4294967295"),
     (["--bucket-size", "[1.5]"], "--bucket-size: 1.5 is not a number of seconds"),
+    (["--account-statistics-type", "5"],
+     "--account-statistics-type: account statistics type 5 is not one of 7, 6"),
+    (["--account-statistics-type", "2.6"], "--account-statistics-type: '2.6' is not an integer"),
     (["--history-per-size", "x"], "--history-per-size: 'x' is not an integer"),
     (["--plugins", "account_history searchdb"],
      "--plugins: account_history and searchdb cannot run together"),

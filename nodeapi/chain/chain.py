@@ -41,7 +41,7 @@ from nodeapi.chain.blocks import REJECTIONS, BlockApplication
 from nodeapi.chain.errors import InvalidBlock
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.chain.evaluators.registry import evaluator_for
-from nodeapi.chain.genesis import init_genesis
+from nodeapi.chain.genesis import DEFAULT_STATISTICS_TYPE, init_genesis
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_transaction
@@ -74,13 +74,20 @@ class Chain(BlockApplication):
 
     log = Logger()
 
-    def __init__(self, genesis, block_log, clock=None) -> None:
+    def __init__(self, genesis, block_log, clock=None,
+                 statistics_type: int = DEFAULT_STATISTICS_TYPE) -> None:
+        """``statistics_type``: the type (in space 2) of account statistics
+        objects, 7 (the specification) or 6 (graphene); the option
+        ``account-statistics-type``.  Raises ValueError for another value.
+        Nothing of it is in the block log: a replay with another type
+        numbers the same statistics the other way."""
         self.genesis = genesis
+        self.statistics_type = statistics_type
         self.chain_id = genesis.chain_id
         self.address_prefix = genesis.address_prefix
         self.block_log = block_log
         self.clock = clock if clock is not None else WallClock()
-        self.state = init_genesis(genesis)
+        self.state = init_genesis(genesis, statistics_type)
         self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
         self._pending: list = []  # [(trx, packed, trx_id)]

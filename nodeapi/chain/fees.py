@@ -72,7 +72,7 @@ def cut_fee(amount: int, percent: int) -> int:
 
 
 def charge_statistics(state, account_id: str, core_fee: int) -> None:
-    """Book ``core_fee`` (core satoshis) on the account's statistics 2.7.N:
+    """Book ``core_fee`` (core satoshis) on the account's statistics object:
     ``pending_fees`` above ``cashback_vesting_threshold``, else
     ``pending_vested_fees`` (graphene ``account_statistics_object::pay_fee``)."""
     if core_fee == 0:

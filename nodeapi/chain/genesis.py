@@ -32,6 +32,14 @@ SPECIAL_ACCOUNTS = (
     ("temp-account", 0),
     ("proxy-to-self", 1),
 )
+#: Types (in space 2) the account statistics objects may be numbered with:
+#: 7 is the specification's (docs/wire-contract.rst section 7), the default;
+#: 6 is graphene's ``impl_account_statistics_object_type``, the only one
+#: python-bitshares ``Notify(accounts=...)`` and bitsharesjs ``ChainStore``
+#: recognise in notices (graphene's 2.7 are transaction objects, which this
+#: chain does not expose, so nothing else is numbered 2.6 or 2.7).
+STATISTICS_TYPES = (7, 6)
+DEFAULT_STATISTICS_TYPE = 7
 NETWORK_PERCENT = 2000  # GRAPHENE_DEFAULT_NETWORK_PERCENT_OF_FEE
 FULL_PERCENT = 10000  # GRAPHENE_100_PERCENT
 
@@ -83,6 +91,16 @@ def load_genesis(path: str = DEFAULT_GENESIS) -> Genesis:
     return Genesis(data, hashlib.sha256(raw).hexdigest(), prefix, symbol)
 
 
+def statistics_space(statistics_type: int) -> str:
+    """The ``"space.type"`` (``"2.7"`` or ``"2.6"``) of account statistics
+    objects numbered with ``statistics_type`` (one of
+    :data:`STATISTICS_TYPES`); raises ValueError for another type."""
+    if statistics_type not in STATISTICS_TYPES:
+        raise ValueError(f"account statistics type {statistics_type!r} is not one of "
+                         f"{', '.join(map(str, STATISTICS_TYPES))}")
+    return f"2.{statistics_type}"
+
+
 def _authority(threshold: int, keys=()) -> dict:
     return {
         "weight_threshold": threshold,
@@ -96,10 +114,12 @@ def new_account(
     state: ObjectStore, name: str, owner: dict, active: dict, memo_key: str, registrar: str,
     referrer: str, when: int, block_num: int,
 ) -> dict:
-    """Create an account 1.2.N with its statistics 2.7.N (graphene
-    ``account_create_evaluator::do_apply``); returns the account."""
+    """Create an account 1.2.N with its statistics object
+    ``<state.statistics_space>.N`` (2.7.N, or graphene's 2.6.N; graphene
+    ``account_create_evaluator::do_apply``); returns the account, whose
+    ``statistics`` field names the statistics object."""
     aid = f"1.2.{state.next_instance.get('1.2', 0)}"
-    stats = state.create("2.7", {
+    stats = state.create(state.statistics_space, {
         "owner": aid, "name": name, "most_recent_op": "2.9.0", "total_ops": 0,
         "removed_ops": 0, "total_core_in_orders": 0, "total_core_inactive": 0,
         "total_core_pob": 0, "total_core_pol": 0, "total_pob_value": 0, "total_pol_value": 0,
@@ -147,9 +167,12 @@ def make_lifetime_member(state: ObjectStore, account_id: str) -> dict:
     return acc
 
 
-def init_genesis(genesis: Genesis) -> ObjectStore:
-    """A new :class:`ObjectStore` holding the genesis objects."""
-    state = ObjectStore()
+def init_genesis(genesis: Genesis,
+                 statistics_type: int = DEFAULT_STATISTICS_TYPE) -> ObjectStore:
+    """A new :class:`ObjectStore` holding the genesis objects, account
+    statistics numbered with ``statistics_type`` (:func:`statistics_space`;
+    raises ValueError for a type not in :data:`STATISTICS_TYPES`)."""
+    state = ObjectStore(statistics_space(statistics_type))
     g = genesis.data
     t0 = genesis.initial_timestamp
     null_key = genesis.address_prefix + "1111111111111111111111111111111114T1Anm"

@@ -49,9 +49,17 @@ class StateObject(dict):
 
 
 class ObjectStore:
-    """Chain objects by id, with indexes and nested undo sessions."""
+    """Chain objects by id, with indexes and nested undo sessions.
 
-    def __init__(self) -> None:
+    :ivar statistics_space: ``"space.type"`` of the account statistics
+        objects (``"2.7"`` or ``"2.6"``, chosen by the chain:
+        :func:`nodeapi.chain.genesis.statistics_space`); accounts are created
+        with theirs there and every other reader follows an account's
+        ``statistics`` field.
+    """
+
+    def __init__(self, statistics_space: str) -> None:
+        self.statistics_space = statistics_space
         self.objects: dict[str, dict] = {}
         self.next_instance: dict[str, int] = {}
         self.account_by_name: dict[str, str] = {}

@@ -22,15 +22,16 @@ FEE0 = {"amount": 0, "asset_id": CORE}
 INIT = [f"1.2.{i}" for i in range(6, 17)]
 
 
-def open_chain(genesis, path, clock=None, sync=False):
+def open_chain(genesis, path, clock=None, sync=False, **chain_args):
     """A Chain over a BlockLog at ``path`` (created or reopened).  Test
     chains skip fdatasync (``sync=False``) unless asked: durability is
-    tested in tests/test_blocklog.py with a real kill -9."""
+    tested in tests/test_blocklog.py with a real kill -9.  ``chain_args``
+    go to :class:`~nodeapi.chain.chain.Chain` (``statistics_type``)."""
     log = BlockLog(str(path), sync=sync)
     log.open()
     if clock is None:
-        return Chain(genesis, log)
-    return Chain(genesis, log, clock=clock)
+        return Chain(genesis, log, **chain_args)
+    return Chain(genesis, log, clock=clock, **chain_args)
 
 
 def produce(chain, n=1):

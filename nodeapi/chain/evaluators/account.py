@@ -110,7 +110,7 @@ def _is_lifetime(acc: dict) -> bool:
 
 
 def account_create(ctx: ApplyContext, data: dict) -> list:
-    """account_create (5): a new account 1.2.N with statistics 2.7.N;
+    """account_create (5): a new account 1.2.N with its statistics object;
     result ``[1, "1.2.N"]``.
 
     graphene ``account_create_operation::validate`` and

@@ -136,7 +136,8 @@ class SearchDBService(service.Service):
                        else Resume(lo_op=0))
         if replica is None and chain is not None:
             def replica():
-                return Chain(chain.genesis, chain.block_log, clock=reactor)
+                return Chain(chain.genesis, chain.block_log, clock=reactor,
+                             statistics_type=chain.statistics_type)
         self._replica = replica
         self.backfill: Optional[Backfill] = None
         self._max_memory = max_memory
