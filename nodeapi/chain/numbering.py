@@ -15,7 +15,7 @@ Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
   plugins add it), ascending by instance.
 - For each pair the account's ``sequence`` is its 1-based count of entries
   and ``next`` its previous entry ``2.9.K`` (``2.9.0`` for the first).  The
-  chain keeps both in the account's statistics object (its ``statistics``)
+  chain keeps both in the account's ``statistics`` object
   (``total_ops``, ``most_recent_op``, as graphene's plugin does), so the
   numbers are undone with the state when a block is rolled back.
 """
