@@ -29,6 +29,7 @@ import os
 import attr
 from twisted.python import usage
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE, load_genesis
 from nodeapi.config_parse import (
@@ -391,7 +392,7 @@ class Options(usage.Options):
         candidates = self.genesis.data.get("initial_witness_candidates", [])
         out = {}
         for wid in self["witness-id"]:
-            signing, instance = None, int(wid.rsplit(".", 1)[1])
+            signing, instance = None, instance_number(wid)
             if chain is not None and wid in chain.state.objects:
                 signing = chain.state.objects[wid]["signing_key"]
             elif chain is None and 1 <= instance <= len(candidates):

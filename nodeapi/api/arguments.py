@@ -9,16 +9,13 @@ with a message naming the bad argument; the lookups by name or id are
 :mod:`nodeapi.api.lookup`.
 """
 
-import re
 
 from nodeapi.errors import ApiError, ApiLimitExceeded, NodeAPIError, ProtocolError
-from nodeapi.protocol.errors import InvalidTime
+from nodeapi.protocol.errors import InvalidObjectId, InvalidTime
+from nodeapi.protocol.ids import ObjectId
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.times import MAX_TIME, parse_time
 
-#: ``space.type.instance`` with at most 3, 3 and 15 digits.
-OBJECT_ID = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,15})$")
-MAX_INSTANCE = (1 << 48) - 1  # GRAPHENE_MAX_INSTANCE_ID
 
 # Object kinds by "space.type" prefix, for error messages.
 KINDS = {
@@ -29,8 +26,8 @@ KINDS = {
 
 def id_key(oid: str) -> tuple:
     """Sort key of an object id string: ``(space, type, instance)`` as ints."""
-    a, b, c = oid.split(".")
-    return int(a), int(b), int(c)
+    oid = ObjectId.parse(oid)
+    return oid.space, oid.type, oid.instance
 
 
 def parse_object_id(value, what: str = "object id") -> str:
@@ -39,13 +36,15 @@ def parse_object_id(value, what: str = "object id") -> str:
     :raises ApiError: ``value`` is not such a string (graphene
         ``object_id_type`` parsing: space and type 0..255, instance < 2**48).
     """
-    m = OBJECT_ID.match(value) if isinstance(value, str) else None
-    if m is None:
+    if not isinstance(value, str) or value.count(".") != 2:
         raise ApiError(f"Invalid {what} {value!r}: expected space.type.instance, e.g. 1.2.0")
-    space, kind, instance = (int(g) for g in m.groups())
-    if space > 255 or kind > 255 or instance > MAX_INSTANCE:
+    try:
+        return str(ObjectId.parse(value))
+    except InvalidObjectId:
+        pass
+    if all(part.isascii() and part.isdigit() for part in value.split(".")):
         raise ApiError(f"Invalid {what} {value!r}: number out of range")
-    return f"{space}.{kind}.{instance}"
+    raise ApiError(f"Invalid {what} {value!r}: expected space.type.instance, e.g. 1.2.0")
 
 
 def typed_id(value, space_type: str, what: str) -> str:

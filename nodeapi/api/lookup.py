@@ -8,20 +8,24 @@ for anything unknown or malformed; the ``get_*`` functions raise
 :class:`~nodeapi.errors.ApiError`.
 """
 
-from nodeapi.api.arguments import OBJECT_ID
 from nodeapi.errors import ApiError
+from nodeapi.protocol.errors import InvalidObjectId
+from nodeapi.protocol.ids import ObjectId
 
 
-def _find(state, text, space: str, kind: str, by_name: dict) -> dict | None:
+def _find(state, text, space: int, kind: int, by_name: dict) -> dict | None:
     """The object of type ``space.kind`` named ``text`` (a key of
     ``by_name``) or with the id ``text`` (a leading digit means an id)."""
     if not isinstance(text, str) or not text:
         return None
     if text[0].isdigit():
-        m = OBJECT_ID.match(text)
-        if m is None or m.group(1, 2) != (space, kind):
+        try:
+            oid = ObjectId.parse(text)
+        except InvalidObjectId:
             return None
-        return state.objects.get(f"{space}.{kind}.{int(m.group(3))}")
+        if not oid.is_type(space, kind):
+            return None
+        return state.objects.get(str(oid))
     oid = by_name.get(text)
     return state.objects.get(oid) if oid else None
 
@@ -35,7 +39,7 @@ def _found(obj: dict | None, noun: str, text) -> dict:
 def find_account(state, name_or_id) -> dict | None:
     """The account for a name or ``1.2.N`` id, or None (graphene
     ``get_account_from_string(.., false)``)."""
-    return _find(state, name_or_id, "1", "2", state.account_by_name)
+    return _find(state, name_or_id, 1, 2, state.account_by_name)
 
 
 def get_account(state, name_or_id) -> dict:
@@ -45,7 +49,7 @@ def get_account(state, name_or_id) -> dict:
 
 def find_asset(state, symbol_or_id) -> dict | None:
     """The asset for a symbol or ``1.3.N`` id, or None."""
-    return _find(state, symbol_or_id, "1", "3", state.asset_by_symbol)
+    return _find(state, symbol_or_id, 1, 3, state.asset_by_symbol)
 
 
 def get_asset(state, symbol_or_id) -> dict:

@@ -30,6 +30,7 @@ only adds the chain's rules on top of it:
 from nodeapi.chain.errors import MissingAuthority
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.errors import InvalidSignature
+from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.impacted import other_authorities, required_authorities
 from nodeapi.protocol.keys import PrivateKey, PublicKey
 
@@ -149,8 +150,6 @@ def public_key_of(key, prefix: str) -> str:
 TEMP_ACCOUNT = "1.2.4"
 
 
-def _instance(object_id: str) -> int:
-    return int(object_id.rsplit(".", 1)[1])
 
 
 class _SignState:
@@ -255,9 +254,9 @@ def _required_signatures_state(ops: list, keys: set, get_account,
     state = _SignState(set(keys), get_account, max_depth)
     for auth in other:
         state.check(auth)
-    for aid in sorted(owner, key=_instance):
+    for aid in sorted(owner, key=instance_number):
         state.check(state.owner_of(aid))
-    for aid in sorted(active, key=_instance):
+    for aid in sorted(active, key=instance_number):
         if not state.check_account(aid):
             state.check(state.owner_of(aid))
     return state, other
@@ -306,10 +305,10 @@ def verify_authority(ops: list, keys: set, get_account, max_depth: int) -> None:
     for auth in other:
         if not state.check(auth):
             raise MissingAuthority(f"Missing authority: key {auth['key_auths'][0][0]}")
-    for aid in sorted(owner, key=_instance):
+    for aid in sorted(owner, key=instance_number):
         if not state.check(state.owner_of(aid)):
             raise MissingAuthority(f"Missing required owner authority of {aid}")
-    for aid in sorted(active, key=_instance):
+    for aid in sorted(active, key=instance_number):
         if not state.check_account(aid) and not state.check(state.owner_of(aid)):
             raise MissingAuthority(f"Missing required active authority of {aid}")
     unused = keys - state.used

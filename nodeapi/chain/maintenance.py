@@ -28,6 +28,7 @@ hardfork rules from genesis (core-533 authorities).  Order:
 4. :func:`nodeapi.chain.budget.process_budget`.
 """
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.budget import process_budget
 from nodeapi.chain.fees import process_fees
 from nodeapi.chain.votes import tally_votes
@@ -60,7 +61,7 @@ def vote_authority(members: list) -> dict | None:
         return None
     return {"weight_threshold": (total >> 1) + 1,
             "account_auths": sorted(([a, w] for a, w in weights.items()),
-                                    key=lambda e: int(e[0].rsplit(".", 1)[1])),
+                                    key=lambda e: instance_number(e[0])),
             "key_auths": [], "address_auths": []}
 
 

@@ -33,6 +33,7 @@ there is one).  The store also records the ids changed since
 :meth:`reset_changed` (used for ``chain.changed_objects_of_last_block()``).
 """
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import UnknownObject
 
 _MISSING = object()
@@ -97,7 +98,7 @@ class ObjectStore:
     def ids_of_type(self, prefix: str) -> list[str]:
         """Ids starting with ``prefix`` (e.g. ``"1.2."``) in instance order."""
         ids = [k for k in self.objects if k.startswith(prefix)]
-        ids.sort(key=lambda k: int(k.rsplit(".", 1)[1]))
+        ids.sort(key=lambda k: instance_number(k))
         return ids
 
     def account_by_name_or_id(self, name_or_id: str) -> dict | None:
@@ -122,7 +123,7 @@ class ObjectStore:
     def balances_of(self, account_id: str) -> list[dict]:
         """The account's 2.5.N ``account_balance`` objects, by asset id."""
         ids = self.balance_by_owner.get(account_id, {})
-        return [self.objects[ids[a]] for a in sorted(ids, key=lambda a: int(a.split(".")[2]))]
+        return [self.objects[ids[a]] for a in sorted(ids, key=lambda a: instance_number(a))]
 
     def limit_orders(self, sell_asset: str, receive_asset: str) -> list[dict]:
         """Open 1.7.N orders selling ``sell_asset`` for ``receive_asset``,
@@ -135,13 +136,13 @@ class ObjectStore:
         orders = [self.objects[i] for i in ids]
         orders.sort(key=lambda o: (Fraction(int(o["sell_price"]["quote"]["amount"]),
                                             int(o["sell_price"]["base"]["amount"])),
-                                   int(o["id"].rsplit(".", 1)[1])))
+                                   instance_number(o["id"])))
         return orders
 
     def limit_orders_of(self, account_id: str) -> list[dict]:
         """The account's open 1.7.N orders by id."""
         ids = self.orders_by_seller.get(account_id, ())
-        return [self.objects[i] for i in sorted(ids, key=lambda i: int(i.rsplit(".", 1)[1]))]
+        return [self.objects[i] for i in sorted(ids, key=lambda i: instance_number(i))]
 
     def witness_of(self, account_id: str) -> dict | None:
         """The witness object 1.6.N of an account, or None."""

@@ -16,7 +16,7 @@ MAX_INSTANCE = (1 << 48) - 1
 
 
 def _part(text: str, whole: str) -> int:
-    if not text or not text.isascii() or not text.isdigit():
+    if not text or len(text) > 20 or not text.isascii() or not text.isdigit():
         raise InvalidObjectId(f"Invalid object id {whole!r}: expected space.type.instance, "
                               "e.g. 1.2.17")
     return int(text)
@@ -87,3 +87,10 @@ def instance_of(text: str, space: int, type_: int) -> int:
         raise InvalidObjectId(f"Invalid object id {text!r}: expected an id of type "
                               f"{space}.{type_}.x")
     return oid.instance
+
+
+def instance_number(object_id: str) -> int:
+    """The instance of an object id string the chain wrote itself (``"1.2.17"``
+    -> 17), without validation: ids from clients go through
+    :meth:`ObjectId.parse`."""
+    return int(object_id.rsplit(".", 1)[1])

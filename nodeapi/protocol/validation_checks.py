@@ -50,11 +50,6 @@ def amount(asset: dict) -> int:
     return num(asset["amount"])
 
 
-def instance(object_id: str) -> int:
-    """The instance of ``"1.3.N"``-style ids (graphene compares ids by it)."""
-    return int(object_id.rsplit(".", 1)[1])
-
-
 def fee_non_negative(data: dict, message: str = "") -> None:
     check(amount(data["fee"]) >= 0, "fee.amount >= 0", message)
 

@@ -10,7 +10,8 @@ samet_fund.cpp, credit_offer.cpp; messages are graphene's.  Used through
 
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.authorities import FEE_PAYER
-from nodeapi.protocol.validation_checks import amount, check, instance, num
+from nodeapi.protocol.ids import instance_number as instance
+from nodeapi.protocol.validation_checks import amount, check, num
 
 _NOT_NEGATIVE = "Fee should not be negative"
 _SPECIAL_ACCOUNTS = ("1.2.4", "1.2.0", "1.2.1", "1.2.2")

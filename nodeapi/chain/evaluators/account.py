@@ -4,6 +4,7 @@ account_whitelist (7), account_upgrade (8).
 Reference: graphene libraries/chain/account_evaluator.cpp.
 """
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.authority import TEMP_ACCOUNT
 from nodeapi.chain.errors import InvalidOperation, UnknownObject
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
@@ -44,10 +45,6 @@ def is_valid_name(name: str) -> bool:
 
 
 
-def _instance(object_id: str) -> int:
-    return int(object_id.rsplit(".", 1)[1])
-
-
 def _canonical_map(entries: list, sort_key) -> list:
     """``[[k, w], ...]`` as graphene's flat_map holds it: sorted by
     ``sort_key``, a repeated key keeps its first weight (fc inserts)."""
@@ -85,7 +82,7 @@ def _check_authority(ctx: ApplyContext, auth: dict, what: str) -> dict:
         if not (isinstance(aid, str) and aid.startswith("1.2.")
                 and aid[4:].isdigit()):
             raise InvalidOperation(f"{what} authority: {aid!r} is not an account id")
-    accounts = _canonical_map(auth.get("account_auths", []), _instance)
+    accounts = _canonical_map(auth.get("account_auths", []), instance_number)
     threshold = int(auth["weight_threshold"])
     members = len(keys) + len(accounts)
     if members == 0:
@@ -209,7 +206,7 @@ def account_whitelist(ctx: ApplyContext, data: dict) -> list:
         if listing & bit:
             t.append(who)
             s.append(listed)
-        key = lambda a: int(a.rsplit(".", 1)[1])  # noqa: E731
+        key = lambda a: instance_number(a)  # noqa: E731
         target[on_target] = sorted(t, key=key)
         auth[on_auth] = sorted(s, key=key)
     return VOID

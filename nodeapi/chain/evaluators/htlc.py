@@ -27,6 +27,7 @@ fails with the same text.  Failures raise
 
 import hashlib
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.genesis import format_time, parse_time
@@ -175,7 +176,7 @@ def clear_expired_htlcs(state, now: int) -> list:
     and remove it; returns the virtual htlc_refund operations ``[(op,
     result)]``."""
     expired = [(parse_time(state.objects[o]["conditions"]["time_lock"]["expiration"]),
-                int(o.rsplit(".", 1)[1]), o) for o in state.htlc_ids]
+                instance_number(o), o) for o in state.htlc_ids]
     vops = []
     for when, _n, oid in sorted(expired):
         if when > now:

@@ -46,6 +46,7 @@ asset's ``accumulated_fees``.
 
 from fractions import Fraction
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.fees import charge_statistics, core_fee
@@ -224,7 +225,7 @@ def _apply_order(ctx: ApplyContext, order_id: str) -> bool:
               >= int(m["sell_price"]["quote"]["amount"]) * ym]
     makers.sort(key=lambda m: (-Fraction(int(m["sell_price"]["base"]["amount"]),
                                          int(m["sell_price"]["quote"]["amount"])),
-                               int(m["id"].rsplit(".", 1)[1])))
+                               instance_number(m["id"])))
     for maker in makers:
         taker_gone, maker_gone = _match(ctx, order_id, maker["id"])
         if taker_gone or not maker_gone:
@@ -287,7 +288,7 @@ def clear_expired_orders(state, now: int, prefix: str = "TEST") -> list:
     expired = [o for ids in state.orders_by_seller.values() for o in ids
                if parse_time(state.objects[o]["expiration"]) <= now]
     expired.sort(key=lambda o: (parse_time(state.objects[o]["expiration"]),
-                                int(o.rsplit(".", 1)[1])))
+                                instance_number(o)))
     vops: list = []
     for oid in expired:
         cancel_limit_order(state, oid, vops, prefix)

@@ -23,6 +23,7 @@ block (:func:`update_withdraw_permissions`).  Failures raise
 ``FC_ASSERT`` texts.
 """
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.genesis import format_time, parse_time
@@ -153,6 +154,6 @@ def update_withdraw_permissions(state, now: int) -> None:
     """graphene ``database::update_withdraw_permissions``: remove every
     1.12.N with ``expiration <= now`` (the head block time)."""
     for oid in sorted(state.withdraw_permission_ids,
-                      key=lambda o: int(o.rsplit(".", 1)[1])):
+                      key=lambda o: instance_number(o)):
         if parse_time(state.objects[oid]["expiration"]) <= now:
             state.remove(oid)
