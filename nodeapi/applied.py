@@ -160,3 +160,24 @@ class IAccountHistory(Interface):
         ``start`` before ``stop``) but only operations whose type number is
         ``operation_type``, at most ``limit``.  docs/wire-contract.rst section 6;
         graphene ``history_api::get_account_history_operations``."""
+
+    def get_account_history_by_time(account_id: str, limit: int, start: Any) -> Any:
+        """The account's operations at or before ``start`` (seconds since
+        the epoch, None = no bound), newest first, at most ``limit``;
+        graphene ``history_api::get_account_history_by_time``."""
+
+    def get_block_operation_history(block_num: int, trx_in_block: Any) -> Any:
+        """The operations of block ``block_num`` ordered by (trx_in_block,
+        op_in_trx, virtual_op); only transaction ``trx_in_block``'s unless
+        it is None.  graphene ``history_api::get_block_operation_history``."""
+
+    def get_block_operations_by_time(start: Any) -> Any:
+        """The operations of the newest block holding operations whose time
+        is at or before ``start`` (seconds, None = the newest), newest
+        first; graphene ``history_api::get_block_operations_by_time``."""
+
+    def get_history_objects(ids: list) -> Any:
+        """``{id: object}`` (or a Deferred firing with it) for the
+        operation history ``1.11.M`` and account history ``2.9.N`` ids of
+        ``ids`` that are held (graphene ``operation_history_object``,
+        ``account_transaction_history_object``; ``get_objects``)."""

@@ -33,10 +33,10 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE, load_genesis
 from nodeapi.config_parse import (
-    parse_account_ids, parse_basic_auth, parse_bool, parse_bucket_sizes, parse_endpoint,
-    parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint, parse_plugins,
-    parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node,
-    parse_statistics_type, parse_text, parse_url, parse_witness_ids)
+    REFERENCE_PLUGINS, parse_account_ids, parse_basic_auth, parse_bool, parse_bucket_sizes,
+    parse_endpoint, parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint,
+    parse_plugins, parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node,
+    parse_statistics_type, parse_text, parse_tracked_groups, parse_url, parse_witness_ids)
 from nodeapi.errors import ConfigError
 from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.history.retention import HistoryLimits
@@ -62,9 +62,11 @@ SINGLE = [
      "bitsharesjs ChainStore need to see account updates (default 7)."),
     ("rpc-endpoint", "127.0.0.1:8090", parse_endpoint,
      "host:port or Twisted endpoint string of the RPC server (default 127.0.0.1:8090)."),
-    ("plugins", "witness account_history market_history", parse_plugins,
+    ("plugins", "witness account_history market_history grouped_orders custom_operations",
+     parse_plugins,
      "Plugins to enable, space separated: witness, account_history, market_history, "
-     "searchdb (default: witness account_history market_history)."),
+     "searchdb (alias elasticsearch), grouped_orders, custom_operations (default: witness "
+     "account_history market_history grouped_orders custom_operations)."),
     ("max-ops-per-account", "", parse_op_count,
      "account_history: operations kept per account, 0 = no account history (default: "
      "unlimited; min-blocks-to-keep may keep more)."),
@@ -140,6 +142,10 @@ SINGLE = [
      "market_history: fills always kept per market (default 1000)."),
     ("max-order-his-seconds-per-market", "259200", parse_int(0, 2 ** 32 - 1),
      "market_history: fills younger than this many seconds are kept too (default 259200)."),
+    ("tracked-groups", "[10,100]", parse_tracked_groups,
+     "grouped_orders: JSON array of group widths in 1/10000 (default [10,100]: 0.1% and 1%)."),
+    ("custom-operations-start-block", "45000000", parse_int(0, 2 ** 32 - 1),
+     "custom_operations: first block whose custom operations are read (default 45000000)."),
 ] + [
     (f"api-limit-{field.name.replace('_', '-')}", str(field.default), parse_int(1),
      f"Largest result of {field.name} (default {field.default}).")
@@ -180,15 +186,44 @@ SEARCHDB_REFERENCE_NAMES = {
     "elasticsearch-operation-string": "searchdb-operation-string",
     "elasticsearch-max-mapping-depth": "searchdb-max-mapping-depth",
 }
+#: bitshares-core options (libraries/app/application.cpp, the plugins,
+#: programs/witness_node) this node does not implement: an INI file may hold
+#: them (a bitshares config.ini loads); each gives one warning and is ignored.
+REFERENCE_ONLY = frozenset("""
+    checkpoint dbg-init-key debug-private-key enable-p2p-network enable-standby-votes-tracking
+    force-validate genesis-timestamp io-threads ignore-api-helper-indexes-warning
+    p2p-accept-incoming-connections p2p-advertise-peer-algorithm p2p-advertise-peer-endpoint
+    p2p-connect-to-new-peers p2p-endpoint p2p-exclude-peer-endpoint p2p-inbound-endpoint
+    proxy-forwarded-for-header replay-blockchain required-participation resync-blockchain
+    revalidate-blockchain rpc-tls-endpoint seed-nodes server-pem server-pem-password
+    private-key-file trusted-node
+    es-objects-accounts es-objects-accounts-store-updates es-objects-asset-bitasset
+    es-objects-asset-bitasset-store-updates es-objects-assets es-objects-assets-store-updates
+    es-objects-auth es-objects-balances es-objects-balances-store-updates
+    es-objects-budget-records es-objects-bulk-replay es-objects-bulk-sync
+    es-objects-elasticsearch-url es-objects-index-prefix es-objects-keep-only-current
+    es-objects-limit-orders es-objects-limit-orders-no-delete
+    es-objects-limit-orders-store-updates es-objects-max-mapping-depth es-objects-proposals
+    es-objects-proposals-no-delete es-objects-proposals-store-updates
+    es-objects-start-es-after-block es-objects-sync-db-on-startup
+    snapshot-at-block snapshot-at-time snapshot-to
+""".split())
+#: bitshares-core elasticsearch plugin names of the searchdb options.
+ALIASES = dict({f"elasticsearch-{name}": f"searchdb-{name}" for name in (
+    "node-url", "bulk-replay", "bulk-sync", "visitor", "basic-auth", "index-prefix")},
+    **SEARCHDB_REFERENCE_NAMES)
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
 _COERCE.update({name: coerce for name, coerce, _h in MULTI})
 _COERCE.update({name: parse_bool for name, _h in FLAGS})
 _REPEATABLE = {name for name, _c, _h in MULTI}
 
 
-def read_ini(path: str) -> dict:
+def read_ini(path: str, warnings: list | None = None) -> dict:
     """``path``'s lines -> ``{key: [(value, "FILE line N")]}``; ValueError
-    naming file and line (unknown or repeated key, no ``=``), OSError."""
+    naming file and line (unknown or repeated key, no ``=``), OSError.
+    ``elasticsearch-*`` keys are read as their ``searchdb-*`` names; a
+    bitshares-core option of :data:`REFERENCE_ONLY` appends one line to
+    ``warnings`` and is skipped."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     found: dict = {}
@@ -210,7 +245,12 @@ def read_ini(path: str) -> dict:
             raise ValueError(f"{where}: expected 'key = value' (line not shown)")
         if section:
             key = f"{section}.{key}"
-        key = SEARCHDB_REFERENCE_NAMES.get(key, key)
+        key = ALIASES.get(key, key)
+        if key in REFERENCE_ONLY:
+            if warnings is not None:
+                warnings.append(f"{where}: bitshares option {key!r} is not implemented by "
+                                "nodeapi; ignored")
+            continue
         if key not in _COERCE:
             raise ValueError(f"{where}: unknown option {key!r}")
         if key in found and key not in _REPEATABLE:
@@ -238,6 +278,8 @@ class Options(usage.Options):
     :ivar genesis: the loaded :class:`~nodeapi.chain.genesis.Genesis`.
     :ivar development_defaults: True when the development witness defaults
         are in use (log a warning at startup).
+    :ivar warnings: lines to log at startup: bitshares options of the INI
+        file this node does not implement, plugins it has no plugin of.
     """
 
     synopsis = "[options]"
@@ -253,6 +295,7 @@ class Options(usage.Options):
             self[name] = []
         self.genesis = None
         self.development_defaults = False
+        self.warnings: list = []
 
     @staticmethod
     def _coerce(name: str, raw: str, where: str):
@@ -268,7 +311,7 @@ class Options(usage.Options):
         if self["config"] is not None:
             self["config"] = os.path.abspath(self["config"])
             try:
-                ini = read_ini(self["config"])
+                ini = read_ini(self["config"], self.warnings)
             except OSError as exc:
                 raise usage.UsageError(f"--config: cannot read {self['config']}: "
                                        f"{exc.strerror}") from None
@@ -296,6 +339,10 @@ class Options(usage.Options):
         if self["searchdb-mode"] == "all" and not self["searchdb-operation-string"]:
             raise usage.UsageError("searchdb-mode all needs searchdb-operation-string true "
                                    "(the history API reads op)")
+        dropped = [p for p in self["plugins"] if p in REFERENCE_PLUGINS]
+        self["plugins"] = [p for p in self["plugins"] if p not in REFERENCE_PLUGINS]
+        self.warnings.extend(f"plugins: bitshares plugin {p!r} is not provided by nodeapi; "
+                             "ignored" for p in dropped if p != "api_helper_indexes")
         self.development_defaults = not self["witness-id"] and not self["private-key"]
         if self.development_defaults:
             self["witness-id"] = list(INIT_WITNESSES)

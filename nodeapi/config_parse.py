@@ -23,7 +23,14 @@ from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.node_address import parse_node_address
 
-KNOWN_PLUGINS = ("witness", "account_history", "market_history", "searchdb")
+KNOWN_PLUGINS = ("witness", "account_history", "market_history", "searchdb", "grouped_orders",
+                 "custom_operations")
+#: bitshares-core plugin names nodeapi has no plugin of: accepted, then
+#: dropped with a warning (``api_helper_indexes``: its lookups are always on
+#: here, so it is dropped silently; ``elasticsearch`` is ``searchdb``).
+REFERENCE_PLUGINS = ("api_helper_indexes", "delayed_node", "snapshot", "es_objects",
+                     "debug_witness")
+PLUGIN_ALIASES = {"elasticsearch": "searchdb"}
 _INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')
 _BOOLS = dict.fromkeys(("true", "yes", "on", "1"), True) | dict.fromkeys(
     ("false", "no", "off", "0"), False)
@@ -199,13 +206,27 @@ def parse_plugins(text) -> list:
     """Space- or comma-separated plugin names -> list (duplicates dropped)."""
     names = []
     for name in re.split(r"[\s,]+", parse_text(text)):
+        name = PLUGIN_ALIASES.get(name, name)
         if name and name not in names:
-            if name not in KNOWN_PLUGINS:
+            if name not in KNOWN_PLUGINS + REFERENCE_PLUGINS:
                 raise ValueError(f"unknown plugin {name!r} (known: {', '.join(KNOWN_PLUGINS)})")
             names.append(name)
     if "account_history" in names and "searchdb" in names:
         raise ValueError("account_history and searchdb cannot run together")
     return names
+
+
+def parse_tracked_groups(text) -> list:
+    """``tracked-groups``: a JSON array of group widths in 1/10000 (0..65535),
+    sorted, each once, 0 dropped (graphene grouped_orders plugin)."""
+    try:
+        value = json.loads(parse_text(text))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a JSON array of numbers") from None
+    if not isinstance(value, list) or not all(
+            isinstance(g, int) and not isinstance(g, bool) and 0 <= g <= 0xFFFF for g in value):
+        raise ValueError(f"{text!r} is not a JSON array of numbers 0..65535")
+    return sorted(set(value) - {0})
 
 
 def _json_or_raw(text, shown):

@@ -6,6 +6,7 @@ Built once by :func:`nodeapi.tap.makeService` and handed to the RPC site.
 from typing import Any, Optional
 
 import attr
+import coincurve
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -17,22 +18,49 @@ class ApiLimits:
     application.hpp); wire-contract section 6.  Built from the options by
     :meth:`nodeapi.config.Options.api_limits`; immutable."""
 
+    # graphene application_options, in its order
     get_account_history: int = 100
     get_account_history_operations: int = 100
+    get_account_history_by_operations: int = 100
     get_relative_account_history: int = 100
-    lookup_accounts: int = 1000
-    get_full_accounts: int = 50
-    get_account_balances: int = 1000
-    get_assets: int = 101
-    list_assets: int = 101
-    get_objects: int = 100
-    get_blocks: int = 100
-    get_asset_holders: int = 100
-    get_key_references: int = 100
     get_market_history: int = 200
     get_trade_history: int = 100
     get_trade_history_by_sequence: int = 100
+    get_liquidity_pool_history: int = 101
     get_top_markets: int = 100
+    get_assets: int = 101
+    get_asset_holders: int = 100
+    get_key_references: int = 100
+    get_full_accounts: int = 50
+    get_full_accounts_lists: int = 500
+    get_full_accounts_subscribe: int = 100
+    get_top_voters: int = 200
+    get_limit_orders: int = 300
+    get_limit_orders_by_account: int = 101
+    get_account_limit_orders: int = 101
+    get_grouped_limit_orders: int = 101
+    get_order_book: int = 50
+    get_call_orders: int = 300
+    get_settle_orders: int = 300
+    get_collateral_bids: int = 100
+    lookup_accounts: int = 1000
+    lookup_witness_accounts: int = 1000
+    lookup_committee_member_accounts: int = 1000
+    lookup_vote_ids: int = 1000
+    list_htlcs: int = 100
+    get_htlc_by: int = 100
+    get_withdraw_permissions_by_giver: int = 101
+    get_withdraw_permissions_by_recipient: int = 101
+    get_tickets: int = 101
+    get_liquidity_pools: int = 101
+    get_samet_funds: int = 101
+    get_credit_offers: int = 101
+    get_storage_info: int = 101
+    # this node's own (wire-contract section 6)
+    get_account_balances: int = 1000
+    list_assets: int = 101
+    get_objects: int = 100
+    get_blocks: int = 100
 
 
 @attr.s(slots=True, auto_attribs=True)
@@ -53,6 +81,17 @@ class Node:
     :ivar options: the parsed daemon options, for ``get_config``.
     :ivar reactor: the reactor in use (``makeService`` resolves it once);
         the debug API returns to it between batches of blocks.
+    :ivar pool_history: the liquidity pool history
+        (:class:`nodeapi.history.pool_history.LiquidityPoolHistory`) or None.
+    :ivar grouped_orders: the grouped orders plugin
+        (:class:`nodeapi.history.grouped_orders.GroupedOrders`) or None.
+    :ivar custom_operations: the custom operations plugin
+        (:class:`nodeapi.history.custom_operations.AccountStorage`) or None.
+    :ivar node_identity: ``{"node_public_key", "node_id"}`` (hex of
+        compressed secp256k1 public keys, made at start like graphene's
+        ``node_id``), for network_node ``get_info``.
+    :ivar debug_streams: the debug API's object stream (shared by every
+        connection, as graphene's debug_witness plugin holds one).
     """
 
     chain: Any
@@ -65,3 +104,17 @@ class Node:
     witness: Any = None
     options: dict = attr.Factory(dict)
     reactor: Optional[Any] = None
+    pool_history: Any = None
+    grouped_orders: Any = None
+    custom_operations: Any = None
+    debug_streams: dict = attr.Factory(dict)
+    node_identity: dict = attr.Factory(lambda: new_node_identity())
+
+
+def new_node_identity() -> dict:
+    """A fresh ``{"node_public_key", "node_id"}``: two random compressed
+    public keys in hex (graphene libraries/net/node.cpp makes ``node_id``
+    at start and keeps ``node_public_key`` in its P2P configuration; this
+    node has no P2P listener, so both are made per process)."""
+    return {name: coincurve.PrivateKey().public_key.format(compressed=True).hex()
+            for name in ("node_public_key", "node_id")}

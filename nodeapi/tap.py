@@ -113,13 +113,31 @@ def _make_service(options, reactor):
     peers = attach("peers", PeerService(chain, seed_nodes=options["seed-node"],
                                         reactor=reactor,
                                         max_message_size=options["max-message-size"]))
+    grouped_orders = custom_operations = pool_history = None
+    if market_history is not None:  # graphene keeps the pool history in market_history
+        from nodeapi.history.pool_history import LiquidityPoolHistory
+
+        pool_history = LiquidityPoolHistory()
+        chain.add_consumer(pool_history)
+    if "grouped_orders" in plugins:
+        from nodeapi.history.grouped_orders import GroupedOrders
+
+        grouped_orders = GroupedOrders(chain, options["tracked-groups"])
+        chain.add_consumer(grouped_orders)
+    if "custom_operations" in plugins:
+        from nodeapi.history.custom_operations import AccountStorage
+
+        custom_operations = AccountStorage(options["custom-operations-start-block"])
+        chain.add_consumer(custom_operations)
     metrics = Metrics(chain, witness, searchdb)
     chain.add_consumer(metrics)
     top.node = Node(chain=chain, history=history, market_history=market_history,
                     limits=options.api_limits(),
                     api_node_info=options["api-node-info"],
                     enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
-                    witness=witness, options=dict(options), reactor=reactor)
+                    witness=witness, options=dict(options), reactor=reactor,
+                    pool_history=pool_history, grouped_orders=grouped_orders,
+                    custom_operations=custom_operations)
     site = rpc_site(top.node, access, max_message_size=options["max-message-size"],
                     auto_ping_interval=options["ws-auto-ping-interval"],
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
@@ -130,6 +148,8 @@ def _make_service(options, reactor):
         attach("metrics", ListeningService(
             serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
             options["metrics-endpoint"], "Prometheus metrics"))
+    for warning in getattr(options, "warnings", ()):
+        log.warn("{warning}", warning=warning)
     log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
              chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
     return top

@@ -244,11 +244,18 @@ def test_assets_and_order_book(db, funded):
     book = db.call("get_order_book", ["GOLD", "TEST", 10])
     assert book["base"] == "GOLD" and book["quote"] == "TEST"
     # bids sell GOLD: 50 GOLD (0.050) for 1000 TEST (0.01000) -> 5 GOLD per TEST
-    assert book["bids"] == [{"price": "5", "quote": "0.01000", "base": "0.050"}]
+    # (graphene order: price, quote, base, id, owner_id, owner_name, expiration)
+    assert book["bids"] == [{"price": "5", "quote": "0.01000", "base": "0.050", "id": "1.7.2",
+                             "owner_id": "1.2.7", "owner_name": "init1",
+                             "expiration": "2030-01-01T00:00:00"}]
+    assert list(book["bids"][0]) == ["price", "quote", "base", "id", "owner_id", "owner_name",
+                                     "expiration"]
     # asks sell TEST: 3000 TEST for 200 GOLD -> 0.2/0.03 = 6.666..; 1000 for 100 -> 10
-    assert book["asks"] == [
-        {"price": "6.66666666666666666", "quote": "0.03000", "base": "0.200"},
-        {"price": "10", "quote": "0.01000", "base": "0.100"}]
+    assert [{k: a[k] for k in ("price", "quote", "base", "id", "owner_name")}
+            for a in book["asks"]] == [
+        {"price": "6.66666666666666666", "quote": "0.03000", "base": "0.200", "id": o2,
+         "owner_name": "init0"},
+        {"price": "10", "quote": "0.01000", "base": "0.100", "id": o1, "owner_name": "init0"}]
     with pytest.raises(ApiError, match="Invalid quote asset symbol: NOPE"):
         db.call("get_order_book", ["GOLD", "NOPE"])
     full = dict(db.call("get_full_accounts", [["init0"], False]))["init0"]
@@ -283,31 +290,46 @@ LAYOUT = {
     "subscriptions": ["cancel_all_subscriptions", "set_auto_subscription",
                       "set_block_applied_callback", "set_pending_transaction_callback",
                       "set_subscribe_callback"],
-    "blocks": ["get_block", "get_block_header", "get_block_header_batch", "get_transaction"],
+    "blocks": ["get_block", "get_block_header", "get_block_header_batch", "get_transaction",
+               "get_recent_transaction_by_id"],
     "properties": ["get_chain_id", "get_chain_properties", "get_config",
-                   "get_dynamic_global_properties", "get_global_properties"],
+                   "get_dynamic_global_properties", "get_global_properties", "get_next_object_id"],
     "keys": ["get_key_references", "is_public_key_registered"],
     "accounts": ["get_account_by_name", "get_account_count", "get_account_id_from_string",
                  "get_account_references", "get_accounts", "get_full_accounts",
-                 "lookup_account_names", "lookup_accounts"],
+                 "lookup_account_names", "lookup_accounts", "get_top_voters"],
     "balances": ["get_account_balances", "get_balance_objects", "get_named_account_balances",
-                 "get_vesting_balances"],
+                 "get_vesting_balances", "get_vested_balances"],
     "assets": ["get_asset_count", "get_asset_id_from_string", "get_assets",
                "get_assets_by_issuer", "list_assets", "lookup_asset_symbols"],
     "markets": ["get_24_volume", "get_limit_orders", "get_limit_orders_by_account",
                 "get_order_book", "get_ticker", "get_top_markets", "get_trade_history",
                 "get_trade_history_by_sequence", "subscribe_to_market",
-                "unsubscribe_from_market"],
+                "unsubscribe_from_market", "get_account_limit_orders", "get_call_orders",
+                "get_call_orders_by_account", "get_settle_orders",
+                "get_settle_orders_by_account", "get_margin_positions", "get_collateral_bids"],
+    "pools": ["list_liquidity_pools", "get_liquidity_pools_by_asset_a",
+              "get_liquidity_pools_by_asset_b", "get_liquidity_pools_by_one_asset",
+              "get_liquidity_pools_by_both_assets", "get_liquidity_pools",
+              "get_liquidity_pools_by_share_asset", "get_liquidity_pools_by_owner"],
+    "funds": ["list_samet_funds", "get_samet_funds_by_owner", "get_samet_funds_by_asset",
+              "list_credit_offers", "get_credit_offers_by_owner", "get_credit_offers_by_asset",
+              "list_credit_deals", "get_credit_deals_by_offer_id",
+              "get_credit_deals_by_offer_owner", "get_credit_deals_by_borrower",
+              "get_credit_deals_by_debt_asset", "get_credit_deals_by_collateral_asset"],
     "governance": ["get_committee_count", "get_committee_member_by_account",
                    "get_committee_members", "get_witness_by_account", "get_witness_count",
                    "get_witnesses", "lookup_committee_member_accounts", "lookup_vote_ids",
-                   "lookup_witness_accounts"],
+                   "lookup_witness_accounts", "get_all_workers", "get_workers_by_account",
+                   "get_worker_count"],
     "authority": ["get_potential_address_signatures", "get_potential_signatures",
                   "get_required_fees", "get_required_signatures", "get_transaction_hex",
                   "get_transaction_hex_without_sig", "verify_account_authority",
-                  "verify_authority"],
+                  "verify_authority", "validate_transaction"],
     "withdrawals": ["get_withdraw_permissions_by_giver", "get_withdraw_permissions_by_recipient"],
     "htlc": ["get_htlc", "get_htlc_by_from", "get_htlc_by_to", "list_htlcs"],
+    "claims": ["get_proposed_transactions", "get_blinded_balances", "list_tickets",
+               "get_tickets_by_account"],
 }
 
 

@@ -2,6 +2,8 @@
 network is a real PeerService following a producer over loopback WebSocket
 (the real RPC site)."""
 
+import re
+
 import pytest
 import pytest_twisted
 from twisted.internet import reactor
@@ -119,10 +121,18 @@ def test_broadcast_block(funded, genesis, new_chain):
 
 
 def test_network_node_without_peers(funded):
-    api, _ = make_api(funded, NetworkNodeApi)
-    assert api.call("get_info", []) == {"connection_count": 0, "head_block_num": 2,
-                                        "head_block_id": funded.head_block_id,
-                                        "blocks_applied": None, "blocks_from_peers": None}
+    api, _ = make_api(funded, NetworkNodeApi,
+                      options={"rpc-endpoint": "tcp:8090:interface=127.0.0.1"})
+    info = api.call("get_info", [])
+    # graphene's keys first, then this node's own
+    assert list(info)[:4] == ["listening_on", "node_public_key", "node_id", "connection_count"]
+    assert re.fullmatch(r"0[23][0-9a-f]{64}", info["node_public_key"])
+    assert re.fullmatch(r"0[23][0-9a-f]{64}", info["node_id"])
+    assert info["node_id"] != info["node_public_key"]
+    assert api.call("get_info", []) == info  # stable for the process
+    assert info == dict(info, listening_on="127.0.0.1:8090", connection_count=0,
+                        head_block_num=2, head_block_id=funded.head_block_id,
+                        blocks_applied=None, blocks_from_peers=None)
     assert api.call("get_connected_peers", []) == [] == api.call("get_potential_peers", [])
     for fn, args in (("add_node", ["127.0.0.1:1"]), ("get_advanced_node_parameters", []),
                      ("set_advanced_node_parameters", [{}])):

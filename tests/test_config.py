@@ -5,6 +5,7 @@ import json
 import os
 import re
 
+import attr
 import pytest
 from twisted.python import usage
 
@@ -20,16 +21,8 @@ from kit.keys import DEV_WIF, OTHER_WIF
 
 
 DEV_PUB_BTS = "BTS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"
-LIMITS = {
-    "api-limit-get-account-history": 100, "api-limit-get-account-history-operations": 100,
-    "api-limit-get-relative-account-history": 100, "api-limit-lookup-accounts": 1000,
-    "api-limit-get-full-accounts": 50, "api-limit-get-account-balances": 1000,
-    "api-limit-get-assets": 101, "api-limit-list-assets": 101, "api-limit-get-objects": 100,
-    "api-limit-get-blocks": 100, "api-limit-get-asset-holders": 100,
-    "api-limit-get-key-references": 100, "api-limit-get-market-history": 200,
-    "api-limit-get-trade-history": 100, "api-limit-get-trade-history-by-sequence": 100,
-    "api-limit-get-top-markets": 100,
-}
+LIMITS = {f"api-limit-{f.name.replace('_', '-')}": f.default
+          for f in attr.fields(ApiLimits)}
 MARKET = {"bucket-size": (60, 300, 900, 3600, 14400, 86400, 604800),
           "history-per-size": 1500, "max-order-his-records-per-market": 1000,
           "max-order-his-seconds-per-market": 259200}
@@ -52,7 +45,9 @@ def defaults(cwd):
         "config": None, "data-dir": str(cwd / "nodeapi_data"), "genesis-json": DEFAULT_GENESIS,
         "account-statistics-type": 7,
         "rpc-endpoint": "tcp:8090:interface=127.0.0.1",
-        "plugins": ["witness", "account_history", "market_history"],
+        "plugins": ["witness", "account_history", "market_history", "grouped_orders",
+                    "custom_operations"],
+        "tracked-groups": [10, 100], "custom-operations-start-block": 45000000,
         "api-access": None, "api-node-info": "", "max-message-size": 4194304,
         "max-calls-in-flight": 100, "ws-auto-ping-interval": 30.0, "metrics-endpoint": None,
         "max-connections": 4000, "max-connections-per-ip": 200, "handshake-timeout": 10.0,
@@ -111,6 +106,7 @@ def everything(cwd):
         "--searchdb-mode", "0", "--searchdb-start-after-block", "4000000000",
         "--searchdb-operation-object", "false", "--searchdb-operation-string", "false",
         "--searchdb-max-mapping-depth", "30",
+        "--tracked-groups", "[100, 0, 10, 100]", "--custom-operations-start-block", "1",
         "--enable-stale-production", "--enable-subscribe-to-all",
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
         "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
@@ -142,6 +138,8 @@ def everything(cwd):
         "searchdb-mode": "only_save", "searchdb-start-after-block": 4000000000,
         "searchdb-operation-object": False, "searchdb-operation-string": False,
         "searchdb-max-mapping-depth": 30,
+        "searchdb-index-prefix": "bts-", "tracked-groups": [10, 100],
+        "custom-operations-start-block": 1, "enable-stale-production": True,
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
         "private-key": [DEV_WIF, OTHER_WIF],
         "seed-node": ["10.0.0.1:8090", "bob:pw@node.example:443"],
@@ -275,7 +273,7 @@ ERRORS = [
                                      "endpoint string (Unknown endpoint type: '9100')"),
     (["--plugins", "witness foo"],
      "--plugins: unknown plugin 'foo' (known: witness, account_history, market_history, "
-     "searchdb)"),
+     "searchdb, grouped_orders, custom_operations)"),
     (["--bucket-size", "60"], "--bucket-size: '60' is not a JSON array of seconds, e.g. "
                               "[60,300,3600]"),
     (["--bucket-size", "[60, -1]"], "--bucket-size: -1 is not between 0 and 4294967295"),
@@ -487,3 +485,35 @@ def test_reference_elasticsearch_names_in_ini(cwd):
         "searchdb-mode": "only_query", "searchdb-start-after-block": 12,
         "searchdb-operation-object": False, "searchdb-operation-string": False,
         "searchdb-max-mapping-depth": 5}
+
+
+def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(cwd):
+    """bitshares options nodeapi does not implement are one warning line
+    each, elasticsearch-* options are the searchdb-* ones, bitshares plugin
+    names without a nodeapi plugin are dropped with a warning."""
+    (cwd / "config.ini").write_text(
+        "p2p-endpoint = 0.0.0.0:1776\n"
+        "seed-nodes = []\n"
+        "checkpoint = [1, \"0000\"]\n"
+        "plugins = witness elasticsearch market_history api_helper_indexes delayed_node "
+        "grouped_orders\n"
+        "elasticsearch-node-url = http://db.example:9200/\n"
+        "elasticsearch-index-prefix = bts-\n"
+        "tracked-groups = [10, 0, 50]\n")
+    options = parse("--config", "config.ini")
+    assert options["plugins"] == ["witness", "searchdb", "market_history", "grouped_orders"]
+    assert options["searchdb-node-url"] == "http://db.example:9200/"
+    assert options["searchdb-index-prefix"] == "bts-"
+    assert options["tracked-groups"] == [10, 50]
+    where = str(cwd / "config.ini")
+    assert options.warnings == [
+        f"{where} line 1: bitshares option 'p2p-endpoint' is not implemented by nodeapi; ignored",
+        f"{where} line 2: bitshares option 'seed-nodes' is not implemented by nodeapi; ignored",
+        f"{where} line 3: bitshares option 'checkpoint' is not implemented by nodeapi; ignored",
+        "plugins: bitshares plugin 'delayed_node' is not provided by nodeapi; ignored"]
+    # still an error: names that are no option of bitshares or nodeapi
+    (cwd / "bad.ini").write_text("p2p-endpoitn = 1\n")
+    with pytest.raises(usage.UsageError, match="unknown option 'p2p-endpoitn'"):
+        parse("--config", "bad.ini")
+    with pytest.raises(usage.UsageError, match="tracked-groups"):
+        parse("--tracked-groups", "[70000]")

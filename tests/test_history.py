@@ -208,6 +208,7 @@ def test_ath0_quirk():
 
         def __init__(self, ops):
             self.operations = ops
+            self.block_num = ops[0].id_num + 1
     hist = AccountHistory()
     hist.block_applied(Block([Op(0, ("1.2.5", "1.2.6")), Op(1, ("1.2.6",))]))
     assert hist.get_account_history_operations("1.2.5", 0, 0, 0, 10) == []
@@ -273,9 +274,12 @@ def test_history_api(built):
     with pytest.raises(ApiError):
         api.call("get_account_history", ["init0", "1.11.0", 10])
     assert _api(chain, None).call("get_account_history", ["init0", "1.11.0", 10, "1.11.0"]) == []
-    assert HistoryApi.function_names() == [
-        "get_account_history", "get_account_history_operations", "get_fill_order_history",
-        "get_market_history", "get_market_history_buckets", "get_relative_account_history"]
+    assert set(HistoryApi.function_names()) == {
+        "get_account_history", "get_account_history_operations", "get_relative_account_history",
+        "get_account_history_by_time", "get_account_history_by_operations",
+        "get_block_operation_history", "get_block_operations_by_time",
+        "get_fill_order_history", "get_market_history", "get_market_history_buckets",
+        "get_liquidity_pool_history", "get_liquidity_pool_history_by_sequence"}
 
 
 def test_parse_operation_history_id():

@@ -330,3 +330,38 @@ def test_returns_deferred_and_limit_zero(stored):
     d = db.get_relative_account_history("1.2.6", 0, 0, 0)
     assert isinstance(d, Deferred)
     assert d.result == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_block_time_and_object_lookups_same_answers(stored, built):
+    """get_block_operation_history, get_block_operations_by_time,
+    get_account_history_by_time and the history objects of get_objects
+    answer from the database as from the in-memory plugin."""
+    _client, db, _ = stored
+    chain, rec, hist, _info = built
+    checked = 0
+    for b in rec.blocks:
+        for trx in (None, 0, 1):
+            want = hist.get_block_operation_history(b.block_num, trx)
+            got = await db.get_block_operation_history(b.block_num, trx)
+            assert norm(got) == norm(want), (b.block_num, trx)
+            checked += bool(want)
+        for start in (b.timestamp - 1, b.timestamp):
+            want = hist.get_block_operations_by_time(start)
+            got = await db.get_block_operations_by_time(start)
+            assert norm(got) == norm(want), start
+    assert checked > 5
+    assert norm(await db.get_block_operations_by_time(None)) == norm(
+        hist.get_block_operations_by_time(None))
+    times = [None] + [b.timestamp for b in rec.blocks[::3]]
+    for account in sorted(hist.accounts()):
+        for start in times:
+            for limit in (1, 5, 100):
+                want = hist.get_account_history_by_time(account, limit, start)
+                got = await db.get_account_history_by_time(account, limit, start)
+                assert norm(got) == norm(want), (account, limit, start)
+    ids = [f"1.11.{m}" for m in (0, 1, hist.operation_count - 1, hist.operation_count + 3)] + [
+        f"2.9.{n}" for n in (0, 2, hist.entry_count - 1, hist.entry_count)]
+    want = hist.get_history_objects(ids)
+    got = await db.get_history_objects(ids)
+    assert norm(got) == norm(want) and len(want) == 6

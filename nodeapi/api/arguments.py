@@ -66,6 +66,17 @@ def require_list(value, what: str) -> list:
     return value
 
 
+def require_hex(value, size: int, what: str) -> bytes:
+    """``value`` as bytes if it is a hex string of ``size`` bytes (graphene
+    fixed-size ids, hashes, commitments), else :class:`ApiError`."""
+    if isinstance(value, str) and len(value) == 2 * size:
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            pass
+    raise ApiError(f"Invalid {what} {value!r}: expected {2 * size} hex digits")
+
+
 def require_str(value, what: str) -> str:
     """``value`` if it is a string, else :class:`ApiError`."""
     if not isinstance(value, str):

@@ -1,46 +1,86 @@
 """The debug API set (login accessor ``debug``, access name ``debug_api``):
-produce blocks on demand.
+produce or push blocks on demand, change objects, stream changed objects.
 
-Graphene reference: bitshares-core libraries/plugins/debug_witness/debug_api.cpp
-``debug_generate_blocks(debug_key, count)``: for each block, the witness
-scheduled for the next slot produces it at that slot's time, signed with
-``debug_key``.  Graphene rewrites the witness' signing key when it differs;
-this node does not change chain state behind the chain's back, so the key
-must be the scheduled witness' signing key, else the call fails (after the
-blocks it could produce).  Blocks are produced in batches of
-:data:`BATCH` with a return to the node's reactor (``node.reactor``) in
-between.
+Graphene reference: bitshares-core libraries/plugins/debug_witness/
+debug_api.cpp and debug_witness.cpp:
+
+- ``debug_generate_blocks(debug_key, count)``: for each block, the witness
+  scheduled for the next slot produces it at that slot's time signed with
+  ``debug_key``; when that witness signs with another key, its
+  ``signing_key`` is first rewritten by a debug update (as graphene).  Such
+  blocks are valid here (and after a restart: the replay of the node's own
+  block log does not check signatures) but other nodes refuse them.
+- ``debug_push_blocks(src_filename, count)``: push the next ``count``
+  blocks of another node's block log (a data directory holding
+  ``blocks.log``); a block that fails is logged and skipped, as graphene.
+- ``debug_update_object(update)``: :mod:`nodeapi.chain.debug_updates`.
+- ``debug_stream_json_objects(filename)`` /
+  ``debug_stream_json_objects_flush()``: after every applied block, each
+  object it changed is written to the file as one JSON line.
+
+Blocks are produced or pushed in batches of :data:`BATCH` with a return to
+the node's reactor (``node.reactor``) in between.
 """
 
+import os
+
+import orjson
 from twisted.internet import defer, task
 from twisted.logger import Logger
 
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.chain import authority as auth
+from nodeapi.chain.blocklog import BlockLog, BlockLogError
+from nodeapi.chain.errors import ChainError
 from nodeapi.errors import ApiError
 
 BATCH = 50
 
 
+class ObjectStream:
+    """The file ``debug_stream_json_objects`` writes to: one JSON line per
+    object changed by each applied block (a chain block observer)."""
+
+    def __init__(self, chain, path: str) -> None:
+        self.chain = chain
+        self.file = open(path, "wb")  # noqa: SIM115 - open until replaced or closed
+        chain.add_block_observer(self.block_applied)
+
+    def block_applied(self, *_args) -> None:
+        objects = self.chain.state.objects
+        for oid in sorted(self.chain.changed_objects_of_last_block()):
+            obj = objects.get(oid)
+            if obj is not None:
+                self.file.write(orjson.dumps(obj) + b"\n")
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.chain.remove_block_observer(self.block_applied)
+        self.file.close()
+
+
 class DebugApi(ApiSet):
-    """graphene ``debug_api`` (block production only)."""
+    """graphene ``debug_api`` (module text)."""
 
     name = "debug"
     log = Logger()
 
+    def _count(self, count) -> int:
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 1 << 32:
+            raise ApiError(f"count must be an integer 0..4294967295, got {count!r}")
+        return count
+
     @api_function
     def debug_generate_blocks(self, debug_key, count: int):
         """Produce ``count`` blocks at the next slots, each by the scheduled
-        witness and signed with ``debug_key`` (a WIF private key) which must
-        be that witness' signing key.  Answers (a Deferred) with the number
-        of blocks produced (``count``).
+        witness and signed with ``debug_key`` (a WIF private key), whose
+        public key becomes that witness' signing key if it was not.
+        Answers (a Deferred) with the number of blocks produced.
 
-        :raises ApiError: negative count, a malformed key, or a scheduled
-            witness that ``debug_key`` does not sign for (the message says
-            how many blocks were produced before).
-        """
-        if count < 0:
-            raise ApiError(f"count must not be negative, got {count}")
+        :raises ApiError: a count out of range or a malformed key."""
+        count = self._count(count)
         chain = self.node.chain
         if not isinstance(debug_key, str):
             raise ApiError("debug_key must be a WIF private key string")
@@ -56,11 +96,10 @@ class DebugApi(ApiSet):
         while produced < count:
             for _ in range(min(BATCH, count - produced)):
                 witness = chain.get_scheduled_witness(1)
-                signing = chain.state.objects[witness]["signing_key"]
-                if signing != public:
-                    raise ApiError(
-                        f"debug_key is {public}, but witness {witness}, scheduled for the next "
-                        f"slot, signs with {signing}; {produced} block(s) produced")
+                if chain.state.objects[witness]["signing_key"] != public:
+                    self.log.info("Modified key for witness {witness}", witness=witness)
+                    chain.debug_update({"_action": "update", "id": witness,
+                                        "signing_key": public})
                 chain.generate_block(chain.get_slot_time(1), witness, wif)
                 produced += 1
             if produced < count:
@@ -68,3 +107,76 @@ class DebugApi(ApiSet):
         self.log.info("debug_generate_blocks produced {count} block(s), head {head}",
                       count=produced, head=chain.head_block_num)
         return produced
+
+    @api_function
+    def debug_push_blocks(self, src_filename, count: int):
+        """Push blocks ``head + 1 ..`` (at most ``count``) read from the
+        block log of the data directory ``src_filename``; answers (a
+        Deferred) with the number pushed.  A directory without a block log
+        pushes nothing (graphene ignores what is not a directory).
+
+        :raises ApiError: the block log cannot be opened (locked by a
+            running node, damaged)."""
+        count = self._count(count)
+        if not isinstance(src_filename, str):
+            raise ApiError("src_filename must be a directory name")
+        path = os.path.join(src_filename, "blocks.log")
+        if count == 0 or not os.path.isfile(path):
+            return 0
+        source = BlockLog(path, sync=False)
+        try:
+            source.open()
+        except BlockLogError as exc:
+            raise ApiError(str(exc)) from None
+        d = defer.Deferred.fromCoroutine(self._push(source, count))
+        return d.addBoth(lambda r: (source.close(), r)[1])
+
+    async def _push(self, source, count: int) -> int:
+        chain = self.node.chain
+        first, pushed = chain.head_block_num + 1, 0
+        for i in range(count):
+            block = source.read(first + i)
+            if block is None:
+                self.log.warn("Block log {path} only contained {i} of {n} requested blocks",
+                              path=source.path, i=i, n=count)
+                break
+            try:
+                chain.push_block(block)
+                pushed += 1
+            except ChainError as exc:
+                self.log.error("Got exception pushing block {num}: {error}",
+                               num=first + i, error=str(exc))
+            if (i + 1) % BATCH == 0:
+                await task.deferLater(self.node.reactor, 0, lambda: None)
+        return pushed
+
+    @api_function
+    def debug_update_object(self, update):
+        """Apply a debug update ``{"id", "_action", fields...}`` (module
+        :mod:`nodeapi.chain.debug_updates`); answers null."""
+        self.node.chain.debug_update(update)
+        return None
+
+    @api_function
+    def debug_stream_json_objects(self, filename):
+        """From now on write every object each applied block changes as a
+        JSON line to ``filename`` (replacing an earlier stream); null."""
+        if not isinstance(filename, str) or not filename:
+            raise ApiError("filename must be a file name")
+        streams = self.node.debug_streams
+        old = streams.pop("json_objects", None)
+        if old is not None:
+            old.close()
+        try:
+            streams["json_objects"] = ObjectStream(self.node.chain, filename)
+        except OSError as exc:
+            raise ApiError(f"Cannot open {filename}: {exc.strerror}") from None
+        return None
+
+    @api_function
+    def debug_stream_json_objects_flush(self):
+        """Flush the stream of :meth:`debug_stream_json_objects`; null."""
+        stream = self.node.debug_streams.get("json_objects")
+        if stream is not None:
+            stream.flush()
+        return None

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from nodeapi.api.arguments import api_limit, parse_time_point
 from nodeapi.api.base import ApiSet, api_function
+from nodeapi.api.history_blocks import BlockHistoryMixin
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError, ApiLimitExceeded
 
@@ -63,9 +64,11 @@ def _unsigned(value: int, name: str, bound: int = _U64) -> int:
     return value
 
 
-class HistoryApi(ApiSet):
+class HistoryApi(BlockHistoryMixin, ApiSet):
     """``get_account_history``, ``get_relative_account_history``,
-    ``get_account_history_operations`` (wire-contract section 6).
+    ``get_account_history_operations`` (wire-contract section 6); by time,
+    block, operation types and liquidity pool:
+    :class:`~nodeapi.api.history_blocks.BlockHistoryMixin`.
 
     Each returns a list of ``{id, op, result, block_num, trx_in_block,
     op_in_trx, virtual_op, is_virtual, block_time}`` newest first, or a

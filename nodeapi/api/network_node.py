@@ -11,6 +11,8 @@ connections, the peer lists are empty, and the functions that need the
 network fail with "No P2P network" like graphene.
 """
 
+import re
+
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 
@@ -29,18 +31,26 @@ class NetworkNodeApi(ApiSet):
 
     @api_function
     def get_info(self):
-        """``{connection_count, head_block_num, head_block_id, blocks_applied,
-        blocks_from_peers}``: see :meth:`nodeapi.peers.service.PeerService.info`
-        (``blocks_applied`` counts every block the chain applied since
-        start: produced, pushed, replayed).  Without a peer network nothing
-        counts blocks, so both counters are null there rather than a wrong 0."""
+        """graphene's ``{listening_on, node_public_key, node_id,
+        connection_count}`` plus this node's ``head_block_num``,
+        ``head_block_id``, ``blocks_applied`` and ``blocks_from_peers``
+        (:meth:`nodeapi.peers.service.PeerService.info`; ``blocks_applied``
+        counts every block the chain applied since start: produced, pushed,
+        replayed).  ``listening_on`` is the RPC endpoint, where other nodes
+        follow this one; the two keys are ``node.node_identity``.  Without a
+        peer network nothing counts blocks, so both counters are null there
+        rather than a wrong 0."""
         peers = self.node.peers
-        if peers is not None:
-            return peers.info()
         chain = self.node.chain
-        return {"connection_count": 0, "head_block_num": chain.head_block_num,
-                "head_block_id": chain.head_block_id, "blocks_applied": None,
-                "blocks_from_peers": None}
+        info = {"listening_on": _listening_on(self.node.options.get("rpc-endpoint")),
+                **self.node.node_identity}
+        if peers is not None:
+            info.update(peers.info())
+        else:
+            info.update({"connection_count": 0, "head_block_num": chain.head_block_num,
+                         "head_block_id": chain.head_block_id, "blocks_applied": None,
+                         "blocks_from_peers": None})
+        return info
 
     @api_function
     def add_node(self, endpoint):
@@ -82,3 +92,16 @@ class NetworkNodeApi(ApiSet):
             raise ApiError(f"params must be an object, got {type(params).__name__}")
         self._peers().set_advanced_node_parameters(params)
         return None
+
+
+def _listening_on(endpoint) -> str:
+    """``host:port`` (``[v6]:port``) of a ``tcp:PORT:interface=HOST``
+    endpoint string (the form the configuration gives), else the string
+    itself ("" when unknown)."""
+    if not isinstance(endpoint, str):
+        return ""
+    m = re.match(r"^tcp6?:(\d+)(?::interface=(.*))?$", endpoint)
+    if m is None:
+        return endpoint
+    host = (m.group(2) or "0.0.0.0").replace("\\", "")
+    return f"[{host}]:{m.group(1)}" if ":" in host else f"{host}:{m.group(1)}"

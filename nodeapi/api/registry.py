@@ -9,12 +9,14 @@ module per graphene section.
 
 from nodeapi.api.asset import AssetApi
 from nodeapi.api.block import BlockApi
+from nodeapi.api.crypto import CryptoApi
+from nodeapi.api.custom_operations import CustomOperationsApi
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.debug import DebugApi
 from nodeapi.api.history import HistoryApi
 from nodeapi.api.network_node import NetworkNodeApi
-from nodeapi.api.unprovided import CryptoApi, CustomOperationsApi, OrdersApi
+from nodeapi.api.orders import OrdersApi
 
 
 def default_registry() -> dict:

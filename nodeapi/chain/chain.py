@@ -38,6 +38,7 @@ from twisted.logger import Logger
 from nodeapi.chain import authority as auth
 from nodeapi.chain import schedule
 from nodeapi.chain.blocks import REJECTIONS, BlockApplication
+from nodeapi.chain.debug_updates import apply_debug_update
 from nodeapi.chain.errors import InvalidBlock
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.chain.evaluators.registry import evaluator_for
@@ -223,6 +224,31 @@ class Chain(BlockApplication):
             fn(trx)
         return dict(trx, operation_results=results)
 
+    def debug_update(self, update: dict) -> str:
+        """Apply a debug update (:mod:`nodeapi.chain.debug_updates`) to the
+        committed state, under the pending transactions (which are then
+        validated again); returns the action taken."""
+        pending = self._take_pending()
+        try:
+            return apply_debug_update(self.state, update)
+        finally:
+            self._restore_pending(pending)
+
+    def validate_transaction(self, trx: dict) -> dict:
+        """Apply ``trx`` to the pending state as :meth:`push_transaction`
+        would, then undo it (graphene ``database::validate_transaction``);
+        raises the same errors.  Returns the processed transaction."""
+        ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
+                           self.address_prefix)
+        changed = set(self.state.changed)
+        self.state.begin()
+        try:
+            results = self._apply_trx(trx, ctx, True)[3]
+        finally:
+            self.state.rollback()
+            self.state.changed = changed
+        return dict(trx, operation_results=results)
+
     def _queue(self, trx: dict) -> list:
         ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
                            self.address_prefix, self._summary)
@@ -306,6 +332,24 @@ class Chain(BlockApplication):
     def get_block(self, num: int) -> dict | None:
         """Signed block ``num`` from the block log, or None."""
         return self.block_log.read(num)
+
+    def next_object_instance(self, kind: str, with_pending: bool = True) -> int:
+        """The instance the next object of ``kind`` (``"1.2"``) gets: in
+        the pending state, or with ``with_pending`` false as the head block
+        left it.  Operation history ``1.11`` and account history ``2.9``
+        are numbered when a block is applied (graphene counts them in the
+        history plugin's indexes)."""
+        if kind == "1.11":
+            return self._numbering.next_op
+        if kind == "2.9":
+            return self._numbering.next_ath
+        return self.state.next_instance_of(kind, outermost=not with_pending)
+
+    def recent_transaction_expiration(self, trx_id: str) -> int | None:
+        """The expiration (seconds) of transaction ``trx_id`` if a block
+        holds it and it has not expired yet (graphene
+        ``transaction_index``), else None."""
+        return self._recent.get(trx_id)
 
     def get_block_header(self, num: int) -> dict | None:
         """The header fields of block ``num``, or None."""

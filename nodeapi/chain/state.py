@@ -25,6 +25,10 @@ Indexes (all read-only for callers):
 - ``genesis_balances_by_owner``: address -> set of ``1.15.N``
 - ``withdraw_permission_ids``: set of ``1.12.N`` (withdraw permissions)
 - ``htlc_ids``: set of ``1.16.N`` (HTLCs)
+- ``by_kind``: ``space.type`` -> set of ids (:meth:`ids_of_type`)
+
+``version`` grows with every change, so an answer computed from the state
+stays right while it is unchanged.
 
 Undo (graphene ``undo_database``): :meth:`begin` opens a session,
 :meth:`rollback` restores the state as it was at ``begin`` and
@@ -33,8 +37,10 @@ there is one).  The store also records the ids changed since
 :meth:`reset_changed` (used for ``chain.changed_objects_of_last_block()``).
 """
 
-from nodeapi.protocol.ids import instance_number
+from fractions import Fraction
+
 from nodeapi.chain.errors import UnknownObject
+from nodeapi.protocol.ids import instance_number
 
 _MISSING = object()
 
@@ -75,6 +81,9 @@ class ObjectStore:
         self.genesis_balances_by_owner: dict[str, set] = {}
         self.withdraw_permission_ids: set = set()
         self.htlc_ids: set = set()
+        self.by_kind: dict[str, set] = {}
+        self.version = 0  # grows with every change (create, modify, remove, rollback)
+        self._books: dict[tuple, list] = {}  # market -> limit_orders() answer
         self._undo: list[tuple[dict, dict]] = []
         self.changed: set[str] = set()
 
@@ -96,10 +105,19 @@ class ObjectStore:
         return obj
 
     def ids_of_type(self, prefix: str) -> list[str]:
-        """Ids starting with ``prefix`` (e.g. ``"1.2."``) in instance order."""
-        ids = [k for k in self.objects if k.startswith(prefix)]
-        ids.sort(key=lambda k: instance_number(k))
+        """Ids of the kind ``prefix`` (e.g. ``"1.2."``) in instance order."""
+        ids = list(self.by_kind.get(prefix[:-1], ()))
+        ids.sort(key=instance_number)
         return ids
+
+    def next_instance_of(self, space_type: str, outermost: bool = False) -> int:
+        """The instance :meth:`new_id` gives next for ``space_type``; with
+        ``outermost`` the one it gave before the outermost open undo session
+        (the chain's pending transactions) began."""
+        current = self.next_instance.get(space_type, 0)
+        if outermost and self._undo:
+            return self._undo[0][1].get(space_type, current)
+        return current
 
     def account_by_name_or_id(self, name_or_id: str) -> dict | None:
         """The account object for an account name or ``1.2.N`` id, or None."""
@@ -130,13 +148,20 @@ class ObjectStore:
         best price (the seller asking least per unit sold) first: ordered by
         quote/base ascending, then id (graphene ``limit_order_index``
         by_price)."""
-        from fractions import Fraction
+        return list(self.book(sell_asset, receive_asset))
 
-        ids = self.orders_by_market.get((sell_asset, receive_asset), ())
-        orders = [self.objects[i] for i in ids]
-        orders.sort(key=lambda o: (Fraction(int(o["sell_price"]["quote"]["amount"]),
-                                            int(o["sell_price"]["base"]["amount"])),
-                                   instance_number(o["id"])))
+    def book(self, sell_asset: str, receive_asset: str) -> list:
+        """:meth:`limit_orders` without the copy: a list the store keeps
+        until an order of this market changes, then replaces (callers must
+        not change it; its identity tells whether the market changed)."""
+        market = (sell_asset, receive_asset)
+        orders = self._books.get(market)
+        if orders is None:
+            orders = [self.objects[i] for i in self.orders_by_market.get(market, ())]
+            orders.sort(key=lambda o: (Fraction(int(o["sell_price"]["quote"]["amount"]),
+                                                int(o["sell_price"]["base"]["amount"])),
+                                       instance_number(o["id"])))
+            self._books[market] = orders
         return orders
 
     def limit_orders_of(self, account_id: str) -> list[dict]:
@@ -158,6 +183,7 @@ class ObjectStore:
     # -- writing -----------------------------------------------------------
 
     def _record(self, oid: str) -> None:
+        self.version += 1
         self.changed.add(oid)
         if self._undo:
             layer = self._undo[-1][0]
@@ -217,6 +243,7 @@ class ObjectStore:
     def rollback(self) -> None:
         """Undo every change since the matching :meth:`begin`."""
         layer, counters = self._undo.pop()
+        self.version += 1
         for oid, old in layer.items():
             cur = self.objects.get(oid)
             if cur is not None:
@@ -253,6 +280,10 @@ class ObjectStore:
     def _index(self, obj: dict, add: bool) -> None:
         oid = obj["id"]
         kind = oid[: oid.rfind(".")]
+        if add:
+            self.by_kind.setdefault(kind, set()).add(oid)
+        else:
+            self.by_kind.get(kind, set()).discard(oid)
         if kind == "1.2":
             keys = {k for k, _ in obj["owner"]["key_auths"]}
             keys.update(k for k, _ in obj["active"]["key_auths"])
@@ -282,6 +313,7 @@ class ObjectStore:
                 self.asset_by_symbol.pop(obj["symbol"], None)
         elif kind == "1.7":
             market = (obj["sell_price"]["base"]["asset_id"], obj["sell_price"]["quote"]["asset_id"])
+            self._books.pop(market, None)
             if add:
                 self.orders_by_seller.setdefault(obj["seller"], set()).add(oid)
                 self.orders_by_market.setdefault(market, set()).add(oid)

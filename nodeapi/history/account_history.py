@@ -26,6 +26,7 @@ from twisted.logger import Logger
 from zope.interface import implementer
 
 from nodeapi.applied import IAccountHistory, IBlockConsumer
+from nodeapi.history.lookups import HistoryLookups
 from nodeapi.history.oprecord import history_entry, pack_record, record_accounts, \
     record_block_num, record_type
 from nodeapi.history.retention import AccountLog, HistoryLimits, Retention
@@ -66,7 +67,7 @@ def select_relative(total: int, stop: int, limit: int, start: int, removed: int 
 
 
 @implementer(IBlockConsumer, IAccountHistory)
-class AccountHistory:
+class AccountHistory(HistoryLookups):
     """In-memory account history: ``IBlockConsumer`` (register with
     ``chain.add_consumer``) and ``IAccountHistory`` (``node.history``).
 
@@ -91,6 +92,7 @@ class AccountHistory:
         self._records: dict = {}  # M -> record bytes (oprecord)
         self._logs: dict = {}  # account -> AccountLog
         self._ath0 = None  # (account, M) of the entry 2.9.0
+        self._init_lookups()
 
     # -- IBlockConsumer ------------------------------------------------------
 
@@ -100,6 +102,7 @@ class AccountHistory:
         retention = self.retention
         retention.start_block(applied.block_num)
         timestamp = applied.timestamp
+        self._record_block(applied)
         for op in applied.operations:
             self._add(op, timestamp)
         logs = self._logs
@@ -109,6 +112,7 @@ class AccountHistory:
     def _add(self, op, timestamp: int) -> None:
         accounts = [entry.account for entry in op.account_history]  # numbered by the chain
         m = op.id_num
+        self._record_entries(m, op.account_history)
         if accounts and self._ath0 is None:
             self._ath0 = (accounts[0], m)
         if self.retention.max_ops == 0:

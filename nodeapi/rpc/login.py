@@ -84,7 +84,9 @@ class LoginApi(ApiSet):
         Needs a login with at least one allowed set."""
         if not self.session.allowed:
             raise ApiError("Access denied, please login")
-        opts = {"enable_subscribe_to_all": bool(self.node.enable_subscribe_to_all)}
+        opts = {"enable_subscribe_to_all": bool(self.node.enable_subscribe_to_all),
+                # the lookups graphene's api_helper_indexes plugin enables are always on
+                "has_api_helper_indexes_plugin": True}
         for field, value in sorted(vars_of(self.node.limits).items()):
             opts["api_limit_" + field] = value
         return opts

@@ -18,20 +18,27 @@ Accounts                    :mod:`~nodeapi.api.database.accounts`
 Balances                    :mod:`~nodeapi.api.database.balances`
 Assets                      :mod:`~nodeapi.api.database.assets`
 Markets / feeds             :mod:`~nodeapi.api.database.markets` (a package:
-                            orders, tickers, subscriptions; decimal
-                            strings: :mod:`~nodeapi.api.database.amounts`)
+                            orders, collateralized debt, tickers,
+                            subscriptions; decimal strings:
+                            :mod:`~nodeapi.api.database.amounts`)
+Liquidity pools             :mod:`~nodeapi.api.database.pools`
+SameT funds, Credit offers  :mod:`~nodeapi.api.database.funds`
+and credit deals
 Witnesses, Committee        :mod:`~nodeapi.api.database.governance`
 members, Workers, Votes
 Authority / validation      :mod:`~nodeapi.api.database.authority`
 Withdrawals                 :mod:`~nodeapi.api.database.withdrawals`
 HTLC                        :mod:`~nodeapi.api.database.htlc`
+Proposed transactions,      :mod:`~nodeapi.api.database.claims`
+Blinded balances, Tickets
 ==========================  =====================================================
+
+Paged lookups by key and id shared by these sections:
+:mod:`~nodeapi.api.database.listing`.
 
 A function graphene adds to one of these sections goes into its module (a
 section too large for one module is a package of that name with one module
-per concept, like ``markets``); a section with none of its functions served
-yet (liquidity pools, SameT funds, credit offers, proposed transactions,
-blinded balances, tickets) gets a module of its own named
+per concept, like ``markets``); a new section gets a module of its own named
 for it, and a mixin here.
 
 Every function reads ``node.chain.state``, which is the head state plus the
@@ -47,19 +54,23 @@ from nodeapi.api.database.assets import AssetsMixin
 from nodeapi.api.database.authority import AuthorityMixin
 from nodeapi.api.database.balances import BalancesMixin
 from nodeapi.api.database.blocks import BlocksMixin
+from nodeapi.api.database.claims import ClaimsMixin
+from nodeapi.api.database.funds import FundsMixin
 from nodeapi.api.database.governance import GovernanceMixin
 from nodeapi.api.database.htlc import HtlcMixin
 from nodeapi.api.database.keys import KeysMixin
 from nodeapi.api.database.markets import MarketsMixin
 from nodeapi.api.database.objects import ObjectsMixin
+from nodeapi.api.database.pools import LiquidityPoolsMixin
 from nodeapi.api.database.properties import PropertiesMixin
 from nodeapi.api.database.subscriptions import SubscriptionsMixin
 from nodeapi.api.database.withdrawals import WithdrawalsMixin
 
 
 class DatabaseApi(SubscriptionsMixin, ObjectsMixin, BlocksMixin, PropertiesMixin, KeysMixin,
-                  AccountsMixin, BalancesMixin, AssetsMixin, MarketsMixin, GovernanceMixin,
-                  AuthorityMixin, WithdrawalsMixin, HtlcMixin, ApiSet):
+                  AccountsMixin, BalancesMixin, AssetsMixin, MarketsMixin,
+                  LiquidityPoolsMixin, FundsMixin, GovernanceMixin, AuthorityMixin,
+                  WithdrawalsMixin, HtlcMixin, ClaimsMixin, ApiSet):
     """graphene ``database_api`` over :class:`nodeapi.chain.chain.Chain`
     (see the module docstring for the sections).  One instance per
     connection; :meth:`close` removes its chain observers."""

@@ -13,16 +13,23 @@ withdrawals and HTLC sections find them.
 """
 
 from nodeapi.api.arguments import (
-    api_limit, check_count, check_limit, optional_bool, require_list, require_name_or_id,
+    api_limit, check_count, check_limit, id_key, optional_bool, require_list, require_name_or_id,
     require_str)
 from nodeapi.api.base import api_function
 from nodeapi.api.database.htlc import htlcs_of
 from nodeapi.api.database.withdrawals import permissions_of
+from nodeapi.api.database.listing import matching
 from nodeapi.api.lookup import find_account, get_account
+from nodeapi.chain.state import StateObject
 
 # graphene api_limit_get_full_accounts_subscribe: accounts one connection can
 # subscribe to through get_full_accounts.
 FULL_ACCOUNTS_SUBSCRIBE = 100
+#: full_account answers by (account id, list limit): (state, its version,
+#: answer); a :class:`~nodeapi.chain.state.StateObject`, never changed once
+#: made, so the RPC layer keeps its wire form too.
+_FULL_ACCOUNTS: dict = {}
+FULL_ACCOUNT_CACHE_SIZE = 1024
 
 _MORE_DATA = ("balances", "vesting_balances", "limit_orders", "call_orders", "settle_orders",
               "proposals", "assets", "withdraws_from", "withdraws_to", "htlcs_from",
@@ -112,6 +119,26 @@ class AccountsMixin:
 
     # -- full accounts -----------------------------------------------------------
 
+    def _cashback_balance(self, account: dict) -> dict:
+        """``{"cashback_balance": vesting balance}`` when the account has a
+        cashback vesting balance (``cashback_vb``), else ``{}`` (graphene
+        leaves the optional out)."""
+        vb = self.chain.state.objects.get(account.get("cashback_vb") or "")
+        return {} if vb is None else {"cashback_balance": vb}
+
+    def _cached_full_account(self, account: dict, list_limit: int) -> dict:
+        """:meth:`_full_account`, computed once per state version."""
+        state = self.chain.state
+        key = (account["id"], list_limit)
+        cached = _FULL_ACCOUNTS.get(key)
+        if cached is not None and cached[0] is state and cached[1] == state.version:
+            return cached[2]
+        answer = StateObject(self._full_account(account, list_limit))
+        if len(_FULL_ACCOUNTS) >= FULL_ACCOUNT_CACHE_SIZE:
+            _FULL_ACCOUNTS.clear()
+        _FULL_ACCOUNTS[key] = (state, state.version, answer)
+        return answer
+
     def _full_account(self, account: dict, list_limit: int) -> dict:
         """graphene ``full_account`` of one account."""
         state = self.chain.state
@@ -134,12 +161,13 @@ class AccountsMixin:
             "referrer_name": objects[account["referrer"]]["name"],
             "lifetime_referrer_name": objects[account["lifetime_referrer"]]["name"],
             "votes": [v for v in votes if v is not None],
+            **self._cashback_balance(account),
             "balances": capped(state.balances_of(aid), "balances"),
             "vesting_balances": capped(self._vesting_balances_of(aid), "vesting_balances"),
             "limit_orders": capped(state.limit_orders_of(aid), "limit_orders"),
-            "call_orders": [],
-            "settle_orders": [],
-            "proposals": [],
+            "call_orders": capped(self._positions(aid, "1.3.0", list_limit + 1), "call_orders"),
+            "settle_orders": capped(matching(state, "1.4", owner=aid), "settle_orders"),
+            "proposals": capped(self.get_proposed_transactions(aid), "proposals"),
             "assets": capped(assets, "assets"),
             "withdraws_from": capped(permissions_of(state, "withdraw_from_account", aid),
                                      "withdraws_from"),
@@ -168,6 +196,8 @@ class AccountsMixin:
         check_count(len(names), api_limit(self.node, "get_full_accounts", 50), "accounts")
         to_subscribe = self._whether_to_subscribe(optional_bool(subscribe, "subscribe"))
         list_limit = api_limit(self.node, "get_full_accounts_lists", 500)
+        subscribe_limit = api_limit(self.node, "get_full_accounts_subscribe",
+                                    FULL_ACCOUNTS_SUBSCRIBE)
         for i, name in enumerate(names):
             require_name_or_id(name, f"names_or_ids[{i}]")
         results = {}
@@ -175,8 +205,23 @@ class AccountsMixin:
             account = find_account(self.chain.state, name)
             if account is None or name in results:
                 continue
-            if to_subscribe and len(self._subscribed_accounts) < FULL_ACCOUNTS_SUBSCRIBE:
+            if to_subscribe and len(self._subscribed_accounts) < subscribe_limit:
                 self._subscribed_accounts.add(account["id"])
                 self._subscribe_to_item(account["id"])
-            results[name] = self._full_account(account, list_limit)
+            results[name] = self._cached_full_account(account, list_limit)
         return [[name, results[name]] for name in sorted(results, key=lambda s: s.encode())]
+
+    @api_function
+    def get_top_voters(self, limit: int):
+        """Account statistics of the accounts with the most active voting
+        power (``vp_active`` descending, then id) counted at the last vote
+        tally (``vote_tally_time`` >= the global ``last_vote_tally_time``),
+        at most ``limit`` (<= ``api-limit-get-top-voters``, 200)."""
+        check_limit(limit, api_limit(self.node, "get_top_voters", 200))
+        state = self.chain.state
+        tally = state.objects["2.1.0"]["last_vote_tally_time"]
+        stats = [state.objects[state.objects[aid]["statistics"]]
+                 for aid in state.ids_of_type("1.2.")]
+        voters = [s for s in stats if s.get("vote_tally_time", "") >= tally]
+        voters.sort(key=lambda s: (-int(s.get("vp_active", 0)), id_key(s["id"])))
+        return voters[:limit]

@@ -142,6 +142,14 @@ class AuthorityMixin:
             return False
         return True
 
+    @api_function
+    def validate_transaction(self, trx):
+        """The processed transaction (``trx`` plus ``operation_results``)
+        if ``trx`` would be accepted now; nothing is kept.  Otherwise the
+        chain's error, as ``broadcast_transaction`` gives it."""
+        trx = require_trx(trx)
+        return guarded("transaction", self.chain.validate_transaction, trx)
+
     # -- fees --------------------------------------------------------------------
 
     def _op_fee(self, op, asset_id: str):

@@ -13,6 +13,7 @@ from nodeapi.api.arguments import api_limit, check_count, id_key, require_list, 
 from nodeapi.api.base import api_function
 from nodeapi.api.lookup import get_account
 from nodeapi.errors import ApiError
+from nodeapi.protocol.times import parse_time
 
 
 class BalancesMixin:
@@ -76,3 +77,36 @@ class BalancesMixin:
             objs.sort(key=lambda o: (id_key(o["balance"]["asset_id"]), id_key(o["id"])))
             out.extend(objs)
         return out
+
+    @api_function
+    def get_vested_balances(self, objs):
+        """``[{amount, asset_id}]``: what each genesis balance object
+        ``1.15.N`` allows to claim at the head block time (graphene
+        ``balance_object::available``: the whole balance, or under a
+        ``linear_vesting_policy`` the vested part not yet withdrawn).
+
+        :raises ApiError: malformed or unknown id (graphene's ``obj(_db)``)."""
+        state = self.chain.state
+        now = self.chain.head_block_time
+        out = []
+        for oid in require_list(objs, "objs"):
+            obj = state.objects.get(typed_id(oid, "1.15", "balance id"))
+            if obj is None:
+                raise ApiError(f"Unknown balance object {oid}")
+            out.append({"amount": _available(obj, now), "asset_id": obj["balance"]["asset_id"]})
+        return out
+
+
+def _available(obj: dict, now: int) -> int:
+    """graphene ``balance_object::available(now)`` in satoshis."""
+    balance = int(obj["balance"]["amount"])
+    policy = obj.get("vesting_policy")
+    if not policy:
+        return balance
+    begin_balance = int(policy["begin_balance"])
+    elapsed = now - parse_time(policy["begin_timestamp"])
+    if elapsed <= 0 or elapsed < int(policy["vesting_cliff_seconds"]):
+        return 0
+    duration = int(policy["vesting_duration_seconds"])
+    vested = begin_balance if elapsed >= duration else begin_balance * elapsed // duration
+    return max(vested - (begin_balance - balance), 0)

@@ -5,15 +5,18 @@
 Graphene reference: bitshares-core libraries/app/database_api.cpp sections
 "Witnesses", "Committee members", "Workers", "Votes".  Role arguments accept
 the role's object id (``1.6.N`` witness, ``1.5.N`` committee member) or, for
-the ``*_by_account`` functions, an account name or id.  Workers do not exist
-on this chain, so vote ids of type 2 find nothing.
+the ``*_by_account`` functions, an account name or id.  Workers are the
+``1.14.N`` objects (worker_create; vote ids of type 2).
 """
 
 from nodeapi.api.arguments import (
-    api_limit, check_count, check_limit, require_list, require_str, typed_id)
+    api_limit, check_count, check_limit, id_key, optional_bool, require_list, require_str,
+    typed_id)
 from nodeapi.api.base import api_function
+from nodeapi.api.database.listing import matching, objects_of_kind
 from nodeapi.api.lookup import get_account
 from nodeapi.errors import ApiError
+from nodeapi.protocol.times import parse_time
 
 
 class GovernanceMixin:
@@ -86,6 +89,33 @@ class GovernanceMixin:
     def get_committee_count(self):
         """Number of committee member objects."""
         return len(self.chain.state.ids_of_type("1.5."))
+
+    # -- workers -----------------------------------------------------------------
+
+    @api_function
+    def get_all_workers(self, is_expired=None):
+        """Worker objects ``1.14.N``: all by id, or with ``is_expired``
+        true those whose ``work_end_date`` is at or before the head block
+        time, false the others, by end date then id."""
+        workers = objects_of_kind(self.chain.state, "1.14")
+        expired = optional_bool(is_expired, "is_expired")
+        if expired is None:
+            return workers
+        now = self.chain.head_block_time
+        chosen = [w for w in workers if (parse_time(w["work_end_date"]) <= now) == expired]
+        chosen.sort(key=lambda w: (w["work_end_date"], id_key(w["id"])))
+        return chosen
+
+    @api_function
+    def get_workers_by_account(self, account_id_or_name):
+        """The account's worker objects by id."""
+        account = get_account(self.chain.state, account_id_or_name)
+        return matching(self.chain.state, "1.14", worker_account=account["id"])
+
+    @api_function
+    def get_worker_count(self):
+        """Number of worker objects."""
+        return len(objects_of_kind(self.chain.state, "1.14"))
 
     # -- votes -------------------------------------------------------------------
 

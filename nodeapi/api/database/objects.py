@@ -6,8 +6,14 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp
 (wire-contract section 7); an unknown id gives ``null``.  The objects of
 the ``market_history`` plugin (space 5: ``5.0.N`` fills, ``5.1.N`` buckets,
 ``5.2.N`` tickers, ``5.3.0``) come from the plugin when it runs; they are
-not subscribed (their changes are not chain object changes).
+not subscribed (their changes are not chain object changes).  Operation
+history ``1.11.N`` and account history ``2.9.N`` objects live in the
+history plugin (graphene's account_history plugin keeps them in the
+database), which :meth:`nodeapi.applied.IAccountHistory.get_history_objects`
+asks.
 """
+
+from twisted.internet.defer import Deferred
 
 from nodeapi.api.arguments import api_limit, check_count, parse_object_id, require_list
 from nodeapi.api.base import api_function
@@ -25,7 +31,8 @@ class ObjectsMixin:
         """``[object | null]`` for ``ids`` (any ``space.type.instance``), in
         order; existing objects are subscribed (module
         :mod:`~nodeapi.api.database.subscriptions`) except operation history
-        ``1.11.N`` and ``2.9.N``.  At most ``api-limit-get-objects`` ids."""
+        ``1.11.N`` and ``2.9.N``, which come from the history plugin (a
+        Deferred with ``searchdb``).  At most ``api-limit-get-objects`` ids."""
         ids = require_list(ids, "ids")
         check_count(len(ids), api_limit(self.node, "get_objects", 100), "objects")
         parsed = [parse_object_id(i) for i in ids]
@@ -41,4 +48,13 @@ class ObjectsMixin:
             if obj is not None and to_subscribe and not oid.startswith(_NO_SUBSCRIBE):
                 self._subscribe_to_item(oid)
             result.append(obj)
-        return result
+        history = [oid for oid in parsed if oid.startswith(_NO_SUBSCRIBE)]
+        if not history or self.node.history is None:
+            return result
+        found = self.node.history.get_history_objects(history)
+
+        def fill(found: dict) -> list:
+            return [found.get(oid, obj) if oid.startswith(_NO_SUBSCRIBE) else obj
+                    for oid, obj in zip(parsed, result)]
+
+        return found.addCallback(fill) if isinstance(found, Deferred) else fill(found)

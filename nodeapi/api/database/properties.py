@@ -9,6 +9,7 @@ property objects are returned in the wire shapes the chain stores
 """
 
 from nodeapi.api.base import api_function
+from nodeapi.errors import ApiError
 
 # graphene::chain::get_config() values of bitshares-core (config.hpp); the
 # symbol and address prefix come from this chain's genesis.
@@ -89,6 +90,13 @@ _CONFIG = {
 }
 
 
+#: The object kinds of bitshares-core 7.x (protocol space 1: 1.0 null ..
+#: 1.22 credit deal; implementation space 2: 2.0 global properties ..
+#: 2.18 credit deal summary), libraries/protocol/include/graphene/protocol/
+#: types.hpp and libraries/chain/include/graphene/chain/types.hpp.
+KNOWN_KINDS = frozenset([f"1.{t}" for t in range(23)] + [f"2.{t}" for t in range(19)])
+
+
 class PropertiesMixin:
     """Chain properties, global properties, chain id, configuration."""
 
@@ -121,3 +129,23 @@ class PropertiesMixin:
                   "GRAPHENE_ADDRESS_PREFIX": self.chain.address_prefix}
         config.update(_CONFIG)
         return config
+
+    @api_function
+    def get_next_object_id(self, space_id: int, type_id: int, with_pending_transactions):
+        """The id the next object of ``space_id.type_id`` will get:
+        ``"space.type.N"``.  With ``with_pending_transactions`` false the
+        pending transactions are not counted (graphene reads the
+        api_helper_indexes plugin's index of the last block; here the count
+        the head block left).
+
+        :raises ApiError: a space or type out of 0..255, or a kind the
+            chain has no index of."""
+        if not isinstance(with_pending_transactions, bool):
+            raise ApiError("with_pending_transactions must be true or false, "
+                           f"got {with_pending_transactions!r}")
+        if not (0 <= space_id <= 255 and 0 <= type_id <= 255):
+            raise ApiError(f"Invalid object kind {space_id}.{type_id}")
+        kind = f"{space_id}.{type_id}"
+        if kind not in KNOWN_KINDS:
+            raise ApiError(f"No index of objects {kind}.N")
+        return f"{kind}.{self.chain.next_object_instance(kind, with_pending_transactions)}"

@@ -51,6 +51,7 @@ from zope.interface import implementer
 
 from nodeapi.applied import IAccountHistory
 from nodeapi.errors import HistoryError
+from nodeapi.history.searchdb.lookups import SearchDBLookups
 
 MAX_OP = (1 << 63) - 1
 MAX_OP_TYPE = (1 << 31) - 1
@@ -102,7 +103,7 @@ def _range(field: str, low: int, high: int) -> dict:
 
 
 @implementer(IAccountHistory)
-class SearchDBHistory:
+class SearchDBHistory(SearchDBLookups):
     """``IAccountHistory`` over the search database (see the module text).
 
     :param client: a :class:`nodeapi.history.searchdb.client.SearchDBClient`; its
@@ -132,6 +133,10 @@ class SearchDBHistory:
         self.chain = chain
         self.page_size = max(1, int(page_size))
         self._ath0: Optional[dict] = None  # _source of 2.9.0 once seen
+
+    @staticmethod
+    def _entries_of(docs: list) -> list:
+        return [entry_from_document(d) for d in docs]
 
     # -- requests --------------------------------------------------------------
 

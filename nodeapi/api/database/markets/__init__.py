@@ -2,8 +2,12 @@
 :class:`nodeapi.api.database.DatabaseApi`), one module per concept:
 
 - :mod:`~nodeapi.api.database.markets.orders`: ``get_limit_orders``,
-  ``get_limit_orders_by_account``, ``get_order_book`` (the chain's open
-  orders);
+  ``get_limit_orders_by_account``, ``get_account_limit_orders``,
+  ``get_order_book`` (the chain's open orders);
+- :mod:`~nodeapi.api.database.markets.debt`: ``get_call_orders``,
+  ``get_call_orders_by_account``, ``get_settle_orders``,
+  ``get_settle_orders_by_account``, ``get_margin_positions``,
+  ``get_collateral_bids`` (collateralized debt);
 - :mod:`~nodeapi.api.database.markets.tickers`: ``get_ticker``,
   ``get_24_volume``, ``get_top_markets``, ``get_trade_history``,
   ``get_trade_history_by_sequence`` (the ``market_history`` plugin);
@@ -15,10 +19,12 @@ Amounts and prices are graphene's decimal strings
 libraries/app/database_api.cpp, section "Markets / feeds".
 """
 
+from nodeapi.api.database.markets.debt import DebtMixin
 from nodeapi.api.database.markets.orders import OrdersMixin
 from nodeapi.api.database.markets.subscriptions import MarketSubscriptionsMixin
 from nodeapi.api.database.markets.tickers import TickersMixin
 
 
-class MarketsMixin(OrdersMixin, TickersMixin, MarketSubscriptionsMixin):
-    """Orders, tickers, trade history and market subscriptions."""
+class MarketsMixin(OrdersMixin, DebtMixin, TickersMixin, MarketSubscriptionsMixin):
+    """Orders, collateralized debt, tickers, trade history and market
+    subscriptions."""

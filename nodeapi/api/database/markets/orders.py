@@ -4,17 +4,30 @@ order book of a market (a mixin of
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Markets / feeds" (``get_limit_orders``, ``get_limit_orders_by_account``,
-``get_order_book``).  Asset arguments accept a symbol or a ``1.3.N`` id.
+``get_account_limit_orders``, ``get_order_book``).  Asset arguments accept a symbol or a ``1.3.N`` id.
 Orders are ordered like graphene's ``limit_order_index`` by_price: best
 price for the taker first (the seller offering the most per unit asked),
 then by id.
 """
 
+from fractions import Fraction
+
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
 from nodeapi.api.base import api_function
 from nodeapi.api.database.amounts import amount_to_string, price_to_string
-from nodeapi.api.lookup import find_asset, get_account, get_asset
+from nodeapi.api.lookup import find_account, find_asset, get_account, get_asset
+from nodeapi.chain.state import StateObject
 from nodeapi.errors import ApiError
+
+
+#: get_order_book answers by (base, quote, limit) with what they were made
+#: from: the two order lists of the market (the store replaces a list when
+#: an order of it changes) and the two asset objects (replaced when
+#: changed), compared by identity.  The answer is a
+#: :class:`~nodeapi.chain.state.StateObject` (never changed once made), so
+#: the RPC layer also keeps its wire form.
+_ORDER_BOOKS: dict = {}
+ORDER_BOOK_CACHE_SIZE = 1024
 
 
 class OrdersMixin:
@@ -73,19 +86,97 @@ class OrdersMixin:
         base_id, quote_id = base_asset["id"], quote_asset["id"]
         if base_id == quote_id:
             raise ApiError("The two assets of a market must differ")
+        sources = (state.book(base_id, quote_id), state.book(quote_id, base_id),
+                   base_asset, quote_asset)
+        key = (base, quote, limit)
+        cached = _ORDER_BOOKS.get(key)
+        if cached is not None and all(a is b for a, b in zip(cached[0], sources)):
+            return cached[1]
         bp, qp = int(base_asset["precision"]), int(quote_asset["precision"])
-        book = {"base": base, "quote": quote, "bids": [], "asks": []}
-        for order in self._market_orders(base_id, quote_id, limit):
+        book = StateObject(base=base, quote=quote, bids=[], asks=[])
+        for order in sources[0][:limit] + sources[1][:limit]:
             sp = order["sell_price"]
             sold, asked = int(sp["base"]["amount"]), int(sp["quote"]["amount"])
             for_sale = int(order["for_sale"])
             receives = for_sale * asked // sold
+            owner = {"id": order["id"], "owner_id": order["seller"],
+                     "owner_name": state.objects[order["seller"]]["name"],
+                     "expiration": order["expiration"]}
             if sp["base"]["asset_id"] == base_id:
                 book["bids"].append({"price": price_to_string(sold, asked, bp, qp),
                                      "quote": amount_to_string(receives, qp),
-                                     "base": amount_to_string(for_sale, bp)})
+                                     "base": amount_to_string(for_sale, bp), **owner})
             else:
                 book["asks"].append({"price": price_to_string(asked, sold, bp, qp),
                                      "quote": amount_to_string(for_sale, qp),
-                                     "base": amount_to_string(receives, bp)})
+                                     "base": amount_to_string(receives, bp), **owner})
+        if len(_ORDER_BOOKS) >= ORDER_BOOK_CACHE_SIZE:
+            _ORDER_BOOKS.clear()
+        _ORDER_BOOKS[key] = (sources, book)
         return book
+
+    @api_function
+    def get_account_limit_orders(self, account_name_or_id, base, quote, limit: int = 101,
+                                 ostart_id=None, ostart_price=None):
+        """The account's orders selling ``base`` for ``quote``, best price
+        first then by id (graphene ``limit_order_index`` by_account_price),
+        starting at order ``ostart_id`` (which must be the account's, in
+        this market) or at price ``ostart_price`` (``{base, quote}`` of the
+        market's assets), at most ``limit`` (<=
+        ``api-limit-get-account-limit-orders``, 101).  An unknown account
+        gives ``[]``."""
+        check_limit(limit, api_limit(self.node, "get_account_limit_orders", 101))
+        state = self.chain.state
+        account = find_account(state, account_name_or_id)
+        if account is None:
+            return []
+        base_asset, quote_asset = find_asset(state, base), find_asset(state, quote)
+        if base_asset is None:
+            raise ApiError(f"Invalid base asset symbol: {base}")
+        if quote_asset is None:
+            raise ApiError(f"Invalid quote asset symbol: {quote}")
+        base_id, quote_id = base_asset["id"], quote_asset["id"]
+        start_price = None
+        if ostart_price is not None:
+            start_price = _price_key(ostart_price, base_id, quote_id)
+        orders = [o for o in state.limit_orders(base_id, quote_id) if o["seller"] == account["id"]]
+        first = 0
+        if ostart_id is not None:
+            start_id = typed_id(ostart_id, "1.7", "ostart_id")
+            start = state.objects.get(start_id)
+            if start is None:
+                if start_price is None:
+                    raise ApiError("Order id invalid (maybe just been canceled?), "
+                                   "and start price not provided")
+                key = (start_price, id_key(start_id))
+            else:
+                if start["sell_price"]["base"]["asset_id"] != base_id:
+                    raise ApiError("Order base asset inconsistent")
+                if start["sell_price"]["quote"]["asset_id"] != quote_id:
+                    raise ApiError("Order quote asset inconsistent with order")
+                if start["seller"] != account["id"]:
+                    raise ApiError("Order not owned by specified account")
+                key = (_price_key(start["sell_price"], base_id, quote_id), id_key(start_id))
+            first = next((i for i, o in enumerate(orders) if _order_key(o) >= key), len(orders))
+        elif start_price is not None:
+            first = next((i for i, o in enumerate(orders) if _order_key(o)[0] >= start_price),
+                         len(orders))
+        return orders[first:first + limit]
+
+
+def _price_key(price, base_id: str, quote_id: str) -> Fraction:
+    """The by_price order of a ``{base, quote}`` price of this market:
+    quote per base ascending is the seller asking least first."""
+    try:
+        if price["base"]["asset_id"] != base_id:
+            raise ApiError("Base asset inconsistent with start price")
+        if price["quote"]["asset_id"] != quote_id:
+            raise ApiError("Quote asset inconsistent with start price")
+        return Fraction(int(price["quote"]["amount"]), int(price["base"]["amount"]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise ApiError(f"Malformed start price: {exc!r}") from None
+
+
+def _order_key(order: dict) -> tuple:
+    sp = order["sell_price"]
+    return (Fraction(int(sp["quote"]["amount"]), int(sp["base"]["amount"])), id_key(order["id"]))

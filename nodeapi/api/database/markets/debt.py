@@ -1,0 +1,108 @@
+"""database API, graphene section "Markets / feeds", the collateralized debt
+part: margin (call) orders, force settlements and collateral bids (a mixin
+of :class:`nodeapi.api.database.markets.MarketsMixin`).
+
+Graphene reference: bitshares-core libraries/app/database_api.cpp
+``get_call_orders``, ``get_call_orders_by_account``, ``get_settle_orders``,
+``get_settle_orders_by_account``, ``get_margin_positions``,
+``get_collateral_bids``.  Call orders are ``1.8.N`` (``borrower``,
+``collateral``, ``debt``, ``call_price``), force settlements ``1.4.N``
+(``owner``, ``balance``, ``settlement_date``), collateral bids ``2.17.N``
+(``bidder``, ``inv_swan_price``); all exist only for market-issued assets
+(``bitasset_data_id``).  Limits: ``api-limit-get-call-orders`` (300),
+``api-limit-get-settle-orders`` (300), ``api-limit-get-collateral-bids``
+(100).
+"""
+
+from fractions import Fraction
+
+from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
+from nodeapi.api.base import api_function
+from nodeapi.api.database.listing import matching, page, uint_argument
+from nodeapi.api.lookup import get_account, get_asset
+from nodeapi.errors import ApiError
+
+CALL_ORDER, FORCE_SETTLEMENT, COLLATERAL_BID = "1.8", "1.4", "2.17"
+
+
+def _ratio(price: dict) -> Fraction:
+    """``base.amount / quote.amount`` of a price (0 for an empty quote)."""
+    quote = int(price["quote"]["amount"])
+    return Fraction(int(price["base"]["amount"]), quote) if quote else Fraction(0)
+
+
+class DebtMixin:
+    """Call orders, force settlements, collateral bids."""
+
+    def _limit(self, limit, option: str, default: int) -> int:
+        return check_limit(uint_argument(limit, "limit"), api_limit(self.node, option, default))
+
+    def _market_issued(self, symbol_or_id) -> dict:
+        asset = get_asset(self.chain.state, symbol_or_id)
+        if not asset.get("bitasset_data_id"):
+            raise ApiError(f"Asset {asset['symbol']} is not a market-issued asset")
+        return asset
+
+    @api_function
+    def get_call_orders(self, a, limit):
+        """Call orders of the market-issued asset ``a`` (backed by its
+        ``short_backing_asset``), least collateralized first, then by id."""
+        limit = self._limit(limit, "get_call_orders", 300)
+        mia = self._market_issued(a)
+        bitasset = self.chain.state.objects[mia["bitasset_data_id"]]
+        backing = bitasset["options"]["short_backing_asset"]
+        orders = [o for o in matching(self.chain.state, CALL_ORDER, call_price__quote__asset_id=mia["id"])
+                  if o["call_price"]["base"]["asset_id"] == backing]
+        orders.sort(key=lambda o: (Fraction(int(o["collateral"]), int(o["debt"]) or 1),
+                                   id_key(o["id"])))
+        return orders[:limit]
+
+    @api_function
+    def get_call_orders_by_account(self, account_name_or_id, start, limit):
+        """The account's call orders by debt asset id from ``start``
+        (``1.3.N``), at most ``limit``."""
+        limit = self._limit(limit, "get_call_orders", 300)
+        return self._positions(account_name_or_id, typed_id(start, "1.3", "start"), limit)
+
+    def _positions(self, account_name_or_id, start: str, limit: int) -> list:
+        borrower = get_account(self.chain.state, account_name_or_id)["id"]
+        orders = [o for o in matching(self.chain.state, CALL_ORDER, borrower=borrower)
+                  if id_key(o["call_price"]["quote"]["asset_id"]) >= id_key(start)]
+        orders.sort(key=lambda o: id_key(o["call_price"]["quote"]["asset_id"]))
+        return orders[:limit]
+
+    @api_function
+    def get_margin_positions(self, account_name_or_id):
+        """Every call order of the account (graphene: ``get_call_orders_by_account``
+        from ``1.3.0`` with the configured limit)."""
+        return self._positions(account_name_or_id, "1.3.0",
+                               api_limit(self.node, "get_call_orders", 300))
+
+    @api_function
+    def get_settle_orders(self, a, limit):
+        """Force settlements of asset ``a``, earliest settlement date first."""
+        limit = self._limit(limit, "get_settle_orders", 300)
+        asset_id = get_asset(self.chain.state, a)["id"]
+        orders = matching(self.chain.state, FORCE_SETTLEMENT, balance__asset_id=asset_id)
+        orders.sort(key=lambda o: (o["settlement_date"], id_key(o["id"])))
+        return orders[:limit]
+
+    @api_function
+    def get_settle_orders_by_account(self, account_name_or_id, start, limit):
+        """The account's force settlements by id from ``start`` (``1.4.N``)."""
+        limit = self._limit(limit, "get_settle_orders", 300)
+        owner = get_account(self.chain.state, account_name_or_id)["id"]
+        first = id_key(typed_id(start, FORCE_SETTLEMENT, "start"))
+        return page(matching(self.chain.state, FORCE_SETTLEMENT, owner=owner), first, limit)
+
+    @api_function
+    def get_collateral_bids(self, asset, limit, start):
+        """Collateral bids on the globally settled market-issued ``asset``,
+        highest collateral per debt first, skipping ``start`` bids."""
+        limit = self._limit(limit, "get_collateral_bids", 100)
+        skip = uint_argument(start, "start")
+        mia = self._market_issued(asset)
+        bids = matching(self.chain.state, COLLATERAL_BID,
+                        inv_swan_price__quote__asset_id=mia["id"])
+        bids.sort(key=lambda b: (-_ratio(b["inv_swan_price"]), id_key(b["id"])))
+        return bids[skip:skip + limit]
