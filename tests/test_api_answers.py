@@ -357,3 +357,49 @@ def test_blind_sum_and_the_commitments_this_node_lacks(chain):
         api.blind(a, 10)
     with pytest.raises(ApiError, match="66 hex digits"):
         api.verify_sum(["00"], [], 0)
+
+
+def test_liquidity_pool_history_numbers_pool_operations(chain):
+    """Pool operations cannot be made on this chain yet: applied blocks
+    holding them (as another node would send) feed the history."""
+    from nodeapi.applied import AppliedBlock, AppliedOperation
+    from nodeapi.history.pool_history import LiquidityPoolHistory
+
+    pools = LiquidityPoolHistory()
+
+    def op(n, kind, data, result=(0, {})):
+        return AppliedOperation(n, [kind, data], list(result), 1, 0, 0, 0, False, "00" * 20,
+                                "1.2.6", ("1.2.6",))
+
+    def block(num, ts, *ops):
+        return AppliedBlock(num, "00" * 20, {}, ts, ops, False)
+
+    pools.block_applied(block(1, 1000, op(0, 59, {"account": "1.2.6"},
+                                          (3, {"new_objects": ["1.19.0"]})),
+                              op(1, 0, {"from": "1.2.6"})))
+    pools.block_applied(block(2, 1003, op(2, 61, {"pool": "1.19.0"}),
+                              op(3, 63, {"pool": "1.19.0"})))
+    pools.block_applied(block(3, 1006, op(4, 61, {"pool": "1.19.1"})))
+    api = HistoryApi(Node(chain=chain, market_history=object(), pool_history=pools), Session())
+    every = api.get_liquidity_pool_history("1.19.0")
+    assert [(r["sequence"], r["op_type"], r["id"]) for r in every] == [
+        (3, 63, "5.4.2"), (2, 61, "5.4.1"), (1, 59, "5.4.0")]
+    assert every[0]["op"]["id"] == "1.11.3" and every[0]["pool"] == "1.19.0"
+    # a pool whose history starts after its creation is numbered from 2
+    assert [r["sequence"] for r in api.get_liquidity_pool_history("1.19.1")] == [2]
+    t0, t1 = format_time(1000), format_time(1003)
+    assert [r["sequence"] for r in api.get_liquidity_pool_history("1.19.0", t0)] == [1]
+    assert [r["sequence"] for r in api.get_liquidity_pool_history("1.19.0", None, t0)] == [
+        3, 2]
+    assert api.get_liquidity_pool_history("1.19.0", t0, t1) == []
+    assert [r["op_type"] for r in api.get_liquidity_pool_history(
+        "1.19.0", None, None, None, 61)] == [61]
+    assert [r["sequence"] for r in api.get_liquidity_pool_history_by_sequence(
+        "1.19.0", 2)] == [2, 1]
+    assert [r["sequence"] for r in api.get_liquidity_pool_history_by_sequence(
+        "1.19.0", None, t0, 1)] == [3]
+    with pytest.raises(ApiError, match="limit can not be greater than 101"):
+        api.get_liquidity_pool_history("1.19.0", None, None, 102)
+    bare = HistoryApi(Node(chain=chain), Session())
+    with pytest.raises(ApiError, match="Market history plugin is not enabled"):
+        bare.get_liquidity_pool_history("1.19.0")
