@@ -13,7 +13,7 @@ attached to the chain by :func:`nodeapi.tap.makeService`.
 from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer
-from nodeapi.history.account_history import history_entry
+from nodeapi.history.oprecord import history_entry, pack_record
 
 CREATE = 59
 #: liquidity_pool_delete, _deposit, _withdraw, _exchange, _update: ops naming their pool.
@@ -57,7 +57,8 @@ class LiquidityPoolHistory:
                 sequence = records[-1]["sequence"] + 1 if records else 2
             records.append({"id": f"5.4.{self.count}", "pool": pool, "sequence": sequence,
                             "time": applied.time_iso, "op_type": kind,
-                            "op": history_entry(op, applied.time_iso)})
+                            "op": history_entry(op.id_num,
+                                                pack_record(op, applied.timestamp, ()))})
             self.count += 1
 
     def _newest_first(self, pool: str, op_type) -> list:
