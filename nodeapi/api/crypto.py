@@ -10,8 +10,8 @@ generator and its Borromean range proofs: no maintained Python binding of
 that library exists (PyPI ``secp256k1-zkp`` 0.14.3, last released in 2019,
 wraps the Mimblewimble fork, whose commitments and proofs differ), so they
 check their arguments like graphene and then fail with
-:class:`CryptoUnsupported` naming the missing capability (README, "Not
-supported").
+:class:`CryptoUnsupported` naming the missing capability (README, "What is
+not supported").
 """
 
 from nodeapi.api.arguments import require_hex, require_list
