@@ -227,3 +227,16 @@ def test_temp_account_is_always_approved(db, funded):
     assert db.call("verify_authority", [trx]) is True
     assert db.call("verify_account_authority", ["temp-user", []]) is True
     assert db.call("verify_account_authority", ["temp-user", [K4[1]]]) is False
+
+
+def test_numeric_string_tag_in_check_paths(db, funded):
+    """The authority functions read ``["0", {...}]`` as a transfer, as the
+    chain does (nodeapi.chain.validation.received_transaction)."""
+    signed = sign(funded, [transfer_op(5)])
+    signed["operations"][0][0] = "0"
+    trx = dict(signed, signatures=[])
+    assert db.call("get_potential_signatures", [trx]) == [DEV_PUB]
+    assert db.call("get_required_signatures", [trx, [OTHER_PUB, DEV_PUB]]) == [DEV_PUB]
+    assert db.call("verify_authority", [signed]) is True
+    assert db.call("get_transaction_hex_without_sig", [trx]) == serialize_transaction(
+        dict(trx, operations=[[0, trx["operations"][0][1]]]), "TEST").hex()

@@ -8,9 +8,9 @@ from bitsharesbase import operations
 from nodeapi.chain import errors
 from nodeapi.chain.genesis import format_time
 
-from kit.chain import claim_op, produce, transfer_op
+from kit.chain import claim_op, produce, transfer_op, transfer_wire
 from kit.keys import CHAIN_ID, DEV_WIF
-from kit.signing import chain_tapos, sign
+from kit.signing import chain_tapos, sign, sign_wire
 
 
 def test_genesis_objects(chain):
@@ -503,3 +503,23 @@ def test_operation_the_chain_does_not_apply_is_refused_naming_it(chain, op, mess
     with pytest.raises(errors.UnsupportedOperation, match=message):
         chain.push_transaction(trx)
     assert chain.pending_transactions == []
+
+
+@pytest.mark.parametrize("tag", ["0", "00"])
+def test_numeric_string_tag_is_applied_as_its_operation(funded, tag):
+    """A transaction whose operation tag is a numeric string is held in the
+    canonical form (nodeapi.protocol.operations.canonical_operation, graphene
+    from_variant): ``["0", {...}]`` is applied as a transfer, its pending and
+    block copies carry the integer tag, and its id is unchanged."""
+    from nodeapi.protocol.transaction import transaction_id
+
+    trx = sign_wire(funded, [transfer_wire(12345)])
+    trx["operations"][0][0] = tag
+    processed = funded.push_transaction(trx)
+    assert processed["operations"][0][0] == 0
+    assert processed["operation_results"] == [[0, {}]]
+    assert funded.pending_transactions[0]["operations"][0][0] == 0
+    produce(funded)
+    block = funded.get_block(funded.head_block_num)
+    assert [t["operations"][0][0] for t in block["transactions"]] == [0]
+    assert transaction_id(block["transactions"][0]) == transaction_id(trx)

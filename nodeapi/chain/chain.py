@@ -45,7 +45,7 @@ from nodeapi.chain.evaluators.registry import evaluator_for
 from nodeapi.chain.genesis import DEFAULT_STATISTICS_TYPE, init_genesis
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.chain.replay import replay_blocks
-from nodeapi.chain.validation import check_transaction
+from nodeapi.chain.validation import check_transaction, received_transaction
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.fee_schedule import required_fees
 from nodeapi.protocol.operations import canonical_operation
@@ -216,9 +216,13 @@ class Chain(BlockApplication):
 
     def push_transaction(self, trx: dict) -> dict:
         """Validate ``trx`` (wire JSON) against the pending state and queue it;
-        raises a ChainError subclass.  Returns the processed transaction
-        (``trx`` plus ``operation_results``).  Pending observers are called
-        with ``trx``."""
+        raises a ChainError subclass (or a ProtocolError naming a field that
+        does not serialize).  ``trx`` is first read into the form the chain
+        holds (:func:`~nodeapi.chain.validation.received_transaction`:
+        numeric-string operation tags become integers).  Returns that
+        processed transaction (plus ``operation_results``); pending
+        observers are called with it."""
+        trx = received_transaction(trx, self.address_prefix)
         results = self._queue(trx)
         for fn in list(self._pending_observers):
             fn(trx)

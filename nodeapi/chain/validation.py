@@ -25,14 +25,35 @@ from nodeapi.protocol.block import block_header_bytes
 from nodeapi.protocol.serialize import pack_varint
 from nodeapi.protocol.validation import validate_operation
 from nodeapi.protocol.transaction import (
-    serialize_processed_transaction, serialize_transaction, signature_digest_of,
-    transaction_id_of)
+    canonical_transaction, serialize_processed_transaction, serialize_transaction,
+    signature_digest_of, transaction_id_of)
 
 #: A block whose timestamp is this many seconds or more after the local wall
 #: clock is refused: graphene application ``handle_block`` asserts
 #: ``latency > -5000`` ms ("Rejecting block with timestamp in the future").
 FUTURE_BLOCK_TOLERANCE = 5
 
+
+
+def received_transaction(trx: dict, prefix: str) -> dict:
+    """``trx`` (wire JSON signed transaction, as a client or peer sent it)
+    in the form the chain holds and applies: graphene reads a transaction
+    with ``from_variant``, so an operation tag given as a numeric string
+    (``["0", {...}]``) is that operation (a transfer), as
+    :func:`nodeapi.protocol.operations.canonical_operation` reads it
+    (:func:`nodeapi.protocol.transaction.canonical_transaction`; bytes, id
+    and signatures unchanged).
+
+    :raises EmptyTransaction: no operations (checked first).
+    :raises UnsupportedOperation: an operation type the chain does not
+        apply, named before anything else is checked
+        (:func:`nodeapi.chain.evaluators.registry.check_applied`).
+    :raises ProtocolError: a subclass naming the field that does not
+        serialize."""
+    if not trx.get("operations"):
+        raise EmptyTransaction("Transaction has no operations")
+    check_applied(trx["operations"])
+    return canonical_transaction(trx, prefix)
 
 
 def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,

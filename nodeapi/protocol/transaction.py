@@ -68,6 +68,22 @@ def deserialize_transaction(data: bytes, prefix: str, signed: bool = False) -> d
     return unpack(SIGNED_TRANSACTION if signed else TRANSACTION, data, prefix)
 
 
+def canonical_transaction(trx: dict, prefix: str) -> dict:
+    """The transaction as graphene holds it after ``from_variant``: ``trx``
+    (wire JSON) without its signatures read back from its fc bytes, so
+    operation tags given as numeric strings (``"0"``) are integers and
+    every operation is in the form
+    :func:`nodeapi.protocol.operations.canonical_operation` gives (fields
+    outside ``signed_transaction`` are dropped); ``signatures``, when
+    present, are kept as given (whoever recovers them checks them).  The
+    bytes, hence the id and the signature digests, are unchanged.  Raises
+    what :func:`serialize_transaction` raises."""
+    out = deserialize_transaction(serialize_transaction(trx, prefix), prefix)
+    if "signatures" in trx:
+        out["signatures"] = trx["signatures"]
+    return out
+
+
 def transaction_id_of(packed: bytes) -> str:
     """Hex id (40 digits) of already serialized transaction bytes."""
     return hashlib.sha256(packed).digest()[:20].hex()
