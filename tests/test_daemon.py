@@ -185,3 +185,41 @@ def test_block_log_record_that_is_no_block_is_one_line(tmp_path, payload):
     assert len(failed) == 1, out
     assert f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1)" in failed[0]
     assert "not a block" in failed[0] or "unknown payload codec" in failed[0]
+
+
+def _bad_block(**fields) -> dict:
+    block = {"previous": "00" * 20, "timestamp": "2016-01-01T00:00:03", "witness": "1.6.1",
+             "transaction_merkle_root": "00" * 20, "extensions": [],
+             "witness_signature": "00" * 65, "transactions": []}
+    block.update(fields)
+    return block
+
+
+@pytest.mark.parametrize("block", [
+    _bad_block(timestamp="not a time"),
+    _bad_block(witness=None),
+    _bad_block(transactions=[{"operations": [[0, {}]]}]),
+    _bad_block(transactions=[7]),
+], ids=["bad-timestamp", "no-witness", "bad-transaction", "transaction-not-object"])
+def test_block_log_block_that_cannot_be_replayed_is_one_line(tmp_path, block):
+    """A record that decodes to a block-shaped object whose values cannot
+    be replayed stops startup with one line naming the file, the offset and
+    the block, exit status 1 (nodeapi.chain.chain.Chain.replay)."""
+    import json
+
+    from nodeapi.chain.blocklog import MAGIC, frame
+
+    data = tmp_path / "data"
+    data.mkdir()
+    path = data / "blocks.log"
+    path.write_bytes(MAGIC + frame(1, b"\x01" + json.dumps(block).encode()))
+    proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir",
+                                         str(data), "--rpc-endpoint", "tcp:0:interface=127.0.0.1"),
+                          cwd=ROOT, capture_output=True, timeout=60)
+    out = (proc.stdout + proc.stderr).decode()
+    assert proc.returncode == 1, out
+    assert "Traceback" not in out, out
+    failed = [line for line in out.splitlines() if "Node startup failed" in line]
+    assert len(failed) == 1, out
+    assert (f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1): "
+            "the block cannot be replayed: ") in failed[0], out

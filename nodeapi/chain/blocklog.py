@@ -344,22 +344,33 @@ class BlockLog:
                                   f"{offset} (block {num}): record changed on disk")
         return payload
 
-    def _decode(self, payload: bytes, num: int, offset: int) -> dict:
+    def _decode(self, payload: bytes, num: int) -> dict:
         """:func:`decode_block`, failing with :class:`BlockLogCorrupt`
         naming the file, the byte offset of the record and block ``num``: a
         record whose checksum holds but whose payload is no block."""
         try:
             return decode_block(payload)
         except ValueError as exc:
-            raise BlockLogCorrupt(f"Block log {self.path} is corrupt at byte offset {offset} "
-                                  f"(block {num}): {exc}; restore the file from a backup "
-                                  "or remove it to resync") from None
+            raise self.corrupt(num, str(exc)) from None
+
+    def offset_of(self, num: int) -> int:
+        """Byte offset (int) of block ``num``'s record in the file, for
+        messages naming where a block is (1 <= ``num`` <= :attr:`head_num`)."""
+        return self._ends[num - 1]
+
+    def corrupt(self, num: int, reason: str) -> BlockLogCorrupt:
+        """The :class:`BlockLogCorrupt` for block ``num`` (its record in
+        this log) with ``reason``: one line naming the file, the byte offset
+        and the block, and what the operator can do."""
+        return BlockLogCorrupt(f"Block log {self.path} is corrupt at byte offset "
+                               f"{self.offset_of(num)} (block {num}): {reason}; restore the "
+                               "file from a backup or remove it to resync")
 
     def read(self, num: int) -> Optional[dict]:
         """Block ``num`` as a fresh wire-JSON dict, or None if absent;
         :class:`BlockLogCorrupt` when the record holds no block."""
         payload = self.read_raw(num)
-        return None if payload is None else self._decode(payload, num, self._ends[num - 1])
+        return None if payload is None else self._decode(payload, num)
 
     def blocks(self, start: int = 1) -> Iterator[tuple]:
         """Yield ``(num, block)`` from ``start`` to the head, in order,
@@ -378,7 +389,7 @@ class BlockLog:
             chunk = os.pread(fd, self._ends[last] - base, base)
             for n in range(first, last + 1):
                 a, b = self._ends[n - 1] - base, self._ends[n] - base
-                yield n, self._decode(self._check(chunk[a:b], n, base + a), n, base + a)
+                yield n, self._decode(self._check(chunk[a:b], n, base + a), n)
             num = last + 1
 
     def __repr__(self) -> str:

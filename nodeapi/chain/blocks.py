@@ -48,7 +48,7 @@ from nodeapi.chain.errors import InvalidBlock, MerkleRootMismatch
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.numbering import applied_operations
 from nodeapi.chain.validation import check_block_form, check_block_limits
-from nodeapi.errors import ChainError, ProtocolError
+from nodeapi.errors import ChainError, NodeAPIError, ProtocolError
 from nodeapi.protocol.block import block_header_bytes, block_id, block_signing_digest, merkle_root
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
@@ -295,9 +295,25 @@ class BlockApplication:
             applied = self._finish_block(block, block_id(block), records, replay)
             if not replay:
                 self._append_to_log(block, applied)
-        except BaseException:
+        except BaseException as exc:
             self._undo_block(saved)
+            if replay and isinstance(exc, Exception) and not isinstance(exc, BlockLogError):
+                raise self._unreplayable(exc) from exc
             raise
         self.state.commit()
         self._notify(applied)
         return applied
+
+    def _unreplayable(self, exc: Exception) -> BlockLogError:
+        """The error for the next block of the block log failing to apply
+        during replay (``exc``): it was accepted when written, so its record
+        is damaged (a valid checksum over values that are no block, or an
+        operation this chain cannot apply) - one line naming the file, the
+        byte offset and the block
+        (:meth:`~nodeapi.chain.blocklog.BlockLog.corrupt`), which service
+        startup reports with exit status 1.  An exception that is not a
+        :class:`~nodeapi.errors.NodeAPIError` is named with its type (it
+        stays the ``__cause__``)."""
+        num = self.head_block_num + 1
+        reason = str(exc) if isinstance(exc, NodeAPIError) else f"{type(exc).__name__}: {exc}"
+        return self.block_log.corrupt(num, f"the block cannot be replayed: {reason}")
