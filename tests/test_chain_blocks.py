@@ -143,3 +143,50 @@ def test_blocks_survive_replay_from_block_log(producer, genesis, new_chain):
         follower.push_block(replayed.get_block(num))
     assert follower.head_block_id == replayed.head_block_id
     assert follower.get_block(4)["transactions"][0]["operation_results"] == [[0, {}]]
+
+
+@pytest_twisted.inlineCallbacks
+def test_numbering_survives_a_block_the_log_refused(genesis, tmp_path):
+    """A block whose block log write fails (disk full) is rolled back with
+    its 1.11/2.9 numbers and the statistics: the next block numbers from
+    where the chain stood, and a replay of the log hands out the same ids
+    (nodeapi.chain.numbering, BlockApplication._undo_block)."""
+    from nodeapi.chain.blocklog import BlockLog, BlockLogError
+
+    from kit.history import Recorder
+
+    class FullDisk(BlockLog):
+        full = False
+
+        def append(self, block):
+            if self.full:
+                raise OSError(28, "No space left on device")
+            return super().append(block)
+
+    log = FullDisk(str(tmp_path / "blocks"), sync=False).open()
+    chain = Chain(genesis, log)
+    rec = Recorder()
+    chain.add_consumer(rec)
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    chain.push_transaction(sign(chain, [transfer_op(5), transfer_op(6)]))
+    before = dict(chain.state.get(chain.state.get("1.2.6")["statistics"]))
+    log.full = True
+    with pytest.raises(BlockLogError, match="No space left on device"):
+        produce(chain)
+    assert chain.state.get(chain.state.get("1.2.6")["statistics"]) == before
+    log.full = False
+    produce(chain)
+    ops = [op for b in rec.blocks for op in b.operations]
+    assert [op.id_num for op in ops] == list(range(len(ops))) and len(ops) == 3
+    entries = [e for op in ops for e in op.account_history]
+    assert [e.n for e in entries] == list(range(len(entries)))
+    stats = chain.state.get(chain.state.get("1.2.6")["statistics"])
+    mine = [e for e in entries if e.account == "1.2.6"]
+    assert stats["total_ops"] == len(mine) and stats["most_recent_op"] == f"2.9.{mine[-1].n}"
+    again, rec2 = Chain(genesis, log), Recorder()
+    again.add_consumer(rec2)
+    yield again.replay()
+    assert [(op.id_num, op.account_history) for b in rec2.blocks for op in b.operations] == \
+        [(op.id_num, op.account_history) for op in ops]
+    log.close()
