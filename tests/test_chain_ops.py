@@ -195,3 +195,23 @@ def test_replay_in_chunks_with_progress(funded, genesis):
     progress = [e for e in events if e.get("log_format", "").startswith("Replay: block")]
     assert progress and progress[0]["total"] == 10
     assert replayed.head_block_id == chain.head_block_id
+
+
+def test_replay_runs_on_the_chain_clock(funded, genesis):
+    """Without a cooperator, a chain given a reactor replays on that
+    reactor (steps scheduled with its callLater), not on the global one."""
+    from twisted.internet import task
+
+    chain = funded
+    produce(chain, 3)
+    clock = task.Clock()
+    replayed = Chain(genesis, chain.block_log, clock=clock)
+    results = []
+    replayed.replay(chunk=1).addCallback(results.append)
+    assert results == [] and clock.getDelayedCalls()
+    for _ in range(100):
+        if results:
+            break
+        clock.advance(0.01)
+    assert results == [chain.head_block_num]
+    assert replayed.head_block_id == chain.head_block_id

@@ -274,7 +274,12 @@ def test_make_service_binds_first_and_starts_after_replay(tmp_path):
     rpc_factory = memory.tcpServers[0][1]
     assert rpc_factory.buildProtocol(None) is None  # refused until started
     top.startService()
-    yield top.whenStarted()
+    started = top.whenStarted()
+    for _ in range(1000):  # the replay runs on the reactor makeService was given
+        if started.called:
+            break
+        memory.advance(0.01)
+    yield started
     assert all(s.running for s in top)
     assert rpc_factory.buildProtocol(None) is not None
     yield top.stopService()

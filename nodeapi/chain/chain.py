@@ -368,12 +368,19 @@ class Chain(BlockApplication):
         root checks (graphene reindex skip flags); consumers see
         ``replay=True``.
 
-        Works in chunks of ``chunk`` blocks through ``cooperator`` (default
-        ``twisted.internet.task``'s global cooperator) so the reactor stays
-        responsive, and logs progress (blocks/s, ETA) every
-        ``progress_every`` seconds of ``self.clock``.
-        Returns a Deferred firing with the number of blocks replayed."""
+        Works in chunks of ``chunk`` blocks through ``cooperator`` so the
+        reactor stays responsive (default: a ``task.Cooperator`` scheduling
+        its steps with ``self.clock.callLater`` - the reactor the caller
+        gave the chain -, or ``twisted.internet.task``'s global cooperator
+        for a chain built without one, :class:`WallClock`), and logs
+        progress (blocks/s, ETA) every ``progress_every`` seconds of
+        ``self.clock``.  Returns a Deferred firing with the number of
+        blocks replayed."""
         clock = self.clock
+        if cooperator is None and hasattr(clock, "callLater"):
+            from twisted.internet import task
+
+            cooperator = task.Cooperator(scheduler=lambda step: clock.callLater(0.0, step))
         pending = self._take_pending()
         total = max(int(self.block_log.head_num) - self.head_block_num, 0)
         d = replay_blocks(
