@@ -132,3 +132,37 @@ def test_duplicate_signatures_are_refused_before_recovery(chain, recoveries):
             with pytest.raises(errors.InvalidSignature, match="^Duplicate signature "):
                 call(dict(trx, signatures=[sig, dup]))
     assert recoveries[0] == 0
+
+
+@pytest.fixture
+def packed_operations(monkeypatch):
+    """Counts every operation packed (``OperationType.pack``)."""
+    from nodeapi.protocol.operations.variant import OperationType
+
+    count = [0]
+    real = OperationType.pack
+
+    def counting(self, value, out, prefix=None):
+        count[0] += 1
+        return real(self, value, out, prefix)
+
+    monkeypatch.setattr(OperationType, "pack", counting)
+    return count
+
+
+def test_hostile_operation_count_is_refused_before_packing(chain, recoveries,
+                                                           packed_operations):
+    """100,000 operations cannot fit maximum_transaction_size (each packs to
+    10 bytes at least): refused before one is packed or a key recovered
+    (packing them takes about a second)."""
+    trx = _signed(chain, [])
+    trx["operations"] = trx["operations"] * 100000
+    packed_operations[0] = 0  # signing packed the one operation
+    limit = chain.state.objects["2.0.0"]["parameters"]["maximum_transaction_size"]
+    for call in _calls(chain):
+        with pytest.raises(errors.TransactionTooLarge,
+                           match="100000 operations, with its 1 signatures\\) exceeds "
+                                 f"maximum_transaction_size {limit}$"):
+            call(trx)
+    assert packed_operations[0] == 0 and recoveries[0] == 0
+    assert chain.pending_transactions == []

@@ -222,7 +222,8 @@ class Chain(BlockApplication):
         numeric-string operation tags become integers).  Returns that
         processed transaction (plus ``operation_results``); pending
         observers are called with it."""
-        trx = received_transaction(trx, self.address_prefix)
+        trx = received_transaction(trx, self.address_prefix,
+                                   self.state.objects["2.0.0"]["parameters"])
         results = self._queue(trx)
         for fn in list(self._pending_observers):
             fn(trx)

@@ -35,7 +35,7 @@ FUTURE_BLOCK_TOLERANCE = 5
 
 
 
-def received_transaction(trx: dict, prefix: str) -> dict:
+def received_transaction(trx: dict, prefix: str, params: dict) -> dict:
     """``trx`` (wire JSON signed transaction, as a client or peer sent it)
     in the form the chain holds and applies: graphene reads a transaction
     with ``from_variant``, so an operation tag given as a numeric string
@@ -44,7 +44,10 @@ def received_transaction(trx: dict, prefix: str) -> dict:
     (:func:`nodeapi.protocol.transaction.canonical_transaction`; bytes, id
     and signatures unchanged).
 
+    :param params: the global parameters (``maximum_transaction_size``).
     :raises EmptyTransaction: no operations (checked first).
+    :raises TransactionTooLarge: :func:`check_size_bound`, before anything
+        is serialized.
     :raises UnsupportedOperation: an operation type the chain does not
         apply, named before anything else is checked
         (:func:`nodeapi.chain.evaluators.registry.check_applied`).
@@ -52,6 +55,7 @@ def received_transaction(trx: dict, prefix: str) -> dict:
         serialize."""
     if not trx.get("operations"):
         raise EmptyTransaction("Transaction has no operations")
+    check_size_bound(trx, params)
     check_applied(trx["operations"])
     return canonical_transaction(trx, prefix)
 
@@ -77,7 +81,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
         (:func:`nodeapi.protocol.validation.validate_operation`, also part of
         ``transaction::validate``), checked once the transaction serializes.
     :raises TransactionTooLarge: more than ``maximum_transaction_size`` bytes
-        with the signatures (:func:`check_size`).
+        with the signatures (:func:`check_size_bound` before serializing,
+        then :func:`check_size`).
     :raises DuplicateTransaction: ``is_known(trx_id)``.
     :raises TransactionExpired: expiration not after ``now``.
     :raises ExpirationTooFar: expiration more than
@@ -90,11 +95,12 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     """
     if not trx.get("operations"):
         raise EmptyTransaction("Transaction has no operations")
+    params = state.objects["2.0.0"]["parameters"]
+    check_size_bound(trx, params)
     check_applied(trx["operations"])
     packed = serialize_transaction(trx, prefix)
     for op in trx["operations"]:
         validate_operation(op)
-    params = state.objects["2.0.0"]["parameters"]
     signatures = trx.get("signatures", [])
     check_size(len(packed), signatures, params)
     trx_id = transaction_id_of(packed)
@@ -137,6 +143,36 @@ def check_size(unsigned_size: int, signatures, params: dict) -> None:
         raise TransactionTooLarge(
             f"Transaction of {size} bytes (with its {len(signatures)} signatures) exceeds "
             f"maximum_transaction_size {limit}")
+
+
+#: Fewest bytes a transaction packs to besides its operations and
+#: signatures: ref_block_num (2), ref_block_prefix (4), expiration (4), the
+#: operation count and the extensions count (a varint of 1 byte at least).
+MIN_TRANSACTION_BYTES = 12
+#: Fewest bytes one operation packs to: its tag (a varint) and its fee, the
+#: first field of every graphene operation (int64 amount, varint asset id).
+MIN_OPERATION_BYTES = 10
+
+
+def check_size_bound(trx: dict, params: dict) -> None:
+    """Raise :class:`TransactionTooLarge` when ``trx`` (wire JSON) cannot
+    fit ``maximum_transaction_size`` whatever its operations hold: its
+    operation and signature counts alone give more bytes
+    (:data:`MIN_TRANSACTION_BYTES`, :data:`MIN_OPERATION_BYTES`, 65 per
+    signature).  Costs no serialization, so a hostile transaction of very
+    many operations or signatures is refused before the chain or an API
+    function packs it (serializing 100,000 operations takes about a
+    second); :func:`check_size` then checks the exact size."""
+    ops, signatures = trx.get("operations"), trx.get("signatures", [])
+    n_ops = len(ops) if isinstance(ops, list) else 0
+    if not isinstance(signatures, list):
+        signatures = []
+    size = auth.signed_size(MIN_TRANSACTION_BYTES + MIN_OPERATION_BYTES * n_ops, signatures)
+    limit = int(params["maximum_transaction_size"])
+    if size > limit:
+        raise TransactionTooLarge(
+            f"Transaction of at least {size} bytes ({n_ops} operations, with its "
+            f"{len(signatures)} signatures) exceeds maximum_transaction_size {limit}")
 
 
 def check_block_form(block, prefix: str) -> tuple:

@@ -16,7 +16,7 @@ from nodeapi.api.arguments import check_public_key, guarded, require_list, requi
 from nodeapi.api.base import api_function
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.chain import authority as auth
-from nodeapi.chain.validation import check_size
+from nodeapi.chain.validation import check_size, check_size_bound
 from nodeapi.errors import ApiError, ChainError
 from nodeapi.protocol.keys import address_bytes, public_key_bytes
 from nodeapi.protocol.operations import canonical_operation
@@ -43,12 +43,15 @@ class AuthorityMixin:
     def _signers(self, trx: dict) -> set:
         """The keys that signed ``trx``, after the chain's checks that need
         no recovery (size with signatures, duplicates, more signatures than
-        required keys: :func:`nodeapi.chain.validation.check_size`,
+        required keys: :func:`nodeapi.chain.validation.check_size_bound`
+        before serializing, :func:`~nodeapi.chain.validation.check_size`,
         :func:`nodeapi.chain.authority.signer_keys`), so one request costs a
-        bounded number of recoveries."""
+        bounded number of recoveries and a bounded serialization."""
+        params = self.chain.state.objects["2.0.0"]["parameters"]
+        check_size_bound(require_trx(trx), params)
         packed = self._packed(trx)
         signatures = require_list(trx.get("signatures", []), "signatures")
-        check_size(len(packed), signatures, self.chain.state.objects["2.0.0"]["parameters"])
+        check_size(len(packed), signatures, params)
         digest = signature_digest_of(packed, self.chain.chain_id)
         return guarded("transaction", auth.signer_keys, signatures, digest,
                        self.chain.address_prefix, trx["operations"],
