@@ -8,7 +8,10 @@ Graphene reference: bitshares-core libraries/app/api.cpp
 ``broadcast_transaction_synchronous``, ``broadcast_block``,
 ``on_applied_block``); wire-contract sections 5 and 6.
 
-A transaction is validated and queued by ``chain.push_transaction`` (a
+A transaction is read as fc reads it (numeric-string operation tags and
+integers sent as strings become integers:
+:func:`nodeapi.chain.validation.received_transaction`, done by the chain),
+validated and queued by ``chain.push_transaction`` (a
 :class:`~nodeapi.errors.ChainError` tells the client why it was refused),
 then relayed to the followed peers (``node.peers.relay_transaction``) when
 the node has a peer network.  Confirmations ``{id, block_num, trx_num,
@@ -24,31 +27,13 @@ from twisted.logger import Logger
 from nodeapi.api.arguments import require_trx
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.chain.errors import MalformedBlock
-from nodeapi.chain.evaluators.registry import check_applied
 from nodeapi.chain.genesis import parse_time
 from nodeapi.errors import ApiError, ChainError, NodeAPIError, ProtocolError
-from nodeapi.protocol.operations import canonical_operation
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.protocol.wire import from_wire, strip_block_info
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
               OverflowError)
-
-
-def canonical_transaction(trx: dict, prefix: str) -> dict:
-    """``trx`` with each operation in the form graphene holds after
-    ``from_variant`` (:func:`~nodeapi.protocol.operations.canonical_operation`:
-    integer tags for tags sent as numeric strings, integers for numbers sent
-    as strings or integral floats, extensions as objects), so the chain's
-    rules and the block store see what a bitshares-core node would.  The
-    bytes, and so the id and the signatures, are unchanged.  Anything that
-    is not a list of operations is left to the chain's checks.
-
-    :raises ProtocolError: an operation fc would not read."""
-    ops = trx.get("operations")
-    if not isinstance(ops, list):
-        return trx
-    return dict(trx, operations=[canonical_operation(op, prefix) for op in ops])
 
 
 class _Waiting:
@@ -82,9 +67,10 @@ class NetworkBroadcastApi(ApiSet):
         trx = from_wire(require_trx(trx))
         chain = self.node.chain
         try:
-            check_applied(trx.get("operations"))  # names an unapplied type first
-            trx = canonical_transaction(trx, chain.address_prefix)
-            chain.push_transaction(trx)
+            # the chain reads it as fc does (nodeapi.chain.validation.
+            # received_transaction): relayed in that form, same bytes
+            processed = chain.push_transaction(trx)
+            trx = {k: v for k, v in processed.items() if k != "operation_results"}
             trx_id = transaction_id(trx, chain.address_prefix)
             expiration = parse_time(trx["expiration"])
         except ChainError:  # refused (InvalidSignature is also a ProtocolError)
