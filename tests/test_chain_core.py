@@ -523,3 +523,16 @@ def test_numeric_string_tag_is_applied_as_its_operation(funded, tag):
     block = funded.get_block(funded.head_block_num)
     assert [t["operations"][0][0] for t in block["transactions"]] == [0]
     assert transaction_id(block["transactions"][0]) == transaction_id(trx)
+
+
+def test_validate_transaction_reads_numeric_string_tags(funded):
+    """validate_transaction reads the transaction as push_transaction does:
+    ``["0", {...}]`` is a transfer; a hostile operation count is refused
+    before packing (nodeapi.chain.validation.received_transaction)."""
+    trx = sign_wire(funded, [transfer_wire(12345)])
+    trx["operations"][0][0] = "0"
+    processed = funded.validate_transaction(trx)
+    assert processed["operations"][0][0] == 0 and processed["operation_results"] == [[0, {}]]
+    assert funded.pending_transactions == []
+    with pytest.raises(errors.TransactionTooLarge, match="100000 operations"):
+        funded.validate_transaction(dict(trx, operations=trx["operations"] * 100000))

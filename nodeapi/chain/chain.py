@@ -222,8 +222,7 @@ class Chain(BlockApplication):
         numeric-string operation tags become integers).  Returns that
         processed transaction (plus ``operation_results``); pending
         observers are called with it."""
-        trx = received_transaction(trx, self.address_prefix,
-                                   self.state.objects["2.0.0"]["parameters"])
+        trx = self._received(trx)
         results = self._queue(trx)
         for fn in list(self._pending_observers):
             fn(trx)
@@ -239,10 +238,18 @@ class Chain(BlockApplication):
         finally:
             self._restore_pending(pending)
 
+    def _received(self, trx: dict) -> dict:
+        """``trx`` as the chain holds it
+        (:func:`~nodeapi.chain.validation.received_transaction`)."""
+        return received_transaction(trx, self.address_prefix,
+                                    self.state.objects["2.0.0"]["parameters"])
+
     def validate_transaction(self, trx: dict) -> dict:
         """Apply ``trx`` to the pending state as :meth:`push_transaction`
-        would, then undo it (graphene ``database::validate_transaction``);
-        raises the same errors.  Returns the processed transaction."""
+        would (read the same way first), then undo it (graphene
+        ``database::validate_transaction``); raises the same errors.
+        Returns the processed transaction."""
+        trx = self._received(trx)
         ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
                            self.address_prefix)
         changed = set(self.state.changed)
