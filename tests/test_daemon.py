@@ -163,12 +163,10 @@ def test_uid_binds_a_privileged_port_then_drops_privileges(tmp_path):
     assert code == -signal.SIGTERM
 
 
-@pytest.mark.parametrize("payload", [b"\x01{}", b"\x01[]", b"\x01{not json", b"\x07{}"],
-                         ids=["empty-object", "array", "bad-json", "unknown-codec"])
-def test_block_log_record_that_is_no_block_is_one_line(tmp_path, payload):
-    """A record with a valid checksum whose payload is no block stops
-    startup with one line naming the file and the offset, exit status 1, no
-    traceback (nodeapi.chain.blocklog.BlockLog._decode)."""
+def _startup_failure(tmp_path, payload: bytes) -> tuple:
+    """Start the node over a block log holding one record of ``payload``;
+    it must stop with exit status 1, no traceback and one "Node startup
+    failed" line.  Returns ``(that line, the block log path)``."""
     from nodeapi.chain.blocklog import MAGIC, frame
 
     data = tmp_path / "data"
@@ -183,8 +181,20 @@ def test_block_log_record_that_is_no_block_is_one_line(tmp_path, payload):
     assert "Traceback" not in out, out
     failed = [line for line in out.splitlines() if "Node startup failed" in line]
     assert len(failed) == 1, out
-    assert f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1)" in failed[0]
-    assert "not a block" in failed[0] or "unknown payload codec" in failed[0]
+    return failed[0], path
+
+
+@pytest.mark.parametrize("payload", [b"\x01{}", b"\x01[]", b"\x01{not json", b"\x07{}"],
+                         ids=["empty-object", "array", "bad-json", "unknown-codec"])
+def test_block_log_record_that_is_no_block_is_one_line(tmp_path, payload):
+    """A record with a valid checksum whose payload is no block stops
+    startup with one line naming the file and the offset, exit status 1, no
+    traceback (nodeapi.chain.blocklog.BlockLog._decode)."""
+    from nodeapi.chain.blocklog import MAGIC
+
+    failed, path = _startup_failure(tmp_path, payload)
+    assert f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1)" in failed
+    assert "not a block" in failed or "unknown payload codec" in failed
 
 
 def _bad_block(**fields) -> dict:
@@ -204,22 +214,11 @@ def _bad_block(**fields) -> dict:
 def test_block_log_block_that_cannot_be_replayed_is_one_line(tmp_path, block):
     """A record that decodes to a block-shaped object whose values cannot
     be replayed stops startup with one line naming the file, the offset and
-    the block, exit status 1 (nodeapi.chain.chain.Chain.replay)."""
+    the block, exit status 1 (nodeapi.chain.blocks, BlockLog.corrupt)."""
     import json
 
-    from nodeapi.chain.blocklog import MAGIC, frame
+    from nodeapi.chain.blocklog import MAGIC
 
-    data = tmp_path / "data"
-    data.mkdir()
-    path = data / "blocks.log"
-    path.write_bytes(MAGIC + frame(1, b"\x01" + json.dumps(block).encode()))
-    proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir",
-                                         str(data), "--rpc-endpoint", "tcp:0:interface=127.0.0.1"),
-                          cwd=ROOT, capture_output=True, timeout=60)
-    out = (proc.stdout + proc.stderr).decode()
-    assert proc.returncode == 1, out
-    assert "Traceback" not in out, out
-    failed = [line for line in out.splitlines() if "Node startup failed" in line]
-    assert len(failed) == 1, out
+    failed, path = _startup_failure(tmp_path, b"\x01" + json.dumps(block).encode())
     assert (f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1): "
-            "the block cannot be replayed: ") in failed[0], out
+            "the block cannot be replayed: ") in failed
