@@ -157,3 +157,25 @@ def limit_order(chain, seller, sell, receive):
                      amount_to_sell=sell, min_to_receive=receive,
                      expiration="2030-01-01T00:00:00", fill_or_kill=False, extensions=[])
     return chain.push_transaction(sign(chain, [op]))["operation_results"][0][1]
+
+
+def genesis_with(genesis, **parameters):
+    """A copy of ``genesis`` whose ``initial_parameters`` take
+    ``parameters`` (e.g. ``maintenance_interval=60``,
+    ``maintenance_skip_slots=0``): a devnet with a short maintenance
+    interval, as the governance tests run it.  Its chain id is the digest
+    of the new file's bytes, registered with python-bitshares'
+    ``known_chains`` so real clients sign for it."""
+    import copy
+    import hashlib
+    import json
+
+    from bitsharesbase.chains import known_chains
+
+    data = copy.deepcopy(genesis.data)
+    data["initial_parameters"].update(parameters)
+    chain_id = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    known_chains[f"TESTNODE-{chain_id[:8]}"] = {
+        "chain_id": chain_id, "core_symbol": genesis.core_symbol,
+        "prefix": genesis.address_prefix}
+    return type(genesis)(data, chain_id, genesis.address_prefix, genesis.core_symbol)
