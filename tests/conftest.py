@@ -139,3 +139,14 @@ def osmem():
 def db(funded):
     """The database API (kit.api.make_api) over ``funded``."""
     return make_api(funded)[0]
+
+
+@pytest.fixture(scope="session")
+def js_client():
+    """The ``node`` executable, with tests/js's bitsharesjs installed."""
+    import shutil as _shutil
+
+    from kit.js import npm_install
+
+    npm_install()
+    return _shutil.which("node")

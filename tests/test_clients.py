@@ -108,12 +108,6 @@ def test_python_bitshares_login_reaches_network_node(live):
     assert info["connection_count"] == 0
 
 
-@pytest.fixture(scope="session")
-def js_client():
-    npm_install()
-    return shutil.which("node")
-
-
 @pytest_twisted.inlineCallbacks
 def test_bitsharesjs_connects_reads_and_subscribes(live, chain, js_client):
     out, err, code = yield utils.getProcessOutputAndValue(

@@ -502,3 +502,53 @@ def test_python_bitshares_notify_markets(served):
         notify.close()
         yield listening
         BlockchainInstance.set_shared_blockchain_instance(None)
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_bitsharesjs_market_subscription(served, js_client):
+    """bitsharesjs' ChainStore resolves the assets and a subscribe_to_market
+    callback (bitshares-ui's MarketsStore flow) receives the fills of a
+    complete match made on the node."""
+    import json
+    import os
+
+    from twisted.internet import utils
+
+    from kit.js import JS_DIR
+
+    chain, _plugin, server, reactor = served
+    produce_at(chain, int(time.time()) - 60)
+    run = utils.getProcessOutputAndValue(
+        js_client, [os.path.join(JS_DIR, "market.js"), f"ws://127.0.0.1:{server.port}",
+                    "TEST", "GOLD"], env=dict(os.environ), path=JS_DIR)
+    done = []
+    run.addBoth(lambda r: done.append(r) or r)
+    for _ in range(40):
+        if done:
+            break
+        # init1 sells 10 GOLD for 20 TEST, init0 sells 20 TEST for 10 GOLD:
+        # a complete match at 2 TEST per GOLD, one block each
+        order(chain, INIT1, 10000, GOLD, 2000000, CORE)
+        order(chain, INIT0, 2000000, CORE, 10000, GOLD)
+        produce(chain)
+        yield deferLater(reactor, 0.2)
+    out, err, code = yield run
+    assert code == 0, err.decode()
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    assert result["base"] == {"id": CORE, "symbol": "TEST", "precision": 5}
+    assert result["quote"] == {"id": GOLD, "symbol": "GOLD", "precision": 3}
+    # the taker (init0) pays 20 TEST for 10 GOLD, the maker (init1) 10 GOLD
+    # for 20 TEST; both at the maker's price 2000000/10000
+    assert [(f["account_id"], f["pays"], f["receives"], f["is_maker"])
+            for f in result["fills"]] == [
+        (INIT0, {"amount": 2000000, "asset_id": CORE}, {"amount": 10000, "asset_id": GOLD},
+         False),
+        (INIT1, {"amount": 10000, "asset_id": GOLD}, {"amount": 2000000, "asset_id": CORE},
+         True)]
+    for fill in result["fills"]:
+        assert fill["fill_price"] == {"base": {"amount": 10000, "asset_id": GOLD},
+                                      "quote": {"amount": 2000000, "asset_id": CORE}}
+    # every match was complete: the book is empty
+    assert result["limit_orders"] == []
+    assert result["order_book"]["bids"] == [] and result["order_book"]["asks"] == []
