@@ -36,7 +36,8 @@ from nodeapi.config_parse import (
     REFERENCE_PLUGINS, parse_account_ids, parse_basic_auth, parse_bool, parse_bucket_sizes,
     parse_endpoint, parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint,
     parse_plugins, parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node,
-    parse_statistics_type, parse_text, parse_tracked_groups, parse_url, parse_witness_ids)
+    parse_statistics_type, parse_text, parse_tracked_groups, parse_url, parse_witness_ids,
+    parse_optional_url)
 from nodeapi.errors import ConfigError
 from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.history.retention import HistoryLimits
@@ -65,7 +66,8 @@ SINGLE = [
     ("plugins", "witness account_history market_history grouped_orders custom_operations",
      parse_plugins,
      "Plugins to enable, space separated: witness, account_history, market_history, "
-     "searchdb (alias elasticsearch), grouped_orders, custom_operations (default: witness "
+     "searchdb (alias elasticsearch), searchdb-objects (alias es_objects), grouped_orders, "
+     "custom_operations (default: witness "
      "account_history market_history grouped_orders custom_operations)."),
     ("max-ops-per-account", "", parse_op_count,
      "account_history: operations kept per account, 0 = no account history (default: "
@@ -133,6 +135,46 @@ SINGLE = [
     ("searchdb-max-mapping-depth", "20", parse_int(2, 65535),
      "Largest field depth of a document, index.mapping.depth.limit (default 20)."),
 ] + [
+    # -- searchdb-objects: the reference es_objects plugin's options (INI aliases
+    #    es-objects-* in OBJECTS_REFERENCE_NAMES; docs/searchdb-plugin.rst "Objects") -------
+    ("searchdb-objects-url", "", parse_optional_url,
+     "searchdb-objects: search database URL (default: searchdb-node-url)."),
+    ("searchdb-objects-basic-auth", "", parse_basic_auth,
+     "searchdb-objects: <username>:<password> (default: searchdb-basic-auth)."),
+    ("searchdb-objects-bulk-replay", "10000", parse_int(1),
+     "searchdb-objects: documents per bulk while loading all objects (default 10000)."),
+    ("searchdb-objects-bulk-sync", "100", parse_int(1),
+     "searchdb-objects: documents per bulk for a live block (default 100)."),
+    ("searchdb-objects-index-prefix", "objects-", parse_index_prefix,
+     "searchdb-objects: prefix of the index names (default objects-)."),
+    ("searchdb-objects-max-mapping-depth", "10", parse_int(2, 65535),
+     "searchdb-objects: largest field depth of a document (default 10)."),
+    ("searchdb-objects-start-after-block", "0", parse_int(0, 2 ** 32 - 1),
+     "searchdb-objects: write objects changed by the blocks after this number only "
+     "(default 0)."),
+    ("searchdb-objects-sync-db-on-startup", "false", parse_bool,
+     "searchdb-objects: load every object at each start (default false: only when the "
+     "database is behind the chain)."),
+] + [
+    (f"searchdb-objects-{kind}{suffix}", default, parse_bool,
+     f"searchdb-objects: {what} (default {default}).")
+    for kind, suffix, default, what in (
+        ("proposals", "", "true", "store proposal objects"),
+        ("proposals", "-store-updates", "false", "store every update of proposals"),
+        ("proposals", "-no-delete", "true", "keep removed proposals"),
+        ("accounts", "", "true", "store account objects"),
+        ("accounts", "-store-updates", "false", "store every update of accounts"),
+        ("assets", "", "true", "store asset objects"),
+        ("assets", "-store-updates", "false", "store every update of assets"),
+        ("balances", "", "true", "store account balance objects"),
+        ("balances", "-store-updates", "false", "store every update of balances"),
+        ("limit-orders", "", "true", "store limit order objects"),
+        ("limit-orders", "-store-updates", "false", "store every update of limit orders"),
+        ("limit-orders", "-no-delete", "false", "keep removed limit orders"),
+        ("asset-bitasset", "", "true", "store bitasset data objects"),
+        ("asset-bitasset", "-store-updates", "false", "store every update of bitasset data"),
+        ("budget-records", "", "true", "store budget records"))
+] + [
     ("bucket-size", "[60,300,900,3600,14400,86400,604800]", parse_bucket_sizes,
      "market_history: bucket sizes in seconds, a JSON array "
      "(default [60,300,900,3600,14400,86400,604800])."),
@@ -197,21 +239,22 @@ REFERENCE_ONLY = frozenset("""
     proxy-forwarded-for-header replay-blockchain required-participation resync-blockchain
     revalidate-blockchain rpc-tls-endpoint seed-nodes server-pem server-pem-password
     private-key-file trusted-node
-    es-objects-accounts es-objects-accounts-store-updates es-objects-asset-bitasset
-    es-objects-asset-bitasset-store-updates es-objects-assets es-objects-assets-store-updates
-    es-objects-auth es-objects-balances es-objects-balances-store-updates
-    es-objects-budget-records es-objects-bulk-replay es-objects-bulk-sync
-    es-objects-elasticsearch-url es-objects-index-prefix es-objects-keep-only-current
-    es-objects-limit-orders es-objects-limit-orders-no-delete
-    es-objects-limit-orders-store-updates es-objects-max-mapping-depth es-objects-proposals
-    es-objects-proposals-no-delete es-objects-proposals-store-updates
-    es-objects-start-es-after-block es-objects-sync-db-on-startup
+    es-objects-keep-only-current
     snapshot-at-block snapshot-at-time snapshot-to
 """.split())
+#: bitshares-core es_objects plugin names (es_objects.cpp) of the
+#: searchdb-objects options, read from an INI file as the searchdb-objects name.
+OBJECTS_REFERENCE_NAMES = dict({
+    "es-objects-elasticsearch-url": "searchdb-objects-url",
+    "es-objects-auth": "searchdb-objects-basic-auth",
+    "es-objects-start-es-after-block": "searchdb-objects-start-after-block"}, **{
+    f"es-objects-{name[17:]}": name for name, *_rest in SINGLE
+    if name.startswith("searchdb-objects-") and name[17:] not in (
+        "url", "basic-auth", "start-after-block")})
 #: bitshares-core elasticsearch plugin names of the searchdb options.
 ALIASES = dict({f"elasticsearch-{name}": f"searchdb-{name}" for name in (
     "node-url", "bulk-replay", "bulk-sync", "visitor", "basic-auth", "index-prefix")},
-    **SEARCHDB_REFERENCE_NAMES)
+    **SEARCHDB_REFERENCE_NAMES, **OBJECTS_REFERENCE_NAMES)
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
 _COERCE.update({name: coerce for name, coerce, _h in MULTI})
 _COERCE.update({name: parse_bool for name, _h in FLAGS})
@@ -460,7 +503,19 @@ class Options(usage.Options):
         """The ``searchdb-*`` options with snake_case keys (node_url,
         bulk_replay, bulk_sync, visitor, basic_auth, index_prefix)."""
         return {name[9:].replace("-", "_"): self[name]
-                for name, *_rest in SINGLE if name.startswith("searchdb-")}
+                for name, *_rest in SINGLE
+                if name.startswith("searchdb-") and not name.startswith("searchdb-objects-")}
+
+    def searchdb_objects(self) -> dict:
+        """The searchdb-objects plugin's settings: ``url`` and ``basic_auth``
+        (those of searchdb when not given) and ``options``, an
+        :class:`~nodeapi.history.searchdb.objects.ObjectsOptions`."""
+        from nodeapi.history.searchdb.objects import ObjectsOptions
+
+        return {"url": self["searchdb-objects-url"] or self["searchdb-node-url"],
+                "basic_auth": self["searchdb-objects-basic-auth"] or self["searchdb-basic-auth"],
+                "options": ObjectsOptions.from_options(
+                    lambda name: self[f"searchdb-objects-{name}"])}
 
 
 # ``--name value`` of every repeatable option appends (usage.Options finds

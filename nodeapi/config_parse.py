@@ -24,13 +24,12 @@ from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.node_address import parse_node_address
 
 KNOWN_PLUGINS = ("witness", "account_history", "market_history", "searchdb", "grouped_orders",
-                 "custom_operations")
+                 "custom_operations", "searchdb-objects")
 #: bitshares-core plugin names nodeapi has no plugin of: accepted, then
 #: dropped with a warning (``api_helper_indexes``: its lookups are always on
 #: here, so it is dropped silently; ``elasticsearch`` is ``searchdb``).
-REFERENCE_PLUGINS = ("api_helper_indexes", "delayed_node", "snapshot", "es_objects",
-                     "debug_witness")
-PLUGIN_ALIASES = {"elasticsearch": "searchdb"}
+REFERENCE_PLUGINS = ("api_helper_indexes", "delayed_node", "snapshot", "debug_witness")
+PLUGIN_ALIASES = {"elasticsearch": "searchdb", "es_objects": "searchdb-objects"}
 _INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')
 _BOOLS = dict.fromkeys(("true", "yes", "on", "1"), True) | dict.fromkeys(
     ("false", "no", "off", "0"), False)
@@ -147,6 +146,12 @@ def redact_url(text) -> str:
         return text
     scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", head)
     return (scheme.group(0) if scheme else "") + "***@" + tail
+
+
+def parse_optional_url(text) -> str:
+    """Like :func:`parse_url`; empty stays empty (another option's URL
+    applies)."""
+    return "" if not parse_text(text) else parse_url(text)
 
 
 def parse_url(text) -> str:

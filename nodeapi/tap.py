@@ -96,6 +96,12 @@ def _make_service(options, reactor):
         if searchdb.writes:  # not in only_query mode
             chain.add_consumer(searchdb)
 
+    if "searchdb-objects" in plugins:
+        from nodeapi.history.searchdb.objects import make_objects
+
+        chain.add_consumer(attach("searchdb-objects",
+                                  make_objects(options, chain, data_dir, reactor)))
+
     market_history = None
     if "market_history" in plugins:
         from nodeapi.history.market_history import MarketHistory

@@ -61,7 +61,21 @@ def defaults(cwd):
         "min-blocks-to-keep": 30000, "max-ops-per-acc-by-min-blocks": 1000,
         "partial-operations": False, "track-account": [], "extended-history-by-account": [],
         "extended-history-by-registrar": [],
-    }, **LIMITS, **MARKET, **SEARCHDB_SWITCHES)
+    }, **LIMITS, **MARKET, **SEARCHDB_SWITCHES, **OBJECTS)
+
+
+#: The searchdb-objects options (the reference es_objects plugin's), defaults.
+OBJECTS = dict({
+    "searchdb-objects-url": "", "searchdb-objects-basic-auth": "",
+    "searchdb-objects-bulk-replay": 10000, "searchdb-objects-bulk-sync": 100,
+    "searchdb-objects-index-prefix": "objects-", "searchdb-objects-max-mapping-depth": 10,
+    "searchdb-objects-start-after-block": 0, "searchdb-objects-sync-db-on-startup": False,
+    "searchdb-objects-proposals-no-delete": True,
+    "searchdb-objects-limit-orders-no-delete": False,
+    "searchdb-objects-budget-records": True}, **{
+    f"searchdb-objects-{kind}{suffix}": not suffix
+    for kind in ("proposals", "accounts", "assets", "balances", "limit-orders", "asset-bitasset")
+    for suffix in ("", "-store-updates")})
 
 
 #: The reference elasticsearch plugin's switches, defaults.
@@ -106,6 +120,8 @@ def everything(cwd):
         "--searchdb-mode", "0", "--searchdb-start-after-block", "4000000000",
         "--searchdb-operation-object", "false", "--searchdb-operation-string", "false",
         "--searchdb-max-mapping-depth", "30",
+        "--searchdb-objects-url", "http://objects.example:9200",
+        "--searchdb-objects-limit-orders-no-delete", "yes",
         "--tracked-groups", "[100, 0, 10, 100]", "--custom-operations-start-block", "1",
         "--enable-stale-production", "--enable-subscribe-to-all",
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
@@ -149,7 +165,9 @@ def everything(cwd):
         "min-blocks-to-keep": 0, "max-ops-per-acc-by-min-blocks": 2 ** 64 - 1,
         "partial-operations": True, "track-account": ["1.2.17", "1.2.18", "1.2.0"],
         "extended-history-by-account": ["1.2.9"], "extended-history-by-registrar": ["1.2.6"],
-    }, **limits)
+    }, **limits, **dict(OBJECTS, **{
+        "searchdb-objects-url": "http://objects.example:9200/",
+        "searchdb-objects-limit-orders-no-delete": True}))
     return argv, expected
 
 
@@ -273,7 +291,7 @@ ERRORS = [
                                      "endpoint string (Unknown endpoint type: '9100')"),
     (["--plugins", "witness foo"],
      "--plugins: unknown plugin 'foo' (known: witness, account_history, market_history, "
-     "searchdb, grouped_orders, custom_operations)"),
+     "searchdb, grouped_orders, custom_operations, searchdb-objects)"),
     (["--bucket-size", "60"], "--bucket-size: '60' is not a JSON array of seconds, e.g. "
                               "[60,300,3600]"),
     (["--bucket-size", "[60, -1]"], "--bucket-size: -1 is not between 0 and 4294967295"),

@@ -104,15 +104,23 @@ class Bulk:
         first.block = -1  # the first half alone does not complete any block
         return [first, self.subset(range(half, len(self.ids)))]
 
+    @classmethod
+    def empty(cls, block: int) -> "Bulk":
+        """A bulk of no item that completes ``block`` (a marker: shipping
+        it confirms ``block`` once every bulk before it is done)."""
+        return cls(array("q"), array("q"), array("I"), b"", block)
+
     def typed(self, doc_type: str) -> bytes:
         """The body with ``"_type": doc_type`` added to every action line
-        (Elasticsearch 6); action lines start with ``{"create":{``."""
-        start = b'{"create":{'
-        add = start + b'"_type":"' + doc_type.encode() + b'",'
+        (Elasticsearch 6); action lines start with ``{"<action>":{``
+        (create, index or delete)."""
         parts = []
         for i in range(len(self.ids)):
             data = self.item(i)
-            parts.append(add + data[len(start):] if data.startswith(start) else data)
+            at = data.find(b":{") + 2
+            if data.startswith(b'{"') and at > 2:
+                data = data[:at] + b'"_type":"' + doc_type.encode() + b'",' + data[at:]
+            parts.append(data)
         return b"".join(parts)
 
     def pack(self) -> bytes:
