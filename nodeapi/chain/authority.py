@@ -68,7 +68,7 @@ def signed_size(unsigned_size: int, signatures: list) -> int:
 
 
 def signer_keys(signatures, digest: bytes, prefix: str, ops: list, get_account,
-                max_depth: int) -> set:
+                max_depth: int, get_custom=None) -> set:
     """The public key strings that made ``signatures`` (hex strings) of
     ``digest``, recovering no more keys than the transaction can use
     (recovery is the expensive step, about 0.1 ms each).
@@ -79,7 +79,9 @@ def signer_keys(signatures, digest: bytes, prefix: str, ops: list, get_account,
     :func:`potential_signatures` gives without signatures: account
     authorities reachable within ``max_depth`` and the other authorities),
     some signature signs nothing required: only the first (that many + 1)
-    are recovered, which names at least one such key.  Together with the
+    are recovered, which names at least one such key.  The keys of the
+    viable custom authorities (``get_custom``, see :func:`verify_authority`)
+    count as usable too.  Together with the
     size limit counted with the signatures
     (:func:`nodeapi.chain.validation.check_size`), this bounds the CPU one
     transaction or API request costs.
@@ -101,6 +103,10 @@ def signer_keys(signatures, digest: bytes, prefix: str, ops: list, get_account,
     if len(signatures) <= 1:
         return recover_keys(signatures, digest, prefix)
     usable, _addresses = potential_signatures(ops, set(), get_account, max_depth)
+    if get_custom is not None:
+        for op in ops:
+            for aid in required_authorities(op)[0]:
+                usable = usable | {k for a in get_custom(aid, op) for k, _w in a["key_auths"]}
     if len(signatures) <= len(usable):
         return recover_keys(signatures, digest, prefix)
     keys = recover_keys(signatures[:len(usable) + 1], digest, prefix)
@@ -290,18 +296,32 @@ def potential_signatures(ops: list, signed: set, get_account, max_depth: int) ->
     return keys, addresses
 
 
-def verify_authority(ops: list, keys: set, get_account, max_depth: int) -> None:
+def verify_authority(ops: list, keys: set, get_account, max_depth: int,
+                     get_custom=None) -> None:
     """Raise :class:`MissingAuthority` unless ``keys`` satisfy every authority
     ``ops`` require, and :class:`InvalidSignature` for a signature no
     authority used.  ``get_account(id) -> account dict``; ``max_depth`` is
-    the chain parameter ``max_authority_depth``.
+    the chain parameter ``max_authority_depth``; ``get_custom(account id,
+    op) -> [authority]`` (or None) gives the viable custom active
+    authorities (BSIP 40) of an account for an operation.
 
-    graphene ``verify_authority``: other authorities first, then every
-    required owner (by its owner authority), then every required active
+    graphene ``verify_authority``: per operation, an account whose active
+    authority it requires is struck off when one of its viable custom
+    authorities is satisfied; then other authorities, every required owner
+    (by its owner authority), then every remaining required active
     (approved, its active, its owner), accounts in id order as graphene's
     ``flat_set<account_id_type>``."""
     state = _SignState(keys, get_account, max_depth)
-    active, owner, other = _all_required(ops)
+    if get_custom is None:
+        active, owner, other = _all_required(ops)
+    else:
+        active, owner, other = set(), set(), []
+        for op in ops:
+            op_active, op_owner = required_authorities(op)
+            active |= {aid for aid in op_active
+                       if not any(state.check(a) for a in get_custom(aid, op))}
+            owner |= op_owner
+            other.extend(other_authorities(op))
     for auth in other:
         if not state.check(auth):
             raise MissingAuthority(f"Missing authority: key {auth['key_auths'][0][0]}")

@@ -29,6 +29,7 @@ hardfork rules from genesis (core-533 authorities).  Order:
 """
 
 from nodeapi.protocol.ids import instance_number
+from nodeapi.chain.evaluators.custom_authority import delete_expired_custom_authorities
 from nodeapi.chain.budget import process_budget
 from nodeapi.chain.fees import process_fees
 from nodeapi.chain.votes import tally_votes
@@ -142,3 +143,4 @@ def perform_chain_maintenance(state, now: int, block_num: int) -> None:
     dgp["last_vote_tally_time"] = format_time(now)
     dgp["accounts_registered_this_interval"] = 0
     process_budget(state, now)
+    delete_expired_custom_authorities(state, now)

@@ -18,6 +18,7 @@ from nodeapi.chain.errors import (
     BadTaposReference, BlockExtensionsNotEmpty, BlockFromFuture, BlockTooLarge,
     DuplicateTransaction, EmptyTransaction, ExpirationTooFar, MalformedBlock,
     TransactionExpired, TransactionTooLarge)
+from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
 from nodeapi.chain.evaluators.registry import check_applied
 from nodeapi.chain.genesis import format_time, parse_time
 from nodeapi.errors import ProtocolError
@@ -123,9 +124,10 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
             f"{trx['ref_block_prefix']} does not match a recent block")
     if check_sigs:
         depth = int(params["max_authority_depth"])
+        custom = viable_custom_authorities(state, now)
         keys = auth.signer_keys(signatures, signature_digest_of(packed, chain_id), prefix,
-                                trx["operations"], state.require, depth)
-        auth.verify_authority(trx["operations"], keys, state.require, depth)
+                                trx["operations"], state.require, depth, custom)
+        auth.verify_authority(trx["operations"], keys, state.require, depth, custom)
     return packed, trx_id, exp
 
 

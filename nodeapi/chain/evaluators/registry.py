@@ -59,8 +59,8 @@ before anything else is checked (:func:`check_applied`).
 
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
-    account, asset, assertion, balance, custom, governance, htlc, market, transfer,
-    vesting_balance, withdraw_permission)
+    account, asset, assertion, balance, custom, custom_authority, governance, htlc, market,
+    transfer, vesting_balance, withdraw_permission)
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.operations import OPERATIONS, operation_type
 
@@ -95,6 +95,9 @@ EVALUATORS = {
     49: htlc.htlc_create,
     50: htlc.htlc_redeem,
     52: htlc.htlc_extend,
+    54: custom_authority.custom_authority_create,
+    55: custom_authority.custom_authority_update,
+    56: custom_authority.custom_authority_delete,
 }
 
 

@@ -1,0 +1,216 @@
+"""Custom active authorities (BSIP 40): custom_authority_create (54),
+custom_authority_update (55), custom_authority_delete (56); objects 1.17.N;
+the authorities they lend to transactions; their removal after expiry.
+
+Graphene reference: libraries/chain/custom_authority_evaluator.cpp,
+custom_authority_object.hpp, db_getter.cpp
+(``get_viable_custom_authorities``), db_maint.cpp
+(``delete_expired_custom_auths``), protocol/transaction.cpp
+(``verify_authority``: an operation's required active authority of an
+account is also met by a viable custom authority of that account).
+
+Object (wire): ``{id, account, enabled, valid_from, valid_to,
+operation_type, auth, restrictions: [[restriction id, restriction], ...],
+restriction_counter}``.
+
+Committee parameters: the ``custom_authority_options`` extension of the
+chain parameters (``max_custom_authority_lifetime_seconds``,
+``max_custom_authorities_per_account``,
+``max_custom_authorities_per_account_op``,
+``max_custom_authority_restrictions``); without it creation fails with
+graphene's "Cannot use custom authorities yet: global configuration not
+set".  Failures raise :class:`~nodeapi.chain.errors.InvalidOperation` with
+graphene's ``FC_ASSERT`` texts.
+"""
+
+from nodeapi.chain.errors import InvalidOperation, fc_assert
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.genesis import parse_time
+from nodeapi.protocol.errors import OperationInvalid
+from nodeapi.protocol.operations import OPERATIONS
+from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
+
+KIND = "1.17"
+
+
+def _options(ctx: ApplyContext) -> dict:
+    ext = ctx.parameters.get("extensions") or {}
+    options = ext.get("custom_authority_options") if isinstance(ext, dict) else None
+    fc_assert(options is not None, "config.valid()",
+              "Cannot use custom authorities yet: global configuration not set")
+    return options
+
+
+def _predicate(restrictions: list, operation_type: int):
+    """The restrictions' predicate on the operation type (raises
+    :class:`InvalidOperation` with the reference's text)."""
+    try:
+        return restriction_predicate(restrictions, OPERATIONS[operation_type][1])
+    except OperationInvalid as exc:
+        raise InvalidOperation(str(exc)) from None
+
+
+def _lifetime(ctx: ApplyContext, options: dict, valid_to: int) -> None:
+    fc_assert(valid_to > ctx.now, "op.valid_to > now",
+              "Custom authority expiration must be in the future")
+    fc_assert(valid_to - ctx.now <= int(options["max_custom_authority_lifetime_seconds"]),
+              "(op.valid_to - now).to_seconds() <= config->max_custom_authority_lifetime_seconds",
+              "Custom authority lifetime exceeds maximum limit")
+
+
+def _account_auths_exist(ctx: ApplyContext, auth: dict) -> None:
+    for account, _weight in auth.get("account_auths", []):
+        if ctx.state.find(account) is None:
+            raise InvalidOperation(f"Unable to find Object {account}")
+
+
+def _of(state, account: str, operation_type=None) -> list:
+    return [state.objects[oid] for oid in state.ids_of_type(KIND + ".")
+            if state.objects[oid]["account"] == account
+            and (operation_type is None or int(state.objects[oid]["operation_type"])
+                 == operation_type)]
+
+
+def custom_authority_create(ctx: ApplyContext, data: dict) -> list:
+    """custom_authority_create (54); result ``[1, "1.17.N"]``."""
+    state = ctx.state
+    state.require(data["account"])
+    options = _options(ctx)
+    valid_to = parse_time(data["valid_to"])
+    _lifetime(ctx, options, valid_to)
+    operation_type = int(data["operation_type"])
+    restrictions = data.get("restrictions", [])
+    _predicate(restrictions, operation_type)
+    fc_assert(restriction_count(restrictions) <= int(options["max_custom_authority_restrictions"]),
+              "restriction_count <= config->max_custom_authority_restrictions",
+              "Custom authority has more than the maximum number of restrictions")
+    _account_auths_exist(ctx, data["auth"])
+    fc_assert(len(_of(state, data["account"])) < int(options["max_custom_authorities_per_account"]),
+              "std::distance(range.first, range.second) < "
+              "config->max_custom_authorities_per_account",
+              "Cannot create custom authority: account already has maximum number")
+    fc_assert(len(_of(state, data["account"], operation_type))
+              < int(options["max_custom_authorities_per_account_op"]),
+              "std::distance(range.first, range.second) < "
+              "config->max_custom_authorities_per_account_op",
+              "Cannot create custom authority: account already has maximum number for this "
+              "operation type")
+    obj = state.create(KIND, {
+        "account": data["account"], "enabled": bool(data["enabled"]),
+        "valid_from": data["valid_from"], "valid_to": data["valid_to"],
+        "operation_type": operation_type, "auth": data["auth"],
+        "restrictions": [[i, r] for i, r in enumerate(restrictions)],
+        "restriction_counter": len(restrictions)})
+    return [1, obj["id"]]
+
+
+def custom_authority_update(ctx: ApplyContext, data: dict) -> list:
+    """custom_authority_update (55)."""
+    state = ctx.state
+    old = state.require(data["authority_to_update"])
+    fc_assert(old["account"] == data["account"], "old_object->account == op.account",
+              "Cannot update a different account's custom authority")
+    if data.get("new_enabled") is not None:
+        fc_assert(bool(data["new_enabled"]) != old["enabled"],
+                  "*op.new_enabled != old_object->enabled",
+                  "Custom authority update specifies an enabled flag, but flag is not changed")
+    options = ctx.parameters.get("extensions", {}).get("custom_authority_options") or {}
+    valid_from, valid_to = parse_time(old["valid_from"]), parse_time(old["valid_to"])
+    if data.get("new_valid_from") is not None:
+        fc_assert(parse_time(data["new_valid_from"]) != valid_from,
+                  "*op.new_valid_from != old_object->valid_from",
+                  "Custom authority update specifies a new valid from date, but date is not "
+                  "changed")
+        valid_from = parse_time(data["new_valid_from"])
+    if data.get("new_valid_to") is not None:
+        fc_assert(parse_time(data["new_valid_to"]) != valid_to,
+                  "*op.new_valid_to != old_object->valid_to",
+                  "Custom authority update specifies a new valid to date, but date is not "
+                  "changed")
+        valid_to = parse_time(data["new_valid_to"])
+        _lifetime(ctx, _options(ctx) if not options else options, valid_to)
+    fc_assert(valid_from < valid_to, "valid_from < valid_to",
+              "Custom authority validity begin date must be before expiration date")
+    if data.get("new_auth") is not None:
+        fc_assert(data["new_auth"] != old["auth"], "*op.new_auth != old_object->auth",
+                  "Custom authority update specifies a new authentication authority, but "
+                  "authority is not changed")
+        _account_auths_exist(ctx, data["new_auth"])
+    held = {int(i): r for i, r in old["restrictions"]}
+    remove = [int(i) for i in data.get("restrictions_to_remove", [])]
+    for rid in remove:
+        fc_assert(rid in held, "old_object->restrictions.count(id) == 1",
+                  f"Cannot remove restriction ID {rid}: ID not found")
+    add = data.get("restrictions_to_add", [])
+    fc_assert(int(old["restriction_counter"]) + len(add) <= 0xFFFF,
+              "old_object->restriction_counter + op.restrictions_to_add.size() > "
+              "old_object->restriction_counter",
+              "Unable to add restrictions: causes wraparound of restriction IDs")
+    count = sum(restriction_count([r]) for i, r in held.items() if i not in remove)
+    count += restriction_count(add)
+    limit = int((options or _options(ctx))["max_custom_authority_restrictions"])
+    fc_assert(count <= limit, "restriction_count <= config->max_custom_authority_restrictions",
+              "Cannot update custom authority: updated authority would exceed the maximum "
+              "number of restrictions")
+    _predicate(add, int(old["operation_type"]))
+    obj = state.modify(old["id"])
+    if data.get("new_enabled") is not None:
+        obj["enabled"] = bool(data["new_enabled"])
+    if data.get("new_valid_from") is not None:
+        obj["valid_from"] = data["new_valid_from"]
+    if data.get("new_valid_to") is not None:
+        obj["valid_to"] = data["new_valid_to"]
+    if data.get("new_auth") is not None:
+        obj["auth"] = data["new_auth"]
+    kept = [[i, r] for i, r in sorted(held.items()) if i not in remove]
+    counter = int(old["restriction_counter"])
+    for r in add:
+        kept.append([counter, r])
+        counter += 1
+    obj["restrictions"] = kept
+    obj["restriction_counter"] = counter
+    return VOID
+
+
+def custom_authority_delete(ctx: ApplyContext, data: dict) -> list:
+    """custom_authority_delete (56)."""
+    old = ctx.state.require(data["authority_to_delete"])
+    fc_assert(old["account"] == data["account"], "old_object->account == op.account",
+              "Cannot delete a different account's custom authority")
+    ctx.state.remove(old["id"])
+    return VOID
+
+
+def viable_custom_authorities(state, now: int):
+    """graphene ``get_viable_custom_authorities`` as a function
+    ``(account id, operation [type, data]) -> [authority]``: the ``auth``
+    of each of the account's custom authorities for the operation's type
+    that is enabled, valid at ``now`` (``valid_from <= now < valid_to``)
+    and whose restrictions hold for the operation.  Restrictions that fail
+    to build count as not holding, as the reference catches them."""
+    if not state.ids_of_type(KIND + "."):
+        return None
+
+    def lookup(account: str, op: list) -> list:
+        found = []
+        for obj in _of(state, account, int(op[0])):
+            if not (obj["enabled"] and parse_time(obj["valid_from"]) <= now
+                    < parse_time(obj["valid_to"])):
+                continue
+            try:
+                holds = restriction_predicate([r for _i, r in obj["restrictions"]],
+                                              OPERATIONS[int(op[0])][1])(op[1])
+            except (OperationInvalid, KeyError, TypeError, ValueError):
+                holds = False
+            if holds:
+                found.append(obj["auth"])
+        return found
+    return lookup
+
+
+def delete_expired_custom_authorities(state, now: int) -> None:
+    """At maintenance: remove the custom authorities whose ``valid_to`` is
+    before ``now`` (graphene ``delete_expired_custom_auths``)."""
+    for oid in state.ids_of_type(KIND + "."):
+        if parse_time(state.objects[oid]["valid_to"]) < now:
+            state.remove(oid)

@@ -1,0 +1,227 @@
+"""Custom active authorities (BSIP 40): the restriction predicates
+(bitshares-core restriction_predicate.hxx rules), custom_authority_create /
+update / delete (54-56) on a chain whose committee parameters allow them,
+and transactions signed only by a custom authority's key, accepted exactly
+when the restrictions hold."""
+
+import pytest
+
+from nodeapi.chain.errors import InvalidOperation, MissingAuthority
+from nodeapi.protocol.errors import OperationInvalid
+from nodeapi.protocol.operations import OPERATIONS
+from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
+from nodeapi.protocol.times import format_time
+
+from kit.chain import CORE, claim_op, claim_wire, genesis_with, open_chain, produce
+from kit.keys import DEV_PUB, DEV_WIF, OTHER_PUB, OTHER_WIF
+from kit.signing import sign, sign_wire
+
+TRANSFER = OPERATIONS[0][1]
+INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
+FEE0 = {"amount": 0, "asset_id": CORE}
+OPTIONS = {"max_custom_authority_lifetime_seconds": 86400 * 30,
+           "max_custom_authorities_per_account": 3,
+           "max_custom_authorities_per_account_op": 2,
+           "max_custom_authority_restrictions": 5}
+
+
+def r(member, function, tag, value):
+    """A restriction in wire form; ``function`` by name."""
+    names = ["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "has_all", "has_none", "attr",
+             "logical_or", "variant_assert"]
+    return {"member_index": member, "restriction_type": names.index(function),
+            "argument": [tag, value], "extensions": []}
+
+
+def transfer(to=INIT1, amount=500, memo=None):
+    data = {"fee": {"amount": 20, "asset_id": CORE}, "from": INIT0, "to": to,
+            "amount": {"amount": amount, "asset_id": CORE}, "extensions": []}
+    if memo is not None:
+        data["memo"] = memo
+    return data
+
+
+# -- the predicates ----------------------------------------------------------------------
+
+#: transfer members: 0 fee, 1 from, 2 to, 3 amount, 4 memo, 5 extensions
+TO_INIT1 = r(2, "eq", 7, INIT1)
+AMOUNT_AT_MOST_1000 = r(3, "attr", 39, [r(0, "le", 2, 1000)])
+
+
+@pytest.mark.parametrize("restrictions, data, holds", [
+    ([], transfer(), True),
+    ([TO_INIT1], transfer(), True),
+    ([TO_INIT1], transfer(to=INIT2), False),
+    ([r(2, "ne", 7, INIT1)], transfer(to=INIT2), True),
+    ([AMOUNT_AT_MOST_1000], transfer(amount=1000), True),
+    ([AMOUNT_AT_MOST_1000], transfer(amount=1001), False),
+    ([TO_INIT1, AMOUNT_AT_MOST_1000], transfer(to=INIT1, amount=1001), False),
+    ([r(2, "in", 26, [INIT1, INIT2])], transfer(to=INIT2), True),
+    ([r(2, "not_in", 26, [INIT1, INIT2])], transfer(to=INIT2), False),
+    # an absent optional: eq void holds, any comparison fails
+    ([r(4, "eq", 0, {})], transfer(), True),
+    ([r(4, "eq", 0, {})], transfer(memo={"from": DEV_PUB, "to": DEV_PUB, "nonce": 1,
+                                         "message": "00"}), False),
+    ([r(4, "attr", 39, [r(2, "eq", 2, 1)])], transfer(), False),
+    ([r(4, "attr", 39, [r(2, "eq", 2, 1)])],
+     transfer(memo={"from": DEV_PUB, "to": DEV_PUB, "nonce": "1", "message": "00"}), True),
+    # an integer against a container's size
+    ([r(5, "eq", 2, 0)], transfer(), True),
+    # either branch
+    ([r(2, "logical_or", 40, [[TO_INIT1], [AMOUNT_AT_MOST_1000]])], transfer(to=INIT2,
+                                                                            amount=5), True),
+    ([r(2, "logical_or", 40, [[TO_INIT1], [AMOUNT_AT_MOST_1000]])], transfer(to=INIT2,
+                                                                            amount=5000), False),
+])
+def test_transfer_restrictions(restrictions, data, holds):
+    assert restriction_predicate(restrictions, TRANSFER)(data) is holds
+
+
+@pytest.mark.parametrize("restrictions, message", [
+    ([r(6, "eq", 7, INIT1)], "Invalid member index 6 for object transfer_operation"),
+    ([r(2, "eq", 3, "init1")], "Invalid types for predicate"),
+    ([r(2, "lt", 2, 5)], "Invalid types for predicate"),
+    ([r(2, "attr", 39, [r(0, "eq", 2, 1)])],
+     "Invalid restriction references member of non-object type"),
+    ([r(3, "attr", 39, [])], "Empty attribute assertions and logical OR branches are not "
+                             "permitted"),
+    ([r(2, "logical_or", 40, [[TO_INIT1]])], "Logical OR must have at least two branches"),
+    ([r(2, "logical_or", 39, [TO_INIT1])], "must be list of restriction lists"),
+    ([r(2, "variant_assert", 41, [0, []])], "Invalid variant assertion on non-variant field"),
+    ([r(2, 13 and "eq", 7, INIT1) | {"restriction_type": 13}],
+     "Invalid function type on restriction"),
+])
+def test_restrictions_the_reference_refuses(restrictions, message):
+    with pytest.raises(OperationInvalid, match=message):
+        restriction_predicate(restrictions, TRANSFER)
+
+
+def test_restriction_count_counts_nested_ones():
+    # 1 (or) + 1 (to) + 1 (attr) + 1 (le) = 4; plus the top TO_INIT1
+    assert restriction_count([r(2, "logical_or", 40, [[TO_INIT1], [AMOUNT_AT_MOST_1000]]),
+                              TO_INIT1]) == 5
+
+
+def test_variant_assert_on_a_worker_initializer():
+    worker_create = OPERATIONS[34][1]
+    names = [name for name, _t in worker_create.fields]
+    initializer = names.index("initializer")
+    # alternative 1: vesting_balance_worker_initializer {pay_vesting_period_days}
+    only_vesting = [r(initializer, "variant_assert", 41, [1, [r(0, "le", 2, 7)]])]
+    holds = restriction_predicate(only_vesting, worker_create)
+    assert holds({"initializer": [1, {"pay_vesting_period_days": 7}]})
+    assert not holds({"initializer": [1, {"pay_vesting_period_days": 8}]})
+    assert not holds({"initializer": [0, {}]})
+
+
+# -- on the chain --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def chain(genesis, tmp_path):
+    params = genesis.data["initial_parameters"]
+    ext = dict(params.get("extensions") or {}, custom_authority_options=OPTIONS)
+    chain = open_chain(genesis_with(genesis, extensions=ext), tmp_path / "blocks")
+    chain.push_transaction(sign_wire(chain, [claim_wire()]))
+    produce(chain)
+    yield chain
+    chain.block_log.close()
+
+
+def push(chain, ops, wif=DEV_WIF):
+    """Push wire ``ops`` (fees filled in) signed with ``wif``; the results."""
+    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
+    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
+    return [res for res in chain.push_transaction(sign_wire(chain, ops, wif))
+            ["operation_results"]]
+
+
+def create(chain, restrictions, valid_for=3600, enabled=True):
+    now = chain.head_block_time
+    [[_tag, cid]] = push(chain, [[54, {
+        "account": INIT0, "enabled": enabled, "valid_from": format_time(now),
+        "valid_to": format_time(now + valid_for), "operation_type": 0,
+        "auth": {"weight_threshold": 1, "account_auths": [], "key_auths": [[OTHER_PUB, 1]],
+                 "address_auths": []},
+        "restrictions": restrictions, "extensions": []}]])
+    produce(chain)
+    return cid
+
+
+def transfer_op(to, amount):
+    return [0, {"from": INIT0, "to": to, "amount": {"amount": amount, "asset_id": CORE},
+                "extensions": []}]
+
+
+def test_custom_authority_signs_only_what_its_restrictions_allow(chain):
+    cid = create(chain, [TO_INIT1, r(3, "attr", 39, [r(0, "le", 2, 1000000)])])
+    obj = chain.state.objects[cid]
+    assert cid.startswith("1.17.") and obj["account"] == INIT0 and obj["enabled"] is True
+    assert [i for i, _r in obj["restrictions"]] == [0, 1] and obj["restriction_counter"] == 2
+    before = chain.state.balance(INIT0, CORE), chain.state.balance(INIT1, CORE)
+    fee = chain.required_fee([0, dict(transfer_op(INIT1, 1)[1], fee=FEE0)])["amount"]
+    # signed by OTHER_WIF alone: the custom authority's key
+    push(chain, [transfer_op(INIT1, 700000)], OTHER_WIF)
+    produce(chain)
+    assert chain.state.balance(INIT1, CORE) - before[1] == 700000
+    assert before[0] - chain.state.balance(INIT0, CORE) == 700000 + fee
+    # outside the restrictions the key is nobody's
+    for to, amount in ((INIT2, 1000), (INIT1, 1000001)):
+        with pytest.raises(MissingAuthority, match="1.2.6"):
+            push(chain, [transfer_op(to, amount)], OTHER_WIF)
+    # another operation type is not lent either
+    with pytest.raises(MissingAuthority):
+        push(chain, [[15, {"payer": INIT0, "amount_to_reserve": {"amount": 1, "asset_id": CORE},
+                           "extensions": []}]], OTHER_WIF)
+    # disabled, then enabled again, then deleted
+    push(chain, [[55, {"account": INIT0, "authority_to_update": cid, "new_enabled": False,
+                       "restrictions_to_remove": [], "restrictions_to_add": [],
+                       "extensions": []}]])
+    produce(chain)
+    with pytest.raises(MissingAuthority):
+        push(chain, [transfer_op(INIT1, 10)], OTHER_WIF)
+    push(chain, [[55, {"account": INIT0, "authority_to_update": cid, "new_enabled": True,
+                       "restrictions_to_remove": [0], "restrictions_to_add": [
+                           r(2, "eq", 7, INIT2)], "extensions": []}]])
+    produce(chain)
+    assert [i for i, _r in chain.state.objects[cid]["restrictions"]] == [1, 2]
+    push(chain, [transfer_op(INIT2, 10)], OTHER_WIF)
+    produce(chain)
+    push(chain, [[56, {"account": INIT0, "authority_to_delete": cid, "extensions": []}]])
+    produce(chain)
+    assert chain.state.find(cid) is None
+    with pytest.raises(MissingAuthority):
+        push(chain, [transfer_op(INIT2, 10)], OTHER_WIF)
+
+
+def test_creation_rules(chain):
+    with pytest.raises(InvalidOperation, match="more than the maximum number of restrictions"):
+        create(chain, [r(2, "logical_or", 40, [[TO_INIT1, TO_INIT1, TO_INIT1],
+                                               [TO_INIT1, TO_INIT1]])])
+    with pytest.raises(InvalidOperation, match="lifetime exceeds maximum limit"):
+        create(chain, [], valid_for=86400 * 31)
+    with pytest.raises(InvalidOperation, match="Invalid types for predicate"):
+        create(chain, [r(2, "eq", 3, "init1")])
+    create(chain, [])
+    create(chain, [TO_INIT1])
+    with pytest.raises(InvalidOperation, match="maximum number for this operation type"):
+        create(chain, [])
+    assert len(chain.state.ids_of_type("1.17.")) == 2
+
+
+def test_without_the_committee_options_creation_is_refused(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "plain")
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    with pytest.raises(InvalidOperation, match="global configuration not set"):
+        create(chain, [])
+    chain.block_log.close()
+
+
+def test_expired_custom_authorities_go_at_maintenance(chain):
+    from kit.chain import jump
+
+    cid = create(chain, [], valid_for=120)
+    interval = int(chain.state.objects["2.0.0"]["parameters"]["maintenance_interval"])
+    jump(chain, interval + 10)
+    assert chain.state.find(cid) is None
