@@ -225,3 +225,17 @@ def test_expired_custom_authorities_go_at_maintenance(chain):
     interval = int(chain.state.objects["2.0.0"]["parameters"]["maintenance_interval"])
     jump(chain, interval + 10)
     assert chain.state.find(cid) is None
+
+
+def test_database_api_verify_authority_counts_custom_authorities(chain):
+    from kit.api import make_api
+
+    db = make_api(chain)[0]
+    create(chain, [TO_INIT1])
+    ops = [transfer_op(INIT1, 5)]
+    ops[0][1]["fee"] = chain.required_fee([0, dict(ops[0][1], fee=FEE0)])
+    assert db.verify_authority(sign_wire(chain, ops, OTHER_WIF)) is True
+    ops = [transfer_op(INIT2, 5)]
+    ops[0][1]["fee"] = chain.required_fee([0, dict(ops[0][1], fee=FEE0)])
+    with pytest.raises(Exception, match="1.2.6"):
+        db.verify_authority(sign_wire(chain, ops, OTHER_WIF))

@@ -16,6 +16,7 @@ from nodeapi.api.arguments import check_public_key, guarded, require_list, requi
 from nodeapi.api.base import api_function
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.chain import authority as auth
+from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
 from nodeapi.chain.validation import check_size, check_size_bound
 from nodeapi.errors import ApiError, ChainError
 from nodeapi.protocol.keys import address_bytes, public_key_bytes
@@ -55,7 +56,11 @@ class AuthorityMixin:
         digest = signature_digest_of(packed, self.chain.chain_id)
         return guarded("transaction", auth.signer_keys, signatures, digest,
                        self.chain.address_prefix, trx["operations"],
-                       self.chain.state.require, self._max_depth())
+                       self.chain.state.require, self._max_depth(), self._custom())
+
+    def _custom(self):
+        """The chain's viable custom authorities at the head time (BSIP 40)."""
+        return viable_custom_authorities(self.chain.state, self.chain.head_block_time)
 
     def _max_depth(self) -> int:
         return int(self.chain.state.objects["2.0.0"]["parameters"]["max_authority_depth"])
@@ -125,7 +130,7 @@ class AuthorityMixin:
         unnecessary or invalid signature)."""
         signers = self._signers(trx)
         guarded("transaction", auth.verify_authority, trx["operations"], signers,
-                self.chain.state.require, self._max_depth())
+                self.chain.state.require, self._max_depth(), self._custom())
         return True
 
     @api_function
