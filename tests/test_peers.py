@@ -10,6 +10,7 @@ from nodeapi.peers.service import PeerService
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.node_address import NodeAddress, parse_node_address
 from nodeapi.protocol.wire import strip_block_info
+from nodeapi.rpc.access import ApiAccess
 
 from kit.access import VECTORS
 from kit.chain import claim_op, produce, transfer_op
@@ -439,3 +440,46 @@ def test_batch_adapts_to_the_real_peers_get_blocks_limit(producer, follower):
     finally:
         yield svc.stopService()
         yield server.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_full_disk_on_the_follower_is_one_line_per_attempt(producer, follower, captured):
+    """The follower cannot store the peer's blocks (its block log's disk is
+    full): each failed sync logs ONE error line naming the cause, without a
+    traceback, the peer is not marked bad and the reconnect delay grows;
+    once the disk has room the follower catches up."""
+    produce(producer, 3)
+    site = RunningSite(make_node(producer), ApiAccess.from_json(VECTORS))
+    full = {"on": True}
+    append = follower.block_log.append
+
+    def no_space(block):
+        if full["on"]:
+            raise OSError(28, "No space left on device")
+        return append(block)
+    follower.block_log.append = no_space
+    clock = task.Clock()
+    svc = PeerService(follower, seed_nodes=[f"127.0.0.1:{site.port}"], reactor=reactor,
+                      clock=clock, parameters={"reconnect_initial_delay": 1,
+                                               "reconnect_factor": 2,
+                                               "reconnect_max_delay": 100,
+                                               "reconnect_jitter": 0})
+    svc.startService()
+    delays = []
+    for _attempt in range(2):
+        yield wait_for(lambda: clock.getDelayedCalls())
+        [call] = clock.getDelayedCalls()
+        delays.append(call.getTime() - clock.seconds())
+        clock.advance(delays[-1])
+    [peer] = svc.peers.values()
+    assert peer.sync_failures >= 2 and peer.describe()["state"] != "bad"
+    errors = [t for level, t, _e in captured if level in ("error", "critical")
+              and "Sync with peer" in t]
+    assert len(errors) >= 2 and all("cannot store its blocks" in t and "No space left" in t
+                                    for t in errors)
+    assert not [e for _l, _t, e in captured if "log_failure" in e]
+    assert delays == [1, 2]
+    full["on"] = False
+    yield wait_for(lambda: follower.head_block_num == 3, timeout=20)
+    yield close(svc)
+    yield site.stop()

@@ -12,7 +12,7 @@ from twisted.internet import defer
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
-from nodeapi.errors import ChainError
+from nodeapi.errors import ChainError, StorageError
 from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.follower import Follower
@@ -230,9 +230,11 @@ class Peer:
         reconnects); a :class:`~nodeapi.errors.ChainError` (an invalid
         block, another chain) marks the peer bad; otherwise one more
         :attr:`sync_failures` and the connection aborted: a refusal by the
-        peer (``PeerRpcError``, ``LoginRefused``) is logged as one line with
-        the reconnect delay (:meth:`retry_delay`), anything else (a reply of
-        the wrong shape) with its traceback."""
+        peer (``PeerRpcError``, ``LoginRefused``) or a block this node could
+        not store (:class:`~nodeapi.errors.StorageError`: a full disk, a
+        read-only block log) is logged as one line with the reconnect delay
+        (:meth:`retry_delay`), anything else (a reply of the wrong shape)
+        with its traceback."""
         if isinstance(failure.value, defer.FirstError):
             failure = failure.value.subFailure
         if failure.check(PeerDisconnected):
@@ -243,6 +245,8 @@ class Peer:
         self.sync_failures += 1
         if failure.check(PeerRpcError, LoginRefused):  # the peer said no: one line
             self._failure_message = failure.getErrorMessage()
+        elif failure.check(StorageError):  # this node cannot store: one line, no traceback
+            self._failure_message = f"cannot store its blocks: {failure.getErrorMessage()}"
         else:  # unexpected (a malformed reply, a bug): keep the traceback
             log.failure("Sync with peer {peer} failed ({failures} in a row)", failure,
                         peer=self.address, failures=self.sync_failures)
