@@ -114,7 +114,6 @@ def custom_authority_update(ctx: ApplyContext, data: dict) -> list:
         fc_assert(bool(data["new_enabled"]) != old["enabled"],
                   "*op.new_enabled != old_object->enabled",
                   "Custom authority update specifies an enabled flag, but flag is not changed")
-    options = ctx.parameters.get("extensions", {}).get("custom_authority_options") or {}
     valid_from, valid_to = parse_time(old["valid_from"]), parse_time(old["valid_to"])
     if data.get("new_valid_from") is not None:
         fc_assert(parse_time(data["new_valid_from"]) != valid_from,
@@ -128,7 +127,7 @@ def custom_authority_update(ctx: ApplyContext, data: dict) -> list:
                   "Custom authority update specifies a new valid to date, but date is not "
                   "changed")
         valid_to = parse_time(data["new_valid_to"])
-        _lifetime(ctx, _options(ctx) if not options else options, valid_to)
+        _lifetime(ctx, _options(ctx), valid_to)
     fc_assert(valid_from < valid_to, "valid_from < valid_to",
               "Custom authority validity begin date must be before expiration date")
     if data.get("new_auth") is not None:
@@ -148,7 +147,7 @@ def custom_authority_update(ctx: ApplyContext, data: dict) -> list:
               "Unable to add restrictions: causes wraparound of restriction IDs")
     count = sum(restriction_count([r]) for i, r in held.items() if i not in remove)
     count += restriction_count(add)
-    limit = int((options or _options(ctx))["max_custom_authority_restrictions"])
+    limit = int(_options(ctx)["max_custom_authority_restrictions"])
     fc_assert(count <= limit, "restriction_count <= config->max_custom_authority_restrictions",
               "Cannot update custom authority: updated authority would exceed the maximum "
               "number of restrictions")

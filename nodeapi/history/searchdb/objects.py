@@ -373,15 +373,7 @@ class ObjectsService(service.Service):
         self._live = False
         if self._sync_task is not None:
             self._sync_task.stop()
-        if self.queue.items:
-            idle = self.shipper.when_idle()
-            idle.addTimeout(self.stop_timeout, self.reactor)
-            try:
-                yield idle
-            except defer.TimeoutError:
-                pass
-        left = self.queue.items
-        self.shipper.close()
+        left = yield self.shipper.drain(self.stop_timeout)
         if left:
             self.log.warn("searchdb-objects: stopped with {count} documents not shipped; "
                           "the next start loads the objects again", count=left)

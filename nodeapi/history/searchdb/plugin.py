@@ -413,14 +413,7 @@ class SearchDBService(service.Service):
         if pending:
             self.log.info("searchdb: flushing {count} documents (at most {timeout} s)",
                           count=pending, timeout=self.stop_timeout)
-            idle = self.shipper.when_idle()
-            idle.addTimeout(self.stop_timeout, self.reactor)
-            try:
-                yield idle
-            except defer.TimeoutError:
-                pass
-        left = self.queue.items
-        self.shipper.close()
+        left = yield self.shipper.drain(self.stop_timeout)
         if left:
             self.log.warn("searchdb: stopped with {count} documents not shipped ({reason}); "
                           "the next start rebuilds them from the block log",

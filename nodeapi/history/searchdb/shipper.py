@@ -127,6 +127,22 @@ class BulkShipper:
         self._idle.append(d)
         return d
 
+    @defer.inlineCallbacks
+    def drain(self, timeout: float):
+        """Wait at most ``timeout`` seconds for the queue to empty (a stop's
+        flush), then :meth:`close`.  The Deferred fires with the number of
+        documents left unsent."""
+        if self.queue.items:
+            idle = self.when_idle()
+            idle.addTimeout(timeout, self.reactor)
+            try:
+                yield idle
+            except defer.TimeoutError:
+                pass
+        left = self.queue.items
+        self.close()
+        return left
+
     def close(self) -> None:
         """Stop the loop now (cancel a backoff wait and the bulk in flight)."""
         self._closed = True
