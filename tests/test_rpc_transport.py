@@ -392,3 +392,25 @@ def test_login_converts_numbers_to_text_like_graphene(chain):
     finally:
         ws.dropConnection()
         yield running.stop()
+
+
+def test_chain_objects_in_replies_are_encoded_once_per_version():
+    """A chain object in a reply (alone, in a list, in pairs) is sent as
+    the bytes encoded the first time; the reply equals the plain encoding,
+    and an object changed in place is caught in the test suite's check
+    mode (NODEAPI_CHECK_WIRE_CACHE)."""
+
+    from nodeapi.chain.state import StateObject
+    from nodeapi.rpc.jsonrpc import encode_result, parse_request
+    from nodeapi.protocol.wire import to_wire
+
+    request = parse_request(b'{"jsonrpc":"2.0","id":7,"method":"call","params":[0,"f",[]]}')
+    big = StateObject(id="1.2.6", balance=2 ** 40, name="init0", votes=["1:0"])
+    for result in (big, [big, None], [["init0", big]], {"plain": 2 ** 40}):
+        expected = orjson.dumps({"id": 7, "jsonrpc": "2.0", "result": to_wire(result)})
+        assert encode_result(request, result) == expected
+        assert encode_result(request, result) == expected
+    assert b'"balance":"1099511627776"' in encode_result(request, big)
+    big["balance"] = 1  # never done to a stored object
+    with pytest.raises(AssertionError, match="changed after it was"):
+        encode_result(request, big)
