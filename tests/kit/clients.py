@@ -58,9 +58,14 @@ class LiveNode:
         self.http_url = f"http://127.0.0.1:{self.port}"
 
     def start(self):
-        """Start producing; a Deferred firing once block 1 exists."""
+        """Start producing; a Deferred firing once the head block is recent
+        (produced within the last minute of the wall clock), so clients'
+        expirations (wall clock based) fit the chain's limits."""
+        import time
+
         self.witness.startService()
-        return wait_for(lambda: self.chain.head_block_num >= 1, timeout=15.0)
+        return wait_for(lambda: self.chain.head_block_num >= 1
+                        and self.chain.head_block_time >= time.time() - 60, timeout=15.0)
 
     @defer.inlineCallbacks
     def stop(self):
