@@ -492,7 +492,9 @@ def test_restore_pending_drops_failing_transaction(chain, genesis, faulty_claim,
           "fill_price": {"base": {"amount": 1, "asset_id": "1.3.0"},
                          "quote": {"amount": 1, "asset_id": "1.3.0"}}}],
      r"^Operation type 4 \(fill_order\) is not applied by this chain$"),
-    ([22, {}], r"^Operation type 22( \(proposal_create\))? is not applied by this chain$"),
+    ([39, {}], r"^Operation type 39 \(transfer_to_blind\) is not applied by this chain: "
+               r"confidential transfers need Pedersen commitments and range proofs "
+               r"\(libsecp256k1-zkp\), which no maintained Python library provides$"),
 ])
 def test_operation_the_chain_does_not_apply_is_refused_naming_it(chain, op, message):
     """An operation type without an evaluator is refused at push time, before

@@ -228,6 +228,9 @@ class _SignState:
         return total >= threshold
 
 
+#: graphene ``GRAPHENE_COMMITTEE_ACCOUNT``: its authority acts only through proposals
+COMMITTEE_ACCOUNT = "1.2.0"
+
 #: graphene ``GRAPHENE_MAX_SIG_CHECK_DEPTH``: the depth ``sign_state`` uses
 #: when no chain parameter is passed (``database_api::verify_account_authority``).
 MAX_SIG_CHECK_DEPTH = 2
@@ -297,7 +300,8 @@ def potential_signatures(ops: list, signed: set, get_account, max_depth: int) ->
 
 
 def verify_authority(ops: list, keys: set, get_account, max_depth: int,
-                     get_custom=None) -> None:
+                     get_custom=None, allow_committee: bool = False,
+                     approved_active=(), approved_owner=()) -> None:
     """Raise :class:`MissingAuthority` unless ``keys`` satisfy every authority
     ``ops`` require, and :class:`InvalidSignature` for a signature no
     authority used.  ``get_account(id) -> account dict``; ``max_depth`` is
@@ -310,8 +314,15 @@ def verify_authority(ops: list, keys: set, get_account, max_depth: int,
     authorities is satisfied; then other authorities, every required owner
     (by its owner authority), then every remaining required active
     (approved, its active, its owner), accounts in id order as graphene's
-    ``flat_set<account_id_type>``."""
+    ``flat_set<account_id_type>``.  Unless ``allow_committee`` (a proposal's
+    check), an operation needing the committee account's active authority
+    is refused.  ``approved_active`` / ``approved_owner``: accounts that
+    approved already (a proposal's available approvals, graphene's
+    ``active_aprovals`` / ``owner_approvals``); an owner approval satisfies
+    a required owner authority."""
     state = _SignState(keys, get_account, max_depth)
+    state.approved.update(approved_active)
+    state.approved.update(approved_owner)
     if get_custom is None:
         active, owner, other = _all_required(ops)
     else:
@@ -322,11 +333,13 @@ def verify_authority(ops: list, keys: set, get_account, max_depth: int,
                        if not any(state.check(a) for a in get_custom(aid, op))}
             owner |= op_owner
             other.extend(other_authorities(op))
+    if not allow_committee and COMMITTEE_ACCOUNT in active:
+        raise MissingAuthority("Committee account may only propose transactions")
     for auth in other:
         if not state.check(auth):
             raise MissingAuthority(f"Missing authority: key {auth['key_auths'][0][0]}")
     for aid in sorted(owner, key=instance_number):
-        if not state.check(state.owner_of(aid)):
+        if aid not in approved_owner and not state.check(state.owner_of(aid)):
             raise MissingAuthority(f"Missing required owner authority of {aid}")
     for aid in sorted(active, key=instance_number):
         if not state.check_account(aid) and not state.check(state.owner_of(aid)):

@@ -125,10 +125,12 @@ class BlockApplication:
         state = self.state
         num = self.head_block_num + 1
         ts = parse_time(block["timestamp"])
-        # virtual operations made outside transactions (expired-order cancels)
+        self._summary[num & 0xFFFF] = bid  # graphene create_block_summary
+        # virtual operations made outside transactions (expired-order
+        # cancels, operations of proposals executed at expiry)
         block_vops = schedule.update_global_objects(state, self.genesis.initial_timestamp,
-                                                    block, bid)
-        self._summary[num & 0xFFFF] = bid
+                                                    block, bid, self.address_prefix,
+                                                    self._summary)
         if self._recent:
             self._recent = {k: v for k, v in self._recent.items() if v > ts}
         ops = applied_operations(records, num, self._numbering, block_vops or ())

@@ -40,13 +40,12 @@ from nodeapi.chain import schedule
 from nodeapi.chain.blocks import REJECTIONS, BlockApplication
 from nodeapi.chain.debug_updates import apply_debug_update
 from nodeapi.chain.errors import InvalidBlock
-from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
-from nodeapi.chain.evaluators.registry import evaluator_for
+from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.evaluators.registry import apply_operation
 from nodeapi.chain.genesis import DEFAULT_STATISTICS_TYPE, init_genesis
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.validation import check_transaction, received_transaction
-from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.fee_schedule import required_fees
 from nodeapi.protocol.operations import canonical_operation
 from nodeapi.protocol.times import format_time, parse_time
@@ -195,12 +194,7 @@ class Chain(BlockApplication):
             lambda trx_id: trx_id in self._recent or trx_id in self._pending_ids, check_sigs)
 
     def _apply_ops(self, trx: dict, ctx: ApplyContext) -> list:
-        results = []
-        for op in trx["operations"]:
-            evaluator = evaluator_for(op[0])
-            pay_fee(ctx, op, fee_payer(op))
-            results.append(evaluator(ctx, op[1]))
-        return results
+        return [apply_operation(ctx, op) for op in trx["operations"]]
 
     def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool):
         """Apply in a nested session; rolls back and re-raises on failure."""

@@ -132,12 +132,24 @@ def next_maintenance_time(state, now: int, block_num: int) -> int:
     return nxt + ((now - nxt) // interval + 1) * interval
 
 
+def apply_pending_parameters(state) -> None:
+    """The parameters a committee proposal set (``pending_parameters`` of
+    2.0.0, committee_member_update_global_parameters) replace the current
+    ones (graphene ``perform_chain_maintenance``, before the next
+    maintenance time is computed)."""
+    gpo = state.objects["2.0.0"]
+    if gpo.get("pending_parameters") is not None:
+        gpo = state.modify("2.0.0")
+        gpo["parameters"] = gpo.pop("pending_parameters")
+
+
 def perform_chain_maintenance(state, now: int, block_num: int) -> None:
     """The maintenance of the block ``block_num`` at ``now`` (module
     docstring), in ``state``'s open session."""
     tally = tally_votes(state, now)
     process_fees(state, now)
     update_active_sets(state, tally)
+    apply_pending_parameters(state)
     dgp = state.modify("2.1.0")
     dgp["next_maintenance_time"] = format_time(next_maintenance_time(state, now, block_num))
     dgp["last_vote_tally_time"] = format_time(now)

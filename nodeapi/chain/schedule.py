@@ -36,8 +36,10 @@ dynamic global properties); times are integer seconds since the epoch.
 ``get_slot_at_time`` and ``get_scheduled_witness``.
 """
 
+from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.evaluators.htlc import clear_expired_htlcs
 from nodeapi.chain.evaluators.market import clear_expired_orders
+from nodeapi.chain.evaluators.proposal import clear_expired_proposals
 from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permissions
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, parse_time
 from nodeapi.chain.maintenance import perform_chain_maintenance
@@ -160,7 +162,8 @@ def _pay_signing_witness(state, witness_id: str, now: int) -> None:
         state.modify(witness_id)["pay_vb"] = new_vb
 
 
-def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) -> list:
+def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
+                          prefix: str = "TEST", block_summary: dict | None = None) -> list:
     """Advance the head to ``block`` (wire JSON, id ``bid``) in ``state``'s
     open session (module docstring order): missed slots, head
     number/id/time, current witness and ``current_aslot``,
@@ -168,8 +171,10 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) 
     witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
     ``last_irreversible_block_num`` (the block confirmed by 75 % of the
     active witnesses, graphene ``update_last_irreversible_block``); then
-    maintenance, expired orders, the maintenance flag and the witness
-    schedule.
+    maintenance, expired proposals (executed when authorized, graphene
+    ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
+    operations they apply), expired orders, the maintenance flag and the
+    witness schedule.
 
     Returns the virtual operations this generated outside any transaction,
     ``[(op, result)]`` (graphene pushes them after the block's transactions:
@@ -197,7 +202,10 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str) 
         (10000 - 7500) * len(confirmed) // 10000]
     if maintenance:
         perform_chain_maintenance(state, ts, num)
-    vops = clear_expired_orders(state, ts)
+    ctx = ApplyContext(state, ts, num, prefix, block_summary)
+    clear_expired_proposals(ctx)
+    vops = ctx.virtual_ops
+    vops += clear_expired_orders(state, ts)
     vops += clear_expired_htlcs(state, ts)
     update_withdraw_permissions(state, ts)
     flags = state.objects["2.1.0"]["dynamic_flags"]

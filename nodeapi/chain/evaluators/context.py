@@ -45,6 +45,9 @@ class ApplyContext:
         self.virtual_ops: list = []
         self.core_fee_paid = 0
         self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
+        #: True while a proposal's operations are applied (graphene
+        #: ``transaction_evaluation_state::_is_proposed_trx``)
+        self.proposed = False
 
     @property
     def parameters(self) -> dict:

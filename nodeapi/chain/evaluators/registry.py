@@ -60,8 +60,10 @@ before anything else is checked (:func:`check_applied`).
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
     account, asset, assertion, balance, custom, custom_authority, governance, htlc, market,
-    transfer, vesting_balance, withdraw_permission)
+    proposal, transfer, vesting_balance, withdraw_permission)
+from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.protocol.errors import UnknownOperation
+from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.operations import OPERATIONS, operation_type
 
 #: operation type number -> evaluator ``fn(ctx, data) -> operation_result``
@@ -81,12 +83,16 @@ EVALUATORS = {
     16: asset.asset_fund_fee_pool,
     20: governance.witness_create,
     21: governance.witness_update,
+    22: proposal.proposal_create,
+    23: proposal.proposal_update,
+    24: proposal.proposal_delete,
     25: withdraw_permission.withdraw_permission_create,
     26: withdraw_permission.withdraw_permission_update,
     27: withdraw_permission.withdraw_permission_claim,
     28: withdraw_permission.withdraw_permission_delete,
     29: governance.committee_member_create,
     30: governance.committee_member_update,
+    31: proposal.committee_member_update_global_parameters,
     32: vesting_balance.vesting_balance_create,
     33: vesting_balance.vesting_balance_withdraw,
     35: custom.custom,
@@ -107,7 +113,14 @@ def not_applied_message(op_type: int) -> str:
     (proposal_create) is not applied by this chain"``."""
     known = OPERATIONS.get(op_type)
     name = f" ({known[0]})" if known else ""
-    return f"Operation type {op_type}{name} is not applied by this chain"
+    why = BLIND_REFUSAL if op_type in BLIND_OPERATIONS else ""
+    return f"Operation type {op_type}{name} is not applied by this chain{why}"
+
+
+#: confidential (blind) transfers: refused for want of a verifier
+BLIND_OPERATIONS = frozenset((39, 40, 41))
+BLIND_REFUSAL = (": confidential transfers need Pedersen commitments and range proofs "
+                 "(libsecp256k1-zkp), which no maintained Python library provides")
 
 
 def evaluator_for(op_type):
@@ -119,6 +132,15 @@ def evaluator_for(op_type):
     if evaluator is None:
         raise UnsupportedOperation(not_applied_message(op_type))
     return evaluator
+
+
+def apply_operation(ctx: ApplyContext, op: list):
+    """Pay ``op``'s fee and apply it (graphene ``apply_operation`` through
+    the evaluator's ``start_evaluate``); returns its ``operation_result``.
+    Raises what the fee check or the evaluator raises."""
+    evaluator = evaluator_for(op[0])
+    pay_fee(ctx, op, fee_payer(op))
+    return evaluator(ctx, op[1])
 
 
 def check_applied(operations) -> None:
