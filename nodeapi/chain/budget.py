@@ -13,10 +13,11 @@ satoshis:
   maintenance (``last_budget_time`` still the epoch);
 - witness budget = min(``witness_pay_per_block`` * blocks until the next
   maintenance, total budget); worker budget = min(``worker_budget_per_day``
-  * seconds until the next maintenance / 86400, what is left) - with no
-  workers it all returns;
-- ``current_supply`` += witness budget - ``accumulated_fees`` - the old
-  witness budget; ``accumulated_fees`` = 0; dynamic global properties'
+  * seconds until the next maintenance / 86400, what is left), of which
+  the workers are paid (:func:`nodeapi.chain.evaluators.worker.pay_workers`)
+  and the rest returns;
+- ``current_supply`` += witness budget + worker pay - ``accumulated_fees`` -
+  the old witness budget; ``accumulated_fees`` = 0; dynamic global properties'
   ``witness_budget`` = witness budget, ``last_budget_time`` = now; a budget
   record 2.13.N (``{"time", "record": {...}}``) keeps the figures.
 
@@ -24,6 +25,7 @@ Witness pay out of ``witness_budget`` happens per block
 (:mod:`nodeapi.chain.schedule`).
 """
 
+from nodeapi.chain.evaluators.worker import pay_workers
 from nodeapi.protocol.times import format_time, parse_time
 
 CYCLE_RATE = 17
@@ -63,8 +65,10 @@ def process_budget(state, now: int) -> dict:
     available -= witness_budget
     worker = int(params["worker_budget_per_day"]) * time_to_maint // 86400
     rec["worker_budget"] = min(worker, available)
-    rec["leftover_worker_funds"] = rec["worker_budget"]  # no workers are paid
-    rec["supply_delta"] = witness_budget - fees - unused
+    # graphene pays the workers before last_budget_time moves on
+    rec["leftover_worker_funds"] = pay_workers(state, rec["worker_budget"], now)
+    rec["supply_delta"] = (witness_budget + rec["worker_budget"] - rec["leftover_worker_funds"]
+                           - fees - unused)
     dd = state.modify("2.3.0")
     dd["current_supply"] = int(dd["current_supply"]) + rec["supply_delta"]
     dd["accumulated_fees"] = 0

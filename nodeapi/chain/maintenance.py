@@ -30,6 +30,7 @@ hardfork rules from genesis (core-533 authorities).  Order:
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.evaluators.custom_authority import delete_expired_custom_authorities
+from nodeapi.chain.evaluators.worker import update_worker_votes
 from nodeapi.chain.budget import process_budget
 from nodeapi.chain.fees import process_fees
 from nodeapi.chain.votes import tally_votes
@@ -149,6 +150,7 @@ def perform_chain_maintenance(state, now: int, block_num: int) -> None:
     tally = tally_votes(state, now)
     process_fees(state, now)
     update_active_sets(state, tally)
+    update_worker_votes(state, tally.votes)
     apply_pending_parameters(state)
     dgp = state.modify("2.1.0")
     dgp["next_maintenance_time"] = format_time(next_maintenance_time(state, now, block_num))

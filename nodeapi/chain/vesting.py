@@ -79,6 +79,20 @@ def withdraw(state, vb_id: str, amount: int, now: int) -> None:
     vbo["policy"] = [tag, policy]
 
 
+def deposit(state, vb_id: str, amount: int, now: int) -> None:
+    """graphene ``vesting_balance_object::deposit``: add ``amount`` core
+    satoshis to ``vb_id``; a cdd policy first books the coin-seconds earned
+    until ``now`` (the deposit itself earns from now on)."""
+    vbo = state.objects[vb_id]
+    tag, policy = vbo["policy"]
+    balance = int(vbo["balance"]["amount"])
+    if tag == CDD:
+        policy = _cdd_updated(policy, balance, now)
+    vbo = state.modify(vb_id)
+    vbo["balance"] = {"amount": balance + amount, "asset_id": vbo["balance"]["asset_id"]}
+    vbo["policy"] = [tag, policy]
+
+
 def deposit_lazy_vesting(state, vb_id: str | None, amount: int, vesting_seconds: int,
                          balance_type: str, owner: str, require_vesting: bool,
                          now: int) -> str | None:

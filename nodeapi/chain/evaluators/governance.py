@@ -98,7 +98,7 @@ def verify_account_votes(state, options: dict) -> None:
     options checks): ``num_witness`` / ``num_committee`` at most
     ``maximum_witness_count`` / ``maximum_committee_count``, an existing
     ``voting_account``, and each vote naming an existing committee member
-    (type 0) or witness (type 1); workers (type 2) do not exist here.
+    (type 0), witness (type 1) or worker (type 2, its vote for or against).
 
     :raises InvalidOperation: with graphene's texts."""
     params = state.objects["2.0.0"]["parameters"]
@@ -115,6 +115,9 @@ def verify_account_votes(state, options: dict) -> None:
         return
     existing = {state.objects[oid]["vote_id"]
                 for kind in ("1.5.", "1.6.") for oid in state.ids_of_type(kind)}
+    for oid in state.ids_of_type("1.14."):  # a worker: its for and against ids
+        existing.add(state.objects[oid]["vote_for"])
+        existing.add(state.objects[oid]["vote_against"])
     limit = int(state.objects["2.0.0"]["next_available_vote_id"])
     for vote in votes:
         kind, instance = (int(x) for x in vote.split(":"))

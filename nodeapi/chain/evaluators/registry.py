@@ -60,7 +60,7 @@ before anything else is checked (:func:`check_applied`).
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
     account, asset, assertion, balance, custom, custom_authority, governance, htlc, market,
-    proposal, transfer, vesting_balance, withdraw_permission)
+    proposal, transfer, vesting_balance, withdraw_permission, worker)
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import fee_payer
@@ -95,6 +95,7 @@ EVALUATORS = {
     31: proposal.committee_member_update_global_parameters,
     32: vesting_balance.vesting_balance_create,
     33: vesting_balance.vesting_balance_withdraw,
+    34: worker.worker_create,
     35: custom.custom,
     36: assertion.assert_operation,
     37: balance.balance_claim,
