@@ -130,3 +130,81 @@ def test_uptick_sell_buy_orderbook_ticker_trades(market_live, tmp_path):
     out, err, code = yield run_uptick(tmp_path, live.ws_url, "trades", "GOLD:TEST")
     assert code == 0, out + err
     assert "| 4.000 GOLD | 8.00000 TEST | 2.000000 TEST/GOLD |" in out, out
+
+
+@pytest.fixture
+def pool_live(funded):
+    from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
+    from nodeapi.history.pool_history import LiquidityPoolHistory
+
+    # graphene keeps the pool history in the market_history plugin
+    market = MarketHistory(MarketHistoryOptions(bucket_sizes=(60,)))
+    history = LiquidityPoolHistory()
+    funded.add_consumer(market)
+    funded.add_consumer(history)
+    node = live_node(funded, market_history=market, pool_history=history)
+    yield node
+    pytest_twisted.blockon(node.stop())
+
+
+def _gold_and_share(url):
+    """python-bitshares: init0 creates GOLD and LPS (precision 3) and
+    issues itself 1,000 GOLD."""
+    from bitshares.asset import Asset
+
+    from kit.clients import bitshares_client
+
+    bts = bitshares_client(url)
+    bts.blocking = "head"
+    bts.create_asset("GOLD", 3, 1000000, account="init0")
+    bts.create_asset("LPS", 3, 1000000, account="init0")
+    Asset("GOLD", blockchain_instance=bts, full=True).issue(1000, "init0")
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_uptick_pool_create_deposit_exchange_withdraw(pool_live, tmp_path):
+    """uptick ``pool create``, ``deposit``, ``exchange`` and ``withdraw``;
+    the exchange is computed by hand from the pool rules and the pool's
+    history answers over RPC."""
+    from twisted.internet import threads
+
+    from kit.clients import bitshares_client
+
+    live = pool_live
+    yield threads.deferToThread(_gold_and_share, live.ws_url)
+    state = live.chain.state
+    gold = state.asset_by_symbol_or_id("GOLD")["id"]
+    lps = state.asset_by_symbol_or_id("LPS")["id"]
+    init0 = state.account_by_name_or_id("init0")["id"]
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "pool", "create", "TEST", "GOLD",
+                                      "LPS", "0.3", "1", "--account", "init0")
+    assert code == 0, out + err
+    [pid] = state.ids_of_type("1.19.")
+    pool = state.objects[pid]
+    assert (pool["taker_fee_percent"], pool["withdrawal_fee_percent"]) == (30, 100)
+    # first deposit: 10 TEST (1,000,000 sat) and 100 GOLD (100,000 sat):
+    # 1,000,000 shares (1,000 LPS)
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "pool", "deposit", pid, "10",
+                                      "TEST", "100", "GOLD", "--account", "init0")
+    assert code == 0, out + err
+    assert state.balance(init0, lps) == 1000000
+    # sell 1 TEST (100,000 sat): new_a = 1,100,000; new_b = ceil(1e11 / 1.1e6)
+    # = 90,910; delta = 9,090; pool fee 9,090 * 30 // 10000 = 27; 9,063 GOLD sat
+    gold_before = state.balance(init0, gold)
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "pool", "exchange", pid, "1",
+                                      "TEST", "9.063", "GOLD", "--account", "init0")
+    assert code == 0, out + err
+    assert state.balance(init0, gold) - gold_before == 9063
+    pool = state.objects[pid]
+    assert (pool["balance_a"], pool["balance_b"]) == (1100000, 100000 - 9063)
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "pool", "withdraw", pid, "1000",
+                                      "LPS", "--account", "init0")
+    assert code == 0, out + err
+    assert state.objects[pid]["balance_a"] == 0 and state.balance(init0, lps) == 0
+
+    def history():
+        bts = bitshares_client(live.ws_url)
+        return bts.rpc.get_liquidity_pool_history(pid, None, None, 10, None, api="history")
+    entries = yield threads.deferToThread(history)
+    assert [e["op_type"] for e in entries] == [62, 63, 61, 59]

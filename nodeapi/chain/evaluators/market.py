@@ -78,7 +78,7 @@ def _core_in_orders(state, seller: str, asset_id: str, delta: int) -> None:
         stats["total_core_in_orders"] += delta
 
 
-def _market_fee(state, asset_id: str, amount: int, is_maker: bool) -> int:
+def calculate_market_fee(state, asset_id: str, amount: int, is_maker: bool) -> int:
     """graphene ``calculate_market_fee``: the issuer's cut of ``amount``."""
     asset = state.objects[asset_id]
     opts = asset["options"]
@@ -159,7 +159,7 @@ def _fill(ctx: ApplyContext, order_id: str, pays: int, receives: int, price: dic
     seller = order["seller"]
     sell_asset = order["sell_price"]["base"]["asset_id"]
     recv_asset = order["sell_price"]["quote"]["asset_id"]
-    fee = _market_fee(state, recv_asset, receives, is_maker)
+    fee = calculate_market_fee(state, recv_asset, receives, is_maker)
     if fee:
         state.modify(state.objects[recv_asset]["dynamic_asset_data_id"])["accumulated_fees"] += fee
     _core_in_orders(state, seller, sell_asset, -pays)

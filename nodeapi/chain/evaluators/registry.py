@@ -59,8 +59,8 @@ before anything else is checked (:func:`check_applied`).
 
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
-    account, asset, assertion, balance, custom, custom_authority, governance, htlc, market,
-    proposal, transfer, vesting_balance, withdraw_permission, worker)
+    account, asset, assertion, balance, custom, custom_authority, governance, htlc,
+    liquidity_pool, market, proposal, transfer, vesting_balance, withdraw_permission, worker)
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import fee_payer
@@ -105,6 +105,12 @@ EVALUATORS = {
     54: custom_authority.custom_authority_create,
     55: custom_authority.custom_authority_update,
     56: custom_authority.custom_authority_delete,
+    59: liquidity_pool.liquidity_pool_create,
+    60: liquidity_pool.liquidity_pool_delete,
+    61: liquidity_pool.liquidity_pool_deposit,
+    62: liquidity_pool.liquidity_pool_withdraw,
+    63: liquidity_pool.liquidity_pool_exchange,
+    75: liquidity_pool.liquidity_pool_update,
 }
 
 
