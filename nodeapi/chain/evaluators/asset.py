@@ -8,8 +8,9 @@ Reference: graphene libraries/chain/asset_evaluator.cpp.
 
 import re
 
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.whitelist import is_authorized_asset
 
 _SYMBOL = re.compile(r"^[A-Z][A-Z0-9]*(\.[A-Z0-9]+)?[A-Z0-9]*$")
 
@@ -120,6 +121,8 @@ def asset_issue(ctx: ApplyContext, data: dict) -> list:
     if value <= 0:
         raise InvalidOperation("Issued amount must be positive")
     ctx.state.require(data["issue_to_account"])
+    fc_assert(is_authorized_asset(ctx.state, data["issue_to_account"], asset),
+              "is_authorized_asset( d, *to_account, a )")
     dyn = ctx.state.modify(asset["dynamic_asset_data_id"])
     if dyn["current_supply"] + value > int(asset["options"]["max_supply"]):
         raise InvalidOperation(f"Issuing {value} would exceed max_supply of {asset['symbol']}")
@@ -135,6 +138,8 @@ def asset_reserve(ctx: ApplyContext, data: dict) -> list:
     value = int(amount["amount"])
     if value <= 0:
         raise InvalidOperation("Reserved amount must be positive")
+    fc_assert(is_authorized_asset(ctx.state, data["payer"], asset),
+              "is_authorized_asset( d, *from_account, a )")
     adjust_balance(ctx.state, data["payer"], asset["id"], -value)
     ctx.state.modify(asset["dynamic_asset_data_id"])["current_supply"] -= value
     return VOID

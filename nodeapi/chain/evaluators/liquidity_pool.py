@@ -33,6 +33,7 @@ Arithmetic (integers, as the reference):
 from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.evaluators.market import calculate_market_fee
+from nodeapi.chain.whitelist import is_authorized_asset
 
 KIND = "1.19"
 FULL = 10000
@@ -67,6 +68,16 @@ def _owner_check(state, pool: dict, account: str) -> dict:
     fc_assert(share["issuer"] == account, "_share_asset->issuer == op.account",
               "The account is not the owner of the liquidity pool")
     return share
+
+
+def _authorized(state, account: str, pool: dict, share: bool = True) -> None:
+    """The account's white/black list standing for the pool's assets
+    (``is_authorized_asset``), with the reference's texts."""
+    checks = ([("share_asset", "the share asset")] if share else []) + [
+        ("asset_a", "asset A"), ("asset_b", "asset B")]
+    for field, name in checks:
+        if not is_authorized_asset(state, account, state.objects[pool[field]]):
+            raise InvalidOperation(f"The account is unauthorized by {name}")
 
 
 def _pay_market_fee(state, asset_id: str, fee: int) -> None:
@@ -157,6 +168,7 @@ def liquidity_pool_deposit(ctx: ApplyContext, data: dict) -> list:
     if balance_a == 0:
         fc_assert(share["issuer"] == data["account"], "share_asset_obj.issuer == op.account",
                   "The initial deposit can only be done by the pool owner")
+    _authorized(state, data["account"], pool)
     fc_assert(supply < max_supply,
               "_share_asset_dyn_data->current_supply < share_asset_obj.options.max_supply",
               "Can not create new supply for the share asset")
@@ -193,6 +205,7 @@ def liquidity_pool_withdraw(ctx: ApplyContext, data: dict) -> list:
     fc_assert(balance_a > 0 and balance_b > 0, "_pool->balance_a > 0 && _pool->balance_b > 0",
               "The pool has not been initialized")
     share = state.objects[pool["share_asset"]]
+    _authorized(state, data["account"], pool)
     supply, shares = _supply(state, share), int(amount["amount"])
     fc_assert(supply >= shares, "_share_asset_dyn_data->current_supply >= op.share_amount.amount",
               "Can not withdraw an amount that is more than the current supply")
@@ -241,6 +254,7 @@ def liquidity_pool_exchange(ctx: ApplyContext, data: dict) -> list:
     fc_assert(selling_a or selling_b, "( op.amount_to_sell.asset_id == _pool->asset_a && ... )",
               "Asset type mismatch")
     asset_a, asset_b = state.objects[pool["asset_a"]], state.objects[pool["asset_b"]]
+    _authorized(state, data["account"], pool, share=False)
     _market_lists(state, asset_a, asset_b)
     amount = int(sell["amount"])
     maker_fee = calculate_market_fee(state, sell["asset_id"], amount, True)

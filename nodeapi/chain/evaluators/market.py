@@ -51,6 +51,7 @@ from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.fees import charge_statistics, core_fee
 from nodeapi.chain.genesis import parse_time
+from nodeapi.chain.whitelist import is_authorized_asset
 
 _CHARGE_MARKET_FEE = 0x01
 
@@ -235,6 +236,20 @@ def _apply_order(ctx: ApplyContext, order_id: str) -> bool:
     return _maybe_cull(ctx, order_id)
 
 
+def _check_market(state, seller: str, sell_asset: dict, recv_asset: dict) -> None:
+    """The selling asset's market white/black lists and both assets' account
+    lists (graphene ``limit_order_create_evaluator::do_evaluate``)."""
+    opts = sell_asset["options"]
+    if opts.get("whitelist_markets") and recv_asset["id"] not in opts["whitelist_markets"]:
+        raise InvalidOperation("This market has not been whitelisted by the selling asset")
+    if recv_asset["id"] in (opts.get("blacklist_markets") or ()):
+        raise InvalidOperation("This market has been blacklisted by the selling asset")
+    if not is_authorized_asset(state, seller, sell_asset):
+        raise InvalidOperation("The account is not allowed to transact the selling asset")
+    if not is_authorized_asset(state, seller, recv_asset):
+        raise InvalidOperation("The account is not allowed to transact the receiving asset")
+
+
 def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     """limit_order_create (1): escrow ``amount_to_sell``, match, rest the
     remainder as 1.7.N with the deferred fee; result ``[1, "1.7.N"]``.
@@ -246,8 +261,9 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
         raise InvalidOperation("Order amounts must be positive")
     if sell["asset_id"] == recv["asset_id"]:
         raise InvalidOperation("An order must trade two different assets")
-    state.require(sell["asset_id"])
-    state.require(recv["asset_id"])
+    sell_asset = state.require(sell["asset_id"])
+    recv_asset = state.require(recv["asset_id"])
+    _check_market(state, data["seller"], sell_asset, recv_asset)
     if parse_time(data["expiration"]) < ctx.now:
         raise InvalidOperation(f"Order expiration {data['expiration']} is before the head "
                                f"block time")

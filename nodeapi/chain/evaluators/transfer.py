@@ -6,6 +6,7 @@ The family's later members (override_transfer 38, the blinded transfers
 
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.whitelist import is_authorized_asset
 
 
 def _positive(amount: dict, what: str) -> int:
@@ -18,7 +19,9 @@ def _positive(amount: dict, what: str) -> int:
 def transfer(ctx: ApplyContext, data: dict) -> list:
     """transfer (0): move ``amount`` from ``from`` to ``to``; result void.
 
-    :raises InvalidOperation: amount not positive, transfer to oneself, or a
+    :raises InvalidOperation: amount not positive, transfer to oneself, an
+        account the asset's white/black lists do not authorize
+        (:func:`~nodeapi.chain.whitelist.is_authorized_asset`), or a
         ``transfer_restricted`` asset between two non-issuers.
     :raises UnknownObject: ``to`` or the asset does not exist.
     :raises InsufficientBalance: ``from`` lacks the amount."""
@@ -28,6 +31,12 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
         raise InvalidOperation("Cannot transfer to the same account")
     state.require(data["to"])
     asset = state.require(data["amount"]["asset_id"])
+    if not is_authorized_asset(state, data["from"], asset):
+        raise InvalidOperation(f"'from' account {data['from']} is not whitelisted for asset "
+                               f"{asset['id']}")
+    if not is_authorized_asset(state, data["to"], asset):
+        raise InvalidOperation(f"'to' account {data['to']} is not whitelisted for asset "
+                               f"{asset['id']}")
     if asset["options"]["flags"] & 0x08:  # transfer_restricted
         if asset["issuer"] not in (data["from"], data["to"]):
             raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")

@@ -1,0 +1,106 @@
+"""Account white/black lists of assets (graphene ``is_authorized_asset``)
+and market lists, enforced on transfers, issues, orders and pool
+exchanges, with bitshares-core's texts; account_whitelist (7) keeps the
+lists."""
+
+import pytest
+
+from nodeapi.chain.errors import InvalidOperation
+
+from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
+from kit.signing import sign_wire
+
+INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
+FEE0 = {"amount": 0, "asset_id": CORE}
+WHITE_LIST = 0x02
+
+
+def push(chain, *ops):
+    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
+    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
+    return chain.push_transaction(sign_wire(chain, ops))["operation_results"]
+
+
+def amount(n, asset_id):
+    return {"amount": n, "asset_id": asset_id}
+
+
+def listing(who, listed, new_listing):
+    return [7, {"authorizing_account": who, "account_to_list": listed,
+                "new_listing": new_listing, "extensions": []}]
+
+
+@pytest.fixture
+def chain(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "wl")
+    push(chain, claim_wire())
+    for who in (INIT1, INIT2):
+        push(chain, [0, {"from": INIT0, "to": who, "amount": amount(10 ** 10, CORE),
+                         "extensions": []}])
+    produce(chain)
+    yield chain
+    chain.block_log.close()
+
+
+def wl_asset(chain, symbol, **extra):
+    opts = dict(asset_options(flags=WHITE_LIST, perms=WHITE_LIST), **extra)
+    [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
+                                    "common_options": opts, "is_prediction_market": False,
+                                    "extensions": {}}])
+    return aid
+
+
+def test_whitelist_authorities_decide_who_may_hold(chain):
+    wl = wl_asset(chain, "KYC", whitelist_authorities=[INIT0])
+    # nobody is on init0's white list yet
+    with pytest.raises(InvalidOperation, match="is_authorized_asset"):
+        push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, wl),
+                          "issue_to_account": INIT1, "extensions": {}}])
+    push(chain, listing(INIT0, INIT1, 1))
+    assert chain.state.objects[INIT1]["whitelisting_accounts"] == [INIT0]
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, wl),
+                      "issue_to_account": INIT1, "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="'to' account 1.2.8 is not whitelisted"):
+        push(chain, [0, {"from": INIT1, "to": INIT2, "amount": amount(10, wl),
+                         "extensions": []}])
+    push(chain, listing(INIT0, INIT2, 1))
+    push(chain, [0, {"from": INIT1, "to": INIT2, "amount": amount(10, wl), "extensions": []}])
+    assert chain.state.balance(INIT2, wl) == 10
+    # taken off the list: init2 can neither send nor trade it
+    push(chain, listing(INIT0, INIT2, 0))
+    with pytest.raises(InvalidOperation, match="'from' account 1.2.8 is not whitelisted"):
+        push(chain, [0, {"from": INIT2, "to": INIT1, "amount": amount(1, wl),
+                         "extensions": []}])
+    with pytest.raises(InvalidOperation, match="not allowed to transact the selling asset"):
+        push(chain, [1, {"seller": INIT2, "amount_to_sell": amount(1, wl),
+                         "min_to_receive": amount(1, CORE), "expiration": "2030-01-01T00:00:00",
+                         "fill_or_kill": False, "extensions": {}}])
+
+
+def test_blacklist_authorities(chain):
+    bl = wl_asset(chain, "OPEN", blacklist_authorities=[INIT0])
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, bl),
+                      "issue_to_account": INIT1, "extensions": {}}])
+    push(chain, listing(INIT0, INIT2, 2))  # init0 blacklists init2
+    assert chain.state.objects[INIT2]["blacklisting_accounts"] == [INIT0]
+    with pytest.raises(InvalidOperation, match="'to' account 1.2.8 is not whitelisted"):
+        push(chain, [0, {"from": INIT1, "to": INIT2, "amount": amount(10, bl),
+                         "extensions": []}])
+    with pytest.raises(InvalidOperation, match="not allowed to transact the receiving asset"):
+        push(chain, [1, {"seller": INIT2, "amount_to_sell": amount(1, CORE),
+                         "min_to_receive": amount(1, bl), "expiration": "2030-01-01T00:00:00",
+                         "fill_or_kill": False, "extensions": {}}])
+
+
+def test_market_lists_of_the_selling_asset(chain):
+    other = wl_asset(chain, "OTHER")
+    gated = wl_asset(chain, "GATED", whitelist_markets=[other])
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, gated),
+                      "issue_to_account": INIT0, "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="has not been whitelisted by the selling asset"):
+        push(chain, [1, {"seller": INIT0, "amount_to_sell": amount(1, gated),
+                         "min_to_receive": amount(1, CORE), "expiration": "2030-01-01T00:00:00",
+                         "fill_or_kill": False, "extensions": {}}])
+    push(chain, [1, {"seller": INIT0, "amount_to_sell": amount(1, gated),
+                     "min_to_receive": amount(1, other), "expiration": "2030-01-01T00:00:00",
+                     "fill_or_kill": False, "extensions": {}}])
