@@ -208,3 +208,27 @@ def test_uptick_pool_create_deposit_exchange_withdraw(pool_live, tmp_path):
         return bts.rpc.get_liquidity_pool_history(pid, None, None, 10, None, api="history")
     entries = yield threads.deferToThread(history)
     assert [e["op_type"] for e in entries] == [62, 63, 61, 59]
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_uptick_ticket_create_and_update(live, tmp_path):
+    """uptick ``ticket create`` locks 10 TEST in a charging ticket, ``ticket
+    update`` splits 4 TEST of it towards liquid."""
+    state = live.chain.state
+    init0 = state.account_by_name_or_id("init0")["id"]
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "ticket", "create",
+                                      "lock_180_days", "10", "TEST", "--account", "init0")
+    assert code == 0, out + err
+    [tid] = state.ids_of_type("1.18.")
+    ticket = state.objects[tid]
+    assert ticket["account"] == init0 and ticket["amount"]["amount"] == 1000000
+    assert (ticket["target_type"], ticket["current_type"], ticket["status"]) == (
+        "lock_180_days", "liquid", "charging")
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "ticket", "update", tid, "liquid",
+                                      "--amount", "4", "TEST", "--account", "init0")
+    assert code == 0, out + err
+    yield live.blocks_later(1)
+    tickets = sorted(state.ids_of_type("1.18."))
+    assert [state.objects[t]["amount"]["amount"] for t in tickets] == [600000, 400000]
+    assert state.objects[tickets[1]]["target_type"] == "liquid"

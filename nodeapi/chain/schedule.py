@@ -40,6 +40,7 @@ from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.evaluators.htlc import clear_expired_htlcs
 from nodeapi.chain.evaluators.market import clear_expired_orders
 from nodeapi.chain.evaluators.proposal import clear_expired_proposals
+from nodeapi.chain.evaluators.ticket import process_tickets
 from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permissions
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, parse_time
 from nodeapi.chain.maintenance import perform_chain_maintenance
@@ -171,7 +172,8 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
     witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
     ``last_irreversible_block_num`` (the block confirmed by 75 % of the
     active witnesses, graphene ``update_last_irreversible_block``); then
-    maintenance, expired proposals (executed when authorized, graphene
+    the due ticket updates (``process_tickets``), maintenance, expired
+    proposals (executed when authorized, graphene
     ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
     operations they apply), expired orders, the maintenance flag and the
     witness schedule.
@@ -200,6 +202,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
                        for w in state.objects["2.0.0"]["active_witnesses"])
     state.modify("2.1.0")["last_irreversible_block_num"] = confirmed[
         (10000 - 7500) * len(confirmed) // 10000]
+    process_tickets(state, ts)
     if maintenance:
         perform_chain_maintenance(state, ts, num)
     ctx = ApplyContext(state, ts, num, prefix, block_summary)

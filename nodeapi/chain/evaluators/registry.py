@@ -60,7 +60,8 @@ before anything else is checked (:func:`check_applied`).
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
     account, asset, assertion, balance, custom, custom_authority, governance, htlc,
-    liquidity_pool, market, proposal, transfer, vesting_balance, withdraw_permission, worker)
+    liquidity_pool, market, proposal, ticket, transfer, vesting_balance, withdraw_permission,
+    worker)
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import fee_payer
@@ -105,6 +106,8 @@ EVALUATORS = {
     54: custom_authority.custom_authority_create,
     55: custom_authority.custom_authority_update,
     56: custom_authority.custom_authority_delete,
+    57: ticket.ticket_create,
+    58: ticket.ticket_update,
     59: liquidity_pool.liquidity_pool_create,
     60: liquidity_pool.liquidity_pool_delete,
     61: liquidity_pool.liquidity_pool_deposit,
