@@ -41,7 +41,7 @@ from nodeapi.chain.blocks import REJECTIONS, BlockApplication
 from nodeapi.chain.debug_updates import apply_debug_update
 from nodeapi.chain.errors import InvalidBlock
 from nodeapi.chain.evaluators.context import ApplyContext
-from nodeapi.chain.evaluators.registry import apply_operation
+from nodeapi.chain.evaluators.registry import apply_operations
 from nodeapi.chain.genesis import DEFAULT_STATISTICS_TYPE, init_genesis
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.chain.replay import replay_blocks
@@ -194,7 +194,7 @@ class Chain(BlockApplication):
             lambda trx_id: trx_id in self._recent or trx_id in self._pending_ids, check_sigs)
 
     def _apply_ops(self, trx: dict, ctx: ApplyContext) -> list:
-        return [apply_operation(ctx, op) for op in trx["operations"]]
+        return apply_operations(ctx, trx["operations"])
 
     def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool):
         """Apply in a nested session; rolls back and re-raises on failure."""

@@ -226,6 +226,7 @@ def execute_proposal(ctx: ApplyContext, proposal: dict) -> None:
     raised."""
     # the registry imports every evaluator, this module included
     from nodeapi.chain.evaluators.registry import apply_operation
+    from nodeapi.chain.evaluators.samet_fund import check_no_unpaid_debt
 
     state = ctx.state
     vops_before = len(ctx.virtual_ops)
@@ -237,6 +238,7 @@ def execute_proposal(ctx: ApplyContext, proposal: dict) -> None:
             at = len(ctx.virtual_ops)
             result = apply_operation(ctx, op)
             ctx.virtual_ops.insert(at, (op, result))
+        check_no_unpaid_debt(state)
         state.remove(proposal["id"])
     except BaseException:
         state.rollback()

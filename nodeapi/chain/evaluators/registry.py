@@ -60,8 +60,8 @@ before anything else is checked (:func:`check_applied`).
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
     account, asset, assertion, balance, custom, custom_authority, governance, htlc,
-    liquidity_pool, market, proposal, ticket, transfer, vesting_balance, withdraw_permission,
-    worker)
+    liquidity_pool, market, proposal, samet_fund, ticket, transfer, vesting_balance,
+    withdraw_permission, worker)
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import fee_payer
@@ -113,6 +113,11 @@ EVALUATORS = {
     61: liquidity_pool.liquidity_pool_deposit,
     62: liquidity_pool.liquidity_pool_withdraw,
     63: liquidity_pool.liquidity_pool_exchange,
+    64: samet_fund.samet_fund_create,
+    65: samet_fund.samet_fund_delete,
+    66: samet_fund.samet_fund_update,
+    67: samet_fund.samet_fund_borrow,
+    68: samet_fund.samet_fund_repay,
     75: liquidity_pool.liquidity_pool_update,
 }
 
@@ -142,6 +147,15 @@ def evaluator_for(op_type):
     if evaluator is None:
         raise UnsupportedOperation(not_applied_message(op_type))
     return evaluator
+
+
+def apply_operations(ctx: ApplyContext, ops: list) -> list:
+    """Apply a transaction's (or an executed proposal's) operations in
+    order; the results.  None may leave a SameT fund debt unpaid
+    (graphene ``_apply_transaction`` / ``push_proposal``)."""
+    results = [apply_operation(ctx, op) for op in ops]
+    samet_fund.check_no_unpaid_debt(ctx.state)
+    return results
 
 
 def apply_operation(ctx: ApplyContext, op: list):

@@ -1,0 +1,135 @@
+"""SameT funds (64-68): a flash loan borrowed and repaid in one transaction
+with the fund fee rounded up, refused when left unpaid (also inside a
+proposal), balance and fee rate updates, deletion; amounts by hand from
+bitshares-core's samet_fund_evaluator.cpp."""
+
+import pytest
+import pytest_twisted
+
+from nodeapi.chain.errors import InvalidOperation
+
+from kit.chain import CORE, claim_wire, open_chain, produce
+from kit.signing import sign_wire
+
+INIT0, INIT1 = "1.2.6", "1.2.7"
+FEE0 = {"amount": 0, "asset_id": CORE}
+
+
+def push(chain, *ops):
+    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
+    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
+    return chain.push_transaction(sign_wire(chain, ops))["operation_results"]
+
+
+def core(n):
+    return {"amount": n, "asset_id": CORE}
+
+
+@pytest.fixture
+def chain(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "samet")
+    push(chain, claim_wire())
+    push(chain, [0, {"from": INIT0, "to": INIT1, "amount": core(10 ** 9), "extensions": []}])
+    produce(chain)
+    yield chain
+    chain.block_log.close()
+
+
+@pytest.fixture
+def fund(chain):
+    """init0's fund of 1,000,000 core satoshis at a fee rate of 0.3 %
+    (3000 millionths)."""
+    [[_t, fid]] = push(chain, [64, {"owner_account": INIT0, "asset_type": CORE,
+                                    "balance": 1000000, "fee_rate": 3000, "extensions": []}])
+    produce(chain)
+    return fid
+
+
+def borrow(fid, amount):
+    return [67, {"borrower": INIT1, "fund_id": fid, "borrow_amount": core(amount),
+                 "extensions": []}]
+
+
+def repay(fid, amount, fee):
+    return [68, {"account": INIT1, "fund_id": fid, "repay_amount": core(amount),
+                 "fund_fee": core(fee), "extensions": []}]
+
+
+def test_flash_loan_in_one_transaction(chain, fund):
+    state = chain.state
+    assert state.objects[fund] == {"id": fund, "owner_account": INIT0, "asset_type": CORE,
+                                   "balance": 1000000, "fee_rate": 3000, "unpaid_amount": 0}
+    before = state.balance(INIT1, CORE)
+    # 333,333 * 3000 / 1,000,000 = 999.999: the fee rounds up to 1000
+    with pytest.raises(InvalidOperation, match="Insuffient fund fee, requires 1000, offered 999"):
+        push(chain, borrow(fund, 333333), repay(fund, 333333, 999))
+    results = push(chain, borrow(fund, 333333), repay(fund, 333333, 1000))
+    assert results == [[5, {"impacted_accounts": [INIT0]}], [5, {"impacted_accounts": [INIT0]}]]
+    obj = state.objects[fund]
+    assert (obj["balance"], obj["unpaid_amount"]) == (1001000, 0)
+    fees = sum(chain.required_fee(op)["amount"] for op in (
+        [67, dict(borrow(fund, 333333)[1], fee=FEE0)],
+        [68, dict(repay(fund, 333333, 1000)[1], fee=FEE0)]))
+    assert before - state.balance(INIT1, CORE) == 1000 + fees
+
+
+def test_unpaid_debt_is_refused_and_changes_nothing(chain, fund):
+    state = chain.state
+    before = state.balance(INIT1, CORE)
+    with pytest.raises(InvalidOperation, match="Unpaid SameT Fund debt detected"):
+        push(chain, borrow(fund, 10), repay(fund, 5, 1))
+    assert state.objects[fund]["unpaid_amount"] == 0
+    assert state.balance(INIT1, CORE) == before
+    with pytest.raises(InvalidOperation, match="unable to borrow"):
+        push(chain, borrow(fund, 1000001), repay(fund, 1000001, 3001))
+
+
+def test_update_and_delete(chain, fund):
+    state = chain.state
+    owner = {"owner_account": INIT0, "fund_id": fund, "extensions": []}
+    push(chain, [66, dict(owner, delta_amount=core(-400000), new_fee_rate=100)])
+    obj = state.objects[fund]
+    assert (obj["balance"], obj["fee_rate"]) == (600000, 100)
+    with pytest.raises(InvalidOperation, match="Insufficient balance in the SameT Fund"):
+        push(chain, [66, dict(owner, delta_amount=core(-600000))])
+    with pytest.raises(InvalidOperation, match="should not be the same"):
+        push(chain, [66, dict(owner, new_fee_rate=100)])
+    with pytest.raises(InvalidOperation, match="not the owner of the SameT Fund"):
+        push(chain, [65, dict(owner, owner_account=INIT1)])
+    before = state.balance(INIT0, CORE)
+    [result] = push(chain, [65, owner])
+    assert result == [2, core(600000)]
+    assert state.find(fund) is None
+    fee = chain.required_fee([65, dict(owner, fee=FEE0)])["amount"]
+    assert state.balance(INIT0, CORE) - before == 600000 - fee
+
+
+@pytest.fixture
+def site(chain):
+    from nodeapi.rpc.access import ApiAccess
+
+    from kit.access import VECTORS
+    from kit.site import RunningSite, make_node
+
+    server = RunningSite(make_node(chain), ApiAccess.from_json(VECTORS))
+    yield server
+    server.stop_blocking()
+
+
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+@pytest_twisted.inlineCallbacks
+def test_samet_fund_functions_over_rpc(chain, fund, site, scheme):
+    """list_samet_funds / get_samet_funds_by_owner / _by_asset over the real
+    RPC site with python-bitshares (in a thread: the reactor serves)."""
+    from twisted.internet import threads
+
+    def query():
+        from kit.clients import bitshares_client
+
+        bts = bitshares_client(f"{scheme}://127.0.0.1:{site.port}")
+        return (bts.rpc.list_samet_funds(10, None), bts.rpc.get_samet_funds_by_owner("init0"),
+                bts.rpc.get_samet_funds_by_asset("TEST", 10, None))
+    listed, by_owner, by_asset = yield threads.deferToThread(query)
+    expected = [{"id": fund, "owner_account": INIT0, "asset_type": CORE, "balance": 1000000,
+                 "fee_rate": 3000, "unpaid_amount": 0}]
+    assert listed == by_owner == by_asset == expected
