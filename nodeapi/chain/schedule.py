@@ -37,6 +37,7 @@ dynamic global properties); times are integer seconds since the epoch.
 """
 
 from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.evaluators.credit_offer import update_credit_offers_and_deals
 from nodeapi.chain.evaluators.htlc import clear_expired_htlcs
 from nodeapi.chain.evaluators.market import clear_expired_orders
 from nodeapi.chain.evaluators.proposal import clear_expired_proposals
@@ -175,8 +176,8 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
     the due ticket updates (``process_tickets``), maintenance, expired
     proposals (executed when authorized, graphene
     ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
-    operations they apply), expired orders, the maintenance flag and the
-    witness schedule.
+    operations they apply), expired orders, HTLCs, withdraw permissions,
+    credit offers and deals, the maintenance flag and the witness schedule.
 
     Returns the virtual operations this generated outside any transaction,
     ``[(op, result)]`` (graphene pushes them after the block's transactions:
@@ -211,6 +212,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
     vops += clear_expired_orders(state, ts)
     vops += clear_expired_htlcs(state, ts)
     update_withdraw_permissions(state, ts)
+    update_credit_offers_and_deals(ctx)  # its virtual operations join vops
     flags = state.objects["2.1.0"]["dynamic_flags"]
     flags = (flags & ~MAINTENANCE_FLAG) | (MAINTENANCE_FLAG if maintenance else 0)
     if flags != state.objects["2.1.0"]["dynamic_flags"]:

@@ -59,7 +59,7 @@ before anything else is checked (:func:`check_applied`).
 
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
-    account, asset, assertion, balance, custom, custom_authority, governance, htlc,
+    account, asset, assertion, balance, credit_offer, custom, custom_authority, governance, htlc,
     liquidity_pool, market, proposal, samet_fund, ticket, transfer, vesting_balance,
     withdraw_permission, worker)
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
@@ -118,7 +118,13 @@ EVALUATORS = {
     66: samet_fund.samet_fund_update,
     67: samet_fund.samet_fund_borrow,
     68: samet_fund.samet_fund_repay,
+    69: credit_offer.credit_offer_create,
+    70: credit_offer.credit_offer_delete,
+    71: credit_offer.credit_offer_update,
+    72: credit_offer.credit_offer_accept,
+    73: credit_offer.credit_deal_repay,
     75: liquidity_pool.liquidity_pool_update,
+    76: credit_offer.credit_deal_update,
 }
 
 

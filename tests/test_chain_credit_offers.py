@@ -1,0 +1,154 @@
+"""Credit offers and deals (69-73, 74 virtual, 76): borrowing against
+collateral at the offer's price (rounded up), credit fees rounded up,
+partial repayment releasing collateral rounded down, expiry giving the
+collateral to the offer owner (virtual credit_deal_expired), automatic
+repayment at expiry; amounts by hand from credit_offer_evaluator.cpp and
+db_update.cpp."""
+
+import pytest
+
+from nodeapi.chain.errors import InvalidOperation
+from nodeapi.protocol.times import format_time
+
+from kit.chain import CORE, asset_options, claim_wire, jump, open_chain, produce
+from kit.history import Recorder
+from kit.signing import sign_wire
+
+INIT0, INIT1 = "1.2.6", "1.2.7"
+FEE0 = {"amount": 0, "asset_id": CORE}
+DAY = 86400
+
+
+def push(chain, *ops):
+    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
+    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
+    return chain.push_transaction(sign_wire(chain, ops))["operation_results"]
+
+
+def amt(n, asset_id):
+    return {"amount": n, "asset_id": asset_id}
+
+
+@pytest.fixture
+def chain(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "credit")
+    push(chain, claim_wire())
+    push(chain, [0, {"from": INIT0, "to": INIT1, "amount": amt(10 ** 10, CORE),
+                     "extensions": []}])
+    produce(chain)
+    yield chain
+    chain.block_log.close()
+
+
+@pytest.fixture
+def offer(chain):
+    """init0 lends 1,000,000 GOLD satoshis (1.3.1) at 1 % (10,000
+    millionths) for 10 days against core at 3 core per 2 GOLD
+    (price base 2 GOLD, quote 3 core)."""
+    [[_t, gold]] = push(chain, [10, {"issuer": INIT0, "symbol": "GOLD", "precision": 3,
+                                     "common_options": asset_options(),
+                                     "is_prediction_market": False, "extensions": {}}])
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(2000000, gold),
+                      "issue_to_account": INIT0, "extensions": {}}])
+    [[_t, oid]] = push(chain, [69, {
+        "owner_account": INIT0, "asset_type": gold, "balance": 1000000, "fee_rate": 10000,
+        "max_duration_seconds": 10 * DAY, "min_deal_amount": 100, "enabled": True,
+        "auto_disable_time": format_time(chain.head_block_time + 30 * DAY),
+        "acceptable_collateral": [[CORE, {"base": amt(2, gold), "quote": amt(3, CORE)}]],
+        "acceptable_borrowers": [], "extensions": []}])
+    produce(chain)
+    return oid, gold
+
+
+def accept(offer_id, gold, borrow, collateral, auto_repay=None):
+    data = {"borrower": INIT1, "offer_id": offer_id, "borrow_amount": amt(borrow, gold),
+            "collateral": amt(collateral, CORE), "max_fee_rate": 10000,
+            "min_duration_seconds": DAY, "extensions": {}}
+    if auto_repay is not None:
+        data["extensions"] = {"auto_repay": auto_repay}
+    return [72, data]
+
+
+def test_borrow_repay_in_part_then_in_full(chain, offer):
+    oid, gold = offer
+    state = chain.state
+    # 1,001 GOLD sat need ceil(1001 * 3 / 2) = 1,502 core sat
+    with pytest.raises(InvalidOperation, match="requires 1502, provided 1501"):
+        push(chain, accept(oid, gold, 1001, 1501))
+    [[_t, res]] = push(chain, accept(oid, gold, 1001, 1502))
+    [deal] = res["new_objects"]
+    assert res["impacted_accounts"] == [INIT0]
+    obj = state.objects[deal]
+    assert (obj["debt_amount"], obj["collateral_amount"], obj["fee_rate"]) == (1001, 1502, 10000)
+    assert state.objects[oid]["current_balance"] == 1000000 - 1001
+    [summary] = state.ids_of_type("2.18.")
+    assert state.objects[summary]["total_debt_amount"] == 1001
+    # repay 500: fee ceil(500 * 10000 / 1e6) = 5; releases 500 * 1502 // 1001 = 750
+    with pytest.raises(InvalidOperation, match="requires 5, offered 4"):
+        push(chain, [73, {"account": INIT1, "deal_id": deal, "repay_amount": amt(500, gold),
+                          "credit_fee": amt(4, gold), "extensions": []}])
+    core_before = state.balance(INIT1, CORE)
+    [[_t, res]] = push(chain, [73, {"account": INIT1, "deal_id": deal,
+                                    "repay_amount": amt(500, gold),
+                                    "credit_fee": amt(5, gold), "extensions": []}])
+    assert res["received"] == [amt(750, CORE)]
+    fee = chain.required_fee([73, {"fee": FEE0, "account": INIT1, "deal_id": deal,
+                                   "repay_amount": amt(500, gold),
+                                   "credit_fee": amt(5, gold), "extensions": []}])["amount"]
+    assert state.balance(INIT1, CORE) - core_before == 750 - fee
+    obj = state.objects[deal]
+    assert (obj["debt_amount"], obj["collateral_amount"]) == (501, 752)
+    offer_obj = state.objects[oid]
+    assert (offer_obj["total_balance"], offer_obj["current_balance"]) == (
+        1000005, 1000000 - 1001 + 505)
+    # the rest: fee ceil(501 * 0.01) = 6 (init1 gets the 11 GOLD it lacks);
+    # all the collateral back
+    push(chain, [0, {"from": INIT0, "to": INIT1, "amount": amt(11, gold), "extensions": []}])
+    [[_t, res]] = push(chain, [73, {"account": INIT1, "deal_id": deal,
+                                    "repay_amount": amt(501, gold),
+                                    "credit_fee": amt(6, gold), "extensions": []}])
+    assert res["received"] == [amt(752, CORE)] and res["removed_objects"] == [deal]
+    assert state.find(deal) is None and state.ids_of_type("2.18.") == []
+    assert state.objects[oid]["current_balance"] == state.objects[oid]["total_balance"] == 1000011
+    # no deal open: the offer can go, its balance back to init0
+    [[_t, released]] = push(chain, [70, {"owner_account": INIT0, "offer_id": oid,
+                                         "extensions": []}])
+    assert released == amt(1000011, gold)
+
+
+def test_expiry_gives_the_collateral_to_the_owner(chain, offer):
+    oid, gold = offer
+    state = chain.state
+    rec = Recorder()
+    chain.add_consumer(rec)
+    [[_t, res]] = push(chain, accept(oid, gold, 2000, 3000))
+    [deal] = res["new_objects"]
+    produce(chain)
+    owner_core = state.balance(INIT0, CORE)
+    jump(chain, 10 * DAY + 5)
+    assert state.find(deal) is None
+    assert state.balance(INIT0, CORE) - owner_core == 3000
+    assert state.objects[oid]["total_balance"] == 1000000 - 2000
+    [expired] = [op for b in rec.blocks for op in b.operations if op.op[0] == 74]
+    assert expired.is_virtual
+    assert expired.op[1]["unpaid_amount"] == amt(2000, gold)
+    assert expired.op[1]["collateral"] == amt(3000, CORE)
+
+
+def test_automatic_full_repayment_at_expiry(chain, offer):
+    oid, gold = offer
+    state = chain.state
+    # init1 needs GOLD for the fee: 2000 + ceil(2000 * 0.01) = 2020
+    push(chain, [0, {"from": INIT0, "to": INIT1, "amount": amt(100, gold), "extensions": []}])
+    [[_t, res]] = push(chain, accept(oid, gold, 2000, 3000, auto_repay=1))
+    [deal] = res["new_objects"]
+    with pytest.raises(InvalidOperation, match="does not change"):
+        push(chain, [76, {"account": INIT1, "deal_id": deal, "auto_repay": 1,
+                          "extensions": []}])
+    produce(chain)
+    core_before = state.balance(INIT1, CORE)
+    jump(chain, 10 * DAY + 5)
+    assert state.find(deal) is None
+    assert state.balance(INIT1, gold) == 2100 - 2020
+    assert state.balance(INIT1, CORE) - core_before == 3000
+    assert state.objects[oid]["total_balance"] == 1000020
