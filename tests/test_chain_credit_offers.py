@@ -11,18 +11,14 @@ from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, asset_options, claim_wire, jump, open_chain, produce
+from kit.chain import push_wire as push
 from kit.history import Recorder
-from kit.signing import sign_wire
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 FEE0 = {"amount": 0, "asset_id": CORE}
 DAY = 86400
 
 
-def push(chain, *ops):
-    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
-    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
-    return chain.push_transaction(sign_wire(chain, ops))["operation_results"]
 
 
 def amt(n, asset_id):

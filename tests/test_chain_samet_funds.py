@@ -9,16 +9,12 @@ import pytest_twisted
 from nodeapi.chain.errors import InvalidOperation
 
 from kit.chain import CORE, claim_wire, open_chain, produce
-from kit.signing import sign_wire
+from kit.chain import push_wire as push
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 FEE0 = {"amount": 0, "asset_id": CORE}
 
 
-def push(chain, *ops):
-    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
-    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
-    return chain.push_transaction(sign_wire(chain, ops))["operation_results"]
 
 
 def core(n):

@@ -9,7 +9,7 @@ from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.times import format_time, parse_time
 
 from kit.chain import CORE, claim_wire, jump, open_chain, produce
-from kit.signing import sign_wire
+from kit.chain import push_wire as push
 
 INIT0 = "1.2.6"
 FEE0 = {"amount": 0, "asset_id": CORE}
@@ -17,10 +17,6 @@ DAY = 86400
 MAX = "2106-02-07T06:28:15"
 
 
-def push(chain, *ops):
-    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
-    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
-    return chain.push_transaction(sign_wire(chain, ops))["operation_results"]
 
 
 def create(chain, target, amount):

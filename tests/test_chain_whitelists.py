@@ -8,17 +8,13 @@ import pytest
 from nodeapi.chain.errors import InvalidOperation
 
 from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
-from kit.signing import sign_wire
+from kit.chain import push_wire as push
 
 INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
 FEE0 = {"amount": 0, "asset_id": CORE}
 WHITE_LIST = 0x02
 
 
-def push(chain, *ops):
-    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
-    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
-    return chain.push_transaction(sign_wire(chain, ops))["operation_results"]
 
 
 def amount(n, asset_id):

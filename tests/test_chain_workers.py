@@ -10,17 +10,13 @@ from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.times import format_time, parse_time
 
 from kit.chain import CORE, asset_options, claim_wire, genesis_with, jump, open_chain, produce
-from kit.signing import sign_wire
+from kit.chain import push_wire as push
 
 INIT0 = "1.2.6"
 FEE0 = {"amount": 0, "asset_id": CORE}
 DAY = 86400
 
 
-def push(chain, *ops):
-    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
-    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
-    return chain.push_transaction(sign_wire(chain, ops))["operation_results"]
 
 
 def worker_op(chain, name, initializer, daily_pay, days=30):

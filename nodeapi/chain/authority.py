@@ -236,7 +236,7 @@ COMMITTEE_ACCOUNT = "1.2.0"
 MAX_SIG_CHECK_DEPTH = 2
 
 
-def _all_required(ops: list) -> tuple[set, set, list]:
+def all_required(ops: list) -> tuple[set, set, list]:
     """``(active ids, owner ids, other authorities)`` all of ``ops`` need
     (graphene ``operation_get_required_authorities`` over each operation,
     the protocol's :func:`~nodeapi.protocol.impacted.required_authorities`
@@ -258,7 +258,7 @@ def _required_signatures_state(ops: list, keys: set, get_account,
     dropped from the active set), then other authorities, every owner, every
     active (approved, active, owner, then owner again), failures ignored.
     Returns the sign state and the other authorities."""
-    active, owner, other = _all_required(ops)
+    active, owner, other = all_required(ops)
     active -= owner
     state = _SignState(set(keys), get_account, max_depth)
     for auth in other:
@@ -324,7 +324,7 @@ def verify_authority(ops: list, keys: set, get_account, max_depth: int,
     state.approved.update(approved_active)
     state.approved.update(approved_owner)
     if get_custom is None:
-        active, owner, other = _all_required(ops)
+        active, owner, other = all_required(ops)
     else:
         active, owner, other = set(), set(), []
         for op in ops:

@@ -179,3 +179,14 @@ def genesis_with(genesis, **parameters):
         "chain_id": chain_id, "core_symbol": genesis.core_symbol,
         "prefix": genesis.address_prefix}
     return type(genesis)(data, chain_id, genesis.address_prefix, genesis.core_symbol)
+
+
+def push_wire(chain, *ops, wif=DEV_WIF):
+    """Push wire-JSON ``ops`` ``[type, {...}]`` (each fee filled in with the
+    exact required core fee; a proposal_create's own fee) in one
+    transaction signed with ``wif``; returns the operation results."""
+    zero = [[t, dict(d, fee=FEE0)] for t, d in ops]
+    fees = [chain.required_fee(op) for op in zero]
+    ops = [[t, dict(d, fee=f[0] if isinstance(f, list) else f)]
+           for (t, d), f in zip(zero, fees)]
+    return chain.push_transaction(sign_wire(chain, ops, wif))["operation_results"]

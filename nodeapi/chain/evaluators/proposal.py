@@ -34,7 +34,6 @@ from nodeapi.chain.errors import InvalidOperation, MissingAuthority, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.genesis import format_time, parse_time
 from nodeapi.errors import ChainError, ProtocolError
-from nodeapi.protocol.authorities import other_authorities, required_authorities
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.keys import public_key_bytes
 
@@ -93,12 +92,7 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
               "!o.review_period_seconds || fc::seconds( *o.review_period_seconds ) < "
               "( o.expiration_time - block_time )",
               "Proposal review period must be less than its overall lifetime.")
-    active, owner, other = set(), set(), []
-    for op in ops:
-        a, o = required_authorities(op)
-        active |= a
-        owner |= o
-        other.extend(other_authorities(op))
+    active, owner, other = auth.all_required(ops)
     active -= owner
     fc_assert(not other, "other.empty()",
               "Proposals containing operations requiring non-account authorities are not yet "
