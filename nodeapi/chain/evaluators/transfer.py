@@ -4,7 +4,7 @@ The family's later members (override_transfer 38, the blinded transfers
 39-41) belong here.  Reference: graphene libraries/chain/transfer_evaluator.cpp.
 """
 
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
 
@@ -40,6 +40,32 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
     if asset["options"]["flags"] & 0x08:  # transfer_restricted
         if asset["issuer"] not in (data["from"], data["to"]):
             raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
+    adjust_balance(state, data["from"], asset["id"], -value)
+    adjust_balance(state, data["to"], asset["id"], value)
+    return VOID
+
+
+_OVERRIDE_AUTHORITY = 0x04
+
+
+def override_transfer(ctx: ApplyContext, data: dict) -> list:
+    """override_transfer (38): the issuer of an asset with the
+    ``override_authority`` flag moves it from ``from`` to ``to`` (graphene
+    override_transfer_evaluator; after core-2295 only ``to`` must be
+    authorized by the asset's white/black lists)."""
+    state = ctx.state
+    value = _positive(data["amount"], "Transfer amount")
+    asset = state.require(data["amount"]["asset_id"])
+    if not int(asset["options"]["flags"]) & _OVERRIDE_AUTHORITY:
+        raise InvalidOperation(f"override_transfer not permitted for asset {asset['id']}")
+    fc_assert(asset["issuer"] == data["issuer"], "asset_type.issuer == op.issuer")
+    state.require(data["from"])
+    state.require(data["to"])
+    fc_assert(is_authorized_asset(state, data["to"], asset),
+              "is_authorized_asset( d, to_account, asset_type )",
+              "The to_account is not allowed to transact the asset")
+    fc_assert(state.balance(data["from"], asset["id"]) >= value,
+              "d.get_balance( from_account, asset_type ).amount >= op.amount.amount")
     adjust_balance(state, data["from"], asset["id"], -value)
     adjust_balance(state, data["to"], asset["id"], value)
     return VOID

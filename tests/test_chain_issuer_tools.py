@@ -1,0 +1,109 @@
+"""Issuer tools of user-issued assets: override_transfer (38) with the
+override_authority flag, asset_claim_fees (43) of accumulated market fees,
+asset_claim_pool (47) and asset_update_issuer (48, owner authority); amounts
+checked by hand, errors with bitshares-core's texts."""
+
+import pytest
+
+from nodeapi.chain.errors import InvalidOperation, MissingAuthority
+
+from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
+from kit.chain import push_wire as push
+from kit.keys import OTHER_PUB, OTHER_WIF
+
+INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
+OVERRIDE = 0x04
+CHARGE_MARKET_FEE = 0x01
+
+
+def amt(n, asset_id):
+    return {"amount": n, "asset_id": asset_id}
+
+
+@pytest.fixture
+def chain(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "issuer")
+    push(chain, claim_wire())
+    push(chain, [0, {"from": INIT0, "to": INIT1, "amount": amt(10 ** 10, CORE),
+                     "extensions": []}])
+    produce(chain)
+    yield chain
+    chain.block_log.close()
+
+
+def new_asset(chain, symbol, flags=0, **opts):
+    [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
+                                    "common_options": asset_options(flags=flags, perms=flags,
+                                                                    **opts),
+                                    "is_prediction_market": False, "extensions": {}}])
+    return aid
+
+
+def test_override_transfer(chain):
+    plain = new_asset(chain, "PLAIN")
+    ctl = new_asset(chain, "CTL", OVERRIDE)
+    for aid in (plain, ctl):
+        push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(1000, aid),
+                          "issue_to_account": INIT1, "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="override_transfer not permitted"):
+        push(chain, [38, {"issuer": INIT0, "from": INIT1, "to": INIT2,
+                          "amount": amt(10, plain), "extensions": []}])
+    push(chain, [38, {"issuer": INIT0, "from": INIT1, "to": INIT2, "amount": amt(400, ctl),
+                      "extensions": []}])
+    assert chain.state.balance(INIT1, ctl) == 600 and chain.state.balance(INIT2, ctl) == 400
+    with pytest.raises(InvalidOperation, match="get_balance"):
+        push(chain, [38, {"issuer": INIT0, "from": INIT1, "to": INIT2, "amount": amt(601, ctl),
+                          "extensions": []}])
+
+
+def test_claim_fees_and_pool(chain):
+    # GOLD keeps 1 % of what buyers receive; init1 buys 1,000 GOLD sat
+    gold = new_asset(chain, "GOLD", CHARGE_MARKET_FEE, percent=100, max_market_fee=10 ** 9)
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(100000, gold),
+                      "issue_to_account": INIT0, "extensions": {}}])
+    push(chain, [1, {"seller": INIT0, "amount_to_sell": amt(1000, gold),
+                     "min_to_receive": amt(2000, CORE), "expiration": "2030-01-01T00:00:00",
+                     "fill_or_kill": False, "extensions": {}}])
+    push(chain, [1, {"seller": INIT1, "amount_to_sell": amt(2000, CORE),
+                     "min_to_receive": amt(1000, gold), "expiration": "2030-01-01T00:00:00",
+                     "fill_or_kill": False, "extensions": {}}])
+    dyn_id = chain.state.objects[gold]["dynamic_asset_data_id"]
+    assert chain.state.objects[dyn_id]["accumulated_fees"] == 10  # 1 % of 1,000
+    before = chain.state.balance(INIT0, gold)
+    with pytest.raises(InvalidOperation, match="Attempt to claim more fees"):
+        push(chain, [43, {"issuer": INIT0, "amount_to_claim": amt(11, gold), "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="may only be claimed by the issuer"):
+        push(chain, [43, {"issuer": INIT1, "amount_to_claim": amt(1, gold), "extensions": {}}])
+    push(chain, [43, {"issuer": INIT0, "amount_to_claim": amt(10, gold), "extensions": {}}])
+    assert chain.state.balance(INIT0, gold) - before == 10
+    assert chain.state.objects[dyn_id]["accumulated_fees"] == 0
+    # the fee pool: funded with 5,000 core, 3,000 claimed back
+    push(chain, [16, {"from_account": INIT0, "asset_id": gold, "amount": 5000,
+                      "extensions": []}])
+    pool = int(chain.state.objects[dyn_id]["fee_pool"])
+    with pytest.raises(InvalidOperation, match="more fees than is available"):
+        push(chain, [47, {"issuer": INIT0, "asset_id": gold,
+                          "amount_to_claim": amt(pool + 1, CORE), "extensions": []}])
+    core_before = chain.state.balance(INIT0, CORE)
+    push(chain, [47, {"issuer": INIT0, "asset_id": gold, "amount_to_claim": amt(3000, CORE),
+                      "extensions": []}])
+    assert int(chain.state.objects[dyn_id]["fee_pool"]) == pool - 3000
+    fee = chain.required_fee([47, {"fee": amt(0, CORE), "issuer": INIT0, "asset_id": gold,
+                                   "amount_to_claim": amt(3000, CORE),
+                                   "extensions": []}])["amount"]
+    assert chain.state.balance(INIT0, CORE) - core_before == 3000 - fee
+
+
+def test_update_issuer_needs_the_owner(chain):
+    aid = new_asset(chain, "HAND")
+    # init0's owner authority: move it to another key, keep the active
+    owner = {"weight_threshold": 1, "account_auths": [], "key_auths": [[OTHER_PUB, 1]],
+             "address_auths": []}
+    push(chain, [6, {"account": INIT0, "owner": owner, "extensions": {}}])
+    op = [48, {"issuer": INIT0, "asset_to_update": aid, "new_issuer": INIT1, "extensions": []}]
+    with pytest.raises(MissingAuthority, match="owner authority of 1.2.6"):
+        push(chain, op)  # signed by the active key only
+    with pytest.raises(InvalidOperation, match="Incorrect issuer for asset"):
+        push(chain, [48, dict(op[1], issuer=INIT1, new_issuer=INIT2)])
+    push(chain, op, wif=OTHER_WIF)
+    assert chain.state.objects[aid]["issuer"] == INIT1
