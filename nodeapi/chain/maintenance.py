@@ -32,6 +32,7 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.evaluators.custom_authority import delete_expired_custom_authorities
 from nodeapi.chain.evaluators.worker import update_worker_votes
 from nodeapi.chain.budget import process_budget
+from nodeapi.chain.special_authority import create_buyback_orders, update_top_n_authorities
 from nodeapi.chain.fees import process_fees
 from nodeapi.chain.votes import tally_votes
 from nodeapi.protocol.times import format_time, parse_time
@@ -144,11 +145,16 @@ def apply_pending_parameters(state) -> None:
         gpo["parameters"] = gpo.pop("pending_parameters")
 
 
-def perform_chain_maintenance(state, now: int, block_num: int) -> None:
+def perform_chain_maintenance(state, now: int, block_num: int, ctx=None) -> None:
     """The maintenance of the block ``block_num`` at ``now`` (module
-    docstring), in ``state``'s open session."""
+    docstring), in ``state``'s open session; ``ctx`` (an ApplyContext of
+    the block) receives the virtual operations of buyback orders."""
+    if ctx is not None:
+        create_buyback_orders(ctx)
     tally = tally_votes(state, now)
     process_fees(state, now)
+    update_top_n_authorities(state, lambda members: vote_authority(
+        sorted(members, key=lambda m: -m[1])))
     update_active_sets(state, tally)
     update_worker_votes(state, tally.votes)
     apply_pending_parameters(state)

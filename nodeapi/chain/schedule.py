@@ -204,9 +204,9 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
     state.modify("2.1.0")["last_irreversible_block_num"] = confirmed[
         (10000 - 7500) * len(confirmed) // 10000]
     process_tickets(state, ts)
-    if maintenance:
-        perform_chain_maintenance(state, ts, num)
     ctx = ApplyContext(state, ts, num, prefix, block_summary)
+    if maintenance:
+        perform_chain_maintenance(state, ts, num, ctx)
     clear_expired_proposals(ctx)
     vops = ctx.virtual_ops
     vops += clear_expired_orders(state, ts)

@@ -6,6 +6,7 @@ Reference: graphene libraries/chain/account_evaluator.cpp.
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.authority import TEMP_ACCOUNT
+from nodeapi.chain.special_authority import apply_extensions, check_extensions
 from nodeapi.chain.errors import InvalidOperation, UnknownObject
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.evaluators.governance import (
@@ -131,6 +132,7 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
             ctx.now):
         raise InvalidOperation("The referrer must be either a lifetime or annual subscriber")
     verify_account_votes(state, data["options"])
+    check_extensions(state, data)
     pct = int(data.get("referrer_percent", 0))
     if not 0 <= pct <= 10000:
         raise InvalidOperation("referrer_percent must be within 0..10000")
@@ -146,6 +148,7 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     acc["lifetime_referrer_fee_percentage"] = referrer["lifetime_referrer_fee_percentage"]
     acc["referrer_rewards_percentage"] = pct
     acc["num_committee_voted"] = num_committee_voted(acc["options"])
+    apply_extensions(state, acc, data, created=True)
     state.reindex(acc, old)
     state.modify(acc["statistics"])["is_voting"] = is_voting(acc["options"])
     dgp = state.modify("2.1.0")
@@ -168,12 +171,16 @@ def account_update(ctx: ApplyContext, data: dict) -> list:
     owner = _check_authority(ctx, data["owner"], "Owner") if "owner" in data else None
     active = _check_authority(ctx, data["active"], "Active") if "active" in data else None
     state.require(data["account"])
+    check_extensions(state, data)
     acc = state.modify(data["account"])
     old = dict(acc)
     if owner is not None:
         acc["owner"] = owner
+        acc["top_n_control_flags"] = 0
     if active is not None:
         acc["active"] = active
+        acc["top_n_control_flags"] = 0
+    apply_extensions(state, acc, data, created=False)
     if "new_options" in data:
         opts = data["new_options"]
         verify_account_votes(state, opts)
