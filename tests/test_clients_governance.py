@@ -1,7 +1,9 @@
-"""Governance over RPC with real clients: python-bitshares
-``create_worker`` / ``approveworker`` and ``create_committee_member``;
-uptick ``workers`` and ``approveworker``; the objects and votes checked on
-the chain."""
+"""Governance over RPC with real clients on a devnet with a 60 s
+maintenance interval: python-bitshares ``create_worker``,
+``create_committee_member``, ``approvewitness`` and
+``vesting_balance_withdraw``; uptick ``workers``, ``approveworker``,
+``approvewitness`` and ``witnesses``; the objects, votes and amounts checked
+on the chain (proposals: tests/test_clients_proposals.py)."""
 
 import datetime
 
@@ -15,8 +17,14 @@ INIT0 = "1.2.6"
 
 
 @pytest.fixture
-def live(funded):
-    node = live_node(funded)
+def live(genesis, new_chain):
+    from kit.chain import claim_wire, genesis_with, produce
+    from kit.signing import sign_wire
+
+    chain = new_chain(genesis_with(genesis, maintenance_interval=60))
+    chain.push_transaction(sign_wire(chain, [claim_wire()]))
+    produce(chain)
+    node = live_node(chain)
     yield node
     pytest_twisted.blockon(node.stop())
 
@@ -44,11 +52,12 @@ def test_python_bitshares_create_worker_and_uptick_approveworker(live, tmp_path)
     assert worker["worker"][0] == 1
     vb = state.objects[worker["worker"][1]["balance"]]
     assert vb["policy"][1]["vesting_seconds"] == 3 * 86400 and vb["balance_type"] == "worker"
-    out, err, code = yield run_uptick(tmp_path, live.ws_url, "workers")
+    chain_id = live.chain.chain_id
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "workers", chain_id=chain_id)
     assert code == 0, out + err
     assert wid in out and "devnet-tools" in out, out
     out, err, code = yield run_uptick(tmp_path, live.ws_url, "--blocking", "approveworker",
-                                      wid, "--account", "init0")
+                                      wid, "--account", "init0", chain_id=chain_id)
     assert code == 0, out + err
     yield live.blocks_later(1)
     assert worker["vote_for"] in state.objects[INIT0]["options"]["votes"]
@@ -82,3 +91,63 @@ def test_python_bitshares_create_committee_member(live):
     assert member["committee_member_account"] == account["id"]
     assert member["url"] == "https://committee.example"
     assert member["vote_id"] == f"0:{next_vote}" and member["total_votes"] == 0
+
+
+def _approve_witness(url):
+    bts = bitshares_client(url)
+    bts.blocking = "head"
+    bts.approvewitness(["init3"], account="init0")
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_approvewitness_with_python_bitshares_and_uptick(live, tmp_path):
+    state = live.chain.state
+    wit3 = state.witness_of(state.account_by_name_or_id("init3")["id"])
+    wit4 = state.witness_of(state.account_by_name_or_id("init4")["id"])
+    yield threads.deferToThread(_approve_witness, live.ws_url)
+    assert state.objects[INIT0]["options"]["votes"] == [wit3["vote_id"]]
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "--blocking", "approvewitness",
+                                      "init4", "--account", "init0",
+                                      chain_id=live.chain.chain_id)
+    assert code == 0, out + err
+    yield live.blocks_later(1)
+    votes = state.objects[INIT0]["options"]["votes"]
+    assert sorted(votes) == sorted([wit3["vote_id"], wit4["vote_id"]])
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "witnesses",
+                                      chain_id=live.chain.chain_id)
+    assert code == 0, out + err
+    assert "init3" in out and "init4" in out, out
+
+
+def _withdraw_vesting(url, vbid):
+    bts = bitshares_client(url)
+    bts.blocking = "head"
+    from bitshares.amount import Amount
+
+    # python-bitshares packs int(amount) satoshis of amount["asset"]
+    amount = Amount(0.4, "TEST", blockchain_instance=bts)
+    bts.vesting_balance_withdraw(vbid, amount=amount, account="init0")
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_python_bitshares_vesting_balance_withdraw(live):
+    """A vesting balance whose linear policy has vested everything (no
+    cliff, 0 s duration) gives back what is withdrawn: 0.4 of 1 TEST."""
+    from kit.chain import push_wire
+
+    state = live.chain.state
+    [[_t, vbid]] = push_wire(live.chain, [32, {
+        "creator": INIT0, "owner": INIT0, "amount": {"amount": 100000, "asset_id": "1.3.0"},
+        "policy": [0, {"begin_timestamp": "2016-01-01T00:00:00", "vesting_cliff_seconds": 0,
+                       "vesting_duration_seconds": 0}]}])
+    yield live.blocks_later(1)
+    before = state.balance(INIT0, "1.3.0")
+    yield threads.deferToThread(_withdraw_vesting, live.ws_url, vbid)
+    fee = live.chain.required_fee([33, {"fee": {"amount": 0, "asset_id": "1.3.0"},
+                                        "vesting_balance": vbid, "owner": INIT0,
+                                        "amount": {"amount": 40000,
+                                                   "asset_id": "1.3.0"}}])["amount"]
+    assert state.balance(INIT0, "1.3.0") - before == 40000 - fee
+    assert state.objects[vbid]["balance"]["amount"] == 60000

@@ -7,15 +7,24 @@ import pytest
 import pytest_twisted
 from twisted.internet import threads
 
-from kit.chain import fund
+from kit.chain import produce
 from kit.clients import bitshares_client, live_node, run_uptick
 
 INIT1, INIT2 = "1.2.7", "1.2.8"
 
 
 @pytest.fixture
-def live(chain):
-    node = live_node(fund(chain, init1=10 ** 9))
+def live(genesis, new_chain):
+    """A devnet with a 60 s maintenance interval; init1 holds 10,000 TEST."""
+    from kit.chain import claim_wire, genesis_with, push_wire
+
+    chain = new_chain(genesis_with(genesis, maintenance_interval=60))
+    push_wire(chain, claim_wire())
+    push_wire(chain, [0, {"from": "1.2.6", "to": INIT1,
+                          "amount": {"amount": 10 ** 9, "asset_id": "1.3.0"},
+                          "extensions": []}])
+    produce(chain)
+    node = live_node(chain)
     yield node
     pytest_twisted.blockon(node.stop())
 
@@ -75,16 +84,19 @@ def test_uptick_proposer_proposals_and_approveproposal(live, tmp_path):
     state = live.chain.state
     out, err, code = yield run_uptick(tmp_path, live.ws_url, "--blocking", "--proposer",
                                       "init0", "--proposal_expiration", "3600", "transfer",
-                                      "init2", "2", "TEST", "--account", "init1")
+                                      "init2", "2", "TEST", "--account", "init1",
+                                      chain_id=live.chain.chain_id)
     assert code == 0, out + err
     [pid] = state.ids_of_type("1.10.")
     assert state.objects[pid]["required_active_approvals"] == [INIT1]
-    out, err, code = yield run_uptick(tmp_path, live.ws_url, "proposals", "init1")
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "proposals", "init1",
+                                      chain_id=live.chain.chain_id)
     assert code == 0, out + err
     assert pid in out and "init0" in out, out
     before = state.balance(INIT2, "1.3.0")
     out, err, code = yield run_uptick(tmp_path, live.ws_url, "--blocking", "approveproposal",
-                                      pid, "--account", "init1")
+                                      pid, "--account", "init1",
+                                      chain_id=live.chain.chain_id)
     assert code == 0, out + err
     yield live.blocks_later(1)
     assert state.find(pid) is None

@@ -30,13 +30,14 @@ from kit.wait import wait_for
 UNLOCK = "uptick-test-passphrase"
 
 _UPTICK_MAIN = (
-    "import sys, graphenebase.ecdsa\n"
+    "import os, sys, graphenebase.ecdsa\n"
     "from bitsharesbase.chains import known_chains\n"
     "graphenebase.ecdsa.SECP256K1_MODULE = 'ecdsa'\n"
-    "known_chains['TESTNODE'] = {'chain_id': %r, 'core_symbol': 'TEST', 'prefix': 'TEST'}\n"
+    "known_chains['TESTNODE'] = {'chain_id': os.environ['NODEAPI_TEST_CHAIN_ID'],\n"
+    "                            'core_symbol': 'TEST', 'prefix': 'TEST'}\n"
     "from uptick.cli import main\n"
     "sys.argv[0] = 'uptick'\n"
-    "main()\n" % CHAIN_ID)
+    "main()\n")
 
 
 class LiveNode:
@@ -95,15 +96,16 @@ def bitshares_client(url, keys=(DEV_WIF,), **kwargs):
     return BitShares(node=url, keys=list(keys), num_retries=0, **kwargs)
 
 
-def run_uptick(home, url, *args, keys=(DEV_WIF,)):
+def run_uptick(home, url, *args, keys=(DEV_WIF,), chain_id=CHAIN_ID):
     """``uptick --node url <args>`` in a child process whose wallet lives
     under ``home`` (a directory; created on first use, with ``keys``
-    added).  Returns a Deferred firing with ``(out, err, exit_code)`` as
+    added; ``chain_id``: the node's, registered with python-bitshares in
+    the child).  Returns a Deferred firing with ``(out, err, exit_code)`` as
     text; the reactor keeps running while uptick talks to the node."""
     env = {"HOME": str(home), "XDG_DATA_HOME": os.path.join(str(home), "data"),
            "XDG_CONFIG_HOME": os.path.join(str(home), "config"), "UNLOCK": UNLOCK,
            "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-           "PYTHONPATH": os.pathsep.join(sys.path)}
+           "PYTHONPATH": os.pathsep.join(sys.path), "NODEAPI_TEST_CHAIN_ID": chain_id}
     marker = os.path.join(str(home), ".keys-added")
 
     @defer.inlineCallbacks
