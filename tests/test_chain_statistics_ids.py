@@ -166,3 +166,39 @@ def test_python_bitshares_notify_sees_account_updates(tmp_path):
         assert updates[-1]["core_in_balance"] == 1250000
     finally:
         node.stop()
+
+
+@pytest.mark.slow
+def test_bitsharesjs_chainstore_sees_statistics_updates(tmp_path, js_client):
+    """With ``--account-statistics-type 6`` bitsharesjs' ChainStore keeps an
+    account's statistics (2.6.N) current: a transfer to init1 reaches it."""
+    import json
+    import os
+    import subprocess
+    import time
+
+    from kit.js import JS_DIR
+    from kit.signing import signed_over_head
+    from kit.chain import claim_op
+
+    node = Daemon(tmp_path / "data", "--account-statistics-type", "6").start()
+    try:
+        node.wait_head(1)
+        node.call("broadcast_transaction_synchronous", signed_over_head(node, [claim_op()]),
+                  api="network_broadcast")
+        proc = subprocess.Popen([js_client, os.path.join(JS_DIR, "statistics.js"),
+                                 f"ws://127.0.0.1:{node.port}", "init1"], cwd=JS_DIR,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while proc.poll() is None and time.time() < deadline:
+            node.call("broadcast_transaction", signed_over_head(node, [transfer_op(100)]),
+                      api="network_broadcast")
+            time.sleep(1.5)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err.decode()
+        result = json.loads(out.decode().strip().splitlines()[-1])
+        assert result["statistics_id"] == "2.6.7"
+        assert result["after"]["owner"] == "1.2.7"
+        assert result["after"]["total_ops"] > result["before"]
+    finally:
+        node.stop()
