@@ -151,3 +151,29 @@ def test_python_bitshares_vesting_balance_withdraw(live):
                                                    "asset_id": "1.3.0"}}])["amount"]
     assert state.balance(INIT0, "1.3.0") - before == 40000 - fee
     assert state.objects[vbid]["balance"]["amount"] == 60000
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_uptick_claim_takes_what_has_vested(live, tmp_path):
+    """uptick ``claim`` withdraws everything claimable of a vesting balance
+    whose linear policy has vested it all."""
+    from kit.chain import push_wire
+
+    state = live.chain.state
+    [[_t, vbid]] = push_wire(live.chain, [32, {
+        "creator": INIT0, "owner": INIT0, "amount": {"amount": 70000, "asset_id": "1.3.0"},
+        "policy": [0, {"begin_timestamp": "2016-01-01T00:00:00", "vesting_cliff_seconds": 0,
+                       "vesting_duration_seconds": 0}]}])
+    yield live.blocks_later(1)
+    before = state.balance(INIT0, "1.3.0")
+    out, err, code = yield run_uptick(tmp_path, live.ws_url, "--blocking", "claim", vbid,
+                                      chain_id=live.chain.chain_id)
+    assert code == 0, out + err
+    yield live.blocks_later(1)
+    fee = live.chain.required_fee([33, {"fee": {"amount": 0, "asset_id": "1.3.0"},
+                                        "vesting_balance": vbid, "owner": INIT0,
+                                        "amount": {"amount": 70000,
+                                                   "asset_id": "1.3.0"}}])["amount"]
+    assert state.objects[vbid]["balance"]["amount"] == 0
+    assert state.balance(INIT0, "1.3.0") - before == 70000 - fee
