@@ -84,6 +84,11 @@ def _core_in_balance(state: ObjectStore, account_id: str, asset_id: str, value: 
         state.modify(state.objects[account_id]["statistics"])["core_in_balance"] = value
 
 
+#: operations whose fee the order keeps as its deferred fee (graphene
+#: limit_order_create / limit_order_update evaluators' ``pay_fee``)
+_DEFERRED = (1, 77)
+
+
 def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     """Check, deduct and book the operation's fee (graphene
     ``evaluator::prepare_fee`` / ``convert_fee`` / ``pay_fee``).
@@ -96,8 +101,8 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     value is booked on the payer's statistics (``pending_fees`` /
     ``pending_vested_fees``, :func:`~nodeapi.chain.fees.charge_statistics`),
     never on 2.3.0 directly.  Per-operation overrides (graphene):
-    limit_order_create (1) books nothing and leaves ``accumulated_fees``
-    alone - the order carries the fee as ``deferred_fee`` /
+    limit_order_create (1) and limit_order_update (77) book nothing and
+    leave ``accumulated_fees`` alone - the order carries the fee as ``deferred_fee`` /
     ``deferred_paid_fee`` (market_evaluator.cpp, after HF 445/604);
     asset_create (10) books the upper half, the lower half seeds the new
     asset's fee pool (asset_evaluator.cpp, after HF core-429)."""
@@ -121,9 +126,9 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     if asset["id"] != "1.3.0" and amount:
         dyn = state.modify(asset["dynamic_asset_data_id"])
         dyn["fee_pool"] -= paid_core
-        if op[0] != 1:
+        if op[0] not in _DEFERRED:
             dyn["accumulated_fees"] += amount
-    if op[0] == 1:
+    if op[0] in _DEFERRED:
         return
     booked = paid_core - paid_core // 2 if op[0] == 10 else paid_core
     charge_statistics(state, payer, booked)

@@ -73,7 +73,7 @@ def _mul_up(amount: int, price: dict, asset_id: str) -> int:
     return -(-amount * int(base["amount"]) // int(quote["amount"]))
 
 
-def _core_in_orders(state, seller: str, asset_id: str, delta: int) -> None:
+def core_in_orders(state, seller: str, asset_id: str, delta: int) -> None:
     if asset_id == "1.3.0" and delta:
         stats = state.modify(state.objects[seller]["statistics"])
         stats["total_core_in_orders"] += delta
@@ -126,7 +126,7 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") 
                 deferred -= cancel_fee
     asset = order["sell_price"]["base"]["asset_id"]
     refunded = int(order["for_sale"])
-    _core_in_orders(state, seller, asset, -refunded)
+    core_in_orders(state, seller, asset, -refunded)
     adjust_balance(state, seller, asset, refunded)
     if int((order.get("deferred_paid_fee") or {}).get("amount", 0)) == 0:
         adjust_balance(state, seller, "1.3.0", deferred)
@@ -163,7 +163,7 @@ def _fill(ctx: ApplyContext, order_id: str, pays: int, receives: int, price: dic
     fee = calculate_market_fee(state, recv_asset, receives, is_maker)
     if fee:
         state.modify(state.objects[recv_asset]["dynamic_asset_data_id"])["accumulated_fees"] += fee
-    _core_in_orders(state, seller, sell_asset, -pays)
+    core_in_orders(state, seller, sell_asset, -pays)
     adjust_balance(state, seller, recv_asset, receives - fee)
     ctx.virtual_ops.append(([4, {
         "fee": {"amount": fee, "asset_id": recv_asset},
@@ -212,7 +212,7 @@ def _match(ctx: ApplyContext, taker_id: str, maker_id: str) -> tuple:
     return taker_gone, maker_gone
 
 
-def _apply_order(ctx: ApplyContext, order_id: str) -> bool:
+def apply_order(ctx: ApplyContext, order_id: str) -> bool:
     """graphene ``apply_order``: match the new order against the book;
     True when it is gone (filled or culled)."""
     state = ctx.state
@@ -236,7 +236,7 @@ def _apply_order(ctx: ApplyContext, order_id: str) -> bool:
     return _maybe_cull(ctx, order_id)
 
 
-def _check_market(state, seller: str, sell_asset: dict, recv_asset: dict) -> None:
+def check_market(state, seller: str, sell_asset: dict, recv_asset: dict) -> None:
     """The selling asset's market white/black lists and both assets' account
     lists (graphene ``limit_order_create_evaluator::do_evaluate``)."""
     opts = sell_asset["options"]
@@ -250,12 +250,25 @@ def _check_market(state, seller: str, sell_asset: dict, recv_asset: dict) -> Non
         raise InvalidOperation("The account is not allowed to transact the receiving asset")
 
 
+def refuse_take_profit(data: dict) -> None:
+    """The ``on_fill`` take-profit actions of limit orders (core-2535,
+    ``create_take_profit_order_action``) are not modelled by this chain: an
+    order or update carrying one is refused rather than accepted without
+    its take-profit order."""
+    ext = data.get("extensions")
+    on_fill = ext.get("on_fill") if isinstance(ext, dict) else data.get("on_fill")
+    if on_fill:
+        raise InvalidOperation("Take-profit on_fill actions of limit orders are not supported "
+                               "by this node")
+
+
 def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     """limit_order_create (1): escrow ``amount_to_sell``, match, rest the
     remainder as 1.7.N with the deferred fee; result ``[1, "1.7.N"]``.
     Raises :class:`InvalidOperation` for an expiration before the head
     block time (graphene asserts ``expiration >= head_block_time()``)."""
     state = ctx.state
+    refuse_take_profit(data)
     sell, recv = data["amount_to_sell"], data["min_to_receive"]
     if int(sell["amount"]) <= 0 or int(recv["amount"]) <= 0:
         raise InvalidOperation("Order amounts must be positive")
@@ -263,13 +276,13 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
         raise InvalidOperation("An order must trade two different assets")
     sell_asset = state.require(sell["asset_id"])
     recv_asset = state.require(recv["asset_id"])
-    _check_market(state, data["seller"], sell_asset, recv_asset)
+    check_market(state, data["seller"], sell_asset, recv_asset)
     if parse_time(data["expiration"]) < ctx.now:
         raise InvalidOperation(f"Order expiration {data['expiration']} is before the head "
                                f"block time")
     amount = int(sell["amount"])
     adjust_balance(state, data["seller"], sell["asset_id"], -amount)
-    _core_in_orders(state, data["seller"], sell["asset_id"], amount)
+    core_in_orders(state, data["seller"], sell["asset_id"], amount)
     paid = ctx.fee_paid if ctx.fee_paid["asset_id"] != "1.3.0" else {"amount": 0,
                                                                       "asset_id": "1.3.0"}
     order = state.create("1.7", {
@@ -281,7 +294,7 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
         "deferred_fee": ctx.core_fee_paid,
         "deferred_paid_fee": dict(paid),
     })
-    gone = _apply_order(ctx, order["id"])
+    gone = apply_order(ctx, order["id"])
     if data.get("fill_or_kill") and not gone:
         raise InvalidOperation("fill_or_kill order was not completely filled")
     return [1, order["id"]]

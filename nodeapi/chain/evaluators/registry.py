@@ -60,8 +60,8 @@ before anything else is checked (:func:`check_applied`).
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
     account, asset, assertion, balance, credit_offer, custom, custom_authority, governance, htlc,
-    liquidity_pool, market, proposal, samet_fund, ticket, transfer, vesting_balance,
-    withdraw_permission, worker)
+    limit_order_update, liquidity_pool, market, proposal, samet_fund, ticket, transfer,
+    vesting_balance, withdraw_permission, worker)
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import fee_payer
@@ -129,6 +129,7 @@ EVALUATORS = {
     73: credit_offer.credit_deal_repay,
     75: liquidity_pool.liquidity_pool_update,
     76: credit_offer.credit_deal_update,
+    77: limit_order_update.limit_order_update,
 }
 
 

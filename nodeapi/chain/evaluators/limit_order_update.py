@@ -1,0 +1,127 @@
+"""limit_order_update (77): a new price, amount or expiration for an open
+limit order, which then matches like a new order.
+
+Graphene reference: libraries/chain/market_evaluator.cpp
+(``limit_order_update_evaluator``: ``do_evaluate``, ``process_deferred_fee``,
+``pay_fee``, ``do_apply``), with every hardfork passed.  Take-profit
+``on_fill`` actions are refused (:func:`~.market.refuse_take_profit`), as
+for limit_order_create.
+
+Fees: like limit_order_create, the update's fee is not booked at once; it
+becomes the order's new deferred fee.  The old deferred fee is refunded
+minus ``min(cancel fee * update fee / create fee, deferred fee)`` (core),
+which is booked on the seller's statistics; an old fee paid in another
+asset is refunded in that asset minus the same share rounded up (to the
+asset's ``accumulated_fees``), its core value returning to the fee pool.
+"""
+
+from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.market import (
+    apply_order, check_market, core_in_orders, refuse_take_profit)
+from nodeapi.chain.fees import charge_statistics, core_fee
+from nodeapi.chain.genesis import parse_time
+
+
+def _fail(message: str):
+    raise InvalidOperation(message)
+
+
+def _fee_of(ctx: ApplyContext, op_type: int, body: dict) -> int:
+    op = [op_type, dict(body, fee={"amount": 0, "asset_id": "1.3.0"})]
+    return core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+
+
+def _refund_deferred_fee(ctx: ApplyContext, order: dict) -> None:
+    """graphene ``process_deferred_fee`` (module docstring)."""
+    state = ctx.state
+    old_deferred = int(order.get("deferred_fee", 0))
+    if old_deferred <= 0:
+        return
+    deferred = old_deferred
+    paid = dict(order.get("deferred_paid_fee") or {"amount": 0, "asset_id": "1.3.0"})
+    paid["amount"] = int(paid["amount"])
+    originally_paid = paid["amount"]
+    seller = order["seller"]
+    cancel_fee = _fee_of(ctx, 2, {"fee_paying_account": seller, "order": order["id"],
+                                  "extensions": []})
+    if cancel_fee > 0:
+        create_fee = _fee_of(ctx, 1, {"seller": seller,
+                                      "amount_to_sell": {"amount": 1, "asset_id": "1.3.0"},
+                                      "min_to_receive": {"amount": 1, "asset_id": "1.3.0"},
+                                      "expiration": "2030-01-01T00:00:00",
+                                      "fill_or_kill": False, "extensions": {}})
+        if create_fee > 0:
+            update_fee = _fee_of(ctx, 77, {"seller": seller, "order": order["id"],
+                                           "extensions": []})
+            cancel_fee = cancel_fee * update_fee // create_fee
+        cancel_fee = min(cancel_fee, deferred)
+    if cancel_fee > 0:
+        charge_statistics(state, seller, cancel_fee)
+        deferred -= cancel_fee
+        if paid["amount"] > 0:
+            share = (paid["amount"] * cancel_fee + old_deferred - 1) // old_deferred
+            dyn = state.modify(state.objects[paid["asset_id"]]["dynamic_asset_data_id"])
+            dyn["accumulated_fees"] = int(dyn["accumulated_fees"]) + share
+            paid["amount"] -= share
+    if originally_paid == 0:
+        adjust_balance(state, seller, "1.3.0", deferred)
+    else:
+        adjust_balance(state, seller, paid["asset_id"], paid["amount"])
+        dyn = state.modify(state.objects[paid["asset_id"]]["dynamic_asset_data_id"])
+        dyn["fee_pool"] = int(dyn["fee_pool"]) + deferred
+
+
+def limit_order_update(ctx: ApplyContext, data: dict) -> list:
+    """limit_order_update (77): checks and effects of the reference's
+    evaluator (module docstring); the updated order then matches the
+    book."""
+    state = ctx.state
+    refuse_take_profit(data)
+    order = state.find(data["order"])
+    if order is None:
+        _fail(f"Limit order {data['order']} does not exist, cannot update")
+    if data["seller"] != order["seller"]:
+        _fail(f"Limit order {data['order']} is owned by someone else, cannot update")
+    sell_price = order["sell_price"]
+    base_id, quote_id = sell_price["base"]["asset_id"], sell_price["quote"]["asset_id"]
+    for_sale = int(order["for_sale"])
+    new_price, delta = data.get("new_price"), data.get("delta_amount_to_sell")
+    change = int(delta["amount"]) if delta is not None else 0
+    if new_price is not None:
+        if (new_price["base"]["asset_id"], new_price["quote"]["asset_id"]) != (base_id, quote_id):
+            _fail("Cannot update limit order with incompatible price")
+        most = max(for_sale, int(sell_price["base"]["amount"])) + change
+        if int(new_price["base"]["amount"]) > most:
+            _fail("The base amount in the new price cannot be greater than the estimated "
+                  "maximum amount for sale")
+    if delta is not None:
+        if delta["asset_id"] != base_id:
+            _fail("Cannot update limit order with incompatible asset")
+        if change < 0 and for_sale <= -change:
+            _fail("Cannot deduct all or more from order than order contains")
+    if new_price is not None or change < 0:
+        price = new_price or sell_price
+        receives = (for_sale + change) * int(price["quote"]["amount"]) \
+            // int(price["base"]["amount"])
+        if receives <= 0:
+            _fail("Cannot update limit order: order becomes too small; cancel order instead")
+    if data.get("new_expiration") is not None and parse_time(data["new_expiration"]) < ctx.now:
+        _fail("Cannot update limit order to expire in the past")
+    check_market(state, data["seller"], state.objects[base_id], state.objects[quote_id])
+    if change:
+        adjust_balance(state, data["seller"], base_id, -change)
+        core_in_orders(state, data["seller"], base_id, change)
+    _refund_deferred_fee(ctx, order)
+    obj = state.modify(order["id"])
+    if new_price is not None:
+        obj["sell_price"] = {side: dict(new_price[side], amount=int(new_price[side]["amount"]))
+                             for side in ("base", "quote")}
+    obj["for_sale"] = for_sale + change
+    if data.get("new_expiration") is not None:
+        obj["expiration"] = data["new_expiration"]
+    obj["deferred_fee"] = ctx.core_fee_paid
+    obj["deferred_paid_fee"] = (dict(ctx.fee_paid) if ctx.fee_paid["asset_id"] != "1.3.0"
+                                else {"amount": 0, "asset_id": "1.3.0"})
+    apply_order(ctx, order["id"])
+    return VOID
