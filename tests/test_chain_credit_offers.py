@@ -6,6 +6,7 @@ repayment at expiry; amounts by hand from credit_offer_evaluator.cpp and
 db_update.cpp."""
 
 import pytest
+import pytest_twisted
 
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.times import format_time
@@ -148,3 +149,50 @@ def test_automatic_full_repayment_at_expiry(chain, offer):
     assert state.balance(INIT1, gold) == 2100 - 2020
     assert state.balance(INIT1, CORE) - core_before == 3000
     assert state.objects[oid]["total_balance"] == 1000020
+
+
+@pytest.fixture
+def site(chain):
+    from nodeapi.rpc.access import ApiAccess
+
+    from kit.access import VECTORS
+    from kit.site import RunningSite, make_node
+
+    server = RunningSite(make_node(chain), ApiAccess.from_json(VECTORS))
+    yield server
+    server.stop_blocking()
+
+
+@pytest_twisted.inlineCallbacks
+def test_offers_and_deals_over_rpc(chain, offer, site):
+    """A deal accepted through ``broadcast_transaction`` over the real RPC
+    site, then the credit database functions, with python-bitshares (in a
+    thread: the reactor serves)."""
+    from twisted.internet import threads
+
+    from kit.clients import bitshares_client
+    from kit.signing import sign_wire
+
+    oid, gold = offer
+    op = accept(oid, gold, 1000, 1500)
+    op = [op[0], dict(op[1], fee=chain.required_fee([op[0], dict(op[1], fee=FEE0)]))]
+    trx = sign_wire(chain, [op])
+
+    def broadcast():
+        bitshares_client(f"ws://127.0.0.1:{site.port}").rpc.broadcast_transaction(
+            trx, api="network_broadcast")
+
+    def query():
+        bts = bitshares_client(f"ws://127.0.0.1:{site.port}")
+        return (bts.rpc.list_credit_offers(10, None),
+                bts.rpc.get_credit_offers_by_owner("init0", 10, None),
+                bts.rpc.get_credit_deals_by_borrower("init1", 10, None),
+                bts.rpc.list_credit_deals(10, None))
+    yield threads.deferToThread(broadcast)
+    produce(chain)
+    offers, by_owner, deals, listed = yield threads.deferToThread(query)
+    [deal] = chain.state.ids_of_type("1.22.")
+    assert [o["id"] for o in offers] == [o["id"] for o in by_owner] == [oid]
+    assert offers[0]["current_balance"] == 1000000 - 1000
+    assert [d["id"] for d in deals] == [d["id"] for d in listed] == [deal]
+    assert (deals[0]["debt_amount"], deals[0]["collateral_amount"]) == (1000, 1500)

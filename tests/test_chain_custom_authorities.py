@@ -5,6 +5,7 @@ and transactions signed only by a custom authority's key, accepted exactly
 when the restrictions hold."""
 
 import pytest
+import pytest_twisted
 
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority
 from nodeapi.protocol.errors import OperationInvalid
@@ -239,3 +240,51 @@ def test_database_api_verify_authority_counts_custom_authorities(chain):
     ops[0][1]["fee"] = chain.required_fee([0, dict(ops[0][1], fee=FEE0)])
     with pytest.raises(Exception, match="1.2.6"):
         db.verify_authority(sign_wire(chain, ops, OTHER_WIF))
+
+
+@pytest.fixture
+def site(chain):
+    from nodeapi.rpc.access import ApiAccess
+
+    from kit.access import VECTORS
+    from kit.site import RunningSite, make_node
+
+    server = RunningSite(make_node(chain), ApiAccess.from_json(VECTORS))
+    yield server
+    server.stop_blocking()
+
+
+@pytest_twisted.inlineCallbacks
+def test_custom_authority_over_rpc(chain, site):
+    """A transfer signed only by a custom authority's key goes through the
+    node's RPC (``broadcast_transaction``), and the database API's
+    ``verify_authority`` agrees; one outside the restrictions is refused
+    with the missing authority (python-bitshares in a thread)."""
+    from twisted.internet import threads
+
+    from kit.clients import bitshares_client
+
+    create(chain, [TO_INIT1])
+    produce(chain)
+
+    def signed(to):
+        op = transfer_op(to, 321)
+        op[1]["fee"] = chain.required_fee([0, dict(op[1], fee=FEE0)])
+        return sign_wire(chain, [op], OTHER_WIF)
+    good, bad = signed(INIT1), signed(INIT2)
+    before = chain.state.balance(INIT1, CORE)
+
+    def remote():
+        bts = bitshares_client(f"ws://127.0.0.1:{site.port}")
+        verified = bts.rpc.verify_authority(good)
+        bts.rpc.broadcast_transaction(good, api="network_broadcast")
+        try:
+            bts.rpc.broadcast_transaction(bad, api="network_broadcast")
+        except Exception as exc:  # the node's error, as python-bitshares raises it
+            return verified, str(exc)
+        return verified, None
+    verified, refused = yield threads.deferToThread(remote)
+    assert verified is True
+    assert refused is not None and "1.2.6" in refused
+    produce(chain)
+    assert chain.state.balance(INIT1, CORE) - before == 321
