@@ -107,3 +107,34 @@ def test_update_issuer_needs_the_owner(chain):
         push(chain, [48, dict(op[1], issuer=INIT1, new_issuer=INIT2)])
     push(chain, op, wif=OTHER_WIF)
     assert chain.state.objects[aid]["issuer"] == INIT1
+
+
+def test_asset_update_extensions_and_supply_flags(chain):
+    LOCK_MAX_SUPPLY, DISABLE_NEW_SUPPLY = 0x200, 0x400
+    aid = new_asset(chain, "PRECI")
+    opts = dict(chain.state.objects[aid]["options"])
+    update = {"issuer": INIT0, "asset_to_update": aid, "new_options": opts}
+    # no supply yet: the precision may change, and the rate may be kept
+    new_rate = {"base": amt(1, CORE), "quote": amt(5, aid)}
+    push(chain, [11, dict(update, new_options=dict(opts, core_exchange_rate=new_rate),
+                          extensions={"new_precision": 5, "skip_core_exchange_rate": True})])
+    obj = chain.state.objects[aid]
+    assert obj["precision"] == 5
+    assert obj["options"]["core_exchange_rate"] == opts["core_exchange_rate"]
+    with pytest.raises(InvalidOperation, match="does not change"):
+        push(chain, [11, dict(update, extensions={"new_precision": 5})])
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(10, aid),
+                      "issue_to_account": INIT1, "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="Cannot update precision if current supply"):
+        push(chain, [11, dict(update, extensions={"new_precision": 4})])
+    with pytest.raises(InvalidOperation, match="Hardfork #199"):
+        push(chain, [11, dict(update, new_issuer=INIT1, extensions={})])
+    # lock_max_supply and disable_new_supply, permitted and set
+    locked = new_asset(chain, "LOCKD", LOCK_MAX_SUPPLY | DISABLE_NEW_SUPPLY)
+    lopts = dict(chain.state.objects[locked]["options"])
+    with pytest.raises(InvalidOperation, match="Can not update max supply"):
+        push(chain, [11, {"issuer": INIT0, "asset_to_update": locked,
+                          "new_options": dict(lopts, max_supply=5), "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="Can not create new supply"):
+        push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(1, locked),
+                          "issue_to_account": INIT1, "extensions": {}}])

@@ -12,6 +12,9 @@ from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
 
+#: asset_issuer_permission_flags (protocol/types.hpp)
+_LOCK_MAX_SUPPLY, _DISABLE_NEW_SUPPLY = 0x200, 0x400
+
 _SYMBOL = re.compile(r"^[A-Z][A-Z0-9]*(\.[A-Z0-9]+)?[A-Z0-9]*$")
 
 
@@ -89,12 +92,19 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     permission may be re-enabled and ``max_supply`` may not go below
     ``current_supply``; a flag may change only when the current
     ``issuer_permissions`` allow it (``(new.flags ^ old.flags) &
-    ~old.issuer_permissions == 0``).  Raises :class:`InvalidOperation`."""
+    ~old.issuer_permissions == 0``); ``lock_max_supply`` freezes
+    ``max_supply``; the ``new_precision`` extension (only without supply)
+    and ``skip_core_exchange_rate`` (the old rate stays) are applied; the
+    issuer changes only through asset_update_issuer (48).  Raises
+    :class:`InvalidOperation`."""
     asset = _issued_by(ctx, data["asset_to_update"], data["issuer"])
     if data.get("new_issuer"):
-        raise InvalidOperation("Use asset_update_issuer to change the issuer")
+        raise InvalidOperation("Since Hardfork #199, updating issuer requires the use of "
+                               "asset_update_issuer_operation.")
     opts = data["new_options"]
     _check_options(opts)
+    ext = data.get("extensions") if isinstance(data.get("extensions"), dict) else {}
+    new_precision = ext.get("new_precision")
     old = asset["options"]
     old_perms, new_perms = int(old["issuer_permissions"]), int(opts["issuer_permissions"])
     supply = int(ctx.state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
@@ -105,11 +115,33 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
         if int(opts["max_supply"]) < supply:
             raise InvalidOperation(f"Max supply {opts['max_supply']} should not be smaller "
                                    f"than current supply {supply}")
+        fc_assert(new_precision is None, "!o.extensions.value.new_precision.valid()",
+                  "Cannot update precision if current supply is non-zero")
     if (int(opts["flags"]) ^ int(old["flags"])) & ~old_perms:
         raise InvalidOperation("Flag change is forbidden by issuer permissions")
+    fc_assert(not int(old["flags"]) & _LOCK_MAX_SUPPLY
+              or int(old["max_supply"]) == int(opts["max_supply"]),
+              "a.can_update_max_supply() || a.options.max_supply == o.new_options.max_supply",
+              "Can not update max supply")
+    if new_precision is not None:
+        fc_assert(int(new_precision) != int(asset["precision"]),
+                  "*o.extensions.value.new_precision != a.precision",
+                  "Specified a new precision but it does not change")
+    limit = int(ctx.parameters["maximum_asset_whitelist_authorities"])
+    for field in ("whitelist_authorities", "blacklist_authorities"):
+        fc_assert(len(opts.get(field) or ()) <= limit,
+                  f"o.new_options.{field}.size() <= "
+                  "chain_parameters.maximum_asset_whitelist_authorities")
+        for account in opts.get(field) or ():
+            ctx.state.require(account)
     asset = ctx.state.modify(data["asset_to_update"])
-    asset["options"] = dict(opts, max_supply=str(opts["max_supply"]),
-                            max_market_fee=str(opts.get("max_market_fee", 0)))
+    new = dict(opts, max_supply=str(opts["max_supply"]),
+               max_market_fee=str(opts.get("max_market_fee", 0)))
+    if ext.get("skip_core_exchange_rate") is not None:
+        new["core_exchange_rate"] = old["core_exchange_rate"]
+    asset["options"] = new
+    if new_precision is not None:
+        asset["precision"] = int(new_precision)
     return VOID
 
 
@@ -121,6 +153,8 @@ def asset_issue(ctx: ApplyContext, data: dict) -> list:
     if value <= 0:
         raise InvalidOperation("Issued amount must be positive")
     ctx.state.require(data["issue_to_account"])
+    fc_assert(not int(asset["options"]["flags"]) & _DISABLE_NEW_SUPPLY,
+              "a.can_create_new_supply()", "Can not create new supply")
     fc_assert(is_authorized_asset(ctx.state, data["issue_to_account"], asset),
               "is_authorized_asset( d, *to_account, a )")
     dyn = ctx.state.modify(asset["dynamic_asset_data_id"])
