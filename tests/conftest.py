@@ -150,3 +150,17 @@ def js_client():
 
     npm_install()
     return _shutil.which("node")
+
+
+@pytest.fixture
+def funded_pair(new_chain):
+    """A fresh chain where init0 claimed the genesis balance and sent init1
+    10^10 core satoshis (100,000 TEST), both in block 1."""
+    from kit.chain import CORE, claim_wire, produce, push_wire
+
+    chain = new_chain()
+    push_wire(chain, claim_wire())
+    push_wire(chain, [0, {"from": "1.2.6", "to": "1.2.7",
+                          "amount": {"amount": 10 ** 10, "asset_id": CORE}, "extensions": []}])
+    produce(chain)
+    return chain

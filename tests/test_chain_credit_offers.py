@@ -11,7 +11,7 @@ import pytest_twisted
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.times import format_time
 
-from kit.chain import CORE, asset_options, claim_wire, jump, open_chain, produce
+from kit.chain import CORE, asset_options, jump, produce
 from kit.chain import push_wire as push
 from kit.history import Recorder
 
@@ -27,14 +27,8 @@ def amt(n, asset_id):
 
 
 @pytest.fixture
-def chain(genesis, tmp_path):
-    chain = open_chain(genesis, tmp_path / "credit")
-    push(chain, claim_wire())
-    push(chain, [0, {"from": INIT0, "to": INIT1, "amount": amt(10 ** 10, CORE),
-                     "extensions": []}])
-    produce(chain)
-    yield chain
-    chain.block_log.close()
+def chain(funded_pair):
+    return funded_pair
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority
 
-from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
+from kit.chain import CORE, asset_options
 from kit.chain import push_wire as push
 from kit.keys import OTHER_PUB, OTHER_WIF
 
@@ -21,14 +21,8 @@ def amt(n, asset_id):
 
 
 @pytest.fixture
-def chain(genesis, tmp_path):
-    chain = open_chain(genesis, tmp_path / "issuer")
-    push(chain, claim_wire())
-    push(chain, [0, {"from": INIT0, "to": INIT1, "amount": amt(10 ** 10, CORE),
-                     "extensions": []}])
-    produce(chain)
-    yield chain
-    chain.block_log.close()
+def chain(funded_pair):
+    return funded_pair
 
 
 def new_asset(chain, symbol, flags=0, **opts):
