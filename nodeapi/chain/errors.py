@@ -84,6 +84,13 @@ class InvalidOperation(ChainError):
     name = "invalid_operation"
 
 
+class InsufficientFeeds(InvalidOperation):
+    """A market-issued asset has no valid price feed for what the operation
+    needs (graphene ``insufficient_feeds`` exception)."""
+
+    name = "insufficient_feeds"
+
+
 class InvalidBlock(ChainError):
     """A block from a peer fails validation (link, slot, witness, signature,
     merkle root)."""

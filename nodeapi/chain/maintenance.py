@@ -25,12 +25,16 @@ hardfork rules from genesis (core-533 authorities).  Order:
    epoch, else from the previous maintenance time),
    ``last_vote_tally_time`` = the block time,
    ``accounts_registered_this_interval`` = 0;
-4. :func:`nodeapi.chain.budget.process_budget`.
+4. the market-issued assets (:func:`nodeapi.chain.market.upkeep.process_bitassets`:
+   force settlement volumes, expired witness/committee feeds, collateral
+   bids), expired custom authorities, then
+   :func:`nodeapi.chain.budget.process_budget`.
 """
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.evaluators.custom_authority import delete_expired_custom_authorities
 from nodeapi.chain.evaluators.worker import update_worker_votes
+from nodeapi.chain.market.upkeep import process_bitassets
 from nodeapi.chain.budget import process_budget
 from nodeapi.chain.special_authority import create_buyback_orders, update_top_n_authorities
 from nodeapi.chain.fees import process_fees
@@ -162,5 +166,7 @@ def perform_chain_maintenance(state, now: int, block_num: int, ctx=None) -> None
     dgp["next_maintenance_time"] = format_time(next_maintenance_time(state, now, block_num))
     dgp["last_vote_tally_time"] = format_time(now)
     dgp["accounts_registered_this_interval"] = 0
-    process_budget(state, now)
+    if ctx is not None:
+        process_bitassets(ctx)
     delete_expired_custom_authorities(state, now)
+    process_budget(state, now)

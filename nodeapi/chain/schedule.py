@@ -21,8 +21,10 @@ dynamic global properties, the signing witness (and its pay from
 reached ``next_maintenance_time``, chain maintenance
 (:func:`nodeapi.chain.maintenance.perform_chain_maintenance`), expired limit
 orders cancelled
-(:func:`~nodeapi.chain.evaluators.market.clear_expired_orders`), expired
+(:func:`~nodeapi.chain.evaluators.market.clear_expired_orders`), due force
+settlements (:mod:`nodeapi.chain.market.upkeep`), expired
 HTLCs refunded (:func:`~nodeapi.chain.evaluators.htlc.clear_expired_htlcs`),
+expired price feeds and core exchange rates of market-issued assets,
 expired withdraw permissions removed
 (:func:`~nodeapi.chain.evaluators.withdraw_permission.update_withdraw_permissions`), the
 maintenance flag (``dynamic_flags`` bit 1, which makes the next slot skip
@@ -42,6 +44,8 @@ from nodeapi.chain.evaluators.htlc import clear_expired_htlcs
 from nodeapi.chain.evaluators.market import clear_expired_orders
 from nodeapi.chain.evaluators.proposal import clear_expired_proposals
 from nodeapi.chain.evaluators.ticket import process_tickets
+from nodeapi.chain.market.upkeep import (
+    clear_expired_force_settlements, update_core_exchange_rates, update_expired_feeds)
 from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permissions
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED, parse_time
 from nodeapi.chain.maintenance import perform_chain_maintenance
@@ -210,7 +214,10 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
     clear_expired_proposals(ctx)
     vops = ctx.virtual_ops
     vops += clear_expired_orders(state, ts)
+    clear_expired_force_settlements(ctx)  # its virtual operations join vops
     vops += clear_expired_htlcs(state, ts)
+    update_expired_feeds(ctx)
+    update_core_exchange_rates(state)
     update_withdraw_permissions(state, ts)
     update_credit_offers_and_deals(ctx)  # its virtual operations join vops
     flags = state.objects["2.1.0"]["dynamic_flags"]

@@ -25,6 +25,11 @@ Indexes (all read-only for callers):
 - ``genesis_balances_by_owner``: address -> set of ``1.15.N``
 - ``withdraw_permission_ids``: set of ``1.12.N`` (withdraw permissions)
 - ``htlc_ids``: set of ``1.16.N`` (HTLCs)
+- ``calls_by_asset``: debt asset id -> set of ``1.8.N`` (call orders)
+- ``call_by_borrower``: (borrower, debt asset id) -> ``1.8.N``
+  (graphene ``call_order_index`` by_account)
+- ``settles_by_asset``: asset id -> set of ``1.4.N`` (force settlements)
+- ``bids_by_asset``: debt asset id -> set of ``2.17.N`` (collateral bids)
 - ``by_kind``: ``space.type`` -> set of ids (:meth:`ids_of_type`)
 
 ``version`` grows with every change, so an answer computed from the state
@@ -81,6 +86,10 @@ class ObjectStore:
         self.genesis_balances_by_owner: dict[str, set] = {}
         self.withdraw_permission_ids: set = set()
         self.htlc_ids: set = set()
+        self.calls_by_asset: dict[str, set] = {}
+        self.call_by_borrower: dict[tuple, str] = {}
+        self.settles_by_asset: dict[str, set] = {}
+        self.bids_by_asset: dict[str, set] = {}
         self.by_kind: dict[str, set] = {}
         self.version = 0  # grows with every change (create, modify, remove, rollback)
         self._books: dict[tuple, list] = {}  # market -> limit_orders() answer
@@ -335,6 +344,23 @@ class ObjectStore:
                 self.genesis_balances_by_owner.setdefault(obj["owner"], set()).add(oid)
             else:
                 self.genesis_balances_by_owner.get(obj["owner"], set()).discard(oid)
+        elif kind == "1.8":
+            debt = obj["call_price"]["quote"]["asset_id"]
+            if add:
+                self.calls_by_asset.setdefault(debt, set()).add(oid)
+                self.call_by_borrower[(obj["borrower"], debt)] = oid
+            else:
+                self.calls_by_asset.get(debt, set()).discard(oid)
+                self.call_by_borrower.pop((obj["borrower"], debt), None)
+        elif kind in ("1.4", "2.17"):
+            if kind == "1.4":
+                index, asset = self.settles_by_asset, obj["balance"]["asset_id"]
+            else:
+                index, asset = self.bids_by_asset, obj["inv_swan_price"]["quote"]["asset_id"]
+            if add:
+                index.setdefault(asset, set()).add(oid)
+            else:
+                index.get(asset, set()).discard(oid)
         elif kind in ("1.12", "1.16"):
             ids = self.withdraw_permission_ids if kind == "1.12" else self.htlc_ids
             if add:

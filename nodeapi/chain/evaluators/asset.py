@@ -1,15 +1,20 @@
 """User-issued asset evaluators: asset_create (10), asset_update (11),
 asset_issue (14), asset_reserve (15), asset_fund_fee_pool (16).
 
-Market-issued (bitasset) and prediction-market assets are rejected with
-:class:`InvalidOperation`: this node has no price feeds.
+Market-issued (bitasset) and prediction-market assets get their 2.4.N from
+:func:`nodeapi.chain.evaluators.bitasset.create_bitasset_data`; their own
+operations are in :mod:`.bitasset`.
 Reference: graphene libraries/chain/asset_evaluator.cpp.
 """
 
 import re
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
+from nodeapi.chain.evaluators.bitasset import create_bitasset_data
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.market.bitasset_data import DISABLE_FORCE_SETTLE, bitasset_of
+from nodeapi.chain.market.prices import equal
+from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
 from nodeapi.chain.whitelist import is_authorized_asset
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
@@ -50,8 +55,8 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
         if parent is None or state.objects[parent]["issuer"] != data["issuer"]:
             raise InvalidOperation(f"Only the issuer of {symbol.split('.')[0]} may create "
                                    f"{symbol}")
-    if data.get("bitasset_opts") or data.get("is_prediction_market"):
-        raise InvalidOperation("Market-issued assets are not supported by this node")
+    if data.get("is_prediction_market"):
+        fc_assert(data.get("bitasset_opts"), "op.bitasset_opts")
     if not 0 <= int(data["precision"]) <= 12:
         raise InvalidOperation("precision must be within 0..12")
     state.require(data["issuer"])
@@ -67,13 +72,18 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
     state.create("2.3", {"current_supply": 0, "confidential_supply": 0,
                          "accumulated_fees": 0, "accumulated_collateral_fees": 0,
                          "fee_pool": pool})
-    asset = state.create("1.3", {
+    bitasset_id = create_bitasset_data(ctx, data, f"1.3.{n}") if data.get("bitasset_opts") \
+        else None
+    fields = {
         "symbol": symbol, "precision": int(data["precision"]), "issuer": data["issuer"],
         "options": dict(opts, max_supply=str(opts["max_supply"]),
                         max_market_fee=str(opts.get("max_market_fee", 0)),
                         core_exchange_rate=cer),
         "dynamic_asset_data_id": f"2.3.{n}",
-    })
+    }
+    if bitasset_id is not None:
+        fields["bitasset_data_id"] = bitasset_id
+    asset = state.create("1.3", fields)
     return [1, asset["id"]]
 
 
@@ -123,7 +133,11 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
               or int(old["max_supply"]) == int(opts["max_supply"]),
               "a.can_update_max_supply() || a.options.max_supply == o.new_options.max_supply",
               "Can not update max supply")
+    bitasset = bitasset_of(ctx.state, asset["id"])
     if new_precision is not None:
+        fc_assert(bitasset is None or not bitasset["is_prediction_market"],
+                  "!bitasset_data->is_prediction_market",
+                  "Can not update precision of a prediction market")
         fc_assert(int(new_precision) != int(asset["precision"]),
                   "*o.extensions.value.new_precision != a.precision",
                   "Specified a new precision but it does not change")
@@ -134,6 +148,13 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
                   "chain_parameters.maximum_asset_whitelist_authorities")
         for account in opts.get(field) or ():
             ctx.state.require(account)
+    if int(opts["flags"]) & DISABLE_FORCE_SETTLE and not int(old["flags"]) & DISABLE_FORCE_SETTLE:
+        for settle in settle_orders_of(ctx.state, asset["id"]):
+            cancel_settle_order(ctx, settle["id"])
+    if bitasset is not None and ext.get("skip_core_exchange_rate") is None \
+            and not equal(old["core_exchange_rate"], opts["core_exchange_rate"]) \
+            and not bitasset["asset_cer_updated"]:
+        ctx.state.modify(bitasset["id"])["asset_cer_updated"] = True
     asset = ctx.state.modify(data["asset_to_update"])
     new = dict(opts, max_supply=str(opts["max_supply"]),
                max_market_fee=str(opts.get("max_market_fee", 0)))
@@ -149,6 +170,8 @@ def asset_issue(ctx: ApplyContext, data: dict) -> list:
     """asset_issue (14): new supply to ``issue_to_account``, up to max_supply."""
     amount = data["asset_to_issue"]
     asset = _issued_by(ctx, amount["asset_id"], data["issuer"])
+    fc_assert(not asset.get("bitasset_data_id"), "!a.is_market_issued()",
+              "Cannot manually issue a market-issued asset.")
     value = int(amount["amount"])
     if value <= 0:
         raise InvalidOperation("Issued amount must be positive")
@@ -169,6 +192,9 @@ def asset_reserve(ctx: ApplyContext, data: dict) -> list:
     """asset_reserve (15): burn the payer's ``amount_to_reserve``."""
     amount = data["amount_to_reserve"]
     asset = ctx.state.require(amount["asset_id"])
+    if asset.get("bitasset_data_id"):
+        raise InvalidOperation(f"Cannot reserve {asset['symbol']} because it is a "
+                               f"market-issued asset")
     value = int(amount["amount"])
     if value <= 0:
         raise InvalidOperation("Reserved amount must be positive")
@@ -205,10 +231,10 @@ def asset_update_issuer(ctx: ApplyContext, data: dict) -> list:
 
 def asset_claim_fees(ctx: ApplyContext, data: dict) -> list:
     """asset_claim_fees (43): the issuer takes ``amount_to_claim`` out of
-    the asset's ``accumulated_fees``.  Claiming collateral fees of a
-    market-issued asset (``claim_from_asset_id``) needs market-issued
-    assets, which this chain does not create: such a claim names an asset
-    that is not backed by the claimed one, as the reference says."""
+    the asset's ``accumulated_fees``, or, with ``claim_from_asset_id``
+    naming a market-issued asset backed by the claimed asset, out of that
+    asset's ``accumulated_collateral_fees`` (margin call, force settlement
+    and settlement fund fees, BSIP 74/87)."""
     state = ctx.state
     claim = data["amount_to_claim"]
     ext = data.get("extensions")
@@ -217,18 +243,28 @@ def asset_claim_fees(ctx: ApplyContext, data: dict) -> list:
     container = state.require(container_id)
     fc_assert(container["issuer"] == data["issuer"], "container_asset->issuer == o.issuer",
               "Asset fees may only be claimed by the issuer")
-    fc_assert(container["id"] == claim["asset_id"],
+    bitasset = bitasset_of(state, container["id"])
+    own = container["id"] == claim["asset_id"]
+    fc_assert(own or (bitasset is not None
+                      and bitasset["options"]["short_backing_asset"] == claim["asset_id"]),
               "container_asset->can_accumulate_fee(d,o.amount_to_claim)",
               f"Asset {container['symbol']} ({container['id']}) is not backed by asset "
               f"({claim['asset_id']}) and does not hold it as fees.")
     dyn = state.objects[container["dynamic_asset_data_id"]]
     amount = int(claim["amount"])
-    fc_assert(amount <= int(dyn["accumulated_fees"]),
-              "o.amount_to_claim.amount <= container_ddo->accumulated_fees",
-              f"Attempt to claim more fees than have accumulated within asset "
-              f"{container['symbol']} ({container['id']}).")
+    if own:
+        fc_assert(amount <= int(dyn["accumulated_fees"]),
+                  "o.amount_to_claim.amount <= container_ddo->accumulated_fees",
+                  f"Attempt to claim more fees than have accumulated within asset "
+                  f"{container['symbol']} ({container['id']}).")
+    else:
+        fc_assert(amount <= int(dyn.get("accumulated_collateral_fees", 0)),
+                  "o.amount_to_claim.amount <= container_ddo->accumulated_collateral_fees",
+                  f"Attempt to claim more backing-asset fees than have accumulated within asset "
+                  f"{container['symbol']} ({container['id']}) backed by ({claim['asset_id']}).")
     dyn = state.modify(container["dynamic_asset_data_id"])
-    dyn["accumulated_fees"] = int(dyn["accumulated_fees"]) - amount
+    field = "accumulated_fees" if own else "accumulated_collateral_fees"
+    dyn[field] = int(dyn[field]) - amount
     adjust_balance(state, data["issuer"], claim["asset_id"], amount)
     return VOID
 

@@ -32,7 +32,7 @@ Arithmetic (integers, as the reference):
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
-from nodeapi.chain.evaluators.market import calculate_market_fee
+from nodeapi.chain.market.limits import calculate_market_fee
 from nodeapi.chain.whitelist import is_authorized_asset
 
 KIND = "1.19"

@@ -12,20 +12,22 @@ module                    operation types
 ========================  =====================================================
 ``transfer``              0 transfer, 38 override_transfer
 ``market``                1 limit_order_create, 2 limit_order_cancel,
-                          3 call_order_update, 4 fill_order (virtual),
-                          45 bid_collateral, 46 execute_bid (virtual),
-                          77 limit_order_update
+                          4 fill_order (virtual)
+``limit_order_update``    77 limit_order_update
+``call_order``            3 call_order_update, 45 bid_collateral,
+                          46 execute_bid (virtual)
 ``account``               5 account_create, 6 account_update,
                           7 account_whitelist, 8 account_upgrade,
                           9 account_transfer
 ``asset``                 10 asset_create, 11 asset_update,
-                          12 asset_update_bitasset, 13 asset_update_feed_producers,
                           14 asset_issue, 15 asset_reserve,
-                          16 asset_fund_fee_pool, 17 asset_settle,
-                          18 asset_global_settle, 19 asset_publish_feed,
-                          42 asset_settle_cancel (virtual), 43 asset_claim_fees,
+                          16 asset_fund_fee_pool, 43 asset_claim_fees,
                           44 fba_distribute (virtual), 47 asset_claim_pool,
                           48 asset_update_issuer
+``bitasset``              12 asset_update_bitasset, 13 asset_update_feed_producers,
+                          17 asset_settle, 18 asset_global_settle,
+                          19 asset_publish_feed, 42 asset_settle_cancel
+                          (virtual)
 ``governance``            20 witness_create, 21 witness_update,
                           29 committee_member_create, 30 committee_member_update,
                           31 committee_member_update_global_parameters (graphene
@@ -59,8 +61,8 @@ before anything else is checked (:func:`check_applied`).
 
 from nodeapi.chain.errors import UnsupportedOperation
 from nodeapi.chain.evaluators import (
-    account, asset, assertion, balance, credit_offer, custom, custom_authority, governance, htlc,
-    limit_order_update, liquidity_pool, market, proposal, samet_fund, ticket, transfer,
+    account, asset, assertion, balance, bitasset, call_order, credit_offer, custom,
+    custom_authority, governance, htlc, limit_order_update, liquidity_pool, market, proposal, samet_fund, ticket, transfer,
     vesting_balance, withdraw_permission, worker)
 from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
 from nodeapi.protocol.errors import UnknownOperation
@@ -73,15 +75,21 @@ EVALUATORS = {
     0: transfer.transfer,
     1: market.limit_order_create,
     2: market.limit_order_cancel,
+    3: call_order.call_order_update,
     5: account.account_create,
     6: account.account_update,
     7: account.account_whitelist,
     8: account.account_upgrade,
     10: asset.asset_create,
     11: asset.asset_update,
+    12: bitasset.asset_update_bitasset,
+    13: bitasset.asset_update_feed_producers,
     14: asset.asset_issue,
     15: asset.asset_reserve,
     16: asset.asset_fund_fee_pool,
+    17: bitasset.asset_settle,
+    18: bitasset.asset_global_settle,
+    19: bitasset.asset_publish_feed,
     20: governance.witness_create,
     21: governance.witness_update,
     22: proposal.proposal_create,
@@ -102,6 +110,7 @@ EVALUATORS = {
     37: balance.balance_claim,
     38: transfer.override_transfer,
     43: asset.asset_claim_fees,
+    45: call_order.bid_collateral,
     47: asset.asset_claim_pool,
     48: asset.asset_update_issuer,
     49: htlc.htlc_create,

@@ -1,0 +1,376 @@
+"""Market-issued asset evaluators: asset_update_bitasset (12),
+asset_update_feed_producers (13), asset_settle (17), asset_global_settle
+(18), asset_publish_feed (19), and the bitasset part of asset_create (10).
+
+Reference: bitshares-core libraries/chain/asset_evaluator.cpp, with the
+hardforks of today's chain (BSIP 48/75 permissions, BSIP 74 MCFR, BSIP 77
+ICR, BSIP 87 force settle fee, core-2281 collateral bidding flag, core-2282
+updates after a global settlement, core-2290 revival at the ICR, core-2481
+instant matching of force settlements, core-2582 median feed checks,
+core-2587 no settlement without a feed, core-2591 collateral fees of
+settlements from the fund).
+
+Only the global-settlement black swan response method exists on this chain:
+a ``black_swan_response_method`` other than 0 is refused (README).
+"""
+
+from nodeapi.chain.errors import InsufficientFeeds, InvalidOperation, fc_assert
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.market.bitasset_data import (
+    COMMITTEE_FED, DISABLE_BSRM_UPDATE, DISABLE_FORCE_SETTLE, DISABLE_ICR_UPDATE,
+    DISABLE_MCR_UPDATE, DISABLE_MSSR_UPDATE, GLOBAL_SETTLE, WITNESS_FED, backing_asset,
+    bitasset_of, extensions, feed_with_icr, has_feed, is_globally_settled, mcop,
+    new_bitasset_data, update_bitasset_current_feed)
+from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees
+from nodeapi.chain.market.margin import check_call_orders
+from nodeapi.chain.market.positions import least_collateralized
+from nodeapi.chain.market.prices import (
+    default_feed, is_null, make_price, margin_call_params_equal, mul_down, mul_up, normal,
+    value)
+from nodeapi.chain.market.settle_orders import apply_force_settlement
+from nodeapi.chain.market.swan import globally_settle_asset, revive_bitasset
+from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.ids import instance_number
+from nodeapi.protocol.times import format_time
+
+
+def _check_bsrm(options: dict) -> None:
+    method = extensions(options).get("black_swan_response_method")
+    if method is not None and int(method) != 0:
+        raise InvalidOperation("Black swan response methods other than global settlement (0) "
+                               "are not supported by this node")
+
+
+def _check_backing(ctx: ApplyContext, issuer: str, backing_id: str) -> dict:
+    """The backing asset rules of asset_create: no bitasset backed by a
+    bitasset backed by a bitasset; committee assets backed by core."""
+    state = ctx.state
+    backing = state.require(backing_id)
+    inner = bitasset_of(state, backing_id)
+    if inner is not None:
+        fc_assert(bitasset_of(state, backing_asset(inner)) is None,
+                  "!backing_backing.is_market_issued()",
+                  "May not create a bitasset backed by a bitasset backed by a bitasset.")
+        ultimate = backing_asset(inner)
+    else:
+        ultimate = backing_id
+    fc_assert(issuer != "1.2.0" or ultimate == "1.3.0",
+              "op.issuer != GRAPHENE_COMMITTEE_ACCOUNT || backing.get_id() == asset_id_type()",
+              "May not create a blockchain-controlled market asset which is not backed by CORE.")
+    return backing
+
+
+def _check_intervals(ctx: ApplyContext, options: dict) -> None:
+    interval = int(ctx.parameters["block_interval"])
+    fc_assert(int(options["feed_lifetime_sec"]) > interval,
+              "op.new_options.feed_lifetime_sec > chain_parameters.block_interval",
+              "Feed lifetime must exceed block interval.")
+    fc_assert(int(options["force_settlement_delay_sec"]) > interval,
+              "op.new_options.force_settlement_delay_sec > chain_parameters.block_interval",
+              "Force settlement delay must exceed block interval.")
+
+
+def create_bitasset_data(ctx: ApplyContext, data: dict, asset_id: str) -> str:
+    """asset_create's bitasset part: check ``bitasset_opts`` and
+    ``is_prediction_market`` and create the 2.4.N (before the 1.3.N, as
+    graphene does); returns its id."""
+    options = data["bitasset_opts"]
+    _check_bsrm(options)
+    backing = _check_backing(ctx, data["issuer"], options["short_backing_asset"])
+    _check_intervals(ctx, options)
+    if data.get("is_prediction_market"):
+        fc_assert(int(data["precision"]) == int(backing["precision"]),
+                  "op.precision == op.bitasset_opts->short_backing_asset(d).precision")
+    return ctx.state.create("2.4", new_bitasset_data(
+        asset_id, options, bool(data.get("is_prediction_market"))))["id"]
+
+
+def _market_issued(state, asset_id: str, message: str) -> tuple:
+    asset = state.require(asset_id)
+    b = bitasset_of(state, asset_id)
+    fc_assert(b is not None, "a.is_market_issued()", message)
+    return asset, b
+
+
+def _changed(old: dict, new: dict, name: str) -> bool:
+    return extensions(old).get(name) != extensions(new).get(name)
+
+
+def asset_update_bitasset(ctx: ApplyContext, data: dict) -> list:
+    """asset_update_bitasset (12): new bitasset options by the issuer.
+    MCR, ICR and MSSR change only without their ``disable_*_update``
+    permission; the backing asset only without supply or collateral fees;
+    changed feed parameters recompute the feed and check margin calls."""
+    state = ctx.state
+    new = data["new_options"]
+    _check_bsrm(new)
+    asset, b = _market_issued(state, data["asset_to_update"],
+                              "Cannot update BitAsset-specific settings on a non-BitAsset.")
+    fc_assert(data["issuer"] == asset["issuer"], "op.issuer == asset_obj.issuer",
+              "Only asset issuer can update bitasset_data of the asset.")
+    old = b["options"]
+    perms = int(asset["options"]["issuer_permissions"])
+    for name, flag, what in (("maintenance_collateral_ratio", DISABLE_MCR_UPDATE, "MCR"),
+                             ("initial_collateral_ratio", DISABLE_ICR_UPDATE, "ICR"),
+                             ("maximum_short_squeeze_ratio", DISABLE_MSSR_UPDATE, "MSSR")):
+        if perms & flag:
+            fc_assert(not _changed(old, new, name), f"!{what.lower()}_changed",
+                      f"No permission to update {what}")
+    if perms & DISABLE_BSRM_UPDATE:
+        fc_assert(not _changed(old, new, "black_swan_response_method"),
+                  "asset_obj.can_owner_update_bsrm()", "No permission to update BSRM")
+    backing_changed = new["short_backing_asset"] != old["short_backing_asset"]
+    if backing_changed:
+        fc_assert(not is_globally_settled(b), "!current_bitasset_data.is_globally_settled()",
+                  "Cannot change backing asset after a global settlement has executed")
+        dyn = state.objects[asset["dynamic_asset_data_id"]]
+        fc_assert(int(dyn["current_supply"]) == 0, "dyn.current_supply == 0",
+                  "Cannot change backing asset if there is already a current supply.")
+        fc_assert(int(dyn.get("accumulated_collateral_fees", 0)) == 0,
+                  "dyn.accumulated_collateral_fees == 0",
+                  "Must claim collateral-denominated fees before changing backing asset.")
+        fc_assert(new["short_backing_asset"] != asset["id"],
+                  "op.new_options.short_backing_asset != asset_obj.get_id()",
+                  "Cannot update an asset to be backed by itself.")
+        backing = _check_backing(ctx, asset["issuer"], new["short_backing_asset"])
+        if b["is_prediction_market"]:
+            fc_assert(int(asset["precision"]) == int(backing["precision"]),
+                      "asset_obj.precision == new_backing_asset.precision",
+                      "The precision of the asset and backing asset must be equal.")
+        for child in state.by_kind.get("2.4", ()):
+            if backing_asset(state.objects[child]) == asset["id"]:
+                fc_assert(bitasset_of(state, new["short_backing_asset"]) is None
+                          and new["short_backing_asset"] != state.objects[child]["asset_id"],
+                          "!new_backing_asset.is_market_issued()",
+                          "A non-blockchain controlled BitAsset would be invalidated by "
+                          "changing this backing asset.")
+    _check_intervals(ctx, new)
+    update_feeds = (int(new["minimum_feeds"]) != int(old["minimum_feeds"])
+                    or int(new["feed_lifetime_sec"]) != int(old["feed_lifetime_sec"])
+                    or backing_changed
+                    or any(_changed(old, new, n) for n in (
+                        "initial_collateral_ratio", "maintenance_collateral_ratio",
+                        "maximum_short_squeeze_ratio")))
+    mcfr_changed = _changed(old, new, "margin_call_fee_ratio")
+    nb = state.modify(b["id"])
+    nb["options"] = new
+    if backing_changed:
+        if int(asset["options"]["flags"]) & (WITNESS_FED | COMMITTEE_FED):
+            nb["feeds"] = []
+        else:
+            nb["feeds"] = [[acc, [when, dict(feed, settlement_price=make_price(
+                0, "1.3.0", 0, "1.3.0"))]] for acc, (when, feed) in nb["feeds"]]
+    feed_changed = False
+    if update_feeds:
+        old_current, old_median = b["current_feed"], b["median_feed"]
+        update_bitasset_current_feed(state, b["id"], ctx.now)
+        nb = state.objects[b["id"]]
+        feed_changed = not margin_call_params_equal(old_current, nb["current_feed"]) \
+            or not margin_call_params_equal(old_median, nb["median_feed"])
+    if feed_changed or mcfr_changed:
+        check_call_orders(ctx, asset["id"], True)
+    return VOID
+
+
+def asset_update_feed_producers(ctx: ApplyContext, data: dict) -> list:
+    """asset_update_feed_producers (13): the issuer names who may publish
+    feeds; feeds of others are dropped and the median recomputed."""
+    state = ctx.state
+    producers = list(data["new_feed_producers"])
+    fc_assert(len(producers) <= int(ctx.parameters["maximum_asset_feed_publishers"]),
+              "o.new_feed_producers.size() <= maximum_asset_feed_publishers",
+              "Cannot specify more feed producers than maximum allowed")
+    asset, b = _market_issued(state, data["asset_to_update"],
+                              "Cannot update feed producers on a non-BitAsset.")
+    flags = int(asset["options"]["flags"])
+    fc_assert(not flags & COMMITTEE_FED, "0 == (a.options.flags & committee_fed_asset)",
+              "Cannot set feed producers on a committee-fed asset.")
+    fc_assert(not flags & WITNESS_FED, "0 == (a.options.flags & witness_fed_asset)",
+              "Cannot set feed producers on a witness-fed asset.")
+    fc_assert(asset["issuer"] == data["issuer"], "a.issuer == o.issuer",
+              "Only asset issuer can update feed producers of an asset")
+    for account in producers:
+        state.require(account)
+    kept = {acc: entry for acc, entry in b["feeds"] if acc in producers}
+    empty = [format_time(0), default_feed()]
+    nb = state.modify(b["id"])
+    nb["feeds"] = [[acc, kept.get(acc, empty)] for acc in sorted(set(producers),
+                                                                   key=instance_number)]
+    update_bitasset_current_feed(state, b["id"], ctx.now)
+    check_call_orders(ctx, asset["id"], True)
+    return VOID
+
+
+def asset_publish_feed(ctx: ApplyContext, data: dict) -> list:
+    """asset_publish_feed (19): a producer's feed (with its optional ICR)
+    joins the asset's feeds; the median is recomputed, a globally settled
+    asset whose fund is now healthy at the ICR is revived, margin calls
+    are checked."""
+    state = ctx.state
+    asset, b = _market_issued(state, data["asset_id"],
+                              "Can only publish price feeds for market-issued assets")
+    feed = data["feed"]
+    if b["is_prediction_market"]:
+        fc_assert(not is_globally_settled(b), "!bitasset.is_globally_settled()",
+                  "No further feeds may be published after a settlement event")
+    fc_assert(feed["settlement_price"]["quote"]["asset_id"] == backing_asset(b),
+              "o.feed.settlement_price.quote.asset_id == bitasset.options.short_backing_asset",
+              "Quote asset type in settlement price should be same as backing asset of this "
+              "asset")
+    if not is_null(feed["core_exchange_rate"]):
+        fc_assert(feed["core_exchange_rate"]["quote"]["asset_id"] == "1.3.0",
+                  "o.feed.core_exchange_rate.quote.asset_id == asset_id_type()",
+                  "Quote asset in core exchange rate should be CORE asset")
+    flags = int(asset["options"]["flags"])
+    publisher = data["publisher"]
+    if flags & WITNESS_FED:
+        fc_assert(any(a == publisher for a, _ in state.objects["1.2.1"]["active"]["account_auths"]),
+                  "d.get(GRAPHENE_WITNESS_ACCOUNT).active.account_auths.count(o.publisher) > 0",
+                  "Only active witnesses are allowed to publish price feeds for this asset")
+    elif flags & COMMITTEE_FED:
+        fc_assert(any(a == publisher for a, _ in state.objects["1.2.0"]["active"]["account_auths"]),
+                  "d.get(GRAPHENE_COMMITTEE_ACCOUNT).active.account_auths.count(o.publisher) > 0",
+                  "Only active committee members are allowed to publish price feeds for this "
+                  "asset")
+    else:
+        fc_assert(any(a == publisher for a, _ in b["feeds"]),
+                  "bitasset.feeds.count(o.publisher) > 0",
+                  "The account is not in the set of allowed price feed producers of this asset")
+    ext = data.get("extensions") if isinstance(data.get("extensions"), dict) else {}
+    entry = [format_time(ctx.now), feed_with_icr(feed, ext.get("initial_collateral_ratio"))]
+    feeds = {acc: e for acc, e in b["feeds"]}
+    feeds[publisher] = entry
+    old_median = b["median_feed"]
+    state.modify(b["id"])["feeds"] = [[acc, feeds[acc]] for acc in sorted(feeds,
+                                                                          key=instance_number)]
+    update_bitasset_current_feed(state, b["id"], ctx.now)
+    b = state.objects[b["id"]]
+    if margin_call_params_equal(old_median, b["median_feed"]):
+        return VOID
+    if is_globally_settled(b) and has_feed(b):
+        supply = int(state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
+        fund = make_price(b["settlement_fund"], backing_asset(b), supply, asset["id"])
+        if supply == 0 or value(fund) > value(b["current_initial_collateralization"]):
+            revive_bitasset(ctx, asset["id"])
+    check_call_orders(ctx, asset["id"], True)
+    return VOID
+
+
+def asset_global_settle(ctx: ApplyContext, data: dict) -> list:
+    """asset_global_settle (18): the issuer (with the ``global_settle``
+    permission) settles the asset at ``settle_price``, which the least
+    collateralized position must be able to pay."""
+    state = ctx.state
+    asset, b = _market_issued(state, data["asset_to_settle"],
+                              "Can only globally settle market-issued assets")
+    fc_assert(int(asset["options"]["issuer_permissions"]) & GLOBAL_SETTLE,
+              "asset_to_settle->can_global_settle()",
+              "The global_settle permission of this asset is disabled")
+    fc_assert(asset["issuer"] == data["issuer"], "asset_to_settle->issuer == op.issuer",
+              "Only asset issuer can globally settle an asset")
+    supply = int(state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
+    fc_assert(supply > 0, "asset_to_settle->dynamic_data(d).current_supply > 0",
+              "Can not globally settle an asset with zero supply")
+    fc_assert(not is_globally_settled(b), "!_bitasset_data.is_globally_settled()",
+              "This asset has been globally settled, cannot globally settle again")
+    price = normal(data["settle_price"])
+    call = least_collateralized(state, asset["id"])
+    if call is not None:
+        fc_assert(mul_down(int(call["debt"]), asset["id"], price) <= int(call["collateral"]),
+                  "( least_collateralized_short->get_debt() * op.settle_price ) <= "
+                  "least_collateralized_short->get_collateral()",
+                  "Cannot globally settle at supplied price: least collateralized short lacks "
+                  "sufficient collateral to settle.")
+    globally_settle_asset(ctx, asset["id"], price)
+    return VOID
+
+
+def _settle_from_fund(ctx: ApplyContext, data: dict, asset: dict, b: dict) -> list:
+    """graphene ``pay_settle_from_gs_fund``: instant settlement of a
+    globally settled asset at ``settlement_price``; the collateral beyond
+    the margin call order price is a collateral fee (core-2591), the
+    collateral's market fee applies (core-1780)."""
+    state = ctx.state
+    mia_id, backing = asset["id"], backing_asset(b)
+    amount = int(data["amount"]["amount"])
+    supply = int(state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
+    fund = int(b["settlement_fund"])
+    if amount == supply:
+        settled = fund
+    else:
+        settled = mul_down(amount, mia_id, b["settlement_price"])
+        fc_assert(settled <= fund, "settled_amount.amount <= bitasset.settlement_fund",
+                  "Internal error: amount in the global settlement fund is not sufficient to "
+                  "pay the settlement")
+    if settled == 0 and not b["is_prediction_market"]:
+        raise InvalidOperation("Settle amount is too small to receive anything due to rounding")
+    pays = amount
+    if amount != supply and settled != 0:
+        pays = mul_up(settled, backing, b["settlement_price"])
+    adjust_balance(state, data["account"], mia_id, -pays)
+    issuer_fees, collateral_fees = 0, None
+    if settled > 0:
+        state.modify(b["id"])["settlement_fund"] = fund - settled
+        if not b["is_prediction_market"] and has_feed(b):
+            by_mcop = mul_up(pays, mia_id, mcop(b))
+            if by_mcop < settled:
+                collateral_fees = settled - by_mcop
+                accumulate_fee(state, mia_id, backing, collateral_fees)
+                settled -= collateral_fees
+        issuer_fees = pay_market_fees(state, backing, settled, False)
+        settled -= issuer_fees
+        if settled > 0:
+            adjust_balance(state, data["account"], backing, settled)
+    dyn = state.modify(asset["dynamic_asset_data_id"])
+    dyn["current_supply"] = int(dyn["current_supply"]) - pays
+    fees = [{"amount": issuer_fees, "asset_id": backing}]
+    if collateral_fees is not None:
+        fees.insert(0, {"amount": collateral_fees, "asset_id": backing})
+    return [3, {"paid": [{"amount": pays, "asset_id": mia_id}],
+                "received": [{"amount": settled, "asset_id": backing}], "fees": fees}]
+
+
+def asset_settle(ctx: ApplyContext, data: dict) -> list:
+    """asset_settle (17): settle ``amount`` of a market-issued asset.
+    From a globally settled asset's fund at once; otherwise a force
+    settlement 1.4.N due after ``force_settlement_delay_sec`` that first
+    takes positions in margin call territory (core-2481).  Result
+    ``[3, {"new_objects": ["1.4.N"]}]`` or the instant settlement's
+    ``paid``/``received``/``fees``."""
+    state = ctx.state
+    amount = data["amount"]
+    asset, b = _market_issued(state, amount["asset_id"],
+                              "Can only force settle a predition market or a market issued asset")
+    fc_assert(not int(asset["options"]["flags"]) & DISABLE_FORCE_SETTLE or is_globally_settled(b),
+              "asset_to_settle->can_force_settle() || bitasset.is_globally_settled()",
+              "Either the asset need to have the force_settle flag enabled, or it need to be "
+              "globally settled, or the individual settlement pool (for force-settlements) is "
+              "not empty")
+    if b["is_prediction_market"]:
+        fc_assert(is_globally_settled(b), "bitasset.is_globally_settled()",
+                  "Global settlement must occur before force settling a prediction market")
+    elif not has_feed(b) and not is_globally_settled(b):
+        raise InsufficientFeeds("Cannot force settle with no price feed if the asset is not "
+                                "globally settled and the individual settlement pool (for "
+                                "force-settlements) is not empty")
+    fc_assert(state.balance(data["account"], asset["id"]) >= int(amount["amount"]),
+              "d.get_balance( op.account, op.amount.asset_id ) >= op.amount",
+              "Insufficient balance")
+    fc_assert(is_authorized_asset(state, data["account"], asset),
+              "is_authorized_asset( d, *fee_paying_account, *asset_to_settle )",
+              "The account is not allowed to settle the asset")
+    fc_assert(is_authorized_asset(state, data["account"], state.objects[backing_asset(b)]),
+              "is_authorized_asset( d, *fee_paying_account, bitasset.options.short_backing_asset(d) )",
+              "The account is not allowed to receive the backing asset")
+    if is_globally_settled(b):
+        return _settle_from_fund(ctx, data, asset, b)
+    if not has_feed(b):
+        return [3, {}]
+    adjust_balance(state, data["account"], asset["id"], -int(amount["amount"]))
+    settle = state.create("1.4", {
+        "owner": data["account"],
+        "balance": {"amount": int(amount["amount"]), "asset_id": asset["id"]},
+        "settlement_date": format_time(ctx.now + int(b["options"]["force_settlement_delay_sec"])),
+    })
+    apply_force_settlement(ctx, settle["id"], asset["id"])
+    return [3, {"new_objects": [settle["id"]]}]

@@ -1,0 +1,203 @@
+"""The bitasset data object 2.4.N of a market-issued asset: its shape, the
+prices derived from its current feed, and the median of published feeds.
+
+Shape (graphene ``asset_bitasset_data_object``, reflected field order)::
+
+    {"asset_id", "feeds": [[account, [time, feed_with_icr]]...],
+     "median_feed", "current_feed", "current_feed_publication_time",
+     "current_maintenance_collateralization",
+     "current_initial_collateralization", "options",
+     "force_settled_volume", "is_prediction_market", "settlement_price",
+     "settlement_fund", "individual_settlement_debt",
+     "individual_settlement_fund", "asset_cer_updated", "feed_cer_updated"}
+
+A feed with ICR is ``{"settlement_price", "maintenance_collateral_ratio",
+"maximum_short_squeeze_ratio", "core_exchange_rate",
+"initial_collateral_ratio"}``.
+
+Only the default black swan response (global settlement) exists on this
+chain, so ``current_feed`` is the median feed (never capped).
+
+Reference: bitshares-core libraries/chain/asset_object.cpp
+(``update_median_feeds``, ``refresh_cache``, ``max_force_settlement_volume``),
+db_update.cpp (``update_bitasset_current_feed``), asset_evaluator.cpp
+(``asset_create`` creating the object).
+"""
+
+from fractions import Fraction
+
+from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.chain.market.prices import (
+    HUNDRED_PERCENT, default_feed, equal, initial_collateralization, is_null,
+    maintenance_collateralization, margin_call_order_price, margin_call_pays_ratio,
+    max_short_squeeze_price, normal, null_price)
+from nodeapi.protocol.ids import instance_number
+
+#: asset_issuer_permission_flags (protocol/types.hpp)
+DISABLE_FORCE_SETTLE, GLOBAL_SETTLE = 0x10, 0x20
+WITNESS_FED, COMMITTEE_FED = 0x80, 0x100
+DISABLE_MCR_UPDATE, DISABLE_ICR_UPDATE, DISABLE_MSSR_UPDATE = 0x800, 0x1000, 0x2000
+DISABLE_BSRM_UPDATE, DISABLE_COLLATERAL_BIDDING = 0x4000, 0x8000
+
+
+def new_bitasset_data(asset_id: str, options: dict, is_prediction_market: bool) -> dict:
+    """The fields of a new 2.4.N for ``asset_id`` (asset_create)."""
+    return {
+        "asset_id": asset_id, "feeds": [], "median_feed": default_feed(),
+        "current_feed": default_feed(), "current_feed_publication_time": format_time(0),
+        "current_maintenance_collateralization": null_price(),
+        "current_initial_collateralization": null_price(), "options": options,
+        "force_settled_volume": 0, "is_prediction_market": bool(is_prediction_market),
+        "settlement_price": null_price(), "settlement_fund": 0,
+        "individual_settlement_debt": 0, "individual_settlement_fund": 0,
+        "asset_cer_updated": False, "feed_cer_updated": False,
+    }
+
+
+def bitasset_of(state, mia_id: str) -> dict | None:
+    """The 2.4.N of asset ``mia_id``, or None for a user-issued asset."""
+    bid = state.objects[mia_id].get("bitasset_data_id")
+    return state.objects[bid] if bid else None
+
+
+def extensions(options: dict) -> dict:
+    ext = options.get("extensions")
+    return ext if isinstance(ext, dict) else {}
+
+
+def mcfr(bitasset: dict):
+    """The margin call fee ratio (per mille) or None."""
+    return extensions(bitasset["options"]).get("margin_call_fee_ratio")
+
+
+def is_globally_settled(bitasset: dict) -> bool:
+    return not is_null(bitasset["settlement_price"])
+
+
+def has_feed(bitasset: dict) -> bool:
+    return not is_null(bitasset["current_feed"]["settlement_price"])
+
+
+def backing_asset(bitasset: dict) -> str:
+    return bitasset["options"]["short_backing_asset"]
+
+
+def mcop(bitasset: dict) -> dict:
+    """The margin call order price (DEBT per COLLATERAL) of the current feed."""
+    return margin_call_order_price(bitasset["current_feed"], mcfr(bitasset))
+
+
+def mssp(bitasset: dict) -> dict:
+    """The maximum short squeeze price (DEBT per COLLATERAL)."""
+    return max_short_squeeze_price(bitasset["current_feed"])
+
+
+def mcpr(bitasset: dict) -> tuple:
+    """The margin call pays ratio ``(num, den)``."""
+    return margin_call_pays_ratio(bitasset["current_feed"], mcfr(bitasset))
+
+
+def max_force_settlement_volume(bitasset: dict, current_supply: int) -> int:
+    """graphene ``max_force_settlement_volume``: the debt that may be
+    force-settled this maintenance interval."""
+    percent = int(bitasset["options"]["maximum_force_settlement_volume"])
+    volume = int(current_supply) + int(bitasset["force_settled_volume"])
+    if percent == 0:
+        return 0
+    if percent == HUNDRED_PERCENT:
+        return volume
+    return volume * percent // HUNDRED_PERCENT
+
+
+def feed_expiration_time(bitasset: dict) -> int:
+    """``current_feed_publication_time + feed_lifetime_sec`` (seconds)."""
+    return parse_time(bitasset["current_feed_publication_time"]) \
+        + int(bitasset["options"]["feed_lifetime_sec"])
+
+
+def feed_with_icr(feed: dict, icr) -> dict:
+    """graphene ``price_feed_with_icr(feed, icr)``: ICR defaults to MCR."""
+    mcr = int(feed["maintenance_collateral_ratio"])
+    return {"settlement_price": normal(feed["settlement_price"]),
+            "maintenance_collateral_ratio": mcr,
+            "maximum_short_squeeze_ratio": int(feed["maximum_short_squeeze_ratio"]),
+            "core_exchange_rate": normal(feed["core_exchange_rate"]),
+            "initial_collateral_ratio": int(icr) if icr is not None else mcr}
+
+
+def _price_key(p: dict) -> tuple:
+    """graphene ``operator<`` on prices: asset ids, then the ratio."""
+    quote = int(p["quote"]["amount"])
+    ratio = Fraction(int(p["base"]["amount"]), quote) if quote else Fraction(0)
+    return (instance_number(p["base"]["asset_id"]), instance_number(p["quote"]["asset_id"]), ratio)
+
+
+def _refresh_cache(b: dict) -> None:
+    median = b["median_feed"]
+    b["current_maintenance_collateralization"] = maintenance_collateralization(median)
+    if int(median["initial_collateral_ratio"]) > int(median["maintenance_collateral_ratio"]):
+        b["current_initial_collateralization"] = initial_collateralization(median)
+    else:
+        b["current_initial_collateralization"] = b["current_maintenance_collateralization"]
+
+
+def update_median_feeds(b: dict, now: int) -> None:
+    """graphene ``update_median_feeds`` on the writable 2.4.N ``b``: the
+    median of the feeds younger than ``feed_lifetime_sec`` (each field on
+    its own; MCR, MSSR, ICR fixed by the options' extensions when set), a
+    null feed below ``minimum_feeds``; ``current_feed_publication_time``
+    is the oldest feed used."""
+    opts = b["options"]
+    lifetime = int(opts["feed_lifetime_sec"])
+    published = now
+    effective = []
+    for _account, (when, feed) in b["feeds"]:
+        t = parse_time(when)
+        if now - t < lifetime and t != 0:
+            effective.append(feed)
+            published = min(published, t)
+    b["current_feed_publication_time"] = format_time(published)
+    old_cer = b["median_feed"]["core_exchange_rate"]
+    if len(effective) < int(opts["minimum_feeds"]):
+        b["feed_cer_updated"] = False
+        b["current_feed_publication_time"] = format_time(now)
+        b["median_feed"] = default_feed()
+        _refresh_cache(b)
+        return
+    ext = extensions(opts)
+    if len(effective) == 1:
+        median = dict(effective[0])
+    else:
+        median = {}
+        middle = len(effective) // 2
+        for field in ("settlement_price", "core_exchange_rate"):
+            median[field] = sorted((f[field] for f in effective), key=_price_key)[middle]
+        for field in ("maintenance_collateral_ratio", "maximum_short_squeeze_ratio",
+                      "initial_collateral_ratio"):
+            median[field] = sorted(int(f[field]) for f in effective)[middle]
+    for field in ("maintenance_collateral_ratio", "maximum_short_squeeze_ratio",
+                  "initial_collateral_ratio"):
+        if ext.get(field) is not None:
+            median[field] = int(ext[field])
+    if not equal(old_cer, median["core_exchange_rate"]):
+        b["feed_cer_updated"] = True
+    b["median_feed"] = {k: median[k] for k in default_feed()}
+    _refresh_cache(b)
+
+
+def update_bitasset_current_feed(state, bitasset_id: str, now: int,
+                                 skip_median_update: bool = False) -> None:
+    """graphene ``update_bitasset_current_feed`` for the global-settlement
+    response: recompute the median (unless ``skip_median_update``) and make
+    it the current feed."""
+    b = state.objects[bitasset_id]
+    if skip_median_update:
+        if equal(b["current_feed"]["settlement_price"], b["median_feed"]["settlement_price"]):
+            return
+        b = state.modify(bitasset_id)
+        b["current_feed"] = dict(b["current_feed"],
+                                 settlement_price=b["median_feed"]["settlement_price"])
+        return
+    b = state.modify(bitasset_id)
+    update_median_feeds(b, now)
+    b["current_feed"] = dict(b["median_feed"])

@@ -1,0 +1,194 @@
+"""Margin calls: debt positions at or below the maintenance
+collateralization buy their debt back from the order book (and from
+waiting force settlements), and a new limit order selling a market-issued
+asset for its backing asset takes such positions at the margin call order
+price.
+
+A margin call pays at the margin call pays price (the match price times
+MCPR); what it pays beyond what the limit order receives is the margin call
+fee, kept by the asset in ``accumulated_collateral_fees`` (BSIP 74).  A
+position with a target collateral ratio sells only down to it.
+
+Reference: bitshares-core libraries/chain/db_market.cpp
+(``check_call_orders``, ``apply_order``, ``match`` of a limit and a call
+order), with the hardforks of today's chain: 343/453/606/625/834/1270
+(least collateralized first, feed protection, TCR), BSIP 74, core-2481
+(margin calls against force settlements, no undercollateralized fills),
+core-2582 (median feed for the TCR).
+"""
+
+from fractions import Fraction
+
+from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.market.bitasset_data import (
+    backing_asset, bitasset_of, has_feed, is_globally_settled, mcop, mcpr, mssp)
+from nodeapi.chain.market.limits import fill_limit_order, match_limit_limit, maybe_cull
+from nodeapi.chain.market.positions import (
+    collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
+from nodeapi.chain.market.settle_orders import match_force_settlements
+from nodeapi.chain.market.swan import check_for_blackswan
+from nodeapi.chain.market.prices import invert, mul_down, mul_up, times_ratio, value
+from nodeapi.protocol.ids import instance_number
+
+
+def _max_debt(b: dict, call: dict, call_pays_price: dict) -> int:
+    return max_debt_to_cover(call, call_pays_price, b["median_feed"]["settlement_price"],
+                             int(b["current_feed"]["maintenance_collateral_ratio"]),
+                             b["current_maintenance_collateralization"])
+
+
+def _in_margin_call(b: dict, call: dict | None) -> bool:
+    return call is not None and value(collateralization(call)) \
+        <= value(b["current_maintenance_collateralization"])
+
+
+def _fill_against_limit(ctx: ApplyContext, b: dict, call: dict, limit: dict) -> bool:
+    """One margin call of ``call`` against the resting ``limit`` (the call
+    is the taker, at the limit order's price); False when the position
+    cannot pay without losing collateral ratio (core-2481)."""
+    mia_id, backing = b["asset_id"], backing_asset(b)
+    match_price = limit["sell_price"]
+    call_pays_price = times_ratio(match_price, *mcpr(b))
+    usd_to_buy = _max_debt(b, call, call_pays_price)
+    usd_for_sale = int(limit["for_sale"])
+    collateral, debt = int(call["collateral"]), int(call["debt"])
+    if usd_to_buy > usd_for_sale:
+        limit_receives = mul_down(usd_for_sale, mia_id, match_price)
+        call_receives = mul_up(limit_receives, backing, match_price)
+        call_pays = mul_down(call_receives, mia_id, call_pays_price)
+        if call_pays >= collateral or Fraction(collateral - call_pays, debt - call_receives) \
+                < Fraction(collateral, debt):
+            return False
+    else:
+        call_receives = usd_to_buy
+        call_pays = mul_up(usd_to_buy, mia_id, call_pays_price)
+        if call_pays > collateral:
+            return False
+        limit_receives = mul_up(usd_to_buy, mia_id, match_price)
+    fill_call_order(ctx, call["id"], call_pays, call_receives, match_price, False,
+                    call_pays - limit_receives)
+    fill_limit_order(ctx, limit["id"], call_receives, limit_receives, match_price, True, True)
+    return True
+
+
+def check_call_orders(ctx: ApplyContext, mia_id: str, enable_black_swan: bool = True,
+                      skip_matching_settle_orders: bool = False) -> bool:
+    """graphene ``check_call_orders``: margin-call the positions of
+    ``mia_id`` in margin call territory, least collateralized first,
+    against limit orders selling the asset at or above the margin call
+    order price, then against force settlements; a black swan settles the
+    asset globally.  True when a margin call was executed.
+
+    :raises InvalidOperation: a black swan where ``enable_black_swan`` is
+        false."""
+    state = ctx.state
+    b = bitasset_of(state, mia_id)
+    if b is None or b["is_prediction_market"]:
+        return False
+    if check_for_blackswan(ctx, mia_id, enable_black_swan):
+        return False
+    if not has_feed(b):
+        return False
+    backing = backing_asset(b)
+    margin_called = False
+    while True:
+        if check_for_blackswan(ctx, mia_id, enable_black_swan):
+            return margin_called
+        b = bitasset_of(state, mia_id)
+        call = least_collateralized(state, mia_id)
+        if call is None:
+            return margin_called
+        if not _in_margin_call(b, call):
+            return margin_called
+        book = state.book(mia_id, backing)
+        if book and value(book[0]["sell_price"]) >= value(mcop(b)):
+            margin_called = True
+            if _fill_against_limit(ctx, b, call, book[0]):
+                continue
+        if skip_matching_settle_orders or not state.settles_by_asset.get(mia_id):
+            return margin_called
+        if match_force_settlements(ctx, mia_id):
+            margin_called = True
+
+
+def _match_limit_call(ctx: ApplyContext, order_id: str, call: dict, b: dict,
+                      match_price: dict, call_pays_price: dict) -> bool:
+    """graphene ``match(limit_order, call_order)``: the new order (taker)
+    buys collateral from the position at the margin call order price;
+    True when the new order is gone."""
+    state = ctx.state
+    mia_id, backing = b["asset_id"], backing_asset(b)
+    usd_for_sale = int(state.objects[order_id]["for_sale"])
+    usd_to_buy = _max_debt(b, call, call_pays_price)
+    cull_taker = False
+    if usd_to_buy > usd_for_sale:
+        order_receives = mul_down(usd_for_sale, mia_id, match_price)
+        if order_receives == 0:
+            return True
+        call_receives = mul_up(order_receives, backing, match_price)
+        call_pays = mul_down(call_receives, mia_id, call_pays_price)
+        cull_taker = True
+    else:
+        call_receives = usd_to_buy
+        order_receives = mul_up(usd_to_buy, mia_id, match_price)
+        call_pays = mul_up(usd_to_buy, mia_id, call_pays_price)
+    taker_gone = fill_limit_order(ctx, order_id, call_receives, order_receives, match_price,
+                                  cull_taker, False)
+    fill_call_order(ctx, call["id"], call_pays, call_receives, match_price, True,
+                    call_pays - order_receives)
+    return taker_gone
+
+
+def _crossing_makers(state, order: dict) -> list:
+    """Resting orders of the opposite side that the new order's price
+    reaches, best price first, then oldest."""
+    x_asset = order["sell_price"]["base"]["asset_id"]
+    y_asset = order["sell_price"]["quote"]["asset_id"]
+    xs, ym = int(order["sell_price"]["base"]["amount"]), int(order["sell_price"]["quote"]["amount"])
+    makers = [m for m in state.book(y_asset, x_asset)
+              if xs * int(m["sell_price"]["base"]["amount"])
+              >= int(m["sell_price"]["quote"]["amount"]) * ym]
+    makers.sort(key=lambda m: (-value(m["sell_price"]), instance_number(m["id"])))
+    return makers
+
+
+def apply_order(ctx: ApplyContext, order_id: str) -> bool:
+    """graphene ``apply_order``: match a new limit order against the book
+    (and, when it sells a market-issued asset for its backing asset at or
+    below the margin call order price, against positions in margin call
+    territory, after the limit orders priced better than those); True when
+    it is gone (filled or culled)."""
+    state = ctx.state
+    order = state.objects[order_id]
+    sell_id = order["sell_price"]["base"]["asset_id"]
+    recv_id = order["sell_price"]["quote"]["asset_id"]
+    makers = _crossing_makers(state, order)
+    b = bitasset_of(state, sell_id)
+    call_match_price = None
+    if b is not None and backing_asset(b) == recv_id and not b["is_prediction_market"] \
+            and not is_globally_settled(b) and has_feed(b):
+        call_match_price = invert(mcop(b))
+        if value(invert(order["sell_price"])) > value(call_match_price):
+            call_match_price = None
+    finished = False
+    index = 0
+    if call_match_price is not None:
+        while not finished and index < len(makers) \
+                and value(makers[index]["sell_price"]) > value(call_match_price):
+            taker_gone, maker_gone = match_limit_limit(ctx, order_id, makers[index]["id"])
+            index += 1
+            finished = taker_gone or not maker_gone
+        call_pays_price = invert(mssp(b))
+        while not finished:
+            call = least_collateralized(state, sell_id)
+            if not _in_margin_call(b, call):
+                break
+            finished = _match_limit_call(ctx, order_id, call, b, call_match_price,
+                                         call_pays_price)
+    while not finished and index < len(makers):
+        taker_gone, maker_gone = match_limit_limit(ctx, order_id, makers[index]["id"])
+        index += 1
+        finished = taker_gone or not maker_gone
+    if order_id not in state.objects:
+        return True
+    return maybe_cull(ctx, order_id)
