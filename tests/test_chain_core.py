@@ -495,6 +495,8 @@ def test_restore_pending_drops_failing_transaction(chain, genesis, faulty_claim,
     ([39, {}], r"^Operation type 39 \(transfer_to_blind\) is not applied by this chain: "
                r"confidential transfers need Pedersen commitments and range proofs "
                r"\(libsecp256k1-zkp\), which no maintained Python library provides$"),
+    ([9, {}], r"^Operation type 9 \(account_transfer\) is not applied by this chain: "
+              r"bitshares-core defines account_transfer but has no evaluator for it"),
 ])
 def test_operation_the_chain_does_not_apply_is_refused_naming_it(chain, op, message):
     """An operation type without an evaluator is refused at push time, before

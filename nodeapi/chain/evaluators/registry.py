@@ -148,9 +148,15 @@ def not_applied_message(op_type: int) -> str:
     (proposal_create) is not applied by this chain"``."""
     known = OPERATIONS.get(op_type)
     name = f" ({known[0]})" if known else ""
-    why = BLIND_REFUSAL if op_type in BLIND_OPERATIONS else ""
+    why = BLIND_REFUSAL if op_type in BLIND_OPERATIONS else \
+        ACCOUNT_TRANSFER_REFUSAL if op_type == 9 else ""
     return f"Operation type {op_type}{name} is not applied by this chain{why}"
 
+
+#: account_transfer (9) is defined by the protocol but bitshares-core
+#: registers no evaluator for it (libraries/chain/db_init.cpp): refused there too
+ACCOUNT_TRANSFER_REFUSAL = (": bitshares-core defines account_transfer but has no evaluator "
+                            "for it, so no graphene chain applies it")
 
 #: confidential (blind) transfers: refused for want of a verifier
 BLIND_OPERATIONS = frozenset((39, 40, 41))
