@@ -326,7 +326,7 @@ def _settle_from_fund(ctx: ApplyContext, data: dict, asset: dict, b: dict) -> li
     fees = [{"amount": issuer_fees, "asset_id": backing}]
     if collateral_fees is not None:
         fees.insert(0, {"amount": collateral_fees, "asset_id": backing})
-    return [3, {"paid": [{"amount": pays, "asset_id": mia_id}],
+    return [5, {"paid": [{"amount": pays, "asset_id": mia_id}],
                 "received": [{"amount": settled, "asset_id": backing}], "fees": fees}]
 
 
@@ -334,9 +334,9 @@ def asset_settle(ctx: ApplyContext, data: dict) -> list:
     """asset_settle (17): settle ``amount`` of a market-issued asset.
     From a globally settled asset's fund at once; otherwise a force
     settlement 1.4.N due after ``force_settlement_delay_sec`` that first
-    takes positions in margin call territory (core-2481).  Result
-    ``[3, {"new_objects": ["1.4.N"]}]`` or the instant settlement's
-    ``paid``/``received``/``fees``."""
+    takes positions in margin call territory (core-2481).  Result (an
+    extendable_operation_result) ``[5, {"new_objects": ["1.4.N"]}]`` or
+    the instant settlement's ``paid``/``received``/``fees``."""
     state = ctx.state
     amount = data["amount"]
     asset, b = _market_issued(state, amount["asset_id"],
@@ -365,7 +365,7 @@ def asset_settle(ctx: ApplyContext, data: dict) -> list:
     if is_globally_settled(b):
         return _settle_from_fund(ctx, data, asset, b)
     if not has_feed(b):
-        return [3, {}]
+        return [5, {}]
     adjust_balance(state, data["account"], asset["id"], -int(amount["amount"]))
     settle = state.create("1.4", {
         "owner": data["account"],
@@ -373,4 +373,4 @@ def asset_settle(ctx: ApplyContext, data: dict) -> list:
         "settlement_date": format_time(ctx.now + int(b["options"]["force_settlement_delay_sec"])),
     })
     apply_force_settlement(ctx, settle["id"], asset["id"])
-    return [3, {"new_objects": [settle["id"]]}]
+    return [5, {"new_objects": [settle["id"]]}]
