@@ -13,7 +13,7 @@ operation_history_object.hpp).
 from typing import Any, NamedTuple
 
 import attr
-from zope.interface import Interface
+from zope.interface import Attribute, Interface
 
 
 class AccountHistoryEntry(NamedTuple):
@@ -128,6 +128,34 @@ class IBlockConsumer(Interface):
     def block_applied(applied: AppliedBlock) -> None:
         """Called synchronously right after ``applied`` was applied.  Must not
         raise for data reasons; must not block."""
+
+
+class ICheckpointed(Interface):
+    """A block consumer whose state goes into the node's checkpoints
+    (nodeapi.chain.checkpoint, nodeapi.checkpoints).  A consumer not
+    providing it makes every start a full replay.
+
+    ``checkpoint_key`` names its section in the file (a short string, unique
+    among plugins)."""
+
+    checkpoint_key = Attribute("the section name of this plugin's records")
+
+    def checkpoint_records() -> Any:
+        """An iterable of JSON-able ``(key, value)`` records of the state
+        after the last block applied.  The state is captured when this is
+        called (copies, taking at most milliseconds); the records may be
+        produced later, lazily, while blocks go on being applied."""
+
+    def checkpoint_usable(meta: dict) -> bool:
+        """Whether starting from a checkpoint at ``meta["block_num"]``
+        (``meta["next_op"]``: the next 1.11 instance then) loses nothing
+        this plugin needs (a search database already holding every document
+        up to that block, say)."""
+
+    def restore_checkpoint(meta: dict, records: list) -> None:
+        """Put the state back as :meth:`checkpoint_records` described it
+        (``records``: its ``[key, value]`` pairs in order); the plugin is
+        fresh (no block applied yet)."""
 
 
 class IAccountHistory(Interface):

@@ -84,6 +84,10 @@ SINGLE = [
     ("partial-operations", "false", parse_bool,
      "account_history: true = keep only operations some kept account history refers to "
      "(default false: keep every operation)."),
+    ("checkpoint-interval", "1000", parse_int(0),
+     "Blocks between checkpoints of the node state, written in the background and at a "
+     "clean stop so a start replays only the blocks after the newest; 0 = only at a "
+     "clean stop (default 1000)."),
     ("api-access", "", parse_text,
      "JSON file of api-access permissions (default: none, anonymous default access)."),
     ("api-node-info", "", parse_text, "Free text returned by login_api get_info."),
@@ -199,6 +203,9 @@ FLAGS = [
      "Produce blocks even if the chain head is far behind the clock (default: on "
      "only with the development witness defaults)."),
     ("enable-subscribe-to-all", "Allow set_subscribe_callback(..., true) (notify all objects)."),
+    ("replay-blockchain",
+     "Rebuild the state from the whole block log, ignoring the checkpoints (bitshares-core's "
+     "option)."),
 ]
 #: Repeatable options: (name, coercer returning a list, help).
 MULTI = [
@@ -236,7 +243,7 @@ REFERENCE_ONLY = frozenset("""
     force-validate genesis-timestamp io-threads ignore-api-helper-indexes-warning
     p2p-accept-incoming-connections p2p-advertise-peer-algorithm p2p-advertise-peer-endpoint
     p2p-connect-to-new-peers p2p-endpoint p2p-exclude-peer-endpoint p2p-inbound-endpoint
-    proxy-forwarded-for-header replay-blockchain required-participation resync-blockchain
+    proxy-forwarded-for-header required-participation resync-blockchain
     revalidate-blockchain rpc-tls-endpoint seed-nodes server-pem server-pem-password
     private-key-file trusted-node
     es-objects-keep-only-current
@@ -394,6 +401,7 @@ class Options(usage.Options):
         if self["enable-stale-production"] is None:
             self["enable-stale-production"] = self.development_defaults
         self["enable-subscribe-to-all"] = bool(self["enable-subscribe-to-all"])
+        self["replay-blockchain"] = bool(self["replay-blockchain"])
         self._check_files()
 
     def _check_files(self) -> None:

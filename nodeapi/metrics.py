@@ -23,7 +23,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import Site
 from zope.interface import implementer
 
-from nodeapi.applied import IBlockConsumer
+from nodeapi.applied import IBlockConsumer, ICheckpointed
 
 
 class _PullCollector:
@@ -73,7 +73,7 @@ class _PullCollector:
         yield lag
 
 
-@implementer(IBlockConsumer)
+@implementer(IBlockConsumer, ICheckpointed)
 class Metrics:
     """The node's metrics registry.
 
@@ -94,6 +94,19 @@ class Metrics:
         self.ws_connections = Gauge("nodeapi_websocket_connections", "Open WebSocket connections",
                                     registry=self.registry)
         self.registry.register(_PullCollector(self))
+
+    checkpoint_key = "metrics"
+
+    def checkpoint_records(self):
+        """No records (``ICheckpointed``): counters start at 0 in every
+        process, as Prometheus expects."""
+        return []
+
+    def checkpoint_usable(self, meta: dict) -> bool:
+        return True
+
+    def restore_checkpoint(self, meta: dict, records: list) -> None:
+        """Nothing to restore."""
 
     def block_applied(self, applied) -> None:
         """:class:`~nodeapi.applied.IBlockConsumer`: the chain calls this

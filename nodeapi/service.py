@@ -215,6 +215,9 @@ class NodeService(service.MultiService):
         failure is only logged and reported by :meth:`whenStarted`.
     :ivar node: the :class:`nodeapi.node.Node` the API sets see (set by
         ``makeService``), or None.
+    :ivar checkpoints: the :class:`nodeapi.checkpoints.CheckpointService`
+        whose ``restore()`` runs before the replay (set by ``makeService``),
+        or None.
     """
 
     log = Logger()
@@ -225,6 +228,7 @@ class NodeService(service.MultiService):
         self.block_log = block_log
         self.reactor = reactor
         self.node = None
+        self.checkpoints = None  # nodeapi.checkpoints.CheckpointService, set by makeService
         self._bound = False
         self._startup: Optional[defer.Deferred] = None
         self._outcome = _Outcome()
@@ -262,6 +266,8 @@ class NodeService(service.MultiService):
             prepare = getattr(svc, "prepare", None)
             if prepare is not None:
                 await defer.maybeDeferred(prepare)
+        if self.checkpoints is not None:
+            await self.checkpoints.restore()
         replayed = await self.chain.replay()
         self.log.info("Chain ready: head block {num} ({id}), {replayed} blocks replayed",
                       num=self.chain.head_block_num, id=self.chain.head_block_id,

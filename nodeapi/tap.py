@@ -137,6 +137,12 @@ def _make_service(options, reactor):
         chain.add_consumer(custom_operations)
     metrics = Metrics(chain, witness, searchdb)
     chain.add_consumer(metrics)
+    from nodeapi.checkpoints import CheckpointService
+
+    top.checkpoints = attach("checkpoints", CheckpointService(
+        chain, os.path.join(data_dir, "checkpoints"), options["checkpoint-interval"], reactor,
+        replay_blockchain=options["replay-blockchain"]))
+    chain.add_consumer(top.checkpoints)  # last: it sees a block after every plugin
     top.node = Node(chain=chain, history=history, market_history=market_history,
                     limits=options.api_limits(),
                     api_node_info=options["api-node-info"],

@@ -56,6 +56,7 @@ def defaults(cwd):
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
         "enable-subscribe-to-all": False, "witness-id": list(INIT_WITNESSES),
+        "checkpoint-interval": 1000, "replay-blockchain": False,
         "private-key": [DEV_WIF], "seed-node": [],
         "max-ops-per-account": 2 ** 64 - 1, "extended-max-ops-per-account": 2 ** 64 - 1,
         "min-blocks-to-keep": 30000, "max-ops-per-acc-by-min-blocks": 1000,
@@ -124,6 +125,7 @@ def everything(cwd):
         "--searchdb-objects-limit-orders-no-delete", "yes",
         "--tracked-groups", "[100, 0, 10, 100]", "--custom-operations-start-block", "1",
         "--enable-stale-production", "--enable-subscribe-to-all",
+        "--checkpoint-interval", "7", "--replay-blockchain",
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
         "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
         "--seed-node", "10.0.0.1:8090", "--seed-node", "bob:pw@node.example:443",
@@ -157,6 +159,7 @@ def everything(cwd):
         "searchdb-index-prefix": "bts-", "tracked-groups": [10, 100],
         "custom-operations-start-block": 1, "enable-stale-production": True,
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
+        "checkpoint-interval": 7, "replay-blockchain": True,
         "private-key": [DEV_WIF, OTHER_WIF],
         "seed-node": ["10.0.0.1:8090", "bob:pw@node.example:443"],
         "bucket-size": (60, 3600), "history-per-size": 0,
@@ -193,7 +196,7 @@ def test_every_option_in_an_ini_file(cwd):
     i = 0
     while i < len(argv):
         name = argv[i][2:]
-        if name.startswith("enable-"):
+        if name.startswith("enable-") or name == "replay-blockchain":
             lines.append(f"{name} = true")
             i += 1
         else:

@@ -240,10 +240,10 @@ def test_stop_during_replay_stops_it_and_a_restart_replays_all(
 
 
 @pytest.mark.parametrize("plugins, names", [
-    ("witness account_history", ["witness", "peers", "rpc", "metrics"]),
-    ("searchdb", ["searchdb", "peers", "rpc", "metrics"]),
-    ("witness searchdb es_objects", ["searchdb", "searchdb-objects", "witness", "peers", "rpc",
-                                     "metrics"]),
+    ("witness account_history", ["witness", "peers", "checkpoints", "rpc", "metrics"]),
+    ("searchdb", ["searchdb", "peers", "checkpoints", "rpc", "metrics"]),
+    ("witness searchdb es_objects", ["searchdb", "searchdb-objects", "witness", "peers",
+                                     "checkpoints", "rpc", "metrics"]),
 ])
 def test_make_service_attaches_every_service(tmp_path, plugins, names):
     """The tree is built in makeService: every service is a named child of
@@ -255,16 +255,19 @@ def test_make_service_attaches_every_service(tmp_path, plugins, names):
     top = makeService(options, memory)
     assert isinstance(top, NodeService) and top.reactor is memory
     assert [s.name for s in top] == names
+    from nodeapi.checkpoints import CheckpointService
     from nodeapi.history.searchdb.objects import ObjectsService
 
     kinds = {"searchdb": SearchDBService, "witness": WitnessService, "peers": PeerService,
              "rpc": ListeningService, "metrics": ListeningService,
-             "searchdb-objects": ObjectsService}
+             "searchdb-objects": ObjectsService, "checkpoints": CheckpointService}
     assert all(isinstance(s, kinds[s.name]) for s in top)
     assert all(s.reactor is memory for s in top
                if s.name in ("searchdb", "peers", "searchdb-objects"))
     objects = [s for s in top if s.name == "searchdb-objects"]
     assert all(s in top.chain._consumers for s in objects)
+    assert top.checkpoints is top.getServiceNamed("checkpoints")
+    assert top.chain._consumers[-1] is top.checkpoints  # sees blocks after every plugin
     assert not any(s.running for s in top) and memory.tcpServers == []
     top.block_log.close()
 

@@ -243,6 +243,37 @@ class ObjectStore:
         self._index(old, False)
         del self.objects[oid]
 
+    # -- checkpoints -------------------------------------------------------
+
+    def committed(self) -> tuple:
+        """``(objects, next_instance)`` as they were before the outermost
+        open undo session (the head block's state, without pending
+        transactions): new dicts holding the store's own (never changed)
+        objects, so building them costs a shallow copy and they stay valid
+        while the store goes on (nodeapi.chain.checkpoint)."""
+        objects = dict(self.objects)
+        counters = dict(self.next_instance)
+        for layer, layer_counters in reversed(self._undo):  # the outermost wins
+            for oid, old in layer.items():
+                if old is _MISSING:
+                    objects.pop(oid, None)
+                else:
+                    objects[oid] = old
+            counters.update(layer_counters)
+        return objects, counters
+
+    @classmethod
+    def restored(cls, statistics_space: str, objects: dict, next_instance: dict):
+        """A store holding ``objects`` (id -> wire dict) with its indexes
+        built and ``next_instance`` counters, no undo session open."""
+        store = cls(statistics_space)
+        for oid, fields in objects.items():
+            obj = StateObject(fields)
+            store.objects[oid] = obj
+            store._index(obj, True)
+        store.next_instance = dict(next_instance)
+        return store
+
     # -- undo --------------------------------------------------------------
 
     def begin(self) -> None:

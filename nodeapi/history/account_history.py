@@ -16,24 +16,36 @@ pair (the chain's :attr:`~nodeapi.applied.AppliedOperation.account_history`,
 renumbers.  An account's sequence numbers count its entries from 1 and go on
 after trimming (graphene ``total_ops``; ``removed_ops`` counts the removed).
 
-The chain keeps no state on disk and replays its block log on every start,
-so this plugin needs no storage of its own: it is rebuilt by the replay.
+Checkpoints (:class:`~nodeapi.applied.ICheckpointed`): the records, the
+accounts' logs, the lookups and the retention state go into the node's
+checkpoints, so a start replays only the blocks after the newest one.
 """
 
+import base64
+import heapq
 from bisect import bisect_left, bisect_right
 
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from nodeapi.applied import IAccountHistory, IBlockConsumer
+from nodeapi.applied import IAccountHistory, IBlockConsumer, ICheckpointed
 from nodeapi.history.lookups import HistoryLookups
 from nodeapi.history.oprecord import history_entry, pack_record, record_accounts, \
     record_block_num, record_type
 from nodeapi.history.retention import AccountLog, HistoryLimits, Retention
+from nodeapi.history.snapshot import chunked, int_array, joined
+
+_LOOKUP_ARRAYS = ("_block_time", "_block_num", "_block_first", "_ath_op", "_ath_account",
+                  "_ath_seq", "_ath_next")
 
 __all__ = ["AccountHistory", "history_entry", "select_account_history", "select_relative"]
 
 MAX_OP = (1 << 63) - 1
+
+
+def array_copy(values):
+    """A copy of an ``array('q')``."""
+    return values[:]
 
 
 def select_account_history(ops, stop: int, limit: int, start: int, lo: int = 0) -> list:
@@ -66,7 +78,7 @@ def select_relative(total: int, stop: int, limit: int, start: int, removed: int 
     return range(start, low - 1, -1)
 
 
-@implementer(IBlockConsumer, IAccountHistory)
+@implementer(IBlockConsumer, IAccountHistory, ICheckpointed)
 class AccountHistory(HistoryLookups):
     """In-memory account history: ``IBlockConsumer`` (register with
     ``chain.add_consumer``) and ``IAccountHistory`` (``node.history``).
@@ -84,6 +96,7 @@ class AccountHistory(HistoryLookups):
     """
 
     log = Logger()
+    checkpoint_key = "account_history"
 
     def __init__(self, limits: HistoryLimits = HistoryLimits(), registrar_of=None) -> None:
         self.retention = Retention(limits, registrar_of)
@@ -156,6 +169,58 @@ class AccountHistory(HistoryLookups):
                 if i < len(log.ops) and log.ops[i] == m:
                     return
         del self._records[m]
+
+    # -- ICheckpointed ----------------------------------------------------------
+
+    def checkpoint_records(self):
+        """Records (``ICheckpointed``): the operation records (base64),
+        every account's log, the lookup arrays, the retention state.  The
+        captures are copies; encoding them is left to the iteration."""
+        records = list(self._records.items())
+        logs = [(a, array_copy(log.ops), log.dead, log.removed, log.keep)
+                for a, log in self._logs.items()]
+        lookups = {name: array_copy(getattr(self, name)) for name in _LOOKUP_ARRAYS}
+        r = self.retention
+        misc = {"ath0": self._ath0, "last_op": self._last_op,
+                "latest_removable": r.latest_removable, "exceeded": dict(r._exceeded),
+                "queue": list(r._queue)}
+
+        def produce():
+            yield "misc", misc
+            for key, part in chunked("records", records):
+                yield key, [[m, base64.b64encode(rec).decode()] for m, rec in part]
+            for account, ops, dead, removed, keep in logs:
+                yield "log", [account, ops.tolist(), dead, removed, keep]
+            for name, values in lookups.items():
+                yield from chunked(name, values.tolist())
+
+        return produce()
+
+    def checkpoint_usable(self, meta: dict) -> bool:
+        """Always: the records cover every operation up to the checkpoint."""
+        return True
+
+    def restore_checkpoint(self, meta: dict, records: list) -> None:
+        """Rebuild from :meth:`checkpoint_records`' records."""
+        misc = next(v for k, v in records if k == "misc")
+        self._records = {m: base64.b64decode(rec) for m, rec in joined(records, "records")}
+        self._logs = {}
+        for key, value in records:
+            if key != "log":
+                continue
+            account, ops, dead, removed, keep = value
+            log = AccountLog(keep)
+            log.ops, log.dead, log.removed = int_array(ops), dead, removed
+            self._logs[account] = log
+        for name in _LOOKUP_ARRAYS:
+            setattr(self, name, int_array(joined(records, name)))
+        self._last_op = misc["last_op"]
+        self._ath0 = tuple(misc["ath0"]) if misc["ath0"] else None
+        r = self.retention
+        r.latest_removable = misc["latest_removable"]
+        r._exceeded = dict(misc["exceeded"])
+        r._queue = [tuple(item) for item in misc["queue"]]
+        heapq.heapify(r._queue)
 
     # -- reading ---------------------------------------------------------------
 

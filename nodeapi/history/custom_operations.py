@@ -22,7 +22,8 @@ import json
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from nodeapi.applied import IBlockConsumer
+from nodeapi.applied import IBlockConsumer, ICheckpointed
+from nodeapi.history.snapshot import chunked, joined
 from nodeapi.protocol.serialize import need_bytes, unpack_varint
 
 CUSTOM = 35
@@ -76,13 +77,15 @@ def unpack_storage_map(data: bytes) -> tuple[bool, str, list]:
     return remove, catalog, sorted(first.items(), key=lambda kv: kv[0].encode())
 
 
-@implementer(IBlockConsumer)
+@implementer(IBlockConsumer, ICheckpointed)
 class AccountStorage:
-    """Account storage objects ``7.0.N`` (module text).
+    """Account storage objects ``7.0.N`` (module text); checkpointed
+    (:class:`~nodeapi.applied.ICheckpointed`).
 
     :param start_block: the ``custom-operations-start-block`` option."""
 
     log = Logger()
+    checkpoint_key = "custom_operations"
 
     def __init__(self, start_block: int = 45_000_000) -> None:
         self.start_block = start_block
@@ -132,6 +135,21 @@ class AccountStorage:
             if value is not None:
                 obj["value"] = value
             self.objects[oid] = obj
+
+    def checkpoint_records(self):
+        """Records: the next instance and the objects (never changed once
+        stored: a change stores a new dict)."""
+        objects = list(self.objects.values())
+        return [("next", self._next), *chunked("objects", objects)]
+
+    def checkpoint_usable(self, meta: dict) -> bool:
+        return True
+
+    def restore_checkpoint(self, meta: dict, records: list) -> None:
+        self._next = next(v for k, v in records if k == "next")
+        self.objects = {o["id"]: o for o in joined(records, "objects")}
+        self._by_key = {(o["account"], o["catalog"], o["key"]): oid
+                        for oid, o in self.objects.items()}
 
     def find(self, account=None, catalog=None, key=None) -> list:
         """Objects in graphene's index order for the given filters: by

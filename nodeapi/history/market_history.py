@@ -35,13 +35,24 @@ import attr
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from nodeapi.applied import IBlockConsumer
+from nodeapi.applied import IBlockConsumer, ICheckpointed
+from nodeapi.history.snapshot import chunked, joined
 from nodeapi.history.market_objects import (
     BUCKET, ORDER_HISTORY, TICKER, TICKER_META, UINT128, Bucket, OrderHistory, Ticker,
     TickerMeta, fill_amounts, market_of, object_kind)
 
 FILL_ORDER = 4
 DAY = 86400
+
+
+def _volumes_as_text(fields: tuple) -> list:
+    """A ticker's or bucket's fields with its two volumes (the last two,
+    up to 2^128) as strings."""
+    return [*fields[:-2], str(fields[-2]), str(fields[-1])]
+
+
+def _volumes_as_int(fields: list) -> list:
+    return [*fields[:-2], int(fields[-2]), int(fields[-1])]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -65,12 +76,13 @@ class MarketHistoryOptions:
                            tuple(sorted({int(s) for s in self.bucket_sizes} - {0})))
 
 
-@implementer(IBlockConsumer)
+@implementer(IBlockConsumer, ICheckpointed)
 class MarketHistory:
     """Market history in memory (module docstring).  Register with
     ``chain.add_consumer``; ``MarketHistory(MarketHistoryOptions())``."""
 
     log = Logger()
+    checkpoint_key = "market_history"
 
     def __init__(self, options: MarketHistoryOptions = MarketHistoryOptions()) -> None:
         self.options = options
@@ -210,6 +222,61 @@ class MarketHistory:
         ticker.last_day_base, ticker.last_day_quote = price_base, price_quote
         ticker.base_volume = (ticker.base_volume - trade_base) % UINT128
         ticker.quote_volume = (ticker.quote_volume - trade_quote) % UINT128
+
+    # -- ICheckpointed -------------------------------------------------------------
+
+    def checkpoint_records(self):
+        """Records (``ICheckpointed``): id counters, the rolling window,
+        every market's fills, tickers and buckets (volumes, which may pass
+        2^64, as decimal strings)."""
+        head = {"next": dict(self._next), "rolling": list(self._rolling),
+                "meta": None if self._meta is None else [self._meta.rolling_min,
+                                                          self._meta.skip]}
+        fills = [(market, list(records)) for market, records in self._fills.items()]
+        tickers = [_volumes_as_text(attr.astuple(t)) for t in self._tickers.values()]
+        buckets = [_volumes_as_text(attr.astuple(b))
+                   for bs in self._buckets.values() for b in bs]
+
+        def produce():
+            yield "head", head
+            for market, records in fills:
+                yield "fills", [list(market), [[r.id_num, r.sequence, r.time, r.op]
+                                               for r in records]]
+            yield from chunked("tickers", tickers)
+            yield from chunked("buckets", buckets)
+
+        return produce()
+
+    def checkpoint_usable(self, meta: dict) -> bool:
+        """Always: the plugin holds all it needs."""
+        return True
+
+    def restore_checkpoint(self, meta: dict, records: list) -> None:
+        """Rebuild from :meth:`checkpoint_records`' records."""
+        head = next(v for k, v in records if k == "head")
+        self._next = dict(head["next"])
+        self._rolling = deque(head["rolling"])
+        self._meta = None if head["meta"] is None else TickerMeta(*head["meta"])
+        self._history, self._fills = {}, {}
+        for key, value in records:
+            if key != "fills":
+                continue
+            market, items = tuple(value[0]), value[1]
+            records_of = self._fills[market] = [
+                OrderHistory(n, market[0], market[1], seq, t, op) for n, seq, t, op in items]
+            for record in records_of:
+                self._history[record.id_num] = record
+        self._tickers, self._tickers_by_id = {}, {}
+        for fields in joined(records, "tickers"):
+            ticker = Ticker(*_volumes_as_int(fields))
+            self._tickers[(ticker.base, ticker.quote)] = ticker
+            self._tickers_by_id[ticker.id_num] = ticker
+        self._buckets, self._buckets_by_id = {}, {}
+        for fields in joined(records, "buckets"):
+            bucket = Bucket(*_volumes_as_int(fields))
+            self._buckets.setdefault(((bucket.base, bucket.quote), bucket.seconds),
+                                     []).append(bucket)
+            self._buckets_by_id[bucket.id_num] = bucket
 
     # -- reading -------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ attached to the chain by :func:`nodeapi.tap.makeService`.
 
 from zope.interface import implementer
 
-from nodeapi.applied import IBlockConsumer
+from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.history.oprecord import history_entry, pack_record
 
 CREATE = 59
@@ -30,15 +30,32 @@ def _created_pool(result) -> str | None:
     return None
 
 
-@implementer(IBlockConsumer)
+@implementer(IBlockConsumer, ICheckpointed)
 class LiquidityPoolHistory:
     """Liquidity pool history objects by pool, oldest first.
 
-    :ivar count: number of history objects recorded (the next ``5.4.K``)."""
+    :ivar count: number of history objects recorded (the next ``5.4.K``);
+        checkpointed (:class:`~nodeapi.applied.ICheckpointed`)."""
+
+    checkpoint_key = "pool_history"
 
     def __init__(self) -> None:
         self.count = 0
         self._by_pool: dict = {}  # pool id -> [record], ascending sequence
+
+    def checkpoint_records(self):
+        """Records: the count and each pool's history (never changed once
+        recorded)."""
+        pools = [(pool, list(records)) for pool, records in self._by_pool.items()]
+        return [("count", self.count), *[("pool", [p, r]) for p, r in pools]]
+
+    def checkpoint_usable(self, meta: dict) -> bool:
+        return True
+
+    def restore_checkpoint(self, meta: dict, records: list) -> None:
+        self.count = next(v for k, v in records if k == "count")
+        self._by_pool = {pool: list(items) for k, (pool, items) in
+                         ((k, v) for k, v in records if k == "pool")}
 
     def block_applied(self, applied) -> None:
         """Record the block's liquidity pool operations."""

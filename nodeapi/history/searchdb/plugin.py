@@ -50,7 +50,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from nodeapi.applied import IBlockConsumer
+from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.chain.chain import Chain
 from nodeapi.history.searchdb.backfill import Backfill
 from nodeapi.history.searchdb.bulk import MAX_BODY, BulkBuilder
@@ -68,7 +68,7 @@ SPOOL_FILE = "searchdb-spool.bin"
 BACKFILL_FILE = "searchdb-backfill.bin"
 
 
-@implementer(IBlockConsumer)
+@implementer(IBlockConsumer, ICheckpointed)
 class SearchDBService(service.Service):
     """The searchdb plugin: a Twisted service and an ``IBlockConsumer``
     (register with ``chain.add_consumer`` before the replay).
@@ -298,6 +298,26 @@ class SearchDBService(service.Service):
         self.builder.seal(self.last_block)
         self.shipper.kick()
         self._idle_check()
+
+    # -- ICheckpointed -------------------------------------------------------------
+
+    checkpoint_key = "searchdb"
+
+    def checkpoint_records(self):
+        """No records: the database and the cursor file are the state."""
+        return []
+
+    def checkpoint_usable(self, meta: dict) -> bool:
+        """Whether the database holds every document of the operations up
+        to the checkpoint (its resume point, :meth:`prepare`, is past
+        them); otherwise the start replays the whole block log so those
+        documents are built."""
+        return not self.writes or self.resume.lo_op >= meta["next_op"]
+
+    def restore_checkpoint(self, meta: dict, records: list) -> None:
+        """Continue the numbering where the checkpoint's chain stands."""
+        self._live_op = meta["next_op"] - 1
+        self._next_ath = meta["next_ath"]
 
     # -- IBlockConsumer ------------------------------------------------------------
 
