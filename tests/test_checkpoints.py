@@ -259,3 +259,91 @@ def test_kill_9_restarts_to_the_state_of_a_full_replay(tmp_path):
         finally:
             replayed.stop()
     assert not [n for n in os.listdir(data / "checkpoints") if n.endswith(".tmp")]
+
+
+KILLED_WRITER = """
+import os, signal, sys
+sys.path[:0] = [{tests!r}, {root!r}]
+from twisted.internet import task
+from kit.chain import claim_wire, produce, push_wire
+from nodeapi.chain.blocklog import BlockLog
+from nodeapi.chain.chain import Chain
+from nodeapi.chain.genesis import load_genesis
+from nodeapi.checkpoints import CheckpointService
+from nodeapi.history.account_history import AccountHistory
+
+def main(reactor):
+    chain = Chain(load_genesis(), BlockLog({path!r}).open(), clock=reactor)
+    chain.add_consumer(AccountHistory())
+    push_wire(chain, claim_wire())
+    produce(chain)
+    service = CheckpointService(chain, {ckpt!r}, 0, reactor)
+    chain.add_consumer(service)
+
+    def second(_):
+        for k in range(5):
+            push_wire(chain, [0, {{"from": "1.2.6", "to": "1.2.7",
+                                  "amount": {{"amount": 10 + k, "asset_id": "1.3.0"}},
+                                  "extensions": []}}])
+            produce(chain)
+        emit = service._emit
+        def dying(*args):
+            emit(*args)
+            os.kill(os.getpid(), signal.SIGKILL)  # in the middle of the write
+        service._emit = dying
+        return service.write()
+
+    return service.write().addCallback(second)
+
+task.react(main)
+"""
+
+
+@pytest_twisted.inlineCallbacks
+def test_kill_9_inside_a_checkpoint_write(genesis, tmp_path):
+    """A process killed (SIGKILL) in the middle of writing a checkpoint
+    leaves the previous checkpoint and a .tmp file; the restart removes the
+    .tmp, loads the previous checkpoint and replays the rest."""
+    import subprocess
+    import sys
+
+    from kit.daemon import ROOT
+
+    path, ckpt = str(tmp_path / "blocks"), str(tmp_path / "ckpt")
+    code = KILLED_WRITER.format(tests=os.path.join(ROOT, "tests"), root=ROOT, path=path,
+                                ckpt=ckpt)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT,
+                          timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    names = sorted(os.listdir(ckpt))
+    assert names == ["checkpoint-0000000001.ckpt", "checkpoint-0000000006.ckpt.tmp"]
+    from nodeapi.chain.blocklog import BlockLog
+    from nodeapi.chain.chain import Chain
+
+    reference = Chain(genesis, BlockLog(path, sync=False).open())
+    history = AccountHistory()
+    reference.add_consumer(history)
+    yield reference.replay()
+    expected = (reference.head_block_id, reference.state.balance(INIT1, CORE),
+                history.get_account_history(INIT1, 0, 100, 0))
+    reference.block_log.close()
+
+    restarted = Chain(genesis, BlockLog(path, sync=False).open(), clock=reactor)
+    again = AccountHistory()
+    restarted.add_consumer(again)
+    service = CheckpointService(restarted, ckpt, 0, reactor)
+    restarted.add_consumer(service)
+    yield defer_restore(service)
+    assert service.restored_block == 1
+    assert os.listdir(ckpt) == ["checkpoint-0000000001.ckpt"]
+    replayed = yield restarted.replay()
+    assert replayed == 5
+    assert (restarted.head_block_id, restarted.state.balance(INIT1, CORE),
+            again.get_account_history(INIT1, 0, 100, 0)) == expected
+    restarted.block_log.close()
+
+
+def defer_restore(service):
+    from twisted.internet import defer
+
+    return defer.Deferred.fromCoroutine(service.restore())

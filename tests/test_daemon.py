@@ -34,13 +34,24 @@ def test_defaults_produce_blocks_and_restart_replays(tmp_path):
 
     again = Daemon(tmp_path / "data").start()
     try:
-        # the restarted node replayed to the same block and continues
+        # the clean stop wrote a checkpoint of its head: the restarted node
+        # loads it, replays nothing, and continues
         assert again.call("get_block", head_at_stop)["previous"] == \
             node_block_previous(again, head_at_stop)
-        assert f"Replayed {head_at_stop} blocks" in again.log()
+        assert f"Checkpoint at block {head_at_stop} loaded" in again.log()
+        assert "Replayed 0 blocks" in again.log()
         again.wait_head(head_at_stop + 1)
     finally:
         assert again.stop() == -signal.SIGTERM
+    # --replay-blockchain replays them all
+    third = Daemon(tmp_path / "data", "--replay-blockchain", "--plugins", "account_history")
+    third.start()
+    try:
+        assert "Checkpoints: --replay-blockchain" in third.log()
+        replayed = int(third.log().rsplit("Replayed ", 1)[1].split()[0])
+        assert replayed > head_at_stop
+    finally:
+        third.stop()
 
 
 def node_block_previous(node, num):

@@ -22,9 +22,10 @@ from fractions import Fraction
 from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
+from nodeapi.chain.market import prices
+from nodeapi.chain.market.prices import times_ratio
 
 HUNDRED_PERCENT = 10000
-MAX_SHARE_SUPPLY = 1_000_000_000_000_000
 
 
 def _inst(asset_id: str) -> int:
@@ -37,50 +38,18 @@ def price_key(p: dict) -> tuple:
             Fraction(int(p["base"]["amount"]), int(p["quote"]["amount"])))
 
 
-def make_price(base: int, base_id: str, quote: int, quote_id: str) -> dict:
-    return {"base": {"amount": base, "asset_id": base_id},
-            "quote": {"amount": quote, "asset_id": quote_id}}
-
-
 def price_times(p: dict, num: int, den: int) -> dict:
-    """graphene ``price * ratio_type(num, den)`` (amounts capped at
-    GRAPHENE_MAX_SHARE_SUPPLY, shrinking like asset.cpp)."""
-    r = Fraction(num, den)
-    if r == 1:
-        return p
-    ocp = Fraction(int(p["base"]["amount"]), int(p["quote"]["amount"])) * r
-    cp, shrinked, using_max = ocp, False, False
-    while cp.numerator > MAX_SHARE_SUPPLY or cp.denominator > MAX_SHARE_SUPPLY:
-        if cp.numerator == 1:
-            cp, using_max = Fraction(1, MAX_SHARE_SUPPLY), True
-            break
-        if cp.denominator == 1:
-            cp, using_max = Fraction(MAX_SHARE_SUPPLY, 1), True
-            break
-        cp, shrinked = Fraction(cp.numerator >> 1, cp.denominator >> 1), True
-    if shrinked:
-        n, d = ocp.numerator, ocp.denominator
-        if n > d:
-            n, d = min(n // d, MAX_SHARE_SUPPLY), 1
-        else:
-            n, d = 1, min(d // n, MAX_SHARE_SUPPLY)
-        ncp = Fraction(n, d)
-        if n == MAX_SHARE_SUPPLY or d == MAX_SHARE_SUPPLY or abs(ncp - ocp) < abs(cp - ocp):
-            cp = ncp
-    np = make_price(cp.numerator, p["base"]["asset_id"], cp.denominator, p["quote"]["asset_id"])
-    if shrinked or using_max:
-        flipped = price_key(np) < price_key(p) if r > 1 else price_key(np) > price_key(p)
-        if flipped:
-            np = p
-    return np
+    """graphene ``price * ratio_type(num, den)``
+    (:func:`nodeapi.chain.market.prices.times_ratio`)."""
+    return times_ratio(p, num, den)
 
 
 def price_max(p: dict) -> dict:
-    return make_price(MAX_SHARE_SUPPLY, p["base"]["asset_id"], 1, p["quote"]["asset_id"])
+    return prices.price_max(p["base"]["asset_id"], p["quote"]["asset_id"])
 
 
 def price_min(p: dict) -> dict:
-    return make_price(1, p["base"]["asset_id"], MAX_SHARE_SUPPLY, p["quote"]["asset_id"])
+    return prices.price_min(p["base"]["asset_id"], p["quote"]["asset_id"])
 
 
 def _sort_key(group: int, p: dict) -> tuple:
@@ -224,8 +193,8 @@ class GroupedOrders:
         """Groups of width ``group`` of orders selling ``base_id`` for
         ``quote_id``, highest minimum price first, from price ``start``
         (a price of this market or None), at most ``limit``."""
-        top = make_price(MAX_SHARE_SUPPLY, base_id, 1, quote_id)
-        bottom = make_price(1, base_id, MAX_SHARE_SUPPLY, quote_id)
+        top = prices.price_max(base_id, quote_id)
+        bottom = prices.price_min(base_id, quote_id)
         if start is not None and int(start["base"]["amount"]) != 0:
             top = max(min(top, start, key=price_key), bottom, key=price_key)
         lo = bisect_left(self._keys, _sort_key(group, top))

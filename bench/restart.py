@@ -1,0 +1,136 @@
+"""Restart time with checkpoints against a full replay (issue 18 target:
+a restart takes at most 1/10 of the full replay).
+
+Builds a block log with the chain itself: a balance claim, then
+``--blocks`` blocks (default 2,000) of ``--per-block`` signed transfers
+each (default 10), with the default history plugins (account_history,
+market_history) attached.  Then, in the same run:
+
+1. the baseline: a fresh chain with fresh plugins replays the whole log
+   (``Chain.replay``, the startup path);
+2. a checkpoint of the builder is written (``CheckpointService.write``);
+3. a restart: a fresh chain with fresh plugins restores the checkpoint
+   (reading and checking the file included) and replays what is after it.
+
+Checks that both reach the builder's head and balances, and prints one
+line: both times, their ratio, the checkpoint's write time and size.
+
+Run: PYTHONPATH=. /work/venv/bin/python bench/restart.py [--blocks N]
+[--per-block N]
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/chain.py
+
+from twisted.internet import defer, task  # noqa: E402
+
+from nodeapi.chain.blocklog import BlockLog  # noqa: E402
+from nodeapi.chain.chain import Chain  # noqa: E402
+from nodeapi.chain.genesis import load_genesis  # noqa: E402
+from nodeapi.checkpoints import CheckpointService  # noqa: E402
+from nodeapi.history.account_history import AccountHistory  # noqa: E402
+from nodeapi.history.market_history import MarketHistory  # noqa: E402
+
+from chain import CORE, produce, signed  # noqa: E402  (bench/chain.py)
+
+
+def with_plugins(chain):
+    for plugin in (AccountHistory(), MarketHistory()):
+        chain.add_consumer(plugin)
+    return chain
+
+
+def build(genesis, path, blocks, per_block):
+    from nodeapi.chain import authority as auth
+    from chain import DEV_WIF
+
+    chain = with_plugins(Chain(genesis, BlockLog(path, sync=False).open()))
+    chain.push_transaction(signed(chain, [[37, {
+        "fee": {"amount": 0, "asset_id": CORE}, "deposit_to_account": "1.2.6",
+        "balance_to_claim": "1.15.0",
+        "balance_owner_key": auth.public_key_of(DEV_WIF, chain.address_prefix),
+        "total_claimed": chain.state.get("1.15.0")["balance"]}]]))
+    produce(chain)
+    amount = 0
+    fee = None
+    for _ in range(blocks):
+        for _ in range(per_block):
+            amount += 1
+            op = [0, {"fee": {"amount": 0, "asset_id": CORE}, "from": "1.2.6",
+                      "to": f"1.2.{7 + amount % 10}",
+                      "amount": {"amount": amount, "asset_id": CORE}, "extensions": []}]
+            fee = fee or chain.required_fee(op)
+            op[1]["fee"] = fee
+            chain.push_transaction(signed(chain, [op]))
+        produce(chain)
+    return chain
+
+
+def same(a, b):
+    assert a.head_block_id == b.head_block_id, "head differs"
+    for i in range(6, 17):
+        acc = f"1.2.{i}"
+        assert a.state.balance(acc, CORE) == b.state.balance(acc, CORE), "balances differ"
+
+
+@defer.inlineCallbacks
+def main(reactor, args):
+    genesis = load_genesis()
+    tmp = tempfile.mkdtemp(prefix="nodeapi-bench-")
+    try:
+        t0 = time.perf_counter()
+        built = build(genesis, os.path.join(tmp, "blocks.log"), args.blocks, args.per_block)
+        build_s = time.perf_counter() - t0
+
+        full = with_plugins(Chain(genesis, built.block_log, clock=reactor))
+        t0 = time.perf_counter()
+        yield full.replay()
+        full_s = time.perf_counter() - t0
+        same(full, built)
+
+        writer = CheckpointService(built, os.path.join(tmp, "ckpt"), 0, reactor)
+        t0 = time.perf_counter()
+        path = yield writer.write()
+        write_s = time.perf_counter() - t0
+        size = os.path.getsize(path)
+        for _ in range(args.after):
+            produce(built)
+
+        restarted = with_plugins(Chain(genesis, built.block_log, clock=reactor))
+        service = CheckpointService(restarted, os.path.join(tmp, "ckpt"), 0, reactor)
+        restarted.add_consumer(service)
+        t0 = time.perf_counter()
+        yield service.restore()
+        replayed = yield restarted.replay()
+        restart_s = time.perf_counter() - t0
+        same(restarted, built)
+        assert replayed == args.after
+    finally:
+        shutil.rmtree(tmp)
+    ratio = restart_s / full_s
+    transfers = args.blocks * args.per_block
+    print(f"restart: {built.head_block_num} blocks, {transfers} transfers, account_history + "
+          f"market_history: full replay {full_s:.2f} s, restart from a checkpoint "
+          f"{restart_s:.2f} s (+{args.after} blocks replayed), ratio {ratio:.3f}; checkpoint "
+          f"write {write_s:.2f} s, {size / (1 << 20):.1f} MiB; build {build_s:.0f} s; "
+          f"target ratio <= 0.1: {'met' if ratio <= 0.1 else 'NOT met'}")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--blocks", type=int, default=2000, help="blocks of transfers")
+    parser.add_argument("--per-block", type=int, default=10, help="transfers per block")
+    parser.add_argument("--after", type=int, default=20,
+                        help="blocks produced after the checkpoint")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    task.react(main, (parse_args(sys.argv[1:]),))
