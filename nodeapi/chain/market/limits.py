@@ -37,6 +37,23 @@ def calculate_market_fee(state, asset_id: str, amount: int, is_maker: bool) -> i
     return min(fee, int(opts.get("max_market_fee", 0)))
 
 
+def record_fill(ctx: ApplyContext, order_id: str, account: str, pays: tuple, receives: tuple,
+                fee: int, fill_price: dict, is_maker: bool, fee_asset: str | None = None) -> None:
+    """The virtual fill_order (4) of an order (limit 1.7, call 1.8 or
+    settle 1.4): ``pays``/``receives`` are ``(amount, asset id)``; the fee
+    is in the received asset unless ``fee_asset`` says otherwise (a margin
+    call's fee is collateral, graphene ``fill_order_operation``)."""
+    ctx.virtual_ops.append(([4, {
+        "fee": {"amount": fee, "asset_id": fee_asset or receives[1]},
+        "order_id": order_id,
+        "account_id": account,
+        "pays": {"amount": pays[0], "asset_id": pays[1]},
+        "receives": {"amount": receives[0], "asset_id": receives[1]},
+        "fill_price": fill_price,
+        "is_maker": is_maker,
+    }], VOID))
+
+
 def accumulate_fee(state, asset_id: str, fee_asset: str, amount: int) -> None:
     """graphene ``asset_object::accumulate_fee``: ``amount`` of
     ``fee_asset`` joins ``asset_id``'s ``accumulated_fees`` (its own asset)
@@ -127,15 +144,8 @@ def fill_limit_order(ctx: ApplyContext, order_id: str, pays: int, receives: int,
     fee = pay_market_fees(state, recv_asset, receives, is_maker)
     core_in_orders(state, seller, sell_asset, -pays)
     adjust_balance(state, seller, recv_asset, receives - fee)
-    ctx.virtual_ops.append(([4, {
-        "fee": {"amount": fee, "asset_id": recv_asset},
-        "order_id": order_id,
-        "account_id": seller,
-        "pays": {"amount": pays, "asset_id": sell_asset},
-        "receives": {"amount": receives, "asset_id": recv_asset},
-        "fill_price": price,
-        "is_maker": is_maker,
-    }], VOID))
+    record_fill(ctx, order_id, seller, (pays, sell_asset), (receives, recv_asset), fee, price,
+                is_maker)
     paid = order.get("deferred_paid_fee") or {}
     if int(paid.get("amount", 0)) > 0:
         dyn = state.objects[paid["asset_id"]]["dynamic_asset_data_id"]

@@ -13,8 +13,8 @@ Reference: bitshares-core libraries/chain/market_object.cpp
 
 from fractions import Fraction
 
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
-from nodeapi.chain.market.limits import accumulate_fee, core_in_orders
+from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
+from nodeapi.chain.market.limits import accumulate_fee, core_in_orders, record_fill
 from nodeapi.chain.market.prices import (
     RATIO_DENOM, invert, make_price, mul_down, mul_up, times_ratio, value)
 from nodeapi.protocol.ids import instance_number
@@ -211,15 +211,8 @@ def fill_call_order(ctx: ApplyContext, call_id: str, pays: int, receives: int, f
         adjust_balance(state, borrower, coll_id, freed)
     core_in_orders(state, borrower, coll_id, -(pays + (freed or 0)))
     accumulate_fee(state, mia_id, coll_id, margin_call_fee)
-    ctx.virtual_ops.append(([4, {
-        "fee": {"amount": margin_call_fee, "asset_id": coll_id},
-        "order_id": call_id,
-        "account_id": borrower,
-        "pays": {"amount": pays, "asset_id": coll_id},
-        "receives": {"amount": receives, "asset_id": mia_id},
-        "fill_price": fill_price,
-        "is_maker": is_maker,
-    }], VOID))
+    record_fill(ctx, call_id, borrower, (pays, coll_id), (receives, mia_id), margin_call_fee,
+                fill_price, is_maker, fee_asset=coll_id)
     if freed is not None:
         state.remove(call_id)
         return True

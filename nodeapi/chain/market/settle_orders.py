@@ -20,7 +20,7 @@ from nodeapi.protocol.times import parse_time
 from nodeapi.chain.market.bitasset_data import (
     backing_asset, bitasset_of, extensions, has_feed, is_globally_settled,
     max_force_settlement_volume, mcop, mcpr, mssp)
-from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees
+from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees, record_fill
 from nodeapi.chain.market.positions import (
     collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
 from nodeapi.chain.market.prices import (
@@ -79,11 +79,8 @@ def fill_settle_order(ctx: ApplyContext, settle_id: str, pays: int, receives: in
         new = state.modify(settle_id)
         new["balance"] = {"amount": int(settle["balance"]["amount"]) - pays, "asset_id": mia_id}
     adjust_balance(state, settle["owner"], coll_id, receives - fees)
-    ctx.virtual_ops.append(([4, {
-        "fee": {"amount": fees, "asset_id": coll_id}, "order_id": settle_id,
-        "account_id": settle["owner"], "pays": {"amount": pays, "asset_id": mia_id},
-        "receives": {"amount": receives, "asset_id": coll_id},
-        "fill_price": fill_price, "is_maker": is_maker}], VOID))
+    record_fill(ctx, settle_id, settle["owner"], (pays, mia_id), (receives, coll_id), fees,
+                fill_price, is_maker)
     if filled:
         state.remove(settle_id)
     return filled
