@@ -51,7 +51,7 @@ from twisted.internet import defer, task
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from nodeapi.applied import IBlockConsumer
+from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.history.searchdb.adaptor import adapt_object
 from nodeapi.history.searchdb.client import SearchDBClient, SearchDBError
 from nodeapi.history.searchdb.shipper import BulkShipper
@@ -131,7 +131,7 @@ def _space_type(oid: str) -> str:
     return oid[:oid.rindex(".")]
 
 
-@implementer(IBlockConsumer)
+@implementer(IBlockConsumer, ICheckpointed)
 class ObjectsService(service.Service):
     """The plugin: a Twisted service and an ``IBlockConsumer`` (register
     with ``chain.add_consumer``; start it after the replay, as
@@ -234,6 +234,22 @@ class ObjectsService(service.Service):
         self.queue.push(Bulk(ids, ops, offsets, b"".join(parts), block))
         self.documents_queued += len(parts)
         self.shipper.kick()
+
+    # -- ICheckpointed: the database is the state ----------------------------------
+
+    checkpoint_key = "searchdb-objects"
+
+    def checkpoint_records(self):
+        """No records: the cursor file and the database are the state."""
+        return []
+
+    def checkpoint_usable(self, meta: dict) -> bool:
+        """Always: the blocks of a start's replay are skipped anyway, and a
+        cursor behind the head synchronizes every object after it."""
+        return True
+
+    def restore_checkpoint(self, meta: dict, records: list) -> None:
+        """Nothing to restore."""
 
     def block_applied(self, applied) -> None:
         """Queue the enabled kinds' objects the block created, changed or
