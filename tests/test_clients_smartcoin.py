@@ -210,3 +210,34 @@ def test_uptick_feeds_borrow_calls_and_settlements(live, tmp_path):
     yield live.blocks_later(5)
     # settled at the feed, 125 TEST per USDU, from the only position
     assert _positions(state, usd) == [(90000, 375000000 - 12500000)]
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_bitsharesjs_call_order_update(live, js_client):
+    """bitsharesjs' TransactionBuilder borrows 10 USDJ against 3,000 TEST
+    with a target collateral ratio of 2.5 (tests/js/borrow.js): the node
+    computes the fee, accepts the signature and confirms the block."""
+    import json
+    import os
+
+    from twisted.internet import utils
+
+    from kit.js import JS_DIR
+    from kit.keys import DEV_WIF
+
+    state, url = live.chain.state, live.ws_url
+    usd = yield threads.deferToThread(_create_and_feed, url, "USDJ")
+    core_before = state.balance(INIT0, "1.3.0")
+    out, err, code = yield utils.getProcessOutputAndValue(
+        js_client, [os.path.join(JS_DIR, "borrow.js"), url, DEV_WIF, INIT0, usd, "100000",
+                    "300000000", "2500"], env=dict(os.environ), path=JS_DIR)
+    assert code == 0, err.decode()[-2000:]
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    # 10 USDJ = 100,000 sat against 3,000 TEST = 300,000,000 sat
+    [call] = [state.objects[c] for c in state.calls_by_asset[usd]]
+    assert (call["debt"], call["collateral"], call["target_collateral_ratio"]) == (
+        100000, 300000000, 2500)
+    fee = int(result["fee"]["amount"])
+    assert fee > 0 and core_before - state.balance(INIT0, "1.3.0") == 300000000 + fee
+    assert state.balance(INIT0, usd) == 100000

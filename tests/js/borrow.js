@@ -1,0 +1,44 @@
+// A bitsharesjs debt position, run by the nodeapi test suite:
+//   node borrow.js <ws-url> <wif> <account-id> <debt-asset-id> <debt> <collateral> <tcr>
+// Builds a call_order_update (3) with bitsharesjs' TransactionBuilder (its
+// target_collateral_ratio extension included), lets the node fill in the fee
+// (get_required_fees), signs it for the node's chain id and broadcasts it with
+// broadcast_transaction_with_callback, waiting for the callback (the block
+// holding it).  Prints one JSON object on stdout; exits non-zero on any failure.
+"use strict";
+const { Apis, ChainConfig } = require("bitsharesjs-ws");
+const { ChainStore, PrivateKey, TransactionBuilder } = require("bitsharesjs");
+
+const [url, wif, account, debtAsset, debt, collateral, tcr] = process.argv.slice(2);
+
+function fail(err) {
+  process.stderr.write(String((err && (err.stack || err.message)) || JSON.stringify(err)) + "\n");
+  process.exit(1);
+}
+
+async function main() {
+  await Apis.instance(url, true).init_promise;
+  ChainConfig.setPrefix("TEST");
+  await ChainStore.init(false);
+  const key = PrivateKey.fromWif(wif);
+  const tr = new TransactionBuilder();
+  tr.add_type_operation("call_order_update", {
+    fee: { amount: 0, asset_id: "1.3.0" },
+    funding_account: account,
+    delta_collateral: { amount: Number(collateral), asset_id: "1.3.0" },
+    delta_debt: { amount: Number(debt), asset_id: debtAsset },
+    extensions: { target_collateral_ratio: Number(tcr) },
+  });
+  await tr.set_required_fees();
+  tr.add_signer(key, key.toPublicKey().toPublicKeyString("TEST"));
+  const confirmed = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("no broadcast callback in 30 s")), 30000);
+    tr.broadcast().then((res) => { clearTimeout(timer); resolve(res); }).catch(reject);
+  });
+  const out = { fee: tr.operations[0][1].fee, confirmed };
+  process.stdout.write(JSON.stringify(out) + "\n");
+  await Apis.close();
+  process.exit(0);
+}
+
+main().catch(fail);
