@@ -328,3 +328,57 @@ def test_target_collateral_ratio_limits_the_margin_call(chain, usd):
 def test_unsupported_black_swan_response_method_is_refused(chain):
     with pytest.raises(InvalidOperation, match="Black swan response methods other than global"):
         create_usd(chain, "BSRM", black_swan_response_method=1)
+
+
+def test_prediction_market(chain):
+    """A prediction market (bitshares-core asset_evaluator.cpp,
+    market_evaluator.cpp): positions take equal debt and collateral, no feed
+    is needed, no margin call happens; holders settle only after the
+    issuer's global settlement, from the fund at its price."""
+    [[_t, pred]] = push(chain, [10, {
+        "issuer": INIT0, "symbol": "PRED", "precision": 5,
+        "common_options": asset_options(perms=GLOBAL_SETTLE),
+        "bitasset_opts": bitasset_opts(), "is_prediction_market": True, "extensions": {}}])
+    assert bitasset(chain, pred)["is_prediction_market"] is True
+    with pytest.raises(InvalidOperation, match="Debt amount and collateral amount should be same"):
+        borrow(chain, INIT1, 2000, 1000, pred)
+    borrow(chain, INIT1, 100000, 100000, pred)  # no feed needed
+    push(chain, [0, {"from": INIT1, "to": INIT0, "amount": amt(40000, pred), "extensions": []}])
+    with pytest.raises(InvalidOperation, match="Global settlement must occur before"):
+        push(chain, [17, {"account": INIT0, "amount": amt(40000, pred), "extensions": []}])
+    # the outcome: "yes", one PRED is worth one TEST
+    push(chain, [18, {"issuer": INIT0, "asset_to_settle": pred,
+                      "settle_price": {"base": amt(1, pred), "quote": amt(1)},
+                      "extensions": []}])
+    assert bitasset(chain, pred)["settlement_fund"] == 100000
+    core0 = chain.state.balance(INIT0, CORE)
+    [[_t, result]] = push(chain, [17, {"account": INIT0, "amount": amt(40000, pred),
+                                       "extensions": []}])
+    assert result == {"paid": [amt(40000, pred)], "received": [amt(40000)], "fees": [amt(0)]}
+    assert chain.state.balance(INIT0, CORE) - core0 == 40000 - fee_of(chain, 17)
+    assert bitasset(chain, pred)["settlement_fund"] == 60000
+    assert dyn(chain, pred)["current_supply"] == 60000
+
+
+def test_flags_follow_the_asset_kind(chain):
+    """validate_flags (core-2281): a user-issued asset may not carry the
+    bitasset-only flags; nobody may set the permission-only ones."""
+    WITNESS_FED, DISABLE_MCR_UPDATE = 0x80, 0x800
+    with pytest.raises(InvalidOperation, match="Can not set a flag for bitassets only to UIA"):
+        push(chain, [10, {"issuer": INIT0, "symbol": "UIAF", "precision": 3,
+                          "common_options": asset_options(flags=WITNESS_FED, perms=WITNESS_FED),
+                          "is_prediction_market": False, "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="disable_mcr_update flag, it is for issuer"):
+        push(chain, [10, {"issuer": INIT0, "symbol": "MIAF", "precision": 3,
+                          "common_options": asset_options(flags=DISABLE_MCR_UPDATE,
+                                                          perms=DISABLE_MCR_UPDATE),
+                          "bitasset_opts": bitasset_opts(), "is_prediction_market": False,
+                          "extensions": {}}])
+    # a witness-fed smartcoin takes feeds from the witness account's active
+    # authority only (empty on this chain until its first maintenance)
+    usd = create_usd(chain, "WUSD", perms=WITNESS_FED)
+    opts = dict(chain.state.objects[usd]["options"], flags=WITNESS_FED)
+    push(chain, [11, {"issuer": INIT0, "asset_to_update": usd, "new_options": opts,
+                      "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="Only active witnesses are allowed"):
+        publish(chain, usd, 1, 100, publisher=INIT0)

@@ -16,6 +16,8 @@ from nodeapi.chain.market.bitasset_data import DISABLE_FORCE_SETTLE, bitasset_of
 from nodeapi.chain.market.prices import equal
 from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.validation_checks import (
+    ASSET_ISSUER_PERMISSION_MASK, UIA_ASSET_ISSUER_PERMISSION_MASK)
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
 _LOCK_MAX_SUPPLY, _DISABLE_NEW_SUPPLY = 0x200, 0x400
@@ -31,6 +33,24 @@ def _check_options(opts: dict) -> None:
     cer = opts["core_exchange_rate"]
     if int(cer["base"]["amount"]) <= 0 or int(cer["quote"]["amount"]) <= 0:
         raise InvalidOperation("core_exchange_rate amounts must be positive")
+
+
+def validate_flags(opts: dict, market_issued: bool) -> None:
+    """graphene ``asset_options::validate_flags`` (core-2281): no
+    permission-only bit in ``flags``, and no bitasset-only flag on a
+    user-issued asset."""
+    flags = int(opts["flags"])
+    fc_assert(not flags & ~ASSET_ISSUER_PERMISSION_MASK,
+              "0 == (flags & (uint16_t)(~ASSET_ISSUER_PERMISSION_MASK))",
+              "Can not set an unknown bit in flags")
+    for bit, name in ((0x800, "disable_mcr_update"), (0x1000, "disable_icr_update"),
+                      (0x2000, "disable_mssr_update"), (0x4000, "disable_bsrm_update")):
+        fc_assert(not flags & bit, f"0 == (flags & {name})",
+                  f"Can not set {name} flag, it is for issuer permission only")
+    if not market_issued:
+        fc_assert(not flags & ~UIA_ASSET_ISSUER_PERMISSION_MASK,
+                  "0 == (flags & (uint16_t)(~UIA_ASSET_ISSUER_PERMISSION_MASK))",
+                  "Can not set a flag for bitassets only to UIA")
 
 
 def asset_create(ctx: ApplyContext, data: dict) -> list:
@@ -62,6 +82,7 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
     state.require(data["issuer"])
     opts = data["common_options"]
     _check_options(opts)
+    validate_flags(opts, bool(data.get("bitasset_opts")))
     n = state.next_instance.get("1.3", 0)
     pool = ctx.core_fee_paid // 2
     cer = opts["core_exchange_rate"]
@@ -113,6 +134,7 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
                                "asset_update_issuer_operation.")
     opts = data["new_options"]
     _check_options(opts)
+    validate_flags(opts, bool(asset.get("bitasset_data_id")))
     ext = data.get("extensions") if isinstance(data.get("extensions"), dict) else {}
     new_precision = ext.get("new_precision")
     old = asset["options"]
