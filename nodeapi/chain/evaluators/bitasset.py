@@ -274,6 +274,9 @@ def asset_global_settle(ctx: ApplyContext, data: dict) -> list:
     fc_assert(not is_globally_settled(b), "!_bitasset_data.is_globally_settled()",
               "This asset has been globally settled, cannot globally settle again")
     price = normal(data["settle_price"])
+    fc_assert(price["quote"]["asset_id"] == backing_asset(b),
+              "op.settle_price.quote.asset_id == bitasset.options.short_backing_asset",
+              "The settlement price must be in the backing asset")
     call = least_collateralized(state, asset["id"])
     if call is not None:
         fc_assert(mul_down(int(call["debt"]), asset["id"], price) <= int(call["collateral"]),

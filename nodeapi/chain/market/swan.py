@@ -220,6 +220,8 @@ def process_bids(ctx: ApplyContext, mia_id: str) -> None:
         debt = min(int(bid["inv_swan_price"]["quote"]["amount"]), supply)
         total = mul_down(debt, mia_id, b["settlement_price"]) \
             + int(bid["inv_swan_price"]["base"]["amount"])
+        if total == 0:
+            break  # no collateral at all: never healthy (graphene would throw here)
         cp = call_price(debt, mia_id, total, backing, ratio)
         if value(invert(cp)) >= value(feed["settlement_price"]):
             break
