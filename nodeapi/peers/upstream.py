@@ -1,0 +1,249 @@
+"""Indexer mode: follow another node's WebSocket API and hand its blocks to
+the history plugins, numbered as this node would have numbered them.
+
+``twistd nodeapi --upstream ws://[user:pass@]host:port --plugins searchdb``
+keeps no chain of its own.  :class:`UpstreamService` connects to a
+bitshares-core-compatible node (any server speaking its API: bitshares-core
+7.x, or another nodeapi), logs in when the URL carries credentials,
+subscribes with ``database.set_block_applied_callback`` (a notice wakes the
+loop; otherwise it polls), and fetches the blocks up to the upstream's last
+irreversible block (its head with ``irreversible=False``) in pipelined
+batches: ``database.get_block`` and ``history.get_block_operation_history``
+for each.  The operations of a block, ordered by (trx_in_block, op_in_trx,
+virtual_op), become :class:`~nodeapi.applied.AppliedOperation` records: the
+upstream's ``1.11.M``, and ``2.9.N`` entries numbered from block 1 with the
+one numbering rule of the chain (:mod:`nodeapi.chain.numbering`: the
+reference account_history plugin's), so the documents equal those the
+upstream's own ``searchdb`` plugin would write.  Each block goes to the
+consumers as an :class:`~nodeapi.applied.AppliedBlock`.
+
+The numbering needs every block from 1: a start follows from block 1 again
+(the search database skips the documents it holds, as after a replay).
+Back-pressure: no new batch is fetched while the consumers hold more than
+``max_pending`` documents unshipped.  A lost connection is retried with a
+growing delay (``ClientService``); a reply that is not what the API
+promises drops the connection the same way.  The upstream's operation
+history must keep every operation (bitshares-core's defaults).
+"""
+
+from typing import Any, Optional
+
+from twisted.application import service
+from twisted.application.internet import ClientService, backoffPolicy
+from twisted.internet import defer, task
+from twisted.internet.endpoints import HostnameEndpoint
+from twisted.logger import Logger
+
+from nodeapi.applied import AppliedBlock, AppliedOperation
+from nodeapi.chain.numbering import history_accounts, impacted_of, number_entries
+from nodeapi.peers.client import PeerRpcFactory
+from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
+from nodeapi.protocol.block import block_id
+from nodeapi.protocol.impacted import fee_payer
+from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.transaction import transaction_id
+from nodeapi.protocol.wire import from_wire, strip_block_info
+
+#: the callback id of ``set_block_applied_callback``
+BLOCK_APPLIED_CB = 1
+NO_TRX = "0" * 40
+
+
+class UpstreamService(service.MultiService):
+    """Follows ``address`` and feeds ``consumers`` (module docstring).
+
+    :param address: a :class:`~nodeapi.protocol.node_address.NodeAddress`.
+    :param consumers: ``IBlockConsumer`` objects, called in order per block.
+    :param reactor: the reactor (connections, timers).
+    :param pending: zero-argument callable: documents the consumers hold
+        unshipped (back-pressure), or None.
+    :param irreversible: follow the last irreversible block (default), or
+        the head.
+    :param batch: blocks fetched per step.
+    :param poll: seconds between checks of the upstream's head when no
+        notice arrives.
+    :ivar next_block: the next block to hand over.
+    :ivar upstream_head: the upstream's head block number (last seen).
+    :ivar last_block_time: time (s) of the last block handed over, or None.
+    :ivar reconnects: connections opened after the first one.
+    """
+
+    log = Logger()
+
+    def __init__(self, address, consumers: list, reactor: Any, pending=None,
+                 irreversible: bool = True, batch: int = 50, poll: float = 1.0,
+                 max_pending: int = 20000, max_message_size: int = 4194304,
+                 clock: Optional[Any] = None) -> None:
+        super().__init__()
+        self.address = address
+        self.consumers = list(consumers)
+        self.reactor = reactor
+        self.clock = clock if clock is not None else reactor
+        self.pending = pending
+        self.irreversible = irreversible
+        self.batch = batch
+        self.poll = poll
+        self.max_pending = max_pending
+        self.next_block = 1
+        self.next_ath = 0
+        self.upstream_head = 0
+        self.last_block_time = None
+        self.reconnects = 0
+        self.chain_id = None
+        self.protocol = None
+        self._stats: dict = {}
+        self._connections = 0
+        self._wake: Optional[defer.Deferred] = None
+        factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
+        self.client = ClientService(HostnameEndpoint(reactor, address.host, address.port),
+                                    factory, retryPolicy=backoffPolicy(0.5, 30.0),
+                                    clock=self.clock, prepareConnection=lambda p: p.opened)
+        self.client.setServiceParent(self)
+
+    # -- figures ---------------------------------------------------------------------
+
+    @property
+    def lag_blocks(self) -> int:
+        """Blocks of the upstream's head not handed over yet."""
+        return max(self.upstream_head - (self.next_block - 1), 0)
+
+    @property
+    def lag_seconds(self) -> float:
+        """Seconds between now and the last block handed over (0 before one)."""
+        if self.last_block_time is None:
+            return 0.0
+        return max(self.clock.seconds() - self.last_block_time, 0.0)
+
+    # -- the peer protocol's callbacks (nodeapi.peers.client) ------------------------
+
+    def connected(self, proto) -> None:
+        """The WebSocket is open: follow the upstream on it."""
+        self.protocol = proto
+        self._connections += 1
+        if self._connections > 1:
+            self.reconnects += 1
+        d = defer.Deferred.fromCoroutine(self._follow(proto))
+        d.addErrback(self._failed, proto)
+
+    def disconnected(self, proto, code=None, reason=None) -> None:
+        if proto is self.protocol:
+            self.protocol = None
+            self.log.info("Upstream {upstream} disconnected ({code} {reason})",
+                          upstream=self.address.address, code=code, reason=reason or "")
+            self._kick()
+
+    def notice(self, proto, callback_id, payload) -> None:
+        if callback_id == BLOCK_APPLIED_CB:
+            self._kick()
+
+    def message_too_large(self, proto, limit: int) -> None:
+        self.batch = max(self.batch // 2, 1)
+        self.log.warn("Upstream {upstream} sent a message over {limit} bytes; batches of "
+                      "{batch} blocks now", upstream=self.address.address, limit=limit,
+                      batch=self.batch)
+
+    def bad_message(self, proto, reason: str) -> None:
+        self.log.error("Upstream {upstream} sent {reason}", upstream=self.address.address,
+                       reason=reason)
+        proto.dropConnection(abort=True)
+
+    def _failed(self, failure, proto) -> None:
+        if failure.check(PeerDisconnected):
+            return
+        if failure.check(PeerRpcError):
+            self.log.error("Upstream {upstream} refused a call: {error}",
+                           upstream=self.address.address, error=failure.getErrorMessage())
+        else:
+            self.log.failure("Following upstream {upstream} failed", failure,
+                             upstream=self.address.address)
+        if proto is self.protocol:
+            proto.dropConnection(abort=True)
+
+    # -- the loop ----------------------------------------------------------------------
+
+    def _kick(self) -> None:
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            wake.callback(None)
+
+    def _sleep(self, seconds: float) -> defer.Deferred:
+        wake = self._wake = defer.Deferred()
+        timer = self.clock.callLater(seconds, self._kick)
+        return wake.addBoth(lambda r: timer.cancel() if timer.active() else None)
+
+    async def _follow(self, proto) -> None:
+        if self.address.credentials:
+            if not await proto.call(1, "login", list(self.address.credentials)):
+                raise PeerRpcError(f"login as {self.address.credentials[0]} refused")
+        chain_id = await proto.call("database", "get_chain_id", [])
+        if self.chain_id is not None and chain_id != self.chain_id:
+            raise PeerRpcError(f"the upstream's chain id changed to {chain_id}")
+        self.chain_id = chain_id
+        await proto.call("database", "set_block_applied_callback", [BLOCK_APPLIED_CB])
+        self.log.info("Following upstream {upstream} (chain {chain}) from block {num}",
+                      upstream=self.address.address, chain=chain_id, num=self.next_block)
+        while proto is self.protocol and self.running:
+            dgp = await proto.call("database", "get_dynamic_global_properties", [])
+            self.upstream_head = int(dgp["head_block_number"])
+            target = int(dgp["last_irreversible_block_num"]) if self.irreversible \
+                else self.upstream_head
+            if self.next_block > target:
+                await self._sleep(self.poll)
+                continue
+            last = min(target, self.next_block + self.batch - 1)
+            fetched = await defer.gatherResults(
+                [self._fetch(proto, n) for n in range(self.next_block, last + 1)],
+                consumeErrors=True)
+            if proto is not self.protocol:
+                return
+            for num, (block, operations) in zip(range(self.next_block, last + 1), fetched):
+                self._hand_over(num, block, operations, live=num >= target)
+                self.next_block = num + 1
+                await task.deferLater(self.clock, 0, lambda: None)  # let the reactor serve
+            while self.pending is not None and self.pending() > self.max_pending \
+                    and self.running:
+                await self._sleep(0.1)
+
+    def _fetch(self, proto, num: int) -> defer.Deferred:
+        return defer.gatherResults([
+            proto.call("database", "get_block", [num]),
+            proto.call("history", "get_block_operation_history", [num]),
+        ], consumeErrors=True)
+
+    def _hand_over(self, num: int, block: dict, operations: list, live: bool) -> None:
+        """Number the block's operations and give the consumers the block."""
+        if not isinstance(block, dict) or not isinstance(operations, list):
+            raise PeerRpcError(f"block {num} or its operations missing upstream")
+        ids = block.get("transaction_ids")
+        signed = strip_block_info(block)
+        if not isinstance(ids, list):
+            ids = [transaction_id(t) for t in signed["transactions"]]
+        ordered = sorted(operations, key=lambda h: (int(h["trx_in_block"]),
+                                                    int(h["op_in_trx"]),
+                                                    int(h["virtual_op"])))
+        applied = tuple(self._applied(num, h, ids) for h in ordered)
+        timestamp = parse_time(signed["timestamp"])
+        out = AppliedBlock(num, block.get("block_id") or block_id(signed), signed, timestamp,
+                           applied, not live)
+        for consumer in self.consumers:
+            consumer.block_applied(out)
+        self.last_block_time = timestamp
+
+    def _applied(self, num: int, h: dict, trx_ids: list) -> AppliedOperation:
+        op, result = from_wire(h["op"]), from_wire(h["result"])
+        payer = fee_payer(op)
+        impacted = impacted_of(op, payer)
+        entries, self.next_ath = number_entries(history_accounts(op, result, impacted),
+                                                self.next_ath, self._account_stats)
+        trx_in_block = int(h["trx_in_block"])
+        trx_id = trx_ids[trx_in_block] if trx_in_block < len(trx_ids) else NO_TRX
+        return AppliedOperation(int(str(h["id"]).rsplit(".", 1)[1]), op, result, num,
+                                trx_in_block, int(h["op_in_trx"]), int(h["virtual_op"]),
+                                bool(h.get("is_virtual", False)), trx_id, payer, impacted,
+                                entries)
+
+    def _account_stats(self, account: str) -> dict:
+        stats = self._stats.get(account)
+        if stats is None:
+            stats = self._stats[account] = {"total_ops": 0, "most_recent_op": "2.9.0"}
+        return stats
