@@ -37,7 +37,7 @@ from nodeapi.config_parse import (
     parse_endpoint, parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint,
     parse_plugins, parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node,
     parse_statistics_type, parse_text, parse_tracked_groups, parse_url, parse_witness_ids,
-    parse_optional_url)
+    parse_optional_url, parse_upstream)
 from nodeapi.errors import ConfigError
 from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.history.retention import HistoryLimits
@@ -84,6 +84,10 @@ SINGLE = [
     ("partial-operations", "false", parse_bool,
      "account_history: true = keep only operations some kept account history refers to "
      "(default false: keep every operation)."),
+    ("upstream", "", parse_upstream,
+     "Indexer mode: ws://[user:password@]host:port of a bitshares-core-compatible node "
+     "to follow (its irreversible blocks) for the searchdb plugin, keeping no chain of "
+     "this node's own (default: off)."),
     ("checkpoint-interval", "1000", parse_int(0),
      "Blocks between checkpoints of the node state, written in the background and at a "
      "clean stop so a start replays only the blocks after the newest; 0 = only at a "

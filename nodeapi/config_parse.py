@@ -292,6 +292,20 @@ def parse_private_key(text) -> list:
     return [wif]
 
 
+def parse_upstream(text) -> str:
+    """``--upstream``: empty (off) or a node address as for ``seed-node``
+    (``ws://[user:password@]host:port``), kept as given; raises
+    ``ValueError`` with the parser's message."""
+    text = parse_text(text)
+    if not text:
+        return ""
+    try:
+        parse_node_address(text)
+    except InvalidPeerAddress as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
 def parse_seed_node(text) -> list:
     """A ``--seed-node`` value (``[user:password@]host:port``, ``[v6]:port``
     or ``ws://`` URL, :func:`nodeapi.protocol.node_address.parse_node_address`)

@@ -47,9 +47,12 @@ class _PullCollector:
         head block number while nothing is confirmed).  Reads attributes
         only, so it is quick and never fails for a missing value."""
         m = self.metrics
+        head_num = m.head_block_num
         head = GaugeMetricFamily("nodeapi_head_block_number", "Head block number")
-        head.add_metric([], m.chain.head_block_num)
+        head.add_metric([], head_num)
         yield head
+        if m.upstream is not None:
+            yield from _upstream_metrics(m.upstream)
         produced = CounterMetricFamily("nodeapi_blocks_produced",
                                        "Blocks produced by this node's witness")
         produced.add_metric([], getattr(m.witness, "produced", 0) if m.witness else 0)
@@ -68,9 +71,26 @@ class _PullCollector:
         lag = GaugeMetricFamily("nodeapi_searchdb_lag_blocks",
                                 "Head block minus the last block fully confirmed")
         confirmed = getattr(plugin, "confirmed_block_num", None)
-        lag.add_metric([], max(m.chain.head_block_num - confirmed, 0)
-                       if confirmed is not None else m.chain.head_block_num)
+        lag.add_metric([], max(head_num - confirmed, 0)
+                       if confirmed is not None else head_num)
         yield lag
+
+
+def _upstream_metrics(upstream):
+    """Indexer mode: ``nodeapi_indexer_lag_blocks`` and ``_lag_seconds``
+    (gauges) and ``nodeapi_indexer_upstream_reconnects`` (counter)."""
+    blocks = GaugeMetricFamily("nodeapi_indexer_lag_blocks",
+                               "Upstream head block minus the last block indexed")
+    blocks.add_metric([], upstream.lag_blocks)
+    yield blocks
+    seconds = GaugeMetricFamily("nodeapi_indexer_lag_seconds",
+                                "Seconds since the time of the last block indexed")
+    seconds.add_metric([], upstream.lag_seconds)
+    yield seconds
+    reconnects = CounterMetricFamily("nodeapi_indexer_upstream_reconnects",
+                                     "Connections to the upstream after the first")
+    reconnects.add_metric([], upstream.reconnects)
+    yield reconnects
 
 
 @implementer(IBlockConsumer, ICheckpointed)
@@ -81,11 +101,15 @@ class Metrics:
     :param witness: the WitnessService (``blocks_produced``) or None.
     :param searchdb: the searchdb plugin (``documents_shipped``,
         ``documents_failed``, ``confirmed_block_num``) or None.
+    :param upstream: indexer mode's
+        :class:`~nodeapi.peers.upstream.UpstreamService` (lag, reconnects),
+        or None; ``chain`` is None then.
     """
 
     def __init__(self, chain, witness: Optional[Any] = None,
-                 searchdb: Optional[Any] = None) -> None:
+                 searchdb: Optional[Any] = None, upstream: Optional[Any] = None) -> None:
         self.chain, self.witness, self.searchdb = chain, witness, searchdb
+        self.upstream = upstream
         self.registry = CollectorRegistry(auto_describe=False)
         self.blocks_applied = Counter("nodeapi_blocks_applied", "Blocks applied (live and replay)",
                                       registry=self.registry)
@@ -96,6 +120,13 @@ class Metrics:
         self.registry.register(_PullCollector(self))
 
     checkpoint_key = "metrics"
+
+    @property
+    def head_block_num(self) -> int:
+        """The chain's head, or in indexer mode the last block indexed."""
+        if self.chain is not None:
+            return self.chain.head_block_num
+        return self.upstream.next_block - 1 if self.upstream is not None else 0
 
     def checkpoint_records(self):
         """No records (``ICheckpointed``): counters start at 0 in every

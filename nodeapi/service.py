@@ -206,8 +206,9 @@ class NodeService(service.MultiService):
     the replay.  Every :class:`ListeningService` child must be bound before
     anything starts.
 
-    :param chain: the :class:`nodeapi.chain.chain.Chain`.
-    :param block_log: its opened block log (closed on stop).
+    :param chain: the :class:`nodeapi.chain.chain.Chain`, or None in
+        indexer mode (no replay; nodeapi.peers.upstream).
+    :param block_log: its opened block log (closed on stop), or None.
     :param reactor: the process's reactor.  When given, a startup failure
         stops it and makes the process exit with status 1 (an ``atexit`` hook,
         after ``twistd`` has stopped the services and cleaned up: ``twistd``
@@ -266,12 +267,13 @@ class NodeService(service.MultiService):
             prepare = getattr(svc, "prepare", None)
             if prepare is not None:
                 await defer.maybeDeferred(prepare)
-        if self.checkpoints is not None:
-            await self.checkpoints.restore()
-        replayed = await self.chain.replay()
-        self.log.info("Chain ready: head block {num} ({id}), {replayed} blocks replayed",
-                      num=self.chain.head_block_num, id=self.chain.head_block_id,
-                      replayed=replayed)
+        if self.chain is not None:
+            if self.checkpoints is not None:
+                await self.checkpoints.restore()
+            replayed = await self.chain.replay()
+            self.log.info("Chain ready: head block {num} ({id}), {replayed} blocks replayed",
+                          num=self.chain.head_block_num, id=self.chain.head_block_id,
+                          replayed=replayed)
         for svc in self:
             if not self.running:
                 raise defer.CancelledError()
@@ -317,6 +319,9 @@ class NodeService(service.MultiService):
                 await defer.maybeDeferred(svc.stopService)
             except Exception:
                 self.log.failure("Error stopping {service}", service=svc)
+        if self.chain is None:
+            self.log.info("Indexer stopped")
+            return
         self.block_log.close()
         self.log.info("Node stopped at head block {num}", num=self.chain.head_block_num)
 

@@ -18,6 +18,11 @@ once and handing it to every part:
   ports bind in ``privilegedStartService``, everything starts after the
   replay (:mod:`nodeapi.service`).
 
+With ``--upstream`` (indexer mode, :func:`_make_indexer`) there is no
+block log and no chain: the ``searchdb`` plugin is fed by an
+:class:`~nodeapi.peers.upstream.UpstreamService` following that node, and
+the RPC port serves login and the history API set from the search database.
+
 A bad option or file is reported as ``nodeapi: <message>`` and exit status
 1 (``SystemExit``), never a traceback.
 """
@@ -66,9 +71,11 @@ def _make_service(options, reactor):
         os.makedirs(data_dir, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--data-dir {data_dir}: {exc.strerror}") from None
-    genesis = load_genesis(options["genesis-json"])
     access = (ApiAccess.load(options["api-access"]) if options["api-access"]
               else ApiAccess.default())
+    if options["upstream"]:
+        return _make_indexer(options, reactor, data_dir, access)
+    genesis = load_genesis(options["genesis-json"])
     block_log = BlockLog(options.block_log_path())
     block_log.open()
     chain = Chain(genesis, block_log, clock=reactor,
@@ -164,4 +171,56 @@ def _make_service(options, reactor):
         log.warn("{warning}", warning=warning)
     log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
              chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
+    return top
+
+
+def _make_indexer(options, reactor, data_dir, access):
+    """Indexer mode (``--upstream``): NodeService without a chain; children
+    ``searchdb``, ``upstream``, ``rpc`` (login and history API sets only:
+    the others need a chain) and ``metrics``.
+
+    :raises ConfigError: without the searchdb plugin."""
+    from nodeapi.api.history import HistoryApi
+    from nodeapi.history.searchdb.plugin import make_searchdb
+    from nodeapi.metrics import Metrics
+    from nodeapi.node import Node
+    from nodeapi.peers.upstream import UpstreamService
+    from nodeapi.protocol.node_address import parse_node_address
+    from nodeapi.rpc.site import rpc_site
+    from nodeapi.service import ListeningService, NodeService
+
+    if "searchdb" not in options["plugins"]:
+        raise ConfigError("--upstream (indexer mode) needs the searchdb plugin "
+                          "(--plugins searchdb)")
+    top = NodeService(None, None, reactor=reactor)
+
+    def attach(name, svc):
+        svc.setName(name)
+        svc.setServiceParent(top)
+        return svc
+
+    searchdb = attach("searchdb", make_searchdb(options, None, data_dir, reactor))
+    upstream = attach("upstream", UpstreamService(
+        parse_node_address(options["upstream"]), [searchdb] if searchdb.writes else [],
+        reactor, pending=lambda: searchdb.documents_pending,
+        max_message_size=options["max-message-size"]))
+    metrics = Metrics(None, None, searchdb, upstream=upstream)
+    top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
+                    api_node_info=options["api-node-info"], options=dict(options),
+                    reactor=reactor)
+    site = rpc_site(top.node, access, registry={"history": HistoryApi},
+                    max_message_size=options["max-message-size"],
+                    auto_ping_interval=options["ws-auto-ping-interval"],
+                    max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
+                    reactor=reactor, limits=options.rpc_limits())
+    attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
+                                   options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
+    if options["metrics-endpoint"]:
+        attach("metrics", ListeningService(
+            serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
+            options["metrics-endpoint"], "Prometheus metrics"))
+    for warning in getattr(options, "warnings", ()):
+        log.warn("{warning}", warning=warning)
+    log.info("nodeapi indexer: following {upstream}, data dir {data_dir}",
+             upstream=parse_node_address(options["upstream"]).address, data_dir=data_dir)
     return top

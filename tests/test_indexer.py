@@ -63,3 +63,81 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
     for n, hit in theirs.items():
         assert ours[n]["_id"] == hit["_id"]
         assert ours[n]["_source"] == hit["_source"], n
+
+
+@pytest_twisted.inlineCallbacks
+def test_twistd_indexer_serves_the_history_api_from_the_database(new_chain, osmem, tmp_path):
+    """``twistd nodeapi --upstream ws://... --plugins searchdb``: no chain of
+    its own; it follows the producer's irreversible blocks, and its history
+    API set answers what the producer's account_history answers (account
+    ids), its metrics show the lag; other API sets are not served."""
+    import urllib.request
+
+    from twisted.internet import threads
+
+    from kit.daemon import Daemon, free_port
+
+    producer = new_chain()
+    server = RunningSite(make_node(producer), ApiAccess.from_json(VECTORS))
+    facts = build_history_chain(producer, rounds=2, per_trx=4)
+    from kit.chain import produce
+
+    produce(producer, 12)  # every block with operations becomes irreversible
+    assert producer.dgp["last_irreversible_block_num"] > producer.head_block_num - 12
+    metrics_port = free_port()
+    node = Daemon(tmp_path / "indexer", "--upstream", f"ws://127.0.0.1:{server.port}",
+                  "--plugins", "searchdb", "--searchdb-node-url", osmem.url,
+                  "--metrics-endpoint", f"tcp:{metrics_port}:interface=127.0.0.1")
+    node.start(wait=False)
+    accounts = ["1.2.6", "1.2.7", *facts["accounts"]]
+    try:
+        def answers(target):
+            return [target.call("get_account_history", a, "1.11.0", 100, "1.11.0",
+                                api="history") for a in accounts]
+
+        expected = yield threads.deferToThread(answers, _Local(server))
+
+        def caught_up():
+            try:
+                return answers(node) == expected
+            except (OSError, RuntimeError, ValueError):
+                return False
+
+        for _ in range(150):
+            done = yield threads.deferToThread(caught_up)
+            if done:
+                break
+            yield deferLater(0.2)
+        assert done, node.log()[-3000:]
+        assert any(expected)
+        with pytest.raises(RuntimeError, match="not served by this node"):
+            yield threads.deferToThread(node.call, "get_objects", ["2.1.0"], api="database")
+        text = yield threads.deferToThread(
+            lambda: urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
+                                           timeout=5).read().decode())
+        # it follows the irreversible blocks: the lag is the upstream's
+        # head minus its last irreversible block
+        lag = producer.head_block_num - producer.dgp["last_irreversible_block_num"]
+        assert f"nodeapi_indexer_lag_blocks {lag:.1f}" in text, text
+        assert "nodeapi_indexer_upstream_reconnects_total 0.0" in text, text
+    finally:
+        node.stop()
+        yield server.stop()
+
+
+def deferLater(seconds):
+    from twisted.internet import task
+
+    return task.deferLater(reactor, seconds, lambda: None)
+
+
+class _Local:
+    """``Daemon.call`` against an in-process RunningSite."""
+
+    def __init__(self, server):
+        from kit.daemon import Daemon
+
+        self._daemon = Daemon("/nonexistent", port=server.port)
+
+    def call(self, *args, **kwargs):
+        return self._daemon.call(*args, **kwargs)

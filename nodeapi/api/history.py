@@ -89,6 +89,10 @@ class HistoryApi(BlockHistoryMixin, ApiSet):
     def _account_id(self, account: Any) -> Optional[str]:
         if not isinstance(account, str):
             raise ApiError(f"account: expected an account name or id, got {account!r}")
+        if self.node.chain is None:  # indexer mode: no chain state to look names up in
+            if not account.startswith("1.2."):
+                raise ApiError("This indexer answers account ids (1.2.N), not names")
+            return account
         obj = self.node.chain.state.account_by_name_or_id(account)
         return None if obj is None else obj["id"]
 

@@ -188,6 +188,10 @@ class UpstreamService(service.MultiService):
             target = int(dgp["last_irreversible_block_num"]) if self.irreversible \
                 else self.upstream_head
             if self.next_block > target:
+                for consumer in self.consumers:  # nothing more for now: ship what is built
+                    caught_up = getattr(consumer, "caught_up", None)
+                    if caught_up is not None:
+                        caught_up()
                 await self._sleep(self.poll)
                 continue
             last = min(target, self.next_block + self.batch - 1)

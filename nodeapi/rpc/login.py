@@ -177,7 +177,7 @@ class RpcSession(Session):
         fix id 0: database if allowed, else dummy (docs/wire-contract.rst s. 1)."""
         user, password = credentials if credentials is not None else ("", "")
         self.login(user, password)
-        if "database_api" in self.allowed:
+        if "database_api" in self.allowed and "database" in self.registry:
             self.apis[0] = self._instantiate("database")
             self._ids["database"] = 0
         else:
@@ -190,6 +190,8 @@ class RpcSession(Session):
             raise AccessDenied()
         if name in self._ids:
             return self._ids[name]
+        if name not in self.registry:  # indexer mode serves fewer sets
+            raise ApiError(f"API set '{name}' is not served by this node")
         self.apis.append(self._instantiate(name))
         self._ids[name] = len(self.apis) - 1
         return self._ids[name]

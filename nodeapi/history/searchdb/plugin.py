@@ -288,6 +288,15 @@ class SearchDBService(service.Service):
         self.log.info("searchdb: backfill {why} ({count} documents rebuilt)", why=why,
                       count=backfill.built)
 
+    def caught_up(self) -> None:
+        """The source of blocks has none more for now (indexer mode,
+        nodeapi.peers.upstream): seal the open bulk so it ships now, not
+        when full, whatever the blocks' times."""
+        if self.running:
+            self.builder.seal(self.last_block)
+            self.shipper.kick()
+            self._idle_check()
+
     def startService(self) -> None:
         """Twisted calls this after the chain's replay: seal the replay's
         last open bulk (up to :attr:`last_block`) and wake the shipper;
