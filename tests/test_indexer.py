@@ -2,7 +2,8 @@
 of its own, fed by an UpstreamService following a nodeapi producer over
 real loopback WebSocket, stores exactly the documents (same ``_id``s, same
 bodies) the producer's own searchdb plugin stores, through an upstream that
-goes away and comes back; its figures (lag, reconnects)."""
+goes away and comes back and a search database outage; its figures (lag,
+reconnects); ``twistd nodeapi --upstream`` serving the history API."""
 
 import pytest
 import pytest_twisted
@@ -34,8 +35,10 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
     # the indexer reaches the producer through a proxy that can go away
     proxy = Proxy(f"http://127.0.0.1:{server.port}")
     proxy.up()
-    indexer_db = make_service(url, None, str(tmp_path / "indexer"), index_prefix="idx-",
-                              clock=reactor)
+    db_proxy = Proxy(url)  # the indexer's database can go away too
+    db_proxy.up()
+    indexer_db = make_service(db_proxy.url, None, str(tmp_path / "indexer"),
+                              index_prefix="idx-", clock=reactor)
     upstream = UpstreamService(parse_node_address(f"ws://127.0.0.1:{proxy.port}"),
                                [indexer_db], reactor, pending=lambda: indexer_db.documents_pending,
                                irreversible=False, batch=3, poll=0.05)
@@ -47,7 +50,11 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
         yield wait_for(lambda: upstream.next_block > half, timeout=30)
         yield proxy.down()  # the upstream goes away mid-way, and comes back
         proxy.up()
+        yield wait_for(lambda: upstream.next_block > half + 3, timeout=30)
+        yield db_proxy.down()  # then the search database
         yield wait_for(lambda: upstream.next_block > producer.head_block_num, timeout=60)
+        db_proxy.up()
+        yield wait_for(lambda: indexer_db.documents_pending == 0, timeout=60)
         assert upstream.reconnects >= 1
         assert upstream.lag_blocks == 0
     finally:
@@ -55,6 +62,7 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
         yield indexer_db.stopService()
         yield own.stopService()
         yield proxy.down()
+        yield db_proxy.down()
         yield server.stop()
     ours = yield stored_docs(url, "idx-")
     theirs = yield stored_docs(url, "prod-")
