@@ -171,14 +171,23 @@ def test_python_bitshares_smartcoin_life(live):
     # no revival at the feed, but at maintenance the bid's position
     # (10^9 + 1,163,636,364 for 400,000: 540.9 TEST per USDX) is healthy
     yield threads.deferToThread(_bid, url, "USDX", 10000, 40)
+    seen = []  # the blocks that revived it (maintenance blocks only)
+
+    def watch(applied):
+        if any(op.op[0] == 46 for op in applied.operations):
+            seen.append((applied.time_iso, live.chain.dgp["last_vote_tally_time"]))
+
+    live.chain.add_consumer(type("W", (), {"block_applied": lambda s, a: watch(a)})())
     yield threads.deferToThread(_publish, url, "USDX", 300)
-    assert state.objects[b["id"]]["settlement_fund"] == 1163636364
     for _ in range(80):
         if not state.objects[b["id"]]["settlement_fund"]:
             break
         yield live.blocks_later(1)
     assert state.objects[b["id"]]["settlement_fund"] == 0
     assert _positions(state, usd) == [(400000, 2163636364)]
+    # the execute_bid came in a maintenance block (its time is the last tally)
+    [(when, tally)] = seen
+    assert when == tally
 
 
 @pytest.mark.slow
