@@ -63,8 +63,7 @@ def _make_service(options, reactor):
     from nodeapi.node import Node
     from nodeapi.peers.service import PeerService
     from nodeapi.rpc.access import ApiAccess
-    from nodeapi.rpc.site import rpc_site
-    from nodeapi.service import ListeningService, NodeService
+    from nodeapi.service import NodeService
 
     data_dir = options["data-dir"]
     try:
@@ -157,18 +156,7 @@ def _make_service(options, reactor):
                     witness=witness, options=dict(options), reactor=reactor,
                     pool_history=pool_history, grouped_orders=grouped_orders,
                     custom_operations=custom_operations)
-    site = rpc_site(top.node, access, max_message_size=options["max-message-size"],
-                    auto_ping_interval=options["ws-auto-ping-interval"],
-                    max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
-                    reactor=reactor, limits=options.rpc_limits())
-    attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
-                                   options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
-    if options["metrics-endpoint"]:
-        attach("metrics", ListeningService(
-            serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
-            options["metrics-endpoint"], "Prometheus metrics"))
-    for warning in getattr(options, "warnings", ()):
-        log.warn("{warning}", warning=warning)
+    _attach_ports(options, reactor, attach, top.node, access, metrics)
     log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
              chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
     return top
@@ -186,8 +174,7 @@ def _make_indexer(options, reactor, data_dir, access):
     from nodeapi.node import Node
     from nodeapi.peers.upstream import UpstreamService
     from nodeapi.protocol.node_address import parse_node_address
-    from nodeapi.rpc.site import rpc_site
-    from nodeapi.service import ListeningService, NodeService
+    from nodeapi.service import NodeService
 
     if "searchdb" not in options["plugins"]:
         raise ConfigError("--upstream (indexer mode) needs the searchdb plugin "
@@ -208,7 +195,21 @@ def _make_indexer(options, reactor, data_dir, access):
     top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
                     api_node_info=options["api-node-info"], options=dict(options),
                     reactor=reactor)
-    site = rpc_site(top.node, access, registry={"history": HistoryApi},
+    _attach_ports(options, reactor, attach, top.node, access, metrics,
+                  registry={"history": HistoryApi})
+    log.info("nodeapi indexer: following {upstream}, data dir {data_dir}",
+             upstream=parse_node_address(options["upstream"]).address, data_dir=data_dir)
+    return top
+
+
+def _attach_ports(options, reactor, attach, node, access, metrics, registry=None) -> None:
+    """Attach ``rpc`` (the RPC Site of ``node`` on ``--rpc-endpoint``,
+    ``registry``: the API sets served, default all) and ``metrics`` (with
+    ``--metrics-endpoint``), then log the options' warnings."""
+    from nodeapi.rpc.site import rpc_site
+    from nodeapi.service import ListeningService
+
+    site = rpc_site(node, access, registry=registry,
                     max_message_size=options["max-message-size"],
                     auto_ping_interval=options["ws-auto-ping-interval"],
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
@@ -221,6 +222,3 @@ def _make_indexer(options, reactor, data_dir, access):
             options["metrics-endpoint"], "Prometheus metrics"))
     for warning in getattr(options, "warnings", ()):
         log.warn("{warning}", warning=warning)
-    log.info("nodeapi indexer: following {upstream}, data dir {data_dir}",
-             upstream=parse_node_address(options["upstream"]).address, data_dir=data_dir)
-    return top
