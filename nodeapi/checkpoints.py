@@ -138,11 +138,25 @@ class CheckpointService(service.Service):
     # -- writing ----------------------------------------------------------------------
 
     def block_applied(self, applied) -> None:
-        """Start a checkpoint after every ``interval``-th block (one at a
-        time; a block due while one is written is skipped)."""
-        if self.interval and applied.block_num % self.interval == 0 and self._writing is None \
+        """Start a checkpoint after every ``interval``-th live block (one at
+        a time; a block due while one is written is skipped).  Blocks of the
+        start's replay write none: :meth:`startService` writes one after it
+        when it was long."""
+        if self.interval and not applied.replay and applied.block_num % self.interval == 0 \
+                and self._writing is None and not self._unsupported():
+            self._background_write()
+
+    def _background_write(self) -> None:
+        self.write().addErrback(lambda f: self.log.failure("Checkpoint failed", f))
+
+    def startService(self) -> None:
+        """After the replay: when it applied ``interval`` blocks or more
+        past the newest checkpoint, write one of the head in the background."""
+        super().startService()
+        newest = max([n for n, _p in checkpoint_files(self.directory)], default=0)
+        if self.interval and self.chain.head_block_num - newest >= self.interval \
                 and not self._unsupported():
-            self.write().addErrback(lambda f: self.log.failure("Checkpoint failed", f))
+            self._background_write()
 
     def write(self) -> defer.Deferred:
         """Write a checkpoint of the head block now; a Deferred firing with

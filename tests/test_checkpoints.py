@@ -24,6 +24,7 @@ from nodeapi.history.pool_history import LiquidityPoolHistory
 
 from kit.chain import CORE, asset_options, produce, push_wire
 from kit.daemon import Daemon
+from kit.wait import wait_for
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 
@@ -347,3 +348,24 @@ def defer_restore(service):
     from twisted.internet import defer
 
     return defer.Deferred.fromCoroutine(service.restore())
+
+
+@pytest_twisted.inlineCallbacks
+def test_replay_writes_no_checkpoints_but_one_after_a_long_replay(started, new_chain, tmp_path):
+    """Blocks of a start's replay write no checkpoint (it would slow the
+    replay down); once the replay applied ``interval`` blocks past the
+    newest checkpoint, startService writes one of the head."""
+    chain, _plugins = started
+    for _ in range(4):
+        produce(chain)
+    restarted = new_chain(restart_of=chain)
+    plugins_of(restarted)
+    service = CheckpointService(restarted, str(tmp_path / "ckpt"), 2, reactor)
+    restarted.add_consumer(service)
+    yield service.restore()
+    yield restarted.replay()
+    assert service.written == [] and not os.path.exists(str(tmp_path / "ckpt"))
+    service.startService()
+    yield wait_for(lambda: service.written == [restarted.head_block_num], timeout=10)
+    yield service.stopService()  # nothing new: no second file
+    assert os.listdir(str(tmp_path / "ckpt")) == [f"checkpoint-{chain.head_block_num:010d}.ckpt"]
