@@ -119,6 +119,10 @@ class CheckpointService(service.Service):
         self.log.info("Checkpoints: none usable, replaying the whole block log")
 
     def _check_block(self, meta: dict) -> None:
+        if meta.get("statistics_space") != self.chain.state.statistics_space:
+            raise CheckpointError(
+                f"the checkpoint numbers account statistics {meta.get('statistics_space')}.N, "
+                f"this node {self.chain.state.statistics_space}.N (account-statistics-type)")
         num = meta["block_num"]
         if num == 0:
             return

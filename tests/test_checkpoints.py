@@ -211,6 +211,20 @@ def test_replay_blockchain_and_plugins_without_checkpoints_replay_everything(
     yield service.restore()
     assert service.restored_block is None
     assert lines(events, "Checkpoints: not used, Plain keep no checkpoint")
+    # a checkpoint numbering statistics the other way is skipped
+    import shutil
+
+    from kit.chain import open_chain
+
+    path = tmp_path / "sixes"
+    shutil.copyfile(chain.block_log.path, path)
+    sixes = open_chain(chain.genesis, path, statistics_type=6)
+    plugins_of(sixes)
+    service = CheckpointService(sixes, str(tmp_path / "ckpt"), 0, reactor)
+    yield service.restore()
+    assert service.restored_block is None
+    assert any("account-statistics-type" in line for line in lines(events, "Checkpoint not used"))
+    sixes.block_log.close()
     # a checkpoint of another chain is skipped
     with open(os.path.join(str(tmp_path / "ckpt"), "checkpoint-0000009999.ckpt"), "wb") as f:
         f.write(b'["meta","nodeapi-checkpoint",{"format":1,"chain_id":"ff"}]\n')

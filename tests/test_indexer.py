@@ -48,9 +48,10 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
     try:
         half = producer.head_block_num // 2
         yield wait_for(lambda: upstream.next_block > half, timeout=30)
-        yield proxy.down()  # the upstream goes away mid-way, and comes back
+        yield proxy.down()  # the upstream goes away, and comes back
+        yield wait_for(lambda: upstream.protocol is None, timeout=10)
         proxy.up()
-        yield wait_for(lambda: upstream.next_block > half + 3, timeout=30)
+        yield wait_for(lambda: upstream.reconnects >= 1, timeout=30)
         yield db_proxy.down()  # then the search database
         yield wait_for(lambda: upstream.next_block > producer.head_block_num, timeout=60)
         db_proxy.up()
