@@ -190,7 +190,9 @@ def _make_indexer(options, reactor, data_dir, access):
     upstream = attach("upstream", UpstreamService(
         parse_node_address(options["upstream"]), [searchdb] if searchdb.writes else [],
         reactor, pending=lambda: searchdb.documents_pending,
-        max_message_size=options["max-message-size"]))
+        max_message_size=options["max-message-size"],
+        state_path=os.path.join(data_dir, "indexer-state.json"),
+        confirmed_block=lambda: searchdb.confirmed_block_num))
     metrics = Metrics(None, None, searchdb, upstream=upstream)
     top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
                     api_node_info=options["api-node-info"], options=dict(options),

@@ -39,9 +39,12 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
     db_proxy.up()
     indexer_db = make_service(db_proxy.url, None, str(tmp_path / "indexer"),
                               index_prefix="idx-", clock=reactor)
+    state = str(tmp_path / "indexer-state.json")
     upstream = UpstreamService(parse_node_address(f"ws://127.0.0.1:{proxy.port}"),
                                [indexer_db], reactor, pending=lambda: indexer_db.documents_pending,
-                               irreversible=False, batch=3, poll=0.05)
+                               irreversible=False, batch=3, poll=0.05, state_path=state,
+                               confirmed_block=lambda: indexer_db.confirmed_block_num,
+                               save_every=2)
     yield indexer_db.prepare()
     indexer_db.startService()
     upstream.startService()
@@ -65,6 +68,12 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
         yield proxy.down()
         yield db_proxy.down()
         yield server.stop()
+    # the numbering was saved at a confirmed block: a new indexer goes on
+    # after it (not from block 1)
+    again = UpstreamService(parse_node_address("ws://127.0.0.1:1"), [], reactor,
+                            state_path=state)
+    assert 1 < again.next_block <= producer.head_block_num + 1
+    assert again.next_ath <= upstream.next_ath
     ours = yield stored_docs(url, "idx-")
     theirs = yield stored_docs(url, "prod-")
     assert len(theirs) > 20
@@ -72,6 +81,19 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
     for n, hit in theirs.items():
         assert ours[n]["_id"] == hit["_id"]
         assert ours[n]["_source"] == hit["_source"], n
+    # the saved numbering is the producer's at that block
+    import orjson
+
+    with open(state, "rb") as f:
+        saved = orjson.loads(f.read())
+    upto = [h["_source"] for n, h in theirs.items()
+            if h["_source"]["block_data"]["block_num"] <= saved["block"]]
+    assert saved["next_ath"] == len(upto)
+    for account, stats in saved["stats"].items():
+        mine = [d for d in upto if d["account_history"]["account"] == account]
+        assert stats["total_ops"] == len(mine)
+        assert stats["most_recent_op"] == max((d["account_history"]["id"] for d in mine),
+                                              key=lambda i: int(i.rsplit(".", 1)[1]))
 
 
 @pytest_twisted.inlineCallbacks

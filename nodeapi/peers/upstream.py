@@ -17,8 +17,13 @@ reference account_history plugin's), so the documents equal those the
 upstream's own ``searchdb`` plugin would write.  Each block goes to the
 consumers as an :class:`~nodeapi.applied.AppliedBlock`.
 
-The numbering needs every block from 1: a start follows from block 1 again
-(the search database skips the documents it holds, as after a replay).
+The numbering needs every block from 1.  With ``state_path`` it is saved:
+every ``save_every`` blocks a copy of the counters is taken, and once the
+consumers confirm that block (``confirmed_block`` says the database holds
+every document up to it) the copy is written to the file (write, fsync,
+rename); a start goes on after that block.  Without it (or with a file of
+another upstream chain) a start follows from block 1 again, the search
+database skipping the documents it holds.
 Back-pressure: no new batch is fetched while the consumers hold more than
 ``max_pending`` documents unshipped.  A lost connection is retried with a
 growing delay (``ClientService``); a reply that is not what the API
@@ -26,7 +31,11 @@ promises drops the connection the same way.  The upstream's operation
 history must keep every operation (bitshares-core's defaults).
 """
 
+import os
+from collections import deque
 from typing import Any, Optional
+
+import orjson
 
 from twisted.application import service
 from twisted.application.internet import ClientService, backoffPolicy
@@ -66,6 +75,11 @@ class UpstreamService(service.MultiService):
     :ivar upstream_head: the upstream's head block number (last seen).
     :ivar last_block_time: time (s) of the last block handed over, or None.
     :ivar reconnects: connections opened after the first one.
+    :param state_path: file of the saved numbering (module docstring), or
+        None.
+    :param confirmed_block: zero-argument callable: the last block whose
+        documents the consumers' database confirmed (needed with
+        ``state_path``).
     """
 
     log = Logger()
@@ -73,7 +87,8 @@ class UpstreamService(service.MultiService):
     def __init__(self, address, consumers: list, reactor: Any, pending=None,
                  irreversible: bool = True, batch: int = 50, poll: float = 1.0,
                  max_pending: int = 20000, max_message_size: int = 4194304,
-                 clock: Optional[Any] = None) -> None:
+                 clock: Optional[Any] = None, state_path: Optional[str] = None,
+                 confirmed_block=None, save_every: int = 1000) -> None:
         super().__init__()
         self.address = address
         self.consumers = list(consumers)
@@ -92,6 +107,11 @@ class UpstreamService(service.MultiService):
         self.chain_id = None
         self.protocol = None
         self._stats: dict = {}
+        self.state_path = state_path
+        self.confirmed_block = confirmed_block
+        self.save_every = save_every
+        self._saved: deque = deque()  # (block, copy of the counters) awaiting confirmation
+        self._load_state()
         self._connections = 0
         self._wake: Optional[defer.Deferred] = None
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
@@ -99,6 +119,51 @@ class UpstreamService(service.MultiService):
                                     factory, retryPolicy=backoffPolicy(0.5, 30.0),
                                     clock=self.clock, prepareConnection=lambda p: p.opened)
         self.client.setServiceParent(self)
+
+    # -- the saved numbering -----------------------------------------------------------
+
+    def _load_state(self) -> None:
+        if not self.state_path or not os.path.exists(self.state_path):
+            return
+        try:
+            with open(self.state_path, "rb") as f:
+                saved = orjson.loads(f.read())
+            block, next_ath, stats = saved["block"], saved["next_ath"], saved["stats"]
+            self.chain_id = saved["chain_id"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self.log.warn("Indexer state {path} not used ({error}); following from block 1",
+                          path=self.state_path, error=str(exc))
+            return
+        self.next_block, self.next_ath, self._stats = block + 1, next_ath, stats
+        self.log.info("Indexer state loaded: going on after block {num}", num=block)
+
+    def _keep_state(self, num: int) -> None:
+        """After block ``num``: take a copy every ``save_every`` blocks, write
+        the newest copy the database confirmed."""
+        if not self.state_path or self.confirmed_block is None:
+            return
+        if num % self.save_every == 0:
+            self._saved.append((num, self.next_ath,
+                                {a: dict(v) for a, v in self._stats.items()}))
+        confirmed = self.confirmed_block()
+        ready = None
+        while self._saved and self._saved[0][0] <= confirmed:
+            ready = self._saved.popleft()
+        if ready is not None:
+            self._write_state(*ready)
+
+    def _write_state(self, block: int, next_ath: int, stats: dict) -> None:
+        tmp = self.state_path + ".tmp"
+        try:
+            with open(tmp, "wb") as f:
+                f.write(orjson.dumps({"chain_id": self.chain_id, "block": block,
+                                      "next_ath": next_ath, "stats": stats}))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.state_path)
+        except OSError as exc:
+            self.log.warn("Indexer state not written to {path}: {error}",
+                          path=self.state_path, error=str(exc))
 
     # -- figures ---------------------------------------------------------------------
 
@@ -193,6 +258,7 @@ class UpstreamService(service.MultiService):
                     if caught_up is not None:
                         caught_up()
                 await self._sleep(self.poll)
+                self._keep_state(self.next_block - 1)
                 continue
             last = min(target, self.next_block + self.batch - 1)
             fetched = await defer.gatherResults(
@@ -203,6 +269,7 @@ class UpstreamService(service.MultiService):
             for num, (block, operations) in zip(range(self.next_block, last + 1), fetched):
                 self._hand_over(num, block, operations, live=num >= target)
                 self.next_block = num + 1
+                self._keep_state(num)
                 await task.deferLater(self.clock, 0, lambda: None)  # let the reactor serve
             while self.pending is not None and self.pending() > self.max_pending \
                     and self.running:
