@@ -88,6 +88,9 @@ SINGLE = [
      "Indexer mode: ws://[user:password@]host:port of a bitshares-core-compatible node "
      "to follow (its irreversible blocks) for the searchdb plugin, keeping no chain of "
      "this node's own (default: off)."),
+    ("upstream-irreversible-only", "true", parse_bool,
+     "Indexer mode: follow the upstream's last irreversible block (true) or its head "
+     "(false; documents of blocks that a fork undoes would stay) (default true)."),
     ("checkpoint-interval", "1000", parse_int(0),
      "Blocks between checkpoints of the node state, written in the background and at a "
      "clean stop so a start replays only the blocks after the newest; 0 = only at a "

@@ -190,6 +190,7 @@ def _make_indexer(options, reactor, data_dir, access):
     upstream = attach("upstream", UpstreamService(
         parse_node_address(options["upstream"]), [searchdb] if searchdb.writes else [],
         reactor, pending=lambda: searchdb.documents_pending,
+        irreversible=options["upstream-irreversible-only"],
         max_message_size=options["max-message-size"],
         state_path=os.path.join(data_dir, "indexer-state.json"),
         confirmed_block=lambda: searchdb.confirmed_block_num))
