@@ -39,6 +39,7 @@ from nodeapi.history.account_history import AccountHistory  # noqa: E402
 from nodeapi.history.market_history import MarketHistory  # noqa: E402
 
 from chain import CORE, produce, signed  # noqa: E402  (bench/chain.py)
+from chain import same as chain_same  # noqa: E402
 
 
 def with_plugins(chain):
@@ -74,10 +75,8 @@ def build(genesis, path, blocks, per_block):
 
 
 def same(a, b):
-    assert a.head_block_id == b.head_block_id, "head differs"
-    for i in range(6, 17):
-        acc = f"1.2.{i}"
-        assert a.state.balance(acc, CORE) == b.state.balance(acc, CORE), "balances differ"
+    """Both chains at the same head with the same balances (init0..init10)."""
+    chain_same(a, b, accounts=[f"1.2.{i}" for i in range(6, 17)])
 
 
 @defer.inlineCallbacks
