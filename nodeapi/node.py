@@ -92,6 +92,9 @@ class Node:
         ``node_id``), for network_node ``get_info``.
     :ivar debug_streams: the debug API's object stream (shared by every
         connection, as graphene's debug_witness plugin holds one).
+    :ivar account_lookup: without a chain (indexer mode), ``fn(name) ->
+        Deferred[account id | None]`` resolving account names for the
+        history API (the upstream's), or None.
     """
 
     chain: Any
@@ -109,6 +112,7 @@ class Node:
     custom_operations: Any = None
     debug_streams: dict = attr.Factory(dict)
     node_identity: dict = attr.Factory(lambda: new_node_identity())
+    account_lookup: Optional[Any] = None
 
 
 def new_node_identity() -> dict:

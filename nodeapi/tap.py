@@ -186,7 +186,9 @@ def _make_indexer(options, reactor, data_dir, access):
         svc.setServiceParent(top)
         return svc
 
-    searchdb = attach("searchdb", make_searchdb(options, None, data_dir, reactor))
+    searchdb = attach("searchdb", make_searchdb(
+        options, None, data_dir, reactor,
+        asset_lookup=lambda asset_id: upstream.asset(asset_id)))  # the visitor's names
     upstream = attach("upstream", UpstreamService(
         parse_node_address(options["upstream"]), [searchdb] if searchdb.writes else [],
         reactor, pending=lambda: searchdb.documents_pending,
@@ -197,7 +199,7 @@ def _make_indexer(options, reactor, data_dir, access):
     metrics = Metrics(None, None, searchdb, upstream=upstream)
     top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
                     api_node_info=options["api-node-info"], options=dict(options),
-                    reactor=reactor)
+                    reactor=reactor, account_lookup=upstream.account_id)
     _attach_ports(options, reactor, attach, top.node, access, metrics,
                   registry={"history": HistoryApi})
     log.info("nodeapi indexer: following {upstream}, data dir {data_dir}",

@@ -2,8 +2,9 @@
 of its own, fed by an UpstreamService following a nodeapi producer over
 real loopback WebSocket, stores exactly the documents (same ``_id``s, same
 bodies) the producer's own searchdb plugin stores, through an upstream that
-goes away and comes back and a search database outage; its figures (lag,
-reconnects); ``twistd nodeapi --upstream`` serving the history API."""
+goes away and comes back and a search database outage, the visitor's asset
+names included; its figures (lag, reconnects); ``twistd nodeapi --upstream``
+serving the history API by account id and name."""
 
 import pytest
 import pytest_twisted
@@ -26,7 +27,10 @@ pytestmark = pytest.mark.slow
 def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
     url = osmem.url if hasattr(osmem, "url") else osmem
     producer = new_chain()
-    own = make_service(url, producer, str(tmp_path / "producer"), index_prefix="prod-")
+    # with the visitor: the indexer names the assets of fees, transfers and
+    # fills from its upstream (it has no chain state)
+    own = make_service(url, producer, str(tmp_path / "producer"), index_prefix="prod-",
+                       visitor=True)
     producer.add_consumer(own)
     yield own.prepare()
     server = RunningSite(make_node(producer), ApiAccess.from_json(VECTORS))
@@ -38,7 +42,8 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
     db_proxy = Proxy(url)  # the indexer's database can go away too
     db_proxy.up()
     indexer_db = make_service(db_proxy.url, None, str(tmp_path / "indexer"),
-                              index_prefix="idx-", clock=reactor)
+                              index_prefix="idx-", clock=reactor, visitor=True,
+                              asset_lookup=lambda asset_id: upstream.asset(asset_id))
     state = str(tmp_path / "indexer-state.json")
     upstream = UpstreamService(parse_node_address(f"ws://127.0.0.1:{proxy.port}"),
                                [indexer_db], reactor, pending=lambda: indexer_db.documents_pending,
@@ -77,6 +82,9 @@ def test_indexer_writes_the_producers_documents(new_chain, osmem, tmp_path):
     ours = yield stored_docs(url, "idx-")
     theirs = yield stored_docs(url, "prod-")
     assert len(theirs) > 20
+    fills = [h["_source"]["additional_data"]["fill_data"] for h in theirs.values()
+             if h["_source"]["operation_type"] == 4]
+    assert fills and {f["pays_asset_name"] for f in fills} == {"TEST", "GOLD"}
     assert sorted(ours) == sorted(theirs)
     for n, hit in theirs.items():
         assert ours[n]["_id"] == hit["_id"]
@@ -101,7 +109,8 @@ def test_twistd_indexer_serves_the_history_api_from_the_database(new_chain, osme
     """``twistd nodeapi --upstream ws://... --plugins searchdb``: no chain of
     its own; it follows the producer's irreversible blocks, and its history
     API set answers what the producer's account_history answers (account
-    ids), its metrics show the lag; other API sets are not served."""
+    ids, and names it looks up upstream), its metrics show the lag; other
+    API sets are not served."""
     import urllib.request
 
     from twisted.internet import threads
@@ -120,7 +129,7 @@ def test_twistd_indexer_serves_the_history_api_from_the_database(new_chain, osme
                   "--plugins", "searchdb", "--searchdb-node-url", osmem.url,
                   "--metrics-endpoint", f"tcp:{metrics_port}:interface=127.0.0.1")
     node.start(wait=False)
-    accounts = ["1.2.6", "1.2.7", *facts["accounts"]]
+    accounts = ["1.2.6", "1.2.7", *facts["accounts"], "init1", "alice-1", "no-such-account"]
     try:
         def answers(target):
             return [target.call("get_account_history", a, "1.11.0", 100, "1.11.0",
@@ -140,7 +149,8 @@ def test_twistd_indexer_serves_the_history_api_from_the_database(new_chain, osme
                 break
             yield deferLater(0.2)
         assert done, node.log()[-3000:]
-        assert any(expected)
+        assert any(expected) and expected[-1] == []
+        assert expected[accounts.index("init1")] == expected[accounts.index("1.2.7")]
         with pytest.raises(RuntimeError, match="not served by this node"):
             yield threads.deferToThread(node.call, "get_objects", ["2.1.0"], api="database")
         text = yield threads.deferToThread(
@@ -172,3 +182,15 @@ class _Local:
 
     def call(self, *args, **kwargs):
         return self._daemon.call(*args, **kwargs)
+
+
+def test_names_cannot_be_looked_up_while_the_upstream_is_away():
+    """An account name needs the upstream; while it is not connected the
+    call fails with a clear error (an id needs nothing: HistoryApi)."""
+    from nodeapi.peers.errors import PeerDisconnected
+
+    upstream = UpstreamService(parse_node_address("ws://127.0.0.1:1"), [], reactor)
+    failure = []
+    upstream.account_id("init1").addErrback(failure.append)
+    assert failure and failure[0].check(PeerDisconnected)
+    assert "not connected" in failure[0].getErrorMessage()

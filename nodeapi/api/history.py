@@ -16,7 +16,7 @@ with ``Market history plugin is not enabled``.  Their asset arguments are
 symbols or ``1.3.N`` ids (``no such asset`` otherwise), in either order.
 """
 
-from typing import Any, Optional
+from typing import Any
 
 from nodeapi.api.arguments import api_limit, parse_time_point
 from nodeapi.api.base import ApiSet, api_function
@@ -86,15 +86,24 @@ class HistoryApi(BlockHistoryMixin, ApiSet):
             raise ApiLimitExceeded(configured)
         return limit
 
-    def _account_id(self, account: Any) -> Optional[str]:
+    def _with_account(self, account: Any, answer) -> Any:
+        """``answer(account id)``, or ``[]`` for an unknown account or
+        without a history plugin (as the reference).  Without a chain
+        (indexer mode) a name is resolved by ``node.account_lookup`` (the
+        upstream's) and the answer is a Deferred."""
         if not isinstance(account, str):
             raise ApiError(f"account: expected an account name or id, got {account!r}")
+        if self.node.history is None:
+            return []
         if self.node.chain is None:  # indexer mode: no chain state to look names up in
-            if not account.startswith("1.2."):
+            if account.startswith("1.2."):
+                return answer(account)
+            if self.node.account_lookup is None:
                 raise ApiError("This indexer answers account ids (1.2.N), not names")
-            return account
+            return self.node.account_lookup(account).addCallback(
+                lambda account_id: [] if account_id is None else answer(account_id))
         obj = self.node.chain.state.account_by_name_or_id(account)
-        return None if obj is None else obj["id"]
+        return [] if obj is None else answer(obj["id"])
 
     @api_function
     def get_account_history(self, account, stop, limit: int, start) -> Any:
@@ -106,10 +115,8 @@ class HistoryApi(BlockHistoryMixin, ApiSet):
         start_n = parse_operation_history_id(start, "start")
         if start_n != 0 and start_n < stop_n:
             return []
-        account_id = self._account_id(account)
-        if account_id is None or self.node.history is None:
-            return []
-        return self.node.history.get_account_history(account_id, stop_n, limit, start_n)
+        return self._with_account(account, lambda account_id: (
+            self.node.history.get_account_history(account_id, stop_n, limit, start_n)))
 
     @api_function
     def get_relative_account_history(self, account, stop: int, limit: int, start: int) -> Any:
@@ -118,10 +125,8 @@ class HistoryApi(BlockHistoryMixin, ApiSet):
         self._check_limit("get_relative_account_history", limit)
         _unsigned(stop, "stop")
         _unsigned(start, "start")
-        account_id = self._account_id(account)
-        if account_id is None or self.node.history is None:
-            return []
-        return self.node.history.get_relative_account_history(account_id, stop, limit, start)
+        return self._with_account(account, lambda account_id: (
+            self.node.history.get_relative_account_history(account_id, stop, limit, start)))
 
     @api_function
     def get_account_history_operations(self, account, operation_type: int, start, stop,
@@ -133,11 +138,9 @@ class HistoryApi(BlockHistoryMixin, ApiSet):
         self._check_limit("get_account_history_operations", limit)
         start_n = parse_operation_history_id(start, "start")
         stop_n = parse_operation_history_id(stop, "stop")
-        account_id = self._account_id(account)
-        if account_id is None or self.node.history is None:
-            return []
-        return self.node.history.get_account_history_operations(
-            account_id, operation_type, start_n, stop_n, limit)
+        return self._with_account(account, lambda account_id: (
+            self.node.history.get_account_history_operations(
+                account_id, operation_type, start_n, stop_n, limit)))
 
     # -- market history (the market_history plugin) ------------------------------
 

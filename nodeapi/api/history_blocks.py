@@ -71,10 +71,8 @@ class BlockHistoryMixin:
         ``api-limit-get-account-history``); ``[]`` for an unknown account."""
         limit = self._limit_or_default(limit, "get_account_history")
         start_s = optional_time(start, "start")
-        account_id = self._account_id(account_name_or_id)
-        if account_id is None or self.node.history is None:
-            return []
-        return self.node.history.get_account_history_by_time(account_id, limit, start_s)
+        return self._with_account(account_name_or_id, lambda account_id: (
+            self.node.history.get_account_history_by_time(account_id, limit, start_s)))
 
     @api_function
     def get_account_history_by_operations(self, account_name_or_id, operation_types,

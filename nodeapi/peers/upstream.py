@@ -29,6 +29,17 @@ Back-pressure: no new batch is fetched while the consumers hold more than
 growing delay (``ClientService``); a reply that is not what the API
 promises drops the connection the same way.  The upstream's operation
 history must keep every operation (bitshares-core's defaults).
+
+The visitor of the search database (``searchdb-visitor``) names the assets
+of fees, transfers and fills with their symbols and precisions, which an
+indexer has no chain state to read: before a batch is handed over, the
+assets its operations carry that were not seen before are fetched with one
+``database.get_assets`` call, and :meth:`UpstreamService.asset` answers
+from that cache (symbols never change; a precision changes only for an
+asset without supply).  Likewise the history API of an indexer takes
+account names: :meth:`UpstreamService.account_id` asks the upstream
+(``database.lookup_account_names``) and keeps what it found (account names
+never change).
 """
 
 import os
@@ -75,6 +86,8 @@ class UpstreamService(service.MultiService):
     :ivar upstream_head: the upstream's head block number (last seen).
     :ivar last_block_time: time (s) of the last block handed over, or None.
     :ivar reconnects: connections opened after the first one.
+    :ivar assets: ``{asset id: (symbol, precision)}`` of the assets seen
+        in the operations handed over (see :meth:`asset`).
     :param state_path: file of the saved numbering (module docstring), or
         None.
     :param confirmed_block: zero-argument callable: the last block whose
@@ -107,6 +120,8 @@ class UpstreamService(service.MultiService):
         self.chain_id = None
         self.protocol = None
         self._stats: dict = {}
+        self.assets: dict = {}
+        self._account_ids: dict = {}
         self.state_path = state_path
         self.confirmed_block = confirmed_block
         self.save_every = save_every
@@ -145,6 +160,12 @@ class UpstreamService(service.MultiService):
         if num % self.save_every == 0:
             self._saved.append((num, self.next_ath,
                                 {a: dict(v) for a, v in self._stats.items()}))
+        self._write_confirmed()
+
+    def _write_confirmed(self) -> None:
+        """Write the newest copy whose block the database confirmed."""
+        if not self.state_path or self.confirmed_block is None:
+            return
         confirmed = self.confirmed_block()
         ready = None
         while self._saved and self._saved[0][0] <= confirmed:
@@ -164,6 +185,12 @@ class UpstreamService(service.MultiService):
         except OSError as exc:
             self.log.warn("Indexer state not written to {path}: {error}",
                           path=self.state_path, error=str(exc))
+
+    def stopService(self) -> defer.Deferred:
+        """Stop following; the newest confirmed copy of the numbering is
+        written first (a copy confirmed since the last block is not lost)."""
+        self._write_confirmed()
+        return super().stopService()
 
     # -- figures ---------------------------------------------------------------------
 
@@ -266,6 +293,9 @@ class UpstreamService(service.MultiService):
                 consumeErrors=True)
             if proto is not self.protocol:
                 return
+            await self._learn_assets(proto, fetched)
+            if proto is not self.protocol:
+                return
             for num, (block, operations) in zip(range(self.next_block, last + 1), fetched):
                 self._hand_over(num, block, operations, live=num >= target)
                 self.next_block = num + 1
@@ -280,6 +310,63 @@ class UpstreamService(service.MultiService):
             proto.call("database", "get_block", [num]),
             proto.call("history", "get_block_operation_history", [num]),
         ], consumeErrors=True)
+
+    def asset(self, asset_id: str) -> Optional[tuple]:
+        """``(symbol, precision)`` of an asset the handed-over operations
+        carry, or None (the search database visitor's asset lookup)."""
+        return self.assets.get(asset_id)
+
+    def account_id(self, name: str) -> defer.Deferred:
+        """``Deferred[account id | None]`` of the account named ``name``,
+        asked of the upstream (``database.lookup_account_names``) unless
+        known; fails with :class:`~nodeapi.peers.errors.PeerDisconnected`
+        while the upstream is not connected, with
+        :class:`~nodeapi.peers.errors.PeerRpcError` if it answers with an
+        error or the wrong shape."""
+        known = self._account_ids.get(name)
+        if known is not None:
+            return defer.succeed(known)
+        proto = self.protocol
+        if proto is None:
+            return defer.fail(PeerDisconnected(
+                f"the upstream {self.address.address} is not connected: account names "
+                "cannot be looked up now (account ids can)"))
+
+        def found(answer):
+            if not isinstance(answer, list) or len(answer) != 1:
+                raise PeerRpcError("lookup_account_names answered with the wrong shape")
+            obj = answer[0]
+            if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+                return None
+            self._account_ids[name] = obj["id"]
+            return obj["id"]
+
+        return proto.call("database", "lookup_account_names", [[name]]).addCallback(found)
+
+    async def _learn_assets(self, proto, fetched: list) -> None:
+        """Fetch (one ``get_assets`` call) the assets of ``fetched``'s
+        operations not in :attr:`assets` yet: every ``{amount, asset_id}``
+        at the top level of an operation (fees, amounts, fills' pays and
+        receives)."""
+        wanted = set()
+        for _block, operations in fetched:
+            for h in operations if isinstance(operations, list) else ():
+                op = h.get("op") if isinstance(h, dict) else None
+                data = op[1] if isinstance(op, list) and len(op) == 2 else None
+                for value in data.values() if isinstance(data, dict) else ():
+                    if isinstance(value, dict) and "amount" in value:
+                        asset_id = value.get("asset_id")
+                        if isinstance(asset_id, str) and asset_id not in self.assets:
+                            wanted.add(asset_id)
+        if not wanted:
+            return
+        ids = sorted(wanted)
+        found = await proto.call("database", "get_assets", [ids])
+        if not isinstance(found, list) or len(found) != len(ids):
+            raise PeerRpcError("get_assets answered with the wrong shape")
+        for asset_id, obj in zip(ids, found):
+            if isinstance(obj, dict) and "symbol" in obj and "precision" in obj:
+                self.assets[asset_id] = (str(obj["symbol"]), int(obj["precision"]))
 
     def _hand_over(self, num: int, block: dict, operations: list, live: bool) -> None:
         """Number the block's operations and give the consumers the block."""

@@ -75,7 +75,9 @@ class SearchDBService(service.Service):
 
     :param client: a :class:`~nodeapi.history.searchdb.client.SearchDBClient`.
     :param chain: the :class:`~nodeapi.chain.chain.Chain` (asset symbol and
-        precision for the visitor).
+        precision for the visitor), or None (indexer mode).
+    :param asset_lookup: ``fn(asset_id) -> (symbol, precision) | None`` for
+        the visitor without a chain (the indexer's upstream).
     :param data_dir: the node's data directory (cursor and spool files).
     :param index_prefix: ``searchdb-index-prefix``.
     :param visitor: ``searchdb-visitor``.
@@ -111,7 +113,8 @@ class SearchDBService(service.Service):
                  stop_timeout: float = 30.0, prepare_timeout: float = 15.0,
                  initial_backoff: float = 0.5, max_backoff: float = 60.0,
                  replica: Optional[Callable[[], Any]] = None, writes: bool = True,
-                 document_options: Optional[dict] = None) -> None:
+                 document_options: Optional[dict] = None,
+                 asset_lookup: Optional[Callable[[str], Optional[tuple]]] = None) -> None:
         self.client = client
         self.chain = chain
         self.data_dir = data_dir
@@ -125,7 +128,7 @@ class SearchDBService(service.Service):
         self.history: Optional[Any] = None
         self.template_name = (index_prefix.rstrip("-_.") or "searchdb") + "-template"
         self._next_ath = 0  # N after the last 2.9.N the chain handed over
-        self.documents = DocumentBuilder(index_prefix, visitor, self._asset,
+        self.documents = DocumentBuilder(index_prefix, visitor, asset_lookup or self._asset,
                                          **(document_options or {}))
         self.queue = BulkQueue(os.path.join(data_dir, SPOOL_FILE), max_memory)
         self.builder = BulkBuilder(self.queue, bulk_replay // 2, max_body)
@@ -451,7 +454,8 @@ class SearchDBService(service.Service):
         yield self.client.close()
 
 
-def make_searchdb(options, chain, data_dir: str, reactor) -> SearchDBService:
+def make_searchdb(options, chain, data_dir: str, reactor,
+                  asset_lookup: Optional[Callable] = None) -> SearchDBService:
     """The searchdb plugin for parsed ``options`` (``options.searchdb()``:
     node_url, bulk_replay, bulk_sync, visitor, basic_auth, index_prefix,
     mode, max_mapping_depth, operation_object, operation_string,
@@ -460,7 +464,8 @@ def make_searchdb(options, chain, data_dir: str, reactor) -> SearchDBService:
     client, or None in ``only_save`` mode (module text).  Unless
     ``svc.writes`` is False (``only_query``), the caller registers it with
     ``chain.add_consumer``; it passes it to
-    :class:`~nodeapi.service.NodeService` as a plugin."""
+    :class:`~nodeapi.service.NodeService` as a plugin.  ``asset_lookup``:
+    see :class:`SearchDBService` (indexer mode)."""
     from nodeapi.history.searchdb.query import SearchDBHistory
 
     opts = options.searchdb()
@@ -470,7 +475,8 @@ def make_searchdb(options, chain, data_dir: str, reactor) -> SearchDBService:
                           bulk_sync=opts["bulk_sync"], writes=opts["mode"] != "only_query",
                           document_options={k: opts[k] for k in (
                               "max_mapping_depth", "operation_object", "operation_string",
-                              "start_after_block")})
+                              "start_after_block")},
+                          asset_lookup=asset_lookup)
     if opts["mode"] != "only_save":
         svc.history = SearchDBHistory(client, opts["index_prefix"], chain)
     return svc
