@@ -15,6 +15,7 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.logger import globalLogPublisher
 
+from nodeapi.chain.checkpoint import FORMAT
 from nodeapi.checkpoints import CheckpointService
 from nodeapi.history.account_history import AccountHistory
 from nodeapi.history.custom_operations import AccountStorage
@@ -227,7 +228,7 @@ def test_replay_blockchain_and_plugins_without_checkpoints_replay_everything(
     sixes.block_log.close()
     # a checkpoint of another chain is skipped
     with open(os.path.join(str(tmp_path / "ckpt"), "checkpoint-0000009999.ckpt"), "wb") as f:
-        f.write(b'["meta","nodeapi-checkpoint",{"format":1,"chain_id":"ff"}]\n')
+        f.write(b'["meta","nodeapi-checkpoint",{"format":%d,"chain_id":"ff"}]\n' % FORMAT)
     third = new_chain(restart_of=chain)
     plugins_of(third)
     yield CheckpointService(third, str(tmp_path / "ckpt"), 0, reactor).restore()

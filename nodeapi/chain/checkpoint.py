@@ -38,7 +38,10 @@ import orjson
 from nodeapi.chain.state import ObjectStore
 from nodeapi.errors import NodeAPIError
 
-FORMAT = 1
+#: The checkpoint format, raised whenever a part's records change (2: the
+#: account_history operation records are deflated, nodeapi.history.oprecord);
+#: a checkpoint of another format is skipped (a full replay).
+FORMAT = 2
 MAGIC = "nodeapi-checkpoint"
 SUFFIX = ".ckpt"
 _NAME = re.compile(r"^checkpoint-(\d{10})\.ckpt$")
