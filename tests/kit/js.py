@@ -1,4 +1,4 @@
-"""The JavaScript clients of tests/js (bitsharesjs, bitsharesjs-ws)."""
+"""The JavaScript clients of tests/js (bitsharesjs, bitsharesjs-ws, btsdex)."""
 
 import os
 import shutil
@@ -9,8 +9,9 @@ JS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 
 def npm_install():
-    """``npm ci`` in tests/js unless its node_modules are there."""
-    if os.path.isdir(os.path.join(JS_DIR, "node_modules", "bitsharesjs-ws")):
+    """``npm ci`` in tests/js unless its node_modules hold every client."""
+    if all(os.path.isdir(os.path.join(JS_DIR, "node_modules", name))
+           for name in ("bitsharesjs", "bitsharesjs-ws", "btsdex")):
         return
     npm = shutil.which("npm")
     assert npm, "npm is needed for the bitsharesjs tests (.ci/run installs node and npm)"
