@@ -23,6 +23,7 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.history_blocks import BlockHistoryMixin
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError, ApiLimitExceeded
+from nodeapi.protocol.validation_checks import is_valid_name
 
 _OHI = "1.11."
 _U32 = (1 << 32) - 1
@@ -89,8 +90,8 @@ class HistoryApi(BlockHistoryMixin, ApiSet):
     def _with_account(self, account: Any, answer) -> Any:
         """``answer(account id)``, or ``[]`` for an unknown account or
         without a history plugin (as the reference).  Without a chain
-        (indexer mode) a name is resolved by ``node.account_lookup`` (the
-        upstream's) and the answer is a Deferred."""
+        (indexer mode) a valid name is resolved by ``node.account_lookup``
+        (the upstream's) and the answer is a Deferred."""
         if not isinstance(account, str):
             raise ApiError(f"account: expected an account name or id, got {account!r}")
         if self.node.history is None:
@@ -100,6 +101,8 @@ class HistoryApi(BlockHistoryMixin, ApiSet):
                 return answer(account)
             if self.node.account_lookup is None:
                 raise ApiError("This indexer answers account ids (1.2.N), not names")
+            if not is_valid_name(account):  # no account has it: nothing to ask upstream
+                return []
             return self.node.account_lookup(account).addCallback(
                 lambda account_id: [] if account_id is None else answer(account_id))
         obj = self.node.chain.state.account_by_name_or_id(account)

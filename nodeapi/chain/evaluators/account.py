@@ -5,6 +5,7 @@ Reference: graphene libraries/chain/account_evaluator.cpp.
 """
 
 from nodeapi.protocol.ids import instance_number
+from nodeapi.protocol.validation_checks import is_valid_name
 from nodeapi.chain.authority import TEMP_ACCOUNT
 from nodeapi.chain.special_authority import apply_extensions, check_extensions
 from nodeapi.chain.errors import InvalidOperation, UnknownObject
@@ -14,36 +15,6 @@ from nodeapi.chain.evaluators.governance import (
 from nodeapi.chain.genesis import MAX_TIME, format_time, make_lifetime_member, new_account
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.keys import public_key_bytes
-
-#: bitshares-core config.hpp GRAPHENE_MIN/MAX_ACCOUNT_NAME_LENGTH.
-MIN_ACCOUNT_NAME_LENGTH = 1
-MAX_ACCOUNT_NAME_LENGTH = 63
-_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
-_LET_DIG = _LETTERS | frozenset("0123456789")
-_LET_DIG_HYP = _LET_DIG | {"-"}
-
-
-def is_valid_name(name: str) -> bool:
-    """bitshares-core ``is_valid_name`` (libraries/protocol/account.cpp).
-
-    The whole name is 1..63 characters; it is a '.'-separated list of
-    labels, each at least ``MIN_ACCOUNT_NAME_LENGTH`` long, starting with a
-    lowercase letter, ending with a lowercase letter or digit, and holding
-    only lowercase letters, digits and '-' (RFC 1035 labels, lowercase)."""
-    if not isinstance(name, str):
-        return False
-    if not MIN_ACCOUNT_NAME_LENGTH <= len(name) <= MAX_ACCOUNT_NAME_LENGTH:
-        return False
-    for label in name.split("."):
-        if len(label) < MIN_ACCOUNT_NAME_LENGTH:
-            return False
-        if label[0] not in _LETTERS or label[-1] not in _LET_DIG:
-            return False
-        if not all(c in _LET_DIG_HYP for c in label[1:-1]):
-            return False
-    return True
-
-
 
 
 def _canonical_map(entries: list, sort_key) -> list:
