@@ -13,13 +13,15 @@ import pytest
 import pytest_twisted
 from twisted.logger import Logger
 
-from nodeapi.chain.blocklog import MAGIC, BlockLog, BlockLogCorrupt, BlockLogError
+from nodeapi.chain.blocklog import BlockLog, BlockLogCorrupt, BlockLogError
+from nodeapi.chain.blockindex import index_path
+from nodeapi.chain.blockrecord import MAGIC
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.errors import DuplicateTransaction
 from nodeapi.chain.genesis import format_time
 from nodeapi.errors import ConfigError, StorageError
 
-from kit.chain import scripted_block, transfer_wire
+from kit.chain import FAKE_BLOCK_SHAPE, fake_blocks, scripted_block, transfer_wire
 from kit.daemon import ROOT
 from kit.keys import DEV_WIF
 from kit.signing import sign_wire
@@ -30,19 +32,6 @@ TESTS = os.path.join(ROOT, "tests")
 CORE = "1.3.0"
 
 
-SHAPE = {"witness": "1.6.1", "transaction_merkle_root": "0" * 40, "extensions": [],
-         "witness_signature": "00" * 65, "transactions": []}
-
-
-def fake_blocks(n):
-    """n blocks that link by number and have the signed_block fields
-    (enough for the log's own checks)."""
-    out = []
-    for num in range(1, n + 1):
-        out.append(dict(SHAPE, previous=f"{num - 1:08x}" + "ab" * 16,
-                        timestamp=format_time(1_500_000_000 + num),
-                        transactions=[{"n": num, "pad": "x" * (num * 7)}]))
-    return out
 
 
 def open_log(path, events=None):
@@ -54,7 +43,9 @@ def open_log(path, events=None):
 
 @pytest.fixture
 def written(tmp_path):
-    """A closed log of 5 fake blocks: (path, blocks, record end offsets)."""
+    """A closed log of 5 fake blocks: (path, blocks, record end offsets),
+    without the offset index its close wrote: opening it walks every record
+    (the index has tests of its own below)."""
     path = tmp_path / "blocks.log"
     log = open_log(path)
     blocks = fake_blocks(5)
@@ -63,6 +54,7 @@ def written(tmp_path):
         log.append(b)
         ends.append(os.path.getsize(path))
     log.close()
+    os.unlink(index_path(str(path)))
     return path, blocks, ends
 
 
@@ -88,7 +80,7 @@ def test_round_trip_and_reopen(written):
 def test_empty_log_and_big_integers(tmp_path):
     log = open_log(tmp_path / "sub" / "dir" / "blocks")
     assert log.head_num == 0 and list(log.blocks()) == [] and log.read(1) is None
-    block = dict(SHAPE, previous="0" * 40, timestamp=format_time(0), big=2 ** 70,
+    block = dict(FAKE_BLOCK_SHAPE, previous="0" * 40, timestamp=format_time(0), big=2 ** 70,
                  neg=-(2 ** 65))
     log.append(block)
     log.close()
@@ -387,7 +379,7 @@ def test_kill_9_while_producing_then_replay(genesis, tmp_path):
 def test_record_that_is_no_block_names_file_and_offset(tmp_path, payload, reason):
     """The checksum holds but the payload is no block: BlockLogCorrupt
     naming the file, offset and block, from read() and blocks()."""
-    from nodeapi.chain.blocklog import frame
+    from nodeapi.chain.blockrecord import frame
 
     path = tmp_path / "blocks.log"
     path.write_bytes(MAGIC + frame(1, payload))

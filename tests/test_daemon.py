@@ -178,7 +178,7 @@ def _startup_failure(tmp_path, payload: bytes) -> tuple:
     """Start the node over a block log holding one record of ``payload``;
     it must stop with exit status 1, no traceback and one "Node startup
     failed" line.  Returns ``(that line, the block log path)``."""
-    from nodeapi.chain.blocklog import MAGIC, frame
+    from nodeapi.chain.blockrecord import MAGIC, frame
 
     data = tmp_path / "data"
     data.mkdir()
@@ -201,7 +201,7 @@ def test_block_log_record_that_is_no_block_is_one_line(tmp_path, payload):
     """A record with a valid checksum whose payload is no block stops
     startup with one line naming the file and the offset, exit status 1, no
     traceback (nodeapi.chain.blocklog.BlockLog._decode)."""
-    from nodeapi.chain.blocklog import MAGIC
+    from nodeapi.chain.blockrecord import MAGIC
 
     failed, path = _startup_failure(tmp_path, payload)
     assert f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1)" in failed
@@ -228,7 +228,7 @@ def test_block_log_block_that_cannot_be_replayed_is_one_line(tmp_path, block):
     the block, exit status 1 (nodeapi.chain.blocks, BlockLog.corrupt)."""
     import json
 
-    from nodeapi.chain.blocklog import MAGIC
+    from nodeapi.chain.blockrecord import MAGIC
 
     failed, path = _startup_failure(tmp_path, b"\x01" + json.dumps(block).encode())
     assert (f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1): "

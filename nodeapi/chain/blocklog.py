@@ -7,24 +7,18 @@ the state at startup (issue 3 "Block log").  The contract the Chain uses is
 ``append(block)``, ``read(num)``, ``blocks(start)``, ``head_num``, ``close()``
 (docs/DESIGN.rst).
 
-File layout (all integers little-endian)::
-
-    file    := MAGIC (16 bytes) record*
-    record  := length:u32  num:u32  crc:u32  payload[length]
-    payload := codec:u8  body
-
-``num`` is the block number (1, 2, ...; record k holds block k), ``crc`` is
-zlib's crc32 of ``length || num || payload``, and ``codec`` says how ``body``
-encodes the wire-JSON block: 1 = JSON written by orjson, 2 = JSON written by
-the standard library (only for values orjson refuses, integers beyond 64
-bits; read back with the standard library so such integers stay exact).
+The file's layout, the record frame and the payload codecs are in
+:mod:`nodeapi.chain.blockrecord` (``MAGIC`` then one ``length num crc
+payload`` record per block, block k in record k).
 
 Each :meth:`BlockLog.append` is a single ``write(2)`` of the whole record
 followed by ``fdatasync(2)`` (``fsync`` where unavailable) on the file: the
 block is on disk when ``append`` returns.
 
-Recovery on :meth:`BlockLog.open` (the whole file is checked once through
-mmap; crc32 runs at memory speed):
+Recovery on :meth:`BlockLog.open` (the file is checked once through mmap;
+crc32 runs at memory speed; with a valid offset index file,
+:mod:`nodeapi.chain.blockindex`, only the records after the indexed ones
+are walked):
 
 - a damaged record (fewer than 12 header bytes left, an impossible length, a
   payload reaching past the end of the file, a bad checksum) after which no
@@ -39,7 +33,6 @@ mmap; crc32 runs at memory speed):
 """
 
 import fcntl
-import json
 import mmap
 import os
 import struct
@@ -47,18 +40,13 @@ import zlib
 from array import array
 from typing import Iterator, Optional
 
-import orjson
 from twisted.logger import Logger
 
+from nodeapi.chain.blockindex import index_path, load_index, write_index
+from nodeapi.chain.blockrecord import (
+    HEADER, MAGIC, MAX_RECORD, decode_block, encode_block, frame, valid_record_after)
 from nodeapi.errors import StorageError
 
-MAGIC = b"NODEAPI BLOCKS 1"
-HEADER = struct.Struct("<III")
-CODEC_ORJSON = 1
-CODEC_JSON = 2
-#: Largest payload accepted (graphene's maximum_block_size is 2 MiB by
-#: default; this leaves room for any parameter change).
-MAX_RECORD = 256 * 1024 * 1024
 _sync = getattr(os, "fdatasync", os.fsync)
 
 
@@ -74,74 +62,6 @@ class BlockLogCorrupt(BlockLogError):
     the file and the byte offset of the first bad record."""
 
     name = "block_log_corrupt"
-
-
-def encode_block(block: dict) -> bytes:
-    """Payload bytes (codec byte + JSON) of a wire-JSON ``block``."""
-    try:
-        return bytes((CODEC_ORJSON,)) + orjson.dumps(block)
-    except TypeError:
-        return bytes((CODEC_JSON,)) + json.dumps(block, separators=(",", ":")).encode()
-
-
-#: The fields every stored block has (graphene ``signed_block``).
-BLOCK_FIELDS = ("previous", "timestamp", "witness", "transaction_merkle_root",
-                "extensions", "witness_signature", "transactions")
-
-
-def decode_block(payload: bytes) -> dict:
-    """Inverse of :func:`encode_block`.
-
-    :raises ValueError: an unknown codec, bytes that are not JSON of that
-        codec, or JSON that is not a signed block (an object with every
-        field of :data:`BLOCK_FIELDS`, ``transactions`` a list); the message
-        says which."""
-    codec = payload[0] if payload else None
-    try:
-        if codec == CODEC_ORJSON:
-            block = orjson.loads(payload[1:])
-        elif codec == CODEC_JSON:
-            block = json.loads(payload[1:])
-        else:
-            raise ValueError(f"unknown payload codec {codec}")
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise ValueError(f"payload is not a block: {exc}") from None
-    if type(block) is not dict:
-        raise ValueError(f"payload is not a block: JSON {type(block).__name__}")
-    missing = [f for f in BLOCK_FIELDS if f not in block]
-    if missing:
-        raise ValueError(f"payload is not a block: missing {', '.join(missing)}")
-    if type(block["transactions"]) is not list:
-        raise ValueError("payload is not a block: transactions is not a list")
-    return block
-
-
-def frame(num: int, payload: bytes) -> bytes:
-    """One complete record for block ``num`` (header + payload)."""
-    crc = zlib.crc32(payload, zlib.crc32(struct.pack("<II", len(payload), num)))
-    return HEADER.pack(len(payload), num, crc) + payload
-
-
-def _valid_record_after(data, view, off: int, num: int) -> bool:
-    """True if an intact record of block ``num`` or ``num + 1`` starts
-    somewhere after ``off`` in ``data`` (an mmap; ``view`` its memoryview):
-    then the damage at ``off`` is not a torn tail but a corrupt length or
-    checksum in the middle of the file."""
-    size = len(data)
-    for n in (num, num + 1):
-        tag = struct.pack("<I", n)
-        pos = data.find(tag, off + 5)
-        while pos != -1:
-            start = pos - 4
-            if size - start >= HEADER.size:
-                length, rnum, crc = HEADER.unpack_from(data, start)
-                end = start + HEADER.size + length
-                if 0 < length <= MAX_RECORD and end <= size and zlib.crc32(
-                        view[start + 12:end],
-                        zlib.crc32(struct.pack("<II", length, rnum))) == crc:
-                    return True
-            pos = data.find(tag, pos + 1)
-    return False
 
 
 class BlockLog:
@@ -168,6 +88,7 @@ class BlockLog:
         # _ends[k] = byte offset where record k ends (k=0: end of MAGIC), so
         # record k spans [_ends[k-1], _ends[k]).
         self._ends = array("Q")
+        self._crc = 0  # zlib.crc32 of the file up to _ends[-1] (the index file keeps it)
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -199,10 +120,29 @@ class BlockLog:
         return self
 
     def close(self) -> None:
-        """Release the lock and close the file; idempotent."""
+        """Save the offset index (:meth:`save_index`; a failure is logged),
+        release the lock and close the file; idempotent."""
         if self._fd is not None:
+            if self.head_num:
+                try:
+                    self.save_index()
+                except OSError as exc:
+                    self.log.warn("Block log index {path} not written: {error}",
+                                  path=index_path(self.path), error=exc.strerror)
             fd, self._fd = self._fd, None
             os.close(fd)
+
+    def index_snapshot(self) -> tuple:
+        """``(copy of the offset index, crc32 of the log up to its end)``,
+        for :meth:`save_index` in a thread."""
+        return array("Q", self._ends), self._crc
+
+    def save_index(self, snapshot: Optional[tuple] = None) -> None:
+        """Write the offset index file (``snapshot``: an
+        :meth:`index_snapshot`, default the current state) durably
+        (:mod:`nodeapi.chain.blockindex`); raises ``OSError``."""
+        ends, crc = snapshot if snapshot is not None else (self._ends, self._crc)
+        write_index(index_path(self.path), ends, crc)
 
     def _scan(self, fd: int) -> None:
         size = os.fstat(fd).st_size
@@ -220,11 +160,15 @@ class BlockLog:
             if self.sync:
                 _sync(fd)
             self._ends = array("Q", [len(MAGIC)])
+            self._crc = zlib.crc32(MAGIC)
             return
         mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         view = memoryview(mm)
         try:
-            ends, cut = self._check_records(mm, view, size)
+            indexed = self._indexed(mm, view, size)
+            ends, cut = self._check_records(mm, view, size, indexed and indexed[0])
+            start, crc = (indexed[0][-1], indexed[1]) if indexed else (0, 0)
+            self._crc = zlib.crc32(view[start:ends[-1]], crc)
         finally:
             view.release()
             mm.close()
@@ -235,19 +179,29 @@ class BlockLog:
             self.truncated = size - cut
         self._ends = ends
 
-    def _check_records(self, data, view, size: int) -> tuple:
-        """Walk the records of ``data`` (an mmap; ``view`` its memoryview);
-        returns ``(ends, truncate_at or None)`` or raises
+    def _indexed(self, data, view, size: int) -> Optional[tuple]:
+        """``(ends, crc)`` of the saved offset index when it fits this file,
+        else None (one line says why when there was one)."""
+        saved, reason = load_index(index_path(self.path), data, view, size)
+        if reason is not None:
+            self.log.info("Block log index {path} not used ({reason}); checking every record",
+                          path=index_path(self.path), reason=reason)
+        return saved
+
+    def _check_records(self, data, view, size: int, indexed: Optional[array] = None) -> tuple:
+        """Walk the records of ``data`` (an mmap; ``view`` its memoryview)
+        after those of ``indexed`` (a checked offset index, or None: from
+        the first); returns ``(ends, truncate_at or None)`` or raises
         :class:`BlockLogCorrupt`."""
         if data[:len(MAGIC)] != MAGIC:
             raise BlockLogCorrupt(f"Block log {self.path} is not a nodeapi block log "
                                   "(bad magic at offset 0)")
-        off = len(MAGIC)
-        ends = array("Q", [off])
+        ends = array("Q", [len(MAGIC)]) if indexed is None else indexed
+        off = ends[-1]
+        num = len(ends) - 1
         unpack = HEADER.unpack_from
         crc32 = zlib.crc32
         hpack = struct.Struct("<II").pack
-        num = 0
         while off < size:
             reason = None
             if size - off < HEADER.size:
@@ -266,7 +220,7 @@ class BlockLog:
                         f"Block log {self.path} is corrupt at byte offset {off}: record "
                         f"holds block {rnum}, expected {num + 1}")
             if reason is not None:
-                if _valid_record_after(data, view, off, num + 1):
+                if valid_record_after(data, view, off, num + 1):
                     raise BlockLogCorrupt(
                         f"Block log {self.path} is corrupt at byte offset {off} "
                         f"(block {num + 1}): {reason}, and intact records follow; "
@@ -322,6 +276,7 @@ class BlockLog:
             raise BlockLogError(f"Cannot write block {num} to {self.path}: "
                                 f"{exc.strerror}") from None
         self._ends.append(start + len(record))
+        self._crc = zlib.crc32(record, self._crc)
         return num
 
     def read_raw(self, num: int) -> Optional[bytes]:

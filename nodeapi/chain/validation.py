@@ -13,7 +13,7 @@ every transaction it queues or applies; errors are the
 import struct
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain.blocklog import BLOCK_FIELDS
+from nodeapi.chain.blockrecord import BLOCK_FIELDS
 from nodeapi.chain.errors import (
     BadTaposReference, BlockExtensionsNotEmpty, BlockFromFuture, BlockTooLarge,
     DuplicateTransaction, EmptyTransaction, ExpirationTooFar, MalformedBlock,

@@ -11,6 +11,7 @@ from bitsharesbase.operationids import operations as op_ids
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.fees import core_fee
+from nodeapi.chain.genesis import format_time
 
 from kit.keys import DEV_PUB, DEV_WIF
 from kit.signing import sign, sign_wire
@@ -190,3 +191,19 @@ def push_wire(chain, *ops, wif=DEV_WIF):
     ops = [[t, dict(d, fee=f[0] if isinstance(f, list) else f)]
            for (t, d), f in zip(zero, fees)]
     return chain.push_transaction(sign_wire(chain, ops, wif))["operation_results"]
+
+
+#: The signed_block fields of :func:`fake_blocks`.
+FAKE_BLOCK_SHAPE = {"witness": "1.6.1", "transaction_merkle_root": "0" * 40, "extensions": [],
+         "witness_signature": "00" * 65, "transactions": []}
+
+
+def fake_blocks(n):
+    """n blocks that link by number and have the signed_block fields
+    (enough for the log's own checks)."""
+    out = []
+    for num in range(1, n + 1):
+        out.append(dict(FAKE_BLOCK_SHAPE, previous=f"{num - 1:08x}" + "ab" * 16,
+                        timestamp=format_time(1_500_000_000 + num),
+                        transactions=[{"n": num, "pad": "x" * (num * 7)}]))
+    return out
