@@ -90,6 +90,7 @@ class ObjectStore:
         self.call_by_borrower: dict[tuple, str] = {}
         self.settles_by_asset: dict[str, set] = {}
         self.bids_by_asset: dict[str, set] = {}
+        self.fee_sharing_balances: dict[tuple, str] = {}  # (owner, asset) -> 1.13
         self.by_kind: dict[str, set] = {}
         self.version = 0  # grows with every change (create, modify, remove, rollback)
         self._books: dict[tuple, list] = {}  # market -> limit_orders() answer
@@ -392,6 +393,12 @@ class ObjectStore:
                 index.setdefault(asset, set()).add(oid)
             else:
                 index.get(asset, set()).discard(oid)
+        elif kind == "1.13" and obj.get("balance_type") == "market_fee_sharing":
+            key = (obj["owner"], obj["balance"]["asset_id"])
+            if add:
+                self.fee_sharing_balances[key] = oid
+            else:
+                self.fee_sharing_balances.pop(key, None)
         elif kind in ("1.12", "1.16"):
             ids = self.withdraw_permission_ids if kind == "1.12" else self.htlc_ids
             if add:

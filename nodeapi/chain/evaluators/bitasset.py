@@ -320,7 +320,7 @@ def _settle_from_fund(ctx: ApplyContext, data: dict, asset: dict, b: dict) -> li
                 collateral_fees = settled - by_mcop
                 accumulate_fee(state, mia_id, backing, collateral_fees)
                 settled -= collateral_fees
-        issuer_fees = pay_market_fees(state, backing, settled, False)
+        issuer_fees = pay_market_fees(state, backing, settled, False, data["account"])
         settled -= issuer_fees
         if settled > 0:
             adjust_balance(state, data["account"], backing, settled)

@@ -32,7 +32,7 @@ Arithmetic (integers, as the reference):
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
-from nodeapi.chain.market.limits import calculate_market_fee
+from nodeapi.chain.market.limits import calculate_market_fee, pay_market_fees
 from nodeapi.chain.whitelist import is_authorized_asset
 
 KIND = "1.19"
@@ -78,12 +78,6 @@ def _authorized(state, account: str, pool: dict, share: bool = True) -> None:
     for field, name in checks:
         if not is_authorized_asset(state, account, state.objects[pool[field]]):
             raise InvalidOperation(f"The account is unauthorized by {name}")
-
-
-def _pay_market_fee(state, asset_id: str, fee: int) -> None:
-    if fee:
-        dyn = state.modify(state.objects[asset_id]["dynamic_asset_data_id"])
-        dyn["accumulated_fees"] = int(dyn["accumulated_fees"]) + fee
 
 
 def liquidity_pool_create(ctx: ApplyContext, data: dict) -> list:
@@ -277,8 +271,11 @@ def liquidity_pool_exchange(ctx: ApplyContext, data: dict) -> list:
     account = data["account"]
     adjust_balance(state, account, sell["asset_id"], -amount)
     adjust_balance(state, account, want["asset_id"], receives)
-    _pay_market_fee(state, sell["asset_id"], maker_fee)
-    _pay_market_fee(state, want["asset_id"], taker_fee)
+    # the pool's side is the share asset's issuer (graphene passes it as
+    # the seller for the fee sharing), the taker's the account
+    share_issuer = state.objects[pool["share_asset"]]["issuer"]
+    pay_market_fees(state, sell["asset_id"], amount, True, share_issuer, maker_fee)
+    pay_market_fees(state, want["asset_id"], pool_pays, False, account, taker_fee)
     if selling_a:
         _set_balances(state, pool["id"], balance_a + pool_receives, balance_b - pool_pays)
     else:

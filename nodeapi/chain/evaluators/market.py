@@ -16,8 +16,8 @@ db_update.cpp (``clear_expired_orders``).
   (expiry, culling) first takes the limit_order_cancel fee, capped at the
   deferred fee.
 
-Not modelled: the maker fee discount (BSIP 85), the network share and
-referral rewards of market fees (BSIP 86 / reward_percent), take-profit
+Fills share market fees and give makers their creation fee discount as
+:mod:`nodeapi.chain.market.limits` says.  Not modelled: take-profit
 ``on_fill`` actions (refused).
 """
 

@@ -4,17 +4,57 @@ cancelling 1.7.N orders, and the match of two limit orders.
 Reference: bitshares-core libraries/chain/db_market.cpp
 (``calculate_market_fee``, ``pay_market_fees``, ``fill_limit_order``,
 ``maybe_cull_small_order``, ``cancel_limit_order``,
-``match_limit_normal_limit``, ``pay_order``), with the hardforks of the
+``match_limit_normal_limit``, ``pay_order``) and db_balance.cpp
+(``deposit_market_fee_vesting_balance``), with the hardforks of the
 current chain (342 rounding, 555 taker culling, 604 fee refunds in the paid
-asset).  The whole market fee goes to the asset's ``accumulated_fees`` (no
-BSIP 86 network share, no referral rewards: README).
+asset, 1774 and core-1800 market fee sharing, BSIP 85 maker discount, BSIP
+86 network share).
+
+A market fee is split (``pay_market_fees``): the committee parameter
+``market_fee_network_percent`` of it goes to the committee account; of the
+rest, the asset's ``reward_percent`` goes to the seller's registrar (when
+the asset's ``whitelist_market_fee_sharing`` is empty or holds it, and the
+registrar may hold the asset), of which the seller's
+``referrer_rewards_percentage`` goes to its referrer (when it differs from
+the registrar and may hold the asset); the temporary account's shares go to
+the committee.  Each share is deposited in the receiver's one
+``market_fee_sharing`` vesting balance 1.13.N of that asset (instant
+policy, created on the first share); what is left joins the asset's
+``accumulated_fees``.
 """
 
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.fees import charge_statistics, core_fee
 from nodeapi.chain.market.prices import mul_down, mul_up
+from nodeapi.chain.vesting import INSTANT, deposit
+from nodeapi.chain.whitelist import is_authorized_asset
 
 _CHARGE_MARKET_FEE = 0x01
+_COMMITTEE = "1.2.0"
+_TEMP = "1.2.4"
+_100_PERCENT = 10000
+
+
+def chain_percent(state, name: str) -> int:
+    """A percent (of 10000) among the chain parameters' extensions
+    (``market_fee_network_percent``, ``maker_fee_discount_percent``), 0
+    when unset (graphene ``chain_parameters::get_*``)."""
+    ext = state.objects["2.0.0"]["parameters"].get("extensions") or {}
+    return int(ext.get(name) or 0) if isinstance(ext, dict) else 0
+
+
+def deposit_market_fee_vesting_balance(state, account: str, asset_id: str, amount: int) -> None:
+    """graphene ``deposit_market_fee_vesting_balance``: ``amount`` of
+    ``asset_id`` into ``account``'s market_fee_sharing vesting balance
+    (module docstring)."""
+    if amount <= 0:
+        return
+    vb_id = state.fee_sharing_balances.get((account, asset_id))
+    if vb_id is not None:
+        deposit(state, vb_id, amount, 0)  # instant policy: no time involved
+        return
+    state.create("1.13", {"owner": account, "balance": {"amount": amount, "asset_id": asset_id},
+                          "policy": [INSTANT, {}], "balance_type": "market_fee_sharing"})
 
 
 def core_in_orders(state, seller: str, asset_id: str, delta: int) -> None:
@@ -65,13 +105,51 @@ def accumulate_fee(state, asset_id: str, fee_asset: str, amount: int) -> None:
     dyn[field] = int(dyn.get(field, 0)) + amount
 
 
-def pay_market_fees(state, recv_asset: str, receives: int, is_maker: bool) -> int:
-    """graphene ``pay_market_fees`` (without the BSIP 86 shares): the
-    market fee of ``receives`` of ``recv_asset`` joins its
-    ``accumulated_fees``; returns it."""
-    fee = calculate_market_fee(state, recv_asset, receives, is_maker)
-    accumulate_fee(state, recv_asset, recv_asset, fee)
+def pay_market_fees(state, recv_asset: str, receives: int, is_maker: bool,
+                    seller: str | None = None, fee: int | None = None) -> int:
+    """graphene ``pay_market_fees``: the market fee of ``receives`` of
+    ``recv_asset`` received by ``seller`` (an account id, or None: no
+    rewards), or ``fee`` when the caller computed it, shared as the module
+    docstring says; returns the whole fee."""
+    if fee is None:
+        fee = calculate_market_fee(state, recv_asset, receives, is_maker)
+    issuer_fees = fee
+    if issuer_fees > 0:
+        network = issuer_fees * chain_percent(state, "market_fee_network_percent") // _100_PERCENT
+        if network > 0:
+            deposit_market_fee_vesting_balance(state, _COMMITTEE, recv_asset, network)
+            issuer_fees -= network
+    if issuer_fees <= 0:
+        return fee
+    reward = _pay_rewards(state, recv_asset, issuer_fees, seller) if seller else 0
+    accumulate_fee(state, recv_asset, recv_asset, issuer_fees - reward)
     return fee
+
+
+def _pay_rewards(state, recv_asset: str, issuer_fees: int, seller: str) -> int:
+    """The registrar's and referrer's shares of ``issuer_fees`` (module
+    docstring), deposited; returns their sum."""
+    asset = state.objects[recv_asset]
+    ext = asset["options"].get("extensions") or {}
+    account = state.objects[seller]
+    white_list = ext.get("whitelist_market_fee_sharing") if isinstance(ext, dict) else None
+    if white_list and account["registrar"] not in white_list:
+        return 0
+    percent = int((ext.get("reward_percent") if isinstance(ext, dict) else 0) or 0)
+    reward = issuer_fees * percent // _100_PERCENT
+    if reward <= 0 or not is_authorized_asset(state, account["registrar"], asset):
+        return 0
+    registrar_reward = reward
+    registrar, referrer = account["registrar"], account["referrer"]
+    registrar = _COMMITTEE if registrar == _TEMP else registrar  # core-1800
+    referrer = _COMMITTEE if referrer == _TEMP else referrer
+    if referrer != registrar:
+        to_referrer = reward * int(account["referrer_rewards_percentage"]) // _100_PERCENT
+        if to_referrer > 0 and is_authorized_asset(state, referrer, asset):
+            registrar_reward -= to_referrer
+            deposit_market_fee_vesting_balance(state, referrer, recv_asset, to_referrer)
+    deposit_market_fee_vesting_balance(state, registrar, recv_asset, registrar_reward)
+    return reward
 
 
 def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") -> dict:
@@ -141,16 +219,12 @@ def fill_limit_order(ctx: ApplyContext, order_id: str, pays: int, receives: int,
     seller = order["seller"]
     sell_asset = order["sell_price"]["base"]["asset_id"]
     recv_asset = order["sell_price"]["quote"]["asset_id"]
-    fee = pay_market_fees(state, recv_asset, receives, is_maker)
+    fee = pay_market_fees(state, recv_asset, receives, is_maker, seller)
     core_in_orders(state, seller, sell_asset, -pays)
     adjust_balance(state, seller, recv_asset, receives - fee)
     record_fill(ctx, order_id, seller, (pays, sell_asset), (receives, recv_asset), fee, price,
                 is_maker)
-    paid = order.get("deferred_paid_fee") or {}
-    if int(paid.get("amount", 0)) > 0:
-        dyn = state.objects[paid["asset_id"]]["dynamic_asset_data_id"]
-        state.modify(dyn)["accumulated_fees"] += int(paid["amount"])
-    charge_statistics(state, seller, int(order.get("deferred_fee", 0)))
+    _book_deferred_fee(state, order, is_maker)
     if pays == int(order["for_sale"]):
         state.remove(order_id)
         return True
@@ -159,6 +233,37 @@ def fill_limit_order(ctx: ApplyContext, order_id: str, pays: int, receives: int,
     order["deferred_fee"] = 0
     order["deferred_paid_fee"] = dict(order["deferred_paid_fee"], amount=0)
     return maybe_cull(ctx, order_id) if cull_if_small else False
+
+
+def _book_deferred_fee(state, order: dict, is_maker: bool) -> None:
+    """graphene ``fill_limit_order``'s deferred fee: a maker gets
+    ``maker_fee_discount_percent`` of it back (BSIP 85; paid in another
+    asset: of the paid amount, and the same part of the core value goes
+    back to that asset's fee pool); the rest of the paid amount joins that
+    asset's ``accumulated_fees``, the rest of the core value is booked on
+    the seller's statistics."""
+    seller = order["seller"]
+    discount = chain_percent(state, "maker_fee_discount_percent") if is_maker else 0
+    deferred = int(order.get("deferred_fee", 0))
+    paid = order.get("deferred_paid_fee") or {}
+    paid_amount = int(paid.get("amount", 0))
+    if paid_amount > 0:
+        pool_refund = 0
+        refund = paid_amount * discount // _100_PERCENT
+        if refund > 0:
+            adjust_balance(state, seller, paid["asset_id"], refund)
+            paid_amount -= refund
+            pool_refund = deferred * discount // _100_PERCENT
+            deferred -= pool_refund
+        dyn = state.modify(state.objects[paid["asset_id"]]["dynamic_asset_data_id"])
+        dyn["accumulated_fees"] = int(dyn["accumulated_fees"]) + paid_amount
+        dyn["fee_pool"] = int(dyn["fee_pool"]) + pool_refund
+    elif deferred > 0:
+        refund = deferred * discount // _100_PERCENT
+        if refund > 0:
+            adjust_balance(state, seller, "1.3.0", refund)
+            deferred -= refund
+    charge_statistics(state, seller, deferred)
 
 
 def match_limit_limit(ctx: ApplyContext, taker_id: str, maker_id: str) -> tuple:

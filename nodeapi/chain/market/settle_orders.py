@@ -71,7 +71,7 @@ def fill_settle_order(ctx: ApplyContext, settle_id: str, pays: int, receives: in
     settle = state.objects[settle_id]
     mia_id = settle["balance"]["asset_id"]
     coll_id = backing_asset(bitasset_of(state, mia_id))
-    fees = pay_market_fees(state, coll_id, receives, is_maker)
+    fees = pay_market_fees(state, coll_id, receives, is_maker, settle["owner"])
     if pay_force_settle_fee:
         fees += _pay_force_settle_fees(state, mia_id, coll_id, receives - fees)
     filled = pays >= int(settle["balance"]["amount"])
