@@ -20,6 +20,7 @@ holds more than ``max_bulks`` bulks (back-pressure: the database, not the
 replay, sets the pace) and yields to the reactor between steps.
 """
 
+import os
 from typing import Any, Callable, Optional
 
 from twisted.internet import defer, task
@@ -29,6 +30,9 @@ from nodeapi.history.searchdb.bulk import BulkBuilder
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.resume import Resume
 from nodeapi.history.searchdb.spool import BulkQueue
+
+#: The backfill's spool file in the data directory.
+BACKFILL_FILE = "searchdb-backfill.bin"
 
 
 class _GatedCooperator:
@@ -190,3 +194,82 @@ class Backfill:
             if self._next_ath >= upto and m >= last_op:
                 self._finish()
                 return
+
+
+class BackfillControl:
+    """A mixin of :class:`~nodeapi.history.searchdb.plugin.SearchDBService`:
+    when a check of the database (on every connection) finds documents
+    lacking that the plugin's own pipeline will not ship, it starts a
+    :class:`Backfill` (one at a time; a new check restarts it), gives its
+    queue to the shipper as the first source and ends it when its queue is
+    drained, it failed or the plugin stops.  The plugin provides ``queue``,
+    ``builder``, ``shipper``, ``documents``, ``data_dir``, ``reactor``,
+    ``log``, ``_replica``, ``_max_memory``, ``_live_op``, ``_next_ath``,
+    ``_build_failed`` and sets ``backfill`` to None."""
+
+    def _frontier(self) -> tuple:
+        """``(m, n)`` of the first document the plugin's own pipeline still
+        ships (queued, open, or the next to be numbered)."""
+        head = self.queue.peek()
+        if head is not None:
+            return head.ops[0], head.ids[0]
+        first = self.builder.first
+        if first is not None:
+            return first
+        return self._live_op + 1, self._next_ath
+
+    def _backfill_check(self, earlier: Resume, resume: Resume) -> None:
+        """Start a backfill when the database lacks documents the plugin
+        will not ship by itself: below its frontier (shipped, then lost),
+        or skipped because ``earlier`` said the database held them."""
+        if self.backfill is not None:
+            self._end_backfill("restarted after a new check")
+        m_f, n_f = self._frontier()
+        skipped_last = min(self._live_op, max(earlier.lo_op - 1, earlier.window_op))
+        lost = resume.lacks_below(n_f)
+        skipped = max(resume.lo_op, m_f) <= skipped_last
+        if not (lost or skipped) or self._replica is None:
+            return
+        queue = BulkQueue(os.path.join(self.data_dir, BACKFILL_FILE),
+                          max(self._max_memory // 4, 1 << 20))
+        backfill = Backfill(self._replica, self.documents, resume, n_f, earlier, skipped_last,
+                            queue, self.builder.items_per_bulk, self.builder.max_body,
+                            self.reactor)
+        self.backfill = backfill
+        self.log.warn("searchdb: the database lacks documents from 1.11.{op} on that were "
+                      "shipped or skipped before; rebuilding those below 2.9.{upto} from "
+                      "the block log", op=resume.lo_op, upto=n_f)
+        self.shipper.add_source(queue, lambda bulk: self._backfill_bulk_done(backfill, bulk))
+        backfill.start().addCallbacks(lambda built: self._backfill_built(backfill, built),
+                                      lambda failure: self._backfill_failed(backfill, failure))
+        self.shipper.kick()
+
+    def _backfill_bulk_done(self, backfill: Backfill, bulk) -> None:
+        backfill.bulk_done(bulk)
+        if backfill is self.backfill and backfill.done.called and not len(backfill.queue):
+            self._end_backfill("done")
+
+    def _backfill_built(self, backfill: Backfill, built: int) -> None:
+        if backfill is self.backfill:
+            self.log.info("searchdb: backfill built {count} documents from {first}", count=built,
+                          first=f"2.9.{backfill.first}" if backfill.first >= 0 else "-")
+            if not len(backfill.queue):
+                self._end_backfill("done")
+            else:
+                self.shipper.kick()
+
+    def _backfill_failed(self, backfill: Backfill, failure) -> None:
+        if backfill is self.backfill and not failure.check(defer.CancelledError):
+            self.log.failure("searchdb: backfill stopped", failure)
+            self._end_backfill("failed")
+
+    def _end_backfill(self, why: str) -> None:
+        backfill, self.backfill = self.backfill, None
+        if backfill is None:
+            return
+        self._build_failed += backfill.failed + backfill.builder.dropped
+        self.shipper.remove_source(backfill.queue)
+        backfill.cancel()
+        backfill.queue.discard()
+        self.log.info("searchdb: backfill {why} ({count} documents rebuilt)", why=why,
+                      count=backfill.built)
