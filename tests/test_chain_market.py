@@ -40,6 +40,11 @@ def test_fee_deferred_and_refunded_on_cancel(funded):
     obj = chain.state.get(oid)
     assert obj["deferred_fee"] == 500000
     assert obj["deferred_paid_fee"] == {"amount": 0, "asset_id": "1.3.0"}
+    # bitshares-core 7.x limit_order_object's fields, in its order
+    assert list(obj) == ["id", "expiration", "seller", "for_sale", "sell_price",
+                         "filled_amount", "deferred_fee", "deferred_paid_fee",
+                         "is_settled_debt", "on_fill"]
+    assert (obj["filled_amount"], obj["is_settled_debt"], obj["on_fill"]) == ("0", False, [])
     stats = chain.state.get("2.7.6")
     assert stats["pending_vested_fees"] == stats0["pending_vested_fees"]
     assert stats["total_core_in_orders"] == 1000
@@ -128,6 +133,7 @@ def test_match_taker_smaller_rounds_up_and_culls(funded):
     assert chain.state.balance("1.2.6", gold) == 1499 - 14  # 1 % market fee, rounded down
     assert chain.state.get("2.3.1")["accumulated_fees"] == 14
     assert chain.state.get(maker)["for_sale"] == 3000 - 1499
+    assert chain.state.get(maker)["filled_amount"] == "1499"  # sold so far
     assert chain.state.balance("1.2.7", "1.3.0") == core7 + 499668
     assert chain.state.get("2.7.6")["total_core_in_orders"] == 0
     vops = [o.op for o in seen[-1].operations if o.is_virtual]

@@ -59,6 +59,11 @@ def refuse_take_profit(data: dict) -> None:
 def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     """limit_order_create (1): escrow ``amount_to_sell``, match, rest the
     remainder as 1.7.N with the deferred fee; result ``[1, "1.7.N"]``.
+    The order has the fields of bitshares-core 7.x's ``limit_order_object``
+    (market_object.hpp): ``filled_amount`` (what it sold so far, a
+    decimal string), ``is_settled_debt`` (always false: no individual
+    settlement funds here) and ``on_fill`` (always empty: take-profit
+    actions are refused).
     Raises :class:`InvalidOperation` for an expiration before the head
     block time (graphene asserts ``expiration >= head_block_time()``)."""
     state = ctx.state
@@ -85,8 +90,11 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
         "for_sale": amount,
         "sell_price": {"base": {"amount": amount, "asset_id": sell["asset_id"]},
                        "quote": {"amount": int(recv["amount"]), "asset_id": recv["asset_id"]}},
+        "filled_amount": "0",  # fc::uint128_t: a decimal string
         "deferred_fee": ctx.core_fee_paid,
         "deferred_paid_fee": dict(paid),
+        "is_settled_debt": False,
+        "on_fill": [],
     })
     gone = apply_order(ctx, order["id"])
     if data.get("fill_or_kill") and not gone:

@@ -230,6 +230,7 @@ def fill_limit_order(ctx: ApplyContext, order_id: str, pays: int, receives: int,
         return True
     order = state.modify(order_id)
     order["for_sale"] = int(order["for_sale"]) - pays
+    order["filled_amount"] = str(int(order.get("filled_amount", 0)) + pays)
     order["deferred_fee"] = 0
     order["deferred_paid_fee"] = dict(order["deferred_paid_fee"], amount=0)
     return maybe_cull(ctx, order_id) if cull_if_small else False
