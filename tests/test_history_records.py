@@ -10,7 +10,7 @@ import pytest
 
 from nodeapi.applied import AppliedOperation
 from nodeapi.history.oprecord import history_entry, pack_record, record_accounts, \
-    record_block_num, record_type
+    record_block_num, record_first_n, record_type
 
 from kit.operation_samples import SAMPLES
 
@@ -41,10 +41,10 @@ def expected(m, op, result):
 def test_every_operation_type_and_result_round_trips(result):
     for op_type, op in sorted(SAMPLES.items()):
         op = [op_type, op] if not (isinstance(op, list) and len(op) == 2) else op
-        record = pack_record(applied(op, result), 1_600_000_000, (17, 4096))
+        record = pack_record(applied(op, result), 1_600_000_000, (17, 4096), 33)
         assert history_entry(7, record) == expected(7, op, result), op_type
         assert record_type(record) == op[0]
-        assert record_accounts(record) == (17, 4096)
+        assert record_accounts(record) == (17, 4096) and record_first_n(record) == 33
         assert record_block_num(record) == 123456
 
 
@@ -64,6 +64,7 @@ def test_a_transfer_record_is_small():
     op = [0, {"fee": {"amount": 264160, "asset_id": "1.3.0"}, "from": "1.2.1234",
               "to": "1.2.4567", "amount": {"amount": 123456789, "asset_id": "1.3.0"},
               "extensions": []}]
-    record = pack_record(applied(op, [0, {}]), 1_600_000_000, ())
-    assert len(record) <= 64  # 23 bytes of header; its JSON alone is 156
+    record = pack_record(applied(op, [0, {}]), 1_600_000_000, (1234, 4567), 10 ** 9)
+    assert len(record) <= 90  # 29 bytes of header, 16 of entries; its JSON alone is 156
     assert history_entry(7, record)["op"] == op
+    assert record_accounts(record) == (1234, 4567) and record_first_n(record) == 10 ** 9

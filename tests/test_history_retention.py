@@ -354,3 +354,38 @@ def test_the_daemon_builds_the_plugin_from_its_options(tmp_path):
     # the registrar comes from the chain state: init1 (1.2.7) registered itself
     assert hist.retention.new_log("1.2.7").keep == 9
     assert hist.retention.new_log("1.2.6").keep == 2
+
+
+def test_entries_by_id_and_bounded_lookups_under_trimming():
+    """get_objects("2.9.N") answers exactly the kept entries (their
+    sequence, and ``next`` reset to 2.9.0 on an account's oldest kept one)
+    after heavy trimming with partial-operations, and the lookup rows stay
+    in proportion to what is kept (dropped operations are compacted away)."""
+    from nodeapi.history.lookups import MIN_DEAD_ROWS
+
+    hist = AccountHistory(HistoryLimits(max_ops_per_account=5, partial_operations=True,
+                                        min_blocks_to_keep=0))
+    feed = Feed(hist)
+    rng = random.Random(3)
+    accounts = [f"1.2.{i}" for i in range(17, 57)]
+    for _ in range(1500):
+        feed.block(*[rng.sample(accounts, 2) for _ in range(4)])
+    held = {a: set(kept(hist, a)) for a in accounts}
+    op_of = {e.n: op.id_num for op, _num in feed.ops for e in op.account_history}
+    assert len(op_of) == hist.entry_count == 1500 * 4 * 2
+    answers = hist.get_history_objects([f"2.9.{n}" for n in range(hist.entry_count + 2)])
+    expected = {}
+    for op, _num in feed.ops:
+        for e in op.account_history:
+            if op.id_num not in held[e.account]:
+                continue
+            prev_held = e.sequence > 1 and op_of[e.next_n] in held[e.account]
+            next_n = e.next_n if prev_held else 0
+            expected[f"2.9.{e.n}"] = {"id": f"2.9.{e.n}", "account": e.account,
+                                      "operation_id": f"1.11.{op.id_num}",
+                                      "sequence": e.sequence, "next": f"2.9.{next_n}"}
+    assert answers == expected
+    assert len(expected) == 5 * len(accounts)
+    # 6,000 operations applied, at most 200 kept: the rows were compacted
+    assert hist.operation_count <= 5 * len(accounts)
+    assert len(hist._row_m) <= 2 * hist.operation_count + MIN_DEAD_ROWS

@@ -39,9 +39,10 @@ from nodeapi.chain.state import ObjectStore
 from nodeapi.errors import NodeAPIError
 
 #: The checkpoint format, raised whenever a part's records change (2: the
-#: account_history operation records are deflated, nodeapi.history.oprecord);
+#: account_history operation records are deflated, nodeapi.history.oprecord;
+#: 3: they carry their entries, the lookups are rows of kept operations);
 #: a checkpoint of another format is skipped (a full replay).
-FORMAT = 2
+FORMAT = 3
 MAGIC = "nodeapi-checkpoint"
 SUFFIX = ".ckpt"
 _NAME = re.compile(r"^checkpoint-(\d{10})\.ckpt$")

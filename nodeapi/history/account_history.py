@@ -35,8 +35,7 @@ from nodeapi.history.oprecord import history_entry, pack_record, record_accounts
 from nodeapi.history.retention import AccountLog, HistoryLimits, Retention
 from nodeapi.history.snapshot import chunked, int_array, joined
 
-_LOOKUP_ARRAYS = ("_block_time", "_block_num", "_block_first", "_ath_op", "_ath_account",
-                  "_ath_seq", "_ath_next")
+_LOOKUP_ARRAYS = ("_row_m", "_row_block", "_row_time", "_row_n")
 
 __all__ = ["AccountHistory", "history_entry", "select_account_history", "select_relative"]
 
@@ -115,7 +114,6 @@ class AccountHistory(HistoryLookups):
         retention = self.retention
         retention.start_block(applied.block_num)
         timestamp = applied.timestamp
-        self._record_block(applied)
         for op in applied.operations:
             self._add(op, timestamp)
         logs = self._logs
@@ -123,23 +121,21 @@ class AccountHistory(HistoryLookups):
             self._trim(account, logs[account])
 
     def _add(self, op, timestamp: int) -> None:
-        accounts = [entry.account for entry in op.account_history]  # numbered by the chain
+        entries = op.account_history  # numbered by the chain
+        accounts = [entry.account for entry in entries]
         m = op.id_num
-        self._record_entries(m, op.account_history)
+        first_n = entries[0].n if entries else self._ath_count
+        self._count_entries(entries)
         if accounts and self._ath0 is None:
             self._ath0 = (accounts[0], m)
         if self.retention.max_ops == 0:
             if not self._partial:
-                self._records[m] = pack_record(op, timestamp, ())
+                self._keep(op, timestamp, accounts, first_n)
             return
         holders = [a for a in accounts if a in self._tracked] if self._tracked else accounts
-        if self._partial:
-            if not holders:
-                return
-            self._records[m] = pack_record(
-                op, timestamp, [int(a.rpartition(".")[2]) for a in holders])
-        else:
-            self._records[m] = pack_record(op, timestamp, ())
+        if self._partial and not holders:
+            return
+        self._keep(op, timestamp, accounts, first_n)
         logs = self._logs
         for account in holders:
             log = logs.get(account)
@@ -148,6 +144,11 @@ class AccountHistory(HistoryLookups):
             log.ops.append(m)
             if log.kept > log.keep:
                 self._trim(account, log)
+
+    def _keep(self, op, timestamp: int, accounts: list, first_n: int) -> None:
+        self._records[op.id_num] = pack_record(
+            op, timestamp, [int(a.rpartition(".")[2]) for a in accounts], first_n)
+        self._add_row(op.id_num, op.block_num, timestamp, first_n)
 
     def _block_num_of(self, m: int) -> int:
         return record_block_num(self._records[m])
@@ -169,6 +170,7 @@ class AccountHistory(HistoryLookups):
                 if i < len(log.ops) and log.ops[i] == m:
                     return
         del self._records[m]
+        self._row_dropped()
 
     # -- ICheckpointed ----------------------------------------------------------
 
@@ -181,7 +183,7 @@ class AccountHistory(HistoryLookups):
                 for a, log in self._logs.items()]
         lookups = {name: array_copy(getattr(self, name)) for name in _LOOKUP_ARRAYS}
         r = self.retention
-        misc = {"ath0": self._ath0, "last_op": self._last_op,
+        misc = {"ath0": self._ath0, "ath_count": self._ath_count, "row_dead": self._row_dead,
                 "latest_removable": r.latest_removable, "exceeded": dict(r._exceeded),
                 "queue": list(r._queue)}
 
@@ -214,7 +216,7 @@ class AccountHistory(HistoryLookups):
             self._logs[account] = log
         for name in _LOOKUP_ARRAYS:
             setattr(self, name, int_array(joined(records, name)))
-        self._last_op = misc["last_op"]
+        self._ath_count, self._row_dead = misc["ath_count"], misc["row_dead"]
         self._ath0 = tuple(misc["ath0"]) if misc["ath0"] else None
         r = self.retention
         r.latest_removable = misc["latest_removable"]

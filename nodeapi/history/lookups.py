@@ -10,78 +10,86 @@ operation_history_object.hpp (``operation_history_index`` ``by_block``
 ``history_api::get_block_operation_history`` /
 ``get_block_operations_by_time`` / ``get_account_history_by_time``.
 
-Operation numbers grow with blocks, so one block's operations are a
-contiguous range of ``1.11.M`` and a time bound is a bound on ``M``.  Only
-what the plugin keeps is answered: an operation it does not keep
-(``partial-operations``) is left out, an entry trimmed away
-(``max-ops-per-account`` ...) or of an untracked account is not found, and
-the oldest kept entry of an account links ``next`` to ``2.9.0`` as graphene
-resets it.
+Operation numbers grow with blocks and ``2.9.N`` with operations, so the
+plugin keeps one row per kept operation, in ``1.11.M`` order: ``(M, block
+number, block time, N of its first entry)``; a block, a time bound or an
+entry number is a binary search over them.  Rows of operations dropped by
+trimming (``partial-operations``) are skipped and compacted away once they
+are as many as the live ones: the lookups take memory in proportion to what
+is kept, not to the chain's length (issue 18).  Only what the plugin keeps
+is answered: an operation it does not keep is left out, an entry trimmed
+away (``max-ops-per-account`` ...) or of an untracked account is not found,
+and the oldest kept entry of an account links ``next`` to ``2.9.0`` as
+graphene resets it.
 """
 
 from array import array
 from bisect import bisect_left, bisect_right
 
+from nodeapi.history.oprecord import record_accounts, record_first_n
+
+
+#: Dropped rows tolerated before a compaction is considered.
+MIN_DEAD_ROWS = 1024
+
 
 class HistoryLookups:
     """A mixin of :class:`nodeapi.history.account_history.AccountHistory`:
-    it calls :meth:`_init_lookups` once, :meth:`_record_block` for every
-    block and :meth:`_record_entries` with every operation's entries; the plugin
+    it calls :meth:`_init_lookups` once, :meth:`_add_row` for every
+    operation it keeps, :meth:`_row_dropped` for every one it drops and
+    :meth:`_count_entries` with every operation's entries; the plugin
     provides ``_records`` (M -> record), ``_logs`` (account ->
     :class:`~nodeapi.history.retention.AccountLog`), ``_entries(ms)`` and
     ``get_operation(m)``."""
 
     def _init_lookups(self) -> None:
-        # per block holding operations, ascending: block time (s), number, first M
-        self._block_time = array("q")
-        self._block_num = array("q")
-        self._block_first = array("q")
-        self._last_op = -1
-        # per 2.9.N: operation M, account instance, sequence, next N
-        self._ath_op = array("q")
-        self._ath_account = array("q")
-        self._ath_seq = array("q")
-        self._ath_next = array("q")
+        # one row per kept operation, ascending: M, block number, block
+        # time (s), N of its first entry; rows of dropped operations stay
+        # until a compaction
+        self._row_m = array("q")
+        self._row_block = array("q")
+        self._row_time = array("q")
+        self._row_n = array("q")
+        self._row_dead = 0
+        self._ath_count = 0  # entries 2.9.N numbered, kept or not
 
     @property
     def entry_count(self) -> int:
         """Number of ``2.9.N`` entries numbered (kept or not)."""
-        return len(self._ath_op)
+        return self._ath_count
 
-    def _record_block(self, applied) -> None:
-        """Note the first operation of a block holding operations."""
-        if applied.operations:
-            self._block_time.append(applied.timestamp)
-            self._block_num.append(applied.block_num)
-            self._block_first.append(applied.operations[0].id_num)
-            self._last_op = applied.operations[-1].id_num
+    def _count_entries(self, entries) -> None:
+        if entries:
+            self._ath_count = entries[-1].n + 1
 
-    def _record_entries(self, m: int, entries) -> None:
-        """Keep the entries ``2.9.N`` of operation ``m`` (the chain's
-        :class:`~nodeapi.applied.AccountHistoryEntry` values, numbered in
-        order), whether the plugin keeps them or not."""
-        for entry in entries:
-            if entry.n != len(self._ath_op):
-                continue  # numbering out of step: never the case for a chain's blocks
-            self._ath_op.append(m)
-            self._ath_account.append(int(entry.account.rpartition(".")[2]))
-            self._ath_seq.append(entry.sequence)
-            self._ath_next.append(entry.next_n)
+    def _add_row(self, m: int, block_num: int, timestamp: int, first_n: int) -> None:
+        self._row_m.append(m)
+        self._row_block.append(block_num)
+        self._row_time.append(timestamp)
+        self._row_n.append(first_n)
 
-    def _block_range(self, i: int) -> range:
-        first = self._block_first[i]
-        end = self._block_first[i + 1] if i + 1 < len(self._block_first) else self._last_op + 1
-        return range(first, end)
+    def _row_dropped(self) -> None:
+        """One kept operation was dropped: compact the rows once the dropped
+        ones are as many as the live ones (amortized O(1) per operation)."""
+        self._row_dead += 1
+        if self._row_dead < MIN_DEAD_ROWS or self._row_dead * 2 < len(self._row_m):
+            return
+        records = self._records
+        keep = [i for i, m in enumerate(self._row_m) if m in records]
+        for name in ("_row_m", "_row_block", "_row_time", "_row_n"):
+            old = getattr(self, name)
+            setattr(self, name, array("q", [old[i] for i in keep]))
+        self._row_dead = 0
 
     def _kept_ops(self, account_id: str):
         """``(ops, lo)``: the account's kept 1.11 instances are ``ops[lo:]``."""
         log = self._logs.get(account_id)
         return (array("q"), 0) if log is None else (log.ops, log.dead)
 
-    def _holds_entry(self, account_id: str, m: int) -> bool:
-        ops, lo = self._kept_ops(account_id)
-        i = bisect_left(ops, m, lo)
-        return i < len(ops) and ops[i] == m
+    def _live(self, lo: int, hi: int) -> list:
+        """The M of the live rows ``lo..hi-1``, ascending."""
+        records = self._records
+        return [m for m in self._row_m[lo:hi] if m in records]
 
     # -- queries ------------------------------------------------------------------
 
@@ -89,24 +97,27 @@ class HistoryLookups:
         """The kept operations of block ``block_num`` ordered by
         (trx_in_block, op_in_trx, virtual_op), only those of transaction
         ``trx_in_block`` when it is not None."""
-        i = bisect_left(self._block_num, block_num)
-        if i == len(self._block_num) or self._block_num[i] != block_num:
-            return []
-        entries = self._entries(m for m in self._block_range(i) if m in self._records)
+        lo = bisect_left(self._row_block, block_num)
+        hi = bisect_right(self._row_block, block_num, lo)
+        entries = self._entries(self._live(lo, hi))
         if trx_in_block is not None:
             entries = [e for e in entries if e["trx_in_block"] == trx_in_block]
         entries.sort(key=lambda e: (e["trx_in_block"], e["op_in_trx"], e["virtual_op"]))
         return entries
 
     def get_block_operations_by_time(self, start=None) -> list:
-        """The kept operations of the newest block holding operations whose
-        time is at or before ``start`` (seconds; None = the newest), newest
-        first."""
-        i = len(self._block_time) if start is None else bisect_right(self._block_time, start)
+        """The kept operations of the block of the newest kept operation
+        whose time is at or before ``start`` (seconds; None = the newest),
+        newest first (graphene's ``by_time`` index holds kept operations)."""
+        i = len(self._row_time) if start is None else bisect_right(self._row_time, start)
+        records = self._records
+        while i > 0 and self._row_m[i - 1] not in records:
+            i -= 1
         if i == 0:
             return []
-        return self._entries(m for m in reversed(self._block_range(i - 1))
-                             if m in self._records)
+        block = self._row_block[i - 1]
+        lo = bisect_left(self._row_block, block, 0, i)
+        return self._entries(reversed(self._live(lo, i)))
 
     def get_account_history_by_time(self, account_id: str, limit: int, start=None) -> list:
         """The account's kept operations at or before ``start`` (seconds;
@@ -117,11 +128,34 @@ class HistoryLookups:
         if start is None:
             hi = len(ops)
         else:
-            i = bisect_right(self._block_time, start)
+            i = bisect_right(self._row_time, start)
             if i == 0:
                 return []
-            hi = bisect_right(ops, self._block_range(i - 1)[-1], lo)
+            hi = bisect_right(ops, self._row_m[i - 1], lo)
         return self._entries(ops[j] for j in range(hi - 1, max(hi - limit, lo) - 1, -1))
+
+    def _entry(self, n: int):
+        """``(account id, M, index in the account's log)`` of the kept entry
+        ``2.9.n``, or None."""
+        if n >= self._ath_count:
+            return None
+        i = bisect_right(self._row_n, n) - 1
+        if i < 0:
+            return None
+        m = self._row_m[i]
+        rec = self._records.get(m)
+        if rec is None:
+            return None
+        accounts = record_accounts(rec)
+        k = n - record_first_n(rec)
+        if k >= len(accounts):
+            return None  # an entry of an operation the plugin does not keep
+        account = f"1.2.{accounts[k]}"
+        ops, lo = self._kept_ops(account)
+        j = bisect_left(ops, m, lo)
+        if j == len(ops) or ops[j] != m:
+            return None
+        return account, m, j
 
     def get_history_objects(self, ids: list) -> dict:
         """``{id: object}`` for the kept ``1.11.M`` and ``2.9.N`` of
@@ -135,13 +169,18 @@ class HistoryLookups:
                 entry = self.get_operation(n)
                 if entry is not None:
                     found[oid] = entry
-            elif kind == "2.9" and n < len(self._ath_op):
-                account, m = f"1.2.{self._ath_account[n]}", self._ath_op[n]
-                if not self._holds_entry(account, m):
+            elif kind == "2.9":
+                held = self._entry(n)
+                if held is None:
                     continue
-                next_n = self._ath_next[n]
-                if next_n and not self._holds_entry(account, self._ath_op[next_n]):
-                    next_n = 0  # the oldest kept entry: graphene resets its link
+                account, m, j = held
+                log = self._logs[account]
+                next_n = 0  # the oldest kept entry: graphene resets its link
+                if j > log.dead:
+                    prev = self._records[log.ops[j - 1]]
+                    instance_of = int(account.rpartition(".")[2])
+                    next_n = record_first_n(prev) + record_accounts(prev).index(instance_of)
                 found[oid] = {"id": oid, "account": account, "operation_id": f"1.11.{m}",
-                              "sequence": self._ath_seq[n], "next": f"2.9.{next_n}"}
+                              "sequence": log.removed + (j - log.dead) + 1,
+                              "next": f"2.9.{next_n}"}
         return found
