@@ -30,6 +30,7 @@ only adds the chain's rules on top of it:
 from nodeapi.chain.errors import MissingAuthority
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.errors import InvalidSignature
+from nodeapi.protocol.authorities import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.impacted import other_authorities, required_authorities
 from nodeapi.protocol.keys import PrivateKey, PublicKey
@@ -152,10 +153,6 @@ def public_key_of(key, prefix: str) -> str:
     return PrivateKey(secret_of(key)).public_key.to_str(prefix)
 
 
-#: graphene ``GRAPHENE_TEMP_ACCOUNT``: every sign state treats it as approved.
-TEMP_ACCOUNT = "1.2.4"
-
-
 
 
 class _SignState:
@@ -227,9 +224,6 @@ class _SignState:
                 return True
         return total >= threshold
 
-
-#: graphene ``GRAPHENE_COMMITTEE_ACCOUNT``: its authority acts only through proposals
-COMMITTEE_ACCOUNT = "1.2.0"
 
 #: graphene ``GRAPHENE_MAX_SIG_CHECK_DEPTH``: the depth ``sign_state`` uses
 #: when no chain parameter is passed (``database_api::verify_account_authority``).

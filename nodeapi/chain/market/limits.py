@@ -28,11 +28,10 @@ from nodeapi.chain.fees import charge_statistics, core_fee
 from nodeapi.chain.market.prices import mul_down, mul_up
 from nodeapi.chain.vesting import INSTANT, deposit
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.authorities import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
+from nodeapi.protocol.validation_checks import GRAPHENE_100_PERCENT
 
 _CHARGE_MARKET_FEE = 0x01
-_COMMITTEE = "1.2.0"
-_TEMP = "1.2.4"
-_100_PERCENT = 10000
 
 
 def chain_percent(state, name: str) -> int:
@@ -115,9 +114,10 @@ def pay_market_fees(state, recv_asset: str, receives: int, is_maker: bool,
         fee = calculate_market_fee(state, recv_asset, receives, is_maker)
     issuer_fees = fee
     if issuer_fees > 0:
-        network = issuer_fees * chain_percent(state, "market_fee_network_percent") // _100_PERCENT
+        percent = chain_percent(state, "market_fee_network_percent")
+        network = issuer_fees * percent // GRAPHENE_100_PERCENT
         if network > 0:
-            deposit_market_fee_vesting_balance(state, _COMMITTEE, recv_asset, network)
+            deposit_market_fee_vesting_balance(state, COMMITTEE_ACCOUNT, recv_asset, network)
             issuer_fees -= network
     if issuer_fees <= 0:
         return fee
@@ -136,15 +136,15 @@ def _pay_rewards(state, recv_asset: str, issuer_fees: int, seller: str) -> int:
     if white_list and account["registrar"] not in white_list:
         return 0
     percent = int((ext.get("reward_percent") if isinstance(ext, dict) else 0) or 0)
-    reward = issuer_fees * percent // _100_PERCENT
+    reward = issuer_fees * percent // GRAPHENE_100_PERCENT
     if reward <= 0 or not is_authorized_asset(state, account["registrar"], asset):
         return 0
     registrar_reward = reward
     registrar, referrer = account["registrar"], account["referrer"]
-    registrar = _COMMITTEE if registrar == _TEMP else registrar  # core-1800
-    referrer = _COMMITTEE if referrer == _TEMP else referrer
+    registrar = COMMITTEE_ACCOUNT if registrar == TEMP_ACCOUNT else registrar  # core-1800
+    referrer = COMMITTEE_ACCOUNT if referrer == TEMP_ACCOUNT else referrer
     if referrer != registrar:
-        to_referrer = reward * int(account["referrer_rewards_percentage"]) // _100_PERCENT
+        to_referrer = reward * int(account["referrer_rewards_percentage"]) // GRAPHENE_100_PERCENT
         if to_referrer > 0 and is_authorized_asset(state, referrer, asset):
             registrar_reward -= to_referrer
             deposit_market_fee_vesting_balance(state, referrer, recv_asset, to_referrer)
@@ -250,17 +250,17 @@ def _book_deferred_fee(state, order: dict, is_maker: bool) -> None:
     paid_amount = int(paid.get("amount", 0))
     if paid_amount > 0:
         pool_refund = 0
-        refund = paid_amount * discount // _100_PERCENT
+        refund = paid_amount * discount // GRAPHENE_100_PERCENT
         if refund > 0:
             adjust_balance(state, seller, paid["asset_id"], refund)
             paid_amount -= refund
-            pool_refund = deferred * discount // _100_PERCENT
+            pool_refund = deferred * discount // GRAPHENE_100_PERCENT
             deferred -= pool_refund
         dyn = state.modify(state.objects[paid["asset_id"]]["dynamic_asset_data_id"])
         dyn["accumulated_fees"] = int(dyn["accumulated_fees"]) + paid_amount
         dyn["fee_pool"] = int(dyn["fee_pool"]) + pool_refund
     elif deferred > 0:
-        refund = deferred * discount // _100_PERCENT
+        refund = deferred * discount // GRAPHENE_100_PERCENT
         if refund > 0:
             adjust_balance(state, seller, "1.3.0", refund)
             deferred -= refund
