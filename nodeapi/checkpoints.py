@@ -11,8 +11,9 @@ then the records are encoded and written in small steps by a cooperator
 between other work, and the file is fsynced, renamed over its final name
 and the directory fsynced in a thread.  A crash at any moment leaves the
 older checkpoints and at most a ``.tmp`` file (removed at the next start).
-After each checkpoint the block log's offset index as of its block is saved
-too (:mod:`nodeapi.chain.blockindex`): a start after a crash then walks only
+After a checkpoint the block log's offset index as of its block is saved
+too when it lags the log by a tenth or more
+(:mod:`nodeapi.chain.blockindex`): a start after a crash then walks only
 the blocks after it, not the whole log.
 
 Restore (:meth:`CheckpointService.restore`, called by
@@ -173,7 +174,8 @@ class CheckpointService(service.Service):
         meta, records = chain_records(self.chain)
         plugins = [(c.checkpoint_key, c.checkpoint_records()) for c in self._consumers()]
         meta["plugins"] = [key for key, _records in plugins]
-        ends = self.chain.block_log.index_snapshot()
+        log = self.chain.block_log
+        ends = log.index_snapshot() if log.index_stale() else None
         self._writing = defer.Deferred.fromCoroutine(self._write(meta, records, plugins, ends))
 
         def done(result):
@@ -220,10 +222,12 @@ class CheckpointService(service.Service):
             raise
         self.written.append(num)
         self._prune()
-        try:  # the block log's offset index as of this block: a start after a
-            # kill -9 walks only the blocks after it (nodeapi.chain.blockindex)
-            await threads.deferToThreadPool(self.reactor, self.reactor.getThreadPool(),
-                                            self.chain.block_log.save_index, ends)
+        try:  # the block log's offset index as of this block when it lags: a
+            # start after a kill -9 walks only the blocks after it
+            # (nodeapi.chain.blockindex, BlockLog.index_stale)
+            if ends is not None:
+                await threads.deferToThreadPool(self.reactor, self.reactor.getThreadPool(),
+                                                self.chain.block_log.save_index, ends)
         except OSError as exc:
             self.log.warn("Block log index not written: {error}", error=exc.strerror)
         self.log.info("Checkpoint at block {num} written ({records} records)", num=num,

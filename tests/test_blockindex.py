@@ -155,3 +155,35 @@ def test_a_checkpoint_saves_the_index_of_its_block(new_chain, tmp_path):
     ends, log_crc = read_index(index_path(chain.block_log.path))
     assert len(ends) - 1 == 5 == chain.head_block_num - 2
     assert ends[-1] == chain.block_log.offset_of(6)
+
+
+@pytest_twisted.inlineCallbacks
+def test_checkpoints_rewrite_the_index_only_when_it_lags_by_a_tenth(new_chain, tmp_path):
+    """Rewriting the whole index at every checkpoint would cost O(chain
+    length) each time: it is rewritten once the log grew by a tenth."""
+    from twisted.internet import reactor
+
+    from nodeapi.checkpoints import CheckpointService
+
+    from kit.chain import produce
+
+    chain = new_chain()
+    service = CheckpointService(chain, str(tmp_path / "ckpt"), 0, reactor)
+    produce(chain, 40)
+    yield service.write()
+    assert len(read_index(index_path(chain.block_log.path))[0]) == 41
+    produce(chain, 3)  # 3 < 41 // 10: not rewritten
+    yield service.write()
+    assert len(read_index(index_path(chain.block_log.path))[0]) == 41
+    produce(chain, 1)  # 4 >= 4: rewritten
+    yield service.write()
+    assert len(read_index(index_path(chain.block_log.path))[0]) == 45
+    # a start after a crash still opens the log, walking the 4 blocks after
+    produce(chain, 2)
+    log = BlockLog(chain.block_log.path + ".copy")
+    import shutil
+
+    shutil.copyfile(chain.block_log.path, log.path)
+    shutil.copyfile(index_path(chain.block_log.path), index_path(log.path))
+    assert log.open().head_num == chain.head_block_num
+    log.close()

@@ -16,8 +16,9 @@ File layout (integers little-endian), ``<block log path>.index``::
 ``end[k]`` is the byte offset where record ``k`` ends (``end[0]``: the end
 of the log's magic), ``log_crc`` zlib's crc32 of the log's bytes up to the
 last end, ``crc`` the crc32 of everything before it.  It is written
-(temporary file, fsync, rename) when the log closes and after each
-checkpoint.  :func:`load_index` uses it only if it is intact and the log
+(temporary file, fsync, rename) when the log closes and after a
+checkpoint once it lags the log by a tenth
+(:meth:`~nodeapi.chain.blocklog.BlockLog.index_stale`).  :func:`load_index` uses it only if it is intact and the log
 still holds exactly those bytes (one crc32 over them: about 0.8 s per
 million blocks instead of 2.7 s for walking the records), so damage
 anywhere in the log is still found at start: the log is then walked record
