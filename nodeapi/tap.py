@@ -195,7 +195,8 @@ def _make_indexer(options, reactor, data_dir, access):
         irreversible=options["upstream-irreversible-only"],
         max_message_size=options["max-message-size"],
         state_path=os.path.join(data_dir, "indexer-state.json"),
-        confirmed_block=lambda: searchdb.confirmed_block_num))
+        confirmed_block=lambda: searchdb.confirmed_block_num,
+        asset_names=options.searchdb()["visitor"]))
     metrics = Metrics(None, None, searchdb, upstream=upstream)
     top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
                     api_node_info=options["api-node-info"], options=dict(options),

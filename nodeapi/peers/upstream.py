@@ -88,6 +88,8 @@ class UpstreamService(service.MultiService):
     :ivar reconnects: connections opened after the first one.
     :ivar assets: ``{asset id: (symbol, precision)}`` of the assets seen
         in the operations handed over (see :meth:`asset`).
+    :param asset_names: learn the assets' names (the visitor needs them;
+        without it no ``get_assets`` call is made).
     :param state_path: file of the saved numbering (module docstring), or
         None.
     :param confirmed_block: zero-argument callable: the last block whose
@@ -101,7 +103,8 @@ class UpstreamService(service.MultiService):
                  irreversible: bool = True, batch: int = 50, poll: float = 1.0,
                  max_pending: int = 20000, max_message_size: int = 4194304,
                  clock: Optional[Any] = None, state_path: Optional[str] = None,
-                 confirmed_block=None, save_every: int = 1000) -> None:
+                 confirmed_block=None, save_every: int = 1000,
+                 asset_names: bool = True) -> None:
         super().__init__()
         self.address = address
         self.consumers = list(consumers)
@@ -121,6 +124,7 @@ class UpstreamService(service.MultiService):
         self.protocol = None
         self._stats: dict = {}
         self.assets: dict = {}
+        self.asset_names = asset_names
         self._account_ids: dict = {}
         self.state_path = state_path
         self.confirmed_block = confirmed_block
@@ -293,7 +297,8 @@ class UpstreamService(service.MultiService):
                 consumeErrors=True)
             if proto is not self.protocol:
                 return
-            await self._learn_assets(proto, fetched)
+            if self.asset_names:
+                await self._learn_assets(proto, fetched)
             if proto is not self.protocol:
                 return
             for num, (block, operations) in zip(range(self.next_block, last + 1), fetched):
