@@ -34,7 +34,8 @@ from twisted.internet import defer, task  # noqa: E402
 from nodeapi.chain import authority as auth  # noqa: E402
 from nodeapi.chain.blocklog import BlockLog  # noqa: E402
 from nodeapi.chain.chain import Chain  # noqa: E402
-from nodeapi.chain.genesis import format_time, load_genesis  # noqa: E402
+from nodeapi.chain.genesis import load_genesis  # noqa: E402
+from nodeapi.protocol.times import format_time
 from nodeapi.protocol.transaction import signature_digest  # noqa: E402
 
 DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"

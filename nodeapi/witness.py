@@ -48,7 +48,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain.genesis import format_time
+from nodeapi.protocol.times import format_time
 from nodeapi.errors import ConfigError, StorageError
 
 #: graphene ``block_production_condition`` values, in its order.

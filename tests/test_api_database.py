@@ -7,7 +7,7 @@ import re
 import pytest
 
 from nodeapi.api.database import DatabaseApi
-from nodeapi.chain.genesis import parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.errors import ApiError
 from nodeapi.node import ApiLimits, Node
 

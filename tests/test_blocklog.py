@@ -18,7 +18,7 @@ from nodeapi.chain.blockindex import index_path
 from nodeapi.chain.blockrecord import MAGIC
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.errors import DuplicateTransaction
-from nodeapi.chain.genesis import format_time
+from nodeapi.protocol.times import format_time
 from nodeapi.errors import ConfigError, StorageError
 
 from kit.chain import FAKE_BLOCK_SHAPE, fake_blocks, scripted_block, transfer_wire

@@ -10,7 +10,7 @@ from bitsharesbase import operations
 from nodeapi.chain import errors
 from nodeapi.chain.evaluators import account as evaluators_accounts
 from nodeapi.chain.evaluators.context import ApplyContext
-from nodeapi.chain.genesis import MAX_TIME, format_time
+from nodeapi.protocol.times import MAX_WIRE_TIME as MAX_TIME, format_time
 from nodeapi.protocol.errors import OperationInvalid
 from nodeapi.protocol.keys import public_key_bytes
 

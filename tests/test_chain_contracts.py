@@ -11,7 +11,7 @@ import pytest
 import pytest_twisted
 import treq
 
-from nodeapi.chain.genesis import format_time
+from nodeapi.protocol.times import format_time
 from nodeapi.protocol.keys import ripemd160
 from nodeapi.rpc.access import ApiAccess
 

@@ -6,7 +6,7 @@ import pytest
 from bitsharesbase import operations
 
 from nodeapi.chain import errors
-from nodeapi.chain.genesis import format_time
+from nodeapi.protocol.times import format_time
 
 from kit.chain import claim_op, produce, transfer_op, transfer_wire
 from kit.keys import CHAIN_ID, DEV_WIF

@@ -8,7 +8,7 @@ from bitsharesbase import operations
 
 from nodeapi.chain import errors
 from nodeapi.chain.fees import core_fee
-from nodeapi.chain.genesis import parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.protocol import serialize_operation_body
 
 from kit.chain import FEE0, asset_options, create_asset, issue, produce, transfer_op, with_fee

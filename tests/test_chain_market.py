@@ -8,7 +8,8 @@ import pytest
 from bitsharesbase import operations
 
 from nodeapi.chain import errors
-from nodeapi.chain.genesis import Genesis, format_time
+from nodeapi.chain.genesis import Genesis
+from nodeapi.protocol.times import format_time
 
 from kit.chain import claim_op, create_asset, issue, produce, transfer_op, with_fee
 from kit.signing import sign

@@ -17,7 +17,7 @@ from nodeapi.api.base import Session
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.database import DatabaseApi
 from nodeapi.chain import errors
-from nodeapi.chain.genesis import format_time
+from nodeapi.protocol.times import format_time
 from nodeapi.node import Node
 from nodeapi.protocol.keys import PrivateKey, PublicKey
 from nodeapi.protocol.transaction import sign_transaction

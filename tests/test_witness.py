@@ -5,7 +5,7 @@ from twisted.internet.task import Clock
 from twisted.logger import Logger
 
 from nodeapi.chain.blocklog import BlockLog
-from nodeapi.chain.genesis import format_time
+from nodeapi.protocol.times import format_time
 from nodeapi.errors import ConfigError
 from nodeapi.witness import WitnessService
 

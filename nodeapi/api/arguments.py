@@ -14,7 +14,8 @@ from nodeapi.errors import ApiError, ApiLimitExceeded, NodeAPIError, ProtocolErr
 from nodeapi.protocol.errors import InvalidObjectId, InvalidTime
 from nodeapi.protocol.ids import ObjectId
 from nodeapi.protocol.keys import public_key_bytes
-from nodeapi.protocol.times import MAX_TIME, parse_time
+from nodeapi.protocol.config import MAX_TIME
+from nodeapi.protocol.times import parse_time
 
 
 # Object kinds by "space.type" prefix, for error messages.

@@ -27,7 +27,7 @@ from twisted.logger import Logger
 from nodeapi.api.arguments import require_trx
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.chain.errors import MalformedBlock
-from nodeapi.chain.genesis import parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.errors import ApiError, ChainError, NodeAPIError, ProtocolError
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.protocol.wire import from_wire, strip_block_info

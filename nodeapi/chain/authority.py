@@ -30,7 +30,7 @@ only adds the chain's rules on top of it:
 from nodeapi.chain.errors import MissingAuthority
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.errors import InvalidSignature
-from nodeapi.protocol.authorities import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.impacted import other_authorities, required_authorities
 from nodeapi.protocol.keys import PrivateKey, PublicKey

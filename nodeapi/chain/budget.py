@@ -25,7 +25,9 @@ Witness pay out of ``witness_budget`` happens per block
 (:mod:`nodeapi.chain.schedule`).
 """
 
+from nodeapi.chain.balances import adjust_supply
 from nodeapi.chain.evaluators.worker import pay_workers
+from nodeapi.protocol.config import CORE_ASSET
 from nodeapi.protocol.times import format_time, parse_time
 
 CYCLE_RATE = 17
@@ -69,8 +71,7 @@ def process_budget(state, now: int) -> dict:
     rec["leftover_worker_funds"] = pay_workers(state, rec["worker_budget"], now)
     rec["supply_delta"] = (witness_budget + rec["worker_budget"] - rec["leftover_worker_funds"]
                            - fees - unused)
-    dd = state.modify("2.3.0")
-    dd["current_supply"] = int(dd["current_supply"]) + rec["supply_delta"]
+    dd = adjust_supply(state, CORE_ASSET, rec["supply_delta"])
     dd["accumulated_fees"] = 0
     dgp = state.modify("2.1.0")
     dgp["witness_budget"] = witness_budget

@@ -32,7 +32,10 @@ The maintenance budget (2.3.0 ``accumulated_fees`` back to the reserve,
 witness pay) is :mod:`nodeapi.chain.maintenance`'s.
 """
 
-from nodeapi.chain.genesis import FULL_PERCENT, parse_time
+from nodeapi.chain.balances import adjust_supply
+from nodeapi.protocol.asset import percent_of
+from nodeapi.protocol.config import BLOCKCHAIN_ACCOUNTS, CORE_ASSET
+from nodeapi.protocol.times import parse_time
 from nodeapi.chain.vesting import deposit_lazy_vesting
 from nodeapi.protocol.fee_schedule import operation_fee
 
@@ -59,18 +62,6 @@ def fee_in_core(amount: int, asset: dict) -> int:
 
 # -- where fees go ----------------------------------------------------------
 
-_BLOCKCHAIN_ACCOUNTS = {"1.2.0", "1.2.1", "1.2.2", "1.2.3", "1.2.4"}
-
-
-def cut_fee(amount: int, percent: int) -> int:
-    """graphene ``cut_fee``: ``amount * percent / 10000`` rounded down."""
-    if amount == 0 or percent == 0:
-        return 0
-    if percent == FULL_PERCENT:
-        return amount
-    return amount * percent // FULL_PERCENT
-
-
 def charge_statistics(state, account_id: str, core_fee: int) -> None:
     """Book ``core_fee`` (core satoshis) on the account's statistics object:
     ``pending_fees`` above ``cashback_vesting_threshold``, else
@@ -92,8 +83,8 @@ def deposit_cashback(state, account_id: str, amount: int, require_vesting: bool,
     blockchain accounts."""
     if amount == 0:
         return
-    if account_id in _BLOCKCHAIN_ACCOUNTS:
-        state.modify("2.3.0")["current_supply"] -= amount
+    if account_id in BLOCKCHAIN_ACCOUNTS:
+        adjust_supply(state, CORE_ASSET, -amount)
         return
     seconds = int(state.objects["2.0.0"]["parameters"].get(
         "cashback_vesting_period_seconds", 0))
@@ -113,11 +104,11 @@ def _pay_out(state, account_id: str, total: int, require_vesting: bool, now: int
     if now > parse_time(referrer["membership_expiration_date"]):  # basic account
         acc = state.modify(account_id)
         acc["referrer"] = acc["lifetime_referrer"]
-    network = cut_fee(total, int(acc["network_fee_percentage"]))
-    lifetime = cut_fee(total, int(acc["lifetime_referrer_fee_percentage"]))
+    network = percent_of(total, int(acc["network_fee_percentage"]))
+    lifetime = percent_of(total, int(acc["lifetime_referrer_fee_percentage"]))
     referral = total - network - lifetime
     state.modify("2.3.0")["accumulated_fees"] += network
-    referrer_cut = cut_fee(referral, int(acc["referrer_rewards_percentage"]))
+    referrer_cut = percent_of(referral, int(acc["referrer_rewards_percentage"]))
     deposit_cashback(state, acc["lifetime_referrer"], lifetime, require_vesting, now)
     deposit_cashback(state, acc["referrer"], referrer_cut, require_vesting, now)
     deposit_cashback(state, acc["registrar"], referral - referrer_cut, require_vesting, now)

@@ -16,22 +16,15 @@ import os
 import attr
 
 from nodeapi.chain.state import ObjectStore
-# Wire times are nodeapi.protocol.times'; re-exported here because most chain
-# modules (fees, schedule, validation, evaluators) import them with the genesis.
-from nodeapi.protocol.times import format_time, parse_time  # noqa: F401
+from nodeapi.protocol.config import (
+    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, NULL_ACCOUNT,
+    PROXY_TO_SELF_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
+from nodeapi.protocol.times import EPOCH_WIRE_TIME as EPOCH, MAX_WIRE_TIME, format_time, parse_time
 
 DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
-MAX_TIME = "2106-02-07T06:28:15"  # fc::time_point_sec::maximum()
-EPOCH = "1970-01-01T00:00:00"
 ALL_SLOTS_FILLED = (1 << 128) - 1
-SPECIAL_ACCOUNTS = (
-    ("committee-account", 1),
-    ("witness-account", 1),
-    ("relaxed-committee-account", 0),
-    ("null-account", 1),
-    ("temp-account", 0),
-    ("proxy-to-self", 1),
-)
+#: db_init.cpp gives these special accounts authorities of threshold 0.
+_ZERO_THRESHOLD = frozenset((RELAXED_COMMITTEE_ACCOUNT, TEMP_ACCOUNT))
 #: Types (in space 2) the account statistics objects may be numbered with:
 #: 7 is the specification's (docs/wire-contract.rst section 7), the default;
 #: 6 is graphene's ``impl_account_statistics_object_type``, the only one
@@ -40,8 +33,6 @@ SPECIAL_ACCOUNTS = (
 #: chain does not expose, so nothing else is numbered 2.6 or 2.7).
 STATISTICS_TYPES = (7, 6)
 DEFAULT_STATISTICS_TYPE = 7
-NETWORK_PERCENT = 2000  # GRAPHENE_DEFAULT_NETWORK_PERCENT_OF_FEE
-FULL_PERCENT = 10000  # GRAPHENE_100_PERCENT
 
 
 @attr.s(frozen=True, auto_attribs=True)
@@ -133,14 +124,14 @@ def new_account(
         "registrar": registrar,
         "referrer": referrer,
         "lifetime_referrer": referrer,
-        "network_fee_percentage": NETWORK_PERCENT,
+        "network_fee_percentage": DEFAULT_NETWORK_PERCENT_OF_FEE,
         "lifetime_referrer_fee_percentage": 0,
         "referrer_rewards_percentage": 0,
         "name": name,
         "owner": owner,
         "active": active,
         "options": {
-            "memo_key": memo_key, "voting_account": "1.2.5", "num_witness": 0,
+            "memo_key": memo_key, "voting_account": PROXY_TO_SELF_ACCOUNT, "num_witness": 0,
             "num_committee": 0, "votes": [], "extensions": [],
         },
         "num_committee_voted": 0,
@@ -161,9 +152,9 @@ def new_account(
 def make_lifetime_member(state: ObjectStore, account_id: str) -> dict:
     """graphene ``account_upgrade_evaluator`` for lifetime membership."""
     acc = state.modify(account_id)
-    acc["membership_expiration_date"] = MAX_TIME
+    acc["membership_expiration_date"] = MAX_WIRE_TIME
     acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = account_id
-    acc["lifetime_referrer_fee_percentage"] = FULL_PERCENT - acc["network_fee_percentage"]
+    acc["lifetime_referrer_fee_percentage"] = GRAPHENE_100_PERCENT - acc["network_fee_percentage"]
     return acc
 
 
@@ -176,17 +167,19 @@ def init_genesis(genesis: Genesis,
     g = genesis.data
     t0 = genesis.initial_timestamp
     null_key = genesis.address_prefix + "1111111111111111111111111111111114T1Anm"
-    for name, threshold in SPECIAL_ACCOUNTS:
+    for name, aid in SPECIAL_ACCOUNTS:
+        threshold = 0 if aid in _ZERO_THRESHOLD else 1
         acc = new_account(state, name, _authority(threshold), _authority(threshold), null_key,
-                          "1.2.0", "1.2.0", t0, 0)
+                          COMMITTEE_ACCOUNT, COMMITTEE_ACCOUNT, t0, 0)
+        assert acc["id"] == aid
         acc = state.modify(acc["id"])
         acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = acc["id"]
-        acc["membership_expiration_date"] = MAX_TIME
-        acc["lifetime_referrer_fee_percentage"] = FULL_PERCENT - NETWORK_PERCENT
+        acc["membership_expiration_date"] = MAX_WIRE_TIME
+        acc["lifetime_referrer_fee_percentage"] = GRAPHENE_100_PERCENT - DEFAULT_NETWORK_PERCENT_OF_FEE
     for spec in g["initial_accounts"]:
         acc = new_account(state, spec["name"], _authority(1, [spec["owner_key"]]),
                           _authority(1, [spec["active_key"]]), spec["active_key"],
-                          "1.2.4", "1.2.4", t0, 0)
+                          TEMP_ACCOUNT, TEMP_ACCOUNT, t0, 0)
         if spec.get("is_lifetime_member"):
             make_lifetime_member(state, acc["id"])
     supply = sum(int(b["amount"]) for b in g["initial_balances"]
@@ -194,7 +187,7 @@ def init_genesis(genesis: Genesis,
     state.create("1.3", {
         "symbol": genesis.core_symbol,
         "precision": 5,
-        "issuer": "1.2.3",
+        "issuer": NULL_ACCOUNT,
         "options": {
             "max_supply": str(g["max_core_supply"]), "market_fee_percent": 0,
             "max_market_fee": str(g["max_core_supply"]), "issuer_permissions": 0, "flags": 0,

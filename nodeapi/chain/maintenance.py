@@ -39,11 +39,9 @@ from nodeapi.chain.budget import process_budget
 from nodeapi.chain.special_authority import create_buyback_orders, update_top_n_authorities
 from nodeapi.chain.fees import process_fees
 from nodeapi.chain.votes import tally_votes
-from nodeapi.protocol.authorities import COMMITTEE_ACCOUNT
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, WITNESS_ACCOUNT
 from nodeapi.protocol.times import format_time, parse_time
 
-WITNESS_ACCOUNT = "1.2.1"
-RELAXED_COMMITTEE_ACCOUNT = "1.2.2"
 _DEFAULT_MIN_COUNT = 11  # GRAPHENE_DEFAULT_MIN_WITNESS_COUNT / _COMMITTEE_COUNT
 
 

@@ -47,7 +47,8 @@ from nodeapi.chain.evaluators.ticket import process_tickets
 from nodeapi.chain.market.upkeep import (
     clear_expired_force_settlements, update_core_exchange_rates, update_expired_feeds)
 from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permissions
-from nodeapi.chain.genesis import ALL_SLOTS_FILLED, parse_time
+from nodeapi.chain.genesis import ALL_SLOTS_FILLED
+from nodeapi.protocol.times import parse_time
 from nodeapi.chain.maintenance import perform_chain_maintenance
 from nodeapi.chain.vesting import deposit_lazy_vesting
 

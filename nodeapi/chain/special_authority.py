@@ -25,6 +25,7 @@ hardfork passed.
   and the rest is cancelled (virtual limit_order_cancel).
 """
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.errors import ChainError
 
@@ -92,7 +93,7 @@ def apply_extensions(state, acc: dict, data: dict, created: bool) -> None:
     bbo = ext.get("buyback_options")
     if created and bbo is not None:
         allowed = set(bbo.get("markets") or ()) | {bbo["asset_to_buy"]}
-        acc["allowed_assets"] = sorted(allowed, key=lambda a: int(a.split(".")[2]))
+        acc["allowed_assets"] = sorted(allowed, key=instance_number)
         state.create(BUYBACK, {"asset_to_buy": bbo["asset_to_buy"]})
         state.modify(bbo["asset_to_buy"])["buyback_account"] = acc["id"]
 
@@ -115,7 +116,7 @@ def update_top_n_authorities(state, vote_authority) -> None:
                               for bid, b in ((bid, state.objects[bid])
                                              for bid in state.ids_of_type("2.5."))
                               if b["asset_type"] == asset_id and b["owner"] != account_id),
-                             key=lambda h: (-h[0], int(h[2].split(".")[2])))
+                             key=lambda h: (-h[0], instance_number(h[2])))
             authority = vote_authority([(owner, bal) for bal, owner, _b in holders[:wanted]])
             if authority is not None:
                 acc = state.modify(account_id)

@@ -42,9 +42,9 @@ there is one).  The store also records the ids changed since
 :meth:`reset_changed` (used for ``chain.changed_objects_of_last_block()``).
 """
 
-from fractions import Fraction
 
 from nodeapi.chain.errors import UnknownObject
+from nodeapi.protocol.asset import invert, value
 from nodeapi.protocol.ids import instance_number
 
 _MISSING = object()
@@ -168,9 +168,7 @@ class ObjectStore:
         orders = self._books.get(market)
         if orders is None:
             orders = [self.objects[i] for i in self.orders_by_market.get(market, ())]
-            orders.sort(key=lambda o: (Fraction(int(o["sell_price"]["quote"]["amount"]),
-                                                int(o["sell_price"]["base"]["amount"])),
-                                       instance_number(o["id"])))
+            orders.sort(key=lambda o: (value(invert(o["sell_price"])), instance_number(o["id"])))
             self._books[market] = orders
         return orders
 

@@ -20,7 +20,7 @@ from nodeapi.chain.errors import (
     TransactionExpired, TransactionTooLarge)
 from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
 from nodeapi.chain.evaluators.registry import check_applied
-from nodeapi.chain.genesis import format_time, parse_time
+from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.block import block_header_bytes
 from nodeapi.protocol.serialize import pack_varint

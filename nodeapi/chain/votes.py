@@ -25,10 +25,10 @@ of the opinion accounts' statistics are updated as graphene does.  Times are
 integer seconds since the epoch.
 """
 
-from nodeapi.chain.genesis import FULL_PERCENT
+from nodeapi.protocol.asset import percent_of
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, PROXY_TO_SELF_ACCOUNT
 from nodeapi.protocol.times import format_time, parse_time
 
-PROXY_TO_SELF = "1.2.5"
 COMMITTEE, WITNESS, WORKER = 0, 1, 2
 _FULL_POWER_SECONDS = 360 * 86400
 _RECALC_STEPS = 8
@@ -46,8 +46,8 @@ def recalced_stake(stake: int, last_vote_time: int, now: int) -> int:
     if last_vote_time <= zero_power_time:
         return 0
     step = (full_power_time - last_vote_time) // _SECONDS_PER_STEP
-    subtract = FULL_PERCENT * (step + 1) // _RECALC_STEPS
-    return stake - stake * subtract // FULL_PERCENT
+    subtract = GRAPHENE_100_PERCENT * (step + 1) // _RECALC_STEPS
+    return stake - percent_of(stake, subtract)
 
 
 class Tally:
@@ -107,7 +107,7 @@ def _count_account(state, tally: Tally, acc: dict, stats: dict, now: int,
     if not (params.get("count_non_member_votes", True)
             or parse_time(acc["membership_expiration_date"]) > now):
         return
-    direct = acc["options"]["voting_account"] == PROXY_TO_SELF
+    direct = acc["options"]["voting_account"] == PROXY_TO_SELF_ACCOUNT
     opinion = acc if direct else state.objects[acc["options"]["voting_account"]]
     stake = _pob_stake(0 if pob_activated else int(stats["total_core_in_orders"]), stats)
     if stake == 0:

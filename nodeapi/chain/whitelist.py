@@ -11,7 +11,7 @@ account lists are kept by account_whitelist (7) on the listed account
 the flag authorizes everyone.
 """
 
-WHITE_LIST = 0x02
+from nodeapi.protocol.flags import WHITE_LIST
 
 
 def is_authorized_asset(state, account_id: str, asset: dict) -> bool:

@@ -28,6 +28,7 @@ from bisect import bisect_left, bisect_right
 from twisted.logger import Logger
 from zope.interface import implementer
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import IAccountHistory, IBlockConsumer, ICheckpointed
 from nodeapi.history.lookups import HistoryLookups
 from nodeapi.history.oprecord import history_entry, pack_record, record_accounts, \
@@ -147,7 +148,7 @@ class AccountHistory(HistoryLookups):
 
     def _keep(self, op, timestamp: int, accounts: list, first_n: int) -> None:
         self._records[op.id_num] = pack_record(
-            op, timestamp, [int(a.rpartition(".")[2]) for a in accounts], first_n)
+            op, timestamp, [instance_number(a) for a in accounts], first_n)
         self._add_row(op.id_num, op.block_num, timestamp, first_n)
 
     def _block_num_of(self, m: int) -> int:

@@ -17,30 +17,20 @@ can differ where several changes in one block touch the same range).
 """
 
 from bisect import bisect_left, bisect_right
-from fractions import Fraction
 
 from zope.interface import implementer
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import IBlockConsumer, ICheckpointed
-from nodeapi.chain.market import prices
-from nodeapi.chain.market.prices import times_ratio
+from nodeapi.protocol import asset as prices
+from nodeapi.protocol.asset import price_key, times_ratio
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 
-HUNDRED_PERCENT = 10000
-
-
-def _inst(asset_id: str) -> int:
-    return int(asset_id.rsplit(".", 1)[1])
-
-
-def price_key(p: dict) -> tuple:
-    """graphene ``price`` order: base asset, quote asset, base/quote."""
-    return (_inst(p["base"]["asset_id"]), _inst(p["quote"]["asset_id"]),
-            Fraction(int(p["base"]["amount"]), int(p["quote"]["amount"])))
 
 
 def price_times(p: dict, num: int, den: int) -> dict:
     """graphene ``price * ratio_type(num, den)``
-    (:func:`nodeapi.chain.market.prices.times_ratio`)."""
+    (:func:`nodeapi.protocol.asset.times_ratio`)."""
     return times_ratio(p, num, den)
 
 
@@ -110,7 +100,7 @@ class GroupedOrders:
                 update_max = False
                 if price_key(capped) > price_key(data[1]):
                     update_max = True
-                    top = price_times(data[0], HUNDRED_PERCENT + group, HUNDRED_PERCENT)
+                    top = price_times(data[0], GRAPHENE_100_PERCENT + group, GRAPHENE_100_PERCENT)
                     if price_key(capped) > price_key(top):
                         check_previous = True
                 if not check_previous:
@@ -128,7 +118,7 @@ class GroupedOrders:
                     continue
                 key = self._keys[i - 1]
                 data = self._groups[key]
-                bottom = price_times(data[1], HUNDRED_PERCENT, HUNDRED_PERCENT + group)
+                bottom = price_times(data[1], GRAPHENE_100_PERCENT, GRAPHENE_100_PERCENT + group)
                 if price_key(capped) < price_key(bottom):
                     self._set(group, sp, sp, for_sale)
                 elif capped_max and price_key(sp) >= price_key(data[0]):
@@ -168,7 +158,7 @@ class GroupedOrders:
 
     def restore_checkpoint(self, meta: dict, records: list) -> None:
         orders = [o for oid, o in self.chain.state.objects.items() if oid.startswith("1.7.")]
-        orders.sort(key=lambda o: int(o["id"].rsplit(".", 1)[1]))
+        orders.sort(key=lambda o: instance_number(o["id"]))
         for order in orders:
             self._insert(order)
             self._seen[order["id"]] = order
@@ -178,7 +168,7 @@ class GroupedOrders:
         objects = self.chain.state.objects
         changed = [oid for oid in self.chain.changed_objects_of_last_block()
                    if oid.startswith("1.7.")]
-        changed.sort(key=lambda oid: int(oid.rsplit(".", 1)[1]))
+        changed.sort(key=instance_number)
         for oid in changed:
             old, new = self._seen.pop(oid, None), objects.get(oid)
             if old is not None:

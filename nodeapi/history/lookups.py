@@ -26,6 +26,7 @@ graphene resets it.
 from array import array
 from bisect import bisect_left, bisect_right
 
+from nodeapi.protocol.ids import instance_number, kind_and_instance
 from nodeapi.history.oprecord import record_accounts, record_first_n
 
 
@@ -163,8 +164,7 @@ class HistoryLookups:
         ``account_transaction_history_object``)."""
         found = {}
         for oid in ids:
-            kind, _, instance = oid.rpartition(".")
-            n = int(instance)
+            kind, n = kind_and_instance(oid)
             if kind == "1.11":
                 entry = self.get_operation(n)
                 if entry is not None:
@@ -178,7 +178,7 @@ class HistoryLookups:
                 next_n = 0  # the oldest kept entry: graphene resets its link
                 if j > log.dead:
                     prev = self._records[log.ops[j - 1]]
-                    instance_of = int(account.rpartition(".")[2])
+                    instance_of = instance_number(account)
                     next_n = record_first_n(prev) + record_accounts(prev).index(instance_of)
                 found[oid] = {"id": oid, "account": account, "operation_id": f"1.11.{m}",
                               "sequence": log.removed + (j - log.dead) + 1,

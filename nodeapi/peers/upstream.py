@@ -54,6 +54,7 @@ from twisted.internet import defer, task
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.chain.numbering import history_accounts, impacted_of, number_entries
 from nodeapi.peers.client import PeerRpcFactory
@@ -400,7 +401,7 @@ class UpstreamService(service.MultiService):
                                                 self.next_ath, self._account_stats)
         trx_in_block = int(h["trx_in_block"])
         trx_id = trx_ids[trx_in_block] if trx_in_block < len(trx_ids) else NO_TRX
-        return AppliedOperation(int(str(h["id"]).rsplit(".", 1)[1]), op, result, num,
+        return AppliedOperation(instance_number(str(h["id"])), op, result, num,
                                 trx_in_block, int(h["op_in_trx"]), int(h["virtual_op"]),
                                 bool(h.get("is_virtual", False)), trx_id, payer, impacted,
                                 entries)

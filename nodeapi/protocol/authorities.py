@@ -22,12 +22,10 @@ libraries/protocol/include/graphene/protocol/*.hpp and proposal.cpp:
 Operations are in their wire (JSON) form ``[type, {...}]``.
 """
 
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.operations import VIRTUAL_OPERATIONS, operation_type  # noqa: F401
 
-#: GRAPHENE_COMMITTEE_ACCOUNT and GRAPHENE_TEMP_ACCOUNT (config.hpp).
-COMMITTEE_ACCOUNT = "1.2.0"
-TEMP_ACCOUNT = "1.2.4"
 
 #: type -> the field naming the fee payer, or a fixed account (``=1.2.N``)
 FEE_PAYER = {

@@ -21,11 +21,8 @@ Amounts are core satoshis (``GRAPHENE_BLOCKCHAIN_PRECISION`` = 100000 per
 BTS); ``price_per_kbyte`` is satoshis per 1024 bytes.
 """
 
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as _P
 from nodeapi.protocol.errors import InvalidField
-
-#: GRAPHENE_BLOCKCHAIN_PRECISION
-PRECISION = 100000
-_P = PRECISION
 
 #: type -> default ``fee_params_t`` (bitshares-core 7.x)
 DEFAULT_FEE_PARAMETERS = {

@@ -39,15 +39,16 @@ given as decimal strings are accepted.
 
 import copy
 
+from nodeapi.protocol.asset import percent_of
 from nodeapi.protocol.authorities import VIRTUAL_OPERATIONS, kind_of
 from nodeapi.protocol.composite import Vector
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 from nodeapi.protocol.errors import InvalidField
 from nodeapi.protocol.fee_parameters import fee_parameters, has_entry, schedule_scale
 from nodeapi.protocol.operations import serialize_operation_body
 from nodeapi.protocol.operations.custom_authorities import RESTRICTION
 from nodeapi.protocol.serialize import pack, to_int
 from nodeapi.protocol.types import AUTHORITY, MEMO
-from nodeapi.protocol.validation_checks import GRAPHENE_100_PERCENT as FULL_SCALE
 
 MAX_FEE_STABILIZATION_ITERATION = 4
 GET_REQUIRED_FEES_MAX_RECURSION = 4
@@ -210,8 +211,8 @@ def operation_fee(op: list, schedule: dict, prefix: str | None = None) -> int:
         raise InvalidField(f"operation {op[0]}: cannot compute its fee: missing or "
                            f"malformed field {exc}") from None
     scale = schedule_scale(schedule)
-    if scale != FULL_SCALE:
-        fee = fee * scale // FULL_SCALE
+    if scale != GRAPHENE_100_PERCENT:
+        fee = percent_of(fee, scale)
     return fee
 
 

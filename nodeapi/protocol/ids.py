@@ -94,3 +94,10 @@ def instance_number(object_id: str) -> int:
     -> 17), without validation: ids from clients go through
     :meth:`ObjectId.parse`."""
     return int(object_id.rsplit(".", 1)[1])
+
+
+def kind_and_instance(object_id: str) -> tuple[str, int]:
+    """``"1.2.17"`` -> ``("1.2", 17)`` for an id the chain wrote itself,
+    without validation (as :func:`instance_number`)."""
+    kind, _, instance = object_id.rpartition(".")
+    return kind, int(instance)

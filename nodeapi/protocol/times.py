@@ -10,7 +10,10 @@ import datetime
 
 from nodeapi.protocol.errors import InvalidTime
 
-MAX_TIME = 0xFFFFFFFF  # fc::time_point_sec::maximum(), 2106-02-07T06:28:15
+#: fc::time_point_sec::maximum() in its wire form.
+MAX_WIRE_TIME = "2106-02-07T06:28:15"
+#: fc::time_point_sec() (the epoch) in its wire form.
+EPOCH_WIRE_TIME = "1970-01-01T00:00:00"
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 
 

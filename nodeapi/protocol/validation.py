@@ -19,8 +19,11 @@ operation type; the chain does not evaluate these types.
 
 from nodeapi.errors import NodeAPIError
 from nodeapi.protocol import validation_checks as c
-from nodeapi.protocol.authorities import TEMP_ACCOUNT, VIRTUAL_OPERATIONS, kind_of
+from nodeapi.protocol.authorities import VIRTUAL_OPERATIONS, kind_of
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
 from nodeapi.protocol.errors import InvalidField
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY
+from nodeapi.protocol.flags import COMMITTEE_FED_ASSET, DISABLE_BSRM_UPDATE, GLOBAL_SETTLE, NON_UIA_ONLY_ISSUER_PERMISSION_MASK, WITNESS_FED_ASSET
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.validation_checks import amount, check, fee_non_negative, num
 from nodeapi.protocol.validation_late import LATE_RULES
@@ -59,7 +62,7 @@ def _call_order_update(d):
 def _account_create(d):
     _fee(d)
     check(c.is_valid_name(d["name"]), "is_valid_name( name )")
-    check(num(d.get("referrer_percent", 0)) <= c.GRAPHENE_100_PERCENT,
+    check(num(d.get("referrer_percent", 0)) <= GRAPHENE_100_PERCENT,
           "referrer_percent <= GRAPHENE_100_PERCENT")
     c.account_authority(d["owner"], "owner", "create")
     c.account_authority(d["active"], "active", "create")
@@ -84,7 +87,7 @@ def _account_create(d):
 def _account_update(d):
     check(d["account"] != TEMP_ACCOUNT, "account != GRAPHENE_TEMP_ACCOUNT")
     _fee(d)
-    check(d["account"] != "1.2.0", "account != account_id_type()")
+    check(d["account"] != COMMITTEE_ACCOUNT, "account != account_id_type()")
     ext = _ext(d)
     check(any(d.get(k) is not None for k in ("owner", "active", "new_options"))
           or ext.get("owner_special_authority") is not None
@@ -119,13 +122,13 @@ def _asset_create(d):
     c.asset_options(options)
     perms = num(options["issuer_permissions"])
     bitasset = d.get("bitasset_opts")
-    if perms & c.NON_UIA_ONLY_ISSUER_PERMISSION_MASK & ~(c.WITNESS_FED | c.COMMITTEE_FED):
+    if perms & NON_UIA_ONLY_ISSUER_PERMISSION_MASK & ~(WITNESS_FED_ASSET | COMMITTEE_FED_ASSET):
         check(bitasset is not None, "bitasset_opts.valid()")
     if d.get("is_prediction_market"):
         check(bitasset is not None, "bitasset_opts.valid()",
               "Cannot have a User-Issued Asset implement a prediction market.")
-        check(perms & c.GLOBAL_SETTLE, "0 != (common_options.issuer_permissions & global_settle)")
-        check(not perms & c.DISABLE_BSRM_UPDATE,
+        check(perms & GLOBAL_SETTLE, "0 != (common_options.issuer_permissions & global_settle)")
+        check(not perms & DISABLE_BSRM_UPDATE,
               "0 == (common_options.issuer_permissions & disable_bsrm_update)")
         check(_ext(bitasset).get("black_swan_response_method") is None,
               "!bitasset_opts->extensions.value.black_swan_response_method.valid()",
@@ -156,7 +159,7 @@ def _asset_update(d):
 def _issue(d):
     _fee(d)
     value = amount(d["asset_to_issue"])
-    check(value <= c.MAX_SHARE_SUPPLY, "asset_to_issue.amount.value <= GRAPHENE_MAX_SHARE_SUPPLY")
+    check(value <= MAX_SHARE_SUPPLY, "asset_to_issue.amount.value <= GRAPHENE_MAX_SHARE_SUPPLY")
     check(value > 0, "asset_to_issue.amount.value > 0")
     check(d["asset_to_issue"]["asset_id"] != "1.3.0", "asset_to_issue.asset_id != asset_id_type(0)")
 
@@ -164,7 +167,7 @@ def _issue(d):
 def _reserve(d):
     _fee(d)
     value = amount(d["amount_to_reserve"])
-    check(value <= c.MAX_SHARE_SUPPLY,
+    check(value <= MAX_SHARE_SUPPLY,
           "amount_to_reserve.amount.value <= GRAPHENE_MAX_SHARE_SUPPLY")
     check(value > 0, "amount_to_reserve.amount.value > 0")
 
@@ -243,7 +246,7 @@ def _worker_create(d):
     check(d["work_end_date"] > d["work_begin_date"], "work_end_date > work_begin_date")
     pay = num(d["daily_pay"])
     check(pay > 0, "daily_pay > 0")
-    check(pay < c.MAX_SHARE_SUPPLY, "daily_pay < GRAPHENE_MAX_SHARE_SUPPLY")
+    check(pay < MAX_SHARE_SUPPLY, "daily_pay < GRAPHENE_MAX_SHARE_SUPPLY")
     check(len(d["name"].encode()) < c.MAX_WORKER_NAME_LENGTH,
           "name.size() < GRAPHENE_MAX_WORKER_NAME_LENGTH")
     _url(d["url"], "url")

@@ -12,26 +12,18 @@ with graphene's text ``Assert Exception: <condition>: <message>`` (clients
 such as python-bitshares match on ``Assert Exception: is_valid_name( name )``).
 """
 
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY, NULL_ACCOUNT
 from nodeapi.protocol.errors import OperationInvalid
+from nodeapi.protocol.flags import (
+    ASSET_ISSUER_PERMISSION_MASK, COMMITTEE_FED_ASSET, GLOBAL_SETTLE, WHITE_LIST, WITNESS_FED_ASSET)
 from nodeapi.protocol.serialize import to_int
 
-GRAPHENE_100_PERCENT = 10000
-MAX_SHARE_SUPPLY = 1000000000000000
 MIN_ACCOUNT_NAME_LENGTH, MAX_ACCOUNT_NAME_LENGTH = 1, 63
 MIN_ASSET_SYMBOL_LENGTH, MAX_ASSET_SYMBOL_LENGTH = 3, 16
 MAX_URL_LENGTH = 127
 MAX_WORKER_NAME_LENGTH = 63
 MIN_COLLATERAL_RATIO, MAX_COLLATERAL_RATIO = 1001, 32000
-NULL_ACCOUNT = "1.2.3"
 
-# asset permission / flag bits (types.hpp)
-GLOBAL_SETTLE, WHITE_LIST = 0x20, 0x02
-WITNESS_FED, COMMITTEE_FED = 0x80, 0x100
-DISABLE_BSRM_UPDATE = 0x4000
-ASSET_ISSUER_PERMISSION_MASK = 0xFFFF
-UIA_ASSET_ISSUER_PERMISSION_MASK = 0x01 | 0x02 | 0x04 | 0x08 | 0x40 | 0x200 | 0x400
-NON_UIA_ONLY_ISSUER_PERMISSION_MASK = (ASSET_ISSUER_PERMISSION_MASK
-                                       ^ UIA_ASSET_ISSUER_PERMISSION_MASK)
 
 
 def check(condition, expression: str, message: str = "") -> None:
@@ -186,7 +178,7 @@ def asset_options(o: dict) -> None:
           "0 == (issuer_permissions & ~ASSET_ISSUER_PERMISSION_MASK)")
     check(flags & GLOBAL_SETTLE == 0, "0 == (flags & global_settle)",
           "Can not set global_settle flag, it is for issuer permission only")
-    check(flags & (WITNESS_FED | COMMITTEE_FED) != WITNESS_FED | COMMITTEE_FED,
+    check(flags & (WITNESS_FED_ASSET | COMMITTEE_FED_ASSET) != WITNESS_FED_ASSET | COMMITTEE_FED_ASSET,
           "(flags & (witness_fed_asset | committee_fed_asset)) != "
           "(witness_fed_asset | committee_fed_asset)")
     cer = o["core_exchange_rate"]

@@ -10,11 +10,13 @@ samet_fund.cpp, credit_offer.cpp; messages are graphene's.  Used through
 
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.authorities import FEE_PAYER
+from nodeapi.protocol.config import (
+    COMMITTEE_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, TEMP_ACCOUNT, WITNESS_ACCOUNT)
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY
 from nodeapi.protocol.ids import instance_number as instance
 from nodeapi.protocol.validation_checks import amount, check, num
 
 _NOT_NEGATIVE = "Fee should not be negative"
-_SPECIAL_ACCOUNTS = ("1.2.4", "1.2.0", "1.2.1", "1.2.2")
 MAX_CREDIT_DEAL_DAYS = 380
 CDAR_TYPE_COUNT = 3
 TICKET_TYPE_COUNT = 5
@@ -56,7 +58,8 @@ def _claim_pool(d):
 
 
 def _special_account(d, verb: str):
-    check(d["account"] not in _SPECIAL_ACCOUNTS,
+    check(d["account"] not in (TEMP_ACCOUNT, COMMITTEE_ACCOUNT, WITNESS_ACCOUNT,
+                                 RELAXED_COMMITTEE_ACCOUNT),
           "account != GRAPHENE_TEMP_ACCOUNT && account != GRAPHENE_COMMITTEE_ACCOUNT && "
           "account != GRAPHENE_WITNESS_ACCOUNT && account != GRAPHENE_RELAXED_COMMITTEE_ACCOUNT",
           f"Can not {verb} custom authority for special accounts")
@@ -126,7 +129,7 @@ def _ticket_update(d):
 
 
 def _percent(value, expression: str, message: str):
-    check(num(value) <= c.GRAPHENE_100_PERCENT, f"{expression} <= GRAPHENE_100_PERCENT", message)
+    check(num(value) <= GRAPHENE_100_PERCENT, f"{expression} <= GRAPHENE_100_PERCENT", message)
 
 
 def _pool_create(d):
@@ -212,9 +215,9 @@ def _borrowers(pairs):
     for _account, limit in pairs:
         check(num(limit) >= 0, "max_borrow_amount >= 0",
               "Maximum amount to borrow for acceptable borrowers should not be negative")
-        check(num(limit) <= c.MAX_SHARE_SUPPLY, "max_borrow_amount <= GRAPHENE_MAX_SHARE_SUPPLY",
+        check(num(limit) <= MAX_SHARE_SUPPLY, "max_borrow_amount <= GRAPHENE_MAX_SHARE_SUPPLY",
               "Maximum amount to borrow for acceptable borrowers should not be greater than "
-              f"{c.MAX_SHARE_SUPPLY}")
+              f"{MAX_SHARE_SUPPLY}")
 
 
 def _duration(value):
@@ -225,8 +228,8 @@ def _duration(value):
 
 def _min_deal(value):
     check(num(value) >= 0, "min_deal_amount >= 0", "Minimum deal amount should not be negative")
-    check(num(value) <= c.MAX_SHARE_SUPPLY, "min_deal_amount <= GRAPHENE_MAX_SHARE_SUPPLY",
-          f"Minimum deal amount should not be greater than {c.MAX_SHARE_SUPPLY}")
+    check(num(value) <= MAX_SHARE_SUPPLY, "min_deal_amount <= GRAPHENE_MAX_SHARE_SUPPLY",
+          f"Minimum deal amount should not be greater than {MAX_SHARE_SUPPLY}")
 
 
 def _offer_create(d):

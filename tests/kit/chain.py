@@ -11,7 +11,7 @@ from bitsharesbase.operationids import operations as op_ids
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.fees import core_fee
-from nodeapi.chain.genesis import format_time
+from nodeapi.protocol.times import format_time
 
 from kit.keys import DEV_PUB, DEV_WIF
 from kit.signing import sign, sign_wire

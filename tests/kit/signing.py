@@ -20,7 +20,7 @@ from bitsharesbase.chains import known_chains
 from bitsharesbase.signedtransactions import Signed_Transaction
 
 from nodeapi.chain import authority as chain_auth
-from nodeapi.chain.genesis import format_time
+from nodeapi.protocol.times import format_time
 from nodeapi.protocol.transaction import sign_transaction, signature_digest
 
 from kit.keys import CHAIN_ID, DEV_WIF

@@ -35,6 +35,7 @@ Semantics:
 
 from twisted.logger import Logger
 
+from nodeapi.protocol.ids import kind_and_instance
 from nodeapi.api.arguments import id_key, optional_bool
 from nodeapi.api.base import api_function
 from nodeapi.errors import ApiError
@@ -193,8 +194,8 @@ class SubscriptionsMixin:
             self._counters = dict(self.chain.state.next_instance)
 
     def _is_new(self, oid: str) -> bool:
-        space_type, _, instance = oid.rpartition(".")
-        return int(instance) >= self._counters.get(space_type, 0)
+        space_type, instance = kind_and_instance(oid)
+        return instance >= self._counters.get(space_type, 0)
 
     def _notify_objects(self, applied) -> None:
         objects = self.chain.state.objects

@@ -6,13 +6,14 @@ Reference: graphene libraries/chain/account_evaluator.cpp.
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.validation_checks import is_valid_name
-from nodeapi.chain.authority import TEMP_ACCOUNT
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
 from nodeapi.chain.special_authority import apply_extensions, check_extensions
 from nodeapi.chain.errors import InvalidOperation, UnknownObject
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.evaluators.governance import (
     is_voting, num_committee_voted, verify_account_votes)
-from nodeapi.chain.genesis import MAX_TIME, format_time, make_lifetime_member, new_account
+from nodeapi.chain.genesis import make_lifetime_member, new_account
+from nodeapi.protocol.times import MAX_WIRE_TIME, format_time
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.keys import public_key_bytes
 
@@ -75,7 +76,7 @@ def _check_authority(ctx: ApplyContext, auth: dict, what: str) -> dict:
 
 
 def _is_lifetime(acc: dict) -> bool:
-    return acc["membership_expiration_date"] == MAX_TIME
+    return acc["membership_expiration_date"] == MAX_WIRE_TIME
 
 
 def account_create(ctx: ApplyContext, data: dict) -> list:
@@ -137,7 +138,7 @@ def account_update(ctx: ApplyContext, data: dict) -> list:
     changed proxy or vote list sets statistics ``is_voting`` and
     ``last_vote_time`` (the vote tally's decay starts from it)."""
     state = ctx.state
-    if data["account"] in (TEMP_ACCOUNT, "1.2.0"):
+    if data["account"] in (TEMP_ACCOUNT, COMMITTEE_ACCOUNT):
         raise InvalidOperation(f"account_update may not update {data['account']}")
     owner = _check_authority(ctx, data["owner"], "Owner") if "owner" in data else None
     active = _check_authority(ctx, data["active"], "Active") if "active" in data else None

@@ -11,16 +11,17 @@ import re
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.bitasset import create_bitasset_data
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
-from nodeapi.chain.market.bitasset_data import DISABLE_FORCE_SETTLE, bitasset_of
-from nodeapi.chain.market.prices import equal
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance, adjust_supply
+from nodeapi.chain.market.bitasset_data import bitasset_of
+from nodeapi.protocol.asset import equal
 from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
 from nodeapi.chain.whitelist import is_authorized_asset
-from nodeapi.protocol.validation_checks import (
-    ASSET_ISSUER_PERMISSION_MASK, UIA_ASSET_ISSUER_PERMISSION_MASK)
+from nodeapi.protocol.flags import (
+    ASSET_ISSUER_PERMISSION_MASK, DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY, LOCK_MAX_SUPPLY,
+    UIA_ASSET_ISSUER_PERMISSION_MASK)
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
-_LOCK_MAX_SUPPLY, _DISABLE_NEW_SUPPLY = 0x200, 0x400
 
 _SYMBOL = re.compile(r"^[A-Z][A-Z0-9]*(\.[A-Z0-9]+)?[A-Z0-9]*$")
 
@@ -151,7 +152,7 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
                   "Cannot update precision if current supply is non-zero")
     if (int(opts["flags"]) ^ int(old["flags"])) & ~old_perms:
         raise InvalidOperation("Flag change is forbidden by issuer permissions")
-    fc_assert(not int(old["flags"]) & _LOCK_MAX_SUPPLY
+    fc_assert(not int(old["flags"]) & LOCK_MAX_SUPPLY
               or int(old["max_supply"]) == int(opts["max_supply"]),
               "a.can_update_max_supply() || a.options.max_supply == o.new_options.max_supply",
               "Can not update max supply")
@@ -198,14 +199,14 @@ def asset_issue(ctx: ApplyContext, data: dict) -> list:
     if value <= 0:
         raise InvalidOperation("Issued amount must be positive")
     ctx.state.require(data["issue_to_account"])
-    fc_assert(not int(asset["options"]["flags"]) & _DISABLE_NEW_SUPPLY,
+    fc_assert(not int(asset["options"]["flags"]) & DISABLE_NEW_SUPPLY,
               "a.can_create_new_supply()", "Can not create new supply")
     fc_assert(is_authorized_asset(ctx.state, data["issue_to_account"], asset),
               "is_authorized_asset( d, *to_account, a )")
-    dyn = ctx.state.modify(asset["dynamic_asset_data_id"])
-    if dyn["current_supply"] + value > int(asset["options"]["max_supply"]):
+    supply = int(ctx.state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
+    if supply + value > int(asset["options"]["max_supply"]):
         raise InvalidOperation(f"Issuing {value} would exceed max_supply of {asset['symbol']}")
-    dyn["current_supply"] += value
+    adjust_supply(ctx.state, asset["id"], value)
     adjust_balance(ctx.state, data["issue_to_account"], asset["id"], value)
     return VOID
 
@@ -223,7 +224,7 @@ def asset_reserve(ctx: ApplyContext, data: dict) -> list:
     fc_assert(is_authorized_asset(ctx.state, data["payer"], asset),
               "is_authorized_asset( d, *from_account, a )")
     adjust_balance(ctx.state, data["payer"], asset["id"], -value)
-    ctx.state.modify(asset["dynamic_asset_data_id"])["current_supply"] -= value
+    adjust_supply(ctx.state, asset["id"], -value)
     return VOID
 
 

@@ -4,7 +4,8 @@ Reference: graphene libraries/chain/balance_evaluator.cpp.
 """
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.keys import PublicKey, balance_addresses
 
 

@@ -15,7 +15,8 @@ a ``black_swan_response_method`` other than 0 is refused (README).
 """
 
 from nodeapi.chain.errors import InsufficientFeeds, InvalidOperation, fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.bitasset_data import (
     COMMITTEE_FED, DISABLE_BSRM_UPDATE, DISABLE_FORCE_SETTLE, DISABLE_ICR_UPDATE,
     DISABLE_MCR_UPDATE, DISABLE_MSSR_UPDATE, GLOBAL_SETTLE, WITNESS_FED, backing_asset,
@@ -24,7 +25,7 @@ from nodeapi.chain.market.bitasset_data import (
 from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees
 from nodeapi.chain.market.margin import check_call_orders
 from nodeapi.chain.market.positions import least_collateralized
-from nodeapi.chain.market.prices import (
+from nodeapi.protocol.asset import (
     default_feed, is_null, make_price, margin_call_params_equal, mul_down, mul_up, normal,
     value)
 from nodeapi.chain.market.settle_orders import apply_force_settlement
@@ -324,8 +325,7 @@ def _settle_from_fund(ctx: ApplyContext, data: dict, asset: dict, b: dict) -> li
         settled -= issuer_fees
         if settled > 0:
             adjust_balance(state, data["account"], backing, settled)
-    dyn = state.modify(asset["dynamic_asset_data_id"])
-    dyn["current_supply"] = int(dyn["current_supply"]) - pays
+    adjust_supply(state, asset["id"], -pays)
     fees = [{"amount": issuer_fees, "asset_id": backing}]
     if collateral_fees is not None:
         fees.insert(0, {"amount": collateral_fees, "asset_id": backing})

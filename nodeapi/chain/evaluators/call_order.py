@@ -16,17 +16,18 @@ Reference: bitshares-core libraries/chain/market_evaluator.cpp
 """
 
 from nodeapi.chain.errors import InsufficientFeeds, fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.bitasset_data import (
-    DISABLE_COLLATERAL_BIDDING, backing_asset, bitasset_of, has_feed, is_globally_settled)
+    backing_asset, bitasset_of, has_feed, is_globally_settled)
 from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.margin import check_call_orders
 from nodeapi.chain.market.positions import call_of, collateralization
-from nodeapi.chain.market.prices import invert, make_price, max_short_squeeze_price, value
+from nodeapi.protocol.asset import invert, make_price, max_short_squeeze_price, value
 from nodeapi.chain.market.swan import cancel_bid
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.flags import DISABLE_COLLATERAL_BIDDING, DISABLE_NEW_SUPPLY
 
-_DISABLE_NEW_SUPPLY = 0x400
 
 
 def _authorized(state, account: str, asset: dict, b: dict) -> None:
@@ -51,7 +52,7 @@ def call_order_update(ctx: ApplyContext, data: dict) -> list:
     b = bitasset_of(state, asset["id"])
     fc_assert(b is not None, "_debt_asset->is_market_issued()",
               f"Unable to cover {asset['symbol']} as it is not a collateralized asset.")
-    fc_assert(debt_change <= 0 or not int(asset["options"]["flags"]) & _DISABLE_NEW_SUPPLY,
+    fc_assert(debt_change <= 0 or not int(asset["options"]["flags"]) & DISABLE_NEW_SUPPLY,
               "o.delta_debt.amount <= 0 || _debt_asset->can_create_new_supply()",
               "Can not create new supply")
     dyn = state.objects[asset["dynamic_asset_data_id"]]
@@ -95,7 +96,7 @@ def call_order_update(ctx: ApplyContext, data: dict) -> list:
 
     if debt_change:
         adjust_balance(state, account, asset["id"], debt_change)
-        state.modify(asset["dynamic_asset_data_id"])["current_supply"] = supply + debt_change
+        adjust_supply(state, asset["id"], debt_change)
     if coll_change:
         adjust_balance(state, account, delta_coll["asset_id"], -coll_change)
         core_in_orders(state, account, delta_coll["asset_id"], coll_change)

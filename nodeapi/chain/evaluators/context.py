@@ -7,12 +7,12 @@ An evaluator is ``fn(ctx: ApplyContext, data: dict) -> list`` (the graphene
 calls it inside an undo session, so a failure leaves nothing behind.  The
 table of evaluators is :mod:`nodeapi.chain.evaluators.registry`.
 
-Reference: graphene libraries/chain/evaluator.cpp (fee payment),
-db_balance.cpp (``adjust_balance``).
+Reference: graphene libraries/chain/evaluator.cpp (fee payment).
 """
 
 
-from nodeapi.chain.errors import InsufficientBalance, InsufficientFee
+from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.errors import InsufficientFee
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
 
@@ -52,36 +52,6 @@ class ApplyContext:
     @property
     def parameters(self) -> dict:
         return self.state.objects["2.0.0"]["parameters"]
-
-
-def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
-    """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
-    (created on first credit); raises :class:`InsufficientBalance`."""
-    if delta == 0:
-        return
-    bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
-    if bid is None:
-        if delta < 0:
-            raise InsufficientBalance(
-                f"Insufficient Balance: {account_id}'s balance of 0 {asset_id} is less than "
-                f"required {-delta} {asset_id}")
-        state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
-                             "maintenance_flag": False})
-        _core_in_balance(state, account_id, asset_id, delta)
-        return
-    have = state.objects[bid]["balance"]
-    if have + delta < 0:
-        raise InsufficientBalance(
-            f"Insufficient Balance: {account_id}'s balance of {have} {asset_id} is less than "
-            f"required {-delta} {asset_id}")
-    state.modify(bid)["balance"] = have + delta
-    _core_in_balance(state, account_id, asset_id, have + delta)
-
-
-def _core_in_balance(state: ObjectStore, account_id: str, asset_id: str, value: int) -> None:
-    """Mirror the core balance in statistics ``core_in_balance`` (graphene)."""
-    if asset_id == "1.3.0":
-        state.modify(state.objects[account_id]["statistics"])["core_in_balance"] = value
 
 
 #: operations whose fee the order keeps as its deferred fee (graphene

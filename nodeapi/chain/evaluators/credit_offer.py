@@ -23,15 +23,16 @@ days (GRAPHENE_MAX_CREDIT_OFFER_DAYS / _DEAL_DAYS).
 """
 
 from nodeapi.chain.errors import ChainError, InvalidOperation, fc_assert
-from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
-from nodeapi.chain.genesis import format_time, parse_time
+from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.balances import adjust_balance
+from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.ids import instance_number
+from nodeapi.protocol.config import MAX_TIME
 
 OFFER, DEAL, SUMMARY = "1.21", "1.22", "2.18"
 FEE_RATE_DENOM = 1000000
 MAX_DAYS_SECONDS = 380 * 86400
-MAX_TIME = 0xFFFFFFFF
 NO_AUTO_REPAY, ONLY_FULL_REPAYMENT = 0, 1
 
 

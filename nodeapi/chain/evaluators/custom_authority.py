@@ -25,7 +25,7 @@ graphene's ``FC_ASSERT`` texts.
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.genesis import parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.errors import OperationInvalid
 from nodeapi.protocol.operations import OPERATIONS
 from nodeapi.protocol.restrictions import restriction_count, restriction_predicate

@@ -11,12 +11,13 @@ account has at most one of each (graphene's unique ``by_account`` indexes).
 
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.genesis import MAX_TIME
+from nodeapi.protocol.config import PROXY_TO_SELF_ACCOUNT
+from nodeapi.protocol.times import MAX_WIRE_TIME
 
 
 def _lifetime_member(ctx: ApplyContext, account_id: str) -> None:
     acc = ctx.state.require(account_id)
-    if acc["membership_expiration_date"] != MAX_TIME:
+    if acc["membership_expiration_date"] != MAX_WIRE_TIME:
         raise InvalidOperation(f"Account {acc['name']} is not a lifetime member")
 
 
@@ -128,12 +129,12 @@ def verify_account_votes(state, options: dict) -> None:
 def num_committee_voted(options: dict) -> int:
     """graphene ``account_options::num_committee_voted``: committee votes of
     an account voting directly (0 when it has a proxy)."""
-    if options["voting_account"] != "1.2.5":
+    if options["voting_account"] != PROXY_TO_SELF_ACCOUNT:
         return 0
     return sum(1 for v in options.get("votes", []) if v.split(":")[0] == "0")
 
 
 def is_voting(options: dict) -> bool:
     """graphene ``account_options::is_voting``: a proxy or some votes."""
-    return options["voting_account"] != "1.2.5" or bool(options.get("votes"))
+    return options["voting_account"] != PROXY_TO_SELF_ACCOUNT or bool(options.get("votes"))
 

@@ -29,12 +29,13 @@ import hashlib
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
-from nodeapi.chain.genesis import format_time, parse_time
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance
+from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.keys import ripemd160
+from nodeapi.protocol.config import MAX_TIME
+from nodeapi.protocol.flags import TRANSFER_RESTRICTED
 
-_TRANSFER_RESTRICTED = 0x08
-_MAX_TIME = 0xFFFFFFFF  # fc::time_point_sec::maximum()
 
 
 def _sha256(data: bytes) -> bytes:
@@ -85,7 +86,7 @@ def htlc_create(ctx: ApplyContext, data: dict) -> list:
     asset = state.require(asset_id)
     state.require(data["from"])
     state.require(data["to"])
-    if int(asset["options"]["flags"]) & _TRANSFER_RESTRICTED:
+    if int(asset["options"]["flags"]) & TRANSFER_RESTRICTED:
         fc_assert(asset["issuer"] in (data["from"], data["to"]),
                   "!asset_to_transfer.is_transfer_restricted() || op.from == "
                   "asset_to_transfer.issuer || op.to == asset_to_transfer.issuer",
@@ -154,7 +155,7 @@ def htlc_extend(ctx: ApplyContext, data: dict) -> list:
     options = htlc_options(ctx)
     expiration = parse_time(htlc["conditions"]["time_lock"]["expiration"])
     extended = expiration + int(data["seconds_to_add"])
-    fc_assert(extended < _MAX_TIME,
+    fc_assert(extended < MAX_TIME,
               "htlc_obj->conditions.time_lock.expiration.sec_since_epoch() + "
               "static_cast<uint64_t>(o.seconds_to_add) < "
               "fc::time_point_sec::maximum().sec_since_epoch()",

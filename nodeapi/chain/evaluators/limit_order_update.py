@@ -16,12 +16,13 @@ asset's ``accumulated_fees``), its core value returning to the fee pool.
 """
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.evaluators.market import check_market, refuse_take_profit
 from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.margin import apply_order
 from nodeapi.chain.fees import charge_statistics, core_fee
-from nodeapi.chain.genesis import parse_time
+from nodeapi.protocol.times import parse_time
 
 
 def _fail(message: str):

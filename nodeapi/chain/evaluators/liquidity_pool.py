@@ -31,13 +31,14 @@ Arithmetic (integers, as the reference):
 """
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.limits import calculate_market_fee, pay_market_fees
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.flags import DISABLE_NEW_SUPPLY
+from nodeapi.protocol.asset import percent_of
 
 KIND = "1.19"
-FULL = 10000
-_DISABLE_NEW_SUPPLY = 0x400
 
 
 def _asset(amount: int, asset_id: str) -> dict:
@@ -50,11 +51,6 @@ def _dyn(state, asset: dict) -> dict:
 
 def _supply(state, asset: dict) -> int:
     return int(_dyn(state, asset)["current_supply"])
-
-
-def _change_supply(state, asset: dict, delta: int) -> None:
-    dyn = state.modify(asset["dynamic_asset_data_id"])
-    dyn["current_supply"] = int(dyn["current_supply"]) + delta
 
 
 def _set_balances(state, pool_id: str, balance_a: int, balance_b: int) -> None:
@@ -154,7 +150,7 @@ def liquidity_pool_deposit(ctx: ApplyContext, data: dict) -> list:
     fc_assert(b["asset_id"] == pool["asset_b"], "op.amount_b.asset_id == _pool->asset_b",
               "Asset type B mismatch")
     share = state.objects[pool["share_asset"]]
-    fc_assert(not int(share["options"]["flags"]) & _DISABLE_NEW_SUPPLY,
+    fc_assert(not int(share["options"]["flags"]) & DISABLE_NEW_SUPPLY,
               "share_asset_obj.can_create_new_supply()",
               "Can not create new supply for the share asset")
     balance_a, balance_b = int(pool["balance_a"]), int(pool["balance_b"])
@@ -183,7 +179,7 @@ def liquidity_pool_deposit(ctx: ApplyContext, data: dict) -> list:
     adjust_balance(state, data["account"], pool["asset_b"], -take_b)
     adjust_balance(state, data["account"], share["id"], shares)
     _set_balances(state, pool["id"], balance_a + take_a, balance_b + take_b)
-    _change_supply(state, share, shares)
+    adjust_supply(state, share["id"], shares)
     return [4, {"paid": [_asset(take_a, pool["asset_a"]), _asset(take_b, pool["asset_b"])],
                 "received": [_asset(shares, share["id"])], "fees": []}]
 
@@ -208,7 +204,7 @@ def liquidity_pool_withdraw(ctx: ApplyContext, data: dict) -> list:
     else:
         percent = int(pool["withdrawal_fee_percent"])
         gross_a, gross_b = shares * balance_a // supply, shares * balance_b // supply
-        fee_a, fee_b = gross_a * percent // FULL, gross_b * percent // FULL
+        fee_a, fee_b = percent_of(gross_a, percent), percent_of(gross_b, percent)
         pays_a, pays_b = gross_a - fee_a, gross_b - fee_b
         fc_assert(pays_a > 0 or pays_b > 0, "a128 > 0 || b128 > 0", "Aborting due to zero outcome")
     adjust_balance(state, data["account"], share["id"], -shares)
@@ -216,7 +212,7 @@ def liquidity_pool_withdraw(ctx: ApplyContext, data: dict) -> list:
         adjust_balance(state, data["account"], pool["asset_a"], pays_a)
     if pays_b:
         adjust_balance(state, data["account"], pool["asset_b"], pays_b)
-    _change_supply(state, share, -shares)
+    adjust_supply(state, share["id"], -shares)
     _set_balances(state, pool["id"], balance_a - pays_a, balance_b - pays_b)
     return [4, {"paid": [_asset(shares, share["id"])],
                 "received": [_asset(pays_a, pool["asset_a"]), _asset(pays_b, pool["asset_b"])],
@@ -262,7 +258,7 @@ def liquidity_pool_exchange(ctx: ApplyContext, data: dict) -> list:
     else:
         new_b = balance_b + pool_receives
         delta = balance_a - (virtual + new_b - 1) // new_b
-    pool_fee = delta * int(pool["taker_fee_percent"]) // FULL
+    pool_fee = percent_of(delta, int(pool["taker_fee_percent"]))
     pool_pays = delta - pool_fee
     taker_fee = calculate_market_fee(state, want["asset_id"], pool_pays, False)
     receives = pool_pays - taker_fee

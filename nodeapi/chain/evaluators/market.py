@@ -23,8 +23,9 @@ Fills share market fees and give makers their creation fee discount as
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
-from nodeapi.chain.genesis import parse_time
+from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.balances import adjust_balance
+from nodeapi.protocol.times import parse_time
 from nodeapi.chain.market.limits import cancel_limit_order, core_in_orders
 from nodeapi.chain.market.margin import apply_order
 from nodeapi.chain.whitelist import is_authorized_asset

@@ -32,13 +32,13 @@ proposal is executed if authorized, then removed either way.
 from nodeapi.chain import authority as auth
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.genesis import format_time, parse_time
+from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT
 
 KIND = "1.10"
-COMMITTEE = "1.2.0"
 
 
 def _accounts(ids) -> list:
@@ -97,7 +97,7 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     fc_assert(not other, "other.empty()",
               "Proposals containing operations requiring non-account authorities are not yet "
               "implemented.")
-    if COMMITTEE in active or COMMITTEE in owner:
+    if COMMITTEE_ACCOUNT in active or COMMITTEE_ACCOUNT in owner:
         minimum = int(params["committee_proposal_review_period"])
         if review is None:
             raise InvalidOperation(f"Review period not given, but at least {minimum} required")

@@ -15,7 +15,8 @@ fund owner as impacted.
 """
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
-from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
 
 KIND = "1.20"

@@ -24,9 +24,12 @@ amount to the balance.  The account statistics keep ``total_core_pol`` /
 ``total_pob`` / ``total_inactive``.
 """
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
-from nodeapi.chain.genesis import format_time, parse_time
+from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.balances import adjust_balance
+from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.config import MAX_TIME
 
 KIND = "1.18"
 TYPES = ("liquid", "lock_180_days", "lock_360_days", "lock_720_days", "lock_forever")
@@ -37,7 +40,6 @@ FOREVER_STEP_SECONDS = 180 * 86400
 CHARGING_STEP_SECONDS = 15 * 86400
 CANCEL_CHARGING_SECONDS = 7 * 86400
 DOWNGRADE_SECONDS = (180 * 86400, 180 * 86400, 360 * 86400)
-MAX_TIME = 0xFFFFFFFF
 
 
 class _Ticket:
@@ -176,7 +178,7 @@ def ticket_update(ctx: ApplyContext, data: dict) -> list:
         stats["total_pol_value"] = int(stats["total_pol_value"]) + delta
     updated, removed = process_tickets(state, ctx.now)
     updated = (set(updated) | {obj["id"]}) - set(new_objects) - set(removed)
-    key = lambda i: int(i.split(".")[2])  # noqa: E731
+    key = instance_number
     return [3, {"new_objects": new_objects, "updated_objects": sorted(updated, key=key),
                 "removed_objects": sorted(removed, key=key)}]
 
@@ -188,7 +190,7 @@ def process_tickets(state, now: int) -> tuple:
     delta_pob = delta_inactive = 0
     while True:
         due = [(parse_time(state.objects[oid]["next_auto_update_time"]),
-                int(oid.split(".")[2]), oid) for oid in state.ids_of_type(KIND + ".")]
+                instance_number(oid), oid) for oid in state.ids_of_type(KIND + ".")]
         due = [d for d in due if d[0] <= now]
         if not due:
             break

@@ -5,8 +5,10 @@ The family's later members (override_transfer 38, the blinded transfers
 """
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.flags import OVERRIDE_AUTHORITY
 
 
 def _positive(amount: dict, what: str) -> int:
@@ -45,7 +47,6 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
     return VOID
 
 
-_OVERRIDE_AUTHORITY = 0x04
 
 
 def override_transfer(ctx: ApplyContext, data: dict) -> list:
@@ -56,7 +57,7 @@ def override_transfer(ctx: ApplyContext, data: dict) -> list:
     state = ctx.state
     value = _positive(data["amount"], "Transfer amount")
     asset = state.require(data["amount"]["asset_id"])
-    if not int(asset["options"]["flags"]) & _OVERRIDE_AUTHORITY:
+    if not int(asset["options"]["flags"]) & OVERRIDE_AUTHORITY:
         raise InvalidOperation(f"override_transfer not permitted for asset {asset['id']}")
     fc_assert(asset["issuer"] == data["issuer"], "asset_type.issuer == op.issuer")
     state.require(data["from"])

@@ -11,11 +11,12 @@ instant (tag 2).
 """
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
 from nodeapi.protocol.times import format_time
+from nodeapi.protocol.flags import TRANSFER_RESTRICTED
 
-_TRANSFER_RESTRICTED = 0x08
 
 
 def _policy(initializer: list, amount: int, now: int) -> list:
@@ -47,7 +48,7 @@ def vesting_balance_create(ctx: ApplyContext, data: dict) -> list:
     asset = state.require(data["amount"]["asset_id"])
     if amount <= 0:
         raise InvalidOperation(f"Vesting amount must be positive, got {amount}")
-    if asset["options"]["flags"] & _TRANSFER_RESTRICTED:
+    if asset["options"]["flags"] & TRANSFER_RESTRICTED:
         raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
     adjust_balance(state, data["creator"], asset["id"], -amount)
     vbo = state.create("1.13", {

@@ -25,10 +25,11 @@ block (:func:`update_withdraw_permissions`).  Failures raise
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
-from nodeapi.chain.genesis import format_time, parse_time
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance
+from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.flags import TRANSFER_RESTRICTED
 
-_TRANSFER_RESTRICTED = 0x08
 
 
 def available_this_period(permit: dict, now: int) -> int:
@@ -126,7 +127,7 @@ def withdraw_permission_claim(ctx: ApplyContext, data: dict) -> list:
               "d.get_balance(op.withdraw_from_account, op.amount_to_withdraw.asset_id) >= "
               "op.amount_to_withdraw")
     asset = state.require(asset_id)
-    if int(asset["options"]["flags"]) & _TRANSFER_RESTRICTED:
+    if int(asset["options"]["flags"]) & TRANSFER_RESTRICTED:
         fc_assert(asset["issuer"] in (permit["authorized_account"],
                                       permit["withdraw_from_account"]),
                   "_asset.issuer == permit.authorized_account || _asset.issuer == "

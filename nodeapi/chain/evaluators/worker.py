@@ -23,14 +23,15 @@ budget is spent.
 """
 
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
-from nodeapi.chain.genesis import MAX_TIME, format_time, parse_time
+from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.balances import adjust_balance, adjust_supply
+from nodeapi.protocol.config import CORE_ASSET, NULL_ACCOUNT
+from nodeapi.protocol.times import MAX_WIRE_TIME, format_time, parse_time
 from nodeapi.chain.vesting import deposit
 from nodeapi.protocol.ids import instance_number
 
 KIND = "1.14"
 REFUND, VESTING, BURN = 0, 1, 2
-NULL_ACCOUNT = "1.2.3"
 WORKER_VOTE = 2
 _DAY = 86400
 
@@ -47,7 +48,7 @@ def worker_create(ctx: ApplyContext, data: dict) -> list:
     two vote ids (for, against); result ``[1, "1.14.N"]``."""
     state = ctx.state
     owner = state.require(data["owner"])
-    fc_assert(owner["membership_expiration_date"] == MAX_TIME,
+    fc_assert(owner["membership_expiration_date"] == MAX_WIRE_TIME,
               "d.get(o.owner).is_lifetime_member()")
     fc_assert(parse_time(data["work_begin_date"]) >= ctx.now,
               "o.work_begin_date >= d.head_block_time()")
@@ -115,7 +116,6 @@ def _pay(state, worker: dict, pay: int, now: int) -> None:
     obj = state.modify(worker["id"])
     obj["worker"] = [which, {"total_burned": int(data["total_burned"]) + pay}]
     if which == REFUND:
-        dd = state.modify("2.3.0")
-        dd["current_supply"] = int(dd["current_supply"]) - pay
+        adjust_supply(state, CORE_ASSET, -pay)
     else:
         adjust_balance(state, NULL_ACCOUNT, "1.3.0", pay)

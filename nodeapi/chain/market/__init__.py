@@ -2,7 +2,7 @@
 positions of market-issued assets, margin calls, force settlements,
 global settlement and revival.
 
-- :mod:`~nodeapi.chain.market.prices`: graphene's price arithmetic;
+- :mod:`~nodeapi.protocol.asset`: graphene's price arithmetic;
 - :mod:`~nodeapi.chain.market.limits`: limit orders and market fees;
 - :mod:`~nodeapi.chain.market.bitasset_data`: the 2.4.N object and feeds;
 - :mod:`~nodeapi.chain.market.positions`: call orders 1.8.N;

@@ -24,14 +24,13 @@ db_update.cpp (``update_bitasset_current_feed``), asset_evaluator.cpp
 (``asset_create`` creating the object).
 """
 
-from fractions import Fraction
 
 from nodeapi.protocol.times import format_time, parse_time
-from nodeapi.chain.market.prices import (
-    HUNDRED_PERCENT, default_feed, equal, initial_collateralization, is_null,
+from nodeapi.protocol.asset import (
+    default_feed, equal, initial_collateralization, is_null,
     maintenance_collateralization, margin_call_order_price, margin_call_pays_ratio,
-    max_short_squeeze_price, normal, null_price)
-from nodeapi.protocol.ids import instance_number
+    max_short_squeeze_price, normal, null_price, percent_of,
+    price_key)
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
 DISABLE_FORCE_SETTLE, GLOBAL_SETTLE = 0x10, 0x20
@@ -102,11 +101,7 @@ def max_force_settlement_volume(bitasset: dict, current_supply: int) -> int:
     force-settled this maintenance interval."""
     percent = int(bitasset["options"]["maximum_force_settlement_volume"])
     volume = int(current_supply) + int(bitasset["force_settled_volume"])
-    if percent == 0:
-        return 0
-    if percent == HUNDRED_PERCENT:
-        return volume
-    return volume * percent // HUNDRED_PERCENT
+    return percent_of(volume, percent)
 
 
 def feed_expiration_time(bitasset: dict) -> int:
@@ -123,13 +118,6 @@ def feed_with_icr(feed: dict, icr) -> dict:
             "maximum_short_squeeze_ratio": int(feed["maximum_short_squeeze_ratio"]),
             "core_exchange_rate": normal(feed["core_exchange_rate"]),
             "initial_collateral_ratio": int(icr) if icr is not None else mcr}
-
-
-def _price_key(p: dict) -> tuple:
-    """graphene ``operator<`` on prices: asset ids, then the ratio."""
-    quote = int(p["quote"]["amount"])
-    ratio = Fraction(int(p["base"]["amount"]), quote) if quote else Fraction(0)
-    return (instance_number(p["base"]["asset_id"]), instance_number(p["quote"]["asset_id"]), ratio)
 
 
 def _refresh_cache(b: dict) -> None:
@@ -171,7 +159,7 @@ def update_median_feeds(b: dict, now: int) -> None:
         median = {}
         middle = len(effective) // 2
         for field in ("settlement_price", "core_exchange_rate"):
-            median[field] = sorted((f[field] for f in effective), key=_price_key)[middle]
+            median[field] = sorted((f[field] for f in effective), key=price_key)[middle]
         for field in ("maintenance_collateral_ratio", "maximum_short_squeeze_ratio",
                       "initial_collateral_ratio"):
             median[field] = sorted(int(f[field]) for f in effective)[middle]

@@ -23,15 +23,17 @@ policy, created on the first share); what is left joins the asset's
 ``accumulated_fees``.
 """
 
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.fees import charge_statistics, core_fee
-from nodeapi.chain.market.prices import mul_down, mul_up
+from nodeapi.protocol.asset import mul_down, mul_up
 from nodeapi.chain.vesting import INSTANT, deposit
 from nodeapi.chain.whitelist import is_authorized_asset
-from nodeapi.protocol.authorities import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
-from nodeapi.protocol.validation_checks import GRAPHENE_100_PERCENT
+from nodeapi.protocol.asset import percent_of
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
+from nodeapi.protocol.flags import CHARGE_MARKET_FEE
 
-_CHARGE_MARKET_FEE = 0x01
 
 
 def chain_percent(state, name: str) -> int:
@@ -66,7 +68,7 @@ def calculate_market_fee(state, asset_id: str, amount: int, is_maker: bool) -> i
     """graphene ``calculate_market_fee``: the issuer's cut of ``amount``."""
     asset = state.objects[asset_id]
     opts = asset["options"]
-    if not int(opts.get("flags", 0)) & _CHARGE_MARKET_FEE:
+    if not int(opts.get("flags", 0)) & CHARGE_MARKET_FEE:
         return 0
     percent = int(opts.get("market_fee_percent", 0))
     ext = opts.get("extensions") or {}
@@ -115,7 +117,7 @@ def pay_market_fees(state, recv_asset: str, receives: int, is_maker: bool,
     issuer_fees = fee
     if issuer_fees > 0:
         percent = chain_percent(state, "market_fee_network_percent")
-        network = issuer_fees * percent // GRAPHENE_100_PERCENT
+        network = percent_of(issuer_fees, percent)
         if network > 0:
             deposit_market_fee_vesting_balance(state, COMMITTEE_ACCOUNT, recv_asset, network)
             issuer_fees -= network
@@ -136,7 +138,7 @@ def _pay_rewards(state, recv_asset: str, issuer_fees: int, seller: str) -> int:
     if white_list and account["registrar"] not in white_list:
         return 0
     percent = int((ext.get("reward_percent") if isinstance(ext, dict) else 0) or 0)
-    reward = issuer_fees * percent // GRAPHENE_100_PERCENT
+    reward = percent_of(issuer_fees, percent)
     if reward <= 0 or not is_authorized_asset(state, account["registrar"], asset):
         return 0
     registrar_reward = reward
@@ -144,7 +146,7 @@ def _pay_rewards(state, recv_asset: str, issuer_fees: int, seller: str) -> int:
     registrar = COMMITTEE_ACCOUNT if registrar == TEMP_ACCOUNT else registrar  # core-1800
     referrer = COMMITTEE_ACCOUNT if referrer == TEMP_ACCOUNT else referrer
     if referrer != registrar:
-        to_referrer = reward * int(account["referrer_rewards_percentage"]) // GRAPHENE_100_PERCENT
+        to_referrer = percent_of(reward, int(account["referrer_rewards_percentage"]))
         if to_referrer > 0 and is_authorized_asset(state, referrer, asset):
             registrar_reward -= to_referrer
             deposit_market_fee_vesting_balance(state, referrer, recv_asset, to_referrer)
@@ -250,17 +252,17 @@ def _book_deferred_fee(state, order: dict, is_maker: bool) -> None:
     paid_amount = int(paid.get("amount", 0))
     if paid_amount > 0:
         pool_refund = 0
-        refund = paid_amount * discount // GRAPHENE_100_PERCENT
+        refund = percent_of(paid_amount, discount)
         if refund > 0:
             adjust_balance(state, seller, paid["asset_id"], refund)
             paid_amount -= refund
-            pool_refund = deferred * discount // GRAPHENE_100_PERCENT
+            pool_refund = percent_of(deferred, discount)
             deferred -= pool_refund
         dyn = state.modify(state.objects[paid["asset_id"]]["dynamic_asset_data_id"])
         dyn["accumulated_fees"] = int(dyn["accumulated_fees"]) + paid_amount
         dyn["fee_pool"] = int(dyn["fee_pool"]) + pool_refund
     elif deferred > 0:
-        refund = deferred * discount // GRAPHENE_100_PERCENT
+        refund = percent_of(deferred, discount)
         if refund > 0:
             adjust_balance(state, seller, "1.3.0", refund)
             deferred -= refund

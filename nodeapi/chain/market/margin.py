@@ -27,7 +27,7 @@ from nodeapi.chain.market.positions import (
     collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
 from nodeapi.chain.market.settle_orders import match_force_settlements
 from nodeapi.chain.market.swan import check_for_blackswan
-from nodeapi.chain.market.prices import invert, mul_down, mul_up, times_ratio, value
+from nodeapi.protocol.asset import invert, mul_down, mul_up, times_ratio, value
 from nodeapi.protocol.ids import instance_number
 
 

@@ -13,9 +13,11 @@ Reference: bitshares-core libraries/chain/market_object.cpp
 
 from fractions import Fraction
 
-from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import ApplyContext
+
+from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.limits import accumulate_fee, core_in_orders, record_fill
-from nodeapi.chain.market.prices import (
+from nodeapi.protocol.asset import (
     RATIO_DENOM, invert, make_price, mul_down, mul_up, times_ratio, value)
 from nodeapi.protocol.ids import instance_number
 
@@ -205,8 +207,7 @@ def fill_call_order(ctx: ApplyContext, call_id: str, pays: int, receives: int, f
     if new["debt"] == 0:
         freed, new["collateral"] = new["collateral"], 0
     if reduce_current_supply:
-        dyn = state.modify(state.objects[mia_id]["dynamic_asset_data_id"])
-        dyn["current_supply"] = int(dyn["current_supply"]) - receives
+        adjust_supply(state, mia_id, -receives)
     if freed is not None:
         adjust_balance(state, borrower, coll_id, freed)
     core_in_orders(state, borrower, coll_id, -(pays + (freed or 0)))

@@ -15,7 +15,9 @@ core-2481 and core-2582 (margin calls use the median feed for the TCR).
 
 from fractions import Fraction
 
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import parse_time
 from nodeapi.chain.market.bitasset_data import (
     backing_asset, bitasset_of, extensions, has_feed, is_globally_settled,
@@ -23,8 +25,8 @@ from nodeapi.chain.market.bitasset_data import (
 from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees, record_fill
 from nodeapi.chain.market.positions import (
     collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
-from nodeapi.chain.market.prices import (
-    HUNDRED_PERCENT, divide_ratio, make_price, mul_down, mul_up, percent_of, value)
+from nodeapi.protocol.asset import (
+    GRAPHENE_100_PERCENT, divide_ratio, make_price, mul_down, mul_up, percent_of, value)
 from nodeapi.protocol.ids import instance_number
 
 FORCE_SETTLEMENT = "1.4"
@@ -230,7 +232,7 @@ def _settle_asset(ctx: ApplyContext, mia_id: str) -> None:
         if parse_time(settle["settlement_date"]) > ctx.now:
             return
         if not has_feed(b) \
-                or int(b["options"]["force_settlement_offset_percent"]) == HUNDRED_PERCENT:
+                or int(b["options"]["force_settlement_offset_percent"]) == GRAPHENE_100_PERCENT:
             cancel_settle_order(ctx, settle["id"])
             continue
         if max_volume is None:
@@ -239,8 +241,8 @@ def _settle_asset(ctx: ApplyContext, mia_id: str) -> None:
         if settled >= max_volume:
             return
         price = divide_ratio(b["current_feed"]["settlement_price"],
-                             HUNDRED_PERCENT - int(b["options"]["force_settlement_offset_percent"]),
-                             HUNDRED_PERCENT)
+                             GRAPHENE_100_PERCENT - int(b["options"]["force_settlement_offset_percent"]),
+                             GRAPHENE_100_PERCENT)
         finished = False
         while settled < max_volume and settle["id"] in state.objects:
             if int(state.objects[settle["id"]]["balance"]["amount"]) == 0:

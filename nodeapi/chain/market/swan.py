@@ -21,13 +21,14 @@ response method is reset to global settlement).
 from fractions import Fraction
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.market.bitasset_data import (
     backing_asset, bitasset_of, extensions, has_feed, is_globally_settled, mcpr, mssp)
 from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.positions import (
     calls_of, collateralization, fill_call_order, least_collateralized)
-from nodeapi.chain.market.prices import (
+from nodeapi.protocol.asset import (
     MAX_SHARE_SUPPLY, RATIO_DENOM, invert, make_price, mul_down, mul_up, null_price,
     times_ratio, value)
 from nodeapi.protocol.ids import instance_number
@@ -122,9 +123,7 @@ def _bids(state, mia_id: str) -> list:
     """Collateral bids on ``mia_id``, most collateral per debt first, then
     by id (graphene ``collateral_bid_index`` by_price)."""
     bids = [state.objects[i] for i in state.bids_by_asset.get(mia_id, ())]
-    bids.sort(key=lambda x: (-Fraction(int(x["inv_swan_price"]["base"]["amount"]),
-                                       int(x["inv_swan_price"]["quote"]["amount"])),
-                             instance_number(x["id"])))
+    bids.sort(key=lambda x: (-value(x["inv_swan_price"]), instance_number(x["id"])))
     return bids
 
 

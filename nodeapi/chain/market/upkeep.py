@@ -20,7 +20,7 @@ from nodeapi.chain.market.bitasset_data import (
     COMMITTEE_FED, WITNESS_FED, feed_expiration_time, has_feed, is_globally_settled,
     update_bitasset_current_feed)
 from nodeapi.chain.market.margin import check_call_orders
-from nodeapi.chain.market.prices import equal, is_null, margin_call_params_equal
+from nodeapi.protocol.asset import equal, is_null, margin_call_params_equal
 from nodeapi.chain.market.settle_orders import clear_expired_force_settlements
 from nodeapi.chain.market.swan import process_bids
 from nodeapi.protocol.ids import instance_number

@@ -15,6 +15,7 @@ from typing import Optional
 
 from twisted.internet.defer import Deferred
 
+from nodeapi.protocol.ids import instance_number
 from nodeapi.errors import HistoryError
 
 MAX_OP = (1 << 63) - 1
@@ -109,7 +110,7 @@ class SearchDBLookups:
     async def _history_objects(self, ids: list) -> dict:
         found: dict = {}
         ath = [i for i in ids if i.startswith("2.9.")]
-        ops = {int(i.rsplit(".", 1)[1]) for i in ids if i.startswith("1.11.")}
+        ops = {instance_number(i) for i in ids if i.startswith("1.11.")}
         if ath:
             hits = await self._search({"query": {"bool": {"filter": self._head_filter() + [
                 {"ids": {"values": ath}}]}}, "size": len(ath), "_source": ["account_history"]})

@@ -21,14 +21,14 @@ from nodeapi.api.base import api_function
 from nodeapi.api.database.listing import matching, page, uint_argument
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.errors import ApiError
+from nodeapi.protocol.asset import price_key
 
 CALL_ORDER, FORCE_SETTLEMENT, COLLATERAL_BID = "1.8", "1.4", "2.17"
 
 
 def _ratio(price: dict) -> Fraction:
     """``base.amount / quote.amount`` of a price (0 for an empty quote)."""
-    quote = int(price["quote"]["amount"])
-    return Fraction(int(price["base"]["amount"]), quote) if quote else Fraction(0)
+    return price_key(price)[2]
 
 
 class DebtMixin:

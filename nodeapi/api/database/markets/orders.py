@@ -18,6 +18,7 @@ from nodeapi.api.database.amounts import amount_to_string, price_to_string
 from nodeapi.api.lookup import find_account, find_asset, get_account, get_asset
 from nodeapi.chain.state import StateObject
 from nodeapi.errors import ApiError
+from nodeapi.protocol.asset import invert, value
 
 
 #: get_order_book answers by (base, quote, limit) with what they were made
@@ -179,4 +180,4 @@ def _price_key(price, base_id: str, quote_id: str) -> Fraction:
 
 def _order_key(order: dict) -> tuple:
     sp = order["sell_price"]
-    return (Fraction(int(sp["quote"]["amount"]), int(sp["base"]["amount"])), id_key(order["id"]))
+    return (value(invert(sp)), id_key(order["id"]))

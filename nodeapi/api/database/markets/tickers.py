@@ -34,8 +34,8 @@ from nodeapi.api.database.amounts import (
 from nodeapi.api.lookup import find_asset
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import format_time
+from nodeapi.protocol.config import NULL_ACCOUNT
 
-NULL_ACCOUNT = "1.2.3"  # GRAPHENE_NULL_ACCOUNT, the default side of a trade
 
 
 def fill_price_string(fill: dict, base: dict, quote: dict) -> str:

@@ -1,4 +1,5 @@
-"""Price arithmetic of graphene, on wire-form prices.
+"""Amounts and prices of graphene, on their wire forms: the percent rule,
+price comparison and ordering, price arithmetic.
 
 A price is the wire dict ``{"base": {"amount", "asset_id"}, "quote":
 {"amount", "asset_id"}}``; it values ``base.amount`` of ``base`` at
@@ -24,12 +25,8 @@ Feed prices (``price_feed``): ``settlement_price`` is DEBT per COLLATERAL
 
 from fractions import Fraction
 
-#: GRAPHENE_MAX_SHARE_SUPPLY
-MAX_SHARE_SUPPLY = 1000000000000000
-#: GRAPHENE_COLLATERAL_RATIO_DENOM
-RATIO_DENOM = 1000
-#: GRAPHENE_100_PERCENT
-HUNDRED_PERCENT = 10000
+from nodeapi.protocol.ids import instance_number
+from nodeapi.protocol.config import COLLATERAL_RATIO_DENOM as RATIO_DENOM, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY
 
 
 def make_price(base_amount: int, base_id: str, quote_amount: int, quote_id: str) -> dict:
@@ -63,6 +60,15 @@ def value(p: dict) -> Fraction:
     """``base.amount / quote.amount`` exactly (the order graphene compares
     prices of one market by)."""
     return Fraction(int(p["base"]["amount"]), int(p["quote"]["amount"]))
+
+
+def price_key(p: dict) -> tuple:
+    """The sort key of graphene's price ``operator<``: base asset, quote
+    asset (by instance), then ``base.amount / quote.amount`` (0 for an
+    empty quote, which graphene's cross-multiplication ranks lowest)."""
+    quote = int(p["quote"]["amount"])
+    ratio = Fraction(int(p["base"]["amount"]), quote) if quote else Fraction(0)
+    return (instance_number(p["base"]["asset_id"]), instance_number(p["quote"]["asset_id"]), ratio)
 
 
 def same_market(a: dict, b: dict) -> bool:
@@ -223,6 +229,8 @@ def margin_call_params_equal(a: dict, b: dict) -> bool:
 
 
 def percent_of(amount: int, percent: int) -> int:
-    """graphene ``detail::calculate_percent``: ``amount * percent / 10000``
-    rounded down."""
-    return int(amount) * int(percent) // HUNDRED_PERCENT
+    """``amount * percent / GRAPHENE_100_PERCENT`` rounded down, the one
+    percent rule (graphene ``detail::calculate_percent``, account_object.cpp
+    ``cut_fee``; the product is 128-bit there, unbounded here).  ``percent``
+    is in 1/100 of a percent; raises nothing for any integers."""
+    return int(amount) * int(percent) // GRAPHENE_100_PERCENT

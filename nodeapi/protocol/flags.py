@@ -1,0 +1,34 @@
+"""The asset issuer permission flags, one home for each bit.
+
+Reference: bitshares-core libraries/protocol/include/graphene/protocol/types.hpp
+``enum asset_issuer_permission_flags`` and the masks after it
+(``ASSET_ISSUER_PERMISSION_MASK``, ``UIA_ASSET_ISSUER_PERMISSION_MASK``).
+An asset's ``options.flags`` and ``options.issuer_permissions`` are ORs of
+these bits.
+"""
+
+CHARGE_MARKET_FEE = 0x01
+WHITE_LIST = 0x02
+OVERRIDE_AUTHORITY = 0x04
+TRANSFER_RESTRICTED = 0x08
+DISABLE_FORCE_SETTLE = 0x10
+GLOBAL_SETTLE = 0x20
+DISABLE_CONFIDENTIAL = 0x40
+WITNESS_FED_ASSET = 0x80
+COMMITTEE_FED_ASSET = 0x100
+LOCK_MAX_SUPPLY = 0x200
+DISABLE_NEW_SUPPLY = 0x400
+DISABLE_MCR_UPDATE = 0x800
+DISABLE_ICR_UPDATE = 0x1000
+DISABLE_MSSR_UPDATE = 0x2000
+DISABLE_BSRM_UPDATE = 0x4000
+DISABLE_COLLATERAL_BIDDING = 0x8000
+
+#: Every permission bit.
+ASSET_ISSUER_PERMISSION_MASK = 0xFFFF
+#: The bits a user-issued asset may carry.
+UIA_ASSET_ISSUER_PERMISSION_MASK = (CHARGE_MARKET_FEE | WHITE_LIST | OVERRIDE_AUTHORITY
+                                    | TRANSFER_RESTRICTED | DISABLE_CONFIDENTIAL
+                                    | LOCK_MAX_SUPPLY | DISABLE_NEW_SUPPLY)
+#: The bits only market-issued assets may carry.
+NON_UIA_ONLY_ISSUER_PERMISSION_MASK = ASSET_ISSUER_PERMISSION_MASK ^ UIA_ASSET_ISSUER_PERMISSION_MASK
