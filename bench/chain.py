@@ -1,4 +1,4 @@
-"""Replay speed of the chain over a real block log (issue 3 targets:
+"""Replay speed of the chain over a real block log (targets:
 >= 2,000 empty blocks/s, >= 3,000 transfers/s).
 
 Builds two block logs with the chain itself (``generate_block``, real
@@ -14,7 +14,7 @@ the replayed head id and balances equal the builder's, and times a raw
 ``BlockLog.blocks()`` pass over the same file as the baseline measured in the
 same run.  Prints one line: rates, ratio to the baseline, peak RSS.
 
-Run: PYTHONPATH=. /work/venv/bin/python bench/chain.py [--empty N]
+Run: PYTHONPATH=. python bench/chain.py [--empty N]
 [--transfer-blocks N] [--per-block N]
 """
 

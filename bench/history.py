@@ -1,4 +1,4 @@
-"""Shipping speed of the searchdb plugin (issue 5 targets: >= 20,000
+"""Shipping speed of the searchdb plugin (targets: >= 20,000
 documents/s, ratio to plain orjson >= 0.5, RSS growth < 10 %).
 
 1. Builds a block log with the chain itself: a balance claim, then blocks of
@@ -26,12 +26,12 @@ documents/s, ratio to plain orjson >= 0.5, RSS growth < 10 %).
    :class:`~nodeapi.peers.upstream.UpstreamService` in this process follows
    it over loopback WebSocket into a fresh plugin shipping to the sink:
    documents/s from the upstream's first block until the sink confirmed the
-   last document (issue 19 target: >= 10,000 documents/s, over twice the
+   last document (target: >= 10,000 documents/s, over twice the
    reference plugin's replay rate of about 4,200/s).
 
 Prints one line of figures.
 
-Run: PYTHONPATH=. /work/venv/bin/python bench/history.py [--ops N]
+Run: PYTHONPATH=. python bench/history.py [--ops N]
 [--per-trx N] [--osmem-ops N]
 Sink alone: python bench/history.py --sink (prints its port).
 """

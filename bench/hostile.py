@@ -20,7 +20,7 @@ and their ratios, and whether the targets hold (RSS growth under hostile
 load within the unsent budget plus 64 KiB per connection and 32 MiB of
 slack; p99 under 50 ms).  Bounded: 300 connections, at most about 70 s.
 
-Run: PYTHONPATH=. /work/venv/bin/python bench/hostile.py
+Run: PYTHONPATH=. python bench/hostile.py
 """
 
 import asyncio

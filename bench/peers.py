@@ -1,4 +1,4 @@
-"""Catch-up speed of a follower (issue 6): a producer chain with N blocks
+"""Catch-up speed of a follower: a producer chain with N blocks
 (default 10,000; a transfer every 100 blocks) served by the node's real RPC
 site (``nodeapi.rpc.site.rpc_site``) over loopback WebSocket; a fresh
 follower's :class:`~nodeapi.peers.service.PeerService` syncs it, validating every
@@ -15,7 +15,7 @@ to everyone) and over the pipelined ``database.get_block`` fallback
 (default access, ``block_api`` denied; 50 calls in flight), next to the
 in-process baseline.
 
-Run: PYTHONPATH=. /work/venv/bin/python bench/peers.py [N]
+Run: PYTHONPATH=. python bench/peers.py [N]
 """
 
 import os

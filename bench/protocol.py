@@ -1,4 +1,4 @@
-"""Speed of the protocol core on one core (issue 2 target: >= 5,000
+"""Speed of the protocol core on one core (target: >= 5,000
 signature recoveries/s).
 
 Builds ``--count`` signed transactions (default 1,000; a mix of transfers
@@ -27,7 +27,7 @@ python-bitshares can serialize (171) the ratio of nodeapi's rate to
 checked equal first), measured in the same run; the line shows the
 geometric mean and the lowest per-operation ratio (target >= 0.5).
 
-Prints one line.  Run: PYTHONPATH=. /work/venv/bin/python bench/protocol.py
+Prints one line.  Run: PYTHONPATH=. python bench/protocol.py
 [--count N] [--repeat N]
 """
 

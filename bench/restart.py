@@ -1,4 +1,4 @@
-"""Restart time with checkpoints against a full replay (issue 18 target:
+"""Restart time with checkpoints against a full replay (target:
 a restart takes at most 1/10 of the full replay).
 
 Builds a block log with the chain itself: a balance claim, then
@@ -20,7 +20,7 @@ builder's head and balances, and prints one line: both times, their ratio,
 the checkpoint's write time and size (``--json``: the figures as JSON, for
 bench/scale.py).
 
-Run: PYTHONPATH=. /work/venv/bin/python bench/restart.py [--blocks N]
+Run: PYTHONPATH=. python bench/restart.py [--blocks N]
 [--per-block N] [--after N] [--json]
 """
 

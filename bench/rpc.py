@@ -29,7 +29,7 @@ Phases run in alternating rounds; the best round of each is kept.
   (below the node's ``max_calls_in_flight``): the same call against the node;
   the same request bytes echoed by the bare server.
 
-Prints one line.  Run: PYTHONPATH=. /work/venv/bin/python bench/rpc.py
+Prints one line.  Run: PYTHONPATH=. python bench/rpc.py
 [--seconds S] [--rounds N]
 """
 

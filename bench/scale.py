@@ -30,7 +30,7 @@ imports, before the first block (same run).
 
 Prints one line of figures.
 
-Run: PYTHONPATH=. /work/venv/bin/python bench/scale.py [--ops N]
+Run: PYTHONPATH=. python bench/scale.py [--ops N]
 [--unlimited-ops N] [--accounts N] [--per-block N] [--restart-blocks N]
 [--restart-per-block N]
 """

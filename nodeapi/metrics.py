@@ -1,4 +1,4 @@
-"""Prometheus metrics on ``--metrics-endpoint`` (off by default; issue 7).
+"""Prometheus metrics on ``--metrics-endpoint`` (off by default).
 
 Exposed series (all prefixed ``nodeapi_``):
 

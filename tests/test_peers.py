@@ -1,5 +1,5 @@
 """Peers: a follower node syncs from a producer over loopback WebSocket RPC,
-follows it live, relays transactions and rejects bad blocks (issue 6)."""
+follows it live, relays transactions and rejects bad blocks."""
 
 import pytest
 import pytest_twisted

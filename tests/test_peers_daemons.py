@@ -1,4 +1,4 @@
-"""Two ``twistd -n nodeapi`` daemons on loopback (issue 6, "How we will
+"""Two ``twistd -n nodeapi`` daemons on loopback ("How we will
 know"): the spec's restricted-set flow on the follower over WebSocket
 (login, ``network_node`` accessor, ``add_node``), the follower reaching and
 tracking the producer's head, a transfer broadcast to the follower landing in

@@ -32,7 +32,7 @@ def _samples():
             if s["op_id"] in OPERATIONS]
 
 
-# the operations of issue 2; fill_order (4) is virtual and bitsharesbase lacks it
+# the first operations the node applied; fill_order (4) is virtual and bitsharesbase lacks it
 ISSUE_OPS = {0, 1, 2, 5, 6, 7, 8, 10, 11, 14, 15, 16, 35, 37}
 
 

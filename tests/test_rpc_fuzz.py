@@ -1,4 +1,4 @@
-"""Fuzzing the RPC site over real loopback sockets (issue 4, "How we will
+"""Fuzzing the RPC site over real loopback sockets ("How we will
 know": at least 2,000 random and malformed requests over HTTP and WebSocket,
 every one answered with a JSON-RPC error or result, the server never crashes).
 

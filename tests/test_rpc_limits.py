@@ -2,7 +2,7 @@
 results that cannot be encoded (-32603 / HTTP 500, logged, connection still
 usable), max_calls_in_flight, auto-ping of silent peers, the slow-reader
 close (asynchronous results a client does not read), and the HTTP body limit
-enforced while the body arrives (raw sockets; issue 4, docs/wire-contract.rst
+enforced while the body arrives (raw sockets; docs/wire-contract.rst
 section 4)."""
 
 import datetime

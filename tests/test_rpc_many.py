@@ -1,5 +1,5 @@
 """1,000 concurrent WebSocket connections, each making calls, all served
-(issue 4, "How we will know").
+("How we will know").
 
 Client and server are Autobahn protocols in the same reactor over loopback.
 Connections are opened in waves (the listen backlog is 50) and then kept

@@ -5,29 +5,12 @@ Graphene reference: bitshares-core libraries/app/database_api_helper.cpp
 first character is a digit is an object id, anything else a name or symbol;
 "no such account" / "no such asset").  The ``find_*`` functions answer None
 for anything unknown or malformed; the ``get_*`` functions raise
-:class:`~nodeapi.errors.ApiError`.
+:class:`~nodeapi.errors.ApiError`.  The rule itself is the chain's
+(:meth:`nodeapi.chain.state.ObjectStore.account_by_name_or_id`), shared by
+the evaluators and every API set.
 """
 
 from nodeapi.errors import ApiError
-from nodeapi.protocol.errors import InvalidObjectId
-from nodeapi.protocol.ids import ObjectId
-
-
-def _find(state, text, space: int, kind: int, by_name: dict) -> dict | None:
-    """The object of type ``space.kind`` named ``text`` (a key of
-    ``by_name``) or with the id ``text`` (a leading digit means an id)."""
-    if not isinstance(text, str) or not text:
-        return None
-    if text[0].isdigit():
-        try:
-            oid = ObjectId.parse(text)
-        except InvalidObjectId:
-            return None
-        if not oid.is_type(space, kind):
-            return None
-        return state.objects.get(str(oid))
-    oid = by_name.get(text)
-    return state.objects.get(oid) if oid else None
 
 
 def _found(obj: dict | None, noun: str, text) -> dict:
@@ -39,7 +22,7 @@ def _found(obj: dict | None, noun: str, text) -> dict:
 def find_account(state, name_or_id) -> dict | None:
     """The account for a name or ``1.2.N`` id, or None (graphene
     ``get_account_from_string(.., false)``)."""
-    return _find(state, name_or_id, 1, 2, state.account_by_name)
+    return state.account_by_name_or_id(name_or_id)
 
 
 def get_account(state, name_or_id) -> dict:
@@ -49,7 +32,7 @@ def get_account(state, name_or_id) -> dict:
 
 def find_asset(state, symbol_or_id) -> dict | None:
     """The asset for a symbol or ``1.3.N`` id, or None."""
-    return _find(state, symbol_or_id, 1, 3, state.asset_by_symbol)
+    return state.asset_by_symbol_or_id(symbol_or_id)
 
 
 def get_asset(state, symbol_or_id) -> dict:

@@ -6,7 +6,7 @@ Role: graphene's block index (libraries/chain/block_database.cpp keeps one
 file of block positions beside the blocks).  Without it, opening a log
 checks every record once: about 2.7 s per million blocks on a 2-core
 machine, so a node restarting from a checkpoint would still take time
-proportional to the chain's length (issue 18 asks for time proportional to
+proportional to the chain's length (the project asks for time proportional to
 the state).
 
 File layout (integers little-endian), ``<block log path>.index``::

@@ -3,7 +3,7 @@ fsync'ed per block, an in-memory offset index, torn-tail recovery.
 
 Role: graphene's ``block_log`` (libraries/chain/block_database.cpp), the
 durable source from which :meth:`nodeapi.chain.chain.Chain.replay` rebuilds
-the state at startup (issue 3 "Block log").  The contract the Chain uses is
+the state at startup ("Block log").  The contract the Chain uses is
 ``append(block)``, ``read(num)``, ``blocks(start)``, ``head_num``, ``close()``
 (docs/DESIGN.rst).
 

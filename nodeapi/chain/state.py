@@ -45,7 +45,8 @@ there is one).  The store also records the ids changed since
 
 from nodeapi.chain.errors import UnknownObject
 from nodeapi.protocol.asset import invert, value
-from nodeapi.protocol.ids import instance_number
+from nodeapi.protocol.errors import InvalidObjectId
+from nodeapi.protocol.ids import ObjectId, instance_number
 
 _MISSING = object()
 
@@ -129,19 +130,32 @@ class ObjectStore:
             return self._undo[0][1].get(space_type, current)
         return current
 
-    def account_by_name_or_id(self, name_or_id: str) -> dict | None:
-        """The account object for an account name or ``1.2.N`` id, or None."""
-        if name_or_id.startswith("1.2."):
-            return self.objects.get(name_or_id)
-        oid = self.account_by_name.get(name_or_id)
+    def _by_name_or_id(self, text, space: int, kind: int, by_name: dict) -> dict | None:
+        """The object of type ``space.kind`` named ``text`` (a key of
+        ``by_name``) or with the id ``text``: a leading digit means an id
+        (bitshares-core database_api_helper.cpp ``get_account_from_string``
+        / ``get_asset_from_string``).  None for anything unknown, malformed
+        or of another type."""
+        if not isinstance(text, str) or not text:
+            return None
+        if text[0].isdigit():
+            try:
+                oid = ObjectId.parse(text)
+            except InvalidObjectId:
+                return None
+            return self.objects.get(str(oid)) if oid.is_type(space, kind) else None
+        oid = by_name.get(text)
         return self.objects.get(oid) if oid else None
 
-    def asset_by_symbol_or_id(self, symbol_or_id: str) -> dict | None:
-        """The asset object for a symbol or ``1.3.N`` id, or None."""
-        if symbol_or_id.startswith("1.3."):
-            return self.objects.get(symbol_or_id)
-        oid = self.asset_by_symbol.get(symbol_or_id)
-        return self.objects.get(oid) if oid else None
+    def account_by_name_or_id(self, name_or_id) -> dict | None:
+        """The account object for an account name or ``1.2.N`` id, or None
+        (:meth:`_by_name_or_id`)."""
+        return self._by_name_or_id(name_or_id, 1, 2, self.account_by_name)
+
+    def asset_by_symbol_or_id(self, symbol_or_id) -> dict | None:
+        """The asset object for a symbol or ``1.3.N`` id, or None
+        (:meth:`_by_name_or_id`)."""
+        return self._by_name_or_id(symbol_or_id, 1, 3, self.asset_by_symbol)
 
     def balance(self, account_id: str, asset_id: str) -> int:
         """The account's balance of the asset in satoshis (0 when none)."""

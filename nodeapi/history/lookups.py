@@ -16,7 +16,7 @@ number, block time, N of its first entry)``; a block, a time bound or an
 entry number is a binary search over them.  Rows of operations dropped by
 trimming (``partial-operations``) are skipped and compacted away once they
 are as many as the live ones: the lookups take memory in proportion to what
-is kept, not to the chain's length (issue 18).  Only what the plugin keeps
+is kept, not to the chain's length.  Only what the plugin keeps
 is answered: an operation it does not keep is left out, an entry trimmed
 away (``max-ops-per-account`` ...) or of an untracked account is not found,
 and the oldest kept entry of an account links ``next`` to ``2.9.0`` as

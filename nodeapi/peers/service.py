@@ -1,4 +1,4 @@
-"""The peers service: this node follows other nodes (issue 6).
+"""The peers service: this node follows other nodes.
 
 A :class:`PeerService` (a Twisted ``MultiService``, put in ``node.peers``)
 keeps one :class:`~nodeapi.peers.peer.Peer` per address given by

@@ -5,7 +5,7 @@ allowed sets, API ids, callbacks).  Credentials in the connection address
 (``ws://user:pass@host``) arrive as the upgrade request's Basic header and are
 used to log in at connect (docs/rpc-access.rst transport form 5).
 
-Limits (issue 4): ``max_message_size`` (Autobahn closes with 1009 "message
+Limits: ``max_message_size`` (Autobahn closes with 1009 "message
 too big"), ``max_calls_in_flight`` per connection (further calls answered
 with an error), back-pressure and an outgoing buffer cap, and auto-ping to
 drop vanished peers.

@@ -1,4 +1,4 @@
-"""End-to-end fixtures (issue 7): one osmem-server and ONE ``twistd -n
+"""End-to-end fixtures: one osmem-server and ONE ``twistd -n
 nodeapi`` daemon for the whole ``tests/e2e`` run, driven only by clients
 nobody on the team wrote.
 

@@ -1,4 +1,4 @@
-"""python-bitshares against the daemon (issue 7): the story of
+"""python-bitshares against the daemon: the story of
 :mod:`e2e.flows` (ws with login, http with Basic credentials), then reads of
 accounts, balances, blocks and history checked to exact values.  Fees are
 recomputed from the chain's own fee schedule (``get_global_properties``)
