@@ -52,9 +52,11 @@ async def test_numeric_string_tag_and_float_integers_are_applied(chain, site):
 
 
 @pytest_twisted.ensureDeferred
-async def test_non_integral_float_and_out_of_range_are_refused(chain, site):
+async def test_out_of_range_and_wrong_types_are_refused(chain, site):
+    """A double is truncated (fc ``as_int64``, see test_api_fc_inputs); what
+    is beyond int64, not a decimal string or an object is refused."""
     tag, body = transfer_wire(1)
-    for amount in (1.5, 2 ** 63, "9" * 30):
+    for amount in (2 ** 63, "9" * 30, "1.5", {"amount": 1}):
         op = [0, dict(body, amount={"amount": amount, "asset_id": CORE})]
         answer = await call(site, "network_broadcast", "broadcast_transaction",
                             sign_wire(chain, [[0, body]]) | {"operations": [op]})

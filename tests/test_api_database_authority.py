@@ -105,14 +105,19 @@ def test_required_fees(db, funded):
     for kind in (999, -1, 78, "999"):
         with pytest.raises(UnknownOperation, match=f"Operation type {kind} is not supported"):
             db.call("get_required_fees", [[[kind, {}]], "1.3.0"])
-    for kind in ("transfer", True, 0.5):
+    for kind in ("transfer", [0], "0.5"):
         with pytest.raises(UnknownOperation, match="is not an integer"):
             db.call("get_required_fees", [[[kind, op]], "1.3.0"])
-    # fc reads the tag with as_uint64: "0" and 0.0 are transfers
-    assert db.call("get_required_fees", [[["0", op], [0.0, op]], "1.3.0"]) == [
-        {"amount": 2000000, "asset_id": "1.3.0"}] * 2
-    with pytest.raises(ProtocolError):  # a known type without its fields
-        db.call("get_required_fees", [[[3, {}]], "1.3.0"])
+    # fc reads the tag with as_uint64 (fc/src/variant.cpp): "0", 0.0, 0.5
+    # and false are transfers
+    assert db.call("get_required_fees", [[["0", op], [0.0, op], [0.5, op], [False, op]],
+                                         "1.3.0"]) == [
+        {"amount": 2000000, "asset_id": "1.3.0"}] * 4
+    with pytest.raises(ProtocolError):  # a field of the wrong type
+        db.call("get_required_fees", [[[3, {"delta_debt": 5}]], "1.3.0"])
+    # absent members keep their defaults (fc/reflect/variant.hpp from_variant)
+    fee, = db.call("get_required_fees", [[[3, {}]], "1.3.0"])
+    assert fee["asset_id"] == "1.3.0"
     with pytest.raises(UnknownOperation, match="Operation type"):  # nor inside proposals
         db.call("get_required_fees", [[[22, {
             "fee": {"amount": 0, "asset_id": "1.3.0"}, "fee_paying_account": "1.2.6",

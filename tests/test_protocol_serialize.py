@@ -162,13 +162,11 @@ def test_transaction_matches_bitsharesbase():
 
 @pytest.mark.parametrize("op, error", [
     ([78, {}], errors.UnknownOperation),
-    ([3, {}], errors.InvalidField),
     (["no_such_op", {}], errors.UnknownOperation),
     ([0, dict(TRANSFER[1], amount={"amount": 2 ** 63, "asset_id": "1.3.0"})],
      errors.IntegerOutOfRange),
     ([0, dict(TRANSFER[1], to="1.3.7")], errors.InvalidObjectId),
     ([0, dict(TRANSFER[1], to="1.2.x")], errors.InvalidObjectId),
-    ([0, {k: v for k, v in TRANSFER[1].items() if k != "to"}], errors.InvalidField),
     ([0, dict(TRANSFER[1], amount={"amount": "12a", "asset_id": "1.3.0"})], errors.InvalidField),
     ([35, {"fee": TRANSFER[1]["fee"], "payer": "1.2.6", "required_auths": [], "id": 1,
            "data": "abc"}], errors.InvalidHex),
@@ -189,8 +187,7 @@ def test_bad_input_errors(op, error):
 
 @pytest.mark.parametrize("tag, message", [
     ("transfer", "^Operation type 'transfer' is not an integer"),
-    (True, "^Operation type True is not an integer"),
-    (0.5, "^Operation type 0.5 is not an integer"),
+    ({}, r"^Operation type \{\} is not an integer"),
     (None, "^Operation type None is not an integer"),
     (-1, r"^Operation type -1 is not supported \(bitshares-core 7.x has 0..77\)"),
     (78, "^Operation type 78 is not supported"),

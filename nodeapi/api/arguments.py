@@ -10,6 +10,7 @@ with a message naming the bad argument; the lookups by name or id are
 """
 
 
+from nodeapi.api.base import fc_bool
 from nodeapi.errors import ApiError, ApiLimitExceeded, NodeAPIError, ProtocolError
 from nodeapi.protocol.errors import InvalidObjectId, InvalidTime
 from nodeapi.protocol.ids import ObjectId
@@ -101,10 +102,10 @@ def require_name_or_id(value, what: str) -> str:
 
 
 def optional_bool(value, what: str):
-    """``None`` or a boolean (graphene ``optional<bool>``)."""
-    if value is not None and not isinstance(value, bool):
-        raise ApiError(f"{what} must be true, false or null, got {value!r}")
-    return value
+    """``None`` or a boolean (graphene ``optional<bool>``), read as fc's
+    ``as_bool`` reads it (:func:`nodeapi.api.base.fc_bool`: numbers and
+    ``"true"``/``"false"`` too)."""
+    return None if value is None else fc_bool(value, what)
 
 
 def parse_time_point(value, what: str) -> int:

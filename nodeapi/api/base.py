@@ -9,12 +9,19 @@ creates its sets per session, so an instance may keep per-connection state
 value or a Deferred firing with one.
 
 Argument rules (wire-contract section 3): extra arguments are ignored;
-trailing arguments may be left out only when all of them have defaults;
-a parameter annotated ``int`` accepts a numeric string.  Violations raise
+trailing arguments may be left out only when all of them have defaults.
+Scalars are read as bitshares-fc reads a variant (fc/src/variant.cpp):
+a parameter annotated ``int`` (``int | None`` for an ``optional<>``) goes
+through :func:`fc_int` (``as_int64``/``as_uint64``: a number, a decimal
+string, a double truncated toward zero, a boolean as 0/1), one annotated
+``bool`` (``bool | None``) through :func:`fc_bool` (``as_bool``).  This is
+the one place where API arguments are coerced; the argument helpers of
+:mod:`nodeapi.api.arguments` use the same two functions.  Violations raise
 :class:`nodeapi.errors.ApiError`.
 """
 
 import inspect
+import math
 from typing import Any, Callable, ClassVar
 
 from nodeapi.errors import ApiError
@@ -29,10 +36,84 @@ def api_function(func: Callable) -> Callable:
     return func
 
 
+# the 64-bit range fc reads integers in (int64_t and uint64_t together)
+_INT64_MIN, _UINT64_MAX = -(1 << 63), (1 << 64) - 1
+
+
+def fc_int(value: Any, name: str) -> int:
+    """``value`` read as an integer the way bitshares-fc's
+    ``variant::as_int64`` / ``as_uint64`` read it (fc/src/variant.cpp): an
+    integer as is, a boolean as 0 or 1, a double truncated toward zero
+    (python-bitshares sends ``lookup_accounts("", 1000.0)``), a string of
+    decimal digits with an optional ``-`` (``fc::to_int64`` /
+    ``to_uint64``).
+
+    :raises ApiError: naming ``name``: any other string, an object, an
+        array, null, NaN or infinity, or a value outside the 64-bit range
+        (fc's casts of those are undefined; the range checks of the caller
+        then apply to what is within it)."""
+    t = type(value)
+    if t is int:
+        n = value
+    elif t is bool:
+        return int(value)
+    elif t is float:
+        if not math.isfinite(value):
+            raise ApiError(f"argument {name}: expected an integer, got {value!r}")
+        n = int(value)
+    elif t is str:
+        body = value[1:] if value[:1] == "-" else value
+        if not (body.isascii() and body.isdigit()):
+            raise ApiError(f"argument {name}: expected an integer, got {value!r}")
+        n = int(value)
+    else:
+        raise ApiError(f"argument {name}: expected an integer, got {value!r}")
+    if not _INT64_MIN <= n <= _UINT64_MAX:
+        raise ApiError(f"argument {name}: {value!r} is out of the 64-bit integer range")
+    return n
+
+
+def fc_bool(value: Any, name: str) -> bool:
+    """``value`` read as bitshares-fc's ``variant::as_bool`` reads it
+    (fc/src/variant.cpp): a boolean as is, a number as ``!= 0``, the strings
+    ``"true"`` and ``"false"`` (bitshares-explorer-api sends
+    ``get_assets([ids], 0)``).
+
+    :raises ApiError: any other string (fc: "Cannot convert string to
+        bool"), an object or an array."""
+    t = type(value)
+    if t is bool:
+        return value
+    if t is int or t is float:
+        return value != 0
+    if t is str and value in ("true", "false"):
+        return value == "true"
+    raise ApiError(f"argument {name}: expected true or false, got {value!r}")
+
+
+_INT_KINDS = (int, "int")
+_OPTIONAL_INT_KINDS = (int | None, "int | None")
+_BOOL_KINDS = (bool, "bool")
+_OPTIONAL_BOOL_KINDS = (bool | None, "bool | None")
+
+
+def _coercion(annotation: Any):
+    """The coercion of a parameter annotated ``annotation``, or None."""
+    if annotation in _INT_KINDS:
+        return fc_int
+    if annotation in _BOOL_KINDS:
+        return fc_bool
+    if annotation in _OPTIONAL_INT_KINDS:
+        return lambda v, n: None if v is None else fc_int(v, n)
+    if annotation in _OPTIONAL_BOOL_KINDS:
+        return lambda v, n: None if v is None else fc_bool(v, n)
+    return None
+
+
 class _Binding:
     """How to bind a list of JSON arguments to one function's parameters."""
 
-    __slots__ = ("name", "required", "params", "int_params")
+    __slots__ = ("name", "required", "params", "coercions")
 
     def __init__(self, func: Callable) -> None:
         sig = inspect.signature(func)
@@ -43,12 +124,14 @@ class _Binding:
         self.name = func.__name__
         self.params = [p.name for p in params]
         self.required = sum(1 for p in params if p.default is p.empty)
-        self.int_params = frozenset(
-            i for i, p in enumerate(params) if p.annotation in (int, "int")
+        self.coercions = tuple(
+            (i, fn) for i, fn in enumerate(_coercion(p.annotation) for p in params)
+            if fn is not None
         )
 
     def bind(self, args: list) -> list:
-        """Return the argument list to call with; raise ApiError if too short."""
+        """Return the argument list to call with; raise ApiError if too short
+        or if an annotated argument does not convert (module docstring)."""
         if not self.params:  # most polled functions take nothing: extra args ignored
             return ()
         if len(args) < self.required:
@@ -58,23 +141,11 @@ class _Binding:
                 f"(takes {self.required} to {len(self.params)}, got {len(args)})"
             )
         args = list(args[: len(self.params)])
-        for i in self.int_params:
-            if i < len(args):
-                args[i] = _to_int(args[i], self.params[i])
+        n = len(args)
+        for i, coerce in self.coercions:
+            if i < n:
+                args[i] = coerce(args[i], self.params[i])
         return args
-
-
-def _to_int(value: Any, name: str) -> int:
-    if isinstance(value, bool):
-        raise ApiError(f"argument {name}: expected an integer, got {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value, 10)
-        except ValueError:
-            pass
-    raise ApiError(f"argument {name}: expected an integer, got {value!r}")
 
 
 class ApiSet:

@@ -15,7 +15,7 @@ not supported").
 """
 
 from nodeapi.api.arguments import require_hex, require_list
-from nodeapi.api.base import ApiSet, api_function
+from nodeapi.api.base import ApiSet, api_function, fc_int
 from nodeapi.errors import ApiError
 
 #: secp256k1 group order.
@@ -54,9 +54,8 @@ def _proof(value, what: str = "proof") -> bytes:
 
 
 def _int(value, what: str, low: int, high: int) -> int:
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    value = fc_int(value, what)
+    if not low <= value <= high:
         raise ApiError(f"{what}: expected an integer {low}..{high}, got {value!r}")
     return value
 

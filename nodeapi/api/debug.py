@@ -28,7 +28,7 @@ import orjson
 from twisted.internet import defer, task
 from twisted.logger import Logger
 
-from nodeapi.api.base import ApiSet, api_function
+from nodeapi.api.base import ApiSet, api_function, fc_int
 from nodeapi.chain import authority as auth
 from nodeapi.chain.blocklog import BlockLog, BlockLogError
 from nodeapi.chain.errors import ChainError
@@ -68,7 +68,8 @@ class DebugApi(ApiSet):
     log = Logger()
 
     def _count(self, count) -> int:
-        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 1 << 32:
+        count = fc_int(count, "count")
+        if not 0 <= count < 1 << 32:
             raise ApiError(f"count must be an integer 0..4294967295, got {count!r}")
         return count
 

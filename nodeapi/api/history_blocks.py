@@ -20,7 +20,7 @@ from typing import Any
 from twisted.internet.defer import maybeDeferred
 
 from nodeapi.api.arguments import parse_time_point, typed_id
-from nodeapi.api.base import api_function
+from nodeapi.api.base import api_function, fc_int
 from nodeapi.errors import ApiError, ApiLimitExceeded
 from nodeapi.protocol.times import format_time
 
@@ -35,21 +35,14 @@ def optional_time(value, what: str):
 
 
 def _uint(value, what: str, bound: int) -> int:
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= bound:
+    value = fc_int(value, what)
+    if not 0 <= value <= bound:
         raise ApiError(f"{what}: expected an integer 0..{bound}, got {value!r}")
     return value
 
 
 def _optional_int(value, what: str):
-    if value is None:
-        return None
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ApiError(f"{what}: expected an integer or null, got {value!r}")
-    return value
+    return None if value is None else fc_int(value, what)
 
 
 class BlockHistoryMixin:

@@ -135,15 +135,28 @@ class FlatMap:
 
 class Struct:
     """A reflected struct: its fields in ``FC_REFLECT`` order; JSON object.
-    Absent/null fields take the type's default (optional, containers,
-    extensions) or raise :class:`InvalidField`; unknown keys are ignored
-    (graphene does the same)."""
-
-    default = None
+    An absent or null field keeps its type's default-constructed value
+    (``ftype.default``): bitshares-fc's reflected ``from_variant``
+    (fc/reflect/variant.hpp ``from_variant_visitor``) sets only the members
+    the object has, so a ``committee_member_update_global_parameters``
+    carrying only ``current_fees`` is read, and so is a transfer without
+    ``extensions``; what the defaults break (a zero amount, a null
+    account) is refused by the operation's checks.  Unknown keys are
+    ignored (graphene does the same)."""
 
     def __init__(self, name: str, fields: list) -> None:
         self.name = name
         self.fields = tuple(fields)
+        self._default = None
+
+    @property
+    def default(self) -> bytes:
+        """The bytes of the default-constructed struct: its fields'
+        defaults in order (computed on first use: operation structs refer
+        to each other)."""
+        if self._default is None:
+            self._default = b"".join(ftype.default for _f, ftype in self.fields)
+        return self._default
 
     def pack(self, value, out, prefix=None) -> None:
         if type(value) is not dict and not isinstance(value, dict):
@@ -152,8 +165,6 @@ class Struct:
             v = value.get(fname)
             try:
                 if v is None:
-                    if ftype.default is None:
-                        raise InvalidField(f"missing field {fname!r}")
                     out += ftype.default
                 else:
                     ftype.pack(v, out, prefix)
@@ -167,6 +178,30 @@ class Struct:
             if v is not None or not isinstance(ftype, Optional):
                 obj[fname] = v
         return obj, pos
+
+
+class Initialized:
+    """A struct member with a C++ default member initializer
+    (``uint8_t block_interval = GRAPHENE_DEFAULT_BLOCK_INTERVAL;``): the
+    wire type ``inner`` whose :attr:`default` is the bytes of ``value``, the
+    value a member absent from the JSON keeps (fc/reflect/variant.hpp sets
+    only the members present).  Packs, unpacks and sorts as ``inner``."""
+
+    def __init__(self, inner, value) -> None:
+        self.inner = inner
+        self.name = inner.name
+        out = bytearray()
+        inner.pack(value, out)
+        self.default = bytes(out)
+
+    def pack(self, value, out, prefix=None) -> None:
+        self.inner.pack(value, out, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        return self.inner.unpack(data, pos, prefix)
+
+    def sort_key(self, value):
+        return self.inner.sort_key(value)
 
 
 class Extension:
@@ -220,14 +255,18 @@ class StaticVariant:
     ``[tag, value]``.  The tag is read like bitshares-fc's ``from_variant``
     (fc/static_variant.hpp: ``ar[0].as_uint64()``): an integer, an integral
     float or a decimal string; a type name is refused (fc has no name
-    lookup).  ``names`` only label error messages."""
-
-    default = None
+    lookup).  ``names`` only label error messages.  The default is
+    alternative 0 default-constructed (``fc::static_variant()``)."""
 
     def __init__(self, name: str, types: list, names: list | None = None) -> None:
         self.name = name
         self.types = tuple(types)
         self.names = tuple(names or ())
+
+    @property
+    def default(self) -> bytes:
+        """Tag 0 and the default of alternative 0."""
+        return b"\x00" + self.types[0].default
 
     def tag(self, raw) -> int:
         tag = raw if type(raw) is int else to_int(raw, self.name + " tag")
@@ -262,12 +301,15 @@ class StaticVariant:
 class Pair:
     """``std::pair<A, B>``: A then B; JSON ``[a, b]`` (fc/variant.hpp)."""
 
-    default = None
-
     def __init__(self, first, second) -> None:
         self.first = first
         self.second = second
         self.name = f"pair<{first.name},{second.name}>"
+
+    @property
+    def default(self) -> bytes:
+        """Both members default-constructed."""
+        return self.first.default + self.second.default
 
     def pack(self, value, out, prefix=None) -> None:
         if not isinstance(value, (list, tuple)) or len(value) != 2:

@@ -8,9 +8,11 @@ Each wire type is an object with
   keys and addresses must carry, or ``None`` to accept any;
 - ``unpack(data: bytes, pos: int, prefix) -> (value, new_pos)``: the inverse,
   giving the wire JSON (integers as Python ints, keys with ``prefix``);
-- ``default``: the bytes of the type's default value when a struct field is
-  absent or null (optional, containers, extensions), else ``None`` (the
-  field is required);
+- ``default``: the bytes of the type's default-constructed value, which a
+  struct field absent or null from the JSON takes (bitshares-fc's reflected
+  ``from_variant``, fc/reflect/variant.hpp, sets only the members present:
+  zero integers, empty strings and containers, the epoch, instance 0 ids,
+  the all-zero key);
 - ``sort_key(value)``: the order of graphene's ``operator<`` for types used
   in ``flat_set``/``flat_map`` keys.
 
@@ -37,15 +39,25 @@ from nodeapi.protocol.times import format_time, parse_time
 
 
 def to_int(value, what: str = "value") -> int:
-    """A JSON integer (number, integral float or decimal string) as int;
-    raises :class:`InvalidField`."""
-    if type(value) is int:
+    """A JSON value read as an integer the way bitshares-fc's
+    ``variant::as_int64`` / ``as_uint64`` read it (fc/src/variant.cpp): an
+    integer, a decimal string (``fc::to_int64``), a double truncated toward
+    zero (``1000.0`` and ``1000.7`` are 1000), a boolean as 0 or 1.  The
+    caller checks the range of its type.
+
+    :raises InvalidField: any other value (an object, an array, a
+        non-decimal string, NaN or infinity)."""
+    t = type(value)
+    if t is int:
         return value
-    if isinstance(value, str):
+    if t is str:
         body = value[1:] if value[:1] == "-" else value
         if body.isascii() and body.isdigit():
             return int(value)
-    elif isinstance(value, float) and value.is_integer():
+    elif t is float:
+        if value == value and value not in (float("inf"), float("-inf")):
+            return int(value)
+    elif t is bool:
         return int(value)
     raise InvalidField(f"{what}: expected an integer, got {value!r}")
 
@@ -99,12 +111,11 @@ def need_bytes(data: bytes, pos: int, n: int) -> int:
 class Int:
     """Fixed-width integer (``int8``..``uint64``, ``share_type`` = int64)."""
 
-    default = None
-
     def __init__(self, bits: int, signed: bool) -> None:
         self.name = ("int" if signed else "uint") + str(bits)
         code = {8: "b", 16: "h", 32: "i", 64: "q"}[bits]
         self._struct = struct.Struct("<" + (code if signed else code.upper()))
+        self.default = bytes(bits // 8)
         self.lo = -(1 << (bits - 1)) if signed else 0
         self.hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
 
@@ -126,7 +137,7 @@ class VarInt:
     """``unsigned_int``: 32-bit value as LEB128 varint."""
 
     name = "unsigned_int"
-    default = None
+    default = b"\x00"
 
     def pack(self, value, out, prefix=None) -> None:
         v = value if type(value) is int else to_int(value, self.name)
@@ -142,20 +153,25 @@ class VarInt:
 
 
 class Bool:
-    """bool: one byte, 0 or 1 (JSON true/false; 0/1 and "true"/"false"
-    accepted like fc's ``variant::as_bool``).  ``default`` makes the field
-    optional in JSON (for fields added to graphene later)."""
+    """bool: one byte, 0 or 1; read like fc's ``variant::as_bool``
+    (fc/src/variant.cpp): true/false, a number as ``!= 0``, the strings
+    "true" and "false".  ``default`` is the value an absent field takes
+    (false, as a default-constructed ``bool`` member; ``is_maker`` of
+    fill_order is true)."""
 
     name = "bool"
 
-    def __init__(self, default: bool | None = None) -> None:
-        self.default = None if default is None else bytes([default])
+    def __init__(self, default: bool = False) -> None:
+        self.default = bytes([default])
 
     def pack(self, value, out, prefix=None) -> None:
-        if value is True or value is False:
+        t = type(value)
+        if t is bool:
             out.append(1 if value else 0)
-        elif value in (0, 1, "true", "false") and type(value) in (int, str):
-            out.append(1 if value in (1, "true") else 0)
+        elif t is int or t is float:
+            out.append(1 if value != 0 else 0)
+        elif t is str and value in ("true", "false"):
+            out.append(1 if value == "true" else 0)
         else:
             raise InvalidField(f"bool: expected true or false, got {value!r}")
 
@@ -176,7 +192,7 @@ class String:
     replacement characters)."""
 
     name = "string"
-    default = None
+    default = b"\x00"
 
     def pack(self, value, out, prefix=None) -> None:
         if not isinstance(value, str):
@@ -216,11 +232,10 @@ class Bytes:
 class FixedBytes:
     """Fixed-size bytes (ripemd160 = 20, sha256 = 32, signature = 65); JSON hex."""
 
-    default = None
-
     def __init__(self, size: int, name: str) -> None:
         self.size = size
         self.name = name
+        self.default = bytes(size)
 
     def pack(self, value, out, prefix=None) -> None:
         raw = from_hex(value, self.name)
@@ -242,7 +257,7 @@ class TimePointSec:
     ``time_point_sec(uint32_t)`` conversion."""
 
     name = "time_point_sec"
-    default = None
+    default = bytes(4)
 
     def pack(self, value, out, prefix=None) -> None:
         out += struct.pack("<I", parse_time(value) & 0xFFFFFFFF)
@@ -258,7 +273,7 @@ class TimePointSec:
 class ObjectIdType:
     """A typed id (``account_id_type`` = 1.2.x, ...): varint instance."""
 
-    default = None
+    default = b"\x00"
 
     def __init__(self, space: int, type_: int) -> None:
         self.name = f"{space}.{type_}.x"
@@ -290,7 +305,7 @@ class AnyObjectId:
     """``object_id_type``: uint64 ``space << 56 | type << 48 | instance``."""
 
     name = "object_id_type"
-    default = None
+    default = bytes(8)
 
     def pack(self, value, out, prefix=None) -> None:
         out += struct.pack("<Q", ObjectId.parse(value).to_int())
@@ -307,7 +322,7 @@ class PublicKeyType:
     """``public_key_type``: 33 bytes; JSON ``PREFIX`` + base58."""
 
     name = "public_key"
-    default = None
+    default = bytes(33)
 
     def pack(self, value, out, prefix=None) -> None:
         out += public_key_bytes(value, prefix)
@@ -324,7 +339,7 @@ class AddressType:
     """``address``: 20 bytes; JSON ``PREFIX`` + base58 with checksum."""
 
     name = "address"
-    default = None
+    default = bytes(20)
 
     def pack(self, value, out, prefix=None) -> None:
         out += address_bytes(value, prefix)
@@ -342,7 +357,7 @@ class VoteId:
     """``vote_id_type``: uint32 ``instance << 8 | type``; JSON ``"type:instance"``."""
 
     name = "vote_id"
-    default = None
+    default = bytes(4)
 
     def content(self, value) -> int:
         if isinstance(value, str) and value.count(":") == 1:

@@ -8,10 +8,11 @@ price), ``authority.hpp``, ``memo.hpp``, ``account.hpp`` (account_options),
 """
 
 from nodeapi.protocol.composite import (
-    Extension, FlatMap, FlatSet, Optional, StaticVariant, Struct, Vector)
+    Extension, FlatMap, FlatSet, Initialized, Optional, StaticVariant, Struct, Vector)
 from nodeapi.protocol.serialize import (
     ADDRESS, BYTES, INT64, OBJECT_ID, PUBLIC_KEY, STRING, UINT8, UINT16, UINT32, UINT64, VOID,
     VOTE_ID, ObjectIdType)
+from nodeapi.protocol.validation_checks import MAX_SHARE_SUPPLY as GRAPHENE_MAX_SHARE_SUPPLY
 
 # Typed object ids (space 1, protocol objects).
 ACCOUNT_ID = ObjectIdType(1, 2)
@@ -57,7 +58,7 @@ MEMO = Struct("memo_data", [
 
 ACCOUNT_OPTIONS = Struct("account_options", [
     ("memo_key", PUBLIC_KEY),
-    ("voting_account", ACCOUNT_ID),
+    ("voting_account", Initialized(ACCOUNT_ID, "1.2.5")),  # GRAPHENE_PROXY_TO_SELF_ACCOUNT
     ("num_witness", UINT16),
     ("num_committee", UINT16),
     ("votes", FlatSet(VOTE_ID)),
@@ -80,10 +81,12 @@ BUYBACK_OPTIONS = Struct("buyback_account_options", [
 ])
 
 ASSET_OPTIONS = Struct("asset_options", [
-    ("max_supply", SHARE),
+    ("max_supply", Initialized(SHARE, GRAPHENE_MAX_SHARE_SUPPLY)),
     ("market_fee_percent", UINT16),
-    ("max_market_fee", SHARE),
-    ("issuer_permissions", UINT16),
+    ("max_market_fee", Initialized(SHARE, GRAPHENE_MAX_SHARE_SUPPLY)),
+    # DEFAULT_UIA_ASSET_ISSUER_PERMISSION (protocol/types.hpp): charge_market_fee
+    # | white_list | override_authority | transfer_restricted | disable_confidential
+    ("issuer_permissions", Initialized(UINT16, 0x4F)),
     ("flags", UINT16),
     ("core_exchange_rate", PRICE),
     ("whitelist_authorities", FlatSet(ACCOUNT_ID)),
@@ -99,11 +102,11 @@ ASSET_OPTIONS = Struct("asset_options", [
 ])
 
 BITASSET_OPTIONS = Struct("bitasset_options", [
-    ("feed_lifetime_sec", UINT32),
-    ("minimum_feeds", UINT8),
-    ("force_settlement_delay_sec", UINT32),
+    ("feed_lifetime_sec", Initialized(UINT32, 86400)),  # GRAPHENE_DEFAULT_PRICE_FEED_LIFETIME
+    ("minimum_feeds", Initialized(UINT8, 1)),
+    ("force_settlement_delay_sec", Initialized(UINT32, 86400)),
     ("force_settlement_offset_percent", UINT16),
-    ("maximum_force_settlement_volume", UINT16),
+    ("maximum_force_settlement_volume", Initialized(UINT16, 2000)),  # 20 percent
     ("short_backing_asset", ASSET_ID),
     ("extensions", Extension("bitasset_options::ext", [
         ("initial_collateral_ratio", UINT16),

@@ -16,6 +16,7 @@ Shapes:
 """
 
 import os
+import re
 from typing import Any, Optional
 
 import attr
@@ -134,6 +135,8 @@ def parse_request(raw: bytes) -> Request:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise RpcError(-32700, "Invalid JSON message") from None
+    if _LONG_DIGITS.search(raw) is not None:
+        _check_integer_literals(raw)
     if type(doc) is not dict:
         if isinstance(doc, list):
             raise RpcError(-32600, "Batch requests not supported")
@@ -165,6 +168,52 @@ def parse_request(raw: bytes) -> Request:
     if tapi is str and api.isascii() and api.isdigit() and len(api) <= 9:
         api = int(api)
     return Request(rid, has_id, api, function, _checked_args(raw, params[2]), jsonrpc)
+
+
+# 19 digits or more: the shortest integer literal that can leave the range
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# a JSON string (skipped) or a number token
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?')
+_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(1 << 63), (1 << 63) - 1, (1 << 64) - 1
+
+
+def _check_integer_literals(raw: bytes) -> None:
+    """Refuse a message holding an integer literal outside the 64-bit
+    range, as fc's JSON parser does (fc/src/io/json.cpp
+    ``number_from_stream``: a literal without a dot is ``fc::to_int64`` when
+    negative, else ``fc::to_uint64``, fc/src/string.cpp, which throw
+    ``parse_error_exception``), where orjson would read a double.
+
+    :raises RpcError: -32700 "Invalid JSON message" with fc's exception as
+        ``data``: its stack ends with the frame of ``json::from_string``
+        whose ``data.str`` is the message (python-bitshares' asyncio
+        websocket reads the request id from it when the reply carries
+        ``"id": null``)."""
+    for match in _TOKENS.finditer(raw):
+        token = match.group()
+        if token[:1] == b'"' or b"." in token or b"e" in token or b"E" in token:
+            continue
+        value = int(token)
+        negative = token[:1] == b"-"
+        if (_INT64_MIN <= value <= _INT64_MAX) if negative else value <= _UINT64_MAX:
+            continue
+        kind, line = ("int64_t", 42) if negative else ("uint64_t", 55)
+        method = "to_int64" if negative else "to_uint64"
+        text = token.decode("ascii")
+        stack = [
+            {"context": {"level": "error", "file": "string.cpp", "line": line, "method": method},
+             "format": f"Couldn't parse {kind}", "data": {}},
+            {"context": {"level": "warn", "file": "json.cpp", "line": 463,
+                         "method": "from_string"},
+             "format": "", "data": {"str": raw.decode("utf-8", "replace")}},
+        ]
+        if not negative:  # to_uint64's FC_CAPTURE_AND_RETHROW( (i) )
+            stack.insert(1, {"context": {"level": "warn", "file": "string.cpp", "line": 58,
+                                         "method": method},
+                             "format": "", "data": {"i": text}})
+        raise RpcError(-32700, "Invalid JSON message",
+                       {"code": 4, "name": "parse_error_exception", "message": "Parse Error",
+                        "stack": stack})
 
 
 def _checked_args(raw: bytes, args: list) -> list:

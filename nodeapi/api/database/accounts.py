@@ -45,7 +45,7 @@ class AccountsMixin:
         return get_account(self.chain.state, name_or_id)["id"]
 
     @api_function
-    def get_accounts(self, account_names_or_ids, subscribe=None):
+    def get_accounts(self, account_names_or_ids, subscribe: bool | None = None):
         """``[account | null]`` for names or ids, in order; found accounts are
         subscribed (graphene auto-subscription rules).  Every item must be a
         non-empty string (:func:`require_name_or_id`)."""
@@ -82,7 +82,7 @@ class AccountsMixin:
         return out
 
     @api_function
-    def lookup_accounts(self, lower_bound_name, limit: int, subscribe=None):
+    def lookup_accounts(self, lower_bound_name, limit: int, subscribe: bool | None = None):
         """``[[name, id], ...]`` of accounts whose name is >= ``lower_bound_name``,
         by name, at most ``limit`` (<= ``api-limit-lookup-accounts``).  With
         ``limit`` 1 the account found is subscribed (graphene)."""
@@ -179,7 +179,7 @@ class AccountsMixin:
         }
 
     @api_function
-    def get_full_accounts(self, names_or_ids, subscribe=None):
+    def get_full_accounts(self, names_or_ids, subscribe: bool | None = None):
         """``[[input, full_account], ...]`` sorted by the input string (a
         graphene ``map<string, full_account>``); unknown inputs are left out.
 

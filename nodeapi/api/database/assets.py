@@ -24,7 +24,7 @@ class AssetsMixin:
         return get_asset(self.chain.state, symbol_or_id)["id"]
 
     @api_function
-    def get_assets(self, asset_symbols_or_ids, subscribe=None):
+    def get_assets(self, asset_symbols_or_ids, subscribe: bool | None = None):
         """``[asset | null]`` for symbols or ids, in order; found assets are
         subscribed.  At most ``api-limit-get-assets`` items."""
         items = require_list(asset_symbols_or_ids, "asset_symbols_or_ids")

@@ -18,7 +18,7 @@ class BlocksMixin:
     """Blocks and the transactions in them."""
 
     @api_function
-    def get_block_header(self, block_num: int, with_witness_signature=None):
+    def get_block_header(self, block_num: int, with_witness_signature: bool | None = None):
         """Header ``{previous, timestamp, witness, transaction_merkle_root,
         extensions}`` of block ``block_num``, or null; with
         ``with_witness_signature`` true also its ``witness_signature``
@@ -31,7 +31,7 @@ class BlocksMixin:
         return header
 
     @api_function
-    def get_block_header_batch(self, block_nums, with_witness_signatures=None):
+    def get_block_header_batch(self, block_nums, with_witness_signatures: bool | None = None):
         """``[[num, header | null], ...]`` ascending by number, each number
         once (graphene returns a ``map<uint32_t, optional<block_header>>``);
         ``with_witness_signatures`` as for :meth:`get_block_header`."""

@@ -93,7 +93,7 @@ class GovernanceMixin:
     # -- workers -----------------------------------------------------------------
 
     @api_function
-    def get_all_workers(self, is_expired=None):
+    def get_all_workers(self, is_expired: bool | None = None):
         """Worker objects ``1.14.N``: all by id, or with ``is_expired``
         true those whose ``work_end_date`` is at or before the head block
         time, false the others, by end date then id."""

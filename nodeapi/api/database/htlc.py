@@ -29,7 +29,7 @@ class HtlcMixin:
     """HTLC objects by id, by sender, by recipient, all."""
 
     @api_function
-    def get_htlc(self, id, subscribe=None):  # noqa: A002 (graphene's name)
+    def get_htlc(self, id, subscribe: bool | None = None):  # noqa: A002 (graphene's name)
         """The HTLC ``id`` (``1.16.N``): ``{id, transfer: {from, to, amount,
         asset_id}, conditions: {hash_lock: {preimage_hash: [which, hex],
         preimage_size}, time_lock: {expiration}}, memo?}``, or ``null``

@@ -15,6 +15,7 @@ the same lookup that will find its objects once they exist.
 """
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
+from nodeapi.api.base import fc_int
 from nodeapi.errors import ApiError
 
 #: The first id of any kind (graphene's default-constructed ``object_id``).
@@ -23,10 +24,10 @@ FIRST = (0, 0, 0)
 
 def uint_argument(value, what: str) -> int:
     """``value`` as a non-negative integer (a numeric string is accepted,
-    like fc's ``uint32_t`` from a variant); raises :class:`ApiError`."""
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    like fc's ``uint32_t`` from a variant, and so are a double and a
+    boolean: :func:`nodeapi.api.base.fc_int`); raises :class:`ApiError`."""
+    value = fc_int(value, what)
+    if value < 0:
         raise ApiError(f"{what} must be a non-negative integer, got {value!r}")
     return value
 

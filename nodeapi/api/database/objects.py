@@ -27,7 +27,7 @@ class ObjectsMixin:
     """Objects by id."""
 
     @api_function
-    def get_objects(self, ids, subscribe=None):
+    def get_objects(self, ids, subscribe: bool | None = None):
         """``[object | null]`` for ``ids`` (any ``space.type.instance``), in
         order; existing objects are subscribed (module
         :mod:`~nodeapi.api.database.subscriptions`) except operation history

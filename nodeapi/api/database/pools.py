@@ -44,14 +44,14 @@ class LiquidityPoolsMixin:
         return [self._extend_pool(p, with_statistics) for p in page(pools, start, limit)]
 
     @api_function
-    def list_liquidity_pools(self, limit=None, start_id=None, with_statistics=False):
+    def list_liquidity_pools(self, limit=None, start_id=None, with_statistics: bool | None = False):
         """Pools by id from ``start_id`` (``1.19.N``), at most ``limit``."""
         pools = objects_of_kind(self.chain.state, POOL)
         return self._pools_page(pools, limit, start_id, with_statistics)
 
     @api_function
     def get_liquidity_pools_by_asset_a(self, asset_symbol_or_id, limit=None, start_id=None,
-                                       with_statistics=False):
+                                       with_statistics: bool | None = False):
         """Pools whose ``asset_a`` is the asset, by id."""
         asset_id = get_asset(self.chain.state, asset_symbol_or_id)["id"]
         pools = matching(self.chain.state, POOL, asset_a=asset_id)
@@ -59,7 +59,7 @@ class LiquidityPoolsMixin:
 
     @api_function
     def get_liquidity_pools_by_asset_b(self, asset_symbol_or_id, limit=None, start_id=None,
-                                       with_statistics=False):
+                                       with_statistics: bool | None = False):
         """Pools whose ``asset_b`` is the asset, by id."""
         asset_id = get_asset(self.chain.state, asset_symbol_or_id)["id"]
         pools = matching(self.chain.state, POOL, asset_b=asset_id)
@@ -67,7 +67,7 @@ class LiquidityPoolsMixin:
 
     @api_function
     def get_liquidity_pools_by_one_asset(self, asset_symbol_or_id, limit=None, start_id=None,
-                                         with_statistics=False):
+                                         with_statistics: bool | None = False):
         """Pools holding the asset on either side, by id."""
         asset_id = get_asset(self.chain.state, asset_symbol_or_id)["id"]
         pools = [p for p in objects_of_kind(self.chain.state, POOL)
@@ -76,7 +76,8 @@ class LiquidityPoolsMixin:
 
     @api_function
     def get_liquidity_pools_by_both_assets(self, asset_symbol_or_id_a, asset_symbol_or_id_b,
-                                           limit=None, start_id=None, with_statistics=False):
+                                           limit=None, start_id=None,
+                                           with_statistics: bool | None = False):
         """Pools of the two assets (in either order), by id."""
         state = self.chain.state
         a = get_asset(state, asset_symbol_or_id_a)["id"]
@@ -87,7 +88,8 @@ class LiquidityPoolsMixin:
         return self._pools_page(pools, limit, start_id, with_statistics)
 
     @api_function
-    def get_liquidity_pools(self, ids, subscribe=None, with_statistics=False):
+    def get_liquidity_pools(self, ids, subscribe: bool | None = None,
+                            with_statistics: bool | None = False):
         """``[pool | null]`` for ``1.19.N`` ids, at most
         ``api-limit-get-liquidity-pools``; found pools are subscribed like
         ``get_objects``."""
@@ -98,8 +100,9 @@ class LiquidityPoolsMixin:
             subscribe, with_statistics)
 
     @api_function
-    def get_liquidity_pools_by_share_asset(self, asset_symbols_or_ids, subscribe=None,
-                                           with_statistics=False):
+    def get_liquidity_pools_by_share_asset(self, asset_symbols_or_ids,
+                                           subscribe: bool | None = None,
+                                           with_statistics: bool | None = False):
         """``[pool | null]`` for share asset symbols or ids (null for an
         unknown asset or one that is no pool's share asset)."""
         assets = require_list(asset_symbols_or_ids, "asset_symbols_or_ids")
@@ -114,7 +117,7 @@ class LiquidityPoolsMixin:
 
     @api_function
     def get_liquidity_pools_by_owner(self, account_name_or_id, limit=None, start_id=None,
-                                     with_statistics=False):
+                                     with_statistics: bool | None = False):
         """Pools whose share asset the account issued, by share asset id
         from ``start_id`` (a ``1.3.N`` asset id)."""
         state = self.chain.state

@@ -131,7 +131,7 @@ class PropertiesMixin:
         return config
 
     @api_function
-    def get_next_object_id(self, space_id: int, type_id: int, with_pending_transactions):
+    def get_next_object_id(self, space_id: int, type_id: int, with_pending_transactions: bool):
         """The id the next object of ``space_id.type_id`` will get:
         ``"space.type.N"``.  With ``with_pending_transactions`` false the
         pending transactions are not counted (graphene reads the
@@ -140,9 +140,6 @@ class PropertiesMixin:
 
         :raises ApiError: a space or type out of 0..255, or a kind the
             chain has no index of."""
-        if not isinstance(with_pending_transactions, bool):
-            raise ApiError("with_pending_transactions must be true or false, "
-                           f"got {with_pending_transactions!r}")
         if not (0 <= space_id <= 255 and 0 <= type_id <= 255):
             raise ApiError(f"Invalid object kind {space_id}.{type_id}")
         kind = f"{space_id}.{type_id}"

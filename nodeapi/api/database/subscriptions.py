@@ -102,7 +102,7 @@ class SubscriptionsMixin:
         return cb
 
     @api_function
-    def set_subscribe_callback(self, cb: int, notify_remove_create=False):
+    def set_subscribe_callback(self, cb: int, notify_remove_create: bool = False):
         """Set the subscribe callback (replacing any previous one and
         forgetting all subscriptions).  ``notify_remove_create`` true also
         notifies every created and removed object; it needs the
@@ -120,11 +120,9 @@ class SubscriptionsMixin:
         return None
 
     @api_function
-    def set_auto_subscription(self, enable):
+    def set_auto_subscription(self, enable: bool):
         """Whether getters subscribe when their ``subscribe`` argument is
         left out (default true)."""
-        if not isinstance(enable, bool):
-            raise ApiError(f"enable must be true or false, got {enable!r}")
         self._auto_subscription = enable
         return None
 

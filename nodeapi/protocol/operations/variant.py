@@ -57,7 +57,12 @@ class OperationType:
     operations in transactions, proposal_create's ``op_wrapper``)."""
 
     name = "operation"
-    default = None
+
+    @property
+    def default(self) -> bytes:
+        """A default-constructed ``operation``: alternative 0 (a transfer)
+        with its default fields."""
+        return b"\x00" + _STRUCTS[0].default
 
     def pack(self, value, out, prefix=None) -> None:
         if not isinstance(value, (list, tuple)) or len(value) != 2:

@@ -13,7 +13,7 @@ then by id.
 from fractions import Fraction
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
-from nodeapi.api.base import api_function
+from nodeapi.api.base import api_function, fc_int
 from nodeapi.api.database.amounts import amount_to_string, price_to_string
 from nodeapi.api.lookup import find_account, find_asset, get_account, get_asset
 from nodeapi.chain.state import StateObject
@@ -61,9 +61,7 @@ class OrdersMixin:
         configured = api_limit(self.node, "get_limit_orders_by_account", 101)
         if limit is None:
             limit = configured
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise ApiError(f"limit must be an integer, got {limit!r}")
-        check_limit(limit, configured)
+        limit = check_limit(fc_int(limit, "limit"), configured)
         aid = get_account(self.chain.state, account_name_or_id)["id"]
         first = id_key(typed_id(start_id, "1.7", "start_id")) if start_id is not None else ()
         orders = [o for o in self.chain.state.limit_orders_of(aid) if id_key(o["id"]) >= first]
