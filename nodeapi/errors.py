@@ -28,6 +28,11 @@ class NodeAPIError(Exception):
     code = 10
     name = "exception"
     details = None
+    #: ``None``, or a JSON-RPC error object ``{"code": int, "message": str,
+    #: ["data": any]}`` another node answered a call this node forwarded
+    #: (a follower's broadcasts, :mod:`nodeapi.api.broadcast`): the RPC layer
+    #: sends it unchanged instead of building one from this exception.
+    wire_error = None
 
     def __init__(self, message: str = "") -> None:
         super().__init__(message or self.__class__.__doc__.strip().splitlines()[0])

@@ -168,11 +168,11 @@ def test_network_node_and_relay_with_peers(genesis, new_chain):
         node_api.call("set_advanced_node_parameters", [[1]])
     with pytest.raises(InvalidPeerAddress):  # a NodeAPIError: code 10 on the wire
         yield node_api.call("add_node", ["no-port"])
-    # a transaction broadcast on the follower is relayed to the producer
+    # a transaction broadcast on the follower (no witness) is forwarded to the producer
     bc_api, _ = make_api(follower, NetworkBroadcastApi, peers=svc)
     trx = sign(follower, [transfer_op(777)])
-    bc_api.call("broadcast_transaction", [trx])
-    yield wait_for(lambda: len(producer.pending_transactions) == 1)
+    assert (yield bc_api.call("broadcast_transaction", [trx])) is None
+    assert len(producer.pending_transactions) == 1 and follower.pending_transactions == []
     produce(producer)
     yield wait_for(lambda: follower.head_block_num == 4)
     assert follower.state.balance("1.2.7", "1.3.0") == 777

@@ -19,6 +19,18 @@ trx}`` (``trx`` with its ``operation_results``) are produced from the chain's
 block observers when a block includes the transaction.  Unlike graphene,
 which waits forever, a waiting synchronous broadcast fails once a block at or
 after the transaction's expiration time did not include it.
+
+A follower (a node without the witness plugin that follows other nodes,
+``--seed-node``/``add_node``; replicas behind a load balancer) produces no
+block, so it forwards instead: every call of this set is passed on, its
+arguments as the client sent them, to the node it follows
+(``node.peers.forward``), and the upstream's answer is the answer: its
+error object reaches the client unchanged (code, message, data), a missing
+upstream is :class:`~nodeapi.peers.errors.NoUpstream`.  The transaction is
+not pushed locally: it reaches this node in the upstream's block, and the
+confirmations of ``broadcast_transaction_with_callback`` and
+``broadcast_transaction_synchronous`` come from that block, as above (the
+upstream is asked ``broadcast_transaction`` for both).
 """
 
 from twisted.internet import defer
@@ -27,6 +39,7 @@ from twisted.logger import Logger
 from nodeapi.api.arguments import require_trx
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.chain.errors import MalformedBlock
+from nodeapi.chain.validation import received_transaction
 from nodeapi.protocol.times import parse_time
 from nodeapi.errors import ApiError, ChainError, NodeAPIError, ProtocolError
 from nodeapi.protocol.transaction import transaction_id
@@ -89,6 +102,48 @@ class NetworkBroadcastApi(ApiSet):
                                                     trx_id=trx_id))
         return trx_id, expiration
 
+    def _forwarder(self):
+        """The peers service when this node forwards this set's calls (a
+        follower: no witness plugin, and it follows at least one node),
+        else None."""
+        peers = self.node.peers
+        if peers is None or self.node.witness is not None or not peers.follows_nodes:
+            return None
+        return peers
+
+    def _identify(self, trx: dict) -> tuple:
+        """``(trx id, expiration seconds)`` of ``trx`` read as the chain
+        reads it (numeric-string tags and integers: the id the block will
+        list), without validating it against the state; raises what
+        :func:`~nodeapi.chain.validation.received_transaction` raises."""
+        chain = self.node.chain
+        trx = received_transaction(from_wire(trx), chain.address_prefix,
+                                   chain.state.objects["2.0.0"]["parameters"])
+        return transaction_id(trx, chain.address_prefix), parse_time(trx["expiration"])
+
+    async def _forward_and_wait(self, peers, trx: dict, waiter) -> None:
+        """Forward ``trx`` upstream; ``waiter`` (a notice callback id, or a
+        Deferred) is registered for the transaction's inclusion first, so a
+        block arriving with the answer is not missed, and removed again when
+        the upstream refuses (its error propagates)."""
+        try:
+            trx_id, expiration = self._identify(trx)
+        except (NodeAPIError, *_MALFORMED) as exc:  # the upstream will say why
+            await peers.forward("network_broadcast", "broadcast_transaction", [trx])
+            raise ApiError(f"Malformed transaction: the upstream accepted it but this node "
+                           f"cannot read it to follow it: {exc}") from None
+        entry = self._wait_for(trx_id, expiration)
+        waiters = entry.deferreds if isinstance(waiter, defer.Deferred) else entry.callbacks
+        waiters.append(waiter)
+        try:
+            await peers.forward("network_broadcast", "broadcast_transaction", [trx])
+        except Exception:
+            waiters.remove(waiter)
+            if not entry.callbacks and not entry.deferreds \
+                    and self._waiting.get(trx_id) is entry:
+                del self._waiting[trx_id]
+            raise
+
     def _wait_for(self, trx_id: str, expiration: int) -> _Waiting:
         if self._closed:
             raise ApiError("connection closed")
@@ -143,7 +198,12 @@ class NetworkBroadcastApi(ApiSet):
     def broadcast_transaction(self, trx):
         """Validate ``trx`` (a signed transaction), queue it for the next
         block and relay it to the peers; returns null.  Raises the chain's
-        error when it is refused."""
+        error when it is refused.  On a follower: forwarded (module
+        docstring), a Deferred firing with the upstream's answer."""
+        peers = self._forwarder()
+        if peers is not None:
+            return peers.forward("network_broadcast", "broadcast_transaction",
+                                 [require_trx(trx)])
         self._push(trx)
         return None
 
@@ -151,11 +211,17 @@ class NetworkBroadcastApi(ApiSet):
     def broadcast_transaction_with_callback(self, cb: int, trx):
         """Like :meth:`broadcast_transaction`; when a block includes the
         transaction, notice ``cb`` with ``{id, block_num, trx_num, trx}``
-        (WebSocket only)."""
+        (WebSocket only).  On a follower: forwarded (a Deferred firing with
+        null once the upstream accepted it), the notice sent when the
+        upstream's block reaches this node."""
         if not getattr(self.session, "websocket", False):
             raise ApiError("callbacks need a WebSocket connection")
         if self._closed:
             raise ApiError("connection closed")
+        peers = self._forwarder()
+        if peers is not None:
+            return defer.Deferred.fromCoroutine(
+                self._forward_and_wait(peers, require_trx(trx), cb))
         trx_id, expiration = self._push(trx)
         self._wait_for(trx_id, expiration).callbacks.append(cb)
         return None
@@ -164,9 +230,18 @@ class NetworkBroadcastApi(ApiSet):
     def broadcast_transaction_synchronous(self, trx):
         """Like :meth:`broadcast_transaction`, answering (a Deferred) with
         ``{id, block_num, trx_num, trx}`` once a block includes the
-        transaction; fails if it expires first or the connection closes."""
+        transaction; fails if it expires first or the connection closes.
+        On a follower: forwarded, then confirmed from the upstream's block
+        as it reaches this node."""
         if self._closed:
             raise ApiError("connection closed")
+        peers = self._forwarder()
+        if peers is not None:
+            d = defer.Deferred()
+            forwarded = defer.Deferred.fromCoroutine(
+                self._forward_and_wait(peers, require_trx(trx), d))
+            forwarded.addErrback(lambda failure: None if d.called else d.errback(failure))
+            return d
         trx_id, expiration = self._push(trx)
         d = defer.Deferred()
         self._wait_for(trx_id, expiration).deferreds.append(d)
@@ -179,7 +254,12 @@ class NetworkBroadcastApi(ApiSet):
         null.  ``block_id``/``signing_key``/``transaction_ids`` fields are
         ignored.  A block that is not a well-formed signed block raises
         :class:`~nodeapi.chain.errors.MalformedBlock` ("Malformed block:
-        ..."), any other refusal the chain's error."""
+        ..."), any other refusal the chain's error.  On a follower:
+        forwarded (module docstring); the block comes back with the
+        upstream's next notice."""
+        peers = self._forwarder()
+        if peers is not None:
+            return peers.forward("network_broadcast", "broadcast_block", [block])
         try:
             self.node.chain.push_block(strip_block_info(block) if isinstance(block, dict)
                                        else block)

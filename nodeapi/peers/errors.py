@@ -63,6 +63,7 @@ class PeerDisconnected(ApiError):
 class PeerRpcError(ApiError):
     """The peer answered a call with a JSON-RPC error.
 
+    :ivar remote_error: the peer's ``error`` object as it came (a dict).
     :ivar remote_code: the peer's ``error.code`` (10 for a failed function,
         docs/wire-contract.rst section 4), or None.
     :ivar remote_message: the peer's ``error.message`` (str).
@@ -83,6 +84,7 @@ class PeerRpcError(ApiError):
         first = stack[0] if isinstance(stack, list) and stack else None
         details = first.get("data") if isinstance(first, dict) else None
         name = data.get("name")
+        self.remote_error = error
         self.remote_code = error.get("code")
         self.remote_message = str(error.get("message", ""))
         self.remote_name = name if isinstance(name, str) else None
@@ -118,3 +120,35 @@ class PeerRpcError(ApiError):
             return None
         match = _LIMIT_TEXT.search(self.remote_message)
         return int(match.group(1)) if match is not None and int(match.group(1)) >= 1 else None
+
+
+class NoUpstream(ApiError):
+    """This node follows other nodes, but none is connected now: a call it
+    forwards (a follower's broadcast) has nowhere to go.  Raised by
+    :meth:`~nodeapi.peers.service.PeerService.forward`; nothing was sent,
+    the client may retry once the upstream is back."""
+
+    name = "no_upstream"
+
+
+class UpstreamError(ApiError):
+    """The upstream answered a call this node forwarded with a JSON-RPC
+    error.  :attr:`wire_error` holds that error object as it came (code,
+    message, data), and the RPC layer sends it to the client unchanged
+    (:func:`nodeapi.rpc.jsonrpc.error_from_failure`); an error object of
+    another shape (no integer ``code`` or no string ``message``) is reported
+    as this error's own text instead.
+
+    :param refusal: the :class:`PeerRpcError` of the forwarded call.
+    """
+
+    name = "upstream_error"
+
+    def __init__(self, refusal: PeerRpcError) -> None:
+        super().__init__(f"The upstream refused the call: {refusal.remote_message} "
+                         f"(code {refusal.remote_code})")
+        error = refusal.remote_error
+        code = error.get("code")
+        if (isinstance(code, int) and not isinstance(code, bool)
+                and isinstance(error.get("message"), str)):
+            self.wire_error = error

@@ -18,7 +18,9 @@ A block that does not validate marks the peer ``bad``: its
 ``ClientService`` leaves the tree (disconnected, not retried until
 ``add_node`` names it again); this node keeps its chain.  Blocks that do not
 extend the head are rejected (fork choice is out of scope).  Transactions
-accepted locally are relayed with :meth:`PeerService.relay_transaction`.
+accepted locally are relayed with :meth:`PeerService.relay_transaction`; a
+follower (a node without a witness) passes its clients' broadcasts on to
+the node it follows with :meth:`PeerService.forward` instead.
 Graphene reference: libraries/net/node.cpp (sync then follow),
 libraries/app/api.cpp (network_node_api).
 """
@@ -27,7 +29,7 @@ from twisted.application import service
 from twisted.internet import defer
 from twisted.logger import Logger
 
-from nodeapi.peers.errors import PeerUnreachable
+from nodeapi.peers.errors import NoUpstream, PeerRpcError, PeerUnreachable, UpstreamError
 from nodeapi.peers.parameters import DEFAULT_PARAMETERS, reconnect_delay, updated_parameters
 from nodeapi.peers.peer import Peer
 from nodeapi.protocol.errors import InvalidPeerAddress
@@ -188,6 +190,45 @@ class PeerService(service.MultiService):
                 calls.append(d.addCallbacks(lambda _: 1, self._relay_failed,
                                             errbackArgs=(peer.address,)))
         return defer.gatherResults(calls).addCallback(sum)
+
+    @property
+    def follows_nodes(self) -> bool:
+        """True when this node was told to follow at least one node
+        (``--seed-node`` or ``add_node``), whatever the peers' states."""
+        return bool(self.peers)
+
+    def upstream(self):
+        """The :class:`Peer` a forwarded call goes to: the first known peer
+        with an open connection that is ``live`` (caught up), else the
+        first that is ``syncing``; None when no peer is connected."""
+        connected = [p for p in self.peers.values()
+                     if p.protocol is not None and p.state in ("live", "syncing")]
+        live = [p for p in connected if p.state == "live"]
+        return (live or connected or [None])[0]
+
+    def forward(self, api: str, method: str, args: list) -> defer.Deferred:
+        """Call ``method`` of set ``api`` with ``args`` (sent as given) on
+        the :meth:`upstream` peer, for a follower that passes its clients'
+        calls on (a follower's ``network_broadcast``).
+
+        :returns: a Deferred firing with the upstream's ``result``; it fails
+            with :class:`NoUpstream` when no peer is connected (nothing
+            sent), :class:`UpstreamError` carrying the upstream's error
+            object unchanged when it answered with an error, or
+            :class:`~nodeapi.peers.errors.PeerDisconnected` when the
+            connection closed before the answer (the call may or may not
+            have been carried out there)."""
+        peer = self.upstream()
+        if peer is None:
+            return defer.fail(NoUpstream(
+                f"No upstream node is connected to pass {method} on to (following "
+                f"{', '.join(sorted(self.peers))}); retry once it is back"))
+
+        def refused(failure):
+            failure.trap(PeerRpcError)
+            raise UpstreamError(failure.value)
+
+        return peer.protocol.call(api, method, args).addErrback(refused)
 
     def _relay_failed(self, failure, address: str) -> int:
         log.info("Peer {peer} refused relayed transaction: {error}", peer=address,

@@ -320,13 +320,18 @@ def encode_error(error: RpcError, request: Optional[Request] = None) -> bytes:
 def error_from_failure(failure: Failure, request: Optional[Request] = None) -> RpcError:
     """Map an exception raised by a call to the RpcError sent back.
 
-    :class:`RpcError` passes through; :class:`NodeAPIError` becomes code
-    ``exc.code`` with ``Execution error: <text>`` (HTTP 200); anything else is
+    :class:`RpcError` passes through; a :class:`NodeAPIError` carrying
+    another node's error (``wire_error``: a call this node forwarded) is
+    that error unchanged (HTTP 200); another :class:`NodeAPIError` becomes
+    code ``exc.code`` with ``Execution error: <text>`` (HTTP 200); anything else is
     logged with its traceback and answered -32603 ``Internal error``
     (HTTP 500) without detail."""
     exc = failure.value
     if isinstance(exc, RpcError):
         return exc
+    if isinstance(exc, NodeAPIError) and exc.wire_error is not None:
+        wire = exc.wire_error
+        return RpcError(wire["code"], wire["message"], wire.get("data"), 200)
     if isinstance(exc, NodeAPIError):
         text = exc.message
         # fc's stack entries carry the message format and its values ("data")
