@@ -24,7 +24,9 @@ block log and no chain: the ``searchdb`` plugin is fed by an
 the RPC port serves login and the history API set from the search database.
 
 A bad option or file is reported as ``nodeapi: <message>`` and exit status
-1 (``SystemExit``), never a traceback.
+1 (``SystemExit``), never a traceback nor the usage text (:class:`Options`).
+The file appenders of a bitshares ``[logger.default]`` section
+(:mod:`nodeapi.config_logging`) are added to the global log publisher.
 """
 
 import os
@@ -32,10 +34,28 @@ import os
 from twisted.internet.endpoints import serverFromString
 from twisted.logger import Logger
 
-from nodeapi.config import Options  # noqa: F401  (twistd reads Options)
+from twisted.python import usage
+
+from nodeapi import config
 from nodeapi.errors import ConfigError, StorageError
 
 log = Logger()
+
+
+class Options(config.Options):
+    """The options twistd reads (:class:`nodeapi.config.Options`): a bad
+    value or file is one line ``nodeapi: <option> (FILE line N): <problem>``
+    on stderr and exit status 1 (``SystemExit``); the usage text is printed
+    only for ``--help`` and unknown command-line flags (twistd's own
+    handling of ``usage.UsageError`` raised while reading the command
+    line).  A unit with ``Restart=on-failure`` then repeats one line, not
+    the whole usage."""
+
+    def postOptions(self) -> None:
+        try:
+            super().postOptions()
+        except usage.UsageError as exc:
+            raise SystemExit(f"nodeapi: {exc}") from None
 
 
 def makeService(options, reactor=None):
@@ -226,5 +246,15 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
         attach("metrics", ListeningService(
             serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
             options["metrics-endpoint"], "Prometheus metrics"))
+    logging = getattr(options, "logging", None)
+    if logging is not None:
+        from twisted.logger import globalLogPublisher
+
+        try:
+            observers = logging.observers()
+        except OSError as exc:
+            raise ConfigError(f"log file {exc.filename}: {exc.strerror}") from None
+        for observer in observers:
+            globalLogPublisher.addObserver(observer)
     for warning in getattr(options, "warnings", ()):
         log.warn("{warning}", warning=warning)
