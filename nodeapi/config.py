@@ -257,6 +257,14 @@ class Options(usage.Options):
                          handshake_timeout=self["handshake-timeout"],
                          max_unsent_bytes=self["max-unsent-bytes"])
 
+    def health_limits(self):
+        """The ``health-*`` values as
+        :class:`~nodeapi.metrics_health.HealthLimits`."""
+        from nodeapi.metrics_health import HealthLimits
+
+        return HealthLimits(max_head_age=self["health-max-head-age"],
+                            max_searchdb_lag=self["health-max-searchdb-lag"])
+
     def history_limits(self) -> HistoryLimits:
         """The ``account_history`` options as
         :class:`~nodeapi.history.retention.HistoryLimits`."""

@@ -161,7 +161,8 @@ def _make_service(options, reactor):
 
         custom_operations = AccountStorage(options["custom-operations-start-block"])
         chain.add_consumer(custom_operations)
-    metrics = Metrics(chain, witness, searchdb)
+    metrics = Metrics(chain, witness, searchdb, peers=peers, clock=reactor,
+                      health_limits=options.health_limits())
     chain.add_consumer(metrics)
     from nodeapi.checkpoints import CheckpointService
 
@@ -217,7 +218,8 @@ def _make_indexer(options, reactor, data_dir, access):
         state_path=os.path.join(data_dir, "indexer-state.json"),
         confirmed_block=lambda: searchdb.confirmed_block_num,
         asset_names=options.searchdb()["visitor"]))
-    metrics = Metrics(None, None, searchdb, upstream=upstream)
+    metrics = Metrics(None, None, searchdb, upstream=upstream, clock=reactor,
+                      health_limits=options.health_limits())
     top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
                     api_node_info=options["api-node-info"], options=dict(options),
                     reactor=reactor, account_lookup=upstream.account_id)
