@@ -3,7 +3,8 @@
 
 Any option goes on the command line (``--name value``) or in the INI file as
 ``name = value`` (bitshares ``config.ini``, boost program_options rules:
-``#`` starts a comment anywhere, ``[log.*]`` sections are ignored, repeatable
+``#`` starts a comment anywhere, ``[log.*]`` and ``[logger.*]`` sections are
+bitshares' logging configuration, :mod:`nodeapi.config_logging`; repeatable
 options take several lines).  The command line wins; a repeatable option
 given there replaces all of its file lines.  Flags can only be switched on
 on the command line; in the file they take ``true``/``false``.  Relative
@@ -37,6 +38,7 @@ from nodeapi.config_options import (  # noqa: F401  (DEV_WIF, INIT_WITNESSES: pu
 from nodeapi.config_parse import REFERENCE_PLUGINS, parse_bool
 from nodeapi.errors import ConfigError
 from nodeapi.history.market_history import MarketHistoryOptions
+from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
 from nodeapi.history.retention import HistoryLimits
 from nodeapi.node import ApiLimits
 from nodeapi.protocol.keys import public_key_bytes
@@ -48,16 +50,20 @@ _COERCE.update({name: parse_bool for name, _h in FLAGS})
 _REPEATABLE = {name for name, _c, _h in MULTI}
 
 
-def read_ini(path: str, warnings: list | None = None) -> dict:
-    """``path``'s lines -> ``{key: [(value, "FILE line N")]}``; ValueError
-    naming file and line (unknown or repeated key, no ``=``), OSError.
-    ``elasticsearch-*`` keys are read as their ``searchdb-*`` names; a
-    bitshares-core option of :data:`REFERENCE_ONLY` appends one line to
-    ``warnings`` and is skipped."""
+def read_ini(path: str, warnings: list | None = None, logging: dict | None = None) -> dict:
+    """``path``'s lines -> ``{key: [(value, "FILE line N", name as written)]}``;
+    ValueError naming file and line (unknown or repeated key, no ``=``),
+    OSError.  ``elasticsearch-*`` keys are read as their ``searchdb-*``
+    names; a bitshares-core option of :data:`REFERENCE_ONLY` appends one
+    line to ``warnings`` and is skipped.  The keys of bitshares' logging
+    sections (``[log.*]``, ``[logger.*]``, :mod:`nodeapi.config_logging`) go to
+    ``logging`` as ``{section: {key: (value, where)}}``, the section's own
+    line under key ``""``."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     found: dict = {}
     section = ""
+    logging = {} if logging is None else logging
     for number, line in enumerate(lines, 1):
         where = f"{path} line {number}"
         line = line.split("#", 1)[0].strip()
@@ -65,17 +71,20 @@ def read_ini(path: str, warnings: list | None = None) -> dict:
             continue
         if line.startswith("[") and line.endswith("]"):
             section = line[1:-1].strip()
-            continue
-        if section.startswith("log.") or section == "log":
+            if is_logging_section(section):
+                logging.setdefault(section, {"": ("", where)})
             continue
         key, eq, value = line.partition("=")
         key = key.strip()
         if not eq or not key:
             # the line itself is not quoted: it may hold a password
             raise ValueError(f"{where}: expected 'key = value' (line not shown)")
+        if is_logging_section(section):
+            logging[section][key] = (value.strip(), where)
+            continue
         if section:
             key = f"{section}.{key}"
-        key = ALIASES.get(key, key)
+        written, key = key, ALIASES.get(key, key)
         if key in REFERENCE_ONLY:
             if warnings is not None:
                 warnings.append(f"{where}: bitshares option {key!r} is not implemented by "
@@ -84,8 +93,8 @@ def read_ini(path: str, warnings: list | None = None) -> dict:
         if key not in _COERCE:
             raise ValueError(f"{where}: unknown option {key!r}")
         if key in found and key not in _REPEATABLE:
-            raise ValueError(f"{where}: option {key!r} given more than once")
-        found.setdefault(key, []).append((value.strip(), where))
+            raise ValueError(f"{where}: option {written!r} given more than once")
+        found.setdefault(key, []).append((value.strip(), where, written))
     return found
 
 
@@ -110,6 +119,9 @@ class Options(usage.Options):
         are in use (log a warning at startup).
     :ivar warnings: lines to log at startup: bitshares options of the INI
         file this node does not implement, plugins it has no plugin of.
+    :ivar logging: the INI file's logging sections as a
+        :class:`~nodeapi.config_logging.LoggingConfig` (its warnings are in
+        ``warnings`` too).
     """
 
     synopsis = "[options]"
@@ -126,6 +138,7 @@ class Options(usage.Options):
         self.genesis = None
         self.development_defaults = False
         self.warnings: list = []
+        self.logging = LoggingConfig()
 
     @staticmethod
     def _coerce(name: str, raw: str, where: str):
@@ -140,8 +153,10 @@ class Options(usage.Options):
         ini = {}
         if self["config"] is not None:
             self["config"] = os.path.abspath(self["config"])
+            sections: dict = {}
             try:
-                ini = read_ini(self["config"], self.warnings)
+                ini = read_ini(self["config"], self.warnings, sections)
+                self.logging = logging_config(sections, self["config"])
             except OSError as exc:
                 raise usage.UsageError(f"--config: cannot read {self['config']}: "
                                        f"{exc.strerror}") from None
@@ -150,8 +165,8 @@ class Options(usage.Options):
 
         def pick(name):
             if name in ini:
-                value, where = ini[name][0]
-                return value, f"{name} ({where})"
+                value, where, written = ini[name][0]
+                return value, f"{written} ({where})"
             return None, f"--{name}"
 
         for name, default, _coerce, _doc in SINGLE:
@@ -163,16 +178,20 @@ class Options(usage.Options):
                 None if raw is None else self._coerce(name, raw, where))
         for name, _coerce, _doc in MULTI:
             given = [(v, f"--{name}") for v in self[name]] or [
-                (v, f"{name} ({where})") for v, where in ini.get(name, [])]
+                (v, f"{written} ({where})") for v, where, written in ini.get(name, [])]
             self[name] = [x for raw, where in given if raw.strip()
                           for x in self._coerce(name, raw, where)]
         if self["searchdb-mode"] == "all" and not self["searchdb-operation-string"]:
             raise usage.UsageError("searchdb-mode all needs searchdb-operation-string true "
                                    "(the history API reads op)")
+        self.warnings.extend(self.logging.warnings)
         dropped = [p for p in self["plugins"] if p in REFERENCE_PLUGINS]
         self["plugins"] = [p for p in self["plugins"] if p not in REFERENCE_PLUGINS]
-        self.warnings.extend(f"plugins: bitshares plugin {p!r} is not provided by nodeapi; "
-                             "ignored" for p in dropped if p != "api_helper_indexes")
+        self.warnings.extend(
+            "plugins: bitshares plugin 'api_helper_indexes' is not needed: its lookups are "
+            "always on in nodeapi; ignored" if p == "api_helper_indexes" else
+            f"plugins: bitshares plugin {p!r} is not provided by nodeapi; ignored"
+            for p in dropped)
         self.development_defaults = not self["witness-id"] and not self["private-key"]
         if self.development_defaults:
             self["witness-id"] = list(INIT_WITNESSES)
@@ -237,6 +256,14 @@ class Options(usage.Options):
                          max_connections_per_ip=self["max-connections-per-ip"],
                          handshake_timeout=self["handshake-timeout"],
                          max_unsent_bytes=self["max-unsent-bytes"])
+
+    def health_limits(self):
+        """The ``health-*`` values as
+        :class:`~nodeapi.metrics_health.HealthLimits`."""
+        from nodeapi.metrics_health import HealthLimits
+
+        return HealthLimits(max_head_age=self["health-max-head-age"],
+                            max_searchdb_lag=self["health-max-searchdb-lag"])
 
     def history_limits(self) -> HistoryLimits:
         """The ``account_history`` options as

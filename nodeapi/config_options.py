@@ -92,7 +92,14 @@ SINGLE = [
      "Unsent RPC reply bytes held for clients that do not read, over all connections; "
      "past it the largest holder is disconnected, 0 = no limit (default 67108864)."),
     ("metrics-endpoint", "", parse_optional_endpoint,
-     "host:port or endpoint string for Prometheus metrics (default: off)."),
+     "host:port or endpoint string for Prometheus metrics (/metrics), the status page "
+     "(/status) and the health check (/healthz) (default: off)."),
+    ("health-max-head-age", "30", parse_seconds,
+     "/healthz: largest age in seconds of the head block (indexer: of the last block "
+     "indexed) for the node to count as in sync (default 30)."),
+    ("health-max-searchdb-lag", "20", parse_int(0),
+     "/healthz: largest search database lag in blocks for the node to count as in sync "
+     "(default 20)."),
     ("searchdb-node-url", "http://localhost:9200/", parse_url,
      "Search database URL (default http://localhost:9200/)."),
     ("searchdb-bulk-replay", "10000", parse_int(2),

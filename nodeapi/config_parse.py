@@ -27,7 +27,7 @@ KNOWN_PLUGINS = ("witness", "account_history", "market_history", "searchdb", "gr
                  "custom_operations", "searchdb-objects")
 #: bitshares-core plugin names nodeapi has no plugin of: accepted, then
 #: dropped with a warning (``api_helper_indexes``: its lookups are always on
-#: here, so it is dropped silently; ``elasticsearch`` is ``searchdb``).
+#: here, the warning says so; ``elasticsearch`` is ``searchdb``).
 REFERENCE_PLUGINS = ("api_helper_indexes", "delayed_node", "snapshot", "debug_witness")
 PLUGIN_ALIASES = {"elasticsearch": "searchdb", "es_objects": "searchdb-objects"}
 _INDEX_FORBIDDEN = set('\\/*?"<>| ,#:')

@@ -1,4 +1,5 @@
-"""Prometheus metrics on ``--metrics-endpoint`` (off by default).
+"""Prometheus metrics, the status page and the health check on
+``--metrics-endpoint`` (off by default).
 
 Exposed series (all prefixed ``nodeapi_``):
 
@@ -24,6 +25,8 @@ from twisted.web.server import Site
 from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
+from nodeapi.metrics_health import HealthLimits, RateWindow, key_figures
+from nodeapi.metrics_status import HealthResource, StatusResource
 
 
 class _PullCollector:
@@ -104,12 +107,29 @@ class Metrics:
     :param upstream: indexer mode's
         :class:`~nodeapi.peers.upstream.UpstreamService` (lag, reconnects),
         or None; ``chain`` is None then.
+    :param peers: the PeerService (the status page's peers) or None.
+    :param clock: ``IReactorTime`` of the call rate and head block age
+        (default: the chain's clock, else the wall clock).
+    :param health_limits: :class:`~nodeapi.metrics_health.HealthLimits` of
+        ``/healthz`` (default ones when None).
     """
 
     def __init__(self, chain, witness: Optional[Any] = None,
-                 searchdb: Optional[Any] = None, upstream: Optional[Any] = None) -> None:
+                 searchdb: Optional[Any] = None, upstream: Optional[Any] = None,
+                 peers: Optional[Any] = None, clock: Optional[Any] = None,
+                 health_limits: Optional[HealthLimits] = None) -> None:
         self.chain, self.witness, self.searchdb = chain, witness, searchdb
-        self.upstream = upstream
+        self.upstream, self.peers = upstream, peers
+        if clock is None:
+            clock = getattr(chain, "clock", None)
+        if clock is None or not hasattr(clock, "seconds"):
+            import time
+
+            clock = type("WallClock", (), {"seconds": staticmethod(time.time)})()
+        self.clock = clock
+        self.health_limits = health_limits or HealthLimits()
+        self.calls = RateWindow(clock)
+        self.calls_total = 0
         self.registry = CollectorRegistry(auto_describe=False)
         self.blocks_applied = Counter("nodeapi_blocks_applied", "Blocks applied (live and replay)",
                                       registry=self.registry)
@@ -154,19 +174,33 @@ class Metrics:
         that resolved to no API function (unknown set or name) is counted
         under ``api="unresolved", function="unresolved"``, so clients cannot
         create label values."""
+        self.calls_total += 1
+        self.calls.add()
         if request.api_name:
             self.rpc_calls.labels(request.api_name, request.function, outcome).inc()
         else:  # unknown set or function: never a client-chosen label value
             self.rpc_calls.labels("unresolved", "unresolved", outcome).inc()
 
+    def figures(self) -> dict:
+        """The node's :func:`~nodeapi.metrics_health.key_figures` now."""
+        connections = self.registry.get_sample_value("nodeapi_websocket_connections")
+        return key_figures(
+            now=self.clock.seconds(), chain=self.chain, witness=self.witness, peers=self.peers,
+            upstream=self.upstream, searchdb=self.searchdb,
+            rpc={"connections": int(connections or 0), "calls_total": self.calls_total,
+                 "calls_per_second": round(self.calls.rate(), 2)})
+
     def site(self) -> Site:
         """A new ``twisted.web`` Site serving ``GET /metrics`` in the
         Prometheus text exposition format (prometheus_client
-        ``MetricsResource`` over this registry); other paths are 404; no
-        access log.  The daemon listens on ``--metrics-endpoint`` with
-        it."""
+        ``MetricsResource`` over this registry), ``GET /status`` and
+        ``GET /healthz`` (:mod:`nodeapi.metrics_status`); other paths are
+        404; no access log.  The daemon listens on ``--metrics-endpoint``
+        with it."""
         root = Resource()
         root.putChild(b"metrics", MetricsResource(registry=self.registry))
+        root.putChild(b"status", StatusResource(self.figures, self.health_limits))
+        root.putChild(b"healthz", HealthResource(self.figures, self.health_limits))
         site = Site(root)
         site.log = lambda request: None
         return site

@@ -24,7 +24,9 @@ block log and no chain: the ``searchdb`` plugin is fed by an
 the RPC port serves login and the history API set from the search database.
 
 A bad option or file is reported as ``nodeapi: <message>`` and exit status
-1 (``SystemExit``), never a traceback.
+1 (``SystemExit``), never a traceback nor the usage text (:class:`Options`).
+The file appenders of a bitshares ``[logger.default]`` section
+(:mod:`nodeapi.config_logging`) are added to the global log publisher.
 """
 
 import os
@@ -32,10 +34,28 @@ import os
 from twisted.internet.endpoints import serverFromString
 from twisted.logger import Logger
 
-from nodeapi.config import Options  # noqa: F401  (twistd reads Options)
+from twisted.python import usage
+
+from nodeapi import config
 from nodeapi.errors import ConfigError, StorageError
 
 log = Logger()
+
+
+class Options(config.Options):
+    """The options twistd reads (:class:`nodeapi.config.Options`): a bad
+    value or file is one line ``nodeapi: <option> (FILE line N): <problem>``
+    on stderr and exit status 1 (``SystemExit``); the usage text is printed
+    only for ``--help`` and unknown command-line flags (twistd's own
+    handling of ``usage.UsageError`` raised while reading the command
+    line).  A unit with ``Restart=on-failure`` then repeats one line, not
+    the whole usage."""
+
+    def postOptions(self) -> None:
+        try:
+            super().postOptions()
+        except usage.UsageError as exc:
+            raise SystemExit(f"nodeapi: {exc}") from None
 
 
 def makeService(options, reactor=None):
@@ -141,7 +161,8 @@ def _make_service(options, reactor):
 
         custom_operations = AccountStorage(options["custom-operations-start-block"])
         chain.add_consumer(custom_operations)
-    metrics = Metrics(chain, witness, searchdb)
+    metrics = Metrics(chain, witness, searchdb, peers=peers, clock=reactor,
+                      health_limits=options.health_limits())
     chain.add_consumer(metrics)
     from nodeapi.checkpoints import CheckpointService
 
@@ -197,7 +218,8 @@ def _make_indexer(options, reactor, data_dir, access):
         state_path=os.path.join(data_dir, "indexer-state.json"),
         confirmed_block=lambda: searchdb.confirmed_block_num,
         asset_names=options.searchdb()["visitor"]))
-    metrics = Metrics(None, None, searchdb, upstream=upstream)
+    metrics = Metrics(None, None, searchdb, upstream=upstream, clock=reactor,
+                      health_limits=options.health_limits())
     top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
                     api_node_info=options["api-node-info"], options=dict(options),
                     reactor=reactor, account_lookup=upstream.account_id)
@@ -226,5 +248,15 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
         attach("metrics", ListeningService(
             serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
             options["metrics-endpoint"], "Prometheus metrics"))
+    logging = getattr(options, "logging", None)
+    if logging is not None:
+        from twisted.logger import globalLogPublisher
+
+        try:
+            observers = logging.observers()
+        except OSError as exc:
+            raise ConfigError(f"log file {exc.filename}: {exc.strerror}") from None
+        for observer in observers:
+            globalLogPublisher.addObserver(observer)
     for warning in getattr(options, "warnings", ()):
         log.warn("{warning}", warning=warning)

@@ -50,6 +50,7 @@ def defaults(cwd):
         "tracked-groups": [10, 100], "custom-operations-start-block": 45000000,
         "api-access": None, "api-node-info": "", "max-message-size": 4194304,
         "max-calls-in-flight": 100, "ws-auto-ping-interval": 30.0, "metrics-endpoint": None,
+        "health-max-head-age": 30.0, "health-max-searchdb-lag": 20,
         "max-connections": 4000, "max-connections-per-ip": 200, "handshake-timeout": 10.0,
         "max-unsent-bytes": 67108864,
         "searchdb-node-url": "http://localhost:9200/", "searchdb-bulk-replay": 10000,
@@ -114,6 +115,7 @@ def everything(cwd):
         "--plugins", "witness,searchdb", "--api-access", ACCESS, "--api-node-info", "hello",
         "--max-message-size", "2048", "--max-calls-in-flight", "7",
         "--ws-auto-ping-interval", "2.5", "--metrics-endpoint", "127.0.0.1:9100",
+        "--health-max-head-age", "12.5", "--health-max-searchdb-lag", "7",
         "--max-connections", "50", "--max-connections-per-ip", "0", "--handshake-timeout", "2.5",
         "--max-unsent-bytes", "1048576",
         "--searchdb-node-url", "https://db.example:9201", "--searchdb-bulk-replay", "500",
@@ -150,6 +152,7 @@ def everything(cwd):
         "api-access": ACCESS, "api-node-info": "hello", "max-message-size": 2048,
         "max-calls-in-flight": 7, "ws-auto-ping-interval": 2.5,
         "metrics-endpoint": "tcp:9100:interface=127.0.0.1",
+        "health-max-head-age": 12.5, "health-max-searchdb-lag": 7,
         "max-connections": 50, "max-connections-per-ip": 0, "handshake-timeout": 2.5,
         "max-unsent-bytes": 1048576,
         "searchdb-node-url": "https://db.example:9201/", "searchdb-bulk-replay": 500,
@@ -534,6 +537,8 @@ def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(
         f"{where} line 1: bitshares option 'p2p-endpoint' is not implemented by nodeapi; ignored",
         f"{where} line 2: bitshares option 'seed-nodes' is not implemented by nodeapi; ignored",
         f"{where} line 3: bitshares option 'checkpoint' is not implemented by nodeapi; ignored",
+        "plugins: bitshares plugin 'api_helper_indexes' is not needed: its lookups are always "
+        "on in nodeapi; ignored",
         "plugins: bitshares plugin 'delayed_node' is not provided by nodeapi; ignored"]
     # still an error: names that are no option of bitshares or nodeapi
     (cwd / "bad.ini").write_text("p2p-endpoitn = 1\n")
@@ -541,3 +546,122 @@ def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(
         parse("--config", "bad.ini")
     with pytest.raises(usage.UsageError, match="tracked-groups"):
         parse("--tracked-groups", "[70000]")
+
+
+WITNESS_NODE_INI = os.path.join(ROOT, "tests", "fixtures", "bitshares-core_witness_node_config.ini")
+
+
+def test_bitshares_core_default_config_ini_loads_with_warnings(cwd):
+    """bitshares-core's own config.ini (every option witness_node writes,
+    libraries/app/config_util.cpp create_new_config_file, with the logging
+    sections of write_default_logging_config_to_stream) loads: the options
+    nodeapi does not implement, the api_helper_indexes plugin and each
+    logging section nodeapi cannot honour are one warning each; the default
+    logger's file appender becomes a log file beside the INI file."""
+    import shutil
+
+    from twisted.logger import LogLevel
+
+    from nodeapi.config_logging import LogFile
+
+    shutil.copy(WITNESS_NODE_INI, cwd / "config.ini")
+    options = parse("--config", "config.ini")
+    assert options["plugins"] == ["witness", "account_history", "market_history",
+                                  "grouped_orders", "custom_operations"]
+    assert options["max-ops-per-account"] == 100 and options["partial-operations"] is True
+    assert options["enable-stale-production"] is False
+    assert options.logging.files == (LogFile(str(cwd / "logs/default/default.log"),
+                                             LogLevel.info),)
+    where = str(cwd / "config.ini")
+    text = (cwd / "config.ini").read_text().splitlines()
+
+    def line(pattern):
+        return next(n for n, t in enumerate(text, 1) if t.startswith(pattern))
+    logging = [w for w in options.warnings if "[log" in w]
+    assert logging == [
+        f"{where} line {line('[log.console_appender.stderr]')}: [log.console_appender.stderr]: "
+        "the console is twistd's log (stdout or --logfile, every level); ignored",
+        f"{where} line {line('[log.file_appender.default]')}: [log.file_appender.default]: "
+        "rotation_interval, rotation_limit not applied (nodeapi appends to the file; "
+        "rotate it with logrotate)",
+        f"{where} line {line('[log.file_appender.p2p]')}: [log.file_appender.p2p]: no "
+        "'default' logger writes to it; ignored",
+        f"{where} line {line('[log.file_appender.rpc]')}: [log.file_appender.rpc]: no "
+        "'default' logger writes to it; ignored",
+        f"{where} line {line('[logger.p2p]')}: [logger.p2p]: nodeapi logs through one "
+        "logger, 'default'; this section is ignored",
+        f"{where} line {line('[logger.rpc]')}: [logger.rpc]: nodeapi logs through one "
+        "logger, 'default'; this section is ignored"]
+    others = [w for w in options.warnings if "[log" not in w]
+    assert others == [
+        f"{where} line {line('required-participation =')}: bitshares option "
+        "'required-participation' is not implemented by nodeapi; ignored",
+        f"{where} line {line('debug-private-key =')}: bitshares option 'debug-private-key' "
+        "is not implemented by nodeapi; ignored",
+        "plugins: bitshares plugin 'api_helper_indexes' is not needed: its lookups are always "
+        "on in nodeapi; ignored"]
+
+
+@pytest.mark.parametrize("text,line,message", [
+    ("[logger.default]\nlevel = loud\nappenders = f\n", 2,
+     "[logger.default] level 'loud' is not one of all, debug, info, warn, error, off"),
+    ("[log.file_appender.f]\nrotation_limit = 7\n", 1, "[log.file_appender.f] has no filename"),
+])
+def test_logging_section_errors_name_file_and_line(cwd, text, line, message):
+    (cwd / "c.ini").write_text(text)
+    assert _message("--config", "c.ini") == f"--config: {cwd / 'c.ini'} line {line}: {message}"
+
+
+def test_logging_levels_and_appenders(cwd):
+    """Each fc level name maps to the lowest Twisted level kept; a
+    filename is relative to the INI file's directory; 'off' writes no file;
+    an undeclared appender is a warning."""
+    from twisted.logger import LogLevel
+
+    from nodeapi.config_logging import LogFile
+
+    (cwd / "etc").mkdir()
+    for level, expected in (("all", LogLevel.debug), ("debug", LogLevel.debug),
+                            ("info", LogLevel.info), ("warn", LogLevel.warn),
+                            ("error", LogLevel.error)):
+        (cwd / "etc" / "c.ini").write_text(
+            "[log.file_appender.f]\nfilename = node.log\n"
+            f"[logger.default]\nlevel = {level}\nappenders = f, nowhere\n")
+        options = parse("--config", "etc/c.ini")
+        assert options.logging.files == (LogFile(str(cwd / "etc" / "node.log"), expected),)
+        assert options.warnings == [f"{cwd / 'etc' / 'c.ini'} line 3: [logger.default]: "
+                                    "appender 'nowhere' is not declared; ignored"]
+    (cwd / "etc" / "c.ini").write_text(
+        "[log.file_appender.f]\nfilename = node.log\n[logger.default]\nlevel = off\n"
+        "appenders = f\n")
+    assert parse("--config", "etc/c.ini").logging.files == ()
+
+
+def test_logging_file_appender_receives_the_level_and_above(cwd):
+    """The observer of a file appender writes events of its level and
+    above, one line each."""
+    from twisted.logger import Logger, LogPublisher
+
+    (cwd / "c.ini").write_text("[log.file_appender.f]\nfilename = logs/n.log\n"
+                               "[logger.default]\nlevel = warn\nappenders = f\n")
+    publisher = LogPublisher()
+    for observer in parse("--config", "c.ini").logging.observers():
+        publisher.addObserver(observer)
+    log = Logger(namespace="t", observer=publisher)
+    log.info("quiet {n}", n=1)
+    log.warn("loud {n}", n=2)
+    log.error("louder {n}", n=3)
+    written = (cwd / "logs" / "n.log").read_text()
+    assert "loud 2" in written and "louder 3" in written and "quiet" not in written
+
+
+def test_reference_option_errors_name_the_option_as_written(cwd):
+    """An elasticsearch-* or es-objects-* value error names the option the
+    operator wrote, with file and line."""
+    (cwd / "c.ini").write_text("# es\nelasticsearch-bulk-replay = many\n"
+                               "es-objects-bulk-sync = 0\n")
+    assert _message("--config", "c.ini") == (
+        f"elasticsearch-bulk-replay ({cwd / 'c.ini'} line 2): 'many' is not an integer")
+    (cwd / "c.ini").write_text("es-objects-bulk-sync = 0\n")
+    assert _message("--config", "c.ini").startswith(
+        f"es-objects-bulk-sync ({cwd / 'c.ini'} line 1): 0 is not between")

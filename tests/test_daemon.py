@@ -233,3 +233,72 @@ def test_block_log_block_that_cannot_be_replayed_is_one_line(tmp_path, block):
     failed, path = _startup_failure(tmp_path, b"\x01" + json.dumps(block).encode())
     assert (f"Block log {path} is corrupt at byte offset {len(MAGIC)} (block 1): "
             "the block cannot be replayed: ") in failed
+
+
+@pytest.mark.parametrize("args, where", [
+    (["--max-calls-in-flight", "lots"], "--max-calls-in-flight: 'lots' is not an integer"),
+    (["--config", "bad.ini"], "max-calls-in-flight ({ini} line 2): 'lots' is not an integer"),
+    (["--config", "bad-level.ini"], "--config: {ini2} line 2: [logger.default] level 'loud'"),
+])
+def test_bad_value_is_one_line_and_status_1(tmp_path, args, where):
+    """A bad value is one line naming the option (with file and line for an
+    INI value), exit status 1, no usage text: under Restart=on-failure the
+    journal repeats one line, not ~480."""
+    (tmp_path / "bad.ini").write_text("# x\nmax-calls-in-flight = lots\n")
+    (tmp_path / "bad-level.ini").write_text("[logger.default]\nlevel = loud\n")
+    proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir",
+                                         str(tmp_path / "d"), *args),
+                          cwd=tmp_path, capture_output=True, timeout=60)
+    out = (proc.stdout + proc.stderr).decode()
+    assert proc.returncode == 1, out
+    lines = out.strip().splitlines()
+    assert len(lines) == 1, out
+    assert lines[0].startswith(
+        "nodeapi: " + where.format(ini=tmp_path / "bad.ini", ini2=tmp_path / "bad-level.ini"))
+    assert "Usage" not in out
+
+
+def test_unknown_flag_and_help_still_show_usage(tmp_path):
+    proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--no-such-flag"),
+                          cwd=tmp_path, capture_output=True, timeout=60)
+    out = (proc.stdout + proc.stderr).decode()
+    assert proc.returncode == 1 and "Usage" in out and "no-such-flag" in out
+    proc = subprocess.run(twistd_command("nodeapi", "--help"), cwd=tmp_path,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0 and "--max-calls-in-flight" in proc.stdout.decode()
+
+
+API_NODE_PLUGINS = ("witness account_history market_history grouped_orders api_helper_indexes "
+                    "custom_operations es_objects")
+
+
+def test_bitshares_core_config_ini_of_an_api_node_starts(tmp_path, osmem):
+    """bitshares-core's default config.ini (tests/fixtures, as witness_node
+    writes it, logging sections included) with an API node's plugins starts
+    the node with warnings only; the [logger.default] file appender
+    (logs/default/default.log beside the INI file) receives the log.
+    (account_history and elasticsearch cannot run together, here as in
+    witness_node's "Plugin conflict" check; es_objects can.)"""
+    fixture = os.path.join(ROOT, "tests", "fixtures", "bitshares-core_witness_node_config.ini")
+    with open(fixture) as f:
+        text = f.read()
+    text = text.replace("plugins = witness account_history market_history grouped_orders "
+                        "api_helper_indexes custom_operations\n",
+                        f"plugins = {API_NODE_PLUGINS}\n")
+    text = text.replace("# es-objects-elasticsearch-url = \n",
+                        f"es-objects-elasticsearch-url = {osmem.url}\n")
+    assert API_NODE_PLUGINS in text and osmem.url in text
+    (tmp_path / "config.ini").write_text(text)
+    node = Daemon(tmp_path / "data", "--config", str(tmp_path / "config.ini")).start()
+    try:
+        assert node.call("get_chain_id")
+        assert node.call("get_objects", ["2.1.0"])[0]["head_block_number"] == 0
+    finally:
+        assert node.stop() == -signal.SIGTERM
+    log = node.log()
+    assert "Traceback" not in log and "#critical" not in log and "#error" not in log, log
+    warned = [line for line in log.splitlines() if "#warn]" in line]
+    assert any("api_helper_indexes" in line for line in warned), log
+    assert any("[logger.p2p]" in line for line in warned), log
+    written = (tmp_path / "logs" / "default" / "default.log").read_text()
+    assert "api_helper_indexes" in written and "Node stopped at head block" in written

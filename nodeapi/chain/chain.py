@@ -70,9 +70,13 @@ class Chain(BlockApplication):
         ``head_num``).
     :param clock: an ``IReactorTime`` (the node's reactor): local wall time
         for peer blocks and replay progress; :class:`WallClock` when None.
+
+    :ivar replay_target: while :meth:`replay` runs, the block number it
+        replays to (the status page's progress); None otherwise.
     """
 
     log = Logger()
+    replay_target = None
 
     def __init__(self, genesis, block_log, clock=None,
                  statistics_type: int = DEFAULT_STATISTICS_TYPE) -> None:
@@ -385,6 +389,7 @@ class Chain(BlockApplication):
             cooperator = task.Cooperator(scheduler=lambda step: clock.callLater(0.0, step))
         pending = self._take_pending()
         total = max(int(self.block_log.head_num) - self.head_block_num, 0)
+        self.replay_target = int(self.block_log.head_num) if total else None
         d = replay_blocks(
             lambda: self.block_log.blocks(self.head_block_num + 1),
             lambda block: self._apply_block(block, check_sigs=False, replay=True),
@@ -392,9 +397,14 @@ class Chain(BlockApplication):
             progress_every)
 
         def done(count):
+            self.replay_target = None
             self._restore_pending(pending)
             self.log.info("Replayed {count} blocks, head {head}", count=count,
                           head=self.head_block_num)
             return count
 
-        return d.addCallback(done)
+        def failed(failure):
+            self.replay_target = None
+            return failure
+
+        return d.addCallbacks(done, failed)

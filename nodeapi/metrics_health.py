@@ -1,0 +1,166 @@
+"""The node's key figures and whether it is in sync: what ``GET /healthz``
+answers and ``GET /status`` shows (:mod:`nodeapi.metrics_status`), on the
+metrics port.
+
+:func:`key_figures` reads the parts of a running node (chain, witness,
+peers, upstream, searchdb, RPC counters) without changing anything;
+:func:`health` judges them against :class:`HealthLimits`.  Both are plain
+functions over plain values, so a load balancer check or a replica
+supervisor can call them too.
+
+Sources: the head block, last irreversible block and witness participation
+are those of graphene's ``dynamic_global_property_object``
+(libraries/chain/include/graphene/chain/global_property_object.hpp;
+participation as the cli_wallet's ``info`` computes it: the filled slots of
+the 128 recent slots, ``recent_slots_filled``, in percent).
+"""
+
+import collections
+
+import attr
+
+from nodeapi.protocol.times import format_time
+
+#: Seconds the call rate is averaged over.
+RATE_WINDOW = 60
+
+
+@attr.s(frozen=True)
+class HealthLimits:
+    """When the node counts as in sync.
+
+    :ivar max_head_age: largest age of the head block, seconds (its
+        timestamp against the clock; in indexer mode, of the last block
+        indexed).
+    :ivar max_searchdb_lag: largest search database lag, blocks (head minus
+        the last block the database confirmed), when searchdb runs.
+    """
+
+    max_head_age = attr.ib(default=30.0)
+    max_searchdb_lag = attr.ib(default=20)
+
+
+class RateWindow:
+    """Events per second over the last :data:`RATE_WINDOW` seconds of
+    ``clock`` (an ``IReactorTime``), counted in one-second buckets."""
+
+    def __init__(self, clock, window: int = RATE_WINDOW) -> None:
+        self.clock, self.window = clock, window
+        self.buckets = collections.deque()  # [second, count], oldest first
+        self.started = clock.seconds()
+
+    def add(self, count: int = 1) -> None:
+        """Count ``count`` events now."""
+        second = int(self.clock.seconds())
+        if self.buckets and self.buckets[-1][0] == second:
+            self.buckets[-1][1] += count
+        else:
+            self.buckets.append([second, count])
+        self._trim(second)
+
+    def _trim(self, second: int) -> None:
+        while self.buckets and self.buckets[0][0] <= second - self.window:
+            self.buckets.popleft()
+
+    def rate(self) -> float:
+        """Events per second over the window (over the time since the
+        window started, when that is shorter; at least one second)."""
+        now = self.clock.seconds()
+        self._trim(int(now))
+        span = min(max(now - self.started, 1.0), self.window)
+        return sum(count for _s, count in self.buckets) / span
+
+
+def participation(dgp: dict) -> float:
+    """Percent of the last 128 slots a witness filled (``recent_slots_filled``,
+    a 128-bit mask as a decimal string or int) -> 0.0..100.0."""
+    filled = int(dgp.get("recent_slots_filled", 0))
+    return round(100.0 * bin(filled).count("1") / 128, 1)
+
+
+def key_figures(*, now: float, chain=None, witness=None, peers=None, upstream=None,
+                searchdb=None, rpc=None) -> dict:
+    """The figures of a node at ``now`` (seconds since the epoch).
+
+    :param chain: the :class:`~nodeapi.chain.chain.Chain` or None (indexer).
+    :param witness: the WitnessService or None.
+    :param peers: the PeerService or None.
+    :param upstream: indexer mode's UpstreamService or None.
+    :param searchdb: the searchdb plugin or None.
+    :param rpc: ``{"connections": int, "calls_total": int,
+        "calls_per_second": float}`` or None.
+    :returns: ``{"head_block_num", "head_block_id", "head_block_time"
+        (wire time or None), "head_block_age" (seconds or None),
+        "last_irreversible_block_num", "participation" (percent or None),
+        "replay" ({"block", "target", "percent"} while replaying, else None),
+        "blocks_produced" (or None without witness), "peers" ([{"addr",
+        "state", "head_block_num", "lag"}]), "upstream" ({"lag_blocks",
+        "lag_seconds", "reconnects"} or None), "searchdb" ({"lag_blocks",
+        "queue", "shipped", "failed"} or None), "rpc"}``.
+    """
+    out = {"head_block_num": 0, "head_block_id": None, "head_block_time": None,
+           "head_block_age": None, "last_irreversible_block_num": None,
+           "participation": None, "replay": None, "blocks_produced": None, "peers": [],
+           "upstream": None, "searchdb": None, "rpc": rpc}
+    if chain is not None:
+        dgp = chain.state.objects["2.1.0"]
+        time = chain.head_block_time
+        out.update(head_block_num=chain.head_block_num, head_block_id=chain.head_block_id,
+                   head_block_time=format_time(time),
+                   head_block_age=round(max(now - time, 0.0), 1),
+                   last_irreversible_block_num=dgp.get("last_irreversible_block_num"),
+                   participation=participation(dgp))
+        target = getattr(chain, "replay_target", None)
+        if target:
+            out["replay"] = {"block": chain.head_block_num, "target": target,
+                             "percent": round(100.0 * chain.head_block_num / target, 1)}
+    if witness is not None:
+        out["blocks_produced"] = getattr(witness, "produced", 0)
+    if peers is not None:
+        head = out["head_block_num"]
+        out["peers"] = [{"addr": p["addr"], "state": p["state"],
+                         "head_block_num": p["head_block_num"],
+                         "lag": (max(p["head_block_num"] - head, 0)
+                                 if p["head_block_num"] is not None else None)}
+                        for p in peers.potential_peers()]
+    if upstream is not None:
+        head = upstream.next_block - 1
+        last = upstream.last_block_time
+        out.update(head_block_num=head,
+                   head_block_time=format_time(int(last)) if last is not None else None,
+                   head_block_age=round(upstream.lag_seconds, 1) if last is not None else None)
+        out["upstream"] = {"lag_blocks": upstream.lag_blocks,
+                           "lag_seconds": round(upstream.lag_seconds, 1),
+                           "reconnects": upstream.reconnects}
+    if searchdb is not None:
+        confirmed = getattr(searchdb, "confirmed_block_num", None)
+        head = out["head_block_num"]
+        out["searchdb"] = {
+            "lag_blocks": max(head - confirmed, 0) if confirmed is not None else head,
+            "queue": getattr(searchdb, "documents_pending", 0),
+            "shipped": getattr(searchdb, "documents_shipped", 0),
+            "failed": getattr(searchdb, "documents_failed", 0)}
+    return out
+
+
+def health(figures: dict, limits: HealthLimits) -> dict:
+    """``figures`` (:func:`key_figures`) judged by ``limits`` ->
+    ``{"ok": bool, "problems": [text], **figures}``: not ok while replaying,
+    without a head block time, with a head older than
+    ``limits.max_head_age`` or a search database lag above
+    ``limits.max_searchdb_lag``.  ``GET /healthz`` answers 200 when ok,
+    503 otherwise."""
+    problems = []
+    if figures["replay"] is not None:
+        problems.append(f"replaying: block {figures['replay']['block']} of "
+                        f"{figures['replay']['target']}")
+    age = figures["head_block_age"]
+    if age is None:
+        problems.append("no head block time yet")
+    elif age > limits.max_head_age:
+        problems.append(f"head block is {age:.0f} s old (limit {limits.max_head_age:g} s)")
+    db = figures["searchdb"]
+    if db is not None and db["lag_blocks"] > limits.max_searchdb_lag:
+        problems.append(f"search database is {db['lag_blocks']} blocks behind "
+                        f"(limit {limits.max_searchdb_lag})")
+    return dict(figures, ok=not problems, problems=problems)

@@ -1,0 +1,128 @@
+"""``GET /status`` (a page for a person) and ``GET /healthz`` (JSON for a
+load balancer) on the metrics port, from
+:func:`nodeapi.metrics_health.key_figures` and
+:func:`~nodeapi.metrics_health.health`.
+
+The page is one small HTML document, rendered on the server at each
+request, with its style inline and no script or external asset (it works
+offline and behind a strict Content-Security-Policy); it reloads itself
+every :data:`REFRESH` seconds (``<meta http-equiv="refresh">``).  Each
+figure sits in an element whose ``id`` is the figure's name (``head_block_num``,
+``searchdb_lag_blocks``, ...), so scripts and tests can read it.
+
+``/healthz`` answers HTTP 200 with the figures and ``"ok": true`` while the
+node is in sync, 503 with ``"ok": false`` and ``"problems"`` otherwise
+(HAProxy ``option httpchk GET /healthz``, nginx, systemd timers).
+"""
+
+import html
+import json
+
+from twisted.web.resource import Resource
+
+from nodeapi.metrics_health import HealthLimits, health
+
+#: Seconds between two reloads of the status page.
+REFRESH = 5
+
+_STYLE = ("body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fafafa}"
+          "h1{font-size:1.3em}h2{font-size:1.05em;margin-top:1.2em}"
+          "table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;"
+          "border-bottom:1px solid #ddd}th{font-weight:600;color:#555}"
+          ".ok{color:#070}.bad{color:#b00}")
+
+
+def _cell(name: str, value) -> str:
+    text = "-" if value is None else value
+    return f'<td id="{name}">{html.escape(str(text))}</td>'
+
+
+def _rows(rows) -> str:
+    return "".join(f"<tr><th>{html.escape(label)}</th>{_cell(name, value)}</tr>"
+                   for label, name, value in rows)
+
+
+def render_status(report: dict) -> str:
+    """The HTML page of a :func:`~nodeapi.metrics_health.health` report."""
+    r = report
+    state = ('<p id="state" class="ok">in sync</p>' if r["ok"] else
+             '<p id="state" class="bad">not in sync: '
+             + html.escape("; ".join(r["problems"])) + "</p>")
+    chain = [("Head block", "head_block_num", r["head_block_num"]),
+             ("Head block id", "head_block_id", r["head_block_id"]),
+             ("Head block time (UTC)", "head_block_time", r["head_block_time"]),
+             ("Head block age (s)", "head_block_age", r["head_block_age"]),
+             ("Last irreversible block", "last_irreversible_block_num",
+              r["last_irreversible_block_num"]),
+             ("Witness participation (%)", "participation", r["participation"]),
+             ("Blocks produced", "blocks_produced", r["blocks_produced"])]
+    if r["replay"] is not None:
+        chain.append(("Replay", "replay", f"block {r['replay']['block']} of "
+                      f"{r['replay']['target']} ({r['replay']['percent']}%)"))
+    parts = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\">",
+             f'<meta http-equiv="refresh" content="{REFRESH}">',
+             "<title>nodeapi status</title>", f"<style>{_STYLE}</style></head><body>",
+             "<h1>nodeapi status</h1>", state, "<h2>Chain</h2><table>", _rows(chain),
+             "</table>"]
+    if r["upstream"] is not None:
+        up = r["upstream"]
+        parts += ["<h2>Upstream</h2><table>", _rows([
+            ("Lag (blocks)", "upstream_lag_blocks", up["lag_blocks"]),
+            ("Lag (s)", "upstream_lag_seconds", up["lag_seconds"]),
+            ("Reconnections", "upstream_reconnects", up["reconnects"])]), "</table>"]
+    if r["peers"]:
+        parts.append("<h2>Peers</h2><table><tr><th>Address</th><th>State</th>"
+                     "<th>Head block</th><th>Ahead by</th></tr>")
+        for i, peer in enumerate(r["peers"]):
+            parts.append("<tr>" + "".join(_cell(f"peer{i}_{key}", peer[key]) for key in (
+                "addr", "state", "head_block_num", "lag")) + "</tr>")
+        parts.append("</table>")
+    if r["searchdb"] is not None:
+        db = r["searchdb"]
+        parts += ["<h2>Search database</h2><table>", _rows([
+            ("Lag (blocks)", "searchdb_lag_blocks", db["lag_blocks"]),
+            ("Queued documents", "searchdb_queue", db["queue"]),
+            ("Documents shipped", "searchdb_shipped", db["shipped"]),
+            ("Documents refused", "searchdb_failed", db["failed"])]), "</table>"]
+    if r["rpc"] is not None:
+        rpc = r["rpc"]
+        parts += ["<h2>RPC</h2><table>", _rows([
+            ("WebSocket connections", "rpc_connections", rpc["connections"]),
+            ("Calls per second (last minute)", "rpc_calls_per_second",
+             rpc["calls_per_second"]),
+            ("Calls since start", "rpc_calls_total", rpc["calls_total"])]), "</table>"]
+    parts.append(f"<p>Reloads every {REFRESH} s. JSON: <a href=\"healthz\">/healthz</a>, "
+                 "Prometheus: <a href=\"metrics\">/metrics</a>.</p></body></html>")
+    return "".join(parts)
+
+
+class _Report(Resource):
+    isLeaf = True
+
+    def __init__(self, figures, limits: HealthLimits) -> None:
+        super().__init__()
+        self.figures, self.limits = figures, limits
+
+
+class HealthResource(_Report):
+    """``GET /healthz``: the health report as JSON, 200 in sync, 503 not.
+
+    :param figures: zero-argument callable returning
+        :func:`~nodeapi.metrics_health.key_figures`.
+    """
+
+    def render_GET(self, request) -> bytes:
+        report = health(self.figures(), self.limits)
+        request.setResponseCode(200 if report["ok"] else 503)
+        request.setHeader(b"Content-Type", b"application/json")
+        request.setHeader(b"Cache-Control", b"no-store")
+        return json.dumps(report, sort_keys=True).encode()
+
+
+class StatusResource(_Report):
+    """``GET /status``: the page of :func:`render_status` (always 200)."""
+
+    def render_GET(self, request) -> bytes:
+        request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
+        request.setHeader(b"Cache-Control", b"no-store")
+        return render_status(health(self.figures(), self.limits)).encode()
