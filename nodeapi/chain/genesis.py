@@ -40,7 +40,13 @@ SPECIAL_ACCOUNTS = (
 #: chain does not expose, so nothing else is numbered 2.6 or 2.7).
 STATISTICS_TYPES = (7, 6)
 DEFAULT_STATISTICS_TYPE = 7
-NETWORK_PERCENT = 2000  # GRAPHENE_DEFAULT_NETWORK_PERCENT_OF_FEE
+#: GRAPHENE_DEFAULT_NETWORK_PERCENT_OF_FEE: the network share of the
+#: blockchain accounts made at genesis (db_genesis.cpp); every other
+#: account takes the chain parameters' ``network_percent_of_fee``
+DEFAULT_NETWORK_PERCENT = 2000
+#: the blockchain accounts whose fees all go to their lifetime referrer
+#: (db_genesis.cpp ``init_account_data_as_null``: null-account, proxy-to-self)
+_NULL_LIKE = ("null-account", "proxy-to-self")
 FULL_PERCENT = 10000  # GRAPHENE_100_PERCENT
 
 
@@ -112,12 +118,16 @@ def _authority(threshold: int, keys=()) -> dict:
 
 def new_account(
     state: ObjectStore, name: str, owner: dict, active: dict, memo_key: str, registrar: str,
-    referrer: str, when: int, block_num: int,
+    referrer: str, when: int, block_num: int, network_percent: int,
+    lifetime_referrer_percent: int, lifetime_referrer: str | None = None,
 ) -> dict:
     """Create an account 1.2.N with its statistics object
     ``<state.statistics_space>.N`` (2.7.N, or graphene's 2.6.N; graphene
     ``account_create_evaluator::do_apply``); returns the account, whose
-    ``statistics`` field names the statistics object."""
+    ``statistics`` field names the statistics object.  The fee shares
+    (``network_fee_percentage``, ``lifetime_referrer_fee_percentage``, in
+    hundredths of a percent) are the caller's: account_create takes the
+    chain parameters'; ``lifetime_referrer`` defaults to ``referrer``."""
     aid = f"1.2.{state.next_instance.get('1.2', 0)}"
     stats = state.create(state.statistics_space, {
         "owner": aid, "name": name, "most_recent_op": "2.9.0", "total_ops": 0,
@@ -132,9 +142,9 @@ def new_account(
         "membership_expiration_date": EPOCH,
         "registrar": registrar,
         "referrer": referrer,
-        "lifetime_referrer": referrer,
-        "network_fee_percentage": NETWORK_PERCENT,
-        "lifetime_referrer_fee_percentage": 0,
+        "lifetime_referrer": referrer if lifetime_referrer is None else lifetime_referrer,
+        "network_fee_percentage": network_percent,
+        "lifetime_referrer_fee_percentage": lifetime_referrer_percent,
         "referrer_rewards_percentage": 0,
         "name": name,
         "owner": owner,
@@ -177,16 +187,24 @@ def init_genesis(genesis: Genesis,
     t0 = genesis.initial_timestamp
     null_key = genesis.address_prefix + "1111111111111111111111111111111114T1Anm"
     for name, threshold in SPECIAL_ACCOUNTS:
+        network = 0 if name in _NULL_LIKE else DEFAULT_NETWORK_PERCENT
         acc = new_account(state, name, _authority(threshold), _authority(threshold), null_key,
-                          "1.2.0", "1.2.0", t0, 0)
+                          "1.2.0", "1.2.0", t0, 0, network, FULL_PERCENT - network)
         acc = state.modify(acc["id"])
         acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = acc["id"]
         acc["membership_expiration_date"] = MAX_TIME
-        acc["lifetime_referrer_fee_percentage"] = FULL_PERCENT - NETWORK_PERCENT
+    # db_genesis.cpp "Create initial accounts": an account_create with the
+    # temp account as registrar and the default referrer (the committee
+    # account, whose lifetime referrer it is), then account_upgrade for a
+    # lifetime member; both count as registrations of the first interval
+    params = g["initial_parameters"]
+    registered = 0
     for spec in g["initial_accounts"]:
         acc = new_account(state, spec["name"], _authority(1, [spec["owner_key"]]),
                           _authority(1, [spec["active_key"]]), spec["active_key"],
-                          "1.2.4", "1.2.4", t0, 0)
+                          "1.2.4", "1.2.0", t0, 0, int(params["network_percent_of_fee"]),
+                          int(params["lifetime_referrer_percent_of_fee"]))
+        registered += 1
         if spec.get("is_lifetime_member"):
             make_lifetime_member(state, acc["id"])
     supply = sum(int(b["amount"]) for b in g["initial_balances"]
@@ -252,7 +270,7 @@ def init_genesis(genesis: Genesis,
         "witness_budget": 0,
         "total_pob": 0,
         "total_inactive": 0,
-        "accounts_registered_this_interval": 0,
+        "accounts_registered_this_interval": registered,
         "recently_missed_count": 0,
         "current_aslot": 0,
         "recent_slots_filled": str(ALL_SLOTS_FILLED),
