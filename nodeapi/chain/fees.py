@@ -28,6 +28,11 @@ Where fees go (graphene ``account_statistics_object::pay_fee`` /
   ``pending_fees`` share is deposited vesting, the ``pending_vested_fees``
   share already vested (``coin_seconds_earned`` credited in full).
 
+The account registration fee scales with the registrations of a
+maintenance interval (graphene ``account_create_evaluator::do_apply`` and
+``perform_chain_maintenance``): :func:`scale_account_fee` after each
+account_create, :func:`unscale_account_fee` at maintenance.
+
 The maintenance budget (2.3.0 ``accumulated_fees`` back to the reserve,
 witness pay) is :mod:`nodeapi.chain.maintenance`'s.
 """
@@ -37,7 +42,12 @@ from nodeapi.protocol.asset import percent_of
 from nodeapi.protocol.config import BLOCKCHAIN_ACCOUNTS, CORE_ASSET
 from nodeapi.protocol.times import parse_time
 from nodeapi.chain.vesting import deposit_lazy_vesting
+from nodeapi.chain.errors import InvalidOperation
+from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS, schedule_entry
 from nodeapi.protocol.fee_schedule import operation_fee
+
+ACCOUNT_CREATE = 5
+_UINT64 = (1 << 64) - 1
 
 
 def core_fee(op: list, schedule: dict, prefix: str = "TEST") -> int:
@@ -114,20 +124,90 @@ def _pay_out(state, account_id: str, total: int, require_vesting: bool, now: int
     deposit_cashback(state, acc["registrar"], referral - referrer_cut, require_vesting, now)
 
 
+def process_account_fees(state, account_id: str, now: int) -> None:
+    """Pay out one account's pending fees (graphene
+    ``account_statistics_object::process_fees``): both pending amounts are
+    split as the module docstring says, ``lifetime_fees_paid`` grows by
+    them and they are reset to 0.  Nothing happens when both are 0.  Used
+    at maintenance (:func:`process_fees`) and by account_upgrade before the
+    account becomes a lifetime member (account_evaluator.cpp
+    ``account_upgrade_evaluator::do_apply``)."""
+    sid = state.objects[account_id]["statistics"]
+    stats = state.objects[sid]
+    pending, vested = int(stats["pending_fees"]), int(stats["pending_vested_fees"])
+    if pending <= 0 and vested <= 0:
+        return
+    _pay_out(state, account_id, pending, True, now)
+    _pay_out(state, account_id, vested, False, now)
+    stats = state.modify(sid)
+    stats["lifetime_fees_paid"] = int(stats["lifetime_fees_paid"]) + pending + vested
+    stats["pending_fees"] = 0
+    stats["pending_vested_fees"] = 0
+
+
 def process_fees(state, now: int) -> None:
     """Maintenance-time fee processing of every account's statistics with
-    pending fees, by account id (graphene
-    ``account_statistics_object::process_fees``, called from
-    ``perform_chain_maintenance``); ``now`` is the block time."""
+    pending fees, by account id (:func:`process_account_fees`, called from
+    graphene ``perform_chain_maintenance``); ``now`` is the block time."""
     for aid in state.ids_of_type("1.2."):
-        sid = state.objects[aid]["statistics"]
-        stats = state.objects[sid]
-        pending, vested = int(stats["pending_fees"]), int(stats["pending_vested_fees"])
-        if pending <= 0 and vested <= 0:
-            continue
-        _pay_out(state, stats["owner"], pending, True, now)
-        _pay_out(state, stats["owner"], vested, False, now)
-        stats = state.modify(sid)
-        stats["lifetime_fees_paid"] = int(stats["lifetime_fees_paid"]) + pending + vested
-        stats["pending_fees"] = 0
-        stats["pending_vested_fees"] = 0
+        process_account_fees(state, aid, now)
+
+
+# -- account registration fee scaling ----------------------------------------
+
+def _shift_basic_fee(state, shift) -> None:
+    """Replace account_create's ``basic_fee`` in the current fee schedule of
+    2.0.0 by ``shift(basic_fee)`` (a uint64 in graphene: kept to 64 bits),
+    copy-on-write.  The schedule must have an account_create entry (graphene
+    ``fee_helper<account_create_operation>::get`` asserts it); raises
+    :class:`InvalidOperation` otherwise."""
+    gpo = state.modify("2.0.0")
+    params = dict(gpo["parameters"])
+    fees = dict(params["current_fees"])
+    entries = list(fees.get("parameters") or ())
+    for i, (kind, data) in enumerate(entries):
+        if kind == ACCOUNT_CREATE:
+            data = dict(data) if isinstance(data, dict) else {}
+            basic = int(data.get("basic_fee",
+                                 DEFAULT_FEE_PARAMETERS[ACCOUNT_CREATE]["basic_fee"]))
+            data["basic_fee"] = shift(basic) & _UINT64
+            entries[i] = [kind, data]
+            break
+    else:
+        raise InvalidOperation("The fee schedule has no account_create_operation parameters "
+                               "to scale")
+    fees["parameters"] = entries
+    params["current_fees"] = fees
+    gpo["parameters"] = params
+
+
+def scale_account_fee(state) -> None:
+    """After an account registration (``accounts_registered_this_interval``
+    already counts it): every ``accounts_per_fee_scale`` registrations of
+    the interval, account_create's ``basic_fee`` is shifted left by
+    ``account_fee_scale_bitshifts`` (graphene
+    ``account_create_evaluator::do_apply``).  ``accounts_per_fee_scale`` 0
+    (a division by zero in graphene) scales nothing."""
+    params = state.objects["2.0.0"]["parameters"]
+    per_scale = int(params.get("accounts_per_fee_scale", 0))
+    bits = int(params.get("account_fee_scale_bitshifts", 0))
+    registered = int(state.objects["2.1.0"]["accounts_registered_this_interval"])
+    if per_scale == 0 or bits == 0 or registered % per_scale != 0:
+        return
+    _shift_basic_fee(state, lambda fee: fee << bits)
+
+
+def unscale_account_fee(state) -> None:
+    """At maintenance, before pending parameters apply: ``basic_fee`` is
+    shifted right by ``account_fee_scale_bitshifts`` times
+    ``accounts_registered_this_interval // accounts_per_fee_scale``
+    (graphene ``perform_chain_maintenance``, "Remove scaling of account
+    registration fee")."""
+    params = state.objects["2.0.0"]["parameters"]
+    per_scale = int(params.get("accounts_per_fee_scale", 0))
+    bits = int(params.get("account_fee_scale_bitshifts", 0))
+    registered = int(state.objects["2.1.0"]["accounts_registered_this_interval"])
+    shift = bits * (registered // per_scale) if per_scale else 0
+    if shift == 0 or schedule_entry(params["current_fees"], ACCOUNT_CREATE) is None:
+        return
+    _shift_basic_fee(state, lambda fee: fee >> shift)

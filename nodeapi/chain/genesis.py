@@ -33,6 +33,9 @@ _ZERO_THRESHOLD = frozenset((RELAXED_COMMITTEE_ACCOUNT, TEMP_ACCOUNT))
 #: chain does not expose, so nothing else is numbered 2.6 or 2.7).
 STATISTICS_TYPES = (7, 6)
 DEFAULT_STATISTICS_TYPE = 7
+#: the blockchain accounts whose fees all go to their lifetime referrer
+#: (db_genesis.cpp ``init_account_data_as_null``: null-account, proxy-to-self)
+_NULL_LIKE = (NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT)
 
 
 @attr.s(frozen=True, auto_attribs=True)
@@ -103,12 +106,16 @@ def _authority(threshold: int, keys=()) -> dict:
 
 def new_account(
     state: ObjectStore, name: str, owner: dict, active: dict, memo_key: str, registrar: str,
-    referrer: str, when: int, block_num: int,
+    referrer: str, when: int, block_num: int, network_percent: int,
+    lifetime_referrer_percent: int, lifetime_referrer: str | None = None,
 ) -> dict:
     """Create an account 1.2.N with its statistics object
     ``<state.statistics_space>.N`` (2.7.N, or graphene's 2.6.N; graphene
     ``account_create_evaluator::do_apply``); returns the account, whose
-    ``statistics`` field names the statistics object."""
+    ``statistics`` field names the statistics object.  The fee shares
+    (``network_fee_percentage``, ``lifetime_referrer_fee_percentage``, in
+    hundredths of a percent) are the caller's: account_create takes the
+    chain parameters'; ``lifetime_referrer`` defaults to ``referrer``."""
     aid = f"1.2.{state.next_instance.get('1.2', 0)}"
     stats = state.create(state.statistics_space, {
         "owner": aid, "name": name, "most_recent_op": "2.9.0", "total_ops": 0,
@@ -123,9 +130,9 @@ def new_account(
         "membership_expiration_date": EPOCH,
         "registrar": registrar,
         "referrer": referrer,
-        "lifetime_referrer": referrer,
-        "network_fee_percentage": DEFAULT_NETWORK_PERCENT_OF_FEE,
-        "lifetime_referrer_fee_percentage": 0,
+        "lifetime_referrer": referrer if lifetime_referrer is None else lifetime_referrer,
+        "network_fee_percentage": network_percent,
+        "lifetime_referrer_fee_percentage": lifetime_referrer_percent,
         "referrer_rewards_percentage": 0,
         "name": name,
         "owner": owner,
@@ -169,17 +176,26 @@ def init_genesis(genesis: Genesis,
     null_key = genesis.address_prefix + "1111111111111111111111111111111114T1Anm"
     for name, aid in SPECIAL_ACCOUNTS:
         threshold = 0 if aid in _ZERO_THRESHOLD else 1
+        network = 0 if aid in _NULL_LIKE else DEFAULT_NETWORK_PERCENT_OF_FEE
         acc = new_account(state, name, _authority(threshold), _authority(threshold), null_key,
-                          COMMITTEE_ACCOUNT, COMMITTEE_ACCOUNT, t0, 0)
+                          COMMITTEE_ACCOUNT, COMMITTEE_ACCOUNT, t0, 0, network,
+                          GRAPHENE_100_PERCENT - network)
         assert acc["id"] == aid
         acc = state.modify(acc["id"])
         acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = acc["id"]
         acc["membership_expiration_date"] = MAX_WIRE_TIME
-        acc["lifetime_referrer_fee_percentage"] = GRAPHENE_100_PERCENT - DEFAULT_NETWORK_PERCENT_OF_FEE
+    # db_genesis.cpp "Create initial accounts": an account_create with the
+    # temp account as registrar and the default referrer (the committee
+    # account, whose lifetime referrer it is), then account_upgrade for a
+    # lifetime member; both count as registrations of the first interval
+    params = g["initial_parameters"]
+    registered = 0
     for spec in g["initial_accounts"]:
         acc = new_account(state, spec["name"], _authority(1, [spec["owner_key"]]),
                           _authority(1, [spec["active_key"]]), spec["active_key"],
-                          TEMP_ACCOUNT, TEMP_ACCOUNT, t0, 0)
+                          TEMP_ACCOUNT, COMMITTEE_ACCOUNT, t0, 0, int(params["network_percent_of_fee"]),
+                          int(params["lifetime_referrer_percent_of_fee"]))
+        registered += 1
         if spec.get("is_lifetime_member"):
             make_lifetime_member(state, acc["id"])
     supply = sum(int(b["amount"]) for b in g["initial_balances"]
@@ -245,7 +261,7 @@ def init_genesis(genesis: Genesis,
         "witness_budget": 0,
         "total_pob": 0,
         "total_inactive": 0,
-        "accounts_registered_this_interval": 0,
+        "accounts_registered_this_interval": registered,
         "recently_missed_count": 0,
         "current_aslot": 0,
         "recent_slots_filled": str(ALL_SLOTS_FILLED),

@@ -20,7 +20,9 @@ hardfork rules from genesis (core-533 authorities).  Order:
    :func:`vote_authority` of the chosen ones; the committee alike
    (``min_committee_member_count``, the committee account's active
    authority, copied to the relaxed committee account);
-3. dynamic global properties: ``next_maintenance_time`` (the next multiple
+3. the registration fee loses this interval's scaling
+   (:func:`nodeapi.chain.fees.unscale_account_fee`), then pending
+   parameters apply; dynamic global properties: ``next_maintenance_time`` (the next multiple
    of ``maintenance_interval`` after the block time: for block 1 from the
    epoch, else from the previous maintenance time),
    ``last_vote_tally_time`` = the block time,
@@ -37,7 +39,7 @@ from nodeapi.chain.evaluators.worker import update_worker_votes
 from nodeapi.chain.market.upkeep import process_bitassets
 from nodeapi.chain.budget import process_budget
 from nodeapi.chain.special_authority import create_buyback_orders, update_top_n_authorities
-from nodeapi.chain.fees import process_fees
+from nodeapi.chain.fees import process_fees, unscale_account_fee
 from nodeapi.chain.votes import tally_votes
 from nodeapi.protocol.config import COMMITTEE_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, WITNESS_ACCOUNT
 from nodeapi.protocol.times import format_time, parse_time
@@ -159,6 +161,7 @@ def perform_chain_maintenance(state, now: int, block_num: int, ctx=None) -> None
         sorted(members, key=lambda m: -m[1])))
     update_active_sets(state, tally)
     update_worker_votes(state, tally.votes)
+    unscale_account_fee(state)
     apply_pending_parameters(state)
     dgp = state.modify("2.1.0")
     dgp["next_maintenance_time"] = format_time(next_maintenance_time(state, now, block_num))

@@ -9,6 +9,7 @@ from nodeapi.protocol.validation_checks import is_valid_name
 from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
 from nodeapi.chain.special_authority import apply_extensions, check_extensions
 from nodeapi.chain.errors import InvalidOperation, UnknownObject
+from nodeapi.chain.fees import process_account_fees, scale_account_fee
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.evaluators.governance import (
     is_voting, num_committee_voted, verify_account_votes)
@@ -87,7 +88,12 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     ``account_create_evaluator``: valid and free name, lifetime-member
     registrar, member referrer (lifetime, or annual not yet expired),
     existing voting account, owner/active as :func:`_check_authority`
-    (stored in canonical order).
+    (stored in canonical order).  The new account's fee shares are the
+    chain parameters' ``network_percent_of_fee`` and
+    ``lifetime_referrer_percent_of_fee``, its lifetime referrer the
+    referrer's; the registration counts in
+    ``accounts_registered_this_interval`` and may scale the registration
+    fee (:func:`nodeapi.chain.fees.scale_account_fee`).
 
     :raises InvalidOperation, UnknownObject: a rule above is broken."""
     state = ctx.state
@@ -111,13 +117,15 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     owner = _check_authority(ctx, data["owner"], "Owner")
     active = _check_authority(ctx, data["active"], "Active")
     opts = data["options"]
+    params = ctx.parameters
     acc = new_account(state, name, owner, active, opts["memo_key"],
-                      registrar["id"], referrer["id"], ctx.now, ctx.block_num)
+                      registrar["id"], referrer["id"], ctx.now, ctx.block_num,
+                      int(params["network_percent_of_fee"]),
+                      int(params["lifetime_referrer_percent_of_fee"]),
+                      lifetime_referrer=referrer["lifetime_referrer"])
     acc = state.modify(acc["id"])
     old = dict(acc)
     acc["options"] = {k: opts.get(k, v) for k, v in acc["options"].items()}
-    acc["lifetime_referrer"] = referrer["lifetime_referrer"]
-    acc["lifetime_referrer_fee_percentage"] = referrer["lifetime_referrer_fee_percentage"]
     acc["referrer_rewards_percentage"] = pct
     acc["num_committee_voted"] = num_committee_voted(acc["options"])
     apply_extensions(state, acc, data, created=True)
@@ -125,6 +133,7 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     state.modify(acc["statistics"])["is_voting"] = is_voting(acc["options"])
     dgp = state.modify("2.1.0")
     dgp["accounts_registered_this_interval"] += 1
+    scale_account_fee(state)
     return [1, acc["id"]]
 
 
@@ -195,7 +204,13 @@ def account_upgrade(ctx: ApplyContext, data: dict) -> list:
     """account_upgrade (8): lifetime membership only.
 
     graphene ``account_upgrade_evaluator``: a lifetime member cannot be
-    upgraded; ``upgrade_to_lifetime_member`` makes the account its own
+    upgraded; ``upgrade_to_lifetime_member`` first pays out the account's
+    pending fees, the upgrade fee among them, to its registrar and
+    referrers as they are before the upgrade
+    (:func:`nodeapi.chain.fees.process_account_fees`; graphene calls
+    ``process_fees`` in ``do_apply``, after ``pay_fee`` booked the fee), so
+    the upgrader gets no cashback of its own upgrade fee; it then makes the
+    account its own
     registrar, referrer and lifetime referrer with
     ``membership_expiration_date`` at the maximum time.  Annual membership
     (a first year for a basic account, or one more year for an unexpired
@@ -216,5 +231,6 @@ def account_upgrade(ctx: ApplyContext, data: dict) -> list:
                 > format_time(ctx.now) else "buy an annual membership")
         raise InvalidOperation(f"Unable to upgrade account {acc['name']!r}: cannot {kind}; "
                                "annual membership is deprecated since HARDFORK_613")
+    process_account_fees(state, acc["id"], ctx.now)
     make_lifetime_member(state, acc["id"])
     return VOID
