@@ -52,10 +52,14 @@ class AppliedOperation:
     :ivar result: graphene ``operation_result``: ``[0, {}]`` (void),
         ``[1, "1.2.17"]`` (new object id) or ``[2, {"amount", "asset_id"}]``.
     :ivar block_num: number of the block holding it.
-    :ivar trx_in_block: index of its transaction in the block.
-    :ivar op_in_trx: index of the operation in the transaction.
-    :ivar virtual_op: graphene's per-block virtual op counter (0 for
-        operations that came in a transaction).
+    :ivar trx_in_block: index of its transaction in the block (the number
+        of transactions for the block's own virtual operations).
+    :ivar op_in_trx: index of the operation in the transaction; for a
+        virtual operation, that of the operation that raised it (0 outside
+        transactions).
+    :ivar virtual_op: graphene's ``_current_virtual_op``: 0 for an
+        operation of a transaction, 1, 2, ... for the virtual operations it
+        raised, 0, 1, ... for the block's own (nodeapi.chain.numbering).
     :ivar is_virtual: True for operations the chain generated (fills).
     :ivar trx_id: hex transaction id (40 chars).
     :ivar fee_payer: account id paying the fee.

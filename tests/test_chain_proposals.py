@@ -110,6 +110,11 @@ def test_the_executed_operations_are_virtual_operations_of_the_update(chain):
     kinds = [(op.op[0], op.is_virtual) for op in block.operations]
     assert kinds == [(22, False), (23, False), (0, True)]
     assert block.operations[2].result == [0, {}]
+    # db_block.cpp push_proposal: the executed operation is pushed while
+    # the update (operation 0 of transaction 1) is evaluated, so it takes
+    # the update's trx_in_block and op_in_trx and the next virtual_op
+    where = [(op.trx_in_block, op.op_in_trx, op.virtual_op) for op in block.operations]
+    assert where == [(0, 0, 0), (1, 0, 0), (1, 0, 1)]
 
 
 def test_partial_approval_waits_and_removal_of_approvals(chain):

@@ -235,6 +235,56 @@ def test_replay_blockchain_and_plugins_without_checkpoints_replay_everything(
     assert any("checkpoint of chain ff" in line for line in lines(events, "Checkpoint not used"))
 
 
+def _as_format(path, fmt):
+    """Rewrite the checkpoint at ``path`` as one of format ``fmt`` (its meta
+    record changed, the end record's digest made right again), as an older
+    node version would have written it."""
+    import hashlib
+
+    import orjson
+
+    with open(path, "rb") as f:
+        records = [orjson.loads(line) for line in f]
+    records[0][2]["format"] = fmt
+    body = b"".join(orjson.dumps(r) + b"\n" for r in records[:-1])
+    end = ["end", hashlib.sha256(body).hexdigest(), len(records) - 1]
+    with open(path, "wb") as f:
+        f.write(body + orjson.dumps(end) + b"\n")
+
+
+@pytest_twisted.inlineCallbacks
+def test_checkpoint_of_the_older_numbering_means_a_full_replay(started, new_chain, tmp_path,
+                                                               events):
+    """Format 3 checkpoints carry the 1.11/2.9 counters and history of the
+    numbering before virtual operations followed the operation that raised
+    them (nodeapi.chain.numbering): one is skipped, the start replays the
+    whole block log and numbers everything anew."""
+    chain, plugins = started
+    busy_blocks(chain, 3)
+    path = yield CheckpointService(chain, str(tmp_path / "ckpt"), 0, reactor).write()
+    expected = answers(chain, plugins)
+    _as_format(path, FORMAT - 1)
+    restarted = new_chain(restart_of=chain)
+    again = plugins_of(restarted)
+    service = CheckpointService(restarted, str(tmp_path / "ckpt"), 0, reactor)
+    restarted.add_consumer(service)
+    yield service.restore()
+    assert service.restored_block is None
+    [line] = lines(events, "Checkpoint not used")
+    assert f"not a format {FORMAT} checkpoint" in line
+    count = yield restarted.replay()
+    assert count == chain.head_block_num
+    assert answers(restarted, again) == expected
+    # the same file as format FORMAT is used (the rewrite itself is sound)
+    _as_format(path, FORMAT)
+    third = new_chain(restart_of=chain)
+    plugins_of(third)
+    service = CheckpointService(third, str(tmp_path / "ckpt"), 0, reactor)
+    third.add_consumer(service)
+    yield service.restore()
+    assert service.restored_block == chain.head_block_num
+
+
 def _node_answers(node):
     """The head and what the API answers about the witnesses' accounts:
     objects, balances, statistics, vesting balances and history."""

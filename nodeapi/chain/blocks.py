@@ -82,8 +82,9 @@ class BlockApplication:
 
     def _apply_block_trxs(self, block: dict, check_sigs: bool, compare: bool) -> list:
         """Apply every transaction of ``block`` (in the open block session);
-        returns ``[(trx, packed, trx_id, exp, results, virtual_ops)]`` with
-        the results applying produced.  With ``compare``, a transaction
+        returns ``[(trx, packed, trx_id, exp, results, vops_by_op)]`` with
+        the results applying produced and the virtual operations of each
+        operation.  With ``compare``, a transaction
         whose ``operation_results`` differ from those is logged (module
         docstring: graphene does not compare them either)."""
         records = []
@@ -92,7 +93,7 @@ class BlockApplication:
                                self.address_prefix, self._summary)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
             self._recent[trx_id] = exp
-            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops))
+            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
             if compare:
                 self._compare_results(trx, results, num, trx_id)
         return records
@@ -193,7 +194,7 @@ class BlockApplication:
                 continue
             self.state.commit()
             self._recent[trx_id] = exp
-            records.append((ptrx, packed, trx_id, exp, results, ctx.virtual_ops))
+            records.append((ptrx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
             kept.append(trx_id)
             total += size
         if postponed:

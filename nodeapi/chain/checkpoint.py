@@ -40,9 +40,11 @@ from nodeapi.errors import NodeAPIError
 
 #: The checkpoint format, raised whenever a part's records change (2: the
 #: account_history operation records are deflated, nodeapi.history.oprecord;
-#: 3: they carry their entries, the lookups are rows of kept operations);
+#: 3: they carry their entries, the lookups are rows of kept operations;
+#: 4: virtual operations are numbered after the operation that raised them,
+#: nodeapi.chain.numbering, so the 1.11 and 2.9 ids of a replay differ);
 #: a checkpoint of another format is skipped (a full replay).
-FORMAT = 3
+FORMAT = 4
 MAGIC = "nodeapi-checkpoint"
 SUFFIX = ".ckpt"
 _NAME = re.compile(r"^checkpoint-(\d{10})\.ckpt$")

@@ -6,9 +6,22 @@ history id ``1.11.M`` and their account transaction history entries
 Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
 ``add_account_history`` and ``elasticsearch_plugin`` ``addNewEntry``):
 
-- ``1.11.M`` counts every applied operation from 0, in block order: each
-  transaction's operations, then its virtual operations, then the block's
-  own virtual operations (:func:`applied_operations`).
+- ``1.11.M`` counts every applied operation from 0, in the order graphene
+  pushes them to ``_applied_ops`` (db_block.cpp ``apply_operation`` /
+  ``push_applied_operation``): an operation is pushed before it is
+  evaluated, the virtual operations it raises (fills, executed proposed
+  operations, ...) while it is evaluated, so each transaction operation
+  is followed by its own virtual operations; the block's own virtual
+  operations come last (:func:`applied_operations`).
+- ``trx_in_block``, ``op_in_trx``, ``virtual_op`` are graphene's
+  ``_current_trx_in_block``, ``_current_op_in_trx`` and
+  ``_current_virtual_op`` at the push: a transaction operation has its
+  index and ``virtual_op`` 0; its virtual operations share its
+  ``trx_in_block`` and ``op_in_trx`` with ``virtual_op`` 1, 2, ... (the
+  counter is reset for every operation, ``_apply_transaction``); the
+  block's virtual operations have ``trx_in_block`` = the number of
+  transactions, ``op_in_trx`` 0 and ``virtual_op`` 0, 1, ... (``_apply_block``
+  resets both after the transactions).
 - ``2.9.N`` counts every (operation, account) pair from 0; the accounts of
   one operation are :func:`history_accounts` (its impacted accounts plus,
   for ``account_create``, the new account from the result, as the graphene
@@ -104,26 +117,26 @@ class OperationNumbering:
 
 def applied_operations(records: list, block_num: int, numbering: OperationNumbering,
                        block_vops: list = ()) -> tuple:
-    """The tuple of :class:`AppliedOperation` of a block's applied
-    transactions ``[(trx, packed, trx_id, exp, results, virtual_ops)]``:
-    each transaction's operations, then its virtual operations (fills,
-    ``is_virtual=True``, numbered 1.. per block in ``virtual_op``), then
-    ``block_vops`` ``[(op, result)]`` generated outside transactions (what
-    :func:`nodeapi.chain.schedule.update_global_objects` returns:
-    ``trx_in_block`` = number of transactions, ``op_in_trx`` 0, transaction
-    id all zeros, as graphene records them), numbered by ``numbering``."""
+    """The tuple of :class:`AppliedOperation` of a block, numbered by
+    ``numbering`` in graphene's order (module rules).
+
+    :param records: the applied transactions ``[(trx, packed, trx_id, exp,
+        results, vops_by_op)]``; ``vops_by_op`` holds one list of virtual
+        operations ``[(op, result)]`` per operation of ``trx``
+        (:meth:`~nodeapi.chain.evaluators.context.ApplyContext.virtual_ops_by_operation`).
+    :param block_vops: ``[(op, result)]`` generated outside transactions
+        (what :func:`nodeapi.chain.schedule.update_global_objects` returns),
+        recorded with the transaction id all zeros, as graphene does."""
     ops = []
-    virtual = 0
-    for trx_in_block, (trx, _p, trx_id, _e, results, vops) in enumerate(records):
-        for op_in_trx, (op, result) in enumerate(zip(trx["operations"], results)):
+    for trx_in_block, (trx, _p, trx_id, _e, results, vops_by_op) in enumerate(records):
+        for op_in_trx, (op, result, vops) in enumerate(zip(trx["operations"], results,
+                                                           vops_by_op, strict=True)):
             ops.append(numbering.applied(op, result, block_num, trx_in_block, op_in_trx, 0,
                                          False, trx_id))
-        for op, result in vops:
-            virtual += 1
-            ops.append(numbering.applied(op, result, block_num, trx_in_block,
-                                         len(trx["operations"]), virtual, True, trx_id))
-    for op, result in block_vops:
-        virtual += 1
-        ops.append(numbering.applied(op, result, block_num, len(records), 0, virtual, True,
+            for virtual_op, (vop, vresult) in enumerate(vops, 1):
+                ops.append(numbering.applied(vop, vresult, block_num, trx_in_block, op_in_trx,
+                                             virtual_op, True, trx_id))
+    for virtual_op, (op, result) in enumerate(block_vops):
+        ops.append(numbering.applied(op, result, block_num, len(records), 0, virtual_op, True,
                                      "0" * 40))
     return tuple(ops)

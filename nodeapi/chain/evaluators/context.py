@@ -27,7 +27,11 @@ class ApplyContext:
     :ivar now: head/pending block time, seconds.
     :ivar block_num: number of the block being applied.
     :ivar prefix: public key prefix (``TEST``).
-    :ivar virtual_ops: ``[(op, result)]`` generated while applying (fills).
+    :ivar virtual_ops: ``[(op, result)]`` generated while applying (fills),
+        in the order graphene pushes them (``push_applied_operation``).
+    :ivar op_starts: for each operation of the transaction applied so far,
+        the length of ``virtual_ops`` when it began
+        (:meth:`virtual_ops_by_operation`).
     :ivar core_fee_paid: core value of the fee of the operation being applied.
     :ivar fee_paid: that fee as paid, ``{"amount", "asset_id"}``.
     :ivar block_summary: the chain's block summary, ``{slot: block id}``
@@ -43,11 +47,21 @@ class ApplyContext:
         self.block_num = block_num
         self.prefix = prefix
         self.virtual_ops: list = []
+        self.op_starts: list = []
         self.core_fee_paid = 0
         self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
         #: True while a proposal's operations are applied (graphene
         #: ``transaction_evaluation_state::_is_proposed_trx``)
         self.proposed = False
+
+    def virtual_ops_by_operation(self) -> list:
+        """The virtual operations each operation of the transaction raised:
+        one list of ``(op, result)`` per operation, in order (graphene
+        pushes a virtual operation while its parent is evaluated, so it
+        takes its parent's ``op_in_trx``: db_block.cpp
+        ``_apply_transaction`` / ``push_applied_operation``)."""
+        ends = self.op_starts[1:] + [len(self.virtual_ops)]
+        return [self.virtual_ops[a:b] for a, b in zip(self.op_starts, ends)]
 
     @property
     def parameters(self) -> dict:

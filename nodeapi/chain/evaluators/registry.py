@@ -176,10 +176,14 @@ def evaluator_for(op_type):
 
 
 def apply_operations(ctx: ApplyContext, ops: list) -> list:
-    """Apply a transaction's (or an executed proposal's) operations in
-    order; the results.  None may leave a SameT fund debt unpaid
-    (graphene ``_apply_transaction`` / ``push_proposal``)."""
-    results = [apply_operation(ctx, op) for op in ops]
+    """Apply a transaction's operations in order; the results.  None may
+    leave a SameT fund debt unpaid (graphene ``_apply_transaction``).
+    Where each operation's virtual operations begin is recorded in
+    ``ctx.op_starts`` (:meth:`ApplyContext.virtual_ops_by_operation`)."""
+    results = []
+    for op in ops:
+        ctx.op_starts.append(len(ctx.virtual_ops))
+        results.append(apply_operation(ctx, op))
     samet_fund.check_no_unpaid_debt(ctx.state)
     return results
 
