@@ -164,3 +164,29 @@ def funded_pair(new_chain):
                           "amount": {"amount": 10 ** 10, "asset_id": CORE}, "extensions": []}])
     produce(chain)
     return chain
+
+
+@pytest.fixture
+def site(chain):
+    """The real RPC site of ``chain`` on a loopback port, default
+    api-access (:class:`kit.site.RunningSite`); stopped after the test."""
+    from nodeapi.rpc.access import ApiAccess
+    from kit.site import RunningSite, make_node
+
+    running = RunningSite(make_node(chain), ApiAccess.default())
+    yield running
+    running.stop_blocking()
+
+
+@pytest.fixture
+def vectors_site(chain):
+    """Like :func:`site`, with the api-access users of
+    :data:`kit.access.VECTORS` (logins with restricted API sets)."""
+    from nodeapi.rpc.access import ApiAccess
+    from kit.access import VECTORS
+    from kit.site import RunningSite, make_node
+
+    running = RunningSite(make_node(chain), ApiAccess.from_json(VECTORS))
+    yield running
+    running.stop_blocking()
+

@@ -29,9 +29,9 @@ from nodeapi.node import Node
 from nodeapi.protocol.times import format_time
 from nodeapi.protocol.transaction import sign_transaction, transaction_id
 
-from kit.chain import open_chain, produce
+from kit.chain import open_chain, produce, signed_wire
 from kit.keys import DEV_PUB, DEV_WIF
-from kit.signing import chain_tapos, sign_wire
+from kit.signing import chain_tapos
 
 CORE = "1.3.0"
 ZERO = {"amount": 0, "asset_id": CORE}
@@ -40,9 +40,8 @@ ZERO = {"amount": 0, "asset_id": CORE}
 # -- a chain with orders, a custom operation and history ------------------------------------
 
 def push(chain, *ops, wif=DEV_WIF):
-    """Sign ``ops`` (fees filled in) with ``wif`` over the head and push."""
-    ops = [[t, dict(d, fee=chain.required_fee([t, dict(d, fee=ZERO)]))] for t, d in ops]
-    trx = sign_wire(chain, ops, wif)
+    """Push :func:`kit.chain.signed_wire`'s transaction; returns it."""
+    trx = signed_wire(chain, *ops, wif=wif)
     chain.push_transaction(trx)
     return trx
 

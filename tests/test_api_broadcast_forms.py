@@ -8,11 +8,9 @@ import pytest
 import pytest_twisted
 import treq
 
-from nodeapi.rpc.access import ApiAccess
 
 from kit.chain import CORE, claim_wire, produce, transfer_wire
 from kit.signing import sign_wire
-from kit.site import RunningSite, make_node
 
 
 async def call(site, api, method, *params):
@@ -22,12 +20,11 @@ async def call(site, api, method, *params):
 
 
 @pytest.fixture
-def site(chain):
+def site(chain, site):
+    """The shared site, the dev key's genesis balance claimed first."""
     chain.push_transaction(sign_wire(chain, [claim_wire()]))
     produce(chain)
-    running = RunningSite(make_node(chain), ApiAccess.default())
-    yield running
-    running.stop_blocking()
+    return site
 
 
 @pytest_twisted.ensureDeferred

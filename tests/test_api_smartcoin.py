@@ -13,14 +13,10 @@ from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
 from nodeapi.node import Node
 
 from kit.api import RecordingSession
-from kit.chain import CORE, asset_options, produce
+from kit.chain import CORE, amt, asset_options, produce
 from kit.chain import push_wire as push
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
-
-
-def amt(n, asset_id=CORE):
-    return {"amount": n, "asset_id": asset_id}
 
 
 def feed(usd, core_per_usd):

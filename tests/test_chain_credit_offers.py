@@ -11,19 +11,13 @@ import pytest_twisted
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.times import format_time
 
-from kit.chain import CORE, asset_options, jump, produce
+from kit.chain import CORE, amt, asset_options, jump, produce
 from kit.chain import push_wire as push
 from kit.history import Recorder
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 FEE0 = {"amount": 0, "asset_id": CORE}
 DAY = 86400
-
-
-
-
-def amt(n, asset_id):
-    return {"amount": n, "asset_id": asset_id}
 
 
 @pytest.fixture
@@ -145,22 +139,10 @@ def test_automatic_full_repayment_at_expiry(chain, offer):
     assert state.objects[oid]["total_balance"] == 1000020
 
 
-@pytest.fixture
-def site(chain):
-    from nodeapi.rpc.access import ApiAccess
-
-    from kit.access import VECTORS
-    from kit.site import RunningSite, make_node
-
-    server = RunningSite(make_node(chain), ApiAccess.from_json(VECTORS))
-    yield server
-    server.stop_blocking()
-
-
 @pytest_twisted.inlineCallbacks
-def test_offers_and_deals_over_rpc(chain, offer, site):
+def test_offers_and_deals_over_rpc(chain, offer, vectors_site):
     """A deal accepted through ``broadcast_transaction`` over the real RPC
-    site, then the credit database functions, with python-bitshares (in a
+    vectors_site, then the credit database functions, with python-bitshares (in a
     thread: the reactor serves)."""
     from twisted.internet import threads
 
@@ -173,11 +155,11 @@ def test_offers_and_deals_over_rpc(chain, offer, site):
     trx = sign_wire(chain, [op])
 
     def broadcast():
-        bitshares_client(f"ws://127.0.0.1:{site.port}").rpc.broadcast_transaction(
+        bitshares_client(f"ws://127.0.0.1:{vectors_site.port}").rpc.broadcast_transaction(
             trx, api="network_broadcast")
 
     def query():
-        bts = bitshares_client(f"ws://127.0.0.1:{site.port}")
+        bts = bitshares_client(f"ws://127.0.0.1:{vectors_site.port}")
         return (bts.rpc.list_credit_offers(10, None),
                 bts.rpc.get_credit_offers_by_owner("init0", 10, None),
                 bts.rpc.get_credit_deals_by_borrower("init1", 10, None),

@@ -13,7 +13,7 @@ from nodeapi.protocol.operations import OPERATIONS
 from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
 from nodeapi.protocol.times import format_time
 
-from kit.chain import CORE, claim_op, claim_wire, genesis_with, open_chain, produce
+from kit.chain import CORE, claim_op, claim_wire, genesis_with, open_chain, produce, push_wire
 from kit.keys import DEV_PUB, DEV_WIF, OTHER_PUB, OTHER_WIF
 from kit.signing import sign, sign_wire
 
@@ -130,11 +130,7 @@ def chain(genesis, tmp_path):
 
 
 def push(chain, ops, wif=DEV_WIF):
-    """Push wire ``ops`` (fees filled in) signed with ``wif``; the results."""
-    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
-    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
-    return [res for res in chain.push_transaction(sign_wire(chain, ops, wif))
-            ["operation_results"]]
+    return push_wire(chain, *ops, wif=wif)
 
 
 def create(chain, restrictions, valid_for=3600, enabled=True):
@@ -242,20 +238,8 @@ def test_database_api_verify_authority_counts_custom_authorities(chain):
         db.verify_authority(sign_wire(chain, ops, OTHER_WIF))
 
 
-@pytest.fixture
-def site(chain):
-    from nodeapi.rpc.access import ApiAccess
-
-    from kit.access import VECTORS
-    from kit.site import RunningSite, make_node
-
-    server = RunningSite(make_node(chain), ApiAccess.from_json(VECTORS))
-    yield server
-    server.stop_blocking()
-
-
 @pytest_twisted.inlineCallbacks
-def test_custom_authority_over_rpc(chain, site):
+def test_custom_authority_over_rpc(chain, vectors_site):
     """A transfer signed only by a custom authority's key goes through the
     node's RPC (``broadcast_transaction``), and the database API's
     ``verify_authority`` agrees; one outside the restrictions is refused
@@ -275,7 +259,7 @@ def test_custom_authority_over_rpc(chain, site):
     before = chain.state.balance(INIT1, CORE)
 
     def remote():
-        bts = bitshares_client(f"ws://127.0.0.1:{site.port}")
+        bts = bitshares_client(f"ws://127.0.0.1:{vectors_site.port}")
         verified = bts.rpc.verify_authority(good)
         bts.rpc.broadcast_transaction(good, api="network_broadcast")
         try:

@@ -4,31 +4,16 @@ the budget and witness pay, vesting balances (values checked by hand from
 bitshares-core's db_maint.cpp, db_witness_schedule.cpp and
 vesting_balance_object.cpp rules)."""
 
-import struct
-
 import pytest
 
+from kit.chain import push_wire as push
 from kit.keys import DEV_WIF
 
 from nodeapi.chain import errors
 from nodeapi.chain.schedule import shuffle_witnesses
-from nodeapi.protocol import PrivateKey, sign_transaction
 from nodeapi.protocol.times import format_time, parse_time
 
 ALICE_KEY = "TEST6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"
-
-
-def push(chain, *ops):
-    """Sign ``ops`` (wire form, fees filled in) with the dev key and queue them."""
-    ops = [[t, dict(d, fee={"amount": 0, "asset_id": "1.3.0"})] for t, d in ops]
-    ops = [[t, dict(d, fee=chain.required_fee([t, d]))] for t, d in ops]
-    bid = chain.head_block_id
-    trx = {"ref_block_num": chain.head_block_num & 0xFFFF,
-           "ref_block_prefix": struct.unpack_from("<I", bytes.fromhex(bid), 4)[0],
-           "expiration": format_time(chain.head_block_time + 60), "operations": ops,
-           "extensions": [], "signatures": []}
-    trx = sign_transaction(trx, chain.chain_id, [PrivateKey.from_wif(DEV_WIF)])
-    return chain.push_transaction(trx)["operation_results"]
 
 
 def produce(chain, when=None):

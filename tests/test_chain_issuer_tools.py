@@ -7,17 +7,13 @@ import pytest
 
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority
 
-from kit.chain import CORE, asset_options
+from kit.chain import CORE, amt, asset_options
 from kit.chain import push_wire as push
 from kit.keys import OTHER_PUB, OTHER_WIF
 
 INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
 OVERRIDE = 0x04
 CHARGE_MARKET_FEE = 0x01
-
-
-def amt(n, asset_id):
-    return {"amount": n, "asset_id": asset_id}
 
 
 @pytest.fixture

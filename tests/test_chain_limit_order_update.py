@@ -7,15 +7,11 @@ import pytest
 
 from nodeapi.chain.errors import InvalidOperation
 
-from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
+from kit.chain import CORE, amt, asset_options, claim_wire, open_chain, produce
 from kit.chain import push_wire as push
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 FEE0 = {"amount": 0, "asset_id": CORE}
-
-
-def amt(n, asset_id):
-    return {"amount": n, "asset_id": asset_id}
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ discount of ``fill_limit_order``: amounts by hand."""
 
 import pytest
 
-from kit.chain import CORE, account_options, asset_options, key_auth
+from kit.chain import CORE, account_options, amt, asset_options, key_auth
 from kit.chain import push_wire as push
 from kit.keys import DEV_PUB
 
@@ -13,10 +13,6 @@ INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
 CHARGE_MARKET_FEE = 0x01
 WHITE_LIST = 0x02
 EXPIRATION = "2030-01-01T00:00:00"
-
-
-def amt(n, asset_id):
-    return {"amount": n, "asset_id": asset_id}
 
 
 def set_parameters(chain, **percents):

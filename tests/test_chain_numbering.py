@@ -18,7 +18,7 @@ from bitsharesbase import operations
 from nodeapi.history.account_history import AccountHistory
 from nodeapi.protocol.times import format_time, parse_time
 
-from kit.chain import CORE, asset_options, claim_wire, jump, open_chain, produce, transfer_op
+from kit.chain import CORE, amt, asset_options, claim_wire, jump, open_chain, produce, transfer_op
 from kit.chain import push_wire as push
 from kit.chain import with_fee
 from kit.keys import DEV_PUB
@@ -26,10 +26,6 @@ from kit.signing import sign
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 NO_TRX = "0" * 40
-
-
-def amt(n, asset_id=CORE):
-    return {"amount": n, "asset_id": asset_id}
 
 
 class Blocks:

@@ -12,30 +12,12 @@ import pytest
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority
 from nodeapi.protocol.times import format_time
 
-from kit.chain import CORE, claim_wire, genesis_with, jump, open_chain, produce
-from kit.keys import DEV_PUB, DEV_WIF, OTHER_PUB
-from kit.signing import sign_wire
+from kit.chain import CORE, claim_wire, genesis_with, jump, open_chain, produce, with_fees
+from kit.chain import push_wire as push
+from kit.keys import DEV_PUB, OTHER_PUB
 
 INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
 FEE0 = {"amount": 0, "asset_id": CORE}
-
-
-def fee_of(chain, op):
-    """The operation's fee (a proposal_create's own, without the nested
-    ones get_required_fees lists beside it)."""
-    fee = chain.required_fee(op)
-    return fee[0] if isinstance(fee, list) else fee
-
-
-def with_fees(chain, ops):
-    ops = [[t, dict(d, fee=FEE0)] for t, d in ops]
-    return [[t, dict(d, fee=fee_of(chain, [t, d]))] for t, d in ops]
-
-
-def push(chain, *ops, wif=DEV_WIF):
-    """Push wire ``ops`` (fees filled in) signed with ``wif``; results."""
-    trx = sign_wire(chain, with_fees(chain, ops), wif)
-    return chain.push_transaction(trx)["operation_results"]
 
 
 def transfer(frm, to, amount):

@@ -15,8 +15,6 @@ INIT0, INIT1 = "1.2.6", "1.2.7"
 FEE0 = {"amount": 0, "asset_id": CORE}
 
 
-
-
 def core(n):
     return {"amount": n, "asset_id": CORE}
 
@@ -100,21 +98,9 @@ def test_update_and_delete(chain, fund):
     assert state.balance(INIT0, CORE) - before == 600000 - fee
 
 
-@pytest.fixture
-def site(chain):
-    from nodeapi.rpc.access import ApiAccess
-
-    from kit.access import VECTORS
-    from kit.site import RunningSite, make_node
-
-    server = RunningSite(make_node(chain), ApiAccess.from_json(VECTORS))
-    yield server
-    server.stop_blocking()
-
-
 @pytest.mark.parametrize("scheme", ["ws", "http"])
 @pytest_twisted.inlineCallbacks
-def test_samet_fund_functions_over_rpc(chain, fund, site, scheme):
+def test_samet_fund_functions_over_rpc(chain, fund, vectors_site, scheme):
     """list_samet_funds / get_samet_funds_by_owner / _by_asset over the real
     RPC site with python-bitshares (in a thread: the reactor serves)."""
     from twisted.internet import threads
@@ -122,7 +108,7 @@ def test_samet_fund_functions_over_rpc(chain, fund, site, scheme):
     def query():
         from kit.clients import bitshares_client
 
-        bts = bitshares_client(f"{scheme}://127.0.0.1:{site.port}")
+        bts = bitshares_client(f"{scheme}://127.0.0.1:{vectors_site.port}")
         return (bts.rpc.list_samet_funds(10, None), bts.rpc.get_samet_funds_by_owner("init0"),
                 bts.rpc.get_samet_funds_by_asset("TEST", 10, None))
     listed, by_owner, by_asset = yield threads.deferToThread(query)

@@ -15,15 +15,11 @@ import pytest
 
 from nodeapi.chain.errors import InsufficientFeeds, InvalidOperation
 
-from kit.chain import CORE, asset_options, jump, produce
+from kit.chain import CORE, amt, asset_options, jump, produce
 from kit.chain import push_wire as push
 
 INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
 GLOBAL_SETTLE = 0x20
-
-
-def amt(n, asset_id=CORE):
-    return {"amount": n, "asset_id": asset_id}
 
 
 def price(usd, core, usd_id):

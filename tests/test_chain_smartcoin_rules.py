@@ -9,15 +9,11 @@ import pytest
 
 from nodeapi.chain.errors import InsufficientFeeds, InvalidOperation
 
-from kit.chain import CORE, asset_options, jump, produce
+from kit.chain import CORE, amt, asset_options, jump, produce
 from kit.chain import push_wire as push
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 GLOBAL_SETTLE, DISABLE_FORCE_SETTLE, DISABLE_MCR_UPDATE = 0x20, 0x10, 0x800
-
-
-def amt(n, asset_id=CORE):
-    return {"amount": n, "asset_id": asset_id}
 
 
 def options(**changes):

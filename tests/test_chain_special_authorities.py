@@ -8,15 +8,11 @@ import pytest
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.times import parse_time
 
-from kit.chain import CORE, asset_options, claim_wire, jump, open_chain, produce
+from kit.chain import CORE, amt, asset_options, claim_wire, jump, open_chain, produce
 from kit.chain import push_wire as push
 from kit.keys import DEV_PUB
 
 INIT0, INIT1, INIT2, INIT3, INIT4 = (f"1.2.{i}" for i in range(6, 11))
-
-
-def amt(n, asset_id):
-    return {"amount": n, "asset_id": asset_id}
 
 
 @pytest.fixture

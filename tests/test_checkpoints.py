@@ -23,15 +23,11 @@ from nodeapi.history.grouped_orders import GroupedOrders
 from nodeapi.history.market_history import MarketHistory
 from nodeapi.history.pool_history import LiquidityPoolHistory
 
-from kit.chain import CORE, asset_options, produce, push_wire
+from kit.chain import CORE, amt, asset_options, produce, push_wire
 from kit.daemon import Daemon
 from kit.wait import wait_for
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
-
-
-def amt(n, asset_id=CORE):
-    return {"amount": n, "asset_id": asset_id}
 
 
 def plugins_of(chain):

@@ -19,8 +19,8 @@ from nodeapi.node import ApiLimits, Node
 from nodeapi.protocol.times import format_time
 
 from kit.api import RecordingSession
+from kit.chain import push_wire
 from kit.keys import DEV_PUB, DEV_WIF
-from kit.signing import sign_wire
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
 CORE, GOLD = "1.3.0", "1.3.1"
@@ -32,13 +32,8 @@ DAY = 86400
 
 
 def push(chain, *ops):
-    """Sign ``ops`` (wire JSON, fees filled in) with the development key over
-    the head block and push them; returns the operation results."""
-    ops = [[op[0], dict(op[1], fee={"amount": 0, "asset_id": CORE})] for op in ops]
-    for op in ops:
-        op[1]["fee"] = chain.required_fee(op)
-    trx = sign_wire(chain, ops)
-    return [r[1] for r in chain.push_transaction(trx)["operation_results"]]
+    """:func:`kit.chain.push_wire` with the results' values (tags dropped)."""
+    return [r[1] for r in push_wire(chain, *ops)]
 
 
 def produce_at(chain, when):

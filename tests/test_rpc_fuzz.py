@@ -30,12 +30,10 @@ from hypothesis import strategies as st
 from twisted.internet import threads
 
 from nodeapi.api.registry import default_registry
-from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.login import ACCESSORS
 
 from kit.keys import CHAIN_ID
 from kit.rpcmodel import check_reply
-from kit.site import RunningSite, make_node
 
 
 EXAMPLES = 1100  # each example is one HTTP request and one WebSocket message
@@ -293,13 +291,6 @@ def fuzz_bodies(port: int) -> dict:
     finally:
         clients.close()
     return {"sent": clients.sent, "outcomes": clients.outcomes, "internal": clients.internal}
-
-
-@pytest.fixture
-def site(chain):
-    running = RunningSite(make_node(chain), ApiAccess.default())
-    yield running
-    running.stop_blocking()
 
 
 def _normal_calls(port: int):

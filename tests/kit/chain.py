@@ -182,15 +182,31 @@ def genesis_with(genesis, **parameters):
     return type(genesis)(data, chain_id, genesis.address_prefix, genesis.core_symbol)
 
 
-def push_wire(chain, *ops, wif=DEV_WIF):
-    """Push wire-JSON ``ops`` ``[type, {...}]`` (each fee filled in with the
-    exact required core fee; a proposal_create's own fee) in one
-    transaction signed with ``wif``; returns the operation results."""
+def amt(n: int, asset_id: str = CORE) -> dict:
+    """The wire asset ``{"amount": n, "asset_id": asset_id}``."""
+    return {"amount": n, "asset_id": asset_id}
+
+
+def with_fees(chain, ops) -> list:
+    """Wire ``ops`` ``[type, {...}]`` with each fee set to the exact
+    required core fee (a proposal_create's own fee, not the ones
+    get_required_fees lists beside it)."""
     zero = [[t, dict(d, fee=FEE0)] for t, d in ops]
     fees = [chain.required_fee(op) for op in zero]
-    ops = [[t, dict(d, fee=f[0] if isinstance(f, list) else f)]
-           for (t, d), f in zip(zero, fees)]
-    return chain.push_transaction(sign_wire(chain, ops, wif))["operation_results"]
+    return [[t, dict(d, fee=f[0] if isinstance(f, list) else f)]
+            for (t, d), f in zip(zero, fees)]
+
+
+def signed_wire(chain, *ops, wif=DEV_WIF) -> dict:
+    """A transaction of wire ``ops`` (:func:`with_fees`) over the head,
+    signed with ``wif``."""
+    return sign_wire(chain, with_fees(chain, ops), wif)
+
+
+def push_wire(chain, *ops, wif=DEV_WIF):
+    """Push wire-JSON ``ops`` (:func:`with_fees`) in one transaction signed
+    with ``wif``; returns the operation results."""
+    return chain.push_transaction(signed_wire(chain, *ops, wif=wif))["operation_results"]
 
 
 #: The signed_block fields of :func:`fake_blocks`.
