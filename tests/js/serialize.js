@@ -1,4 +1,4 @@
-// bitsharesjs' own serializer, run by tests/test_protocol_operations.py.
+// bitsharesjs' own serializer, run by tests/protocol/test_protocol_operations.py.
 //   node serialize.js <address-prefix>   (cases on stdin)
 // stdin: a JSON array of [type, {...}] operations.  stdout: a JSON array
 // with, per case, {"hex": "<ops.operation bytes>"} or {"error": "<message>"}

@@ -26,7 +26,7 @@ INIT = [f"1.2.{i}" for i in range(6, 17)]
 def open_chain(genesis, path, clock=None, sync=False, **chain_args):
     """A Chain over a BlockLog at ``path`` (created or reopened).  Test
     chains skip fdatasync (``sync=False``) unless asked: durability is
-    tested in tests/test_blocklog.py with a real kill -9.  ``chain_args``
+    tested in tests/chain/test_blocklog.py with a real kill -9.  ``chain_args``
     go to :class:`~nodeapi.chain.chain.Chain` (``statistics_type``)."""
     log = BlockLog(str(path), sync=sync)
     log.open()
@@ -79,7 +79,7 @@ def transfer_wire(amount):
 
 def scripted_block(chain, k):
     """Block k+1 of a deterministic chain: a claim, then one transfer of k
-    per block (also run by the killed subprocess of tests/test_blocklog.py)."""
+    per block (also run by the killed subprocess of tests/chain/test_blocklog.py)."""
     chain.push_transaction(sign_wire(chain, [claim_wire() if k == 0 else transfer_wire(k)]))
     when = chain.get_slot_time(1)
     return chain.generate_block(when, chain.get_scheduled_witness(1), DEV_WIF)

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from kit.paths import ROOT
 #: the shipped api-access file (bytemaster / supersecret: every API)
 ACCESS = os.path.join(ROOT, "etc", "api-access.json")
 

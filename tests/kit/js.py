@@ -5,7 +5,7 @@ import shutil
 import subprocess
 
 
-JS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "js")
+from kit.paths import JS_DIR
 
 
 def npm_install():

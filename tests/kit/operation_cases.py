@@ -13,7 +13,7 @@ import os
 
 from kit.keys import DEV_PUB
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
+from kit.paths import FIXTURES
 OTHER_PUB = "TEST8aoWV6SV5aMTa4SfMPfysZBZx2UU9sTH4bJbJWFWZT83yt7mP1"
 
 

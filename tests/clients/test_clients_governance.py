@@ -3,7 +3,7 @@ maintenance interval: python-bitshares ``create_worker``,
 ``create_committee_member``, ``approvewitness`` and
 ``vesting_balance_withdraw``; uptick ``workers``, ``approveworker``,
 ``approvewitness`` and ``witnesses``; the objects, votes and amounts checked
-on the chain (proposals: tests/test_clients_proposals.py)."""
+on the chain (proposals: tests/clients/test_clients_proposals.py)."""
 
 import datetime
 

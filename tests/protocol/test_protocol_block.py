@@ -18,9 +18,9 @@ from nodeapi.protocol.keys import PrivateKey, ripemd160
 from nodeapi.protocol.transaction import serialize_processed_transaction, sign_transaction
 
 from kit.keys import DEV_PUB, DEV_WIF
+from kit.paths import FIXTURES
 
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
 
 @pytest.fixture

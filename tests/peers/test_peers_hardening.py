@@ -25,6 +25,7 @@ from kit.peer_stub import ChainRpcFactory
 from kit.peers import FAST, close, listen
 from kit.site import RunningSite, make_node
 from kit.wait import wait_for
+from kit.paths import ROOT
 
 
 BACKOFF = {"reconnect_initial_delay": 1, "reconnect_factor": 2, "reconnect_max_delay": 100,
@@ -103,7 +104,7 @@ def test_peer_rpc_error_reads_names_not_texts():
 
 def test_no_global_reactor_in_the_peers_package(follower):
     """The package takes its reactor from the caller (twistd's, via tap)."""
-    root = os.path.join(os.path.dirname(__file__), os.pardir, "nodeapi", "peers")
+    root = os.path.join(ROOT, "nodeapi", "peers")
     for name in os.listdir(root):
         if name.endswith(".py"):
             tree = ast.parse(open(os.path.join(root, name)).read())

@@ -12,6 +12,7 @@ from bitsharesbase.signedtransactions import Signed_Transaction
 
 from kit.keys import DEV_PUB
 from kit.operation_cases import same_json
+from kit.paths import FIXTURES
 
 from nodeapi.protocol import errors
 from nodeapi.protocol.composite import FlatSet
@@ -22,7 +23,6 @@ from nodeapi.protocol.transaction import deserialize_transaction, serialize_tran
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, AUTHORITY, OPERATION_RESULT
 
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
 
 def _samples():

@@ -13,8 +13,9 @@ from nodeapi.history.oprecord import history_entry, pack_record, record_accounts
     record_block_num, record_first_n, record_type
 
 from kit.operation_samples import SAMPLES
+from kit.paths import FIXTURES
 
-FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "mainnet_operation_samples.go-bitshares.json"
+FIXTURE = pathlib.Path(FIXTURES) / "mainnet_operation_samples.go-bitshares.json"
 RESULTS = ([0, {}], [1, "1.7.123456"], [2, {"amount": 10 ** 15, "asset_id": "1.3.121"}],
            [3, {"paid": [{"amount": 1, "asset_id": "1.3.0"}],
                 "received": [{"amount": 2, "asset_id": "1.3.1"}], "fees": []}],

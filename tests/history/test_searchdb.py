@@ -27,6 +27,7 @@ from kit.searchdb import (FarClock, Proxy, check_all_once, expected_of, make_ser
                           refuse_january_transfers, replay_through, stored_docs,
                           transfers)
 from kit.wait import wait_for
+from kit.paths import FIXTURES
 
 
 pytestmark = pytest.mark.slow
@@ -457,7 +458,7 @@ def test_spool_failure_counted(tmp_path):
 
 
 def _fixture_doc(name):
-    path = os.path.join(os.path.dirname(__file__), "fixtures", "es", f"fixture_data__{name}.json")
+    path = os.path.join(FIXTURES, "es", f"fixture_data__{name}.json")
     with open(path) as f:
         data = orjson.loads(f.read())
     return data[0] if isinstance(data, list) else data

@@ -15,9 +15,10 @@ from nodeapi.history.searchdb.flavors import index_template
 
 from kit.chain import open_chain
 from kit.history import Recorder, build_history_chain
+from kit.paths import FIXTURES
 
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures")
+FIX = FIXTURES
 
 
 def fixture_doc(name):

@@ -7,7 +7,9 @@ import re
 
 from nodeapi import config
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.rst")
+from kit.paths import ROOT
+
+README = os.path.join(ROOT, "README.rst")
 
 
 def _table_rows() -> dict:

@@ -12,6 +12,8 @@ from array import array
 
 from nodeapi.history.searchdb.spool import _HEAD, Bulk, BulkQueue
 
+from kit.paths import ROOT, TESTS
+
 
 def make_bulk(n: int, count: int, body_len: int) -> Bulk:
     """Bulk number ``n``: ``count`` items (ids ``n*100 + i``, ops
@@ -208,7 +210,7 @@ def test_failed_write_leaves_queue_consistent(tmp_path):
     size limit is set in a child process only."""
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [here, os.path.dirname(here), os.environ.get("PYTHONPATH", "")]))
+        [here, TESTS, ROOT, os.environ.get("PYTHONPATH", "")]))
     code = ("import sys, test_spool; "
             "print('bulks back:', test_spool._failed_write_scenario(sys.argv[1]))")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,

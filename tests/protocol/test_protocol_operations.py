@@ -21,6 +21,7 @@ import pytest
 from kit.operation_cases import (
     BITSHARESJS_LACKS, EXTENSIONS_BITSHARESJS_DROPS, MEMO, PROTOTYPES, TAKE_PROFIT,
     mainnet_samples, same_json)
+from kit.paths import JS_DIR
 
 from nodeapi.protocol import errors
 from nodeapi.protocol.operations import (
@@ -28,7 +29,6 @@ from nodeapi.protocol.operations import (
 from nodeapi.protocol.serialize import PUBLIC_KEY, pack
 from nodeapi.protocol.transaction import serialize_transaction
 
-JS_DIR = os.path.join(os.path.dirname(__file__), "js")
 SAMPLES = mainnet_samples()
 # go-bitshares dropped every chain parameter but current_fees from this one
 TRUNCATED = "gen/samples/proposalcreateoperation_5.go"

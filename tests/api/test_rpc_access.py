@@ -12,6 +12,7 @@ from nodeapi.errors import ConfigError
 from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess, hash_password
 
 from kit.access import VECTORS
+from kit.paths import ROOT
 
 
 def test_hash_is_password_bytes_then_salt():
@@ -185,9 +186,8 @@ def test_saltpass_one_piped_line_exits_1_without_traceback():
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.run([sys.executable, "-m", "nodeapi.saltpass"], input=b"pw\n",
-                          capture_output=True, cwd=root, timeout=30)
+                          capture_output=True, cwd=ROOT, timeout=30)
     assert proc.returncode == 1 and proc.stdout == b""
     assert b"Traceback" not in proc.stderr
     assert b"nodeapi-saltpass: the password must be given twice" in proc.stderr
