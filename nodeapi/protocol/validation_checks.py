@@ -43,7 +43,29 @@ def amount(asset: dict) -> int:
 
 
 def fee_non_negative(data: dict, message: str = "") -> None:
+    """graphene ``FC_ASSERT( fee.amount >= 0 )`` with ``message``."""
     check(amount(data["fee"]) >= 0, "fee.amount >= 0", message)
+
+
+#: the later operations' text for a negative fee
+FEE_NOT_NEGATIVE = "Fee should not be negative"
+
+
+def checked_fee(data: dict, message: str = FEE_NOT_NEGATIVE) -> None:
+    """:func:`fee_non_negative` with the later operations' default text."""
+    fee_non_negative(data, message)
+
+
+def positive_field(data: dict, field: str, message: str, fee_message: str = FEE_NOT_NEGATIVE):
+    """The fee is not negative and ``data[field]`` (an asset) is positive."""
+    checked_fee(data, fee_message)
+    check(amount(data[field]) > 0, f"{field}.amount > 0", message)
+
+
+def extensions_of(data: dict) -> dict:
+    """The operation's ``extensions`` when given as an object, else ``{}``."""
+    ext = data.get("extensions")
+    return ext if isinstance(ext, dict) else {}
 
 
 def _label(s: str) -> bool:

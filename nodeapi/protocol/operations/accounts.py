@@ -12,6 +12,12 @@ from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import BOOL, STRING, UINT8, UINT16, VOID
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ACCOUNT_OPTIONS, AUTHORITY, BUYBACK_OPTIONS, SPECIAL_AUTHORITY)
+from nodeapi.protocol import validation_checks as c
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, GRAPHENE_100_PERCENT, TEMP_ACCOUNT
+from nodeapi.protocol.serialize import UINT32, UINT64
+from nodeapi.protocol.types import SHARE
+from nodeapi.protocol.validation_checks import check, extensions_of, fee_non_negative, num
 
 OPERATIONS = {
     5: ("account_create", op("account_create", [
@@ -39,4 +45,74 @@ OPERATIONS = {
         FEE, ("account_to_upgrade", ACCOUNT_ID), ("upgrade_to_lifetime_member", BOOL), EXT])),
     9: ("account_transfer", op("account_transfer", [
         FEE, ("account_id", ACCOUNT_ID), ("new_owner", ACCOUNT_ID), EXT])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+
+
+def _account_create(d):
+    fee_non_negative(d)
+    check(c.is_valid_name(d["name"]), "is_valid_name( name )")
+    check(num(d.get("referrer_percent", 0)) <= GRAPHENE_100_PERCENT,
+          "referrer_percent <= GRAPHENE_100_PERCENT")
+    c.account_authority(d["owner"], "owner", "create")
+    c.account_authority(d["active"], "active", "create")
+    c.account_options(d["options"])
+    ext = extensions_of(d)
+    c.special_authority(ext.get("owner_special_authority"))
+    c.special_authority(ext.get("active_special_authority"))
+    buyback = ext.get("buyback_options")
+    if buyback is not None:
+        check(ext.get("owner_special_authority") is None,
+              "!(extensions.value.owner_special_authority.valid())")
+        check(ext.get("active_special_authority") is None,
+              "!(extensions.value.active_special_authority.valid())")
+        check(c.is_null_authority(d["owner"]), "owner == authority::null_authority()")
+        check(c.is_null_authority(d["active"]), "active == authority::null_authority()")
+        markets = buyback.get("markets") or ()
+        check(len(markets) > 0, "n_markets > 0")
+        check(buyback["asset_to_buy"] not in markets,
+              "m != extensions.value.buyback_options->asset_to_buy")
+
+
+def _account_update(d):
+    check(d["account"] != TEMP_ACCOUNT, "account != GRAPHENE_TEMP_ACCOUNT")
+    fee_non_negative(d)
+    check(d["account"] != COMMITTEE_ACCOUNT, "account != account_id_type()")
+    ext = extensions_of(d)
+    check(any(d.get(k) is not None for k in ("owner", "active", "new_options"))
+          or ext.get("owner_special_authority") is not None
+          or ext.get("active_special_authority") is not None, "has_action")
+    for what in ("owner", "active"):
+        if d.get(what) is not None:
+            c.account_authority(d[what], what, "update")
+    if d.get("new_options") is not None:
+        c.account_options(d["new_options"])
+    c.special_authority(ext.get("owner_special_authority"))
+    c.special_authority(ext.get("active_special_authority"))
+
+
+def _whitelist(d):
+    fee_non_negative(d)
+    check(num(d["new_listing"]) < 0x4, "new_listing < 0x4")
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    5: _account_create,
+    6: _account_update,
+    7: _whitelist,
+    8: fee_non_negative,
+    9: fee_non_negative,
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    5: [("basic_fee", UINT64, 5 * P), ("premium_fee", UINT64, 2000 * P), ("price_per_kbyte", UINT32, P)],
+    6: [("fee", SHARE, 20 * P), ("price_per_kbyte", UINT32, P)],
+    7: [("fee", SHARE, 300000)],
+    8: [("membership_annual_fee", UINT64, 2000 * P), ("membership_lifetime_fee", UINT64, 10000 * P)],
+    9: [("fee", UINT64, 500 * P)],
 }

@@ -11,6 +11,10 @@ from nodeapi.protocol.composite import Optional, Struct, Vector
 from nodeapi.protocol.serialize import BYTES, COMMITMENT, PUBLIC_KEY, SHA256
 from nodeapi.protocol.operations.common import FEE, op
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, AUTHORITY
+from nodeapi.protocol import validation_checks as c
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.serialize import UINT32, UINT64
+from nodeapi.protocol.validation_checks import amount, check, fee_non_negative
 
 STEALTH_CONFIRMATION = Struct("stealth_confirmation", [
     ("one_time_key", PUBLIC_KEY),
@@ -36,4 +40,60 @@ OPERATIONS = {
     41: ("transfer_from_blind", op("transfer_from_blind", [
         FEE, ("amount", ASSET), ("to", ACCOUNT_ID), ("blinding_factor", SHA256),
         ("inputs", Vector(BLIND_INPUT))])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+
+
+def _sorted_commitments(items, what: str, message: str = "") -> None:
+    commitments = [i["commitment"] for i in items]
+    for a, b in zip(commitments, commitments[1:]):
+        check(a < b, f"{what}[i-1] < {what}[i]", message)
+
+
+def _possible_owners(outputs) -> None:
+    for out in outputs:
+        check(not c.is_impossible(out["owner"]), "!outputs[i].owner.is_impossible()")
+
+
+def _to_blind(d):
+    fee_non_negative(d)
+    check(amount(d["amount"]) > 0, "amount.amount > 0")
+    outputs = d.get("outputs") or ()
+    _sorted_commitments(outputs, "out", "all outputs must be sorted by commitment id")
+    _possible_owners(outputs)
+    check(len(outputs) > 0, "out.size()", "there must be at least one output")
+
+
+def _blind_transfer(d):
+    inputs, outputs = d.get("inputs") or (), d.get("outputs") or ()
+    _sorted_commitments(inputs, "in")
+    _sorted_commitments(outputs, "out")
+    _possible_owners(outputs)
+    check(len(inputs) > 0, "in.size()", "there must be at least one input")
+
+
+def _from_blind(d):
+    check(amount(d["amount"]) > 0, "amount.amount > 0")
+    fee_non_negative(d)
+    inputs = d.get("inputs") or ()
+    check(len(inputs) > 0, "inputs.size() > 0")
+    check(d["amount"]["asset_id"] == d["fee"]["asset_id"], "amount.asset_id == fee.asset_id")
+    _sorted_commitments(inputs, "in", "all inputs must be sorted by commitment id")
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    39: _to_blind,
+    40: _blind_transfer,
+    41: _from_blind,
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    39: [("fee", UINT64, 5 * P), ("price_per_output", UINT32, 5 * P)],
+    40: [("fee", UINT64, 5 * P), ("price_per_output", UINT32, 5 * P)],
+    41: [("fee", UINT64, 5 * P)],
 }

@@ -11,6 +11,11 @@ from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import BOOL, TIME, UINT8, UINT32
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, ASSET_ID, CREDIT_DEAL_ID, CREDIT_OFFER_ID, PRICE, SAMET_FUND_ID, SHARE)
+from nodeapi.protocol import validation_checks as c
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.config import MAX_SHARE_SUPPLY
+from nodeapi.protocol.serialize import UINT64
+from nodeapi.protocol.validation_checks import amount, check, checked_fee, num, positive_field
 
 ACCEPTABLE_COLLATERAL = FlatMap(ASSET_ID, PRICE)
 ACCEPTABLE_BORROWERS = FlatMap(ACCOUNT_ID, SHARE)
@@ -62,4 +67,141 @@ OPERATIONS = {
     76: ("credit_deal_update", op("credit_deal_update", [
         FEE, ("account", ACCOUNT_ID), ("deal_id", CREDIT_DEAL_ID), ("auto_repay", UINT8),
         EXT])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+MAX_CREDIT_DEAL_DAYS = 380
+CDAR_TYPE_COUNT = 3
+
+
+def _samet_update(d):
+    checked_fee(d)
+    delta = d.get("delta_amount")
+    check(delta is not None or d.get("new_fee_rate") is not None,
+          "delta_amount.valid() || new_fee_rate.valid()", "Should change something")
+    if delta is not None:
+        check(amount(delta) != 0, "delta_amount->amount != 0", "Delta amount should not be zero")
+
+
+def _repay(d, fee_field: str, what: str):
+    positive_field(d, "repay_amount", "Amount to repay should be positive")
+    check(amount(d[fee_field]) >= 0, f"{fee_field}.amount >= 0",
+          f"{what} fee should not be negative")
+    check(d["repay_amount"]["asset_id"] == d[fee_field]["asset_id"],
+          f"repay_amount.asset_id == {fee_field}.asset_id",
+          f"Asset type of repay amount and {what.lower()} fee should be the same")
+
+
+def _collateral(pairs, asset_type=None):
+    """credit_offer.cpp ``validate_acceptable_collateral``."""
+    check(len(pairs) > 0, "!acceptable_collateral.empty()",
+          "Acceptable collateral list should not be empty")
+    asset_type = asset_type or pairs[0][1]["base"]["asset_id"]
+    for collateral_asset, price in pairs:
+        check(price["base"]["asset_id"] == asset_type,
+              "collateral_price.base.asset_id == asset_type",
+              "Base asset ID in price of acceptable collateral should be same as offer asset type")
+        check(price["quote"]["asset_id"] == collateral_asset,
+              "collateral_price.quote.asset_id == collateral_asset_type",
+              "Quote asset ID in price of acceptable collateral should be same as collateral "
+              "asset type")
+        c.price(price, True)
+
+
+def _borrowers(pairs):
+    for _account, limit in pairs:
+        check(num(limit) >= 0, "max_borrow_amount >= 0",
+              "Maximum amount to borrow for acceptable borrowers should not be negative")
+        check(num(limit) <= MAX_SHARE_SUPPLY, "max_borrow_amount <= GRAPHENE_MAX_SHARE_SUPPLY",
+              "Maximum amount to borrow for acceptable borrowers should not be greater than "
+              f"{MAX_SHARE_SUPPLY}")
+
+
+def _duration(value):
+    check(num(value) <= MAX_CREDIT_DEAL_DAYS * 86400,
+          "max_duration_seconds <= GRAPHENE_MAX_CREDIT_DEAL_SECS",
+          f"Maximum duration should not be greater than {MAX_CREDIT_DEAL_DAYS} days")
+
+
+def _min_deal(value):
+    check(num(value) >= 0, "min_deal_amount >= 0", "Minimum deal amount should not be negative")
+    check(num(value) <= MAX_SHARE_SUPPLY, "min_deal_amount <= GRAPHENE_MAX_SHARE_SUPPLY",
+          f"Minimum deal amount should not be greater than {MAX_SHARE_SUPPLY}")
+
+
+def _offer_create(d):
+    checked_fee(d)
+    check(num(d["balance"]) > 0, "balance > 0", "Balance should be positive")
+    _duration(d.get("max_duration_seconds", 0))
+    _min_deal(d["min_deal_amount"])
+    _collateral(d.get("acceptable_collateral") or [], d["asset_type"])
+    _borrowers(d.get("acceptable_borrowers") or [])
+
+
+def _offer_update(d):
+    checked_fee(d)
+    if d.get("delta_amount") is not None:
+        check(amount(d["delta_amount"]) != 0, "delta_amount->amount != 0",
+              "Delta amount should not be zero")
+    if d.get("max_duration_seconds") is not None:
+        _duration(d["max_duration_seconds"])
+    if d.get("min_deal_amount") is not None:
+        _min_deal(d["min_deal_amount"])
+    if d.get("acceptable_collateral") is not None:
+        _collateral(d["acceptable_collateral"])
+    if d.get("acceptable_borrowers") is not None:
+        _borrowers(d["acceptable_borrowers"])
+    check(any(d.get(k) is not None for k in (
+        "delta_amount", "fee_rate", "max_duration_seconds", "min_deal_amount", "enabled",
+        "auto_disable_time", "acceptable_collateral", "acceptable_borrowers")),
+        "updating_something",
+        "Should change something - at least one of the optional data fields should be present")
+
+
+def _auto_repay(value):
+    check(num(value) < CDAR_TYPE_COUNT, "auto_repay < cdar_count",
+          f"auto_repay should be less than {CDAR_TYPE_COUNT}")
+
+
+def _offer_accept(d):
+    positive_field(d, "borrow_amount", "Amount to borrow should be positive")
+    check(amount(d["collateral"]) > 0, "collateral.amount > 0",
+          "Collateral amount should be positive")
+    ext = d.get("extensions")
+    if isinstance(ext, dict) and ext.get("auto_repay") is not None:
+        _auto_repay(ext["auto_repay"])
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    64: lambda d: (checked_fee(d), check(num(d["balance"]) > 0, "balance > 0",
+                                  "Balance should be positive")),
+    65: checked_fee,
+    66: _samet_update,
+    67: lambda d: positive_field(d, "borrow_amount", "Amount to borrow should be positive"),
+    68: lambda d: _repay(d, "fund_fee", "Fund"),
+    69: _offer_create,
+    70: checked_fee,
+    71: _offer_update,
+    72: _offer_accept,
+    73: lambda d: _repay(d, "credit_fee", "Credit"),
+    76: lambda d: (checked_fee(d), _auto_repay(d["auto_repay"])),
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    64: [("fee", UINT64, P)],
+    65: [("fee", UINT64, 0)],
+    66: [("fee", UINT64, P)],
+    67: [("fee", UINT64, P)],
+    68: [("fee", UINT64, P)],
+    69: [("fee", UINT64, P), ("price_per_kbyte", UINT32, P)],
+    70: [("fee", UINT64, 0)],
+    71: [("fee", UINT64, P), ("price_per_kbyte", UINT32, P)],
+    72: [("fee", UINT64, P)],
+    73: [("fee", UINT64, P)],
+    74: [],
+    76: [("fee", UINT64, P)],
 }

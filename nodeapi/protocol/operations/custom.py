@@ -9,6 +9,9 @@ from nodeapi.protocol.composite import FlatSet, StaticVariant, Struct, Vector
 from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import BYTES, OBJECT_ID, RIPEMD160, STRING, UINT16
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET_ID, SHARE
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.serialize import UINT32, UINT64
+from nodeapi.protocol.validation_checks import amount, check, fee_non_negative
 
 #: ``predicate`` (assert.hpp); block_id_type is a ripemd160
 PREDICATE = StaticVariant("predicate", [
@@ -26,4 +29,22 @@ OPERATIONS = {
         ("required_auths", FlatSet(ACCOUNT_ID)), EXT])),
     44: ("fba_distribute", op("fba_distribute", [  # virtual
         FEE, ("account_id", ACCOUNT_ID), ("fba_id", OBJECT_ID), ("amount", SHARE)])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    35: lambda d: check(amount(d["fee"]) > 0, "fee.amount > 0"),
+    36: fee_non_negative,
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    35: [("fee", UINT64, P), ("price_per_kbyte", UINT32, 10)],
+    36: [("fee", UINT64, P)],
+    44: [],
 }

@@ -19,6 +19,11 @@ from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET_ID, AUTHORITY, BALANCE_ID, CALL_ORDER_ID, COMMITTEE_MEMBER_ID,
     CUSTOM_AUTHORITY_ID, CUSTOM_ID, FORCE_SETTLEMENT_ID, LIMIT_ORDER_ID, PROPOSAL_ID,
     VESTING_BALANCE_ID, WITHDRAW_PERMISSION_ID, WITNESS_ID, WORKER_ID)
+from nodeapi.protocol import validation_checks as c
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, TEMP_ACCOUNT, WITNESS_ACCOUNT
+from nodeapi.protocol.serialize import UINT32, UINT64
+from nodeapi.protocol.validation_checks import check, checked_fee, num
 
 _SCALARS = [
     ("bool", BOOL), ("int64_t", INT64), ("string", STRING), ("time_point_sec", TIME),
@@ -64,4 +69,78 @@ OPERATIONS = {
         EXT])),
     56: ("custom_authority_delete", op("custom_authority_delete", [
         FEE, ("account", ACCOUNT_ID), ("authority_to_delete", CUSTOM_AUTHORITY_ID), EXT])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+
+
+def _operation_types():
+    """Every operation type number (the table joins the families, so it is
+    read when a rule runs, not when this module loads)."""
+    from nodeapi.protocol.operations.table import OPERATIONS
+
+    return OPERATIONS
+
+
+def _special_account(d, verb: str):
+    check(d["account"] not in (TEMP_ACCOUNT, COMMITTEE_ACCOUNT, WITNESS_ACCOUNT,
+                                 RELAXED_COMMITTEE_ACCOUNT),
+          "account != GRAPHENE_TEMP_ACCOUNT && account != GRAPHENE_COMMITTEE_ACCOUNT && "
+          "account != GRAPHENE_WITNESS_ACCOUNT && account != GRAPHENE_RELAXED_COMMITTEE_ACCOUNT",
+          f"Can not {verb} custom authority for special accounts")
+
+
+def _custom_authority_create(d):
+    checked_fee(d, "Fee amount can not be negative")
+    _special_account(d, "create")
+    check(d["valid_from"] < d["valid_to"], "valid_from < valid_to",
+          "valid_from must be earlier than valid_to")
+    check(not d["auth"].get("address_auths"), "auth.address_auths.size() == 0",
+          "Address authorities are not supported")
+    check(not c.is_impossible(d["auth"]), "!auth.is_impossible()",
+          "Cannot use an imposible authority threshold")
+    check(num(d["operation_type"]) in _operation_types(), "get_restriction_predicate",
+          f"Unknown operation type {d['operation_type']}")
+    check(isinstance(d.get("restrictions", []), list), "get_restriction_predicate",
+          "restrictions must be a list")
+
+
+def _custom_authority_update(d):
+    checked_fee(d, "Fee amount can not be negative")
+    _special_account(d, "create")
+    start, end = d.get("new_valid_from"), d.get("new_valid_to")
+    if start is not None and end is not None:
+        check(start < end, "*new_valid_from < *new_valid_to",
+              "valid_from must be earlier than valid_to")
+    auth = d.get("new_auth")
+    if auth is not None:
+        check(not c.is_impossible(auth), "!new_auth->is_impossible()",
+              "Cannot use an impossible authority threshold")
+        check(not auth.get("address_auths"), "new_auth->address_auths.size() == 0",
+              "Address auth is not supported")
+    check(any(d.get(k) is not None for k in ("new_enabled", "new_valid_from", "new_valid_to",
+                                             "new_auth"))
+          or d.get("restrictions_to_remove") or d.get("restrictions_to_add"),
+          "new_enabled.valid() || ...", "Must update something")
+
+
+def _custom_authority_delete(d):
+    checked_fee(d, "Fee amount can not be negative")
+    _special_account(d, "delete")
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    54: _custom_authority_create,
+    55: _custom_authority_update,
+    56: _custom_authority_delete,
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    54: [("basic_fee", UINT64, P), ("price_per_byte", UINT32, P // 10)],
+    55: [("basic_fee", UINT64, P), ("price_per_byte", UINT32, P // 10)],
+    56: [("fee", UINT64, P)],
 }

@@ -8,83 +8,38 @@ Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/*.hpp``
 uint32}`` (the flat_set ordered by tag).  Virtual operations and
 balance_claim have empty parameters (``{}``).
 
-Only the wire shapes live here (field names and integer widths); the
-default values and the fee calculation belong to the fee rules.
+Each family module declares its types' fields with their defaults
+(``FEE_PARAMETERS``); the wire shapes are made here from them, the lookup
+and the fee calculation belong to the fee rules.
 """
 
 from nodeapi.protocol.composite import FlatSet, StaticVariant, Struct
-from nodeapi.protocol.serialize import UINT32, UINT64
-from nodeapi.protocol.types import SHARE
+from nodeapi.protocol.serialize import UINT32
 
-_FEE = [("fee", UINT64)]
-_FEE_KB = [("fee", UINT64), ("price_per_kbyte", UINT32)]
-_FEE_OUTPUT = [("fee", UINT64), ("price_per_output", UINT32)]
-_FEE_DAY = [("fee", UINT64), ("fee_per_day", UINT64)]
-_BASIC_BYTE = [("basic_fee", UINT64), ("price_per_byte", UINT32)]
-_NONE: list = []
+#: operation type -> wire struct of its ``fee_params_t`` (installed by
+#: :func:`register`)
+FEE_PARAMETERS: dict = {}
 
-# type -> (operation name, fee_params_t fields in reflection order)
-_SHAPES = {
-    0: ("transfer", _FEE_KB), 1: ("limit_order_create", _FEE),
-    2: ("limit_order_cancel", _FEE), 3: ("call_order_update", _FEE),
-    4: ("fill_order", _NONE),
-    5: ("account_create", [("basic_fee", UINT64), ("premium_fee", UINT64),
-                           ("price_per_kbyte", UINT32)]),
-    6: ("account_update", [("fee", SHARE), ("price_per_kbyte", UINT32)]),
-    7: ("account_whitelist", [("fee", SHARE)]),
-    8: ("account_upgrade", [("membership_annual_fee", UINT64),
-                            ("membership_lifetime_fee", UINT64)]),
-    9: ("account_transfer", _FEE),
-    10: ("asset_create", [("symbol3", UINT64), ("symbol4", UINT64), ("long_symbol", UINT64),
-                          ("price_per_kbyte", UINT32)]),
-    11: ("asset_update", _FEE_KB), 12: ("asset_update_bitasset", _FEE),
-    13: ("asset_update_feed_producers", _FEE), 14: ("asset_issue", _FEE_KB),
-    15: ("asset_reserve", _FEE), 16: ("asset_fund_fee_pool", _FEE),
-    17: ("asset_settle", _FEE), 18: ("asset_global_settle", _FEE),
-    19: ("asset_publish_feed", _FEE), 20: ("witness_create", _FEE),
-    21: ("witness_update", [("fee", SHARE)]),
-    22: ("proposal_create", _FEE_KB), 23: ("proposal_update", _FEE_KB),
-    24: ("proposal_delete", _FEE), 25: ("withdraw_permission_create", _FEE),
-    26: ("withdraw_permission_update", _FEE), 27: ("withdraw_permission_claim", _FEE_KB),
-    28: ("withdraw_permission_delete", _FEE), 29: ("committee_member_create", _FEE),
-    30: ("committee_member_update", _FEE),
-    31: ("committee_member_update_global_parameters", _FEE),
-    32: ("vesting_balance_create", _FEE), 33: ("vesting_balance_withdraw", _FEE),
-    34: ("worker_create", _FEE), 35: ("custom", _FEE_KB), 36: ("assert", _FEE),
-    37: ("balance_claim", _NONE), 38: ("override_transfer", _FEE_KB),
-    39: ("transfer_to_blind", _FEE_OUTPUT), 40: ("blind_transfer", _FEE_OUTPUT),
-    41: ("transfer_from_blind", _FEE), 42: ("asset_settle_cancel", _NONE),
-    43: ("asset_claim_fees", _FEE), 44: ("fba_distribute", _NONE),
-    45: ("bid_collateral", _FEE), 46: ("execute_bid", _NONE),
-    47: ("asset_claim_pool", _FEE), 48: ("asset_update_issuer", _FEE),
-    49: ("htlc_create", _FEE_DAY),
-    50: ("htlc_redeem", [("fee", UINT64), ("fee_per_kb", UINT64)]),
-    51: ("htlc_redeemed", _NONE), 52: ("htlc_extend", _FEE_DAY), 53: ("htlc_refund", _NONE),
-    54: ("custom_authority_create", _BASIC_BYTE), 55: ("custom_authority_update", _BASIC_BYTE),
-    56: ("custom_authority_delete", _FEE), 57: ("ticket_create", _FEE),
-    58: ("ticket_update", _FEE), 59: ("liquidity_pool_create", _FEE),
-    60: ("liquidity_pool_delete", _FEE), 61: ("liquidity_pool_deposit", _FEE),
-    62: ("liquidity_pool_withdraw", _FEE), 63: ("liquidity_pool_exchange", _FEE),
-    64: ("samet_fund_create", _FEE), 65: ("samet_fund_delete", _FEE),
-    66: ("samet_fund_update", _FEE), 67: ("samet_fund_borrow", _FEE),
-    68: ("samet_fund_repay", _FEE), 69: ("credit_offer_create", _FEE_KB),
-    70: ("credit_offer_delete", _FEE), 71: ("credit_offer_update", _FEE_KB),
-    72: ("credit_offer_accept", _FEE), 73: ("credit_deal_repay", _FEE),
-    74: ("credit_deal_expired", _NONE), 75: ("liquidity_pool_update", _FEE),
-    76: ("credit_deal_update", _FEE), 77: ("limit_order_update", _FEE),
-}
-
-#: operation type -> wire struct of its ``fee_params_t``
-FEE_PARAMETERS = {number: Struct(f"{name}_operation::fee_params_t", fields)
-                  for number, (name, fields) in _SHAPES.items()}
-
-#: the ``fee_parameters`` static_variant (tag = operation type)
-FEE_PARAMETERS_VARIANT = StaticVariant(
-    "fee_parameters", [FEE_PARAMETERS[n] for n in range(len(_SHAPES))],
-    [f"{_SHAPES[n][0]}_operation::fee_params_t" for n in range(len(_SHAPES))])
+#: the ``fee_parameters`` static_variant (tag = operation type); its
+#: alternatives are installed by :func:`register`
+FEE_PARAMETERS_VARIANT = StaticVariant("fee_parameters", [])
 
 #: ``fee_schedule`` (fee_schedule.hpp)
 FEE_SCHEDULE = Struct("fee_schedule", [
     ("parameters", FlatSet(FEE_PARAMETERS_VARIANT)),
     ("scale", UINT32),
 ])
+
+
+def register(operations: dict, fields: dict) -> None:
+    """Install the ``fee_params_t`` structs of ``fields`` (``{type: [(name,
+    wire type, default)]}``, the families' ``FEE_PARAMETERS`` joined) as the
+    variant's alternatives in type order (done once by table.py, which
+    joins the families; the chain parameters, an operation's field, hold a
+    fee schedule, so the schedule's type exists before the table does)."""
+    for number, params in fields.items():
+        FEE_PARAMETERS[number] = Struct(f"{operations[number][0]}_operation::fee_params_t",
+                                        [(name, wire) for name, wire, _default in params])
+    FEE_PARAMETERS_VARIANT.types = tuple(FEE_PARAMETERS[n] for n in range(len(fields)))
+    FEE_PARAMETERS_VARIANT.names = tuple(
+        f"{operations[n][0]}_operation::fee_params_t" for n in range(len(fields)))

@@ -16,6 +16,11 @@ from nodeapi.protocol.operations.variant import OPERATION
 from nodeapi.protocol.serialize import BOOL, PUBLIC_KEY, STRING, TIME, UINT16, UINT32, VOID
 from nodeapi.protocol.types import (
     ACCOUNT_ID, COMMITTEE_MEMBER_ID, PROPOSAL_ID, SHARE, WITNESS_ID)
+from nodeapi.protocol import validation_checks as c
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.config import MAX_SHARE_SUPPLY
+from nodeapi.protocol.serialize import UINT64
+from nodeapi.protocol.validation_checks import check, fee_non_negative, num
 
 #: ``op_wrapper`` (proposal.hpp): ``{"op": [type, {...}]}``
 OP_WRAPPER = Struct("op_wrapper", [("op", OPERATION)])
@@ -62,4 +67,80 @@ OPERATIONS = {
         FEE, ("owner", ACCOUNT_ID), ("work_begin_date", TIME), ("work_end_date", TIME),
         ("daily_pay", SHARE), ("name", STRING), ("url", STRING),
         ("initializer", WORKER_INITIALIZER)])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+
+
+def _url(value, expression: str) -> None:
+    if value is not None:
+        check(len(value.encode()) < c.MAX_URL_LENGTH,
+              f"{expression}.size() < GRAPHENE_MAX_URL_LENGTH")
+
+
+def _proposal_create(d):
+    # the proposed operations pass their own validate() (the table that
+    # holds every family's rules is complete only once this module loaded)
+    from nodeapi.protocol.validation import validate_operation
+
+    ops = d.get("proposed_ops") or ()
+    check(len(ops) > 0, "!proposed_ops.empty()")
+    for wrapper in ops:
+        validate_operation(wrapper["op"])
+
+
+def _proposal_update(d):
+    fee_non_negative(d)
+    pairs = [(set(d.get(f"{k}_approvals_to_add") or ()),
+              set(d.get(f"{k}_approvals_to_remove") or ())) for k in ("active", "owner", "key")]
+    check(any(a or r for a, r in pairs), "!(active_approvals_to_add.empty() && ...)")
+    for add, remove in pairs:
+        check(not add & remove, "approvals_to_remove.find(a) == approvals_to_remove.end()",
+              "Cannot add and remove approval at the same time.")
+
+
+def _worker_create(d):
+    fee_non_negative(d)
+    check(d["work_end_date"] > d["work_begin_date"], "work_end_date > work_begin_date")
+    pay = num(d["daily_pay"])
+    check(pay > 0, "daily_pay > 0")
+    check(pay < MAX_SHARE_SUPPLY, "daily_pay < GRAPHENE_MAX_SHARE_SUPPLY")
+    check(len(d["name"].encode()) < c.MAX_WORKER_NAME_LENGTH,
+          "name.size() < GRAPHENE_MAX_WORKER_NAME_LENGTH")
+    _url(d["url"], "url")
+
+
+def _url_rule(field: str):
+    def rule(d):
+        fee_non_negative(d)
+        _url(d.get(field), field)
+    return rule
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    20: _url_rule("url"),
+    21: _url_rule("new_url"),
+    22: _proposal_create,
+    23: _proposal_update,
+    24: fee_non_negative,
+    29: _url_rule("url"),
+    30: _url_rule("new_url"),
+    31: lambda d: (fee_non_negative(d), c.chain_parameters(d["new_parameters"])),
+    34: _worker_create,
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    20: [("fee", UINT64, 5000 * P)],
+    21: [("fee", SHARE, 20 * P)],
+    22: [("fee", UINT64, 20 * P), ("price_per_kbyte", UINT32, 10)],
+    23: [("fee", UINT64, 20 * P), ("price_per_kbyte", UINT32, 10)],
+    24: [("fee", UINT64, P)],
+    29: [("fee", UINT64, 5000 * P)],
+    30: [("fee", UINT64, 20 * P)],
+    31: [("fee", UINT64, P)],
+    34: [("fee", UINT64, 5000 * P)],
 }

@@ -10,6 +10,9 @@ from nodeapi.protocol.composite import Extension, StaticVariant
 from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import BYTES, HASH160, RIPEMD160, SHA1, SHA256, UINT16, UINT32
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, HTLC_ID, MEMO
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.serialize import UINT64
+from nodeapi.protocol.validation_checks import checked_fee, positive_field
 
 HTLC_HASH = StaticVariant("htlc_hash", [RIPEMD160, SHA1, SHA256, HASH160],
                           ["ripemd160", "sha1", "sha256", "hash160"])
@@ -35,4 +38,26 @@ OPERATIONS = {
         FEE, ("htlc_id", HTLC_ID), ("to", ACCOUNT_ID), ("original_htlc_recipient", ACCOUNT_ID),
         ("htlc_amount", ASSET), ("htlc_preimage_hash", HTLC_HASH),
         ("htlc_preimage_size", UINT16)])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    49: lambda d: positive_field(d, "amount", "HTLC amount should be greater than zero",
+                            "Fee amount should not be negative"),
+    50: lambda d: checked_fee(d, "Fee amount should not be negative"),
+    52: lambda d: checked_fee(d, "Fee amount should not be negative"),
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    49: [("fee", UINT64, P), ("fee_per_day", UINT64, P)],
+    50: [("fee", UINT64, P), ("fee_per_kb", UINT64, P)],
+    51: [],
+    52: [("fee", UINT64, P), ("fee_per_day", UINT64, P)],
+    53: [],
 }

@@ -12,6 +12,10 @@ from nodeapi.protocol.composite import Extension, Optional, StaticVariant, Struc
 from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import BOOL, OBJECT_ID, TIME, UINT16, UINT32, Bool
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIMIT_ORDER_ID, PRICE
+from nodeapi.protocol import validation_checks as c
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.serialize import UINT64
+from nodeapi.protocol.validation_checks import amount, check, checked_fee, extensions_of, fee_non_negative
 
 CREATE_TAKE_PROFIT_ORDER_ACTION = Struct("create_take_profit_order_action", [
     ("fee_asset_id", ASSET_ID),
@@ -58,4 +62,68 @@ OPERATIONS = {
         FEE, ("seller", ACCOUNT_ID), ("order", LIMIT_ORDER_ID),
         ("new_price", Optional(PRICE)), ("delta_amount_to_sell", Optional(ASSET)),
         ("new_expiration", Optional(TIME)), ("on_fill", ON_FILL), EXT])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+
+
+def _limit_order_create(d):
+    check(d["amount_to_sell"]["asset_id"] != d["min_to_receive"]["asset_id"],
+          "amount_to_sell.asset_id != min_to_receive.asset_id")
+    fee_non_negative(d)
+    check(amount(d["amount_to_sell"]) > 0, "amount_to_sell.amount > 0")
+    check(amount(d["min_to_receive"]) > 0, "min_to_receive.amount > 0")
+    c.take_profit_actions(extensions_of(d).get("on_fill"))
+
+
+def _call_order_update(d):
+    fee_non_negative(d)
+    check(d["delta_collateral"]["asset_id"] != d["delta_debt"]["asset_id"],
+          "delta_collateral.asset_id != delta_debt.asset_id")
+    check(amount(d["delta_collateral"]) != 0 or amount(d["delta_debt"]) != 0,
+          "delta_collateral.amount != 0 || delta_debt.amount != 0")
+
+
+def _bid_collateral(d):
+    checked_fee(d, "")
+    debt, collateral = amount(d["debt_covered"]), amount(d["additional_collateral"])
+    check(debt == 0 or (debt > 0 and collateral > 0),
+          "debt_covered.amount == 0 || (debt_covered.amount > 0 && "
+          "additional_collateral.amount > 0)")
+
+
+def _limit_order_update(d):
+    checked_fee(d, "Fee must not be negative")
+    check(any(d.get(k) is not None for k in ("new_price", "delta_amount_to_sell",
+                                             "new_expiration", "on_fill")),
+          "new_price || delta_amount_to_sell || new_expiration || on_fill",
+          "Cannot update limit order if nothing is specified to update")
+    if d.get("new_price") is not None:
+        c.price(d["new_price"])
+    if d.get("delta_amount_to_sell") is not None:
+        check(amount(d["delta_amount_to_sell"]) != 0, "delta_amount_to_sell->amount != 0",
+              "Cannot change limit order amount by zero")
+    c.take_profit_actions(d.get("on_fill"))
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    1: _limit_order_create,
+    2: fee_non_negative,
+    3: _call_order_update,
+    45: _bid_collateral,
+    77: _limit_order_update,
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    1: [("fee", UINT64, 5 * P)],
+    2: [("fee", UINT64, 0)],
+    3: [("fee", UINT64, 20 * P)],
+    4: [],
+    45: [("fee", UINT64, 20 * P)],
+    46: [],
+    77: [("fee", UINT64, (P * 3) // 8)],
 }

@@ -2,25 +2,41 @@
 
 Reference: the ``operation`` static_variant of bitshares-core
 ``libraries/protocol/include/graphene/protocol/operations.hpp`` (types
-0..77 in that order).  Each family module contributes
-``{type: (name, struct)}``; this module joins them, checks that the table
+0..77 in that order).  Each family module contributes,
+by type number, the operation's ``(name, struct)`` (``OPERATIONS``), its
+``validate()`` rule (``VALIDATE``) and its fee parameters with their
+defaults (``FEE_PARAMETERS``); this module joins them, checks that the table
 is complete and registers it with the ``operation`` wire type.
 """
 
 from nodeapi.protocol.operations import (
     accounts, assets, blind, credit, custom, custom_authorities, governance, htlc, market,
     pools, transfers)
+from nodeapi.protocol.operations import fee_parameters
 from nodeapi.protocol.operations.variant import register
 
+_FAMILIES = (transfers, market, accounts, assets, governance, custom, blind, htlc,
+             custom_authorities, pools, credit)
+
+
+def _join(table: str) -> dict:
+    joined: dict = {}
+    for family in _FAMILIES:
+        for number, entry in getattr(family, table).items():
+            assert number not in joined, (table, number)
+            joined[number] = entry
+    return dict(sorted(joined.items()))
+
+
 #: type number -> (name, struct); names without the ``_operation`` suffix
-OPERATIONS: dict = {}
-for _family in (transfers, market, accounts, assets, governance, custom, blind, htlc,
-                custom_authorities, pools, credit):
-    for _number, _entry in _family.OPERATIONS.items():
-        assert _number not in OPERATIONS, _number
-        OPERATIONS[_number] = _entry
-OPERATIONS = dict(sorted(OPERATIONS.items()))
+OPERATIONS = _join("OPERATIONS")
 assert list(OPERATIONS) == list(range(78)), sorted(set(range(78)) - set(OPERATIONS))
+#: type number -> ``fee_params_t`` fields ``[(name, wire type, default)]``
+FEE_PARAMETER_FIELDS = _join("FEE_PARAMETERS")
+assert list(FEE_PARAMETER_FIELDS) == list(OPERATIONS)
+#: type number -> ``rule(data)``, the operation's ``validate()`` (not for
+#: virtual operations)
+VALIDATE = _join("VALIDATE")
 
 #: operation name -> type number
 OPERATION_IDS = {name: number for number, (name, _s) in OPERATIONS.items()}
@@ -33,3 +49,4 @@ VIRTUAL_OPERATIONS = frozenset(
         "htlc_redeemed", "htlc_refund", "credit_deal_expired"))
 
 register(OPERATIONS)
+fee_parameters.register(OPERATIONS, FEE_PARAMETER_FIELDS)

@@ -12,6 +12,11 @@ from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import PUBLIC_KEY, TIME, UINT32, VOID
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, BALANCE_ID, MEMO, VESTING_BALANCE_ID, WITHDRAW_PERMISSION_ID)
+from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.config import TEMP_ACCOUNT
+from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.protocol.serialize import UINT64
+from nodeapi.protocol.validation_checks import amount, check, fee_non_negative, num
 
 #: ``vesting_policy_initializer`` (vesting.hpp)
 VESTING_POLICY_INITIALIZER = StaticVariant("vesting_policy_initializer", [
@@ -60,4 +65,83 @@ OPERATIONS = {
     38: ("override_transfer", op("override_transfer", [
         FEE, ("issuer", ACCOUNT_ID), ("from", ACCOUNT_ID), ("to", ACCOUNT_ID),
         ("amount", ASSET), ("memo", Optional(MEMO)), EXT])),
+}
+
+
+# -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
+
+
+def _transfer(d):
+    fee_non_negative(d)
+    check(d["from"] != d["to"], "from != to")
+    check(amount(d["amount"]) > 0, "amount.amount > 0")
+
+
+def _withdraw_permission(d, update: bool):
+    """withdraw_permission_create (``update`` False) / _update: the same
+    rules, in graphene's two orders."""
+    if update:
+        check(amount(d["withdrawal_limit"]) > 0, "withdrawal_limit.amount > 0")
+    fee_non_negative(d)
+    if update:
+        check(num(d["withdrawal_period_sec"]) > 0, "withdrawal_period_sec > 0")
+    check(d["withdraw_from_account"] != d["authorized_account"],
+          "withdraw_from_account != authorized_account")
+    check(amount(d["withdrawal_limit"]) > 0, "withdrawal_limit.amount > 0")
+    check(num(d["withdrawal_period_sec"]) > 0, "withdrawal_period_sec > 0")
+    check(num(d["periods_until_expiration"]) > 0, "periods_until_expiration > 0")
+
+
+def _withdraw_claim(d):
+    check(d["withdraw_to_account"] != d["withdraw_from_account"],
+          "withdraw_to_account != withdraw_from_account")
+    check(amount(d["amount_to_withdraw"]) > 0, "amount_to_withdraw.amount > 0")
+    fee_non_negative(d)
+
+
+def _balance_claim(d):
+    check(amount(d["fee"]) == 0 and d["fee"]["asset_id"] == "1.3.0", "fee == asset()")
+    check(any(public_key_bytes(d["balance_owner_key"])),
+          "balance_owner_key != public_key_type()")
+
+
+def _override_transfer(d):
+    _transfer(d)
+    check(d["issuer"] != d["from"], "issuer != from")
+
+
+def _positive_amount(field: str):
+    def rule(d):
+        fee_non_negative(d)
+        check(amount(d[field]) > 0, f"{field}.amount > 0")
+    return rule
+
+
+#: type -> ``rule(data)``: the operation's ``validate()`` (virtual operations have none)
+VALIDATE = {
+    0: _transfer,
+    25: lambda d: _withdraw_permission(d, False),
+    26: lambda d: _withdraw_permission(d, True),
+    27: _withdraw_claim,
+    28: lambda d: (fee_non_negative(d), check(d["withdraw_from_account"] != d["authorized_account"],
+                                  "withdraw_from_account != authorized_account")),
+    32: _positive_amount("amount"),
+    33: lambda d: (_positive_amount("amount")(d),
+                   check(d["owner"] != TEMP_ACCOUNT, "owner != GRAPHENE_TEMP_ACCOUNT")),
+    37: _balance_claim,
+    38: _override_transfer,
+}
+
+#: type -> its ``fee_params_t``: ``(field, wire type, default)`` in reflection order
+#: (bitshares-core protocol/*.hpp; defaults in core satoshis, ``P`` = GRAPHENE_BLOCKCHAIN_PRECISION)
+FEE_PARAMETERS = {
+    0: [("fee", UINT64, 20 * P), ("price_per_kbyte", UINT32, 10 * P)],
+    25: [("fee", UINT64, P)],
+    26: [("fee", UINT64, P)],
+    27: [("fee", UINT64, 20 * P), ("price_per_kbyte", UINT32, 10)],
+    28: [("fee", UINT64, 0)],
+    32: [("fee", UINT64, P)],
+    33: [("fee", UINT64, 20 * P)],
+    37: [],
+    38: [("fee", UINT64, 20 * P), ("price_per_kbyte", UINT32, 10)],
 }
