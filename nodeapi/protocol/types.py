@@ -8,7 +8,8 @@ price), ``authority.hpp``, ``memo.hpp``, ``account.hpp`` (account_options),
 """
 
 from nodeapi.protocol.composite import (
-    Extension, FlatMap, FlatSet, Initialized, Optional, StaticVariant, Struct, Vector)
+    FUTURE_EXTENSIONS, Extension, FlatMap, FlatSet, Initialized, Optional, StaticVariant, Struct,
+    Vector)
 from nodeapi.protocol.serialize import (
     ADDRESS, BYTES, INT64, OBJECT_ID, PUBLIC_KEY, STRING, UINT8, UINT16, UINT32, UINT64, VOID,
     VOTE_ID, ObjectIdType)
@@ -62,11 +63,9 @@ ACCOUNT_OPTIONS = Struct("account_options", [
     ("num_witness", UINT16),
     ("num_committee", UINT16),
     ("votes", FlatSet(VOTE_ID)),
-    ("extensions", Extension("additional_account_options", [
-        ("committee_voting_account", ACCOUNT_ID),
-        ("witness_voting_account", ACCOUNT_ID),
-        ("worker_voting_account", ACCOUNT_ID),
-    ])),
+    # extensions_type (protocol/account.hpp, 7.x): read and written as an
+    # array like every future_extensions field
+    ("extensions", FUTURE_EXTENSIONS),
 ])
 
 SPECIAL_AUTHORITY = StaticVariant("special_authority", [

@@ -111,7 +111,7 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     active = _check_authority(ctx, data["active"], "Active")
     opts = data["options"]
     acc = new_account(state, name, owner, active, opts["memo_key"],
-                      registrar["id"], referrer["id"], ctx.now, ctx.block_num)
+                      registrar["id"], referrer["id"], ctx.block_time, ctx.block_num)
     acc = state.modify(acc["id"])
     old = dict(acc)
     acc["options"] = {k: opts.get(k, v) for k, v in acc["options"].items()}

@@ -16,6 +16,7 @@ from nodeapi.chain.market.bitasset_data import DISABLE_FORCE_SETTLE, bitasset_of
 from nodeapi.chain.market.prices import equal
 from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.times import format_time
 from nodeapi.protocol.validation_checks import (
     ASSET_ISSUER_PERMISSION_MASK, UIA_ASSET_ISSUER_PERMISSION_MASK)
 
@@ -104,6 +105,9 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
     }
     if bitasset_id is not None:
         fields["bitasset_data_id"] = bitasset_id
+    # asset_evaluator.cpp asset_create_evaluator::do_apply (7.x)
+    fields["creation_block_num"] = ctx.block_num
+    fields["creation_time"] = format_time(ctx.block_time)
     asset = state.create("1.3", fields)
     return [1, asset["id"]]
 
