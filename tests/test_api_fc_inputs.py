@@ -183,3 +183,20 @@ def test_integers_at_the_64_bit_edges_strings_and_doubles_parse():
            b'"x\\"123456789012345678901234"]]}')
     assert parse_request(raw).args[:3] == [
         "18446744073709551616", 2 ** 64 - 1, -(2 ** 63)]
+
+
+def test_initialized_members_keep_their_wire_class():
+    """A member with a C++ initializer is still of its type's class, so
+    what dispatches on the member types (custom authority restrictions,
+    protocol/restrictions.py) sees an integer, a bool, an account id."""
+    from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS
+    from nodeapi.protocol.serialize import Bool, Int, ObjectIdType
+    from nodeapi.protocol.types import ACCOUNT_OPTIONS, ASSET_OPTIONS
+
+    fields = dict(ASSET_OPTIONS.fields)
+    assert isinstance(fields["max_supply"], Int) and fields["max_supply"].default == (
+        10 ** 15).to_bytes(8, "little")
+    assert isinstance(dict(ACCOUNT_OPTIONS.fields)["voting_account"], ObjectIdType)
+    params = dict(CHAIN_PARAMETERS.fields)
+    assert isinstance(params["count_non_member_votes"], Bool)
+    assert params["block_interval"].default == b"\x05"
