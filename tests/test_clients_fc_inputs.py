@@ -57,3 +57,27 @@ def test_integer_beyond_64_bits_over_http(node):
     assert reply["id"] is None and reply["error"]["code"] == -32700
     assert reply["error"]["message"] == "Invalid JSON message"
     assert orjson.loads(reply["error"]["data"]["stack"][-1]["data"]["str"])["id"] == 9
+
+
+def _overflowing_call(url):
+    from grapheneapi.exceptions import RPCError
+
+    bts = bitshares_client(url)
+    try:
+        bts.rpc.get_objects(["1.2.0"], 2 ** 70)
+    except RPCError as exc:
+        error = str(exc)
+    else:
+        error = None
+    return error, bts.rpc.get_objects(["1.2.6"])[0]["name"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_python_bitshares_sees_invalid_json_message(node):
+    """python-bitshares' websocket client sends a 71-bit integer literal (its
+    json.dumps writes Python ints as they are): the node answers as fc's
+    parser does (-32700, "Invalid JSON message", the id null), the client
+    raises it as RPCError("Invalid JSON message") and the connection keeps
+    serving."""
+    error, name = yield threads.deferToThread(_overflowing_call, node.ws_url)
+    assert error == "Invalid JSON message" and name == "init0"
