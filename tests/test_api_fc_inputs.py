@@ -200,3 +200,16 @@ def test_initialized_members_keep_their_wire_class():
     params = dict(CHAIN_PARAMETERS.fields)
     assert isinstance(params["count_non_member_votes"], Bool)
     assert params["block_interval"].default == b"\x05"
+
+
+def test_fee_parameters_left_out_keep_their_initializers():
+    """transfer.hpp ``fee_params_t``: ``fee = 20 * GRAPHENE_BLOCKCHAIN_PRECISION``,
+    ``price_per_kbyte = 10 * GRAPHENE_BLOCKCHAIN_PRECISION``;
+    limit_order_create's ``fee = 5 * ...``; fee_schedule.hpp ``scale =
+    GRAPHENE_100_PERCENT`` (10000)."""
+    op = [31, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "new_parameters": {
+        "current_fees": {"parameters": [[0, {"fee": 5}], [1, {}]]}}}]
+    fees = deserialize_operation(serialize_operation(op, "TEST"), "TEST")[1][
+        "new_parameters"]["current_fees"]
+    assert fees == {"parameters": [[0, {"fee": 5, "price_per_kbyte": 10 * 100000}],
+                                   [1, {"fee": 5 * 100000}]], "scale": 10000}

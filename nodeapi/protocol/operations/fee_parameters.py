@@ -8,11 +8,16 @@ Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/*.hpp``
 uint32}`` (the flat_set ordered by tag).  Virtual operations and
 balance_claim have empty parameters (``{}``).
 
-Only the wire shapes live here (field names and integer widths); the
-default values and the fee calculation belong to the fee rules.
+The wire shapes live here (field names and integer widths); a member left
+out of the JSON keeps its ``fee_params_t`` initializer
+(:data:`nodeapi.protocol.fee_parameters.DEFAULT_FEE_PARAMETERS`, fc's
+reflected ``from_variant`` sets only the members present), and a schedule
+without ``scale`` has ``GRAPHENE_100_PERCENT``.  The fee calculation belongs
+to the fee rules.
 """
 
-from nodeapi.protocol.composite import FlatSet, StaticVariant, Struct
+from nodeapi.protocol.composite import FlatSet, Initialized, StaticVariant, Struct
+from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS
 from nodeapi.protocol.serialize import UINT32, UINT64
 from nodeapi.protocol.types import SHARE
 
@@ -75,8 +80,11 @@ _SHAPES = {
 }
 
 #: operation type -> wire struct of its ``fee_params_t``
-FEE_PARAMETERS = {number: Struct(f"{name}_operation::fee_params_t", fields)
-                  for number, (name, fields) in _SHAPES.items()}
+FEE_PARAMETERS = {
+    number: Struct(f"{name}_operation::fee_params_t",
+                   [(field, Initialized(ftype, DEFAULT_FEE_PARAMETERS[number][field]))
+                    for field, ftype in fields])
+    for number, (name, fields) in _SHAPES.items()}
 
 #: the ``fee_parameters`` static_variant (tag = operation type)
 FEE_PARAMETERS_VARIANT = StaticVariant(
@@ -86,5 +94,5 @@ FEE_PARAMETERS_VARIANT = StaticVariant(
 #: ``fee_schedule`` (fee_schedule.hpp)
 FEE_SCHEDULE = Struct("fee_schedule", [
     ("parameters", FlatSet(FEE_PARAMETERS_VARIANT)),
-    ("scale", UINT32),
+    ("scale", Initialized(UINT32, 10000)),  # GRAPHENE_100_PERCENT
 ])
