@@ -138,6 +138,22 @@ def test_absent_members_keep_their_cpp_initializers():
         "new_options"]
     assert options["voting_account"] == "1.2.5" and options["votes"] == []
     assert options["memo_key"] == "TEST1111111111111111111111111111111114T1Anm"
+    # market.hpp: a limit order's expiration is time_point_sec::maximum();
+    # asset.hpp price_feed: MCR 1750 and MSSR 1500 (GRAPHENE_DEFAULT_*);
+    # asset_ops.hpp: core_exchange_rate = price(asset(), asset(0, 1.3.1))
+    order = [1, {"fee": fee, "seller": "1.2.6", "amount_to_sell": {"amount": 1},
+                 "min_to_receive": {"amount": 1, "asset_id": "1.3.1"}}]
+    back = deserialize_operation(serialize_operation(order, "TEST"), "TEST")[1]
+    assert back["expiration"] == "2106-02-07T06:28:15" and back["fill_or_kill"] is False
+    assert back["amount_to_sell"] == {"amount": 1, "asset_id": "1.3.0"}
+    feed = [19, {"fee": fee, "publisher": "1.2.6", "asset_id": "1.3.1", "feed": {}}]
+    back = deserialize_operation(serialize_operation(feed, "TEST"), "TEST")[1]["feed"]
+    assert (back["maintenance_collateral_ratio"], back["maximum_short_squeeze_ratio"]) == (
+        1750, 1500)
+    create = [10, dict(op[1], common_options={})]
+    back = deserialize_operation(serialize_operation(create, "TEST"), "TEST")[1]
+    assert back["common_options"]["core_exchange_rate"] == {
+        "base": {"amount": 0, "asset_id": "1.3.0"}, "quote": {"amount": 0, "asset_id": "1.3.1"}}
 
 
 @pytest.mark.parametrize("field, value, error", [

@@ -160,6 +160,10 @@ class Struct:
             self._default = b"".join(ftype.default for _f, ftype in self.fields)
         return self._default
 
+    @default.setter
+    def default(self, value: bytes) -> None:
+        self._default = value
+
     def pack(self, value, out, prefix=None) -> None:
         if type(value) is not dict and not isinstance(value, dict):
             raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")

@@ -87,7 +87,9 @@ ASSET_OPTIONS = Struct("asset_options", [
     # | white_list | override_authority | transfer_restricted | disable_confidential
     ("issuer_permissions", Initialized(UINT16, 0x4F)),
     ("flags", UINT16),
-    ("core_exchange_rate", PRICE),
+    # price(asset(), asset(0, asset_id_type(1))) (asset_ops.hpp)
+    ("core_exchange_rate", Initialized(PRICE, {"base": {"amount": 0, "asset_id": "1.3.0"},
+                                               "quote": {"amount": 0, "asset_id": "1.3.1"}})),
     ("whitelist_authorities", FlatSet(ACCOUNT_ID)),
     ("blacklist_authorities", FlatSet(ACCOUNT_ID)),
     ("whitelist_markets", FlatSet(ASSET_ID)),
@@ -119,8 +121,9 @@ BITASSET_OPTIONS = Struct("bitasset_options", [
 
 PRICE_FEED = Struct("price_feed", [
     ("settlement_price", PRICE),
-    ("maintenance_collateral_ratio", UINT16),
-    ("maximum_short_squeeze_ratio", UINT16),
+    # GRAPHENE_DEFAULT_MAINTENANCE_COLLATERAL_RATIO, GRAPHENE_DEFAULT_MAX_SHORT_SQUEEZE_RATIO
+    ("maintenance_collateral_ratio", Initialized(UINT16, 1750)),
+    ("maximum_short_squeeze_ratio", Initialized(UINT16, 1500)),
     ("core_exchange_rate", PRICE),
 ])
 
