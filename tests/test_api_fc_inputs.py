@@ -229,3 +229,14 @@ def test_fee_parameters_left_out_keep_their_initializers():
         "new_parameters"]["current_fees"]
     assert fees == {"parameters": [[0, {"fee": 5, "price_per_kbyte": 10 * 100000}],
                                    [1, {"fee": 5 * 100000}]], "scale": 10000}
+
+
+def test_block_numbers_in_a_vector_are_read_like_uint32(db):
+    """database_api.cpp ``get_block_header_batch(vector<uint32_t>)``: each
+    number through ``as_uint64`` (a double, a decimal string); a negative
+    or non-numeric one stays an error."""
+    assert db.call("get_block_header_batch", [[1.0, "1", 1]]) == db.call(
+        "get_block_header_batch", [[1]])
+    for bad in (-1, "x", [1]):
+        with pytest.raises(ApiError, match="block_nums"):
+            db.call("get_block_header_batch", [[bad]])
