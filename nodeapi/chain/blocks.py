@@ -88,9 +88,10 @@ class BlockApplication:
         whose ``operation_results`` differ from those is logged (module
         docstring: graphene does not compare them either)."""
         records = []
+        block_time = parse_time(block["timestamp"])
         for num, trx in enumerate(block["transactions"]):
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               self.address_prefix, self._summary)
+                               self.address_prefix, self._summary, block_time)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
             self._recent[trx_id] = exp
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
@@ -171,7 +172,7 @@ class BlockApplication:
                 postponed += 1  # stays pending for a later block
                 continue
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               prefix, self._summary)
+                               prefix, self._summary, ts)
             self.state.begin()
             try:
                 packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)

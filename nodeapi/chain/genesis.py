@@ -214,6 +214,9 @@ def init_genesis(genesis: Genesis,
             "extensions": {},
         },
         "dynamic_asset_data_id": "2.3.0",
+        # db_genesis.cpp: genesis assets are of block 0 at the initial timestamp
+        "creation_block_num": 0,
+        "creation_time": format_time(t0),
     })
     state.create("2.3", {"current_supply": supply, "confidential_supply": 0,
                          "accumulated_fees": 0, "accumulated_collateral_fees": 0,

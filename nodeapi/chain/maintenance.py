@@ -14,12 +14,15 @@ hardfork rules from genesis (core-533 authorities).  Order:
    (at least ``min_witness_count`` of the chain's immutable parameters) for
    which the witness count histogram passes half of the witness stake of
    the accounts voting for more than one; the witnesses with the most votes
-   (ties by vote id) become global properties' ``active_witnesses``, every
+   (ties by vote id) become global properties' ``active_witnesses``, in id
+   order (a ``flat_set<witness_id_type>`` in global_property_object.hpp),
+   every
    witness' ``total_votes`` is its tally (graphene's ``track-standby-votes``
    default) and the witness account's active authority is
    :func:`vote_authority` of the chosen ones; the committee alike
    (``min_committee_member_count``, the committee account's active
-   authority, copied to the relaxed committee account);
+   authority, copied to the relaxed committee account; its
+   ``active_committee_members`` is a ``vector`` and keeps the vote order);
 3. the registration fee loses this interval's scaling
    (:func:`nodeapi.chain.fees.unscale_account_fee`), then pending
    parameters apply; dynamic global properties: ``next_maintenance_time`` (the next multiple
@@ -113,7 +116,8 @@ def update_active_sets(state, tally) -> None:
     witnesses = _elect(state, "1.6", tally.votes, count)
     _set_active(state, WITNESS_ACCOUNT, vote_authority(
         [(state.objects[w]["witness_account"], v) for w, v in witnesses]))
-    state.modify("2.0.0")["active_witnesses"] = [w for w, _ in witnesses]
+    state.modify("2.0.0")["active_witnesses"] = sorted((w for w, _ in witnesses),
+                                                       key=instance_number)
     count = _voted_count(tally.committee_histogram, tally.total_committee_stake,
                          int(immutable.get("min_committee_member_count", _DEFAULT_MIN_COUNT)))
     members = _elect(state, "1.5", tally.votes, count)

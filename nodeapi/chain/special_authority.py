@@ -27,6 +27,7 @@ hardfork passed.
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.evaluators.context import set_asset_member
 from nodeapi.errors import ChainError
 
 SPECIAL_AUTHORITY, BUYBACK = "2.14", "2.15"
@@ -95,7 +96,7 @@ def apply_extensions(state, acc: dict, data: dict, created: bool) -> None:
         allowed = set(bbo.get("markets") or ()) | {bbo["asset_to_buy"]}
         acc["allowed_assets"] = sorted(allowed, key=instance_number)
         state.create(BUYBACK, {"asset_to_buy": bbo["asset_to_buy"]})
-        state.modify(bbo["asset_to_buy"])["buyback_account"] = acc["id"]
+        set_asset_member(state, bbo["asset_to_buy"], "buyback_account", acc["id"])
 
 
 def update_top_n_authorities(state, vote_authority) -> None:

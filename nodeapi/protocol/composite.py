@@ -15,6 +15,8 @@ reads JSON, so the digest a client signs is of the sorted form); optional as
 of present fields, each as varint index + value.
 """
 
+import copy
+
 from nodeapi.protocol.errors import InvalidField, ProtocolError
 from nodeapi.protocol.serialize import VOID, need_bytes, pack_varint, to_int, unpack_varint
 
@@ -158,6 +160,10 @@ class Struct:
             self._default = b"".join(ftype.default for _f, ftype in self.fields)
         return self._default
 
+    @default.setter
+    def default(self, value: bytes) -> None:
+        self._default = value
+
     def pack(self, value, out, prefix=None) -> None:
         if type(value) is not dict and not isinstance(value, dict):
             raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
@@ -180,28 +186,18 @@ class Struct:
         return obj, pos
 
 
-class Initialized:
+def Initialized(inner, value):  # noqa: N802 (used like the wire type classes)
     """A struct member with a C++ default member initializer
-    (``uint8_t block_interval = GRAPHENE_DEFAULT_BLOCK_INTERVAL;``): the
-    wire type ``inner`` whose :attr:`default` is the bytes of ``value``, the
-    value a member absent from the JSON keeps (fc/reflect/variant.hpp sets
-    only the members present).  Packs, unpacks and sorts as ``inner``."""
-
-    def __init__(self, inner, value) -> None:
-        self.inner = inner
-        self.name = inner.name
-        out = bytearray()
-        inner.pack(value, out)
-        self.default = bytes(out)
-
-    def pack(self, value, out, prefix=None) -> None:
-        self.inner.pack(value, out, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        return self.inner.unpack(data, pos, prefix)
-
-    def sort_key(self, value):
-        return self.inner.sort_key(value)
+    (``uint8_t block_interval = GRAPHENE_DEFAULT_BLOCK_INTERVAL;``): a copy
+    of the wire type ``inner`` whose ``default`` is the bytes of ``value``,
+    the value a member absent from the JSON keeps (fc/reflect/variant.hpp
+    sets only the members present).  It is of ``inner``'s class, so what
+    dispatches on the type (custom authority restrictions) sees ``inner``."""
+    out = bytearray()
+    inner.pack(value, out)
+    member = copy.copy(inner)
+    member.default = bytes(out)
+    return member
 
 
 class Extension:

@@ -8,7 +8,8 @@ price), ``authority.hpp``, ``memo.hpp``, ``account.hpp`` (account_options),
 """
 
 from nodeapi.protocol.composite import (
-    Extension, FlatMap, FlatSet, Initialized, Optional, StaticVariant, Struct, Vector)
+    FUTURE_EXTENSIONS, Extension, FlatMap, FlatSet, Initialized, Optional, StaticVariant, Struct,
+    Vector)
 from nodeapi.protocol.serialize import (
     ADDRESS, BYTES, INT64, OBJECT_ID, PUBLIC_KEY, STRING, UINT8, UINT16, UINT32, UINT64, VOID,
     VOTE_ID, ObjectIdType)
@@ -62,11 +63,9 @@ ACCOUNT_OPTIONS = Struct("account_options", [
     ("num_witness", UINT16),
     ("num_committee", UINT16),
     ("votes", FlatSet(VOTE_ID)),
-    ("extensions", Extension("additional_account_options", [
-        ("committee_voting_account", ACCOUNT_ID),
-        ("witness_voting_account", ACCOUNT_ID),
-        ("worker_voting_account", ACCOUNT_ID),
-    ])),
+    # extensions_type (protocol/account.hpp, 7.x): read and written as an
+    # array like every future_extensions field
+    ("extensions", FUTURE_EXTENSIONS),
 ])
 
 SPECIAL_AUTHORITY = StaticVariant("special_authority", [
@@ -88,7 +87,9 @@ ASSET_OPTIONS = Struct("asset_options", [
     # | white_list | override_authority | transfer_restricted | disable_confidential
     ("issuer_permissions", Initialized(UINT16, 0x4F)),
     ("flags", UINT16),
-    ("core_exchange_rate", PRICE),
+    # price(asset(), asset(0, asset_id_type(1))) (asset_ops.hpp)
+    ("core_exchange_rate", Initialized(PRICE, {"base": {"amount": 0, "asset_id": "1.3.0"},
+                                               "quote": {"amount": 0, "asset_id": "1.3.1"}})),
     ("whitelist_authorities", FlatSet(ACCOUNT_ID)),
     ("blacklist_authorities", FlatSet(ACCOUNT_ID)),
     ("whitelist_markets", FlatSet(ASSET_ID)),
@@ -120,8 +121,9 @@ BITASSET_OPTIONS = Struct("bitasset_options", [
 
 PRICE_FEED = Struct("price_feed", [
     ("settlement_price", PRICE),
-    ("maintenance_collateral_ratio", UINT16),
-    ("maximum_short_squeeze_ratio", UINT16),
+    # GRAPHENE_DEFAULT_MAINTENANCE_COLLATERAL_RATIO, GRAPHENE_DEFAULT_MAX_SHORT_SQUEEZE_RATIO
+    ("maintenance_collateral_ratio", Initialized(UINT16, 1750)),
+    ("maximum_short_squeeze_ratio", Initialized(UINT16, 1500)),
     ("core_exchange_rate", PRICE),
 ])
 

@@ -111,6 +111,30 @@ def wire_dict(value: dict) -> dict:
     return out
 
 
+def as_string(value: Any) -> str:
+    """A scalar as bitshares-fc's ``variant::as_string`` writes it
+    (fc/src/variant.cpp, fc/src/string.cpp ``to_string``): a string as is,
+    an integer in plain decimal (never quoted, whatever its size), a
+    boolean as ``"true"``/``"false"``, null as ``""``, a double in fixed
+    notation with 17 decimals.
+
+    :raises TypeError: an object or array (fc: "Invalid cast")."""
+    t = type(value)
+    if t is str:
+        return value
+    if t is bool:
+        return "true" if value else "false"
+    if t is int:
+        return str(value)
+    if value is None:
+        return ""
+    if t is float:
+        return f"{value:.17f}"
+    if isinstance(value, int):
+        return str(int(value))
+    raise TypeError(f"Invalid cast from {t.__name__} to string")
+
+
 def wire_int(value: str):
     """A decimal integer string within the 64-bit range -> int; any other
     string is returned unchanged."""

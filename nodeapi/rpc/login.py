@@ -18,6 +18,7 @@ from twisted.internet import defer
 from nodeapi.api.base import ApiSet, Session, api_function
 from nodeapi.errors import AccessDenied, ApiError
 from nodeapi.rpc.access import ApiAccess
+from nodeapi.protocol.wire import as_string
 from nodeapi.rpc.jsonrpc import Request, method_not_found
 
 #: Login accessors in the order of graphene's ``login_api`` reflection.
@@ -110,21 +111,16 @@ class LoginApi(ApiSet):
 
 def fc_string(value: Any, what: str) -> str:
     """``value`` as graphene's ``optional<string>`` argument receives it:
-    fc ``variant::as_string`` turns an integer into its decimal text, a
-    boolean into ``"true"``/``"false"`` and a double into fixed notation
-    with 17 decimals (``fc::to_string(double)``).
+    fc ``variant::as_string`` (:func:`nodeapi.protocol.wire.as_string`)
+    turns an integer into its decimal text, a boolean into
+    ``"true"``/``"false"`` and a double into fixed notation with 17
+    decimals (``fc::to_string(double)``).
 
     :raises ApiError: an object or array (fc: "Invalid cast ... to string").
     """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.17f}"
-    raise ApiError(f"{what} must be a string, got {type(value).__name__} {value!r}")
+    if isinstance(value, (dict, list)) or value is None:
+        raise ApiError(f"{what} must be a string, got {type(value).__name__} {value!r}")
+    return as_string(value)
 
 
 def vars_of(limits: Any) -> dict:

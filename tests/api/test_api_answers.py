@@ -124,7 +124,10 @@ def test_account_limit_orders_by_price_then_id(plugins):
              "quote": {"amount": 100, "asset_id": "1.3.1"}}
     assert [o["id"] for o in db.get_account_limit_orders(
         "init0", "TEST", "GOLD", 10, None, start)] == ["1.7.1", "1.7.0"]
-    assert db.get_account_limit_orders("nobody", "TEST", "GOLD", 10) == []
+    # database_api.cpp get_account_limit_orders: get_account_from_string
+    # throws "no such account" (throw_if_not_found defaults to true)
+    with pytest.raises(ApiError, match="no such account"):
+        db.get_account_limit_orders("nobody", "TEST", "GOLD", 10)
     assert db.get_account_limit_orders("init0", "GOLD", "TEST", 10) == []
     with pytest.raises(ApiError, match="Order not owned"):
         db.get_account_limit_orders("init1", "TEST", "GOLD", 10, "1.7.1")

@@ -138,6 +138,22 @@ def test_absent_members_keep_their_cpp_initializers():
         "new_options"]
     assert options["voting_account"] == "1.2.5" and options["votes"] == []
     assert options["memo_key"] == "TEST1111111111111111111111111111111114T1Anm"
+    # market.hpp: a limit order's expiration is time_point_sec::maximum();
+    # asset.hpp price_feed: MCR 1750 and MSSR 1500 (GRAPHENE_DEFAULT_*);
+    # asset_ops.hpp: core_exchange_rate = price(asset(), asset(0, 1.3.1))
+    order = [1, {"fee": fee, "seller": "1.2.6", "amount_to_sell": {"amount": 1},
+                 "min_to_receive": {"amount": 1, "asset_id": "1.3.1"}}]
+    back = deserialize_operation(serialize_operation(order, "TEST"), "TEST")[1]
+    assert back["expiration"] == "2106-02-07T06:28:15" and back["fill_or_kill"] is False
+    assert back["amount_to_sell"] == {"amount": 1, "asset_id": "1.3.0"}
+    feed = [19, {"fee": fee, "publisher": "1.2.6", "asset_id": "1.3.1", "feed": {}}]
+    back = deserialize_operation(serialize_operation(feed, "TEST"), "TEST")[1]["feed"]
+    assert (back["maintenance_collateral_ratio"], back["maximum_short_squeeze_ratio"]) == (
+        1750, 1500)
+    create = [10, dict(op[1], common_options={})]
+    back = deserialize_operation(serialize_operation(create, "TEST"), "TEST")[1]
+    assert back["common_options"]["core_exchange_rate"] == {
+        "base": {"amount": 0, "asset_id": "1.3.0"}, "quote": {"amount": 0, "asset_id": "1.3.1"}}
 
 
 @pytest.mark.parametrize("field, value, error", [
@@ -183,3 +199,44 @@ def test_integers_at_the_64_bit_edges_strings_and_doubles_parse():
            b'"x\\"123456789012345678901234"]]}')
     assert parse_request(raw).args[:3] == [
         "18446744073709551616", 2 ** 64 - 1, -(2 ** 63)]
+
+
+def test_initialized_members_keep_their_wire_class():
+    """A member with a C++ initializer is still of its type's class, so
+    what dispatches on the member types (custom authority restrictions,
+    protocol/restrictions.py) sees an integer, a bool, an account id."""
+    from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS
+    from nodeapi.protocol.serialize import Bool, Int, ObjectIdType
+    from nodeapi.protocol.types import ACCOUNT_OPTIONS, ASSET_OPTIONS
+
+    fields = dict(ASSET_OPTIONS.fields)
+    assert isinstance(fields["max_supply"], Int) and fields["max_supply"].default == (
+        10 ** 15).to_bytes(8, "little")
+    assert isinstance(dict(ACCOUNT_OPTIONS.fields)["voting_account"], ObjectIdType)
+    params = dict(CHAIN_PARAMETERS.fields)
+    assert isinstance(params["count_non_member_votes"], Bool)
+    assert params["block_interval"].default == b"\x05"
+
+
+def test_fee_parameters_left_out_keep_their_initializers():
+    """transfer.hpp ``fee_params_t``: ``fee = 20 * GRAPHENE_BLOCKCHAIN_PRECISION``,
+    ``price_per_kbyte = 10 * GRAPHENE_BLOCKCHAIN_PRECISION``;
+    limit_order_create's ``fee = 5 * ...``; fee_schedule.hpp ``scale =
+    GRAPHENE_100_PERCENT`` (10000)."""
+    op = [31, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "new_parameters": {
+        "current_fees": {"parameters": [[0, {"fee": 5}], [1, {}]]}}}]
+    fees = deserialize_operation(serialize_operation(op, "TEST"), "TEST")[1][
+        "new_parameters"]["current_fees"]
+    assert fees == {"parameters": [[0, {"fee": 5, "price_per_kbyte": 10 * 100000}],
+                                   [1, {"fee": 5 * 100000}]], "scale": 10000}
+
+
+def test_block_numbers_in_a_vector_are_read_like_uint32(db):
+    """database_api.cpp ``get_block_header_batch(vector<uint32_t>)``: each
+    number through ``as_uint64`` (a double, a decimal string); a negative
+    or non-numeric one stays an error."""
+    assert db.call("get_block_header_batch", [[1.0, "1", 1]]) == db.call(
+        "get_block_header_batch", [[1]])
+    for bad in (-1, "x", [1]):
+        with pytest.raises(ApiError, match="block_nums"):
+            db.call("get_block_header_batch", [[bad]])

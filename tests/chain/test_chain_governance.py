@@ -156,9 +156,12 @@ def test_witness_committee_votes_and_maintenance(funded):
     assert chain.state.get(wid)["total_votes"] == votes
     assert chain.state.get(cid)["total_votes"] == votes
     assert chain.state.get("1.6.1")["total_votes"] == 0
-    # num_witness 1 abstains on the count: the minimum 11, the most voted first
+    # num_witness 1 abstains on the count: the minimum 11, the most voted
+    # elected; active_witnesses is a flat_set<witness_id_type>
+    # (global_property_object.hpp): in id order, wid last; the committee is a
+    # vector filled in vote order (db_maint.cpp update_active_committee_members)
     active = chain.state.get("2.0.0")["active_witnesses"]
-    assert active == [wid] + [f"1.6.{i}" for i in range(1, 11)]
+    assert active == [f"1.6.{i}" for i in range(1, 11)] + [wid]
     assert chain.state.get("2.0.0")["active_committee_members"] == [cid] + [
         f"1.5.{i}" for i in range(10)]
     # vote_counter: 4e9 has 32 bits, keep 16: 4e9 >> 16 = 61035, threshold 30518

@@ -132,6 +132,25 @@ def test_adapt_reproduces_real_op_object():
     assert adapt_object(data) == settle["operation_history"]["op_object"]
 
 
+def test_nonce_is_fc_as_string_of_the_number():
+    """bitshares-core libraries/utilities/elasticsearch.cpp
+    ``es_data_adaptor::adapt``: ``o["nonce"] = o["nonce"].as_string()`` on
+    the in-memory variant, where the ``uint64_t`` nonce is a number: plain
+    decimal text.  The producing node (nonce an int) and an indexer (nonce
+    read from the wire as a string beyond 32 bits) write the same."""
+    real = fixture_doc("transfer_null_op_object")
+    op = json.loads(real["operation_history"]["op"])[1]
+    in_memory = dict(op, memo=dict(op["memo"], nonce=402434830178474))
+    from_wire = dict(op, memo=dict(op["memo"], nonce="402434830178474"))
+    assert adapt_object(in_memory)["memo"]["nonce"] == "402434830178474"
+    assert adapt_object(from_wire) == adapt_object(in_memory)
+    small = dict(op, memo=dict(op["memo"], nonce=7))
+    assert adapt_object(small)["memo"]["nonce"] == "7"
+    # scalars inside arrays go through as_string too (in_situ_adapt)
+    assert adapt_object({"xs": [2 ** 40, True, None, "a"]})["xs"] == [
+        "1099511627776", "true", "", "a"]
+
+
 def test_op_object_typed_consistently_over_mainnet_samples(chain_docs):
     objs = [{"op_object": adapt_object(data)} for _t, data in samples()]
     objs += [{"op_object": d["operation_history"]["op_object"]} for _i, d in chain_docs[0]]

@@ -160,7 +160,7 @@ class AccountsMixin:
             "registrar_name": objects[account["registrar"]]["name"],
             "referrer_name": objects[account["referrer"]]["name"],
             "lifetime_referrer_name": objects[account["lifetime_referrer"]]["name"],
-            "votes": [v for v in votes if v is not None],
+            "votes": votes,
             **self._cashback_balance(account),
             "balances": capped(state.balances_of(aid), "balances"),
             "vesting_balances": capped(self._vesting_balances_of(aid), "vesting_balances"),

@@ -8,7 +8,7 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp section
 
 from nodeapi.api.arguments import (
     api_limit, check_count, optional_bool, require_hex, require_list)
-from nodeapi.api.base import api_function
+from nodeapi.api.base import api_function, fc_int
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.transaction import transaction_id
@@ -38,9 +38,10 @@ class BlocksMixin:
         optional_bool(with_witness_signatures, "with_witness_signatures")
         nums = set()
         for n in require_list(block_nums, "block_nums"):
-            if isinstance(n, bool) or not isinstance(n, (int, str)) or not str(n).isdigit():
+            num = fc_int(n, "block_nums")
+            if not 0 <= num <= 0xFFFFFFFF:
                 raise ApiError(f"block_nums: expected block numbers, got {n!r}")
-            nums.add(int(n))
+            nums.add(num)
         check_count(len(nums), api_limit(self.node, "get_blocks", 100), "blocks")
         return [[n, self.get_block_header(n, with_witness_signatures)] for n in sorted(nums)]
 

@@ -120,13 +120,20 @@ class GovernanceMixin:
     # -- votes -------------------------------------------------------------------
 
     def _vote_objects(self, votes: list) -> list:
-        """Witness / committee member objects by ``"type:instance"`` vote id
-        (0 committee, 1 witness, 2 worker), null when unknown."""
+        """Committee member / witness / worker objects by ``"type:instance"``
+        vote id (0 committee, 1 witness, 2 worker: the worker whose
+        ``vote_for``, else whose ``vote_against`` it is), null when unknown
+        (bitshares-core database_api.cpp ``lookup_vote_ids``)."""
         state = self.chain.state
         by_vote = {}
         for space_type in ("1.5.", "1.6."):
             for oid in state.ids_of_type(space_type):
                 by_vote[state.objects[oid]["vote_id"]] = state.objects[oid]
+        workers = [state.objects[oid] for oid in state.ids_of_type("1.14.")]
+        for worker in workers:
+            by_vote.setdefault(worker["vote_against"], worker)
+        for worker in workers:
+            by_vote[worker["vote_for"]] = worker
         result = []
         for vote in votes:
             kind, sep, instance = vote.partition(":") if isinstance(vote, str) else ("", "", "")
@@ -138,8 +145,8 @@ class GovernanceMixin:
     @api_function
     def lookup_vote_ids(self, votes):
         """Objects voted for by ``"type:instance"`` vote ids (committee
-        members, witnesses; workers do not exist on this chain), null when
-        unknown.  At most ``api-limit-lookup-vote-ids`` (1000) ids."""
+        members, witnesses, workers), null when unknown.  At most
+        ``api-limit-lookup-vote-ids`` (1000) ids."""
         votes = require_list(votes, "votes")
         check_count(len(votes), api_limit(self.node, "lookup_vote_ids", 1000), "votes")
         return self._vote_objects(votes)

@@ -119,7 +119,7 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     opts = data["options"]
     params = ctx.parameters
     acc = new_account(state, name, owner, active, opts["memo_key"],
-                      registrar["id"], referrer["id"], ctx.now, ctx.block_num,
+                      registrar["id"], referrer["id"], ctx.block_time, ctx.block_num,
                       int(params["network_percent_of_fee"]),
                       int(params["lifetime_referrer_percent_of_fee"]),
                       lifetime_referrer=referrer["lifetime_referrer"])

@@ -20,6 +20,7 @@ from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import (
     ASSET_ISSUER_PERMISSION_MASK, DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY, LOCK_MAX_SUPPLY,
     UIA_ASSET_ISSUER_PERMISSION_MASK)
+from nodeapi.protocol.times import format_time
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
 
@@ -105,6 +106,9 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
     }
     if bitasset_id is not None:
         fields["bitasset_data_id"] = bitasset_id
+    # asset_evaluator.cpp asset_create_evaluator::do_apply (7.x)
+    fields["creation_block_num"] = ctx.block_num
+    fields["creation_time"] = format_time(ctx.block_time)
     asset = state.create("1.3", fields)
     return [1, asset["id"]]
 

@@ -24,8 +24,12 @@ class ApplyContext:
     fee schedule and a sink for virtual operations.
 
     :ivar state: the :class:`ObjectStore`.
-    :ivar now: head/pending block time, seconds.
+    :ivar now: head block time, seconds (graphene ``head_block_time()``,
+        what the rules compare with while a block is applied).
     :ivar block_num: number of the block being applied.
+    :ivar block_time: timestamp of the block being applied (graphene
+        ``_current_block_time``, the creation time of accounts and
+        assets); the head block time for a transaction pushed alone.
     :ivar prefix: public key prefix (``TEST``).
     :ivar virtual_ops: ``[(op, result)]`` generated while applying (fills),
         in the order graphene pushes them (``push_applied_operation``).
@@ -40,10 +44,11 @@ class ApplyContext:
     """
 
     def __init__(self, state: ObjectStore, now: int, block_num: int, prefix: str,
-                 block_summary: dict | None = None) -> None:
+                 block_summary: dict | None = None, block_time: int | None = None) -> None:
         self.block_summary = {} if block_summary is None else block_summary
         self.state = state
         self.now = now
+        self.block_time = now if block_time is None else block_time
         self.block_num = block_num
         self.prefix = prefix
         self.virtual_ops: list = []
@@ -116,3 +121,24 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
         return
     booked = paid_core - paid_core // 2 if op[0] == 10 else paid_core
     charge_statistics(state, payer, booked)
+
+
+#: asset_object's members in FC_REFLECT order (bitshares-core
+#: chain/asset_object.hpp): the optional ones are set after creation, and
+#: ``creation_block_num`` / ``creation_time`` stay last.
+ASSET_MEMBERS = ("id", "symbol", "precision", "issuer", "options", "dynamic_asset_data_id",
+                 "bitasset_data_id", "buyback_account", "for_liquidity_pool",
+                 "creation_block_num", "creation_time")
+
+
+def set_asset_member(state: ObjectStore, asset_id: str, key: str, value) -> dict:
+    """Set the optional member ``key`` (``buyback_account``,
+    ``for_liquidity_pool``) of asset ``asset_id`` and keep the members in
+    :data:`ASSET_MEMBERS` order, as graphene's ``to_variant`` writes them;
+    returns the modified asset."""
+    asset = state.modify(asset_id)
+    asset[key] = value
+    for later in ASSET_MEMBERS[ASSET_MEMBERS.index(key) + 1:]:
+        if later in asset:
+            asset[later] = asset.pop(later)
+    return asset

@@ -31,7 +31,7 @@ Arithmetic (integers, as the reference):
 """
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, set_asset_member
 from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.limits import calculate_market_fee, pay_market_fees
 from nodeapi.chain.whitelist import is_authorized_asset
@@ -99,7 +99,7 @@ def liquidity_pool_create(ctx: ApplyContext, data: dict) -> list:
         "balance_b": 0, "share_asset": share["id"],
         "taker_fee_percent": int(data["taker_fee_percent"]),
         "withdrawal_fee_percent": int(data["withdrawal_fee_percent"]), "virtual_value": "0"})
-    state.modify(share["id"])["for_liquidity_pool"] = pool["id"]
+    set_asset_member(state, share["id"], "for_liquidity_pool", pool["id"])
     return [3, {"new_objects": [pool["id"]], "updated_objects": [share["id"]],
                 "removed_objects": []}]
 

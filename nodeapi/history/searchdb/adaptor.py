@@ -24,7 +24,7 @@ Depths count like the reference: the plugin passes
 
 import orjson
 
-from nodeapi.protocol.wire import INT64_FIELDS, to_wire, wire_int
+from nodeapi.protocol.wire import INT64_FIELDS, as_string, to_wire, wire_int
 
 #: Array fields stored as JSON strings plus a typed ``<name>_object``
 #: (bitshares-core es_data_adaptor ``to_string_fields``): name -> kind.
@@ -50,13 +50,12 @@ def to_json(value) -> str:
 
 
 def _scalar_string(value) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    return to_json(value)
+    """fc's ``variant::as_string`` of a scalar (the reference adapts the
+    in-memory variant, where a ``uint64_t`` nonce is a number: its decimal
+    text, never a quoted JSON string); anything else as JSON text."""
+    if isinstance(value, (dict, list, tuple)):
+        return to_json(value)
+    return as_string(value)
 
 
 def adapt_object(obj: dict, depth: int = MAX_DEPTH):

@@ -9,11 +9,15 @@ uint32}`` (the flat_set ordered by tag).  Virtual operations and
 balance_claim have empty parameters (``{}``).
 
 Each family module declares its types' fields with their defaults
-(``FEE_PARAMETERS``); the wire shapes are made here from them, the lookup
-and the fee calculation belong to the fee rules.
+(``FEE_PARAMETERS``); the wire shapes are made here from them.  A member
+left out of the JSON keeps its ``fee_params_t`` initializer (fc's reflected
+``from_variant`` sets only the members present), and a schedule without
+``scale`` has ``GRAPHENE_100_PERCENT``.  The lookup and the fee calculation
+belong to the fee rules.
 """
 
-from nodeapi.protocol.composite import FlatSet, StaticVariant, Struct
+from nodeapi.protocol.composite import FlatSet, Initialized, StaticVariant, Struct
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 from nodeapi.protocol.serialize import UINT32
 
 #: operation type -> wire struct of its ``fee_params_t`` (installed by
@@ -27,7 +31,7 @@ FEE_PARAMETERS_VARIANT = StaticVariant("fee_parameters", [])
 #: ``fee_schedule`` (fee_schedule.hpp)
 FEE_SCHEDULE = Struct("fee_schedule", [
     ("parameters", FlatSet(FEE_PARAMETERS_VARIANT)),
-    ("scale", UINT32),
+    ("scale", Initialized(UINT32, GRAPHENE_100_PERCENT)),
 ])
 
 
@@ -39,7 +43,8 @@ def register(operations: dict, fields: dict) -> None:
     fee schedule, so the schedule's type exists before the table does)."""
     for number, params in fields.items():
         FEE_PARAMETERS[number] = Struct(f"{operations[number][0]}_operation::fee_params_t",
-                                        [(name, wire) for name, wire, _default in params])
+                                        [(name, Initialized(wire, default))
+                                         for name, wire, default in params])
     FEE_PARAMETERS_VARIANT.types = tuple(FEE_PARAMETERS[n] for n in range(len(fields)))
     FEE_PARAMETERS_VARIANT.names = tuple(
         f"{operations[n][0]}_operation::fee_params_t" for n in range(len(fields)))

@@ -8,7 +8,8 @@ limit_order_cancel (2), call_order_update (3) with
 execute_bid (46, virtual) and limit_order_update (77).
 """
 
-from nodeapi.protocol.composite import Extension, Optional, StaticVariant, Struct, Vector
+from nodeapi.protocol.composite import (
+    Extension, Initialized, Optional, StaticVariant, Struct, Vector)
 from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import BOOL, OBJECT_ID, TIME, UINT16, UINT32, Bool
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIMIT_ORDER_ID, PRICE
@@ -36,7 +37,8 @@ ON_FILL = Optional(Vector(LIMIT_ORDER_AUTO_ACTION))
 OPERATIONS = {
     1: ("limit_order_create", op("limit_order_create", [
         FEE, ("seller", ACCOUNT_ID), ("amount_to_sell", ASSET), ("min_to_receive", ASSET),
-        ("expiration", TIME), ("fill_or_kill", BOOL),
+        # time_point_sec::maximum() (market.hpp)
+        ("expiration", Initialized(TIME, "2106-02-07T06:28:15")), ("fill_or_kill", BOOL),
         ("extensions", Extension("limit_order_create_operation::options_type", [
             ("on_fill", Vector(LIMIT_ORDER_AUTO_ACTION)),
         ]))])),

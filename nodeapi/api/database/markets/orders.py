@@ -15,7 +15,7 @@ from fractions import Fraction
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
 from nodeapi.api.base import api_function, fc_int
 from nodeapi.api.database.amounts import amount_to_string, price_to_string
-from nodeapi.api.lookup import find_account, find_asset, get_account, get_asset
+from nodeapi.api.lookup import find_asset, get_account, get_asset
 from nodeapi.chain.state import StateObject
 from nodeapi.errors import ApiError
 from nodeapi.protocol.asset import invert, value
@@ -123,12 +123,12 @@ class OrdersMixin:
         this market) or at price ``ostart_price`` (``{base, quote}`` of the
         market's assets), at most ``limit`` (<=
         ``api-limit-get-account-limit-orders``, 101).  An unknown account
-        gives ``[]``."""
+        is an error, "no such account" (database_api.cpp
+        ``get_account_limit_orders`` calls ``get_account_from_string`` with
+        its default ``throw_if_not_found = true``)."""
         check_limit(limit, api_limit(self.node, "get_account_limit_orders", 101))
         state = self.chain.state
-        account = find_account(state, account_name_or_id)
-        if account is None:
-            return []
+        account = get_account(state, account_name_or_id)
         base_asset, quote_asset = find_asset(state, base), find_asset(state, quote)
         if base_asset is None:
             raise ApiError(f"Invalid base asset symbol: {base}")
