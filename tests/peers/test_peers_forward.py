@@ -114,6 +114,22 @@ def test_upstream_errors_reach_the_client_unchanged(producer, follower):
             reply = yield _http_call(site.port, "network_broadcast", function, args)
             assert reply["error"] == theirs["error"]
     assert producer.pending_transactions == [] == follower.pending_transactions
+    # bad input: not a transaction at all is refused here, before anything is
+    # sent; a transaction whose operation does not serialize is the upstream's
+    # to refuse, for the callback form too (this node cannot even read it)
+    for function in ("broadcast_transaction", "broadcast_transaction_with_callback"):
+        args = [5] if function == "broadcast_transaction" else [1, 5]
+        mine = yield client.request("network_broadcast", function, args)
+        assert mine["error"]["message"] == \
+            "Execution error: trx must be a transaction object, got int"
+    garbled = dict(sign(follower, [transfer_op(1)]), operations=[[0, {"fee": "x"}]])
+    theirs = yield direct.request("network_broadcast", "broadcast_transaction", [garbled])
+    for function, args in (("broadcast_transaction", [garbled]),
+                           ("broadcast_transaction_with_callback", [2, garbled]),
+                           ("broadcast_transaction_synchronous", [garbled])):
+        mine = yield client.request("network_broadcast", function, args)
+        assert mine["error"] == theirs["error"] and mine["error"]["code"] == 10
+    assert producer.pending_transactions == [] == follower.pending_transactions
     # a refusal only the upstream can make (the follower holds no pending
     # transactions): the same transaction twice is a duplicate there
     twice = sign(follower, [transfer_op(4545)])
@@ -149,3 +165,21 @@ def test_upstream_errors_reach_the_client_unchanged(producer, follower):
     client.dropConnection(abort=True)
     yield close(svc)
     yield site.stop()
+
+
+def test_upstream_error_objects_of_another_shape_are_not_passed_on():
+    """Only an error object with an integer code and a string message is sent
+    as it came; anything else is reported in the follower's own words."""
+    from twisted.python.failure import Failure
+
+    from nodeapi.peers.errors import PeerRpcError, UpstreamError
+    from nodeapi.rpc.jsonrpc import error_from_failure
+
+    good = {"code": 10, "message": "Execution error: no", "data": {"name": "x", "extra": [1]}}
+    rpc = error_from_failure(Failure(UpstreamError(PeerRpcError("broadcast_transaction", good))))
+    assert rpc.to_json() == good and rpc.http_status == 200
+    for odd in ({"message": "no code"}, {"code": True, "message": "m"},
+                {"code": 10, "message": ["m"]}, "just text"):
+        rpc = error_from_failure(Failure(UpstreamError(PeerRpcError("broadcast_block", odd))))
+        assert rpc.code == 10 and rpc.to_json()["data"]["name"] == "upstream_error"
+        assert rpc.message.startswith("Execution error: The upstream refused the call: ")
