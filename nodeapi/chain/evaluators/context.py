@@ -12,9 +12,10 @@ db_balance.cpp (``adjust_balance``).
 """
 
 
-from nodeapi.chain.errors import InsufficientBalance, InsufficientFee
+from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, fc_assert
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
+from nodeapi.chain.whitelist import is_authorized_asset
 
 VOID = [0, {}]
 
@@ -93,8 +94,11 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     """Check, deduct and book the operation's fee (graphene
     ``evaluator::prepare_fee`` / ``convert_fee`` / ``pay_fee``).
 
-    Raises :class:`InsufficientFee` below the schedule or when the fee
-    asset's pool cannot cover the conversion, :class:`InsufficientBalance`
+    In graphene's order: the payer must be authorized to hold the fee asset
+    (:func:`~nodeapi.chain.whitelist.is_authorized_asset`, else
+    :class:`InvalidOperation` with ``prepare_fee``'s text), the fee asset's
+    pool must cover the conversion, then the fee must meet the schedule
+    (:class:`InsufficientFee` for either); :class:`InsufficientBalance`
     when the payer cannot pay.  A fee in another asset goes to that asset's
     ``accumulated_fees`` and takes its core value (``core_fee_paid``, through
     the core_exchange_rate, rounded down) from its ``fee_pool``; the core
@@ -110,16 +114,25 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     amount = int(fee["amount"])
     state = ctx.state
     asset = state.require(fee["asset_id"])
-    required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+    account = state.require(payer)
+    fc_assert(is_authorized_asset(state, payer, asset),
+              "is_authorized_asset( d, *fee_paying_account, *fee_asset )",
+              f"Account {payer} '{account['name']}' attempted to pay fee by using asset "
+              f"{asset['id']} '{asset['symbol']}', which is unauthorized due to whitelist / "
+              "blacklist")
     paid_core = fee_in_core(amount, asset)
+    if asset["id"] != "1.3.0":
+        pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
+        if paid_core > pool:
+            raise InsufficientFee(
+                f"Fee pool balance of '{pool} core satoshis' is less than the {paid_core} "
+                f"core satoshis required to convert {amount} {asset['symbol']} satoshis")
+    required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
-        raise InsufficientFee(
-            f"Insufficient fee: paid {paid_core} core satoshis, operation type {op[0]} "
-            f"requires {required}")
-    if asset["id"] != "1.3.0" and paid_core > state.objects[asset["dynamic_asset_data_id"]][
-            "fee_pool"]:
-        raise InsufficientFee(f"Fee pool of {asset['symbol']} is too small to convert "
-                              f"{amount} into {paid_core} core satoshis")
+        error = InsufficientFee(f"Insufficient Fee Paid: core_fee_paid {paid_core}, "
+                                f"required {required} (operation type {op[0]})")
+        error.details = {"core_fee_paid": paid_core, "required": required}
+        raise error
     adjust_balance(state, payer, asset["id"], -amount)
     ctx.core_fee_paid = paid_core
     ctx.fee_paid = {"amount": amount, "asset_id": asset["id"]}

@@ -31,6 +31,7 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
 from nodeapi.chain.genesis import format_time, parse_time
+from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.keys import ripemd160
 
 _TRANSFER_RESTRICTED = 0x08
@@ -69,7 +70,10 @@ def htlc_options(ctx: ApplyContext) -> dict:
 
 def htlc_create(ctx: ApplyContext, data: dict) -> list:
     """htlc_create (49): escrow ``amount`` from ``from`` until ``head time +
-    claim_period_seconds``; result ``[1, "1.16.N"]``."""
+    claim_period_seconds``; result ``[1, "1.16.N"]``.  Both ``from`` and
+    ``to`` must be authorized to hold the asset
+    (:func:`~nodeapi.chain.whitelist.is_authorized_asset`; graphene
+    ``htlc_create_evaluator::do_evaluate``, its texts)."""
     state = ctx.state
     options = htlc_options(ctx)
     fc_assert(int(data["claim_period_seconds"]) <= int(options["max_timeout_secs"]),
@@ -90,6 +94,10 @@ def htlc_create(ctx: ApplyContext, data: dict) -> list:
                   "!asset_to_transfer.is_transfer_restricted() || op.from == "
                   "asset_to_transfer.issuer || op.to == asset_to_transfer.issuer",
                   f"Asset {asset_id} cannot be transfered.")
+    for side, account in (("from_account", data["from"]), ("to_account", data["to"])):
+        fc_assert(is_authorized_asset(state, account, asset),
+                  f"is_authorized_asset( d, {side}, asset_to_transfer )",
+                  f"Asset {asset_id} is not authorized for account {account}.")
     adjust_balance(state, data["from"], asset_id, -value)
     fields = {
         "transfer": {"from": data["from"], "to": data["to"], "amount": value,

@@ -22,7 +22,7 @@ Fills share market fees and give makers their creation fee discount as
 """
 
 from nodeapi.protocol.ids import instance_number
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
 from nodeapi.chain.genesis import parse_time
 from nodeapi.chain.market.limits import cancel_limit_order, core_in_orders
@@ -64,8 +64,13 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     decimal string), ``is_settled_debt`` (always false: no individual
     settlement funds here) and ``on_fill`` (always empty: take-profit
     actions are refused).
-    Raises :class:`InvalidOperation` for an expiration before the head
-    block time (graphene asserts ``expiration >= head_block_time()``)."""
+    Checks in graphene's order (``limit_order_create_evaluator::do_evaluate``,
+    its texts): the expiration not before the head block time, the market
+    lists and the account lists (:func:`check_market`,
+    :class:`InvalidOperation`), then the seller's balance of the sold asset
+    as it was before the fee (:class:`InsufficientBalance` "insufficient
+    balance", the text python-bitshares' users match; ``details``:
+    ``balance``, ``amount_to_sell``)."""
     state = ctx.state
     refuse_take_profit(data)
     sell, recv = data["amount_to_sell"], data["min_to_receive"]
@@ -73,13 +78,23 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
         raise InvalidOperation("Order amounts must be positive")
     if sell["asset_id"] == recv["asset_id"]:
         raise InvalidOperation("An order must trade two different assets")
+    fc_assert(parse_time(data["expiration"]) >= ctx.now,
+              "op.expiration >= d.head_block_time()",
+              f"Order expiration {data['expiration']} is before the head block time")
     sell_asset = state.require(sell["asset_id"])
     recv_asset = state.require(recv["asset_id"])
     check_market(state, data["seller"], sell_asset, recv_asset)
-    if parse_time(data["expiration"]) < ctx.now:
-        raise InvalidOperation(f"Order expiration {data['expiration']} is before the head "
-                               f"block time")
     amount = int(sell["amount"])
+    # graphene checks the balance before the fee leaves it (the fee is
+    # deducted after do_apply): the fee paid in the sold asset counts
+    before_fee = state.balance(data["seller"], sell["asset_id"])
+    if ctx.fee_paid["asset_id"] == sell["asset_id"]:
+        before_fee += int(ctx.fee_paid["amount"])
+    if before_fee < amount:
+        error = InsufficientBalance("insufficient balance")
+        error.details = {"balance": {"amount": before_fee, "asset_id": sell["asset_id"]},
+                         "amount_to_sell": {"amount": amount, "asset_id": sell["asset_id"]}}
+        raise error
     adjust_balance(state, data["seller"], sell["asset_id"], -amount)
     core_in_orders(state, data["seller"], sell["asset_id"], amount)
     paid = ctx.fee_paid if ctx.fee_paid["asset_id"] != "1.3.0" else {"amount": 0,

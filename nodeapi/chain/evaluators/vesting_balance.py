@@ -10,8 +10,9 @@ initializer: linear (tag 0: ``begin_timestamp``, ``vesting_cliff_seconds``,
 instant (tag 2).
 """
 
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, adjust_balance
+from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
 from nodeapi.protocol.times import format_time
 
@@ -37,8 +38,10 @@ def vesting_balance_create(ctx: ApplyContext, data: dict) -> list:
     new vesting balance of ``owner``; result ``[1, "1.13.N"]``.
 
     :raises UnknownObject: unknown creator, owner or asset.
-    :raises InvalidOperation: amount not positive, or a transfer restricted
-        asset.
+    :raises InvalidOperation: amount not positive, a transfer restricted
+        asset, or an asset the creator or the owner may not hold
+        (:func:`~nodeapi.chain.whitelist.is_authorized_asset`), with the
+        texts of graphene ``vesting_balance_create_evaluator::do_evaluate``.
     :raises InsufficientBalance: the creator lacks the amount."""
     state = ctx.state
     state.require(data["creator"])
@@ -47,8 +50,14 @@ def vesting_balance_create(ctx: ApplyContext, data: dict) -> list:
     asset = state.require(data["amount"]["asset_id"])
     if amount <= 0:
         raise InvalidOperation(f"Vesting amount must be positive, got {amount}")
-    if asset["options"]["flags"] & _TRANSFER_RESTRICTED:
-        raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
+    fc_assert(not int(asset["options"]["flags"]) & _TRANSFER_RESTRICTED,
+              "!asset_obj.is_transfer_restricted()", "Asset has transfer_restricted flag enabled")
+    fc_assert(is_authorized_asset(state, data["creator"], asset),
+              "is_authorized_asset( d, creator_account, asset_obj )",
+              "The creator account is not allowed to transact the asset")
+    fc_assert(is_authorized_asset(state, data["owner"], asset),
+              "is_authorized_asset( d, owner_account, asset_obj )",
+              "The owner account is not allowed to transact the asset")
     adjust_balance(state, data["creator"], asset["id"], -amount)
     vbo = state.create("1.13", {
         "owner": data["owner"], "balance": {"amount": amount, "asset_id": asset["id"]},
