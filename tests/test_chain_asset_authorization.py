@@ -20,7 +20,7 @@ import hashlib
 
 import pytest
 
-from nodeapi.chain.errors import InsufficientBalance, InvalidOperation
+from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, UnknownObject
 from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
@@ -223,3 +223,25 @@ def _key_auth(chain):
 
 def _options(chain):
     return dict(chain.state.objects[INIT0]["options"], votes=[])
+
+
+def test_order_cancel_and_restricted_transfer_texts(chain):
+    """market_evaluator.cpp ``limit_order_cancel_evaluator::do_evaluate``
+    and transfer_evaluator.cpp ``transfer_evaluator::do_evaluate``."""
+    [[_t, oid]] = push(chain, order(INIT1, amount(100, "1.3.1"), amount(1000, CORE)))
+    cancel = [2, {"fee_paying_account": INIT2, "order": oid, "extensions": []}]
+    with pytest.raises(InvalidOperation, match=rf"^Limit order {oid} is owned by someone else$"):
+        push(chain, cancel)
+    with pytest.raises(UnknownObject, match=r"^Limit order 1\.7\.99 does not exist$"):
+        push(chain, [2, {"fee_paying_account": INIT1, "order": "1.7.99", "extensions": []}])
+    assert chain.state.objects[oid]["for_sale"] == 100
+    opts = asset_options(flags=0x08, perms=0x08)
+    [[_t, held]] = push(chain, [10, {"issuer": INIT0, "symbol": "HELD", "precision": 3,
+                                     "common_options": opts, "is_prediction_market": False,
+                                     "extensions": {}}])
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, held),
+                      "issue_to_account": INIT1, "extensions": {}}])
+    with pytest.raises(InvalidOperation,
+                       match=rf"^Asset {held} has transfer_restricted flag enabled$"):
+        push(chain, transfer(INIT1, INIT2, 10, held))
+    assert chain.state.balance(INIT1, held) == 1000

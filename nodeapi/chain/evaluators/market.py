@@ -22,7 +22,7 @@ Fills share market fees and give makers their creation fee discount as
 """
 
 from nodeapi.protocol.ids import instance_number
-from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, fc_assert
+from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, UnknownObject, fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
 from nodeapi.chain.genesis import parse_time
 from nodeapi.chain.market.limits import cancel_limit_order, core_in_orders
@@ -120,10 +120,14 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
 def limit_order_cancel(ctx: ApplyContext, data: dict) -> list:
     """limit_order_cancel (2): refund the remainder and the deferred fee to
     the seller; result ``[2, {"amount", "asset_id"}]`` (the refunded
-    remainder)."""
-    order = ctx.state.require(data["order"])
+    remainder).  :class:`UnknownObject` / :class:`InvalidOperation` with
+    graphene ``limit_order_cancel_evaluator::do_evaluate``'s texts for an
+    order that does not exist or is someone else's."""
+    order = ctx.state.objects.get(data["order"])
+    if order is None:
+        raise UnknownObject(f"Limit order {data['order']} does not exist")
     if order["seller"] != data["fee_paying_account"]:
-        raise InvalidOperation(f"Order {order['id']} belongs to {order['seller']}")
+        raise InvalidOperation(f"Limit order {order['id']} is owned by someone else")
     return [2, cancel_limit_order(ctx.state, order["id"], None, ctx.prefix)]
 
 
