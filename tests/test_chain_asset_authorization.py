@@ -245,3 +245,18 @@ def test_order_cancel_and_restricted_transfer_texts(chain):
                        match=rf"^Asset {held} has transfer_restricted flag enabled$"):
         push(chain, transfer(INIT1, INIT2, 10, held))
     assert chain.state.balance(INIT1, held) == 1000
+
+
+def test_htlc_balance_checked_before_the_fee(chain):
+    """htlc_evaluator.cpp: ``d.get_balance( o.from, o.amount.asset_id) >=
+    (o.amount)``, "Insufficient funds", sees the balance before the fee
+    (graphene takes the fee after ``do_apply``): init2's whole core balance
+    passes it, then cannot pay both (db_balance.cpp ``adjust_balance``)."""
+    whole = chain.state.balance(INIT2, CORE)
+    op = [49, dict(htlc(INIT2, INIT1, 0)[1], amount=amount(whole + 1, CORE))]
+    with pytest.raises(InvalidOperation, match=r"o\.amount\): Insufficient funds$"):
+        push(chain, op)
+    op = [49, dict(htlc(INIT2, INIT1, 0)[1], amount=amount(whole, CORE))]
+    with pytest.raises(InsufficientBalance, match="^Insufficient Balance: "):
+        push(chain, op)
+    assert chain.state.balance(INIT2, CORE) == whole

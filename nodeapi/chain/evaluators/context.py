@@ -31,6 +31,7 @@ class ApplyContext:
     :ivar virtual_ops: ``[(op, result)]`` generated while applying (fills).
     :ivar core_fee_paid: core value of the fee of the operation being applied.
     :ivar fee_paid: that fee as paid, ``{"amount", "asset_id"}``.
+    :ivar fee_payer: the account that paid it.
     :ivar block_summary: the chain's block summary, ``{slot: block id}``
         (slot = block number & 0xffff; graphene ``block_summary_object``),
         read by the assert evaluator's block_id predicate.
@@ -46,6 +47,8 @@ class ApplyContext:
         self.virtual_ops: list = []
         self.core_fee_paid = 0
         self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
+        #: the account that paid ``fee_paid``
+        self.fee_payer: str | None = None
         #: True while a proposal's operations are applied (graphene
         #: ``transaction_evaluation_state::_is_proposed_trx``)
         self.proposed = False
@@ -77,6 +80,18 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
             f"required {-delta} {asset_id}")
     state.modify(bid)["balance"] = have + delta
     _core_in_balance(state, account_id, asset_id, have + delta)
+
+
+def balance_before_fee(ctx: ApplyContext, account_id: str, asset_id: str) -> int:
+    """The account's balance of ``asset_id`` as graphene's ``do_evaluate``
+    sees it: the operation's fee leaves the payer's balance only after
+    ``do_apply`` (``generic_evaluator::apply``), while :func:`pay_fee` has
+    taken it already, so a fee paid by ``account_id`` in ``asset_id`` is
+    added back.  Satoshis."""
+    balance = ctx.state.balance(account_id, asset_id)
+    if ctx.fee_payer == account_id and ctx.fee_paid["asset_id"] == asset_id:
+        balance += int(ctx.fee_paid["amount"])
+    return balance
 
 
 def _core_in_balance(state: ObjectStore, account_id: str, asset_id: str, value: int) -> None:
@@ -136,6 +151,7 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     adjust_balance(state, payer, asset["id"], -amount)
     ctx.core_fee_paid = paid_core
     ctx.fee_paid = {"amount": amount, "asset_id": asset["id"]}
+    ctx.fee_payer = payer
     if asset["id"] != "1.3.0" and amount:
         dyn = state.modify(asset["dynamic_asset_data_id"])
         dyn["fee_pool"] -= paid_core

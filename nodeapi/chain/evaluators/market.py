@@ -23,7 +23,7 @@ Fills share market fees and give makers their creation fee discount as
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, UnknownObject, fc_assert
-from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance
+from nodeapi.chain.evaluators.context import ApplyContext, adjust_balance, balance_before_fee
 from nodeapi.chain.genesis import parse_time
 from nodeapi.chain.market.limits import cancel_limit_order, core_in_orders
 from nodeapi.chain.market.margin import apply_order
@@ -85,11 +85,7 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     recv_asset = state.require(recv["asset_id"])
     check_market(state, data["seller"], sell_asset, recv_asset)
     amount = int(sell["amount"])
-    # graphene checks the balance before the fee leaves it (the fee is
-    # deducted after do_apply): the fee paid in the sold asset counts
-    before_fee = state.balance(data["seller"], sell["asset_id"])
-    if ctx.fee_paid["asset_id"] == sell["asset_id"]:
-        before_fee += int(ctx.fee_paid["amount"])
+    before_fee = balance_before_fee(ctx, data["seller"], sell["asset_id"])
     if before_fee < amount:
         error = InsufficientBalance("insufficient balance")
         error.details = {"balance": {"amount": before_fee, "asset_id": sell["asset_id"]},

@@ -72,19 +72,19 @@ def vesting_balance_withdraw(ctx: ApplyContext, data: dict) -> list:
 
     :raises UnknownObject: no such vesting balance.
     :raises InvalidOperation: another owner, another asset, or more than
-        vested."""
+        vested (graphene ``vesting_balance_withdraw_evaluator::do_evaluate``'s
+        assertions, with the amounts)."""
     state = ctx.state
     vbo = state.require(data["vesting_balance"])
-    if vbo["owner"] != data["owner"]:
-        raise InvalidOperation(f"Vesting balance {vbo['id']} belongs to {vbo['owner']}, "
-                               f"not {data['owner']}")
+    fc_assert(vbo["owner"] == data["owner"], "op.owner == vbo.owner",
+              f"Vesting balance {vbo['id']} belongs to {vbo['owner']}, not {data['owner']}")
     amount = int(data["amount"]["amount"])
     asset_id = vbo["balance"]["asset_id"]
     allowed = allowed_withdraw(vbo, ctx.now)
-    if data["amount"]["asset_id"] != asset_id or amount > allowed:
-        raise InvalidOperation(
-            f"Account has insufficient {vbo['balance_type']} vested balance to withdraw: "
-            f"{amount} {data['amount']['asset_id']} requested, {allowed} {asset_id} allowed")
+    fc_assert(data["amount"]["asset_id"] == asset_id and amount <= allowed,
+              "vbo.is_withdraw_allowed( now, op.amount )",
+              f"Account has insufficient {vbo['balance_type']} vested balance to withdraw: "
+              f"{amount} {data['amount']['asset_id']} requested, {allowed} {asset_id} allowed")
     withdraw(state, vbo["id"], amount, ctx.now)
     adjust_balance(state, data["owner"], asset_id, amount)
     return VOID
