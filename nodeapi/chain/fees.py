@@ -147,10 +147,13 @@ def process_account_fees(state, account_id: str, now: int) -> None:
 
 def process_fees(state, now: int) -> None:
     """Maintenance-time fee processing of every account's statistics with
-    pending fees, by account id (:func:`process_account_fees`, called from
-    graphene ``perform_chain_maintenance``); ``now`` is the block time."""
-    for aid in state.ids_of_type("1.2."):
-        process_account_fees(state, aid, now)
+    pending fees (:func:`process_account_fees`), in the order of the
+    accounts' names: graphene ``perform_account_maintenance`` walks the
+    statistics index ``by_maintenance_seq`` (need_maintenance, name), so
+    the cashback vesting balances it creates are numbered in that order;
+    ``now`` is the block time."""
+    for name in sorted(state.account_by_name):
+        process_account_fees(state, state.account_by_name[name], now)
 
 
 # -- account registration fee scaling ----------------------------------------

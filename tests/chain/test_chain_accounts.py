@@ -188,7 +188,7 @@ def test_names_on_chain(funded):
         with pytest.raises(OperationInvalid,
                            match=r"^Assert Exception: is_valid_name\( name \)"):
             chain.push_transaction(sign(chain, [_create_op(chain, name, owner)]))
-    with pytest.raises(errors.InvalidOperation, match="already taken"):
+    with pytest.raises(errors.InvalidOperation, match="already exists"):
         chain.push_transaction(sign(chain, [_create_op(chain, "a.b", owner)]))
 
 
@@ -250,7 +250,7 @@ def test_lifetime_member_registers_accounts(funded):
     chain = funded
     aid = _member(chain, "newlife-1")
     op = _create_op(chain, "child-1", auth(1, [(K2[1], 1)]), registrar=aid, referrer=aid)
-    with pytest.raises(errors.InvalidOperation, match="lifetime members"):
+    with pytest.raises(errors.InvalidOperation, match="Lifetime members"):
         chain.push_transaction(sign(chain, [op], wifs=(K1[0],)))
     up, _ = _upgrade_op(chain, aid, True)
     chain.push_transaction(sign(chain, [up], wifs=(K1[0],)))

@@ -139,6 +139,40 @@ def test_automatic_full_repayment_at_expiry(chain, offer):
     assert state.objects[oid]["total_balance"] == 1000020
 
 
+def test_partial_automatic_repayment_and_an_empty_balance(chain, offer):
+    """db_update.cpp ``update_credit_offers_and_deals``, auto_repay 2
+    (partial allowed): with 1,010 GOLD the borrower repays
+    1,010 * 10^6 // (10^6 + 10^4) = 1,000, releasing 1,000 * 3,000 // 2,000
+    = 1,500 core (the repay recomputed from it: ceil(1,500 * 2,000 / 3,000)
+    = 1,000; fee ceil(1,000 * 1 %) = 10); the rest (1,000 GOLD, 1,500
+    core) expires to the owner.  With an empty balance the repayment is 0,
+    which ``try_push_virtual_operation``'s ``operation_validate`` refuses:
+    no credit_deal_repay is recorded, only the expiry."""
+    oid, gold = offer
+    state = chain.state
+    rec = Recorder()
+    chain.add_consumer(rec)
+    [[_t, res]] = push(chain, accept(oid, gold, 2000, 3000, auto_repay=2))
+    [partial] = res["new_objects"]
+    [[_t, res]] = push(chain, accept(oid, gold, 500, 750, auto_repay=2))
+    [empty] = res["new_objects"]
+    # init1 keeps 1,010 of the 2,500 GOLD it borrowed
+    push(chain, [0, {"from": INIT1, "to": INIT0, "amount": amt(1490, gold), "extensions": []}])
+    produce(chain)
+    owner_core, borrower_core = state.balance(INIT0, CORE), state.balance(INIT1, CORE)
+    jump(chain, 10 * DAY + 5)
+    assert state.find(partial) is None and state.find(empty) is None
+    repaid = [op.op[1] for b in rec.blocks for op in b.operations if op.op[0] == 73]
+    assert [(r["deal_id"], r["repay_amount"], r["credit_fee"]) for r in repaid] \
+        == [(partial, amt(1000, gold), amt(10, gold))]
+    expired = [op.op[1] for b in rec.blocks for op in b.operations if op.op[0] == 74]
+    assert [(e["deal_id"], e["unpaid_amount"], e["collateral"]) for e in expired] \
+        == [(partial, amt(1000, gold), amt(1500, CORE)), (empty, amt(500, gold), amt(750, CORE))]
+    assert state.balance(INIT1, gold) == 0
+    assert state.balance(INIT1, CORE) - borrower_core == 1500
+    assert state.balance(INIT0, CORE) - owner_core == 1500 + 750
+
+
 @pytest_twisted.inlineCallbacks
 def test_offers_and_deals_over_rpc(chain, offer, vectors_site):
     """A deal accepted through ``broadcast_transaction`` over the real RPC

@@ -125,6 +125,35 @@ def test_split_rounds_down_and_the_registrar_gets_the_rest(funded):
     assert cashback(chain, INIT0) - init0_before == 666703
 
 
+def test_fees_are_paid_out_in_name_order(funded):
+    """db_maint.cpp ``perform_account_maintenance`` walks the statistics by
+    name (``by_maintenance_seq``): "aa-payer-2" (the higher id) is paid out
+    first, so its lifetime referrer init3 gets its cashback vesting
+    balance before "zz-payer-1"'s referrer init2."""
+    chain = funded
+    ids = {}
+    for name, referrer in (("zz-payer-1", INIT[2]), ("aa-payer-2", INIT[3])):
+        op, _ = with_fee(chain, operations.Account_create, registrar=INIT0, referrer=referrer,
+                         referrer_percent=0, name=name, owner=auth(1, [(K1[1], 1)]),
+                         active=auth(1, [(K1[1], 1)]), options=account_options(DEV_PUB),
+                         extensions={})
+        ids[name] = chain.push_transaction(sign(chain, [op]))["operation_results"][0][1]
+        chain.push_transaction(sign(chain, [transfer_op(10 ** 8, to=ids[name])]))
+    assert ids["zz-payer-1"] < ids["aa-payer-2"]
+    maintain(chain)
+    assert cashback(chain, INIT[2]) == cashback(chain, INIT[3]) == 0
+    for name in ("zz-payer-1", "aa-payer-2"):
+        chain.push_transaction(sign(chain, [transfer_op(1, fee=2000000, frm=ids[name],
+                                                        to=INIT0)], wifs=(K1[0],)))
+    maintain(chain)
+    first, second = (int(chain.state.get(a)["cashback_vb"].split(".")[2])
+                     for a in (INIT[3], INIT[2]))
+    assert first + 1 == second
+    # each: 30 % lifetime referrer + the whole referral (referrer_percent 0
+    # gives it to the registrar init0): 600,000
+    assert cashback(chain, INIT[2]) == cashback(chain, INIT[3]) == 600000
+
+
 def test_upgrade_pays_out_pending_fees_first(funded):
     chain = funded
     member = register(chain, "upgrader-1", funds=2 * 10 ** 9)

@@ -8,7 +8,7 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.validation_checks import is_valid_name
 from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
 from nodeapi.chain.special_authority import apply_extensions, check_extensions
-from nodeapi.chain.errors import InvalidOperation, UnknownObject
+from nodeapi.chain.errors import InvalidOperation, UnknownObject, fc_assert
 from nodeapi.chain.fees import process_account_fees, scale_account_fee
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.evaluators.governance import (
@@ -100,22 +100,23 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     name = data["name"]
     if not is_valid_name(name):
         raise InvalidOperation(f"Invalid account name {name!r}")
-    if name in state.account_by_name:
-        raise InvalidOperation(f"Account name {name!r} is already taken")
     registrar = state.require(data["registrar"])
     referrer = state.require(data["referrer"])
-    if not _is_lifetime(registrar):
-        raise InvalidOperation("Only lifetime members may register an account")
-    if not _is_lifetime(referrer) and referrer["membership_expiration_date"] <= format_time(
-            ctx.now):
-        raise InvalidOperation("The referrer must be either a lifetime or annual subscriber")
-    verify_account_votes(state, data["options"])
-    check_extensions(state, data)
+    fc_assert(_is_lifetime(registrar), "fee_paying_account->is_lifetime_member()",
+              "Only Lifetime members may register an account.")
+    fc_assert(_is_lifetime(referrer) or referrer["membership_expiration_date"] > format_time(
+        ctx.now), "op.referrer(d).is_member(d.head_block_time())",
+        "The referrer must be either a lifetime or annual subscriber.")
     pct = int(data.get("referrer_percent", 0))
     if not 0 <= pct <= 10000:
         raise InvalidOperation("referrer_percent must be within 0..10000")
     owner = _check_authority(ctx, data["owner"], "Owner")
     active = _check_authority(ctx, data["active"], "Active")
+    check_extensions(state, data)
+    verify_account_votes(state, data["options"])
+    fc_assert(name not in state.account_by_name,
+              "current_account_itr == acnt_indx.indices().get<by_name>().end()",
+              f"Account '{name}' already exists.")
     opts = data["options"]
     params = ctx.parameters
     acc = new_account(state, name, owner, active, opts["memo_key"],
@@ -177,11 +178,17 @@ def account_update(ctx: ApplyContext, data: dict) -> list:
 
 
 def account_whitelist(ctx: ApplyContext, data: dict) -> list:
-    """account_whitelist (7): ``new_listing`` bit 1 white, bit 2 black."""
+    """account_whitelist (7): ``new_listing`` bit 1 white, bit 2 black.
+    Unless the chain parameters' ``allow_non_member_whitelists`` is set,
+    the authorizing account must be a lifetime member (graphene
+    ``account_whitelist_evaluator::do_evaluate``, its text)."""
     state = ctx.state
     who, listed = data["authorizing_account"], data["account_to_list"]
-    state.require(who)
+    authorizing = state.require(who)
     state.require(listed)
+    if not ctx.parameters.get("allow_non_member_whitelists"):
+        fc_assert(_is_lifetime(authorizing), "o.authorizing_account(d).is_lifetime_member()",
+                  "The authorizing account must be a lifetime member.")
     listing = int(data["new_listing"])
     if not 0 <= listing <= 3:
         raise InvalidOperation("new_listing must be 0..3")

@@ -12,9 +12,10 @@ Reference: graphene libraries/chain/evaluator.cpp (fee payment).
 
 
 from nodeapi.chain.balances import adjust_balance
-from nodeapi.chain.errors import InsufficientFee
+from nodeapi.chain.errors import InsufficientFee, fc_assert
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
+from nodeapi.chain.whitelist import is_authorized_asset
 
 VOID = [0, {}]
 
@@ -38,6 +39,7 @@ class ApplyContext:
         (:meth:`virtual_ops_by_operation`).
     :ivar core_fee_paid: core value of the fee of the operation being applied.
     :ivar fee_paid: that fee as paid, ``{"amount", "asset_id"}``.
+    :ivar fee_payer: the account that paid it.
     :ivar block_summary: the chain's block summary, ``{slot: block id}``
         (slot = block number & 0xffff; graphene ``block_summary_object``),
         read by the assert evaluator's block_id predicate.
@@ -55,6 +57,8 @@ class ApplyContext:
         self.op_starts: list = []
         self.core_fee_paid = 0
         self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
+        #: the account that paid ``fee_paid``
+        self.fee_payer: str | None = None
         #: True while a proposal's operations are applied (graphene
         #: ``transaction_evaluation_state::_is_proposed_trx``)
         self.proposed = False
@@ -73,6 +77,18 @@ class ApplyContext:
         return self.state.objects["2.0.0"]["parameters"]
 
 
+def balance_before_fee(ctx: ApplyContext, account_id: str, asset_id: str) -> int:
+    """The account's balance of ``asset_id`` as graphene's ``do_evaluate``
+    sees it: the operation's fee leaves the payer's balance only after
+    ``do_apply`` (``generic_evaluator::apply``), while :func:`pay_fee` has
+    taken it already, so a fee paid by ``account_id`` in ``asset_id`` is
+    added back.  Satoshis."""
+    balance = ctx.state.balance(account_id, asset_id)
+    if ctx.fee_payer == account_id and ctx.fee_paid["asset_id"] == asset_id:
+        balance += int(ctx.fee_paid["amount"])
+    return balance
+
+
 #: operations whose fee the order keeps as its deferred fee (graphene
 #: limit_order_create / limit_order_update evaluators' ``pay_fee``)
 _DEFERRED = (1, 77)
@@ -82,8 +98,11 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     """Check, deduct and book the operation's fee (graphene
     ``evaluator::prepare_fee`` / ``convert_fee`` / ``pay_fee``).
 
-    Raises :class:`InsufficientFee` below the schedule or when the fee
-    asset's pool cannot cover the conversion, :class:`InsufficientBalance`
+    In graphene's order: the payer must be authorized to hold the fee asset
+    (:func:`~nodeapi.chain.whitelist.is_authorized_asset`, else
+    :class:`InvalidOperation` with ``prepare_fee``'s text), the fee asset's
+    pool must cover the conversion, then the fee must meet the schedule
+    (:class:`InsufficientFee` for either); :class:`InsufficientBalance`
     when the payer cannot pay.  A fee in another asset goes to that asset's
     ``accumulated_fees`` and takes its core value (``core_fee_paid``, through
     the core_exchange_rate, rounded down) from its ``fee_pool``; the core
@@ -99,19 +118,29 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     amount = int(fee["amount"])
     state = ctx.state
     asset = state.require(fee["asset_id"])
-    required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+    account = state.require(payer)
+    fc_assert(is_authorized_asset(state, payer, asset),
+              "is_authorized_asset( d, *fee_paying_account, *fee_asset )",
+              f"Account {payer} '{account['name']}' attempted to pay fee by using asset "
+              f"{asset['id']} '{asset['symbol']}', which is unauthorized due to whitelist / "
+              "blacklist")
     paid_core = fee_in_core(amount, asset)
+    if asset["id"] != "1.3.0":
+        pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
+        if paid_core > pool:
+            raise InsufficientFee(
+                f"Fee pool balance of '{pool} core satoshis' is less than the {paid_core} "
+                f"core satoshis required to convert {amount} {asset['symbol']} satoshis")
+    required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
-        raise InsufficientFee(
-            f"Insufficient fee: paid {paid_core} core satoshis, operation type {op[0]} "
-            f"requires {required}")
-    if asset["id"] != "1.3.0" and paid_core > state.objects[asset["dynamic_asset_data_id"]][
-            "fee_pool"]:
-        raise InsufficientFee(f"Fee pool of {asset['symbol']} is too small to convert "
-                              f"{amount} into {paid_core} core satoshis")
+        error = InsufficientFee(f"Insufficient Fee Paid: core_fee_paid {paid_core}, "
+                                f"required {required} (operation type {op[0]})")
+        error.details = {"core_fee_paid": paid_core, "required": required}
+        raise error
     adjust_balance(state, payer, asset["id"], -amount)
     ctx.core_fee_paid = paid_core
     ctx.fee_paid = {"amount": amount, "asset_id": asset["id"]}
+    ctx.fee_payer = payer
     if asset["id"] != "1.3.0" and amount:
         dyn = state.modify(asset["dynamic_asset_data_id"])
         dyn["fee_pool"] -= paid_core

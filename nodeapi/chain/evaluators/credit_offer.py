@@ -27,8 +27,10 @@ from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.errors import ProtocolError
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.config import MAX_TIME
+from nodeapi.protocol.validation import validate_operation
 
 OFFER, DEAL, SUMMARY = "1.21", "1.22", "2.18"
 FEE_RATE_DENOM = 1000000
@@ -336,7 +338,11 @@ def update_credit_offers_and_deals(ctx: ApplyContext) -> None:
     ``ctx.now``: disable offers past ``auto_disable_time``; for each deal
     past ``latest_repay_time`` (earliest first), try its automatic
     repayment (a virtual credit_deal_repay, no fee), then expire what is
-    left (virtual credit_deal_expired)."""
+    left (virtual credit_deal_expired).  A repayment that fails, its
+    ``validate()`` included (graphene ``try_push_virtual_operation`` calls
+    ``operation_validate`` first: a partial repayment out of an empty
+    balance repays 0, "Amount to repay should be positive"), leaves nothing
+    behind and records no operation."""
     state, now = ctx.state, ctx.now
     for oid in state.ids_of_type(OFFER + "."):
         offer = state.objects[oid]
@@ -352,8 +358,9 @@ def update_credit_offers_and_deals(ctx: ApplyContext) -> None:
             op = _auto_repay_op(state, deal)
             state.begin()
             try:
+                validate_operation(op)
                 result = credit_deal_repay(ctx, op[1])
-            except ChainError:
+            except (ChainError, ProtocolError):
                 state.rollback()
             else:
                 state.commit()

@@ -29,8 +29,9 @@ import hashlib
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, balance_before_fee
 from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.keys import ripemd160
 from nodeapi.protocol.config import MAX_TIME
@@ -70,7 +71,10 @@ def htlc_options(ctx: ApplyContext) -> dict:
 
 def htlc_create(ctx: ApplyContext, data: dict) -> list:
     """htlc_create (49): escrow ``amount`` from ``from`` until ``head time +
-    claim_period_seconds``; result ``[1, "1.16.N"]``."""
+    claim_period_seconds``; result ``[1, "1.16.N"]``.  Both ``from`` and
+    ``to`` must be authorized to hold the asset
+    (:func:`~nodeapi.chain.whitelist.is_authorized_asset`; graphene
+    ``htlc_create_evaluator::do_evaluate``, its texts)."""
     state = ctx.state
     options = htlc_options(ctx)
     fc_assert(int(data["claim_period_seconds"]) <= int(options["max_timeout_secs"]),
@@ -81,7 +85,7 @@ def htlc_create(ctx: ApplyContext, data: dict) -> list:
               "HTLC preimage length exceeds allowed length")
     amount = data["amount"]
     value, asset_id = int(amount["amount"]), amount["asset_id"]
-    fc_assert(state.balance(data["from"], asset_id) >= value,
+    fc_assert(balance_before_fee(ctx, data["from"], asset_id) >= value,
               "d.get_balance( o.from, o.amount.asset_id) >= (o.amount)", "Insufficient funds")
     asset = state.require(asset_id)
     state.require(data["from"])
@@ -91,6 +95,10 @@ def htlc_create(ctx: ApplyContext, data: dict) -> list:
                   "!asset_to_transfer.is_transfer_restricted() || op.from == "
                   "asset_to_transfer.issuer || op.to == asset_to_transfer.issuer",
                   f"Asset {asset_id} cannot be transfered.")
+    for side, account in (("from_account", data["from"]), ("to_account", data["to"])):
+        fc_assert(is_authorized_asset(state, account, asset),
+                  f"is_authorized_asset( d, {side}, asset_to_transfer )",
+                  f"Asset {asset_id} is not authorized for account {account}.")
     adjust_balance(state, data["from"], asset_id, -value)
     fields = {
         "transfer": {"from": data["from"], "to": data["to"], "amount": value,

@@ -22,8 +22,8 @@ Fills share market fees and give makers their creation fee discount as
 """
 
 from nodeapi.protocol.ids import instance_number
-from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, UnknownObject, fc_assert
+from nodeapi.chain.evaluators.context import ApplyContext, balance_before_fee
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import parse_time
 from nodeapi.chain.market.limits import cancel_limit_order, core_in_orders
@@ -65,8 +65,13 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     decimal string), ``is_settled_debt`` (always false: no individual
     settlement funds here) and ``on_fill`` (always empty: take-profit
     actions are refused).
-    Raises :class:`InvalidOperation` for an expiration before the head
-    block time (graphene asserts ``expiration >= head_block_time()``)."""
+    Checks in graphene's order (``limit_order_create_evaluator::do_evaluate``,
+    its texts): the expiration not before the head block time, the market
+    lists and the account lists (:func:`check_market`,
+    :class:`InvalidOperation`), then the seller's balance of the sold asset
+    as it was before the fee (:class:`InsufficientBalance` "insufficient
+    balance", the text python-bitshares' users match; ``details``:
+    ``balance``, ``amount_to_sell``)."""
     state = ctx.state
     refuse_take_profit(data)
     sell, recv = data["amount_to_sell"], data["min_to_receive"]
@@ -74,13 +79,19 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
         raise InvalidOperation("Order amounts must be positive")
     if sell["asset_id"] == recv["asset_id"]:
         raise InvalidOperation("An order must trade two different assets")
+    fc_assert(parse_time(data["expiration"]) >= ctx.now,
+              "op.expiration >= d.head_block_time()",
+              f"Order expiration {data['expiration']} is before the head block time")
     sell_asset = state.require(sell["asset_id"])
     recv_asset = state.require(recv["asset_id"])
     check_market(state, data["seller"], sell_asset, recv_asset)
-    if parse_time(data["expiration"]) < ctx.now:
-        raise InvalidOperation(f"Order expiration {data['expiration']} is before the head "
-                               f"block time")
     amount = int(sell["amount"])
+    before_fee = balance_before_fee(ctx, data["seller"], sell["asset_id"])
+    if before_fee < amount:
+        error = InsufficientBalance("insufficient balance")
+        error.details = {"balance": {"amount": before_fee, "asset_id": sell["asset_id"]},
+                         "amount_to_sell": {"amount": amount, "asset_id": sell["asset_id"]}}
+        raise error
     adjust_balance(state, data["seller"], sell["asset_id"], -amount)
     core_in_orders(state, data["seller"], sell["asset_id"], amount)
     paid = ctx.fee_paid if ctx.fee_paid["asset_id"] != "1.3.0" else {"amount": 0,
@@ -106,10 +117,14 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
 def limit_order_cancel(ctx: ApplyContext, data: dict) -> list:
     """limit_order_cancel (2): refund the remainder and the deferred fee to
     the seller; result ``[2, {"amount", "asset_id"}]`` (the refunded
-    remainder)."""
-    order = ctx.state.require(data["order"])
+    remainder).  :class:`UnknownObject` / :class:`InvalidOperation` with
+    graphene ``limit_order_cancel_evaluator::do_evaluate``'s texts for an
+    order that does not exist or is someone else's."""
+    order = ctx.state.objects.get(data["order"])
+    if order is None:
+        raise UnknownObject(f"Limit order {data['order']} does not exist")
     if order["seller"] != data["fee_paying_account"]:
-        raise InvalidOperation(f"Order {order['id']} belongs to {order['seller']}")
+        raise InvalidOperation(f"Limit order {order['id']} is owned by someone else")
     return [2, cancel_limit_order(ctx.state, order["id"], None, ctx.prefix)]
 
 

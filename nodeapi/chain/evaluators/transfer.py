@@ -41,7 +41,7 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
                                f"{asset['id']}")
     if asset["options"]["flags"] & 0x08:  # transfer_restricted
         if asset["issuer"] not in (data["from"], data["to"]):
-            raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
+            raise InvalidOperation(f"Asset {asset['id']} has transfer_restricted flag enabled")
     adjust_balance(state, data["from"], asset["id"], -value)
     adjust_balance(state, data["to"], asset["id"], value)
     return VOID

@@ -10,9 +10,10 @@ initializer: linear (tag 0: ``begin_timestamp``, ``vesting_cliff_seconds``,
 instant (tag 2).
 """
 
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
 from nodeapi.protocol.times import format_time
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
@@ -38,8 +39,10 @@ def vesting_balance_create(ctx: ApplyContext, data: dict) -> list:
     new vesting balance of ``owner``; result ``[1, "1.13.N"]``.
 
     :raises UnknownObject: unknown creator, owner or asset.
-    :raises InvalidOperation: amount not positive, or a transfer restricted
-        asset.
+    :raises InvalidOperation: amount not positive, a transfer restricted
+        asset, or an asset the creator or the owner may not hold
+        (:func:`~nodeapi.chain.whitelist.is_authorized_asset`), with the
+        texts of graphene ``vesting_balance_create_evaluator::do_evaluate``.
     :raises InsufficientBalance: the creator lacks the amount."""
     state = ctx.state
     state.require(data["creator"])
@@ -48,8 +51,14 @@ def vesting_balance_create(ctx: ApplyContext, data: dict) -> list:
     asset = state.require(data["amount"]["asset_id"])
     if amount <= 0:
         raise InvalidOperation(f"Vesting amount must be positive, got {amount}")
-    if asset["options"]["flags"] & TRANSFER_RESTRICTED:
-        raise InvalidOperation(f"Asset {asset['symbol']} is transfer restricted")
+    fc_assert(not int(asset["options"]["flags"]) & TRANSFER_RESTRICTED,
+              "!asset_obj.is_transfer_restricted()", "Asset has transfer_restricted flag enabled")
+    fc_assert(is_authorized_asset(state, data["creator"], asset),
+              "is_authorized_asset( d, creator_account, asset_obj )",
+              "The creator account is not allowed to transact the asset")
+    fc_assert(is_authorized_asset(state, data["owner"], asset),
+              "is_authorized_asset( d, owner_account, asset_obj )",
+              "The owner account is not allowed to transact the asset")
     adjust_balance(state, data["creator"], asset["id"], -amount)
     vbo = state.create("1.13", {
         "owner": data["owner"], "balance": {"amount": amount, "asset_id": asset["id"]},
@@ -64,19 +73,19 @@ def vesting_balance_withdraw(ctx: ApplyContext, data: dict) -> list:
 
     :raises UnknownObject: no such vesting balance.
     :raises InvalidOperation: another owner, another asset, or more than
-        vested."""
+        vested (graphene ``vesting_balance_withdraw_evaluator::do_evaluate``'s
+        assertions, with the amounts)."""
     state = ctx.state
     vbo = state.require(data["vesting_balance"])
-    if vbo["owner"] != data["owner"]:
-        raise InvalidOperation(f"Vesting balance {vbo['id']} belongs to {vbo['owner']}, "
-                               f"not {data['owner']}")
+    fc_assert(vbo["owner"] == data["owner"], "op.owner == vbo.owner",
+              f"Vesting balance {vbo['id']} belongs to {vbo['owner']}, not {data['owner']}")
     amount = int(data["amount"]["amount"])
     asset_id = vbo["balance"]["asset_id"]
     allowed = allowed_withdraw(vbo, ctx.now)
-    if data["amount"]["asset_id"] != asset_id or amount > allowed:
-        raise InvalidOperation(
-            f"Account has insufficient {vbo['balance_type']} vested balance to withdraw: "
-            f"{amount} {data['amount']['asset_id']} requested, {allowed} {asset_id} allowed")
+    fc_assert(data["amount"]["asset_id"] == asset_id and amount <= allowed,
+              "vbo.is_withdraw_allowed( now, op.amount )",
+              f"Account has insufficient {vbo['balance_type']} vested balance to withdraw: "
+              f"{amount} {data['amount']['asset_id']} requested, {allowed} {asset_id} allowed")
     withdraw(state, vbo["id"], amount, ctx.now)
     adjust_balance(state, data["owner"], asset_id, amount)
     return VOID

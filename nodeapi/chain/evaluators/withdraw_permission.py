@@ -27,6 +27,7 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
 
@@ -108,7 +109,10 @@ def withdraw_permission_update(ctx: ApplyContext, data: dict) -> list:
 def withdraw_permission_claim(ctx: ApplyContext, data: dict) -> list:
     """withdraw_permission_claim (27): move ``amount_to_withdraw`` from the
     giver to the authorized account within this period's allowance (module
-    docstring); result void."""
+    docstring); both accounts must be authorized to hold the asset
+    (:func:`~nodeapi.chain.whitelist.is_authorized_asset`; graphene
+    ``withdraw_permission_claim_evaluator::do_evaluate``, its texts);
+    result void."""
     state, now = ctx.state, ctx.now
     permit = state.require(data["withdraw_permission"])
     amount = data["amount_to_withdraw"]
@@ -133,6 +137,14 @@ def withdraw_permission_claim(ctx: ApplyContext, data: dict) -> list:
                   "_asset.issuer == permit.authorized_account || _asset.issuer == "
                   "permit.withdraw_from_account",
                   f"Asset {asset_id} '{asset['symbol']}' has transfer_restricted flag enabled")
+    to = state.require(permit["authorized_account"])
+    fc_assert(is_authorized_asset(state, to["id"], asset), "is_authorized_asset( d, to, _asset )",
+              f"Account {to['id']} '{to['name']}' is unauthorized to transact asset {asset_id} "
+              f"'{asset['symbol']}' due to whitelist / blacklist")
+    frm = state.require(data["withdraw_from_account"])
+    fc_assert(is_authorized_asset(state, frm["id"], asset), "from_is_authorized",
+              f"Account {frm['id']} '{frm['name']}' is unauthorized to withdraw asset "
+              f"{asset_id} '{asset['symbol']}' due to whitelist / blacklist")
     period = int(permit["withdrawal_period_sec"])
     periods = (now - start) // period
     permit = state.modify(permit["id"])
