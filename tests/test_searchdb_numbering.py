@@ -20,21 +20,23 @@ from nodeapi.applied import AppliedBlock
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.history.searchdb.numbering import NumberingMismatch
 
-from kit.chain import open_chain
+from kit.chain import open_chain, produce, transfer_op
 from kit.history import Recorder
 from kit.searchdb import FarClock, expected_of, make_service, replay_through, stored_docs
+from kit.signing import sign
 
 
 pytestmark = pytest.mark.slow
 
 
-def old_numbering(blocks):
-    """``blocks`` (AppliedBlocks) numbered as the node did before: per
+def old_numbering(blocks, first_op=0):
+    """``blocks`` (AppliedBlocks) numbered as the node did before (from
+    ``1.11.first_op``): per
     transaction its operations, then its virtual operations with
     ``op_in_trx`` = its number of operations; ``virtual_op`` 1, 2, ... over
     the whole block, the block's own virtual operations going on from there."""
     stats = defaultdict(lambda: {"total_ops": 0, "most_recent_op": "2.9.0"})
-    numbering = OperationNumbering(stats.__getitem__)
+    numbering = OperationNumbering(stats.__getitem__, first_op)
     out = []
     for b in blocks:
         ops, virtual = [], 0
@@ -111,6 +113,83 @@ def test_database_of_the_older_numbering_is_refused_in_one_line(genesis, history
     assert {n: h["_source"] for n, h in after.items()} == \
         {n: h["_source"] for n, h in held.items()}
     assert svc.documents_shipped == 0 and svc.queue.items == 0
+
+
+@pytest_twisted.inlineCallbacks
+def fill(url, chain, data_dir, blocks):
+    """A database filled from ``blocks`` (AppliedBlocks) as a node would."""
+    svc = make_service(url, chain, data_dir, bulk_replay=40, clock=FarClock())
+    yield svc.prepare()
+    for b in blocks:
+        svc.block_applied(attr.evolve(b, replay=True))
+    svc.startService()
+    yield svc.stopService()
+
+
+@pytest_twisted.inlineCallbacks
+def recorded(genesis, path):
+    """The AppliedBlocks of the block log at ``path``, and its chain."""
+    chain = open_chain(genesis, path)
+    rec = Recorder()
+    chain.add_consumer(rec)
+    yield chain.replay()
+    return chain, rec.blocks
+
+
+@pytest_twisted.inlineCallbacks
+def test_block_ending_before_the_newest_document(genesis, history_log, osmem_url, tmp_path,
+                                                 logs):
+    """Documents numbered five operations further (another chain's): the
+    chain's last block ends before the database's newest operation, which
+    is found when that block is done."""
+    path, _expected = history_log
+    chain, blocks = yield recorded(genesis, path)
+    yield fill(osmem_url, chain, str(tmp_path / "other"), old_numbering(blocks, 5))
+    last = blocks[-1]
+    top = last.operations[-1].id_num
+    svc = make_service(osmem_url, chain, str(tmp_path / "node"), bulk_replay=40,
+                       clock=FarClock())
+    yield svc.prepare()
+    assert svc.shipper.held and max(svc.numbering.pending) == top + 5
+    for b in blocks:
+        svc.block_applied(b)
+    assert svc.numbering_error is not None
+    assert f"this node's block {last.block_num} ends with 1.11.{top};" in svc.numbering_error
+    with pytest.raises(NumberingMismatch):
+        svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_documents_before_the_first_block_handed_over_are_not_waited_for(
+        genesis, history_log, osmem_url, tmp_path):
+    """Blocks handed over from a later block on (a checkpoint, the
+    indexer's saved position): documents of earlier blocks cannot be
+    compared and do not hold shipping; the newest is compared."""
+    path, _expected = history_log
+    chain, blocks = yield recorded(genesis, path)
+    rec = Recorder()
+    chain.add_consumer(rec)
+    chain.push_transaction(sign(chain, [transfer_op(77)]))  # a block without fills
+    produce(chain)
+    blocks = blocks + rec.blocks
+    yield fill(osmem_url, chain, str(tmp_path / "a"), blocks)
+    svc = make_service(osmem_url, chain, str(tmp_path / "b"), bulk_replay=40,
+                       clock=FarClock())
+    yield svc.prepare()
+    pending = dict(svc.numbering.pending)
+    assert len(pending) == 2 and svc.shipper.held  # the newest, the newest virtual
+    newest = max(pending)
+    start = pending[newest][0]
+    assert min(f[0] for f in pending.values()) < start  # the virtual one is older
+    svc._live_op = min(o.id_num for o in blocks[start - 1].operations) - 1
+    for b in blocks[start - 1:]:
+        svc.block_applied(b)
+    assert svc.numbering.settled and not svc.shipper.held and svc.numbering_error is None
+    svc.startService()
+    yield svc.stopService()
+    chain.block_log.close()
 
 
 @pytest_twisted.inlineCallbacks

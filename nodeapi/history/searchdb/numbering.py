@@ -18,14 +18,16 @@ ships nothing until the chain has numbered those operations:
 * each agrees with the chain's operation of the same ``1.11.M`` (block,
   ``trx_in_block``, ``op_in_trx``, ``virtual_op``, ``is_virtual``,
   operation type; :func:`operation_facts`): shipping goes on;
-* one disagrees: the plugin writes nothing more and says in one line what
+* one disagrees, or the chain's block of that document ends before that
+  ``1.11.M``: the plugin writes nothing more and says in one line what
   to do (:func:`mismatch_message`: delete the indices and restart, which
   re-creates them); found during the start's replay, the node's start
   fails with that line (:class:`NumberingMismatch`).
 
 A document the chain numbered before the check could be made (the database
-answered only after the replay passed it; a checkpoint after it) is not
-checked.
+answered only after the replay passed it), or of a block before the first
+one the plugin was handed since the start (a checkpoint, the indexer's
+saved position after it), is not checked.
 """
 
 from typing import Optional
@@ -70,12 +72,13 @@ def describe(facts: tuple) -> str:
             f"virtual_op {vop}{' (virtual)' if virtual else ''}")
 
 
-def mismatch_message(m: int, stored: tuple, ours: tuple, prefix: str, url: str) -> str:
-    """The one line telling the operator what to do."""
+def mismatch_message(m: int, stored: tuple, ours: str, prefix: str, url: str) -> str:
+    """The one line telling the operator what to do; ``ours`` says what
+    the chain has instead (:func:`describe` of its operation)."""
     return (f"searchdb: the database at {url} was filled with another operation numbering "
             f"(an older nodeapi, or another chain): its 1.11.{m} is {describe(stored)}, this "
-            f"node's is {describe(ours)}; nothing more is written - delete the indices "
-            f"{prefix}* and restart the node to re-create them")
+            f"node's {ours}; nothing more is written - delete the indices {prefix}* and "
+            f"restart the node to re-create them")
 
 
 @defer.inlineCallbacks
@@ -130,6 +133,21 @@ class NumberingCheck:
         restored the numbering after ``1.11.numbered``)."""
         self.pending = {m: f for m, f in self.pending.items() if m > numbered}
 
+    def forget_before(self, block_num: int) -> None:
+        """Drop the documents of blocks before ``block_num``, the first
+        block the plugin was handed since the start: their operations were
+        numbered before (checkpoint, indexer position) and are not seen."""
+        self.pending = {m: f for m, f in self.pending.items() if f[0] >= block_num}
+
+    def passed(self, block_num: int) -> Optional[tuple]:
+        """After the chain's block ``block_num``: ``(M, stored facts)`` of a
+        document of that block (or an earlier one) still pending - the
+        chain's block ended before that ``1.11.M`` - else None."""
+        for m, facts in sorted(self.pending.items()):
+            if facts[0] <= block_num:
+                return m, facts
+        return None
+
     def compare(self, op) -> Optional[tuple]:
         """Compare the chain's operation ``op`` (an AppliedOperation) with
         the document of its ``1.11.M`` when one is pending; returns
@@ -146,7 +164,8 @@ class NumberingControl:
     running the check of the module docstring.  The plugin provides
     ``client``, ``index_prefix``, ``shipper``, ``queue``, ``log``,
     ``backfill``, ``_end_backfill``, ``_live_op``, and sets ``numbering``
-    to a :class:`NumberingCheck` and ``numbering_error`` to None.
+    to a :class:`NumberingCheck`, ``numbering_error`` and ``_first_block``
+    to None.
 
     :ivar numbering_error: None, or the one line of a mismatch found (the
         plugin then writes nothing more)."""
@@ -155,7 +174,10 @@ class NumberingControl:
     def _learn_numbering(self):
         """After a check of the database: learn its newest documents and
         hold shipping until they are compared."""
-        pending = yield self.numbering.learn(self.client, self.index_prefix, self._live_op)
+        yield self.numbering.learn(self.client, self.index_prefix, self._live_op)
+        if self._first_block is not None:
+            self.numbering.forget_before(self._first_block)
+        pending = self.numbering.pending
         self.shipper.held = bool(pending)
         if pending:
             self.log.info("searchdb: shipping waits until this node has numbered {ops}, the "
@@ -165,21 +187,42 @@ class NumberingControl:
     def _forget_numbering_through(self, numbered: int) -> None:
         """A checkpoint restored the numbering after ``1.11.numbered``."""
         self.numbering.forget_through(numbered)
-        self.shipper.held = bool(self.numbering.pending)
+        self._numbering_release()
+
+    def _numbering_before(self, block_num: int) -> None:
+        """Before the operations of the chain's block ``block_num``."""
+        if self._first_block is None:
+            self._first_block = block_num
+            self.numbering.forget_before(block_num)
+            self._numbering_release()
 
     def _numbering_agrees(self, op) -> bool:
         """Compare the chain's ``op`` with a pending document; False (and
-        the plugin stopped, :meth:`_refuse_numbering`) on a mismatch.
-        Releases shipping once nothing is pending (the caller kicks)."""
+        the plugin stopped, :meth:`_refuse_numbering`) on a mismatch."""
         wrong = self.numbering.compare(op)
         if wrong is not None:
-            self._refuse_numbering(op.id_num, *wrong)
+            self._refuse_numbering(op.id_num, wrong[0], f"is {describe(wrong[1])}")
             return False
-        if self.numbering.settled:
-            self.shipper.held = False
+        self._numbering_release()
         return True
 
-    def _refuse_numbering(self, m: int, stored: tuple, ours: tuple) -> None:
+    def _numbering_after(self, block_num: int) -> bool:
+        """After the operations of block ``block_num``: False (and the
+        plugin stopped) when a pending document's block is done without
+        its ``1.11.M``."""
+        left = self.numbering.passed(block_num)
+        if left is None:
+            return True
+        self._refuse_numbering(left[0], left[1],
+                               f"block {left[1][0]} ends with 1.11.{self._live_op}")
+        return False
+
+    def _numbering_release(self) -> None:
+        """Ship again once nothing is pending (the caller kicks)."""
+        if self.numbering.settled:
+            self.shipper.held = False
+
+    def _refuse_numbering(self, m: int, stored: tuple, ours: str) -> None:
         """Log the one line, stop writing: no backfill, nothing shipped,
         the queue dropped."""
         self.numbering_error = mismatch_message(m, stored, ours, self.index_prefix,

@@ -145,6 +145,7 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         self.backfill: Optional[Backfill] = None
         self.numbering = NumberingCheck()
         self.numbering_error: Optional[str] = None
+        self._first_block: Optional[int] = None  # the first block handed over
         self._max_memory = max_memory
         self.rejected: dict = dict(c.rejected) if c else {}  # {n: m} refused for good
         start = self.documents.start_after_block
@@ -308,6 +309,7 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         index = self.documents.index_for(applied.timestamp)
         resume, builder = self.resume, self.builder
         skip = num <= self.documents.start_after_block  # numbered, not written
+        self._numbering_before(num)
         for op in applied.operations:
             if self.numbering.pending and not self._numbering_agrees(op):
                 return  # another numbering: nothing more is written
@@ -336,6 +338,8 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
                 self.log.failure("searchdb: documents of 1.11.{m} not built", m=m)
                 continue
             builder.add(items, m, num)
+        if self.numbering.pending and not self._numbering_after(num):
+            return
         self.last_block = num
         if synced:
             builder.seal(num)
