@@ -14,11 +14,13 @@ from collections import defaultdict
 import attr
 import pytest
 import pytest_twisted
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
 from twisted.logger import formatEvent, globalLogPublisher
 
-from nodeapi.applied import AppliedBlock
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.history.searchdb.numbering import NumberingMismatch
+from nodeapi.service import NodeService
 
 from kit.chain import open_chain, produce, transfer_op
 from kit.history import Recorder
@@ -95,19 +97,28 @@ def test_database_of_the_older_numbering_is_refused_in_one_line(genesis, history
     assert sorted(held) == sorted(expected_of(old))
     newest_virtual = max(o.id_num for b in old for o in b.operations if o.is_virtual)
 
-    # this node replays the same block log into it
+    # this node starts over the same block log: prepare, replay, start
     chain = open_chain(genesis, path)
     svc = make_service(osmem_url, chain, str(tmp_path / "node"), bulk_replay=40,
                        clock=FarClock())
+    chain.add_consumer(svc)
+    node = NodeService(chain, chain.block_log)
+    svc.setServiceParent(node)
+    node.startService()
     with pytest.raises(NumberingMismatch) as refused:
-        yield from replay_through(chain, svc)
+        yield node.whenStarted()
     message = str(refused.value)
     assert "\n" not in message
     assert f"its 1.11.{newest_virtual} is " in message
     assert "delete the indices chain-* and restart the node to re-create them" in message
+    # whenStarted fires from inside the node's failure handling: stop it
+    # once that is done (a reactor turn later), as twistd does
+    yield deferLater(reactor, 0, lambda: None)
+    yield node.stopService()
     errors = [formatEvent(e) for e in logs if e.get("log_level") is not None
               and e["log_level"].name == "error"]
-    assert errors == [message]
+    # the plugin's line when found, the node's start failing with it
+    assert errors == [message, f"Node startup failed: {message}"]
     # nothing was written: the database holds the older documents only
     after = yield stored_docs(osmem_url)
     assert {n: h["_source"] for n, h in after.items()} == \
