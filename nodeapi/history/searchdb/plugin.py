@@ -14,7 +14,9 @@ in flight, retries with backoff) -> the database.
   that name exists, and check what the database holds
   (:func:`~nodeapi.history.searchdb.resume.find_resume`; the cursor file
   only narrows the search): documents it holds are neither built nor sent
-  again, queued ones it holds are dropped.  If the database does not
+  again, queued ones it holds are dropped; nothing is shipped until its
+  newest documents are found numbered as the chain numbers
+  (:mod:`~nodeapi.history.searchdb.numbering`).  If the database does not
   answer at start, the node starts anyway, documents are queued from the
   cursor on and the check runs once the database answers.
 * Documents the database lost after the plugin had shipped them (restarted
