@@ -9,7 +9,7 @@ loads it and replays only the blocks after ``N`` from the block log
 File ``checkpoint-<N, 10 digits>.ckpt``: JSON lines, each one record
 ``[section, key, value]`` encoded with orjson::
 
-    ["meta", "nodeapi-checkpoint", {"format": 1, "chain_id", "block_num",
+    ["meta", "nodeapi-checkpoint", {"format": FORMAT, "chain_id", "block_num",
                                     "block_id", "statistics_space", "next_op",
                                     "next_ath", "plugins": [plugin keys]}]
     ["chain", "<object id>", {...}]          one per object

@@ -146,6 +146,9 @@ def test_block_virtual_operations_count_from_zero_after_the_transactions(market)
         (m + 3, 0, 0, 1, 0, False),
         (m + 4, 2, 1, 0, 0, True), (m + 5, 2, 1, 0, 1, True)]
     assert [o.trx_id for o in ops[4:]] == [NO_TRX, NO_TRX]
+    # db_market.cpp cancel_limit_order: the virtual cancel's result is
+    # the refund (set_applied_operation_result)
+    assert [o.result for o in ops[4:]] == [[2, amt(10, gold)], [2, amt(11, gold)]]
     assert chain.state.limit_orders_of(INIT1) == []
 
 

@@ -161,7 +161,9 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") 
     cancellation) the limit_order_cancel fee is first taken from the
     deferred fee (booked on the seller's statistics; in the paid asset, the
     proportional part rounded up goes to its ``accumulated_fees``) and the
-    virtual operation ``(op, result)`` is appended."""
+    virtual operation ``(op, result)`` is appended, its result the refund
+    ``[2, {"amount", "asset_id"}]`` (graphene ``set_applied_operation_result``
+    there)."""
     order = state.objects[order_id]
     seller = order["seller"]
     deferred = int(order.get("deferred_fee", 0))
@@ -196,7 +198,7 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") 
         dyn = state.objects[paid["asset_id"]]["dynamic_asset_data_id"]
         state.modify(dyn)["fee_pool"] += deferred
     if vop is not None:
-        virtual_ops.append((vop, VOID))
+        virtual_ops.append((vop, [2, {"amount": refunded, "asset_id": asset}]))
     state.remove(order_id)
     return {"amount": refunded, "asset_id": asset}
 

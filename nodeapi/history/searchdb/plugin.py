@@ -14,7 +14,9 @@ in flight, retries with backoff) -> the database.
   that name exists, and check what the database holds
   (:func:`~nodeapi.history.searchdb.resume.find_resume`; the cursor file
   only narrows the search): documents it holds are neither built nor sent
-  again, queued ones it holds are dropped.  If the database does not
+  again, queued ones it holds are dropped; nothing is shipped until its
+  newest documents are found numbered as the chain numbers
+  (:mod:`~nodeapi.history.searchdb.numbering`).  If the database does not
   answer at start, the node starts anyway, documents are queued from the
   cursor on and the check runs once the database answers.
 * Documents the database lost after the plugin had shipped them (restarted
@@ -57,6 +59,7 @@ from nodeapi.history.searchdb.bulk import MAX_BODY, BulkBuilder
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.flavors import index_template
+from nodeapi.history.searchdb.numbering import NumberingCheck, NumberingControl, NumberingMismatch
 from nodeapi.history.searchdb.resume import Cursor, Resume, find_resume
 from nodeapi.history.searchdb.shipper import BulkShipper
 from nodeapi.history.searchdb.spool import BulkQueue
@@ -68,7 +71,7 @@ SPOOL_FILE = "searchdb-spool.bin"
 
 
 @implementer(IBlockConsumer, ICheckpointed)
-class SearchDBService(BackfillControl, service.Service):
+class SearchDBService(BackfillControl, NumberingControl, service.Service):
     """The searchdb plugin: a Twisted service and an ``IBlockConsumer``
     (register with ``chain.add_consumer`` before the replay).
 
@@ -142,6 +145,9 @@ class SearchDBService(BackfillControl, service.Service):
                              statistics_type=chain.statistics_type)
         self._replica = replica
         self.backfill: Optional[Backfill] = None
+        self.numbering = NumberingCheck()
+        self.numbering_error: Optional[str] = None
+        self._first_block: Optional[int] = None  # the first block handed over
         self._max_memory = max_memory
         self.rejected: dict = dict(c.rejected) if c else {}  # {n: m} refused for good
         start = self.documents.start_after_block
@@ -222,6 +228,7 @@ class SearchDBService(BackfillControl, service.Service):
                       "documents from it on; writing from the first it lacks",
                       op=resume.lo_op, count=len(resume.stored))
         self._backfill_check(earlier, resume)
+        yield self._learn_numbering()
 
     def caught_up(self) -> None:
         """The source of blocks has none more for now (indexer mode,
@@ -237,7 +244,13 @@ class SearchDBService(BackfillControl, service.Service):
         last open bulk (up to :attr:`last_block`) and wake the shipper;
         with nothing pending, ``confirmed_block_num`` becomes
         :attr:`last_block` at once.  Returns at once; shipping continues in the
-        background (docs/searchdb-plugin.rst)."""
+        background (docs/searchdb-plugin.rst).
+
+        :raises NumberingMismatch: the replay found the database filled
+            with another numbering (nodeapi.history.searchdb.numbering);
+            the node's start fails with its one line."""
+        if self.numbering_error is not None:
+            raise NumberingMismatch(self.numbering_error)
         super().startService()
         self.builder.seal(self.last_block)
         self.shipper.kick()
@@ -262,14 +275,15 @@ class SearchDBService(BackfillControl, service.Service):
         """Continue the numbering where the checkpoint's chain stands."""
         self._live_op = meta["next_op"] - 1
         self._next_ath = meta["next_ath"]
+        self._forget_numbering_through(self._live_op)
 
     # -- IBlockConsumer ------------------------------------------------------------
 
     def block_applied(self, applied) -> None:
         """Number the block's operations, build the documents the database
         lacks and queue them; never raises (failures are logged).  Ignored
-        in ``only_query`` mode."""
-        if not self.writes:
+        in ``only_query`` mode and after a numbering mismatch."""
+        if not self.writes or self.numbering_error is not None:
             return
         try:
             self._block(applied)
@@ -297,7 +311,10 @@ class SearchDBService(BackfillControl, service.Service):
         index = self.documents.index_for(applied.timestamp)
         resume, builder = self.resume, self.builder
         skip = num <= self.documents.start_after_block  # numbered, not written
+        self._numbering_before(num)
         for op in applied.operations:
+            if self.numbering.pending and not self._numbering_agrees(op):
+                return  # another numbering: nothing more is written
             entries = op.account_history  # numbered by the chain
             if not entries:
                 continue
@@ -323,6 +340,8 @@ class SearchDBService(BackfillControl, service.Service):
                 self.log.failure("searchdb: documents of 1.11.{m} not built", m=m)
                 continue
             builder.add(items, m, num)
+        if self.numbering.pending and not self._numbering_after(num):
+            return
         self.last_block = num
         if synced:
             builder.seal(num)
@@ -368,6 +387,9 @@ class SearchDBService(BackfillControl, service.Service):
         """Seal the open bulk and flush the queue, waiting at most
         ``stop_timeout`` seconds; then close the connections."""
         super().stopService()
+        if self.numbering_error is not None:
+            yield self.client.close()
+            return
         if self.backfill is not None:
             self._end_backfill("stopped (the next start rebuilds what is missing)")
         self.builder.seal(self.last_block)

@@ -74,6 +74,9 @@ class BulkShipper:
         self._policy = backoffPolicy(initial_backoff, max_backoff, 2.0)
         self.connected = False
         self.refilter = False
+        #: while True nothing is shipped (the plugin's numbering check,
+        #: nodeapi.history.searchdb.numbering, is not done yet)
+        self.held = False
         self.documents_shipped = 0
         self.documents_existing = 0
         self.documents_failed = 0
@@ -112,8 +115,9 @@ class BulkShipper:
         return None, None, None
 
     def kick(self) -> None:
-        """Start the loop unless it runs, is closed, or nothing is queued."""
-        if self._loop_d is None and not self._closed and self._pending():
+        """Start the loop unless it runs, is closed or :attr:`held`, or
+        nothing is queued."""
+        if self._loop_d is None and not self._closed and not self.held and self._pending():
             d = self._loop()
             d.addErrback(lambda f: self.log.failure("searchdb shipping stopped", f))
             if not d.called:  # else it finished synchronously (all filtered)
@@ -130,9 +134,9 @@ class BulkShipper:
     @defer.inlineCallbacks
     def drain(self, timeout: float):
         """Wait at most ``timeout`` seconds for the queue to empty (a stop's
-        flush), then :meth:`close`.  The Deferred fires with the number of
-        documents left unsent."""
-        if self.queue.items:
+        flush), then :meth:`close`; does not wait while :attr:`held`.  The
+        Deferred fires with the number of documents left unsent."""
+        if self.queue.items and not self.held:
             idle = self.when_idle()
             idle.addTimeout(timeout, self.reactor)
             try:
@@ -155,7 +159,7 @@ class BulkShipper:
     def _loop(self):
         attempt = 0
         try:
-            while not self._closed:
+            while not self._closed and not self.held:
                 if self.connected:
                     queue, on_done, bulk = self._head()
                     if bulk is None:
