@@ -24,7 +24,7 @@ import pytest
 from bitsharesbase import operations
 
 from nodeapi.chain import errors
-from nodeapi.chain.genesis import parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.fee_parameters import schedule_entry
 
 from kit.authority import K1, auth

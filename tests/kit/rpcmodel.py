@@ -17,9 +17,10 @@ unless the reply is one the contract allows:
   -32601 ``Method not found`` (400), ``Execution error: ...`` (200) or -32603
   ``Internal error`` (500); never a traceback or a file path.
 
-A 64-bit JSON parser (fc, orjson) reads integers outside [-2**63, 2**64) as
-floats and may refuse infinities, lone surrogates and very deep nesting, so
-for such documents both readings are accepted.
+An integer literal outside [-2**63, 2**64) anywhere fails the whole message
+as fc's JSON parser fails it (-32700 ``Invalid JSON message``); a 64-bit
+parser may also refuse infinities, lone surrogates and very deep nesting,
+so for such documents both readings are accepted.
 """
 
 import json
@@ -72,18 +73,11 @@ def beyond_json_parser(doc) -> bool:
     return False
 
 
-def as_64bit(doc):
-    """``doc`` as a 64-bit parser sees it: integers outside
-    [-2**63, 2**64) become floats."""
-    if isinstance(doc, bool):
-        return doc
-    if isinstance(doc, int) and not -(2 ** 63) <= doc < 2 ** 64:
-        return float(doc)
-    if isinstance(doc, dict):
-        return {k: as_64bit(v) for k, v in doc.items()}
-    if isinstance(doc, list):
-        return [as_64bit(v) for v in doc]
-    return doc
+def beyond_64_bits(doc) -> bool:
+    """True when ``doc`` holds an integer outside [-2**63, 2**64), which
+    fc's parser refuses (``Couldn't parse uint64_t``)."""
+    return any(isinstance(v, int) and not isinstance(v, bool)
+               and not -(2 ** 63) <= v < 2 ** 64 for v, _depth in _walk(doc))
 
 
 def validation_errors(doc) -> set:
@@ -124,10 +118,10 @@ def expected(raw: bytes) -> list:
         doc = reference_parse(raw)
     except (ValueError, RecursionError):
         return [("invalid", {"Invalid JSON message"})]
-    outcomes = []
-    for view in {id(doc): doc, -1: as_64bit(doc)}.values():
-        errors = validation_errors(view)
-        outcomes.append(("invalid", errors) if errors else ("valid", view))
+    if beyond_64_bits(doc):
+        return [("invalid", {"Invalid JSON message"})]
+    errors = validation_errors(doc)
+    outcomes = [("invalid", errors) if errors else ("valid", doc)]
     if beyond_json_parser(doc):
         outcomes.append(("invalid", {"Invalid JSON message"}))
     return outcomes
