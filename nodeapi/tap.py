@@ -65,13 +65,15 @@ def _make_service(options, reactor):
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.service import NodeService
 
+    if options["devnet"]:
+        _devnet_options(options, reactor)
     data_dir = options["data-dir"]
     try:
         os.makedirs(data_dir, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--data-dir {data_dir}: {exc.strerror}") from None
     access = (ApiAccess.load(options["api-access"]) if options["api-access"]
-              else ApiAccess.default())
+              else ApiAccess.open_to_all() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
         return _make_indexer(options, reactor, data_dir, access)
     genesis = load_genesis(options["genesis-json"])
@@ -157,6 +159,8 @@ def _make_service(options, reactor):
                     pool_history=pool_history, grouped_orders=grouped_orders,
                     custom_operations=custom_operations)
     _attach_ports(options, reactor, attach, top.node, access, metrics)
+    if options["devnet"]:
+        top.node.devnet = attach("devnet", _make_devnet(options, reactor, chain, top))
     log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
              chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
     return top
@@ -228,3 +232,36 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
             options["metrics-endpoint"], "Prometheus metrics"))
     for warning in getattr(options, "warnings", ()):
         log.warn("{warning}", warning=warning)
+
+
+# -- devnet (--devnet) ----------------------------------------------------------------
+
+
+def _devnet_options(options, reactor) -> None:
+    """``--devnet``: a fresh temporary data dir (removed after the reactor
+    stops), no witness plugin (the devnet produces the blocks), a
+    checkpoint only at stop."""
+    import shutil
+    import tempfile
+
+    options["data-dir"] = tempfile.mkdtemp(prefix="nodeapi-devnet-")
+    reactor.addSystemEventTrigger("after", "shutdown", shutil.rmtree, options["data-dir"], True)
+    options["plugins"] = [p for p in options["plugins"] if p != "witness"]
+    options["checkpoint-interval"] = 0
+
+
+def _make_devnet(options, reactor, chain, top):
+    """The :class:`~nodeapi.devnet.control.Devnet` service; it announces
+    the RPC port's ``ws://`` URL."""
+    from nodeapi.config_options import DEV_WIF
+    from nodeapi.devnet.control import Devnet, DevnetOptions
+
+    def url() -> str:
+        host = top.getServiceNamed("rpc").port.getHost()
+        return f"ws://{host.host}:{host.port}"
+
+    return Devnet(chain, DevnetOptions(
+        accounts=options["devnet-accounts"], seed=options["devnet-seed"],
+        block_interval=options["block-interval"],
+        load_state=os.path.abspath(options["load-state"]) if options["load-state"] else None,
+        key=DEV_WIF), clock=reactor, announce=url)
