@@ -158,9 +158,11 @@ def _make_service(options, reactor):
                     witness=witness, options=dict(options), reactor=reactor,
                     pool_history=pool_history, grouped_orders=grouped_orders,
                     custom_operations=custom_operations)
-    _attach_ports(options, reactor, attach, top.node, access, metrics)
-    if options["devnet"]:
-        top.node.devnet = attach("devnet", _make_devnet(options, reactor, chain, top))
+    devnet = _make_devnet(options, reactor, chain, top) if options["devnet"] else None
+    _attach_ports(options, reactor, attach, top.node, access, metrics,
+                  routes=devnet.routes() if devnet else None)
+    if devnet is not None:
+        top.node.devnet = attach("devnet", devnet)
     log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
              chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
     return top
@@ -212,9 +214,11 @@ def _make_indexer(options, reactor, data_dir, access):
     return top
 
 
-def _attach_ports(options, reactor, attach, node, access, metrics, registry=None) -> None:
+def _attach_ports(options, reactor, attach, node, access, metrics, registry=None,
+                  routes=None) -> None:
     """Attach ``rpc`` (the RPC Site of ``node`` on ``--rpc-endpoint``,
-    ``registry``: the API sets served, default all) and ``metrics`` (with
+    ``registry``: the API sets served, default all; ``routes``: more
+    resources by path) and ``metrics`` (with
     ``--metrics-endpoint``), then log the options' warnings."""
     from nodeapi.rpc.site import rpc_site
     from nodeapi.service import ListeningService
@@ -223,7 +227,7 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
                     max_message_size=options["max-message-size"],
                     auto_ping_interval=options["ws-auto-ping-interval"],
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
-                    reactor=reactor, limits=options.rpc_limits())
+                    reactor=reactor, limits=options.rpc_limits(), routes=routes)
     attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
                                    options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
     if options["metrics-endpoint"]:

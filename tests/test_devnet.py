@@ -32,9 +32,18 @@ def devnet():
     process.stop()
 
 
+def _forget_clients_cache():
+    """python-bitshares caches chain objects process-wide by id and name:
+    another devnet's dev0 (other keys) must not be taken for this one's."""
+    from graphenecommon.blockchainobject import Caching
+
+    Caching.clear_cache()
+
+
 @pytest.fixture
 def fresh(devnet):
     """The module's devnet, put back after the test."""
+    _forget_clients_cache()
     sid = devnet.snapshot()
     yield devnet
     devnet.revert(sid)

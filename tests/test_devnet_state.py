@@ -26,8 +26,17 @@ def devnet():
     process.stop()
 
 
+def _forget_clients_cache():
+    """python-bitshares caches chain objects process-wide by id and name:
+    another devnet's dev0 (other keys) must not be taken for this one's."""
+    from graphenecommon.blockchainobject import Caching
+
+    Caching.clear_cache()
+
+
 @pytest.fixture
 def fresh(devnet):
+    _forget_clients_cache()
     sid = devnet.snapshot()
     yield devnet
     devnet.revert(sid)
@@ -146,6 +155,7 @@ def test_dump_state_then_load_state(devnet, tmp_path):
     --load-state has the same head, balances, blocks and history, and goes
     on producing blocks after it."""
     dev0, dev1 = devnet.accounts[:2]
+    _forget_clients_cache()
     sid = devnet.snapshot()
     bts = bitshares_client(devnet.url, keys=[dev0.wif])
     bts.blocking = "head"
@@ -204,3 +214,54 @@ def test_the_devnet_set_is_refused_without_devnet(tmp_path):
     finally:
         plain.stop()
         granted.stop()
+
+
+def _faucet(devnet, body, content_type="application/json"):
+    import json
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(devnet.http_url + "/api/v1/accounts",
+                                     data=body if isinstance(body, bytes)
+                                     else json.dumps(body).encode(),
+                                     headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read()), response.headers
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read()), exc.headers
+
+
+def test_the_faucet_registers_as_the_bitshares_faucet_does(fresh):
+    """POST /api/v1/accounts in the BitShares faucet's form registers the
+    account with its three keys and funds it; python-bitshares then signs
+    with the active key.  Bad requests get {"error": {"base": [...]}} and
+    register nothing."""
+    devnet = fresh
+    owner = PrivateKey.from_seed("faucet owner")
+    active = PrivateKey.from_seed("faucet active")
+    keys = {k: p.public_key.to_str("TEST") for k, p in
+            (("owner_key", owner), ("active_key", active), ("memo_key", active))}
+    status, body, headers = _faucet(devnet, {"account": dict(
+        name="wallet-user", refcode=None, referrer="nobody", **keys)})
+    assert status == 201, body
+    assert headers["Access-Control-Allow-Origin"] == "*"
+    assert body["account"]["name"] == "wallet-user" and body["account"]["referrer"] == "init0"
+    [account] = devnet.call("database", "get_accounts", ["wallet-user"])
+    assert account["owner"]["key_auths"] == [[keys["owner_key"], 1]]
+    assert account["active"]["key_auths"] == [[keys["active_key"], 1]]
+    assert account["options"]["memo_key"] == keys["memo_key"]
+    assert _balance(devnet, account["id"]) == 1_000_000_000  # 10,000 TEST
+    bts = bitshares_client(devnet.url, keys=[active.to_wif()])
+    bts.blocking = "head"
+    bts.transfer("dev0", 1, "TEST", account="wallet-user")
+    for body_sent, message in ((b"not json", "not JSON"),
+                               ({"name": "x"}, "Expected"),
+                               ({"account": dict(name="wallet-user", **keys)}, "already taken"),
+                               ({"account": dict(keys, name="other", owner_key="TESTbad")},
+                                "owner_key must be a TEST"),
+                               ({"account": dict(name="Not_Valid", **keys)}, "name")):
+        status, reply, _h = _faucet(devnet, body_sent)
+        assert status == 400 and message in reply["error"]["base"][0], reply
+    assert devnet.call("database", "lookup_account_names", ["other", "Not_Valid"]) == [None,
+                                                                                        None]

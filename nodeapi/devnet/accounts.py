@@ -82,14 +82,17 @@ def signed(chain, ops: list, wifs: list) -> dict:
     return sign_transaction(trx, chain.chain_id, wifs, chain.address_prefix)
 
 
-def create_ops(registrar: str, name: str, public_key: str) -> list:
-    """account_create of ``name`` (owner, active and memo ``public_key``)
-    by ``registrar`` (also its referrer; graphene account_evaluator.cpp)."""
+def create_ops(registrar: str, name: str, owner_key: str, *, active_key: str | None = None,
+               memo_key: str | None = None, referrer: str | None = None) -> list:
+    """account_create of ``name`` by ``registrar`` (also its referrer
+    unless ``referrer`` is given; graphene account_evaluator.cpp), owner
+    ``owner_key``, active and memo keys the same unless given."""
     fee = {"amount": 0, "asset_id": CORE}
-    return [[5, {"fee": fee, "registrar": registrar, "referrer": registrar,
+    active_key = active_key or owner_key
+    return [[5, {"fee": fee, "registrar": registrar, "referrer": referrer or registrar,
                  "referrer_percent": 0, "name": name,
-                 "owner": key_authority(public_key), "active": key_authority(public_key),
-                 "options": {"memo_key": public_key, "voting_account": "1.2.5",
+                 "owner": key_authority(owner_key), "active": key_authority(active_key),
+                 "options": {"memo_key": memo_key or active_key, "voting_account": "1.2.5",
                              "num_witness": 0, "num_committee": 0, "votes": [],
                              "extensions": []},
                  "extensions": {}}]]

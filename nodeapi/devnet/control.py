@@ -243,14 +243,19 @@ class Devnet(service.Service):
 
     # -- accounts ----------------------------------------------------------------
 
-    def create_account(self, name: str, public_key: str, amount: int) -> dict:
-        """Register ``name`` (owner, active and memo ``public_key``) by the
-        faucet ``init0`` and send it ``amount`` core satoshis, in a block
-        produced now.  Returns ``{"name", "id", "public_key"}``.  Chain
-        errors (a taken or invalid name, a bad key) propagate."""
+    def create_account(self, name: str, public_key: str, amount: int, *,
+                       active_key: str | None = None, memo_key: str | None = None,
+                       referrer: str | None = None) -> dict:
+        """Register ``name`` (owner key ``public_key``; active and memo keys
+        the same unless given) by the faucet ``init0`` (the referrer too
+        unless ``referrer``, an account id, is given) and send it
+        ``amount`` core satoshis, in blocks produced now.  Returns
+        ``{"name", "id", "public_key"}``.  Chain errors (a taken or invalid
+        name, a bad key) propagate, nothing registered."""
         chain = self.chain
         registrar = chain.state.account_by_name[acc.REGISTRAR]
-        ops = acc.create_ops(registrar, name, public_key)
+        ops = acc.create_ops(registrar, name, public_key, active_key=active_key,
+                             memo_key=memo_key, referrer=referrer)
         chain.push_transaction(acc.signed(chain, ops, [self.key]))
         self.produce_block()
         oid = chain.state.account_by_name[name]
@@ -259,6 +264,13 @@ class Devnet(service.Service):
                                               [self.key]))
             self.produce_block()
         return {"name": name, "id": oid, "public_key": public_key}
+
+    def routes(self) -> dict:
+        """``{path: resource}`` the devnet adds to the RPC port: the faucet
+        (:mod:`nodeapi.devnet.faucet`)."""
+        from nodeapi.devnet.faucet import FAUCET_PATH, FaucetResource
+
+        return {FAUCET_PATH: FaucetResource(self)}
 
     def set_balance(self, account_id: str, asset_id: str, amount: int) -> dict:
         """Set the account's balance of the asset to ``amount`` satoshis by
