@@ -19,15 +19,16 @@ it imports nothing but the standard library and pytest, and starts
 nothing until a test asks for a fixture.
 """
 
+import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-import json
 import urllib.error
 import urllib.request
 from typing import NamedTuple
@@ -35,6 +36,8 @@ from typing import NamedTuple
 import pytest
 
 _READY = re.compile(r"Devnet ready on (ws://\S+)")
+#: the key of the faucet init0 (the bundled genesis' published development key)
+INIT0_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
 
 
 class DevAccount(NamedTuple):
@@ -89,8 +92,9 @@ class DevnetProcess:
             if match:
                 break
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                log = self.log()
                 self.stop()
-                raise DevnetError(f"nodeapi devnet did not start:\n{self.log()}")
+                raise DevnetError(f"nodeapi devnet did not start:\n{log}")
             time.sleep(0.05)
         self.url = match.group(1)
         self.http_url = self.url.replace("ws://", "http://", 1)
@@ -160,16 +164,34 @@ class DevnetProcess:
         make the client with ``BitShares(url, expiration=devnet.expiration())``."""
         return max(self.head()["offset"], 0) + seconds
 
+    def bitshares(self, **kwargs):
+        """A python-bitshares ``BitShares`` on :attr:`url` holding every
+        ready account's key (and the faucet init0's), the devnet's chain
+        registered with python-bitshares first (it refuses unknown chain
+        ids); ``kwargs`` go to ``BitShares`` (``expiration``, ...).
+        Imports python-bitshares, which is not a dependency of nodeapi."""
+        from bitshares import BitShares
+        from bitsharesbase.chains import known_chains
+
+        known_chains.setdefault("NODEAPI_DEVNET", {"chain_id": self.chain_id,
+                                                   "core_symbol": "TEST", "prefix": "TEST"})
+        keys = [a.wif for a in self.accounts] + [INIT0_WIF]
+        return BitShares(node=self.url, keys=kwargs.pop("keys", keys), **kwargs)
+
     def stop(self, timeout: float = 30.0):
-        """SIGTERM and wait (SIGKILL after ``timeout``); the exit status."""
-        if self.proc is None or self.proc.poll() is not None:
-            return None if self.proc is None else self.proc.returncode
-        self.proc.send_signal(signal.SIGTERM)
+        """SIGTERM and wait (SIGKILL after ``timeout``), then remove the
+        log's directory; the exit status."""
         try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+            if self.proc is None or self.proc.poll() is not None:
+                return None if self.proc is None else self.proc.returncode
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                return self.proc.wait()
+        finally:
+            shutil.rmtree(self._dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
