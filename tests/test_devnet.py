@@ -1,5 +1,5 @@
 """The devnet (``twistd nodeapi --devnet``, nodeapi.devnet) driven by real
-clients: python-bitshares over its WebSocket URL, the devnet API set over
+clients: python-bitshares and uptick over its WebSocket URL, the devnet API set over
 HTTP JSON-RPC (the pytest plugin's DevnetProcess, as a test suite of
 another project uses it)."""
 
@@ -8,6 +8,7 @@ import hashlib
 import time
 
 import pytest
+import pytest_twisted
 
 from graphenebase.account import PrivateKey as BtsPrivateKey
 
@@ -15,7 +16,7 @@ from nodeapi.devnet.pytest_plugin import DevnetError, DevnetProcess
 from nodeapi.protocol.transaction import sign_transaction
 
 from kit import signing  # noqa: F401  (TESTNODE, the ecdsa signer)
-from kit.clients import bitshares_client
+from kit.clients import bitshares_client, run_uptick
 from kit.keys import DEV_WIF
 from kit.signing import tapos
 
@@ -241,3 +242,28 @@ def test_a_vesting_balance_becomes_withdrawable_after_advance_time(fresh):
         "fee": {"amount": 0, "asset_id": CORE}, "vesting_balance": vbid, "owner": dev2.id,
         "amount": {"amount": 10_000_000, "asset_id": CORE}}]], CORE)[0]["amount"]
     assert _balance(devnet, dev2.id) - before == 10_000_000 - fee
+
+
+@pytest_twisted.inlineCallbacks
+def test_uptick_htlc_is_refunded_after_advance_time(fresh, tmp_path):
+    """uptick ``htlc create-from-secret`` locks 10 TEST from dev0 to dev1
+    for 3600 s; advance_time(3600) reaches its expiry and the chain
+    refunds it to dev0 (graphene htlc_evaluator.cpp / db_update.cpp
+    ``clear_expired_htlcs``: removed at the first block at or after
+    ``expiration``, the amount back to the sender, htlc_refund virtual
+    operation in dev0's history)."""
+    devnet = fresh
+    dev0 = devnet.accounts[0]
+    out, err, code = yield run_uptick(
+        tmp_path, devnet.url, "--blocking", "htlc", "create-from-secret", "dev1", "10",
+        "TEST", "--type", "sha256", "--secret", "opensesame", "--expiration", "3600",
+        "--account", "dev0", keys=(dev0.wif,), chain_id=devnet.chain_id)
+    assert code == 0, out + err
+    [htlc] = devnet.call("database", "get_htlc_by_from", dev0.id, "1.16.0", 10)
+    assert int(htlc["transfer"]["amount"]) == 1_000_000
+    locked = _balance(devnet, dev0.id)
+    devnet.advance_time(3600)
+    assert devnet.call("database", "get_objects", [htlc["id"]]) == [None]
+    assert _balance(devnet, dev0.id) == locked + 1_000_000
+    [latest] = devnet.call("history", "get_account_history", dev0.id, "1.11.0", 1, "1.11.0")
+    assert latest["op"][0] == 53  # htlc_refund
