@@ -1,0 +1,129 @@
+"""The devnet service in process, on a ``task.Clock``: automine on the next
+reactor turn, the block timer, the clock offset of advance_time, the
+devnet API set's argument checks (clear errors, nothing changed), and the
+snapshot refusal for a plugin that keeps no records."""
+
+import time
+
+import pytest
+from twisted.internet import task
+
+from nodeapi.api.devnet import DevnetApi
+from nodeapi.devnet import snapshots
+from nodeapi.devnet.control import Devnet, DevnetOptions
+from nodeapi.errors import ApiError
+from nodeapi.history.account_history import AccountHistory
+from nodeapi.protocol.times import parse_time
+
+from kit.chain import open_chain
+from kit.keys import DEV_WIF
+from kit.signing import sign_wire
+
+CORE = "1.3.0"
+
+
+@pytest.fixture
+def devnet(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    chain.add_consumer(AccountHistory())
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=2, key=DEV_WIF, block_interval=0), clock=clock)
+    net.startService()
+    yield net
+    net.stopService()
+    chain.block_log.close()
+
+
+def _transfer(chain, frm, to, amount, wif):
+    return sign_wire(chain, [[0, {"fee": {"amount": 2000000, "asset_id": CORE}, "from": frm,
+                                  "to": to, "amount": {"amount": amount, "asset_id": CORE},
+                                  "extensions": []}]], wif=wif)
+
+
+def test_start_makes_the_ready_accounts_in_three_blocks(devnet):
+    chain = devnet.chain
+    assert chain.head_block_num == 3  # to now; claim + registrations; funding
+    for acc in devnet.accounts:
+        oid = chain.state.account_by_name[acc.name]
+        assert chain.state.balance(oid, CORE) == 100_000_000_000
+    # the first block is a maintenance block: graphene's get_slot_time skips
+    # maintenance_skip_slots (3) slots after it; then two slots of 1 s
+    assert abs(chain.head_block_time - devnet.clock.seconds()) <= 6
+
+
+def test_a_pending_transaction_is_mined_on_the_next_turn(devnet):
+    chain = devnet.chain
+    dev0 = chain.state.account_by_name["dev0"]
+    head = chain.head_block_num
+    chain.push_transaction(_transfer(chain, dev0, "1.2.6", 5, devnet.accounts[0].wif))
+    assert chain.head_block_num == head  # not inside push_transaction
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 1
+    assert chain.pending_transactions == []
+    devnet.clock.advance(10)  # nothing pending: no empty blocks without a timer
+    assert chain.head_block_num == head + 1
+
+
+def test_the_block_timer(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=0, key=DEV_WIF, block_interval=5), clock=clock)
+    net.startService()
+    try:
+        head = chain.head_block_num
+        clock.advance(5)
+        clock.advance(5)
+        assert chain.head_block_num == head + 2
+    finally:
+        net.stopService()
+        chain.block_log.close()
+
+
+def test_advance_time_moves_the_clock_and_later_blocks_follow_it(devnet):
+    chain = devnet.chain
+    start = chain.head_block_time
+    head = devnet.advance_time(3600)
+    assert parse_time(head["time"]) == start + 3600
+    assert devnet.offset >= 3600 - 5
+    devnet.clock.advance(1)
+    devnet.produce_block()
+    assert chain.head_block_time >= start + 3600 + 1
+
+
+def test_api_arguments_are_checked_and_nothing_changes(devnet):
+    class Node:
+        pass
+
+    node = Node()
+    node.devnet = devnet
+    api = DevnetApi(node, None)
+    head = devnet.chain.head_block_id
+    for function, args, message in (
+            ("produce_blocks", [0], "count must be 1..100000"),
+            ("produce_blocks", ["x"], "expected an integer"),
+            ("advance_time", [0], "seconds must be"),
+            ("advance_time", [-5], "seconds must be"),
+            ("revert", [99], "No devnet snapshot 99"),
+            ("create_account", ["bob", "TESTxyz", 1], "Invalid public key"),
+            ("create_account", ["dev0", devnet.accounts[0].public_key, 1], "already exists"),
+            ("set_balance", ["nobody", 5], "no such account"),
+            ("set_balance", [["dev0"], 5], "account"),
+            ("dump_state", [5], "path")):
+        with pytest.raises(ApiError, match=message):
+            api.call(function, args)
+    assert devnet.chain.head_block_id == head
+    node.devnet = None
+    with pytest.raises(ApiError, match="needs a node started with --devnet"):
+        api.call("snapshot", [])
+
+
+def test_a_plugin_without_records_refuses_snapshots(devnet):
+    class NoRecords:
+        def block_applied(self, applied):
+            pass
+
+    devnet.chain.add_consumer(NoRecords())
+    with pytest.raises(snapshots.SnapshotError, match="NoRecords keeps no snapshot"):
+        devnet.snapshot()
