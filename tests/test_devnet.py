@@ -5,6 +5,7 @@ another project uses it)."""
 
 import calendar
 import hashlib
+import os
 import time
 
 import pytest
@@ -267,3 +268,43 @@ def test_uptick_htlc_is_refunded_after_advance_time(fresh, tmp_path):
     assert _balance(devnet, dev0.id) == locked + 1_000_000
     [latest] = devnet.call("history", "get_account_history", dev0.id, "1.11.0", 1, "1.11.0")
     assert latest["op"][0] == 53  # htlc_refund
+
+
+def test_every_devnet_function_through_python_bitshares_rpc(fresh, tmp_path):
+    """python-bitshares' own RPC calls the devnet set by name
+    (``bts.rpc.<function>(..., api="devnet")``, graphene's ``call`` with a
+    set name) and its objects see the effects."""
+    from bitshares.account import Account
+    from bitshares.blockchain import Blockchain
+
+    from nodeapi.protocol.keys import PrivateKey
+
+    devnet = fresh
+    bts = bitshares_client(devnet.url, keys=[devnet.accounts[0].wif])
+    rpc = bts.rpc
+    chain = Blockchain(blockchain_instance=bts, mode="head")
+    head = chain.get_current_block_num()
+    assert rpc.produce_blocks(3, api="devnet") == head + 3
+    assert chain.get_current_block_num() == head + 3
+    sid = rpc.snapshot(api="devnet")
+    assert rpc.set_balance("dev2", 42_00000, api="devnet")["amount"] == 42_00000
+    assert Account("dev2", blockchain_instance=bts, use_cache=False).balance("TEST") == 42
+    key = PrivateKey.from_seed("rpc user")
+    made = rpc.create_account("rpc-user", key.public_key.to_str("TEST"), 7_00000, api="devnet")
+    assert Account("rpc-user", blockchain_instance=bts).balance("TEST") == 7
+    accounts = rpc.get_accounts(api="devnet")
+    assert [a["name"] for a in accounts][:2] == ["dev0", "dev1"]
+    props = bts.rpc.get_dynamic_global_properties()
+    moved = rpc.advance_time(600, api="devnet")
+    assert moved["head_block_number"] == props["head_block_number"] + 1
+    due = bts.rpc.get_dynamic_global_properties()["next_maintenance_time"]
+    maint = rpc.advance_to_maintenance(api="devnet")
+    assert maint["time"] == due
+    assert rpc.get_head(api="devnet")["head_block_id"] == maint["head_block_id"]
+    path = str(tmp_path / "rpc.state")
+    assert rpc.dump_state(path, api="devnet") == maint["head_block_number"]
+    assert os.path.getsize(path) > 0
+    assert rpc.revert(sid, api="devnet") is True
+    assert bts.rpc.get_account_by_name("rpc-user") is None
+    assert made["id"] not in [a["id"] for a in rpc.get_accounts(api="devnet")]
+    assert chain.get_current_block_num() == head + 3
