@@ -61,16 +61,22 @@ def _balance(devnet, account_id, asset=CORE):
 
 
 def _push(devnet, ops, wif):
-    """Sign ``ops`` (wire JSON, fees filled in from get_required_fees) over
-    the devnet's head with nodeapi's signer and broadcast synchronously."""
+    """:func:`_signed` broadcast synchronously (the answer comes once the
+    transaction is in a block)."""
+    return devnet.call("network_broadcast", "broadcast_transaction_synchronous",
+                       _signed(devnet, ops, wif))
+
+
+def _signed(devnet, ops, wif):
+    """``ops`` (wire JSON, fees filled in from get_required_fees) in a
+    transaction over the devnet's head, signed with nodeapi's signer."""
     ops = [[kind, dict(body, fee={"amount": 0, "asset_id": CORE})] for kind, body in ops]
     fees = devnet.call("database", "get_required_fees", ops, CORE)
     ops = [[kind, dict(body, fee=fee)] for (kind, body), fee in zip(ops, fees)]
     props = devnet.call("database", "get_dynamic_global_properties")
     trx = dict(tapos(props["head_block_number"], props["head_block_id"],
                      _seconds(props["time"])), operations=ops, extensions=[], signatures=[])
-    trx = sign_transaction(trx, devnet.chain_id, [wif], "TEST")
-    return devnet.call("network_broadcast", "broadcast_transaction_synchronous", trx)
+    return sign_transaction(trx, devnet.chain_id, [wif], "TEST")
 
 
 def test_ready_accounts_have_keys_from_the_seed_and_balances(devnet):
@@ -111,13 +117,19 @@ def test_a_broadcast_transaction_is_in_a_block_at_once(fresh):
     assert result["block_num"] == head + 1
     assert elapsed < 2.0  # python-bitshares' own round trips included
     assert _balance(devnet, dev1.id) == START_BALANCE + 1_250_000
-    # the node's part alone: a synchronous broadcast over HTTP
-    trx_started = time.monotonic()
-    out = _push(devnet, [[0, {"from": dev1.id, "to": dev0.id,
-                              "amount": {"amount": 1, "asset_id": CORE},
-                              "extensions": []}]], dev1.wif)
-    assert time.monotonic() - trx_started < 0.5
-    assert out["block_num"] == head + 2
+    # the node's part alone: a synchronous broadcast over HTTP answers once
+    # the transaction is in a block; 100 ms at most (the best of three, on
+    # a shared machine; about 10 ms here)
+    took = []
+    for i in range(3):
+        trx = _signed(devnet, [[0, {"from": dev1.id, "to": dev0.id,
+                                    "amount": {"amount": i + 1, "asset_id": CORE},
+                                    "extensions": []}]], dev1.wif)
+        trx_started = time.monotonic()
+        out = devnet.call("network_broadcast", "broadcast_transaction_synchronous", trx)
+        took.append(time.monotonic() - trx_started)
+        assert out["block_num"] == head + 2 + i
+    assert min(took) < 0.1 and max(took) < 1.0, took
 
 
 def test_produce_blocks_makes_consecutive_blocks(fresh):
