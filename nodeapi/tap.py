@@ -67,6 +67,8 @@ def _make_service(options, reactor):
 
     if options["devnet"]:
         _devnet_options(options, reactor)
+    elif options["load-state"]:
+        raise ConfigError("--load-state needs --devnet")
     data_dir = options["data-dir"]
     try:
         os.makedirs(data_dir, exist_ok=True)

@@ -127,3 +127,13 @@ def test_a_plugin_without_records_refuses_snapshots(devnet):
     devnet.chain.add_consumer(NoRecords())
     with pytest.raises(snapshots.SnapshotError, match="NoRecords keeps no snapshot"):
         devnet.snapshot()
+
+
+def test_load_state_without_devnet_is_a_startup_error(tmp_path):
+    from nodeapi.config import Options
+    from nodeapi.tap import makeService
+
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "d"), "--load-state", "x.ckpt"])
+    with pytest.raises(SystemExit, match="nodeapi: --load-state needs --devnet"):
+        makeService(options, reactor=task.Clock())
