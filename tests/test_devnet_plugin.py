@@ -6,6 +6,7 @@ loads the plugin); and the plugin module's import cost, paid by every
 pytest run of anyone who installed nodeapi."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -47,18 +48,25 @@ PROJECT_TEST = textwrap.dedent('''
 ''')
 
 
-def _install(target):
-    """pip-install the worktree (no dependencies: they are this venv's)
-    into ``target``; returns pip's exit status and output."""
+def _install(source, target):
+    """pip-install this checkout (no dependencies: they are this venv's)
+    into ``target``, building from a copy in ``source`` (pip builds in the
+    source tree); returns pip's exit status and output."""
+    for name in ("setup.cfg", "pyproject.toml", "README.rst"):
+        shutil.copy(os.path.join(ROOT, name), source / name)
+    for name in ("nodeapi", "twisted"):
+        shutil.copytree(os.path.join(ROOT, name), source / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "dropin.cache"))
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                           "--no-compile", "--target", str(target), ROOT],
+                           "--no-compile", "--target", str(target), str(source)],
                           capture_output=True, text=True, timeout=300)
     return proc.returncode, proc.stdout + proc.stderr
 
 
 def test_a_project_outside_uses_the_plugin_through_the_installed_package(tmp_path):
     site = tmp_path / "site"
-    code, output = _install(site)
+    (tmp_path / "source").mkdir()
+    code, output = _install(tmp_path / "source", site)
     assert code == 0, output
     entry_points = next(site.glob("nodeapi-*.dist-info")) / "entry_points.txt"
     assert "nodeapi = nodeapi.devnet.pytest_plugin" in entry_points.read_text()
