@@ -137,3 +137,22 @@ def test_load_state_without_devnet_is_a_startup_error(tmp_path):
     options.parseOptions(["--data-dir", str(tmp_path / "d"), "--load-state", "x.ckpt"])
     with pytest.raises(SystemExit, match="nodeapi: --load-state needs --devnet"):
         makeService(options, reactor=task.Clock())
+
+
+def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_path):
+    """45 accounts: their funding takes three transactions of at most 20
+    transfers (graphene maximum_transaction_size, 2048 bytes here)."""
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=45, key=DEV_WIF), clock=clock)
+    net.startService()
+    try:
+        funding = chain.get_block(chain.head_block_num)["transactions"]
+        assert [len(t["operations"]) for t in funding] == [20, 20, 5]
+        for acc in net.accounts:
+            assert chain.state.balance(chain.state.account_by_name[acc.name], CORE) \
+                == 100_000_000_000
+    finally:
+        net.stopService()
+        chain.block_log.close()

@@ -41,6 +41,9 @@ from nodeapi.protocol.times import format_time, parse_time
 
 #: blocks produced between two returns to the reactor
 BATCH = 50
+#: transfers funding the ready accounts per transaction (one of about 40
+#: bytes each: well within maximum_transaction_size, 2048 in the genesis)
+TRANSFERS_PER_TRX = 20
 
 
 @attr.s(slots=True, frozen=True, auto_attribs=True)
@@ -132,8 +135,9 @@ class Devnet(service.Service):
         self.produce_block()
         transfers = [acc.transfer_op(registrar, chain.state.account_by_name[a.name],
                                      self.options.balance) for a in self.accounts]
-        for start in range(0, len(transfers), 100):
-            chain.push_transaction(acc.signed(chain, transfers[start:start + 100], [self.key]))
+        for start in range(0, len(transfers), TRANSFERS_PER_TRX):
+            chain.push_transaction(acc.signed(chain, transfers[start:start + TRANSFERS_PER_TRX],
+                                              [self.key]))
         self.produce_block()
 
     # -- blocks ------------------------------------------------------------------
