@@ -246,10 +246,17 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
 def _devnet_options(options, reactor) -> None:
     """``--devnet``: a fresh temporary data dir (removed after the reactor
     stops), no witness plugin (the devnet produces the blocks), a
-    checkpoint only at stop."""
+    checkpoint only at stop; a warning when the RPC port, open to all
+    without an api-access file, is not on a loopback address."""
+    import re
     import shutil
     import tempfile
 
+    endpoint = options["rpc-endpoint"]
+    if not re.search(r"interface=(127\.|localhost|\\?:\\?:1$)", endpoint) \
+            and not options["api-access"]:
+        log.warn("--devnet: every API set, devnet included, is open without login on "
+                 "{endpoint}, not a loopback address", endpoint=endpoint)
     options["data-dir"] = tempfile.mkdtemp(prefix="nodeapi-devnet-")
     reactor.addSystemEventTrigger("after", "shutdown", shutil.rmtree, options["data-dir"], True)
     options["plugins"] = [p for p in options["plugins"] if p != "witness"]

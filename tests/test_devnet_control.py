@@ -3,6 +3,9 @@ reactor turn, the block timer, the clock offset of advance_time, the
 devnet API set's argument checks (clear errors, nothing changed), and the
 snapshot refusal for a plugin that keeps no records."""
 
+import os
+import shutil
+import tempfile
 import time
 
 import pytest
@@ -156,3 +159,30 @@ def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_pa
     finally:
         net.stopService()
         chain.block_log.close()
+
+
+@pytest.mark.parametrize("endpoint,warned", [("0.0.0.0:0", True), ("127.0.0.1:0", False)])
+def test_devnet_off_loopback_is_warned(tmp_path, captured, endpoint, warned):
+    """--devnet opens every set without login: a port not on a loopback
+    address gets a warning; the service tree has the devnet and no
+    witness; the data dir is a fresh temporary one."""
+    from twisted.internet.testing import MemoryReactorClock
+
+    from nodeapi.config import Options
+    from nodeapi.tap import makeService
+
+    options = Options()
+    options.parseOptions(["--devnet", "--rpc-endpoint", endpoint,
+                          "--data-dir", str(tmp_path / "ignored")])
+    top = makeService(options, reactor=MemoryReactorClock())
+    try:
+        names = [svc.name for svc in top]
+        assert "devnet" in names and "witness" not in names
+        assert top.node.devnet is top.getServiceNamed("devnet")
+        assert options["data-dir"].startswith(os.path.join(tempfile.gettempdir(),
+                                                           "nodeapi-devnet-"))
+        text = " ".join(line for _level, line, _event in captured)
+        assert ("not a loopback address" in text) is warned
+    finally:
+        top.block_log.close()
+        shutil.rmtree(options["data-dir"], ignore_errors=True)
