@@ -186,3 +186,17 @@ def test_devnet_off_loopback_is_warned(tmp_path, captured, endpoint, warned):
     finally:
         top.block_log.close()
         shutil.rmtree(options["data-dir"], ignore_errors=True)
+
+
+def test_no_ready_accounts_still_claims_the_faucet(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=0, key=DEV_WIF), clock=clock)
+    net.startService()
+    try:
+        assert chain.state.balance("1.2.6", CORE) > 10 ** 14  # init0 holds the genesis balance
+        assert net.create_account("solo", net.public, 5)["id"].startswith("1.2.")
+    finally:
+        net.stopService()
+        chain.block_log.close()

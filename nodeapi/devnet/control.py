@@ -97,8 +97,7 @@ class Devnet(service.Service):
             self.offset = int(extra.get("offset", 0))
             self.log.info("Devnet state loaded from {path}: head block {num}",
                           path=self.options.load_state, num=self.chain.head_block_num)
-        if self.chain.state.account_by_name.get(self.accounts[0].name if self.accounts
-                                                else acc.REGISTRAR) is None:
+        if self.chain.head_block_num == 0:  # a fresh chain (not a loaded state)
             self._make_accounts()
         self.chain.add_pending_observer(self._pending)
         if self.options.block_interval:
