@@ -200,3 +200,19 @@ def test_no_ready_accounts_still_claims_the_faucet(genesis, tmp_path):
     finally:
         net.stopService()
         chain.block_log.close()
+
+
+def test_a_witness_signing_with_another_key_gets_the_devnet_key(devnet):
+    """As bitshares-core's debug_generate_blocks: the scheduled witness'
+    signing_key is rewritten to the devnet's key before its block."""
+    from kit.keys import OTHER_PUB
+
+    chain = devnet.chain
+    for i in range(1, 12):
+        chain.debug_update({"_action": "update", "id": f"1.6.{i}", "signing_key": OTHER_PUB})
+    head = chain.head_block_num
+    devnet.produce_blocks(3)
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 3
+    changed = [chain.state.objects[f"1.6.{i}"]["signing_key"] for i in range(1, 12)]
+    assert changed.count(devnet.public) >= 1 and OTHER_PUB in changed
