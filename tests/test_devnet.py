@@ -320,3 +320,19 @@ def test_every_devnet_function_through_python_bitshares_rpc(fresh, tmp_path):
     assert bts.rpc.get_account_by_name("rpc-user") is None
     assert made["id"] not in [a["id"] for a in rpc.get_accounts(api="devnet")]
     assert chain.get_current_block_num() == head + 3
+
+
+def test_expiration_follows_the_head_after_many_blocks(fresh):
+    """produce_blocks(120) puts the head two minutes ahead of the wall
+    clock (one slot of 1 s per block): python-bitshares' default 30 s
+    expiration is then refused as expired; with devnet.expiration() it
+    goes through."""
+    devnet = fresh
+    dev0 = devnet.accounts[0]
+    devnet.produce_blocks(120)
+    bts = bitshares_client(devnet.url, keys=[dev0.wif])
+    with pytest.raises(Exception, match="expired"):
+        bts.transfer("dev1", 1, "TEST", account="dev0")
+    bts = bitshares_client(devnet.url, keys=[dev0.wif], expiration=devnet.expiration())
+    bts.blocking = "head"
+    assert bts.transfer("dev1", 1, "TEST", account="dev0")["block_num"] > 0

@@ -19,6 +19,7 @@ it imports nothing but the standard library and pytest, and starts
 nothing until a test asks for a fixture.
 """
 
+import calendar
 import json
 import os
 import re
@@ -160,9 +161,12 @@ class DevnetProcess:
     def expiration(self, seconds: int = 30) -> int:
         """Seconds from the wall clock that make a client's transaction
         expire ``seconds`` after the head block: python-bitshares takes its
-        ``expiration`` from the wall clock, so after :meth:`advance_time`
-        make the client with ``BitShares(url, expiration=devnet.expiration())``."""
-        return max(self.head()["offset"], 0) + seconds
+        ``expiration`` from the wall clock, so once the head is ahead of it
+        (after :meth:`advance_time`, or many blocks: one per second at
+        least) make the client with
+        ``BitShares(url, expiration=devnet.expiration())``."""
+        head = calendar.timegm(time.strptime(self.head()["time"], "%Y-%m-%dT%H:%M:%S"))
+        return max(head - int(time.time()), 0) + seconds
 
     def bitshares(self, **kwargs):
         """A python-bitshares ``BitShares`` on :attr:`url` holding every
