@@ -201,6 +201,7 @@ class Options(usage.Options):
             self["enable-stale-production"] = self.development_defaults
         self["enable-subscribe-to-all"] = bool(self["enable-subscribe-to-all"])
         self["replay-blockchain"] = bool(self["replay-blockchain"])
+        self["devnet"] = bool(self["devnet"])
         self._check_files()
 
     def _check_files(self) -> None:

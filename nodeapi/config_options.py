@@ -181,6 +181,18 @@ SINGLE = [
     ("custom-operations-start-block", "45000000", parse_int(0, 2 ** 32 - 1),
      "custom_operations: first block whose custom operations are read (default 45000000)."),
 ] + [
+    # -- devnet (nodeapi.devnet; --devnet is a flag) ------------------------------------
+    ("devnet-accounts", "10", parse_int(0, 1000),
+     "devnet: ready accounts dev0..devN-1, funded at start (default 10)."),
+    ("devnet-seed", "nodeapi-devnet", parse_text,
+     "devnet: seed of the ready accounts' keys, sha256(\"<seed> devK\") (default "
+     "nodeapi-devnet)."),
+    ("block-interval", "0", parse_int(0, 86400),
+     "devnet: seconds between blocks produced on a timer, 0 = only on demand and for each "
+     "transaction (default 0)."),
+    ("load-state", "", parse_text,
+     "devnet: a file of the devnet API's dump_state to start from (default: none)."),
+] + [
     (f"api-limit-{field.name.replace('_', '-')}", str(field.default), parse_int(1),
      f"Largest result of {field.name} (default {field.default}).")
     for field in attr.fields(ApiLimits)
@@ -191,6 +203,9 @@ FLAGS = [
      "Produce blocks even if the chain head is far behind the clock (default: on "
      "only with the development witness defaults)."),
     ("enable-subscribe-to-all", "Allow set_subscribe_callback(..., true) (notify all objects)."),
+    ("devnet",
+     "Run a local development chain: blocks on demand, every API set open, ready "
+     "accounts, the devnet API set; the state lives in a temporary directory."),
     ("replay-blockchain",
      "Rebuild the state from the whole block log, ignoring the checkpoints (bitshares-core's "
      "option)."),

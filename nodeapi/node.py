@@ -95,6 +95,8 @@ class Node:
     :ivar account_lookup: without a chain (indexer mode), ``fn(name) ->
         Deferred[account id | None]`` resolving account names for the
         history API (the upstream's), or None.
+    :ivar devnet: the :class:`nodeapi.devnet.control.Devnet` of a node
+        started with ``--devnet`` (the devnet API set drives it), or None.
     """
 
     chain: Any
@@ -113,6 +115,7 @@ class Node:
     debug_streams: dict = attr.Factory(dict)
     node_identity: dict = attr.Factory(lambda: new_node_identity())
     account_lookup: Optional[Any] = None
+    devnet: Optional[Any] = None
 
 
 def new_node_identity() -> dict:

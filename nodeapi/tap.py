@@ -85,13 +85,17 @@ def _make_service(options, reactor):
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.service import NodeService
 
+    if options["devnet"]:
+        _devnet_options(options, reactor)
+    elif options["load-state"]:
+        raise ConfigError("--load-state needs --devnet")
     data_dir = options["data-dir"]
     try:
         os.makedirs(data_dir, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--data-dir {data_dir}: {exc.strerror}") from None
     access = (ApiAccess.load(options["api-access"]) if options["api-access"]
-              else ApiAccess.default())
+              else ApiAccess.open_to_all() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
         return _make_indexer(options, reactor, data_dir, access)
     genesis = load_genesis(options["genesis-json"])
@@ -177,7 +181,11 @@ def _make_service(options, reactor):
                     witness=witness, options=dict(options), reactor=reactor,
                     pool_history=pool_history, grouped_orders=grouped_orders,
                     custom_operations=custom_operations)
-    _attach_ports(options, reactor, attach, top.node, access, metrics)
+    devnet = _make_devnet(options, reactor, chain, top) if options["devnet"] else None
+    _attach_ports(options, reactor, attach, top.node, access, metrics,
+                  routes=devnet.routes() if devnet else None)
+    if devnet is not None:
+        top.node.devnet = attach("devnet", devnet)
     log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
              chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
     return top
@@ -230,9 +238,11 @@ def _make_indexer(options, reactor, data_dir, access):
     return top
 
 
-def _attach_ports(options, reactor, attach, node, access, metrics, registry=None) -> None:
+def _attach_ports(options, reactor, attach, node, access, metrics, registry=None,
+                  routes=None) -> None:
     """Attach ``rpc`` (the RPC Site of ``node`` on ``--rpc-endpoint``,
-    ``registry``: the API sets served, default all) and ``metrics`` (with
+    ``registry``: the API sets served, default all; ``routes``: more
+    resources by path) and ``metrics`` (with
     ``--metrics-endpoint``), then log the options' warnings."""
     from nodeapi.rpc.site import rpc_site
     from nodeapi.service import ListeningService
@@ -241,7 +251,7 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
                     max_message_size=options["max-message-size"],
                     auto_ping_interval=options["ws-auto-ping-interval"],
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
-                    reactor=reactor, limits=options.rpc_limits())
+                    reactor=reactor, limits=options.rpc_limits(), routes=routes)
     attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
                                    options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
     if options["metrics-endpoint"]:
@@ -260,3 +270,43 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
             globalLogPublisher.addObserver(observer)
     for warning in getattr(options, "warnings", ()):
         log.warn("{warning}", warning=warning)
+
+
+# -- devnet (--devnet) ----------------------------------------------------------------
+
+
+def _devnet_options(options, reactor) -> None:
+    """``--devnet``: a fresh temporary data dir (removed after the reactor
+    stops), no witness plugin (the devnet produces the blocks), a
+    checkpoint only at stop; a warning when the RPC port, open to all
+    without an api-access file, is not on a loopback address."""
+    import re
+    import shutil
+    import tempfile
+
+    endpoint = options["rpc-endpoint"]
+    if not re.search(r"interface=(127\.|localhost|\\?:\\?:1$)", endpoint) \
+            and not options["api-access"]:
+        log.warn("--devnet: every API set, devnet included, is open without login on "
+                 "{endpoint}, not a loopback address", endpoint=endpoint)
+    options["data-dir"] = tempfile.mkdtemp(prefix="nodeapi-devnet-")
+    reactor.addSystemEventTrigger("after", "shutdown", shutil.rmtree, options["data-dir"], True)
+    options["plugins"] = [p for p in options["plugins"] if p != "witness"]
+    options["checkpoint-interval"] = 0
+
+
+def _make_devnet(options, reactor, chain, top):
+    """The :class:`~nodeapi.devnet.control.Devnet` service; it announces
+    the RPC port's ``ws://`` URL."""
+    from nodeapi.config_options import DEV_WIF
+    from nodeapi.devnet.control import Devnet, DevnetOptions
+
+    def url() -> str:
+        host = top.getServiceNamed("rpc").port.getHost()
+        return f"ws://{host.host}:{host.port}"
+
+    return Devnet(chain, DevnetOptions(
+        accounts=options["devnet-accounts"], seed=options["devnet-seed"],
+        block_interval=options["block-interval"],
+        load_state=os.path.abspath(options["load-state"]) if options["load-state"] else None,
+        key=DEV_WIF), clock=reactor, announce=url)

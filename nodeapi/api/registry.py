@@ -14,6 +14,7 @@ from nodeapi.api.custom_operations import CustomOperationsApi
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.debug import DebugApi
+from nodeapi.api.devnet import DevnetApi
 from nodeapi.api.history import HistoryApi
 from nodeapi.api.network_node import NetworkNodeApi
 from nodeapi.api.orders import OrdersApi
@@ -29,6 +30,7 @@ def default_registry() -> dict:
         "asset": AssetApi,
         "network_node": NetworkNodeApi,
         "debug": DebugApi,
+        "devnet": DevnetApi,
         "crypto": CryptoApi,
         "orders": OrdersApi,
         "custom_operations": CustomOperationsApi,

@@ -289,6 +289,33 @@ class BlockLog:
         self._crc = zlib.crc32(record, self._crc)
         return num
 
+    def truncate(self, num: int) -> None:
+        """Drop every block after block ``num`` (0 empties the log): the
+        file is cut at the end of record ``num`` and synced.  The devnet's
+        revert (:mod:`nodeapi.devnet.snapshots`) puts the log back with the
+        state.  Raises ValueError for a ``num`` past the head,
+        :class:`BlockLogError` on I/O errors."""
+        fd = self._require_open()
+        if not 0 <= num <= self.head_num:
+            raise ValueError(f"Cannot truncate {self.path} to block {num}: head is "
+                             f"{self.head_num}")
+        if num == self.head_num:
+            return
+        end = self._ends[num]
+        try:
+            os.ftruncate(fd, end)
+            if self.sync:
+                _sync(fd)
+            crc, offset = 0, 0
+            while offset < end:
+                chunk = os.pread(fd, min(1 << 20, end - offset), offset)
+                crc, offset = zlib.crc32(chunk, crc), offset + len(chunk)
+            self._crc = crc
+        except OSError as exc:
+            raise BlockLogError(f"Cannot truncate {self.path}: {exc.strerror}") from None
+        del self._ends[num + 1:]
+        self._indexed_count = min(self._indexed_count, num)
+
     def read_raw(self, num: int) -> Optional[bytes]:
         """The payload bytes of block ``num`` (checksum verified), or None
         when ``num`` is not in the log; raises :class:`BlockLogCorrupt` if

@@ -230,9 +230,17 @@ class Chain(BlockApplication):
         """Apply a debug update (:mod:`nodeapi.chain.debug_updates`) to the
         committed state, under the pending transactions (which are then
         validated again); returns the action taken."""
+        return self.debug_apply(lambda state: apply_debug_update(state, update))
+
+    def debug_apply(self, change):
+        """Run ``change(state)`` on the committed state, under the pending
+        transactions (then validated again), as graphene's debug updates
+        are applied; returns what ``change`` returns.  Used by the debug
+        API and the devnet (:mod:`nodeapi.devnet`): such a change is not in
+        the block log."""
         pending = self._take_pending()
         try:
-            return apply_debug_update(self.state, update)
+            return change(self.state)
         finally:
             self._restore_pending(pending)
 

@@ -157,6 +157,9 @@ class GroupedOrders:
         return True
 
     def restore_checkpoint(self, meta: dict, records: list) -> None:
+        """Regroup the chain's orders from scratch (also after a devnet
+        revert, when groups of a later state are still held)."""
+        self._keys, self._groups, self._seen = [], {}, {}
         orders = [o for oid, o in self.chain.state.objects.items() if oid.startswith("1.7.")]
         orders.sort(key=lambda o: instance_number(o["id"]))
         for order in orders:

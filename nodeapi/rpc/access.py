@@ -46,7 +46,7 @@ DEFAULT_ALLOWED_APIS = frozenset({
 KNOWN_APIS = frozenset({
     "database_api", "network_broadcast_api", "history_api", "network_node_api",
     "block_api", "asset_api", "crypto_api", "debug_api", "orders_api",
-    "custom_operations_api",
+    "custom_operations_api", "devnet_api",
 })
 
 
@@ -110,6 +110,12 @@ class ApiAccess:
         """The access used without a file: ``*``/``*`` with
         :data:`DEFAULT_ALLOWED_APIS`."""
         return cls({"*": Permission("*", None, b"", DEFAULT_ALLOWED_APIS)})
+
+    @classmethod
+    def open_to_all(cls) -> "ApiAccess":
+        """The access of ``--devnet`` without a file: ``*``/``*`` with
+        every set of :data:`KNOWN_APIS` (a devnet listens on 127.0.0.1)."""
+        return cls({"*": Permission("*", None, b"", KNOWN_APIS)}, "--devnet")
 
     def check(self, user: str, password: str) -> Optional[frozenset]:
         """The allowed access names for ``user``/``password``, or None if

@@ -21,9 +21,10 @@ from nodeapi.rpc.access import ApiAccess
 from nodeapi.protocol.wire import as_string
 from nodeapi.rpc.jsonrpc import Request, method_not_found
 
-#: Login accessors in the order of graphene's ``login_api`` reflection.
+#: Login accessors in the order of graphene's ``login_api`` reflection, then
+#: nodeapi's own ``devnet``.
 ACCESSORS = ("block", "network_broadcast", "database", "history", "network_node",
-             "crypto", "asset", "orders", "debug", "custom_operations")
+             "crypto", "asset", "orders", "debug", "custom_operations", "devnet")
 
 
 def _make_accessor(name: str) -> Callable:
@@ -107,6 +108,7 @@ class LoginApi(ApiSet):
     orders = _make_accessor("orders")
     debug = _make_accessor("debug")
     custom_operations = _make_accessor("custom_operations")
+    devnet = _make_accessor("devnet")  # nodeapi's own (nodeapi.api.devnet)
 
 
 def fc_string(value: Any, what: str) -> str:

@@ -31,10 +31,12 @@ class RpcRoot(Resource):
 
     isLeaf = True
 
-    def __init__(self, ws_resource: WebSocketResource, http: HttpRpc) -> None:
+    def __init__(self, ws_resource: WebSocketResource, http: HttpRpc,
+                 routes: Optional[dict] = None) -> None:
         super().__init__()
         self.ws_resource = ws_resource
         self.http = http
+        self.routes = dict(routes or {})
 
     def render(self, request):
         if len(request.requestHeaders.getRawHeaders(b"authorization", ())) > 1:
@@ -45,6 +47,9 @@ class RpcRoot(Resource):
         upgrade = (request.getHeader(b"upgrade") or b"").lower()
         if upgrade == b"websocket":
             return self.ws_resource.render(request)
+        route = self.routes.get(request.path)
+        if route is not None:
+            return route.render(request)
         if request.path not in RPC_PATHS:
             write_json(request, 404, plain_error(404, -32601,
                                                  "Not found: JSON-RPC is served on POST /rpc "
@@ -93,7 +98,8 @@ class RpcSite(Site):
 def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 1024,
              auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
              max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
-             reactor=None, limits: Optional[RpcLimits] = None) -> RpcSite:
+             reactor=None, limits: Optional[RpcLimits] = None,
+             routes: Optional[dict] = None) -> RpcSite:
     """Build the Site for ``node`` with the ApiAccess ``access``.
 
     :param registry: accessor name -> ApiSet class (default: every set of
@@ -109,6 +115,8 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
         run on it (None: twisted.web's and Autobahn's default, the global
         reactor).
     :param limits: the node-wide :class:`RpcLimits` (default: its defaults).
+    :param routes: ``{path bytes: resource}`` served besides RPC (the
+        devnet's faucet, ``nodeapi.devnet.faucet``).
     """
     if limits is None:
         limits = RpcLimits()
@@ -122,7 +130,7 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
                                   max_outgoing_buffer=max_outgoing_buffer, metrics=metrics,
                                   reactor=reactor)
     http = HttpRpc(node, access, registry, max_message_size, metrics)
-    site = RpcSite(RpcRoot(WebSocketResource(factory), http), reactor=reactor)
+    site = RpcSite(RpcRoot(WebSocketResource(factory), http, routes), reactor=reactor)
     site.max_message_size = max_message_size
     site.handshake_timeout = limits.handshake_timeout or None
     site.guard = ConnectionGuard(site.reactor, limits)

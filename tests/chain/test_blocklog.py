@@ -390,3 +390,29 @@ def test_record_that_is_no_block_names_file_and_offset(tmp_path, payload, reason
             read()
         assert reason in str(info.value)
     log.close()
+
+
+def test_truncate_drops_the_blocks_after_and_survives_a_reopen(tmp_path):
+    """truncate(n) (the devnet's revert) cuts the file after block n: the
+    head, reads and the next append follow, the offset index and its
+    crc32 match the shorter file at the next open."""
+    path = str(tmp_path / "blocks.log")
+    blocks = fake_blocks(6)
+    log = BlockLog(path, sync=False).open()
+    for block in blocks:
+        log.append(block)
+    log.save_index()
+    log.truncate(3)
+    assert log.head_num == 3 and log.read(4) is None and log.read(3) == blocks[2]
+    with pytest.raises(ValueError, match="head is 3"):
+        log.truncate(4)
+    assert log.append(blocks[3]) == 4
+    log.truncate(0)
+    assert log.head_num == 0 and os.path.getsize(path) == len(MAGIC)
+    for block in blocks[:2]:
+        log.append(block)
+    log.close()
+    reopened = BlockLog(path, sync=False).open()
+    assert reopened.head_num == 2 and reopened.truncated == 0
+    assert [b for _n, b in reopened.blocks()] == blocks[:2]
+    reopened.close()

@@ -64,7 +64,12 @@ def defaults(cwd):
         "min-blocks-to-keep": 30000, "max-ops-per-acc-by-min-blocks": 1000,
         "partial-operations": False, "track-account": [], "extended-history-by-account": [],
         "extended-history-by-registrar": [],
-    }, **LIMITS, **MARKET, **SEARCHDB_SWITCHES, **OBJECTS)
+    }, **LIMITS, **MARKET, **SEARCHDB_SWITCHES, **OBJECTS, **DEVNET)
+
+
+#: The devnet options (nodeapi.devnet), defaults.
+DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-seed": "nodeapi-devnet",
+          "block-interval": 0, "load-state": ""}
 
 
 #: The searchdb-objects options (the reference es_objects plugin's), defaults.
@@ -140,6 +145,8 @@ def everything(cwd):
         "--partial-operations", "on", "--track-account", '"1.2.17"',
         "--track-account", '["1.2.18", "1.2.0"]', "--extended-history-by-account", "1.2.9",
         "--extended-history-by-registrar", '"1.2.6"',
+        "--devnet", "--devnet-accounts", "3", "--devnet-seed", "s", "--block-interval", "2",
+        "--load-state", "state.ckpt",
     ]
     limits = {}
     for i, name in enumerate(LIMITS, 1):
@@ -174,6 +181,8 @@ def everything(cwd):
         "min-blocks-to-keep": 0, "max-ops-per-acc-by-min-blocks": 2 ** 64 - 1,
         "partial-operations": True, "track-account": ["1.2.17", "1.2.18", "1.2.0"],
         "extended-history-by-account": ["1.2.9"], "extended-history-by-registrar": ["1.2.6"],
+        "devnet": True, "devnet-accounts": 3, "devnet-seed": "s", "block-interval": 2,
+        "load-state": "state.ckpt",
     }, **limits, **dict(OBJECTS, **{
         "searchdb-objects-url": "http://objects.example:9200/",
         "searchdb-objects-limit-orders-no-delete": True}))
@@ -202,7 +211,7 @@ def test_every_option_in_an_ini_file(cwd):
     i = 0
     while i < len(argv):
         name = argv[i][2:]
-        if name.startswith("enable-") or name == "replay-blockchain":
+        if name.startswith("enable-") or name in ("replay-blockchain", "devnet"):
             lines.append(f"{name} = true")
             i += 1
         else:

@@ -1,6 +1,7 @@
 """The installed node needs only its install_requires: python-bitshares,
 graphenelib, hypothesis and osmem-server are test dependencies, so no module
-of nodeapi may import them."""
+of nodeapi may import them (but the pytest plugin, which pytest loads, imports
+pytest)."""
 
 import subprocess
 import sys
@@ -14,7 +15,8 @@ for name in ("bitshares", "bitsharesbase", "bitsharesapi", "graphenebase", "grap
              "graphenecommon", "hypothesis", "osmem_server", "pytest"):
     sys.modules[name] = None  # any import of it now raises ImportError
 import nodeapi
-names = ["nodeapi.tap"] + [m.name for m in pkgutil.walk_packages(nodeapi.__path__, "nodeapi.")]
+names = ["nodeapi.tap"] + [m.name for m in pkgutil.walk_packages(nodeapi.__path__, "nodeapi.")
+                          if m.name != "nodeapi.devnet.pytest_plugin"]  # loaded by pytest only
 for name in names:
     importlib.import_module(name)
 from nodeapi.config import Options

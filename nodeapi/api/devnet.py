@@ -1,0 +1,127 @@
+"""The ``devnet`` API set (access name ``devnet_api``): drive a devnet
+(``twistd nodeapi --devnet``) from a test suite, as anvil's ``evm_*`` and
+``anvil_*`` methods drive an Ethereum devnet.
+
+Called by name like every set: ``{"method": "call", "params": ["devnet",
+"snapshot", []]}``.  The functions (behaviour: :mod:`nodeapi.devnet.control`):
+
+- ``produce_blocks(count)`` -> head block number;
+- ``advance_time(seconds)``, ``advance_to_maintenance()`` -> ``{"head_block_number",
+  "head_block_id", "time", "offset"}``;
+- ``snapshot()`` -> id, ``revert(id)`` -> true;
+- ``set_balance(account, amount)`` -> the balance ``{"amount", "asset_id"}``
+  (``amount``: core satoshis, or ``{"amount", "asset_id"}``);
+- ``create_account(name, public_key, amount)`` -> ``{"name", "id", "public_key"}``;
+- ``dump_state(path)`` -> head block number written;
+- ``get_accounts()`` -> the ready accounts (name, id, wif, public_key, balance);
+- ``get_head()`` -> as advance_time, without producing a block.
+
+Refused unless the node runs with ``--devnet`` (which grants the set to
+everyone on its RPC port) or an api-access file grants ``devnet_api``: a
+node without ``--devnet`` answers each function with an error saying so.
+"""
+
+from nodeapi.api.arguments import check_public_key, require_str
+from nodeapi.api.base import ApiSet, api_function
+from nodeapi.api.lookup import get_account, get_asset
+from nodeapi.errors import ApiError
+
+#: the most blocks one produce_blocks call makes
+MAX_BLOCKS = 100_000
+#: the longest advance_time, in seconds (ten years)
+MAX_ADVANCE = 10 * 365 * 86400
+
+
+class DevnetApi(ApiSet):
+    """The devnet set (module text); every function answers an
+    :class:`~nodeapi.errors.ApiError` for bad arguments, the state
+    unchanged."""
+
+    name = "devnet"
+
+    @property
+    def devnet(self):
+        devnet = getattr(self.node, "devnet", None)
+        if devnet is None:
+            raise ApiError("The devnet API needs a node started with --devnet")
+        return devnet
+
+    @staticmethod
+    def _bounded(value: int, low: int, high: int, what: str) -> int:
+        if not low <= value <= high:
+            raise ApiError(f"{what} must be {low}..{high}, got {value}")
+        return value
+
+    @api_function
+    def produce_blocks(self, count: int):
+        """Produce ``count`` (1..100000) blocks; a Deferred of the head number."""
+        return self.devnet.produce_blocks(self._bounded(count, 1, MAX_BLOCKS, "count"))
+
+    @api_function
+    def advance_time(self, seconds: int):
+        """One block ``seconds`` (1..ten years) after the head block."""
+        return self.devnet.advance_time(self._bounded(seconds, 1, MAX_ADVANCE, "seconds"))
+
+    @api_function
+    def advance_to_maintenance(self):
+        """The block at the next maintenance time."""
+        return self.devnet.advance_to_maintenance()
+
+    @api_function
+    def get_head(self):
+        """The head block and the devnet's clock offset."""
+        return self.devnet.head()
+
+    @api_function
+    def snapshot(self):
+        """Capture the whole node state; its id."""
+        return self.devnet.snapshot()
+
+    @api_function
+    def revert(self, snapshot_id: int):
+        """Put the node back to a snapshot (dropping it and later ones)."""
+        return self.devnet.revert(snapshot_id)
+
+    @api_function
+    def get_accounts(self):
+        """The ready accounts of the start."""
+        devnet = self.devnet
+        return [a.as_dict(devnet.chain) for a in devnet.accounts]
+
+    @api_function
+    def set_balance(self, account, amount):
+        """Set a balance (see module text)."""
+        devnet = self.devnet
+        state = devnet.chain.state
+        account_id = get_account(state, require_str(account, "account"))["id"]
+        if isinstance(amount, dict):
+            asset_id = get_asset(state, require_str(amount.get("asset_id"), "asset_id"))["id"]
+            amount = amount.get("amount")
+        else:
+            asset_id = "1.3.0"
+        if isinstance(amount, str) and amount.isdigit():
+            amount = int(amount)
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+            raise ApiError(f"amount must be a non-negative integer of satoshis, got {amount!r}")
+        return devnet.set_balance(account_id, asset_id, amount)
+
+    @api_function
+    def create_account(self, name, public_key, amount: int = 0):
+        """Register and fund an account by the faucet (see module text)."""
+        devnet = self.devnet
+        name = require_str(name, "name")
+        check_public_key(public_key, devnet.chain.address_prefix)
+        if amount < 0:
+            raise ApiError(f"amount must be a non-negative integer of satoshis, got {amount}")
+        if name in devnet.chain.state.account_by_name:
+            raise ApiError(f"Account {name!r} already exists")
+        return devnet.create_account(name, public_key, amount)
+
+    @api_function
+    def dump_state(self, path):
+        """Write the state to a file on the node's machine; the head number."""
+        path = require_str(path, "path")
+        try:
+            return self.devnet.dump_state(path)
+        except OSError as exc:
+            raise ApiError(f"Cannot write {path}: {exc.strerror}") from None

@@ -1,0 +1,299 @@
+"""The devnet: blocks on demand, time travel, snapshots, a faucet - what
+anvil and the hardhat network give Ethereum developers, on a graphene chain.
+
+:class:`Devnet` is the service of ``twistd nodeapi --devnet`` (in place of
+the witness plugin) and the object the ``devnet`` API set drives
+(``node.devnet``):
+
+- blocks: a transaction accepted into the pending state is put in a block
+  at once (on the next reactor turn: "automine"); ``block_interval`` > 0
+  also produces a block every that many seconds, empty or not.  Each block
+  is produced by the witness scheduled for its slot, signed with the
+  development key (a witness signing with another key gets it by a debug
+  update first, as bitshares-core's ``debug_generate_blocks``);
+- time: the devnet's clock is the wall clock plus an offset.  A block is
+  stamped with the slot at that clock, or the next slot when the head is
+  already there (one block interval later).  :meth:`advance_time` and
+  :meth:`advance_to_maintenance` produce a block that many seconds after
+  the head (the slots in between are missed), so everything due happens
+  in that block as graphene would apply it: maintenance (votes, fees,
+  budget), vesting, expirations of orders, proposals, HTLCs, credit deals,
+  feeds;
+- state: :meth:`snapshot`/:meth:`revert` (:mod:`nodeapi.devnet.snapshots`;
+  the offset is part of a snapshot), :meth:`dump_state` and the
+  ``load_state`` file of the start;
+- accounts: at the start of a fresh devnet the ready accounts of
+  :mod:`nodeapi.devnet.accounts` are made and the table of them logged;
+  :meth:`create_account` (also the faucet) and :meth:`set_balance`.
+"""
+
+import attr
+from twisted.application import service
+from twisted.internet import defer, task
+from twisted.logger import Logger
+
+from nodeapi.chain import authority as auth
+from nodeapi.chain.evaluators.context import adjust_balance
+from nodeapi.devnet import accounts as acc
+from nodeapi.devnet import snapshots
+from nodeapi.errors import ApiError
+from nodeapi.protocol.times import format_time, parse_time
+
+#: blocks produced between two returns to the reactor
+BATCH = 50
+#: transfers funding the ready accounts per transaction (one of about 40
+#: bytes each: well within maximum_transaction_size, 2048 in the genesis)
+TRANSFERS_PER_TRX = 20
+
+
+@attr.s(slots=True, frozen=True, auto_attribs=True)
+class DevnetOptions:
+    """``--devnet-accounts``, ``--devnet-seed``, ``--block-interval``
+    (seconds, 0 = only on demand), ``--load-state`` (a path or None), the
+    producing key (WIF; the bundled genesis' development key) and the
+    balance of each ready account (core satoshis)."""
+
+    accounts: int = 10
+    seed: str = acc.DEFAULT_SEED
+    block_interval: int = 0
+    load_state: str | None = None
+    key: str = ""
+    balance: int = acc.DEFAULT_BALANCE
+
+
+class Devnet(service.Service):
+    """The devnet of ``chain`` on ``clock`` (module text).
+
+    :param announce: ``fn() -> str``: the WebSocket URL to print (the RPC
+        port is known once bound), or None.
+    :ivar offset: seconds the devnet's clock is ahead of the wall clock.
+    :ivar accounts: the ready accounts (:class:`~nodeapi.devnet.accounts.DevAccount`).
+    """
+
+    log = Logger()
+
+    def __init__(self, chain, options: DevnetOptions, *, clock, announce=None) -> None:
+        self.chain = chain
+        self.options = options
+        self.clock = clock
+        self.announce = announce
+        self.key = options.key
+        self.public = auth.public_key_of(options.key, chain.address_prefix)
+        self.accounts = acc.dev_accounts(options.seed, options.accounts, chain.address_prefix)
+        self.offset = 0
+        self._snapshots: dict = {}
+        self._next_snapshot = 1
+        self._mine = None
+        self._loop = None
+
+    # -- service -----------------------------------------------------------------
+
+    def startService(self) -> None:
+        """Load the state file, make the ready accounts on a fresh chain,
+        start automining (and the block timer), log the account table."""
+        super().startService()
+        if self.options.load_state:
+            extra = snapshots.load(self.chain, self.options.load_state)
+            self.offset = int(extra.get("offset", 0))
+            self.log.info("Devnet state loaded from {path}: head block {num}",
+                          path=self.options.load_state, num=self.chain.head_block_num)
+        if self.chain.head_block_num == 0:  # a fresh chain (not a loaded state)
+            self._make_accounts()
+        self.chain.add_pending_observer(self._pending)
+        if self.options.block_interval:
+            self._loop = task.LoopingCall(self._timer)
+            self._loop.clock = self.clock
+            self._loop.start(self.options.block_interval, now=False)
+        url = self.announce() if self.announce is not None else ""
+        self.log.info("{table}", table=acc.table(self.chain, self.accounts, self.options.seed,
+                                                 self.key, url))
+        self.log.info("Devnet ready on {url}", url=url)
+
+    def stopService(self):
+        """Stop automining and the block timer."""
+        super().stopService()
+        if self._pending in self.chain._pending_observers:
+            self.chain.remove_pending_observer(self._pending)
+        if self._mine is not None and self._mine.active():
+            self._mine.cancel()
+        self._mine = None
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        return defer.succeed(None)
+
+    def _make_accounts(self) -> None:
+        chain = self.chain
+        self.produce_block()  # the head moves from the genesis time to now
+        registrar = chain.state.account_by_name[acc.REGISTRAR]
+        claims = acc.claim_ops(chain, registrar, self.key)
+        if claims:
+            chain.push_transaction(acc.signed(chain, claims, [self.key]))
+        for a in self.accounts:
+            chain.push_transaction(acc.signed(
+                chain, acc.create_ops(registrar, a.name, a.public_key), [self.key]))
+        self.produce_block()
+        transfers = [acc.transfer_op(registrar, chain.state.account_by_name[a.name],
+                                     self.options.balance) for a in self.accounts]
+        for start in range(0, len(transfers), TRANSFERS_PER_TRX):
+            chain.push_transaction(acc.signed(chain, transfers[start:start + TRANSFERS_PER_TRX],
+                                              [self.key]))
+        self.produce_block()
+
+    # -- blocks ------------------------------------------------------------------
+
+    def now(self) -> int:
+        """The devnet's clock in whole seconds (wall clock + offset)."""
+        return int(self.clock.seconds()) + self.offset
+
+    def produce_block(self, when: int | None = None) -> dict:
+        """Produce one block at the slot of ``when`` (default :meth:`now`),
+        or at the next slot when that is not after the head; returns it."""
+        chain = self.chain
+        target = max(self.now() if when is None else when, chain.get_slot_time(1))
+        slot = chain.get_slot_at_time(target)
+        witness = chain.get_scheduled_witness(slot)
+        if chain.state.objects[witness]["signing_key"] != self.public:
+            chain.debug_update({"_action": "update", "id": witness, "signing_key": self.public})
+        return chain.generate_block(chain.get_slot_time(slot), witness, self.key)
+
+    def _pending(self, _trx) -> None:
+        if self._mine is None:
+            self._mine = self.clock.callLater(0, self._automine)
+
+    def _automine(self) -> None:
+        self._mine = None
+        if self.chain.pending_transactions:
+            self._produce_logged()
+
+    def _timer(self) -> None:
+        self._produce_logged()
+
+    def _produce_logged(self) -> None:
+        try:
+            self.produce_block()
+        except Exception:
+            self.log.failure("Devnet: block production failed")
+
+    def produce_blocks(self, count: int) -> defer.Deferred:
+        """Produce ``count`` blocks (each at the devnet's clock or the next
+        slot), returning to the reactor every :data:`BATCH` blocks; a
+        Deferred firing with the head block number."""
+        return defer.Deferred.fromCoroutine(self._produce(count))
+
+    async def _produce(self, count: int) -> int:
+        for i in range(count):
+            self.produce_block()
+            if (i + 1) % BATCH == 0 and i + 1 < count:
+                await task.deferLater(self.clock, 0, lambda: None)
+        return self.chain.head_block_num
+
+    def advance_time(self, seconds: int) -> dict:
+        """Move the chain's time ``seconds`` (>= 1) past the head block: one
+        block at that time (the slots in between are missed), and the
+        devnet's clock at least there from now on.  Returns
+        :meth:`head`."""
+        return self._advance_to(self.chain.head_block_time + seconds)
+
+    def advance_to_maintenance(self) -> dict:
+        """Produce the block at the next maintenance time (the dynamic
+        global properties' ``next_maintenance_time``): maintenance runs in
+        it.  Returns :meth:`head`."""
+        return self._advance_to(parse_time(self.chain.dgp["next_maintenance_time"]))
+
+    def _advance_to(self, when: int) -> dict:
+        self.offset = max(self.offset, when - int(self.clock.seconds()))
+        self.produce_block(when)
+        return self.head()
+
+    def head(self) -> dict:
+        """``{"head_block_number", "head_block_id", "time", "offset"}``."""
+        chain = self.chain
+        return {"head_block_number": chain.head_block_num, "head_block_id": chain.head_block_id,
+                "time": format_time(chain.head_block_time), "offset": self.offset}
+
+    # -- state -------------------------------------------------------------------
+
+    def snapshot(self) -> int:
+        """Capture the node state (:func:`nodeapi.devnet.snapshots.capture`,
+        with the clock offset); returns its id (1, 2, ...)."""
+        sid = self._next_snapshot
+        self._snapshots[sid] = snapshots.capture(self.chain, {"offset": self.offset})
+        self._next_snapshot += 1
+        return sid
+
+    def revert(self, sid: int) -> bool:
+        """Put the node back to snapshot ``sid``; it and every later one
+        are dropped (anvil ``evm_revert``).  Returns True.
+
+        :raises ApiError: no such snapshot."""
+        snap = self._snapshots.get(sid)
+        if snap is None:
+            raise ApiError(f"No devnet snapshot {sid}: ids still held are "
+                           f"{sorted(self._snapshots) or 'none'}")
+        if self._mine is not None and self._mine.active():
+            self._mine.cancel()
+        self._mine = None
+        snapshots.restore(self.chain, snap)
+        self.offset = snap.extra.get("offset", 0)
+        for later in [k for k in self._snapshots if k >= sid]:
+            del self._snapshots[later]
+        return True
+
+    def dump_state(self, path: str) -> int:
+        """Write the node state and its blocks to ``path``
+        (:func:`nodeapi.devnet.snapshots.dump`); returns the head number."""
+        return snapshots.dump(self.chain, path, {"offset": self.offset})
+
+    # -- accounts ----------------------------------------------------------------
+
+    def create_account(self, name: str, public_key: str, amount: int, *,
+                       active_key: str | None = None, memo_key: str | None = None,
+                       referrer: str | None = None) -> dict:
+        """Register ``name`` (owner key ``public_key``; active and memo keys
+        the same unless given) by the faucet ``init0`` (the referrer too
+        unless ``referrer``, an account id, is given) and send it
+        ``amount`` core satoshis, in blocks produced now.  Returns
+        ``{"name", "id", "public_key"}``.  Chain errors (a taken or invalid
+        name, a bad key) propagate, nothing registered."""
+        chain = self.chain
+        registrar = chain.state.account_by_name[acc.REGISTRAR]
+        ops = acc.create_ops(registrar, name, public_key, active_key=active_key,
+                             memo_key=memo_key, referrer=referrer)
+        chain.push_transaction(acc.signed(chain, ops, [self.key]))
+        self.produce_block()
+        oid = chain.state.account_by_name[name]
+        if amount:
+            chain.push_transaction(acc.signed(chain, [acc.transfer_op(registrar, oid, amount)],
+                                              [self.key]))
+            self.produce_block()
+        return {"name": name, "id": oid, "public_key": public_key}
+
+    def routes(self) -> dict:
+        """``{path: resource}`` the devnet adds to the RPC port: the faucet
+        (:mod:`nodeapi.devnet.faucet`)."""
+        from nodeapi.devnet.faucet import FAUCET_PATH, FaucetResource
+
+        return {FAUCET_PATH: FaucetResource(self)}
+
+    def set_balance(self, account_id: str, asset_id: str, amount: int) -> dict:
+        """Set the account's balance of the asset to ``amount`` satoshis by
+        a debug change of the committed state (as the debug API's updates,
+        not in the block log): the balance object and the asset's
+        ``current_supply`` move by the difference.  Returns the balance
+        ``{"amount", "asset_id"}``.
+
+        :raises ApiError: the supply would leave 0..max_supply."""
+        def change(state):
+            delta = amount - state.balance(account_id, asset_id)
+            asset = state.objects[asset_id]
+            dyn_id = asset["dynamic_asset_data_id"]
+            supply = int(state.objects[dyn_id]["current_supply"]) + delta
+            if not 0 <= supply <= int(asset["options"]["max_supply"]):
+                raise ApiError(f"set_balance: the supply of {asset['symbol']} would be {supply}, "
+                               f"outside 0..{asset['options']['max_supply']}")
+            if delta:
+                adjust_balance(state, account_id, asset_id, delta)
+                state.modify(dyn_id)["current_supply"] = supply
+
+        self.chain.debug_apply(change)
+        return {"amount": self.chain.state.balance(account_id, asset_id), "asset_id": asset_id}

@@ -1,0 +1,105 @@
+"""The devnet's faucet on the RPC port: ``POST /api/v1/accounts``, the
+BitShares faucet's registration call, so a wallet's "create account" flow
+works against a devnet unchanged.
+
+Request (the faucet's form, as bitshares-ui and the reference faucets send
+it)::
+
+    {"account": {"name": "alice", "owner_key": "TEST...", "active_key": "TEST...",
+                 "memo_key": "TEST...", "refcode": null, "referrer": null}}
+
+Success: HTTP 201 and ``{"account": {"name", "id", "owner_key",
+"active_key", "memo_key", "referrer"}}``; the account is registered by the
+faucet ``init0`` (also its referrer unless ``referrer`` names a lifetime
+member) and sent :data:`FAUCET_AMOUNT`, in blocks produced at once.
+Failure: HTTP 400 and ``{"error": {"base": ["<message>"]}}`` (the form
+wallets read ``error.base[0]`` from), nothing registered.  CORS is open
+(``Access-Control-Allow-Origin: *``, preflight answered), as a browser
+wallet on another origin calls it.
+"""
+
+import orjson
+from twisted.web.resource import Resource
+
+from nodeapi.errors import NodeAPIError
+from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.protocol.times import parse_time
+
+#: the path served
+FAUCET_PATH = b"/api/v1/accounts"
+#: core satoshis each faucet account gets (10,000 TEST)
+FAUCET_AMOUNT = 10_000 * 100_000
+
+
+class FaucetResource(Resource):
+    """``POST /api/v1/accounts`` of ``devnet`` (a
+    :class:`nodeapi.devnet.control.Devnet`)."""
+
+    isLeaf = True
+
+    def __init__(self, devnet) -> None:
+        super().__init__()
+        self.devnet = devnet
+
+    def _headers(self, request) -> None:
+        request.setHeader(b"access-control-allow-origin", b"*")
+        request.setHeader(b"access-control-allow-methods", b"POST, OPTIONS")
+        request.setHeader(b"access-control-allow-headers", b"content-type, accept")
+        request.setHeader(b"content-type", b"application/json")
+
+    def render_OPTIONS(self, request) -> bytes:
+        self._headers(request)
+        request.setResponseCode(204)
+        return b""
+
+    def render_POST(self, request) -> bytes:
+        self._headers(request)
+        try:
+            account = self._register(request.content.read())
+        except (NodeAPIError, ValueError) as exc:
+            request.setResponseCode(400)
+            return orjson.dumps({"error": {"base": [str(exc)]}})
+        request.setResponseCode(201)
+        return orjson.dumps({"account": account})
+
+    def _register(self, body: bytes) -> dict:
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise ValueError("The body is not JSON: expected {\"account\": {\"name\", "
+                             "\"owner_key\", \"active_key\", \"memo_key\"}}") from None
+        account = doc.get("account") if isinstance(doc, dict) else None
+        if not isinstance(account, dict):
+            raise ValueError("Expected {\"account\": {\"name\", \"owner_key\", \"active_key\", "
+                             "\"memo_key\"}}")
+        chain = self.devnet.chain
+        name = account.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError("account.name must be an account name")
+        if name in chain.state.account_by_name:
+            raise ValueError(f"Account name {name!r} is already taken")
+        keys = {}
+        for field in ("owner_key", "active_key", "memo_key"):
+            key = account.get(field, account.get("active_key"))
+            try:
+                public_key_bytes(key, chain.address_prefix)
+            except Exception:
+                raise ValueError(f"account.{field} must be a {chain.address_prefix}... public "
+                                 f"key, got {key!r}") from None
+            keys[field] = key
+        referrer = self._referrer(account.get("referrer") or account.get("refcode"))
+        made = self.devnet.create_account(name, keys["owner_key"], FAUCET_AMOUNT,
+                                          active_key=keys["active_key"],
+                                          memo_key=keys["memo_key"], referrer=referrer)
+        return dict(made, **keys, referrer=chain.state.objects[referrer]["name"]
+                    if referrer else "init0")
+
+    def _referrer(self, name):
+        """The id of a lifetime member named ``name``, else None (graphene
+        account_create_evaluator: a referrer must be a member)."""
+        state = self.devnet.chain.state
+        oid = state.account_by_name.get(name) if isinstance(name, str) else None
+        if oid and parse_time(state.objects[oid]["membership_expiration_date"]) \
+                > self.devnet.chain.head_block_time:
+            return oid
+        return None

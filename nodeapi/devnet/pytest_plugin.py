@@ -1,0 +1,215 @@
+"""The pytest plugin of nodeapi (entry point ``pytest11``): a devnet for a
+test suite, as anvil is for Ethereum test suites.
+
+Fixtures:
+
+- ``nodeapi_devnet`` (session): ``twistd nodeapi --devnet`` started in a
+  subprocess on a free 127.0.0.1 port and stopped at the end; a
+  :class:`DevnetProcess` with ``url`` (``ws://``), ``http_url``,
+  ``chain_id``, ``accounts`` (:class:`DevAccount`: name, id, wif,
+  public_key) and the devnet API as methods (``advance_time``,
+  ``snapshot``, ...; :meth:`DevnetProcess.call` for any other).  Extra
+  ``twistd nodeapi`` options come from the ``NODEAPI_DEVNET_ARGS``
+  environment variable (shell words, e.g. ``--devnet-accounts 3``);
+- ``nodeapi_snapshot`` (function): the same devnet, snapshotted before the
+  test and reverted after it, so every test starts from the same state.
+
+pytest loads this module in every run of anyone who installed nodeapi, so
+it imports nothing but the standard library and pytest, and starts
+nothing until a test asks for a fixture.
+"""
+
+import calendar
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from typing import NamedTuple
+
+import pytest
+
+_READY = re.compile(r"Devnet ready on (ws://\S+)")
+#: the key of the faucet init0 (the bundled genesis' published development key)
+INIT0_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
+
+
+class DevAccount(NamedTuple):
+    """A ready account of the devnet."""
+
+    name: str
+    id: str
+    wif: str
+    public_key: str
+
+
+class DevnetError(RuntimeError):
+    """The devnet did not start, or answered a call with an error (the
+    JSON-RPC error object is :attr:`error`)."""
+
+    def __init__(self, message: str, error=None) -> None:
+        super().__init__(message)
+        self.error = error
+
+
+class DevnetProcess:
+    """One ``twistd -n nodeapi --devnet`` subprocess (its log in
+    :attr:`log_path`).
+
+    :param args: more ``twistd nodeapi`` options.
+    :param python: the interpreter running twistd (default: this one).
+    :param env: the subprocess environment (default: this one's).
+    """
+
+    def __init__(self, *args, python: str = sys.executable, env=None) -> None:
+        self.args = list(args)
+        self.python = python
+        self.env = dict(os.environ if env is None else env)
+        self.proc = None
+        self.url = self.http_url = self.chain_id = None
+        self.accounts: list = []
+        self._dir = tempfile.mkdtemp(prefix="nodeapi-devnet-test-")
+        self.log_path = os.path.join(self._dir, "devnet.log")
+
+    def start(self, timeout: float = 60.0) -> "DevnetProcess":
+        """Start and wait for the "Devnet ready" line; raises
+        :class:`DevnetError` (with the log) when it exits or times out."""
+        command = [self.python, "-c", "from twisted.scripts.twistd import run; run()",
+                   "-n", "--pidfile=", "nodeapi", "--devnet",
+                   "--rpc-endpoint", "tcp:0:interface=127.0.0.1", *self.args]
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, cwd=self._dir, env=self.env)
+        deadline = time.monotonic() + timeout
+        while True:
+            match = _READY.search(self.log())
+            if match:
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                log = self.log()
+                self.stop()
+                raise DevnetError(f"nodeapi devnet did not start:\n{log}")
+            time.sleep(0.05)
+        self.url = match.group(1)
+        self.http_url = self.url.replace("ws://", "http://", 1)
+        self.chain_id = self.call("database", "get_chain_id")
+        self.accounts = [DevAccount(a["name"], a["id"], a["wif"], a["public_key"])
+                         for a in self.call("devnet", "get_accounts")]
+        return self
+
+    def log(self) -> str:
+        """The daemon's log so far."""
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def call(self, api: str, method: str, *params, timeout: float = 60.0):
+        """``api.method(*params)`` over HTTP JSON-RPC; the result, or
+        :class:`DevnetError` with the error object."""
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "call",
+                           "params": [api, method, list(params)]}).encode()
+        request = urllib.request.Request(self.http_url + "/rpc", data=body,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                reply = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            reply = json.loads(exc.read())
+        if "error" in reply:
+            raise DevnetError(f"{api}.{method}: {reply['error'].get('message')}", reply["error"])
+        return reply["result"]
+
+    # -- the devnet API (nodeapi.api.devnet) -------------------------------------
+
+    def produce_blocks(self, count: int = 1) -> int:
+        return self.call("devnet", "produce_blocks", count)
+
+    def advance_time(self, seconds: int) -> dict:
+        return self.call("devnet", "advance_time", seconds)
+
+    def advance_to_maintenance(self) -> dict:
+        return self.call("devnet", "advance_to_maintenance")
+
+    def snapshot(self) -> int:
+        return self.call("devnet", "snapshot")
+
+    def revert(self, snapshot_id: int) -> bool:
+        return self.call("devnet", "revert", snapshot_id)
+
+    def set_balance(self, account: str, amount) -> dict:
+        return self.call("devnet", "set_balance", account, amount)
+
+    def create_account(self, name: str, public_key: str, amount: int = 0) -> dict:
+        return self.call("devnet", "create_account", name, public_key, amount)
+
+    def dump_state(self, path: str) -> int:
+        return self.call("devnet", "dump_state", os.path.abspath(path))
+
+    def head(self) -> dict:
+        return self.call("devnet", "get_head")
+
+    def expiration(self, seconds: int = 30) -> int:
+        """Seconds from the wall clock that make a client's transaction
+        expire ``seconds`` after the head block: python-bitshares takes its
+        ``expiration`` from the wall clock, so once the head is ahead of it
+        (after :meth:`advance_time`, or many blocks: one per second at
+        least) make the client with
+        ``BitShares(url, expiration=devnet.expiration())``."""
+        head = calendar.timegm(time.strptime(self.head()["time"], "%Y-%m-%dT%H:%M:%S"))
+        return max(head - int(time.time()), 0) + seconds
+
+    def bitshares(self, **kwargs):
+        """A python-bitshares ``BitShares`` on :attr:`url` holding every
+        ready account's key (and the faucet init0's), the devnet's chain
+        registered with python-bitshares first (it refuses unknown chain
+        ids); ``kwargs`` go to ``BitShares`` (``expiration``, ...).
+        Imports python-bitshares, which is not a dependency of nodeapi."""
+        from bitshares import BitShares
+        from bitsharesbase.chains import known_chains
+
+        known_chains.setdefault("NODEAPI_DEVNET", {"chain_id": self.chain_id,
+                                                   "core_symbol": "TEST", "prefix": "TEST"})
+        keys = [a.wif for a in self.accounts] + [INIT0_WIF]
+        return BitShares(node=self.url, keys=kwargs.pop("keys", keys), **kwargs)
+
+    def stop(self, timeout: float = 30.0):
+        """SIGTERM and wait (SIGKILL after ``timeout``), then remove the
+        log's directory; the exit status."""
+        try:
+            if self.proc is None or self.proc.poll() is not None:
+                return None if self.proc is None else self.proc.returncode
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                return self.proc.wait()
+        finally:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def nodeapi_devnet():
+    """A running devnet for the session (module text)."""
+    devnet = DevnetProcess(*shlex.split(os.environ.get("NODEAPI_DEVNET_ARGS", "")))
+    devnet.start()
+    yield devnet
+    devnet.stop()
+
+
+@pytest.fixture
+def nodeapi_snapshot(nodeapi_devnet):
+    """The session devnet, reverted after the test to its state before."""
+    snapshot_id = nodeapi_devnet.snapshot()
+    yield nodeapi_devnet
+    nodeapi_devnet.revert(snapshot_id)

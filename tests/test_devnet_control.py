@@ -1,0 +1,218 @@
+"""The devnet service in process, on a ``task.Clock``: automine on the next
+reactor turn, the block timer, the clock offset of advance_time, the
+devnet API set's argument checks (clear errors, nothing changed), and the
+snapshot refusal for a plugin that keeps no records."""
+
+import os
+import shutil
+import tempfile
+import time
+
+import pytest
+from twisted.internet import task
+
+from nodeapi.api.devnet import DevnetApi
+from nodeapi.devnet import snapshots
+from nodeapi.devnet.control import Devnet, DevnetOptions
+from nodeapi.errors import ApiError
+from nodeapi.history.account_history import AccountHistory
+from nodeapi.protocol.times import parse_time
+
+from kit.chain import open_chain
+from kit.keys import DEV_WIF
+from kit.signing import sign_wire
+
+CORE = "1.3.0"
+
+
+@pytest.fixture
+def devnet(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    chain.add_consumer(AccountHistory())
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=2, key=DEV_WIF, block_interval=0), clock=clock)
+    net.startService()
+    yield net
+    net.stopService()
+    chain.block_log.close()
+
+
+def _transfer(chain, frm, to, amount, wif):
+    return sign_wire(chain, [[0, {"fee": {"amount": 2000000, "asset_id": CORE}, "from": frm,
+                                  "to": to, "amount": {"amount": amount, "asset_id": CORE},
+                                  "extensions": []}]], wif=wif)
+
+
+def test_start_makes_the_ready_accounts_in_three_blocks(devnet):
+    chain = devnet.chain
+    assert chain.head_block_num == 3  # to now; claim + registrations; funding
+    for acc in devnet.accounts:
+        oid = chain.state.account_by_name[acc.name]
+        assert chain.state.balance(oid, CORE) == 100_000_000_000
+    # the first block is a maintenance block: graphene's get_slot_time skips
+    # maintenance_skip_slots (3) slots after it; then two slots of 1 s
+    assert abs(chain.head_block_time - devnet.clock.seconds()) <= 6
+
+
+def test_a_pending_transaction_is_mined_on_the_next_turn(devnet):
+    chain = devnet.chain
+    dev0 = chain.state.account_by_name["dev0"]
+    head = chain.head_block_num
+    chain.push_transaction(_transfer(chain, dev0, "1.2.6", 5, devnet.accounts[0].wif))
+    assert chain.head_block_num == head  # not inside push_transaction
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 1
+    assert chain.pending_transactions == []
+    devnet.clock.advance(10)  # nothing pending: no empty blocks without a timer
+    assert chain.head_block_num == head + 1
+
+
+def test_the_block_timer(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=0, key=DEV_WIF, block_interval=5), clock=clock)
+    net.startService()
+    try:
+        head = chain.head_block_num
+        clock.advance(5)
+        clock.advance(5)
+        assert chain.head_block_num == head + 2
+    finally:
+        net.stopService()
+        chain.block_log.close()
+
+
+def test_advance_time_moves_the_clock_and_later_blocks_follow_it(devnet):
+    chain = devnet.chain
+    start = chain.head_block_time
+    head = devnet.advance_time(3600)
+    assert parse_time(head["time"]) == start + 3600
+    assert devnet.offset >= 3600 - 5
+    devnet.clock.advance(1)
+    devnet.produce_block()
+    assert chain.head_block_time >= start + 3600 + 1
+
+
+def test_api_arguments_are_checked_and_nothing_changes(devnet):
+    class Node:
+        pass
+
+    node = Node()
+    node.devnet = devnet
+    api = DevnetApi(node, None)
+    head = devnet.chain.head_block_id
+    for function, args, message in (
+            ("produce_blocks", [0], "count must be 1..100000"),
+            ("produce_blocks", ["x"], "expected an integer"),
+            ("advance_time", [0], "seconds must be"),
+            ("advance_time", [-5], "seconds must be"),
+            ("revert", [99], "No devnet snapshot 99"),
+            ("create_account", ["bob", "TESTxyz", 1], "Invalid public key"),
+            ("create_account", ["dev0", devnet.accounts[0].public_key, 1], "already exists"),
+            ("set_balance", ["nobody", 5], "no such account"),
+            ("set_balance", [["dev0"], 5], "account"),
+            ("dump_state", [5], "path")):
+        with pytest.raises(ApiError, match=message):
+            api.call(function, args)
+    assert devnet.chain.head_block_id == head
+    node.devnet = None
+    with pytest.raises(ApiError, match="needs a node started with --devnet"):
+        api.call("snapshot", [])
+
+
+def test_a_plugin_without_records_refuses_snapshots(devnet):
+    class NoRecords:
+        def block_applied(self, applied):
+            pass
+
+    devnet.chain.add_consumer(NoRecords())
+    with pytest.raises(snapshots.SnapshotError, match="NoRecords keeps no snapshot"):
+        devnet.snapshot()
+
+
+def test_load_state_without_devnet_is_a_startup_error(tmp_path):
+    from nodeapi.config import Options
+    from nodeapi.tap import makeService
+
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "d"), "--load-state", "x.ckpt"])
+    with pytest.raises(SystemExit, match="nodeapi: --load-state needs --devnet"):
+        makeService(options, reactor=task.Clock())
+
+
+def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_path):
+    """45 accounts: their funding takes three transactions of at most 20
+    transfers (graphene maximum_transaction_size, 2048 bytes here)."""
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=45, key=DEV_WIF), clock=clock)
+    net.startService()
+    try:
+        funding = chain.get_block(chain.head_block_num)["transactions"]
+        assert [len(t["operations"]) for t in funding] == [20, 20, 5]
+        for acc in net.accounts:
+            assert chain.state.balance(chain.state.account_by_name[acc.name], CORE) \
+                == 100_000_000_000
+    finally:
+        net.stopService()
+        chain.block_log.close()
+
+
+@pytest.mark.parametrize("endpoint,warned", [("0.0.0.0:0", True), ("127.0.0.1:0", False)])
+def test_devnet_off_loopback_is_warned(tmp_path, captured, endpoint, warned):
+    """--devnet opens every set without login: a port not on a loopback
+    address gets a warning; the service tree has the devnet and no
+    witness; the data dir is a fresh temporary one."""
+    from twisted.internet.testing import MemoryReactorClock
+
+    from nodeapi.config import Options
+    from nodeapi.tap import makeService
+
+    options = Options()
+    options.parseOptions(["--devnet", "--rpc-endpoint", endpoint,
+                          "--data-dir", str(tmp_path / "ignored")])
+    top = makeService(options, reactor=MemoryReactorClock())
+    try:
+        names = [svc.name for svc in top]
+        assert "devnet" in names and "witness" not in names
+        assert top.node.devnet is top.getServiceNamed("devnet")
+        assert options["data-dir"].startswith(os.path.join(tempfile.gettempdir(),
+                                                           "nodeapi-devnet-"))
+        text = " ".join(line for _level, line, _event in captured)
+        assert ("not a loopback address" in text) is warned
+    finally:
+        top.block_log.close()
+        shutil.rmtree(options["data-dir"], ignore_errors=True)
+
+
+def test_no_ready_accounts_still_claims_the_faucet(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=0, key=DEV_WIF), clock=clock)
+    net.startService()
+    try:
+        assert chain.state.balance("1.2.6", CORE) > 10 ** 14  # init0 holds the genesis balance
+        assert net.create_account("solo", net.public, 5)["id"].startswith("1.2.")
+    finally:
+        net.stopService()
+        chain.block_log.close()
+
+
+def test_a_witness_signing_with_another_key_gets_the_devnet_key(devnet):
+    """As bitshares-core's debug_generate_blocks: the scheduled witness'
+    signing_key is rewritten to the devnet's key before its block."""
+    from kit.keys import OTHER_PUB
+
+    chain = devnet.chain
+    for i in range(1, 12):
+        chain.debug_update({"_action": "update", "id": f"1.6.{i}", "signing_key": OTHER_PUB})
+    head = chain.head_block_num
+    devnet.produce_blocks(3)
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 3
+    changed = [chain.state.objects[f"1.6.{i}"]["signing_key"] for i in range(1, 12)]
+    assert changed.count(devnet.public) >= 1 and OTHER_PUB in changed
