@@ -8,6 +8,8 @@ from typing import Any, Optional
 import attr
 import coincurve
 
+from nodeapi.api.answers import ApiAnswers
+
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class ApiLimits:
@@ -95,6 +97,8 @@ class Node:
     :ivar account_lookup: without a chain (indexer mode), ``fn(name) ->
         Deferred[account id | None]`` resolving account names for the
         history API (the upstream's), or None.
+    :ivar api_answers: the answers the API sets keep for reuse across
+        connections (:class:`nodeapi.api.answers.ApiAnswers`).
     """
 
     chain: Any
@@ -113,6 +117,7 @@ class Node:
     debug_streams: dict = attr.Factory(dict)
     node_identity: dict = attr.Factory(lambda: new_node_identity())
     account_lookup: Optional[Any] = None
+    api_answers: ApiAnswers = attr.Factory(ApiAnswers)
 
 
 def new_node_identity() -> dict:
