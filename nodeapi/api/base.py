@@ -5,8 +5,8 @@ An API set is a class deriving from :class:`ApiSet` whose public functions are
 methods decorated with :func:`api_function`, its own or those of its
 *sections*: a set serving many functions (``database``, ``history``) names
 in :attr:`ApiSet.sections` the classes grouping them, one per concept, and
-its constructor builds one instance of each with its dependencies passed
-explicitly (the node, the session, a subscriptions object...).  The set's
+builds one instance of each with its dependencies passed explicitly (the
+node, the session, a subscriptions object...).  The set's
 dispatch table holds the functions of all of them.  One set instance is
 created per connection (per HTTP request) by the RPC layer, like graphene's
 ``login_api`` creates its sets per session, so an instance may keep
@@ -165,20 +165,24 @@ def api_functions(klass: type) -> dict[str, Callable]:
 
 
 class _SectionFunction:
-    """The class attribute of an API set standing for a function one of its
-    sections serves: read on a set instance, the method bound to the
-    section instance the set keeps under ``section``."""
+    """The class attribute of an API set standing for a function ``name``
+    one of its sections serves: read on a set instance, the method bound to
+    the section instance the set provides under ``section``; kept in the
+    instance's ``__dict__``, where later reads find it first."""
 
-    __slots__ = ("section", "func")
+    __slots__ = ("section", "name", "func")
 
-    def __init__(self, section: str, func: Callable) -> None:
+    def __init__(self, section: str, name: str, func: Callable) -> None:
         self.section = section
+        self.name = name
         self.func = func
 
     def __get__(self, instance: Any, owner: Any = None) -> Callable:
         if instance is None:
             return self.func
-        return self.func.__get__(instance.__dict__[self.section])
+        bound = self.func.__get__(getattr(instance, self.section))
+        instance.__dict__[self.name] = bound
+        return bound
 
 
 class Section:
@@ -210,9 +214,11 @@ class ApiSet:
     :class:`nodeapi.api.base.Session`.
 
     :attr:`sections` maps attribute names to section classes (module
-    docstring): the subclass' constructor stores an instance of each under
-    its name, and the :func:`api_function` methods of the classes are
-    functions of the set, called on that instance.  Two sections (or a
+    docstring): the subclass provides an instance of each under its name
+    (stored by its constructor, or made on first use by a
+    :func:`functools.cached_property` of that name), and the
+    :func:`api_function` methods of the classes are functions of the set,
+    called on that instance.  Two sections (or a
     section and the set) serving one name is a :class:`TypeError` when the
     class is made.
     """
@@ -232,7 +238,7 @@ class ApiSet:
                                     f"is also served by {served.get(name, cls.__name__)}")
                 served[name] = section
                 bindings[name] = _Binding(func)
-                setattr(cls, name, _SectionFunction(section, func))
+                setattr(cls, name, _SectionFunction(section, name, func))
         cls._bindings = bindings
 
     def __init__(self, node: Any, session: "Session") -> None:

@@ -55,7 +55,7 @@ A function graphene adds to one of these sections goes into its module (a
 section too large for one module is a package of that name with one module
 per concept, like ``markets``); a new section gets a module of its own named
 for it, with its section class listed in :attr:`DatabaseApi.sections` and
-built in :meth:`DatabaseApi.__init__`.
+built by the property of that name.
 
 Every function reads ``node.chain.state``, which is the head state plus the
 pending transactions, like graphene's database during its pending session.
@@ -63,6 +63,8 @@ Bad arguments raise :class:`~nodeapi.errors.ApiError`
 (:mod:`nodeapi.api.arguments`); limits are the ``api-limit-*`` options in
 ``node.limits``.
 """
+
+from functools import cached_property
 
 from nodeapi.api.base import ApiSet
 from nodeapi.api.database.accounts import Accounts
@@ -89,12 +91,10 @@ from nodeapi.api.database.withdrawals import Withdrawals
 class DatabaseApi(ApiSet):
     """graphene ``database_api`` over :class:`nodeapi.chain.chain.Chain`,
     assembled from one section object per graphene section (module
-    docstring).  One instance per connection; :meth:`close` removes its
-    chain observers.
-
-    :ivar subscriptions: the connection's
-        :class:`~nodeapi.api.database.subscriptions.Subscriptions`, given to
-        the sections that subscribe what they fetch."""
+    docstring), each made on first use with its dependencies: the node,
+    the session, the connection's :attr:`subscriptions`
+    (:class:`~nodeapi.api.database.subscriptions.Subscriptions`).  One
+    instance per connection; :meth:`close` removes its chain observers."""
 
     name = "database"
     sections = {
@@ -106,27 +106,84 @@ class DatabaseApi(ApiSet):
         "htlcs": Htlcs, "claims": Claims,
     }
 
-    def __init__(self, node, session) -> None:
-        super().__init__(node, session)
-        subscriptions = self.subscriptions = Subscriptions(node, session)
-        self.objects = Objects(node, subscriptions)
-        self.blocks = Blocks(node)
-        self.globals = Globals(node)
-        self.keys = Keys(node)
-        self.accounts = Accounts(node, subscriptions)
-        self.balances = Balances(node)
-        self.assets = Assets(node, subscriptions)
-        self.orders = Orders(node)
-        self.debt = Debt(node)
-        self.tickers = Tickers(node)
-        self.market_subscriptions = MarketSubscriptions(node, session, subscriptions)
-        self.pools = LiquidityPools(node, subscriptions)
-        self.funds = Funds(node)
-        self.governance = Governance(node)
-        self.authority = Authority(node)
-        self.withdrawals = Withdrawals(node)
-        self.htlcs = Htlcs(node, subscriptions)
-        self.claims = Claims(node)
+    # -- the sections, each built on first use (a connection, an HTTP request,
+    # often calls one function) with what it depends on -----------------------
+
+    @cached_property
+    def subscriptions(self) -> Subscriptions:
+        return Subscriptions(self.node, self.session)
+
+    @cached_property
+    def objects(self) -> Objects:
+        return Objects(self.node, self.subscriptions)
+
+    @cached_property
+    def blocks(self) -> Blocks:
+        return Blocks(self.node)
+
+    @cached_property
+    def globals(self) -> Globals:
+        return Globals(self.node)
+
+    @cached_property
+    def keys(self) -> Keys:
+        return Keys(self.node)
+
+    @cached_property
+    def accounts(self) -> Accounts:
+        return Accounts(self.node, self.subscriptions)
+
+    @cached_property
+    def balances(self) -> Balances:
+        return Balances(self.node)
+
+    @cached_property
+    def assets(self) -> Assets:
+        return Assets(self.node, self.subscriptions)
+
+    @cached_property
+    def orders(self) -> Orders:
+        return Orders(self.node)
+
+    @cached_property
+    def debt(self) -> Debt:
+        return Debt(self.node)
+
+    @cached_property
+    def tickers(self) -> Tickers:
+        return Tickers(self.node)
+
+    @cached_property
+    def market_subscriptions(self) -> MarketSubscriptions:
+        return MarketSubscriptions(self.node, self.session, self.subscriptions)
+
+    @cached_property
+    def pools(self) -> LiquidityPools:
+        return LiquidityPools(self.node, self.subscriptions)
+
+    @cached_property
+    def funds(self) -> Funds:
+        return Funds(self.node)
+
+    @cached_property
+    def governance(self) -> Governance:
+        return Governance(self.node)
+
+    @cached_property
+    def authority(self) -> Authority:
+        return Authority(self.node)
+
+    @cached_property
+    def withdrawals(self) -> Withdrawals:
+        return Withdrawals(self.node)
+
+    @cached_property
+    def htlcs(self) -> Htlcs:
+        return Htlcs(self.node, self.subscriptions)
+
+    @cached_property
+    def claims(self) -> Claims:
+        return Claims(self.node)
 
     @property
     def chain(self):
@@ -134,5 +191,8 @@ class DatabaseApi(ApiSet):
         return self.node.chain
 
     def close(self) -> None:
-        """Connection closed: end every callback and subscription."""
-        self.subscriptions.close()
+        """Connection closed: end every callback and subscription (if any
+        section made the connection's subscriptions)."""
+        subscriptions = self.__dict__.get("subscriptions")
+        if subscriptions is not None:
+            subscriptions.close()
