@@ -41,7 +41,8 @@ class Accounts(Section):
         non-empty string (:func:`require_name_or_id`)."""
         names = require_list(account_names_or_ids, "account_names_or_ids")
         check_count(len(names), api_limit(self.node, "get_objects", 100), "accounts")
-        to_subscribe = self.subscriptions.whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        to_subscribe = self.subscriptions.whether_to_subscribe(
+            optional_bool(subscribe, "subscribe"))
         for i, name in enumerate(names):
             require_name_or_id(name, f"account_names_or_ids[{i}]")
         result = []
@@ -81,7 +82,8 @@ class Accounts(Section):
         if limit == 0:
             return []
         found = self.chain.state.accounts_by_name(lower_bound_name, limit)
-        if limit == 1 and self.subscriptions.whether_to_subscribe(optional_bool(subscribe, "subscribe")):
+        if limit == 1 and self.subscriptions.whether_to_subscribe(
+                optional_bool(subscribe, "subscribe")):
             for _name, oid in found:
                 self.subscriptions.subscribe_to_item(oid)
         return [[name, oid] for name, oid in found]
@@ -123,7 +125,8 @@ class Accounts(Section):
         100 accounts per connection)."""
         names = require_list(names_or_ids, "names_or_ids")
         check_count(len(names), api_limit(self.node, "get_full_accounts", 50), "accounts")
-        to_subscribe = self.subscriptions.whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        to_subscribe = self.subscriptions.whether_to_subscribe(
+            optional_bool(subscribe, "subscribe"))
         list_limit = api_limit(self.node, "get_full_accounts_lists", 500)
         subscribe_limit = api_limit(self.node, "get_full_accounts_subscribe",
                                     FULL_ACCOUNTS_SUBSCRIBE)

@@ -34,7 +34,8 @@ class Assets(Section):
         subscribed.  At most ``api-limit-get-assets`` items."""
         items = require_list(asset_symbols_or_ids, "asset_symbols_or_ids")
         check_count(len(items), api_limit(self.node, "get_assets", 101), "assets")
-        to_subscribe = self.subscriptions.whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        to_subscribe = self.subscriptions.whether_to_subscribe(
+            optional_bool(subscribe, "subscribe"))
         result = []
         for item in items:
             asset = find_asset(self.chain.state, item)
