@@ -188,9 +188,9 @@ class _SectionFunction:
 class Section:
     """A group of the functions of an API set, one concept (a graphene API
     section), over the node given to its constructor.  Sections needing
-    more (the connection's subscriptions, its session) take it as a further
-    constructor argument; they never reach into each other: what two of
-    them share is a module function over the chain state.
+    more (the connection's session, its subscriptions object) take it as a
+    further constructor argument and use nothing else of the set; what two
+    sections share is a module function over the chain state.
 
     :ivar node: the shared :class:`nodeapi.node.Node`."""
 
@@ -218,9 +218,8 @@ class ApiSet:
     (stored by its constructor, or made on first use by a
     :func:`functools.cached_property` of that name), and the
     :func:`api_function` methods of the classes are functions of the set,
-    called on that instance.  Two sections (or a
-    section and the set) serving one name is a :class:`TypeError` when the
-    class is made.
+    called on that instance.  Two sections (or a section and the set)
+    serving one name is a :class:`TypeError` when the class is made.
     """
 
     name: ClassVar[str] = ""
