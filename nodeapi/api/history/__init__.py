@@ -3,14 +3,15 @@
 libraries/app/api.cpp; wire-contract section 6), assembled from one section
 object per concept, each built with the node:
 
-=========================  ======================================  ===================
-functions                  module of ``nodeapi.api.history``       section class
-=========================  ======================================  ===================
-an account's operations    :mod:`~.accounts`                       ``AccountHistory``
-a block's operations       :mod:`~.blocks`                         ``BlockHistory``
-fills, OHLCV buckets       :mod:`~.markets`                        ``MarketHistory``
-a liquidity pool's history :mod:`~.pools`                          ``PoolHistory``
-=========================  ======================================  ===================
+==========================  =======================  ==================
+functions                   module of                section class
+                            ``nodeapi.api.history``
+==========================  =======================  ==================
+an account's operations     :mod:`~.accounts`        ``AccountHistory``
+a block's operations        :mod:`~.blocks`          ``BlockHistory``
+fills, OHLCV buckets        :mod:`~.markets`         ``MarketHistory``
+a liquidity pool's history  :mod:`~.pools`           ``PoolHistory``
+==========================  =======================  ==================
 
 The argument readings they share (operation ids ``1.11.N``, limits,
 times) are :mod:`~nodeapi.api.history.arguments`.  Operation answers come
