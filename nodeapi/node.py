@@ -8,6 +8,8 @@ from typing import Any, Optional
 import attr
 import coincurve
 
+from nodeapi.api.answers import ApiAnswers
+
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class ApiLimits:
@@ -97,6 +99,8 @@ class Node:
         history API (the upstream's), or None.
     :ivar devnet: the :class:`nodeapi.devnet.control.Devnet` of a node
         started with ``--devnet`` (the devnet API set drives it), or None.
+    :ivar api_answers: the answers the API sets keep for reuse across
+        connections (:class:`nodeapi.api.answers.ApiAnswers`).
     """
 
     chain: Any
@@ -116,6 +120,7 @@ class Node:
     node_identity: dict = attr.Factory(lambda: new_node_identity())
     account_lookup: Optional[Any] = None
     devnet: Optional[Any] = None
+    api_answers: ApiAnswers = attr.Factory(ApiAnswers)
 
 
 def new_node_identity() -> dict:

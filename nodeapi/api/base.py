@@ -2,10 +2,15 @@
 positional argument binding.
 
 An API set is a class deriving from :class:`ApiSet` whose public functions are
-methods decorated with :func:`api_function`.  One instance is created per
-connection (per HTTP request) by the RPC layer, like graphene's ``login_api``
-creates its sets per session, so an instance may keep per-connection state
-(callbacks).  Functions take positional arguments only and return a JSON-ready
+methods decorated with :func:`api_function`, its own or those of its
+*sections*: a set serving many functions (``database``, ``history``) names
+in :attr:`ApiSet.sections` the classes grouping them, one per concept, and
+builds one instance of each with its dependencies passed explicitly (the
+node, the session, a subscriptions object...).  The set's
+dispatch table holds the functions of all of them.  One set instance is
+created per connection (per HTTP request) by the RPC layer, like graphene's
+``login_api`` creates its sets per session, so an instance may keep
+per-connection state (callbacks).  Functions take positional arguments only and return a JSON-ready
 value or a Deferred firing with one.
 
 Argument rules (wire-contract section 3): extra arguments are ignored;
@@ -148,6 +153,57 @@ class _Binding:
         return args
 
 
+def api_functions(klass: type) -> dict[str, Callable]:
+    """``{name: function}`` of the :func:`api_function` methods of
+    ``klass`` and its bases (a subclass' definition wins)."""
+    found: dict[str, Callable] = {}
+    for base in reversed(klass.__mro__):
+        for attr_name, value in vars(base).items():
+            if callable(value) and getattr(value, _MARK, False):
+                found[attr_name] = value
+    return found
+
+
+class _SectionFunction:
+    """The class attribute of an API set standing for a function ``name``
+    one of its sections serves: read on a set instance, the method bound to
+    the section instance the set provides under ``section``; kept in the
+    instance's ``__dict__``, where later reads find it first."""
+
+    __slots__ = ("section", "name", "func")
+
+    def __init__(self, section: str, name: str, func: Callable) -> None:
+        self.section = section
+        self.name = name
+        self.func = func
+
+    def __get__(self, instance: Any, owner: Any = None) -> Callable:
+        if instance is None:
+            return self.func
+        bound = self.func.__get__(getattr(instance, self.section))
+        instance.__dict__[self.name] = bound
+        return bound
+
+
+class Section:
+    """A group of the functions of an API set, one concept (a graphene API
+    section), over the node given to its constructor.  Sections needing
+    more (the connection's session, its subscriptions object) take it as a
+    further constructor argument and use nothing else of the set; what two
+    sections share is a module function over the chain state.
+
+    :ivar node: the shared :class:`nodeapi.node.Node`."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+    @property
+    def chain(self):
+        """The node's :class:`~nodeapi.chain.chain.Chain` (read at each use:
+        it is the node's, whatever the node holds now)."""
+        return self.node.chain
+
+
 class ApiSet:
     """Base class of every API set.
 
@@ -156,18 +212,32 @@ class ApiSet:
     ``name + "_api"``.  The constructor receives the shared
     :class:`nodeapi.node.Node` and the per-connection
     :class:`nodeapi.api.base.Session`.
+
+    :attr:`sections` maps attribute names to section classes (module
+    docstring): the subclass provides an instance of each under its name
+    (stored by its constructor, or made on first use by a
+    :func:`functools.cached_property` of that name), and the
+    :func:`api_function` methods of the classes are functions of the set,
+    called on that instance.  Two sections (or a section and the set)
+    serving one name is a :class:`TypeError` when the class is made.
     """
 
     name: ClassVar[str] = ""
+    sections: ClassVar[dict[str, type]] = {}
     _bindings: ClassVar[dict[str, _Binding]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        bindings: dict[str, _Binding] = {}
-        for klass in reversed(cls.__mro__):
-            for attr_name, value in vars(klass).items():
-                if callable(value) and getattr(value, _MARK, False):
-                    bindings[attr_name] = _Binding(value)
+        bindings = {name: _Binding(func) for name, func in api_functions(cls).items()}
+        served: dict[str, str] = {}
+        for section, klass in cls.sections.items():
+            for name, func in api_functions(klass).items():
+                if name in served or name in bindings:
+                    raise TypeError(f"{cls.__name__}: function {name} of section {section} "
+                                    f"is also served by {served.get(name, cls.__name__)}")
+                served[name] = section
+                bindings[name] = _Binding(func)
+                setattr(cls, name, _SectionFunction(section, name, func))
         cls._bindings = bindings
 
     def __init__(self, node: Any, session: "Session") -> None:

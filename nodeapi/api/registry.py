@@ -3,8 +3,8 @@
 The names are the login accessors of docs/rpc-access.rst ("API set
 names"); the access name checked against ``allowed_apis`` is
 ``<name>_api``.  Each set is one module of :mod:`nodeapi.api`, except the
-database set, a package (:mod:`nodeapi.api.database`) composed of one
-module per graphene section.
+database and history sets, packages (:mod:`nodeapi.api.database`,
+:mod:`nodeapi.api.history`) of one module per section.
 """
 
 from nodeapi.api.asset import AssetApi

@@ -1,43 +1,33 @@
 """database API, graphene section "Accounts": accounts by name or id, name
-lookups, references and full accounts (a mixin of
-:class:`nodeapi.api.database.DatabaseApi`).
+lookups, references and full accounts (a section of
+:class:`nodeapi.api.database.DatabaseApi`; the ``full_account`` answer is
+:mod:`nodeapi.api.database.full_accounts`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Accounts" (``get_accounts``, ``get_full_accounts``, ``lookup_accounts``,
 ...) and libraries/app/include/graphene/app/api_objects.hpp
 (``full_account``).  Account arguments accept a name or a ``1.2.N`` id.
-Lists of things this chain does not model (call and settle orders,
-proposals) are present in ``full_account`` and empty, because no such
-object can exist here; withdraw permissions and HTLCs are listed as the
-withdrawals and HTLC sections find them.
 """
 
 from nodeapi.api.arguments import (
     api_limit, check_count, check_limit, id_key, optional_bool, require_list, require_name_or_id,
     require_str)
-from nodeapi.api.base import api_function
-from nodeapi.api.database.htlc import htlcs_of
-from nodeapi.api.database.withdrawals import permissions_of
-from nodeapi.api.database.listing import matching
+from nodeapi.api.base import Section, api_function
+from nodeapi.api.database.full_accounts import cached_full_account
 from nodeapi.api.lookup import find_account, get_account
-from nodeapi.chain.state import StateObject
 
 # graphene api_limit_get_full_accounts_subscribe: accounts one connection can
 # subscribe to through get_full_accounts.
 FULL_ACCOUNTS_SUBSCRIBE = 100
-#: full_account answers by (account id, list limit): (state, its version,
-#: answer); a :class:`~nodeapi.chain.state.StateObject`, never changed once
-#: made, so the RPC layer keeps its wire form too.
-_FULL_ACCOUNTS: dict = {}
-FULL_ACCOUNT_CACHE_SIZE = 1024
-
-_MORE_DATA = ("balances", "vesting_balances", "limit_orders", "call_orders", "settle_orders",
-              "proposals", "assets", "withdraws_from", "withdraws_to", "htlcs_from",
-              "htlcs_to")
 
 
-class AccountsMixin:
-    """Accounts and full accounts."""
+class Accounts(Section):
+    """Accounts and full accounts; what is found is subscribed through
+    ``subscriptions``."""
+
+    def __init__(self, node, subscriptions) -> None:
+        super().__init__(node)
+        self.subscriptions = subscriptions
 
     @api_function
     def get_account_id_from_string(self, name_or_id):
@@ -51,14 +41,15 @@ class AccountsMixin:
         non-empty string (:func:`require_name_or_id`)."""
         names = require_list(account_names_or_ids, "account_names_or_ids")
         check_count(len(names), api_limit(self.node, "get_objects", 100), "accounts")
-        to_subscribe = self._whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        to_subscribe = self.subscriptions.whether_to_subscribe(
+            optional_bool(subscribe, "subscribe"))
         for i, name in enumerate(names):
             require_name_or_id(name, f"account_names_or_ids[{i}]")
         result = []
         for name in names:
             account = find_account(self.chain.state, name)
             if account is not None and to_subscribe:
-                self._subscribe_to_item(account["id"])
+                self.subscriptions.subscribe_to_item(account["id"])
             result.append(account)
         return result
 
@@ -91,9 +82,10 @@ class AccountsMixin:
         if limit == 0:
             return []
         found = self.chain.state.accounts_by_name(lower_bound_name, limit)
-        if limit == 1 and self._whether_to_subscribe(optional_bool(subscribe, "subscribe")):
+        if limit == 1 and self.subscriptions.whether_to_subscribe(
+                optional_bool(subscribe, "subscribe")):
             for _name, oid in found:
-                self._subscribe_to_item(oid)
+                self.subscriptions.subscribe_to_item(oid)
         return [[name, oid] for name, oid in found]
 
     @api_function
@@ -117,67 +109,6 @@ class AccountsMixin:
                 out.append(oid)
         return out
 
-    # -- full accounts -----------------------------------------------------------
-
-    def _cashback_balance(self, account: dict) -> dict:
-        """``{"cashback_balance": vesting balance}`` when the account has a
-        cashback vesting balance (``cashback_vb``), else ``{}`` (graphene
-        leaves the optional out)."""
-        vb = self.chain.state.objects.get(account.get("cashback_vb") or "")
-        return {} if vb is None else {"cashback_balance": vb}
-
-    def _cached_full_account(self, account: dict, list_limit: int) -> dict:
-        """:meth:`_full_account`, computed once per state version."""
-        state = self.chain.state
-        key = (account["id"], list_limit)
-        cached = _FULL_ACCOUNTS.get(key)
-        if cached is not None and cached[0] is state and cached[1] == state.version:
-            return cached[2]
-        answer = StateObject(self._full_account(account, list_limit))
-        if len(_FULL_ACCOUNTS) >= FULL_ACCOUNT_CACHE_SIZE:
-            _FULL_ACCOUNTS.clear()
-        _FULL_ACCOUNTS[key] = (state, state.version, answer)
-        return answer
-
-    def _full_account(self, account: dict, list_limit: int) -> dict:
-        """graphene ``full_account`` of one account."""
-        state = self.chain.state
-        objects = state.objects
-        aid = account["id"]
-        more = dict.fromkeys(_MORE_DATA, False)
-
-        def capped(items: list, name: str) -> list:
-            if len(items) > list_limit:
-                more[name] = True
-                return items[:list_limit]
-            return items
-
-        assets = [oid for oid in state.ids_of_type("1.3.") if objects[oid]["issuer"] == aid]
-        votes = self._vote_objects(list(account["options"].get("votes", [])))
-        return {
-            "account": account,
-            "statistics": objects[account["statistics"]],
-            "registrar_name": objects[account["registrar"]]["name"],
-            "referrer_name": objects[account["referrer"]]["name"],
-            "lifetime_referrer_name": objects[account["lifetime_referrer"]]["name"],
-            "votes": votes,
-            **self._cashback_balance(account),
-            "balances": capped(state.balances_of(aid), "balances"),
-            "vesting_balances": capped(self._vesting_balances_of(aid), "vesting_balances"),
-            "limit_orders": capped(state.limit_orders_of(aid), "limit_orders"),
-            "call_orders": capped(self._positions(aid, "1.3.0", list_limit + 1), "call_orders"),
-            "settle_orders": capped(matching(state, "1.4", owner=aid), "settle_orders"),
-            "proposals": capped(self.get_proposed_transactions(aid), "proposals"),
-            "assets": capped(assets, "assets"),
-            "withdraws_from": capped(permissions_of(state, "withdraw_from_account", aid),
-                                     "withdraws_from"),
-            "withdraws_to": capped(permissions_of(state, "authorized_account", aid),
-                                   "withdraws_to"),
-            "htlcs_from": capped(htlcs_of(state, "from", aid), "htlcs_from"),
-            "htlcs_to": capped(htlcs_of(state, "to", aid), "htlcs_to"),
-            "more_data_available": more,
-        }
-
     @api_function
     def get_full_accounts(self, names_or_ids, subscribe: bool | None = None):
         """``[[input, full_account], ...]`` sorted by the input string (a
@@ -194,7 +125,8 @@ class AccountsMixin:
         100 accounts per connection)."""
         names = require_list(names_or_ids, "names_or_ids")
         check_count(len(names), api_limit(self.node, "get_full_accounts", 50), "accounts")
-        to_subscribe = self._whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        to_subscribe = self.subscriptions.whether_to_subscribe(
+            optional_bool(subscribe, "subscribe"))
         list_limit = api_limit(self.node, "get_full_accounts_lists", 500)
         subscribe_limit = api_limit(self.node, "get_full_accounts_subscribe",
                                     FULL_ACCOUNTS_SUBSCRIBE)
@@ -205,10 +137,9 @@ class AccountsMixin:
             account = find_account(self.chain.state, name)
             if account is None or name in results:
                 continue
-            if to_subscribe and len(self._subscribed_accounts) < subscribe_limit:
-                self._subscribed_accounts.add(account["id"])
-                self._subscribe_to_item(account["id"])
-            results[name] = self._cached_full_account(account, list_limit)
+            if to_subscribe:
+                self.subscriptions.subscribe_to_account(account["id"], subscribe_limit)
+            results[name] = cached_full_account(self.node, account, list_limit)
         return [[name, results[name]] for name in sorted(results, key=lambda s: s.encode())]
 
     @api_function

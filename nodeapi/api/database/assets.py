@@ -1,5 +1,5 @@
 """database API, graphene section "Assets": assets by symbol or id, symbol
-lookups and assets by issuer (a mixin of
+lookups and assets by issuer (a section of
 :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
@@ -11,12 +11,17 @@ id.
 from nodeapi.api.arguments import (
     api_limit, check_count, check_limit, id_key, optional_bool, require_list, require_str,
     typed_id)
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import find_asset, get_account, get_asset
 
 
-class AssetsMixin:
-    """Assets."""
+class Assets(Section):
+    """Assets; what ``get_assets`` finds is subscribed through
+    ``subscriptions``."""
+
+    def __init__(self, node, subscriptions) -> None:
+        super().__init__(node)
+        self.subscriptions = subscriptions
 
     @api_function
     def get_asset_id_from_string(self, symbol_or_id):
@@ -29,12 +34,13 @@ class AssetsMixin:
         subscribed.  At most ``api-limit-get-assets`` items."""
         items = require_list(asset_symbols_or_ids, "asset_symbols_or_ids")
         check_count(len(items), api_limit(self.node, "get_assets", 101), "assets")
-        to_subscribe = self._whether_to_subscribe(optional_bool(subscribe, "subscribe"))
+        to_subscribe = self.subscriptions.whether_to_subscribe(
+            optional_bool(subscribe, "subscribe"))
         result = []
         for item in items:
             asset = find_asset(self.chain.state, item)
             if asset is not None and to_subscribe:
-                self._subscribe_to_item(asset["id"])
+                self.subscriptions.subscribe_to_item(asset["id"])
             result.append(asset)
         return result
 

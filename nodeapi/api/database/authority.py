@@ -1,5 +1,5 @@
 """database API, graphene section "Authority / validation": transaction
-serialization, signatures, authority checks and fees (a mixin of
+serialization, signatures, authority checks and fees (a section of
 :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
@@ -13,7 +13,7 @@ for the operations it evaluates.
 """
 
 from nodeapi.api.arguments import check_public_key, guarded, require_list, require_trx
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.chain import authority as auth
 from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
@@ -34,7 +34,7 @@ def _address_order(address: str) -> bytes:
     return address_bytes(address, None)
 
 
-class AuthorityMixin:
+class Authority(Section):
     """Transaction hex, signatures, authority checks, fees."""
 
     def _packed(self, trx: dict) -> bytes:

@@ -1,5 +1,5 @@
 """database API, graphene section "Balances": what accounts hold, their
-vesting balances and the unclaimed genesis balances (a mixin of
+vesting balances and the unclaimed genesis balances (a section of
 :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
@@ -10,21 +10,21 @@ maintenance creates for cashback (:mod:`nodeapi.chain.fees`).
 """
 
 from nodeapi.api.arguments import api_limit, check_count, id_key, require_list, typed_id
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_account
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import parse_time
 
 
-class BalancesMixin:
-    """Account balances, vesting balances, genesis balance objects."""
+def vesting_balances_of(state, account_id: str) -> list:
+    """The 1.13.N vesting balance objects of account ``account_id`` in id
+    order (graphene ``vesting_balance_index`` ``by_account``)."""
+    objects = state.objects
+    return [objects[i] for i in state.ids_of_type("1.13.") if objects[i]["owner"] == account_id]
 
-    def _vesting_balances_of(self, account_id: str) -> list:
-        """The account's 1.13.N vesting balance objects in id order (graphene
-        ``vesting_balance_index`` ``by_account``)."""
-        objects = self.chain.state.objects
-        return [objects[i] for i in self.chain.state.ids_of_type("1.13.")
-                if objects[i]["owner"] == account_id]
+
+class Balances(Section):
+    """Account balances, vesting balances, genesis balance objects."""
 
     @api_function
     def get_account_balances(self, account_name_or_id, assets):
@@ -52,7 +52,7 @@ class BalancesMixin:
         balance_type}]`` (``cdd_vesting_policy``; here the cashback balances
         maintenance creates).  Unknown account: :class:`ApiError`."""
         account = get_account(self.chain.state, account_id_or_name)
-        return self._vesting_balances_of(account["id"])
+        return vesting_balances_of(self.chain.state, account["id"])
 
     @api_function
     def get_named_account_balances(self, name, assets):

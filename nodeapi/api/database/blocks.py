@@ -1,5 +1,5 @@
 """database API, graphene section "Blocks and transactions": block headers,
-signed blocks and the transactions in them (a mixin of
+signed blocks and the transactions in them (a section of
 :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
@@ -8,13 +8,13 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp section
 
 from nodeapi.api.arguments import (
     api_limit, check_count, optional_bool, require_hex, require_list)
-from nodeapi.api.base import api_function, fc_int
+from nodeapi.api.base import Section, api_function, fc_int
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.transaction import transaction_id
 
 
-class BlocksMixin:
+class Blocks(Section):
     """Blocks and the transactions in them."""
 
     @api_function

@@ -1,6 +1,6 @@
 """database API, graphene sections "Proposed transactions", "Blinded
 balances" and "Tickets": objects through which an account holds a claim on
-a transfer or a vote (a mixin of :class:`nodeapi.api.database.DatabaseApi`;
+a transfer or a vote (a section of :class:`nodeapi.api.database.DatabaseApi`;
 withdraw permissions and HTLCs are :mod:`~nodeapi.api.database.withdrawals`
 and :mod:`~nodeapi.api.database.htlc`).
 
@@ -13,7 +13,7 @@ objects of that kind (:mod:`~nodeapi.api.database.listing`).
 """
 
 from nodeapi.api.arguments import require_hex, require_list
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, objects_of_kind, optional_limit, page, start_key
 from nodeapi.api.lookup import get_account
 
@@ -22,16 +22,22 @@ _APPROVALS = ("required_active_approvals", "required_owner_approvals",
               "available_active_approvals", "available_owner_approvals")
 
 
-class ClaimsMixin:
+def proposals_of(state, account_id: str) -> list:
+    """The proposals ``1.10.N`` whose required or given approvals name
+    account ``account_id``, by id (graphene ``required_approval_index``)."""
+    return [p for p in objects_of_kind(state, PROPOSAL)
+            if any(account_id in p.get(field, ()) for field in _APPROVALS)]
+
+
+class Claims(Section):
     """Proposals, blinded balances, tickets."""
 
     @api_function
     def get_proposed_transactions(self, account_id_or_name):
         """Proposals ``1.10.N`` whose required or given approvals name the
         account (graphene ``required_approval_index``), by id."""
-        account_id = get_account(self.chain.state, account_id_or_name)["id"]
-        return [p for p in objects_of_kind(self.chain.state, PROPOSAL)
-                if any(account_id in p.get(field, ()) for field in _APPROVALS)]
+        state = self.chain.state
+        return proposals_of(state, get_account(state, account_id_or_name)["id"])
 
     @api_function
     def get_blinded_balances(self, commitments):

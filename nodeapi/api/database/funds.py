@@ -1,5 +1,5 @@
 """database API, graphene sections "SameT Funds" and "Credit offers and
-credit deals" (a mixin of :class:`nodeapi.api.database.DatabaseApi`).
+credit deals" (a section of :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp sections
 "SameT Funds" and "Credit offers and credit deals" (each a
@@ -12,14 +12,14 @@ Limits: ``api-limit-get-samet-funds`` (101) and
 """
 
 from nodeapi.api.arguments import typed_id
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, optional_limit, page, start_key
 from nodeapi.api.lookup import get_account, get_asset
 
 SAMET_FUND, CREDIT_OFFER, CREDIT_DEAL = "1.20", "1.21", "1.22"
 
 
-class FundsMixin:
+class Funds(Section):
     """SameT funds, credit offers and credit deals."""
 
     def _by_x(self, kind: str, option: str, limit, start_id, **keys) -> list:

@@ -1,5 +1,5 @@
 """database API, graphene sections "Witnesses", "Committee members",
-"Workers" and "Votes": the elected roles and what votes point at (a mixin of
+"Workers" and "Votes": the elected roles and what votes point at (a section of
 :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp sections
@@ -12,14 +12,39 @@ the ``*_by_account`` functions, an account name or id.  Workers are the
 from nodeapi.api.arguments import (
     api_limit, check_count, check_limit, id_key, optional_bool, require_list, require_str,
     typed_id)
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, objects_of_kind
 from nodeapi.api.lookup import get_account
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import parse_time
 
 
-class GovernanceMixin:
+def vote_objects(state, votes: list) -> list:
+    """The committee member / witness / worker objects voted for by
+    ``"type:instance"`` vote ids (0 committee, 1 witness, 2 worker: the
+    worker whose ``vote_for``, else whose ``vote_against`` it is), null when
+    unknown, in order (bitshares-core database_api.cpp ``lookup_vote_ids``).
+
+    :raises ApiError: a malformed vote id."""
+    by_vote = {}
+    for space_type in ("1.5.", "1.6."):
+        for oid in state.ids_of_type(space_type):
+            by_vote[state.objects[oid]["vote_id"]] = state.objects[oid]
+    workers = [state.objects[oid] for oid in state.ids_of_type("1.14.")]
+    for worker in workers:
+        by_vote.setdefault(worker["vote_against"], worker)
+    for worker in workers:
+        by_vote[worker["vote_for"]] = worker
+    result = []
+    for vote in votes:
+        kind, sep, instance = vote.partition(":") if isinstance(vote, str) else ("", "", "")
+        if not sep or kind not in ("0", "1", "2") or not instance.isdigit():
+            raise ApiError(f"Invalid vote id {vote!r}: expected type:instance, type 0-2")
+        result.append(by_vote.get(f"{kind}:{int(instance)}"))
+    return result
+
+
+class Governance(Section):
     """Witnesses, committee members, vote ids."""
 
     def _objects_by_ids(self, ids, space_type: str, what: str) -> list:
@@ -119,29 +144,6 @@ class GovernanceMixin:
 
     # -- votes -------------------------------------------------------------------
 
-    def _vote_objects(self, votes: list) -> list:
-        """Committee member / witness / worker objects by ``"type:instance"``
-        vote id (0 committee, 1 witness, 2 worker: the worker whose
-        ``vote_for``, else whose ``vote_against`` it is), null when unknown
-        (bitshares-core database_api.cpp ``lookup_vote_ids``)."""
-        state = self.chain.state
-        by_vote = {}
-        for space_type in ("1.5.", "1.6."):
-            for oid in state.ids_of_type(space_type):
-                by_vote[state.objects[oid]["vote_id"]] = state.objects[oid]
-        workers = [state.objects[oid] for oid in state.ids_of_type("1.14.")]
-        for worker in workers:
-            by_vote.setdefault(worker["vote_against"], worker)
-        for worker in workers:
-            by_vote[worker["vote_for"]] = worker
-        result = []
-        for vote in votes:
-            kind, sep, instance = vote.partition(":") if isinstance(vote, str) else ("", "", "")
-            if not sep or kind not in ("0", "1", "2") or not instance.isdigit():
-                raise ApiError(f"Invalid vote id {vote!r}: expected type:instance, type 0-2")
-            result.append(by_vote.get(f"{kind}:{int(instance)}"))
-        return result
-
     @api_function
     def lookup_vote_ids(self, votes):
         """Objects voted for by ``"type:instance"`` vote ids (committee
@@ -149,4 +151,4 @@ class GovernanceMixin:
         ``api-limit-lookup-vote-ids`` (1000) ids."""
         votes = require_list(votes, "votes")
         check_count(len(votes), api_limit(self.node, "lookup_vote_ids", 1000), "votes")
-        return self._vote_objects(votes)
+        return vote_objects(self.chain.state, votes)

@@ -1,5 +1,5 @@
 """database API, graphene section "HTLC": the hashed time-lock contracts
-1.16.N (a mixin of :class:`nodeapi.api.database.DatabaseApi`).
+1.16.N (a section of :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``get_htlc``: ``get_objects`` of the one id, so ``null`` when absent, and
@@ -11,7 +11,8 @@ default 100).  The objects are the ones
 """
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
+from nodeapi.api.database.objects import fetch_objects
 from nodeapi.api.lookup import get_account
 
 
@@ -25,8 +26,13 @@ def htlcs_of(state, side: str, account_id: str, start: str = "1.16.0") -> list:
     return [state.objects[o] for o in ids]
 
 
-class HtlcMixin:
-    """HTLC objects by id, by sender, by recipient, all."""
+class Htlcs(Section):
+    """HTLC objects by id (subscribed through ``subscriptions`` like
+    ``get_objects``), by sender, by recipient, all."""
+
+    def __init__(self, node, subscriptions) -> None:
+        super().__init__(node)
+        self.subscriptions = subscriptions
 
     @api_function
     def get_htlc(self, id, subscribe: bool | None = None):  # noqa: A002 (graphene's name)
@@ -34,7 +40,8 @@ class HtlcMixin:
         asset_id}, conditions: {hash_lock: {preimage_hash: [which, hex],
         preimage_size}, time_lock: {expiration}}, memo?}``, or ``null``
         (graphene: ``get_objects([id], subscribe)``)."""
-        return self.get_objects([typed_id(id, "1.16", "htlc id")], subscribe)[0]
+        return fetch_objects(self.node, self.subscriptions, [typed_id(id, "1.16", "htlc id")],
+                             subscribe)[0]
 
     def _htlcs_by(self, side: str, account, start, limit: int) -> list:
         check_limit(limit, api_limit(self.node, "get_htlc_by", 100))

@@ -1,5 +1,5 @@
 """database API, graphene section "Keys": which accounts use a public key
-(a mixin of :class:`nodeapi.api.database.DatabaseApi`).
+(a section of :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Keys" (``get_key_references``, ``is_public_key_registered``; the
@@ -8,11 +8,11 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp section
 
 from nodeapi.api.arguments import (
     api_limit, check_count, check_public_key, id_key, require_list)
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.errors import ApiError
 
 
-class KeysMixin:
+class Keys(Section):
     """Key references."""
 
     @api_function

@@ -1,5 +1,6 @@
-"""database API, graphene section "Objects": any object by id (a mixin of
-:class:`nodeapi.api.database.DatabaseApi`).
+"""database API, graphene section "Objects": any object by id (a section
+of :class:`nodeapi.api.database.DatabaseApi`; :func:`fetch_objects` is the
+lookup itself, which ``get_htlc`` shares).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 ``get_objects``.  Objects are returned in the wire shapes the chain stores
@@ -16,45 +17,57 @@ asks.
 from twisted.internet.defer import Deferred
 
 from nodeapi.api.arguments import api_limit, check_count, parse_object_id, require_list
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 
 # Object types whose subscription graphene skips in get_objects.
 _NO_SUBSCRIBE = ("1.11.", "2.9.")
 _MARKET_HISTORY_SPACE = "5."
 
 
-class ObjectsMixin:
-    """Objects by id."""
+def fetch_objects(node, subscriptions, ids, subscribe) -> list:
+    """graphene ``get_objects(ids, subscribe)`` over ``node``: ``[object |
+    null]`` for ``ids`` (any ``space.type.instance``), in order; existing
+    objects are subscribed through ``subscriptions``
+    (:class:`~nodeapi.api.database.subscriptions.Subscriptions`) except
+    operation history ``1.11.N`` and ``2.9.N``, which come from the history
+    plugin (then a Deferred with ``searchdb``).  At most
+    ``api-limit-get-objects`` ids, else :class:`~nodeapi.errors.ApiError`."""
+    ids = require_list(ids, "ids")
+    check_count(len(ids), api_limit(node, "get_objects", 100), "objects")
+    parsed = [parse_object_id(i) for i in ids]
+    to_subscribe = subscriptions.whether_to_subscribe(subscribe)
+    objects = node.chain.state.objects
+    market_history = getattr(node, "market_history", None)
+    result = []
+    for oid in parsed:
+        if oid.startswith(_MARKET_HISTORY_SPACE):
+            result.append(None if market_history is None else market_history.get_object(oid))
+            continue
+        obj = objects.get(oid)
+        if obj is not None and to_subscribe and not oid.startswith(_NO_SUBSCRIBE):
+            subscriptions.subscribe_to_item(oid)
+        result.append(obj)
+    history = [oid for oid in parsed if oid.startswith(_NO_SUBSCRIBE)]
+    if not history or node.history is None:
+        return result
+    found = node.history.get_history_objects(history)
+
+    def fill(found: dict) -> list:
+        return [found.get(oid, obj) if oid.startswith(_NO_SUBSCRIBE) else obj
+                for oid, obj in zip(parsed, result)]
+
+    return found.addCallback(fill) if isinstance(found, Deferred) else fill(found)
+
+
+class Objects(Section):
+    """Objects by id; what is found is subscribed through
+    ``subscriptions``."""
+
+    def __init__(self, node, subscriptions) -> None:
+        super().__init__(node)
+        self.subscriptions = subscriptions
 
     @api_function
     def get_objects(self, ids, subscribe: bool | None = None):
-        """``[object | null]`` for ``ids`` (any ``space.type.instance``), in
-        order; existing objects are subscribed (module
-        :mod:`~nodeapi.api.database.subscriptions`) except operation history
-        ``1.11.N`` and ``2.9.N``, which come from the history plugin (a
-        Deferred with ``searchdb``).  At most ``api-limit-get-objects`` ids."""
-        ids = require_list(ids, "ids")
-        check_count(len(ids), api_limit(self.node, "get_objects", 100), "objects")
-        parsed = [parse_object_id(i) for i in ids]
-        to_subscribe = self._whether_to_subscribe(subscribe)
-        objects = self.chain.state.objects
-        market_history = getattr(self.node, "market_history", None)
-        result = []
-        for oid in parsed:
-            if oid.startswith(_MARKET_HISTORY_SPACE):
-                result.append(None if market_history is None else market_history.get_object(oid))
-                continue
-            obj = objects.get(oid)
-            if obj is not None and to_subscribe and not oid.startswith(_NO_SUBSCRIBE):
-                self._subscribe_to_item(oid)
-            result.append(obj)
-        history = [oid for oid in parsed if oid.startswith(_NO_SUBSCRIBE)]
-        if not history or self.node.history is None:
-            return result
-        found = self.node.history.get_history_objects(history)
-
-        def fill(found: dict) -> list:
-            return [found.get(oid, obj) if oid.startswith(_NO_SUBSCRIBE) else obj
-                    for oid, obj in zip(parsed, result)]
-
-        return found.addCallback(fill) if isinstance(found, Deferred) else fill(found)
+        """``[object | null]`` for ``ids`` (:func:`fetch_objects`)."""
+        return fetch_objects(self.node, self.subscriptions, ids, subscribe)

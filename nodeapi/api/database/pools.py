@@ -1,4 +1,4 @@
-"""database API, graphene section "Liquidity pools" (a mixin of
+"""database API, graphene section "Liquidity pools" (a section of
 :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
@@ -14,7 +14,7 @@ chain's pool objects (:mod:`~nodeapi.api.database.listing`).
 """
 
 from nodeapi.api.arguments import api_limit, id_key, optional_bool, require_list, typed_id
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import (
     matching, objects_of_kind, optional_limit, page, start_key)
 from nodeapi.api.lookup import find_asset, get_account, get_asset
@@ -27,8 +27,13 @@ TICKER = "5.6"
 _OPTION, _DEFAULT = "get_liquidity_pools", 101
 
 
-class LiquidityPoolsMixin:
-    """Liquidity pools by id, asset, share asset and owner."""
+class LiquidityPools(Section):
+    """Liquidity pools by id, asset, share asset and owner; pools fetched
+    by id are subscribed through ``subscriptions``."""
+
+    def __init__(self, node, subscriptions) -> None:
+        super().__init__(node)
+        self.subscriptions = subscriptions
 
     def _extend_pool(self, pool: dict, with_statistics) -> dict:
         if not optional_bool(with_statistics, "with_statistics"):
@@ -139,14 +144,14 @@ class LiquidityPoolsMixin:
             raise ApiError(f"size of the querying list can not be greater than {configured}")
 
     def _pools_subscribed(self, pools: list, subscribe, with_statistics) -> list:
-        to_subscribe = self._whether_to_subscribe(subscribe)
+        to_subscribe = self.subscriptions.whether_to_subscribe(subscribe)
         out = []
         for pool in pools:
             if pool is not None:
                 pool = self._extend_pool(pool, with_statistics)
                 if to_subscribe:
-                    self._subscribe_to_item(pool["id"])
+                    self.subscriptions.subscribe_to_item(pool["id"])
                     if "statistics" in pool:
-                        self._subscribe_to_item(pool["statistics"]["id"])
+                        self.subscriptions.subscribe_to_item(pool["statistics"]["id"])
             out.append(pool)
         return out

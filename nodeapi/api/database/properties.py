@@ -1,6 +1,6 @@
 """database API, graphene section "Globals": the chain, global and dynamic
 global property objects, the chain id and graphene's configuration constants
-(a mixin of :class:`nodeapi.api.database.DatabaseApi`).
+(a section of :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Globals" and libraries/chain/get_config.cpp for ``get_config``.  The
@@ -8,7 +8,7 @@ property objects are returned in the wire shapes the chain stores
 (wire-contract section 7).
 """
 
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.errors import ApiError
 
 # graphene::chain::get_config() values of bitshares-core (config.hpp); the
@@ -97,7 +97,7 @@ _CONFIG = {
 KNOWN_KINDS = frozenset([f"1.{t}" for t in range(23)] + [f"2.{t}" for t in range(19)])
 
 
-class PropertiesMixin:
+class Globals(Section):
     """Chain properties, global properties, chain id, configuration."""
 
     @api_function

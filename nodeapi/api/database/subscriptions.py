@@ -1,6 +1,8 @@
 """database API, graphene section "Subscriptions": callbacks and object
-subscriptions (a mixin of :class:`nodeapi.api.database.DatabaseApi`),
-wire-contract section 5 (docs/wire-contract.rst).
+subscriptions of one connection (:class:`Subscriptions`, a section of
+:class:`nodeapi.api.database.DatabaseApi` that the other sections are given
+to subscribe what they fetch), wire-contract section 5
+(docs/wire-contract.rst).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``set_subscribe_callback``, ``set_auto_subscription``,
@@ -31,13 +33,16 @@ Semantics:
   (payload: the block id, hex) comes first.
 - At most :data:`MAX_SUBSCRIBED_OBJECTS` ids per connection are remembered
   (graphene's bloom filter is sized for 10,000); further ones are not.
+- ``cancel_all_subscriptions`` and the end of the connection also end what
+  was registered with :meth:`Subscriptions.cancel_also` (the market
+  subscriptions, :mod:`nodeapi.api.database.markets.subscriptions`).
 """
 
 from twisted.logger import Logger
 
 from nodeapi.protocol.ids import kind_and_instance
 from nodeapi.api.arguments import id_key, optional_bool
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.errors import ApiError
 
 MAX_SUBSCRIBED_OBJECTS = 10000
@@ -59,12 +64,15 @@ def relevant_accounts(obj: dict) -> set:
     return out
 
 
-class SubscriptionsMixin:
-    """Callbacks and subscriptions of one connection."""
+class Subscriptions(Section):
+    """Callbacks and subscriptions of one connection, over ``node.chain``,
+    noticed through ``session`` (:class:`nodeapi.api.base.Session`)."""
 
     log = Logger()
 
-    def _init_subscriptions(self) -> None:
+    def __init__(self, node, session) -> None:
+        super().__init__(node)
+        self.session = session
         self._subscribe_cb = None
         self._notify_remove_create = False
         self._auto_subscription = True
@@ -77,29 +85,56 @@ class SubscriptionsMixin:
         self._counters: dict = {}
         self._closed = False
         self._close_hooked = False
+        self._cancellers: list = []
 
-    # -- helpers used by the getters ---------------------------------------------
+    # -- what the other sections use ------------------------------------------------
 
-    def _whether_to_subscribe(self, subscribe) -> bool:
-        """graphene ``get_whether_to_subscribe``."""
+    def whether_to_subscribe(self, subscribe) -> bool:
+        """graphene ``get_whether_to_subscribe``: whether a getter called
+        with ``subscribe`` (true, false or None: left out) subscribes what
+        it finds."""
         if self._subscribe_cb is None:
             return False
         if subscribe is not None:
             return bool(subscribe)
         return self._auto_subscription
 
-    def _subscribe_to_item(self, oid: str) -> None:
+    def subscribe_to_item(self, oid: str) -> None:
+        """Subscribe object ``oid`` (while a subscribe callback is set and
+        fewer than :data:`MAX_SUBSCRIBED_OBJECTS` are)."""
         if self._subscribe_cb is not None and len(self._subscribed_ids) < MAX_SUBSCRIBED_OBJECTS:
             self._subscribed_ids.add(oid)
 
-    # -- API functions -----------------------------------------------------------
+    def subscribe_to_account(self, account_id: str, limit: int) -> None:
+        """Subscribe account ``account_id`` and the objects belonging to it
+        (``get_full_accounts``), unless ``limit`` accounts are already."""
+        if len(self._subscribed_accounts) < limit:
+            self._subscribed_accounts.add(account_id)
+            self.subscribe_to_item(account_id)
 
-    def _callback_id(self, cb) -> int:
+    def callback_id(self, cb) -> int:
+        """``cb``, a callback id a client chose, once this connection can
+        take notices.
+
+        :raises ApiError: not a WebSocket connection, or it closed."""
         if not getattr(self.session, "websocket", False):
             raise ApiError("callbacks need a WebSocket connection")
         if self._closed:
             raise ApiError("connection closed")
         return cb
+
+    def hook_close(self) -> None:
+        """Have :meth:`close` run when the connection closes (once)."""
+        if not self._close_hooked:
+            self._close_hooked = True
+            self.session.on_close(self.close)
+
+    def cancel_also(self, cancel) -> None:
+        """Run ``cancel()`` on ``cancel_all_subscriptions`` and on
+        :meth:`close` (other subscriptions of the connection)."""
+        self._cancellers.append(cancel)
+
+    # -- API functions -----------------------------------------------------------
 
     @api_function
     def set_subscribe_callback(self, cb: int, notify_remove_create: bool = False):
@@ -107,7 +142,7 @@ class SubscriptionsMixin:
         forgetting all subscriptions).  ``notify_remove_create`` true also
         notifies every created and removed object; it needs the
         ``enable-subscribe-to-all`` option."""
-        cb = self._callback_id(cb)
+        cb = self.callback_id(cb)
         notify = optional_bool(notify_remove_create, "notify_remove_create")
         if notify and not getattr(self.node, "enable_subscribe_to_all", False):
             raise ApiError("Subscribing to universal object creation and removal is "
@@ -130,17 +165,17 @@ class SubscriptionsMixin:
     def set_pending_transaction_callback(self, cb: int):
         """Notify ``cb`` with each transaction the node accepts into its
         pending set (payload: the signed transaction)."""
-        self._pending_cb = self._callback_id(cb)
+        self._pending_cb = self.callback_id(cb)
         if self._pending_observer is None:
             self._pending_observer = self._on_pending
             self.chain.add_pending_observer(self._pending_observer)
-            self._hook_close()
+            self.hook_close()
         return None
 
     @api_function
     def set_block_applied_callback(self, cb: int):
         """Notify ``cb`` after each applied block (payload: its id, hex)."""
-        self._block_cb = self._callback_id(cb)
+        self._block_cb = self.callback_id(cb)
         self._observe_blocks()
         return None
 
@@ -150,7 +185,8 @@ class SubscriptionsMixin:
         market subscription (graphene ``cancel_all_subscriptions(true,
         true)``); the block and pending callbacks stay."""
         self._reset_subscriptions()
-        self._cancel_market_subscriptions()
+        for cancel in self._cancellers:
+            cancel()
         return None
 
     # -- observers ---------------------------------------------------------------
@@ -161,16 +197,11 @@ class SubscriptionsMixin:
         self._subscribed_ids = set()
         self._subscribed_accounts = set()
 
-    def _hook_close(self) -> None:
-        if not self._close_hooked:
-            self._close_hooked = True
-            self.session.on_close(self.close)
-
     def _observe_blocks(self) -> None:
         if self._block_observer is None:
             self._block_observer = self._on_block
             self.chain.add_block_observer(self._block_observer)
-            self._hook_close()
+            self.hook_close()
 
     def _on_pending(self, trx: dict) -> None:
         if self._pending_cb is None:
@@ -221,10 +252,11 @@ class SubscriptionsMixin:
 
     def close(self) -> None:
         """Connection closed: remove the chain observers, drop callbacks and
-        the market subscriptions."""
+        the other subscriptions (:meth:`cancel_also`)."""
         self._closed = True
         self._reset_subscriptions()
-        self._cancel_market_subscriptions()
+        for cancel in self._cancellers:
+            cancel()
         self._pending_cb = self._block_cb = None
         if self._block_observer is not None:
             self.chain.remove_block_observer(self._block_observer)

@@ -1,5 +1,5 @@
 """database API, graphene section "Withdrawals": the withdraw permissions
-1.12.N an account gives or receives (a mixin of
+1.12.N an account gives or receives (a section of
 :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
@@ -11,7 +11,7 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp
 """
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_account
 
 
@@ -25,7 +25,7 @@ def permissions_of(state, field: str, account_id: str, start: str = "1.12.0") ->
     return [state.objects[o] for o in ids]
 
 
-class WithdrawalsMixin:
+class Withdrawals(Section):
     """Withdraw permissions by giver and by recipient."""
 
     def _withdraw_permissions(self, field: str, limit_name: str, account, start, limit):

@@ -1,30 +1,20 @@
-"""database API, graphene section "Markets / feeds" (a mixin of
-:class:`nodeapi.api.database.DatabaseApi`), one module per concept:
+"""database API, graphene section "Markets / feeds": one module per
+concept, each a section of :class:`nodeapi.api.database.DatabaseApi`:
 
-- :mod:`~nodeapi.api.database.markets.orders`: ``get_limit_orders``,
-  ``get_limit_orders_by_account``, ``get_account_limit_orders``,
+- :mod:`~nodeapi.api.database.markets.orders` (``Orders``):
+  ``get_limit_orders``, ``get_limit_orders_by_account``, ``get_account_limit_orders``,
   ``get_order_book`` (the chain's open orders);
-- :mod:`~nodeapi.api.database.markets.debt`: ``get_call_orders``,
+- :mod:`~nodeapi.api.database.markets.debt` (``Debt``): ``get_call_orders``,
   ``get_call_orders_by_account``, ``get_settle_orders``,
   ``get_settle_orders_by_account``, ``get_margin_positions``,
   ``get_collateral_bids`` (collateralized debt);
-- :mod:`~nodeapi.api.database.markets.tickers`: ``get_ticker``,
+- :mod:`~nodeapi.api.database.markets.tickers` (``Tickers``): ``get_ticker``,
   ``get_24_volume``, ``get_top_markets``, ``get_trade_history``,
   ``get_trade_history_by_sequence`` (the ``market_history`` plugin);
-- :mod:`~nodeapi.api.database.markets.subscriptions`:
-  ``subscribe_to_market``, ``unsubscribe_from_market``.
+- :mod:`~nodeapi.api.database.markets.subscriptions`
+  (``MarketSubscriptions``): ``subscribe_to_market``, ``unsubscribe_from_market``.
 
 Amounts and prices are graphene's decimal strings
 (:mod:`nodeapi.api.database.amounts`).  Graphene reference: bitshares-core
 libraries/app/database_api.cpp, section "Markets / feeds".
 """
-
-from nodeapi.api.database.markets.debt import DebtMixin
-from nodeapi.api.database.markets.orders import OrdersMixin
-from nodeapi.api.database.markets.subscriptions import MarketSubscriptionsMixin
-from nodeapi.api.database.markets.tickers import TickersMixin
-
-
-class MarketsMixin(OrdersMixin, DebtMixin, TickersMixin, MarketSubscriptionsMixin):
-    """Orders, collateralized debt, tickers, trade history and market
-    subscriptions."""

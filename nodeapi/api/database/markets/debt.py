@@ -1,6 +1,7 @@
 """database API, graphene section "Markets / feeds", the collateralized debt
-part: margin (call) orders, force settlements and collateral bids (a mixin
-of :class:`nodeapi.api.database.markets.MarketsMixin`).
+part: margin (call) orders, force settlements and collateral bids (a
+section of :class:`nodeapi.api.database.DatabaseApi`; :func:`positions_of`
+is shared with full accounts).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 ``get_call_orders``, ``get_call_orders_by_account``, ``get_settle_orders``,
@@ -17,7 +18,7 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp
 from fractions import Fraction
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, page, uint_argument
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.errors import ApiError
@@ -31,7 +32,17 @@ def _ratio(price: dict) -> Fraction:
     return price_key(price)[2]
 
 
-class DebtMixin:
+def positions_of(state, borrower: str, start: str, limit: int) -> list:
+    """The call orders ``1.8.N`` of account ``borrower`` by debt asset id
+    from ``start`` (``1.3.N``), at most ``limit`` (graphene
+    ``call_order_index`` ``by_account``)."""
+    orders = [o for o in matching(state, CALL_ORDER, borrower=borrower)
+              if id_key(o["call_price"]["quote"]["asset_id"]) >= id_key(start)]
+    orders.sort(key=lambda o: id_key(o["call_price"]["quote"]["asset_id"]))
+    return orders[:limit]
+
+
+class Debt(Section):
     """Call orders, force settlements, collateral bids."""
 
     def _limit(self, limit, option: str, default: int) -> int:
@@ -65,11 +76,8 @@ class DebtMixin:
         return self._positions(account_name_or_id, typed_id(start, "1.3", "start"), limit)
 
     def _positions(self, account_name_or_id, start: str, limit: int) -> list:
-        borrower = get_account(self.chain.state, account_name_or_id)["id"]
-        orders = [o for o in matching(self.chain.state, CALL_ORDER, borrower=borrower)
-                  if id_key(o["call_price"]["quote"]["asset_id"]) >= id_key(start)]
-        orders.sort(key=lambda o: id_key(o["call_price"]["quote"]["asset_id"]))
-        return orders[:limit]
+        state = self.chain.state
+        return positions_of(state, get_account(state, account_name_or_id)["id"], start, limit)
 
     @api_function
     def get_margin_positions(self, account_name_or_id):

@@ -1,6 +1,7 @@
 """database API, graphene section "Markets / feeds": open orders and the
-order book of a market (a mixin of
-:class:`nodeapi.api.database.markets.MarketsMixin`).
+order book of a market (a section of
+:class:`nodeapi.api.database.DatabaseApi`; :func:`order_book` is shared
+with the tickers).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Markets / feeds" (``get_limit_orders``, ``get_limit_orders_by_account``,
@@ -13,7 +14,7 @@ then by id.
 from fractions import Fraction
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
-from nodeapi.api.base import api_function, fc_int
+from nodeapi.api.base import Section, api_function, fc_int
 from nodeapi.api.database.amounts import amount_to_string, price_to_string
 from nodeapi.api.lookup import find_asset, get_account, get_asset
 from nodeapi.chain.state import StateObject
@@ -21,17 +22,59 @@ from nodeapi.errors import ApiError
 from nodeapi.protocol.asset import invert, value
 
 
-#: get_order_book answers by (base, quote, limit) with what they were made
-#: from: the two order lists of the market (the store replaces a list when
-#: an order of it changes) and the two asset objects (replaced when
-#: changed), compared by identity.  The answer is a
-#: :class:`~nodeapi.chain.state.StateObject` (never changed once made), so
-#: the RPC layer also keeps its wire form.
-_ORDER_BOOKS: dict = {}
-ORDER_BOOK_CACHE_SIZE = 1024
+def order_book(node, base, quote, limit: int) -> dict:
+    """graphene ``get_order_book`` over ``node``: the order book of
+    ``base``/``quote`` (symbols or ids): ``{base, quote, bids, asks}``,
+    each order ``{price, quote, base, id, owner_id, owner_name,
+    expiration}``, amounts as decimal strings in whole units (price = base
+    per quote, graphene ``price_to_string``).  Bids sell ``base``, asks sell
+    ``quote``; up to ``limit`` (<= ``api-limit-get-order-book``, 50) each,
+    best first.  The answer is kept in ``node.api_answers.order_books``
+    (:mod:`nodeapi.api.answers`) while the market's orders and assets stay
+    the same.
+
+    :raises ApiError: a limit above the configured one, an unknown asset
+        (``Invalid base asset symbol: X``), twice the same asset."""
+    check_limit(limit, api_limit(node, "get_order_book", 50))
+    state = node.chain.state
+    base_asset = find_asset(state, base)
+    quote_asset = find_asset(state, quote)
+    if base_asset is None:
+        raise ApiError(f"Invalid base asset symbol: {base}")
+    if quote_asset is None:
+        raise ApiError(f"Invalid quote asset symbol: {quote}")
+    base_id, quote_id = base_asset["id"], quote_asset["id"]
+    if base_id == quote_id:
+        raise ApiError("The two assets of a market must differ")
+    sources = (state.book(base_id, quote_id), state.book(quote_id, base_id),
+               base_asset, quote_asset)
+    key = (base, quote, limit)
+    cache = node.api_answers.order_books
+    cached = cache.get(key, sources)
+    if cached is not None:
+        return cached
+    bp, qp = int(base_asset["precision"]), int(quote_asset["precision"])
+    book = StateObject(base=base, quote=quote, bids=[], asks=[])
+    for order in sources[0][:limit] + sources[1][:limit]:
+        sp = order["sell_price"]
+        sold, asked = int(sp["base"]["amount"]), int(sp["quote"]["amount"])
+        for_sale = int(order["for_sale"])
+        receives = for_sale * asked // sold
+        owner = {"id": order["id"], "owner_id": order["seller"],
+                 "owner_name": state.objects[order["seller"]]["name"],
+                 "expiration": order["expiration"]}
+        if sp["base"]["asset_id"] == base_id:
+            book["bids"].append({"price": price_to_string(sold, asked, bp, qp),
+                                 "quote": amount_to_string(receives, qp),
+                                 "base": amount_to_string(for_sale, bp), **owner})
+        else:
+            book["asks"].append({"price": price_to_string(asked, sold, bp, qp),
+                                 "quote": amount_to_string(for_sale, qp),
+                                 "base": amount_to_string(receives, bp), **owner})
+    return cache.put(key, sources, book)
 
 
-class OrdersMixin:
+class Orders(Section):
     """Limit orders and the order book."""
 
     def _market_orders(self, a: str, b: str, limit: int) -> list:
@@ -69,50 +112,10 @@ class OrdersMixin:
 
     @api_function
     def get_order_book(self, base, quote, limit: int = 50):
-        """The order book of ``base``/``quote`` (symbols or ids):
-        ``{base, quote, bids, asks}``, each order ``{price, quote, base}`` as
-        decimal strings in whole units (price = base per quote, graphene
-        ``price_to_string``).  Bids sell ``base``, asks sell ``quote``; up to
-        ``limit`` (<= ``api-limit-get-order-book``, 50) each, best first."""
-        check_limit(limit, api_limit(self.node, "get_order_book", 50))
-        state = self.chain.state
-        base_asset = find_asset(state, base)
-        quote_asset = find_asset(state, quote)
-        if base_asset is None:
-            raise ApiError(f"Invalid base asset symbol: {base}")
-        if quote_asset is None:
-            raise ApiError(f"Invalid quote asset symbol: {quote}")
-        base_id, quote_id = base_asset["id"], quote_asset["id"]
-        if base_id == quote_id:
-            raise ApiError("The two assets of a market must differ")
-        sources = (state.book(base_id, quote_id), state.book(quote_id, base_id),
-                   base_asset, quote_asset)
-        key = (base, quote, limit)
-        cached = _ORDER_BOOKS.get(key)
-        if cached is not None and all(a is b for a, b in zip(cached[0], sources)):
-            return cached[1]
-        bp, qp = int(base_asset["precision"]), int(quote_asset["precision"])
-        book = StateObject(base=base, quote=quote, bids=[], asks=[])
-        for order in sources[0][:limit] + sources[1][:limit]:
-            sp = order["sell_price"]
-            sold, asked = int(sp["base"]["amount"]), int(sp["quote"]["amount"])
-            for_sale = int(order["for_sale"])
-            receives = for_sale * asked // sold
-            owner = {"id": order["id"], "owner_id": order["seller"],
-                     "owner_name": state.objects[order["seller"]]["name"],
-                     "expiration": order["expiration"]}
-            if sp["base"]["asset_id"] == base_id:
-                book["bids"].append({"price": price_to_string(sold, asked, bp, qp),
-                                     "quote": amount_to_string(receives, qp),
-                                     "base": amount_to_string(for_sale, bp), **owner})
-            else:
-                book["asks"].append({"price": price_to_string(asked, sold, bp, qp),
-                                     "quote": amount_to_string(for_sale, qp),
-                                     "base": amount_to_string(receives, bp), **owner})
-        if len(_ORDER_BOOKS) >= ORDER_BOOK_CACHE_SIZE:
-            _ORDER_BOOKS.clear()
-        _ORDER_BOOKS[key] = (sources, book)
-        return book
+        """The order book of ``base``/``quote``: ``{base, quote, bids,
+        asks}``, up to ``limit`` orders a side, best first
+        (:func:`order_book`)."""
+        return order_book(self.node, base, quote, limit)
 
     @api_function
     def get_account_limit_orders(self, account_name_or_id, base, quote, limit: int = 101,

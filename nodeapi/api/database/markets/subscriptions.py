@@ -1,6 +1,6 @@
 """database API, graphene section "Markets / feeds": ``subscribe_to_market``
-/ ``unsubscribe_from_market`` (a mixin of
-:class:`nodeapi.api.database.markets.MarketsMixin`), per connection.
+/ ``unsubscribe_from_market`` (:class:`MarketSubscriptions`, a section of
+:class:`nodeapi.api.database.DatabaseApi`), per connection.
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``subscribe_to_market``, ``unsubscribe_from_market``,
@@ -23,14 +23,14 @@ replaces the callback.  Unlike graphene, ``unsubscribe_from_market`` orders
 the pair by asset id (graphene compares the argument strings, so it misses
 a market whose symbols sort the other way than its ids).  Subscriptions
 end with ``cancel_all_subscriptions`` and when the connection closes (the
-object subscriptions mixin, :mod:`nodeapi.api.database.subscriptions`, calls
-:meth:`MarketSubscriptionsMixin._cancel_market_subscriptions`).
+connection's :class:`~nodeapi.api.database.subscriptions.Subscriptions`,
+given to the constructor, calls :meth:`MarketSubscriptions.cancel`).
 """
 
 from twisted.logger import Logger
 
 from nodeapi.api.arguments import id_key
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError
 from nodeapi.history.market_objects import market_of
@@ -45,15 +45,22 @@ def order_market(order: dict) -> tuple:
     return market_of(sp["base"]["asset_id"], sp["quote"]["asset_id"])
 
 
-class MarketSubscriptionsMixin:
-    """Market subscriptions of one connection."""
+class MarketSubscriptions(Section):
+    """Market subscriptions of one connection: notices go through
+    ``session``; callbacks are checked, and the subscriptions cancelled, by
+    the connection's ``subscriptions``
+    (:class:`~nodeapi.api.database.subscriptions.Subscriptions`)."""
 
     log = Logger()
 
-    def _init_market_subscriptions(self) -> None:
-        self._market_sub_callbacks: dict = {}  # market -> callback id
-        self._market_sub_orders: dict = {}  # order id -> market, orders of subscribed markets
-        self._market_sub_observer = None
+    def __init__(self, node, session, subscriptions) -> None:
+        super().__init__(node)
+        self.session = session
+        self.subscriptions = subscriptions
+        self._callbacks: dict = {}  # market -> callback id
+        self._orders: dict = {}  # order id -> market, orders of subscribed markets
+        self._observer = None
+        subscriptions.cancel_also(self.cancel)
 
     def _market_arg(self, a, b) -> tuple:
         state = self.chain.state
@@ -66,51 +73,50 @@ class MarketSubscriptionsMixin:
     def subscribe_to_market(self, callback: int, a, b):
         """Notify ``callback`` of the fills and order changes of the market
         of assets ``a`` and ``b`` after each block (module docstring)."""
-        callback = self._callback_id(callback)
+        callback = self.subscriptions.callback_id(callback)
         market = self._market_arg(a, b)
-        subs = self._market_sub_callbacks
+        subs = self._callbacks
         if market not in subs:
             state = self.chain.state
             for order in state.limit_orders(*market) + state.limit_orders(market[1], market[0]):
-                self._market_sub_orders[order["id"]] = market
+                self._orders[order["id"]] = market
         subs[market] = callback
-        if self._market_sub_observer is None:
-            self._market_sub_observer = self._on_market_block
-            self.chain.add_block_observer(self._market_sub_observer)
-            self._hook_close()
+        if self._observer is None:
+            self._observer = self._on_block
+            self.chain.add_block_observer(self._observer)
+            self.subscriptions.hook_close()
         return None
 
     @api_function
     def unsubscribe_from_market(self, a, b):
         """Stop the notices of the market of ``a`` and ``b``."""
         market = self._market_arg(a, b)
-        subs = self._market_sub_callbacks
+        subs = self._callbacks
         if subs.pop(market, None) is not None:
-            self._market_sub_orders = {o: m for o, m in self._market_sub_orders.items()
-                                       if m != market}
+            self._orders = {o: m for o, m in self._orders.items() if m != market}
         if not subs:
-            self._stop_market_observer()
+            self._stop_observer()
         return None
 
-    def _cancel_market_subscriptions(self) -> None:
+    def cancel(self) -> None:
         """End every market subscription of this connection."""
-        self._market_sub_callbacks = {}
-        self._market_sub_orders = {}
-        self._stop_market_observer()
+        self._callbacks = {}
+        self._orders = {}
+        self._stop_observer()
 
-    def _stop_market_observer(self) -> None:
-        if self._market_sub_observer is not None:
-            self.chain.remove_block_observer(self._market_sub_observer)
-            self._market_sub_observer = None
+    def _stop_observer(self) -> None:
+        if self._observer is not None:
+            self.chain.remove_block_observer(self._observer)
+            self._observer = None
 
-    def _on_market_block(self, applied) -> None:
+    def _on_block(self, applied) -> None:
         try:
             self._notify_markets(applied)
         except Exception:
             self.log.failure("Block {num} market notices failed", num=applied.block_num)
 
     def _notify_markets(self, applied) -> None:
-        subs = self._market_sub_callbacks
+        subs = self._callbacks
         fills: dict = {}
         for op in applied.operations:
             if op.op[0] == _FILL_ORDER:
@@ -121,7 +127,7 @@ class MarketSubscriptionsMixin:
         created: dict = {}
         changed: dict = {}
         removed: dict = {}
-        objects, tracked = self.chain.state.objects, self._market_sub_orders
+        objects, tracked = self.chain.state.objects, self._orders
         for oid in sorted(self.chain.changed_objects_of_last_block(), key=id_key):
             if not oid.startswith(_LIMIT_ORDER):
                 continue

@@ -1,6 +1,6 @@
 """database API, graphene section "Markets / feeds": tickers, volumes and
-trade history, the market data the ``market_history`` plugin serves (a mixin
-of :class:`nodeapi.api.database.markets.MarketsMixin`).
+trade history, the market data the ``market_history`` plugin serves (a
+section of :class:`nodeapi.api.database.DatabaseApi`).
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``get_ticker``, ``get_24_volume``, ``get_top_markets``,
@@ -28,14 +28,14 @@ symbol: X`` / ``Invalid quote asset symbol: X``.
 """
 
 from nodeapi.api.arguments import api_limit, check_limit, parse_time_point
-from nodeapi.api.base import api_function
+from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.amounts import (
     amount_to_string, price_diff_percent_string, price_to_string, uint_amount_to_string)
+from nodeapi.api.database.markets.orders import order_book
 from nodeapi.api.lookup import find_asset
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import format_time
 from nodeapi.protocol.config import NULL_ACCOUNT
-
 
 
 def fill_price_string(fill: dict, base: dict, quote: dict) -> str:
@@ -96,7 +96,7 @@ def _side(trade: dict, record, base: dict) -> None:
         trade["side2_account_id"] = fill["account_id"]
 
 
-class TickersMixin:
+class Tickers(Section):
     """get_ticker, get_24_volume, get_top_markets, get_trade_history,
     get_trade_history_by_sequence."""
 
@@ -142,7 +142,7 @@ class TickersMixin:
         out["base_volume"] = uint_amount_to_string(volumes[0], bp)
         out["quote_volume"] = uint_amount_to_string(volumes[1], qp)
         if with_book:
-            book = self.get_order_book(base["symbol"], quote["symbol"], 1)
+            book = order_book(self.node, base["symbol"], quote["symbol"], 1)
             if book["asks"]:
                 ask = book["asks"][0]
                 out.update(lowest_ask=ask["price"], lowest_ask_base_size=ask["base"],

@@ -1,0 +1,49 @@
+"""The history API set (login accessor ``history``, access name
+``history_api``): graphene's ``history_api`` (bitshares-core
+libraries/app/api.cpp; wire-contract section 6), assembled from one section
+object per concept, each built with the node:
+
+==========================  =======================  ==================
+functions                   module of                section class
+                            ``nodeapi.api.history``
+==========================  =======================  ==================
+an account's operations     :mod:`~.accounts`        ``AccountHistory``
+a block's operations        :mod:`~.blocks`          ``BlockHistory``
+fills, OHLCV buckets        :mod:`~.markets`         ``MarketHistory``
+a liquidity pool's history  :mod:`~.pools`           ``PoolHistory``
+==========================  =======================  ==================
+
+The argument readings they share (operation ids ``1.11.N``, limits,
+times) are :mod:`~nodeapi.api.history.arguments`.  Operation answers come
+from ``node.history`` (an :class:`nodeapi.applied.IAccountHistory`, which
+may return Deferreds; without a history plugin they are ``[]``), market
+data from ``node.market_history``, pool histories from
+``node.pool_history``.  A limit above the node's ``api-limit-*`` option is
+:class:`~nodeapi.errors.ApiLimitExceeded`; a malformed argument
+:class:`~nodeapi.errors.ApiError`.
+"""
+
+from nodeapi.api.base import ApiSet
+from nodeapi.api.history.accounts import AccountHistory
+from nodeapi.api.history.arguments import parse_operation_history_id
+from nodeapi.api.history.blocks import BlockHistory
+from nodeapi.api.history.markets import MarketHistory
+from nodeapi.api.history.pools import PoolHistory
+
+__all__ = ["HistoryApi", "parse_operation_history_id"]
+
+
+class HistoryApi(ApiSet):
+    """graphene ``history_api`` (module docstring).  One instance per
+    connection; it keeps no state of its own."""
+
+    name = "history"
+    sections = {"accounts": AccountHistory, "blocks": BlockHistory,
+                "markets": MarketHistory, "pools": PoolHistory}
+
+    def __init__(self, node, session) -> None:
+        super().__init__(node, session)
+        self.accounts = AccountHistory(node)
+        self.blocks = BlockHistory(node)
+        self.markets = MarketHistory(node)
+        self.pools = PoolHistory(node)
