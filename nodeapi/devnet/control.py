@@ -33,7 +33,7 @@ from twisted.internet import defer, task
 from twisted.logger import Logger
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain.evaluators.context import adjust_balance
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.devnet import accounts as acc
 from nodeapi.devnet import snapshots
 from nodeapi.errors import ApiError
