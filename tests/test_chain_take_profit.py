@@ -278,3 +278,63 @@ def test_create_refusals(market, on_fill, message):
     with pytest.raises(InvalidOperation, match=message):
         order(chain, SAM, amt(10000), amt(12345, usd), on_fill)
     assert state.balance(SAM, CORE) == core0 and not state.limit_orders_of(SAM)
+
+
+def _two_makers_and_a_taker(chain, usd, ted_sells, ted_receives):
+    """Sam offers 1000 core for 1200 USD and 1000 core for 1210 USD; Ted
+    then buys with ``ted_sells`` USD for at least ``ted_receives`` core,
+    with a take-profit action (spread 1%, all of it, 1 hour)."""
+    order(chain, SAM, amt(1000), amt(1200, usd))
+    order(chain, SAM, amt(1000), amt(1210, usd))
+    produce(chain)
+    return order(chain, TED, amt(ted_sells, usd), amt(ted_receives), [action()])
+
+
+def test_the_taker_meets_its_own_take_profit_order(market):
+    """db_market.cpp ``apply_order`` takes the next order of the book
+    before each match: the take-profit order the first fill of Ted's order
+    created lies after the second maker, so Ted's order, still open after
+    it, matches its own take-profit order at that order's price."""
+    chain, usd, blocks = market
+    state = chain.state
+    # Ted: 3000 USD for 2400 core; take-profit price (2400 / 3000) / 101%
+    # = 80 / 101 core per USD.
+    # vs 1000 core for 1200: pays 1200, gets 1000 -> take-profit order
+    #   1000 core for round_up(1000 * 101 / 80) = 1263 USD
+    # vs 1000 core for 1210: pays 1210, gets 1000 -> the take-profit order
+    #   grows to 2000 core for round_up(2000 * 101 / 80) = 2525 USD
+    # vs its take-profit order (590 USD left): gets round_down(590 * 2000 /
+    #   2525) = 467 core, pays round_up(467 * 2525 / 2000) = 590: filled;
+    #   the take-profit order first grows to 2467 core for
+    #   round_up(2467 * 101 / 80) = 3115 USD, then pays the 467 core
+    ted = _two_makers_and_a_taker(chain, usd, 3000, 2400)
+    assert ted not in state.objects
+    [tp] = [o["id"] for o in state.limit_orders_of(TED)]
+    obj = state.objects[tp]
+    assert obj["for_sale"] == 2000
+    assert obj["sell_price"] == {"base": amt(2467), "quote": amt(3115, usd)}
+    assert "take_profit_order_id" not in obj
+    produce(chain)
+    ops = blocks.seen[-1].operations
+    assert [o.op[0] for o in ops][-10:] == [1, 4, 1, 4, 4, 77, 4, 4, 77, 4]
+    last_fill = ops[-1].op[1]
+    assert last_fill["order_id"] == tp and last_fill["pays"] == amt(467)
+    assert last_fill["receives"] == amt(590, usd) and last_fill["fee"] == amt(1, usd)
+
+
+def test_a_match_that_fills_neither_order_fails(market):
+    """As above with 10000 USD: Ted's order still has 7590 USD when it
+    meets its own take-profit order (2000 core for 2525 USD), whose fill
+    of Ted's order tops it up by what Ted's order receives; neither order
+    is then filled and graphene's ``match_limit_normal_limit`` assertion
+    fails the operation, leaving nothing."""
+    chain, usd, _blocks = market
+    state = chain.state
+    order(chain, SAM, amt(1000), amt(1200, usd))
+    order(chain, SAM, amt(1000), amt(1210, usd))
+    produce(chain)
+    before = (state.balance(TED, CORE), state.balance(TED, usd), next_order_id(chain))
+    with pytest.raises(InvalidOperation, match="none_filled"):
+        order(chain, TED, amt(10000, usd), amt(8000), [action()])
+    assert (state.balance(TED, CORE), state.balance(TED, usd), next_order_id(chain)) == before
+    assert len(state.limit_orders_of(SAM)) == 2 and not state.limit_orders_of(TED)

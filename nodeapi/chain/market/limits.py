@@ -27,6 +27,7 @@ policy, created on the first share); what is left joins the asset's
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 
 from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.fees import charge_statistics, core_fee
 from nodeapi.protocol.asset import mul_down, mul_up
 from nodeapi.chain.market.take_profit import process_on_fill, unlink
@@ -285,7 +286,10 @@ def _book_deferred_fee(state, order: dict, is_maker: bool) -> None:
 
 def match_limit_limit(ctx: ApplyContext, taker_id: str, maker_id: str) -> tuple:
     """graphene ``match_limit_normal_limit`` at the maker's price; returns
-    ``(taker gone, maker gone)``."""
+    ``(taker gone, maker gone)``.
+
+    :raises InvalidOperation: neither is gone (graphene's
+        ``result != match_result_type::none_filled`` assertion)."""
     state = ctx.state
     taker, maker = state.objects[taker_id], state.objects[maker_id]
     price = maker["sell_price"]
@@ -303,4 +307,8 @@ def match_limit_limit(ctx: ApplyContext, taker_id: str, maker_id: str) -> tuple:
         taker_receives = mul_up(maker_receives, x_asset, price)
     taker_gone = fill_limit_order(ctx, taker_id, maker_receives, taker_receives, price, cull_taker, False)
     maker_gone = fill_limit_order(ctx, maker_id, taker_receives, maker_receives, price, True, True)
+    if not (taker_gone or maker_gone):
+        # graphene asserts it; a take-profit action topping up one of the
+        # two orders during their own match can reach it
+        raise InvalidOperation("Assert Exception: result != match_result_type::none_filled: ")
     return taker_gone, maker_gone

@@ -45,7 +45,7 @@ from nodeapi.chain.errors import ChainError, InvalidOperation
 from nodeapi.chain.fees import core_fee
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.asset import invert, less, make_price, mul_up, times_ratio
-from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY, MAX_TIME
 from nodeapi.protocol.fee_schedule import multiply_and_round_up
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.operations.market import LIMIT_ORDER_AUTO_ACTION
@@ -56,8 +56,6 @@ from nodeapi.protocol.validation import validate_operation
 
 log = Logger()
 
-#: fc ``time_point_sec::maximum()``, seconds
-MAX_TIME = 0xFFFFFFFF
 _ACTIONS = Vector(LIMIT_ORDER_AUTO_ACTION)
 _CORE = "1.3.0"
 
