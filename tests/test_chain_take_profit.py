@@ -338,3 +338,28 @@ def test_a_match_that_fills_neither_order_fails(market):
         order(chain, TED, amt(10000, usd), amt(8000), [action()])
     assert (state.balance(TED, CORE), state.balance(TED, usd), next_order_id(chain)) == before
     assert len(state.limit_orders_of(SAM)) == 2 and not state.limit_orders_of(TED)
+
+
+def test_nesting_deeper_than_twice_the_witnesses_is_refused(market):
+    """db_block.cpp ``undo_session_nesting_guard``: at most twice the
+    active witnesses nested sessions; past that the action fails like any
+    other (logged, nothing left)."""
+    from nodeapi.chain.evaluators.context import ApplyContext
+    from nodeapi.chain.market.take_profit import process_on_fill
+
+    chain, usd, _blocks = market
+    state = chain.state
+    sell1 = order(chain, SAM, amt(10000), amt(12345, usd), [action()])
+    ctx = ApplyContext(state, chain.head_block_time, chain.head_block_num + 1, "TEST")
+    ctx.nested_sessions = 2 * len(state.objects["2.0.0"]["active_witnesses"])
+    before = next_order_id(chain)
+    state.begin()
+    try:
+        assert process_on_fill(ctx, sell1, 1000) is None
+        assert ctx.virtual_ops == [] and next_order_id(chain) == before
+        ctx.nested_sessions -= 1
+        tp = process_on_fill(ctx, sell1, 1000)
+        assert tp == before and [op[0] for op, _r in ctx.virtual_ops] == [1]
+        assert ctx.nested_sessions == 2 * len(state.objects["2.0.0"]["active_witnesses"]) - 1
+    finally:
+        state.rollback()
