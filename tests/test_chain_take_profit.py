@@ -11,6 +11,7 @@ fee, Sam selling CORE for USD with take-profit actions."""
 import pytest
 
 from nodeapi.chain.errors import InvalidOperation
+from nodeapi.history.account_history import AccountHistory
 from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
@@ -30,10 +31,12 @@ def action(fee_asset=CORE, spread=100, size=10000, seconds=3600, repeat=False):
 
 
 class Blocks:
-    """A consumer keeping every AppliedBlock."""
+    """A consumer keeping every AppliedBlock; ``history`` an account
+    history plugin fed the same blocks."""
 
     def __init__(self):
         self.seen = []
+        self.history = AccountHistory()
 
     def block_applied(self, applied):
         self.seen.append(applied)
@@ -61,6 +64,7 @@ def market(genesis, tmp_path):
     produce(chain)
     blocks = Blocks()
     chain.add_consumer(blocks)
+    chain.add_consumer(blocks.history)
     yield chain, usd, blocks
     chain.block_log.close()
 
@@ -129,7 +133,11 @@ def test_a_partial_fill_creates_the_take_profit_order(market):
         "min_to_receive": amt(1008), "expiration": format_time(now + 3600),
         "fill_or_kill": False, "extensions": {}}]
     assert ops[3].result == [1, tp]
-    assert SAM in ops[3].impacted
+    # Sam's account history holds it with its result, after his fill
+    [newest, fill] = blocks.history.get_account_history(SAM, 0, 2, 0)
+    assert newest["op"] == ops[3].op and newest["result"] == [1, tp]
+    assert (newest["virtual_op"], newest["is_virtual"]) == (3, True)
+    assert fill["op"][0] == 4 and fill["op"][1]["order_id"] == sell1
 
 
 def test_a_second_fill_updates_the_linked_order(market):
