@@ -8,14 +8,20 @@ tests/tests/oso_take_profit_order_tests.cpp
 (``oso_take_profit_order_trigger_and_cancel_test``): USD with a 0.3% market
 fee, Sam selling CORE for USD with take-profit actions."""
 
+import orjson
 import pytest
+import pytest_twisted
+import treq
 
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.history.account_history import AccountHistory
 from nodeapi.protocol.times import format_time
+from nodeapi.rpc.access import ApiAccess
 
 from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
 from kit.chain import push_wire as push
+from kit.signing import sign_wire
+from kit.site import RunningSite, make_node
 
 SAM, TED = "1.2.6", "1.2.7"
 FOREVER = "2030-01-01T00:00:00"
@@ -371,3 +377,39 @@ def test_nesting_deeper_than_twice_the_witnesses_is_refused(market):
         assert ctx.nested_sessions == 2 * len(state.objects["2.0.0"]["active_witnesses"]) - 1
     finally:
         state.rollback()
+
+
+@pytest.fixture
+def site(market):
+    running = RunningSite(make_node(market[0]), ApiAccess.default())
+    yield running
+    running.stop_blocking()
+
+
+@pytest_twisted.ensureDeferred
+async def test_over_rpc_the_refusal_is_clear_and_the_links_are_shown(market, site):
+    """network_broadcast answers a refused take-profit order with the
+    reference's text and loses nothing; get_objects shows the orders'
+    ``on_fill`` and their ``take_profit_order_id`` links."""
+    chain, usd, _blocks = market
+    state = chain.state
+    core0 = state.balance(SAM, CORE)
+    op = [1, {"fee": amt(10 ** 6), "seller": SAM, "amount_to_sell": amt(10000),
+              "min_to_receive": amt(12345, usd), "expiration": FOREVER,
+              "fill_or_kill": False, "extensions": {"on_fill": []}}]
+    answer = await call(site, "network_broadcast", "broadcast_transaction",
+                        sign_wire(chain, [op]))
+    assert "must contain only one action" in answer["error"]["message"], answer
+    assert state.balance(SAM, CORE) == core0 and not state.limit_orders_of(SAM)
+    sell1 = order(chain, SAM, amt(10000), amt(12345, usd), [action()])
+    order(chain, TED, amt(1235, usd), amt(1000))
+    tp = state.objects[sell1]["take_profit_order_id"]
+    [o1, o2] = (await call(site, "database", "get_objects", [sell1, tp]))["result"]
+    assert o1["on_fill"] == [action()] and o1["take_profit_order_id"] == tp
+    assert o2["on_fill"] == [] and o2["take_profit_order_id"] == sell1
+
+
+async def call(site, api, method, *params):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "call", "params": [api, method, list(params)]}
+    resp = await treq.post(site.url + "/rpc", data=orjson.dumps(body))
+    return orjson.loads(await resp.content())
