@@ -45,11 +45,11 @@ from nodeapi.chain.errors import ChainError, InvalidOperation
 from nodeapi.chain.fees import core_fee
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.asset import invert, less, make_price, mul_up, times_ratio
+from nodeapi.protocol.composite import Vector
 from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY, MAX_TIME
 from nodeapi.protocol.fee_schedule import multiply_and_round_up
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.operations.market import LIMIT_ORDER_AUTO_ACTION
-from nodeapi.protocol.composite import Vector
 from nodeapi.protocol.serialize import pack, unpack
 from nodeapi.protocol.times import format_time
 from nodeapi.protocol.validation import validate_operation
