@@ -91,9 +91,14 @@ def test_an_update_that_crosses_the_book_matches(market):
                     "quote": {"amount": 1, "asset_id": "1.3.0"}}},
      "cannot be greater than the estimated maximum amount for sale"),
     ({"new_expiration": "2016-01-01T00:00:00"}, "expire in the past"),
+    # market_evaluator.cpp limit_order_update_evaluator::do_evaluate
     ({"on_fill": [[0, {"fee_asset_id": "1.3.0", "spread_percent": 100,
                        "size_percent": 10000, "expiration_seconds": 3600,
-                       "repeat": False, "extensions": []}]]}, "Take-profit"),
+                       "repeat": False, "extensions": []}]] * 2},
+     "must contain zero or one action"),
+    ({"on_fill": [[0, {"fee_asset_id": "1.3.9", "spread_percent": 100,
+                       "size_percent": 10000, "expiration_seconds": 3600,
+                       "repeat": False, "extensions": []}]]}, "Fee asset does not exist"),
 ])
 def test_refusals(market, fields, message):
     chain, _gold, oid = market

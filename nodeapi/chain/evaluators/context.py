@@ -12,7 +12,7 @@ Reference: graphene libraries/chain/evaluator.cpp (fee payment).
 
 
 from nodeapi.chain.balances import adjust_balance
-from nodeapi.chain.errors import InsufficientFee, fc_assert
+from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
 from nodeapi.chain.whitelist import is_authorized_asset
@@ -62,6 +62,24 @@ class ApplyContext:
         #: True while a proposal's operations are applied (graphene
         #: ``transaction_evaluation_state::_is_proposed_trx``)
         self.proposed = False
+        #: graphene ``transaction_evaluation_state::skip_limit_order_price_check``:
+        #: set while a take-profit action updates its linked order
+        self.skip_limit_order_price_check = False
+        #: nested undo sessions of virtual operations open now (graphene
+        #: ``database::_undo_session_nesting_depth``)
+        self.nested_sessions = 0
+
+    def open_nested_session(self) -> None:
+        """Count one more nested session (graphene
+        ``undo_session_nesting_guard``); the caller decrements
+        ``nested_sessions`` when it ends.
+
+        :raises InvalidOperation: when twice the number of active witnesses
+            are already open."""
+        limit = 2 * len(self.state.objects["2.0.0"]["active_witnesses"])
+        if self.nested_sessions >= limit:
+            raise InvalidOperation("Max undo session nesting depth exceeded!")
+        self.nested_sessions += 1
 
     def virtual_ops_by_operation(self) -> list:
         """The virtual operations each operation of the transaction raised:

@@ -3,9 +3,13 @@ limit order, which then matches like a new order.
 
 Graphene reference: libraries/chain/market_evaluator.cpp
 (``limit_order_update_evaluator``: ``do_evaluate``, ``process_deferred_fee``,
-``pay_fee``, ``do_apply``), with every hardfork passed.  Take-profit
-``on_fill`` actions are refused (:func:`~.market.refuse_take_profit`), as
-for limit_order_create.
+``pay_fee``, ``do_apply``, ``is_linked_tp_order_compatible``), with every
+hardfork passed.  ``on_fill`` sets (or, empty, removes) the order's
+take-profit action (:mod:`nodeapi.chain.market.take_profit`).  A linked
+take-profit order is unlinked (both ways) when the update changes the
+price (unless a take-profit action makes the update) or makes the
+``on_fill`` incompatible (an action added or removed, another
+``spread_percent`` or ``repeat``).
 
 Fees: like limit_order_create, the update's fee is not booked at once; it
 becomes the order's new deferred fee.  The old deferred fee is refunded
@@ -18,9 +22,12 @@ asset's ``accumulated_fees``), its core value returning to the fee pool.
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
-from nodeapi.chain.evaluators.market import check_market, refuse_take_profit
+from nodeapi.chain.evaluators.market import check_market
 from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.margin import apply_order
+from nodeapi.chain.market.take_profit import (
+    canonical_actions, check_update_actions, linked_compatible)
+from nodeapi.protocol.asset import equal
 from nodeapi.chain.fees import charge_statistics, core_fee
 from nodeapi.protocol.times import parse_time
 
@@ -79,7 +86,8 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
     evaluator (module docstring); the updated order then matches the
     book."""
     state = ctx.state
-    refuse_take_profit(data)
+    actions = data.get("on_fill")
+    check_update_actions(state, actions)
     order = state.find(data["order"])
     if order is None:
         _fail(f"Limit order {data['order']} does not exist, cannot update")
@@ -115,6 +123,14 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
         adjust_balance(state, data["seller"], base_id, -change)
         core_in_orders(state, data["seller"], base_id, change)
     _refund_deferred_fee(ctx, order)
+    if actions is not None:
+        actions = canonical_actions(actions)
+    linked = order.get("take_profit_order_id")
+    unlink = linked is not None and (
+        (not ctx.skip_limit_order_price_check and new_price is not None
+         and not equal(new_price, sell_price)) or not linked_compatible(order, actions))
+    if unlink:
+        state.modify(linked).pop("take_profit_order_id", None)
     obj = state.modify(order["id"])
     if new_price is not None:
         obj["sell_price"] = {side: dict(new_price[side], amount=int(new_price[side]["amount"]))
@@ -125,5 +141,9 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
     obj["deferred_fee"] = ctx.core_fee_paid
     obj["deferred_paid_fee"] = (dict(ctx.fee_paid) if ctx.fee_paid["asset_id"] != "1.3.0"
                                 else {"amount": 0, "asset_id": "1.3.0"})
+    if actions is not None:
+        obj["on_fill"] = actions
+    if unlink:
+        obj.pop("take_profit_order_id", None)
     apply_order(ctx, order["id"])
     return VOID

@@ -17,8 +17,8 @@ db_update.cpp (``clear_expired_orders``).
   deferred fee.
 
 Fills share market fees and give makers their creation fee discount as
-:mod:`nodeapi.chain.market.limits` says.  Not modelled: take-profit
-``on_fill`` actions (refused).
+:mod:`nodeapi.chain.market.limits` says; an order's ``on_fill`` take-profit
+action runs at each fill as :mod:`nodeapi.chain.market.take_profit` says.
 """
 
 from nodeapi.protocol.ids import instance_number
@@ -28,6 +28,7 @@ from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import parse_time
 from nodeapi.chain.market.limits import cancel_limit_order, core_in_orders
 from nodeapi.chain.market.margin import apply_order
+from nodeapi.chain.market.take_profit import canonical_actions, check_create_actions
 from nodeapi.chain.whitelist import is_authorized_asset
 
 
@@ -45,16 +46,10 @@ def check_market(state, seller: str, sell_asset: dict, recv_asset: dict) -> None
         raise InvalidOperation("The account is not allowed to transact the receiving asset")
 
 
-def refuse_take_profit(data: dict) -> None:
-    """The ``on_fill`` take-profit actions of limit orders (core-2535,
-    ``create_take_profit_order_action``) are not modelled by this chain: an
-    order or update carrying one is refused rather than accepted without
-    its take-profit order."""
+def create_actions(data: dict):
+    """limit_order_create's ``on_fill`` extension, None when absent."""
     ext = data.get("extensions")
-    on_fill = ext.get("on_fill") if isinstance(ext, dict) else data.get("on_fill")
-    if on_fill:
-        raise InvalidOperation("Take-profit on_fill actions of limit orders are not supported "
-                               "by this node")
+    return ext.get("on_fill") if isinstance(ext, dict) else None
 
 
 def limit_order_create(ctx: ApplyContext, data: dict) -> list:
@@ -63,17 +58,20 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     The order has the fields of bitshares-core 7.x's ``limit_order_object``
     (market_object.hpp): ``filled_amount`` (what it sold so far, a
     decimal string), ``is_settled_debt`` (always false: no individual
-    settlement funds here) and ``on_fill`` (always empty: take-profit
-    actions are refused).
+    settlement funds here), ``on_fill`` (the operation's take-profit
+    action, or empty) and, once a take-profit order is linked to it,
+    ``take_profit_order_id``.
     Checks in graphene's order (``limit_order_create_evaluator::do_evaluate``,
-    its texts): the expiration not before the head block time, the market
-    lists and the account lists (:func:`check_market`,
-    :class:`InvalidOperation`), then the seller's balance of the sold asset
-    as it was before the fee (:class:`InsufficientBalance` "insufficient
-    balance", the text python-bitshares' users match; ``details``:
-    ``balance``, ``amount_to_sell``)."""
+    its texts): the expiration not before the head block time, an ``on_fill``
+    that is one action naming an existing fee asset, the market lists and
+    the account lists (:func:`check_market`, :class:`InvalidOperation`),
+    then the seller's balance of the sold asset as it was before the fee
+    (:class:`InsufficientBalance` "insufficient balance", the text
+    python-bitshares' users match; ``details``: ``balance``,
+    ``amount_to_sell``)."""
     state = ctx.state
-    refuse_take_profit(data)
+    actions = create_actions(data)
+    check_create_actions(state, actions)
     sell, recv = data["amount_to_sell"], data["min_to_receive"]
     if int(sell["amount"]) <= 0 or int(recv["amount"]) <= 0:
         raise InvalidOperation("Order amounts must be positive")
@@ -106,7 +104,7 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
         "deferred_fee": ctx.core_fee_paid,
         "deferred_paid_fee": dict(paid),
         "is_settled_debt": False,
-        "on_fill": [],
+        "on_fill": canonical_actions(actions) if actions else [],
     })
     gone = apply_order(ctx, order["id"])
     if data.get("fill_or_kill") and not gone:

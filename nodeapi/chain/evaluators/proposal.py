@@ -217,7 +217,8 @@ def execute_proposal(ctx: ApplyContext, proposal: dict) -> None:
     """graphene ``push_proposal``: apply the proposed operations in a
     nested session (each as a virtual operation with its result), then
     remove the proposal; on failure nothing stays applied and the error is
-    raised."""
+    raised.  The session counts towards the nesting limit it shares with
+    take-profit actions (:meth:`ApplyContext.open_nested_session`)."""
     # the registry imports every evaluator, this module included
     from nodeapi.chain.evaluators.registry import apply_operation
     from nodeapi.chain.evaluators.samet_fund import check_no_unpaid_debt
@@ -225,6 +226,7 @@ def execute_proposal(ctx: ApplyContext, proposal: dict) -> None:
     state = ctx.state
     vops_before = len(ctx.virtual_ops)
     was_proposed = ctx.proposed
+    ctx.open_nested_session()
     state.begin()
     try:
         ctx.proposed = True
@@ -240,6 +242,7 @@ def execute_proposal(ctx: ApplyContext, proposal: dict) -> None:
         raise
     finally:
         ctx.proposed = was_proposed
+        ctx.nested_sessions -= 1
     state.commit()
 
 

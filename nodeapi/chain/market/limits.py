@@ -4,6 +4,7 @@ cancelling 1.7.N orders, and the match of two limit orders.
 Reference: bitshares-core libraries/chain/db_market.cpp
 (``calculate_market_fee``, ``pay_market_fees``, ``fill_limit_order``,
 ``maybe_cull_small_order``, ``cancel_limit_order``,
+``cleanup_and_remove_limit_order``,
 ``match_limit_normal_limit``, ``pay_order``) and db_balance.cpp
 (``deposit_market_fee_vesting_balance``), with the hardforks of the
 current chain (342 rounding, 555 taker culling, 604 fee refunds in the paid
@@ -26,8 +27,10 @@ policy, created on the first share); what is left joins the asset's
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 
 from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.fees import charge_statistics, core_fee
 from nodeapi.protocol.asset import mul_down, mul_up
+from nodeapi.chain.market.take_profit import process_on_fill, unlink
 from nodeapi.chain.vesting import INSTANT, deposit
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.asset import percent_of
@@ -199,6 +202,7 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") 
         state.modify(dyn)["fee_pool"] += deferred
     if vop is not None:
         virtual_ops.append((vop, [2, {"amount": refunded, "asset_id": asset}]))
+    unlink(state, order)
     state.remove(order_id)
     return {"amount": refunded, "asset_id": asset}
 
@@ -217,7 +221,11 @@ def maybe_cull(ctx: ApplyContext, order_id: str) -> bool:
 def fill_limit_order(ctx: ApplyContext, order_id: str, pays: int, receives: int, price: dict,
                      cull_if_small: bool, is_maker: bool) -> bool:
     """graphene ``fill_limit_order``: pay the seller, record the fill, book
-    the deferred fee; True when the order is gone."""
+    the deferred fee, run the order's take-profit action on what it
+    received net of the market fee
+    (:func:`~nodeapi.chain.market.take_profit.process_on_fill`); True when
+    the order is gone.  A take-profit order created for an order that
+    remains is linked to it both ways (``take_profit_order_id``)."""
     state = ctx.state
     order = state.objects[order_id]
     seller = order["seller"]
@@ -229,14 +237,21 @@ def fill_limit_order(ctx: ApplyContext, order_id: str, pays: int, receives: int,
     record_fill(ctx, order_id, seller, (pays, sell_asset), (receives, recv_asset), fee, price,
                 is_maker)
     _book_deferred_fee(state, order, is_maker)
+    new_take_profit = process_on_fill(ctx, order_id, receives - fee)
+    order = state.objects[order_id]
     if pays == int(order["for_sale"]):
+        unlink(state, order)
         state.remove(order_id)
         return True
+    if new_take_profit is not None:
+        state.modify(new_take_profit)["take_profit_order_id"] = order_id
     order = state.modify(order_id)
     order["for_sale"] = int(order["for_sale"]) - pays
     order["filled_amount"] = str(int(order.get("filled_amount", 0)) + pays)
     order["deferred_fee"] = 0
     order["deferred_paid_fee"] = dict(order["deferred_paid_fee"], amount=0)
+    if new_take_profit is not None:
+        order["take_profit_order_id"] = new_take_profit
     return maybe_cull(ctx, order_id) if cull_if_small else False
 
 
@@ -273,7 +288,10 @@ def _book_deferred_fee(state, order: dict, is_maker: bool) -> None:
 
 def match_limit_limit(ctx: ApplyContext, taker_id: str, maker_id: str) -> tuple:
     """graphene ``match_limit_normal_limit`` at the maker's price; returns
-    ``(taker gone, maker gone)``."""
+    ``(taker gone, maker gone)``.
+
+    :raises InvalidOperation: neither is gone (graphene's
+        ``result != match_result_type::none_filled`` assertion)."""
     state = ctx.state
     taker, maker = state.objects[taker_id], state.objects[maker_id]
     price = maker["sell_price"]
@@ -291,4 +309,8 @@ def match_limit_limit(ctx: ApplyContext, taker_id: str, maker_id: str) -> tuple:
         taker_receives = mul_up(maker_receives, x_asset, price)
     taker_gone = fill_limit_order(ctx, taker_id, maker_receives, taker_receives, price, cull_taker, False)
     maker_gone = fill_limit_order(ctx, maker_id, taker_receives, maker_receives, price, True, True)
+    if not (taker_gone or maker_gone):
+        # graphene asserts it; a take-profit action topping up one of the
+        # two orders during their own match can reach it
+        raise InvalidOperation("Assert Exception: result != match_result_type::none_filled: ")
     return taker_gone, maker_gone

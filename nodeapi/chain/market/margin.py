@@ -17,6 +17,7 @@ order), with the hardforks of today's chain: 343/453/606/625/834/1270
 core-2582 (median feed for the TCR).
 """
 
+from bisect import bisect_left, bisect_right
 from fractions import Fraction
 
 from nodeapi.chain.evaluators.context import ApplyContext
@@ -139,17 +140,53 @@ def _match_limit_call(ctx: ApplyContext, order_id: str, call: dict, b: dict,
     return taker_gone
 
 
-def _crossing_makers(state, order: dict) -> list:
-    """Resting orders of the opposite side that the new order's price
-    reaches, best price first, then oldest."""
-    x_asset = order["sell_price"]["base"]["asset_id"]
-    y_asset = order["sell_price"]["quote"]["asset_id"]
-    xs, ym = int(order["sell_price"]["base"]["amount"]), int(order["sell_price"]["quote"]["amount"])
-    makers = [m for m in state.book(y_asset, x_asset)
-              if xs * int(m["sell_price"]["base"]["amount"])
-              >= int(m["sell_price"]["quote"]["amount"]) * ym]
-    makers.sort(key=lambda m: (-value(m["sell_price"]), instance_number(m["id"])))
-    return makers
+def _book_key(order: dict) -> tuple:
+    """An order's place in its market's book: graphene's
+    ``limit_order_index`` ``by_price`` (higher price first, then older)."""
+    return (value(invert(order["sell_price"])), instance_number(order["id"]))
+
+
+def _first(state, market: tuple, key: tuple | None, after: bool = False) -> tuple | None:
+    """``(id, key)`` of the first order of ``market`` at or after ``key``
+    (after it with ``after``; the first of the book for None), None at the
+    end."""
+    book = state.book(*market)
+    i = 0 if key is None else (bisect_right if after else bisect_left)(book, key, key=_book_key)
+    return (book[i]["id"], _book_key(book[i])) if i < len(book) else None
+
+
+def _boundary(state, market: tuple, price: dict, inclusive: bool) -> tuple | None:
+    """The key of the first order of ``market`` priced below ``price``
+    (at or below with ``inclusive``): graphene's ``upper_bound`` /
+    ``lower_bound`` of the ``by_price`` index, fixed when iteration
+    begins; None for the end of the market."""
+    limit = value(price)
+    for m in state.book(*market):
+        v = value(m["sell_price"])
+        if v < limit or (inclusive and v == limit):
+            return _book_key(m)
+    return None
+
+
+def _match_book(ctx: ApplyContext, order_id: str, market: tuple, cursor: tuple | None,
+                stop: tuple | None) -> tuple:
+    """graphene ``apply_order``'s walk of the book from ``cursor`` up to
+    ``stop`` (``(id, key)`` and a key; None: the end of the market): each
+    next order is taken before the match, as graphene advances its
+    iterator, so an order inserted during a match (a take-profit order) is
+    visited when it falls after that next order and before ``stop``.
+    Returns ``(finished, cursor)``."""
+    state = ctx.state
+    while cursor is not None and (stop is None or cursor[1] < stop):
+        if cursor[0] not in state.objects:  # gone meanwhile: go on from its place
+            cursor = _first(state, market, cursor[1], after=True)
+            continue
+        following = _first(state, market, cursor[1], after=True)
+        taker_gone, maker_gone = match_limit_limit(ctx, order_id, cursor[0])
+        cursor = following
+        if taker_gone or not maker_gone:
+            return True, cursor
+    return False, cursor
 
 
 def apply_order(ctx: ApplyContext, order_id: str) -> bool:
@@ -157,12 +194,15 @@ def apply_order(ctx: ApplyContext, order_id: str) -> bool:
     (and, when it sells a market-issued asset for its backing asset at or
     below the margin call order price, against positions in margin call
     territory, after the limit orders priced better than those); True when
-    it is gone (filled or culled)."""
+    it is gone (filled or culled).  The book is walked as graphene walks
+    its index (:func:`_match_book`)."""
     state = ctx.state
     order = state.objects[order_id]
     sell_id = order["sell_price"]["base"]["asset_id"]
     recv_id = order["sell_price"]["quote"]["asset_id"]
-    makers = _crossing_makers(state, order)
+    market = (recv_id, sell_id)
+    cursor = _first(state, market, None)
+    end = _boundary(state, market, invert(order["sell_price"]), inclusive=False)
     b = bitasset_of(state, sell_id)
     call_match_price = None
     if b is not None and backing_asset(b) == recv_id and not b["is_prediction_market"] \
@@ -171,13 +211,9 @@ def apply_order(ctx: ApplyContext, order_id: str) -> bool:
         if value(invert(order["sell_price"])) > value(call_match_price):
             call_match_price = None
     finished = False
-    index = 0
     if call_match_price is not None:
-        while not finished and index < len(makers) \
-                and value(makers[index]["sell_price"]) > value(call_match_price):
-            taker_gone, maker_gone = match_limit_limit(ctx, order_id, makers[index]["id"])
-            index += 1
-            finished = taker_gone or not maker_gone
+        after_call = _boundary(state, market, call_match_price, inclusive=True)
+        finished, cursor = _match_book(ctx, order_id, market, cursor, after_call)
         call_pays_price = invert(mssp(b))
         while not finished:
             call = least_collateralized(state, sell_id)
@@ -185,10 +221,8 @@ def apply_order(ctx: ApplyContext, order_id: str) -> bool:
                 break
             finished = _match_limit_call(ctx, order_id, call, b, call_match_price,
                                          call_pays_price)
-    while not finished and index < len(makers):
-        taker_gone, maker_gone = match_limit_limit(ctx, order_id, makers[index]["id"])
-        index += 1
-        finished = taker_gone or not maker_gone
+    if not finished:
+        _match_book(ctx, order_id, market, cursor, end)
     if order_id not in state.objects:
         return True
     return maybe_cull(ctx, order_id)
