@@ -75,3 +75,46 @@ def test_search_database_client_logs_no_factory_lines(osmem_url):
         globalLogPublisher.removeObserver(events.append)
     text = "\n".join(formatEvent(e) or "" for e in events)
     assert "Starting factory" not in text and "Stopping factory" not in text, text
+
+
+@pytest_twisted.inlineCallbacks
+def test_searchdb_objects_retries_a_down_database_with_backoff(new_chain, tmp_path):
+    """Emptying an objects index while the database is down is retried with
+    the shipper's backoff (growing delays), one line each - not every
+    second."""
+    from twisted.internet import defer, reactor
+    from twisted.internet.task import Clock
+
+    from nodeapi.history.searchdb.client import SearchDBClient
+    from nodeapi.history.searchdb.objects import ObjectsOptions, ObjectsService
+
+    from kit.daemon import free_port
+    from kit.wait import wait_for
+
+    clock = Clock()
+    client = SearchDBClient(f"http://127.0.0.1:{free_port()}/", "", reactor,
+                            request_timeout=5)
+    options = ObjectsOptions.from_options(lambda name: {
+        "index-prefix": "objq-", "bulk-replay": 10, "bulk-sync": 5, "max-mapping-depth": 10,
+        "start-after-block": 0, "sync-db-on-startup": False}.get(
+            name, not name.endswith(("updates", "delete"))))
+    svc = ObjectsService(client, new_chain(), str(tmp_path), clock, options)
+    kind = next(iter(svc._enabled.values()))
+    events = []
+    globalLogPublisher.addObserver(events.append)
+    try:
+        d = defer.ensureDeferred(svc._delete_all(kind))
+        delays = []
+        for attempt in range(1, 5):
+            yield wait_for(lambda: len(clock.getDelayedCalls()) == 1)
+            call = clock.getDelayedCalls()[0]
+            delays.append(call.getTime() - clock.seconds())
+            clock.advance(delays[-1])
+        d.cancel()
+        d.addErrback(lambda f: None)
+    finally:
+        globalLogPublisher.removeObserver(events.append)
+        yield client.close()
+    assert delays == sorted(delays) and delays[0] < 2.01 and delays[-1] >= 8  # 0.5 * 2^n + jitter
+    lines = [formatEvent(e) for e in events if "emptying objq-" in (formatEvent(e) or "")]
+    assert len(lines) >= 4 and all("; retrying in " in line for line in lines)

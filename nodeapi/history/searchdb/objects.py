@@ -332,16 +332,22 @@ class ObjectsService(service.Service):
             yield None
 
     async def _delete_all(self, kind: ObjectKind) -> None:
+        """Empty ``kind``'s index; a database that is down is retried with
+        the shipper's backoff (0.5 s doubling to 60 s), one line each."""
         path = f"/{self._index(kind)}/_delete_by_query?conflicts=proceed&refresh=true"
+        attempt = 0
         while True:
             try:
                 await self.client.request_json("POST", path, {"query": {"match_all": {}}},
                                                ok=(200, 404))
                 return
             except SearchDBError as exc:
-                self.log.warn("searchdb-objects: emptying {index}: {reason}; retrying",
-                              index=self._index(kind), reason=exc.reason)
-                await task.deferLater(self.reactor, 1.0, lambda: None)
+                attempt += 1
+                delay = self.shipper.retry_delay(attempt)
+                self.log.warn("searchdb-objects: emptying {index}: {reason}; retrying in "
+                              "{delay:.1f} s", index=self._index(kind), reason=exc.reason,
+                              delay=delay)
+                await task.deferLater(self.reactor, delay, lambda: None)
 
     async def _lost_documents(self) -> bool:
         """True when an enabled kind's index holds no document although
