@@ -300,8 +300,8 @@ class NodeService(service.MultiService):
         """Stop the node.  The Deferred fires once a replay still running has
         stopped (cancelled between two steps: no block is read after that),
         every started child has stopped and every bound port is closed (in
-        reverse start order; each one's Deferred waited for, errors logged),
-        and the block log is closed."""
+        reverse start order, :attr:`checkpoints` last; each one's Deferred
+        waited for, errors logged), and the block log is closed."""
         return defer.Deferred.fromCoroutine(self._stop())
 
     async def _stop(self) -> None:
@@ -311,8 +311,13 @@ class NodeService(service.MultiService):
                 self._startup.cancel()
             await self._startup  # the replay has stopped (errors: _start_failed)
         # RPC and metrics first (reverse of start), then peers and witness,
-        # then the history plugins, which flush what is still pending.
-        for svc in reversed(list(self)):
+        # then the history plugins, which flush what is still pending; the
+        # checkpoints last, so the checkpoint of a clean stop holds every
+        # block produced or received until then.
+        children = [svc for svc in reversed(list(self)) if svc is not self.checkpoints]
+        if self.checkpoints is not None and self.checkpoints in list(self):
+            children.append(self.checkpoints)
+        for svc in children:
             if not (svc.running or isinstance(svc, ListeningService)):
                 continue  # never started (stopped during the replay)
             try:

@@ -295,3 +295,35 @@ def test_make_service_binds_first_and_starts_after_replay(tmp_path):
     assert rpc_factory.buildProtocol(None) is not None
     yield top.stopService()
     assert not any(s.running for s in top)
+
+
+@pytest_twisted.inlineCallbacks
+def test_the_checkpoint_of_a_clean_stop_holds_the_last_block_produced(tmp_path):
+    """The checkpoints stop last: the witness and the peers have stopped
+    when the clean stop's checkpoint is written (before, it was written
+    first, and a block the witness produced while it was being written was
+    left out of it)."""
+    from twisted.internet import reactor
+
+    from nodeapi.chain.checkpoint import checkpoint_files
+
+    from kit.wait import wait_for
+
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"), "--rpc-endpoint",
+                          "tcp:0:interface=127.0.0.1", "--checkpoint-interval", "0"])
+    top = makeService(options, reactor)
+    order = []
+    for svc in top:
+        def stop(svc=svc, original=svc.stopService):
+            order.append(svc.name)
+            return original()
+        svc.stopService = stop
+    top.privilegedStartService()
+    top.startService()
+    yield top.whenStarted()
+    yield wait_for(lambda: top.chain.head_block_num >= 2, timeout=10)
+    yield top.stopService()
+    assert order[-1] == "checkpoints" and order.index("witness") < order.index("checkpoints")
+    newest = max(num for num, _path in checkpoint_files(str(tmp_path / "data" / "checkpoints")))
+    assert newest == top.chain.head_block_num
