@@ -58,6 +58,7 @@ from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.chain.numbering import history_accounts, impacted_of, number_entries
 from nodeapi.peers.client import PeerRpcFactory, QuietClientService, ReportingEndpoint
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
+from nodeapi.peers.progress import CatchUpProgress
 from nodeapi.protocol.block import block_id
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.times import parse_time
@@ -131,6 +132,8 @@ class UpstreamService(service.MultiService):
         self.save_every = save_every
         self._saved: deque = deque()  # (block, copy of the counters) awaiting confirmation
         self._load_state()
+        self.progress = CatchUpProgress(self.clock, self.log,
+                                        f"Indexer following {address.url}")
         self._connections = 0
         self._wake: Optional[defer.Deferred] = None
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
@@ -339,6 +342,7 @@ class UpstreamService(service.MultiService):
             for num, (block, operations) in zip(range(self.next_block, last + 1), fetched):
                 self._hand_over(num, block, operations, live=num >= target)
                 self.next_block = num + 1
+                self.progress.step(num, target)
                 self._keep_state(num)
                 await task.deferLater(self.clock, 0, lambda: None)  # let the reactor serve
             while self.pending is not None and self.pending() > self.max_pending \
