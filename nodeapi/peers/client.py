@@ -14,10 +14,7 @@ Autobahn.
 import orjson
 import txaio
 from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
-from twisted.application.internet import ClientService
 from twisted.internet import defer
-from twisted.logger import (
-    FilteringLogObserver, Logger, LogLevel, LogLevelFilterPredicate, globalLogPublisher)
 
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
 
@@ -33,35 +30,6 @@ def _errors_only():
     logger = txaio.make_logger()
     logger.set_log_level("error")
     return logger
-
-
-class QuietClientService(ClientService):
-    """A ``ClientService`` without its "Scheduling retry N to connect ..."
-    info line at each retry (the owner logs the failure with the delay);
-    its warnings still go to the log."""
-
-    _log = Logger(observer=FilteringLogObserver(
-        globalLogPublisher, [LogLevelFilterPredicate(defaultLogLevel=LogLevel.warn)]))
-
-
-class ReportingEndpoint:
-    """A client endpoint that tells ``on_failure(text)`` why a connection
-    attempt failed (refused, unreachable, timed out) before the failure
-    goes on to the ``ClientService``, whose own retry line is quiet
-    (:class:`QuietClientService`).
-
-    :param endpoint: the ``IStreamClientEndpoint`` to connect with.
-    """
-
-    def __init__(self, endpoint, on_failure) -> None:
-        self.endpoint, self.on_failure = endpoint, on_failure
-
-    def connect(self, factory) -> defer.Deferred:
-        def failed(failure):
-            self.on_failure(failure.getErrorMessage())
-            return failure
-
-        return self.endpoint.connect(factory).addErrback(failed)
 
 
 class PeerRpcProtocol(WebSocketClientProtocol):

@@ -12,7 +12,8 @@ from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
 from nodeapi.errors import ChainError, StorageError
-from nodeapi.peers.client import PeerRpcFactory, QuietClientService, ReportingEndpoint
+from nodeapi.peers.client import PeerRpcFactory
+from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint
 from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.follower import Follower
 

@@ -56,9 +56,10 @@ from twisted.logger import Logger
 
 from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.chain.numbering import history_accounts, impacted_of, number_entries
-from nodeapi.peers.client import PeerRpcFactory, QuietClientService, ReportingEndpoint
+from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
+from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint, RetryReport
 from nodeapi.protocol.block import block_id
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.times import parse_time
@@ -137,13 +138,11 @@ class UpstreamService(service.MultiService):
         self._connections = 0
         self._wake: Optional[defer.Deferred] = None
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
-        self._backoff = backoffPolicy(0.5, 30.0)
-        self.handshake_failures = 0  # failed WebSocket handshakes in a row
-        self._handshake_reason = None  # to log with the next delay
-        self._connect_error = None  # likewise
+        self.retries = RetryReport(self.log, f"Upstream {address.url}",
+                                   backoffPolicy(0.5, 30.0))
         endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
-                                     self._connect_failed)
-        self.client = QuietClientService(endpoint, factory, retryPolicy=self._retry_delay,
+                                     self.retries.connect_failed)
+        self.client = QuietClientService(endpoint, factory, retryPolicy=self.retries.delay,
                                          clock=self.clock)
         self.client.setServiceParent(self)
 
@@ -223,41 +222,17 @@ class UpstreamService(service.MultiService):
     def connected(self, proto) -> None:
         """The WebSocket is open: follow the upstream on it."""
         self.protocol = proto
-        self.handshake_failures = 0
+        self.retries.opened()
         self._connections += 1
         if self._connections > 1:
             self.reconnects += 1
         d = defer.Deferred.fromCoroutine(self._follow(proto))
         d.addErrback(self._failed, proto)
 
-    def _retry_delay(self, attempt: int) -> float:
-        """Seconds before reconnecting: exponential from 0.5 s to 30 s over
-        the failed connections and handshakes in a row; a failed handshake
-        is logged here, once per attempt, with the delay."""
-        delay = self._backoff(attempt + self.handshake_failures)
-        if self._handshake_reason is not None:
-            self.log.error("Upstream {upstream} is not a WebSocket RPC server ({reason}); "
-                           "retrying in {delay:.1f} s", upstream=self.address.url,
-                           reason=self._handshake_reason, delay=delay)
-            self._handshake_reason = None
-        elif self._connect_error is not None:
-            self.log.warn("Upstream {upstream} unreachable ({reason}); retrying in "
-                          "{delay:.1f} s", upstream=self.address.url,
-                          reason=self._connect_error, delay=delay)
-        else:
-            self.log.info("Reconnecting to upstream {upstream} in {delay:.1f} s",
-                          upstream=self.address.url, delay=delay)
-        self._connect_error = None
-        return delay
-
-    def _connect_failed(self, reason: str) -> None:
-        self._connect_error = reason
-
     def handshake_failed(self, proto, reason: str) -> None:
         """The port answered, but not as a WebSocket server (HTTP only,
         another protocol): one line with the retry delay, which grows."""
-        self.handshake_failures += 1
-        self._handshake_reason = reason
+        self.retries.handshake_failed(reason)
 
     def disconnected(self, proto, code=None, reason=None) -> None:
         if proto is self.protocol:
