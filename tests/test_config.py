@@ -694,3 +694,30 @@ def test_an_indexer_in_only_query_mode_is_refused(cwd):
         "searchdb-mode only_query: an indexer (--upstream) only writes")
     assert parse("--upstream", "ws://127.0.0.1:8090", "--plugins", "searchdb",
                  "--searchdb-mode", "only_save")["searchdb-mode"] == "only_save"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_an_unwritable_log_file_is_a_problem_line_not_a_failure(cwd):
+    """Relative file names follow the INI file; under systemd that is a
+    read-only credentials directory: the file is left out with one line."""
+    (cwd / "ro").mkdir()
+    (cwd / "ro" / "c.ini").write_text("[log.file_appender.f]\nfilename = logs/n.log\n"
+                                      "[logger.default]\nlevel = info\nappenders = f\n")
+    (cwd / "ro").chmod(0o500)
+    problems = []
+    try:
+        assert parse("--config", "ro/c.ini").logging.observers(problems) == []
+    finally:
+        (cwd / "ro").chmod(0o700)
+    assert problems == [f"log file {cwd / 'ro' / 'logs' / 'n.log'}: Permission denied; not "
+                        "written (give an absolute, writable filename)"]
+
+
+def test_a_log_file_in_a_missing_place_is_a_problem_line(cwd):
+    (cwd / "file").write_text("")
+    (cwd / "c.ini").write_text("[log.file_appender.f]\nfilename = file/n.log\n"
+                               "[logger.default]\nlevel = info\nappenders = f\n")
+    problems = []
+    assert parse("--config", "c.ini").logging.observers(problems) == []
+    assert problems == [f"log file {cwd / 'file' / 'n.log'}: File exists; not written "
+                        "(give an absolute, writable filename)"]
