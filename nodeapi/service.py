@@ -140,13 +140,18 @@ class ListeningService(internet.StreamServerEndpointService):
     :param description: the endpoint string, used in messages
         (``tcp:8090:interface=127.0.0.1``).
     :param what: what listens, used in messages (``RPC (WebSocket and HTTP)``).
+    :param serve_early: serve as soon as bound, before ``startService``
+        (the metrics port: ``/status`` shows the replay's progress and
+        ``/healthz`` answers 503 while the node replays).
     :ivar port: the ``IListeningPort`` while bound, else None.
     """
 
     log = Logger()
 
-    def __init__(self, endpoint, factory, description: str, what: str) -> None:
+    def __init__(self, endpoint, factory, description: str, what: str,
+                 serve_early: bool = False) -> None:
         self._gate = _Gate(factory)
+        self.serve_early = serve_early
         self._outcome = _Outcome()
         super().__init__(_Reporting(endpoint, self), self._gate)
         self.description = description
@@ -161,6 +166,8 @@ class ListeningService(internet.StreamServerEndpointService):
 
     def _bound(self, port):
         self.port = port
+        if self.serve_early:
+            self._gate.open = True
         host = port.getHost()
         self.log.info("{what} listening on {host}:{port}", what=self.what,
                       host=getattr(host, "host", "?"), port=getattr(host, "port", "?"))

@@ -247,7 +247,7 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
     if options["metrics-endpoint"]:
         attach("metrics", ListeningService(
             serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
-            options["metrics-endpoint"], "Prometheus metrics"))
+            options["metrics-endpoint"], "Metrics, /status and /healthz", serve_early=True))
     logging = getattr(options, "logging", None)
     if logging is not None:
         from twisted.logger import globalLogPublisher

@@ -327,3 +327,55 @@ def test_the_checkpoint_of_a_clean_stop_holds_the_last_block_produced(tmp_path):
     assert order[-1] == "checkpoints" and order.index("witness") < order.index("checkpoints")
     newest = max(num for num, _path in checkpoint_files(str(tmp_path / "data" / "checkpoints")))
     assert newest == top.chain.head_block_num
+
+
+@pytest_twisted.inlineCallbacks
+def test_metrics_port_serves_during_the_replay(long_log, tmp_path):
+    """The metrics port serves as soon as it is bound: while the node
+    replays, /healthz answers 503 "replaying" and /status shows the
+    progress (the RPC port still refuses until the node is ready)."""
+    from twisted.internet.testing import StringTransport
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copyfile(long_log, data / "blocks.log")
+    options = Options()
+    options.parseOptions(["--data-dir", str(data), "--checkpoint-interval", "0",
+                          "--metrics-endpoint", "tcp:9100:interface=127.0.0.1"])
+    memory = MemoryReactorClock()
+    top = makeService(options, memory)
+    top.privilegedStartService()
+    rpc_factory, metrics_factory = memory.tcpServers[0][1], memory.tcpServers[1][1]
+
+    def get(path):
+        proto = metrics_factory.buildProtocol(None)
+        transport = StringTransport()
+        proto.makeConnection(transport)
+        proto.dataReceived(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        return transport.value().decode()
+
+    seen = {}
+
+    class During:
+        """Asks the metrics port while block 400 is replayed."""
+
+        def block_applied(self, applied):
+            if applied.block_num == 400:
+                seen["rpc"] = rpc_factory.buildProtocol(None)
+                seen["healthz"], seen["status"] = get("/healthz"), get("/status")
+
+    top.chain.add_consumer(During())
+    top.startService()
+    started = top.whenStarted()
+    for _ in range(1000):
+        if started.called:
+            break
+        memory.advance(0.01)
+    yield started
+    assert seen["rpc"] is None
+    assert seen["healthz"].startswith("HTTP/1.1 503 ")
+    assert f"replaying: block 400 of {TOTAL}" in seen["healthz"]
+    assert f'id="replay">block 400 of {TOTAL} (13.3%)<' in seen["status"]
+    assert top.chain.replay_target is None
+    assert "replaying" not in get("/healthz")
+    yield top.stopService()
