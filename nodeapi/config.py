@@ -199,6 +199,15 @@ class Options(usage.Options):
             self["private-key"] = [DEV_WIF]
         if self["enable-stale-production"] is None:
             self["enable-stale-production"] = self.development_defaults
+        if "witness" in self["plugins"] and self["witness-id"] and DEV_WIF in self["private-key"]:
+            self.warnings.append(
+                "witness: signing with the published development key (nathan, "
+                f"{DEV_WIF[:8]}...): anyone can sign blocks with it; never use it on a "
+                "public chain")
+        if self["upstream"] and self["searchdb-mode"] == "only_query":
+            raise usage.UsageError(
+                "searchdb-mode only_query: an indexer (--upstream) only writes the search "
+                "database, and only_query never writes: use all or only_save")
         self["enable-subscribe-to-all"] = bool(self["enable-subscribe-to-all"])
         self["replay-blockchain"] = bool(self["replay-blockchain"])
         self["devnet"] = bool(self["devnet"])

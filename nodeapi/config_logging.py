@@ -57,13 +57,22 @@ class LoggingConfig:
     files = attr.ib(default=())
     warnings = attr.ib(default=())
 
-    def observers(self) -> list:
+    def observers(self, problems: list | None = None) -> list:
         """One filtering observer per file (files opened for appending,
-        their directories created).  :raises OSError: unwritable file."""
+        their directories created).  A file that cannot be opened (a
+        read-only directory: relative names follow the INI file, which
+        systemd hands over in a read-only credentials directory) is left
+        out, with one line in ``problems``."""
         out = []
         for log_file in self.files:
-            os.makedirs(os.path.dirname(log_file.path), exist_ok=True)
-            stream = open(log_file.path, "a", encoding="utf-8")  # noqa: SIM115 (lives on)
+            try:
+                os.makedirs(os.path.dirname(log_file.path), exist_ok=True)
+                stream = open(log_file.path, "a", encoding="utf-8")  # noqa: SIM115 (lives on)
+            except OSError as exc:
+                if problems is not None:
+                    problems.append(f"log file {log_file.path}: {exc.strerror}; not written "
+                                    "(give an absolute, writable filename)")
+                continue
             out.append(FilteringLogObserver(
                 textFileLogObserver(stream),
                 [LogLevelFilterPredicate(defaultLogLevel=log_file.level)]))

@@ -140,13 +140,18 @@ class ListeningService(internet.StreamServerEndpointService):
     :param description: the endpoint string, used in messages
         (``tcp:8090:interface=127.0.0.1``).
     :param what: what listens, used in messages (``RPC (WebSocket and HTTP)``).
+    :param serve_early: serve as soon as bound, before ``startService``
+        (the metrics port: ``/status`` shows the replay's progress and
+        ``/healthz`` answers 503 while the node replays).
     :ivar port: the ``IListeningPort`` while bound, else None.
     """
 
     log = Logger()
 
-    def __init__(self, endpoint, factory, description: str, what: str) -> None:
+    def __init__(self, endpoint, factory, description: str, what: str,
+                 serve_early: bool = False) -> None:
         self._gate = _Gate(factory)
+        self.serve_early = serve_early
         self._outcome = _Outcome()
         super().__init__(_Reporting(endpoint, self), self._gate)
         self.description = description
@@ -161,6 +166,8 @@ class ListeningService(internet.StreamServerEndpointService):
 
     def _bound(self, port):
         self.port = port
+        if self.serve_early:
+            self._gate.open = True
         host = port.getHost()
         self.log.info("{what} listening on {host}:{port}", what=self.what,
                       host=getattr(host, "host", "?"), port=getattr(host, "port", "?"))
@@ -300,8 +307,8 @@ class NodeService(service.MultiService):
         """Stop the node.  The Deferred fires once a replay still running has
         stopped (cancelled between two steps: no block is read after that),
         every started child has stopped and every bound port is closed (in
-        reverse start order; each one's Deferred waited for, errors logged),
-        and the block log is closed."""
+        reverse start order, :attr:`checkpoints` last; each one's Deferred
+        waited for, errors logged), and the block log is closed."""
         return defer.Deferred.fromCoroutine(self._stop())
 
     async def _stop(self) -> None:
@@ -311,8 +318,13 @@ class NodeService(service.MultiService):
                 self._startup.cancel()
             await self._startup  # the replay has stopped (errors: _start_failed)
         # RPC and metrics first (reverse of start), then peers and witness,
-        # then the history plugins, which flush what is still pending.
-        for svc in reversed(list(self)):
+        # then the history plugins, which flush what is still pending; the
+        # checkpoints last, so the checkpoint of a clean stop holds every
+        # block produced or received until then.
+        children = [svc for svc in reversed(list(self)) if svc is not self.checkpoints]
+        if self.checkpoints is not None and self.checkpoints in list(self):
+            children.append(self.checkpoints)
+        for svc in children:
             if not (svc.running or isinstance(svc, ListeningService)):
                 continue  # never started (stopped during the replay)
             try:

@@ -257,17 +257,16 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
     if options["metrics-endpoint"]:
         attach("metrics", ListeningService(
             serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
-            options["metrics-endpoint"], "Prometheus metrics"))
+            options["metrics-endpoint"], "Metrics, /status and /healthz", serve_early=True))
     logging = getattr(options, "logging", None)
     if logging is not None:
         from twisted.logger import globalLogPublisher
 
-        try:
-            observers = logging.observers()
-        except OSError as exc:
-            raise ConfigError(f"log file {exc.filename}: {exc.strerror}") from None
-        for observer in observers:
+        problems: list = []
+        for observer in logging.observers(problems):
             globalLogPublisher.addObserver(observer)
+        for problem in problems:
+            log.warn("{warning}", warning=problem)
     for warning in getattr(options, "warnings", ()):
         log.warn("{warning}", warning=warning)
 

@@ -86,6 +86,17 @@ def require_str(value, what: str) -> str:
     return value
 
 
+def require_path(value, what: str) -> str:
+    """``value`` if it can name a file: a non-empty string without NUL
+    (the operating system refuses NUL in a path), else :class:`ApiError`
+    naming ``what``."""
+    if not isinstance(value, str) or not value:
+        raise ApiError(f"{what} must be a file name, got {value!r}")
+    if "\x00" in value:
+        raise ApiError(f"{what} must not contain a NUL character")
+    return value
+
+
 def require_name_or_id(value, what: str) -> str:
     """``value`` if it can name an account or asset: a non-empty string.
 

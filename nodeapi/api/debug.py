@@ -28,6 +28,7 @@ import orjson
 from twisted.internet import defer, task
 from twisted.logger import Logger
 
+from nodeapi.api.arguments import require_path
 from nodeapi.api.base import ApiSet, api_function, fc_int
 from nodeapi.chain import authority as auth
 from nodeapi.chain.blocklog import BlockLog, BlockLogError
@@ -119,8 +120,7 @@ class DebugApi(ApiSet):
         :raises ApiError: the block log cannot be opened (locked by a
             running node, damaged)."""
         count = self._count(count)
-        if not isinstance(src_filename, str):
-            raise ApiError("src_filename must be a directory name")
+        require_path(src_filename, "src_filename")
         path = os.path.join(src_filename, "blocks.log")
         if count == 0 or not os.path.isfile(path):
             return 0
@@ -162,8 +162,7 @@ class DebugApi(ApiSet):
     def debug_stream_json_objects(self, filename):
         """From now on write every object each applied block changes as a
         JSON line to ``filename`` (replacing an earlier stream); null."""
-        if not isinstance(filename, str) or not filename:
-            raise ApiError("filename must be a file name")
+        require_path(filename, "filename")
         streams = self.node.debug_streams
         old = streams.pop("json_objects", None)
         if old is not None:

@@ -12,6 +12,7 @@ Autobahn.
 """
 
 import orjson
+import txaio
 from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
 from twisted.internet import defer
 
@@ -22,19 +23,40 @@ from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
 PING_INTERVAL = 20
 
 
+def _errors_only():
+    """Autobahn's logger for peer connections: errors only (a failed
+    opening handshake is an info and a warning line of Autobahn's at every
+    retry; the peer logs one line of its own)."""
+    logger = txaio.make_logger()
+    logger.set_log_level("error")
+    return logger
+
+
 class PeerRpcProtocol(WebSocketClientProtocol):
     """One WebSocket connection to a peer's RPC endpoint.
 
+    The owners' ``ClientService`` counts a TCP connection as made (no
+    ``prepareConnection``: Twisted's ClientService has no transition for a
+    connection lost after a failed preparation, and logged a critical
+    ``NoTransition`` traceback at every retry against a server that is no
+    WebSocket server).  A failed opening handshake is reported to the peer
+    (``factory.peer.handshake_failed(proto, reason)``) before
+    ``disconnected``; :attr:`handshake_error` keeps its reason.
+
     ``self.opened`` fires (with the protocol) when the WebSocket handshake is
-    done; :meth:`call` returns a Deferred firing with the call's ``result``
+    done, or fails with ``PeerDisconnected`` when it fails (only when
+    someone waits on it); :meth:`call` returns a Deferred firing with the call's ``result``
     or failing with :class:`~nodeapi.peers.errors.PeerRpcError` /
     :class:`~nodeapi.peers.errors.PeerDisconnected`.  Notices
     ``[callback_id, [payload...]]`` go to ``factory.peer.notice``.
     """
 
+    log = _errors_only()
+
     def __init__(self) -> None:
         super().__init__()
         self.opened = defer.Deferred()
+        self.handshake_error = None
         self._next_id = 1
         self._calls: dict = {}
         self._closed = False
@@ -43,7 +65,7 @@ class PeerRpcProtocol(WebSocketClientProtocol):
         """Autobahn calls this once the WebSocket opening handshake is done:
         fire :attr:`opened` with this protocol (the ``ClientService``'s
         ``prepareConnection`` waits for it, so ``whenConnected`` fires only
-        after the handshake), then tell the peer
+        after the handshake, for those who wait on it), then tell the peer
         (:meth:`~nodeapi.peers.peer.Peer.connected`)."""
         self.opened.callback(self)
         self.factory.peer.connected(self)
@@ -121,9 +143,11 @@ class PeerRpcProtocol(WebSocketClientProtocol):
         (Autobahn closed with 1009) is reported first
         (:meth:`~nodeapi.peers.peer.Peer.message_too_large`).  Every pending call fails with
         ``PeerDisconnected`` and later calls fail at once; if the handshake
-        never completed, :attr:`opened` fails with ``PeerDisconnected`` (the
-        ``ClientService`` counts a failed attempt and retries); then the
-        peer is told (:meth:`~nodeapi.peers.peer.Peer.disconnected`)."""
+        never completed, the peer is told
+        (``handshake_failed(proto, reason)``, which lengthens its reconnect
+        delay) and :attr:`opened` fails with ``PeerDisconnected`` if someone
+        waits on it; then the peer is told
+        (:meth:`~nodeapi.peers.peer.Peer.disconnected`)."""
         self._closed = True
         if self.localCloseCode == self.CLOSE_STATUS_CODE_MESSAGE_TOO_BIG:
             self.factory.peer.message_too_large(self, self.maxMessagePayloadSize)
@@ -131,7 +155,11 @@ class PeerRpcProtocol(WebSocketClientProtocol):
         for method, d in calls.values():
             d.errback(PeerDisconnected(f"Peer connection closed during {method}"))
         if not self.opened.called:
-            self.opened.errback(PeerDisconnected(f"WebSocket handshake failed: {reason}"))
+            self.handshake_error = str(reason or f"closed with {code}")
+            self.factory.peer.handshake_failed(self, self.handshake_error)
+            error = PeerDisconnected(f"WebSocket handshake failed: {self.handshake_error}")
+            self.opened.addErrback(lambda _failure: None)  # nobody waiting: no log
+            self.opened.errback(error)
         self.factory.peer.disconnected(self, code, reason)
 
 

@@ -10,6 +10,7 @@ from twisted.logger import Logger
 from nodeapi.chain.errors import MalformedBlock
 from nodeapi.errors import ChainError
 from nodeapi.peers.errors import PeerRpcError
+from nodeapi.peers.progress import CatchUpProgress
 from nodeapi.protocol.wire import strip_block_info
 
 log = Logger()
@@ -31,10 +32,14 @@ class Follower:
         come from pipelined ``database.get_block`` calls.
     :ivar batch_limit: the peer's ``get_blocks`` limit once it told it
         (int), else None.
+    :ivar progress: the :class:`~nodeapi.peers.progress.CatchUpProgress`
+        of a long sync (a line every few seconds with blocks/s and ETA).
     """
 
     def __init__(self, peer) -> None:
         self.peer = peer
+        self.progress = CatchUpProgress(peer.network.clock, log,
+                                        f"Sync from peer {peer.address}")
         self.use_get_block = False
         self.batch_limit = None
         self._in_flight = 0  # blocks asked for by the get_blocks call in flight
@@ -88,6 +93,7 @@ class Follower:
                     if block is None or proto is not peer.protocol:
                         break
                     self._apply(block)
+                    self.progress.step(chain.head_block_num, peer.head_block_num)
                     if i % APPLY_SLICE == APPLY_SLICE - 1:  # let the reactor serve
                         yield task.deferLater(network.reactor, 0, lambda: None)
                 if blocks and blocks[0] is not None:

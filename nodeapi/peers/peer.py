@@ -7,13 +7,13 @@ The sync loop is :class:`~nodeapi.peers.follower.Follower`; the owning
 (connect, hello with the chain id, sync then follow).
 """
 
-from twisted.application.internet import ClientService
 from twisted.internet import defer
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
 from nodeapi.errors import ChainError, StorageError
 from nodeapi.peers.client import PeerRpcFactory
+from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint
 from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.follower import Follower
 
@@ -46,7 +46,12 @@ class Peer:
     :ivar bad_messages: malformed messages from the peer since it last
         delivered blocks that applied; each one lengthens the delay too.
     :ivar follower: the :class:`~nodeapi.peers.follower.Follower`.
+    :ivar scheme_given: False for a ``--seed-node`` written without
+        ``ws://``/``wss://`` (bitshares' seed-node names P2P endpoints: the
+        failure line then says this node does not speak that protocol).
     """
+
+    scheme_given = True
 
     def __init__(self, network, node_address) -> None:
         self.network = network
@@ -64,11 +69,13 @@ class Peer:
         self._failure_message = None
         self.follower = Follower(self)
         reactor = network.reactor
-        endpoint = HostnameEndpoint(reactor, node_address.host, node_address.port)
+        endpoint = ReportingEndpoint(
+            HostnameEndpoint(reactor, node_address.host, node_address.port),
+            self._connect_failed)
+        self._connect_error = None
         factory = PeerRpcFactory(self, node_address.url, network.max_message_size, reactor)
-        self.client = ClientService(endpoint, factory, retryPolicy=self.retry_delay,
-                                    clock=network.clock,
-                                    prepareConnection=lambda proto: proto.opened)
+        self.client = QuietClientService(endpoint, factory, retryPolicy=self.retry_delay,
+                                         clock=network.clock)
         self.client.setName(self.address)
 
     def retry_delay(self, attempt: int) -> float:
@@ -90,7 +97,28 @@ class Peer:
                       failures=self.sync_failures + self.bad_messages,
                       error=self._failure_message, delay=delay)
             self._failure_message = None
+        elif self._connect_error is not None:
+            log.warn("Peer {peer} unreachable ({error}); reconnecting in {delay:.1f} s",
+                     peer=self.address, error=self._connect_error, delay=delay)
+        self._connect_error = None
         return delay
+
+    def _connect_failed(self, reason: str) -> None:
+        """A connection attempt failed (:class:`ReportingEndpoint`): logged
+        with the delay by :meth:`retry_delay`."""
+        self._connect_error = reason
+
+    def handshake_failed(self, proto, reason: str) -> None:
+        """The WebSocket opening handshake failed (the port answers, but not
+        as a WebSocket server: HTTP only, another protocol): counts as a
+        failed sync (longer reconnect delay) and is logged once with the
+        delay (:meth:`retry_delay`)."""
+        self.sync_failures += 1
+        hint = "" if self.scheme_given else (
+            "; a seed-node without ws:// is followed over its WebSocket RPC: nodeapi does "
+            "not speak the bitshares P2P protocol (seed-node = host:port of "
+            "witness_node's p2p-endpoint); give ws://host:port of its rpc-endpoint")
+        self._failure_message = f"not a WebSocket RPC server ({reason}){hint}"
 
     def report_failure(self) -> None:
         """Log a failure not yet logged by :meth:`retry_delay` (when the

@@ -29,7 +29,8 @@ from twisted.application import service
 from twisted.internet import defer
 from twisted.logger import Logger
 
-from nodeapi.peers.errors import NoUpstream, PeerRpcError, PeerUnreachable, UpstreamError
+from nodeapi.peers.errors import (
+    NoUpstream, PeerDisconnected, PeerRpcError, PeerUnreachable, UpstreamError)
 from nodeapi.peers.parameters import DEFAULT_PARAMETERS, reconnect_delay, updated_parameters
 from nodeapi.peers.peer import Peer
 from nodeapi.protocol.errors import InvalidPeerAddress
@@ -73,7 +74,8 @@ class PeerService(service.MultiService):
         #: address (``"host:port"``) -> :class:`Peer`, every known peer.
         self.peers: dict = {}
         for text in seed_nodes:
-            self._follow(parse_node_address(text))
+            peer = self._follow(parse_node_address(text))
+            peer.scheme_given = text.strip().lower().startswith(("ws://", "wss://"))
         #: blocks the chain applied since this service was created: produced
         #: here, received from peers or other clients, replayed from the block
         #: log (the metrics' ``nodeapi_blocks_applied_total`` counts the same).
@@ -137,6 +139,13 @@ class PeerService(service.MultiService):
         except InvalidPeerAddress:
             return defer.fail()
         d = peer.client.whenConnected(failAfterFailures=1)
+
+        def opened(proto):
+            if proto.handshake_error is not None:
+                raise PeerDisconnected(f"WebSocket handshake failed: {proto.handshake_error}")
+            return proto.opened
+
+        d.addCallback(opened)
 
         def unreachable(failure):
             raise PeerUnreachable(f"Cannot connect to peer {peer.address}: "

@@ -49,7 +49,7 @@ from typing import Any, Optional
 import orjson
 
 from twisted.application import service
-from twisted.application.internet import ClientService, backoffPolicy
+from twisted.application.internet import backoffPolicy
 from twisted.internet import defer, task
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
@@ -59,6 +59,8 @@ from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.chain.numbering import history_accounts, impacted_of, number_entries
 from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
+from nodeapi.peers.progress import CatchUpProgress
+from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint, RetryReport
 from nodeapi.protocol.block import block_id
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.times import parse_time
@@ -132,12 +134,17 @@ class UpstreamService(service.MultiService):
         self.save_every = save_every
         self._saved: deque = deque()  # (block, copy of the counters) awaiting confirmation
         self._load_state()
+        self.progress = CatchUpProgress(self.clock, self.log,
+                                        f"Indexer following {address.url}")
         self._connections = 0
         self._wake: Optional[defer.Deferred] = None
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
-        self.client = ClientService(HostnameEndpoint(reactor, address.host, address.port),
-                                    factory, retryPolicy=backoffPolicy(0.5, 30.0),
-                                    clock=self.clock, prepareConnection=lambda p: p.opened)
+        self.retries = RetryReport(self.log, f"Upstream {address.url}",
+                                   backoffPolicy(0.5, 30.0))
+        endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
+                                     self.retries.connect_failed)
+        self.client = QuietClientService(endpoint, factory, retryPolicy=self.retries.delay,
+                                         clock=self.clock)
         self.client.setServiceParent(self)
 
     # -- the saved numbering -----------------------------------------------------------
@@ -216,11 +223,17 @@ class UpstreamService(service.MultiService):
     def connected(self, proto) -> None:
         """The WebSocket is open: follow the upstream on it."""
         self.protocol = proto
+        self.retries.opened()
         self._connections += 1
         if self._connections > 1:
             self.reconnects += 1
         d = defer.Deferred.fromCoroutine(self._follow(proto))
         d.addErrback(self._failed, proto)
+
+    def handshake_failed(self, proto, reason: str) -> None:
+        """The port answered, but not as a WebSocket server (HTTP only,
+        another protocol): one line with the retry delay, which grows."""
+        self.retries.handshake_failed(reason)
 
     def disconnected(self, proto, code=None, reason=None) -> None:
         if proto is self.protocol:
@@ -305,6 +318,7 @@ class UpstreamService(service.MultiService):
             for num, (block, operations) in zip(range(self.next_block, last + 1), fetched):
                 self._hand_over(num, block, operations, live=num >= target)
                 self.next_block = num + 1
+                self.progress.step(num, target)
                 self._keep_state(num)
                 await task.deferLater(self.clock, 0, lambda: None)  # let the reactor serve
             while self.pending is not None and self.pending() > self.max_pending \

@@ -259,7 +259,11 @@ class HttpRpc:
 
     :param node, access, registry: as for :class:`RpcSession`.
     :param max_message_size: largest accepted body in bytes (413 above).
+    :ivar failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
+        of the site (set by :func:`nodeapi.rpc.site.rpc_site`), or None.
     """
+
+    failed_logins = None
 
     def __init__(self, node, access, registry, max_message_size: int, metrics=None) -> None:
         self.node, self.access, self.registry = node, access, registry
@@ -298,7 +302,9 @@ class HttpRpc:
         except RpcError as exc:
             write_json(request, exc.http_status, encode_error(exc))
             return NOT_DONE_YET
-        session = RpcSession(self.node, self.access, self.registry, websocket=False)
+        session = RpcSession(self.node, self.access, self.registry, websocket=False,
+                             peer=str(getattr(request.getClientAddress(), "host", "?")),
+                             failed_logins=self.failed_logins)
         session.auto_login(creds)
         gone = []
         request.notifyFinish().addErrback(lambda _: gone.append(True))

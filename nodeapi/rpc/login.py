@@ -138,13 +138,18 @@ class RpcSession(Session):
     :param registry: accessor name -> ApiSet class (``nodeapi.api.registry``).
     :param websocket: True for WebSocket connections (callbacks possible).
     :param notice: ``fn(bytes)`` sending a notice frame, WebSocket only.
+    :param peer: the client's address (the failed-login line), or None.
+    :param failed_logins: a :class:`nodeapi.rpc.failed_logins.FailedLogins`
+        told of each failed login with a user name or password, or None.
     :ivar allowed: the access names the current login allows.
     :ivar user: the logged-in user name, or None.
     """
 
     def __init__(self, node: Any, access: ApiAccess, registry: dict, websocket: bool = False,
-                 notice: Optional[Callable[[int, Any], None]] = None) -> None:
+                 notice: Optional[Callable[[int, Any], None]] = None,
+                 peer: Optional[str] = None, failed_logins: Any = None) -> None:
         self.node = node
+        self.peer, self.failed_logins = peer, failed_logins
         self.access = access
         self.registry = registry
         self.websocket = websocket
@@ -163,6 +168,9 @@ class RpcSession(Session):
         allowed = self.access.check(user, password)
         if allowed is None:
             self.logout()
+            if self.failed_logins is not None and (user or password):
+                self.failed_logins.failed(self.peer or "?", user,
+                                          "websocket" if self.websocket else "http")
             return False
         self.user, self.allowed = user, allowed
         return True

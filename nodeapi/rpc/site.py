@@ -15,6 +15,7 @@ from autobahn.twisted.resource import WebSocketResource
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
+from nodeapi.rpc.failed_logins import FailedLogins
 from nodeapi.rpc.guard import ConnectionGuard, RpcLimits
 from nodeapi.rpc.http import BoundedRequest, HttpRpc, RpcChannel, plain_error, write_json
 from nodeapi.rpc.websocket import RpcWebSocketFactory
@@ -135,4 +136,5 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
     site.handshake_timeout = limits.handshake_timeout or None
     site.guard = ConnectionGuard(site.reactor, limits)
     site.ws_factory = factory
+    factory.failed_logins = http.failed_logins = FailedLogins(site.reactor)
     return site

@@ -55,6 +55,11 @@ class MalformedCredentials(ValueError):
     """An ``Authorization: Basic`` header that is not ``base64(user:password)``."""
 
 
+def _host(address) -> str:
+    """The host part of a transport's peer address (``"?"`` without one)."""
+    return str(getattr(address, "host", None) or "?")
+
+
 def basic_credentials(header: Optional[str]) -> Optional[tuple]:
     """``(user, password)`` from an ``Authorization: Basic ...`` value, or
     None when there is no header or its scheme is not Basic (then the
@@ -144,7 +149,9 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         except MalformedCredentials as exc:
             raise ConnectionDeny(400, str(exc)) from None
         self.session = RpcSession(factory.node, factory.access, factory.registry,
-                                  websocket=True, notice=self._send_notice)
+                                  websocket=True, notice=self._send_notice,
+                                  peer=_host(self.transport.getPeer()),
+                                  failed_logins=factory.failed_logins)
         self.session.auto_login(creds)
         return None
 
@@ -276,9 +283,12 @@ class RpcWebSocketFactory(WebSocketServerFactory):
     :param max_calls_in_flight: unanswered calls allowed per connection;
     :param max_outgoing_buffer: bytes of unsent replies before a client is
         disconnected.
+    :ivar failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
+        of the site (set by :func:`nodeapi.rpc.site.rpc_site`), or None.
     """
 
     protocol = RpcWebSocketProtocol
+    failed_logins = None
 
     def __init__(self, node, access, registry, *, max_message_size: int = 4 * 1024 * 1024,
                  auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,

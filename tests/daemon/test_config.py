@@ -523,6 +523,11 @@ def test_reference_elasticsearch_names_in_ini(cwd):
         "searchdb-max-mapping-depth": 5}
 
 
+def _not_dev(warnings):
+    """The warnings but the development key's."""
+    return [w for w in warnings if "development key" not in w]
+
+
 def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(cwd):
     """bitshares options nodeapi does not implement are one warning line
     each, elasticsearch-* options are the searchdb-* ones, bitshares plugin
@@ -542,7 +547,7 @@ def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(
     assert options["searchdb-index-prefix"] == "bts-"
     assert options["tracked-groups"] == [10, 50]
     where = str(cwd / "config.ini")
-    assert options.warnings == [
+    assert _not_dev(options.warnings) == [
         f"{where} line 1: bitshares option 'p2p-endpoint' is not implemented by nodeapi; ignored",
         f"{where} line 2: bitshares option 'seed-nodes' is not implemented by nodeapi; ignored",
         f"{where} line 3: bitshares option 'checkpoint' is not implemented by nodeapi; ignored",
@@ -638,7 +643,7 @@ def test_logging_levels_and_appenders(cwd):
             f"[logger.default]\nlevel = {level}\nappenders = f, nowhere\n")
         options = parse("--config", "etc/c.ini")
         assert options.logging.files == (LogFile(str(cwd / "etc" / "node.log"), expected),)
-        assert options.warnings == [f"{cwd / 'etc' / 'c.ini'} line 3: [logger.default]: "
+        assert _not_dev(options.warnings) == [f"{cwd / 'etc' / 'c.ini'} line 3: [logger.default]: "
                                     "appender 'nowhere' is not declared; ignored"]
     (cwd / "etc" / "c.ini").write_text(
         "[log.file_appender.f]\nfilename = node.log\n[logger.default]\nlevel = off\n"
@@ -674,3 +679,54 @@ def test_reference_option_errors_name_the_option_as_written(cwd):
     (cwd / "c.ini").write_text("es-objects-bulk-sync = 0\n")
     assert _message("--config", "c.ini").startswith(
         f"es-objects-bulk-sync ({cwd / 'c.ini'} line 1): 0 is not between")
+
+
+def test_the_published_development_key_is_one_warning(cwd):
+    """The witness plugin signing with the development key (the defaults,
+    or the key given explicitly) is one warning; another key is none."""
+    dev = [w for w in parse().warnings if "development key" in w]
+    assert dev == ["witness: signing with the published development key (nathan, "
+                   "5KQwrPbw...): anyone can sign blocks with it; never use it on a public chain"]
+    assert [w for w in parse("--witness-id", "1.6.1", "--private-key", DEV_WIF).warnings
+            if "development key" in w] == dev
+    assert not [w for w in parse("--witness-id", "1.6.1", "--private-key", OTHER_WIF).warnings
+                if "development key" in w]
+    assert not [w for w in parse("--plugins", "account_history").warnings
+                if "development key" in w]
+
+
+def test_an_indexer_in_only_query_mode_is_refused(cwd):
+    """An indexer only writes; only_query never writes: it would index
+    nothing and say nothing."""
+    assert _message("--upstream", "ws://127.0.0.1:8090", "--plugins", "searchdb",
+                    "--searchdb-mode", "only_query").startswith(
+        "searchdb-mode only_query: an indexer (--upstream) only writes")
+    assert parse("--upstream", "ws://127.0.0.1:8090", "--plugins", "searchdb",
+                 "--searchdb-mode", "only_save")["searchdb-mode"] == "only_save"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_an_unwritable_log_file_is_a_problem_line_not_a_failure(cwd):
+    """Relative file names follow the INI file; under systemd that is a
+    read-only credentials directory: the file is left out with one line."""
+    (cwd / "ro").mkdir()
+    (cwd / "ro" / "c.ini").write_text("[log.file_appender.f]\nfilename = logs/n.log\n"
+                                      "[logger.default]\nlevel = info\nappenders = f\n")
+    (cwd / "ro").chmod(0o500)
+    problems = []
+    try:
+        assert parse("--config", "ro/c.ini").logging.observers(problems) == []
+    finally:
+        (cwd / "ro").chmod(0o700)
+    assert problems == [f"log file {cwd / 'ro' / 'logs' / 'n.log'}: Permission denied; not "
+                        "written (give an absolute, writable filename)"]
+
+
+def test_a_log_file_in_a_missing_place_is_a_problem_line(cwd):
+    (cwd / "file").write_text("")
+    (cwd / "c.ini").write_text("[log.file_appender.f]\nfilename = file/n.log\n"
+                               "[logger.default]\nlevel = info\nappenders = f\n")
+    problems = []
+    assert parse("--config", "c.ini").logging.observers(problems) == []
+    assert problems == [f"log file {cwd / 'file' / 'n.log'}: File exists; not written "
+                        "(give an absolute, writable filename)"]

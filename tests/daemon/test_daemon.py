@@ -268,11 +268,8 @@ def test_unknown_flag_and_help_still_show_usage(tmp_path):
     assert proc.returncode == 0 and "--max-calls-in-flight" in proc.stdout.decode()
 
 
-API_NODE_PLUGINS = ("witness account_history market_history grouped_orders api_helper_indexes "
-                    "custom_operations es_objects")
-
-
-def test_bitshares_core_config_ini_of_an_api_node_starts(tmp_path, osmem):
+@pytest.mark.parametrize("history", ["account_history", "elasticsearch"])
+def test_bitshares_core_config_ini_of_an_api_node_starts(tmp_path, osmem, history):
     """bitshares-core's default config.ini (tests/fixtures, as witness_node
     writes it, logging sections included) with an API node's plugins starts
     the node with warnings only; the [logger.default] file appender
@@ -282,12 +279,14 @@ def test_bitshares_core_config_ini_of_an_api_node_starts(tmp_path, osmem):
     fixture = os.path.join(ROOT, "tests", "fixtures", "bitshares-core_witness_node_config.ini")
     with open(fixture) as f:
         text = f.read()
+    plugins = (f"witness {history} market_history grouped_orders api_helper_indexes "
+               "custom_operations es_objects")
     text = text.replace("plugins = witness account_history market_history grouped_orders "
-                        "api_helper_indexes custom_operations\n",
-                        f"plugins = {API_NODE_PLUGINS}\n")
+                        "api_helper_indexes custom_operations\n", f"plugins = {plugins}\n")
     text = text.replace("# es-objects-elasticsearch-url = \n",
                         f"es-objects-elasticsearch-url = {osmem.url}\n")
-    assert API_NODE_PLUGINS in text and osmem.url in text
+    text = text.replace("# elasticsearch-node-url = \n", f"elasticsearch-node-url = {osmem.url}\n")
+    assert plugins in text and osmem.url in text
     (tmp_path / "config.ini").write_text(text)
     node = Daemon(tmp_path / "data", "--config", str(tmp_path / "config.ini")).start()
     try:

@@ -295,3 +295,87 @@ def test_make_service_binds_first_and_starts_after_replay(tmp_path):
     assert rpc_factory.buildProtocol(None) is not None
     yield top.stopService()
     assert not any(s.running for s in top)
+
+
+@pytest_twisted.inlineCallbacks
+def test_the_checkpoint_of_a_clean_stop_holds_the_last_block_produced(tmp_path):
+    """The checkpoints stop last: the witness and the peers have stopped
+    when the clean stop's checkpoint is written (before, it was written
+    first, and a block the witness produced while it was being written was
+    left out of it)."""
+    from twisted.internet import reactor
+
+    from nodeapi.chain.checkpoint import checkpoint_files
+
+    from kit.wait import wait_for
+
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"), "--rpc-endpoint",
+                          "tcp:0:interface=127.0.0.1", "--checkpoint-interval", "0"])
+    top = makeService(options, reactor)
+    order = []
+    for svc in top:
+        def stop(svc=svc, original=svc.stopService):
+            order.append(svc.name)
+            return original()
+        svc.stopService = stop
+    top.privilegedStartService()
+    top.startService()
+    yield top.whenStarted()
+    yield wait_for(lambda: top.chain.head_block_num >= 2, timeout=10)
+    yield top.stopService()
+    assert order[-1] == "checkpoints" and order.index("witness") < order.index("checkpoints")
+    newest = max(num for num, _path in checkpoint_files(str(tmp_path / "data" / "checkpoints")))
+    assert newest == top.chain.head_block_num
+
+
+@pytest_twisted.inlineCallbacks
+def test_metrics_port_serves_during_the_replay(long_log, tmp_path):
+    """The metrics port serves as soon as it is bound: while the node
+    replays, /healthz answers 503 "replaying" and /status shows the
+    progress (the RPC port still refuses until the node is ready)."""
+    from twisted.internet.testing import StringTransport
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copyfile(long_log, data / "blocks.log")
+    options = Options()
+    options.parseOptions(["--data-dir", str(data), "--checkpoint-interval", "0",
+                          "--metrics-endpoint", "tcp:9100:interface=127.0.0.1"])
+    memory = MemoryReactorClock()
+    top = makeService(options, memory)
+    top.privilegedStartService()
+    rpc_factory, metrics_factory = memory.tcpServers[0][1], memory.tcpServers[1][1]
+
+    def get(path):
+        proto = metrics_factory.buildProtocol(None)
+        transport = StringTransport()
+        proto.makeConnection(transport)
+        proto.dataReceived(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        return transport.value().decode()
+
+    seen = {}
+
+    class During:
+        """Asks the metrics port while block 400 is replayed."""
+
+        def block_applied(self, applied):
+            if applied.block_num == 400:
+                seen["rpc"] = rpc_factory.buildProtocol(None)
+                seen["healthz"], seen["status"] = get("/healthz"), get("/status")
+
+    top.chain.add_consumer(During())
+    top.startService()
+    started = top.whenStarted()
+    for _ in range(1000):
+        if started.called:
+            break
+        memory.advance(0.01)
+    yield started
+    assert seen["rpc"] is None
+    assert seen["healthz"].startswith("HTTP/1.1 503 ")
+    assert f"replaying: block 400 of {TOTAL}" in seen["healthz"]
+    assert f'id="replay">block 400 of {TOTAL} (13.3%)<' in seen["status"]
+    assert top.chain.replay_target is None
+    assert "replaying" not in get("/healthz")
+    yield top.stopService()

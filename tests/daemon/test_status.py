@@ -167,3 +167,29 @@ def test_status_page_in_headless_chromium(tmp_path):
     finally:
         node.stop()
     assert os.path.exists(tmp_path / "status.png")
+
+
+def test_status_page_shows_peers_and_the_search_database(chain, tmp_path):
+    """With a followed peer and the searchdb plugin the page has their
+    sections: the peer's address, state and how far it is ahead; the
+    database's lag (nothing confirmed yet: the whole head) and queue."""
+    from nodeapi.metrics_status import render_status
+    from nodeapi.peers.service import PeerService
+
+    from kit.searchdb import make_service
+
+    produce(chain, 2)
+    peers = PeerService(chain, seed_nodes=[f"127.0.0.1:{free_port()}"], reactor=reactor)
+    searchdb = make_service("http://127.0.0.1:9/", chain, str(tmp_path))
+    metrics = Metrics(chain, peers=peers, searchdb=searchdb, clock=Clock())
+    metrics.clock.advance(chain.head_block_time + 2)
+    figures = metrics.figures()
+    assert figures["peers"] == [{"addr": peers.potential_peers()[0]["addr"],
+                                 "state": "connecting", "head_block_num": 0, "lag": 0}]
+    assert figures["searchdb"]["lag_blocks"] == 2 and figures["searchdb"]["queue"] == 0
+    page = render_status(health(figures, HealthLimits(max_searchdb_lag=1)))
+    cells = _cells(page)
+    assert cells["peer0_addr"] == peers.potential_peers()[0]["addr"]
+    assert cells["peer0_state"] == "connecting"
+    assert cells["searchdb_lag_blocks"] == "2" and cells["searchdb_queue"] == "0"
+    assert "search database is 2 blocks behind (limit 1)" in page

@@ -8,7 +8,7 @@ import os
 import orjson
 import pytest
 import pytest_twisted
-from twisted.internet import defer, reactor
+from twisted.internet import defer, reactor, task
 
 from nodeapi.config import Options, read_ini
 from nodeapi.history.searchdb.client import SearchDBClient
@@ -237,3 +237,32 @@ def _cancel(chain, order):
     ops[0][1]["fee"] = chain.required_fee(ops[0])
     chain.push_transaction(sign_wire(chain, ops))
     produce(chain)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_wiped_database_is_loaded_again_at_start(funded, osmem, tmp_path):
+    """The database confirmed the head, then lost its indexes while the
+    node was down: the next start finds them empty and loads every object
+    again (before, they stayed missing until each object changed)."""
+    chain = funded
+    svc = make(osmem.url, chain, tmp_path, objects_options("objt7-"))
+    svc.startService()
+    yield confirmed(svc)
+    yield svc.stopService()
+    client = SearchDBClient(osmem.url, "", reactor)
+    yield client.request("DELETE", "/objt7-*", ok=(200, 404))
+    yield client.close()
+    assert (yield documents(osmem.url, "objt7-account")) == {}
+
+    again = make(osmem.url, chain, tmp_path, objects_options("objt7-"))
+    again.startService()
+    yield wait_for(lambda: again.syncs == 1, timeout=20)
+    expected = sorted(chain.state.ids_of_type("1.2."))
+    for _ in range(200):
+        accounts = yield documents(osmem.url, "objt7-account")
+        if sorted(accounts) == expected:
+            break
+        yield task.deferLater(reactor, 0.05, lambda: None)
+    assert sorted(accounts) == expected
+    assert again.syncs == 1  # loaded once, not again when the shipper connected
+    yield again.stopService()

@@ -29,6 +29,21 @@ from nodeapi.errors import HistoryError
 from nodeapi.history.searchdb.flavors import ServerInfo
 
 
+
+class _QuietClientFactory(HTTPConnectionPool._factory):
+    """Twisted's HTTP/1.1 client factory without its "Starting factory" /
+    "Stopping factory" lines (one pair per connection)."""
+
+    noisy = False
+
+
+class QuietConnectionPool(HTTPConnectionPool):
+    """An ``HTTPConnectionPool`` whose connections log nothing when they
+    open and close (an idle node opened and closed dozens a minute)."""
+
+    _factory = _QuietClientFactory
+
+
 class SearchDBError(HistoryError):
     """The search database did not answer as expected.
 
@@ -129,7 +144,7 @@ class SearchDBClient:
         self.request_timeout = request_timeout
         self._pool = None
         if http_client is None:
-            self._pool = HTTPConnectionPool(reactor, persistent=True)
+            self._pool = QuietConnectionPool(reactor, persistent=True)
             self._pool.maxPersistentPerHost = 2
             agent = Agent(reactor, connectTimeout=connect_timeout, pool=self._pool)
             http_client = HTTPClient(agent)

@@ -168,6 +168,7 @@ class ObjectsService(service.Service):
         self._confirmed_any = False
         self._sync_task: Optional[task.CooperativeTask] = None
         self._syncing = False
+        self._loading = False  # a load is queued and not yet confirmed
         self._sync_last = -1
         self._live = False
 
@@ -195,6 +196,8 @@ class ObjectsService(service.Service):
 
     def _bulk_done(self, bulk: Bulk) -> None:
         self._confirmed_any = True
+        if self._loading and not self._syncing and not len(self.queue):
+            self._loading = False
         if bulk.block > self.cursor:
             self.cursor = bulk.block
             self._save_cursor(bulk.block)
@@ -291,6 +294,7 @@ class ObjectsService(service.Service):
         delete (all of them with ``delete_first``).  Returns a Deferred
         firing once everything is queued."""
         self.syncs += 1
+        self._loading = True  # until the queue drained: no check for lost objects
         head = self.chain.head_block_num
         when = format_time(self.chain.head_block_time)
         self.log.info("searchdb-objects: loading the objects of block {num} into "
@@ -332,16 +336,22 @@ class ObjectsService(service.Service):
             yield None
 
     async def _delete_all(self, kind: ObjectKind) -> None:
+        """Empty ``kind``'s index; a database that is down is retried with
+        the shipper's backoff (0.5 s doubling to 60 s), one line each."""
         path = f"/{self._index(kind)}/_delete_by_query?conflicts=proceed&refresh=true"
+        attempt = 0
         while True:
             try:
                 await self.client.request_json("POST", path, {"query": {"match_all": {}}},
                                                ok=(200, 404))
                 return
             except SearchDBError as exc:
-                self.log.warn("searchdb-objects: emptying {index}: {reason}; retrying",
-                              index=self._index(kind), reason=exc.reason)
-                await task.deferLater(self.reactor, 1.0, lambda: None)
+                attempt += 1
+                delay = self.shipper.retry_delay(attempt)
+                self.log.warn("searchdb-objects: emptying {index}: {reason}; retrying in "
+                              "{delay:.1f} s", index=self._index(kind), reason=exc.reason,
+                              delay=delay)
+                await task.deferLater(self.reactor, delay, lambda: None)
 
     async def _lost_documents(self) -> bool:
         """True when an enabled kind's index holds no document although
@@ -359,7 +369,8 @@ class ObjectsService(service.Service):
     def _connect(self) -> defer.Deferred:
         async def connect():
             await self.client.detect()
-            if self._confirmed_any and self._sync_task is None and await self._lost_documents():
+            confirmed = self._confirmed_any or self.cursor >= 0  # now or by an earlier run
+            if confirmed and not self._loading and await self._lost_documents():
                 self.log.warn("searchdb-objects: the database lost objects; loading them again")
                 self.reactor.callLater(0, lambda: self.synchronize(True))
         return defer.ensureDeferred(connect())
@@ -369,7 +380,9 @@ class ObjectsService(service.Service):
     def startService(self) -> None:
         """Once the chain is replayed: synchronize if the cursor is behind
         the head, at head 0 (emptying every index, as the reference), or
-        with ``sync-db-on-startup``; then follow live blocks."""
+        with ``sync-db-on-startup``; else check that the database still
+        holds the objects it confirmed (a wiped database is loaded again,
+        as the operation indexes are backfilled); then follow live blocks."""
         super().startService()
         self.queue.discard()
         self._live = True
@@ -379,6 +392,12 @@ class ObjectsService(service.Service):
         if head == 0 or self.cursor < head or self.options.sync_db_on_startup:
             d = self.synchronize(head == 0)
             d.addErrback(lambda f: self.log.failure("searchdb-objects: loading stopped", f))
+        elif self.cursor >= 0:
+            # the database confirmed the head before: check it still holds the
+            # objects (wiped, restarted empty while the node was down)
+            self._connect().addErrback(lambda f: self.log.warn(
+                "searchdb-objects: database not checked at start ({reason}); checked at "
+                "the next connection", reason=f.getErrorMessage()))
 
     @defer.inlineCallbacks
     def stopService(self):

@@ -27,7 +27,10 @@ in flight, retries with backoff) -> the database.
 * Bulk size in lines: ``bulk_replay`` while not synchronized,
   ``bulk_sync`` once synchronized.  Synchronized means: a live block
   (not replay) whose time is within :data:`SYNC_WINDOW` seconds of the
-  injected clock's ``seconds()``.  When synchronized the open bulk is
+  injected clock's ``seconds()``; it lasts (hysteresis) until a block is
+  more than :data:`UNSYNC_WINDOW` seconds old, so an indexer whose
+  upstream's irreversible block advances by two (one of them handed over
+  as not live) does not flip between the two states.  When synchronized the open bulk is
   sealed at the end of every block; it is always sealed before its body
   would pass 4 MiB.
 * The chain is never blocked nor raised into: building is quick, shipping
@@ -67,6 +70,9 @@ from nodeapi.history.searchdb.spool import BulkQueue
 #: Seconds between a live block's time and the clock within which the node
 #: counts as synchronized.
 SYNC_WINDOW = 30.0
+#: Seconds a block may be behind the clock before a synchronized node counts
+#: as catching up again.
+UNSYNC_WINDOW = 120.0
 SPOOL_FILE = "searchdb-spool.bin"
 
 
@@ -297,8 +303,9 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
 
     def _block(self, applied) -> None:
         num = applied.block_num
-        synced = (not applied.replay
-                  and abs(self.clock.seconds() - applied.timestamp) <= SYNC_WINDOW)
+        behind = abs(self.clock.seconds() - applied.timestamp)
+        synced = (behind <= UNSYNC_WINDOW if self.synchronized
+                  else not applied.replay and behind <= SYNC_WINDOW)
         if synced != self.synchronized:
             self.synchronized = synced
             self.builder.items_per_bulk = max(1, (self.bulk_sync if synced

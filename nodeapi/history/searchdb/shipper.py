@@ -87,6 +87,11 @@ class BulkShipper:
         self._closed = False
         self._idle: list = []
 
+    def retry_delay(self, attempt: int) -> float:
+        """Seconds to wait after ``attempt`` failures in a row (from 1): the
+        shipper's backoff, for other waits on the same database."""
+        return self._policy(attempt)
+
     @property
     def busy(self) -> bool:
         """True while the loop runs (a bulk in flight or a backoff)."""

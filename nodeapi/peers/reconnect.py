@@ -1,0 +1,92 @@
+"""Reconnecting to another node without flooding the log: the
+``ClientService`` whose retry line is quiet, the endpoint that reports why a
+connection attempt failed, and the one line per failed attempt (with the
+growing delay) that replaces them (:class:`RetryReport`).  Used by the
+peers (:mod:`nodeapi.peers.peer`) and the indexer's upstream
+(:mod:`nodeapi.peers.upstream`).
+"""
+
+from twisted.application.internet import ClientService
+from twisted.internet import defer
+from twisted.logger import (
+    FilteringLogObserver, Logger, LogLevel, LogLevelFilterPredicate, globalLogPublisher)
+
+
+class QuietClientService(ClientService):
+    """A ``ClientService`` without its "Scheduling retry N to connect ..."
+    info line at each retry (the owner logs the failure with the delay);
+    its warnings still go to the log."""
+
+    _log = Logger(observer=FilteringLogObserver(
+        globalLogPublisher, [LogLevelFilterPredicate(defaultLogLevel=LogLevel.warn)]))
+
+
+class ReportingEndpoint:
+    """A client endpoint that tells ``on_failure(text)`` why a connection
+    attempt failed (refused, unreachable, timed out) before the failure
+    goes on to the ``ClientService``, whose own retry line is quiet
+    (:class:`QuietClientService`).
+
+    :param endpoint: the ``IStreamClientEndpoint`` to connect with.
+    """
+
+    def __init__(self, endpoint, on_failure) -> None:
+        self.endpoint, self.on_failure = endpoint, on_failure
+
+    def connect(self, factory) -> defer.Deferred:
+        def failed(failure):
+            self.on_failure(failure.getErrorMessage())
+            return failure
+
+        return self.endpoint.connect(factory).addErrback(failed)
+
+
+
+class RetryReport:
+    """The retry policy of a ``ClientService`` that also logs why the last
+    attempt failed, once, with the delay.
+
+    :param log: the owner's ``twisted.logger.Logger``.
+    :param what: how lines name the other node (``"Upstream ws://h:p/"``).
+    :param backoff: ``backoff(n) -> seconds`` (``twisted.application.
+        internet.backoffPolicy``).
+
+    The delay after ``attempt`` failed connections (the ``ClientService``'s
+    count, which restarts at each TCP connection) is
+    ``backoff(attempt + handshake_failures)``: a port that accepts TCP but is
+    no WebSocket server still backs off.
+    """
+
+    def __init__(self, log, what: str, backoff) -> None:
+        self.log, self.what, self.backoff = log, what, backoff
+        self.handshake_failures = 0  # failed WebSocket handshakes in a row
+        self._handshake = None  # reasons to log with the next delay
+        self._connect = None
+
+    def connect_failed(self, reason: str) -> None:
+        """A connection attempt failed (:class:`ReportingEndpoint`)."""
+        self._connect = reason
+
+    def handshake_failed(self, reason: str) -> None:
+        """The port answered, but not as a WebSocket server."""
+        self.handshake_failures += 1
+        self._handshake = reason
+
+    def opened(self) -> None:
+        """A WebSocket opened: the backoff starts afresh."""
+        self.handshake_failures = 0
+
+    def delay(self, attempt: int) -> float:
+        """The ``ClientService`` retry policy; logs one line."""
+        delay = self.backoff(attempt + self.handshake_failures)
+        if self._handshake is not None:
+            self.log.error("{what} is not a WebSocket RPC server ({reason}); retrying in "
+                           "{delay:.1f} s", what=self.what, reason=self._handshake, delay=delay)
+        elif self._connect is not None:
+            self.log.warn("{what} unreachable ({reason}); retrying in {delay:.1f} s",
+                          what=self.what, reason=self._connect, delay=delay)
+        else:
+            self.log.info("{what}: reconnecting in {delay:.1f} s", what=self.what,
+                          delay=delay)
+        self._handshake = self._connect = None
+        return delay
