@@ -46,6 +46,7 @@ from nodeapi.chain import schedule
 from nodeapi.chain.blocklog import BlockLogError
 from nodeapi.chain.errors import InvalidBlock, MerkleRootMismatch
 from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.evaluators.registry import apply_operation
 from nodeapi.chain.numbering import applied_operations
 from nodeapi.chain.validation import check_block_form, check_block_limits
 from nodeapi.errors import ChainError, NodeAPIError, ProtocolError
@@ -90,7 +91,7 @@ class BlockApplication:
         records = []
         for num, trx in enumerate(block["transactions"]):
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               self.address_prefix, self._summary)
+                               self.address_prefix, self._summary, apply_operation=apply_operation)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
             self._recent[trx_id] = exp
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
@@ -171,7 +172,7 @@ class BlockApplication:
                 postponed += 1  # stays pending for a later block
                 continue
             ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               prefix, self._summary)
+                               prefix, self._summary, apply_operation=apply_operation)
             self.state.begin()
             try:
                 packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)

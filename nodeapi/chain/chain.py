@@ -41,7 +41,7 @@ from nodeapi.chain.blocks import REJECTIONS, BlockApplication
 from nodeapi.chain.debug_updates import apply_debug_update
 from nodeapi.chain.errors import InvalidBlock
 from nodeapi.chain.evaluators.context import ApplyContext
-from nodeapi.chain.evaluators.registry import apply_operations
+from nodeapi.chain.evaluators.registry import apply_operation, apply_operations
 from nodeapi.chain.genesis import DEFAULT_STATISTICS_TYPE, init_genesis
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.chain.replay import replay_blocks
@@ -249,7 +249,7 @@ class Chain(BlockApplication):
         Returns the processed transaction."""
         trx = self._received(trx)
         ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                           self.address_prefix)
+                           self.address_prefix, apply_operation=apply_operation)
         changed = set(self.state.changed)
         self.state.begin()
         try:
@@ -261,7 +261,8 @@ class Chain(BlockApplication):
 
     def _queue(self, trx: dict) -> list:
         ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                           self.address_prefix, self._summary)
+                           self.address_prefix, self._summary,
+                           apply_operation=apply_operation)
         packed, trx_id, _exp, results = self._apply_trx(trx, ctx, True)
         self._pending.append((trx, packed, trx_id))
         self._pending_ids.add(trx_id)
