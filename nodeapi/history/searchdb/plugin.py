@@ -52,13 +52,13 @@ from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.chain.chain import Chain
-from nodeapi.history.searchdb.backfill import Backfill, BackfillControl
+from nodeapi.history.searchdb.backfill import BackfillControl
 from nodeapi.history.searchdb.bulk import MAX_BODY, BulkBuilder
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.flavors import index_template
 from nodeapi.history.searchdb.resume import Cursor, Resume, find_resume
-from nodeapi.history.searchdb.shipper import BulkShipper
+from nodeapi.history.searchdb.shipper import BulkShipper, IBulkSource
 from nodeapi.history.searchdb.spool import BulkQueue
 
 #: Seconds between a live block's time and the clock within which the node
@@ -67,10 +67,11 @@ SYNC_WINDOW = 30.0
 SPOOL_FILE = "searchdb-spool.bin"
 
 
-@implementer(IBlockConsumer, ICheckpointed)
-class SearchDBService(BackfillControl, service.Service):
-    """The searchdb plugin: a Twisted service and an ``IBlockConsumer``
-    (register with ``chain.add_consumer`` before the replay).
+@implementer(IBlockConsumer, ICheckpointed, IBulkSource)
+class SearchDBService(service.Service):
+    """The searchdb plugin: a Twisted service, an ``IBlockConsumer``
+    (register with ``chain.add_consumer`` before the replay) and the
+    ``IBulkSource`` of its shipper.
 
     :param client: a :class:`~nodeapi.history.searchdb.client.SearchDBClient`.
     :param chain: the :class:`~nodeapi.chain.chain.Chain` (asset symbol and
@@ -100,8 +101,9 @@ class SearchDBService(BackfillControl, service.Service):
         by :func:`make_searchdb`).
     :ivar confirmed_block_num: the last block whose documents the database
         confirmed (0 before any).
-    :ivar backfill: the running
-        :class:`~nodeapi.history.searchdb.backfill.Backfill`, or None.
+    :ivar backfills: its
+        :class:`~nodeapi.history.searchdb.backfill.BackfillControl`
+        (``backfills.running``: the running backfill, or None).
     """
 
     log = Logger()
@@ -140,9 +142,6 @@ class SearchDBService(BackfillControl, service.Service):
             def replica():
                 return Chain(chain.genesis, chain.block_log, clock=reactor,
                              statistics_type=chain.statistics_type)
-        self._replica = replica
-        self.backfill: Optional[Backfill] = None
-        self._max_memory = max_memory
         self.rejected: dict = dict(c.rejected) if c else {}  # {n: m} refused for good
         start = self.documents.start_after_block
         # (S, M0, N0): the first operation and document written after block S
@@ -152,9 +151,9 @@ class SearchDBService(BackfillControl, service.Service):
         self.synchronized = False
         self.last_block = 0
         self._build_failed = 0
-        self.shipper = BulkShipper(client, self.queue, self._connect, self._bulk_done,
-                                   self._holds, reactor, initial_backoff, max_backoff,
-                                   on_rejected=self._rejected)
+        self.shipper = BulkShipper(client, self.queue, self, reactor, initial_backoff, max_backoff)
+        self.backfills = BackfillControl(replica, self.documents, self.shipper, self.builder,
+                                         data_dir, max_memory, reactor)
 
     # -- figures (read by nodeapi.metrics) ---------------------------------------
 
@@ -166,15 +165,13 @@ class SearchDBService(BackfillControl, service.Service):
     @property
     def documents_failed(self) -> int:
         """Documents rejected by the database (not 409) or not buildable."""
-        return self.shipper.documents_failed + self._build_failed + self.builder.dropped
+        return (self.shipper.documents_failed + self._build_failed + self.builder.dropped
+                + self.backfills.failed)
 
     @property
     def documents_pending(self) -> int:
         """Documents built but not yet confirmed."""
-        pending = self.queue.items + len(self.builder)
-        if self.backfill is not None:
-            pending += self.backfill.queue.items + len(self.backfill.builder)
-        return pending
+        return self.queue.items + len(self.builder) + self.backfills.pending
 
     # -- start -------------------------------------------------------------------
 
@@ -185,11 +182,8 @@ class SearchDBService(BackfillControl, service.Service):
         nothing in ``only_query`` mode."""
         if not self.writes:
             return defer.succeed(None)
-        d = self._connect()
+        d = self.shipper.connect()
         d.addTimeout(self.prepare_timeout, self.reactor)
-
-        def ready(_):
-            self.shipper.connected = True
 
         def unreachable(failure):
             self.log.warn("searchdb: database at {url} not ready ({reason}); starting "
@@ -197,12 +191,16 @@ class SearchDBService(BackfillControl, service.Service):
                           "it answers", url=self.client.safe_url,
                           reason=getattr(failure.value, "reason", None) or str(failure.value),
                           first=self.resume.first_doc)
-        return d.addCallbacks(ready, unreachable)
+        return d.addErrback(unreachable)
+
+    # -- IBulkSource ------------------------------------------------------------------
 
     @defer.inlineCallbacks
-    def _connect(self):
+    def connect(self):
         """Detect the server, install the template, check what the database
-        holds (at start and on every reconnection).  Raises SearchDBError
+        holds (at start and on every reconnection) and start a backfill of
+        what it lacks.  Fires with True when documents were queued before
+        the check (the shipper filters them again); raises SearchDBError
         (the shipper retries)."""
         info = yield self.client.detect()
         template = index_template(self.index_prefix, info.template_flavor,
@@ -216,12 +214,24 @@ class SearchDBService(BackfillControl, service.Service):
                                    rejected=self.rejected,
                                    floor=self.floor[1:] if self.floor else (0, 0))
         earlier, self.resume = self.resume, resume
-        if self._next_ath or len(self.queue) or len(self.builder):
-            self.shipper.refilter = True  # drop what was queued but is stored
+        # drop what was queued but is stored
+        refilter = bool(self._next_ath or len(self.queue) or len(self.builder))
         self.log.info("searchdb: database holds operations before 1.11.{op} and {count} "
                       "documents from it on; writing from the first it lacks",
                       op=resume.lo_op, count=len(resume.stored))
-        self._backfill_check(earlier, resume)
+        self.backfills.check(earlier, resume, self._frontier(), self._live_op)
+        return refilter
+
+    def _frontier(self) -> tuple:
+        """``(m, n)`` of the first document the plugin's own pipeline still
+        ships (queued, open, or the next to be numbered)."""
+        head = self.queue.peek()
+        if head is not None:
+            return head.ops[0], head.ids[0]
+        first = self.builder.first
+        if first is not None:
+            return first
+        return self._live_op + 1, self._next_ath
 
     def caught_up(self) -> None:
         """The source of blocks has none more for now (indexer mode,
@@ -333,10 +343,12 @@ class SearchDBService(BackfillControl, service.Service):
         asset = self.chain.state.get(asset_id) if self.chain is not None else None
         return (asset["symbol"], asset["precision"]) if asset else None
 
-    def _holds(self, m: int, n: int) -> bool:
+    def holds(self, m: int, n: int) -> bool:
+        """Whether the database holds ``2.9.n`` of ``1.11.m`` (the last check)."""
         return self.resume.holds(m, n)
 
-    def _rejected(self, m: int, n: int) -> None:
+    def document_rejected(self, m: int, n: int) -> None:
+        """Remember ``2.9.n`` (of ``1.11.m``) as refused for good (cursor)."""
         self.rejected[n] = m
 
     # -- confirmation ----------------------------------------------------------------
@@ -345,7 +357,7 @@ class SearchDBService(BackfillControl, service.Service):
         if not len(self.builder) and not len(self.queue) and not self.shipper.busy:
             self.confirmed_block_num = max(self.confirmed_block_num, self.last_block)
 
-    def _bulk_done(self, bulk) -> None:
+    def bulk_done(self, bulk) -> None:
         """A bulk is done (in order): advance the cursor and save it."""
         if bulk.block > self.confirmed_block_num:
             self.confirmed_block_num = bulk.block
@@ -368,8 +380,7 @@ class SearchDBService(BackfillControl, service.Service):
         """Seal the open bulk and flush the queue, waiting at most
         ``stop_timeout`` seconds; then close the connections."""
         super().stopService()
-        if self.backfill is not None:
-            self._end_backfill("stopped (the next start rebuilds what is missing)")
+        self.backfills.end("stopped (the next start rebuilds what is missing)")
         self.builder.seal(self.last_block)
         self._log_builder_errors()
         self.shipper.kick()
