@@ -113,9 +113,9 @@ class BlockApplier:
         return self.state.objects["2.1.0"]["head_block_number"]
 
     def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool) -> tuple:
-        recent = self.recent  # the pending transactions are taken away
+        # a duplicate is a recent one: the callers took the pending ones away
         return apply_transaction(ctx, trx, check_sigs, self.genesis.chain_id, self.summary,
-                                 recent.__contains__)
+                                 self.recent.__contains__)
 
     def _apply_block_trxs(self, block: dict, check_sigs: bool, compare: bool) -> list:
         """Apply every transaction of ``block`` (in the open block session);

@@ -213,9 +213,13 @@ class BackfillControl:
         :class:`~nodeapi.history.searchdb.documents.DocumentBuilder`.
     :param shipper: the plugin's
         :class:`~nodeapi.history.searchdb.shipper.BulkShipper`.
+    :param queue: the plugin's
+        :class:`~nodeapi.history.searchdb.spool.BulkQueue` (read: where its
+        own pipeline stands).
     :param builder: the plugin's
-        :class:`~nodeapi.history.searchdb.bulk.BulkBuilder`: a backfill's
-        bulks take its current size limits.
+        :class:`~nodeapi.history.searchdb.bulk.BulkBuilder` (read: where its
+        own pipeline stands; a backfill's bulks take its current size
+        limits).
     :param data_dir: the data directory (:data:`BACKFILL_FILE`).
     :param max_memory: the plugin's queue memory in bytes; a backfill's
         queue keeps a quarter of it (at least 1 MiB) in memory.
@@ -227,11 +231,12 @@ class BackfillControl:
     log = Logger()
 
     def __init__(self, replica: Optional[Callable[[], Any]], documents: DocumentBuilder,
-                 shipper: Any, builder: BulkBuilder, data_dir: str, max_memory: int,
-                 reactor: Any) -> None:
+                 shipper: Any, queue: BulkQueue, builder: BulkBuilder, data_dir: str,
+                 max_memory: int, reactor: Any) -> None:
         self._replica = replica
         self.documents = documents
         self.shipper = shipper
+        self.queue = queue
         self.builder = builder
         self.data_dir = data_dir
         self.max_memory = max_memory
@@ -245,15 +250,26 @@ class BackfillControl:
         backfill = self.running
         return 0 if backfill is None else backfill.queue.items + len(backfill.builder)
 
-    def check(self, earlier: Resume, resume: Resume, frontier: tuple, live_op: int) -> None:
+    def _frontier(self, live_op: int, next_ath: int) -> tuple:
+        """``(m, n)`` of the first document the plugin's own pipeline still
+        ships (queued, open, or the next to be numbered)."""
+        head = self.queue.peek()
+        if head is not None:
+            return head.ops[0], head.ids[0]
+        first = self.builder.first
+        if first is not None:
+            return first
+        return live_op + 1, next_ath
+
+    def check(self, earlier: Resume, resume: Resume, live_op: int, next_ath: int) -> None:
         """Start a backfill when the database (``resume``) lacks documents
-        the plugin will not ship by itself: below its ``frontier`` (``(m,
-        n)`` of the first document its own pipeline still ships: shipped,
-        then lost), or skipped because ``earlier`` said the database held
-        them (operations up to ``live_op``, the last one numbered)."""
+        the plugin will not ship by itself: below the first one its own
+        pipeline still ships (shipped, then lost), or skipped because
+        ``earlier`` said the database held them.  ``live_op``: the last
+        ``1.11.M`` the plugin numbered; ``next_ath``: the next ``2.9.N``."""
         if self.running is not None:
             self.end("restarted after a new check")
-        m_f, n_f = frontier
+        m_f, n_f = self._frontier(live_op, next_ath)
         skipped_last = min(live_op, max(earlier.lo_op - 1, earlier.window_op))
         lost = resume.lacks_below(n_f)
         skipped = max(resume.lo_op, m_f) <= skipped_last

@@ -152,8 +152,8 @@ class SearchDBService(service.Service):
         self.last_block = 0
         self._build_failed = 0
         self.shipper = BulkShipper(client, self.queue, self, reactor, initial_backoff, max_backoff)
-        self.backfills = BackfillControl(replica, self.documents, self.shipper, self.builder,
-                                         data_dir, max_memory, reactor)
+        self.backfills = BackfillControl(replica, self.documents, self.shipper, self.queue,
+                                         self.builder, data_dir, max_memory, reactor)
 
     # -- figures (read by nodeapi.metrics) ---------------------------------------
 
@@ -219,19 +219,8 @@ class SearchDBService(service.Service):
         self.log.info("searchdb: database holds operations before 1.11.{op} and {count} "
                       "documents from it on; writing from the first it lacks",
                       op=resume.lo_op, count=len(resume.stored))
-        self.backfills.check(earlier, resume, self._frontier(), self._live_op)
+        self.backfills.check(earlier, resume, self._live_op, self._next_ath)
         return refilter
-
-    def _frontier(self) -> tuple:
-        """``(m, n)`` of the first document the plugin's own pipeline still
-        ships (queued, open, or the next to be numbered)."""
-        head = self.queue.peek()
-        if head is not None:
-            return head.ops[0], head.ids[0]
-        first = self.builder.first
-        if first is not None:
-            return first
-        return self._live_op + 1, self._next_ath
 
     def caught_up(self) -> None:
         """The source of blocks has none more for now (indexer mode,
