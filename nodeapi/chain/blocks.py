@@ -1,11 +1,12 @@
 """Block application for :class:`~nodeapi.chain.chain.Chain`: producing a
 block from the pending transactions, validating and applying a peer's block,
-writing it to the block log and notifying consumers.
+writing it to the block log (the chain then notifies the consumers).
 
 Graphene reference: libraries/chain/db_block.cpp (``_generate_block``,
-``push_block``, ``_apply_block``).  :class:`BlockApplication` is a mixin of
-``Chain`` (it uses the chain's state, bookkeeping and transaction helpers);
-the public entry points stay ``Chain.generate_block`` and ``Chain.push_block``.
+``push_block``, ``_apply_block``).  A :class:`BlockApplier` is owned by
+the ``Chain``, which gives it the state and the bookkeeping it changes; the
+public entry points stay ``Chain.generate_block`` and ``Chain.push_block``
+(which take the pending transactions away before and put them back after).
 
 Order of a block (produced or pushed): every transaction in a nested undo
 session inside one block session, the global objects and bookkeeping
@@ -40,23 +41,22 @@ operations consumers see (:class:`~nodeapi.applied.AppliedOperation`
 as graphene's ``_applied_ops`` / history plugins do.
 """
 
+from twisted.logger import Logger
+
 from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import schedule
 from nodeapi.chain.blocklog import BlockLogError
 from nodeapi.chain.errors import InvalidBlock, MerkleRootMismatch
 from nodeapi.chain.evaluators.context import ApplyContext
-from nodeapi.chain.numbering import applied_operations
+from nodeapi.chain.numbering import OperationNumbering, applied_operations
+from nodeapi.chain.state import ObjectStore
+from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_context
 from nodeapi.chain.validation import check_block_form, check_block_limits
-from nodeapi.errors import ChainError, NodeAPIError, ProtocolError
+from nodeapi.errors import NodeAPIError, ProtocolError
 from nodeapi.protocol.block import block_header_bytes, block_id, block_signing_digest, merkle_root
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
-
-#: The errors that reject a transaction (validation and evaluator rules,
-#: malformed wire data); a pending transaction failing with one of them is
-#: dropped quietly, any other exception is a bug and logged with its traceback.
-REJECTIONS = (ChainError, ProtocolError)
 
 
 def processed(trx: dict, results: list) -> dict:
@@ -76,9 +76,46 @@ def check_merkle_root(block: dict, prefix: str) -> None:
             f"{block['transaction_merkle_root']}, its transactions give {computed}")
 
 
-class BlockApplication:
-    """The block half of :class:`~nodeapi.chain.chain.Chain` (module
-    docstring); not usable on its own."""
+class BlockApplier:
+    """Produces and applies the blocks of a :class:`~nodeapi.chain.chain.Chain`
+    (module docstring), which owns it.  Its callers take the pending
+    transactions away before and put them back after (so the state holds
+    no pending session while a block is applied) and notify the consumers.
+
+    :param state: the chain's :class:`~nodeapi.chain.state.ObjectStore`.
+    :param genesis: the loaded genesis (``initial_timestamp``,
+        ``chain_id``, ``address_prefix``).
+    :param block_log: the block log (``append``, ``corrupt``).
+    :param numbering: the chain's
+        :class:`~nodeapi.chain.numbering.OperationNumbering`.
+    :param summary: the chain's block summary ``{slot: block id}``,
+        changed in place.
+    :param recent: the chain's recent transactions ``{trx id: expiration
+        seconds}`` (graphene ``transaction_index``), changed in place.
+    :ivar changed_last: ids of the objects the last applied block changed.
+    """
+
+    log = Logger()
+
+    def __init__(self, state: ObjectStore, genesis, block_log, numbering: OperationNumbering,
+                 summary: dict, recent: dict) -> None:
+        self.state = state
+        self.genesis = genesis
+        self.block_log = block_log
+        self.prefix = genesis.address_prefix
+        self.numbering = numbering
+        self.summary = summary
+        self.recent = recent
+        self.changed_last: set = set()
+
+    @property
+    def _head_num(self) -> int:
+        return self.state.objects["2.1.0"]["head_block_number"]
+
+    def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool) -> tuple:
+        # a duplicate is a recent one: the callers took the pending ones away
+        return apply_transaction(ctx, trx, check_sigs, self.genesis.chain_id, self.summary,
+                                 self.recent.__contains__)
 
     def _apply_block_trxs(self, block: dict, check_sigs: bool, compare: bool) -> list:
         """Apply every transaction of ``block`` (in the open block session);
@@ -90,10 +127,9 @@ class BlockApplication:
         records = []
         block_time = parse_time(block["timestamp"])
         for num, trx in enumerate(block["transactions"]):
-            ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               self.address_prefix, self._summary, block_time)
+            ctx = new_context(self.state, self.prefix, self.summary, block_time)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
-            self._recent[trx_id] = exp
+            self.recent[trx_id] = exp
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
             if compare:
                 self._compare_results(trx, results, num, trx_id)
@@ -103,7 +139,7 @@ class BlockApplication:
         """Log ``block_results_differ`` when the ``operation_results`` in
         the block (``trx``) do not serialize like ``results``, the ones
         applying produced."""
-        prefix = self.address_prefix
+        prefix = self.prefix
         stated = trx.get("operation_results", [])
         if stated == results:
             return
@@ -116,7 +152,7 @@ class BlockApplication:
             self.log.warn(
                 "Block {block_num} transaction {trx_num} ({trx_id}) carries "
                 "operation_results {stated} but applying it gave {applied}; accepted as "
-                "graphene does", block_num=self.head_block_num + 1, trx_num=num,
+                "graphene does", block_num=self._head_num + 1, trx_num=num,
                 trx_id=trx_id, stated=stated, applied=results,
                 log_event="block_results_differ")
 
@@ -125,45 +161,81 @@ class BlockApplication:
         returns its :class:`AppliedBlock` (logging and notifying are the
         caller's)."""
         state = self.state
-        num = self.head_block_num + 1
+        num = self._head_num + 1
         ts = parse_time(block["timestamp"])
-        self._summary[num & 0xFFFF] = bid  # graphene create_block_summary
+        self.summary[num & 0xFFFF] = bid  # graphene create_block_summary
         # virtual operations made outside transactions (expired-order
         # cancels, operations of proposals executed at expiry)
         block_vops = schedule.update_global_objects(state, self.genesis.initial_timestamp,
-                                                    block, bid, self.address_prefix,
-                                                    self._summary)
-        if self._recent:
-            self._recent = {k: v for k, v in self._recent.items() if v > ts}
-        ops = applied_operations(records, num, self._numbering, block_vops or ())
-        self._changed_last = state.reset_changed()
-        applied = AppliedBlock(num, bid, block, ts, ops, replay)
-        return applied
-
-    def _notify(self, applied: AppliedBlock) -> None:
-        for consumer in list(self._consumers):
-            consumer.block_applied(applied)
-        for fn in list(self._block_observers):
-            fn(applied)
+                                                    block, bid, self.prefix, self.summary)
+        recent = self.recent
+        if recent:
+            for trx_id in [k for k, exp in recent.items() if exp <= ts]:
+                del recent[trx_id]
+        ops = applied_operations(records, num, self.numbering, block_vops or ())
+        self.changed_last = state.reset_changed()
+        return AppliedBlock(num, bid, block, ts, ops, replay)
 
     def _max_header_size(self, witness_id: str, ts: int) -> int:
         """graphene ``_generate_block``'s ``max_block_header_size``: the
         packed signed header of the block to produce plus 3 bytes reserved
         for the transaction count varint."""
-        header = {"previous": self.head_block_id, "timestamp": format_time(ts),
-                  "witness": witness_id, "transaction_merkle_root": "0" * 40,
-                  "extensions": [], "witness_signature": "00" * 65}
+        header = {"previous": self.state.objects["2.1.0"]["head_block_id"],
+                  "timestamp": format_time(ts), "witness": witness_id,
+                  "transaction_merkle_root": "0" * 40, "extensions": [],
+                  "witness_signature": "00" * 65}
         return len(block_header_bytes(header)) + 3
+
+    # -- producing -----------------------------------------------------------------
+
+    def check_producer(self, when: int, witness_id: str, key) -> int:
+        """The slot time (seconds) of the block ``witness_id`` signing with
+        ``key`` (WIF or private key object) may produce at ``when``.
+
+        :raises InvalidBlock: ``when`` is not after the head block, the
+            witness is not scheduled for that slot, or ``key`` is not its
+            signing key."""
+        state, start = self.state, self.genesis.initial_timestamp
+        slot = schedule.slot_at_time(state, start, when)
+        if slot == 0:
+            raise InvalidBlock(f"Time {format_time(when)} is not after the head block")
+        scheduled = schedule.scheduled_witness(state, slot)
+        if scheduled != witness_id:
+            raise InvalidBlock(f"Slot at {format_time(when)} belongs to {scheduled}, "
+                               f"not {witness_id}")
+        signing = state.objects[witness_id]["signing_key"]
+        if auth.public_key_of(key, self.prefix) != signing:
+            raise InvalidBlock(f"Key does not match signing key {signing} of {witness_id}")
+        return schedule.slot_time(state, start, slot)
+
+    def produce(self, pending: list, ts: int, witness_id: str, key) -> tuple:
+        """Apply ``pending`` (``[(trx, packed, trx_id)]``, taken from the
+        pending state) into a new block at slot time ``ts`` signed with
+        ``key``, write it to the block log and commit it (``Chain.generate_block``'s
+        rules); returns ``(block, AppliedBlock, ids of the included
+        transactions)``.  On any failure nothing stays applied and the error
+        is raised (:class:`~nodeapi.chain.blocklog.BlockLogError` for the log)."""
+        saved = self._save_bookkeeping()
+        self.state.begin()
+        try:
+            block, applied, kept = self._produce(pending, ts, witness_id, key)
+            self._append_to_log(block, applied)
+        except BaseException:
+            self._undo_block(saved)
+            raise
+        self.state.commit()
+        return block, applied, kept
 
     def _produce(self, pending: list, ts: int, witness_id: str, key) -> tuple:
         """Apply ``pending`` (in the open block session) into a new signed
         block at ``ts``; returns ``(block, AppliedBlock, ids of the included
-        transactions)`` (:meth:`generate_block`'s rules)."""
+        transactions)``."""
+        state = self.state
         records, kept = [], []
-        limit = int(self.state.objects["2.0.0"]["parameters"]["maximum_block_size"])
+        limit = int(state.objects["2.0.0"]["parameters"]["maximum_block_size"])
         total = self._max_header_size(witness_id, ts)
         postponed = 0
-        prefix = self.address_prefix
+        prefix = self.prefix
         for entry in pending:
             trx = entry[0]
             if parse_time(trx["expiration"]) <= ts:
@@ -171,18 +243,17 @@ class BlockApplication:
             if total + len(serialize_processed_transaction(trx, prefix)) > limit:
                 postponed += 1  # stays pending for a later block
                 continue
-            ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                               prefix, self._summary, ts)
-            self.state.begin()
+            ctx = new_context(state, prefix, self.summary, ts)
+            state.begin()
             try:
                 packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)
             except REJECTIONS as exc:
-                self.state.rollback()
+                state.rollback()
                 self.log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
                               error=str(exc))
                 continue
             except Exception:  # an evaluator bug: report it, production goes on
-                self.state.rollback()
+                state.rollback()
                 self.log.failure("Dropped transaction {trx_id}: unexpected error",
                                  trx_id=entry[2])
                 continue
@@ -190,11 +261,11 @@ class BlockApplication:
             ptrx = processed(trx, results)
             size = len(serialize_processed_transaction(ptrx, prefix))
             if total + size > limit:
-                self.state.rollback()
+                state.rollback()
                 postponed += 1
                 continue
-            self.state.commit()
-            self._recent[trx_id] = exp
+            state.commit()
+            self.recent[trx_id] = exp
             records.append((ptrx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
             kept.append(trx_id)
             total += size
@@ -203,7 +274,7 @@ class BlockApplication:
                           "{limit}", count=postponed, limit=limit)
         transactions = [r[0] for r in records]
         block = {
-            "previous": self.head_block_id,
+            "previous": state.objects["2.1.0"]["head_block_id"],
             "timestamp": format_time(ts),
             "witness": witness_id,
             "transaction_merkle_root": merkle_root(transactions, prefix),
@@ -214,28 +285,32 @@ class BlockApplication:
         bid = block_id(block)
         return block, self._finish_block(block, bid, records, False), kept
 
+    # -- bookkeeping -----------------------------------------------------------------
+
     def _save_bookkeeping(self) -> tuple:
         """The chain's bookkeeping outside the ObjectStore that applying a
         block changes (recent transaction ids, the block summary slot, the
         1.11 and 2.9 counters, the last changed ids), for
         :meth:`_undo_block`."""
-        slot = (self.head_block_num + 1) & 0xFFFF
-        numbering = self._numbering
-        return (dict(self._recent), slot, self._summary.get(slot), numbering.next_op,
-                numbering.next_ath, self._changed_last)
+        slot = (self._head_num + 1) & 0xFFFF
+        numbering = self.numbering
+        return (dict(self.recent), slot, self.summary.get(slot), numbering.next_op,
+                numbering.next_ath, self.changed_last)
 
     def _undo_block(self, saved: tuple) -> None:
         """Roll back the open block session and restore the bookkeeping
         :meth:`_save_bookkeeping` returned: the head is as before the block."""
         self.state.rollback()
         self.state.reset_changed()
-        numbering = self._numbering
-        (self._recent, slot, summary, numbering.next_op, numbering.next_ath,
-         self._changed_last) = saved
+        numbering = self.numbering
+        (recent, slot, summary, numbering.next_op, numbering.next_ath,
+         self.changed_last) = saved
+        self.recent.clear()
+        self.recent.update(recent)
         if summary is None:
-            self._summary.pop(slot, None)
+            self.summary.pop(slot, None)
         else:
-            self._summary[slot] = summary
+            self.summary[slot] = summary
 
     def _append_to_log(self, block: dict, applied: AppliedBlock) -> None:
         """Write ``block`` to the block log before its state is committed.
@@ -250,48 +325,45 @@ class BlockApplication:
                 f"Block {applied.block_num} ({applied.block_id}) not applied: cannot "
                 f"write it to the block log: {exc}") from exc
 
-    def push_block(self, block: dict, now: float | None = None) -> AppliedBlock:
-        """Validate a block from a peer and apply it.
+    # -- applying ----------------------------------------------------------------------
 
-        :param now: local wall-clock seconds (default :meth:`wall_time`).
+    def check_pushed(self, block: dict, now: float) -> None:
+        """Validate a block from a peer before anything is applied
+        (``Chain.push_block``; ``now``: local wall-clock seconds).
+
         :raises MalformedBlock: ``block`` is not a well-formed signed block
             (:func:`~nodeapi.chain.validation.check_block_form`).
         :raises BlockFromFuture, BlockExtensionsNotEmpty, BlockTooLarge:
             :func:`~nodeapi.chain.validation.check_block_limits`.
         :raises MerkleRootMismatch: ``transaction_merkle_root`` is not the
             root of the processed transactions (:func:`check_merkle_root`).
-        :raises InvalidBlock: link, slot, witness, signature; or the failing
-            transaction's ChainError.
-
-        The ``operation_results`` in the block are not compared with what
-        applying produces, as in graphene (module docstring)."""
-        ts, size = check_block_form(block, self.address_prefix)
-        check_block_limits(block, ts, size, self.state.objects["2.0.0"]["parameters"],
-                           self.wall_time() if now is None else now)
-        if block["previous"] != self.head_block_id:
-            raise InvalidBlock(f"Block does not link to head {self.head_block_id}")
-        slot = self.get_slot_at_time(ts)
-        if slot == 0 or self.get_slot_time(slot) != ts:
+        :raises InvalidBlock: link, slot, witness, signature."""
+        state, prefix, start = self.state, self.prefix, self.genesis.initial_timestamp
+        ts, size = check_block_form(block, prefix)
+        check_block_limits(block, ts, size, state.objects["2.0.0"]["parameters"], now)
+        head_id = state.objects["2.1.0"]["head_block_id"]
+        if block["previous"] != head_id:
+            raise InvalidBlock(f"Block does not link to head {head_id}")
+        slot = schedule.slot_at_time(state, start, ts)
+        if slot == 0 or schedule.slot_time(state, start, slot) != ts:
             raise InvalidBlock(f"Timestamp {block['timestamp']} is not a slot after head")
-        if self.get_scheduled_witness(slot) != block["witness"]:
+        if schedule.scheduled_witness(state, slot) != block["witness"]:
             raise InvalidBlock(f"Witness {block['witness']} is not scheduled for that slot")
-        signing = self.state.objects[block["witness"]]["signing_key"]
-        signer = auth.recover_key(block["witness_signature"],
-                                  block_signing_digest(block), self.address_prefix)
+        signing = state.objects[block["witness"]]["signing_key"]
+        signer = auth.recover_key(block["witness_signature"], block_signing_digest(block), prefix)
         if signer != signing:
             raise InvalidBlock(f"Block signed by {signer}, not by {signing}")
-        check_merkle_root(block, self.address_prefix)
-        pending = self._take_pending()
-        try:
-            applied = self._apply_block(block, check_sigs=True, replay=False)
-        finally:
-            self._restore_pending(pending)
-        return applied
+        check_merkle_root(block, prefix)
 
-    def _apply_block(self, block: dict, check_sigs: bool, replay: bool) -> AppliedBlock:
+    def apply(self, block: dict, check_sigs: bool, replay: bool) -> AppliedBlock:
         """Apply ``block`` in its own session, write it to the block log
-        (unless ``replay``: it comes from there), commit, notify.  On any
-        failure nothing stays applied (:meth:`_undo_block`)."""
+        (unless ``replay``: it comes from there) and commit; returns its
+        :class:`AppliedBlock` (the caller notifies).  On any failure nothing
+        stays applied and the error is raised; during a replay, an error
+        applying the block becomes the block log's :class:`BlockLogError`
+        (:meth:`_unreplayable`).  The transactions' ``operation_results``
+        are compared with what applying produces only when not ``replay``,
+        and only logged (module docstring)."""
         saved = self._save_bookkeeping()
         self.state.begin()
         try:
@@ -305,7 +377,6 @@ class BlockApplication:
                 raise self._unreplayable(exc) from exc
             raise
         self.state.commit()
-        self._notify(applied)
         return applied
 
     def _unreplayable(self, exc: Exception) -> BlockLogError:
@@ -318,6 +389,6 @@ class BlockApplication:
         startup reports with exit status 1.  An exception that is not a
         :class:`~nodeapi.errors.NodeAPIError` is named with its type (it
         stays the ``__cause__``)."""
-        num = self.head_block_num + 1
+        num = self._head_num + 1
         reason = str(exc) if isinstance(exc, NodeAPIError) else f"{type(exc).__name__}: {exc}"
         return self.block_log.corrupt(num, f"the block cannot be replayed: {reason}")

@@ -6,25 +6,20 @@ libraries/chain/db_block.cpp (``push_transaction``, ``_apply_transaction``,
 ``generate_block``, ``push_block``).  The transaction acceptance checks are
 in :mod:`nodeapi.chain.validation`; the witness schedule, slot arithmetic and
 the per-block update of the global objects in :mod:`nodeapi.chain.schedule`;
-the chunked replay driver in :mod:`nodeapi.chain.replay`; block
-production, application and logging in :mod:`nodeapi.chain.blocks`.
+the chunked replay driver in :mod:`nodeapi.chain.replay`; applying one
+transaction in :mod:`nodeapi.chain.transactions`; block production,
+application and logging in :mod:`nodeapi.chain.blocks` (the chain's
+:class:`~nodeapi.chain.blocks.BlockApplier`).
 
 State layering: ``chain.state`` always shows the head state plus the
 pending transactions (one undo session is open for them, like graphene's
 ``_pending_tx_session``).  Each transaction is applied in its own nested
 session and rolled back on failure, so a rejected transaction changes nothing.
 
-Operations evaluated: transfer, limit_order_create/cancel (fills as virtual
-fill_order), account_create/update/whitelist/upgrade, asset_create/update/
-issue/reserve/fund_fee_pool, witness_create/update,
-committee_member_create/update, vesting_balance_create/withdraw, custom,
-balance_claim, assert, the withdraw permissions (25-28), the HTLCs (49, 50,
-52; virtual 51 and the refund 53 at expiry); any other type raises
-``UnsupportedOperation``.  Maintenance
-(:mod:`nodeapi.chain.maintenance`) tallies votes, elects witnesses and
-committee, processes fees and sets the budget; witnesses are paid per block
-and resting orders expire every block (:mod:`nodeapi.chain.schedule`).  Not
-modelled: workers, market-issued assets, proposals.
+Operations: the table of :mod:`nodeapi.chain.evaluators.registry` (a type
+not in it raises ``UnsupportedOperation``).  Maintenance
+(:mod:`nodeapi.chain.maintenance`) and the per-block upkeep
+(:mod:`nodeapi.chain.schedule`) run inside the block's application.
 
 Read helpers for the API sets are on :class:`~nodeapi.chain.state.ObjectStore`
 (``chain.state``); :meth:`Chain.changed_objects_of_last_block` gives the ids
@@ -35,20 +30,20 @@ import time
 
 from twisted.logger import Logger
 
-from nodeapi.chain import authority as auth
+from nodeapi.applied import AppliedBlock
 from nodeapi.chain import schedule
-from nodeapi.chain.blocks import REJECTIONS, BlockApplication
+from nodeapi.chain.blocks import BlockApplier
 from nodeapi.chain.debug_updates import apply_debug_update
-from nodeapi.chain.errors import InvalidBlock
 from nodeapi.chain.evaluators.context import ApplyContext
-from nodeapi.chain.evaluators.registry import apply_operations
 from nodeapi.chain.genesis import DEFAULT_STATISTICS_TYPE, init_genesis
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.chain.replay import replay_blocks
-from nodeapi.chain.validation import check_transaction, received_transaction
+from nodeapi.chain.state import ObjectStore
+from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_context
+from nodeapi.chain.validation import received_transaction
 from nodeapi.protocol.fee_schedule import required_fees
 from nodeapi.protocol.operations import canonical_operation
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import parse_time
 
 
 class WallClock:
@@ -61,9 +56,10 @@ class WallClock:
         return time.time()
 
 
-class Chain(BlockApplication):
+class Chain:
     """A graphene chain in memory over a block log (see module docstring;
-    block production and application are in :mod:`nodeapi.chain.blocks`).
+    block production and application are its
+    :class:`~nodeapi.chain.blocks.BlockApplier`, :attr:`blocks`).
 
     :param genesis: the loaded genesis (:mod:`nodeapi.chain.genesis`).
     :param block_log: the block log (``append``, ``read``, ``blocks``,
@@ -71,6 +67,9 @@ class Chain(BlockApplication):
     :param clock: an ``IReactorTime`` (the node's reactor): local wall time
         for peer blocks and replay progress; :class:`WallClock` when None.
 
+    :ivar blocks: the :class:`~nodeapi.chain.blocks.BlockApplier` that
+        produces and applies the blocks, over :attr:`state` and the chain's
+        bookkeeping.
     :ivar replay_target: while :meth:`replay` runs, the block number it
         replays to (the status page's progress); None otherwise.
     """
@@ -103,8 +102,29 @@ class Chain(BlockApplication):
         self._consumers: list = []
         self._pending_observers: list = []
         self._block_observers: list = []
-        self._changed_last: set = set()
+        self.blocks = self._block_applier()
         self.state.begin()
+
+    def _block_applier(self) -> BlockApplier:
+        return BlockApplier(self.state, self.genesis, self.block_log, self._numbering,
+                            self._summary, self._recent)
+
+    def restore(self, state: ObjectStore, summary: dict, recent: dict, next_op: int,
+                next_ath: int) -> None:
+        """Take the state of a checkpoint
+        (:func:`nodeapi.chain.checkpoint.restore_chain`): ``state`` (its
+        pending session not open yet), the block summary ``{slot: block
+        id}``, the recent transactions ``{trx id: expiration}`` and the
+        1.11 / 2.9 counters.  The chain must be fresh (no block applied,
+        nothing pending)."""
+        self.state = state
+        self._summary.clear()
+        self._summary.update(summary)
+        self._recent.clear()
+        self._recent.update(recent)
+        self._numbering.next_op, self._numbering.next_ath = next_op, next_ath
+        self.blocks = self._block_applier()
+        state.begin()  # the pending session
 
     # -- head --------------------------------------------------------------
 
@@ -172,7 +192,7 @@ class Chain(BlockApplication):
         """Ids of objects created, modified or removed by the last applied
         block (valid inside block observers/consumers and until the next
         block; pending transactions are not included)."""
-        return set(self._changed_last)
+        return set(self.blocks.changed_last)
 
     # -- slots ---------------------------------------------------------------
 
@@ -190,27 +210,13 @@ class Chain(BlockApplication):
 
     # -- transactions ----------------------------------------------------------
 
-    def _check_trx(self, trx: dict, now: int, check_sigs: bool):
-        """:func:`nodeapi.chain.validation.check_transaction` against this
-        chain; returns ``(packed, trx_id, expiration)``."""
-        return check_transaction(
-            trx, now, self.state, self.chain_id, self.address_prefix, self._summary,
-            lambda trx_id: trx_id in self._recent or trx_id in self._pending_ids, check_sigs)
-
-    def _apply_ops(self, trx: dict, ctx: ApplyContext) -> list:
-        return apply_operations(ctx, trx["operations"])
-
     def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool):
-        """Apply in a nested session; rolls back and re-raises on failure."""
-        self.state.begin()
-        try:
-            packed, trx_id, exp = self._check_trx(trx, self.head_block_time, check_sigs)
-            results = self._apply_ops(trx, ctx)
-        except Exception:
-            self.state.rollback()
-            raise
-        self.state.commit()
-        return packed, trx_id, exp, results
+        """:func:`~nodeapi.chain.transactions.apply_transaction` against this
+        chain and its pending transactions; returns ``(packed, trx_id,
+        expiration, results)``."""
+        return apply_transaction(
+            ctx, trx, check_sigs, self.chain_id, self._summary,
+            lambda trx_id: trx_id in self._recent or trx_id in self._pending_ids)
 
     def push_transaction(self, trx: dict) -> dict:
         """Validate ``trx`` (wire JSON) against the pending state and queue it;
@@ -256,8 +262,7 @@ class Chain(BlockApplication):
         ``database::validate_transaction``); raises the same errors.
         Returns the processed transaction."""
         trx = self._received(trx)
-        ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                           self.address_prefix)
+        ctx = new_context(self.state, self.address_prefix)
         changed = set(self.state.changed)
         self.state.begin()
         try:
@@ -268,8 +273,7 @@ class Chain(BlockApplication):
         return dict(trx, operation_results=results)
 
     def _queue(self, trx: dict) -> list:
-        ctx = ApplyContext(self.state, self.head_block_time, self.head_block_num + 1,
-                           self.address_prefix, self._summary)
+        ctx = new_context(self.state, self.address_prefix, self._summary)
         packed, trx_id, _exp, results = self._apply_trx(trx, ctx, True)
         self._pending.append((trx, packed, trx_id))
         self._pending_ids.add(trx_id)
@@ -315,33 +319,46 @@ class Chain(BlockApplication):
         (header + 3 bytes + packed transactions) over ``maximum_block_size``
         is postponed: left out and kept pending, while later, smaller ones
         may still fit.  Expired or now failing ones are dropped."""
-        slot = self.get_slot_at_time(when)
-        if slot == 0:
-            raise InvalidBlock(f"Time {format_time(when)} is not after the head block")
-        scheduled = self.get_scheduled_witness(slot)
-        if scheduled != witness_id:
-            raise InvalidBlock(f"Slot at {format_time(when)} belongs to {scheduled}, "
-                               f"not {witness_id}")
-        signing = self.state.objects[witness_id]["signing_key"]
-        if auth.public_key_of(key, self.address_prefix) != signing:
-            raise InvalidBlock(f"Key does not match signing key {signing} of {witness_id}")
-        ts = self.get_slot_time(slot)
+        ts = self.blocks.check_producer(when, witness_id, key)
         pending = self._take_pending()
-        saved = self._save_bookkeeping()
-        self.state.begin()
         try:
-            block, applied, kept = self._produce(pending, ts, witness_id, key)
-            self._append_to_log(block, applied)
+            block, applied, kept = self.blocks.produce(pending, ts, witness_id, key)
         except BaseException:
-            self._undo_block(saved)
             self._restore_pending(pending)
             raise
-        self.state.commit()
         try:
             self._notify(applied)
         finally:  # a failing consumer must not leave the pending session closed
             self._restore_pending([p for p in pending if p[2] not in kept])
         return block
+
+    def push_block(self, block: dict, now: float | None = None) -> AppliedBlock:
+        """Validate a block from a peer
+        (:meth:`~nodeapi.chain.blocks.BlockApplier.check_pushed`: form,
+        limits against ``now``, the local wall-clock seconds, default
+        :meth:`wall_time`; link, slot, witness, signature, merkle root) and
+        apply it, raising what that raises, or :class:`InvalidBlock` /
+        the failing transaction's ChainError.  The ``operation_results`` in
+        the block are not compared with what applying produces, as in
+        graphene (:mod:`nodeapi.chain.blocks`)."""
+        self.blocks.check_pushed(block, self.wall_time() if now is None else now)
+        pending = self._take_pending()
+        try:
+            applied = self._apply_block(block, check_sigs=True, replay=False)
+        finally:
+            self._restore_pending(pending)
+        return applied
+
+    def _apply_block(self, block: dict, check_sigs: bool, replay: bool) -> AppliedBlock:
+        applied = self.blocks.apply(block, check_sigs, replay)
+        self._notify(applied)
+        return applied
+
+    def _notify(self, applied: AppliedBlock) -> None:
+        for consumer in list(self._consumers):
+            consumer.block_applied(applied)
+        for fn in list(self._block_observers):
+            fn(applied)
 
     def wall_time(self) -> float:
         """Local wall-clock seconds (``self.clock.seconds()``)."""

@@ -115,11 +115,9 @@ def restore_chain(chain, meta: dict, records: list) -> None:
         else:
             objects[key] = value
     state = ObjectStore.restored(meta["statistics_space"], objects, extra["$next_instance"])
-    chain.state = state
-    chain._summary = {int(k): v for k, v in extra["$summary"].items()}
-    chain._recent = dict(extra["$recent"])
-    chain._numbering.next_op, chain._numbering.next_ath = extra["$numbering"]
-    state.begin()  # the pending session, as the chain keeps one open
+    next_op, next_ath = extra["$numbering"]
+    chain.restore(state, {int(k): v for k, v in extra["$summary"].items()},
+                  dict(extra["$recent"]), next_op, next_ath)
 
 
 def read_checkpoint(path: str, chain_id: str) -> tuple:

@@ -43,6 +43,7 @@ from nodeapi.chain.evaluators.credit_offer import update_credit_offers_and_deals
 from nodeapi.chain.evaluators.htlc import clear_expired_htlcs
 from nodeapi.chain.evaluators.market import clear_expired_orders
 from nodeapi.chain.evaluators.proposal import clear_expired_proposals
+from nodeapi.chain.evaluators.registry import apply_operation
 from nodeapi.chain.evaluators.ticket import process_tickets
 from nodeapi.chain.market.upkeep import (
     clear_expired_force_settlements, update_core_exchange_rates, update_expired_feeds)
@@ -209,7 +210,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
     state.modify("2.1.0")["last_irreversible_block_num"] = confirmed[
         (10000 - 7500) * len(confirmed) // 10000]
     process_tickets(state, ts)
-    ctx = ApplyContext(state, ts, num, prefix, block_summary)
+    ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)
     if maintenance:
         perform_chain_maintenance(state, ts, num, ctx)
     clear_expired_proposals(ctx)

@@ -30,13 +30,11 @@ from zope.interface import implementer
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import IAccountHistory, IBlockConsumer, ICheckpointed
-from nodeapi.history.lookups import HistoryLookups
+from nodeapi.history.lookups import ROW_ARRAYS, HistoryLookups
 from nodeapi.history.oprecord import history_entry, pack_record, record_accounts, \
     record_block_num, record_type
 from nodeapi.history.retention import AccountLog, HistoryLimits, Retention
 from nodeapi.history.snapshot import chunked, int_array, joined
-
-_LOOKUP_ARRAYS = ("_row_m", "_row_block", "_row_time", "_row_n")
 
 __all__ = ["AccountHistory", "history_entry", "select_account_history", "select_relative"]
 
@@ -79,7 +77,7 @@ def select_relative(total: int, stop: int, limit: int, start: int, removed: int 
 
 
 @implementer(IBlockConsumer, IAccountHistory, ICheckpointed)
-class AccountHistory(HistoryLookups):
+class AccountHistory:
     """In-memory account history: ``IBlockConsumer`` (register with
     ``chain.add_consumer``) and ``IAccountHistory`` (``node.history``).
 
@@ -93,6 +91,10 @@ class AccountHistory(HistoryLookups):
     Answers synchronously with lists of :func:`history_entry` dicts.
     Account arguments are ``1.2.N`` ids (the API set resolves names);
     ``stop``/``start`` are 1.11 instance numbers.
+
+    :ivar lookups: its :class:`~nodeapi.history.lookups.HistoryLookups`
+        (operations by block and time, history objects), over the same
+        records and logs.
     """
 
     log = Logger()
@@ -105,7 +107,7 @@ class AccountHistory(HistoryLookups):
         self._records: dict = {}  # M -> record bytes (oprecord)
         self._logs: dict = {}  # account -> AccountLog
         self._ath0 = None  # (account, M) of the entry 2.9.0
-        self._init_lookups()
+        self.lookups = HistoryLookups(self._records, self._logs)
 
     # -- IBlockConsumer ------------------------------------------------------
 
@@ -125,8 +127,8 @@ class AccountHistory(HistoryLookups):
         entries = op.account_history  # numbered by the chain
         accounts = [entry.account for entry in entries]
         m = op.id_num
-        first_n = entries[0].n if entries else self._ath_count
-        self._count_entries(entries)
+        first_n = entries[0].n if entries else self.lookups.entry_count
+        self.lookups.count_entries(entries)
         if accounts and self._ath0 is None:
             self._ath0 = (accounts[0], m)
         if self.retention.max_ops == 0:
@@ -149,7 +151,7 @@ class AccountHistory(HistoryLookups):
     def _keep(self, op, timestamp: int, accounts: list, first_n: int) -> None:
         self._records[op.id_num] = pack_record(
             op, timestamp, [instance_number(a) for a in accounts], first_n)
-        self._add_row(op.id_num, op.block_num, timestamp, first_n)
+        self.lookups.add_row(op.id_num, op.block_num, timestamp, first_n)
 
     def _block_num_of(self, m: int) -> int:
         return record_block_num(self._records[m])
@@ -171,7 +173,7 @@ class AccountHistory(HistoryLookups):
                 if i < len(log.ops) and log.ops[i] == m:
                     return
         del self._records[m]
-        self._row_dropped()
+        self.lookups.row_dropped()
 
     # -- ICheckpointed ----------------------------------------------------------
 
@@ -182,9 +184,10 @@ class AccountHistory(HistoryLookups):
         records = list(self._records.items())
         logs = [(a, array_copy(log.ops), log.dead, log.removed, log.keep)
                 for a, log in self._logs.items()]
-        lookups = {name: array_copy(getattr(self, name)) for name in _LOOKUP_ARRAYS}
+        lookups = self.lookups.arrays()
         r = self.retention
-        misc = {"ath0": self._ath0, "ath_count": self._ath_count, "row_dead": self._row_dead,
+        misc = {"ath0": self._ath0, "ath_count": self.lookups.entry_count,
+                "row_dead": self.lookups.dead_rows,
                 "latest_removable": r.latest_removable, "exceeded": dict(r._exceeded),
                 "queue": list(r._queue)}
 
@@ -206,8 +209,10 @@ class AccountHistory(HistoryLookups):
     def restore_checkpoint(self, meta: dict, records: list) -> None:
         """Rebuild from :meth:`checkpoint_records`' records."""
         misc = next(v for k, v in records if k == "misc")
-        self._records = {m: base64.b64decode(rec) for m, rec in joined(records, "records")}
-        self._logs = {}
+        # in place: the lookups read the same dicts
+        self._records.clear()
+        self._records.update((m, base64.b64decode(rec)) for m, rec in joined(records, "records"))
+        self._logs.clear()
         for key, value in records:
             if key != "log":
                 continue
@@ -215,9 +220,8 @@ class AccountHistory(HistoryLookups):
             log = AccountLog(keep)
             log.ops, log.dead, log.removed = int_array(ops), dead, removed
             self._logs[account] = log
-        for name in _LOOKUP_ARRAYS:
-            setattr(self, name, int_array(joined(records, name)))
-        self._ath_count, self._row_dead = misc["ath_count"], misc["row_dead"]
+        self.lookups.restore({name: int_array(joined(records, name)) for name in ROW_ARRAYS},
+                             misc["ath_count"], misc["row_dead"])
         self._ath0 = tuple(misc["ath0"]) if misc["ath0"] else None
         r = self.retention
         r.latest_removable = misc["latest_removable"]
@@ -259,6 +263,33 @@ class AccountHistory(HistoryLookups):
     def _entries(self, ms) -> list:
         records = self._records
         return [history_entry(m, records[m]) for m in ms]
+
+    # -- lookups (IAccountHistory) ------------------------------------------------
+
+    @property
+    def entry_count(self) -> int:
+        """Number of ``2.9.N`` entries numbered (kept or not)."""
+        return self.lookups.entry_count
+
+    def get_block_operation_history(self, block_num: int, trx_in_block=None) -> list:
+        """:meth:`HistoryLookups.get_block_operation_history
+        <nodeapi.history.lookups.HistoryLookups.get_block_operation_history>`."""
+        return self.lookups.get_block_operation_history(block_num, trx_in_block)
+
+    def get_block_operations_by_time(self, start=None) -> list:
+        """:meth:`HistoryLookups.get_block_operations_by_time
+        <nodeapi.history.lookups.HistoryLookups.get_block_operations_by_time>`."""
+        return self.lookups.get_block_operations_by_time(start)
+
+    def get_account_history_by_time(self, account_id: str, limit: int, start=None) -> list:
+        """:meth:`HistoryLookups.get_account_history_by_time
+        <nodeapi.history.lookups.HistoryLookups.get_account_history_by_time>`."""
+        return self.lookups.get_account_history_by_time(account_id, limit, start)
+
+    def get_history_objects(self, ids: list) -> dict:
+        """:meth:`HistoryLookups.get_history_objects
+        <nodeapi.history.lookups.HistoryLookups.get_history_objects>`."""
+        return self.lookups.get_history_objects(ids)
 
     def _owns_kept_ath0(self, account_id: str, log: AccountLog) -> bool:
         return (self._ath0 is not None and self._ath0[0] == account_id and log.removed == 0

@@ -27,23 +27,33 @@ from array import array
 from bisect import bisect_left, bisect_right
 
 from nodeapi.protocol.ids import instance_number, kind_and_instance
-from nodeapi.history.oprecord import record_accounts, record_first_n
+from nodeapi.history.oprecord import history_entry, record_accounts, record_first_n
 
 
 #: Dropped rows tolerated before a compaction is considered.
 MIN_DEAD_ROWS = 1024
 
+#: The names of the row arrays in :meth:`HistoryLookups.arrays` (and in the
+#: plugin's checkpoints).
+ROW_ARRAYS = ("_row_m", "_row_block", "_row_time", "_row_n")
+
 
 class HistoryLookups:
-    """A mixin of :class:`nodeapi.history.account_history.AccountHistory`:
-    it calls :meth:`_init_lookups` once, :meth:`_add_row` for every
-    operation it keeps, :meth:`_row_dropped` for every one it drops and
-    :meth:`_count_entries` with every operation's entries; the plugin
-    provides ``_records`` (M -> record), ``_logs`` (account ->
-    :class:`~nodeapi.history.retention.AccountLog`), ``_entries(ms)`` and
-    ``get_operation(m)``."""
+    """The lookups of an :class:`~nodeapi.history.account_history.AccountHistory`,
+    owned by it: it calls :meth:`count_entries` with every operation's
+    entries, :meth:`add_row` for every operation it keeps and
+    :meth:`row_dropped` for every one it drops.
 
-    def _init_lookups(self) -> None:
+    :param records: the plugin's operation records, ``{M: record bytes}``
+        (:mod:`nodeapi.history.oprecord`), read here and changed in place
+        by the plugin only.
+    :param logs: the plugin's account logs, ``{"1.2.x":``
+        :class:`~nodeapi.history.retention.AccountLog` ``}``, read here.
+    """
+
+    def __init__(self, records: dict, logs: dict) -> None:
+        self._records = records
+        self._logs = logs
         # one row per kept operation, ascending: M, block number, block
         # time (s), N of its first entry; rows of dropped operations stay
         # until a compaction
@@ -59,17 +69,26 @@ class HistoryLookups:
         """Number of ``2.9.N`` entries numbered (kept or not)."""
         return self._ath_count
 
-    def _count_entries(self, entries) -> None:
+    @property
+    def row_count(self) -> int:
+        """Rows held: the kept operations plus the dropped ones not yet
+        compacted away."""
+        return len(self._row_m)
+
+    def count_entries(self, entries) -> None:
+        """Count an operation's entries (``AppliedOperation.account_history``)."""
         if entries:
             self._ath_count = entries[-1].n + 1
 
-    def _add_row(self, m: int, block_num: int, timestamp: int, first_n: int) -> None:
+    def add_row(self, m: int, block_num: int, timestamp: int, first_n: int) -> None:
+        """The plugin keeps ``1.11.m`` of block ``block_num`` at
+        ``timestamp`` (seconds) whose first entry is ``2.9.first_n``."""
         self._row_m.append(m)
         self._row_block.append(block_num)
         self._row_time.append(timestamp)
         self._row_n.append(first_n)
 
-    def _row_dropped(self) -> None:
+    def row_dropped(self) -> None:
         """One kept operation was dropped: compact the rows once the dropped
         ones are as many as the live ones (amortized O(1) per operation)."""
         self._row_dead += 1
@@ -77,10 +96,34 @@ class HistoryLookups:
             return
         records = self._records
         keep = [i for i, m in enumerate(self._row_m) if m in records]
-        for name in ("_row_m", "_row_block", "_row_time", "_row_n"):
+        for name in ROW_ARRAYS:
             old = getattr(self, name)
             setattr(self, name, array("q", [old[i] for i in keep]))
         self._row_dead = 0
+
+    # -- checkpoints --------------------------------------------------------------
+
+    def arrays(self) -> dict:
+        """``{name: copy of the array}`` for each of :data:`ROW_ARRAYS`."""
+        return {name: getattr(self, name)[:] for name in ROW_ARRAYS}
+
+    @property
+    def dead_rows(self) -> int:
+        """Rows of dropped operations not compacted away yet."""
+        return self._row_dead
+
+    def restore(self, arrays: dict, entry_count: int, dead_rows: int) -> None:
+        """Take back what :meth:`arrays`, :attr:`entry_count` and
+        :attr:`dead_rows` gave (a checkpoint); ``arrays`` holds ``array('q')``."""
+        for name in ROW_ARRAYS:
+            setattr(self, name, arrays[name])
+        self._ath_count, self._row_dead = entry_count, dead_rows
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _entries(self, ms) -> list:
+        records = self._records
+        return [history_entry(m, records[m]) for m in ms]
 
     def _kept_ops(self, account_id: str):
         """``(ops, lo)``: the account's kept 1.11 instances are ``ops[lo:]``."""
@@ -166,9 +209,9 @@ class HistoryLookups:
         for oid in ids:
             kind, n = kind_and_instance(oid)
             if kind == "1.11":
-                entry = self.get_operation(n)
-                if entry is not None:
-                    found[oid] = entry
+                rec = self._records.get(n)
+                if rec is not None:
+                    found[oid] = history_entry(n, rec)
             elif kind == "2.9":
                 held = self._entry(n)
                 if held is None:

@@ -10,6 +10,7 @@ from bitsharesbase import operations
 from nodeapi.chain import errors
 from nodeapi.chain.evaluators import account as evaluators_accounts
 from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.evaluators.registry import apply_operation
 from nodeapi.protocol.times import MAX_WIRE_TIME as MAX_TIME, format_time
 from nodeapi.protocol.errors import OperationInvalid
 from nodeapi.protocol.keys import public_key_bytes
@@ -136,7 +137,8 @@ def test_update_of_temp_and_committee_account_rejected(funded):
     evaluator itself because no signature can reach it for 1.2.0 and the
     always-approved temp account makes any signature irrelevant."""
     chain = funded
-    ctx = ApplyContext(chain.state, chain.head_block_time, chain.head_block_num + 1, "TEST")
+    ctx = ApplyContext(chain.state, chain.head_block_time, chain.head_block_num + 1, "TEST",
+                       apply_operation=apply_operation)
     for account in ("1.2.0", "1.2.4"):
         before = dict(chain.state.get(account))
         with pytest.raises(errors.InvalidOperation, match=account):

@@ -150,7 +150,7 @@ def test_numbering_survives_a_block_the_log_refused(genesis, tmp_path):
     """A block whose block log write fails (disk full) is rolled back with
     its 1.11/2.9 numbers and the statistics: the next block numbers from
     where the chain stood, and a replay of the log hands out the same ids
-    (nodeapi.chain.numbering, BlockApplication._undo_block)."""
+    (nodeapi.chain.numbering, BlockApplier._undo_block)."""
     from nodeapi.chain.blocklog import BlockLog, BlockLogError
 
     from kit.history import Recorder

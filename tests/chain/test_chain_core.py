@@ -434,7 +434,8 @@ def _events(chain):
     from twisted.logger import Logger
 
     events = []
-    chain.log = Logger(namespace="chain", observer=events.append)
+    # the chain's own events and those of its block production
+    chain.log = chain.blocks.log = Logger(namespace="chain", observer=events.append)
     return events
 
 

@@ -388,4 +388,4 @@ def test_entries_by_id_and_bounded_lookups_under_trimming():
     assert len(expected) == 5 * len(accounts)
     # 6,000 operations applied, at most 200 kept: the rows were compacted
     assert hist.operation_count <= 5 * len(accounts)
-    assert len(hist._row_m) <= 2 * hist.operation_count + MIN_DEAD_ROWS
+    assert hist.lookups.row_count <= 2 * hist.operation_count + MIN_DEAD_ROWS

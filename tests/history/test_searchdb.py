@@ -537,7 +537,7 @@ def test_start_after_block_and_switches_through_osmem(genesis, history_log, osme
     assert again.floor == (start, min(m for _a, m, _b in (expected[n] for n in docs)),
                            min(docs))
     assert again.resume.lo_op == max(m for _a, m, _b in expected.values())
-    assert again.backfill is None
+    assert again.backfills.running is None
     yield chain.replay()
     again.startService()
     yield again.stopService()

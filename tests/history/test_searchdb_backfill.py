@@ -53,7 +53,7 @@ def database():
 
 
 def settled(svc):
-    return (getattr(svc, "backfill", None) is None and svc.queue.items == 0 and len(svc.builder) == 0
+    return (svc.backfills.running is None and svc.queue.items == 0 and len(svc.builder) == 0
             and not svc.shipper.busy)
 
 

@@ -161,11 +161,11 @@ def test_block_ending_before_the_newest_document(genesis, history_log, osmem_url
     svc = make_service(osmem_url, chain, str(tmp_path / "node"), bulk_replay=40,
                        clock=FarClock())
     yield svc.prepare()
-    assert svc.shipper.held and max(svc.numbering.pending) == top + 5
+    assert svc.shipper.held and max(svc.numbering.check.pending) == top + 5
     for b in blocks:
         svc.block_applied(b)
-    assert svc.numbering_error is not None
-    assert f"this node's block {last.block_num} ends with 1.11.{top};" in svc.numbering_error
+    assert svc.numbering.error is not None
+    assert f"this node's block {last.block_num} ends with 1.11.{top};" in svc.numbering.error
     with pytest.raises(NumberingMismatch):
         svc.startService()
     yield svc.stopService()
@@ -189,7 +189,7 @@ def test_documents_before_the_first_block_handed_over_are_not_waited_for(
     svc = make_service(osmem_url, chain, str(tmp_path / "b"), bulk_replay=40,
                        clock=FarClock())
     yield svc.prepare()
-    pending = dict(svc.numbering.pending)
+    pending = dict(svc.numbering.check.pending)
     assert len(pending) == 2 and svc.shipper.held  # the newest, the newest virtual
     newest = max(pending)
     start = pending[newest][0]
@@ -197,7 +197,7 @@ def test_documents_before_the_first_block_handed_over_are_not_waited_for(
     svc._live_op = min(o.id_num for o in blocks[start - 1].operations) - 1
     for b in blocks[start - 1:]:
         svc.block_applied(b)
-    assert svc.numbering.settled and not svc.shipper.held and svc.numbering_error is None
+    assert svc.numbering.check.settled and not svc.shipper.held and svc.numbering.error is None
     svc.startService()
     yield svc.stopService()
     chain.block_log.close()
@@ -218,6 +218,6 @@ def test_database_of_this_numbering_goes_on(genesis, history_log, osmem_url, tmp
     second = make_service(osmem_url, chain, str(tmp_path / "b"), bulk_replay=40,
                           clock=FarClock())
     yield from replay_through(chain, second)
-    assert second.numbering_error is None and second.numbering.settled
+    assert second.numbering.error is None and second.numbering.check.settled
     assert second.documents_shipped == 0  # everything was there
     assert any("shipping waits until this node has numbered" in formatEvent(e) for e in logs)

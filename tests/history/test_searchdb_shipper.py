@@ -8,10 +8,13 @@ from twisted.internet.task import Clock
 from twisted.logger import globalLogPublisher
 from twisted.web.resource import Resource
 from treq.testing import StubTreq
+from zope.interface.verify import verifyClass
 
 from nodeapi.history.searchdb.bulk import BulkBuilder
 from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.shipper import BulkShipper
+from nodeapi.history.searchdb.objects import ObjectsService
+from nodeapi.history.searchdb.plugin import SearchDBService
+from nodeapi.history.searchdb.shipper import BulkShipper, IBulkSource
 from nodeapi.history.searchdb.spool import BulkQueue
 
 
@@ -78,13 +81,23 @@ class Rig:
                           b'{"x":%d}\n' % (n, n))], n, n + 1)
         builder.seal(count)
         self.done, self.rejected, self.connects = [], [], 0
-        self.shipper = BulkShipper(self.client, self.queue, self.connect, self.done.append,
-                                   lambda m, n: False, self.clock, initial_backoff=1.0,
-                                   max_backoff=4.0, on_rejected=lambda m, n: self.rejected.append(n))
+        self.shipper = BulkShipper(self.client, self.queue, self, self.clock,
+                                   initial_backoff=1.0, max_backoff=4.0)
+
+    # the shipper's IBulkSource
 
     def connect(self):
         self.connects += 1
-        return self.client.detect()
+        return self.client.detect().addCallback(lambda _info: False)
+
+    def bulk_done(self, bulk):
+        self.done.append(bulk)
+
+    def holds(self, m, n):
+        return False
+
+    def document_rejected(self, m, n):
+        self.rejected.append(n)
 
 
 def retries(events):
@@ -175,3 +188,11 @@ def test_refused_bulk_split_down_to_the_item(tmp_path):
                                ["2.9.0"], ["2.9.1"], ["2.9.2", "2.9.3"]]
     assert rig.shipper.retries == 0 and not rig.shipper.busy
     assert rig.rejected == [1] and rig.shipper.documents_shipped == 3
+
+
+def test_both_plugins_are_bulk_sources():
+    """The history plugin and the objects plugin give their shipper the
+    one ``IBulkSource`` it asks (connect, bulk_done, holds,
+    document_rejected)."""
+    assert verifyClass(IBulkSource, SearchDBService)
+    assert verifyClass(IBulkSource, ObjectsService)

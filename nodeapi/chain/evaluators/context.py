@@ -10,6 +10,7 @@ table of evaluators is :mod:`nodeapi.chain.evaluators.registry`.
 Reference: graphene libraries/chain/evaluator.cpp (fee payment).
 """
 
+from typing import Callable
 
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
@@ -43,11 +44,18 @@ class ApplyContext:
     :ivar block_summary: the chain's block summary, ``{slot: block id}``
         (slot = block number & 0xffff; graphene ``block_summary_object``),
         read by the assert evaluator's block_id predicate.
+    :ivar apply_operation: ``fn(ctx, op) -> operation_result``: pays an
+        operation's fee and applies it
+        (:func:`nodeapi.chain.evaluators.registry.apply_operation`, which the
+        chain passes); the proposal evaluator applies proposed operations
+        with it, so no evaluator imports the registry.
     """
 
     def __init__(self, state: ObjectStore, now: int, block_num: int, prefix: str,
-                 block_summary: dict | None = None, block_time: int | None = None) -> None:
+                 block_summary: dict | None = None, block_time: int | None = None, *,
+                 apply_operation: Callable[["ApplyContext", list], list]) -> None:
         self.block_summary = {} if block_summary is None else block_summary
+        self.apply_operation = apply_operation
         self.state = state
         self.now = now
         self.block_time = now if block_time is None else block_time

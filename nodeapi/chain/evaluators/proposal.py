@@ -32,6 +32,8 @@ proposal is executed if authorized, then removed either way.
 from nodeapi.chain import authority as auth
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
+from nodeapi.chain.evaluators.samet_fund import check_no_unpaid_debt
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.protocol.ids import instance_number
@@ -197,8 +199,6 @@ def is_authorized_to_execute(ctx: ApplyContext, proposal: dict) -> bool:
     operations' authorities are met by the available approvals (accounts
     and keys; the committee allowed; custom authorities counted), and no
     key approval is superfluous."""
-    from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
-
     state = ctx.state
     try:
         auth.verify_authority(
@@ -218,11 +218,10 @@ def execute_proposal(ctx: ApplyContext, proposal: dict) -> None:
     nested session (each as a virtual operation with its result), then
     remove the proposal; on failure nothing stays applied and the error is
     raised.  The session counts towards the nesting limit it shares with
-    take-profit actions (:meth:`ApplyContext.open_nested_session`)."""
-    # the registry imports every evaluator, this module included
-    from nodeapi.chain.evaluators.registry import apply_operation
-    from nodeapi.chain.evaluators.samet_fund import check_no_unpaid_debt
-
+    take-profit actions (:meth:`ApplyContext.open_nested_session`).  Each
+    operation is applied by ``ctx.apply_operation`` (the registry's
+    :func:`~nodeapi.chain.evaluators.registry.apply_operation`, handed over
+    by the chain: the registry imports this module)."""
     state = ctx.state
     vops_before = len(ctx.virtual_ops)
     was_proposed = ctx.proposed
@@ -232,7 +231,7 @@ def execute_proposal(ctx: ApplyContext, proposal: dict) -> None:
         ctx.proposed = True
         for op in proposal["proposed_transaction"]["operations"]:
             at = len(ctx.virtual_ops)
-            result = apply_operation(ctx, op)
+            result = ctx.apply_operation(ctx, op)
             ctx.virtual_ops.insert(at, (op, result))
         check_no_unpaid_debt(state)
         state.remove(proposal["id"])

@@ -11,6 +11,8 @@ consumer, nothing written to the log), numbers the operations like the
 plugin does, and builds the documents below ``upto_ath`` that the database
 lacks into its own queue, which the shipper drains before the plugin's
 queue (:meth:`~nodeapi.history.searchdb.shipper.BulkShipper.add_source`).
+The plugin owns a :class:`BackfillControl`, which starts a backfill after a
+check that calls for one and ends it.
 
 Costs: the replica holds a second chain state while the backfill runs (as
 much memory as the node's own replay at start), and replays the log from
@@ -197,17 +199,58 @@ class Backfill:
 
 
 class BackfillControl:
-    """A mixin of :class:`~nodeapi.history.searchdb.plugin.SearchDBService`:
-    when a check of the database (on every connection) finds documents
-    lacking that the plugin's own pipeline will not ship, it starts a
-    :class:`Backfill` (one at a time; a new check restarts it), gives its
-    queue to the shipper as the first source and ends it when its queue is
-    drained, it failed or the plugin stops.  The plugin provides ``queue``,
-    ``builder``, ``shipper``, ``documents``, ``data_dir``, ``reactor``,
-    ``log``, ``_replica``, ``_max_memory``, ``_live_op``, ``_next_ath``,
-    ``_build_failed`` and sets ``backfill`` to None."""
+    """The backfills of a :class:`~nodeapi.history.searchdb.plugin.SearchDBService`,
+    owned by it: when a check of the database (on every connection) finds
+    documents lacking that the plugin's own pipeline will not ship,
+    :meth:`check` starts a :class:`Backfill` (one at a time; a new check
+    restarts it), gives its queue to the shipper as the first source and
+    ends it when its queue is drained, it failed or :meth:`end` is called
+    (the plugin stops).
 
-    def _frontier(self) -> tuple:
+    :param replica: ``fn() -> Chain`` for :class:`Backfill`, or None: no
+        backfill is ever started.
+    :param documents: the plugin's
+        :class:`~nodeapi.history.searchdb.documents.DocumentBuilder`.
+    :param shipper: the plugin's
+        :class:`~nodeapi.history.searchdb.shipper.BulkShipper`.
+    :param queue: the plugin's
+        :class:`~nodeapi.history.searchdb.spool.BulkQueue` (read: where its
+        own pipeline stands).
+    :param builder: the plugin's
+        :class:`~nodeapi.history.searchdb.bulk.BulkBuilder` (read: where its
+        own pipeline stands; a backfill's bulks take its current size
+        limits).
+    :param data_dir: the data directory (:data:`BACKFILL_FILE`).
+    :param max_memory: the plugin's queue memory in bytes; a backfill's
+        queue keeps a quarter of it (at least 1 MiB) in memory.
+    :param reactor: ``IReactorTime`` for the replay's steps.
+    :ivar running: the running :class:`Backfill`, or None.
+    :ivar failed: documents the ended backfills could not build or bulk.
+    """
+
+    log = Logger()
+
+    def __init__(self, replica: Optional[Callable[[], Any]], documents: DocumentBuilder,
+                 shipper: Any, queue: BulkQueue, builder: BulkBuilder, data_dir: str,
+                 max_memory: int, reactor: Any) -> None:
+        self._replica = replica
+        self.documents = documents
+        self.shipper = shipper
+        self.queue = queue
+        self.builder = builder
+        self.data_dir = data_dir
+        self.max_memory = max_memory
+        self.reactor = reactor
+        self.running: Optional[Backfill] = None
+        self.failed = 0
+
+    @property
+    def pending(self) -> int:
+        """Documents the running backfill built that are not confirmed yet."""
+        backfill = self.running
+        return 0 if backfill is None else backfill.queue.items + len(backfill.builder)
+
+    def _frontier(self, live_op: int, next_ath: int) -> tuple:
         """``(m, n)`` of the first document the plugin's own pipeline still
         ships (queued, open, or the next to be numbered)."""
         head = self.queue.peek()
@@ -216,58 +259,63 @@ class BackfillControl:
         first = self.builder.first
         if first is not None:
             return first
-        return self._live_op + 1, self._next_ath
+        return live_op + 1, next_ath
 
-    def _backfill_check(self, earlier: Resume, resume: Resume) -> None:
-        """Start a backfill when the database lacks documents the plugin
-        will not ship by itself: below its frontier (shipped, then lost),
-        or skipped because ``earlier`` said the database held them."""
-        if self.backfill is not None:
-            self._end_backfill("restarted after a new check")
-        m_f, n_f = self._frontier()
-        skipped_last = min(self._live_op, max(earlier.lo_op - 1, earlier.window_op))
+    def check(self, earlier: Resume, resume: Resume, live_op: int, next_ath: int) -> None:
+        """Start a backfill when the database (``resume``) lacks documents
+        the plugin will not ship by itself: below the first one its own
+        pipeline still ships (shipped, then lost), or skipped because
+        ``earlier`` said the database held them.  ``live_op``: the last
+        ``1.11.M`` the plugin numbered; ``next_ath``: the next ``2.9.N``."""
+        if self.running is not None:
+            self.end("restarted after a new check")
+        m_f, n_f = self._frontier(live_op, next_ath)
+        skipped_last = min(live_op, max(earlier.lo_op - 1, earlier.window_op))
         lost = resume.lacks_below(n_f)
         skipped = max(resume.lo_op, m_f) <= skipped_last
         if not (lost or skipped) or self._replica is None:
             return
         queue = BulkQueue(os.path.join(self.data_dir, BACKFILL_FILE),
-                          max(self._max_memory // 4, 1 << 20))
+                          max(self.max_memory // 4, 1 << 20))
         backfill = Backfill(self._replica, self.documents, resume, n_f, earlier, skipped_last,
                             queue, self.builder.items_per_bulk, self.builder.max_body,
                             self.reactor)
-        self.backfill = backfill
+        self.running = backfill
         self.log.warn("searchdb: the database lacks documents from 1.11.{op} on that were "
                       "shipped or skipped before; rebuilding those below 2.9.{upto} from "
                       "the block log", op=resume.lo_op, upto=n_f)
-        self.shipper.add_source(queue, lambda bulk: self._backfill_bulk_done(backfill, bulk))
-        backfill.start().addCallbacks(lambda built: self._backfill_built(backfill, built),
-                                      lambda failure: self._backfill_failed(backfill, failure))
+        self.shipper.add_source(queue, lambda bulk: self._bulk_done(backfill, bulk))
+        backfill.start().addCallbacks(lambda built: self._built(backfill, built),
+                                      lambda failure: self._failed(backfill, failure))
         self.shipper.kick()
 
-    def _backfill_bulk_done(self, backfill: Backfill, bulk) -> None:
+    def _bulk_done(self, backfill: Backfill, bulk) -> None:
         backfill.bulk_done(bulk)
-        if backfill is self.backfill and backfill.done.called and not len(backfill.queue):
-            self._end_backfill("done")
+        if backfill is self.running and backfill.done.called and not len(backfill.queue):
+            self.end("done")
 
-    def _backfill_built(self, backfill: Backfill, built: int) -> None:
-        if backfill is self.backfill:
+    def _built(self, backfill: Backfill, built: int) -> None:
+        if backfill is self.running:
             self.log.info("searchdb: backfill built {count} documents from {first}", count=built,
                           first=f"2.9.{backfill.first}" if backfill.first >= 0 else "-")
             if not len(backfill.queue):
-                self._end_backfill("done")
+                self.end("done")
             else:
                 self.shipper.kick()
 
-    def _backfill_failed(self, backfill: Backfill, failure) -> None:
-        if backfill is self.backfill and not failure.check(defer.CancelledError):
+    def _failed(self, backfill: Backfill, failure) -> None:
+        if backfill is self.running and not failure.check(defer.CancelledError):
             self.log.failure("searchdb: backfill stopped", failure)
-            self._end_backfill("failed")
+            self.end("failed")
 
-    def _end_backfill(self, why: str) -> None:
-        backfill, self.backfill = self.backfill, None
+    def end(self, why: str) -> None:
+        """End the running backfill (if any) for reason ``why`` (logged):
+        its queue leaves the shipper and is discarded, its failures are
+        added to :attr:`failed`."""
+        backfill, self.running = self.running, None
         if backfill is None:
             return
-        self._build_failed += backfill.failed + backfill.builder.dropped
+        self.failed += backfill.failed + backfill.builder.dropped
         self.shipper.remove_source(backfill.queue)
         backfill.cancel()
         backfill.queue.discard()

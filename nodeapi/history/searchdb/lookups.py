@@ -17,8 +17,8 @@ from twisted.internet.defer import Deferred
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.errors import HistoryError
+from nodeapi.history.searchdb.reader import MAX_OP, HistoryReader
 
-MAX_OP = (1 << 63) - 1
 #: The most documents of one block read for a block's operations.
 MAX_BLOCK_DOCUMENTS = 1_000_000
 
@@ -39,14 +39,16 @@ def _unique_ops(docs: list) -> list:
 
 
 class SearchDBLookups:
-    """A mixin of :class:`nodeapi.history.searchdb.query.SearchDBHistory`
-    (uses its ``_search``, ``_collect``, ``_base_filters`` and
-    ``_entries_of``); every method returns a Deferred."""
+    """The lookups of a :class:`~nodeapi.history.searchdb.query.SearchDBHistory`,
+    owned by it; every method returns a Deferred, failing with
+    :class:`~nodeapi.errors.HistoryError` when the database cannot answer.
 
-    def _head_filter(self) -> list:
-        if self.chain is None:
-            return []
-        return [{"range": {"block_data.block_num": {"lte": self.chain.head_block_num}}}]
+    :param reader: the :class:`~nodeapi.history.searchdb.reader.HistoryReader`
+        the documents are read with (its chain bounds them by the head block).
+    """
+
+    def __init__(self, reader: HistoryReader) -> None:
+        self.reader = reader
 
     def get_block_operation_history(self, block_num: int, trx_in_block=None) -> Deferred:
         """The operations of block ``block_num`` by (trx_in_block,
@@ -54,12 +56,12 @@ class SearchDBLookups:
         return Deferred.fromCoroutine(self._block_ops(block_num, trx_in_block))
 
     async def _block_ops(self, block_num: int, trx_in_block) -> list:
-        filters = self._head_filter() + [{"term": {"block_data.block_num": block_num}}]
+        filters = self.reader.head_filters() + [{"term": {"block_data.block_num": block_num}}]
         if trx_in_block is not None:
             filters.append({"term": {"operation_history.trx_in_block": trx_in_block}})
-        docs = _unique_ops(await self._collect(filters, [], "operation_id_num", 0, MAX_OP,
+        docs = _unique_ops(await self.reader.collect(filters, [], "operation_id_num", 0, MAX_OP,
                                                MAX_BLOCK_DOCUMENTS))
-        entries = self._entries_of(docs)
+        entries = self.reader.entries(docs)
         entries.sort(key=lambda e: (e["trx_in_block"], e["op_in_trx"], e["virtual_op"]))
         return entries
 
@@ -69,10 +71,10 @@ class SearchDBLookups:
         return Deferred.fromCoroutine(self._block_ops_by_time(start))
 
     async def _newest_at_or_before(self, start) -> Optional[dict]:
-        filters = self._head_filter()
+        filters = self.reader.head_filters()
         if start is not None:
             filters.append({"range": {"block_data.block_time": {"lte": _iso(start)}}})
-        hits = await self._collect(filters, [], "operation_id_num", 0, MAX_OP, 1)
+        hits = await self.reader.collect(filters, [], "operation_id_num", 0, MAX_OP, 1)
         return hits[0] if hits else None
 
     async def _block_ops_by_time(self, start) -> list:
@@ -96,11 +98,11 @@ class SearchDBLookups:
     async def _account_by_time(self, account_id: str, limit: int, start) -> list:
         if limit <= 0:
             return []
-        filters = self._base_filters(account_id)
+        filters = self.reader.account_filters(account_id)
         if start is not None:
             filters.append({"range": {"block_data.block_time": {"lte": _iso(start)}}})
-        docs = await self._collect(filters, [], "operation_id_num", 0, MAX_OP, limit)
-        return self._entries_of(docs)
+        docs = await self.reader.collect(filters, [], "operation_id_num", 0, MAX_OP, limit)
+        return self.reader.entries(docs)
 
     def get_history_objects(self, ids: list) -> Deferred:
         """``{id: object}`` for the ``1.11.M`` and ``2.9.N`` ids the
@@ -112,7 +114,7 @@ class SearchDBLookups:
         ath = [i for i in ids if i.startswith("2.9.")]
         ops = {instance_number(i) for i in ids if i.startswith("1.11.")}
         if ath:
-            hits = await self._search({"query": {"bool": {"filter": self._head_filter() + [
+            hits = await self.reader.search({"query": {"bool": {"filter": self.reader.head_filters() + [
                 {"ids": {"values": ath}}]}}, "size": len(ath), "_source": ["account_history"]})
             for h in hits:
                 a = h.get("account_history") or {}
@@ -121,7 +123,7 @@ class SearchDBLookups:
                                       "operation_id": a.get("operation_id"),
                                       "sequence": a.get("sequence"), "next": a.get("next")}
         for m in sorted(ops):
-            docs = await self._collect(self._head_filter(), [], "operation_id_num", m, m, 1)
+            docs = await self.reader.collect(self.reader.head_filters(), [], "operation_id_num", m, m, 1)
             if docs:
-                found[f"1.11.{m}"] = self._entries_of(docs)[0]
+                found[f"1.11.{m}"] = self.reader.entries(docs)[0]
         return found

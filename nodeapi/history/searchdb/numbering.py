@@ -30,9 +30,10 @@ one the plugin was handed since the start (a checkpoint, the indexer's
 saved position after it), is not checked.
 """
 
-from typing import Optional
+from typing import Callable, Optional
 
 from twisted.internet import defer
+from twisted.logger import Logger
 
 from nodeapi.errors import HistoryError
 
@@ -159,76 +160,102 @@ class NumberingCheck:
         return None if ours == stored else (stored, ours)
 
 
-class NumberingControl:
-    """A mixin of :class:`~nodeapi.history.searchdb.plugin.SearchDBService`
-    running the check of the module docstring.  The plugin provides
-    ``client``, ``index_prefix``, ``shipper``, ``queue``, ``log``,
-    ``backfill``, ``_end_backfill``, ``_live_op``, and sets ``numbering``
-    to a :class:`NumberingCheck`, ``numbering_error`` and ``_first_block``
-    to None.
+class NumberingGuard:
+    """Holds the history plugin's shipping until the database's newest
+    documents are found numbered as this node numbers them (module
+    docstring); on a mismatch logs the one line and stops the writing: no
+    backfill, nothing shipped, the queue dropped.  Owned by
+    :class:`~nodeapi.history.searchdb.plugin.SearchDBService`.
 
-    :ivar numbering_error: None, or the one line of a mismatch found (the
-        plugin then writes nothing more)."""
+    :param client: the plugin's
+        :class:`~nodeapi.history.searchdb.client.SearchDBClient`.
+    :param index_prefix: ``searchdb-index-prefix``.
+    :param shipper: the plugin's
+        :class:`~nodeapi.history.searchdb.shipper.BulkShipper` (held and
+        released through :meth:`~BulkShipper.hold`).
+    :param queue: the plugin's bulk queue (dropped on a mismatch).
+    :param backfills: the plugin's
+        :class:`~nodeapi.history.searchdb.backfill.BackfillControl`.
+    :param live_op: ``fn() -> int``, the last ``1.11.M`` the chain numbered.
+    :ivar error: None, or the one line of a mismatch found (the plugin then
+        writes nothing more).
+    """
+
+    log = Logger()
+
+    def __init__(self, client, index_prefix: str, shipper, queue, backfills,
+                 live_op: Callable[[], int]) -> None:
+        self.client = client
+        self.index_prefix = index_prefix
+        self.shipper = shipper
+        self.queue = queue
+        self.backfills = backfills
+        self.live_op = live_op
+        self.check = NumberingCheck()
+        self.error: Optional[str] = None
+        self.first_block: Optional[int] = None  # the first block handed over
+
+    @property
+    def pending(self) -> bool:
+        """True while documents are left to compare."""
+        return bool(self.check.pending)
 
     @defer.inlineCallbacks
-    def _learn_numbering(self):
+    def learn(self):
         """After a check of the database: learn its newest documents and
         hold shipping until they are compared."""
-        yield self.numbering.learn(self.client, self.index_prefix, self._live_op)
-        if self._first_block is not None:
-            self.numbering.forget_before(self._first_block)
-        pending = self.numbering.pending
-        self.shipper.held = bool(pending)
+        yield self.check.learn(self.client, self.index_prefix, self.live_op())
+        if self.first_block is not None:
+            self.check.forget_before(self.first_block)
+        pending = self.check.pending
+        self.shipper.hold(bool(pending))
         if pending:
             self.log.info("searchdb: shipping waits until this node has numbered {ops}, the "
                           "database's newest documents, and found them the same",
                           ops=", ".join(f"1.11.{m}" for m in sorted(pending)))
 
-    def _forget_numbering_through(self, numbered: int) -> None:
+    def forget_through(self, numbered: int) -> None:
         """A checkpoint restored the numbering after ``1.11.numbered``."""
-        self.numbering.forget_through(numbered)
-        self._numbering_release()
+        self.check.forget_through(numbered)
+        self._release()
 
-    def _numbering_before(self, block_num: int) -> None:
+    def before(self, block_num: int) -> None:
         """Before the operations of the chain's block ``block_num``."""
-        if self._first_block is None:
-            self._first_block = block_num
-            self.numbering.forget_before(block_num)
-            self._numbering_release()
+        if self.first_block is None:
+            self.first_block = block_num
+            self.check.forget_before(block_num)
+            self._release()
 
-    def _numbering_agrees(self, op) -> bool:
+    def agrees(self, op) -> bool:
         """Compare the chain's ``op`` with a pending document; False (and
-        the plugin stopped, :meth:`_refuse_numbering`) on a mismatch."""
-        wrong = self.numbering.compare(op)
+        the writing stopped, :meth:`_refuse`) on a mismatch."""
+        wrong = self.check.compare(op)
         if wrong is not None:
-            self._refuse_numbering(op.id_num, wrong[0], f"is {describe(wrong[1])}")
+            self._refuse(op.id_num, wrong[0], f"is {describe(wrong[1])}")
             return False
-        self._numbering_release()
+        self._release()
         return True
 
-    def _numbering_after(self, block_num: int) -> bool:
+    def after(self, block_num: int) -> bool:
         """After the operations of block ``block_num``: False (and the
-        plugin stopped) when a pending document's block is done without
+        writing stopped) when a pending document's block is done without
         its ``1.11.M``."""
-        left = self.numbering.passed(block_num)
+        left = self.check.passed(block_num)
         if left is None:
             return True
-        self._refuse_numbering(left[0], left[1],
-                               f"block {left[1][0]} ends with 1.11.{self._live_op}")
+        self._refuse(left[0], left[1], f"block {left[1][0]} ends with 1.11.{self.live_op()}")
         return False
 
-    def _numbering_release(self) -> None:
-        """Ship again once nothing is pending (the caller kicks)."""
-        if self.numbering.settled:
-            self.shipper.held = False
+    def _release(self) -> None:
+        """Ship again once nothing is pending."""
+        if self.check.settled:
+            self.shipper.hold(False)
 
-    def _refuse_numbering(self, m: int, stored: tuple, ours: str) -> None:
+    def _refuse(self, m: int, stored: tuple, ours: str) -> None:
         """Log the one line, stop writing: no backfill, nothing shipped,
         the queue dropped."""
-        self.numbering_error = mismatch_message(m, stored, ours, self.index_prefix,
-                                                self.client.safe_url)
-        self.log.error("{error}", error=self.numbering_error)
-        if self.backfill is not None:
-            self._end_backfill("stopped: the database holds another numbering")
+        self.error = mismatch_message(m, stored, ours, self.index_prefix, self.client.safe_url)
+        self.log.error("{error}", error=self.error)
+        self.backfills.end("stopped: the database holds another numbering")
         self.shipper.close()
         self.queue.discard()

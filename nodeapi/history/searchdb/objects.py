@@ -54,7 +54,7 @@ from zope.interface import implementer
 from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.history.searchdb.adaptor import adapt_object
 from nodeapi.history.searchdb.client import SearchDBClient, SearchDBError
-from nodeapi.history.searchdb.shipper import BulkShipper
+from nodeapi.history.searchdb.shipper import BulkShipper, IBulkSource
 from nodeapi.history.searchdb.spool import Bulk, BulkQueue
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.times import format_time
@@ -131,7 +131,7 @@ def _space_type(oid: str) -> str:
     return oid[:oid.rindex(".")]
 
 
-@implementer(IBlockConsumer, ICheckpointed)
+@implementer(IBlockConsumer, ICheckpointed, IBulkSource)
 class ObjectsService(service.Service):
     """The plugin: a Twisted service and an ``IBlockConsumer`` (register
     with ``chain.add_consumer``; start it after the replay, as
@@ -159,8 +159,7 @@ class ObjectsService(service.Service):
         self.stop_timeout = stop_timeout
         self._enabled = {st: k for st, k in options.kinds.items() if k.enabled}
         self.queue = BulkQueue(os.path.join(data_dir, SPOOL_FILE))
-        self.shipper = BulkShipper(client, self.queue, self._connect, self._bulk_done,
-                                   lambda m, n: False, reactor)
+        self.shipper = BulkShipper(client, self.queue, self, reactor)
         self.cursor = self._load_cursor()
         self.documents_queued = 0
         self.syncs = 0
@@ -194,7 +193,11 @@ class ObjectsService(service.Service):
             self.log.warn("searchdb-objects: cannot write {path}: {error}", path=path,
                           error=str(exc))
 
-    def _bulk_done(self, bulk: Bulk) -> None:
+    # -- IBulkSource -----------------------------------------------------------------
+
+    def bulk_done(self, bulk: Bulk) -> None:
+        """A bulk is done (stored, already there or rejected): advance the
+        cursor to its block and save it."""
         self._confirmed_any = True
         if self._loading and not self._syncing and not len(self.queue):
             self._loading = False
@@ -278,7 +281,7 @@ class ObjectsService(service.Service):
                 self._push(parts[start:start + self.options.bulk_sync], done if last else -1)
             if not parts and done >= 0:
                 if len(self.queue) == 0 and not self.shipper.busy:
-                    self._bulk_done(Bulk.empty(done))
+                    self.bulk_done(Bulk.empty(done))
                 else:
                     self.queue.push(Bulk.empty(done))
                     self.shipper.kick()
@@ -366,7 +369,16 @@ class ObjectsService(service.Service):
                 return True
         return False
 
-    def _connect(self) -> defer.Deferred:
+    def holds(self, m: int, n: int) -> bool:
+        """Never: object documents are not filtered against a resume point."""
+        return False
+
+    def document_rejected(self, m: int, n: int) -> None:
+        """Nothing to record: the shipper logs and counts the rejection."""
+
+    def connect(self) -> defer.Deferred:
+        """Detect the server; when the database lost objects it held,
+        synchronize every object again.  Fires with None (no refilter)."""
         async def connect():
             await self.client.detect()
             confirmed = self._confirmed_any or self.cursor >= 0  # now or by an earlier run

@@ -57,14 +57,14 @@ from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.chain.chain import Chain
-from nodeapi.history.searchdb.backfill import Backfill, BackfillControl
+from nodeapi.history.searchdb.backfill import BackfillControl
 from nodeapi.history.searchdb.bulk import MAX_BODY, BulkBuilder
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.flavors import index_template
-from nodeapi.history.searchdb.numbering import NumberingCheck, NumberingControl, NumberingMismatch
+from nodeapi.history.searchdb.numbering import NumberingGuard, NumberingMismatch
 from nodeapi.history.searchdb.resume import Cursor, Resume, find_resume
-from nodeapi.history.searchdb.shipper import BulkShipper
+from nodeapi.history.searchdb.shipper import BulkShipper, IBulkSource
 from nodeapi.history.searchdb.spool import BulkQueue
 
 #: Seconds between a live block's time and the clock within which the node
@@ -76,10 +76,11 @@ UNSYNC_WINDOW = 120.0
 SPOOL_FILE = "searchdb-spool.bin"
 
 
-@implementer(IBlockConsumer, ICheckpointed)
-class SearchDBService(BackfillControl, NumberingControl, service.Service):
-    """The searchdb plugin: a Twisted service and an ``IBlockConsumer``
-    (register with ``chain.add_consumer`` before the replay).
+@implementer(IBlockConsumer, ICheckpointed, IBulkSource)
+class SearchDBService(service.Service):
+    """The searchdb plugin: a Twisted service, an ``IBlockConsumer``
+    (register with ``chain.add_consumer`` before the replay) and the
+    ``IBulkSource`` of its shipper.
 
     :param client: a :class:`~nodeapi.history.searchdb.client.SearchDBClient`.
     :param chain: the :class:`~nodeapi.chain.chain.Chain` (asset symbol and
@@ -109,8 +110,9 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         by :func:`make_searchdb`).
     :ivar confirmed_block_num: the last block whose documents the database
         confirmed (0 before any).
-    :ivar backfill: the running
-        :class:`~nodeapi.history.searchdb.backfill.Backfill`, or None.
+    :ivar backfills: its
+        :class:`~nodeapi.history.searchdb.backfill.BackfillControl`
+        (``backfills.running``: the running backfill, or None).
     """
 
     log = Logger()
@@ -149,12 +151,6 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
             def replica():
                 return Chain(chain.genesis, chain.block_log, clock=reactor,
                              statistics_type=chain.statistics_type)
-        self._replica = replica
-        self.backfill: Optional[Backfill] = None
-        self.numbering = NumberingCheck()
-        self.numbering_error: Optional[str] = None
-        self._first_block: Optional[int] = None  # the first block handed over
-        self._max_memory = max_memory
         self.rejected: dict = dict(c.rejected) if c else {}  # {n: m} refused for good
         start = self.documents.start_after_block
         # (S, M0, N0): the first operation and document written after block S
@@ -164,9 +160,11 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         self.synchronized = False
         self.last_block = 0
         self._build_failed = 0
-        self.shipper = BulkShipper(client, self.queue, self._connect, self._bulk_done,
-                                   self._holds, reactor, initial_backoff, max_backoff,
-                                   on_rejected=self._rejected)
+        self.shipper = BulkShipper(client, self.queue, self, reactor, initial_backoff, max_backoff)
+        self.backfills = BackfillControl(replica, self.documents, self.shipper, self.queue,
+                                         self.builder, data_dir, max_memory, reactor)
+        self.numbering = NumberingGuard(client, index_prefix, self.shipper, self.queue,
+                                        self.backfills, lambda: self._live_op)
 
     # -- figures (read by nodeapi.metrics) ---------------------------------------
 
@@ -178,15 +176,13 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
     @property
     def documents_failed(self) -> int:
         """Documents rejected by the database (not 409) or not buildable."""
-        return self.shipper.documents_failed + self._build_failed + self.builder.dropped
+        return (self.shipper.documents_failed + self._build_failed + self.builder.dropped
+                + self.backfills.failed)
 
     @property
     def documents_pending(self) -> int:
         """Documents built but not yet confirmed."""
-        pending = self.queue.items + len(self.builder)
-        if self.backfill is not None:
-            pending += self.backfill.queue.items + len(self.backfill.builder)
-        return pending
+        return self.queue.items + len(self.builder) + self.backfills.pending
 
     # -- start -------------------------------------------------------------------
 
@@ -197,11 +193,8 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         nothing in ``only_query`` mode."""
         if not self.writes:
             return defer.succeed(None)
-        d = self._connect()
+        d = self.shipper.connect()
         d.addTimeout(self.prepare_timeout, self.reactor)
-
-        def ready(_):
-            self.shipper.connected = True
 
         def unreachable(failure):
             self.log.warn("searchdb: database at {url} not ready ({reason}); starting "
@@ -209,12 +202,16 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
                           "it answers", url=self.client.safe_url,
                           reason=getattr(failure.value, "reason", None) or str(failure.value),
                           first=self.resume.first_doc)
-        return d.addCallbacks(ready, unreachable)
+        return d.addErrback(unreachable)
+
+    # -- IBulkSource ------------------------------------------------------------------
 
     @defer.inlineCallbacks
-    def _connect(self):
+    def connect(self):
         """Detect the server, install the template, check what the database
-        holds (at start and on every reconnection).  Raises SearchDBError
+        holds (at start and on every reconnection) and start a backfill of
+        what it lacks.  Fires with True when documents were queued before
+        the check (the shipper filters them again); raises SearchDBError
         (the shipper retries)."""
         info = yield self.client.detect()
         template = index_template(self.index_prefix, info.template_flavor,
@@ -228,13 +225,14 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
                                    rejected=self.rejected,
                                    floor=self.floor[1:] if self.floor else (0, 0))
         earlier, self.resume = self.resume, resume
-        if self._next_ath or len(self.queue) or len(self.builder):
-            self.shipper.refilter = True  # drop what was queued but is stored
+        # drop what was queued but is stored
+        refilter = bool(self._next_ath or len(self.queue) or len(self.builder))
         self.log.info("searchdb: database holds operations before 1.11.{op} and {count} "
                       "documents from it on; writing from the first it lacks",
                       op=resume.lo_op, count=len(resume.stored))
-        self._backfill_check(earlier, resume)
-        yield self._learn_numbering()
+        self.backfills.check(earlier, resume, self._live_op, self._next_ath)
+        yield self.numbering.learn()
+        return refilter
 
     def caught_up(self) -> None:
         """The source of blocks has none more for now (indexer mode,
@@ -255,8 +253,8 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         :raises NumberingMismatch: the replay found the database filled
             with another numbering (nodeapi.history.searchdb.numbering);
             the node's start fails with its one line."""
-        if self.numbering_error is not None:
-            raise NumberingMismatch(self.numbering_error)
+        if self.numbering.error is not None:
+            raise NumberingMismatch(self.numbering.error)
         super().startService()
         self.builder.seal(self.last_block)
         self.shipper.kick()
@@ -281,7 +279,7 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         """Continue the numbering where the checkpoint's chain stands."""
         self._live_op = meta["next_op"] - 1
         self._next_ath = meta["next_ath"]
-        self._forget_numbering_through(self._live_op)
+        self.numbering.forget_through(self._live_op)
 
     # -- IBlockConsumer ------------------------------------------------------------
 
@@ -289,7 +287,7 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         """Number the block's operations, build the documents the database
         lacks and queue them; never raises (failures are logged).  Ignored
         in ``only_query`` mode and after a numbering mismatch."""
-        if not self.writes or self.numbering_error is not None:
+        if not self.writes or self.numbering.error is not None:
             return
         try:
             self._block(applied)
@@ -318,9 +316,9 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         index = self.documents.index_for(applied.timestamp)
         resume, builder = self.resume, self.builder
         skip = num <= self.documents.start_after_block  # numbered, not written
-        self._numbering_before(num)
+        self.numbering.before(num)
         for op in applied.operations:
-            if self.numbering.pending and not self._numbering_agrees(op):
+            if self.numbering.pending and not self.numbering.agrees(op):
                 return  # another numbering: nothing more is written
             entries = op.account_history  # numbered by the chain
             if not entries:
@@ -347,7 +345,7 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
                 self.log.failure("searchdb: documents of 1.11.{m} not built", m=m)
                 continue
             builder.add(items, m, num)
-        if self.numbering.pending and not self._numbering_after(num):
+        if self.numbering.pending and not self.numbering.after(num):
             return
         self.last_block = num
         if synced:
@@ -359,10 +357,12 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         asset = self.chain.state.get(asset_id) if self.chain is not None else None
         return (asset["symbol"], asset["precision"]) if asset else None
 
-    def _holds(self, m: int, n: int) -> bool:
+    def holds(self, m: int, n: int) -> bool:
+        """Whether the database holds ``2.9.n`` of ``1.11.m`` (the last check)."""
         return self.resume.holds(m, n)
 
-    def _rejected(self, m: int, n: int) -> None:
+    def document_rejected(self, m: int, n: int) -> None:
+        """Remember ``2.9.n`` (of ``1.11.m``) as refused for good (cursor)."""
         self.rejected[n] = m
 
     # -- confirmation ----------------------------------------------------------------
@@ -371,7 +371,7 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         if not len(self.builder) and not len(self.queue) and not self.shipper.busy:
             self.confirmed_block_num = max(self.confirmed_block_num, self.last_block)
 
-    def _bulk_done(self, bulk) -> None:
+    def bulk_done(self, bulk) -> None:
         """A bulk is done (in order): advance the cursor and save it."""
         if bulk.block > self.confirmed_block_num:
             self.confirmed_block_num = bulk.block
@@ -394,11 +394,10 @@ class SearchDBService(BackfillControl, NumberingControl, service.Service):
         """Seal the open bulk and flush the queue, waiting at most
         ``stop_timeout`` seconds; then close the connections."""
         super().stopService()
-        if self.numbering_error is not None:
+        if self.numbering.error is not None:
             yield self.client.close()
             return
-        if self.backfill is not None:
-            self._end_backfill("stopped (the next start rebuilds what is missing)")
+        self.backfills.end("stopped (the next start rebuilds what is missing)")
         self.builder.seal(self.last_block)
         self._log_builder_errors()
         self.shipper.kick()

@@ -10,7 +10,7 @@ section 6).
 
 How each function maps to one query (all filters on exact fields, sorted by
 a number, newest first, ``size`` = what is still wanted; more than
-:attr:`SearchDBHistory.page_size` results are read page by page by lowering
+``page_size`` results are read page by page by lowering
 the upper bound below the last value seen, so ``index.max_result_window``
 never matters):
 
@@ -44,66 +44,22 @@ to the client).
 
 from typing import Any, Optional
 
-import orjson
 from twisted.internet.defer import Deferred
-from twisted.logger import Logger
 from zope.interface import implementer
 
 from nodeapi.applied import IAccountHistory
-from nodeapi.errors import HistoryError
 from nodeapi.history.searchdb.lookups import SearchDBLookups
+from nodeapi.history.searchdb.reader import (
+    MAX_OP, SOURCE_FIELDS, HistoryReader, entry_from_document, term)
 
-MAX_OP = (1 << 63) - 1
+__all__ = ["SearchDBHistory", "entry_from_document"]
+
 MAX_OP_TYPE = (1 << 31) - 1
 ATH0 = "2.9.0"
 
-#: The document fields an API entry is built from (``op_object`` and the
-#: visitor's ``additional_data`` are never fetched).
-SOURCE_FIELDS = [
-    "account_history.account", "account_history.sequence", "operation_id_num",
-    "operation_type", "operation_history.trx_in_block", "operation_history.op_in_trx",
-    "operation_history.virtual_op", "operation_history.is_virtual",
-    "operation_history.op", "operation_history.operation_result", "block_data",
-]
-
-
-def entry_from_document(source: dict) -> dict:
-    """A stored document's ``_source`` -> the API form of its operation
-    history object, as :func:`nodeapi.history.account_history.history_entry`
-    gives it: ``{id, op, result, block_num, trx_in_block, op_in_trx,
-    virtual_op, is_virtual, block_time}`` (``op`` and ``result`` decoded
-    from their JSON strings, ``block_time`` cut to ``YYYY-MM-DDTHH:MM:SS``).
-
-    :raises HistoryError: the document lacks a field or holds bad JSON.
-    """
-    try:
-        oh = source["operation_history"]
-        bd = source["block_data"]
-        return {
-            "id": f"1.11.{int(source['operation_id_num'])}",
-            "op": orjson.loads(oh["op"]),
-            "result": orjson.loads(oh["operation_result"]),
-            "block_num": int(bd["block_num"]),
-            "trx_in_block": int(oh["trx_in_block"]),
-            "op_in_trx": int(oh["op_in_trx"]),
-            "virtual_op": int(oh["virtual_op"]),
-            "is_virtual": bool(oh["is_virtual"]),
-            "block_time": str(bd["block_time"])[:19],
-        }
-    except (KeyError, TypeError, ValueError, orjson.JSONDecodeError) as exc:
-        raise HistoryError(f"malformed history document in the search database: {exc}") from None
-
-
-def _term(field: str, value: Any) -> dict:
-    return {"term": {field: value}}
-
-
-def _range(field: str, low: int, high: int) -> dict:
-    return {"range": {field: {"gte": low, "lte": high}}}
-
 
 @implementer(IAccountHistory)
-class SearchDBHistory(SearchDBLookups):
+class SearchDBHistory:
     """``IAccountHistory`` over the search database (see the module text).
 
     :param client: a :class:`nodeapi.history.searchdb.client.SearchDBClient`; its
@@ -117,6 +73,9 @@ class SearchDBHistory(SearchDBLookups):
     :param chain: the :class:`nodeapi.chain.chain.Chain` or None; with a
         chain, documents above its head block are ignored.
     :param page_size: the most hits asked for in one search request.
+    :ivar reader: its :class:`~nodeapi.history.searchdb.reader.HistoryReader`.
+    :ivar lookups: its :class:`~nodeapi.history.searchdb.lookups.SearchDBLookups`
+        (operations by block and time, history objects) over the same reader.
 
     Each method takes the arguments of the in-memory plugin (account as a
     ``1.2.N`` id, 1.11 instance numbers / sequence numbers, limit) and returns
@@ -124,66 +83,14 @@ class SearchDBHistory(SearchDBLookups):
     :class:`~nodeapi.errors.HistoryError` when the database cannot answer.
     """
 
-    log = Logger()
-
     def __init__(self, client: Any, index_prefix: str = "chain-", chain: Any = None,
                  page_size: int = 1000) -> None:
         self.client = client
         self.index_prefix = index_prefix
         self.chain = chain
-        self.page_size = max(1, int(page_size))
+        self.reader = HistoryReader(client, index_prefix, chain, page_size)
+        self.lookups = SearchDBLookups(self.reader)
         self._ath0: Optional[dict] = None  # _source of 2.9.0 once seen
-
-    @staticmethod
-    def _entries_of(docs: list) -> list:
-        return [entry_from_document(d) for d in docs]
-
-    # -- requests --------------------------------------------------------------
-
-    async def _search(self, body: dict) -> list:
-        """One search; returns the hits' ``_source`` dicts."""
-        try:
-            if self.client.info is None:
-                await self.client.detect()
-            answer = await self.client.search(self.index_prefix, body)
-        except HistoryError as exc:  # shipper.SearchDBError: no answer or an error status
-            self.log.warn("searchdb history query failed: {reason}",
-                          reason=getattr(exc, "reason", str(exc)),
-                          status=getattr(exc, "status", None))
-            raise HistoryError("the search database cannot answer the history query"
-                               " now") from None
-        hits = answer.get("hits", {}).get("hits", []) if isinstance(answer, dict) else []
-        return [h.get("_source") or {} for h in hits]
-
-    def _base_filters(self, account: str) -> list:
-        filters = [_term("account_history.account.keyword", account)]
-        if self.chain is not None:
-            filters.append({"range": {"block_data.block_num": {"lte": self.chain.head_block_num}}})
-        return filters
-
-    async def _collect(self, filters: list, must_not: list, field: str, low: int,
-                       high: int, limit: int) -> list:
-        """Documents with ``low <= field <= high`` matching ``filters`` and
-        none of ``must_not``, by ``field`` descending, at most ``limit``."""
-        out: list = []
-        high = min(high, MAX_OP)
-        while len(out) < limit and low <= high:
-            size = min(limit - len(out), self.page_size)
-            query: dict = {"filter": filters + [_range(field, low, high)]}
-            if must_not:
-                query["must_not"] = must_not
-            body = {"query": {"bool": query}, "size": size, "_source": SOURCE_FIELDS,
-                    "sort": [{field: {"order": "desc", "unmapped_type": "long"}}]}
-            page = await self._search(body)
-            out.extend(page)
-            if len(page) < size:
-                break
-            last = _field(page[-1], field)
-            if last is None:
-                raise HistoryError(f"malformed history document in the search database:"
-                                   f" no {field}")
-            high = last - 1
-        return out
 
     async def _head_entry(self) -> Optional[dict]:
         """``_source`` of the document ``2.9.0`` (cached once found), or
@@ -196,7 +103,7 @@ class SearchDBHistory(SearchDBLookups):
         filters: list = [{"ids": {"values": [ATH0]}}]
         if self.chain is not None:
             filters.append({"range": {"block_data.block_num": {"lte": self.chain.head_block_num}}})
-        hits = await self._search({"query": {"bool": {"filter": filters}}, "size": 1,
+        hits = await self.reader.search({"query": {"bool": {"filter": filters}}, "size": 1,
                                    "_source": SOURCE_FIELDS})
         if hits and isinstance(hits[0].get("block_data"), dict):
             self._ath0 = hits[0]
@@ -216,7 +123,7 @@ class SearchDBHistory(SearchDBLookups):
         low = 0 if stop == 0 else stop + 1
         if limit <= 0 or high < stop:
             return []
-        docs = await self._collect(self._base_filters(account_id), [], "operation_id_num",
+        docs = await self.reader.collect(self.reader.account_filters(account_id), [], "operation_id_num",
                                    low, high, limit)
         return [entry_from_document(d) for d in docs]
 
@@ -230,7 +137,7 @@ class SearchDBHistory(SearchDBLookups):
         if limit <= 0:
             return []
         high = MAX_OP if start == 0 else start
-        docs = await self._collect(self._base_filters(account_id), [],
+        docs = await self.reader.collect(self.reader.account_filters(account_id), [],
                                    "account_history.sequence", max(stop, 1), high, limit)
         return [entry_from_document(d) for d in docs]
 
@@ -248,10 +155,10 @@ class SearchDBHistory(SearchDBLookups):
             return []  # no operation has such a type (the field is an integer)
         head = await self._head_entry()
         owns_head = head is not None and head["account_history"]["account"] == account_id
-        filters = self._base_filters(account_id) + [_term("operation_type", operation_type)]
+        filters = self.reader.account_filters(account_id) + [term("operation_type", operation_type)]
         must_not = [{"ids": {"values": [ATH0]}}] if owns_head else []
         high = MAX_OP if start == 0 else start
-        docs = await self._collect(filters, must_not, "operation_id_num", stop + 1, high, limit)
+        docs = await self.reader.collect(filters, must_not, "operation_id_num", stop + 1, high, limit)
         if owns_head:
             if not docs and not await self._has_entries(account_id, must_not):
                 return []  # graphene: most_recent_op == 2.9.0 reads as "no history"
@@ -260,16 +167,30 @@ class SearchDBHistory(SearchDBLookups):
         return [entry_from_document(d) for d in docs]
 
     async def _has_entries(self, account_id: str, must_not: list) -> bool:
-        hits = await self._search({"query": {"bool": {"filter": self._base_filters(account_id),
+        hits = await self.reader.search({"query": {"bool": {"filter": self.reader.account_filters(account_id),
                                                       "must_not": must_not}},
                                    "size": 1, "_source": False})
         return bool(hits)
 
+    # -- lookups (IAccountHistory) ------------------------------------------------
 
-def _field(source: dict, dotted: str) -> Optional[int]:
-    value: Any = source
-    for part in dotted.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    def get_block_operation_history(self, block_num: int, trx_in_block=None) -> Deferred:
+        """:meth:`SearchDBLookups.get_block_operation_history
+        <nodeapi.history.searchdb.lookups.SearchDBLookups.get_block_operation_history>`."""
+        return self.lookups.get_block_operation_history(block_num, trx_in_block)
+
+    def get_block_operations_by_time(self, start=None) -> Deferred:
+        """:meth:`SearchDBLookups.get_block_operations_by_time
+        <nodeapi.history.searchdb.lookups.SearchDBLookups.get_block_operations_by_time>`."""
+        return self.lookups.get_block_operations_by_time(start)
+
+    def get_account_history_by_time(self, account_id: str, limit: int, start=None) -> Deferred:
+        """:meth:`SearchDBLookups.get_account_history_by_time
+        <nodeapi.history.searchdb.lookups.SearchDBLookups.get_account_history_by_time>`."""
+        return self.lookups.get_account_history_by_time(account_id, limit, start)
+
+    def get_history_objects(self, ids: list) -> Deferred:
+        """:meth:`SearchDBLookups.get_history_objects
+        <nodeapi.history.searchdb.lookups.SearchDBLookups.get_history_objects>`."""
+        return self.lookups.get_history_objects(ids)
+

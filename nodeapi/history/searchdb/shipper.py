@@ -23,12 +23,41 @@ from twisted.application.internet import backoffPolicy
 from twisted.internet import defer
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
+from zope.interface import Interface
 
 from nodeapi.history.searchdb.client import SearchDBClient, SearchDBError
 from nodeapi.history.searchdb.spool import BulkQueue
 
 #: Bulk statuses that split the bulk instead of retrying it as a whole.
 SPLIT_STATUSES = (400, 413, 422)
+
+
+class IBulkSource(Interface):
+    """What a :class:`BulkShipper` asks of the plugin whose queue it ships
+    (the history plugin :class:`~nodeapi.history.searchdb.plugin.SearchDBService`,
+    the objects plugin :class:`~nodeapi.history.searchdb.objects.SearchDBObjects`)."""
+
+    def connect():
+        """Ready the database (server version, template, what it holds):
+        run before the first bulk and after every "no answer".  Returns a
+        Deferred firing with True when the bulks already queued must be
+        filtered again through :meth:`holds` (a resume point learnt after
+        they were built), false otherwise; failing with
+        :class:`~nodeapi.history.searchdb.client.SearchDBError` to be
+        retried after a backoff."""
+
+    def bulk_done(bulk):
+        """A bulk of the source's queue is completely done (stored, already
+        there, or rejected), in order."""
+
+    def holds(m, n):
+        """True when the database holds document ``2.9.n`` of operation
+        ``1.11.m`` (queued bulks drop such documents while a refilter is
+        due)."""
+
+    def document_rejected(m, n):
+        """The database rejected document ``2.9.n`` of operation ``1.11.m``
+        for good."""
 
 
 class _Retry(Exception):
@@ -40,18 +69,14 @@ class BulkShipper:
 
     :param client: the :class:`SearchDBClient`.
     :param queue: sealed bulks, oldest first.
-    :param connect: ``fn() -> Deferred`` run before the first bulk and after
-        every "no answer" (version detection, template, late resume query).
-    :param on_done: ``fn(bulk)`` after a bulk of ``queue`` is completely done
-        (stored, already there, or rejected), in order.
-    :param filter_items: ``fn(m, n) -> bool``, true for documents the
-        database holds, applied to queued bulks while :attr:`refilter` is
-        set (a resume point learnt after bulks were built).
+    :param source: the :class:`IBulkSource` ``queue`` belongs to.
     :param reactor: timers (backoff).
     :param initial_backoff: first retry delay in seconds; doubles up to
         ``max_backoff``.
-    :param on_rejected: ``fn(m, n)`` for each document the database
-        rejected for good.
+    :ivar connected: True once :meth:`connect` succeeded, until a request
+        gets no answer.
+    :ivar refilter: True while the queued bulks are to be filtered through
+        ``source.holds`` (set by a connect, cleared once the queues are empty).
     :ivar documents_shipped: documents the database confirmed (201 or 409).
     :ivar documents_existing: the part of those that were there already (409).
     :ivar documents_failed: documents rejected for another reason.
@@ -60,16 +85,12 @@ class BulkShipper:
 
     log = Logger()
 
-    def __init__(self, client: SearchDBClient, queue: BulkQueue, connect: Callable,
-                 on_done: Callable, filter_items: Callable, reactor,
-                 initial_backoff: float = 0.5, max_backoff: float = 60.0,
-                 on_rejected: Optional[Callable] = None) -> None:
+    def __init__(self, client: SearchDBClient, queue: BulkQueue, source: IBulkSource, reactor,
+                 initial_backoff: float = 0.5, max_backoff: float = 60.0) -> None:
         self.client = client
         self.queue = queue
-        self._sources = [(queue, on_done)]
-        self._connect = connect
-        self._on_rejected = on_rejected or (lambda m, n: None)
-        self._filter = filter_items
+        self.source = source
+        self._sources = [(queue, source.bulk_done)]
         self.reactor = reactor
         self._policy = backoffPolicy(initial_backoff, max_backoff, 2.0)
         self.connected = False
@@ -87,10 +108,30 @@ class BulkShipper:
         self._closed = False
         self._idle: list = []
 
+    def hold(self, held: bool) -> None:
+        """Hold the shipping (True) or let it go on (False, and kick): the
+        history plugin holds it while its operation numbering is checked
+        (:class:`~nodeapi.history.searchdb.numbering.NumberingGuard`)."""
+        self.held = held
+        if not held:
+            self.kick()
+
     def retry_delay(self, attempt: int) -> float:
         """Seconds to wait after ``attempt`` failures in a row (from 1): the
         shipper's backoff, for other waits on the same database."""
         return self._policy(attempt)
+
+    def connect(self) -> defer.Deferred:
+        """Run ``source.connect()`` (module text): on success the shipper
+        is :attr:`connected` and, when the source says so, filters the
+        queued bulks again (:attr:`refilter`).  The Deferred fires with
+        None or fails as ``source.connect()`` does; cancelling it cancels
+        that."""
+        def connected(refilter):
+            self.connected = True
+            if refilter:
+                self.refilter = True
+        return defer.maybeDeferred(self.source.connect).addCallback(connected)
 
     @property
     def busy(self) -> bool:
@@ -171,8 +212,7 @@ class BulkShipper:
                         break
                 try:
                     if not self.connected:
-                        yield self._connect()
-                        self.connected = True
+                        yield self.connect()
                         continue  # the check may have added or filtered bulks
                     yield self._ship(queue, on_done, bulk)
                     attempt = 0
@@ -220,13 +260,13 @@ class BulkShipper:
         self.documents_failed += 1
         self.log.error("searchdb: document 2.9.{n} rejected: HTTP {status} {reason}",
                        n=bulk.ids[0], status=exc.status, reason=exc.reason)
-        self._on_rejected(bulk.ops[0], bulk.ids[0])
+        self.source.document_rejected(bulk.ops[0], bulk.ids[0])
         on_done(queue.pop())
 
     @defer.inlineCallbacks
     def _ship(self, queue: BulkQueue, on_done: Callable, bulk):
         if self.refilter:
-            kept = bulk.without(self._filter)
+            kept = bulk.without(self.source.holds)
             if kept is not bulk:
                 queue.replace_head([kept])
                 bulk = kept
@@ -255,7 +295,7 @@ class BulkShipper:
                 self.documents_failed += 1
                 self.log.error("searchdb: document 2.9.{n} rejected: HTTP {status} {reason}",
                                n=bulk.ids[i], status=status, reason=_item_reason(result))
-                self._on_rejected(bulk.ops[i], bulk.ids[i])
+                self.source.document_rejected(bulk.ops[i], bulk.ids[i])
         if retry:
             queue.replace_head([bulk.subset(retry)])
             raise _Retry(f"{len(retry)} of {len(bulk)} documents to retry ({retry_reason})")
