@@ -22,6 +22,8 @@ from nodeapi.protocol.errors import InvalidField
 from nodeapi.protocol.operations.table import VALIDATE
 from nodeapi.protocol.validation_checks import check
 
+PROPOSAL_CREATE = 22
+
 
 def validate_operation(op: list) -> None:
     """Apply the ``validate()`` of ``op``'s type to ``[type, {...}]`` (wire
@@ -38,6 +40,12 @@ def validate_operation(op: list) -> None:
     rule = VALIDATE[kind]
     try:
         rule(op[1])
+        if kind == PROPOSAL_CREATE:
+            # proposal_create's validate() visits every proposed operation's
+            # (protocol/proposal.cpp); the recursion is here, where the rules
+            # of every family are at hand
+            for wrapper in op[1]["proposed_ops"]:
+                validate_operation(wrapper["op"])
     except NodeAPIError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

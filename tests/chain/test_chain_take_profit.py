@@ -358,13 +358,13 @@ def test_nesting_deeper_than_twice_the_witnesses_is_refused(market):
     """db_block.cpp ``undo_session_nesting_guard``: at most twice the
     active witnesses nested sessions; past that the action fails like any
     other (logged, nothing left)."""
-    from nodeapi.chain.evaluators.context import ApplyContext
     from nodeapi.chain.market.take_profit import process_on_fill
+    from nodeapi.chain.transactions import new_context
 
     chain, usd, _blocks = market
     state = chain.state
     sell1 = order(chain, SAM, amt(10000), amt(12345, usd), [action()])
-    ctx = ApplyContext(state, chain.head_block_time, chain.head_block_num + 1, "TEST")
+    ctx = new_context(state, "TEST")
     ctx.nested_sessions = 2 * len(state.objects["2.0.0"]["active_witnesses"])
     before = next_order_id(chain)
     state.begin()

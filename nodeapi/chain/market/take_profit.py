@@ -166,11 +166,10 @@ def push_nested(ctx, op: list, skip_price_check: bool = False) -> list:
     apply it in a nested undo session of ``ctx``'s state, as a fresh
     evaluation (not proposed; ``skip_price_check`` is the reference's
     ``skip_limit_order_price_check``); it is recorded among the virtual
-    operations before those it caused.  Returns its result.
+    operations before those it caused; applied by ``ctx.apply_operation``
+    (the registry's, handed over by the chain).  Returns its result.
 
     :raises ChainError: or a ProtocolError; then nothing of it stays."""
-    from nodeapi.chain.evaluators.registry import apply_operation  # imports every evaluator
-
     validate_operation(op)
     state = ctx.state
     ctx.open_nested_session()
@@ -179,7 +178,7 @@ def push_nested(ctx, op: list, skip_price_check: bool = False) -> list:
     state.begin()
     try:
         ctx.proposed, ctx.skip_limit_order_price_check = False, skip_price_check
-        result = apply_operation(ctx, op)
+        result = ctx.apply_operation(ctx, op)
     except BaseException:
         state.rollback()
         del ctx.virtual_ops[at:]

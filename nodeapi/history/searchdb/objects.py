@@ -407,7 +407,7 @@ class ObjectsService(service.Service):
         elif self.cursor >= 0:
             # the database confirmed the head before: check it still holds the
             # objects (wiped, restarted empty while the node was down)
-            self._connect().addErrback(lambda f: self.log.warn(
+            self.connect().addErrback(lambda f: self.log.warn(
                 "searchdb-objects: database not checked at start ({reason}); checked at "
                 "the next connection", reason=f.getErrorMessage()))
 

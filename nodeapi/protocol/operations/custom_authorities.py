@@ -12,6 +12,8 @@ whether they make sense for the operation type is the validation rules' job.
 """
 
 from nodeapi.protocol.composite import FlatSet, Optional, Pair, StaticVariant, Struct, Vector
+from nodeapi.protocol.errors import UnknownOperation
+from nodeapi.protocol.operations.variant import operation_name
 from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import (
     BOOL, INT64, PUBLIC_KEY, SHA256, STRING, TIME, UINT16, VARINT, VOID)
@@ -75,12 +77,13 @@ OPERATIONS = {
 # -- validate(): each type's own rules (bitshares-core libraries/protocol/*.cpp) --
 
 
-def _operation_types():
-    """Every operation type number (the table joins the families, so it is
-    read when a rule runs, not when this module loads)."""
-    from nodeapi.protocol.operations.table import OPERATIONS
-
-    return OPERATIONS
+def _is_operation_type(value) -> bool:
+    """Whether ``value`` names an operation type of bitshares-core 7.x."""
+    try:
+        operation_name(num(value))
+    except UnknownOperation:
+        return False
+    return True
 
 
 def _special_account(d, verb: str):
@@ -100,7 +103,7 @@ def _custom_authority_create(d):
           "Address authorities are not supported")
     check(not c.is_impossible(d["auth"]), "!auth.is_impossible()",
           "Cannot use an imposible authority threshold")
-    check(num(d["operation_type"]) in _operation_types(), "get_restriction_predicate",
+    check(_is_operation_type(d["operation_type"]), "get_restriction_predicate",
           f"Unknown operation type {d['operation_type']}")
     check(isinstance(d.get("restrictions", []), list), "get_restriction_predicate",
           "restrictions must be a list")
