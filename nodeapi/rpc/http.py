@@ -24,14 +24,13 @@ from io import BytesIO
 from typing import Optional
 
 import orjson
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import Deferred, maybeDeferred, succeed
 from twisted.logger import Logger
-from twisted.python.failure import Failure
 from twisted.web.http import RESPONSES, HTTPChannel
 from twisted.web.server import NOT_DONE_YET, Request
 
-from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
-                                 parse_request)
+from nodeapi.rpc.answer import answer
+from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request
 from nodeapi.rpc.login import RpcSession
 from nodeapi.rpc.websocket import MalformedCredentials, basic_credentials
 
@@ -309,28 +308,12 @@ class HttpRpc:
         gone = []
         request.notifyFinish().addErrback(lambda _: gone.append(True))
 
-        def failed(failure):
-            error = error_from_failure(failure, rpc_request)
-            return error.http_status, encode_error(error, rpc_request), "error"
-
-        def ok(result):
-            # a result that cannot be encoded is an internal failure: answer
-            # -32603 / 500 (logged by error_from_failure), never leave the
-            # request unfinished
-            try:
-                return 200, encode_result(rpc_request, result), "ok"
-            except Exception:
-                return failed(Failure())
-
-        def respond(answer):
-            status, payload, outcome = answer
+        def respond(reply):
             session.close()
-            if self.metrics is not None:
-                self.metrics.rpc_call(rpc_request, outcome)
             if gone:
                 return
             if rpc_request.wants_reply:
-                write_json(request, status, payload)
+                write_json(request, reply.status, reply.body)
             else:
                 write_json(request, 204, None)
 
@@ -340,7 +323,7 @@ class HttpRpc:
             if not gone and not request.finished:
                 write_json(request, 500, plain_error(500, -32603, "Internal error"))
 
-        d = session.dispatch(rpc_request)
-        d.addCallbacks(ok, failed).addCallback(respond)
+        d = maybeDeferred(answer, session, rpc_request, self.metrics)
+        d.addCallback(respond)
         d.addErrback(last_resort)
         return NOT_DONE_YET

@@ -4,7 +4,7 @@
 of ``fc::rpc::websocket_api_connection``: one per WebSocket connection, one
 per HTTP request.  It logs in, hands out API ids (0 = database or dummy,
 1 = login, then 2, 3, ... in the order sets are first requested) and
-dispatches parsed requests to API set instances.
+resolves parsed requests to API set functions (:meth:`RpcSession.invoke`; the answer path is :mod:`nodeapi.rpc.answer`).
 
 Rules: docs/rpc-access.rst "States and transitions", docs/wire-contract.rst
 sections 1-2.
@@ -13,7 +13,6 @@ sections 1-2.
 from typing import Any, Callable, Optional
 
 import attr
-from twisted.internet import defer
 
 from nodeapi.api.base import ApiSet, Session, api_function
 from nodeapi.errors import AccessDenied, ApiError
@@ -237,11 +236,6 @@ class RpcSession(Session):
             raise method_not_found(function, request.id)
         request.api_name = instance.name
         return getattr(instance, function)(*binding.bind(request.args))
-
-    def dispatch(self, request: Request) -> defer.Deferred:
-        """:meth:`invoke` as a Deferred that fires with the result or fails
-        with the error to map."""
-        return defer.maybeDeferred(self.invoke, request)
 
     # -- Session contract (callbacks) -------------------------------------
     def send_notice(self, callback_id: int, payload: Any) -> None:

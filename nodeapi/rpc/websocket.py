@@ -38,8 +38,8 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from nodeapi.rpc.jsonrpc import (RpcError, encode_error, encode_result, error_from_failure,
-                                 parse_request, to_wire)
+from nodeapi.rpc.answer import Answer, answer
+from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request, to_wire
 from nodeapi.rpc.guard import PausedWriteMeter
 from nodeapi.rpc.login import RpcSession
 
@@ -187,35 +187,14 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
                                          f"(limit {self.factory.max_calls_in_flight})")
                 self._send(encode_error(error, request))
             return
-        metrics = self.factory.metrics
-        try:
-            result = self.session.invoke(request)
-        except Exception:
-            encoded = (encode_error(error_from_failure(Failure(), request), request), "error")
-        else:
-            if isinstance(result, Deferred):  # asynchronous: answer when it fires
-                self._in_flight += 1
-                result.addBoth(self._call_done)
-                result.addCallbacks(lambda r: self._encode_result(request, r),
-                                    lambda f: self._encode_failure(request, f))
-                result.addCallback(self._reply, request, metrics)
-                result.addErrback(self._reply_lost, request)
-                return
-            encoded = self._encode_result(request, result)
-        self._reply(encoded, request, metrics)
-
-    @staticmethod
-    def _encode_failure(request, failure: Failure) -> tuple:
-        return encode_error(error_from_failure(failure, request), request), "error"
-
-    def _encode_result(self, request, result) -> tuple:
-        """``(reply bytes, outcome)``; a result that cannot be encoded is
-        answered -32603 ``Internal error`` (and logged) like any internal
-        failure (docs/wire-contract.rst section 4)."""
-        try:
-            return encode_result(request, result), "ok"
-        except Exception:
-            return self._encode_failure(request, Failure())
+        reply = answer(self.session, request, self.factory.metrics)
+        if isinstance(reply, Deferred):  # asynchronous: answer when it fires
+            self._in_flight += 1
+            reply.addBoth(self._call_done)
+            reply.addCallback(self._reply, request)
+            reply.addErrback(self._reply_lost, request)
+            return
+        self._reply(reply, request)
 
     def _call_done(self, outcome):
         """An asynchronous call finished (either way): it no longer counts
@@ -229,12 +208,9 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         self._log.failure("WebSocket reply to {where} failed", failure,
                           where=f"{request.api}.{request.function}")
 
-    def _reply(self, encoded: tuple, request, metrics) -> None:
-        body, outcome = encoded
-        if metrics is not None:
-            metrics.rpc_call(request, outcome)
+    def _reply(self, reply: Answer, request) -> None:
         if request.wants_reply:
-            self._send(body)
+            self._send(reply.body)
 
     def _send_notice(self, callback_id: int, payload: Any) -> None:
         msg = {"method": "notice", "params": [callback_id, [to_wire(payload)]]}
