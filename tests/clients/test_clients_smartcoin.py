@@ -14,7 +14,7 @@ import pytest
 import pytest_twisted
 from twisted.internet import threads
 
-from kit.clients import bitshares_client, live_node, run_uptick
+from kit.clients import bitshares_client, forget_cached_objects, live_node, run_uptick
 
 INIT0 = "1.2.6"
 OPTIONS = {"feed_lifetime_sec": 86400, "minimum_feeds": 1, "force_settlement_delay_sec": 3,
@@ -45,12 +45,10 @@ def _client(url, symbol=None):
     builds (a ``Price`` builds a plain one) and ``publish_price_feed`` and
     ``Dex`` would then read a cached asset without ``bitasset_data`` (and
     an account without ``call_orders``)."""
-    from bitshares.account import Account
     from bitshares.asset import Asset
     from bitshares.instance import set_shared_blockchain_instance
 
-    Asset.clear_cache()
-    Account.clear_cache()
+    forget_cached_objects()
     bts = bitshares_client(url)
     bts.blocking = "head"
     set_shared_blockchain_instance(bts)  # Price.as_base builds objects on the shared one

@@ -17,7 +17,7 @@ from nodeapi.devnet.pytest_plugin import DevnetError, DevnetProcess
 from nodeapi.protocol.transaction import sign_transaction
 
 from kit import signing  # noqa: F401  (TESTNODE, the ecdsa signer)
-from kit.clients import bitshares_client, run_uptick
+from kit.clients import bitshares_client, forget_cached_objects, run_uptick
 from kit.keys import DEV_WIF
 from kit.signing import tapos
 
@@ -34,18 +34,10 @@ def devnet():
     process.stop()
 
 
-def _forget_clients_cache():
-    """python-bitshares caches chain objects process-wide by id and name:
-    another devnet's dev0 (other keys) must not be taken for this one's."""
-    from graphenecommon.blockchainobject import Caching
-
-    Caching.clear_cache()
-
-
 @pytest.fixture
 def fresh(devnet):
     """The module's devnet, put back after the test."""
-    _forget_clients_cache()
+    forget_cached_objects()
     sid = devnet.snapshot()
     yield devnet
     devnet.revert(sid)

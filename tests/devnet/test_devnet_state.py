@@ -12,7 +12,7 @@ from nodeapi.devnet.pytest_plugin import DevnetError, DevnetProcess
 from nodeapi.protocol.keys import PrivateKey
 
 from kit import signing  # noqa: F401  (TESTNODE, the ecdsa signer)
-from kit.clients import bitshares_client
+from kit.clients import bitshares_client, forget_cached_objects
 from kit.daemon import Daemon
 
 pytestmark = pytest.mark.slow
@@ -26,17 +26,9 @@ def devnet():
     process.stop()
 
 
-def _forget_clients_cache():
-    """python-bitshares caches chain objects process-wide by id and name:
-    another devnet's dev0 (other keys) must not be taken for this one's."""
-    from graphenecommon.blockchainobject import Caching
-
-    Caching.clear_cache()
-
-
 @pytest.fixture
 def fresh(devnet):
-    _forget_clients_cache()
+    forget_cached_objects()
     sid = devnet.snapshot()
     yield devnet
     devnet.revert(sid)
@@ -155,7 +147,7 @@ def test_dump_state_then_load_state(devnet, tmp_path):
     --load-state has the same head, balances, blocks and history, and goes
     on producing blocks after it."""
     dev0, dev1 = devnet.accounts[:2]
-    _forget_clients_cache()
+    forget_cached_objects()
     sid = devnet.snapshot()
     bts = bitshares_client(devnet.url, keys=[dev0.wif])
     bts.blocking = "head"

@@ -88,6 +88,23 @@ def live_node(chain, **kwargs):
     return node
 
 
+def forget_cached_objects() -> None:
+    """Empty python-bitshares' process-wide object caches (graphenecommon
+    ``Caching``: by id and by name, for 60 s in graphenelib >= 1.4.3): the
+    shared one and every class's own (``SomeClass.clear_cache()`` gives a
+    class a cache of its own, which ``Caching.clear_cache()`` leaves
+    alone).  Needed where a test re-reads an object it just changed, or
+    talks to two chains whose accounts share names."""
+    from graphenecommon.blockchainobject import Caching
+
+    pending = [Caching]
+    while pending:
+        cls = pending.pop()
+        if "_cache" in vars(cls):
+            cls.clear_cache()
+        pending.extend(cls.__subclasses__())
+
+
 def bitshares_client(url, keys=(DEV_WIF,), **kwargs):
     """python-bitshares on ``url`` (ws:// or http://) signing with
     ``keys`` (WIF strings); blocking, so call it in a thread."""
