@@ -22,7 +22,8 @@ from fractions import Fraction
 
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.market.bitasset_data import (
-    backing_asset, bitasset_of, has_feed, is_globally_settled, mcop, mcpr, mssp)
+    INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER, backing_asset, bitasset_of,
+    bsrm, has_feed, is_globally_settled, mcop, mcpr, mssp)
 from nodeapi.chain.market.limits import fill_limit_order, match_limit_limit, maybe_cull
 from nodeapi.chain.market.positions import (
     collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
@@ -78,7 +79,10 @@ def check_call_orders(ctx: ApplyContext, mia_id: str, enable_black_swan: bool = 
     ``mia_id`` in margin call territory, least collateralized first,
     against limit orders selling the asset at or above the margin call
     order price, then against force settlements; a black swan settles the
-    asset globally.  True when a margin call was executed.
+    asset globally, or settles the undercollateralized positions
+    individually under the response methods 2 and 3 (checked before each
+    margin call only).  True when a margin call or an individual
+    settlement was executed.
 
     :raises InvalidOperation: a black swan where ``enable_black_swan`` is
         false."""
@@ -86,17 +90,23 @@ def check_call_orders(ctx: ApplyContext, mia_id: str, enable_black_swan: bool = 
     b = bitasset_of(state, mia_id)
     if b is None or b["is_prediction_market"]:
         return False
-    if check_for_blackswan(ctx, mia_id, enable_black_swan):
+    individual = bsrm(b) in (INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER)
+    if not individual and check_for_blackswan(ctx, mia_id, enable_black_swan):
         return False
     if not has_feed(b):
         return False
     backing = backing_asset(b)
     margin_called = False
     while True:
-        if check_for_blackswan(ctx, mia_id, enable_black_swan):
-            return margin_called
+        settled_some = check_for_blackswan(ctx, mia_id, enable_black_swan)
         b = bitasset_of(state, mia_id)
+        if is_globally_settled(b):
+            return margin_called
         call = least_collateralized(state, mia_id)
+        if settled_some:
+            if call is None:
+                return True
+            margin_called = True
         if call is None:
             return margin_called
         if not _in_margin_call(b, call):
