@@ -1,12 +1,14 @@
 """Black swan response methods (BSIP 2467, ``black_swan_response_method``
-of a bitasset's options): individual settlement to fund (2).
+of a bitasset's options): no settlement (1) and individual settlement to
+fund (2).
 
 Every amount is computed by hand in the comments from bitshares-core's
 rules: db_market.cpp (``check_for_blackswan``, ``individually_settle``,
 ``check_call_orders``), db_update.cpp (``get_derived_current_feed_price``,
 ``update_bitasset_current_feed``), asset_evaluator.cpp
 (``pay_settle_from_individual_pool``, ``asset_settle_evaluator``,
-``asset_update_bitasset_evaluator`` for a changed method).  USD has
+``asset_update_bitasset_evaluator`` for a changed method), market_evaluator.cpp
+(``call_order_update_evaluator`` under no settlement).  USD has
 precision 4, TEST (core) 5; prices are DEBT / COLLATERAL in satoshis."""
 
 import pytest
@@ -230,7 +232,84 @@ def test_bsrm_update_needs_the_permission(chain):
     update_bsrm(chain, usd, 0)  # the default, unchanged: allowed
 
 
-def test_unsupported_methods_are_refused(chain):
-    for method in (1, 3):
-        with pytest.raises(InvalidOperation, match="Black swan response methods other than"):
-            create_usd(chain, "BSRM", black_swan_response_method=method)
+def test_unsupported_method_is_refused(chain):
+    with pytest.raises(InvalidOperation, match="individual settlement to order .3. is not"):
+        create_usd(chain, "BSRM", black_swan_response_method=3)
+    usd = create_usd(chain, "USDQ", margin_call_fee_ratio=50)
+    with pytest.raises(InvalidOperation, match="individual settlement to order .3. is not"):
+        update_bsrm(chain, usd, 3)
+    assert "black_swan_response_method" not in bitasset(chain, usd)["options"]["extensions"]
+
+
+@pytest.fixture
+def usd1(chain):
+    """USD with MCFR 5 %, no settlement; init1 borrows at 500 TEST per USD,
+    init0 at 200."""
+    usd = create_usd(chain, margin_call_fee_ratio=50, black_swan_response_method=1)
+    borrow(chain, INIT1, 500000, 1000, usd)
+    borrow(chain, INIT0, 200000, 1000, usd)
+    return usd
+
+
+def test_no_settlement_caps_the_feed(chain, usd1):
+    usd, state = usd1, chain.state
+    [call0] = [c for c in state.calls_by_asset[usd] if state.objects[c]["borrower"] == INIT0]
+    # -- the feed rises to 250 TEST per USD.  Under global settlement init0
+    # (1000/200000 = 1/200 USD per TEST, above MSSP 1/275) would swan; under
+    # no settlement the current feed is capped
+    # (get_derived_current_feed_price): at least ~CR * MSSR =
+    # 1000/200000 * 1100/1000 = 11/2000, above the median's 1/250.  The
+    # current MSSP is then 11/2000 * 1000/1100 = 1/200, which init0's 1/200
+    # is not above: no black swan, no settlement at all.
+    publish(chain, usd, 1, 250)
+    b = bitasset(chain, usd)
+    assert b["median_feed"]["settlement_price"] == price(1, 250, usd)
+    assert b["current_feed"]["settlement_price"] == price(11, 2000, usd)
+    assert b["settlement_price"]["base"]["amount"] == 0 and b["individual_settlement_debt"] == 0
+    assert state.objects[call0]["debt"] == 1000
+
+    # -- init1 sells 500 USD for 90,000 TEST.  MCOP = 11/2000 * 1000/1050 =
+    # 11/2100: the order (180 TEST per USD) is below 2100/11, so it takes
+    # init0 (margin-called: 200 < 250 * 1.75) at 2100/11 TEST per USD
+    # (apply_order, match(limit, call)): the order receives
+    # floor(500 * 2100/11) = 95,454 TEST, the call receives
+    # ceil(95454 * 11/2100) = 500 USD and pays at MSSP (200 TEST per USD)
+    # 100,000 TEST; the margin call fee is 4,546 TEST.  init0 keeps 200 TEST
+    # per USD, so the cap does not move.
+    core1 = state.balance(INIT1, CORE)
+    push(chain, [1, {"seller": INIT1, "amount_to_sell": amt(500, usd),
+                     "min_to_receive": amt(90000), "fill_or_kill": False,
+                     "expiration": "2030-01-01T00:00:00", "extensions": {}}])
+    call = state.objects[call0]
+    assert (call["debt"], call["collateral"]) == (500, 100000)
+    assert state.balance(INIT1, CORE) - core1 == 95454 - fee_of(chain, 1)
+    assert dyn(chain, usd)["accumulated_collateral_fees"] == 4546
+    assert bitasset(chain, usd)["current_feed"]["settlement_price"] == price(11, 2000, usd)
+
+    # -- init0 closes its position: the least collateralized is now init1
+    # (500 TEST per USD), whose 1000/500000 * 1100/1000 = 11/5000 is below
+    # the median: the current feed is the median again
+    # (call_order_update_evaluator, closing)
+    push(chain, [3, {"funding_account": INIT0, "delta_collateral": amt(-100000),
+                     "delta_debt": amt(-500, usd), "extensions": {}}])
+    assert call0 not in state.objects
+    assert bitasset(chain, usd)["current_feed"]["settlement_price"] == price(1, 250, usd)
+
+
+def test_leaving_no_settlement_settles_globally(chain, usd1):
+    """asset_update_bitasset_evaluator: leaving no settlement recomputes the
+    current feed (update_feeds_due_to_bsrm_change); uncapped, the feed
+    swans init0 and the asset is settled globally."""
+    usd = usd1
+    publish(chain, usd, 1, 250)
+    assert bitasset(chain, usd)["current_feed"]["settlement_price"] == price(11, 2000, usd)
+    update_bsrm(chain, usd, 0)
+    # globally_settle_asset at init0's 1000/200000 with margin calls: init0
+    # (CR 200 <= 437.5) pays 200,000 TEST, the fund receives at
+    # 1/200 * 1100/1000 = 11/2000: ceil(1000 * 2000/11) = 181,819 (fee
+    # 18,181); init1 (500 > 437.5) pays at the fund's price, 181,819.
+    b = bitasset(chain, usd)
+    assert b["current_feed"]["settlement_price"] == price(1, 250, usd)
+    assert b["settlement_fund"] == 363638
+    assert b["settlement_price"] == {"base": amt(2000, usd), "quote": amt(363638)}
+    assert dyn(chain, usd)["accumulated_collateral_fees"] == 18181

@@ -322,8 +322,9 @@ def test_target_collateral_ratio_limits_the_margin_call(chain, usd):
 
 
 def test_unsupported_black_swan_response_method_is_refused(chain):
-    with pytest.raises(InvalidOperation, match="Black swan response methods other than global"):
-        create_usd(chain, "BSRM", black_swan_response_method=1)
+    with pytest.raises(InvalidOperation, match="Black swan response method individual "
+                                               "settlement to order .3. is not supported"):
+        create_usd(chain, "BSRM", black_swan_response_method=3)
 
 
 def test_prediction_market(chain):

@@ -10,9 +10,9 @@ instant matching of force settlements, core-2582 median feed checks,
 core-2587 no settlement without a feed, core-2591 collateral fees of
 settlements from the fund).
 
-Black swan response methods (core-2467): global settlement (0) and
-individual settlement to fund (2); no settlement (1) and individual
-settlement to order (3) are refused (README).
+Black swan response methods (core-2467): global settlement (0), no
+settlement (1) and individual settlement to fund (2); individual
+settlement to order (3) is refused (README).
 """
 
 from nodeapi.chain.errors import InsufficientFeeds, InvalidOperation, fc_assert
@@ -24,12 +24,11 @@ from nodeapi.chain.market.bitasset_data import (
     INDIVIDUAL_SETTLEMENT_TO_FUND, NO_SETTLEMENT, WITNESS_FED, backing_asset, bitasset_of, bsrm,
     extensions, feed_with_icr, has_feed, is_globally_settled, is_individually_settled_to_fund,
     new_bitasset_data, update_bitasset_current_feed)
-from nodeapi.chain.market.margin import check_call_orders
+from nodeapi.chain.market.margin import apply_force_settlement, check_call_orders
 from nodeapi.chain.market.positions import least_collateralized
 from nodeapi.protocol.asset import (
     default_feed, is_null, make_price, margin_call_params_equal, mul_down, normal, value)
 from nodeapi.chain.market.settle_funds import settle_from_gs_fund, settle_from_individual_pool
-from nodeapi.chain.market.settle_orders import apply_force_settlement
 from nodeapi.chain.market.swan import globally_settle_asset, revive_bitasset
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.ids import instance_number
@@ -37,15 +36,14 @@ from nodeapi.protocol.times import format_time
 
 
 #: the black swan response methods this chain runs
-SUPPORTED_BSRM = (GLOBAL_SETTLEMENT, INDIVIDUAL_SETTLEMENT_TO_FUND)
+SUPPORTED_BSRM = (GLOBAL_SETTLEMENT, NO_SETTLEMENT, INDIVIDUAL_SETTLEMENT_TO_FUND)
 
 
 def _check_bsrm(options: dict) -> None:
     method = extensions(options).get("black_swan_response_method")
     if method is not None and int(method) not in SUPPORTED_BSRM:
-        raise InvalidOperation("Black swan response methods other than global settlement (0) "
-                               "and individual settlement to fund (2) are not supported by "
-                               "this node")
+        raise InvalidOperation("Black swan response method individual settlement to order (3) "
+                               "is not supported by this node")
 
 
 def _check_bsrm_change(b: dict, new: dict, perms: int) -> bool:

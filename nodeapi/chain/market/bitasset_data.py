@@ -90,6 +90,13 @@ def is_individually_settled_to_fund(bitasset: dict) -> bool:
         and bsrm(bitasset) == INDIVIDUAL_SETTLEMENT_TO_FUND
 
 
+def is_current_feed_price_capped(bitasset: dict) -> bool:
+    """graphene ``is_current_feed_price_capped``: the current feed's
+    settlement price differs from the median's."""
+    return not equal(bitasset["median_feed"]["settlement_price"],
+                     bitasset["current_feed"]["settlement_price"])
+
+
 def individual_settlement_price(bitasset: dict) -> dict:
     """graphene ``get_individual_settlement_price``: the pool's debt per
     collateral (DEBT per COLLATERAL)."""
