@@ -1,10 +1,12 @@
 """Black swan response methods (BSIP 2467, ``black_swan_response_method``
-of a bitasset's options): no settlement (1) and individual settlement to
-fund (2).
+of a bitasset's options): no settlement (1), individual settlement to
+fund (2) and individual settlement to order (3).
 
 Every amount is computed by hand in the comments from bitshares-core's
 rules: db_market.cpp (``check_for_blackswan``, ``individually_settle``,
-``check_call_orders``), db_update.cpp (``get_derived_current_feed_price``,
+``check_call_orders``, ``match_limit_settled_debt``,
+``match_settled_debt_limit``, ``check_settled_debt_order``,
+``globally_settle_asset``), db_update.cpp (``get_derived_current_feed_price``,
 ``update_bitasset_current_feed``), asset_evaluator.cpp
 (``pay_settle_from_individual_pool``, ``asset_settle_evaluator``,
 ``asset_update_bitasset_evaluator`` for a changed method), market_evaluator.cpp
@@ -232,13 +234,9 @@ def test_bsrm_update_needs_the_permission(chain):
     update_bsrm(chain, usd, 0)  # the default, unchanged: allowed
 
 
-def test_unsupported_method_is_refused(chain):
-    with pytest.raises(InvalidOperation, match="individual settlement to order .3. is not"):
-        create_usd(chain, "BSRM", black_swan_response_method=3)
-    usd = create_usd(chain, "USDQ", margin_call_fee_ratio=50)
-    with pytest.raises(InvalidOperation, match="individual settlement to order .3. is not"):
-        update_bsrm(chain, usd, 3)
-    assert "black_swan_response_method" not in bitasset(chain, usd)["options"]["extensions"]
+def test_bsrm_must_be_below_4(chain):
+    with pytest.raises(Exception, match="black_swan_response_method should be less than 4"):
+        create_usd(chain, "BSRM", black_swan_response_method=4)
 
 
 @pytest.fixture
@@ -313,3 +311,90 @@ def test_leaving_no_settlement_settles_globally(chain, usd1):
     assert b["settlement_fund"] == 363638
     assert b["settlement_price"] == {"base": amt(2000, usd), "quote": amt(363638)}
     assert dyn(chain, usd)["accumulated_collateral_fees"] == 18181
+
+
+def test_individual_settlement_to_order(chain):
+    state = chain.state
+    usd = create_usd(chain, margin_call_fee_ratio=50, black_swan_response_method=3)
+    borrow(chain, INIT1, 500000, 1000, usd)
+    borrow(chain, INIT0, 200000, 1000, usd)
+    # -- the feed rises to 250 TEST per USD: init0 (1/200 above MSSP 1/275)
+    # is settled individually as under method 2: the pool takes 190,910 TEST
+    # for its 1,000 USD (fee 9,090), and a settled-debt order of the null
+    # account sells those 190,910 TEST for 1,000 USD (individually_settle)
+    publish(chain, usd, 1, 250)
+    b = bitasset(chain, usd)
+    assert (b["individual_settlement_debt"], b["individual_settlement_fund"]) == (1000, 190910)
+    [order] = [o for o in state.book(CORE, usd)]
+    assert order["is_settled_debt"] is True and order["seller"] == "1.2.3"
+    assert order["expiration"] == "2106-02-07T06:28:15"
+    assert (order["for_sale"], order["sell_price"]) == (
+        190910, {"base": amt(190910), "quote": amt(1000, usd)})
+    # method 3 does not cap the feed
+    assert b["current_feed"]["settlement_price"] == price(1, 250, usd)
+    with pytest.raises(InvalidOperation, match="there exists an individual settlement order"):
+        update_bsrm(chain, usd, 2)
+
+    # -- a feed of 150 TEST per USD re-prices the order at MCOP
+    # (update_settled_debt_order): ~MCOP = 150 * 1050/1000 = 315/2 TEST per
+    # USD; the pool's debt at it is ceil(1000 * 315/2) = 157,500 TEST, within
+    # the fund: the order sells 157,500 TEST at 315/2
+    publish(chain, usd, 1, 150)
+    order = state.objects[order["id"]]
+    assert (order["for_sale"], order["sell_price"]) == (
+        157500, {"base": amt(315), "quote": amt(2, usd)})
+
+    # -- init1 sells 400 USD for at least 60,000 TEST: it takes the order at
+    # 315/2 (match_limit_settled_debt): it receives 400 * 315/2 = 63,000 TEST
+    # for ceil(63000 * 2/315) = 400 USD; the order does not sell the whole
+    # fund, so the pool pays at its own price floor(400 * 190910/1000) =
+    # 76,364 TEST, the 13,364 over 63,000 being a collateral fee; the 400 USD
+    # leave the supply; the order now sells ceil(600 * 315/2) = 94,500
+    core1 = state.balance(INIT1, CORE)
+    applied = []
+    chain.add_consumer(type("C", (), {"block_applied": lambda self, b: applied.append(b)})())
+    push(chain, [1, {"seller": INIT1, "amount_to_sell": amt(400, usd),
+                     "min_to_receive": amt(60000), "fill_or_kill": True,
+                     "expiration": "2030-01-01T00:00:00", "extensions": {}}])
+    assert state.balance(INIT1, CORE) - core1 == 63000 - fee_of(chain, 1)
+    b = bitasset(chain, usd)
+    assert (b["individual_settlement_debt"], b["individual_settlement_fund"]) == (600, 114546)
+    assert dyn(chain, usd)["current_supply"] == 1600
+    assert dyn(chain, usd)["accumulated_collateral_fees"] == 9090 + 13364
+    assert state.objects[order["id"]]["for_sale"] == 94500
+    produce(chain)
+    fills = [o.op[1] for o in applied[-1].operations if o.is_virtual and o.op[0] == 4]
+    assert [(f["order_id"], f["account_id"], f["pays"], f["receives"], f["fee"], f["is_maker"])
+            for f in fills if f["order_id"] == order["id"]] == [
+        (order["id"], "1.2.3", amt(76364), amt(400, usd), amt(13364), True)]
+
+    # -- init0 offers 100 USD at 160 TEST per USD: above the order's 157.5,
+    # it rests.  A feed of 160 TEST per USD moves the order to 168 TEST per
+    # USD (ceil(600 * 168) = 100,800 TEST, within the fund) and margin
+    # calls are checked: the order takes init0's (check_settled_debt_order,
+    # match_settled_debt_limit at init0's price): init0 receives 16,000 TEST
+    # for 100 USD; the pool pays floor(100 * 114546/600) = 19,091 (fee 3,091)
+    [[_t, offer]] = push(chain, [1, {"seller": INIT0, "amount_to_sell": amt(100, usd),
+                                     "min_to_receive": amt(16000), "fill_or_kill": False,
+                                     "expiration": "2030-01-01T00:00:00", "extensions": {}}])
+    assert offer in state.objects
+    publish(chain, usd, 1, 160)
+    assert offer not in state.objects
+    b = bitasset(chain, usd)
+    assert (b["individual_settlement_debt"], b["individual_settlement_fund"]) == (500, 95455)
+    assert dyn(chain, usd)["current_supply"] == 1500
+    assert dyn(chain, usd)["accumulated_collateral_fees"] == 9090 + 13364 + 3091
+    order = state.objects[order["id"]]
+    assert (order["for_sale"], order["sell_price"]) == (84000, {"base": amt(168), "quote": amt(1, usd)})
+
+    # -- the issuer settles globally at 200 TEST per USD: init1 pays
+    # 1000 * 200 = 200,000 TEST; the pool's 95,455 join the fund, the order
+    # is removed and the method is reset (globally_settle_asset)
+    push(chain, [18, {"issuer": INIT0, "asset_to_settle": usd,
+                      "settle_price": price(1, 200, usd), "extensions": []}])
+    b = bitasset(chain, usd)
+    assert order["id"] not in state.objects
+    assert b["settlement_fund"] == 295455
+    assert b["settlement_price"] == {"base": amt(1500, usd), "quote": amt(295455)}
+    assert (b["individual_settlement_debt"], b["individual_settlement_fund"]) == (0, 0)
+    assert "black_swan_response_method" not in b["options"]["extensions"]

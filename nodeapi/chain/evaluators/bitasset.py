@@ -11,19 +11,20 @@ core-2587 no settlement without a feed, core-2591 collateral fees of
 settlements from the fund).
 
 Black swan response methods (core-2467): global settlement (0), no
-settlement (1) and individual settlement to fund (2); individual
-settlement to order (3) is refused (README).
+settlement (1), individual settlement to fund (2) and to order (3); the
+method is checked (below 4) by the operation's validation.
 """
 
-from nodeapi.chain.errors import InsufficientFeeds, InvalidOperation, fc_assert
+from nodeapi.chain.errors import InsufficientFeeds, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.market.bitasset_data import (
     COMMITTEE_FED, DISABLE_BSRM_UPDATE, DISABLE_FORCE_SETTLE, DISABLE_ICR_UPDATE,
     DISABLE_MCR_UPDATE, DISABLE_MSSR_UPDATE, GLOBAL_SETTLE, GLOBAL_SETTLEMENT,
-    INDIVIDUAL_SETTLEMENT_TO_FUND, NO_SETTLEMENT, WITNESS_FED, backing_asset, bitasset_of, bsrm,
-    extensions, feed_with_icr, has_feed, is_globally_settled, is_individually_settled_to_fund,
-    new_bitasset_data, update_bitasset_current_feed)
+    INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER, NO_SETTLEMENT, WITNESS_FED,
+    backing_asset, bitasset_of, bsrm, extensions, feed_with_icr, find_settled_debt_order,
+    has_feed, is_globally_settled, is_individually_settled_to_fund, new_bitasset_data,
+    update_bitasset_current_feed)
 from nodeapi.chain.market.margin import apply_force_settlement, check_call_orders
 from nodeapi.chain.market.positions import least_collateralized
 from nodeapi.protocol.asset import (
@@ -36,17 +37,7 @@ from nodeapi.protocol.times import format_time
 
 
 #: the black swan response methods this chain runs
-SUPPORTED_BSRM = (GLOBAL_SETTLEMENT, NO_SETTLEMENT, INDIVIDUAL_SETTLEMENT_TO_FUND)
-
-
-def _check_bsrm(options: dict) -> None:
-    method = extensions(options).get("black_swan_response_method")
-    if method is not None and int(method) not in SUPPORTED_BSRM:
-        raise InvalidOperation("Black swan response method individual settlement to order (3) "
-                               "is not supported by this node")
-
-
-def _check_bsrm_change(b: dict, new: dict, perms: int) -> bool:
+def _check_bsrm_change(state, b: dict, new: dict, perms: int) -> bool:
     """asset_update_bitasset's rules for a changed method: only with the
     permission, never after a global settlement or while an individual
     settlement pool (2) or order (3) exists; True when the feed must be
@@ -64,6 +55,10 @@ def _check_bsrm_change(b: dict, new: dict, perms: int) -> bool:
                   "!current_bitasset_data.is_individually_settled_to_fund()",
                   "Unable to update BSRM when the individual settlement pool (for "
                   "force-settlements) is not empty")
+    elif old_method == INDIVIDUAL_SETTLEMENT_TO_ORDER:
+        fc_assert(find_settled_debt_order(state, b["asset_id"]) is None,
+                  "!d.find_settled_debt_order( op.asset_to_update )",
+                  "Unable to update BSRM when there exists an individual settlement order")
     return NO_SETTLEMENT in (old_method, new_method)
 
 
@@ -101,7 +96,6 @@ def create_bitasset_data(ctx: ApplyContext, data: dict, asset_id: str) -> str:
     ``is_prediction_market`` and create the 2.4.N (before the 1.3.N, as
     graphene does); returns its id."""
     options = data["bitasset_opts"]
-    _check_bsrm(options)
     backing = _check_backing(ctx, data["issuer"], options["short_backing_asset"])
     _check_intervals(ctx, options)
     if data.get("is_prediction_market"):
@@ -129,7 +123,6 @@ def asset_update_bitasset(ctx: ApplyContext, data: dict) -> list:
     changed feed parameters recompute the feed and check margin calls."""
     state = ctx.state
     new = data["new_options"]
-    _check_bsrm(new)
     asset, b = _market_issued(state, data["asset_to_update"],
                               "Cannot update BitAsset-specific settings on a non-BitAsset.")
     fc_assert(data["issuer"] == asset["issuer"], "op.issuer == asset_obj.issuer",
@@ -146,7 +139,7 @@ def asset_update_bitasset(ctx: ApplyContext, data: dict) -> list:
         if perms & flag:
             fc_assert(not _changed(old, new, name), f"!{what.lower()}_changed",
                       f"No permission to update {what}")
-    bsrm_feed_update = _check_bsrm_change(b, new, perms)
+    bsrm_feed_update = _check_bsrm_change(state, b, new, perms)
     backing_changed = new["short_backing_asset"] != old["short_backing_asset"]
     if backing_changed:
         fc_assert(not is_globally_settled(b), "!current_bitasset_data.is_globally_settled()",

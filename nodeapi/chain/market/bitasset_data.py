@@ -32,8 +32,9 @@ from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.asset import (
     RATIO_DENOM, default_feed, equal, initial_collateralization, invert, is_null,
     maintenance_collateralization, make_price, margin_call_order_price,
-    margin_call_order_ratio, margin_call_pays_ratio, max_short_squeeze_price, normal,
+    margin_call_order_ratio, margin_call_pays_ratio, max_short_squeeze_price, mul_up, normal,
     null_price, percent_of, price_key, times_ratio, value)
+from nodeapi.protocol.config import MAX_SHARE_SUPPLY
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
 DISABLE_FORCE_SETTLE, GLOBAL_SETTLE = 0x10, 0x20
@@ -102,6 +103,45 @@ def individual_settlement_price(bitasset: dict) -> dict:
     collateral (DEBT per COLLATERAL)."""
     return make_price(bitasset["individual_settlement_debt"], bitasset["asset_id"],
                       bitasset["individual_settlement_fund"], backing_asset(bitasset))
+
+
+def find_settled_debt_order(state, mia_id: str) -> dict | None:
+    """graphene ``find_settled_debt_order``: the limit order
+    (``is_settled_debt``, seller the null account) selling the individual
+    settlement pool's collateral for ``mia_id`` under method 3, or None."""
+    b = bitasset_of(state, mia_id)
+    for order in state.book(backing_asset(b), mia_id):
+        if order.get("is_settled_debt"):
+            return order
+    return None
+
+
+def settled_debt_order_terms(bitasset: dict) -> tuple:
+    """``(for_sale, sell_price)`` of the settled-debt order (core-2591):
+    the pool's debt bought back at the margin call order price,
+    ``ceil(debt * ~MCOP)`` collateral, when the pool holds that much; else
+    the whole fund at the pool's price (db_update.cpp
+    ``update_settled_debt_order``, db_market.cpp ``individually_settle``)."""
+    sell_price = invert(mcop(bitasset))
+    for_sale = mul_up(int(bitasset["individual_settlement_debt"]), bitasset["asset_id"],
+                      sell_price)
+    if for_sale <= MAX_SHARE_SUPPLY and for_sale <= int(bitasset["individual_settlement_fund"]):
+        return for_sale, sell_price
+    return int(bitasset["individual_settlement_fund"]), invert(individual_settlement_price(bitasset))
+
+
+def _update_settled_debt_order(state, b: dict) -> None:
+    """db_update.cpp ``update_settled_debt_order``: after a new median the
+    settled-debt order takes :func:`settled_debt_order_terms` (not without
+    a feed)."""
+    if not has_feed(b):
+        return
+    order = find_settled_debt_order(state, b["asset_id"])
+    if order is None:
+        return
+    for_sale, sell_price = settled_debt_order_terms(b)
+    order = state.modify(order["id"])
+    order["for_sale"], order["sell_price"] = for_sale, sell_price
 
 
 def is_globally_settled(bitasset: dict) -> bool:
@@ -241,7 +281,8 @@ def update_bitasset_current_feed(state, bitasset_id: str, now: int,
     """graphene ``update_bitasset_current_feed``: recompute the median
     (unless ``skip_median_update``) and make it the current feed, its
     settlement price capped as :func:`_derived_current_feed_price` says
-    under the methods 1 and 2."""
+    under the methods 1 and 2; under method 3 a new median re-prices the
+    settled-debt order."""
     b = state.objects[bitasset_id]
     capping = bsrm(b) in (NO_SETTLEMENT, INDIVIDUAL_SETTLEMENT_TO_FUND)
     new_price = None
@@ -262,3 +303,5 @@ def update_bitasset_current_feed(state, bitasset_id: str, now: int,
             new_price = _derived_current_feed_price(state, b)
     if new_price is not None:
         b["current_feed"] = dict(b["current_feed"], settlement_price=new_price)
+    if not skip_median_update and bsrm(b) == INDIVIDUAL_SETTLEMENT_TO_ORDER:
+        _update_settled_debt_order(state, b)

@@ -29,6 +29,7 @@ from nodeapi.chain.market.bitasset_data import (
     INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER, NO_SETTLEMENT, backing_asset,
     bitasset_of, bsrm, has_feed, is_current_feed_price_capped, is_globally_settled, mcop, mcpr,
     mssp, update_bitasset_current_feed)
+from nodeapi.chain.market.individual import check_settled_debt_order, match_limit_settled_debt
 from nodeapi.chain.market.limits import fill_limit_order, match_limit_limit, maybe_cull
 from nodeapi.chain.market.positions import (
     collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
@@ -112,11 +113,11 @@ def check_call_orders(ctx: ApplyContext, mia_id: str, enable_black_swan: bool = 
         call = least_collateralized(state, mia_id)
         if settled_some:
             if call is None:
+                check_settled_debt_order(ctx, mia_id)
                 return True
             margin_called = True
-        if call is None:
-            return margin_called
-        if not _in_margin_call(b, call):
+        if call is None or not _in_margin_call(b, call):
+            check_settled_debt_order(ctx, mia_id)
             return margin_called
         book = state.book(mia_id, backing)
         if book and value(book[0]["sell_price"]) >= value(mcop(b)):
@@ -206,7 +207,9 @@ def _match_book(ctx: ApplyContext, order_id: str, market: tuple, cursor: tuple |
             cursor = _first(state, market, cursor[1], after=True)
             continue
         following = _first(state, market, cursor[1], after=True)
-        taker_gone, maker_gone = match_limit_limit(ctx, order_id, cursor[0])
+        match = match_limit_settled_debt if state.objects[cursor[0]].get("is_settled_debt") \
+            else match_limit_limit
+        taker_gone, maker_gone = match(ctx, order_id, cursor[0])
         cursor = following
         if taker_gone or not maker_gone:
             return True, cursor

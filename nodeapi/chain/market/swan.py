@@ -25,7 +25,7 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.market.bitasset_data import (
     INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER, backing_asset, bitasset_of,
-    bsrm, extensions, has_feed, is_globally_settled, mcpr, mssp)
+    bsrm, extensions, find_settled_debt_order, has_feed, is_globally_settled, mcpr, mssp)
 from nodeapi.chain.market.individual import individually_settle
 from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.positions import (
@@ -108,7 +108,9 @@ def globally_settle_asset(ctx: ApplyContext, mia_id: str, settlement_price: dict
     ``check_margin_calls`` (a black swan) positions in margin call
     territory pay at that price but the fund receives only at
     ``settlement_price * MSSR``, the difference being margin call fees;
-    healthier ones pay at the fund's price."""
+    healthier ones pay at the fund's price.  The individual settlement
+    pool joins the fund (its settled-debt order is removed) and the
+    response method is reset to global settlement."""
     state = ctx.state
     b = bitasset_of(state, mia_id)
     backing = backing_asset(b)
@@ -134,6 +136,9 @@ def globally_settle_asset(ctx: ApplyContext, mia_id: str, settlement_price: dict
         gathered += pays - fee
         fill_call_order(ctx, call["id"], pays, debt, fund_receives_price, True, fee,
                         reduce_current_supply=False)
+    settled_debt_order = find_settled_debt_order(state, mia_id)
+    if settled_debt_order is not None:
+        state.remove(settled_debt_order["id"])
     gathered += int(b["individual_settlement_fund"])
     b = state.modify(b["id"])
     options = dict(b["options"])
