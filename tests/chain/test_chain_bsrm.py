@@ -398,3 +398,38 @@ def test_individual_settlement_to_order(chain):
     assert b["settlement_price"] == {"base": amt(1500, usd), "quote": amt(295455)}
     assert (b["individual_settlement_debt"], b["individual_settlement_fund"]) == (0, 0)
     assert "black_swan_response_method" not in b["options"]["extensions"]
+
+
+def _update_perms(chain, asset_id, perms):
+    push(chain, [11, {"issuer": INIT0, "asset_to_update": asset_id,
+                      "new_options": asset_options(cer_quote=asset_id, perms=perms),
+                      "extensions": {}}])
+
+
+def test_disable_bsrm_update_permission(chain, usd2):
+    """asset_update_evaluator (core-2467, get_enabled_issuer_permissions_mask):
+    with supply, setting ``disable_bsrm_update`` gives the right up and is
+    allowed; clearing it again reinstates it and is refused.  The bit is
+    refused on a user-issued asset and on a prediction market."""
+    usd = usd2
+    _update_perms(chain, usd, GLOBAL_SETTLE | DISABLE_BSRM_UPDATE)
+    with pytest.raises(InvalidOperation, match="No permission to update BSRM"):
+        update_bsrm(chain, usd, 0)
+    with pytest.raises(InvalidOperation, match="Cannot reinstate previously revoked issuer "
+                                               "permissions on an asset if current supply"):
+        _update_perms(chain, usd, GLOBAL_SETTLE)
+    [[_t, uia]] = push(chain, [10, {
+        "issuer": INIT0, "symbol": "UIAX", "precision": 4,
+        "common_options": asset_options(), "is_prediction_market": False, "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="Unable to set non-UIA issuer permission bits "
+                                               "on UIA"):
+        _update_perms(chain, uia, DISABLE_BSRM_UPDATE)
+    [[_t, pred]] = push(chain, [10, {
+        "issuer": INIT0, "symbol": "PREDX", "precision": 5,
+        "common_options": asset_options(perms=GLOBAL_SETTLE),
+        "bitasset_opts": bitasset_opts(), "is_prediction_market": True, "extensions": {}}])
+    with pytest.raises(InvalidOperation, match="Unable to set disable_bsrm_update issuer "
+                                               "permission bit on PM"):
+        _update_perms(chain, pred, GLOBAL_SETTLE | DISABLE_BSRM_UPDATE)
+    with pytest.raises(InvalidOperation, match="global_settle permission should be enabled"):
+        _update_perms(chain, pred, 0)
