@@ -185,3 +185,29 @@ def test_individual_settlement_to_order(chain):
     assert b["settlement_price"] == {"base": amt(1500, usd), "quote": amt(295455)}
     assert (b["individual_settlement_debt"], b["individual_settlement_fund"]) == (0, 0)
     assert "black_swan_response_method" not in b["options"]["extensions"]
+
+
+def test_no_settlement_force_settlement_takes_the_margin_call(chain, usd1):
+    """apply_force_settlement under a capped feed: the new force
+    settlement takes init0 (margin-called) at the capped MCOP, the
+    position paying at the capped MSSP (match_impl of a settle and a
+    call order); the feed is re-capped after the match."""
+    usd, state = usd1, chain.state
+    [call0] = [c for c in state.calls_by_asset[usd] if state.objects[c]["borrower"] == INIT0]
+    publish(chain, usd, 1, 250)  # current feed capped at 11/2000, as above
+    # 100 USD: the settlement receives floor(100 * 2100/11) = 19,090 TEST
+    # (at MCOP 11/2100) for ceil(19090 * 11/2100) = 100 USD; init0 pays at
+    # MSSP 1/200: 20,000 TEST, the 910 over being the margin call fee; no
+    # force settlement fee on a margin call.  init0 keeps 180,000 / 900 =
+    # 200 TEST per USD, so the cap stays.
+    core1 = state.balance(INIT1, CORE)
+    [[_t, result]] = push(chain, [17, {"account": INIT1, "amount": amt(100, usd),
+                                        "extensions": []}])
+    [settle_id] = result["new_objects"]
+    assert settle_id not in state.objects
+    assert state.balance(INIT1, CORE) - core1 == 19090 - fee_of(chain, 17)
+    call = state.objects[call0]
+    assert (call["debt"], call["collateral"]) == (900, 180000)
+    assert dyn(chain, usd)["accumulated_collateral_fees"] == 910
+    assert dyn(chain, usd)["current_supply"] == 1900
+    assert bitasset(chain, usd)["current_feed"]["settlement_price"] == price(11, 2000, usd)
