@@ -215,7 +215,8 @@ def test_settle_too_small_for_the_pool_loses_nothing(chain):
     b = bitasset(chain, usd)
     assert (b["individual_settlement_debt"], b["individual_settlement_fund"]) == (1000, 500)
     # 1 USD: floor(1 * 500/1000) = 0 TEST
-    before = (state.balance(INIT0, usd), state.balance(INIT0, CORE), dyn(chain, usd)["current_supply"])
+    before = (state.balance(INIT0, usd), state.balance(INIT0, CORE),
+              dyn(chain, usd)["current_supply"])
     with pytest.raises(InvalidOperation, match="Settle amount is too small to receive anything"):
         settle(chain, INIT0, 1, usd)
     assert (state.balance(INIT0, usd), state.balance(INIT0, CORE),

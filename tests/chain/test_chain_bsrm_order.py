@@ -172,7 +172,8 @@ def test_individual_settlement_to_order(chain):
     assert dyn(chain, usd)["current_supply"] == 1500
     assert dyn(chain, usd)["accumulated_collateral_fees"] == 9090 + 13364 + 3091
     order = state.objects[order["id"]]
-    assert (order["for_sale"], order["sell_price"]) == (84000, {"base": amt(168), "quote": amt(1, usd)})
+    assert (order["for_sale"], order["sell_price"]) == (
+        84000, {"base": amt(168), "quote": amt(1, usd)})
 
     # -- the issuer settles globally at 200 TEST per USD: init1 pays
     # 1000 * 200 = 200,000 TEST; the pool's 95,455 join the fund, the order

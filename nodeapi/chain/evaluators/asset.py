@@ -131,8 +131,8 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     ``current_supply`` is not 0, no issuer permission may be re-enabled
     (``get_enabled_issuer_permissions_mask``: setting a ``disable_*`` bit
     revokes, clearing it re-enables; a user-issued asset's market-issued-only
-    bits and a prediction market's ``disable_bsrm_update`` may be cleared) and ``max_supply`` may not go below
-    ``current_supply``; a flag may change only when the current
+    bits and a prediction market's ``disable_bsrm_update`` may be cleared)
+    and ``max_supply`` may not go below ``current_supply``; a flag may change only when the current
     ``issuer_permissions`` allow it (``(new.flags ^ old.flags) &
     ~old.issuer_permissions == 0``); ``lock_max_supply`` freezes
     ``max_supply``; the ``new_precision`` extension (only without supply)

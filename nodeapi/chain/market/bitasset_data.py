@@ -127,7 +127,8 @@ def settled_debt_order_terms(bitasset: dict) -> tuple:
                       sell_price)
     if for_sale <= MAX_SHARE_SUPPLY and for_sale <= int(bitasset["individual_settlement_fund"]):
         return for_sale, sell_price
-    return int(bitasset["individual_settlement_fund"]), invert(individual_settlement_price(bitasset))
+    return (int(bitasset["individual_settlement_fund"]),
+            invert(individual_settlement_price(bitasset)))
 
 
 def _update_settled_debt_order(state, b: dict) -> None:

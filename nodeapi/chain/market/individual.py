@@ -14,7 +14,8 @@ limit orders selling the debt asset at or above it.
 
 Reference: bitshares-core libraries/chain/db_market.cpp
 (``individually_settle``, ``match_limit_settled_debt``,
-``match_settled_debt_limit``, ``check_settled_debt_order``), asset_object.hpp (``individual_settlement_debt``,
+``match_settled_debt_limit``, ``check_settled_debt_order``),
+asset_object.hpp (``individual_settlement_debt``,
 ``individual_settlement_fund``, ``get_individual_settlement_price``).
 """
 
@@ -59,7 +60,8 @@ def individually_settle(ctx: ApplyContext, mia_id: str, call: dict) -> None:
         else:
             backing = backing_asset(nb)
             state.create("1.7", {
-                "expiration": format_time(MAX_TIME), "seller": NULL_ACCOUNT, "for_sale": fund_receives,
+                "expiration": format_time(MAX_TIME), "seller": NULL_ACCOUNT,
+                "for_sale": fund_receives,
                 "sell_price": make_price(fund_receives, backing, debt, mia_id),
                 "filled_amount": "0", "deferred_fee": 0,
                 "deferred_paid_fee": {"amount": 0, "asset_id": "1.3.0"},
