@@ -16,9 +16,10 @@ after each margin call, so the prices move as positions are filled.
 Reference: bitshares-core libraries/chain/db_market.cpp
 (``check_call_orders``, ``apply_order``, ``apply_force_settlement``,
 ``match`` of a limit and a call order), with the hardforks of today's
-chain: 343/453/606/625/834/1270 (least collateralized first, feed protection, TCR), BSIP 74, core-2481
-(margin calls against force settlements, no undercollateralized fills),
-core-2582 (median feed for the TCR).
+chain: 343/453/606/625/834/1270 (least collateralized first, feed
+protection, TCR), BSIP 74, core-2481 (margin calls against force
+settlements, no undercollateralized fills), core-2582 (median feed for the
+TCR), core-2467 (black swan response methods).
 """
 
 from bisect import bisect_left, bisect_right
