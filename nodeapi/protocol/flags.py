@@ -32,3 +32,21 @@ UIA_ASSET_ISSUER_PERMISSION_MASK = (CHARGE_MARKET_FEE | WHITE_LIST | OVERRIDE_AU
                                     | LOCK_MAX_SUPPLY | DISABLE_NEW_SUPPLY)
 #: The bits only market-issued assets may carry.
 NON_UIA_ONLY_ISSUER_PERMISSION_MASK = ASSET_ISSUER_PERMISSION_MASK ^ UIA_ASSET_ISSUER_PERMISSION_MASK
+#: The "enable" permission bits: set means the issuer may use the feature.
+ASSET_ISSUER_PERMISSION_ENABLE_BITS_MASK = (CHARGE_MARKET_FEE | WHITE_LIST | OVERRIDE_AUTHORITY
+                                            | TRANSFER_RESTRICTED | DISABLE_FORCE_SETTLE
+                                            | GLOBAL_SETTLE | DISABLE_CONFIDENTIAL
+                                            | WITNESS_FED_ASSET | COMMITTEE_FED_ASSET)
+#: The "disable" permission bits: set means the issuer gave the feature up.
+ASSET_ISSUER_PERMISSION_DISABLE_BITS_MASK = (LOCK_MAX_SUPPLY | DISABLE_NEW_SUPPLY
+                                             | DISABLE_MCR_UPDATE | DISABLE_ICR_UPDATE
+                                             | DISABLE_MSSR_UPDATE | DISABLE_BSRM_UPDATE
+                                             | DISABLE_COLLATERAL_BIDDING)
+
+
+def enabled_issuer_permissions(permissions: int) -> int:
+    """graphene ``asset_options::get_enabled_issuer_permissions_mask``: the
+    enable bits that are set and the disable bits that are not."""
+    permissions = int(permissions)
+    return (permissions & ASSET_ISSUER_PERMISSION_ENABLE_BITS_MASK) \
+        | (~permissions & ASSET_ISSUER_PERMISSION_DISABLE_BITS_MASK)

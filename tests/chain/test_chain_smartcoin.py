@@ -321,11 +321,6 @@ def test_target_collateral_ratio_limits_the_margin_call(chain, usd):
     assert dyn(chain, usd)["accumulated_collateral_fees"] == 3280
 
 
-def test_unsupported_black_swan_response_method_is_refused(chain):
-    with pytest.raises(InvalidOperation, match="Black swan response methods other than global"):
-        create_usd(chain, "BSRM", black_swan_response_method=1)
-
-
 def test_prediction_market(chain):
     """A prediction market (bitshares-core asset_evaluator.cpp,
     market_evaluator.cpp): positions take equal debt and collateral, no feed

@@ -18,8 +18,9 @@ from nodeapi.protocol.asset import equal
 from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import (
-    ASSET_ISSUER_PERMISSION_MASK, DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY, LOCK_MAX_SUPPLY,
-    UIA_ASSET_ISSUER_PERMISSION_MASK)
+    ASSET_ISSUER_PERMISSION_MASK, DISABLE_BSRM_UPDATE, DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY,
+    GLOBAL_SETTLE, LOCK_MAX_SUPPLY, NON_UIA_ONLY_ISSUER_PERMISSION_MASK,
+    UIA_ASSET_ISSUER_PERMISSION_MASK, enabled_issuer_permissions)
 from nodeapi.protocol.times import format_time
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
@@ -123,10 +124,15 @@ def _issued_by(ctx: ApplyContext, asset_id: str, issuer: str) -> dict:
 def asset_update(ctx: ApplyContext, data: dict) -> list:
     """asset_update (11): new options, by the issuer.
 
-    Checks of graphene ``asset_update_evaluator::do_evaluate`` for
-    user-issued assets: while ``current_supply`` is not 0, no issuer
-    permission may be re-enabled and ``max_supply`` may not go below
-    ``current_supply``; a flag may change only when the current
+    Checks of graphene ``asset_update_evaluator::do_evaluate``: no
+    market-issued-only permission bit on a
+    user-issued asset, no ``disable_bsrm_update`` and always
+    ``global_settle`` on a prediction market (core-2467); while
+    ``current_supply`` is not 0, no issuer permission may be re-enabled
+    (``get_enabled_issuer_permissions_mask``: setting a ``disable_*`` bit
+    revokes, clearing it re-enables; a user-issued asset's market-issued-only
+    bits and a prediction market's ``disable_bsrm_update`` may be cleared)
+    and ``max_supply`` may not go below ``current_supply``; a flag may change only when the current
     ``issuer_permissions`` allow it (``(new.flags ^ old.flags) &
     ~old.issuer_permissions == 0``); ``lock_max_supply`` freezes
     ``max_supply``; the ``new_precision`` extension (only without supply)
@@ -144,11 +150,45 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     new_precision = ext.get("new_precision")
     old = asset["options"]
     old_perms, new_perms = int(old["issuer_permissions"]), int(opts["issuer_permissions"])
+    b = bitasset_of(ctx.state, asset["id"])
+    prediction_market = b is not None and b["is_prediction_market"]
+    if b is None:
+        fc_assert(not new_perms & NON_UIA_ONLY_ISSUER_PERMISSION_MASK,
+                  "0 == ( o.new_options.issuer_permissions & NON_UIA_ONLY_ISSUER_PERMISSION_MASK )",
+                  "Unable to set non-UIA issuer permission bits on UIA")
+    elif prediction_market:
+        fc_assert(not new_perms & DISABLE_BSRM_UPDATE,
+                  "0 == ( o.new_options.issuer_permissions & disable_bsrm_update )",
+                  "Unable to set disable_bsrm_update issuer permission bit on PM")
+    enabled_old = enabled_issuer_permissions(old_perms)
+    if prediction_market:
+        fc_assert(new_perms & GLOBAL_SETTLE, "a_copy.can_global_settle()",
+                  "The global_settle permission should be enabled for prediction markets")
+        enabled_old |= GLOBAL_SETTLE
     supply = int(ctx.state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
     if supply != 0:
-        if new_perms & ~old_perms:
-            raise InvalidOperation("Cannot reinstate previously revoked issuer permissions on "
-                                   "an asset if current supply is non-zero")
+        reinstated = enabled_issuer_permissions(new_perms) & ~enabled_old
+        if b is None:
+            fc_assert(not reinstated & UIA_ASSET_ISSUER_PERMISSION_MASK,
+                      "0 == ( ( o.new_options.get_enabled_issuer_permissions_mask() & "
+                      "(uint16_t)(~enabled_issuer_permissions_mask) ) & "
+                      "UIA_ASSET_ISSUER_PERMISSION_MASK )",
+                      "Cannot reinstate previously revoked issuer permissions on a UIA if current "
+                      "supply is non-zero, unless to unset non-UIA issuer permission bits.")
+        elif prediction_market:
+            fc_assert(not reinstated & ~DISABLE_BSRM_UPDATE,
+                      "0 == ( ( o.new_options.get_enabled_issuer_permissions_mask() & "
+                      "(uint16_t)(~enabled_issuer_permissions_mask) ) & "
+                      "(uint16_t)(~disable_bsrm_update) )",
+                      "Cannot reinstate previously revoked issuer permissions on a PM if current "
+                      "supply is non-zero, unless to unset the disable_bsrm_update issuer "
+                      "permission bit.")
+        else:
+            fc_assert(not reinstated,
+                      "0 == ( o.new_options.get_enabled_issuer_permissions_mask() & "
+                      "(uint16_t)(~enabled_issuer_permissions_mask) )",
+                      "Cannot reinstate previously revoked issuer permissions on an asset if "
+                      "current supply is non-zero.")
         if int(opts["max_supply"]) < supply:
             raise InvalidOperation(f"Max supply {opts['max_supply']} should not be smaller "
                                    f"than current supply {supply}")

@@ -10,36 +10,56 @@ instant matching of force settlements, core-2582 median feed checks,
 core-2587 no settlement without a feed, core-2591 collateral fees of
 settlements from the fund).
 
-Only the global-settlement black swan response method exists on this chain:
-a ``black_swan_response_method`` other than 0 is refused (README).
+Black swan response methods (core-2467): global settlement (0), no
+settlement (1), individual settlement to fund (2) and to order (3); the
+method is checked (below 4) by the operation's validation.
 """
 
-from nodeapi.chain.errors import InsufficientFeeds, InvalidOperation, fc_assert
+from nodeapi.chain.errors import InsufficientFeeds, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.balances import adjust_balance, adjust_supply
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.market.bitasset_data import (
     COMMITTEE_FED, DISABLE_BSRM_UPDATE, DISABLE_FORCE_SETTLE, DISABLE_ICR_UPDATE,
-    DISABLE_MCR_UPDATE, DISABLE_MSSR_UPDATE, GLOBAL_SETTLE, WITNESS_FED, backing_asset,
-    bitasset_of, extensions, feed_with_icr, has_feed, is_globally_settled, mcop,
-    new_bitasset_data, update_bitasset_current_feed)
-from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees
-from nodeapi.chain.market.margin import check_call_orders
+    DISABLE_MCR_UPDATE, DISABLE_MSSR_UPDATE, GLOBAL_SETTLE, GLOBAL_SETTLEMENT,
+    INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER, NO_SETTLEMENT, WITNESS_FED,
+    backing_asset, bitasset_of, bsrm, extensions, feed_with_icr, find_settled_debt_order,
+    has_feed, is_globally_settled, is_individually_settled_to_fund, new_bitasset_data,
+    update_bitasset_current_feed)
+from nodeapi.chain.market.margin import apply_force_settlement, check_call_orders
 from nodeapi.chain.market.positions import least_collateralized
 from nodeapi.protocol.asset import (
-    default_feed, is_null, make_price, margin_call_params_equal, mul_down, mul_up, normal,
-    value)
-from nodeapi.chain.market.settle_orders import apply_force_settlement
+    default_feed, is_null, make_price, margin_call_params_equal, mul_down, normal, value)
+from nodeapi.chain.market.settle_funds import settle_from_gs_fund, settle_from_individual_pool
 from nodeapi.chain.market.swan import globally_settle_asset, revive_bitasset
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.times import format_time
 
 
-def _check_bsrm(options: dict) -> None:
-    method = extensions(options).get("black_swan_response_method")
-    if method is not None and int(method) != 0:
-        raise InvalidOperation("Black swan response methods other than global settlement (0) "
-                               "are not supported by this node")
+#: the black swan response methods this chain runs
+def _check_bsrm_change(state, b: dict, new: dict, perms: int) -> bool:
+    """asset_update_bitasset's rules for a changed method: only with the
+    permission, never after a global settlement or while an individual
+    settlement pool (2) or order (3) exists; True when the feed must be
+    recomputed (no settlement (1) on either side)."""
+    old_method = bsrm(b)
+    new_method = int(extensions(new).get("black_swan_response_method") or GLOBAL_SETTLEMENT)
+    if old_method == new_method:
+        return False
+    fc_assert(not perms & DISABLE_BSRM_UPDATE, "asset_obj.can_owner_update_bsrm()",
+              "No permission to update BSRM")
+    fc_assert(not is_globally_settled(b), "!current_bitasset_data.is_globally_settled()",
+              "Unable to update BSRM when the asset has been globally settled")
+    if old_method == INDIVIDUAL_SETTLEMENT_TO_FUND:
+        fc_assert(not is_individually_settled_to_fund(b),
+                  "!current_bitasset_data.is_individually_settled_to_fund()",
+                  "Unable to update BSRM when the individual settlement pool (for "
+                  "force-settlements) is not empty")
+    elif old_method == INDIVIDUAL_SETTLEMENT_TO_ORDER:
+        fc_assert(find_settled_debt_order(state, b["asset_id"]) is None,
+                  "!d.find_settled_debt_order( op.asset_to_update )",
+                  "Unable to update BSRM when there exists an individual settlement order")
+    return NO_SETTLEMENT in (old_method, new_method)
 
 
 def _check_backing(ctx: ApplyContext, issuer: str, backing_id: str) -> dict:
@@ -76,7 +96,6 @@ def create_bitasset_data(ctx: ApplyContext, data: dict, asset_id: str) -> str:
     ``is_prediction_market`` and create the 2.4.N (before the 1.3.N, as
     graphene does); returns its id."""
     options = data["bitasset_opts"]
-    _check_bsrm(options)
     backing = _check_backing(ctx, data["issuer"], options["short_backing_asset"])
     _check_intervals(ctx, options)
     if data.get("is_prediction_market"):
@@ -104,11 +123,14 @@ def asset_update_bitasset(ctx: ApplyContext, data: dict) -> list:
     changed feed parameters recompute the feed and check margin calls."""
     state = ctx.state
     new = data["new_options"]
-    _check_bsrm(new)
     asset, b = _market_issued(state, data["asset_to_update"],
                               "Cannot update BitAsset-specific settings on a non-BitAsset.")
     fc_assert(data["issuer"] == asset["issuer"], "op.issuer == asset_obj.issuer",
               "Only asset issuer can update bitasset_data of the asset.")
+    if b["is_prediction_market"]:
+        fc_assert(extensions(new).get("black_swan_response_method") is None,
+                  "!op.new_options.extensions.value.black_swan_response_method.valid()",
+                  "Can not set black_swan_response_method for Prediction Markets")
     old = b["options"]
     perms = int(asset["options"]["issuer_permissions"])
     for name, flag, what in (("maintenance_collateral_ratio", DISABLE_MCR_UPDATE, "MCR"),
@@ -117,9 +139,7 @@ def asset_update_bitasset(ctx: ApplyContext, data: dict) -> list:
         if perms & flag:
             fc_assert(not _changed(old, new, name), f"!{what.lower()}_changed",
                       f"No permission to update {what}")
-    if perms & DISABLE_BSRM_UPDATE:
-        fc_assert(not _changed(old, new, "black_swan_response_method"),
-                  "asset_obj.can_owner_update_bsrm()", "No permission to update BSRM")
+    bsrm_feed_update = _check_bsrm_change(state, b, new, perms)
     backing_changed = new["short_backing_asset"] != old["short_backing_asset"]
     if backing_changed:
         fc_assert(not is_globally_settled(b), "!current_bitasset_data.is_globally_settled()",
@@ -162,9 +182,9 @@ def asset_update_bitasset(ctx: ApplyContext, data: dict) -> list:
             nb["feeds"] = [[acc, [when, dict(feed, settlement_price=make_price(
                 0, "1.3.0", 0, "1.3.0"))]] for acc, (when, feed) in nb["feeds"]]
     feed_changed = False
-    if update_feeds:
+    if update_feeds or bsrm_feed_update:
         old_current, old_median = b["current_feed"], b["median_feed"]
-        update_bitasset_current_feed(state, b["id"], ctx.now)
+        update_bitasset_current_feed(state, b["id"], ctx.now, skip_median_update=not update_feeds)
         nb = state.objects[b["id"]]
         feed_changed = not margin_call_params_equal(old_current, nb["current_feed"]) \
             or not margin_call_params_equal(old_median, nb["median_feed"])
@@ -289,53 +309,11 @@ def asset_global_settle(ctx: ApplyContext, data: dict) -> list:
     return VOID
 
 
-def _settle_from_fund(ctx: ApplyContext, data: dict, asset: dict, b: dict) -> list:
-    """graphene ``pay_settle_from_gs_fund``: instant settlement of a
-    globally settled asset at ``settlement_price``; the collateral beyond
-    the margin call order price is a collateral fee (core-2591), the
-    collateral's market fee applies (core-1780)."""
-    state = ctx.state
-    mia_id, backing = asset["id"], backing_asset(b)
-    amount = int(data["amount"]["amount"])
-    supply = int(state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
-    fund = int(b["settlement_fund"])
-    if amount == supply:
-        settled = fund
-    else:
-        settled = mul_down(amount, mia_id, b["settlement_price"])
-        fc_assert(settled <= fund, "settled_amount.amount <= bitasset.settlement_fund",
-                  "Internal error: amount in the global settlement fund is not sufficient to "
-                  "pay the settlement")
-    if settled == 0 and not b["is_prediction_market"]:
-        raise InvalidOperation("Settle amount is too small to receive anything due to rounding")
-    pays = amount
-    if amount != supply and settled != 0:
-        pays = mul_up(settled, backing, b["settlement_price"])
-    adjust_balance(state, data["account"], mia_id, -pays)
-    issuer_fees, collateral_fees = 0, None
-    if settled > 0:
-        state.modify(b["id"])["settlement_fund"] = fund - settled
-        if not b["is_prediction_market"] and has_feed(b):
-            by_mcop = mul_up(pays, mia_id, mcop(b))
-            if by_mcop < settled:
-                collateral_fees = settled - by_mcop
-                accumulate_fee(state, mia_id, backing, collateral_fees)
-                settled -= collateral_fees
-        issuer_fees = pay_market_fees(state, backing, settled, False, data["account"])
-        settled -= issuer_fees
-        if settled > 0:
-            adjust_balance(state, data["account"], backing, settled)
-    adjust_supply(state, asset["id"], -pays)
-    fees = [{"amount": issuer_fees, "asset_id": backing}]
-    if collateral_fees is not None:
-        fees.insert(0, {"amount": collateral_fees, "asset_id": backing})
-    return [5, {"paid": [{"amount": pays, "asset_id": mia_id}],
-                "received": [{"amount": settled, "asset_id": backing}], "fees": fees}]
-
-
 def asset_settle(ctx: ApplyContext, data: dict) -> list:
     """asset_settle (17): settle ``amount`` of a market-issued asset.
-    From a globally settled asset's fund at once; otherwise a force
+    From a globally settled asset's fund at once; from the individual
+    settlement pool (method 2) at once, the rest (when it empties the
+    pool and force settlement is enabled) as a force settlement; otherwise a force
     settlement 1.4.N due after ``force_settlement_delay_sec`` that first
     takes positions in margin call territory (core-2481).  Result (an
     extendable_operation_result) ``[5, {"new_objects": ["1.4.N"]}]`` or
@@ -344,15 +322,18 @@ def asset_settle(ctx: ApplyContext, data: dict) -> list:
     amount = data["amount"]
     asset, b = _market_issued(state, amount["asset_id"],
                               "Can only force settle a predition market or a market issued asset")
-    fc_assert(not int(asset["options"]["flags"]) & DISABLE_FORCE_SETTLE or is_globally_settled(b),
-              "asset_to_settle->can_force_settle() || bitasset.is_globally_settled()",
+    fc_assert(not int(asset["options"]["flags"]) & DISABLE_FORCE_SETTLE or is_globally_settled(b)
+              or is_individually_settled_to_fund(b),
+              "asset_to_settle->can_force_settle() || bitasset.is_globally_settled() || "
+              "bitasset.is_individually_settled_to_fund()",
               "Either the asset need to have the force_settle flag enabled, or it need to be "
               "globally settled, or the individual settlement pool (for force-settlements) is "
               "not empty")
     if b["is_prediction_market"]:
         fc_assert(is_globally_settled(b), "bitasset.is_globally_settled()",
                   "Global settlement must occur before force settling a prediction market")
-    elif not has_feed(b) and not is_globally_settled(b):
+    elif not has_feed(b) and not is_globally_settled(b) \
+            and not is_individually_settled_to_fund(b):
         raise InsufficientFeeds("Cannot force settle with no price feed if the asset is not "
                                 "globally settled and the individual settlement pool (for "
                                 "force-settlements) is not empty")
@@ -365,15 +346,24 @@ def asset_settle(ctx: ApplyContext, data: dict) -> list:
     fc_assert(is_authorized_asset(state, data["account"], state.objects[backing_asset(b)]),
               "is_authorized_asset( d, *fee_paying_account, bitasset.options.short_backing_asset(d) )",
               "The account is not allowed to receive the backing asset")
+    account, to_settle = data["account"], int(amount["amount"])
     if is_globally_settled(b):
-        return _settle_from_fund(ctx, data, asset, b)
-    if not has_feed(b):
-        return [5, {}]
-    adjust_balance(state, data["account"], asset["id"], -int(amount["amount"]))
+        return [5, settle_from_gs_fund(ctx, account, to_settle, asset["id"])]
+    result = {}
+    if is_individually_settled_to_fund(b):
+        result = settle_from_individual_pool(ctx, account, to_settle, asset["id"])
+        b = bitasset_of(state, asset["id"])
+        if is_individually_settled_to_fund(b) \
+                or int(asset["options"]["flags"]) & DISABLE_FORCE_SETTLE:
+            return [5, result]
+        to_settle -= int(result["paid"][0]["amount"])
+    if to_settle == 0 or not has_feed(b):
+        return [5, result]
+    adjust_balance(state, account, asset["id"], -to_settle)
     settle = state.create("1.4", {
-        "owner": data["account"],
-        "balance": {"amount": int(amount["amount"]), "asset_id": asset["id"]},
+        "owner": account,
+        "balance": {"amount": to_settle, "asset_id": asset["id"]},
         "settlement_date": format_time(ctx.now + int(b["options"]["force_settlement_delay_sec"])),
     })
     apply_force_settlement(ctx, settle["id"], asset["id"])
-    return [5, {"new_objects": [settle["id"]]}]
+    return [5, {"new_objects": [settle["id"]], **result}]

@@ -6,7 +6,9 @@ back to 0).  A new or changed position must not be instantly black-swanned
 (its collateral ratio above MSSR at the median feed, core-2481) and must
 end above the initial collateralization (ICR, BSIP 77) unless it only adds
 collateral without adding debt.  The optional ``target_collateral_ratio``
-extension limits how much a margin call sells.
+extension limits how much a margin call sells.  Under the black swan
+response method no settlement (1) the current feed is re-capped after the
+update (and after closing, checking margin calls when it moved).
 
 bid_collateral offers collateral for a share of a globally settled asset's
 debt (2.17.N); a bid with ``debt_covered`` 0 cancels the bidder's bid.
@@ -19,11 +21,12 @@ from nodeapi.chain.errors import InsufficientFeeds, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.bitasset_data import (
-    backing_asset, bitasset_of, has_feed, is_globally_settled)
+    NO_SETTLEMENT, backing_asset, bitasset_of, bsrm, has_feed, is_globally_settled,
+    update_bitasset_current_feed)
 from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.margin import check_call_orders
 from nodeapi.chain.market.positions import call_of, collateralization
-from nodeapi.protocol.asset import invert, make_price, max_short_squeeze_price, value
+from nodeapi.protocol.asset import equal, invert, make_price, max_short_squeeze_price, value
 from nodeapi.chain.market.swan import cancel_bid
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import DISABLE_COLLATERAL_BIDDING, DISABLE_NEW_SUPPLY
@@ -102,6 +105,12 @@ def call_order_update(ctx: ApplyContext, data: dict) -> list:
         core_in_orders(state, account, delta_coll["asset_id"], coll_change)
     if closing:
         state.remove(call["id"])
+        if bsrm(b) == NO_SETTLEMENT:
+            old_price = b["current_feed"]["settlement_price"]
+            update_bitasset_current_feed(state, b["id"], ctx.now, skip_median_update=True)
+            b = bitasset_of(state, asset["id"])
+            if has_feed(b) and not equal(b["current_feed"]["settlement_price"], old_price):
+                check_call_orders(ctx, asset["id"], True)
         return [1, call["id"]]
     ext = data.get("extensions") if isinstance(data.get("extensions"), dict) else {}
     tcr = ext.get("target_collateral_ratio")
@@ -131,6 +140,8 @@ def call_order_update(ctx: ApplyContext, data: dict) -> list:
               "Could not create a debt position which would trigger a blackswan event "
               "instantly, unless it is to increase collateral ratio of an existing debt "
               "position and is not increasing its debt amount")
+    if bsrm(b) == NO_SETTLEMENT:
+        update_bitasset_current_feed(state, b["id"], ctx.now, skip_median_update=True)
     called = check_call_orders(ctx, asset["id"], False)
     b = bitasset_of(state, asset["id"])
     call = state.objects.get(call_id)

@@ -57,8 +57,9 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     remainder as 1.7.N with the deferred fee; result ``[1, "1.7.N"]``.
     The order has the fields of bitshares-core 7.x's ``limit_order_object``
     (market_object.hpp): ``filled_amount`` (what it sold so far, a
-    decimal string), ``is_settled_debt`` (always false: no individual
-    settlement funds here), ``on_fill`` (the operation's take-profit
+    decimal string), ``is_settled_debt`` (false: only the
+    null account's settled-debt order of black swan response method 3 has
+    it), ``on_fill`` (the operation's take-profit
     action, or empty) and, once a take-profit order is linked to it,
     ``take_profit_order_id``.
     Checks in graphene's order (``limit_order_create_evaluator::do_evaluate``,

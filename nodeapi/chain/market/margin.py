@@ -9,12 +9,17 @@ MCPR); what it pays beyond what the limit order receives is the margin call
 fee, kept by the asset in ``accumulated_collateral_fees`` (BSIP 74).  A
 position with a target collateral ratio sells only down to it.
 
+Under the black swan response method no settlement (1) the current feed
+is capped (:mod:`~nodeapi.chain.market.bitasset_data`) and re-capped
+after each margin call, so the prices move as positions are filled.
+
 Reference: bitshares-core libraries/chain/db_market.cpp
-(``check_call_orders``, ``apply_order``, ``match`` of a limit and a call
-order), with the hardforks of today's chain: 343/453/606/625/834/1270
-(least collateralized first, feed protection, TCR), BSIP 74, core-2481
-(margin calls against force settlements, no undercollateralized fills),
-core-2582 (median feed for the TCR).
+(``check_call_orders``, ``apply_order``, ``apply_force_settlement``,
+``match`` of a limit and a call order), with the hardforks of today's
+chain: 343/453/606/625/834/1270 (least collateralized first, feed
+protection, TCR), BSIP 74, core-2481 (margin calls against force
+settlements, no undercollateralized fills), core-2582 (median feed for the
+TCR), core-2467 (black swan response methods).
 """
 
 from bisect import bisect_left, bisect_right
@@ -22,13 +27,17 @@ from fractions import Fraction
 
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.market.bitasset_data import (
-    backing_asset, bitasset_of, has_feed, is_globally_settled, mcop, mcpr, mssp)
+    INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER, NO_SETTLEMENT, backing_asset,
+    bitasset_of, bsrm, has_feed, is_current_feed_price_capped, is_globally_settled, mcop, mcpr,
+    mssp, update_bitasset_current_feed)
+from nodeapi.chain.market.individual import check_settled_debt_order, match_limit_settled_debt
 from nodeapi.chain.market.limits import fill_limit_order, match_limit_limit, maybe_cull
 from nodeapi.chain.market.positions import (
     collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
-from nodeapi.chain.market.settle_orders import match_force_settlements
+from nodeapi.chain.market.settle_orders import (
+    margin_call_terms, margin_called, match_force_settlements, match_settle_call)
 from nodeapi.chain.market.swan import check_for_blackswan
-from nodeapi.protocol.asset import invert, mul_down, mul_up, times_ratio, value
+from nodeapi.protocol.asset import equal, invert, mul_down, mul_up, times_ratio, value
 from nodeapi.protocol.ids import instance_number
 
 
@@ -78,7 +87,10 @@ def check_call_orders(ctx: ApplyContext, mia_id: str, enable_black_swan: bool = 
     ``mia_id`` in margin call territory, least collateralized first,
     against limit orders selling the asset at or above the margin call
     order price, then against force settlements; a black swan settles the
-    asset globally.  True when a margin call was executed.
+    asset globally, or settles the undercollateralized positions
+    individually under the response methods 2 and 3 (checked before each
+    margin call only).  True when a margin call or an individual
+    settlement was executed.
 
     :raises InvalidOperation: a black swan where ``enable_black_swan`` is
         false."""
@@ -86,30 +98,42 @@ def check_call_orders(ctx: ApplyContext, mia_id: str, enable_black_swan: bool = 
     b = bitasset_of(state, mia_id)
     if b is None or b["is_prediction_market"]:
         return False
-    if check_for_blackswan(ctx, mia_id, enable_black_swan):
+    individual = bsrm(b) in (INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER)
+    if not individual and check_for_blackswan(ctx, mia_id, enable_black_swan):
         return False
     if not has_feed(b):
         return False
     backing = backing_asset(b)
+    update_current_feed = bsrm(b) == NO_SETTLEMENT and is_current_feed_price_capped(b)
     margin_called = False
     while True:
-        if check_for_blackswan(ctx, mia_id, enable_black_swan):
-            return margin_called
+        settled_some = check_for_blackswan(ctx, mia_id, enable_black_swan)
         b = bitasset_of(state, mia_id)
-        call = least_collateralized(state, mia_id)
-        if call is None:
+        if is_globally_settled(b):
             return margin_called
-        if not _in_margin_call(b, call):
+        call = least_collateralized(state, mia_id)
+        if settled_some:
+            if call is None:
+                check_settled_debt_order(ctx, mia_id)
+                return True
+            margin_called = True
+        if call is None or not _in_margin_call(b, call):
+            check_settled_debt_order(ctx, mia_id)
             return margin_called
         book = state.book(mia_id, backing)
         if book and value(book[0]["sell_price"]) >= value(mcop(b)):
             margin_called = True
             if _fill_against_limit(ctx, b, call, book[0]):
+                if update_current_feed:
+                    update_bitasset_current_feed(state, b["id"], ctx.now, skip_median_update=True)
+                    update_current_feed = is_current_feed_price_capped(bitasset_of(state, mia_id))
                 continue
         if skip_matching_settle_orders or not state.settles_by_asset.get(mia_id):
             return margin_called
         if match_force_settlements(ctx, mia_id):
             margin_called = True
+            if update_current_feed:
+                update_current_feed = is_current_feed_price_capped(bitasset_of(state, mia_id))
 
 
 def _match_limit_call(ctx: ApplyContext, order_id: str, call: dict, b: dict,
@@ -137,6 +161,8 @@ def _match_limit_call(ctx: ApplyContext, order_id: str, call: dict, b: dict,
                                   cull_taker, False)
     fill_call_order(ctx, call["id"], call_pays, call_receives, match_price, True,
                     call_pays - order_receives)
+    if bsrm(b) == NO_SETTLEMENT:
+        update_bitasset_current_feed(state, b["id"], ctx.now, skip_median_update=True)
     return taker_gone
 
 
@@ -182,7 +208,9 @@ def _match_book(ctx: ApplyContext, order_id: str, market: tuple, cursor: tuple |
             cursor = _first(state, market, cursor[1], after=True)
             continue
         following = _first(state, market, cursor[1], after=True)
-        taker_gone, maker_gone = match_limit_limit(ctx, order_id, cursor[0])
+        match = match_limit_settled_debt if state.objects[cursor[0]].get("is_settled_debt") \
+            else match_limit_limit
+        taker_gone, maker_gone = match(ctx, order_id, cursor[0])
         cursor = following
         if taker_gone or not maker_gone:
             return True, cursor
@@ -210,19 +238,54 @@ def apply_order(ctx: ApplyContext, order_id: str) -> bool:
         call_match_price = invert(mcop(b))
         if value(invert(order["sell_price"])) > value(call_match_price):
             call_match_price = None
-    finished = False
+    finished = feed_price_updated = False
     if call_match_price is not None:
         after_call = _boundary(state, market, call_match_price, inclusive=True)
         finished, cursor = _match_book(ctx, order_id, market, cursor, after_call)
         call_pays_price = invert(mssp(b))
+        update_call_price = bsrm(b) == NO_SETTLEMENT and is_current_feed_price_capped(b)
+        old_feed_price = b["current_feed"]["settlement_price"]
         while not finished:
             call = least_collateralized(state, sell_id)
             if not _in_margin_call(b, call):
                 break
             finished = _match_limit_call(ctx, order_id, call, b, call_match_price,
                                          call_pays_price)
+            b = bitasset_of(state, sell_id)
+            if not finished and update_call_price:
+                call_match_price, call_pays_price = invert(mcop(b)), invert(mssp(b))
+                update_call_price = is_current_feed_price_capped(b)
+        feed_price_updated = bsrm(b) == NO_SETTLEMENT \
+            and not equal(b["current_feed"]["settlement_price"], old_feed_price)
     if not finished:
         _match_book(ctx, order_id, market, cursor, end)
-    if order_id not in state.objects:
-        return True
-    return maybe_cull(ctx, order_id)
+    gone = order_id not in state.objects or maybe_cull(ctx, order_id)
+    if gone and feed_price_updated:
+        check_call_orders(ctx, sell_id, True)
+    return gone
+
+
+def apply_force_settlement(ctx: ApplyContext, settle_id: str, mia_id: str) -> None:
+    """graphene ``apply_force_settlement`` (core-2481): a new force
+    settlement first takes positions in margin call territory, least
+    collateralized first, at the margin call order price.  Under no
+    settlement (1) with a capped current feed, each match re-checks margin
+    calls against limit orders (not against force settlements) and takes
+    the feed's new prices."""
+    state = ctx.state
+    b = bitasset_of(state, mia_id)
+    call_match_price, call_pays_price = mcop(b), mssp(b)
+    update_call_price = bsrm(b) == NO_SETTLEMENT and is_current_feed_price_capped(b)
+    while settle_id in state.objects:
+        call = least_collateralized(state, mia_id)
+        if not margin_called(b, call):
+            break
+        match_settle_call(ctx, settle_id, call["id"], call_pays_price,
+                          margin_call_terms(state, b, call), call_match_price, True, True)
+        b = bitasset_of(state, mia_id)
+        if update_call_price:
+            check_call_orders(ctx, mia_id, True, skip_matching_settle_orders=True)
+            b = bitasset_of(state, mia_id)
+            if settle_id in state.objects:
+                call_match_price, call_pays_price = mcop(b), mssp(b)
+                update_call_price = is_current_feed_price_capped(b)

@@ -1,11 +1,13 @@
 """Force settlements (1.4.N ``{"owner", "balance", "settlement_date"}``):
 matching them against debt positions, when they are created (against
-positions in margin call territory, core-2481) and when they come due
+positions in margin call territory, core-2481: ``apply_force_settlement``
+in :mod:`~nodeapi.chain.market.margin`) and when they come due
 (against the least collateralized position at the feed price less the
 offset, within the maintenance interval's volume).
 
 Reference: bitshares-core libraries/chain/db_market.cpp
-(``apply_force_settlement``, ``match_impl`` of a settle and a call order,
+(``match_impl`` of a settle and a call order, which re-caps the
+current feed under no settlement (1),
 ``fill_settle_order``, ``pay_force_settle_fees``, ``cancel_settle_order``,
 ``match_force_settlements``) and db_update.cpp
 (``clear_expired_force_settlements``), with core-184 (no something for
@@ -20,8 +22,8 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import parse_time
 from nodeapi.chain.market.bitasset_data import (
-    backing_asset, bitasset_of, extensions, has_feed, is_globally_settled,
-    max_force_settlement_volume, mcop, mcpr, mssp)
+    NO_SETTLEMENT, backing_asset, bitasset_of, bsrm, extensions, has_feed, is_globally_settled,
+    max_force_settlement_volume, mcop, mcpr, mssp, update_bitasset_current_feed)
 from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees, record_fill
 from nodeapi.chain.market.positions import (
     collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
@@ -162,12 +164,15 @@ def match_settle_call(ctx: ApplyContext, settle_id: str, call_id: str, match_pri
     fill_call_order(ctx, call_id, call_pays, call_receives, fill_price, settle_is_taker, fee)
     fill_settle_order(ctx, settle_id, settle_pays, settle_receives, fill_price,
                       not settle_is_taker, not is_margin_call)
+    b = bitasset_of(state, mia_id)
+    if bsrm(b) == NO_SETTLEMENT:
+        update_bitasset_current_feed(state, b["id"], ctx.now, skip_median_update=True)
     if cull and settle_id in state.objects:
         cancel_settle_order(ctx, settle_id)
     return call_receives
 
 
-def _margin_call_terms(state, b: dict, call: dict) -> int:
+def margin_call_terms(state, b: dict, call: dict) -> int:
     """The debt a margin call of ``call`` may cover at MSSP (TCR at the
     median feed, core-2582)."""
     return max_debt_to_cover(call, mssp(b), b["median_feed"]["settlement_price"],
@@ -175,24 +180,11 @@ def _margin_call_terms(state, b: dict, call: dict) -> int:
                              b["current_maintenance_collateralization"])
 
 
-def _margin_called(b: dict, call: dict | None) -> bool:
+def margin_called(b: dict, call: dict | None) -> bool:
+    """``call`` exists and is in margin call territory (its
+    collateralization at most the maintenance collateralization)."""
     return call is not None and value(collateralization(call)) \
         <= value(b["current_maintenance_collateralization"])
-
-
-def apply_force_settlement(ctx: ApplyContext, settle_id: str, mia_id: str) -> None:
-    """graphene ``apply_force_settlement`` (core-2481): a new force
-    settlement first takes positions in margin call territory, least
-    collateralized first, at the margin call order price."""
-    state = ctx.state
-    b = bitasset_of(state, mia_id)
-    while settle_id in state.objects:
-        call = least_collateralized(state, mia_id)
-        if not _margin_called(b, call):
-            break
-        match_settle_call(ctx, settle_id, call["id"], mssp(b), _margin_call_terms(state, b, call),
-                          mcop(b), True, True)
-        b = bitasset_of(state, mia_id)
 
 
 def match_force_settlements(ctx: ApplyContext, mia_id: str) -> bool:
@@ -206,10 +198,10 @@ def match_force_settlements(ctx: ApplyContext, mia_id: str) -> bool:
         call = least_collateralized(state, mia_id)
         if not settles or call is None:
             return False
-        if not _margin_called(b, call):
+        if not margin_called(b, call):
             return False
         received = match_settle_call(ctx, settles[0]["id"], call["id"], mssp(b),
-                                     _margin_call_terms(state, b, call), mcop(b), True, False)
+                                     margin_call_terms(state, b, call), mcop(b), True, False)
         if received > 0:
             return True
 

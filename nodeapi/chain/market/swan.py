@@ -24,24 +24,34 @@ from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.market.bitasset_data import (
-    backing_asset, bitasset_of, extensions, has_feed, is_globally_settled, mcpr, mssp)
+    INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER, backing_asset, bitasset_of,
+    bsrm, extensions, find_settled_debt_order, has_feed, is_globally_settled, mcpr, mssp)
+from nodeapi.chain.market.individual import individually_settle
 from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.positions import (
     calls_of, collateralization, fill_call_order, least_collateralized)
 from nodeapi.protocol.asset import (
-    MAX_SHARE_SUPPLY, RATIO_DENOM, invert, make_price, mul_down, mul_up, null_price,
-    times_ratio, value)
+    MAX_SHARE_SUPPLY, RATIO_DENOM, invert, make_price, max_short_squeeze_price, mul_down,
+    mul_up, null_price, times_ratio, value)
 from nodeapi.protocol.ids import instance_number
 
 COLLATERAL_BID = "2.17"
 
 
 def check_for_blackswan(ctx: ApplyContext, mia_id: str, enable_black_swan: bool) -> bool:
-    """graphene ``check_for_blackswan`` (core-2481): True when the asset is
-    (now) globally settled.  The least collateralized position triggers
-    the settlement when its collateral per debt is below what the best of
-    MSSP and the best bid (at the margin call pays price) asks; nothing is
+    """graphene ``check_for_blackswan`` (core-2481, core-2467): True when
+    the asset is (now) globally settled, or when positions were settled
+    individually.  The least collateralized position is undercollateralized
+    when its debt per collateral is above the highest of the black swan
+    price and the best bid (at the margin call pays price); nothing is
     checked while force settlements of the asset wait.
+
+    The black swan price is the current feed's MSSP, the median feed's
+    under individual settlement to fund (2), where a bid counts only when
+    it is at or above the current feed's MSSP.  Under the methods 2 and 3
+    every undercollateralized position is settled individually
+    (:func:`~nodeapi.chain.market.individual.individually_settle`); under
+    the others the asset is settled globally.
 
     :raises InvalidOperation: a black swan where ``enable_black_swan`` is
         false (a debt position update may not cause one)."""
@@ -56,20 +66,38 @@ def check_for_blackswan(ctx: ApplyContext, mia_id: str, enable_black_swan: bool)
     call = least_collateralized(state, mia_id)
     if call is None:
         return False
-    highest = mssp(b)
+    method = bsrm(b)
     book = state.book(mia_id, backing_asset(b))
-    if book:
-        call_pays_price = times_ratio(book[0]["sell_price"], *mcpr(b))
-        if value(call_pays_price) > value(highest):
-            highest = call_pays_price
-    least = collateralization(call)
-    if not value(invert(least)) > value(highest):
-        return False
-    if not enable_black_swan:
-        raise InvalidOperation("Black swan was detected during a margin update which is not "
-                               "allowed to trigger a blackswan")
-    globally_settle_asset(ctx, mia_id, invert(least), check_margin_calls=True)
-    return True
+    best_bid = book[0]["sell_price"] if book else None
+    settled_some = False
+    while True:
+        b = bitasset_of(state, mia_id)
+        if method == INDIVIDUAL_SETTLEMENT_TO_FUND:
+            highest = max_short_squeeze_price(b["median_feed"])
+        else:
+            highest = mssp(b)
+        if best_bid is not None:
+            call_pays_price = times_ratio(best_bid, *mcpr(b))
+            if method != INDIVIDUAL_SETTLEMENT_TO_FUND:
+                if value(call_pays_price) > value(highest):
+                    highest = call_pays_price
+            elif value(call_pays_price) >= value(mssp(b)):
+                highest = call_pays_price
+        least = collateralization(call)
+        if not value(invert(least)) > value(highest):
+            return settled_some
+        if not enable_black_swan:
+            raise InvalidOperation("Black swan was detected during a margin update which is not "
+                                   "allowed to trigger a blackswan")
+        if method in (INDIVIDUAL_SETTLEMENT_TO_FUND, INDIVIDUAL_SETTLEMENT_TO_ORDER):
+            individually_settle(ctx, mia_id, call)
+            call = least_collateralized(state, mia_id)
+            if call is None:
+                return True
+            settled_some = True
+            continue
+        globally_settle_asset(ctx, mia_id, invert(least), check_margin_calls=True)
+        return True
 
 
 def globally_settle_asset(ctx: ApplyContext, mia_id: str, settlement_price: dict,
@@ -80,7 +108,9 @@ def globally_settle_asset(ctx: ApplyContext, mia_id: str, settlement_price: dict
     ``check_margin_calls`` (a black swan) positions in margin call
     territory pay at that price but the fund receives only at
     ``settlement_price * MSSR``, the difference being margin call fees;
-    healthier ones pay at the fund's price."""
+    healthier ones pay at the fund's price.  The individual settlement
+    pool joins the fund (its settled-debt order is removed) and the
+    response method is reset to global settlement."""
     state = ctx.state
     b = bitasset_of(state, mia_id)
     backing = backing_asset(b)
@@ -106,6 +136,9 @@ def globally_settle_asset(ctx: ApplyContext, mia_id: str, settlement_price: dict
         gathered += pays - fee
         fill_call_order(ctx, call["id"], pays, debt, fund_receives_price, True, fee,
                         reduce_current_supply=False)
+    settled_debt_order = find_settled_debt_order(state, mia_id)
+    if settled_debt_order is not None:
+        state.remove(settled_debt_order["id"])
     gathered += int(b["individual_settlement_fund"])
     b = state.modify(b["id"])
     options = dict(b["options"])
