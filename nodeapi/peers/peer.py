@@ -48,10 +48,12 @@ class Peer:
     :ivar follower: the :class:`~nodeapi.peers.follower.Follower`.
     :ivar scheme_given: False for a ``--seed-node`` written without
         ``ws://``/``wss://`` (bitshares' seed-node names P2P endpoints: the
-        failure line then says this node does not speak that protocol).
+        first failure line then says, once, that this node does not speak
+        that protocol).
     """
 
     scheme_given = True
+    _p2p_hint_given = False
 
     def __init__(self, network, node_address) -> None:
         self.network = network
@@ -114,10 +116,12 @@ class Peer:
         failed sync (longer reconnect delay) and is logged once with the
         delay (:meth:`retry_delay`)."""
         self.sync_failures += 1
-        hint = "" if self.scheme_given else (
-            "; a seed-node without ws:// is followed over its WebSocket RPC: nodeapi does "
-            "not speak the bitshares P2P protocol (seed-node = host:port of "
-            "witness_node's p2p-endpoint); give ws://host:port of its rpc-endpoint")
+        hint = ""
+        if not self.scheme_given and not self._p2p_hint_given:
+            self._p2p_hint_given = True  # said once; the retries' lines are short
+            hint = ("; a seed-node without ws:// is followed over its WebSocket RPC: nodeapi "
+                    "does not speak the bitshares P2P protocol (seed-node = host:port of "
+                    "witness_node's p2p-endpoint); give ws://host:port of its rpc-endpoint")
         self._failure_message = f"not a WebSocket RPC server ({reason}){hint}"
 
     def report_failure(self) -> None:

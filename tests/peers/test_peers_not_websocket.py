@@ -98,7 +98,7 @@ def test_refused_upstream_is_one_line_per_attempt():
 def test_seed_node_without_scheme_that_is_no_websocket_server_says_so(new_chain):
     """bitshares' seed-node = host:port names a P2P endpoint: when the port
     is no WebSocket server the line says that nodeapi follows RPC, not
-    P2P; retries keep going with a growing delay."""
+    P2P, once; retries keep going with a growing delay and short lines."""
     port = http_only()
     clock = Clock()
     address = f"127.0.0.1:{port.getHost().port}"
@@ -117,4 +117,5 @@ def test_seed_node_without_scheme_that_is_no_websocket_server_says_so(new_chain)
                                "WebSocket RPC server (")
     assert "nodeapi does not speak the bitshares P2P protocol" in lines[0]
     assert "(2 in a row)" in lines[1]
+    assert "P2P" not in lines[1]  # said once
     assert not log.lines("NoTransition") and not log.lines("Traceback")
