@@ -13,7 +13,15 @@ the witness plugin) and the object the ``devnet`` API set drives
   update first, as bitshares-core's ``debug_generate_blocks``);
 - time: the devnet's clock is the wall clock plus an offset.  A block is
   stamped with the slot at that clock, or the next slot when the head is
-  already there (one block interval later).  :meth:`advance_time` and
+  already there (one block interval later).  Automine and the block timer
+  let the head run ahead of the clock by at most :data:`MAX_LEAD` seconds
+  (past that automine waits for the clock, the pending transactions then
+  sharing the next block, and the timer skips its turn; bitshares-core's
+  witness plugin never produces before its slot, witness.cpp
+  ``not_time_yet``): clients stamp their transactions' expiration from the
+  wall clock (python-bitshares: now + 30 s), so a head far ahead would
+  expire them.  :meth:`produce_blocks` and :meth:`advance_time` are asked
+  for and go ahead regardless.  :meth:`advance_time` and
   :meth:`advance_to_maintenance` produce a block that many seconds after
   the head (the slots in between are missed), so everything due happens
   in that block as graphene would apply it: maintenance (votes, fees,
@@ -41,6 +49,10 @@ from nodeapi.protocol.times import format_time, parse_time
 
 #: blocks produced between two returns to the reactor
 BATCH = 50
+#: seconds the head may be ahead of the devnet's clock before automine waits
+#: (a burst of transactions in one second takes one block each until then;
+#: well inside python-bitshares' 30 s expirations)
+MAX_LEAD = 10
 #: transfers funding the ready accounts per transaction (one of about 40
 #: bytes each: well within maximum_transaction_size, 2048 in the genesis)
 TRANSFERS_PER_TRX = 20
@@ -131,7 +143,7 @@ class Devnet(service.Service):
         for a in self.accounts:
             chain.push_transaction(acc.signed(
                 chain, acc.create_ops(registrar, a.name, a.public_key), [self.key]))
-        self.produce_block()
+        # the new accounts are in the pending state: funded in the same block
         transfers = [acc.transfer_op(registrar, chain.state.account_by_name[a.name],
                                      self.options.balance) for a in self.accounts]
         for start in range(0, len(transfers), TRANSFERS_PER_TRX):
@@ -162,11 +174,17 @@ class Devnet(service.Service):
 
     def _automine(self) -> None:
         self._mine = None
-        if self.chain.pending_transactions:
-            self._produce_logged()
+        if not self.chain.pending_transactions:
+            return
+        lead = self.chain.head_block_time - self.now()
+        if lead >= MAX_LEAD:  # wait for the clock; what is pending shares the block
+            self._mine = self.clock.callLater(lead - MAX_LEAD + 1, self._automine)
+            return
+        self._produce_logged()
 
     def _timer(self) -> None:
-        self._produce_logged()
+        if self.chain.head_block_time - self.now() < MAX_LEAD:
+            self._produce_logged()
 
     def _produce_logged(self) -> None:
         try:

@@ -44,15 +44,15 @@ def _transfer(chain, frm, to, amount, wif):
                                   "extensions": []}]], wif=wif)
 
 
-def test_start_makes_the_ready_accounts_in_three_blocks(devnet):
+def test_start_makes_the_ready_accounts_in_two_blocks(devnet):
     chain = devnet.chain
-    assert chain.head_block_num == 3  # to now; claim + registrations; funding
+    assert chain.head_block_num == 2  # to now; claim, registrations and funding
     for acc in devnet.accounts:
         oid = chain.state.account_by_name[acc.name]
         assert chain.state.balance(oid, CORE) == 100_000_000_000
     # the first block is a maintenance block: graphene's get_slot_time skips
-    # maintenance_skip_slots (3) slots after it; then two slots of 1 s
-    assert abs(chain.head_block_time - devnet.clock.seconds()) <= 6
+    # maintenance_skip_slots (3) slots after it; then one slot of 1 s
+    assert abs(chain.head_block_time - devnet.clock.seconds()) <= 5
 
 
 def test_a_pending_transaction_is_mined_on_the_next_turn(devnet):
@@ -66,6 +66,51 @@ def test_a_pending_transaction_is_mined_on_the_next_turn(devnet):
     assert chain.pending_transactions == []
     devnet.clock.advance(10)  # nothing pending: no empty blocks without a timer
     assert chain.head_block_num == head + 1
+
+
+def test_the_head_stays_within_max_lead_of_the_clock(devnet):
+    """A burst of transactions in one second: automine gives each its own
+    block until the head is MAX_LEAD seconds ahead of the clock, then waits
+    for the clock and puts what is pending in one block (bitshares-core's
+    witness plugin never produces before the slot: witness.cpp
+    ``not_time_yet``); clients' wall-clock expirations stay valid."""
+    from nodeapi.devnet.control import MAX_LEAD
+
+    chain = devnet.chain
+    dev0 = chain.state.account_by_name["dev0"]
+    for amount in range(1, 16):
+        chain.push_transaction(_transfer(chain, dev0, "1.2.6", amount, devnet.accounts[0].wif))
+        devnet.clock.advance(0)
+        assert chain.head_block_time - devnet.now() <= MAX_LEAD
+    assert chain.pending_transactions  # held for the clock
+    devnet.clock.advance(1)
+    assert not chain.pending_transactions
+    assert chain.head_block_time - devnet.now() <= MAX_LEAD
+
+
+def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path):
+    from nodeapi.devnet.control import MAX_LEAD
+
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=0, key=DEV_WIF, block_interval=1), clock=clock)
+    net.startService()
+    try:
+        net.produce_blocks(MAX_LEAD + 2)  # asked for: the head goes ahead regardless
+        clock.advance(0)
+        lead = chain.head_block_time - net.now()
+        assert lead >= MAX_LEAD
+        head = chain.head_block_num
+        for _ in range(lead - MAX_LEAD + 1):  # the clock catches up to MAX_LEAD
+            assert chain.head_block_num == head  # no block further ahead
+            clock.advance(1)
+        clock.advance(1)
+        assert chain.head_block_num > head
+        assert chain.head_block_time - net.now() <= MAX_LEAD
+    finally:
+        net.stopService()
+        chain.block_log.close()
 
 
 def test_the_block_timer(genesis, tmp_path):
@@ -151,7 +196,8 @@ def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_pa
     net = Devnet(chain, DevnetOptions(accounts=45, key=DEV_WIF), clock=clock)
     net.startService()
     try:
-        funding = chain.get_block(chain.head_block_num)["transactions"]
+        block = chain.get_block(chain.head_block_num)["transactions"]
+        funding = [t for t in block if t["operations"][0][0] == 0]  # after the claim, registrations
         assert [len(t["operations"]) for t in funding] == [20, 20, 5]
         for acc in net.accounts:
             assert chain.state.balance(chain.state.account_by_name[acc.name], CORE) \
