@@ -21,7 +21,7 @@ the witness plugin) and the object the ``devnet`` API set drives
   ``not_time_yet``): clients stamp their transactions' expiration from the
   wall clock (python-bitshares: now + 30 s), so a head far ahead would
   expire them.  :meth:`produce_blocks` and :meth:`advance_time` are asked
-  for and go ahead regardless.  :meth:`advance_time` and
+  for: they go ahead regardless and move the devnet's clock with them.  :meth:`advance_time` and
   :meth:`advance_to_maintenance` produce a block that many seconds after
   the head (the slots in between are missed), so everything due happens
   in that block as graphene would apply it: maintenance (votes, fees,
@@ -203,6 +203,9 @@ class Devnet(service.Service):
             self.produce_block()
             if (i + 1) % BATCH == 0 and i + 1 < count:
                 await task.deferLater(self.clock, 0, lambda: None)
+        # the devnet's clock follows the blocks asked for (anvil_mine moves
+        # time too), so automine and the timer carry on from the head
+        self.offset = max(self.offset, self.chain.head_block_time - int(self.clock.seconds()))
         return self.chain.head_block_num
 
     def advance_time(self, seconds: int) -> dict:

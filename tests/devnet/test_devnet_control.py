@@ -97,8 +97,8 @@ def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path
     net = Devnet(chain, DevnetOptions(accounts=0, key=DEV_WIF, block_interval=1), clock=clock)
     net.startService()
     try:
-        net.produce_blocks(MAX_LEAD + 2)  # asked for: the head goes ahead regardless
-        clock.advance(0)
+        for _ in range(MAX_LEAD + 2):  # single blocks at the next slots: the head runs ahead
+            net.produce_block()
         lead = chain.head_block_time - net.now()
         assert lead >= MAX_LEAD
         head = chain.head_block_num
@@ -111,6 +111,20 @@ def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path
     finally:
         net.stopService()
         chain.block_log.close()
+
+
+def test_produce_blocks_moves_the_devnet_clock(devnet):
+    """Blocks asked for move the devnet's clock with the head (anvil_mine
+    moves time too): a transaction after them is mined at once."""
+    chain = devnet.chain
+    devnet.produce_blocks(30)
+    devnet.clock.advance(0)
+    assert chain.head_block_time <= devnet.now()
+    head = chain.head_block_num
+    dev0 = chain.state.account_by_name["dev0"]
+    chain.push_transaction(_transfer(chain, dev0, "1.2.6", 5, devnet.accounts[0].wif))
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 1
 
 
 def test_the_block_timer(genesis, tmp_path):
