@@ -125,8 +125,9 @@ class BlockApplier:
         whose ``operation_results`` differ from those is logged (module
         docstring: graphene does not compare them either)."""
         records = []
-        block_time = parse_time(block["timestamp"])
-        for num, trx in enumerate(block["transactions"]):
+        trxs = block["transactions"]
+        block_time = parse_time(block["timestamp"]) if trxs else None
+        for num, trx in enumerate(trxs):
             ctx = new_context(self.state, self.prefix, self.summary, block_time)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
             self.recent[trx_id] = exp
