@@ -14,11 +14,13 @@ import pytest
 
 from nodeapi.chain.errors import InvalidOperation
 
+from nodeapi.protocol.flags import DISABLE_BSRM_UPDATE, GLOBAL_SETTLE
+
 from kit.chain import CORE, amt, asset_options, produce
 from kit.chain import push_wire as push
 from kit.smartcoin import (
-    DISABLE_BSRM_UPDATE, GLOBAL_SETTLE, INIT0, INIT1, bitasset, bitasset_opts, borrow,
-    create_usd, dyn, fee_of, price, publish, settle, update_bsrm)
+    INIT0, INIT1, bitasset, bitasset_opts, borrow, create_usd, dyn, fee_of, price, publish,
+    settle, update_bsrm)
 
 
 @pytest.fixture

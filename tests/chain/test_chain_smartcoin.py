@@ -15,28 +15,13 @@ import pytest
 
 from nodeapi.chain.errors import InsufficientFeeds, InvalidOperation
 
+from nodeapi.protocol.flags import GLOBAL_SETTLE
+
 from kit.chain import CORE, amt, asset_options, jump, produce
 from kit.chain import push_wire as push
+from kit.smartcoin import bitasset_opts, feed, price
 
 INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
-GLOBAL_SETTLE = 0x20
-
-
-def price(usd, core, usd_id):
-    return {"base": amt(usd, usd_id), "quote": amt(core, CORE)}
-
-
-def feed(usd_id, usd, core, mcr=1750, mssr=1100):
-    return {"settlement_price": price(usd, core, usd_id), "maintenance_collateral_ratio": mcr,
-            "maximum_short_squeeze_ratio": mssr,
-            "core_exchange_rate": price(usd, core, usd_id)}
-
-
-def bitasset_opts(**ext):
-    return {"feed_lifetime_sec": 864000, "minimum_feeds": 1,
-            "force_settlement_delay_sec": 3600, "force_settlement_offset_percent": 100,
-            "maximum_force_settlement_volume": 2000, "short_backing_asset": CORE,
-            "extensions": ext}
 
 
 def create_usd(chain, symbol="USD", perms=GLOBAL_SETTLE, **ext):

@@ -17,7 +17,7 @@ from nodeapi.devnet.pytest_plugin import DevnetError, DevnetProcess
 from nodeapi.protocol.transaction import sign_transaction
 
 from kit import signing  # noqa: F401  (TESTNODE, the ecdsa signer)
-from kit.clients import bitshares_client, forget_cached_objects, run_uptick
+from kit.clients import bitshares_client, run_uptick
 from kit.keys import DEV_WIF
 from kit.signing import tapos
 
@@ -32,15 +32,6 @@ def devnet():
     process = DevnetProcess().start()
     yield process
     process.stop()
-
-
-@pytest.fixture
-def fresh(devnet):
-    """The module's devnet, put back after the test."""
-    forget_cached_objects()
-    sid = devnet.snapshot()
-    yield devnet
-    devnet.revert(sid)
 
 
 def _seconds(wire_time: str) -> int:

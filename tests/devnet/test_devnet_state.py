@@ -26,14 +26,6 @@ def devnet():
     process.stop()
 
 
-@pytest.fixture
-def fresh(devnet):
-    forget_cached_objects()
-    sid = devnet.snapshot()
-    yield devnet
-    devnet.revert(sid)
-
-
 def _balance(devnet, account_id, asset=CORE):
     [bal] = devnet.call("database", "get_account_balances", account_id, [asset])
     return int(bal["amount"])

@@ -6,11 +6,12 @@ DEBT / COLLATERAL in satoshis.
 Operation shapes: bitshares-core libraries/protocol (asset_ops.hpp,
 market.hpp)."""
 
+from nodeapi.protocol.flags import GLOBAL_SETTLE
+
 from kit.chain import CORE, amt, asset_options
 from kit.chain import push_wire as push
 
 INIT0, INIT1 = "1.2.6", "1.2.7"
-GLOBAL_SETTLE, DISABLE_BSRM_UPDATE = 0x20, 0x4000
 
 
 def price(usd, core, usd_id):
