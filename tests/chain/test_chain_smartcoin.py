@@ -19,7 +19,7 @@ from nodeapi.protocol.flags import GLOBAL_SETTLE
 
 from kit.chain import CORE, amt, asset_options, jump, produce
 from kit.chain import push_wire as push
-from kit.smartcoin import bitasset_opts, feed, price
+from kit.smartcoin import bitasset, bitasset_opts, borrow, dyn, fee_of, price, publish
 
 INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
 
@@ -31,32 +31,6 @@ def create_usd(chain, symbol="USD", perms=GLOBAL_SETTLE, **ext):
         "bitasset_opts": bitasset_opts(**ext), "is_prediction_market": False,
         "extensions": {}}])
     return usd
-
-
-def publish(chain, usd, usd_amount, core_amount, publisher=INIT0, **kw):
-    push(chain, [19, {"publisher": publisher, "asset_id": usd,
-                      "feed": feed(usd, usd_amount, core_amount, **kw), "extensions": {}}])
-
-
-def borrow(chain, account, collateral, debt, usd, **ext):
-    return push(chain, [3, {"funding_account": account, "delta_collateral": amt(collateral),
-                            "delta_debt": amt(debt, usd), "extensions": ext}])[0][1]
-
-
-def fee_of(chain, op_type):
-    """The flat fee of an operation type (its ``fee`` parameter)."""
-    for t, params in chain.state.objects["2.0.0"]["parameters"]["current_fees"]["parameters"]:
-        if t == op_type:
-            return params["fee"]
-    raise KeyError(op_type)
-
-
-def bitasset(chain, usd):
-    return chain.state.objects[chain.state.objects[usd]["bitasset_data_id"]]
-
-
-def dyn(chain, usd):
-    return chain.state.objects[chain.state.objects[usd]["dynamic_asset_data_id"]]
 
 
 @pytest.fixture

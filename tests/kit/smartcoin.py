@@ -56,14 +56,14 @@ def update_bsrm(chain, usd, method):
                       "new_options": bitasset_opts(**ext), "extensions": {}}])
 
 
-def publish(chain, usd, usd_amount, core_amount, **kw):
-    push(chain, [19, {"publisher": INIT0, "asset_id": usd,
+def publish(chain, usd, usd_amount, core_amount, publisher=INIT0, **kw):
+    push(chain, [19, {"publisher": publisher, "asset_id": usd,
                       "feed": feed(usd, usd_amount, core_amount, **kw), "extensions": {}}])
 
 
-def borrow(chain, account, collateral, debt, usd):
+def borrow(chain, account, collateral, debt, usd, **ext):
     return push(chain, [3, {"funding_account": account, "delta_collateral": amt(collateral),
-                            "delta_debt": amt(debt, usd), "extensions": {}}])[0][1]
+                            "delta_debt": amt(debt, usd), "extensions": ext}])[0][1]
 
 
 def settle(chain, account, amount, usd):
