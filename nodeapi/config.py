@@ -208,6 +208,9 @@ class Options(usage.Options):
             raise usage.UsageError(
                 "searchdb-mode only_query: an indexer (--upstream) only writes the search "
                 "database, and only_query never writes: use all or only_save")
+        if self["max-call-burst-per-ip"] and not self["max-calls-per-second-per-ip"]:
+            raise usage.UsageError("max-call-burst-per-ip needs max-calls-per-second-per-ip "
+                                   "(the burst is the size of that rate's bucket)")
         self["enable-subscribe-to-all"] = bool(self["enable-subscribe-to-all"])
         self["replay-blockchain"] = bool(self["replay-blockchain"])
         self["devnet"] = bool(self["devnet"])
@@ -265,7 +268,10 @@ class Options(usage.Options):
         return RpcLimits(max_connections=self["max-connections"],
                          max_connections_per_ip=self["max-connections-per-ip"],
                          handshake_timeout=self["handshake-timeout"],
-                         max_unsent_bytes=self["max-unsent-bytes"])
+                         max_unsent_bytes=self["max-unsent-bytes"],
+                         max_calls_per_second_per_ip=self["max-calls-per-second-per-ip"],
+                         max_call_burst_per_ip=self["max-call-burst-per-ip"],
+                         max_subscriptions_per_ip=self["max-subscriptions-per-ip"])
 
     def health_limits(self):
         """The ``health-*`` values as

@@ -13,7 +13,7 @@ import attr
 from nodeapi.config_parse import (
     parse_account_ids, parse_basic_auth, parse_bool, parse_bucket_sizes,
     parse_endpoint, parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint,
-    parse_plugins, parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node,
+    parse_plugins, parse_private_key, parse_rate, parse_searchdb_mode, parse_seconds, parse_seed_node,
     parse_statistics_type, parse_text, parse_tracked_groups, parse_url, parse_witness_ids,
     parse_optional_url, parse_upstream)
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
@@ -91,6 +91,16 @@ SINGLE = [
     ("max-unsent-bytes", "67108864", parse_int(0),
      "Unsent RPC reply bytes held for clients that do not read, over all connections; "
      "past it the largest holder is disconnected, 0 = no limit (default 67108864)."),
+    # limits per source address (nodeapi.rpc.limits; per user: the api-access file)
+    ("max-calls-per-second-per-ip", "0", parse_rate,
+     "RPC calls per second from one source address (a token bucket), over it a call is "
+     "answered with an error, 0 = no limit (default 0)."),
+    ("max-call-burst-per-ip", "0", parse_int(0),
+     "Calls one source address may make at once before max-calls-per-second-per-ip "
+     "applies (the bucket size), 0 = two seconds' worth (default 0)."),
+    ("max-subscriptions-per-ip", "0", parse_int(0),
+     "Subscribed items (objects, markets, callbacks) held by the connections of one source "
+     "address together, 0 = no limit (default 0)."),
     ("metrics-endpoint", "", parse_optional_endpoint,
      "host:port or endpoint string for Prometheus metrics (/metrics), the status page "
      "(/status) and the health check (/healthz) (default: off)."),

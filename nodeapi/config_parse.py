@@ -70,6 +70,9 @@ def parse_statistics_type(text) -> int:
 #: Coercer: seconds, 0 (off) to one year.
 parse_seconds = _number(float, 0, 86400 * 365, "a number of seconds")
 
+#: Coercer: a rate in calls per second, 0 (off) to a million.
+parse_rate = _number(float, 0, 1_000_000, "a number of calls per second")
+
 
 def parse_bucket_sizes(text) -> tuple:
     """Coercer: a JSON array of seconds (0 to 2^32-1, numbers or numeric

@@ -108,6 +108,24 @@ class ApiLimitExceeded(ApiError):
         self.details = {"configured_limit": configured_limit}
 
 
+class ClientLimitExceeded(ApiError):
+    """A client is over one of the operator's limits per user or per source
+    address (calls per second, connections, subscribed items; api-access
+    ``limits`` and the ``--max-*-per-ip`` options, docs/rpc-access.rst
+    "Limits per user and per source address").
+
+    Answered like a failed function (``Execution error: <text>``, HTTP 200:
+    python-bitshares' HTTP client takes any other status for a broken node
+    and reconnects in a loop) but with code -32005, the JSON-RPC server
+    code "limit exceeded" (EIP-1474), so a client can tell it from a failed
+    call without reading ``data.name``.  bitshares-core has no such limits.
+    Subclasses name the limit.
+    """
+
+    code = -32005
+    name = "limit_exceeded"
+
+
 class HistoryError(NodeAPIError):
     """The history backend cannot answer (for example the search database is
     unreachable).  Raised by :mod:`nodeapi.history`.

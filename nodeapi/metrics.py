@@ -7,6 +7,11 @@ Exposed series (all prefixed ``nodeapi_``):
   replay), ``blocks_produced_total`` (counter, by this node's witness);
 * ``rpc_calls_total{api, function, outcome}`` (counter; outcome ``ok`` or
   ``error``; api is the set name), ``websocket_connections`` (gauge);
+* ``rpc_limit_refusals_total{limit, scope}`` (counter): calls, connections
+  and subscribed items refused by a limit (``limit`` ``calls``,
+  ``connections`` or ``subscriptions``; ``scope`` ``user`` for an api-access
+  entry's limits, ``source`` for the per-address options, ``node`` for
+  ``--max-connections``);
 * ``searchdb_documents_shipped_total``, ``searchdb_documents_failed_total``
   and ``searchdb_lag_blocks`` (head block minus the last block whose
   documents the database confirmed), when the searchdb plugin runs.
@@ -135,6 +140,9 @@ class Metrics:
                                       registry=self.registry)
         self.rpc_calls = Counter("nodeapi_rpc_calls", "RPC calls answered",
                                  ["api", "function", "outcome"], registry=self.registry)
+        self.limit_refusals = Counter("nodeapi_rpc_limit_refusals",
+                                      "RPC calls, connections and subscribed items refused "
+                                      "by a limit", ["limit", "scope"], registry=self.registry)
         self.ws_connections = Gauge("nodeapi_websocket_connections", "Open WebSocket connections",
                                     registry=self.registry)
         self.registry.register(_PullCollector(self))
@@ -180,6 +188,14 @@ class Metrics:
             self.rpc_calls.labels(request.api_name, request.function, outcome).inc()
         else:  # unknown set or function: never a client-chosen label value
             self.rpc_calls.labels("unresolved", "unresolved", outcome).inc()
+
+    def limit_refused(self, limit: str, scope: str) -> None:
+        """Count one refusal in ``nodeapi_rpc_limit_refusals_total{limit,
+        scope}``: ``limit`` ``"calls"``, ``"connections"`` or
+        ``"subscriptions"``, ``scope`` ``"user"``, ``"source"`` or
+        ``"node"`` (called by :mod:`nodeapi.rpc.limits` and
+        :class:`nodeapi.rpc.guard.ConnectionGuard`; fixed label values only)."""
+        self.limit_refusals.labels(limit, scope).inc()
 
     def figures(self) -> dict:
         """The node's :func:`~nodeapi.metrics_health.key_figures` now."""

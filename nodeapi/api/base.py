@@ -29,6 +29,7 @@ import inspect
 import math
 from typing import Any, Callable, ClassVar
 
+from nodeapi.api.budget import UNLIMITED, SubscriptionBudget
 from nodeapi.errors import ApiError
 
 _MARK = "_nodeapi_api_function"
@@ -276,10 +277,14 @@ class Session:
     The RPC layer creates one per WebSocket connection and one per HTTP
     request.  :ivar websocket: True if notices can be delivered.
     :ivar user: the logged-in user name or None.
+    :ivar budget: the :class:`~nodeapi.api.budget.SubscriptionBudget` that
+        subscribed items are taken from (:data:`~nodeapi.api.budget.UNLIMITED`
+        unless the RPC layer sets a limited one).
     """
 
     websocket: bool = False
     user: Any = None
+    budget: SubscriptionBudget = UNLIMITED
 
     def send_notice(self, callback_id: int, payload: Any) -> None:
         """Deliver ``{"method": "notice", "params": [callback_id, [payload]]}``

@@ -20,7 +20,13 @@ Rules (docs/rpc-access.rst "Authentication", docs/wire-contract.rst section 2):
   time a login takes does not tell which user names exist;
 * duplicate user names: the first entry wins;
 * with no file, the single entry is ``*``/``*`` allowing
-  :data:`DEFAULT_ALLOWED_APIS`.
+  :data:`DEFAULT_ALLOWED_APIS`;
+* an entry may carry ``"limits": {"calls_per_second": 50, "burst": 100,
+  "connections": 4, "subscriptions": 200}`` (every key optional, 0 = no
+  limit; :class:`nodeapi.rpc.limits.ClientLimits`): a listed user's limits
+  hold for all of its sessions together, the ``*`` entry's for the clients
+  of one source address together (docs/rpc-access.rst "Limits per user and
+  per source address").
 """
 
 import base64
@@ -34,6 +40,7 @@ import attr
 import orjson
 
 from nodeapi.errors import ConfigError
+from nodeapi.rpc.limits import NO_LIMITS, ClientLimits
 
 #: The API sets a client may obtain when no api-access file is configured
 #: (graphene ``login_api`` default access).
@@ -77,12 +84,15 @@ class Permission:
         (any password).
     :ivar salt: the raw salt bytes (empty for ``*``).
     :ivar allowed_apis: access names such as ``database_api``.
+    :ivar limits: the entry's :class:`~nodeapi.rpc.limits.ClientLimits`
+        (:data:`~nodeapi.rpc.limits.NO_LIMITS` without a ``limits`` key).
     """
 
     user: str
     password_hash: Optional[bytes]
     salt: bytes
     allowed_apis: frozenset
+    limits: ClientLimits = NO_LIMITS
 
     def accepts(self, password: str) -> bool:
         """True if ``password`` matches this entry (constant-time compare).
@@ -125,13 +135,25 @@ class ApiAccess:
         Hashes ``password`` exactly once on every path (an unknown user
         without ``*`` is hashed against :data:`DUMMY_SALT` and refused), so
         the time taken does not reveal whether ``user`` exists."""
+        entry = self.entry(user, password)
+        return entry.allowed_apis if entry is not None else None
+
+    def entry(self, user: str, password: str) -> Optional[Permission]:
+        """The :class:`Permission` a login with ``user``/``password``
+        matches (the user's own, else ``*``), or None if the login fails;
+        the same rules and the same single hash as :meth:`check`."""
         entry = self.permissions.get(user)
         if entry is None:
             entry = self.permissions.get("*")
             if entry is None:
                 password_digest(password, DUMMY_SALT)
                 return None
-        return entry.allowed_apis if entry.accepts(password) else None
+        return entry if entry.accepts(password) else None
+
+    @property
+    def has_limits(self) -> bool:
+        """True when some entry has limits."""
+        return any(p.limits for p in self.permissions.values())
 
     @classmethod
     def load(cls, path: str) -> "ApiAccess":
@@ -183,8 +205,9 @@ def _permission(user: str, entry: dict, where: str) -> Permission:
     hash_b64, salt_b64 = entry["password_hash_b64"], entry["password_salt_b64"]
     if not isinstance(hash_b64, str) or not isinstance(salt_b64, str):
         raise ConfigError(f"{where}: password_hash_b64 and password_salt_b64 must be strings")
+    limits = ClientLimits.from_json(entry["limits"], where) if "limits" in entry else NO_LIMITS
     if hash_b64 == "*":
-        return Permission(user, None, b"", frozenset(apis))
+        return Permission(user, None, b"", frozenset(apis), limits)
     try:
         digest = base64.b64decode(hash_b64, validate=True)
         salt = base64.b64decode(salt_b64, validate=True)
@@ -194,4 +217,4 @@ def _permission(user: str, entry: dict, where: str) -> Permission:
     if len(digest) != 32:
         raise ConfigError(f"{where}: password_hash_b64 must decode to 32 bytes "
                           f"(sha256), got {len(digest)}")
-    return Permission(user, digest, salt, frozenset(apis))
+    return Permission(user, digest, salt, frozenset(apis), limits)

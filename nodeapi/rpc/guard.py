@@ -36,6 +36,8 @@ from twisted.logger import Logger
 from twisted.protocols.policies import ProtocolWrapper
 from zope.interface import directlyProvides, implementer, providedBy
 
+from nodeapi.rpc.limits import ClientLimits
+
 #: Seconds between two log lines of the same kind of limit event.
 LOG_INTERVAL = 60.0
 #: File descriptors kept free of RPC connections (block log, peers, metrics,
@@ -53,12 +55,29 @@ class RpcLimits:
     :ivar handshake_timeout: seconds for a request head or WebSocket
         handshake to arrive, from its first byte (see :class:`nodeapi.rpc.http.RpcChannel`).
     :ivar max_unsent_bytes: unsent reply bytes over all connections.
+    :ivar max_calls_per_second_per_ip: calls per second from one source
+        address, a token bucket (:mod:`nodeapi.rpc.limits`).
+    :ivar max_call_burst_per_ip: that bucket's size in calls (0: two
+        seconds' worth).
+    :ivar max_subscriptions_per_ip: subscribed items held by the
+        connections of one source address together.
     """
 
     max_connections: int = 4000
     max_connections_per_ip: int = 200
     handshake_timeout: float = 10.0
     max_unsent_bytes: int = 64 * 1024 * 1024
+    max_calls_per_second_per_ip: float = 0.0
+    max_call_burst_per_ip: int = 0
+    max_subscriptions_per_ip: int = 0
+
+    @property
+    def per_ip(self) -> ClientLimits:
+        """The limits per source address that :class:`nodeapi.rpc.limits.LimitBook`
+        enforces (calls, subscriptions)."""
+        return ClientLimits(calls_per_second=self.max_calls_per_second_per_ip,
+                            burst=self.max_call_burst_per_ip,
+                            subscriptions=self.max_subscriptions_per_ip)
 
 
 def open_files_limit() -> Optional[int]:
@@ -307,6 +326,8 @@ class ConnectionGuard:
     :param clock: ``IReactorTime`` (log throttling).
     :param limits: :class:`RpcLimits` (``max_connections``,
         ``max_connections_per_ip``, ``max_unsent_bytes``; 0: no limit).
+    :param metrics: :class:`nodeapi.metrics.Metrics` counting the refused
+        connections (``limit_refused``), or None.
     :ivar connections: the open :class:`GuardedConnection` objects.
     :ivar unsent: their unsent bytes in total.
     :ivar events: :class:`ThrottledLog` shared with the site (deadlines).
@@ -314,7 +335,8 @@ class ConnectionGuard:
 
     log = Logger()
 
-    def __init__(self, clock, limits: RpcLimits = RpcLimits()) -> None:
+    def __init__(self, clock, limits: RpcLimits = RpcLimits(), metrics=None) -> None:
+        self.metrics = metrics
         self.max_connections = fitting_connections(limits.max_connections)
         if self.max_connections != limits.max_connections:
             self.log.info("RPC --max-connections {wanted} lowered to {limit}: the process may "
@@ -335,12 +357,16 @@ class ConnectionGuard:
         closes the connection at once (and the refusal is logged)."""
         host = str(getattr(addr, "host", addr))
         if self.max_connections and len(self.connections) >= self.max_connections:
+            if self.metrics is not None:
+                self.metrics.limit_refused("connections", "node")
             self.events.event("max_connections",
                               "RPC connection from {peer} refused: {limit} connections open "
                               "(--max-connections)", peer=host, limit=self.max_connections)
             return _Refused()
         if (self.max_connections_per_ip
                 and self.per_host[host] >= self.max_connections_per_ip):
+            if self.metrics is not None:
+                self.metrics.limit_refused("connections", "source")
             self.events.event("max_connections_per_ip",
                               "RPC connection from {peer} refused: {limit} connections open "
                               "from that address (--max-connections-per-ip)", peer=host,

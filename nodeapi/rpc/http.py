@@ -260,9 +260,11 @@ class HttpRpc:
     :param max_message_size: largest accepted body in bytes (413 above).
     :ivar failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
         of the site (set by :func:`nodeapi.rpc.site.rpc_site`), or None.
+    :ivar limit_book: the site's :class:`nodeapi.rpc.limits.LimitBook`, or None.
     """
 
     failed_logins = None
+    limit_book = None
 
     def __init__(self, node, access, registry, max_message_size: int, metrics=None) -> None:
         self.node, self.access, self.registry = node, access, registry
@@ -303,7 +305,7 @@ class HttpRpc:
             return NOT_DONE_YET
         session = RpcSession(self.node, self.access, self.registry, websocket=False,
                              peer=str(getattr(request.getClientAddress(), "host", "?")),
-                             failed_logins=self.failed_logins)
+                             failed_logins=self.failed_logins, limit_book=self.limit_book)
         session.auto_login(creds)
         gone = []
         request.notifyFinish().addErrback(lambda _: gone.append(True))

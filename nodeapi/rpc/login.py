@@ -140,13 +140,22 @@ class RpcSession(Session):
     :param peer: the client's address (the failed-login line), or None.
     :param failed_logins: a :class:`nodeapi.rpc.failed_logins.FailedLogins`
         told of each failed login with a user name or password, or None.
+    :param limit_book: the site's :class:`nodeapi.rpc.limits.LimitBook`,
+        or None when no limit per user or address is configured.
     :ivar allowed: the access names the current login allows.
     :ivar user: the logged-in user name, or None.
+    :ivar limits: this session's :class:`nodeapi.rpc.limits.SessionLimits`
+        (also its subscription ``budget``), or None without a limit book.
     """
+
+    limits = None
 
     def __init__(self, node: Any, access: ApiAccess, registry: dict, websocket: bool = False,
                  notice: Optional[Callable[[int, Any], None]] = None,
-                 peer: Optional[str] = None, failed_logins: Any = None) -> None:
+                 peer: Optional[str] = None, failed_logins: Any = None,
+                 limit_book: Any = None) -> None:
+        if limit_book is not None:
+            self.limits = self.budget = limit_book.session(peer or "?", websocket)
         self.node = node
         self.peer, self.failed_logins = peer, failed_logins
         self.access = access
@@ -163,15 +172,21 @@ class RpcSession(Session):
     # -- login ------------------------------------------------------------
     def login(self, user: str, password: str) -> bool:
         """Check credentials; success replaces the allowed set, failure
-        logs out (docs/wire-contract.rst section 2)."""
-        allowed = self.access.check(user, password)
-        if allowed is None:
+        logs out (docs/wire-contract.rst section 2).
+
+        :raises ConnectionLimitExceeded: right credentials, but the entry's
+            ``limits.connections`` WebSocket connections are logged in
+            already; the session stays as it was."""
+        entry = self.access.entry(user, password)
+        if entry is None:
             self.logout()
             if self.failed_logins is not None and (user or password):
                 self.failed_logins.failed(self.peer or "?", user,
                                           "websocket" if self.websocket else "http")
             return False
-        self.user, self.allowed = user, allowed
+        if self.limits is not None:
+            self.limits.log_in(entry.user, entry.limits)
+        self.user, self.allowed = user, entry.allowed_apis
         return True
 
     def logout(self) -> None:
@@ -179,7 +194,10 @@ class RpcSession(Session):
 
     def auto_login(self, credentials: Optional[tuple]) -> None:
         """Log in at connect with Basic credentials or as ``("", "")``, then
-        fix id 0: database if allowed, else dummy (docs/wire-contract.rst s. 1)."""
+        fix id 0: database if allowed, else dummy (docs/wire-contract.rst s. 1).
+
+        :raises ConnectionLimitExceeded: as :meth:`login` (the WebSocket
+            upgrade is then refused)."""
         user, password = credentials if credentials is not None else ("", "")
         self.login(user, password)
         if "database_api" in self.allowed and "database" in self.registry:
@@ -223,7 +241,11 @@ class RpcSession(Session):
     def invoke(self, request: Request) -> Any:
         """Call the function a request names, synchronously: returns its
         result, or a Deferred when the function is asynchronous; raises the
-        error to map (RpcError / NodeAPIError / anything else = internal)."""
+        error to map (RpcError / NodeAPIError / anything else = internal);
+        :class:`~nodeapi.rpc.limits.CallRateExceeded` when the session's
+        limits refuse the call."""
+        if self.limits is not None:
+            self.limits.call()
         api = request.api
         apis = self.apis
         if type(api) is int and 0 <= api < len(apis):  # the common case: a set id
@@ -252,6 +274,9 @@ class RpcSession(Session):
         if self._closed:
             return
         self._closed = True
+        if self.limits is not None:
+            # the sets give their items back as they close; then the rest
+            self._closers.append(self.limits.close)
         for api in self.apis:
             if api is not None:
                 api.close()

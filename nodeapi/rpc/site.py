@@ -18,6 +18,7 @@ from twisted.web.server import NOT_DONE_YET, Site
 from nodeapi.rpc.failed_logins import FailedLogins
 from nodeapi.rpc.guard import ConnectionGuard, RpcLimits
 from nodeapi.rpc.http import BoundedRequest, HttpRpc, RpcChannel, plain_error, write_json
+from nodeapi.rpc.limits import LimitBook
 from nodeapi.rpc.websocket import RpcWebSocketFactory
 
 RPC_PATHS = (b"/", b"/rpc", b"/rpc/", b"/ws")
@@ -76,6 +77,8 @@ class RpcSite(Site):
     :ivar max_message_size: bytes; None: no body limit.
     :ivar handshake_timeout: seconds; None: no deadline.
     :ivar guard: the ConnectionGuard, or None (connections not wrapped).
+    :ivar limit_book: the :class:`nodeapi.rpc.limits.LimitBook` of the
+        limits per user and per address, or None when none is configured.
     """
 
     displayTracebacks = False
@@ -84,6 +87,7 @@ class RpcSite(Site):
     max_message_size = None
     handshake_timeout = None
     guard = None
+    limit_book = None
 
     def buildProtocol(self, addr):
         """The channel for a new connection, wrapped by the guard (which
@@ -115,7 +119,9 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
         deadlines, the 413 linger, Autobahn's pings) and the log throttling
         run on it (None: twisted.web's and Autobahn's default, the global
         reactor).
-    :param limits: the node-wide :class:`RpcLimits` (default: its defaults).
+    :param limits: the node-wide :class:`RpcLimits` (default: its defaults),
+        the per-address limits of the :class:`~nodeapi.rpc.limits.LimitBook`
+        included; the api-access entries' ``limits`` are in ``access``.
     :param routes: ``{path bytes: resource}`` served besides RPC (the
         devnet's faucet, ``nodeapi.devnet.faucet``).
     """
@@ -134,7 +140,12 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
     site = RpcSite(RpcRoot(WebSocketResource(factory), http, routes), reactor=reactor)
     site.max_message_size = max_message_size
     site.handshake_timeout = limits.handshake_timeout or None
-    site.guard = ConnectionGuard(site.reactor, limits)
+    site.guard = ConnectionGuard(site.reactor, limits, metrics)
     site.ws_factory = factory
     factory.failed_logins = http.failed_logins = FailedLogins(site.reactor)
+    # limits per user and per address: no book at all (nothing checked per
+    # call) unless some are configured
+    if access.has_limits or limits.per_ip:
+        site.limit_book = LimitBook(site.reactor, limits.per_ip, metrics, site.guard.events)
+    factory.limit_book = http.limit_book = site.limit_book
     return site

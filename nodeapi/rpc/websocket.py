@@ -41,6 +41,7 @@ from zope.interface import implementer
 from nodeapi.rpc.answer import Answer, answer
 from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request, to_wire
 from nodeapi.rpc.guard import PausedWriteMeter
+from nodeapi.rpc.limits import ConnectionLimitExceeded
 from nodeapi.rpc.login import RpcSession
 
 #: Shortest auto-ping interval and timeout, seconds (Autobahn's timers have
@@ -151,8 +152,14 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         self.session = RpcSession(factory.node, factory.access, factory.registry,
                                   websocket=True, notice=self._send_notice,
                                   peer=_host(self.transport.getPeer()),
-                                  failed_logins=factory.failed_logins)
-        self.session.auto_login(creds)
+                                  failed_logins=factory.failed_logins,
+                                  limit_book=factory.limit_book)
+        try:
+            self.session.auto_login(creds)
+        except ConnectionLimitExceeded as exc:
+            session, self.session = self.session, None
+            session.close()
+            raise ConnectionDeny(429, exc.message) from None
         return None
 
     def onOpen(self) -> None:
@@ -261,10 +268,13 @@ class RpcWebSocketFactory(WebSocketServerFactory):
         disconnected.
     :ivar failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
         of the site (set by :func:`nodeapi.rpc.site.rpc_site`), or None.
+    :ivar limit_book: the site's :class:`nodeapi.rpc.limits.LimitBook`
+        (set by :func:`nodeapi.rpc.site.rpc_site`), or None.
     """
 
     protocol = RpcWebSocketProtocol
     failed_logins = None
+    limit_book = None
 
     def __init__(self, node, access, registry, *, max_message_size: int = 4 * 1024 * 1024,
                  auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,

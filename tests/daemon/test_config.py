@@ -53,6 +53,8 @@ def defaults(cwd):
         "health-max-head-age": 30.0, "health-max-searchdb-lag": 20,
         "max-connections": 4000, "max-connections-per-ip": 200, "handshake-timeout": 10.0,
         "max-unsent-bytes": 67108864,
+        "max-calls-per-second-per-ip": 0.0, "max-call-burst-per-ip": 0,
+        "max-subscriptions-per-ip": 0,
         "searchdb-node-url": "http://localhost:9200/", "searchdb-bulk-replay": 10000,
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
@@ -122,7 +124,8 @@ def everything(cwd):
         "--ws-auto-ping-interval", "2.5", "--metrics-endpoint", "127.0.0.1:9100",
         "--health-max-head-age", "12.5", "--health-max-searchdb-lag", "7",
         "--max-connections", "50", "--max-connections-per-ip", "0", "--handshake-timeout", "2.5",
-        "--max-unsent-bytes", "1048576",
+        "--max-unsent-bytes", "1048576", "--max-calls-per-second-per-ip", "2.5",
+        "--max-call-burst-per-ip", "6", "--max-subscriptions-per-ip", "150",
         "--searchdb-node-url", "https://db.example:9201", "--searchdb-bulk-replay", "500",
         "--searchdb-bulk-sync", "10", "--searchdb-visitor", "yes",
         "--searchdb-basic-auth", "u:p", "--searchdb-index-prefix", "bts-",
@@ -161,7 +164,8 @@ def everything(cwd):
         "metrics-endpoint": "tcp:9100:interface=127.0.0.1",
         "health-max-head-age": 12.5, "health-max-searchdb-lag": 7,
         "max-connections": 50, "max-connections-per-ip": 0, "handshake-timeout": 2.5,
-        "max-unsent-bytes": 1048576,
+        "max-unsent-bytes": 1048576, "max-calls-per-second-per-ip": 2.5,
+        "max-call-burst-per-ip": 6, "max-subscriptions-per-ip": 150,
         "searchdb-node-url": "https://db.example:9201/", "searchdb-bulk-replay": 500,
         "searchdb-bulk-sync": 10, "searchdb-visitor": True, "searchdb-basic-auth": "u:p",
         "searchdb-index-prefix": "bts-", "enable-stale-production": True,
@@ -200,7 +204,10 @@ def test_every_option_on_the_command_line(cwd):
         bucket_sizes=(60, 3600), history_per_size=0, max_order_his_records_per_market=5,
         max_order_his_seconds_per_market=7)
     assert options.rpc_limits() == RpcLimits(max_connections=50, max_connections_per_ip=0,
-                                             handshake_timeout=2.5, max_unsent_bytes=1048576)
+                                             handshake_timeout=2.5, max_unsent_bytes=1048576,
+                                             max_calls_per_second_per_ip=2.5,
+                                             max_call_burst_per_ip=6,
+                                             max_subscriptions_per_ip=150)
     assert options.history_limits() == HistoryLimits(
         100, 5000, 0, 2 ** 64 - 1, True, {"1.2.17", "1.2.18", "1.2.0"}, {"1.2.9"}, {"1.2.6"})
 

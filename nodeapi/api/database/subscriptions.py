@@ -33,6 +33,13 @@ Semantics:
   (payload: the block id, hex) comes first.
 - At most :data:`MAX_SUBSCRIBED_OBJECTS` ids per connection are remembered
   (graphene's bloom filter is sized for 10,000); further ones are not.
+- Each remembered id and each callback set (subscribe, pending transaction,
+  block applied) is one item of the connection's subscription budget
+  (``session.budget``, :mod:`nodeapi.api.budget`): taken before it is
+  added, so a call past the operator's limit fails with
+  ``Subscription limit reached`` (the items subscribed before stay), and
+  given back when it ends (a removed object, ``cancel_all_subscriptions``,
+  a new subscribe callback, the end of the connection).
 - ``cancel_all_subscriptions`` and the end of the connection also end what
   was registered with :meth:`Subscriptions.cancel_also` (the market
   subscriptions, :mod:`nodeapi.api.database.markets.subscriptions`).
@@ -101,16 +108,22 @@ class Subscriptions(Section):
 
     def subscribe_to_item(self, oid: str) -> None:
         """Subscribe object ``oid`` (while a subscribe callback is set and
-        fewer than :data:`MAX_SUBSCRIBED_OBJECTS` are)."""
-        if self._subscribe_cb is not None and len(self._subscribed_ids) < MAX_SUBSCRIBED_OBJECTS:
-            self._subscribed_ids.add(oid)
+        fewer than :data:`MAX_SUBSCRIBED_OBJECTS` are).
+
+        :raises SubscriptionLimitExceeded: the session's budget has no room
+            (:mod:`nodeapi.api.budget`)."""
+        ids = self._subscribed_ids
+        if (self._subscribe_cb is not None and oid not in ids
+                and len(ids) < MAX_SUBSCRIBED_OBJECTS):
+            self.session.budget.take()
+            ids.add(oid)
 
     def subscribe_to_account(self, account_id: str, limit: int) -> None:
         """Subscribe account ``account_id`` and the objects belonging to it
         (``get_full_accounts``), unless ``limit`` accounts are already."""
         if len(self._subscribed_accounts) < limit:
+            self.subscribe_to_item(account_id)  # first: it may refuse (budget)
             self._subscribed_accounts.add(account_id)
-            self.subscribe_to_item(account_id)
 
     def callback_id(self, cb) -> int:
         """``cb``, a callback id a client chose, once this connection can
@@ -148,6 +161,7 @@ class Subscriptions(Section):
             raise ApiError("Subscribing to universal object creation and removal is "
                            "disallowed in this server.")
         self._reset_subscriptions()
+        self.session.budget.take()
         self._subscribe_cb = cb
         self._notify_remove_create = bool(notify)
         self._counters = dict(self.chain.state.next_instance)
@@ -165,7 +179,10 @@ class Subscriptions(Section):
     def set_pending_transaction_callback(self, cb: int):
         """Notify ``cb`` with each transaction the node accepts into its
         pending set (payload: the signed transaction)."""
-        self._pending_cb = self.callback_id(cb)
+        cb = self.callback_id(cb)
+        if self._pending_cb is None:
+            self.session.budget.take()
+        self._pending_cb = cb
         if self._pending_observer is None:
             self._pending_observer = self._on_pending
             self.chain.add_pending_observer(self._pending_observer)
@@ -175,7 +192,10 @@ class Subscriptions(Section):
     @api_function
     def set_block_applied_callback(self, cb: int):
         """Notify ``cb`` after each applied block (payload: its id, hex)."""
-        self._block_cb = self.callback_id(cb)
+        cb = self.callback_id(cb)
+        if self._block_cb is None:
+            self.session.budget.take()
+        self._block_cb = cb
         self._observe_blocks()
         return None
 
@@ -192,6 +212,11 @@ class Subscriptions(Section):
     # -- observers ---------------------------------------------------------------
 
     def _reset_subscriptions(self) -> None:
+        """Forget the subscribe callback and the subscribed objects, giving
+        their items back to the budget."""
+        held = len(self._subscribed_ids) + (self._subscribe_cb is not None)
+        if held:
+            self.session.budget.give_back(held)
         self._subscribe_cb = None
         self._notify_remove_create = False
         self._subscribed_ids = set()
@@ -240,7 +265,9 @@ class Subscriptions(Section):
                 if not self._is_new(oid) and (
                         everything or accounts_hit or oid in self._subscribed_ids):
                     removed.append(oid)
-                self._subscribed_ids.discard(oid)
+                if oid in self._subscribed_ids:
+                    self._subscribed_ids.discard(oid)
+                    self.session.budget.give_back()
                 continue
             new = self._is_new(oid)
             if ((new and everything) or oid in self._subscribed_ids
@@ -257,6 +284,9 @@ class Subscriptions(Section):
         self._reset_subscriptions()
         for cancel in self._cancellers:
             cancel()
+        callbacks = (self._pending_cb is not None) + (self._block_cb is not None)
+        if callbacks:
+            self.session.budget.give_back(callbacks)
         self._pending_cb = self._block_cb = None
         if self._block_observer is not None:
             self.chain.remove_block_observer(self._block_observer)

@@ -24,7 +24,9 @@ the pair by asset id (graphene compares the argument strings, so it misses
 a market whose symbols sort the other way than its ids).  Subscriptions
 end with ``cancel_all_subscriptions`` and when the connection closes (the
 connection's :class:`~nodeapi.api.database.subscriptions.Subscriptions`,
-given to the constructor, calls :meth:`MarketSubscriptions.cancel`).
+given to the constructor, calls :meth:`MarketSubscriptions.cancel`).  Each
+subscribed market is one item of the connection's subscription budget
+(``session.budget``, :mod:`nodeapi.api.budget`).
 """
 
 from twisted.logger import Logger
@@ -77,6 +79,7 @@ class MarketSubscriptions(Section):
         market = self._market_arg(a, b)
         subs = self._callbacks
         if market not in subs:
+            self.session.budget.take()
             state = self.chain.state
             for order in state.limit_orders(*market) + state.limit_orders(market[1], market[0]):
                 self._orders[order["id"]] = market
@@ -93,6 +96,7 @@ class MarketSubscriptions(Section):
         market = self._market_arg(a, b)
         subs = self._callbacks
         if subs.pop(market, None) is not None:
+            self.session.budget.give_back()
             self._orders = {o: m for o, m in self._orders.items() if m != market}
         if not subs:
             self._stop_observer()
@@ -100,6 +104,8 @@ class MarketSubscriptions(Section):
 
     def cancel(self) -> None:
         """End every market subscription of this connection."""
+        if self._callbacks:
+            self.session.budget.give_back(len(self._callbacks))
         self._callbacks = {}
         self._orders = {}
         self._stop_observer()
