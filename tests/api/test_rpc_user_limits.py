@@ -24,7 +24,7 @@ from kit.api import create_gold
 from kit.chain import fund
 from kit.keys import CHAIN_ID
 from kit.rpc import ws_connect
-from kit.site import RunningSite, make_node
+from kit.site import RunningSite, log_events, make_node
 from kit.wait import wait_for
 
 SALT = b"limits!!"
@@ -384,6 +384,43 @@ def test_subscriptions_per_source_address(chain, clock, metrics):
         yield wait_for(lambda: source.connections == 1, timeout=5)
         assert (yield bob.call(0, "set_pending_transaction_callback", 2)) is None
         bob.proto.dropConnection()
+    finally:
+        yield server.stop()
+
+
+# -- metrics and log of the connection guard's limits -------------------------------------
+
+@pytest_twisted.inlineCallbacks
+def test_guard_refusals_counted_and_limit_lines_throttled(chain, clock, metrics):
+    """--max-connections-per-ip and --max-connections refusals are counted
+    under ``limit="connections"`` (scopes ``source`` and ``node``); the
+    refusals of the limits per user are logged once per kind per minute."""
+    server = serve(chain, clock, metrics, max_connections_per_ip=1)
+    try:
+        with log_events(lambda e: str(e.get("event", "")).endswith("_per_user")) as lines:
+            alice = yield ws_connect(server.port, "alice", "alice-pw")
+            with pytest.raises(ConnectionError):
+                yield ws_connect(server.port)
+            assert refusals(metrics, "connections", "source") == 1
+            for _ in range(6):
+                yield alice.request(0, "get_chain_id")
+            assert refusals(metrics, "calls", "user") == 3
+            assert [(e["event"], e["limit"], e["whom"], e["peer"]) for e in lines] == [
+                ("calls_per_user", "calls", "user 'alice'", "127.0.0.1")]
+            clock.advance(61)
+            for _ in range(4):
+                yield alice.request(0, "get_chain_id")
+            assert len(lines) == 2 and lines[1]["suppressed"] == 2
+        alice.dropConnection()
+    finally:
+        yield server.stop()
+    server = serve(chain, clock, metrics, max_connections=1)
+    try:
+        bob = yield ws_connect(server.port, "bob", "bob-pw")
+        with pytest.raises(ConnectionError):
+            yield ws_connect(server.port)
+        assert refusals(metrics, "connections", "node") == 1
+        bob.dropConnection()
     finally:
         yield server.stop()
 
