@@ -31,6 +31,13 @@ not pushed locally: it reaches this node in the upstream's block, and the
 confirmations of ``broadcast_transaction_with_callback`` and
 ``broadcast_transaction_synchronous`` come from that block, as above (the
 upstream is asked ``broadcast_transaction`` for both).
+
+Each callback of ``broadcast_transaction_with_callback`` waiting for its
+transaction is one item of the connection's subscription budget
+(``session.budget``, :mod:`nodeapi.api.budget`): taken before the
+transaction is pushed or forwarded (a refusal pushes nothing), given back
+with the confirmation notice, at the transaction's expiry, when the
+upstream refuses it and when the connection closes.
 """
 
 from twisted.internet import defer
@@ -125,23 +132,35 @@ class NetworkBroadcastApi(ApiSet):
         """Forward ``trx`` upstream; ``waiter`` (a notice callback id, or a
         Deferred) is registered for the transaction's inclusion first, so a
         block arriving with the answer is not missed, and removed again when
-        the upstream refuses (its error propagates)."""
+        the upstream refuses (its error propagates).  A callback id holds
+        one budget item, taken by the caller: given back here when the
+        callback does not stay waiting."""
+        callback = not isinstance(waiter, defer.Deferred)
         try:
             trx_id, expiration = self._identify(trx)
         except (NodeAPIError, *_MALFORMED) as exc:  # the upstream will say why
+            if callback:
+                self.session.budget.give_back()
             await peers.forward("network_broadcast", "broadcast_transaction", [trx])
             raise ApiError(f"Malformed transaction: the upstream accepted it but this node "
                            f"cannot read it to follow it: {exc}") from None
-        entry = self._wait_for(trx_id, expiration)
-        waiters = entry.deferreds if isinstance(waiter, defer.Deferred) else entry.callbacks
+        try:
+            entry = self._wait_for(trx_id, expiration)
+        except ApiError:  # the connection closed meanwhile
+            if callback:
+                self.session.budget.give_back()
+            raise
+        waiters = entry.callbacks if callback else entry.deferreds
         waiters.append(waiter)
         try:
             await peers.forward("network_broadcast", "broadcast_transaction", [trx])
         except Exception:
             waiters.remove(waiter)
-            if not entry.callbacks and not entry.deferreds \
-                    and self._waiting.get(trx_id) is entry:
-                del self._waiting[trx_id]
+            if self._waiting.get(trx_id) is entry:  # not confirmed, expired or closed
+                if callback:
+                    self.session.budget.give_back()
+                if not entry.callbacks and not entry.deferreds:
+                    del self._waiting[trx_id]
             raise
 
     def _wait_for(self, trx_id: str, expiration: int) -> _Waiting:
@@ -167,10 +186,12 @@ class NetworkBroadcastApi(ApiSet):
                 trx_id = transaction_id(trx, prefix)
                 entry = self._waiting.pop(trx_id, None)
                 if entry is not None:
+                    self._release(entry)
                     self._confirm(entry, trx_id, applied, trx_num, trx)
             for trx_id, entry in list(self._waiting.items()):
                 if entry.expiration <= applied.timestamp:
                     del self._waiting[trx_id]
+                    self._release(entry)
                     self._fail(entry, ApiError(
                         f"Transaction {trx_id} expired without being included in a block"))
         except Exception:
@@ -186,6 +207,11 @@ class NetworkBroadcastApi(ApiSet):
             self.session.send_notice(cb, confirmation)
         for d in entry.deferreds:
             d.callback(confirmation)
+
+    def _release(self, entry: _Waiting) -> None:
+        """``entry`` waits no longer: its callbacks' budget items are given back."""
+        if entry.callbacks:
+            self.session.budget.give_back(len(entry.callbacks))
 
     @staticmethod
     def _fail(entry: _Waiting, error: Exception) -> None:
@@ -220,10 +246,16 @@ class NetworkBroadcastApi(ApiSet):
             raise ApiError("connection closed")
         peers = self._forwarder()
         if peers is not None:
-            return defer.Deferred.fromCoroutine(
-                self._forward_and_wait(peers, require_trx(trx), cb))
-        trx_id, expiration = self._push(trx)
-        self._wait_for(trx_id, expiration).callbacks.append(cb)
+            trx = require_trx(trx)
+            self.session.budget.take()
+            return defer.Deferred.fromCoroutine(self._forward_and_wait(peers, trx, cb))
+        self.session.budget.take()
+        try:
+            trx_id, expiration = self._push(trx)
+            self._wait_for(trx_id, expiration).callbacks.append(cb)
+        except BaseException:
+            self.session.budget.give_back()
+            raise
         return None
 
     @api_function
@@ -282,4 +314,5 @@ class NetworkBroadcastApi(ApiSet):
             self._observer = None
         waiting, self._waiting = self._waiting, {}
         for entry in waiting.values():
+            self._release(entry)
             self._fail(entry, ApiError("connection closed"))

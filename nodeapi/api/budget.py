@@ -16,7 +16,9 @@ What counts as one item (the database set,
 remembered for the subscribe callback (also the accounts
 ``get_full_accounts`` subscribes), each subscribed market, and each of the
 three callbacks (subscribe, pending transaction, block applied) while it
-is set.
+is set; the network_broadcast set (:mod:`nodeapi.api.broadcast`): each
+callback of ``broadcast_transaction_with_callback`` until its transaction
+is confirmed or expires.
 
 Contract, for every user of the interface (the database set's sections,
 and a gateway that forwards subscriptions to an upstream node and keeps

@@ -21,7 +21,8 @@ from nodeapi.rpc.access import ApiAccess, hash_password
 from nodeapi.rpc.guard import RpcLimits
 
 from kit.api import create_gold
-from kit.chain import fund
+from kit.chain import fund, produce, transfer_wire
+from kit.signing import sign_wire
 from kit.keys import CHAIN_ID
 from kit.rpc import ws_connect
 from kit.site import RunningSite, log_events, make_node
@@ -384,6 +385,44 @@ def test_subscriptions_per_source_address(chain, clock, metrics):
         yield wait_for(lambda: source.connections == 1, timeout=5)
         assert (yield bob.call(0, "set_pending_transaction_callback", 2)) is None
         bob.proto.dropConnection()
+    finally:
+        yield server.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_broadcast_callbacks_count_until_confirmed(chain, clock):
+    """A callback of broadcast_transaction_with_callback holds one item
+    until its confirmation notice; over the limit the transaction is
+    refused before it is pushed (nothing is lost: it is not in the next
+    block, and the client may send it again)."""
+    fund(chain)
+    access = {"permission_map": [["carol", entry("carol-pw", READ + ["network_broadcast_api"],
+                                                 {"subscriptions": 2})]]}
+    server = serve(chain, clock, access=access)
+    try:
+        carol = yield ws_connect(server.port, "carol", "carol-pw")
+        account = server.site.limit_book.accounts[("user", "carol")]
+        assert (yield carol.call(0, "set_block_applied_callback", 1)) is None
+        broadcast = yield carol.call(1, "network_broadcast")
+        first, second = (sign_wire(chain, [transfer_wire(n)]) for n in (11, 12))
+        assert (yield carol.call(broadcast, "broadcast_transaction_with_callback", 4,
+                                 first)) is None
+        assert account.subscriptions == 2
+        error = error_of((yield carol.request(broadcast, "broadcast_transaction_with_callback",
+                                              [5, second])))
+        assert error["data"]["name"] == "subscription_limit_exceeded"
+        produce(chain)
+        assert len(chain.get_block(chain.head_block_num)["transactions"]) == 1
+        yield wait_for(lambda: any(n[0] == 4 for n in carol.notices), timeout=5)
+        assert account.subscriptions == 1
+        assert (yield carol.call(broadcast, "broadcast_transaction_with_callback", 5,
+                                 second)) is None
+        produce(chain)
+        yield wait_for(lambda: any(n[0] == 5 for n in carol.notices), timeout=5)
+        assert account.subscriptions == 1
+        carol.dropConnection()
+        yield wait_for(lambda: account.connections == 0, timeout=5)
+        assert account.subscriptions == 0
     finally:
         yield server.stop()
 
