@@ -239,6 +239,11 @@ def test_block_log_block_that_cannot_be_replayed_is_one_line(tmp_path, block):
     (["--max-calls-in-flight", "lots"], "--max-calls-in-flight: 'lots' is not an integer"),
     (["--config", "bad.ini"], "max-calls-in-flight ({ini} line 2): 'lots' is not an integer"),
     (["--config", "bad-level.ini"], "--config: {ini2} line 2: [logger.default] level 'loud'"),
+    (["--max-calls-per-second-per-ip", "-5"],
+     "--max-calls-per-second-per-ip: -5.0 is not between 0 and 1000000"),
+    (["--api-access", "limits.json"],
+     "--api-access: api-access file {limits}: permission_map[0]: limits.connections must "
+     "be an integer from 0 to 2147483647, got -1"),
 ])
 def test_bad_value_is_one_line_and_status_1(tmp_path, args, where):
     """A bad value is one line naming the option (with file and line for an
@@ -246,6 +251,9 @@ def test_bad_value_is_one_line_and_status_1(tmp_path, args, where):
     journal repeats one line, not ~480."""
     (tmp_path / "bad.ini").write_text("# x\nmax-calls-in-flight = lots\n")
     (tmp_path / "bad-level.ini").write_text("[logger.default]\nlevel = loud\n")
+    (tmp_path / "limits.json").write_text(
+        '{"permission_map": [["*", {"password_hash_b64": "*", "password_salt_b64": "*", '
+        '"allowed_apis": ["database_api"], "limits": {"connections": -1}}]]}')
     proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir",
                                          str(tmp_path / "d"), *args),
                           cwd=tmp_path, capture_output=True, timeout=60)
@@ -254,7 +262,8 @@ def test_bad_value_is_one_line_and_status_1(tmp_path, args, where):
     lines = out.strip().splitlines()
     assert len(lines) == 1, out
     assert lines[0].startswith(
-        "nodeapi: " + where.format(ini=tmp_path / "bad.ini", ini2=tmp_path / "bad-level.ini"))
+        "nodeapi: " + where.format(ini=tmp_path / "bad.ini", ini2=tmp_path / "bad-level.ini",
+                                   limits=tmp_path / "limits.json"))
     assert "Usage" not in out
 
 
