@@ -37,6 +37,19 @@ them in its own per-connection tables):
 * the budget is read from ``session.budget`` at each use (never cached
   across calls): a login may change the accounts it charges, the object
   stays the same.
+
+For example, a forwarded ``subscribe_to_market`` kept in a per-connection
+table::
+
+    if market not in table:
+        session.budget.take()          # SubscriptionLimitExceeded: answer it
+        table[market] = callback       # now the item exists
+    ...
+    if table.pop(market, None) is not None:   # unsubscribed, cancelled
+        session.budget.give_back()
+    ...
+    session.budget.give_back(len(table))      # the connection closed
+    table.clear()
 """
 
 from nodeapi.errors import ClientLimitExceeded

@@ -155,3 +155,43 @@ def test_close_is_idempotent_and_replaces_callbacks(funded):
     assert funded._block_observers == []
     with pytest.raises(ApiError, match="closed"):
         db.call("set_block_applied_callback", [1])
+
+
+def test_budget_items_follow_subscriptions(funded):
+    """Each subscribed object and each callback holds one item of the
+    session's budget (nodeapi.api.budget; here the RPC layer's real one, a
+    source address allowed 4 items): taken when added, given back when the
+    object is removed from the chain, by cancel_all_subscriptions, and all
+    at close; past the limit the call fails and subscribes nothing more."""
+    from twisted.internet.task import Clock
+
+    from nodeapi.api.budget import SubscriptionLimitExceeded
+    from nodeapi.rpc.limits import ClientLimits, LimitBook
+
+    create_gold(funded)
+    db, session = make_api(funded)
+    session.budget = LimitBook(Clock(), ClientLimits(subscriptions=4)).session("10.0.0.1", True)
+    db.call("set_subscribe_callback", [9, False])
+    order = limit_order(funded, "1.2.7", {"amount": 50, "asset_id": "1.3.1"},
+                        {"amount": 1000, "asset_id": "1.3.0"})
+    produce(funded)
+    db.call("get_objects", [[order, "2.1.0"]])
+    assert session.budget.held == 3
+    with pytest.raises(SubscriptionLimitExceeded, match="4 subscribed items for source "
+                                                        "address 10.0.0.1"):
+        db.call("get_objects", [["1.2.0", "1.2.1"]])
+    assert session.budget.held == 4  # 1.2.0 subscribed, 1.2.1 refused
+    # init0 takes the whole order: removed from the chain, its item given back
+    limit_order(funded, "1.2.6", {"amount": 1000, "asset_id": "1.3.0"},
+                {"amount": 50, "asset_id": "1.3.1"})
+    produce(funded)
+    assert [order] in [batch for _, batch in session.notices]
+    assert session.budget.held == 3
+    db.call("cancel_all_subscriptions", [])
+    assert session.budget.held == 0
+    db.call("set_block_applied_callback", [1])
+    db.call("set_block_applied_callback", [2])  # replaces: still one item
+    db.call("set_pending_transaction_callback", [3])
+    assert session.budget.held == 2
+    db.close()
+    assert session.budget.held == 0 and session.budget.source.subscriptions == 0
