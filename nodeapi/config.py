@@ -30,18 +30,14 @@ import os
 import attr
 from twisted.python import usage
 
-from nodeapi.protocol.ids import instance_number
-from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
 from nodeapi.config_options import (  # noqa: F401  (DEV_WIF, INIT_WITNESSES: public)
     ALIASES, BLOCK_LOG_NAME, DEV_WIF, FLAGS, INIT_WITNESSES, MULTI, REFERENCE_ONLY, SINGLE)
-from nodeapi.config_parse import REFERENCE_PLUGINS, parse_bool
-from nodeapi.errors import ConfigError
-from nodeapi.history.market_history import MarketHistoryOptions
 from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
-from nodeapi.history.retention import HistoryLimits
+from nodeapi.config_parse import REFERENCE_PLUGINS
+from nodeapi.errors import ConfigError
 from nodeapi.node import ApiLimits
-from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.plugin.values import parse_bool
 from nodeapi.rpc.access import ApiAccess
 
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
@@ -275,72 +271,9 @@ class Options(usage.Options):
         return HealthLimits(max_head_age=self["health-max-head-age"],
                             max_searchdb_lag=self["health-max-searchdb-lag"])
 
-    def history_limits(self) -> HistoryLimits:
-        """The ``account_history`` options as
-        :class:`~nodeapi.history.retention.HistoryLimits`."""
-        return HistoryLimits(
-            max_ops_per_account=self["max-ops-per-account"],
-            extended_max_ops_per_account=self["extended-max-ops-per-account"],
-            min_blocks_to_keep=self["min-blocks-to-keep"],
-            max_ops_per_acc_by_min_blocks=self["max-ops-per-acc-by-min-blocks"],
-            partial_operations=self["partial-operations"],
-            track_accounts=self["track-account"],
-            extended_history_accounts=self["extended-history-by-account"],
-            extended_history_registrars=self["extended-history-by-registrar"])
-
     def block_log_path(self) -> str:
         """Absolute path of the block log: ``<data-dir>/blocks.log``."""
         return os.path.join(self["data-dir"], BLOCK_LOG_NAME)
-
-    def witnesses(self, chain=None) -> dict:
-        """``{witness_id: WIF}`` for :class:`nodeapi.witness.WitnessService`
-        ({} without the witness plugin).  Each id gets the configured key
-        whose public key is its signing key - in ``chain.state`` when given,
-        else in the genesis' ``initial_witness_candidates`` (1.6.N is
-        candidate N-1) - or the first configured key when none matches (the
-        service then reports ``no_private_key`` at its slots)."""
-        if "witness" not in self["plugins"]:
-            return {}
-        by_public = {}
-        for wif in self["private-key"]:
-            by_public.setdefault(public_key_bytes(auth.public_key_of(wif, "TEST")), wif)
-        candidates = self.genesis.data.get("initial_witness_candidates", [])
-        out = {}
-        for wid in self["witness-id"]:
-            signing, instance = None, instance_number(wid)
-            if chain is not None and wid in chain.state.objects:
-                signing = chain.state.objects[wid]["signing_key"]
-            elif chain is None and 1 <= instance <= len(candidates):
-                signing = candidates[instance - 1]["block_signing_key"]
-            key = by_public.get(public_key_bytes(signing)) if signing else None
-            out[wid] = key or self["private-key"][0]
-        return out
-
-    def market_history(self):
-        """The market_history options as
-        :class:`~nodeapi.history.market_history.MarketHistoryOptions`."""
-        return MarketHistoryOptions(
-            bucket_sizes=self["bucket-size"], history_per_size=self["history-per-size"],
-            max_order_his_records_per_market=self["max-order-his-records-per-market"],
-            max_order_his_seconds_per_market=self["max-order-his-seconds-per-market"])
-
-    def searchdb(self) -> dict:
-        """The ``searchdb-*`` options with snake_case keys (node_url,
-        bulk_replay, bulk_sync, visitor, basic_auth, index_prefix)."""
-        return {name[9:].replace("-", "_"): self[name]
-                for name, *_rest in SINGLE
-                if name.startswith("searchdb-") and not name.startswith("searchdb-objects-")}
-
-    def searchdb_objects(self) -> dict:
-        """The searchdb-objects plugin's settings: ``url`` and ``basic_auth``
-        (those of searchdb when not given) and ``options``, an
-        :class:`~nodeapi.history.searchdb.objects.ObjectsOptions`."""
-        from nodeapi.history.searchdb.objects import ObjectsOptions
-
-        return {"url": self["searchdb-objects-url"] or self["searchdb-node-url"],
-                "basic_auth": self["searchdb-objects-basic-auth"] or self["searchdb-basic-auth"],
-                "options": ObjectsOptions.from_options(
-                    lambda name: self[f"searchdb-objects-{name}"])}
 
 
 # ``--name value`` of every repeatable option appends (usage.Options finds

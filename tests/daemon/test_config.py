@@ -11,9 +11,13 @@ from twisted.python import usage
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import INIT_WITNESSES, Options
-from nodeapi.history.market_history import MarketHistoryOptions
-from nodeapi.history.retention import HistoryLimits
+from nodeapi.history.account_history.plugin import history_limits
+from nodeapi.history.account_history.retention import HistoryLimits
+from nodeapi.history.market_history.history import MarketHistoryOptions
+from nodeapi.history.market_history.plugin import market_history_options
+from nodeapi.history.searchdb.plugin import searchdb_service
 from nodeapi.node import ApiLimits
+from nodeapi.witness_plugin import witness_keys
 from nodeapi.rpc.guard import RpcLimits
 
 from kit.daemon import ACCESS, ROOT
@@ -97,18 +101,24 @@ def test_development_defaults(cwd):
     options = parse()
     assert dict(options) == defaults(cwd)
     assert options.development_defaults is True
-    assert options.witnesses() == {f"1.6.{i}": DEV_WIF for i in range(1, 12)}
+    assert witness_keys(options, options.genesis) == {
+        f"1.6.{i}": DEV_WIF for i in range(1, 12)}
     assert options.api_limits() == ApiLimits()
-    assert options.market_history() == MarketHistoryOptions()
+    assert market_history_options(options) == MarketHistoryOptions()
     assert options.rpc_limits() == RpcLimits()
-    assert options.history_limits() == HistoryLimits()
+    assert history_limits(options) == HistoryLimits()
     assert options.block_log_path() == str(cwd / "nodeapi_data" / "blocks.log")
     assert options.genesis.chain_id.startswith("569cba9a")
-    assert options.searchdb() == {
-        "node_url": "http://localhost:9200/", "bulk_replay": 10000, "bulk_sync": 100,
-        "visitor": False, "basic_auth": "", "index_prefix": "chain-", "mode": "all",
-        "start_after_block": 0, "operation_object": True, "operation_string": True,
-        "max_mapping_depth": 20}
+    from twisted.internet.testing import MemoryReactorClock
+
+    svc = searchdb_service(options, None, str(cwd), MemoryReactorClock())
+    docs = svc.documents
+    assert (svc.client.safe_url, svc.client.has_auth, svc.index_prefix) == (
+        "http://localhost:9200/", False, "chain-")
+    assert (svc.pace.bulk_replay, svc.pace.bulk_sync, docs.visitor) == (10000, 100, False)
+    assert svc.writes and svc.history is not None  # mode all
+    assert (docs.start_after_block, docs.operation_object, docs.operation_string,
+            docs.object_depth) == (0, True, True, 20 - 2)
 
 
 def everything(cwd):
@@ -195,13 +205,13 @@ def test_every_option_on_the_command_line(cwd):
     assert dict(options) == expected
     assert options.development_defaults is False
     assert options.api_limits() == ApiLimits(*range(3, 3 * len(LIMITS) + 1, 3))
-    assert options.witnesses() == {"1.6.2": DEV_WIF, "1.6.5": DEV_WIF}
-    assert options.market_history() == MarketHistoryOptions(
+    assert witness_keys(options, options.genesis) == {"1.6.2": DEV_WIF, "1.6.5": DEV_WIF}
+    assert market_history_options(options) == MarketHistoryOptions(
         bucket_sizes=(60, 3600), history_per_size=0, max_order_his_records_per_market=5,
         max_order_his_seconds_per_market=7)
     assert options.rpc_limits() == RpcLimits(max_connections=50, max_connections_per_ip=0,
                                              handshake_timeout=2.5, max_unsent_bytes=1048576)
-    assert options.history_limits() == HistoryLimits(
+    assert history_limits(options) == HistoryLimits(
         100, 5000, 0, 2 ** 64 - 1, True, {"1.2.17", "1.2.18", "1.2.0"}, {"1.2.9"}, {"1.2.6"})
 
 
@@ -263,9 +273,11 @@ def test_witness_options(args, ids, keys, stale):
 def test_witnesses_match_keys_to_signing_keys(chain):
     options = parse("--witness-id", "1.6.1", "--witness-id", "1.6.99",
                     "--private-key", OTHER_WIF, "--private-key", DEV_WIF)
-    assert options.witnesses() == {"1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
-    assert options.witnesses(chain) == {"1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
-    assert parse("--plugins", "account_history").witnesses() == {}
+    assert witness_keys(options, options.genesis) == {"1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
+    assert witness_keys(options, options.genesis, chain) == {
+        "1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
+    bare = parse("--plugins", "account_history")
+    assert witness_keys(bare, bare.genesis) == {}
 
 
 @pytest.mark.parametrize("text,endpoint", [
@@ -482,7 +494,7 @@ def test_url_errors_never_show_credentials(url, cwd):
 
 
 def test_url_with_credentials_accepted_and_redacted():
-    from nodeapi.config_parse import parse_url, redact_url
+    from nodeapi.plugin.values import parse_url, redact_url
 
     assert parse_url(f"http://bob:{SECRET}@db:9200") == f"http://bob:{SECRET}@db:9200/"
     assert redact_url(f"https://bob:{SECRET}@db:9200/x") == "https://***@db:9200/x"
@@ -500,7 +512,7 @@ def test_accepted_url_gives_a_client_without_credentials(url, auth):
     Basic header (percent-encoding undone)."""
     import base64
 
-    from nodeapi.config_parse import parse_url
+    from nodeapi.plugin.values import parse_url
     from nodeapi.history.searchdb.client import SearchDBClient
 
     client = SearchDBClient(parse_url(url), "", reactor=object(), http_client=object())

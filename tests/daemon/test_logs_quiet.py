@@ -5,7 +5,7 @@ import pytest_twisted
 from twisted.logger import formatEvent, globalLogPublisher
 
 from nodeapi.applied import AppliedBlock
-from nodeapi.history.searchdb import plugin as searchdb_plugin
+from nodeapi.history.searchdb import pace as searchdb_pace
 
 from kit.searchdb import make_service
 
@@ -44,7 +44,7 @@ def test_searchdb_sync_state_has_hysteresis(new_chain, tmp_path):
             states.append(svc.synchronized)
         assert _lines(events) == ["searchdb: synchronized at block 2, bulks of 6 lines"]
         assert states[1:] == [True] * 39
-        svc.block_applied(_block(41, now - searchdb_plugin.UNSYNC_WINDOW - 1, replay=False))
+        svc.block_applied(_block(41, now - searchdb_pace.UNSYNC_WINDOW - 1, replay=False))
         assert svc.synchronized is False
         svc.block_applied(_block(42, now - 5, replay=True))
         assert svc.synchronized is False
@@ -86,7 +86,8 @@ def test_searchdb_objects_retries_a_down_database_with_backoff(new_chain, tmp_pa
     from twisted.internet.task import Clock
 
     from nodeapi.history.searchdb.client import SearchDBClient
-    from nodeapi.history.searchdb.objects import ObjectsOptions, ObjectsService
+    from nodeapi.history.searchdb_objects.service import ObjectsService
+    from nodeapi.history.searchdb_objects.settings import ObjectsOptions
 
     from kit.daemon import free_port
     from kit.wait import wait_for
