@@ -80,27 +80,26 @@ def parse_plugins(text) -> list:
     return names
 
 
-def parse_upstream(text) -> str:
-    """``--upstream``: empty (off) or a node address as for ``seed-node``
-    (``ws://[user:password@]host:port``), kept as given; raises
+def parse_upstream(text):
+    """``--upstream``: empty (off: None) or a node address as for
+    ``seed-node`` (``ws://[user:password@]host:port``) -> its
+    :class:`~nodeapi.protocol.node_address.NodeAddress`; raises
     ``ValueError`` with the parser's message."""
     text = parse_text(text)
     if not text:
-        return ""
+        return None
     try:
-        parse_node_address(text)
+        return parse_node_address(text)
     except InvalidPeerAddress as exc:
         raise ValueError(str(exc)) from None
-    return text
 
 
 def parse_seed_node(text) -> list:
     """A ``--seed-node`` value (``[user:password@]host:port``, ``[v6]:port``
     or ``ws://`` URL, :func:`nodeapi.protocol.node_address.parse_node_address`)
-    -> ``[text]``; raises ``ValueError`` with the parser's message."""
+    -> ``[NodeAddress]``; raises ``ValueError`` with the parser's message."""
     text = parse_text(text)
     try:
-        parse_node_address(text)
+        return [parse_node_address(text)]
     except InvalidPeerAddress as exc:
         raise ValueError(str(exc)) from None
-    return [text]

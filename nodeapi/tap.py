@@ -173,7 +173,6 @@ def _make_indexer(options, reactor, data_dir, access):
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
     from nodeapi.peers.upstream import UpstreamService
-    from nodeapi.protocol.node_address import parse_node_address
     from nodeapi.service import NodeService
 
     if "searchdb" not in options["plugins"]:
@@ -190,7 +189,7 @@ def _make_indexer(options, reactor, data_dir, access):
         options, None, data_dir, reactor,
         asset_lookup=lambda asset_id: upstream.asset(asset_id)))  # the visitor's names
     upstream = attach("upstream", UpstreamService(
-        parse_node_address(options["upstream"]), [searchdb] if searchdb.writes else [],
+        options["upstream"], [searchdb] if searchdb.writes else [],
         reactor, pending=lambda: searchdb.documents_pending,
         irreversible=options["upstream-irreversible-only"],
         max_message_size=options["max-message-size"],
@@ -206,7 +205,7 @@ def _make_indexer(options, reactor, data_dir, access):
     _attach_ports(options, reactor, attach, top.node, access, metrics,
                   registry={"history": HistoryApi})
     log.info("nodeapi indexer: following {upstream}, data dir {data_dir}",
-             upstream=parse_node_address(options["upstream"]).address, data_dir=data_dir)
+             upstream=options["upstream"].address, data_dir=data_dir)
     return top
 
 

@@ -17,6 +17,7 @@ from nodeapi.history.market_history.history import MarketHistoryOptions
 from nodeapi.history.market_history.plugin import market_history_options
 from nodeapi.history.searchdb.plugin import searchdb_service
 from nodeapi.node import ApiLimits
+from nodeapi.protocol.node_address import parse_node_address
 from nodeapi.witness_plugin import witness_keys
 from nodeapi.rpc.guard import RpcLimits
 
@@ -61,7 +62,7 @@ def defaults(cwd):
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
         "enable-subscribe-to-all": False, "witness-id": list(INIT_WITNESSES),
-        "checkpoint-interval": 1000, "replay-blockchain": False, "upstream": "",
+        "checkpoint-interval": 1000, "replay-blockchain": False, "upstream": None,
         "upstream-irreversible-only": True,
         "private-key": [DEV_WIF], "seed-node": [],
         "max-ops-per-account": 2 ** 64 - 1, "extended-max-ops-per-account": 2 ** 64 - 1,
@@ -182,9 +183,11 @@ def everything(cwd):
         "custom-operations-start-block": 1, "enable-stale-production": True,
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
         "checkpoint-interval": 7, "replay-blockchain": True,
-        "upstream": "ws://bob:pw@node.example:443", "upstream-irreversible-only": False,
+        "upstream": parse_node_address("ws://bob:pw@node.example:443"),
+        "upstream-irreversible-only": False,
         "private-key": [DEV_WIF, OTHER_WIF],
-        "seed-node": ["10.0.0.1:8090", "bob:pw@node.example:443"],
+        "seed-node": [parse_node_address("10.0.0.1:8090"),
+                      parse_node_address("bob:pw@node.example:443")],
         "bucket-size": (60, 3600), "history-per-size": 0,
         "max-order-his-records-per-market": 5, "max-order-his-seconds-per-market": 7,
         "max-ops-per-account": 100, "extended-max-ops-per-account": 5000,
@@ -243,7 +246,8 @@ def test_command_line_wins_over_the_file(cwd):
     assert options["rpc-endpoint"] == "tcp:2"
     assert options["max-calls-in-flight"] == 5
     assert options["witness-id"] == ["1.6.9"]
-    assert options["seed-node"] == ["a.example:1"]
+    assert options["seed-node"] == [parse_node_address("a.example:1")]
+    assert not options["seed-node"][0].url_given
     assert options["enable-stale-production"] is False
     assert options["api-node-info"] == '"quoted'  # boost: '#' starts a comment anywhere
     options = parse("--config", "c.ini", "--enable-stale-production")
