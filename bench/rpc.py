@@ -313,7 +313,7 @@ def build_market(chain) -> None:
     orders selling TEST for GOLD and 20 selling GOLD for TEST."""
     import struct
 
-    from nodeapi.config import DEV_WIF
+    from nodeapi.witness_plugin import DEV_WIF
     from nodeapi.protocol.times import format_time
     from nodeapi.protocol.transaction import sign_transaction
 

@@ -10,16 +10,17 @@ given there replaces all of its file lines.  Flags can only be switched on
 on the command line; in the file they take ``true``/``false``.  Relative
 paths are relative to the current directory and are stored absolute.
 
-Development defaults: with neither ``witness-id`` nor ``private-key``, the
-node produces for the 11 init witnesses 1.6.1..1.6.11 of the bundled genesis
-with the published key :data:`DEV_WIF`, and ``enable-stale-production`` is
-on, so ``twistd -n nodeapi`` alone runs a chain whose head tracks the wall
-clock.  As in bitshares, ``witness-id`` without ``private-key`` uses that key.
-Never use these defaults on a public chain.
+Development defaults (:mod:`nodeapi.witness_plugin`): with neither
+``witness-id`` nor ``private-key``, the node produces for the 11 init
+witnesses of the bundled genesis with the published key, and
+``enable-stale-production`` is on, so ``twistd -n nodeapi`` alone runs a
+chain whose head tracks the wall clock.  Never use these defaults on a
+public chain.
 
 ``postOptions`` leaves typed, normalized values (the option catalogue is
 :mod:`nodeapi.config_options`, the value parsers are in
-:mod:`nodeapi.config_parse`) or raises ``usage.UsageError`` naming the
+:mod:`nodeapi.plugin.values` and :mod:`nodeapi.config_parse`; each
+plugin's ``check`` completes its own, :data:`nodeapi.config_plugins.PLUGINS`) or raises ``usage.UsageError`` naming the
 option (and INI file and line) and the problem.  Sources: the options of
 docs/searchdb-plugin.rst, wire-contract section 6, bitshares witness_node
 and application options.
@@ -31,8 +32,9 @@ import attr
 from twisted.python import usage
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
-from nodeapi.config_options import (  # noqa: F401  (DEV_WIF, INIT_WITNESSES: public)
-    ALIASES, BLOCK_LOG_NAME, DEV_WIF, FLAGS, INIT_WITNESSES, MULTI, REFERENCE_ONLY, SINGLE)
+from nodeapi.config_options import (
+    ALIASES, BLOCK_LOG_NAME, FLAGS, MULTI, REFERENCE_ONLY, SINGLE)
+from nodeapi.config_plugins import PLUGINS
 from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
 from nodeapi.config_parse import REFERENCE_PLUGINS
 from nodeapi.errors import ConfigError
@@ -177,9 +179,6 @@ class Options(usage.Options):
                 (v, f"{written} ({where})") for v, where, written in ini.get(name, [])]
             self[name] = [x for raw, where in given if raw.strip()
                           for x in self._coerce(name, raw, where)]
-        if self["searchdb-mode"] == "all" and not self["searchdb-operation-string"]:
-            raise usage.UsageError("searchdb-mode all needs searchdb-operation-string true "
-                                   "(the history API reads op)")
         self.warnings.extend(self.logging.warnings)
         dropped = [p for p in self["plugins"] if p in REFERENCE_PLUGINS]
         self["plugins"] = [p for p in self["plugins"] if p not in REFERENCE_PLUGINS]
@@ -189,17 +188,12 @@ class Options(usage.Options):
             f"plugins: bitshares plugin {p!r} is not provided by nodeapi; ignored"
             for p in dropped)
         self.development_defaults = not self["witness-id"] and not self["private-key"]
-        if self.development_defaults:
-            self["witness-id"] = list(INIT_WITNESSES)
-        if not self["private-key"]:
-            self["private-key"] = [DEV_WIF]
-        if self["enable-stale-production"] is None:
-            self["enable-stale-production"] = self.development_defaults
-        if "witness" in self["plugins"] and self["witness-id"] and DEV_WIF in self["private-key"]:
-            self.warnings.append(
-                "witness: signing with the published development key (nathan, "
-                f"{DEV_WIF[:8]}...): anyone can sign blocks with it; never use it on a "
-                "public chain")
+        for plugin in PLUGINS:  # each completes and checks its own values
+            if plugin.check is not None:
+                try:
+                    plugin.check(self, self.warnings)
+                except ValueError as exc:
+                    raise usage.UsageError(str(exc)) from None
         if self["upstream"] and self["searchdb-mode"] == "only_query":
             raise usage.UsageError(
                 "searchdb-mode only_query: an indexer (--upstream) only writes the search "

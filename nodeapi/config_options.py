@@ -22,9 +22,6 @@ from nodeapi.node import ApiLimits
 from nodeapi.plugin import interface
 from nodeapi.plugin.values import parse_bool, parse_int, parse_seconds, parse_text
 
-#: The published development key of the bundled genesis (bitshares' "nathan").
-DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
-INIT_WITNESSES = tuple(f"1.6.{i}" for i in range(1, 12))
 BLOCK_LOG_NAME = "blocks.log"
 
 #: Single-valued options: (name, default as text, coercer, help).

@@ -269,7 +269,7 @@ def _make_devnet(options, reactor, chain, top):
     """The :class:`~nodeapi.devnet.control.Devnet` service; it announces
     the RPC port's ``ws://`` URL (``top()``: the node's
     :class:`~nodeapi.service.NodeService`, made after it)."""
-    from nodeapi.config_options import DEV_WIF
+    from nodeapi.witness_plugin import DEV_WIF
     from nodeapi.devnet.control import Devnet, DevnetOptions
 
     def url() -> str:

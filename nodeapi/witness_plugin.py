@@ -3,12 +3,17 @@ libraries/plugins/witness/witness.cpp ``plugin_set_program_options`` and
 ``plugin_initialize``): ``witness-id``, ``private-key`` (both repeatable)
 and ``enable-stale-production``.  The service (attached as ``witness``)
 and the part the API reads (``node.plugins["witness"]``) are one
-:class:`~nodeapi.witness.WitnessService`.  The development defaults (the
-init witnesses and the published key when neither option is given) are
-applied while the options are parsed (:mod:`nodeapi.config`).
+:class:`~nodeapi.witness.WitnessService`.
+
+Development defaults (:func:`check`): with neither ``witness-id`` nor
+``private-key``, the node produces for the 11 init witnesses
+:data:`INIT_WITNESSES` of the bundled genesis with the published key
+:data:`DEV_WIF`, and ``enable-stale-production`` is on; as in bitshares,
+``witness-id`` without ``private-key`` uses that key.  Never use these
+defaults on a public chain.
 """
 
-from typing import Mapping
+from typing import Mapping, MutableMapping
 
 from nodeapi.chain import authority as auth
 from nodeapi.plugin.interface import FLAG, MULTI, Option, Plugin, PluginContext, PluginParts
@@ -16,6 +21,11 @@ from nodeapi.plugin.values import parse_bool, parse_private_key, parse_witness_i
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.witness import WitnessService
+
+#: The published development key of the bundled genesis (bitshares' "nathan").
+DEV_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
+#: The init witnesses of the bundled genesis.
+INIT_WITNESSES = tuple(f"1.6.{i}" for i in range(1, 12))
 
 #: The plugin's option rows, in ``--help`` order.
 OPTIONS = (
@@ -57,6 +67,26 @@ def witness_keys(values: Mapping, genesis, chain=None) -> dict:
     return out
 
 
+def check(values: MutableMapping, warnings: list) -> None:
+    """The development defaults (module text): ``witness-id``,
+    ``private-key`` and ``enable-stale-production`` completed in
+    ``values``; a warning when the witness plugin signs with
+    :data:`DEV_WIF`."""
+    development = not values["witness-id"] and not values["private-key"]
+    if development:
+        values["witness-id"] = list(INIT_WITNESSES)
+    if not values["private-key"]:
+        values["private-key"] = [DEV_WIF]
+    if values["enable-stale-production"] is None:
+        values["enable-stale-production"] = development
+    if "witness" in values["plugins"] and values["witness-id"] and DEV_WIF in values[
+            "private-key"]:
+        warnings.append(
+            "witness: signing with the published development key (nathan, "
+            f"{DEV_WIF[:8]}...): anyone can sign blocks with it; never use it on a "
+            "public chain")
+
+
 def build(context: PluginContext) -> PluginParts:
     """A :class:`WitnessService` producing for the configured witnesses."""
     svc = WitnessService(context.chain, witness_keys(context.values, context.genesis,
@@ -66,4 +96,4 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(api=svc, service=svc)
 
 
-PLUGIN = Plugin("witness", OPTIONS, build)
+PLUGIN = Plugin("witness", OPTIONS, build, check=check)

@@ -13,7 +13,7 @@ Reference: libraries/app/include/graphene/app/plugin.hpp
 (``abstract_plugin``) and libraries/plugins/*/ in bitshares-core.
 """
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, MutableMapping, Optional
 
 import attr
 from zope.interface import Attribute, Interface, implementer
@@ -92,6 +92,13 @@ class IPlugin(Interface):
     aliases = Attribute("``{bitshares-core name: option name}``: the reference plugin's "
                         "names of its options an INI file may use.")
 
+    def check(values: MutableMapping, warnings: list) -> None:
+        """Once every option is parsed, whether the plugin is enabled or
+        not: complete the values whose default depends on other options,
+        append lines to log at startup to ``warnings``; raises
+        ``ValueError`` with the message for a combination that cannot
+        work."""
+
     def build(context: PluginContext) -> PluginParts:
         """The plugin's parts for ``context``; raises
         :class:`nodeapi.errors.ConfigError` for a startup problem."""
@@ -103,9 +110,12 @@ class Plugin:
     """An :class:`IPlugin` from its name, option rows and build function.
 
     :ivar build: ``fn(PluginContext) -> PluginParts``.
+    :ivar check: ``fn(values, warnings)`` (:meth:`IPlugin.check`), or None
+        when there is nothing to check.
     """
 
     name: str
     options: tuple
     build: Callable[[PluginContext], PluginParts]
     aliases: Mapping[str, str] = attr.Factory(dict)
+    check: Optional[Callable[[MutableMapping, list], None]] = None

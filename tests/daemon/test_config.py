@@ -10,7 +10,7 @@ import pytest
 from twisted.python import usage
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS
-from nodeapi.config import INIT_WITNESSES, Options
+from nodeapi.config import Options
 from nodeapi.history.account_history.plugin import history_limits
 from nodeapi.history.account_history.retention import HistoryLimits
 from nodeapi.history.market_history.history import MarketHistoryOptions
@@ -18,7 +18,7 @@ from nodeapi.history.market_history.plugin import market_history_options
 from nodeapi.history.searchdb.plugin import searchdb_service
 from nodeapi.node import ApiLimits
 from nodeapi.protocol.node_address import parse_node_address
-from nodeapi.witness_plugin import witness_keys
+from nodeapi.witness_plugin import INIT_WITNESSES, witness_keys
 from nodeapi.rpc.guard import RpcLimits
 
 from kit.daemon import ACCESS, ROOT

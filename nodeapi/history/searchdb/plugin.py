@@ -23,7 +23,7 @@ template, no documents: another node fills the database) and the history
 API set answers from the database.
 """
 
-from typing import Mapping
+from typing import Mapping, MutableMapping
 
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.service import SearchDBService
@@ -107,6 +107,14 @@ def searchdb_service(values: Mapping, chain, data_dir: str, reactor,
         asset_lookup=asset_lookup)
 
 
+def check(values: MutableMapping, warnings: list) -> None:
+    """``searchdb-mode all`` needs ``searchdb-operation-string``: the
+    history API reads ``op`` (``ValueError`` otherwise)."""
+    if values["searchdb-mode"] == "all" and not values["searchdb-operation-string"]:
+        raise ValueError("searchdb-mode all needs searchdb-operation-string true (the "
+                         "history API reads op)")
+
+
 def build(context: PluginContext) -> PluginParts:
     """The service of :func:`searchdb_service`, a consumer when it writes."""
     svc = searchdb_service(context.values, context.chain, context.data_dir, context.reactor,
@@ -114,4 +122,4 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(api=svc.history, consumers=(svc,) if svc.writes else (), service=svc)
 
 
-PLUGIN = Plugin("searchdb", OPTIONS, build, REFERENCE_NAMES)
+PLUGIN = Plugin("searchdb", OPTIONS, build, REFERENCE_NAMES, check)
