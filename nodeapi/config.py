@@ -189,11 +189,10 @@ class Options(usage.Options):
             for p in dropped)
         self.development_defaults = not self["witness-id"] and not self["private-key"]
         for plugin in PLUGINS:  # each completes and checks its own values
-            if plugin.check is not None:
-                try:
-                    plugin.check(self, self.warnings)
-                except ValueError as exc:
-                    raise usage.UsageError(str(exc)) from None
+            try:
+                plugin.check(self, self.warnings)
+            except ValueError as exc:
+                raise usage.UsageError(str(exc)) from None
         if self["upstream"] and self["searchdb-mode"] == "only_query":
             raise usage.UsageError(
                 "searchdb-mode only_query: an indexer (--upstream) only writes the search "

@@ -104,18 +104,22 @@ class IPlugin(Interface):
         :class:`nodeapi.errors.ConfigError` for a startup problem."""
 
 
+def no_check(values: MutableMapping, warnings: list) -> None:
+    """The :meth:`IPlugin.check` of a plugin with nothing to check."""
+
+
 @implementer(IPlugin)
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class Plugin:
     """An :class:`IPlugin` from its name, option rows and build function.
 
     :ivar build: ``fn(PluginContext) -> PluginParts``.
-    :ivar check: ``fn(values, warnings)`` (:meth:`IPlugin.check`), or None
-        when there is nothing to check.
+    :ivar check: ``fn(values, warnings)`` (:meth:`IPlugin.check`; default
+        :func:`no_check`).
     """
 
     name: str
     options: tuple
     build: Callable[[PluginContext], PluginParts]
     aliases: Mapping[str, str] = attr.Factory(dict)
-    check: Optional[Callable[[MutableMapping, list], None]] = None
+    check: Callable[[MutableMapping, list], None] = no_check
