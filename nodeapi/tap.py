@@ -8,15 +8,20 @@ once and handing it to every part:
 
 * the block log in ``--data-dir`` (opened here, so a corrupt log stops
   startup before the reactor runs, naming the file and offset);
-* the :class:`~nodeapi.chain.chain.Chain` over the genesis file;
-* the history plugin (``account_history`` or ``searchdb``), the
-  ``market_history`` plugin and the metrics as block consumers;
+* the :class:`~nodeapi.chain.chain.Chain` over the genesis the options
+  loaded;
+* the plugins of ``--plugins`` (:func:`_build_plugins`, in the order of
+  :data:`nodeapi.config_plugins.PLUGINS`): each one's ``build`` gives its
+  block consumers, its service and the part the API sets read as
+  ``node.plugins[name]``; then the metrics and the checkpoints as the last
+  block consumers;
 * the service tree: a :class:`~nodeapi.service.NodeService` whose children,
-  in start order, are ``searchdb`` (with that plugin), ``witness`` (with
-  ``witness`` in ``--plugins``), ``peers``, ``rpc`` (the RPC Site on
-  ``--rpc-endpoint``) and ``metrics`` (with ``--metrics-endpoint``); the
-  ports bind in ``privilegedStartService``, everything starts after the
-  replay (:mod:`nodeapi.service`).
+  in start order, are the plugins' services (``searchdb``,
+  ``searchdb-objects``, ``witness``), ``peers``, ``checkpoints``, ``rpc``
+  (the RPC Site on ``--rpc-endpoint``), ``metrics`` (with
+  ``--metrics-endpoint``) and ``devnet`` (with ``--devnet``); the ports bind
+  in ``privilegedStartService``, everything starts after the replay
+  (:mod:`nodeapi.service`).
 
 With ``--upstream`` (indexer mode, :func:`_make_indexer`) there is no
 block log and no chain: the ``searchdb`` plugin is fed by an
