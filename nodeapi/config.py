@@ -20,7 +20,8 @@ public chain.
 ``postOptions`` leaves typed, normalized values (the option catalogue is
 :mod:`nodeapi.config_options`, the value parsers are in
 :mod:`nodeapi.plugin.values` and :mod:`nodeapi.config_parse`; each
-plugin's ``check`` completes its own, :data:`nodeapi.config_plugins.PLUGINS`) or raises ``usage.UsageError`` naming the
+plugin's ``check`` completes its own, :data:`nodeapi.config_plugins.PLUGINS`)
+or raises ``usage.UsageError`` naming the
 option (and INI file and line) and the problem.  Sources: the options of
 docs/searchdb-plugin.rst, wire-contract section 6, bitshares witness_node
 and application options.

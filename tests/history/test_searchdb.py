@@ -78,7 +78,7 @@ def test_documents_replay_then_sync(genesis, history_log, osmem_url, tmp_path):
     # live and synchronized: every block is flushed at its end (bulk-sync 6
     # lines = 3 documents; a block of 4 transfers gives 8 documents)
     transfers(chain, 4)
-    assert svc.synchronized and svc.builder.items_per_bulk == 3 and len(svc.builder) == 0
+    assert svc.pace.synchronized and svc.builder.items_per_bulk == 3 and len(svc.builder) == 0
     yield svc.shipper.when_idle()
     before = len(expected)
     expected = expected_of(rec.blocks)

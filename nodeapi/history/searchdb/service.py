@@ -76,10 +76,9 @@ class SearchDBService(service.Service):
     :param data_dir: the node's data directory (cursor and spool files).
     :param index_prefix: ``searchdb-index-prefix``.
     :param visitor: ``searchdb-visitor``.
-    :param bulk_replay: ``searchdb-bulk-replay``, lines (2 per document).
-    :param bulk_sync: ``searchdb-bulk-sync``, lines.
+    :param bulk_replay, bulk_sync, clock: the :attr:`pace`'s
+        (:class:`~nodeapi.history.searchdb.pace.Pace`; clock default reactor).
     :param reactor: timers (``IReactorTime``); the client brings its own.
-    :param clock: ``seconds()`` for the synchronized test (default reactor).
     :param max_memory: bytes of sealed bulks kept in memory before the spool
         file is used.
     :param stop_timeout: seconds :meth:`stopService` waits for the flush.
@@ -98,8 +97,8 @@ class SearchDBService(service.Service):
         same client, or None (``queries`` False).
     :ivar confirmed_block_num: the last block whose documents the database
         confirmed (0 before any).
-    :ivar backfills: its
-        :class:`~nodeapi.history.searchdb.backfill.BackfillControl`
+    :ivar pace: synchronized or catching up, the bulk size.
+    :ivar backfills: its :class:`~nodeapi.history.searchdb.backfill.BackfillControl`
         (``backfills.running``: the running backfill, or None).
     """
 
@@ -112,8 +111,7 @@ class SearchDBService(service.Service):
                  stop_timeout: float = 30.0, prepare_timeout: float = 15.0,
                  initial_backoff: float = 0.5, max_backoff: float = 60.0,
                  replica: Optional[Callable[[], Any]] = None, writes: bool = True,
-                 queries: bool = False,
-                 document_options: Optional[dict] = None,
+                 queries: bool = False, document_options: Optional[dict] = None,
                  asset_lookup: Optional[Callable[[str], Optional[tuple]]] = None) -> None:
         self.client = client
         self.chain = chain
@@ -153,11 +151,6 @@ class SearchDBService(service.Service):
                                          self.builder, data_dir, max_memory, reactor)
         self.numbering = NumberingGuard(client, index_prefix, self.shipper, self.queue,
                                         self.backfills, lambda: self._live_op)
-
-    @property
-    def synchronized(self) -> bool:
-        """Whether the node counts as synchronized (:attr:`pace`)."""
-        return self.pace.synchronized
 
     # -- figures (read by nodeapi.metrics) ---------------------------------------
 
