@@ -110,9 +110,8 @@ def _make_service(options, reactor):
     plugins, services = _build_plugins(options, chain, data_dir, reactor)
     peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor,
                         max_message_size=options["max-message-size"])
-    searchdb = services.get("searchdb")
-    metrics = Metrics(chain, services.get("witness"), searchdb, peers=peers, clock=reactor,
-                      health_limits=options.health_limits())
+    metrics = Metrics(chain, services.get("witness"), services.get("searchdb"), peers=peers,
+                      clock=reactor, health_limits=options.health_limits())
     chain.add_consumer(metrics)
     checkpoints = CheckpointService(
         chain, os.path.join(data_dir, "checkpoints"), options["checkpoint-interval"], reactor,
@@ -143,17 +142,17 @@ def _make_service(options, reactor):
     return top
 
 
-def _build_plugins(options, chain, data_dir, reactor, asset_lookup=None) -> tuple:
+def _build_plugins(options, chain, data_dir, reactor) -> tuple:
     """Build the plugins of ``--plugins`` in the order of
     :data:`nodeapi.config_plugins.PLUGINS` (bitshares-core
-    ``application::initialize_plugins``): register their block consumers
-    with ``chain`` (when there is one) and return ``({name: API part},
-    {name: service})``, both in that order."""
+    libraries/app/application.cpp ``initialize_plugins``): register their
+    block consumers with ``chain`` and return ``({name: API part}, {name:
+    service})``, both in that order."""
     from nodeapi.config_plugins import PLUGINS
     from nodeapi.plugin.interface import PluginContext
 
     context = PluginContext(values=options, chain=chain, data_dir=data_dir, reactor=reactor,
-                            genesis=options.genesis, asset_lookup=asset_lookup)
+                            genesis=options.genesis)
     plugins, services = {}, {}
     for plugin in PLUGINS:
         if plugin.name not in options["plugins"]:

@@ -138,11 +138,11 @@ def pool_live(funded):
     from nodeapi.history.market_history.pools import LiquidityPoolHistory
 
     # graphene keeps the pool history in the market_history plugin
-    market = MarketHistory(MarketHistoryOptions(bucket_sizes=(60,)))
     history = LiquidityPoolHistory()
+    market = MarketHistory(MarketHistoryOptions(bucket_sizes=(60,)), pools=history)
     funded.add_consumer(market)
     funded.add_consumer(history)
-    node = live_node(funded, market_history=market, pool_history=history)
+    node = live_node(funded, market_history=market)
     yield node
     pytest_twisted.blockon(node.stop())
 
