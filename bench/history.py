@@ -11,7 +11,7 @@ documents/s, ratio to plain orjson >= 0.5, RSS growth < 10 %).
 3. Baseline, same run: plain Python builds every document as a dict
    (numbering, ``DocumentBuilder.document``) and serializes it and its
    action line with orjson.
-4. The plugin: a :class:`~nodeapi.history.searchdb.plugin.SearchDBService` gets the
+4. The plugin: a :class:`~nodeapi.history.searchdb.service.SearchDBService` gets the
    replayed blocks (``replay=True``, chunks of blocks under the reactor like
    a replay) and ships to a minimal bulk sink started by the bench in a
    child process (a loopback HTTP server answering ``_bulk`` the way the
@@ -176,7 +176,7 @@ def ship(reactor, blocks, url, data_dir, sample_at=None):
     """Feed ``blocks`` to a fresh SearchDBService shipping to ``url``;
     returns (documents, seconds, RSS MiB at ``sample_at`` documents
     confirmed, RSS MiB once all are confirmed)."""
-    from nodeapi.history.searchdb.plugin import SearchDBService
+    from nodeapi.history.searchdb.service import SearchDBService
     from nodeapi.history.searchdb.client import SearchDBClient
 
     client = SearchDBClient(url, "", reactor)
@@ -215,7 +215,7 @@ def indexer(reactor, tmp, block_log_path, sink_url, head):
     from twisted.internet import threads
 
     from nodeapi.history.searchdb.client import SearchDBClient
-    from nodeapi.history.searchdb.plugin import SearchDBService
+    from nodeapi.history.searchdb.service import SearchDBService
     from nodeapi.peers.upstream import UpstreamService
     from nodeapi.protocol.node_address import parse_node_address
 

@@ -47,7 +47,7 @@ def serve() -> None:
 
     from nodeapi.api.registry import default_registry
     from nodeapi.chain.genesis import load_genesis
-    from nodeapi.history.account_history import AccountHistory
+    from nodeapi.history.account_history.history import AccountHistory
     from nodeapi.node import Node
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.guard import RpcLimits
@@ -60,7 +60,7 @@ def serve() -> None:
                                                     "blocks"))
     history = AccountHistory()
     chain.add_consumer(history)
-    node = Node(chain=chain, history=history, reactor=reactor)
+    node = Node(chain=chain, plugins={"account_history": history}, reactor=reactor)
     site = rpc_site(node, ApiAccess.default(), registry=default_registry(), reactor=reactor,
                     limits=RpcLimits(max_connections_per_ip=0))
     port = reactor.listenTCP(0, site, interface="127.0.0.1", backlog=512)

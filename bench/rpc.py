@@ -247,7 +247,7 @@ def start_servers(reactor, tmp):
     from nodeapi.chain.blocklog import BlockLog
     from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import load_genesis
-    from nodeapi.history.account_history import AccountHistory
+    from nodeapi.history.account_history.history import AccountHistory
     from nodeapi.node import Node
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.site import rpc_site
@@ -256,7 +256,7 @@ def start_servers(reactor, tmp):
     history = AccountHistory()
     chain.add_consumer(history)
     build_market(chain)
-    node = Node(chain=chain, history=history, reactor=reactor)
+    node = Node(chain=chain, plugins={"account_history": history}, reactor=reactor)
     site = rpc_site(node, ApiAccess.default(), registry=default_registry(),
                     auto_ping_interval=0, reactor=reactor)
     ports = {"node": reactor.listenTCP(0, site, interface="127.0.0.1",
@@ -313,7 +313,7 @@ def build_market(chain) -> None:
     orders selling TEST for GOLD and 20 selling GOLD for TEST."""
     import struct
 
-    from nodeapi.config import DEV_WIF
+    from nodeapi.witness_plugin import DEV_WIF
     from nodeapi.protocol.times import format_time
     from nodeapi.protocol.transaction import sign_transaction
 

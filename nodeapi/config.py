@@ -10,16 +10,18 @@ given there replaces all of its file lines.  Flags can only be switched on
 on the command line; in the file they take ``true``/``false``.  Relative
 paths are relative to the current directory and are stored absolute.
 
-Development defaults: with neither ``witness-id`` nor ``private-key``, the
-node produces for the 11 init witnesses 1.6.1..1.6.11 of the bundled genesis
-with the published key :data:`DEV_WIF`, and ``enable-stale-production`` is
-on, so ``twistd -n nodeapi`` alone runs a chain whose head tracks the wall
-clock.  As in bitshares, ``witness-id`` without ``private-key`` uses that key.
-Never use these defaults on a public chain.
+Development defaults (:mod:`nodeapi.witness_plugin`): with neither
+``witness-id`` nor ``private-key``, the node produces for the 11 init
+witnesses of the bundled genesis with the published key, and
+``enable-stale-production`` is on, so ``twistd -n nodeapi`` alone runs a
+chain whose head tracks the wall clock.  Never use these defaults on a
+public chain.
 
 ``postOptions`` leaves typed, normalized values (the option catalogue is
 :mod:`nodeapi.config_options`, the value parsers are in
-:mod:`nodeapi.config_parse`) or raises ``usage.UsageError`` naming the
+:mod:`nodeapi.plugin.values` and :mod:`nodeapi.config_parse`; each
+plugin's ``check`` completes its own, :data:`nodeapi.config_plugins.PLUGINS`)
+or raises ``usage.UsageError`` naming the
 option (and INI file and line) and the problem.  Sources: the options of
 docs/searchdb-plugin.rst, wire-contract section 6, bitshares witness_node
 and application options.
@@ -30,18 +32,15 @@ import os
 import attr
 from twisted.python import usage
 
-from nodeapi.protocol.ids import instance_number
-from nodeapi.chain import authority as auth
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
-from nodeapi.config_options import (  # noqa: F401  (DEV_WIF, INIT_WITNESSES: public)
-    ALIASES, BLOCK_LOG_NAME, DEV_WIF, FLAGS, INIT_WITNESSES, MULTI, REFERENCE_ONLY, SINGLE)
-from nodeapi.config_parse import REFERENCE_PLUGINS, parse_bool
-from nodeapi.errors import ConfigError
-from nodeapi.history.market_history import MarketHistoryOptions
+from nodeapi.config_options import (
+    ALIASES, BLOCK_LOG_NAME, FLAGS, MULTI, REFERENCE_ONLY, SINGLE)
+from nodeapi.config_plugins import PLUGINS
 from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
-from nodeapi.history.retention import HistoryLimits
+from nodeapi.config_parse import REFERENCE_PLUGINS
+from nodeapi.errors import ConfigError
 from nodeapi.node import ApiLimits
-from nodeapi.protocol.keys import public_key_bytes
+from nodeapi.plugin.values import parse_bool
 from nodeapi.rpc.access import ApiAccess
 
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
@@ -181,9 +180,6 @@ class Options(usage.Options):
                 (v, f"{written} ({where})") for v, where, written in ini.get(name, [])]
             self[name] = [x for raw, where in given if raw.strip()
                           for x in self._coerce(name, raw, where)]
-        if self["searchdb-mode"] == "all" and not self["searchdb-operation-string"]:
-            raise usage.UsageError("searchdb-mode all needs searchdb-operation-string true "
-                                   "(the history API reads op)")
         self.warnings.extend(self.logging.warnings)
         dropped = [p for p in self["plugins"] if p in REFERENCE_PLUGINS]
         self["plugins"] = [p for p in self["plugins"] if p not in REFERENCE_PLUGINS]
@@ -193,17 +189,11 @@ class Options(usage.Options):
             f"plugins: bitshares plugin {p!r} is not provided by nodeapi; ignored"
             for p in dropped)
         self.development_defaults = not self["witness-id"] and not self["private-key"]
-        if self.development_defaults:
-            self["witness-id"] = list(INIT_WITNESSES)
-        if not self["private-key"]:
-            self["private-key"] = [DEV_WIF]
-        if self["enable-stale-production"] is None:
-            self["enable-stale-production"] = self.development_defaults
-        if "witness" in self["plugins"] and self["witness-id"] and DEV_WIF in self["private-key"]:
-            self.warnings.append(
-                "witness: signing with the published development key (nathan, "
-                f"{DEV_WIF[:8]}...): anyone can sign blocks with it; never use it on a "
-                "public chain")
+        for plugin in PLUGINS:  # each completes and checks its own values
+            try:
+                plugin.check(self, self.warnings)
+            except ValueError as exc:
+                raise usage.UsageError(str(exc)) from None
         if self["upstream"] and self["searchdb-mode"] == "only_query":
             raise usage.UsageError(
                 "searchdb-mode only_query: an indexer (--upstream) only writes the search "
@@ -281,72 +271,9 @@ class Options(usage.Options):
         return HealthLimits(max_head_age=self["health-max-head-age"],
                             max_searchdb_lag=self["health-max-searchdb-lag"])
 
-    def history_limits(self) -> HistoryLimits:
-        """The ``account_history`` options as
-        :class:`~nodeapi.history.retention.HistoryLimits`."""
-        return HistoryLimits(
-            max_ops_per_account=self["max-ops-per-account"],
-            extended_max_ops_per_account=self["extended-max-ops-per-account"],
-            min_blocks_to_keep=self["min-blocks-to-keep"],
-            max_ops_per_acc_by_min_blocks=self["max-ops-per-acc-by-min-blocks"],
-            partial_operations=self["partial-operations"],
-            track_accounts=self["track-account"],
-            extended_history_accounts=self["extended-history-by-account"],
-            extended_history_registrars=self["extended-history-by-registrar"])
-
     def block_log_path(self) -> str:
         """Absolute path of the block log: ``<data-dir>/blocks.log``."""
         return os.path.join(self["data-dir"], BLOCK_LOG_NAME)
-
-    def witnesses(self, chain=None) -> dict:
-        """``{witness_id: WIF}`` for :class:`nodeapi.witness.WitnessService`
-        ({} without the witness plugin).  Each id gets the configured key
-        whose public key is its signing key - in ``chain.state`` when given,
-        else in the genesis' ``initial_witness_candidates`` (1.6.N is
-        candidate N-1) - or the first configured key when none matches (the
-        service then reports ``no_private_key`` at its slots)."""
-        if "witness" not in self["plugins"]:
-            return {}
-        by_public = {}
-        for wif in self["private-key"]:
-            by_public.setdefault(public_key_bytes(auth.public_key_of(wif, "TEST")), wif)
-        candidates = self.genesis.data.get("initial_witness_candidates", [])
-        out = {}
-        for wid in self["witness-id"]:
-            signing, instance = None, instance_number(wid)
-            if chain is not None and wid in chain.state.objects:
-                signing = chain.state.objects[wid]["signing_key"]
-            elif chain is None and 1 <= instance <= len(candidates):
-                signing = candidates[instance - 1]["block_signing_key"]
-            key = by_public.get(public_key_bytes(signing)) if signing else None
-            out[wid] = key or self["private-key"][0]
-        return out
-
-    def market_history(self):
-        """The market_history options as
-        :class:`~nodeapi.history.market_history.MarketHistoryOptions`."""
-        return MarketHistoryOptions(
-            bucket_sizes=self["bucket-size"], history_per_size=self["history-per-size"],
-            max_order_his_records_per_market=self["max-order-his-records-per-market"],
-            max_order_his_seconds_per_market=self["max-order-his-seconds-per-market"])
-
-    def searchdb(self) -> dict:
-        """The ``searchdb-*`` options with snake_case keys (node_url,
-        bulk_replay, bulk_sync, visitor, basic_auth, index_prefix)."""
-        return {name[9:].replace("-", "_"): self[name]
-                for name, *_rest in SINGLE
-                if name.startswith("searchdb-") and not name.startswith("searchdb-objects-")}
-
-    def searchdb_objects(self) -> dict:
-        """The searchdb-objects plugin's settings: ``url`` and ``basic_auth``
-        (those of searchdb when not given) and ``options``, an
-        :class:`~nodeapi.history.searchdb.objects.ObjectsOptions`."""
-        from nodeapi.history.searchdb.objects import ObjectsOptions
-
-        return {"url": self["searchdb-objects-url"] or self["searchdb-node-url"],
-                "basic_auth": self["searchdb-objects-basic-auth"] or self["searchdb-basic-auth"],
-                "options": ObjectsOptions.from_options(
-                    lambda name: self[f"searchdb-objects-{name}"])}
 
 
 # ``--name value`` of every repeatable option appends (usage.Options finds

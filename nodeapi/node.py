@@ -70,25 +70,27 @@ class Node:
     """Everything the API sets read or drive.
 
     :ivar chain: the :class:`nodeapi.chain.chain.Chain`.
-    :ivar history: the history plugin in use (provides
-        :class:`nodeapi.applied.IAccountHistory`), or None.
-    :ivar market_history: the ``market_history`` plugin
-        (:class:`nodeapi.history.market_history.MarketHistory`), or None
-        when it is not in ``plugins``.
+    :ivar plugins: ``{name: what the API sets read}`` of the plugins in
+        ``--plugins`` (the ``api`` part of their
+        :class:`~nodeapi.plugin.interface.PluginParts`): ``account_history``
+        (:class:`~nodeapi.history.account_history.history.AccountHistory`),
+        ``searchdb`` (its
+        :class:`~nodeapi.history.searchdb.query.SearchDBHistory`, None in
+        ``only_save`` mode), ``market_history``
+        (:class:`~nodeapi.history.market_history.history.MarketHistory`,
+        its ``pools`` the liquidity pool history), ``grouped_orders``
+        (:class:`~nodeapi.history.grouped_orders.orders.GroupedOrders`),
+        ``custom_operations``
+        (:class:`~nodeapi.history.custom_operations.storage.AccountStorage`),
+        ``witness`` (:class:`~nodeapi.witness.WitnessService`, the debug
+        API); read ``node.plugins.get(name)``.
     :ivar limits: the api-limit options.
     :ivar api_node_info: the operator's ``api-node-info`` string.
     :ivar enable_subscribe_to_all: the ``enable-subscribe-to-all`` option.
     :ivar peers: the network node (peers service) or None.
-    :ivar witness: the witness service or None (debug API).
     :ivar options: the parsed daemon options, for ``get_config``.
     :ivar reactor: the reactor in use (``makeService`` resolves it once);
         the debug API returns to it between batches of blocks.
-    :ivar pool_history: the liquidity pool history
-        (:class:`nodeapi.history.pool_history.LiquidityPoolHistory`) or None.
-    :ivar grouped_orders: the grouped orders plugin
-        (:class:`nodeapi.history.grouped_orders.GroupedOrders`) or None.
-    :ivar custom_operations: the custom operations plugin
-        (:class:`nodeapi.history.custom_operations.AccountStorage`) or None.
     :ivar node_identity: ``{"node_public_key", "node_id"}`` (hex of
         compressed secp256k1 public keys, made at start like graphene's
         ``node_id``), for network_node ``get_info``.
@@ -104,23 +106,28 @@ class Node:
     """
 
     chain: Any
-    history: Any = None
-    market_history: Any = None
+    plugins: dict = attr.Factory(dict)
     limits: ApiLimits = attr.Factory(ApiLimits)
     api_node_info: str = ""
     enable_subscribe_to_all: bool = False
     peers: Any = None
-    witness: Any = None
     options: dict = attr.Factory(dict)
     reactor: Optional[Any] = None
-    pool_history: Any = None
-    grouped_orders: Any = None
-    custom_operations: Any = None
     debug_streams: dict = attr.Factory(dict)
     node_identity: dict = attr.Factory(lambda: new_node_identity())
     account_lookup: Optional[Any] = None
     devnet: Optional[Any] = None
     api_answers: ApiAnswers = attr.Factory(ApiAnswers)
+
+    def account_history(self):
+        """The :class:`~nodeapi.applied.IAccountHistory` the history API
+        answers from: the ``account_history`` plugin's, else the
+        ``searchdb`` plugin's (None in ``only_save`` mode), else None.
+        bitshares-core libraries/app/api.cpp ``history_api`` reads the
+        elasticsearch plugin when it is enabled, else the account_history
+        plugin's indexes (the two cannot run together here)."""
+        history = self.plugins.get("account_history")
+        return history if history is not None else self.plugins.get("searchdb")
 
 
 def new_node_identity() -> dict:

@@ -221,22 +221,22 @@ class NodeService(service.MultiService):
         after ``twistd`` has stopped the services and cleaned up: ``twistd``
         itself exits 0 after ``reactor.stop()``).  None in tests: a startup
         failure is only logged and reported by :meth:`whenStarted`.
-    :ivar node: the :class:`nodeapi.node.Node` the API sets see (set by
-        ``makeService``), or None.
-    :ivar checkpoints: the :class:`nodeapi.checkpoints.CheckpointService`
-        whose ``restore()`` runs before the replay (set by ``makeService``),
-        or None.
+    :param node: the :class:`nodeapi.node.Node` the API sets see, or None.
+    :param checkpoints: the :class:`nodeapi.checkpoints.CheckpointService`
+        whose ``restore()`` runs before the replay and which stops last
+        (the caller attaches it as a child), or None.
     """
 
     log = Logger()
 
-    def __init__(self, chain, block_log, reactor: Optional[Any] = None) -> None:
+    def __init__(self, chain, block_log, reactor: Optional[Any] = None, node: Any = None,
+                 checkpoints: Any = None) -> None:
         super().__init__()
         self.chain = chain
         self.block_log = block_log
         self.reactor = reactor
-        self.node = None
-        self.checkpoints = None  # nodeapi.checkpoints.CheckpointService, set by makeService
+        self.node = node
+        self.checkpoints = checkpoints
         self._bound = False
         self._startup: Optional[defer.Deferred] = None
         self._outcome = _Outcome()

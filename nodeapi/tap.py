@@ -8,15 +8,20 @@ once and handing it to every part:
 
 * the block log in ``--data-dir`` (opened here, so a corrupt log stops
   startup before the reactor runs, naming the file and offset);
-* the :class:`~nodeapi.chain.chain.Chain` over the genesis file;
-* the history plugin (``account_history`` or ``searchdb``), the
-  ``market_history`` plugin and the metrics as block consumers;
+* the :class:`~nodeapi.chain.chain.Chain` over the genesis the options
+  loaded;
+* the plugins of ``--plugins`` (:func:`_build_plugins`, in the order of
+  :data:`nodeapi.config_plugins.PLUGINS`): each one's ``build`` gives its
+  block consumers, its service and the part the API sets read as
+  ``node.plugins[name]``; then the metrics and the checkpoints as the last
+  block consumers;
 * the service tree: a :class:`~nodeapi.service.NodeService` whose children,
-  in start order, are ``searchdb`` (with that plugin), ``witness`` (with
-  ``witness`` in ``--plugins``), ``peers``, ``rpc`` (the RPC Site on
-  ``--rpc-endpoint``) and ``metrics`` (with ``--metrics-endpoint``); the
-  ports bind in ``privilegedStartService``, everything starts after the
-  replay (:mod:`nodeapi.service`).
+  in start order, are the plugins' services (``searchdb``,
+  ``searchdb-objects``, ``witness``), ``peers``, ``checkpoints``, ``rpc``
+  (the RPC Site on ``--rpc-endpoint``), ``metrics`` (with
+  ``--metrics-endpoint``) and ``devnet`` (with ``--devnet``); the ports bind
+  in ``privilegedStartService``, everything starts after the replay
+  (:mod:`nodeapi.service`).
 
 With ``--upstream`` (indexer mode, :func:`_make_indexer`) there is no
 block log and no chain: the ``searchdb`` plugin is fed by an
@@ -78,7 +83,7 @@ def makeService(options, reactor=None):
 def _make_service(options, reactor):
     from nodeapi.chain.blocklog import BlockLog
     from nodeapi.chain.chain import Chain
-    from nodeapi.chain.genesis import load_genesis
+    from nodeapi.checkpoints import CheckpointService
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
     from nodeapi.peers.service import PeerService
@@ -98,97 +103,67 @@ def _make_service(options, reactor):
               else ApiAccess.open_to_all() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
         return _make_indexer(options, reactor, data_dir, access)
-    genesis = load_genesis(options["genesis-json"])
     block_log = BlockLog(options.block_log_path())
     block_log.open()
-    chain = Chain(genesis, block_log, clock=reactor,
+    chain = Chain(options.genesis, block_log, clock=reactor,
                   statistics_type=options["account-statistics-type"])
-    plugins = options["plugins"]
-    top = NodeService(chain, block_log, reactor=reactor)
+    plugins, services = _build_plugins(options, chain, data_dir, reactor)
+    peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor,
+                        max_message_size=options["max-message-size"])
+    metrics = Metrics(chain, services.get("witness"), services.get("searchdb"), peers=peers,
+                      clock=reactor, health_limits=options.health_limits())
+    chain.add_consumer(metrics)
+    checkpoints = CheckpointService(
+        chain, os.path.join(data_dir, "checkpoints"), options["checkpoint-interval"], reactor,
+        replay_blockchain=options["replay-blockchain"])
+    chain.add_consumer(checkpoints)  # last: it sees a block after every plugin
+    devnet = _make_devnet(options, reactor, chain, lambda: top) if options["devnet"] else None
+    node = Node(chain=chain, plugins=plugins, limits=options.api_limits(),
+                api_node_info=options["api-node-info"],
+                enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
+                options=dict(options), reactor=reactor, devnet=devnet)
+    top = NodeService(chain, block_log, reactor=reactor, node=node, checkpoints=checkpoints)
 
     def attach(name, svc):
         svc.setName(name)
         svc.setServiceParent(top)
         return svc
 
-    history = searchdb = None
-    if "account_history" in plugins:
-        from nodeapi.history.account_history import AccountHistory
-
-        history = AccountHistory(options.history_limits(),
-                                 registrar_of=lambda a: chain.state.objects[a]["registrar"])
-        chain.add_consumer(history)
-    elif "searchdb" in plugins:
-        from nodeapi.history.searchdb.plugin import make_searchdb
-
-        searchdb = attach("searchdb", make_searchdb(options, chain, data_dir, reactor))
-        history = searchdb.history  # None in only_save mode
-        if searchdb.writes:  # not in only_query mode
-            chain.add_consumer(searchdb)
-
-    if "searchdb-objects" in plugins:
-        from nodeapi.history.searchdb.objects import make_objects
-
-        chain.add_consumer(attach("searchdb-objects",
-                                  make_objects(options, chain, data_dir, reactor)))
-
-    market_history = None
-    if "market_history" in plugins:
-        from nodeapi.history.market_history import MarketHistory
-
-        market_history = MarketHistory(options.market_history())
-        chain.add_consumer(market_history)
-
-    witness = None
-    if "witness" in plugins:
-        from nodeapi.witness import WitnessService
-
-        witness = attach("witness", WitnessService(
-            chain, options.witnesses(chain), clock=reactor,
-            enable_stale_production=options["enable-stale-production"]))
-    peers = attach("peers", PeerService(chain, seed_nodes=options["seed-node"],
-                                        reactor=reactor,
-                                        max_message_size=options["max-message-size"]))
-    grouped_orders = custom_operations = pool_history = None
-    if market_history is not None:  # graphene keeps the pool history in market_history
-        from nodeapi.history.pool_history import LiquidityPoolHistory
-
-        pool_history = LiquidityPoolHistory()
-        chain.add_consumer(pool_history)
-    if "grouped_orders" in plugins:
-        from nodeapi.history.grouped_orders import GroupedOrders
-
-        grouped_orders = GroupedOrders(chain, options["tracked-groups"])
-        chain.add_consumer(grouped_orders)
-    if "custom_operations" in plugins:
-        from nodeapi.history.custom_operations import AccountStorage
-
-        custom_operations = AccountStorage(options["custom-operations-start-block"])
-        chain.add_consumer(custom_operations)
-    metrics = Metrics(chain, witness, searchdb, peers=peers, clock=reactor,
-                      health_limits=options.health_limits())
-    chain.add_consumer(metrics)
-    from nodeapi.checkpoints import CheckpointService
-
-    top.checkpoints = attach("checkpoints", CheckpointService(
-        chain, os.path.join(data_dir, "checkpoints"), options["checkpoint-interval"], reactor,
-        replay_blockchain=options["replay-blockchain"]))
-    chain.add_consumer(top.checkpoints)  # last: it sees a block after every plugin
-    top.node = Node(chain=chain, history=history, market_history=market_history,
-                    limits=options.api_limits(),
-                    api_node_info=options["api-node-info"],
-                    enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
-                    witness=witness, options=dict(options), reactor=reactor,
-                    pool_history=pool_history, grouped_orders=grouped_orders,
-                    custom_operations=custom_operations)
-    devnet = _make_devnet(options, reactor, chain, top) if options["devnet"] else None
-    _attach_ports(options, reactor, attach, top.node, access, metrics,
+    for name, svc in services.items():  # in build order (nodeapi.config_plugins)
+        attach(name, svc)
+    attach("peers", peers)
+    attach("checkpoints", checkpoints)
+    _attach_ports(options, reactor, attach, node, access, metrics,
                   routes=devnet.routes() if devnet else None)
     if devnet is not None:
-        top.node.devnet = attach("devnet", devnet)
+        attach("devnet", devnet)
     log.info("nodeapi: chain {chain_id}, data dir {data_dir}, plugins {plugins}",
-             chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(plugins))
+             chain_id=chain.chain_id, data_dir=data_dir, plugins=" ".join(options["plugins"]))
     return top
+
+
+def _build_plugins(options, chain, data_dir, reactor) -> tuple:
+    """Build the plugins of ``--plugins`` in the order of
+    :data:`nodeapi.config_plugins.PLUGINS` (bitshares-core
+    libraries/app/application.cpp ``initialize_plugins``): register their
+    block consumers with ``chain`` and return ``({name: API part}, {name:
+    service})``, both in that order."""
+    from nodeapi.config_plugins import PLUGINS
+    from nodeapi.plugin.interface import PluginContext
+
+    context = PluginContext(values=options, chain=chain, data_dir=data_dir, reactor=reactor,
+                            genesis=options.genesis)
+    plugins, services = {}, {}
+    for plugin in PLUGINS:
+        if plugin.name not in options["plugins"]:
+            continue
+        parts = plugin.build(context)
+        plugins[plugin.name] = parts.api
+        for consumer in parts.consumers:
+            chain.add_consumer(consumer)
+        if parts.service is not None:
+            services[plugin.name] = parts.service
+    return plugins, services
 
 
 def _make_indexer(options, reactor, data_dir, access):
@@ -198,11 +173,10 @@ def _make_indexer(options, reactor, data_dir, access):
 
     :raises ConfigError: without the searchdb plugin."""
     from nodeapi.api.history import HistoryApi
-    from nodeapi.history.searchdb.plugin import make_searchdb
+    from nodeapi.history.searchdb.plugin import searchdb_service
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
     from nodeapi.peers.upstream import UpstreamService
-    from nodeapi.protocol.node_address import parse_node_address
     from nodeapi.service import NodeService
 
     if "searchdb" not in options["plugins"]:
@@ -215,26 +189,27 @@ def _make_indexer(options, reactor, data_dir, access):
         svc.setServiceParent(top)
         return svc
 
-    searchdb = attach("searchdb", make_searchdb(
+    searchdb = attach("searchdb", searchdb_service(
         options, None, data_dir, reactor,
         asset_lookup=lambda asset_id: upstream.asset(asset_id)))  # the visitor's names
     upstream = attach("upstream", UpstreamService(
-        parse_node_address(options["upstream"]), [searchdb] if searchdb.writes else [],
+        options["upstream"], [searchdb] if searchdb.writes else [],
         reactor, pending=lambda: searchdb.documents_pending,
         irreversible=options["upstream-irreversible-only"],
         max_message_size=options["max-message-size"],
         state_path=os.path.join(data_dir, "indexer-state.json"),
         confirmed_block=lambda: searchdb.confirmed_block_num,
-        asset_names=options.searchdb()["visitor"]))
+        asset_names=options["searchdb-visitor"]))
     metrics = Metrics(None, None, searchdb, upstream=upstream, clock=reactor,
                       health_limits=options.health_limits())
-    top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
+    top.node = Node(chain=None, plugins={"searchdb": searchdb.history},
+                    limits=options.api_limits(),
                     api_node_info=options["api-node-info"], options=dict(options),
                     reactor=reactor, account_lookup=upstream.account_id)
     _attach_ports(options, reactor, attach, top.node, access, metrics,
                   registry={"history": HistoryApi})
     log.info("nodeapi indexer: following {upstream}, data dir {data_dir}",
-             upstream=parse_node_address(options["upstream"]).address, data_dir=data_dir)
+             upstream=options["upstream"].address, data_dir=data_dir)
     return top
 
 
@@ -296,12 +271,13 @@ def _devnet_options(options, reactor) -> None:
 
 def _make_devnet(options, reactor, chain, top):
     """The :class:`~nodeapi.devnet.control.Devnet` service; it announces
-    the RPC port's ``ws://`` URL."""
-    from nodeapi.config_options import DEV_WIF
+    the RPC port's ``ws://`` URL (``top()``: the node's
+    :class:`~nodeapi.service.NodeService`, made after it)."""
+    from nodeapi.witness_plugin import DEV_WIF
     from nodeapi.devnet.control import Devnet, DevnetOptions
 
     def url() -> str:
-        host = top.getServiceNamed("rpc").port.getHost()
+        host = top().getServiceNamed("rpc").port.getHost()
         return f"ws://{host.host}:{host.port}"
 
     return Devnet(chain, DevnetOptions(

@@ -17,7 +17,7 @@ from osmem_server import OsmemServer  # noqa: E402
 from nodeapi.chain.blocklog import BlockLog  # noqa: E402
 from nodeapi.chain.chain import Chain  # noqa: E402
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
-from nodeapi.history.account_history import AccountHistory  # noqa: E402
+from nodeapi.history.account_history.history import AccountHistory  # noqa: E402
 
 from kit.api import make_api  # noqa: E402
 from kit.chain import fund, open_chain  # noqa: E402

@@ -114,7 +114,7 @@ class NetworkBroadcastApi(ApiSet):
         follower: no witness plugin, and it follows at least one node),
         else None."""
         peers = self.node.peers
-        if peers is None or self.node.witness is not None or not peers.follows_nodes:
+        if peers is None or self.node.plugins.get("witness") is not None or not peers.follows_nodes:
             return None
         return peers
 

@@ -5,8 +5,8 @@
 Graphene reference: bitshares-core libraries/app/api.cpp
 ``custom_operations_api::get_storage_info`` (``get_objects_by_x`` over the
 plugin's indexes; limit ``api-limit-get-storage-info``, 101) over
-:class:`nodeapi.history.custom_operations.AccountStorage`
-(``node.custom_operations``).
+:class:`nodeapi.history.custom_operations.storage.AccountStorage`
+(``node.plugins["custom_operations"]``).
 """
 
 from nodeapi.api.base import ApiSet, api_function
@@ -36,7 +36,7 @@ class CustomOperationsApi(ApiSet):
 
         :raises ApiError: the plugin is not enabled, an unknown account, or
             a key without a catalog."""
-        plugin = self.node.custom_operations
+        plugin = self.node.plugins.get("custom_operations")
         if plugin is None:
             raise ApiError("The custom_operations plugin is not enabled")
         account = _optional_str(account_name_or_id, "account_name_or_id")

@@ -46,8 +46,10 @@ class PeerService(service.MultiService):
     """The peers of this node (see the module docstring).
 
     :param chain: the :class:`~nodeapi.chain.chain.Chain` to extend.
-    :param seed_nodes: addresses (``--seed-node``) followed from
-        :meth:`startService`; raises :class:`InvalidPeerAddress` early.
+    :param seed_nodes: addresses followed from :meth:`startService`:
+        :class:`~nodeapi.protocol.node_address.NodeAddress` values (the
+        parsed ``--seed-node``) or their text; a bad text raises
+        :class:`InvalidPeerAddress` early.
     :param reactor: reactor for TCP, name resolution and block times
         (required: this package never picks the global reactor).
     :param clock: ``IReactorTime`` on which reconnect delays are scheduled
@@ -73,9 +75,10 @@ class PeerService(service.MultiService):
             self.set_advanced_node_parameters(parameters)
         #: address (``"host:port"``) -> :class:`Peer`, every known peer.
         self.peers: dict = {}
-        for text in seed_nodes:
-            peer = self._follow(parse_node_address(text))
-            peer.scheme_given = text.strip().lower().startswith(("ws://", "wss://"))
+        for seed in seed_nodes:
+            address = parse_node_address(seed) if isinstance(seed, str) else seed
+            peer = self._follow(address)
+            peer.scheme_given = address.url_given
         #: blocks the chain applied since this service was created: produced
         #: here, received from peers or other clients, replayed from the block
         #: log (the metrics' ``nodeapi_blocks_applied_total`` counts the same).

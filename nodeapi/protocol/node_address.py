@@ -32,12 +32,16 @@ class NodeAddress:
     :ivar port: TCP port, 1..65535.
     :ivar path: the WebSocket path (``"/"`` unless a URL named one).
     :ivar credentials: ``(user, password)`` to log in with, or None.
+    :ivar url_given: True when the text was a ``ws://`` URL, False for a
+        bare ``host:port`` (a peer then hints at the P2P port when the
+        address does not speak WebSocket); not part of equality.
     """
 
     host: str
     port: int
     path: str = "/"
     credentials: Optional[Tuple[str, str]] = None
+    url_given: bool = attr.ib(default=True, eq=False)
 
     @property
     def address(self) -> str:
@@ -85,7 +89,7 @@ def parse_node_address(text) -> NodeAddress:
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
-    return NodeAddress(parts.hostname, port, path, credentials)
+    return NodeAddress(parts.hostname, port, path, credentials, url_given=bool(sep))
 
 
 def _without_password(text: str) -> str:

@@ -22,9 +22,9 @@ from nodeapi.api.base import Session
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.errors import ApiError, NodeAPIError
-from nodeapi.history.account_history import AccountHistory
-from nodeapi.history.custom_operations import AccountStorage
-from nodeapi.history.grouped_orders import GroupedOrders
+from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.history.custom_operations.storage import AccountStorage
+from nodeapi.history.grouped_orders.orders import GroupedOrders
 from nodeapi.node import Node
 from nodeapi.protocol.times import format_time
 from nodeapi.protocol.transaction import sign_transaction, transaction_id
@@ -78,8 +78,10 @@ class Plugins:
         self.storage = AccountStorage(start_block=1)
         for consumer in (self.history, self.orders, self.storage):
             chain.add_consumer(consumer)
-        self.node = Node(chain=chain, history=self.history, grouped_orders=self.orders,
-                         custom_operations=self.storage, reactor=task.Clock())
+        self.node = Node(chain=chain, plugins={"account_history": self.history,
+                                               "grouped_orders": self.orders,
+                                               "custom_operations": self.storage},
+                         reactor=task.Clock())
 
     def api(self, cls):
         return cls(self.node, Session())
@@ -365,7 +367,8 @@ def test_liquidity_pool_history_numbers_pool_operations(chain):
     """Pool operations cannot be made on this chain yet: applied blocks
     holding them (as another node would send) feed the history."""
     from nodeapi.applied import AppliedBlock, AppliedOperation
-    from nodeapi.history.pool_history import LiquidityPoolHistory
+    from nodeapi.history.market_history.history import MarketHistory
+    from nodeapi.history.market_history.pools import LiquidityPoolHistory
 
     pools = LiquidityPoolHistory()
 
@@ -382,7 +385,8 @@ def test_liquidity_pool_history_numbers_pool_operations(chain):
     pools.block_applied(block(2, 1003, op(2, 61, {"pool": "1.19.0"}),
                               op(3, 63, {"pool": "1.19.0"})))
     pools.block_applied(block(3, 1006, op(4, 61, {"pool": "1.19.1"})))
-    api = HistoryApi(Node(chain=chain, market_history=object(), pool_history=pools), Session())
+    api = HistoryApi(Node(chain=chain, plugins={"market_history": MarketHistory(pools=pools)}),
+                     Session())
     every = api.get_liquidity_pool_history("1.19.0")
     assert [(r["sequence"], r["op_type"], r["id"]) for r in every] == [
         (3, 63, "5.4.2"), (2, 61, "5.4.1"), (1, 59, "5.4.0")]

@@ -9,7 +9,7 @@ reaches the market history (``get_trade_history``).  Amounts by hand."""
 import pytest
 
 from nodeapi.api.database import DatabaseApi
-from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
+from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
 from nodeapi.node import Node
 
 from kit.api import RecordingSession
@@ -48,7 +48,7 @@ def smartcoin(funded_pair):
         push(chain, [3, {"funding_account": account, "delta_collateral": amt(collateral),
                          "delta_debt": amt(1000, usd), "extensions": {}}])
     produce(chain)
-    api = DatabaseApi(Node(chain=chain, market_history=plugin), RecordingSession())
+    api = DatabaseApi(Node(chain=chain, plugins={"market_history": plugin}), RecordingSession())
     return chain, api, usd
 
 

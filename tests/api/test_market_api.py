@@ -14,7 +14,7 @@ from nodeapi.api.database import DatabaseApi
 from nodeapi.api.database.amounts import price_diff_percent_string
 from nodeapi.api.history import HistoryApi
 from nodeapi.errors import ApiError
-from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
+from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
 from nodeapi.node import ApiLimits, Node
 from nodeapi.protocol.times import format_time
 
@@ -94,7 +94,7 @@ def first_match(chain):
 
 def make_apis(chain, plugin, websocket=True, **limits):
     session = RecordingSession(websocket)
-    node = Node(chain=chain, market_history=plugin, limits=ApiLimits(**limits))
+    node = Node(chain=chain, plugins={"market_history": plugin}, limits=ApiLimits(**limits))
     return DatabaseApi(node, session), HistoryApi(node, session), session
 
 

@@ -73,7 +73,7 @@ def test_python_bitshares_claim_transfer_history(live, chain, scheme):
     trx_ops = out["transfer"]["operations"]
     assert trx_ops[0][0] == 0 and trx_ops[0][1]["amount"]["amount"] == 1250000
     # both transactions land in blocks produced by the witness
-    yield wait_for(lambda: live.node.history.operation_count == 2, timeout=15.0)
+    yield wait_for(lambda: live.node.account_history().operation_count == 2, timeout=15.0)
     included = [t for n in range(1, chain.head_block_num + 1)
                 for t in chain.get_block(n)["transactions"]]
     assert [t["operations"][0][0] for t in included] == [37, 0]

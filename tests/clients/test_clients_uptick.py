@@ -69,7 +69,7 @@ def test_uptick_htlc_create_from_secret_and_redeem(live, tmp_path):
 
 @pytest.fixture
 def market_live(funded):
-    from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
+    from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
 
     plugin = MarketHistory(MarketHistoryOptions(bucket_sizes=(60, 3600)))
     funded.add_consumer(plugin)
@@ -134,15 +134,15 @@ def test_uptick_sell_buy_orderbook_ticker_trades(market_live, tmp_path):
 
 @pytest.fixture
 def pool_live(funded):
-    from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
-    from nodeapi.history.pool_history import LiquidityPoolHistory
+    from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
+    from nodeapi.history.market_history.pools import LiquidityPoolHistory
 
     # graphene keeps the pool history in the market_history plugin
-    market = MarketHistory(MarketHistoryOptions(bucket_sizes=(60,)))
     history = LiquidityPoolHistory()
+    market = MarketHistory(MarketHistoryOptions(bucket_sizes=(60,)), pools=history)
     funded.add_consumer(market)
     funded.add_consumer(history)
-    node = live_node(funded, market_history=market, pool_history=history)
+    node = live_node(funded, market_history=market)
     yield node
     pytest_twisted.blockon(node.stop())
 

@@ -10,10 +10,15 @@ import pytest
 from twisted.python import usage
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS
-from nodeapi.config import INIT_WITNESSES, Options
-from nodeapi.history.market_history import MarketHistoryOptions
-from nodeapi.history.retention import HistoryLimits
+from nodeapi.config import Options
+from nodeapi.history.account_history.plugin import history_limits
+from nodeapi.history.account_history.retention import HistoryLimits
+from nodeapi.history.market_history.history import MarketHistoryOptions
+from nodeapi.history.market_history.plugin import market_history_options
+from nodeapi.history.searchdb.plugin import searchdb_service
 from nodeapi.node import ApiLimits
+from nodeapi.protocol.node_address import parse_node_address
+from nodeapi.witness_plugin import INIT_WITNESSES, witness_keys
 from nodeapi.rpc.guard import RpcLimits
 
 from kit.daemon import ACCESS, ROOT
@@ -59,7 +64,7 @@ def defaults(cwd):
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
         "enable-subscribe-to-all": False, "witness-id": list(INIT_WITNESSES),
-        "checkpoint-interval": 1000, "replay-blockchain": False, "upstream": "",
+        "checkpoint-interval": 1000, "replay-blockchain": False, "upstream": None,
         "upstream-irreversible-only": True,
         "private-key": [DEV_WIF], "seed-node": [],
         "max-ops-per-account": 2 ** 64 - 1, "extended-max-ops-per-account": 2 ** 64 - 1,
@@ -99,18 +104,24 @@ def test_development_defaults(cwd):
     options = parse()
     assert dict(options) == defaults(cwd)
     assert options.development_defaults is True
-    assert options.witnesses() == {f"1.6.{i}": DEV_WIF for i in range(1, 12)}
+    assert witness_keys(options, options.genesis) == {
+        f"1.6.{i}": DEV_WIF for i in range(1, 12)}
     assert options.api_limits() == ApiLimits()
-    assert options.market_history() == MarketHistoryOptions()
+    assert market_history_options(options) == MarketHistoryOptions()
     assert options.rpc_limits() == RpcLimits()
-    assert options.history_limits() == HistoryLimits()
+    assert history_limits(options) == HistoryLimits()
     assert options.block_log_path() == str(cwd / "nodeapi_data" / "blocks.log")
     assert options.genesis.chain_id.startswith("569cba9a")
-    assert options.searchdb() == {
-        "node_url": "http://localhost:9200/", "bulk_replay": 10000, "bulk_sync": 100,
-        "visitor": False, "basic_auth": "", "index_prefix": "chain-", "mode": "all",
-        "start_after_block": 0, "operation_object": True, "operation_string": True,
-        "max_mapping_depth": 20}
+    from twisted.internet.testing import MemoryReactorClock
+
+    svc = searchdb_service(options, None, str(cwd), MemoryReactorClock())
+    docs = svc.documents
+    assert (svc.client.safe_url, svc.client.has_auth, svc.index_prefix) == (
+        "http://localhost:9200/", False, "chain-")
+    assert (svc.pace.bulk_replay, svc.pace.bulk_sync, docs.visitor) == (10000, 100, False)
+    assert svc.writes and svc.history is not None  # mode all
+    assert (docs.start_after_block, docs.operation_object, docs.operation_string,
+            docs.object_depth) == (0, True, True, 20 - 2)
 
 
 def everything(cwd):
@@ -176,9 +187,11 @@ def everything(cwd):
         "custom-operations-start-block": 1, "enable-stale-production": True,
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
         "checkpoint-interval": 7, "replay-blockchain": True,
-        "upstream": "ws://bob:pw@node.example:443", "upstream-irreversible-only": False,
+        "upstream": parse_node_address("ws://bob:pw@node.example:443"),
+        "upstream-irreversible-only": False,
         "private-key": [DEV_WIF, OTHER_WIF],
-        "seed-node": ["10.0.0.1:8090", "bob:pw@node.example:443"],
+        "seed-node": [parse_node_address("10.0.0.1:8090"),
+                      parse_node_address("bob:pw@node.example:443")],
         "bucket-size": (60, 3600), "history-per-size": 0,
         "max-order-his-records-per-market": 5, "max-order-his-seconds-per-market": 7,
         "max-ops-per-account": 100, "extended-max-ops-per-account": 5000,
@@ -199,8 +212,8 @@ def test_every_option_on_the_command_line(cwd):
     assert dict(options) == expected
     assert options.development_defaults is False
     assert options.api_limits() == ApiLimits(*range(3, 3 * len(LIMITS) + 1, 3))
-    assert options.witnesses() == {"1.6.2": DEV_WIF, "1.6.5": DEV_WIF}
-    assert options.market_history() == MarketHistoryOptions(
+    assert witness_keys(options, options.genesis) == {"1.6.2": DEV_WIF, "1.6.5": DEV_WIF}
+    assert market_history_options(options) == MarketHistoryOptions(
         bucket_sizes=(60, 3600), history_per_size=0, max_order_his_records_per_market=5,
         max_order_his_seconds_per_market=7)
     assert options.rpc_limits() == RpcLimits(max_connections=50, max_connections_per_ip=0,
@@ -208,7 +221,7 @@ def test_every_option_on_the_command_line(cwd):
                                              max_calls_per_second_per_ip=2.5,
                                              max_call_burst_per_ip=6,
                                              max_subscriptions_per_ip=150)
-    assert options.history_limits() == HistoryLimits(
+    assert history_limits(options) == HistoryLimits(
         100, 5000, 0, 2 ** 64 - 1, True, {"1.2.17", "1.2.18", "1.2.0"}, {"1.2.9"}, {"1.2.6"})
 
 
@@ -240,7 +253,8 @@ def test_command_line_wins_over_the_file(cwd):
     assert options["rpc-endpoint"] == "tcp:2"
     assert options["max-calls-in-flight"] == 5
     assert options["witness-id"] == ["1.6.9"]
-    assert options["seed-node"] == ["a.example:1"]
+    assert options["seed-node"] == [parse_node_address("a.example:1")]
+    assert not options["seed-node"][0].url_given
     assert options["enable-stale-production"] is False
     assert options["api-node-info"] == '"quoted'  # boost: '#' starts a comment anywhere
     options = parse("--config", "c.ini", "--enable-stale-production")
@@ -270,9 +284,11 @@ def test_witness_options(args, ids, keys, stale):
 def test_witnesses_match_keys_to_signing_keys(chain):
     options = parse("--witness-id", "1.6.1", "--witness-id", "1.6.99",
                     "--private-key", OTHER_WIF, "--private-key", DEV_WIF)
-    assert options.witnesses() == {"1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
-    assert options.witnesses(chain) == {"1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
-    assert parse("--plugins", "account_history").witnesses() == {}
+    assert witness_keys(options, options.genesis) == {"1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
+    assert witness_keys(options, options.genesis, chain) == {
+        "1.6.1": DEV_WIF, "1.6.99": OTHER_WIF}
+    bare = parse("--plugins", "account_history")
+    assert witness_keys(bare, bare.genesis) == {}
 
 
 @pytest.mark.parametrize("text,endpoint", [
@@ -489,7 +505,7 @@ def test_url_errors_never_show_credentials(url, cwd):
 
 
 def test_url_with_credentials_accepted_and_redacted():
-    from nodeapi.config_parse import parse_url, redact_url
+    from nodeapi.plugin.values import parse_url, redact_url
 
     assert parse_url(f"http://bob:{SECRET}@db:9200") == f"http://bob:{SECRET}@db:9200/"
     assert redact_url(f"https://bob:{SECRET}@db:9200/x") == "https://***@db:9200/x"
@@ -507,7 +523,7 @@ def test_accepted_url_gives_a_client_without_credentials(url, auth):
     Basic header (percent-encoding undone)."""
     import base64
 
-    from nodeapi.config_parse import parse_url
+    from nodeapi.plugin.values import parse_url
     from nodeapi.history.searchdb.client import SearchDBClient
 
     client = SearchDBClient(parse_url(url), "", reactor=object(), http_client=object())

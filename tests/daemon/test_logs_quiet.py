@@ -5,7 +5,7 @@ import pytest_twisted
 from twisted.logger import formatEvent, globalLogPublisher
 
 from nodeapi.applied import AppliedBlock
-from nodeapi.history.searchdb import plugin as searchdb_plugin
+from nodeapi.history.searchdb import pace as searchdb_pace
 
 from kit.searchdb import make_service
 
@@ -41,15 +41,15 @@ def test_searchdb_sync_state_has_hysteresis(new_chain, tmp_path):
     try:
         for num in range(1, 41):  # 20 pairs of (not live, live)
             svc.block_applied(_block(num, now - 6 + (num % 2), replay=bool(num % 2)))
-            states.append(svc.synchronized)
+            states.append(svc.pace.synchronized)
         assert _lines(events) == ["searchdb: synchronized at block 2, bulks of 6 lines"]
         assert states[1:] == [True] * 39
-        svc.block_applied(_block(41, now - searchdb_plugin.UNSYNC_WINDOW - 1, replay=False))
-        assert svc.synchronized is False
+        svc.block_applied(_block(41, now - searchdb_pace.UNSYNC_WINDOW - 1, replay=False))
+        assert svc.pace.synchronized is False
         svc.block_applied(_block(42, now - 5, replay=True))
-        assert svc.synchronized is False
+        assert svc.pace.synchronized is False
         svc.block_applied(_block(43, now - 5, replay=False))
-        assert svc.synchronized is True
+        assert svc.pace.synchronized is True
     finally:
         globalLogPublisher.removeObserver(events.append)
     assert _lines(events)[1:] == ["searchdb: catching up at block 41, bulks of 8 lines",
@@ -86,7 +86,8 @@ def test_searchdb_objects_retries_a_down_database_with_backoff(new_chain, tmp_pa
     from twisted.internet.task import Clock
 
     from nodeapi.history.searchdb.client import SearchDBClient
-    from nodeapi.history.searchdb.objects import ObjectsOptions, ObjectsService
+    from nodeapi.history.searchdb_objects.service import ObjectsService
+    from nodeapi.history.searchdb_objects.settings import ObjectsOptions
 
     from kit.daemon import free_port
     from kit.wait import wait_for

@@ -18,7 +18,7 @@ from twisted.logger import Logger, globalLogPublisher
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.config import Options
-from nodeapi.history.searchdb.plugin import SearchDBService
+from nodeapi.history.searchdb.service import SearchDBService
 from nodeapi.peers.service import PeerService
 from nodeapi.service import ListenFailed, ListeningService, NodeService
 from nodeapi.tap import makeService
@@ -256,7 +256,7 @@ def test_make_service_attaches_every_service(tmp_path, plugins, names):
     assert isinstance(top, NodeService) and top.reactor is memory
     assert [s.name for s in top] == names
     from nodeapi.checkpoints import CheckpointService
-    from nodeapi.history.searchdb.objects import ObjectsService
+    from nodeapi.history.searchdb_objects.service import ObjectsService
 
     kinds = {"searchdb": SearchDBService, "witness": WitnessService, "peers": PeerService,
              "rpc": ListeningService, "metrics": ListeningService,

@@ -11,7 +11,7 @@ from nodeapi.applied import AppliedOperation
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.numbering import history_accounts
 from nodeapi.errors import ApiError
-from nodeapi.history.account_history import AccountHistory
+from nodeapi.history.account_history.history import AccountHistory
 from nodeapi.node import ApiLimits, Node
 
 from kit.chain import INIT
@@ -237,7 +237,7 @@ def test_replay_rebuilds_same_history(built, genesis):
 
 
 def _api(chain, history, limits=None):
-    node = Node(chain=chain, history=history, limits=limits or ApiLimits())
+    node = Node(chain=chain, plugins={"account_history": history}, limits=limits or ApiLimits())
     return HistoryApi(node, Session())
 
 

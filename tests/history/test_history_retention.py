@@ -12,8 +12,9 @@ import pytest
 from nodeapi.api.base import Session
 from nodeapi.api.history import HistoryApi
 from nodeapi.applied import AppliedBlock, AppliedOperation
-from nodeapi.history.account_history import AccountHistory
-from nodeapi.history.retention import UNLIMITED, HistoryLimits
+from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.history.account_history.plugin import history_limits
+from nodeapi.history.account_history.retention import UNLIMITED, HistoryLimits
 from nodeapi.node import ApiLimits, Node
 
 from kit.history import SyntheticNumbering
@@ -314,7 +315,7 @@ def trimmed(chain):
     feed = Feed(hist)
     for i in range(8):
         feed.block((i % 2, ["1.2.6", "1.2.7"]))
-    api = HistoryApi(Node(chain=chain, history=hist, limits=ApiLimits()), Session())
+    api = HistoryApi(Node(chain=chain, plugins={"account_history": hist}, limits=ApiLimits()), Session())
     return api, hist
 
 
@@ -349,8 +350,8 @@ def test_the_daemon_builds_the_plugin_from_its_options(tmp_path):
                           "--extended-history-by-registrar", "1.2.7",
                           "--partial-operations", "true"])
     top = makeService(options, MemoryReactorClock())
-    hist = top.node.history
-    assert hist.retention.limits == options.history_limits()
+    hist = top.node.plugins["account_history"]
+    assert hist.retention.limits == history_limits(options)
     # the registrar comes from the chain state: init1 (1.2.7) registered itself
     assert hist.retention.new_log("1.2.7").keep == 9
     assert hist.retention.new_log("1.2.6").keep == 2
@@ -361,7 +362,7 @@ def test_entries_by_id_and_bounded_lookups_under_trimming():
     sequence, and ``next`` reset to 2.9.0 on an account's oldest kept one)
     after heavy trimming with partial-operations, and the lookup rows stay
     in proportion to what is kept (dropped operations are compacted away)."""
-    from nodeapi.history.lookups import MIN_DEAD_ROWS
+    from nodeapi.history.account_history.lookups import MIN_DEAD_ROWS
 
     hist = AccountHistory(HistoryLimits(max_ops_per_account=5, partial_operations=True,
                                         min_blocks_to_keep=0))

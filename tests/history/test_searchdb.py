@@ -78,7 +78,7 @@ def test_documents_replay_then_sync(genesis, history_log, osmem_url, tmp_path):
     # live and synchronized: every block is flushed at its end (bulk-sync 6
     # lines = 3 documents; a block of 4 transfers gives 8 documents)
     transfers(chain, 4)
-    assert svc.synchronized and svc.builder.items_per_bulk == 3 and len(svc.builder) == 0
+    assert svc.pace.synchronized and svc.builder.items_per_bulk == 3 and len(svc.builder) == 0
     yield svc.shipper.when_idle()
     before = len(expected)
     expected = expected_of(rec.blocks)
@@ -405,14 +405,14 @@ def test_split_retry_and_typed_paths(genesis, history_log, tmp_path, logs):
 
 
 @pytest_twisted.inlineCallbacks
-def test_make_searchdb_from_options(genesis, history_log, osmem_url, tmp_path, logs):
-    """make_searchdb (the tap's contract): options -> service with the
+def test_searchdb_service_from_options(genesis, history_log, osmem_url, tmp_path, logs):
+    """searchdb_service (the plugin's build): options -> service with the
     visitor, the prefix and credentials; ``history`` answers from the
     database like the in-memory account_history plugin."""
     from nodeapi.applied import IAccountHistory
     from nodeapi.config import Options
-    from nodeapi.history.account_history import AccountHistory
-    from nodeapi.history.searchdb.plugin import make_searchdb
+    from nodeapi.history.account_history.history import AccountHistory
+    from nodeapi.history.searchdb.plugin import searchdb_service
 
     path, expected = history_log
     options = Options()
@@ -421,7 +421,7 @@ def test_make_searchdb_from_options(genesis, history_log, osmem_url, tmp_path, l
                           "--searchdb-basic-auth", f"carol:{PASSWORD}",
                           "--searchdb-bulk-replay", "30", "--data-dir", str(tmp_path)])
     chain = open_chain(genesis, path)
-    svc = make_searchdb(options, chain, str(tmp_path), reactor)
+    svc = searchdb_service(options, chain, str(tmp_path), reactor)
     assert IAccountHistory.providedBy(svc.history)
     assert svc.client.has_auth and PASSWORD not in svc.client.safe_url
     assert svc.builder.items_per_bulk == 15 and svc.template_name == "hist-template"
@@ -552,7 +552,7 @@ def test_modes_from_options(genesis, history_log, osmem_url, tmp_path):
     never writes (no template, blocks ignored) and answers from the
     database; only_save writes and leaves the history API to the node."""
     from nodeapi.config import Options
-    from nodeapi.history.searchdb.plugin import make_searchdb
+    from nodeapi.history.searchdb.plugin import searchdb_service
 
     path, expected = history_log
 
@@ -561,7 +561,7 @@ def test_modes_from_options(genesis, history_log, osmem_url, tmp_path):
         options.parseOptions(["--plugins", "searchdb", "--searchdb-node-url", osmem_url,
                               "--searchdb-mode", mode, "--data-dir", str(tmp_path / sub)])
         chain = open_chain(genesis, path)
-        return chain, make_searchdb(options, chain, str(tmp_path / sub), reactor)
+        return chain, searchdb_service(options, chain, str(tmp_path / sub), reactor)
 
     chain, query = service("only_query", "q")
     assert query.writes is False and query.history is not None

@@ -12,7 +12,9 @@ from twisted.internet import defer, reactor, task
 
 from nodeapi.config import Options, read_ini
 from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.objects import CURSOR_FILE, ObjectsOptions, ObjectsService
+from nodeapi.history.searchdb_objects import plugin as objects_plugin
+from nodeapi.history.searchdb_objects.service import CURSOR_FILE, ObjectsService
+from nodeapi.history.searchdb_objects.settings import ObjectsOptions
 
 from kit.chain import CORE, limit_order, produce, transfer_op
 from kit.searchdb import Proxy
@@ -214,9 +216,9 @@ def test_reference_option_names(tmp_path):
     opts = Options()
     opts.parseOptions(["--config", str(ini), "--data-dir", str(tmp_path)])
     assert "searchdb-objects" in opts["plugins"]
-    settings = opts.searchdb_objects()
-    assert settings["url"] == "http://127.0.0.1:9201/"
-    options = settings["options"]
+    client = objects_plugin.objects_client(opts, reactor)
+    assert client.safe_url == "http://127.0.0.1:9201/"
+    options = objects_plugin.objects_options(opts)
     assert options.index_prefix == "objx-" and options.start_after_block == 12
     assert options.kinds["1.7"].no_delete and not options.kinds["1.7"].store_updates
     assert options.kinds["2.5"].store_updates and options.kinds["2.5"].no_delete

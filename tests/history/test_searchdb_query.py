@@ -18,7 +18,7 @@ from nodeapi.api.base import Session
 from nodeapi.api.history import HistoryApi
 from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.errors import HistoryError
-from nodeapi.history.account_history import AccountHistory
+from nodeapi.history.account_history.history import AccountHistory
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.query import SearchDBHistory, entry_from_document
@@ -157,8 +157,8 @@ async def test_history_api_set_over_searchdb(stored, built):
     """The history API set answers with the Deferreds of SearchDBHistory."""
     _client, db, _ = stored
     chain, _rec, hist, info = built
-    mem_api = HistoryApi(Node(chain=chain, history=hist), Session())
-    db_api = HistoryApi(Node(chain=chain, history=db), Session())
+    mem_api = HistoryApi(Node(chain=chain, plugins={"account_history": hist}), Session())
+    db_api = HistoryApi(Node(chain=chain, plugins={"searchdb": db}), Session())
     calls = [("get_account_history", [name, "1.11.0", 100, "1.11.0"])
              for name in ("init0", "alice-1", info["accounts"][1], "nobody-here")]
     calls += [("get_account_history", ["init0", "1.11.3", 2, "1.11.10"]),

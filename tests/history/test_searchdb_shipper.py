@@ -12,8 +12,8 @@ from zope.interface.verify import verifyClass
 
 from nodeapi.history.searchdb.bulk import BulkBuilder
 from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.objects import ObjectsService
-from nodeapi.history.searchdb.plugin import SearchDBService
+from nodeapi.history.searchdb_objects.service import ObjectsService
+from nodeapi.history.searchdb.service import SearchDBService
 from nodeapi.history.searchdb.shipper import BulkShipper, IBulkSource
 from nodeapi.history.searchdb.spool import BulkQueue
 

@@ -11,7 +11,7 @@ from twisted.protocols.portforward import ProxyFactory
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.flavors import index_template
-from nodeapi.history.searchdb.plugin import SearchDBService
+from nodeapi.history.searchdb.service import SearchDBService
 
 from kit.chain import INIT, open_chain, produce, transfer_op
 from kit.daemon import free_port

@@ -40,13 +40,23 @@ class RunningSite:
         pytest_twisted.blockon(self.stop())
 
 
+#: Plugins :func:`make_node` takes by name.
+PLUGIN_NAMES = ("market_history", "grouped_orders", "custom_operations", "witness")
+
+
 def make_node(chain, history=None, **kwargs):
+    """A :class:`Node` over ``chain`` whose ``account_history`` plugin is
+    ``history`` (default: a new ``AccountHistory`` consuming ``chain``),
+    with the other plugins of :data:`PLUGIN_NAMES` given by name
+    (``market_history=plugin``) and the remaining ``kwargs`` as Node fields."""
     if history is None:
-        from nodeapi.history.account_history import AccountHistory
+        from nodeapi.history.account_history.history import AccountHistory
 
         history = AccountHistory()
         chain.add_consumer(history)
-    return Node(chain=chain, history=history, reactor=reactor, **kwargs)
+    plugins = {"account_history": history}
+    plugins.update((name, kwargs.pop(name)) for name in PLUGIN_NAMES if name in kwargs)
+    return Node(chain=chain, plugins=plugins, reactor=reactor, **kwargs)
 
 
 class LateDatabase(DatabaseApi):

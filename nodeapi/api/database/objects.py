@@ -37,7 +37,7 @@ def fetch_objects(node, subscriptions, ids, subscribe) -> list:
     parsed = [parse_object_id(i) for i in ids]
     to_subscribe = subscriptions.whether_to_subscribe(subscribe)
     objects = node.chain.state.objects
-    market_history = getattr(node, "market_history", None)
+    market_history = node.plugins.get("market_history")
     result = []
     for oid in parsed:
         if oid.startswith(_MARKET_HISTORY_SPACE):
@@ -48,9 +48,10 @@ def fetch_objects(node, subscriptions, ids, subscribe) -> list:
             subscriptions.subscribe_to_item(oid)
         result.append(obj)
     history = [oid for oid in parsed if oid.startswith(_NO_SUBSCRIBE)]
-    if not history or node.history is None:
+    plugin = node.account_history()
+    if not history or plugin is None:
         return result
-    found = node.history.get_history_objects(history)
+    found = plugin.get_history_objects(history)
 
     def fill(found: dict) -> list:
         return [found.get(oid, obj) if oid.startswith(_NO_SUBSCRIBE) else obj

@@ -38,7 +38,7 @@ class LiquidityPools(Section):
     def _extend_pool(self, pool: dict, with_statistics) -> dict:
         if not optional_bool(with_statistics, "with_statistics"):
             return pool
-        market_history = getattr(self.node, "market_history", None)
+        market_history = self.node.plugins.get("market_history")
         ticker = None if market_history is None else market_history.get_object(
             f"{TICKER}.{pool['id'].rsplit('.', 1)[1]}")
         return pool if ticker is None else dict(pool, statistics=ticker)

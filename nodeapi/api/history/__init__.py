@@ -15,10 +15,10 @@ a liquidity pool's history  :mod:`~.pools`           ``PoolHistory``
 
 The argument readings they share (operation ids ``1.11.N``, limits,
 times) are :mod:`~nodeapi.api.history.arguments`.  Operation answers come
-from ``node.history`` (an :class:`nodeapi.applied.IAccountHistory`, which
+from ``node.account_history()`` (an :class:`nodeapi.applied.IAccountHistory`, which
 may return Deferreds; without a history plugin they are ``[]``), market
-data from ``node.market_history``, pool histories from
-``node.pool_history``.  A limit above the node's ``api-limit-*`` option is
+data from ``node.plugins["market_history"]``, pool histories from its
+``pools``.  A limit above the node's ``api-limit-*`` option is
 :class:`~nodeapi.errors.ApiLimitExceeded`; a malformed argument
 :class:`~nodeapi.errors.ApiError`.
 """

@@ -6,7 +6,7 @@
 Graphene reference: bitshares-core libraries/app/api.cpp (``history_api``)
 and wire-contract section 6.  An account is a name or a ``1.2.N`` id; an
 unknown account answers ``[]``, and so does every function without a
-history plugin.  The answers come from ``node.history`` (an
+history plugin.  The answers come from ``node.account_history()`` (an
 :class:`nodeapi.applied.IAccountHistory`: the in-memory ``account_history``
 plugin or ``searchdb``), which may return a Deferred.  Each is a list of
 ``{id, op, result, block_num, trx_in_block, op_in_trx, virtual_op,
@@ -35,7 +35,7 @@ def with_account(node, account: Any, answer) -> Any:
         when the node has no ``account_lookup``."""
     if not isinstance(account, str):
         raise ApiError(f"account: expected an account name or id, got {account!r}")
-    if node.history is None:
+    if node.account_history() is None:
         return []
     if node.chain is None:  # indexer mode: no chain state to look names up in
         if account.startswith("1.2."):
@@ -66,7 +66,7 @@ class AccountHistory(Section):
         if start_n != 0 and start_n < stop_n:
             return []
         return with_account(self.node, account, lambda account_id: (
-            self.node.history.get_account_history(account_id, stop_n, limit, start_n)))
+            self.node.account_history().get_account_history(account_id, stop_n, limit, start_n)))
 
     @api_function
     def get_relative_account_history(self, account, stop: int, limit: int, start: int) -> Any:
@@ -76,7 +76,7 @@ class AccountHistory(Section):
         unsigned(stop, "stop")
         unsigned(start, "start")
         return with_account(self.node, account, lambda account_id: (
-            self.node.history.get_relative_account_history(account_id, stop, limit, start)))
+            self.node.account_history().get_relative_account_history(account_id, stop, limit, start)))
 
     @api_function
     def get_account_history_operations(self, account, operation_type: int, start, stop,
@@ -89,7 +89,7 @@ class AccountHistory(Section):
         start_n = parse_operation_history_id(start, "start")
         stop_n = parse_operation_history_id(stop, "stop")
         return with_account(self.node, account, lambda account_id: (
-            self.node.history.get_account_history_operations(
+            self.node.account_history().get_account_history_operations(
                 account_id, operation_type, start_n, stop_n, limit)))
 
     @api_function
@@ -100,7 +100,7 @@ class AccountHistory(Section):
         limit = limit_or_default(self.node, limit, "get_account_history")
         start_s = optional_time(start, "start")
         return with_account(self.node, account_name_or_id, lambda account_id: (
-            self.node.history.get_account_history_by_time(account_id, limit, start_s)))
+            self.node.account_history().get_account_history_by_time(account_id, limit, start_s)))
 
     @api_function
     def get_account_history_by_operations(self, account_name_or_id, operation_types,

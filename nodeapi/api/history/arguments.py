@@ -110,7 +110,7 @@ def market_plugin(node):
     """The node's ``market_history`` plugin.
 
     :raises ApiError: ``Market history plugin is not enabled`` without it."""
-    plugin = getattr(node, "market_history", None)
+    plugin = node.plugins.get("market_history")
     if plugin is None:
         raise ApiError("Market history plugin is not enabled")
     return plugin

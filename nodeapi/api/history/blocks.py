@@ -4,7 +4,7 @@
 
 Graphene reference: bitshares-core libraries/app/api.cpp (``history_api``).
 Times are fc ``time_point_sec`` strings (``YYYY-MM-DDTHH:MM:SS``).  The
-answers come from ``node.history`` (:class:`nodeapi.applied.IAccountHistory`,
+answers come from ``node.account_history()`` (:class:`nodeapi.applied.IAccountHistory`,
 possibly Deferreds); without a history plugin they are ``[]``.
 """
 
@@ -24,15 +24,17 @@ class BlockHistory(Section):
         when given."""
         block_num = uint(block_num, "block_num", U32)
         trx = None if trx_in_block is None else uint(trx_in_block, "trx_in_block", U16)
-        if self.node.history is None:
+        history = self.node.account_history()
+        if history is None:
             return []
-        return self.node.history.get_block_operation_history(block_num, trx)
+        return history.get_block_operation_history(block_num, trx)
 
     @api_function
     def get_block_operations_by_time(self, start=None) -> Any:
         """The operations of the newest block holding operations at or
         before ``start`` (default: the newest), newest first."""
         start_s = optional_time(start, "start")
-        if self.node.history is None:
+        history = self.node.account_history()
+        if history is None:
             return []
-        return self.node.history.get_block_operations_by_time(start_s)
+        return history.get_block_operations_by_time(start_s)

@@ -4,7 +4,7 @@
 
 Graphene reference: bitshares-core libraries/app/api.cpp (``history_api``;
 limit ``api-limit-get-market-history``).  The data comes from
-``node.market_history``; without it these fail with ``Market history
+``node.plugins["market_history"]``; without it these fail with ``Market history
 plugin is not enabled``.  Asset arguments are symbols or ``1.3.N`` ids
 (``no such asset`` otherwise), in either order.
 """

@@ -4,8 +4,8 @@
 
 Graphene reference: bitshares-core libraries/app/api.cpp (``history_api``;
 limit ``api-limit-get-liquidity-pool-history``).  The records come from
-``node.pool_history``
-(:class:`nodeapi.history.pool_history.LiquidityPoolHistory`, kept with the
+``node.plugins["market_history"].pools``
+(:class:`nodeapi.history.market_history.pools.LiquidityPoolHistory`, kept with the
 ``market_history`` plugin, as graphene keeps them in it): without the
 plugin both functions fail with ``Market history plugin is not enabled``.
 Times are fc ``time_point_sec`` strings.
@@ -28,8 +28,8 @@ class PoolHistory(Section):
     """A liquidity pool's history objects by time and by sequence."""
 
     def _arguments(self, pool_id, limit, operation_type) -> tuple:
-        market_plugin(self.node)  # graphene: "Market history plugin is not enabled"
-        return (self.node.pool_history, typed_id(pool_id, "1.19", "pool_id"),
+        # graphene: "Market history plugin is not enabled"
+        return (market_plugin(self.node).pools, typed_id(pool_id, "1.19", "pool_id"),
                 limit_or_default(self.node, limit, "get_liquidity_pool_history"),
                 optional_int(operation_type, "operation_type"))
 

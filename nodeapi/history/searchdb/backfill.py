@@ -199,7 +199,7 @@ class Backfill:
 
 
 class BackfillControl:
-    """The backfills of a :class:`~nodeapi.history.searchdb.plugin.SearchDBService`,
+    """The backfills of a :class:`~nodeapi.history.searchdb.service.SearchDBService`,
     owned by it: when a check of the database (on every connection) finds
     documents lacking that the plugin's own pipeline will not ship,
     :meth:`check` starts a :class:`Backfill` (one at a time; a new check

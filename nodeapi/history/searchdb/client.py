@@ -81,7 +81,7 @@ def split_userinfo(url: str) -> tuple:
     """``"http://user:pass@host:9200/"`` -> ``("user:pass", "http://host:9200/")``;
     ``("", url)`` without userinfo.  The userinfo is everything before the
     last ``@`` of the authority (which ends at the first ``/ ? #``, as
-    ``urllib.parse.urlsplit`` and :func:`nodeapi.config_parse.parse_url`
+    ``urllib.parse.urlsplit`` and :func:`nodeapi.plugin.values.parse_url`
     read it), so a password holding ``@`` never leaks into the host part,
     nor into :attr:`SearchDBClient.safe_url`."""
     scheme, sep, rest = url.partition("://")

@@ -5,7 +5,7 @@ operations by block and by time, and the history objects ``1.11.M`` /
 Graphene reference: libraries/app/api.cpp
 ``history_api::get_block_operation_history`` /
 ``get_block_operations_by_time`` / ``get_account_history_by_time`` (the
-semantics of :mod:`nodeapi.history.lookups`, the in-memory plugin).  One
+semantics of :mod:`nodeapi.history.account_history.lookups`, the in-memory plugin).  One
 document is stored per (operation, impacted account) pair, so operation
 lists are read by ``operation_id_num`` and each operation is kept once.
 """

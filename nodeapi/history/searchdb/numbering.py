@@ -165,7 +165,7 @@ class NumberingGuard:
     documents are found numbered as this node numbers them (module
     docstring); on a mismatch logs the one line and stops the writing: no
     backfill, nothing shipped, the queue dropped.  Owned by
-    :class:`~nodeapi.history.searchdb.plugin.SearchDBService`.
+    :class:`~nodeapi.history.searchdb.service.SearchDBService`.
 
     :param client: the plugin's
         :class:`~nodeapi.history.searchdb.client.SearchDBClient`.

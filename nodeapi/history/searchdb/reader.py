@@ -31,7 +31,7 @@ SOURCE_FIELDS = [
 
 def entry_from_document(source: dict) -> dict:
     """A stored document's ``_source`` -> the API form of its operation
-    history object, as :func:`nodeapi.history.account_history.history_entry`
+    history object, as :func:`nodeapi.history.account_history.history.history_entry`
     gives it: ``{id, op, result, block_num, trx_in_block, op_in_trx,
     virtual_op, is_virtual, block_time}`` (``op`` and ``result`` decoded
     from their JSON strings, ``block_time`` cut to ``YYYY-MM-DDTHH:MM:SS``).

@@ -34,8 +34,8 @@ SPLIT_STATUSES = (400, 413, 422)
 
 class IBulkSource(Interface):
     """What a :class:`BulkShipper` asks of the plugin whose queue it ships
-    (the history plugin :class:`~nodeapi.history.searchdb.plugin.SearchDBService`,
-    the objects plugin :class:`~nodeapi.history.searchdb.objects.SearchDBObjects`)."""
+    (the history plugin :class:`~nodeapi.history.searchdb.service.SearchDBService`,
+    the objects plugin :class:`~nodeapi.history.searchdb_objects.service.SearchDBObjects`)."""
 
     def connect():
         """Ready the database (server version, template, what it holds):

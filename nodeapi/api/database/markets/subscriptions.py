@@ -35,7 +35,7 @@ from nodeapi.api.arguments import id_key
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError
-from nodeapi.history.market_objects import market_of
+from nodeapi.history.market_history.objects import market_of
 
 _LIMIT_ORDER = "1.7."
 _FILL_ORDER = 4

@@ -21,7 +21,7 @@ libraries/app/api_objects.cpp (``market_ticker``) and libraries/app/util.cpp
   maker's side in the ``base`` asset), side 2 the taker (``1.2.3``, the null
   account, when a side is missing).
 
-Every function needs the plugin (``node.market_history``): without it they
+Every function needs the plugin (``node.plugins["market_history"]``): without it they
 fail with ``Market history plugin is not enabled.``.  Asset arguments are
 symbols or ``1.3.N`` ids; an unknown one fails with ``Invalid base asset
 symbol: X`` / ``Invalid quote asset symbol: X``.
@@ -101,7 +101,7 @@ class Tickers(Section):
     get_trade_history_by_sequence."""
 
     def _market_plugin(self):
-        plugin = getattr(self.node, "market_history", None)
+        plugin = self.node.plugins.get("market_history")
         if plugin is None:
             raise ApiError("Market history plugin is not enabled.")
         return plugin

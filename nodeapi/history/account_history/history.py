@@ -5,7 +5,7 @@ Keeps operation history objects (``1.11.M``, compact records of
 instances in order), and answers the history API set.  Graphene reference:
 libraries/plugins/account_history/account_history_plugin.cpp (what is kept:
 ``track-account``, ``partial-operations`` and the trimming options of
-:mod:`nodeapi.history.retention`) and libraries/app/api.cpp ``history_api``
+:mod:`nodeapi.history.account_history.retention`) and libraries/app/api.cpp ``history_api``
 (query semantics over what is kept, docs/wire-contract.rst section 6).
 
 Numbering: ``1.11.M`` is the chain's
@@ -30,10 +30,10 @@ from zope.interface import implementer
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import IAccountHistory, IBlockConsumer, ICheckpointed
-from nodeapi.history.lookups import ROW_ARRAYS, HistoryLookups
+from nodeapi.history.account_history.lookups import ROW_ARRAYS, HistoryLookups
 from nodeapi.history.oprecord import history_entry, pack_record, record_accounts, \
     record_block_num, record_type
-from nodeapi.history.retention import AccountLog, HistoryLimits, Retention
+from nodeapi.history.account_history.retention import AccountLog, HistoryLimits, Retention
 from nodeapi.history.snapshot import chunked, int_array, joined
 
 __all__ = ["AccountHistory", "history_entry", "select_account_history", "select_relative"]
@@ -79,10 +79,10 @@ def select_relative(total: int, stop: int, limit: int, start: int, removed: int 
 @implementer(IBlockConsumer, IAccountHistory, ICheckpointed)
 class AccountHistory:
     """In-memory account history: ``IBlockConsumer`` (register with
-    ``chain.add_consumer``) and ``IAccountHistory`` (``node.history``).
+    ``chain.add_consumer``) and ``IAccountHistory`` (``node.plugins["account_history"]``).
 
     :param limits: the ``account_history`` options
-        (:class:`~nodeapi.history.retention.HistoryLimits`; default: keep
+        (:class:`~nodeapi.history.account_history.retention.HistoryLimits`; default: keep
         everything, as bitshares-core without options).
     :param registrar_of: ``account id -> registrar id``, required with
         ``extended_history_registrars`` (e.g. from the chain state).
@@ -92,7 +92,7 @@ class AccountHistory:
     Account arguments are ``1.2.N`` ids (the API set resolves names);
     ``stop``/``start`` are 1.11 instance numbers.
 
-    :ivar lookups: its :class:`~nodeapi.history.lookups.HistoryLookups`
+    :ivar lookups: its :class:`~nodeapi.history.account_history.lookups.HistoryLookups`
         (operations by block and time, history objects), over the same
         records and logs.
     """
@@ -273,22 +273,22 @@ class AccountHistory:
 
     def get_block_operation_history(self, block_num: int, trx_in_block=None) -> list:
         """:meth:`HistoryLookups.get_block_operation_history
-        <nodeapi.history.lookups.HistoryLookups.get_block_operation_history>`."""
+        <nodeapi.history.account_history.lookups.HistoryLookups.get_block_operation_history>`."""
         return self.lookups.get_block_operation_history(block_num, trx_in_block)
 
     def get_block_operations_by_time(self, start=None) -> list:
         """:meth:`HistoryLookups.get_block_operations_by_time
-        <nodeapi.history.lookups.HistoryLookups.get_block_operations_by_time>`."""
+        <nodeapi.history.account_history.lookups.HistoryLookups.get_block_operations_by_time>`."""
         return self.lookups.get_block_operations_by_time(start)
 
     def get_account_history_by_time(self, account_id: str, limit: int, start=None) -> list:
         """:meth:`HistoryLookups.get_account_history_by_time
-        <nodeapi.history.lookups.HistoryLookups.get_account_history_by_time>`."""
+        <nodeapi.history.account_history.lookups.HistoryLookups.get_account_history_by_time>`."""
         return self.lookups.get_account_history_by_time(account_id, limit, start)
 
     def get_history_objects(self, ids: list) -> dict:
         """:meth:`HistoryLookups.get_history_objects
-        <nodeapi.history.lookups.HistoryLookups.get_history_objects>`."""
+        <nodeapi.history.account_history.lookups.HistoryLookups.get_history_objects>`."""
         return self.lookups.get_history_objects(ids)
 
     def _owns_kept_ath0(self, account_id: str, log: AccountLog) -> bool:

@@ -39,7 +39,7 @@ ROW_ARRAYS = ("_row_m", "_row_block", "_row_time", "_row_n")
 
 
 class HistoryLookups:
-    """The lookups of an :class:`~nodeapi.history.account_history.AccountHistory`,
+    """The lookups of an :class:`~nodeapi.history.account_history.history.AccountHistory`,
     owned by it: it calls :meth:`count_entries` with every operation's
     entries, :meth:`add_row` for every operation it keeps and
     :meth:`row_dropped` for every one it drops.
@@ -48,7 +48,7 @@ class HistoryLookups:
         (:mod:`nodeapi.history.oprecord`), read here and changed in place
         by the plugin only.
     :param logs: the plugin's account logs, ``{"1.2.x":``
-        :class:`~nodeapi.history.retention.AccountLog` ``}``, read here.
+        :class:`~nodeapi.history.account_history.retention.AccountLog` ``}``, read here.
     """
 
     def __init__(self, records: dict, logs: dict) -> None:

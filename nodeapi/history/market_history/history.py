@@ -21,7 +21,8 @@ semantics (libraries/plugins/market_history/market_history_plugin.cpp,
   high/low; the market's buckets of that size opening before
   ``(time // size - history-per-size) * size`` are removed.
 
-Options (graphene's names and 7.x defaults): ``bucket-size`` (JSON array of
+Options (graphene's names and 7.x defaults, declared in
+:mod:`nodeapi.history.market_history.plugin`): ``bucket-size`` (JSON array of
 seconds, 0 ignored), ``history-per-size``,
 ``max-order-his-records-per-market``, ``max-order-his-seconds-per-market``.
 The API sets read it through the methods under "reading".
@@ -37,7 +38,7 @@ from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.history.snapshot import chunked, joined
-from nodeapi.history.market_objects import (
+from nodeapi.history.market_history.objects import (
     BUCKET, ORDER_HISTORY, TICKER, TICKER_META, UINT128, Bucket, OrderHistory, Ticker,
     TickerMeta, fill_amounts, market_of, object_kind)
 
@@ -79,13 +80,23 @@ class MarketHistoryOptions:
 @implementer(IBlockConsumer, ICheckpointed)
 class MarketHistory:
     """Market history in memory (module docstring).  Register with
-    ``chain.add_consumer``; ``MarketHistory(MarketHistoryOptions())``."""
+    ``chain.add_consumer``; ``MarketHistory(MarketHistoryOptions())``.
+
+    :param options: the plugin's options (:class:`MarketHistoryOptions`).
+    :param pools: the liquidity pool history kept with it, as graphene
+        keeps it in this plugin
+        (:class:`~nodeapi.history.market_history.pools.LiquidityPoolHistory`,
+        a block consumer of its own), or None.
+    :ivar pools: ``pools``.
+    """
 
     log = Logger()
     checkpoint_key = "market_history"
 
-    def __init__(self, options: MarketHistoryOptions = MarketHistoryOptions()) -> None:
+    def __init__(self, options: MarketHistoryOptions = MarketHistoryOptions(),
+                 pools=None) -> None:
         self.options = options
+        self.pools = pools
         self._next = {ORDER_HISTORY: 0, BUCKET: 0, TICKER: 0}
         self._history: dict = {}  # id_num -> OrderHistory (live ones)
         self._fills: dict = {}  # market -> [OrderHistory], oldest first

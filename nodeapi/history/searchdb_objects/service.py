@@ -3,8 +3,8 @@ indexes of the search database, as bitshares-core's ``es_objects`` plugin
 writes them (libraries/plugins/es_objects/es_objects.cpp), shipped through
 the searchdb plugin's durable path (docs/searchdb-plugin.rst, "Objects").
 
-Kinds (:data:`KINDS`; option ``searchdb-objects-<kind>``, reference
-``es-objects-<kind>``): accounts (1.2, index ``account``), assets (1.3,
+Kinds (:data:`~nodeapi.history.searchdb_objects.settings.KINDS`; option
+``searchdb-objects-<kind>``, reference ``es-objects-<kind>``): accounts (1.2, index ``account``), assets (1.3,
 ``asset``), bitasset data (2.4, ``bitasset``), balances (2.5, ``balance``),
 proposals (1.10, ``proposal``), limit orders (1.7, ``limitorder``),
 budget records (2.13, ``budget``).  A document is the object as
@@ -44,7 +44,6 @@ budget records (2.13, ``budget``).  A document is the object as
 import os
 from typing import Any, Optional
 
-import attr
 import orjson
 from twisted.application import service
 from twisted.internet import defer, task
@@ -53,78 +52,17 @@ from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.history.searchdb.adaptor import adapt_object
+from nodeapi.history.searchdb_objects.settings import ObjectKind, ObjectsOptions
 from nodeapi.history.searchdb.client import SearchDBClient, SearchDBError
 from nodeapi.history.searchdb.shipper import BulkShipper, IBulkSource
 from nodeapi.history.searchdb.spool import Bulk, BulkQueue
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.times import format_time
 
-#: kind option name -> (object space.type, index name, default no-delete)
-#: (es_objects.cpp ``plugin_options``).
-KINDS = {
-    "proposals": ("1.10", "proposal", True),
-    "accounts": ("1.2", "account", True),
-    "assets": ("1.3", "asset", True),
-    "balances": ("2.5", "balance", True),
-    "limit-orders": ("1.7", "limitorder", False),
-    "asset-bitasset": ("2.4", "bitasset", True),
-    "budget-records": ("2.13", "budget", True),
-}
 #: Objects written per reactor turn while synchronizing.
 SYNC_SLICE = 500
 CURSOR_FILE = "searchdb-objects-cursor.json"
 SPOOL_FILE = "searchdb-objects-spool.bin"
-
-
-@attr.s(frozen=True, auto_attribs=True)
-class ObjectKind:
-    """One kind's switches: ``enabled``, ``store_updates``, ``no_delete``
-    (True whenever ``store_updates`` is), ``index`` (the name after the
-    prefix) and ``space_type`` (``"1.7"``)."""
-
-    space_type: str
-    index: str
-    enabled: bool = True
-    store_updates: bool = False
-    no_delete: bool = False
-
-
-@attr.s(frozen=True, auto_attribs=True)
-class ObjectsOptions:
-    """The ``searchdb-objects-*`` options (reference ``es-objects-*``).
-
-    :ivar kinds: ``{space_type: ObjectKind}`` of every kind (enabled or not).
-    :ivar bulk_replay: documents per bulk while synchronizing (10000).
-    :ivar bulk_sync: documents per bulk for live blocks (100); a live
-        block's bulk is sealed at the block's end anyway.
-    :ivar index_prefix: ``objects-``.
-    :ivar max_mapping_depth: 10.
-    :ivar start_after_block: blocks up to this number are not written.
-    :ivar sync_db_on_startup: synchronize at every start.
-    """
-
-    kinds: dict
-    bulk_replay: int = 10000
-    bulk_sync: int = 100
-    index_prefix: str = "objects-"
-    max_mapping_depth: int = 10
-    start_after_block: int = 0
-    sync_db_on_startup: bool = False
-
-    @classmethod
-    def from_options(cls, get) -> "ObjectsOptions":
-        """From ``get(name)`` of the ``searchdb-objects-*`` option names
-        without the prefix (``get("accounts-store-updates")``)."""
-        kinds = {}
-        for name, (space_type, index, no_delete) in KINDS.items():
-            updates = bool(get(f"{name}-store-updates")) if name != "budget-records" else False
-            if name in ("proposals", "limit-orders"):
-                no_delete = bool(get(f"{name}-no-delete"))
-            kinds[space_type] = ObjectKind(space_type, index, bool(get(name)), updates,
-                                           no_delete or updates)
-        return cls(kinds, get("bulk-replay"), get("bulk-sync"), get("index-prefix"),
-                   get("max-mapping-depth"), get("start-after-block"),
-                   bool(get("sync-db-on-startup")))
 
 
 def _space_type(oid: str) -> str:
@@ -431,11 +369,3 @@ class ObjectsService(service.Service):
 def instance_key(oid: str) -> tuple:
     """Sort key of an object id: space.type, then the instance as a number."""
     return (_space_type(oid), instance_number(oid))
-
-
-def make_objects(options, chain, data_dir: str, reactor) -> ObjectsService:
-    """The plugin for parsed ``options`` (``options.searchdb_objects()``:
-    url, basic_auth and :class:`ObjectsOptions` fields)."""
-    opts = options.searchdb_objects()
-    client = SearchDBClient(opts["url"], opts["basic_auth"], reactor)
-    return ObjectsService(client, chain, data_dir, reactor, opts["options"])

@@ -1,0 +1,106 @@
+"""The plugins of ``twistd nodeapi`` (nodeapi.plugin.interface): each one
+declares its options and builds itself (bitshares-core
+libraries/app/include/graphene/app/plugin.hpp ``plugin_set_program_options``
+and ``plugin_initialize``); makeService builds the configured ones in the
+registry's order and the API sets read them as ``node.plugins[name]``."""
+
+import pytest
+from twisted.internet.testing import MemoryReactorClock
+from zope.interface.verify import verifyObject
+
+from nodeapi import config_options
+from nodeapi.config import Options
+from nodeapi.config_parse import KNOWN_PLUGINS
+from nodeapi.config_plugins import PLUGINS
+from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.history.custom_operations.storage import AccountStorage
+from nodeapi.history.grouped_orders.orders import GroupedOrders
+from nodeapi.history.market_history.history import MarketHistory
+from nodeapi.history.market_history.pools import LiquidityPoolHistory
+from nodeapi.history.searchdb.query import SearchDBHistory
+from nodeapi.plugin.interface import IPlugin
+from nodeapi.tap import makeService
+from nodeapi.witness import WitnessService
+
+
+def make(tmp_path, *argv):
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"), *argv])
+    return options, makeService(options, MemoryReactorClock())
+
+
+def test_every_plugin_declares_itself():
+    """Every plugin provides IPlugin, the registry holds exactly the names
+    ``--plugins`` accepts, and no option name is declared twice (by two
+    plugins, or by a plugin and the node)."""
+    for plugin in PLUGINS:
+        assert verifyObject(IPlugin, plugin)
+        assert all(alias not in {o.name for o in plugin.options} for alias in plugin.aliases)
+        assert set(plugin.aliases.values()) <= {o.name for o in plugin.options}
+    assert sorted(p.name for p in PLUGINS) == sorted(KNOWN_PLUGINS)
+    names = ([n for n, *_ in config_options.SINGLE] + [n for n, _ in config_options.FLAGS]
+             + [n for n, *_ in config_options.MULTI])
+    assert len(names) == len(set(names))
+    declared = {o.name for p in PLUGINS for o in p.options}
+    assert declared <= set(names)
+
+
+def test_the_default_plugins_by_name(tmp_path):
+    """The default ``--plugins``: the API parts by name in build order, the
+    pool history kept with market_history (as graphene keeps it), every
+    block consumer registered before the metrics and the checkpoints, the
+    genesis the options loaded (not loaded again)."""
+    options, top = make(tmp_path)
+    node, chain = top.node, top.chain
+    assert list(node.plugins) == ["account_history", "market_history", "grouped_orders",
+                                  "custom_operations", "witness"]
+    kinds = {"account_history": AccountHistory, "market_history": MarketHistory,
+             "grouped_orders": GroupedOrders, "custom_operations": AccountStorage,
+             "witness": WitnessService}
+    assert all(isinstance(node.plugins[name], kind) for name, kind in kinds.items())
+    market = node.plugins["market_history"]
+    assert isinstance(market.pools, LiquidityPoolHistory)
+    assert node.account_history() is node.plugins["account_history"]
+    assert node.plugins["witness"] is top.getServiceNamed("witness")
+    consumers = chain._consumers
+    assert consumers[:5] == [node.plugins["account_history"], market, market.pools,
+                             node.plugins["grouped_orders"], node.plugins["custom_operations"]]
+    assert consumers[-1] is top.checkpoints
+    assert chain.genesis is options.genesis
+    assert node.plugins["grouped_orders"].tracked_groups == [10, 100]
+    assert node.plugins["custom_operations"].start_block == 45_000_000
+    top.block_log.close()
+
+
+@pytest.mark.parametrize("mode, reads, writes", [
+    ("all", True, True), ("only_save", False, True), ("only_query", True, False)])
+def test_searchdb_parts_by_mode(tmp_path, mode, reads, writes):
+    """searchdb: the service is attached (and consumes blocks unless it
+    never writes); the history API reads its database unless only_save."""
+    _options, top = make(tmp_path, "--plugins", "searchdb", "--searchdb-mode", mode)
+    node, svc = top.node, top.getServiceNamed("searchdb")
+    assert list(node.plugins) == ["searchdb"]
+    assert (node.plugins["searchdb"] is svc.history) and (svc.history is not None) is reads
+    assert isinstance(node.account_history(), SearchDBHistory) is reads
+    assert (svc in top.chain._consumers) is writes
+    top.block_log.close()
+
+
+def test_no_plugin_no_part(tmp_path):
+    """A node without plugins: nothing for the API sets, no service but the
+    node's own."""
+    _options, top = make(tmp_path, "--plugins", "")
+    assert top.node.plugins == {} and top.node.account_history() is None
+    assert [s.name for s in top] == ["peers", "checkpoints", "rpc"]
+    top.block_log.close()
+
+
+def test_seed_nodes_reach_the_peers_as_parsed(tmp_path):
+    """``--seed-node`` is parsed once (options), the peers service follows
+    the parsed addresses: a bare host:port keeps its P2P hint."""
+    options, top = make(tmp_path, "--seed-node", "127.0.0.1:1", "--seed-node",
+                        "ws://127.0.0.1:2/ws")
+    peers = top.getServiceNamed("peers").peers
+    assert [a.address for a in options["seed-node"]] == ["127.0.0.1:1", "127.0.0.1:2"]
+    assert [peers[a].scheme_given for a in ("127.0.0.1:1", "127.0.0.1:2")] == [False, True]
+    top.block_log.close()
