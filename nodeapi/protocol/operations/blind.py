@@ -8,7 +8,8 @@ Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/confide
 """
 
 from nodeapi.protocol.composite import Optional, Struct, Vector
-from nodeapi.protocol.serialize import BYTES, COMMITMENT, PUBLIC_KEY, SHA256
+from nodeapi.protocol.serialize import BYTES, COMMITMENT, SHA256
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.operations.common import FEE, Impacted, op
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, AUTHORITY
 from nodeapi.protocol import validation_checks as c

@@ -6,8 +6,9 @@ Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/``
 """
 
 from nodeapi.protocol.composite import FlatSet, StaticVariant, Struct, Vector
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
-from nodeapi.protocol.serialize import BYTES, OBJECT_ID, RIPEMD160, STRING, UINT16
+from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.serialize import BYTES, RIPEMD160, STRING, UINT16
+from nodeapi.protocol.graphene_types import OBJECT_ID
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET_ID, SHARE
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
 from nodeapi.protocol.serialize import UINT32, UINT64

@@ -15,8 +15,8 @@ from nodeapi.protocol.composite import FlatSet, Optional, Pair, StaticVariant, S
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.operations.variant import operation_name
 from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
-from nodeapi.protocol.serialize import (
-    BOOL, INT64, PUBLIC_KEY, SHA256, STRING, TIME, UINT16, VARINT, VOID)
+from nodeapi.protocol.serialize import BOOL, INT64, SHA256, STRING, TIME, UINT16, VARINT, VOID
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET_ID, AUTHORITY, BALANCE_ID, CALL_ORDER_ID, COMMITTEE_MEMBER_ID,
     CUSTOM_AUTHORITY_ID, CUSTOM_ID, FORCE_SETTLEMENT_ID, LIMIT_ORDER_ID, PROPOSAL_ID,

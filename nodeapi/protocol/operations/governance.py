@@ -13,7 +13,8 @@ from nodeapi.protocol.composite import FlatSet, Optional, StaticVariant, Struct,
 from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS
 from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
 from nodeapi.protocol.operations.variant import OPERATION
-from nodeapi.protocol.serialize import BOOL, PUBLIC_KEY, STRING, TIME, UINT16, UINT32, VOID
+from nodeapi.protocol.serialize import BOOL, STRING, TIME, UINT16, UINT32, VOID
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
     ACCOUNT_ID, COMMITTEE_MEMBER_ID, PROPOSAL_ID, SHARE, WITNESS_ID)
 from nodeapi.protocol import validation_checks as c

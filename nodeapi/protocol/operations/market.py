@@ -10,8 +10,9 @@ execute_bid (46, virtual) and limit_order_update (77).
 
 from nodeapi.protocol.composite import (
     Extension, Initialized, Optional, StaticVariant, Struct, Vector)
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
-from nodeapi.protocol.serialize import BOOL, OBJECT_ID, TIME, UINT16, UINT32, Bool
+from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.serialize import BOOL, TIME, UINT16, UINT32, Bool
+from nodeapi.protocol.graphene_types import OBJECT_ID
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIMIT_ORDER_ID, PRICE
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P

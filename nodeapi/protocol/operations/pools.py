@@ -8,7 +8,7 @@ Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/``
 """
 
 from nodeapi.protocol.composite import Optional
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import UINT16, VARINT
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIQUIDITY_POOL_ID, TICKET_ID
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P

@@ -9,7 +9,8 @@ vesting_balance_withdraw 33) and ``balance.hpp`` (balance_claim 37).
 
 from nodeapi.protocol.composite import Optional, StaticVariant, Struct
 from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
-from nodeapi.protocol.serialize import PUBLIC_KEY, TIME, UINT32, VOID
+from nodeapi.protocol.serialize import TIME, UINT32, VOID
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, BALANCE_ID, MEMO, VESTING_BALANCE_ID, WITHDRAW_PERMISSION_ID)
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
