@@ -15,7 +15,7 @@ import struct
 from nodeapi.protocol.errors import IntegerOutOfRange, InvalidField, InvalidObjectId
 from nodeapi.protocol.ids import MAX_INSTANCE, ObjectId
 from nodeapi.protocol.keys import (
-    address_bytes, b58encode, public_key_bytes, public_key_str, ripemd160)
+    address_bytes, checked_base58, public_key_bytes, public_key_str)
 from nodeapi.protocol.serialize import need_bytes, pack_varint, unpack_varint
 
 
@@ -67,39 +67,41 @@ class AnyObjectId:
         return ObjectId.parse(value).to_int()
 
 
-class PublicKeyType:
+class _Base58Bytes:
+    """A type of fixed ``size`` bytes on the wire and ``PREFIX`` + base58
+    in JSON (public keys, addresses); a subclass gives ``name``, ``size``,
+    ``default`` and the conversions ``to_bytes(text, prefix)`` and
+    ``to_text(raw, prefix)``.  Keys order by their bytes."""
+
+    def pack(self, value, out, prefix=None) -> None:
+        out += self.to_bytes(value, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        end = need_bytes(data, pos, self.size)
+        return self.to_text(bytes(data[pos:end]), prefix or "BTS"), end
+
+    def sort_key(self, value):
+        return self.to_bytes(value, None)
+
+
+class PublicKeyType(_Base58Bytes):
     """``public_key_type``: 33 bytes; JSON ``PREFIX`` + base58."""
 
     name = "public_key"
+    size = 33
     default = bytes(33)
-
-    def pack(self, value, out, prefix=None) -> None:
-        out += public_key_bytes(value, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        end = need_bytes(data, pos, 33)
-        return public_key_str(bytes(data[pos:end]), prefix or "BTS"), end
-
-    def sort_key(self, value):
-        return public_key_bytes(value, None)
+    to_bytes = staticmethod(public_key_bytes)
+    to_text = staticmethod(public_key_str)
 
 
-class AddressType:
+class AddressType(_Base58Bytes):
     """``address``: 20 bytes; JSON ``PREFIX`` + base58 with checksum."""
 
     name = "address"
+    size = 20
     default = bytes(20)
-
-    def pack(self, value, out, prefix=None) -> None:
-        out += address_bytes(value, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        end = need_bytes(data, pos, 20)
-        raw = bytes(data[pos:end])
-        return (prefix or "BTS") + b58encode(raw + ripemd160(raw)[:4]), end
-
-    def sort_key(self, value):
-        return address_bytes(value, None)
+    to_bytes = staticmethod(address_bytes)
+    to_text = staticmethod(checked_base58)
 
 
 class VoteId:
