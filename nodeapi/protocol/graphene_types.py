@@ -67,11 +67,20 @@ class AnyObjectId:
         return ObjectId.parse(value).to_int()
 
 
-class _Base58Bytes:
+class Base58Bytes:
     """A type of fixed ``size`` bytes on the wire and ``PREFIX`` + base58
-    in JSON (public keys, addresses); a subclass gives ``name``, ``size``,
-    ``default`` and the conversions ``to_bytes(text, prefix)`` and
-    ``to_text(raw, prefix)``.  Keys order by their bytes."""
+    in JSON: ``public_key_type`` (33 bytes, :data:`PUBLIC_KEY`) and
+    ``address`` (20 bytes with a ripemd160 checksum, :data:`ADDRESS`).
+    ``to_bytes(text, prefix)`` reads the JSON form (raising
+    :class:`~nodeapi.protocol.errors.InvalidKey` and the like),
+    ``to_text(raw, prefix)`` writes it; values order by their bytes."""
+
+    def __init__(self, name: str, size: int, to_bytes, to_text) -> None:
+        self.name = name
+        self.size = size
+        self.default = bytes(size)
+        self.to_bytes = to_bytes
+        self.to_text = to_text
 
     def pack(self, value, out, prefix=None) -> None:
         out += self.to_bytes(value, prefix)
@@ -82,26 +91,6 @@ class _Base58Bytes:
 
     def sort_key(self, value):
         return self.to_bytes(value, None)
-
-
-class PublicKeyType(_Base58Bytes):
-    """``public_key_type``: 33 bytes; JSON ``PREFIX`` + base58."""
-
-    name = "public_key"
-    size = 33
-    default = bytes(33)
-    to_bytes = staticmethod(public_key_bytes)
-    to_text = staticmethod(public_key_str)
-
-
-class AddressType(_Base58Bytes):
-    """``address``: 20 bytes; JSON ``PREFIX`` + base58 with checksum."""
-
-    name = "address"
-    size = 20
-    default = bytes(20)
-    to_bytes = staticmethod(address_bytes)
-    to_text = staticmethod(checked_base58)
 
 
 class VoteId:
@@ -131,4 +120,6 @@ class VoteId:
     sort_key = content
 
 
-PUBLIC_KEY, ADDRESS, VOTE_ID, OBJECT_ID = PublicKeyType(), AddressType(), VoteId(), AnyObjectId()
+PUBLIC_KEY = Base58Bytes("public_key", 33, public_key_bytes, public_key_str)
+ADDRESS = Base58Bytes("address", 20, address_bytes, checked_base58)
+VOTE_ID, OBJECT_ID = VoteId(), AnyObjectId()
