@@ -118,13 +118,27 @@ def built(genesis, tmp_path_factory):
     chain.block_log.close()
 
 
+@pytest.fixture(scope="session")
+def history_log_built(genesis, tmp_path_factory):
+    """The block log of :func:`history_log`, written once per session:
+    ``(path, expected)``; tests use their own copy."""
+    path = str(tmp_path_factory.mktemp("history-log") / "blocks")
+    return path, write_history_log(genesis, path)
+
+
 @pytest.fixture
-def history_log(genesis, tmp_path):
+def history_log(history_log_built, tmp_path):
     """A block log with transfers, account creation, asset create/issue,
     fills and a second calendar month; returns (path, expected) where
-    expected maps N -> (account, M, block number)."""
+    expected maps N -> (account, M, block number).  A copy (with its
+    index) of the session's :func:`history_log_built`: the test may append
+    to it."""
+    built, expected = history_log_built
     path = str(tmp_path / "blocks")
-    return path, write_history_log(genesis, path)
+    for suffix in ("", ".index"):
+        if os.path.exists(built + suffix):
+            shutil.copyfile(built + suffix, path + suffix)
+    return path, dict(expected)
 
 
 @pytest.fixture(scope="module")

@@ -22,32 +22,10 @@ libraries/protocol/include/graphene/protocol/*.hpp and proposal.cpp:
 Operations are in their wire (JSON) form ``[type, {...}]``.
 """
 
-from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.operations import VIRTUAL_OPERATIONS, operation_type  # noqa: F401
+from nodeapi.protocol.operations.table import FEE_PAYER
 
-
-#: type -> the field naming the fee payer, or a fixed account (``=1.2.N``)
-FEE_PAYER = {
-    0: "from", 1: "seller", 2: "fee_paying_account", 3: "funding_account",
-    4: "account_id", 5: "registrar", 6: "account", 7: "authorizing_account",
-    8: "account_to_upgrade", 9: "account_id", 10: "issuer", 11: "issuer", 12: "issuer",
-    13: "issuer", 14: "issuer", 15: "payer", 16: "from_account", 17: "account",
-    18: "issuer", 19: "publisher", 20: "witness_account", 21: "witness_account",
-    22: "fee_paying_account", 23: "fee_paying_account", 24: "fee_paying_account",
-    25: "withdraw_from_account", 26: "withdraw_from_account", 27: "withdraw_to_account",
-    28: "withdraw_from_account", 29: "committee_member_account",
-    30: "committee_member_account", 31: "=" + COMMITTEE_ACCOUNT, 32: "creator", 33: "owner",
-    34: "owner", 35: "payer", 36: "fee_paying_account", 37: "deposit_to_account",
-    38: "issuer", 39: "from", 40: "=" + TEMP_ACCOUNT, 41: "=" + TEMP_ACCOUNT, 42: "account",
-    43: "issuer", 44: "account_id", 45: "bidder", 46: "bidder", 47: "issuer", 48: "issuer",
-    49: "from", 50: "redeemer", 51: "to", 52: "update_issuer", 53: "to", 54: "account",
-    55: "account", 56: "account", 57: "account", 58: "account", 59: "account",
-    60: "account", 61: "account", 62: "account", 63: "account", 64: "owner_account",
-    65: "owner_account", 66: "owner_account", 67: "borrower", 68: "account",
-    69: "owner_account", 70: "owner_account", 71: "owner_account", 72: "borrower",
-    73: "account", 74: "borrower", 75: "account", 76: "account", 77: "seller",
-}
 
 def kind_of(op) -> int:
     """The type number of ``[type, {...}]`` (its tag read by
@@ -61,7 +39,8 @@ def kind_of(op) -> int:
 
 def fee_payer(op: list) -> str:
     """The account id paying the fee of ``[type, {...}]`` (graphene
-    ``fee_payer()``); raises :class:`UnknownOperation`."""
+    ``fee_payer()``, each family module's ``FEE_PAYER``); raises
+    :class:`UnknownOperation`."""
     field = FEE_PAYER[kind_of(op)]
     if field.startswith("="):
         return field[1:]

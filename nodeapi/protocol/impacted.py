@@ -3,7 +3,8 @@ shows up in the history of.
 
 Reference: bitshares-core libraries/chain/db_notify.cpp
 ``get_impacted_account_visitor`` / ``operation_get_impacted_accounts``.
-Each type adds its fee payer plus the accounts in :data:`NAMED`, and
+Each type adds its fee payer plus what its family module's ``IMPACTED``
+entry (:class:`~nodeapi.protocol.operations.common.Impacted`) names, and
 (docs/wire-contract.rst, "the accounts whose authority the operation needs")
 every account whose active or owner authority a signed operation requires -
 beyond db_notify.cpp that adds account_create's buyback issuer and
@@ -33,21 +34,8 @@ The fee payer and required authorities are in
 from nodeapi.protocol.authorities import (  # noqa: F401 (re-exported)
     VIRTUAL_OPERATIONS, authority_accounts, fee_payer, kind_of, other_authorities,
     required_authorities)
-
-#: type -> fields naming other impacted accounts (optional ones may be absent)
-NAMED = {
-    0: ("to",), 5: ("referrer",), 7: ("account_to_list",), 11: ("new_issuer",),
-    14: ("issue_to_account",), 25: ("authorized_account",), 26: ("authorized_account",),
-    27: ("withdraw_from_account",), 28: ("authorized_account",), 32: ("owner",),
-    38: ("to", "from"), 41: ("to",), 48: ("new_issuer",), 49: ("to",),
-}
-
-#: type -> fields holding authorities whose ``account_auths`` are impacted
-_AUTHORITIES = {5: ("owner", "active"), 6: ("owner", "active"), 54: ("auth",),
-                55: ("new_auth",)}
-
-#: type -> fields holding lists of blind inputs/outputs (their ``owner``)
-_BLIND = {39: ("outputs",), 40: ("inputs", "outputs"), 41: ("inputs",)}
+from nodeapi.protocol.operations.common import FEE_PAYER_ONLY
+from nodeapi.protocol.operations.table import IMPACTED
 
 
 def _proposed_required(data: dict, out: set) -> None:
@@ -67,29 +55,24 @@ def impacted_accounts(op: list, result: list | None = None) -> set:
     type that is not 0-77."""
     kind = kind_of(op)
     data = op[1]
-    out = set()
-    if kind == 51:
-        out.add(data["from"])
-        if data["to"] != data["redeemer"]:
-            out.add(data["to"])
-        return out
-    if kind == 74:
-        return {data["offer_owner"], data["borrower"]}
-    out.add(fee_payer(op))
+    rule = IMPACTED.get(kind, FEE_PAYER_ONLY)
+    if rule.only is not None:
+        return rule.only(data)
+    out = {fee_payer(op)}
     if kind not in VIRTUAL_OPERATIONS:
         active, owner = required_authorities(op)
         out.update(active, owner)
-    for field in NAMED.get(kind, ()):
+    for field in rule.named:
         value = data.get(field)
         if value is not None:
             out.add(value)
-    for field in _AUTHORITIES.get(kind, ()):
+    for field in rule.authorities:
         authority_accounts(data.get(field), out)
-    for field in _BLIND.get(kind, ()):
+    for field in rule.blind:
         for item in data.get(field) or ():
             authority_accounts(item.get("owner"), out)
-    if kind == 22:
+    if rule.proposed:
         _proposed_required(data, out)
-    if kind == 5 and result and result[0] == 1 and isinstance(result[1], str):
+    if rule.result and result and result[0] == 1 and isinstance(result[1], str):
         out.add(result[1])
     return out

@@ -106,10 +106,17 @@ def public_key_bytes(text: str, prefix: str | None = None) -> bytes:
     return key
 
 
+def checked_base58(data: bytes, prefix: str) -> str:
+    """``prefix + base58(data + ripemd160(data)[:4])``: the text form of
+    public keys and addresses (bitshares-core protocol/pts_address.cpp,
+    address.cpp and types.cpp ``public_key_type`` conversions)."""
+    return prefix + b58encode(data + ripemd160(data)[:4])
+
+
 @functools.lru_cache(maxsize=65536)
 def public_key_str(compressed: bytes, prefix: str) -> str:
     """``PREFIX + base58(key + ripemd160 checksum)`` of a 33-byte key."""
-    return prefix + b58encode(compressed + ripemd160(compressed)[:4])
+    return checked_base58(compressed, prefix)
 
 
 def is_canonical(signature: bytes) -> bool:
@@ -327,7 +334,7 @@ class Address:
 
     def to_str(self, prefix: str) -> str:
         """``prefix + base58(20 bytes + ripemd160 checksum)``."""
-        return prefix + b58encode(self.data + ripemd160(self.data)[:4])
+        return checked_base58(self.data, prefix)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Address) and other.data == self.data

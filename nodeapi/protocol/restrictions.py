@@ -47,8 +47,8 @@ from nodeapi.protocol.composite import (
 from nodeapi.protocol.errors import OperationInvalid
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.keys import public_key_bytes
-from nodeapi.protocol.serialize import (
-    Bool, FixedBytes, Int, ObjectIdType, PublicKeyType, String, TimePointSec)
+from nodeapi.protocol.serialize import Bool, FixedBytes, Int, String, TimePointSec
+from nodeapi.protocol.graphene_types import Base58Bytes, ObjectIdType
 from nodeapi.protocol.times import parse_time
 
 #: restriction_type numbers (restriction::function_type)
@@ -162,7 +162,7 @@ def _scalar(t) -> str | None:
         return "string"
     if isinstance(t, TimePointSec):
         return "time"
-    if isinstance(t, PublicKeyType):
+    if isinstance(t, Base58Bytes) and t.name == "public_key":
         return "pubkey"
     if isinstance(t, FixedBytes) and t.name == "sha256":
         return "sha256"

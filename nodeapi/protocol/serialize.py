@@ -16,10 +16,12 @@ Each wire type is an object with
 - ``sort_key(value)``: the order of graphene's ``operator<`` for types used
   in ``flat_set``/``flat_map`` keys.
 
-This module holds the primitives (integers, varint, bool, string, bytes,
-hashes, time, ids, keys, addresses, vote ids, void) and :func:`pack` /
-:func:`unpack`; the composite types (optional, vector, flat_set, flat_map,
-struct, extension, static_variant) are in :mod:`nodeapi.protocol.composite`.
+This module holds fc's primitives (integers, varint, bool, string, bytes,
+hashes, time, void) and :func:`pack` / :func:`unpack`; graphene's own
+scalar types (object ids, public keys, addresses, vote ids) are in
+:mod:`nodeapi.protocol.graphene_types`, the composite types (optional,
+vector, flat_set, flat_map, struct, extension, static_variant) in
+:mod:`nodeapi.protocol.composite`.
 
 Encodings (bitshares-fc ``fc/io/raw.hpp``, ``varint.hpp``): fixed-width
 little-endian integers; ``unsigned_int`` as LEB128 varint; bool one byte;
@@ -30,11 +32,7 @@ section 3); ``vector<char>`` and hashes are hex strings.
 
 import struct
 
-from nodeapi.protocol.errors import (
-    IntegerOutOfRange, InvalidField, InvalidHex, InvalidObjectId, TruncatedData)
-from nodeapi.protocol.ids import MAX_INSTANCE, ObjectId
-from nodeapi.protocol.keys import address_bytes, public_key_bytes, public_key_str, ripemd160
-from nodeapi.protocol.keys import b58encode
+from nodeapi.protocol.errors import IntegerOutOfRange, InvalidField, InvalidHex, TruncatedData
 from nodeapi.protocol.times import format_time, parse_time
 
 
@@ -270,116 +268,6 @@ class TimePointSec:
         return parse_time(value) & 0xFFFFFFFF
 
 
-class ObjectIdType:
-    """A typed id (``account_id_type`` = 1.2.x, ...): varint instance."""
-
-    default = b"\x00"
-
-    def __init__(self, space: int, type_: int) -> None:
-        self.name = f"{space}.{type_}.x"
-        self._prefix = f"{space}.{type_}."
-        self._plen = len(self._prefix)
-
-    def instance(self, value) -> int:
-        """Instance number of an id string of this type; raises
-        :class:`InvalidObjectId`."""
-        if isinstance(value, str) and value.startswith(self._prefix):
-            rest = value[self._plen:]
-            if rest.isascii() and rest.isdigit():
-                n = int(rest)
-                if n <= MAX_INSTANCE:
-                    return n
-        raise InvalidObjectId(f"Invalid object id {value!r}: expected an id of type {self.name}")
-
-    def pack(self, value, out, prefix=None) -> None:
-        pack_varint(self.instance(value), out)
-
-    def unpack(self, data, pos, prefix=None):
-        n, pos = unpack_varint(data, pos)
-        return self._prefix + str(n), pos
-
-    sort_key = instance
-
-
-class AnyObjectId:
-    """``object_id_type``: uint64 ``space << 56 | type << 48 | instance``."""
-
-    name = "object_id_type"
-    default = bytes(8)
-
-    def pack(self, value, out, prefix=None) -> None:
-        out += struct.pack("<Q", ObjectId.parse(value).to_int())
-
-    def unpack(self, data, pos, prefix=None):
-        end = need_bytes(data, pos, 8)
-        return str(ObjectId.from_int(struct.unpack_from("<Q", data, pos)[0])), end
-
-    def sort_key(self, value):
-        return ObjectId.parse(value).to_int()
-
-
-class PublicKeyType:
-    """``public_key_type``: 33 bytes; JSON ``PREFIX`` + base58."""
-
-    name = "public_key"
-    default = bytes(33)
-
-    def pack(self, value, out, prefix=None) -> None:
-        out += public_key_bytes(value, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        end = need_bytes(data, pos, 33)
-        return public_key_str(bytes(data[pos:end]), prefix or "BTS"), end
-
-    def sort_key(self, value):
-        return public_key_bytes(value, None)
-
-
-class AddressType:
-    """``address``: 20 bytes; JSON ``PREFIX`` + base58 with checksum."""
-
-    name = "address"
-    default = bytes(20)
-
-    def pack(self, value, out, prefix=None) -> None:
-        out += address_bytes(value, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        end = need_bytes(data, pos, 20)
-        raw = bytes(data[pos:end])
-        return (prefix or "BTS") + b58encode(raw + ripemd160(raw)[:4]), end
-
-    def sort_key(self, value):
-        return address_bytes(value, None)
-
-
-class VoteId:
-    """``vote_id_type``: uint32 ``instance << 8 | type``; JSON ``"type:instance"``."""
-
-    name = "vote_id"
-    default = bytes(4)
-
-    def content(self, value) -> int:
-        if isinstance(value, str) and value.count(":") == 1:
-            kind, _, inst = value.partition(":")
-            if kind.isascii() and kind.isdigit() and inst.isascii() and inst.isdigit():
-                kind, inst = int(kind), int(inst)
-                if kind <= 0xFF and inst <= 0xFFFFFF:
-                    return inst << 8 | kind
-                raise IntegerOutOfRange(f"vote id {value!r}: type or instance out of range")
-        raise InvalidField(f"vote id: expected \"type:instance\", got {value!r}")
-
-    def pack(self, value, out, prefix=None) -> None:
-        out += struct.pack("<I", self.content(value))
-
-    def unpack(self, data, pos, prefix=None):
-        end = need_bytes(data, pos, 4)
-        v = struct.unpack_from("<I", data, pos)[0]
-        return f"{v & 0xFF}:{v >> 8}", end
-
-    sort_key = content
-
-
 class Void:
     """``void_t`` / ``void_result`` / empty structs: no bytes; JSON ``{}``."""
 
@@ -414,7 +302,6 @@ UINT8, UINT16, UINT32, UINT64 = Int(8, False), Int(16, False), Int(32, False), I
 INT64 = Int(64, True)
 VARINT, BOOL, STRING, BYTES = VarInt(), Bool(), String(), Bytes()
 TIME = TimePointSec()
-PUBLIC_KEY, ADDRESS, VOTE_ID, OBJECT_ID = PublicKeyType(), AddressType(), VoteId(), AnyObjectId()
 VOID = Void()
 RIPEMD160, SHA256 = FixedBytes(20, "ripemd160"), FixedBytes(32, "sha256")
 SHA1, HASH160 = FixedBytes(20, "sha1"), FixedBytes(20, "hash160")

@@ -10,9 +10,8 @@ price), ``authority.hpp``, ``memo.hpp``, ``account.hpp`` (account_options),
 from nodeapi.protocol.composite import (
     FUTURE_EXTENSIONS, Extension, FlatMap, FlatSet, Initialized, Optional, StaticVariant, Struct,
     Vector)
-from nodeapi.protocol.serialize import (
-    ADDRESS, BYTES, INT64, OBJECT_ID, PUBLIC_KEY, STRING, UINT8, UINT16, UINT32, UINT64, VOID,
-    VOTE_ID, ObjectIdType)
+from nodeapi.protocol.serialize import BYTES, INT64, STRING, UINT8, UINT16, UINT32, UINT64, VOID
+from nodeapi.protocol.graphene_types import ADDRESS, OBJECT_ID, PUBLIC_KEY, VOTE_ID, ObjectIdType
 from nodeapi.protocol.validation_checks import MAX_SHARE_SUPPLY as GRAPHENE_MAX_SHARE_SUPPLY
 
 # Typed object ids (space 1, protocol objects).

@@ -206,7 +206,8 @@ def test_initialized_members_keep_their_wire_class():
     what dispatches on the member types (custom authority restrictions,
     protocol/restrictions.py) sees an integer, a bool, an account id."""
     from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS
-    from nodeapi.protocol.serialize import Bool, Int, ObjectIdType
+    from nodeapi.protocol.serialize import Bool, Int
+    from nodeapi.protocol.graphene_types import ObjectIdType
     from nodeapi.protocol.types import ACCOUNT_OPTIONS, ASSET_OPTIONS
 
     fields = dict(ASSET_OPTIONS.fields)

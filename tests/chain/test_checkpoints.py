@@ -7,6 +7,7 @@ during checkpoint writes included, restarts to the same head, balances and
 history."""
 
 import os
+import shutil
 import signal
 import time
 
@@ -298,27 +299,33 @@ def _node_answers(node):
 def test_kill_9_restarts_to_the_state_of_a_full_replay(tmp_path):
     """A producing daemon writing a checkpoint every 2 blocks is killed
     with SIGKILL three times at different moments; each restart (without
-    producing) answers exactly what a ``--replay-blockchain`` restart of the
-    same block log answers, and loaded a checkpoint to get there."""
+    producing) answers exactly what a ``--replay-blockchain`` restart of a
+    copy of the same data directory answers (the two start side by side),
+    and loaded a checkpoint to get there."""
     data = tmp_path / "node"
     quiet = ("--plugins", "account_history market_history grouped_orders custom_operations")
     for round_ in range(3):
         node = Daemon(data, "--checkpoint-interval", "2")
         node.start()
-        node.wait_head(node.head()[0] + 5 + round_)
+        node.wait_head(node.head()[0] + 3 + round_)
         time.sleep(0.3 * round_)
         os.kill(node.proc.pid, signal.SIGKILL)
         node.proc.wait()
         node.log_file.close()
-        restarted = Daemon(data, *quiet).start()
-        from_checkpoint = _node_answers(restarted)
-        restarted.stop(signal.SIGKILL)  # no final checkpoint
-        log = restarted.log()
-        assert "Checkpoint at block" in log and "loaded" in log, log[-3000:]
-        replayed = Daemon(data, "--replay-blockchain", *quiet).start()
+        copy = tmp_path / f"replay{round_}"
+        shutil.copytree(data, copy)
+        restarted = Daemon(data, *quiet).start(wait=False)
+        replayed = Daemon(copy, "--replay-blockchain", *quiet).start(wait=False)
         try:
+            restarted.wait_rpc()
+            from_checkpoint = _node_answers(restarted)
+            restarted.stop(signal.SIGKILL)  # no final checkpoint
+            log = restarted.log()
+            assert "Checkpoint at block" in log and "loaded" in log, log[-3000:]
+            replayed.wait_rpc()
             assert _node_answers(replayed) == from_checkpoint
         finally:
+            restarted.stop(signal.SIGKILL)
             replayed.stop()
     assert not [n for n in os.listdir(data / "checkpoints") if n.endswith(".tmp")]
 

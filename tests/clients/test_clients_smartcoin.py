@@ -1,5 +1,5 @@
 """A smartcoin's whole life over RPC with real clients, on a devnet with a
-60 s maintenance interval: python-bitshares ``create_asset`` (bitasset
+10 s maintenance interval: python-bitshares ``create_asset`` (bitasset
 options), ``Asset.update_feed_producers``, ``publish_price_feed``,
 ``Dex.borrow``, ``Market.sell``, ``asset_settle`` and ``bid_collateral``
 (margin call at the expected price, force settlement, black swan and
@@ -29,7 +29,7 @@ def live(genesis, new_chain):
 
     from nodeapi.history.market_history.history import MarketHistory
 
-    chain = new_chain(genesis_with(genesis, maintenance_interval=60))
+    chain = new_chain(genesis_with(genesis, maintenance_interval=10, maintenance_skip_slots=0))
     plugin = MarketHistory()
     chain.add_consumer(plugin)  # uptick ``calls`` asks for the ticker
     chain.push_transaction(sign_wire(chain, [claim_wire()]))

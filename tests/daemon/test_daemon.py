@@ -92,11 +92,17 @@ def test_bad_options_stop_startup_with_a_message(tmp_path, args, message):
     assert "Traceback" not in out
 
 
-def test_corrupt_block_log_is_a_startup_error(tmp_path):
-    node = Daemon(tmp_path / "data").start()
-    node.wait_head(4)
-    assert node.stop() == -signal.SIGTERM
+def test_corrupt_block_log_is_a_startup_error(tmp_path, genesis):
+    """A block log of 4 blocks (written by the chain the daemon runs, in
+    this process: no daemon needs to produce them first) with a flipped
+    byte in its first record stops startup with the file and the offset."""
+    from kit.chain import open_chain, produce
+
+    (tmp_path / "data").mkdir()
     path = tmp_path / "data" / "blocks.log"
+    chain = open_chain(genesis, path)
+    produce(chain, 4)
+    chain.block_log.close()
     data = bytearray(path.read_bytes())
     data[20] ^= 0xFF  # inside the first record
     path.write_bytes(bytes(data))

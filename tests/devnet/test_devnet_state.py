@@ -188,9 +188,11 @@ def test_the_devnet_set_is_refused_without_devnet(tmp_path):
     access.write_text('{"permission_map": [["*", {"password_hash_b64": "*", '
                       '"password_salt_b64": "*", "allowed_apis": ["database_api", '
                       '"devnet_api"]}]]}')
-    plain = Daemon(tmp_path / "plain").start()
-    granted = Daemon(tmp_path / "granted", "--api-access", str(access)).start()
+    plain = Daemon(tmp_path / "plain").start(wait=False)  # the two start side by side
+    granted = Daemon(tmp_path / "granted", "--api-access", str(access)).start(wait=False)
     try:
+        plain.wait_rpc()
+        granted.wait_rpc()
         with pytest.raises(RuntimeError, match="Access denied"):
             plain.call("snapshot", api="devnet")
         with pytest.raises(RuntimeError, match="needs a node started with --devnet"):

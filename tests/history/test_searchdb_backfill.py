@@ -71,12 +71,13 @@ def start_node(genesis, path, url, data, rec=None, **kw):
 
 
 @pytest_twisted.inlineCallbacks
-def wipe_while_running(genesis, history_log, database, tmp_path):  # noqa: F811
+def wipe_while_running(genesis, history_log, database, tmp_path, **kw):  # noqa: F811
     """Ship everything, kill the database while transfers flow, start it
-    empty; returns (chain, svc, rec) with the database back up."""
+    empty; returns (chain, svc, rec) with the database back up (``kw``:
+    service settings, as :func:`start_node`)."""
     path, _expected = history_log
     rec = Recorder()
-    chain, svc = yield start_node(genesis, path, database.url, str(tmp_path), rec)
+    chain, svc = yield start_node(genesis, path, database.url, str(tmp_path), rec, **kw)
     yield wait_for(lambda: settled(svc))
     assert svc.documents_shipped > 0
     database.kill()
@@ -104,9 +105,11 @@ def test_wipe_then_node_restarted(genesis, history_log, database, tmp_path):  # 
     """The node ships what it queued during the outage to the empty
     database and is stopped (a backfill in progress with it); the restarted
     node writes everything the database lacks despite its cursor file, and
-    nothing it holds."""
+    nothing it holds.  The stop waits 1 s for its queue (the documents it
+    does not ship are the restarted node's to write)."""
     path, _expected = history_log
-    chain, svc, rec = yield wipe_while_running(genesis, history_log, database, tmp_path)
+    chain, svc, rec = yield wipe_while_running(genesis, history_log, database, tmp_path,
+                                               stop_timeout=1)
     shipped = svc.documents_shipped
     yield wait_for(lambda: svc.documents_shipped > shipped)
     yield svc.stopService()

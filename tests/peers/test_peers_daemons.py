@@ -61,11 +61,14 @@ def _producer_blocks_with(node, trx_ops_type, upto):
 
 
 def test_follower_by_add_node_syncs_relays_and_reconnects(tmp_path):
-    producer = Daemon(tmp_path / "producer", "--api-access", ACCESS).start()
+    # the two start side by side
+    producer = Daemon(tmp_path / "producer", "--api-access", ACCESS).start(wait=False)
     follower = Daemon(tmp_path / "follower", "--api-access", ACCESS,
-                      "--plugins", "account_history").start()
+                      "--plugins", "account_history").start(wait=False)
     try:
-        producer.wait_head(5)
+        producer.wait_rpc()
+        follower.wait_rpc()
+        producer.wait_head(3)
         # the follower produces nothing on its own
         assert follower.head()[0] == 0
 

@@ -26,7 +26,8 @@ from kit.paths import JS_DIR
 from nodeapi.protocol import errors
 from nodeapi.protocol.operations import (
     OPERATIONS, VIRTUAL_OPERATIONS, deserialize_operation, operation_name, serialize_operation)
-from nodeapi.protocol.serialize import PUBLIC_KEY, pack
+from nodeapi.protocol.serialize import pack
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.transaction import serialize_transaction
 
 SAMPLES = mainnet_samples()

@@ -18,7 +18,8 @@ from nodeapi.protocol import errors
 from nodeapi.protocol.composite import FlatSet
 from nodeapi.protocol.operations import OPERATIONS, deserialize_operation, serialize_operation
 from nodeapi.protocol.serialize import (
-    INT64, PUBLIC_KEY, UINT16, UINT64, VARINT, pack, pack_varint, unpack, unpack_varint)
+    INT64, UINT16, UINT64, VARINT, pack, pack_varint, unpack, unpack_varint)
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.transaction import deserialize_transaction, serialize_transaction
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, AUTHORITY, OPERATION_RESULT
 

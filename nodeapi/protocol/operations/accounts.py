@@ -8,7 +8,7 @@ account_transfer (9).
 """
 
 from nodeapi.protocol.composite import Extension, Optional
-from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
 from nodeapi.protocol.serialize import BOOL, STRING, UINT8, UINT16, VOID
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ACCOUNT_OPTIONS, AUTHORITY, BUYBACK_OPTIONS, SPECIAL_AUTHORITY)
@@ -115,4 +115,22 @@ FEE_PARAMETERS = {
     7: [("fee", SHARE, 300000)],
     8: [("membership_annual_fee", UINT64, 2000 * P), ("membership_lifetime_fee", UINT64, 10000 * P)],
     9: [("fee", UINT64, 500 * P)],
+}
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/account.hpp)
+FEE_PAYER = {
+    5: "registrar", 6: "account", 7: "authorizing_account", 8: "account_to_upgrade",
+    9: "account_id",
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED = {
+    5: Impacted(named=("referrer",), authorities=("owner", "active"), result=True),
+    6: Impacted(authorities=("owner", "active")),
+    7: Impacted(named=("account_to_list",)),
 }

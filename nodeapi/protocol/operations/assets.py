@@ -13,7 +13,7 @@ and asset_update_issuer (48).  The asset/bitasset options structs are in
 """
 
 from nodeapi.protocol.composite import Extension, FlatSet, Optional
-from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
 from nodeapi.protocol.serialize import BOOL, STRING, UINT8, UINT16
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, ASSET_ID, ASSET_OPTIONS, BITASSET_OPTIONS, FORCE_SETTLEMENT_ID, MEMO,
@@ -221,4 +221,23 @@ FEE_PARAMETERS = {
     43: [("fee", UINT64, 20 * P)],
     47: [("fee", UINT64, 20 * P)],
     48: [("fee", UINT64, 20 * P)],
+}
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/asset_ops.hpp)
+FEE_PAYER = {
+    10: "issuer", 11: "issuer", 12: "issuer", 13: "issuer", 14: "issuer", 15: "payer",
+    16: "from_account", 17: "account", 18: "issuer", 19: "publisher", 42: "account",
+    43: "issuer", 47: "issuer", 48: "issuer",
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED = {
+    11: Impacted(named=("new_issuer",)),
+    14: Impacted(named=("issue_to_account",)),
+    48: Impacted(named=("new_issuer",)),
 }

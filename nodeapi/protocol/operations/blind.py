@@ -8,11 +8,13 @@ Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/confide
 """
 
 from nodeapi.protocol.composite import Optional, Struct, Vector
-from nodeapi.protocol.serialize import BYTES, COMMITMENT, PUBLIC_KEY, SHA256
-from nodeapi.protocol.operations.common import FEE, op
+from nodeapi.protocol.serialize import BYTES, COMMITMENT, SHA256
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
+from nodeapi.protocol.operations.common import FEE, Impacted, op
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, AUTHORITY
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
+from nodeapi.protocol.config import TEMP_ACCOUNT
 from nodeapi.protocol.serialize import UINT32, UINT64
 from nodeapi.protocol.validation_checks import amount, check, fee_non_negative
 
@@ -96,4 +98,21 @@ FEE_PARAMETERS = {
     39: [("fee", UINT64, 5 * P), ("price_per_output", UINT32, 5 * P)],
     40: [("fee", UINT64, 5 * P), ("price_per_output", UINT32, 5 * P)],
     41: [("fee", UINT64, 5 * P)],
+}
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/confidential.hpp)
+FEE_PAYER = {
+    39: "from", 40: "=" + TEMP_ACCOUNT, 41: "=" + TEMP_ACCOUNT,
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED = {
+    39: Impacted(blind=("outputs",)),
+    40: Impacted(blind=("inputs", "outputs")),
+    41: Impacted(named=("to",), blind=("inputs",)),
 }

@@ -7,7 +7,7 @@ extension and credit_deal_update (76) came with core 7.0.
 """
 
 from nodeapi.protocol.composite import Extension, FlatMap, Optional
-from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
 from nodeapi.protocol.serialize import BOOL, TIME, UINT8, UINT32
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, ASSET_ID, CREDIT_DEAL_ID, CREDIT_OFFER_ID, PRICE, SAMET_FUND_ID, SHARE)
@@ -204,4 +204,26 @@ FEE_PARAMETERS = {
     73: [("fee", UINT64, P)],
     74: [],
     76: [("fee", UINT64, P)],
+}
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/: samet_fund.hpp, credit_offer.hpp)
+FEE_PAYER = {
+    64: "owner_account", 65: "owner_account", 66: "owner_account", 67: "borrower",
+    68: "account", 69: "owner_account", 70: "owner_account", 71: "owner_account",
+    72: "borrower", 73: "account", 74: "borrower", 76: "account",
+}
+
+def _credit_deal_expired(data: dict) -> set:
+    """credit_deal_expired: ``offer_owner`` and ``borrower`` (db_notify.cpp)."""
+    return {data["offer_owner"], data["borrower"]}
+
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED = {
+    74: Impacted(only=_credit_deal_expired),
 }

@@ -7,7 +7,8 @@ Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/``
 
 from nodeapi.protocol.composite import FlatSet, StaticVariant, Struct, Vector
 from nodeapi.protocol.operations.common import EXT, FEE, op
-from nodeapi.protocol.serialize import BYTES, OBJECT_ID, RIPEMD160, STRING, UINT16
+from nodeapi.protocol.serialize import BYTES, RIPEMD160, STRING, UINT16
+from nodeapi.protocol.graphene_types import OBJECT_ID
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET_ID, SHARE
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
 from nodeapi.protocol.serialize import UINT32, UINT64
@@ -48,3 +49,16 @@ FEE_PARAMETERS = {
     36: [("fee", UINT64, P)],
     44: [],
 }
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/: custom.hpp, assert.hpp, fba.hpp)
+FEE_PAYER = {
+    35: "payer", 36: "fee_paying_account", 44: "account_id",
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED: dict = {}

@@ -14,9 +14,9 @@ whether they make sense for the operation type is the validation rules' job.
 from nodeapi.protocol.composite import FlatSet, Optional, Pair, StaticVariant, Struct, Vector
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.operations.variant import operation_name
-from nodeapi.protocol.operations.common import EXT, FEE, op
-from nodeapi.protocol.serialize import (
-    BOOL, INT64, PUBLIC_KEY, SHA256, STRING, TIME, UINT16, VARINT, VOID)
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.serialize import BOOL, INT64, SHA256, STRING, TIME, UINT16, VARINT, VOID
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET_ID, AUTHORITY, BALANCE_ID, CALL_ORDER_ID, COMMITTEE_MEMBER_ID,
     CUSTOM_AUTHORITY_ID, CUSTOM_ID, FORCE_SETTLEMENT_ID, LIMIT_ORDER_ID, PROPOSAL_ID,
@@ -146,4 +146,20 @@ FEE_PARAMETERS = {
     54: [("basic_fee", UINT64, P), ("price_per_byte", UINT32, P // 10)],
     55: [("basic_fee", UINT64, P), ("price_per_byte", UINT32, P // 10)],
     56: [("fee", UINT64, P)],
+}
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/custom_authority.hpp)
+FEE_PAYER = {
+    54: "account", 55: "account", 56: "account",
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED = {
+    54: Impacted(authorities=("auth",)),
+    55: Impacted(authorities=("new_auth",)),
 }

@@ -11,14 +11,15 @@ and ``worker.hpp`` (worker_create 34 with its ``worker_initializer``).
 
 from nodeapi.protocol.composite import FlatSet, Optional, StaticVariant, Struct, Vector
 from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS
-from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
 from nodeapi.protocol.operations.variant import OPERATION
-from nodeapi.protocol.serialize import BOOL, PUBLIC_KEY, STRING, TIME, UINT16, UINT32, VOID
+from nodeapi.protocol.serialize import BOOL, STRING, TIME, UINT16, UINT32, VOID
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
     ACCOUNT_ID, COMMITTEE_MEMBER_ID, PROPOSAL_ID, SHARE, WITNESS_ID)
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.config import MAX_SHARE_SUPPLY
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, MAX_SHARE_SUPPLY
 from nodeapi.protocol.serialize import UINT64
 from nodeapi.protocol.validation_checks import check, fee_non_negative, num
 
@@ -138,4 +139,22 @@ FEE_PARAMETERS = {
     30: [("fee", UINT64, 20 * P)],
     31: [("fee", UINT64, P)],
     34: [("fee", UINT64, 5000 * P)],
+}
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/: witness.hpp,
+#: committee_member.hpp, worker.hpp, proposal.hpp)
+FEE_PAYER = {
+    20: "witness_account", 21: "witness_account", 22: "fee_paying_account",
+    23: "fee_paying_account", 24: "fee_paying_account", 29: "committee_member_account",
+    30: "committee_member_account", 31: "=" + COMMITTEE_ACCOUNT, 34: "owner",
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED = {
+    22: Impacted(proposed=True),
 }

@@ -7,7 +7,7 @@ sha1, sha256 and hash160 (JSON ``[tag, "hex"]``).
 """
 
 from nodeapi.protocol.composite import Extension, StaticVariant
-from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
 from nodeapi.protocol.serialize import BYTES, HASH160, RIPEMD160, SHA1, SHA256, UINT16, UINT32
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, HTLC_ID, MEMO
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
@@ -60,4 +60,29 @@ FEE_PARAMETERS = {
     51: [],
     52: [("fee", UINT64, P), ("fee_per_day", UINT64, P)],
     53: [],
+}
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/htlc.hpp)
+FEE_PAYER = {
+    49: "from", 50: "redeemer", 51: "to", 52: "update_issuer", 53: "to",
+}
+
+def _htlc_redeemed(data: dict) -> set:
+    """htlc_redeemed: ``from``, and ``to`` unless it is the redeemer
+    (db_notify.cpp inserts neither the fee payer nor the redeemer)."""
+    out = {data["from"]}
+    if data["to"] != data["redeemer"]:
+        out.add(data["to"])
+    return out
+
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED = {
+    49: Impacted(named=("to",)),
+    51: Impacted(only=_htlc_redeemed),
 }

@@ -11,7 +11,8 @@ execute_bid (46, virtual) and limit_order_update (77).
 from nodeapi.protocol.composite import (
     Extension, Initialized, Optional, StaticVariant, Struct, Vector)
 from nodeapi.protocol.operations.common import EXT, FEE, op
-from nodeapi.protocol.serialize import BOOL, OBJECT_ID, TIME, UINT16, UINT32, Bool
+from nodeapi.protocol.serialize import BOOL, TIME, UINT16, UINT32, Bool
+from nodeapi.protocol.graphene_types import OBJECT_ID
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIMIT_ORDER_ID, PRICE
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
@@ -129,3 +130,17 @@ FEE_PARAMETERS = {
     46: [],
     77: [("fee", UINT64, (P * 3) // 8)],
 }
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/market.hpp)
+FEE_PAYER = {
+    1: "seller", 2: "fee_paying_account", 3: "funding_account", 4: "account_id",
+    45: "bidder", 46: "bidder", 77: "seller",
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED: dict = {}

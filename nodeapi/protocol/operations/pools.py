@@ -146,3 +146,17 @@ FEE_PARAMETERS = {
     63: [("fee", UINT64, P)],
     75: [("fee", UINT64, P)],
 }
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/: ticket.hpp, liquidity_pool.hpp)
+FEE_PAYER = {
+    57: "account", 58: "account", 59: "account", 60: "account", 61: "account",
+    62: "account", 63: "account", 75: "account",
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED: dict = {}

@@ -4,9 +4,10 @@ Reference: the ``operation`` static_variant of bitshares-core
 ``libraries/protocol/include/graphene/protocol/operations.hpp`` (types
 0..77 in that order).  Each family module contributes,
 by type number, the operation's ``(name, struct)`` (``OPERATIONS``), its
-``validate()`` rule (``VALIDATE``) and its fee parameters with their
-defaults (``FEE_PARAMETERS``); this module joins them, checks that the table
-is complete and registers it with the ``operation`` wire type.
+``validate()`` rule (``VALIDATE``), its fee parameters with their
+defaults (``FEE_PARAMETERS``), its fee payer (``FEE_PAYER``) and the
+accounts it impacts (``IMPACTED``); this module joins them, checks that the
+table is complete and registers it with the ``operation`` wire type.
 """
 
 from nodeapi.protocol.operations import (
@@ -37,6 +38,13 @@ assert list(FEE_PARAMETER_FIELDS) == list(OPERATIONS)
 #: type number -> ``rule(data)``, the operation's ``validate()`` (not for
 #: virtual operations)
 VALIDATE = _join("VALIDATE")
+#: type number -> the field naming the fee payer, or ``"="`` + a fixed account
+#: id (the operation's ``fee_payer()``)
+FEE_PAYER = _join("FEE_PAYER")
+assert list(FEE_PAYER) == list(OPERATIONS)
+#: type number -> :class:`~nodeapi.protocol.operations.common.Impacted`, for
+#: the types that impact more than their fee payer and required authorities
+IMPACTED = _join("IMPACTED")
 
 #: operation name -> type number
 OPERATION_IDS = {name: number for number, (name, _s) in OPERATIONS.items()}

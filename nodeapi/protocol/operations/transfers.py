@@ -8,8 +8,9 @@ vesting_balance_withdraw 33) and ``balance.hpp`` (balance_claim 37).
 """
 
 from nodeapi.protocol.composite import Optional, StaticVariant, Struct
-from nodeapi.protocol.operations.common import EXT, FEE, op
-from nodeapi.protocol.serialize import PUBLIC_KEY, TIME, UINT32, VOID
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.serialize import TIME, UINT32, VOID
+from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, BALANCE_ID, MEMO, VESTING_BALANCE_ID, WITHDRAW_PERMISSION_ID)
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
@@ -144,4 +145,28 @@ FEE_PARAMETERS = {
     33: [("fee", UINT64, 20 * P)],
     37: [],
     38: [("fee", UINT64, 20 * P), ("price_per_kbyte", UINT32, 10)],
+}
+
+
+#: type -> the field naming the fee payer, or ``"="`` + a fixed account id
+#: (each operation's ``fee_payer()``, bitshares-core
+#: libraries/protocol/include/graphene/protocol/: transfer.hpp,
+#: withdraw_permission.hpp, vesting.hpp, balance.hpp)
+FEE_PAYER = {
+    0: "from", 25: "withdraw_from_account", 26: "withdraw_from_account",
+    27: "withdraw_to_account", 28: "withdraw_from_account", 32: "creator", 33: "owner",
+    37: "deposit_to_account", 38: "issuer",
+}
+
+#: type -> :class:`~nodeapi.protocol.operations.common.Impacted` (bitshares-core
+#: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
+#: listed impact their fee payer and required authorities only
+IMPACTED = {
+    0: Impacted(named=("to",)),
+    25: Impacted(named=("authorized_account",)),
+    26: Impacted(named=("authorized_account",)),
+    27: Impacted(named=("withdraw_from_account",)),
+    28: Impacted(named=("authorized_account",)),
+    32: Impacted(named=("owner",)),
+    38: Impacted(named=("to", "from")),
 }

@@ -1,0 +1,125 @@
+"""graphene's own scalar wire types: typed object ids (``account_id_type``
+...), ``object_id_type``, ``public_key_type``, ``address`` and
+``vote_id_type``, with the wire-type protocol of
+:mod:`nodeapi.protocol.serialize` (``pack``/``unpack``/``default``/
+``sort_key``).
+
+Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/``
+``object_id.hpp`` (``object_id_type``, ``object_id<S,T,I>`` packed as the
+varint instance), ``types.hpp`` (``public_key_type``), ``address.hpp``,
+``vote.hpp`` (``vote_id_type``).
+"""
+
+import struct
+
+from nodeapi.protocol.errors import IntegerOutOfRange, InvalidField, InvalidObjectId
+from nodeapi.protocol.ids import MAX_INSTANCE, ObjectId
+from nodeapi.protocol.keys import (
+    address_bytes, checked_base58, public_key_bytes, public_key_str)
+from nodeapi.protocol.serialize import need_bytes, pack_varint, unpack_varint
+
+
+class ObjectIdType:
+    """A typed id (``account_id_type`` = 1.2.x, ...): varint instance."""
+
+    default = b"\x00"
+
+    def __init__(self, space: int, type_: int) -> None:
+        self.name = f"{space}.{type_}.x"
+        self._prefix = f"{space}.{type_}."
+        self._plen = len(self._prefix)
+
+    def instance(self, value) -> int:
+        """Instance number of an id string of this type; raises
+        :class:`InvalidObjectId`."""
+        if isinstance(value, str) and value.startswith(self._prefix):
+            rest = value[self._plen:]
+            if rest.isascii() and rest.isdigit():
+                n = int(rest)
+                if n <= MAX_INSTANCE:
+                    return n
+        raise InvalidObjectId(f"Invalid object id {value!r}: expected an id of type {self.name}")
+
+    def pack(self, value, out, prefix=None) -> None:
+        pack_varint(self.instance(value), out)
+
+    def unpack(self, data, pos, prefix=None):
+        n, pos = unpack_varint(data, pos)
+        return self._prefix + str(n), pos
+
+    sort_key = instance
+
+
+class AnyObjectId:
+    """``object_id_type``: uint64 ``space << 56 | type << 48 | instance``."""
+
+    name = "object_id_type"
+    default = bytes(8)
+
+    def pack(self, value, out, prefix=None) -> None:
+        out += struct.pack("<Q", ObjectId.parse(value).to_int())
+
+    def unpack(self, data, pos, prefix=None):
+        end = need_bytes(data, pos, 8)
+        return str(ObjectId.from_int(struct.unpack_from("<Q", data, pos)[0])), end
+
+    def sort_key(self, value):
+        return ObjectId.parse(value).to_int()
+
+
+class Base58Bytes:
+    """A type of fixed ``size`` bytes on the wire and ``PREFIX`` + base58
+    in JSON: ``public_key_type`` (33 bytes, :data:`PUBLIC_KEY`) and
+    ``address`` (20 bytes with a ripemd160 checksum, :data:`ADDRESS`).
+    ``to_bytes(text, prefix)`` reads the JSON form (raising
+    :class:`~nodeapi.protocol.errors.InvalidKey` and the like),
+    ``to_text(raw, prefix)`` writes it; values order by their bytes."""
+
+    def __init__(self, name: str, size: int, to_bytes, to_text) -> None:
+        self.name = name
+        self.size = size
+        self.default = bytes(size)
+        self.to_bytes = to_bytes
+        self.to_text = to_text
+
+    def pack(self, value, out, prefix=None) -> None:
+        out += self.to_bytes(value, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        end = need_bytes(data, pos, self.size)
+        return self.to_text(bytes(data[pos:end]), prefix or "BTS"), end
+
+    def sort_key(self, value):
+        return self.to_bytes(value, None)
+
+
+class VoteId:
+    """``vote_id_type``: uint32 ``instance << 8 | type``; JSON ``"type:instance"``."""
+
+    name = "vote_id"
+    default = bytes(4)
+
+    def content(self, value) -> int:
+        if isinstance(value, str) and value.count(":") == 1:
+            kind, _, inst = value.partition(":")
+            if kind.isascii() and kind.isdigit() and inst.isascii() and inst.isdigit():
+                kind, inst = int(kind), int(inst)
+                if kind <= 0xFF and inst <= 0xFFFFFF:
+                    return inst << 8 | kind
+                raise IntegerOutOfRange(f"vote id {value!r}: type or instance out of range")
+        raise InvalidField(f"vote id: expected \"type:instance\", got {value!r}")
+
+    def pack(self, value, out, prefix=None) -> None:
+        out += struct.pack("<I", self.content(value))
+
+    def unpack(self, data, pos, prefix=None):
+        end = need_bytes(data, pos, 4)
+        v = struct.unpack_from("<I", data, pos)[0]
+        return f"{v & 0xFF}:{v >> 8}", end
+
+    sort_key = content
+
+
+PUBLIC_KEY = Base58Bytes("public_key", 33, public_key_bytes, public_key_str)
+ADDRESS = Base58Bytes("address", 20, address_bytes, checked_base58)
+VOTE_ID, OBJECT_ID = VoteId(), AnyObjectId()
