@@ -1,12 +1,15 @@
 """The shipper's retry, backoff and splitting on an injected ``Clock`` and
 treq's ``StubTreq`` (no sockets, no sleeping): a database answering 503,
-refusing connections, 429 per item, 409, 400/413 for the whole bulk."""
+refusing connections, 429 per item, 409, 400/413 for the whole bulk; a
+source removed while its bulk is in flight."""
 
 import orjson
+import pytest
 from twisted.internet import defer
 from twisted.internet.task import Clock
 from twisted.logger import globalLogPublisher
 from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET
 from treq.testing import StubTreq
 from zope.interface.verify import verifyClass
 
@@ -53,6 +56,39 @@ class Stand(Resource):
         return orjson.dumps({"errors": False, "items": items})
 
 
+class SlowStand(Stand):
+    """A :class:`Stand` that keeps the answer to the bulk starting with
+    document ``first`` until :meth:`release` (a bulk in flight)."""
+
+    def __init__(self, first, script=()):
+        super().__init__(script)
+        self.first = first
+        self.held = []
+
+    def render_POST(self, request):
+        head = orjson.loads(request.content.read().split(b"\n", 1)[0])["create"]["_id"]
+        request.content.seek(0)
+        if head == self.first and not self.held:
+            self.held.append(request)
+            return NOT_DONE_YET
+        return super().render_POST(request)
+
+    def release(self):
+        """Answer the held bulk (by the script, as any other)."""
+        request = self.held.pop()
+        request.write(super().render_POST(request))
+        request.finish()
+
+
+def add_bulk(queue, ids):
+    """Seal one bulk of documents ``2.9.N`` (N in ``ids``, operation N) into ``queue``."""
+    builder = BulkBuilder(queue, len(ids))
+    for n in ids:
+        builder.add([(n, b'{"create":{"_index":"chain-2016-01","_id":"2.9.%d"}}\n'
+                      b'{"x":%d}\n' % (n, n))], n, n + 1)
+    builder.seal(ids[-1] + 1)
+
+
 class Flaky:
     """A treq client whose first ``fail`` requests find no server."""
 
@@ -72,14 +108,12 @@ class Rig:
     def __init__(self, tmp_path, stand, count=4, per_bulk=1, fail=0):
         self.clock = Clock()
         self.stand = stand
-        http = Flaky(StubTreq(stand), fail)
+        self.stub = StubTreq(stand)
+        http = Flaky(self.stub, fail)
         self.client = SearchDBClient("http://db.invalid:9200/", "", self.clock, http_client=http)
         self.queue = BulkQueue(str(tmp_path / "spool"))
-        builder = BulkBuilder(self.queue, per_bulk)
-        for n in range(count):
-            builder.add([(n, b'{"create":{"_index":"chain-2016-01","_id":"2.9.%d"}}\n'
-                          b'{"x":%d}\n' % (n, n))], n, n + 1)
-        builder.seal(count)
+        for first in range(0, count, per_bulk):
+            add_bulk(self.queue, list(range(first, min(first + per_bulk, count))))
         self.done, self.rejected, self.connects = [], [], 0
         self.shipper = BulkShipper(self.client, self.queue, self, self.clock,
                                    initial_backoff=1.0, max_backoff=4.0)
@@ -196,3 +230,39 @@ def test_both_plugins_are_bulk_sources():
     document_rejected)."""
     assert verifyClass(IBulkSource, SearchDBService)
     assert verifyClass(IBulkSource, ObjectsService)
+
+
+@pytest.mark.parametrize("answer, stored", [
+    (("items", {}), 2),
+    (("items", {"2.9.101": 429}), 1),
+    (("status", 503), 0),
+])
+def test_source_removed_with_its_bulk_in_flight(tmp_path, answer, stored):
+    """A backfill's queue removed and discarded while its bulk is in
+    flight (nodeapi.history.searchdb.backfill ``BackfillControl.end``, as
+    the plugin's stop does): whatever that bulk's answer, the loop lives
+    on, ships the plugin's queue at once (no backoff, nothing retried of
+    the removed bulk, no ``on_done`` for it) and a stop's ``drain``
+    returns with nothing left before any time passes on the clock."""
+    events, stop = watch()
+    try:
+        stand = SlowStand("2.9.100", [answer])
+        rig = Rig(tmp_path, stand, count=2)
+        backfill, backfill_done = BulkQueue(str(tmp_path / "backfill")), []
+        add_bulk(backfill, [100, 101])
+        rig.shipper.add_source(backfill, backfill_done.append)
+        rig.shipper.kick()
+        assert stand.held and rig.shipper.busy  # the backfill's bulk, first source
+        rig.shipper.remove_source(backfill)
+        backfill.discard()
+        left = []
+        rig.shipper.drain(30.0).addCallback(left.append)
+        stand.release()
+        rig.stub.flush()
+        assert left == [0] and rig.clock.seconds() == 0
+        assert stand.bulks == [["2.9.100", "2.9.101"], ["2.9.0"], ["2.9.1"]]
+        assert rig.shipper.documents_shipped == stored + 2 and rig.shipper.retries == 0
+        assert len(rig.done) == 2 and backfill_done == []
+        assert not [e for e in events if "log_failure" in e]
+    finally:
+        stop()

@@ -15,6 +15,13 @@ the reference node to avoid):
   logged with the reason (never credentials: the client's messages carry
   only :attr:`SearchDBClient.safe_url`); ``400``/``413``/``422`` split the
   bulk in halves down to the offending item, which is then rejected.
+
+A source removed while its bulk is in flight (a backfill ended, e.g. by the
+plugin's stop) no longer owns that bulk: its answer is counted (documents
+stored, rejected) but leaves the removed queue alone (it may be discarded
+already), calls no ``on_done``, retries nothing and splits nothing; the
+loop goes on at once with the remaining sources, so a stop's
+:meth:`BulkShipper.drain` still flushes the plugin's queue.
 """
 
 from typing import Callable, Optional
@@ -144,9 +151,16 @@ class BulkShipper:
         self._sources.insert(0, (queue, on_done))
 
     def remove_source(self, queue: BulkQueue) -> None:
-        """Stop shipping from ``queue`` (a bulk of it in flight still
-        completes)."""
+        """Stop shipping from ``queue``; the caller may discard it at once.
+        A bulk of it in flight still completes (its documents are counted)
+        but touches ``queue`` no more, its ``on_done`` is not called and
+        what it leaves to retry is dropped (module text)."""
         self._sources = [s for s in self._sources if s[0] is not queue]
+
+    def _removed(self, queue: Optional[BulkQueue]) -> bool:
+        """True when ``queue`` (the source of the bulk just shipped) was
+        removed while that bulk was in flight."""
+        return queue is not None and all(q is not queue for q, _done in self._sources)
 
     def _pending(self) -> int:
         return sum(len(q) for q, _done in self._sources)
@@ -206,6 +220,7 @@ class BulkShipper:
         attempt = 0
         try:
             while not self._closed and not self.held:
+                queue = None  # the source of the bulk shipped in this turn
                 if self.connected:
                     queue, on_done, bulk = self._head()
                     if bulk is None:
@@ -220,11 +235,15 @@ class BulkShipper:
                 except SearchDBError as exc:
                     if exc.status is None:
                         self.connected = False
+                    if self._removed(queue):
+                        continue  # nothing to retry nor split (module text)
                     if self.connected and exc.status in SPLIT_STATUSES:
                         self._refused(queue, on_done, bulk, exc)
                         continue
                     reason = exc.reason
                 except _Retry as exc:
+                    if self._removed(queue):
+                        continue
                     reason = str(exc)
                 if self._closed:
                     break
@@ -276,7 +295,8 @@ class BulkShipper:
         doc_type = self.client.info.doc_type if self.client.info else None
         answer = yield self.client.bulk(bulk.typed(doc_type) if doc_type else bulk.body)
         items = answer["items"]
-        if len(items) != len(bulk):
+        removed = self._removed(queue)  # while in flight: the queue is not ours (module text)
+        if len(items) != len(bulk) and not removed:
             raise _Retry(f"bulk answer has {len(items)} items for {len(bulk)} sent")
         retry, retry_reason = [], ""
         for i, item in enumerate(items):
@@ -296,6 +316,8 @@ class BulkShipper:
                 self.log.error("searchdb: document 2.9.{n} rejected: HTTP {status} {reason}",
                                n=bulk.ids[i], status=status, reason=_item_reason(result))
                 self.source.document_rejected(bulk.ops[i], bulk.ids[i])
+        if removed:
+            return
         if retry:
             queue.replace_head([bulk.subset(retry)])
             raise _Retry(f"{len(retry)} of {len(bulk)} documents to retry ({retry_reason})")
