@@ -101,21 +101,36 @@ def test_wipe_node_keeps_running(genesis, history_log, database, tmp_path):  # n
 
 
 @pytest_twisted.inlineCallbacks
-def test_wipe_then_node_restarted(genesis, history_log, database, tmp_path):  # noqa: F811
+def test_wipe_then_node_restarted(genesis, history_log, database, tmp_path,  # noqa: F811
+                                  captured):
     """The node ships what it queued during the outage to the empty
-    database and is stopped (a backfill in progress with it); the restarted
-    node writes everything the database lacks despite its cursor file, and
-    nothing it holds.  The stop waits 1 s for its queue (the documents it
-    does not ship are the restarted node's to write)."""
+    database and is stopped while a bulk of its backfill is in flight,
+    with the database up: the stop ends the backfill, flushes the plugin's
+    own queue and returns at once, far under its ``stop_timeout``
+    (nodeapi.history.searchdb.shipper, a source removed with its bulk in
+    flight); the restarted node writes everything the database lacks
+    despite its cursor file, and nothing it holds."""
     path, _expected = history_log
-    chain, svc, rec = yield wipe_while_running(genesis, history_log, database, tmp_path,
-                                               stop_timeout=1)
+    chain, svc, rec = yield wipe_while_running(genesis, history_log, database, tmp_path)
     shipped = svc.documents_shipped
     yield wait_for(lambda: svc.documents_shipped > shipped)
+    running = svc.backfills.running
+    assert running is not None
+    # a backfill bulk in flight (its queue is the shipper's first source),
+    # documents in the plugin's queue behind it
+    yield wait_for(lambda: (running is svc.backfills.running and len(running.queue) > 0
+                            and svc.shipper.busy and svc.shipper.connected
+                            and svc.queue.items > 0))
+    upto = running.upto_ath
+    began = reactor.seconds()
     yield svc.stopService()
+    assert reactor.seconds() - began < svc.stop_timeout / 5
+    assert not [text for _level, text, _e in captured
+                if "not shipped" in text or "shipping stopped" in text]
     chain.block_log.close()
     held = yield stored_docs(database.url)
     expected = expected_of(rec.blocks)
+    assert {n for n in expected if n >= upto} <= set(held)  # the plugin's queue
     chain, again = yield start_node(genesis, path, database.url, str(tmp_path))
     yield wait_for(lambda: settled(again))
     yield again.stopService()
