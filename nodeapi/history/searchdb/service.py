@@ -32,9 +32,11 @@ in flight, retries with backoff) -> the database.
   is asynchronous, a failure while building is logged and counted.
 * Modes (``searchdb-mode``, :mod:`~nodeapi.history.searchdb.plugin`):
   ``writes`` False in ``only_query``, ``queries`` False in ``only_save``.
-* Stop: the open bulk is sealed and the queue flushed, waiting at most
-  ``stop_timeout`` seconds; what is left is rebuilt by the next start's
-  replay from the database's resume point.
+* Stop: a running backfill is ended (a bulk of it in flight does not hold
+  up the flush, :mod:`~nodeapi.history.searchdb.shipper`), the open bulk
+  is sealed and the queue flushed, waiting at most ``stop_timeout``
+  seconds; what is left is rebuilt by the next start's replay from the
+  database's resume point.
 """
 
 import os
@@ -374,8 +376,10 @@ class SearchDBService(service.Service):
 
     @defer.inlineCallbacks
     def stopService(self):
-        """Seal the open bulk and flush the queue, waiting at most
-        ``stop_timeout`` seconds; then close the connections."""
+        """End a running backfill, seal the open bulk and flush the queue,
+        waiting at most ``stop_timeout`` seconds (with the database up the
+        flush takes the bulks' round trips, not the timeout); then close the
+        connections."""
         super().stopService()
         if self.numbering.error is not None:
             yield self.client.close()
