@@ -43,7 +43,6 @@ from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_contex
 from nodeapi.chain.validation import received_transaction
 from nodeapi.protocol.fee_schedule import required_fees
 from nodeapi.protocol.operations import canonical_operation
-from nodeapi.protocol.times import parse_time
 
 
 class WallClock:
@@ -142,7 +141,7 @@ class Chain:
 
     @property
     def head_block_time(self) -> int:
-        return parse_time(self.dgp["time"])
+        return self.dgp["time"]
 
     @property
     def block_interval(self) -> int:
@@ -341,16 +340,17 @@ class Chain:
         the failing transaction's ChainError.  The ``operation_results`` in
         the block are not compared with what applying produces, as in
         graphene (:mod:`nodeapi.chain.blocks`)."""
-        self.blocks.check_pushed(block, self.wall_time() if now is None else now)
+        checked = self.blocks.check_pushed(block, self.wall_time() if now is None else now)
         pending = self._take_pending()
         try:
-            applied = self._apply_block(block, check_sigs=True, replay=False)
+            applied = self._apply_block(block, check_sigs=True, replay=False, checked=checked)
         finally:
             self._restore_pending(pending)
         return applied
 
-    def _apply_block(self, block: dict, check_sigs: bool, replay: bool) -> AppliedBlock:
-        applied = self.blocks.apply(block, check_sigs, replay)
+    def _apply_block(self, block: dict, check_sigs: bool, replay: bool,
+                     checked: tuple | None = None) -> AppliedBlock:
+        applied = self.blocks.apply(block, check_sigs, replay, checked)
         self._notify(applied)
         return applied
 

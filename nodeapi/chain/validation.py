@@ -183,7 +183,9 @@ def check_block_form(block, prefix: str) -> tuple:
     serialize (20-byte ids, time, witness id, 65-byte signature) and a list
     of transactions that serialize as ``processed_transaction`` with key
     prefix ``prefix``.  Returns ``(timestamp seconds, serialized size in
-    bytes)`` (graphene ``fc::raw::pack_size(signed_block)``).
+    bytes, signed header bytes)`` (the size is graphene
+    ``fc::raw::pack_size(signed_block)``; the header gives the signing
+    digest and the block id without packing it again).
 
     :raises MalformedBlock: naming the first bad field.
     """
@@ -197,7 +199,8 @@ def check_block_form(block, prefix: str) -> tuple:
         raise MalformedBlock("Malformed block: transactions must be a list, got "
                              f"{type(trxs).__name__}")
     try:
-        size = bytearray(block_header_bytes(block, signed=True))
+        header = block_header_bytes(block, signed=True)
+        size = bytearray(header)
         pack_varint(len(trxs), size)
         total = len(size)
         for i, trx in enumerate(trxs):
@@ -210,7 +213,7 @@ def check_block_form(block, prefix: str) -> tuple:
         raise MalformedBlock(f"Malformed block: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         raise MalformedBlock(f"Malformed block: {type(exc).__name__}: {exc}") from None
-    return ts, total
+    return ts, total, header
 
 
 def check_block_limits(block: dict, ts: int, size: int, params: dict, now: float) -> None:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from nodeapi.api.database import DatabaseApi
-from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.times import format_time
 from nodeapi.errors import ApiError
 from nodeapi.node import ApiLimits, Node
 
@@ -115,9 +115,9 @@ def test_full_accounts(db, funded):
 
 def _maintenance_block(chain):
     """Produce the block at next_maintenance_time (runs process_fees);
-    returns that time as the chain writes it."""
-    when_text = chain.dgp["next_maintenance_time"]
-    when = parse_time(when_text)
+    returns that time as the API writes it."""
+    when = chain.dgp["next_maintenance_time"]
+    when_text = format_time(when)
     chain.generate_block(when, chain.get_scheduled_witness(chain.get_slot_at_time(when)), DEV_WIF)
     return when_text
 

@@ -6,7 +6,7 @@ ticket_object.cpp (version 2 multipliers 0, 2, 4, 8, 8)."""
 import pytest
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, claim_wire, jump, open_chain, produce
 from kit.chain import push_wire as push
@@ -109,6 +109,6 @@ def test_tickets_give_voting_power(chain):
     push(chain, [6, {"account": INIT0, "new_options": options, "extensions": {}}])
     produce(chain)
     jump(chain, 15 * DAY)  # lock_180_days: value 1,000,000; a maintenance passes too
-    nxt = parse_time(chain.dgp["next_maintenance_time"])
+    nxt = chain.dgp["next_maintenance_time"]
     jump(chain, nxt - chain.head_block_time + 1)
     assert int(chain.state.objects["1.5.0"]["total_votes"]) == 1000000

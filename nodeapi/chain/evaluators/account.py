@@ -170,7 +170,7 @@ def account_update(ctx: ApplyContext, data: dict) -> list:
                 or opts.get("votes", []) != old["options"]["votes"]):
             stats = state.modify(acc["statistics"])
             stats["is_voting"] = is_voting(opts)
-            stats["last_vote_time"] = format_time(ctx.now)
+            stats["last_vote_time"] = ctx.now
         acc["options"] = {k: opts.get(k, v) for k, v in acc["options"].items()}
         acc["num_committee_voted"] = num_committee_voted(acc["options"])
     state.reindex(acc, old)

@@ -98,7 +98,7 @@ def pay_workers(state, budget: int, now: int) -> int:
     active = [w for w in active if parse_time(w["work_begin_date"]) <= now
               <= parse_time(w["work_end_date"]) and _approving(w) > 0]
     active.sort(key=lambda w: (-_approving(w), instance_number(w["id"])))
-    passed = now - parse_time(state.objects["2.1.0"]["last_budget_time"])
+    passed = now - state.objects["2.1.0"]["last_budget_time"]
     for worker in active:
         if budget <= 0:
             break
