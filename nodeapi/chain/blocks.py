@@ -55,7 +55,7 @@ from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_contex
 from nodeapi.chain.validation import check_block_form, check_block_limits
 from nodeapi.errors import NodeAPIError, ProtocolError
 from nodeapi.protocol.block import (
-    block_header_bytes, block_id_of_header, block_signing_digest, merkle_root,
+    block_header_bytes, block_id_of_header, block_signing_digest, header_time, merkle_root,
     signing_digest_of_header)
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
@@ -379,8 +379,8 @@ class BlockApplier:
         self.state.begin()
         try:
             if checked is None:
-                checked = (parse_time(block["timestamp"]),
-                           block_id_of_header(block_header_bytes(block)))
+                header = block_header_bytes(block)
+                checked = (header_time(header), block_id_of_header(header))
             ts, bid = checked
             records = self._apply_block_trxs(block, ts, check_sigs, compare=not replay)
             applied = self._finish_block(block, ts, bid, records, replay)

@@ -34,7 +34,7 @@ Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
 """
 
 from nodeapi.applied import AccountHistoryEntry, AppliedOperation
-from nodeapi.protocol.ids import ObjectId
+from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.impacted import fee_payer, impacted_accounts
 
 _ACCOUNT_CREATE = 5
@@ -42,8 +42,9 @@ _ACCOUNT_CREATE = 5
 
 def instance_key(oid: str) -> int:
     """Sort key of account ids: the instance of ``"1.2.x"`` (graphene
-    orders ``flat_set<account_id_type>`` by instance)."""
-    return ObjectId.parse(oid).instance
+    orders ``flat_set<account_id_type>`` by instance; the ids are those of
+    applied operations, checked when they were validated)."""
+    return instance_number(oid)
 
 
 def impacted_of(op: list, payer: str) -> tuple:
@@ -79,7 +80,7 @@ def number_entries(accounts: tuple, next_n: int, stats_of) -> tuple:
     for account in accounts:
         stats = stats_of(account)
         sequence = int(stats["total_ops"]) + 1
-        previous = ObjectId.parse(stats["most_recent_op"]).instance if sequence > 1 else 0
+        previous = instance_number(stats["most_recent_op"]) if sequence > 1 else 0
         entries.append(AccountHistoryEntry(n, account, sequence, previous))
         stats["most_recent_op"] = f"2.9.{n}"
         stats["total_ops"] = sequence

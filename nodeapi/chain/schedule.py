@@ -191,23 +191,25 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     num = state.objects["2.1.0"]["head_block_number"] + 1
     maintenance = ts >= state.objects["2.1.0"]["next_maintenance_time"]
     missed = _count_missed(state, slot_at_time(state, initial_timestamp, ts))
-    dgp = state.modify("2.1.0")
-    filled = int(dgp["recent_slots_filled"])
-    filled = (((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0
-    dgp.update({
-        "head_block_number": num, "head_block_id": bid, "time": ts,
-        "current_witness": block["witness"], "current_aslot": dgp["current_aslot"] + missed + 1,
-        "recent_slots_filled": str(filled),
-        "recently_missed_count": _recently_missed(dgp["recently_missed_count"], missed, num),
-    })
+    # the signing witness' pay reads and changes only the witness budget,
+    # so 2.1.0 is copied once, after it, with every head field
     _pay_signing_witness(state, block["witness"], ts)
+    old = state.objects["2.1.0"]
+    filled = int(old["recent_slots_filled"])
+    filled = (((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0
+    aslot = old["current_aslot"] + missed + 1
     wit = state.modify(block["witness"])
-    wit["last_aslot"] = dgp["current_aslot"]
+    wit["last_aslot"] = aslot
     wit["last_confirmed_block_num"] = num
     confirmed = sorted(state.objects[w]["last_confirmed_block_num"]
                        for w in state.objects["2.0.0"]["active_witnesses"])
-    state.modify("2.1.0")["last_irreversible_block_num"] = confirmed[
-        (10000 - 7500) * len(confirmed) // 10000]
+    state.modify("2.1.0").update({
+        "head_block_number": num, "head_block_id": bid, "time": ts,
+        "current_witness": block["witness"], "current_aslot": aslot,
+        "recent_slots_filled": str(filled),
+        "recently_missed_count": _recently_missed(old["recently_missed_count"], missed, num),
+        "last_irreversible_block_num": confirmed[(10000 - 7500) * len(confirmed) // 10000],
+    })
     process_tickets(state, ts)
     ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)
     if maintenance:

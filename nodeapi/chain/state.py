@@ -234,13 +234,19 @@ class ObjectStore:
         return obj
 
     def modify(self, oid: str) -> dict:
-        """A writable (shallow) copy of object ``oid``, already in the store."""
+        """A writable (shallow) copy of object ``oid``, already in the store.
+
+        The copy has the indexed fields of the old version, so the indexes
+        (which hold ids) stay right as they are; only the cached order book
+        holding the old 1.7 object is dropped.  A caller that then changes
+        an indexed field calls :meth:`reindex`."""
         old = self.require(oid)
         self._record(oid)
-        self._index(old, False)
         new = StateObject(old)
         self.objects[oid] = new
-        self._index(new, True)
+        if oid[:4] == "1.7.":
+            price = old["sell_price"]
+            self._books.pop((price["base"]["asset_id"], price["quote"]["asset_id"]), None)
         return new
 
     def reindex(self, obj: dict, old: dict) -> None:

@@ -94,6 +94,12 @@ def block_id_of_header(signed_header: bytes) -> str:
             + hashlib.sha224(signed_header).digest()[4:20]).hex()
 
 
+def header_time(signed_header: bytes) -> int:
+    """The ``timestamp`` (seconds) in header bytes (:func:`block_header_bytes`:
+    a uint32 after the 20 bytes of ``previous``)."""
+    return struct.unpack_from("<I", signed_header, 20)[0]
+
+
 def signing_digest_of_header(signed_header: bytes) -> bytes:
     """What the witness signs (:func:`block_signing_digest`) from the signed
     header bytes: sha256 of the header without its 65-byte signature."""
