@@ -53,6 +53,7 @@ INT64_FIELDS = frozenset((
 TIME_FIELDS = frozenset((
     "time", "next_maintenance_time", "last_budget_time", "last_vote_tally_time",
     "vote_tally_time", "last_vote_time",
+    "expiration",  # limit orders 1.7
 ))
 
 #: Fields :func:`from_wire` turns back into ints.

@@ -8,6 +8,7 @@ import pytest
 
 from nodeapi.api.database import DatabaseApi
 from nodeapi.protocol.times import format_time
+from nodeapi.protocol.wire import to_wire
 from nodeapi.errors import ApiError
 from nodeapi.node import ApiLimits, Node
 
@@ -245,7 +246,7 @@ def test_assets_and_order_book(db, funded):
     assert book["base"] == "GOLD" and book["quote"] == "TEST"
     # bids sell GOLD: 50 GOLD (0.050) for 1000 TEST (0.01000) -> 5 GOLD per TEST
     # (graphene order: price, quote, base, id, owner_id, owner_name, expiration)
-    assert book["bids"] == [{"price": "5", "quote": "0.01000", "base": "0.050", "id": "1.7.2",
+    assert to_wire(book)["bids"] == [{"price": "5", "quote": "0.01000", "base": "0.050", "id": "1.7.2",
                              "owner_id": "1.2.7", "owner_name": "init1",
                              "expiration": "2030-01-01T00:00:00"}]
     assert list(book["bids"][0]) == ["price", "quote", "base", "id", "owner_id", "owner_name",
