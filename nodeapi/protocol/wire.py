@@ -53,7 +53,9 @@ INT64_FIELDS = frozenset((
 TIME_FIELDS = frozenset((
     "time", "next_maintenance_time", "last_budget_time", "last_vote_tally_time",
     "vote_tally_time", "last_vote_time",
-    "expiration",  # limit orders 1.7
+    "expiration",  # limit orders 1.7, a proposal's proposed_transaction, HTLCs 1.16
+    "expiration_time", "review_period_time",  # proposals 1.10
+    "period_start_time",  # withdraw permissions 1.12 (and their "expiration")
 ))
 
 #: Fields :func:`from_wire` turns back into ints.
