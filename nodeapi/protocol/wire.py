@@ -56,6 +56,8 @@ TIME_FIELDS = frozenset((
     "expiration",  # limit orders 1.7, a proposal's proposed_transaction, HTLCs 1.16
     "expiration_time", "review_period_time",  # proposals 1.10
     "period_start_time",  # withdraw permissions 1.12 (and their "expiration")
+    "begin_timestamp", "start_claim", "coin_seconds_earned_last_update",  # vesting 1.13
+    "work_begin_date", "work_end_date",  # workers 1.14
 ))
 
 #: Fields :func:`from_wire` turns back into ints.

@@ -144,16 +144,16 @@ def test_vesting_balances_after_maintenance(db, funded):
            "policy": [1, {"vesting_seconds": year, "start_claim": "1970-01-01T00:00:00",
                           "coin_seconds_earned": "0",
                           "coin_seconds_earned_last_update": when}]}
-    assert db.call("get_vesting_balances", ["init0"]) == [vb0]
-    assert db.call("get_vesting_balances", ["1.2.7"]) == [vb1]
+    assert to_wire(db.call("get_vesting_balances", ["init0"])) == [vb0]
+    assert to_wire(db.call("get_vesting_balances", ["1.2.7"])) == [vb1]
     assert db.call("get_vesting_balances", ["init2"]) == []
     assert funded.state.get("1.2.7")["cashback_vb"] == "1.13.1"
-    full = dict(db.call("get_full_accounts", [["init0", "init1", "init2"], False]))
+    full = dict(to_wire(db.call("get_full_accounts", [["init0", "init1", "init2"], False])))
     assert full["init0"]["vesting_balances"] == [vb0]
     assert full["init1"]["vesting_balances"] == [vb1]
     assert full["init2"]["vesting_balances"] == []
     assert full["init1"]["more_data_available"]["vesting_balances"] is False
-    assert db.call("get_objects", [["1.13.1"]]) == [vb1]
+    assert to_wire(db.call("get_objects", [["1.13.1"]])) == [vb1]
     with pytest.raises(ApiError, match="no such account"):
         db.call("get_vesting_balances", ["nobody"])
 
