@@ -58,6 +58,8 @@ TIME_FIELDS = frozenset((
     "period_start_time",  # withdraw permissions 1.12 (and their "expiration")
     "begin_timestamp", "start_claim", "coin_seconds_earned_last_update",  # vesting 1.13
     "work_begin_date", "work_end_date",  # workers 1.14
+    "next_auto_update_time", "next_type_downgrade_time",  # tickets 1.18
+    "auto_disable_time", "latest_repay_time",  # credit offers 1.21, deals 1.22
 ))
 
 #: Fields :func:`from_wire` turns back into ints.
