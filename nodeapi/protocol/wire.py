@@ -60,6 +60,7 @@ TIME_FIELDS = frozenset((
     "work_begin_date", "work_end_date",  # workers 1.14
     "next_auto_update_time", "next_type_downgrade_time",  # tickets 1.18
     "auto_disable_time", "latest_repay_time",  # credit offers 1.21, deals 1.22
+    "valid_from", "valid_to",  # custom authorities 1.17
 ))
 
 #: Fields :func:`from_wire` turns back into ints.
