@@ -61,6 +61,8 @@ TIME_FIELDS = frozenset((
     "next_auto_update_time", "next_type_downgrade_time",  # tickets 1.18
     "auto_disable_time", "latest_repay_time",  # credit offers 1.21, deals 1.22
     "valid_from", "valid_to",  # custom authorities 1.17
+    "settlement_date",  # force settlements 1.4
+    "current_feed_publication_time",  # bitasset data 2.4 (its feeds keep wire times)
 ))
 
 #: Fields :func:`from_wire` turns back into ints.
