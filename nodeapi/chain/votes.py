@@ -27,7 +27,6 @@ integer seconds since the epoch.
 
 from nodeapi.protocol.asset import percent_of
 from nodeapi.protocol.config import GRAPHENE_100_PERCENT, PROXY_TO_SELF_ACCOUNT
-from nodeapi.protocol.times import parse_time
 
 COMMITTEE, WITNESS, WORKER = 0, 1, 2
 _FULL_POWER_SECONDS = 360 * 86400
@@ -105,7 +104,7 @@ def _count_account(state, tally: Tally, acc: dict, stats: dict, now: int,
             stats["total_core_inactive"]) == 0:
         return
     if not (params.get("count_non_member_votes", True)
-            or parse_time(acc["membership_expiration_date"]) > now):
+            or acc["membership_expiration_date"] > now):
         return
     direct = acc["options"]["voting_account"] == PROXY_TO_SELF_ACCOUNT
     opinion = acc if direct else state.objects[acc["options"]["voting_account"]]

@@ -63,6 +63,8 @@ TIME_FIELDS = frozenset((
     "valid_from", "valid_to",  # custom authorities 1.17
     "settlement_date",  # force settlements 1.4
     "current_feed_publication_time",  # bitasset data 2.4 (its feeds keep wire times)
+    "membership_expiration_date", "creation_time",  # accounts 1.2, assets 1.3
+    "last_claim_date",  # genesis balances 1.15
 ))
 
 #: Fields :func:`from_wire` turns back into ints.

@@ -25,8 +25,8 @@ budget is spent.
 from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance, adjust_supply
-from nodeapi.protocol.config import CORE_ASSET, NULL_ACCOUNT
-from nodeapi.protocol.times import MAX_WIRE_TIME, parse_time
+from nodeapi.protocol.config import CORE_ASSET, MAX_TIME, NULL_ACCOUNT
+from nodeapi.protocol.times import parse_time
 from nodeapi.chain.vesting import deposit
 from nodeapi.protocol.ids import instance_number
 
@@ -48,7 +48,7 @@ def worker_create(ctx: ApplyContext, data: dict) -> list:
     two vote ids (for, against); result ``[1, "1.14.N"]``."""
     state = ctx.state
     owner = state.require(data["owner"])
-    fc_assert(owner["membership_expiration_date"] == MAX_WIRE_TIME,
+    fc_assert(owner["membership_expiration_date"] == MAX_TIME,
               "d.get(o.owner).is_lifetime_member()")
     begin = parse_time(data["work_begin_date"])
     fc_assert(begin >= ctx.now,
