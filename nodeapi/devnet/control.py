@@ -124,7 +124,7 @@ class Devnet(service.Service):
     def stopService(self):
         """Stop automining and the block timer."""
         super().stopService()
-        if self._pending in self.chain._pending_observers:
+        if self._pending in self.chain.pending.observers:
             self.chain.remove_pending_observer(self._pending)
         if self._mine is not None and self._mine.active():
             self._mine.cancel()
