@@ -107,7 +107,10 @@ class ObjectStore:
 
     def ids_of_type(self, prefix: str) -> list[str]:
         """Ids of the kind ``prefix`` (e.g. ``"1.2."``) in instance order."""
-        ids = list(self.by_kind.get(prefix[:-1], ()))
+        found = self.by_kind.get(prefix[:-1])
+        if not found:  # the per-block sweeps ask for kinds most chains lack
+            return []
+        ids = list(found)
         ids.sort(key=instance_number)
         return ids
 
