@@ -47,12 +47,13 @@ from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import schedule
 from nodeapi.chain.blocklog import BlockLogError
-from nodeapi.chain.errors import InvalidBlock, MerkleRootMismatch
+from nodeapi.chain.errors import InvalidBlock
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.numbering import OperationNumbering, applied_operations
+from nodeapi.chain.recent import RecentTransactions
 from nodeapi.chain.state import ObjectStore
 from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_context
-from nodeapi.chain.validation import check_block_form, check_block_limits
+from nodeapi.chain.validation import check_block_form, check_block_limits, check_merkle_root
 from nodeapi.errors import NodeAPIError, ProtocolError
 from nodeapi.protocol.block import (
     block_header_bytes, block_id_of_header, block_signing_digest, header_time, merkle_root,
@@ -65,17 +66,6 @@ def processed(trx: dict, results: list) -> dict:
     """The processed transaction graphene puts in a block: ``trx`` (wire
     JSON signed transaction) with ``operation_results`` = ``results``."""
     return dict(trx, operation_results=list(results))
-
-
-def check_merkle_root(block: dict, prefix: str) -> None:
-    """Raise :class:`MerkleRootMismatch` unless ``block``'s
-    ``transaction_merkle_root`` is :func:`nodeapi.protocol.block.merkle_root`
-    of its ``transactions`` (graphene ``_apply_block``'s first check)."""
-    computed = merkle_root(block["transactions"], prefix)
-    if computed != block["transaction_merkle_root"]:
-        raise MerkleRootMismatch(
-            f"Transaction merkle root mismatch: block has "
-            f"{block['transaction_merkle_root']}, its transactions give {computed}")
 
 
 class BlockApplier:
@@ -108,7 +98,7 @@ class BlockApplier:
         self.start = genesis.initial_timestamp  # seconds, read once
         self.numbering = numbering
         self.summary = summary
-        self.recent = recent
+        self.recent = RecentTransactions(recent)
         self.changed_last: set = set()
 
     @property
@@ -133,7 +123,7 @@ class BlockApplier:
         for num, trx in enumerate(trxs):
             ctx = new_context(self.state, self.prefix, self.summary, ts)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
-            self.recent[trx_id] = exp
+            self.recent.add(trx_id, exp)
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
             if compare:
                 self._compare_results(trx, results, num, trx_id)
@@ -172,10 +162,7 @@ class BlockApplier:
         # cancels, operations of proposals executed at expiry)
         block_vops = schedule.update_global_objects(state, self.start, block, ts, bid,
                                                     self.prefix, self.summary)
-        recent = self.recent
-        if recent:
-            for trx_id in [k for k, exp in recent.items() if exp <= ts]:
-                del recent[trx_id]
+        self.recent.expire(ts)
         ops = applied_operations(records, num, self.numbering, block_vops or ())
         self.changed_last = state.reset_changed()
         return AppliedBlock(num, bid, block, ts, ops, replay)
@@ -269,7 +256,7 @@ class BlockApplier:
                 postponed += 1
                 continue
             state.commit()
-            self.recent[trx_id] = exp
+            self.recent.add(trx_id, exp)
             records.append((ptrx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
             kept.append(trx_id)
             total += size
@@ -293,13 +280,14 @@ class BlockApplier:
 
     def _save_bookkeeping(self) -> tuple:
         """The chain's bookkeeping outside the ObjectStore that applying a
-        block changes (recent transaction ids, the block summary slot, the
-        1.11 and 2.9 counters, the last changed ids), for
-        :meth:`_undo_block`."""
+        block changes (the block summary slot, the 1.11 and 2.9 counters,
+        the last changed ids; the recent transactions record their own
+        changes), for :meth:`_undo_block`."""
         slot = (self._head_num + 1) & 0xFFFF
         numbering = self.numbering
-        return (dict(self.recent), slot, self.summary.get(slot), numbering.next_op,
-                numbering.next_ath, self.changed_last)
+        self.recent.begin_block()
+        return (slot, self.summary.get(slot), numbering.next_op, numbering.next_ath,
+                self.changed_last)
 
     def _undo_block(self, saved: tuple) -> None:
         """Roll back the open block session and restore the bookkeeping
@@ -307,10 +295,8 @@ class BlockApplier:
         self.state.rollback()
         self.state.reset_changed()
         numbering = self.numbering
-        (recent, slot, summary, numbering.next_op, numbering.next_ath,
-         self.changed_last) = saved
-        self.recent.clear()
-        self.recent.update(recent)
+        (slot, summary, numbering.next_op, numbering.next_ath, self.changed_last) = saved
+        self.recent.undo_block()
         if summary is None:
             self.summary.pop(slot, None)
         else:
@@ -342,7 +328,8 @@ class BlockApplier:
         :raises BlockFromFuture, BlockExtensionsNotEmpty, BlockTooLarge:
             :func:`~nodeapi.chain.validation.check_block_limits`.
         :raises MerkleRootMismatch: ``transaction_merkle_root`` is not the
-            root of the processed transactions (:func:`check_merkle_root`).
+            root of the processed transactions
+            (:func:`~nodeapi.chain.validation.check_merkle_root`).
         :raises InvalidBlock: link, slot, witness, signature."""
         state, prefix, start = self.state, self.prefix, self.start
         ts, size, header = check_block_form(block, prefix)
