@@ -34,6 +34,7 @@ from nodeapi.chain import authority as auth
 from nodeapi.chain.blocklog import BlockLog, BlockLogError
 from nodeapi.chain.errors import ChainError
 from nodeapi.errors import ApiError
+from nodeapi.protocol.wire import with_wire_times
 
 BATCH = 50
 
@@ -52,7 +53,7 @@ class ObjectStream:
         for oid in sorted(self.chain.changed_objects_of_last_block()):
             obj = objects.get(oid)
             if obj is not None:
-                self.file.write(orjson.dumps(obj) + b"\n")
+                self.file.write(orjson.dumps(with_wire_times(obj)) + b"\n")
 
     def flush(self) -> None:
         self.file.flush()

@@ -47,14 +47,17 @@ from nodeapi.applied import AppliedBlock
 from nodeapi.chain import authority as auth
 from nodeapi.chain import schedule
 from nodeapi.chain.blocklog import BlockLogError
-from nodeapi.chain.errors import InvalidBlock, MerkleRootMismatch
+from nodeapi.chain.errors import InvalidBlock
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.numbering import OperationNumbering, applied_operations
+from nodeapi.chain.recent import RecentTransactions
 from nodeapi.chain.state import ObjectStore
 from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_context
-from nodeapi.chain.validation import check_block_form, check_block_limits
+from nodeapi.chain.validation import check_block_form, check_block_limits, check_merkle_root
 from nodeapi.errors import NodeAPIError, ProtocolError
-from nodeapi.protocol.block import block_header_bytes, block_id, block_signing_digest, merkle_root
+from nodeapi.protocol.block import (
+    block_header_bytes, block_id_of_header, block_signing_digest, header_time, merkle_root,
+    signing_digest_of_header)
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
 
@@ -63,17 +66,6 @@ def processed(trx: dict, results: list) -> dict:
     """The processed transaction graphene puts in a block: ``trx`` (wire
     JSON signed transaction) with ``operation_results`` = ``results``."""
     return dict(trx, operation_results=list(results))
-
-
-def check_merkle_root(block: dict, prefix: str) -> None:
-    """Raise :class:`MerkleRootMismatch` unless ``block``'s
-    ``transaction_merkle_root`` is :func:`nodeapi.protocol.block.merkle_root`
-    of its ``transactions`` (graphene ``_apply_block``'s first check)."""
-    computed = merkle_root(block["transactions"], prefix)
-    if computed != block["transaction_merkle_root"]:
-        raise MerkleRootMismatch(
-            f"Transaction merkle root mismatch: block has "
-            f"{block['transaction_merkle_root']}, its transactions give {computed}")
 
 
 class BlockApplier:
@@ -103,9 +95,10 @@ class BlockApplier:
         self.genesis = genesis
         self.block_log = block_log
         self.prefix = genesis.address_prefix
+        self.start = genesis.initial_timestamp  # seconds, read once
         self.numbering = numbering
         self.summary = summary
-        self.recent = recent
+        self.recent = RecentTransactions(recent)
         self.changed_last: set = set()
 
     @property
@@ -117,8 +110,9 @@ class BlockApplier:
         return apply_transaction(ctx, trx, check_sigs, self.genesis.chain_id, self.summary,
                                  self.recent.__contains__)
 
-    def _apply_block_trxs(self, block: dict, check_sigs: bool, compare: bool) -> list:
-        """Apply every transaction of ``block`` (in the open block session);
+    def _apply_block_trxs(self, block: dict, ts: int, check_sigs: bool, compare: bool) -> list:
+        """Apply every transaction of ``block`` (timestamp ``ts`` seconds, in
+        the open block session);
         returns ``[(trx, packed, trx_id, exp, results, vops_by_op)]`` with
         the results applying produced and the virtual operations of each
         operation.  With ``compare``, a transaction
@@ -126,11 +120,10 @@ class BlockApplier:
         docstring: graphene does not compare them either)."""
         records = []
         trxs = block["transactions"]
-        block_time = parse_time(block["timestamp"]) if trxs else None
         for num, trx in enumerate(trxs):
-            ctx = new_context(self.state, self.prefix, self.summary, block_time)
+            ctx = new_context(self.state, self.prefix, self.summary, ts)
             packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
-            self.recent[trx_id] = exp
+            self.recent.add(trx_id, exp)
             records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
             if compare:
                 self._compare_results(trx, results, num, trx_id)
@@ -157,22 +150,19 @@ class BlockApplier:
                 trx_id=trx_id, stated=stated, applied=results,
                 log_event="block_results_differ")
 
-    def _finish_block(self, block: dict, bid: str, records: list, replay: bool) -> AppliedBlock:
-        """Update the global objects and bookkeeping for an applied block;
-        returns its :class:`AppliedBlock` (logging and notifying are the
-        caller's)."""
+    def _finish_block(self, block: dict, ts: int, bid: str, records: list,
+                      replay: bool) -> AppliedBlock:
+        """Update the global objects and bookkeeping for an applied block
+        (timestamp ``ts`` seconds, id ``bid``); returns its
+        :class:`AppliedBlock` (logging and notifying are the caller's)."""
         state = self.state
         num = self._head_num + 1
-        ts = parse_time(block["timestamp"])
         self.summary[num & 0xFFFF] = bid  # graphene create_block_summary
         # virtual operations made outside transactions (expired-order
         # cancels, operations of proposals executed at expiry)
-        block_vops = schedule.update_global_objects(state, self.genesis.initial_timestamp,
-                                                    block, bid, self.prefix, self.summary)
-        recent = self.recent
-        if recent:
-            for trx_id in [k for k, exp in recent.items() if exp <= ts]:
-                del recent[trx_id]
+        block_vops = schedule.update_global_objects(state, self.start, block, ts, bid,
+                                                    self.prefix, self.summary)
+        self.recent.expire(ts)
         ops = applied_operations(records, num, self.numbering, block_vops or ())
         self.changed_last = state.reset_changed()
         return AppliedBlock(num, bid, block, ts, ops, replay)
@@ -196,7 +186,7 @@ class BlockApplier:
         :raises InvalidBlock: ``when`` is not after the head block, the
             witness is not scheduled for that slot, or ``key`` is not its
             signing key."""
-        state, start = self.state, self.genesis.initial_timestamp
+        state, start = self.state, self.start
         slot = schedule.slot_at_time(state, start, when)
         if slot == 0:
             raise InvalidBlock(f"Time {format_time(when)} is not after the head block")
@@ -266,7 +256,7 @@ class BlockApplier:
                 postponed += 1
                 continue
             state.commit()
-            self.recent[trx_id] = exp
+            self.recent.add(trx_id, exp)
             records.append((ptrx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
             kept.append(trx_id)
             total += size
@@ -283,20 +273,21 @@ class BlockApplier:
         }
         block["witness_signature"] = auth.sign_digest(block_signing_digest(block), key)
         block["transactions"] = transactions
-        bid = block_id(block)
-        return block, self._finish_block(block, bid, records, False), kept
+        bid = block_id_of_header(block_header_bytes(block))
+        return block, self._finish_block(block, ts, bid, records, False), kept
 
     # -- bookkeeping -----------------------------------------------------------------
 
     def _save_bookkeeping(self) -> tuple:
         """The chain's bookkeeping outside the ObjectStore that applying a
-        block changes (recent transaction ids, the block summary slot, the
-        1.11 and 2.9 counters, the last changed ids), for
-        :meth:`_undo_block`."""
+        block changes (the block summary slot, the 1.11 and 2.9 counters,
+        the last changed ids; the recent transactions record their own
+        changes), for :meth:`_undo_block`."""
         slot = (self._head_num + 1) & 0xFFFF
         numbering = self.numbering
-        return (dict(self.recent), slot, self.summary.get(slot), numbering.next_op,
-                numbering.next_ath, self.changed_last)
+        self.recent.begin_block()
+        return (slot, self.summary.get(slot), numbering.next_op, numbering.next_ath,
+                self.changed_last)
 
     def _undo_block(self, saved: tuple) -> None:
         """Roll back the open block session and restore the bookkeeping
@@ -304,10 +295,8 @@ class BlockApplier:
         self.state.rollback()
         self.state.reset_changed()
         numbering = self.numbering
-        (recent, slot, summary, numbering.next_op, numbering.next_ath,
-         self.changed_last) = saved
-        self.recent.clear()
-        self.recent.update(recent)
+        (slot, summary, numbering.next_op, numbering.next_ath, self.changed_last) = saved
+        self.recent.undo_block()
         if summary is None:
             self.summary.pop(slot, None)
         else:
@@ -328,19 +317,22 @@ class BlockApplier:
 
     # -- applying ----------------------------------------------------------------------
 
-    def check_pushed(self, block: dict, now: float) -> None:
+    def check_pushed(self, block: dict, now: float) -> tuple:
         """Validate a block from a peer before anything is applied
-        (``Chain.push_block``; ``now``: local wall-clock seconds).
+        (``Chain.push_block``; ``now``: local wall-clock seconds); returns
+        ``(timestamp seconds, block id)`` for :meth:`apply` (the header is
+        packed once, here).
 
         :raises MalformedBlock: ``block`` is not a well-formed signed block
             (:func:`~nodeapi.chain.validation.check_block_form`).
         :raises BlockFromFuture, BlockExtensionsNotEmpty, BlockTooLarge:
             :func:`~nodeapi.chain.validation.check_block_limits`.
         :raises MerkleRootMismatch: ``transaction_merkle_root`` is not the
-            root of the processed transactions (:func:`check_merkle_root`).
+            root of the processed transactions
+            (:func:`~nodeapi.chain.validation.check_merkle_root`).
         :raises InvalidBlock: link, slot, witness, signature."""
-        state, prefix, start = self.state, self.prefix, self.genesis.initial_timestamp
-        ts, size = check_block_form(block, prefix)
+        state, prefix, start = self.state, self.prefix, self.start
+        ts, size, header = check_block_form(block, prefix)
         check_block_limits(block, ts, size, state.objects["2.0.0"]["parameters"], now)
         head_id = state.objects["2.1.0"]["head_block_id"]
         if block["previous"] != head_id:
@@ -351,13 +343,18 @@ class BlockApplier:
         if schedule.scheduled_witness(state, slot) != block["witness"]:
             raise InvalidBlock(f"Witness {block['witness']} is not scheduled for that slot")
         signing = state.objects[block["witness"]]["signing_key"]
-        signer = auth.recover_key(block["witness_signature"], block_signing_digest(block), prefix)
+        signer = auth.recover_key(block["witness_signature"], signing_digest_of_header(header),
+                                  prefix)
         if signer != signing:
             raise InvalidBlock(f"Block signed by {signer}, not by {signing}")
         check_merkle_root(block, prefix)
+        return ts, block_id_of_header(header)
 
-    def apply(self, block: dict, check_sigs: bool, replay: bool) -> AppliedBlock:
-        """Apply ``block`` in its own session, write it to the block log
+    def apply(self, block: dict, check_sigs: bool, replay: bool,
+              checked: tuple | None = None) -> AppliedBlock:
+        """Apply ``block`` (``checked``: what :meth:`check_pushed` returned
+        for it, else its header is packed here) in its own session, write it
+        to the block log
         (unless ``replay``: it comes from there) and commit; returns its
         :class:`AppliedBlock` (the caller notifies).  On any failure nothing
         stays applied and the error is raised; during a replay, an error
@@ -368,8 +365,12 @@ class BlockApplier:
         saved = self._save_bookkeeping()
         self.state.begin()
         try:
-            records = self._apply_block_trxs(block, check_sigs, compare=not replay)
-            applied = self._finish_block(block, block_id(block), records, replay)
+            if checked is None:
+                header = block_header_bytes(block)
+                checked = (header_time(header), block_id_of_header(header))
+            ts, bid = checked
+            records = self._apply_block_trxs(block, ts, check_sigs, compare=not replay)
+            applied = self._finish_block(block, ts, bid, records, replay)
             if not replay:
                 self._append_to_log(block, applied)
         except BaseException as exc:

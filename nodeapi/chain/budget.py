@@ -28,7 +28,6 @@ Witness pay out of ``witness_budget`` happens per block
 from nodeapi.chain.balances import adjust_supply
 from nodeapi.chain.evaluators.worker import pay_workers
 from nodeapi.protocol.config import CORE_ASSET
-from nodeapi.protocol.times import format_time, parse_time
 
 CYCLE_RATE = 17
 CYCLE_RATE_BITS = 32
@@ -41,7 +40,7 @@ def process_budget(state, now: int) -> dict:
     dgp = state.objects["2.1.0"]
     core = state.objects["1.3.0"]
     core_dd = state.objects["2.3.0"]
-    time_to_maint = parse_time(dgp["next_maintenance_time"]) - now
+    time_to_maint = dgp["next_maintenance_time"] - now
     interval = int(params["block_interval"])
     blocks_to_maint = (time_to_maint + interval - 1) // interval
     max_supply = int(core["options"]["max_supply"])
@@ -53,7 +52,7 @@ def process_budget(state, now: int) -> dict:
            "total_budget": 0, "witness_budget": 0, "worker_budget": 0,
            "leftover_worker_funds": 0, "supply_delta": 0, "max_supply": max_supply,
            "current_supply": 0}
-    last = parse_time(dgp["last_budget_time"])
+    last = dgp["last_budget_time"]
     if last != 0 and now > last:
         dt = now - last
         rec["time_since_last_budget"] = dt
@@ -75,7 +74,7 @@ def process_budget(state, now: int) -> dict:
     dd["accumulated_fees"] = 0
     dgp = state.modify("2.1.0")
     dgp["witness_budget"] = witness_budget
-    dgp["last_budget_time"] = format_time(now)
+    dgp["last_budget_time"] = now
     rec["current_supply"] = dd["current_supply"]
-    state.create("2.13", {"time": format_time(now), "record": rec})
+    state.create("2.13", {"time": now, "record": rec})
     return rec

@@ -7,7 +7,8 @@ libraries/chain/db_block.cpp (``push_transaction``, ``_apply_transaction``,
 in :mod:`nodeapi.chain.validation`; the witness schedule, slot arithmetic and
 the per-block update of the global objects in :mod:`nodeapi.chain.schedule`;
 the chunked replay driver in :mod:`nodeapi.chain.replay`; applying one
-transaction in :mod:`nodeapi.chain.transactions`; block production,
+transaction in :mod:`nodeapi.chain.transactions`; the pending transactions
+in :mod:`nodeapi.chain.pending` (:attr:`Chain.pending`); block production,
 application and logging in :mod:`nodeapi.chain.blocks` (the chain's
 :class:`~nodeapi.chain.blocks.BlockApplier`).
 
@@ -34,16 +35,13 @@ from nodeapi.applied import AppliedBlock
 from nodeapi.chain import schedule
 from nodeapi.chain.blocks import BlockApplier
 from nodeapi.chain.debug_updates import apply_debug_update
-from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.genesis import DEFAULT_STATISTICS_TYPE, init_genesis
 from nodeapi.chain.numbering import OperationNumbering
+from nodeapi.chain.pending import PendingTransactions
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.state import ObjectStore
-from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_context
-from nodeapi.chain.validation import received_transaction
 from nodeapi.protocol.fee_schedule import required_fees
 from nodeapi.protocol.operations import canonical_operation
-from nodeapi.protocol.times import parse_time
 
 
 class WallClock:
@@ -67,6 +65,9 @@ class Chain:
     :param clock: an ``IReactorTime`` (the node's reactor): local wall time
         for peer blocks and replay progress; :class:`WallClock` when None.
 
+    :ivar pending: the
+        :class:`~nodeapi.chain.pending.PendingTransactions` (under one undo
+        session of :attr:`state`).
     :ivar blocks: the :class:`~nodeapi.chain.blocks.BlockApplier` that
         produces and applies the blocks, over :attr:`state` and the chain's
         bookkeeping.
@@ -93,14 +94,13 @@ class Chain:
         self.state = init_genesis(genesis, statistics_type)
         self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
-        self._pending: list = []  # [(trx, packed, trx_id)]
-        self._pending_ids: set = set()
+        self.pending = PendingTransactions(self.chain_id, self.address_prefix, self._summary,
+                                           self._recent)
         # 1.11.M and 2.9.N counters; the per-account 2.9 figures live in the
         # statistics objects (nodeapi.chain.numbering)
         self._numbering = OperationNumbering(
             lambda account: self.state.modify(self.state.objects[account]["statistics"]))
         self._consumers: list = []
-        self._pending_observers: list = []
         self._block_observers: list = []
         self.blocks = self._block_applier()
         self.state.begin()
@@ -142,7 +142,7 @@ class Chain:
 
     @property
     def head_block_time(self) -> int:
-        return parse_time(self.dgp["time"])
+        return self.dgp["time"]
 
     @property
     def block_interval(self) -> int:
@@ -176,10 +176,10 @@ class Chain:
 
     def add_pending_observer(self, fn) -> None:
         """``fn(trx dict)`` for each newly accepted pending transaction."""
-        self._pending_observers.append(fn)
+        self.pending.observers.append(fn)
 
     def remove_pending_observer(self, fn) -> None:
-        self._pending_observers.remove(fn)
+        self.pending.observers.remove(fn)
 
     def add_block_observer(self, fn) -> None:
         """``fn(AppliedBlock)`` after each applied block (API callbacks)."""
@@ -210,14 +210,6 @@ class Chain:
 
     # -- transactions ----------------------------------------------------------
 
-    def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool):
-        """:func:`~nodeapi.chain.transactions.apply_transaction` against this
-        chain and its pending transactions; returns ``(packed, trx_id,
-        expiration, results)``."""
-        return apply_transaction(
-            ctx, trx, check_sigs, self.chain_id, self._summary,
-            lambda trx_id: trx_id in self._recent or trx_id in self._pending_ids)
-
     def push_transaction(self, trx: dict) -> dict:
         """Validate ``trx`` (wire JSON) against the pending state and queue it;
         raises a ChainError subclass (or a ProtocolError naming a field that
@@ -226,11 +218,19 @@ class Chain:
         numeric-string operation tags become integers).  Returns that
         processed transaction (plus ``operation_results``); pending
         observers are called with it."""
-        trx = self._received(trx)
-        results = self._queue(trx)
-        for fn in list(self._pending_observers):
-            fn(trx)
-        return dict(trx, operation_results=results)
+        return self.pending.push(self.state, trx)
+
+    def validate_transaction(self, trx: dict) -> dict:
+        """Apply ``trx`` to the pending state as :meth:`push_transaction`
+        would (read the same way first), then undo it (graphene
+        ``database::validate_transaction``); raises the same errors.
+        Returns the processed transaction."""
+        return self.pending.validate(self.state, trx)
+
+    @property
+    def pending_transactions(self) -> list:
+        """The queued transactions in arrival order."""
+        return self.pending.transactions
 
     def debug_update(self, update: dict) -> str:
         """Apply a debug update (:mod:`nodeapi.chain.debug_updates`) to the
@@ -250,63 +250,15 @@ class Chain:
         finally:
             self._restore_pending(pending)
 
-    def _received(self, trx: dict) -> dict:
-        """``trx`` as the chain holds it
-        (:func:`~nodeapi.chain.validation.received_transaction`)."""
-        return received_transaction(trx, self.address_prefix,
-                                    self.state.objects["2.0.0"]["parameters"])
-
-    def validate_transaction(self, trx: dict) -> dict:
-        """Apply ``trx`` to the pending state as :meth:`push_transaction`
-        would (read the same way first), then undo it (graphene
-        ``database::validate_transaction``); raises the same errors.
-        Returns the processed transaction."""
-        trx = self._received(trx)
-        ctx = new_context(self.state, self.address_prefix)
-        changed = set(self.state.changed)
-        self.state.begin()
-        try:
-            results = self._apply_trx(trx, ctx, True)[3]
-        finally:
-            self.state.rollback()
-            self.state.changed = changed
-        return dict(trx, operation_results=results)
-
-    def _queue(self, trx: dict) -> list:
-        ctx = new_context(self.state, self.address_prefix, self._summary)
-        packed, trx_id, _exp, results = self._apply_trx(trx, ctx, True)
-        self._pending.append((trx, packed, trx_id))
-        self._pending_ids.add(trx_id)
-        return results
-
-    @property
-    def pending_transactions(self) -> list:
-        """The queued transactions in arrival order."""
-        return [p[0] for p in self._pending]
-
     # -- blocks ----------------------------------------------------------------
 
     def _take_pending(self) -> list:
-        """Roll back the pending session; returns the pending transactions."""
-        pending, self._pending = self._pending, []
-        self._pending_ids = set()
-        self.state.rollback()
-        self.state.reset_changed()
-        return pending
+        """:meth:`PendingTransactions.take` of the chain's state."""
+        return self.pending.take(self.state)
 
     def _restore_pending(self, pending: list) -> None:
-        """Reopen the pending session and re-validate ``pending``, dropping
-        the ones no longer valid (graphene ``_popped_tx`` / pending replay)."""
-        self.state.begin()
-        for trx, _packed, trx_id in pending:
-            try:
-                self._queue(trx)
-            except REJECTIONS as exc:
-                self.log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=trx_id,
-                               error=str(exc))
-            except Exception:
-                self.log.failure("Dropped pending transaction {trx_id}: unexpected error",
-                                 trx_id=trx_id)
+        """:meth:`PendingTransactions.restore` into the chain's state."""
+        self.pending.restore(self.state, pending)
 
     def generate_block(self, when: int, witness_id: str, key) -> dict:
         """Build, sign, apply and log a block at slot time ``when`` (seconds)
@@ -341,16 +293,17 @@ class Chain:
         the failing transaction's ChainError.  The ``operation_results`` in
         the block are not compared with what applying produces, as in
         graphene (:mod:`nodeapi.chain.blocks`)."""
-        self.blocks.check_pushed(block, self.wall_time() if now is None else now)
+        checked = self.blocks.check_pushed(block, self.wall_time() if now is None else now)
         pending = self._take_pending()
         try:
-            applied = self._apply_block(block, check_sigs=True, replay=False)
+            applied = self._apply_block(block, check_sigs=True, replay=False, checked=checked)
         finally:
             self._restore_pending(pending)
         return applied
 
-    def _apply_block(self, block: dict, check_sigs: bool, replay: bool) -> AppliedBlock:
-        applied = self.blocks.apply(block, check_sigs, replay)
+    def _apply_block(self, block: dict, check_sigs: bool, replay: bool,
+                     checked: tuple | None = None) -> AppliedBlock:
+        applied = self.blocks.apply(block, check_sigs, replay, checked)
         self._notify(applied)
         return applied
 

@@ -42,9 +42,11 @@ from nodeapi.errors import NodeAPIError
 #: account_history operation records are deflated, nodeapi.history.oprecord;
 #: 3: they carry their entries, the lookups are rows of kept operations;
 #: 4: virtual operations are numbered after the operation that raised them,
-#: nodeapi.chain.numbering, so the 1.11 and 2.9 ids of a replay differ);
+#: nodeapi.chain.numbering, so the 1.11 and 2.9 ids of a replay differ;
+#: 5: chain objects keep their times as integer seconds,
+#: nodeapi.protocol.wire ``TIME_FIELDS``);
 #: a checkpoint of another format is skipped (a full replay).
-FORMAT = 4
+FORMAT = 5
 MAGIC = "nodeapi-checkpoint"
 SUFFIX = ".ckpt"
 _NAME = re.compile(r"^checkpoint-(\d{10})\.ckpt$")

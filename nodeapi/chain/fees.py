@@ -40,7 +40,6 @@ witness pay) is :mod:`nodeapi.chain.maintenance`'s.
 from nodeapi.chain.balances import adjust_supply
 from nodeapi.protocol.asset import percent_of
 from nodeapi.protocol.config import BLOCKCHAIN_ACCOUNTS, CORE_ASSET
-from nodeapi.protocol.times import parse_time
 from nodeapi.chain.vesting import deposit_lazy_vesting
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS, schedule_entry
@@ -111,7 +110,7 @@ def _pay_out(state, account_id: str, total: int, require_vesting: bool, now: int
         return
     acc = state.objects[account_id]
     referrer = state.objects[acc["referrer"]]
-    if now > parse_time(referrer["membership_expiration_date"]):  # basic account
+    if now > referrer["membership_expiration_date"]:  # basic account
         acc = state.modify(account_id)
         acc["referrer"] = acc["lifetime_referrer"]
     network = percent_of(total, int(acc["network_fee_percentage"]))

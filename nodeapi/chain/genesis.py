@@ -17,9 +17,9 @@ import attr
 
 from nodeapi.chain.state import ObjectStore
 from nodeapi.protocol.config import (
-    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, NULL_ACCOUNT,
-    PROXY_TO_SELF_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
-from nodeapi.protocol.times import EPOCH_WIRE_TIME as EPOCH, MAX_WIRE_TIME, format_time, parse_time
+    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, MAX_TIME,
+    NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
+from nodeapi.protocol.times import parse_time
 
 DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
 ALL_SLOTS_FILLED = (1 << 128) - 1
@@ -122,12 +122,12 @@ def new_account(
         "removed_ops": 0, "total_core_in_orders": 0, "total_core_inactive": 0,
         "total_core_pob": 0, "total_core_pol": 0, "total_pob_value": 0, "total_pol_value": 0,
         "core_in_balance": 0, "has_cashback_vb": False, "is_voting": False,
-        "last_vote_time": EPOCH, "vp_all": 0, "vp_active": 0, "vp_committee": 0,
-        "vp_witness": 0, "vp_worker": 0, "vote_tally_time": EPOCH,
+        "last_vote_time": 0, "vp_all": 0, "vp_active": 0, "vp_committee": 0,
+        "vp_witness": 0, "vp_worker": 0, "vote_tally_time": 0,
         "lifetime_fees_paid": 0, "pending_fees": 0, "pending_vested_fees": 0,
     })
     return state.create("1.2", {
-        "membership_expiration_date": EPOCH,
+        "membership_expiration_date": 0,
         "registrar": registrar,
         "referrer": referrer,
         "lifetime_referrer": referrer if lifetime_referrer is None else lifetime_referrer,
@@ -152,14 +152,14 @@ def new_account(
         "top_n_control_flags": 0,
         "annotations": [],
         "creation_block_num": block_num,
-        "creation_time": format_time(when),
+        "creation_time": when,
     })
 
 
 def make_lifetime_member(state: ObjectStore, account_id: str) -> dict:
     """graphene ``account_upgrade_evaluator`` for lifetime membership."""
     acc = state.modify(account_id)
-    acc["membership_expiration_date"] = MAX_WIRE_TIME
+    acc["membership_expiration_date"] = MAX_TIME
     acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = account_id
     acc["lifetime_referrer_fee_percentage"] = GRAPHENE_100_PERCENT - acc["network_fee_percentage"]
     return acc
@@ -183,7 +183,7 @@ def init_genesis(genesis: Genesis,
         assert acc["id"] == aid
         acc = state.modify(acc["id"])
         acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = acc["id"]
-        acc["membership_expiration_date"] = MAX_WIRE_TIME
+        acc["membership_expiration_date"] = MAX_TIME
     # db_genesis.cpp "Create initial accounts": an account_create with the
     # temp account as registrar and the default referrer (the committee
     # account, whose lifetime referrer it is), then account_upgrade for a
@@ -216,7 +216,7 @@ def init_genesis(genesis: Genesis,
         "dynamic_asset_data_id": "2.3.0",
         # db_genesis.cpp: genesis assets are of block 0 at the initial timestamp
         "creation_block_num": 0,
-        "creation_time": format_time(t0),
+        "creation_time": t0,
     })
     state.create("2.3", {"current_supply": supply, "confidential_supply": 0,
                          "accumulated_fees": 0, "accumulated_collateral_fees": 0,
@@ -256,11 +256,11 @@ def init_genesis(genesis: Genesis,
     state.create("2.1", {
         "head_block_number": 0,
         "head_block_id": "0" * 40,
-        "time": format_time(t0),
+        "time": t0,
         "current_witness": "1.6.0",
-        "next_maintenance_time": format_time((t0 // interval + 1) * interval),
-        "last_vote_tally_time": format_time(t0),
-        "last_budget_time": EPOCH,
+        "next_maintenance_time": (t0 // interval + 1) * interval,
+        "last_vote_tally_time": t0,
+        "last_budget_time": 0,
         "witness_budget": 0,
         "total_pob": 0,
         "total_inactive": 0,
@@ -280,6 +280,6 @@ def init_genesis(genesis: Genesis,
         asset = state.asset_by_symbol[bal["asset_symbol"]]
         state.create("1.15", {"owner": bal["owner"],
                               "balance": {"amount": int(bal["amount"]), "asset_id": asset},
-                              "last_claim_date": EPOCH})
+                              "last_claim_date": 0})
     state.reset_changed()
     return state

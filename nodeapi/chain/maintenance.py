@@ -45,7 +45,6 @@ from nodeapi.chain.special_authority import create_buyback_orders, update_top_n_
 from nodeapi.chain.fees import process_fees, unscale_account_fee
 from nodeapi.chain.votes import tally_votes
 from nodeapi.protocol.config import COMMITTEE_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, WITNESS_ACCOUNT
-from nodeapi.protocol.times import format_time, parse_time
 
 _DEFAULT_MIN_COUNT = 11  # GRAPHENE_DEFAULT_MIN_WITNESS_COUNT / _COMMITTEE_COUNT
 
@@ -134,7 +133,7 @@ def next_maintenance_time(state, now: int, block_num: int) -> int:
     """Step 3's ``next_maintenance_time`` (graphene
     ``perform_chain_maintenance``)."""
     interval = int(state.objects["2.0.0"]["parameters"]["maintenance_interval"])
-    nxt = parse_time(state.objects["2.1.0"]["next_maintenance_time"])
+    nxt = state.objects["2.1.0"]["next_maintenance_time"]
     if nxt > now:
         return nxt
     if block_num == 1:
@@ -168,8 +167,8 @@ def perform_chain_maintenance(state, now: int, block_num: int, ctx=None) -> None
     unscale_account_fee(state)
     apply_pending_parameters(state)
     dgp = state.modify("2.1.0")
-    dgp["next_maintenance_time"] = format_time(next_maintenance_time(state, now, block_num))
-    dgp["last_vote_tally_time"] = format_time(now)
+    dgp["next_maintenance_time"] = next_maintenance_time(state, now, block_num)
+    dgp["last_vote_tally_time"] = now
     dgp["accounts_registered_this_interval"] = 0
     if ctx is not None:
         process_bitassets(ctx)

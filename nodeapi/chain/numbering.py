@@ -34,7 +34,7 @@ Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
 """
 
 from nodeapi.applied import AccountHistoryEntry, AppliedOperation
-from nodeapi.protocol.ids import ObjectId
+from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.impacted import fee_payer, impacted_accounts
 
 _ACCOUNT_CREATE = 5
@@ -42,8 +42,9 @@ _ACCOUNT_CREATE = 5
 
 def instance_key(oid: str) -> int:
     """Sort key of account ids: the instance of ``"1.2.x"`` (graphene
-    orders ``flat_set<account_id_type>`` by instance)."""
-    return ObjectId.parse(oid).instance
+    orders ``flat_set<account_id_type>`` by instance; the ids are those of
+    applied operations, checked when they were validated)."""
+    return instance_number(oid)
 
 
 def impacted_of(op: list, payer: str) -> tuple:
@@ -79,7 +80,7 @@ def number_entries(accounts: tuple, next_n: int, stats_of) -> tuple:
     for account in accounts:
         stats = stats_of(account)
         sequence = int(stats["total_ops"]) + 1
-        previous = ObjectId.parse(stats["most_recent_op"]).instance if sequence > 1 else 0
+        previous = instance_number(stats["most_recent_op"]) if sequence > 1 else 0
         entries.append(AccountHistoryEntry(n, account, sequence, previous))
         stats["most_recent_op"] = f"2.9.{n}"
         stats["total_ops"] = sequence
@@ -90,14 +91,28 @@ def number_entries(accounts: tuple, next_n: int, stats_of) -> tuple:
 class OperationNumbering:
     """The two counters: ``next_op`` (M of the next ``1.11.M``) and
     ``next_ath`` (N of the next ``2.9.N``); ``stats_of`` as in
-    :func:`number_entries`."""
+    :func:`number_entries` (a writable copy of the account's statistics,
+    taken once per account while one block's operations are numbered:
+    :func:`applied_operations`)."""
 
-    __slots__ = ("next_op", "next_ath", "stats_of")
+    __slots__ = ("next_op", "next_ath", "stats_of", "_written")
 
     def __init__(self, stats_of, next_op: int = 0, next_ath: int = 0) -> None:
         self.stats_of = stats_of
         self.next_op = next_op
         self.next_ath = next_ath
+        self._written: dict = {}  # account -> its statistics copy, within one block
+
+    def block_done(self) -> None:
+        """Forget the statistics copies of the block just numbered (the next
+        change of those objects copies them again)."""
+        self._written.clear()
+
+    def _stats(self, account: str):
+        stats = self._written.get(account)
+        if stats is None:
+            stats = self._written[account] = self.stats_of(account)
+        return stats
 
     def applied(self, op: list, result: list, block_num: int, trx_in_block: int,
                 op_in_trx: int, virtual_op: int, is_virtual: bool,
@@ -107,7 +122,7 @@ class OperationNumbering:
         payer = fee_payer(op)
         impacted = impacted_of(op, payer)
         entries, self.next_ath = number_entries(history_accounts(op, result, impacted),
-                                                self.next_ath, self.stats_of)
+                                                self.next_ath, self._stats)
         applied = AppliedOperation(self.next_op, op, result, block_num, trx_in_block,
                                    op_in_trx, virtual_op, is_virtual, trx_id, payer,
                                    impacted, entries)
@@ -126,7 +141,19 @@ def applied_operations(records: list, block_num: int, numbering: OperationNumber
         (:meth:`~nodeapi.chain.evaluators.context.ApplyContext.virtual_ops_by_operation`).
     :param block_vops: ``[(op, result)]`` generated outside transactions
         (what :func:`nodeapi.chain.schedule.update_global_objects` returns),
-        recorded with the transaction id all zeros, as graphene does."""
+        recorded with the transaction id all zeros, as graphene does.
+
+    Each account's statistics are copied once for the whole block (the
+    copy is the store's object only while these operations are numbered,
+    with nothing else running)."""
+    try:
+        return _numbered(records, block_num, numbering, block_vops)
+    finally:
+        numbering.block_done()
+
+
+def _numbered(records: list, block_num: int, numbering: OperationNumbering,
+              block_vops) -> tuple:
     ops = []
     for trx_in_block, (trx, _p, trx_id, _e, results, vops_by_op) in enumerate(records):
         for op_in_trx, (op, result, vops) in enumerate(zip(trx["operations"], results,

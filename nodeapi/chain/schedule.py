@@ -49,7 +49,6 @@ from nodeapi.chain.market.upkeep import (
     clear_expired_force_settlements, update_core_exchange_rates, update_expired_feeds)
 from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permissions
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED
-from nodeapi.protocol.times import parse_time
 from nodeapi.chain.maintenance import perform_chain_maintenance
 from nodeapi.chain.vesting import deposit_lazy_vesting
 
@@ -75,7 +74,7 @@ def slot_time(state, initial_timestamp: int, slot: int) -> int:
     dgp = state.objects["2.1.0"]
     if dgp["head_block_number"] == 0:
         return initial_timestamp + slot * interval
-    head = parse_time(dgp["time"])
+    head = dgp["time"]
     if dgp["dynamic_flags"] & MAINTENANCE_FLAG:
         slot += int(state.objects["2.0.0"]["parameters"]["maintenance_skip_slots"])
     return head - head % interval + slot * interval
@@ -123,7 +122,7 @@ def update_witness_schedule(state) -> None:
     active = state.objects["2.0.0"]["active_witnesses"]
     if dgp["head_block_number"] % len(active) == 0:
         state.modify("2.12.0")["current_shuffled_witnesses"] = shuffle_witnesses(
-            active, parse_time(dgp["time"]))
+            active, dgp["time"])
 
 
 def _count_missed(state, slot: int) -> int:
@@ -170,9 +169,10 @@ def _pay_signing_witness(state, witness_id: str, now: int) -> None:
         state.modify(witness_id)["pay_vb"] = new_vb
 
 
-def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
+def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, bid: str,
                           prefix: str = "TEST", block_summary: dict | None = None) -> list:
-    """Advance the head to ``block`` (wire JSON, id ``bid``) in ``state``'s
+    """Advance the head to ``block`` (wire JSON, timestamp ``ts`` seconds,
+    id ``bid``) in ``state``'s
     open session (module docstring order): missed slots, head
     number/id/time, current witness and ``current_aslot``,
     ``recent_slots_filled`` and ``recently_missed_count``, the signing
@@ -189,26 +189,27 @@ def update_global_objects(state, initial_timestamp: int, block: dict, bid: str,
     ``[(op, result)]`` (graphene pushes them after the block's transactions:
     ``trx_in_block`` = number of transactions, ``op_in_trx`` 0)."""
     num = state.objects["2.1.0"]["head_block_number"] + 1
-    ts = parse_time(block["timestamp"])
-    maintenance = ts >= parse_time(state.objects["2.1.0"]["next_maintenance_time"])
+    maintenance = ts >= state.objects["2.1.0"]["next_maintenance_time"]
     missed = _count_missed(state, slot_at_time(state, initial_timestamp, ts))
-    dgp = state.modify("2.1.0")
-    filled = int(dgp["recent_slots_filled"])
-    filled = (((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0
-    dgp.update({
-        "head_block_number": num, "head_block_id": bid, "time": block["timestamp"],
-        "current_witness": block["witness"], "current_aslot": dgp["current_aslot"] + missed + 1,
-        "recent_slots_filled": str(filled),
-        "recently_missed_count": _recently_missed(dgp["recently_missed_count"], missed, num),
-    })
+    # the signing witness' pay reads and changes only the witness budget,
+    # so 2.1.0 is copied once, after it, with every head field
     _pay_signing_witness(state, block["witness"], ts)
+    old = state.objects["2.1.0"]
+    filled = int(old["recent_slots_filled"])
+    filled = (((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0
+    aslot = old["current_aslot"] + missed + 1
     wit = state.modify(block["witness"])
-    wit["last_aslot"] = dgp["current_aslot"]
+    wit["last_aslot"] = aslot
     wit["last_confirmed_block_num"] = num
     confirmed = sorted(state.objects[w]["last_confirmed_block_num"]
                        for w in state.objects["2.0.0"]["active_witnesses"])
-    state.modify("2.1.0")["last_irreversible_block_num"] = confirmed[
-        (10000 - 7500) * len(confirmed) // 10000]
+    state.modify("2.1.0").update({
+        "head_block_number": num, "head_block_id": bid, "time": ts,
+        "current_witness": block["witness"], "current_aslot": aslot,
+        "recent_slots_filled": str(filled),
+        "recently_missed_count": _recently_missed(old["recently_missed_count"], missed, num),
+        "last_irreversible_block_num": confirmed[(10000 - 7500) * len(confirmed) // 10000],
+    })
     process_tickets(state, ts)
     ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)
     if maintenance:

@@ -1,36 +1,25 @@
-"""The object store: every chain object as a wire-JSON dict, with indexes and
-undo sessions.
+"""The object store: every chain object as a dict in its wire shape, with
+indexes and undo sessions.
 
 Objects are stored under their id string (``"1.2.6"``) as dicts in graphene's
-exact wire shapes (what ``get_objects`` returns).  Readers must treat them as
+exact wire shapes (what ``get_objects`` returns), except that their times
+(``fc::time_point_sec``) are integer seconds: the wire form is made where
+objects leave the node (:data:`nodeapi.protocol.wire.TIME_FIELDS`).  Readers must treat them as
 read-only; writers go through :meth:`ObjectStore.create`,
 :meth:`ObjectStore.modify` and :meth:`ObjectStore.remove` so that indexes and
 undo stay right.  ``modify`` is copy-on-write one level deep: an evaluator that
 changes a nested container (e.g. ``options``) assigns a new one instead of
 mutating the old.
 
-Indexes (all read-only for callers):
-
-- ``account_by_name``: name -> ``1.2.N``
-- ``asset_by_symbol``: symbol -> ``1.3.N``
-- ``balance_by_owner``: account id -> {asset id -> ``2.5.N``}
-  (graphene ``account_balance_index`` by_account_asset)
-- ``holders_by_asset``: asset id -> {account id -> ``2.5.N``}
-- ``witness_by_account``: account id -> ``1.6.N``
-- ``committee_member_by_account``: account id -> ``1.5.N``
-- ``key_references``: public key string -> set of account ids using it in
-  owner/active/memo (graphene ``account_member_index``)
-- ``orders_by_seller``: account id -> set of ``1.7.N``
-- ``orders_by_market``: (sell asset id, receive asset id) -> set of ``1.7.N``
-- ``genesis_balances_by_owner``: address -> set of ``1.15.N``
-- ``withdraw_permission_ids``: set of ``1.12.N`` (withdraw permissions)
-- ``htlc_ids``: set of ``1.16.N`` (HTLCs)
-- ``calls_by_asset``: debt asset id -> set of ``1.8.N`` (call orders)
-- ``call_by_borrower``: (borrower, debt asset id) -> ``1.8.N``
-  (graphene ``call_order_index`` by_account)
-- ``settles_by_asset``: asset id -> set of ``1.4.N`` (force settlements)
-- ``bids_by_asset``: debt asset id -> set of ``2.17.N`` (collateral bids)
-- ``by_kind``: ``space.type`` -> set of ids (:meth:`ids_of_type`)
+Indexes (all read-only for callers; what each holds and how it follows
+the objects: :mod:`nodeapi.chain.indexes`): ``account_by_name``,
+``asset_by_symbol``, ``balance_by_owner``, ``holders_by_asset``,
+``witness_by_account``, ``committee_member_by_account``,
+``key_references``, ``orders_by_seller``, ``orders_by_market``,
+``genesis_balances_by_owner``, ``withdraw_permission_ids``, ``htlc_ids``,
+``calls_by_asset``, ``call_by_borrower``, ``settles_by_asset``,
+``bids_by_asset``, ``fee_sharing_balances`` and ``by_kind``
+(:meth:`ObjectStore.ids_of_type`).
 
 ``version`` grows with every change, so an answer computed from the state
 stays right while it is unchanged.
@@ -44,6 +33,7 @@ there is one).  The store also records the ids changed since
 
 
 from nodeapi.chain.errors import UnknownObject
+from nodeapi.chain.indexes import index_object, order_market
 from nodeapi.protocol.asset import invert, value
 from nodeapi.protocol.errors import InvalidObjectId
 from nodeapi.protocol.ids import ObjectId, instance_number
@@ -94,7 +84,7 @@ class ObjectStore:
         self.fee_sharing_balances: dict[tuple, str] = {}  # (owner, asset) -> 1.13
         self.by_kind: dict[str, set] = {}
         self.version = 0  # grows with every change (create, modify, remove, rollback)
-        self._books: dict[tuple, list] = {}  # market -> limit_orders() answer
+        self.books: dict[tuple, list] = {}  # market -> book() answer (nodeapi.chain.indexes)
         self._undo: list[tuple[dict, dict]] = []
         self.changed: set[str] = set()
 
@@ -117,7 +107,10 @@ class ObjectStore:
 
     def ids_of_type(self, prefix: str) -> list[str]:
         """Ids of the kind ``prefix`` (e.g. ``"1.2."``) in instance order."""
-        ids = list(self.by_kind.get(prefix[:-1], ()))
+        found = self.by_kind.get(prefix[:-1])
+        if not found:  # the per-block sweeps ask for kinds most chains lack
+            return []
+        ids = list(found)
         ids.sort(key=instance_number)
         return ids
 
@@ -179,11 +172,11 @@ class ObjectStore:
         until an order of this market changes, then replaces (callers must
         not change it; its identity tells whether the market changed)."""
         market = (sell_asset, receive_asset)
-        orders = self._books.get(market)
+        orders = self.books.get(market)
         if orders is None:
             orders = [self.objects[i] for i in self.orders_by_market.get(market, ())]
             orders.sort(key=lambda o: (value(invert(o["sell_price"])), instance_number(o["id"])))
-            self._books[market] = orders
+            self.books[market] = orders
         return orders
 
     def limit_orders_of(self, account_id: str) -> list[dict]:
@@ -230,30 +223,35 @@ class ObjectStore:
         obj.update(fields)
         self._record(oid)
         self.objects[oid] = obj
-        self._index(obj, True)
+        index_object(self, obj, True)
         return obj
 
     def modify(self, oid: str) -> dict:
-        """A writable (shallow) copy of object ``oid``, already in the store."""
+        """A writable (shallow) copy of object ``oid``, already in the store.
+
+        The copy has the indexed fields of the old version, so the indexes
+        (which hold ids) stay right as they are; only the cached order book
+        holding the old 1.7 object is dropped.  A caller that then changes
+        an indexed field calls :meth:`reindex`."""
         old = self.require(oid)
         self._record(oid)
-        self._index(old, False)
         new = StateObject(old)
         self.objects[oid] = new
-        self._index(new, True)
+        if oid[:4] == "1.7.":
+            self.books.pop(order_market(old), None)
         return new
 
     def reindex(self, obj: dict, old: dict) -> None:
         """Refresh the indexes after changing indexed fields of ``obj`` that
         :meth:`modify` returned (``old`` is the previous version)."""
-        self._index(old, False)
-        self._index(obj, True)
+        index_object(self, old, False)
+        index_object(self, obj, True)
 
     def remove(self, oid: str) -> None:
         """Delete object ``oid``."""
         old = self.require(oid)
         self._record(oid)
-        self._index(old, False)
+        index_object(self, old, False)
         del self.objects[oid]
 
     # -- checkpoints -------------------------------------------------------
@@ -283,7 +281,7 @@ class ObjectStore:
         for oid, fields in objects.items():
             obj = StateObject(fields)
             store.objects[oid] = obj
-            store._index(obj, True)
+            index_object(store, obj, True)
         store.next_instance = dict(next_instance)
         return store
 
@@ -300,12 +298,12 @@ class ObjectStore:
         for oid, old in layer.items():
             cur = self.objects.get(oid)
             if cur is not None:
-                self._index(cur, False)
+                index_object(self, cur, False)
             if old is _MISSING:
                 self.objects.pop(oid, None)
             else:
                 self.objects[oid] = old
-                self._index(old, True)
+                index_object(self, old, True)
         self.next_instance.update(counters)
 
     def commit(self) -> None:
@@ -327,93 +325,3 @@ class ObjectStore:
         """Return the ids changed since the last call and forget them."""
         changed, self.changed = self.changed, set()
         return changed
-
-    # -- indexes -----------------------------------------------------------
-
-    def _index(self, obj: dict, add: bool) -> None:
-        oid = obj["id"]
-        kind = oid[: oid.rfind(".")]
-        if add:
-            self.by_kind.setdefault(kind, set()).add(oid)
-        else:
-            self.by_kind.get(kind, set()).discard(oid)
-        if kind == "1.2":
-            keys = {k for k, _ in obj["owner"]["key_auths"]}
-            keys.update(k for k, _ in obj["active"]["key_auths"])
-            keys.add(obj["options"]["memo_key"])
-            if add:
-                self.account_by_name[obj["name"]] = oid
-                for k in keys:
-                    self.key_references.setdefault(k, set()).add(oid)
-            else:
-                self.account_by_name.pop(obj["name"], None)
-                for k in keys:
-                    refs = self.key_references.get(k)
-                    if refs:
-                        refs.discard(oid)
-        elif kind == "2.5":
-            owner, asset = obj["owner"], obj["asset_type"]
-            if add:
-                self.balance_by_owner.setdefault(owner, {})[asset] = oid
-                self.holders_by_asset.setdefault(asset, {})[owner] = oid
-            else:
-                self.balance_by_owner.get(owner, {}).pop(asset, None)
-                self.holders_by_asset.get(asset, {}).pop(owner, None)
-        elif kind == "1.3":
-            if add:
-                self.asset_by_symbol[obj["symbol"]] = oid
-            else:
-                self.asset_by_symbol.pop(obj["symbol"], None)
-        elif kind == "1.7":
-            market = (obj["sell_price"]["base"]["asset_id"], obj["sell_price"]["quote"]["asset_id"])
-            self._books.pop(market, None)
-            if add:
-                self.orders_by_seller.setdefault(obj["seller"], set()).add(oid)
-                self.orders_by_market.setdefault(market, set()).add(oid)
-            else:
-                self.orders_by_seller.get(obj["seller"], set()).discard(oid)
-                self.orders_by_market.get(market, set()).discard(oid)
-        elif kind == "1.6":
-            if add:
-                self.witness_by_account[obj["witness_account"]] = oid
-            else:
-                self.witness_by_account.pop(obj["witness_account"], None)
-        elif kind == "1.5":
-            if add:
-                self.committee_member_by_account[obj["committee_member_account"]] = oid
-            else:
-                self.committee_member_by_account.pop(obj["committee_member_account"], None)
-        elif kind == "1.15":
-            if add:
-                self.genesis_balances_by_owner.setdefault(obj["owner"], set()).add(oid)
-            else:
-                self.genesis_balances_by_owner.get(obj["owner"], set()).discard(oid)
-        elif kind == "1.8":
-            debt = obj["call_price"]["quote"]["asset_id"]
-            if add:
-                self.calls_by_asset.setdefault(debt, set()).add(oid)
-                self.call_by_borrower[(obj["borrower"], debt)] = oid
-            else:
-                self.calls_by_asset.get(debt, set()).discard(oid)
-                self.call_by_borrower.pop((obj["borrower"], debt), None)
-        elif kind in ("1.4", "2.17"):
-            if kind == "1.4":
-                index, asset = self.settles_by_asset, obj["balance"]["asset_id"]
-            else:
-                index, asset = self.bids_by_asset, obj["inv_swan_price"]["quote"]["asset_id"]
-            if add:
-                index.setdefault(asset, set()).add(oid)
-            else:
-                index.get(asset, set()).discard(oid)
-        elif kind == "1.13" and obj.get("balance_type") == "market_fee_sharing":
-            key = (obj["owner"], obj["balance"]["asset_id"])
-            if add:
-                self.fee_sharing_balances[key] = oid
-            else:
-                self.fee_sharing_balances.pop(key, None)
-        elif kind in ("1.12", "1.16"):
-            ids = self.withdraw_permission_ids if kind == "1.12" else self.htlc_ids
-            if add:
-                ids.add(oid)
-            else:
-                ids.discard(oid)

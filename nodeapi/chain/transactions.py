@@ -12,7 +12,6 @@ from nodeapi.chain.evaluators.registry import apply_operation, apply_operations
 from nodeapi.chain.state import ObjectStore
 from nodeapi.chain.validation import check_transaction
 from nodeapi.errors import ChainError, ProtocolError
-from nodeapi.protocol.times import parse_time
 
 #: The errors that reject a transaction (validation and evaluator rules,
 #: malformed wire data); a pending transaction failing with one of them is
@@ -27,7 +26,7 @@ def new_context(state: ObjectStore, prefix: str, summary: dict | None = None,
     ``block_time``, seconds, the timestamp of the block being applied when
     known: graphene's ``_current_block_time``)."""
     dgp = state.objects["2.1.0"]
-    return ApplyContext(state, parse_time(dgp["time"]), dgp["head_block_number"] + 1, prefix,
+    return ApplyContext(state, dgp["time"], dgp["head_block_number"] + 1, prefix,
                         summary, block_time, apply_operation=apply_operation)
 
 

@@ -7,7 +7,9 @@ Graphene reference: libraries/chain/db_block.cpp ``_apply_transaction``
 window, TaPoS against the block summary, ``verify_authority``).  The chain
 (:class:`~nodeapi.chain.chain.Chain`) calls :func:`check_transaction` for
 every transaction it queues or applies; errors are the
-:mod:`nodeapi.chain.errors` classes graphene's messages map to.
+:mod:`nodeapi.chain.errors` classes graphene's messages map to.  The checks
+of a peer's block before it is applied (form, limits, merkle root) are here
+too.
 """
 
 import struct
@@ -17,12 +19,12 @@ from nodeapi.chain.blockrecord import BLOCK_FIELDS
 from nodeapi.chain.errors import (
     BadTaposReference, BlockExtensionsNotEmpty, BlockFromFuture, BlockTooLarge,
     DuplicateTransaction, EmptyTransaction, ExpirationTooFar, MalformedBlock,
-    TransactionExpired, TransactionTooLarge)
+    MerkleRootMismatch, TransactionExpired, TransactionTooLarge)
 from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
 from nodeapi.chain.evaluators.registry import check_applied
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.errors import ProtocolError
-from nodeapi.protocol.block import block_header_bytes
+from nodeapi.protocol.block import block_header_bytes, merkle_root
 from nodeapi.protocol.serialize import pack_varint
 from nodeapi.protocol.validation import validate_operation
 from nodeapi.protocol.transaction import (
@@ -183,7 +185,9 @@ def check_block_form(block, prefix: str) -> tuple:
     serialize (20-byte ids, time, witness id, 65-byte signature) and a list
     of transactions that serialize as ``processed_transaction`` with key
     prefix ``prefix``.  Returns ``(timestamp seconds, serialized size in
-    bytes)`` (graphene ``fc::raw::pack_size(signed_block)``).
+    bytes, signed header bytes)`` (the size is graphene
+    ``fc::raw::pack_size(signed_block)``; the header gives the signing
+    digest and the block id without packing it again).
 
     :raises MalformedBlock: naming the first bad field.
     """
@@ -197,7 +201,8 @@ def check_block_form(block, prefix: str) -> tuple:
         raise MalformedBlock("Malformed block: transactions must be a list, got "
                              f"{type(trxs).__name__}")
     try:
-        size = bytearray(block_header_bytes(block, signed=True))
+        header = block_header_bytes(block, signed=True)
+        size = bytearray(header)
         pack_varint(len(trxs), size)
         total = len(size)
         for i, trx in enumerate(trxs):
@@ -210,7 +215,7 @@ def check_block_form(block, prefix: str) -> tuple:
         raise MalformedBlock(f"Malformed block: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         raise MalformedBlock(f"Malformed block: {type(exc).__name__}: {exc}") from None
-    return ts, total
+    return ts, total, header
 
 
 def check_block_limits(block: dict, ts: int, size: int, params: dict, now: float) -> None:
@@ -236,3 +241,14 @@ def check_block_limits(block: dict, ts: int, size: int, params: dict, now: float
     limit = int(params["maximum_block_size"])
     if size > limit:
         raise BlockTooLarge(f"Block of {size} bytes exceeds maximum_block_size {limit}")
+
+
+def check_merkle_root(block: dict, prefix: str) -> None:
+    """Raise :class:`MerkleRootMismatch` unless ``block``'s
+    ``transaction_merkle_root`` is :func:`nodeapi.protocol.block.merkle_root`
+    of its ``transactions`` (graphene ``_apply_block``'s first check)."""
+    computed = merkle_root(block["transactions"], prefix)
+    if computed != block["transaction_merkle_root"]:
+        raise MerkleRootMismatch(
+            f"Transaction merkle root mismatch: block has "
+            f"{block['transaction_merkle_root']}, its transactions give {computed}")

@@ -14,8 +14,6 @@ decimal string - ``coin_seconds_earned_last_update``), 2 instant (``{}``).
 or ``market_fee_sharing``.  Times are integer seconds since the epoch.
 """
 
-from nodeapi.protocol.times import format_time, parse_time
-
 LINEAR, CDD, INSTANT = 0, 1, 2
 
 
@@ -23,7 +21,7 @@ def _earned(policy: dict, balance: int, now: int) -> int:
     """graphene ``cdd_vesting_policy::compute_coin_seconds_earned``: the
     coin-seconds earned until ``now``, capped at ``balance`` times
     ``max(vesting_seconds, 1)``."""
-    delta = max(now - parse_time(policy["coin_seconds_earned_last_update"]), 0)
+    delta = max(now - policy["coin_seconds_earned_last_update"], 0)
     cap = balance * max(int(policy["vesting_seconds"]), 1)
     return min(int(policy["coin_seconds_earned"]) + balance * delta, cap)
 
@@ -44,10 +42,10 @@ def allowed_withdraw(vbo: dict, now: int) -> int:
     if tag == INSTANT:
         return balance
     if tag == CDD:
-        if now <= parse_time(policy["start_claim"]):
+        if now <= policy["start_claim"]:
             return 0
         return _earned(policy, balance, now) // max(int(policy["vesting_seconds"]), 1)
-    elapsed = now - parse_time(policy["begin_timestamp"])
+    elapsed = now - policy["begin_timestamp"]
     if elapsed <= 0 or elapsed < int(policy["vesting_cliff_seconds"]):
         return 0
     begin = int(policy["begin_balance"])
@@ -60,7 +58,7 @@ def _cdd_updated(policy: dict, balance: int, now: int) -> dict:
     """graphene ``update_coin_seconds_earned``: the policy with the
     coin-seconds earned until ``now`` booked."""
     return dict(policy, coin_seconds_earned=str(_earned(policy, balance, now)),
-                coin_seconds_earned_last_update=format_time(now))
+                coin_seconds_earned_last_update=now)
 
 
 def withdraw(state, vb_id: str, amount: int, now: int) -> None:
@@ -120,10 +118,10 @@ def deposit_lazy_vesting(state, vb_id: str | None, amount: int, vesting_seconds:
         "owner": owner,
         "balance": {"amount": amount, "asset_id": "1.3.0"},
         "policy": [CDD, {"vesting_seconds": vesting_seconds,
-                         "start_claim": "1970-01-01T00:00:00",
+                         "start_claim": 0,
                          "coin_seconds_earned": str(0 if require_vesting
                                                     else amount * vesting_seconds),
-                         "coin_seconds_earned_last_update": format_time(now)}],
+                         "coin_seconds_earned_last_update": now}],
         "balance_type": balance_type,
     })
     return vbo["id"]

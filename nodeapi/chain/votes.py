@@ -27,7 +27,6 @@ integer seconds since the epoch.
 
 from nodeapi.protocol.asset import percent_of
 from nodeapi.protocol.config import GRAPHENE_100_PERCENT, PROXY_TO_SELF_ACCOUNT
-from nodeapi.protocol.times import format_time, parse_time
 
 COMMITTEE, WITNESS, WORKER = 0, 1, 2
 _FULL_POWER_SECONDS = 360 * 86400
@@ -105,7 +104,7 @@ def _count_account(state, tally: Tally, acc: dict, stats: dict, now: int,
             stats["total_core_inactive"]) == 0:
         return
     if not (params.get("count_non_member_votes", True)
-            or parse_time(acc["membership_expiration_date"]) > now):
+            or acc["membership_expiration_date"] > now):
         return
     direct = acc["options"]["voting_account"] == PROXY_TO_SELF_ACCOUNT
     opinion = acc if direct else state.objects[acc["options"]["voting_account"]]
@@ -113,10 +112,10 @@ def _count_account(state, tally: Tally, acc: dict, stats: dict, now: int,
     if stake == 0:
         return
     opinion_stats = stats if direct else state.objects[opinion["statistics"]]
-    voted = parse_time(opinion_stats["last_vote_time"])
+    voted = opinion_stats["last_vote_time"]
     vp_all = vp_active = stake
     if not direct:
-        stake = vp_active = recalced_stake(stake, parse_time(stats["last_vote_time"]), now)
+        stake = vp_active = recalced_stake(stake, stats["last_vote_time"], now)
     witness = recalced_stake(stake, voted, now)
     committee_stake = recalced_stake(stake, voted, now)
     committee = committee_stake
@@ -126,10 +125,10 @@ def _count_account(state, tally: Tally, acc: dict, stats: dict, now: int,
     powers = {"vp_all": vp_all, "vp_active": vp_active, "vp_committee": committee_stake,
               "vp_witness": witness, "vp_worker": worker}
     upd = state.modify(opinion_stats["id"])
-    again = upd["vote_tally_time"] == format_time(now)
+    again = upd["vote_tally_time"] == now
     for key, value in powers.items():
         upd[key] = int(upd[key]) + value if again else value
-    upd["vote_tally_time"] = format_time(now)
+    upd["vote_tally_time"] = now
     by_type = (committee, witness, worker)
     for vote in opinion["options"]["votes"]:
         kind, instance = (int(x) for x in vote.split(":"))

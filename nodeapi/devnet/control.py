@@ -45,7 +45,7 @@ from nodeapi.chain.balances import adjust_balance
 from nodeapi.devnet import accounts as acc
 from nodeapi.devnet import snapshots
 from nodeapi.errors import ApiError
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import format_time
 
 #: blocks produced between two returns to the reactor
 BATCH = 50
@@ -124,7 +124,7 @@ class Devnet(service.Service):
     def stopService(self):
         """Stop automining and the block timer."""
         super().stopService()
-        if self._pending in self.chain._pending_observers:
+        if self._pending in self.chain.pending.observers:
             self.chain.remove_pending_observer(self._pending)
         if self._mine is not None and self._mine.active():
             self._mine.cancel()
@@ -219,7 +219,7 @@ class Devnet(service.Service):
         """Produce the block at the next maintenance time (the dynamic
         global properties' ``next_maintenance_time``): maintenance runs in
         it.  Returns :meth:`head`."""
-        return self._advance_to(parse_time(self.chain.dgp["next_maintenance_time"]))
+        return self._advance_to(self.chain.dgp["next_maintenance_time"])
 
     def _advance_to(self, when: int) -> dict:
         self.offset = max(self.offset, when - int(self.clock.seconds()))

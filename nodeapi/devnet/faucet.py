@@ -23,7 +23,6 @@ from twisted.web.resource import Resource
 
 from nodeapi.errors import NodeAPIError
 from nodeapi.protocol.keys import public_key_bytes
-from nodeapi.protocol.times import parse_time
 
 #: the path served
 FAUCET_PATH = b"/api/v1/accounts"
@@ -99,7 +98,7 @@ class FaucetResource(Resource):
         account_create_evaluator: a referrer must be a member)."""
         state = self.devnet.chain.state
         oid = state.account_by_name.get(name) if isinstance(name, str) else None
-        if oid and parse_time(state.objects[oid]["membership_expiration_date"]) \
+        if oid and state.objects[oid]["membership_expiration_date"] \
                 > self.devnet.chain.head_block_time:
             return oid
         return None

@@ -20,10 +20,13 @@ Reference: bitshares-core ``libraries/protocol/block.cpp`` /
 """
 
 import hashlib
+import struct
 
 from nodeapi.protocol.composite import FUTURE_EXTENSIONS, Struct
+from nodeapi.protocol.errors import ProtocolError
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
 from nodeapi.protocol.serialize import RIPEMD160, SIGNATURE, TIME, from_hex, unpack
+from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
 from nodeapi.protocol.types import WITNESS_ID
 
@@ -39,12 +42,68 @@ SIGNED_BLOCK_HEADER = Struct("signed_block_header", _HEADER_FIELDS + [
     ("witness_signature", SIGNATURE)])
 
 
+def _plain_header(block: dict) -> bytes | None:
+    """The unsigned header bytes of the usual header (hex ids of 20 bytes,
+    a time, a witness id, no extensions) written directly, or None for any
+    other (:func:`block_header_bytes` then packs it field by field and
+    raises what the failing field's packer raises)."""
+    try:
+        extensions = block["extensions"]
+        if type(extensions) is not list or extensions:
+            return None
+        previous = bytes.fromhex(block["previous"])
+        root = bytes.fromhex(block["transaction_merkle_root"])
+        if len(previous) != 20 or len(root) != 20:
+            return None
+        out = bytearray(previous)
+        out += struct.pack("<I", parse_time(block["timestamp"]) & 0xFFFFFFFF)
+        WITNESS_ID.pack(block["witness"], out)
+    except (KeyError, TypeError, ValueError, ProtocolError):
+        return None
+    out += root
+    out.append(0)  # the empty extensions
+    return bytes(out)
+
+
 def block_header_bytes(block: dict, signed: bool = True) -> bytes:
     """fc bytes of the (signed, when ``signed``) block header of ``block``;
-    other keys of ``block`` (transactions, block_id, ...) are ignored."""
+    other keys of ``block`` (transactions, block_id, ...) are ignored.
+
+    :raises ProtocolError: a header field fc cannot serialize."""
+    plain = _plain_header(block)
+    if plain is not None:
+        if not signed:
+            return plain
+        try:
+            signature = bytes.fromhex(block["witness_signature"])
+        except (KeyError, TypeError, ValueError):
+            signature = b""
+        if len(signature) == 65:
+            return plain + signature
     out = bytearray()
     (SIGNED_BLOCK_HEADER if signed else BLOCK_HEADER).pack(block, out)
     return bytes(out)
+
+
+def block_id_of_header(signed_header: bytes) -> str:
+    """Hex block id (40 digits) of a block from its signed header bytes
+    (:func:`block_header_bytes`): the number is the one in the first 4
+    bytes of ``previous`` (the header's first field) plus 1."""
+    num = int.from_bytes(signed_header[:4], "big") + 1
+    return ((num & 0xFFFFFFFF).to_bytes(4, "big")
+            + hashlib.sha224(signed_header).digest()[4:20]).hex()
+
+
+def header_time(signed_header: bytes) -> int:
+    """The ``timestamp`` (seconds) in header bytes (:func:`block_header_bytes`:
+    a uint32 after the 20 bytes of ``previous``)."""
+    return struct.unpack_from("<I", signed_header, 20)[0]
+
+
+def signing_digest_of_header(signed_header: bytes) -> bytes:
+    """What the witness signs (:func:`block_signing_digest`) from the signed
+    header bytes: sha256 of the header without its 65-byte signature."""
+    return hashlib.sha256(signed_header[:-65]).digest()
 
 
 def deserialize_block_header(data: bytes, signed: bool = True) -> dict:
@@ -59,9 +118,8 @@ def block_num_of(block_id_hex: str) -> int:
 
 def block_id(block: dict) -> str:
     """Hex block id (40 digits) of a signed block."""
-    num = block_num_of(block["previous"]) + 1
-    digest = hashlib.sha224(block_header_bytes(block, True)).digest()
-    return (num.to_bytes(4, "big") + digest[4:20]).hex()
+    block_num_of(block["previous"])  # a malformed previous raises InvalidHex
+    return block_id_of_header(block_header_bytes(block, True))
 
 
 def block_signing_digest(block: dict) -> bytes:

@@ -15,6 +15,7 @@ MAX_WIRE_TIME = "2106-02-07T06:28:15"
 #: fc::time_point_sec() (the epoch) in its wire form.
 EPOCH_WIRE_TIME = "1970-01-01T00:00:00"
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+_FROM_ISO = datetime.datetime.fromisoformat
 
 
 def _bad(text) -> InvalidTime:
@@ -23,7 +24,19 @@ def _bad(text) -> InvalidTime:
 
 def parse_time(text: str) -> int:
     """``"2015-10-13T14:12:24"`` -> seconds since 1970-01-01 UTC (may be
-    negative for earlier dates).  Raises :class:`InvalidTime`."""
+    negative for earlier dates).  Raises :class:`InvalidTime`.
+
+    The canonical form (what fc writes) is read by ``datetime``'s C parser
+    and accepted only when it writes the same text back; anything else goes
+    through the checks below."""
+    if type(text) is str and len(text) == 19:
+        try:
+            when = _FROM_ISO(text)
+        except ValueError:
+            when = None
+        if when is not None and when.tzinfo is None and when.isoformat() == text:
+            return ((when.toordinal() - _EPOCH_ORDINAL) * 86400 + when.hour * 3600
+                    + when.minute * 60 + when.second)
     if not isinstance(text, str):
         raise _bad(text)
     n = len(text)

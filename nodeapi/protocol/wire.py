@@ -12,6 +12,10 @@ One module holds the rule for both directions:
 
 * :func:`to_wire` (memory -> wire) for RPC replies and for the JSON strings
   inside search documents;
+* the times of chain objects: the chain keeps them as integer seconds, the
+  wire as ``"YYYY-MM-DDTHH:MM:SS"`` (docs/wire-contract.rst section 7);
+  :func:`to_wire` writes the :data:`TIME_FIELDS` that hold an ``int`` in
+  that form (:func:`wire_time`);
 * :func:`from_wire` (wire -> memory) for blocks and transactions received
   from peers and wallets, and :func:`wire_int` for one value (the search
   documents keep these fields numeric in ``op_object``).
@@ -22,6 +26,8 @@ strings; :data:`UINT32_FIELDS` the 32-bit unsigned ones.
 """
 
 from typing import Any, Callable
+
+from nodeapi.protocol.times import format_time
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 UINT32_MAX = (1 << 32) - 1
@@ -39,6 +45,26 @@ INT64_FIELDS = frozenset((
     "price_per_kbyte", "price_per_output", "long_symbol", "symbol3", "symbol4",
     "membership_annual_fee", "membership_lifetime_fee", "fee", "settlement_fund",
     "collateral", "debt", "for_sale",
+))
+
+#: Time fields (``fc::time_point_sec``) of chain objects that the chain
+#: keeps as integer seconds; the wire form is made from them here and
+#: nowhere else (transactions and blocks keep their wire strings).
+TIME_FIELDS = frozenset((
+    "time", "next_maintenance_time", "last_budget_time", "last_vote_tally_time",
+    "vote_tally_time", "last_vote_time",
+    "expiration",  # limit orders 1.7, a proposal's proposed_transaction, HTLCs 1.16
+    "expiration_time", "review_period_time",  # proposals 1.10
+    "period_start_time",  # withdraw permissions 1.12 (and their "expiration")
+    "begin_timestamp", "start_claim", "coin_seconds_earned_last_update",  # vesting 1.13
+    "work_begin_date", "work_end_date",  # workers 1.14
+    "next_auto_update_time", "next_type_downgrade_time",  # tickets 1.18
+    "auto_disable_time", "latest_repay_time",  # credit offers 1.21, deals 1.22
+    "valid_from", "valid_to",  # custom authorities 1.17
+    "settlement_date",  # force settlements 1.4
+    "current_feed_publication_time",  # bitasset data 2.4 (its feeds keep wire times)
+    "membership_expiration_date", "creation_time",  # accounts 1.2, assets 1.3
+    "last_claim_date",  # genesis balances 1.15
 ))
 
 #: Fields :func:`from_wire` turns back into ints.
@@ -96,16 +122,40 @@ def to_wire(value: Any) -> Any:
     return value
 
 
+def wire_time(seconds: int) -> str:
+    """The wire form of a time the chain keeps as seconds
+    (``fc::time_point_sec``: ``"YYYY-MM-DDTHH:MM:SS"``, UTC)."""
+    return format_time(seconds)
+
+
+def with_wire_times(value: Any) -> Any:
+    """``value`` with only its :data:`TIME_FIELDS` ints in their wire form
+    (other integers stay numbers), recursively through dicts and lists:
+    for writers that keep the in-memory numbers but must not show the
+    chain's seconds (the debug object stream)."""
+    t = type(value)
+    if t is list or t is tuple:
+        return [with_wire_times(v) for v in value]
+    if isinstance(value, dict):
+        return {k: format_time(v) if type(v) is int and k in TIME_FIELDS
+                else with_wire_times(v) for k, v in value.items()}
+    return value
+
+
 def wire_dict(value: dict) -> dict:
-    """:func:`to_wire` of a dict (a fresh dict; keys unchanged)."""
+    """:func:`to_wire` of a dict (a fresh dict; keys unchanged; an ``int``
+    under a :data:`TIME_FIELDS` key becomes its wire time)."""
     out = {}
     for k, v in value.items():
         tv = type(v)
         if tv is str or tv is bool or v is None:
             out[k] = v
         elif tv is int:
-            out[k] = (v if INT32_MIN <= v <= INT32_MAX
-                      or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
+            if k in TIME_FIELDS:
+                out[k] = format_time(v)
+            else:
+                out[k] = (v if INT32_MIN <= v <= INT32_MAX
+                          or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
         else:
             out[k] = to_wire(v)
     return out

@@ -329,6 +329,9 @@ def test_debug_update_object_and_json_stream(plugins, tmp_path):
     api.debug_stream_json_objects_flush()
     lines = [orjson.loads(line) for line in open(path, "rb").read().splitlines()]
     assert any(o["id"] == "1.7.3" for o in lines) and any(o["id"] == "2.1.0" for o in lines)
+    # the chain keeps seconds; the stream writes wire times
+    [dgp] = [o for o in lines if o["id"] == "2.1.0"]
+    assert dgp["time"] == format_time(chain.head_block_time)
 
 
 @pytest_twisted.inlineCallbacks

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from nodeapi.api.database import DatabaseApi
-from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.times import format_time
+from nodeapi.protocol.wire import to_wire
 from nodeapi.errors import ApiError
 from nodeapi.node import ApiLimits, Node
 
@@ -115,9 +116,9 @@ def test_full_accounts(db, funded):
 
 def _maintenance_block(chain):
     """Produce the block at next_maintenance_time (runs process_fees);
-    returns that time as the chain writes it."""
-    when_text = chain.dgp["next_maintenance_time"]
-    when = parse_time(when_text)
+    returns that time as the API writes it."""
+    when = chain.dgp["next_maintenance_time"]
+    when_text = format_time(when)
     chain.generate_block(when, chain.get_scheduled_witness(chain.get_slot_at_time(when)), DEV_WIF)
     return when_text
 
@@ -143,16 +144,16 @@ def test_vesting_balances_after_maintenance(db, funded):
            "policy": [1, {"vesting_seconds": year, "start_claim": "1970-01-01T00:00:00",
                           "coin_seconds_earned": "0",
                           "coin_seconds_earned_last_update": when}]}
-    assert db.call("get_vesting_balances", ["init0"]) == [vb0]
-    assert db.call("get_vesting_balances", ["1.2.7"]) == [vb1]
+    assert to_wire(db.call("get_vesting_balances", ["init0"])) == [vb0]
+    assert to_wire(db.call("get_vesting_balances", ["1.2.7"])) == [vb1]
     assert db.call("get_vesting_balances", ["init2"]) == []
     assert funded.state.get("1.2.7")["cashback_vb"] == "1.13.1"
-    full = dict(db.call("get_full_accounts", [["init0", "init1", "init2"], False]))
+    full = dict(to_wire(db.call("get_full_accounts", [["init0", "init1", "init2"], False])))
     assert full["init0"]["vesting_balances"] == [vb0]
     assert full["init1"]["vesting_balances"] == [vb1]
     assert full["init2"]["vesting_balances"] == []
     assert full["init1"]["more_data_available"]["vesting_balances"] is False
-    assert db.call("get_objects", [["1.13.1"]]) == [vb1]
+    assert to_wire(db.call("get_objects", [["1.13.1"]])) == [vb1]
     with pytest.raises(ApiError, match="no such account"):
         db.call("get_vesting_balances", ["nobody"])
 
@@ -245,7 +246,7 @@ def test_assets_and_order_book(db, funded):
     assert book["base"] == "GOLD" and book["quote"] == "TEST"
     # bids sell GOLD: 50 GOLD (0.050) for 1000 TEST (0.01000) -> 5 GOLD per TEST
     # (graphene order: price, quote, base, id, owner_id, owner_name, expiration)
-    assert book["bids"] == [{"price": "5", "quote": "0.01000", "base": "0.050", "id": "1.7.2",
+    assert to_wire(book)["bids"] == [{"price": "5", "quote": "0.01000", "base": "0.050", "id": "1.7.2",
                              "owner_id": "1.2.7", "owner_name": "init1",
                              "expiration": "2030-01-01T00:00:00"}]
     assert list(book["bids"][0]) == ["price", "quote", "base", "id", "owner_id", "owner_name",

@@ -28,7 +28,7 @@ def test_callbacks_need_websocket(funded):
                      ("set_pending_transaction_callback", [1])):
         with pytest.raises(ApiError, match="WebSocket"):
             db.call(fn, args)
-    assert funded._block_observers == [] and funded._pending_observers == []
+    assert funded._block_observers == [] and funded.pending.observers == []
 
 
 def test_block_applied_and_pending(funded):
@@ -50,7 +50,7 @@ def test_block_applied_and_pending(funded):
     produce(funded)
     funded.push_transaction(sign(funded, [transfer_op(6)]))
     assert len(session.notices) == 4
-    assert funded._block_observers == [] and funded._pending_observers == []
+    assert funded._block_observers == [] and funded.pending.observers == []
 
 
 def test_subscribed_objects(funded):

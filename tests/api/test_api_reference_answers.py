@@ -8,6 +8,7 @@ import pytest
 
 from nodeapi.errors import ApiError, ProtocolError
 from nodeapi.protocol.times import format_time
+from nodeapi.protocol.wire import to_wire
 
 from kit.api import make_api
 from kit.chain import CORE, asset_options, produce, push_wire
@@ -58,7 +59,7 @@ def test_assets_carry_creation_block_and_time(funded, genesis):
     time."""
     chain = funded
     db = make_api(chain)[0]
-    core = db.call("get_assets", [["1.3.0"], 0])[0]
+    core = to_wire(db.call("get_assets", [["1.3.0"], 0]))[0]
     assert core["creation_block_num"] == 0
     assert core["creation_time"] == genesis.data["initial_timestamp"]
     assert list(core)[-2:] == ["creation_block_num", "creation_time"]
@@ -66,7 +67,7 @@ def test_assets_carry_creation_block_and_time(funded, genesis):
         "issuer": INIT0, "symbol": "GOLD", "precision": 3, "common_options": asset_options(),
         "is_prediction_market": False, "extensions": {}}])
     produce(chain)
-    asset = db.call("get_assets", [[gold]])[0]
+    asset = to_wire(db.call("get_assets", [[gold]]))[0]
     assert asset["creation_block_num"] == chain.head_block_num
     assert asset["creation_time"] == format_time(chain.head_block_time)
     assert list(asset) == ["id", "symbol", "precision", "issuer", "options",

@@ -82,7 +82,7 @@ def test_callbacks_end_with_the_connection(server, chain):
     a = yield ws_connect(server.port)
     yield a.call(0, "set_block_applied_callback", 1)
     yield a.call(0, "set_pending_transaction_callback", 2)
-    observers = (len(chain._block_observers), len(chain._pending_observers))
+    observers = (len(chain._block_observers), len(chain.pending.observers))
     a.sendClose()
     yield a.closed
     for _ in range(100):  # the server side's onClose may run a moment later
@@ -90,5 +90,5 @@ def test_callbacks_end_with_the_connection(server, chain):
             break
         yield task.deferLater(reactor, 0.01, lambda: None)
     produce(chain)  # no notice to a closed connection, no error
-    assert (len(chain._block_observers), len(chain._pending_observers)) == (
+    assert (len(chain._block_observers), len(chain.pending.observers)) == (
         observers[0] - 1, observers[1] - 1)

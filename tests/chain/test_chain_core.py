@@ -434,8 +434,9 @@ def _events(chain):
     from twisted.logger import Logger
 
     events = []
-    # the chain's own events and those of its block production
-    chain.log = chain.blocks.log = Logger(namespace="chain", observer=events.append)
+    # the chain's own events, those of its block production and pending transactions
+    chain.log = chain.blocks.log = chain.pending.log = Logger(namespace="chain",
+                                                              observer=events.append)
     return events
 
 

@@ -24,7 +24,6 @@ import pytest
 from bitsharesbase import operations
 
 from nodeapi.chain import errors
-from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.fee_parameters import schedule_entry
 
 from kit.authority import K1, auth
@@ -42,7 +41,7 @@ def maintain(chain):
     returns the budget record it made.  The pending transactions go into
     a block first (they would expire before the maintenance block)."""
     produce(chain)
-    when = parse_time(chain.dgp["next_maintenance_time"])
+    when = chain.dgp["next_maintenance_time"]
     slot = chain.get_slot_at_time(when)
     chain.generate_block(when, chain.get_scheduled_witness(slot), DEV_WIF)
     last = max(chain.state.ids_of_type("2.13."), key=lambda i: int(i.split(".")[2]))

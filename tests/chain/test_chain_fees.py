@@ -8,7 +8,6 @@ from bitsharesbase import operations
 
 from nodeapi.chain import errors
 from nodeapi.chain.fees import core_fee
-from nodeapi.protocol.times import parse_time
 from nodeapi.protocol import serialize_operation_body
 
 from kit.chain import FEE0, asset_options, create_asset, issue, produce, transfer_op, with_fee
@@ -27,7 +26,7 @@ def test_fees_pending_until_maintenance(funded):
     assert chain.state.get("2.3.0")["accumulated_fees"] == 0
     supply = chain.state.get("2.3.0")["current_supply"]
     # a block at next_maintenance_time runs process_fees
-    when = parse_time(chain.dgp["next_maintenance_time"])
+    when = chain.dgp["next_maintenance_time"]
     slot = chain.get_slot_at_time(when)
     chain.generate_block(when, chain.get_scheduled_witness(slot), DEV_WIF)
     stats = chain.state.get("2.7.6")

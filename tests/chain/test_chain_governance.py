@@ -11,7 +11,7 @@ from kit.keys import DEV_WIF
 
 from nodeapi.chain import errors
 from nodeapi.chain.schedule import shuffle_witnesses
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import format_time
 
 ALICE_KEY = "TEST6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV"
 
@@ -22,7 +22,7 @@ def produce(chain, when=None):
 
 
 def to_maintenance(chain):
-    produce(chain, parse_time(chain.dgp["next_maintenance_time"]))
+    produce(chain, chain.dgp["next_maintenance_time"])
 
 
 def _auth(key):
@@ -151,7 +151,7 @@ def test_witness_committee_votes_and_maintenance(funded):
     to_maintenance(chain)
     tally_time = chain.dgp["time"]
     assert chain.dgp["last_vote_tally_time"] == tally_time
-    assert chain.dgp["next_maintenance_time"] == format_time(parse_time(tally_time) + 86400)
+    assert chain.dgp["next_maintenance_time"] == tally_time + 86400
     votes = 4 * 10 ** 9  # alice's and her delegator's orders
     assert chain.state.get(wid)["total_votes"] == votes
     assert chain.state.get(cid)["total_votes"] == votes

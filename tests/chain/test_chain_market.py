@@ -67,7 +67,7 @@ def test_expiration_bound(funded):
     with pytest.raises(errors.InvalidOperation, match="before the head block time"):
         order(chain, "1.2.6", 1000, "1.3.0", 100, gold, expiration=format_time(head - 1))
     oid, _ = order(chain, "1.2.6", 1000, "1.3.0", 100, gold, expiration=format_time(head))
-    assert chain.state.get(oid)["expiration"] == format_time(head)
+    assert chain.state.get(oid)["expiration"] == head
     produce(chain)  # expiration <= new head time: swept by the block
     assert oid not in chain.state.objects
 

@@ -16,7 +16,7 @@ import pytest
 from bitsharesbase import operations
 
 from nodeapi.history.account_history.history import AccountHistory
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, amt, asset_options, claim_wire, jump, open_chain, produce, transfer_op
 from kit.chain import push_wire as push
@@ -183,7 +183,7 @@ def test_maintenance_virtual_operations(genesis, tmp_path):
     chain.add_consumer(blocks)
     # the slot before maintenance, then the maintenance block with a transfer
     interval = int(chain.state.objects["2.0.0"]["parameters"]["block_interval"])
-    due = parse_time(chain.dgp["next_maintenance_time"])
+    due = chain.dgp["next_maintenance_time"]
     jump(chain, due - chain.head_block_time - interval)
     assert chain.head_block_time < due
     m = chain._numbering.next_op

@@ -140,8 +140,7 @@ def test_review_period_executes_only_at_expiration(chain):
     pid = propose(chain, [transfer(INIT1, INIT2, 99)], lifetime=600, review=300)
     obj = chain.state.objects[pid]
     # review_period_time = expiration - review period
-    from nodeapi.protocol.times import parse_time
-    assert parse_time(obj["review_period_time"]) == parse_time(obj["expiration_time"]) - 300
+    assert obj["review_period_time"] == obj["expiration_time"] - 300
     approve(chain, pid, active=[INIT1])
     produce(chain)
     assert chain.state.find(pid) is not None  # a review period: not yet
@@ -248,8 +247,7 @@ def committee_chain(genesis, tmp_path):
     # the committee account pays the fees of what its proposals execute
     push(chain, transfer(INIT0, "1.2.0", 10 ** 8))
     produce(chain)
-    from nodeapi.protocol.times import parse_time
-    jump(chain, parse_time(chain.dgp["next_maintenance_time"]) - chain.head_block_time + 1)
+    jump(chain, chain.dgp["next_maintenance_time"] - chain.head_block_time + 1)
     assert [a for a, _w in chain.state.objects["1.2.0"]["active"]["account_auths"]] == [INIT0]
     yield chain
     chain.block_log.close()
@@ -279,8 +277,7 @@ def test_a_committee_proposal_changes_a_fee_at_the_next_maintenance(committee_ch
     assert chain.required_fee([0, dict(transfer(INIT0, INIT1, 1)[1], fee=FEE0)])[
         "amount"] == 2000000  # not before the maintenance
     nxt = chain.dgp["next_maintenance_time"]
-    from nodeapi.protocol.times import parse_time
-    jump(chain, parse_time(nxt) - chain.head_block_time + 1)
+    jump(chain, nxt - chain.head_block_time + 1)
     assert "pending_parameters" not in chain.state.objects["2.0.0"]
     assert chain.required_fee([0, dict(transfer(INIT0, INIT1, 1)[1], fee=FEE0)])[
         "amount"] == 3000000

@@ -6,7 +6,6 @@ hand."""
 import pytest
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.protocol.times import parse_time
 
 from kit.chain import CORE, amt, asset_options, claim_wire, jump, open_chain, produce
 from kit.chain import push_wire as push
@@ -35,7 +34,7 @@ def new_asset(chain, symbol):
 
 
 def to_maintenance(chain):
-    jump(chain, parse_time(chain.dgp["next_maintenance_time"]) - chain.head_block_time + 1)
+    jump(chain, chain.dgp["next_maintenance_time"] - chain.head_block_time + 1)
 
 
 def test_top_holders_become_the_active_authority(chain):

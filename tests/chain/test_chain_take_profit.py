@@ -118,7 +118,7 @@ def test_a_partial_fill_creates_the_take_profit_order(market):
     obj = state.objects[tp]
     assert obj["seller"] == SAM and obj["for_sale"] == 1232
     assert obj["sell_price"] == {"base": amt(1232, usd), "quote": amt(1008)}
-    assert obj["expiration"] == format_time(now + 3600)
+    assert obj["expiration"] == now + 3600
     assert obj["on_fill"] == [] and obj["take_profit_order_id"] == sell1
     # the take-profit order's fee is Sam's, deferred like any order's
     assert obj["deferred_fee"] == create_fee
@@ -165,7 +165,7 @@ def test_a_second_fill_updates_the_linked_order(market):
     # round_up(12309 * 10100 / 12345) = 10071
     assert obj["for_sale"] == 12309
     assert obj["sell_price"] == {"base": amt(12309, usd), "quote": amt(10071)}
-    assert obj["expiration"] == format_time(now + 3600)
+    assert obj["expiration"] == now + 3600
     assert "take_profit_order_id" not in obj  # the filled order is gone
     # the update's fee becomes the deferred fee; the old one comes back
     # minus round_down(cancel fee * update fee / create fee)
@@ -201,7 +201,7 @@ def test_repeat_size_and_a_fee_in_another_asset(market):
     # round_up(12573 * 10070 / 13000) = 9740; no expiration overflow
     assert obj["for_sale"] == 12573
     assert obj["sell_price"] == {"base": amt(12573, usd), "quote": amt(9740)}
-    assert obj["expiration"] == "2106-02-07T06:28:15"
+    assert obj["expiration"] == 0xFFFFFFFF  # fc time_point_sec::maximum()
     assert obj["on_fill"] == [repeat] and "take_profit_order_id" not in obj
     # fee in USD: round_up(create fee * 3 / 2); its core value
     # round_down(paid * 2 / 3) leaves the USD fee pool

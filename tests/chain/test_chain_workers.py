@@ -7,7 +7,7 @@ db_maint.cpp ``pay_workers`` / ``process_budget``)."""
 import pytest
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, asset_options, claim_wire, genesis_with, jump, open_chain, produce
 from kit.chain import push_wire as push
@@ -27,7 +27,7 @@ def worker_op(chain, name, initializer, daily_pay, days=30):
 
 
 def to_maintenance(chain):
-    jump(chain, parse_time(chain.dgp["next_maintenance_time"]) - chain.head_block_time + 1)
+    jump(chain, chain.dgp["next_maintenance_time"] - chain.head_block_time + 1)
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_workers_are_created_voted_and_paid(chain):
     assert state.objects[vesting]["total_votes_for"] == stake
     assert state.objects[refund]["total_votes_for"] == 0
     assert state.objects[burn]["worker"] == [2, {"total_burned": 0}]
-    last_budget = parse_time(chain.dgp["last_budget_time"])
+    last_budget = chain.dgp["last_budget_time"]
     null_before = state.balance("1.2.3", CORE)
     to_maintenance(chain)
     now = chain.head_block_time

@@ -29,7 +29,6 @@ def live(genesis, new_chain):
     """The devnet after one maintenance: init0 registered ``fee-payer-1``
     (referrer init1, 50 %) and sent it 100 TEST; those fees are paid out
     already, so the next maintenance pays out only the payer's."""
-    from nodeapi.protocol.times import parse_time
 
     chain = new_chain(genesis_with(genesis, maintenance_interval=60))
     push_wire(chain, claim_wire())
@@ -43,7 +42,7 @@ def live(genesis, new_chain):
                           "amount": {"amount": 10 ** 7, "asset_id": "1.3.0"},
                           "extensions": []}])
     produce(chain)
-    when = parse_time(chain.dgp["next_maintenance_time"])
+    when = chain.dgp["next_maintenance_time"]
     slot = chain.get_slot_at_time(when)
     chain.generate_block(when, chain.get_scheduled_witness(slot), DEV_WIF)
     node = live_node(chain)

@@ -173,7 +173,7 @@ def test_python_bitshares_smartcoin_life(live):
 
     def watch(applied):
         if any(op.op[0] == 46 for op in applied.operations):
-            seen.append((applied.time_iso, live.chain.dgp["last_vote_tally_time"]))
+            seen.append((applied.timestamp, live.chain.dgp["last_vote_tally_time"]))
 
     live.chain.add_consumer(type("W", (), {"block_applied": lambda s, a: watch(a)})())
     yield threads.deferToThread(_publish, url, "USDX", 300)

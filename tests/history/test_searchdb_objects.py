@@ -92,6 +92,10 @@ def test_load_live_changes_and_removals(funded, osmem, tmp_path):
     assert int(balances[bid]["balance"]) == claimed
     assets = yield documents(osmem.url, "objt1-asset")
     assert assets["1.3.0"]["symbol"] == "TEST"
+    # times in their wire form, as the reference writes them (the chain
+    # keeps seconds): the genesis timestamp, the maximum time
+    assert assets["1.3.0"]["creation_time"] == chain.genesis.data["initial_timestamp"]
+    assert init0["membership_expiration_date"] == "2106-02-07T06:28:15"
 
     # a live block: a transfer changes both balances, an order is created
     fee = 2000000
@@ -119,6 +123,7 @@ def test_limit_orders_are_deleted_unless_no_delete(funded, osmem, tmp_path):
     yield confirmed(svc)
     orders = yield documents(osmem.url, "objt2-limitorder")
     assert list(orders) == [order]
+    assert orders[order]["expiration"] == "2030-01-01T00:00:00"  # limit_order's default
     assert int(orders[order]["for_sale"]) == 50000
     assert orders[order]["seller"] == INIT0
     _cancel(chain, order)

@@ -10,8 +10,9 @@ import pytest
 
 from nodeapi.protocol import errors
 from nodeapi.protocol.block import (
-    block_header_bytes, block_id, block_signing_digest, deserialize_block_header, merkle_root,
-    recover_block_signer, sign_block)
+    BLOCK_HEADER, SIGNED_BLOCK_HEADER, block_header_bytes, block_id, block_id_of_header,
+    block_signing_digest, deserialize_block_header, header_time, merkle_root,
+    recover_block_signer, sign_block, signing_digest_of_header)
 from nodeapi.protocol.impacted import (
     fee_payer, impacted_accounts, other_authorities, required_authorities)
 from nodeapi.protocol.keys import PrivateKey, ripemd160
@@ -59,6 +60,41 @@ def test_sign_block_and_recover(block1):
     bad[1] |= 0x80
     with pytest.raises(errors.NonCanonicalSignature):
         recover_block_signer(dict(signed, witness_signature=bad.hex()))
+
+
+def _packed_field_by_field(block, signed=True):
+    out = bytearray()
+    (SIGNED_BLOCK_HEADER if signed else BLOCK_HEADER).pack(block, out)
+    return bytes(out)
+
+
+def test_header_packed_once_gives_digest_id_and_time(block1):
+    """block.cpp: the id is sha224 of the signed header with the number in
+    its first 4 bytes, the witness signs sha256 of the unsigned header; one
+    packing of the signed header gives both (and the timestamp, a uint32
+    after the 20 bytes of ``previous``: 2015-10-13T14:12:24 is 1444745544)."""
+    header = block_header_bytes(block1)
+    assert header == _packed_field_by_field(block1)
+    assert block_header_bytes(block1, signed=False) == _packed_field_by_field(block1, False)
+    assert block_id_of_header(header) == block_id(block1) == block1["block_id"]
+    assert signing_digest_of_header(header) == block_signing_digest(block1)
+    assert header_time(header) == 1444745544 and block1["timestamp"] == "2015-10-13T14:12:24"
+
+
+@pytest.mark.parametrize("change, error", [
+    ({"extensions": [[0, {}]]}, None),  # not the usual header: packed field by field
+    ({"witness_signature": "00" * 64}, errors.InvalidHex),
+    ({"previous": "zz" * 20}, errors.InvalidHex),
+    ({"witness": "1.2.0"}, errors.InvalidObjectId),
+    ({"timestamp": "2015-13-13T14:12:24"}, errors.InvalidTime),
+])
+def test_unusual_headers_pack_as_fc_does(block1, change, error):
+    block = dict(block1, **change)
+    if error is None:
+        assert block_header_bytes(block) == _packed_field_by_field(block)
+    else:
+        with pytest.raises(error):
+            block_header_bytes(block)
 
 
 def _trx(n):

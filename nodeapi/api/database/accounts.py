@@ -153,6 +153,6 @@ class Accounts(Section):
         tally = state.objects["2.1.0"]["last_vote_tally_time"]
         stats = [state.objects[state.objects[aid]["statistics"]]
                  for aid in state.ids_of_type("1.2.")]
-        voters = [s for s in stats if s.get("vote_tally_time", "") >= tally]
+        voters = [s for s in stats if s.get("vote_tally_time", 0) >= tally]
         voters.sort(key=lambda s: (-int(s.get("vp_active", 0)), id_key(s["id"])))
         return voters[:limit]

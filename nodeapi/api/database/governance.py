@@ -16,7 +16,6 @@ from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, objects_of_kind
 from nodeapi.api.lookup import get_account
 from nodeapi.errors import ApiError
-from nodeapi.protocol.times import parse_time
 
 
 def vote_objects(state, votes: list) -> list:
@@ -127,7 +126,7 @@ class Governance(Section):
         if expired is None:
             return workers
         now = self.chain.head_block_time
-        chosen = [w for w in workers if (parse_time(w["work_end_date"]) <= now) == expired]
+        chosen = [w for w in workers if (w["work_end_date"] <= now) == expired]
         chosen.sort(key=lambda w: (w["work_end_date"], id_key(w["id"])))
         return chosen
 

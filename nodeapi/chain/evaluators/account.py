@@ -6,7 +6,7 @@ Reference: graphene libraries/chain/account_evaluator.cpp.
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.validation_checks import is_valid_name
-from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, MAX_TIME, TEMP_ACCOUNT
 from nodeapi.chain.special_authority import apply_extensions, check_extensions
 from nodeapi.chain.errors import InvalidOperation, UnknownObject, fc_assert
 from nodeapi.chain.fees import process_account_fees, scale_account_fee
@@ -14,7 +14,6 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.evaluators.governance import (
     is_voting, num_committee_voted, verify_account_votes)
 from nodeapi.chain.genesis import make_lifetime_member, new_account
-from nodeapi.protocol.times import MAX_WIRE_TIME, format_time
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.keys import public_key_bytes
 
@@ -77,7 +76,7 @@ def _check_authority(ctx: ApplyContext, auth: dict, what: str) -> dict:
 
 
 def _is_lifetime(acc: dict) -> bool:
-    return acc["membership_expiration_date"] == MAX_WIRE_TIME
+    return acc["membership_expiration_date"] == MAX_TIME
 
 
 def account_create(ctx: ApplyContext, data: dict) -> list:
@@ -104,9 +103,9 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
     referrer = state.require(data["referrer"])
     fc_assert(_is_lifetime(registrar), "fee_paying_account->is_lifetime_member()",
               "Only Lifetime members may register an account.")
-    fc_assert(_is_lifetime(referrer) or referrer["membership_expiration_date"] > format_time(
-        ctx.now), "op.referrer(d).is_member(d.head_block_time())",
-        "The referrer must be either a lifetime or annual subscriber.")
+    fc_assert(_is_lifetime(referrer) or referrer["membership_expiration_date"] > ctx.now,
+              "op.referrer(d).is_member(d.head_block_time())",
+              "The referrer must be either a lifetime or annual subscriber.")
     pct = int(data.get("referrer_percent", 0))
     if not 0 <= pct <= 10000:
         raise InvalidOperation("referrer_percent must be within 0..10000")
@@ -170,7 +169,7 @@ def account_update(ctx: ApplyContext, data: dict) -> list:
                 or opts.get("votes", []) != old["options"]["votes"]):
             stats = state.modify(acc["statistics"])
             stats["is_voting"] = is_voting(opts)
-            stats["last_vote_time"] = format_time(ctx.now)
+            stats["last_vote_time"] = ctx.now
         acc["options"] = {k: opts.get(k, v) for k, v in acc["options"].items()}
         acc["num_committee_voted"] = num_committee_voted(acc["options"])
     state.reindex(acc, old)
@@ -235,7 +234,7 @@ def account_upgrade(ctx: ApplyContext, data: dict) -> list:
                                "already a lifetime member")
     if not data.get("upgrade_to_lifetime_member"):
         kind = ("renew the annual membership" if acc["membership_expiration_date"]
-                > format_time(ctx.now) else "buy an annual membership")
+                > ctx.now else "buy an annual membership")
         raise InvalidOperation(f"Unable to upgrade account {acc['name']!r}: cannot {kind}; "
                                "annual membership is deprecated since HARDFORK_613")
     process_account_fees(state, acc["id"], ctx.now)

@@ -21,7 +21,6 @@ from nodeapi.protocol.flags import (
     ASSET_ISSUER_PERMISSION_MASK, DISABLE_BSRM_UPDATE, DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY,
     GLOBAL_SETTLE, LOCK_MAX_SUPPLY, NON_UIA_ONLY_ISSUER_PERMISSION_MASK,
     UIA_ASSET_ISSUER_PERMISSION_MASK, enabled_issuer_permissions)
-from nodeapi.protocol.times import format_time
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
 
@@ -109,7 +108,7 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
         fields["bitasset_data_id"] = bitasset_id
     # asset_evaluator.cpp asset_create_evaluator::do_apply (7.x)
     fields["creation_block_num"] = ctx.block_num
-    fields["creation_time"] = format_time(ctx.block_time)
+    fields["creation_time"] = ctx.block_time
     asset = state.create("1.3", fields)
     return [1, asset["id"]]
 

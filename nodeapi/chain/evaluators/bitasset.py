@@ -363,7 +363,7 @@ def asset_settle(ctx: ApplyContext, data: dict) -> list:
     settle = state.create("1.4", {
         "owner": account,
         "balance": {"amount": to_settle, "asset_id": asset["id"]},
-        "settlement_date": format_time(ctx.now + int(b["options"]["force_settlement_delay_sec"])),
+        "settlement_date": ctx.now + int(b["options"]["force_settlement_delay_sec"]),
     })
     apply_force_settlement(ctx, settle["id"], asset["id"])
     return [5, {"new_objects": [settle["id"]], **result}]

@@ -25,7 +25,7 @@ days (GRAPHENE_MAX_CREDIT_OFFER_DAYS / _DEAL_DAYS).
 from nodeapi.chain.errors import ChainError, InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.ids import instance_number
@@ -93,7 +93,7 @@ def credit_offer_create(ctx: ApplyContext, data: dict) -> list:
         "fee_rate": int(data["fee_rate"]),
         "max_duration_seconds": int(data["max_duration_seconds"]),
         "min_deal_amount": int(data["min_deal_amount"]), "enabled": bool(data["enabled"]),
-        "auto_disable_time": data["auto_disable_time"],
+        "auto_disable_time": parse_time(data["auto_disable_time"]),
         "acceptable_collateral": data.get("acceptable_collateral") or [],
         "acceptable_borrowers": data.get("acceptable_borrowers") or []})
     return [1, offer["id"]]
@@ -135,8 +135,9 @@ def credit_offer_update(ctx: ApplyContext, data: dict) -> list:
                       "Insufficient balance in the credit offer")
     enabled = data["enabled"] if data.get("enabled") is not None else offer["enabled"]
     if enabled:
-        when = data.get("auto_disable_time") or offer["auto_disable_time"]
-        _auto_disable(ctx.now, parse_time(when))
+        when = (parse_time(data["auto_disable_time"]) if data.get("auto_disable_time")
+                else offer["auto_disable_time"])
+        _auto_disable(ctx.now, when)
     for asset_id, price in data.get("acceptable_collateral") or ():
         state.require(asset_id)
         fc_assert(offer["asset_type"] == price["base"]["asset_id"],
@@ -152,10 +153,11 @@ def credit_offer_update(ctx: ApplyContext, data: dict) -> list:
     for field in ("fee_rate", "max_duration_seconds", "min_deal_amount"):
         if data.get(field) is not None:
             obj[field] = int(data[field])
-    for field in ("enabled", "auto_disable_time", "acceptable_collateral",
-                  "acceptable_borrowers"):
+    for field in ("enabled", "acceptable_collateral", "acceptable_borrowers"):
         if data.get(field) is not None:
             obj[field] = data[field]
+    if data.get("auto_disable_time") is not None:
+        obj["auto_disable_time"] = parse_time(data["auto_disable_time"])
     _check_balances(obj)
     return [0, {}]
 
@@ -231,7 +233,7 @@ def credit_offer_accept(ctx: ApplyContext, data: dict) -> list:
         "debt_asset": offer["asset_type"], "debt_amount": amount,
         "collateral_asset": collateral["asset_id"],
         "collateral_amount": int(collateral["amount"]), "fee_rate": int(offer["fee_rate"]),
-        "latest_repay_time": format_time(repay_time), "auto_repay": auto_repay})
+        "latest_repay_time": repay_time, "auto_repay": auto_repay})
     if summary is not None:
         state.modify(summary["id"])["total_debt_amount"] = \
             int(summary["total_debt_amount"]) + amount
@@ -346,9 +348,9 @@ def update_credit_offers_and_deals(ctx: ApplyContext) -> None:
     state, now = ctx.state, ctx.now
     for oid in state.ids_of_type(OFFER + "."):
         offer = state.objects[oid]
-        if offer["enabled"] and parse_time(offer["auto_disable_time"]) <= now:
+        if offer["enabled"] and offer["auto_disable_time"] <= now:
             state.modify(oid)["enabled"] = False
-    due = sorted((parse_time(state.objects[d]["latest_repay_time"]), instance_number(d), d)
+    due = sorted((state.objects[d]["latest_repay_time"], instance_number(d), d)
                  for d in state.ids_of_type(DEAL + "."))
     for when, _n, did in due:
         if when > now:

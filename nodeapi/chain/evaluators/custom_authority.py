@@ -97,7 +97,7 @@ def custom_authority_create(ctx: ApplyContext, data: dict) -> list:
               "operation type")
     obj = state.create(KIND, {
         "account": data["account"], "enabled": bool(data["enabled"]),
-        "valid_from": data["valid_from"], "valid_to": data["valid_to"],
+        "valid_from": parse_time(data["valid_from"]), "valid_to": valid_to,
         "operation_type": operation_type, "auth": data["auth"],
         "restrictions": [[i, r] for i, r in enumerate(restrictions)],
         "restriction_counter": len(restrictions)})
@@ -114,7 +114,7 @@ def custom_authority_update(ctx: ApplyContext, data: dict) -> list:
         fc_assert(bool(data["new_enabled"]) != old["enabled"],
                   "*op.new_enabled != old_object->enabled",
                   "Custom authority update specifies an enabled flag, but flag is not changed")
-    valid_from, valid_to = parse_time(old["valid_from"]), parse_time(old["valid_to"])
+    valid_from, valid_to = old["valid_from"], old["valid_to"]
     if data.get("new_valid_from") is not None:
         fc_assert(parse_time(data["new_valid_from"]) != valid_from,
                   "*op.new_valid_from != old_object->valid_from",
@@ -155,10 +155,7 @@ def custom_authority_update(ctx: ApplyContext, data: dict) -> list:
     obj = state.modify(old["id"])
     if data.get("new_enabled") is not None:
         obj["enabled"] = bool(data["new_enabled"])
-    if data.get("new_valid_from") is not None:
-        obj["valid_from"] = data["new_valid_from"]
-    if data.get("new_valid_to") is not None:
-        obj["valid_to"] = data["new_valid_to"]
+    obj["valid_from"], obj["valid_to"] = valid_from, valid_to
     if data.get("new_auth") is not None:
         obj["auth"] = data["new_auth"]
     kept = [[i, r] for i, r in sorted(held.items()) if i not in remove]
@@ -193,8 +190,7 @@ def viable_custom_authorities(state, now: int):
     def lookup(account: str, op: list) -> list:
         found = []
         for obj in _of(state, account, int(op[0])):
-            if not (obj["enabled"] and parse_time(obj["valid_from"]) <= now
-                    < parse_time(obj["valid_to"])):
+            if not (obj["enabled"] and obj["valid_from"] <= now < obj["valid_to"]):
                 continue
             try:
                 holds = restriction_predicate([r for _i, r in obj["restrictions"]],
@@ -211,5 +207,5 @@ def delete_expired_custom_authorities(state, now: int) -> None:
     """At maintenance: remove the custom authorities whose ``valid_to`` is
     before ``now`` (graphene ``delete_expired_custom_auths``)."""
     for oid in state.ids_of_type(KIND + "."):
-        if parse_time(state.objects[oid]["valid_to"]) < now:
+        if state.objects[oid]["valid_to"] < now:
             state.remove(oid)

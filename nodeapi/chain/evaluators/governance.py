@@ -11,13 +11,12 @@ account has at most one of each (graphene's unique ``by_account`` indexes).
 
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.protocol.config import PROXY_TO_SELF_ACCOUNT
-from nodeapi.protocol.times import MAX_WIRE_TIME
+from nodeapi.protocol.config import MAX_TIME, PROXY_TO_SELF_ACCOUNT
 
 
 def _lifetime_member(ctx: ApplyContext, account_id: str) -> None:
     acc = ctx.state.require(account_id)
-    if acc["membership_expiration_date"] != MAX_WIRE_TIME:
+    if acc["membership_expiration_date"] != MAX_TIME:
         raise InvalidOperation(f"Account {acc['name']} is not a lifetime member")
 
 

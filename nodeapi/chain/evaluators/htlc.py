@@ -32,7 +32,6 @@ from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, balance_before_fee
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
-from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.keys import ripemd160
 from nodeapi.protocol.config import MAX_TIME
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
@@ -107,8 +106,7 @@ def htlc_create(ctx: ApplyContext, data: dict) -> list:
             "hash_lock": {"preimage_hash": [int(data["preimage_hash"][0]),
                                             data["preimage_hash"][1]],
                           "preimage_size": int(data["preimage_size"])},
-            "time_lock": {"expiration": format_time(
-                ctx.now + int(data["claim_period_seconds"]))},
+            "time_lock": {"expiration": ctx.now + int(data["claim_period_seconds"])},
         },
     }
     ext = data.get("extensions") or {}
@@ -161,7 +159,7 @@ def htlc_extend(ctx: ApplyContext, data: dict) -> list:
               "o.update_issuer == htlc_obj->transfer.from",
               "HTLC may only be extended by its creator.")
     options = htlc_options(ctx)
-    expiration = parse_time(htlc["conditions"]["time_lock"]["expiration"])
+    expiration = htlc["conditions"]["time_lock"]["expiration"]
     extended = expiration + int(data["seconds_to_add"])
     fc_assert(extended < MAX_TIME,
               "htlc_obj->conditions.time_lock.expiration.sec_since_epoch() + "
@@ -174,7 +172,7 @@ def htlc_extend(ctx: ApplyContext, data: dict) -> list:
               "Extension pushes contract too far into the future")
     htlc = state.modify(htlc["id"])
     conditions = dict(htlc["conditions"])
-    conditions["time_lock"] = {"expiration": format_time(extended)}
+    conditions["time_lock"] = {"expiration": extended}
     htlc["conditions"] = conditions
     return VOID
 
@@ -184,7 +182,7 @@ def clear_expired_htlcs(state, now: int) -> list:
     ``expiration <= now`` (by expiration, then id) to its ``from`` account
     and remove it; returns the virtual htlc_refund operations ``[(op,
     result)]``."""
-    expired = [(parse_time(state.objects[o]["conditions"]["time_lock"]["expiration"]),
+    expired = [(state.objects[o]["conditions"]["time_lock"]["expiration"],
                 instance_number(o), o) for o in state.htlc_ids]
     vops = []
     for when, _n, oid in sorted(expired):

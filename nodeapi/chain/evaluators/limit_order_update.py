@@ -137,7 +137,7 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
                              for side in ("base", "quote")}
     obj["for_sale"] = for_sale + change
     if data.get("new_expiration") is not None:
-        obj["expiration"] = data["new_expiration"]
+        obj["expiration"] = parse_time(data["new_expiration"])
     obj["deferred_fee"] = ctx.core_fee_paid
     obj["deferred_paid_fee"] = (dict(ctx.fee_paid) if ctx.fee_paid["asset_id"] != "1.3.0"
                                 else {"amount": 0, "asset_id": "1.3.0"})

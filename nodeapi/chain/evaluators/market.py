@@ -78,7 +78,8 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
         raise InvalidOperation("Order amounts must be positive")
     if sell["asset_id"] == recv["asset_id"]:
         raise InvalidOperation("An order must trade two different assets")
-    fc_assert(parse_time(data["expiration"]) >= ctx.now,
+    expiration = parse_time(data["expiration"])
+    fc_assert(expiration >= ctx.now,
               "op.expiration >= d.head_block_time()",
               f"Order expiration {data['expiration']} is before the head block time")
     sell_asset = state.require(sell["asset_id"])
@@ -96,7 +97,7 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     paid = ctx.fee_paid if ctx.fee_paid["asset_id"] != "1.3.0" else {"amount": 0,
                                                                       "asset_id": "1.3.0"}
     order = state.create("1.7", {
-        "expiration": data["expiration"],
+        "expiration": expiration,
         "seller": data["seller"],
         "for_sale": amount,
         "sell_price": {"base": {"amount": amount, "asset_id": sell["asset_id"]},
@@ -132,9 +133,8 @@ def clear_expired_orders(state, now: int, prefix: str = "TEST") -> list:
     ``expiration <= now`` (by expiration, then id), each with a virtual
     limit_order_cancel; returns those ``[(op, result)]``."""
     expired = [o for ids in state.orders_by_seller.values() for o in ids
-               if parse_time(state.objects[o]["expiration"]) <= now]
-    expired.sort(key=lambda o: (parse_time(state.objects[o]["expiration"]),
-                                instance_number(o)))
+               if state.objects[o]["expiration"] <= now]
+    expired.sort(key=lambda o: (state.objects[o]["expiration"], instance_number(o)))
     vops: list = []
     for oid in expired:
         cancel_limit_order(state, oid, vops, prefix)

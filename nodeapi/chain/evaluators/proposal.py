@@ -11,7 +11,8 @@ committee_member_evaluator.cpp, with every hardfork passed (a proposal may
 nest at most one proposal_update; it may not update or delete a proposal
 created after it; review periods of committee proposals).
 
-Object (wire): ``{id, expiration_time, review_period_time?,
+Object (the wire shape; its times are seconds in the chain): ``{id,
+expiration_time, review_period_time?,
 proposed_transaction: {ref_block_num: 0, ref_block_prefix: 0, expiration,
 operations, extensions: []}, required_active_approvals,
 available_active_approvals, required_owner_approvals,
@@ -34,7 +35,7 @@ from nodeapi.chain.errors import InvalidOperation, MissingAuthority, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
 from nodeapi.chain.evaluators.samet_fund import check_no_unpaid_debt
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.keys import public_key_bytes
@@ -114,9 +115,9 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
               "vtor_1479.max_update_instance",
               "Cannot update/delete a proposal with a future id!")
     fields = {
-        "expiration_time": data["expiration_time"],
+        "expiration_time": expiration,
         "proposed_transaction": {"ref_block_num": 0, "ref_block_prefix": 0,
-                                 "expiration": data["expiration_time"], "operations": ops,
+                                 "expiration": expiration, "operations": ops,
                                  "extensions": []},
         "required_active_approvals": _accounts(active),
         "available_active_approvals": [],
@@ -127,7 +128,7 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
         "fail_reason": "",
     }
     if review is not None:
-        fields = dict(fields, review_period_time=format_time(expiration - int(review)))
+        fields = dict(fields, review_period_time=expiration - int(review))
         # keep graphene's field order: review_period_time after expiration_time
         fields = {k: fields[k] for k in ("expiration_time", "review_period_time",
                                          *[f for f in fields if f not in (
@@ -143,7 +144,7 @@ def proposal_update(ctx: ApplyContext, data: dict) -> list:
     proposal = state.require(data["proposal"])
     review = proposal.get("review_period_time")
     adding = data.get("active_approvals_to_add") or data.get("owner_approvals_to_add")
-    if review is not None and ctx.now >= parse_time(review):
+    if review is not None and ctx.now >= review:
         fc_assert(not adding, "o.active_approvals_to_add.empty() && "
                               "o.owner_approvals_to_add.empty()",
                   "This proposal is in its review period. No new approvals may be added.")
@@ -251,7 +252,7 @@ def clear_expired_proposals(ctx: ApplyContext) -> None:
     authorized, then removed (executed or failed) - oldest expiration
     first."""
     state = ctx.state
-    due = sorted((parse_time(state.objects[oid]["expiration_time"]), instance_number(oid), oid)
+    due = sorted((state.objects[oid]["expiration_time"], instance_number(oid), oid)
                  for oid in state.ids_of_type(KIND + "."))
     for when, _n, oid in due:
         if when > ctx.now:

@@ -28,7 +28,6 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
-from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.config import MAX_TIME
 
 KIND = "1.18"
@@ -51,15 +50,15 @@ class _Ticket:
         self.current = TYPES.index(obj["current_type"])
         self.status = obj["status"]
         self.value = int(obj["value"])
-        self.next_update = parse_time(obj["next_auto_update_time"])
-        self.next_downgrade = parse_time(obj["next_type_downgrade_time"])
+        self.next_update = obj["next_auto_update_time"]
+        self.next_downgrade = obj["next_type_downgrade_time"]
 
     def fields(self) -> dict:
         return {"target_type": TYPES[self.target],
                 "amount": {"amount": self.amount, "asset_id": "1.3.0"},
                 "current_type": TYPES[self.current], "status": self.status,
-                "value": self.value, "next_auto_update_time": format_time(self.next_update),
-                "next_type_downgrade_time": format_time(self.next_downgrade)}
+                "value": self.value, "next_auto_update_time": self.next_update,
+                "next_type_downgrade_time": self.next_downgrade}
 
     def update_value(self) -> None:
         if self.current != FOREVER:
@@ -128,8 +127,8 @@ def ticket_create(ctx: ApplyContext, data: dict) -> list:
     ticket = _Ticket({"target_type": TYPES[int(data["target_type"])],
                       "amount": data["amount"], "current_type": "liquid",
                       "status": "charging", "value": 0,
-                      "next_auto_update_time": format_time(ctx.now + CHARGING_STEP_SECONDS),
-                      "next_type_downgrade_time": format_time(MAX_TIME)})
+                      "next_auto_update_time": ctx.now + CHARGING_STEP_SECONDS,
+                      "next_type_downgrade_time": MAX_TIME})
     ticket.update_value()
     obj = state.create(KIND, dict({"account": data["account"]}, **ticket.fields()))
     stats = _stats(state, data["account"])
@@ -189,8 +188,8 @@ def process_tickets(state, now: int) -> tuple:
     updated, removed = [], []
     delta_pob = delta_inactive = 0
     while True:
-        due = [(parse_time(state.objects[oid]["next_auto_update_time"]),
-                instance_number(oid), oid) for oid in state.ids_of_type(KIND + ".")]
+        due = [(state.objects[oid]["next_auto_update_time"], instance_number(oid), oid)
+               for oid in state.ids_of_type(KIND + ".")]
         due = [d for d in due if d[0] <= now]
         if not due:
             break

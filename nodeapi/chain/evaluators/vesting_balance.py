@@ -15,7 +15,7 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
-from nodeapi.protocol.times import format_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
 
 
@@ -23,14 +23,14 @@ from nodeapi.protocol.flags import TRANSFER_RESTRICTED
 def _policy(initializer: list, amount: int, now: int) -> list:
     tag, init = int(initializer[0]), initializer[1]
     if tag == LINEAR:
-        return [LINEAR, {"begin_timestamp": init["begin_timestamp"],
+        return [LINEAR, {"begin_timestamp": parse_time(init["begin_timestamp"]),
                          "vesting_cliff_seconds": int(init["vesting_cliff_seconds"]),
                          "vesting_duration_seconds": int(init["vesting_duration_seconds"]),
                          "begin_balance": amount}]
     if tag == CDD:
         return [CDD, {"vesting_seconds": int(init["vesting_seconds"]),
-                      "start_claim": init["start_claim"], "coin_seconds_earned": "0",
-                      "coin_seconds_earned_last_update": format_time(now)}]
+                      "start_claim": parse_time(init["start_claim"]), "coin_seconds_earned": "0",
+                      "coin_seconds_earned_last_update": now}]
     return [tag, {}]
 
 

@@ -28,7 +28,7 @@ from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
 
 
@@ -37,7 +37,7 @@ def available_this_period(permit: dict, now: int) -> int:
     """graphene ``withdraw_permission_object::available_this_period``: the
     satoshis of ``withdrawal_limit`` that may still be claimed at ``now``."""
     limit = int(permit["withdrawal_limit"]["amount"])
-    if now >= parse_time(permit["period_start_time"]) + int(permit["withdrawal_period_sec"]):
+    if now >= permit["period_start_time"] + int(permit["withdrawal_period_sec"]):
         return limit
     return max(limit - int(permit["claimed_this_period"]), 0)
 
@@ -74,8 +74,8 @@ def withdraw_permission_create(ctx: ApplyContext, data: dict) -> list:
         "withdrawal_limit": {"amount": int(data["withdrawal_limit"]["amount"]),
                              "asset_id": data["withdrawal_limit"]["asset_id"]},
         "withdrawal_period_sec": int(data["withdrawal_period_sec"]),
-        "period_start_time": format_time(start),
-        "expiration": format_time(expiration),
+        "period_start_time": start,
+        "expiration": expiration,
         "claimed_this_period": 0,
     })
     return [1, permit["id"]]
@@ -98,7 +98,7 @@ def withdraw_permission_update(ctx: ApplyContext, data: dict) -> list:
     start, expiration = _check_terms(ctx, data, ">=")
     permit = ctx.state.modify(permit["id"])
     permit.update({
-        "period_start_time": format_time(start), "expiration": format_time(expiration),
+        "period_start_time": start, "expiration": expiration,
         "withdrawal_limit": {"amount": int(data["withdrawal_limit"]["amount"]),
                              "asset_id": data["withdrawal_limit"]["asset_id"]},
         "withdrawal_period_sec": int(data["withdrawal_period_sec"]),
@@ -117,12 +117,12 @@ def withdraw_permission_claim(ctx: ApplyContext, data: dict) -> list:
     permit = state.require(data["withdraw_permission"])
     amount = data["amount_to_withdraw"]
     value, asset_id = int(amount["amount"]), amount["asset_id"]
-    fc_assert(parse_time(permit["expiration"]) > now, "permit.expiration > head_block_time")
+    fc_assert(permit["expiration"] > now, "permit.expiration > head_block_time")
     fc_assert(permit["authorized_account"] == data["withdraw_to_account"],
               "permit.authorized_account == op.withdraw_to_account")
     fc_assert(permit["withdraw_from_account"] == data["withdraw_from_account"],
               "permit.withdraw_from_account == op.withdraw_from_account")
-    start = parse_time(permit["period_start_time"])
+    start = permit["period_start_time"]
     fc_assert(start <= now, "permit.period_start_time <= head_block_time")
     fc_assert(asset_id == permit["withdrawal_limit"]["asset_id"]
               and value <= available_this_period(permit, now),
@@ -148,7 +148,7 @@ def withdraw_permission_claim(ctx: ApplyContext, data: dict) -> list:
     period = int(permit["withdrawal_period_sec"])
     periods = (now - start) // period
     permit = state.modify(permit["id"])
-    permit["period_start_time"] = format_time(start + periods * period)
+    permit["period_start_time"] = start + periods * period
     permit["claimed_this_period"] = (int(permit["claimed_this_period"]) + value if periods == 0
                                      else value)
     adjust_balance(state, data["withdraw_from_account"], asset_id, -value)
@@ -168,5 +168,5 @@ def update_withdraw_permissions(state, now: int) -> None:
     1.12.N with ``expiration <= now`` (the head block time)."""
     for oid in sorted(state.withdraw_permission_ids,
                       key=lambda o: instance_number(o)):
-        if parse_time(state.objects[oid]["expiration"]) <= now:
+        if state.objects[oid]["expiration"] <= now:
             state.remove(oid)

@@ -25,8 +25,8 @@ budget is spent.
 from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance, adjust_supply
-from nodeapi.protocol.config import CORE_ASSET, NULL_ACCOUNT
-from nodeapi.protocol.times import MAX_WIRE_TIME, format_time, parse_time
+from nodeapi.protocol.config import CORE_ASSET, MAX_TIME, NULL_ACCOUNT
+from nodeapi.protocol.times import parse_time
 from nodeapi.chain.vesting import deposit
 from nodeapi.protocol.ids import instance_number
 
@@ -48,9 +48,10 @@ def worker_create(ctx: ApplyContext, data: dict) -> list:
     two vote ids (for, against); result ``[1, "1.14.N"]``."""
     state = ctx.state
     owner = state.require(data["owner"])
-    fc_assert(owner["membership_expiration_date"] == MAX_WIRE_TIME,
+    fc_assert(owner["membership_expiration_date"] == MAX_TIME,
               "d.get(o.owner).is_lifetime_member()")
-    fc_assert(parse_time(data["work_begin_date"]) >= ctx.now,
+    begin = parse_time(data["work_begin_date"])
+    fc_assert(begin >= ctx.now,
               "o.work_begin_date >= d.head_block_time()")
     vote_for, vote_against = _next_vote_id(state), _next_vote_id(state)
     which, init = int(data["initializer"][0]), data["initializer"][1]
@@ -58,16 +59,16 @@ def worker_create(ctx: ApplyContext, data: dict) -> list:
         vbo = state.create("1.13", {
             "owner": data["owner"], "balance": {"amount": 0, "asset_id": "1.3.0"},
             "policy": [1, {"vesting_seconds": int(init["pay_vesting_period_days"]) * _DAY,
-                           "start_claim": "1970-01-01T00:00:00",
+                           "start_claim": 0,
                            "coin_seconds_earned": "0",
-                           "coin_seconds_earned_last_update": format_time(ctx.now)}],
+                           "coin_seconds_earned_last_update": ctx.now}],
             "balance_type": "worker"})
         worker = [VESTING, {"balance": vbo["id"]}]
     else:
         worker = [which, {"total_burned": 0}]
     obj = state.create(KIND, {
-        "worker_account": data["owner"], "work_begin_date": data["work_begin_date"],
-        "work_end_date": data["work_end_date"], "daily_pay": int(data["daily_pay"]),
+        "worker_account": data["owner"], "work_begin_date": begin,
+        "work_end_date": parse_time(data["work_end_date"]), "daily_pay": int(data["daily_pay"]),
         "worker": worker, "vote_for": vote_for, "vote_against": vote_against,
         "total_votes_for": 0, "total_votes_against": 0, "name": data["name"],
         "url": data["url"]})
@@ -95,10 +96,10 @@ def pay_workers(state, budget: int, now: int) -> int:
     """graphene ``pay_workers``: pay the active, approved workers out of
     ``budget`` (module docstring); returns what is left."""
     active = [state.objects[oid] for oid in state.ids_of_type(KIND + ".")]
-    active = [w for w in active if parse_time(w["work_begin_date"]) <= now
-              <= parse_time(w["work_end_date"]) and _approving(w) > 0]
+    active = [w for w in active if w["work_begin_date"] <= now <= w["work_end_date"]
+              and _approving(w) > 0]
     active.sort(key=lambda w: (-_approving(w), instance_number(w["id"])))
-    passed = now - parse_time(state.objects["2.1.0"]["last_budget_time"])
+    passed = now - state.objects["2.1.0"]["last_budget_time"]
     for worker in active:
         if budget <= 0:
             break

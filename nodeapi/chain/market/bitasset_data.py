@@ -11,7 +11,9 @@ Shape (graphene ``asset_bitasset_data_object``, reflected field order)::
      "settlement_fund", "individual_settlement_debt",
      "individual_settlement_fund", "asset_cer_updated", "feed_cer_updated"}
 
-A feed with ICR is ``{"settlement_price", "maintenance_collateral_ratio",
+``current_feed_publication_time`` is seconds in the chain; the times in
+``feeds`` keep their wire form (positional, not a field a wire writer can
+name).  A feed with ICR is ``{"settlement_price", "maintenance_collateral_ratio",
 "maximum_short_squeeze_ratio", "core_exchange_rate",
 "initial_collateral_ratio"}``.
 
@@ -28,7 +30,7 @@ db_update.cpp (``update_bitasset_current_feed``), asset_evaluator.cpp
 
 
 from nodeapi.chain.market.positions import collateralization, least_collateralized
-from nodeapi.protocol.times import format_time, parse_time
+from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.asset import (
     RATIO_DENOM, default_feed, equal, initial_collateralization, invert, is_null,
     maintenance_collateralization, make_price, margin_call_order_price,
@@ -51,7 +53,7 @@ def new_bitasset_data(asset_id: str, options: dict, is_prediction_market: bool) 
     """The fields of a new 2.4.N for ``asset_id`` (asset_create)."""
     return {
         "asset_id": asset_id, "feeds": [], "median_feed": default_feed(),
-        "current_feed": default_feed(), "current_feed_publication_time": format_time(0),
+        "current_feed": default_feed(), "current_feed_publication_time": 0,
         "current_maintenance_collateralization": null_price(),
         "current_initial_collateralization": null_price(), "options": options,
         "force_settled_volume": 0, "is_prediction_market": bool(is_prediction_market),
@@ -182,8 +184,7 @@ def max_force_settlement_volume(bitasset: dict, current_supply: int) -> int:
 
 def feed_expiration_time(bitasset: dict) -> int:
     """``current_feed_publication_time + feed_lifetime_sec`` (seconds)."""
-    return parse_time(bitasset["current_feed_publication_time"]) \
-        + int(bitasset["options"]["feed_lifetime_sec"])
+    return bitasset["current_feed_publication_time"] + int(bitasset["options"]["feed_lifetime_sec"])
 
 
 def feed_with_icr(feed: dict, icr) -> dict:
@@ -220,11 +221,11 @@ def update_median_feeds(b: dict, now: int) -> None:
         if now - t < lifetime and t != 0:
             effective.append(feed)
             published = min(published, t)
-    b["current_feed_publication_time"] = format_time(published)
+    b["current_feed_publication_time"] = published
     old_cer = b["median_feed"]["core_exchange_rate"]
     if len(effective) < int(opts["minimum_feeds"]):
         b["feed_cer_updated"] = False
-        b["current_feed_publication_time"] = format_time(now)
+        b["current_feed_publication_time"] = now
         b["median_feed"] = default_feed()
         _refresh_cache(b)
         return

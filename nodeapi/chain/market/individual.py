@@ -29,7 +29,6 @@ from nodeapi.chain.market.limits import accumulate_fee, fill_limit_order, record
 from nodeapi.chain.market.positions import collateralization, fill_call_order
 from nodeapi.protocol.asset import divide_ratio, invert, make_price, mul_down, mul_up, value
 from nodeapi.protocol.config import MAX_TIME, NULL_ACCOUNT
-from nodeapi.protocol.times import format_time
 
 
 def individually_settle(ctx: ApplyContext, mia_id: str, call: dict) -> None:
@@ -60,7 +59,7 @@ def individually_settle(ctx: ApplyContext, mia_id: str, call: dict) -> None:
         else:
             backing = backing_asset(nb)
             state.create("1.7", {
-                "expiration": format_time(MAX_TIME), "seller": NULL_ACCOUNT,
+                "expiration": MAX_TIME, "seller": NULL_ACCOUNT,
                 "for_sale": fund_receives,
                 "sell_price": make_price(fund_receives, backing, debt, mia_id),
                 "filled_amount": "0", "deferred_fee": 0,

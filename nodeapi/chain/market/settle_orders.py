@@ -20,7 +20,6 @@ from fractions import Fraction
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 
 from nodeapi.chain.balances import adjust_balance
-from nodeapi.protocol.times import parse_time
 from nodeapi.chain.market.bitasset_data import (
     NO_SETTLEMENT, backing_asset, bitasset_of, bsrm, extensions, has_feed, is_globally_settled,
     max_force_settlement_volume, mcop, mcpr, mssp, update_bitasset_current_feed)
@@ -37,7 +36,7 @@ FORCE_SETTLEMENT = "1.4"
 def settle_orders_of(state, mia_id: str) -> list:
     """Force settlements of ``mia_id`` by settlement date, then id."""
     orders = [state.objects[i] for i in state.settles_by_asset.get(mia_id, ())]
-    orders.sort(key=lambda s: (parse_time(s["settlement_date"]), instance_number(s["id"])))
+    orders.sort(key=lambda s: (s["settlement_date"], instance_number(s["id"])))
     return orders
 
 
@@ -221,7 +220,7 @@ def _settle_asset(ctx: ApplyContext, mia_id: str) -> None:
         if is_globally_settled(b):
             cancel_settle_order(ctx, settle["id"])
             continue
-        if parse_time(settle["settlement_date"]) > ctx.now:
+        if settle["settlement_date"] > ctx.now:
             return
         if not has_feed(b) \
                 or int(b["options"]["force_settlement_offset_percent"]) == GRAPHENE_100_PERCENT:

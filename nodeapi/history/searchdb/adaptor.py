@@ -24,7 +24,7 @@ Depths count like the reference: the plugin passes
 
 import orjson
 
-from nodeapi.protocol.wire import INT64_FIELDS, as_string, to_wire, wire_int
+from nodeapi.protocol.wire import INT64_FIELDS, TIME_FIELDS, as_string, to_wire, wire_int, wire_time
 
 #: Array fields stored as JSON strings plus a typed ``<name>_object``
 #: (bitshares-core es_data_adaptor ``to_string_fields``): name -> kind.
@@ -82,6 +82,8 @@ def adapt_object(obj: dict, depth: int = MAX_DEPTH):
                 out[name] = _adapt_in_situ(value, depth - 1)
         elif isinstance(value, str) and name in INT64_FIELDS:
             out[name] = wire_int(value)  # op_object keeps them numeric
+        elif type(value) is int and name in TIME_FIELDS:
+            out[name] = wire_time(value)  # the chain keeps times as seconds
         else:
             out[name] = value
     for name in renames:
