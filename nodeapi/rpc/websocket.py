@@ -29,7 +29,6 @@ import binascii
 from collections import deque
 from typing import Any, Optional
 
-import orjson
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from autobahn.websocket.types import ConnectionDeny
 from twisted.internet.defer import Deferred
@@ -39,9 +38,10 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from nodeapi.rpc.answer import Answer, answer
-from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request, to_wire
+from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request
 from nodeapi.rpc.guard import PausedWriteMeter
 from nodeapi.rpc.login import RpcSession
+from nodeapi.rpc.notices import NoticeFrames
 
 #: Shortest auto-ping interval and timeout, seconds (Autobahn's timers have
 #: whole-second resolution, see :class:`RpcWebSocketFactory`).
@@ -213,14 +213,25 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             self._send(reply.body)
 
     def _send_notice(self, callback_id: int, payload: Any) -> None:
-        msg = {"method": "notice", "params": [callback_id, [to_wire(payload)]]}
-        self._send(orjson.dumps(msg, default=str))
+        """Write the notice frame the factory's :class:`NoticeFrames` made
+        (shared by the connections sent the same notice)."""
+        if not self._open or self.state != self.STATE_OPEN:
+            return
+        frame = self.factory.notices.frame(callback_id, payload).payloadHybi
+        # the frame is complete (no compression is negotiated): written as is
+        self.transport.write(frame)
+        self._wrote(len(frame))
 
     def _send(self, data: bytes) -> None:
         if not self._open:
             return
         self.sendMessage(data, isBinary=False)
-        self.meter.wrote(len(data))
+        self._wrote(len(data))
+
+    def _wrote(self, size: int) -> None:
+        """``size`` bytes were written: close a client past
+        ``max_outgoing_buffer`` unread bytes."""
+        self.meter.wrote(size)
         if self.meter.unsent > self.factory.max_outgoing_buffer:
             self._log.warn("Closing a WebSocket client that does not read its replies "
                            "({peer}, {size} bytes unsent)", peer=self.peer,
@@ -276,6 +287,7 @@ class RpcWebSocketFactory(WebSocketServerFactory):
         self.max_outgoing_buffer = max_outgoing_buffer
         self.metrics = metrics
         self.connections: set = set()
+        self.notices = NoticeFrames(self.reactor)
         options = dict(maxMessagePayloadSize=max_message_size,
                        maxFramePayloadSize=max_message_size, webStatus=False,
                        openHandshakeTimeout=30, closeHandshakeTimeout=5,
