@@ -20,6 +20,7 @@ Prints one line.  Run: PYTHONPATH=. python bench/connections.py
 
 import argparse
 import base64
+from collections import Counter
 import gc
 import os
 import shutil
@@ -94,10 +95,18 @@ def serve(kind: str, trace: bool) -> None:
             gc.collect()
             if trace:
                 snapshot = tracemalloc.take_snapshot()
+                types = Counter(type(o).__qualname__ for o in gc.get_objects())
                 if not first:
                     first.append(snapshot)
+                    first.append(types)
                 else:
-                    for stat in snapshot.compare_to(first[0], "lineno")[:25]:
+                    stats = snapshot.compare_to(first[0], "lineno")
+                    print(f"traced: {sum(s.size_diff for s in stats)} B in all",
+                          file=sys.stderr, flush=True)
+                    grown = (types - first[1]).most_common(30)
+                    print("objects (gc-tracked) added: " + ", ".join(
+                        f"{name} {n}" for name, n in grown), file=sys.stderr, flush=True)
+                    for stat in stats[:60]:
                         print(f"{stat.size_diff:>10} B {stat.count_diff:>7} blocks  "
                               f"{stat.traceback}", file=sys.stderr, flush=True)
             self.sendLine(b"%d" % rss_bytes())

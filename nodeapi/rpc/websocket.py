@@ -96,6 +96,8 @@ class _ReplyPacer:
     still writes (asynchronous results, notices); when the transport's
     buffer has drained, held requests are answered and reading resumes."""
 
+    __slots__ = ("_protocol",)
+
     def __init__(self, protocol: "RpcWebSocketProtocol") -> None:
         self._protocol = protocol
 
@@ -125,7 +127,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         super().__init__()
         self.session: Optional[RpcSession] = None
         self.meter = PausedWriteMeter()
-        self._held: deque = deque()  # request payloads read while paused
+        self._held: Optional[deque] = None  # request payloads read while paused
         self._in_flight = 0
         self._open = False
 
@@ -165,13 +167,15 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         if self.meter.paused or self._held:
             # the client is not reading: requests already read (the rest of
             # the last chunk) wait, unanswered, until its replies drain
+            if self._held is None:  # made on first use: most connections never pause
+                self._held = deque()
             self._held.append(payload)
             return
         self._handle(payload)
 
     def _release_held(self) -> None:
         """The transport drained: answer held requests until it pauses again."""
-        held = self._held
+        held = self._held or ()
         while held and not self.meter.paused and self._open:
             self._handle(held.popleft())
 
@@ -248,7 +252,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         if self._open and self.factory.metrics is not None:
             self.factory.metrics.ws_connections.dec()
         self._open = False
-        self._held.clear()
+        self._held = None
         self.factory.connections.discard(self)
         session, self.session = self.session, None
         if session is not None:

@@ -112,6 +112,8 @@ class MarketSubscriptions(Section):
         same (:meth:`BlockChanges.batch`)."""
         subs = self._callbacks
         changes = block_changes(self.chain, applied)
+        if not any(changes.markets()):  # no fill, no order changed: nothing to tell
+            return
         fills, created, changed, removed = select_orders(changes, subs, self._orders)
         send = self.session.send_notice
         for market, items in fills.items():
