@@ -12,7 +12,8 @@ protocol does nothing.  This process opens the connections (plain sockets,
 the upgrade only, then nothing), and asks the server for its RSS
 (``/proc/self/statm``, after a garbage collection) before and one second
 after.  With ``--trace`` the node's child also prints, to stderr, the
-allocation sites (``tracemalloc``) that grew most per connection.
+allocation sites (``tracemalloc``) that grew most, and the object types
+added, for both servers.
 
 Prints one line.  Run: PYTHONPATH=. python bench/connections.py
 [--conns N] [--trace]
@@ -125,7 +126,7 @@ def serve(kind: str, trace: bool) -> None:
 def measure(kind: str, conns: int, trace: bool) -> tuple:
     """``(RSS before, RSS with the connections open)`` of a ``kind`` server."""
     argv = [sys.executable, os.path.abspath(__file__), "--serve", kind]
-    if trace and kind == "node":
+    if trace:
         argv.append("--trace")
     server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               env=os.environ)

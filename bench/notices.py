@@ -190,6 +190,25 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class GcTime:
+    """Seconds this process spent in garbage collections (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.seconds, self._start = 0.0, 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase, info) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+
+
+GC = GcTime()
+
+
 class Clients:
     """The client process: fires ``ready`` once subscribed, ``results``
     with its JSON after :meth:`finish`."""
@@ -304,13 +323,14 @@ async def node_phase(reactor, chain, port, args, watched):
     await clients.ready
     await sleep(reactor, 0.5)
     starts = {}
-    cpu0 = cpu_seconds()
+    cpu0, gc0 = cpu_seconds(), GC.seconds
     for _ in range(args.blocks):
         num, started = producer.block()
         starts[num] = started
         await sleep(reactor, args.interval)
     cpu = cpu_seconds() - cpu0
     results = await clients.finish()
+    results["gc"] = (GC.seconds - gc0) / args.blocks
     latencies = [results["last"][str(n)] - t for n, t in starts.items()
                  if str(n) in results["last"]]
     if len(latencies) != len(starts):
@@ -390,7 +410,8 @@ async def main(reactor, args):
           f"transfer every {args.interval:g} s, {notices / args.blocks:.0f} notices/block of "
           f"{sizes} bytes): block applied -> last notice p50 {p50:.1f} ms p99 {p99:.1f} ms; "
           f"node CPU {per_notice * 1e6:.1f} us/notice (block production alone "
-          f"{alone * 1000:.1f} ms/block); bare Autobahn sending the same bytes p50 "
+          f"{alone * 1000:.1f} ms/block, garbage collection {results['gc'] * 1000:.1f} "
+          f"ms/block); bare Autobahn sending the same bytes p50 "
           f"{b50:.1f} ms p99 {b99:.1f} ms, {bare_per_notice * 1e6:.1f} us/notice "
           f"(ratios p99 {p99 / b99:.2f}, CPU {per_notice / bare_per_notice:.2f}); "
           f"clients' CPU {results['cpu'] / args.blocks * 1000:.0f} ms/block; "

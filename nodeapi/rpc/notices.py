@@ -15,11 +15,12 @@ subscriber of the same change the same payload object
   connections with different callback ids cost a concatenation, not an
   encoding;
 - the WebSocket frame (Autobahn's ``PreparedMessage``: header and payload
-  built once) is made once per ``(callback id, payload)``: clients making
-  the same calls choose the same ids (bitsharesjs and python-bitshares
-  number callbacks by call), and all of them are written the same bytes.
+  built once) is made once per ``(callback id, payload)`` for the first
+  :data:`FRAMES_PER_PAYLOAD` ids: clients making the same calls choose the
+  same ids (bitsharesjs and python-bitshares number callbacks by call),
+  and all of them are written the same bytes.
 
-Both caches are emptied on the next reactor turn (and when full), so a
+The cache is emptied on the next reactor turn (and when full), so a
 payload object is never taken for another one that reuses its memory.
 """
 
@@ -30,8 +31,13 @@ from autobahn.websocket.protocol import PreparedMessage
 
 from nodeapi.rpc.jsonrpc import encode_value
 
-#: Entries kept per cache within one reactor turn before it is emptied.
+#: Payloads kept within one reactor turn before the cache is emptied.
 NOTICE_CACHE_SIZE = 4096
+#: Frames kept per payload: those of the callback ids many clients share
+#: (the first ones asked for); a connection with an id of its own gets a
+#: frame made for it, not kept (keeping thousands of single-use frames
+#: only feeds the garbage collector).
+FRAMES_PER_PAYLOAD = 16
 
 _HEAD = b'{"method":"notice","params":['
 
@@ -46,45 +52,43 @@ def notice_text(callback_id: Any, encoded_params: bytes) -> bytes:
 class NoticeFrames:
     """The notice frames of one reactor turn (module docstring).
 
-    :param reactor: ``IReactorTime``, to empty the caches on the next turn.
+    :param reactor: ``IReactorTime``, to empty the cache on the next turn.
     """
 
-    __slots__ = ("_reactor", "_params", "_frames", "_clearing")
+    __slots__ = ("_reactor", "_payloads", "_clearing")
 
     def __init__(self, reactor) -> None:
         self._reactor = reactor
-        self._params: dict = {}  # id(payload) -> (payload, encoded [payload])
-        self._frames: dict = {}  # (callback id, id(payload)) -> (payload, PreparedMessage)
+        # id(payload) -> (payload, its encoded [payload], {callback id: frame})
+        self._payloads: dict = {}
         self._clearing = None
 
-    def frame(self, callback_id: Any, payload: Any) -> PreparedMessage:
-        """The WebSocket text frame of the notice of ``payload`` to
-        ``callback_id``."""
-        key = (callback_id, id(payload))
-        frames = self._frames
-        entry = frames.get(key)
-        if entry is not None and entry[0] is payload:
-            return entry[1]
-        params = self._params
-        found = params.get(key[1])
-        if found is not None and found[0] is payload:
-            encoded = found[1]
-        else:
-            encoded = encode_value([payload])
-            self._keep(params, key[1], (payload, encoded))
-        prepared = PreparedMessage(notice_text(callback_id, encoded), False, False, True)
-        self._keep(frames, key, (payload, prepared))
-        return prepared
+    def frame(self, callback_id: Any, payload: Any) -> bytes:
+        """The WebSocket text frame (header and text, as written on the
+        wire) of the notice of ``payload`` to ``callback_id``."""
+        entry = self._payloads.get(id(payload))
+        if entry is None or entry[0] is not payload:
+            entry = self._encode(payload)
+        frames = entry[2]
+        frame = frames.get(callback_id)
+        if frame is None:
+            # Autobahn frames it (server frames are not masked)
+            frame = PreparedMessage(notice_text(callback_id, entry[1]), False, False,
+                                    True).payloadHybi
+            if len(frames) < FRAMES_PER_PAYLOAD:
+                frames[callback_id] = frame
+        return frame
 
-    def _keep(self, cache: dict, key, entry) -> None:
-        if len(cache) >= NOTICE_CACHE_SIZE:
-            cache.clear()
-        cache[key] = entry
+    def _encode(self, payload: Any) -> tuple:
+        payloads = self._payloads
+        if len(payloads) >= NOTICE_CACHE_SIZE:
+            payloads.clear()
+        entry = payloads[id(payload)] = (payload, encode_value([payload]), {})
         if self._clearing is None:
             self._clearing = self._reactor.callLater(0, self.clear)
+        return entry
 
     def clear(self) -> None:
         """Forget every cached encoding and frame."""
         self._clearing = None
-        self._params.clear()
-        self._frames.clear()
+        self._payloads.clear()

@@ -221,7 +221,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         (shared by the connections sent the same notice)."""
         if not self._open or self.state != self.STATE_OPEN:
             return
-        frame = self.factory.notices.frame(callback_id, payload).payloadHybi
+        frame = self.factory.notices.frame(callback_id, payload)
         # the frame is complete (no compression is negotiated): written as is
         self.transport.write(frame)
         self._wrote(len(frame))
