@@ -21,7 +21,9 @@ every connection chooses its own callback ids (``3i+1``, ``3i+2``,
 clients making the same calls.
 
 Each block carries one transfer from init0 (changing its statistics and
-balance); blocks are produced every ``--interval`` seconds.  For block N
+balance; ``--transfers N``: N transfers, each also creating its operation
+and two account history objects, so the block changes more objects than
+any subscriber watches); blocks are produced every ``--interval`` seconds.  For block N
 this process takes the monotonic time just before ``generate_block`` (the
 application, whose observers send the notices); the client process takes,
 per block, the monotonic time of the read that completed the last notice of
@@ -31,14 +33,13 @@ CPU of producing as many blocks with no client connected (measured first),
 divided by the notices the clients counted.
 
 Prints one line.  Run: PYTHONPATH=. python bench/notices.py
-[--clients N] [--blocks B] [--interval S] [--same-ids]
+[--clients N] [--blocks B] [--interval S] [--transfers N] [--same-ids]
 """
 
 import argparse
 import base64
 import json
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -186,8 +187,8 @@ def client(port: int, clients: int, same_ids: bool, watched: list) -> None:
 # -- the servers (this process) ------------------------------------------------
 
 def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """This process's CPU time (CLOCK_PROCESS_CPUTIME_ID: not tick-based)."""
+    return time.process_time()
 
 
 class GcTime:
@@ -254,10 +255,12 @@ def percentile(values: list, p: float) -> float:
 
 
 class Producer:
-    """Blocks with one transfer each (init0 -> init1, 1 satoshi)."""
+    """Blocks of ``transfers`` transfers each (init0 -> init1, 1, 2, ...
+    satoshis), each in a transaction of its own."""
 
-    def __init__(self, chain):
-        self.chain = chain
+    def __init__(self, chain, transfers: int = 1):
+        self.chain, self.transfers = chain, transfers
+        self.apply_cpu = 0.0  # CPU seconds in generate_block (application, observers)
 
     def block(self) -> tuple:
         """Produce one block; returns (its number, monotonic time before its
@@ -270,18 +273,20 @@ class Producer:
 
         chain = self.chain
         zero = {"amount": 0, "asset_id": "1.3.0"}
-        op = [0, {"from": "1.2.6", "to": "1.2.7", "amount": {"amount": 1, "asset_id": "1.3.0"},
-                  "extensions": []}]
-        op[1]["fee"] = chain.required_fee([0, dict(op[1], fee=zero)])
         head = bytes.fromhex(chain.head_block_id)
-        trx = {"ref_block_num": chain.head_block_num & 0xFFFF,
-               "ref_block_prefix": struct.unpack_from("<I", head, 4)[0],
-               "expiration": format_time(chain.head_block_time + 60), "operations": [op],
-               "extensions": []}
-        chain.push_transaction(sign_transaction(trx, chain.chain_id, [DEV_WIF]))
+        for i in range(self.transfers):
+            op = [0, {"from": "1.2.6", "to": "1.2.7",
+                      "amount": {"amount": 1 + i, "asset_id": "1.3.0"}, "extensions": []}]
+            op[1]["fee"] = chain.required_fee([0, dict(op[1], fee=zero)])
+            trx = {"ref_block_num": chain.head_block_num & 0xFFFF,
+                   "ref_block_prefix": struct.unpack_from("<I", head, 4)[0],
+                   "expiration": format_time(chain.head_block_time + 60), "operations": [op],
+                   "extensions": []}
+            chain.push_transaction(sign_transaction(trx, chain.chain_id, [DEV_WIF]))
         when, witness = chain.get_slot_time(1), chain.get_scheduled_witness(1)
-        started = time.monotonic()
+        started, cpu = time.monotonic(), cpu_seconds()
         chain.generate_block(when, witness, DEV_WIF)
+        self.apply_cpu += cpu_seconds() - cpu
         return chain.head_block_num, started
 
 
@@ -313,12 +318,13 @@ def sleep(reactor, seconds):
 
 
 async def node_phase(reactor, chain, port, args, watched):
-    producer = Producer(chain)
+    producer = Producer(chain, args.transfers)
     # the CPU of producing blocks with nobody subscribed
     cpu0 = cpu_seconds()
     for _ in range(args.blocks):
         producer.block()
     alone = (cpu_seconds() - cpu0) / args.blocks
+    apply_alone, producer.apply_cpu = producer.apply_cpu / args.blocks, 0.0
     clients = Clients(reactor, port, args, watched)
     await clients.ready
     await sleep(reactor, 0.5)
@@ -331,6 +337,8 @@ async def node_phase(reactor, chain, port, args, watched):
     cpu = cpu_seconds() - cpu0
     results = await clients.finish()
     results["gc"] = (GC.seconds - gc0) / args.blocks
+    # the observers' share: choosing, encoding, framing, handing to Twisted
+    results["fanout"] = (producer.apply_cpu - apply_alone * args.blocks) / results["notices"]
     latencies = [results["last"][str(n)] - t for n, t in starts.items()
                  if str(n) in results["last"]]
     if len(latencies) != len(starts):
@@ -406,10 +414,11 @@ async def main(reactor, args):
     sizes = "/".join(str(len(results["sample"][k])) for k in sorted(results["sample"]))
     verdict = "met" if p99 <= 100 else "NOT met"
     print(f"notices ({args.clients} WebSocket subscribers, "
-          f"{'same' if args.same_ids else 'own'} callback ids, {args.blocks} blocks of one "
-          f"transfer every {args.interval:g} s, {notices / args.blocks:.0f} notices/block of "
+          f"{'same' if args.same_ids else 'own'} callback ids, {args.blocks} blocks of "
+          f"{args.transfers} transfer(s) every {args.interval:g} s, {notices / args.blocks:.0f} notices/block of "
           f"{sizes} bytes): block applied -> last notice p50 {p50:.1f} ms p99 {p99:.1f} ms; "
-          f"node CPU {per_notice * 1e6:.1f} us/notice (block production alone "
+          f"node CPU {per_notice * 1e6:.1f} us/notice (of which "
+          f"{results['fanout'] * 1e6:.1f} us in the block's observers; block production alone "
           f"{alone * 1000:.1f} ms/block, garbage collection {results['gc'] * 1000:.1f} "
           f"ms/block); bare Autobahn sending the same bytes p50 "
           f"{b50:.1f} ms p99 {b99:.1f} ms, {bare_per_notice * 1e6:.1f} us/notice "
@@ -423,6 +432,7 @@ def parse_args(argv):
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--blocks", type=int, default=50)
     parser.add_argument("--interval", type=float, default=0.3, help="seconds between blocks")
+    parser.add_argument("--transfers", type=int, default=1, help="transfers per block")
     parser.add_argument("--same-ids", action="store_true",
                         help="every client chooses callback ids 1, 2, 3")
     return parser.parse_args(argv)

@@ -289,5 +289,11 @@ class Session:
         not change in between."""
         raise ApiError("callbacks need a WebSocket connection")
 
+    def send_notices(self, notices: list) -> None:
+        """Deliver ``[(callback_id, payload), ...]`` in order, like
+        :meth:`send_notice` each (a transport may write them at once)."""
+        for callback_id, payload in notices:
+            self.send_notice(callback_id, payload)
+
     def on_close(self, fn: Callable[[], None]) -> None:
         """Register ``fn`` to run once when the connection closes."""

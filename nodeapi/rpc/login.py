@@ -136,7 +136,9 @@ class RpcSession(Session):
     :param access: the :class:`ApiAccess` permission map.
     :param registry: accessor name -> ApiSet class (``nodeapi.api.registry``).
     :param websocket: True for WebSocket connections (callbacks possible).
-    :param notice: ``fn(bytes)`` sending a notice frame, WebSocket only.
+    :param notice: ``fn(callback_id, payload)`` sending a notice, WebSocket
+        only; :param notices: ``fn([(callback_id, payload), ...])`` sending
+        several at once (default: ``notice`` each).
     :param peer: the client's address (the failed-login line), or None.
     :param failed_logins: a :class:`nodeapi.rpc.failed_logins.FailedLogins`
         told of each failed login with a user name or password, or None.
@@ -146,6 +148,7 @@ class RpcSession(Session):
 
     def __init__(self, node: Any, access: ApiAccess, registry: dict, websocket: bool = False,
                  notice: Optional[Callable[[int, Any], None]] = None,
+                 notices: Optional[Callable[[list], None]] = None,
                  peer: Optional[str] = None, failed_logins: Any = None) -> None:
         self.node = node
         self.peer, self.failed_logins = peer, failed_logins
@@ -153,6 +156,7 @@ class RpcSession(Session):
         self.registry = registry
         self.websocket = websocket
         self._notice = notice
+        self._notices = notices
         self._closers: list = []
         self._closed = False
         self.user: Optional[str] = None
@@ -244,6 +248,12 @@ class RpcSession(Session):
         if not self._closed:
             self._notice(callback_id, payload)
 
+    def send_notices(self, notices: list) -> None:
+        if self._notices is None:
+            super().send_notices(notices)
+        elif not self._closed:
+            self._notices(notices)
+
     def on_close(self, fn: Callable[[], None]) -> None:
         self._closers.append(fn)
 
@@ -261,4 +271,4 @@ class RpcSession(Session):
         # connection's notice function) so nothing waits for the gc
         self._closers = []
         self.apis = []
-        self._notice = None
+        self._notice = self._notices = None

@@ -11,11 +11,11 @@ subscriber of the same change the same payload object
 - the payload's JSON (``[payload]``, the chain objects in it as their
   cached encodings, :func:`nodeapi.rpc.jsonrpc.encode_value`) is made once
   per payload object, kept by identity with a reference to it;
-- the text of the notice is that JSON spliced after the callback id, so
-  connections with different callback ids cost a concatenation, not an
-  encoding;
-- the WebSocket frame (Autobahn's ``PreparedMessage``: header and payload
-  built once) is made once per ``(callback id, payload)`` for the first
+- the WebSocket frame of the notice is that JSON spliced after the
+  callback id behind a frame header (:func:`notice_frame`, what Autobahn's
+  ``prepareMessage`` builds, without an object per frame), so connections
+  with different callback ids cost a concatenation, not an encoding;
+- the frame is kept per ``(payload, callback id)`` for the first
   :data:`FRAMES_PER_PAYLOAD` ids: clients making the same calls choose the
   same ids (bitsharesjs and python-bitshares number callbacks by call),
   and all of them are written the same bytes.
@@ -26,8 +26,9 @@ payload object is never taken for another one that reuses its memory.
 
 from typing import Any
 
+import struct
+
 import orjson
-from autobahn.websocket.protocol import PreparedMessage
 
 from nodeapi.rpc.jsonrpc import encode_value
 
@@ -42,11 +43,24 @@ FRAMES_PER_PAYLOAD = 16
 _HEAD = b'{"method":"notice","params":['
 
 
-def notice_text(callback_id: Any, encoded_params: bytes) -> bytes:
-    """The text of a notice to ``callback_id``, from the JSON of its
-    ``[payload]`` (callback ids are integers; any JSON value is encoded)."""
+def text_frame_header(size: int) -> bytes:
+    """The header of a final, unmasked WebSocket text frame of ``size``
+    bytes (RFC 6455 section 5.2: a server's frames are not masked; 7-bit,
+    16-bit or 64-bit length)."""
+    if size <= 125:
+        return bytes((0x81, size))
+    if size <= 0xFFFF:
+        return struct.pack("!BBH", 0x81, 126, size)
+    return struct.pack("!BBQ", 0x81, 127, size)
+
+
+def notice_frame(callback_id: Any, encoded_params: bytes) -> bytes:
+    """The WebSocket frame of a notice to ``callback_id``, from the JSON
+    of its ``[payload]`` spliced after the id (callback ids are integers;
+    any JSON value is encoded)."""
     cb = b"%d" % callback_id if type(callback_id) is int else orjson.dumps(callback_id)
-    return b"".join((_HEAD, cb, b",", encoded_params, b"]}"))
+    size = len(_HEAD) + len(cb) + len(encoded_params) + 3
+    return b"".join((text_frame_header(size), _HEAD, cb, b",", encoded_params, b"]}"))
 
 
 class NoticeFrames:
@@ -72,9 +86,7 @@ class NoticeFrames:
         frames = entry[2]
         frame = frames.get(callback_id)
         if frame is None:
-            # Autobahn frames it (server frames are not masked)
-            frame = PreparedMessage(notice_text(callback_id, entry[1]), False, False,
-                                    True).payloadHybi
+            frame = notice_frame(callback_id, entry[1])
             if len(frames) < FRAMES_PER_PAYLOAD:
                 frames[callback_id] = frame
         return frame

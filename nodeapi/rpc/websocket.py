@@ -152,6 +152,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             raise ConnectionDeny(400, str(exc)) from None
         self.session = RpcSession(factory.node, factory.access, factory.registry,
                                   websocket=True, notice=self._send_notice,
+                                  notices=self._send_notices,
                                   peer=_host(self.transport.getPeer()),
                                   failed_logins=factory.failed_logins)
         self.session.auto_login(creds)
@@ -225,6 +226,15 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         # the frame is complete (no compression is negotiated): written as is
         self.transport.write(frame)
         self._wrote(len(frame))
+
+    def _send_notices(self, notices: list) -> None:
+        """Write the frames of ``[(callback_id, payload), ...]`` at once."""
+        if not self._open or self.state != self.STATE_OPEN:
+            return
+        frame = self.factory.notices.frame
+        data = b"".join([frame(cb, payload) for cb, payload in notices])
+        self.transport.write(data)
+        self._wrote(len(data))
 
     def _send(self, data: bytes) -> None:
         if not self._open:

@@ -7,9 +7,11 @@ functions."""
 
 import pytest
 import pytest_twisted
+from autobahn.websocket.protocol import PreparedMessage
 from twisted.internet import defer
 
 from nodeapi.rpc.access import ApiAccess
+from nodeapi.rpc.notices import notice_frame
 
 from kit.api import create_gold
 from kit.chain import amt, claim_op, limit_order, produce, transfer_op
@@ -94,3 +96,14 @@ def test_an_idle_connection_builds_no_api_section(server):
         assert set(vars(database)) & sections == {"globals"}
     finally:
         ws.dropConnection()
+
+
+@pytest.mark.parametrize("size", [0, 100, 125 - 35, 126, 65535 - 40, 65536, 70000])
+@pytest.mark.parametrize("callback", [1, 4294967296])
+def test_notice_frames_are_autobahns(size, callback):
+    """A notice frame built by splicing is the frame Autobahn's
+    ``PreparedMessage`` makes of the same text (RFC 6455 section 5.2: the
+    7-, 16- and 64-bit lengths)."""
+    params = b"[" + b"7" * size + b"]"
+    text = b'{"method":"notice","params":[%d,%s]}' % (callback, params)
+    assert notice_frame(callback, params) == PreparedMessage(text, False, False, True).payloadHybi

@@ -198,17 +198,20 @@ class Subscriptions(Section):
     def _on_block(self, applied) -> None:
         changes = block_changes(self.chain, applied)
         try:
+            notices = []
             if self._block_cb is not None:
-                self.session.send_notice(self._block_cb, applied.block_id)
+                notices.append((self._block_cb, applied.block_id))
             if self._subscribe_cb is not None:
-                self._notify_objects(changes)
+                self._notify_objects(changes, notices)
+            if notices:
+                self.session.send_notices(notices)
         except Exception:
             self.log.failure("Block {num} notices failed", num=applied.block_num)
         finally:
             self._counters = changes.counters  # shared, never changed
 
-    def _notify_objects(self, changes) -> None:
-        """Send the block's notices :func:`select_objects` picks for this
+    def _notify_objects(self, changes, notices: list) -> None:
+        """Add to ``notices`` those :func:`select_objects` picks for this
         connection, each a list :meth:`BlockChanges.batch` shares with the
         other connections sent the same."""
         subscribed = self._subscribed_ids
@@ -219,9 +222,10 @@ class Subscriptions(Section):
             for oid, obj in changes.changed:
                 if obj is None:
                     subscribed.discard(oid)
+        cb = self._subscribe_cb
         for kind, ids in (("objects", created), ("objects", changed), ("ids", removed)):
-            if ids and self._subscribe_cb is not None:
-                self.session.send_notice(self._subscribe_cb, changes.batch(kind, ids))
+            if ids:
+                notices.append((cb, changes.batch(kind, ids)))
 
     def close(self) -> None:
         """Connection closed: remove the chain observers, drop callbacks and
