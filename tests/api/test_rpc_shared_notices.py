@@ -86,14 +86,26 @@ def test_subscribers_of_the_same_objects_get_the_same_bytes(server, chain):
 def test_an_idle_connection_builds_no_api_section(server):
     ws = yield ws_connect(server.port)
     try:
-        yield ws.call(1, "get_info")  # the login set only
         (conn,) = server.site.ws_factory.connections
-        database = conn.session.apis[0]
-        assert database.name == "database"
-        sections = set(type(database).sections)
-        assert sections.isdisjoint(vars(database))
+        session = conn.session
+        # connected and logged in: ids 0 (database) and 1 (login) allocated,
+        # neither set built
+        assert [a.name for a in session.apis] == ["database", "login"]
+        assert all(isinstance(a, type) for a in session.apis)
+        yield ws.call(1, "get_info")
+        assert isinstance(session.apis[0], type)
+        assert session.apis[1].name == "login" and not isinstance(session.apis[1], type)
+        # the first database call builds the set and only the section it uses
         assert (yield ws.call(0, "get_chain_id"))
-        assert set(vars(database)) & sections == {"globals"}
+        database = session.apis[0]
+        assert not isinstance(database, type)
+        assert set(vars(database)) & set(type(database).sections) == {"globals"}
+        # an accessor allocates an id; the set is built by its first call
+        history = yield ws.call(1, "history")
+        assert isinstance(session.apis[history], type)
+        assert (yield ws.call(history, "get_account_history", "1.2.6", "1.11.0", 1,
+                              "1.11.0")) is not None
+        assert not isinstance(session.apis[history], type)
     finally:
         ws.dropConnection()
 
