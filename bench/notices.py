@@ -13,24 +13,26 @@ This process serves, in one reactor:
 
 The clients are a second process (this script with ``--client``: plain
 sockets read through epoll, pre-masked frames, no JSON parsing; its CPU
-per block is shown), ``--clients`` connections.  Each one subscribes like a wallet: ``set_subscribe_callback``,
-``get_objects`` of init0, its statistics and its TEST balance,
+per block is shown), ``--clients`` connections.  Each one subscribes like
+a wallet: ``set_subscribe_callback``, ``get_objects`` of init0, its statistics and its TEST balance,
 ``set_block_applied_callback`` and ``subscribe_to_market(TEST, GOLD)``;
 every connection chooses its own callback ids (``3i+1``, ``3i+2``,
 ``3i+3``), or with ``--same-ids`` all choose 1, 2, 3 like bitsharesjs
 clients making the same calls.
 
 Each block carries one transfer from init0 (changing its statistics and
-balance; ``--transfers N``: N transfers, each also creating its operation
-and two account history objects, so the block changes more objects than
-any subscriber watches); blocks are produced every ``--interval`` seconds.  For block N
-this process takes the monotonic time just before ``generate_block`` (the
+balance; ``--transfers N``: N transfers, each in a transaction of its
+own); blocks are produced every ``--interval`` seconds.  For block N this
+process takes the monotonic time just before ``generate_block`` (the
 application, whose observers send the notices); the client process takes,
 per block, the monotonic time of the read that completed the last notice of
 any connection (CLOCK_MONOTONIC is one clock for both processes).  The CPU
 per notice is this process's CPU time over the measured blocks, less the
 CPU of producing as many blocks with no client connected (measured first),
-divided by the notices the clients counted.
+divided by the notices the clients counted; the share spent inside
+``generate_block`` (the block's observers: choosing, encoding, framing,
+handing the bytes to Twisted, whose writes follow in the next reactor
+turn) and the garbage collections are shown apart.
 
 Prints one line.  Run: PYTHONPATH=. python bench/notices.py
 [--clients N] [--blocks B] [--interval S] [--transfers N] [--same-ids]
@@ -415,8 +417,8 @@ async def main(reactor, args):
     verdict = "met" if p99 <= 100 else "NOT met"
     print(f"notices ({args.clients} WebSocket subscribers, "
           f"{'same' if args.same_ids else 'own'} callback ids, {args.blocks} blocks of "
-          f"{args.transfers} transfer(s) every {args.interval:g} s, {notices / args.blocks:.0f} notices/block of "
-          f"{sizes} bytes): block applied -> last notice p50 {p50:.1f} ms p99 {p99:.1f} ms; "
+          f"{args.transfers} transfer(s) every {args.interval:g} s, "
+          f"{notices / args.blocks:.0f} notices/block of {sizes} bytes): block applied -> last notice p50 {p50:.1f} ms p99 {p99:.1f} ms; "
           f"node CPU {per_notice * 1e6:.1f} us/notice (of which "
           f"{results['fanout'] * 1e6:.1f} us in the block's observers; block production alone "
           f"{alone * 1000:.1f} ms/block, garbage collection {results['gc'] * 1000:.1f} "
