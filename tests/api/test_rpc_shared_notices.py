@@ -1,17 +1,18 @@
 """Notices sent to many subscribers over real WebSocket connections
 (docs/wire-contract.rst section 5; nodeapi.api.database.changes and
 nodeapi.rpc.notices): subscribers of the same objects and markets get the
-same bytes, apart from the callback ids they chose; and an idle connection
-builds none of the database API's sections until it calls one of its
-functions."""
+same bytes, apart from the callback ids they chose, each payload encoded
+once per reactor turn; and an idle connection builds no API set (nor a
+set's sections) until it calls one of its functions."""
 
 import pytest
 import pytest_twisted
 from autobahn.websocket.protocol import PreparedMessage
 from twisted.internet import defer
+from twisted.internet.task import Clock
 
 from nodeapi.rpc.access import ApiAccess
-from nodeapi.rpc.notices import notice_frame
+from nodeapi.rpc.notices import NoticeFrames, notice_frame
 
 from kit.api import create_gold
 from kit.chain import amt, claim_op, limit_order, produce, transfer_op
@@ -119,3 +120,24 @@ def test_notice_frames_are_autobahns(size, callback):
     params = b"[" + b"7" * size + b"]"
     text = b'{"method":"notice","params":[%d,%s]}' % (callback, params)
     assert notice_frame(callback, params) == PreparedMessage(text, False, False, True).payloadHybi
+
+
+def test_notice_encodings_last_one_reactor_turn():
+    """A payload is encoded once per reactor turn (the same list handed to
+    many subscribers); on the next turn the cache is empty, so a list
+    changed since, or a new one at the same address, is encoded afresh."""
+    clock = Clock()
+    frames = NoticeFrames(clock)
+    payload = [{"id": "2.1.0", "head_block_number": 1}]
+    first = frames.frame(1, payload)
+    payload[0]["head_block_number"] = 2  # never done by the API sets: shows the cache
+    assert frames.frame(1, payload) is first
+    assert frames.frame(5, payload) == notice_frame(5, b'[[{"id":"2.1.0","head_block_number":1}]]')
+    clock.advance(0)
+    assert frames.frame(1, payload) == notice_frame(1, b'[[{"id":"2.1.0","head_block_number":2}]]')
+    # frames are kept for the first ids only: a client's own id costs a
+    # splice each time, not memory
+    for cb in range(100):
+        frames.frame(cb, payload)
+    assert frames.frame(3, payload) is frames.frame(3, payload)
+    assert frames.frame(99, payload) is not frames.frame(99, payload)
