@@ -18,9 +18,9 @@ changed once made.
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``handle_object_changed``, ``on_objects_new/changed/removed``,
-``enqueue_if_subscribed_to_market``, ``on_applied_block``): graphene too
-builds each signal's object list once per block and filters it per
-subscriber.
+``enqueue_if_subscribed_to_market``, ``on_applied_block``), where each
+session's ``database_api_impl`` filters the signals on its own; the rules
+are the same, only the work shared between connections is done once here.
 """
 
 from nodeapi.api.arguments import id_key
@@ -118,11 +118,12 @@ class BlockChanges:
         return found
 
     def markets(self) -> tuple:
-        """``(fills, orders)``: the block's fills by market
-        (``{market: [[op, result], ...]}``), and its limit order changes by
-        market (``{market: [(oid, order or None), ...]}`` in id order; a
-        removed order is listed under every market, its market being
-        unknown here: :func:`select_orders` keeps those a subscriber tracks)."""
+        """``(fills, orders, removed)`` of the block, once: its fills by
+        market (``{market: [[op, result], ...]}``, operation order), its
+        created or changed limit orders by market (``{market: [(oid,
+        order), ...]}``, id order) and the ids of the limit orders it
+        removed (id order; their market is no longer known here:
+        :func:`select_orders` finds it in what a subscriber tracks)."""
         if self._markets is None:
             fills: dict = {}
             for op in self.applied.operations:
