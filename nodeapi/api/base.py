@@ -288,8 +288,17 @@ class Session:
 
     def send_notice(self, callback_id: int, payload: Any) -> None:
         """Deliver ``{"method": "notice", "params": [callback_id, [payload]]}``
-        to this connection (wire-contract section 5).  No-op once closed."""
+        to this connection (wire-contract section 5).  No-op once closed.
+        A payload object given to several sessions in one reactor turn is
+        encoded once for all of them (:mod:`nodeapi.rpc.notices`): it must
+        not change in between."""
         raise ApiError("callbacks need a WebSocket connection")
+
+    def send_notices(self, notices: list) -> None:
+        """Deliver ``[(callback_id, payload), ...]`` in order, like
+        :meth:`send_notice` each (a transport may write them at once)."""
+        for callback_id, payload in notices:
+            self.send_notice(callback_id, payload)
 
     def on_close(self, fn: Callable[[], None]) -> None:
         """Register ``fn`` to run once when the connection closes."""

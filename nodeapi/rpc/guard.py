@@ -144,8 +144,11 @@ class PausedWriteMeter:
     :ivar unsent: bytes written since the pause (0 while not paused).
     """
 
-    paused = False
-    unsent = 0
+    __slots__ = ("paused", "unsent")
+
+    def __init__(self) -> None:
+        self.paused = False
+        self.unsent = 0
 
     def pause(self) -> None:
         self.paused = True
@@ -175,6 +178,8 @@ class _TransportPacer:
     """The producer a :class:`GuardedConnection` registers with its
     transport: pause/resume reach the meter and the protocol's own producer
     (the HTTP channel, the WebSocket protocol)."""
+
+    __slots__ = ("_connection",)
 
     def __init__(self, connection: "GuardedConnection") -> None:
         self._connection = connection

@@ -298,6 +298,13 @@ def _reply_wire(value: Any) -> Any:
 _SHALLOW = (StateObject, list, tuple)
 
 
+def encode_value(value: Any) -> bytes:
+    """The wire JSON of ``value`` (a notice's parameters), with the chain
+    objects at its top level or in its top-level lists as their cached
+    encodings (like a result's, :func:`encode_result`)."""
+    return orjson.dumps(_reply_wire(value), default=_default)
+
+
 def encode_result(request: Request, result: Any) -> bytes:
     """The reply bytes for a successful call."""
     reply = {"id": request.id}

@@ -136,7 +136,9 @@ class RpcSession(Session):
     :param access: the :class:`ApiAccess` permission map.
     :param registry: accessor name -> ApiSet class (``nodeapi.api.registry``).
     :param websocket: True for WebSocket connections (callbacks possible).
-    :param notice: ``fn(bytes)`` sending a notice frame, WebSocket only.
+    :param notice: ``fn(callback_id, payload)`` sending a notice, WebSocket
+        only; :param notices: ``fn([(callback_id, payload), ...])`` sending
+        several at once (default: ``notice`` each).
     :param peer: the client's address (the failed-login line), or None.
     :param failed_logins: a :class:`nodeapi.rpc.failed_logins.FailedLogins`
         told of each failed login with a user name or password, or None.
@@ -146,12 +148,16 @@ class RpcSession(Session):
     :ivar user: the logged-in user name, or None.
     :ivar limits: this session's :class:`nodeapi.rpc.limits.SessionLimits`
         (also its subscription ``budget``), or None without a limit book.
+    :ivar apis: by API id, the set's instance, or its class until the first
+        call of one of its functions (:meth:`api_set`): an idle connection
+        builds no set.
     """
 
     limits = None
 
     def __init__(self, node: Any, access: ApiAccess, registry: dict, websocket: bool = False,
                  notice: Optional[Callable[[int, Any], None]] = None,
+                 notices: Optional[Callable[[list], None]] = None,
                  peer: Optional[str] = None, failed_logins: Any = None,
                  limit_book: Any = None) -> None:
         if limit_book is not None:
@@ -162,11 +168,14 @@ class RpcSession(Session):
         self.registry = registry
         self.websocket = websocket
         self._notice = notice
+        self._notices = notices
         self._closers: list = []
         self._closed = False
         self.user: Optional[str] = None
         self.allowed: frozenset = frozenset()
-        self.apis: list = [None, LoginApi(node, self)]
+        # an API set's class until its first call makes the instance: an
+        # idle connection holds none
+        self.apis: list = [None, LoginApi]
         self._ids: dict = {"login": 1}
 
     # -- login ------------------------------------------------------------
@@ -201,10 +210,10 @@ class RpcSession(Session):
         user, password = credentials if credentials is not None else ("", "")
         self.login(user, password)
         if "database_api" in self.allowed and "database" in self.registry:
-            self.apis[0] = self._instantiate("database")
+            self.apis[0] = self.registry["database"]
             self._ids["database"] = 0
         else:
-            self.apis[0] = DummyApi(self.node, self)
+            self.apis[0] = DummyApi
 
     def api_id(self, name: str) -> int:
         """The id of set ``name`` on this connection, allocating it on first
@@ -215,12 +224,16 @@ class RpcSession(Session):
             return self._ids[name]
         if name not in self.registry:  # indexer mode serves fewer sets
             raise ApiError(f"API set '{name}' is not served by this node")
-        self.apis.append(self._instantiate(name))
+        self.apis.append(self.registry[name])
         self._ids[name] = len(self.apis) - 1
         return self._ids[name]
 
-    def _instantiate(self, name: str) -> ApiSet:
-        return self.registry[name](self.node, self)
+    def api_set(self, api: int) -> ApiSet:
+        """The instance of the set with id ``api``, made on first use."""
+        instance = self.apis[api]
+        if isinstance(instance, type):
+            instance = self.apis[api] = instance(self.node, self)
+        return instance
 
     # -- dispatch ---------------------------------------------------------
     def resolve(self, request: Request) -> ApiSet:
@@ -230,13 +243,13 @@ class RpcSession(Session):
         if isinstance(api, str):
             name = api[:-4] if api.endswith("_api") else api
             if name == "login":
-                return self.apis[1]
+                return self.api_set(1)
             if name not in ACCESSORS:
                 raise ApiError(f"Unknown API set '{api}'")
             api = self.api_id(name)
         if not 0 <= api < len(self.apis):
             raise ApiError(f"No API set with id {api} on this connection")
-        return self.apis[api]
+        return self.api_set(api)
 
     def invoke(self, request: Request) -> Any:
         """Call the function a request names, synchronously: returns its
@@ -250,6 +263,8 @@ class RpcSession(Session):
         apis = self.apis
         if type(api) is int and 0 <= api < len(apis):  # the common case: a set id
             instance = apis[api]
+            if isinstance(instance, type):  # its first call on this connection
+                instance = self.api_set(api)
         else:
             instance = self.resolve(request)
         function = request.function
@@ -266,6 +281,12 @@ class RpcSession(Session):
         if not self._closed:
             self._notice(callback_id, payload)
 
+    def send_notices(self, notices: list) -> None:
+        if self._notices is None:
+            super().send_notices(notices)
+        elif not self._closed:
+            self._notices(notices)
+
     def on_close(self, fn: Callable[[], None]) -> None:
         self._closers.append(fn)
 
@@ -278,7 +299,7 @@ class RpcSession(Session):
             # the sets give their items back as they close; then the rest
             self._closers.append(self.limits.close)
         for api in self.apis:
-            if api is not None:
+            if api is not None and not isinstance(api, type):
                 api.close()
         for fn in self._closers:
             fn()
@@ -286,4 +307,4 @@ class RpcSession(Session):
         # connection's notice function) so nothing waits for the gc
         self._closers = []
         self.apis = []
-        self._notice = None
+        self._notice = self._notices = None

@@ -29,7 +29,6 @@ import binascii
 from collections import deque
 from typing import Any, Optional
 
-import orjson
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from autobahn.websocket.types import ConnectionDeny
 from twisted.internet.defer import Deferred
@@ -39,10 +38,11 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from nodeapi.rpc.answer import Answer, answer
-from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request, to_wire
+from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request
 from nodeapi.rpc.guard import PausedWriteMeter
 from nodeapi.rpc.limits import ConnectionLimitExceeded
 from nodeapi.rpc.login import RpcSession
+from nodeapi.rpc.notices import NoticeFrames
 
 #: Shortest auto-ping interval and timeout, seconds (Autobahn's timers have
 #: whole-second resolution, see :class:`RpcWebSocketFactory`).
@@ -97,6 +97,8 @@ class _ReplyPacer:
     still writes (asynchronous results, notices); when the transport's
     buffer has drained, held requests are answered and reading resumes."""
 
+    __slots__ = ("_protocol",)
+
     def __init__(self, protocol: "RpcWebSocketProtocol") -> None:
         self._protocol = protocol
 
@@ -126,7 +128,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         super().__init__()
         self.session: Optional[RpcSession] = None
         self.meter = PausedWriteMeter()
-        self._held: deque = deque()  # request payloads read while paused
+        self._held: Optional[deque] = None  # request payloads read while paused
         self._in_flight = 0
         self._open = False
 
@@ -151,6 +153,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             raise ConnectionDeny(400, str(exc)) from None
         self.session = RpcSession(factory.node, factory.access, factory.registry,
                                   websocket=True, notice=self._send_notice,
+                                  notices=self._send_notices,
                                   peer=_host(self.transport.getPeer()),
                                   failed_logins=factory.failed_logins,
                                   limit_book=factory.limit_book)
@@ -172,13 +175,15 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         if self.meter.paused or self._held:
             # the client is not reading: requests already read (the rest of
             # the last chunk) wait, unanswered, until its replies drain
+            if self._held is None:  # made on first use: most connections never pause
+                self._held = deque()
             self._held.append(payload)
             return
         self._handle(payload)
 
     def _release_held(self) -> None:
         """The transport drained: answer held requests until it pauses again."""
-        held = self._held
+        held = self._held or ()
         while held and not self.meter.paused and self._open:
             self._handle(held.popleft())
 
@@ -220,14 +225,34 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             self._send(reply.body)
 
     def _send_notice(self, callback_id: int, payload: Any) -> None:
-        msg = {"method": "notice", "params": [callback_id, [to_wire(payload)]]}
-        self._send(orjson.dumps(msg, default=str))
+        """Write the notice frame the factory's :class:`NoticeFrames` made
+        (shared by the connections sent the same notice)."""
+        if not self._open or self.state != self.STATE_OPEN:
+            return
+        frame = self.factory.notices.frame(callback_id, payload)
+        # the frame is complete (no compression is negotiated): written as is
+        self.transport.write(frame)
+        self._wrote(len(frame))
+
+    def _send_notices(self, notices: list) -> None:
+        """Write the frames of ``[(callback_id, payload), ...]`` at once."""
+        if not self._open or self.state != self.STATE_OPEN:
+            return
+        frame = self.factory.notices.frame
+        data = b"".join([frame(cb, payload) for cb, payload in notices])
+        self.transport.write(data)
+        self._wrote(len(data))
 
     def _send(self, data: bytes) -> None:
         if not self._open:
             return
         self.sendMessage(data, isBinary=False)
-        self.meter.wrote(len(data))
+        self._wrote(len(data))
+
+    def _wrote(self, size: int) -> None:
+        """``size`` bytes were written: close a client past
+        ``max_outgoing_buffer`` unread bytes."""
+        self.meter.wrote(size)
         if self.meter.unsent > self.factory.max_outgoing_buffer:
             self._log.warn("Closing a WebSocket client that does not read its replies "
                            "({peer}, {size} bytes unsent)", peer=self.peer,
@@ -244,7 +269,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         if self._open and self.factory.metrics is not None:
             self.factory.metrics.ws_connections.dec()
         self._open = False
-        self._held.clear()
+        self._held = None
         self.factory.connections.discard(self)
         session, self.session = self.session, None
         if session is not None:
@@ -286,6 +311,7 @@ class RpcWebSocketFactory(WebSocketServerFactory):
         self.max_outgoing_buffer = max_outgoing_buffer
         self.metrics = metrics
         self.connections: set = set()
+        self.notices = NoticeFrames(self.reactor)
         options = dict(maxMessagePayloadSize=max_message_size,
                        maxFramePayloadSize=max_message_size, webStatus=False,
                        openHandshakeTimeout=30, closeHandshakeTimeout=5,

@@ -18,12 +18,14 @@ class RpcClientProtocol(WebSocketClientProtocol):
         self.notices = []
         self.notice_waiters = []
         self.raw_replies = []
+        self.raw_payloads = []  # every message's bytes, as received
         self.closed = defer.Deferred()
 
     def onOpen(self):
         self.factory.opened.callback(self)
 
     def onMessage(self, payload, isBinary):
+        self.raw_payloads.append(payload)
         msg = orjson.loads(payload)
         self.raw_replies.append(msg)
         if msg.get("method") == "notice":

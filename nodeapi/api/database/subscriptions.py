@@ -47,28 +47,12 @@ Semantics:
 
 from twisted.logger import Logger
 
-from nodeapi.protocol.ids import kind_and_instance
-from nodeapi.api.arguments import id_key, optional_bool
+from nodeapi.api.arguments import optional_bool
 from nodeapi.api.base import Section, api_function
+from nodeapi.api.database.changes import block_changes, select_objects
 from nodeapi.errors import ApiError
 
 MAX_SUBSCRIBED_OBJECTS = 10000
-
-
-def relevant_accounts(obj: dict) -> set:
-    """Accounts an object belongs to (graphene ``get_relevant_accounts`` for
-    the objects this chain models): the account itself, a balance's or
-    statistics' owner, an order's seller, an asset's issuer, a witness' or
-    committee member's account."""
-    out = set()
-    oid = obj.get("id", "")
-    if oid.startswith("1.2."):
-        out.add(oid)
-    for key in ("owner", "seller", "issuer", "witness_account", "committee_member_account"):
-        value = obj.get(key)
-        if isinstance(value, str) and value.startswith("1.2."):
-            out.add(value)
-    return out
 
 
 class Subscriptions(Section):
@@ -237,45 +221,37 @@ class Subscriptions(Section):
             self.log.failure("Pending transaction notice failed")
 
     def _on_block(self, applied) -> None:
+        changes = block_changes(self.chain, applied)
         try:
+            notices = []
             if self._block_cb is not None:
-                self.session.send_notice(self._block_cb, applied.block_id)
+                notices.append((self._block_cb, applied.block_id))
             if self._subscribe_cb is not None:
-                self._notify_objects(applied)
+                self._notify_objects(changes, notices)
+            if notices:
+                self.session.send_notices(notices)
         except Exception:
             self.log.failure("Block {num} notices failed", num=applied.block_num)
         finally:
-            self._counters = dict(self.chain.state.next_instance)
+            self._counters = changes.counters  # shared, never changed
 
-    def _is_new(self, oid: str) -> bool:
-        space_type, instance = kind_and_instance(oid)
-        return instance >= self._counters.get(space_type, 0)
-
-    def _notify_objects(self, applied) -> None:
-        objects = self.chain.state.objects
-        accounts = self._subscribed_accounts
-        everything = self._notify_remove_create
-        impacted = {a for op in applied.operations for a in op.impacted}
-        accounts_hit = bool(accounts & impacted)
-        created, changed, removed = [], [], []
-        for oid in sorted(self.chain.changed_objects_of_last_block(), key=id_key):
-            obj = objects.get(oid)
-            if obj is None:
-                # created and removed within the block: never existed at a head
-                if not self._is_new(oid) and (
-                        everything or accounts_hit or oid in self._subscribed_ids):
-                    removed.append(oid)
-                if oid in self._subscribed_ids:
-                    self._subscribed_ids.discard(oid)
+    def _notify_objects(self, changes, notices: list) -> None:
+        """Add to ``notices`` those :func:`select_objects` picks for this
+        connection, each a list :meth:`BlockChanges.batch` shares with the
+        other connections sent the same."""
+        subscribed = self._subscribed_ids
+        created, changed, removed = select_objects(
+            changes, self._counters, subscribed, self._subscribed_accounts,
+            self._notify_remove_create)
+        if subscribed:
+            for oid, obj in changes.changed:
+                if obj is None and oid in subscribed:
+                    subscribed.discard(oid)
                     self.session.budget.give_back()
-                continue
-            new = self._is_new(oid)
-            if ((new and everything) or oid in self._subscribed_ids
-                    or (accounts and accounts & relevant_accounts(obj))):
-                (created if new else changed).append(obj)
-        for batch in (created, changed, removed):
-            if batch and self._subscribe_cb is not None:
-                self.session.send_notice(self._subscribe_cb, batch)
+        cb = self._subscribe_cb
+        for kind, ids in (("objects", created), ("objects", changed), ("ids", removed)):
+            if ids:
+                notices.append((cb, changes.batch(kind, ids)))
 
     def close(self) -> None:
         """Connection closed: remove the chain observers, drop callbacks and

@@ -31,20 +31,11 @@ subscribed market is one item of the connection's subscription budget
 
 from twisted.logger import Logger
 
-from nodeapi.api.arguments import id_key
 from nodeapi.api.base import Section, api_function
+from nodeapi.api.database.changes import block_changes, select_orders
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError
 from nodeapi.history.market_history.objects import market_of
-
-_LIMIT_ORDER = "1.7."
-_FILL_ORDER = 4
-
-
-def order_market(order: dict) -> tuple:
-    """graphene ``get_order_market`` of a limit order: its two assets by id."""
-    sp = order["sell_price"]
-    return market_of(sp["base"]["asset_id"], sp["quote"]["asset_id"])
 
 
 class MarketSubscriptions(Section):
@@ -122,34 +113,19 @@ class MarketSubscriptions(Section):
             self.log.failure("Block {num} market notices failed", num=applied.block_num)
 
     def _notify_markets(self, applied) -> None:
+        """Send the notices :func:`select_orders` picks for this connection's
+        markets, the order lists shared with the other connections sent the
+        same (:meth:`BlockChanges.batch`)."""
         subs = self._callbacks
-        fills: dict = {}
-        for op in applied.operations:
-            if op.op[0] == _FILL_ORDER:
-                body = op.op[1]
-                market = market_of(body["pays"]["asset_id"], body["receives"]["asset_id"])
-                if market in subs:
-                    fills.setdefault(market, []).append([op.op, op.result])
-        created: dict = {}
-        changed: dict = {}
-        removed: dict = {}
-        objects, tracked = self.chain.state.objects, self._orders
-        for oid in sorted(self.chain.changed_objects_of_last_block(), key=id_key):
-            if not oid.startswith(_LIMIT_ORDER):
-                continue
-            order = objects.get(oid)
-            if order is None:
-                market = tracked.pop(oid, None)
-                if market is not None:
-                    removed.setdefault(market, []).append(oid)
-                continue
-            market = order_market(order)
-            if market not in subs:
-                continue
-            (changed if oid in tracked else created).setdefault(market, []).append(order)
-            tracked[oid] = market
-        for batch in (fills, created, changed, removed):
-            for market, items in batch.items():
+        changes = block_changes(self.chain, applied)
+        if not any(changes.markets()):  # no fill, no order changed: nothing to tell
+            return
+        fills, created, changed, removed = select_orders(changes, subs, self._orders)
+        send = self.session.send_notice
+        for market, items in fills.items():
+            send(subs[market], items)
+        for kind, batch in (("objects", created), ("objects", changed), ("ids", removed)):
+            for market, ids in batch.items():
                 callback = subs.get(market)
                 if callback is not None:
-                    self.session.send_notice(callback, items)
+                    send(callback, changes.batch(kind, ids))
