@@ -11,6 +11,7 @@ from autobahn.websocket.protocol import PreparedMessage
 from twisted.internet import defer
 from twisted.internet.task import Clock
 
+from nodeapi.protocol.times import format_time
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.notices import NoticeFrames, notice_frame
 
@@ -72,6 +73,9 @@ def test_subscribers_of_the_same_objects_get_the_same_bytes(server, chain):
         assert [n[0] for n in clients[0].notices] == [2, 1, 3]
         assert clients[0].notices[0] == [2, [chain.head_block_id]]
         assert [o["id"] for o in clients[0].notices[1][1][0]] == ["2.1.0", stats]  # in id order
+        # times are integers inside the chain; a notice carries their wire form
+        dgp = clients[0].notices[1][1][0][0]
+        assert dgp["time"] == format_time(chain.head_block_time) and dgp["time"][10] == "T"
         assert [o["id"] for o in clients[0].notices[2][1][0]] == [order]
         # the next block changes the order's market no more: no market notice
         produce(chain)
