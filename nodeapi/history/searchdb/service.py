@@ -379,7 +379,8 @@ class SearchDBService(service.Service):
         """End a running backfill, seal the open bulk and flush the queue,
         waiting at most ``stop_timeout`` seconds (with the database up the
         flush takes the bulks' round trips, not the timeout); then close the
-        connections."""
+        connections.  Documents left are logged with the reason
+        (:meth:`~nodeapi.history.searchdb.shipper.BulkShipper.why_left`)."""
         super().stopService()
         if self.numbering.error is not None:
             yield self.client.close()
@@ -396,6 +397,6 @@ class SearchDBService(service.Service):
         if left:
             self.log.warn("searchdb: stopped with {count} documents not shipped ({reason}); "
                           "the next start rebuilds them from the block log",
-                          count=left, reason=self.shipper.last_error or "timeout")
+                          count=left, reason=self.shipper.why_left())
         self.queue.discard()
         yield self.client.close()

@@ -360,8 +360,9 @@ class ObjectsService(service.Service):
             self._sync_task.stop()
         left = yield self.shipper.drain(self.stop_timeout)
         if left:
-            self.log.warn("searchdb-objects: stopped with {count} documents not shipped; "
-                          "the next start loads the objects again", count=left)
+            self.log.warn("searchdb-objects: stopped with {count} documents not shipped "
+                          "({reason}); the next start loads the objects again", count=left,
+                          reason=self.shipper.why_left())
         self.queue.discard()
         yield self.client.close()
 
