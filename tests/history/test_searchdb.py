@@ -251,6 +251,36 @@ def test_database_outage(genesis, history_log, osmem_url, tmp_path, logs):
 
 
 @pytest_twisted.inlineCallbacks
+def test_stop_reason_after_a_recovered_outage(genesis, history_log, osmem_url, tmp_path,
+                                              captured):
+    """The database is down at start, then answers (everything is
+    shipped), then takes a bulk and never answers: the stop, after its
+    ``stop_timeout``, warns of the document left with the reason
+    ``timeout``, not the connection error of the outage it recovered from
+    (nodeapi.history.searchdb.shipper ``BulkShipper.why_left``)."""
+    path, _expected = history_log
+    proxy = Proxy(osmem_url)
+    chain = open_chain(genesis, path)
+    svc = make_service(proxy.url, chain, str(tmp_path), prepare_timeout=1, stop_timeout=1)
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield wait_for(lambda: svc.shipper.retries >= 1)
+    assert svc.shipper.last_error
+    proxy.up()
+    yield wait_for(lambda: svc.queue.items == 0 and not svc.shipper.busy)
+    proxy.hang()
+    transfers(chain, 1)
+    yield wait_for(lambda: svc.shipper.busy)
+    yield svc.stopService()
+    yield proxy.down()
+    chain.block_log.close()
+    warnings = [text for _level, text, _e in captured if "not shipped" in text]
+    assert len(warnings) == 1 and "stopped with 2 documents not shipped (timeout)" in warnings[0]
+
+
+@pytest_twisted.inlineCallbacks
 def test_rejected_items_counted(genesis, history_log, osmem_url, tmp_path, logs):
     """Items the database refuses (not 409) are logged with id and reason,
     counted, and do not stop the others."""

@@ -7,6 +7,8 @@ process), or one monthly index is deleted.  Whether the node keeps running
 from its block log) or is restarted (the check at start, the cursor file
 only narrowing it), every document ends up stored exactly once."""
 
+import os
+
 import pytest
 import pytest_twisted
 from osmem_server import OsmemServer
@@ -182,3 +184,37 @@ def test_monthly_index_deleted(genesis, history_log, osmem_url, tmp_path,  # noq
     assert svc.documents_shipped - shipped == len(january) + new
     assert svc.shipper.documents_existing == 0
     yield check_all_once(osmem_url, expected)
+
+
+@pytest_twisted.inlineCallbacks
+def test_stop_starts_no_backfill(genesis, history_log, osmem_url, tmp_path,  # noqa: F811
+                                 captured):
+    """The database lost an index and is unreachable when the node stops:
+    the stop's flush reconnects, and that check, though it finds documents
+    lacking, starts no backfill (the stop ended the backfills; nothing
+    would end one started now): the plugin's queue is flushed and the lost
+    documents are left to the next start."""
+    path, _expected = history_log
+    proxy = Proxy(osmem_url)
+    proxy.up()
+    rec = Recorder()
+    chain, svc = yield start_node(genesis, path, proxy.url, str(tmp_path), rec)
+    yield wait_for(lambda: settled(svc))
+    docs = yield stored_docs(osmem_url)
+    january = {n for n, hit in docs.items() if hit["_index"] == "chain-2016-01"}
+    client = SearchDBClient(osmem_url, "", reactor)
+    yield client.request("DELETE", "/chain-2016-01")
+    yield client.close()
+    yield proxy.down()
+    transfers(chain, 2)
+    yield wait_for(lambda: svc.shipper.retries >= 1 and not svc.shipper.connected)
+    stopping = svc.stopService()
+    proxy.up()
+    yield stopping
+    yield proxy.down()
+    chain.block_log.close()
+    assert svc.backfills.running is None and svc.queue.items == 0
+    assert not [name for name in os.listdir(tmp_path) if "backfill" in name]
+    assert not [text for _level, text, _e in captured if "rebuilding those below" in text]
+    held = yield stored_docs(osmem_url)
+    assert january and set(held) == set(expected_of(rec.blocks)) - january

@@ -208,6 +208,35 @@ def test_outage_keeps_changes_queued_until_the_database_answers(funded, osmem, t
     yield proxy.down()
 
 
+@pytest_twisted.inlineCallbacks
+def test_stop_loads_nothing_again(funded, osmem, tmp_path, captured):
+    """The database lost an index and is unreachable when the node stops:
+    the stop's flush reconnects and finds the index empty, but a stopping
+    plugin starts no loading (it would empty every index and nothing
+    would ship it); the next start loads the objects again."""
+    chain = funded
+    proxy = Proxy(osmem.url)
+    proxy.up()
+    svc = make(proxy.url, chain, tmp_path, objects_options("objt6-"))
+    svc.startService()
+    yield confirmed(svc)
+    client = SearchDBClient(osmem.url, "", reactor)
+    yield client.request("DELETE", "/objt6-asset")
+    yield client.close()
+    yield proxy.down()
+    push_block(chain, transfer_op(4444))
+    yield wait_for(lambda: svc.shipper.retries >= 1 and not svc.shipper.connected, timeout=20)
+    stopping = svc.stopService()
+    proxy.up()
+    yield stopping
+    yield task.deferLater(reactor, 0.1, lambda: None)  # a loading would be under way
+    yield proxy.down()
+    assert svc.syncs == 1
+    assert not [text for _level, text, _e in captured if "loading them again" in text]
+    accounts = yield documents(osmem.url, "objt6-account")
+    assert sorted(accounts) == sorted(chain.state.ids_of_type("1.2."))
+
+
 def test_reference_option_names(tmp_path):
     ini = tmp_path / "config.ini"
     ini.write_text("plugins = witness es_objects\n"

@@ -1,7 +1,8 @@
 """The shipper's retry, backoff and splitting on an injected ``Clock`` and
 treq's ``StubTreq`` (no sockets, no sleeping): a database answering 503,
 refusing connections, 429 per item, 409, 400/413 for the whole bulk; a
-source removed while its bulk is in flight."""
+source removed while its bulk is in flight; why a stop leaves documents;
+a loop stopped by a corrupt spool file."""
 
 import orjson
 import pytest
@@ -105,13 +106,13 @@ class Flaky:
 class Rig:
     """A shipper over ``Stand`` with ``count`` single-item bulks queued."""
 
-    def __init__(self, tmp_path, stand, count=4, per_bulk=1, fail=0):
+    def __init__(self, tmp_path, stand, count=4, per_bulk=1, fail=0, max_memory=64 << 20):
         self.clock = Clock()
         self.stand = stand
         self.stub = StubTreq(stand)
         http = Flaky(self.stub, fail)
         self.client = SearchDBClient("http://db.invalid:9200/", "", self.clock, http_client=http)
-        self.queue = BulkQueue(str(tmp_path / "spool"))
+        self.queue = BulkQueue(str(tmp_path / "spool"), max_memory)
         for first in range(0, count, per_bulk):
             add_bulk(self.queue, list(range(first, min(first + per_bulk, count))))
         self.done, self.rejected, self.connects = [], [], 0
@@ -264,5 +265,65 @@ def test_source_removed_with_its_bulk_in_flight(tmp_path, answer, stored):
         assert rig.shipper.documents_shipped == stored + 2 and rig.shipper.retries == 0
         assert len(rig.done) == 2 and backfill_done == []
         assert not [e for e in events if "log_failure" in e]
+    finally:
+        stop()
+
+
+def test_stop_reason_is_the_current_one(tmp_path):
+    """A stop's drain timing out gives why documents are left
+    (``why_left``, the plugin's "not shipped" warning): ``timeout`` when
+    the database answers, too slowly, even after an earlier outage it
+    recovered from (the outage's error stays in ``last_error`` only); the
+    error retried when the queue is stuck on it."""
+    stand = SlowStand("2.9.2")
+    rig = Rig(tmp_path, stand, count=3, fail=1)
+    rig.shipper.kick()  # connection refused, retried after 1 to 2 s
+    assert "connection refused" in rig.shipper.why_left()
+    rig.clock.advance(2.0)
+    assert rig.shipper.documents_shipped == 2 and stand.held  # 2.9.2 in flight
+    left = []
+    rig.shipper.drain(5.0).addCallback(left.append)
+    rig.clock.advance(4.9)
+    assert left == []
+    rig.clock.advance(0.1)
+    assert left == [1] and rig.shipper.why_left() == "timeout"
+    assert "connection refused" in rig.shipper.last_error
+
+    stuck = Rig(tmp_path / "stuck", Stand([("status", 503)] * 10), count=1)
+    stuck.shipper.kick()
+    stuck.shipper.drain(5.0).addCallback(left.append)
+    stuck.clock.advance(5.0)
+    assert left == [1, 1] and stuck.shipper.why_left() == "status: HTTP 503"
+
+
+def test_loop_stopped_by_a_corrupt_spool(tmp_path):
+    """The next bulk cannot be read back (a corrupt spool record,
+    ``BulkQueue.peek`` raises ``OSError``): the loop stops, logged once,
+    wakes its ``when_idle`` waiters, is not started again by ``kick``,
+    and a stop's ``drain`` returns at once with the documents left and
+    the error as the reason."""
+    events, stop = watch()
+    try:
+        (tmp_path / "stuck").mkdir()
+        stand = SlowStand("2.9.0")
+        rig = Rig(tmp_path / "stuck", stand, count=3, max_memory=1)  # 2.9.1, 2.9.2 spooled
+        [segment] = rig.queue.segment_paths
+        with open(segment, "r+b") as f:
+            f.write(b"garbage")
+        rig.shipper.kick()
+        assert stand.held and rig.shipper.busy
+        idle = rig.shipper.when_idle()
+        stand.release()
+        rig.stub.flush()
+        assert idle.called and not rig.shipper.busy
+        rig.shipper.kick()
+        assert not rig.shipper.busy and stand.bulks == [["2.9.0"]]
+        left = []
+        rig.shipper.drain(30.0).addCallback(left.append)
+        assert left == [2] and rig.clock.seconds() == 0
+        assert rig.shipper.why_left().startswith("shipping stopped: spool file")
+        assert "is corrupt at 0" in rig.shipper.why_left()
+        failures = [e for e in events if "log_failure" in e]
+        assert len(failures) == 1 and failures[0]["count"] == 2
     finally:
         stop()

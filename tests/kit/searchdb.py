@@ -42,7 +42,8 @@ class FarClock:
 
 class Proxy:
     """A loopback TCP proxy to the database that can go down and come back
-    on the same port (an outage that keeps the database's data)."""
+    on the same port (an outage that keeps the database's data), or hang
+    (:meth:`hang`)."""
 
     def __init__(self, url):
         host, port = url.rsplit("//", 1)[1].rstrip("/").split(":")
@@ -51,17 +52,27 @@ class Proxy:
         self.url = f"http://127.0.0.1:{self.port}/"
         self.listening = None
         self.conns = []
+        self.hung = False
 
     def up(self):
+        self.hung = False
         factory = ProxyFactory(*self.target)
         build = factory.buildProtocol
 
         def track(addr):
             p = build(addr)
+            forward = p.dataReceived
+            p.dataReceived = lambda data: None if self.hung else forward(data)
             self.conns.append(p)
             return p
         factory.buildProtocol = track
         self.listening = reactor.listenTCP(self.port, factory, interface="127.0.0.1")
+
+    def hang(self):
+        """From now on (until :meth:`up`) swallow what clients send:
+        connections are taken and stay open, no request gets an answer (a
+        database too slow to answer)."""
+        self.hung = True
 
     @defer.inlineCallbacks
     def down(self):

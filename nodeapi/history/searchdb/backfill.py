@@ -226,6 +226,7 @@ class BackfillControl:
     :param reactor: ``IReactorTime`` for the replay's steps.
     :ivar running: the running :class:`Backfill`, or None.
     :ivar failed: documents the ended backfills could not build or bulk.
+    :ivar closed: True after :meth:`close`: :meth:`check` starts nothing.
     """
 
     log = Logger()
@@ -243,6 +244,7 @@ class BackfillControl:
         self.reactor = reactor
         self.running: Optional[Backfill] = None
         self.failed = 0
+        self.closed = False
 
     @property
     def pending(self) -> int:
@@ -266,7 +268,10 @@ class BackfillControl:
         the plugin will not ship by itself: below the first one its own
         pipeline still ships (shipped, then lost), or skipped because
         ``earlier`` said the database held them.  ``live_op``: the last
-        ``1.11.M`` the plugin numbered; ``next_ath``: the next ``2.9.N``."""
+        ``1.11.M`` the plugin numbered; ``next_ath``: the next ``2.9.N``.
+        Does nothing once :attr:`closed`."""
+        if self.closed:
+            return
         if self.running is not None:
             self.end("restarted after a new check")
         m_f, n_f = self._frontier(live_op, next_ath)
@@ -321,3 +326,10 @@ class BackfillControl:
         backfill.queue.discard()
         self.log.info("searchdb: backfill {why} ({count} documents rebuilt)", why=why,
                       count=backfill.built)
+
+    def close(self, why: str) -> None:
+        """The plugin stops: :meth:`end` the running backfill for reason
+        ``why`` and start none after (a reconnection during the stop's
+        flush runs :meth:`check`, and nothing would end what it started)."""
+        self.closed = True
+        self.end(why)

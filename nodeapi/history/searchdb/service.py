@@ -32,8 +32,9 @@ in flight, retries with backoff) -> the database.
   is asynchronous, a failure while building is logged and counted.
 * Modes (``searchdb-mode``, :mod:`~nodeapi.history.searchdb.plugin`):
   ``writes`` False in ``only_query``, ``queries`` False in ``only_save``.
-* Stop: a running backfill is ended (a bulk of it in flight does not hold
-  up the flush, :mod:`~nodeapi.history.searchdb.shipper`), the open bulk
+* Stop: a running backfill is ended and none is started after (a bulk of
+  it in flight does not hold up the flush,
+  :mod:`~nodeapi.history.searchdb.shipper`), the open bulk
   is sealed and the queue flushed, waiting at most ``stop_timeout``
   seconds; what is left is rebuilt by the next start's replay from the
   database's resume point.
@@ -376,15 +377,18 @@ class SearchDBService(service.Service):
 
     @defer.inlineCallbacks
     def stopService(self):
-        """End a running backfill, seal the open bulk and flush the queue,
-        waiting at most ``stop_timeout`` seconds (with the database up the
-        flush takes the bulks' round trips, not the timeout); then close the
-        connections."""
+        """End a running backfill (and start none after, even if the flush
+        reconnects), seal the open bulk and flush the queue, waiting at
+        most ``stop_timeout`` seconds (with the database up the flush takes
+        the bulks' round trips, not the timeout); then close the
+        connections.  Documents left are logged with the reason
+        (:meth:`~nodeapi.history.searchdb.shipper.BulkShipper.why_left`)."""
         super().stopService()
         if self.numbering.error is not None:
             yield self.client.close()
             return
-        self.backfills.end("stopped (the next start rebuilds what is missing)")
+        # closed: a reconnection during the flush starts no backfill
+        self.backfills.close("stopped (the next start rebuilds what is missing)")
         self.builder.seal(self.last_block)
         self._log_builder_errors()
         self.shipper.kick()
@@ -396,6 +400,6 @@ class SearchDBService(service.Service):
         if left:
             self.log.warn("searchdb: stopped with {count} documents not shipped ({reason}); "
                           "the next start rebuilds them from the block log",
-                          count=left, reason=self.shipper.last_error or "timeout")
+                          count=left, reason=self.shipper.why_left())
         self.queue.discard()
         yield self.client.close()

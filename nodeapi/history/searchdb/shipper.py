@@ -22,6 +22,12 @@ stored, rejected) but leaves the removed queue alone (it may be discarded
 already), calls no ``on_done``, retries nothing and splits nothing; the
 loop goes on at once with the remaining sources, so a stop's
 :meth:`BulkShipper.drain` still flushes the plugin's queue.
+
+Any other exception in the loop (an ``OSError`` reading a corrupt spool
+record, a bug) stops the shipping for good: it is logged once, the
+:meth:`BulkShipper.when_idle` waiters are woken (a stop's drain returns at
+once with the documents left) and :meth:`BulkShipper.kick` starts nothing
+more (the plugin's next start writes the unshipped documents again).
 """
 
 from typing import Callable, Optional
@@ -88,6 +94,12 @@ class BulkShipper:
     :ivar documents_existing: the part of those that were there already (409).
     :ivar documents_failed: documents rejected for another reason.
     :ivar retries: retries done (whole or partial bulks).
+    :ivar last_error: the reason of the latest retry, kept after a recovery.
+    :ivar error: the reason of the retry the queue is stuck on: set by
+        every failed attempt, cleared once a bulk gets an answer that is
+        not retried ("" while the shipping goes well).
+    :ivar broken: what stopped the loop for good (module text), "" while
+        it works.
     """
 
     log = Logger()
@@ -110,6 +122,8 @@ class BulkShipper:
         self.documents_failed = 0
         self.retries = 0
         self.last_error = ""
+        self.error = ""
+        self.broken = ""
         self._loop_d: Optional[defer.Deferred] = None
         self._sleep: Optional[defer.Deferred] = None
         self._closed = False
@@ -175,17 +189,19 @@ class BulkShipper:
         return None, None, None
 
     def kick(self) -> None:
-        """Start the loop unless it runs, is closed or :attr:`held`, or
-        nothing is queued."""
-        if self._loop_d is None and not self._closed and not self.held and self._pending():
-            d = self._loop()
-            d.addErrback(lambda f: self.log.failure("searchdb shipping stopped", f))
+        """Start the loop unless it runs, is closed, :attr:`broken` or
+        :attr:`held`, or nothing is queued."""
+        if (self._loop_d is None and not self._closed and not self.broken and not self.held
+                and self._pending()):
+            d = self._loop()  # never fails: the loop logs what stops it
             if not d.called:  # else it finished synchronously (all filtered)
                 self._loop_d = d
 
     def when_idle(self) -> defer.Deferred:
-        """A Deferred firing once the queue is empty and nothing is in flight."""
-        if self._loop_d is None and not self._pending():
+        """A Deferred firing (with None) once the queue is empty and nothing
+        is in flight, or once the loop is :attr:`broken` (the queue may
+        then hold bulks)."""
+        if self._loop_d is None and (self.broken or not self._pending()):
             return defer.succeed(None)
         d = defer.Deferred()
         self._idle.append(d)
@@ -206,6 +222,14 @@ class BulkShipper:
         left = self.queue.items
         self.close()
         return left
+
+    def why_left(self) -> str:
+        """Why documents are left after a :meth:`drain` (a stop's warning):
+        what stopped the loop (:attr:`broken`), else the error of the retry
+        the queue is stuck on (:attr:`error`), else ``"held"`` (the
+        numbering check was not done) or ``"timeout"`` (the database
+        answered, too slowly)."""
+        return self.broken or self.error or ("held" if self.held else "timeout")
 
     def close(self) -> None:
         """Stop the loop now (cancel a backoff wait and the bulk in flight)."""
@@ -231,6 +255,7 @@ class BulkShipper:
                         continue  # the check may have added or filtered bulks
                     yield self._ship(queue, on_done, bulk)
                     attempt = 0
+                    self.error = ""
                     continue
                 except SearchDBError as exc:
                     if exc.status is None:
@@ -238,6 +263,7 @@ class BulkShipper:
                     if self._removed(queue):
                         continue  # nothing to retry nor split (module text)
                     if self.connected and exc.status in SPLIT_STATUSES:
+                        self.error = ""  # answered: the bulk is split, not retried
                         self._refused(queue, on_done, bulk, exc)
                         continue
                     reason = exc.reason
@@ -250,7 +276,7 @@ class BulkShipper:
                 delay = self._policy(attempt)
                 attempt += 1
                 self.retries += 1
-                self.last_error = reason
+                self.last_error = self.error = reason
                 self.log.warn("searchdb: retry {attempt} in {delay:.1f} s ({count} documents "
                               "queued, {url}): {reason}", attempt=attempt, delay=delay,
                               count=sum(q.items for q, _done in self._sources), url=self.client.safe_url, reason=reason)
@@ -261,10 +287,17 @@ class BulkShipper:
                     self._sleep = None
         except defer.CancelledError:
             pass
+        except Exception as exc:
+            self.broken = f"shipping stopped: {exc}"
+            self.log.failure("searchdb: shipping stopped ({count} documents queued, {url})",
+                             count=sum(q.items for q, _done in self._sources),
+                             url=self.client.safe_url)
         finally:
             self._loop_d = None
-            if not self._pending():
+            pending = self._pending()
+            if not pending:
                 self.refilter = False
+            if self.broken or not pending:
                 idle, self._idle = self._idle, []
                 for d in idle:
                     d.callback(None)

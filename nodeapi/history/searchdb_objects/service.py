@@ -316,14 +316,20 @@ class ObjectsService(service.Service):
 
     def connect(self) -> defer.Deferred:
         """Detect the server; when the database lost objects it held,
-        synchronize every object again.  Fires with None (no refilter)."""
+        synchronize every object again, unless the plugin stops (a
+        reconnection during the stop's flush: the next start loads them).
+        Fires with None (no refilter)."""
         async def connect():
             await self.client.detect()
             confirmed = self._confirmed_any or self.cursor >= 0  # now or by an earlier run
-            if confirmed and not self._loading and await self._lost_documents():
+            if confirmed and not self._loading and await self._lost_documents() and self._live:
                 self.log.warn("searchdb-objects: the database lost objects; loading them again")
-                self.reactor.callLater(0, lambda: self.synchronize(True))
+                self.reactor.callLater(0, self._reload)
         return defer.ensureDeferred(connect())
+
+    def _reload(self) -> None:
+        if self._live:  # not once the plugin stops: nothing would ship the objects
+            self.synchronize(True)
 
     # -- service -----------------------------------------------------------------
 
@@ -360,8 +366,9 @@ class ObjectsService(service.Service):
             self._sync_task.stop()
         left = yield self.shipper.drain(self.stop_timeout)
         if left:
-            self.log.warn("searchdb-objects: stopped with {count} documents not shipped; "
-                          "the next start loads the objects again", count=left)
+            self.log.warn("searchdb-objects: stopped with {count} documents not shipped "
+                          "({reason}); the next start loads the objects again", count=left,
+                          reason=self.shipper.why_left())
         self.queue.discard()
         yield self.client.close()
 
