@@ -220,10 +220,13 @@ class RpcSession(Session):
             raise ApiError(f"No API set with id {api} on this connection")
         return self.apis[api]
 
-    def invoke(self, request: Request) -> Any:
-        """Call the function a request names, synchronously: returns its
-        result, or a Deferred when the function is asynchronous; raises the
-        error to map (RpcError / NodeAPIError / anything else = internal)."""
+    def target(self, request: Request) -> tuple:
+        """``(set instance, binding)`` of the function a request names (the
+        binding: :class:`nodeapi.api.base._Binding`, with the function's
+        argument rules and its ``shared`` mark); sets ``request.api_name``.
+
+        :raises RpcError: -32601 when the set has no such function.
+        :raises ApiError: an unknown set, or one this login may not use."""
         api = request.api
         apis = self.apis
         if type(api) is int and 0 <= api < len(apis):  # the common case: a set id
@@ -235,7 +238,14 @@ class RpcSession(Session):
         if binding is None:
             raise method_not_found(function, request.id)
         request.api_name = instance.name
-        return getattr(instance, function)(*binding.bind(request.args))
+        return instance, binding
+
+    def invoke(self, request: Request) -> Any:
+        """Call the function a request names, synchronously: returns its
+        result, or a Deferred when the function is asynchronous; raises the
+        error to map (RpcError / NodeAPIError / anything else = internal)."""
+        instance, binding = self.target(request)
+        return getattr(instance, request.function)(*binding.bind(request.args))
 
     # -- Session contract (callbacks) -------------------------------------
     def send_notice(self, callback_id: int, payload: Any) -> None:

@@ -213,7 +213,8 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             self._send(reply.body)
 
     def _send_notice(self, callback_id: int, payload: Any) -> None:
-        msg = {"method": "notice", "params": [callback_id, [to_wire(payload)]]}
+        wire = to_wire(payload, self.factory.node.api_answers.objects.wire)
+        msg = {"method": "notice", "params": [callback_id, [wire]]}
         self._send(orjson.dumps(msg, default=str))
 
     def _send(self, data: bytes) -> None:

@@ -7,6 +7,7 @@ import pytest_twisted
 from twisted.internet import reactor, task
 from twisted.logger import globalLogPublisher
 
+from nodeapi.api.answers import ApiAnswers
 from nodeapi.api.base import api_function
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.registry import default_registry
@@ -41,6 +42,10 @@ class RunningSite:
 
 
 def make_node(chain, history=None, **kwargs):
+    """A Node of ``chain`` (with an account history unless given) whose
+    encoded-object cache runs in check mode: a chain object changed in
+    place after it was stored fails the test that reads it."""
+    kwargs.setdefault("api_answers", ApiAnswers(check=True))
     if history is None:
         from nodeapi.history.account_history import AccountHistory
 
