@@ -256,10 +256,9 @@ def envelope(request: Request, result: bytes) -> bytes:
     """The reply bytes for a successful call whose result encodes as
     ``result`` (:func:`encode_value`): ``{"id", ["jsonrpc",] "result"}``,
     byte for byte what encoding the whole reply at once gives."""
-    head = b'{"id":' + orjson.dumps(request.id)
-    if request.jsonrpc:
-        return head + b',"jsonrpc":"2.0","result":' + result + b"}"
-    return head + b',"result":' + result + b"}"
+    return b"".join((b'{"id":', orjson.dumps(request.id),
+                     b',"jsonrpc":"2.0","result":' if request.jsonrpc else b',"result":',
+                     result, b"}"))
 
 
 def encode_result(request: Request, result: Any,
