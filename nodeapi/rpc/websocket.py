@@ -193,8 +193,8 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             reply.addBoth(self._call_done)
             reply.addCallback(self._reply, request)
             reply.addErrback(self._reply_lost, request)
-            return
-        self._reply(reply, request)
+        elif request.wants_reply:
+            self._send(reply.body)
 
     def _call_done(self, outcome):
         """An asynchronous call finished (either way): it no longer counts
