@@ -273,12 +273,10 @@ class HttpRpc:
     def render_POST(self, request):
         """Answer one POST once its channel can take the response (see
         :meth:`RpcChannel.when_writable`)."""
-        when_writable = getattr(request.channel, "when_writable", None)
-        if when_writable is None:
+        channel = request.channel
+        if not getattr(channel, "writes_paused", False):  # also a channel without pacing
             return self._answer(request)
-        d = when_writable()
-        if d.called:
-            return self._answer(request)
+        d = channel.when_writable()
         d.addCallback(lambda _: None if request.finished else self._answer(request))
         return NOT_DONE_YET
 
