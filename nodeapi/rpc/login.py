@@ -180,8 +180,14 @@ class RpcSession(Session):
     def auto_login(self, credentials: Optional[tuple]) -> None:
         """Log in at connect with Basic credentials or as ``("", "")``, then
         fix id 0: database if allowed, else dummy (docs/wire-contract.rst s. 1)."""
-        user, password = credentials if credentials is not None else ("", "")
-        self.login(user, password)
+        if credentials is None:  # login("", ""), its answer made once per access map
+            allowed = self.access.anonymous()
+            if allowed is None:
+                self.logout()
+            else:
+                self.user, self.allowed = "", allowed
+        else:
+            self.login(*credentials)
         if "database_api" in self.allowed and "database" in self.registry:
             self.apis[0] = self._instantiate("database")
             self._ids["database"] = 0

@@ -1,6 +1,9 @@
 """Replies shared between identical calls while the chain state is
 unchanged (``@api_function(shared=...)``, ``Node.api_answers.replies``,
-``nodeapi.rpc.answer``), and the HTTP transport's request handling."""
+``nodeapi.rpc.answer``), the HTTP transport's request handling and the
+login of a session without credentials."""
+
+import base64
 
 import orjson
 import pytest_twisted
@@ -8,11 +11,12 @@ import treq
 
 from nodeapi.api.registry import default_registry
 from nodeapi.protocol.wire import to_wire
-from nodeapi.rpc.access import ApiAccess
+from nodeapi.rpc.access import ApiAccess, hash_password
 from nodeapi.rpc.answer import answer
 from nodeapi.rpc.jsonrpc import parse_request
 from nodeapi.rpc.login import RpcSession
 
+from kit.access import VECTORS
 from kit.chain import produce, push_wire, transfer_wire
 from kit.site import RunningSite, make_node
 
@@ -99,3 +103,26 @@ def test_http_bodies_are_json_whatever_the_content_type(funded):
             assert (resp.code, reply["result"]) == (200, funded.chain_id)
     finally:
         yield running.stop()
+
+
+def test_a_session_without_credentials_logs_in_as_empty_credentials():
+    """A connection or HTTP request without credentials gets what
+    ``login("", "")`` gets (docs/wire-contract.rst section 1), made once
+    per access map: the ``*`` entry's sets; a map without ``*`` refuses it
+    (no sets, id 0 is the dummy set answering false); one with an entry for
+    the empty user checks its password, an empty one."""
+    salt = b"\x01\x02\x03\x04\x05\x06\x07\x08"
+    entry = {"password_hash_b64": hash_password("", salt),
+             "password_salt_b64": base64.b64encode(salt).decode(), "allowed_apis": ["block_api"]}
+    no_star = {"permission_map": [row for row in VECTORS["permission_map"] if row[0] != "*"]}
+    for doc, allowed in ((VECTORS, {"database_api", "network_broadcast_api", "history_api"}),
+                         (no_star, None), ({"permission_map": [["", entry]]}, {"block_api"})):
+        access = ApiAccess.from_json(doc)
+        assert access.anonymous() == access.check("", "")
+        assert access.anonymous() == (frozenset(allowed) if allowed else None)
+        session = RpcSession(None, access, default_registry(), websocket=False)
+        session.auto_login(None)
+        assert session.allowed == frozenset(allowed or ())
+        assert session.user == ("" if allowed else None)
+        assert session.apis[0].name == ("database" if allowed and "database_api" in allowed
+                                        else "dummy")
