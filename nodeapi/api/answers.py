@@ -38,6 +38,10 @@ from nodeapi.protocol.wire import json_default, wire_dict
 ANSWER_CACHE_SIZE = 1024
 #: Chain objects whose wire form and encoding are kept.
 OBJECT_CACHE_SIZE = 8192
+#: Largest encoded result kept in :attr:`ApiAnswers.replies`, bytes: the
+#: cache holds at most ``size`` times this (larger results are encoded for
+#: each call; their chain objects' encodings are still kept).
+SHARED_REPLY_MAX = 64 * 1024
 
 
 class AnswerCache:

@@ -17,7 +17,7 @@ import orjson
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from nodeapi.api.answers import ApiAnswers, EncodedObjects
+from nodeapi.api.answers import SHARED_REPLY_MAX, ApiAnswers, EncodedObjects
 from nodeapi.rpc.jsonrpc import (
     Request, encode_error, encode_result, encode_value, envelope, error_from_failure)
 
@@ -55,8 +55,10 @@ def _shared_result(answers: ApiAnswers, state: Any, name: str, method, binding,
                    request: Request) -> Optional[bytes]:
     """The encoded result of a ``shared`` call, from
     :attr:`ApiAnswers.replies` while ``state`` has not changed since an
-    identical call, else made now and kept; None when the arguments have
-    no key (not JSON-encodable: cannot come from a parsed request)."""
+    identical call, else made now and kept (up to
+    :data:`~nodeapi.api.answers.SHARED_REPLY_MAX` bytes); None when the
+    arguments have no key (not JSON-encodable: cannot come from a parsed
+    request)."""
     try:
         key = (name, request.function, orjson.dumps(request.args))
     except TypeError:
@@ -65,7 +67,9 @@ def _shared_result(answers: ApiAnswers, state: Any, name: str, method, binding,
     body = answers.replies.get(key, stamp)
     if body is None:
         result = method(*binding.bind(request.args))
-        body = answers.replies.put(key, stamp, encode_value(result, answers.objects))
+        body = encode_value(result, answers.objects)
+        if len(body) <= SHARED_REPLY_MAX:
+            answers.replies.put(key, stamp, body)
     return body
 
 

@@ -126,3 +126,17 @@ def test_a_session_without_credentials_logs_in_as_empty_credentials():
         assert session.user == ("" if allowed else None)
         assert session.apis[0].name == ("database" if allowed and "database_api" in allowed
                                         else "dummy")
+
+
+def test_a_result_over_the_size_cap_is_encoded_for_each_call(funded, monkeypatch):
+    """A shared result longer than ``SHARED_REPLY_MAX`` bytes is not kept
+    (the cache holds at most its size times the cap) and still answered
+    the same way."""
+    import nodeapi.rpc.answer
+
+    monkeypatch.setattr(nodeapi.rpc.answer, "SHARED_REPLY_MAX", 100)
+    node = make_node(funded)
+    session = _session(node, [])
+    first = _call(session, 1, "get_dynamic_global_properties", [])
+    assert _call(session, 1, "get_dynamic_global_properties", []) == first
+    assert len(first) > 100 and len(node.api_answers.replies) == 0
