@@ -1,5 +1,5 @@
 """RPC throughput of the node's site against bare Twisted/Autobahn servers
-(targets: >= 0.7 of each baseline sending the same reply bytes).
+(targets: >= 0.85 of each baseline sending the same reply bytes).
 
 This process serves, in one reactor:
 
@@ -20,7 +20,11 @@ WebSocket client with pre-masked frames), so this process spends its CPU on
 serving.  Each phase: 1 s warm-up, then a measured window; the client counts
 the replies in the window, this process samples its own CPU time over the same
 window (a utilisation near 100 % shows the server was the bottleneck).
-Phases run in alternating rounds; the best round of each is kept.
+Phases run in alternating rounds; the best round of each is kept.  The
+ratios are also printed per second of server CPU (replies/s divided by the
+utilisation, best round of each phase): on a machine whose cores other
+processes take, the plain ratios follow the load of the moment, these
+follow the work per reply.
 
 * HTTP: ``--http-conns`` keep-alive connections, one request in flight each:
   ``POST /rpc`` ``[0, get_dynamic_global_properties, []]`` (each a fresh
@@ -52,6 +56,8 @@ MIX = [
     b'{"jsonrpc":"2.0","id":3,"method":"call","params":[0,"get_full_accounts",[["init0"],false]]}',
 ]
 CALL = MIX[0]
+#: The ratio to each bare server the node should reach.
+TARGET = 0.85
 
 
 # -- the load generator (second process) -------------------------------------
@@ -380,13 +386,14 @@ async def main(reactor, args):
         bare.body = bare.replies[CALL]
         phases = [("web", "http"), ("node", "http"), ("echo", "ws"), ("node", "ws"),
                   ("reply", "ws")]
-        best = {}
+        best, per_cpu = {}, {}
         for _ in range(args.rounds):
             for server, mode in phases:
                 rate, cpu = await run_phase(reactor, mode, ports[server], args)
                 key = (server, mode)
                 if key not in best or rate > best[key][0]:
                     best[key] = (rate, cpu)
+                per_cpu[key] = max(per_cpu.get(key, 0.0), rate / max(cpu, 1e-9))
     finally:
         shutil.rmtree(tmp)
     http, web = best[("node", "http")], best[("web", "http")]
@@ -396,8 +403,12 @@ async def main(reactor, args):
     # the mix's replies are 0.5-13 KB: the WebSocket baseline is the bare
     # Autobahn server sending the same bytes (the echo of the small request
     # is shown for scale)
-    verdict = "met" if r_http >= 0.7 and r_same >= 0.7 else "NOT met"
+    verdict = "met" if r_http >= TARGET and r_same >= TARGET else "NOT met"
     sizes = "/".join(str(len(bare.replies[call])) for call in MIX)
+    # replies per second of server CPU: the same comparison, less disturbed
+    # by other processes taking the cores (a busy machine)
+    c_http = per_cpu[("node", "http")] / per_cpu[("web", "http")]
+    c_same = per_cpu[("node", "ws")] / per_cpu[("reply", "ws")]
     print(f"rpc (mix get_dynamic_global_properties, get_order_book, get_full_accounts): "
           f"HTTP {http[0]:,.0f} req/s "
           f"(bare twisted.web {web[0]:,.0f} req/s, ratio {r_http:.2f}); "
@@ -405,9 +416,11 @@ async def main(reactor, args):
           f"(bare Autobahn echo {echo[0]:,.0f} msg/s, ratio {r_ws:.2f}; bare Autobahn "
           f"sending the node's {sizes}-byte replies {same[0]:,.0f} msg/s, "
           f"ratio {r_same:.2f}); "
-          f"server CPU {http[1]:.0%}/{web[1]:.0%}/{ws[1]:.0%}/{echo[1]:.0%}; "
+          f"server CPU {http[1]:.0%}/{web[1]:.0%}/{ws[1]:.0%}/{echo[1]:.0%}/{same[1]:.0%}; "
+          f"per server CPU-second: HTTP ratio {c_http:.2f}, WebSocket same-reply ratio "
+          f"{c_same:.2f}; "
           f"best of {args.rounds} rounds of {args.seconds:g} s; "
-          f"targets >= 0.7: {verdict}")
+          f"targets >= {TARGET}: {verdict}")
 
 
 def parse_args(argv):

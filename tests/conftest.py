@@ -6,24 +6,19 @@ python-bitshares for the test chain (kit.signing)."""
 import os
 import shutil
 
-# Every wire-cache hit is recomputed and compared (nodeapi.rpc.jsonrpc): a
-# chain object changed in place after it was stored fails the test that
-# reads it.  Set before nodeapi is imported; daemons started by tests inherit it.
-os.environ["NODEAPI_CHECK_WIRE_CACHE"] = "1"
+import pytest
+from osmem_server import OsmemServer
 
-import pytest  # noqa: E402
-from osmem_server import OsmemServer  # noqa: E402
+from nodeapi.chain.blocklog import BlockLog
+from nodeapi.chain.chain import Chain
+from nodeapi.chain.genesis import load_genesis
+from nodeapi.history.account_history.history import AccountHistory
 
-from nodeapi.chain.blocklog import BlockLog  # noqa: E402
-from nodeapi.chain.chain import Chain  # noqa: E402
-from nodeapi.chain.genesis import load_genesis  # noqa: E402
-from nodeapi.history.account_history.history import AccountHistory  # noqa: E402
-
-from kit.api import make_api  # noqa: E402
-from kit.chain import fund, open_chain  # noqa: E402
-from kit.history import Recorder, build_history_chain  # noqa: E402
-from kit.keys import CHAIN_ID, DEV_PUB, DEV_WIF  # noqa: E402,F401  (kit.keys is the home)
-from kit.searchdb import write_history_log  # noqa: E402
+from kit.api import make_api
+from kit.chain import fund, open_chain
+from kit.history import Recorder, build_history_chain
+from kit.keys import CHAIN_ID, DEV_PUB, DEV_WIF  # noqa: F401  (kit.keys is the home)
+from kit.searchdb import write_history_log
 
 
 @pytest.fixture(scope="session")

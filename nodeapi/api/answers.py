@@ -11,15 +11,37 @@ to the stamp of the objects now (tuple comparison: identity first).  The
 answers are :class:`~nodeapi.chain.state.StateObject` values, so the RPC
 layer also keeps their wire form.
 
-One policy for every such cache: at most :data:`ANSWER_CACHE_SIZE` answers
-each, all dropped at once when it is full (polling clients ask for the same
-few keys, so it fills again with those).
+Two more caches serve the RPC layer's encoding, on the same grounds:
+
+* :class:`EncodedObjects`: the wire form and the encoded JSON of each
+  stored chain object, by identity (an object is walked and encoded once
+  per version, whichever answer or notice carries it);
+* :attr:`ApiAnswers.replies`: the encoded result of a call whose answer
+  depends on nothing but the chain state and its arguments (the functions
+  marked ``shared``, :func:`nodeapi.api.base.api_function`), stamped with
+  the state and its ``version``, so identical calls between two changes of
+  the state (within one block, polling wallets) share one encoded reply.
+
+One policy for every such cache: at most a given number of entries
+(:data:`ANSWER_CACHE_SIZE` answers, :data:`OBJECT_CACHE_SIZE` objects),
+all dropped at once when it is full (polling clients ask for the same few
+keys, so it fills again with those).
 """
 
 from typing import Any, Hashable
 
+import orjson
+
+from nodeapi.protocol.wire import json_default, wire_dict
+
 #: Answers kept per cache.
 ANSWER_CACHE_SIZE = 1024
+#: Chain objects whose wire form and encoding are kept.
+OBJECT_CACHE_SIZE = 8192
+#: Largest encoded result kept in :attr:`ApiAnswers.replies`, bytes: the
+#: cache holds at most ``size`` times this (larger results are encoded for
+#: each call; their chain objects' encodings are still kept).
+SHARED_REPLY_MAX = 64 * 1024
 
 
 class AnswerCache:
@@ -51,6 +73,55 @@ class AnswerCache:
         return len(self._entries)
 
 
+class EncodedObjects:
+    """The wire form (:func:`~nodeapi.protocol.wire.wire_dict`) and the
+    encoded JSON (an ``orjson.Fragment``) of chain objects
+    (:class:`~nodeapi.chain.state.StateObject`, never changed once stored),
+    kept by identity: the objects wallets poll (``2.1.0`` every block,
+    accounts, assets, the answers of :class:`ApiAnswers`) are walked and
+    encoded once per version.
+
+    :ivar size: the most objects kept (all dropped when full).
+    :ivar check: recompute every hit and raise ``AssertionError`` when the
+        object was changed in place after it was stored (a debugging aid:
+        the test kit's nodes turn it on; it costs a full walk per hit)."""
+
+    __slots__ = ("size", "check", "_entries")
+
+    def __init__(self, size: int = OBJECT_CACHE_SIZE, check: bool = False) -> None:
+        self.size = size
+        self.check = check
+        self._entries: dict = {}
+
+    def _entry(self, value: dict) -> list:
+        entry = self._entries.get(id(value))
+        if entry is not None and entry[0] is value:
+            if self.check and entry[1] != wire_dict(value, self.wire):
+                raise AssertionError(f"object {value.get('id')} changed after it was stored")
+            return entry
+        entry = [value, wire_dict(value, self.wire), None]
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[id(value)] = entry  # the reference keeps id() unique
+        return entry
+
+    def wire(self, value: dict) -> dict:
+        """The wire form of ``value`` (the ``frozen`` function of
+        :func:`~nodeapi.protocol.wire.to_wire`)."""
+        return self._entry(value)[1]
+
+    def fragment(self, value: dict) -> orjson.Fragment:
+        """The encoded JSON of ``value``'s wire form, to place in a reply
+        as is."""
+        entry = self._entry(value)
+        if entry[2] is None:
+            entry[2] = orjson.Fragment(orjson.dumps(entry[1], default=json_default))
+        return entry[2]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class ApiAnswers:
     """The node's answer caches, one per kind of answer.
 
@@ -59,10 +130,20 @@ class ApiAnswers:
         (:mod:`nodeapi.api.database.full_accounts`).
     :ivar order_books: ``get_order_book`` by ``(base, quote, limit)`` as
         given, stamped with the market's two order lists and asset objects
-        (:mod:`nodeapi.api.database.markets.orders`)."""
+        (:mod:`nodeapi.api.database.markets.orders`).
+    :ivar replies: the encoded results of ``shared`` calls by ``(set name,
+        function, encoded arguments)``, stamped ``(state, state.version)``
+        (module docstring; used by :mod:`nodeapi.rpc.answer`).
+    :ivar objects: the :class:`EncodedObjects` of the chain's objects.
 
-    __slots__ = ("full_accounts", "order_books")
+    :param size: answers kept per answer cache; :param object_size:
+        objects kept by :attr:`objects`; :param check: its check mode."""
 
-    def __init__(self, size: int = ANSWER_CACHE_SIZE) -> None:
+    __slots__ = ("full_accounts", "order_books", "replies", "objects")
+
+    def __init__(self, size: int = ANSWER_CACHE_SIZE, object_size: int = OBJECT_CACHE_SIZE,
+                 check: bool = False) -> None:
         self.full_accounts = AnswerCache(size)
         self.order_books = AnswerCache(size)
+        self.replies = AnswerCache(size)
+        self.objects = EncodedObjects(object_size, check)

@@ -27,19 +27,37 @@ the one place where API arguments are coerced; the argument helpers of
 
 import inspect
 import math
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Optional
 
 from nodeapi.api.budget import UNLIMITED, SubscriptionBudget
 from nodeapi.errors import ApiError
 
 _MARK = "_nodeapi_api_function"
+_SHARED = "_nodeapi_shared"
 
 
-def api_function(func: Callable) -> Callable:
-    """Mark a method of an :class:`ApiSet` as callable over RPC under its own
-    name.  Binding metadata is computed once, when the class is created."""
-    setattr(func, _MARK, True)
-    return func
+def api_function(func: Optional[Callable] = None, *, shared: Any = None) -> Callable:
+    """Mark a method of an :class:`ApiSet` (or of a section) as callable
+    over RPC under its own name: ``@api_function`` or
+    ``@api_function(shared=...)``.  Binding metadata is computed once, when
+    the class is created.
+
+    :param shared: whether identical calls (same set, function and
+        arguments) made while the chain state is unchanged may share one
+        encoded reply (:attr:`nodeapi.api.answers.ApiAnswers.replies`):
+        None (never), True (the answer depends only on the chain state and
+        the arguments, and the call changes nothing), or a function
+        ``shared(owner, args) -> bool`` telling it for one call (``owner``
+        is the object the method belongs to, ``args`` the call's JSON
+        arguments), for a function that changes something only for some
+        arguments (``get_objects`` subscribing)."""
+
+    def mark(f: Callable) -> Callable:
+        setattr(f, _MARK, True)
+        setattr(f, _SHARED, shared)
+        return f
+
+    return mark if func is None else mark(func)
 
 
 # the 64-bit range fc reads integers in (int64_t and uint64_t together)
@@ -119,7 +137,7 @@ def _coercion(annotation: Any):
 class _Binding:
     """How to bind a list of JSON arguments to one function's parameters."""
 
-    __slots__ = ("name", "required", "params", "coercions")
+    __slots__ = ("name", "required", "params", "coercions", "shared")
 
     def __init__(self, func: Callable) -> None:
         sig = inspect.signature(func)
@@ -128,6 +146,8 @@ class _Binding:
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 raise TypeError(f"API function {func.__name__}: positional parameters only")
         self.name = func.__name__
+        #: :func:`api_function`'s ``shared``
+        self.shared = getattr(func, _SHARED, None)
         self.params = [p.name for p in params]
         self.required = sum(1 for p in params if p.default is p.empty)
         self.coercions = tuple(

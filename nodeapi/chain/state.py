@@ -45,8 +45,8 @@ class StateObject(dict):
     """A chain object as the store holds it: a dict that is never changed
     once the operation that made it (:meth:`ObjectStore.create` or the
     copy-on-write :meth:`ObjectStore.modify`) has returned.  Readers may
-    therefore cache forms derived from one by identity; the RPC layer caches
-    its wire form (:func:`nodeapi.rpc.jsonrpc.to_wire`)."""
+    therefore cache forms derived from one by identity; the node keeps its
+    wire form and encoding (:class:`nodeapi.api.answers.EncodedObjects`)."""
 
     __slots__ = ()
 

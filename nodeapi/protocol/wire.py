@@ -25,7 +25,7 @@ operations, fee parameters and objects that a wire form may carry as
 strings; :data:`UINT32_FIELDS` the 32-bit unsigned ones.
 """
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from nodeapi.protocol.times import format_time
 
@@ -70,30 +70,25 @@ TIME_FIELDS = frozenset((
 #: Fields :func:`from_wire` turns back into ints.
 FROM_WIRE_FIELDS = INT64_FIELDS | UINT32_FIELDS
 
-# type -> fn(value) for objects whose wire form a higher layer caches
-# (:func:`register_type`).
-_TYPE_HOOKS: dict = {}
 
-
-def register_type(cls: type, fn: Callable[[Any], Any]) -> None:
-    """Have :func:`to_wire` call ``fn(value)`` for values of exactly type
-    ``cls`` (the RPC layer caches the wire form of chain objects this way);
-    ``fn`` must give what :func:`wire_dict` gives."""
-    _TYPE_HOOKS[cls] = fn
-
-
-def to_wire(value: Any) -> Any:
+def to_wire(value: Any, frozen: Optional[Callable[[dict], dict]] = None) -> Any:
     """``value`` with integers outside int32 and floats turned into strings
     (fc's rule, module docstring), recursively through dicts, lists and
     tuples; :data:`UINT32_FIELDS` stay numbers up to 2^32-1; NaN becomes
     ``"nan"``.  Other values are returned unchanged.  The result may share
     parts with ``value``: callers serialize it and never change it.
 
+    :param frozen: when given, ``frozen(d)`` makes the wire form of a dict
+        of a subclass of ``dict`` (the chain's stored objects, never changed
+        once stored, so a caller may keep their wire forms by identity:
+        :class:`nodeapi.api.answers.EncodedObjects`); it must give what
+        :func:`wire_dict` gives.
+
     On the path of every RPC reply: strings, booleans, None and small
     integers are handled inline."""
     t = type(value)
     if t is dict:
-        return wire_dict(value)
+        return wire_dict(value, frozen)
     if t is list or t is tuple:
         out = []
         append = out.append
@@ -104,7 +99,7 @@ def to_wire(value: Any) -> Any:
             elif tv is int:
                 append(v if INT32_MIN <= v <= INT32_MAX else str(v))
             else:
-                append(to_wire(v))
+                append(to_wire(v, frozen))
         return out
     if t is int:
         return value if INT32_MIN <= value <= INT32_MAX else str(value)
@@ -112,11 +107,8 @@ def to_wire(value: Any) -> Any:
         return repr(value) if value == value else "nan"
     if t is str or value is None or t is bool:
         return value
-    hook = _TYPE_HOOKS.get(t)
-    if hook is not None:
-        return hook(value)
     if isinstance(value, dict):
-        return wire_dict(value)
+        return wire_dict(value, frozen) if frozen is None else frozen(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return to_wire(int(value))
     return value
@@ -142,9 +134,10 @@ def with_wire_times(value: Any) -> Any:
     return value
 
 
-def wire_dict(value: dict) -> dict:
+def wire_dict(value: dict, frozen: Optional[Callable[[dict], dict]] = None) -> dict:
     """:func:`to_wire` of a dict (a fresh dict; keys unchanged; an ``int``
-    under a :data:`TIME_FIELDS` key becomes its wire time)."""
+    under a :data:`TIME_FIELDS` key becomes its wire time; ``frozen`` as
+    for :func:`to_wire`)."""
     out = {}
     for k, v in value.items():
         tv = type(v)
@@ -157,8 +150,19 @@ def wire_dict(value: dict) -> dict:
                 out[k] = (v if INT32_MIN <= v <= INT32_MAX
                           or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
         else:
-            out[k] = to_wire(v)
+            out[k] = to_wire(v, frozen)
     return out
+
+
+def json_default(value: Any) -> Any:
+    """The ``default`` of ``orjson.dumps`` for wire forms: a set as its
+    sorted list, an object with ``to_json()`` as what that returns, any
+    other value as its ``str``."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    return str(value)
 
 
 def as_string(value: Any) -> str:

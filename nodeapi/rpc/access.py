@@ -114,6 +114,19 @@ class ApiAccess:
 
     permissions: dict = attr.ib()
     source: Optional[str] = attr.ib(default=None)
+    # check("", ""), made once (see anonymous())
+    _anonymous: tuple = attr.ib(init=False, default=(), eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_anonymous", (self.check("", ""),))
+
+    def anonymous(self) -> Optional[frozenset]:
+        """:meth:`check` of ``("", "")``, the login of a connection or
+        HTTP request without credentials (docs/wire-contract.rst section
+        1), made once when the map is built: the map never changes, and
+        the empty credentials are no secret whose existence timing could
+        reveal."""
+        return self._anonymous[0]
 
     @classmethod
     def default(cls) -> "ApiAccess":

@@ -11,12 +11,15 @@ failure to its JSON-RPC error (:func:`~nodeapi.rpc.jsonrpc.error_from_failure`,
 docs/wire-contract.rst section 4) and the metrics of the call.
 """
 
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple, Optional, Union
 
+import orjson
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from nodeapi.rpc.jsonrpc import Request, encode_error, encode_result, error_from_failure
+from nodeapi.api.answers import SHARED_REPLY_MAX, ApiAnswers, EncodedObjects
+from nodeapi.rpc.jsonrpc import (
+    Request, encode_error, encode_result, encode_value, envelope, error_from_failure)
 
 
 class Answer(NamedTuple):
@@ -39,18 +42,35 @@ def failed(request: Request, failure: Failure) -> Answer:
     return Answer(error.http_status, encode_error(error, request), "error")
 
 
-def succeeded(request: Request, result: Any) -> Answer:
-    """The reply carrying ``result``; -32603 when it cannot be encoded."""
+def succeeded(request: Request, result: Any, objects: Optional[EncodedObjects] = None) -> Answer:
+    """The reply carrying ``result`` (chain objects placed as their kept
+    encodings in ``objects``); -32603 when it cannot be encoded."""
     try:
-        return Answer(200, encode_result(request, result), "ok")
+        return Answer(200, encode_result(request, result, objects), "ok")
     except Exception:
         return failed(request, Failure())
 
 
-def _counted(metrics, request: Request, reply: Answer) -> Answer:
-    if metrics is not None:
-        metrics.rpc_call(request, reply.outcome)
-    return reply
+def _shared_result(answers: ApiAnswers, state: Any, name: str, method, binding,
+                   request: Request) -> Optional[bytes]:
+    """The encoded result of a ``shared`` call, from
+    :attr:`ApiAnswers.replies` while ``state`` has not changed since an
+    identical call, else made now and kept (up to
+    :data:`~nodeapi.api.answers.SHARED_REPLY_MAX` bytes); None when the
+    arguments have no key (not JSON-encodable: cannot come from a parsed
+    request)."""
+    try:
+        key = (name, request.function, orjson.dumps(request.args))
+    except TypeError:
+        return None
+    stamp = (state, state.version)
+    body = answers.replies.get(key, stamp)
+    if body is None:
+        result = method(*binding.bind(request.args))
+        body = encode_value(result, answers.objects)
+        if len(body) <= SHARED_REPLY_MAX:
+            answers.replies.put(key, stamp, body)
+    return body
 
 
 def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
@@ -59,12 +79,38 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
     in ``metrics`` (:class:`~nodeapi.metrics.Metrics` or None).  Returns the
     :class:`Answer` at once for a synchronous function, else a Deferred
     firing with it (never failing but for a bug in the encoding of an
-    error, which the transports log as their last resort)."""
+    error, which the transports log as their last resort).
+
+    A function marked ``shared`` (:func:`nodeapi.api.base.api_function`,
+    synchronous) answers an identical call made while the chain state is
+    unchanged with the result encoded then (:attr:`ApiAnswers.replies`)."""
+    node = session.node
+    answers = node.api_answers
     try:
-        result = session.invoke(request)
+        instance, binding = session.target(request)
+        method = getattr(instance, request.function)
+        shared = binding.shared
+        if shared is not None and node.chain is not None and (
+                shared is True or shared(method.__self__, request.args)):
+            body = _shared_result(answers, node.chain.state, instance.name, method, binding,
+                                  request)
+            if body is not None:
+                reply = Answer(200, envelope(request, body), "ok")
+                if metrics is not None:
+                    metrics.rpc_call(request, "ok")
+                return reply
+        result = method(*binding.bind(request.args))
     except Exception:
         return _counted(metrics, request, failed(request, Failure()))
+    objects = answers.objects
     if isinstance(result, Deferred):
-        result.addCallbacks(lambda r: succeeded(request, r), lambda f: failed(request, f))
+        result.addCallbacks(lambda r: succeeded(request, r, objects),
+                            lambda f: failed(request, f))
         return result.addCallback(lambda reply: _counted(metrics, request, reply))
-    return _counted(metrics, request, succeeded(request, result))
+    return _counted(metrics, request, succeeded(request, result, objects))
+
+
+def _counted(metrics, request: Request, reply: Answer) -> Answer:
+    if metrics is not None:
+        metrics.rpc_call(request, reply.outcome)
+    return reply

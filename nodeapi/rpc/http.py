@@ -24,8 +24,9 @@ from io import BytesIO
 from typing import Optional
 
 import orjson
-from twisted.internet.defer import Deferred, maybeDeferred, succeed
+from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 from twisted.web.http import RESPONSES, HTTPChannel
 from twisted.web.server import NOT_DONE_YET, Request
 
@@ -274,12 +275,10 @@ class HttpRpc:
     def render_POST(self, request):
         """Answer one POST once its channel can take the response (see
         :meth:`RpcChannel.when_writable`)."""
-        when_writable = getattr(request.channel, "when_writable", None)
-        if when_writable is None:
+        channel = request.channel
+        if not getattr(channel, "writes_paused", False):  # also a channel without pacing
             return self._answer(request)
-        d = when_writable()
-        if d.called:
-            return self._answer(request)
+        d = channel.when_writable()
         d.addCallback(lambda _: None if request.finished else self._answer(request))
         return NOT_DONE_YET
 
@@ -307,25 +306,44 @@ class HttpRpc:
                              peer=str(getattr(request.getClientAddress(), "host", "?")),
                              failed_logins=self.failed_logins, limit_book=self.limit_book)
         session.auto_login(creds)
+        try:
+            reply = answer(session, rpc_request, self.metrics)
+        except Exception:
+            session.close()
+            reply = Deferred.fromFailure(Failure())
+        if not isinstance(reply, Deferred):  # the common case: answered at once
+            session.close()
+            try:
+                self._respond(request, rpc_request, reply)
+            except Exception:
+                self._last_resort(request, rpc_request, Failure(), False)
+            return NOT_DONE_YET
         gone = []
         request.notifyFinish().addErrback(lambda _: gone.append(True))
 
         def respond(reply):
             session.close()
-            if gone:
-                return
-            if rpc_request.wants_reply:
-                write_json(request, reply.status, reply.body)
-            else:
-                write_json(request, 204, None)
+            if not gone:
+                self._respond(request, rpc_request, reply)
 
-        def last_resort(failure):
-            log.failure("HTTP reply to {where} failed", failure,
-                        where=f"{rpc_request.api}.{rpc_request.function}")
-            if not gone and not request.finished:
-                write_json(request, 500, plain_error(500, -32603, "Internal error"))
-
-        d = maybeDeferred(answer, session, rpc_request, self.metrics)
-        d.addCallback(respond)
-        d.addErrback(last_resort)
+        reply.addCallback(respond)
+        reply.addErrback(lambda f: self._last_resort(request, rpc_request, f, bool(gone)))
         return NOT_DONE_YET
+
+    @staticmethod
+    def _last_resort(request, rpc_request, failure, gone: bool) -> None:
+        """Even the reply could not be made or written: log it and answer
+        500 if the client is still there and nothing was sent yet."""
+        log.failure("HTTP reply to {where} failed", failure,
+                    where=f"{rpc_request.api}.{rpc_request.function}")
+        if not gone and not request.finished:
+            write_json(request, 500, plain_error(500, -32603, "Internal error"))
+
+    @staticmethod
+    def _respond(request, rpc_request, reply) -> None:
+        """Write ``reply`` (an :class:`~nodeapi.rpc.answer.Answer`), or 204
+        when the request wants none."""
+        if rpc_request.wants_reply:
+            write_json(request, reply.status, reply.body)
+        else:
+            write_json(request, 204, None)

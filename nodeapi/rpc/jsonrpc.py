@@ -15,7 +15,6 @@ Shapes:
   "stack"}]}``.
 """
 
-import os
 import re
 from typing import Any, Optional
 
@@ -24,9 +23,10 @@ import orjson
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from nodeapi.api.answers import EncodedObjects
 from nodeapi.chain.state import StateObject
 from nodeapi.errors import NodeAPIError
-from nodeapi.protocol.wire import register_type, to_wire, wire_dict
+from nodeapi.protocol.wire import json_default, to_wire
 
 log = Logger()
 
@@ -135,7 +135,7 @@ def parse_request(raw: bytes) -> Request:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise RpcError(-32700, "Invalid JSON message") from None
-    if _LONG_DIGITS.search(raw) is not None:
+    if _LONG_RUN in raw.translate(_DIGIT_MARKS):
         _check_integer_literals(raw)
     if type(doc) is not dict:
         if isinstance(doc, list):
@@ -170,8 +170,11 @@ def parse_request(raw: bytes) -> Request:
     return Request(rid, has_id, api, function, _checked_args(raw, params[2]), jsonrpc)
 
 
-# 19 digits or more: the shortest integer literal that can leave the range
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# 19 digits in a row: the shortest integer literal that can leave the range
+# (found as a run of "0" in the body with every digit made "0" and every
+# other byte " ": one translate and one substring search)
+_DIGIT_MARKS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * 19
 # a JSON string (skipped) or a number token
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?')
 _INT64_MIN, _INT64_MAX, _UINT64_MAX = -(1 << 63), (1 << 63) - 1, (1 << 64) - 1
@@ -219,99 +222,50 @@ def _check_integer_literals(raw: bytes) -> None:
 def _checked_args(raw: bytes, args: list) -> list:
     """``args`` unless nested deeper than :data:`MAX_PARAMS_DEPTH` (the walk
     runs only for bodies with that many brackets at all)."""
-    if (raw.count(b"[") + raw.count(b"{") > MAX_PARAMS_DEPTH
+    if (len(raw) > MAX_PARAMS_DEPTH and raw.count(b"[") + raw.count(b"{") > MAX_PARAMS_DEPTH
             and nesting_depth(args, MAX_PARAMS_DEPTH) > MAX_PARAMS_DEPTH):
         raise RpcError(-32602, f"Invalid params: nested deeper than {MAX_PARAMS_DEPTH} levels")
     return args
 
 
-#: Fields of graphene objects typed ``uint32_t`` (transaction TaPoS prefix,
-#: block numbers): numbers on the wire even above int32.
-#: Chain objects whose wire form is cached (cleared when full).
-WIRE_CACHE_SIZE = 8192
-_WIRE_CACHE: dict = {}
-# NODEAPI_CHECK_WIRE_CACHE=1 (the test suite sets it) recomputes every cache
-# hit and fails loudly if a stored object was changed in place.
-_CHECK_CACHE = os.environ.get("NODEAPI_CHECK_WIRE_CACHE") == "1"
+def encode_value(value: Any, objects: Optional[EncodedObjects] = None) -> bytes:
+    """The wire JSON of a result: :func:`~nodeapi.protocol.wire.to_wire`
+    then orjson.  With ``objects`` (the node's
+    :class:`~nodeapi.api.answers.EncodedObjects`), the chain objects at the
+    top level of ``value`` or in its (nested) top-level lists are placed as
+    their kept encodings, and those deeper as their kept wire forms."""
+    if objects is None:
+        return orjson.dumps(to_wire(value), default=json_default)
+    return orjson.dumps(_reply_wire(value, objects), default=json_default)
 
 
-def _state_object_wire(value: StateObject) -> dict:
-    """:func:`~nodeapi.protocol.wire.to_wire` of a chain object
-    (:class:`~nodeapi.chain.state.StateObject`, never changed once stored),
-    cached by identity, so the objects wallets poll (``2.1.0`` every block,
-    accounts, assets) are walked once per version."""
-    entry = _WIRE_CACHE.get(id(value))
-    if entry is not None and entry[0] is value:
-        if _CHECK_CACHE and entry[1] != wire_dict(value):
-            raise AssertionError(f"object {value.get('id')} changed after it was stored")
-        return entry[1]
-    wire = wire_dict(value)
-    if len(_WIRE_CACHE) >= WIRE_CACHE_SIZE:
-        _WIRE_CACHE.clear()
-    _WIRE_CACHE[id(value)] = (value, wire)  # the reference keeps id() unique
-    return wire
-
-
-register_type(StateObject, _state_object_wire)
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    return str(value)
-
-
-_FRAGMENTS: dict = {}
-
-
-def _fragment(value: StateObject) -> orjson.Fragment:
-    """The encoded JSON of a chain object as an ``orjson.Fragment``,
-    cached by identity like :func:`_state_object_wire`: an answer polled
-    between blocks (a full account, an order book, ``2.1.0``) is encoded
-    once per version, not once per call."""
-    entry = _FRAGMENTS.get(id(value))
-    if entry is not None and entry[0] is value:
-        if _CHECK_CACHE and entry[2] != orjson.dumps(wire_dict(value), default=_default):
-            raise AssertionError(f"object {value.get('id')} changed after it was encoded")
-        return entry[1]
-    encoded = orjson.dumps(_state_object_wire(value), default=_default)
-    fragment = orjson.Fragment(encoded)
-    if len(_FRAGMENTS) >= WIRE_CACHE_SIZE:
-        _FRAGMENTS.clear()
-    _FRAGMENTS[id(value)] = (value, fragment, encoded)
-    return fragment
-
-
-def _reply_wire(value: Any) -> Any:
-    """:func:`to_wire` of a result, with the chain objects at its top level
-    or in its (nested) top-level lists as cached encoded fragments."""
+def _reply_wire(value: Any, objects: EncodedObjects) -> Any:
     t = type(value)
     if t is StateObject:
-        return _fragment(value)
+        return objects.fragment(value)
     if t is list or t is tuple:
-        return [_reply_wire(v) if type(v) in _SHALLOW else to_wire(v) for v in value]
-    return to_wire(value)
+        return [_reply_wire(v, objects) if type(v) in _SHALLOW else to_wire(v, objects.wire)
+                for v in value]
+    return to_wire(value, objects.wire)
 
 
 _SHALLOW = (StateObject, list, tuple)
 
 
-def encode_value(value: Any) -> bytes:
-    """The wire JSON of ``value`` (a notice's parameters), with the chain
-    objects at its top level or in its top-level lists as their cached
-    encodings (like a result's, :func:`encode_result`)."""
-    return orjson.dumps(_reply_wire(value), default=_default)
+def envelope(request: Request, result: bytes) -> bytes:
+    """The reply bytes for a successful call whose result encodes as
+    ``result`` (:func:`encode_value`): ``{"id", ["jsonrpc",] "result"}``,
+    byte for byte what encoding the whole reply at once gives."""
+    return b"".join((b'{"id":', orjson.dumps(request.id),
+                     b',"jsonrpc":"2.0","result":' if request.jsonrpc else b',"result":',
+                     result, b"}"))
 
 
-def encode_result(request: Request, result: Any) -> bytes:
-    """The reply bytes for a successful call."""
-    reply = {"id": request.id}
-    if request.jsonrpc:
-        reply["jsonrpc"] = "2.0"
-    reply["result"] = _reply_wire(result)
-    return orjson.dumps(reply, default=_default)
+def encode_result(request: Request, result: Any,
+                  objects: Optional[EncodedObjects] = None) -> bytes:
+    """The reply bytes for a successful call (:func:`encode_value`,
+    :func:`envelope`)."""
+    return envelope(request, encode_value(result, objects))
 
 
 def encode_error(error: RpcError, request: Optional[Request] = None) -> bytes:
@@ -321,7 +275,7 @@ def encode_error(error: RpcError, request: Optional[Request] = None) -> bytes:
     if request is None or request.jsonrpc:
         reply["jsonrpc"] = "2.0"
     reply["error"] = error.to_json()
-    return orjson.dumps(reply, default=_default)
+    return orjson.dumps(reply, default=json_default)
 
 
 def error_from_failure(failure: Failure, request: Optional[Request] = None) -> RpcError:

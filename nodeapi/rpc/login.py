@@ -207,8 +207,15 @@ class RpcSession(Session):
 
         :raises ConnectionLimitExceeded: as :meth:`login` (the WebSocket
             upgrade is then refused)."""
-        user, password = credentials if credentials is not None else ("", "")
-        self.login(user, password)
+        if credentials is None and self.limits is None:
+            # login("", ""), its answer made once per access map
+            allowed = self.access.anonymous()
+            if allowed is None:
+                self.logout()
+            else:
+                self.user, self.allowed = "", allowed
+        else:
+            self.login(*(credentials if credentials is not None else ("", "")))
         if "database_api" in self.allowed and "database" in self.registry:
             self.apis[0] = self.registry["database"]
             self._ids["database"] = 0
@@ -251,12 +258,16 @@ class RpcSession(Session):
             raise ApiError(f"No API set with id {api} on this connection")
         return self.api_set(api)
 
-    def invoke(self, request: Request) -> Any:
-        """Call the function a request names, synchronously: returns its
-        result, or a Deferred when the function is asynchronous; raises the
-        error to map (RpcError / NodeAPIError / anything else = internal);
-        :class:`~nodeapi.rpc.limits.CallRateExceeded` when the session's
-        limits refuse the call."""
+    def target(self, request: Request) -> tuple:
+        """``(set instance, binding)`` of the function a request names (the
+        binding: :class:`nodeapi.api.base._Binding`, with the function's
+        argument rules and its ``shared`` mark); sets ``request.api_name``.
+        Every call passes here first: the session's limits count it.
+
+        :raises CallRateExceeded: the session's limits refuse the call
+            (:class:`nodeapi.rpc.limits.CallRateExceeded`).
+        :raises RpcError: -32601 when the set has no such function.
+        :raises ApiError: an unknown set, or one this login may not use."""
         if self.limits is not None:
             self.limits.call()
         api = request.api
@@ -272,7 +283,14 @@ class RpcSession(Session):
         if binding is None:
             raise method_not_found(function, request.id)
         request.api_name = instance.name
-        return getattr(instance, function)(*binding.bind(request.args))
+        return instance, binding
+
+    def invoke(self, request: Request) -> Any:
+        """Call the function a request names, synchronously: returns its
+        result, or a Deferred when the function is asynchronous; raises the
+        error to map (RpcError / NodeAPIError / anything else = internal)."""
+        instance, binding = self.target(request)
+        return getattr(instance, request.function)(*binding.bind(request.args))
 
     # -- Session contract (callbacks) -------------------------------------
     def send_notice(self, callback_id: int, payload: Any) -> None:

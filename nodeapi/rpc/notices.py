@@ -67,12 +67,16 @@ class NoticeFrames:
     """The notice frames of one reactor turn (module docstring).
 
     :param reactor: ``IReactorTime``, to empty the cache on the next turn.
+    :param objects: the node's :class:`~nodeapi.api.answers.EncodedObjects`
+        (the chain objects in a payload placed as their kept encodings), or
+        None.
     """
 
-    __slots__ = ("_reactor", "_payloads", "_clearing")
+    __slots__ = ("_reactor", "_objects", "_payloads", "_clearing")
 
-    def __init__(self, reactor) -> None:
+    def __init__(self, reactor, objects=None) -> None:
         self._reactor = reactor
+        self._objects = objects
         # id(payload) -> (payload, its encoded [payload], {callback id: frame})
         self._payloads: dict = {}
         self._clearing = None
@@ -95,7 +99,7 @@ class NoticeFrames:
         payloads = self._payloads
         if len(payloads) >= NOTICE_CACHE_SIZE:
             payloads.clear()
-        entry = payloads[id(payload)] = (payload, encode_value([payload]), {})
+        entry = payloads[id(payload)] = (payload, encode_value([payload], self._objects), {})
         if self._clearing is None:
             self._clearing = self._reactor.callLater(0, self.clear)
         return entry

@@ -137,7 +137,10 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
                                   max_outgoing_buffer=max_outgoing_buffer, metrics=metrics,
                                   reactor=reactor)
     http = HttpRpc(node, access, registry, max_message_size, metrics)
-    site = RpcSite(RpcRoot(WebSocketResource(factory), http, routes), reactor=reactor)
+    # bodies are JSON: twisted.web's parsing of form submissions into
+    # request.args (a MIME parse of the Content-Type of every POST) is off
+    site = RpcSite(RpcRoot(WebSocketResource(factory), http, routes), reactor=reactor,
+                   parsePOSTFormSubmission=False)
     site.max_message_size = max_message_size
     site.handshake_timeout = limits.handshake_timeout or None
     site.guard = ConnectionGuard(site.reactor, limits, metrics)

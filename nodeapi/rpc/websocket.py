@@ -205,8 +205,8 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             reply.addBoth(self._call_done)
             reply.addCallback(self._reply, request)
             reply.addErrback(self._reply_lost, request)
-            return
-        self._reply(reply, request)
+        elif request.wants_reply:
+            self._send(reply.body)
 
     def _call_done(self, outcome):
         """An asynchronous call finished (either way): it no longer counts
@@ -311,7 +311,7 @@ class RpcWebSocketFactory(WebSocketServerFactory):
         self.max_outgoing_buffer = max_outgoing_buffer
         self.metrics = metrics
         self.connections: set = set()
-        self.notices = NoticeFrames(self.reactor)
+        self.notices = NoticeFrames(self.reactor, node.api_answers.objects)
         options = dict(maxMessagePayloadSize=max_message_size,
                        maxFramePayloadSize=max_message_size, webStatus=False,
                        openHandshakeTimeout=30, closeHandshakeTimeout=5,

@@ -396,21 +396,28 @@ def test_login_converts_numbers_to_text_like_graphene(chain):
 
 def test_chain_objects_in_replies_are_encoded_once_per_version():
     """A chain object in a reply (alone, in a list, in pairs) is sent as
-    the bytes encoded the first time; the reply equals the plain encoding,
-    and an object changed in place is caught in the test suite's check
-    mode (NODEAPI_CHECK_WIRE_CACHE)."""
+    the bytes encoded the first time (the node's EncodedObjects); the reply
+    equals the plain encoding, and an object changed in place is caught in
+    the cache's check mode (the test kit's nodes run in it)."""
 
+    from nodeapi.api.answers import EncodedObjects
     from nodeapi.chain.state import StateObject
     from nodeapi.rpc.jsonrpc import encode_result, parse_request
     from nodeapi.protocol.wire import to_wire
 
     request = parse_request(b'{"jsonrpc":"2.0","id":7,"method":"call","params":[0,"f",[]]}')
     big = StateObject(id="1.2.6", balance=2 ** 40, name="init0", votes=["1:0"])
-    for result in (big, [big, None], [["init0", big]], {"plain": 2 ** 40}):
+    objects, unchecked = EncodedObjects(check=True), EncodedObjects()
+    for result in (big, [big, None], [["init0", big]], {"plain": 2 ** 40},
+                   {"nested": [big]}):
         expected = orjson.dumps({"id": 7, "jsonrpc": "2.0", "result": to_wire(result)})
         assert encode_result(request, result) == expected
-        assert encode_result(request, result) == expected
-    assert b'"balance":"1099511627776"' in encode_result(request, big)
+        assert encode_result(request, result, objects) == expected
+        assert encode_result(request, result, objects) == expected
+        assert encode_result(request, result, unchecked) == expected
+    assert objects.fragment(big) is objects.fragment(big) and len(objects) == 1
+    assert b'"balance":"1099511627776"' in encode_result(request, big, objects)
     big["balance"] = 1  # never done to a stored object
+    assert b'"balance":"1099511627776"' in encode_result(request, big, unchecked)  # kept
     with pytest.raises(AssertionError, match="changed after it was"):
-        encode_result(request, big)
+        encode_result(request, big, objects)

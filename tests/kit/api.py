@@ -3,6 +3,7 @@
 
 from bitsharesbase import operations
 
+from nodeapi.api.answers import ApiAnswers
 from nodeapi.api.base import Session
 from nodeapi.api.database import DatabaseApi
 from nodeapi.node import Node
@@ -34,6 +35,7 @@ class RecordingSession(Session):
 def make_api(chain, cls=DatabaseApi, websocket=True, **node_args):
     """(``cls`` over a Node of ``chain``, its RecordingSession)."""
     session = RecordingSession(websocket)
+    node_args.setdefault("api_answers", ApiAnswers(check=True))
     return cls(Node(chain=chain, **node_args), session), session
 
 

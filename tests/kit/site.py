@@ -7,6 +7,7 @@ import pytest_twisted
 from twisted.internet import reactor, task
 from twisted.logger import globalLogPublisher
 
+from nodeapi.api.answers import ApiAnswers
 from nodeapi.api.base import api_function
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.registry import default_registry
@@ -48,7 +49,10 @@ def make_node(chain, history=None, **kwargs):
     """A :class:`Node` over ``chain`` whose ``account_history`` plugin is
     ``history`` (default: a new ``AccountHistory`` consuming ``chain``),
     with the other plugins of :data:`PLUGIN_NAMES` given by name
-    (``market_history=plugin``) and the remaining ``kwargs`` as Node fields."""
+    (``market_history=plugin``) and the remaining ``kwargs`` as Node fields.
+    Its encoded-object cache runs in check mode: a chain object changed in
+    place after it was stored fails the test that reads it."""
+    kwargs.setdefault("api_answers", ApiAnswers(check=True))
     if history is None:
         from nodeapi.history.account_history.history import AccountHistory
 

@@ -15,10 +15,26 @@ from nodeapi.api.arguments import (
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.full_accounts import cached_full_account
 from nodeapi.api.lookup import find_account, get_account
+from nodeapi.errors import ApiError
 
 # graphene api_limit_get_full_accounts_subscribe: accounts one connection can
 # subscribe to through get_full_accounts.
 FULL_ACCOUNTS_SUBSCRIBE = 100
+
+
+def not_subscribing(section, args: list) -> bool:
+    """The ``shared`` rule (:func:`~nodeapi.api.base.api_function`) of a
+    getter whose second argument is graphene's ``optional<bool>
+    subscribe``: its reply may be shared unless this call subscribes
+    (``get_whether_to_subscribe``: a subscribe callback is set and the
+    argument is true, or left out with auto-subscription on).  A bad
+    argument is not shared (the call itself reports it)."""
+    subscribe = args[1] if len(args) > 1 else None
+    try:
+        return not section.subscriptions.whether_to_subscribe(
+            optional_bool(subscribe, "subscribe"))
+    except ApiError:
+        return False
 
 
 class Accounts(Section):
@@ -109,7 +125,7 @@ class Accounts(Section):
                 out.append(oid)
         return out
 
-    @api_function
+    @api_function(shared=not_subscribing)
     def get_full_accounts(self, names_or_ids, subscribe: bool | None = None):
         """``[[input, full_account], ...]`` sorted by the input string (a
         graphene ``map<string, full_account>``); unknown inputs are left out.

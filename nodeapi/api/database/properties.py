@@ -100,17 +100,17 @@ KNOWN_KINDS = frozenset([f"1.{t}" for t in range(23)] + [f"2.{t}" for t in range
 class Globals(Section):
     """Chain properties, global properties, chain id, configuration."""
 
-    @api_function
+    @api_function(shared=True)
     def get_chain_properties(self):
         """Object ``2.11.0``: ``{id, chain_id, immutable_parameters}``."""
         return self.chain.state.objects["2.11.0"]
 
-    @api_function
+    @api_function(shared=True)
     def get_global_properties(self):
         """Object ``2.0.0``: parameters, active witnesses and committee."""
         return self.chain.state.objects["2.0.0"]
 
-    @api_function
+    @api_function(shared=True)
     def get_dynamic_global_properties(self):
         """Object ``2.1.0``: head block number/id/time, current witness,
         last irreversible block, ..."""

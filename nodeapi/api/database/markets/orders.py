@@ -110,7 +110,7 @@ class Orders(Section):
         orders = [o for o in self.chain.state.limit_orders_of(aid) if id_key(o["id"]) >= first]
         return orders[:limit]
 
-    @api_function
+    @api_function(shared=True)
     def get_order_book(self, base, quote, limit: int = 50):
         """The order book of ``base``/``quote``: ``{base, quote, bids,
         asks}``, up to ``limit`` orders a side, best first
