@@ -42,6 +42,8 @@ from twisted.internet import defer
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.cache import AnswerCache, cache_key
+from nodeapi.gateway.confirmations import Confirmations
+from nodeapi.protocol.transaction import transaction_id
 
 #: the sets forwarded (login accessor names, bitshares-core login_api)
 FORWARDED = ("database", "network_broadcast", "network_node", "crypto", "asset", "block",
@@ -70,12 +72,18 @@ class Gateway:
     :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool`.
     :param cache: the :class:`~nodeapi.gateway.cache.AnswerCache` (a
         default-sized one when None).
+    :param confirmations: the broadcast callbacks'
+        :class:`~nodeapi.gateway.confirmations.Confirmations` (one over
+        ``pool`` when None).
     :ivar handlers: ``{(set, function): handler(api_set, args)}``.
     """
 
-    def __init__(self, pool, cache: AnswerCache = None) -> None:
+    def __init__(self, pool, cache: AnswerCache = None,
+                 confirmations: Confirmations = None) -> None:
         self.pool = pool
         self.cache = cache if cache is not None else AnswerCache()
+        self.confirmations = confirmations if confirmations is not None \
+            else Confirmations(pool)
         self.handlers: dict = {}
 
     def forward(self, api: str, method: str, args: list) -> defer.Deferred:
@@ -129,13 +137,14 @@ class NetworkBroadcastForward(ForwardedApi):
     notice (bitshares-core libraries/app/api.cpp
     ``network_broadcast_api::on_applied_block``: one
     ``transaction_confirmation`` when a block includes the transaction) to
-    this client under the client's callback id."""
+    this client under the client's callback id.  ``broadcast_block`` and
+    other functions are forwarded as they are."""
 
     name = "network_broadcast"
 
     def __init__(self, node: Any, session: Any) -> None:
         super().__init__(node, session)
-        self._listening: list = []  # (upstream, callback id) of this connection
+        self._waiting: list = []  # this connection's Confirmations entries
 
     def _broadcast(self, method: str, trx: Any) -> defer.Deferred:
         def send(upstream):
@@ -158,40 +167,46 @@ class NetworkBroadcastForward(ForwardedApi):
 
     @api_function
     def broadcast_transaction_with_callback(self, callback: int, trx):
-        """Forwarded with a callback id of the upstream connection; its
-        notice goes to this client as ``[callback, [confirmation]]``.
+        """Forwarded with a callback id of the upstream connection
+        (:class:`~nodeapi.gateway.confirmations.Confirmations`: the notice
+        survives the loss of that upstream); the notice goes to this client
+        as ``[callback, [confirmation]]``.
 
         :raises ApiError: on HTTP (no notices there)."""
         if not self.session.websocket:
             raise ApiError("Callbacks need a WebSocket connection")
         session = self.session
+        confirmations = self.gateway.confirmations
+        try:
+            txid = transaction_id(trx)
+        except Exception:
+            txid = None  # the upstream refuses it with its own words
+        self._waiting = [entry for entry in self._waiting if not entry.done]
+        mine: list = []  # this broadcast's registrations (one per upstream tried)
+
+        def deliver(confirmation):
+            session.send_notice(callback, orjson.Fragment(orjson.dumps(confirmation)))
 
         def send(upstream):
-            upstream_cb = upstream.new_callback_id()
-            entry = (upstream, upstream_cb)
+            for old in mine:  # sent again: the lost upstream's registration ends
+                confirmations.cancel(old)
+            upstream_cb, entry = confirmations.register(upstream, trx, txid, deliver)
+            mine.append(entry)
+            self._waiting.append(entry)
 
-            def notice(payload):
-                upstream.listen(upstream_cb, None)
-                if entry in self._listening:
-                    self._listening.remove(entry)
-                session.send_notice(callback, orjson.Fragment(orjson.dumps(payload[0]))
-                                    if payload else None)
-
-            def failed(failure):
-                upstream.listen(upstream_cb, None)
-                if entry in self._listening:
-                    self._listening.remove(entry)
+            def refused(failure):
+                confirmations.cancel(entry)
                 return failure
 
-            upstream.listen(upstream_cb, notice)
-            self._listening.append(entry)
             return upstream.call_raw("network_broadcast", "broadcast_transaction_with_callback",
-                                     [upstream_cb, trx]).addErrback(failed)
+                                     [upstream_cb, trx]).addErrback(refused)
 
         def answered(outcome):
             if outcome[1] is not None:
                 return orjson.Fragment(outcome[1])
-            session.send_notice(callback, outcome[2])  # it was in a block already
+            for entry in mine:  # found in a block already: no upstream will call back
+                confirmations.cancel(entry)
+            deliver(outcome[2])
             return None
 
         d = defer.Deferred.fromCoroutine(self.gateway.pool.broadcast(send, trx))
@@ -199,9 +214,9 @@ class NetworkBroadcastForward(ForwardedApi):
 
     def close(self) -> None:
         """The client is gone: its callbacks' notices go nowhere."""
-        listening, self._listening = self._listening, []
-        for upstream, upstream_cb in listening:
-            upstream.listen(upstream_cb, None)
+        waiting, self._waiting = self._waiting, []
+        for entry in waiting:
+            self.gateway.confirmations.cancel(entry)
         super().close()
 
 

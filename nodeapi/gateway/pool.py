@@ -226,7 +226,7 @@ class UpstreamPool(service.MultiService):
                 self.log.info("Broadcast of {txid} lost with {upstream}; sending it to "
                               "{other}", txid=txid, upstream=lost.name, other=other.name)
                 return other, await send(other)
-            confirmation = await self._find(other, txid, found)
+            confirmation = await self.confirmation(other, txid, found)
         except PeerRpcError as exc:
             raise UpstreamError(exc) from None
         except PeerDisconnected:
@@ -237,10 +237,11 @@ class UpstreamPool(service.MultiService):
                                 f"not found among the last {SEARCH_BLOCKS}")
         return other, None, confirmation
 
-    async def _find(self, upstream: Upstream, txid: str, trx: dict) -> Optional[dict]:
-        """The confirmation of transaction ``txid`` (``trx``, as
-        ``get_recent_transaction_by_id`` gave it) from the last
-        :data:`SEARCH_BLOCKS` blocks of ``upstream``, matched by signatures."""
+    async def confirmation(self, upstream: Upstream, txid: str, trx: dict) -> Optional[dict]:
+        """The ``transaction_confirmation`` of transaction ``txid`` (``trx``,
+        as ``get_recent_transaction_by_id`` gave it) from the last
+        :data:`SEARCH_BLOCKS` blocks of ``upstream``, matched by signatures,
+        or None.  Raises what the calls raise."""
         dgp = await upstream.call("database", "get_dynamic_global_properties", [])
         head = int(dgp["head_block_number"])
         signatures = trx.get("signatures") if isinstance(trx, dict) else None

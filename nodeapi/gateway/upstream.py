@@ -20,7 +20,7 @@ Calls go through :meth:`call` / :meth:`call_raw`, which count
 :attr:`in_flight`, latency and errors.  Notices of the connection
 (``{"method":"notice","params":[callback_id, [payload...]]}``) go to the
 handler registered for their callback id (:meth:`listen`; ids handed out
-by :meth:`new_callback_id`, unique on this connection).  The
+by :meth:`new_callback_id`, never reused).  The
 :class:`~nodeapi.gateway.pool.UpstreamPool` is told of every change of
 :attr:`usable` (``pool.changed(upstream)``).
 """
@@ -123,11 +123,10 @@ class Upstream(service.MultiService):
         age = self.head_age
         return self.usable and age is not None and age <= self.max_head_age
 
-    def _set_down(self) -> None:
-        was = self.usable
+    def _set_down(self, was: bool) -> None:
+        """The connection is gone; tell the pool if it was usable."""
         self.logged_in = self.checked = False
         self._handlers = {}
-        self._next_callback = 1
         if was:
             self.pool.changed(self)
 
@@ -176,7 +175,8 @@ class Upstream(service.MultiService):
     # -- notices ----------------------------------------------------------------------
 
     def new_callback_id(self) -> int:
-        """A callback id not used before on the current connection."""
+        """A callback id not used before with this upstream (on any of its
+        connections, so a stale id never names a newer registration)."""
         n = self._next_callback
         self._next_callback += 1
         return n
@@ -205,10 +205,11 @@ class Upstream(service.MultiService):
     def disconnected(self, proto, code=None, reason=None) -> None:
         if proto is not self.protocol:
             return
+        was = self.usable
         self.protocol = None
         self.log.info("Upstream {upstream} disconnected ({code} {reason})",
                       upstream=self.name, code=code, reason=reason or "")
-        self._set_down()
+        self._set_down(was)
         self._kick()
 
     def notice(self, proto, callback_id, payload) -> None:

@@ -238,6 +238,34 @@ def test_a_broadcast_callback_reaches_the_calling_client(gateway, funded_pair):
 
 
 @pytest_twisted.inlineCallbacks
+def test_a_broadcast_callback_survives_the_loss_of_its_upstream(gateway, upstreams,
+                                                                funded_pair):
+    """The upstream that took the transaction loses its connection before
+    the block: the gateway finds the transaction in the block through the
+    other upstream and calls the client back all the same, once."""
+    client = yield ws_connect(gateway.port, *ADMIN)
+    trx = sign(funded_pair, [transfer_op(4321)])
+    assert (yield client.call("network_broadcast", "broadcast_transaction_with_callback", 9,
+                              trx)) is None
+    confirmations = gateway.gateway.confirmations
+    (taken,) = [u for u, entries in confirmations._pending.items() if entries]
+    site = upstreams[gateway.pool.upstreams.index(taken)]
+    for proto in list(site.site.ws_factory.connections):
+        proto.dropConnection(abort=True)
+    yield wait_for(lambda: not taken.usable, timeout=5)
+    produce(funded_pair)
+    yield wait_for(lambda: client.notices, timeout=5)
+    cb, (confirmation,) = client.notices[0]
+    assert cb == 9 and confirmation["block_num"] == funded_pair.head_block_num
+    assert confirmation["trx_num"] == 0 and confirmation["id"] == transaction_id(trx)
+    assert confirmations.recovered == 1
+    produce(funded_pair)
+    yield wait_for(lambda: taken.usable, timeout=5)
+    assert len(client.notices) == 1
+    client.dropConnection()
+
+
+@pytest_twisted.inlineCallbacks
 def test_a_lost_broadcast_is_looked_for_not_sent_again(funded_pair):
     """Both upstreams queue a broadcast and never answer; the one that got
     it is stopped once a block holds the transaction: the pool finds it by
