@@ -53,6 +53,10 @@ class UpstreamProtocol(PeerRpcProtocol):
     def in_flight(self) -> int:
         return len(self._calls)
 
+    def pending_methods(self) -> list:
+        """The method names of the calls sent and not answered, oldest first."""
+        return [method for method, _d in self._calls.values()]
+
     def call_raw(self, api, method: str, args: list):
         """Like :meth:`~nodeapi.peers.client.PeerRpcProtocol.call`, but the
         Deferred fires with the result as JSON bytes (the upstream's own

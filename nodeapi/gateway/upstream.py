@@ -130,6 +130,11 @@ class Upstream(service.MultiService):
         if was:
             self.pool.changed(self)
 
+    def pending(self, method: str) -> int:
+        """Calls of ``method`` sent on the current connection and not answered."""
+        proto = self.protocol
+        return proto.pending_methods().count(method) if proto is not None else 0
+
     # -- calls -----------------------------------------------------------------------
 
     def call(self, api, method: str, args: list) -> defer.Deferred:

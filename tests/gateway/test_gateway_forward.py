@@ -15,6 +15,7 @@ from nodeapi.api.base import api_function
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.registry import default_registry
 from nodeapi.gateway.apis import gateway_registry
+from nodeapi.gateway.figures import GatewayCollector
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.rpc.access import ApiAccess
 
@@ -188,6 +189,15 @@ def test_answers_that_cannot_change_are_cached(gateway):
         yield _http(gateway.port, _call("database", "get_block", lib + 5))  # not final
     assert (cache.hits, cache.misses) == (4, 5)
     assert len(cache) == 2
+    figures = {(m.name, tuple(sorted(s.labels.items()))): s.value
+               for m in GatewayCollector(gateway.pool, cache).collect() for s in m.samples}
+    assert figures[("nodeapi_gateway_cache_hits", ())] == 4
+    assert figures[("nodeapi_gateway_cache_misses", ())] == 5
+    first = gateway.pool.upstreams[0].name
+    assert figures[("nodeapi_gateway_upstream_usable", (("upstream", first),))] == 1
+    calls = figures[("nodeapi_gateway_upstream_latency_seconds",
+                     (("le", "+Inf"), ("upstream", first)))]
+    assert calls == gateway.pool.upstreams[0].calls - gateway.pool.upstreams[0].in_flight
 
 
 @pytest_twisted.inlineCallbacks
@@ -201,8 +211,8 @@ def test_a_read_in_flight_on_a_lost_upstream_is_answered_by_the_other(gateway, u
     calls = []
     for _ in range(4):  # least in flight, in turn: some of them go to the first
         calls.append(client.request(0, "late_blob", [10]))
-    yield wait_for(lambda: first.in_flight > 0, timeout=5)
-    on_first = first.in_flight
+    yield wait_for(lambda: first.pending("late_blob") > 0, timeout=5)
+    on_first = first.pending("late_blob")
     for proto in list(upstreams[0].site.ws_factory.connections):
         proto.dropConnection(abort=True)
     replies = yield defer.gatherResults(calls)
@@ -279,9 +289,12 @@ def test_a_lost_broadcast_is_looked_for_not_sent_again(funded_pair):
     try:
         trx = sign(funded_pair, [transfer_op(555)])
         reply = _http(gw.port, _call("network_broadcast", "broadcast_transaction", trx))
-        yield wait_for(lambda: any(u.in_flight for u in gw.pool.upstreams), timeout=5)
+        pool = gw.pool
+        yield wait_for(lambda: any(u.pending("broadcast_transaction")
+                                   for u in pool.upstreams), timeout=5)
         produce(funded_pair)
-        taken = next(i for i, u in enumerate(gw.pool.upstreams) if u.in_flight)
+        taken = next(i for i, u in enumerate(pool.upstreams)
+                     if u.pending("broadcast_transaction"))
         yield sites[taken].stop()
         code, answer = yield reply
         assert (code, answer["result"]) == (200, None)
