@@ -231,7 +231,7 @@ MULTI = [
     ("upstream", parse_upstream,
      "Gateway: ws://[user:password@]host:port of a bitshares-core-compatible node "
      "(repeatable): every API set but login (and history with the searchdb plugin, which "
-     "follows the first upstream) is forwarded to them; no chain of this node's own "
+     "follows one healthy upstream) is forwarded to them; no chain of this node's own "
      "(default: off)."),
     ("seed-node", parse_seed_node,
      "[user:password@]host:port, [IPv6]:port or ws://[user:password@]host:port/path of a "

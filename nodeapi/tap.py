@@ -23,7 +23,7 @@ there is no block log and no chain: login and api-access are local, every
 other API set is forwarded to the upstreams (:mod:`nodeapi.gateway`), but
 with the ``searchdb`` plugin the history set, served from the search
 database that an :class:`~nodeapi.peers.upstream.UpstreamService`
-following the first upstream fills.
+following one healthy upstream fills.
 
 A bad option or file is reported as ``nodeapi: <message>`` and exit status
 1 (``SystemExit``), never a traceback nor the usage text (:class:`Options`).
@@ -197,7 +197,7 @@ def _make_gateway(options, reactor, data_dir, access):
     """Gateway mode (``--upstream``, :mod:`nodeapi.gateway`): NodeService
     without a chain; children ``upstreams`` (the
     :class:`~nodeapi.gateway.pool.UpstreamPool`), with the searchdb plugin
-    ``searchdb`` and ``upstream`` (its follower of the first upstream),
+    ``searchdb`` and ``upstream`` (its follower of one upstream, a healthy one at each reconnection),
     ``rpc`` (login local, history from the search database with the
     plugin, every other set forwarded) and ``metrics``."""
     from nodeapi.gateway.apis import Gateway, gateway_registry
@@ -222,7 +222,8 @@ def _make_gateway(options, reactor, data_dir, access):
         max_message_size=options["max-message-size"]))
     searchdb = follower = history_api = None
     if "searchdb" in options["plugins"]:
-        searchdb, follower = _attach_indexer(options, reactor, data_dir, attach, addresses[0])
+        searchdb, follower = _attach_indexer(options, reactor, data_dir, attach, addresses[0],
+                                             pool.choose_address)
         from nodeapi.api.history import HistoryApi
 
         history_api = HistoryApi
@@ -241,9 +242,10 @@ def _make_gateway(options, reactor, data_dir, access):
     return top
 
 
-def _attach_indexer(options, reactor, data_dir, attach, address):
+def _attach_indexer(options, reactor, data_dir, attach, address, choose):
     """The searchdb plugin fed by an
-    :class:`~nodeapi.peers.upstream.UpstreamService` following ``address``:
+    :class:`~nodeapi.peers.upstream.UpstreamService` following ``address``
+    first, then at each reconnection the address ``choose()`` gives:
     ``(searchdb, follower)``."""
     from nodeapi.history.searchdb.plugin import make_searchdb
     from nodeapi.peers.upstream import UpstreamService
@@ -258,7 +260,7 @@ def _attach_indexer(options, reactor, data_dir, attach, address):
         max_message_size=options["max-message-size"],
         state_path=os.path.join(data_dir, "indexer-state.json"),
         confirmed_block=lambda: searchdb.confirmed_block_num,
-        asset_names=options.searchdb()["visitor"]))
+        asset_names=options.searchdb()["visitor"], choose=choose))
     return searchdb, follower
 
 

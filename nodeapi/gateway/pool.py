@@ -90,6 +90,7 @@ class UpstreamPool(service.MultiService):
         self.chain_id = chain_id
         self.retried = 0
         self._turn = 0
+        self._follow_turn = -1
         self._watchers: list = []
         self._waiting: list = []
         self.upstreams = []
@@ -149,6 +150,17 @@ class UpstreamPool(service.MultiService):
         n = len(healthy)
         best = min(range(n), key=lambda i: (healthy[(i + self._turn) % n].in_flight, i))
         return healthy[(best + self._turn) % n]
+
+    def choose_address(self):
+        """The address for a follower of one upstream (the searchdb
+        plugin's): a usable upstream's (healthy first, the first such in
+        the configured order), else the next one in turn."""
+        for wanted in (lambda u: u.healthy, lambda u: u.usable):
+            for upstream in self.upstreams:
+                if wanted(upstream):
+                    return upstream.address
+        self._follow_turn += 1
+        return self.upstreams[self._follow_turn % len(self.upstreams)].address
 
     async def live(self, exclude=()) -> Upstream:
         """:meth:`pick`, waiting up to ``patience`` seconds for an upstream

@@ -67,6 +67,27 @@ from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.protocol.wire import from_wire, strip_block_info
 
+class _ChoosingEndpoint:
+    """A client endpoint connecting to the address ``choose()`` gives at
+    each attempt; the service's ``address`` and the factory's URL (Host
+    header, path) follow it."""
+
+    def __init__(self, service: "UpstreamService", choose) -> None:
+        self.service, self.choose = service, choose
+
+    def connect(self, factory) -> defer.Deferred:
+        address = self.choose()
+        if address != self.service.address:
+            self.service.log.info("Indexer now following {upstream}",
+                                  upstream=address.address)
+        self.service.address = address
+        factory.setSessionParameters(url=address.url)
+        if ":" in factory.host:  # as PeerRpcFactory does for IPv6 hosts
+            factory.host = f"[{factory.host}]"
+        return HostnameEndpoint(self.service.reactor, address.host,
+                                address.port).connect(factory)
+
+
 #: the callback id of ``set_block_applied_callback``
 BLOCK_APPLIED_CB = 1
 NO_TRX = "0" * 40
@@ -98,6 +119,11 @@ class UpstreamService(service.MultiService):
     :param confirmed_block: zero-argument callable: the last block whose
         documents the consumers' database confirmed (needed with
         ``state_path``).
+    :param choose: zero-argument callable giving the
+        :class:`~nodeapi.protocol.node_address.NodeAddress` to follow,
+        asked at each connection attempt (a gateway's healthy upstream,
+        :meth:`nodeapi.gateway.pool.UpstreamPool.choose_address`; every
+        address must serve the same chain); None: always ``address``.
     """
 
     log = Logger()
@@ -107,7 +133,7 @@ class UpstreamService(service.MultiService):
                  max_pending: int = 20000, max_message_size: int = 4194304,
                  clock: Optional[Any] = None, state_path: Optional[str] = None,
                  confirmed_block=None, save_every: int = 1000,
-                 asset_names: bool = True) -> None:
+                 asset_names: bool = True, choose=None) -> None:
         super().__init__()
         self.address = address
         self.consumers = list(consumers)
@@ -141,8 +167,9 @@ class UpstreamService(service.MultiService):
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
         self.retries = RetryReport(self.log, f"Upstream {address.url}",
                                    backoffPolicy(0.5, 30.0))
-        endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
-                                     self.retries.connect_failed)
+        endpoint = ReportingEndpoint(
+            HostnameEndpoint(reactor, address.host, address.port) if choose is None
+            else _ChoosingEndpoint(self, choose), self.retries.connect_failed)
         self.client = QuietClientService(endpoint, factory, retryPolicy=self.retries.delay,
                                          clock=self.clock)
         self.client.setServiceParent(self)
