@@ -197,7 +197,8 @@ def _make_gateway(options, reactor, data_dir, access):
     """Gateway mode (``--upstream``, :mod:`nodeapi.gateway`): NodeService
     without a chain; children ``upstreams`` (the
     :class:`~nodeapi.gateway.pool.UpstreamPool`), with the searchdb plugin
-    ``searchdb`` and ``upstream`` (its follower of one upstream, a healthy one at each reconnection),
+    ``searchdb`` and ``upstream`` (its follower of one upstream, a healthy
+    one at each reconnection),
     ``rpc`` (login local, history from the search database with the
     plugin, every other set forwarded) and ``metrics``."""
     from nodeapi.gateway.apis import Gateway, gateway_registry

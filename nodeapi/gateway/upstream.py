@@ -11,7 +11,8 @@ node's anonymous ``*`` entry), reads ``database.get_chain_id`` and then
 every ``interval`` seconds ``database.get_dynamic_global_properties``:
 
 * :attr:`usable`: connected, logged in, its chain id the pool's
-  (:attr:`chain_ok`);
+  (:attr:`chain_ok`; an upstream of another chain, or one refusing the
+  login, is dropped and tried again with a growing delay);
 * :attr:`healthy`: usable and its head block at most ``max_head_age``
   seconds old (by the injected clock), the check answered;
 * :attr:`lib`: its last irreversible block number (the cache's bound).
@@ -35,7 +36,7 @@ from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
 from nodeapi.gateway.connection import UpstreamFactory
-from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError
+from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint, RetryReport
 from nodeapi.protocol.errors import InvalidTime
 from nodeapi.protocol.times import parse_time
@@ -95,8 +96,10 @@ class Upstream(service.MultiService):
         endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
                                      self.retries.connect_failed)
         factory = UpstreamFactory(self, address.url, max_message_size, reactor)
-        self.client = QuietClientService(endpoint, factory, retryPolicy=self.retries.delay,
-                                         clock=self.clock)
+        self._refusals = 0  # connections in a row refused after opening (login, chain)
+        self.client = QuietClientService(
+            endpoint, factory, retryPolicy=lambda attempt: self.retries.delay(
+                attempt + self._refusals), clock=self.clock)
         self.client.setServiceParent(self)
 
     # -- state ---------------------------------------------------------------------
@@ -233,7 +236,9 @@ class Upstream(service.MultiService):
     def _failed(self, failure, proto) -> None:
         if failure.check(PeerDisconnected):
             return
-        if failure.check(PeerRpcError, LoginRefused):
+        if failure.check(LoginRefused, WrongChain):
+            self._refusals += 1  # the next attempts wait longer
+        if failure.check(PeerRpcError, LoginRefused, WrongChain):
             self.log.error("Upstream {upstream}: {error}", upstream=self.name,
                            error=failure.getErrorMessage())
         else:
@@ -261,10 +266,11 @@ class Upstream(service.MultiService):
         if proto is not self.protocol:
             return
         self.chain_id = chain_id
-        self.logged_in = True
         if not self.pool.claim_chain(self, chain_id):
-            self.log.error("Upstream {upstream} serves chain {chain}, not {ours}: not used",
-                           upstream=self.name, chain=chain_id, ours=self.pool.chain_id)
+            raise WrongChain(f"it serves chain {chain_id}, not {self.pool.chain_id}: not "
+                             f"used (reconnecting with a growing delay)")
+        self.logged_in = True
+        self._refusals = 0
         await self._check(proto)
         self.log.info("Upstream {upstream} connected (chain {chain}, head {head})",
                       upstream=self.name, chain=chain_id, head=self.head_block_num)

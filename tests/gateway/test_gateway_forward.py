@@ -15,7 +15,10 @@ from nodeapi.api.base import api_function
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.registry import default_registry
 from nodeapi.gateway.apis import gateway_registry
+from nodeapi.chain.genesis import Genesis
 from nodeapi.gateway.figures import GatewayCollector
+from nodeapi.gateway.pool import UpstreamPool
+from nodeapi.protocol.node_address import parse_node_address
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.rpc.access import ApiAccess
 
@@ -302,5 +305,31 @@ def test_a_lost_broadcast_is_looked_for_not_sent_again(funded_pair):
         assert [t["signatures"] for t in block["transactions"]] == [trx["signatures"]]
     finally:
         yield gw.stop()
+        for site in sites:
+            yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_an_upstream_of_another_chain_is_not_used(funded_pair, new_chain, genesis):
+    """The pool's chain id is given; an upstream serving another chain
+    (another genesis id) connects but is never chosen."""
+    other = new_chain(Genesis(genesis.data, "11" * 32, genesis.address_prefix,
+                              genesis.core_symbol))
+    produce(other, 2)
+    sites = [_upstream(other), _upstream(funded_pair)]
+    pool = UpstreamPool([parse_node_address(_url(s)) for s in sites], reactor, interval=0.1,
+                        max_head_age=10 ** 9, chain_id=funded_pair.chain_id)
+    pool.startService()
+    try:
+        yield wait_for(lambda: all(u.chain_id for u in pool.upstreams), timeout=10)
+        wrong, right = pool.upstreams
+        assert wrong.chain_id == "11" * 32 and not wrong.usable and right.usable
+        for _ in range(6):
+            _upstream_used, chain_id = yield defer.Deferred.fromCoroutine(
+                pool.call("database", "get_chain_id", [], raw=False))
+            assert _upstream_used is right and chain_id == funded_pair.chain_id
+        assert wrong.calls == 0  # not even a health check after the chain id
+    finally:
+        yield pool.stopService()
         for site in sites:
             yield site.stop()
