@@ -43,6 +43,7 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.cache import AnswerCache, cache_key
 from nodeapi.gateway.confirmations import Confirmations
+from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
 from nodeapi.protocol.transaction import transaction_id
 
 #: the sets forwarded (login accessor names, bitshares-core login_api)
@@ -94,13 +95,30 @@ class Gateway:
             kept = self.cache.get(key[0])
             if kept is not None:
                 return defer.succeed(orjson.Fragment(kept))
-        return defer.Deferred.fromCoroutine(self._forward(api, method, args, key))
+        try:
+            upstream = self.pool.pick()
+        except NoUpstream:  # none now: the pool waits for one
+            return defer.Deferred.fromCoroutine(self._forward(api, method, args, key, []))
+        # the common case without a coroutine: one upstream, one call
+        d = upstream.call_raw(api, method, args)
+        return d.addCallbacks(self._answered, self._failed, callbackArgs=(upstream, key),
+                              errbackArgs=(api, method, args, key, upstream))
 
-    async def _forward(self, api: str, method: str, args: list, key):
-        upstream, answer = await self.pool.call(api, method, args)
+    def _answered(self, answer: bytes, upstream, key):
         if key is not None:
             self.cache.put(key[0], answer, key[1], upstream.lib)
         return orjson.Fragment(answer)
+
+    def _failed(self, failure, api: str, method: str, args: list, key, upstream):
+        if failure.check(PeerRpcError):
+            raise UpstreamError(failure.value)
+        failure.trap(PeerDisconnected)  # lost before the answer: another upstream
+        self.pool.lost_read(upstream, api, method)
+        return defer.Deferred.fromCoroutine(self._forward(api, method, args, key, [upstream]))
+
+    async def _forward(self, api: str, method: str, args: list, key, tried: list):
+        upstream, answer = await self.pool.call(api, method, args, tried=tried)
+        return self._answered(answer, upstream, key)
 
 
 class ForwardedApi(ApiSet):

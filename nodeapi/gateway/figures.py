@@ -64,9 +64,10 @@ class GatewayCollector:
                       ("head_age_seconds", "Age of the upstream's head block at its check"),
                       ("last_irreversible_block", "The upstream's last irreversible block"))}
         for u in self.pool.upstreams:
+            cumulative = u.latency_buckets
             buckets = [(str(bound), count) for bound, count in
-                       zip(LATENCY_BUCKETS, u.latency_buckets)]
-            buckets.append(("+Inf", u.latency_buckets[-1]))
+                       zip(LATENCY_BUCKETS, cumulative)]
+            buckets.append(("+Inf", cumulative[-1]))
             latency.add_metric([u.name], buckets, u.latency_sum)
             errors.add_metric([u.name, "rpc"], u.errors)
             errors.add_metric([u.name, "lost"], u.lost)

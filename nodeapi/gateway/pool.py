@@ -182,13 +182,22 @@ class UpstreamPool(service.MultiService):
 
     # -- calls -----------------------------------------------------------------------
 
-    async def call(self, api: str, method: str, args: list, raw: bool = True):
+    def lost_read(self, upstream: Upstream, api: str, method: str) -> None:
+        """A read call on ``upstream`` was lost with its connection: counted
+        and logged (it is sent to another)."""
+        self.retried += 1
+        self.log.info("Upstream {upstream} lost during {api}.{method}; asking another",
+                      upstream=upstream.name, api=api, method=method)
+
+    async def call(self, api: str, method: str, args: list, raw: bool = True,
+                   tried: Optional[list] = None):
         """A read call (module docstring): ``(upstream, result)``, the
-        result as JSON bytes (``raw``) or decoded.
+        result as JSON bytes (``raw``) or decoded; ``tried``: upstreams
+        already lost during this call (not asked again).
 
         :raises UpstreamError: the upstream answered with an error.
         :raises NoUpstream: no upstream could answer."""
-        tried: list = []
+        tried = list(tried or ())
         while True:
             upstream = await self.live(tried)
             try:
@@ -199,9 +208,7 @@ class UpstreamPool(service.MultiService):
                 raise UpstreamError(exc) from None
             except PeerDisconnected:
                 tried.append(upstream)
-                self.retried += 1
-                self.log.info("Upstream {upstream} lost during {api}.{method}; asking "
-                              "another", upstream=upstream.name, api=api, method=method)
+                self.lost_read(upstream, api, method)
 
     async def broadcast(self, send: Callable, trx: Any):
         """Broadcast ``trx`` with ``send(upstream) -> Deferred`` (the raw

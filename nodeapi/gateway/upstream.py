@@ -64,8 +64,9 @@ class Upstream(service.MultiService):
     :ivar head_block_num, head_time, lib: from the last check (0 before).
     :ivar calls, errors, lost: calls made; answered with an error; lost
         with the connection.
-    :ivar latency_buckets: cumulative counts per :data:`LATENCY_BUCKETS`
-        bound (and +Inf last); :ivar latency_sum: seconds in total.
+    :ivar latency_buckets: (property) cumulative counts per
+        :data:`LATENCY_BUCKETS` bound (and +Inf last); :ivar latency_sum:
+        seconds in total.
     """
 
     log = Logger()
@@ -85,7 +86,7 @@ class Upstream(service.MultiService):
         self.head_block_num = self.head_time = self.lib = 0
         self.in_flight = 0
         self.calls = self.errors = self.lost = 0
-        self.latency_buckets = [0] * (len(LATENCY_BUCKETS) + 1)
+        self._latency_counts = [0] * (len(LATENCY_BUCKETS) + 1)  # per bucket, not cumulative
         self.latency_sum = 0.0
         self.connections = 0
         self._next_callback = 1
@@ -138,6 +139,16 @@ class Upstream(service.MultiService):
         proto = self.protocol
         return proto.pending_methods().count(method) if proto is not None else 0
 
+    @property
+    def latency_buckets(self) -> list:
+        """Cumulative counts of answered calls per :data:`LATENCY_BUCKETS`
+        bound, +Inf last (Prometheus' histogram form)."""
+        out, total = [], 0
+        for count in self._latency_counts:
+            total += count
+            out.append(total)
+        return out
+
     # -- calls -----------------------------------------------------------------------
 
     def call(self, api, method: str, args: list) -> defer.Deferred:
@@ -166,9 +177,7 @@ class Upstream(service.MultiService):
             self.in_flight -= 1
             elapsed = max(self.clock.seconds() - started, 0.0)
             self.latency_sum += elapsed
-            for i in range(bisect.bisect_left(LATENCY_BUCKETS, elapsed),
-                           len(self.latency_buckets)):
-                self.latency_buckets[i] += 1
+            self._latency_counts[bisect.bisect_left(LATENCY_BUCKETS, elapsed)] += 1
             return result
 
         def failed(failure):
