@@ -193,6 +193,10 @@ def _make_service(options, reactor):
     return top
 
 
+#: bytes: the smallest largest message a gateway accepts from its upstreams
+UPSTREAM_MESSAGE_SIZE = 64 * 1024 * 1024
+
+
 def _make_gateway(options, reactor, data_dir, access):
     """Gateway mode (``--upstream``, :mod:`nodeapi.gateway`): NodeService
     without a chain; children ``upstreams`` (the
@@ -220,7 +224,9 @@ def _make_gateway(options, reactor, data_dir, access):
     addresses = [parse_node_address(url) for url in options["upstream"]]
     pool = attach("upstreams", UpstreamPool(
         addresses, reactor, max_head_age=options["upstream-max-head-age"],
-        max_message_size=options["max-message-size"]))
+        # answers may be larger than the clients' requests may: a block range
+        # over the limit would close the shared connection for every call on it
+        max_message_size=max(options["max-message-size"], UPSTREAM_MESSAGE_SIZE)))
     searchdb = follower = history_api = None
     if "searchdb" in options["plugins"]:
         searchdb, follower = _attach_indexer(options, reactor, data_dir, attach, addresses[0],
