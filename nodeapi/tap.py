@@ -237,7 +237,7 @@ def _make_gateway(options, reactor, data_dir, access):
     gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024))
     metrics = Metrics(None, None, searchdb, upstream=follower, clock=reactor,
                       health_limits=options.health_limits())
-    metrics.registry.register(GatewayCollector(pool, gateway.cache))
+    metrics.registry.register(GatewayCollector(gateway))
     top.node = Node(chain=None, history=searchdb.history if searchdb else None,
                     limits=options.api_limits(), api_node_info=options["api-node-info"],
                     options=dict(options), reactor=reactor,

@@ -20,7 +20,10 @@ libraries/app/api.cpp ``login_api::database()`` and the others, each
 refusing with "Access denied" what the upstream's user may not use), with
 the client's arguments unchanged and the answer passed on as the
 upstream's JSON bytes; the upstream's errors reach the client as they
-came (:class:`~nodeapi.peers.errors.UpstreamError`).  Functions a set
+came (:class:`~nodeapi.peers.errors.UpstreamError`).  A call identical
+(set, function, arguments) to one in flight when it comes gets that call's
+answer (:data:`SHARED_SETS`): clients polling the same head-dependent
+read at the same moment cost the upstream one call.  Functions a set
 answers itself are ordinary API functions of the subclass: the
 broadcasts of :class:`NetworkBroadcastForward` (never repeated blindly,
 :meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`).
@@ -38,6 +41,7 @@ from typing import Any
 
 import orjson
 from twisted.internet import defer
+from twisted.python.failure import Failure
 
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
@@ -60,6 +64,13 @@ SUBSCRIPTION_FUNCTIONS = (
     ("database", "unsubscribe_from_market"))
 
 
+#: sets whose identical calls in flight at the same moment share one
+#: upstream call (reads without side effects; not network_node, whose
+#: add_node and parameters change the upstream, nor network_broadcast)
+SHARED_SETS = frozenset(("database", "history", "asset", "orders", "block",
+                         "custom_operations", "crypto"))
+
+
 class CallbacksNotRouted(ApiError):
     """A subscription function reached a gateway that has no handler
     routing its notices (:attr:`Gateway.handlers`)."""
@@ -77,6 +88,8 @@ class Gateway:
         :class:`~nodeapi.gateway.confirmations.Confirmations` (one over
         ``pool`` when None).
     :ivar handlers: ``{(set, function): handler(api_set, args)}``.
+    :ivar shared: calls answered with the answer of an identical call that
+        was in flight when they came.
     """
 
     def __init__(self, pool, cache: AnswerCache = None,
@@ -86,15 +99,40 @@ class Gateway:
         self.confirmations = confirmations if confirmations is not None \
             else Confirmations(pool)
         self.handlers: dict = {}
+        self.shared = 0
+        self._in_flight: dict = {}  # (set, function, args JSON) -> [waiting Deferreds]
 
     def forward(self, api: str, method: str, args: list) -> defer.Deferred:
-        """``method`` of set ``api`` at an upstream, or from the cache: a
+        """``method`` of set ``api`` at an upstream, or from the cache, or
+        shared with the identical call in flight (:data:`SHARED_SETS`): a
         Deferred firing with the answer as an ``orjson.Fragment``."""
         key = cache_key(api, method, args)
         if key is not None:
             kept = self.cache.get(key[0])
             if kept is not None:
                 return defer.succeed(orjson.Fragment(kept))
+        if api not in SHARED_SETS:
+            return self._send(api, method, args, key)
+        same = (api, method, orjson.dumps(args))
+        waiting = self._in_flight.get(same)
+        if waiting is not None:
+            self.shared += 1
+            d = defer.Deferred()
+            waiting.append(d)
+            return d
+        self._in_flight[same] = []
+        return self._send(api, method, args, key).addBoth(self._release, same)
+
+    def _release(self, outcome, same):
+        """The shared call is answered: so is every identical one that waited."""
+        for d in self._in_flight.pop(same, ()):
+            if isinstance(outcome, Failure):
+                d.errback(outcome)
+            else:
+                d.callback(outcome)
+        return outcome
+
+    def _send(self, api: str, method: str, args: list, key) -> defer.Deferred:
         try:
             upstream = self.pool.pick()
         except NoUpstream:  # none now: the pool waits for one

@@ -12,7 +12,8 @@
   ``upstream_healthy`` (gauges, 0 or 1), ``upstream_head_age_seconds``
   and ``upstream_last_irreversible_block`` (gauges);
 * ``read_retries_total`` (counter: read calls sent again to another
-  upstream after a lost connection).
+  upstream after a lost connection), ``shared_reads_total`` (counter:
+  calls answered by an identical call in flight).
 
 The collector reads attributes only (quick, never failing for a missing
 value), so the pool and the cache need not know about Prometheus.
@@ -25,13 +26,13 @@ from nodeapi.gateway.upstream import LATENCY_BUCKETS
 
 
 class GatewayCollector:
-    """A prometheus_client collector over ``pool`` (an
-    :class:`~nodeapi.gateway.pool.UpstreamPool`) and ``cache`` (an
-    :class:`~nodeapi.gateway.cache.AnswerCache`): register it with
-    ``registry.register(GatewayCollector(pool, cache))``."""
+    """A prometheus_client collector over ``gateway`` (a
+    :class:`~nodeapi.gateway.apis.Gateway`: its pool, cache and shared
+    reads): register it with ``registry.register(GatewayCollector(gateway))``."""
 
-    def __init__(self, pool, cache) -> None:
-        self.pool, self.cache = pool, cache
+    def __init__(self, gateway) -> None:
+        self.gateway = gateway
+        self.pool, self.cache = gateway.pool, gateway.cache
 
     def describe(self):
         """No names claimed at register time (they are fixed and unique)."""
@@ -48,6 +49,9 @@ class GatewayCollector:
         yield GaugeMetricFamily(p + "cache_bytes", "Bytes of answers in the cache",
                                 value=cache.size)
         yield GaugeMetricFamily(p + "cache_answers", "Answers in the cache", value=len(cache))
+        yield CounterMetricFamily(p + "shared_reads",
+                                  "Calls answered by an identical call in flight",
+                                  value=self.gateway.shared)
         yield CounterMetricFamily(p + "read_retries",
                                   "Read calls sent again after a lost upstream",
                                   value=self.pool.retried)

@@ -193,7 +193,7 @@ def test_answers_that_cannot_change_are_cached(gateway):
     assert (cache.hits, cache.misses) == (4, 5)
     assert len(cache) == 2
     figures = {(m.name, tuple(sorted(s.labels.items()))): s.value
-               for m in GatewayCollector(gateway.pool, cache).collect() for s in m.samples}
+               for m in GatewayCollector(gateway.gateway).collect() for s in m.samples}
     assert figures[("nodeapi_gateway_cache_hits", ())] == 4
     assert figures[("nodeapi_gateway_cache_misses", ())] == 5
     first = gateway.pool.upstreams[0].name
@@ -201,6 +201,24 @@ def test_answers_that_cannot_change_are_cached(gateway):
     calls = figures[("nodeapi_gateway_upstream_latency_seconds",
                      (("le", "+Inf"), ("upstream", first)))]
     assert calls == gateway.pool.upstreams[0].calls - gateway.pool.upstreams[0].in_flight
+
+
+@pytest_twisted.inlineCallbacks
+def test_identical_calls_in_flight_share_one_upstream_call(gateway):
+    """Five identical reads sent at once cost the upstream one call; a
+    broadcast-set call is never shared."""
+    client = yield ws_connect(gateway.port, *ADMIN)
+    calls_before = sum(u.calls for u in gateway.pool.upstreams)
+    replies = yield defer.gatherResults(
+        [client.request(0, "get_objects", [["2.1.0", "1.3.0"]]) for _ in range(5)])
+    assert gateway.gateway.shared == 4
+    assert len({orjson.dumps(r["result"]) for r in replies}) == 1
+    assert [r["id"] for r in replies] == sorted(r["id"] for r in replies)
+    assert sum(u.calls for u in gateway.pool.upstreams) - calls_before <= 1 + 2  # + checks
+    figures = {m.name: m.samples[0].value for m in GatewayCollector(gateway.gateway).collect()
+               if m.name == "nodeapi_gateway_shared_reads"}
+    assert figures == {"nodeapi_gateway_shared_reads": 4}
+    client.dropConnection()
 
 
 @pytest_twisted.inlineCallbacks
@@ -212,8 +230,8 @@ def test_a_read_in_flight_on_a_lost_upstream_is_answered_by_the_other(gateway, u
     client = yield ws_connect(gateway.port, *ADMIN)
     first = gateway.pool.upstreams[0]
     calls = []
-    for _ in range(4):  # least in flight, in turn: some of them go to the first
-        calls.append(client.request(0, "late_blob", [10]))
+    for size in range(10, 14):  # least in flight, in turn: some go to the first
+        calls.append(client.request(0, "late_blob", [size]))
     yield wait_for(lambda: first.pending("late_blob") > 0, timeout=5)
     on_first = first.pending("late_blob")
     for proto in list(upstreams[0].site.ws_factory.connections):
