@@ -351,3 +351,22 @@ def test_an_upstream_of_another_chain_is_not_used(funded_pair, new_chain, genesi
         yield pool.stopService()
         for site in sites:
             yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_no_upstream_is_a_clear_error_after_a_short_wait():
+    """With its only upstream unreachable, a forwarded call waits
+    ``patience`` seconds, then gets ``no_upstream``; login stays local."""
+    from kit.daemon import free_port
+
+    gw = GatewaySite([f"ws://127.0.0.1:{free_port()}"], ApiAccess.from_json(VECTORS),
+                     patience=0.3)
+    gw.pool.startService()
+    try:
+        code, reply = yield _http(gw.port, _call("database", "get_chain_id"))
+        assert code == 200 and reply["error"]["data"]["name"] == "no_upstream"
+        assert "No upstream node is connected" in reply["error"]["message"]
+        code, reply = yield _http(gw.port, _call("login", "get_available_api_sets"))
+        assert "database_api" in reply["result"]
+    finally:
+        yield gw.stop()
