@@ -50,6 +50,12 @@ class UpstreamProtocol(PeerRpcProtocol):
         self._raw: set = set()
 
     @property
+    def closed(self) -> bool:
+        """True once the connection is closing or closed (its pending calls
+        fail before the owner hears of the close)."""
+        return self._closed
+
+    @property
     def in_flight(self) -> int:
         return len(self._calls)
 

@@ -24,7 +24,8 @@ Interface (for the forwarded API sets and the merged subscriptions):
   callback ids or handlers) or its health changes;
 * :meth:`UpstreamPool.call`: a read call that goes to :meth:`pick`'s
   upstream and, when that connection is lost before the answer, to another
-  (each upstream tried once); the upstream's error becomes
+  (each upstream tried once, then once more when they were all lost: a
+  lone upstream that restarted); the upstream's error becomes
   :class:`~nodeapi.peers.errors.UpstreamError` (code, message and data as
   they came);
 * :meth:`UpstreamPool.broadcast`: a transaction broadcast, never repeated
@@ -198,8 +199,15 @@ class UpstreamPool(service.MultiService):
         :raises UpstreamError: the upstream answered with an error.
         :raises NoUpstream: no upstream could answer."""
         tried = list(tried or ())
+        again = True  # when every upstream was lost once: one more round
         while True:
-            upstream = await self.live(tried)
+            try:
+                upstream = await self.live(tried)
+            except NoUpstream:
+                if not (tried and again):
+                    raise
+                tried, again = [], False  # a lone upstream may be back
+                continue
             try:
                 if raw:
                     return upstream, await upstream.call_raw(api, method, args)
@@ -234,7 +242,10 @@ class UpstreamPool(service.MultiService):
             raise BroadcastLost("The upstream was lost before it answered the broadcast, and "
                                 "the transaction has no id to look for") from None
         try:
-            other = await self.live([lost])
+            try:
+                other = await self.live([lost])
+            except NoUpstream:  # a lone upstream may come back
+                other = await self.live()
         except NoUpstream:
             raise BroadcastLost(f"The upstream was lost before it answered the broadcast of "
                                 f"transaction {txid}, and no other upstream is connected to "

@@ -10,7 +10,7 @@ the sets the node's api-access gives that user; without credentials the
 node's anonymous ``*`` entry), reads ``database.get_chain_id`` and then
 every ``interval`` seconds ``database.get_dynamic_global_properties``:
 
-* :attr:`usable`: connected, logged in, its chain id the pool's
+* :attr:`usable`: connected, logged in, checked once, its chain id the pool's
   (:attr:`chain_ok`; an upstream of another chain, or one refusing the
   login, is dropped and tried again with a growing delay);
 * :attr:`healthy`: usable and its head block at most ``max_head_age``
@@ -112,7 +112,8 @@ class Upstream(service.MultiService):
     @property
     def usable(self) -> bool:
         """Connected, logged in and serving the pool's chain."""
-        return self.protocol is not None and self.logged_in and self.chain_ok
+        proto = self.protocol
+        return proto is not None and not proto.closed and self.logged_in and self.chain_ok
 
     @property
     def head_age(self) -> Optional[float]:
@@ -222,7 +223,7 @@ class Upstream(service.MultiService):
     def disconnected(self, proto, code=None, reason=None) -> None:
         if proto is not self.protocol:
             return
-        was = self.usable
+        was = self.logged_in and self.chain_ok  # usable until this close
         self.protocol = None
         self.log.info("Upstream {upstream} disconnected ({code} {reason})",
                       upstream=self.name, code=code, reason=reason or "")
@@ -278,9 +279,11 @@ class Upstream(service.MultiService):
         if not self.pool.claim_chain(self, chain_id):
             raise WrongChain(f"it serves chain {chain_id}, not {self.pool.chain_id}: not "
                              f"used (reconnecting with a growing delay)")
-        self.logged_in = True
-        self._refusals = 0
         await self._check(proto)
+        if proto is not self.protocol:
+            return
+        self.logged_in = True  # usable from now on: checked once
+        self._refusals = 0
         self.log.info("Upstream {upstream} connected (chain {chain}, head {head})",
                       upstream=self.name, chain=chain_id, head=self.head_block_num)
         self.pool.changed(self)

@@ -370,3 +370,26 @@ def test_no_upstream_is_a_clear_error_after_a_short_wait():
         assert "database_api" in reply["result"]
     finally:
         yield gw.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_lone_upstream_that_comes_back_answers_the_lost_read(funded_pair):
+    """One upstream; its connection is lost while ``late_blob`` is in
+    flight: the call waits for the reconnection and is answered there."""
+    site = _upstream(funded_pair, late_registry())
+    gw = GatewaySite([_url(site)], ApiAccess.from_json(VECTORS))
+    yield gw.start()
+    try:
+        client = yield ws_connect(gw.port, *ADMIN)
+        (upstream,) = gw.pool.upstreams
+        reply = client.request(0, "late_blob", [7])
+        yield wait_for(lambda: upstream.pending("late_blob"), timeout=5)
+        for proto in list(site.site.ws_factory.connections):
+            proto.dropConnection(abort=True)
+        answer = yield reply
+        assert answer.get("result") == "x" * 7, answer
+        assert gw.pool.retried == 1 and upstream.connections == 2
+        client.dropConnection()
+    finally:
+        yield gw.stop()
+        yield site.stop()
