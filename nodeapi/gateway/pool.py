@@ -14,14 +14,22 @@ Interface (for the forwarded API sets and the merged subscriptions):
 * ``upstream.call(api, method, args)`` / ``upstream.call_raw(...)``: a
   Deferred of the decoded result / of its JSON bytes, failing with
   ``PeerRpcError`` (the upstream's error) or ``PeerDisconnected``;
-* notices of one upstream connection: ``cb = upstream.new_callback_id()``,
-  ``upstream.listen(cb, handler)`` (``handler(payload_list)`` for each
-  ``[cb, payload_list]`` notice; ``listen(cb, None)`` stops); a connection's
-  handlers are dropped when it closes;
+* notices of one upstream connection: ``cb = upstream.new_callback_id()``
+  (never reused by that upstream), ``upstream.listen(cb, handler)``
+  (``handler(payload_list)`` for each ``[cb, payload_list]`` notice;
+  ``listen(cb, None)`` stops); a connection's handlers are dropped when it
+  closes (register again on the new connection, after the subscribing
+  call);
 * ``pool.watch(fn)`` / ``pool.unwatch(fn)``: ``fn(upstream)`` whenever an
-  upstream becomes usable or stops being usable (lost, replaced by its
-  reconnection: a new connection is a new ``usable`` transition, with no
-  callback ids or handlers) or its health changes;
+  upstream becomes usable (connected, logged in, on the pool's chain,
+  checked once) or stops being usable (its connection lost: its
+  reconnection is a new usable transition, without the old handlers; the
+  upstream object stays the same), or its health changes; read
+  ``upstream.usable`` / ``upstream.healthy`` in ``fn``;
+* the example of a callback routed to one client:
+  :class:`~nodeapi.gateway.apis.NetworkBroadcastForward` with
+  :class:`~nodeapi.gateway.confirmations.Confirmations` (which survives
+  the upstream's loss);
 * :meth:`UpstreamPool.call`: a read call that goes to :meth:`pick`'s
   upstream and, when that connection is lost before the answer, to another
   (each upstream tried once, then once more when they were all lost: a
