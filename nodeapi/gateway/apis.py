@@ -178,11 +178,21 @@ class ForwardedApi(ApiSet):
         what = (self.name, request.function)
         handler = self.gateway.handlers.get(what)
         if handler is not None:
+            request.api_name = self.name
             return handler(self, request.args)
         if what in SUBSCRIPTION_FUNCTIONS:
             raise CallbacksNotRouted(f"{request.function}: this gateway does not route the "
                                      f"notices of upstream callbacks")
-        return self.gateway.forward(self.name, request.function, request.args)
+        return self.gateway.forward(self.name, request.function, request.args).addCallback(
+            _resolved, request, self.name)
+
+
+def _resolved(result, request, api_name: str):
+    """The upstream answered: the function exists, so the call is counted
+    under its set and name (the metrics never take a label value from a
+    function name only a client made up; errors count as unresolved)."""
+    request.api_name = api_name
+    return result
 
 
 class NetworkBroadcastForward(ForwardedApi):
