@@ -8,7 +8,9 @@ from twisted.internet import defer, reactor
 from nodeapi.gateway.apis import Gateway, gateway_registry
 from nodeapi.gateway.cache import AnswerCache
 from nodeapi.gateway.confirmations import Confirmations
+from nodeapi.gateway.figures import GatewayCollector
 from nodeapi.gateway.pool import UpstreamPool
+from nodeapi.metrics import Metrics
 from nodeapi.node import Node
 from nodeapi.protocol.node_address import parse_node_address
 
@@ -21,7 +23,8 @@ class GatewaySite:
     ``access``: the gateway's own ApiAccess.  Health checks every 0.1 s,
     any head age counts as fresh (the test chains' blocks are produced at
     slot times in the past); a lost broadcast callback is looked for every
-    0.1 s."""
+    0.1 s; :attr:`metrics` is the site's Metrics, with the gateway's
+    figures."""
 
     def __init__(self, urls, access, cache_bytes=1 << 20, patience=5.0):
         self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
@@ -29,7 +32,10 @@ class GatewaySite:
         self.gateway = Gateway(self.pool, AnswerCache(cache_bytes),
                                Confirmations(self.pool, interval=0.1))
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
-        self.server = RunningSite(self.node, access, registry=gateway_registry())
+        self.metrics = Metrics(None, clock=reactor)
+        self.metrics.registry.register(GatewayCollector(self.gateway))
+        self.server = RunningSite(self.node, access, registry=gateway_registry(),
+                                  metrics=self.metrics)
         self.port = self.server.port
 
     def start(self, usable=None):
