@@ -127,7 +127,7 @@ def main(args) -> None:
             if node is not None:
                 node.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    (direct, direct_p99, _cpu), (through, through_p99, cpu) = best["direct"], best["gateway"]
+    (direct, direct_p99, _), (through, through_p99, cpu) = best["direct"], best["gateway"]
     print(f"gateway (WebSocket reads, {len(MIX)}-call mix, {args.conns} connections x 1 in "
           f"flight; {os.cpu_count()} cores): direct {direct:,.0f} calls/s p99 "
           f"{direct_p99:.1f} ms; through the gateway {through:,.0f} calls/s p99 "

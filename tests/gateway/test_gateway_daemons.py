@@ -7,13 +7,11 @@ flows of python-bitshares, uptick, bitsharesjs and btsdex run through the
 gateway; an upstream is killed and restarted in the middle of a flow."""
 
 import json
-import os
 import signal
 import subprocess
 import threading
 import urllib.request
 
-import orjson
 import pytest
 import pytest_twisted
 from twisted.internet import threads
@@ -22,7 +20,7 @@ from kit.access import VECTORS
 from kit.clients import bitshares_client, forget_cached_objects, run_uptick
 from kit.daemon import ACCESS, Daemon, free_port
 from kit.js import JS_DIR
-from kit.keys import CHAIN_ID, DEV_WIF
+from kit.keys import CHAIN_ID
 from kit.wait import wait_until
 
 pytestmark = pytest.mark.slow
