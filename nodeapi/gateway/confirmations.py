@@ -63,6 +63,7 @@ class Confirmations:
         except ValueError:
             expiration = None
         entry = _Pending(upstream, callback_id, txid, expiration, deliver)
+        self._sweep(upstream)
         self._pending.setdefault(upstream, []).append(entry)
 
         def notice(payload: list) -> None:
@@ -81,6 +82,16 @@ class Confirmations:
         waiting = self._pending.get(entry.upstream)
         if waiting is not None and entry in waiting:
             waiting.remove(entry)
+
+    def _sweep(self, upstream) -> None:
+        """Forget ``upstream``'s registrations whose transaction expired by
+        its head block time: no block can include it any more, so no notice
+        will come (bitshares-core keeps its ``_callbacks`` entries; this
+        node bounds what it keeps per connection instead)."""
+        chain_time = upstream.head_time
+        for entry in list(self._pending.get(upstream, ())):
+            if entry.expiration is not None and entry.expiration < chain_time:
+                self.cancel(entry)
 
     def _settle(self, entry: _Pending, confirmation: Any) -> None:
         if entry.done:
