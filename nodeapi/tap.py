@@ -204,10 +204,11 @@ def _make_gateway(options, reactor, data_dir, access):
     ``searchdb`` and ``upstream`` (its follower of one upstream, a healthy
     one at each reconnection),
     ``rpc`` (login local, history from the search database with the
-    plugin, every other set forwarded) and ``metrics``."""
+    plugin, every other set forwarded) and ``metrics`` (head figures and
+    ``/healthz`` from the follower, else from the freshest upstream)."""
     from nodeapi.gateway.apis import Gateway, gateway_registry
     from nodeapi.gateway.cache import AnswerCache
-    from nodeapi.gateway.figures import GatewayCollector
+    from nodeapi.gateway.figures import GatewayCollector, PoolHead
     from nodeapi.gateway.pool import UpstreamPool
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
@@ -235,7 +236,8 @@ def _make_gateway(options, reactor, data_dir, access):
 
         history_api = HistoryApi
     gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024))
-    metrics = Metrics(None, None, searchdb, upstream=follower, clock=reactor,
+    metrics = Metrics(None, None, searchdb, clock=reactor,
+                      upstream=follower if follower is not None else PoolHead(pool),
                       health_limits=options.health_limits())
     metrics.registry.register(GatewayCollector(gateway))
     top.node = Node(chain=None, history=searchdb.history if searchdb else None,

@@ -83,3 +83,47 @@ class GatewayCollector:
         yield latency
         yield errors
         yield from gauges.values()
+
+
+class PoolHead:
+    """The head figures of a gateway without the searchdb plugin, in the
+    form the status page and ``/healthz`` read from indexer mode's
+    :class:`~nodeapi.peers.upstream.UpstreamService` (``next_block``,
+    ``last_block_time``, ``lag_blocks``, ``lag_seconds``, ``reconnects``):
+    the freshest usable upstream's head block at its last check, so the
+    health check fails when no upstream is usable or every head is old.
+
+    :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool`."""
+
+    lag_blocks = 0
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    def _freshest(self):
+        usable = [u for u in self.pool.upstreams if u.usable]
+        return max(usable, key=lambda u: u.head_time, default=None)
+
+    @property
+    def next_block(self) -> int:
+        """The freshest usable upstream's head block number plus one (1
+        without one)."""
+        best = self._freshest()
+        return best.head_block_num + 1 if best is not None else 1
+
+    @property
+    def last_block_time(self):
+        """Its head block time (s), or None without a usable upstream."""
+        best = self._freshest()
+        return float(best.head_time) if best is not None else None
+
+    @property
+    def lag_seconds(self) -> float:
+        """Seconds since that head block's time (0 without one)."""
+        best = self._freshest()
+        return (best.head_age or 0.0) if best is not None else 0.0
+
+    @property
+    def reconnects(self) -> int:
+        """Connections to the upstreams after the first of each."""
+        return sum(max(u.connections - 1, 0) for u in self.pool.upstreams)

@@ -145,6 +145,17 @@ def test_bitsharesjs_reads_through_the_gateway(nodes, js_client):
                                                   "1.11.0", api="history")
 
 
+def test_the_health_check_follows_the_freshest_upstream(nodes):
+    """Without the searchdb plugin, ``/healthz`` and ``/status`` of the
+    gateway give the freshest usable upstream's head block."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{nodes.metrics_port}/healthz",
+                                timeout=10) as reply:
+        assert reply.status == 200
+        status = json.loads(reply.read())
+    assert status["ok"] and status["head_block_age"] < 30
+    assert status["head_block_num"] >= nodes.producer.head()[0] - 2
+
+
 def test_an_upstream_killed_and_restarted_in_the_middle_of_a_flow(nodes):
     """python-bitshares reads in a loop while the follower is killed
     (SIGKILL) and started again on its port: no call fails, the pool
