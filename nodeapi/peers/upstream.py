@@ -60,33 +60,13 @@ from nodeapi.chain.numbering import history_accounts, impacted_of, number_entrie
 from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
-from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint, RetryReport
+from nodeapi.peers.reconnect import (
+    ChoosingEndpoint, QuietClientService, ReportingEndpoint, RetryReport)
 from nodeapi.protocol.block import block_id
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.protocol.wire import from_wire, strip_block_info
-
-class _ChoosingEndpoint:
-    """A client endpoint connecting to the address ``choose()`` gives at
-    each attempt; the service's ``address`` and the factory's URL (Host
-    header, path) follow it."""
-
-    def __init__(self, service: "UpstreamService", choose) -> None:
-        self.service, self.choose = service, choose
-
-    def connect(self, factory) -> defer.Deferred:
-        address = self.choose()
-        if address != self.service.address:
-            self.service.log.info("Indexer now following {upstream}",
-                                  upstream=address.address)
-        self.service.address = address
-        factory.setSessionParameters(url=address.url)
-        if ":" in factory.host:  # as PeerRpcFactory does for IPv6 hosts
-            factory.host = f"[{factory.host}]"
-        return HostnameEndpoint(self.service.reactor, address.host,
-                                address.port).connect(factory)
-
 
 #: the callback id of ``set_block_applied_callback``
 BLOCK_APPLIED_CB = 1
@@ -169,10 +149,16 @@ class UpstreamService(service.MultiService):
                                    backoffPolicy(0.5, 30.0))
         endpoint = ReportingEndpoint(
             HostnameEndpoint(reactor, address.host, address.port) if choose is None
-            else _ChoosingEndpoint(self, choose), self.retries.connect_failed)
+            else ChoosingEndpoint(reactor, choose, self._chosen), self.retries.connect_failed)
         self.client = QuietClientService(endpoint, factory, retryPolicy=self.retries.delay,
                                          clock=self.clock)
         self.client.setServiceParent(self)
+
+    def _chosen(self, address) -> None:
+        """The next connection goes to ``address`` (``choose``)."""
+        if address != self.address:
+            self.log.info("Indexer now following {upstream}", upstream=address.address)
+        self.address = address
 
     # -- the saved numbering -----------------------------------------------------------
 
