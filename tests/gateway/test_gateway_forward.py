@@ -25,6 +25,8 @@ from nodeapi.rpc.access import ApiAccess
 from kit.access import VECTORS
 from kit.chain import produce, transfer_op
 from kit.gateway import GatewaySite
+from kit.peer_stub import ChainRpcFactory
+from kit.peers import listen
 from kit.rpc import ws_connect
 from kit.signing import sign
 from kit.site import RunningSite, late_registry, make_node
@@ -403,3 +405,41 @@ def test_a_lone_upstream_that_comes_back_answers_the_lost_read(funded_pair):
     finally:
         yield gw.stop()
         yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_graphene_style_upstream_is_forwarded_generically(funded_pair):
+    """An upstream that is not nodeapi (kit.peer_stub: a small graphene
+    server writing ``{"id": n, "result": ...}`` with spaces, errors without
+    ``data``, a login of its own): its replies in fc's form
+    (``{"id":N,"jsonrpc":"2.0","result":...}``, bitshares-fc
+    include/fc/rpc/state.hpp) reach the client byte for byte, the others
+    decoded and encoded again, its errors unchanged."""
+    produce(funded_pair, 3)
+
+    def fc_form(method, call_id):
+        if method != "get_block":
+            return None
+        return (b'{"id":%d,"jsonrpc":"2.0","result":{"n":"18446744073709551615",'
+                b'"t":"2026-01-01T00:00:00","v":[1,"2.50000000000000000"]}}' % call_id)
+
+    factory = ChainRpcFactory(funded_pair, raw=fc_form)
+    port = yield listen(factory)
+    gw = GatewaySite([f"ws://peer:secret@127.0.0.1:{port.getHost().port}"],
+                     ApiAccess.from_json(VECTORS))
+    yield gw.start()
+    try:
+        response = yield treq.post(f"http://127.0.0.1:{gw.port}/rpc", auth=ADMIN,
+                                   data=_call("database", "get_block", 2))
+        body = yield response.content()
+        assert body == (b'{"id":5,"jsonrpc":"2.0","result":{"n":"18446744073709551615",'
+                        b'"t":"2026-01-01T00:00:00","v":[1,"2.50000000000000000"]}}')
+        _code, reply = yield _http(gw.port, _call("database", "get_chain_id"))
+        assert reply["result"] == funded_pair.chain_id
+        _code, reply = yield _http(gw.port, _call("database", "no_such_function"))
+        assert reply["error"] == {"code": 10, "message": "Execution error: No method "
+                                                         "no_such_function"}
+        assert ("database", "no_such_function") in factory.calls  # by the set's name
+    finally:
+        yield gw.stop()
+        yield port.stopListening()
