@@ -16,7 +16,7 @@ import attr
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
     parse_endpoint, parse_optional_endpoint, parse_plugins, parse_seed_node,
-    parse_statistics_type, parse_upstream)
+    parse_statistics_type, parse_upstream, parse_chain_id)
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits
 from nodeapi.plugin import interface
@@ -43,13 +43,19 @@ SINGLE = [
      "searchdb (alias elasticsearch), searchdb-objects (alias es_objects), grouped_orders, "
      "custom_operations (default: witness "
      "account_history market_history grouped_orders custom_operations)."),
-    ("upstream", "", parse_upstream,
-     "Indexer mode: ws://[user:password@]host:port of a bitshares-core-compatible node "
-     "to follow (its irreversible blocks) for the searchdb plugin, keeping no chain of "
-     "this node's own (default: off)."),
     ("upstream-irreversible-only", "true", parse_bool,
-     "Indexer mode: follow the upstream's last irreversible block (true) or its head "
-     "(false; documents of blocks that a fork undoes would stay) (default true)."),
+     "Gateway: the searchdb plugin follows the upstream's last irreversible block (true) "
+     "or its head (false; documents of blocks that a fork undoes would stay) "
+     "(default true)."),
+    ("upstream-cache-size", "64", parse_int(0),
+     "Gateway: MiB of upstream answers that cannot change (chain id, config, irreversible "
+     "blocks and transactions) kept in memory (default 64; 0 = none)."),
+    ("upstream-chain-id", "", parse_chain_id,
+     "Gateway: the chain id every upstream must serve (default: the first upstream's to "
+     "answer); an upstream of another chain is never used."),
+    ("upstream-max-head-age", "60", parse_int(1),
+     "Gateway: seconds; an upstream whose head block is older is used only when no "
+     "fresher one is connected (default 60)."),
     ("checkpoint-interval", "1000", parse_int(0),
      "Blocks between checkpoints of the node state, written in the background and at a "
      "clean stop so a start replays only the blocks after the newest; 0 = only at a "
@@ -129,6 +135,11 @@ FLAGS = [
      for plugin in PLUGINS for option in plugin.options if option.kind == interface.FLAG]
 #: Repeatable options: (name, coercer returning a list, help).
 MULTI = [
+    ("upstream", parse_upstream,
+     "Gateway: ws://[user:password@]host:port of a bitshares-core-compatible node "
+     "(repeatable): every API set but login (and history with the searchdb plugin, which "
+     "follows one healthy upstream) is forwarded to them; no chain of this node's own "
+     "(default: off)."),
     ("seed-node", parse_seed_node,
      "[user:password@]host:port, [IPv6]:port or ws://[user:password@]host:port/path of a "
      "node to follow (repeatable)."),

@@ -80,18 +80,25 @@ def parse_plugins(text) -> list:
     return names
 
 
-def parse_upstream(text):
-    """``--upstream``: empty (off: None) or a node address as for
-    ``seed-node`` (``ws://[user:password@]host:port``) -> its
-    :class:`~nodeapi.protocol.node_address.NodeAddress`; raises
+def parse_upstream(text) -> list:
+    """An ``--upstream`` value (repeatable): a node address as for
+    ``seed-node`` (``ws://[user:password@]host:port``) -> ``[its``
+    :class:`~nodeapi.protocol.node_address.NodeAddress` ``]``; raises
     ``ValueError`` with the parser's message."""
     text = parse_text(text)
-    if not text:
-        return None
     try:
-        return parse_node_address(text)
+        return [parse_node_address(text)]
     except InvalidPeerAddress as exc:
         raise ValueError(str(exc)) from None
+
+
+def parse_chain_id(text) -> str:
+    """``--upstream-chain-id``: empty (the first upstream's) or 64 hex
+    digits, returned in lower case; raises ``ValueError``."""
+    text = parse_text(text).strip().lower()
+    if text and (len(text) != 64 or any(c not in "0123456789abcdef" for c in text)):
+        raise ValueError(f"expected a chain id of 64 hex digits, got {text!r}")
+    return text
 
 
 def parse_seed_node(text) -> list:

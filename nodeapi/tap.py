@@ -23,10 +23,12 @@ once and handing it to every part:
   in ``privilegedStartService``, everything starts after the replay
   (:mod:`nodeapi.service`).
 
-With ``--upstream`` (indexer mode, :func:`_make_indexer`) there is no
-block log and no chain: the ``searchdb`` plugin is fed by an
-:class:`~nodeapi.peers.upstream.UpstreamService` following that node, and
-the RPC port serves login and the history API set from the search database.
+With ``--upstream`` (gateway mode, :func:`_make_gateway`, one or more)
+there is no block log and no chain: login and api-access are local, every
+other API set is forwarded to the upstreams (:mod:`nodeapi.gateway`), but
+with the ``searchdb`` plugin the history set, served from the search
+database that an :class:`~nodeapi.peers.upstream.UpstreamService`
+following one healthy upstream fills.
 
 A bad option or file is reported as ``nodeapi: <message>`` and exit status
 1 (``SystemExit``), never a traceback nor the usage text (:class:`Options`).
@@ -102,7 +104,7 @@ def _make_service(options, reactor):
     access = (ApiAccess.load(options["api-access"]) if options["api-access"]
               else ApiAccess.open_to_all() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
-        return _make_indexer(options, reactor, data_dir, access)
+        return _make_gateway(options, reactor, data_dir, access)
     block_log = BlockLog(options.block_log_path())
     block_log.open()
     chain = Chain(options.genesis, block_log, clock=reactor,
@@ -166,22 +168,27 @@ def _build_plugins(options, chain, data_dir, reactor) -> tuple:
     return plugins, services
 
 
-def _make_indexer(options, reactor, data_dir, access):
-    """Indexer mode (``--upstream``): NodeService without a chain; children
-    ``searchdb``, ``upstream``, ``rpc`` (login and history API sets only:
-    the others need a chain) and ``metrics``.
+#: bytes: the smallest largest message a gateway accepts from its upstreams
+UPSTREAM_MESSAGE_SIZE = 64 * 1024 * 1024
 
-    :raises ConfigError: without the searchdb plugin."""
-    from nodeapi.api.history import HistoryApi
-    from nodeapi.history.searchdb.plugin import searchdb_service
+
+def _make_gateway(options, reactor, data_dir, access):
+    """Gateway mode (``--upstream``, :mod:`nodeapi.gateway`): NodeService
+    without a chain; children ``upstreams`` (the
+    :class:`~nodeapi.gateway.pool.UpstreamPool`), with the searchdb plugin
+    ``searchdb`` and ``upstream`` (its follower of one upstream, a healthy
+    one at each reconnection),
+    ``rpc`` (login local, history from the search database with the
+    plugin, every other set forwarded) and ``metrics`` (head figures and
+    ``/healthz`` from the follower, else from the freshest upstream)."""
+    from nodeapi.gateway.apis import Gateway, gateway_registry
+    from nodeapi.gateway.cache import AnswerCache
+    from nodeapi.gateway.figures import GatewayCollector, PoolHead
+    from nodeapi.gateway.pool import UpstreamPool
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
-    from nodeapi.peers.upstream import UpstreamService
     from nodeapi.service import NodeService
 
-    if "searchdb" not in options["plugins"]:
-        raise ConfigError("--upstream (indexer mode) needs the searchdb plugin "
-                          "(--plugins searchdb)")
     top = NodeService(None, None, reactor=reactor)
 
     def attach(name, svc):
@@ -189,28 +196,56 @@ def _make_indexer(options, reactor, data_dir, access):
         svc.setServiceParent(top)
         return svc
 
+    addresses = options["upstream"]  # parsed node addresses
+    pool = attach("upstreams", UpstreamPool(
+        addresses, reactor, max_head_age=options["upstream-max-head-age"],
+        chain_id=options["upstream-chain-id"] or None,
+        # answers may be larger than the clients' requests may: a block range
+        # over the limit would close the shared connection for every call on it
+        max_message_size=max(options["max-message-size"], UPSTREAM_MESSAGE_SIZE)))
+    searchdb = follower = history_api = None
+    if "searchdb" in options["plugins"]:
+        searchdb, follower = _attach_indexer(options, reactor, data_dir, attach, addresses[0],
+                                             pool.choose_address)
+        from nodeapi.api.history import HistoryApi
+
+        history_api = HistoryApi
+    gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024))
+    metrics = Metrics(None, None, searchdb, clock=reactor,
+                      upstream=follower if follower is not None else PoolHead(pool),
+                      health_limits=options.health_limits())
+    metrics.registry.register(GatewayCollector(gateway))
+    top.node = Node(chain=None, plugins={"searchdb": searchdb.history} if searchdb else {},
+                    limits=options.api_limits(), api_node_info=options["api-node-info"],
+                    options=dict(options), reactor=reactor,
+                    account_lookup=follower.account_id if follower else None, gateway=gateway)
+    _attach_ports(options, reactor, attach, top.node, access, metrics,
+                  registry=gateway_registry(history_api))
+    log.info("nodeapi gateway: upstreams {upstreams}, data dir {data_dir}",
+             upstreams=" ".join(a.address for a in addresses), data_dir=data_dir)
+    return top
+
+
+def _attach_indexer(options, reactor, data_dir, attach, address, choose):
+    """The searchdb plugin fed by an
+    :class:`~nodeapi.peers.upstream.UpstreamService` following ``address``
+    first, then at each reconnection the address ``choose()`` gives:
+    ``(searchdb, follower)``."""
+    from nodeapi.history.searchdb.plugin import searchdb_service
+    from nodeapi.peers.upstream import UpstreamService
+
     searchdb = attach("searchdb", searchdb_service(
         options, None, data_dir, reactor,
-        asset_lookup=lambda asset_id: upstream.asset(asset_id)))  # the visitor's names
-    upstream = attach("upstream", UpstreamService(
-        options["upstream"], [searchdb] if searchdb.writes else [],
+        asset_lookup=lambda asset_id: follower.asset(asset_id)))  # the visitor's names
+    follower = attach("upstream", UpstreamService(
+        address, [searchdb] if searchdb.writes else [],
         reactor, pending=lambda: searchdb.documents_pending,
         irreversible=options["upstream-irreversible-only"],
         max_message_size=options["max-message-size"],
         state_path=os.path.join(data_dir, "indexer-state.json"),
         confirmed_block=lambda: searchdb.confirmed_block_num,
-        asset_names=options["searchdb-visitor"]))
-    metrics = Metrics(None, None, searchdb, upstream=upstream, clock=reactor,
-                      health_limits=options.health_limits())
-    top.node = Node(chain=None, plugins={"searchdb": searchdb.history},
-                    limits=options.api_limits(),
-                    api_node_info=options["api-node-info"], options=dict(options),
-                    reactor=reactor, account_lookup=upstream.account_id)
-    _attach_ports(options, reactor, attach, top.node, access, metrics,
-                  registry={"history": HistoryApi})
-    log.info("nodeapi indexer: following {upstream}, data dir {data_dir}",
-             upstream=options["upstream"].address, data_dir=data_dir)
-    return top
+        asset_names=options["searchdb-visitor"], choose=choose))
+    return searchdb, follower
 
 
 def _attach_ports(options, reactor, attach, node, access, metrics, registry=None,

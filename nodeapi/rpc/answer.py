@@ -88,6 +88,8 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
     answers = node.api_answers
     try:
         instance, binding = session.target(request)
+        if binding is None:  # a gateway's forwarded set: the upstream answers
+            return _settled(metrics, request, instance.forward(request), answers.objects)
         method = getattr(instance, request.function)
         shared = binding.shared
         if shared is not None and node.chain is not None and (
@@ -102,7 +104,11 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
         result = method(*binding.bind(request.args))
     except Exception:
         return _counted(metrics, request, failed(request, Failure()))
-    objects = answers.objects
+    return _settled(metrics, request, result, answers.objects)
+
+
+def _settled(metrics, request: Request, result: Any, objects) -> Union[Answer, Deferred]:
+    """The :class:`Answer` of a call's ``result`` (or a Deferred of it)."""
     if isinstance(result, Deferred):
         result.addCallbacks(lambda r: succeeded(request, r, objects),
                             lambda f: failed(request, f))

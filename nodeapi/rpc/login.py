@@ -262,7 +262,10 @@ class RpcSession(Session):
         """``(set instance, binding)`` of the function a request names (the
         binding: :class:`nodeapi.api.base._Binding`, with the function's
         argument rules and its ``shared`` mark); sets ``request.api_name``.
-        Every call passes here first: the session's limits count it.
+        Every call passes here first: the session's limits count it.  A
+        function the set does not define gives ``(set instance, None)`` when
+        the set has a ``forward`` (a gateway's forwarded set,
+        :mod:`nodeapi.gateway.apis`: the upstream answers), else is -32601.
 
         :raises CallRateExceeded: the session's limits refuse the call
             (:class:`nodeapi.rpc.limits.CallRateExceeded`).
@@ -281,7 +284,9 @@ class RpcSession(Session):
         function = request.function
         binding = instance._bindings.get(function)
         if binding is None:
-            raise method_not_found(function, request.id)
+            if instance.forward is None:
+                raise method_not_found(function, request.id)
+            return instance, None  # a gateway's set: the upstream answers
         request.api_name = instance.name
         return instance, binding
 
@@ -290,6 +295,8 @@ class RpcSession(Session):
         result, or a Deferred when the function is asynchronous; raises the
         error to map (RpcError / NodeAPIError / anything else = internal)."""
         instance, binding = self.target(request)
+        if binding is None:
+            return instance.forward(request)
         return getattr(instance, request.function)(*binding.bind(request.args))
 
     # -- Session contract (callbacks) -------------------------------------

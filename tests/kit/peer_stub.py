@@ -14,6 +14,7 @@ import json
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 
 from nodeapi.errors import NodeAPIError
+from nodeapi.protocol.wire import wire_dict
 
 DENIED = "Assert Exception: is_allowed: Access denied"
 
@@ -101,7 +102,7 @@ class ChainRpcFactory(WebSocketServerFactory):
         if method == "get_chain_id":
             return self.chain_id
         if method == "get_dynamic_global_properties":
-            return chain.state.get("2.1.0")
+            return wire_dict(chain.state.get("2.1.0"))  # the chain keeps integer times
         if method == "set_block_applied_callback":
             proto.block_cb = args[0]
             return None

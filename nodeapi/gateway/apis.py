@@ -1,0 +1,303 @@
+"""The API sets a gateway forwards to its upstreams.
+
+:class:`Gateway` is what every forwarded set shares: the
+:class:`~nodeapi.gateway.pool.UpstreamPool`, the
+:class:`~nodeapi.gateway.cache.AnswerCache` and :attr:`Gateway.handlers`.
+:func:`gateway_registry` gives the RPC layer its sets: one
+:class:`ForwardedApi` subclass per set name the gateway forwards
+(:data:`FORWARDED`), so login and api-access stay local and unchanged
+(:mod:`nodeapi.rpc.login`, :mod:`nodeapi.rpc.access`: a client gets its
+own set ids as from any node), and the history set from the search
+database when one is given.  ``debug`` (and nodeapi's ``devnet``) are not
+served: a gateway has no chain of its own to drive.
+
+A forwarded set has no function table of its own: the RPC session hands
+every call of a function the set does not define to
+:meth:`ForwardedApi.forward`, which sends it to an upstream under the
+set's name (bitshares-fc src/rpc/websocket_api.cpp: ``"call"`` with a
+string set asks the upstream's login API for that set, bitshares-core
+libraries/app/api.cpp ``login_api::database()`` and the others, each
+refusing with "Access denied" what the upstream's user may not use), with
+the client's arguments unchanged and the answer passed on as the
+upstream's JSON bytes; the upstream's errors reach the client as they
+came (:class:`~nodeapi.peers.errors.UpstreamError`).  A call identical
+(set, function, arguments) to one in flight when it comes gets that call's
+answer (:data:`SHARED_SETS`): clients polling the same head-dependent
+read at the same moment cost the upstream one call.  Functions a set
+answers itself are ordinary API functions of the subclass: the
+broadcasts of :class:`NetworkBroadcastForward` (never repeated blindly,
+:meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`).
+
+Callbacks on shared upstream connections need the notices routed back to
+the right client: ``Gateway.handlers[(set, function)]`` holds a
+``handler(api_set, args) -> result or Deferred`` for each function of
+:data:`SUBSCRIPTION_FUNCTIONS`; the merged subscriptions register theirs
+there.  A subscription function without a handler is refused with
+:class:`CallbacksNotRouted`, never forwarded (its notices would reach
+nobody).
+"""
+
+from typing import Any
+
+import orjson
+from twisted.internet import defer
+from twisted.python.failure import Failure
+
+from nodeapi.api.base import ApiSet, api_function
+from nodeapi.errors import ApiError
+from nodeapi.gateway.cache import AnswerCache, cache_key
+from nodeapi.gateway.confirmations import Confirmations
+from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
+from nodeapi.protocol.transaction import transaction_id
+
+#: the sets forwarded (login accessor names, bitshares-core login_api)
+FORWARDED = ("database", "network_broadcast", "network_node", "crypto", "asset", "block",
+             "orders", "custom_operations", "history")
+
+#: database_api functions that register callbacks (bitshares-core
+#: libraries/app/include/graphene/app/database_api.hpp) and the orders of
+#: market subscriptions: answered by :attr:`Gateway.handlers` only
+SUBSCRIPTION_FUNCTIONS = (
+    ("database", "set_subscribe_callback"), ("database", "set_pending_transaction_callback"),
+    ("database", "set_block_applied_callback"), ("database", "cancel_all_subscriptions"),
+    ("database", "set_auto_subscription"), ("database", "subscribe_to_market"),
+    ("database", "unsubscribe_from_market"))
+
+
+#: sets whose identical calls in flight at the same moment share one
+#: upstream call (reads without side effects; not network_node, whose
+#: add_node and parameters change the upstream, nor network_broadcast)
+SHARED_SETS = frozenset(("database", "history", "asset", "orders", "block",
+                         "custom_operations", "crypto"))
+
+
+class CallbacksNotRouted(ApiError):
+    """A subscription function reached a gateway that has no handler
+    routing its notices (:attr:`Gateway.handlers`)."""
+
+    name = "callbacks_not_routed"
+
+
+class Gateway:
+    """What the forwarded sets share (module docstring).
+
+    :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool`.
+    :param cache: the :class:`~nodeapi.gateway.cache.AnswerCache` (a
+        default-sized one when None).
+    :param confirmations: the broadcast callbacks'
+        :class:`~nodeapi.gateway.confirmations.Confirmations` (one over
+        ``pool`` when None).
+    :ivar handlers: ``{(set, function): handler(api_set, args)}``.
+    :ivar shared: calls answered with the answer of an identical call that
+        was in flight when they came.
+    """
+
+    def __init__(self, pool, cache: AnswerCache = None,
+                 confirmations: Confirmations = None) -> None:
+        self.pool = pool
+        self.cache = cache if cache is not None else AnswerCache()
+        self.confirmations = confirmations if confirmations is not None \
+            else Confirmations(pool)
+        self.handlers: dict = {}
+        self.shared = 0
+        self._in_flight: dict = {}  # (set, function, args JSON) -> [waiting Deferreds]
+
+    def forward(self, api: str, method: str, args: list) -> defer.Deferred:
+        """``method`` of set ``api`` at an upstream, or from the cache, or
+        shared with the identical call in flight (:data:`SHARED_SETS`): a
+        Deferred firing with the answer as an ``orjson.Fragment``."""
+        key = cache_key(api, method, args)
+        if key is not None:
+            kept = self.cache.get(key[0])
+            if kept is not None:
+                return defer.succeed(orjson.Fragment(kept))
+        if api not in SHARED_SETS:
+            return self._send(api, method, args, key)
+        same = (api, method, orjson.dumps(args))
+        waiting = self._in_flight.get(same)
+        if waiting is not None:
+            self.shared += 1
+            d = defer.Deferred()
+            waiting.append(d)
+            return d
+        self._in_flight[same] = []
+        return self._send(api, method, args, key).addBoth(self._release, same)
+
+    def _release(self, outcome, same):
+        """The shared call is answered: so is every identical one that waited."""
+        for d in self._in_flight.pop(same, ()):
+            if isinstance(outcome, Failure):
+                d.errback(outcome)
+            else:
+                d.callback(outcome)
+        return outcome
+
+    def _send(self, api: str, method: str, args: list, key) -> defer.Deferred:
+        try:
+            upstream = self.pool.pick()
+        except NoUpstream:  # none now: the pool waits for one
+            return defer.Deferred.fromCoroutine(self._forward(api, method, args, key, []))
+        # the common case without a coroutine: one upstream, one call
+        d = upstream.call_raw(api, method, args)
+        return d.addCallbacks(self._answered, self._failed, callbackArgs=(upstream, key),
+                              errbackArgs=(api, method, args, key, upstream))
+
+    def _answered(self, answer: bytes, upstream, key):
+        if key is not None:
+            self.cache.put(key[0], answer, key[1], upstream.lib)
+        return orjson.Fragment(answer)
+
+    def _failed(self, failure, api: str, method: str, args: list, key, upstream):
+        if failure.check(PeerRpcError):
+            raise UpstreamError(failure.value)
+        failure.trap(PeerDisconnected)  # lost before the answer: another upstream
+        self.pool.lost_read(upstream, api, method)
+        return defer.Deferred.fromCoroutine(self._forward(api, method, args, key, [upstream]))
+
+    async def _forward(self, api: str, method: str, args: list, key, tried: list):
+        upstream, answer = await self.pool.call(api, method, args, tried=tried)
+        return self._answered(answer, upstream, key)
+
+
+class ForwardedApi(ApiSet):
+    """A set served by the upstreams (module docstring); ``name`` is the
+    set's login accessor name.  The node's ``gateway`` is the
+    :class:`Gateway`."""
+
+    def __init__(self, node: Any, session: Any) -> None:
+        super().__init__(node, session)
+        self.gateway = node.gateway
+
+    def forward(self, request) -> Any:
+        """Answer ``request`` (a :class:`~nodeapi.rpc.jsonrpc.Request` of a
+        function this class does not define): a Deferred of the upstream's
+        answer, or the handler's for a subscription function.
+
+        :raises CallbacksNotRouted: a subscription function without a
+            handler."""
+        what = (self.name, request.function)
+        handler = self.gateway.handlers.get(what)
+        if handler is not None:
+            request.api_name = self.name
+            return handler(self, request.args)
+        if what in SUBSCRIPTION_FUNCTIONS:
+            raise CallbacksNotRouted(f"{request.function}: this gateway does not route the "
+                                     f"notices of upstream callbacks")
+        return self.gateway.forward(self.name, request.function, request.args).addCallback(
+            _resolved, request, self.name)
+
+
+def _resolved(result, request, api_name: str):
+    """The upstream answered: the function exists, so the call is counted
+    under its set and name (the metrics never take a label value from a
+    function name only a client made up; errors count as unresolved)."""
+    request.api_name = api_name
+    return result
+
+
+class NetworkBroadcastForward(ForwardedApi):
+    """The forwarded ``network_broadcast`` set: its three transaction
+    broadcasts go through :meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`
+    (never sent twice blindly); ``broadcast_transaction_with_callback``
+    registers a callback on the chosen upstream's connection and sends its
+    notice (bitshares-core libraries/app/api.cpp
+    ``network_broadcast_api::on_applied_block``: one
+    ``transaction_confirmation`` when a block includes the transaction) to
+    this client under the client's callback id.  ``broadcast_block`` and
+    other functions are forwarded as they are."""
+
+    name = "network_broadcast"
+
+    def __init__(self, node: Any, session: Any) -> None:
+        super().__init__(node, session)
+        self._waiting: list = []  # this connection's Confirmations entries
+
+    def _broadcast(self, method: str, trx: Any) -> defer.Deferred:
+        def send(upstream):
+            return upstream.call_raw("network_broadcast", method, [trx])
+
+        return defer.Deferred.fromCoroutine(self.gateway.pool.broadcast(send, trx))
+
+    @api_function
+    def broadcast_transaction(self, trx):
+        """Forwarded; null once an upstream took the transaction."""
+        return self._broadcast("broadcast_transaction", trx).addCallback(
+            lambda outcome: orjson.Fragment(outcome[1]) if outcome[1] is not None else None)
+
+    @api_function
+    def broadcast_transaction_synchronous(self, trx):
+        """Forwarded; the ``transaction_confirmation`` once in a block."""
+        return self._broadcast("broadcast_transaction_synchronous", trx).addCallback(
+            lambda outcome: orjson.Fragment(outcome[1]) if outcome[1] is not None
+            else outcome[2])
+
+    @api_function
+    def broadcast_transaction_with_callback(self, callback: int, trx):
+        """Forwarded with a callback id of the upstream connection
+        (:class:`~nodeapi.gateway.confirmations.Confirmations`: the notice
+        survives the loss of that upstream); the notice goes to this client
+        as ``[callback, [confirmation]]``.
+
+        :raises ApiError: on HTTP (no notices there)."""
+        if not self.session.websocket:
+            raise ApiError("Callbacks need a WebSocket connection")
+        session = self.session
+        confirmations = self.gateway.confirmations
+        try:
+            txid = transaction_id(trx)
+        except Exception:
+            txid = None  # the upstream refuses it with its own words
+        self._waiting = [entry for entry in self._waiting if not entry.done]
+        mine: list = []  # this broadcast's registrations (one per upstream tried)
+
+        def deliver(confirmation):
+            session.send_notice(callback, orjson.Fragment(orjson.dumps(confirmation)))
+
+        def send(upstream):
+            for old in mine:  # sent again: the lost upstream's registration ends
+                confirmations.cancel(old)
+            upstream_cb, entry = confirmations.register(upstream, trx, txid, deliver)
+            mine.append(entry)
+            self._waiting.append(entry)
+
+            def refused(failure):
+                confirmations.cancel(entry)
+                return failure
+
+            return upstream.call_raw("network_broadcast", "broadcast_transaction_with_callback",
+                                     [upstream_cb, trx]).addErrback(refused)
+
+        def answered(outcome):
+            if outcome[1] is not None:
+                return orjson.Fragment(outcome[1])
+            for entry in mine:  # found in a block already: no upstream will call back
+                confirmations.cancel(entry)
+            deliver(outcome[2])
+            return None
+
+        d = defer.Deferred.fromCoroutine(self.gateway.pool.broadcast(send, trx))
+        return d.addCallback(answered)
+
+    def close(self) -> None:
+        """The client is gone: its callbacks' notices go nowhere."""
+        waiting, self._waiting = self._waiting, []
+        for entry in waiting:
+            self.gateway.confirmations.cancel(entry)
+        super().close()
+
+
+def _forwarded(name: str) -> type:
+    if name == "network_broadcast":
+        return NetworkBroadcastForward
+    return type(f"Forwarded{name.title().replace('_', '')}Api", (ForwardedApi,),
+                {"name": name, "__doc__": f"The {name} set, forwarded (module docstring)."})
+
+
+def gateway_registry(history_api: Any = None) -> dict:
+    """``{accessor name: ApiSet class}`` of a gateway: every set of
+    :data:`FORWARDED` forwarded, but ``history`` served by ``history_api``
+    (the search database's set class) when given."""
+    registry = {name: _forwarded(name) for name in FORWARDED}
+    if history_api is not None:
+        registry["history"] = history_api
+    return registry

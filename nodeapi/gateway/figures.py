@@ -1,0 +1,129 @@
+"""Prometheus figures of the gateway, read at scrape time.
+
+:class:`GatewayCollector` yields (all prefixed ``nodeapi_gateway_``):
+
+* ``cache_hits_total``, ``cache_misses_total`` (counters: lookups of
+  cacheable calls), ``cache_bytes`` and ``cache_answers`` (gauges);
+* per upstream (label ``upstream``, its ``host:port``):
+  ``upstream_latency_seconds`` (histogram of call round trips),
+  ``upstream_errors_total`` (counter, label ``kind``: ``rpc`` for an error
+  answer, ``lost`` for a call lost with its connection),
+  ``upstream_in_flight`` (gauge), ``upstream_usable`` and
+  ``upstream_healthy`` (gauges, 0 or 1), ``upstream_head_age_seconds``
+  and ``upstream_last_irreversible_block`` (gauges);
+* ``read_retries_total`` (counter: read calls sent again to another
+  upstream after a lost connection), ``shared_reads_total`` (counter:
+  calls answered by an identical call in flight).
+
+The collector reads attributes only (quick, never failing for a missing
+value), so the pool and the cache need not know about Prometheus.
+"""
+
+from prometheus_client.core import (
+    CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily)
+
+from nodeapi.gateway.upstream import LATENCY_BUCKETS
+
+
+class GatewayCollector:
+    """A prometheus_client collector over ``gateway`` (a
+    :class:`~nodeapi.gateway.apis.Gateway`: its pool, cache and shared
+    reads): register it with ``registry.register(GatewayCollector(gateway))``."""
+
+    def __init__(self, gateway) -> None:
+        self.gateway = gateway
+        self.pool, self.cache = gateway.pool, gateway.cache
+
+    def describe(self):
+        """No names claimed at register time (they are fixed and unique)."""
+        return []
+
+    def collect(self):
+        """The series of the module docstring, now."""
+        p = "nodeapi_gateway_"
+        cache = self.cache
+        yield CounterMetricFamily(p + "cache_hits", "Cacheable calls answered from the cache",
+                                  value=cache.hits)
+        yield CounterMetricFamily(p + "cache_misses", "Cacheable calls sent upstream",
+                                  value=cache.misses)
+        yield GaugeMetricFamily(p + "cache_bytes", "Bytes of answers in the cache",
+                                value=cache.size)
+        yield GaugeMetricFamily(p + "cache_answers", "Answers in the cache", value=len(cache))
+        yield CounterMetricFamily(p + "shared_reads",
+                                  "Calls answered by an identical call in flight",
+                                  value=self.gateway.shared)
+        yield CounterMetricFamily(p + "read_retries",
+                                  "Read calls sent again after a lost upstream",
+                                  value=self.pool.retried)
+        latency = HistogramMetricFamily(p + "upstream_latency_seconds",
+                                        "Round trip of calls to an upstream",
+                                        labels=["upstream"])
+        errors = CounterMetricFamily(p + "upstream_errors", "Calls to an upstream that failed",
+                                     labels=["upstream", "kind"])
+        gauges = {name: GaugeMetricFamily(p + "upstream_" + name, text, labels=["upstream"])
+                  for name, text in (
+                      ("in_flight", "Calls sent to an upstream and not answered"),
+                      ("usable", "1 when the upstream is connected, logged in, on the chain"),
+                      ("healthy", "1 when usable and its head block is fresh"),
+                      ("head_age_seconds", "Age of the upstream's head block at its check"),
+                      ("last_irreversible_block", "The upstream's last irreversible block"))}
+        for u in self.pool.upstreams:
+            cumulative = u.latency_buckets
+            buckets = [(str(bound), count) for bound, count in
+                       zip(LATENCY_BUCKETS, cumulative)]
+            buckets.append(("+Inf", cumulative[-1]))
+            latency.add_metric([u.name], buckets, u.latency_sum)
+            errors.add_metric([u.name, "rpc"], u.errors)
+            errors.add_metric([u.name, "lost"], u.lost)
+            gauges["in_flight"].add_metric([u.name], u.in_flight)
+            gauges["usable"].add_metric([u.name], int(u.usable))
+            gauges["healthy"].add_metric([u.name], int(u.healthy))
+            gauges["head_age_seconds"].add_metric([u.name], u.head_age or 0.0)
+            gauges["last_irreversible_block"].add_metric([u.name], u.lib)
+        yield latency
+        yield errors
+        yield from gauges.values()
+
+
+class PoolHead:
+    """The head figures of a gateway without the searchdb plugin, in the
+    form the status page and ``/healthz`` read from indexer mode's
+    :class:`~nodeapi.peers.upstream.UpstreamService` (``next_block``,
+    ``last_block_time``, ``lag_blocks``, ``lag_seconds``, ``reconnects``):
+    the freshest usable upstream's head block at its last check, so the
+    health check fails when no upstream is usable or every head is old.
+
+    :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool`."""
+
+    lag_blocks = 0
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    def _freshest(self):
+        usable = [u for u in self.pool.upstreams if u.usable]
+        return max(usable, key=lambda u: u.head_time, default=None)
+
+    @property
+    def next_block(self) -> int:
+        """The freshest usable upstream's head block number plus one (1
+        without one)."""
+        best = self._freshest()
+        return best.head_block_num + 1 if best is not None else 1
+
+    @property
+    def last_block_time(self):
+        """Its head block time (s), or None without a usable upstream."""
+        best = self._freshest()
+        return float(best.head_time) if best is not None else None
+
+    @property
+    def lag_seconds(self) -> float:
+        """Seconds since that head block's time (0 without one)."""
+        best = self._freshest()
+        return (best.head_age or 0.0) if best is not None else 0.0
+
+    @property
+    def reconnects(self) -> int:
+        """Connections to the upstreams after the first of each."""
+        return sum(max(u.connections - 1, 0) for u in self.pool.upstreams)
