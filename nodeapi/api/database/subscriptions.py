@@ -31,6 +31,10 @@ Semantics:
   notified.  Created objects are told apart by their instance number:
   at or above the counter the previous block left.  The block-applied notice
   (payload: the block id, hex) comes first.
+- The tests of who receives what (an object's accounts, a subscribed id,
+  a forced notice) are :mod:`nodeapi.api.database.notice_rules`, shared
+  with the gateway; this node passes a created or changed object's own
+  accounts where bitshares-core passes the whole batch's.
 - At most :data:`MAX_SUBSCRIBED_OBJECTS` ids per connection are remembered
   (graphene's bloom filter is sized for 10,000); further ones are not.
 - ``cancel_all_subscriptions`` and the end of the connection also end what
@@ -43,25 +47,10 @@ from twisted.logger import Logger
 from nodeapi.protocol.ids import kind_and_instance
 from nodeapi.api.arguments import id_key, optional_bool
 from nodeapi.api.base import Section, api_function
+from nodeapi.api.database.notice_rules import object_wanted, relevant_accounts
 from nodeapi.errors import ApiError
 
 MAX_SUBSCRIBED_OBJECTS = 10000
-
-
-def relevant_accounts(obj: dict) -> set:
-    """Accounts an object belongs to (graphene ``get_relevant_accounts`` for
-    the objects this chain models): the account itself, a balance's or
-    statistics' owner, an order's seller, an asset's issuer, a witness' or
-    committee member's account."""
-    out = set()
-    oid = obj.get("id", "")
-    if oid.startswith("1.2."):
-        out.add(oid)
-    for key in ("owner", "seller", "issuer", "witness_account", "committee_member_account"):
-        value = obj.get(key)
-        if isinstance(value, str) and value.startswith("1.2."):
-            out.add(value)
-    return out
 
 
 class Subscriptions(Section):
@@ -231,20 +220,19 @@ class Subscriptions(Section):
         accounts = self._subscribed_accounts
         everything = self._notify_remove_create
         impacted = {a for op in applied.operations for a in op.impacted}
-        accounts_hit = bool(accounts & impacted)
         created, changed, removed = [], [], []
         for oid in sorted(self.chain.changed_objects_of_last_block(), key=id_key):
             obj = objects.get(oid)
             if obj is None:
                 # created and removed within the block: never existed at a head
-                if not self._is_new(oid) and (
-                        everything or accounts_hit or oid in self._subscribed_ids):
+                if not self._is_new(oid) and object_wanted(
+                        oid, everything, self._subscribed_ids, accounts, impacted):
                     removed.append(oid)
                 self._subscribed_ids.discard(oid)
                 continue
             new = self._is_new(oid)
-            if ((new and everything) or oid in self._subscribed_ids
-                    or (accounts and accounts & relevant_accounts(obj))):
+            if object_wanted(oid, new and everything, self._subscribed_ids, accounts,
+                             relevant_accounts(obj)):
                 (created if new else changed).append(obj)
         for batch in (created, changed, removed):
             if batch and self._subscribe_cb is not None:
