@@ -1,0 +1,208 @@
+"""One gateway client's subscription calls (:class:`ClientSubscriptions`):
+the ``database`` functions graphene groups under "Subscriptions" and the
+market subscriptions, answered over the gateway's merged upstream
+subscription (:class:`nodeapi.gateway.subscriptions.SubscriptionHub`), and
+the reads that subscribe what they return while the client has a
+subscribe callback (:mod:`nodeapi.gateway.subscribing_reads`).
+
+It is a :class:`~nodeapi.api.base.Section`: the gateway's ``database`` set
+lists it among its sections, so its ``@api_function`` methods are that
+set's functions of those names (arguments bound as every set's are), and
+asks :meth:`ClientSubscriptions.takes_read` before forwarding any other
+function: a read the hub must see goes through :meth:`ClientSubscriptions.read`.
+
+Graphene reference: bitshares-core libraries/app/database_api.cpp
+(``set_subscribe_callback``: forgets the object subscriptions first;
+``cancel_all_subscriptions``: the subscribe callback, the object and the
+market subscriptions end, the block and pending callbacks stay;
+``get_full_accounts``: at most ``api_limit_get_full_accounts_subscribe``
+accounts per connection).  Each function answers null like graphene's.
+Errors: the upstream's errors (an unknown asset, ``notify_remove_create``
+refused) reach the client as the upstream raised them
+(:class:`~nodeapi.peers.errors.PeerRpcError`); a callback on an HTTP
+request is an :class:`~nodeapi.errors.ApiError`.
+"""
+
+from twisted.internet import defer
+
+from nodeapi.api.base import Section, api_function
+from nodeapi.errors import ApiError
+from nodeapi.gateway.notice_routing import Interest
+from nodeapi.gateway.subscribing_reads import (
+    SUBSCRIBING_READS, may_subscribe, subscribe_argument, subscribed_by, with_subscribe)
+from nodeapi.peers.errors import PeerDisconnected
+
+#: Times a subscribing read is sent again when its link dies under it.
+READ_ATTEMPTS = 3
+
+
+class ClientSubscriptions(Section):
+    """The subscriptions of one client connection (module docstring).
+
+    :param hub: the gateway's :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`.
+    :param session: the connection's :class:`~nodeapi.api.base.Session`
+        (``websocket``, ``send_notice``, ``on_close``).
+    :ivar interest: the client's :class:`~nodeapi.gateway.notice_routing.Interest`."""
+
+    def __init__(self, hub, session) -> None:
+        super().__init__(None)
+        self.hub = hub
+        self.session = session
+        self.interest = Interest(session)
+        self._closed = False
+        hub.interests.add(self.interest)
+        session.on_close(self.close)
+
+    def _callback(self, cb):
+        if not getattr(self.session, "websocket", False):
+            raise ApiError("callbacks need a WebSocket connection")
+        if self._closed:
+            raise ApiError("connection closed")
+        return cb
+
+    # -- the subscription functions ----------------------------------------------------
+
+    @api_function
+    def set_subscribe_callback(self, cb, notify_remove_create: bool = False):
+        """Set the subscribe callback, forgetting this client's object
+        subscriptions; ``notify_remove_create`` true needs the upstream to
+        allow it (its error otherwise)."""
+        cb = self._callback(cb)
+        return defer.Deferred.fromCoroutine(self._set_subscribe(cb, bool(notify_remove_create)))
+
+    async def _set_subscribe(self, cb, everything: bool) -> None:
+        if everything:
+            await self.hub.need_everything()
+        self.hub.interests.set_subscribe(self.interest, cb, everything)
+        return None
+
+    @api_function
+    def set_auto_subscription(self, enable: bool):
+        """Whether reads subscribe when their ``subscribe`` argument is left
+        out (default true)."""
+        self.interest.auto_subscription = enable
+        return None
+
+    @api_function
+    def set_block_applied_callback(self, cb):
+        """Notify ``cb`` with each applied block's id."""
+        cb = self._callback(cb)
+        return defer.Deferred.fromCoroutine(self._set(self.hub.need_block,
+                                                      self.hub.interests.set_block, cb))
+
+    @api_function
+    def set_pending_transaction_callback(self, cb):
+        """Notify ``cb`` with each transaction the upstream accepts."""
+        cb = self._callback(cb)
+        return defer.Deferred.fromCoroutine(self._set(self.hub.need_pending,
+                                                      self.hub.interests.set_pending, cb))
+
+    async def _set(self, need, record, cb) -> None:
+        await need()
+        if not self._closed:
+            record(self.interest, cb)
+        return None
+
+    @api_function
+    def cancel_all_subscriptions(self):
+        """End the subscribe callback, the object and market subscriptions;
+        the block and pending callbacks stay."""
+        self._cancel()
+        return None
+
+    @api_function
+    def subscribe_to_market(self, callback, a, b):
+        """Notify ``callback`` of the market of assets ``a`` and ``b``
+        (symbols or ids; bitshares-core's errors for a missing asset or two
+        equal ones)."""
+        callback = self._callback(callback)
+        return defer.Deferred.fromCoroutine(self._subscribe_market(callback, a, b))
+
+    async def _subscribe_market(self, callback, a, b) -> None:
+        market = await self.hub.market_of(a, b)
+        await self.hub.need_market(market)
+        if not self._closed:
+            self.hub.interests.subscribe_market(self.interest, market, callback)
+        return None
+
+    @api_function
+    def unsubscribe_from_market(self, a, b):
+        """Stop the notices of the market of ``a`` and ``b`` (the pair of
+        asset ids in either order: unlike bitshares-core, whose comparison
+        of the argument strings misses a market whose symbols sort the
+        other way than its ids, like the node's own
+        :mod:`nodeapi.api.database.markets.subscriptions`)."""
+        return defer.Deferred.fromCoroutine(self._unsubscribe_market(a, b))
+
+    async def _unsubscribe_market(self, a, b) -> None:
+        market = await self.hub.market_of(a, b)
+        self.hub.interests.unsubscribe_market(self.interest, market)
+        self.hub.market_left(market)
+        return None
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def takes_read(self, function: str, args: list) -> bool:
+        """Whether a call of ``function`` subscribes for this client, so it
+        must go through :meth:`read` (graphene ``get_whether_to_subscribe``:
+        a subscribe callback, and ``subscribe`` true or left out with
+        auto-subscription on).  A ``subscribe`` argument that is no boolean
+        is left to the upstream to refuse."""
+        interest = self.interest
+        if function not in SUBSCRIBING_READS or interest.subscribe_cb is None:
+            return False
+        try:
+            subscribe = subscribe_argument(function, args)
+        except ApiError:
+            return False
+        wanted = interest.auto_subscription if subscribe is None else subscribe
+        return wanted and may_subscribe(function, args)
+
+    def read(self, function: str, args: list) -> defer.Deferred:
+        """Send a subscribing read on the hub's link with ``subscribe``
+        true; fires with the upstream's answer, once what it subscribes is
+        this client's interest.  Sent again (up to :data:`READ_ATTEMPTS`
+        times) when the link dies before the answer."""
+        return defer.Deferred.fromCoroutine(self._read(function, args))
+
+    async def _read(self, function: str, args: list):
+        sent = with_subscribe(function, args)
+        for attempt in range(READ_ATTEMPTS):
+            link = await self.hub.ready()
+            try:
+                answer = await link.call("database", function, sent)
+                break
+            except PeerDisconnected:
+                self.hub.detach(link)
+                if attempt == READ_ATTEMPTS - 1:
+                    raise
+        ids, accounts = subscribed_by(function, answer)
+        hub, interest = self.hub, self.interest
+        if not self._closed and interest.subscribe_cb is not None:
+            hub.interests.learn(answer)
+            hub.interests.subscribe_ids(interest, ids)
+            for account in accounts:
+                if len(interest.accounts) < hub.full_accounts_limit:
+                    hub.interests.subscribe_account(interest, account)
+            if hub.link is not link:
+                # the link changed while the answer was on its way: the new
+                # one was subscribed without these
+                await hub.carry(ids, accounts)
+        return answer
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def _cancel(self) -> None:
+        markets = list(self.interest.markets)
+        self.hub.interests.cancel_objects(self.interest)
+        self.hub.interests.cancel_markets(self.interest)
+        for market in markets:
+            self.hub.market_left(market)
+
+    def close(self) -> None:
+        """The connection closed: everything it subscribed ends."""
+        if self._closed:
+            return
+        self._closed = True
+        self._cancel()
+        self.hub.interests.remove(self.interest)
