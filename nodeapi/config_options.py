@@ -58,13 +58,16 @@ SINGLE = [
     ("partial-operations", "false", parse_bool,
      "account_history: true = keep only operations some kept account history refers to "
      "(default false: keep every operation)."),
-    ("upstream", "", parse_upstream,
-     "Indexer mode: ws://[user:password@]host:port of a bitshares-core-compatible node "
-     "to follow (its irreversible blocks) for the searchdb plugin, keeping no chain of "
-     "this node's own (default: off)."),
     ("upstream-irreversible-only", "true", parse_bool,
-     "Indexer mode: follow the upstream's last irreversible block (true) or its head "
-     "(false; documents of blocks that a fork undoes would stay) (default true)."),
+     "Gateway: the searchdb plugin follows the upstream's last irreversible block (true) "
+     "or its head (false; documents of blocks that a fork undoes would stay) "
+     "(default true)."),
+    ("upstream-cache-size", "64", parse_int(0),
+     "Gateway: MiB of upstream answers that cannot change (chain id, config, irreversible "
+     "blocks and transactions) kept in memory (default 64; 0 = none)."),
+    ("upstream-max-head-age", "60", parse_int(1),
+     "Gateway: seconds; an upstream whose head block is older is used only when no "
+     "fresher one is connected (default 60)."),
     ("checkpoint-interval", "1000", parse_int(0),
      "Blocks between checkpoints of the node state, written in the background and at a "
      "clean stop so a start replays only the blocks after the newest; 0 = only at a "
@@ -225,6 +228,11 @@ MULTI = [
     ("extended-history-by-registrar", parse_account_ids,
      "account_history: accounts registered by this account id get "
      "extended-max-ops-per-account (repeatable)."),
+    ("upstream", parse_upstream,
+     "Gateway: ws://[user:password@]host:port of a bitshares-core-compatible node "
+     "(repeatable): every API set but login (and history with the searchdb plugin, which "
+     "follows the first upstream) is forwarded to them; no chain of this node's own "
+     "(default: off)."),
     ("seed-node", parse_seed_node,
      "[user:password@]host:port, [IPv6]:port or ws://[user:password@]host:port/path of a "
      "node to follow (repeatable)."),

@@ -292,18 +292,16 @@ def parse_private_key(text) -> list:
     return [wif]
 
 
-def parse_upstream(text) -> str:
-    """``--upstream``: empty (off) or a node address as for ``seed-node``
-    (``ws://[user:password@]host:port``), kept as given; raises
-    ``ValueError`` with the parser's message."""
+def parse_upstream(text) -> list:
+    """An ``--upstream`` value: a node address as for ``seed-node``
+    (``ws://[user:password@]host:port``), kept as given -> ``[text]``;
+    raises ``ValueError`` with the parser's message."""
     text = parse_text(text)
-    if not text:
-        return ""
     try:
         parse_node_address(text)
     except InvalidPeerAddress as exc:
         raise ValueError(str(exc)) from None
-    return text
+    return [text]
 
 
 def parse_seed_node(text) -> list:

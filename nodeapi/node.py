@@ -101,6 +101,9 @@ class Node:
         started with ``--devnet`` (the devnet API set drives it), or None.
     :ivar api_answers: the answers the API sets keep for reuse across
         connections (:class:`nodeapi.api.answers.ApiAnswers`).
+    :ivar gateway: with ``--upstream``, the
+        :class:`~nodeapi.gateway.apis.Gateway` the forwarded sets use, or
+        None.
     """
 
     chain: Any
@@ -121,6 +124,7 @@ class Node:
     account_lookup: Optional[Any] = None
     devnet: Optional[Any] = None
     api_answers: ApiAnswers = attr.Factory(ApiAnswers)
+    gateway: Optional[Any] = None
 
 
 def new_node_identity() -> dict:

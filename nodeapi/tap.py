@@ -18,10 +18,12 @@ once and handing it to every part:
   ports bind in ``privilegedStartService``, everything starts after the
   replay (:mod:`nodeapi.service`).
 
-With ``--upstream`` (indexer mode, :func:`_make_indexer`) there is no
-block log and no chain: the ``searchdb`` plugin is fed by an
-:class:`~nodeapi.peers.upstream.UpstreamService` following that node, and
-the RPC port serves login and the history API set from the search database.
+With ``--upstream`` (gateway mode, :func:`_make_gateway`, one or more)
+there is no block log and no chain: login and api-access are local, every
+other API set is forwarded to the upstreams (:mod:`nodeapi.gateway`), but
+with the ``searchdb`` plugin the history set, served from the search
+database that an :class:`~nodeapi.peers.upstream.UpstreamService`
+following the first upstream fills.
 
 A bad option or file is reported as ``nodeapi: <message>`` and exit status
 1 (``SystemExit``), never a traceback nor the usage text (:class:`Options`).
@@ -97,7 +99,7 @@ def _make_service(options, reactor):
     access = (ApiAccess.load(options["api-access"]) if options["api-access"]
               else ApiAccess.open_to_all() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
-        return _make_indexer(options, reactor, data_dir, access)
+        return _make_gateway(options, reactor, data_dir, access)
     genesis = load_genesis(options["genesis-json"])
     block_log = BlockLog(options.block_log_path())
     block_log.open()
@@ -191,23 +193,22 @@ def _make_service(options, reactor):
     return top
 
 
-def _make_indexer(options, reactor, data_dir, access):
-    """Indexer mode (``--upstream``): NodeService without a chain; children
-    ``searchdb``, ``upstream``, ``rpc`` (login and history API sets only:
-    the others need a chain) and ``metrics``.
-
-    :raises ConfigError: without the searchdb plugin."""
-    from nodeapi.api.history import HistoryApi
-    from nodeapi.history.searchdb.plugin import make_searchdb
+def _make_gateway(options, reactor, data_dir, access):
+    """Gateway mode (``--upstream``, :mod:`nodeapi.gateway`): NodeService
+    without a chain; children ``upstreams`` (the
+    :class:`~nodeapi.gateway.pool.UpstreamPool`), with the searchdb plugin
+    ``searchdb`` and ``upstream`` (its follower of the first upstream),
+    ``rpc`` (login local, history from the search database with the
+    plugin, every other set forwarded) and ``metrics``."""
+    from nodeapi.gateway.apis import Gateway, gateway_registry
+    from nodeapi.gateway.cache import AnswerCache
+    from nodeapi.gateway.figures import GatewayCollector
+    from nodeapi.gateway.pool import UpstreamPool
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
-    from nodeapi.peers.upstream import UpstreamService
     from nodeapi.protocol.node_address import parse_node_address
     from nodeapi.service import NodeService
 
-    if "searchdb" not in options["plugins"]:
-        raise ConfigError("--upstream (indexer mode) needs the searchdb plugin "
-                          "(--plugins searchdb)")
     top = NodeService(None, None, reactor=reactor)
 
     def attach(name, svc):
@@ -215,27 +216,50 @@ def _make_indexer(options, reactor, data_dir, access):
         svc.setServiceParent(top)
         return svc
 
+    addresses = [parse_node_address(url) for url in options["upstream"]]
+    pool = attach("upstreams", UpstreamPool(
+        addresses, reactor, max_head_age=options["upstream-max-head-age"],
+        max_message_size=options["max-message-size"]))
+    searchdb = follower = history_api = None
+    if "searchdb" in options["plugins"]:
+        searchdb, follower = _attach_indexer(options, reactor, data_dir, attach, addresses[0])
+        from nodeapi.api.history import HistoryApi
+
+        history_api = HistoryApi
+    gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024))
+    metrics = Metrics(None, None, searchdb, upstream=follower, clock=reactor,
+                      health_limits=options.health_limits())
+    metrics.registry.register(GatewayCollector(pool, gateway.cache))
+    top.node = Node(chain=None, history=searchdb.history if searchdb else None,
+                    limits=options.api_limits(), api_node_info=options["api-node-info"],
+                    options=dict(options), reactor=reactor,
+                    account_lookup=follower.account_id if follower else None, gateway=gateway)
+    _attach_ports(options, reactor, attach, top.node, access, metrics,
+                  registry=gateway_registry(history_api))
+    log.info("nodeapi gateway: upstreams {upstreams}, data dir {data_dir}",
+             upstreams=" ".join(a.address for a in addresses), data_dir=data_dir)
+    return top
+
+
+def _attach_indexer(options, reactor, data_dir, attach, address):
+    """The searchdb plugin fed by an
+    :class:`~nodeapi.peers.upstream.UpstreamService` following ``address``:
+    ``(searchdb, follower)``."""
+    from nodeapi.history.searchdb.plugin import make_searchdb
+    from nodeapi.peers.upstream import UpstreamService
+
     searchdb = attach("searchdb", make_searchdb(
         options, None, data_dir, reactor,
-        asset_lookup=lambda asset_id: upstream.asset(asset_id)))  # the visitor's names
-    upstream = attach("upstream", UpstreamService(
-        parse_node_address(options["upstream"]), [searchdb] if searchdb.writes else [],
+        asset_lookup=lambda asset_id: follower.asset(asset_id)))  # the visitor's names
+    follower = attach("upstream", UpstreamService(
+        address, [searchdb] if searchdb.writes else [],
         reactor, pending=lambda: searchdb.documents_pending,
         irreversible=options["upstream-irreversible-only"],
         max_message_size=options["max-message-size"],
         state_path=os.path.join(data_dir, "indexer-state.json"),
         confirmed_block=lambda: searchdb.confirmed_block_num,
         asset_names=options.searchdb()["visitor"]))
-    metrics = Metrics(None, None, searchdb, upstream=upstream, clock=reactor,
-                      health_limits=options.health_limits())
-    top.node = Node(chain=None, history=searchdb.history, limits=options.api_limits(),
-                    api_node_info=options["api-node-info"], options=dict(options),
-                    reactor=reactor, account_lookup=upstream.account_id)
-    _attach_ports(options, reactor, attach, top.node, access, metrics,
-                  registry={"history": HistoryApi})
-    log.info("nodeapi indexer: following {upstream}, data dir {data_dir}",
-             upstream=parse_node_address(options["upstream"]).address, data_dir=data_dir)
-    return top
+    return searchdb, follower
 
 
 def _attach_ports(options, reactor, attach, node, access, metrics, registry=None,

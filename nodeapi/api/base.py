@@ -225,6 +225,9 @@ class ApiSet:
     name: ClassVar[str] = ""
     sections: ClassVar[dict[str, type]] = {}
     _bindings: ClassVar[dict[str, _Binding]] = {}
+    #: ``fn(request)`` answering the functions the set does not define (a
+    #: gateway's forwarded set, :mod:`nodeapi.gateway.apis`), or None.
+    forward: ClassVar[Any] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

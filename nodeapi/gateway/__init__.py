@@ -1,8 +1,20 @@
-"""The gateway: nodeapi in front of bitshares-core nodes (``--upstream``).
+"""Gateway mode: nodeapi in front of bitshares-core-compatible nodes.
 
-- :mod:`~nodeapi.gateway.subscriptions`: the merged upstream subscription
-  (``SubscriptionHub``); :mod:`~nodeapi.gateway.client_subscriptions`: one
-  client's subscription functions; :mod:`~nodeapi.gateway.notice_routing`:
-  who receives an upstream notice, encoded once;
-  :mod:`~nodeapi.gateway.subscribing_reads`: the reads that subscribe.
+With ``--upstream`` (one or more), clients connect to nodeapi as to any
+node: login and api-access are answered locally, the history set from the
+search database when the searchdb plugin runs, every other set by the
+upstreams.  Modules: :mod:`~nodeapi.gateway.connection` (an upstream
+WebSocket connection passing answers on as raw JSON),
+:mod:`~nodeapi.gateway.upstream` (one upstream: login, chain id, health,
+figures), :mod:`~nodeapi.gateway.pool` (choosing an upstream, read retries,
+broadcasts never repeated blindly), :mod:`~nodeapi.gateway.cache` (answers
+that cannot change), :mod:`~nodeapi.gateway.apis` (the forwarded API sets),
+:mod:`~nodeapi.gateway.figures` (Prometheus).
+
+Merged subscriptions: :mod:`~nodeapi.gateway.subscriptions` (the hub: one
+upstream subscription carrying every client's interest),
+:mod:`~nodeapi.gateway.client_subscriptions` (one client's subscription
+functions), :mod:`~nodeapi.gateway.notice_routing` (who receives an
+upstream notice, encoded once), :mod:`~nodeapi.gateway.subscribing_reads`
+(the reads that subscribe what they return).
 """

@@ -223,7 +223,10 @@ class RpcSession(Session):
     def invoke(self, request: Request) -> Any:
         """Call the function a request names, synchronously: returns its
         result, or a Deferred when the function is asynchronous; raises the
-        error to map (RpcError / NodeAPIError / anything else = internal)."""
+        error to map (RpcError / NodeAPIError / anything else = internal).
+        A function the set does not define goes to the set's ``forward``
+        when it has one (a gateway's forwarded set,
+        :mod:`nodeapi.gateway.apis`), else is -32601."""
         api = request.api
         apis = self.apis
         if type(api) is int and 0 <= api < len(apis):  # the common case: a set id
@@ -233,7 +236,11 @@ class RpcSession(Session):
         function = request.function
         binding = instance._bindings.get(function)
         if binding is None:
-            raise method_not_found(function, request.id)
+            forward = instance.forward
+            if forward is None:
+                raise method_not_found(function, request.id)
+            request.api_name = instance.name  # a gateway's set: the upstream answers
+            return forward(request)
         request.api_name = instance.name
         return getattr(instance, function)(*binding.bind(request.args))
 
