@@ -205,10 +205,10 @@ class Upstream(service.MultiService):
     def disconnected(self, proto, code=None, reason=None) -> None:
         if proto is not self.protocol:
             return
-        self.protocol = None
         self.log.info("Upstream {upstream} disconnected ({code} {reason})",
                       upstream=self.name, code=code, reason=reason or "")
-        self._set_down()
+        self._set_down()  # while the connection is still set: it was usable
+        self.protocol = None
         self._kick()
 
     def notice(self, proto, callback_id, payload) -> None:
