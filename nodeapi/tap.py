@@ -199,11 +199,15 @@ def _make_gateway(options, reactor, data_dir, access):
     :class:`~nodeapi.gateway.pool.UpstreamPool`), with the searchdb plugin
     ``searchdb`` and ``upstream`` (its follower of the first upstream),
     ``rpc`` (login local, history from the search database with the
-    plugin, every other set forwarded) and ``metrics``."""
+    plugin, every other set forwarded, the subscriptions merged by a
+    :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`) and
+    ``metrics``."""
     from nodeapi.gateway.apis import Gateway, gateway_registry
     from nodeapi.gateway.cache import AnswerCache
     from nodeapi.gateway.figures import GatewayCollector
     from nodeapi.gateway.pool import UpstreamPool
+    from nodeapi.gateway.subscriptions import SubscriptionHub
+    from nodeapi.gateway.subscriptions import install as install_subscriptions
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
     from nodeapi.protocol.node_address import parse_node_address
@@ -227,6 +231,7 @@ def _make_gateway(options, reactor, data_dir, access):
 
         history_api = HistoryApi
     gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024))
+    install_subscriptions(gateway, SubscriptionHub(pool, reactor))
     metrics = Metrics(None, None, searchdb, upstream=follower, clock=reactor,
                       health_limits=options.health_limits())
     metrics.registry.register(GatewayCollector(pool, gateway.cache))

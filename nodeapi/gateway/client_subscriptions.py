@@ -5,11 +5,13 @@ subscription (:class:`nodeapi.gateway.subscriptions.SubscriptionHub`), and
 the reads that subscribe what they return while the client has a
 subscribe callback (:mod:`nodeapi.gateway.subscribing_reads`).
 
-It is a :class:`~nodeapi.api.base.Section`: the gateway's ``database`` set
-lists it among its sections, so its ``@api_function`` methods are that
-set's functions of those names (arguments bound as every set's are), and
-asks :meth:`ClientSubscriptions.takes_read` before forwarding any other
-function: a read the hub must see goes through :meth:`ClientSubscriptions.read`.
+It is an :class:`~nodeapi.api.base.ApiSet` of its own, made by the hub
+for a connection on its first subscription function
+(:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.client_of`): the
+gateway's forwarded ``database`` set hands it those functions
+(:meth:`ClientSubscriptions.call` binds their arguments as every set's
+are), and the reads for which :meth:`ClientSubscriptions.takes_read` is
+true go through :meth:`ClientSubscriptions.read`.
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``set_subscribe_callback``: forgets the object subscriptions first;
@@ -19,13 +21,14 @@ market subscriptions end, the block and pending callbacks stay;
 accounts per connection).  Each function answers null like graphene's.
 Errors: the upstream's errors (an unknown asset, ``notify_remove_create``
 refused) reach the client as the upstream raised them
-(:class:`~nodeapi.peers.errors.PeerRpcError`); a callback on an HTTP
+(:class:`~nodeapi.peers.errors.UpstreamError`); a callback on an HTTP
 request is an :class:`~nodeapi.errors.ApiError`.
 """
 
+import orjson
 from twisted.internet import defer
 
-from nodeapi.api.base import Section, api_function
+from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.notice_routing import Interest
 from nodeapi.gateway.subscribing_reads import (
@@ -36,7 +39,7 @@ from nodeapi.peers.errors import PeerDisconnected
 READ_ATTEMPTS = 3
 
 
-class ClientSubscriptions(Section):
+class ClientSubscriptions(ApiSet):
     """The subscriptions of one client connection (module docstring).
 
     :param hub: the gateway's :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`.
@@ -44,10 +47,11 @@ class ClientSubscriptions(Section):
         (``websocket``, ``send_notice``, ``on_close``).
     :ivar interest: the client's :class:`~nodeapi.gateway.notice_routing.Interest`."""
 
+    name = "database"
+
     def __init__(self, hub, session) -> None:
-        super().__init__(None)
+        super().__init__(None, session)
         self.hub = hub
-        self.session = session
         self.interest = Interest(session)
         self._closed = False
         hub.interests.add(self.interest)
@@ -160,9 +164,11 @@ class ClientSubscriptions(Section):
 
     def read(self, function: str, args: list) -> defer.Deferred:
         """Send a subscribing read on the hub's link with ``subscribe``
-        true; fires with the upstream's answer, once what it subscribes is
-        this client's interest.  Sent again (up to :data:`READ_ATTEMPTS`
-        times) when the link dies before the answer."""
+        true; fires with the upstream's answer (its JSON as an
+        ``orjson.Fragment``), once what it subscribes is this client's
+        interest.  Sent again (up to :data:`READ_ATTEMPTS` times) when the
+        link dies before the answer; the upstream's error is raised as
+        :class:`~nodeapi.peers.errors.UpstreamError`."""
         return defer.Deferred.fromCoroutine(self._read(function, args))
 
     async def _read(self, function: str, args: list):
@@ -170,12 +176,13 @@ class ClientSubscriptions(Section):
         for attempt in range(READ_ATTEMPTS):
             link = await self.hub.ready()
             try:
-                answer = await link.call("database", function, sent)
+                raw = await self.hub.ask(function, sent, link=link, raw=True)
                 break
             except PeerDisconnected:
                 self.hub.detach(link)
                 if attempt == READ_ATTEMPTS - 1:
                     raise
+        answer = orjson.loads(raw)
         ids, accounts = subscribed_by(function, answer)
         hub, interest = self.hub, self.interest
         if not self._closed and interest.subscribe_cb is not None:
@@ -188,7 +195,7 @@ class ClientSubscriptions(Section):
                 # the link changed while the answer was on its way: the new
                 # one was subscribed without these
                 await hub.carry(ids, accounts)
-        return answer
+        return orjson.Fragment(raw)
 
     # -- the end ---------------------------------------------------------------------------
 
@@ -206,3 +213,5 @@ class ClientSubscriptions(Section):
         self._closed = True
         self._cancel()
         self.hub.interests.remove(self.interest)
+        if self.hub.clients.get(self.session) is self:
+            del self.hub.clients[self.session]

@@ -134,3 +134,20 @@ def subscribed_by(function: str, answer) -> tuple:
     """``(object ids, accounts)`` a subscribing call of ``function``
     subscribes, from its ``answer`` (wire JSON)."""
     return SUBSCRIBING_READS[function][1](answer)
+
+
+def without_subscribe(function: str, args: list) -> list:
+    """``args`` with a true ``subscribe`` argument made false (a read that
+    subscribes nothing for its client, forwarded: the answer is the same).
+    An argument that is no boolean is left for the upstream to refuse."""
+    index = SUBSCRIBING_READS[function][0]
+    if len(args) <= index or args[index] is None:
+        return args
+    try:
+        if not fc_bool(args[index], "subscribe"):
+            return args
+    except ApiError:
+        return args
+    out = list(args)
+    out[index] = False
+    return out

@@ -12,12 +12,15 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp
 :mod:`nodeapi.gateway.subscribing_reads`, who receives a notice
 :mod:`nodeapi.gateway.notice_routing`.
 
-The hub keeps one *subscription link* to an upstream (an object with
-``call(api, function, args) -> Deferred``, given by :meth:`SubscriptionHub.attach`
-and taken back by :meth:`~SubscriptionHub.detach` when it dies) and
-carries on it the union of the clients' interests:
+The hub keeps one *subscription link*: a connection of the gateway's
+:class:`~nodeapi.gateway.pool.UpstreamPool` (an
+:class:`~nodeapi.gateway.upstream.Upstream`: ``call``/``call_raw``,
+``new_callback_id``, ``listen``), chosen by the pool when one is usable
+and chosen again when the pool reports it lost (``pool.watch``); the
+forwarded calls share the connection.  It carries the union of the
+clients' interests, under callback ids of that connection:
 
-- ``set_subscribe_callback(1, notify_remove_create)`` (the flag on once a
+- ``set_subscribe_callback(cb, notify_remove_create)`` (the flag on once a
   client asked for it: the upstream's refusal reaches that client), then
   ``set_auto_subscription(false)`` (so only the gateway's own reads
   subscribe) and ``get_objects(["2.1.0"], true)``: the dynamic global
@@ -27,10 +30,15 @@ carries on it the union of the clients' interests:
 - a client's read that subscribes is sent on the link with ``subscribe``
   true, so the upstream subscribes what it returns at once; the hub then
   adds what the answer holds to that client's interest;
-- ``set_block_applied_callback(2)`` / ``set_pending_transaction_callback(3)``
+- ``set_block_applied_callback`` / ``set_pending_transaction_callback``
   once a client set one; ``subscribe_to_market(cb, a, b)`` once per
-  market (callbacks from 16), ``unsubscribe_from_market`` when its last
-  client leaves.
+  market, ``unsubscribe_from_market`` when its last client leaves.
+
+:func:`install` puts the hub's handlers into the forwarded sets'
+``Gateway.handlers`` (:mod:`nodeapi.gateway.apis`): the subscription
+functions, and the reads that subscribe (a read that subscribes nothing
+for its client is forwarded as usual, with ``subscribe`` false so that it
+adds nothing to the link's subscription should it travel on it).
 
 Clients keep their own callback ids: a notice is encoded once and written
 to each client that would have received it from the upstream directly
@@ -52,10 +60,10 @@ from nodeapi.api.arguments import id_key
 from nodeapi.errors import ApiError
 from nodeapi.gateway.client_subscriptions import ClientSubscriptions
 from nodeapi.gateway.notice_routing import Encoded, Interests, encode
-from nodeapi.gateway.subscribing_reads import FULL_ACCOUNTS_SUBSCRIBE_LIMIT
+from nodeapi.gateway.subscribing_reads import (
+    FULL_ACCOUNTS_SUBSCRIBE_LIMIT, SUBSCRIBING_READS, without_subscribe)
+from nodeapi.peers.errors import NoUpstream, PeerRpcError, UpstreamError
 
-#: The hub's callback ids on the upstream link.
-SUBSCRIBE_CB, BLOCK_CB, PENDING_CB, FIRST_MARKET_CB = 1, 2, 3, 16
 #: An object every block changes (module docstring).
 EVERY_BLOCK_OBJECT = "2.1.0"
 #: Ids per ``get_objects`` and accounts per ``get_full_accounts`` when the
@@ -64,39 +72,66 @@ EVERY_BLOCK_OBJECT = "2.1.0"
 OBJECTS_PER_CALL, ACCOUNTS_PER_CALL = 100, 10
 #: Seconds a client's call waits for a subscription link.
 LINK_WAIT = 30.0
-
+#: The functions whose calls the hub answers (:func:`install`).
+CONTROL_FUNCTIONS = ("set_subscribe_callback", "set_auto_subscription",
+                     "set_pending_transaction_callback", "set_block_applied_callback",
+                     "cancel_all_subscriptions", "subscribe_to_market",
+                     "unsubscribe_from_market")
 
 
 class SubscriptionHub:
     """One per gateway: the clients' :class:`~.notice_routing.Interests`,
     the subscription link and what it carries (module docstring).
 
+    :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool` (watched
+        from now on), or None to attach links by hand (:meth:`attach`).
     :param clock: an ``IReactorTime`` (the wait for a link times out on it).
     :param full_accounts_limit: accounts one client may subscribe through
         ``get_full_accounts`` (the upstream's
         ``api_limit_get_full_accounts_subscribe``).
-    """
+    :ivar clients: session -> its :class:`ClientSubscriptions`."""
 
     log = Logger()
 
-    def __init__(self, clock, full_accounts_limit: int = FULL_ACCOUNTS_SUBSCRIBE_LIMIT) -> None:
+    def __init__(self, pool, clock, full_accounts_limit: int = FULL_ACCOUNTS_SUBSCRIBE_LIMIT) -> None:
+        self.pool = pool
         self.clock = clock
         self.full_accounts_limit = full_accounts_limit
         self.interests = Interests()
+        self.clients: dict = {}
         self.link = None
-        self._symbols: dict = {}  # asset id -> symbol, of the markets
+        self._attaching = None
         self._waiting: list = []
-        self._everything = False  # notify_remove_create on the link
-        self._block = self._pending = False
-        self._market_cbs: dict = {}  # market -> callback id on the link
-        self._cb_markets: dict = {}  # callback id -> market
-        self._next_market_cb = FIRST_MARKET_CB
+        self._symbols: dict = {}  # asset id -> symbol, of the markets
+        self._reset_link_state()
+        if pool is not None:
+            pool.watch(self._pool_changed)
 
-    def client(self, session) -> ClientSubscriptions:
-        """The subscription calls of a new client connection."""
-        return ClientSubscriptions(self, session)
+    def _reset_link_state(self) -> None:
+        self._everything = False  # notify_remove_create on the link
+        self._kinds: dict = {}  # callback id on the link -> "subscribe", "block", ... or a market
+        self._subscribe_cb = self._block_cb = self._pending_cb = None
+        self._market_cbs: dict = {}  # market -> callback id on the link
+
+    def client_of(self, session) -> ClientSubscriptions:
+        """The subscription calls of the connection of ``session`` (made on
+        first use, forgotten when it closes)."""
+        client = self.clients.get(session)
+        if client is None:
+            client = self.clients[session] = ClientSubscriptions(self, session)
+        return client
 
     # -- the link --------------------------------------------------------------------
+
+    def _pool_changed(self, upstream) -> None:
+        if not upstream.usable:
+            self.detach(upstream)
+        if self.link is None and self._attaching is None:
+            try:
+                chosen = self.pool.pick()
+            except NoUpstream:
+                return
+            self.attach(chosen)
 
     def attach(self, link) -> defer.Deferred:
         """Carry the subscriptions on ``link`` from now on: subscribe the
@@ -130,27 +165,35 @@ class SubscriptionHub:
             self._waiting.remove(d)
             d.errback(ApiError("No upstream node is available for subscriptions"))
 
+    def _callback(self, link, kind) -> int:
+        """A new callback id on ``link`` whose notices are of ``kind``."""
+        cb = link.new_callback_id()
+        self._kinds[cb] = kind
+        link.listen(cb, lambda params: self.notice(link, cb, params))
+        return cb
+
     async def _setup(self, link) -> None:
+        self._reset_link_state()
         try:
-            await self._subscribe_union(link, self._everything)
+            await self._subscribe_union(link, bool(self.interests.everything))
             if self.interests.block:
-                await link.call("database", "set_block_applied_callback", [BLOCK_CB])
+                await self._set_block(link)
             if self.interests.pending:
-                await link.call("database", "set_pending_transaction_callback", [PENDING_CB])
-            self._block, self._pending = bool(self.interests.block), bool(self.interests.pending)
-            self._market_cbs, self._cb_markets = {}, {}
+                await self._set_pending(link)
             for market in sorted(self.interests.by_market):
                 await self._subscribe_market(link, market)
         except Exception:
-            self.log.failure("Subscribing again on a new upstream link failed")
+            self.log.failure("Subscribing on a new upstream link failed")
+            if self._attaching is link:
+                self._attaching = None
             return
         if self._attaching is not link:
             return  # detached (or replaced) while subscribing
         self._attaching = None
         self.link = link
-        self.log.info("Subscriptions carried by a new upstream link ({ids} ids, {accounts} "
-                      "accounts, {markets} markets)", ids=len(self.interests.by_id),
-                      accounts=len(self.interests.by_account),
+        self.log.info("Subscriptions carried by upstream {name} ({ids} ids, {accounts} "
+                      "accounts, {markets} markets)", name=getattr(link, "name", "?"),
+                      ids=len(self.interests.by_id), accounts=len(self.interests.by_account),
                       markets=len(self.interests.by_market))
         waiting, self._waiting = self._waiting, []
         for d in waiting:
@@ -159,7 +202,9 @@ class SubscriptionHub:
     async def _subscribe_union(self, link, everything: bool) -> None:
         """``set_subscribe_callback`` on the link (which forgets what it
         subscribed), then every id and account any client subscribed."""
-        await link.call("database", "set_subscribe_callback", [SUBSCRIBE_CB, everything])
+        if self._subscribe_cb is None:
+            self._subscribe_cb = self._callback(link, "subscribe")
+        await link.call("database", "set_subscribe_callback", [self._subscribe_cb, everything])
         self._everything = everything
         await link.call("database", "set_auto_subscription", [False])
         ids = [EVERY_BLOCK_OBJECT] + sorted(self.interests.by_id, key=id_key)
@@ -178,44 +223,70 @@ class SubscriptionHub:
         answered by a link replaced meanwhile)."""
         await self._subscribe(await self.ready(), list(ids), list(accounts))
 
+    async def _set_block(self, link) -> None:
+        cb = self._callback(link, "block")
+        await link.call("database", "set_block_applied_callback", [cb])
+        self._block_cb = cb
+
+    async def _set_pending(self, link) -> None:
+        cb = self._callback(link, "pending")
+        await link.call("database", "set_pending_transaction_callback", [cb])
+        self._pending_cb = cb
+
+    async def _subscribe_market(self, link, market: tuple) -> None:
+        cb = self._callback(link, market)
+        await link.call("database", "subscribe_to_market", [cb, market[0], market[1]])
+        self._market_cbs[market] = cb
+
+    # -- what clients need -----------------------------------------------------------
+
+    async def ask(self, function: str, args: list, link=None, raw: bool = False):
+        """``database.function(args)`` on ``link`` (default: the current
+        link, waited for): the answer (its JSON bytes with ``raw``).  The
+        upstream's error is raised as :class:`UpstreamError` (it reaches
+        the client unchanged), a lost connection as ``PeerDisconnected``."""
+        if link is None:
+            link = await self.ready()
+        try:
+            if raw:
+                return await link.call_raw("database", function, args)
+            return await link.call("database", function, args)
+        except PeerRpcError as exc:
+            raise UpstreamError(exc) from None
+
     async def need_everything(self) -> None:
         """A client asked ``notify_remove_create``: turn it on on the link
         (the upstream's refusal is raised) and subscribe the union again."""
         link = await self.ready()
         if not self._everything:
-            await self._subscribe_union(link, True)
+            try:  # bitshares-core refuses before it forgets anything
+                await self._subscribe_union(link, True)
+            except PeerRpcError as exc:
+                raise UpstreamError(exc) from None
 
     async def need_block(self) -> None:
         link = await self.ready()
-        if not self._block:
-            await link.call("database", "set_block_applied_callback", [BLOCK_CB])
-            self._block = True
+        if self._block_cb is None:
+            await self._set_block(link)
 
     async def need_pending(self) -> None:
         link = await self.ready()
-        if not self._pending:
-            await link.call("database", "set_pending_transaction_callback", [PENDING_CB])
-            self._pending = True
-
-    async def _subscribe_market(self, link, market: tuple) -> None:
-        cb = self._next_market_cb
-        self._next_market_cb += 1
-        await link.call("database", "subscribe_to_market", [cb, market[0], market[1]])
-        self._market_cbs[market] = cb
-        self._cb_markets[cb] = market
+        if self._pending_cb is None:
+            await self._set_pending(link)
 
     async def market_of(self, a, b) -> tuple:
         """The market ``(lower asset id, higher asset id)`` of assets ``a``
         and ``b`` (symbols or ids), as the upstream resolves them.
 
-        :raises ApiError: an asset does not exist, or both are the same
-            (the upstream's ``subscribe_to_market`` error text is kept)."""
-        link = await self.ready()
-        found = await link.call("database", "lookup_asset_symbols", [[a, b]])
+        :raises UpstreamError: an asset does not exist, or both are the
+            same (the upstream's own ``subscribe_to_market`` error)."""
+        found = await self.ask("lookup_asset_symbols", [[a, b]])
         if not (found and found[0] and found[1]) or found[0]["id"] == found[1]["id"]:
-            # let the upstream say what is wrong, in its own words
-            await link.call("database", "subscribe_to_market", [0, a, b])
-            raise ApiError("Market assets not found")
+            # let the upstream say what is wrong, in its own words (its
+            # unsubscribe_from_market reads the assets as subscribe_to_market
+            # does, and changes nothing)
+            await self.ask("unsubscribe_from_market", [a, b])
+            raise ApiError(f"Market {a}:{b} not found")
         pair = sorted((found[0], found[1]), key=lambda asset: id_key(asset["id"]))
         for asset in pair:
             self._symbols[asset["id"]] = asset["symbol"]
@@ -232,15 +303,17 @@ class SubscriptionHub:
         its first argument sorts after the second as a string, so it is
         sent the lower asset's id and the higher one's symbol (an id, which
         starts with a digit, sorts before a symbol)."""
-        cb = self._market_cbs.pop(market, None)
-        if cb is None or market in self.interests.by_market:
+        if market in self.interests.by_market:
             return
-        self._cb_markets.pop(cb, None)
+        cb = self._market_cbs.pop(market, None)
         link = self.link
-        if link is not None:
-            d = link.call("database", "unsubscribe_from_market",
-                          [market[0], self._symbols.get(market[1], market[1])])
-            d.addErrback(lambda f: self.log.failure("unsubscribe_from_market failed", f))
+        if cb is None or link is None:
+            return
+        link.listen(cb, None)
+        self._kinds.pop(cb, None)
+        d = link.call("database", "unsubscribe_from_market",
+                      [market[0], self._symbols.get(market[1], market[1])])
+        d.addErrback(lambda f: self.log.failure("unsubscribe_from_market failed", f))
 
     # -- notices -------------------------------------------------------------------
 
@@ -250,21 +323,21 @@ class SubscriptionHub:
         link no longer attached are dropped."""
         if link is not self.link or not params:
             return
+        kind = self._kinds.get(cb)
         payload = params[0]
         interests = self.interests
         try:
-            if cb == SUBSCRIBE_CB:
+            if kind == "subscribe":
                 self._objects_notice(payload)
-            elif cb == BLOCK_CB:
+            elif kind == "block":
                 self._send_all(interests.block, "block_cb", encode(payload))
-            elif cb == PENDING_CB:
+            elif kind == "pending":
                 self._send_all(interests.pending, "pending_cb", encode(payload))
-            elif cb in self._cb_markets:
-                market = self._cb_markets[cb]
+            elif kind is not None:
                 interests.learn(payload)
                 fragment = encode(payload)
-                for client in list(interests.by_market.get(market, ())):
-                    self._send(client, client.markets.get(market), fragment)
+                for client in list(interests.by_market.get(kind, ())):
+                    self._send(client, client.markets.get(kind), fragment)
         except Exception:
             self.log.failure("Fan-out of an upstream notice failed")
 
@@ -294,3 +367,23 @@ class SubscriptionHub:
             client.session.send_notice(cb, fragment)
         except Exception:
             self.log.failure("Notice to a client failed")
+
+
+def install(gateway, hub: SubscriptionHub) -> None:
+    """Answer the subscription functions and the subscribing reads of the
+    gateway's ``database`` set with ``hub`` (``gateway.handlers``,
+    :mod:`nodeapi.gateway.apis`; module docstring)."""
+    for function in CONTROL_FUNCTIONS:
+        gateway.handlers[("database", function)] = (
+            lambda api_set, args, function=function:
+            hub.client_of(api_set.session).call(function, args))
+    for function in SUBSCRIBING_READS:
+        gateway.handlers[("database", function)] = (
+            lambda api_set, args, function=function: _read(hub, gateway, api_set, function, args))
+
+
+def _read(hub, gateway, api_set, function: str, args: list):
+    client = hub.clients.get(api_set.session)
+    if client is not None and client.takes_read(function, args):
+        return client.read(function, args)
+    return gateway.forward("database", function, without_subscribe(function, args))

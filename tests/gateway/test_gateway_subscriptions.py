@@ -1,0 +1,312 @@
+"""The gateway's merged subscriptions (nodeapi.gateway.subscriptions) in one
+reactor: real RPC sites of one chain are the upstreams, the gateway's own
+site (an UpstreamPool, the forwarded sets, the SubscriptionHub installed as
+in tap.py) serves real WebSocket clients (kit.rpc).  What a client gets
+through the gateway is compared with what the same calls get from the
+upstream directly; the rules are bitshares-core's
+(libraries/app/database_api.cpp ``handle_object_changed``,
+``on_applied_block``; libraries/chain/db_notify.cpp
+``get_relevant_accounts``)."""
+
+import orjson
+import pytest
+import pytest_twisted
+from bitsharesbase import operations
+from twisted.internet import defer, reactor, task
+
+from nodeapi.gateway.apis import Gateway, gateway_registry
+from nodeapi.gateway.cache import AnswerCache
+from nodeapi.gateway.pool import UpstreamPool
+from nodeapi.gateway.subscriptions import SubscriptionHub, install
+from nodeapi.node import Node
+from nodeapi.protocol.node_address import parse_node_address
+from nodeapi.rpc.access import ApiAccess
+
+from kit.access import VECTORS
+from kit.api import RecordingSession, create_gold
+from kit.chain import amt, limit_order, produce, transfer_op, with_fee
+from kit.rpc import ws_connect
+from kit.signing import sign
+from kit.site import RunningSite, make_node
+from kit.wait import wait_for
+
+
+class Gw:
+    """A gateway over ``sites`` with the hub installed (as tap.py does)."""
+
+    def __init__(self, sites):
+        urls = [f"ws://127.0.0.1:{site.port}" for site in sites]
+        self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
+                                 interval=0.1, max_head_age=10 ** 9, patience=5.0)
+        self.gateway = Gateway(self.pool, AnswerCache(1 << 20))
+        self.hub = SubscriptionHub(self.pool, reactor)
+        install(self.gateway, self.hub)
+        self.server = RunningSite(Node(chain=None, reactor=reactor, gateway=self.gateway),
+                                  ApiAccess.from_json(VECTORS), registry=gateway_registry())
+        self.port = self.server.port
+
+    @defer.inlineCallbacks
+    def stop(self):
+        yield self.server.stop()
+        yield self.pool.stopService()
+
+
+def _site(chain, everything=True):
+    return RunningSite(make_node(chain, enable_subscribe_to_all=everything),
+                       ApiAccess.from_json(VECTORS))
+
+
+@pytest.fixture
+def upstream(funded):
+    site = _site(funded)
+    yield site
+    site.stop_blocking()
+
+
+@defer.inlineCallbacks
+def start_gateway(sites):
+    """A started :class:`Gw` whose hub has its link."""
+    gw = Gw(sites)
+    gw.pool.startService()
+    yield wait_for(lambda: gw.hub.link is not None, timeout=10.0)
+    return gw
+
+
+@pytest.fixture
+def gw(upstream):
+    gw = pytest_twisted.blockon(start_gateway([upstream]))
+    yield gw
+    pytest_twisted.blockon(gw.stop())
+
+
+@defer.inlineCallbacks
+def connect(port, n):
+    """``n`` WebSocket clients of ``port``."""
+    out = []
+    for _ in range(n):
+        out.append((yield ws_connect(port)))
+    return out
+
+
+def db(proto, function, *args):
+    return proto.call("database", function, *args)
+
+
+def sleep(seconds=0.15):
+    return task.deferLater(reactor, seconds, lambda: None)
+
+
+@defer.inlineCallbacks
+def settle(*clients, count=None):
+    """Wait until each client got ``count`` notices (or until they stop
+    coming), then a little longer for stragglers."""
+    if count is not None:
+        yield wait_for(lambda: all(len(c.notices) >= count for c in clients), timeout=10.0)
+    yield sleep()
+
+
+def stats_of(chain, account):
+    return chain.state.get(account)["statistics"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_overlapping_interests_get_what_the_upstream_sends_each(funded, upstream, gw):
+    s6, s7 = stats_of(funded, "1.2.6"), stats_of(funded, "1.2.7")
+    a, b, c, d, e = yield connect(gw.port, 5)
+    direct_a, direct_b = (yield ws_connect(upstream.port)), (yield ws_connect(upstream.port))
+    for proto in (a, direct_a):
+        yield db(proto, "set_subscribe_callback", 5, False)
+        yield db(proto, "get_objects", [s6])
+    for proto in (b, direct_b):
+        yield db(proto, "set_subscribe_callback", 8, False)
+        yield db(proto, "get_objects", [s6, s7])
+    yield db(c, "set_subscribe_callback", 9, False)  # a callback, nothing read
+    yield db(d, "get_objects", [s7], True)  # no callback: nothing subscribes
+    yield db(e, "set_subscribe_callback", 4, False)
+    yield db(e, "get_objects", [s6], False)  # explicitly not subscribed
+    yield db(e, "set_auto_subscription", False)
+    yield db(e, "get_accounts", ["1.2.7"])  # auto-subscription off
+    funded.push_transaction(sign(funded, [transfer_op(1000)]))
+    produce(funded)
+    yield settle(a, b, direct_a, direct_b, count=1)
+    assert a.notices == direct_a.notices and b.notices == direct_b.notices
+    assert [n[0] for n in a.notices] == [5] and [n[0] for n in b.notices] == [8]
+    assert [o["id"] for o in a.notices[0][1][0]] == [s6]
+    assert sorted(o["id"] for o in b.notices[0][1][0]) == sorted([s6, s7])
+    assert c.notices == d.notices == e.notices == []  # nor 2.1.0, which the hub subscribes
+    # one upstream subscription for both: the hub's link subscribed each id once
+    assert set(gw.hub.interests.by_id) == {s6, s7}
+    a.sendClose()
+    yield sleep()
+    funded.push_transaction(sign(funded, [transfer_op(1000)]))
+    produce(funded)
+    yield settle(b, direct_b, count=2)
+    assert b.notices == direct_b.notices and len(a.notices) == 1
+    assert set(gw.hub.interests.by_id) == {s6, s7}  # b still has both
+
+
+@pytest_twisted.inlineCallbacks
+def test_full_account_subscriber_gets_the_batches_of_its_account(funded, upstream, gw):
+    """bitshares-core ``is_impacted_account``: a batch concerning the
+    subscribed account goes whole (with everything else the upstream sent
+    the gateway, here the statistics another client subscribed and 2.1.0);
+    a batch not concerning it, not at all."""
+    s6, s7 = stats_of(funded, "1.2.6"), stats_of(funded, "1.2.7")
+    f, g = (yield ws_connect(gw.port)), (yield ws_connect(gw.port))
+    yield db(f, "set_subscribe_callback", 3, False)
+    yield db(f, "get_full_accounts", ["init1"], True)
+    yield db(g, "set_subscribe_callback", 6, False)
+    yield db(g, "get_objects", [s6])
+    funded.push_transaction(sign(funded, [transfer_op(500, to="1.2.8")]))  # init0 -> init2
+    produce(funded)
+    yield settle(g, count=1)
+    assert f.notices == [] and [[o["id"] for o in g.notices[0][1][0]]] == [[s6]]
+    funded.push_transaction(sign(funded, [transfer_op(700)]))  # init0 -> init1
+    produce(funded)
+    yield settle(f, count=2)
+    (cb1, (created,)), (cb2, (changed,)) = f.notices
+    assert cb1 == cb2 == 3
+    assert [(o["owner"], o["balance"]) for o in created] == [("1.2.7", 700)]
+    assert {o["id"] for o in changed} == {"2.1.0", s6, s7}
+    assert [[o["id"] for o in n[1][0]] for n in g.notices] == [[s6], [s6]]
+
+
+@pytest_twisted.inlineCallbacks
+def test_created_and_removed_objects(funded, upstream, gw):
+    """``notify_remove_create``: created objects and removed ids reach
+    that client only; a removal reaches a client whose account the removed
+    object belonged to (the order's seller) and not the others."""
+    create_gold(funded)
+    everything, seller, other = yield connect(gw.port, 3)
+    yield db(everything, "set_subscribe_callback", 1, True)
+    yield db(seller, "set_subscribe_callback", 2, False)
+    yield db(seller, "get_full_accounts", ["1.2.7"], True)
+    yield db(other, "set_subscribe_callback", 3, False)
+    yield db(other, "get_objects", ["1.3.0"])
+    order = limit_order(funded, "1.2.7", amt(100, "1.3.1"), amt(10 ** 6))
+    produce(funded)
+    yield settle(everything, seller, count=1)
+    created = [o for _, (batch,) in everything.notices for o in batch
+               if isinstance(o, dict) and o["id"] == order]
+    assert len(created) == 1 and created[0]["seller"] == "1.2.7"
+    assert "2.1.0" not in [o["id"] for o in everything.notices[0][1][0]]  # a created batch
+    op, _ = with_fee(funded, operations.Limit_order_cancel, fee_paying_account="1.2.7",
+                     order=order, extensions=[])
+    funded.push_transaction(sign(funded, [op]))
+    before = len(everything.notices), len(seller.notices)
+    produce(funded)
+    yield wait_for(lambda: len(everything.notices) > before[0]
+                   and len(seller.notices) > before[1])
+    yield settle()
+    assert [order] in [n[1][0] for n in everything.notices[before[0]:]]
+    assert [order] in [n[1][0] for n in seller.notices[before[1]:]]
+    assert all(n[1][0] != [order] for n in other.notices)
+
+
+@pytest_twisted.inlineCallbacks
+def test_block_and_pending_notices_encoded_once(funded, upstream, gw):
+    sessions = [RecordingSession() for _ in range(3)]
+    clients = [gw.hub.client_of(s) for s in sessions]
+    for i, client in enumerate(clients):
+        yield client.call("set_block_applied_callback", [10 + i])
+    yield clients[0].call("set_pending_transaction_callback", [77])
+    yield clients[1].call("set_subscribe_callback", [20])
+    yield clients[1].read("get_objects", [["2.1.0"]])
+    yield clients[2].call("set_subscribe_callback", [21])
+    yield clients[2].read("get_objects", [["2.1.0"]])
+    funded.push_transaction(sign(funded, [transfer_op(3)]))
+    produce(funded)
+    yield wait_for(lambda: all(len(s.notices) >= 1 for s in sessions)
+                   and len(sessions[1].notices) >= 2 and len(sessions[0].notices) >= 2)
+    yield sleep()
+    blocks = [[n for n in s.notices if n[0] in (10, 11, 12)] for s in sessions]
+    assert [[cb for cb, _ in b] for b in blocks] == [[10], [11], [12]]
+    payloads = [b[0][1] for b in blocks]
+    assert payloads[0] is payloads[1] is payloads[2]  # one encoding for all
+    assert orjson.loads(orjson.dumps(payloads[0])) == funded.head_block_id
+    pending = [n for n in sessions[0].notices if n[0] == 77]
+    assert len(pending) == 1 and orjson.loads(orjson.dumps(pending[0][1]))["operations"][0][0] == 0
+    dgp = [[n[1] for n in s.notices if n[0] in (20, 21)] for s in sessions[1:]]
+    assert dgp[0][0] is dgp[1][0]  # the same selection, the same bytes
+
+
+@pytest_twisted.inlineCallbacks
+def test_markets_share_one_upstream_subscription(funded, upstream, gw):
+    create_gold(funded)
+    a, b = (yield ws_connect(gw.port)), (yield ws_connect(gw.port))
+    yield db(a, "subscribe_to_market", 31, "GOLD", "TEST")
+    yield db(b, "subscribe_to_market", 32, "1.3.0", "1.3.1")
+    assert list(gw.hub._market_cbs) == [("1.3.0", "1.3.1")]
+    order = limit_order(funded, "1.2.7", amt(100, "1.3.1"), amt(10 ** 6))
+    produce(funded)
+    yield settle(a, b, count=1)
+    assert [n[0] for n in a.notices] == [31] and [n[0] for n in b.notices] == [32]
+    assert a.notices[0][1] == b.notices[0][1] and a.notices[0][1][0][0]["id"] == order
+    yield db(a, "unsubscribe_from_market", "TEST", "GOLD")
+    limit_order(funded, "1.2.7", amt(101, "1.3.1"), amt(10 ** 6))
+    produce(funded)
+    yield settle(b, count=2)
+    assert len(a.notices) == 1
+    yield db(b, "cancel_all_subscriptions")
+    assert gw.hub._market_cbs == {}  # the last client left: unsubscribed upstream
+
+
+@pytest_twisted.inlineCallbacks
+def test_bad_input_gets_the_upstreams_error_and_loses_nothing(funded, upstream, gw):
+    proto, direct = (yield ws_connect(gw.port)), (yield ws_connect(upstream.port))
+    yield db(proto, "set_subscribe_callback", 2, False)
+    yield db(proto, "get_objects", ["2.1.0"])
+    for p in (proto, direct):
+        bad = yield p.request("database", "subscribe_to_market", [1, "NOPE", "TEST"])
+        p.bad = bad["error"]
+    assert proto.bad["message"] == direct.bad["message"]
+    bad = yield proto.request("database", "set_subscribe_callback", [2, "maybe"])
+    assert "true or false" in bad["error"]["message"]
+    produce(funded)
+    yield settle(proto, count=1)
+    assert [o["id"] for o in proto.notices[0][1][0]] == ["2.1.0"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_notify_remove_create_refused_by_the_upstream(funded):
+    site = _site(funded, everything=False)
+    gw = yield start_gateway([site])
+    try:
+        proto = yield ws_connect(gw.port)
+        reply = yield proto.request("database", "set_subscribe_callback", [1, True])
+        assert "disallowed in this server" in reply["error"]["message"]
+        yield db(proto, "set_subscribe_callback", 1, False)
+        yield db(proto, "get_objects", ["2.1.0"])
+        produce(funded)
+        yield settle(proto, count=1)
+    finally:
+        yield gw.stop()
+        yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_subscription_moves_to_the_other_upstream(funded):
+    """Two upstreams of one chain: the one carrying the subscriptions is
+    stopped; the hub subscribes the union on the other and the clients'
+    notices carry on, under their own callback ids."""
+    sites = [_site(funded), _site(funded)]
+    gw = yield start_gateway(sites)
+    try:
+        s6 = stats_of(funded, "1.2.6")
+        a, b = (yield ws_connect(gw.port)), (yield ws_connect(gw.port))
+        yield db(a, "set_subscribe_callback", 5, False)
+        yield db(a, "get_objects", [s6])
+        yield db(b, "set_block_applied_callback", 9)
+        carrier = gw.hub.link
+        dead = sites[gw.pool.upstreams.index(carrier)]
+        yield dead.stop()
+        yield wait_for(lambda: gw.hub.link is not None and gw.hub.link is not carrier)
+        funded.push_transaction(sign(funded, [transfer_op(1000)]))
+        produce(funded)
+        yield settle(a, b, count=1)
+        assert [n[0] for n in a.notices] == [5] and [o["id"] for o in a.notices[0][1][0]] == [s6]
+        assert b.notices == [[9, [funded.head_block_id]]]
+    finally:
+        yield gw.stop()
+        for site in sites:
+            yield site.stop()
