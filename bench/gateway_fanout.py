@@ -30,7 +30,8 @@ from nodeapi.chain.genesis import load_genesis  # noqa: E402
 from nodeapi.gateway.apis import Gateway, gateway_registry  # noqa: E402
 from nodeapi.gateway.cache import AnswerCache  # noqa: E402
 from nodeapi.gateway.pool import UpstreamPool  # noqa: E402
-from nodeapi.gateway.subscriptions import SubscriptionHub, install  # noqa: E402
+from nodeapi.gateway.client_subscriptions import install
+from nodeapi.gateway.subscriptions import SubscriptionHub  # noqa: E402
 from nodeapi.node import Node  # noqa: E402
 from nodeapi.protocol.node_address import parse_node_address  # noqa: E402
 from nodeapi.rpc.access import ApiAccess  # noqa: E402

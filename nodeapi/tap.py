@@ -207,7 +207,7 @@ def _make_gateway(options, reactor, data_dir, access):
     from nodeapi.gateway.figures import GatewayCollector
     from nodeapi.gateway.pool import UpstreamPool
     from nodeapi.gateway.subscriptions import SubscriptionHub
-    from nodeapi.gateway.subscriptions import install as install_subscriptions
+    from nodeapi.gateway.client_subscriptions import install as install_subscriptions
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
     from nodeapi.protocol.node_address import parse_node_address

@@ -32,7 +32,8 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.notice_routing import Interest
 from nodeapi.gateway.subscribing_reads import (
-    SUBSCRIBING_READS, may_subscribe, subscribe_argument, subscribed_by, with_subscribe)
+    SUBSCRIBING_READS, may_subscribe, subscribe_argument, subscribed_by, with_subscribe,
+    without_subscribe)
 from nodeapi.peers.errors import PeerDisconnected
 
 #: Times a subscribing read is sent again when its link dies under it.
@@ -191,6 +192,7 @@ class ClientSubscriptions(ApiSet):
             for account in accounts:
                 if len(interest.accounts) < hub.full_accounts_limit:
                     hub.interests.subscribe_account(interest, account)
+            hub.remember(answer if type(answer) is list else [answer])
             if hub.link is not link:
                 # the link changed while the answer was on its way: the new
                 # one was subscribed without these
@@ -215,3 +217,35 @@ class ClientSubscriptions(ApiSet):
         self.hub.interests.remove(self.interest)
         if self.hub.clients.get(self.session) is self:
             del self.hub.clients[self.session]
+
+
+#: The functions whose calls :class:`ClientSubscriptions` answers.
+CONTROL_FUNCTIONS = ("set_subscribe_callback", "set_auto_subscription",
+                     "set_pending_transaction_callback", "set_block_applied_callback",
+                     "cancel_all_subscriptions", "subscribe_to_market",
+                     "unsubscribe_from_market")
+
+
+def install(gateway, hub) -> None:
+    """Answer the subscription functions and the subscribing reads of the
+    gateway's ``database`` set (``gateway.handlers``,
+    :mod:`nodeapi.gateway.apis`) with ``hub`` (a
+    :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`): a connection
+    gets its :class:`ClientSubscriptions` at its first subscription
+    function; a read goes through it when it subscribes for that client,
+    else it is forwarded as usual with ``subscribe`` false (so that it
+    adds nothing to the hub's link should it travel on it)."""
+    for function in CONTROL_FUNCTIONS:
+        gateway.handlers[("database", function)] = (
+            lambda api_set, args, function=function:
+            hub.client_of(api_set.session).call(function, args))
+    for function in SUBSCRIBING_READS:
+        gateway.handlers[("database", function)] = (
+            lambda api_set, args, function=function: _read(hub, gateway, api_set, function, args))
+
+
+def _read(hub, gateway, api_set, function: str, args: list):
+    client = hub.clients.get(api_set.session)
+    if client is not None and client.takes_read(function, args):
+        return client.read(function, args)
+    return gateway.forward("database", function, without_subscribe(function, args))

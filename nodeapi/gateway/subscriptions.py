@@ -34,7 +34,7 @@ clients' interests, under callback ids of that connection:
   once a client set one; ``subscribe_to_market(cb, a, b)`` once per
   market, ``unsubscribe_from_market`` when its last client leaves.
 
-:func:`install` puts the hub's handlers into the forwarded sets'
+:func:`~nodeapi.gateway.client_subscriptions.install` puts the hub's handlers into the forwarded sets'
 ``Gateway.handlers`` (:mod:`nodeapi.gateway.apis`): the subscription
 functions, and the reads that subscribe (a read that subscribes nothing
 for its client is forwarded as usual, with ``subscribe`` false so that it
@@ -43,8 +43,11 @@ adds nothing to the link's subscription should it travel on it).
 Clients keep their own callback ids: a notice is encoded once and written
 to each client that would have received it from the upstream directly
 (:mod:`nodeapi.gateway.notice_routing`).  A new link (the pool replaced a
-dead upstream) gets the whole union again; notices of the blocks applied
-in between are not replayed.  Ids and accounts no client wants any more
+dead upstream) gets the whole union again; the subscribed objects that
+changed in between (the hub keeps a digest of what was last seen of each)
+are noticed then, as one batch of changed objects; the block notices and
+the changes to subscribed accounts' other objects of the blocks in between
+are not replayed.  Ids and accounts no client wants any more
 stay subscribed upstream until the next link (the upstream's subscription
 is a bloom filter that cannot drop one id); the notices they bring go to
 nobody.  Upstream limits apply to the link: bitshares-core subscribes at
@@ -53,6 +56,7 @@ connection, so more distinct accounts than that among all clients are not
 all noticed.
 """
 
+import orjson
 from twisted.internet import defer
 from twisted.logger import Logger
 
@@ -60,8 +64,7 @@ from nodeapi.api.arguments import id_key
 from nodeapi.errors import ApiError
 from nodeapi.gateway.client_subscriptions import ClientSubscriptions
 from nodeapi.gateway.notice_routing import Encoded, Interests, encode
-from nodeapi.gateway.subscribing_reads import (
-    FULL_ACCOUNTS_SUBSCRIBE_LIMIT, SUBSCRIBING_READS, without_subscribe)
+from nodeapi.gateway.subscribing_reads import FULL_ACCOUNTS_SUBSCRIBE_LIMIT
 from nodeapi.peers.errors import NoUpstream, PeerRpcError, UpstreamError
 
 #: An object every block changes (module docstring).
@@ -72,11 +75,6 @@ EVERY_BLOCK_OBJECT = "2.1.0"
 OBJECTS_PER_CALL, ACCOUNTS_PER_CALL = 100, 10
 #: Seconds a client's call waits for a subscription link.
 LINK_WAIT = 30.0
-#: The functions whose calls the hub answers (:func:`install`).
-CONTROL_FUNCTIONS = ("set_subscribe_callback", "set_auto_subscription",
-                     "set_pending_transaction_callback", "set_block_applied_callback",
-                     "cancel_all_subscriptions", "subscribe_to_market",
-                     "unsubscribe_from_market")
 
 
 class SubscriptionHub:
@@ -101,6 +99,8 @@ class SubscriptionHub:
         self.clients: dict = {}
         self.link = None
         self._attaching = None
+        self._carried = False  # a link carried the subscriptions before
+        self._digests: dict = {}  # subscribed id -> digest of what was last seen
         self._waiting: list = []
         self._symbols: dict = {}  # asset id -> symbol, of the markets
         self._reset_link_state()
@@ -175,7 +175,8 @@ class SubscriptionHub:
     async def _setup(self, link) -> None:
         self._reset_link_state()
         try:
-            await self._subscribe_union(link, bool(self.interests.everything))
+            await self._subscribe_union(link, bool(self.interests.everything),
+                                        catch_up=self._carried)
             if self.interests.block:
                 await self._set_block(link)
             if self.interests.pending:
@@ -191,6 +192,7 @@ class SubscriptionHub:
             return  # detached (or replaced) while subscribing
         self._attaching = None
         self.link = link
+        self._carried = True
         self.log.info("Subscriptions carried by upstream {name} ({ids} ids, {accounts} "
                       "accounts, {markets} markets)", name=getattr(link, "name", "?"),
                       ids=len(self.interests.by_id), accounts=len(self.interests.by_account),
@@ -199,24 +201,58 @@ class SubscriptionHub:
         for d in waiting:
             d.callback(link)
 
-    async def _subscribe_union(self, link, everything: bool) -> None:
+    async def _subscribe_union(self, link, everything: bool, catch_up: bool = False) -> None:
         """``set_subscribe_callback`` on the link (which forgets what it
-        subscribed), then every id and account any client subscribed."""
+        subscribed), then every id and account any client subscribed; with
+        ``catch_up`` (a new link after a lost one), the subscribed objects
+        that changed meanwhile are noticed (:meth:`_catch_up`)."""
         if self._subscribe_cb is None:
             self._subscribe_cb = self._callback(link, "subscribe")
         await link.call("database", "set_subscribe_callback", [self._subscribe_cb, everything])
         self._everything = everything
         await link.call("database", "set_auto_subscription", [False])
         ids = [EVERY_BLOCK_OBJECT] + sorted(self.interests.by_id, key=id_key)
-        await self._subscribe(link, ids, sorted(self.interests.by_account, key=id_key))
+        await self._subscribe(link, ids, sorted(self.interests.by_account, key=id_key),
+                              catch_up)
 
-    async def _subscribe(self, link, ids: list, accounts: list) -> None:
+    async def _subscribe(self, link, ids: list, accounts: list, catch_up=False) -> None:
         for i in range(0, len(ids), OBJECTS_PER_CALL):
-            self.interests.learn(await link.call("database", "get_objects",
-                                                 [ids[i:i + OBJECTS_PER_CALL], True]))
+            found = await link.call("database", "get_objects",
+                                    [ids[i:i + OBJECTS_PER_CALL], True])
+            self.interests.learn(found)
+            if catch_up:
+                self._catch_up(found)
+            else:
+                self.remember(found)
         for i in range(0, len(accounts), ACCOUNTS_PER_CALL):
             self.interests.learn(await link.call("database", "get_full_accounts",
                                                  [accounts[i:i + ACCOUNTS_PER_CALL], True]))
+
+    def remember(self, objects) -> None:
+        """Keep a digest of each subscribed object in ``objects`` (a list
+        of objects, or of ``[name, full account]`` pairs: what its
+        subscribers last saw of it)."""
+        digests, subscribed = self._digests, self.interests.by_id
+        for obj in objects or ():
+            if type(obj) is list and len(obj) == 2 and type(obj[1]) is dict:
+                obj = obj[1].get("account")  # get_full_accounts
+            if type(obj) is dict and obj.get("id") in subscribed:
+                digests[obj["id"]] = hash(orjson.dumps(obj))
+
+    def _catch_up(self, objects) -> None:
+        """The subscribed objects among ``objects`` (the new link's answer)
+        that differ from what their subscribers last saw changed while no
+        link carried the subscriptions (the lost upstream's notices of
+        them never came): they are noticed now, as one batch of changed
+        objects."""
+        digests = self._digests
+        changed = [obj for obj in objects or () if type(obj) is dict and obj.get("id") in digests
+                   and digests[obj["id"]] != hash(orjson.dumps(obj))]
+        self.remember(objects)
+        if changed:
+            encoded = Encoded(changed)
+            for client, indexes in self.interests.route_objects(changed, False).items():
+                self._send(client, client.subscribe_cb, encoded.payload(indexes))
 
     async def carry(self, ids: list, accounts: list) -> None:
         """Subscribe ``ids`` and ``accounts`` on the current link (a read
@@ -353,6 +389,7 @@ class SubscriptionHub:
                               for o in batch)
             interests.learn(batch)
             routes = interests.route_objects(batch, created)
+            self.remember(batch)
         for client, indexes in routes.items():
             self._send(client, client.subscribe_cb, encoded.payload(indexes))
 
@@ -367,23 +404,3 @@ class SubscriptionHub:
             client.session.send_notice(cb, fragment)
         except Exception:
             self.log.failure("Notice to a client failed")
-
-
-def install(gateway, hub: SubscriptionHub) -> None:
-    """Answer the subscription functions and the subscribing reads of the
-    gateway's ``database`` set with ``hub`` (``gateway.handlers``,
-    :mod:`nodeapi.gateway.apis`; module docstring)."""
-    for function in CONTROL_FUNCTIONS:
-        gateway.handlers[("database", function)] = (
-            lambda api_set, args, function=function:
-            hub.client_of(api_set.session).call(function, args))
-    for function in SUBSCRIBING_READS:
-        gateway.handlers[("database", function)] = (
-            lambda api_set, args, function=function: _read(hub, gateway, api_set, function, args))
-
-
-def _read(hub, gateway, api_set, function: str, args: list):
-    client = hub.clients.get(api_set.session)
-    if client is not None and client.takes_read(function, args):
-        return client.read(function, args)
-    return gateway.forward("database", function, without_subscribe(function, args))

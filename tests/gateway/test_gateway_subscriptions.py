@@ -17,9 +17,11 @@ from twisted.internet import defer, reactor, task
 from nodeapi.gateway.apis import Gateway, gateway_registry
 from nodeapi.gateway.cache import AnswerCache
 from nodeapi.gateway.pool import UpstreamPool
-from nodeapi.gateway.subscriptions import SubscriptionHub, install
+from nodeapi.gateway.client_subscriptions import install
+from nodeapi.gateway.subscriptions import SubscriptionHub
 from nodeapi.node import Node
 from nodeapi.protocol.node_address import parse_node_address
+from nodeapi.protocol.wire import to_wire
 from nodeapi.rpc.access import ApiAccess
 
 from kit.access import VECTORS
@@ -287,24 +289,32 @@ def test_notify_remove_create_refused_by_the_upstream(funded):
 @pytest_twisted.inlineCallbacks
 def test_subscription_moves_to_the_other_upstream(funded):
     """Two upstreams of one chain: the one carrying the subscriptions is
-    stopped; the hub subscribes the union on the other and the clients'
-    notices carry on, under their own callback ids."""
+    stopped as a block changes a subscribed object (its notice is lost
+    with it); the hub subscribes the union on the other, notices the change
+    it missed, and the clients' notices carry on under their own callback
+    ids."""
     sites = [_site(funded), _site(funded)]
     gw = yield start_gateway(sites)
     try:
         s6 = stats_of(funded, "1.2.6")
-        a, b = (yield ws_connect(gw.port)), (yield ws_connect(gw.port))
+        a, b = yield connect(gw.port, 2)
         yield db(a, "set_subscribe_callback", 5, False)
         yield db(a, "get_objects", [s6])
         yield db(b, "set_block_applied_callback", 9)
         carrier = gw.hub.link
-        dead = sites[gw.pool.upstreams.index(carrier)]
-        yield dead.stop()
-        yield wait_for(lambda: gw.hub.link is not None and gw.hub.link is not carrier)
+        stopped = sites[gw.pool.upstreams.index(carrier)].stop()
         funded.push_transaction(sign(funded, [transfer_op(1000)]))
+        produce(funded)  # the carrier's connection is gone: its notices too
+        yield stopped
+        yield wait_for(lambda: gw.hub.link is not None and gw.hub.link is not carrier)
+        yield settle(a, count=1)
+        assert a.notices == [[5, [[to_wire(funded.state.get(s6))]]]]  # caught up
+        assert b.notices == []  # the lost block notice is not replayed
+        funded.push_transaction(sign(funded, [transfer_op(1001)]))
         produce(funded)
-        yield settle(a, b, count=1)
-        assert [n[0] for n in a.notices] == [5] and [o["id"] for o in a.notices[0][1][0]] == [s6]
+        yield wait_for(lambda: len(a.notices) == 2 and len(b.notices) == 1)
+        yield settle()
+        assert a.notices[1] == [5, [[to_wire(funded.state.get(s6))]]]
         assert b.notices == [[9, [funded.head_block_id]]]
     finally:
         yield gw.stop()

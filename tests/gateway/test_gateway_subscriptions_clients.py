@@ -7,6 +7,7 @@ SubscriptionHub installed as tap.py does) serves python-bitshares
 ``Notify`` (on_account, on_block) and bitsharesjs' ChainStore
 (tests/js/statistics.js)."""
 
+import importlib
 import json
 import os
 import threading
@@ -18,7 +19,8 @@ from twisted.internet import defer, reactor, task, threads, utils
 from nodeapi.gateway.apis import Gateway, gateway_registry
 from nodeapi.gateway.cache import AnswerCache
 from nodeapi.gateway.pool import UpstreamPool
-from nodeapi.gateway.subscriptions import SubscriptionHub, install
+from nodeapi.gateway.client_subscriptions import install
+from nodeapi.gateway.subscriptions import SubscriptionHub
 from nodeapi.node import Node
 from nodeapi.protocol.node_address import parse_node_address
 from nodeapi.rpc.access import ApiAccess
@@ -103,7 +105,7 @@ def _notify(url, timeout=30.0):
 
 @pytest_twisted.inlineCallbacks
 def test_python_bitshares_notify_through_the_gateway(live, gateway_url):
-    import bitshares.notify  # noqa: F401  (sets a signal handler: the main thread only)
+    importlib.import_module("bitshares.notify")  # sets a signal handler: main thread only
 
     chain, _server = live
     blocks, updates = yield threads.deferToThread(_notify, gateway_url)
