@@ -11,6 +11,7 @@ upstream directly; the rules are bitshares-core's
 import orjson
 import pytest
 import pytest_twisted
+import treq
 from bitsharesbase import operations
 from twisted.internet import defer, reactor, task
 
@@ -320,3 +321,37 @@ def test_subscription_moves_to_the_other_upstream(funded):
         yield gw.stop()
         for site in sites:
             yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_reads_subscribe_what_bitshares_core_subscribes(funded, upstream, gw):
+    """database_api.cpp: ``lookup_accounts`` subscribes only with limit 1,
+    ``get_objects`` never operation or account history,
+    ``lookup_asset_symbols`` never; the answers are the upstream's."""
+    proto, direct = (yield ws_connect(gw.port)), (yield ws_connect(upstream.port))
+    yield db(proto, "set_subscribe_callback", 1, False)
+    client, = gw.hub.clients.values()
+    reads = [("lookup_accounts", "init", 2, set()),
+             ("lookup_accounts", "init1", 1, {"1.2.7"}),
+             ("get_accounts", ["init2"], {"1.2.8"}),
+             ("get_assets", ["TEST"], {"1.3.0"}),
+             ("lookup_asset_symbols", ["TEST"], set()),
+             ("get_objects", ["2.9.0", "2.1.0", "1.2.99"], {"2.1.0"})]
+    for function, *args, subscribed in reads:
+        before = set(client.interest.ids)
+        answer = yield db(proto, function, *args)
+        assert answer == (yield db(direct, function, *args))
+        assert set(client.interest.ids) - before == subscribed, function
+    yield db(proto, "get_full_accounts", ["init3"], True)
+    assert client.interest.accounts == {"1.2.9"}
+
+
+@pytest_twisted.inlineCallbacks
+def test_callbacks_need_a_websocket(funded, upstream, gw):
+    body = {"id": 1, "method": "call", "params": ["database", "set_subscribe_callback", [1, False]]}
+    reply = yield (yield treq.post(f"http://127.0.0.1:{gw.port}", json=body)).json()
+    assert "WebSocket" in reply["error"]["message"]
+    body["params"] = ["database", "get_objects", [["2.1.0"], True]]
+    reply = yield (yield treq.post(f"http://127.0.0.1:{gw.port}", json=body)).json()
+    assert reply["result"][0]["id"] == "2.1.0"
+    assert gw.hub.clients == {}  # the HTTP request's session is gone
