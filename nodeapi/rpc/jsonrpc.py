@@ -317,12 +317,20 @@ def encode_error(error: RpcError, request: Optional[Request] = None) -> bytes:
     return orjson.dumps(reply, default=_default)
 
 
+def _http_status(code: int) -> int:
+    """The HTTP status of an error another node sent with ``code``, as
+    that node's HTTP transport would set it (bitshares-fc
+    src/rpc/websocket_api.cpp ``on_http_handler``: 500 for -32603, 400 for
+    the other codes up to -32600, else 200)."""
+    return 500 if code == -32603 else 400 if code <= -32600 else 200
+
+
 def error_from_failure(failure: Failure, request: Optional[Request] = None) -> RpcError:
     """Map an exception raised by a call to the RpcError sent back.
 
     :class:`RpcError` passes through; a :class:`NodeAPIError` carrying
     another node's error (``wire_error``: a call this node forwarded) is
-    that error unchanged (HTTP 200); another :class:`NodeAPIError` becomes
+    that error unchanged (HTTP status by its code, :func:`_http_status`); another :class:`NodeAPIError` becomes
     code ``exc.code`` with ``Execution error: <text>`` (HTTP 200); anything else is
     logged with its traceback and answered -32603 ``Internal error``
     (HTTP 500) without detail."""
@@ -331,7 +339,8 @@ def error_from_failure(failure: Failure, request: Optional[Request] = None) -> R
         return exc
     if isinstance(exc, NodeAPIError) and exc.wire_error is not None:
         wire = exc.wire_error
-        return RpcError(wire["code"], wire["message"], wire.get("data"), 200)
+        return RpcError(wire["code"], wire["message"], wire.get("data"),
+                        _http_status(wire["code"]))
     if isinstance(exc, NodeAPIError):
         text = exc.message
         # fc's stack entries carry the message format and its values ("data")

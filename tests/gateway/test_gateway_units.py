@@ -1,0 +1,54 @@
+"""The gateway's pieces without a network: the raw answer form of an
+upstream reply (bitshares-fc include/fc/rpc/state.hpp reflects
+``response`` as ``(id)(jsonrpc)(result)(error)``) and the cache of answers
+that cannot change."""
+
+from nodeapi.gateway.cache import AnswerCache, cache_key
+from nodeapi.gateway.connection import raw_result
+
+
+def test_the_result_bytes_of_a_reply_in_fc_and_nodeapi_form():
+    assert raw_result(b'{"id":7,"jsonrpc":"2.0","result":{"a":[1,"2"]}}') == \
+        (7, b'{"a":[1,"2"]}')
+    assert raw_result(b'{"id":12,"result":null}') == (12, b"null")
+    assert raw_result(b'{"id":3,"result":"x}"}') == (3, b'"x}"')
+
+
+def test_other_forms_are_left_to_the_decoder():
+    assert raw_result(b'{"id": 7, "result": 1}') is None  # spaces
+    assert raw_result(b'{"jsonrpc":"2.0","id":7,"result":1}') is None  # key order
+    assert raw_result(b'{"id":7,"error":{"code":1,"message":"m"}}') is None
+    assert raw_result(b'{"id":7,"result":1,"error":null}') is None
+    assert raw_result(b'{"method":"notice","params":[1,[2]]}') is None
+    assert raw_result(b'{"id":"7","result":1}') is None  # not our id form
+
+
+def test_cache_keys_of_calls_that_cannot_change():
+    assert cache_key("database", "get_chain_id", []) == (("database", "get_chain_id"), None)
+    assert cache_key("database", "get_block", [5]) == (("database", "get_block", 5), 5)
+    assert cache_key("database", "get_block", ["5"]) == (("database", "get_block", 5), 5)
+    assert cache_key("database", "get_transaction", [9, 0]) == \
+        (("database", "get_transaction", 9, 0), 9)
+    assert cache_key("database", "get_block_header_batch", [[3, 8]]) == \
+        (("database", "get_block_header_batch", 3, 8), 8)
+    assert cache_key("block", "get_blocks", [2, 4]) == (("block", "get_blocks", 2, 4), 4)
+    for api, method, args in (("database", "get_block", []), ("database", "get_block", [-1]),
+                              ("database", "get_block", [1.5]),
+                              ("database", "get_block", ["x"]),
+                              ("database", "get_dynamic_global_properties", []),
+                              ("database", "get_transaction", [9]),
+                              ("database", "get_block_header_batch", [[]]),
+                              ("database", "get_accounts", [["1.2.6"]])):
+        assert cache_key(api, method, args) is None, (method, args)
+
+
+def test_the_cache_keeps_only_final_answers_within_its_bytes():
+    cache = AnswerCache(max_bytes=10)
+    assert not cache.put("a", b"1234", 8, lib=7)  # above the irreversible block
+    assert not cache.put("a", b"null", 5, lib=7)  # no such block
+    assert cache.put("a", b"1234", 7, lib=7) and cache.put("k", b"ab", None, lib=0)
+    assert cache.get("a") == b"1234" and cache.size == 6
+    assert cache.put("b", b"123456", 1, lib=7)  # 12 bytes: the oldest used goes ("k")
+    assert cache.get("k") is None and cache.get("a") == b"1234" and cache.size == 10
+    assert not cache.put("c", b"x" * 11, 1, lib=7)  # larger than the whole cache
+    assert (cache.hits, cache.misses) == (2, 1)

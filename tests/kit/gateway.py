@@ -1,0 +1,46 @@
+"""A gateway (nodeapi.gateway) in the test's reactor: an UpstreamPool of
+the given upstream URLs and the real RPC site serving the gateway's API
+sets on a loopback port."""
+
+import pytest_twisted
+from twisted.internet import defer, reactor
+
+from nodeapi.gateway.apis import Gateway, gateway_registry
+from nodeapi.gateway.cache import AnswerCache
+from nodeapi.gateway.pool import UpstreamPool
+from nodeapi.node import Node
+from nodeapi.protocol.node_address import parse_node_address
+
+from kit.site import RunningSite
+from kit.wait import wait_for
+
+
+class GatewaySite:
+    """``urls``: the upstreams (``ws://[user:pass@]127.0.0.1:port``);
+    ``access``: the gateway's own ApiAccess.  Health checks every 0.1 s,
+    any head age counts as fresh (the test chains' blocks are produced at
+    slot times in the past)."""
+
+    def __init__(self, urls, access, cache_bytes=1 << 20, patience=5.0):
+        self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
+                                 interval=0.1, max_head_age=10 ** 9, patience=patience)
+        self.gateway = Gateway(self.pool, AnswerCache(cache_bytes))
+        self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
+        self.server = RunningSite(self.node, access, registry=gateway_registry())
+        self.port = self.server.port
+
+    def start(self, usable=None):
+        """Start the pool; a Deferred firing once ``usable`` upstreams
+        (default all) are usable."""
+        self.pool.startService()
+        want = len(self.pool.upstreams) if usable is None else usable
+        return wait_for(lambda: sum(u.usable for u in self.pool.upstreams) >= want,
+                        timeout=10.0)
+
+    @defer.inlineCallbacks
+    def stop(self):
+        yield self.server.stop()
+        yield self.pool.stopService()
+
+    def stop_blocking(self):
+        pytest_twisted.blockon(self.stop())
