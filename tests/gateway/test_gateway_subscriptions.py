@@ -1,7 +1,7 @@
 """The gateway's merged subscriptions (nodeapi.gateway.subscriptions) in one
 reactor: real RPC sites of one chain are the upstreams, the gateway's own
 site (an UpstreamPool, the forwarded sets, the SubscriptionHub installed as
-in tap.py) serves real WebSocket clients (kit.rpc).  What a client gets
+in tap.py: kit.gateway) serves real WebSocket clients (kit.rpc).  What a client gets
 through the gateway is compared with what the same calls get from the
 upstream directly; the rules are bitshares-core's
 (libraries/app/database_api.cpp ``handle_object_changed``,
@@ -15,43 +15,17 @@ import treq
 from bitsharesbase import operations
 from twisted.internet import defer, reactor, task
 
-from nodeapi.gateway.apis import Gateway, gateway_registry
-from nodeapi.gateway.cache import AnswerCache
-from nodeapi.gateway.pool import UpstreamPool
-from nodeapi.gateway.client_subscriptions import install
-from nodeapi.gateway.subscriptions import SubscriptionHub
-from nodeapi.node import Node
-from nodeapi.protocol.node_address import parse_node_address
 from nodeapi.protocol.wire import to_wire
 from nodeapi.rpc.access import ApiAccess
 
 from kit.access import VECTORS
 from kit.api import RecordingSession, create_gold
 from kit.chain import amt, limit_order, produce, transfer_op, with_fee
+from kit.gateway import GatewaySite
 from kit.rpc import ws_connect
 from kit.signing import sign
 from kit.site import RunningSite, make_node
 from kit.wait import wait_for
-
-
-class Gw:
-    """A gateway over ``sites`` with the hub installed (as tap.py does)."""
-
-    def __init__(self, sites):
-        urls = [f"ws://127.0.0.1:{site.port}" for site in sites]
-        self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
-                                 interval=0.1, max_head_age=10 ** 9, patience=5.0)
-        self.gateway = Gateway(self.pool, AnswerCache(1 << 20))
-        self.hub = SubscriptionHub(self.pool, reactor)
-        install(self.gateway, self.hub)
-        self.server = RunningSite(Node(chain=None, reactor=reactor, gateway=self.gateway),
-                                  ApiAccess.from_json(VECTORS), registry=gateway_registry())
-        self.port = self.server.port
-
-    @defer.inlineCallbacks
-    def stop(self):
-        yield self.server.stop()
-        yield self.pool.stopService()
 
 
 def _site(chain, everything=True):
@@ -68,9 +42,11 @@ def upstream(funded):
 
 @defer.inlineCallbacks
 def start_gateway(sites):
-    """A started :class:`Gw` whose hub has its link."""
-    gw = Gw(sites)
-    gw.pool.startService()
+    """A started kit.gateway.GatewaySite over ``sites`` whose hub has its
+    link."""
+    gw = GatewaySite([f"ws://127.0.0.1:{site.port}" for site in sites],
+                     ApiAccess.from_json(VECTORS))
+    yield gw.start()
     yield wait_for(lambda: gw.hub.link is not None, timeout=10.0)
     return gw
 

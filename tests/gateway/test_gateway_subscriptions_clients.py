@@ -16,18 +16,12 @@ import pytest
 import pytest_twisted
 from twisted.internet import defer, reactor, task, threads, utils
 
-from nodeapi.gateway.apis import Gateway, gateway_registry
-from nodeapi.gateway.cache import AnswerCache
-from nodeapi.gateway.pool import UpstreamPool
-from nodeapi.gateway.client_subscriptions import install
-from nodeapi.gateway.subscriptions import SubscriptionHub
-from nodeapi.node import Node
-from nodeapi.protocol.node_address import parse_node_address
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.witness import WitnessService
 
 from kit.access import VECTORS
 from kit.chain import claim_op, open_chain, transfer_op
+from kit.gateway import GatewaySite
 from kit.js import JS_DIR
 from kit.keys import DEV_WIF, WITNESS_KEYS
 from kit.signing import sign
@@ -55,18 +49,11 @@ def live(genesis, tmp_path):
 @pytest.fixture
 def gateway_url(live):
     _chain, server = live
-    pool = UpstreamPool([parse_node_address(f"ws://127.0.0.1:{server.port}")], reactor,
-                        interval=0.5, max_head_age=10 ** 9, patience=5.0)
-    gateway = Gateway(pool, AnswerCache(1 << 20))
-    hub = SubscriptionHub(pool, reactor)
-    install(gateway, hub)
-    site = RunningSite(Node(chain=None, reactor=reactor, gateway=gateway),
-                       ApiAccess.from_json(VECTORS), registry=gateway_registry())
-    pool.startService()
-    pytest_twisted.blockon(wait_for(lambda: hub.link is not None, timeout=10.0))
-    yield f"ws://127.0.0.1:{site.port}"
-    site.stop_blocking()
-    pytest_twisted.blockon(pool.stopService())
+    gw = GatewaySite([f"ws://127.0.0.1:{server.port}"], ApiAccess.from_json(VECTORS))
+    pytest_twisted.blockon(gw.start())
+    pytest_twisted.blockon(wait_for(lambda: gw.hub.link is not None, timeout=10.0))
+    yield f"ws://127.0.0.1:{gw.port}"
+    gw.stop_blocking()
 
 
 def _notify(url, timeout=30.0):

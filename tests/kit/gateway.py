@@ -1,13 +1,16 @@
 """A gateway (nodeapi.gateway) in the test's reactor: an UpstreamPool of
-the given upstream URLs and the real RPC site serving the gateway's API
-sets on a loopback port."""
+the given upstream URLs, the merged subscriptions' hub installed as tap.py
+does, and the real RPC site serving the gateway's API sets on a loopback
+port."""
 
 import pytest_twisted
 from twisted.internet import defer, reactor
 
 from nodeapi.gateway.apis import Gateway, gateway_registry
 from nodeapi.gateway.cache import AnswerCache
+from nodeapi.gateway.client_subscriptions import install
 from nodeapi.gateway.pool import UpstreamPool
+from nodeapi.gateway.subscriptions import SubscriptionHub
 from nodeapi.node import Node
 from nodeapi.protocol.node_address import parse_node_address
 
@@ -25,6 +28,8 @@ class GatewaySite:
         self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
                                  interval=0.1, max_head_age=10 ** 9, patience=patience)
         self.gateway = Gateway(self.pool, AnswerCache(cache_bytes))
+        self.hub = SubscriptionHub(self.pool, reactor)
+        install(self.gateway, self.hub)
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
         self.server = RunningSite(self.node, access, registry=gateway_registry())
         self.port = self.server.port
