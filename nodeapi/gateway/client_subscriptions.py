@@ -103,9 +103,9 @@ class ClientSubscriptions(ApiSet):
                                                       self.hub.interests.set_pending, cb))
 
     async def _set(self, need, record, cb) -> None:
-        await need()
-        if not self._closed:
-            record(self.interest, cb)
+        record(self.interest, cb)  # a link attached later sets it up too
+        if self.hub.link is not None:
+            await need()
         return None
 
     @api_function

@@ -75,6 +75,8 @@ EVERY_BLOCK_OBJECT = "2.1.0"
 OBJECTS_PER_CALL, ACCOUNTS_PER_CALL = 100, 10
 #: Seconds a client's call waits for a subscription link.
 LINK_WAIT = 30.0
+#: Seconds before subscribing again after a link's subscription failed.
+RETRY_DELAY = 1.0
 
 
 class SubscriptionHub:
@@ -126,7 +128,12 @@ class SubscriptionHub:
     def _pool_changed(self, upstream) -> None:
         if not upstream.usable:
             self.detach(upstream)
-        if self.link is None and self._attaching is None:
+        self._pick()
+
+    def _pick(self) -> None:
+        """Attach the pool's choice when no link carries the subscriptions
+        (none usable: the next change of the pool tries again)."""
+        if self.link is None and self._attaching is None and self.pool is not None:
             try:
                 chosen = self.pool.pick()
             except NoUpstream:
@@ -184,9 +191,11 @@ class SubscriptionHub:
             for market in sorted(self.interests.by_market):
                 await self._subscribe_market(link, market)
         except Exception:
-            self.log.failure("Subscribing on a new upstream link failed")
+            self.log.failure("Subscribing on a new upstream link failed; trying again in "
+                             "{delay} s", delay=RETRY_DELAY)
             if self._attaching is link:
                 self._attaching = None
+                self.clock.callLater(RETRY_DELAY, self._pick)
             return
         if self._attaching is not link:
             return  # detached (or replaced) while subscribing
@@ -211,7 +220,9 @@ class SubscriptionHub:
         await link.call("database", "set_subscribe_callback", [self._subscribe_cb, everything])
         self._everything = everything
         await link.call("database", "set_auto_subscription", [False])
-        ids = [EVERY_BLOCK_OBJECT] + sorted(self.interests.by_id, key=id_key)
+        subscribed = self.interests.by_id
+        self._digests = {oid: d for oid, d in self._digests.items() if oid in subscribed}
+        ids = [EVERY_BLOCK_OBJECT] + sorted(subscribed, key=id_key)
         await self._subscribe(link, ids, sorted(self.interests.by_account, key=id_key),
                               catch_up)
 
@@ -292,11 +303,12 @@ class SubscriptionHub:
 
     async def need_everything(self) -> None:
         """A client asked ``notify_remove_create``: turn it on on the link
-        (the upstream's refusal is raised) and subscribe the union again."""
+        (the upstream's refusal is raised) and subscribe the union again
+        (noticing what changed while it was not subscribed)."""
         link = await self.ready()
         if not self._everything:
             try:  # bitshares-core refuses before it forgets anything
-                await self._subscribe_union(link, True)
+                await self._subscribe_union(link, True, catch_up=True)
             except PeerRpcError as exc:
                 raise UpstreamError(exc) from None
 
@@ -356,8 +368,8 @@ class SubscriptionHub:
     def notice(self, link, cb, params: list) -> None:
         """A notice ``[cb, params]`` from ``link`` (``params`` is the list
         holding the payload): fan it out (module docstring); notices of a
-        link no longer attached are dropped."""
-        if link is not self.link or not params:
+        link neither attached nor being attached are dropped."""
+        if (link is not self.link and link is not self._attaching) or not params:
             return
         kind = self._kinds.get(cb)
         payload = params[0]
@@ -384,6 +396,8 @@ class SubscriptionHub:
         encoded = Encoded(batch)
         if all(type(item) is str for item in batch):
             routes = interests.route_removed(batch)
+            for oid in batch:
+                self._digests.pop(oid, None)
         else:
             created = not any(type(o) is dict and o.get("id") == EVERY_BLOCK_OBJECT
                               for o in batch)
