@@ -331,3 +331,21 @@ def test_callbacks_need_a_websocket(funded, upstream, gw):
     reply = yield (yield treq.post(f"http://127.0.0.1:{gw.port}", json=body)).json()
     assert reply["result"][0]["id"] == "2.1.0"
     assert gw.hub.clients == {}  # the HTTP request's session is gone
+
+
+def test_gateway_mode_answers_subscriptions_with_the_hub(tmp_path):
+    """tap.py: ``--upstream`` installs the hub's handlers for every
+    subscription function and subscribing read of the database set."""
+    from twisted.internet.testing import MemoryReactorClock
+
+    from nodeapi.gateway.apis import SUBSCRIPTION_FUNCTIONS
+    from nodeapi.gateway.subscribing_reads import SUBSCRIBING_READS
+    from nodeapi.tap import Options, makeService
+
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"),
+                          "--upstream", "ws://127.0.0.1:1", "--upstream", "ws://127.0.0.1:2"])
+    top = makeService(options, MemoryReactorClock())
+    handlers = top.node.gateway.handlers
+    assert set(SUBSCRIPTION_FUNCTIONS) | {("database", f) for f in SUBSCRIBING_READS} \
+        == set(handlers)
