@@ -16,8 +16,9 @@ The hub keeps one *subscription link*: a connection of the gateway's
 :class:`~nodeapi.gateway.pool.UpstreamPool` (an
 :class:`~nodeapi.gateway.upstream.Upstream`: ``call``/``call_raw``,
 ``new_callback_id``, ``listen``), chosen by the pool when one is usable
-and chosen again when the pool reports it lost (``pool.watch``); the
-forwarded calls share the connection.  It carries the union of the
+and chosen again when the pool reports it lost, or its head stale while
+another upstream's is fresh (``pool.watch``); the forwarded calls share
+the connection.  It carries the union of the
 clients' interests, under callback ids of that connection:
 
 - ``set_subscribe_callback(cb, notify_remove_create)`` (the flag on once a
@@ -128,6 +129,9 @@ class SubscriptionHub:
     def _pool_changed(self, upstream) -> None:
         if not upstream.usable:
             self.detach(upstream)
+        elif (upstream is self.link and not upstream.healthy
+              and any(u.healthy for u in self.pool.upstreams)):
+            self.detach(upstream)  # its head stopped: notices come from a live one
         self._pick()
 
     def _pick(self) -> None:
