@@ -13,7 +13,8 @@ the ratio is gateway p99 / direct p99.  Also the hub's own share (routing,
 encoding, writing: ``SubscriptionHub.notice``) per notice.  Clients, the
 gateway and the upstream share one process and one reactor.
 
-Run: PYTHONPATH=. python bench/gateway_fanout.py [N] [R]
+Run: PYTHONPATH=. python bench/gateway_fanout.py [N] [R]; :func:`run` is
+the same phase for a script that runs its reactor already.
 """
 
 import os
@@ -86,6 +87,9 @@ def rounds(chain, clients, r):
 
 @defer.inlineCallbacks
 def run(n, r):
+    """The bench (module docstring) in the running reactor: a Deferred
+    firing with its one line (``bench/gateway.py`` may print it as its
+    fan-out phase)."""
     chain = open_chain(load_genesis(), os.path.join(tempfile.mkdtemp(prefix="bench-gw-"), "b"))
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
@@ -124,10 +128,16 @@ def run(n, r):
     hub_times.clear()
     gw_times = yield rounds(chain, clients, r)
     assert len(hub.interests.by_id) == 1  # one upstream subscription for all
+    for proto in clients:
+        proto.dropConnection()
+    yield pool.stopService()
+    yield gw.stopListening()
+    yield upstream.stopListening()
+    chain.block_log.close()
     ms = [1000 * percentile(t, p) for t, p in ((gw_times, 50), (gw_times, 99),
                                                 (direct_times, 50), (direct_times, 99),
                                                 (hub_times, 99))]
-    print(f"gateway fan-out: {n} subscribers sharing one upstream subscription (2.1.0), "
+    return (f"gateway fan-out: {n} subscribers sharing one upstream subscription (2.1.0), "
           f"{r} blocks: upstream notice -> last client's notice p50 {ms[0]:.1f} ms, "
           f"p99 {ms[1]:.1f} ms (hub routing+encoding+writing p99 {ms[4]:.1f} ms); each "
           f"client subscribed directly to the upstream: p50 {ms[2]:.1f} ms, p99 {ms[3]:.1f} "
@@ -140,6 +150,7 @@ def main():
 
     def go():
         d = run(n, r)
+        d.addCallback(print)
         d.addErrback(lambda f: f.printTraceback(file=sys.stderr))
         d.addBoth(lambda _: reactor.stop())
 
