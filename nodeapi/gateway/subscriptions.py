@@ -213,6 +213,12 @@ class SubscriptionHub:
         waiting, self._waiting = self._waiting, []
         for d in waiting:
             d.callback(link)
+        # callbacks clients set while this link was being set up
+        for wanted, need in ((self.interests.block, self.need_block),
+                             (self.interests.pending, self.need_pending)):
+            if wanted:
+                defer.Deferred.fromCoroutine(need()).addErrback(
+                    lambda f: self.log.failure("Setting a callback on the link failed", f))
 
     async def _subscribe_union(self, link, everything: bool, catch_up: bool = False) -> None:
         """``set_subscribe_callback`` on the link (which forgets what it
