@@ -28,6 +28,10 @@ upstream would have sent it directly.  The tests are bitshares-core's
 - a market notice goes to every client subscribed to that market; block
   and pending-transaction notices to every client that set that callback.
 
+The interests also keep a digest of what the subscribers of each object
+last saw of it (:meth:`Interests.remember`), so that a new upstream link
+can notice what changed while none carried the subscriptions.
+
 Encoding: each object of a notice is encoded once (``orjson``), the list a
 client receives is assembled from those pieces once per distinct
 selection, and handed to ``session.send_notice(cb, payload)`` as an
@@ -86,6 +90,7 @@ class Interests:
         self.block: set = set()
         self.pending: set = set()
         self._accounts_of: OrderedDict = OrderedDict()  # object id -> its accounts
+        self._digests: dict = {}  # subscribed id -> digest of what was last seen of it
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -175,6 +180,30 @@ class Interests:
         while len(remembered) > REMEMBERED_OBJECTS:
             remembered.popitem(last=False)
 
+    def remember(self, objects) -> None:
+        """Keep a digest of each subscribed object in ``objects`` (a list
+        of objects, or of ``[name, full account]`` pairs): what its
+        subscribers last saw of it."""
+        digests, subscribed = self._digests, self.by_id
+        for obj in objects or ():
+            if type(obj) is list and len(obj) == 2 and type(obj[1]) is dict:
+                obj = obj[1].get("account")  # get_full_accounts
+            if type(obj) is dict and obj.get("id") in subscribed:
+                digests[obj["id"]] = hash(orjson.dumps(obj))
+
+    def changed_since_seen(self, objects) -> list:
+        """The objects of ``objects`` whose subscribers last saw another
+        version of them (then remembered as seen)."""
+        digests = self._digests
+        changed = [obj for obj in objects or () if type(obj) is dict and obj.get("id") in digests
+                   and digests[obj["id"]] != hash(orjson.dumps(obj))]
+        self.remember(objects)
+        return changed
+
+    def forget_unsubscribed(self) -> None:
+        """Drop the digests of ids no client subscribes any more."""
+        self._digests = {oid: d for oid, d in self._digests.items() if oid in self.by_id}
+
     # -- routing ---------------------------------------------------------------------
 
     def route_objects(self, batch: list, created: bool) -> dict:
@@ -194,6 +223,7 @@ class Interests:
         out = self._route(ids, impacted, True)
         by_id = self.by_id
         for oid in ids:
+            self._digests.pop(oid, None)
             for client in by_id.pop(oid, ()):
                 client.ids.discard(oid)
         return out

@@ -57,7 +57,6 @@ connection, so more distinct accounts than that among all clients are not
 all noticed.
 """
 
-import orjson
 from twisted.internet import defer
 from twisted.logger import Logger
 
@@ -103,7 +102,6 @@ class SubscriptionHub:
         self.link = None
         self._attaching = None
         self._carried = False  # a link carried the subscriptions before
-        self._digests: dict = {}  # subscribed id -> digest of what was last seen
         self._waiting: list = []
         self._symbols: dict = {}  # asset id -> symbol, of the markets
         self._reset_link_state()
@@ -230,9 +228,8 @@ class SubscriptionHub:
         await link.call("database", "set_subscribe_callback", [self._subscribe_cb, everything])
         self._everything = everything
         await link.call("database", "set_auto_subscription", [False])
-        subscribed = self.interests.by_id
-        self._digests = {oid: d for oid, d in self._digests.items() if oid in subscribed}
-        ids = [EVERY_BLOCK_OBJECT] + sorted(subscribed, key=id_key)
+        self.interests.forget_unsubscribed()
+        ids = [EVERY_BLOCK_OBJECT] + sorted(self.interests.by_id, key=id_key)
         await self._subscribe(link, ids, sorted(self.interests.by_account, key=id_key),
                               catch_up)
 
@@ -250,26 +247,16 @@ class SubscriptionHub:
                                                  [accounts[i:i + ACCOUNTS_PER_CALL], True]))
 
     def remember(self, objects) -> None:
-        """Keep a digest of each subscribed object in ``objects`` (a list
-        of objects, or of ``[name, full account]`` pairs: what its
-        subscribers last saw of it)."""
-        digests, subscribed = self._digests, self.interests.by_id
-        for obj in objects or ():
-            if type(obj) is list and len(obj) == 2 and type(obj[1]) is dict:
-                obj = obj[1].get("account")  # get_full_accounts
-            if type(obj) is dict and obj.get("id") in subscribed:
-                digests[obj["id"]] = hash(orjson.dumps(obj))
+        """What subscribers last saw of the objects in ``objects``
+        (:meth:`~.notice_routing.Interests.remember`)."""
+        self.interests.remember(objects)
 
     def _catch_up(self, objects) -> None:
         """The subscribed objects among ``objects`` (the new link's answer)
-        that differ from what their subscribers last saw changed while no
-        link carried the subscriptions (the lost upstream's notices of
-        them never came): they are noticed now, as one batch of changed
-        objects."""
-        digests = self._digests
-        changed = [obj for obj in objects or () if type(obj) is dict and obj.get("id") in digests
-                   and digests[obj["id"]] != hash(orjson.dumps(obj))]
-        self.remember(objects)
+        that changed while no link carried the subscriptions (the lost
+        upstream's notices of them never came) are noticed now, as one
+        batch of changed objects."""
+        changed = self.interests.changed_since_seen(objects)
         if changed:
             encoded = Encoded(changed)
             for client, indexes in self.interests.route_objects(changed, False).items():
@@ -406,8 +393,6 @@ class SubscriptionHub:
         encoded = Encoded(batch)
         if all(type(item) is str for item in batch):
             routes = interests.route_removed(batch)
-            for oid in batch:
-                self._digests.pop(oid, None)
         else:
             created = not any(type(o) is dict and o.get("id") == EVERY_BLOCK_OBJECT
                               for o in batch)
