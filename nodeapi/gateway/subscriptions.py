@@ -35,8 +35,9 @@ clients' interests, under callback ids of that connection:
   once a client set one; ``subscribe_to_market(cb, a, b)`` once per
   market, ``unsubscribe_from_market`` when its last client leaves.
 
-:func:`~nodeapi.gateway.client_subscriptions.install` puts the hub's handlers into the forwarded sets'
-``Gateway.handlers`` (:mod:`nodeapi.gateway.apis`): the subscription
+:func:`~nodeapi.gateway.client_subscriptions.install` puts the hub's
+handlers into the forwarded sets' ``Gateway.handlers``
+(:mod:`nodeapi.gateway.apis`): the subscription
 functions, and the reads that subscribe (a read that subscribes nothing
 for its client is forwarded as usual, with ``subscribe`` false so that it
 adds nothing to the link's subscription should it travel on it).
@@ -93,7 +94,8 @@ class SubscriptionHub:
 
     log = Logger()
 
-    def __init__(self, pool, clock, full_accounts_limit: int = FULL_ACCOUNTS_SUBSCRIBE_LIMIT) -> None:
+    def __init__(self, pool, clock,
+                 full_accounts_limit: int = FULL_ACCOUNTS_SUBSCRIBE_LIMIT) -> None:
         self.pool = pool
         self.clock = clock
         self.full_accounts_limit = full_accounts_limit
