@@ -1,0 +1,153 @@
+"""Read calls through the gateway against the same calls made directly to
+its upstream.
+
+Starts two real ``twistd -n nodeapi`` daemons: a producer (the upstream)
+and a gateway (``--upstream ws://bytemaster:...@producer``, README
+"nodeapi in front of bitshares-core nodes").  The load comes from a child
+process (this script with ``--client``): ``--conns`` WebSocket connections
+(the minimal pre-masked client of bench/rpc.py), one call in flight each,
+rotating over :data:`MIX` (head-dependent reads, an account, assets, and
+block 1, which the gateway answers from its cache once it is
+irreversible).  Each phase has a 1 s warm-up and a measured window; the
+client records every call's round trip, and the CPU time of the upstream
+and the gateway over the window is read from ``/proc`` (on 2 cores they
+share the machine with the client).  Phases alternate (direct,
+gateway) for ``--rounds`` rounds; the best round of each is kept.
+
+Prints one line: calls/s and p99 latency of each, and the ratios
+gateway/direct.  Run: PYTHONPATH=. python bench/gateway.py
+[--seconds S] [--rounds N] [--conns C]
+"""
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests"), HERE]
+
+MIX = [
+    b'{"id":1,"method":"call","params":[0,"get_dynamic_global_properties",[]]}',
+    b'{"id":2,"method":"call","params":[0,"get_full_accounts",[["init0"],false]]}',
+    b'{"id":3,"method":"call","params":[0,"get_objects",[["2.1.0","1.3.0","1.2.6"]]]}',
+    b'{"id":4,"method":"call","params":[0,"lookup_asset_symbols",[["TEST"]]]}',
+    b'{"id":5,"method":"call","params":[0,"get_block",[1]]}',
+    b'{"id":6,"method":"call","params":[0,"get_accounts",[["init1","init2"]]]}',
+]
+
+
+async def client(port: int, seconds: float, conns: int) -> None:
+    """Load ``port``; print ``start`` after the warm-up and
+    ``stop N S P99`` (replies, seconds, p99 in ms) at the end."""
+    from rpc import WsLoad, _Counter, masked_frame  # bench/rpc.py's client
+
+    class Timed(WsLoad):
+        """One call in flight; each round trip recorded."""
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.frames = [masked_frame(call) for call in MIX]
+            self.sent_at = 0.0
+
+        def send(self, n):
+            self.sent_at = time.perf_counter()
+            super().send(n)
+
+        def data_received(self, data):
+            before, sent_at = self.counter.replies, self.sent_at
+            got_at = time.perf_counter()
+            super().data_received(data)  # sends the next call
+            if self.counter.replies > before and self.counter.measuring:
+                latencies.append(got_at - sent_at)
+
+    loop = asyncio.get_running_loop()
+    counter = _Counter()
+    counter.measuring = False
+    latencies: list = []
+    for _ in range(conns):
+        await loop.create_connection(lambda: Timed(port, 1, counter), "127.0.0.1", port)
+    await asyncio.sleep(1.0)
+    base, started = counter.replies, time.perf_counter()
+    counter.measuring = True
+    print("start", flush=True)
+    await asyncio.sleep(seconds)
+    count, elapsed = counter.replies - base, time.perf_counter() - started
+    counter.running = counter.measuring = False
+    latencies.sort()
+    p99 = latencies[int(len(latencies) * 0.99)] * 1000 if latencies else float("nan")
+    print(f"stop {count} {elapsed:.6f} {p99:.3f}", flush=True)
+
+
+def run_phase(port: int, args, watched: dict) -> tuple:
+    """One measured window against ``port``: (calls/s, p99 ms, {name: CPU
+    share of the window})."""
+    from scaleout import cpu_of
+
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--client", str(port),
+                             str(args.seconds), str(args.conns)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "start"
+    before = {name: cpu_of(pid) for name, pid in watched.items()}
+    word, count, elapsed, p99 = proc.stdout.readline().split()
+    after = {name: cpu_of(pid) for name, pid in watched.items()}
+    proc.wait(30)
+    assert word == "stop"
+    elapsed = float(elapsed)
+    return (int(count) / elapsed, float(p99),
+            {n: (after[n] - before[n]) / elapsed for n in watched})
+
+
+def main(args) -> None:
+    from kit.daemon import ACCESS, Daemon
+    from kit.wait import wait_until
+
+    load = os.getloadavg()[0]
+    tmp = tempfile.mkdtemp(prefix="bench-gateway-")
+    producer = Daemon(os.path.join(tmp, "producer"), "--api-access", ACCESS).start()
+    gateway = None
+    try:
+        producer.wait_head(2)
+        gateway = Daemon(os.path.join(tmp, "gateway"), "--api-access", ACCESS, "--upstream",
+                         f"ws://bytemaster:supersecret@127.0.0.1:{producer.port}").start()
+        wait_until(lambda: gateway.call("get_block", 1), what="the gateway serving")
+        watched = {"upstream": producer.proc.pid, "gateway": gateway.proc.pid}
+        best: dict = {}
+        for _ in range(args.rounds):
+            for name, port in (("direct", producer.port), ("gateway", gateway.port)):
+                result = run_phase(port, args, watched)
+                if name not in best or result[0] > best[name][0]:
+                    best[name] = result
+    finally:
+        for node in (gateway, producer):
+            if node is not None:
+                node.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    (direct, direct_p99, _cpu), (through, through_p99, cpu) = best["direct"], best["gateway"]
+    print(f"gateway (WebSocket reads, {len(MIX)}-call mix, {args.conns} connections x 1 in "
+          f"flight; {os.cpu_count()} cores): direct {direct:,.0f} calls/s p99 "
+          f"{direct_p99:.1f} ms; through the gateway {through:,.0f} calls/s p99 "
+          f"{through_p99:.1f} ms [CPU upstream {cpu['upstream']:.0%}, gateway "
+          f"{cpu['gateway']:.0%}]; ratio calls/s {through / direct:.2f}, p99 "
+          f"{through_p99 / direct_p99:.2f}; best of {args.rounds} rounds of "
+          f"{args.seconds:g} s; load average {load:.2f} at start")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--conns", type=int, default=16)
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--client"]:
+        port, seconds, conns = sys.argv[2:5]
+        asyncio.run(client(int(port), float(seconds), int(conns)))
+    else:
+        main(parse_args(sys.argv[1:]))
