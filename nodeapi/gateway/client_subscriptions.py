@@ -161,6 +161,9 @@ class ClientSubscriptions(ApiSet):
         except ApiError:
             return False
         wanted = interest.auto_subscription if subscribe is None else subscribe
+        if function == "get_full_accounts" and len(interest.accounts) >= \
+                self.hub.full_accounts_limit:
+            return False  # bitshares-core: at the limit, nothing more is subscribed
         return wanted and may_subscribe(function, args)
 
     def read(self, function: str, args: list) -> defer.Deferred:
@@ -192,6 +195,7 @@ class ClientSubscriptions(ApiSet):
             for account in accounts:
                 if len(interest.accounts) < hub.full_accounts_limit:
                     hub.interests.subscribe_account(interest, account)
+            hub.check_account_budget()
             hub.remember(answer if type(answer) is list else [answer])
             if hub.link is not link:
                 # the link changed while the answer was on its way: the new

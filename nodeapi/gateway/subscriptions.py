@@ -104,6 +104,7 @@ class SubscriptionHub:
         self.link = None
         self._attaching = None
         self._carried = False  # a link carried the subscriptions before
+        self._warned = False  # about the upstream's account budget
         self._waiting: list = []
         self._symbols: dict = {}  # asset id -> symbol, of the markets
         self._reset_link_state()
@@ -263,6 +264,16 @@ class SubscriptionHub:
             encoded = Encoded(changed)
             for client, indexes in self.interests.route_objects(changed, False).items():
                 self._send(client, client.subscribe_cb, encoded.payload(indexes))
+
+    def check_account_budget(self) -> None:
+        """Warn (once) when the clients subscribe more distinct accounts
+        than one upstream connection subscribes (module docstring)."""
+        if len(self.interests.by_account) > self.full_accounts_limit and not self._warned:
+            self._warned = True
+            self.log.warn("Clients subscribe {n} accounts with get_full_accounts; the "
+                          "upstream subscribes at most {limit} per connection, so changes "
+                          "of the others reach no client", n=len(self.interests.by_account),
+                          limit=self.full_accounts_limit)
 
     async def carry(self, ids: list, accounts: list) -> None:
         """Subscribe ``ids`` and ``accounts`` on the current link (a read

@@ -349,3 +349,24 @@ def test_gateway_mode_answers_subscriptions_with_the_hub(tmp_path):
     handlers = top.node.gateway.handlers
     assert set(SUBSCRIPTION_FUNCTIONS) | {("database", f) for f in SUBSCRIBING_READS} \
         == set(handlers)
+
+
+@pytest_twisted.inlineCallbacks
+def test_full_accounts_subscribe_limit(funded, upstream, gw, captured):
+    """database_api.cpp ``get_full_accounts``: a connection subscribes at
+    most ``api_limit_get_full_accounts_subscribe`` accounts (here 1); the
+    hub warns once the clients' accounts outgrow what one upstream
+    connection subscribes."""
+    gw.hub.full_accounts_limit = 1
+    a, b = yield connect(gw.port, 2)
+    for proto in (a, b):
+        yield db(proto, "set_subscribe_callback", 1, False)
+    yield db(a, "get_full_accounts", ["init1", "init2"], True)
+    yield db(a, "get_full_accounts", ["init3"], True)
+    assert [c.interest.accounts for c in gw.hub.clients.values()] == [{"1.2.7"}, set()]
+    assert not any("reach no client" in text for _, text, _ in captured)
+    yield db(b, "get_full_accounts", ["init4"], True)
+    assert set(gw.hub.interests.by_account) == {"1.2.7", "1.2.10"}
+    assert [text for _, text, _ in captured if "reach no client" in text] == [
+        "Clients subscribe 2 accounts with get_full_accounts; the upstream subscribes at "
+        "most 1 per connection, so changes of the others reach no client"]
