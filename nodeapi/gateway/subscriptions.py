@@ -1,16 +1,11 @@
 """The gateway's merged subscriptions: one upstream subscription serving
-every client (:class:`SubscriptionHub`), and each client's subscription
-calls (:class:`ClientSubscriptions`, the hook the forwarded ``database``
-set hands its subscription functions to).
-
-Graphene reference: bitshares-core libraries/app/database_api.cpp
-(``set_subscribe_callback``, ``set_auto_subscription``,
-``set_pending_transaction_callback``, ``set_block_applied_callback``,
-``cancel_all_subscriptions``, ``subscribe_to_market``,
-``unsubscribe_from_market``, ``handle_object_changed``,
-``on_applied_block``); the reads that subscribe are
+every client (:class:`SubscriptionHub`); each client's calls are
+:mod:`nodeapi.gateway.client_subscriptions` (installed into the forwarded
+``database`` set), the reads that subscribe
 :mod:`nodeapi.gateway.subscribing_reads`, who receives a notice
-:mod:`nodeapi.gateway.notice_routing`.
+:mod:`nodeapi.gateway.notice_routing`.  Graphene reference: bitshares-core
+libraries/app/database_api.cpp (the subscription functions,
+``handle_object_changed``, ``on_applied_block``).
 
 The hub keeps one *subscription link*: a connection of the gateway's
 :class:`~nodeapi.gateway.pool.UpstreamPool` (an
@@ -18,8 +13,8 @@ The hub keeps one *subscription link*: a connection of the gateway's
 ``new_callback_id``, ``listen``), chosen by the pool when one is usable
 and chosen again when the pool reports it lost, or its head stale while
 another upstream's is fresh (``pool.watch``); the forwarded calls share
-the connection.  It carries the union of the
-clients' interests, under callback ids of that connection:
+the connection.  It carries the union of the clients' interests, under
+callback ids of that connection:
 
 - ``set_subscribe_callback(cb, notify_remove_create)`` (the flag on once a
   client asked for it: the upstream's refusal reaches that client), then
@@ -35,13 +30,6 @@ clients' interests, under callback ids of that connection:
   once a client set one; ``subscribe_to_market(cb, a, b)`` once per
   market, ``unsubscribe_from_market`` when its last client leaves.
 
-:func:`~nodeapi.gateway.client_subscriptions.install` puts the hub's
-handlers into the forwarded sets' ``Gateway.handlers``
-(:mod:`nodeapi.gateway.apis`): the subscription
-functions, and the reads that subscribe (a read that subscribes nothing
-for its client is forwarded as usual, with ``subscribe`` false so that it
-adds nothing to the link's subscription should it travel on it).
-
 Clients keep their own callback ids: a notice is encoded once and written
 to each client that would have received it from the upstream directly
 (:mod:`nodeapi.gateway.notice_routing`).  A new link (the pool replaced a
@@ -49,9 +37,9 @@ dead upstream) gets the whole union again; the subscribed objects that
 changed in between (the hub keeps a digest of what was last seen of each)
 are noticed then, as one batch of changed objects; the block notices and
 the changes to subscribed accounts' other objects of the blocks in between
-are not replayed.  Ids and accounts no client wants any more
-stay subscribed upstream until the next link (the upstream's subscription
-is a bloom filter that cannot drop one id); the notices they bring go to
+are not replayed.  Ids and accounts no client wants any more stay
+subscribed upstream until the next link (the upstream's subscription is a
+bloom filter that cannot drop one id); the notices they bring go to
 nobody.  Upstream limits apply to the link: bitshares-core subscribes at
 most ``api_limit_get_full_accounts_subscribe`` (100) accounts per
 connection, so more distinct accounts than that among all clients are not
