@@ -157,7 +157,9 @@ def test_created_and_removed_objects(funded, upstream, gw):
     object belonged to (the order's seller) and not the others."""
     create_gold(funded)
     everything, seller, other = yield connect(gw.port, 3)
-    yield db(everything, "set_subscribe_callback", 1, True)
+    direct = yield ws_connect(upstream.port)
+    for proto in (everything, direct):
+        yield db(proto, "set_subscribe_callback", 1, True)
     yield db(seller, "set_subscribe_callback", 2, False)
     yield db(seller, "get_full_accounts", ["1.2.7"], True)
     yield db(other, "set_subscribe_callback", 3, False)
@@ -180,6 +182,8 @@ def test_created_and_removed_objects(funded, upstream, gw):
     assert [order] in [n[1][0] for n in everything.notices[before[0]:]]
     assert [order] in [n[1][0] for n in seller.notices[before[1]:]]
     assert all(n[1][0] != [order] for n in other.notices)
+    yield wait_for(lambda: len(direct.notices) == len(everything.notices))
+    assert everything.notices == direct.notices  # what the upstream sends it directly
 
 
 @pytest_twisted.inlineCallbacks
