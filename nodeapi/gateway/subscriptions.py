@@ -54,7 +54,7 @@ from nodeapi.errors import ApiError
 from nodeapi.gateway.client_subscriptions import ClientSubscriptions
 from nodeapi.gateway.notice_routing import Encoded, Interests, encode
 from nodeapi.gateway.subscribing_reads import FULL_ACCOUNTS_SUBSCRIBE_LIMIT
-from nodeapi.peers.errors import NoUpstream, PeerRpcError, UpstreamError
+from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
 
 #: An object every block changes (module docstring).
 EVERY_BLOCK_OBJECT = "2.1.0"
@@ -359,6 +359,7 @@ class SubscriptionHub:
         self._kinds.pop(cb, None)
         d = link.call("database", "unsubscribe_from_market",
                       [market[0], self._symbols.get(market[1], market[1])])
+        d.addErrback(lambda f: f.trap(PeerDisconnected))  # gone with its connection
         d.addErrback(lambda f: self.log.failure("unsubscribe_from_market failed", f))
 
     # -- notices -------------------------------------------------------------------

@@ -216,9 +216,11 @@ def test_block_and_pending_notices_encoded_once(funded, upstream, gw):
 @pytest_twisted.inlineCallbacks
 def test_markets_share_one_upstream_subscription(funded, upstream, gw):
     create_gold(funded)
-    a, b = (yield ws_connect(gw.port)), (yield ws_connect(gw.port))
+    a, b, direct = (yield ws_connect(gw.port)), (yield ws_connect(gw.port)), \
+        (yield ws_connect(upstream.port))
     yield db(a, "subscribe_to_market", 31, "GOLD", "TEST")
     yield db(b, "subscribe_to_market", 32, "1.3.0", "1.3.1")
+    yield db(direct, "subscribe_to_market", 32, "TEST", "1.3.1")
     assert list(gw.hub._market_cbs) == [("1.3.0", "1.3.1")]
     order = limit_order(funded, "1.2.7", amt(100, "1.3.1"), amt(10 ** 6))
     produce(funded)
@@ -227,9 +229,14 @@ def test_markets_share_one_upstream_subscription(funded, upstream, gw):
     assert a.notices[0][1] == b.notices[0][1] and a.notices[0][1][0][0]["id"] == order
     yield db(a, "unsubscribe_from_market", "TEST", "GOLD")
     limit_order(funded, "1.2.7", amt(101, "1.3.1"), amt(10 ** 6))
+    limit_order(funded, "1.2.6", amt(10 ** 6), amt(100, "1.3.1"))  # takes the first
     produce(funded)
-    yield settle(b, count=2)
+    yield settle(b, direct, count=2)
     assert len(a.notices) == 1
+    # the taker took the better order, both gone within the block: the
+    # fills only (an order created and removed by one block is not noticed)
+    assert b.notices == direct.notices
+    assert [[fill[0][0] for fill in n[1][0]] for n in b.notices[1:]] == [[4, 4]]
     yield db(b, "cancel_all_subscriptions")
     assert gw.hub._market_cbs == {}  # the last client left: unsubscribed upstream
 
