@@ -115,8 +115,9 @@ def test_overlapping_interests_get_what_the_upstream_sends_each(funded, upstream
     assert c.notices == d.notices == e.notices == []  # nor 2.1.0, which the hub subscribes
     # one upstream subscription for both: the hub's link subscribed each id once
     assert set(gw.hub.interests.by_id) == {s6, s7}
+    assert len(gw.hub.clients) == 4  # d set no callback: it never became one
     a.sendClose()
-    yield sleep()
+    yield wait_for(lambda: len(gw.hub.clients) == 3)  # a's interest is gone with it
     funded.push_transaction(sign(funded, [transfer_op(1000)]))
     produce(funded)
     yield settle(b, direct_b, count=2)
