@@ -127,3 +127,33 @@ def test_bitsharesjs_chainstore_through_the_gateway(live, gateway_url, js_client
     result = json.loads(out.decode().strip().splitlines()[-1])
     assert result["statistics_id"] == "2.6.7"
     assert result["after"]["owner"] == "1.2.7" and result["after"]["total_ops"] > result["before"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_btsdex_through_the_gateway(funded_pair, js_client):
+    """btsdex's everyday flows (tests/js/btsdex.js, as in
+    tests/clients/test_clients_btsdex.py) through the gateway, ending with
+    its 'block' event (``set_subscribe_callback`` and ``get_objects(["2.1.0"])``:
+    the dynamic global properties of a new block) routed by the hub."""
+    from nodeapi.history.market_history import MarketHistory, MarketHistoryOptions
+    from kit.clients import LiveNode
+    from kit.keys import CHAIN_ID
+
+    plugin = MarketHistory(MarketHistoryOptions(bucket_sizes=(60,)))
+    funded_pair.add_consumer(plugin)
+    live = LiveNode(funded_pair, market_history=plugin)
+    yield live.start()
+    gw = GatewaySite([live.ws_url], ApiAccess.from_json(VECTORS))
+    try:
+        yield gw.start()
+        yield wait_for(lambda: gw.hub.link is not None, timeout=10.0)
+        out, err, code = yield utils.getProcessOutputAndValue(
+            js_client, [os.path.join(JS_DIR, "btsdex.js"), f"ws://127.0.0.1:{gw.port}",
+                        CHAIN_ID, DEV_WIF], env=dict(os.environ), path=JS_DIR)
+        assert code == 0, err.decode()[-3000:]
+        seen = json.loads(out.decode().strip().splitlines()[-1])
+        assert seen["chain"]["chainId"] == CHAIN_ID
+        assert seen["block"]["id"] == "2.1.0" and seen["block"]["head_block_number"] > 1
+    finally:
+        yield gw.stop()
+        yield live.stop()
