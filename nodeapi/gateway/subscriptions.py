@@ -35,12 +35,13 @@ to each client that would have received it from the upstream directly
 (:mod:`nodeapi.gateway.notice_routing`).  A new link (the pool replaced a
 dead upstream) gets the whole union again; the subscribed objects that
 changed in between (the hub keeps a digest of what was last seen of each)
-are noticed then, as one batch of changed objects; the block notices and
-the changes to subscribed accounts' other objects of the blocks in between
-are not replayed.  Ids and accounts no client wants any more stay
-subscribed upstream until the next link (the upstream's subscription is a
-bloom filter that cannot drop one id); the notices they bring go to
-nobody.  Upstream limits apply to the link: bitshares-core subscribes at
+are noticed then, as one batch of changed objects, and the ids of the
+blocks applied in between are read and relayed before the next block's
+(:mod:`nodeapi.gateway.block_notices`); the changes to subscribed
+accounts' other objects in those blocks are not replayed.  Ids and
+accounts no client wants any more stay subscribed upstream until the next
+link (the upstream's subscription is a bloom filter that cannot drop one
+id); the notices they bring go to nobody.  Upstream limits apply to the link: bitshares-core subscribes at
 most ``api_limit_get_full_accounts_subscribe`` (100) accounts per
 connection, so more distinct accounts than that among all clients are not
 all noticed.
@@ -51,6 +52,7 @@ from twisted.logger import Logger
 
 from nodeapi.api.arguments import id_key
 from nodeapi.errors import ApiError
+from nodeapi.gateway.block_notices import BlockNotices
 from nodeapi.gateway.client_subscriptions import ClientSubscriptions
 from nodeapi.gateway.notice_routing import Encoded, Interests, encode
 from nodeapi.gateway.subscribing_reads import FULL_ACCOUNTS_SUBSCRIBE_LIMIT
@@ -95,6 +97,8 @@ class SubscriptionHub:
         self._warned = False  # about the upstream's account budget
         self._waiting: list = []
         self._symbols: dict = {}  # asset id -> symbol, of the markets
+        self._blocks = BlockNotices(lambda block_id: self._send_all(
+            self.interests.block, "block_cb", encode(block_id)))
         self._reset_link_state()
         if pool is not None:
             pool.watch(self._pool_changed)
@@ -183,12 +187,17 @@ class SubscriptionHub:
                 await self._set_pending(link)
             for market in sorted(self.interests.by_market):
                 await self._subscribe_market(link, market)
-        except Exception:
-            self.log.failure("Subscribing on a new upstream link failed; trying again in "
-                             "{delay} s", delay=RETRY_DELAY)
+        except Exception as exc:
+            if isinstance(exc, PeerDisconnected):
+                self.log.info("The upstream link closed while subscribing; choosing again "
+                              "in {delay} s", delay=RETRY_DELAY)
+            else:
+                self.log.failure("Subscribing on a new upstream link failed; choosing "
+                                 "again in {delay} s", delay=RETRY_DELAY)
             if self._attaching is link:
                 self._attaching = None
-                self.clock.callLater(RETRY_DELAY, self._pick)
+                if self.pool is not None and self.pool.running:
+                    self.clock.callLater(RETRY_DELAY, self._pick)
             return
         if self._attaching is not link:
             return  # detached (or replaced) while subscribing
@@ -313,6 +322,7 @@ class SubscriptionHub:
     async def need_block(self) -> None:
         link = await self.ready()
         if self._block_cb is None:
+            self._blocks.last = None  # no gap to fill for those who ask now
             await self._set_block(link)
 
     async def need_pending(self) -> None:
@@ -377,7 +387,7 @@ class SubscriptionHub:
             if kind == "subscribe":
                 self._objects_notice(payload)
             elif kind == "block":
-                self._send_all(interests.block, "block_cb", encode(payload))
+                self._blocks.notice(link, payload)
             elif kind == "pending":
                 self._send_all(interests.pending, "pending_cb", encode(payload))
             elif kind is not None:

@@ -83,3 +83,4 @@ def test_digests_tell_what_changed_unseen():
     newer = dict(ASSET_DATA, current_supply=1001)
     assert interests.changed_since_seen([ASSET_DATA, newer, ORDER]) == [newer]
     assert interests.changed_since_seen([newer]) == []
+

@@ -290,21 +290,27 @@ def test_subscription_moves_to_the_other_upstream(funded):
         yield db(a, "set_subscribe_callback", 5, False)
         yield db(a, "get_objects", [s6])
         yield db(b, "set_block_applied_callback", 9)
+        produce(funded)  # s6 unchanged: a block notice only
+        yield settle(b, count=1)
+        seen = [n[1][0] for n in b.notices]
         carrier = gw.hub.link
         stopped = sites[gw.pool.upstreams.index(carrier)].stop()
         funded.push_transaction(sign(funded, [transfer_op(1000)]))
         produce(funded)  # the carrier's connection is gone: its notices too
+        missed = funded.head_block_id
         yield stopped
         yield wait_for(lambda: gw.hub.link is not None and gw.hub.link is not carrier)
         yield settle(a, count=1)
         assert a.notices == [[5, [[to_wire(funded.state.get(s6))]]]]  # caught up
-        assert b.notices == []  # the lost block notice is not replayed
         funded.push_transaction(sign(funded, [transfer_op(1001)]))
         produce(funded)
-        yield wait_for(lambda: len(a.notices) == 2 and len(b.notices) == 1)
+        yield wait_for(lambda: len(a.notices) == 2 and len(b.notices) == 3)
         yield settle()
         assert a.notices[1] == [5, [[to_wire(funded.state.get(s6))]]]
-        assert b.notices == [[9, [funded.head_block_id]]]
+        # the block no upstream noticed is relayed (read from the new link)
+        # before the next one: every block once, in order
+        assert b.notices[1:] == [[9, [missed]], [9, [funded.head_block_id]]]
+        assert seen == [b.notices[0][1][0]]
     finally:
         yield gw.stop()
         for site in sites:
@@ -382,3 +388,29 @@ def test_full_accounts_subscribe_limit(funded, upstream, gw, captured):
     assert [text for _, text, _ in captured if "reach no client" in text] == [
         "Clients subscribe 2 accounts with get_full_accounts; the upstream subscribes at "
         "most 1 per connection, so changes of the others reach no client"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_block_notices_fill_a_gap_in_order_and_never_twice(funded, upstream, gw):
+    """nodeapi.gateway.block_notices on a real upstream link: blocks no
+    upstream noticed are read (``get_block_header``: a block's id is the
+    next one's ``previous``) and relayed before the next notice, later
+    notices wait for them, an id already relayed is not relayed again."""
+    from nodeapi.gateway.block_notices import BlockNotices
+
+    produce(funded, 5)
+    ids = {n: funded.get_block(n + 1)["previous"] for n in range(1, funded.head_block_num)}
+    ids[funded.head_block_num] = funded.head_block_id
+    sent = []
+    blocks = BlockNotices(sent.append)
+    link = gw.hub.link
+    blocks.notice(link, ids[2])
+    blocks.notice(link, ids[2])  # a new upstream a block behind
+    blocks.notice(link, ids[5])  # 3 and 4 were noticed by no upstream
+    blocks.notice(link, ids[6])  # waits for them
+    assert sent == [ids[2]]
+    yield wait_for(lambda: len(sent) == 5)
+    assert sent == [ids[n] for n in (2, 3, 4, 5, 6)]
+    blocks.notice(link, "not a block id")
+    blocks.notice(link, "%08x" % 10_000 + ids[6][8:])  # too far ahead: relayed as it is
+    assert len(sent) == 6
