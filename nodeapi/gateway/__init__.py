@@ -16,5 +16,7 @@ upstream subscription carrying every client's interest),
 :mod:`~nodeapi.gateway.client_subscriptions` (one client's subscription
 functions), :mod:`~nodeapi.gateway.notice_routing` (who receives an
 upstream notice, encoded once), :mod:`~nodeapi.gateway.subscribing_reads`
-(the reads that subscribe what they return).
+(the reads that subscribe what they return),
+:mod:`~nodeapi.gateway.block_notices` (block ids in order across a change
+of upstream).
 """
