@@ -232,7 +232,7 @@ class Subscriptions(Section):
                 continue
             new = self._is_new(oid)
             if object_wanted(oid, new and everything, self._subscribed_ids, accounts,
-                             relevant_accounts(obj)):
+                             relevant_accounts(obj) if accounts else ()):
                 (created if new else changed).append(obj)
         for batch in (created, changed, removed):
             if batch and self._subscribe_cb is not None:
