@@ -134,7 +134,7 @@ def main(args) -> None:
             if node is not None:
                 node.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    (direct, direct_p99, _cpu), (through, through_p99, cpu) = best["direct"], best["gateway"]
+    (direct, direct_p99, _), (through, through_p99, cpu) = best["direct"], best["gateway"]
     fanout = subprocess.run([sys.executable, os.path.join(HERE, "gateway_fanout.py"),
                              str(args.subscribers), str(args.blocks)], capture_output=True,
                             text=True, check=True).stdout.strip().splitlines()[-1]

@@ -15,7 +15,7 @@ from nodeapi.config_parse import (
     parse_endpoint, parse_index_prefix, parse_int, parse_op_count, parse_optional_endpoint,
     parse_plugins, parse_private_key, parse_searchdb_mode, parse_seconds, parse_seed_node,
     parse_statistics_type, parse_text, parse_tracked_groups, parse_url, parse_witness_ids,
-    parse_optional_url, parse_upstream)
+    parse_optional_url, parse_upstream, parse_chain_id)
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.node import ApiLimits
 
@@ -65,6 +65,9 @@ SINGLE = [
     ("upstream-cache-size", "64", parse_int(0),
      "Gateway: MiB of upstream answers that cannot change (chain id, config, irreversible "
      "blocks and transactions) kept in memory (default 64; 0 = none)."),
+    ("upstream-chain-id", "", parse_chain_id,
+     "Gateway: the chain id every upstream must serve (default: the first upstream's to "
+     "answer); an upstream of another chain is never used."),
     ("upstream-max-head-age", "60", parse_int(1),
      "Gateway: seconds; an upstream whose head block is older is used only when no "
      "fresher one is connected (default 60)."),
@@ -231,7 +234,7 @@ MULTI = [
     ("upstream", parse_upstream,
      "Gateway: ws://[user:password@]host:port of a bitshares-core-compatible node "
      "(repeatable): every API set but login (and history with the searchdb plugin, which "
-     "follows the first upstream) is forwarded to them; no chain of this node's own "
+     "follows one healthy upstream) is forwarded to them; no chain of this node's own "
      "(default: off)."),
     ("seed-node", parse_seed_node,
      "[user:password@]host:port, [IPv6]:port or ws://[user:password@]host:port/path of a "

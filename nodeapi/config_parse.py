@@ -304,6 +304,15 @@ def parse_upstream(text) -> list:
     return [text]
 
 
+def parse_chain_id(text) -> str:
+    """``--upstream-chain-id``: empty (the first upstream's) or 64 hex
+    digits, returned in lower case; raises ``ValueError``."""
+    text = parse_text(text).strip().lower()
+    if text and (len(text) != 64 or any(c not in "0123456789abcdef" for c in text)):
+        raise ValueError(f"expected a chain id of 64 hex digits, got {text!r}")
+    return text
+
+
 def parse_seed_node(text) -> list:
     """A ``--seed-node`` value (``[user:password@]host:port``, ``[v6]:port``
     or ``ws://`` URL, :func:`nodeapi.protocol.node_address.parse_node_address`)

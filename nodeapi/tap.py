@@ -23,7 +23,7 @@ there is no block log and no chain: login and api-access are local, every
 other API set is forwarded to the upstreams (:mod:`nodeapi.gateway`), but
 with the ``searchdb`` plugin the history set, served from the search
 database that an :class:`~nodeapi.peers.upstream.UpstreamService`
-following the first upstream fills.
+following one healthy upstream fills.
 
 A bad option or file is reported as ``nodeapi: <message>`` and exit status
 1 (``SystemExit``), never a traceback nor the usage text (:class:`Options`).
@@ -193,18 +193,24 @@ def _make_service(options, reactor):
     return top
 
 
+#: bytes: the smallest largest message a gateway accepts from its upstreams
+UPSTREAM_MESSAGE_SIZE = 64 * 1024 * 1024
+
+
 def _make_gateway(options, reactor, data_dir, access):
     """Gateway mode (``--upstream``, :mod:`nodeapi.gateway`): NodeService
     without a chain; children ``upstreams`` (the
     :class:`~nodeapi.gateway.pool.UpstreamPool`), with the searchdb plugin
-    ``searchdb`` and ``upstream`` (its follower of the first upstream),
+    ``searchdb`` and ``upstream`` (its follower of one upstream, a healthy
+    one at each reconnection),
     ``rpc`` (login local, history from the search database with the
     plugin, every other set forwarded, the subscriptions merged by a
-    :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`) and
-    ``metrics``."""
+    :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`) and ``metrics``
+    (head figures and ``/healthz`` from the follower, else from the
+    freshest upstream)."""
     from nodeapi.gateway.apis import Gateway, gateway_registry
     from nodeapi.gateway.cache import AnswerCache
-    from nodeapi.gateway.figures import GatewayCollector
+    from nodeapi.gateway.figures import GatewayCollector, PoolHead
     from nodeapi.gateway.pool import UpstreamPool
     from nodeapi.gateway.subscriptions import SubscriptionHub
     from nodeapi.gateway.client_subscriptions import install as install_subscriptions
@@ -223,18 +229,23 @@ def _make_gateway(options, reactor, data_dir, access):
     addresses = [parse_node_address(url) for url in options["upstream"]]
     pool = attach("upstreams", UpstreamPool(
         addresses, reactor, max_head_age=options["upstream-max-head-age"],
-        max_message_size=options["max-message-size"]))
+        chain_id=options["upstream-chain-id"] or None,
+        # answers may be larger than the clients' requests may: a block range
+        # over the limit would close the shared connection for every call on it
+        max_message_size=max(options["max-message-size"], UPSTREAM_MESSAGE_SIZE)))
     searchdb = follower = history_api = None
     if "searchdb" in options["plugins"]:
-        searchdb, follower = _attach_indexer(options, reactor, data_dir, attach, addresses[0])
+        searchdb, follower = _attach_indexer(options, reactor, data_dir, attach, addresses[0],
+                                             pool.choose_address)
         from nodeapi.api.history import HistoryApi
 
         history_api = HistoryApi
     gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024))
     install_subscriptions(gateway, SubscriptionHub(pool, reactor))
-    metrics = Metrics(None, None, searchdb, upstream=follower, clock=reactor,
+    metrics = Metrics(None, None, searchdb, clock=reactor,
+                      upstream=follower if follower is not None else PoolHead(pool),
                       health_limits=options.health_limits())
-    metrics.registry.register(GatewayCollector(pool, gateway.cache))
+    metrics.registry.register(GatewayCollector(gateway))
     top.node = Node(chain=None, history=searchdb.history if searchdb else None,
                     limits=options.api_limits(), api_node_info=options["api-node-info"],
                     options=dict(options), reactor=reactor,
@@ -246,9 +257,10 @@ def _make_gateway(options, reactor, data_dir, access):
     return top
 
 
-def _attach_indexer(options, reactor, data_dir, attach, address):
+def _attach_indexer(options, reactor, data_dir, attach, address, choose):
     """The searchdb plugin fed by an
-    :class:`~nodeapi.peers.upstream.UpstreamService` following ``address``:
+    :class:`~nodeapi.peers.upstream.UpstreamService` following ``address``
+    first, then at each reconnection the address ``choose()`` gives:
     ``(searchdb, follower)``."""
     from nodeapi.history.searchdb.plugin import make_searchdb
     from nodeapi.peers.upstream import UpstreamService
@@ -263,7 +275,7 @@ def _attach_indexer(options, reactor, data_dir, attach, address):
         max_message_size=options["max-message-size"],
         state_path=os.path.join(data_dir, "indexer-state.json"),
         confirmed_block=lambda: searchdb.confirmed_block_num,
-        asset_names=options.searchdb()["visitor"]))
+        asset_names=options.searchdb()["visitor"], choose=choose))
     return searchdb, follower
 
 

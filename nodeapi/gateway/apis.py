@@ -20,7 +20,10 @@ libraries/app/api.cpp ``login_api::database()`` and the others, each
 refusing with "Access denied" what the upstream's user may not use), with
 the client's arguments unchanged and the answer passed on as the
 upstream's JSON bytes; the upstream's errors reach the client as they
-came (:class:`~nodeapi.peers.errors.UpstreamError`).  Functions a set
+came (:class:`~nodeapi.peers.errors.UpstreamError`).  A call identical
+(set, function, arguments) to one in flight when it comes gets that call's
+answer (:data:`SHARED_SETS`): clients polling the same head-dependent
+read at the same moment cost the upstream one call.  Functions a set
 answers itself are ordinary API functions of the subclass: the
 broadcasts of :class:`NetworkBroadcastForward` (never repeated blindly,
 :meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`).
@@ -38,10 +41,14 @@ from typing import Any
 
 import orjson
 from twisted.internet import defer
+from twisted.python.failure import Failure
 
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.cache import AnswerCache, cache_key
+from nodeapi.gateway.confirmations import Confirmations
+from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
+from nodeapi.protocol.transaction import transaction_id
 
 #: the sets forwarded (login accessor names, bitshares-core login_api)
 FORWARDED = ("database", "network_broadcast", "network_node", "crypto", "asset", "block",
@@ -57,6 +64,13 @@ SUBSCRIPTION_FUNCTIONS = (
     ("database", "unsubscribe_from_market"))
 
 
+#: sets whose identical calls in flight at the same moment share one
+#: upstream call (reads without side effects; not network_node, whose
+#: add_node and parameters change the upstream, nor network_broadcast)
+SHARED_SETS = frozenset(("database", "history", "asset", "orders", "block",
+                         "custom_operations", "crypto"))
+
+
 class CallbacksNotRouted(ApiError):
     """A subscription function reached a gateway that has no handler
     routing its notices (:attr:`Gateway.handlers`)."""
@@ -70,29 +84,79 @@ class Gateway:
     :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool`.
     :param cache: the :class:`~nodeapi.gateway.cache.AnswerCache` (a
         default-sized one when None).
+    :param confirmations: the broadcast callbacks'
+        :class:`~nodeapi.gateway.confirmations.Confirmations` (one over
+        ``pool`` when None).
     :ivar handlers: ``{(set, function): handler(api_set, args)}``.
+    :ivar shared: calls answered with the answer of an identical call that
+        was in flight when they came.
     """
 
-    def __init__(self, pool, cache: AnswerCache = None) -> None:
+    def __init__(self, pool, cache: AnswerCache = None,
+                 confirmations: Confirmations = None) -> None:
         self.pool = pool
         self.cache = cache if cache is not None else AnswerCache()
+        self.confirmations = confirmations if confirmations is not None \
+            else Confirmations(pool)
         self.handlers: dict = {}
+        self.shared = 0
+        self._in_flight: dict = {}  # (set, function, args JSON) -> [waiting Deferreds]
 
     def forward(self, api: str, method: str, args: list) -> defer.Deferred:
-        """``method`` of set ``api`` at an upstream, or from the cache: a
+        """``method`` of set ``api`` at an upstream, or from the cache, or
+        shared with the identical call in flight (:data:`SHARED_SETS`): a
         Deferred firing with the answer as an ``orjson.Fragment``."""
         key = cache_key(api, method, args)
         if key is not None:
             kept = self.cache.get(key[0])
             if kept is not None:
                 return defer.succeed(orjson.Fragment(kept))
-        return defer.Deferred.fromCoroutine(self._forward(api, method, args, key))
+        if api not in SHARED_SETS:
+            return self._send(api, method, args, key)
+        same = (api, method, orjson.dumps(args))
+        waiting = self._in_flight.get(same)
+        if waiting is not None:
+            self.shared += 1
+            d = defer.Deferred()
+            waiting.append(d)
+            return d
+        self._in_flight[same] = []
+        return self._send(api, method, args, key).addBoth(self._release, same)
 
-    async def _forward(self, api: str, method: str, args: list, key):
-        upstream, answer = await self.pool.call(api, method, args)
+    def _release(self, outcome, same):
+        """The shared call is answered: so is every identical one that waited."""
+        for d in self._in_flight.pop(same, ()):
+            if isinstance(outcome, Failure):
+                d.errback(outcome)
+            else:
+                d.callback(outcome)
+        return outcome
+
+    def _send(self, api: str, method: str, args: list, key) -> defer.Deferred:
+        try:
+            upstream = self.pool.pick()
+        except NoUpstream:  # none now: the pool waits for one
+            return defer.Deferred.fromCoroutine(self._forward(api, method, args, key, []))
+        # the common case without a coroutine: one upstream, one call
+        d = upstream.call_raw(api, method, args)
+        return d.addCallbacks(self._answered, self._failed, callbackArgs=(upstream, key),
+                              errbackArgs=(api, method, args, key, upstream))
+
+    def _answered(self, answer: bytes, upstream, key):
         if key is not None:
             self.cache.put(key[0], answer, key[1], upstream.lib)
         return orjson.Fragment(answer)
+
+    def _failed(self, failure, api: str, method: str, args: list, key, upstream):
+        if failure.check(PeerRpcError):
+            raise UpstreamError(failure.value)
+        failure.trap(PeerDisconnected)  # lost before the answer: another upstream
+        self.pool.lost_read(upstream, api, method)
+        return defer.Deferred.fromCoroutine(self._forward(api, method, args, key, [upstream]))
+
+    async def _forward(self, api: str, method: str, args: list, key, tried: list):
+        upstream, answer = await self.pool.call(api, method, args, tried=tried)
+        return self._answered(answer, upstream, key)
 
 
 class ForwardedApi(ApiSet):
@@ -114,11 +178,21 @@ class ForwardedApi(ApiSet):
         what = (self.name, request.function)
         handler = self.gateway.handlers.get(what)
         if handler is not None:
+            request.api_name = self.name
             return handler(self, request.args)
         if what in SUBSCRIPTION_FUNCTIONS:
             raise CallbacksNotRouted(f"{request.function}: this gateway does not route the "
                                      f"notices of upstream callbacks")
-        return self.gateway.forward(self.name, request.function, request.args)
+        return self.gateway.forward(self.name, request.function, request.args).addCallback(
+            _resolved, request, self.name)
+
+
+def _resolved(result, request, api_name: str):
+    """The upstream answered: the function exists, so the call is counted
+    under its set and name (the metrics never take a label value from a
+    function name only a client made up; errors count as unresolved)."""
+    request.api_name = api_name
+    return result
 
 
 class NetworkBroadcastForward(ForwardedApi):
@@ -129,13 +203,14 @@ class NetworkBroadcastForward(ForwardedApi):
     notice (bitshares-core libraries/app/api.cpp
     ``network_broadcast_api::on_applied_block``: one
     ``transaction_confirmation`` when a block includes the transaction) to
-    this client under the client's callback id."""
+    this client under the client's callback id.  ``broadcast_block`` and
+    other functions are forwarded as they are."""
 
     name = "network_broadcast"
 
     def __init__(self, node: Any, session: Any) -> None:
         super().__init__(node, session)
-        self._listening: list = []  # (upstream, callback id) of this connection
+        self._waiting: list = []  # this connection's Confirmations entries
 
     def _broadcast(self, method: str, trx: Any) -> defer.Deferred:
         def send(upstream):
@@ -158,40 +233,46 @@ class NetworkBroadcastForward(ForwardedApi):
 
     @api_function
     def broadcast_transaction_with_callback(self, callback: int, trx):
-        """Forwarded with a callback id of the upstream connection; its
-        notice goes to this client as ``[callback, [confirmation]]``.
+        """Forwarded with a callback id of the upstream connection
+        (:class:`~nodeapi.gateway.confirmations.Confirmations`: the notice
+        survives the loss of that upstream); the notice goes to this client
+        as ``[callback, [confirmation]]``.
 
         :raises ApiError: on HTTP (no notices there)."""
         if not self.session.websocket:
             raise ApiError("Callbacks need a WebSocket connection")
         session = self.session
+        confirmations = self.gateway.confirmations
+        try:
+            txid = transaction_id(trx)
+        except Exception:
+            txid = None  # the upstream refuses it with its own words
+        self._waiting = [entry for entry in self._waiting if not entry.done]
+        mine: list = []  # this broadcast's registrations (one per upstream tried)
+
+        def deliver(confirmation):
+            session.send_notice(callback, orjson.Fragment(orjson.dumps(confirmation)))
 
         def send(upstream):
-            upstream_cb = upstream.new_callback_id()
-            entry = (upstream, upstream_cb)
+            for old in mine:  # sent again: the lost upstream's registration ends
+                confirmations.cancel(old)
+            upstream_cb, entry = confirmations.register(upstream, trx, txid, deliver)
+            mine.append(entry)
+            self._waiting.append(entry)
 
-            def notice(payload):
-                upstream.listen(upstream_cb, None)
-                if entry in self._listening:
-                    self._listening.remove(entry)
-                session.send_notice(callback, orjson.Fragment(orjson.dumps(payload[0]))
-                                    if payload else None)
-
-            def failed(failure):
-                upstream.listen(upstream_cb, None)
-                if entry in self._listening:
-                    self._listening.remove(entry)
+            def refused(failure):
+                confirmations.cancel(entry)
                 return failure
 
-            upstream.listen(upstream_cb, notice)
-            self._listening.append(entry)
             return upstream.call_raw("network_broadcast", "broadcast_transaction_with_callback",
-                                     [upstream_cb, trx]).addErrback(failed)
+                                     [upstream_cb, trx]).addErrback(refused)
 
         def answered(outcome):
             if outcome[1] is not None:
                 return orjson.Fragment(outcome[1])
-            session.send_notice(callback, outcome[2])  # it was in a block already
+            for entry in mine:  # found in a block already: no upstream will call back
+                confirmations.cancel(entry)
+            deliver(outcome[2])
             return None
 
         d = defer.Deferred.fromCoroutine(self.gateway.pool.broadcast(send, trx))
@@ -199,9 +280,9 @@ class NetworkBroadcastForward(ForwardedApi):
 
     def close(self) -> None:
         """The client is gone: its callbacks' notices go nowhere."""
-        listening, self._listening = self._listening, []
-        for upstream, upstream_cb in listening:
-            upstream.listen(upstream_cb, None)
+        waiting, self._waiting = self._waiting, []
+        for entry in waiting:
+            self.gateway.confirmations.cancel(entry)
         super().close()
 
 

@@ -50,8 +50,18 @@ class UpstreamProtocol(PeerRpcProtocol):
         self._raw: set = set()
 
     @property
+    def closed(self) -> bool:
+        """True once the connection is closing or closed (its pending calls
+        fail before the owner hears of the close)."""
+        return self._closed
+
+    @property
     def in_flight(self) -> int:
         return len(self._calls)
+
+    def pending_methods(self) -> list:
+        """The method names of the calls sent and not answered, oldest first."""
+        return [method for method, _d in self._calls.values()]
 
     def call_raw(self, api, method: str, args: list):
         """Like :meth:`~nodeapi.peers.client.PeerRpcProtocol.call`, but the

@@ -12,7 +12,8 @@
   ``upstream_healthy`` (gauges, 0 or 1), ``upstream_head_age_seconds``
   and ``upstream_last_irreversible_block`` (gauges);
 * ``read_retries_total`` (counter: read calls sent again to another
-  upstream after a lost connection).
+  upstream after a lost connection), ``shared_reads_total`` (counter:
+  calls answered by an identical call in flight).
 
 The collector reads attributes only (quick, never failing for a missing
 value), so the pool and the cache need not know about Prometheus.
@@ -25,13 +26,13 @@ from nodeapi.gateway.upstream import LATENCY_BUCKETS
 
 
 class GatewayCollector:
-    """A prometheus_client collector over ``pool`` (an
-    :class:`~nodeapi.gateway.pool.UpstreamPool`) and ``cache`` (an
-    :class:`~nodeapi.gateway.cache.AnswerCache`): register it with
-    ``registry.register(GatewayCollector(pool, cache))``."""
+    """A prometheus_client collector over ``gateway`` (a
+    :class:`~nodeapi.gateway.apis.Gateway`: its pool, cache and shared
+    reads): register it with ``registry.register(GatewayCollector(gateway))``."""
 
-    def __init__(self, pool, cache) -> None:
-        self.pool, self.cache = pool, cache
+    def __init__(self, gateway) -> None:
+        self.gateway = gateway
+        self.pool, self.cache = gateway.pool, gateway.cache
 
     def describe(self):
         """No names claimed at register time (they are fixed and unique)."""
@@ -48,6 +49,9 @@ class GatewayCollector:
         yield GaugeMetricFamily(p + "cache_bytes", "Bytes of answers in the cache",
                                 value=cache.size)
         yield GaugeMetricFamily(p + "cache_answers", "Answers in the cache", value=len(cache))
+        yield CounterMetricFamily(p + "shared_reads",
+                                  "Calls answered by an identical call in flight",
+                                  value=self.gateway.shared)
         yield CounterMetricFamily(p + "read_retries",
                                   "Read calls sent again after a lost upstream",
                                   value=self.pool.retried)
@@ -64,9 +68,10 @@ class GatewayCollector:
                       ("head_age_seconds", "Age of the upstream's head block at its check"),
                       ("last_irreversible_block", "The upstream's last irreversible block"))}
         for u in self.pool.upstreams:
+            cumulative = u.latency_buckets
             buckets = [(str(bound), count) for bound, count in
-                       zip(LATENCY_BUCKETS, u.latency_buckets)]
-            buckets.append(("+Inf", u.latency_buckets[-1]))
+                       zip(LATENCY_BUCKETS, cumulative)]
+            buckets.append(("+Inf", cumulative[-1]))
             latency.add_metric([u.name], buckets, u.latency_sum)
             errors.add_metric([u.name, "rpc"], u.errors)
             errors.add_metric([u.name, "lost"], u.lost)
@@ -78,3 +83,47 @@ class GatewayCollector:
         yield latency
         yield errors
         yield from gauges.values()
+
+
+class PoolHead:
+    """The head figures of a gateway without the searchdb plugin, in the
+    form the status page and ``/healthz`` read from indexer mode's
+    :class:`~nodeapi.peers.upstream.UpstreamService` (``next_block``,
+    ``last_block_time``, ``lag_blocks``, ``lag_seconds``, ``reconnects``):
+    the freshest usable upstream's head block at its last check, so the
+    health check fails when no upstream is usable or every head is old.
+
+    :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool`."""
+
+    lag_blocks = 0
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    def _freshest(self):
+        usable = [u for u in self.pool.upstreams if u.usable]
+        return max(usable, key=lambda u: u.head_time, default=None)
+
+    @property
+    def next_block(self) -> int:
+        """The freshest usable upstream's head block number plus one (1
+        without one)."""
+        best = self._freshest()
+        return best.head_block_num + 1 if best is not None else 1
+
+    @property
+    def last_block_time(self):
+        """Its head block time (s), or None without a usable upstream."""
+        best = self._freshest()
+        return float(best.head_time) if best is not None else None
+
+    @property
+    def lag_seconds(self) -> float:
+        """Seconds since that head block's time (0 without one)."""
+        best = self._freshest()
+        return (best.head_age or 0.0) if best is not None else 0.0
+
+    @property
+    def reconnects(self) -> int:
+        """Connections to the upstreams after the first of each."""
+        return sum(max(u.connections - 1, 0) for u in self.pool.upstreams)

@@ -14,17 +14,26 @@ Interface (for the forwarded API sets and the merged subscriptions):
 * ``upstream.call(api, method, args)`` / ``upstream.call_raw(...)``: a
   Deferred of the decoded result / of its JSON bytes, failing with
   ``PeerRpcError`` (the upstream's error) or ``PeerDisconnected``;
-* notices of one upstream connection: ``cb = upstream.new_callback_id()``,
-  ``upstream.listen(cb, handler)`` (``handler(payload_list)`` for each
-  ``[cb, payload_list]`` notice; ``listen(cb, None)`` stops); a connection's
-  handlers are dropped when it closes;
+* notices of one upstream connection: ``cb = upstream.new_callback_id()``
+  (never reused by that upstream), ``upstream.listen(cb, handler)``
+  (``handler(payload_list)`` for each ``[cb, payload_list]`` notice;
+  ``listen(cb, None)`` stops); a connection's handlers are dropped when it
+  closes (register again on the new connection, after the subscribing
+  call);
 * ``pool.watch(fn)`` / ``pool.unwatch(fn)``: ``fn(upstream)`` whenever an
-  upstream becomes usable or stops being usable (lost, replaced by its
-  reconnection: a new connection is a new ``usable`` transition, with no
-  callback ids or handlers) or its health changes;
+  upstream becomes usable (connected, logged in, on the pool's chain,
+  checked once) or stops being usable (its connection lost: its
+  reconnection is a new usable transition, without the old handlers; the
+  upstream object stays the same), or its health changes; read
+  ``upstream.usable`` / ``upstream.healthy`` in ``fn``;
+* the example of a callback routed to one client:
+  :class:`~nodeapi.gateway.apis.NetworkBroadcastForward` with
+  :class:`~nodeapi.gateway.confirmations.Confirmations` (which survives
+  the upstream's loss);
 * :meth:`UpstreamPool.call`: a read call that goes to :meth:`pick`'s
   upstream and, when that connection is lost before the answer, to another
-  (each upstream tried once); the upstream's error becomes
+  (each upstream tried once, then once more when they were all lost: a
+  lone upstream that restarted); the upstream's error becomes
   :class:`~nodeapi.peers.errors.UpstreamError` (code, message and data as
   they came);
 * :meth:`UpstreamPool.broadcast`: a transaction broadcast, never repeated
@@ -90,6 +99,7 @@ class UpstreamPool(service.MultiService):
         self.chain_id = chain_id
         self.retried = 0
         self._turn = 0
+        self._follow_turn = -1
         self._watchers: list = []
         self._waiting: list = []
         self.upstreams = []
@@ -150,6 +160,17 @@ class UpstreamPool(service.MultiService):
         best = min(range(n), key=lambda i: (healthy[(i + self._turn) % n].in_flight, i))
         return healthy[(best + self._turn) % n]
 
+    def choose_address(self):
+        """The address for a follower of one upstream (the searchdb
+        plugin's): a usable upstream's (healthy first, the first such in
+        the configured order), else the next one in turn."""
+        for wanted in (lambda u: u.healthy, lambda u: u.usable):
+            for upstream in self.upstreams:
+                if wanted(upstream):
+                    return upstream.address
+        self._follow_turn += 1
+        return self.upstreams[self._follow_turn % len(self.upstreams)].address
+
     async def live(self, exclude=()) -> Upstream:
         """:meth:`pick`, waiting up to ``patience`` seconds for an upstream
         to become usable when none is.
@@ -170,15 +191,31 @@ class UpstreamPool(service.MultiService):
 
     # -- calls -----------------------------------------------------------------------
 
-    async def call(self, api: str, method: str, args: list, raw: bool = True):
+    def lost_read(self, upstream: Upstream, api: str, method: str) -> None:
+        """A read call on ``upstream`` was lost with its connection: counted
+        and logged (it is sent to another)."""
+        self.retried += 1
+        self.log.info("Upstream {upstream} lost during {api}.{method}; asking another",
+                      upstream=upstream.name, api=api, method=method)
+
+    async def call(self, api: str, method: str, args: list, raw: bool = True,
+                   tried: Optional[list] = None):
         """A read call (module docstring): ``(upstream, result)``, the
-        result as JSON bytes (``raw``) or decoded.
+        result as JSON bytes (``raw``) or decoded; ``tried``: upstreams
+        already lost during this call (not asked again).
 
         :raises UpstreamError: the upstream answered with an error.
         :raises NoUpstream: no upstream could answer."""
-        tried: list = []
+        tried = list(tried or ())
+        again = True  # when every upstream was lost once: one more round
         while True:
-            upstream = await self.live(tried)
+            try:
+                upstream = await self.live(tried)
+            except NoUpstream:
+                if not (tried and again):
+                    raise
+                tried, again = [], False  # a lone upstream may be back
+                continue
             try:
                 if raw:
                     return upstream, await upstream.call_raw(api, method, args)
@@ -187,9 +224,7 @@ class UpstreamPool(service.MultiService):
                 raise UpstreamError(exc) from None
             except PeerDisconnected:
                 tried.append(upstream)
-                self.retried += 1
-                self.log.info("Upstream {upstream} lost during {api}.{method}; asking "
-                              "another", upstream=upstream.name, api=api, method=method)
+                self.lost_read(upstream, api, method)
 
     async def broadcast(self, send: Callable, trx: Any):
         """Broadcast ``trx`` with ``send(upstream) -> Deferred`` (the raw
@@ -215,7 +250,10 @@ class UpstreamPool(service.MultiService):
             raise BroadcastLost("The upstream was lost before it answered the broadcast, and "
                                 "the transaction has no id to look for") from None
         try:
-            other = await self.live([lost])
+            try:
+                other = await self.live([lost])
+            except NoUpstream:  # a lone upstream may come back
+                other = await self.live()
         except NoUpstream:
             raise BroadcastLost(f"The upstream was lost before it answered the broadcast of "
                                 f"transaction {txid}, and no other upstream is connected to "
@@ -226,7 +264,7 @@ class UpstreamPool(service.MultiService):
                 self.log.info("Broadcast of {txid} lost with {upstream}; sending it to "
                               "{other}", txid=txid, upstream=lost.name, other=other.name)
                 return other, await send(other)
-            confirmation = await self._find(other, txid, found)
+            confirmation = await self.confirmation(other, txid, found)
         except PeerRpcError as exc:
             raise UpstreamError(exc) from None
         except PeerDisconnected:
@@ -237,10 +275,11 @@ class UpstreamPool(service.MultiService):
                                 f"not found among the last {SEARCH_BLOCKS}")
         return other, None, confirmation
 
-    async def _find(self, upstream: Upstream, txid: str, trx: dict) -> Optional[dict]:
-        """The confirmation of transaction ``txid`` (``trx``, as
-        ``get_recent_transaction_by_id`` gave it) from the last
-        :data:`SEARCH_BLOCKS` blocks of ``upstream``, matched by signatures."""
+    async def confirmation(self, upstream: Upstream, txid: str, trx: dict) -> Optional[dict]:
+        """The ``transaction_confirmation`` of transaction ``txid`` (``trx``,
+        as ``get_recent_transaction_by_id`` gave it) from the last
+        :data:`SEARCH_BLOCKS` blocks of ``upstream``, matched by signatures,
+        or None.  Raises what the calls raise."""
         dgp = await upstream.call("database", "get_dynamic_global_properties", [])
         head = int(dgp["head_block_number"])
         signatures = trx.get("signatures") if isinstance(trx, dict) else None

@@ -10,8 +10,9 @@ the sets the node's api-access gives that user; without credentials the
 node's anonymous ``*`` entry), reads ``database.get_chain_id`` and then
 every ``interval`` seconds ``database.get_dynamic_global_properties``:
 
-* :attr:`usable`: connected, logged in, its chain id the pool's
-  (:attr:`chain_ok`);
+* :attr:`usable`: connected, logged in, checked once, its chain id the pool's
+  (:attr:`chain_ok`; an upstream of another chain, or one refusing the
+  login, is dropped and tried again with a growing delay);
 * :attr:`healthy`: usable and its head block at most ``max_head_age``
   seconds old (by the injected clock), the check answered;
 * :attr:`lib`: its last irreversible block number (the cache's bound).
@@ -20,7 +21,7 @@ Calls go through :meth:`call` / :meth:`call_raw`, which count
 :attr:`in_flight`, latency and errors.  Notices of the connection
 (``{"method":"notice","params":[callback_id, [payload...]]}``) go to the
 handler registered for their callback id (:meth:`listen`; ids handed out
-by :meth:`new_callback_id`, unique on this connection).  The
+by :meth:`new_callback_id`, never reused).  The
 :class:`~nodeapi.gateway.pool.UpstreamPool` is told of every change of
 :attr:`usable` (``pool.changed(upstream)``).
 """
@@ -35,7 +36,7 @@ from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
 from nodeapi.gateway.connection import UpstreamFactory
-from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError
+from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint, RetryReport
 from nodeapi.protocol.errors import InvalidTime
 from nodeapi.protocol.times import parse_time
@@ -63,8 +64,9 @@ class Upstream(service.MultiService):
     :ivar head_block_num, head_time, lib: from the last check (0 before).
     :ivar calls, errors, lost: calls made; answered with an error; lost
         with the connection.
-    :ivar latency_buckets: cumulative counts per :data:`LATENCY_BUCKETS`
-        bound (and +Inf last); :ivar latency_sum: seconds in total.
+    :ivar latency_buckets: (property) cumulative counts per
+        :data:`LATENCY_BUCKETS` bound (and +Inf last); :ivar latency_sum:
+        seconds in total.
     """
 
     log = Logger()
@@ -84,7 +86,7 @@ class Upstream(service.MultiService):
         self.head_block_num = self.head_time = self.lib = 0
         self.in_flight = 0
         self.calls = self.errors = self.lost = 0
-        self.latency_buckets = [0] * (len(LATENCY_BUCKETS) + 1)
+        self._latency_counts = [0] * (len(LATENCY_BUCKETS) + 1)  # per bucket, not cumulative
         self.latency_sum = 0.0
         self.connections = 0
         self._next_callback = 1
@@ -95,8 +97,10 @@ class Upstream(service.MultiService):
         endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
                                      self.retries.connect_failed)
         factory = UpstreamFactory(self, address.url, max_message_size, reactor)
-        self.client = QuietClientService(endpoint, factory, retryPolicy=self.retries.delay,
-                                         clock=self.clock)
+        self._refusals = 0  # connections in a row refused after opening (login, chain)
+        self.client = QuietClientService(
+            endpoint, factory, retryPolicy=lambda attempt: self.retries.delay(
+                attempt + self._refusals), clock=self.clock)
         self.client.setServiceParent(self)
 
     # -- state ---------------------------------------------------------------------
@@ -108,7 +112,8 @@ class Upstream(service.MultiService):
     @property
     def usable(self) -> bool:
         """Connected, logged in and serving the pool's chain."""
-        return self.protocol is not None and self.logged_in and self.chain_ok
+        proto = self.protocol
+        return proto is not None and not proto.closed and self.logged_in and self.chain_ok
 
     @property
     def head_age(self) -> Optional[float]:
@@ -123,13 +128,27 @@ class Upstream(service.MultiService):
         age = self.head_age
         return self.usable and age is not None and age <= self.max_head_age
 
-    def _set_down(self) -> None:
-        was = self.usable
+    def _set_down(self, was: bool) -> None:
+        """The connection is gone; tell the pool if it was usable."""
         self.logged_in = self.checked = False
         self._handlers = {}
-        self._next_callback = 1
         if was:
             self.pool.changed(self)
+
+    def pending(self, method: str) -> int:
+        """Calls of ``method`` sent on the current connection and not answered."""
+        proto = self.protocol
+        return proto.pending_methods().count(method) if proto is not None else 0
+
+    @property
+    def latency_buckets(self) -> list:
+        """Cumulative counts of answered calls per :data:`LATENCY_BUCKETS`
+        bound, +Inf last (Prometheus' histogram form)."""
+        out, total = [], 0
+        for count in self._latency_counts:
+            total += count
+            out.append(total)
+        return out
 
     # -- calls -----------------------------------------------------------------------
 
@@ -159,9 +178,7 @@ class Upstream(service.MultiService):
             self.in_flight -= 1
             elapsed = max(self.clock.seconds() - started, 0.0)
             self.latency_sum += elapsed
-            for i in range(bisect.bisect_left(LATENCY_BUCKETS, elapsed),
-                           len(self.latency_buckets)):
-                self.latency_buckets[i] += 1
+            self._latency_counts[bisect.bisect_left(LATENCY_BUCKETS, elapsed)] += 1
             return result
 
         def failed(failure):
@@ -176,7 +193,8 @@ class Upstream(service.MultiService):
     # -- notices ----------------------------------------------------------------------
 
     def new_callback_id(self) -> int:
-        """A callback id not used before on the current connection."""
+        """A callback id not used before with this upstream (on any of its
+        connections, so a stale id never names a newer registration)."""
         n = self._next_callback
         self._next_callback += 1
         return n
@@ -205,10 +223,11 @@ class Upstream(service.MultiService):
     def disconnected(self, proto, code=None, reason=None) -> None:
         if proto is not self.protocol:
             return
+        was = self.logged_in and self.chain_ok  # usable until this close
+        self.protocol = None
         self.log.info("Upstream {upstream} disconnected ({code} {reason})",
                       upstream=self.name, code=code, reason=reason or "")
-        self._set_down()  # while the connection is still set: it was usable
-        self.protocol = None
+        self._set_down(was)
         self._kick()
 
     def notice(self, proto, callback_id, payload) -> None:
@@ -227,7 +246,9 @@ class Upstream(service.MultiService):
     def _failed(self, failure, proto) -> None:
         if failure.check(PeerDisconnected):
             return
-        if failure.check(PeerRpcError, LoginRefused):
+        if failure.check(LoginRefused, WrongChain):
+            self._refusals += 1  # the next attempts wait longer
+        if failure.check(PeerRpcError, LoginRefused, WrongChain):
             self.log.error("Upstream {upstream}: {error}", upstream=self.name,
                            error=failure.getErrorMessage())
         else:
@@ -255,11 +276,14 @@ class Upstream(service.MultiService):
         if proto is not self.protocol:
             return
         self.chain_id = chain_id
-        self.logged_in = True
         if not self.pool.claim_chain(self, chain_id):
-            self.log.error("Upstream {upstream} serves chain {chain}, not {ours}: not used",
-                           upstream=self.name, chain=chain_id, ours=self.pool.chain_id)
+            raise WrongChain(f"it serves chain {chain_id}, not {self.pool.chain_id}: not "
+                             f"used (reconnecting with a growing delay)")
         await self._check(proto)
+        if proto is not self.protocol:
+            return
+        self.logged_in = True  # usable from now on: checked once
+        self._refusals = 0
         self.log.info("Upstream {upstream} connected (chain {chain}, head {head})",
                       upstream=self.name, chain=chain_id, head=self.head_block_num)
         self.pool.changed(self)

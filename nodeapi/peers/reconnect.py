@@ -1,13 +1,16 @@
 """Reconnecting to another node without flooding the log: the
 ``ClientService`` whose retry line is quiet, the endpoint that reports why a
 connection attempt failed, and the one line per failed attempt (with the
-growing delay) that replaces them (:class:`RetryReport`).  Used by the
+growing delay) that replaces them (:class:`RetryReport`), and the endpoint
+that connects to a node chosen anew at each attempt
+(:class:`ChoosingEndpoint`).  Used by the
 peers (:mod:`nodeapi.peers.peer`) and the indexer's upstream
 (:mod:`nodeapi.peers.upstream`).
 """
 
 from twisted.application.internet import ClientService
 from twisted.internet import defer
+from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import (
     FilteringLogObserver, Logger, LogLevel, LogLevelFilterPredicate, globalLogPublisher)
 
@@ -40,6 +43,26 @@ class ReportingEndpoint:
 
         return self.endpoint.connect(factory).addErrback(failed)
 
+
+
+class ChoosingEndpoint:
+    """A client endpoint connecting to the node address ``choose()`` gives
+    at each attempt (a :class:`~nodeapi.protocol.node_address.NodeAddress`):
+    ``on_choice(address)`` is told first, and the WebSocket factory's URL
+    (Host header, path) follows it.
+
+    :param reactor: the reactor of the ``HostnameEndpoint``."""
+
+    def __init__(self, reactor, choose, on_choice) -> None:
+        self.reactor, self.choose, self.on_choice = reactor, choose, on_choice
+
+    def connect(self, factory) -> defer.Deferred:
+        address = self.choose()
+        self.on_choice(address)
+        factory.setSessionParameters(url=address.url)
+        if ":" in factory.host:  # as PeerRpcFactory writes an IPv6 Host header
+            factory.host = f"[{factory.host}]"
+        return HostnameEndpoint(self.reactor, address.host, address.port).connect(factory)
 
 
 class RetryReport:

@@ -60,7 +60,8 @@ from nodeapi.chain.numbering import history_accounts, impacted_of, number_entrie
 from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
-from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint, RetryReport
+from nodeapi.peers.reconnect import (
+    ChoosingEndpoint, QuietClientService, ReportingEndpoint, RetryReport)
 from nodeapi.protocol.block import block_id
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.times import parse_time
@@ -98,6 +99,11 @@ class UpstreamService(service.MultiService):
     :param confirmed_block: zero-argument callable: the last block whose
         documents the consumers' database confirmed (needed with
         ``state_path``).
+    :param choose: zero-argument callable giving the
+        :class:`~nodeapi.protocol.node_address.NodeAddress` to follow,
+        asked at each connection attempt (a gateway's healthy upstream,
+        :meth:`nodeapi.gateway.pool.UpstreamPool.choose_address`; every
+        address must serve the same chain); None: always ``address``.
     """
 
     log = Logger()
@@ -107,7 +113,7 @@ class UpstreamService(service.MultiService):
                  max_pending: int = 20000, max_message_size: int = 4194304,
                  clock: Optional[Any] = None, state_path: Optional[str] = None,
                  confirmed_block=None, save_every: int = 1000,
-                 asset_names: bool = True) -> None:
+                 asset_names: bool = True, choose=None) -> None:
         super().__init__()
         self.address = address
         self.consumers = list(consumers)
@@ -141,11 +147,18 @@ class UpstreamService(service.MultiService):
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
         self.retries = RetryReport(self.log, f"Upstream {address.url}",
                                    backoffPolicy(0.5, 30.0))
-        endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
-                                     self.retries.connect_failed)
+        endpoint = ReportingEndpoint(
+            HostnameEndpoint(reactor, address.host, address.port) if choose is None
+            else ChoosingEndpoint(reactor, choose, self._chosen), self.retries.connect_failed)
         self.client = QuietClientService(endpoint, factory, retryPolicy=self.retries.delay,
                                          clock=self.clock)
         self.client.setServiceParent(self)
+
+    def _chosen(self, address) -> None:
+        """The next connection goes to ``address`` (``choose``)."""
+        if address != self.address:
+            self.log.info("Indexer now following {upstream}", upstream=address.address)
+        self.address = address
 
     # -- the saved numbering -----------------------------------------------------------
 

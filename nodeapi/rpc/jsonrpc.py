@@ -330,7 +330,8 @@ def error_from_failure(failure: Failure, request: Optional[Request] = None) -> R
 
     :class:`RpcError` passes through; a :class:`NodeAPIError` carrying
     another node's error (``wire_error``: a call this node forwarded) is
-    that error unchanged (HTTP status by its code, :func:`_http_status`); another :class:`NodeAPIError` becomes
+    that error unchanged (HTTP status by its code, :func:`_http_status`);
+    another :class:`NodeAPIError` becomes
     code ``exc.code`` with ``Execution error: <text>`` (HTTP 200); anything else is
     logged with its traceback and answered -32603 ``Internal error``
     (HTTP 500) without detail."""

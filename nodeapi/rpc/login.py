@@ -239,8 +239,7 @@ class RpcSession(Session):
             forward = instance.forward
             if forward is None:
                 raise method_not_found(function, request.id)
-            request.api_name = instance.name  # a gateway's set: the upstream answers
-            return forward(request)
+            return forward(request)  # a gateway's set: the upstream answers
         request.api_name = instance.name
         return getattr(instance, function)(*binding.bind(request.args))
 

@@ -7,13 +7,11 @@ flows of python-bitshares, uptick, bitsharesjs and btsdex run through the
 gateway; an upstream is killed and restarted in the middle of a flow."""
 
 import json
-import os
 import signal
 import subprocess
 import threading
 import urllib.request
 
-import orjson
 import pytest
 import pytest_twisted
 from twisted.internet import threads
@@ -22,7 +20,7 @@ from kit.access import VECTORS
 from kit.clients import bitshares_client, forget_cached_objects, run_uptick
 from kit.daemon import ACCESS, Daemon, free_port
 from kit.js import JS_DIR
-from kit.keys import CHAIN_ID, DEV_WIF
+from kit.keys import CHAIN_ID
 from kit.wait import wait_until
 
 pytestmark = pytest.mark.slow
@@ -145,6 +143,17 @@ def test_bitsharesjs_reads_through_the_gateway(nodes, js_client):
     assert int(read["balances"][0]["balance"]) == _balance(nodes.producer, "init0")
     assert read["history"] == nodes.producer.call("get_account_history", "1.2.6", "1.11.0", 10,
                                                   "1.11.0", api="history")
+
+
+def test_the_health_check_follows_the_freshest_upstream(nodes):
+    """Without the searchdb plugin, ``/healthz`` and ``/status`` of the
+    gateway give the freshest usable upstream's head block."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{nodes.metrics_port}/healthz",
+                                timeout=10) as reply:
+        assert reply.status == 200
+        status = json.loads(reply.read())
+    assert status["ok"] and status["head_block_age"] < 30
+    assert status["head_block_num"] >= nodes.producer.head()[0] - 2
 
 
 def test_an_upstream_killed_and_restarted_in_the_middle_of_a_flow(nodes):

@@ -15,12 +15,18 @@ from nodeapi.api.base import api_function
 from nodeapi.api.broadcast import NetworkBroadcastApi
 from nodeapi.api.registry import default_registry
 from nodeapi.gateway.apis import gateway_registry
+from nodeapi.chain.genesis import Genesis
+from nodeapi.gateway.figures import GatewayCollector
+from nodeapi.gateway.pool import UpstreamPool
+from nodeapi.protocol.node_address import parse_node_address
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.rpc.access import ApiAccess
 
 from kit.access import VECTORS
 from kit.chain import produce, transfer_op
 from kit.gateway import GatewaySite
+from kit.peer_stub import ChainRpcFactory
+from kit.peers import listen
 from kit.rpc import ws_connect
 from kit.signing import sign
 from kit.site import RunningSite, late_registry, make_node
@@ -118,6 +124,16 @@ def test_upstream_errors_reach_the_client_unchanged(gateway, upstreams):
         direct = yield _http(upstreams[0].port, body)
         through = yield _http(gateway.port, body)
         assert "error" in direct[1] and through == direct
+    # errors are counted unresolved: no label from a function a client made up
+    sample = gateway.metrics.registry.get_sample_value
+    assert sample("nodeapi_rpc_calls_total", {"api": "database", "function": "no_such_function",
+                                              "outcome": "error"}) is None
+    assert sample("nodeapi_rpc_calls_total", {"api": "unresolved", "function": "unresolved",
+                                              "outcome": "error"}) == 4
+    yield _http(gateway.port, _call("database", "get_chain_id"))
+    assert sample("nodeapi_rpc_calls_total", {"api": "database", "function": "get_chain_id",
+                                              "outcome": "ok"}) == 1
+    assert sample("nodeapi_gateway_cache_misses_total") == 2  # and get_transaction
 
 
 @pytest_twisted.inlineCallbacks
@@ -188,6 +204,33 @@ def test_answers_that_cannot_change_are_cached(gateway):
         yield _http(gateway.port, _call("database", "get_block", lib + 5))  # not final
     assert (cache.hits, cache.misses) == (4, 5)
     assert len(cache) == 2
+    figures = {(m.name, tuple(sorted(s.labels.items()))): s.value
+               for m in GatewayCollector(gateway.gateway).collect() for s in m.samples}
+    assert figures[("nodeapi_gateway_cache_hits", ())] == 4
+    assert figures[("nodeapi_gateway_cache_misses", ())] == 5
+    first = gateway.pool.upstreams[0].name
+    assert figures[("nodeapi_gateway_upstream_usable", (("upstream", first),))] == 1
+    calls = figures[("nodeapi_gateway_upstream_latency_seconds",
+                     (("le", "+Inf"), ("upstream", first)))]
+    assert calls == gateway.pool.upstreams[0].calls - gateway.pool.upstreams[0].in_flight
+
+
+@pytest_twisted.inlineCallbacks
+def test_identical_calls_in_flight_share_one_upstream_call(gateway):
+    """Five identical reads sent at once cost the upstream one call; a
+    broadcast-set call is never shared."""
+    client = yield ws_connect(gateway.port, *ADMIN)
+    calls_before = sum(u.calls for u in gateway.pool.upstreams)
+    replies = yield defer.gatherResults(
+        [client.request(0, "get_objects", [["2.1.0", "1.3.0"]]) for _ in range(5)])
+    assert gateway.gateway.shared == 4
+    assert len({orjson.dumps(r["result"]) for r in replies}) == 1
+    assert [r["id"] for r in replies] == sorted(r["id"] for r in replies)
+    assert sum(u.calls for u in gateway.pool.upstreams) - calls_before <= 1 + 2  # + checks
+    figures = {m.name: m.samples[0].value for m in GatewayCollector(gateway.gateway).collect()
+               if m.name == "nodeapi_gateway_shared_reads"}
+    assert figures == {"nodeapi_gateway_shared_reads": 4}
+    client.dropConnection()
 
 
 @pytest_twisted.inlineCallbacks
@@ -199,10 +242,10 @@ def test_a_read_in_flight_on_a_lost_upstream_is_answered_by_the_other(gateway, u
     client = yield ws_connect(gateway.port, *ADMIN)
     first = gateway.pool.upstreams[0]
     calls = []
-    for _ in range(4):  # least in flight, in turn: some of them go to the first
-        calls.append(client.request(0, "late_blob", [10]))
-    yield wait_for(lambda: first.in_flight > 0, timeout=5)
-    on_first = first.in_flight
+    for size in range(10, 14):  # least in flight, in turn: some go to the first
+        calls.append(client.request(0, "late_blob", [size]))
+    yield wait_for(lambda: first.pending("late_blob") > 0, timeout=5)
+    on_first = first.pending("late_blob")
     for proto in list(upstreams[0].site.ws_factory.connections):
         proto.dropConnection(abort=True)
     replies = yield defer.gatherResults(calls)
@@ -238,6 +281,34 @@ def test_a_broadcast_callback_reaches_the_calling_client(gateway, funded_pair):
 
 
 @pytest_twisted.inlineCallbacks
+def test_a_broadcast_callback_survives_the_loss_of_its_upstream(gateway, upstreams,
+                                                                funded_pair):
+    """The upstream that took the transaction loses its connection before
+    the block: the gateway finds the transaction in the block through the
+    other upstream and calls the client back all the same, once."""
+    client = yield ws_connect(gateway.port, *ADMIN)
+    trx = sign(funded_pair, [transfer_op(4321)])
+    assert (yield client.call("network_broadcast", "broadcast_transaction_with_callback", 9,
+                              trx)) is None
+    confirmations = gateway.gateway.confirmations
+    (taken,) = [u for u, entries in confirmations._pending.items() if entries]
+    site = upstreams[gateway.pool.upstreams.index(taken)]
+    for proto in list(site.site.ws_factory.connections):
+        proto.dropConnection(abort=True)
+    yield wait_for(lambda: not taken.usable, timeout=5)
+    produce(funded_pair)
+    yield wait_for(lambda: client.notices, timeout=5)
+    cb, (confirmation,) = client.notices[0]
+    assert cb == 9 and confirmation["block_num"] == funded_pair.head_block_num
+    assert confirmation["trx_num"] == 0 and confirmation["id"] == transaction_id(trx)
+    assert confirmations.recovered == 1
+    produce(funded_pair)
+    yield wait_for(lambda: taken.usable, timeout=5)
+    assert len(client.notices) == 1
+    client.dropConnection()
+
+
+@pytest_twisted.inlineCallbacks
 def test_a_lost_broadcast_is_looked_for_not_sent_again(funded_pair):
     """Both upstreams queue a broadcast and never answer; the one that got
     it is stopped once a block holds the transaction: the pool finds it by
@@ -251,9 +322,12 @@ def test_a_lost_broadcast_is_looked_for_not_sent_again(funded_pair):
     try:
         trx = sign(funded_pair, [transfer_op(555)])
         reply = _http(gw.port, _call("network_broadcast", "broadcast_transaction", trx))
-        yield wait_for(lambda: any(u.in_flight for u in gw.pool.upstreams), timeout=5)
+        pool = gw.pool
+        yield wait_for(lambda: any(u.pending("broadcast_transaction")
+                                   for u in pool.upstreams), timeout=5)
         produce(funded_pair)
-        taken = next(i for i, u in enumerate(gw.pool.upstreams) if u.in_flight)
+        taken = next(i for i, u in enumerate(pool.upstreams)
+                     if u.pending("broadcast_transaction"))
         yield sites[taken].stop()
         code, answer = yield reply
         assert (code, answer["result"]) == (200, None)
@@ -263,3 +337,109 @@ def test_a_lost_broadcast_is_looked_for_not_sent_again(funded_pair):
         yield gw.stop()
         for site in sites:
             yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_an_upstream_of_another_chain_is_not_used(funded_pair, new_chain, genesis):
+    """The pool's chain id is given; an upstream serving another chain
+    (another genesis id) connects but is never chosen."""
+    other = new_chain(Genesis(genesis.data, "11" * 32, genesis.address_prefix,
+                              genesis.core_symbol))
+    produce(other, 2)
+    sites = [_upstream(other), _upstream(funded_pair)]
+    pool = UpstreamPool([parse_node_address(_url(s)) for s in sites], reactor, interval=0.1,
+                        max_head_age=10 ** 9, chain_id=funded_pair.chain_id)
+    pool.startService()
+    try:
+        yield wait_for(lambda: all(u.chain_id for u in pool.upstreams), timeout=10)
+        wrong, right = pool.upstreams
+        assert wrong.chain_id == "11" * 32 and not wrong.usable and right.usable
+        for _ in range(6):
+            _upstream_used, chain_id = yield defer.Deferred.fromCoroutine(
+                pool.call("database", "get_chain_id", [], raw=False))
+            assert _upstream_used is right and chain_id == funded_pair.chain_id
+        assert wrong.calls == 0  # not even a health check after the chain id
+    finally:
+        yield pool.stopService()
+        for site in sites:
+            yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_no_upstream_is_a_clear_error_after_a_short_wait():
+    """With its only upstream unreachable, a forwarded call waits
+    ``patience`` seconds, then gets ``no_upstream``; login stays local."""
+    from kit.daemon import free_port
+
+    gw = GatewaySite([f"ws://127.0.0.1:{free_port()}"], ApiAccess.from_json(VECTORS),
+                     patience=0.3)
+    gw.pool.startService()
+    try:
+        code, reply = yield _http(gw.port, _call("database", "get_chain_id"))
+        assert code == 200 and reply["error"]["data"]["name"] == "no_upstream"
+        assert "No upstream node is connected" in reply["error"]["message"]
+        code, reply = yield _http(gw.port, _call("login", "get_available_api_sets"))
+        assert "database_api" in reply["result"]
+    finally:
+        yield gw.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_lone_upstream_that_comes_back_answers_the_lost_read(funded_pair):
+    """One upstream; its connection is lost while ``late_blob`` is in
+    flight: the call waits for the reconnection and is answered there."""
+    site = _upstream(funded_pair, late_registry())
+    gw = GatewaySite([_url(site)], ApiAccess.from_json(VECTORS))
+    yield gw.start()
+    try:
+        client = yield ws_connect(gw.port, *ADMIN)
+        (upstream,) = gw.pool.upstreams
+        reply = client.request(0, "late_blob", [7])
+        yield wait_for(lambda: upstream.pending("late_blob"), timeout=5)
+        for proto in list(site.site.ws_factory.connections):
+            proto.dropConnection(abort=True)
+        answer = yield reply
+        assert answer.get("result") == "x" * 7, answer
+        assert gw.pool.retried == 1 and upstream.connections == 2
+        client.dropConnection()
+    finally:
+        yield gw.stop()
+        yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_graphene_style_upstream_is_forwarded_generically(funded_pair):
+    """An upstream that is not nodeapi (kit.peer_stub: a small graphene
+    server writing ``{"id": n, "result": ...}`` with spaces, errors without
+    ``data``, a login of its own): its replies in fc's form
+    (``{"id":N,"jsonrpc":"2.0","result":...}``, bitshares-fc
+    include/fc/rpc/state.hpp) reach the client byte for byte, the others
+    decoded and encoded again, its errors unchanged."""
+    produce(funded_pair, 3)
+
+    def fc_form(method, call_id):
+        if method != "get_block":
+            return None
+        return (b'{"id":%d,"jsonrpc":"2.0","result":{"n":"18446744073709551615",'
+                b'"t":"2026-01-01T00:00:00","v":[1,"2.50000000000000000"]}}' % call_id)
+
+    factory = ChainRpcFactory(funded_pair, raw=fc_form)
+    port = yield listen(factory)
+    gw = GatewaySite([f"ws://peer:secret@127.0.0.1:{port.getHost().port}"],
+                     ApiAccess.from_json(VECTORS))
+    yield gw.start()
+    try:
+        response = yield treq.post(f"http://127.0.0.1:{gw.port}/rpc", auth=ADMIN,
+                                   data=_call("database", "get_block", 2))
+        body = yield response.content()
+        assert body == (b'{"id":5,"jsonrpc":"2.0","result":{"n":"18446744073709551615",'
+                        b'"t":"2026-01-01T00:00:00","v":[1,"2.50000000000000000"]}}')
+        _code, reply = yield _http(gw.port, _call("database", "get_chain_id"))
+        assert reply["result"] == funded_pair.chain_id
+        _code, reply = yield _http(gw.port, _call("database", "no_such_function"))
+        assert reply["error"] == {"code": 10, "message": "Execution error: No method "
+                                                         "no_such_function"}
+        assert ("database", "no_such_function") in factory.calls  # by the set's name
+    finally:
+        yield gw.stop()
+        yield port.stopListening()

@@ -3,6 +3,9 @@ upstream reply (bitshares-fc include/fc/rpc/state.hpp reflects
 ``response`` as ``(id)(jsonrpc)(result)(error)``) and the cache of answers
 that cannot change."""
 
+import pytest
+
+from nodeapi.config_parse import parse_chain_id
 from nodeapi.gateway.cache import AnswerCache, cache_key
 from nodeapi.gateway.connection import raw_result
 
@@ -52,3 +55,11 @@ def test_the_cache_keeps_only_final_answers_within_its_bytes():
     assert cache.get("k") is None and cache.get("a") == b"1234" and cache.size == 10
     assert not cache.put("c", b"x" * 11, 1, lib=7)  # larger than the whole cache
     assert (cache.hits, cache.misses) == (2, 1)
+
+
+def test_the_chain_id_option_takes_64_hex_digits():
+    assert parse_chain_id("") == ""
+    assert parse_chain_id('"' + "AB" * 32 + '"') == "ab" * 32
+    for bad in ("ab" * 31, "zz" * 32, "ab" * 33):
+        with pytest.raises(ValueError, match="64 hex digits"):
+            parse_chain_id(bad)

@@ -9,8 +9,11 @@ from twisted.internet import defer, reactor
 from nodeapi.gateway.apis import Gateway, gateway_registry
 from nodeapi.gateway.cache import AnswerCache
 from nodeapi.gateway.client_subscriptions import install
+from nodeapi.gateway.confirmations import Confirmations
+from nodeapi.gateway.figures import GatewayCollector
 from nodeapi.gateway.pool import UpstreamPool
 from nodeapi.gateway.subscriptions import SubscriptionHub
+from nodeapi.metrics import Metrics
 from nodeapi.node import Node
 from nodeapi.protocol.node_address import parse_node_address
 
@@ -22,16 +25,22 @@ class GatewaySite:
     """``urls``: the upstreams (``ws://[user:pass@]127.0.0.1:port``);
     ``access``: the gateway's own ApiAccess.  Health checks every 0.1 s,
     any head age counts as fresh (the test chains' blocks are produced at
-    slot times in the past)."""
+    slot times in the past); a lost broadcast callback is looked for every
+    0.1 s; :attr:`metrics` is the site's Metrics, with the gateway's
+    figures."""
 
     def __init__(self, urls, access, cache_bytes=1 << 20, patience=5.0):
         self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
                                  interval=0.1, max_head_age=10 ** 9, patience=patience)
-        self.gateway = Gateway(self.pool, AnswerCache(cache_bytes))
+        self.gateway = Gateway(self.pool, AnswerCache(cache_bytes),
+                               Confirmations(self.pool, interval=0.1))
         self.hub = SubscriptionHub(self.pool, reactor)
         install(self.gateway, self.hub)
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
-        self.server = RunningSite(self.node, access, registry=gateway_registry())
+        self.metrics = Metrics(None, clock=reactor)
+        self.metrics.registry.register(GatewayCollector(self.gateway))
+        self.server = RunningSite(self.node, access, registry=gateway_registry(),
+                                  metrics=self.metrics)
         self.port = self.server.port
 
     def start(self, usable=None):
