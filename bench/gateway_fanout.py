@@ -122,7 +122,7 @@ def run(n, r):
                          registry=gateway_registry(), reactor=reactor, auto_ping_interval=0,
                          limits=LIMITS))
     pool.startService()
-    while hub.link is None:
+    while not pool.upstreams[0].usable:
         yield task.deferLater(reactor, 0.05, lambda: None)
     clients = yield subscribers(gw.getHost().port, n)
     hub_times.clear()

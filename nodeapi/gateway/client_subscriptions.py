@@ -79,6 +79,7 @@ class ClientSubscriptions(ApiSet):
         if everything:
             await self.hub.need_everything()
         self.hub.interests.set_subscribe(self.interest, cb, everything)
+        self.hub.want()
         return None
 
     @api_function
@@ -106,6 +107,8 @@ class ClientSubscriptions(ApiSet):
         record(self.interest, cb)  # a link attached later sets it up too
         if self.hub.link is not None:
             await need()
+        else:
+            self.hub.want()
         return None
 
     @api_function

@@ -7,7 +7,8 @@ every client (:class:`SubscriptionHub`); each client's calls are
 libraries/app/database_api.cpp (the subscription functions,
 ``handle_object_changed``, ``on_applied_block``).
 
-The hub keeps one *subscription link*: a connection of the gateway's
+The hub keeps one *subscription link* from the first client's subscription
+on: a connection of the gateway's
 :class:`~nodeapi.gateway.pool.UpstreamPool` (an
 :class:`~nodeapi.gateway.upstream.Upstream`: ``call``/``call_raw``,
 ``new_callback_id``, ``listen``), chosen by the pool when one is usable
@@ -94,6 +95,7 @@ class SubscriptionHub:
         self.link = None
         self._attaching = None
         self._carried = False  # a link carried the subscriptions before
+        self._wanted = False  # some client subscribed (want)
         self._warned = False  # about the upstream's account budget
         self._waiting: list = []
         self._symbols: dict = {}  # asset id -> symbol, of the markets
@@ -128,14 +130,22 @@ class SubscriptionHub:
         self._pick()
 
     def _pick(self) -> None:
-        """Attach the pool's choice when no link carries the subscriptions
-        (none usable: the next change of the pool tries again)."""
-        if self.link is None and self._attaching is None and self.pool is not None:
+        """Attach the pool's choice when subscriptions are wanted and no
+        link carries them (none usable: the next change of the pool tries
+        again)."""
+        if (self.link is None and self._attaching is None and self.pool is not None
+                and self._wanted):
             try:
                 chosen = self.pool.pick()
             except NoUpstream:
                 return
             self.attach(chosen)
+
+    def want(self) -> None:
+        """A client subscribes: from now on a link carries the
+        subscriptions (the hub stays off the upstreams until then)."""
+        self._wanted = True
+        self._pick()
 
     def attach(self, link) -> defer.Deferred:
         """Carry the subscriptions on ``link`` from now on: subscribe the
@@ -158,6 +168,7 @@ class SubscriptionHub:
         ApiError after :data:`LINK_WAIT` s without)."""
         if self.link is not None:
             return defer.succeed(self.link)
+        self.want()
         d = defer.Deferred()
         self._waiting.append(d)
         timer = self.clock.callLater(LINK_WAIT, self._timed_out, d)

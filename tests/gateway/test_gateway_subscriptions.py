@@ -42,12 +42,10 @@ def upstream(funded):
 
 @defer.inlineCallbacks
 def start_gateway(sites):
-    """A started kit.gateway.GatewaySite over ``sites`` whose hub has its
-    link."""
+    """A started kit.gateway.GatewaySite over ``sites``."""
     gw = GatewaySite([f"ws://127.0.0.1:{site.port}" for site in sites],
                      ApiAccess.from_json(VECTORS))
     yield gw.start()
-    yield wait_for(lambda: gw.hub.link is not None, timeout=10.0)
     return gw
 
 
@@ -92,6 +90,8 @@ def stats_of(chain, account):
 def test_overlapping_interests_get_what_the_upstream_sends_each(funded, upstream, gw):
     s6, s7 = stats_of(funded, "1.2.6"), stats_of(funded, "1.2.7")
     a, b, c, d, e = yield connect(gw.port, 5)
+    yield db(d, "get_objects", ["2.1.0"])
+    assert gw.hub.link is None  # no client subscribed yet: the hub is off the upstreams
     direct_a, direct_b = (yield ws_connect(upstream.port)), (yield ws_connect(upstream.port))
     for proto in (a, direct_a):
         yield db(proto, "set_subscribe_callback", 5, False)
@@ -403,7 +403,7 @@ def test_block_notices_fill_a_gap_in_order_and_never_twice(funded, upstream, gw)
     ids[funded.head_block_num] = funded.head_block_id
     sent = []
     blocks = BlockNotices(sent.append)
-    link = gw.hub.link
+    link = gw.pool.upstreams[0]
     blocks.notice(link, ids[2])
     blocks.notice(link, ids[2])  # a new upstream a block behind
     blocks.notice(link, ids[5])  # 3 and 4 were noticed by no upstream

@@ -51,7 +51,6 @@ def gateway_url(live):
     _chain, server = live
     gw = GatewaySite([f"ws://127.0.0.1:{server.port}"], ApiAccess.from_json(VECTORS))
     pytest_twisted.blockon(gw.start())
-    pytest_twisted.blockon(wait_for(lambda: gw.hub.link is not None, timeout=10.0))
     yield f"ws://127.0.0.1:{gw.port}"
     gw.stop_blocking()
 
@@ -146,7 +145,6 @@ def test_btsdex_through_the_gateway(funded_pair, js_client):
     gw = GatewaySite([live.ws_url], ApiAccess.from_json(VECTORS))
     try:
         yield gw.start()
-        yield wait_for(lambda: gw.hub.link is not None, timeout=10.0)
         out, err, code = yield utils.getProcessOutputAndValue(
             js_client, [os.path.join(JS_DIR, "btsdex.js"), f"ws://127.0.0.1:{gw.port}",
                         CHAIN_ID, DEV_WIF], env=dict(os.environ), path=JS_DIR)
