@@ -67,8 +67,9 @@ EVERY_BLOCK_OBJECT = "2.1.0"
 OBJECTS_PER_CALL, ACCOUNTS_PER_CALL = 100, 10
 #: Seconds a client's call waits for a subscription link.
 LINK_WAIT = 30.0
-#: Seconds before subscribing again after a link's subscription failed.
-RETRY_DELAY = 1.0
+#: Seconds before subscribing again after a link's subscription failed,
+#: doubled at each failure in a row up to the second figure.
+RETRY_DELAY, MAX_RETRY_DELAY = 1.0, 60.0
 
 
 class SubscriptionHub:
@@ -96,6 +97,7 @@ class SubscriptionHub:
         self._attaching = None
         self._carried = False  # a link carried the subscriptions before
         self._wanted = False  # some client subscribed (want)
+        self._failures = 0  # setups failed in a row
         self._warned = False  # about the upstream's account budget
         self._waiting: list = []
         self._symbols: dict = {}  # asset id -> symbol, of the markets
@@ -199,22 +201,30 @@ class SubscriptionHub:
             for market in sorted(self.interests.by_market):
                 await self._subscribe_market(link, market)
         except Exception as exc:
-            if isinstance(exc, PeerDisconnected):
-                self.log.info("The upstream link closed while subscribing; choosing again "
-                              "in {delay} s", delay=RETRY_DELAY)
+            delay = min(RETRY_DELAY * 2 ** self._failures, MAX_RETRY_DELAY)
+            self._failures += 1
+            if isinstance(exc, PeerDisconnected) or self._failures > 1:
+                self.log.info("Subscribing on upstream {name} failed ({error}); choosing "
+                              "again in {delay} s", name=getattr(link, "name", "?"),
+                              error=exc, delay=delay)
             else:
-                self.log.failure("Subscribing on a new upstream link failed; choosing "
-                                 "again in {delay} s", delay=RETRY_DELAY)
+                self.log.failure("Subscribing on upstream {name} failed; choosing again in "
+                                 "{delay} s", name=getattr(link, "name", "?"), delay=delay)
+            if isinstance(exc, PeerRpcError):  # refused: the waiting calls are told so
+                waiting, self._waiting = self._waiting, []
+                for d in waiting:
+                    d.errback(UpstreamError(exc))
             if self._attaching is link:
                 self._attaching = None
                 if self.pool is not None and self.pool.running:
-                    self.clock.callLater(RETRY_DELAY, self._pick)
+                    self.clock.callLater(delay, self._pick)
             return
         if self._attaching is not link:
             return  # detached (or replaced) while subscribing
         self._attaching = None
         self.link = link
         self._carried = True
+        self._failures = 0
         self.log.info("Subscriptions carried by upstream {name} ({ids} ids, {accounts} "
                       "accounts, {markets} markets)", name=getattr(link, "name", "?"),
                       ids=len(self.interests.by_id), accounts=len(self.interests.by_account),

@@ -41,9 +41,9 @@ def upstream(funded):
 
 
 @defer.inlineCallbacks
-def start_gateway(sites):
-    """A started kit.gateway.GatewaySite over ``sites``."""
-    gw = GatewaySite([f"ws://127.0.0.1:{site.port}" for site in sites],
+def start_gateway(ports):
+    """A started kit.gateway.GatewaySite over the upstreams on ``ports``."""
+    gw = GatewaySite([f"ws://127.0.0.1:{port}" for port in ports],
                      ApiAccess.from_json(VECTORS))
     yield gw.start()
     return gw
@@ -51,7 +51,7 @@ def start_gateway(sites):
 
 @pytest.fixture
 def gw(upstream):
-    gw = pytest_twisted.blockon(start_gateway([upstream]))
+    gw = pytest_twisted.blockon(start_gateway([upstream.port]))
     yield gw
     pytest_twisted.blockon(gw.stop())
 
@@ -261,7 +261,7 @@ def test_bad_input_gets_the_upstreams_error_and_loses_nothing(funded, upstream, 
 @pytest_twisted.inlineCallbacks
 def test_notify_remove_create_refused_by_the_upstream(funded):
     site = _site(funded, everything=False)
-    gw = yield start_gateway([site])
+    gw = yield start_gateway([site.port])
     try:
         proto = yield ws_connect(gw.port)
         reply = yield proto.request("database", "set_subscribe_callback", [1, True])
@@ -283,7 +283,7 @@ def test_subscription_moves_to_the_other_upstream(funded):
     it missed, and the clients' notices carry on under their own callback
     ids."""
     sites = [_site(funded), _site(funded)]
-    gw = yield start_gateway(sites)
+    gw = yield start_gateway([site.port for site in sites])
     try:
         s6 = stats_of(funded, "1.2.6")
         a, b = yield connect(gw.port, 2)
@@ -414,3 +414,25 @@ def test_block_notices_fill_a_gap_in_order_and_never_twice(funded, upstream, gw)
     blocks.notice(link, "not a block id")
     blocks.notice(link, "%08x" % 10_000 + ids[6][8:])  # too far ahead: relayed as it is
     assert len(sent) == 6
+
+
+@pytest_twisted.inlineCallbacks
+def test_an_upstream_without_subscriptions(funded):
+    """An upstream that refuses ``set_subscribe_callback`` (kit.peer_stub, a
+    small graphene server): a client's subscribing read gets the upstream's
+    refusal at once, its other calls are forwarded as usual."""
+    from kit.peer_stub import ChainRpcFactory
+    from kit.peers import listen
+
+    factory = ChainRpcFactory(funded)
+    port = yield listen(factory)
+    gw = yield start_gateway([port.getHost().port])
+    try:
+        proto = yield ws_connect(gw.port)
+        assert (yield db(proto, "set_subscribe_callback", 1, False)) is None
+        reply = yield proto.request("database", "get_objects", [["2.1.0"]])
+        assert reply["error"]["message"] == "Execution error: No method set_subscribe_callback"
+        assert (yield db(proto, "get_chain_id")) == funded.chain_id
+    finally:
+        yield gw.stop()
+        yield port.stopListening()
