@@ -18,5 +18,5 @@ functions), :mod:`~nodeapi.gateway.notice_routing` (who receives an
 upstream notice, encoded once), :mod:`~nodeapi.gateway.subscribing_reads`
 (the reads that subscribe what they return),
 :mod:`~nodeapi.gateway.block_notices` (block ids in order across a change
-of upstream).
+of upstream), :mod:`~nodeapi.gateway.fanout` (notices written to clients).
 """

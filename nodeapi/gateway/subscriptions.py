@@ -53,14 +53,12 @@ from twisted.logger import Logger
 
 from nodeapi.api.arguments import id_key
 from nodeapi.errors import ApiError
-from nodeapi.gateway.block_notices import BlockNotices
 from nodeapi.gateway.client_subscriptions import ClientSubscriptions
-from nodeapi.gateway.notice_routing import Encoded, Interests, encode
+from nodeapi.gateway.fanout import EVERY_BLOCK_OBJECT, Fanout
+from nodeapi.gateway.notice_routing import Interests
 from nodeapi.gateway.subscribing_reads import FULL_ACCOUNTS_SUBSCRIBE_LIMIT
 from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
 
-#: An object every block changes (module docstring).
-EVERY_BLOCK_OBJECT = "2.1.0"
 #: Ids per ``get_objects`` and accounts per ``get_full_accounts`` when the
 #: union is subscribed again (bitshares-core's default api_limit_get_objects
 #: is 100, api_limit_get_full_accounts 50).
@@ -101,8 +99,7 @@ class SubscriptionHub:
         self._warned = False  # about the upstream's account budget
         self._waiting: list = []
         self._symbols: dict = {}  # asset id -> symbol, of the markets
-        self._blocks = BlockNotices(lambda block_id: self._send_all(
-            self.interests.block, "block_cb", encode(block_id)))
+        self.fanout = Fanout(self.interests)
         self._reset_link_state()
         if pool is not None:
             pool.watch(self._pool_changed)
@@ -243,7 +240,7 @@ class SubscriptionHub:
         """``set_subscribe_callback`` on the link (which forgets what it
         subscribed), then every id and account any client subscribed; with
         ``catch_up`` (a new link after a lost one), the subscribed objects
-        that changed meanwhile are noticed (:meth:`_catch_up`)."""
+        that changed meanwhile are noticed (:meth:`~.fanout.Fanout.catch_up`)."""
         if self._subscribe_cb is None:
             self._subscribe_cb = self._callback(link, "subscribe")
         await link.call("database", "set_subscribe_callback", [self._subscribe_cb, everything])
@@ -260,7 +257,7 @@ class SubscriptionHub:
                                     [ids[i:i + OBJECTS_PER_CALL], True])
             self.interests.learn(found)
             if catch_up:
-                self._catch_up(found)
+                self.fanout.catch_up(found)
             else:
                 self.remember(found)
         for i in range(0, len(accounts), ACCOUNTS_PER_CALL):
@@ -271,17 +268,6 @@ class SubscriptionHub:
         """What subscribers last saw of the objects in ``objects``
         (:meth:`~.notice_routing.Interests.remember`)."""
         self.interests.remember(objects)
-
-    def _catch_up(self, objects) -> None:
-        """The subscribed objects among ``objects`` (the new link's answer)
-        that changed while no link carried the subscriptions (the lost
-        upstream's notices of them never came) are noticed now, as one
-        batch of changed objects."""
-        changed = self.interests.changed_since_seen(objects)
-        if changed:
-            encoded = Encoded(changed)
-            for client, indexes in self.interests.route_objects(changed, False).items():
-                self._send(client, client.subscribe_cb, encoded.payload(indexes))
 
     def check_account_budget(self) -> None:
         """Warn (once) when the clients subscribe more distinct accounts
@@ -343,7 +329,7 @@ class SubscriptionHub:
     async def need_block(self) -> None:
         link = await self.ready()
         if self._block_cb is None:
-            self._blocks.last = None  # no gap to fill for those who ask now
+            self.fanout.blocks.last = None  # no gap to fill for those who ask now
             await self._set_block(link)
 
     async def need_pending(self) -> None:
@@ -397,52 +383,21 @@ class SubscriptionHub:
 
     def notice(self, link, cb, params: list) -> None:
         """A notice ``[cb, params]`` from ``link`` (``params`` is the list
-        holding the payload): fan it out (module docstring); notices of a
-        link neither attached nor being attached are dropped."""
+        holding the payload): fanned out (:class:`~.fanout.Fanout`); notices
+        of a link neither attached nor being attached are dropped."""
         if (link is not self.link and link is not self._attaching) or not params:
             return
         kind = self._kinds.get(cb)
         payload = params[0]
-        interests = self.interests
+        fanout = self.fanout
         try:
             if kind == "subscribe":
-                self._objects_notice(payload)
+                fanout.objects(payload)
             elif kind == "block":
-                self._blocks.notice(link, payload)
+                fanout.blocks.notice(link, payload)
             elif kind == "pending":
-                self._send_all(interests.pending, "pending_cb", encode(payload))
+                fanout.pending(payload)
             elif kind is not None:
-                interests.learn(payload)
-                fragment = encode(payload)
-                for client in list(interests.by_market.get(kind, ())):
-                    self._send(client, client.markets.get(kind), fragment)
+                fanout.market(kind, payload)
         except Exception:
             self.log.failure("Fan-out of an upstream notice failed")
-
-    def _objects_notice(self, batch) -> None:
-        if type(batch) is not list or not batch:
-            return
-        interests = self.interests
-        encoded = Encoded(batch)
-        if all(type(item) is str for item in batch):
-            routes = interests.route_removed(batch)
-        else:
-            created = not any(type(o) is dict and o.get("id") == EVERY_BLOCK_OBJECT
-                              for o in batch)
-            interests.learn(batch)
-            routes = interests.route_objects(batch, created)
-            self.remember(batch)
-        for client, indexes in routes.items():
-            self._send(client, client.subscribe_cb, encoded.payload(indexes))
-
-    def _send_all(self, clients, attribute: str, fragment) -> None:
-        for client in list(clients):
-            self._send(client, getattr(client, attribute), fragment)
-
-    def _send(self, client, cb, fragment) -> None:
-        if cb is None:
-            return
-        try:
-            client.session.send_notice(cb, fragment)
-        except Exception:
-            self.log.failure("Notice to a client failed")
