@@ -14,9 +14,16 @@ and the gateway over the window is read from ``/proc`` (on 2 cores they
 share the machine with the client).  Phases alternate (direct,
 gateway) for ``--rounds`` rounds; the best round of each is kept.
 
+Then the notice fan-out phase (``bench/gateway_fanout.py`` in a child
+process): ``--subscribers`` WebSocket clients (1,000) sharing one upstream
+subscription through an in-process gateway, from the upstream's notice to
+the last client's, against the same clients subscribed to the upstream
+directly.
+
 Prints one line: calls/s and p99 latency of each, and the ratios
-gateway/direct.  Run: PYTHONPATH=. python bench/gateway.py
-[--seconds S] [--rounds N] [--conns C]
+gateway/direct; then the fan-out figures.  Run: PYTHONPATH=. python
+bench/gateway.py [--seconds S] [--rounds N] [--conns C] [--subscribers N]
+[--blocks R]
 """
 
 import argparse
@@ -128,13 +135,16 @@ def main(args) -> None:
                 node.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     (direct, direct_p99, _), (through, through_p99, cpu) = best["direct"], best["gateway"]
+    fanout = subprocess.run([sys.executable, os.path.join(HERE, "gateway_fanout.py"),
+                             str(args.subscribers), str(args.blocks)], capture_output=True,
+                            text=True, check=True).stdout.strip().splitlines()[-1]
     print(f"gateway (WebSocket reads, {len(MIX)}-call mix, {args.conns} connections x 1 in "
           f"flight; {os.cpu_count()} cores): direct {direct:,.0f} calls/s p99 "
           f"{direct_p99:.1f} ms; through the gateway {through:,.0f} calls/s p99 "
           f"{through_p99:.1f} ms [CPU upstream {cpu['upstream']:.0%}, gateway "
           f"{cpu['gateway']:.0%}]; ratio calls/s {through / direct:.2f}, p99 "
           f"{through_p99 / direct_p99:.2f}; best of {args.rounds} rounds of "
-          f"{args.seconds:g} s; load average {load:.2f} at start")
+          f"{args.seconds:g} s; load average {load:.2f} at start; {fanout}")
 
 
 def parse_args(argv):
@@ -142,6 +152,8 @@ def parse_args(argv):
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--conns", type=int, default=16)
+    parser.add_argument("--subscribers", type=int, default=1000)
+    parser.add_argument("--blocks", type=int, default=50)
     return parser.parse_args(argv)
 
 

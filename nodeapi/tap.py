@@ -179,12 +179,16 @@ def _make_gateway(options, reactor, data_dir, access):
     ``searchdb`` and ``upstream`` (its follower of one upstream, a healthy
     one at each reconnection),
     ``rpc`` (login local, history from the search database with the
-    plugin, every other set forwarded) and ``metrics`` (head figures and
-    ``/healthz`` from the follower, else from the freshest upstream)."""
+    plugin, every other set forwarded, the subscriptions merged by a
+    :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`) and ``metrics``
+    (head figures and ``/healthz`` from the follower, else from the
+    freshest upstream)."""
     from nodeapi.gateway.apis import Gateway, gateway_registry
     from nodeapi.gateway.cache import AnswerCache
     from nodeapi.gateway.figures import GatewayCollector, PoolHead
     from nodeapi.gateway.pool import UpstreamPool
+    from nodeapi.gateway.subscriptions import SubscriptionHub
+    from nodeapi.gateway.client_subscriptions import install as install_subscriptions
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
     from nodeapi.service import NodeService
@@ -211,6 +215,7 @@ def _make_gateway(options, reactor, data_dir, access):
 
         history_api = HistoryApi
     gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024))
+    install_subscriptions(gateway, SubscriptionHub(pool, reactor))
     metrics = Metrics(None, None, searchdb, clock=reactor,
                       upstream=follower if follower is not None else PoolHead(pool),
                       health_limits=options.health_limits())

@@ -135,11 +135,14 @@ class ApiAnswers:
         function, encoded arguments)``, stamped ``(state, state.version)``
         (module docstring; used by :mod:`nodeapi.rpc.answer`).
     :ivar objects: the :class:`EncodedObjects` of the chain's objects.
+    :ivar changes: the :class:`~nodeapi.api.database.changes.BlockChanges`
+        of the block being notified, shared by every subscriber
+        (:func:`~nodeapi.api.database.changes.block_changes`), or None.
 
     :param size: answers kept per answer cache; :param object_size:
         objects kept by :attr:`objects`; :param check: its check mode."""
 
-    __slots__ = ("full_accounts", "order_books", "replies", "objects")
+    __slots__ = ("full_accounts", "order_books", "replies", "objects", "changes")
 
     def __init__(self, size: int = ANSWER_CACHE_SIZE, object_size: int = OBJECT_CACHE_SIZE,
                  check: bool = False) -> None:
@@ -147,3 +150,4 @@ class ApiAnswers:
         self.order_books = AnswerCache(size)
         self.replies = AnswerCache(size)
         self.objects = EncodedObjects(object_size, check)
+        self.changes = None

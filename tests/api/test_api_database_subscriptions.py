@@ -75,17 +75,24 @@ def test_full_account_subscription(funded):
     db.call("get_full_accounts", [["init2"], True])
     funded.push_transaction(sign(funded, [transfer_op(777, to="1.2.8")]))
     produce(funded)
-    # a new balance object of init2 (created), then its statistics (changed)
+    # a new balance object of init2 (created), then the block's changed
+    # batch: init2's account is among its accounts, so the whole batch comes
+    # (bitshares-core database_api.cpp handle_object_changed: is_impacted_account
+    # on the batch's get_relevant_accounts, db_notify.cpp notify_changed_objects)
     (cb, created), (cb2, changed) = session.notices
     assert cb == cb2 == 5 and len(created) == 1
-    assert ids(changed) == ["2.7.8"] and changed[0]["core_in_balance"] == 777
+    by_id = {o["id"]: o for o in changed}
+    assert by_id["2.7.8"]["core_in_balance"] == 777
+    assert "2.1.0" in by_id and "2.7.6" in by_id  # the globals, the sender's statistics
+    assert ids(changed) == sorted(by_id, key=lambda i: tuple(map(int, i.split("."))))
     assert created[0]["owner"] == "1.2.8" and created[0]["balance"] == 777
     balance_id = created[0]["id"]
     session.notices.clear()
     funded.push_transaction(sign(funded, [transfer_op(23, to="1.2.8")]))
     produce(funded)
     ((_, changed),) = session.notices
-    assert ids(changed) == [balance_id, "2.7.8"] and changed[0]["balance"] == 800
+    assert {balance_id, "2.7.8", "2.1.0"} <= set(ids(changed))
+    assert changed[ids(changed).index(balance_id)]["balance"] == 800
     session.notices.clear()
     db.call("cancel_all_subscriptions", [])
     funded.push_transaction(sign(funded, [transfer_op(1, to="1.2.8")]))

@@ -1,15 +1,18 @@
 """A gateway (nodeapi.gateway) in the test's reactor: an UpstreamPool of
-the given upstream URLs and the real RPC site serving the gateway's API
-sets on a loopback port."""
+the given upstream URLs, the merged subscriptions' hub installed as tap.py
+does, and the real RPC site serving the gateway's API sets on a loopback
+port."""
 
 import pytest_twisted
 from twisted.internet import defer, reactor
 
 from nodeapi.gateway.apis import Gateway, gateway_registry
 from nodeapi.gateway.cache import AnswerCache
+from nodeapi.gateway.client_subscriptions import install
 from nodeapi.gateway.confirmations import Confirmations
 from nodeapi.gateway.figures import GatewayCollector
 from nodeapi.gateway.pool import UpstreamPool
+from nodeapi.gateway.subscriptions import SubscriptionHub
 from nodeapi.metrics import Metrics
 from nodeapi.node import Node
 from nodeapi.protocol.node_address import parse_node_address
@@ -31,6 +34,8 @@ class GatewaySite:
                                  interval=0.1, max_head_age=10 ** 9, patience=patience)
         self.gateway = Gateway(self.pool, AnswerCache(cache_bytes),
                                Confirmations(self.pool, interval=0.1))
+        self.hub = SubscriptionHub(self.pool, reactor)
+        install(self.gateway, self.hub)
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
         self.metrics = Metrics(None, clock=reactor)
         self.metrics.registry.register(GatewayCollector(self.gateway))
@@ -40,7 +45,8 @@ class GatewaySite:
 
     def start(self, usable=None):
         """Start the pool; a Deferred firing once ``usable`` upstreams
-        (default all) are usable."""
+        (default all) are usable.  (The subscriptions' hub takes a link of
+        its own only once a client subscribes.)"""
         self.pool.startService()
         want = len(self.pool.upstreams) if usable is None else usable
         return wait_for(lambda: sum(u.usable for u in self.pool.upstreams) >= want,

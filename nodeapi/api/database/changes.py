@@ -24,27 +24,12 @@ are the same, only the work shared between connections is done once here.
 """
 
 from nodeapi.api.arguments import id_key
+from nodeapi.api.database.notice_rules import relevant_accounts
 from nodeapi.history.market_history.objects import market_of
 from nodeapi.protocol.ids import kind_and_instance
 
 _LIMIT_ORDER = "1.7."
 _FILL_ORDER = 4
-
-
-def relevant_accounts(obj: dict) -> frozenset:
-    """Accounts an object belongs to (graphene ``get_relevant_accounts`` for
-    the objects this chain models): the account itself, a balance's or
-    statistics' owner, an order's seller, an asset's issuer, a witness' or
-    committee member's account."""
-    out = set()
-    oid = obj.get("id", "")
-    if oid.startswith("1.2."):
-        out.add(oid)
-    for key in ("owner", "seller", "issuer", "witness_account", "committee_member_account"):
-        value = obj.get(key)
-        if isinstance(value, str) and value.startswith("1.2."):
-            out.add(value)
-    return frozenset(out)
 
 
 def order_market(order: dict) -> tuple:
@@ -65,7 +50,7 @@ class BlockChanges:
     """
 
     __slots__ = ("applied", "changed", "impacted", "counters", "_objects", "_accounts",
-                 "_new", "_batches", "_markets")
+                 "_new", "_batch_accounts", "_batches", "_markets")
 
     def __init__(self, chain, applied) -> None:
         self.applied = applied
@@ -77,6 +62,7 @@ class BlockChanges:
         self.counters = dict(chain.state.next_instance)
         self._accounts: dict = {}
         self._new: dict = {}
+        self._batch_accounts: dict = {}
         self._batches: dict = {}
         self._markets = None
 
@@ -100,6 +86,21 @@ class BlockChanges:
                 flags.append(instance >= counters.get(kind, 0))
             entry = self._new[id(counters)] = (counters, flags)
         return entry[1]
+
+    def batch_accounts(self, counters: dict) -> tuple:
+        """``(accounts of the created batch, accounts of the changed
+        batch)`` for a subscriber whose counters are ``counters``
+        (:meth:`new_flags`): the union of :func:`relevant_accounts` of each
+        batch's objects (db_notify.cpp ``notify_changed_objects``).
+        Computed once per counters object."""
+        entry = self._batch_accounts.get(id(counters))
+        if entry is None or entry[0] is not counters:
+            new_accounts, old_accounts = set(), set()
+            for (oid, obj), new in zip(self.changed, self.new_flags(counters)):
+                if obj is not None:
+                    (new_accounts if new else old_accounts).update(self.accounts_of(oid, obj))
+            entry = self._batch_accounts[id(counters)] = (counters, new_accounts, old_accounts)
+        return entry[1], entry[2]
 
     def batch(self, kind: str, ids: tuple) -> list:
         """The list every subscriber of the changes ``ids`` is sent: with
@@ -143,43 +144,53 @@ class BlockChanges:
         return self._markets
 
 
-#: The changes of the block being notified, shared by its observers.
-_current: list = [None]
-
-
-def block_changes(chain, applied) -> BlockChanges:
+def block_changes(answers, chain, applied) -> BlockChanges:
     """The :class:`BlockChanges` of ``applied``, the block ``chain`` just
-    applied: made by the first observer that asks, then shared."""
-    changes = _current[0]
+    applied: made by the first observer that asks, then shared through
+    ``answers`` (the node's :class:`~nodeapi.api.answers.ApiAnswers`)."""
+    changes = answers.changes
     if changes is None or changes.applied is not applied:
-        changes = _current[0] = BlockChanges(chain, applied)
+        changes = answers.changes = BlockChanges(chain, applied)
     return changes
 
 
 def select_objects(changes: BlockChanges, counters: dict, subscribed: set, accounts: set,
                    everything: bool) -> tuple:
     """Which changes of a block a subscriber is told of, as three tuples of
-    ids ``(created, changed, removed)`` (graphene ``handle_object_changed``
-    with the subscribe filter):
+    ids ``(created, changed, removed)`` (bitshares-core database_api.cpp
+    ``handle_object_changed`` with the subscribe filter, called once per
+    batch of db_notify.cpp ``notify_changed_objects``):
 
-    - a created or changed object if it is in ``subscribed``, belongs to
-      one of ``accounts``, or (``everything``: ``notify_remove_create``)
-      is new;
+    - a created or changed object if it is in ``subscribed``, or (created,
+      with ``everything``: ``notify_remove_create``) new;
+    - every object of the created batch, or of the changed batch, when one
+      of ``accounts`` is among that batch's accounts
+      (:meth:`BlockChanges.batch_accounts`: bitshares-core passes the
+      batch's ``get_relevant_accounts`` to ``is_impacted_account``);
     - a removed object if it was subscribed, with ``everything``, or if an
-      operation of the block impacted one of ``accounts``; not one created
-      and removed by the same block.
+      operation of the block impacted one of ``accounts`` (the removed
+      objects are gone: their operations stand for their accounts); not one
+      created and removed by the same block.
 
     New means at or above ``counters`` (:meth:`BlockChanges.new_flags`)."""
-    accounts_hit = bool(accounts) and not accounts.isdisjoint(changes.impacted)
+    if accounts:
+        new_accounts, old_accounts = changes.batch_accounts(counters)
+        all_new = not accounts.isdisjoint(new_accounts)
+        all_old = not accounts.isdisjoint(old_accounts)
+        removed_hit = not accounts.isdisjoint(changes.impacted)
+    else:
+        all_new = all_old = removed_hit = False
     created, changed, removed = [], [], []
     for (oid, obj), new in zip(changes.changed, changes.new_flags(counters)):
         if obj is None:
-            if not new and (everything or accounts_hit or oid in subscribed):
+            if not new and (everything or removed_hit or oid in subscribed):
                 removed.append(oid)
             continue
-        if ((new and everything) or oid in subscribed
-                or (accounts and not accounts.isdisjoint(changes.accounts_of(oid, obj)))):
-            (created if new else changed).append(oid)
+        if new:
+            if all_new or everything or oid in subscribed:
+                created.append(oid)
+        elif all_old or oid in subscribed:
+            changed.append(oid)
     return tuple(created), tuple(changed), tuple(removed)
 
 

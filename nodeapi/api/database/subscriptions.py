@@ -31,6 +31,12 @@ Semantics:
   notified.  Created objects are told apart by their instance number:
   at or above the counter the previous block left.  The block-applied notice
   (payload: the block id, hex) comes first.
+- Who receives what (:func:`nodeapi.api.database.changes.select_objects`)
+  follows graphene's rules, whose account table
+  (:func:`nodeapi.api.database.notice_rules.relevant_accounts`) is shared
+  with the gateway: a connection whose subscribed account is among the
+  accounts of a batch (created, changed) receives the whole batch, as
+  bitshares-core's ``handle_object_changed`` passes the batch's accounts.
 - At most :data:`MAX_SUBSCRIBED_OBJECTS` ids per connection are remembered
   (graphene's bloom filter is sized for 10,000); further ones are not.
 - Each remembered id and each callback set (subscribe, pending transaction,
@@ -221,7 +227,7 @@ class Subscriptions(Section):
             self.log.failure("Pending transaction notice failed")
 
     def _on_block(self, applied) -> None:
-        changes = block_changes(self.chain, applied)
+        changes = block_changes(self.node.api_answers, self.chain, applied)
         try:
             notices = []
             if self._block_cb is not None:

@@ -117,7 +117,7 @@ class MarketSubscriptions(Section):
         markets, the order lists shared with the other connections sent the
         same (:meth:`BlockChanges.batch`)."""
         subs = self._callbacks
-        changes = block_changes(self.chain, applied)
+        changes = block_changes(self.node.api_answers, self.chain, applied)
         if not any(changes.markets()):  # no fill, no order changed: nothing to tell
             return
         fills, created, changed, removed = select_orders(changes, subs, self._orders)

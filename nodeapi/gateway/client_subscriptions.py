@@ -1,0 +1,258 @@
+"""One gateway client's subscription calls (:class:`ClientSubscriptions`):
+the ``database`` functions graphene groups under "Subscriptions" and the
+market subscriptions, answered over the gateway's merged upstream
+subscription (:class:`nodeapi.gateway.subscriptions.SubscriptionHub`), and
+the reads that subscribe what they return while the client has a
+subscribe callback (:mod:`nodeapi.gateway.subscribing_reads`).
+
+It is an :class:`~nodeapi.api.base.ApiSet` of its own, made by the hub
+for a connection on its first subscription function
+(:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.client_of`): the
+gateway's forwarded ``database`` set hands it those functions
+(:meth:`ClientSubscriptions.call` binds their arguments as every set's
+are), and the reads for which :meth:`ClientSubscriptions.takes_read` is
+true go through :meth:`ClientSubscriptions.read`.
+
+Graphene reference: bitshares-core libraries/app/database_api.cpp
+(``set_subscribe_callback``: forgets the object subscriptions first;
+``cancel_all_subscriptions``: the subscribe callback, the object and the
+market subscriptions end, the block and pending callbacks stay;
+``get_full_accounts``: at most ``api_limit_get_full_accounts_subscribe``
+accounts per connection).  Each function answers null like graphene's.
+Errors: the upstream's errors (an unknown asset, ``notify_remove_create``
+refused) reach the client as the upstream raised them
+(:class:`~nodeapi.peers.errors.UpstreamError`); a callback on an HTTP
+request is an :class:`~nodeapi.errors.ApiError`.
+"""
+
+import orjson
+from twisted.internet import defer
+
+from nodeapi.api.base import ApiSet, api_function
+from nodeapi.errors import ApiError
+from nodeapi.gateway.notice_routing import Interest
+from nodeapi.gateway.subscribing_reads import (
+    SUBSCRIBING_READS, may_subscribe, subscribe_argument, subscribed_by, with_subscribe,
+    without_subscribe)
+from nodeapi.peers.errors import PeerDisconnected
+
+#: Times a subscribing read is sent again when its link dies under it.
+READ_ATTEMPTS = 3
+
+
+class ClientSubscriptions(ApiSet):
+    """The subscriptions of one client connection (module docstring).
+
+    :param hub: the gateway's :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`.
+    :param session: the connection's :class:`~nodeapi.api.base.Session`
+        (``websocket``, ``send_notice``, ``on_close``).
+    :ivar interest: the client's :class:`~nodeapi.gateway.notice_routing.Interest`."""
+
+    name = "database"
+
+    def __init__(self, hub, session) -> None:
+        super().__init__(None, session)
+        self.hub = hub
+        self.interest = Interest(session)
+        self._closed = False
+        hub.interests.add(self.interest)
+        session.on_close(self.close)
+
+    def _callback(self, cb):
+        if not getattr(self.session, "websocket", False):
+            raise ApiError("callbacks need a WebSocket connection")
+        if self._closed:
+            raise ApiError("connection closed")
+        return cb
+
+    # -- the subscription functions ----------------------------------------------------
+
+    @api_function
+    def set_subscribe_callback(self, cb, notify_remove_create: bool = False):
+        """Set the subscribe callback, forgetting this client's object
+        subscriptions; ``notify_remove_create`` true needs the upstream to
+        allow it (its error otherwise)."""
+        cb = self._callback(cb)
+        return defer.Deferred.fromCoroutine(self._set_subscribe(cb, bool(notify_remove_create)))
+
+    async def _set_subscribe(self, cb, everything: bool) -> None:
+        if everything:
+            await self.hub.need_everything()
+        self.hub.interests.set_subscribe(self.interest, cb, everything)
+        self.hub.want()
+        return None
+
+    @api_function
+    def set_auto_subscription(self, enable: bool):
+        """Whether reads subscribe when their ``subscribe`` argument is left
+        out (default true)."""
+        self.interest.auto_subscription = enable
+        return None
+
+    @api_function
+    def set_block_applied_callback(self, cb):
+        """Notify ``cb`` with each applied block's id."""
+        cb = self._callback(cb)
+        return defer.Deferred.fromCoroutine(self._set(self.hub.need_block,
+                                                      self.hub.interests.set_block, cb))
+
+    @api_function
+    def set_pending_transaction_callback(self, cb):
+        """Notify ``cb`` with each transaction the upstream accepts."""
+        cb = self._callback(cb)
+        return defer.Deferred.fromCoroutine(self._set(self.hub.need_pending,
+                                                      self.hub.interests.set_pending, cb))
+
+    async def _set(self, need, record, cb) -> None:
+        record(self.interest, cb)  # a link attached later sets it up too
+        if self.hub.link is not None:
+            await need()
+        else:
+            self.hub.want()
+        return None
+
+    @api_function
+    def cancel_all_subscriptions(self):
+        """End the subscribe callback, the object and market subscriptions;
+        the block and pending callbacks stay."""
+        self._cancel()
+        return None
+
+    @api_function
+    def subscribe_to_market(self, callback, a, b):
+        """Notify ``callback`` of the market of assets ``a`` and ``b``
+        (symbols or ids; bitshares-core's errors for a missing asset or two
+        equal ones)."""
+        callback = self._callback(callback)
+        return defer.Deferred.fromCoroutine(self._subscribe_market(callback, a, b))
+
+    async def _subscribe_market(self, callback, a, b) -> None:
+        market = await self.hub.market_of(a, b)
+        await self.hub.need_market(market)
+        if not self._closed:
+            self.hub.interests.subscribe_market(self.interest, market, callback)
+        return None
+
+    @api_function
+    def unsubscribe_from_market(self, a, b):
+        """Stop the notices of the market of ``a`` and ``b`` (the pair of
+        asset ids in either order: unlike bitshares-core, whose comparison
+        of the argument strings misses a market whose symbols sort the
+        other way than its ids, like the node's own
+        :mod:`nodeapi.api.database.markets.subscriptions`)."""
+        return defer.Deferred.fromCoroutine(self._unsubscribe_market(a, b))
+
+    async def _unsubscribe_market(self, a, b) -> None:
+        market = await self.hub.market_of(a, b)
+        self.hub.interests.unsubscribe_market(self.interest, market)
+        self.hub.market_left(market)
+        return None
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def takes_read(self, function: str, args: list) -> bool:
+        """Whether a call of ``function`` subscribes for this client, so it
+        must go through :meth:`read` (graphene ``get_whether_to_subscribe``:
+        a subscribe callback, and ``subscribe`` true or left out with
+        auto-subscription on).  A ``subscribe`` argument that is no boolean
+        is left to the upstream to refuse."""
+        interest = self.interest
+        if function not in SUBSCRIBING_READS or interest.subscribe_cb is None:
+            return False
+        try:
+            subscribe = subscribe_argument(function, args)
+        except ApiError:
+            return False
+        wanted = interest.auto_subscription if subscribe is None else subscribe
+        if function == "get_full_accounts" and len(interest.accounts) >= \
+                self.hub.full_accounts_limit:
+            return False  # bitshares-core: at the limit, nothing more is subscribed
+        return wanted and may_subscribe(function, args)
+
+    def read(self, function: str, args: list) -> defer.Deferred:
+        """Send a subscribing read on the hub's link with ``subscribe``
+        true; fires with the upstream's answer (its JSON as an
+        ``orjson.Fragment``), once what it subscribes is this client's
+        interest.  Sent again (up to :data:`READ_ATTEMPTS` times) when the
+        link dies before the answer; the upstream's error is raised as
+        :class:`~nodeapi.peers.errors.UpstreamError`."""
+        return defer.Deferred.fromCoroutine(self._read(function, args))
+
+    async def _read(self, function: str, args: list):
+        sent = with_subscribe(function, args)
+        for attempt in range(READ_ATTEMPTS):
+            link = await self.hub.ready()
+            try:
+                raw = await self.hub.ask(function, sent, link=link, raw=True)
+                break
+            except PeerDisconnected:
+                self.hub.detach(link)
+                if attempt == READ_ATTEMPTS - 1:
+                    raise
+        answer = orjson.loads(raw)
+        ids, accounts = subscribed_by(function, answer)
+        hub, interest = self.hub, self.interest
+        if not self._closed and interest.subscribe_cb is not None:
+            hub.interests.learn(answer)
+            hub.interests.subscribe_ids(interest, ids)
+            for account in accounts:
+                if len(interest.accounts) < hub.full_accounts_limit:
+                    hub.interests.subscribe_account(interest, account)
+            hub.check_account_budget()
+            hub.remember(answer if type(answer) is list else [answer])
+            if hub.link is not link:
+                # the link changed while the answer was on its way: the new
+                # one was subscribed without these
+                await hub.carry(ids, accounts)
+        return orjson.Fragment(raw)
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def _cancel(self) -> None:
+        markets = list(self.interest.markets)
+        self.hub.interests.cancel_objects(self.interest)
+        self.hub.interests.cancel_markets(self.interest)
+        for market in markets:
+            self.hub.market_left(market)
+
+    def close(self) -> None:
+        """The connection closed: everything it subscribed ends."""
+        if self._closed:
+            return
+        self._closed = True
+        self._cancel()
+        self.hub.interests.remove(self.interest)
+        if self.hub.clients.get(self.session) is self:
+            del self.hub.clients[self.session]
+
+
+#: The functions whose calls :class:`ClientSubscriptions` answers.
+CONTROL_FUNCTIONS = ("set_subscribe_callback", "set_auto_subscription",
+                     "set_pending_transaction_callback", "set_block_applied_callback",
+                     "cancel_all_subscriptions", "subscribe_to_market",
+                     "unsubscribe_from_market")
+
+
+def install(gateway, hub) -> None:
+    """Answer the subscription functions and the subscribing reads of the
+    gateway's ``database`` set (``gateway.handlers``,
+    :mod:`nodeapi.gateway.apis`) with ``hub`` (a
+    :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`): a connection
+    gets its :class:`ClientSubscriptions` at its first subscription
+    function; a read goes through it when it subscribes for that client,
+    else it is forwarded as usual with ``subscribe`` false (so that it
+    adds nothing to the hub's link should it travel on it)."""
+    for function in CONTROL_FUNCTIONS:
+        gateway.handlers[("database", function)] = (
+            lambda api_set, args, function=function:
+            hub.client_of(api_set.session).call(function, args))
+    for function in SUBSCRIBING_READS:
+        gateway.handlers[("database", function)] = (
+            lambda api_set, args, function=function: _read(hub, gateway, api_set, function, args))
+
+
+def _read(hub, gateway, api_set, function: str, args: list):
+    client = hub.clients.get(api_set.session)
+    if client is not None and client.takes_read(function, args):
+        return client.read(function, args)
+    return gateway.forward("database", function, without_subscribe(function, args))

@@ -1,0 +1,293 @@
+"""Who of the gateway's clients receives an upstream notice, and in what
+bytes: the interests of every client (:class:`Interest`), indexed
+(:class:`Interests`), and the fan-out of one upstream notice to them,
+encoded once.
+
+The gateway holds one upstream subscription for all its clients
+(:mod:`nodeapi.gateway.subscriptions`): the upstream sends it what the union
+of their interests asks for, and each client must get exactly what the
+upstream would have sent it directly.  The tests are bitshares-core's
+(libraries/app/database_api.cpp ``handle_object_changed``,
+``on_applied_block``), through :mod:`nodeapi.api.database.notice_rules`:
+
+- a batch of created or changed objects (one upstream notice) goes to a
+  client whole if one of its subscribed accounts is among the accounts of
+  the batch (``is_impacted_account`` on ``get_relevant_accounts`` of every
+  object), whole if the batch is a created one and the client asked
+  ``notify_remove_create``, otherwise only the objects it subscribed.  The
+  batch received is the whole batch whenever some client's account is
+  touched (the upstream then sends the whole batch to the gateway too), so
+  the accounts computed from it are the whole batch's; bitshares-core
+  computes a changed object's accounts from its old value, the gateway from
+  the new one (they differ only when the owner itself changed, e.g.
+  ``asset_update_issuer``);
+- a batch of removed ids: to ``notify_remove_create`` clients whole, else
+  whole to a client whose account one of the removed objects belonged to
+  (the gateway remembers the accounts of the objects it has seen in
+  answers and notices, :meth:`Interests.learn`), else the ids it subscribed;
+- a market notice goes to every client subscribed to that market; block
+  and pending-transaction notices to every client that set that callback.
+
+The interests also keep a digest of what the subscribers of each object
+last saw of it (:meth:`Interests.remember`), so that a new upstream link
+can notice what changed while none carried the subscriptions.
+
+Encoding: each object of a notice is encoded once (``orjson``), the list a
+client receives is assembled from those pieces once per distinct
+selection, and handed to ``session.send_notice(cb, payload)`` as an
+``orjson.Fragment``: every client receiving the same selection gets the
+same payload bytes inside its own ``[cb, [payload]]`` frame.
+"""
+
+from collections import OrderedDict
+
+import orjson
+
+from nodeapi.api.database.notice_rules import batch_accounts, object_wanted, relevant_accounts
+
+#: The most object ids whose accounts :meth:`Interests.learn` remembers
+#: (the oldest are forgotten first).
+REMEMBERED_OBJECTS = 200_000
+
+
+class Interest:
+    """What one client connection subscribed (bitshares-core
+    ``database_api_impl``'s members of the same names).
+
+    :ivar session: the client's :class:`~nodeapi.api.base.Session`
+        (``send_notice(cb, payload)``).
+    :ivar subscribe_cb: the ``set_subscribe_callback`` id, or None.
+    :ivar notify_remove_create: its second argument.
+    :ivar auto_subscription: ``set_auto_subscription`` (default true).
+    :ivar ids: subscribed object ids; :ivar accounts: subscribed accounts.
+    :ivar block_cb / pending_cb: the block-applied and pending-transaction
+        callback ids, or None.
+    :ivar markets: market ``(asset id, asset id)`` -> callback id."""
+
+    def __init__(self, session) -> None:
+        self.session = session
+        self.subscribe_cb = None
+        self.notify_remove_create = False
+        self.auto_subscription = True
+        self.ids: set = set()
+        self.accounts: set = set()
+        self.block_cb = None
+        self.pending_cb = None
+        self.markets: dict = {}
+
+
+class Interests:
+    """Every client's :class:`Interest`, indexed by what routes a notice to
+    it; the union of them is what the upstream subscription must carry.
+    Changes go through the methods (which keep the indexes)."""
+
+    def __init__(self) -> None:
+        self.clients: set = set()
+        self.by_id: dict = {}
+        self.by_account: dict = {}
+        self.by_market: dict = {}
+        self.everything: set = set()  # notify_remove_create
+        self.block: set = set()
+        self.pending: set = set()
+        self._accounts_of: OrderedDict = OrderedDict()  # object id -> its accounts
+        self._digests: dict = {}  # subscribed id -> digest of what was last seen of it
+
+    # -- bookkeeping ---------------------------------------------------------------
+
+    def add(self, interest: Interest) -> None:
+        self.clients.add(interest)
+
+    def set_subscribe(self, interest: Interest, cb, notify_remove_create: bool) -> None:
+        """``set_subscribe_callback``: forget the client's object
+        subscriptions (graphene ``cancel_all_subscriptions(false, false)``),
+        then set the callback."""
+        self.cancel_objects(interest)
+        interest.subscribe_cb = cb
+        interest.notify_remove_create = notify_remove_create
+        if notify_remove_create:
+            self.everything.add(interest)
+
+    def cancel_objects(self, interest: Interest) -> None:
+        """Drop the client's subscribe callback, ids and accounts."""
+        for oid in interest.ids:
+            _discard(self.by_id, oid, interest)
+        for account in interest.accounts:
+            _discard(self.by_account, account, interest)
+        interest.ids, interest.accounts = set(), set()
+        interest.subscribe_cb, interest.notify_remove_create = None, False
+        self.everything.discard(interest)
+
+    def subscribe_ids(self, interest: Interest, ids) -> None:
+        """Subscribe object ids for the client (it has a subscribe callback)."""
+        for oid in ids:
+            if oid not in interest.ids:
+                interest.ids.add(oid)
+                self.by_id.setdefault(oid, set()).add(interest)
+
+    def subscribe_account(self, interest: Interest, account: str) -> None:
+        """Subscribe an account (``get_full_accounts``) and its id."""
+        if account not in interest.accounts:
+            interest.accounts.add(account)
+            self.by_account.setdefault(account, set()).add(interest)
+        self.subscribe_ids(interest, (account,))
+
+    def set_block(self, interest: Interest, cb) -> None:
+        interest.block_cb = cb
+        self.block.add(interest)
+
+    def set_pending(self, interest: Interest, cb) -> None:
+        interest.pending_cb = cb
+        self.pending.add(interest)
+
+    def subscribe_market(self, interest: Interest, market: tuple, cb) -> None:
+        interest.markets[market] = cb
+        self.by_market.setdefault(market, set()).add(interest)
+
+    def unsubscribe_market(self, interest: Interest, market: tuple) -> None:
+        if interest.markets.pop(market, None) is not None:
+            _discard(self.by_market, market, interest)
+
+    def cancel_markets(self, interest: Interest) -> None:
+        for market in list(interest.markets):
+            self.unsubscribe_market(interest, market)
+
+    def remove(self, interest: Interest) -> None:
+        """The client is gone: forget everything it subscribed."""
+        self.cancel_objects(interest)
+        self.cancel_markets(interest)
+        self.block.discard(interest)
+        self.pending.discard(interest)
+        self.clients.discard(interest)
+
+    def learn(self, value) -> None:
+        """Remember the accounts of every object (a dict with an ``id``)
+        found in ``value`` (an answer or a notice, walked recursively), so
+        a later removal of the object can be routed by account."""
+        stack = [value]
+        remembered = self._accounts_of
+        while stack:
+            item = stack.pop()
+            if type(item) is dict:
+                oid = item.get("id")
+                if type(oid) is str and not oid.startswith("1.2."):
+                    accounts = relevant_accounts(item)
+                    if accounts:
+                        remembered[oid] = frozenset(accounts)
+                        remembered.move_to_end(oid)
+                stack.extend(v for v in item.values() if type(v) in (dict, list))
+            elif type(item) is list:
+                stack.extend(v for v in item if type(v) in (dict, list))
+        while len(remembered) > REMEMBERED_OBJECTS:
+            remembered.popitem(last=False)
+
+    def remember(self, objects) -> None:
+        """Keep a digest of each subscribed object in ``objects`` (a list
+        of objects, or of ``[name, full account]`` pairs): what its
+        subscribers last saw of it."""
+        digests, subscribed = self._digests, self.by_id
+        for obj in objects or ():
+            if type(obj) is list and len(obj) == 2 and type(obj[1]) is dict:
+                obj = obj[1].get("account")  # get_full_accounts
+            if type(obj) is dict and obj.get("id") in subscribed:
+                digests[obj["id"]] = hash(orjson.dumps(obj))
+
+    def changed_since_seen(self, objects) -> list:
+        """The objects of ``objects`` whose subscribers last saw another
+        version of them (then remembered as seen)."""
+        digests = self._digests
+        changed = [obj for obj in objects or () if type(obj) is dict and obj.get("id") in digests
+                   and digests[obj["id"]] != hash(orjson.dumps(obj))]
+        self.remember(objects)
+        return changed
+
+    def forget_unsubscribed(self) -> None:
+        """Drop the digests of ids no client subscribes any more."""
+        self._digests = {oid: d for oid, d in self._digests.items() if oid in self.by_id}
+
+    # -- routing ---------------------------------------------------------------------
+
+    def route_objects(self, batch: list, created: bool) -> dict:
+        """Created or changed objects (one upstream notice, module
+        docstring): client -> the indexes of ``batch`` it receives, in
+        order (``None``: the whole batch)."""
+        ids = [obj.get("id") if type(obj) is dict else None for obj in batch]
+        return self._route(ids, batch_accounts(batch), created)
+
+    def route_removed(self, ids: list) -> dict:
+        """Removed object ids (module docstring): client -> indexes (None:
+        all); the removed ids are then unsubscribed."""
+        remembered = self._accounts_of
+        impacted = set()
+        for oid in ids:
+            impacted |= remembered.pop(oid, frozenset())
+        out = self._route(ids, impacted, True)
+        by_id = self.by_id
+        for oid in ids:
+            self._digests.pop(oid, None)
+            for client in by_id.pop(oid, ()):
+                client.ids.discard(oid)
+        return out
+
+    def _route(self, ids: list, impacted: set, forced: bool) -> dict:
+        """The clients the indexes point at, each tested object by object
+        with bitshares-core's rule (:func:`object_wanted`)."""
+        candidates = set(self.everything) if forced else set()
+        by_account, by_id = self.by_account, self.by_id
+        for account in impacted:
+            candidates.update(by_account.get(account, ()))
+        for oid in ids:
+            candidates.update(by_id.get(oid, ()))
+        out: dict = {}
+        count = len(ids)
+        for client in candidates:
+            if client.subscribe_cb is None:
+                continue
+            force = forced and client.notify_remove_create
+            chosen = [i for i, oid in enumerate(ids)
+                      if object_wanted(oid, force, client.ids, client.accounts, impacted)]
+            if chosen:
+                out[client] = None if len(chosen) == count else chosen
+        return out
+
+
+def _discard(index: dict, key, interest) -> None:
+    holders = index.get(key)
+    if holders is not None:
+        holders.discard(interest)
+        if not holders:
+            del index[key]
+
+
+class Encoded:
+    """One upstream notice's payload list, encoded once per item and once
+    per distinct selection of items (module docstring)."""
+
+    def __init__(self, items: list) -> None:
+        self.items = items
+        self._pieces = None
+        self._selections: dict = {}
+
+    def payload(self, indexes) -> orjson.Fragment:
+        """The JSON list of the items at ``indexes`` (None: all), as a
+        Fragment; the same object for the same selection."""
+        key = None if indexes is None else tuple(indexes)
+        fragment = self._selections.get(key)
+        if fragment is None:
+            if key is None:
+                fragment = orjson.Fragment(orjson.dumps(self.items))
+            else:
+                if self._pieces is None:
+                    self._pieces = [None] * len(self.items)
+                pieces = self._pieces
+                for i in key:
+                    if pieces[i] is None:
+                        pieces[i] = orjson.dumps(self.items[i])
+                fragment = orjson.Fragment(b"[" + b",".join(pieces[i] for i in key) + b"]")
+            self._selections[key] = fragment
+        return fragment
+
+
+def encode(value) -> orjson.Fragment:
+    """``value`` (a whole notice payload: a block id, a transaction, a
+    market's list) encoded once, for every client it goes to."""
+    return orjson.Fragment(orjson.dumps(value))
