@@ -153,7 +153,9 @@ def test_the_health_check_follows_the_freshest_upstream(nodes):
         assert reply.status == 200
         status = json.loads(reply.read())
     assert status["ok"] and status["head_block_age"] < 30
-    assert status["head_block_num"] >= nodes.producer.head()[0] - 2
+    # the pool reads each upstream's head every 3 s (gateway.upstream
+    # interval): with 1 s blocks, up to 3 blocks old, and a loaded machine's delay
+    assert status["head_block_num"] >= nodes.producer.head()[0] - 6
 
 
 def test_an_upstream_killed_and_restarted_in_the_middle_of_a_flow(nodes):
