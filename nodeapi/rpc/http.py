@@ -173,7 +173,7 @@ class RpcChannel(HTTPChannel):
     ``timeOut``).  Each byte resets twisted.web's idle timer but never this
     deadline, so a client trickling a head one byte at a time is cut off
     in time.  When it passes, the connection is aborted and the event is
-    logged through the site's :class:`nodeapi.rpc.guard.ThrottledLog`.
+    logged through the site's :class:`nodeapi.rpc.throttled_log.ThrottledLog`.
     """
 
     _awaiting_head = True
