@@ -41,6 +41,7 @@ from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
 from nodeapi.applied import AppliedBlock
+from nodeapi.peers.alarm import Alarm
 from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
@@ -114,7 +115,7 @@ class UpstreamService(service.MultiService):
         self.progress = CatchUpProgress(self.clock, self.log,
                                         f"Indexer following {address.url}")
         self._connections = 0
-        self._wake: Optional[defer.Deferred] = None
+        self.alarm = Alarm(self.clock)
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
         self.retries = RetryReport(self.log, f"Upstream {address.url}",
                                    backoffPolicy(0.5, 30.0))
@@ -183,11 +184,11 @@ class UpstreamService(service.MultiService):
             self.protocol = None
             self.log.info("Upstream {upstream} disconnected ({code} {reason})",
                           upstream=self.address.address, code=code, reason=reason or "")
-            self._kick()
+            self.alarm.ring()
 
     def notice(self, proto, callback_id, payload) -> None:
         if callback_id == BLOCK_APPLIED_CB:
-            self._kick()
+            self.alarm.ring()
 
     def message_too_large(self, proto, limit: int) -> None:
         self.batch = max(self.batch // 2, 1)
@@ -214,16 +215,6 @@ class UpstreamService(service.MultiService):
 
     # -- the loop ----------------------------------------------------------------------
 
-    def _kick(self) -> None:
-        wake, self._wake = self._wake, None
-        if wake is not None:
-            wake.callback(None)
-
-    def _sleep(self, seconds: float) -> defer.Deferred:
-        wake = self._wake = defer.Deferred()
-        timer = self.clock.callLater(seconds, self._kick)
-        return wake.addBoth(lambda r: timer.cancel() if timer.active() else None)
-
     async def _follow(self, proto) -> None:
         if self.address.credentials:
             if not await proto.call(1, "login", list(self.address.credentials)):
@@ -245,7 +236,7 @@ class UpstreamService(service.MultiService):
                     caught_up = getattr(consumer, "caught_up", None)
                     if caught_up is not None:
                         caught_up()
-                await self._sleep(self.poll)
+                await self.alarm.sleep(self.poll)
                 self.numbering.keep(self.next_block - 1)
                 continue
             last = min(target, self.next_block + self.batch - 1)
@@ -266,7 +257,7 @@ class UpstreamService(service.MultiService):
                 await task.deferLater(self.clock, 0, lambda: None)  # let the reactor serve
             while self.pending is not None and self.pending() > self.max_pending \
                     and self.running:
-                await self._sleep(0.1)
+                await self.alarm.sleep(0.1)
 
     def _fetch(self, proto, num: int) -> defer.Deferred:
         return defer.gatherResults([
