@@ -19,13 +19,9 @@ Forms (bitshares-core ``libraries/protocol/types.cpp``, ``address.cpp``,
 - signatures: 65-byte compact recoverable, first byte ``27 + 4 + recid``;
   graphene accepts only canonical ones (:func:`is_canonical`).
 
-Memos: :func:`public_key_bytes`, :func:`public_key_str` and
-:func:`address_bytes` are pure functions of immutable arguments (text or
-bytes and a prefix), each behind a bounded ``functools.lru_cache``: a key
-is parsed or written about 10 us without it and 0.15 us with it, and a
-block or an answer carries the same keys again and again.  A memo never
-holds a stale answer and changes no result, so it is no state of the node
-(docs/DESIGN.rst "Memos of pure functions").
+:func:`public_key_bytes`, :func:`public_key_str` and :func:`address_bytes`
+are pure functions memoized with a fixed bound (docs/DESIGN.rst "Memos of
+pure functions": 10 us a key without, 0.15 us with).
 """
 
 import functools
