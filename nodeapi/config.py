@@ -105,7 +105,14 @@ def _appender(name: str, doc: str):
     return opt
 
 
-class Options(usage.Options):
+#: ``--name value`` of every repeatable option appends: a base class of
+#: :class:`Options` holding one ``opt_*`` method per row of ``MULTI``
+#: (usage.Options finds them on the class and its bases)
+RepeatableOptions = type("RepeatableOptions", (), {
+    "opt_" + name.replace("-", "_"): _appender(name, doc) for name, _coerce, doc in MULTI})
+
+
+class Options(RepeatableOptions, usage.Options):
     """``twistd nodeapi`` options (module docstring).  After
     ``parseOptions`` the dict holds typed values: ints, floats, bools, lists
     (``plugins``, ``witness-id``, ``private-key`` as WIFs, ``seed-node``),
@@ -275,9 +282,3 @@ class Options(usage.Options):
         """Absolute path of the block log: ``<data-dir>/blocks.log``."""
         return os.path.join(self["data-dir"], BLOCK_LOG_NAME)
 
-
-# ``--name value`` of every repeatable option appends (usage.Options finds
-# the ``opt_*`` methods on the class).
-for _name, _coerce, _doc in MULTI:
-    setattr(Options, "opt_" + _name.replace("-", "_"), _appender(_name, _doc))
-del _name, _coerce, _doc

@@ -101,6 +101,14 @@ def _upstream_metrics(upstream):
     yield reconnects
 
 
+class QuietSite(Site):
+    """A ``twisted.web`` Site without an access log (the metrics endpoint
+    is polled; a line per poll is noise)."""
+
+    def log(self, request) -> None:
+        """No access log."""
+
+
 @implementer(IBlockConsumer, ICheckpointed)
 class Metrics:
     """The node's metrics registry.
@@ -217,6 +225,4 @@ class Metrics:
         root.putChild(b"metrics", MetricsResource(registry=self.registry))
         root.putChild(b"status", StatusResource(self.figures, self.health_limits))
         root.putChild(b"healthz", HealthResource(self.figures, self.health_limits))
-        site = Site(root)
-        site.log = lambda request: None
-        return site
+        return QuietSite(root)

@@ -193,11 +193,11 @@ def _make_gateway(options, reactor, data_dir, access):
     from nodeapi.node import Node
     from nodeapi.service import NodeService
 
-    top = NodeService(None, None, reactor=reactor)
+    children = []  # (the services, attached in this order once NodeService is built)
 
     def attach(name, svc):
         svc.setName(name)
-        svc.setServiceParent(top)
+        children.append(svc)
         return svc
 
     addresses = options["upstream"]  # parsed node addresses
@@ -220,12 +220,15 @@ def _make_gateway(options, reactor, data_dir, access):
                       upstream=follower if follower is not None else PoolHead(pool),
                       health_limits=options.health_limits())
     metrics.registry.register(GatewayCollector(gateway))
-    top.node = Node(chain=None, plugins={"searchdb": searchdb.history} if searchdb else {},
-                    limits=options.api_limits(), api_node_info=options["api-node-info"],
-                    options=dict(options), reactor=reactor,
-                    account_lookup=follower.account_id if follower else None, gateway=gateway)
-    _attach_ports(options, reactor, attach, top.node, access, metrics,
+    node = Node(chain=None, plugins={"searchdb": searchdb.history} if searchdb else {},
+                limits=options.api_limits(), api_node_info=options["api-node-info"],
+                options=dict(options), reactor=reactor,
+                account_lookup=follower.account_id if follower else None, gateway=gateway)
+    _attach_ports(options, reactor, attach, node, access, metrics,
                   registry=gateway_registry(history_api))
+    top = NodeService(None, None, reactor=reactor, node=node)
+    for svc in children:
+        svc.setServiceParent(top)
     log.info("nodeapi gateway: upstreams {upstreams}, data dir {data_dir}",
              upstreams=" ".join(a.address for a in addresses), data_dir=data_dir)
     return top

@@ -40,6 +40,8 @@ with the confirmation notice, at the transaction's expiry, when the
 upstream refuses it and when the connection closes.
 """
 
+from contextlib import contextmanager
+
 from twisted.internet import defer
 from twisted.logger import Logger
 
@@ -67,6 +69,26 @@ class _Waiting:
         self.deferreds: list = []
 
 
+@contextmanager
+def malformed_as(error: type, what: str):
+    """Run the reading and pushing of a client's ``what`` (``"transaction"``,
+    ``"block"``): a :class:`ChainError` (the chain refused it;
+    ``InvalidSignature`` is also a ProtocolError) and any other
+    :class:`NodeAPIError` pass; a ProtocolError (fc serialization rejected a
+    field) or a Python error of a wrongly shaped value (``_MALFORMED``)
+    becomes ``error("Malformed <what>: ...")``."""
+    try:
+        yield
+    except ChainError:
+        raise
+    except ProtocolError as exc:
+        raise error(f"Malformed {what}: {exc}") from None
+    except NodeAPIError:
+        raise
+    except _MALFORMED as exc:
+        raise error(f"Malformed {what}: {type(exc).__name__}: {exc}") from None
+
+
 class NetworkBroadcastApi(ApiSet):
     """graphene ``network_broadcast_api`` (see the module docstring)."""
 
@@ -86,21 +108,13 @@ class NetworkBroadcastApi(ApiSet):
         seconds)``."""
         trx = from_wire(require_trx(trx))
         chain = self.node.chain
-        try:
+        with malformed_as(ApiError, "transaction"):
             # the chain reads it as fc does (nodeapi.chain.validation.
             # received_transaction): relayed in that form, same bytes
             processed = chain.push_transaction(trx)
             trx = {k: v for k, v in processed.items() if k != "operation_results"}
             trx_id = transaction_id(trx, chain.address_prefix)
             expiration = parse_time(trx["expiration"])
-        except ChainError:  # refused (InvalidSignature is also a ProtocolError)
-            raise
-        except ProtocolError as exc:  # fc serialization rejected a field
-            raise ApiError(f"Malformed transaction: {exc}") from None
-        except NodeAPIError:
-            raise
-        except _MALFORMED as exc:
-            raise ApiError(f"Malformed transaction: {type(exc).__name__}: {exc}") from None
         self.log.debug("Accepted transaction {trx_id}", trx_id=trx_id)
         peers = self.node.peers
         if peers is not None:
@@ -292,17 +306,9 @@ class NetworkBroadcastApi(ApiSet):
         peers = self._forwarder()
         if peers is not None:
             return peers.forward("network_broadcast", "broadcast_block", [block])
-        try:
+        with malformed_as(MalformedBlock, "block"):
             self.node.chain.push_block(strip_block_info(block) if isinstance(block, dict)
                                        else block)
-        except ChainError:  # MalformedBlock, or why the chain refused it
-            raise
-        except ProtocolError as exc:  # fc serialization rejected a field
-            raise MalformedBlock(f"Malformed block: {exc}") from None
-        except NodeAPIError:
-            raise
-        except _MALFORMED as exc:
-            raise MalformedBlock(f"Malformed block: {type(exc).__name__}: {exc}") from None
         return None
 
     def close(self) -> None:

@@ -9,21 +9,11 @@ subscribes with ``database.set_block_applied_callback`` (a notice wakes the
 loop; otherwise it polls), and fetches the blocks up to the upstream's last
 irreversible block (its head with ``irreversible=False``) in pipelined
 batches: ``database.get_block`` and ``history.get_block_operation_history``
-for each.  The operations of a block, ordered by (trx_in_block, op_in_trx,
-virtual_op), become :class:`~nodeapi.applied.AppliedOperation` records: the
-upstream's ``1.11.M``, and ``2.9.N`` entries numbered from block 1 with the
-one numbering rule of the chain (:mod:`nodeapi.chain.numbering`: the
-reference account_history plugin's), so the documents equal those the
-upstream's own ``searchdb`` plugin would write.  Each block goes to the
-consumers as an :class:`~nodeapi.applied.AppliedBlock`.
+for each, numbered by :class:`~nodeapi.peers.upstream_numbering.UpstreamNumbering`
+(from block 1, as the upstream's own ``searchdb`` plugin would number them;
+saved with ``state_path``), and each block goes to the consumers as an
+:class:`~nodeapi.applied.AppliedBlock`.
 
-The numbering needs every block from 1.  With ``state_path`` it is saved:
-every ``save_every`` blocks a copy of the counters is taken, and once the
-consumers confirm that block (``confirmed_block`` says the database holds
-every document up to it) the copy is written to the file (write, fsync,
-rename); a start goes on after that block.  Without it (or with a file of
-another upstream chain) a start follows from block 1 again, the search
-database skipping the documents it holds.
 Back-pressure: no new batch is fetched while the consumers hold more than
 ``max_pending`` documents unshipped.  A lost connection is retried with a
 growing delay (``ClientService``); a reply that is not what the API
@@ -42,11 +32,7 @@ account names: :meth:`UpstreamService.account_id` asks the upstream
 never change).
 """
 
-import os
-from collections import deque
 from typing import Any, Optional
-
-import orjson
 
 from twisted.application import service
 from twisted.application.internet import backoffPolicy
@@ -54,23 +40,17 @@ from twisted.internet import defer, task
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
-from nodeapi.protocol.ids import instance_number
-from nodeapi.applied import AppliedBlock, AppliedOperation
-from nodeapi.chain.numbering import history_accounts, impacted_of, number_entries
+from nodeapi.applied import AppliedBlock
+from nodeapi.peers.alarm import Alarm
 from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
 from nodeapi.peers.reconnect import (
     ChoosingEndpoint, QuietClientService, ReportingEndpoint, RetryReport)
-from nodeapi.protocol.block import block_id
-from nodeapi.protocol.impacted import fee_payer
-from nodeapi.protocol.times import parse_time
-from nodeapi.protocol.transaction import transaction_id
-from nodeapi.protocol.wire import from_wire, strip_block_info
+from nodeapi.peers.upstream_numbering import UpstreamNumbering
 
 #: the callback id of ``set_block_applied_callback``
 BLOCK_APPLIED_CB = 1
-NO_TRX = "0" * 40
 
 
 class UpstreamService(service.MultiService):
@@ -86,7 +66,7 @@ class UpstreamService(service.MultiService):
     :param batch: blocks fetched per step.
     :param poll: seconds between checks of the upstream's head when no
         notice arrives.
-    :ivar next_block: the next block to hand over.
+    :ivar numbering: the :class:`UpstreamNumbering` of the blocks handed over.
     :ivar upstream_head: the upstream's head block number (last seen).
     :ivar last_block_time: time (s) of the last block handed over, or None.
     :ivar reconnects: connections opened after the first one.
@@ -94,8 +74,8 @@ class UpstreamService(service.MultiService):
         in the operations handed over (see :meth:`asset`).
     :param asset_names: learn the assets' names (the visitor needs them;
         without it no ``get_assets`` call is made).
-    :param state_path: file of the saved numbering (module docstring), or
-        None.
+    :param state_path: file of the saved numbering
+        (:mod:`nodeapi.peers.upstream_numbering`), or None.
     :param confirmed_block: zero-argument callable: the last block whose
         documents the consumers' database confirmed (needed with
         ``state_path``).
@@ -124,26 +104,18 @@ class UpstreamService(service.MultiService):
         self.batch = batch
         self.poll = poll
         self.max_pending = max_pending
-        self.next_block = 1
-        self.next_ath = 0
         self.upstream_head = 0
         self.last_block_time = None
         self.reconnects = 0
-        self.chain_id = None
         self.protocol = None
-        self._stats: dict = {}
         self.assets: dict = {}
         self.asset_names = asset_names
         self._account_ids: dict = {}
-        self.state_path = state_path
-        self.confirmed_block = confirmed_block
-        self.save_every = save_every
-        self._saved: deque = deque()  # (block, copy of the counters) awaiting confirmation
-        self._load_state()
+        self.numbering = UpstreamNumbering(self.log, state_path, confirmed_block, save_every)
         self.progress = CatchUpProgress(self.clock, self.log,
                                         f"Indexer following {address.url}")
         self._connections = 0
-        self._wake: Optional[defer.Deferred] = None
+        self.alarm = Alarm(self.clock)
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
         self.retries = RetryReport(self.log, f"Upstream {address.url}",
                                    backoffPolicy(0.5, 30.0))
@@ -160,61 +132,20 @@ class UpstreamService(service.MultiService):
             self.log.info("Indexer now following {upstream}", upstream=address.address)
         self.address = address
 
-    # -- the saved numbering -----------------------------------------------------------
+    @property
+    def next_block(self) -> int:
+        """The next block to hand over."""
+        return self.numbering.next_block
 
-    def _load_state(self) -> None:
-        if not self.state_path or not os.path.exists(self.state_path):
-            return
-        try:
-            with open(self.state_path, "rb") as f:
-                saved = orjson.loads(f.read())
-            block, next_ath, stats = saved["block"], saved["next_ath"], saved["stats"]
-            self.chain_id = saved["chain_id"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            self.log.warn("Indexer state {path} not used ({error}); following from block 1",
-                          path=self.state_path, error=str(exc))
-            return
-        self.next_block, self.next_ath, self._stats = block + 1, next_ath, stats
-        self.log.info("Indexer state loaded: going on after block {num}", num=block)
-
-    def _keep_state(self, num: int) -> None:
-        """After block ``num``: take a copy every ``save_every`` blocks, write
-        the newest copy the database confirmed."""
-        if not self.state_path or self.confirmed_block is None:
-            return
-        if num % self.save_every == 0:
-            self._saved.append((num, self.next_ath,
-                                {a: dict(v) for a, v in self._stats.items()}))
-        self._write_confirmed()
-
-    def _write_confirmed(self) -> None:
-        """Write the newest copy whose block the database confirmed."""
-        if not self.state_path or self.confirmed_block is None:
-            return
-        confirmed = self.confirmed_block()
-        ready = None
-        while self._saved and self._saved[0][0] <= confirmed:
-            ready = self._saved.popleft()
-        if ready is not None:
-            self._write_state(*ready)
-
-    def _write_state(self, block: int, next_ath: int, stats: dict) -> None:
-        tmp = self.state_path + ".tmp"
-        try:
-            with open(tmp, "wb") as f:
-                f.write(orjson.dumps({"chain_id": self.chain_id, "block": block,
-                                      "next_ath": next_ath, "stats": stats}))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.state_path)
-        except OSError as exc:
-            self.log.warn("Indexer state not written to {path}: {error}",
-                          path=self.state_path, error=str(exc))
+    @property
+    def next_ath(self) -> int:
+        """The instance of the next ``2.9`` entry."""
+        return self.numbering.next_ath
 
     def stopService(self) -> defer.Deferred:
         """Stop following; the newest confirmed copy of the numbering is
         written first (a copy confirmed since the last block is not lost)."""
-        self._write_confirmed()
+        self.numbering.write_confirmed()
         return super().stopService()
 
     # -- figures ---------------------------------------------------------------------
@@ -253,11 +184,11 @@ class UpstreamService(service.MultiService):
             self.protocol = None
             self.log.info("Upstream {upstream} disconnected ({code} {reason})",
                           upstream=self.address.address, code=code, reason=reason or "")
-            self._kick()
+            self.alarm.ring()
 
     def notice(self, proto, callback_id, payload) -> None:
         if callback_id == BLOCK_APPLIED_CB:
-            self._kick()
+            self.alarm.ring()
 
     def message_too_large(self, proto, limit: int) -> None:
         self.batch = max(self.batch // 2, 1)
@@ -284,24 +215,14 @@ class UpstreamService(service.MultiService):
 
     # -- the loop ----------------------------------------------------------------------
 
-    def _kick(self) -> None:
-        wake, self._wake = self._wake, None
-        if wake is not None:
-            wake.callback(None)
-
-    def _sleep(self, seconds: float) -> defer.Deferred:
-        wake = self._wake = defer.Deferred()
-        timer = self.clock.callLater(seconds, self._kick)
-        return wake.addBoth(lambda r: timer.cancel() if timer.active() else None)
-
     async def _follow(self, proto) -> None:
         if self.address.credentials:
             if not await proto.call(1, "login", list(self.address.credentials)):
                 raise PeerRpcError(f"login as {self.address.credentials[0]} refused")
         chain_id = await proto.call("database", "get_chain_id", [])
-        if self.chain_id is not None and chain_id != self.chain_id:
+        if self.numbering.chain_id is not None and chain_id != self.numbering.chain_id:
             raise PeerRpcError(f"the upstream's chain id changed to {chain_id}")
-        self.chain_id = chain_id
+        self.numbering.chain_id = chain_id
         await proto.call("database", "set_block_applied_callback", [BLOCK_APPLIED_CB])
         self.log.info("Following upstream {upstream} (chain {chain}) from block {num}",
                       upstream=self.address.address, chain=chain_id, num=self.next_block)
@@ -315,8 +236,8 @@ class UpstreamService(service.MultiService):
                     caught_up = getattr(consumer, "caught_up", None)
                     if caught_up is not None:
                         caught_up()
-                await self._sleep(self.poll)
-                self._keep_state(self.next_block - 1)
+                await self.alarm.sleep(self.poll)
+                self.numbering.keep(self.next_block - 1)
                 continue
             last = min(target, self.next_block + self.batch - 1)
             fetched = await defer.gatherResults(
@@ -329,14 +250,14 @@ class UpstreamService(service.MultiService):
             if proto is not self.protocol:
                 return
             for num, (block, operations) in zip(range(self.next_block, last + 1), fetched):
-                self._hand_over(num, block, operations, live=num >= target)
-                self.next_block = num + 1
+                self._hand_over(self.numbering.block(num, block, operations,
+                                                     live=num >= target))
                 self.progress.step(num, target)
-                self._keep_state(num)
+                self.numbering.keep(num)
                 await task.deferLater(self.clock, 0, lambda: None)  # let the reactor serve
             while self.pending is not None and self.pending() > self.max_pending \
                     and self.running:
-                await self._sleep(0.1)
+                await self.alarm.sleep(0.1)
 
     def _fetch(self, proto, num: int) -> defer.Deferred:
         return defer.gatherResults([
@@ -401,40 +322,8 @@ class UpstreamService(service.MultiService):
             if isinstance(obj, dict) and "symbol" in obj and "precision" in obj:
                 self.assets[asset_id] = (str(obj["symbol"]), int(obj["precision"]))
 
-    def _hand_over(self, num: int, block: dict, operations: list, live: bool) -> None:
-        """Number the block's operations and give the consumers the block."""
-        if not isinstance(block, dict) or not isinstance(operations, list):
-            raise PeerRpcError(f"block {num} or its operations missing upstream")
-        ids = block.get("transaction_ids")
-        signed = strip_block_info(block)
-        if not isinstance(ids, list):
-            ids = [transaction_id(t) for t in signed["transactions"]]
-        ordered = sorted(operations, key=lambda h: (int(h["trx_in_block"]),
-                                                    int(h["op_in_trx"]),
-                                                    int(h["virtual_op"])))
-        applied = tuple(self._applied(num, h, ids) for h in ordered)
-        timestamp = parse_time(signed["timestamp"])
-        out = AppliedBlock(num, block.get("block_id") or block_id(signed), signed, timestamp,
-                           applied, not live)
+    def _hand_over(self, applied: AppliedBlock) -> None:
+        """Give the consumers the numbered block."""
         for consumer in self.consumers:
-            consumer.block_applied(out)
-        self.last_block_time = timestamp
-
-    def _applied(self, num: int, h: dict, trx_ids: list) -> AppliedOperation:
-        op, result = from_wire(h["op"]), from_wire(h["result"])
-        payer = fee_payer(op)
-        impacted = impacted_of(op, payer)
-        entries, self.next_ath = number_entries(history_accounts(op, result, impacted),
-                                                self.next_ath, self._account_stats)
-        trx_in_block = int(h["trx_in_block"])
-        trx_id = trx_ids[trx_in_block] if trx_in_block < len(trx_ids) else NO_TRX
-        return AppliedOperation(instance_number(str(h["id"])), op, result, num,
-                                trx_in_block, int(h["op_in_trx"]), int(h["virtual_op"]),
-                                bool(h.get("is_virtual", False)), trx_id, payer, impacted,
-                                entries)
-
-    def _account_stats(self, account: str) -> dict:
-        stats = self._stats.get(account)
-        if stats is None:
-            stats = self._stats[account] = {"total_ops": 0, "most_recent_op": "2.9.0"}
-        return stats
+            consumer.block_applied(applied)
+        self.last_block_time = applied.timestamp

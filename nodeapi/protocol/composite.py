@@ -294,6 +294,43 @@ class StaticVariant:
         return self.tag(value[0])
 
 
+class LateStaticVariant(StaticVariant):
+    """A :class:`StaticVariant` whose alternatives are read at first use
+    from ``alternatives()`` (``-> (types, names)``): the type of a
+    recursive declaration, whose alternatives are declared by modules that
+    use the variant themselves (``fee_parameters``: every operation's fee
+    parameters, inside the chain parameters an operation carries).  Once
+    read they are kept (``types``, ``names``)."""
+
+    def __init__(self, name: str, alternatives) -> None:
+        super().__init__(name, [])
+        self._alternatives = alternatives
+
+    def read(self) -> None:
+        """Read the alternatives (once; every method starts with it)."""
+        if self._alternatives is not None:
+            types, names = self._alternatives()
+            self.types, self.names = tuple(types), tuple(names)
+            self._alternatives = None
+
+    @property
+    def default(self) -> bytes:
+        self.read()
+        return super().default
+
+    def tag(self, raw) -> int:
+        self.read()
+        return super().tag(raw)
+
+    def pack(self, value, out, prefix=None) -> None:
+        self.read()
+        super().pack(value, out, prefix)
+
+    def unpack(self, data, pos, prefix=None):
+        self.read()
+        return super().unpack(data, pos, prefix)
+
+
 class Pair:
     """``std::pair<A, B>``: A then B; JSON ``[a, b]`` (fc/variant.hpp)."""
 

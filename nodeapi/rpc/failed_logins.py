@@ -17,7 +17,7 @@ Rate limit: at most one line per source address per ``interval`` seconds
 per ``interval`` from all addresses together; a fail2ban jail counting
 lines per address (``etc/fail2ban``) still sees a guessing client within
 its ``findtime``.  The file ``etc/fail2ban/filter.d/nodeapi.conf`` matches
-this line (tests/test_failed_logins.py checks it against real log output).
+this line (tests/api/test_failed_logins.py checks it against real log output).
 """
 
 import collections

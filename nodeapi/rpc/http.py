@@ -173,7 +173,7 @@ class RpcChannel(HTTPChannel):
     ``timeOut``).  Each byte resets twisted.web's idle timer but never this
     deadline, so a client trickling a head one byte at a time is cut off
     in time.  When it passes, the connection is aborted and the event is
-    logged through the site's :class:`nodeapi.rpc.guard.ThrottledLog`.
+    logged through the site's :class:`nodeapi.rpc.throttled_log.ThrottledLog`.
     """
 
     _awaiting_head = True
@@ -259,16 +259,15 @@ class HttpRpc:
 
     :param node, access, registry: as for :class:`RpcSession`.
     :param max_message_size: largest accepted body in bytes (413 above).
-    :ivar failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
-        of the site (set by :func:`nodeapi.rpc.site.rpc_site`), or None.
-    :ivar limit_book: the site's :class:`nodeapi.rpc.limits.LimitBook`, or None.
+    :param failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
+        of the site, or None.
+    :param limit_book: the site's :class:`nodeapi.rpc.limits.LimitBook`, or None.
     """
 
-    failed_logins = None
-    limit_book = None
-
-    def __init__(self, node, access, registry, max_message_size: int, metrics=None) -> None:
+    def __init__(self, node, access, registry, max_message_size: int, metrics=None, *,
+                 failed_logins=None, limit_book=None) -> None:
         self.node, self.access, self.registry = node, access, registry
+        self.failed_logins, self.limit_book = failed_logins, limit_book
         self.max_message_size = max_message_size
         self.metrics = metrics
 

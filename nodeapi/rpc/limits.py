@@ -21,7 +21,7 @@ limit; a refusal charges neither.  Each limit kind has its error
 :class:`~nodeapi.api.budget.SubscriptionLimitExceeded`, all code -32005,
 ``Execution error: <text>``), its count in the metrics
 (``nodeapi_rpc_limit_refusals_total{limit, scope}``) and a throttled log
-line (:class:`nodeapi.rpc.guard.ThrottledLog`).
+line (:class:`nodeapi.rpc.throttled_log.ThrottledLog`).
 
 Calls per second are a token bucket per account on the site's clock: it
 holds ``burst`` calls, refills at ``calls_per_second`` and each call takes
@@ -196,7 +196,7 @@ class LimitBook:
     :param clock: ``IReactorTime`` (the site's reactor; a ``task.Clock`` in tests).
     :param per_ip: the options' :class:`ClientLimits` for each source address.
     :param metrics: :class:`nodeapi.metrics.Metrics` (``limit_refused``) or None.
-    :param events: the site's :class:`nodeapi.rpc.guard.ThrottledLog`.
+    :param events: the site's :class:`nodeapi.rpc.throttled_log.ThrottledLog`.
     """
 
     def __init__(self, clock, per_ip: ClientLimits, metrics=None, events=None) -> None:

@@ -74,20 +74,29 @@ class RpcSite(Site):
     accepted through a :class:`nodeapi.rpc.guard.ConnectionGuard`
     (connection limits, unsent-bytes budget).
 
-    :ivar max_message_size: bytes; None: no body limit.
-    :ivar handshake_timeout: seconds; None: no deadline.
-    :ivar guard: the ConnectionGuard, or None (connections not wrapped).
-    :ivar limit_book: the :class:`nodeapi.rpc.limits.LimitBook` of the
+    :param max_message_size: bytes; None: no body limit.
+    :param handshake_timeout: seconds; None: no deadline.
+    :param guard: the ConnectionGuard, or None (connections not wrapped).
+    :param limit_book: the :class:`nodeapi.rpc.limits.LimitBook` of the
         limits per user and per address, or None when none is configured.
     """
 
     displayTracebacks = False
     requestFactory = BoundedRequest
     protocol = RpcChannel
-    max_message_size = None
-    handshake_timeout = None
-    guard = None
-    limit_book = None
+
+    def __init__(self, resource, *, ws_factory=None, guard=None, limit_book=None,
+                 max_message_size: Optional[int] = None,
+                 handshake_timeout: Optional[float] = None, **kwargs) -> None:
+        """``resource``: the root resource; ``ws_factory``: the
+        :class:`RpcWebSocketFactory` behind it (its ``connections``);
+        the other keyword arguments are ``twisted.web.server.Site``'s."""
+        super().__init__(resource, **kwargs)
+        self.ws_factory = ws_factory
+        self.guard = guard
+        self.limit_book = limit_book
+        self.max_message_size = max_message_size
+        self.handshake_timeout = handshake_timeout
 
     def buildProtocol(self, addr):
         """The channel for a new connection, wrapped by the guard (which
@@ -100,10 +109,10 @@ class RpcSite(Site):
         """No access log (see module docstring)."""
 
 
-def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 1024,
+def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 * 1024 * 1024,
              auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
              max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
-             reactor=None, limits: Optional[RpcLimits] = None,
+             limits: Optional[RpcLimits] = None,
              routes: Optional[dict] = None) -> RpcSite:
     """Build the Site for ``node`` with the ApiAccess ``access``.
 
@@ -116,9 +125,8 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
         client is closed with 1008.
     :param metrics: a :class:`nodeapi.metrics.Metrics` or None.
     :param reactor: the reactor: every timer of the site (HTTP idle and head
-        deadlines, the 413 linger, Autobahn's pings) and the log throttling
-        run on it (None: twisted.web's and Autobahn's default, the global
-        reactor).
+        deadlines, the 413 linger, Autobahn's pings, failed-login and
+        per-address bookkeeping) and the log throttling run on it.
     :param limits: the node-wide :class:`RpcLimits` (default: its defaults),
         the per-address limits of the :class:`~nodeapi.rpc.limits.LimitBook`
         included; the api-access entries' ``limits`` are in ``access``.
@@ -131,24 +139,23 @@ def rpc_site(node, access, *, registry=None, max_message_size: int = 4 * 1024 * 
         from nodeapi.api.registry import default_registry
 
         registry = default_registry()
+    guard = ConnectionGuard(reactor, limits, metrics)
+    failed_logins = FailedLogins(reactor)
+    # limits per user and per address: no book at all (nothing checked per
+    # call) unless some are configured
+    limit_book = (LimitBook(reactor, limits.per_ip, metrics, guard.events)
+                  if access.has_limits or limits.per_ip else None)
     factory = RpcWebSocketFactory(node, access, registry, max_message_size=max_message_size,
                                   auto_ping_interval=auto_ping_interval,
                                   max_calls_in_flight=max_calls_in_flight,
                                   max_outgoing_buffer=max_outgoing_buffer, metrics=metrics,
-                                  reactor=reactor)
-    http = HttpRpc(node, access, registry, max_message_size, metrics)
+                                  reactor=reactor, failed_logins=failed_logins,
+                                  limit_book=limit_book)
+    http = HttpRpc(node, access, registry, max_message_size, metrics,
+                   failed_logins=failed_logins, limit_book=limit_book)
     # bodies are JSON: twisted.web's parsing of form submissions into
     # request.args (a MIME parse of the Content-Type of every POST) is off
-    site = RpcSite(RpcRoot(WebSocketResource(factory), http, routes), reactor=reactor,
+    return RpcSite(RpcRoot(WebSocketResource(factory), http, routes), ws_factory=factory,
+                   guard=guard, limit_book=limit_book, max_message_size=max_message_size,
+                   handshake_timeout=limits.handshake_timeout or None, reactor=reactor,
                    parsePOSTFormSubmission=False)
-    site.max_message_size = max_message_size
-    site.handshake_timeout = limits.handshake_timeout or None
-    site.guard = ConnectionGuard(site.reactor, limits, metrics)
-    site.ws_factory = factory
-    factory.failed_logins = http.failed_logins = FailedLogins(site.reactor)
-    # limits per user and per address: no book at all (nothing checked per
-    # call) unless some are configured
-    if access.has_limits or limits.per_ip:
-        site.limit_book = LimitBook(site.reactor, limits.per_ip, metrics, site.guard.events)
-    factory.limit_book = http.limit_book = site.limit_book
-    return site

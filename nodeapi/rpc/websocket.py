@@ -291,22 +291,20 @@ class RpcWebSocketFactory(WebSocketServerFactory):
     :param max_calls_in_flight: unanswered calls allowed per connection;
     :param max_outgoing_buffer: bytes of unsent replies before a client is
         disconnected.
-    :ivar failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
-        of the site (set by :func:`nodeapi.rpc.site.rpc_site`), or None.
-    :ivar limit_book: the site's :class:`nodeapi.rpc.limits.LimitBook`
-        (set by :func:`nodeapi.rpc.site.rpc_site`), or None.
+    :param failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
+        of the site, or None.
+    :param limit_book: the site's :class:`nodeapi.rpc.limits.LimitBook`, or None.
     """
 
     protocol = RpcWebSocketProtocol
-    failed_logins = None
-    limit_book = None
 
     def __init__(self, node, access, registry, *, max_message_size: int = 4 * 1024 * 1024,
                  auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
                  max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
-                 reactor=None) -> None:
+                 reactor=None, failed_logins=None, limit_book=None) -> None:
         super().__init__(reactor=reactor)
         self.node, self.access, self.registry = node, access, registry
+        self.failed_logins, self.limit_book = failed_logins, limit_book
         self.max_calls_in_flight = max_calls_in_flight
         self.max_outgoing_buffer = max_outgoing_buffer
         self.metrics = metrics

@@ -16,7 +16,8 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.logger import Logger
 
 from nodeapi.rpc.access import ApiAccess
-from nodeapi.rpc.guard import RpcLimits, ThrottledLog
+from nodeapi.rpc.guard import RpcLimits
+from nodeapi.rpc.throttled_log import ThrottledLog
 
 from kit.rpc import ws_connect
 from kit.site import RunningSite, late_registry, log_events, make_node

@@ -27,6 +27,7 @@ import json
 import math
 import re
 
+from kit.paths import ROOT
 
 VALIDATION = {  # message -> code (docs/wire-contract.rst section 4)
     "Invalid JSON message": -32700, "Batch requests not supported": -32600,
@@ -34,7 +35,9 @@ VALIDATION = {  # message -> code (docs/wire-contract.rst section 4)
     "Unsupported JSON-RPC version": -32600, "Invalid parameters": -32600,
     "Named parameters not supported": -32602,
 }
-LEAKS = re.compile(r"Traceback|File \"|\.py\b|/work/|site-packages")
+#: what an error must not show: a traceback, a source file, the checkout's
+#: or the installed packages' directories
+LEAKS = re.compile(r"Traceback|File \"|\.py\b|site-packages|" + re.escape(ROOT))
 
 
 class _NotJson(ValueError):

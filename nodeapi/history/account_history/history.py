@@ -22,7 +22,6 @@ checkpoints, so a start replays only the blocks after the newest one.
 """
 
 import base64
-import heapq
 from bisect import bisect_left, bisect_right
 
 from twisted.logger import Logger
@@ -185,11 +184,8 @@ class AccountHistory:
         logs = [(a, array_copy(log.ops), log.dead, log.removed, log.keep)
                 for a, log in self._logs.items()]
         lookups = self.lookups.arrays()
-        r = self.retention
         misc = {"ath0": self._ath0, "ath_count": self.lookups.entry_count,
-                "row_dead": self.lookups.dead_rows,
-                "latest_removable": r.latest_removable, "exceeded": dict(r._exceeded),
-                "queue": list(r._queue)}
+                "row_dead": self.lookups.dead_rows, **self.retention.state()}
 
         def produce():
             yield "misc", misc
@@ -223,11 +219,7 @@ class AccountHistory:
         self.lookups.restore({name: int_array(joined(records, name)) for name in ROW_ARRAYS},
                              misc["ath_count"], misc["row_dead"])
         self._ath0 = tuple(misc["ath0"]) if misc["ath0"] else None
-        r = self.retention
-        r.latest_removable = misc["latest_removable"]
-        r._exceeded = dict(misc["exceeded"])
-        r._queue = [tuple(item) for item in misc["queue"]]
-        heapq.heapify(r._queue)
+        self.retention.restore(misc)
 
     # -- reading ---------------------------------------------------------------
 

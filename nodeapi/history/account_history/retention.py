@@ -178,6 +178,20 @@ class Retention:
                 out.append(account)
         return out
 
+    def state(self) -> dict:
+        """A copy of what the retention remembers between blocks, for a
+        checkpoint: ``{"latest_removable": block number, "exceeded":
+        {account: block number}, "queue": [(block number, account)]}``."""
+        return {"latest_removable": self.latest_removable, "exceeded": dict(self._exceeded),
+                "queue": list(self._queue)}
+
+    def restore(self, state: dict) -> None:
+        """Take back a :meth:`state` (its lists may have become JSON arrays)."""
+        self.latest_removable = state["latest_removable"]
+        self._exceeded = dict(state["exceeded"])
+        self._queue = [tuple(item) for item in state["queue"]]
+        heapq.heapify(self._queue)
+
     @property
     def exceeded_count(self) -> int:
         """Accounts currently kept over their limit by the protection."""

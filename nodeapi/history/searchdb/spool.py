@@ -77,8 +77,9 @@ class Bulk:
         end = self.offsets[i + 1] if i + 1 < len(self.offsets) else len(self.body)
         return self.body[self.offsets[i]:end]
 
-    def subset(self, indexes: Iterable[int]) -> "Bulk":
-        """A bulk of the items at ``indexes`` (ascending), same ``block``."""
+    def subset(self, indexes: Iterable[int], block: Optional[int] = None) -> "Bulk":
+        """A bulk of the items at ``indexes`` (ascending), with ``block``
+        (default: this bulk's)."""
         ids, ops, offsets, parts, pos = array("q"), array("q"), array("I"), [], 0
         for i in indexes:
             data = self.item(i)
@@ -87,7 +88,8 @@ class Bulk:
             offsets.append(pos)
             parts.append(data)
             pos += len(data)
-        return Bulk(ids, ops, offsets, b"".join(parts), self.block)
+        return Bulk(ids, ops, offsets, b"".join(parts),
+                    self.block if block is None else block)
 
     def without(self, skip: Callable[[int, int], bool]) -> "Bulk":
         """This bulk minus the items for which ``skip(m, n)`` is true
@@ -100,9 +102,8 @@ class Bulk:
         first half gets ``block`` -1 (alone it completes no block), the
         second keeps ``block``."""
         half = len(self.ids) // 2
-        first = self.subset(range(half))
-        first.block = -1  # the first half alone does not complete any block
-        return [first, self.subset(range(half, len(self.ids)))]
+        # the first half alone does not complete any block
+        return [self.subset(range(half), block=-1), self.subset(range(half, len(self.ids)))]
 
     @classmethod
     def empty(cls, block: int) -> "Bulk":

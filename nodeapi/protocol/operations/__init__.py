@@ -16,7 +16,7 @@ from nodeapi.protocol.operations.variant import (  # noqa: F401
     operation_type,
     serialize_operation, serialize_operation_body)
 from nodeapi.protocol.operations.table import (  # noqa: F401
-    OPERATION_IDS, OPERATIONS, VIRTUAL_OPERATIONS)
+    FEE_PARAMETERS, OPERATION_IDS, OPERATIONS, VIRTUAL_OPERATIONS)
 from nodeapi.protocol.operations.fee_parameters import (  # noqa: F401
-    FEE_PARAMETERS, FEE_PARAMETERS_VARIANT, FEE_SCHEDULE)
+    FEE_PARAMETERS_VARIANT, FEE_SCHEDULE)
 from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS  # noqa: F401

@@ -16,35 +16,34 @@ left out of the JSON keeps its ``fee_params_t`` initializer (fc's reflected
 belong to the fee rules.
 """
 
-from nodeapi.protocol.composite import FlatSet, Initialized, StaticVariant, Struct
+from nodeapi.protocol.composite import FlatSet, Initialized, LateStaticVariant, Struct
 from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 from nodeapi.protocol.serialize import UINT32
 
-#: operation type -> wire struct of its ``fee_params_t`` (installed by
-#: :func:`register`)
-FEE_PARAMETERS: dict = {}
 
-#: the ``fee_parameters`` static_variant (tag = operation type); its
-#: alternatives are installed by :func:`register`
-FEE_PARAMETERS_VARIANT = StaticVariant("fee_parameters", [])
+def fee_params_struct(operation_name: str, fields: list) -> Struct:
+    """The ``<operation_name>_operation::fee_params_t`` struct of a
+    family's ``FEE_PARAMETERS`` entry ``[(name, wire type, default)]``
+    (a member left out of the JSON keeps its default)."""
+    return Struct(f"{operation_name}_operation::fee_params_t",
+                  [(name, Initialized(wire, default)) for name, wire, default in fields])
+
+
+def _alternatives() -> tuple:
+    # late: the table joins the families, and governance's chain
+    # parameters hold a fee schedule of this variant
+    from nodeapi.protocol.operations.table import FEE_PARAMETERS
+
+    structs = [FEE_PARAMETERS[number] for number in sorted(FEE_PARAMETERS)]
+    return structs, [struct.name for struct in structs]
+
+
+#: the ``fee_parameters`` static_variant (tag = operation type; its
+#: alternatives are :data:`nodeapi.protocol.operations.table.FEE_PARAMETERS`)
+FEE_PARAMETERS_VARIANT = LateStaticVariant("fee_parameters", _alternatives)
 
 #: ``fee_schedule`` (fee_schedule.hpp)
 FEE_SCHEDULE = Struct("fee_schedule", [
     ("parameters", FlatSet(FEE_PARAMETERS_VARIANT)),
     ("scale", Initialized(UINT32, GRAPHENE_100_PERCENT)),
 ])
-
-
-def register(operations: dict, fields: dict) -> None:
-    """Install the ``fee_params_t`` structs of ``fields`` (``{type: [(name,
-    wire type, default)]}``, the families' ``FEE_PARAMETERS`` joined) as the
-    variant's alternatives in type order (done once by table.py, which
-    joins the families; the chain parameters, an operation's field, hold a
-    fee schedule, so the schedule's type exists before the table does)."""
-    for number, params in fields.items():
-        FEE_PARAMETERS[number] = Struct(f"{operations[number][0]}_operation::fee_params_t",
-                                        [(name, Initialized(wire, default))
-                                         for name, wire, default in params])
-    FEE_PARAMETERS_VARIANT.types = tuple(FEE_PARAMETERS[n] for n in range(len(fields)))
-    FEE_PARAMETERS_VARIANT.names = tuple(
-        f"{operations[n][0]}_operation::fee_params_t" for n in range(len(fields)))

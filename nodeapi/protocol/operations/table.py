@@ -6,15 +6,16 @@ Reference: the ``operation`` static_variant of bitshares-core
 by type number, the operation's ``(name, struct)`` (``OPERATIONS``), its
 ``validate()`` rule (``VALIDATE``), its fee parameters with their
 defaults (``FEE_PARAMETERS``), its fee payer (``FEE_PAYER``) and the
-accounts it impacts (``IMPACTED``); this module joins them, checks that the
-table is complete and registers it with the ``operation`` wire type.
+accounts it impacts (``IMPACTED``); this module joins them and checks that
+the table is complete.  The ``operation`` and ``fee_parameters`` wire types
+read their alternatives from here at first use (both are recursive: an
+operation can carry operations and a fee schedule).
 """
 
 from nodeapi.protocol.operations import (
     accounts, assets, blind, credit, custom, custom_authorities, governance, htlc, market,
     pools, transfers)
-from nodeapi.protocol.operations import fee_parameters
-from nodeapi.protocol.operations.variant import register
+from nodeapi.protocol.operations.fee_parameters import fee_params_struct
 
 _FAMILIES = (transfers, market, accounts, assets, governance, custom, blind, htlc,
              custom_authorities, pools, credit)
@@ -35,6 +36,9 @@ assert list(OPERATIONS) == list(range(78)), sorted(set(range(78)) - set(OPERATIO
 #: type number -> ``fee_params_t`` fields ``[(name, wire type, default)]``
 FEE_PARAMETER_FIELDS = _join("FEE_PARAMETERS")
 assert list(FEE_PARAMETER_FIELDS) == list(OPERATIONS)
+#: type number -> wire struct of its ``fee_params_t``
+FEE_PARAMETERS = {number: fee_params_struct(OPERATIONS[number][0], fields)
+                  for number, fields in FEE_PARAMETER_FIELDS.items()}
 #: type number -> ``rule(data)``, the operation's ``validate()`` (not for
 #: virtual operations)
 VALIDATE = _join("VALIDATE")
@@ -56,5 +60,3 @@ VIRTUAL_OPERATIONS = frozenset(
         "fill_order", "asset_settle_cancel", "fba_distribute", "execute_bid",
         "htlc_redeemed", "htlc_refund", "credit_deal_expired"))
 
-register(OPERATIONS)
-fee_parameters.register(OPERATIONS, FEE_PARAMETER_FIELDS)

@@ -4,25 +4,13 @@ An operation on the wire is ``[type, {fields}]``; in binary it is the
 static_variant tag (varint type number) followed by the struct
 (bitshares-core ``libraries/protocol/include/graphene/protocol/operations.hpp``,
 bitshares-fc ``fc/static_variant.hpp``).  The structs by type number are
-registered once by :mod:`nodeapi.protocol.operations.table` (the
-``operation`` variant is recursive: proposal_create carries operations).
+:data:`nodeapi.protocol.operations.table.OPERATIONS`, read at the first use
+of :data:`OPERATION` (the type is recursive: proposal_create carries
+operations, so the table's families use it before the table exists).
 """
 
 from nodeapi.protocol.errors import InvalidField, ProtocolError, UnknownOperation
 from nodeapi.protocol.serialize import pack_varint, to_int, unpack, unpack_varint
-
-#: type number -> struct, filled by :func:`register` (table.py)
-_STRUCTS: dict = {}
-#: type number -> name (``transfer``), filled by :func:`register`
-_NAMES: dict = {}
-
-
-def register(operations: dict) -> None:
-    """Install the ``{type: (name, struct)}`` table (done once by table.py)."""
-    for number, (name, struct) in operations.items():
-        _STRUCTS[number] = struct
-        _NAMES[number] = name
-
 
 def operation_type(raw) -> int:
     """The type number of an operation's tag, read like bitshares-fc's
@@ -41,39 +29,59 @@ def operation_type(raw) -> int:
             raise UnknownOperation(
                 f"Operation type {raw!r} is not an integer (graphene static_variant tag: "
                 "a number or a decimal string)") from None
-    if raw not in _STRUCTS:
+    structs = OPERATION.structs or OPERATION.read()
+    if raw not in structs:
         raise UnknownOperation(f"Operation type {raw!r} is not supported "
-                               f"(bitshares-core 7.x has 0..{len(_STRUCTS) - 1})")
+                               f"(bitshares-core 7.x has 0..{len(structs) - 1})")
     return raw
 
 
 def operation_name(number: int) -> str:
     """``transfer`` for 0 ...; raises :class:`UnknownOperation`."""
-    return _NAMES[operation_type(number)]
+    number = operation_type(number)  # reads the table
+    return OPERATION.names[number]
 
 
 class OperationType:
     """The ``operation`` static_variant as a wire type (vectors of
-    operations in transactions, proposal_create's ``op_wrapper``)."""
+    operations in transactions, proposal_create's ``op_wrapper``).
+
+    :ivar structs: type number -> struct; :ivar names: type number -> name
+        (``transfer``): both None until :meth:`read` reads them from
+        :data:`nodeapi.protocol.operations.table.OPERATIONS` (module
+        docstring); every method reads them first."""
 
     name = "operation"
+    structs = None
+    names = None
+
+    def read(self) -> dict:
+        """The structs by type number, read from the table at the first call."""
+        structs = self.structs
+        if structs is None:
+            from nodeapi.protocol.operations.table import OPERATIONS  # late: module docstring
+
+            self.names = {number: name for number, (name, _struct) in OPERATIONS.items()}
+            structs = self.structs = {number: struct
+                                      for number, (_name, struct) in OPERATIONS.items()}
+        return structs
 
     @property
     def default(self) -> bytes:
         """A default-constructed ``operation``: alternative 0 (a transfer)
         with its default fields."""
-        return b"\x00" + _STRUCTS[0].default
+        return b"\x00" + self.read()[0].default
 
     def pack(self, value, out, prefix=None) -> None:
         if not isinstance(value, (list, tuple)) or len(value) != 2:
             raise InvalidField(f"operation: expected [type, {{...}}], got {str(value)[:80]}")
         number = operation_type(value[0])
         pack_varint(number, out)
-        _STRUCTS[number].pack(value[1], out, prefix)
+        self.structs[number].pack(value[1], out, prefix)  # read by operation_type
 
     def unpack(self, data, pos, prefix=None):
         number, pos = unpack_varint(data, pos)
-        struct = _STRUCTS.get(number)
+        struct = (self.structs or self.read()).get(number)
         if struct is None:
             raise UnknownOperation(f"Operation type {number} is not supported")
         body, pos = struct.unpack(data, pos, prefix)
@@ -100,7 +108,8 @@ def serialize_operation_body(op, prefix: str | None = None) -> bytes:
     if not isinstance(op, (list, tuple)) or len(op) != 2:
         raise InvalidField(f"operation: expected [type, {{...}}], got {str(op)[:80]}")
     out = bytearray()
-    _STRUCTS[operation_type(op[0])].pack(op[1], out, prefix)
+    number = operation_type(op[0])  # reads the table
+    OPERATION.structs[number].pack(op[1], out, prefix)
     return bytes(out)
 
 
