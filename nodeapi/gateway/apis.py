@@ -236,9 +236,15 @@ class NetworkBroadcastForward(ForwardedApi):
         """Forwarded with a callback id of the upstream connection
         (:class:`~nodeapi.gateway.confirmations.Confirmations`: the notice
         survives the loss of that upstream); the notice goes to this client
-        as ``[callback, [confirmation]]``.
+        as ``[callback, [confirmation]]``.  The callback is one item of the
+        connection's subscription budget (:mod:`nodeapi.api.budget`, as on
+        the node's own :mod:`nodeapi.api.broadcast`) until its notice is
+        sent, the upstream refuses the transaction, it expires unconfirmed
+        or the connection closes.
 
-        :raises ApiError: on HTTP (no notices there)."""
+        :raises ApiError: on HTTP (no notices there).
+        :raises SubscriptionLimitExceeded: no room in the budget (nothing
+            is sent)."""
         if not self.session.websocket:
             raise ApiError("Callbacks need a WebSocket connection")
         session = self.session
@@ -248,7 +254,8 @@ class NetworkBroadcastForward(ForwardedApi):
         except Exception:
             txid = None  # the upstream refuses it with its own words
         self._waiting = [entry for entry in self._waiting if not entry.done]
-        mine: list = []  # this broadcast's registrations (one per upstream tried)
+        item = _CallbackItem(session)
+        mine = item.entries  # this broadcast's registrations (one per upstream tried)
 
         def deliver(confirmation):
             session.send_notice(callback, orjson.Fragment(orjson.dumps(confirmation)))
@@ -256,7 +263,8 @@ class NetworkBroadcastForward(ForwardedApi):
         def send(upstream):
             for old in mine:  # sent again: the lost upstream's registration ends
                 confirmations.cancel(old)
-            upstream_cb, entry = confirmations.register(upstream, trx, txid, deliver)
+            upstream_cb, entry = confirmations.register(upstream, trx, txid, deliver,
+                                                        item.settle)
             mine.append(entry)
             self._waiting.append(entry)
 
@@ -276,7 +284,7 @@ class NetworkBroadcastForward(ForwardedApi):
             return None
 
         d = defer.Deferred.fromCoroutine(self.gateway.pool.broadcast(send, trx))
-        return d.addCallback(answered)
+        return d.addCallback(answered).addBoth(item.sent)
 
     def close(self) -> None:
         """The client is gone: its callbacks' notices go nowhere."""
@@ -284,6 +292,33 @@ class NetworkBroadcastForward(ForwardedApi):
         for entry in waiting:
             self.gateway.confirmations.cancel(entry)
         super().close()
+
+
+class _CallbackItem:
+    """The budget item of one ``broadcast_transaction_with_callback``
+    (:mod:`nodeapi.api.budget`): taken when made (raising
+    ``SubscriptionLimitExceeded`` when there is no room), given back once
+    the broadcast is over (:meth:`sent`) and none of its ``entries``
+    (:class:`~nodeapi.gateway.confirmations.Confirmations` registrations)
+    waits any more (:meth:`settle`)."""
+
+    __slots__ = ("session", "entries", "busy", "held")
+
+    def __init__(self, session) -> None:
+        session.budget.take()
+        self.session, self.entries, self.busy, self.held = session, [], True, True
+
+    def settle(self) -> None:
+        """A registration ended: the item goes back when it was the last."""
+        if self.held and not self.busy and all(entry.done for entry in self.entries):
+            self.held = False
+            self.session.budget.give_back()
+
+    def sent(self, outcome):
+        """The broadcast is answered (or failed): ``outcome`` passed on."""
+        self.busy = False
+        self.settle()
+        return outcome
 
 
 def _forwarded(name: str) -> type:
