@@ -266,7 +266,11 @@ def install(gateway, hub) -> None:
     gets its :class:`ClientSubscriptions` at its first subscription
     function; a read goes through it when it subscribes for that client,
     else it is forwarded as usual with ``subscribe`` false (so that it
-    adds nothing to the hub's link should it travel on it)."""
+    adds nothing to the hub's link should it travel on it).  The heads the
+    hub's notices show reach the gateway's per-block share
+    (:class:`~nodeapi.gateway.head_share.HeadShare`), if it has one."""
+    if gateway.share is not None:
+        hub.on_head = gateway.share.saw_head
     for function in CONTROL_FUNCTIONS:
         gateway.handlers[("database", function)] = (
             lambda api_set, args, function=function:
