@@ -126,7 +126,7 @@ class Gateway:
             kept = share.get(same)
             if kept is not None:
                 return defer.succeed(orjson.Fragment(kept))
-            ticket = (same, share.sent(), self.pool.clock.seconds())
+            ticket = (same, share.sent(), share.clock.seconds())
             flight = same + (ticket[1],)
         waiting = self._in_flight.get(flight)
         if waiting is not None:
