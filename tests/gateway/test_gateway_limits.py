@@ -228,3 +228,23 @@ def test_python_bitshares_sees_the_rate_error_through_the_gateway(gw, clock):
     assert account["name"] == "init1"
     yield threads.deferToThread(bts.rpc.connection.disconnect)
     assert refusals(gw.metrics, "calls", "user") == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_refused_broadcast_gives_its_callback_back(funded, upstream, gw):
+    """The upstream refuses the transaction (a duplicate): the callback's
+    item goes back at once, so alice (3 items) may try again and again;
+    the upstream's own error reaches her each time."""
+    alice = yield ws_connect(gw.port, "alice", "alice-pw")
+    net = yield alice.call(1, "network_broadcast")
+    trx = sign(funded, [transfer_op(999)])
+    funded.push_transaction(trx)  # the upstream has it already
+    for cb in range(5):
+        error = error_of((yield alice.request(net, "broadcast_transaction_with_callback",
+                                              [cb, trx])))
+        assert error["data"]["name"] != "subscription_limit_exceeded"
+        assert "duplicate" in error["message"].lower()
+    for call in (("set_block_applied_callback", 11), ("set_pending_transaction_callback", 12),
+                 ("set_subscribe_callback", 13, False)):  # all three items are free
+        assert (yield db(alice, *call))["result"] is None
+    alice.dropConnection()
