@@ -9,7 +9,7 @@ sharing."""
 
 import pytest
 import pytest_twisted
-from twisted.internet import defer
+from twisted.internet import defer, reactor, task
 
 from nodeapi.gateway.figures import GatewayCollector
 from nodeapi.gateway.head_share import notice_head, shareable
@@ -156,3 +156,53 @@ def test_what_is_shared():
     assert notice_head("0000002a" + "ab" * 16) == 42
     assert notice_head([{"id": "2.1.0", "head_block_number": 7}, {"id": "2.5.1"}]) == 7
     assert notice_head([{"id": "2.5.1"}]) is None and notice_head(["1.7.0"]) is None
+
+
+@pytest_twisted.inlineCallbacks
+def test_an_answer_is_shared_for_max_age_at_most(funded, upstream, gw):
+    """No new block, no broadcast: an answer still goes stale after
+    ``max_age`` seconds (what the gateway cannot see)."""
+    share = gw.gateway.share
+    share.max_age = 0.3
+    client = yield ws_connect(gw.port)
+    calls = served(upstream, "get_objects")
+    for _ in range(3):
+        yield client.call("database", "get_objects", ["1.3.0"])
+    assert served(upstream, "get_objects") == calls + 1
+    yield task.deferLater(reactor, 0.4, lambda: None)
+    yield client.call("database", "get_objects", ["1.3.0"])
+    assert served(upstream, "get_objects") == calls + 2
+    client.dropConnection()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_lagging_upstreams_answer_is_not_shared(new_chain):
+    """Two upstreams of one chain, one three blocks behind: the reads it
+    answers reach their caller only; those of the one at the head the
+    gateway knows are shared."""
+    ahead, behind = new_chain(), new_chain()
+    produce(ahead, 5)
+    produce(behind, 2)
+    sites = [RunningSite(make_node(c), ApiAccess.from_json(VECTORS)) for c in (ahead, behind)]
+    gw = GatewaySite([f"ws://127.0.0.1:{s.port}" for s in sites],
+                     ApiAccess.from_json(VECTORS), share_seconds=30)
+    try:
+        yield gw.start()
+        share = gw.gateway.share
+        assert share.generation()[0] == 5
+        client = yield ws_connect(gw.port)
+        heads = []
+        for i in range(8):  # distinct reads: each goes upstream, in turn
+            dgp = yield client.call("database", "get_objects", ["2.1.0", f"1.2.{i}"])
+            heads.append(dgp[0]["head_block_number"])
+        assert set(heads) == {5, 2}
+        assert len(share) == heads.count(5)  # the lagging one's are not kept
+        assert all(b'"head_block_number":5' in answer for answer, _ in share._answers.values())
+        for i in range(8):  # shared or asked again: never the lagging answer twice
+            dgp = yield client.call("database", "get_objects", ["2.1.0", f"1.2.{i}"])
+            assert heads[i] == 2 or dgp[0]["head_block_number"] == 5
+        client.dropConnection()
+    finally:
+        yield gw.stop()
+        for s in sites:
+            yield s.stop()
