@@ -23,7 +23,9 @@ upstream's JSON bytes; the upstream's errors reach the client as they
 came (:class:`~nodeapi.peers.errors.UpstreamError`).  A call identical
 (set, function, arguments) to one in flight when it comes gets that call's
 answer (:data:`SHARED_SETS`): clients polling the same head-dependent
-read at the same moment cost the upstream one call.  Functions a set
+read at the same moment cost the upstream one call; with a
+:class:`~nodeapi.gateway.head_share.HeadShare`, those of one head block
+do (:attr:`Gateway.share`).  Functions a set
 answers itself are ordinary API functions of the subclass: the
 broadcasts of :class:`NetworkBroadcastForward` (never repeated blindly,
 :meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`).
