@@ -16,7 +16,6 @@ import pytest_twisted
 from twisted.internet import task, threads
 
 from nodeapi.metrics import Metrics
-from nodeapi.protocol.transaction import transaction_id
 from nodeapi.rpc.access import ApiAccess, hash_password
 from nodeapi.rpc.guard import RpcLimits
 
