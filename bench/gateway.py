@@ -20,10 +20,15 @@ subscription through an in-process gateway, from the upstream's notice to
 the last client's, against the same clients subscribed to the upstream
 directly.
 
+The gateway runs with ``--upstream-share-seconds`` ``--share`` (default
+its own default; 0: no per-block sharing of head-dependent reads); its
+metrics are read at the end: the share's hits among its lookups, the calls
+shared in flight and the cache's hits.
+
 Prints one line: calls/s and p99 latency of each, and the ratios
-gateway/direct; then the fan-out figures.  Run: PYTHONPATH=. python
-bench/gateway.py [--seconds S] [--rounds N] [--conns C] [--subscribers N]
-[--blocks R]
+gateway/direct, the gateway's sharing figures; then the fan-out figures.
+Run: PYTHONPATH=. python bench/gateway.py [--seconds S] [--rounds N]
+[--conns C] [--share SECONDS] [--subscribers N] [--blocks R]
 """
 
 import argparse
@@ -34,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests"), HERE]
@@ -109,8 +115,28 @@ def run_phase(port: int, args, watched: dict) -> tuple:
             {n: (after[n] - before[n]) / elapsed for n in watched})
 
 
+def sharing(metrics_port: int) -> str:
+    """The gateway's sharing figures from its /metrics."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
+                                  timeout=10).read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("nodeapi_gateway_") and " " in line:
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+
+    def of(name):
+        return values.get(f"nodeapi_gateway_{name}_total", 0.0)
+
+    hits, misses = of("head_share_hits"), of("head_share_misses")
+    share = (f"per-block share hits {hits:,.0f} of {hits + misses:,.0f} lookups"
+             if hits + misses else "no per-block share")
+    return (f"{share}, {of('shared_reads'):,.0f} shared in flight, cache hits "
+            f"{of('cache_hits'):,.0f}")
+
+
 def main(args) -> None:
-    from kit.daemon import ACCESS, Daemon
+    from kit.daemon import ACCESS, Daemon, free_port
     from kit.wait import wait_until
 
     load = os.getloadavg()[0]
@@ -119,8 +145,12 @@ def main(args) -> None:
     gateway = None
     try:
         producer.wait_head(2)
+        metrics_port = free_port()
+        share = [] if args.share is None else ["--upstream-share-seconds", f"{args.share:g}"]
         gateway = Daemon(os.path.join(tmp, "gateway"), "--api-access", ACCESS, "--upstream",
-                         f"ws://bytemaster:supersecret@127.0.0.1:{producer.port}").start()
+                         f"ws://bytemaster:supersecret@127.0.0.1:{producer.port}",
+                         "--metrics-endpoint", f"tcp:{metrics_port}:interface=127.0.0.1",
+                         *share).start()
         wait_until(lambda: gateway.call("get_block", 1), what="the gateway serving")
         watched = {"upstream": producer.proc.pid, "gateway": gateway.proc.pid}
         best: dict = {}
@@ -129,6 +159,7 @@ def main(args) -> None:
                 result = run_phase(port, args, watched)
                 if name not in best or result[0] > best[name][0]:
                     best[name] = result
+        shared = sharing(metrics_port)
     finally:
         for node in (gateway, producer):
             if node is not None:
@@ -143,7 +174,7 @@ def main(args) -> None:
           f"{direct_p99:.1f} ms; through the gateway {through:,.0f} calls/s p99 "
           f"{through_p99:.1f} ms [CPU upstream {cpu['upstream']:.0%}, gateway "
           f"{cpu['gateway']:.0%}]; ratio calls/s {through / direct:.2f}, p99 "
-          f"{through_p99 / direct_p99:.2f}; best of {args.rounds} rounds of "
+          f"{through_p99 / direct_p99:.2f}; {shared}; best of {args.rounds} rounds of "
           f"{args.seconds:g} s; load average {load:.2f} at start; {fanout}")
 
 
@@ -152,6 +183,7 @@ def parse_args(argv):
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--conns", type=int, default=16)
+    parser.add_argument("--share", type=float, default=None)
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--blocks", type=int, default=50)
     return parser.parse_args(argv)

@@ -50,6 +50,10 @@ SINGLE = [
     ("upstream-cache-size", "64", parse_int(0),
      "Gateway: MiB of upstream answers that cannot change (chain id, config, irreversible "
      "blocks and transactions) kept in memory (default 64; 0 = none)."),
+    ("upstream-share-seconds", "1", parse_seconds,
+     "Gateway: seconds an upstream answer of a head-dependent read (getters of the "
+     "database, history, orders, asset and block sets) is shared with identical calls of "
+     "the same head block at most (default 1; 0 = no per-block sharing)."),
     ("upstream-chain-id", "", parse_chain_id,
      "Gateway: the chain id every upstream must serve (default: the first upstream's to "
      "answer); an upstream of another chain is never used."),

@@ -186,6 +186,7 @@ def _make_gateway(options, reactor, data_dir, access):
     from nodeapi.gateway.apis import Gateway, gateway_registry
     from nodeapi.gateway.cache import AnswerCache
     from nodeapi.gateway.figures import GatewayCollector, PoolHead
+    from nodeapi.gateway.head_share import HeadShare
     from nodeapi.gateway.pool import UpstreamPool
     from nodeapi.gateway.subscriptions import SubscriptionHub
     from nodeapi.gateway.client_subscriptions import install as install_subscriptions
@@ -214,7 +215,9 @@ def _make_gateway(options, reactor, data_dir, access):
         from nodeapi.api.history import HistoryApi
 
         history_api = HistoryApi
-    gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024))
+    share_seconds = options["upstream-share-seconds"]
+    gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024),
+                      share=HeadShare(pool, reactor, share_seconds) if share_seconds else None)
     install_subscriptions(gateway, SubscriptionHub(pool, reactor))
     metrics = Metrics(None, None, searchdb, clock=reactor,
                       upstream=follower if follower is not None else PoolHead(pool),

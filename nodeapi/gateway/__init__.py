@@ -8,7 +8,8 @@ WebSocket connection passing answers on as raw JSON),
 :mod:`~nodeapi.gateway.upstream` (one upstream: login, chain id, health,
 figures), :mod:`~nodeapi.gateway.pool` (choosing an upstream, read retries,
 broadcasts never repeated blindly), :mod:`~nodeapi.gateway.cache` (answers
-that cannot change), :mod:`~nodeapi.gateway.apis` (the forwarded API sets),
+that cannot change), :mod:`~nodeapi.gateway.head_share` (identical reads of
+one head block sharing one answer), :mod:`~nodeapi.gateway.apis` (the forwarded API sets),
 :mod:`~nodeapi.gateway.figures` (Prometheus).
 
 Merged subscriptions: :mod:`~nodeapi.gateway.subscriptions` (the hub: one

@@ -23,7 +23,9 @@ upstream's JSON bytes; the upstream's errors reach the client as they
 came (:class:`~nodeapi.peers.errors.UpstreamError`).  A call identical
 (set, function, arguments) to one in flight when it comes gets that call's
 answer (:data:`SHARED_SETS`): clients polling the same head-dependent
-read at the same moment cost the upstream one call.  Functions a set
+read at the same moment cost the upstream one call; with a
+:class:`~nodeapi.gateway.head_share.HeadShare`, those of one head block
+do (:attr:`Gateway.share`).  Functions a set
 answers itself are ordinary API functions of the subclass: the
 broadcasts of :class:`NetworkBroadcastForward` (never repeated blindly,
 :meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`).
@@ -47,6 +49,7 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.cache import AnswerCache, cache_key
 from nodeapi.gateway.confirmations import Confirmations
+from nodeapi.gateway.head_share import HeadShare, shareable
 from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
 from nodeapi.protocol.transaction import transaction_id
 
@@ -87,14 +90,17 @@ class Gateway:
     :param confirmations: the broadcast callbacks'
         :class:`~nodeapi.gateway.confirmations.Confirmations` (one over
         ``pool`` when None).
+    :param share: the :class:`~nodeapi.gateway.head_share.HeadShare` of
+        per-block answers, or None (no sharing beyond the calls in flight).
     :ivar handlers: ``{(set, function): handler(api_set, args)}``.
     :ivar shared: calls answered with the answer of an identical call that
         was in flight when they came.
     """
 
     def __init__(self, pool, cache: AnswerCache = None,
-                 confirmations: Confirmations = None) -> None:
+                 confirmations: Confirmations = None, share: HeadShare = None) -> None:
         self.pool = pool
+        self.share = share
         self.cache = cache if cache is not None else AnswerCache()
         self.confirmations = confirmations if confirmations is not None \
             else Confirmations(pool)
@@ -104,59 +110,90 @@ class Gateway:
 
     def forward(self, api: str, method: str, args: list) -> defer.Deferred:
         """``method`` of set ``api`` at an upstream, or from the cache, or
-        shared with the identical call in flight (:data:`SHARED_SETS`): a
-        Deferred firing with the answer as an ``orjson.Fragment``."""
+        from the answers of this block (:attr:`share`), or shared with the
+        identical call in flight (:data:`SHARED_SETS`; with a share, only
+        one sent in the same generation): a Deferred firing with the
+        answer as an ``orjson.Fragment``."""
         key = cache_key(api, method, args)
         if key is not None:
             kept = self.cache.get(key[0])
             if kept is not None:
                 return defer.succeed(orjson.Fragment(kept))
         if api not in SHARED_SETS:
-            return self._send(api, method, args, key)
-        same = (api, method, orjson.dumps(args))
-        waiting = self._in_flight.get(same)
+            return self._send(api, method, args, key, None)
+        same = flight = (api, method, orjson.dumps(args))
+        ticket = None
+        share = self.share
+        if share is not None and shareable(api, method):
+            kept = share.get(same)
+            if kept is not None:
+                return defer.succeed(orjson.Fragment(kept))
+            ticket = (same, share.sent(), share.clock.seconds())
+            flight = same + (ticket[1],)
+        waiting = self._in_flight.get(flight)
         if waiting is not None:
             self.shared += 1
             d = defer.Deferred()
             waiting.append(d)
             return d
-        self._in_flight[same] = []
-        return self._send(api, method, args, key).addBoth(self._release, same)
+        self._in_flight[flight] = []
+        return self._send(api, method, args, key, ticket).addBoth(self._release, flight)
 
-    def _release(self, outcome, same):
+    def _release(self, outcome, flight):
         """The shared call is answered: so is every identical one that waited."""
-        for d in self._in_flight.pop(same, ()):
+        for d in self._in_flight.pop(flight, ()):
             if isinstance(outcome, Failure):
                 d.errback(outcome)
             else:
                 d.callback(outcome)
         return outcome
 
-    def _send(self, api: str, method: str, args: list, key) -> defer.Deferred:
+    def _send(self, api: str, method: str, args: list, key, ticket) -> defer.Deferred:
         try:
             upstream = self.pool.pick()
         except NoUpstream:  # none now: the pool waits for one
-            return defer.Deferred.fromCoroutine(self._forward(api, method, args, key, []))
+            return defer.Deferred.fromCoroutine(
+                self._forward(api, method, args, key, ticket, []))
         # the common case without a coroutine: one upstream, one call
         d = upstream.call_raw(api, method, args)
-        return d.addCallbacks(self._answered, self._failed, callbackArgs=(upstream, key),
-                              errbackArgs=(api, method, args, key, upstream))
+        return d.addCallbacks(self._answered, self._failed, callbackArgs=(upstream, key, ticket),
+                              errbackArgs=(api, method, args, key, ticket, upstream))
 
-    def _answered(self, answer: bytes, upstream, key):
+    def _answered(self, answer: bytes, upstream, key, ticket):
         if key is not None:
             self.cache.put(key[0], answer, key[1], upstream.lib)
+        if ticket is not None:
+            self.share.put(ticket[0], answer, upstream, ticket[1], ticket[2])
         return orjson.Fragment(answer)
 
-    def _failed(self, failure, api: str, method: str, args: list, key, upstream):
+    def _failed(self, failure, api: str, method: str, args: list, key, ticket, upstream):
         if failure.check(PeerRpcError):
             raise UpstreamError(failure.value)
         failure.trap(PeerDisconnected)  # lost before the answer: another upstream
         self.pool.lost_read(upstream, api, method)
-        return defer.Deferred.fromCoroutine(self._forward(api, method, args, key, [upstream]))
+        return defer.Deferred.fromCoroutine(
+            self._forward(api, method, args, key, ticket, [upstream]))
 
-    async def _forward(self, api: str, method: str, args: list, key, tried: list):
+    async def _forward(self, api: str, method: str, args: list, key, ticket, tried: list):
         upstream, answer = await self.pool.call(api, method, args, tried=tried)
-        return self._answered(answer, upstream, key)
+        return self._answered(answer, upstream, key, ticket)
+
+    async def broadcast(self, send, trx):
+        """:meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`, after which
+        no answer kept for this block is shared (the upstream's state now
+        holds the transaction)."""
+        try:
+            return await self.pool.broadcast(send, trx)
+        finally:
+            if self.share is not None:
+                self.share.broadcast()
+
+    def saw_confirmation(self, upstream, confirmation) -> None:
+        """``upstream`` confirmed a transaction in a block (a
+        ``transaction_confirmation``): its head is at least that block."""
+        num = confirmation.get("block_num") if type(confirmation) is dict else None
+        if self.share is not None and type(num) is int:
+            self.share.saw_head(upstream, num)
 
 
 class ForwardedApi(ApiSet):
@@ -216,7 +253,7 @@ class NetworkBroadcastForward(ForwardedApi):
         def send(upstream):
             return upstream.call_raw("network_broadcast", method, [trx])
 
-        return defer.Deferred.fromCoroutine(self.gateway.pool.broadcast(send, trx))
+        return defer.Deferred.fromCoroutine(self.gateway.broadcast(send, trx))
 
     @api_function
     def broadcast_transaction(self, trx):
@@ -228,17 +265,32 @@ class NetworkBroadcastForward(ForwardedApi):
     def broadcast_transaction_synchronous(self, trx):
         """Forwarded; the ``transaction_confirmation`` once in a block."""
         return self._broadcast("broadcast_transaction_synchronous", trx).addCallback(
-            lambda outcome: orjson.Fragment(outcome[1]) if outcome[1] is not None
-            else outcome[2])
+            self._confirmed)
+
+    def _confirmed(self, outcome):
+        if outcome[1] is None:
+            self.gateway.saw_confirmation(outcome[0], outcome[2])
+            return outcome[2]
+        try:
+            self.gateway.saw_confirmation(outcome[0], orjson.loads(outcome[1]))
+        except orjson.JSONDecodeError:
+            pass  # passed on as it came
+        return orjson.Fragment(outcome[1])
 
     @api_function
     def broadcast_transaction_with_callback(self, callback: int, trx):
         """Forwarded with a callback id of the upstream connection
         (:class:`~nodeapi.gateway.confirmations.Confirmations`: the notice
         survives the loss of that upstream); the notice goes to this client
-        as ``[callback, [confirmation]]``.
+        as ``[callback, [confirmation]]``.  The callback is one item of the
+        connection's subscription budget (:mod:`nodeapi.api.budget`, as on
+        the node's own :mod:`nodeapi.api.broadcast`) until its notice is
+        sent, the upstream refuses the transaction, it expires unconfirmed
+        or the connection closes.
 
-        :raises ApiError: on HTTP (no notices there)."""
+        :raises ApiError: on HTTP (no notices there).
+        :raises SubscriptionLimitExceeded: no room in the budget (nothing
+            is sent)."""
         if not self.session.websocket:
             raise ApiError("Callbacks need a WebSocket connection")
         session = self.session
@@ -248,15 +300,18 @@ class NetworkBroadcastForward(ForwardedApi):
         except Exception:
             txid = None  # the upstream refuses it with its own words
         self._waiting = [entry for entry in self._waiting if not entry.done]
-        mine: list = []  # this broadcast's registrations (one per upstream tried)
+        item = _CallbackItem(session)
+        mine = item.entries  # this broadcast's registrations (one per upstream tried)
 
-        def deliver(confirmation):
+        def deliver(confirmation, upstream):
+            self.gateway.saw_confirmation(upstream, confirmation)
             session.send_notice(callback, orjson.Fragment(orjson.dumps(confirmation)))
 
         def send(upstream):
             for old in mine:  # sent again: the lost upstream's registration ends
                 confirmations.cancel(old)
-            upstream_cb, entry = confirmations.register(upstream, trx, txid, deliver)
+            upstream_cb, entry = confirmations.register(
+                upstream, trx, txid, lambda c: deliver(c, upstream), item.settle)
             mine.append(entry)
             self._waiting.append(entry)
 
@@ -272,11 +327,11 @@ class NetworkBroadcastForward(ForwardedApi):
                 return orjson.Fragment(outcome[1])
             for entry in mine:  # found in a block already: no upstream will call back
                 confirmations.cancel(entry)
-            deliver(outcome[2])
+            deliver(outcome[2], outcome[0])
             return None
 
-        d = defer.Deferred.fromCoroutine(self.gateway.pool.broadcast(send, trx))
-        return d.addCallback(answered)
+        d = defer.Deferred.fromCoroutine(self.gateway.broadcast(send, trx))
+        return d.addCallback(answered).addBoth(item.sent)
 
     def close(self) -> None:
         """The client is gone: its callbacks' notices go nowhere."""
@@ -284,6 +339,33 @@ class NetworkBroadcastForward(ForwardedApi):
         for entry in waiting:
             self.gateway.confirmations.cancel(entry)
         super().close()
+
+
+class _CallbackItem:
+    """The budget item of one ``broadcast_transaction_with_callback``
+    (:mod:`nodeapi.api.budget`): taken when made (raising
+    ``SubscriptionLimitExceeded`` when there is no room), given back once
+    the broadcast is over (:meth:`sent`) and none of its ``entries``
+    (:class:`~nodeapi.gateway.confirmations.Confirmations` registrations)
+    waits any more (:meth:`settle`)."""
+
+    __slots__ = ("session", "entries", "busy", "held")
+
+    def __init__(self, session) -> None:
+        session.budget.take()
+        self.session, self.entries, self.busy, self.held = session, [], True, True
+
+    def settle(self) -> None:
+        """A registration ended: the item goes back when it was the last."""
+        if self.held and not self.busy and all(entry.done for entry in self.entries):
+            self.held = False
+            self.session.budget.give_back()
+
+    def sent(self, outcome):
+        """The broadcast is answered (or failed): ``outcome`` passed on."""
+        self.busy = False
+        self.settle()
+        return outcome
 
 
 def _forwarded(name: str) -> type:

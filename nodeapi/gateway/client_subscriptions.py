@@ -13,6 +13,18 @@ gateway's forwarded ``database`` set hands it those functions
 are), and the reads for which :meth:`ClientSubscriptions.takes_read` is
 true go through :meth:`ClientSubscriptions.read`.
 
+Each subscribed object id, market and callback is one item of the
+connection's subscription budget (``session.budget``,
+:mod:`nodeapi.api.budget`), as on the node's own database set
+(:mod:`nodeapi.api.database.subscriptions`): taken before it is added
+(:class:`~nodeapi.gateway.notice_routing.Interests` keeps the count), so
+a call past the operator's limit fails with ``Subscription limit
+reached`` (``subscription_limit_exceeded``; what was subscribed before
+stays), and given back when it ends (unsubscribed, cancelled, removed by
+the upstream, the connection closed).  A read refused so has already
+subscribed its objects on the hub's upstream link; their notices reach
+nobody.
+
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``set_subscribe_callback``: forgets the object subscriptions first;
 ``cancel_all_subscriptions``: the subscribe callback, the object and the
@@ -128,9 +140,20 @@ class ClientSubscriptions(ApiSet):
 
     async def _subscribe_market(self, callback, a, b) -> None:
         market = await self.hub.market_of(a, b)
-        await self.hub.need_market(market)
-        if not self._closed:
-            self.hub.interests.subscribe_market(self.interest, market, callback)
+        if self._closed:
+            return None
+        interests = self.hub.interests
+        known = market in self.interest.markets
+        interests.subscribe_market(self.interest, market, callback)  # the budget may refuse
+        try:
+            await self.hub.need_market(market)
+        except Exception:
+            if not known:
+                interests.unsubscribe_market(self.interest, market)
+                self.hub.market_left(market)
+            raise
+        if self._closed:  # gone meanwhile: nobody wants what was subscribed for it
+            self.hub.market_left(market)
         return None
 
     @api_function
@@ -194,16 +217,18 @@ class ClientSubscriptions(ApiSet):
         hub, interest = self.hub, self.interest
         if not self._closed and interest.subscribe_cb is not None:
             hub.interests.learn(answer)
-            hub.interests.subscribe_ids(interest, ids)
-            for account in accounts:
-                if len(interest.accounts) < hub.full_accounts_limit:
-                    hub.interests.subscribe_account(interest, account)
-            hub.check_account_budget()
-            hub.remember(answer if type(answer) is list else [answer])
-            if hub.link is not link:
-                # the link changed while the answer was on its way: the new
-                # one was subscribed without these
-                await hub.carry(ids, accounts)
+            try:  # each id takes a budget item: a refusal fails the call
+                hub.interests.subscribe_ids(interest, ids)
+                for account in accounts:
+                    if len(interest.accounts) < hub.full_accounts_limit:
+                        hub.interests.subscribe_account(interest, account)
+            finally:
+                hub.check_account_budget()
+                hub.remember(answer if type(answer) is list else [answer])
+                if hub.link is not link:
+                    # the link changed while the answer was on its way: the
+                    # new one was subscribed without these
+                    await hub.carry(ids, accounts)
         return orjson.Fragment(raw)
 
     # -- the end ---------------------------------------------------------------------------
@@ -241,7 +266,11 @@ def install(gateway, hub) -> None:
     gets its :class:`ClientSubscriptions` at its first subscription
     function; a read goes through it when it subscribes for that client,
     else it is forwarded as usual with ``subscribe`` false (so that it
-    adds nothing to the hub's link should it travel on it)."""
+    adds nothing to the hub's link should it travel on it).  The heads the
+    hub's notices show reach the gateway's per-block share
+    (:class:`~nodeapi.gateway.head_share.HeadShare`), if it has one."""
+    if gateway.share is not None:
+        hub.on_head = gateway.share.saw_head
     for function in CONTROL_FUNCTIONS:
         gateway.handlers[("database", function)] = (
             lambda api_set, args, function=function:

@@ -28,11 +28,18 @@ from nodeapi.protocol.times import parse_time
 
 
 class _Pending:
-    __slots__ = ("upstream", "callback_id", "txid", "expiration", "deliver", "done")
+    __slots__ = ("upstream", "callback_id", "txid", "expiration", "deliver", "ended", "done")
 
-    def __init__(self, upstream, callback_id, txid, expiration, deliver) -> None:
+    def __init__(self, upstream, callback_id, txid, expiration, deliver, ended) -> None:
         self.upstream, self.callback_id, self.txid = upstream, callback_id, txid
-        self.expiration, self.deliver, self.done = expiration, deliver, False
+        self.expiration, self.deliver, self.ended, self.done = expiration, deliver, ended, False
+
+    def end(self) -> None:
+        """No notice for it any more: done, and ``ended()`` told (once)."""
+        if not self.done:
+            self.done = True
+            if self.ended is not None:
+                self.ended()
 
 
 class Confirmations:
@@ -52,17 +59,19 @@ class Confirmations:
         self._pending: dict = {}  # upstream -> [_Pending]
         pool.watch(self._changed)
 
-    def register(self, upstream, trx: Any, txid: str,
-                 deliver: Callable[[Any], None]) -> tuple:
+    def register(self, upstream, trx: Any, txid: str, deliver: Callable[[Any], None],
+                 ended: Optional[Callable[[], None]] = None) -> tuple:
         """A callback id on ``upstream`` whose notice goes to
         ``deliver(confirmation)`` (once); returns ``(callback id, key)``,
-        the key for :meth:`cancel`."""
+        the key for :meth:`cancel`.  ``ended()`` is called once when the
+        registration stops waiting for whatever reason (its notice came,
+        :meth:`cancel`, its transaction expired)."""
         callback_id = upstream.new_callback_id()
         try:
             expiration = parse_time(trx.get("expiration")) if isinstance(trx, dict) else None
         except ValueError:
             expiration = None
-        entry = _Pending(upstream, callback_id, txid, expiration, deliver)
+        entry = _Pending(upstream, callback_id, txid, expiration, deliver, ended)
         self._sweep(upstream)
         self._pending.setdefault(upstream, []).append(entry)
 
@@ -77,7 +86,7 @@ class Confirmations:
         refused the transaction)."""
         if entry.done:
             return
-        entry.done = True
+        entry.end()
         entry.upstream.listen(entry.callback_id, None)
         waiting = self._pending.get(entry.upstream)
         if waiting is not None and entry in waiting:
@@ -117,12 +126,12 @@ class Confirmations:
             if entry.expiration is not None and chain_time > entry.expiration:
                 self.log.info("Transaction {txid} expired unconfirmed after its upstream "
                               "was lost", txid=entry.txid)
-                entry.done = True
+                entry.end()
                 return
             await task.deferLater(clock, self.interval, lambda: None)
             confirmation = await self._look(entry)
             if confirmation is not None and not entry.done:
-                entry.done = True
+                entry.end()
                 self.recovered += 1
                 entry.deliver(confirmation)
 

@@ -13,7 +13,11 @@
   and ``upstream_last_irreversible_block`` (gauges);
 * ``read_retries_total`` (counter: read calls sent again to another
   upstream after a lost connection), ``shared_reads_total`` (counter:
-  calls answered by an identical call in flight).
+  calls answered by an identical call in flight);
+* with per-block sharing (:mod:`nodeapi.gateway.head_share`):
+  ``head_share_hits_total``, ``head_share_misses_total`` (counters:
+  lookups of shareable reads answered from this block's answers / not)
+  and ``head_share_answers`` (gauge).
 
 The collector reads attributes only (quick, never failing for a missing
 value), so the pool and the cache need not know about Prometheus.
@@ -52,6 +56,15 @@ class GatewayCollector:
         yield CounterMetricFamily(p + "shared_reads",
                                   "Calls answered by an identical call in flight",
                                   value=self.gateway.shared)
+        share = self.gateway.share
+        if share is not None:
+            yield CounterMetricFamily(p + "head_share_hits",
+                                      "Reads answered with an answer of the same head block",
+                                      value=share.hits)
+            yield CounterMetricFamily(p + "head_share_misses",
+                                      "Shareable reads sent upstream", value=share.misses)
+            yield GaugeMetricFamily(p + "head_share_answers",
+                                    "Answers kept for the current head block", value=len(share))
         yield CounterMetricFamily(p + "read_retries",
                                   "Read calls sent again after a lost upstream",
                                   value=self.pool.retried)

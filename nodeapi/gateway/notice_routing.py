@@ -62,7 +62,12 @@ class Interest:
     :ivar ids: subscribed object ids; :ivar accounts: subscribed accounts.
     :ivar block_cb / pending_cb: the block-applied and pending-transaction
         callback ids, or None.
-    :ivar markets: market ``(asset id, asset id)`` -> callback id."""
+    :ivar markets: market ``(asset id, asset id)`` -> callback id.
+
+    Each subscribed id, market and callback is one item of the session's
+    subscription budget (``session.budget``, :mod:`nodeapi.api.budget`),
+    taken and given back by :class:`Interests`' methods as the node's own
+    database set does (:mod:`nodeapi.api.database.subscriptions`)."""
 
     def __init__(self, session) -> None:
         self.session = session
@@ -100,15 +105,23 @@ class Interests:
     def set_subscribe(self, interest: Interest, cb, notify_remove_create: bool) -> None:
         """``set_subscribe_callback``: forget the client's object
         subscriptions (graphene ``cancel_all_subscriptions(false, false)``),
-        then set the callback."""
+        then set the callback (one budget item).
+
+        :raises SubscriptionLimitExceeded: no room for the callback (the
+            object subscriptions are gone, no callback is set)."""
         self.cancel_objects(interest)
+        interest.session.budget.take()
         interest.subscribe_cb = cb
         interest.notify_remove_create = notify_remove_create
         if notify_remove_create:
             self.everything.add(interest)
 
     def cancel_objects(self, interest: Interest) -> None:
-        """Drop the client's subscribe callback, ids and accounts."""
+        """Drop the client's subscribe callback, ids and accounts (their
+        budget items given back)."""
+        held = len(interest.ids) + (interest.subscribe_cb is not None)
+        if held:
+            interest.session.budget.give_back(held)
         for oid in interest.ids:
             _discard(self.by_id, oid, interest)
         for account in interest.accounts:
@@ -118,33 +131,52 @@ class Interests:
         self.everything.discard(interest)
 
     def subscribe_ids(self, interest: Interest, ids) -> None:
-        """Subscribe object ids for the client (it has a subscribe callback)."""
+        """Subscribe object ids for the client (it has a subscribe
+        callback), one budget item each.
+
+        :raises SubscriptionLimitExceeded: no room for the next id (those
+            before it stay subscribed)."""
+        budget = interest.session.budget
         for oid in ids:
             if oid not in interest.ids:
+                budget.take()
                 interest.ids.add(oid)
                 self.by_id.setdefault(oid, set()).add(interest)
 
     def subscribe_account(self, interest: Interest, account: str) -> None:
-        """Subscribe an account (``get_full_accounts``) and its id."""
+        """Subscribe an account (``get_full_accounts``) and its id (the
+        id's budget item; :meth:`subscribe_ids` raises first)."""
+        self.subscribe_ids(interest, (account,))
         if account not in interest.accounts:
             interest.accounts.add(account)
             self.by_account.setdefault(account, set()).add(interest)
-        self.subscribe_ids(interest, (account,))
 
     def set_block(self, interest: Interest, cb) -> None:
+        """Set the block-applied callback (one budget item while set;
+        :raises SubscriptionLimitExceeded: no room)."""
+        if interest.block_cb is None:
+            interest.session.budget.take()
         interest.block_cb = cb
         self.block.add(interest)
 
     def set_pending(self, interest: Interest, cb) -> None:
+        """Set the pending-transaction callback (as :meth:`set_block`)."""
+        if interest.pending_cb is None:
+            interest.session.budget.take()
         interest.pending_cb = cb
         self.pending.add(interest)
 
     def subscribe_market(self, interest: Interest, market: tuple, cb) -> None:
+        """Subscribe ``market`` (one budget item; :raises
+        SubscriptionLimitExceeded: no room)."""
+        if market not in interest.markets:
+            interest.session.budget.take()
         interest.markets[market] = cb
         self.by_market.setdefault(market, set()).add(interest)
 
     def unsubscribe_market(self, interest: Interest, market: tuple) -> None:
         if interest.markets.pop(market, None) is not None:
+            interest.session.budget.give_back()
             _discard(self.by_market, market, interest)
 
     def cancel_markets(self, interest: Interest) -> None:
@@ -152,9 +184,14 @@ class Interests:
             self.unsubscribe_market(interest, market)
 
     def remove(self, interest: Interest) -> None:
-        """The client is gone: forget everything it subscribed."""
+        """The client is gone: forget everything it subscribed (every
+        budget item given back)."""
         self.cancel_objects(interest)
         self.cancel_markets(interest)
+        callbacks = (interest.block_cb is not None) + (interest.pending_cb is not None)
+        if callbacks:
+            interest.session.budget.give_back(callbacks)
+        interest.block_cb = interest.pending_cb = None
         self.block.discard(interest)
         self.pending.discard(interest)
         self.clients.discard(interest)
@@ -215,7 +252,8 @@ class Interests:
 
     def route_removed(self, ids: list) -> dict:
         """Removed object ids (module docstring): client -> indexes (None:
-        all); the removed ids are then unsubscribed."""
+        all); the removed ids are then unsubscribed (their budget items
+        given back)."""
         remembered = self._accounts_of
         impacted = set()
         for oid in ids:
@@ -226,6 +264,7 @@ class Interests:
             self._digests.pop(oid, None)
             for client in by_id.pop(oid, ()):
                 client.ids.discard(oid)
+                client.session.budget.give_back()
         return out
 
     def _route(self, ids: list, impacted: set, forced: bool) -> dict:

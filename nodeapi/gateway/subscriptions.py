@@ -55,6 +55,7 @@ from nodeapi.api.arguments import id_key
 from nodeapi.errors import ApiError
 from nodeapi.gateway.client_subscriptions import ClientSubscriptions
 from nodeapi.gateway.fanout import EVERY_BLOCK_OBJECT, Fanout
+from nodeapi.gateway.head_share import notice_head
 from nodeapi.gateway.notice_routing import Interests
 from nodeapi.gateway.subscribing_reads import FULL_ACCOUNTS_SUBSCRIBE_LIMIT
 from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
@@ -100,6 +101,7 @@ class SubscriptionHub:
         self._waiting: list = []
         self._symbols: dict = {}  # asset id -> symbol, of the markets
         self.fanout = Fanout(self.interests)
+        self.on_head = None  # on_head(link, block number): the heads its notices show
         self._reset_link_state()
         if pool is not None:
             pool.watch(self._pool_changed)
@@ -390,6 +392,10 @@ class SubscriptionHub:
         kind = self._kinds.get(cb)
         payload = params[0]
         fanout = self.fanout
+        if self.on_head is not None and kind in ("subscribe", "block"):
+            num = notice_head(payload)
+            if num is not None:  # first: a client told of the block reads after it
+                self.on_head(link, num)
         try:
             if kind == "subscribe":
                 fanout.objects(payload)

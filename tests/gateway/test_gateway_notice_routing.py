@@ -7,8 +7,12 @@ objects) with the accounts of libraries/chain/db_notify.cpp
 ``get_relevant_accounts``."""
 
 import orjson
+import pytest
+from twisted.internet import task
 
+from nodeapi.api.budget import SubscriptionLimitExceeded
 from nodeapi.gateway.notice_routing import Encoded, Interest, Interests
+from nodeapi.rpc.limits import ClientLimits, LimitBook
 
 from kit.api import RecordingSession
 
@@ -84,3 +88,41 @@ def test_digests_tell_what_changed_unseen():
     assert interests.changed_since_seen([ASSET_DATA, newer, ORDER]) == [newer]
     assert interests.changed_since_seen([newer]) == []
 
+
+
+def test_every_subscribed_item_is_charged_to_the_sessions_budget():
+    """Each subscribed id, market and callback holds one item of the
+    session's budget (nodeapi.api.budget, here a real
+    nodeapi.rpc.limits.SessionLimits of an address allowed 4): taken before
+    it is added, given back when it ends, as the node's own database set
+    does; a removed object's item goes back with it."""
+    book = LimitBook(task.Clock(), ClientLimits(subscriptions=4))
+    session = RecordingSession()
+    session.budget = book.session("10.0.0.1", True)
+    interests, client = Interests(), Interest(session)
+    interests.add(client)
+    interests.set_subscribe(client, 1, False)
+    interests.subscribe_ids(client, ["1.7.0", "2.5.3"])
+    assert session.budget.held == 3
+    with pytest.raises(SubscriptionLimitExceeded):
+        interests.subscribe_ids(client, ["2.3.1", "2.3.2"])  # one fits, then refused
+    assert client.ids == {"1.7.0", "2.5.3", "2.3.1"} and session.budget.held == 4
+    with pytest.raises(SubscriptionLimitExceeded):
+        interests.set_block(client, 9)
+    assert client.block_cb is None and not interests.block
+    interests.route_removed(["1.7.0"])
+    assert session.budget.held == 3 and "1.7.0" not in client.ids
+    interests.set_block(client, 9)
+    interests.set_block(client, 10)  # replacing a callback takes nothing more
+    assert session.budget.held == 4
+    interests.cancel_objects(client)  # the callback and two ids
+    assert session.budget.held == 1
+    interests.subscribe_market(client, ("1.3.0", "1.3.1"), 5)
+    interests.subscribe_market(client, ("1.3.0", "1.3.1"), 6)
+    interests.set_pending(client, 7)
+    assert session.budget.held == 3
+    interests.unsubscribe_market(client, ("1.3.0", "1.3.1"))
+    interests.unsubscribe_market(client, ("1.3.0", "1.3.1"))  # gone: nothing more
+    assert session.budget.held == 2
+    interests.remove(client)
+    assert session.budget.held == 0

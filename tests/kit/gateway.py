@@ -11,6 +11,7 @@ from nodeapi.gateway.cache import AnswerCache
 from nodeapi.gateway.client_subscriptions import install
 from nodeapi.gateway.confirmations import Confirmations
 from nodeapi.gateway.figures import GatewayCollector
+from nodeapi.gateway.head_share import HeadShare
 from nodeapi.gateway.pool import UpstreamPool
 from nodeapi.gateway.subscriptions import SubscriptionHub
 from nodeapi.metrics import Metrics
@@ -27,20 +28,26 @@ class GatewaySite:
     any head age counts as fresh (the test chains' blocks are produced at
     slot times in the past); a lost broadcast callback is looked for every
     0.1 s; :attr:`metrics` is the site's Metrics, with the gateway's
-    figures."""
+    figures.  ``clock``: the site's clock (the call buckets of ``limits``,
+    an :class:`~nodeapi.rpc.guard.RpcLimits`); the pool runs on the
+    reactor either way.  ``share_seconds``: the per-block sharing's
+    ``max_age`` (0: none, the default here, as the tests produce blocks by
+    hand faster than the checks see them)."""
 
-    def __init__(self, urls, access, cache_bytes=1 << 20, patience=5.0):
+    def __init__(self, urls, access, cache_bytes=1 << 20, patience=5.0, clock=None,
+                 limits=None, share_seconds=0):
         self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
                                  interval=0.1, max_head_age=10 ** 9, patience=patience)
+        share = HeadShare(self.pool, reactor, share_seconds) if share_seconds else None
         self.gateway = Gateway(self.pool, AnswerCache(cache_bytes),
-                               Confirmations(self.pool, interval=0.1))
+                               Confirmations(self.pool, interval=0.1), share=share)
         self.hub = SubscriptionHub(self.pool, reactor)
         install(self.gateway, self.hub)
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
-        self.metrics = Metrics(None, clock=reactor)
+        self.metrics = Metrics(None, clock=clock or reactor)
         self.metrics.registry.register(GatewayCollector(self.gateway))
-        self.server = RunningSite(self.node, access, registry=gateway_registry(),
-                                  metrics=self.metrics)
+        self.server = RunningSite(self.node, access, clock=clock, registry=gateway_registry(),
+                                  metrics=self.metrics, limits=limits)
         self.port = self.server.port
 
     def start(self, usable=None):
