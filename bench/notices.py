@@ -269,7 +269,7 @@ class Producer:
         application)."""
         import struct
 
-        from nodeapi.config import DEV_WIF
+        from nodeapi.witness_plugin import DEV_WIF
         from nodeapi.protocol.times import format_time
         from nodeapi.protocol.transaction import sign_transaction
 
