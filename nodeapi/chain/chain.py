@@ -260,6 +260,16 @@ class Chain:
         """:meth:`PendingTransactions.restore` into the chain's state."""
         self.pending.restore(self.state, pending)
 
+    def clear_pending(self) -> int:
+        """Drop the pending transactions and roll back their session, as
+        graphene ``database::clear_pending`` (libraries/chain/db_block.cpp);
+        returns how many were dropped.  The state is left without an open
+        pending session: the next call must be :meth:`restore` (the devnet
+        putting a snapshot back, :mod:`nodeapi.devnet.snapshots`), which
+        opens one on the restored state and starts an empty change set of
+        the last block."""
+        return len(self._take_pending())
+
     def generate_block(self, when: int, witness_id: str, key) -> dict:
         """Build, sign, apply and log a block at slot time ``when`` (seconds)
         by ``witness_id`` signing with ``key`` (WIF or private key object).

@@ -90,10 +90,9 @@ def restore(chain, snapshot: Snapshot) -> None:
     if num > log.head_num:
         raise SnapshotError(f"The snapshot's block {num} is past the block log's head "
                             f"{log.head_num}")
-    chain._take_pending()
+    chain.clear_pending()
     log.truncate(num)
     restore_chain(chain, snapshot.meta, snapshot.chain)
-    chain._changed_last = set()
     for consumer in consumers(chain):
         consumer.restore_checkpoint(snapshot.meta, snapshot.plugins.get(consumer.checkpoint_key,
                                                                         []))

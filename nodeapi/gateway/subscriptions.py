@@ -3,7 +3,8 @@ every client (:class:`SubscriptionHub`); each client's calls are
 :mod:`nodeapi.gateway.client_subscriptions` (installed into the forwarded
 ``database`` set), the reads that subscribe
 :mod:`nodeapi.gateway.subscribing_reads`, who receives a notice
-:mod:`nodeapi.gateway.notice_routing`.  Graphene reference: bitshares-core
+:mod:`nodeapi.gateway.notice_routing`, the calls waiting for a link
+:mod:`nodeapi.gateway.link_wait`.  Graphene reference: bitshares-core
 libraries/app/database_api.cpp (the subscription functions,
 ``handle_object_changed``, ``on_applied_block``).
 
@@ -56,6 +57,7 @@ from nodeapi.errors import ApiError
 from nodeapi.gateway.client_subscriptions import ClientSubscriptions
 from nodeapi.gateway.fanout import EVERY_BLOCK_OBJECT, Fanout
 from nodeapi.gateway.head_share import notice_head
+from nodeapi.gateway.link_wait import LinkWait
 from nodeapi.gateway.notice_routing import Interests
 from nodeapi.gateway.subscribing_reads import FULL_ACCOUNTS_SUBSCRIBE_LIMIT
 from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
@@ -64,8 +66,6 @@ from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, Ups
 #: union is subscribed again (bitshares-core's default api_limit_get_objects
 #: is 100, api_limit_get_full_accounts 50).
 OBJECTS_PER_CALL, ACCOUNTS_PER_CALL = 100, 10
-#: Seconds a client's call waits for a subscription link.
-LINK_WAIT = 30.0
 #: Seconds before subscribing again after a link's subscription failed,
 #: doubled at each failure in a row up to the second figure.
 RETRY_DELAY, MAX_RETRY_DELAY = 1.0, 60.0
@@ -81,7 +81,9 @@ class SubscriptionHub:
     :param full_accounts_limit: accounts one client may subscribe through
         ``get_full_accounts`` (the upstream's
         ``api_limit_get_full_accounts_subscribe``).
-    :ivar clients: session -> its :class:`ClientSubscriptions`."""
+    :ivar clients: session -> its :class:`ClientSubscriptions`.
+    :ivar waiting: the calls waiting for a link
+        (:class:`~nodeapi.gateway.link_wait.LinkWait`)."""
 
     log = Logger()
 
@@ -98,7 +100,7 @@ class SubscriptionHub:
         self._wanted = False  # some client subscribed (want)
         self._failures = 0  # setups failed in a row
         self._warned = False  # about the upstream's account budget
-        self._waiting: list = []
+        self.waiting = LinkWait(clock)  # calls waiting for a link
         self._symbols: dict = {}  # asset id -> symbol, of the markets
         self.fanout = Fanout(self.interests)
         self.on_head = None  # on_head(link, block number): the heads its notices show
@@ -166,20 +168,11 @@ class SubscriptionHub:
 
     def ready(self) -> defer.Deferred:
         """Fires with the current link, once there is one (fails with
-        ApiError after :data:`LINK_WAIT` s without)."""
+        ApiError after :data:`~.link_wait.LINK_WAIT` s without)."""
         if self.link is not None:
             return defer.succeed(self.link)
         self.want()
-        d = defer.Deferred()
-        self._waiting.append(d)
-        timer = self.clock.callLater(LINK_WAIT, self._timed_out, d)
-        d.addBoth(lambda r: (timer.cancel() if timer.active() else None, r)[1])
-        return d
-
-    def _timed_out(self, d) -> None:
-        if d in self._waiting:
-            self._waiting.remove(d)
-            d.errback(ApiError("No upstream node is available for subscriptions"))
+        return self.waiting.wait()
 
     def _callback(self, link, kind) -> int:
         """A new callback id on ``link`` whose notices are of ``kind``."""
@@ -210,9 +203,7 @@ class SubscriptionHub:
                 self.log.failure("Subscribing on upstream {name} failed; choosing again in "
                                  "{delay} s", name=getattr(link, "name", "?"), delay=delay)
             if isinstance(exc, PeerRpcError):  # refused: the waiting calls are told so
-                waiting, self._waiting = self._waiting, []
-                for d in waiting:
-                    d.errback(UpstreamError(exc))
+                self.waiting.fail(UpstreamError(exc))
             if self._attaching is link:
                 self._attaching = None
                 if self.pool is not None and self.pool.running:
@@ -228,9 +219,7 @@ class SubscriptionHub:
                       "accounts, {markets} markets)", name=getattr(link, "name", "?"),
                       ids=len(self.interests.by_id), accounts=len(self.interests.by_account),
                       markets=len(self.interests.by_market))
-        waiting, self._waiting = self._waiting, []
-        for d in waiting:
-            d.callback(link)
+        self.waiting.release(link)
         # callbacks clients set while this link was being set up
         for wanted, need in ((self.interests.block, self.need_block),
                              (self.interests.pending, self.need_pending)):

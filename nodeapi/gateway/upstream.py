@@ -36,6 +36,7 @@ from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
 from nodeapi.gateway.connection import UpstreamFactory
+from nodeapi.peers.alarm import Alarm
 from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint, RetryReport
 from nodeapi.protocol.errors import InvalidTime
@@ -91,7 +92,7 @@ class Upstream(service.MultiService):
         self.connections = 0
         self._next_callback = 1
         self._handlers: dict = {}
-        self._wake: Optional[defer.Deferred] = None
+        self._alarm = Alarm(self.clock)  # the poll's sleep, cut short by a close
         self.retries = RetryReport(self.log, f"Upstream {address.url}",
                                    backoffPolicy(0.5, 10.0))
         endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
@@ -228,7 +229,7 @@ class Upstream(service.MultiService):
         self.log.info("Upstream {upstream} disconnected ({code} {reason})",
                       upstream=self.name, code=code, reason=reason or "")
         self._set_down(was)
-        self._kick()
+        self._alarm.ring()
 
     def notice(self, proto, callback_id, payload) -> None:
         handler = self._handlers.get(callback_id) if proto is self.protocol else None
@@ -258,16 +259,6 @@ class Upstream(service.MultiService):
 
     # -- the loop ----------------------------------------------------------------------
 
-    def _kick(self) -> None:
-        wake, self._wake = self._wake, None
-        if wake is not None:
-            wake.callback(None)
-
-    def _sleep(self, seconds: float) -> defer.Deferred:
-        wake = self._wake = defer.Deferred()
-        timer = self.clock.callLater(seconds, self._kick)
-        return wake.addBoth(lambda r: timer.cancel() if timer.active() else None)
-
     async def _run(self, proto) -> None:
         if self.address.credentials:
             if not await proto.call(1, "login", list(self.address.credentials)):
@@ -288,7 +279,7 @@ class Upstream(service.MultiService):
                       upstream=self.name, chain=chain_id, head=self.head_block_num)
         self.pool.changed(self)
         while proto is self.protocol and self.running:
-            await self._sleep(self.interval)
+            await self._alarm.sleep(self.interval)
             if proto is not self.protocol:
                 return
             was = self.healthy

@@ -1,5 +1,7 @@
 """A sleep that a notice can cut short: the loop of a follower waits for
-the next poll or for the upstream's block notice, whichever comes first."""
+the next poll or for the upstream's block notice, whichever comes first;
+the gateway's upstream check waits for the next poll or for the close of
+its connection."""
 
 from typing import Any, Optional
 

@@ -68,6 +68,29 @@ def test_a_pending_transaction_is_mined_on_the_next_turn(devnet):
     assert chain.head_block_num == head + 1
 
 
+def test_revert_drops_the_pending_transactions(devnet):
+    """A transaction pending at a revert is dropped with its changes
+    (Chain.clear_pending, graphene database::clear_pending); the chain then
+    takes and mines new ones as before."""
+    chain = devnet.chain
+    dev0 = chain.state.account_by_name["dev0"]
+    wif = devnet.accounts[0].wif
+    sid = devnet.snapshot()
+    head, before = chain.head_block_num, chain.state.balance(dev0, CORE)
+    chain.push_transaction(_transfer(chain, dev0, "1.2.6", 5, wif))
+    assert chain.pending_transactions
+    assert chain.state.balance(dev0, CORE) == before - 5 - 2000000  # amount + fee
+    devnet.revert(sid)
+    assert chain.pending_transactions == [] and chain.head_block_num == head
+    assert chain.state.balance(dev0, CORE) == before
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head  # nothing left to mine
+    chain.push_transaction(_transfer(chain, dev0, "1.2.6", 7, wif))
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 1 and chain.pending_transactions == []
+    assert chain.state.balance(dev0, CORE) == before - 7 - 2000000
+
+
 def test_the_head_stays_within_max_lead_of_the_clock(devnet):
     """A burst of transactions in one second: automine gives each its own
     block until the head is MAX_LEAD seconds ahead of the clock, then waits

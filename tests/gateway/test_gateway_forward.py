@@ -354,7 +354,9 @@ def test_an_upstream_of_another_chain_is_not_used(funded_pair, new_chain, genesi
                         max_head_age=10 ** 9, chain_id=funded_pair.chain_id)
     pool.startService()
     try:
-        yield wait_for(lambda: all(u.chain_id for u in pool.upstreams), timeout=10)
+        # the chain id is read before the first health check makes one usable
+        yield wait_for(lambda: all(u.chain_id for u in pool.upstreams)
+                       and any(u.usable for u in pool.upstreams), timeout=10)
         wrong, right = pool.upstreams
         assert wrong.chain_id == "11" * 32 and not wrong.usable and right.usable
         for _ in range(6):

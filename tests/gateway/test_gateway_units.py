@@ -1,13 +1,16 @@
 """The gateway's pieces without a network: the raw answer form of an
 upstream reply (bitshares-fc include/fc/rpc/state.hpp reflects
-``response`` as ``(id)(jsonrpc)(result)(error)``) and the cache of answers
-that cannot change."""
+``response`` as ``(id)(jsonrpc)(result)(error)``), the cache of answers
+that cannot change and the calls waiting for a subscription link."""
 
 import pytest
+from twisted.internet.task import Clock
 
 from nodeapi.config_parse import parse_chain_id
 from nodeapi.gateway.cache import AnswerCache, cache_key
+from nodeapi.errors import ApiError
 from nodeapi.gateway.connection import raw_result
+from nodeapi.gateway.link_wait import LINK_WAIT, LinkWait
 
 
 def test_the_result_bytes_of_a_reply_in_fc_and_nodeapi_form():
@@ -63,3 +66,25 @@ def test_the_chain_id_option_takes_64_hex_digits():
     for bad in ("ab" * 31, "zz" * 32, "ab" * 33):
         with pytest.raises(ValueError, match="64 hex digits"):
             parse_chain_id(bad)
+
+
+def test_calls_waiting_for_a_link_go_on_fail_or_time_out():
+    clock = Clock()
+    waits = LinkWait(clock)
+    results = []
+    for _ in range(2):
+        waits.wait().addBoth(results.append)
+    waits.release("link")
+    assert results == ["link", "link"] and not clock.getDelayedCalls()
+    refused = ApiError("refused")
+    waits.wait().addBoth(results.append)
+    waits.fail(refused)
+    assert results[2].value is refused and not clock.getDelayedCalls()
+    waits.wait().addBoth(results.append)
+    clock.advance(LINK_WAIT - 0.1)
+    assert len(results) == 3
+    clock.advance(0.1)
+    assert results[3].check(ApiError)
+    assert "No upstream node is available for subscriptions" in str(results[3].value)
+    waits.release("late")  # nobody waits any more
+    assert len(results) == 4

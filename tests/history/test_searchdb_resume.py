@@ -11,7 +11,7 @@ import pytest_twisted
 from twisted.internet import reactor
 
 from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.resume import CURSOR_FILE, Cursor
+from nodeapi.history.searchdb.resume import CURSOR_FILE, Cursor, Resume
 from nodeapi.history.searchdb.resume import find_resume
 
 from kit.chain import open_chain
@@ -91,3 +91,14 @@ def test_window_smaller_than_the_database(genesis, history_log, osmem_url,  # no
     assert full.stored | {gap} >= {n for n in expected if expected[n][1] >= full.lo_op}
     assert all(full.holds(m, n) for n, (_a, m, _b) in expected.items() if n != gap)
     yield client.close()
+
+
+def test_lacking_entries_of_an_operation():
+    """Resume.lacking: what of one operation's documents is still to write."""
+    resume = Resume(lo_op=5, upto_ath=10, stored={12, 14}, window_op=7)
+    entries = [(11, "a"), (12, "b"), (13, "c")]
+    assert resume.lacking(4, entries) == []  # below lo_op: stored completely
+    assert resume.lacking(6, [(9, "x"), (10, "y")]) == []  # up to upto_ath
+    assert resume.lacking(6, entries) == [(11, "a"), (13, "c")]  # 12 in the window
+    assert resume.lacking(7, [(14, "d"), (15, "e")]) == [(15, "e")]
+    assert resume.lacking(8, [(16, "f")]) == [(16, "f")]  # past the window: none held

@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 from twisted.internet import defer, task
 from twisted.logger import Logger
 
+from nodeapi.chain.chain import Chain
 from nodeapi.history.searchdb.bulk import BulkBuilder
 from nodeapi.history.searchdb.documents import DocumentBuilder
 from nodeapi.history.searchdb.resume import Resume
@@ -196,6 +197,14 @@ class Backfill:
             if self._next_ath >= upto and m >= last_op:
                 self._finish()
                 return
+
+
+def chain_replica(chain: Chain, clock: Any) -> Callable[[], Chain]:
+    """The default replica of a :class:`BackfillControl`: ``fn() ->
+    Chain``, a fresh chain over ``chain``'s genesis and block log (its
+    statistics type; ``clock`` an ``IReactorTime``)."""
+    return lambda: Chain(chain.genesis, chain.block_log, clock=clock,
+                         statistics_type=chain.statistics_type)
 
 
 class BackfillControl:

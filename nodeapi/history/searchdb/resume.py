@@ -65,6 +65,17 @@ class Resume:
         """True when document ``2.9.n`` of operation ``1.11.m`` is stored."""
         return m < self.lo_op or n <= self.upto_ath or n in self.stored
 
+    def lacking(self, m: int, entries: list) -> list:
+        """The entries of operation ``1.11.m`` (``[(N, ...)]``, ascending
+        ``N``) whose documents ``2.9.N`` are not stored (:meth:`holds`);
+        past :attr:`window_op` and :attr:`upto_ath` none is, and
+        ``entries`` is returned as it is."""
+        if m < self.lo_op:
+            return []
+        if m > self.window_op and entries[0][0] > self.upto_ath:
+            return entries
+        return [e for e in entries if not self.holds(m, e[0])]
+
     @property
     def first_doc(self) -> str:
         """Human-readable resume point for logs."""

@@ -49,8 +49,7 @@ from twisted.logger import Logger
 from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
-from nodeapi.chain.chain import Chain
-from nodeapi.history.searchdb.backfill import BackfillControl
+from nodeapi.history.searchdb.backfill import BackfillControl, chain_replica
 from nodeapi.history.searchdb.bulk import MAX_BODY, BulkBuilder
 from nodeapi.history.searchdb.client import SearchDBClient
 from nodeapi.history.searchdb.documents import DocumentBuilder
@@ -93,7 +92,7 @@ class SearchDBService(service.Service):
         :class:`~nodeapi.history.searchdb.documents.DocumentBuilder`.
     :param replica: ``fn() -> Chain``, a fresh chain over the node's block
         log for a :class:`~nodeapi.history.searchdb.backfill.Backfill`
-        (default: one over ``chain``'s genesis and block log).
+        (default: :func:`~nodeapi.history.searchdb.backfill.chain_replica`).
     :param queries: False in ``only_save`` mode: no :attr:`history`.
     :ivar history: the ``IAccountHistory`` answered from the database, a
         :class:`~nodeapi.history.searchdb.query.SearchDBHistory` over the
@@ -138,9 +137,7 @@ class SearchDBService(service.Service):
         self.resume = (Resume(lo_op=c.op, upto_ath=c.ath, window_op=c.op) if c
                        else Resume(lo_op=0))
         if replica is None and chain is not None:
-            def replica():
-                return Chain(chain.genesis, chain.block_log, clock=reactor,
-                             statistics_type=chain.statistics_type)
+            replica = chain_replica(chain, reactor)
         self.rejected: dict = dict(c.rejected) if c else {}  # {n: m} refused for good
         start = self.documents.start_after_block
         # (S, M0, N0): the first operation and document written after block S
@@ -316,12 +313,9 @@ class SearchDBService(service.Service):
                 continue
             if self.floor is None and self.documents.start_after_block:
                 self.floor = (self.documents.start_after_block, m, entries[0][0])
-            if m < resume.lo_op:
+            entries = resume.lacking(m, entries)
+            if not entries:
                 continue  # stored already
-            if m <= resume.window_op or entries[0][0] <= resume.upto_ath:
-                entries = [e for e in entries if not resume.holds(m, e[0])]
-                if not entries:
-                    continue
             try:
                 items = self.documents.items(entries, op, num, block_time, index)
             except Exception:
