@@ -38,6 +38,8 @@ dynamic global properties); times are integer seconds since the epoch.
 ``get_slot_at_time`` and ``get_scheduled_witness``.
 """
 
+import operator
+
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.evaluators.credit_offer import update_credit_offers_and_deals
 from nodeapi.chain.evaluators.htlc import clear_expired_htlcs
@@ -58,6 +60,7 @@ RECENTLY_MISSED_DECREMENT = 3  # GRAPHENE_RECENTLY_MISSED_COUNT_DECREMENT
 _MULTIPLIER = 2685821657736338717
 _MASK64 = (1 << 64) - 1
 _ALL_FILLED_TEXT = str(ALL_SLOTS_FILLED)
+_LAST_CONFIRMED = operator.itemgetter("last_confirmed_block_num")
 
 
 def _interval(state) -> int:
@@ -207,9 +210,8 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     wit = state.modify(witness_id)
     wit["last_aslot"] = aslot
     wit["last_confirmed_block_num"] = num
-    confirmed = [objects[w]["last_confirmed_block_num"]
-                 for w in objects["2.0.0"]["active_witnesses"]]
-    confirmed.sort()
+    confirmed = sorted(map(_LAST_CONFIRMED, map(objects.__getitem__,
+                                                objects["2.0.0"]["active_witnesses"])))
     new = state.modify("2.1.0")
     new["head_block_number"] = num
     new["head_block_id"] = bid
