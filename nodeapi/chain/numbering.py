@@ -35,7 +35,7 @@ Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
 
 from nodeapi.applied import AccountHistoryEntry, AppliedOperation
 from nodeapi.protocol.ids import instance_number
-from nodeapi.protocol.impacted import payer_and_impacted
+from nodeapi.protocol.impacted import impacted_accounts, payer_and_impacted
 
 _ACCOUNT_CREATE = 5
 
@@ -45,6 +45,15 @@ def instance_key(oid: str) -> int:
     orders ``flat_set<account_id_type>`` by instance; the ids are those of
     applied operations, checked when they were validated)."""
     return instance_number(oid)
+
+
+def impacted_of(op: list, payer: str) -> tuple:
+    """Impacted accounts of an operation whose fee payer ``payer`` is known
+    (:func:`nodeapi.protocol.impacted.impacted_accounts` plus the fee
+    payer), ascending by instance."""
+    accounts = impacted_accounts(op)
+    accounts.add(payer)
+    return tuple(sorted(accounts, key=instance_number))
 
 
 def payer_and_impacted_of(op: list) -> tuple:

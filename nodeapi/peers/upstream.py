@@ -56,13 +56,14 @@ from twisted.logger import Logger
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import AppliedBlock, AppliedOperation
-from nodeapi.chain.numbering import history_accounts, number_entries, payer_and_impacted_of
+from nodeapi.chain.numbering import history_accounts, impacted_of, number_entries
 from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
 from nodeapi.peers.reconnect import (
     ChoosingEndpoint, QuietClientService, ReportingEndpoint, RetryReport)
 from nodeapi.protocol.block import block_id
+from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.protocol.wire import from_wire, strip_block_info
@@ -421,7 +422,8 @@ class UpstreamService(service.MultiService):
 
     def _applied(self, num: int, h: dict, trx_ids: list) -> AppliedOperation:
         op, result = from_wire(h["op"]), from_wire(h["result"])
-        payer, impacted = payer_and_impacted_of(op)
+        payer = fee_payer(op)
+        impacted = impacted_of(op, payer)
         entries, self.next_ath = number_entries(history_accounts(op, result, impacted),
                                                 self.next_ath, self._account_stats)
         trx_in_block = int(h["trx_in_block"])
