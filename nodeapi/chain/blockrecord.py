@@ -55,6 +55,7 @@ def encode_block(block: dict) -> bytes:
 #: The fields every stored block has (graphene ``signed_block``).
 BLOCK_FIELDS = ("previous", "timestamp", "witness", "transaction_merkle_root",
                 "extensions", "witness_signature", "transactions")
+_BLOCK_FIELD_SET = frozenset(BLOCK_FIELDS)
 
 
 def decode_block(payload: bytes) -> dict:
@@ -76,8 +77,8 @@ def decode_block(payload: bytes) -> dict:
         raise ValueError(f"payload is not a block: {exc}") from None
     if type(block) is not dict:
         raise ValueError(f"payload is not a block: JSON {type(block).__name__}")
-    missing = [f for f in BLOCK_FIELDS if f not in block]
-    if missing:
+    if not block.keys() >= _BLOCK_FIELD_SET:
+        missing = [f for f in BLOCK_FIELDS if f not in block]
         raise ValueError(f"payload is not a block: missing {', '.join(missing)}")
     if type(block["transactions"]) is not list:
         raise ValueError("payload is not a block: transactions is not a list")

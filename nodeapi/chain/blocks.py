@@ -59,7 +59,7 @@ from nodeapi.protocol.block import (
     block_header_bytes, block_id_of_header, block_signing_digest, header_time, merkle_root,
     signing_digest_of_header)
 from nodeapi.protocol.times import format_time, parse_time
-from nodeapi.protocol.transaction import serialize_processed_transaction
+from nodeapi.protocol.transaction import serialize_processed_transaction, unsigned_of_processed
 
 
 def processed(trx: dict, results: list) -> dict:
@@ -105,14 +105,17 @@ class BlockApplier:
     def _head_num(self) -> int:
         return self.state.objects["2.1.0"]["head_block_number"]
 
-    def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool) -> tuple:
+    def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool,
+                   packed: bytes | None = None) -> tuple:
         # a duplicate is a recent one: the callers took the pending ones away
         return apply_transaction(ctx, trx, check_sigs, self.genesis.chain_id, self.summary,
-                                 self.recent.__contains__)
+                                 self.recent.__contains__, packed)
 
-    def _apply_block_trxs(self, block: dict, ts: int, check_sigs: bool, compare: bool) -> list:
+    def _apply_block_trxs(self, block: dict, ts: int, check_sigs: bool, compare: bool,
+                          packed: list | None = None) -> list:
         """Apply every transaction of ``block`` (timestamp ``ts`` seconds, in
-        the open block session);
+        the open block session; ``packed``: their unsigned bytes, when
+        already made);
         returns ``[(trx, packed, trx_id, exp, results, vops_by_op)]`` with
         the results applying produced and the virtual operations of each
         operation.  With ``compare``, a transaction
@@ -122,9 +125,11 @@ class BlockApplier:
         trxs = block["transactions"]
         for num, trx in enumerate(trxs):
             ctx = new_context(self.state, self.prefix, self.summary, ts)
-            packed, trx_id, exp, results = self._apply_trx(trx, ctx, check_sigs)
+            unsigned, trx_id, exp, results = self._apply_trx(
+                trx, ctx, check_sigs, None if packed is None else packed[num])
             self.recent.add(trx_id, exp)
-            records.append((trx, packed, trx_id, exp, results, ctx.virtual_ops_by_operation()))
+            records.append((trx, unsigned, trx_id, exp, results,
+                            ctx.virtual_ops_by_operation()))
             if compare:
                 self._compare_results(trx, results, num, trx_id)
         return records
@@ -320,8 +325,10 @@ class BlockApplier:
     def check_pushed(self, block: dict, now: float) -> tuple:
         """Validate a block from a peer before anything is applied
         (``Chain.push_block``; ``now``: local wall-clock seconds); returns
-        ``(timestamp seconds, block id)`` for :meth:`apply` (the header is
-        packed once, here).
+        ``(timestamp seconds, block id, [unsigned transaction bytes])`` for
+        :meth:`apply`: the header and each transaction are packed once, here
+        (a transaction's processed bytes give its merkle leaf and, cut
+        before its signatures, its id and size).
 
         :raises MalformedBlock: ``block`` is not a well-formed signed block
             (:func:`~nodeapi.chain.validation.check_block_form`).
@@ -332,7 +339,7 @@ class BlockApplier:
             (:func:`~nodeapi.chain.validation.check_merkle_root`).
         :raises InvalidBlock: link, slot, witness, signature."""
         state, prefix, start = self.state, self.prefix, self.start
-        ts, size, header = check_block_form(block, prefix)
+        ts, size, header, packed = check_block_form(block, prefix)
         check_block_limits(block, ts, size, state.objects["2.0.0"]["parameters"], now)
         head_id = state.objects["2.1.0"]["head_block_id"]
         if block["previous"] != head_id:
@@ -347,8 +354,10 @@ class BlockApplier:
                                   prefix)
         if signer != signing:
             raise InvalidBlock(f"Block signed by {signer}, not by {signing}")
-        check_merkle_root(block, prefix)
-        return ts, block_id_of_header(header)
+        check_merkle_root(block, prefix, packed)
+        unsigned = [unsigned_of_processed(p, trx, prefix)
+                    for p, trx in zip(packed, block["transactions"])]
+        return ts, block_id_of_header(header), unsigned
 
     def apply(self, block: dict, check_sigs: bool, replay: bool,
               checked: tuple | None = None) -> AppliedBlock:
@@ -367,9 +376,9 @@ class BlockApplier:
         try:
             if checked is None:
                 header = block_header_bytes(block)
-                checked = (header_time(header), block_id_of_header(header))
-            ts, bid = checked
-            records = self._apply_block_trxs(block, ts, check_sigs, compare=not replay)
+                checked = (header_time(header), block_id_of_header(header), None)
+            ts, bid, packed = checked
+            records = self._apply_block_trxs(block, ts, check_sigs, not replay, packed)
             applied = self._finish_block(block, ts, bid, records, replay)
             if not replay:
                 self._append_to_log(block, applied)

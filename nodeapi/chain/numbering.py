@@ -35,7 +35,7 @@ Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
 
 from nodeapi.applied import AccountHistoryEntry, AppliedOperation
 from nodeapi.protocol.ids import instance_number
-from nodeapi.protocol.impacted import fee_payer, impacted_accounts
+from nodeapi.protocol.impacted import impacted_accounts, payer_and_impacted
 
 _ACCOUNT_CREATE = 5
 
@@ -48,12 +48,23 @@ def instance_key(oid: str) -> int:
 
 
 def impacted_of(op: list, payer: str) -> tuple:
-    """Impacted accounts of an operation
+    """Impacted accounts of an operation whose fee payer ``payer`` is known
     (:func:`nodeapi.protocol.impacted.impacted_accounts` plus the fee
     payer), ascending by instance."""
-    accounts = set(impacted_accounts(op))
+    accounts = impacted_accounts(op)
     accounts.add(payer)
-    return tuple(sorted(accounts, key=instance_key))
+    return tuple(sorted(accounts, key=instance_number))
+
+
+def payer_and_impacted_of(op: list) -> tuple:
+    """``(fee payer, impacted accounts)`` of an operation: the impacted
+    accounts (:func:`nodeapi.protocol.impacted.impacted_accounts` plus the
+    fee payer) ascending by instance."""
+    payer, accounts = payer_and_impacted(op)
+    accounts.add(payer)
+    if len(accounts) == 1:
+        return payer, tuple(accounts)
+    return payer, tuple(sorted(accounts, key=instance_number))
 
 
 def history_accounts(op: list, result: list, impacted: tuple) -> tuple:
@@ -119,8 +130,7 @@ class OperationNumbering:
                 trx_id: str) -> AppliedOperation:
         """The :class:`AppliedOperation` of one operation, with the next
         ``1.11`` id and its ``2.9`` entries (module rules)."""
-        payer = fee_payer(op)
-        impacted = impacted_of(op, payer)
+        payer, impacted = payer_and_impacted_of(op)
         entries, self.next_ath = number_entries(history_accounts(op, result, impacted),
                                                 self.next_ath, self._stats)
         applied = AppliedOperation(self.next_op, op, result, block_num, trx_in_block,

@@ -38,6 +38,8 @@ dynamic global properties); times are integer seconds since the epoch.
 ``get_slot_at_time`` and ``get_scheduled_witness``.
 """
 
+import operator
+
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.evaluators.credit_offer import update_credit_offers_and_deals
 from nodeapi.chain.evaluators.htlc import clear_expired_htlcs
@@ -57,6 +59,8 @@ RECENTLY_MISSED_INCREMENT = 4  # GRAPHENE_RECENTLY_MISSED_COUNT_INCREMENT
 RECENTLY_MISSED_DECREMENT = 3  # GRAPHENE_RECENTLY_MISSED_COUNT_DECREMENT
 _MULTIPLIER = 2685821657736338717
 _MASK64 = (1 << 64) - 1
+_ALL_FILLED_TEXT = str(ALL_SLOTS_FILLED)
+_LAST_CONFIRMED = operator.itemgetter("last_confirmed_block_num")
 
 
 def _interval(state) -> int:
@@ -188,28 +192,35 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     Returns the virtual operations this generated outside any transaction,
     ``[(op, result)]`` (graphene pushes them after the block's transactions:
     ``trx_in_block`` = number of transactions, ``op_in_trx`` 0)."""
-    num = state.objects["2.1.0"]["head_block_number"] + 1
-    maintenance = ts >= state.objects["2.1.0"]["next_maintenance_time"]
+    objects = state.objects
+    dgp = objects["2.1.0"]
+    num = dgp["head_block_number"] + 1
+    maintenance = ts >= dgp["next_maintenance_time"]
     missed = _count_missed(state, slot_at_time(state, initial_timestamp, ts))
     # the signing witness' pay reads and changes only the witness budget,
     # so 2.1.0 is copied once, after it, with every head field
-    _pay_signing_witness(state, block["witness"], ts)
-    old = state.objects["2.1.0"]
-    filled = int(old["recent_slots_filled"])
-    filled = (((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0
+    witness_id = block["witness"]
+    _pay_signing_witness(state, witness_id, ts)
+    old = objects["2.1.0"]
+    filled = old["recent_slots_filled"]
+    if missed or filled != _ALL_FILLED_TEXT:  # every slot filled stays so
+        filled = int(filled)
+        filled = str((((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0)
     aslot = old["current_aslot"] + missed + 1
-    wit = state.modify(block["witness"])
+    wit = state.modify(witness_id)
     wit["last_aslot"] = aslot
     wit["last_confirmed_block_num"] = num
-    confirmed = sorted(state.objects[w]["last_confirmed_block_num"]
-                       for w in state.objects["2.0.0"]["active_witnesses"])
-    state.modify("2.1.0").update({
-        "head_block_number": num, "head_block_id": bid, "time": ts,
-        "current_witness": block["witness"], "current_aslot": aslot,
-        "recent_slots_filled": str(filled),
-        "recently_missed_count": _recently_missed(old["recently_missed_count"], missed, num),
-        "last_irreversible_block_num": confirmed[(10000 - 7500) * len(confirmed) // 10000],
-    })
+    confirmed = sorted(map(_LAST_CONFIRMED, map(objects.__getitem__,
+                                                objects["2.0.0"]["active_witnesses"])))
+    new = state.modify("2.1.0")
+    new["head_block_number"] = num
+    new["head_block_id"] = bid
+    new["time"] = ts
+    new["current_witness"] = witness_id
+    new["current_aslot"] = aslot
+    new["recent_slots_filled"] = filled
+    new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
+    new["last_irreversible_block_num"] = confirmed[(10000 - 7500) * len(confirmed) // 10000]
     process_tickets(state, ts)
     ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)
     if maintenance:

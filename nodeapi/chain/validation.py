@@ -12,6 +12,7 @@ of a peer's block before it is applied (form, limits, merkle root) are here
 too.
 """
 
+import hashlib
 import struct
 
 from nodeapi.chain import authority as auth
@@ -24,7 +25,8 @@ from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
 from nodeapi.chain.evaluators.registry import check_applied
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.errors import ProtocolError
-from nodeapi.protocol.block import block_header_bytes, merkle_root
+from nodeapi.protocol.block import (
+    block_header_bytes, header_time, merkle_root, merkle_root_of_digests)
 from nodeapi.protocol.serialize import pack_varint
 from nodeapi.protocol.validation import validate_operation
 from nodeapi.protocol.transaction import (
@@ -35,6 +37,7 @@ from nodeapi.protocol.transaction import (
 #: clock is refused: graphene application ``handle_block`` asserts
 #: ``latency > -5000`` ms ("Rejecting block with timestamp in the future").
 FUTURE_BLOCK_TOLERANCE = 5
+_BLOCK_FIELD_SET = frozenset(BLOCK_FIELDS)
 
 
 
@@ -64,7 +67,8 @@ def received_transaction(trx: dict, prefix: str, params: dict) -> dict:
 
 
 def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
-                      block_summary: dict, is_known, check_sigs: bool):
+                      block_summary: dict, is_known, check_sigs: bool,
+                      packed: bytes | None = None):
     """Check ``trx`` (wire JSON) for acceptance at head time ``now``
     (seconds); returns ``(packed, trx_id, expiration)``: its serialized
     bytes (without signatures), its id (hex) and its expiration in seconds.
@@ -76,6 +80,9 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :param block_summary: ``{ref_block_num (block number & 0xFFFF): block id}``.
     :param is_known: ``is_known(trx_id) -> bool``: already applied or pending.
     :param check_sigs: recover the signers and verify the authorities.
+    :param packed: :func:`~nodeapi.protocol.transaction.serialize_transaction`
+        of ``trx`` when the caller made it already (a pushed block's
+        transactions, packed once by :func:`check_block_form`).
     :raises EmptyTransaction: no operations (graphene
         ``transaction::validate``), checked first.
     :raises UnsupportedOperation: an operation type the chain does not
@@ -101,7 +108,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     params = state.objects["2.0.0"]["parameters"]
     check_size_bound(trx, params)
     check_applied(trx["operations"])
-    packed = serialize_transaction(trx, prefix)
+    if packed is None:
+        packed = serialize_transaction(trx, prefix)
     for op in trx["operations"]:
         validate_operation(op)
     signatures = trx.get("signatures", [])
@@ -185,16 +193,17 @@ def check_block_form(block, prefix: str) -> tuple:
     serialize (20-byte ids, time, witness id, 65-byte signature) and a list
     of transactions that serialize as ``processed_transaction`` with key
     prefix ``prefix``.  Returns ``(timestamp seconds, serialized size in
-    bytes, signed header bytes)`` (the size is graphene
-    ``fc::raw::pack_size(signed_block)``; the header gives the signing
-    digest and the block id without packing it again).
+    bytes, signed header bytes, [processed transaction bytes])`` (the size
+    is graphene ``fc::raw::pack_size(signed_block)``; the header gives the
+    signing digest, the block id and the timestamp, the transactions' bytes
+    the merkle root and their ids, without packing them again).
 
     :raises MalformedBlock: naming the first bad field.
     """
     if type(block) is not dict:
         raise MalformedBlock(f"Malformed block: expected an object, got {type(block).__name__}")
-    missing = [f for f in BLOCK_FIELDS if f not in block]
-    if missing:
+    if not block.keys() >= _BLOCK_FIELD_SET:
+        missing = [f for f in BLOCK_FIELDS if f not in block]
         raise MalformedBlock(f"Malformed block: missing field(s) {', '.join(missing)}")
     trxs = block["transactions"]
     if type(trxs) is not list:
@@ -205,17 +214,19 @@ def check_block_form(block, prefix: str) -> tuple:
         size = bytearray(header)
         pack_varint(len(trxs), size)
         total = len(size)
+        packed = []
         for i, trx in enumerate(trxs):
             try:
-                total += len(serialize_processed_transaction(trx, prefix))
+                packed.append(serialize_processed_transaction(trx, prefix))
             except ProtocolError as exc:
                 raise MalformedBlock(f"Malformed block: transaction {i}: {exc}") from None
-        ts = parse_time(block["timestamp"])
+            total += len(packed[-1])
+        ts = header_time(header)
     except ProtocolError as exc:
         raise MalformedBlock(f"Malformed block: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         raise MalformedBlock(f"Malformed block: {type(exc).__name__}: {exc}") from None
-    return ts, total, header
+    return ts, total, header, packed
 
 
 def check_block_limits(block: dict, ts: int, size: int, params: dict, now: float) -> None:
@@ -243,11 +254,16 @@ def check_block_limits(block: dict, ts: int, size: int, params: dict, now: float
         raise BlockTooLarge(f"Block of {size} bytes exceeds maximum_block_size {limit}")
 
 
-def check_merkle_root(block: dict, prefix: str) -> None:
+def check_merkle_root(block: dict, prefix: str, packed: list | None = None) -> None:
     """Raise :class:`MerkleRootMismatch` unless ``block``'s
     ``transaction_merkle_root`` is :func:`nodeapi.protocol.block.merkle_root`
-    of its ``transactions`` (graphene ``_apply_block``'s first check)."""
-    computed = merkle_root(block["transactions"], prefix)
+    of its ``transactions`` (graphene ``_apply_block``'s first check);
+    ``packed``: their processed bytes when :func:`check_block_form` made
+    them already."""
+    if packed is None:
+        computed = merkle_root(block["transactions"], prefix)
+    else:
+        computed = merkle_root_of_digests([hashlib.sha256(p).digest() for p in packed])
     if computed != block["transaction_merkle_root"]:
         raise MerkleRootMismatch(
             f"Transaction merkle root mismatch: block has "

@@ -37,14 +37,24 @@ def kind_of(op) -> int:
     return operation_type(op[0])
 
 
+#: type -> the fixed fee payer of the types that name one (``"=1.2.0"``)
+_FIXED_PAYER = {k: v[1:] for k, v in FEE_PAYER.items() if v.startswith("=")}
+
+
 def fee_payer(op: list) -> str:
     """The account id paying the fee of ``[type, {...}]`` (graphene
     ``fee_payer()``, each family module's ``FEE_PAYER``); raises
     :class:`UnknownOperation`."""
-    field = FEE_PAYER[kind_of(op)]
-    if field.startswith("="):
-        return field[1:]
-    return op[1][field]
+    kind = kind_of(op)
+    return payer_of(kind, op[1])
+
+
+def payer_of(kind: int, data: dict) -> str:
+    """:func:`fee_payer` of an operation whose type ``kind`` (a valid type
+    number, :func:`kind_of`) and body ``data`` are known; raises KeyError
+    when the body lacks the payer's field."""
+    fixed = _FIXED_PAYER.get(kind)
+    return data[FEE_PAYER[kind]] if fixed is None else fixed
 
 
 def is_owner_update(data: dict) -> bool:
@@ -67,7 +77,13 @@ def required_authorities(op: list) -> tuple[set, set]:
     ``verify_authority``).  Raises :class:`UnknownOperation`."""
     kind = kind_of(op)
     data = op[1]
-    active = {fee_payer(op)}
+    return required_of(kind, data, payer_of(kind, data))
+
+
+def required_of(kind: int, data: dict, payer: str) -> tuple[set, set]:
+    """:func:`required_authorities` of an operation whose type ``kind``,
+    body ``data`` and fee payer ``payer`` are known."""
+    active = {payer}
     owner = set()
     if kind == 5:
         buyback = _ext(data).get("buyback_options")

@@ -25,7 +25,8 @@ import struct
 from nodeapi.protocol.composite import FUTURE_EXTENSIONS, Struct
 from nodeapi.protocol.errors import ProtocolError
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
-from nodeapi.protocol.serialize import RIPEMD160, SIGNATURE, TIME, from_hex, unpack
+from nodeapi.protocol.serialize import (
+    RIPEMD160, SIGNATURE, TIME, from_hex, pack_varint, unpack)
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction
 from nodeapi.protocol.types import WITNESS_ID
@@ -38,6 +39,8 @@ _HEADER_FIELDS = [
     ("extensions", FUTURE_EXTENSIONS),
 ]
 BLOCK_HEADER = Struct("block_header", _HEADER_FIELDS)
+_pack_u32 = struct.Struct("<I").pack
+_ONE_BYTE = [bytes((i,)) for i in range(0x80)]
 SIGNED_BLOCK_HEADER = Struct("signed_block_header", _HEADER_FIELDS + [
     ("witness_signature", SIGNATURE)])
 
@@ -55,11 +58,15 @@ def _plain_header(block: dict) -> bytes | None:
         root = bytes.fromhex(block["transaction_merkle_root"])
         if len(previous) != 20 or len(root) != 20:
             return None
-        out = bytearray(previous)
-        out += struct.pack("<I", parse_time(block["timestamp"]) & 0xFFFFFFFF)
-        WITNESS_ID.pack(block["witness"], out)
+        ts = _pack_u32(parse_time(block["timestamp"]) & 0xFFFFFFFF)
+        witness = WITNESS_ID.instance(block["witness"])
     except (KeyError, TypeError, ValueError, ProtocolError):
         return None
+    if witness < 0x80:  # a one-byte varint, every witness of a real chain
+        return b"".join((previous, ts, _ONE_BYTE[witness], root, b"\0"))
+    out = bytearray(previous)
+    out += ts
+    pack_varint(witness, out)
     out += root
     out.append(0)  # the empty extensions
     return bytes(out)

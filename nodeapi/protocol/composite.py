@@ -363,6 +363,9 @@ class FutureExtensions(FlatSet):
     are those of ``[]``; a non-empty object is an error."""
 
     def pack(self, value, out, prefix=None) -> None:
+        if type(value) is list and not value:  # the usual, empty, extensions
+            out.append(0)
+            return
         if isinstance(value, dict):
             if value:
                 raise InvalidField(f"extensions: unknown extension {sorted(value)[0]!r} "

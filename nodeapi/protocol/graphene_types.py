@@ -19,6 +19,10 @@ from nodeapi.protocol.keys import (
 from nodeapi.protocol.serialize import need_bytes, pack_varint, unpack_varint
 
 
+#: How many id strings :meth:`ObjectIdType.instance` remembers per type.
+KNOWN_IDS = 4096
+
+
 class ObjectIdType:
     """A typed id (``account_id_type`` = 1.2.x, ...): varint instance."""
 
@@ -28,15 +32,25 @@ class ObjectIdType:
         self.name = f"{space}.{type_}.x"
         self._prefix = f"{space}.{type_}."
         self._plen = len(self._prefix)
+        self._known: dict = {}  # id string -> instance, of the ids already read
 
     def instance(self, value) -> int:
         """Instance number of an id string of this type; raises
-        :class:`InvalidObjectId`."""
+        :class:`InvalidObjectId`.  The ids read are remembered (up to
+        :data:`KNOWN_IDS` per type), as the same accounts and assets recur."""
+        if type(value) is str:
+            n = self._known.get(value)
+            if n is not None:
+                return n
         if isinstance(value, str) and value.startswith(self._prefix):
             rest = value[self._plen:]
             if rest.isascii() and rest.isdigit():
                 n = int(rest)
                 if n <= MAX_INSTANCE:
+                    known = self._known
+                    if len(known) >= KNOWN_IDS:
+                        known.clear()
+                    known[value] = n
                     return n
         raise InvalidObjectId(f"Invalid object id {value!r}: expected an id of type {self.name}")
 

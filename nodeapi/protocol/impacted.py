@@ -32,8 +32,8 @@ The fee payer and required authorities are in
 """
 
 from nodeapi.protocol.authorities import (  # noqa: F401 (re-exported)
-    VIRTUAL_OPERATIONS, authority_accounts, fee_payer, kind_of, other_authorities,
-    required_authorities)
+    VIRTUAL_OPERATIONS, authority_accounts, fee_payer, kind_of, other_authorities, payer_of,
+    required_authorities, required_of)
 from nodeapi.protocol.operations.common import FEE_PAYER_ONLY
 from nodeapi.protocol.operations.table import IMPACTED
 
@@ -54,13 +54,31 @@ def impacted_accounts(op: list, result: list | None = None) -> set:
     included.  Raises :class:`~nodeapi.protocol.errors.UnknownOperation` for a
     type that is not 0-77."""
     kind = kind_of(op)
+    return _impacted(kind, op[1], None, result)
+
+
+def payer_and_impacted(op: list, result: list | None = None) -> tuple[str, set]:
+    """``(fee payer, impacted accounts)`` of ``op``: :func:`fee_payer` and
+    :func:`impacted_accounts` with the operation's type read once.  Raises
+    :class:`~nodeapi.protocol.errors.UnknownOperation` for a type that is
+    not 0-77."""
+    kind = kind_of(op)
     data = op[1]
+    payer = payer_of(kind, data)
+    return payer, _impacted(kind, data, payer, result)
+
+
+def _impacted(kind: int, data: dict, payer: str | None, result: list | None) -> set:
+    """:func:`impacted_accounts` of type ``kind`` with body ``data`` (its
+    fee payer ``payer``, read here when None and needed)."""
     rule = IMPACTED.get(kind, FEE_PAYER_ONLY)
     if rule.only is not None:
         return rule.only(data)
-    out = {fee_payer(op)}
+    if payer is None:
+        payer = payer_of(kind, data)
+    out = {payer}
     if kind not in VIRTUAL_OPERATIONS:
-        active, owner = required_authorities(op)
+        active, owner = required_of(kind, data, payer)
         out.update(active, owner)
     for field in rule.named:
         value = data.get(field)

@@ -27,14 +27,16 @@ def parse_time(text: str) -> int:
     negative for earlier dates).  Raises :class:`InvalidTime`.
 
     The canonical form (what fc writes) is read by ``datetime``'s C parser
-    and accepted only when it writes the same text back; anything else goes
-    through the checks below."""
-    if type(text) is str and len(text) == 19:
+    and accepted when its separators are fc's (``-``, ``-``, ``T``, ``:``,
+    ``:`` at offsets 4, 7, 10, 13 and 16: with 19 characters the parser
+    then read exactly ``YYYY-MM-DDTHH:MM:SS`` of ASCII digits, what writing
+    it back would give); anything else goes through the checks below."""
+    if type(text) is str and len(text) == 19 and text[4:17:3] == "--T::":
         try:
             when = _FROM_ISO(text)
         except ValueError:
             when = None
-        if when is not None and when.tzinfo is None and when.isoformat() == text:
+        if when is not None and when.tzinfo is None:
             return ((when.toordinal() - _EPOCH_ORDINAL) * 86400 + when.hour * 3600
                     + when.minute * 60 + when.second)
     if not isinstance(text, str):

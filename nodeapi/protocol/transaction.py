@@ -35,6 +35,7 @@ SIGNED_TRANSACTION = Struct("signed_transaction", _BASE_FIELDS + [
     ("signatures", Vector(SIGNATURE))])
 PROCESSED_TRANSACTION = Struct("processed_transaction", _BASE_FIELDS + [
     ("signatures", Vector(SIGNATURE)), ("operation_results", Vector(OPERATION_RESULT))])
+_PROCESSED_TAIL = PROCESSED_TRANSACTION.fields[len(_BASE_FIELDS):]
 
 
 def serialize_transaction(trx: dict, prefix: str | None = None) -> bytes:
@@ -45,6 +46,22 @@ def serialize_transaction(trx: dict, prefix: str | None = None) -> bytes:
     out = bytearray()
     TRANSACTION.pack(trx, out, prefix)
     return bytes(out)
+
+
+def unsigned_of_processed(processed: bytes, trx: dict, prefix: str | None = None) -> bytes:
+    """:func:`serialize_transaction` of ``trx`` cut from its
+    :func:`serialize_processed_transaction` bytes ``processed`` (the
+    transaction's fields come first, then ``signatures`` and
+    ``operation_results``): only those two are packed again.  ``processed``
+    must be what that function returned for ``trx``."""
+    tail = bytearray()
+    for fname, ftype in _PROCESSED_TAIL:
+        value = trx.get(fname)
+        if value is None:
+            tail += ftype.default
+        else:
+            ftype.pack(value, tail, prefix)
+    return processed[:len(processed) - len(tail)]
 
 
 def serialize_signed_transaction(trx: dict, prefix: str | None = None) -> bytes:

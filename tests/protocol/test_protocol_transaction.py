@@ -13,8 +13,9 @@ from graphenebase.signedtransactions import Signature
 from nodeapi.protocol import errors
 from nodeapi.protocol.keys import PrivateKey, PublicKey, is_canonical
 from nodeapi.protocol.transaction import (
-    recover_signers, serialize_signed_transaction, serialize_transaction, sign_transaction,
-    signature_digest, transaction_id, verify_signature)
+    recover_signers, serialize_processed_transaction, serialize_signed_transaction,
+    serialize_transaction, sign_transaction, signature_digest, transaction_id,
+    unsigned_of_processed, verify_signature)
 
 from kit.keys import CHAIN_ID, DEV_PUB, DEV_WIF, OTHER_WIF
 
@@ -70,6 +71,23 @@ def test_digest_and_id_definitions():
     assert transaction_id(trx) == hashlib.sha256(packed).hexdigest()[:40]
     assert signature_digest(trx, ARBITRARY_CHAIN) == hashlib.sha256(
         bytes.fromhex(ARBITRARY_CHAIN) + packed).digest()
+
+
+def test_unsigned_bytes_cut_from_the_processed_bytes():
+    """A pushed block's transaction is packed once, as graphene's
+    ``processed_transaction`` (libraries/protocol/include/graphene/protocol/
+    transaction.hpp: the ``transaction`` members, then ``signatures``, then
+    ``operation_results``); the bytes its id and digest hash are that
+    packing without the last two members."""
+    _, trx = _bitsharesbase_signed([DEV_WIF, OTHER_WIF], memo=True)
+    for results in (None, [[0, {}]], [[1, "1.2.30"]]):
+        ptrx = dict(trx) if results is None else dict(trx, operation_results=results)
+        processed = serialize_processed_transaction(ptrx, "TEST")
+        assert unsigned_of_processed(processed, ptrx, "TEST") == serialize_transaction(
+            ptrx, "TEST")
+    unsigned = dict(trx, signatures=[])
+    assert unsigned_of_processed(serialize_processed_transaction(unsigned), unsigned) == \
+        serialize_transaction(unsigned)
 
 
 def test_our_signatures_verify_in_bitsharesbase():

@@ -346,6 +346,9 @@ def update_credit_offers_and_deals(ctx: ApplyContext) -> None:
     balance repays 0, "Amount to repay should be positive"), leaves nothing
     behind and records no operation."""
     state, now = ctx.state, ctx.now
+    by_kind = state.by_kind
+    if not by_kind.get(OFFER) and not by_kind.get(DEAL):  # the usual block
+        return
     for oid in state.ids_of_type(OFFER + "."):
         offer = state.objects[oid]
         if offer["enabled"] and offer["auto_disable_time"] <= now:

@@ -182,6 +182,8 @@ def clear_expired_htlcs(state, now: int) -> list:
     ``expiration <= now`` (by expiration, then id) to its ``from`` account
     and remove it; returns the virtual htlc_refund operations ``[(op,
     result)]``."""
+    if not state.htlc_ids:  # no HTLCs: the usual block
+        return []
     expired = [(state.objects[o]["conditions"]["time_lock"]["expiration"],
                 instance_number(o), o) for o in state.htlc_ids]
     vops = []

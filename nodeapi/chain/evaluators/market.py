@@ -132,6 +132,8 @@ def clear_expired_orders(state, now: int, prefix: str = "TEST") -> list:
     """graphene ``clear_expired_orders``: cancel every order with
     ``expiration <= now`` (by expiration, then id), each with a virtual
     limit_order_cancel; returns those ``[(op, result)]``."""
+    if not state.orders_by_seller:  # no orders: the usual block
+        return []
     expired = [o for ids in state.orders_by_seller.values() for o in ids
                if state.objects[o]["expiration"] <= now]
     expired.sort(key=lambda o: (state.objects[o]["expiration"], instance_number(o)))

@@ -252,6 +252,8 @@ def clear_expired_proposals(ctx: ApplyContext) -> None:
     authorized, then removed (executed or failed) - oldest expiration
     first."""
     state = ctx.state
+    if not state.by_kind.get(KIND):  # no proposals: the usual block
+        return
     due = sorted((state.objects[oid]["expiration_time"], instance_number(oid), oid)
                  for oid in state.ids_of_type(KIND + "."))
     for when, _n, oid in due:

@@ -186,6 +186,8 @@ def process_tickets(state, now: int) -> tuple:
     """graphene ``process_tickets``: apply the due automatic updates, oldest
     due first (ties by id); returns ``(updated ids, removed ids)``."""
     updated, removed = [], []
+    if not state.by_kind.get(KIND):  # no tickets: the usual block
+        return updated, removed
     delta_pob = delta_inactive = 0
     while True:
         due = [(state.objects[oid]["next_auto_update_time"], instance_number(oid), oid)

@@ -166,6 +166,8 @@ def withdraw_permission_delete(ctx: ApplyContext, data: dict) -> list:
 def update_withdraw_permissions(state, now: int) -> None:
     """graphene ``database::update_withdraw_permissions``: remove every
     1.12.N with ``expiration <= now`` (the head block time)."""
+    if not state.withdraw_permission_ids:  # none: the usual block
+        return
     for oid in sorted(state.withdraw_permission_ids,
                       key=lambda o: instance_number(o)):
         if state.objects[oid]["expiration"] <= now:

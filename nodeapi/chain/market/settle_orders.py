@@ -259,6 +259,8 @@ def clear_expired_force_settlements(ctx: ApplyContext) -> None:
     """graphene ``clear_expired_force_settlements``: each asset's due force
     settlements, in asset id order; virtual fills and cancels go to
     ``ctx.virtual_ops``."""
+    if not ctx.state.settles_by_asset:  # no force settlements: the usual block
+        return
     for mia_id in sorted((a for a, ids in ctx.state.settles_by_asset.items() if ids),
                          key=instance_number):
         _settle_asset(ctx, mia_id)

@@ -53,6 +53,8 @@ def update_expired_feeds(ctx: ApplyContext) -> None:
     expired by ``ctx.now`` (by expiration, then asset id) gets its median
     recomputed; a changed feed triggers margin calls."""
     state = ctx.state
+    if not state.by_kind.get(BITASSET_DATA):  # no market-issued assets
+        return
     expired = [state.objects[i] for i in state.by_kind.get(BITASSET_DATA, ())
                if feed_expiration_time(state.objects[i]) <= ctx.now]
     expired.sort(key=lambda b: (feed_expiration_time(b), instance_number(b["asset_id"])))
@@ -73,6 +75,8 @@ def update_expired_feeds(ctx: ApplyContext) -> None:
 def update_core_exchange_rates(state) -> None:
     """graphene ``update_core_exchange_rates``: the remaining bitassets
     whose feed (or issuer) changed the core exchange rate."""
+    if not state.by_kind.get(BITASSET_DATA):  # no market-issued assets
+        return
     for bid in sorted(state.by_kind.get(BITASSET_DATA, ()), key=instance_number):
         b = state.objects[bid]
         if _needs_cer(b):
