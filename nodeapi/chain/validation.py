@@ -34,9 +34,10 @@ from nodeapi.protocol.transaction import (
     signature_digest_of, transaction_id_of)
 
 #: A block whose timestamp is this many seconds or more after the local wall
-#: clock is refused: graphene application ``handle_block`` asserts
-#: ``latency > -5000`` ms ("Rejecting block with timestamp in the future").
-FUTURE_BLOCK_TOLERANCE = 5
+#: clock is refused: bitshares-core 7.x libraries/app/application.cpp
+#: ``handle_block`` asserts ``latency > -2500`` ms ("Rejecting block with
+#: timestamp in the future").
+FUTURE_BLOCK_TOLERANCE = 2.5
 _BLOCK_FIELD_SET = frozenset(BLOCK_FIELDS)
 
 
