@@ -127,7 +127,7 @@ def _notify_sees_transfer(url, timeout=30.0):
     12.5 TEST.  Returns the account updates seen within ``timeout`` s."""
     from bitshares import BitShares
     from bitshares.notify import Notify
-    from bitsharesbase import operations
+    from kit.chain import claim_op
 
     bts = BitShares(node=url, keys=[DEV_WIF], num_retries=0)
     subscribed, updated = threading.Event(), threading.Event()
@@ -144,12 +144,7 @@ def _notify_sees_transfer(url, timeout=30.0):
     listener.start()
     try:
         assert subscribed.wait(timeout), "Notify never subscribed"
-        claim = operations.Balance_claim(**{
-            "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": "1.2.6",
-            "balance_to_claim": "1.15.0",
-            "balance_owner_key": "TEST6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV",
-            "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"},
-            "prefix": "TEST"})
+        claim = claim_op()  # the genesis balance 1.15.0 into init0
         bts.finalizeOp(claim, "init0", "active")
         bts.transfer("init1", 12.5, "TEST", account="init0")
         updated.wait(timeout)

@@ -37,7 +37,7 @@ def _python_bitshares_flow(url, user=None, password=None):
     """Everything python-bitshares does here, synchronously (in a thread)."""
     from bitshares import BitShares
     from bitshares.account import Account
-    from bitsharesbase import operations
+    from kit.chain import claim_op
 
     bts = BitShares(node=url, keys=[DEV_WIF], num_retries=0, rpcuser=user or "",
                     rpcpassword=password or "")
@@ -45,11 +45,7 @@ def _python_bitshares_flow(url, user=None, password=None):
            "prefix": bts.prefix}
     init0 = Account("init0", blockchain_instance=bts)
     out["init0_id"] = init0["id"]
-    claim = operations.Balance_claim(**{
-        "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": init0["id"],
-        "balance_to_claim": "1.15.0",
-        "balance_owner_key": "TEST6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV",
-        "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"}, "prefix": "TEST"})
+    claim = claim_op()  # the genesis balance 1.15.0 into init0
     bts.finalizeOp(claim, init0["name"], "active")
     out["transfer"] = bts.transfer("init1", 12.5, "TEST", memo="hello", account="init0")
     return bts, out

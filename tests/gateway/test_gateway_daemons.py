@@ -75,14 +75,9 @@ def nodes(tmp_path_factory):
 
 def _claim(bts):
     """init0 claims the genesis balance (python-bitshares, through the gateway)."""
-    from bitsharesbase import operations
+    from kit.chain import claim_op
 
-    claim = operations.Balance_claim(**{
-        "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": "1.2.6",
-        "balance_to_claim": "1.15.0",
-        "balance_owner_key": "TEST6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV",
-        "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"},
-        "prefix": "TEST"})
+    claim = claim_op()  # the genesis balance 1.15.0 into init0
     bts.finalizeOp(claim, "init0", "active")
 
 

@@ -73,15 +73,10 @@ def test_clients_read_and_broadcast_through_followers(replicas, js_client):
         bts = bitshares_client(proxy.http_url)
         assert bts.rpc.get_chain_id() == producer.call("get_chain_id")
         from bitshares.account import Account
-        from bitsharesbase import operations
+        from kit.chain import claim_op
 
         assert Account("init0", blockchain_instance=bts)["id"] == "1.2.6"
-        claim = operations.Balance_claim(**{
-            "fee": {"amount": 0, "asset_id": "1.3.0"}, "deposit_to_account": "1.2.6",
-            "balance_to_claim": "1.15.0",
-            "balance_owner_key": "TEST6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV",
-            "total_claimed": {"amount": 1000000000000000, "asset_id": "1.3.0"},
-            "prefix": "TEST"})
+        claim = claim_op()  # the genesis balance 1.15.0 into init0
         bts.finalizeOp(claim, "init0", "active")
         wait_until(lambda: _history_len(producer, "1.2.6"), what="claim in a block")
         bts.transfer("init1", 12.5, "TEST", account="init0")
