@@ -42,7 +42,7 @@ from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request
 from nodeapi.rpc.guard import PausedWriteMeter
 from nodeapi.rpc.limits import ConnectionLimitExceeded
 from nodeapi.rpc.login import RpcSession
-from nodeapi.rpc.notices import NoticeFrames
+from nodeapi.rpc.notices import NoticeFrames, text_frame_header
 
 #: Shortest auto-ping interval and timeout, seconds (Autobahn's timers have
 #: whole-second resolution, see :class:`RpcWebSocketFactory`).
@@ -131,6 +131,8 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         self._held: Optional[deque] = None  # request payloads read while paused
         self._in_flight = 0
         self._open = False
+        # reply size up to which replies are framed here (0: by Autobahn)
+        self._raw_limit = 0
 
     @property
     def unsent(self) -> int:
@@ -167,6 +169,16 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
 
     def onOpen(self) -> None:
         self._open = True
+        # Replies are framed here (a final unmasked text frame, what
+        # Autobahn's sendFrame builds) unless an option of Autobahn's changes
+        # the frames or watches each one: a negotiated permessage-deflate,
+        # masked or fragmented server frames, frame/octet logging or timing
+        # tracking.  These are fixed once the connection is open.
+        if (self._perMessageCompress is None and not self.maskServerFrames
+                and not self.autoFragmentSize and not self.logFrames
+                and not self.logOctets and not self.trackedTimings):
+            # Autobahn refuses (PayloadExceededError) a larger message
+            self._raw_limit = self.maxMessagePayloadSize or float("inf")
         self.factory.connections.add(self)
         if self.factory.metrics is not None:
             self.factory.metrics.ws_connections.inc()
@@ -244,10 +256,26 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         self._wrote(len(data))
 
     def _send(self, data: bytes) -> None:
+        """Send one reply (a text message): the frame is written here when
+        Autobahn would write the same bytes (:meth:`onOpen`; RFC 6455
+        section 5.2), its traffic counters kept as ``sendMessage`` keeps
+        them; otherwise (compression, a closing connection, queued sync
+        writes, a message over the size limit) through ``sendMessage``."""
         if not self._open:
             return
-        self.sendMessage(data, isBinary=False)
-        self._wrote(len(data))
+        size = len(data)
+        if size <= self._raw_limit and self.state == self.STATE_OPEN and not self.send_queue:
+            frame = text_frame_header(size) + data
+            self.transport.write(frame)
+            stats = self.trafficStats
+            stats.outgoingWebSocketMessages += 1
+            stats.outgoingWebSocketFrames += 1
+            stats.outgoingOctetsAppLevel += size
+            stats.outgoingOctetsWebSocketLevel += size
+            stats.outgoingOctetsWireLevel += len(frame)
+        else:
+            self.sendMessage(data, isBinary=False)
+        self._wrote(size)
 
     def _wrote(self, size: int) -> None:
         """``size`` bytes were written: close a client past
