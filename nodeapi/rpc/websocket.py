@@ -218,7 +218,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
             reply.addCallback(self._reply, request)
             reply.addErrback(self._reply_lost, request)
         elif request.wants_reply:
-            self._send(reply.body)
+            self._send_reply(reply.body, request)
 
     def _call_done(self, outcome):
         """An asynchronous call finished (either way): it no longer counts
@@ -234,7 +234,21 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
 
     def _reply(self, reply: Answer, request) -> None:
         if request.wants_reply:
-            self._send(reply.body)
+            self._send_reply(reply.body, request)
+
+    def _send_reply(self, body: bytes, request) -> None:
+        """Send the reply ``body`` to ``request``; one over the connection's
+        message size limit (``--max-message-size``, which the client's
+        side of a graphene connection applies too) is replaced by a
+        JSON-RPC error saying so: the client gets an answer, the
+        connection stays open."""
+        limit = self.maxMessagePayloadSize
+        if limit and len(body) > limit:
+            body = encode_error(RpcError(
+                -32000, f"The reply of {len(body)} bytes is over this node's message "
+                        f"size limit of {limit} bytes (max-message-size): ask for less"),
+                request)
+        self._send(body)
 
     def _send_notice(self, callback_id: int, payload: Any) -> None:
         """Write the notice frame the factory's :class:`NoticeFrames` made

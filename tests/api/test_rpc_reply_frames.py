@@ -5,9 +5,11 @@ section 5.2: one final unmasked text frame, 7-, 16- or 64-bit length), and a
 client that negotiated permessage-deflate (RFC 7692) still gets compressed
 replies from Autobahn."""
 
+import re
 import zlib
 
 import pytest
+import pytest_twisted
 from autobahn.websocket.compress import PerMessageDeflateOfferAccept
 from autobahn.websocket.protocol import PreparedMessage
 from twisted.internet.address import IPv4Address
@@ -20,7 +22,8 @@ from nodeapi.api.registry import default_registry
 from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.websocket import RpcWebSocketFactory
 
-from kit.site import make_node
+from kit.rpc import ws_connect
+from kit.site import RunningSite, make_node
 
 UPGRADE = (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -148,3 +151,23 @@ def test_no_reply_after_the_close_handshake_began(chain):
         assert transport.value() == b""
     finally:
         _close(protocol)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_reply_over_the_message_limit_is_an_error_reply(chain):
+    """Over a real socket: a result larger than ``--max-message-size`` is
+    answered with a JSON-RPC error naming the limit (not lost), and the
+    connection goes on answering."""
+    running = RunningSite(make_node(chain), ApiAccess.default(), max_message_size=2000)
+    ws = yield ws_connect(running.port)
+    try:
+        reply = yield ws.request(0, "get_objects", [["2.0.0"]])  # the fee schedule: > 2000 bytes
+        assert reply["id"] is not None and "result" not in reply
+        assert reply["error"]["code"] == -32000
+        assert re.match(r"^The reply of \d+ bytes is over this node's message size limit "
+                        r"of 2000 bytes \(max-message-size\): ask for less$",
+                        reply["error"]["message"])
+        assert (yield ws.call(0, "get_chain_id")) == chain.chain_id
+    finally:
+        ws.dropConnection()
+        yield running.stop()
