@@ -27,6 +27,7 @@ from kit.keys import CHAIN_ID
 from kit.rpc import ws_connect
 from kit.site import RunningSite, log_events, make_node
 from kit.wait import wait_for
+from kit.rpc import error_of, limit_refusals as refusals
 
 SALT = b"limits!!"
 
@@ -65,16 +66,6 @@ def metrics(chain, clock):
 def serve(chain, clock, metrics=None, access=ACCESS, **limits):
     return RunningSite(make_node(chain), ApiAccess.from_json(access), clock=clock,
                        metrics=metrics, limits=RpcLimits(handshake_timeout=0, **limits))
-
-
-def refusals(metrics, limit, scope):
-    return metrics.registry.get_sample_value("nodeapi_rpc_limit_refusals_total",
-                                             {"limit": limit, "scope": scope}) or 0
-
-
-def error_of(reply):
-    assert "error" in reply, reply
-    return reply["error"]
 
 
 def assert_rate_error(error, whom, rate, burst):

@@ -27,6 +27,7 @@ from kit.rpc import ws_connect
 from kit.signing import sign
 from kit.site import RunningSite, make_node
 from kit.wait import wait_for
+from kit.rpc import error_of, limit_refusals as refusals
 
 SALT = b"gwlimits"
 APIS = ["database_api", "network_broadcast_api"]
@@ -79,16 +80,6 @@ def local(funded, clock):
                        limits=RpcLimits(handshake_timeout=0))
     yield site
     site.stop_blocking()
-
-
-def refusals(metrics, limit, scope):
-    return metrics.registry.get_sample_value("nodeapi_rpc_limit_refusals_total",
-                                             {"limit": limit, "scope": scope}) or 0
-
-
-def error_of(reply):
-    assert "error" in reply, reply
-    return reply["error"]
 
 
 def db(proto, function, *args):

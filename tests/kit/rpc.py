@@ -90,3 +90,18 @@ def ws_connect(port: int, user=None, password=None, reactor=None):
     factory.opened = defer.Deferred()
     connectWS(factory)
     return factory.opened
+
+
+def error_of(reply):
+    """The ``error`` member of a JSON-RPC reply (failing when it has none)."""
+    assert "error" in reply, reply
+    return reply["error"]
+
+
+def limit_refusals(metrics, limit, scope):
+    """How many calls, connections or subscriptions ``metrics``
+    (:class:`nodeapi.metrics.Metrics`) counted as refused by ``limit``
+    (``calls``, ``connections``, ``subscriptions``) for ``scope``
+    (``user``, ``source``, ``node``)."""
+    return metrics.registry.get_sample_value("nodeapi_rpc_limit_refusals_total",
+                                             {"limit": limit, "scope": scope}) or 0
