@@ -114,19 +114,24 @@ class ApiAccess:
 
     permissions: dict = attr.ib()
     source: Optional[str] = attr.ib(default=None)
-    # check("", ""), made once (see anonymous())
+    # entry("", ""), matched once (see anonymous_entry())
     _anonymous: tuple = attr.ib(init=False, default=(), eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "_anonymous", (self.check("", ""),))
+        object.__setattr__(self, "_anonymous", (self.entry("", ""),))
 
-    def anonymous(self) -> Optional[frozenset]:
-        """:meth:`check` of ``("", "")``, the login of a connection or
+    def anonymous_entry(self) -> Optional[Permission]:
+        """:meth:`entry` of ``("", "")``, the login of a connection or
         HTTP request without credentials (docs/wire-contract.rst section
-        1), made once when the map is built: the map never changes, and
+        1), matched once when the map is built: the map never changes, and
         the empty credentials are no secret whose existence timing could
         reveal."""
         return self._anonymous[0]
+
+    def anonymous(self) -> Optional[frozenset]:
+        """:meth:`check` of ``("", "")``, from :meth:`anonymous_entry`."""
+        entry = self._anonymous[0]
+        return entry.allowed_apis if entry is not None else None
 
     @classmethod
     def default(cls) -> "ApiAccess":

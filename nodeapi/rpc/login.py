@@ -186,7 +186,8 @@ class RpcSession(Session):
         :raises ConnectionLimitExceeded: right credentials, but the entry's
             ``limits.connections`` WebSocket connections are logged in
             already; the session stays as it was."""
-        entry = self.access.entry(user, password)
+        entry = (self.access.anonymous_entry() if not user and not password
+                 else self.access.entry(user, password))
         if entry is None:
             self.logout()
             if self.failed_logins is not None and (user or password):
@@ -207,15 +208,7 @@ class RpcSession(Session):
 
         :raises ConnectionLimitExceeded: as :meth:`login` (the WebSocket
             upgrade is then refused)."""
-        if credentials is None and self.limits is None:
-            # login("", ""), its answer made once per access map
-            allowed = self.access.anonymous()
-            if allowed is None:
-                self.logout()
-            else:
-                self.user, self.allowed = "", allowed
-        else:
-            self.login(*(credentials if credentials is not None else ("", "")))
+        self.login(*(credentials if credentials is not None else ("", "")))
         if "database_api" in self.allowed and "database" in self.registry:
             self.apis[0] = self.registry["database"]
             self._ids["database"] = 0
