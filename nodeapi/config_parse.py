@@ -84,12 +84,9 @@ def parse_upstream(text) -> list:
     """An ``--upstream`` value (repeatable): a node address as for
     ``seed-node`` (``ws://[user:password@]host:port``) -> ``[its``
     :class:`~nodeapi.protocol.node_address.NodeAddress` ``]``; raises
-    ``ValueError`` with the parser's message."""
-    text = parse_text(text)
-    try:
-        return [parse_node_address(text)]
-    except InvalidPeerAddress as exc:
-        raise ValueError(str(exc)) from None
+    ``ValueError`` with the parser's message (:func:`parse_seed_node`'s
+    rule)."""
+    return parse_seed_node(text)
 
 
 def parse_chain_id(text) -> str:

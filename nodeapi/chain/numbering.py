@@ -35,25 +35,9 @@ Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
 
 from nodeapi.applied import AccountHistoryEntry, AppliedOperation
 from nodeapi.protocol.ids import instance_number
-from nodeapi.protocol.impacted import impacted_accounts, payer_and_impacted
+from nodeapi.protocol.impacted import payer_and_impacted
 
 _ACCOUNT_CREATE = 5
-
-
-def instance_key(oid: str) -> int:
-    """Sort key of account ids: the instance of ``"1.2.x"`` (graphene
-    orders ``flat_set<account_id_type>`` by instance; the ids are those of
-    applied operations, checked when they were validated)."""
-    return instance_number(oid)
-
-
-def impacted_of(op: list, payer: str) -> tuple:
-    """Impacted accounts of an operation whose fee payer ``payer`` is known
-    (:func:`nodeapi.protocol.impacted.impacted_accounts` plus the fee
-    payer), ascending by instance."""
-    accounts = impacted_accounts(op)
-    accounts.add(payer)
-    return tuple(sorted(accounts, key=instance_number))
 
 
 def payer_and_impacted_of(op: list) -> tuple:
@@ -74,7 +58,7 @@ def history_accounts(op: list, result: list, impacted: tuple) -> tuple:
     ascending by instance."""
     if (op[0] == _ACCOUNT_CREATE and len(result) == 2 and result[0] == 1
             and isinstance(result[1], str) and result[1] not in impacted):
-        return tuple(sorted(impacted + (result[1],), key=instance_key))
+        return tuple(sorted(impacted + (result[1],), key=instance_number))  # graphene orders account ids by instance
     return impacted
 
 

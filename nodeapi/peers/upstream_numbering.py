@@ -24,11 +24,10 @@ from typing import Optional
 import orjson
 
 from nodeapi.applied import AppliedBlock, AppliedOperation
-from nodeapi.chain.numbering import history_accounts, impacted_of, number_entries
+from nodeapi.chain.numbering import history_accounts, number_entries, payer_and_impacted_of
 from nodeapi.peers.errors import PeerRpcError
 from nodeapi.protocol.block import block_id
 from nodeapi.protocol.ids import instance_number
-from nodeapi.protocol.impacted import fee_payer
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.transaction import transaction_id
 from nodeapi.protocol.wire import from_wire, strip_block_info
@@ -89,8 +88,7 @@ class UpstreamNumbering:
 
     def _applied(self, num: int, h: dict, trx_ids: list) -> AppliedOperation:
         op, result = from_wire(h["op"]), from_wire(h["result"])
-        payer = fee_payer(op)
-        impacted = impacted_of(op, payer)
+        payer, impacted = payer_and_impacted_of(op)
         entries, self.next_ath = number_entries(history_accounts(op, result, impacted),
                                                 self.next_ath, self._account_stats)
         trx_in_block = int(h["trx_in_block"])
