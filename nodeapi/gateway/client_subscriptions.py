@@ -67,7 +67,6 @@ class ClientSubscriptions(ApiSet):
         self.hub = hub
         self.interest = Interest(session)
         self._closed = False
-        hub.interests.add(self.interest)
         session.on_close(self.close)
 
     def _callback(self, cb):

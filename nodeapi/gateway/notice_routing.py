@@ -43,7 +43,7 @@ from collections import OrderedDict
 
 import orjson
 
-from nodeapi.api.database.notice_rules import batch_accounts, object_wanted, relevant_accounts
+from nodeapi.api.database.notice_rules import batch_accounts, batch_wanted, relevant_accounts
 
 #: The most object ids whose accounts :meth:`Interests.learn` remembers
 #: (the oldest are forgotten first).
@@ -87,7 +87,6 @@ class Interests:
     Changes go through the methods (which keep the indexes)."""
 
     def __init__(self) -> None:
-        self.clients: set = set()
         self.by_id: dict = {}
         self.by_account: dict = {}
         self.by_market: dict = {}
@@ -98,9 +97,6 @@ class Interests:
         self._digests: dict = {}  # subscribed id -> digest of what was last seen of it
 
     # -- bookkeeping ---------------------------------------------------------------
-
-    def add(self, interest: Interest) -> None:
-        self.clients.add(interest)
 
     def set_subscribe(self, interest: Interest, cb, notify_remove_create: bool) -> None:
         """``set_subscribe_callback``: forget the client's object
@@ -194,7 +190,6 @@ class Interests:
         interest.block_cb = interest.pending_cb = None
         self.block.discard(interest)
         self.pending.discard(interest)
-        self.clients.discard(interest)
 
     def learn(self, value) -> None:
         """Remember the accounts of every object (a dict with an ``id``)
@@ -268,8 +263,9 @@ class Interests:
         return out
 
     def _route(self, ids: list, impacted: set, forced: bool) -> dict:
-        """The clients the indexes point at, each tested object by object
-        with bitshares-core's rule (:func:`object_wanted`)."""
+        """The clients the indexes point at, with bitshares-core's rule
+        (:func:`batch_wanted`, tested once per client: then the whole
+        batch), else the ids the client subscribed."""
         candidates = set(self.everything) if forced else set()
         by_account, by_id = self.by_account, self.by_id
         for account in impacted:
@@ -281,9 +277,11 @@ class Interests:
         for client in candidates:
             if client.subscribe_cb is None:
                 continue
-            force = forced and client.notify_remove_create
-            chosen = [i for i, oid in enumerate(ids)
-                      if object_wanted(oid, force, client.ids, client.accounts, impacted)]
+            if batch_wanted(forced and client.notify_remove_create, client.accounts, impacted):
+                out[client] = None
+                continue
+            subscribed = client.ids
+            chosen = [i for i, oid in enumerate(ids) if oid in subscribed]
             if chosen:
                 out[client] = None if len(chosen) == count else chosen
         return out

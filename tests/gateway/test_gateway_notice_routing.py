@@ -29,7 +29,6 @@ def clients():
     made = {}
     for name in ("ids", "account", "everything", "nothing"):
         made[name] = Interest(RecordingSession())
-        interests.add(made[name])
     interests.set_subscribe(made["ids"], 1, False)
     interests.subscribe_ids(made["ids"], ["2.3.1"])
     interests.set_subscribe(made["account"], 2, False)
@@ -100,7 +99,6 @@ def test_every_subscribed_item_is_charged_to_the_sessions_budget():
     session = RecordingSession()
     session.budget = book.session("10.0.0.1", True)
     interests, client = Interests(), Interest(session)
-    interests.add(client)
     interests.set_subscribe(client, 1, False)
     interests.subscribe_ids(client, ["1.7.0", "2.5.3"])
     assert session.budget.held == 3

@@ -109,6 +109,15 @@ def batch_accounts(objects) -> set:
     return out
 
 
+def batch_wanted(force: bool, subscribed_accounts, impacted) -> bool:
+    """The part of database_api.cpp ``handle_object_changed``'s test that
+    holds for a whole batch: forced (``notify_remove_create`` for created or
+    removed objects) or ``is_impacted_account`` (one of the connection's
+    ``get_full_accounts`` accounts among the batch's ``impacted`` accounts,
+    :func:`batch_accounts`): then every object of the batch goes to it."""
+    return force or bool(subscribed_accounts and not subscribed_accounts.isdisjoint(impacted))
+
+
 def object_wanted(oid: str, force: bool, subscribed_ids, subscribed_accounts,
                   impacted) -> bool:
     """database_api.cpp ``handle_object_changed``'s test for one connection:
@@ -121,5 +130,4 @@ def object_wanted(oid: str, force: bool, subscribed_ids, subscribed_accounts,
         ``get_full_accounts`` (a set).
     :param impacted: the accounts the change concerns (bitshares-core: the
         whole batch's, :func:`batch_accounts`)."""
-    return (force or oid in subscribed_ids
-            or bool(subscribed_accounts and not subscribed_accounts.isdisjoint(impacted)))
+    return oid in subscribed_ids or batch_wanted(force, subscribed_accounts, impacted)
