@@ -18,15 +18,12 @@ from collections import deque
 from twisted.internet import defer
 from twisted.logger import Logger
 
+from nodeapi.protocol.block import block_num_of
+
 #: The largest gap filled (blocks); a longer one is relayed as it is.
 MAX_GAP = 100
 #: How many relayed ids are remembered (to relay none twice).
 REMEMBERED = 200
-
-
-def block_num(block_id: str) -> int:
-    """The block number in a block id (its first 8 hex digits)."""
-    return int(block_id[:8], 16)
 
 
 class BlockNotices:
@@ -48,7 +45,7 @@ class BlockNotices:
         if self._filling is not None:
             self._filling.addBoth(lambda _: self._relay(block_id))
             return
-        num = block_num(block_id)
+        num = block_num_of(block_id)
         if self.last is not None and 1 < num - self.last <= MAX_GAP:
             filling = self._filling = defer.Deferred.fromCoroutine(
                 self._fill(link, self.last + 1, num))
@@ -73,5 +70,5 @@ class BlockNotices:
         if block_id in self._sent:
             return
         self._sent.append(block_id)
-        self.last = block_num(block_id)
+        self.last = block_num_of(block_id)
         self.send(block_id)

@@ -41,9 +41,7 @@ def raw_result(payload: bytes):
 
 class UpstreamProtocol(PeerRpcProtocol):
     """A :class:`~nodeapi.peers.client.PeerRpcProtocol` whose
-    :meth:`call_raw` results are bytes of JSON (module docstring).
-
-    :ivar in_flight: calls sent and not answered yet (both kinds)."""
+    :meth:`call_raw` results are bytes of JSON (module docstring)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -54,10 +52,6 @@ class UpstreamProtocol(PeerRpcProtocol):
         """True once the connection is closing or closed (its pending calls
         fail before the owner hears of the close)."""
         return self._closed
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._calls)
 
     def pending_methods(self) -> list:
         """The method names of the calls sent and not answered, oldest first."""

@@ -16,10 +16,8 @@ every block changes it, a batch without it is a batch of created objects.
 from twisted.logger import Logger
 
 from nodeapi.gateway.block_notices import BlockNotices
+from nodeapi.gateway.head_share import HEAD_OBJECT as EVERY_BLOCK_OBJECT
 from nodeapi.gateway.notice_routing import Encoded, encode
-
-#: The dynamic global properties: every block changes them.
-EVERY_BLOCK_OBJECT = "2.1.0"
 
 
 class Fanout:

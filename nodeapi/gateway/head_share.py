@@ -38,6 +38,8 @@ from typing import Optional
 
 import orjson
 
+from nodeapi.protocol.block import block_num_of
+
 #: The sets whose getters are shared (bitshares-core login_api accessors).
 SETS = frozenset(("database", "history", "orders", "asset", "block"))
 #: How a getter's name starts.
@@ -57,8 +59,8 @@ def notice_head(payload) -> Optional[int]:
     batch of objects holding the dynamic global properties; else None."""
     if type(payload) is str and len(payload) == 40:
         try:
-            return int(payload[:8], 16)
-        except ValueError:
+            return block_num_of(payload)
+        except ValueError:  # not hex
             return None
     if type(payload) is list:
         for obj in payload:
