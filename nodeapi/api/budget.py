@@ -67,15 +67,14 @@ class SubscriptionLimitExceeded(ClientLimitExceeded):
 
     name = "subscription_limit_exceeded"
 
-    def __init__(self, limit: int, scope: str, whom: str) -> None:
-        """``limit``: the items allowed; ``scope``: ``"user"`` (an
-        api-access entry's ``limits.subscriptions``) or ``"source"``
-        (``--max-subscriptions-per-ip``); ``whom``: the user or address,
-        as the message names it."""
-        source = ("api-access limits.subscriptions" if scope == "user"
-                  else "--max-subscriptions-per-ip")
+    def __init__(self, limit: int, scope: str, whom: str, setting: str) -> None:
+        """``limit``: the items allowed; ``scope``: ``"user"`` or
+        ``"source"``; ``whom``: the user or address, as the message names
+        it; ``setting``: where the limit is set, as the message names it
+        (an api-access entry's ``limits.subscriptions`` or
+        ``--max-subscriptions-per-ip``)."""
         super().__init__(f"Subscription limit reached: {limit} subscribed items for {whom} "
-                         f"({source}); cancel_all_subscriptions, unsubscribe, or call with "
+                         f"({setting}); cancel_all_subscriptions, unsubscribe, or call with "
                          f"subscribe false")
         self.details = {"limit": limit, "scope": scope}
 

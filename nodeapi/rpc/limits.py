@@ -311,7 +311,8 @@ class SessionLimits(SubscriptionBudget):
             limit = account.limits.subscriptions
             if limit and account.subscriptions + count > limit:
                 self.book.refused("subscriptions", account, self.host)
-                raise SubscriptionLimitExceeded(limit, account.scope, account.whom)
+                raise SubscriptionLimitExceeded(limit, account.scope, account.whom,
+                                                account.setting("subscriptions"))
         for account in accounts:
             account.subscriptions += count
         self.held += count
