@@ -20,7 +20,8 @@ from nodeapi.config_parse import (
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits
 from nodeapi.plugin import interface
-from nodeapi.plugin.values import parse_bool, parse_int, parse_rate, parse_seconds, parse_text
+from nodeapi.plugin.values import (
+    parse_bool, parse_int, parse_rate, parse_seconds, parse_text, parse_timeout)
 
 BLOCK_LOG_NAME = "blocks.log"
 
@@ -60,6 +61,13 @@ SINGLE = [
     ("upstream-max-head-age", "60", parse_int(1),
      "Gateway: seconds; an upstream whose head block is older is used only when no "
      "fresher one is connected (default 60)."),
+    ("upstream-timeout", "5", parse_timeout,
+     "Gateway: seconds an upstream call waits for its answer (0.1 to 3600); a read not "
+     "answered in time goes to another upstream, and the silent one leaves the rotation "
+     "until it answers a check (default 5)."),
+    ("upstream-max-lag-blocks", "3", parse_int(0),
+     "Gateway: blocks an upstream's head may lag the best upstream's and still serve "
+     "reads (default 3)."),
     ("checkpoint-interval", "1000", parse_int(0),
      "Blocks between checkpoints of the node state, written in the background and at a "
      "clean stop so a start replays only the blocks after the newest; 0 = only at a "

@@ -95,7 +95,10 @@ def key_figures(*, now: float, chain=None, witness=None, peers=None, upstream=No
         "replay" ({"block", "target", "percent"} while replaying, else None),
         "blocks_produced" (or None without witness), "peers" ([{"addr",
         "state", "head_block_num", "lag"}]), "upstream" ({"lag_blocks",
-        "lag_seconds", "reconnects"} or None), "searchdb" ({"lag_blocks",
+        "lag_seconds", "reconnects"} and, for a gateway's upstreams whose
+        ``upstream.states()`` tells, "upstreams": that list of
+        ``{"upstream", "state", "head_block_num", "lag_blocks", "fault"}``;
+        or None), "searchdb" ({"lag_blocks",
         "queue", "shipped", "failed"} or None), "rpc"}``.
     """
     out = {"head_block_num": 0, "head_block_id": None, "head_block_time": None,
@@ -132,6 +135,9 @@ def key_figures(*, now: float, chain=None, witness=None, peers=None, upstream=No
         out["upstream"] = {"lag_blocks": upstream.lag_blocks,
                            "lag_seconds": round(upstream.lag_seconds, 1),
                            "reconnects": upstream.reconnects}
+        states = getattr(upstream, "states", None)
+        if states is not None:
+            out["upstream"]["upstreams"] = states()
     if searchdb is not None:
         confirmed = getattr(searchdb, "confirmed_block_num", None)
         head = out["head_block_num"]
@@ -147,10 +153,17 @@ def health(figures: dict, limits: HealthLimits) -> dict:
     """``figures`` (:func:`key_figures`) judged by ``limits`` ->
     ``{"ok": bool, "problems": [text], **figures}``: not ok while replaying,
     without a head block time, with a head older than
-    ``limits.max_head_age`` or a search database lag above
-    ``limits.max_searchdb_lag``.  ``GET /healthz`` answers 200 when ok,
-    503 otherwise."""
+    ``limits.max_head_age``, a search database lag above
+    ``limits.max_searchdb_lag``, or (a gateway) no upstream serving reads,
+    each named with its state and the fault that opened its breaker.
+    ``GET /healthz`` answers 200 when ok, 503 otherwise."""
     problems = []
+    up = figures["upstream"]
+    states = up.get("upstreams") if up is not None else None
+    if states is not None and not any(s["state"] == "serving" for s in states):
+        problems.append("no upstream serves reads: " + "; ".join(
+            f"{s['upstream']} {s['state']}" + (f" ({s['fault']})" if s["fault"] else "")
+            for s in states))
     if figures["replay"] is not None:
         problems.append(f"replaying: block {figures['replay']['block']} of "
                         f"{figures['replay']['target']}")

@@ -205,6 +205,7 @@ def _make_gateway(options, reactor, data_dir, access):
     pool = attach("upstreams", UpstreamPool(
         addresses, reactor, max_head_age=options["upstream-max-head-age"],
         chain_id=options["upstream-chain-id"] or None,
+        timeout=options["upstream-timeout"], max_lag_blocks=options["upstream-max-lag-blocks"],
         # answers may be larger than the clients' requests may: a block range
         # over the limit would close the shared connection for every call on it
         max_message_size=max(options["max-message-size"], UPSTREAM_MESSAGE_SIZE)))

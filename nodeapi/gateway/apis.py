@@ -25,7 +25,17 @@ came (:class:`~nodeapi.peers.errors.UpstreamError`).  A call identical
 answer (:data:`SHARED_SETS`): clients polling the same head-dependent
 read at the same moment cost the upstream one call; with a
 :class:`~nodeapi.gateway.head_share.HeadShare`, those of one head block
-do (:attr:`Gateway.share`).  Functions a set
+do (:attr:`Gateway.share`).
+
+A client connection never sees the head go backwards: each keeps the
+highest head block it was served (:class:`ClientHead`: the head known of
+the upstream that answered, :attr:`~nodeapi.gateway.upstream.Upstream.head`,
+and the head in a ``get_dynamic_global_properties`` answer), and its reads
+go only to upstreams at or above it (``floor`` of
+:meth:`~nodeapi.gateway.pool.UpstreamPool.pick`), waiting for one to
+catch up when none is; an identical call in flight is shared only when it
+was sent for that floor or a higher one, an answer of this block only when
+this block is at or above it.  Functions a set
 answers itself are ordinary API functions of the subclass: the
 broadcasts of :class:`NetworkBroadcastForward` (never repeated blindly,
 :meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`).
@@ -39,6 +49,7 @@ there.  A subscription function without a handler is refused with
 nobody).
 """
 
+import weakref
 from typing import Any
 
 import orjson
@@ -49,8 +60,9 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.cache import AnswerCache, cache_key
 from nodeapi.gateway.confirmations import Confirmations
-from nodeapi.gateway.head_share import HeadShare, shareable
-from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
+from nodeapi.gateway.head_share import HeadShare, dgp_head, shareable
+from nodeapi.peers.errors import (
+    NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError, UpstreamTimeout)
 from nodeapi.protocol.transaction import transaction_id
 
 #: the sets forwarded (login accessor names, bitshares-core login_api)
@@ -81,6 +93,21 @@ class CallbacksNotRouted(ApiError):
     name = "callbacks_not_routed"
 
 
+class ClientHead:
+    """The highest head block one client connection was served (module
+    docstring): :attr:`floor`, raised by :meth:`served`."""
+
+    __slots__ = ("floor", "__weakref__")
+
+    def __init__(self) -> None:
+        self.floor = 0
+
+    def served(self, num: int) -> None:
+        """An answer of head block ``num`` reached the client."""
+        if num > self.floor:
+            self.floor = num
+
+
 class Gateway:
     """What the forwarded sets share (module docstring).
 
@@ -106,77 +133,104 @@ class Gateway:
             else Confirmations(pool)
         self.handlers: dict = {}
         self.shared = 0
-        self._in_flight: dict = {}  # (set, function, args JSON) -> [waiting Deferreds]
+        # (set, function, args JSON[, generation]) -> (floor sent for, [waiting Deferreds])
+        self._in_flight: dict = {}
+        self._clients = weakref.WeakKeyDictionary()  # session -> ClientHead
 
-    def forward(self, api: str, method: str, args: list) -> defer.Deferred:
+    def client_head(self, session) -> ClientHead:
+        """The :class:`ClientHead` of client connection ``session``."""
+        head = self._clients.get(session)
+        if head is None:
+            head = self._clients[session] = ClientHead()
+        return head
+
+    def forward(self, api: str, method: str, args: list,
+                client: ClientHead = None) -> defer.Deferred:
         """``method`` of set ``api`` at an upstream, or from the cache, or
         from the answers of this block (:attr:`share`), or shared with the
         identical call in flight (:data:`SHARED_SETS`; with a share, only
-        one sent in the same generation): a Deferred firing with the
+        one sent in the same generation), never from an upstream below
+        ``client``'s floor (module docstring): a Deferred firing with the
         answer as an ``orjson.Fragment``."""
         key = cache_key(api, method, args)
         if key is not None:
             kept = self.cache.get(key[0])
             if kept is not None:
                 return defer.succeed(orjson.Fragment(kept))
+        if client is None:
+            client = ClientHead()
         if api not in SHARED_SETS:
-            return self._send(api, method, args, key, None)
+            return self._send(api, method, args, key, None, client)
         same = flight = (api, method, orjson.dumps(args))
         ticket = None
         share = self.share
         if share is not None and shareable(api, method):
-            kept = share.get(same)
-            if kept is not None:
-                return defer.succeed(orjson.Fragment(kept))
-            ticket = (same, share.sent(), share.clock.seconds())
-            flight = same + (ticket[1],)
+            generation = share.sent()
+            if generation[0] >= client.floor:
+                kept = share.get(same)
+                if kept is not None:
+                    client.served(generation[0])
+                    return defer.succeed(orjson.Fragment(kept))
+            ticket = (same, generation, share.clock.seconds())
+            flight = same + (generation,)
         waiting = self._in_flight.get(flight)
-        if waiting is not None:
+        if waiting is not None and waiting[0] >= client.floor:
             self.shared += 1
             d = defer.Deferred()
-            waiting.append(d)
+            waiting[1].append(d)
             return d
-        self._in_flight[flight] = []
-        return self._send(api, method, args, key, ticket).addBoth(self._release, flight)
+        if waiting is not None:  # sent for a lower floor: not shared
+            return self._send(api, method, args, key, ticket, client)
+        self._in_flight[flight] = (client.floor, [])
+        return self._send(api, method, args, key, ticket, client).addBoth(
+            self._release, flight)
 
     def _release(self, outcome, flight):
         """The shared call is answered: so is every identical one that waited."""
-        for d in self._in_flight.pop(flight, ()):
+        for d in self._in_flight.pop(flight, (0, ()))[1]:
             if isinstance(outcome, Failure):
                 d.errback(outcome)
             else:
                 d.callback(outcome)
         return outcome
 
-    def _send(self, api: str, method: str, args: list, key, ticket) -> defer.Deferred:
+    def _send(self, api: str, method: str, args: list, key, ticket, client) -> defer.Deferred:
         try:
-            upstream = self.pool.pick()
+            upstream = self.pool.pick(floor=client.floor)
         except NoUpstream:  # none now: the pool waits for one
             return defer.Deferred.fromCoroutine(
-                self._forward(api, method, args, key, ticket, []))
+                self._forward(api, method, args, key, ticket, client, [], None))
         # the common case without a coroutine: one upstream, one call
         d = upstream.call_raw(api, method, args)
-        return d.addCallbacks(self._answered, self._failed, callbackArgs=(upstream, key, ticket),
-                              errbackArgs=(api, method, args, key, ticket, upstream))
+        return d.addCallbacks(
+            self._answered, self._failed, callbackArgs=(upstream, key, ticket, client, method),
+            errbackArgs=(api, method, args, key, ticket, client, upstream))
 
-    def _answered(self, answer: bytes, upstream, key, ticket):
+    def _answered(self, answer: bytes, upstream, key, ticket, client, method: str):
         if key is not None:
             self.cache.put(key[0], answer, key[1], upstream.lib)
+        if method == "get_dynamic_global_properties":
+            upstream.saw_head(dgp_head(answer))
+        client.served(upstream.head)
         if ticket is not None:
             self.share.put(ticket[0], answer, upstream, ticket[1], ticket[2])
         return orjson.Fragment(answer)
 
-    def _failed(self, failure, api: str, method: str, args: list, key, ticket, upstream):
+    def _failed(self, failure, api: str, method: str, args: list, key, ticket, client,
+                upstream):
         if failure.check(PeerRpcError):
             raise UpstreamError(failure.value)
-        failure.trap(PeerDisconnected)  # lost before the answer: another upstream
-        self.pool.lost_read(upstream, api, method)
+        failure.trap(PeerDisconnected)  # lost before the answer (or late): another upstream
+        timed_out = failure.value if failure.check(UpstreamTimeout) else None
+        self.pool.lost_read(upstream, api, method, timed_out=timed_out is not None)
         return defer.Deferred.fromCoroutine(
-            self._forward(api, method, args, key, ticket, [upstream]))
+            self._forward(api, method, args, key, ticket, client, [upstream], timed_out))
 
-    async def _forward(self, api: str, method: str, args: list, key, ticket, tried: list):
-        upstream, answer = await self.pool.call(api, method, args, tried=tried)
-        return self._answered(answer, upstream, key, ticket)
+    async def _forward(self, api: str, method: str, args: list, key, ticket, client,
+                       tried: list, timed_out):
+        upstream, answer = await self.pool.call(api, method, args, tried=tried,
+                                                floor=client.floor, timed_out=timed_out)
+        return self._answered(answer, upstream, key, ticket, client, method)
 
     async def broadcast(self, send, trx):
         """:meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`, after which
@@ -192,8 +246,7 @@ class Gateway:
         """``upstream`` confirmed a transaction in a block (a
         ``transaction_confirmation``): its head is at least that block."""
         num = confirmation.get("block_num") if type(confirmation) is dict else None
-        if self.share is not None and type(num) is int:
-            self.share.saw_head(upstream, num)
+        upstream.saw_head(num)
 
 
 class ForwardedApi(ApiSet):
@@ -220,8 +273,9 @@ class ForwardedApi(ApiSet):
         if what in SUBSCRIPTION_FUNCTIONS:
             raise CallbacksNotRouted(f"{request.function}: this gateway does not route the "
                                      f"notices of upstream callbacks")
-        return self.gateway.forward(self.name, request.function, request.args).addCallback(
-            _resolved, request, self.name)
+        return self.gateway.forward(
+            self.name, request.function, request.args,
+            self.gateway.client_head(self.session)).addCallback(_resolved, request, self.name)
 
 
 def _resolved(result, request, api_name: str):

@@ -7,10 +7,15 @@
 * per upstream (label ``upstream``, its ``host:port``):
   ``upstream_latency_seconds`` (histogram of call round trips),
   ``upstream_errors_total`` (counter, label ``kind``: ``rpc`` for an error
-  answer, ``lost`` for a call lost with its connection),
-  ``upstream_in_flight`` (gauge), ``upstream_usable`` and
-  ``upstream_healthy`` (gauges, 0 or 1), ``upstream_head_age_seconds``
-  and ``upstream_last_irreversible_block`` (gauges);
+  answer, ``lost`` for a call lost with its connection, ``timeout`` for a
+  call not answered in time, ``bad_reply`` for a message refused,
+  :mod:`nodeapi.gateway.replies`), ``upstream_breaker_trips_total``
+  (counter), ``upstream_in_flight`` (gauge), ``upstream_usable``,
+  ``upstream_healthy`` and ``upstream_serving`` (gauges, 0 or 1: serving
+  reads, :meth:`~nodeapi.gateway.pool.UpstreamPool.serves`),
+  ``upstream_head_age_seconds``, ``upstream_head_block``,
+  ``upstream_lag_blocks`` (behind the best upstream) and
+  ``upstream_last_irreversible_block`` (gauges);
 * ``read_retries_total`` (counter: read calls sent again to another
   upstream after a lost connection), ``shared_reads_total`` (counter:
   calls answered by an identical call in flight);
@@ -78,8 +83,16 @@ class GatewayCollector:
                       ("in_flight", "Calls sent to an upstream and not answered"),
                       ("usable", "1 when the upstream is connected, logged in, on the chain"),
                       ("healthy", "1 when usable and its head block is fresh"),
+                      ("serving", "1 when the upstream is given reads (in rotation, "
+                                  "not lagging)"),
+                      ("head_block", "The upstream's highest known head block"),
+                      ("lag_blocks", "Blocks the upstream's head is behind the best one"),
                       ("head_age_seconds", "Age of the upstream's head block at its check"),
                       ("last_irreversible_block", "The upstream's last irreversible block"))}
+        trips = CounterMetricFamily(p + "upstream_breaker_trips",
+                                    "Times an upstream was taken out of rotation (breaker "
+                                    "open)", labels=["upstream"])
+        best = self.pool.best_head
         for u in self.pool.upstreams:
             cumulative = u.latency_buckets
             buckets = [(str(bound), count) for bound, count in
@@ -88,13 +101,20 @@ class GatewayCollector:
             latency.add_metric([u.name], buckets, u.latency_sum)
             errors.add_metric([u.name, "rpc"], u.errors)
             errors.add_metric([u.name, "lost"], u.lost)
+            errors.add_metric([u.name, "timeout"], u.timeouts)
+            errors.add_metric([u.name, "bad_reply"], u.bad_replies)
+            trips.add_metric([u.name], u.trips)
             gauges["in_flight"].add_metric([u.name], u.in_flight)
             gauges["usable"].add_metric([u.name], int(u.usable))
             gauges["healthy"].add_metric([u.name], int(u.healthy))
+            gauges["serving"].add_metric([u.name], int(self.pool.serves(u)))
+            gauges["head_block"].add_metric([u.name], u.head)
+            gauges["lag_blocks"].add_metric([u.name], max(best - u.head, 0))
             gauges["head_age_seconds"].add_metric([u.name], u.head_age or 0.0)
             gauges["last_irreversible_block"].add_metric([u.name], u.lib)
         yield latency
         yield errors
+        yield trips
         yield from gauges.values()
 
 
@@ -103,8 +123,10 @@ class PoolHead:
     form the status page and ``/healthz`` read from indexer mode's
     :class:`~nodeapi.peers.upstream.UpstreamService` (``next_block``,
     ``last_block_time``, ``lag_blocks``, ``lag_seconds``, ``reconnects``):
-    the freshest usable upstream's head block at its last check, so the
-    health check fails when no upstream is usable or every head is old.
+    the freshest upstream's head block at its last check among those that
+    serve reads (:meth:`~nodeapi.gateway.pool.UpstreamPool.serves`), so the
+    health check fails when none serves (:meth:`states` names why) or
+    every head is old.
 
     :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool`."""
 
@@ -113,20 +135,24 @@ class PoolHead:
     def __init__(self, pool) -> None:
         self.pool = pool
 
+    def states(self) -> list:
+        """:meth:`~nodeapi.gateway.pool.UpstreamPool.states`."""
+        return self.pool.states()
+
     def _freshest(self):
-        usable = [u for u in self.pool.upstreams if u.usable]
-        return max(usable, key=lambda u: u.head_time, default=None)
+        serving = [u for u in self.pool.upstreams if self.pool.serves(u)]
+        return max(serving, key=lambda u: u.head_time, default=None)
 
     @property
     def next_block(self) -> int:
-        """The freshest usable upstream's head block number plus one (1
+        """The freshest serving upstream's head block number plus one (1
         without one)."""
         best = self._freshest()
         return best.head_block_num + 1 if best is not None else 1
 
     @property
     def last_block_time(self):
-        """Its head block time (s), or None without a usable upstream."""
+        """Its head block time (s), or None without a serving upstream."""
         best = self._freshest()
         return float(best.head_time) if best is not None else None
 

@@ -8,9 +8,9 @@ is shared only while nothing the gateway has learned since could make it
 different, and never after ``max_age`` seconds:
 
 * a *generation* is the highest head block number the gateway knows of
-  (each upstream's health check, :attr:`~nodeapi.gateway.upstream.Upstream.head_block_num`;
-  the block notices and the dynamic global properties in the object notices
-  of the subscription hub's link; the head in each
+  (:attr:`~nodeapi.gateway.upstream.Upstream.head`: each upstream's health
+  check; the block notices and the dynamic global properties in the object
+  notices of the subscription hub's link; the head in each
   ``get_dynamic_global_properties`` answer that passes through) together
   with a count of the transactions broadcast through the gateway
   (bitshares-core applies a pending transaction to the state its reads
@@ -74,6 +74,16 @@ def _head_number(dgp) -> Optional[int]:
     return num if type(num) is int and num >= 0 else None
 
 
+def dgp_head(answer: bytes) -> Optional[int]:
+    """The head block number in a ``get_dynamic_global_properties``
+    answer (JSON bytes, already checked by :mod:`nodeapi.gateway.replies`),
+    or None."""
+    try:
+        return _head_number(orjson.loads(answer))
+    except orjson.JSONDecodeError:
+        return None
+
+
 class HeadShare:
     """Answers of shareable calls for the current generation (module
     docstring).
@@ -94,7 +104,6 @@ class HeadShare:
         self.size = 0
         self._answers: dict = {}  # (api, method, args JSON) -> (answer, fetched at)
         self._of = None  # the generation of the answers kept
-        self._noticed: dict = {}  # upstream -> highest head seen outside its checks
         self._broadcasts = 0
 
     def __len__(self) -> int:
@@ -104,12 +113,12 @@ class HeadShare:
 
     def head_of(self, upstream) -> int:
         """The highest head block number known of ``upstream``."""
-        return max(upstream.head_block_num, self._noticed.get(upstream, 0))
+        return upstream.head
 
     def saw_head(self, upstream, num: int) -> None:
-        """A notice or an answer of ``upstream`` showed head block ``num``."""
-        if num > self._noticed.get(upstream, 0):
-            self._noticed[upstream] = num
+        """A notice or an answer of ``upstream`` showed head block ``num``
+        (:meth:`~nodeapi.gateway.upstream.Upstream.saw_head`)."""
+        upstream.saw_head(num)
 
     def broadcast(self) -> None:
         """A transaction was broadcast through the gateway: the upstream's
@@ -148,14 +157,9 @@ class HeadShare:
     def put(self, key, answer: bytes, upstream, generation: tuple, sent_at: float) -> bool:
         """Keep ``upstream``'s ``answer`` of ``key``, whose call was sent at
         ``sent_at`` in ``generation``, when that is still the generation and
-        ``upstream`` was at its head; True when kept."""
-        if key[1] == "get_dynamic_global_properties":
-            try:
-                num = _head_number(orjson.loads(answer))
-            except orjson.JSONDecodeError:
-                num = None
-            if num is not None:
-                self.saw_head(upstream, num)
+        ``upstream`` was at its head; True when kept (the head in a
+        ``get_dynamic_global_properties`` answer is learned by the
+        :class:`~nodeapi.gateway.apis.Gateway` before)."""
         if (self._current() != generation or self.head_of(upstream) < generation[0]
                 or self.size + len(answer) > self.max_bytes):
             return False

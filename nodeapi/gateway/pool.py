@@ -7,10 +7,17 @@ its last irreversible block: :mod:`nodeapi.gateway.upstream`).
 
 Interface (for the forwarded API sets and the merged subscriptions):
 
-* ``pool.pick(exclude=())`` -> a usable :class:`Upstream` (healthy ones
-  first, then the fewest calls in flight, ties in turn), or raises
-  :class:`~nodeapi.peers.errors.NoUpstream`; ``await pool.live(exclude)``
-  waits up to ``patience`` seconds for one;
+* ``pool.pick(exclude=(), floor=0)`` -> a :class:`Upstream` that
+  :meth:`~UpstreamPool.serves` reads with a head at or above ``floor``
+  (healthy ones first, then the fewest calls in flight, ties in turn), or
+  raises :class:`~nodeapi.peers.errors.NoUpstream`;
+  ``await pool.live(exclude, floor)`` waits up to ``patience`` seconds for
+  one;
+* an upstream serves reads while it is in rotation (usable, no call timed
+  out since its last check: :attr:`Upstream.in_rotation`) and its head
+  (:attr:`Upstream.head`) lags the best such upstream's by at most
+  ``max_lag_blocks`` blocks; :meth:`UpstreamPool.states` says why one
+  does not (``/healthz``, :class:`~nodeapi.gateway.figures.PoolHead`);
 * ``upstream.call(api, method, args)`` / ``upstream.call_raw(...)``: a
   Deferred of the decoded result / of its JSON bytes, failing with
   ``PeerRpcError`` (the upstream's error) or ``PeerDisconnected``;
@@ -33,11 +40,14 @@ Interface (for the forwarded API sets and the merged subscriptions):
 * :meth:`UpstreamPool.call`: a read call that goes to :meth:`pick`'s
   upstream and, when that connection is lost before the answer, to another
   (each upstream tried once, then once more when they were all lost: a
-  lone upstream that restarted); the upstream's error becomes
-  :class:`~nodeapi.peers.errors.UpstreamError` (code, message and data as
-  they came);
+  lone upstream that restarted); when the upstream does not answer in
+  time (:class:`~nodeapi.peers.errors.UpstreamTimeout`), to another that
+  serves now, without waiting, else the client gets that timeout; the
+  upstream's error becomes :class:`~nodeapi.peers.errors.UpstreamError`
+  (code, message and data as they came);
 * :meth:`UpstreamPool.broadcast`: a transaction broadcast, never repeated
-  blindly: when its connection is lost before the answer, another upstream
+  blindly: when its connection is lost before the answer (or the answer
+  does not come in time), another upstream
   is asked ``database.get_recent_transaction_by_id`` (bitshares-core
   libraries/app/include/graphene/app/database_api.hpp: the transaction if
   a block of the recent, unexpired ones holds it), and the recent blocks
@@ -53,7 +63,8 @@ from twisted.logger import Logger
 
 from nodeapi.errors import ApiError
 from nodeapi.gateway.upstream import Upstream
-from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
+from nodeapi.peers.errors import (
+    NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError, UpstreamTimeout)
 from nodeapi.protocol.transaction import transaction_id
 
 #: blocks below the head searched for a broadcast whose answer was lost
@@ -83,19 +94,28 @@ class UpstreamPool(service.MultiService):
         is (a restart) before it fails with ``NoUpstream``.
     :param chain_id: the chain every upstream must serve; None: the first
         upstream's.
+    :param timeout: seconds an upstream call waits for its answer.
+    :param max_lag_blocks: blocks an upstream's head may lag the best
+        one's and still serve reads.
+    :param outage_retry: seconds between reconnection attempts, at most,
+        while no upstream is usable.
     :ivar chain_id: the pool's chain id (None until an upstream answered).
-    :ivar retried: read calls sent again after a lost connection.
+    :ivar retried: read calls sent again after a lost connection or a
+        timeout.
     """
 
     log = Logger()
 
     def __init__(self, addresses: Iterable, reactor: Any, clock: Optional[Any] = None,
                  interval: float = 3.0, max_head_age: float = 60.0, patience: float = 10.0,
-                 max_message_size: int = 4194304, chain_id: Optional[str] = None) -> None:
+                 max_message_size: int = 4194304, chain_id: Optional[str] = None,
+                 timeout: float = 5.0, max_lag_blocks: int = 3,
+                 outage_retry: float = 0.5) -> None:
         super().__init__()
         self.reactor = reactor
         self.clock = clock if clock is not None else reactor
         self.patience = patience
+        self.max_lag_blocks = max_lag_blocks
         self.chain_id = chain_id
         self.retried = 0
         self._turn = 0
@@ -105,7 +125,8 @@ class UpstreamPool(service.MultiService):
         self.upstreams = []
         for address in addresses:
             upstream = Upstream(address, self, reactor, clock=self.clock, interval=interval,
-                                max_head_age=max_head_age, max_message_size=max_message_size)
+                                max_head_age=max_head_age, max_message_size=max_message_size,
+                                timeout=timeout, outage_retry=outage_retry)
             upstream.setServiceParent(self)
             self.upstreams.append(upstream)
         if not self.upstreams:
@@ -126,16 +147,59 @@ class UpstreamPool(service.MultiService):
             self.chain_id = chain_id
         return chain_id == self.chain_id
 
+    @property
+    def best_head(self) -> int:
+        """The highest head of the upstreams in rotation (0 without one)."""
+        return max((u.head for u in self.upstreams if u.in_rotation), default=0)
+
+    def serves(self, upstream: Upstream) -> bool:
+        """Whether ``upstream`` is given reads (module docstring)."""
+        return upstream.in_rotation \
+            and self.best_head - upstream.head <= self.max_lag_blocks
+
+    def states(self) -> list:
+        """Each upstream's state for ``/healthz`` and the status page:
+        ``{"upstream": host:port, "state", "head_block_num", "lag_blocks",
+        "fault"}``, ``state`` one of ``serving``, ``lagging`` (more than
+        ``max_lag_blocks`` behind), ``suspect`` (a call timed out, checked
+        now), ``down`` (not connected, logged in and checked; ``fault``:
+        why its breaker last opened, or None)."""
+        best = self.best_head
+        out = []
+        for u in self.upstreams:
+            if not u.usable:
+                state = "down"
+            elif u.suspect:
+                state = "suspect"
+            elif best - u.head > self.max_lag_blocks:
+                state = "lagging"
+            else:
+                state = "serving"
+            out.append({"upstream": u.name, "state": state,
+                        "head_block_num": u.head if u.usable else None,
+                        "lag_blocks": max(best - u.head, 0) if u.usable else None,
+                        "fault": u.fault})
+        return out
+
     def changed(self, upstream: Upstream) -> None:
         """An upstream's usability or health changed: wake waiting calls,
-        tell the watchers."""
+        tell the watchers; when no upstream is usable any more, every
+        reconnection waiting longer tries now (:meth:`Upstream.hurry`)."""
         if upstream.usable:
-            waiting, self._waiting = self._waiting, []
-            for d in waiting:
-                if not d.called:
-                    d.callback(None)
+            self.rotation_changed(upstream)
+        elif not any(u.usable for u in self.upstreams):
+            for other in self.upstreams:
+                other.hurry()
         for fn in list(self._watchers):
             fn(upstream)
+
+    def rotation_changed(self, upstream: Upstream) -> None:
+        """``upstream``'s head or rotation changed: calls waiting for an
+        upstream look again."""
+        waiting, self._waiting = self._waiting, []
+        for d in waiting:
+            if not d.called:
+                d.callback(None)
 
     def watch(self, fn: Callable[[Upstream], None]) -> None:
         """Call ``fn(upstream)`` at each change (module docstring)."""
@@ -147,13 +211,18 @@ class UpstreamPool(service.MultiService):
 
     # -- choosing --------------------------------------------------------------------
 
-    def pick(self, exclude=()) -> Upstream:
-        """The upstream for the next call (module docstring).
+    def pick(self, exclude=(), floor: int = 0) -> Upstream:
+        """The upstream for the next call (module docstring): one that
+        serves reads, outside ``exclude``, its head at least ``floor``.
 
-        :raises NoUpstream: no usable upstream outside ``exclude``."""
-        usable = [u for u in self.upstreams if u.usable and u not in exclude]
-        if not usable:
+        :raises NoUpstream: none."""
+        serving = [u for u in self.upstreams if u not in exclude and self.serves(u)]
+        if not serving:
             raise NoUpstream("No upstream node is connected now; try again shortly")
+        usable = [u for u in serving if u.head >= floor]
+        if not usable:
+            raise NoUpstream(f"No upstream has reached block {floor} yet, the head this "
+                             f"connection has been served; try again shortly")
         healthy = [u for u in usable if u.healthy] or usable
         self._turn += 1
         n = len(healthy)
@@ -171,47 +240,71 @@ class UpstreamPool(service.MultiService):
         self._follow_turn += 1
         return self.upstreams[self._follow_turn % len(self.upstreams)].address
 
-    async def live(self, exclude=()) -> Upstream:
+    async def live(self, exclude=(), floor: int = 0) -> Upstream:
         """:meth:`pick`, waiting up to ``patience`` seconds for an upstream
-        to become usable when none is.
+        to serve (or to reach ``floor``: those below it are checked at
+        once) when none does.
 
-        :raises NoUpstream: none became usable in time."""
+        :raises NoUpstream: none did in time."""
         try:
-            return self.pick(exclude)
+            return self.pick(exclude, floor)
         except NoUpstream:
             if not any(u not in exclude for u in self.upstreams) or not self.patience:
                 raise
-        wake = defer.Deferred()
-        self._waiting.append(wake)
-        timer = self.clock.callLater(self.patience, lambda: wake.called or wake.callback(None))
-        await wake
-        if timer.active():
-            timer.cancel()
-        return self.pick(exclude)
+        for u in self.upstreams:
+            if u not in exclude and u.in_rotation and u.head < floor:
+                u.check_soon()
+        deadline = self.clock.seconds() + self.patience
+        while True:
+            wake = defer.Deferred()
+            self._waiting.append(wake)
+            timer = self.clock.callLater(max(deadline - self.clock.seconds(), 0.0),
+                                         lambda: wake.called or wake.callback(None))
+            await wake
+            if timer.active():
+                timer.cancel()
+            try:
+                return self.pick(exclude, floor)
+            except NoUpstream:
+                if self.clock.seconds() >= deadline:
+                    raise
 
     # -- calls -----------------------------------------------------------------------
 
-    def lost_read(self, upstream: Upstream, api: str, method: str) -> None:
-        """A read call on ``upstream`` was lost with its connection: counted
-        and logged (it is sent to another)."""
+    def lost_read(self, upstream: Upstream, api: str, method: str,
+                  timed_out: bool = False) -> None:
+        """A read call on ``upstream`` was lost with its connection (or not
+        answered in time): counted and logged (it is sent to another)."""
         self.retried += 1
-        self.log.info("Upstream {upstream} lost during {api}.{method}; asking another",
-                      upstream=upstream.name, api=api, method=method)
+        self.log.info("Upstream {upstream} {what} {api}.{method}; asking another",
+                      upstream=upstream.name, api=api, method=method,
+                      what="did not answer in time" if timed_out else "lost during")
 
     async def call(self, api: str, method: str, args: list, raw: bool = True,
-                   tried: Optional[list] = None):
+                   tried: Optional[list] = None, floor: int = 0,
+                   timed_out: Optional[UpstreamTimeout] = None):
         """A read call (module docstring): ``(upstream, result)``, the
         result as JSON bytes (``raw``) or decoded; ``tried``: upstreams
-        already lost during this call (not asked again).
+        already lost during this call (not asked again); ``floor``: the
+        lowest head the answering upstream may have; ``timed_out``: the
+        timeout of an upstream already asked (then no waiting).
 
         :raises UpstreamError: the upstream answered with an error.
+        :raises UpstreamTimeout: an upstream did not answer in time and no
+            other served.
         :raises NoUpstream: no upstream could answer."""
         tried = list(tried or ())
         again = True  # when every upstream was lost once: one more round
         while True:
             try:
-                upstream = await self.live(tried)
+                if timed_out is not None:
+                    upstream = self.pick(tried, floor)  # no waiting after a timeout
+                else:
+                    upstream = await self.live(tried, floor)
             except NoUpstream:
+                if timed_out is not None:
+                    raise UpstreamTimeout(f"{timed_out}, and no other upstream could answer "
+                                          f"it") from None
                 if not (tried and again):
                     raise
                 tried, again = [], False  # a lone upstream may be back
@@ -222,6 +315,10 @@ class UpstreamPool(service.MultiService):
                 return upstream, await upstream.call(api, method, args)
             except PeerRpcError as exc:
                 raise UpstreamError(exc) from None
+            except UpstreamTimeout as exc:
+                tried.append(upstream)
+                timed_out = exc
+                self.lost_read(upstream, api, method, timed_out=True)
             except PeerDisconnected:
                 tried.append(upstream)
                 self.lost_read(upstream, api, method)
@@ -242,34 +339,37 @@ class UpstreamPool(service.MultiService):
             return upstream, await send(upstream)
         except PeerRpcError as exc:
             raise UpstreamError(exc) from None
-        except PeerDisconnected:
+        except PeerDisconnected as exc:
             lost = upstream
+            what = ("did not answer" if isinstance(exc, UpstreamTimeout)
+                    else "was lost before it answered")
         try:
             txid = transaction_id(trx)
         except Exception:
-            raise BroadcastLost("The upstream was lost before it answered the broadcast, and "
-                                "the transaction has no id to look for") from None
+            raise BroadcastLost(f"The upstream {what} the broadcast, and the transaction has "
+                                f"no id to look for") from None
         try:
             try:
                 other = await self.live([lost])
             except NoUpstream:  # a lone upstream may come back
                 other = await self.live()
         except NoUpstream:
-            raise BroadcastLost(f"The upstream was lost before it answered the broadcast of "
-                                f"transaction {txid}, and no other upstream is connected to "
-                                f"learn whether it reached a block") from None
+            raise BroadcastLost(f"The upstream {what} the broadcast of transaction {txid}, and "
+                                f"no other upstream is connected to learn whether it reached "
+                                f"a block") from None
         try:
             found = await other.call("database", "get_recent_transaction_by_id", [txid])
             if found is None:
-                self.log.info("Broadcast of {txid} lost with {upstream}; sending it to "
-                              "{other}", txid=txid, upstream=lost.name, other=other.name)
+                self.log.info("Broadcast of {txid}: {upstream} {what} it; sending it to "
+                              "{other}", txid=txid, upstream=lost.name, what=what,
+                              other=other.name)
                 return other, await send(other)
             confirmation = await self.confirmation(other, txid, found)
         except PeerRpcError as exc:
             raise UpstreamError(exc) from None
         except PeerDisconnected:
-            raise BroadcastLost(f"Two upstreams were lost while transaction {txid} was "
-                                f"broadcast; its outcome is unknown") from None
+            raise BroadcastLost(f"Two upstreams were lost or did not answer while transaction "
+                                f"{txid} was broadcast; its outcome is unknown") from None
         if confirmation is None:
             raise BroadcastLost(f"Transaction {txid} reached the chain, but its block was "
                                 f"not found among the last {SEARCH_BLOCKS}")

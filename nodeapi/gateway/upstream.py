@@ -15,7 +15,26 @@ every ``interval`` seconds ``database.get_dynamic_global_properties``:
   login, is dropped and tried again with a growing delay);
 * :attr:`healthy`: usable and its head block at most ``max_head_age``
   seconds old (by the injected clock), the check answered;
-* :attr:`lib`: its last irreversible block number (the cache's bound).
+* :attr:`lib`: its last irreversible block number (the cache's bound);
+* :attr:`head`: the highest head block number known of it (its checks,
+  and the notices and answers that show one, :meth:`saw_head`).
+
+Never hang: every call has a timeout (``timeout`` seconds,
+:mod:`nodeapi.gateway.connection`).  A call that times out makes the
+upstream :attr:`suspect` (out of rotation, :attr:`in_rotation`) and
+checks it at once; the check answering in time ends the suspicion.  The
+circuit breaker opens (:meth:`trip`: the connection is dropped, every call
+on it fails as lost, the upstream is unusable until a new connection has
+logged in and passed a check) when the upstream fails a check (no answer
+in time, or a head block number, last irreversible block or time that
+cannot be: block numbers are ``uint32_t`` in graphene, the last
+irreversible block is at most the head) or sends a message that does not
+pass :mod:`nodeapi.gateway.replies` or answers an id it was not asked.
+Each trip in a row lengthens the reconnection delay (the trips are
+forgotten after :data:`BREAKER_MEMORY` seconds without one); while no
+upstream of the pool is usable, reconnection attempts come at most
+``outage_retry`` seconds apart (:meth:`hurry` cuts a longer wait short),
+so the gateway serves again within about a second of an upstream's return.
 
 Calls go through :meth:`call` / :meth:`call_raw`, which count
 :attr:`in_flight`, latency and errors.  Notices of the connection
@@ -36,8 +55,10 @@ from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
 
 from nodeapi.gateway.connection import UpstreamFactory
+from nodeapi.gateway.replies import BadReply
 from nodeapi.peers.alarm import Alarm
-from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
+from nodeapi.peers.errors import (
+    LoginRefused, PeerDisconnected, PeerRpcError, UpstreamTimeout, WrongChain)
 from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint, RetryReport
 from nodeapi.protocol.errors import InvalidTime
 from nodeapi.protocol.times import parse_time
@@ -45,6 +66,10 @@ from nodeapi.protocol.times import parse_time
 #: upper bounds (seconds) of the latency histogram buckets
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                    10.0)
+#: seconds without a trip after which an upstream's trips in a row are forgotten
+BREAKER_MEMORY = 60.0
+#: the largest block number (graphene block numbers are uint32_t)
+MAX_BLOCK_NUM = 2 ** 32 - 1
 
 
 class Upstream(service.MultiService):
@@ -61,10 +86,17 @@ class Upstream(service.MultiService):
     :param max_head_age: seconds; an older head block makes the upstream
         not :attr:`healthy` (still usable when no healthy one is left).
     :param max_message_size: bytes, the largest message accepted.
+    :param timeout: seconds a call waits for its answer.
+    :param outage_retry: seconds; the longest reconnection delay while no
+        upstream of the pool is usable.
     :ivar in_flight: calls sent and not answered.
     :ivar head_block_num, head_time, lib: from the last check (0 before).
-    :ivar calls, errors, lost: calls made; answered with an error; lost
-        with the connection.
+    :ivar suspect: a call timed out and no check answered since.
+    :ivar calls, errors, lost, timeouts, bad_replies, trips: calls made;
+        answered with an error; lost with the connection; not answered in
+        time; messages refused (:mod:`nodeapi.gateway.replies`, ids not
+        asked); breaker trips.
+    :ivar fault: why the breaker last tripped (text), or None.
     :ivar latency_buckets: (property) cumulative counts per
         :data:`LATENCY_BUCKETS` bound (and +Inf last); :ivar latency_sum:
         seconds in total.
@@ -74,11 +106,13 @@ class Upstream(service.MultiService):
 
     def __init__(self, address, pool, reactor: Any, clock: Optional[Any] = None,
                  interval: float = 3.0, max_head_age: float = 60.0,
-                 max_message_size: int = 4194304) -> None:
+                 max_message_size: int = 4194304, timeout: float = 5.0,
+                 outage_retry: float = 0.5) -> None:
         super().__init__()
         self.address, self.pool, self.reactor = address, pool, reactor
         self.clock = clock if clock is not None else reactor
         self.interval, self.max_head_age = interval, max_head_age
+        self.timeout, self.outage_retry = timeout, outage_retry
         self.name = address.address
         self.protocol = None
         self.logged_in = False
@@ -86,23 +120,52 @@ class Upstream(service.MultiService):
         self.checked = False
         self.head_block_num = self.head_time = self.lib = 0
         self.in_flight = 0
-        self.calls = self.errors = self.lost = 0
+        self.calls = self.errors = self.lost = self.timeouts = self.bad_replies = 0
+        self.suspect = False
+        self.trips = 0
+        self.fault: Optional[str] = None
+        self._trips_in_row = 0
+        self._last_trip = None  # clock time of the last trip
+        self._noticed_head = 0  # highest head shown outside the checks
         self._latency_counts = [0] * (len(LATENCY_BUCKETS) + 1)  # per bucket, not cumulative
         self.latency_sum = 0.0
         self.connections = 0
         self._next_callback = 1
         self._handlers: dict = {}
         self._alarm = Alarm(self.clock)  # the poll's sleep, cut short by a close
-        self.retries = RetryReport(self.log, f"Upstream {address.url}",
-                                   backoffPolicy(0.5, 10.0))
+        self._backoff = backoffPolicy(0.5, 10.0)
+        self.retries = RetryReport(self.log, f"Upstream {address.url}", self._delay)
         endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
                                      self.retries.connect_failed)
-        factory = UpstreamFactory(self, address.url, max_message_size, reactor)
+        factory = UpstreamFactory(self, address.url, max_message_size, reactor,
+                                  timeout=timeout, clock=self.clock)
         self._refusals = 0  # connections in a row refused after opening (login, chain)
-        self.client = QuietClientService(
-            endpoint, factory, retryPolicy=lambda attempt: self.retries.delay(
-                attempt + self._refusals), clock=self.clock)
+        self._waiting = False  # a reconnection delay runs
+        self.client = QuietClientService(_Attempts(endpoint, self), factory,
+                                         retryPolicy=self._retry, clock=self.clock)
         self.client.setServiceParent(self)
+
+    def _delay(self, attempt: int) -> float:
+        """Seconds before reconnection attempt ``attempt`` (module
+        docstring): longer after refusals and trips in a row, at most
+        ``outage_retry`` while no upstream of the pool is usable."""
+        delay = self._backoff(attempt + self._refusals + self._trips_in_row)
+        if not any(u.usable for u in self.pool.upstreams):
+            delay = min(delay, self.outage_retry)
+        return delay
+
+    def _retry(self, attempt: int) -> float:
+        self._waiting = True
+        return self.retries.delay(attempt)
+
+    def hurry(self) -> None:
+        """Not connected and waiting to reconnect: try again now (the pool
+        lost its last usable upstream; the wait was set while another
+        served).  A connection being opened is left alone."""
+        if self.protocol is None and self.running and self.client.running and self._waiting:
+            self._waiting = False
+            self.client.stopService()
+            self.client.startService()
 
     # -- state ---------------------------------------------------------------------
 
@@ -115,6 +178,25 @@ class Upstream(service.MultiService):
         """Connected, logged in and serving the pool's chain."""
         proto = self.protocol
         return proto is not None and not proto.closed and self.logged_in and self.chain_ok
+
+    @property
+    def in_rotation(self) -> bool:
+        """Usable and not :attr:`suspect`: given calls (the pool also
+        leaves out an upstream whose head lags)."""
+        return self.usable and not self.suspect
+
+    @property
+    def head(self) -> int:
+        """The highest head block number known of this connection (its
+        last check, or a notice or answer since, :meth:`saw_head`)."""
+        return max(self.head_block_num, self._noticed_head)
+
+    def saw_head(self, num) -> None:
+        """A notice or an answer of this upstream showed head block
+        ``num`` (ignored unless a block number, :data:`MAX_BLOCK_NUM`)."""
+        if type(num) is int and self._noticed_head < num <= MAX_BLOCK_NUM:
+            self._noticed_head = num
+            self.pool.rotation_changed(self)
 
     @property
     def head_age(self) -> Optional[float]:
@@ -131,7 +213,8 @@ class Upstream(service.MultiService):
 
     def _set_down(self, was: bool) -> None:
         """The connection is gone; tell the pool if it was usable."""
-        self.logged_in = self.checked = False
+        self.logged_in = self.checked = self.suspect = False
+        self._noticed_head = 0
         self._handlers = {}
         if was:
             self.pool.changed(self)
@@ -183,7 +266,9 @@ class Upstream(service.MultiService):
             return result
 
         def failed(failure):
-            if failure.check(PeerDisconnected):
+            if failure.check(UpstreamTimeout):
+                self.timeouts += 1
+            elif failure.check(PeerDisconnected):
                 self.lost += 1
             else:
                 self.errors += 1
@@ -237,14 +322,49 @@ class Upstream(service.MultiService):
             handler(payload)
 
     def message_too_large(self, proto, limit: int) -> None:
-        self.log.warn("Upstream {upstream} sent a message over {limit} bytes "
-                      "(max-message-size)", upstream=self.name, limit=limit)
+        self.bad_replies += 1
+        self.trip(proto, f"a message over {limit} bytes (max-message-size)")
 
-    def bad_message(self, proto, reason: str) -> None:
-        self.log.error("Upstream {upstream} sent {reason}", upstream=self.name, reason=reason)
+    def bad_reply(self, proto, reason: str) -> None:
+        """``proto`` received a message that does not pass
+        (:mod:`nodeapi.gateway.replies`, or a reply to an id not asked)."""
+        self.bad_replies += 1
+        self.trip(proto, reason)
+
+    def check_soon(self) -> None:
+        """Check the upstream now rather than at the end of the interval
+        (a call waits for its head to move)."""
+        self._alarm.ring()
+
+    def call_timed_out(self, proto, method: str) -> None:
+        """A call on ``proto`` was not answered in time: out of rotation
+        until a check answers (one is made now)."""
+        if proto is not self.protocol or not self.logged_in or self.suspect:
+            return
+        self.suspect = True
+        self.log.warn("Upstream {upstream} did not answer {method} within {timeout:g} s; "
+                      "out of rotation until it answers a check", upstream=self.name,
+                      method=method, timeout=self.timeout)
+        self.pool.rotation_changed(self)
+        self._alarm.ring()
+
+    def trip(self, proto, reason: str) -> None:
+        """Open the circuit breaker (module docstring): drop ``proto``'s
+        connection (when it is still the current one)."""
+        if proto is not self.protocol and self.protocol is not None:
+            return
+        self.trips += 1
+        self._trips_in_row += 1
+        self._last_trip = self.clock.seconds()
+        self.fault = reason
+        self.log.error("Upstream {upstream} out of rotation (breaker open): {reason}",
+                       upstream=self.name, reason=reason)
         proto.dropConnection(abort=True)
 
     def _failed(self, failure, proto) -> None:
+        if failure.check(UpstreamTimeout, BadReply):
+            self.trip(proto, failure.getErrorMessage())
+            return
         if failure.check(PeerDisconnected):
             return
         if failure.check(LoginRefused, WrongChain):
@@ -279,22 +399,50 @@ class Upstream(service.MultiService):
                       upstream=self.name, chain=chain_id, head=self.head_block_num)
         self.pool.changed(self)
         while proto is self.protocol and self.running:
-            await self._alarm.sleep(self.interval)
+            if not self.suspect:  # a suspect one is checked at once
+                await self._alarm.sleep(self.interval)
             if proto is not self.protocol:
                 return
             was = self.healthy
             await self._check(proto)
+            if proto is not self.protocol:
+                return
+            if self.suspect:
+                self.suspect = False
+                self.log.info("Upstream {upstream} answered its check: back in rotation",
+                              upstream=self.name)
             if self.healthy != was:
                 self.pool.changed(self)
+            self.pool.rotation_changed(self)
 
     async def _check(self, proto) -> None:
         dgp = await self._counted(proto, False, "database", "get_dynamic_global_properties",
                                   [])
         try:
-            self.head_time = parse_time(dgp["time"])
-            self.head_block_num = int(dgp["head_block_number"])
-            self.lib = int(dgp["last_irreversible_block_num"])
-        except (TypeError, KeyError, ValueError, InvalidTime) as exc:
-            raise PeerRpcError("get_dynamic_global_properties",
-                               f"an answer without head time and blocks ({exc})") from None
+            head_time = parse_time(dgp["time"])
+            head = dgp["head_block_number"]
+            lib = dgp["last_irreversible_block_num"]
+        except (TypeError, KeyError, InvalidTime) as exc:
+            raise BadReply(f"dynamic global properties without head time and blocks "
+                           f"({exc!r})") from None
+        if not (type(head) is int and type(lib) is int and 0 <= lib <= head <= MAX_BLOCK_NUM):
+            raise BadReply(f"dynamic global properties with head block {str(head)[:24]} and "
+                           f"last irreversible block {str(lib)[:24]}")
+        self.head_time, self.head_block_num, self.lib = head_time, head, lib
         self.checked = True
+        if self._last_trip is not None \
+                and self.clock.seconds() - self._last_trip > BREAKER_MEMORY:
+            self._trips_in_row = 0
+
+
+class _Attempts:
+    """The upstream's client endpoint: tells ``upstream`` that a
+    connection attempt starts (its reconnection delay is over) before
+    ``endpoint`` connects."""
+
+    def __init__(self, endpoint, upstream) -> None:
+        self.endpoint, self.upstream = endpoint, upstream
+
+    def connect(self, factory) -> defer.Deferred:
+        self.upstream._waiting = False
+        return self.endpoint.connect(factory)

@@ -60,6 +60,18 @@ class PeerDisconnected(ApiError):
     name = "peer_disconnected"
 
 
+class UpstreamTimeout(PeerDisconnected):
+    """An upstream did not answer a call within the gateway's
+    ``--upstream-timeout`` (:mod:`nodeapi.gateway.connection`).  A
+    :class:`PeerDisconnected`: the call's outcome is unknown as with a lost
+    connection, so a read goes to another upstream and a broadcast is
+    looked for before it is sent again
+    (:class:`~nodeapi.gateway.pool.UpstreamPool`); a client sees it when
+    no other upstream could answer."""
+
+    name = "upstream_timeout"
+
+
 class PeerRpcError(ApiError):
     """The peer answered a call with a JSON-RPC error.
 

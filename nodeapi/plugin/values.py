@@ -43,6 +43,9 @@ def parse_int(lo, hi=2 ** 31 - 1):
 #: Coercer: seconds, 0 (off) to one year.
 parse_seconds = _number(float, 0, 86400 * 365, "a number of seconds")
 
+#: Coercer: a timeout in seconds, 0.1 to one hour (never off).
+parse_timeout = _number(float, 0.1, 3600, "a number of seconds")
+
 #: Coercer: a rate in calls per second, 0 (off) to a million.
 parse_rate = _number(float, 0, 1_000_000, "a number of calls per second")
 
