@@ -158,7 +158,7 @@ def health(figures: dict, limits: HealthLimits) -> dict:
     each named with its state and the fault that opened its breaker.
     ``GET /healthz`` answers 200 when ok, 503 otherwise."""
     problems = []
-    up = figures["upstream"]
+    up = figures.get("upstream")
     states = up.get("upstreams") if up is not None else None
     if states is not None and not any(s["state"] == "serving" for s in states):
         problems.append("no upstream serves reads: " + "; ".join(

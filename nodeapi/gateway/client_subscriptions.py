@@ -283,4 +283,5 @@ def _read(hub, gateway, api_set, function: str, args: list):
     client = hub.clients.get(api_set.session)
     if client is not None and client.takes_read(function, args):
         return client.read(function, args)
-    return gateway.forward("database", function, without_subscribe(function, args))
+    return gateway.forward("database", function, without_subscribe(function, args),
+                           gateway.client_head(api_set.session))

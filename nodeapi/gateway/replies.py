@@ -14,7 +14,7 @@ A message passes (:func:`read_message`) when it is:
   (``fc::variant`` holds an ``int64_t`` or a ``uint64_t``; bitshares-core
   writes doubles and larger amounts as strings, fc
   ``stringify_large_ints_and_doubles``): an integer beyond it (which orjson
-  reads as a float) or a float beyond it is refused;
+  reads as a float) or a float at or beyond its ends is refused;
 * an object: a notice ``{"method": "notice", "params": [callback id
   (integer), [payload...]]}``, or a reply with exactly one integer ``id``
   member and a ``result`` or an ``error`` member.
@@ -61,7 +61,7 @@ def check_value(value: Any) -> None:
         item, depth = pop()
         kind = type(item)
         if kind is float:
-            if not LOWEST <= item <= HIGHEST:
+            if not LOWEST < item < HIGHEST:  # -2^63 - 1 reads as the float -2^63
                 raise BadReply(f"a number beyond fc's 64-bit range ({item:g})")
             continue
         if kind is dict:

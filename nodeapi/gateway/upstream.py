@@ -97,6 +97,7 @@ class Upstream(service.MultiService):
         time; messages refused (:mod:`nodeapi.gateway.replies`, ids not
         asked); breaker trips.
     :ivar fault: why the breaker last tripped (text), or None.
+    :ivar attempts: connection attempts made.
     :ivar latency_buckets: (property) cumulative counts per
         :data:`LATENCY_BUCKETS` bound (and +Inf last); :ivar latency_sum:
         seconds in total.
@@ -135,12 +136,17 @@ class Upstream(service.MultiService):
         self._alarm = Alarm(self.clock)  # the poll's sleep, cut short by a close
         self._backoff = backoffPolicy(0.5, 10.0)
         self.retries = RetryReport(self.log, f"Upstream {address.url}", self._delay)
-        endpoint = ReportingEndpoint(HostnameEndpoint(reactor, address.host, address.port),
-                                     self.retries.connect_failed)
+        # a connection attempt waits ``timeout`` at most too; the next address
+        # of the name (happy eyeballs) is tried 0.1 s after the last, and a
+        # refused attempt fails that soon (Twisted's default: 0.3 s)
+        endpoint = ReportingEndpoint(
+            HostnameEndpoint(reactor, address.host, address.port, timeout=max(timeout, 1.0),
+                             attemptDelay=0.1), self.retries.connect_failed)
         factory = UpstreamFactory(self, address.url, max_message_size, reactor,
                                   timeout=timeout, clock=self.clock)
         self._refusals = 0  # connections in a row refused after opening (login, chain)
         self._waiting = False  # a reconnection delay runs
+        self.attempts = 0  # connection attempts made
         self.client = QuietClientService(_Attempts(endpoint, self), factory,
                                          retryPolicy=self._retry, clock=self.clock)
         self.client.setServiceParent(self)
@@ -445,4 +451,5 @@ class _Attempts:
 
     def connect(self, factory) -> defer.Deferred:
         self.upstream._waiting = False
+        self.upstream.attempts += 1
         return self.endpoint.connect(factory)

@@ -88,3 +88,24 @@ def test_calls_waiting_for_a_link_go_on_fail_or_time_out():
     assert "No upstream node is available for subscriptions" in str(results[3].value)
     waits.release("late")  # nobody waits any more
     assert len(results) == 4
+
+
+def test_health_fails_when_no_upstream_serves_reads_and_names_why():
+    """A gateway's figures carry its upstreams' states
+    (UpstreamPool.states): /healthz is not ok when none serves, and the
+    problem names each with the fault that opened its breaker."""
+    from nodeapi.metrics_health import HealthLimits, health
+
+    def figures(*states):
+        return {"replay": None, "head_block_age": 1.0, "searchdb": None,
+                "upstream": {"lag_blocks": 0, "lag_seconds": 1.0, "reconnects": 0,
+                             "upstreams": [dict(zip(("upstream", "state", "fault"), s))
+                                           for s in states]}}
+
+    limits = HealthLimits()
+    report = health(figures(("a:1", "serving", None), ("b:2", "down", "invalid JSON")), limits)
+    assert report["ok"] and report["problems"] == []
+    report = health(figures(("a:1", "lagging", None), ("b:2", "down", "invalid JSON")), limits)
+    assert not report["ok"]
+    assert report["problems"] == ["no upstream serves reads: a:1 lagging; b:2 down "
+                                  "(invalid JSON)"]

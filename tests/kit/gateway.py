@@ -10,11 +10,12 @@ from nodeapi.gateway.apis import Gateway, gateway_registry
 from nodeapi.gateway.cache import AnswerCache
 from nodeapi.gateway.client_subscriptions import install
 from nodeapi.gateway.confirmations import Confirmations
-from nodeapi.gateway.figures import GatewayCollector
+from nodeapi.gateway.figures import GatewayCollector, PoolHead
 from nodeapi.gateway.head_share import HeadShare
 from nodeapi.gateway.pool import UpstreamPool
 from nodeapi.gateway.subscriptions import SubscriptionHub
 from nodeapi.metrics import Metrics
+from nodeapi.metrics_health import HealthLimits
 from nodeapi.node import Node
 from nodeapi.protocol.node_address import parse_node_address
 
@@ -32,19 +33,27 @@ class GatewaySite:
     an :class:`~nodeapi.rpc.guard.RpcLimits`); the pool runs on the
     reactor either way.  ``share_seconds``: the per-block sharing's
     ``max_age`` (0: none, the default here, as the tests produce blocks by
-    hand faster than the checks see them)."""
+    hand faster than the checks see them).  ``pool_clock``: the pool's
+    clock (its checks, call timeouts, reconnection delays; default the
+    reactor); ``timeout``, ``max_lag_blocks``, ``outage_retry``: the
+    pool's.  The metrics' ``/healthz`` judges the pool's upstreams
+    (:class:`~nodeapi.gateway.figures.PoolHead`, any head age in time)."""
 
     def __init__(self, urls, access, cache_bytes=1 << 20, patience=5.0, clock=None,
-                 limits=None, share_seconds=0):
+                 limits=None, share_seconds=0, pool_clock=None, timeout=5.0,
+                 max_lag_blocks=3, outage_retry=0.5, interval=0.1):
         self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
-                                 interval=0.1, max_head_age=10 ** 9, patience=patience)
+                                 clock=pool_clock, interval=interval, max_head_age=10 ** 9,
+                                 patience=patience, timeout=timeout,
+                                 max_lag_blocks=max_lag_blocks, outage_retry=outage_retry)
         share = HeadShare(self.pool, reactor, share_seconds) if share_seconds else None
         self.gateway = Gateway(self.pool, AnswerCache(cache_bytes),
                                Confirmations(self.pool, interval=0.1), share=share)
         self.hub = SubscriptionHub(self.pool, reactor)
         install(self.gateway, self.hub)
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
-        self.metrics = Metrics(None, clock=clock or reactor)
+        self.metrics = Metrics(None, clock=clock or reactor, upstream=PoolHead(self.pool),
+                               health_limits=HealthLimits(max_head_age=10 ** 9))
         self.metrics.registry.register(GatewayCollector(self.gateway))
         self.server = RunningSite(self.node, access, clock=clock, registry=gateway_registry(),
                                   metrics=self.metrics, limits=limits)

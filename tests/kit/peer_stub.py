@@ -17,6 +17,9 @@ from nodeapi.errors import NodeAPIError
 from nodeapi.protocol.wire import wire_dict
 
 DENIED = "Assert Exception: is_allowed: Access denied"
+#: what ``raw`` returns for a call never answered (the WebSocket stays
+#: open and answers pings: a node that accepts calls and goes silent)
+SILENT = "silent"
 
 
 def wire(value):
@@ -51,7 +54,9 @@ class ChainRpcProtocol(WebSocketServerProtocol):
         raw = self.factory.raw(method, msg["id"])
         if raw is not None:  # misbehave: send these bytes instead of the reply
             self.factory.calls.append((api, method))
-            self.sendMessage(raw)
+            if raw is not SILENT:
+                for message in ([raw] if isinstance(raw, bytes) else raw):
+                    self.sendMessage(message)
             return
         try:
             result = self.factory.dispatch(self, api, method, args)
@@ -68,7 +73,9 @@ class ChainRpcFactory(WebSocketServerFactory):
     def __init__(self, chain, block_api=True, tamper=None, chain_id=None, raw=None,
                  on_open=None):
         """``tamper(block) -> block`` changes served blocks; ``raw(method,
-        call_id)`` returns bytes to send instead of the reply (or None);
+        call_id)`` returns bytes (or a list of messages) to send instead of
+        the reply, :data:`SILENT` to send nothing, or None (the reply); it
+        may be replaced while the factory serves (``factory.raw = ...``);
         ``on_open``: bytes sent to each client when its WebSocket opens."""
         super().__init__()
         self.raw = raw or (lambda method, call_id: None)
