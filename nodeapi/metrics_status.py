@@ -70,6 +70,15 @@ def render_status(report: dict) -> str:
             ("Lag (blocks)", "upstream_lag_blocks", up["lag_blocks"]),
             ("Lag (s)", "upstream_lag_seconds", up["lag_seconds"]),
             ("Reconnections", "upstream_reconnects", up["reconnects"])]), "</table>"]
+        if up.get("upstreams"):
+            parts.append("<h2>Upstreams</h2><table><tr><th>Upstream</th><th>State</th>"
+                         "<th>Head block</th><th>Behind by</th><th>Last fault</th></tr>")
+            for i, one in enumerate(up["upstreams"]):
+                parts.append("<tr>" + "".join(
+                    _cell(f"upstream{i}_{key}", one[key]) for key in (
+                        "upstream", "state", "head_block_num", "lag_blocks", "fault"))
+                    + "</tr>")
+            parts.append("</table>")
     if r["peers"]:
         parts.append("<h2>Peers</h2><table><tr><th>Address</th><th>State</th>"
                      "<th>Head block</th><th>Ahead by</th></tr>")

@@ -95,6 +95,7 @@ def test_health_fails_when_no_upstream_serves_reads_and_names_why():
     (UpstreamPool.states): /healthz is not ok when none serves, and the
     problem names each with the fault that opened its breaker."""
     from nodeapi.metrics_health import HealthLimits, health
+    from nodeapi.metrics_status import render_status
 
     def figures(*states):
         return {"replay": None, "head_block_age": 1.0, "searchdb": None,
@@ -109,3 +110,11 @@ def test_health_fails_when_no_upstream_serves_reads_and_names_why():
     assert not report["ok"]
     assert report["problems"] == ["no upstream serves reads: a:1 lagging; b:2 down "
                                   "(invalid JSON)"]
+    for one in report["upstream"]["upstreams"]:
+        one.update(head_block_num=7, lag_blocks=4)
+    report.update(head_block_num=7, head_block_id=None, head_block_time=None,
+                  last_irreversible_block_num=None, participation=None, blocks_produced=None,
+                  peers=[], rpc=None)
+    page = render_status(report)
+    assert 'id="upstream0_state">lagging<' in page
+    assert 'id="upstream1_fault">invalid JSON<' in page
