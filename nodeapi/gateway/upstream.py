@@ -26,9 +26,9 @@ checks it at once; the check answering in time ends the suspicion.  The
 circuit breaker opens (:meth:`trip`: the connection is dropped, every call
 on it fails as lost, the upstream is unusable until a new connection has
 logged in and passed a check) when the upstream fails a check (no answer
-in time, or a head block number, last irreversible block or time that
-cannot be: block numbers are ``uint32_t`` in graphene, the last
-irreversible block is at most the head) or sends a message that does not
+in time, or a head block number or last irreversible block that cannot
+be, or a time that cannot be read: block numbers are ``uint32_t`` in
+graphene, the last irreversible block is at most the head) or sends a message that does not
 pass :mod:`nodeapi.gateway.replies` or answers an id it was not asked.
 Each trip in a row lengthens the reconnection delay (the trips are
 forgotten after :data:`BREAKER_MEMORY` seconds without one); while no
