@@ -387,6 +387,7 @@ def test_a_connection_never_sees_the_head_go_backwards(chain, new_chain):
             yield site.stop()
 
 
+@pytest.mark.slow
 @pytest_twisted.inlineCallbacks
 def test_service_resumes_within_a_second_of_a_total_outage(chain):
     """The only upstream (the stub) is gone for 4 s, then listens again on
