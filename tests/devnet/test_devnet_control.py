@@ -16,6 +16,7 @@ from nodeapi.devnet import snapshots
 from nodeapi.devnet.control import Devnet, DevnetOptions
 from nodeapi.errors import ApiError
 from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.node import Node
 from nodeapi.protocol.times import parse_time
 
 from kit.chain import open_chain
@@ -178,11 +179,7 @@ def test_advance_time_moves_the_clock_and_later_blocks_follow_it(devnet):
 
 
 def test_api_arguments_are_checked_and_nothing_changes(devnet):
-    class Node:
-        pass
-
-    node = Node()
-    node.devnet = devnet
+    node = Node(chain=devnet.chain, devnet=devnet)
     api = DevnetApi(node, None)
     head = devnet.chain.head_block_id
     for function, args, message in (
@@ -195,7 +192,10 @@ def test_api_arguments_are_checked_and_nothing_changes(devnet):
             ("create_account", ["dev0", devnet.accounts[0].public_key, 1], "already exists"),
             ("set_balance", ["nobody", 5], "no such account"),
             ("set_balance", [["dev0"], 5], "account"),
-            ("dump_state", [5], "path")):
+            ("create_account", ["carol", devnet.accounts[0].public_key, 2 ** 63],
+             "amount must be an integer 0..1000000000000000"),
+            ("create_account", ["carol", devnet.accounts[0].public_key, -1], "non-negative"),
+            ("dump_state", ["x"], "--api-output-dir")):
         with pytest.raises(ApiError, match=message):
             api.call(function, args)
     assert devnet.chain.head_block_id == head
