@@ -15,7 +15,8 @@ import attr
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
-    parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint, parse_plugins, parse_seed_node,
+    parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
+    parse_plugins, parse_seed_node,
     parse_statistics_type, parse_upstream, parse_chain_id)
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits

@@ -8,8 +8,8 @@ Every request first passes the :class:`~nodeapi.rpc.browser_guard.BrowserGuard`
 one call to the per-address limits and the anonymous entry's; ``POST /``
 and ``POST /rpc`` -> HTTP JSON-RPC; anything else -> a JSON error (404 for
 other paths, 405 for other methods, 400 for a request with more than one
-``Authorization`` header), never an HTML page or a traceback.  The access log is off (one line per call would
-dominate the cost of a call).  Request bodies are bounded while they arrive
+``Authorization`` header), never an HTML page or a traceback.  The access
+log is off (one line per call would dominate the cost of a call).  Request bodies are bounded while they arrive
 (:class:`nodeapi.rpc.http.BoundedRequest`, 413 past ``max_message_size``).
 """
 

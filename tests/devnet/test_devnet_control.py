@@ -247,8 +247,9 @@ def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_pa
 @pytest.mark.parametrize("endpoint,warned", [("0.0.0.0:0", True), ("127.0.0.1:0", False)])
 def test_devnet_off_loopback_is_warned(tmp_path, captured, endpoint, warned):
     """--devnet opens every set but debug without login: a port not on a
-    loopback address gets a warning (and one naming --rpc-allowed-hosts); the service tree has the devnet and no
-    witness; the data dir is a fresh temporary one."""
+    loopback address gets a warning (and one naming --rpc-allowed-hosts);
+    the service tree has the devnet and no witness; the data dir is a
+    fresh temporary one."""
     from twisted.internet.testing import MemoryReactorClock
 
     from nodeapi.config import Options

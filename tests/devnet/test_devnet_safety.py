@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from nodeapi.devnet.pytest_plugin import DevnetError, DevnetProcess
+from nodeapi.devnet.pytest_plugin import INIT0_WIF, DevnetError, DevnetProcess
 from nodeapi.protocol.keys import PrivateKey
 from nodeapi.rpc.access import hash_password
 
@@ -88,7 +88,7 @@ def test_debug_is_closed_to_anonymous_users(devnet):
     for function, args in (("debug_update_object", [{"_action": "update", "id": "1.6.1",
                                                      "url": "x"}]),
                            ("debug_stream_json_objects", ["x"]),
-                           ("debug_generate_blocks", ["5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3", 1])):
+                           ("debug_generate_blocks", [INIT0_WIF, 1])):
         with pytest.raises(DevnetError, match="Access denied"):
             devnet.call("debug", function, *args)
     assert devnet.call("database", "get_objects", ["1.6.1"])[0]["url"] != "x"
