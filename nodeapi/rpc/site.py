@@ -44,19 +44,22 @@ class RpcRoot(Resource):
         anonymous entry's limits a route's request is charged to, with
         ``limit_book`` (the site's :class:`~nodeapi.rpc.limits.LimitBook`,
         or None: nothing charged).
+    :param events: the site's :class:`~nodeapi.rpc.throttled_log.ThrottledLog`
+        (a refused Host, Origin or Content-Type is logged through it, one
+        line a minute per kind), or None.
     """
 
     isLeaf = True
 
     def __init__(self, ws_resource: WebSocketResource, http: HttpRpc,
                  routes: Optional[dict] = None, *, browser_guard: Optional[BrowserGuard] = None,
-                 access=None, limit_book=None) -> None:
+                 access=None, limit_book=None, events=None) -> None:
         super().__init__()
         self.ws_resource = ws_resource
         self.http = http
         self.routes = dict(routes or {})
         self.browser_guard = browser_guard or BrowserGuard.from_options()
-        self.access, self.limit_book = access, limit_book
+        self.access, self.limit_book, self.events = access, limit_book, events
 
     def render(self, request):
         if len(request.requestHeaders.getRawHeaders(b"authorization", ())) > 1:
@@ -67,15 +70,13 @@ class RpcRoot(Resource):
         guard = self.browser_guard
         refusal = guard.host_refusal(request) or guard.origin_refusal(request)
         if refusal is not None:
-            write_json(request, 403, plain_error(403, -32600, refusal))
-            return NOT_DONE_YET
+            return self._refuse(request, 403, refusal)
         upgrade = (request.getHeader(b"upgrade") or b"").lower()
         if upgrade == b"websocket":
             return self.ws_resource.render(request)
         refusal = guard.content_type_refusal(request)
         if refusal is not None:
-            write_json(request, 415, plain_error(415, -32600, refusal))
-            return NOT_DONE_YET
+            return self._refuse(request, 415, refusal)
         route = self.routes.get(request.path)
         if route is not None:
             refusal = self._charge_route_call(request)
@@ -96,6 +97,15 @@ class RpcRoot(Resource):
             return NOT_DONE_YET
         return self.http.render_POST(request)
 
+
+    def _refuse(self, request, status: int, reason: str):
+        """Answer a request the browser guard refused, and log it."""
+        if self.events is not None:
+            self.events.event("browser_refused", "RPC request from {peer} refused: {reason}",
+                              peer=str(getattr(request.getClientAddress(), "host", "?")),
+                              reason=reason)
+        write_json(request, status, plain_error(status, -32600, reason))
+        return NOT_DONE_YET
 
     def _charge_route_call(self, request) -> Optional[ClientLimitExceeded]:
         """Charge a route's request as one call of an anonymous session
@@ -211,7 +221,7 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
     # bodies are JSON: twisted.web's parsing of form submissions into
     # request.args (a MIME parse of the Content-Type of every POST) is off
     root = RpcRoot(WebSocketResource(factory), http, routes, browser_guard=browser_guard,
-                   access=access, limit_book=limit_book)
+                   access=access, limit_book=limit_book, events=guard.events)
     return RpcSite(root, ws_factory=factory,
                    guard=guard, limit_book=limit_book, max_message_size=max_message_size,
                    handshake_timeout=limits.handshake_timeout or None, reactor=reactor,

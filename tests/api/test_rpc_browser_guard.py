@@ -40,15 +40,19 @@ def _refused(answer, status, *words):
 
 
 @pytest_twisted.inlineCallbacks
-def test_a_websocket_from_a_foreign_origin_is_refused(running):
+def test_a_websocket_from_a_foreign_origin_is_refused(running, captured):
     """A page of http://evil.example opening ws://127.0.0.1:port gets 403
-    at the handshake (before: 101 and every anonymous set); a page on a
-    loopback origin, and a client sending no Origin, are upgraded."""
+    at the handshake (before: 101 and every anonymous set), logged once a
+    minute (the operator sees why); a page on a loopback origin, and a
+    client sending no Origin, are upgraded."""
     for origin in ("http://evil.example", "https://127.0.0.1.evil.example", "null",
                    "http://localhost.evil.example:8090"):
         answer = yield _send(running, "GET", "/", headers=dict(WS_UPGRADE, Origin=origin))
         _refused(answer, 403, f"Origin '{origin}' is not allowed", "--rpc-allowed-origins")
         assert running.site.ws_factory.connections == set()
+    lines = [text for _level, text, event in captured if event.get("kind") == "browser_refused"
+             or "refused: Origin" in text]
+    assert len(lines) == 1 and "refused: Origin 'http://evil.example' is not allowed" in lines[0]
     for origin in ("http://localhost:3000", "https://127.0.0.1", "http://[::1]:8080", None):
         headers = dict(WS_UPGRADE) if origin is None else dict(WS_UPGRADE, Origin=origin)
         answer = yield _send(running, "GET", "/", headers=headers)
