@@ -13,9 +13,11 @@ Called by name like every set: ``{"method": "call", "params": ["devnet",
   (``amount``: core satoshis, or ``{"amount", "asset_id"}``);
 - ``create_account(name, public_key, amount)`` -> ``{"name", "id", "public_key"}``;
 - ``dump_state()`` -> the state as text (what ``--load-state`` reads:
-  write it to a file); ``dump_state(name)`` -> head block number written
-  to the file ``name`` (a plain file name) of the operator's
-  ``--api-output-dir``, refused without one: no path comes from RPC;
+  write it to a file; over WebSocket the reply must fit
+  ``--max-message-size``, over HTTP it has no such bound);
+  ``dump_state(name)`` -> head block number written to the file ``name``
+  (a plain file name) of the operator's ``--api-output-dir``, refused
+  without one: no path comes from RPC;
 - ``get_accounts()`` -> the ready accounts (name, id, wif, public_key, balance);
 - ``get_head()`` -> as advance_time, without producing a block.
 
