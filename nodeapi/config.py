@@ -117,8 +117,8 @@ class Options(RepeatableOptions, usage.Options):
     ``parseOptions`` the dict holds typed values: ints, floats, bools, lists
     (``plugins``, ``witness-id``, ``private-key`` as WIFs, ``seed-node``),
     absolute paths (``config``, ``data-dir``, ``genesis-json``,
-    ``api-access``; None when unset), endpoint strings (``rpc-endpoint``,
-    ``metrics-endpoint`` or None).
+    ``api-access``, ``api-output-dir``; None when unset), endpoint strings
+    (``rpc-endpoint``, ``metrics-endpoint`` or None).
 
     :ivar genesis: the loaded :class:`~nodeapi.chain.genesis.Genesis`.
     :ivar development_defaults: True when the development witness defaults
@@ -217,8 +217,11 @@ class Options(RepeatableOptions, usage.Options):
         if not self["data-dir"]:
             raise usage.UsageError("--data-dir: must not be empty")
         self["genesis-json"] = self["genesis-json"] or DEFAULT_GENESIS
-        for name in ("data-dir", "genesis-json", "api-access"):
+        for name in ("data-dir", "genesis-json", "api-access", "api-output-dir"):
             self[name] = os.path.abspath(self[name]) if self[name] else None
+        if self["api-output-dir"] and not os.path.isdir(self["api-output-dir"]):
+            raise usage.UsageError(f"--api-output-dir: {self['api-output-dir']} is not a "
+                                   f"directory")
         path = self["genesis-json"]
         try:
             self.genesis = load_genesis(path)
@@ -269,6 +272,14 @@ class Options(RepeatableOptions, usage.Options):
                          max_calls_per_second_per_ip=self["max-calls-per-second-per-ip"],
                          max_call_burst_per_ip=self["max-call-burst-per-ip"],
                          max_subscriptions_per_ip=self["max-subscriptions-per-ip"])
+
+    def browser_guard(self):
+        """The :class:`nodeapi.rpc.browser_guard.BrowserGuard` of
+        ``rpc-allowed-hosts``, ``rpc-allowed-origins`` and ``rpc-endpoint``."""
+        from nodeapi.rpc.browser_guard import BrowserGuard
+
+        return BrowserGuard.from_options(self["rpc-allowed-hosts"], self["rpc-allowed-origins"],
+                                         self["rpc-endpoint"])
 
     def health_limits(self):
         """The ``health-*`` values as

@@ -15,7 +15,8 @@ import attr
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
-    parse_endpoint, parse_optional_endpoint, parse_plugins, parse_seed_node,
+    parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
+    parse_plugins, parse_seed_node,
     parse_statistics_type, parse_upstream, parse_chain_id)
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits
@@ -38,6 +39,20 @@ SINGLE = [
      "bitsharesjs ChainStore need to see account updates (default 7)."),
     ("rpc-endpoint", "127.0.0.1:8090", parse_endpoint,
      "host:port or Twisted endpoint string of the RPC server (default 127.0.0.1:8090)."),
+    ("rpc-allowed-hosts", "", parse_allowed_hosts,
+     "Host names (comma separated) the RPC port answers requests for, as in their Host "
+     "header; * = any (a public node reached by its name lists it, or gives *). Refuses "
+     "pages using a rebound DNS name (default: localhost, 127.0.0.1, ::1 and the address "
+     "of rpc-endpoint)."),
+    ("rpc-allowed-origins", "", parse_allowed_origins,
+     "Web page origins (comma separated: a host name for any scheme and port, "
+     "scheme://host[:port], null, or *) whose browsers may open a WebSocket or POST to the "
+     "RPC port; requests without an Origin header (non-browser clients) always may "
+     "(default: localhost, 127.0.0.1, ::1 and the address of rpc-endpoint)."),
+    ("api-output-dir", "", parse_text,
+     "Directory in which RPC calls that write a file (the devnet's dump_state(name), "
+     "debug_stream_json_objects(filename)) create it, named by a plain file name; "
+     "default: none, such calls are refused."),
     ("plugins", "witness account_history market_history grouped_orders custom_operations",
      parse_plugins,
      "Plugins to enable, space separated: witness, account_history, market_history, "
@@ -125,6 +140,9 @@ SINGLE = [
      "transaction (default 0)."),
     ("load-state", "", parse_text,
      "devnet: a file of the devnet API's dump_state to start from (default: none)."),
+    ("devnet-max-snapshots", "1000", parse_int(1, 1_000_000),
+     "devnet: snapshots held at once; past it snapshot() is refused until a revert drops "
+     "some (default 1000)."),
 ] + [
     (f"api-limit-{field.name.replace('_', '-')}", str(field.default), parse_int(1),
      f"Largest result of {field.name} (default {field.default}).")
@@ -138,8 +156,9 @@ SINGLE = [
 FLAGS = [
     ("enable-subscribe-to-all", "Allow set_subscribe_callback(..., true) (notify all objects)."),
     ("devnet",
-     "Run a local development chain: blocks on demand, every API set open, ready "
-     "accounts, the devnet API set; the state lives in a temporary directory."),
+     "Run a local development chain: blocks on demand, every API set but debug open "
+     "(debug only when api-access grants it), ready accounts, the devnet API set; the "
+     "state lives in a temporary directory."),
     ("replay-blockchain",
      "Rebuild the state from the whole block log, ignoring the checkpoints (bitshares-core's "
      "option)."),

@@ -66,6 +66,32 @@ def parse_optional_endpoint(text):
     return None if parse_text(text).lower() in ("", "off", "none") else parse_endpoint(text)
 
 
+def _parse_list(text, parse_entry) -> list:
+    entries = [e.strip() for e in parse_text(text).split(",") if e.strip()]
+    for entry in entries:
+        parse_entry(entry)
+    return entries
+
+
+def parse_allowed_hosts(text) -> list:
+    """``--rpc-allowed-hosts``: a comma list of host names, ``*`` for any
+    (:func:`nodeapi.rpc.browser_guard.parse_host_rule`); [] for the
+    defaults."""
+    from nodeapi.rpc.browser_guard import parse_host_rule
+
+    return _parse_list(text, parse_host_rule)
+
+
+def parse_allowed_origins(text) -> list:
+    """``--rpc-allowed-origins``: a comma list of host names,
+    ``scheme://host[:port]``, ``null`` or ``*``
+    (:func:`nodeapi.rpc.browser_guard.parse_origin_rule`); [] for the
+    defaults."""
+    from nodeapi.rpc.browser_guard import parse_origin_rule
+
+    return _parse_list(text, parse_origin_rule)
+
+
 def parse_plugins(text) -> list:
     """Space- or comma-separated plugin names -> list (duplicates dropped)."""
     names = []

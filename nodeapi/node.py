@@ -99,6 +99,10 @@ class Node:
     :ivar account_lookup: without a chain (indexer mode), ``fn(name) ->
         Deferred[account id | None]`` resolving account names for the
         history API (the upstream's), or None.
+    :ivar output_dir: the ``api-output-dir`` option: the directory under
+        which API calls that write a file create it (a plain file name
+        given by the caller, :func:`nodeapi.api.arguments.output_path`),
+        or None: such calls are refused.
     :ivar devnet: the :class:`nodeapi.devnet.control.Devnet` of a node
         started with ``--devnet`` (the devnet API set drives it), or None.
     :ivar api_answers: the answers the API sets keep for reuse across
@@ -120,6 +124,7 @@ class Node:
     node_identity: dict = attr.Factory(lambda: new_node_identity())
     account_lookup: Optional[Any] = None
     devnet: Optional[Any] = None
+    output_dir: Optional[str] = None
     api_answers: ApiAnswers = attr.Factory(ApiAnswers)
     gateway: Optional[Any] = None
 

@@ -102,7 +102,7 @@ def _make_service(options, reactor):
     except OSError as exc:
         raise ConfigError(f"--data-dir {data_dir}: {exc.strerror}") from None
     access = (ApiAccess.load(options["api-access"]) if options["api-access"]
-              else ApiAccess.open_to_all() if options["devnet"] else ApiAccess.default())
+              else ApiAccess.devnet_default() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
         return _make_gateway(options, reactor, data_dir, access)
     block_log = BlockLog(options.block_log_path())
@@ -123,7 +123,8 @@ def _make_service(options, reactor):
     node = Node(chain=chain, plugins=plugins, limits=options.api_limits(),
                 api_node_info=options["api-node-info"],
                 enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
-                options=dict(options), reactor=reactor, devnet=devnet)
+                options=dict(options), reactor=reactor, devnet=devnet,
+                output_dir=options["api-output-dir"])
     top = NodeService(chain, block_log, reactor=reactor, node=node, checkpoints=checkpoints)
 
     def attach(name, svc):
@@ -266,14 +267,24 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
     ``registry``: the API sets served, default all; ``routes``: more
     resources by path) and ``metrics`` (with
     ``--metrics-endpoint``), then log the options' warnings."""
+    from nodeapi.rpc.browser_guard import endpoint_host
     from nodeapi.rpc.site import rpc_site
     from nodeapi.service import ListeningService
 
+    browser_guard = options.browser_guard()
     site = rpc_site(node, access, registry=registry,
                     max_message_size=options["max-message-size"],
                     auto_ping_interval=options["ws-auto-ping-interval"],
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
-                    reactor=reactor, limits=options.rpc_limits(), routes=routes)
+                    reactor=reactor, limits=options.rpc_limits(), routes=routes,
+                    browser_guard=browser_guard)
+    endpoint = options["rpc-endpoint"]
+    if (endpoint.startswith(("tcp", "ssl")) and endpoint_host(endpoint) is None
+            and browser_guard.loopback_only):
+        log.warn("RPC on {endpoint} (every interface) answers only requests whose Host is "
+                 "{hosts}: clients reaching this node by another name or address get HTTP 403; "
+                 "list the names in --rpc-allowed-hosts (or give '*')", endpoint=endpoint,
+                 hosts=", ".join(sorted(browser_guard.hosts)))
     attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
                                    options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
     if options["metrics-endpoint"]:
@@ -308,8 +319,8 @@ def _devnet_options(options, reactor) -> None:
     endpoint = options["rpc-endpoint"]
     if not re.search(r"interface=(127\.|localhost|\\?:\\?:1$)", endpoint) \
             and not options["api-access"]:
-        log.warn("--devnet: every API set, devnet included, is open without login on "
-                 "{endpoint}, not a loopback address", endpoint=endpoint)
+        log.warn("--devnet: every API set but debug, devnet included, is open without login "
+                 "on {endpoint}, not a loopback address", endpoint=endpoint)
     options["data-dir"] = tempfile.mkdtemp(prefix="nodeapi-devnet-")
     reactor.addSystemEventTrigger("after", "shutdown", shutil.rmtree, options["data-dir"], True)
     options["plugins"] = [p for p in options["plugins"] if p != "witness"]
@@ -331,4 +342,5 @@ def _make_devnet(options, reactor, chain, top):
         accounts=options["devnet-accounts"], seed=options["devnet-seed"],
         block_interval=options["block-interval"],
         load_state=os.path.abspath(options["load-state"]) if options["load-state"] else None,
-        key=DEV_WIF), clock=reactor, announce=url)
+        key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"]), clock=reactor,
+        announce=url)

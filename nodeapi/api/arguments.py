@@ -9,6 +9,7 @@ with a message naming the bad argument; the lookups by name or id are
 :mod:`nodeapi.api.lookup`.
 """
 
+import os
 
 from nodeapi.api.base import fc_bool
 from nodeapi.errors import ApiError, ApiLimitExceeded, NodeAPIError, ProtocolError
@@ -95,6 +96,35 @@ def require_path(value, what: str) -> str:
     if "\x00" in value:
         raise ApiError(f"{what} must not contain a NUL character")
     return value
+
+
+#: longest file name ``output_path`` takes, in UTF-8 bytes (NAME_MAX of
+#: Linux file systems)
+MAX_FILE_NAME = 255
+
+
+def output_path(directory, value, what: str) -> str:
+    """The path under ``directory`` (the ``api-output-dir`` option, fixed
+    at start) of the file an API call names ``value``: no path ever comes
+    from a caller, only a plain file name.
+
+    :raises ApiError: ``directory`` is None (the node was started without
+        ``--api-output-dir``), or ``value`` is not a plain file name: not
+        a string, empty, longer than :data:`MAX_FILE_NAME` bytes, holding
+        a path separator (``/``, ``\\``), NUL or another control
+        character, or ``..``, or starting with ``.``."""
+    if directory is None:
+        raise ApiError(f"{what}: this node writes no files named by RPC; its operator "
+                       f"names a directory for them with --api-output-dir")
+    if not isinstance(value, str) or not value:
+        raise ApiError(f"{what} must be a plain file name, got {value!r}")
+    if ("/" in value or "\\" in value or ".." in value or value.startswith(".")
+            or any(ord(c) < 32 or ord(c) == 127 for c in value)
+            or len(value.encode("utf-8", "surrogatepass")) > MAX_FILE_NAME):
+        raise ApiError(f"{what} must be a plain file name (no '/', '\\', '..', NUL or "
+                       f"control characters, no leading '.', at most {MAX_FILE_NAME} "
+                       f"bytes), got {value[:100]!r}; it is created in --api-output-dir")
+    return os.path.join(directory, value)
 
 
 def require_name_or_id(value, what: str) -> str:

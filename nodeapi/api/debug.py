@@ -16,7 +16,10 @@ debug_api.cpp and debug_witness.cpp:
 - ``debug_update_object(update)``: :mod:`nodeapi.chain.debug_updates`.
 - ``debug_stream_json_objects(filename)`` /
   ``debug_stream_json_objects_flush()``: after every applied block, each
-  object it changed is written to the file as one JSON line.
+  object it changed is written to the file as one JSON line.  graphene
+  opens ``filename`` as given; here it is a plain file name created in the
+  operator's ``--api-output-dir`` (:func:`nodeapi.api.arguments.output_path`),
+  refused with an error otherwise: no path comes from RPC.
 
 Blocks are produced or pushed in batches of :data:`BATCH` with a return to
 the node's reactor (``node.reactor``) in between.
@@ -28,7 +31,7 @@ import orjson
 from twisted.internet import defer, task
 from twisted.logger import Logger
 
-from nodeapi.api.arguments import require_path
+from nodeapi.api.arguments import output_path, require_path
 from nodeapi.api.base import ApiSet, api_function, fc_int
 from nodeapi.chain import authority as auth
 from nodeapi.chain.blocklog import BlockLog, BlockLogError
@@ -45,7 +48,9 @@ class ObjectStream:
 
     def __init__(self, chain, path: str) -> None:
         self.chain = chain
-        self.file = open(path, "wb")  # noqa: SIM115 - open until replaced or closed
+        # a symbolic link in the output directory is not followed
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        self.file = os.fdopen(fd, "wb")  # open until replaced or closed
         chain.add_block_observer(self.block_applied)
 
     def block_applied(self, *_args) -> None:
@@ -162,16 +167,22 @@ class DebugApi(ApiSet):
     @api_function
     def debug_stream_json_objects(self, filename):
         """From now on write every object each applied block changes as a
-        JSON line to ``filename`` (replacing an earlier stream); null."""
-        require_path(filename, "filename")
-        streams = self.node.debug_streams
-        old = streams.pop("json_objects", None)
+        JSON line to the file ``filename`` of ``--api-output-dir``
+        (replacing an earlier stream); null.
+
+        :raises ApiError: no ``--api-output-dir``, ``filename`` not a plain
+            file name (:func:`nodeapi.api.arguments.output_path`), or the
+            file cannot be opened (the earlier stream is kept then)."""
+        path = output_path(self.node.output_dir, filename, "filename")
+        try:
+            stream = ObjectStream(self.node.chain, path)
+        except (OSError, ValueError) as exc:
+            raise ApiError(f"Cannot open {filename}: "
+                           f"{getattr(exc, 'strerror', None) or exc}") from None
+        old = self.node.debug_streams.pop("json_objects", None)
         if old is not None:
             old.close()
-        try:
-            streams["json_objects"] = ObjectStream(self.node.chain, filename)
-        except OSError as exc:
-            raise ApiError(f"Cannot open {filename}: {exc.strerror}") from None
+        self.node.debug_streams["json_objects"] = stream
         return None
 
     @api_function

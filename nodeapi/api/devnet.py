@@ -12,16 +12,22 @@ Called by name like every set: ``{"method": "call", "params": ["devnet",
 - ``set_balance(account, amount)`` -> the balance ``{"amount", "asset_id"}``
   (``amount``: core satoshis, or ``{"amount", "asset_id"}``);
 - ``create_account(name, public_key, amount)`` -> ``{"name", "id", "public_key"}``;
-- ``dump_state(path)`` -> head block number written;
+- ``dump_state()`` -> the state as text (what ``--load-state`` reads:
+  write it to a file; over WebSocket the reply must fit
+  ``--max-message-size``, over HTTP it has no such bound);
+  ``dump_state(name)`` -> head block number written to the file ``name``
+  (a plain file name) of the operator's ``--api-output-dir``, refused
+  without one: no path comes from RPC;
 - ``get_accounts()`` -> the ready accounts (name, id, wif, public_key, balance);
 - ``get_head()`` -> as advance_time, without producing a block.
 
 Refused unless the node runs with ``--devnet`` (which grants the set to
-everyone on its RPC port) or an api-access file grants ``devnet_api``: a
-node without ``--devnet`` answers each function with an error saying so.
+everyone on its RPC port, every set but ``debug``) or an api-access file
+grants ``devnet_api``: a node without ``--devnet`` answers each function
+with an error saying so.
 """
 
-from nodeapi.api.arguments import check_public_key, require_str
+from nodeapi.api.arguments import check_public_key, output_path, require_str
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.errors import ApiError
@@ -99,29 +105,44 @@ class DevnetApi(ApiSet):
             amount = amount.get("amount")
         else:
             asset_id = "1.3.0"
-        if isinstance(amount, str) and amount.isdigit():
-            amount = int(amount)
-        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
-            raise ApiError(f"amount must be a non-negative integer of satoshis, got {amount!r}")
-        return devnet.set_balance(account_id, asset_id, amount)
+        return devnet.set_balance(account_id, asset_id, _satoshis(amount))
 
     @api_function
     def create_account(self, name, public_key, amount: int = 0):
-        """Register and fund an account by the faucet (see module text)."""
+        """Register and fund an account by the faucet (see module text);
+        every argument checked before anything changes, the registration
+        and the transfer one transaction."""
         devnet = self.devnet
         name = require_str(name, "name")
         check_public_key(public_key, devnet.chain.address_prefix)
-        if amount < 0:
-            raise ApiError(f"amount must be a non-negative integer of satoshis, got {amount}")
+        amount = _satoshis(amount)  # its range: Devnet.create_account
         if name in devnet.chain.state.account_by_name:
             raise ApiError(f"Account {name!r} already exists")
         return devnet.create_account(name, public_key, amount)
 
     @api_function
-    def dump_state(self, path):
-        """Write the state to a file on the node's machine; the head number."""
-        path = require_str(path, "path")
+    def dump_state(self, name=None):
+        """Without ``name`` the state as text; with it the head number
+        written to ``name`` in ``--api-output-dir`` (module text)."""
+        devnet = self.devnet
+        if name is None:
+            return devnet.dump_text()
+        path = output_path(self.node.output_dir, name, "name")
         try:
-            return self.devnet.dump_state(path)
-        except OSError as exc:
-            raise ApiError(f"Cannot write {path}: {exc.strerror}") from None
+            return devnet.dump_state(path)
+        except (OSError, ValueError) as exc:
+            raise ApiError(f"Cannot write {name} in --api-output-dir: "
+                           f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _satoshis(amount, high: int | None = None) -> int:
+    """An amount argument in satoshis: an integer (or a string of digits)
+    0..``high`` (None: no bound here), else :class:`ApiError`."""
+    if isinstance(amount, str) and amount.isascii() and amount.isdigit():
+        amount = int(amount)
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0 \
+            or (high is not None and amount > high):
+        bound = f" (at most {high})" if high is not None else ""
+        raise ApiError(f"amount must be a non-negative integer of satoshis{bound}, "
+                       f"got {amount!r}")
+    return amount

@@ -45,6 +45,7 @@ from nodeapi.chain.balances import adjust_balance
 from nodeapi.devnet import accounts as acc
 from nodeapi.devnet import snapshots
 from nodeapi.errors import ApiError
+from nodeapi.protocol.config import MAX_SHARE_SUPPLY
 from nodeapi.protocol.times import format_time
 
 #: blocks produced between two returns to the reactor
@@ -62,8 +63,9 @@ TRANSFERS_PER_TRX = 20
 class DevnetOptions:
     """``--devnet-accounts``, ``--devnet-seed``, ``--block-interval``
     (seconds, 0 = only on demand), ``--load-state`` (a path or None), the
-    producing key (WIF; the bundled genesis' development key) and the
-    balance of each ready account (core satoshis)."""
+    producing key (WIF; the bundled genesis' development key), the
+    balance of each ready account (core satoshis) and
+    ``--devnet-max-snapshots`` (snapshots held at once)."""
 
     accounts: int = 10
     seed: str = acc.DEFAULT_SEED
@@ -71,6 +73,7 @@ class DevnetOptions:
     load_state: str | None = None
     key: str = ""
     balance: int = acc.DEFAULT_BALANCE
+    max_snapshots: int = 1000
 
 
 class Devnet(service.Service):
@@ -236,7 +239,15 @@ class Devnet(service.Service):
 
     def snapshot(self) -> int:
         """Capture the node state (:func:`nodeapi.devnet.snapshots.capture`,
-        with the clock offset); returns its id (1, 2, ...)."""
+        with the clock offset); returns its id (1, 2, ...).
+
+        :raises ApiError: ``max_snapshots`` are held already (each holds a
+            copy of the object store's references: memory)."""
+        limit = self.options.max_snapshots
+        if len(self._snapshots) >= limit:
+            raise ApiError(f"The devnet holds {limit} snapshots already "
+                           f"(--devnet-max-snapshots): revert to one of them, which drops it "
+                           f"and every later one, before taking more")
         sid = self._next_snapshot
         self._snapshots[sid] = snapshots.capture(self.chain, {"offset": self.offset})
         self._next_snapshot += 1
@@ -262,8 +273,15 @@ class Devnet(service.Service):
 
     def dump_state(self, path: str) -> int:
         """Write the node state and its blocks to ``path``
-        (:func:`nodeapi.devnet.snapshots.dump`); returns the head number."""
+        (:func:`nodeapi.devnet.snapshots.dump`); returns the head number.
+        ``path`` is the caller's (the devnet API confines it to
+        ``--api-output-dir``)."""
         return snapshots.dump(self.chain, path, {"offset": self.offset})
+
+    def dump_text(self) -> str:
+        """The text :meth:`dump_state` would write (what ``--load-state``
+        reads)."""
+        return snapshots.dump_text(self.chain, {"offset": self.offset})[1]
 
     # -- accounts ----------------------------------------------------------------
 
@@ -273,20 +291,30 @@ class Devnet(service.Service):
         """Register ``name`` (owner key ``public_key``; active and memo keys
         the same unless given) by the faucet ``init0`` (the referrer too
         unless ``referrer``, an account id, is given) and send it
-        ``amount`` core satoshis, in blocks produced now.  Returns
-        ``{"name", "id", "public_key"}``.  Chain errors (a taken or invalid
-        name, a bad key) propagate, nothing registered."""
+        ``amount`` core satoshis, in one transaction put in a block
+        produced now: the transfer names the id the account gets (the next
+        ``1.2`` instance of the pending state), so a transfer the chain
+        refuses (more than the faucet holds) refuses the registration with
+        it (graphene applies a transaction whole or not at all).  Returns
+        ``{"name", "id", "public_key"}``.
+
+        :raises ApiError: ``amount`` not an integer 0..MAX_SHARE_SUPPLY.
+        :raises ChainError: a taken or invalid name, a bad key, a transfer
+            the faucet cannot pay; nothing registered."""
+        if isinstance(amount, bool) or not isinstance(amount, int) \
+                or not 0 <= amount <= MAX_SHARE_SUPPLY:
+            raise ApiError(f"amount must be an integer 0..{MAX_SHARE_SUPPLY} of core "
+                           f"satoshis, got {amount!r}")
         chain = self.chain
         registrar = chain.state.account_by_name[acc.REGISTRAR]
         ops = acc.create_ops(registrar, name, public_key, active_key=active_key,
                              memo_key=memo_key, referrer=referrer)
+        if amount:
+            new_id = f"1.2.{chain.next_object_instance('1.2')}"
+            ops.append(acc.transfer_op(registrar, new_id, amount))
         chain.push_transaction(acc.signed(chain, ops, [self.key]))
         self.produce_block()
         oid = chain.state.account_by_name[name]
-        if amount:
-            chain.push_transaction(acc.signed(chain, [acc.transfer_op(registrar, oid, amount)],
-                                              [self.key]))
-            self.produce_block()
         return {"name": name, "id": oid, "public_key": public_key}
 
     def routes(self) -> dict:

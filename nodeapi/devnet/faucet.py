@@ -13,9 +13,14 @@ Success: HTTP 201 and ``{"account": {"name", "id", "owner_key",
 faucet ``init0`` (also its referrer unless ``referrer`` names a lifetime
 member) and sent :data:`FAUCET_AMOUNT`, in blocks produced at once.
 Failure: HTTP 400 and ``{"error": {"base": ["<message>"]}}`` (the form
-wallets read ``error.base[0]`` from), nothing registered.  CORS is open
-(``Access-Control-Allow-Origin: *``, preflight answered), as a browser
-wallet on another origin calls it.
+wallets read ``error.base[0]`` from), nothing registered; another method
+than POST and OPTIONS: HTTP 405 with the same form.  CORS is answered
+(``Access-Control-Allow-Origin: *``, preflight answered) for the origins
+the RPC port allows (``--rpc-allowed-origins``: a page of another origin
+is refused before it gets here), as a browser wallet calls it.  Each
+request counts as one RPC call against the per-address limits
+(``--max-calls-per-second-per-ip``) and the ``*`` entry's (the RPC site
+charges it, :mod:`nodeapi.rpc.site`).
 """
 
 import orjson
@@ -45,6 +50,18 @@ class FaucetResource(Resource):
         request.setHeader(b"access-control-allow-methods", b"POST, OPTIONS")
         request.setHeader(b"access-control-allow-headers", b"content-type, accept")
         request.setHeader(b"content-type", b"application/json")
+
+    def render(self, request) -> bytes:
+        """POST and OPTIONS as below; any other method a JSON 405 (never
+        twisted.web's HTML page)."""
+        if request.method in (b"POST", b"OPTIONS"):
+            return super().render(request)
+        self._headers(request)
+        request.setHeader(b"allow", b"POST, OPTIONS")
+        request.setResponseCode(405)
+        return orjson.dumps({"error": {"base": [
+            f"Method {request.method.decode('latin-1')[:20]} not allowed: the faucet takes "
+            f"POST {FAUCET_PATH.decode()} with {{\"account\": {{...}}}}"]}})
 
     def render_OPTIONS(self, request) -> bytes:
         self._headers(request)

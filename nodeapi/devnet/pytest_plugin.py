@@ -153,7 +153,14 @@ class DevnetProcess:
         return self.call("devnet", "create_account", name, public_key, amount)
 
     def dump_state(self, path: str) -> int:
-        return self.call("devnet", "dump_state", os.path.abspath(path))
+        """Write the devnet's state to ``path`` on this machine (the devnet
+        API's ``dump_state()`` answers it as text; ``--load-state`` reads
+        the file); the head block number written."""
+        text = self.call("devnet", "dump_state")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        meta = json.loads(text.partition("\n")[0])  # ["meta", "nodeapi-checkpoint", {...}]
+        return meta[2]["block_num"]
 
     def head(self) -> dict:
         return self.call("devnet", "get_head")

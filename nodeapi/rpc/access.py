@@ -141,9 +141,16 @@ class ApiAccess:
 
     @classmethod
     def open_to_all(cls) -> "ApiAccess":
+        """``*``/``*`` with every set of :data:`KNOWN_APIS`, ``debug_api``
+        included (benches and tests)."""
+        return cls({"*": Permission("*", None, b"", KNOWN_APIS)}, "open to all")
+
+    @classmethod
+    def devnet_default(cls) -> "ApiAccess":
         """The access of ``--devnet`` without a file: ``*``/``*`` with
-        every set of :data:`KNOWN_APIS` (a devnet listens on 127.0.0.1)."""
-        return cls({"*": Permission("*", None, b"", KNOWN_APIS)}, "--devnet")
+        every set of :data:`KNOWN_APIS` but ``debug_api`` (its functions
+        rewrite any object; an api-access file grants it)."""
+        return cls({"*": Permission("*", None, b"", KNOWN_APIS - {"debug_api"})}, "--devnet")
 
     def check(self, user: str, password: str) -> Optional[frozenset]:
         """The allowed access names for ``user``/``password``, or None if

@@ -1,11 +1,15 @@
 """One twisted.web Site on ``--rpc-endpoint`` serving WebSocket and HTTP.
 
-``/`` (and any path) with ``Upgrade: websocket`` -> the Autobahn
-WebSocket resource; ``POST /`` and ``POST /rpc`` -> HTTP JSON-RPC; anything
-else -> a JSON error (404 for other paths, 405 for other methods, 400 for a
-request with more than one ``Authorization`` header), never an HTML page or
-a traceback.  The access log is off (one line per call would
-dominate the cost of a call).  Request bodies are bounded while they arrive
+Every request first passes the :class:`~nodeapi.rpc.browser_guard.BrowserGuard`
+(``Host`` and ``Origin`` refused with 403, a POST body that is not
+``application/json`` with 415), then: ``/`` (and any path) with
+``Upgrade: websocket`` -> the Autobahn WebSocket resource; a path of
+``routes`` (the devnet's faucet) -> its resource, each request charged as
+one call to the per-address limits and the anonymous entry's; ``POST /``
+and ``POST /rpc`` -> HTTP JSON-RPC; anything else -> a JSON error (404 for
+other paths, 405 for other methods, 400 for a request with more than one
+``Authorization`` header), never an HTML page or a traceback.  The access
+log is off (one line per call would dominate the cost of a call).  Request bodies are bounded while they arrive
 (:class:`nodeapi.rpc.http.BoundedRequest`, 413 past ``max_message_size``).
 """
 
@@ -15,6 +19,8 @@ from autobahn.twisted.resource import WebSocketResource
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
+from nodeapi.errors import ClientLimitExceeded
+from nodeapi.rpc.browser_guard import BrowserGuard
 from nodeapi.rpc.failed_logins import FailedLogins
 from nodeapi.rpc.guard import ConnectionGuard, RpcLimits
 from nodeapi.rpc.http import BoundedRequest, HttpRpc, RpcChannel, plain_error, write_json
@@ -29,16 +35,31 @@ DUPLICATE_AUTHORIZATION = "More than one Authorization header"
 
 
 class RpcRoot(Resource):
-    """The root resource: routes every request itself (``isLeaf``)."""
+    """The root resource: routes every request itself (``isLeaf``; module
+    text).
+
+    :param browser_guard: the :class:`BrowserGuard` (default: loopback
+        names only, :meth:`BrowserGuard.from_options`).
+    :param access: the :class:`~nodeapi.rpc.access.ApiAccess` whose
+        anonymous entry's limits a route's request is charged to, with
+        ``limit_book`` (the site's :class:`~nodeapi.rpc.limits.LimitBook`,
+        or None: nothing charged).
+    :param events: the site's :class:`~nodeapi.rpc.throttled_log.ThrottledLog`
+        (a refused Host, Origin or Content-Type is logged through it, one
+        line a minute per kind), or None.
+    """
 
     isLeaf = True
 
     def __init__(self, ws_resource: WebSocketResource, http: HttpRpc,
-                 routes: Optional[dict] = None) -> None:
+                 routes: Optional[dict] = None, *, browser_guard: Optional[BrowserGuard] = None,
+                 access=None, limit_book=None, events=None) -> None:
         super().__init__()
         self.ws_resource = ws_resource
         self.http = http
         self.routes = dict(routes or {})
+        self.browser_guard = browser_guard or BrowserGuard.from_options()
+        self.access, self.limit_book, self.events = access, limit_book, events
 
     def render(self, request):
         if len(request.requestHeaders.getRawHeaders(b"authorization", ())) > 1:
@@ -46,11 +67,22 @@ class RpcRoot(Resource):
             # Autobahn joins them): refused on both transports
             write_json(request, 400, plain_error(400, -32600, DUPLICATE_AUTHORIZATION))
             return NOT_DONE_YET
+        guard = self.browser_guard
+        refusal = guard.host_refusal(request) or guard.origin_refusal(request)
+        if refusal is not None:
+            return self._refuse(request, 403, refusal)
         upgrade = (request.getHeader(b"upgrade") or b"").lower()
         if upgrade == b"websocket":
             return self.ws_resource.render(request)
+        refusal = guard.content_type_refusal(request)
+        if refusal is not None:
+            return self._refuse(request, 415, refusal)
         route = self.routes.get(request.path)
         if route is not None:
+            refusal = self._charge_route_call(request)
+            if refusal is not None:
+                write_json(request, 429, plain_error(429, refusal.code, refusal.message))
+                return NOT_DONE_YET
             return route.render(request)
         if request.path not in RPC_PATHS:
             write_json(request, 404, plain_error(404, -32601,
@@ -64,6 +96,35 @@ class RpcRoot(Resource):
                                                  "body, or a WebSocket upgrade"))
             return NOT_DONE_YET
         return self.http.render_POST(request)
+
+
+    def _refuse(self, request, status: int, reason: str):
+        """Answer a request the browser guard refused, and log it."""
+        if self.events is not None:
+            self.events.event("browser_refused", "RPC request from {peer} refused: {reason}",
+                              peer=str(getattr(request.getClientAddress(), "host", "?")),
+                              reason=reason)
+        write_json(request, status, plain_error(status, -32600, reason))
+        return NOT_DONE_YET
+
+    def _charge_route_call(self, request) -> Optional[ClientLimitExceeded]:
+        """Charge a route's request as one call of an anonymous session
+        from its address (the per-address limits and the ``*`` entry's,
+        as an HTTP JSON-RPC call is charged); the refusal, or None."""
+        if self.limit_book is None:
+            return None
+        host = str(getattr(request.getClientAddress(), "host", "?"))
+        limits = self.limit_book.session(host, websocket=False)
+        try:
+            entry = self.access.anonymous_entry() if self.access is not None else None
+            if entry is not None:
+                limits.log_in(entry.user, entry.limits)
+            limits.call()
+        except ClientLimitExceeded as exc:
+            return exc
+        finally:
+            limits.close()
+        return None
 
 
 class RpcSite(Site):
@@ -113,7 +174,8 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
              auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
              max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
              limits: Optional[RpcLimits] = None,
-             routes: Optional[dict] = None) -> RpcSite:
+             routes: Optional[dict] = None,
+             browser_guard: Optional[BrowserGuard] = None) -> RpcSite:
     """Build the Site for ``node`` with the ApiAccess ``access``.
 
     :param registry: accessor name -> ApiSet class (default: every set of
@@ -132,6 +194,9 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
         included; the api-access entries' ``limits`` are in ``access``.
     :param routes: ``{path bytes: resource}`` served besides RPC (the
         devnet's faucet, ``nodeapi.devnet.faucet``).
+    :param browser_guard: the ``Host``/``Origin``/``Content-Type`` checks
+        (:class:`~nodeapi.rpc.browser_guard.BrowserGuard`; default: the
+        loopback names).
     """
     if limits is None:
         limits = RpcLimits()
@@ -155,7 +220,9 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
                    failed_logins=failed_logins, limit_book=limit_book)
     # bodies are JSON: twisted.web's parsing of form submissions into
     # request.args (a MIME parse of the Content-Type of every POST) is off
-    return RpcSite(RpcRoot(WebSocketResource(factory), http, routes), ws_factory=factory,
+    root = RpcRoot(WebSocketResource(factory), http, routes, browser_guard=browser_guard,
+                   access=access, limit_book=limit_book, events=guard.events)
+    return RpcSite(root, ws_factory=factory,
                    guard=guard, limit_book=limit_book, max_message_size=max_message_size,
                    handshake_timeout=limits.handshake_timeout or None, reactor=reactor,
                    parsePOSTFormSubmission=False)

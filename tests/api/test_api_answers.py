@@ -322,8 +322,9 @@ def test_debug_update_object_and_json_stream(plugins, tmp_path):
         api.debug_update_object({"_action": "create", "id": "1.6.99"})
     with pytest.raises(NodeAPIError, match="lacks"):
         api.debug_update_object({"_action": "write", "id": "1.6.1", "url": "y"})
+    api.node.output_dir = str(tmp_path)  # --api-output-dir
     path = str(tmp_path / "objects.jsonl")
-    api.debug_stream_json_objects(path)
+    api.debug_stream_json_objects("objects.jsonl")
     push(chain, order(chain, 50, 5))
     produce(chain)
     api.debug_stream_json_objects_flush()

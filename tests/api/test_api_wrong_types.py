@@ -5,6 +5,7 @@ objects, null, booleans) answers a result or a clear error, never -32603
 chain is unchanged by a refused call."""
 
 import math
+import os
 
 import pytest_twisted
 from twisted.internet import defer
@@ -62,23 +63,25 @@ def test_every_function_answers_wrong_types_without_internal_error(funded, tmp_p
 
 @pytest_twisted.inlineCallbacks
 def test_debug_stream_json_objects_refuses_a_nul_byte(funded, tmp_path, monkeypatch):
-    """The file name goes to the operating system, which refuses NUL: a
-    clear invalid-argument error, as for any other wrong value."""
+    """The file name is a plain name in --api-output-dir: NUL, an empty
+    name or another type is a clear invalid-argument error, as for any
+    other wrong value, and nothing is created."""
     from nodeapi.api.debug import DebugApi
     from nodeapi.errors import ApiError
 
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
-    node = make_node(funded)
+    node = make_node(funded, output_dir=str(work))
     api = DebugApi(node, RpcSession(node, ApiAccess.default(), default_registry()))
     for bad in ("x\x00y", "", 7, None):
         try:
             api.debug_stream_json_objects(bad)
         except ApiError as exc:
-            assert "filename" in str(exc)
+            assert "filename must be a plain file name" in str(exc)
         else:
             raise AssertionError(f"{bad!r} accepted")
+    assert os.listdir(work) == []
     try:
         yield api.debug_push_blocks("dir\x00", 1)
     except ApiError as exc:

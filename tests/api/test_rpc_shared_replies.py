@@ -87,16 +87,23 @@ def test_a_get_full_accounts_that_subscribes_is_not_shared(funded):
 
 
 @pytest_twisted.inlineCallbacks
-def test_http_bodies_are_json_whatever_the_content_type(funded):
-    """A JSON-RPC body sent as ``multipart/form-data`` or form-urlencoded is
-    answered as JSON-RPC (the site does not parse form submissions, which
-    dropped the connection with a bare 400 for a JSON body labelled
-    multipart)."""
+def test_http_bodies_of_other_content_types_get_a_json_415(funded):
+    """A JSON-RPC body sent as ``multipart/form-data``, form-urlencoded or
+    ``text/plain`` (what a web page may POST without a CORS preflight) is
+    refused with HTTP 415 and a JSON-RPC error naming the header (never a
+    bare 400 from a form parse: the site does not parse form
+    submissions); ``application/json``, with a charset too, is answered."""
     running = RunningSite(make_node(funded), ApiAccess.default())
     try:
         body = b'{"jsonrpc":"2.0","id":1,"method":"call","params":[0,"get_chain_id",[]]}'
         for ctype in (b"multipart/form-data; boundary=xyz",
-                      b"application/x-www-form-urlencoded", b"application/json"):
+                      b"application/x-www-form-urlencoded", b"text/plain"):
+            resp = yield treq.post(running.url + "/rpc", data=body,
+                                   headers={b"Content-Type": [ctype]})
+            reply = orjson.loads((yield resp.content()))
+            assert resp.code == 415 and reply["error"]["code"] == -32600
+            assert "application/json" in reply["error"]["message"]
+        for ctype in (b"application/json", b"Application/JSON; charset=utf-8"):
             resp = yield treq.post(running.url + "/rpc", data=body,
                                    headers={b"Content-Type": [ctype]})
             reply = orjson.loads((yield resp.content()))

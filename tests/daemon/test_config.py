@@ -54,6 +54,7 @@ def defaults(cwd):
                     "custom_operations"],
         "tracked-groups": [10, 100], "custom-operations-start-block": 45000000,
         "api-access": None, "api-node-info": "", "max-message-size": 4194304,
+        "rpc-allowed-hosts": [], "rpc-allowed-origins": [], "api-output-dir": None,
         "max-calls-in-flight": 100, "ws-auto-ping-interval": 30.0, "metrics-endpoint": None,
         "health-max-head-age": 30.0, "health-max-searchdb-lag": 20,
         "max-connections": 4000, "max-connections-per-ip": 200, "handshake-timeout": 10.0,
@@ -78,7 +79,7 @@ def defaults(cwd):
 
 #: The devnet options (nodeapi.devnet), defaults.
 DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-seed": "nodeapi-devnet",
-          "block-interval": 0, "load-state": ""}
+          "block-interval": 0, "load-state": "", "devnet-max-snapshots": 1000}
 
 
 #: The searchdb-objects options (the reference es_objects plugin's), defaults.
@@ -162,8 +163,12 @@ def everything(cwd):
         "--track-account", '["1.2.18", "1.2.0"]', "--extended-history-by-account", "1.2.9",
         "--extended-history-by-registrar", '"1.2.6"',
         "--devnet", "--devnet-accounts", "3", "--devnet-seed", "s", "--block-interval", "2",
-        "--load-state", "state.ckpt",
+        "--load-state", "state.ckpt", "--devnet-max-snapshots", "5",
+        "--rpc-allowed-hosts", "node.example, [::1]",
+        "--rpc-allowed-origins", "localhost,https://wallet.example:8443,null",
+        "--api-output-dir", "out",
     ]
+    (cwd / "out").mkdir(exist_ok=True)
     limits = {}
     for i, name in enumerate(LIMITS, 1):
         argv += [f"--{name}", str(i * 3)]
@@ -203,7 +208,10 @@ def everything(cwd):
         "partial-operations": True, "track-account": ["1.2.17", "1.2.18", "1.2.0"],
         "extended-history-by-account": ["1.2.9"], "extended-history-by-registrar": ["1.2.6"],
         "devnet": True, "devnet-accounts": 3, "devnet-seed": "s", "block-interval": 2,
-        "load-state": "state.ckpt",
+        "load-state": "state.ckpt", "devnet-max-snapshots": 5,
+        "rpc-allowed-hosts": ["node.example", "[::1]"],
+        "rpc-allowed-origins": ["localhost", "https://wallet.example:8443", "null"],
+        "api-output-dir": str(cwd / "out"),
     }, **limits, **dict(OBJECTS, **{
         "searchdb-objects-url": "http://objects.example:9200/",
         "searchdb-objects-limit-orders-no-delete": True}))
@@ -390,6 +398,14 @@ ERRORS = [
      "--extended-history-by-account: 17 is not an account id 1.2.N"),
     (["--extended-history-by-registrar", '"init0"'],
      "--extended-history-by-registrar: 'init0' is not an account id 1.2.N"),
+    (["--rpc-allowed-hosts", "evil.example:80"],
+     "--rpc-allowed-hosts: 'evil.example:80' is not a host name"),
+    (["--rpc-allowed-hosts", "http://x"], "--rpc-allowed-hosts: 'http://x' is not a host name"),
+    (["--rpc-allowed-origins", "ftp://x"], "--rpc-allowed-origins: 'ftp://x' is not an origin"),
+    (["--rpc-allowed-origins", "http://x/path"],
+     "--rpc-allowed-origins: 'http://x/path' is not an origin"),
+    (["--api-output-dir", "no-such-dir"], "--api-output-dir: "),
+    (["--devnet-max-snapshots", "0"], "--devnet-max-snapshots: 0 is not between 1"),
 ]
 
 

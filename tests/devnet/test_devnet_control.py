@@ -16,6 +16,7 @@ from nodeapi.devnet import snapshots
 from nodeapi.devnet.control import Devnet, DevnetOptions
 from nodeapi.errors import ApiError
 from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.node import Node
 from nodeapi.protocol.times import parse_time
 
 from kit.chain import open_chain
@@ -178,11 +179,7 @@ def test_advance_time_moves_the_clock_and_later_blocks_follow_it(devnet):
 
 
 def test_api_arguments_are_checked_and_nothing_changes(devnet):
-    class Node:
-        pass
-
-    node = Node()
-    node.devnet = devnet
+    node = Node(chain=devnet.chain, devnet=devnet)
     api = DevnetApi(node, None)
     head = devnet.chain.head_block_id
     for function, args, message in (
@@ -195,7 +192,10 @@ def test_api_arguments_are_checked_and_nothing_changes(devnet):
             ("create_account", ["dev0", devnet.accounts[0].public_key, 1], "already exists"),
             ("set_balance", ["nobody", 5], "no such account"),
             ("set_balance", [["dev0"], 5], "account"),
-            ("dump_state", [5], "path")):
+            ("create_account", ["carol", devnet.accounts[0].public_key, 2 ** 63],
+             "amount must be an integer 0..1000000000000000"),
+            ("create_account", ["carol", devnet.accounts[0].public_key, -1], "non-negative"),
+            ("dump_state", ["x"], "--api-output-dir")):
         with pytest.raises(ApiError, match=message):
             api.call(function, args)
     assert devnet.chain.head_block_id == head
@@ -246,9 +246,10 @@ def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_pa
 
 @pytest.mark.parametrize("endpoint,warned", [("0.0.0.0:0", True), ("127.0.0.1:0", False)])
 def test_devnet_off_loopback_is_warned(tmp_path, captured, endpoint, warned):
-    """--devnet opens every set without login: a port not on a loopback
-    address gets a warning; the service tree has the devnet and no
-    witness; the data dir is a fresh temporary one."""
+    """--devnet opens every set but debug without login: a port not on a
+    loopback address gets a warning (and one naming --rpc-allowed-hosts);
+    the service tree has the devnet and no witness; the data dir is a
+    fresh temporary one."""
     from twisted.internet.testing import MemoryReactorClock
 
     from nodeapi.config import Options
@@ -266,6 +267,9 @@ def test_devnet_off_loopback_is_warned(tmp_path, captured, endpoint, warned):
                                                            "nodeapi-devnet-"))
         text = " ".join(line for _level, line, _event in captured)
         assert ("not a loopback address" in text) is warned
+        # on every interface, a name the clients use is the operator's to list
+        assert ("get HTTP 403; list the names in --rpc-allowed-hosts" in text) is warned
+        assert top.node.devnet is not None
     finally:
         top.block_log.close()
         shutil.rmtree(options["data-dir"], ignore_errors=True)
@@ -299,3 +303,126 @@ def test_a_witness_signing_with_another_key_gets_the_devnet_key(devnet):
     assert chain.head_block_num == head + 3
     changed = [chain.state.objects[f"1.6.{i}"]["signing_key"] for i in range(1, 12)]
     assert changed.count(devnet.public) >= 1 and OTHER_PUB in changed
+
+
+def _rewrite(path, change):
+    """A copy of the state file at ``path`` with its records passed
+    through ``change(records) -> records`` and a valid digest (a crafted
+    file: the digest alone does not tell a state file's blocks are
+    blocks)."""
+    import hashlib
+
+    import orjson
+
+    from nodeapi.chain.checkpoint import encode
+
+    records = [orjson.loads(line) for line in open(path, "rb")][:-1]
+    lines = [encode(*record) for record in change(records)]
+    digest = hashlib.sha256(b"".join(lines)).hexdigest()
+    with open(path, "wb") as f:
+        f.write(b"".join(lines) + encode("end", digest, len(lines)))
+
+
+def _fresh_chain(genesis, path):
+    chain = open_chain(genesis, path)
+    chain.add_consumer(AccountHistory())
+    return chain
+
+
+def test_load_state_refuses_what_is_not_a_state_file(devnet, genesis, tmp_path):
+    """snapshots.load checks before changing anything: a regular file
+    (not /dev/zero), at most max_size bytes, and blocks that are the chain
+    of ids from the genesis to the state's head with the transactions of
+    their merkle roots, each refusal naming the file and the first
+    problem; the node is left at its genesis and loads a good file
+    afterwards."""
+    dev0 = devnet.chain.state.account_by_name["dev0"]
+    devnet.chain.push_transaction(_transfer(devnet.chain, dev0, "1.2.6", 5,
+                                            devnet.accounts[0].wif))
+    devnet.clock.advance(0)
+    good = str(tmp_path / "good.state")
+    head = devnet.dump_state(good)
+    assert head == 3
+
+    def altered_amount(records):
+        for section, key, value in records:
+            if section == "blocks" and key == 3:
+                value["transactions"][0]["operations"][0][1]["amount"]["amount"] = 10 ** 12
+        return records
+
+    def relinked(records):
+        for section, key, value in records:
+            if section == "blocks" and key == 2:
+                value["previous"] = "00000001" + "ff" * 16
+        return records
+
+    def dropped_head(records):
+        return [r for r in records if not (r[0] == "blocks" and r[1] == 3)]
+
+    def not_a_block(records):
+        return [[s, k, "junk" if s == "blocks" and k == 1 else v] for s, k, v in records]
+
+    cases = [("/dev/zero", "not a regular file"), (str(tmp_path), "not a regular file")]
+    for name, change, message in (
+            ("amount", altered_amount, "block record 3 is damaged: Transaction merkle root"),
+            ("relinked", relinked, "block record 2: previous '00000001ffff"),
+            ("short", dropped_head, "its blocks end at 2"),
+            ("junk", not_a_block, "block record 1 is not block 1")):
+        path = str(tmp_path / f"{name}.state")
+        shutil.copy(good, path)
+        _rewrite(path, change)
+        cases.append((path, message))
+    for number, (path, message) in enumerate(cases):
+        chain = _fresh_chain(genesis, tmp_path / f"c{number}" / "blocks.log")
+        with pytest.raises(snapshots.SnapshotError) as info:
+            snapshots.load(chain, path)
+        assert str(info.value).startswith(f"--load-state {path}: ")
+        assert message in str(info.value), str(info.value)
+        assert chain.head_block_num == 0 and chain.block_log.head_num == 0
+        chain.block_log.close()
+    chain = _fresh_chain(genesis, tmp_path / "capped" / "blocks.log")
+    with pytest.raises(snapshots.SnapshotError, match="over the 1000 bytes a state file"):
+        snapshots.load(chain, good, max_size=1000)
+    assert snapshots.load(chain, good) == {"offset": devnet.offset}
+    assert chain.head_block_id == devnet.chain.head_block_id
+    chain.block_log.close()
+
+
+def test_snapshots_are_capped(genesis, tmp_path):
+    chain = open_chain(genesis, tmp_path / "blocks.log")
+    clock = task.Clock()
+    clock.advance(time.time())
+    net = Devnet(chain, DevnetOptions(accounts=0, key=DEV_WIF, max_snapshots=2), clock=clock)
+    net.startService()
+    try:
+        first = net.snapshot()
+        net.snapshot()
+        with pytest.raises(ApiError, match="holds 2 snapshots already "
+                                           r"\(--devnet-max-snapshots\)"):
+            net.snapshot()
+        net.revert(first)
+        assert net.snapshot() == first + 2
+    finally:
+        net.stopService()
+        chain.block_log.close()
+
+
+def test_create_account_is_one_transaction(devnet):
+    """The registration and the transfer are one transaction: a transfer
+    the faucet cannot pay refuses the registration too (before: the
+    account was registered in a block of its own, then the transfer
+    failed), and nothing is produced."""
+    from nodeapi.errors import ChainError
+
+    chain = devnet.chain
+    head, public = chain.head_block_num, devnet.accounts[0].public_key
+    faucet = chain.state.balance("1.2.6", CORE)
+    with pytest.raises(ChainError, match="Insufficient Balance"):
+        devnet.create_account("too-rich", public, faucet + 1)
+    with pytest.raises(ApiError, match=r"amount must be an integer 0\.\.1000000000000000"):
+        devnet.create_account("too-rich", public, 2 ** 63)
+    assert "too-rich" not in chain.state.account_by_name
+    assert chain.head_block_num == head and chain.pending_transactions == []
+    made = devnet.create_account("rich", public, 7)
+    assert chain.head_block_num == head + 1
+    assert chain.state.balance(made["id"], CORE) == 7
