@@ -103,8 +103,9 @@ def test_a_credit_short_of_the_fee_fails_the_whole_operation(chain):
     vb = vesting_for(chain, INIT2, 1000000)
     produce(chain)
     with pytest.raises(InsufficientBalance,
-                       match=r"^Insufficient Balance: 1\.2\.8's balance of 1000000 1\.3\.0 is "
-                             r"less than required 2000000 1\.3\.0$"):
+                       match=r"^Assert Exception: abo->get_balance\(\) >= -delta: "
+                             r"Insufficient Balance: init2's balance of 10 TEST is less "
+                             r"than required 20 TEST$"):
         push(chain, [33, {"vesting_balance": vb, "owner": INIT2, "amount": amt(1000000)}])
     assert chain.state.objects[vb]["balance"]["amount"] == 1000000
     assert chain.state.balance(INIT2, CORE) == 0
@@ -336,8 +337,9 @@ def test_an_order_that_does_not_fill_cannot_pay_from_nothing(chain):
     # the final debit of the 500,000 fee fails and nothing stays
     aid = gold(chain)
     issue(chain, aid, 1000, INIT2)
-    with pytest.raises(InsufficientBalance, match=r"^Insufficient Balance: 1\.2\.8's balance "
-                                                  r"of 0 1\.3\.0 is less than required 500000"):
+    with pytest.raises(InsufficientBalance, match=r"^Assert Exception: delta\.amount > 0: "
+                                                  r"Insufficient Balance: init2's balance "
+                                                  r"of 0 TEST is less than required 5 TEST$"):
         push(chain, [1, {"seller": INIT2, "amount_to_sell": amt(1000, aid),
                          "min_to_receive": amt(1000000), "expiration": "2030-01-01T00:00:00",
                          "fill_or_kill": False, "extensions": {}}])
@@ -349,9 +351,31 @@ def test_a_check_sees_the_balance_before_the_fee(chain):
     # transfer_evaluator.cpp do_evaluate compares the whole balance with the
     # amount; only the final debit needs amount + fee
     push(chain, [0, {"from": INIT0, "to": INIT2, "amount": amt(3000000), "extensions": []}])
-    with pytest.raises(InsufficientBalance, match=r"^Insufficient Balance: 1\.2\.8's balance "
-                                                  r"of 0 1\.3\.0 is less than required 2000000"):
+    with pytest.raises(InsufficientBalance, match=r"^Assert Exception: abo->get_balance\(\) "
+                                                  r">= -delta: Insufficient Balance: init2's "
+                                                  r"balance of 0 TEST is less than required "
+                                                  r"20 TEST$"):
         push(chain, [0, {"from": INIT2, "to": INIT1, "amount": amt(3000000),
                          "extensions": []}])
     push(chain, [0, {"from": INIT2, "to": INIT1, "amount": amt(1000000), "extensions": []}])
     assert chain.state.balance(INIT2, CORE) == 0
+
+
+def test_a_fee_pool_short_of_the_fee_is_prepare_fees_assertion(chain):
+    # evaluator.cpp prepare_fee: FC_ASSERT( core_fee_paid <= fee_pool ),
+    # amounts in whole units: a pool of 10^8 core sat is 1000 TEST; a fee of
+    # 100,000,001 GOLD sat (precision 3) is 100000.001 GOLD, 1000.00001 TEST
+    aid = gold(chain)
+    issue(chain, aid, 10 ** 9, INIT0)
+    dyn_id = chain.state.objects[aid]["dynamic_asset_data_id"]
+    extra = chain.state.objects[dyn_id]["fee_pool"] - 10 ** 8  # asset_create's half fee
+    push(chain, [47, {"issuer": INIT0, "asset_id": aid, "amount_to_claim": amt(extra),
+                      "extensions": []}])
+    assert chain.state.objects[dyn_id]["fee_pool"] == 10 ** 8
+    with pytest.raises(InvalidOperation,
+                       match=r"^Assert Exception: core_fee_paid <= fee_asset_dyn_data->fee_pool: "
+                             r"Fee pool balance of '1000 TEST' is less than the 1000\.00001 TEST "
+                             r"required to convert 100000\.001 GOLD$"):
+        chain.push_transaction(_signed(chain, [0, {"fee": amt(10 ** 8 + 1, aid), "from": INIT0,
+                                                   "to": INIT1, "amount": amt(1, aid),
+                                                   "extensions": []}]))

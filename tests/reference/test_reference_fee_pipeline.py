@@ -93,13 +93,21 @@ def test_operations_that_pay_their_own_fee(nodes):
     # 1,000,000 credited cannot pay a 2,000,000 fee: db_balance.cpp's text
     with pytest.raises(ReferenceError) as refused:
         broadcast(ref, [33, {"vesting_balance": vb3, "owner": INIT3, "amount": amt(1000000)}])
-    assert ("Insufficient Balance: init3's balance of 10 TEST is less than required 20 TEST"
-            in refused.value.error["message"])
+    text = ("Assert Exception: abo->get_balance() >= -delta: Insufficient Balance: init3's "
+            "balance of 10 TEST is less than required 20 TEST")
+    assert text in refused.value.error["message"]
 
     head = ref.head()
     wait_until(lambda: node.head()[0] >= head, timeout=60,
                what=f"nodeapi following the reference to block {head}")
     assert node.call("get_block_header", head) == ref.call("get_block_header", head)
+    # nodeapi refuses the same withdrawal with the same text (validated on
+    # its own state: validate_transaction is not relayed)
+    short = sign_wire_over_head(node, [[33, {"vesting_balance": vb3, "owner": INIT3,
+                                             "amount": amt(1000000)}]])
+    with pytest.raises(RuntimeError) as also_refused:
+        node.call("validate_transaction", short)
+    assert text in also_refused.value.args[0]["message"]
     expected = [amt(8500000), amt(0, gold)]
     for side in (ref, node):
         assert side.call("get_account_balances", INIT2, []) == expected

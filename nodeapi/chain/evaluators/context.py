@@ -20,7 +20,7 @@ from typing import Callable
 
 import attr
 
-from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.balances import adjust_balance, to_pretty_string
 from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
@@ -145,8 +145,11 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     (:func:`~nodeapi.chain.whitelist.is_authorized_asset`, else
     :class:`InvalidOperation` with ``prepare_fee``'s text); a fee in another
     asset takes its core value (through the ``core_exchange_rate``, rounded
-    down) from that asset's ``fee_pool``, which must cover it; then the core
-    value must meet the schedule (:class:`InsufficientFee` for either).
+    down) from that asset's ``fee_pool``, which must cover it (else
+    :class:`InvalidOperation`, ``prepare_fee``'s assertion: "Fee pool
+    balance of '1 TEST' is less than the 2 TEST required to convert 2
+    GOLD"); then the core value must meet the schedule
+    (:class:`InsufficientFee`, "Insufficient Fee Paid").
     Sets ``ctx.core_fee_paid`` (core satoshis), ``ctx.fee_paid``
     (``{"amount", "asset_id"}``) and ``ctx.fee_payer``."""
     fee = op[1]["fee"]
@@ -162,10 +165,10 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     paid_core = fee_in_core(amount, asset)
     if asset["id"] != "1.3.0":
         pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
-        if paid_core > pool:
-            raise InsufficientFee(
-                f"Fee pool balance of '{pool} core satoshis' is less than the {paid_core} "
-                f"core satoshis required to convert {amount} {asset['symbol']} satoshis")
+        fc_assert(paid_core <= pool, "core_fee_paid <= fee_asset_dyn_data->fee_pool",
+                  f"Fee pool balance of '{to_pretty_string(state, pool, '1.3.0')}' is less "
+                  f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to convert "
+                  f"{to_pretty_string(state, amount, asset['id'])}")
     required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
         error = InsufficientFee(f"Insufficient Fee Paid: core_fee_paid {paid_core}, "
