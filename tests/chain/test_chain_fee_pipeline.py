@@ -351,6 +351,12 @@ def test_a_check_sees_the_balance_before_the_fee(chain):
     # transfer_evaluator.cpp do_evaluate compares the whole balance with the
     # amount; only the final debit needs amount + fee
     push(chain, [0, {"from": INIT0, "to": INIT2, "amount": amt(3000000), "extensions": []}])
+    with pytest.raises(InsufficientBalance,
+                       match=r"^Assert Exception: insufficient_balance: Insufficient Balance: "
+                             r"30 TEST, unable to transfer '30\.00001 TEST' from account "
+                             r"'init2' to 'init1'$"):
+        push(chain, [0, {"from": INIT2, "to": INIT1, "amount": amt(3000001),
+                         "extensions": []}])
     with pytest.raises(InsufficientBalance, match=r"^Assert Exception: abo->get_balance\(\) "
                                                   r">= -delta: Insufficient Balance: init2's "
                                                   r"balance of 0 TEST is less than required "

@@ -97,6 +97,14 @@ def test_operations_that_pay_their_own_fee(nodes):
             "balance of 10 TEST is less than required 20 TEST")
     assert text in refused.value.error["message"]
 
+    # transfer_evaluator.cpp: the balance before the fee against the amount
+    moving = [0, {"from": INIT3, "to": INIT0, "amount": amt(1), "extensions": []}]
+    with pytest.raises(ReferenceError) as no_transfer:
+        broadcast(ref, moving)
+    transfer_text = ("Assert Exception: insufficient_balance: Insufficient Balance: 0 TEST, "
+                     "unable to transfer '0.00001 TEST' from account 'init3' to 'init0'")
+    assert transfer_text in no_transfer.value.error["message"]
+
     head = ref.head()
     wait_until(lambda: node.head()[0] >= head, timeout=60,
                what=f"nodeapi following the reference to block {head}")
@@ -108,6 +116,9 @@ def test_operations_that_pay_their_own_fee(nodes):
     with pytest.raises(RuntimeError) as also_refused:
         node.call("validate_transaction", short)
     assert text in also_refused.value.args[0]["message"]
+    with pytest.raises(RuntimeError) as also_no_transfer:
+        node.call("validate_transaction", sign_wire_over_head(node, [moving]))
+    assert transfer_text in also_no_transfer.value.args[0]["message"]
     expected = [amt(8500000), amt(0, gold)]
     for side in (ref, node):
         assert side.call("get_account_balances", INIT2, []) == expected
