@@ -277,6 +277,39 @@ def test_credit_offer_accept_pays_its_fee_from_the_loan(chain):
     assert chain.state.balance(INIT2, aid) == 500000
 
 
+def test_credit_deal_repay_pays_its_fee_from_the_released_collateral(chain):
+    # init2 borrows 1,000,000 GOLD sat against ceil(1,000,000 * 3 / 2) =
+    # 1,500,000 core sat, all the core it held past the accept fee
+    aid = gold(chain)
+    issue(chain, aid, 2000000, INIT0)
+    [[_t, offer]] = push(chain, [69, {
+        "owner_account": INIT0, "asset_type": aid, "balance": 1000000, "fee_rate": 10000,
+        "max_duration_seconds": 86400 * 10, "min_deal_amount": 100, "enabled": True,
+        "auto_disable_time": format_time(chain.head_block_time + 86400 * 30),
+        "acceptable_collateral": [[CORE, {"base": amt(2, aid), "quote": amt(3)}]],
+        "acceptable_borrowers": [], "extensions": []}])
+    accept = [72, {"borrower": INIT2, "offer_id": offer, "borrow_amount": amt(1000000, aid),
+                   "collateral": amt(1500000), "max_fee_rate": 10000,
+                   "min_duration_seconds": 86400, "extensions": {}}]
+    push(chain, [0, {"from": INIT0, "to": INIT2, "amount": amt(1500000 + fee_of(chain, accept)),
+                     "extensions": []}],
+         # the credit fee: ceil(1,000,000 * 1 %) = 10,000 GOLD sat
+         [0, {"from": INIT0, "to": INIT2, "amount": amt(10000, aid), "extensions": []}])
+    [[_t, res]] = push(chain, accept)
+    [deal] = res["new_objects"]
+    assert chain.state.balance(INIT2, CORE) == 0
+    repay = [73, {"account": INIT2, "deal_id": deal, "repay_amount": amt(1000000, aid),
+                  "credit_fee": amt(10000, aid), "extensions": []}]
+    fee = fee_of(chain, repay)
+    [[_t, res]] = push(chain, repay)
+    # credit_offer_evaluator.cpp credit_deal_repay: the whole collateral
+    # back, then the fee out of it
+    assert res["received"] == [amt(1500000)]
+    assert chain.state.balance(INIT2, CORE) == 1500000 - fee
+    assert chain.state.balance(INIT2, aid) == 0
+    assert chain.state.find(deal) is None
+
+
 def test_withdraw_permission_claim_pays_its_fee_from_the_withdrawal(chain):
     [[_t, permit]] = push(chain, [25, {
         "withdraw_from_account": INIT0, "authorized_account": INIT2,
