@@ -105,6 +105,23 @@ def test_operations_that_pay_their_own_fee(nodes):
                      "unable to transfer '0.00001 TEST' from account 'init3' to 'init0'")
     assert transfer_text in no_transfer.value.error["message"]
 
+    # evaluator.cpp prepare_fee: a fee worth more than GOLD's fee pool (the
+    # lower half of GOLD's creation fee: 30,000,000,000 core sat plus an odd
+    # size part, halved, less the odd one: 15,000,000,000)
+    broadcast(ref, [14, {"issuer": INIT0, "asset_to_issue": amt(10 ** 11, gold),
+                         "issue_to_account": INIT0, "extensions": []}])
+    [gold_dyn] = ref.call("get_objects", ["2.3.1"])
+    pool = int(gold_dyn["fee_pool"])
+    costly = [0, {"fee": amt(pool + 1, gold), "from": INIT0, "to": INIT3,
+                  "amount": amt(1, gold), "extensions": []}]
+    with pytest.raises(ReferenceError) as no_pool:
+        broadcast(ref, costly)
+    assert pool == 15 * 10 ** 9
+    pool_text = ("Assert Exception: core_fee_paid <= fee_asset_dyn_data->fee_pool: Fee pool "
+                 "balance of '150000 TEST' is less than the 150000.00001 TEST required to "
+                 "convert 15000000.001 GOLD")
+    assert pool_text in no_pool.value.error["message"]
+
     head = ref.head()
     wait_until(lambda: node.head()[0] >= head, timeout=60,
                what=f"nodeapi following the reference to block {head}")
@@ -119,6 +136,11 @@ def test_operations_that_pay_their_own_fee(nodes):
     with pytest.raises(RuntimeError) as also_no_transfer:
         node.call("validate_transaction", sign_wire_over_head(node, [moving]))
     assert transfer_text in also_no_transfer.value.args[0]["message"]
+    with pytest.raises(RuntimeError) as also_no_pool:
+        node.call("validate_transaction", sign_wire_over_head(node, [costly]))
+    ours = also_no_pool.value.args[0]["message"]
+    assert ours[ours.index("Assert Exception"):] == \
+        no_pool.value.error["message"][no_pool.value.error["message"].index("Assert Exception"):]
     expected = [amt(8500000), amt(0, gold)]
     for side in (ref, node):
         assert side.call("get_account_balances", INIT2, []) == expected
