@@ -6,9 +6,9 @@ An evaluator is ``fn(ctx: ApplyContext, data: dict) -> list`` (the graphene
 ``operation_result``); it checks the operation against the state (raising a
 :class:`~nodeapi.errors.ChainError` subclass) and applies it; an operation
 whose checks must run before the fee is converted has a
-:class:`PhasedEvaluator`.  The chain
-calls it inside an undo session, so a failure leaves nothing behind.  The
-table of evaluators is :mod:`nodeapi.chain.evaluators.registry`.
+:class:`PhasedEvaluator`.  The chain calls it inside an undo session, so a
+failure leaves nothing behind.  The table of evaluators is
+:mod:`nodeapi.chain.evaluators.registry`.
 
 Reference: graphene libraries/chain/evaluator.cpp and
 include/graphene/chain/evaluator.hpp (``prepare_fee``, ``convert_fee``,
@@ -48,7 +48,8 @@ class ApplyContext:
         (:meth:`virtual_ops_by_operation`).
     :ivar core_fee_paid: core value of the fee of the operation being applied.
     :ivar fee_paid: that fee as paid, ``{"amount", "asset_id"}``.
-    :ivar fee_payer: the account that paid it.
+    :ivar fee_payer: the account that pays it (set by :func:`prepare_fee`;
+        its balance is debited only after the operation is applied).
     :ivar block_summary: the chain's block summary, ``{slot: block id}``
         (slot = block number & 0xffff; graphene ``block_summary_object``),
         read by the assert evaluator's block_id predicate.
@@ -73,7 +74,7 @@ class ApplyContext:
         self.op_starts: list = []
         self.core_fee_paid = 0
         self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
-        #: the account that paid ``fee_paid``
+        #: the account that pays ``fee_paid``
         self.fee_payer: str | None = None
         #: True while a proposal's operations are applied (graphene
         #: ``transaction_evaluation_state::_is_proposed_trx``)
