@@ -15,7 +15,7 @@ type it leaves out, the reference's default ``fee_params_t``."""
 
 import pytest
 
-from nodeapi.chain.errors import InsufficientBalance, InvalidOperation
+from nodeapi.chain.errors import InsufficientBalance, InsufficientFee, InvalidOperation
 from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, FEE0, amt, asset_options, claim_wire, open_chain, produce
@@ -418,3 +418,15 @@ def test_a_fee_pool_short_of_the_fee_is_prepare_fees_assertion(chain):
         chain.push_transaction(_signed(chain, [0, {"fee": amt(10 ** 8 + 1, aid), "from": INIT0,
                                                    "to": INIT1, "amount": amt(1, aid),
                                                    "extensions": []}]))
+
+
+def test_a_fee_below_the_schedule_is_insufficient_fee(chain):
+    # evaluator.hpp evaluate: GRAPHENE_ASSERT( core_fee_paid >= required_fee,
+    # insufficient_fee, "Insufficient Fee Paid" ); the transfer's fee is
+    # 2,000,000 (the genesis schedule, no memo)
+    op = [0, {"fee": amt(1999999), "from": INIT0, "to": INIT1, "amount": amt(5),
+              "extensions": []}]
+    with pytest.raises(InsufficientFee,
+                       match="^insufficient fee: Insufficient Fee Paid$") as caught:
+        chain.push_transaction(_signed(chain, op))
+    assert caught.value.details == {"core_fee_paid": 1999999, "required": 2000000}

@@ -122,6 +122,14 @@ def test_operations_that_pay_their_own_fee(nodes):
                  "convert 15000000.001 GOLD")
     assert pool_text in no_pool.value.error["message"]
 
+    # evaluator.hpp evaluate: a fee below the schedule's
+    cheap = [0, {"fee": amt(1), "from": INIT0, "to": INIT3, "amount": amt(5),
+                 "extensions": []}]
+    with pytest.raises(ReferenceError) as too_cheap:
+        broadcast(ref, cheap)
+    assert too_cheap.value.error["message"] == ("Execution error: insufficient fee: "
+                                                "Insufficient Fee Paid")
+
     head = ref.head()
     wait_until(lambda: node.head()[0] >= head, timeout=60,
                what=f"nodeapi following the reference to block {head}")
@@ -136,6 +144,9 @@ def test_operations_that_pay_their_own_fee(nodes):
     with pytest.raises(RuntimeError) as also_no_transfer:
         node.call("validate_transaction", sign_wire_over_head(node, [moving]))
     assert transfer_text in also_no_transfer.value.args[0]["message"]
+    with pytest.raises(RuntimeError) as also_too_cheap:
+        node.call("validate_transaction", sign_wire_over_head(node, [cheap]))
+    assert also_too_cheap.value.args[0]["message"] == too_cheap.value.error["message"]
     with pytest.raises(RuntimeError) as also_no_pool:
         node.call("validate_transaction", sign_wire_over_head(node, [costly]))
     ours = also_no_pool.value.args[0]["message"]

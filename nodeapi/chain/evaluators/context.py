@@ -150,7 +150,8 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     :class:`InvalidOperation`, ``prepare_fee``'s assertion: "Fee pool
     balance of '1 TEST' is less than the 2 TEST required to convert 2
     GOLD"); then the core value must meet the schedule
-    (:class:`InsufficientFee`, "Insufficient Fee Paid").
+    (:class:`InsufficientFee`, "insufficient fee: Insufficient Fee Paid",
+    ``details`` ``{"core_fee_paid", "required"}``).
     Sets ``ctx.core_fee_paid`` (core satoshis), ``ctx.fee_paid``
     (``{"amount", "asset_id"}``) and ``ctx.fee_payer``."""
     fee = op[1]["fee"]
@@ -172,8 +173,9 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
                   f"{to_pretty_string(state, amount, asset['id'])}")
     required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
-        error = InsufficientFee(f"Insufficient Fee Paid: core_fee_paid {paid_core}, "
-                                f"required {required} (operation type {op[0]})")
+        # GRAPHENE_ASSERT( ..., insufficient_fee, "Insufficient Fee Paid", ...):
+        # the exception's name, then the text; the amounts ride in its data
+        error = InsufficientFee("insufficient fee: Insufficient Fee Paid")
         error.details = {"core_fee_paid": paid_core, "required": required}
         raise error
     ctx.core_fee_paid = paid_core
