@@ -19,7 +19,7 @@ from kit.wait import wait_until
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
 
-INIT0, INIT2, INIT3 = "1.2.6", "1.2.8", "1.2.9"
+INIT0, INIT1, INIT2, INIT3 = "1.2.6", "1.2.7", "1.2.8", "1.2.9"
 CORE = "1.3.0"
 
 
@@ -81,6 +81,8 @@ def test_operations_that_pay_their_own_fee(nodes):
     assert gold == "1.3.1"
     broadcast(ref, [14, {"issuer": INIT0, "asset_to_issue": amt(1000, gold),
                          "issue_to_account": INIT2, "extensions": []}],
+              [14, {"issuer": INIT0, "asset_to_issue": amt(10 ** 11, gold),
+                    "issue_to_account": INIT0, "extensions": []}],
               [1, {"seller": INIT0, "amount_to_sell": amt(1000000),
                    "min_to_receive": amt(1000, gold), "expiration": "2100-01-01T00:00:00",
                    "fill_or_kill": False, "extensions": {}}])
@@ -105,21 +107,35 @@ def test_operations_that_pay_their_own_fee(nodes):
                      "unable to transfer '0.00001 TEST' from account 'init3' to 'init0'")
     assert transfer_text in no_transfer.value.error["message"]
 
+    # asset_evaluator.cpp asset_claim_fees: do_evaluate sees GOLD's
+    # accumulated_fees before this operation's own GOLD fee is converted
+    # into them.  init0 pays 5,000,000 GOLD sat for a transfer (5,000,000
+    # accumulated), then makes init2 GOLD's issuer; init2, holding no GOLD,
+    # pays the claim's 2,000,000 fee in GOLD out of what it claims
+    broadcast(ref, [0, {"fee": amt(5000000, gold), "from": INIT0, "to": INIT1,
+                        "amount": amt(1, gold), "extensions": []}],
+              [48, {"issuer": INIT0, "asset_to_update": gold, "new_issuer": INIT2,
+                    "extensions": []}])
+    claim = {"fee": amt(2000000, gold), "issuer": INIT2, "extensions": {}}
+    with pytest.raises(ReferenceError) as too_much:
+        broadcast(ref, [43, dict(claim, amount_to_claim=amt(6000000, gold))])
+    assert "Attempt to claim more fees than have accumulated" in too_much.value.error["message"]
+    broadcast(ref, [43, dict(claim, amount_to_claim=amt(5000000, gold))])
+
     # evaluator.cpp prepare_fee: a fee worth more than GOLD's fee pool (the
     # lower half of GOLD's creation fee: 30,000,000,000 core sat plus an odd
-    # size part, halved, less the odd one: 15,000,000,000)
-    broadcast(ref, [14, {"issuer": INIT0, "asset_to_issue": amt(10 ** 11, gold),
-                         "issue_to_account": INIT0, "extensions": []}])
+    # size part, halved, less the odd one: 15,000,000,000; less the two
+    # fees above: 14,993,000,000)
     [gold_dyn] = ref.call("get_objects", ["2.3.1"])
     pool = int(gold_dyn["fee_pool"])
     costly = [0, {"fee": amt(pool + 1, gold), "from": INIT0, "to": INIT3,
                   "amount": amt(1, gold), "extensions": []}]
     with pytest.raises(ReferenceError) as no_pool:
         broadcast(ref, costly)
-    assert pool == 15 * 10 ** 9
+    assert pool == 15 * 10 ** 9 - 5000000 - 2000000
     pool_text = ("Assert Exception: core_fee_paid <= fee_asset_dyn_data->fee_pool: Fee pool "
-                 "balance of '150000 TEST' is less than the 150000.00001 TEST required to "
-                 "convert 15000000.001 GOLD")
+                 "balance of '149930 TEST' is less than the 149930.00001 TEST required to "
+                 "convert 14993000.001 GOLD")
     assert pool_text in no_pool.value.error["message"]
 
     # evaluator.hpp evaluate: a fee below the schedule's
@@ -152,11 +168,16 @@ def test_operations_that_pay_their_own_fee(nodes):
     ours = also_no_pool.value.args[0]["message"]
     assert ours[ours.index("Assert Exception"):] == \
         no_pool.value.error["message"][no_pool.value.error["message"].index("Assert Exception"):]
-    expected = [amt(8500000), amt(0, gold)]
+    expected = [amt(8500000), amt(3000000, gold)]
     for side in (ref, node):
+        [dyn] = side.call("get_objects", ["2.3.1"])
+        assert int(dyn["accumulated_fees"]) == 2000000
+        assert int(dyn["fee_pool"]) == 15 * 10 ** 9 - 5000000 - 2000000
         assert side.call("get_account_balances", INIT2, []) == expected
         assert side.call("get_account_balances", INIT3, []) == []
         assert side.call("get_objects", [vb2])[0]["balance"] == amt(0)
         assert side.call("get_objects", [vb3])[0]["balance"] == amt(1000000)
-        # pay_fee: each fee <= cashback_vesting_threshold (10,000,000)
-        assert pending_fees(side, INIT2) == (0, 2500000)
+        # pay_fee: each fee <= cashback_vesting_threshold (10,000,000):
+        # 2,000,000 (withdrawal) + 500,000 (the filled order's deferred
+        # fee) + 2,000,000 (the claim's GOLD fee in core)
+        assert pending_fees(side, INIT2) == (0, 4500000)
