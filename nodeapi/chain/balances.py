@@ -10,28 +10,41 @@ fills, liquidity_pool_evaluator.cpp, db_maint.cpp budget).
 
 from nodeapi.chain.errors import InsufficientBalance
 from nodeapi.chain.state import ObjectStore
+from nodeapi.protocol.asset import amount_to_string
+
+
+def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
+    """graphene ``database::to_pretty_string(asset)``: ``amount`` satoshis
+    of ``asset_id`` in whole units with its symbol (``2000000, "1.3.0"`` ->
+    ``"20 TEST"``; asset_object.cpp ``amount_to_pretty_string``), as the
+    reference's error texts write amounts."""
+    asset = state.objects[asset_id]
+    return f"{amount_to_string(amount, int(asset['precision']))} {asset['symbol']}"
 
 
 def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
     """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
-    (created on first credit); raises :class:`InsufficientBalance`."""
+    (created on first credit); raises :class:`InsufficientBalance` with
+    db_balance.cpp ``adjust_balance``'s assertion text, e.g. ``"Assert
+    Exception: abo->get_balance() >= -delta: Insufficient Balance: init2's
+    balance of 10 TEST is less than required 20 TEST"`` (``delta.amount >
+    0`` when the account never held the asset)."""
     if delta == 0:
         return
     bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
+    have = 0 if bid is None else state.objects[bid]["balance"]
+    if have + delta < 0:
+        expression = "delta.amount > 0" if bid is None else "abo->get_balance() >= -delta"
+        raise InsufficientBalance(
+            f"Assert Exception: {expression}: Insufficient Balance: "
+            f"{state.objects[account_id]['name']}'s balance of "
+            f"{to_pretty_string(state, have, asset_id)} is less than required "
+            f"{to_pretty_string(state, -delta, asset_id)}")
     if bid is None:
-        if delta < 0:
-            raise InsufficientBalance(
-                f"Insufficient Balance: {account_id}'s balance of 0 {asset_id} is less than "
-                f"required {-delta} {asset_id}")
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
                              "maintenance_flag": False})
         _core_in_balance(state, account_id, asset_id, delta)
         return
-    have = state.objects[bid]["balance"]
-    if have + delta < 0:
-        raise InsufficientBalance(
-            f"Insufficient Balance: {account_id}'s balance of {have} {asset_id} is less than "
-            f"required {-delta} {asset_id}")
     state.modify(bid)["balance"] = have + delta
     _core_in_balance(state, account_id, asset_id, have + delta)
 
