@@ -12,8 +12,7 @@ and limit_order_create 500,000."""
 import pytest
 
 from kit.chain import claim_wire
-from kit.daemon import Daemon
-from kit.reference import ReferenceError, requires_reference, start_reference
+from kit.reference import ReferenceError, nodeapi_follower, requires_reference, start_reference
 from kit.signing import sign_wire_over_head
 from kit.wait import wait_until
 
@@ -54,9 +53,7 @@ def nodes(tmp_path):
     node = None
     try:
         ref.wait_head(2)
-        # no witness plugin: the node must only follow the reference's blocks
-        node = Daemon(tmp_path / "nodeapi", "--seed-node", ref.ws_url,
-                      "--plugins", "account_history market_history").start()
+        node = nodeapi_follower(tmp_path, ref)
         yield ref, node
     finally:
         if node is not None:
