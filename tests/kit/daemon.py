@@ -19,8 +19,10 @@ ACCESS = os.path.join(ROOT, "etc", "api-access.json")
 
 
 def twistd_command(*args) -> list:
-    """``twistd ARGS`` with this interpreter (the venv's twistd, as users run it)."""
-    return [sys.executable, "-c", "from twisted.scripts.twistd import run; run()", *args]
+    """``twistd ARGS`` with this interpreter (the venv's twistd, as users run it),
+    this checkout's nodeapi first on the path (not a copy installed in the venv)."""
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r}); "
+            "from twisted.scripts.twistd import run; run()", *args]
 
 
 def free_port() -> int:
