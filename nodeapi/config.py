@@ -1,5 +1,6 @@
 """Options of ``twistd nodeapi``: bitshares-style names, an INI file
-(``--config``), validation before the reactor runs, typed helpers.
+(``--config``, else ``<data-dir>/config.ini`` as bitshares-core's
+witness_node reads it), validation before the reactor runs, typed helpers.
 
 Any option goes on the command line (``--name value``) or in the INI file as
 ``name = value`` (bitshares ``config.ini``, boost program_options rules:
@@ -141,8 +142,10 @@ class Options(RepeatableOptions, usage.Options):
 
     synopsis = "[options]"
     longdesc = ("Run a graphene (BitShares-protocol) API node. Options may also be "
-                "given in an INI file (--config, key = value); the command line wins.")
-    optParameters = [["config", "c", None, "INI file with options (key = value)."]] + [
+                "given in an INI file (--config, else <data-dir>/config.ini, key = value); "
+                "the command line wins.")
+    optParameters = [["config", "c", None, "INI file with options (key = value; default: "
+                      "<data-dir>/config.ini, written at the first start)."]] + [
         [name, None, None, doc] for name, _default, _coerce, doc in SINGLE]
     optFlags = [[name, None, doc] for name, doc in FLAGS]
 
