@@ -41,6 +41,7 @@ from nodeapi.config_plugins import PLUGINS
 from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
 from nodeapi.config_parse import REFERENCE_PLUGINS
 from nodeapi.errors import ConfigError
+from nodeapi.files import CONFIG_LIMIT, FileRefused, read_bounded
 from nodeapi.node import ApiLimits
 from nodeapi.plugin.values import parse_bool
 from nodeapi.rpc.access import ApiAccess
@@ -63,8 +64,10 @@ def read_ini(path: str, warnings: list | None = None, logging: dict | None = Non
     sections (``[log.*]``, ``[logger.*]``, :mod:`nodeapi.config_logging`) go to
     ``logging`` as ``{section: {key: (value, where)}}``, the section's own
     line under key ``""``."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+    try:
+        lines = read_bounded(path, CONFIG_LIMIT).decode("utf-8").splitlines()
+    except FileRefused as exc:
+        raise ValueError(f"{path}: {exc}") from None
     found: dict = {}
     section = ""
     logging = {} if logging is None else logging
@@ -269,6 +272,8 @@ class Options(RepeatableOptions, usage.Options):
                 raise ValueError("no initial_witness_candidates")
         except OSError as exc:
             raise usage.UsageError(f"{where}: cannot read {path}: {exc.strerror}") from None
+        except FileRefused as exc:
+            raise usage.UsageError(f"{where}: cannot read {path}: {exc}") from None
         except KeyError as exc:
             raise usage.UsageError(f"{where}: {path} is not a genesis file: missing "
                                    f"{exc}") from None
