@@ -83,7 +83,8 @@ def test_journal_stream_lines_carry_the_priority_and_no_date(tmp_path):
     """With the standard output the JOURNAL_STREAM stream each line is
     ``<P>[namespace#level] text``: the journal's priority of the level, no
     twistd date (the journal stamps entries itself).  The first line says
-    what runs; no "Starting factory <... at 0x...>" lines."""
+    what runs; no "Starting factory <... at 0x...>" lines; the witnesses in
+    id order."""
     log = tmp_path / "data.log"
     node = Daemon(tmp_path / "data", env=journal_stream_env(log)).start()
     node.stop()
@@ -95,6 +96,9 @@ def test_journal_stream_lines_carry_the_priority_and_no_date(tmp_path):
     assert not [line for line in lines if "factory" in line or " at 0x" in line], lines
     assert any(line.startswith("<6>[nodeapi.service.NodeService#info] Chain ready")
                for line in lines), lines
+    assert any("producing for 11 witness(es) ['1.6.1', '1.6.2', '1.6.3', '1.6.4', '1.6.5', "
+               "'1.6.6', '1.6.7', '1.6.8', '1.6.9', '1.6.10', '1.6.11']" in line
+               for line in lines), lines  # in id order
     assert any(line.startswith("<4>[nodeapi.tap#warn] witness: signing with the published "
                                "development key") for line in lines), lines
 
