@@ -190,7 +190,10 @@ def test_failed_logins_in_the_journal_match_the_fail2ban_filter(tmp_path):
     reads: fail2ban-regex with the systemd-journal backend and the filter's
     journalmatch finds all 7 failures, as it does in ``journalctl -o
     short`` output (a syslog file); ``-p warning`` shows them, ``-p err``
-    does not."""
+    does not.  A fail2ban-server running the shipped jail on that journal
+    bans 127.0.0.1; on a journal of 4 of the failures (under maxretry) it
+    bans nobody."""
+    from kit.fail2ban import jail_bans
     from kit.journal import journal_stream_env, journalctl, stream_entries, write_journal
 
     log = tmp_path / "data.log"
@@ -214,6 +217,11 @@ def test_failed_logins_in_the_journal_match_the_fail2ban_filter(tmp_path):
     assert "journal match : _SYSTEMD_UNIT=nodeapi.service" in out, out
     assert re.search(r"Failregex: 7 total", out), out
     assert re.search(r"Lines: \d+ lines, 0 ignored, 7 matched", out), out
+    assert jail_bans(journal, tmp_path / "jail") == {"127.0.0.1"}  # maxretry 5 of 7
+    four = [entry for entry in stream_entries(stream, node.proc.pid)
+            if b"Failed login" in entry["MESSAGE"]][:4]
+    write_journal(four, tmp_path / "four.journal")
+    assert jail_bans(tmp_path / "four.journal", tmp_path / "jail4") == set()
     other = tmp_path / "other.journal"  # another unit's entries are not read
     write_journal(stream_entries(stream, node.proc.pid, unit="other.service"), other)
     out = fail2ban_regex(f'systemd-journal[journalfiles="{other}"]')
