@@ -163,6 +163,24 @@ class Options(RepeatableOptions, usage.Options):
         self.warnings: list = []
         self.logging = LoggingConfig()
 
+    def opt_help(self) -> None:
+        """Display the main options, grouped by purpose, and exit
+        (--help-all: every option)."""
+        from nodeapi.config_help import short_usage
+
+        parent = getattr(self, "parent", None)
+        command = f"{getattr(parent, 'subCommand', None) and 'twistd [options] '}nodeapi" \
+            if parent is not None else "nodeapi"
+        print(short_usage(f"Usage: {command} [options]"))
+        raise SystemExit(0)
+
+    opt_h = opt_help
+
+    def opt_help_all(self) -> None:
+        """Display every option with its whole help and exit."""
+        print(usage.Options.__str__(self))
+        raise SystemExit(0)
+
     def _read_config(self) -> dict:
         """The INI file's options (:func:`read_ini`): ``--config``, else
         ``<data-dir>/config.ini`` when it exists, as bitshares-core's
