@@ -316,10 +316,9 @@ class NodeService(service.MultiService):
         if self.chain is not None:
             if self.checkpoints is not None:
                 await self.checkpoints.restore()
-            replayed = await self.chain.replay()
-            self.log.info("Chain ready: head block {num} ({id}), {replayed} blocks replayed",
-                          num=self.chain.head_block_num, id=self.chain.head_block_id,
-                          replayed=replayed)
+            await self.chain.replay()  # logs how many blocks it replayed
+            self.log.info("Chain ready: head block {num} ({id})",
+                          num=self.chain.head_block_num, id=self.chain.head_block_id)
         for svc in self:
             if not self.running:
                 raise defer.CancelledError()
