@@ -143,14 +143,19 @@ class ListeningService(internet.StreamServerEndpointService):
     :param serve_early: serve as soon as bound, before ``startService``
         (the metrics port: ``/status`` shows the replay's progress and
         ``/healthz`` answers 503 while the node replays).
+    :param going_away: ``() -> Deferred`` run by :meth:`stopService` once
+        the port is closed, e.g. closing the open WebSockets with 1001
+        (:meth:`nodeapi.rpc.websocket.RpcWebSocketFactory.going_away`), or
+        None.
     :ivar port: the ``IListeningPort`` while bound, else None.
     """
 
     log = Logger()
 
     def __init__(self, endpoint, factory, description: str, what: str,
-                 serve_early: bool = False) -> None:
+                 serve_early: bool = False, going_away=None) -> None:
         self._gate = _Gate(factory)
+        self.going_away = going_away
         self.serve_early = serve_early
         self._outcome = _Outcome()
         super().__init__(_Reporting(endpoint, self), self._gate)
@@ -191,8 +196,8 @@ class ListeningService(internet.StreamServerEndpointService):
 
     def stopService(self) -> defer.Deferred:
         """Stop serving and close the port.  The Deferred fires once the
-        port is closed; at once when it was never bound (never started, or
-        the bind failed); after the bind when it is still under way (the
+        port is closed (and ``going_away`` has finished); at once when it
+        was never bound (never started, or the bind failed); after the bind when it is still under way (the
         port is closed at once, :meth:`whenListening` fails with
         ``CancelledError``)."""
         self._gate.open = False
@@ -200,7 +205,10 @@ class ListeningService(internet.StreamServerEndpointService):
         if self._waitingForPort is None:  # never started
             self.running = False
             return defer.succeed(None)
-        return super().stopService()
+        closed = super().stopService()
+        if self.going_away is not None:
+            closed.addCallback(lambda _: self.going_away())
+        return closed
 
 
 #: seconds between two startup-timeout extensions sent to systemd (each asks

@@ -370,7 +370,8 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
                     reactor=reactor, limits=options.rpc_limits(), routes=routes)
     attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
-                                   options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
+                                   options["rpc-endpoint"], "RPC (WebSocket and HTTP)",
+                                   going_away=site.ws_factory.going_away))
     if options["metrics-endpoint"]:
         attach("metrics", ListeningService(
             serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),

@@ -15,6 +15,7 @@ import sys
 import time
 
 import pytest
+import pytest_twisted
 from twisted.logger import LogLevel, Logger
 from twisted.python.failure import Failure
 
@@ -187,3 +188,29 @@ def test_the_unit_waits_for_readiness_and_does_not_restart_a_bad_config(tmp_path
     copy.write_text(text.replace("/opt/nodeapi/venv/bin/twistd", twistd))
     proc = subprocess.run([analyze, "verify", str(copy)], capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_a_clean_stop_closes_websockets_with_going_away(tmp_path):
+    """SIGTERM (systemctl stop): an open WebSocket client receives a close
+    frame with code 1001 (going away) and reason "node stopping" before
+    the process exits; the stop stays clean (-SIGTERM)."""
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    from kit.rpc import ws_connect
+
+    node = Daemon(tmp_path / "data").start()
+    try:
+        ws = yield ws_connect(node.port)
+        assert (yield ws.call(1, "login", "", "")) is True
+        node.proc.send_signal(signal.SIGTERM)
+        code = yield ws.closed.addTimeout(10, reactor)
+        assert code == 1001
+        for _ in range(100):
+            if node.proc.poll() is not None:
+                break
+            yield deferLater(reactor, 0.1, lambda: None)
+    finally:
+        assert node.stop() == -signal.SIGTERM
