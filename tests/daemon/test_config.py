@@ -736,6 +736,10 @@ def test_the_published_development_key_is_one_warning(cwd):
                 if "development key" in w]
     assert not [w for w in parse("--plugins", "account_history").warnings
                 if "development key" in w]
+    # a gateway and a devnet run no witness plugin: nothing signs with it
+    assert not [w for w in parse("--upstream", "ws://127.0.0.1:9").warnings
+                if "development key" in w]
+    assert not [w for w in parse("--devnet").warnings if "development key" in w]
 
 
 def test_an_indexer_in_only_query_mode_is_refused(cwd):
