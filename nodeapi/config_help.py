@@ -34,7 +34,10 @@ GROUPS = (
         ("max-message-size", "largest request or message, bytes"),
         ("max-calls-in-flight", "unanswered calls per connection"),
         ("ws-auto-ping-interval", "seconds between pings, 0 = off"),
-        ("enable-subscribe-to-all", "allow subscribing to every object"))),
+        ("enable-subscribe-to-all", "allow subscribing to every object"),
+        ("rpc-allowed-hosts", "Host names served (default loopback)"),
+        ("rpc-allowed-origins", "browser Origins served (loopback)"),
+        ("api-output-dir", "where debug/devnet dumps may write"))),
     ("Limits against hostile clients (0 = none)", (
         ("max-connections", "RPC connections in total"),
         ("max-connections-per-ip", "RPC connections per address"),
@@ -51,6 +54,8 @@ GROUPS = (
         ("upstream", "ws://host:port of a node (repeatable)"),
         ("upstream-chain-id", "the chain id upstreams must serve"),
         ("upstream-max-head-age", "seconds before an upstream is stale"),
+        ("upstream-timeout", "seconds an upstream call may take"),
+        ("upstream-max-lag-blocks", "blocks behind the best: no reads"),
         ("upstream-cache-size", "MiB of final answers cached"),
         ("upstream-share-seconds", "seconds an answer is shared"),
         ("upstream-irreversible-only", "index irreversible blocks only"))),
@@ -59,7 +64,8 @@ GROUPS = (
         ("devnet-accounts", "ready funded accounts"),
         ("devnet-seed", "seed of their keys"),
         ("block-interval", "seconds between blocks, 0 = on demand"),
-        ("load-state", "a dump_state file to start from"))),
+        ("load-state", "a dump_state file to start from"),
+        ("devnet-max-snapshots", "snapshots kept at most"))),
 )
 #: columns of a line
 WIDTH = 79
@@ -83,7 +89,7 @@ def short_usage(synopsis: str) -> str:
             default = rows[name][0]
             left = f"--{name}={default}" if default and len(default) <= 16 else f"--{name}"
             lines.append(f"  {left:<33} {words}")
-        lines.append("")
+    lines.append("")
     limits = sum(1 for name in rows if name.startswith("api-limit-"))
     plugins = [p.name for p in PLUGINS if p.name != "witness" and p.options]
     lines += textwrap.wrap(
