@@ -19,6 +19,7 @@ imports another test module).
   as a producer or a P2P follower, in a subprocess
 - :mod:`kit.site`      the real RPC site of a chain on a loopback port
 - :mod:`kit.rpc`       the WebSocket JSON-RPC client
+- :mod:`kit.wallets`   many accounts on a test chain, a payment to each
 - :mod:`kit.rpcmodel`  reference model of replies (wire contract sections 3-4)
 - :mod:`kit.access`    api-access test vectors
 - :mod:`kit.peers`     peer-service helpers (fast parameters, listen, close)

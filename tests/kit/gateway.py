@@ -32,16 +32,18 @@ class GatewaySite:
     an :class:`~nodeapi.rpc.guard.RpcLimits`); the pool runs on the
     reactor either way.  ``share_seconds``: the per-block sharing's
     ``max_age`` (0: none, the default here, as the tests produce blocks by
-    hand faster than the checks see them)."""
+    hand faster than the checks see them).  ``hub_args``: keyword
+    arguments of the SubscriptionHub (``full_accounts_limit``,
+    ``max_connections``)."""
 
     def __init__(self, urls, access, cache_bytes=1 << 20, patience=5.0, clock=None,
-                 limits=None, share_seconds=0):
+                 limits=None, share_seconds=0, hub_args=None):
         self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
                                  interval=0.1, max_head_age=10 ** 9, patience=patience)
         share = HeadShare(self.pool, reactor, share_seconds) if share_seconds else None
         self.gateway = Gateway(self.pool, AnswerCache(cache_bytes),
                                Confirmations(self.pool, interval=0.1), share=share)
-        self.hub = SubscriptionHub(self.pool, reactor)
+        self.hub = SubscriptionHub(self.pool, reactor, **(hub_args or {}))
         install(self.gateway, self.hub)
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
         self.metrics = Metrics(None, clock=clock or reactor)
