@@ -11,7 +11,7 @@ failover."""
 
 import pytest
 import pytest_twisted
-from twisted.internet import defer
+from twisted.internet import defer, reactor, task
 
 from nodeapi.node import ApiLimits
 from nodeapi.rpc.access import ApiAccess
@@ -30,9 +30,9 @@ from kit.wallets import create_accounts, paid, pay_each, wallet_names
 MANY = RpcLimits(max_connections=10_000, max_connections_per_ip=10_000)
 
 
-def _site(chain, **node_args):
+def _site(chain, port=0, **node_args):
     return RunningSite(make_node(chain, **node_args), ApiAccess.from_json(VECTORS),
-                       limits=MANY)
+                       limits=MANY, port=port)
 
 
 @defer.inlineCallbacks
@@ -193,3 +193,104 @@ def test_limits_are_checked_before_anything_is_subscribed(funded):
     finally:
         yield gw.stop()
         yield site.stop()
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_a_failover_brings_every_wallet_up_to_date(funded):
+    """Two upstreams of one chain, one account per upstream connection: the
+    upstream carrying the first connection is killed as a block pays both
+    wallets' accounts (its notices are lost with it); the first wallet's
+    connection moves to the other upstream, reads its account's state
+    there and notices the new balance; the other wallet hears of its own
+    as usual; later payments reach both."""
+    ids = create_accounts(funded, wallet_names(2))
+    sites = [_site(funded), _site(funded)]
+    gw = yield _gateway([s.port for s in sites], full_accounts_limit=1)
+    try:
+        a = yield _wallet(gw.port, 1, ids[0:1])
+        b = yield _wallet(gw.port, 2, ids[1:2])
+        assert len(gw.hub.links) == 2
+        carrier = gw.hub.shards[0].upstream
+        stopped = sites[gw.pool.upstreams.index(carrier)].stop()
+        pay_each(funded, ids[0:1], 91)
+        pay_each(funded, ids[1:2], 92)
+        produce(funded)
+        yield stopped
+        yield wait_for(lambda: paid(a.notices, ids[0], 91) and paid(b.notices, ids[1], 92))
+        assert gw.hub.shards[0].upstream is not carrier
+        pay_each(funded, ids[0:1], 93)
+        produce(funded)
+        yield wait_for(lambda: paid(a.notices, ids[0], 91 + 93))
+    finally:
+        yield gw.stop()
+        for site in sites:
+            yield site.stop()
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_a_restarted_upstream_brings_every_wallet_up_to_date(funded):
+    """One upstream carrying two connections (one account each) stops; a
+    block pays both accounts while it is down; it starts again on the same
+    port: both connections come back, read their accounts' state and
+    notice the payments made in between."""
+    ids = create_accounts(funded, wallet_names(2))
+    site = _site(funded)
+    port = site.port
+    gw = yield _gateway([port], full_accounts_limit=1)
+    try:
+        a = yield _wallet(gw.port, 1, ids[0:1])
+        b = yield _wallet(gw.port, 2, ids[1:2])
+        assert len(gw.hub.links) == 2
+        yield site.stop()
+        yield wait_for(lambda: not gw.hub.links)
+        pay_each(funded, ids[0:1], 81)
+        produce(funded)
+        pay_each(funded, ids[1:2], 82)
+        produce(funded)
+        site = _site(funded, port=port)
+        yield wait_for(lambda: len(gw.hub.links) == 2, timeout=30.0)
+        yield wait_for(lambda: paid(a.notices, ids[0], 81) and paid(b.notices, ids[1], 82))
+        assert not paid(a.notices, ids[1], 82) and not paid(b.notices, ids[0], 81)
+    finally:
+        yield gw.stop()
+        yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_pending_subscribers_hear_of_every_broadcast_once(funded, new_chain):
+    """Two upstreams on two copies of one chain (a transaction is pending
+    only where it was sent): transactions broadcast through the gateway go
+    to either; a client's ``set_pending_transaction_callback`` hears of
+    each exactly once, whether the upstream carrying the subscription saw
+    it (its notice and the gateway's own are one) or not."""
+    twin = new_chain(restart_of=funded)
+    yield twin.replay()
+    assert twin.head_block_id == funded.head_block_id
+    chains = [funded, twin]
+    sites = [_site(funded), _site(twin)]
+    gw = yield _gateway([s.port for s in sites])
+    try:
+        watcher = yield ws_connect(gw.port)
+        sender = yield ws_connect(gw.port)
+        yield db(watcher, "set_pending_transaction_callback", 7)
+        yield wait_for(lambda: gw.hub.link is not None)
+        net = yield sender.call(1, "network_broadcast")
+        sent = []
+        for amount in range(1, 5):
+            trx = sign(funded, [transfer_op(amount)])
+            yield sender.call(net, "broadcast_transaction", trx)
+            sent.append(amount)
+        yield wait_for(lambda: len(watcher.notices) >= 4)
+        yield task.deferLater(reactor, 0.3, lambda: None)  # a duplicate would come by now
+        carrier = sites[gw.pool.upstreams.index(gw.hub.shards[0].upstream)]
+        other = chains[1 - sites.index(carrier)]
+        assert other.pending.transactions  # some went where the link never saw them
+        amounts = sorted(n[1][0]["operations"][0][1]["amount"]["amount"]
+                         for n in watcher.notices)
+        assert [n[0] for n in watcher.notices] == [7] * 4 and amounts == sent
+    finally:
+        yield gw.stop()
+        for site in sites:
+            yield site.stop()
