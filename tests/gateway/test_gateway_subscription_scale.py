@@ -154,6 +154,13 @@ def test_accounts_spread_released_and_bounded(funded):
                        and paid(c.notices, ids[4], 55))
         assert not any(paid(c.notices, x, 55) for x in ids[:3])
         assert not any(paid(b.notices, x, 55) for x in ids[:2] + ids[3:])
+        sample = gw.metrics.registry.get_sample_value
+        p = "nodeapi_gateway_subscription_"
+        assert [sample(p + name) for name in ("accounts", "objects", "clients",
+                                              "connections", "refreshes_total")] == [
+            3, 3, 2, 2, 1]
+        assert sample(p + "notices_routed_total") == len(b.notices) + len(c.notices)
+        assert sample(p + "upstream_notices_total") >= 3
     finally:
         yield gw.stop()
         yield site.stop()
