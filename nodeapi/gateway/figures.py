@@ -23,6 +23,8 @@
   (gauges), ``subscription_connections`` (gauge: upstream connections
   carrying subscriptions), ``subscription_refreshes_total`` (counter:
   connections that subscribed their union again to release accounts),
+  ``subscription_moved_stale_total`` (counter: connections moved off an
+  upstream whose notices lagged another's head),
   ``subscription_upstream_notices_total`` and
   ``subscription_notices_routed_total`` (counters: notices received from
   the upstreams, notices written to clients);
@@ -83,6 +85,8 @@ class GatewayCollector:
             for name, text in (
                     ("refreshes", "Subscription connections that subscribed their clients' "
                                   "union again to release accounts"),
+                    ("moved_stale", "Subscription connections moved off an upstream whose "
+                                    "notices lagged another's head"),
                     ("upstream_notices", "Notices received on subscription connections"),
                     ("notices_routed", "Notices written to clients")):
                 yield CounterMetricFamily(p + "subscription_" + name, text,

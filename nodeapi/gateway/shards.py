@@ -32,6 +32,9 @@ A notice of the link goes to the shard's clients only
 (:class:`~nodeapi.gateway.fanout.Fanout`), so each client gets what one
 bitshares-core connection carrying its interest sends.
 
+A link whose notices show a head more than ``max_lag`` blocks behind
+another usable upstream's (a frozen or lagging upstream:
+:meth:`Shard.check_lag`, every second) is left for another upstream.
 A new link (the upstream lost, stopped, or replaced by the pool) gets the
 shard's union again, and its clients are brought up to date
 (:meth:`Shard.setup` with catch-up): the current state of every subscribed
@@ -101,6 +104,8 @@ class Shard:
         self.reserved = 0
         self.generation = 0
         self.notices = 0  # upstream notices received
+        self.noticed_head = None  # the head block its link's notices showed last
+        self.avoid = None  # an upstream found stale: not picked again at once
         self._reset_link_state()
 
     def _reset_link_state(self) -> None:
@@ -144,6 +149,7 @@ class Shard:
     def want(self) -> None:
         """A client of it subscribes: from now on a link carries the shard."""
         self._wanted = True
+        self.hub.watch_lag()
         self.pick()
 
     def pool_changed(self, upstream) -> None:
@@ -176,9 +182,12 @@ class Shard:
                 and self.upstream.usable:
             return  # its side connection is on its way
         try:
-            upstream = pool.pick()
+            upstream = pool.pick(exclude=[self.avoid] if self.avoid is not None else [])
         except NoUpstream:
-            return
+            try:
+                upstream = pool.pick()
+            except NoUpstream:
+                return
         conn = sides.connection(upstream, self.index)
         if self.connection is not None and self.connection is not conn:
             sides.release(self.connection)
@@ -204,6 +213,26 @@ class Shard:
             self.link = None
             self.log.info("Subscription link {index} lost; waiting for another upstream",
                           index=self.index)
+
+    def check_lag(self, max_lag: int) -> bool:
+        """Whether the link's notices show a head more than ``max_lag``
+        blocks behind another usable upstream's (its health checks): a
+        frozen or lagging upstream, left for another (then True)."""
+        link, upstream, pool = self.link, self.upstream, self.hub.pool
+        if link is None or self.noticed_head is None or pool is None:
+            return False
+        best = max((u.head_block_num for u in pool.upstreams
+                    if u.usable and u is not upstream), default=0)
+        if best - self.noticed_head <= max_lag:
+            return False
+        self.log.warn("Subscription link {index} on upstream {name} shows head {head}, "
+                      "{lag} blocks behind another upstream: moving", index=self.index,
+                      name=getattr(link, "name", "?"), head=self.noticed_head,
+                      lag=best - self.noticed_head)
+        self.avoid = upstream
+        self.detach(link)
+        self.pick()
+        return True
 
     def release(self) -> None:
         """No client left on this shard (not the first): its link and its
@@ -270,6 +299,9 @@ class Shard:
             return  # detached (or replaced) while subscribing
         self._attaching = None
         self.link = link
+        self.noticed_head = None
+        if self.avoid is not self.upstream:
+            self.avoid = None
         self._carried = True
         self._failures = 0
         ids, accounts = self.union()
@@ -454,10 +486,13 @@ class Shard:
         payload = params[0]
         fanout = self.fanout
         hub = self.hub
-        if hub.on_head is not None and kind in ("subscribe", "block"):
+        if kind in ("subscribe", "block"):
             num = notice_head(payload)
-            if num is not None:  # first: a client told of the block reads after it
-                hub.on_head(self.upstream if self.upstream is not None else link, num)
+            if num is not None:
+                if self.noticed_head is None or num > self.noticed_head:
+                    self.noticed_head = num
+                if hub.on_head is not None:  # first: a client told of the block reads after it
+                    hub.on_head(self.upstream if self.upstream is not None else link, num)
         try:
             if kind == "subscribe":
                 fanout.objects(payload)

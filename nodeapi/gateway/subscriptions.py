@@ -54,6 +54,9 @@ from nodeapi.protocol.transaction import transaction_id
 #: Upstream connections the subscriptions may use (each carries up to
 #: ``api_limit_get_full_accounts_subscribe`` accounts).
 MAX_CONNECTIONS = 32
+#: Blocks a subscription link's notices may lag another usable upstream's
+#: head before it moves, and seconds between the checks.
+MAX_LAG_BLOCKS, LAG_CHECK = 3, 1.0
 #: Pending transactions remembered to notice each once.
 PENDING_REMEMBERED = 10_000
 #: Account names remembered with their ids (to count the accounts a
@@ -93,6 +96,9 @@ class SubscriptionHub:
     :param max_connections: upstream connections the subscriptions may use.
     :param max_message_size: bytes, the largest message its own
         connections accept.
+    :param max_lag: blocks a link's notices may lag another usable
+        upstream's head (its health checks) before the link moves (a
+        frozen upstream), checked every :data:`LAG_CHECK` s.
     :ivar clients: session -> its :class:`ClientSubscriptions`.
     :ivar shards: the :class:`~nodeapi.gateway.shards.Shard` list.
     :ivar pending_fanout: writes pending transactions to every client that
@@ -102,7 +108,8 @@ class SubscriptionHub:
 
     def __init__(self, pool, clock, full_accounts_limit: int = FULL_ACCOUNTS_SUBSCRIBE_LIMIT,
                  max_connections: int = MAX_CONNECTIONS,
-                 max_message_size: int = 64 * 1024 * 1024) -> None:
+                 max_message_size: int = 64 * 1024 * 1024,
+                 max_lag: int = MAX_LAG_BLOCKS) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.pool = pool
@@ -119,6 +126,9 @@ class SubscriptionHub:
         self._symbols: dict = {}  # asset id -> symbol, of the markets
         self._names: OrderedDict = OrderedDict()  # account name -> id
         self.refreshes = 0  # unions subscribed again to release accounts
+        self.max_lag = max_lag
+        self.moved_stale = 0  # links left for lagging behind
+        self._lag_timer = None
         if pool is not None:
             pool.watch(self._pool_changed)
 
@@ -184,6 +194,25 @@ class SubscriptionHub:
     def _pool_changed(self, upstream) -> None:
         for shard in list(self.shards):
             shard.pool_changed(upstream)
+
+    def watch_lag(self) -> None:
+        """Check every :data:`LAG_CHECK` s that no link lags (from the first
+        subscription on, while the pool runs)."""
+        if self._lag_timer is None and self.pool is not None:
+            self._lag_timer = self.clock.callLater(LAG_CHECK, self._check_lag)
+
+    def _check_lag(self) -> None:
+        self._lag_timer = None
+        if not self.pool.running:
+            return
+        for shard in list(self.shards):
+            try:
+                if shard.check_lag(self.max_lag):
+                    self.moved_stale += 1
+            except Exception:
+                self.log.failure("Checking subscription link {index} failed",
+                                 index=shard.index)
+        self.watch_lag()
 
     def _side_changed(self, connection) -> None:
         for shard in list(self.shards):
@@ -338,13 +367,14 @@ class SubscriptionHub:
 
     def figures(self) -> dict:
         """``{"accounts", "objects", "markets", "clients", "connections",
-        "refreshes", "notices_routed", "upstream_notices",
+        "refreshes", "moved_stale", "notices_routed", "upstream_notices",
         "pending_clients", "block_clients"}`` now (Prometheus,
         :mod:`nodeapi.gateway.figures`)."""
         interests = self.interests
         return {"accounts": len(interests.by_account), "objects": len(interests.by_id),
                 "markets": len(interests.by_market), "clients": len(self.clients),
                 "connections": len(self.links), "refreshes": self.refreshes,
+                "moved_stale": self.moved_stale,
                 "notices_routed": self.notices_routed,
                 "upstream_notices": self.upstream_notices,
                 "pending_clients": len(interests.pending),
