@@ -329,7 +329,10 @@ class SubscriptionHub:
     def pending_notice(self, trx) -> None:
         """A pending transaction (from the first shard's link, or broadcast
         through the gateway): to every client with a pending-transaction
-        callback, once per transaction."""
+        callback, once per transaction (nothing is remembered while no
+        client has one)."""
+        if not self.interests.pending:
+            return
         key = pending_key(trx)
         seen = self._pending_seen
         if key in seen:
