@@ -5,7 +5,11 @@
 subscribing 101 accounts is not told of the 101st's payment, while
 through the gateway, whose clients subscribe the same 101 accounts, the
 accounts are spread over two upstream connections and both payments are
-noticed."""
+noticed; and a wallet whose subscription an upstream (a reference
+follower) carries hears of its payment when that upstream is killed or
+frozen."""
+
+import signal
 
 import pytest
 import pytest_twisted
@@ -19,7 +23,7 @@ from kit.gateway import GatewaySite
 from kit.reference import requires_reference, start_reference
 from kit.rpc import ws_connect
 from kit.signing import signed_over_head
-from kit.wait import wait_for, wait_until
+from kit.wait import wait_for
 from kit.wallets import create_accounts_over_rpc, paid, pay_over_rpc, wallet_names
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
@@ -69,4 +73,49 @@ def test_101_accounts_through_the_gateway_in_front_of_bitshares_core(producer):
         assert not paid(many.notices, ids[100], 700)
     finally:
         direct.dropConnection()
+        yield gw.stop()
+
+
+@pytest.fixture
+def pair(producer, tmp_path):
+    """The producer and a reference follower over P2P."""
+    follower = start_reference(tmp_path, "follower", produce=False, seed_node=producer.p2p)
+    try:
+        follower.wait_head(producer.head())
+        yield producer, follower
+    finally:
+        if follower.proc is not None and follower.proc.poll() is None:
+            follower.proc.send_signal(signal.SIGCONT)
+        follower.stop()
+
+
+@pytest.mark.parametrize("how", ["kill", "freeze"])
+@pytest_twisted.inlineCallbacks
+def test_a_wallet_on_a_lost_reference_upstream_hears_of_its_payment(pair, how):
+    """Two reference upstreams (the producer, its P2P follower); the
+    follower carries a wallet's subscription to init1 and is killed
+    (SIGKILL) or frozen (SIGSTOP); a payment to init1 follows on the
+    producer: the subscription moves there and the wallet is told."""
+    producer, follower = pair
+    gw = GatewaySite([producer.ws_url, follower.ws_url], ApiAccess.from_json(VECTORS))
+    yield gw.start()
+    try:
+        wallet = yield ws_connect(gw.port)
+        yield db(wallet, "set_subscribe_callback", 1, False)
+        found = yield db(wallet, "get_full_accounts", ["init1"], True)
+        before = sum(int(b["balance"]) for b in found[0][1]["balances"]
+                     if b["asset_type"] == "1.3.0")
+        shard = gw.hub.shards[0]
+        producer_up, follower_up = gw.pool.upstreams
+        if shard.upstream is producer_up:  # the follower carries it
+            shard.avoid = producer_up
+            shard.detach(shard.link)
+            shard.pick()
+        yield wait_for(lambda: shard.link is follower_up and shard.noticed_head is not None,
+                       timeout=30.0)
+        follower.proc.send_signal(signal.SIGKILL if how == "kill" else signal.SIGSTOP)
+        yield threads.deferToThread(pay_over_rpc, producer, ["1.2.7"], 4242)
+        yield wait_for(lambda: paid(wallet.notices, "1.2.7", before + 4242), timeout=60.0)
+        assert shard.upstream is producer_up
+    finally:
         yield gw.stop()
