@@ -1,7 +1,8 @@
 """One gateway client's subscription calls (:class:`ClientSubscriptions`):
 the ``database`` functions graphene groups under "Subscriptions" and the
 market subscriptions, answered over the gateway's merged upstream
-subscription (:class:`nodeapi.gateway.subscriptions.SubscriptionHub`), and
+subscriptions (:class:`nodeapi.gateway.subscriptions.SubscriptionHub`; the
+client is carried by one of its shards, :mod:`nodeapi.gateway.shards`), and
 the reads that subscribe what they return while the client has a
 subscribe callback (:mod:`nodeapi.gateway.subscribing_reads`).
 
@@ -342,7 +343,7 @@ def install(gateway, hub) -> None:
     gets its :class:`ClientSubscriptions` at its first subscription
     function; a read goes through it when it subscribes for that client,
     else it is forwarded as usual with ``subscribe`` false (so that it
-    adds nothing to the hub's link should it travel on it).  Transactions
+    adds nothing to a shard's link should it travel on it).  Transactions
     broadcast through the gateway are pending notices of the hub
     (``gateway.broadcast_listeners``).  The heads the
     hub's notices show reach the gateway's per-block share

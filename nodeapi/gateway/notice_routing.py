@@ -3,9 +3,9 @@ bytes: the interests of every client (:class:`Interest`), indexed
 (:class:`Interests`), and the fan-out of one upstream notice to them,
 encoded once.
 
-The gateway holds one upstream subscription for all its clients
-(:mod:`nodeapi.gateway.subscriptions`): the upstream sends it what the union
-of their interests asks for, and each client must get exactly what the
+The gateway holds a few upstream subscriptions for all its clients
+(:mod:`nodeapi.gateway.subscriptions`): each upstream connection sends it
+what the union of its clients' interests asks for, and each client must get exactly what the
 upstream would have sent it directly.  The tests are bitshares-core's
 (libraries/app/database_api.cpp ``handle_object_changed``,
 ``on_applied_block``), through :mod:`nodeapi.api.database.notice_rules`:

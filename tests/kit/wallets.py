@@ -62,7 +62,8 @@ def paid(notices, account: str, amount: int) -> bool:
     for _cb, params in notices:
         for obj in params[0] if params and type(params[0]) is list else ():
             if (type(obj) is dict and obj.get("owner") == account
-                    and obj.get("asset_type") == "1.3.0" and str(obj.get("balance")) == str(amount)):
+                    and obj.get("asset_type") == "1.3.0"
+                    and str(obj.get("balance")) == str(amount)):
                 return True
     return False
 
