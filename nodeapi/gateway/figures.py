@@ -25,6 +25,9 @@
   connections that subscribed their union again to release accounts),
   ``subscription_moved_stale_total`` (counter: connections moved off an
   upstream whose notices lagged another's head),
+  ``subscription_clients_per_interest`` (histogram, label ``kind``
+  ``account``, ``object`` or ``market``: how many clients share each
+  subscribed item),
   ``subscription_upstream_notices_total`` and
   ``subscription_notices_routed_total`` (counters: notices received from
   the upstreams, notices written to clients);
@@ -41,6 +44,9 @@ from prometheus_client.core import (
     CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily)
 
 from nodeapi.gateway.upstream import LATENCY_BUCKETS
+
+#: bounds of the clients-per-interest histogram
+CLIENTS_BUCKETS = (1, 2, 5, 10, 100, 1000)
 
 
 class GatewayCollector:
@@ -82,6 +88,16 @@ class GatewayCollector:
                     ("pending_clients", "Clients with a pending-transaction callback"),
                     ("connections", "Upstream connections carrying subscriptions")):
                 yield GaugeMetricFamily(p + "subscription_" + name, text, value=figures[name])
+            per = HistogramMetricFamily(p + "subscription_clients_per_interest",
+                                        "Clients sharing each subscribed account, object id "
+                                        "or market", labels=["kind"])
+            for kind, counts in hub.clients_per_interest().items():
+                cumulative = [sum(1 for c in counts if c <= bound)
+                              for bound in CLIENTS_BUCKETS]
+                buckets = [(str(bound), n) for bound, n in zip(CLIENTS_BUCKETS, cumulative)]
+                buckets.append(("+Inf", len(counts)))
+                per.add_metric([kind], buckets, sum(counts))
+            yield per
             for name, text in (
                     ("refreshes", "Subscription connections that subscribed their clients' "
                                   "union again to release accounts"),

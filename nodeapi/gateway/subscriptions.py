@@ -368,6 +368,15 @@ class SubscriptionHub:
 
     # -- figures ---------------------------------------------------------------------
 
+    def clients_per_interest(self) -> dict:
+        """``{"account": counts, "object": counts, "market": counts}``: for
+        each subscribed account, object id and market, how many clients
+        share it (read at scrape time)."""
+        interests = self.interests
+        return {"account": [len(v) for v in interests.by_account.values()],
+                "object": [len(v) for v in interests.by_id.values()],
+                "market": [len(v) for v in interests.by_market.values()]}
+
     def figures(self) -> dict:
         """``{"accounts", "objects", "markets", "clients", "connections",
         "refreshes", "moved_stale", "notices_routed", "upstream_notices",

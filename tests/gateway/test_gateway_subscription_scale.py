@@ -161,6 +161,10 @@ def test_accounts_spread_released_and_bounded(funded):
             3, 3, 2, 2, 1]
         assert sample(p + "notices_routed_total") == len(b.notices) + len(c.notices)
         assert sample(p + "upstream_notices_total") >= 3
+        per = p + "clients_per_interest_"
+        assert sample(per + "count", {"kind": "account"}) == 3  # one client each
+        assert sample(per + "bucket", {"kind": "account", "le": "1"}) == 3
+        assert sample(per + "sum", {"kind": "object"}) == 3
     finally:
         yield gw.stop()
         yield site.stop()
