@@ -179,7 +179,7 @@ class Shard:
             return
         conn = self.connection
         if conn is not None and conn is not self.upstream and not conn.usable \
-                and self.upstream.usable:
+                and self.upstream.usable and self.upstream is not self.avoid:
             return  # its side connection is on its way
         try:
             upstream = pool.pick(exclude=[self.avoid] if self.avoid is not None else [])

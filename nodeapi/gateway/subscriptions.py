@@ -253,6 +253,8 @@ class SubscriptionHub:
         :raises SubscriptionCapacity: no room anywhere (nothing moved)."""
         interest = client.interest
         shard = interest.shard
+        if shard is None:
+            raise ApiError("connection closed")
         if accounts <= 0 or shard.room() >= accounts:
             shard.reserved += max(accounts, 0)
             return shard
