@@ -316,7 +316,10 @@ def _make_gateway(options, reactor, data_dir, access, notifier=None):
     share_seconds = options["upstream-share-seconds"]
     gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024),
                       share=HeadShare(pool, reactor, share_seconds) if share_seconds else None)
-    install_subscriptions(gateway, SubscriptionHub(pool, reactor))
+    install_subscriptions(gateway, SubscriptionHub(
+        pool, reactor, full_accounts_limit=options["upstream-accounts-per-connection"],
+        max_connections=options["upstream-subscription-connections"],
+        max_message_size=max(options["max-message-size"], UPSTREAM_MESSAGE_SIZE)))
     metrics = Metrics(None, None, searchdb, clock=reactor,
                       upstream=follower if follower is not None else PoolHead(pool),
                       health_limits=options.health_limits())

@@ -24,6 +24,7 @@ imports another test module).
 - :mod:`kit.rpc`       the WebSocket JSON-RPC client
 - :mod:`kit.raw_http`  one request byte for byte (any Host, Origin,
   Content-Type, a WebSocket upgrade) to a loopback port
+- :mod:`kit.wallets`   many accounts on a test chain, a payment to each
 - :mod:`kit.rpcmodel`  reference model of replies (wire contract sections 3-4)
 - :mod:`kit.access`    api-access test vectors
 - :mod:`kit.peers`     peer-service helpers (fast parameters, listen, close)
