@@ -56,6 +56,8 @@ GROUPS = (
         ("upstream-max-head-age", "seconds before an upstream is stale"),
         ("upstream-timeout", "seconds an upstream call may take"),
         ("upstream-max-lag-blocks", "blocks behind the best: no reads"),
+        ("upstream-subscription-connections", "connections for subscriptions"),
+        ("upstream-accounts-per-connection", "accounts subscribed per connection"),
         ("upstream-cache-size", "MiB of final answers cached"),
         ("upstream-share-seconds", "seconds an answer is shared"),
         ("upstream-irreversible-only", "index irreversible blocks only"))),
@@ -93,8 +95,8 @@ def short_usage(synopsis: str) -> str:
     limits = sum(1 for name in rows if name.startswith("api-limit-"))
     plugins = [p.name for p in PLUGINS if p.name != "witness" and p.options]
     lines += textwrap.wrap(
-        "Options may also be given as name = value in <data-dir>/config.ini or --config "
-        f"FILE.  twistd nodeapi --help-all lists every option with its whole help, also the "
+        "Options also go as name = value in <data-dir>/config.ini or --config FILE. "
+        f"--help-all lists every option with its whole help, also the "
         f"{limits} --api-limit-* options and the options of the plugins "
         f"{', '.join(plugins[:-1])} and {plugins[-1]}.", WIDTH)
     return "\n".join(lines)
