@@ -120,6 +120,17 @@ def _issued_by(ctx: ApplyContext, asset_id: str, issuer: str) -> dict:
     return asset
 
 
+def _backed_by(state, asset_id: str) -> str | None:
+    """The first market-issued asset (prediction markets included) whose
+    ``short_backing_asset`` is ``asset_id``, in bitasset data order (graphene's
+    ``by_short_backing_asset`` index), or None."""
+    for bid in state.ids_of_type("2.4."):
+        bitasset = state.objects[bid]
+        if bitasset["options"]["short_backing_asset"] == asset_id:
+            return bitasset["asset_id"]
+    return None
+
+
 def asset_update(ctx: ApplyContext, data: dict) -> list:
     """asset_update (11): new options, by the issuer.
 
@@ -134,8 +145,9 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     and ``max_supply`` may not go below ``current_supply``; a flag may change only when the current
     ``issuer_permissions`` allow it (``(new.flags ^ old.flags) &
     ~old.issuer_permissions == 0``); ``lock_max_supply`` freezes
-    ``max_supply``; the ``new_precision`` extension (only without supply)
-    and ``skip_core_exchange_rate`` (the old rate stays) are applied; the
+    ``max_supply``; the ``new_precision`` extension (only without supply,
+    not on a prediction market, not on an asset backing a market-issued
+    asset or prediction market) and ``skip_core_exchange_rate`` (the old rate stays) are applied; the
     issuer changes only through asset_update_issuer (48).  Raises
     :class:`InvalidOperation`."""
     asset = _issued_by(ctx, data["asset_to_update"], data["issuer"])
@@ -188,11 +200,11 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
                       "(uint16_t)(~enabled_issuer_permissions_mask) )",
                       "Cannot reinstate previously revoked issuer permissions on an asset if "
                       "current supply is non-zero.")
-        if int(opts["max_supply"]) < supply:
-            raise InvalidOperation(f"Max supply {opts['max_supply']} should not be smaller "
-                                   f"than current supply {supply}")
         fc_assert(new_precision is None, "!o.extensions.value.new_precision.valid()",
                   "Cannot update precision if current supply is non-zero")
+        fc_assert(supply <= int(opts["max_supply"]),
+                  "dyn_data.current_supply <= o.new_options.max_supply",
+                  "Max supply should not be smaller than current supply")
     if (int(opts["flags"]) ^ int(old["flags"])) & ~old_perms:
         raise InvalidOperation("Flag change is forbidden by issuer permissions")
     fc_assert(not int(old["flags"]) & LOCK_MAX_SUPPLY
@@ -201,12 +213,15 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
               "Can not update max supply")
     bitasset = bitasset_of(ctx.state, asset["id"])
     if new_precision is not None:
-        fc_assert(bitasset is None or not bitasset["is_prediction_market"],
-                  "!bitasset_data->is_prediction_market",
-                  "Can not update precision of a prediction market")
         fc_assert(int(new_precision) != int(asset["precision"]),
                   "*o.extensions.value.new_precision != a.precision",
                   "Specified a new precision but it does not change")
+        fc_assert(bitasset is None or not bitasset["is_prediction_market"],
+                  "!bitasset_data->is_prediction_market",
+                  "Can not update precision of a prediction market")
+        backed = _backed_by(ctx.state, asset["id"])
+        fc_assert(backed is None, "!backing_another_asset",
+                  f"Asset {backed} is backed by this asset, can not update precision")
     limit = int(ctx.parameters["maximum_asset_whitelist_authorities"])
     for field in ("whitelist_authorities", "blacklist_authorities"):
         fc_assert(len(opts.get(field) or ()) <= limit,
