@@ -16,9 +16,11 @@ from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.bitasset_data import bitasset_of
 from nodeapi.protocol.asset import equal
 from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
+from nodeapi.chain.market.swan import cancel_bids
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import (
-    ASSET_ISSUER_PERMISSION_MASK, DISABLE_BSRM_UPDATE, DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY,
+    ASSET_ISSUER_PERMISSION_MASK, DISABLE_BSRM_UPDATE, DISABLE_COLLATERAL_BIDDING,
+    DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY,
     GLOBAL_SETTLE, LOCK_MAX_SUPPLY, NON_UIA_ONLY_ISSUER_PERMISSION_MASK,
     UIA_ASSET_ISSUER_PERMISSION_MASK, enabled_issuer_permissions)
 
@@ -148,7 +150,10 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     ``max_supply``; the ``new_precision`` extension (only without supply,
     not on a prediction market, not on an asset backing a market-issued
     asset or prediction market) and ``skip_core_exchange_rate`` (the old rate stays) are applied; the
-    issuer changes only through asset_update_issuer (48).  Raises
+    issuer changes only through asset_update_issuer (48).  Setting
+    ``disable_force_settle`` cancels the open force settlements, setting
+    ``disable_collateral_bidding`` the open collateral bids
+    (:func:`~nodeapi.chain.market.swan.cancel_bids`).  Raises
     :class:`InvalidOperation`."""
     asset = _issued_by(ctx, data["asset_to_update"], data["issuer"])
     if data.get("new_issuer"):
@@ -232,6 +237,9 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     if int(opts["flags"]) & DISABLE_FORCE_SETTLE and not int(old["flags"]) & DISABLE_FORCE_SETTLE:
         for settle in settle_orders_of(ctx.state, asset["id"]):
             cancel_settle_order(ctx, settle["id"])
+    if int(opts["flags"]) & DISABLE_COLLATERAL_BIDDING \
+            and not int(old["flags"]) & DISABLE_COLLATERAL_BIDDING:
+        cancel_bids(ctx, asset["id"])
     if bitasset is not None and ext.get("skip_core_exchange_rate") is None \
             and not equal(old["core_exchange_rate"], opts["core_exchange_rate"]) \
             and not bitasset["asset_cer_updated"]:
