@@ -543,3 +543,24 @@ def test_validate_transaction_reads_numeric_string_tags(funded):
     assert funded.pending_transactions == []
     with pytest.raises(errors.TransactionTooLarge, match="100000 operations"):
         funded.validate_transaction(dict(trx, operations=trx["operations"] * 100000))
+
+
+def test_last_irreversible_block_at_70_percent_of_11_witnesses(chain):
+    """db_update.cpp update_last_irreversible_block: offset (10000 - 7000)
+    * 11 / 10000 = 3 in the witnesses' last confirmed blocks, ascending.
+    After block b of the first round (each witness signs once), 11 - b
+    witnesses confirmed nothing: the offset-3 entry is 0 until b = 8, then
+    b - 7 (block 8 -> 1, block 11 -> 4; 75 % would give offset 2: b - 8)."""
+    from nodeapi.chain.schedule import last_irreversible_block
+
+    seen = []
+    for _b in range(11):
+        produce(chain)
+        seen.append(chain.state.get("2.1.0")["last_irreversible_block_num"])
+    assert seen == [0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4]
+    signers = {chain.state.get(w)["last_confirmed_block_num"]
+               for w in chain.state.get("2.0.0")["active_witnesses"]}
+    assert signers == set(range(1, 12))
+    # the rule alone: 10 witnesses take offset 3 too, 4 witnesses offset 1
+    assert last_irreversible_block([9, 1, 8, 2, 7, 3, 6, 4, 5, 10]) == 4
+    assert last_irreversible_block([5, 6, 7, 8]) == 6
