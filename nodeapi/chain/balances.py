@@ -10,11 +10,14 @@ fills, liquidity_pool_evaluator.cpp, db_maint.cpp budget).
 
 from nodeapi.chain.errors import InsufficientBalance
 from nodeapi.chain.state import ObjectStore
+from nodeapi.protocol.config import CORE_ASSET
 
 
 def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
     """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
-    (created on first credit); raises :class:`InsufficientBalance`."""
+    (created on first credit); a core balance's ``maintenance_flag`` is set
+    (graphene ``account_balance_object::adjust_balance``) for
+    :func:`refresh_core_in_balance`; raises :class:`InsufficientBalance`."""
     if delta == 0:
         return
     bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
@@ -24,16 +27,17 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
                 f"Insufficient Balance: {account_id}'s balance of 0 {asset_id} is less than "
                 f"required {-delta} {asset_id}")
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
-                             "maintenance_flag": False})
-        _core_in_balance(state, account_id, asset_id, delta)
+                             "maintenance_flag": asset_id == CORE_ASSET})
         return
     have = state.objects[bid]["balance"]
     if have + delta < 0:
         raise InsufficientBalance(
             f"Insufficient Balance: {account_id}'s balance of {have} {asset_id} is less than "
             f"required {-delta} {asset_id}")
-    state.modify(bid)["balance"] = have + delta
-    _core_in_balance(state, account_id, asset_id, have + delta)
+    balance = state.modify(bid)
+    balance["balance"] = have + delta
+    if asset_id == CORE_ASSET:
+        balance["maintenance_flag"] = True
 
 
 def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:
@@ -48,7 +52,20 @@ def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:
     return dyn
 
 
-def _core_in_balance(state: ObjectStore, account_id: str, asset_id: str, value: int) -> None:
-    """Mirror the core balance in statistics ``core_in_balance`` (graphene)."""
-    if asset_id == "1.3.0":
-        state.modify(state.objects[account_id]["statistics"])["core_in_balance"] = value
+def refresh_core_in_balance(state: ObjectStore) -> None:
+    """At maintenance, before the vote tally (graphene
+    ``perform_account_maintenance``, db_maint.cpp): every core balance whose
+    ``maintenance_flag`` is set (it changed since the last maintenance)
+    is copied to its owner's statistics ``core_in_balance`` and the flag
+    cleared.  Between maintenances ``core_in_balance`` is the core balance
+    as of the last one ("Only updates on maintenance", account_object.hpp)."""
+    objects = state.objects
+    for assets in state.balance_by_owner.values():
+        bid = assets.get(CORE_ASSET)
+        if bid is None or not objects[bid]["maintenance_flag"]:
+            continue
+        balance = state.modify(bid)
+        balance["maintenance_flag"] = False
+        stats = objects[objects[balance["owner"]]["statistics"]]
+        if stats["core_in_balance"] != balance["balance"]:
+            state.modify(stats["id"])["core_in_balance"] = balance["balance"]

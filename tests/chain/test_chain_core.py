@@ -42,7 +42,8 @@ def test_claim_and_transfer(chain):
     produce(chain)
     assert chain.state.balance("1.2.7", "1.3.0") == 12345
     assert chain.state.balance("1.2.6", "1.3.0") == 1000000000000000 - 12345 - 2000000
-    assert chain.state.get("2.7.6")["core_in_balance"] == 1000000000000000 - 12345 - 2000000
+    # core_in_balance waits for maintenance (test below)
+    assert chain.state.get("2.7.6")["core_in_balance"] == 0
     # graphene pay_fee: a fee <= cashback_vesting_threshold waits in
     # pending_vested_fees until maintenance; 2.3.0 is not touched
     assert chain.state.get("2.7.6")["pending_vested_fees"] == 2000000
@@ -564,3 +565,31 @@ def test_last_irreversible_block_at_70_percent_of_11_witnesses(chain):
     # the rule alone: 10 witnesses take offset 3 too, 4 witnesses offset 1
     assert last_irreversible_block([9, 1, 8, 2, 7, 3, 6, 4, 5, 10]) == 4
     assert last_irreversible_block([5, 6, 7, 8]) == 6
+
+
+def test_core_in_balance_as_of_the_last_maintenance(chain):
+    """account_object.hpp core_in_balance "Only updates on maintenance":
+    account_balance_object::adjust_balance sets a core balance's
+    maintenance_flag, db_maint.cpp perform_account_maintenance copies the
+    flagged balances to core_in_balance and clears the flag."""
+    from kit.chain import jump
+
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    chain.push_transaction(sign(chain, [transfer_op(12345)]))
+    produce(chain)
+    state = chain.state
+    bal0, bal1 = (state.balance_by_owner[a]["1.3.0"] for a in ("1.2.6", "1.2.7"))
+    assert state.get(bal0)["maintenance_flag"] and state.get(bal1)["maintenance_flag"]
+    assert state.get("2.7.6")["core_in_balance"] == state.get("2.7.7")["core_in_balance"] == 0
+    jump(chain, state.get("2.1.0")["next_maintenance_time"] - chain.head_block_time)
+    # 10^15 claimed, 12,345 sent with a fee of 2,000,000
+    assert state.get("2.7.6")["core_in_balance"] == 10 ** 15 - 12345 - 2000000
+    assert state.get("2.7.7")["core_in_balance"] == 12345
+    assert not state.get(bal0)["maintenance_flag"] and not state.get(bal1)["maintenance_flag"]
+    # a transfer after it moves the balances, not core_in_balance, until the next
+    chain.push_transaction(sign(chain, [transfer_op(1000)]))
+    produce(chain)
+    assert state.balance("1.2.7", "1.3.0") == 13345
+    assert state.get("2.7.7")["core_in_balance"] == 12345
+    assert state.get(bal1)["maintenance_flag"]
