@@ -69,3 +69,23 @@ def refresh_core_in_balance(state: ObjectStore) -> None:
         stats = objects[objects[balance["owner"]]["statistics"]]
         if stats["core_in_balance"] != balance["balance"]:
             state.modify(stats["id"])["core_in_balance"] = balance["balance"]
+
+
+def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
+    """graphene ``database::to_pretty_string`` (db_balance.cpp) with
+    ``asset_object::amount_to_string``: ``amount`` satoshis of ``asset_id``
+    in whole units, the decimals written only when not all zero and then
+    all of them, and the symbol: ``2000000`` of TEST (precision 5) is
+    ``"20 TEST"``, ``1234500`` is ``"12.34500 TEST"``, ``-5`` is
+    ``"-0.00005 TEST"``.  The texts of the reference's refusals use it."""
+    asset = state.objects[asset_id]
+    scale = 10 ** int(asset["precision"])
+    amount = int(amount)
+    whole = abs(amount) // scale * (-1 if amount < 0 else 1)
+    text = str(whole)
+    decimals = abs(amount) % scale
+    if decimals:
+        if amount < 0 and whole == 0:
+            text = "-0"
+        text += "." + str(scale + decimals)[1:]
+    return f"{text} {asset['symbol']}"

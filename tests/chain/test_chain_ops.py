@@ -118,8 +118,8 @@ def test_wrong_signature_rejected(funded):
     assert stranger != DEV_PUB
     trx["signatures"] = [bad]
     before = {k: dict(v) for k, v in chain.state.objects.items()}
-    with pytest.raises(errors.MissingAuthority,
-                       match=r"^Missing required active authority of 1\.2\.6$") as info:
+    with pytest.raises(errors.MissingAuthority, match=r"^missing required active authority: "
+                                                      r"Missing Active Authority 1\.2\.6$") as info:
         chain.push_transaction(trx)
     assert not isinstance(info.value, errors.InvalidSignature)
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before

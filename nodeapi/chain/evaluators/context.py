@@ -12,7 +12,7 @@ Reference: graphene libraries/chain/evaluator.cpp (fee payment).
 
 from typing import Callable
 
-from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.balances import adjust_balance, to_pretty_string
 from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
@@ -127,8 +127,9 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     In graphene's order: the payer must be authorized to hold the fee asset
     (:func:`~nodeapi.chain.whitelist.is_authorized_asset`, else
     :class:`InvalidOperation` with ``prepare_fee``'s text), the fee asset's
-    pool must cover the conversion, then the fee must meet the schedule
-    (:class:`InsufficientFee` for either); :class:`InsufficientBalance`
+    pool must cover the conversion (else :class:`InvalidOperation` with
+    ``prepare_fee``'s text), then the fee must meet the schedule
+    (:class:`InsufficientFee`); :class:`InsufficientBalance`
     when the payer cannot pay.  A fee in another asset goes to that asset's
     ``accumulated_fees`` and takes its core value (``core_fee_paid``, through
     the core_exchange_rate, rounded down) from its ``fee_pool``; the core
@@ -153,10 +154,10 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     paid_core = fee_in_core(amount, asset)
     if asset["id"] != "1.3.0":
         pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
-        if paid_core > pool:
-            raise InsufficientFee(
-                f"Fee pool balance of '{pool} core satoshis' is less than the {paid_core} "
-                f"core satoshis required to convert {amount} {asset['symbol']} satoshis")
+        fc_assert(paid_core <= pool, "core_fee_paid <= fee_asset_dyn_data->fee_pool",
+                  f"Fee pool balance of '{to_pretty_string(state, pool, '1.3.0')}' is less "
+                  f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to "
+                  f"convert {to_pretty_string(state, amount, asset['id'])}")
     required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
         error = InsufficientFee(f"Insufficient Fee Paid: core_fee_paid {paid_core}, "
