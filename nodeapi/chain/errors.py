@@ -207,6 +207,8 @@ class BlockExtensionsNotEmpty(InvalidBlock):
 def fc_assert(condition, expression: str, message: str = "") -> None:
     """graphene ``FC_ASSERT( expression, message )`` in an evaluator: raise
     :class:`InvalidOperation` with fc's text ``Assert Exception:
-    <expression>: <message>`` when ``condition`` is false."""
+    <expression>: <message>`` when ``condition`` is false (fc's
+    ``to_string``; without a message it ends in ``": "``, as a proposal's
+    ``fail_reason`` shows it)."""
     if not condition:
-        raise InvalidOperation(f"Assert Exception: {expression}: {message}".rstrip())
+        raise InvalidOperation(f"Assert Exception: {expression}: {message}")

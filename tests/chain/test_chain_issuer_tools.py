@@ -91,7 +91,7 @@ def test_update_issuer_needs_the_owner(chain):
              "address_auths": []}
     push(chain, [6, {"account": INIT0, "owner": owner, "extensions": {}}])
     op = [48, {"issuer": INIT0, "asset_to_update": aid, "new_issuer": INIT1, "extensions": []}]
-    with pytest.raises(MissingAuthority, match="owner authority of 1.2.6"):
+    with pytest.raises(MissingAuthority, match="Missing Owner Authority 1.2.6"):
         push(chain, op)  # signed by the active key only
     with pytest.raises(InvalidOperation, match="Incorrect issuer for asset"):
         push(chain, [48, dict(op[1], issuer=INIT1, new_issuer=INIT2)])
