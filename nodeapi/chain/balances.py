@@ -17,27 +17,42 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
     """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
     (created on first credit); a core balance's ``maintenance_flag`` is set
     (graphene ``account_balance_object::adjust_balance``) for
-    :func:`refresh_core_in_balance`; raises :class:`InsufficientBalance`."""
+    :func:`refresh_core_in_balance`; raises :class:`InsufficientBalance`
+    with graphene's text ("Assert Exception: abo->get_balance() >= -delta:
+    Insufficient Balance: init0's balance of 1 TEST is less than required 2
+    TEST")."""
     if delta == 0:
         return
     bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
     if bid is None:
         if delta < 0:
-            raise InsufficientBalance(
-                f"Insufficient Balance: {account_id}'s balance of 0 {asset_id} is less than "
-                f"required {-delta} {asset_id}")
+            raise _insufficient(state, "delta.amount > 0", account_id, 0, asset_id, -delta)
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
                              "maintenance_flag": asset_id == CORE_ASSET})
         return
     have = state.objects[bid]["balance"]
     if have + delta < 0:
-        raise InsufficientBalance(
-            f"Insufficient Balance: {account_id}'s balance of {have} {asset_id} is less than "
-            f"required {-delta} {asset_id}")
+        raise _insufficient(state, "abo->get_balance() >= -delta", account_id, have, asset_id,
+                            -delta)
     balance = state.modify(bid)
     balance["balance"] = have + delta
     if asset_id == CORE_ASSET:
         balance["maintenance_flag"] = True
+
+
+def _insufficient(state: ObjectStore, expression: str, account_id: str, have: int,
+                  asset_id: str, required: int) -> InsufficientBalance:
+    """graphene ``database::adjust_balance``'s refusal, ``FC_ASSERT(
+    <expression>, "Insufficient Balance: ${a}'s balance of ${b} is less than
+    required ${r}" )`` with the account's name and pretty amounts."""
+    values = {"a": state.objects[account_id]["name"],
+              "b": to_pretty_string(state, have, asset_id),
+              "r": to_pretty_string(state, required, asset_id)}
+    error = InsufficientBalance(
+        f"Assert Exception: {expression}: Insufficient Balance: {values['a']}'s balance of "
+        f"{values['b']} is less than required {values['r']}")
+    error.details = values
+    return error
 
 
 def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:

@@ -4,9 +4,9 @@ The family's later members (override_transfer 38, the blinded transfers
 39-41) belong here.  Reference: graphene libraries/chain/transfer_evaluator.cpp.
 """
 
-from nodeapi.chain.errors import InvalidOperation, fc_assert
+from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.balances import adjust_balance, to_pretty_string
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import OVERRIDE_AUTHORITY
 
@@ -26,13 +26,20 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
         (:func:`~nodeapi.chain.whitelist.is_authorized_asset`), or a
         ``transfer_restricted`` asset between two non-issuers.
     :raises UnknownObject: ``to`` or the asset does not exist.
-    :raises InsufficientBalance: ``from`` lacks the amount."""
+    :raises InsufficientBalance: ``from`` lacks the amount, with
+        transfer_evaluator's text ("Assert Exception: insufficient_balance:
+        Insufficient Balance: 1 TEST, unable to transfer '2 TEST' from
+        account 'init0' to 'init1' Unable to transfer 2 TEST from init0 to
+        init1")."""
     state = ctx.state
     value = _positive(data["amount"], "Transfer amount")
     if data["from"] == data["to"]:
         raise InvalidOperation("Cannot transfer to the same account")
-    state.require(data["to"])
+    frm, to = state.require(data["from"]), state.require(data["to"])
     asset = state.require(data["amount"]["asset_id"])
+    amount = to_pretty_string(state, value, asset["id"])
+    # FC_RETHROW_EXCEPTIONS( error, "Unable to transfer ${a} from ${f} to ${t}" )
+    unable = f" Unable to transfer {amount} from {frm['name']} to {to['name']}"
     if not is_authorized_asset(state, data["from"], asset):
         raise InvalidOperation(f"'from' account {data['from']} is not whitelisted for asset "
                                f"{asset['id']}")
@@ -42,6 +49,12 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
     if asset["options"]["flags"] & 0x08:  # transfer_restricted
         if asset["issuer"] not in (data["from"], data["to"]):
             raise InvalidOperation(f"Asset {asset['id']} has transfer_restricted flag enabled")
+    balance = state.balance(data["from"], asset["id"])
+    if balance < value:
+        raise InsufficientBalance(
+            f"Assert Exception: insufficient_balance: Insufficient Balance: "
+            f"{to_pretty_string(state, balance, asset['id'])}, unable to transfer '{amount}' "
+            f"from account '{frm['name']}' to '{to['name']}'" + unable)
     adjust_balance(state, data["from"], asset["id"], -value)
     adjust_balance(state, data["to"], asset["id"], value)
     return VOID
