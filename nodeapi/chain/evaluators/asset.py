@@ -115,10 +115,12 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
     return [1, asset["id"]]
 
 
-def _issued_by(ctx: ApplyContext, asset_id: str, issuer: str) -> dict:
+def _issued_by(ctx: ApplyContext, asset_id: str, issuer: str, message: str = "") -> dict:
+    """The asset, or graphene's ``FC_ASSERT( o.issuer == a.issuer, message )``
+    refusal (``message`` formatted with ``{o}`` / ``{a}``, the two issuers)."""
     asset = ctx.state.require(asset_id)
-    if asset["issuer"] != issuer:
-        raise InvalidOperation(f"{issuer} is not the issuer of {asset['symbol']}")
+    fc_assert(asset["issuer"] == issuer, "o.issuer == a.issuer",
+              message.format(o=issuer, a=asset["issuer"]))
     return asset
 
 
@@ -155,7 +157,8 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     ``disable_collateral_bidding`` the open collateral bids
     (:func:`~nodeapi.chain.market.swan.cancel_bids`).  Raises
     :class:`InvalidOperation`."""
-    asset = _issued_by(ctx, data["asset_to_update"], data["issuer"])
+    asset = _issued_by(ctx, data["asset_to_update"], data["issuer"],
+                       "Incorrect issuer for asset! ({o} != {a})")
     if data.get("new_issuer"):
         raise InvalidOperation("Since Hardfork #199, updating issuer requires the use of "
                                "asset_update_issuer_operation.")
