@@ -10,49 +10,48 @@ fills, liquidity_pool_evaluator.cpp, db_maint.cpp budget).
 
 from nodeapi.chain.errors import InsufficientBalance
 from nodeapi.chain.state import ObjectStore
+from nodeapi.protocol.asset import amount_to_string
 from nodeapi.protocol.config import CORE_ASSET
+
+
+def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
+    """graphene ``database::to_pretty_string(asset)``: ``amount`` satoshis
+    of ``asset_id`` in whole units with its symbol (``2000000, "1.3.0"`` ->
+    ``"20 TEST"``; asset_object.cpp ``amount_to_pretty_string``), as the
+    reference's error texts write amounts."""
+    asset = state.objects[asset_id]
+    return f"{amount_to_string(amount, int(asset['precision']))} {asset['symbol']}"
 
 
 def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
     """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
-    (created on first credit); a core balance's ``maintenance_flag`` is set
-    (graphene ``account_balance_object::adjust_balance``) for
-    :func:`refresh_core_in_balance`; raises :class:`InsufficientBalance`
-    with graphene's text ("Assert Exception: abo->get_balance() >= -delta:
-    Insufficient Balance: init0's balance of 1 TEST is less than required 2
-    TEST")."""
+    (created on first credit); raises :class:`InsufficientBalance` with
+    db_balance.cpp ``adjust_balance``'s assertion text, e.g. ``"Assert
+    Exception: abo->get_balance() >= -delta: Insufficient Balance: init2's
+    balance of 10 TEST is less than required 20 TEST"`` (``delta.amount >
+    0`` when the account never held the asset).  A core balance's
+    ``maintenance_flag`` is set (graphene
+    ``account_balance_object::adjust_balance``) for
+    :func:`refresh_core_in_balance`."""
     if delta == 0:
         return
     bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
+    have = 0 if bid is None else state.objects[bid]["balance"]
+    if have + delta < 0:
+        expression = "delta.amount > 0" if bid is None else "abo->get_balance() >= -delta"
+        raise InsufficientBalance(
+            f"Assert Exception: {expression}: Insufficient Balance: "
+            f"{state.objects[account_id]['name']}'s balance of "
+            f"{to_pretty_string(state, have, asset_id)} is less than required "
+            f"{to_pretty_string(state, -delta, asset_id)}")
     if bid is None:
-        if delta < 0:
-            raise _insufficient(state, "delta.amount > 0", account_id, 0, asset_id, -delta)
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
                              "maintenance_flag": asset_id == CORE_ASSET})
         return
-    have = state.objects[bid]["balance"]
-    if have + delta < 0:
-        raise _insufficient(state, "abo->get_balance() >= -delta", account_id, have, asset_id,
-                            -delta)
     balance = state.modify(bid)
     balance["balance"] = have + delta
     if asset_id == CORE_ASSET:
         balance["maintenance_flag"] = True
-
-
-def _insufficient(state: ObjectStore, expression: str, account_id: str, have: int,
-                  asset_id: str, required: int) -> InsufficientBalance:
-    """graphene ``database::adjust_balance``'s refusal, ``FC_ASSERT(
-    <expression>, "Insufficient Balance: ${a}'s balance of ${b} is less than
-    required ${r}" )`` with the account's name and pretty amounts."""
-    values = {"a": state.objects[account_id]["name"],
-              "b": to_pretty_string(state, have, asset_id),
-              "r": to_pretty_string(state, required, asset_id)}
-    error = InsufficientBalance(
-        f"Assert Exception: {expression}: Insufficient Balance: {values['a']}'s balance of "
-        f"{values['b']} is less than required {values['r']}")
-    error.details = values
-    return error
 
 
 def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:
@@ -85,22 +84,3 @@ def refresh_core_in_balance(state: ObjectStore) -> None:
         if stats["core_in_balance"] != balance["balance"]:
             state.modify(stats["id"])["core_in_balance"] = balance["balance"]
 
-
-def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
-    """graphene ``database::to_pretty_string`` (db_balance.cpp) with
-    ``asset_object::amount_to_string``: ``amount`` satoshis of ``asset_id``
-    in whole units, the decimals written only when not all zero and then
-    all of them, and the symbol: ``2000000`` of TEST (precision 5) is
-    ``"20 TEST"``, ``1234500`` is ``"12.34500 TEST"``, ``-5`` is
-    ``"-0.00005 TEST"``.  The texts of the reference's refusals use it."""
-    asset = state.objects[asset_id]
-    scale = 10 ** int(asset["precision"])
-    amount = int(amount)
-    whole = abs(amount) // scale * (-1 if amount < 0 else 1)
-    text = str(whole)
-    decimals = abs(amount) % scale
-    if decimals:
-        if amount < 0 and whole == 0:
-            text = "-0"
-        text += "." + str(scale + decimals)[1:]
-    return f"{text} {asset['symbol']}"

@@ -127,9 +127,8 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     In graphene's order: the payer must be authorized to hold the fee asset
     (:func:`~nodeapi.chain.whitelist.is_authorized_asset`, else
     :class:`InvalidOperation` with ``prepare_fee``'s text), the fee asset's
-    pool must cover the conversion (else :class:`InvalidOperation` with
-    ``prepare_fee``'s text), then the fee must meet the schedule
-    (:class:`InsufficientFee`); :class:`InsufficientBalance`
+    pool must cover the conversion, then the fee must meet the schedule
+    (:class:`InsufficientFee` for either); :class:`InsufficientBalance`
     when the payer cannot pay.  A fee in another asset goes to that asset's
     ``accumulated_fees`` and takes its core value (``core_fee_paid``, through
     the core_exchange_rate, rounded down) from its ``fee_pool``; the core
@@ -156,8 +155,8 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
         pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
         fc_assert(paid_core <= pool, "core_fee_paid <= fee_asset_dyn_data->fee_pool",
                   f"Fee pool balance of '{to_pretty_string(state, pool, '1.3.0')}' is less "
-                  f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to "
-                  f"convert {to_pretty_string(state, amount, asset['id'])}")
+                  f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to convert "
+                  f"{to_pretty_string(state, amount, asset['id'])}")
     required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
         error = InsufficientFee(f"Insufficient Fee Paid: core_fee_paid {paid_core}, "

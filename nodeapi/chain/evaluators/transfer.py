@@ -26,20 +26,17 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
         (:func:`~nodeapi.chain.whitelist.is_authorized_asset`), or a
         ``transfer_restricted`` asset between two non-issuers.
     :raises UnknownObject: ``to`` or the asset does not exist.
-    :raises InsufficientBalance: ``from`` lacks the amount, with
-        transfer_evaluator's text ("Assert Exception: insufficient_balance:
-        Insufficient Balance: 1 TEST, unable to transfer '2 TEST' from
-        account 'init0' to 'init1' Unable to transfer 2 TEST from init0 to
-        init1")."""
+    :raises InsufficientBalance: ``from`` lacks the amount (the balance
+        before the fee: transfer_evaluator.cpp ``do_evaluate``'s assertion
+        and text, with the "Unable to transfer ..." its
+        ``FC_RETHROW_EXCEPTIONS`` adds; the fee is taken after the
+        transfer)."""
     state = ctx.state
     value = _positive(data["amount"], "Transfer amount")
     if data["from"] == data["to"]:
         raise InvalidOperation("Cannot transfer to the same account")
-    frm, to = state.require(data["from"]), state.require(data["to"])
+    state.require(data["to"])
     asset = state.require(data["amount"]["asset_id"])
-    amount = to_pretty_string(state, value, asset["id"])
-    # FC_RETHROW_EXCEPTIONS( error, "Unable to transfer ${a} from ${f} to ${t}" )
-    unable = f" Unable to transfer {amount} from {frm['name']} to {to['name']}"
     if not is_authorized_asset(state, data["from"], asset):
         raise InvalidOperation(f"'from' account {data['from']} is not whitelisted for asset "
                                f"{asset['id']}")
@@ -53,13 +50,15 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
     if balance < value:
         raise InsufficientBalance(
             f"Assert Exception: insufficient_balance: Insufficient Balance: "
-            f"{to_pretty_string(state, balance, asset['id'])}, unable to transfer '{amount}' "
-            f"from account '{frm['name']}' to '{to['name']}'" + unable)
+            f"{to_pretty_string(state, balance, asset['id'])}, unable to transfer "
+            f"'{to_pretty_string(state, value, asset['id'])}' from account "
+            f"'{state.objects[data['from']]['name']}' to '{state.objects[data['to']]['name']}'"
+            # FC_RETHROW_EXCEPTIONS( error, "Unable to transfer ${a} from ${f} to ${t}" )
+            f" Unable to transfer {to_pretty_string(state, value, asset['id'])} from "
+            f"{state.objects[data['from']]['name']} to {state.objects[data['to']]['name']}")
     adjust_balance(state, data["from"], asset["id"], -value)
     adjust_balance(state, data["to"], asset["id"], value)
     return VOID
-
-
 
 
 def override_transfer(ctx: ApplyContext, data: dict) -> list:
