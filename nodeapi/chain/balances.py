@@ -1,5 +1,7 @@
 """Balances and supply: the one place an account's balance of an asset
-(2.5.N) and an asset's ``current_supply`` (2.3.N) change.
+(2.5.N) and an asset's ``current_supply`` (2.3.N) change, and where an
+account's statistics ``core_in_balance`` follows its core balance (at
+each maintenance, as the reference keeps it).
 
 Reference: bitshares-core libraries/chain/db_balance.cpp
 (``database::adjust_balance``) and the evaluators that modify
@@ -25,14 +27,15 @@ def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
 
 def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
     """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
-    (created on first credit); raises :class:`InsufficientBalance` with
-    db_balance.cpp ``adjust_balance``'s assertion text, e.g. ``"Assert
-    Exception: abo->get_balance() >= -delta: Insufficient Balance: init2's
-    balance of 10 TEST is less than required 20 TEST"`` (``delta.amount >
-    0`` when the account never held the asset).  A core balance's
-    ``maintenance_flag`` is set (graphene
-    ``account_balance_object::adjust_balance``) for
-    :func:`refresh_core_in_balance`."""
+    (created on first credit); a core balance that changes is flagged
+    ``maintenance_flag`` (its owner's statistics ``core_in_balance`` follows
+    it at the next maintenance: :func:`update_core_in_balances`; graphene
+    ``account_balance_object::adjust_balance``).  Raises
+    :class:`InsufficientBalance` with db_balance.cpp ``adjust_balance``'s
+    assertion text, e.g. ``"Assert Exception: abo->get_balance() >= -delta:
+    Insufficient Balance: init2's balance of 10 TEST is less than required
+    20 TEST"`` (``delta.amount > 0`` when the account never held the
+    asset)."""
     if delta == 0:
         return
     bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
@@ -54,6 +57,20 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
         balance["maintenance_flag"] = True
 
 
+def update_core_in_balances(state: ObjectStore) -> None:
+    """The start of a maintenance's account pass (graphene db_maint.cpp
+    ``perform_account_maintenance``): each core balance flagged
+    ``maintenance_flag`` since the last maintenance sets its owner's
+    statistics ``core_in_balance`` and loses the flag.  The vote tally
+    reads ``core_in_balance`` afterwards."""
+    for bid in state.ids_of_type("2.5."):
+        if state.objects[bid]["maintenance_flag"]:
+            balance = state.modify(bid)
+            balance["maintenance_flag"] = False
+            owner = state.objects[balance["owner"]]
+            state.modify(owner["statistics"])["core_in_balance"] = balance["balance"]
+
+
 def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:
     """Add ``delta`` satoshis to the asset's ``current_supply`` (its dynamic
     data 2.3.N; negative to burn), the one place supply changes (graphene
@@ -64,23 +81,3 @@ def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:
     dyn = state.modify(state.objects[asset_id]["dynamic_asset_data_id"])
     dyn["current_supply"] = int(dyn["current_supply"]) + delta
     return dyn
-
-
-def refresh_core_in_balance(state: ObjectStore) -> None:
-    """At maintenance, before the vote tally (graphene
-    ``perform_account_maintenance``, db_maint.cpp): every core balance whose
-    ``maintenance_flag`` is set (it changed since the last maintenance)
-    is copied to its owner's statistics ``core_in_balance`` and the flag
-    cleared.  Between maintenances ``core_in_balance`` is the core balance
-    as of the last one ("Only updates on maintenance", account_object.hpp)."""
-    objects = state.objects
-    for assets in state.balance_by_owner.values():
-        bid = assets.get(CORE_ASSET)
-        if bid is None or not objects[bid]["maintenance_flag"]:
-            continue
-        balance = state.modify(bid)
-        balance["maintenance_flag"] = False
-        stats = objects[objects[balance["owner"]]["statistics"]]
-        if stats["core_in_balance"] != balance["balance"]:
-            state.modify(stats["id"])["core_in_balance"] = balance["balance"]
-

@@ -574,14 +574,16 @@ def test_core_in_balance_as_of_the_last_maintenance(chain):
     flagged balances to core_in_balance and clears the flag."""
     from kit.chain import jump
 
+    state = chain.state
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
+    before = state.get("2.7.6")["core_in_balance"]  # as of the last maintenance
     chain.push_transaction(sign(chain, [transfer_op(12345)]))
     produce(chain)
-    state = chain.state
     bal0, bal1 = (state.balance_by_owner[a]["1.3.0"] for a in ("1.2.6", "1.2.7"))
     assert state.get(bal0)["maintenance_flag"] and state.get(bal1)["maintenance_flag"]
-    assert state.get("2.7.6")["core_in_balance"] == state.get("2.7.7")["core_in_balance"] == 0
+    assert state.get("2.7.6")["core_in_balance"] == before
+    assert state.get("2.7.7")["core_in_balance"] == 0  # init1 held nothing before
     jump(chain, state.get("2.1.0")["next_maintenance_time"] - chain.head_block_time)
     # 10^15 claimed, 12,345 sent with a fee of 2,000,000
     assert state.get("2.7.6")["core_in_balance"] == 10 ** 15 - 12345 - 2000000

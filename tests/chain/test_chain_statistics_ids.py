@@ -39,7 +39,8 @@ def test_statistics_numbering(genesis, tmp_path, statistics_type):
     assert acc["statistics"] == f"{space}.7"
     stats, missing = db.call("get_objects", [[f"{space}.7", f"{other}.7"]])
     assert stats["id"] == f"{space}.7" and stats["owner"] == "1.2.7" and missing is None
-    # the transfer; core_in_balance waits for maintenance
+    # the transfer; core_in_balance waits for the next maintenance (block
+    # 1's was before it: db_maint.cpp perform_account_maintenance)
     assert stats["total_ops"] == 1 and stats["core_in_balance"] == 0
     full = dict(db.call("get_full_accounts", [["init0", "init1"], False]))
     assert full["init1"]["statistics"] == stats
