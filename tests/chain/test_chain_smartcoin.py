@@ -340,7 +340,9 @@ def test_disabling_collateral_bidding_cancels_the_open_bids(chain):
     collateral per debt first), each with database::cancel_bid: the
     collateral back to the bidder and a virtual bid_collateral of
     debt_covered 0 (no execute_bid)."""
-    usd = create_usd(chain, perms=GLOBAL_SETTLE | 0x8000)
+    # disable_collateral_bidding is a "disable" permission bit: clear, the
+    # issuer may set the flag (asset_update_evaluator: the enabled mask)
+    usd = create_usd(chain, perms=GLOBAL_SETTLE)
     push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
                       "extensions": {}}])
     publish(chain, usd, 1, 100)
@@ -375,3 +377,23 @@ def test_disabling_collateral_bidding_cancels_the_open_bids(chain):
     with pytest.raises(InvalidOperation, match="Collateral bidding is disabled"):
         push(chain, [45, {"bidder": INIT1, "additional_collateral": amt(50000),
                           "debt_covered": amt(1000, usd), "extensions": []}])
+
+
+def test_a_disable_permission_bit_set_forbids_the_flag_change(chain):
+    """asset_update_evaluator::do_evaluate: (new.flags ^ old.flags) &
+    check_bits & ~get_enabled_issuer_permissions_mask() must be 0; for the
+    "disable" bits (disable_collateral_bidding 0x8000, lock_max_supply,
+    disable_new_supply) the permission bit set means the issuer gave the
+    change up."""
+    usd = create_usd(chain, "NOBID", perms=GLOBAL_SETTLE | 0x8000)
+    opts = dict(chain.state.objects[usd]["options"])
+    with pytest.raises(InvalidOperation, match="Flag change is forbidden by issuer permissions"):
+        push(chain, [11, {"issuer": INIT0, "asset_to_update": usd,
+                          "new_options": dict(opts, flags=int(opts["flags"]) | 0x8000),
+                          "extensions": {}}])
+    # an enable bit (white_list 0x02) needs its permission bit set
+    with pytest.raises(InvalidOperation, match="Flag change is forbidden by issuer permissions"):
+        push(chain, [11, {"issuer": INIT0, "asset_to_update": usd,
+                          "new_options": dict(opts, flags=int(opts["flags"]) | 0x02),
+                          "extensions": {}}])
+    assert chain.state.objects[usd]["options"]["flags"] == opts["flags"]

@@ -22,7 +22,7 @@ from nodeapi.protocol.flags import (
     ASSET_ISSUER_PERMISSION_MASK, DISABLE_BSRM_UPDATE, DISABLE_COLLATERAL_BIDDING,
     DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY,
     GLOBAL_SETTLE, LOCK_MAX_SUPPLY, NON_UIA_ONLY_ISSUER_PERMISSION_MASK,
-    UIA_ASSET_ISSUER_PERMISSION_MASK, enabled_issuer_permissions)
+    UIA_ASSET_ISSUER_PERMISSION_MASK, VALID_FLAGS_MASK, enabled_issuer_permissions)
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
 
@@ -146,9 +146,12 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     (``get_enabled_issuer_permissions_mask``: setting a ``disable_*`` bit
     revokes, clearing it re-enables; a user-issued asset's market-issued-only
     bits and a prediction market's ``disable_bsrm_update`` may be cleared)
-    and ``max_supply`` may not go below ``current_supply``; a flag may change only when the current
-    ``issuer_permissions`` allow it (``(new.flags ^ old.flags) &
-    ~old.issuer_permissions == 0``); ``lock_max_supply`` freezes
+    and ``max_supply`` may not go below ``current_supply``; a flag may
+    change only when the current permissions enable it (``(new.flags ^
+    old.flags) & check_bits & ~get_enabled_issuer_permissions_mask() ==
+    0``: an enable bit set, a disable bit - lock_max_supply,
+    disable_new_supply, disable_collateral_bidding - not set);
+    ``lock_max_supply`` freezes
     ``max_supply``; the ``new_precision`` extension (only without supply,
     not on a prediction market, not on an asset backing a market-issued
     asset or prediction market) and ``skip_core_exchange_rate`` (the old rate stays) are applied; the
@@ -213,8 +216,14 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
         fc_assert(supply <= int(opts["max_supply"]),
                   "dyn_data.current_supply <= o.new_options.max_supply",
                   "Max supply should not be smaller than current supply")
-    if (int(opts["flags"]) ^ int(old["flags"])) & ~old_perms:
-        raise InvalidOperation("Flag change is forbidden by issuer permissions")
+    # changed flags within the enabled permissions (BSIP 48/75): the enable
+    # bits set and the disable bits (lock_max_supply, disable_new_supply,
+    # disable_collateral_bidding) not set; an invalid bit may always go
+    check_bits = VALID_FLAGS_MASK if b is not None else UIA_ASSET_ISSUER_PERMISSION_MASK
+    fc_assert(not (int(opts["flags"]) ^ int(old["flags"])) & check_bits & ~enabled_old,
+              "0 == ( (o.new_options.flags ^ a.options.flags) & check_bits & "
+              "(uint16_t)(~enabled_issuer_permissions_mask) )",
+              "Flag change is forbidden by issuer permissions")
     fc_assert(not int(old["flags"]) & LOCK_MAX_SUPPLY
               or int(old["max_supply"]) == int(opts["max_supply"]),
               "a.can_update_max_supply() || a.options.max_supply == o.new_options.max_supply",
