@@ -253,3 +253,15 @@ def test_no_settlement_due_settlements_share_one_price(sides):
     price, paid0, paid1, debt, collateral = theirs
     assert (int(price["base"]["amount"]), int(price["quote"]["amount"])) == (3, 400)
     assert (paid0, paid1, debt, collateral) == (13200, 13200, 800, 173600)
+
+
+def test_core_in_balance_waits_for_maintenance(sides):
+    """account_object.hpp core_in_balance, "Only updates on maintenance":
+    init1 received 100,000 TEST after the last maintenance (block 1's), so
+    its statistics still say 0 while its core balance object is flagged."""
+    def run(side):
+        stats = side.get(side.get(INIT1)["statistics"])
+        held = side.balance(INIT1, "1.3.0")
+        return int(stats["core_in_balance"]), held > 0
+
+    assert both(sides, run) == [(0, True), (0, True)]
