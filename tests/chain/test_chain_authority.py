@@ -182,8 +182,8 @@ def test_balance_claim_needs_the_depositing_accounts_active_authority(claimer_ch
     """graphene: the fee payer of balance_claim is ``deposit_to_account``,
     whose active authority is required besides the balance key."""
     chain = claimer_chain
-    with pytest.raises(errors.MissingAuthority,
-                       match="^missing required active authority: Missing Active Authority 1.2.18$"):
+    with pytest.raises(errors.MissingAuthority, match="^missing required active authority: "
+                                                      "Missing Active Authority 1.2.18$"):
         chain.push_transaction(sign(chain, [_claim_to("1.2.18")]))
     with pytest.raises(errors.MissingAuthority,
                        match="^missing required other authority: Missing Authority$"):

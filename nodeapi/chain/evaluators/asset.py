@@ -151,10 +151,10 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     old.flags) & check_bits & ~get_enabled_issuer_permissions_mask() ==
     0``: an enable bit set, a disable bit - lock_max_supply,
     disable_new_supply, disable_collateral_bidding - not set);
-    ``lock_max_supply`` freezes
-    ``max_supply``; the ``new_precision`` extension (only without supply,
-    not on a prediction market, not on an asset backing a market-issued
-    asset or prediction market) and ``skip_core_exchange_rate`` (the old rate stays) are applied; the
+    ``lock_max_supply`` freezes ``max_supply``; the ``new_precision``
+    extension (only without supply, not on a prediction market, not on an
+    asset backing a market-issued asset or prediction market) and
+    ``skip_core_exchange_rate`` (the old rate stays) are applied; the
     issuer changes only through asset_update_issuer (48).  Setting
     ``disable_force_settle`` cancels the open force settlements, setting
     ``disable_collateral_bidding`` the open collateral bids
