@@ -52,8 +52,8 @@ from nodeapi.chain.market.upkeep import (
 from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permissions
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED
 from nodeapi.chain.maintenance import perform_chain_maintenance
-from nodeapi.protocol.config import GRAPHENE_100_PERCENT, IRREVERSIBLE_THRESHOLD
 from nodeapi.chain.vesting import deposit_lazy_vesting
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, IRREVERSIBLE_THRESHOLD
 
 MAINTENANCE_FLAG = 0x01  # dynamic_global_property_object::maintenance_flag
 RECENTLY_MISSED_INCREMENT = 4  # GRAPHENE_RECENTLY_MISSED_COUNT_INCREMENT
@@ -174,19 +174,6 @@ def _pay_signing_witness(state, witness_id: str, now: int) -> None:
         state.modify(witness_id)["pay_vb"] = new_vb
 
 
-def last_irreversible_block(confirmed: list) -> int:
-    """graphene ``update_last_irreversible_block`` (db_update.cpp): of the
-    active witnesses' ``last_confirmed_block_num`` (``confirmed``, any
-    order, not empty), the one at offset ``(100 % - 70 %) * n / 100 %``
-    (integer division; GRAPHENE_IRREVERSIBLE_THRESHOLD) in ascending order,
-    i.e. the newest block at least 70 % of them confirmed: with 11
-    witnesses the 4th lowest (offset 3), confirmed by 8.  The chain takes it
-    only when above the current last irreversible block."""
-    offset = (GRAPHENE_100_PERCENT - IRREVERSIBLE_THRESHOLD) * len(confirmed) \
-        // GRAPHENE_100_PERCENT
-    return sorted(confirmed)[offset]
-
-
 def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, bid: str,
                           prefix: str = "TEST", block_summary: dict | None = None) -> list:
     """Advance the head to ``block`` (wire JSON, timestamp ``ts`` seconds,
@@ -195,8 +182,9 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     number/id/time, current witness and ``current_aslot``,
     ``recent_slots_filled`` and ``recently_missed_count``, the signing
     witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
-    ``last_irreversible_block_num`` (:func:`last_irreversible_block`, only
-    ever raised, graphene ``update_last_irreversible_block``); then
+    ``last_irreversible_block_num`` (the block confirmed by 70 % of the
+    active witnesses, ``GRAPHENE_IRREVERSIBLE_THRESHOLD``, never lower than
+    before: graphene ``update_last_irreversible_block``); then
     the due ticket updates (``process_tickets``), maintenance, expired
     proposals (executed when authorized, graphene
     ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
@@ -224,8 +212,8 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     wit = state.modify(witness_id)
     wit["last_aslot"] = aslot
     wit["last_confirmed_block_num"] = num
-    confirmed = list(map(_LAST_CONFIRMED, map(objects.__getitem__,
-                                              objects["2.0.0"]["active_witnesses"])))
+    confirmed = sorted(map(_LAST_CONFIRMED, map(objects.__getitem__,
+                                                objects["2.0.0"]["active_witnesses"])))
     new = state.modify("2.1.0")
     new["head_block_number"] = num
     new["head_block_id"] = bid
@@ -234,9 +222,10 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     new["current_aslot"] = aslot
     new["recent_slots_filled"] = filled
     new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
-    irreversible = last_irreversible_block(confirmed)
-    if irreversible > old["last_irreversible_block_num"]:
-        new["last_irreversible_block_num"] = irreversible
+    lib = confirmed[(GRAPHENE_100_PERCENT - IRREVERSIBLE_THRESHOLD) * len(confirmed)
+                    // GRAPHENE_100_PERCENT]
+    if lib > old["last_irreversible_block_num"]:  # it never moves back
+        new["last_irreversible_block_num"] = lib
     process_tickets(state, ts)
     ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)
     if maintenance:

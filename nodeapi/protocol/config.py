@@ -16,9 +16,6 @@ epoch; its wire form is made by :mod:`nodeapi.protocol.times`.
 GRAPHENE_100_PERCENT = 10000
 #: GRAPHENE_1_PERCENT
 GRAPHENE_1_PERCENT = GRAPHENE_100_PERCENT // 100
-#: GRAPHENE_IRREVERSIBLE_THRESHOLD: the share of the active witnesses whose
-#: confirmation makes a block irreversible (70 %).
-IRREVERSIBLE_THRESHOLD = 70 * GRAPHENE_1_PERCENT
 #: GRAPHENE_MAX_SHARE_SUPPLY: the most any asset may have in existence.
 MAX_SHARE_SUPPLY = 1000000000000000
 #: GRAPHENE_BLOCKCHAIN_PRECISION: satoshis of the core asset per unit.
@@ -56,3 +53,7 @@ BLOCKCHAIN_ACCOUNTS = frozenset(i for _, i in SPECIAL_ACCOUNTS[:5])
 
 #: The core asset, 1.3.0.
 CORE_ASSET = "1.3.0"
+#: GRAPHENE_IRREVERSIBLE_THRESHOLD: the share (of GRAPHENE_100_PERCENT) of
+#: the active witnesses that must have confirmed a block for it to be
+#: irreversible
+IRREVERSIBLE_THRESHOLD = 7000

@@ -17,8 +17,6 @@ imports another test module).
 - :mod:`kit.daemon`    the one ``twistd -n nodeapi`` subprocess runner
 - :mod:`kit.reference` bitshares-core's witness_node (the reference node)
   as a producer or a P2P follower, in a subprocess
-- :mod:`kit.side_by_side` the reference node and a nodeapi node, each on
-  its own chain, sent the same operations (``Side``, ``start_sides``)
 - :mod:`kit.site`      the real RPC site of a chain on a loopback port
 - :mod:`kit.rpc`       the WebSocket JSON-RPC client
 - :mod:`kit.rpcmodel`  reference model of replies (wire contract sections 3-4)
@@ -28,6 +26,8 @@ imports another test module).
 - :mod:`kit.js`        the JavaScript clients of tests/js (npm install)
 - :mod:`kit.operation_cases` mainnet operation samples for the protocol tests
 - :mod:`kit.operation_samples` one operation of every type 0-77 (wire JSON)
+- :mod:`kit.side_by_side` the reference node and a nodeapi node, each on
+  its own chain, sent the same operations (``Side``, ``start_sides``)
 
 Fixtures live in ``tests/conftest.py``.
 """

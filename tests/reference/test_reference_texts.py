@@ -15,8 +15,6 @@ import re
 
 import pytest
 
-from nodeapi.chain.schedule import last_irreversible_block
-
 from kit.keys import OTHER_WIF
 from kit.reference import INIT_WITNESSES, requires_reference
 from kit.side_by_side import Refused, amount, core, start_sides, stop_sides
@@ -146,10 +144,12 @@ def test_proposal_fail_reason(sides):
 
 def test_last_irreversible_block_rule(sides):
     """update_last_irreversible_block: the reference's LIB is the 70 % rule
-    over its active witnesses' last confirmed blocks, read in one call."""
+    over its 11 active witnesses' last confirmed blocks (read in one call):
+    ascending, at offset (10000 - 7000) * 11 // 10000 = 3, the block 8 of
+    them confirmed (75 % would take offset 2)."""
     reference = sides[0]
     objects = reference.call("get_objects", ["2.1.0", *INIT_WITNESSES])
     dgp, witnesses = objects[0], objects[1:]
-    confirmed = [w["last_confirmed_block_num"] for w in witnesses]
-    assert dgp["last_irreversible_block_num"] == last_irreversible_block(confirmed)
-    assert dgp["last_irreversible_block_num"] > 0
+    confirmed = sorted(w["last_confirmed_block_num"] for w in witnesses)
+    assert len(confirmed) == 11 and len(set(confirmed)) == 11  # one block each, in turn
+    assert dgp["last_irreversible_block_num"] == confirmed[3] > 0
