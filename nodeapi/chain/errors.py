@@ -150,6 +150,27 @@ class InvalidOperation(ChainError):
     name = "invalid_operation"
 
 
+class TransferNotAuthorized(InvalidOperation):
+    """A transfer the asset's lists or its ``transfer_restricted`` flag
+    refuse: graphene's transfer evaluate exceptions (chain/exceptions.hpp,
+    ``GRAPHENE_ASSERT`` in transfer_evaluator.cpp), each with its code and
+    name; the text is fc's ``to_string``: the exception's description, the
+    refusal, then the evaluator's rethrown "Unable to transfer ${a} from
+    ${f} to ${t}"."""
+
+    #: (code, name, description) of graphene's three transfer refusals
+    KINDS = {
+        "from": (3050001, "transfer_from_account_not_whitelisted", "owner mismatch"),
+        "to": (3050002, "transfer_to_account_not_whitelisted", "owner mismatch"),
+        "restricted": (3050003, "transfer_restricted_transfer_asset",
+                       "restricted transfer asset"),
+    }
+
+    def __init__(self, kind: str, text: str, unable: str) -> None:
+        self.code, self.name, what = self.KINDS[kind]
+        super().__init__(f"{what}: {text} {unable}")
+
+
 class InsufficientFeeds(InvalidOperation):
     """A market-issued asset has no valid price feed for what the operation
     needs (graphene ``insufficient_feeds`` exception)."""
