@@ -85,6 +85,8 @@ class BlockApplier:
     :param recent: the chain's recent transactions ``{trx id: expiration
         seconds}`` (graphene ``transaction_index``), changed in place.
     :ivar changed_last: ids of the objects the last applied block changed.
+    :ivar irreversible_at_head: every block is irreversible once applied
+        (a devnet: :attr:`Chain.irreversible_at_head`).
     """
 
     log = Logger()
@@ -100,6 +102,7 @@ class BlockApplier:
         self.summary = summary
         self.recent = RecentTransactions(recent)
         self.changed_last: set = set()
+        self.irreversible_at_head = False
 
     @property
     def _head_num(self) -> int:
@@ -166,7 +169,8 @@ class BlockApplier:
         # virtual operations made outside transactions (expired-order
         # cancels, operations of proposals executed at expiry)
         block_vops = schedule.update_global_objects(state, self.start, block, ts, bid,
-                                                    self.prefix, self.summary)
+                                                    self.prefix, self.summary,
+                                                    self.irreversible_at_head)
         self.recent.expire(ts)
         ops = applied_operations(records, num, self.numbering, block_vops or ())
         self.changed_last = state.reset_changed()

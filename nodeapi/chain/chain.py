@@ -94,6 +94,7 @@ class Chain:
         self.state = init_genesis(genesis, statistics_type)
         self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
+        self._irreversible_at_head = False
         self.pending = PendingTransactions(self.chain_id, self.address_prefix, self._summary,
                                            self._recent)
         # 1.11.M and 2.9.N counters; the per-account 2.9 figures live in the
@@ -106,8 +107,23 @@ class Chain:
         self.state.begin()
 
     def _block_applier(self) -> BlockApplier:
-        return BlockApplier(self.state, self.genesis, self.block_log, self._numbering,
-                            self._summary, self._recent)
+        applier = BlockApplier(self.state, self.genesis, self.block_log, self._numbering,
+                               self._summary, self._recent)
+        applier.irreversible_at_head = self._irreversible_at_head
+        return applier
+
+    @property
+    def irreversible_at_head(self) -> bool:
+        """Whether each block is irreversible once applied: the dynamic
+        global properties' ``last_irreversible_block_num`` is the head (a
+        devnet, :mod:`nodeapi.devnet`: one producer, no fork to undo, so a
+        client streaming irreversible blocks sees its own transactions at
+        once); otherwise graphene's rule (:mod:`nodeapi.chain.schedule`)."""
+        return self._irreversible_at_head
+
+    @irreversible_at_head.setter
+    def irreversible_at_head(self, value: bool) -> None:
+        self._irreversible_at_head = self.blocks.irreversible_at_head = bool(value)
 
     def restore(self, state: ObjectStore, summary: dict, recent: dict, next_op: int,
                 next_ath: int) -> None:

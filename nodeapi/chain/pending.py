@@ -30,6 +30,12 @@ class PendingTransactions:
         expiration}`` (duplicates).
     :ivar entries: ``[(trx, packed bytes, trx id)]`` in arrival order.
     :ivar observers: ``fn(trx dict)`` for each newly accepted transaction.
+    :ivar checks: ``fn(trx dict)`` run on each pushed transaction (as
+        held) before it is applied, raising a
+        :class:`~nodeapi.errors.ChainError` to refuse it (the devnet's
+        rule that an accepted transaction fits the next block).
+    :ivar rejections: ``fn(trx dict, error)`` for each pushed transaction
+        refused (the devnet logs them).
     """
 
     log = Logger()
@@ -42,6 +48,8 @@ class PendingTransactions:
         self.entries: list = []
         self.ids: set = set()
         self.observers: list = []
+        self.checks: list = []
+        self.rejections: list = []
 
     @property
     def transactions(self) -> list:
@@ -65,9 +73,17 @@ class PendingTransactions:
         """Read ``trx`` (wire JSON) as the chain holds it, apply it to the
         pending state and queue it; the observers see it.  Returns the
         processed transaction (with ``operation_results``); raises what
-        applying raises (:meth:`Chain.push_transaction`)."""
-        trx = self.received(state, trx)
-        results = self.queue(state, trx)
+        :attr:`checks` or applying raise (:meth:`Chain.push_transaction`),
+        the :attr:`rejections` observers told first."""
+        try:
+            trx = self.received(state, trx)
+            for check in list(self.checks):
+                check(trx)
+            results = self.queue(state, trx)
+        except Exception as exc:
+            for fn in list(self.rejections):
+                fn(trx, exc)
+            raise
         for fn in list(self.observers):
             fn(trx)
         return dict(trx, operation_results=results)

@@ -174,7 +174,8 @@ def _pay_signing_witness(state, witness_id: str, now: int) -> None:
 
 
 def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, bid: str,
-                          prefix: str = "TEST", block_summary: dict | None = None) -> list:
+                          prefix: str = "TEST", block_summary: dict | None = None,
+                          irreversible_at_head: bool = False) -> list:
     """Advance the head to ``block`` (wire JSON, timestamp ``ts`` seconds,
     id ``bid``) in ``state``'s
     open session (module docstring order): missed slots, head
@@ -182,7 +183,9 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     ``recent_slots_filled`` and ``recently_missed_count``, the signing
     witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
     ``last_irreversible_block_num`` (the block confirmed by 75 % of the
-    active witnesses, graphene ``update_last_irreversible_block``); then
+    active witnesses, graphene ``update_last_irreversible_block``; with
+    ``irreversible_at_head`` the block itself: a devnet, one producer and no
+    fork to undo); then
     the due ticket updates (``process_tickets``), maintenance, expired
     proposals (executed when authorized, graphene
     ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
@@ -220,7 +223,8 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     new["current_aslot"] = aslot
     new["recent_slots_filled"] = filled
     new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
-    new["last_irreversible_block_num"] = confirmed[(10000 - 7500) * len(confirmed) // 10000]
+    new["last_irreversible_block_num"] = num if irreversible_at_head \
+        else confirmed[(10000 - 7500) * len(confirmed) // 10000]
     process_tickets(state, ts)
     ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)
     if maintenance:

@@ -13,7 +13,16 @@ the witness plugin) and the object the ``devnet`` API set drives
   update first, as bitshares-core's ``debug_generate_blocks``);
 - time: the devnet's clock is the wall clock plus an offset.  A block is
   stamped with the slot at that clock, or the next slot when the head is
-  already there (one block interval later).  Automine and the block timer
+  already there (one block interval later) - but never at or after the
+  expiration of a pending transaction: then at the last slot before the
+  earliest one (:meth:`Devnet.next_block_time`), so a transaction the
+  devnet accepted is in the next block, however long the devnet was idle
+  (bitsharesjs takes its expiration from the head block time plus 15 s
+  once the head is 30 s old; graphene drops a transaction expired at the
+  block's time, database::_generate_block).  A transaction that expires
+  at or before the next slot could never be included: it is refused at
+  broadcast (:class:`~nodeapi.chain.errors.TransactionExpired`, naming the
+  devnet's head time, its clock and the reason).  Automine and the block timer
   let the head run ahead of the clock by at most :data:`MAX_LEAD` seconds
   (past that automine waits for the clock, the pending transactions then
   sharing the next block, and the timer skips its turn; bitshares-core's
@@ -46,7 +55,9 @@ from nodeapi.devnet import accounts as acc
 from nodeapi.devnet import snapshots
 from nodeapi.errors import ApiError
 from nodeapi.protocol.config import MAX_SHARE_SUPPLY
-from nodeapi.protocol.times import format_time
+from nodeapi.chain.errors import TransactionExpired
+from nodeapi.protocol.operations import operation_name
+from nodeapi.protocol.times import format_time, parse_time
 
 #: blocks produced between two returns to the reactor
 BATCH = 50
@@ -100,6 +111,9 @@ class Devnet(service.Service):
         self._next_snapshot = 1
         self._mine = None
         self._loop = None
+        self._next_time = None  # set_next_block_time
+        #: automine on (anvil evm_setAutomine)
+        self.automine = True
 
     # -- service -----------------------------------------------------------------
 
@@ -107,6 +121,7 @@ class Devnet(service.Service):
         """Load the state file, make the ready accounts on a fresh chain,
         start automining (and the block timer), log the account table."""
         super().startService()
+        self.chain.irreversible_at_head = True
         if self.options.load_state:
             extra = snapshots.load(self.chain, self.options.load_state)
             self.offset = int(extra.get("offset", 0))
@@ -115,6 +130,8 @@ class Devnet(service.Service):
         if self.chain.head_block_num == 0:  # a fresh chain (not a loaded state)
             self._make_accounts()
         self.chain.add_pending_observer(self._pending)
+        self.chain.pending.checks.append(self._admit)
+        self.chain.pending.rejections.append(self._rejected)
         if self.options.block_interval:
             self._loop = task.LoopingCall(self._timer)
             self._loop.clock = self.clock
@@ -129,6 +146,10 @@ class Devnet(service.Service):
         super().stopService()
         if self._pending in self.chain.pending.observers:
             self.chain.remove_pending_observer(self._pending)
+        for hooks, fn in ((self.chain.pending.checks, self._admit),
+                          (self.chain.pending.rejections, self._rejected)):
+            if fn in hooks:
+                hooks.remove(fn)
         if self._mine is not None and self._mine.active():
             self._mine.cancel()
         self._mine = None
@@ -160,24 +181,89 @@ class Devnet(service.Service):
         """The devnet's clock in whole seconds (wall clock + offset)."""
         return int(self.clock.seconds()) + self.offset
 
-    def produce_block(self, when: int | None = None) -> dict:
-        """Produce one block at the slot of ``when`` (default :meth:`now`),
-        or at the next slot when that is not after the head; returns it."""
+    def _earliest_expiration(self) -> int | None:
+        """The earliest expiration (seconds) of the pending transactions,
+        None when none is pending."""
+        pending = self.chain.pending_transactions
+        return min((parse_time(trx["expiration"]) for trx in pending), default=None)
+
+    def next_block_time(self) -> int:
+        """The time of the next block the devnet produces on its own or on
+        :meth:`produce_blocks` (module text): the slot at :meth:`now` (or at
+        the time :meth:`set_next_block_time` gave), the next slot when that
+        is not after the head; moved back to the last slot before the
+        earliest pending expiration when it is not before it, so every
+        pending transaction is valid in that block (bitshares-core drops an
+        expired one, database::_generate_block)."""
         chain = self.chain
-        target = max(self.now() if when is None else when, chain.get_slot_time(1))
+        first = chain.get_slot_time(1)
+        wanted = self._next_time if self._next_time is not None else self.now()
+        target = chain.get_slot_time(max(chain.get_slot_at_time(wanted), 1))
+        expiration = self._earliest_expiration()
+        if self._next_time is None and expiration is not None and target >= expiration:
+            target = chain.get_slot_time(max(chain.get_slot_at_time(expiration - 1), 1))
+        return max(target, first)
+
+    def produce_block(self, when: int | None = None) -> dict:
+        """Produce one block at the slot of ``when`` (default
+        :meth:`next_block_time`), or at the next slot when that is not
+        after the head; returns it."""
+        chain = self.chain
+        if when is None:
+            when = self.next_block_time()
+            self._next_time = None  # set_next_block_time is for one block
+        target = max(when, chain.get_slot_time(1))
         slot = chain.get_slot_at_time(target)
         witness = chain.get_scheduled_witness(slot)
         if chain.state.objects[witness]["signing_key"] != self.public:
             chain.debug_update({"_action": "update", "id": witness, "signing_key": self.public})
         return chain.generate_block(chain.get_slot_time(slot), witness, self.key)
 
+    def _admit(self, trx: dict) -> None:
+        """Refuse ``trx`` (a pushed transaction) when no block the devnet
+        can produce next would include it: expired at or before the next
+        block's time (module text)."""
+        chain = self.chain
+        expiration = parse_time(trx["expiration"])
+        head = chain.head_block_time
+        first = chain.get_slot_time(1)
+        earliest = max(first, self._next_time or 0)
+        if expiration > earliest:
+            return
+        ahead = self.offset
+        why = (f"the devnet's head block time is {format_time(head)} and its clock "
+               f"{format_time(self.now())}"
+               + (f" ({ahead} s ahead of the wall clock: advance_time or blocks asked for)"
+                  if ahead > 0 else "")
+               + f"; its next block is at {format_time(earliest)} at the earliest, so this "
+               f"transaction could never be in a block: take the expiration from the head "
+               f"block time (get_head) plus at least {earliest - head + 1} s")
+        if expiration <= head:  # the chain's own rule, its text first
+            raise TransactionExpired(f"Transaction expired: expiration {trx['expiration']} "
+                                     f"is not after head block time {format_time(head)}; "
+                                     + why)
+        raise TransactionExpired(f"Transaction expiration {trx['expiration']} is not after "
+                                 f"the devnet's next block time: " + why)
+
+    def _rejected(self, trx: dict, error) -> None:
+        """Log a transaction the devnet refused and why (as anvil prints
+        them on its console)."""
+        names = []
+        for op in (trx.get("operations") if isinstance(trx, dict) else None) or ():
+            try:
+                names.append(operation_name(op[0]))
+            except Exception:  # a malformed one: its error says what
+                names.append("?")
+        self.log.warn("Devnet refused a transaction ({operations}): {error}",
+                      operations=names, error=str(error), log_event="devnet_rejected")
+
     def _pending(self, _trx) -> None:
-        if self._mine is None:
+        if self._mine is None and self.automine:
             self._mine = self.clock.callLater(0, self._automine)
 
     def _automine(self) -> None:
         self._mine = None
-        if not self.chain.pending_transactions:
+        if not self.automine or not self.chain.pending_transactions:
             return
         lead = self.chain.head_block_time - self.now()
         if lead >= MAX_LEAD:  # wait for the clock; what is pending shares the block
