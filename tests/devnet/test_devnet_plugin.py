@@ -18,10 +18,7 @@ from kit.daemon import ROOT
 pytestmark = pytest.mark.slow
 
 PROJECT_TEST = textwrap.dedent('''
-    import graphenebase.ecdsa
     from bitshares.account import Account
-
-    graphenebase.ecdsa.SECP256K1_MODULE = "ecdsa"  # this machine's signer
 
 
     def test_transfer(nodeapi_snapshot):
@@ -94,3 +91,20 @@ def test_the_plugin_module_is_cheap_to_import():
                          env=dict(os.environ, PYTHONPATH=ROOT), check=True).stdout.split(" ", 1)
     assert float(out[0]) < 0.05, out
     assert out[1].strip() == "['nodeapi', 'nodeapi.devnet', 'nodeapi.devnet.pytest_plugin']"
+
+
+def test_python_bitshares_signs_in_a_venv_with_nodeapi():
+    """graphenelib picks secp256k1 (a dependency of nodeapi) before
+    cryptography (autobahn's), whose path fails with every ecdsa graphenelib
+    accepts (``'PointJacobi' object has no attribute '_Point__x'``): a
+    signature made without any patch recovers the signing key."""
+    code = ("import graphenebase.ecdsa as e\n"
+            "from graphenebase.account import PrivateKey\n"
+            "wif = '5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3'\n"
+            "sig = e.sign_message(b'devnet', wif)\n"
+            "pub = e.verify_message(b'devnet', sig)\n"
+            "print(e.SECP256K1_MODULE, pub == bytes(PrivateKey(wif).pubkey))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["secp256k1", "True"]
