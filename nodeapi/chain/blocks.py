@@ -85,8 +85,8 @@ class BlockApplier:
     :param recent: the chain's recent transactions ``{trx id: expiration
         seconds}`` (graphene ``transaction_index``), changed in place.
     :ivar changed_last: ids of the objects the last applied block changed.
-    :ivar irreversible_at_head: every block is irreversible once applied
-        (a devnet: :attr:`Chain.irreversible_at_head`).
+    :ivar irreversible_follows_head: the last irreversible block is the
+        one before the head (a devnet: :attr:`Chain.irreversible_follows_head`).
     """
 
     log = Logger()
@@ -102,7 +102,7 @@ class BlockApplier:
         self.summary = summary
         self.recent = RecentTransactions(recent)
         self.changed_last: set = set()
-        self.irreversible_at_head = False
+        self.irreversible_follows_head = False
 
     @property
     def _head_num(self) -> int:
@@ -170,7 +170,7 @@ class BlockApplier:
         # cancels, operations of proposals executed at expiry)
         block_vops = schedule.update_global_objects(state, self.start, block, ts, bid,
                                                     self.prefix, self.summary,
-                                                    self.irreversible_at_head)
+                                                    self.irreversible_follows_head)
         self.recent.expire(ts)
         ops = applied_operations(records, num, self.numbering, block_vops or ())
         self.changed_last = state.reset_changed()

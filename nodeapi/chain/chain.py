@@ -94,7 +94,7 @@ class Chain:
         self.state = init_genesis(genesis, statistics_type)
         self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
-        self._irreversible_at_head = False
+        self._irreversible_follows_head = False
         self.pending = PendingTransactions(self.chain_id, self.address_prefix, self._summary,
                                            self._recent)
         # 1.11.M and 2.9.N counters; the per-account 2.9 figures live in the
@@ -109,21 +109,22 @@ class Chain:
     def _block_applier(self) -> BlockApplier:
         applier = BlockApplier(self.state, self.genesis, self.block_log, self._numbering,
                                self._summary, self._recent)
-        applier.irreversible_at_head = self._irreversible_at_head
+        applier.irreversible_follows_head = self._irreversible_follows_head
         return applier
 
     @property
-    def irreversible_at_head(self) -> bool:
-        """Whether each block is irreversible once applied: the dynamic
-        global properties' ``last_irreversible_block_num`` is the head (a
-        devnet, :mod:`nodeapi.devnet`: one producer, no fork to undo, so a
-        client streaming irreversible blocks sees its own transactions at
-        once); otherwise graphene's rule (:mod:`nodeapi.chain.schedule`)."""
-        return self._irreversible_at_head
+    def irreversible_follows_head(self) -> bool:
+        """Whether the last irreversible block follows the head: the
+        dynamic global properties' ``last_irreversible_block_num`` is the
+        block before the head (a devnet, :mod:`nodeapi.devnet`: one
+        producer, no fork to undo; one behind, as python-bitshares reads
+        the header of the block after it for its TaPoS); otherwise
+        graphene's rule (:mod:`nodeapi.chain.schedule`)."""
+        return self._irreversible_follows_head
 
-    @irreversible_at_head.setter
-    def irreversible_at_head(self, value: bool) -> None:
-        self._irreversible_at_head = self.blocks.irreversible_at_head = bool(value)
+    @irreversible_follows_head.setter
+    def irreversible_follows_head(self, value: bool) -> None:
+        self._irreversible_follows_head = self.blocks.irreversible_follows_head = bool(value)
 
     def restore(self, state: ObjectStore, summary: dict, recent: dict, next_op: int,
                 next_ath: int) -> None:
@@ -275,6 +276,18 @@ class Chain:
     def _restore_pending(self, pending: list) -> None:
         """:meth:`PendingTransactions.restore` into the chain's state."""
         self.pending.restore(self.state, pending)
+
+    def drop_pending(self, trx_id: str) -> list:
+        """Drop the pending transaction ``trx_id`` (hex id): the others are
+        applied again without it (those depending on it, e.g. spending
+        what it transferred, fail then and are dropped too, as graphene
+        drops pending transactions no longer valid).  Returns the ids
+        dropped ([] when ``trx_id`` is not pending)."""
+        if trx_id not in self.pending.ids:
+            return []
+        pending = self._take_pending()
+        self._restore_pending([p for p in pending if p[2] != trx_id])
+        return [p[2] for p in pending if p[2] not in self.pending.ids]
 
     def clear_pending(self) -> int:
         """Drop the pending transactions and roll back their session, as

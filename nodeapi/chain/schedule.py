@@ -175,7 +175,7 @@ def _pay_signing_witness(state, witness_id: str, now: int) -> None:
 
 def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, bid: str,
                           prefix: str = "TEST", block_summary: dict | None = None,
-                          irreversible_at_head: bool = False) -> list:
+                          irreversible_follows_head: bool = False) -> list:
     """Advance the head to ``block`` (wire JSON, timestamp ``ts`` seconds,
     id ``bid``) in ``state``'s
     open session (module docstring order): missed slots, head
@@ -184,8 +184,10 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
     ``last_irreversible_block_num`` (the block confirmed by 75 % of the
     active witnesses, graphene ``update_last_irreversible_block``; with
-    ``irreversible_at_head`` the block itself: a devnet, one producer and no
-    fork to undo); then
+    ``irreversible_follows_head`` the block before it: a devnet, one
+    producer and no fork to undo - not the block itself, as
+    python-bitshares takes its TaPoS from the header of the block after
+    the last irreversible one); then
     the due ticket updates (``process_tickets``), maintenance, expired
     proposals (executed when authorized, graphene
     ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
@@ -223,7 +225,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     new["current_aslot"] = aslot
     new["recent_slots_filled"] = filled
     new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
-    new["last_irreversible_block_num"] = num if irreversible_at_head \
+    new["last_irreversible_block_num"] = num - 1 if irreversible_follows_head \
         else confirmed[(10000 - 7500) * len(confirmed) // 10000]
     process_tickets(state, ts)
     ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)

@@ -20,6 +20,7 @@ from nodeapi.chain import authority as auth
 from nodeapi.chain.evaluators.balance import key_addresses
 from nodeapi.protocol.keys import PrivateKey
 from nodeapi.protocol.times import format_time
+from nodeapi.devnet.registration import registration_lines
 from nodeapi.protocol.transaction import sign_transaction
 
 CORE = "1.3.0"
@@ -122,8 +123,10 @@ def claim_ops(chain, registrar_id: str, wif: str) -> list:
 
 
 def table(chain, accounts: list, seed: str, registrar_wif: str, url: str) -> str:
-    """The text printed at start: the RPC URL, the seed and one line per
-    account (name, id, balance, public key, WIF), the registrar first."""
+    """The text printed at start: the RPC URL, the seed, one line per
+    account (name, id, balance, public key, WIF), the registrar first, and
+    the lines registering the chain with python-bitshares and bitsharesjs
+    (:mod:`nodeapi.devnet.registration`)."""
     rows = [("name", "id", "balance", "public key", "private key (WIF)")]
     reg = chain.state.account_by_name.get(REGISTRAR)
     rows.append((f"{REGISTRAR} (faucet)", reg or "-", _amount(core_balance(chain, reg)),
@@ -136,6 +139,8 @@ def table(chain, accounts: list, seed: str, registrar_wif: str, url: str) -> str
              f"chain id {chain.chain_id}",
              f"Ready accounts (seed {seed!r}, keys: sha256(\"<seed> devK\")):"]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.append("Register the chain with your client (python-bitshares, bitsharesjs):")
+    lines += ["  " + line for line in registration_lines(chain.chain_id).values()]
     return "\n".join(lines) + "\n"
 
 

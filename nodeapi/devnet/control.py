@@ -121,7 +121,7 @@ class Devnet(service.Service):
         """Load the state file, make the ready accounts on a fresh chain,
         start automining (and the block timer), log the account table."""
         super().startService()
-        self.chain.irreversible_at_head = True
+        self.chain.irreversible_follows_head = True
         if self.options.load_state:
             extra = snapshots.load(self.chain, self.options.load_state)
             self.offset = int(extra.get("offset", 0))
@@ -132,10 +132,7 @@ class Devnet(service.Service):
         self.chain.add_pending_observer(self._pending)
         self.chain.pending.checks.append(self._admit)
         self.chain.pending.rejections.append(self._rejected)
-        if self.options.block_interval:
-            self._loop = task.LoopingCall(self._timer)
-            self._loop.clock = self.clock
-            self._loop.start(self.options.block_interval, now=False)
+        self.set_interval_mining(self.options.block_interval)
         url = self.announce() if self.announce is not None else ""
         self.log.info("{table}", table=acc.table(self.chain, self.accounts, self.options.seed,
                                                  self.key, url))
@@ -315,11 +312,79 @@ class Devnet(service.Service):
         self.produce_block(when)
         return self.head()
 
+    def increase_time(self, seconds: int) -> dict:
+        """Move the devnet's clock ``seconds`` on without producing a block
+        (anvil ``evm_increaseTime``): the next block is stamped that much
+        later (within the pending expirations, :meth:`next_block_time`).
+        Returns :meth:`head`."""
+        self.offset += seconds
+        return self.head()
+
+    def set_next_block_time(self, when: int) -> str:
+        """Stamp the next block produced at ``when`` (seconds; anvil
+        ``evm_setNextBlockTimestamp``), or the next slot when that is not
+        after the head; the devnet's clock goes on from there.  Returns
+        the time as text.
+
+        :raises ApiError: ``when`` not after the head block time."""
+        head = self.chain.head_block_time
+        if when <= head:
+            raise ApiError(f"The next block time must be after the head block time "
+                           f"{format_time(head)}, got {format_time(when)}")
+        self._next_time = when
+        self.offset = max(self.offset, when - int(self.clock.seconds()))
+        return format_time(when)
+
+    def set_automine(self, enabled: bool) -> bool:
+        """Automine on or off (anvil ``evm_setAutomine``); off, accepted
+        transactions wait for :meth:`produce_blocks` or the block timer.
+        Turned on, what is pending is mined on the next turn.  Returns
+        ``enabled``."""
+        self.automine = bool(enabled)
+        if self.automine and self.chain.pending_transactions:
+            self._pending(None)
+        return self.automine
+
+    def set_interval_mining(self, seconds: int) -> int:
+        """A block every ``seconds`` (0: no timer; anvil
+        ``evm_setIntervalMining``), empty or not; automine is left as it
+        is.  Returns ``seconds``."""
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self._loop = None
+        if seconds:
+            self._loop = task.LoopingCall(self._timer)
+            self._loop.clock = self.clock
+            self._loop.start(seconds, now=False)
+        return seconds
+
+    def pending_transactions(self) -> list:
+        """The accepted transactions not yet in a block, in arrival order:
+        ``[{"id", "transaction"}]`` (anvil ``txpool_content``)."""
+        return [{"id": trx_id, "transaction": trx}
+                for trx, _packed, trx_id in self.chain.pending.entries]
+
+    def drop_transaction(self, trx_id: str) -> list:
+        """Drop pending transaction ``trx_id`` (anvil
+        ``anvil_dropTransaction``), and those that fail without it;
+        returns the ids dropped.
+
+        :raises ApiError: no such pending transaction."""
+        dropped = self.chain.drop_pending(trx_id)
+        if not dropped:
+            raise ApiError(f"No pending transaction {trx_id}: pending are "
+                           f"{[e[2] for e in self.chain.pending.entries] or 'none'}")
+        return dropped
+
     def head(self) -> dict:
-        """``{"head_block_number", "head_block_id", "time", "offset"}``."""
+        """``{"head_block_number", "head_block_id", "time", "offset",
+        "clock", "next_block_time", "automine"}`` (times as text)."""
         chain = self.chain
         return {"head_block_number": chain.head_block_num, "head_block_id": chain.head_block_id,
-                "time": format_time(chain.head_block_time), "offset": self.offset}
+                "time": format_time(chain.head_block_time), "offset": self.offset,
+                "clock": format_time(self.now()),
+                "next_block_time": format_time(self.next_block_time()),
+                "automine": self.automine}
 
     # -- state -------------------------------------------------------------------
 

@@ -90,7 +90,8 @@ def test_the_plugin_module_is_cheap_to_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=ROOT), check=True).stdout.split(" ", 1)
     assert float(out[0]) < 0.05, out
-    assert out[1].strip() == "['nodeapi', 'nodeapi.devnet', 'nodeapi.devnet.pytest_plugin']"
+    assert out[1].strip() == ("['nodeapi', 'nodeapi.devnet', 'nodeapi.devnet.pytest_plugin', "
+                              "'nodeapi.devnet.registration']")
 
 
 def test_python_bitshares_signs_in_a_venv_with_nodeapi():
@@ -108,3 +109,40 @@ def test_python_bitshares_signs_in_a_venv_with_nodeapi():
                          timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["secp256k1", "True"]
+
+
+def test_a_killed_test_run_leaves_no_devnet(tmp_path):
+    """The process holding the devnet (a pytest run) is SIGKILLed: the
+    devnet gets SIGTERM from the kernel (PR_SET_PDEATHSIG) and exits."""
+    import signal
+    import time
+
+    code = ("import sys, time\n"
+            "from nodeapi.devnet.pytest_plugin import DevnetProcess\n"
+            "d = DevnetProcess('--devnet-accounts', '1').start()\n"
+            "print(d.pid, flush=True)\n"
+            "time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=ROOT))
+    try:
+        child = int(parent.stdout.readline())
+        os.kill(child, 0)  # running
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            with open(f"/proc/{child}/stat") as f:  # exited, not reaped yet
+                if f.read().split(") ", 1)[1].startswith("Z"):
+                    break
+            time.sleep(0.1)
+        else:
+            os.kill(child, signal.SIGKILL)
+            raise AssertionError("the devnet outlived the killed test run")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
