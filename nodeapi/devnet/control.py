@@ -230,7 +230,8 @@ class Devnet(service.Service):
         ahead = self.offset
         why = (f"the devnet's head block time is {format_time(head)} and its clock "
                f"{format_time(self.now())}"
-               + (f" ({ahead} s ahead of the wall clock: advance_time or blocks asked for)"
+               + (f" ({ahead} s ahead of the wall clock: advance_time, increase_time or "
+                  f"blocks asked for)"
                   if ahead > 0 else "")
                + f"; its next block is at {format_time(earliest)} at the earliest, so this "
                f"transaction could never be in a block: take the expiration from the head "

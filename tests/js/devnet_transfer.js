@@ -1,0 +1,47 @@
+// One bitsharesjs transfer on a running devnet, run by the nodeapi test suite:
+//   node devnet_transfer.js WS_URL CHAIN_ID AMOUNT
+// Registers the devnet's chain with bitsharesjs-ws (the line the devnet's
+// banner prints: without it bitsharesjs falls back to the CBA key prefix),
+// connects, transfers AMOUNT satoshis of TEST from dev0 to dev1 with
+// TransactionBuilder (expiration from the head block time, bitsharesjs'
+// rule) and waits for the broadcast callback (the transaction in a block),
+// 20 s at most.  Prints one JSON object on stdout; exits non-zero on any
+// failure, a timeout included.
+"use strict";
+const { Apis, ChainConfig } = require("bitsharesjs-ws");
+const { ChainStore, PrivateKey, TransactionBuilder } = require("bitsharesjs");
+
+function fail(err) {
+  process.stderr.write(String((err && (err.stack || err.message)) || JSON.stringify(err)) + "\n");
+  process.exit(1);
+}
+
+async function main() {
+  const [url, chainId, amount] = process.argv.slice(2);
+  ChainConfig.networks.NODEAPI_DEVNET = { core_asset: "TEST", address_prefix: "TEST",
+                                          chain_id: chainId };
+  await Apis.instance(url, true).init_promise;
+  const prefix = ChainConfig.address_prefix;  // from the registered chain id
+  await ChainStore.init(false);
+  const devnetApi = (method, params) => Apis.instance().ws_rpc.call(["devnet", method, params]);
+  const [dev0, dev1] = await devnetApi("get_accounts", []);
+  const tr = new TransactionBuilder();
+  tr.add_type_operation("transfer", {
+    fee: { amount: 0, asset_id: "1.3.0" }, from: dev0.id, to: dev1.id,
+    amount: { amount: Number(amount), asset_id: "1.3.0" },
+  });
+  await tr.set_required_fees();
+  const key = PrivateKey.fromWif(dev0.wif);
+  tr.add_signer(key, key.toPublicKey().toPublicKeyString(prefix));
+  const started = Date.now();
+  const timeout = new Promise((_, reject) =>
+    setTimeout(() => reject(new Error("no confirmation in 20 s")), 20000));
+  const confirmed = await Promise.race([tr.broadcast(), timeout]);
+  const out = { prefix, block_num: confirmed[0].block_num, ms: Date.now() - started,
+                expiration: tr.expiration };
+  process.stdout.write(JSON.stringify(out) + "\n");
+  await Apis.close();
+  process.exit(0);
+}
+
+main().catch(fail);
