@@ -103,6 +103,7 @@ class Chain:
             lambda account: self.state.modify(self.state.objects[account]["statistics"]))
         self._consumers: list = []
         self._block_observers: list = []
+        self._change_observers: list = []
         self.blocks = self._block_applier()
         self.state.begin()
 
@@ -205,6 +206,29 @@ class Chain:
     def remove_block_observer(self, fn) -> None:
         self._block_observers.remove(fn)
 
+    def add_change_observer(self, fn) -> None:
+        """``fn(ids)`` after a change of the state outside a block: a debug
+        update (:meth:`debug_apply`) or the devnet's revert
+        (:meth:`notify_state_changed`); ``ids`` the objects created,
+        modified or removed (API subscriptions notify them as after a
+        block)."""
+        self._change_observers.append(fn)
+
+    def remove_change_observer(self, fn) -> None:
+        self._change_observers.remove(fn)
+
+    def notify_state_changed(self, ids) -> None:
+        """Tell the change observers that objects ``ids`` changed outside a
+        block (an observer failing is logged, the others still told)."""
+        ids = set(ids)
+        if not ids:
+            return
+        for fn in list(self._change_observers):
+            try:
+                fn(ids)
+            except Exception:
+                self.log.failure("A state change observer failed")
+
     def changed_objects_of_last_block(self) -> set:
         """Ids of objects created, modified or removed by the last applied
         block (valid inside block observers/consumers and until the next
@@ -260,12 +284,15 @@ class Chain:
         transactions (then validated again), as graphene's debug updates
         are applied; returns what ``change`` returns.  Used by the debug
         API and the devnet (:mod:`nodeapi.devnet`): such a change is not in
-        the block log."""
+        the block log.  The change observers are told which objects it
+        changed (:meth:`add_change_observer`)."""
         pending = self._take_pending()
         try:
             return change(self.state)
         finally:
+            changed = self.state.reset_changed()
             self._restore_pending(pending)
+            self.notify_state_changed(changed)
 
     # -- blocks ----------------------------------------------------------------
 

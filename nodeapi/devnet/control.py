@@ -407,7 +407,8 @@ class Devnet(service.Service):
 
     def revert(self, sid: int) -> bool:
         """Put the node back to snapshot ``sid``; it and every later one
-        are dropped (anvil ``evm_revert``).  Returns True.
+        are dropped (anvil ``evm_revert``); subscribers are told of the
+        objects it changed (``Chain.notify_state_changed``).  Returns True.
 
         :raises ApiError: no such snapshot."""
         snap = self._snapshots.get(sid)
@@ -417,7 +418,11 @@ class Devnet(service.Service):
         if self._mine is not None and self._mine.active():
             self._mine.cancel()
         self._mine = None
+        before = dict(self.chain.state.objects)  # objects are never changed in place
         snapshots.restore(self.chain, snap)
+        after = self.chain.state.objects
+        self.chain.notify_state_changed(
+            [oid for oid in before.keys() | after.keys() if before.get(oid) != after.get(oid)])
         self.offset = snap.extra.get("offset", 0)
         for later in [k for k in self._snapshots if k >= sid]:
             del self._snapshots[later]
