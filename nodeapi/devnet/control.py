@@ -252,8 +252,11 @@ class Devnet(service.Service):
                 names.append(operation_name(op[0]))
             except Exception:  # a malformed one: its error says what
                 names.append("?")
-        self.log.warn("Devnet refused a transaction ({operations}): {error}",
-                      operations=names, error=str(error), log_event="devnet_rejected")
+        details = getattr(error, "details", None)
+        self.log.warn("Devnet refused a transaction ({operations}): {error}{more}",
+                      operations=names, error=str(error),
+                      more=f" {details}" if details else "", details=details,
+                      log_event="devnet_rejected")
 
     def _pending(self, _trx) -> None:
         if self._mine is None and self.automine:
