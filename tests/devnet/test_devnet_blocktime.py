@@ -16,6 +16,7 @@ from twisted.internet import task
 
 from nodeapi.chain.errors import TransactionExpired
 from nodeapi.devnet.control import Devnet, DevnetOptions
+from nodeapi.errors import ApiError
 from nodeapi.history.account_history.history import AccountHistory
 
 from kit.chain import open_chain
@@ -171,3 +172,72 @@ def test_the_last_irreversible_block_follows_the_head(devnet, genesis, tmp_path)
         assert plain.dgp["last_irreversible_block_num"] < plain.head_block_num - 1
     finally:
         plain.block_log.close()
+
+
+def test_mining_control(devnet):
+    """Automine off: accepted transactions wait (pending_transactions),
+    one can be dropped (and one spending what it paid goes with it); on
+    again, what is pending is mined on the next turn; interval mining
+    makes a block every N s; set_next_block_time stamps the next block;
+    increase_time moves the clock without a block (anvil evm_setAutomine,
+    evm_setIntervalMining, anvil_dropTransaction, evm_setNextBlockTimestamp,
+    evm_increaseTime)."""
+    chain = devnet.chain
+    head = chain.head_block_num
+    devnet.set_automine(False)
+    first = chain.push_transaction(_transfer(devnet, 5, 60))
+    second = chain.push_transaction(_transfer(devnet, 6, 60))
+    devnet.clock.advance(1)
+    assert chain.head_block_num == head
+    ids = [p["id"] for p in devnet.pending_transactions()]
+    assert len(ids) == 2 and devnet.pending_transactions()[0]["transaction"]["operations"] \
+        == first["operations"]
+    assert devnet.drop_transaction(ids[0]) == [ids[0]]
+    assert [p["id"] for p in devnet.pending_transactions()] == [ids[1]]
+    with pytest.raises(ApiError, match="No pending transaction"):
+        devnet.drop_transaction(ids[0])
+    devnet.set_automine(True)
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 1
+    block = chain.get_block(head + 1)
+    assert block["transactions"][0]["operations"] == second["operations"]
+    # increase_time: no block, the next one later
+    before = devnet.now()
+    assert devnet.increase_time(100)["head_block_number"] == head + 1
+    assert devnet.now() == before + 100
+    # set_next_block_time
+    when = chain.head_block_time + 500
+    devnet.set_next_block_time(when)
+    assert devnet.produce_block() and chain.head_block_time == when
+    with pytest.raises(ApiError, match="after the head block time"):
+        devnet.set_next_block_time(when)
+    # interval mining
+    devnet.set_interval_mining(2)
+    head = chain.head_block_num
+    devnet.clock.advance(2)
+    devnet.clock.advance(2)
+    assert chain.head_block_num == head + 2
+    devnet.set_interval_mining(0)
+    devnet.clock.advance(10)
+    assert chain.head_block_num == head + 2
+
+
+def test_drop_takes_the_transactions_that_needed_the_dropped_one(devnet):
+    """dev0 pays dev1 5 TEST, then dev1 pays all it has on: dropping the
+    first leaves the second without the funds, so it goes too."""
+    chain = devnet.chain
+    devnet.set_automine(False)
+    dev0, dev1 = (chain.state.account_by_name[n] for n in ("dev0", "dev1"))
+    have = chain.state.balance(dev1, CORE)
+    pay = sign_wire(chain, [[0, {"fee": {"amount": 2000000, "asset_id": CORE}, "from": dev0,
+                                 "to": dev1, "amount": {"amount": 500_000, "asset_id": CORE},
+                                 "extensions": []}]], wif=devnet.accounts[0].wif)
+    spend = sign_wire(chain, [[0, {"fee": {"amount": 2000000, "asset_id": CORE}, "from": dev1,
+                                   "to": dev0, "amount": {"amount": have + 500_000 - 2000000,
+                                                          "asset_id": CORE},
+                                   "extensions": []}]], wif=devnet.accounts[1].wif)
+    chain.push_transaction(pay)
+    chain.push_transaction(spend)
+    ids = [p["id"] for p in devnet.pending_transactions()]
+    assert devnet.drop_transaction(ids[0]) == ids
+    assert devnet.pending_transactions() == []

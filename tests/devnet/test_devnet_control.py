@@ -195,7 +195,14 @@ def test_api_arguments_are_checked_and_nothing_changes(devnet):
             ("create_account", ["carol", devnet.accounts[0].public_key, 2 ** 63],
              "amount must be an integer 0..1000000000000000"),
             ("create_account", ["carol", devnet.accounts[0].public_key, -1], "non-negative"),
-            ("dump_state", ["x"], "--api-output-dir")):
+            ("dump_state", ["x"], "--api-output-dir"),
+            ("increase_time", [0], "seconds must be"),
+            ("set_automine", ["yes"], "true or false"),
+            ("set_interval_mining", [-1], "seconds must be 0..86400"),
+            ("drop_transaction", ["zz"], "40 hex digits"),
+            ("drop_transaction", ["ab" * 20], "No pending transaction"),
+            ("set_next_block_time", ["nope"], "ISO text"),
+            ("set_next_block_time", ["2001-01-01T00:00:00"], "after the head block time")):
         with pytest.raises(ApiError, match=message):
             api.call(function, args)
     assert devnet.chain.head_block_id == head
