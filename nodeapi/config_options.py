@@ -132,6 +132,9 @@ SINGLE = [
     # -- devnet (nodeapi.devnet; --devnet is a flag) ------------------------------------
     ("devnet-accounts", "10", parse_int(0, 1000),
      "devnet: ready accounts dev0..devN-1, funded at start (default 10)."),
+    ("devnet-balance", "1000000", parse_int(0, 9_000_000),
+     "devnet: whole TEST each ready account holds at start (anvil --balance; default "
+     "1000000; the faucet init0 pays them: accounts x balance must fit its ~9.99e9 TEST)."),
     ("devnet-seed", "nodeapi-devnet", parse_text,
      "devnet: seed of the ready accounts' keys, sha256(\"<seed> devK\") (default "
      "nodeapi-devnet)."),

@@ -332,6 +332,7 @@ def _make_devnet(options, reactor, chain, top):
     the RPC port's ``ws://`` URL (``top()``: the node's
     :class:`~nodeapi.service.NodeService`, made after it)."""
     from nodeapi.witness_plugin import DEV_WIF
+    from nodeapi.devnet.accounts import CORE_UNIT
     from nodeapi.devnet.control import Devnet, DevnetOptions
 
     def url() -> str:
@@ -342,5 +343,6 @@ def _make_devnet(options, reactor, chain, top):
         accounts=options["devnet-accounts"], seed=options["devnet-seed"],
         block_interval=options["block-interval"],
         load_state=os.path.abspath(options["load-state"]) if options["load-state"] else None,
-        key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"]), clock=reactor,
+        key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"],
+        balance=options["devnet-balance"] * CORE_UNIT), clock=reactor,
         announce=url)

@@ -24,8 +24,10 @@ from nodeapi.devnet.registration import registration_lines
 from nodeapi.protocol.transaction import sign_transaction
 
 CORE = "1.3.0"
+#: satoshis of one TEST (the bundled genesis' core precision, 5)
+CORE_UNIT = 100_000
 #: the balance each ready account gets, in core satoshis (1,000,000 TEST)
-DEFAULT_BALANCE = 1_000_000 * 100_000
+DEFAULT_BALANCE = 1_000_000 * CORE_UNIT
 DEFAULT_SEED = "nodeapi-devnet"
 #: the registrar and faucet of the devnet (an init account of the genesis)
 REGISTRAR = "init0"
@@ -97,6 +99,14 @@ def create_ops(registrar: str, name: str, owner_key: str, *, active_key: str | N
                              "num_witness": 0, "num_committee": 0, "votes": [],
                              "extensions": []},
                  "extensions": {}}]]
+
+
+def upgrade_op(account_id: str) -> list:
+    """account_upgrade of ``account_id`` to lifetime member (it pays the
+    fee; graphene account_evaluator.cpp ``account_upgrade_evaluator``):
+    it may then register accounts and earns its cashback."""
+    return [8, {"fee": {"amount": 0, "asset_id": CORE}, "account_to_upgrade": account_id,
+                "upgrade_to_lifetime_member": True, "extensions": []}]
 
 
 def transfer_op(frm: str, to: str, amount: int) -> list:

@@ -40,7 +40,9 @@ the witness plugin) and the object the ``devnet`` API set drives
   the offset is part of a snapshot), :meth:`dump_state` and the
   ``load_state`` file of the start;
 - accounts: at the start of a fresh devnet the ready accounts of
-  :mod:`nodeapi.devnet.accounts` are made and the table of them logged;
+  :mod:`nodeapi.devnet.accounts` are made, funded and upgraded to lifetime
+  members (they can register accounts, as anvil's accounts can deploy),
+  and the table of them logged;
   :meth:`create_account` (also the faucet) and :meth:`set_balance`.
 """
 
@@ -164,12 +166,19 @@ class Devnet(service.Service):
         for a in self.accounts:
             chain.push_transaction(acc.signed(
                 chain, acc.create_ops(registrar, a.name, a.public_key), [self.key]))
-        # the new accounts are in the pending state: funded in the same block
-        transfers = [acc.transfer_op(registrar, chain.state.account_by_name[a.name],
-                                     self.options.balance) for a in self.accounts]
+        # the new accounts are in the pending state: funded (their balance
+        # and the lifetime membership fee) and upgraded in the same block
+        ready = [(a, chain.state.account_by_name[a.name]) for a in self.accounts]
+        fee = int(chain.required_fee(acc.upgrade_op(registrar))["amount"]) if ready else 0
+        transfers = [acc.transfer_op(registrar, oid, self.options.balance + fee)
+                     for _a, oid in ready]
         for start in range(0, len(transfers), TRANSFERS_PER_TRX):
             chain.push_transaction(acc.signed(chain, transfers[start:start + TRANSFERS_PER_TRX],
                                               [self.key]))
+        for start in range(0, len(ready), TRANSFERS_PER_TRX):
+            batch = ready[start:start + TRANSFERS_PER_TRX]
+            chain.push_transaction(acc.signed(chain, [acc.upgrade_op(oid) for _a, oid in batch],
+                                              [a.wif for a, _oid in batch]))
         self.produce_block()
 
     # -- blocks ------------------------------------------------------------------

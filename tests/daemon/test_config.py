@@ -78,7 +78,8 @@ def defaults(cwd):
 
 
 #: The devnet options (nodeapi.devnet), defaults.
-DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-seed": "nodeapi-devnet",
+DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-balance": 1_000_000,
+          "devnet-seed": "nodeapi-devnet",
           "block-interval": 0, "load-state": "", "devnet-max-snapshots": 1000}
 
 
@@ -162,7 +163,8 @@ def everything(cwd):
         "--partial-operations", "on", "--track-account", '"1.2.17"',
         "--track-account", '["1.2.18", "1.2.0"]', "--extended-history-by-account", "1.2.9",
         "--extended-history-by-registrar", '"1.2.6"',
-        "--devnet", "--devnet-accounts", "3", "--devnet-seed", "s", "--block-interval", "2",
+        "--devnet", "--devnet-accounts", "3", "--devnet-balance", "250",
+        "--devnet-seed", "s", "--block-interval", "2",
         "--load-state", "state.ckpt", "--devnet-max-snapshots", "5",
         "--rpc-allowed-hosts", "node.example, [::1]",
         "--rpc-allowed-origins", "localhost,https://wallet.example:8443,null",
@@ -207,7 +209,8 @@ def everything(cwd):
         "min-blocks-to-keep": 0, "max-ops-per-acc-by-min-blocks": 2 ** 64 - 1,
         "partial-operations": True, "track-account": ["1.2.17", "1.2.18", "1.2.0"],
         "extended-history-by-account": ["1.2.9"], "extended-history-by-registrar": ["1.2.6"],
-        "devnet": True, "devnet-accounts": 3, "devnet-seed": "s", "block-interval": 2,
+        "devnet": True, "devnet-accounts": 3, "devnet-balance": 250, "devnet-seed": "s",
+        "block-interval": 2,
         "load-state": "state.ckpt", "devnet-max-snapshots": 5,
         "rpc-allowed-hosts": ["node.example", "[::1]"],
         "rpc-allowed-origins": ["localhost", "https://wallet.example:8443", "null"],
@@ -406,6 +409,7 @@ ERRORS = [
      "--rpc-allowed-origins: 'http://x/path' is not an origin"),
     (["--api-output-dir", "no-such-dir"], "--api-output-dir: "),
     (["--devnet-max-snapshots", "0"], "--devnet-max-snapshots: 0 is not between 1"),
+    (["--devnet-balance", "9000001"], "--devnet-balance: 9000001 is not between 0"),
 ]
 
 

@@ -433,3 +433,24 @@ def test_create_account_is_one_transaction(devnet):
     made = devnet.create_account("rich", public, 7)
     assert chain.head_block_num == head + 1
     assert chain.state.balance(made["id"], CORE) == 7
+
+
+def test_ready_accounts_are_lifetime_members_that_register_accounts(devnet):
+    """Each ready account is upgraded at the start (account_upgrade, the
+    faucet paying the 10,000 TEST fee on top of its balance: the balance
+    stays 1,000,000 TEST) and registers an account itself (graphene
+    account_create_evaluator: only a lifetime member may register)."""
+    from nodeapi.chain.genesis import MAX_TIME
+    from nodeapi.devnet import accounts as acc
+
+    chain = devnet.chain
+    dev0 = chain.state.account_by_name["dev0"]
+    account = chain.state.objects[dev0]
+    assert account["membership_expiration_date"] == MAX_TIME
+    assert account["lifetime_referrer"] == dev0
+    assert chain.state.balance(dev0, CORE) == 100_000_000_000
+    ops = acc.create_ops(dev0, "made-by-dev0", devnet.accounts[0].public_key)
+    chain.push_transaction(acc.signed(chain, ops, [devnet.accounts[0].wif]))
+    devnet.clock.advance(0)
+    made = chain.state.objects[chain.state.account_by_name["made-by-dev0"]]
+    assert made["registrar"] == dev0

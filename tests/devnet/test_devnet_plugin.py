@@ -146,3 +146,22 @@ def test_a_killed_test_run_leaves_no_devnet(tmp_path):
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def test_devnet_balance_and_the_registration_lines_in_the_banner():
+    """``--devnet-balance 250``: each ready account holds 250 TEST; the
+    banner prints the lines registering the chain with each client."""
+    from nodeapi.devnet.pytest_plugin import DevnetProcess
+
+    devnet = DevnetProcess("--devnet-accounts", "1", "--devnet-balance", "250",
+                           env=dict(os.environ, PYTHONPATH=ROOT)).start()
+    try:
+        [account] = devnet.accounts
+        [bal] = devnet.call("database", "get_account_balances", account.id, ["1.3.0"])
+        assert int(bal["amount"]) == 250 * 100_000
+        log = devnet.log()
+        for line in devnet.chain_registration().values():
+            assert line in log
+        assert f"chain_id: '{devnet.chain_id}'" in devnet.chain_registration()["bitsharesjs"]
+    finally:
+        devnet.stop()
