@@ -105,7 +105,8 @@ def _make_service(options, reactor):
               else ApiAccess.devnet_default() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
         return _make_gateway(options, reactor, data_dir, access)
-    block_log = BlockLog(options.block_log_path())
+    # a devnet's blocks live in a throw-away directory: no fsync per block
+    block_log = BlockLog(options.block_log_path(), sync=not options["devnet"])
     block_log.open()
     chain = Chain(options.genesis, block_log, clock=reactor,
                   statistics_type=options["account-statistics-type"])

@@ -58,6 +58,7 @@ from nodeapi.devnet import snapshots
 from nodeapi.errors import ApiError
 from nodeapi.protocol.config import MAX_SHARE_SUPPLY
 from nodeapi.chain.errors import TransactionExpired
+from nodeapi.protocol.keys import PrivateKey
 from nodeapi.protocol.operations import operation_name
 from nodeapi.protocol.times import format_time, parse_time
 
@@ -106,7 +107,8 @@ class Devnet(service.Service):
         self.clock = clock
         self.announce = announce
         self.key = options.key
-        self.public = auth.public_key_of(options.key, chain.address_prefix)
+        self._signer = PrivateKey.from_wif(options.key)  # parsed once: it signs each block
+        self.public = auth.public_key_of(self._signer, chain.address_prefix)
         self.accounts = acc.dev_accounts(options.seed, options.accounts, chain.address_prefix)
         self.offset = 0
         self._snapshots: dict = {}
@@ -223,7 +225,7 @@ class Devnet(service.Service):
         witness = chain.get_scheduled_witness(slot)
         if chain.state.objects[witness]["signing_key"] != self.public:
             chain.debug_update({"_action": "update", "id": witness, "signing_key": self.public})
-        return chain.generate_block(chain.get_slot_time(slot), witness, self.key)
+        return chain.generate_block(chain.get_slot_time(slot), witness, self._signer)
 
     def _admit(self, trx: dict) -> None:
         """Refuse ``trx`` (a pushed transaction) when no block the devnet
