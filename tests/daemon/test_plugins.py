@@ -5,6 +5,7 @@ and ``plugin_initialize``); makeService builds the configured ones in the
 registry's order and the API sets read them as ``node.plugins[name]``."""
 
 import shutil
+
 import pytest
 from twisted.internet.testing import MemoryReactorClock
 from zope.interface.verify import verifyObject
