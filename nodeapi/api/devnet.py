@@ -23,6 +23,9 @@ Called by name like every set: ``{"method": "call", "params": ["devnet",
 - ``set_automine(on)``, ``set_interval_mining(seconds)``,
   ``pending_transactions()`` -> ``[{"id", "transaction"}]``,
   ``drop_transaction(id)`` -> the ids dropped;
+- ``impersonate_account(account)``, ``stop_impersonating_account(account)``
+  -> the impersonated account ids: transactions needing only that
+  account's authority are accepted without its signatures;
 - ``get_accounts()`` -> the ready accounts (name, id, wif, public_key, balance);
 - ``get_head()`` -> as advance_time, without producing a block.
 
@@ -128,6 +131,20 @@ class DevnetApi(ApiSet):
         if len(trx_id) != 40 or any(c not in "0123456789abcdef" for c in trx_id):
             raise ApiError(f"trx_id must be 40 hex digits, got {trx_id!r}")
         return self.devnet.drop_transaction(trx_id)
+
+    @api_function
+    def impersonate_account(self, account):
+        """Accept the account's operations without its signatures (name or id)."""
+        devnet = self.devnet
+        return devnet.impersonate_account(
+            get_account(devnet.chain.state, require_str(account, "account"))["id"])
+
+    @api_function
+    def stop_impersonating_account(self, account):
+        """Require the account's signatures again (name or id)."""
+        devnet = self.devnet
+        return devnet.stop_impersonating_account(
+            get_account(devnet.chain.state, require_str(account, "account"))["id"])
 
     @api_function
     def snapshot(self):

@@ -95,8 +95,15 @@ class Chain:
         self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
         self._irreversible_follows_head = False
+        #: account ids whose active and owner authorities count as given
+        #: without signatures in pushed transactions and produced blocks: a
+        #: devnet's impersonated accounts (anvil_impersonateAccount); empty
+        #: on any other node.  Changed in place (shared with the pending
+        #: transactions and the block applier).
+        self.impersonated: set = set()
         self.pending = PendingTransactions(self.chain_id, self.address_prefix, self._summary,
                                            self._recent)
+        self.pending.impersonated = self.impersonated
         # 1.11.M and 2.9.N counters; the per-account 2.9 figures live in the
         # statistics objects (nodeapi.chain.numbering)
         self._numbering = OperationNumbering(
@@ -111,6 +118,7 @@ class Chain:
         applier = BlockApplier(self.state, self.genesis, self.block_log, self._numbering,
                                self._summary, self._recent)
         applier.irreversible_follows_head = self._irreversible_follows_head
+        applier.impersonated = self.impersonated
         return applier
 
     @property

@@ -36,6 +36,9 @@ class PendingTransactions:
         rule that an accepted transaction fits the next block).
     :ivar rejections: ``fn(trx dict, error)`` for each pushed transaction
         refused (the devnet logs them).
+    :ivar impersonated: account ids whose authority counts as given
+        without signatures (:attr:`Chain.impersonated`; empty but on a
+        devnet).
     """
 
     log = Logger()
@@ -49,6 +52,7 @@ class PendingTransactions:
         self.ids: set = set()
         self.observers: list = []
         self.checks: list = []
+        self.impersonated: set = set()
         self.rejections: list = []
 
     @property
@@ -62,7 +66,8 @@ class PendingTransactions:
         returns ``(packed, trx_id, expiration, results)``."""
         return apply_transaction(
             ctx, trx, True, self.chain_id, self.summary,
-            lambda trx_id: trx_id in self.recent or trx_id in self.ids)
+            lambda trx_id: trx_id in self.recent or trx_id in self.ids,
+            approved=self.impersonated)
 
     def received(self, state, trx: dict) -> dict:
         """``trx`` as the chain holds it

@@ -391,6 +391,22 @@ class Devnet(service.Service):
                            f"{[e[2] for e in self.chain.pending.entries] or 'none'}")
         return dropped
 
+    def impersonate_account(self, account_id: str) -> list:
+        """Accept transactions needing ``account_id``'s authority (active
+        or owner) without its signatures (anvil
+        ``anvil_impersonateAccount``): in the pending state and in the
+        blocks this devnet produces (``Chain.impersonated``); other
+        authorities a transaction needs must still sign.  Returns the
+        impersonated account ids."""
+        self.chain.impersonated.add(account_id)
+        return sorted(self.chain.impersonated)
+
+    def stop_impersonating_account(self, account_id: str) -> list:
+        """Undo :meth:`impersonate_account` (anvil
+        ``anvil_stopImpersonatingAccount``); the impersonated ids left."""
+        self.chain.impersonated.discard(account_id)
+        return sorted(self.chain.impersonated)
+
     def head(self) -> dict:
         """``{"head_block_number", "head_block_id", "time", "offset",
         "clock", "next_block_time", "automine"}`` (times as text)."""

@@ -212,6 +212,12 @@ class DevnetProcess:
     def drop_transaction(self, trx_id: str) -> list:
         return self.call("devnet", "drop_transaction", trx_id)
 
+    def impersonate_account(self, account: str) -> list:
+        return self.call("devnet", "impersonate_account", account)
+
+    def stop_impersonating_account(self, account: str) -> list:
+        return self.call("devnet", "stop_impersonating_account", account)
+
     def chain_registration(self) -> dict:
         """The lines that make each client know the devnet's chain (the
         start banner prints them too): ``{"python-bitshares": ...,

@@ -241,3 +241,38 @@ def test_drop_takes_the_transactions_that_needed_the_dropped_one(devnet):
     ids = [p["id"] for p in devnet.pending_transactions()]
     assert devnet.drop_transaction(ids[0]) == ids
     assert devnet.pending_transactions() == []
+
+
+def test_impersonation(devnet):
+    """impersonate_account: a transfer from dev1 with no signature at all
+    is accepted and mined (its active authority counts as given: anvil
+    anvil_impersonateAccount); one also needing another account's
+    authority still needs that one's signature; after
+    stop_impersonating_account the unsigned transfer is refused again
+    (graphene verify_authority: missing required active authority)."""
+    from nodeapi.chain.errors import MissingAuthority
+
+    chain = devnet.chain
+    dev0, dev1 = (chain.state.account_by_name[n] for n in ("dev0", "dev1"))
+    before = chain.state.balance(dev0, CORE)
+
+    def unsigned(frm, to, amount, nonce):
+        trx = sign_wire(chain, [[0, {"fee": {"amount": 2000000, "asset_id": CORE},
+                                     "from": frm, "to": to,
+                                     "amount": {"amount": amount, "asset_id": CORE},
+                                     "extensions": []}]], wif=devnet.accounts[0].wif,
+                        expire_in=60 + nonce)
+        return dict(trx, signatures=[])
+
+    with pytest.raises(MissingAuthority):
+        chain.push_transaction(unsigned(dev1, dev0, 5, 0))
+    assert devnet.impersonate_account(dev1) == [dev1]
+    chain.push_transaction(unsigned(dev1, dev0, 5, 1))
+    devnet.clock.advance(0)
+    assert chain.pending_transactions == []
+    assert chain.state.balance(dev0, CORE) == before + 5
+    with pytest.raises(MissingAuthority):  # dev0 is not impersonated
+        chain.push_transaction(unsigned(dev0, dev1, 5, 2))
+    assert devnet.stop_impersonating_account(dev1) == []
+    with pytest.raises(MissingAuthority):
+        chain.push_transaction(unsigned(dev1, dev0, 5, 3))

@@ -202,6 +202,8 @@ def test_api_arguments_are_checked_and_nothing_changes(devnet):
             ("drop_transaction", ["zz"], "40 hex digits"),
             ("drop_transaction", ["ab" * 20], "No pending transaction"),
             ("set_next_block_time", ["nope"], "ISO text"),
+            ("impersonate_account", ["nobody"], "no such account"),
+            ("stop_impersonating_account", [5], "account"),
             ("set_next_block_time", ["2001-01-01T00:00:00"], "after the head block time")):
         with pytest.raises(ApiError, match=message):
             api.call(function, args)
