@@ -36,11 +36,11 @@ def _balance(devnet, name):
     return int(bal["amount"])
 
 
-def _bitsharesjs(js_client, devnet, amount):
+def _bitsharesjs(js_client, devnet, amount, *more):
     """One bitsharesjs transfer dev0 -> dev1 waiting for its block; its output."""
     proc = subprocess.run([js_client, os.path.join(JS_DIR, "devnet_transfer.js"), devnet.url,
-                           devnet.chain_id, str(amount)], cwd=JS_DIR, capture_output=True,
-                          text=True, timeout=60)
+                           devnet.chain_id, str(amount), *more], cwd=JS_DIR,
+                          capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -96,3 +96,40 @@ def test_after_load_state(js_client, devnet, tmp_path):
         _check_both(js_client, loaded, 3600)  # as if loaded an hour later
     finally:
         loaded.stop()
+
+
+def test_the_readme_mining_control_and_impersonation(js_client, fresh):
+    """The README's examples: python-bitshares with the plugin's helpers
+    (automine off, a pending transfer dropped, dev2 impersonated: its
+    transfer built by python-bitshares and sent unsigned is mined) and
+    bitsharesjs calling the same functions by name."""
+    from bitsharesbase import operations
+
+    devnet = fresh
+    forget_cached_objects()
+    bts = devnet.bitshares(expiration=devnet.expiration())
+    head = devnet.head()["head_block_number"]
+    devnet.set_automine(False)
+    bts.transfer("dev1", 1, "TEST", account="dev0")          # accepted, not mined
+    [pending] = devnet.pending_transactions()
+    assert devnet.drop_transaction(pending["id"]) == [pending["id"]]
+    devnet.set_automine(True)
+    assert devnet.head()["head_block_number"] == head and devnet.pending_transactions() == []
+    dev0, dev1 = devnet.accounts[0].id, devnet.accounts[1].id
+    devnet.impersonate_account("dev1")                          # no dev1 key needed
+    tx = bts.new_tx()
+    tx.appendOps(operations.Transfer(**{
+        "fee": {"amount": 0, "asset_id": CORE}, "from": dev1, "to": dev0,
+        "amount": {"amount": 100_000, "asset_id": CORE}}))
+    tx.constructTx()                                            # fees, TaPoS; not signed
+    assert tx.json()["signatures"] == []
+    before = _balance(devnet, "dev0")
+    done = devnet.call("network_broadcast", "broadcast_transaction_synchronous", tx.json())
+    assert done["block_num"] == head + 1
+    assert _balance(devnet, "dev0") == before + 100_000
+    devnet.stop_impersonating_account("dev1")
+    out = _bitsharesjs(js_client, devnet, 5, "controls")
+    controls = out["controls"]
+    assert controls["pending"] == [] and controls["head_time"] == controls["next"]
+    assert controls["automine"] is False  # read before it was turned on again
+    assert controls["impersonated"] == [dev1] and controls["left"] == []

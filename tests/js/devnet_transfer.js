@@ -1,12 +1,14 @@
 // One bitsharesjs transfer on a running devnet, run by the nodeapi test suite:
-//   node devnet_transfer.js WS_URL CHAIN_ID AMOUNT
+//   node devnet_transfer.js WS_URL CHAIN_ID AMOUNT [controls]
 // Registers the devnet's chain with bitsharesjs-ws (the line the devnet's
 // banner prints: without it bitsharesjs falls back to the CBA key prefix),
 // connects, transfers AMOUNT satoshis of TEST from dev0 to dev1 with
 // TransactionBuilder (expiration from the head block time, bitsharesjs'
 // rule) and waits for the broadcast callback (the transaction in a block),
-// 20 s at most.  Prints one JSON object on stdout; exits non-zero on any
-// failure, a timeout included.
+// 20 s at most.  With "controls" it then drives the devnet as the README
+// shows: automine off, the pending transactions, the next block's time an
+// hour on, one block, automine on, impersonate dev1 and stop.  Prints one
+// JSON object on stdout; exits non-zero on any failure, a timeout included.
 "use strict";
 const { Apis, ChainConfig } = require("bitsharesjs-ws");
 const { ChainStore, PrivateKey, TransactionBuilder } = require("bitsharesjs");
@@ -17,7 +19,7 @@ function fail(err) {
 }
 
 async function main() {
-  const [url, chainId, amount] = process.argv.slice(2);
+  const [url, chainId, amount, controls] = process.argv.slice(2);
   ChainConfig.networks.NODEAPI_DEVNET = { core_asset: "TEST", address_prefix: "TEST",
                                           chain_id: chainId };
   await Apis.instance(url, true).init_promise;
@@ -39,6 +41,20 @@ async function main() {
   const confirmed = await Promise.race([tr.broadcast(), timeout]);
   const out = { prefix, block_num: confirmed[0].block_num, ms: Date.now() - started,
                 expiration: tr.expiration };
+  if (controls === "controls") {
+    await devnetApi("set_automine", [false]);
+    const pending = await devnetApi("pending_transactions", []);
+    const head = await devnetApi("get_head", []);
+    const next = new Date(Date.parse(head.time + "Z") + 3600 * 1000).toISOString().slice(0, 19);
+    await devnetApi("set_next_block_time", [next]);
+    await devnetApi("produce_blocks", [1]);
+    const after = await devnetApi("get_head", []);
+    await devnetApi("set_automine", [true]);
+    const impersonated = await devnetApi("impersonate_account", ["dev1"]);
+    const left = await devnetApi("stop_impersonating_account", ["dev1"]);
+    out.controls = { pending, next, head_time: after.time, automine: after.automine,
+                     impersonated, left };
+  }
   process.stdout.write(JSON.stringify(out) + "\n");
   await Apis.close();
   process.exit(0);
