@@ -165,3 +165,34 @@ def test_devnet_balance_and_the_registration_lines_in_the_banner():
         assert f"chain_id: '{devnet.chain_id}'" in devnet.chain_registration()["bitsharesjs"]
     finally:
         devnet.stop()
+
+
+def test_a_devnet_of_ones_own_genesis(tmp_path, genesis):
+    """anvil's ``--chain-id``: a genesis of one's own (``--genesis-json``;
+    here the bundled one with another maintenance interval) gives the
+    devnet its own chain id (the digest of the file), which the banner's
+    lines and the plugin's ``bitshares()`` register: a transfer signs for
+    it."""
+    import json
+
+    from bitshares.account import Account
+
+    from kit.chain import genesis_with
+    from kit.clients import forget_cached_objects
+    from nodeapi.devnet.pytest_plugin import DevnetProcess
+
+    own = genesis_with(genesis, maintenance_interval=600)
+    path = tmp_path / "genesis.json"
+    path.write_text(json.dumps(own.data, sort_keys=True))
+    devnet = DevnetProcess("--devnet-accounts", "2", "--genesis-json", str(path),
+                           env=dict(os.environ, PYTHONPATH=ROOT)).start()
+    try:
+        assert devnet.chain_id == own.chain_id != genesis.chain_id
+        assert own.chain_id in devnet.chain_registration()["python-bitshares"]
+        forget_cached_objects()
+        bts = devnet.bitshares()
+        bts.transfer("dev1", 10, "TEST", account="dev0")
+        assert Account("dev1", blockchain_instance=bts, use_cache=False,
+                       lazy=False).balance("TEST") == 1_000_010
+    finally:
+        devnet.stop()
