@@ -133,3 +133,24 @@ def test_the_readme_mining_control_and_impersonation(js_client, fresh):
     assert controls["pending"] == [] and controls["head_time"] == controls["next"]
     assert controls["automine"] is False  # read before it was turned on again
     assert controls["impersonated"] == [dev1] and controls["left"] == []
+
+
+def test_an_irreversible_stream_sees_the_bots_own_transfer(fresh):
+    """python-bitshares' Blockchain in irreversible mode reads up to the
+    last irreversible block, the one before the head on a devnet: a bot's
+    transfer is seen once the next block is made (graphene's rule, 75 % of
+    the 11 witnesses confirming, would take 8 more blocks)."""
+    from bitshares.blockchain import Blockchain
+
+    devnet = fresh
+    forget_cached_objects()
+    bts = devnet.bitshares(expiration=devnet.expiration(), blocking="head")
+    done = bts.transfer("dev1", 4, "TEST", account="dev0")
+    num = done["block_num"]
+    assert devnet.head()["head_block_number"] == num
+    devnet.produce_blocks(1)
+    props = devnet.call("database", "get_dynamic_global_properties")
+    assert props["last_irreversible_block_num"] == num
+    chain = Blockchain(blockchain_instance=bts, mode="irreversible")
+    seen = list(chain.stream(opNames=["transfer"], start=num, stop=num))
+    assert [op["amount"]["amount"] for op in seen] == [400_000]
