@@ -22,10 +22,13 @@ the witness plugin) and the object the ``devnet`` API set drives
   block's time, database::_generate_block).  A transaction that expires
   at or before the next slot could never be included: it is refused at
   broadcast (:class:`~nodeapi.chain.errors.TransactionExpired`, naming the
-  devnet's head time, its clock and the reason).  Automine and the block timer
-  let the head run ahead of the clock by at most :data:`MAX_LEAD` seconds
-  (past that automine waits for the clock, the pending transactions then
-  sharing the next block, and the timer skips its turn; bitshares-core's
+  devnet's head time, its clock and the reason).  The head is never
+  ahead of the devnet's clock: a burst of transactions, one block each at
+  the next slots, moves the clock with the head, by at most
+  :data:`MAX_LEAD` seconds past the time asked for (the wall clock plus
+  :attr:`Devnet.asked`: advance_time, increase_time, blocks asked for);
+  past that automine waits for the clock, the pending transactions then
+  sharing the next block, and the timer skips its turn (bitshares-core's
   witness plugin never produces before its slot, witness.cpp
   ``not_time_yet``): clients stamp their transactions' expiration from the
   wall clock (python-bitshares: now + 30 s), so a head far ahead would
@@ -96,6 +99,10 @@ class Devnet(service.Service):
     :param announce: ``fn() -> str``: the WebSocket URL to print (the RPC
         port is known once bound), or None.
     :ivar offset: seconds the devnet's clock is ahead of the wall clock.
+    :ivar asked: the part of :attr:`offset` asked for (advance_time,
+        increase_time, set_next_block_time, blocks asked for, a loaded or
+        reverted state); the rest (at most :data:`MAX_LEAD`) is automine's
+        bursts.
     :ivar accounts: the ready accounts (:class:`~nodeapi.devnet.accounts.DevAccount`).
     """
 
@@ -111,6 +118,7 @@ class Devnet(service.Service):
         self.public = auth.public_key_of(self._signer, chain.address_prefix)
         self.accounts = acc.dev_accounts(options.seed, options.accounts, chain.address_prefix)
         self.offset = 0
+        self.asked = 0
         self._snapshots: dict = {}
         self._next_snapshot = 1
         self._mine = None
@@ -128,7 +136,7 @@ class Devnet(service.Service):
         self.chain.irreversible_follows_head = True
         if self.options.load_state:
             extra = snapshots.load(self.chain, self.options.load_state)
-            self.offset = int(extra.get("offset", 0))
+            self.offset = self.asked = int(extra.get("offset", 0))
             self.log.info("Devnet state loaded from {path}: head block {num}",
                           path=self.options.load_state, num=self.chain.head_block_num)
         if self.chain.head_block_num == 0:  # a fresh chain (not a loaded state)
@@ -215,7 +223,8 @@ class Devnet(service.Service):
     def produce_block(self, when: int | None = None) -> dict:
         """Produce one block at the slot of ``when`` (default
         :meth:`next_block_time`), or at the next slot when that is not
-        after the head; returns it."""
+        after the head; the devnet's clock is moved to it when it is past
+        the clock.  Returns the block."""
         chain = self.chain
         if when is None:
             when = self.next_block_time()
@@ -225,7 +234,9 @@ class Devnet(service.Service):
         witness = chain.get_scheduled_witness(slot)
         if chain.state.objects[witness]["signing_key"] != self.public:
             chain.debug_update({"_action": "update", "id": witness, "signing_key": self.public})
-        return chain.generate_block(chain.get_slot_time(slot), witness, self._signer)
+        block = chain.generate_block(chain.get_slot_time(slot), witness, self._signer)
+        self._follow_head()
+        return block
 
     def _admit(self, trx: dict) -> None:
         """Refuse ``trx`` (a pushed transaction) when no block the devnet
@@ -277,14 +288,19 @@ class Devnet(service.Service):
         self._mine = None
         if not self.automine or not self.chain.pending_transactions:
             return
-        lead = self.chain.head_block_time - self.now()
+        lead = self._lead()
         if lead >= MAX_LEAD:  # wait for the clock; what is pending shares the block
             self._mine = self.clock.callLater(lead - MAX_LEAD + 1, self._automine)
             return
         self._produce_logged()
 
+    def _lead(self) -> int:
+        """Seconds the next slot is past the time asked for (the wall clock
+        plus :attr:`asked`)."""
+        return self.chain.get_slot_time(1) - 1 - (int(self.clock.seconds()) + self.asked)
+
     def _timer(self) -> None:
-        if self.chain.head_block_time - self.now() < MAX_LEAD:
+        if self._lead() < MAX_LEAD:
             self._produce_logged()
 
     def _produce_logged(self) -> None:
@@ -292,6 +308,12 @@ class Devnet(service.Service):
             self.produce_block()
         except Exception:
             self.log.failure("Devnet: block production failed")
+
+    def _follow_head(self) -> None:
+        """Move the devnet's clock to the head when the head is past it
+        (a burst's blocks at the next slots): the head is never ahead of
+        the clock."""
+        self.offset = max(self.offset, self.chain.head_block_time - int(self.clock.seconds()))
 
     def produce_blocks(self, count: int) -> defer.Deferred:
         """Produce ``count`` blocks (each at the devnet's clock or the next
@@ -306,7 +328,8 @@ class Devnet(service.Service):
                 await task.deferLater(self.clock, 0, lambda: None)
         # the devnet's clock follows the blocks asked for (anvil_mine moves
         # time too), so automine and the timer carry on from the head
-        self.offset = max(self.offset, self.chain.head_block_time - int(self.clock.seconds()))
+        self._follow_head()
+        self.asked = self.offset
         return self.chain.head_block_num
 
     def advance_time(self, seconds: int) -> dict:
@@ -324,6 +347,7 @@ class Devnet(service.Service):
 
     def _advance_to(self, when: int) -> dict:
         self.offset = max(self.offset, when - int(self.clock.seconds()))
+        self.asked = self.offset
         self.produce_block(when)
         return self.head()
 
@@ -333,6 +357,7 @@ class Devnet(service.Service):
         later (within the pending expirations, :meth:`next_block_time`).
         Returns :meth:`head`."""
         self.offset += seconds
+        self.asked = self.offset
         return self.head()
 
     def set_next_block_time(self, when: int) -> str:
@@ -348,6 +373,7 @@ class Devnet(service.Service):
                            f"{format_time(head)}, got {format_time(when)}")
         self._next_time = when
         self.offset = max(self.offset, when - int(self.clock.seconds()))
+        self.asked = self.offset
         return format_time(when)
 
     def set_automine(self, enabled: bool) -> bool:
@@ -453,7 +479,7 @@ class Devnet(service.Service):
         after = self.chain.state.objects
         self.chain.notify_state_changed(
             [oid for oid in before.keys() | after.keys() if before.get(oid) != after.get(oid)])
-        self.offset = snap.extra.get("offset", 0)
+        self.offset = self.asked = snap.extra.get("offset", 0)
         for later in [k for k in self._snapshots if k >= sid]:
             del self._snapshots[later]
         return True

@@ -276,3 +276,16 @@ def test_impersonation(devnet):
     assert devnet.stop_impersonating_account(dev1) == []
     with pytest.raises(MissingAuthority):
         chain.push_transaction(unsigned(dev1, dev0, 5, 3))
+
+
+def test_the_head_is_never_ahead_of_the_devnet_clock(devnet):
+    """At start (the first block after the genesis' maintenance skips 3
+    slots) and after blocks at the next slots, the devnet's clock follows
+    the head; only time asked for moves it further (get_head's offset)."""
+    assert devnet.chain.head_block_time <= devnet.now()
+    for _ in range(5):
+        devnet.create_account(f"acct{_}", devnet.accounts[0].public_key, 1)
+        assert devnet.chain.head_block_time <= devnet.now()
+    assert devnet.asked == 0
+    devnet.advance_time(100)
+    assert devnet.asked >= 100 and devnet.chain.head_block_time <= devnet.now()

@@ -94,22 +94,31 @@ def test_revert_drops_the_pending_transactions(devnet):
 
 def test_the_head_stays_within_max_lead_of_the_clock(devnet):
     """A burst of transactions in one second: automine gives each its own
-    block until the head is MAX_LEAD seconds ahead of the clock, then waits
-    for the clock and puts what is pending in one block (bitshares-core's
+    block at the next slots, the devnet's clock moving with the head (the
+    head is never ahead of it), until the head is MAX_LEAD seconds past
+    the time asked for (the wall clock plus ``asked``); then it waits for
+    the clock and puts what is pending in one block (bitshares-core's
     witness plugin never produces before the slot: witness.cpp
     ``not_time_yet``); clients' wall-clock expirations stay valid."""
     from nodeapi.devnet.control import MAX_LEAD
 
     chain = devnet.chain
     dev0 = chain.state.account_by_name["dev0"]
+
+    def asked_time():
+        return int(devnet.clock.seconds()) + devnet.asked
+
     for amount in range(1, 16):
         chain.push_transaction(_transfer(chain, dev0, "1.2.6", amount, devnet.accounts[0].wif))
         devnet.clock.advance(0)
-        assert chain.head_block_time - devnet.now() <= MAX_LEAD
+        assert chain.head_block_time <= devnet.now()
+        assert chain.head_block_time - asked_time() <= MAX_LEAD
+    assert devnet.offset > devnet.asked  # the burst moved the clock
     assert chain.pending_transactions  # held for the clock
     devnet.clock.advance(1)
     assert not chain.pending_transactions
-    assert chain.head_block_time - devnet.now() <= MAX_LEAD
+    assert chain.head_block_time <= devnet.now()
+    assert chain.head_block_time - asked_time() <= MAX_LEAD
 
 
 def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path):
@@ -123,7 +132,7 @@ def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path
     try:
         for _ in range(MAX_LEAD + 2):  # single blocks at the next slots: the head runs ahead
             net.produce_block()
-        lead = chain.head_block_time - net.now()
+        lead = chain.head_block_time - (int(clock.seconds()) + net.asked)
         assert lead >= MAX_LEAD
         head = chain.head_block_num
         for _ in range(lead - MAX_LEAD + 1):  # the clock catches up to MAX_LEAD
@@ -131,7 +140,7 @@ def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path
             clock.advance(1)
         clock.advance(1)
         assert chain.head_block_num > head
-        assert chain.head_block_time - net.now() <= MAX_LEAD
+        assert chain.head_block_time <= net.now()  # never ahead of the devnet's clock
     finally:
         net.stopService()
         chain.block_log.close()
