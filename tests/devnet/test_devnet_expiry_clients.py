@@ -102,7 +102,8 @@ def test_the_readme_mining_control_and_impersonation(js_client, fresh):
     """The README's examples: python-bitshares with the plugin's helpers
     (automine off, a pending transfer dropped, dev2 impersonated: its
     transfer built by python-bitshares and sent unsigned is mined) and
-    bitsharesjs calling the same functions by name."""
+    bitsharesjs calling the same functions by name; its ChainStore shows
+    the balance set_balance set (a change outside a block, notified)."""
     from bitsharesbase import operations
 
     devnet = fresh
@@ -133,6 +134,7 @@ def test_the_readme_mining_control_and_impersonation(js_client, fresh):
     assert controls["pending"] == [] and controls["head_time"] == controls["next"]
     assert controls["automine"] is False  # read before it was turned on again
     assert controls["impersonated"] == [dev1] and controls["left"] == []
+    assert controls["chainstore_balance"] == 4242  # set_balance reached ChainStore
 
 
 def test_an_irreversible_stream_sees_the_bots_own_transfer(fresh):

@@ -7,11 +7,13 @@
 // rule) and waits for the broadcast callback (the transaction in a block),
 // 20 s at most.  With "controls" it then drives the devnet as the README
 // shows: automine off, the pending transactions, the next block's time an
-// hour on, one block, automine on, impersonate dev1 and stop.  Prints one
+// hour on, one block, automine on, impersonate dev1 and stop; then
+// set_balance of dev1 must reach ChainStore (a notice outside a block),
+// 10 s at most.  Prints one
 // JSON object on stdout; exits non-zero on any failure, a timeout included.
 "use strict";
 const { Apis, ChainConfig } = require("bitsharesjs-ws");
-const { ChainStore, PrivateKey, TransactionBuilder } = require("bitsharesjs");
+const { ChainStore, FetchChain, PrivateKey, TransactionBuilder } = require("bitsharesjs");
 
 function fail(err) {
   process.stderr.write(String((err && (err.stack || err.message)) || JSON.stringify(err)) + "\n");
@@ -54,6 +56,19 @@ async function main() {
     const left = await devnetApi("stop_impersonating_account", ["dev1"]);
     out.controls = { pending, next, head_time: after.time, automine: after.automine,
                      impersonated, left };
+    const account = await FetchChain("getAccount", "dev1");  // subscribes the full account
+    const balanceId = account.getIn(["balances", "1.3.0"]);
+    await devnetApi("set_balance", ["dev1", 4242]);
+    const until = Date.now() + 10000;
+    out.controls.chainstore_balance = null;
+    while (Date.now() < until) {
+      const obj = ChainStore.getObject(balanceId);
+      if (obj && Number(obj.get("balance")) === 4242) {
+        out.controls.chainstore_balance = 4242;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
   process.stdout.write(JSON.stringify(out) + "\n");
   await Apis.close();
