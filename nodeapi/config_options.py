@@ -16,7 +16,7 @@ import attr
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
     parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
-    parse_plugins, parse_seed_node,
+    parse_fork_url, parse_plugins, parse_seed_node,
     parse_statistics_type, parse_upstream, parse_chain_id)
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits
@@ -143,6 +143,13 @@ SINGLE = [
      "transaction (default 0)."),
     ("load-state", "", parse_text,
      "devnet: a file of the devnet API's dump_state to start from (default: none)."),
+    ("fork-url", "", parse_fork_url,
+     "devnet: ws://[user:password@]host:port of a node of the same genesis: the devnet "
+     "starts from its chain at --fork-block (synced block by block), local blocks on top "
+     "(default: none)."),
+    ("fork-block", "0", parse_int(0),
+     "devnet: with --fork-url, the block to fork at; 0 = the node's head at start "
+     "(default 0)."),
     ("devnet-max-snapshots", "1000", parse_int(1, 1_000_000),
      "devnet: snapshots held at once; past it snapshot() is refused until a revert drops "
      "some (default 1000)."),

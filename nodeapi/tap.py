@@ -92,10 +92,15 @@ def _make_service(options, reactor):
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.service import NodeService
 
+    if options["fork-url"] is not None and options["load-state"]:
+        raise ConfigError("--fork-url and --load-state both give the devnet's start state: "
+                          "choose one")
     if options["devnet"]:
         _devnet_options(options, reactor)
     elif options["load-state"]:
         raise ConfigError("--load-state needs --devnet")
+    elif options["fork-url"] is not None:
+        raise ConfigError("--fork-url needs --devnet")
     data_dir = options["data-dir"]
     try:
         os.makedirs(data_dir, exist_ok=True)
@@ -345,5 +350,7 @@ def _make_devnet(options, reactor, chain, top):
         block_interval=options["block-interval"],
         load_state=os.path.abspath(options["load-state"]) if options["load-state"] else None,
         key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"],
-        balance=options["devnet-balance"] * CORE_UNIT), clock=reactor,
+        balance=options["devnet-balance"] * CORE_UNIT, fork_url=options["fork-url"],
+        fork_block=options["fork-block"], max_message_size=options["max-message-size"]),
+        clock=reactor,
         announce=url)

@@ -58,7 +58,7 @@ from nodeapi.chain import authority as auth
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.devnet import accounts as acc
 from nodeapi.devnet import snapshots
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiError, ChainError
 from nodeapi.protocol.config import MAX_SHARE_SUPPLY
 from nodeapi.chain.errors import TransactionExpired
 from nodeapi.protocol.keys import PrivateKey
@@ -81,8 +81,10 @@ class DevnetOptions:
     """``--devnet-accounts``, ``--devnet-seed``, ``--block-interval``
     (seconds, 0 = only on demand), ``--load-state`` (a path or None), the
     producing key (WIF; the bundled genesis' development key), the
-    balance of each ready account (core satoshis) and
-    ``--devnet-max-snapshots`` (snapshots held at once)."""
+    balance of each ready account (core satoshis),
+    ``--devnet-max-snapshots`` (snapshots held at once), ``--fork-url`` (a
+    ``NodeAddress`` or None), ``--fork-block`` and ``--max-message-size``
+    (the fork's replies)."""
 
     accounts: int = 10
     seed: str = acc.DEFAULT_SEED
@@ -91,6 +93,9 @@ class DevnetOptions:
     key: str = ""
     balance: int = acc.DEFAULT_BALANCE
     max_snapshots: int = 1000
+    fork_url: object = None
+    fork_block: int = 0
+    max_message_size: int = 4 * 1024 * 1024
 
 
 class Devnet(service.Service):
@@ -129,6 +134,19 @@ class Devnet(service.Service):
 
     # -- service -----------------------------------------------------------------
 
+    def prepare(self):
+        """``NodeService`` awaits this before starting its children: with
+        ``fork_url``, the chain synced from that node up to ``fork_block``
+        (:func:`nodeapi.devnet.fork.sync_from`); a Deferred, failing with
+        :class:`~nodeapi.devnet.fork.ForkError` (the node stops with it)."""
+        if self.options.fork_url is None:
+            return None
+        from nodeapi.devnet.fork import sync_from
+
+        return defer.Deferred.fromCoroutine(sync_from(
+            self.chain, self.options.fork_url, self.options.fork_block, self.clock,
+            max_message_size=self.options.max_message_size, log=self.log))
+
     def startService(self) -> None:
         """Load the state file, make the ready accounts on a fresh chain,
         start automining (and the block timer), log the account table."""
@@ -139,8 +157,13 @@ class Devnet(service.Service):
             self.offset = self.asked = int(extra.get("offset", 0))
             self.log.info("Devnet state loaded from {path}: head block {num}",
                           path=self.options.load_state, num=self.chain.head_block_num)
-        if self.chain.head_block_num == 0:  # a fresh chain (not a loaded state)
+        if self.chain.head_block_num == 0:  # a fresh chain (not a loaded state or a fork)
             self._make_accounts()
+        elif self.options.fork_url is not None:
+            self.log.info("Devnet forked from {url} at block {num} ({id})",
+                          url=self.options.fork_url.url, num=self.chain.head_block_num,
+                          id=self.chain.head_block_id)
+            self._make_accounts_on_fork()
         self.chain.add_pending_observer(self._pending)
         self.chain.pending.checks.append(self._admit)
         self.chain.pending.rejections.append(self._rejected)
@@ -165,6 +188,24 @@ class Devnet(service.Service):
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         return defer.succeed(None)
+
+    def _make_accounts_on_fork(self) -> None:
+        """The ready accounts on a fork, when the live chain lets them be
+        made (the faucet ``init0`` can claim or pay, the names are free);
+        else none, the reason logged, nothing left pending."""
+        chain = self.chain
+        taken = [a.name for a in self.accounts if a.name in chain.state.account_by_name]
+        if taken:
+            self.log.warn("Devnet fork: no ready accounts, {names} exist on the live chain",
+                          names=taken)
+            return
+        try:
+            self._make_accounts()
+        except ChainError as exc:
+            for entry in list(chain.pending.entries):
+                chain.drop_pending(entry[2])
+            self.log.warn("Devnet fork: no ready accounts ({error}); use impersonate_account "
+                          "and set_balance", error=str(exc))
 
     def _make_accounts(self) -> None:
         chain = self.chain

@@ -242,6 +242,20 @@ def test_load_state_without_devnet_is_a_startup_error(tmp_path):
         makeService(options, reactor=task.Clock())
 
 
+def test_fork_options_are_checked_at_startup(tmp_path):
+    from nodeapi.config import Options
+    from nodeapi.tap import makeService
+
+    for argv, message in (
+            (["--fork-url", "ws://127.0.0.1:1"], "nodeapi: --fork-url needs --devnet"),
+            (["--devnet", "--fork-url", "ws://127.0.0.1:1", "--load-state", "x"],
+             "nodeapi: --fork-url and --load-state both give the devnet's start state")):
+        options = Options()
+        options.parseOptions(["--data-dir", str(tmp_path / "d"), *argv])
+        with pytest.raises(SystemExit, match=message):
+            makeService(options, reactor=task.Clock())
+
+
 def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_path):
     """45 accounts: their funding takes three transactions of at most 20
     transfers (graphene maximum_transaction_size, 2048 bytes here)."""
