@@ -73,6 +73,13 @@ SINGLE = [
     ("upstream-chain-id", "", parse_chain_id,
      "Gateway: the chain id every upstream must serve (default: the first upstream's to "
      "answer); an upstream of another chain is never used."),
+    ("upstream-subscription-connections", "32", parse_int(1, 1000),
+     "Gateway: upstream connections the merged subscriptions may use, each carrying "
+     "upstream-accounts-per-connection accounts; past them a subscribing "
+     "get_full_accounts is refused (default 32)."),
+    ("upstream-accounts-per-connection", "100", parse_int(1),
+     "Gateway: accounts an upstream subscribes per connection through get_full_accounts "
+     "(its api-limit-get-full-accounts-subscribe; bitshares-core's default 100)."),
     ("upstream-max-head-age", "60", parse_int(1),
      "Gateway: seconds; an upstream whose head block is older is used only when no "
      "fresher one is connected (default 60)."),
@@ -116,9 +123,9 @@ SINGLE = [
     ("max-call-burst-per-ip", "0", parse_int(0),
      "Calls one source address may make at once before max-calls-per-second-per-ip "
      "applies (the bucket size), 0 = two seconds' worth (default 0)."),
-    ("max-subscriptions-per-ip", "0", parse_int(0),
+    ("max-subscriptions-per-ip", "20000", parse_int(0),
      "Subscribed items (objects, markets, callbacks) held by the connections of one source "
-     "address together, 0 = no limit (default 0)."),
+     "address together, 0 = no limit (default 20000)."),
     ("metrics-endpoint", "", parse_optional_endpoint,
      "host:port or endpoint string for Prometheus metrics (/metrics), the status page "
      "(/status) and the health check (/healthz) (default: off)."),

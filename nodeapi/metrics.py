@@ -103,7 +103,9 @@ def _upstream_metrics(upstream):
 
 class QuietSite(Site):
     """A ``twisted.web`` Site without an access log (the metrics endpoint
-    is polled; a line per poll is noise)."""
+    is polled; a line per poll is noise) nor "Starting factory" lines."""
+
+    noisy = False
 
     def log(self, request) -> None:
         """No access log."""

@@ -10,57 +10,60 @@ fills, liquidity_pool_evaluator.cpp, db_maint.cpp budget).
 
 from nodeapi.chain.errors import InsufficientBalance
 from nodeapi.chain.state import ObjectStore
+from nodeapi.protocol.asset import amount_to_string
+
+
+def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
+    """graphene ``database::to_pretty_string(asset)``: ``amount`` satoshis
+    of ``asset_id`` in whole units with its symbol (``2000000, "1.3.0"`` ->
+    ``"20 TEST"``; asset_object.cpp ``amount_to_pretty_string``), as the
+    reference's error texts write amounts."""
+    asset = state.objects[asset_id]
+    return f"{amount_to_string(amount, int(asset['precision']))} {asset['symbol']}"
+
+
+def overdraft_details(state: ObjectStore, account_id: str, asset_id: str, have: int,
+                      required: int) -> dict:
+    """The data of an "Insufficient Balance" error (its ``details``, sent
+    as ``error.data.stack[0].data``): the account and asset ids beside the
+    name and symbol, and both amounts in the asset's units - the text
+    stays the reference's, which clients match."""
+    return {"account": account_id, "account_name": state.objects[account_id]["name"],
+            "asset": asset_id, "symbol": state.objects[asset_id]["symbol"],
+            "balance": to_pretty_string(state, have, asset_id),
+            "required": to_pretty_string(state, required, asset_id)}
 
 
 def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
     """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
-    (created on first credit); raises :class:`InsufficientBalance`."""
+    (created on first credit); raises :class:`InsufficientBalance` with
+    db_balance.cpp ``adjust_balance``'s assertion text, e.g. ``"Assert
+    Exception: abo->get_balance() >= -delta: Insufficient Balance: init2's
+    balance of 10 TEST is less than required 20 TEST"`` (``delta.amount >
+    0`` when the account never held the asset); its ``details`` (the
+    error's data) give the account and asset ids beside the name, symbol
+    and both amounts."""
     if delta == 0:
         return
     bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
+    have = 0 if bid is None else state.objects[bid]["balance"]
+    if have + delta < 0:
+        expression = "delta.amount > 0" if bid is None else "abo->get_balance() >= -delta"
+        name = state.objects[account_id]["name"]
+        balance = to_pretty_string(state, have, asset_id)
+        required = to_pretty_string(state, -delta, asset_id)
+        error = InsufficientBalance(
+            f"Assert Exception: {expression}: Insufficient Balance: "
+            f"{name}'s balance of {balance} is less than required {required}")
+        error.details = overdraft_details(state, account_id, asset_id, have, -delta)
+        raise error
     if bid is None:
-        if delta < 0:
-            raise _insufficient(state, account_id, asset_id, 0, -delta)
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
                              "maintenance_flag": False})
         _core_in_balance(state, account_id, asset_id, delta)
         return
-    have = state.objects[bid]["balance"]
-    if have + delta < 0:
-        raise _insufficient(state, account_id, asset_id, have, -delta)
     state.modify(bid)["balance"] = have + delta
     _core_in_balance(state, account_id, asset_id, have + delta)
-
-
-def pretty_amount(state: ObjectStore, amount: int, asset_id: str) -> str:
-    """``amount`` satoshis of ``asset_id`` in the asset's units with its
-    symbol (``"12.5 TEST"``; graphene ``asset_object::amount_to_pretty_string``);
-    the id when the asset is unknown."""
-    asset = state.objects.get(asset_id)
-    if asset is None:
-        return f"{amount} {asset_id}"
-    precision = int(asset["precision"])
-    whole, frac = divmod(abs(amount), 10 ** precision)
-    text = f"{whole}.{frac:0{precision}d}".rstrip("0").rstrip(".") if precision else str(whole)
-    return f"{'-' if amount < 0 else ''}{text} {asset['symbol']}"
-
-
-def _insufficient(state: ObjectStore, account_id: str, asset_id: str, have: int,
-                  required: int) -> InsufficientBalance:
-    """The overdraft error: nodeapi's text (ids and satoshis) first, as
-    clients match it; its data (``details``) names the account and asset
-    and gives both amounts in the asset's units, as bitshares-core's
-    db_balance.cpp message does (account name, pretty amounts)."""
-    error = InsufficientBalance(
-        f"Insufficient Balance: {account_id}'s balance of {have} {asset_id} is less than "
-        f"required {required} {asset_id}")
-    account = state.objects.get(account_id)
-    error.details = {"account": account_id, "account_name": account["name"] if account else None,
-                     "asset": asset_id,
-                     "symbol": (state.objects.get(asset_id) or {}).get("symbol"),
-                     "balance": pretty_amount(state, have, asset_id),
-                     "required": pretty_amount(state, required, asset_id)}
-    return error
 
 
 def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:

@@ -37,6 +37,7 @@ import orjson
 
 from nodeapi.chain.state import ObjectStore
 from nodeapi.errors import NodeAPIError
+from nodeapi.files import open_regular
 
 #: The checkpoint format, raised whenever a part's records change (2: the
 #: account_history operation records are deflated, nodeapi.history.oprecord;
@@ -133,7 +134,7 @@ def read_checkpoint(path: str, chain_id: str) -> tuple:
     meta = None
     count = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             for line in f:
                 record = orjson.loads(line)
                 section, key, value = record

@@ -16,6 +16,7 @@ import os
 import attr
 
 from nodeapi.chain.state import ObjectStore
+from nodeapi.files import GENESIS_LIMIT, read_bounded
 from nodeapi.protocol.config import (
     COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, MAX_TIME,
     NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
@@ -69,9 +70,10 @@ class Genesis:
 
 
 def load_genesis(path: str = DEFAULT_GENESIS) -> Genesis:
-    """Read a genesis file; raises OSError / ValueError for unreadable files."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    """Read a genesis file; raises OSError / ValueError for unreadable files
+    (:class:`nodeapi.files.FileRefused`, a ValueError, for one that is not
+    a regular file or is over :data:`nodeapi.files.GENESIS_LIMIT`)."""
+    raw = read_bounded(path, GENESIS_LIMIT)
     data = json.loads(raw)
     prefix = "BTS"
     for acc in data.get("initial_accounts", []):

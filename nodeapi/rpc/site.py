@@ -143,6 +143,9 @@ class RpcSite(Site):
     """
 
     displayTracebacks = False
+    #: no "Starting factory <... object at 0x...>" lines: the listening
+    #: service logs the port once in words
+    noisy = False
     requestFactory = BoundedRequest
     protocol = RpcChannel
 

@@ -188,7 +188,8 @@ def test_limit_order_insufficient_balance(chain):
     assert caught.value.details == {"balance": amount(10 ** 8, "1.3.1"),
                                     "amount_to_sell": amount(10 ** 8 + 1, "1.3.1")}
     whole = with_kyc_fee(chain, order(INIT1, amount(10 ** 8, "1.3.1"), amount(1, CORE)))
-    with pytest.raises(InsufficientBalance, match="^Insufficient Balance: "):
+    with pytest.raises(InsufficientBalance, match=r"^Assert Exception: abo->get_balance\(\) "
+                                                  r">= -delta: Insufficient Balance: "):
         chain.push_transaction(sign_wire(chain, [whole]))
     assert chain.state.balance(INIT1, "1.3.1") == 10 ** 8
 
@@ -257,6 +258,7 @@ def test_htlc_balance_checked_before_the_fee(chain):
     with pytest.raises(InvalidOperation, match=r"o\.amount\): Insufficient funds$"):
         push(chain, op)
     op = [49, dict(htlc(INIT2, INIT1, 0)[1], amount=amount(whole, CORE))]
-    with pytest.raises(InsufficientBalance, match="^Insufficient Balance: "):
+    with pytest.raises(InsufficientBalance, match=r"^Assert Exception: abo->get_balance\(\) "
+                                                  r">= -delta: Insufficient Balance: "):
         push(chain, op)
     assert chain.state.balance(INIT2, CORE) == whole

@@ -61,7 +61,7 @@ def defaults(cwd):
         "max-connections": 4000, "max-connections-per-ip": 200, "handshake-timeout": 10.0,
         "max-unsent-bytes": 67108864,
         "max-calls-per-second-per-ip": 0.0, "max-call-burst-per-ip": 0,
-        "max-subscriptions-per-ip": 0,
+        "max-subscriptions-per-ip": 20000,
         "searchdb-node-url": "http://localhost:9200/", "searchdb-bulk-replay": 10000,
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
@@ -70,6 +70,7 @@ def defaults(cwd):
         "upstream-irreversible-only": True, "upstream-cache-size": 64,
         "upstream-max-head-age": 60, "upstream-chain-id": "", "upstream-share-seconds": 1.0,
         "upstream-timeout": 5.0, "upstream-max-lag-blocks": 3,
+        "upstream-subscription-connections": 32, "upstream-accounts-per-connection": 100,
         "private-key": [DEV_WIF], "seed-node": [],
         "max-ops-per-account": 2 ** 64 - 1, "extended-max-ops-per-account": 2 ** 64 - 1,
         "min-blocks-to-keep": 30000, "max-ops-per-acc-by-min-blocks": 1000,
@@ -114,7 +115,7 @@ def test_development_defaults(cwd):
         f"1.6.{i}": DEV_WIF for i in range(1, 12)}
     assert options.api_limits() == ApiLimits()
     assert market_history_options(options) == MarketHistoryOptions()
-    assert options.rpc_limits() == RpcLimits()
+    assert options.rpc_limits() == RpcLimits(max_subscriptions_per_ip=20000)
     assert history_limits(options) == HistoryLimits()
     assert options.block_log_path() == str(cwd / "nodeapi_data" / "blocks.log")
     assert options.genesis.chain_id.startswith("569cba9a")
@@ -155,6 +156,7 @@ def everything(cwd):
         "--enable-stale-production", "--enable-subscribe-to-all",
         "--checkpoint-interval", "7", "--replay-blockchain",
         "--upstream", "ws://bob:pw@node.example:443", "--upstream-irreversible-only", "false",
+        "--upstream-subscription-connections", "4", "--upstream-accounts-per-connection", "50",
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
         "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
         "--seed-node", "10.0.0.1:8090", "--seed-node", "bob:pw@node.example:443",
@@ -200,7 +202,8 @@ def everything(cwd):
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
         "checkpoint-interval": 7, "replay-blockchain": True,
         "upstream": [parse_node_address("ws://bob:pw@node.example:443")],
-        "upstream-irreversible-only": False,
+        "upstream-irreversible-only": False, "upstream-subscription-connections": 4,
+        "upstream-accounts-per-connection": 50,
         "upstream-cache-size": 64, "upstream-max-head-age": 60, "upstream-chain-id": "",
         "upstream-share-seconds": 1.0, "upstream-timeout": 5.0, "upstream-max-lag-blocks": 3,
         "private-key": [DEV_WIF, OTHER_WIF],
@@ -745,6 +748,10 @@ def test_the_published_development_key_is_one_warning(cwd):
                 if "development key" in w]
     assert not [w for w in parse("--plugins", "account_history").warnings
                 if "development key" in w]
+    # a gateway and a devnet run no witness plugin: nothing signs with it
+    assert not [w for w in parse("--upstream", "ws://127.0.0.1:9").warnings
+                if "development key" in w]
+    assert not [w for w in parse("--devnet").warnings if "development key" in w]
 
 
 def test_an_indexer_in_only_query_mode_is_refused(cwd):

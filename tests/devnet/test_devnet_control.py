@@ -232,14 +232,17 @@ def test_a_plugin_without_records_refuses_snapshots(devnet):
         devnet.snapshot()
 
 
-def test_load_state_without_devnet_is_a_startup_error(tmp_path):
+def test_load_state_without_devnet_is_a_startup_error(tmp_path, capsys):
+    """One line on stderr, exit status 78 (a configuration error)."""
     from nodeapi.config import Options
-    from nodeapi.tap import makeService
+    from nodeapi.tap import EX_CONFIG, makeService
 
     options = Options()
     options.parseOptions(["--data-dir", str(tmp_path / "d"), "--load-state", "x.ckpt"])
-    with pytest.raises(SystemExit, match="nodeapi: --load-state needs --devnet"):
+    with pytest.raises(SystemExit) as stopped:
         makeService(options, reactor=task.Clock())
+    assert stopped.value.code == EX_CONFIG == 78
+    assert capsys.readouterr().err == "nodeapi: --load-state needs --devnet\n"
 
 
 def test_fork_options_are_checked_at_startup(tmp_path):

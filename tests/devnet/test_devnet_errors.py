@@ -1,10 +1,9 @@
 """Errors a developer reads on a devnet (in process, ``task.Clock``): an
-overdraft names the account and the asset and gives the amounts in the
-asset's units in the error's data, nodeapi's text unchanged first
-(bitshares-core db_balance.cpp ``adjust_balance``: "Insufficient Balance:
-${a}'s balance of ${b} is less than required ${r}" with the account's name
-and pretty amounts); the failing operation of several is named by its
-index; the devnet logs every transaction it refuses with the reason."""
+overdraft's text is bitshares-core's (db_balance.cpp ``adjust_balance``:
+"Insufficient Balance: ${a}'s balance of ${b} is less than required ${r}"
+with the account's name and pretty amounts), its data adds the account
+and asset ids; the failing operation of several is named by its index;
+the devnet logs every transaction it refuses with the reason."""
 
 import time
 
@@ -43,11 +42,9 @@ def test_an_overdraft_in_the_second_operation(devnet):
     chain = devnet.chain
     dev0 = chain.state.account_by_name["dev0"]
     have = chain.state.balance(dev0, CORE)  # 100,000,000,000: 1,000,000 TEST
-    # op 0 pays 1 TEST + 20 TEST fee, op 1 its 20 TEST fee: 1,000,000 - 41 = 999,959
-    # TEST left; op 1 then wants that + 1 satoshi
-    left = have - 100_000 - 2_000_000 - 2_000_000
+    # op 0 pays 1 TEST + its 20 TEST fee; op 1 wants all 1,000,000 TEST
     trx = sign_wire(chain, [_transfer_op(dev0, "1.2.6", 100_000),
-                            _transfer_op(dev0, "1.2.6", left + 1)], wif=devnet.accounts[0].wif)
+                            _transfer_op(dev0, "1.2.6", have)], wif=devnet.accounts[0].wif)
     seen = []
     globalLogPublisher.addObserver(seen.append)
     try:
@@ -56,11 +53,14 @@ def test_an_overdraft_in_the_second_operation(devnet):
     finally:
         globalLogPublisher.removeObserver(seen.append)
     error = info.value
-    assert str(error) == (f"Insufficient Balance: {dev0}'s balance of {left} 1.3.0 is less "
-                          f"than required {left + 1} 1.3.0")
+    # transfer_evaluator's check (graphene transfer_evaluator::do_evaluate):
+    # 1,000,000 - 1 - 20 (op 0's amount and fee) = 999,979 TEST left
+    assert str(error) == ("Assert Exception: insufficient_balance: Insufficient Balance: "
+                          "999979 TEST, unable to transfer '1000000 TEST' from account "
+                          "'dev0' to 'init0'")
     assert error.details == {"account": dev0, "account_name": "dev0", "asset": CORE,
-                             "symbol": "TEST", "balance": "999959 TEST",
-                             "required": "999959.00001 TEST", "op_index": 1}
+                             "symbol": "TEST", "balance": "999979 TEST",
+                             "required": "1000000 TEST", "to": "1.2.6", "op_index": 1}
     [event] = [e for e in seen if e.get("log_event") == "devnet_rejected"]
     assert event["operations"] == ["transfer", "transfer"]
     assert event["details"]["op_index"] == 1
@@ -76,3 +76,4 @@ def test_one_operation_carries_no_index(devnet):
         chain.push_transaction(trx)
     assert "op_index" not in info.value.details
     assert info.value.details["required"] == "1000000000 TEST"
+    assert info.value.details["account"] == dev0

@@ -15,12 +15,16 @@ imports another test module).
 - :mod:`kit.dbclient`  the operator's synchronous search-database client
 - :mod:`kit.wait`      the one ``wait_for`` (reactor polling)
 - :mod:`kit.daemon`    the one ``twistd -n nodeapi`` subprocess runner
+- :mod:`kit.journal`   a daemon's stdout as journald makes it entries, in a real
+  journal file (systemd-journal-remote), read with journalctl
+- :mod:`kit.fail2ban`  the shipped jail in a real fail2ban-server on a journal file
 - :mod:`kit.reference` bitshares-core's witness_node (the reference node)
   as a producer or a P2P follower, in a subprocess
 - :mod:`kit.site`      the real RPC site of a chain on a loopback port
 - :mod:`kit.rpc`       the WebSocket JSON-RPC client
 - :mod:`kit.raw_http`  one request byte for byte (any Host, Origin,
   Content-Type, a WebSocket upgrade) to a loopback port
+- :mod:`kit.wallets`   many accounts on a test chain, a payment to each
 - :mod:`kit.rpcmodel`  reference model of replies (wire contract sections 3-4)
 - :mod:`kit.access`    api-access test vectors
 - :mod:`kit.peers`     peer-service helpers (fast parameters, listen, close)

@@ -188,6 +188,21 @@ class ReferenceNode:
             return f.read().decode(errors="replace")
 
 
+#: the plugins of a nodeapi node following the reference (no witness: it
+#: must only apply the reference's blocks, never produce its own)
+FOLLOWER_PLUGINS = "account_history market_history"
+
+
+def nodeapi_follower(tmp_path, reference, *args, name="nodeapi"):
+    """A started nodeapi daemon (kit.daemon.Daemon) following ``reference``
+    over RPC (``--seed-node ws://…``) with :data:`FOLLOWER_PLUGINS` unless
+    ``args`` name ``--plugins``."""
+    from kit.daemon import Daemon
+    plugins = () if "--plugins" in args else ("--plugins", FOLLOWER_PLUGINS)
+    return Daemon(os.path.join(str(tmp_path), name), "--seed-node", reference.ws_url,
+                  *plugins, *args).start()
+
+
 def start_reference(tmp_path, name="reference", **kwargs) -> ReferenceNode:
     """A started :class:`ReferenceNode` in ``tmp_path/name`` (its data dir
     removed first)."""

@@ -11,7 +11,7 @@ import re
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.bitasset import create_bitasset_data
-from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, PhasedEvaluator
 from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.bitasset_data import bitasset_of
 from nodeapi.protocol.asset import equal
@@ -295,12 +295,12 @@ def asset_update_issuer(ctx: ApplyContext, data: dict) -> list:
     return VOID
 
 
-def asset_claim_fees(ctx: ApplyContext, data: dict) -> list:
-    """asset_claim_fees (43): the issuer takes ``amount_to_claim`` out of
-    the asset's ``accumulated_fees``, or, with ``claim_from_asset_id``
-    naming a market-issued asset backed by the claimed asset, out of that
-    asset's ``accumulated_collateral_fees`` (margin call, force settlement
-    and settlement fund fees, BSIP 74/87)."""
+def _claim_fees_evaluate(ctx: ApplyContext, data: dict) -> tuple:
+    """asset_claim_fees' checks (``asset_claim_fees_evaluator::do_evaluate``),
+    before the operation's own fee is converted: a fee paid in the asset
+    whose ``accumulated_fees`` are claimed cannot be claimed by the same
+    operation.  Returns ``(container asset id, own)``, ``own`` when the
+    claim is of the container's own ``accumulated_fees``."""
     state = ctx.state
     claim = data["amount_to_claim"]
     ext = data.get("extensions")
@@ -328,11 +328,28 @@ def asset_claim_fees(ctx: ApplyContext, data: dict) -> list:
                   "o.amount_to_claim.amount <= container_ddo->accumulated_collateral_fees",
                   f"Attempt to claim more backing-asset fees than have accumulated within asset "
                   f"{container['symbol']} ({container['id']}) backed by ({claim['asset_id']}).")
-    dyn = state.modify(container["dynamic_asset_data_id"])
+    return container["id"], own
+
+
+def _claim_fees_apply(ctx: ApplyContext, data: dict, checked: tuple) -> list:
+    """asset_claim_fees' changes (``asset_claim_fees_evaluator::do_apply``)."""
+    state = ctx.state
+    container_id, own = checked
+    claim = data["amount_to_claim"]
+    dyn = state.modify(state.objects[container_id]["dynamic_asset_data_id"])
     field = "accumulated_fees" if own else "accumulated_collateral_fees"
-    dyn[field] = int(dyn[field]) - amount
-    adjust_balance(state, data["issuer"], claim["asset_id"], amount)
+    dyn[field] = int(dyn[field]) - int(claim["amount"])
+    adjust_balance(state, data["issuer"], claim["asset_id"], int(claim["amount"]))
     return VOID
+
+
+#: asset_claim_fees (43): the issuer takes ``amount_to_claim`` out of the
+#: asset's ``accumulated_fees``, or, with ``claim_from_asset_id`` naming a
+#: market-issued asset backed by the claimed asset, out of that asset's
+#: ``accumulated_collateral_fees`` (margin call, force settlement and
+#: settlement fund fees, BSIP 74/87).  In two phases: its checks see the
+#: accumulated fees before its own fee is converted into them.
+asset_claim_fees = PhasedEvaluator(_claim_fees_evaluate, _claim_fees_apply)
 
 
 def asset_claim_pool(ctx: ApplyContext, data: dict) -> list:

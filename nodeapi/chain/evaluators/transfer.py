@@ -4,9 +4,9 @@ The family's later members (override_transfer 38, the blinded transfers
 39-41) belong here.  Reference: graphene libraries/chain/transfer_evaluator.cpp.
 """
 
-from nodeapi.chain.errors import InvalidOperation, fc_assert
+from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.balances import adjust_balance, overdraft_details, to_pretty_string
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import OVERRIDE_AUTHORITY
 
@@ -26,7 +26,9 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
         (:func:`~nodeapi.chain.whitelist.is_authorized_asset`), or a
         ``transfer_restricted`` asset between two non-issuers.
     :raises UnknownObject: ``to`` or the asset does not exist.
-    :raises InsufficientBalance: ``from`` lacks the amount."""
+    :raises InsufficientBalance: ``from`` lacks the amount (the balance
+        before the fee: transfer_evaluator.cpp ``do_evaluate``'s assertion
+        and text; the fee is taken after the transfer)."""
     state = ctx.state
     value = _positive(data["amount"], "Transfer amount")
     if data["from"] == data["to"]:
@@ -42,11 +44,19 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
     if asset["options"]["flags"] & 0x08:  # transfer_restricted
         if asset["issuer"] not in (data["from"], data["to"]):
             raise InvalidOperation(f"Asset {asset['id']} has transfer_restricted flag enabled")
+    balance = state.balance(data["from"], asset["id"])
+    if balance < value:
+        error = InsufficientBalance(
+            f"Assert Exception: insufficient_balance: Insufficient Balance: "
+            f"{to_pretty_string(state, balance, asset['id'])}, unable to transfer "
+            f"'{to_pretty_string(state, value, asset['id'])}' from account "
+            f"'{state.objects[data['from']]['name']}' to '{state.objects[data['to']]['name']}'")
+        error.details = dict(overdraft_details(state, data["from"], asset["id"], balance, value),
+                             to=data["to"])
+        raise error
     adjust_balance(state, data["from"], asset["id"], -value)
     adjust_balance(state, data["to"], asset["id"], value)
     return VOID
-
-
 
 
 def override_transfer(ctx: ApplyContext, data: dict) -> list:
