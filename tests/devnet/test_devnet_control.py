@@ -245,18 +245,22 @@ def test_load_state_without_devnet_is_a_startup_error(tmp_path, capsys):
     assert capsys.readouterr().err == "nodeapi: --load-state needs --devnet\n"
 
 
-def test_fork_options_are_checked_at_startup(tmp_path):
+def test_fork_options_are_checked_at_startup(tmp_path, capsys):
+    """One line on stderr, exit status 78 (a configuration error)."""
     from nodeapi.config import Options
-    from nodeapi.tap import makeService
+    from nodeapi.tap import EX_CONFIG, makeService
 
     for argv, message in (
-            (["--fork-url", "ws://127.0.0.1:1"], "nodeapi: --fork-url needs --devnet"),
+            (["--fork-url", "ws://127.0.0.1:1"], "nodeapi: --fork-url needs --devnet\n"),
             (["--devnet", "--fork-url", "ws://127.0.0.1:1", "--load-state", "x"],
-             "nodeapi: --fork-url and --load-state both give the devnet's start state")):
+             "nodeapi: --fork-url and --load-state both give the devnet's start state: "
+             "choose one\n")):
         options = Options()
         options.parseOptions(["--data-dir", str(tmp_path / "d"), *argv])
-        with pytest.raises(SystemExit, match=message):
+        with pytest.raises(SystemExit) as stopped:
             makeService(options, reactor=task.Clock())
+        assert stopped.value.code == EX_CONFIG
+        assert capsys.readouterr().err == message
 
 
 def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_path):
