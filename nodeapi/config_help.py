@@ -13,7 +13,8 @@ import textwrap
 from nodeapi.config_options import FLAGS, MULTI, SINGLE
 from nodeapi.config_plugins import PLUGINS
 
-#: (title, ((option name, a few words), ...)) in the order shown
+#: (title, ((option name, a few words), ...)) in the order shown; a tuple
+#: of names shares one line (options that go together)
 GROUPS = (
     ("Chain and data", (
         ("data-dir", "block log, checkpoints, config.ini"),
@@ -63,10 +64,10 @@ GROUPS = (
         ("upstream-irreversible-only", "index irreversible blocks only"))),
     ("Devnet (a throw-away local chain)", (
         ("devnet", "run one, every API set open"),
-        ("devnet-accounts", "ready funded accounts"),
+        (("devnet-accounts", "devnet-balance"), "ready accounts, TEST each"),
         ("devnet-seed", "seed of their keys"),
         ("block-interval", "seconds between blocks, 0 = on demand"),
-        ("load-state", "a dump_state file to start from"),
+        (("load-state", "fork-url", "fork-block"), "start: a dump_state file, or a fork"),
         ("devnet-max-snapshots", "snapshots kept at most"))),
 )
 #: columns of a line
@@ -87,10 +88,13 @@ def short_usage(synopsis: str) -> str:
     lines = [synopsis, ""]
     for title, entries in GROUPS:
         lines.append(f"{title}:")
-        for name, words in entries:
-            default = rows[name][0]
-            left = f"--{name}={default}" if default and len(default) <= 16 else f"--{name}"
-            lines.append(f"  {left:<33} {words}")
+        for names, words in entries:
+            lefts = []
+            for name in (names,) if isinstance(names, str) else names:
+                default = rows[name][0]
+                lefts.append(f"--{name}={default}" if default and len(default) <= 16
+                             else f"--{name}")
+            lines.append(f"  {', '.join(lefts):<33} {words}")
     lines.append("")
     limits = sum(1 for name in rows if name.startswith("api-limit-"))
     plugins = [p.name for p in PLUGINS if p.name != "witness" and p.options]

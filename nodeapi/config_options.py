@@ -16,7 +16,7 @@ import attr
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
     parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
-    parse_plugins, parse_seed_node,
+    parse_fork_url, parse_plugins, parse_seed_node,
     parse_statistics_type, parse_upstream, parse_chain_id)
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits
@@ -139,6 +139,9 @@ SINGLE = [
     # -- devnet (nodeapi.devnet; --devnet is a flag) ------------------------------------
     ("devnet-accounts", "10", parse_int(0, 1000),
      "devnet: ready accounts dev0..devN-1, funded at start (default 10)."),
+    ("devnet-balance", "1000000", parse_int(0, 9_000_000),
+     "devnet: whole TEST each ready account holds at start (anvil --balance; default "
+     "1000000; the faucet init0 pays them: accounts x balance must fit its ~9.99e9 TEST)."),
     ("devnet-seed", "nodeapi-devnet", parse_text,
      "devnet: seed of the ready accounts' keys, sha256(\"<seed> devK\") (default "
      "nodeapi-devnet)."),
@@ -147,6 +150,13 @@ SINGLE = [
      "transaction (default 0)."),
     ("load-state", "", parse_text,
      "devnet: a file of the devnet API's dump_state to start from (default: none)."),
+    ("fork-url", "", parse_fork_url,
+     "devnet: ws://[user:password@]host:port of a node of the same genesis: the devnet "
+     "starts from its chain at --fork-block (synced block by block), local blocks on top "
+     "(default: none)."),
+    ("fork-block", "0", parse_int(0),
+     "devnet: with --fork-url, the block to fork at; 0 = the node's head at start "
+     "(default 0)."),
     ("devnet-max-snapshots", "1000", parse_int(1, 1_000_000),
      "devnet: snapshots held at once; past it snapshot() is refused until a revert drops "
      "some (default 1000)."),

@@ -160,10 +160,15 @@ def _make_service(options, reactor):
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.service import NodeService
 
+    if options["fork-url"] is not None and options["load-state"]:
+        raise ConfigError("--fork-url and --load-state both give the devnet's start state: "
+                          "choose one")
     if options["devnet"]:
         _devnet_options(options, reactor)
     elif options["load-state"]:
         raise ConfigError("--load-state needs --devnet")
+    elif options["fork-url"] is not None:
+        raise ConfigError("--fork-url needs --devnet")
     data_dir = options["data-dir"]
     try:
         os.makedirs(data_dir, exist_ok=True)
@@ -177,7 +182,8 @@ def _make_service(options, reactor):
               else ApiAccess.devnet_default() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
         return _make_gateway(options, reactor, data_dir, access, notifier)
-    block_log = BlockLog(options.block_log_path())
+    # a devnet's blocks live in a throw-away directory: no fsync per block
+    block_log = BlockLog(options.block_log_path(), sync=not options["devnet"])
     block_log.open()
     chain = Chain(options.genesis, block_log, clock=reactor,
                   statistics_type=options["account-statistics-type"])
@@ -432,6 +438,7 @@ def _make_devnet(options, reactor, chain, top):
     the RPC port's ``ws://`` URL (``top()``: the node's
     :class:`~nodeapi.service.NodeService`, made after it)."""
     from nodeapi.witness_plugin import DEV_WIF
+    from nodeapi.devnet.accounts import CORE_UNIT
     from nodeapi.devnet.control import Devnet, DevnetOptions
 
     def url() -> str:
@@ -442,5 +449,8 @@ def _make_devnet(options, reactor, chain, top):
         accounts=options["devnet-accounts"], seed=options["devnet-seed"],
         block_interval=options["block-interval"],
         load_state=os.path.abspath(options["load-state"]) if options["load-state"] else None,
-        key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"]), clock=reactor,
+        key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"],
+        balance=options["devnet-balance"] * CORE_UNIT, fork_url=options["fork-url"],
+        fork_block=options["fork-block"], max_message_size=options["max-message-size"]),
+        clock=reactor,
         announce=url)

@@ -143,15 +143,21 @@ def secret_of(key) -> bytes:
     return bytes(key)
 
 
+def _private(key) -> PrivateKey:
+    """``key`` itself when a :class:`PrivateKey` (made once: a producer
+    signing every block), else one made from what :func:`secret_of` reads."""
+    return key if isinstance(key, PrivateKey) else PrivateKey(secret_of(key))
+
+
 def sign_digest(digest: bytes, key) -> str:
     """65-byte canonical compact signature (hex) of a 32-byte digest
     (deterministic, as fc ``sign_compact``)."""
-    return PrivateKey(secret_of(key)).sign_digest(digest).hex()
+    return _private(key).sign_digest(digest).hex()
 
 
 def public_key_of(key, prefix: str) -> str:
     """Public key string of a private key (any form :func:`secret_of` takes)."""
-    return PrivateKey(secret_of(key)).public_key.to_str(prefix)
+    return _private(key).public_key.to_str(prefix)
 
 
 

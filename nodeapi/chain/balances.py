@@ -25,6 +25,18 @@ def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
     return f"{amount_to_string(amount, int(asset['precision']))} {asset['symbol']}"
 
 
+def overdraft_details(state: ObjectStore, account_id: str, asset_id: str, have: int,
+                      required: int) -> dict:
+    """The data of an "Insufficient Balance" error (its ``details``, sent
+    as ``error.data.stack[0].data``): the account and asset ids beside the
+    name and symbol, and both amounts in the asset's units - the text
+    stays the reference's, which clients match."""
+    return {"account": account_id, "account_name": state.objects[account_id]["name"],
+            "asset": asset_id, "symbol": state.objects[asset_id]["symbol"],
+            "balance": to_pretty_string(state, have, asset_id),
+            "required": to_pretty_string(state, required, asset_id)}
+
+
 def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
     """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
     (created on first credit); a core balance that changes is flagged
@@ -35,18 +47,22 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
     assertion text, e.g. ``"Assert Exception: abo->get_balance() >= -delta:
     Insufficient Balance: init2's balance of 10 TEST is less than required
     20 TEST"`` (``delta.amount > 0`` when the account never held the
-    asset)."""
+    asset); its ``details`` (the error's data) give the account and asset
+    ids beside the name, symbol and both amounts."""
     if delta == 0:
         return
     bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
     have = 0 if bid is None else state.objects[bid]["balance"]
     if have + delta < 0:
         expression = "delta.amount > 0" if bid is None else "abo->get_balance() >= -delta"
-        raise InsufficientBalance(
+        name = state.objects[account_id]["name"]
+        balance = to_pretty_string(state, have, asset_id)
+        required = to_pretty_string(state, -delta, asset_id)
+        error = InsufficientBalance(
             f"Assert Exception: {expression}: Insufficient Balance: "
-            f"{state.objects[account_id]['name']}'s balance of "
-            f"{to_pretty_string(state, have, asset_id)} is less than required "
-            f"{to_pretty_string(state, -delta, asset_id)}")
+            f"{name}'s balance of {balance} is less than required {required}")
+        error.details = overdraft_details(state, account_id, asset_id, have, -delta)
+        raise error
     if bid is None:
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
                              "maintenance_flag": asset_id == CORE_ASSET})

@@ -175,7 +175,8 @@ def _pay_signing_witness(state, witness_id: str, now: int) -> None:
 
 
 def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, bid: str,
-                          prefix: str = "TEST", block_summary: dict | None = None) -> list:
+                          prefix: str = "TEST", block_summary: dict | None = None,
+                          irreversible_follows_head: bool = False) -> list:
     """Advance the head to ``block`` (wire JSON, timestamp ``ts`` seconds,
     id ``bid``) in ``state``'s
     open session (module docstring order): missed slots, head
@@ -184,7 +185,11 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
     ``last_irreversible_block_num`` (the block confirmed by 70 % of the
     active witnesses, ``GRAPHENE_IRREVERSIBLE_THRESHOLD``, never lower than
-    before: graphene ``update_last_irreversible_block``); then
+    before: graphene ``update_last_irreversible_block``; with
+    ``irreversible_follows_head`` the block before the head: a devnet, one
+    producer and no fork to undo - not the head itself, as python-bitshares
+    takes its TaPoS from the header of the block after the last
+    irreversible one); then
     the due ticket updates (``process_tickets``), maintenance, expired
     proposals (executed when authorized, graphene
     ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
@@ -222,8 +227,9 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     new["current_aslot"] = aslot
     new["recent_slots_filled"] = filled
     new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
-    lib = confirmed[(GRAPHENE_100_PERCENT - IRREVERSIBLE_THRESHOLD) * len(confirmed)
-                    // GRAPHENE_100_PERCENT]
+    lib = (num - 1 if irreversible_follows_head
+           else confirmed[(GRAPHENE_100_PERCENT - IRREVERSIBLE_THRESHOLD) * len(confirmed)
+                          // GRAPHENE_100_PERCENT])
     if lib > old["last_irreversible_block_num"]:  # it never moves back
         new["last_irreversible_block_num"] = lib
     process_tickets(state, ts)

@@ -13,6 +13,7 @@ from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import Options
 from nodeapi.history.account_history.plugin import history_limits
 from nodeapi.history.account_history.retention import HistoryLimits
+from nodeapi.protocol.node_address import NodeAddress
 from nodeapi.history.market_history.history import MarketHistoryOptions
 from nodeapi.history.market_history.plugin import market_history_options
 from nodeapi.history.searchdb.plugin import searchdb_service
@@ -79,8 +80,10 @@ def defaults(cwd):
 
 
 #: The devnet options (nodeapi.devnet), defaults.
-DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-seed": "nodeapi-devnet",
-          "block-interval": 0, "load-state": "", "devnet-max-snapshots": 1000}
+DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-balance": 1_000_000,
+          "devnet-seed": "nodeapi-devnet",
+          "block-interval": 0, "load-state": "", "devnet-max-snapshots": 1000,
+          "fork-url": None, "fork-block": 0}
 
 
 #: The searchdb-objects options (the reference es_objects plugin's), defaults.
@@ -164,8 +167,10 @@ def everything(cwd):
         "--partial-operations", "on", "--track-account", '"1.2.17"',
         "--track-account", '["1.2.18", "1.2.0"]', "--extended-history-by-account", "1.2.9",
         "--extended-history-by-registrar", '"1.2.6"',
-        "--devnet", "--devnet-accounts", "3", "--devnet-seed", "s", "--block-interval", "2",
+        "--devnet", "--devnet-accounts", "3", "--devnet-balance", "250",
+        "--devnet-seed", "s", "--block-interval", "2",
         "--load-state", "state.ckpt", "--devnet-max-snapshots", "5",
+        "--fork-url", "ws://127.0.0.1:8090", "--fork-block", "12",
         "--rpc-allowed-hosts", "node.example, [::1]",
         "--rpc-allowed-origins", "localhost,https://wallet.example:8443,null",
         "--api-output-dir", "out",
@@ -210,8 +215,10 @@ def everything(cwd):
         "min-blocks-to-keep": 0, "max-ops-per-acc-by-min-blocks": 2 ** 64 - 1,
         "partial-operations": True, "track-account": ["1.2.17", "1.2.18", "1.2.0"],
         "extended-history-by-account": ["1.2.9"], "extended-history-by-registrar": ["1.2.6"],
-        "devnet": True, "devnet-accounts": 3, "devnet-seed": "s", "block-interval": 2,
+        "devnet": True, "devnet-accounts": 3, "devnet-balance": 250, "devnet-seed": "s",
+        "block-interval": 2,
         "load-state": "state.ckpt", "devnet-max-snapshots": 5,
+        "fork-url": NodeAddress("127.0.0.1", 8090, "/"), "fork-block": 12,
         "rpc-allowed-hosts": ["node.example", "[::1]"],
         "rpc-allowed-origins": ["localhost", "https://wallet.example:8443", "null"],
         "api-output-dir": str(cwd / "out"),
@@ -409,6 +416,8 @@ ERRORS = [
      "--rpc-allowed-origins: 'http://x/path' is not an origin"),
     (["--api-output-dir", "no-such-dir"], "--api-output-dir: "),
     (["--devnet-max-snapshots", "0"], "--devnet-max-snapshots: 0 is not between 1"),
+    (["--devnet-balance", "9000001"], "--devnet-balance: 9000001 is not between 0"),
+    (["--fork-url", "ws://"], "--fork-url"),
 ]
 
 

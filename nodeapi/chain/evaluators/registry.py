@@ -69,6 +69,7 @@ from nodeapi.chain.evaluators.context import (
     ApplyContext, PhasedEvaluator, convert_fee, pay_fee, prepare_fee)
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import fee_payer
+from nodeapi.errors import ChainError
 from nodeapi.protocol.operations import OPERATIONS, operation_type
 
 #: operation type number -> evaluator ``fn(ctx, data) -> operation_result``
@@ -182,11 +183,19 @@ def apply_operations(ctx: ApplyContext, ops: list) -> list:
     """Apply a transaction's operations in order; the results.  None may
     leave a SameT fund debt unpaid (graphene ``_apply_transaction``).
     Where each operation's virtual operations begin is recorded in
-    ``ctx.op_starts`` (:meth:`ApplyContext.virtual_ops_by_operation`)."""
+    ``ctx.op_starts`` (:meth:`ApplyContext.virtual_ops_by_operation`).
+    A :class:`~nodeapi.errors.ChainError` of one of several operations
+    carries its index (0-based) in its ``details`` as ``op_index`` (the
+    error's data: graphene's stack names the failing ``op``)."""
     results = []
-    for op in ops:
+    for index, op in enumerate(ops):
         ctx.op_starts.append(len(ctx.virtual_ops))
-        results.append(apply_operation(ctx, op))
+        try:
+            results.append(apply_operation(ctx, op))
+        except ChainError as exc:
+            if len(ops) > 1:  # which one failed (the text unchanged)
+                exc.details = dict(exc.details or {}, op_index=index)
+            raise
     samet_fund.check_no_unpaid_debt(ctx.state)
     return results
 

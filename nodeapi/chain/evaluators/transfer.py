@@ -7,7 +7,7 @@ The family's later members (override_transfer 38, the blinded transfers
 from nodeapi.chain.errors import (
     InsufficientBalance, InvalidOperation, TransferNotAuthorized, fc_assert)
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.balances import adjust_balance, to_pretty_string
+from nodeapi.chain.balances import adjust_balance, overdraft_details, to_pretty_string
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import OVERRIDE_AUTHORITY
 
@@ -57,12 +57,15 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
                 "restricted", f"Asset {asset['id']} has transfer_restricted flag enabled", unable)
     balance = state.balance(data["from"], asset["id"])
     if balance < value:
-        raise InsufficientBalance(
+        error = InsufficientBalance(
             f"Assert Exception: insufficient_balance: Insufficient Balance: "
             f"{to_pretty_string(state, balance, asset['id'])}, unable to transfer "
             f"'{to_pretty_string(state, value, asset['id'])}' from account "
             f"'{state.objects[data['from']]['name']}' to '{state.objects[data['to']]['name']}' "
             + unable)
+        error.details = dict(overdraft_details(state, data["from"], asset["id"], balance, value),
+                             to=data["to"])
+        raise error
     adjust_balance(state, data["from"], asset["id"], -value)
     adjust_balance(state, data["to"], asset["id"], value)
     return VOID
