@@ -57,7 +57,8 @@ def test_an_overdraft_in_the_second_operation(devnet):
     # 1,000,000 - 1 - 20 (op 0's amount and fee) = 999,979 TEST left
     assert str(error) == ("Assert Exception: insufficient_balance: Insufficient Balance: "
                           "999979 TEST, unable to transfer '1000000 TEST' from account "
-                          "'dev0' to 'init0'")
+                          "'dev0' to 'init0' Unable to transfer 1000000 TEST from dev0 "
+                          "to init0")
     assert error.details == {"account": dev0, "account_name": "dev0", "asset": CORE,
                              "symbol": "TEST", "balance": "999979 TEST",
                              "required": "1000000 TEST", "to": "1.2.6", "op_index": 1}

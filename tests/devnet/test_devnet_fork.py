@@ -63,7 +63,7 @@ def test_a_fork_of_the_reference_chain(live, monkeypatch):
         assert live.call("get_account_by_name", "dev1") is None
         sid = devnet.snapshot()
         unsigned = _unsigned_transfer(devnet, dev1.id, dev0.id, 12_345)
-        with pytest.raises(DevnetError, match="Missing required active authority"):
+        with pytest.raises(DevnetError, match="missing required active authority: Missing Active Authority"):
             devnet.call("network_broadcast", "broadcast_transaction", unsigned)
         devnet.impersonate_account("dev1")
         before = _balance(lambda *a: devnet.call("database", *a), dev0.id)
