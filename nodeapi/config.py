@@ -347,6 +347,13 @@ class Options(RepeatableOptions, usage.Options):
         return BrowserGuard.from_options(self["rpc-allowed-hosts"], self["rpc-allowed-origins"],
                                          self["rpc-endpoint"])
 
+    def trusted_proxies(self):
+        """The :class:`nodeapi.rpc.proxies.TrustedProxies` of
+        ``trusted-proxies``."""
+        from nodeapi.rpc.proxies import TrustedProxies
+
+        return TrustedProxies.from_entries(self["trusted-proxies"])
+
     def health_limits(self):
         """The ``health-*`` values as
         :class:`~nodeapi.metrics_health.HealthLimits`."""

@@ -17,7 +17,7 @@ from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
     parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
     parse_fork_url, parse_plugins, parse_seed_node,
-    parse_statistics_type, parse_upstream, parse_chain_id)
+    parse_statistics_type, parse_trusted_proxies, parse_upstream, parse_chain_id)
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits
 from nodeapi.plugin import interface
@@ -49,6 +49,11 @@ SINGLE = [
      "scheme://host[:port], null, or *) whose browsers may open a WebSocket or POST to the "
      "RPC port; requests without an Origin header (non-browser clients) always may "
      "(default: localhost, 127.0.0.1, ::1 and the address of rpc-endpoint)."),
+    ("trusted-proxies", "", parse_trusted_proxies,
+     "Addresses or networks (comma separated, CIDR: 10.0.0.5, 10.0.0.0/8, ::1) of reverse "
+     "proxies (HAProxy) whose PROXY protocol header (send-proxy-v2) or X-Forwarded-For "
+     "header gives the client's address for the limits per address and the failed-login "
+     "log; from any other peer both are ignored (default: none)."),
     ("api-output-dir", "", parse_text,
      "Directory in which RPC calls that write a file (the devnet's dump_state(name), "
      "debug_stream_json_objects(filename)) create it, named by a plain file name; "

@@ -82,6 +82,15 @@ def parse_allowed_hosts(text) -> list:
     return _parse_list(text, parse_host_rule)
 
 
+def parse_trusted_proxies(text) -> list:
+    """``--trusted-proxies``: a comma list of IP addresses and CIDR
+    networks (:func:`nodeapi.rpc.proxies.parse_trusted_proxy`); [] for
+    none."""
+    from nodeapi.rpc.proxies import parse_trusted_proxy
+
+    return _parse_list(text, parse_trusted_proxy)
+
+
 def parse_allowed_origins(text) -> list:
     """``--rpc-allowed-origins``: a comma list of host names,
     ``scheme://host[:port]``, ``null`` or ``*``

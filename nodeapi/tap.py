@@ -382,7 +382,7 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
                     auto_ping_interval=options["ws-auto-ping-interval"],
                     max_calls_in_flight=options["max-calls-in-flight"], metrics=metrics,
                     reactor=reactor, limits=options.rpc_limits(), routes=routes,
-                    browser_guard=browser_guard)
+                    browser_guard=browser_guard, trusted_proxies=options.trusted_proxies())
     endpoint = options["rpc-endpoint"]
     if (endpoint.startswith(("tcp", "ssl")) and endpoint_host(endpoint) is None
             and browser_guard.loopback_only):

@@ -194,12 +194,15 @@ class GuardedConnection(ProtocolWrapper):
     :param guard: the :class:`ConnectionGuard` (ProtocolWrapper's factory).
     :param wrapped: the HTTP channel built by the site.
     :param host: the peer's address text (per-address accounting).
+    :param counted: whether the connection counts toward its address'
+        limit (not a trusted proxy's own: :mod:`nodeapi.rpc.proxies`).
     :ivar meter: :class:`PausedWriteMeter` of this connection's transport.
     """
 
-    def __init__(self, guard: "ConnectionGuard", wrapped, host: str) -> None:
+    def __init__(self, guard: "ConnectionGuard", wrapped, host: str,
+                 counted: bool = True) -> None:
         super().__init__(guard, wrapped)
-        self.host = host
+        self.host, self.counted = host, counted
         self.meter = PausedWriteMeter()
         self._producer = None  # (producer, streaming) registered by the protocol above
 
@@ -320,10 +323,13 @@ class ConnectionGuard:
         self.unsent = 0
         self.events = ThrottledLog(self.log, clock)
 
-    def protocol_for(self, addr, build) -> Protocol:
+    def protocol_for(self, addr, build, per_address: bool = True) -> Protocol:
         """The protocol for a connection accepted from ``addr``:
         ``GuardedConnection(build())`` within the limits, else one that
-        closes the connection at once (and the refusal is logged)."""
+        closes the connection at once (and the refusal is logged).
+        ``per_address`` False: the connection is a trusted proxy's own
+        (its clients' addresses come with each request), not held to
+        ``--max-connections-per-ip``."""
         host = str(getattr(addr, "host", addr))
         if self.max_connections and len(self.connections) >= self.max_connections:
             if self.metrics is not None:
@@ -332,7 +338,7 @@ class ConnectionGuard:
                               "RPC connection from {peer} refused: {limit} connections open "
                               "(--max-connections)", peer=host, limit=self.max_connections)
             return _Refused()
-        if (self.max_connections_per_ip
+        if (per_address and self.max_connections_per_ip
                 and self.per_host[host] >= self.max_connections_per_ip):
             if self.metrics is not None:
                 self.metrics.limit_refused("connections", "source")
@@ -341,18 +347,20 @@ class ConnectionGuard:
                               "from that address (--max-connections-per-ip)", peer=host,
                               limit=self.max_connections_per_ip)
             return _Refused()
-        return GuardedConnection(self, build(), host)
+        return GuardedConnection(self, build(), host, per_address)
 
     # ProtocolWrapper's factory interface
     def registerProtocol(self, connection: GuardedConnection) -> None:
         self.connections.add(connection)
-        self.per_host[connection.host] += 1
+        if connection.counted:
+            self.per_host[connection.host] += 1
 
     def unregisterProtocol(self, connection: GuardedConnection) -> None:
         self.connections.discard(connection)
-        self.per_host[connection.host] -= 1
-        if self.per_host[connection.host] <= 0:
-            del self.per_host[connection.host]
+        if connection.counted:
+            self.per_host[connection.host] -= 1
+            if self.per_host[connection.host] <= 0:
+                del self.per_host[connection.host]
         self.released(connection, connection.meter.resume())
 
     # the budget

@@ -98,6 +98,18 @@ class BoundedRequest(Request):
     def _limit(self) -> Optional[int]:
         return getattr(self.channel.site, "max_message_size", None)
 
+    def getClientAddress(self):
+        """The client's address: the connection's peer, or, when that is
+        one of the site's trusted proxies, the client its
+        ``X-Forwarded-For`` header names (:mod:`nodeapi.rpc.proxies`)."""
+        peer = super().getClientAddress()
+        proxies = getattr(self.channel.site, "trusted_proxies", None)
+        if not proxies:
+            return peer
+        return proxies.client_address(
+            peer, [v.decode("latin-1") for v in
+                   self.requestHeaders.getRawHeaders(b"x-forwarded-for", ())])
+
     def gotLength(self, length: Optional[int]) -> None:
         """The headers are in; ``length`` is the declared body length or
         None (chunked)."""

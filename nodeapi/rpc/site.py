@@ -25,6 +25,7 @@ from nodeapi.rpc.failed_logins import FailedLogins
 from nodeapi.rpc.guard import ConnectionGuard, RpcLimits
 from nodeapi.rpc.http import BoundedRequest, HttpRpc, RpcChannel, plain_error, write_json
 from nodeapi.rpc.limits import LimitBook
+from nodeapi.rpc.proxies import ProxyHeaderReader, TrustedProxies
 from nodeapi.rpc.websocket import RpcWebSocketFactory
 
 RPC_PATHS = (b"/", b"/rpc", b"/rpc/", b"/ws")
@@ -140,6 +141,10 @@ class RpcSite(Site):
     :param guard: the ConnectionGuard, or None (connections not wrapped).
     :param limit_book: the :class:`nodeapi.rpc.limits.LimitBook` of the
         limits per user and per address, or None when none is configured.
+    :param trusted_proxies: the :class:`~nodeapi.rpc.proxies.TrustedProxies`
+        whose PROXY headers (read here, per connection) and
+        ``X-Forwarded-For`` headers (read by :class:`BoundedRequest` and the
+        WebSocket handshake) give the client's address; default none.
     """
 
     displayTracebacks = False
@@ -151,7 +156,8 @@ class RpcSite(Site):
 
     def __init__(self, resource, *, ws_factory=None, guard=None, limit_book=None,
                  max_message_size: Optional[int] = None,
-                 handshake_timeout: Optional[float] = None, **kwargs) -> None:
+                 handshake_timeout: Optional[float] = None,
+                 trusted_proxies: TrustedProxies = TrustedProxies(), **kwargs) -> None:
         """``resource``: the root resource; ``ws_factory``: the
         :class:`RpcWebSocketFactory` behind it (its ``connections``);
         the other keyword arguments are ``twisted.web.server.Site``'s."""
@@ -161,13 +167,26 @@ class RpcSite(Site):
         self.limit_book = limit_book
         self.max_message_size = max_message_size
         self.handshake_timeout = handshake_timeout
+        self.trusted_proxies = trusted_proxies
 
     def buildProtocol(self, addr):
         """The channel for a new connection, wrapped by the guard (which
-        may refuse the connection instead)."""
+        may refuse the connection instead); a trusted proxy's connection
+        first passes a :class:`~nodeapi.rpc.proxies.ProxyHeaderReader`
+        (the guard then sees the client's address of its PROXY header)."""
+        if self.trusted_proxies.trusts(getattr(addr, "host", None)):
+            return ProxyHeaderReader(self._guarded, self.reactor, self.handshake_timeout or 0)
+        return self._guarded(addr)
+
+    def _guarded(self, addr):
+        """The guarded channel for a connection of the client ``addr``."""
         if self.guard is None:
             return super().buildProtocol(addr)
-        return self.guard.protocol_for(addr, lambda: super(RpcSite, self).buildProtocol(addr))
+        # a trusted proxy's own connection (no PROXY header) carries its
+        # clients' requests: not counted per address
+        own = self.trusted_proxies.trusts(getattr(addr, "host", None))
+        return self.guard.protocol_for(addr, lambda: super(RpcSite, self).buildProtocol(addr),
+                                       per_address=not own)
 
     def log(self, request) -> None:
         """No access log (see module docstring)."""
@@ -178,7 +197,8 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
              max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
              limits: Optional[RpcLimits] = None,
              routes: Optional[dict] = None,
-             browser_guard: Optional[BrowserGuard] = None) -> RpcSite:
+             browser_guard: Optional[BrowserGuard] = None,
+             trusted_proxies: TrustedProxies = TrustedProxies()) -> RpcSite:
     """Build the Site for ``node`` with the ApiAccess ``access``.
 
     :param registry: accessor name -> ApiSet class (default: every set of
@@ -200,6 +220,9 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
     :param browser_guard: the ``Host``/``Origin``/``Content-Type`` checks
         (:class:`~nodeapi.rpc.browser_guard.BrowserGuard`; default: the
         loopback names).
+    :param trusted_proxies: the proxies whose PROXY and ``X-Forwarded-For``
+        headers give the client's address (:mod:`nodeapi.rpc.proxies`;
+        default: none, every peer is its client).
     """
     if limits is None:
         limits = RpcLimits()
@@ -218,7 +241,7 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
                                   max_calls_in_flight=max_calls_in_flight,
                                   max_outgoing_buffer=max_outgoing_buffer, metrics=metrics,
                                   reactor=reactor, failed_logins=failed_logins,
-                                  limit_book=limit_book)
+                                  limit_book=limit_book, trusted_proxies=trusted_proxies)
     http = HttpRpc(node, access, registry, max_message_size, metrics,
                    failed_logins=failed_logins, limit_book=limit_book)
     # bodies are JSON: twisted.web's parsing of form submissions into
@@ -228,4 +251,4 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
     return RpcSite(root, ws_factory=factory,
                    guard=guard, limit_book=limit_book, max_message_size=max_message_size,
                    handshake_timeout=limits.handshake_timeout or None, reactor=reactor,
-                   parsePOSTFormSubmission=False)
+                   trusted_proxies=trusted_proxies, parsePOSTFormSubmission=False)

@@ -43,6 +43,7 @@ from nodeapi.rpc.guard import PausedWriteMeter
 from nodeapi.rpc.limits import ConnectionLimitExceeded
 from nodeapi.rpc.login import RpcSession
 from nodeapi.rpc.notices import NoticeFrames, text_frame_header
+from nodeapi.rpc.proxies import TrustedProxies
 
 #: Shortest auto-ping interval and timeout, seconds (Autobahn's timers have
 #: whole-second resolution, see :class:`RpcWebSocketFactory`).
@@ -54,6 +55,13 @@ MALFORMED_BASIC = "Malformed Authorization header: expected Basic base64(user:pa
 
 class MalformedCredentials(ValueError):
     """An ``Authorization: Basic`` header that is not ``base64(user:password)``."""
+
+
+def _forwarded_for(headers) -> list:
+    """The ``X-Forwarded-For`` values of a handshake's headers (Autobahn
+    joins repeated headers with commas)."""
+    value = headers.get("x-forwarded-for")
+    return [value] if value else []
 
 
 def _host(address) -> str:
@@ -156,7 +164,9 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         self.session = RpcSession(factory.node, factory.access, factory.registry,
                                   websocket=True, notice=self._send_notice,
                                   notices=self._send_notices,
-                                  peer=_host(self.transport.getPeer()),
+                                  peer=_host(factory.trusted_proxies.client_address(
+                                      self.transport.getPeer(),
+                                      _forwarded_for(request.headers))),
                                   failed_logins=factory.failed_logins,
                                   limit_book=factory.limit_book)
         try:
@@ -342,6 +352,9 @@ class RpcWebSocketFactory(WebSocketServerFactory):
     :param failed_logins: :class:`nodeapi.rpc.failed_logins.FailedLogins`
         of the site, or None.
     :param limit_book: the site's :class:`nodeapi.rpc.limits.LimitBook`, or None.
+    :param trusted_proxies: the site's
+        :class:`~nodeapi.rpc.proxies.TrustedProxies` (a handshake's
+        ``X-Forwarded-For`` from one of them gives the client's address).
     """
 
     protocol = RpcWebSocketProtocol
@@ -349,9 +362,11 @@ class RpcWebSocketFactory(WebSocketServerFactory):
     def __init__(self, node, access, registry, *, max_message_size: int = 4 * 1024 * 1024,
                  auto_ping_interval: float = 30.0, max_calls_in_flight: int = 100,
                  max_outgoing_buffer: int = 16 * 1024 * 1024, metrics=None,
-                 reactor=None, failed_logins=None, limit_book=None) -> None:
+                 reactor=None, failed_logins=None, limit_book=None,
+                 trusted_proxies: TrustedProxies = TrustedProxies()) -> None:
         super().__init__(reactor=reactor)
         self.node, self.access, self.registry = node, access, registry
+        self.trusted_proxies = trusted_proxies
         self.failed_logins, self.limit_book = failed_logins, limit_book
         self.max_calls_in_flight = max_calls_in_flight
         self.max_outgoing_buffer = max_outgoing_buffer

@@ -27,14 +27,29 @@ def haproxy_binary() -> str:
 class HAProxy:
     """``haproxy -db -f etc/haproxy.cfg`` with the producer and two
     followers given as ``host:port`` strings; its log in ``<workdir>/haproxy.log``.
+    ``send_proxy``: the shipped file with ``send-proxy-v2`` on its
+    ``default-server`` line (the client's address as a PROXY protocol
+    header instead of ``X-Forwarded-For``; the nodes then need
+    ``--trusted-proxies``), written to ``<workdir>/haproxy-proxy-v2.cfg``.
 
     :ivar port: the frontend's port on 127.0.0.1.
     """
 
-    def __init__(self, workdir, producer: str, follower1: str, follower2: str):
+    def __init__(self, workdir, producer: str, follower1: str, follower2: str,
+                 send_proxy: bool = False):
+        self.config = CONFIG
+        if send_proxy:
+            with open(CONFIG) as f:
+                text = f.read()
+            assert text.count("\n    default-server ") == 1
+            text = text.replace("\n    default-server ", "\n    default-server send-proxy-v2 ")
+            self.config = os.path.join(str(workdir), "haproxy-proxy-v2.cfg")
+            with open(self.config, "w") as f:
+                f.write(text)
         self.port = free_port()
-        self.socket_path = os.path.join(str(workdir), "haproxy.sock")
-        self.log_path = os.path.join(str(workdir), "haproxy.log")
+        name = "haproxy-proxy-v2" if send_proxy else "haproxy"
+        self.socket_path = os.path.join(str(workdir), f"{name}.sock")
+        self.log_path = os.path.join(str(workdir), f"{name}.log")
         self.env = dict(os.environ, NODEAPI_LISTEN=f"127.0.0.1:{self.port}",
                         NODEAPI_PRODUCER=producer, NODEAPI_FOLLOWER1=follower1,
                         NODEAPI_FOLLOWER2=follower2, NODEAPI_HAPROXY_SOCKET=self.socket_path,
@@ -52,7 +67,7 @@ class HAProxy:
     def start(self, timeout=20):
         """Start it and wait until every server passed its health check."""
         self.log_file = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([haproxy_binary(), "-db", "-f", CONFIG], env=self.env,
+        self.proc = subprocess.Popen([haproxy_binary(), "-db", "-f", self.config], env=self.env,
                                      stdout=self.log_file, stderr=subprocess.STDOUT)
         self.wait_status(lambda s: s == "UP", timeout)
         return self
