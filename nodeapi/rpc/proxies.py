@@ -238,9 +238,13 @@ class ProxyHeaderReader(Protocol):
         proxied TCP connection, else (``LOCAL``, ``UNKNOWN``: the proxy's
         own health check) the proxy's."""
         source = info.source
-        if isinstance(source, (IPv4Address, IPv6Address)):
-            return source
-        return self._peer
+        if not isinstance(source, (IPv4Address, IPv6Address)):
+            return self._peer
+        ip = _ip(source.host)
+        if ip is None:  # Twisted's v1 parser takes any word for an address
+            raise InvalidProxyHeader()
+        kind = IPv6Address if ip.version == 6 else IPv4Address
+        return kind("TCP", str(ip), source.port)
 
     def connectionLost(self, reason) -> None:
         if self._deadline is not None and self._deadline.active():

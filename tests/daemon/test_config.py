@@ -55,7 +55,7 @@ def defaults(cwd):
                     "custom_operations"],
         "tracked-groups": [10, 100], "custom-operations-start-block": 45000000,
         "api-access": None, "api-node-info": "", "max-message-size": 4194304,
-        "rpc-allowed-hosts": [], "rpc-allowed-origins": [], "api-output-dir": None,
+        "rpc-allowed-hosts": [], "rpc-allowed-origins": [], "trusted-proxies": [], "api-output-dir": None,
         "max-calls-in-flight": 100, "ws-auto-ping-interval": 30.0, "metrics-endpoint": None,
         "health-max-head-age": 30.0, "health-max-searchdb-lag": 20,
         "max-connections": 4000, "max-connections-per-ip": 200, "handshake-timeout": 10.0,
@@ -173,6 +173,7 @@ def everything(cwd):
         "--fork-url", "ws://127.0.0.1:8090", "--fork-block", "12",
         "--rpc-allowed-hosts", "node.example, [::1]",
         "--rpc-allowed-origins", "localhost,https://wallet.example:8443,null",
+        "--trusted-proxies", "10.0.0.5, 192.168.0.0/16,::1",
         "--api-output-dir", "out",
     ]
     (cwd / "out").mkdir(exist_ok=True)
@@ -221,6 +222,7 @@ def everything(cwd):
         "fork-url": NodeAddress("127.0.0.1", 8090, "/"), "fork-block": 12,
         "rpc-allowed-hosts": ["node.example", "[::1]"],
         "rpc-allowed-origins": ["localhost", "https://wallet.example:8443", "null"],
+        "trusted-proxies": ["10.0.0.5", "192.168.0.0/16", "::1"],
         "api-output-dir": str(cwd / "out"),
     }, **limits, **dict(OBJECTS, **{
         "searchdb-objects-url": "http://objects.example:9200/",
@@ -412,6 +414,8 @@ ERRORS = [
      "--rpc-allowed-hosts: 'evil.example:80' is not a host name"),
     (["--rpc-allowed-hosts", "http://x"], "--rpc-allowed-hosts: 'http://x' is not a host name"),
     (["--rpc-allowed-origins", "ftp://x"], "--rpc-allowed-origins: 'ftp://x' is not an origin"),
+    (["--trusted-proxies", "10.0.0.1,proxy.example"],
+     "--trusted-proxies: 'proxy.example' is not an IP address or network"),
     (["--rpc-allowed-origins", "http://x/path"],
      "--rpc-allowed-origins: 'http://x/path' is not an origin"),
     (["--api-output-dir", "no-such-dir"], "--api-output-dir: "),

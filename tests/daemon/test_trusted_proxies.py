@@ -103,17 +103,25 @@ def test_call_rate_and_failed_logins_by_client_address(proxied):
     before = len(_failed_login_lines(node))
     _failed_login(forwarded.port, ALICE, {"X-Forwarded-For": "10.6.6.6"})
     _failed_login(node.port, DIRECT, {"X-Forwarded-For": "10.6.6.6"})
-    wait_until(lambda: len(_failed_login_lines(node)) >= before + 2, what="failed-login lines")
+    # the same over WebSocket: the upgrade's X-Forwarded-For
+    wrong = b"Authorization: Basic " + base64.b64encode(b"user2:wrong") + b"\r\n"
+    for port, source in ((forwarded.port, BOB), (node.port, DIRECT)):
+        sock, _ = _upgrade(port, source, headers=wrong + b"X-Forwarded-For: 10.6.6.6\r\n")
+        sock.close()
+    wait_until(lambda: len(_failed_login_lines(node)) >= before + 4, what="failed-login lines")
     lines = _failed_login_lines(node)[before:]
-    assert lines == [f'{ALICE} user "user2" via http', f'{DIRECT} user "user2" via http'], lines
+    assert lines == [f'{ALICE} user "user2" via http', f'{DIRECT} user "user2" via http',
+                     f'{BOB} user "user2" via websocket',
+                     f'{DIRECT} user "user2" via websocket'], lines
 
 
-def _upgrade(port, source, prefix=b""):
-    """A WebSocket upgrade from ``source``: (open socket, status line)."""
+def _upgrade(port, source, prefix=b"", headers=b""):
+    """A WebSocket upgrade from ``source`` (``headers``: more header
+    lines): (open socket, status line)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10,
                                     source_address=(source, 0))
-    sock.sendall(prefix + b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-                 b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    sock.sendall(prefix + b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n" + headers
+                 + b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                  b"Sec-WebSocket-Version: 13\r\n\r\n")
     data = b""
     try:
