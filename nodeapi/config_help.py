@@ -36,8 +36,8 @@ GROUPS = (
         ("max-calls-in-flight", "unanswered calls per connection"),
         ("ws-auto-ping-interval", "seconds between pings, 0 = off"),
         ("enable-subscribe-to-all", "allow subscribing to every object"),
-        ("rpc-allowed-hosts", "Host names served (default loopback)"),
-        ("rpc-allowed-origins", "browser Origins served (loopback)"),
+        (("rpc-allowed-hosts", "rpc-allowed-origins"), "Host, Origin served (loopback)"),
+        ("trusted-proxies", "proxies telling the client address"),
         ("api-output-dir", "where debug/devnet dumps may write"))),
     ("Limits against hostile clients (0 = none)", (
         ("max-connections", "RPC connections in total"),
