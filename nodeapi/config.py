@@ -267,6 +267,9 @@ class Options(RepeatableOptions, usage.Options):
             raise usage.UsageError(
                 "searchdb-mode only_query: an indexer (--upstream) only writes the search "
                 "database, and only_query never writes: use all or only_save")
+        if self["upstream-routes"] and not self["upstream"]:
+            raise usage.UsageError("upstream-routes: routes are a gateway's (--upstream)")
+        self.upstream_routes()
         if self["max-call-burst-per-ip"] and not self["max-calls-per-second-per-ip"]:
             raise usage.UsageError("max-call-burst-per-ip needs max-calls-per-second-per-ip "
                                    "(the burst is the size of that rate's bucket)")
@@ -346,6 +349,23 @@ class Options(RepeatableOptions, usage.Options):
 
         return BrowserGuard.from_options(self["rpc-allowed-hosts"], self["rpc-allowed-origins"],
                                          self["rpc-endpoint"])
+
+    def upstream_routes(self):
+        """The gateway's :class:`nodeapi.gateway.routes.UpstreamRoutes`
+        (read from ``upstream-routes`` once, checked against ``upstream``;
+        none without the option).
+
+        :raises usage.UsageError: the file cannot be read or used."""
+        from nodeapi.gateway.routes import RoutesError, UpstreamRoutes
+
+        if getattr(self, "_routes", None) is None:
+            path = self["upstream-routes"]
+            try:
+                self._routes = (UpstreamRoutes.load(path, self["upstream"] or ())
+                                if path else UpstreamRoutes())
+            except RoutesError as exc:
+                raise usage.UsageError(f"upstream-routes: {exc}") from None
+        return self._routes
 
     def trusted_proxies(self):
         """The :class:`nodeapi.rpc.proxies.TrustedProxies` of

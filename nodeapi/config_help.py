@@ -59,8 +59,8 @@ GROUPS = (
         ("upstream-max-lag-blocks", "blocks behind the best: no reads"),
         ("upstream-subscription-connections", "connections for subscriptions"),
         ("upstream-accounts-per-connection", "accounts subscribed per connection"),
-        ("upstream-cache-size", "MiB of final answers cached"),
         ("upstream-share-seconds", "seconds an answer is shared"),
+        (("upstream-cache-size", "upstream-routes"), "MiB cached; urls/ttl per method"),
         ("upstream-irreversible-only", "index irreversible blocks only"))),
     ("Devnet (a throw-away local chain)", (
         ("devnet", "run one, every API set open"),

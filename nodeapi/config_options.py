@@ -75,6 +75,11 @@ SINGLE = [
      "Gateway: seconds an upstream answer of a head-dependent read (getters of the "
      "database, history, orders, asset and block sets) is shared with identical calls of "
      "the same head block at most (default 1; 0 = no per-block sharing)."),
+    ("upstream-routes", "", parse_text,
+     "Gateway: JSON file of routes after jussi's upstreams: per API set or set.function, "
+     "the upstreams (urls, among --upstream) that answer it and how long its answers are "
+     "kept (ttl: seconds, 0 = never, -1 = for good, -2 = once final); README, the gateway's "
+     "routes (default: every upstream, answers kept once final)."),
     ("upstream-chain-id", "", parse_chain_id,
      "Gateway: the chain id every upstream must serve (default: the first upstream's to "
      "answer); an upstream of another chain is never used."),

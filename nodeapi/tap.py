@@ -320,8 +320,10 @@ def _make_gateway(options, reactor, data_dir, access, notifier=None):
 
         history_api = HistoryApi
     share_seconds = options["upstream-share-seconds"]
-    gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024),
-                      share=HeadShare(pool, reactor, share_seconds) if share_seconds else None)
+    gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024,
+                                        clock=reactor),
+                      share=HeadShare(pool, reactor, share_seconds) if share_seconds else None,
+                      routes=options.upstream_routes())
     install_subscriptions(gateway, SubscriptionHub(
         pool, reactor, full_accounts_limit=options["upstream-accounts-per-connection"],
         max_connections=options["upstream-subscription-connections"],

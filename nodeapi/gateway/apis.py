@@ -60,6 +60,7 @@ from twisted.python.failure import Failure
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.cache import AnswerCache, cache_key
+from nodeapi.gateway.routes import DEFAULT_RULE, NEVER, UpstreamRoutes
 from nodeapi.gateway.confirmations import Confirmations
 from nodeapi.gateway.head_share import HeadShare, dgp_head, shareable
 from nodeapi.peers.errors import (
@@ -120,6 +121,9 @@ class Gateway:
         ``pool`` when None).
     :param share: the :class:`~nodeapi.gateway.head_share.HeadShare` of
         per-block answers, or None (no sharing beyond the calls in flight).
+    :param routes: the :class:`~nodeapi.gateway.routes.UpstreamRoutes`
+        (``--upstream-routes``: the upstreams and cache lifetime of each
+        set or function; default none: every upstream, the default rule).
     :ivar handlers: ``{(set, function): handler(api_set, args)}``.
     :ivar broadcast_listeners: ``listener(trx)`` for each transaction an
         upstream took (:meth:`broadcast`).
@@ -133,10 +137,14 @@ class Gateway:
     log = Logger()
 
     def __init__(self, pool, cache: AnswerCache = None,
-                 confirmations: Confirmations = None, share: HeadShare = None) -> None:
+                 confirmations: Confirmations = None, share: HeadShare = None,
+                 routes: UpstreamRoutes = UpstreamRoutes()) -> None:
         self.pool = pool
         self.share = share
+        self.routes = routes
         self.cache = cache if cache is not None else AnswerCache()
+        if self.cache.clock is None and any(r.ttl > 0 for r in routes.routes):
+            raise ValueError("routes with a ttl in seconds need an AnswerCache with a clock")
         self.confirmations = confirmations if confirmations is not None \
             else Confirmations(pool)
         self.handlers: dict = {}
@@ -161,8 +169,11 @@ class Gateway:
         identical call in flight (:data:`SHARED_SETS`; with a share, only
         one sent in the same generation), never from an upstream below
         ``client``'s floor (module docstring): a Deferred firing with the
-        answer as an ``orjson.Fragment``."""
-        key = cache_key(api, method, args)
+        answer as an ``orjson.Fragment``.  The call's route
+        (:attr:`routes`) names the upstreams that may answer it and how
+        long its answer is kept."""
+        route = self.routes.route(api, method)
+        key = self._cache_key(route, api, method, args)
         if key is not None:
             kept = self.cache.get(key[0])
             if kept is not None:
@@ -170,7 +181,7 @@ class Gateway:
         if client is None:
             client = ClientHead()
         if api not in SHARED_SETS:
-            return self._send(api, method, args, key, None, client)
+            return self._send(api, method, args, key, None, client, route)
         same = flight = (api, method, orjson.dumps(args))
         ticket = None
         share = self.share
@@ -190,10 +201,24 @@ class Gateway:
             waiting[1].append(d)
             return d
         if waiting is not None:  # sent for a lower floor: not shared
-            return self._send(api, method, args, key, ticket, client)
+            return self._send(api, method, args, key, ticket, client, route)
         self._in_flight[flight] = (client.floor, [])
-        return self._send(api, method, args, key, ticket, client).addBoth(
+        return self._send(api, method, args, key, ticket, client, route).addBoth(
             self._release, flight)
+
+    @staticmethod
+    def _cache_key(route, api: str, method: str, args: list):
+        """``(cache key, highest block, seconds)`` of a call under
+        ``route`` (:mod:`nodeapi.gateway.routes`: the default rule of
+        :func:`~nodeapi.gateway.cache.cache_key`, never, for good, or for
+        ``ttl`` seconds), or None: not kept."""
+        if route.ttl == NEVER:
+            return None
+        if route.ttl == DEFAULT_RULE:
+            key = cache_key(api, method, args)
+            return None if key is None else (key[0], key[1], None)
+        same = ("ttl", api, method, orjson.dumps(args))
+        return same, None, (route.ttl if route.ttl > 0 else None)
 
     def _release(self, outcome, flight):
         """The shared call is answered: so is every identical one that waited."""
@@ -204,21 +229,22 @@ class Gateway:
                 d.callback(outcome)
         return outcome
 
-    def _send(self, api: str, method: str, args: list, key, ticket, client) -> defer.Deferred:
+    def _send(self, api: str, method: str, args: list, key, ticket, client,
+              route) -> defer.Deferred:
         try:
-            upstream = self.pool.pick(floor=client.floor)
+            upstream = self.pool.pick(floor=client.floor, route=route)
         except NoUpstream:  # none now: the pool waits for one
             return defer.Deferred.fromCoroutine(
-                self._forward(api, method, args, key, ticket, client, [], None))
+                self._forward(api, method, args, key, ticket, client, [], None, route))
         # the common case without a coroutine: one upstream, one call
         d = upstream.call_raw(api, method, args)
         return d.addCallbacks(
             self._answered, self._failed, callbackArgs=(upstream, key, ticket, client, method),
-            errbackArgs=(api, method, args, key, ticket, client, upstream))
+            errbackArgs=(api, method, args, key, ticket, client, upstream, route))
 
     def _answered(self, answer: bytes, upstream, key, ticket, client, method: str):
         if key is not None:
-            self.cache.put(key[0], answer, key[1], upstream.lib)
+            self.cache.put(key[0], answer, key[1], upstream.lib, key[2])
         if method == "get_dynamic_global_properties":
             upstream.saw_head(dgp_head(answer))
         client.served(upstream.head)
@@ -227,29 +253,32 @@ class Gateway:
         return orjson.Fragment(answer)
 
     def _failed(self, failure, api: str, method: str, args: list, key, ticket, client,
-                upstream):
+                upstream, route):
         if failure.check(PeerRpcError):
             raise UpstreamError(failure.value)
         failure.trap(PeerDisconnected)  # lost before the answer (or late): another upstream
         timed_out = failure.value if failure.check(UpstreamTimeout) else None
         self.pool.lost_read(upstream, api, method, timed_out=timed_out is not None)
         return defer.Deferred.fromCoroutine(
-            self._forward(api, method, args, key, ticket, client, [upstream], timed_out))
+            self._forward(api, method, args, key, ticket, client, [upstream], timed_out,
+                          route))
 
     async def _forward(self, api: str, method: str, args: list, key, ticket, client,
-                       tried: list, timed_out):
+                       tried: list, timed_out, route):
         upstream, answer = await self.pool.call(api, method, args, tried=tried,
-                                                floor=client.floor, timed_out=timed_out)
+                                                floor=client.floor, timed_out=timed_out,
+                                                route=route)
         return self._answered(answer, upstream, key, ticket, client, method)
 
-    async def broadcast(self, send, trx):
+    async def broadcast(self, send, trx, method: str = "broadcast_transaction"):
         """:meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`, after which
         no answer kept for this block is shared (the upstream's state now
         holds the transaction); once an upstream took it, each of
         :attr:`broadcast_listeners` is called with ``trx`` (the merged
         subscriptions' pending-transaction notices)."""
         try:
-            outcome = await self.pool.broadcast(send, trx)
+            outcome = await self.pool.broadcast(
+                send, trx, self.routes.route("network_broadcast", method))
         finally:
             if self.share is not None:
                 self.share.broadcast()
@@ -325,7 +354,7 @@ class NetworkBroadcastForward(ForwardedApi):
         def send(upstream):
             return upstream.call_raw("network_broadcast", method, [trx])
 
-        return defer.Deferred.fromCoroutine(self.gateway.broadcast(send, trx))
+        return defer.Deferred.fromCoroutine(self.gateway.broadcast(send, trx, method))
 
     @api_function
     def broadcast_transaction(self, trx):
@@ -402,7 +431,8 @@ class NetworkBroadcastForward(ForwardedApi):
             deliver(outcome[2], outcome[0])
             return None
 
-        d = defer.Deferred.fromCoroutine(self.gateway.broadcast(send, trx))
+        d = defer.Deferred.fromCoroutine(
+            self.gateway.broadcast(send, trx, "broadcast_transaction_with_callback"))
         return d.addCallback(answered).addBoth(item.sent)
 
     def close(self) -> None:

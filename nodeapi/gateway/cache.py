@@ -63,12 +63,16 @@ def cache_key(api: str, method: str, args: list):
 
 class AnswerCache:
     """Answers (JSON bytes) by :func:`cache_key`, at most ``max_bytes``
-    of them (0: keep nothing).
+    of them (0: keep nothing); ``clock`` (``IReactorTime``) times the
+    answers kept for a number of seconds (a route's ``ttl``,
+    :mod:`nodeapi.gateway.routes`).
 
     :ivar hits, misses: lookups of cacheable calls answered / not."""
 
-    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024, clock=None) -> None:
         self.max_bytes = max_bytes
+        self.clock = clock
+        self._expiry: dict = {}  # key -> clock time after which it is not served
         self.size = 0
         self.hits = self.misses = 0
         self._answers: OrderedDict = OrderedDict()
@@ -79,6 +83,10 @@ class AnswerCache:
     def get(self, key) -> Optional[bytes]:
         """The kept answer of ``key`` (counted as a hit), or None (a miss)."""
         answer = self._answers.get(key)
+        if answer is not None and key in self._expiry \
+                and self.clock.seconds() >= self._expiry[key]:
+            self._drop(key)
+            answer = None
         if answer is None:
             self.misses += 1
             return None
@@ -86,20 +94,27 @@ class AnswerCache:
         self.hits += 1
         return answer
 
-    def put(self, key, answer: bytes, block: Optional[int], lib: int) -> bool:
+    def put(self, key, answer: bytes, block: Optional[int], lib: int,
+            seconds: Optional[float] = None) -> bool:
         """Keep ``answer`` when it cannot change: ``block`` (its highest
         block, None for a constant) at or below ``lib`` and the answer not
-        ``null``; the least recently used answers make room.  True when
-        kept."""
-        if (block is not None and block > lib) or answer == b"null" \
+        ``null``; with ``seconds`` (needs the clock), for that long only,
+        whatever its block.  The least recently used answers make room.
+        True when kept."""
+        if (block is not None and block > lib and seconds is None) or answer == b"null" \
                 or len(answer) > self.max_bytes:
             return False
+        self._drop(key)
+        self._answers[key] = answer
+        self.size += len(answer)
+        if seconds is not None:
+            self._expiry[key] = self.clock.seconds() + seconds
+        while self.size > self.max_bytes:
+            self._drop(next(iter(self._answers)))
+        return True
+
+    def _drop(self, key) -> None:
         old = self._answers.pop(key, None)
         if old is not None:
             self.size -= len(old)
-        self._answers[key] = answer
-        self.size += len(answer)
-        while self.size > self.max_bytes:
-            _key, dropped = self._answers.popitem(last=False)
-            self.size -= len(dropped)
-        return True
+        self._expiry.pop(key, None)

@@ -211,14 +211,20 @@ class UpstreamPool(service.MultiService):
 
     # -- choosing --------------------------------------------------------------------
 
-    def pick(self, exclude=(), floor: int = 0) -> Upstream:
+    def pick(self, exclude=(), floor: int = 0, route=None) -> Upstream:
         """The upstream for the next call (module docstring): one that
-        serves reads, outside ``exclude``, its head at least ``floor``.
+        serves reads, outside ``exclude``, its head at least ``floor``,
+        among those ``route`` (a :class:`~nodeapi.gateway.routes.Route`)
+        names.
 
         :raises NoUpstream: none."""
-        serving = [u for u in self.upstreams if u not in exclude and self.serves(u)]
+        serving = [u for u in self.upstreams if u not in exclude and self.serves(u)
+                   and (route is None or route.serves(u))]
         if not serving:
-            raise NoUpstream("No upstream node is connected now; try again shortly")
+            raise NoUpstream("No upstream node is connected now; try again shortly"
+                             if route is None or route.upstreams is None else
+                             "No upstream node this call is routed to (--upstream-routes) "
+                             "is connected now; try again shortly")
         usable = [u for u in serving if u.head >= floor]
         if not usable:
             raise NoUpstream(f"No upstream has reached block {floor} yet, the head this "
@@ -240,14 +246,14 @@ class UpstreamPool(service.MultiService):
         self._follow_turn += 1
         return self.upstreams[self._follow_turn % len(self.upstreams)].address
 
-    async def live(self, exclude=(), floor: int = 0) -> Upstream:
+    async def live(self, exclude=(), floor: int = 0, route=None) -> Upstream:
         """:meth:`pick`, waiting up to ``patience`` seconds for an upstream
         to serve (or to reach ``floor``: those below it are checked at
         once) when none does.
 
         :raises NoUpstream: none did in time."""
         try:
-            return self.pick(exclude, floor)
+            return self.pick(exclude, floor, route)
         except NoUpstream:
             if not any(u not in exclude for u in self.upstreams) or not self.patience:
                 raise
@@ -264,7 +270,7 @@ class UpstreamPool(service.MultiService):
             if timer.active():
                 timer.cancel()
             try:
-                return self.pick(exclude, floor)
+                return self.pick(exclude, floor, route)
             except NoUpstream:
                 if self.clock.seconds() >= deadline:
                     raise
@@ -282,12 +288,14 @@ class UpstreamPool(service.MultiService):
 
     async def call(self, api: str, method: str, args: list, raw: bool = True,
                    tried: Optional[list] = None, floor: int = 0,
-                   timed_out: Optional[UpstreamTimeout] = None):
+                   timed_out: Optional[UpstreamTimeout] = None, route=None):
         """A read call (module docstring): ``(upstream, result)``, the
         result as JSON bytes (``raw``) or decoded; ``tried``: upstreams
         already lost during this call (not asked again); ``floor``: the
         lowest head the answering upstream may have; ``timed_out``: the
-        timeout of an upstream already asked (then no waiting).
+        timeout of an upstream already asked (then no waiting); ``route``:
+        the :class:`~nodeapi.gateway.routes.Route` naming the upstreams
+        that may answer (None: any).
 
         :raises UpstreamError: the upstream answered with an error.
         :raises UpstreamTimeout: an upstream did not answer in time and no
@@ -298,9 +306,9 @@ class UpstreamPool(service.MultiService):
         while True:
             try:
                 if timed_out is not None:
-                    upstream = self.pick(tried, floor)  # no waiting after a timeout
+                    upstream = self.pick(tried, floor, route)  # no waiting after a timeout
                 else:
-                    upstream = await self.live(tried, floor)
+                    upstream = await self.live(tried, floor, route)
             except NoUpstream:
                 if timed_out is not None:
                     raise UpstreamTimeout(f"{timed_out}, and no other upstream could answer "
@@ -323,7 +331,7 @@ class UpstreamPool(service.MultiService):
                 tried.append(upstream)
                 self.lost_read(upstream, api, method)
 
-    async def broadcast(self, send: Callable, trx: Any):
+    async def broadcast(self, send: Callable, trx: Any, route=None):
         """Broadcast ``trx`` with ``send(upstream) -> Deferred`` (the raw
         call, its callback registered), never twice blindly (module
         docstring).  Returns ``(upstream, result bytes)`` as sent, or
@@ -333,8 +341,11 @@ class UpstreamPool(service.MultiService):
         network_broadcast_api ``transaction_confirmation``).
 
         :raises UpstreamError: the upstream refused the transaction.
-        :raises BroadcastLost: the outcome could not be learned."""
-        upstream = await self.live()
+        :raises BroadcastLost: the outcome could not be learned.
+
+        ``route``: the :class:`~nodeapi.gateway.routes.Route` naming the
+        upstreams transactions are sent to (None: any)."""
+        upstream = await self.live(route=route)
         try:
             return upstream, await send(upstream)
         except PeerRpcError as exc:
@@ -350,9 +361,9 @@ class UpstreamPool(service.MultiService):
                                 f"no id to look for") from None
         try:
             try:
-                other = await self.live([lost])
+                other = await self.live([lost], route=route)
             except NoUpstream:  # a lone upstream may come back
-                other = await self.live()
+                other = await self.live(route=route)
         except NoUpstream:
             raise BroadcastLost(f"The upstream {what} the broadcast of transaction {txid}, and "
                                 f"no other upstream is connected to learn whether it reached "
