@@ -209,7 +209,9 @@ class ClientSubscriptions(ApiSet):
 
     def read(self, function: str, args: list) -> defer.Deferred:
         """Send a subscribing read on this client's shard's link with
-        ``subscribe`` true; fires with the upstream's answer (its JSON as
+        ``subscribe`` true (or take the answer of an identical read of the
+        same block on that link, :mod:`nodeapi.gateway.read_share`); fires
+        with the upstream's answer (its JSON as
         an ``orjson.Fragment``), once what it subscribes is this client's
         interest.  Before it is sent, the budget items it may take are
         taken (module docstring) and the accounts it may subscribe are
@@ -252,7 +254,7 @@ class ClientSubscriptions(ApiSet):
                 link = await shard.ready()
                 generation = shard.generation
                 try:
-                    raw = await shard.ask(function, sent, link=link, raw=True)
+                    raw = await shard.ask_shared(function, sent, link)
                     break
                 except PeerDisconnected:
                     shard.detach(link)

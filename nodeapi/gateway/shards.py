@@ -57,6 +57,7 @@ from nodeapi.gateway.fanout import EVERY_BLOCK_OBJECT, Fanout
 from nodeapi.gateway.head_share import notice_head
 from nodeapi.gateway.link_wait import LinkWait
 from nodeapi.gateway.notice_routing import Digests, full_account_objects
+from nodeapi.gateway.read_share import ReadShare
 from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
 
 #: Ids per ``get_objects`` and accounts per ``get_full_accounts`` when the
@@ -81,7 +82,9 @@ class Shard:
     :ivar link_accounts: the accounts the link's upstream counts against its
         per-connection limit; :ivar reserved: accounts of reads in flight.
     :ivar generation: incremented each time the union is subscribed again
-        (a read sent before must subscribe its answer again)."""
+        (a read sent before must subscribe its answer again).
+    :ivar read_share: the :class:`~nodeapi.gateway.read_share.ReadShare`
+        of its clients' identical subscribing reads."""
 
     log = Logger()
 
@@ -105,6 +108,7 @@ class Shard:
         self.generation = 0
         self.notices = 0  # upstream notices received
         self.noticed_head = None  # the head block its link's notices showed last
+        self.read_share = ReadShare(hub.clock)
         self.avoid = None  # an upstream found stale: not picked again at once
         self._reset_link_state()
 
@@ -426,6 +430,14 @@ class Shard:
         except PeerRpcError as exc:
             raise UpstreamError(exc) from None
 
+    def ask_shared(self, function: str, args: list, link) -> defer.Deferred:
+        """A subscribing read ``database.function(args)`` on ``link``: its
+        answer's JSON bytes, shared with identical reads of the same block
+        (:attr:`read_share`); errors as :meth:`ask`."""
+        return self.read_share.ask(
+            function, args, link, self.generation, self.noticed_head,
+            lambda: defer.Deferred.fromCoroutine(self.ask(function, args, link=link, raw=True)))
+
     async def need_everything(self) -> None:
         """A client asked ``notify_remove_create``: turn it on on the link
         (the upstream's refusal is raised) and subscribe the union again
@@ -491,6 +503,7 @@ class Shard:
             if num is not None:
                 if self.noticed_head is None or num > self.noticed_head:
                     self.noticed_head = num
+                    self.read_share.new_head()
                 if hub.on_head is not None:  # first: a client told of the block reads after it
                     hub.on_head(self.upstream if self.upstream is not None else link, num)
         try:
