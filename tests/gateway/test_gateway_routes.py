@@ -198,3 +198,47 @@ def test_cache_lifetimes_per_function(upstreams, funded_pair):
         assert cache.hits == 3
     finally:
         yield gateway.stop()
+
+
+# -- as operators run it -----------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_gateway_daemon_reads_its_routes(tmp_path):
+    """``twistd -n nodeapi --upstream ... --upstream-routes FILE``: a bad
+    file stops it at start with the file and route named; a good one
+    keeps ``get_dynamic_global_properties`` 60 s (the head it answers
+    stays while the producer makes blocks) and routes history."""
+    import subprocess
+
+    from kit.daemon import ACCESS, ROOT, Daemon, twistd_command
+    from kit.wait import wait_until
+
+    producer = Daemon(tmp_path / "producer", "--api-access", ACCESS).start()
+    gateway = None
+    try:
+        upstream = f"ws://bytemaster:supersecret@127.0.0.1:{producer.port}"
+        bad = tmp_path / "bad.json"
+        bad.write_text('[{"name": "history", "urls": ["ws://127.0.0.1:1"]}]')
+        proc = subprocess.run(
+            twistd_command("-n", "--pidfile=", "nodeapi", "--data-dir", str(tmp_path / "gw0"),
+                           "--upstream", upstream, "--upstream-routes", str(bad)),
+            cwd=ROOT, capture_output=True, timeout=60)
+        out = (proc.stdout + proc.stderr).decode()
+        assert proc.returncode != 0, out
+        assert (f"upstream-routes: {bad}: route 1 ('history'): 'ws://127.0.0.1:1' is not one "
+                f"of the --upstream nodes") in out, out
+        good = tmp_path / "routes.json"
+        good.write_text(orjson.dumps({"upstreams": [
+            {"name": "history", "urls": [f"ws://127.0.0.1:{producer.port}"]},
+            {"name": "database.get_dynamic_global_properties", "ttl": 60}]}).decode())
+        gateway = Daemon(tmp_path / "gw", "--api-access", ACCESS, "--upstream", upstream,
+                         "--upstream-routes", str(good)).start()
+        first = gateway.head()
+        wait_until(lambda: producer.head()[0] >= first[0] + 2, what="two more blocks")
+        assert gateway.head() == first
+        assert gateway.call("get_account_history", "init1", "1.11.0", 10, "1.11.0",
+                            api="history") == []
+    finally:
+        for node in (gateway, producer):
+            if node is not None:
+                node.stop()
