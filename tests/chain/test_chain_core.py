@@ -551,3 +551,17 @@ def test_validate_transaction_reads_numeric_string_tags(funded):
     assert funded.pending_transactions == []
     with pytest.raises(errors.TransactionTooLarge, match="100000 operations"):
         funded.validate_transaction(dict(trx, operations=trx["operations"] * 100000))
+
+
+def test_last_irreversible_block_is_confirmed_by_70_percent(chain):
+    """db_update.cpp update_last_irreversible_block: with 11 active
+    witnesses the offset is (100 % - GRAPHENE_IRREVERSIBLE_THRESHOLD 70 %)
+    * 11 / 100 % = 3 (rounded down), so the block the 4th least recent
+    confirmation names (8 of 11 witnesses confirmed it or later); 75 %
+    would take the 3rd (offset 2)."""
+    produce(chain, 14)
+    active = chain.state.get("2.0.0")["active_witnesses"]
+    assert len(active) == 11 and (10000 - 7000) * 11 // 10000 == 3
+    confirmed = sorted(chain.state.get(w)["last_confirmed_block_num"] for w in active)
+    assert confirmed[3] != confirmed[2]  # the two rules differ here
+    assert chain.dgp["last_irreversible_block_num"] == confirmed[3]

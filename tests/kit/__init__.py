@@ -16,7 +16,9 @@ imports another test module).
 - :mod:`kit.wait`      the one ``wait_for`` (reactor polling)
 - :mod:`kit.daemon`    the one ``twistd -n nodeapi`` subprocess runner
 - :mod:`kit.reference` bitshares-core's witness_node (the reference node)
-  as a producer or a P2P follower, in a subprocess
+  as a producer, a producer on demand or a P2P follower, in a subprocess
+- :mod:`kit.compare`   every object of two nodes compared field by field,
+  less the documented differences (``reference_differences.json``)
 - :mod:`kit.site`      the real RPC site of a chain on a loopback port
 - :mod:`kit.rpc`       the WebSocket JSON-RPC client
 - :mod:`kit.rpcmodel`  reference model of replies (wire contract sections 3-4)
