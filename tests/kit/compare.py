@@ -33,7 +33,7 @@ IMPLEMENTATION_TYPES = tuple(range(0, 19))
 #: ids per get_objects call (both nodes' default api-limit-get-objects)
 BATCH = 100
 #: the accounts whose assembled views are compared
-ACCOUNTS = ("init0", "committee-account")
+ACCOUNTS = ("init0", "init1", "committee-account")
 
 ALLOWED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             "reference_differences.json")
@@ -207,14 +207,17 @@ def is_allowed(diff: Difference, allowed: list) -> bool:
     return False
 
 
-def compare_objects(ref, node, *, allowed=None, **kwargs) -> list:
+def compare_objects(ref, node, *, allowed=None, accounts=ACCOUNTS, clock_fields=(),
+                    **kwargs) -> list:
     """Every difference between the two nodes' objects and assembled
-    answers (:func:`compare_all_objects`, :func:`compare_calls`), ordered by
-    object id, less the documented deliberate ones (``allowed``: the
+    answers (:func:`compare_all_objects` with ``kwargs``,
+    :func:`compare_calls` with ``accounts`` and ``clock_fields``), ordered
+    by object id, less the documented deliberate ones (``allowed``: the
     entries of :func:`load_allowed` unless given; ``[]`` keeps every
     difference).  Both nodes must stand at the same head block."""
     allowed = load_allowed() if allowed is None else allowed
-    found = compare_all_objects(ref, node, **kwargs) + compare_calls(ref, node)
+    found = (compare_all_objects(ref, node, **kwargs)
+             + compare_calls(ref, node, accounts=accounts, clock_fields=clock_fields))
     return [d for d in found if not is_allowed(d, allowed)]
 
 
