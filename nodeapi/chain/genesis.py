@@ -220,10 +220,11 @@ def init_genesis(genesis: Genesis,
         registered += 1
         if spec.get("is_lifetime_member"):
             make_lifetime_member(state, acc["id"])
-    supply = sum(int(b["amount"]) for b in g["initial_balances"]
-                 if b["asset_symbol"] == genesis.core_symbol)
-    if not supply:  # db_genesis.cpp: the committee account keeps the whole supply
-        supply = MAX_SHARE_SUPPLY
+    handed_out = sum(int(b["amount"]) for b in g["initial_balances"]
+                     if b["asset_symbol"] == genesis.core_symbol)
+    # db_genesis.cpp: without genesis balances the committee account keeps
+    # the whole supply
+    supply = handed_out or MAX_SHARE_SUPPLY
     state.create("1.3", {
         "symbol": genesis.core_symbol,
         "precision": 5,
@@ -260,12 +261,10 @@ def init_genesis(genesis: Genesis,
                                  "total_missed": 0, "last_confirmed_block_num": 0})
         witnesses.append(w["id"])
         vote += 1
-    committee = []
     for spec in g["initial_committee_candidates"]:
         owner = state.account_by_name[spec["owner_name"]]
-        cm = state.create("1.5", {"committee_member_account": owner, "vote_id": f"0:{vote}",
-                                  "total_votes": 0, "url": ""})
-        committee.append(cm["id"])
+        state.create("1.5", {"committee_member_account": owner, "vote_id": f"0:{vote}",
+                             "total_votes": 0, "url": ""})
         vote += 1
     active_count = int(g.get("initial_active_witnesses", len(witnesses)))
     state.create("2.0", {
@@ -307,7 +306,7 @@ def init_genesis(genesis: Genesis,
         state.create("1.15", {"owner": bal["owner"],
                               "balance": {"amount": int(bal["amount"]), "asset_id": asset},
                               "last_claim_date": 0})
-    if any(bal["asset_symbol"] == genesis.core_symbol for bal in g["initial_balances"]):
+    if handed_out > 0:
         # the genesis balances take the committee account's whole supply
         adjust_balance(state, COMMITTEE_ACCOUNT, "1.3.0", -MAX_SHARE_SUPPLY)
     for _ in range(FBA_ACCUMULATORS):
