@@ -407,6 +407,16 @@ class Chain:
             return self._numbering.next_ath
         return self.state.next_instance_of(kind, outermost=not with_pending)
 
+    def block_summary(self, instance: int) -> dict | None:
+        """The block summary object ``2.8.<instance>`` as graphene keeps it
+        (block_summary_object.hpp; db_genesis.cpp makes 2.8.0..2.8.65536,
+        db_block.cpp ``create_block_summary`` sets 2.8.(num & 0xFFFF) to
+        each block's id): ``{"id", "block_id"}``, the block id all zeros
+        for a slot no block filled yet; None beyond 2.8.65536."""
+        if not 0 <= instance <= 0x10000:
+            return None
+        return {"id": f"2.8.{instance}", "block_id": self._summary.get(instance, "0" * 40)}
+
     def recent_transaction_expiration(self, trx_id: str) -> int | None:
         """The expiration (seconds) of transaction ``trx_id`` if a block
         holds it and it has not expired yet (graphene

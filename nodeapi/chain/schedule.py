@@ -154,6 +154,17 @@ def _recently_missed(count: int, missed: int, block_num: int) -> int:
     return max(count - 1, 0)
 
 
+def slots_filled(filled: int, missed: int) -> int:
+    """``recent_slots_filled`` after a block that follows ``missed`` empty
+    slots (graphene db_update.cpp ``update_global_dynamic_data``:
+    ``((filled << 1) + 1) << missed`` on a 128-bit ``fc::uint128_t``).
+    The reference's ``__uint128_t`` shift by a count of 128 or more is
+    compiled (GCC, x86-64) to a shift by the count modulo 128, which is
+    what its nodes store after a long gap (block 1 of a chain produced long
+    after its genesis time), so the same here."""
+    return (((filled << 1) + 1) << (missed & 127)) & ALL_SLOTS_FILLED
+
+
 def _pay_signing_witness(state, witness_id: str, now: int) -> None:
     """graphene ``update_signing_witness`` / ``deposit_witness_pay``: the
     smaller of ``witness_pay_per_block`` and the ``witness_budget`` leaves
@@ -212,7 +223,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     filled = old["recent_slots_filled"]
     if missed or filled != _ALL_FILLED_TEXT:  # every slot filled stays so
         filled = int(filled)
-        filled = str((((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0)
+        filled = str(slots_filled(filled, missed))
     aslot = old["current_aslot"] + missed + 1
     wit = state.modify(witness_id)
     wit["last_aslot"] = aslot
