@@ -13,16 +13,20 @@ from).  Both nodeapi processes write to osmem-server.
 
 Transactions on the producer: the genesis balance claim, a transfer, an
 account creation, a user-issued asset with a market fee, its issue, limit
-orders that fill (and one that stays on the book), a transfer of the asset.  Then every document is compared field by field:
-operation history documents by ``_id`` (2.9.N), object documents by index
-and ``_id``; each difference must be one of docs/searchdb-plugin.rst
-"Against bitshares-core" (:data:`HISTORY_ALLOWED`, :data:`OBJECTS_ALLOWED`).
+orders that fill (and one that stays on the book), a transfer of the asset,
+a smartcoin with a feed producer, its feed and a debt position.  Then
+every document is compared field by field: operation documents by ``_id``
+(2.9.N), object documents by index and ``_id``; each difference must be
+one of docs/searchdb-plugin.rst "Against bitshares-core"
+(kit.es_compare.DOCUMENTED).
 """
 
 import os
 
 import pytest
 from osmem_server import OsmemServer
+
+from nodeapi.protocol.flags import GLOBAL_SETTLE
 
 from kit.chain import account_options, asset_options, claim_wire, key_auth
 from kit.daemon import Daemon
@@ -32,6 +36,7 @@ from kit.keys import OTHER_PUB
 from kit.paths import ROOT
 from kit.reference import nodeapi_follower, requires_reference, start_reference
 from kit.signing import sign_wire_over_head
+from kit.smartcoin import bitasset_opts, feed
 from kit.wait import wait_until
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
@@ -97,40 +102,76 @@ def run_transactions(ref):
                         "fill_or_kill": False, "extensions": {}}])
     broadcast(ref, [0, {"from": INIT1, "to": alice, "amount": amt(10 ** 3, gold),
                         "extensions": []}])
+    # a smartcoin backed by TEST, its feed, a debt position
+    [[_t, usd]] = broadcast(ref, [10, {
+        "issuer": INIT0, "symbol": "USD", "precision": 4,
+        "common_options": asset_options(perms=GLOBAL_SETTLE),
+        "bitasset_opts": bitasset_opts(), "is_prediction_market": False, "extensions": []}])
+    broadcast(ref, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
+                         "extensions": []}])
+    broadcast(ref, [19, {"publisher": INIT0, "asset_id": usd, "feed": feed(usd, 1, 100),
+                         "extensions": {}}])
+    broadcast(ref, [3, {"funding_account": INIT1, "delta_collateral": amt(10 ** 8),
+                        "delta_debt": amt(10 ** 4, usd), "extensions": {}}])
     return ref.last_block
 
 
-@pytest.fixture
-def setup(tmp_path):
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """The nodes of the module text, the transactions run and every
+    document in: ``Run`` (``.actions``: the reference's bulk actions,
+    ``.history``: its operation documents, ``.osmem``: nodeapi's database)."""
+    tmp = tmp_path_factory.mktemp("searchdb-reference")
     stack = []
     try:
-        capture = Capture(str(tmp_path / "capture"))
+        capture = Capture(str(tmp / "capture"))
         stack.append(capture)
         producer = start_reference(
-            tmp_path, "producer",
+            tmp, "producer",
             plugins=("witness", "market_history", "api_helper_indexes", "elasticsearch",
                      "es_objects"),
             extra=reference_plugin_options(capture.url))
         stack.append(producer)
-        follower = start_reference(tmp_path, "follower", produce=False,
-                                   seed_node=producer.p2p)
+        follower = start_reference(tmp, "follower", produce=False, seed_node=producer.p2p)
         stack.append(follower)
         osmem = OsmemServer.start(addr="127.0.0.1:0", japanese=False)
         stack.append(osmem)
-        indexer = Daemon(str(tmp_path / "indexer"), "--upstream", follower.ws_url,
+        indexer = Daemon(str(tmp / "indexer"), "--upstream", follower.ws_url,
                          "--plugins", "searchdb", "--searchdb-node-url", osmem.url,
                          "--searchdb-visitor", "true", "--upstream-irreversible-only", "false")
         indexer.start()
         stack.append(indexer)
-        node = nodeapi_follower(tmp_path, producer, "--plugins", "searchdb searchdb-objects",
+        node = nodeapi_follower(tmp, producer, "--plugins", "searchdb searchdb-objects",
                                 "--searchdb-node-url", osmem.url, "--searchdb-visitor", "true",
                                 "--searchdb-index-prefix", "node-")
         stack.append(node)
-        yield capture, producer, follower, osmem, indexer, node
+
+        last = run_transactions(producer)
+        follower.wait_head(last)
+        wait_until(lambda: node.head()[0] >= last, timeout=60, what=f"nodeapi at block {last}")
+        # the reference sends each block's bulks as it applies it
+        actions = wait_until(lambda: _objects_sent(capture, last), timeout=30,
+                             what=f"the reference's objects of block {last}")
+        history = [a for a in actions if a[1]["_index"].startswith("bitshares-")]
+        theirs = final_documents(history, "bitshares-")
+
+        def caught_up(prefix):
+            return lambda: len(stored_documents(osmem.url, prefix)) >= len(theirs)
+
+        wait_until(caught_up("chain-"), timeout=60, what="the indexer's documents")
+        wait_until(caught_up("node-"), timeout=60, what="the nodeapi node's documents")
+        wait_until(lambda: _objects_at(osmem.url, last), timeout=60,
+                   what=f"nodeapi's objects of block {last}")
+        yield Run(actions, history, theirs, osmem)
     finally:
         for part in reversed(stack):
             stop = getattr(part, "stop", None) or part.close
             stop()
+
+
+class Run:
+    def __init__(self, actions, history, theirs, osmem):
+        self.actions, self.history, self.theirs, self.osmem = actions, history, theirs, osmem
 
 
 def docs_labels():
@@ -145,50 +186,49 @@ def test_documented_differences_name_their_sections():
     assert {"searchdb-index-names", "searchdb-bulk-action"} <= labels
 
 
-def test_documents_match_the_reference_plugins(setup):
-    capture, producer, follower, osmem, indexer, node = setup
-    last = run_transactions(producer)
-    follower.wait_head(last)
-    wait_until(lambda: node.head()[0] >= last, timeout=60, what=f"nodeapi at block {last}")
-    # the reference sends each block's bulks as it applies it
-    actions = wait_until(lambda: _objects_sent(capture, last), timeout=30,
-                         what=f"the reference's objects of block {last}")
-    history = [a for a in actions if a[1]["_index"].startswith("bitshares-")]
-    theirs = final_documents(history, "bitshares-")
-    # a block with a fill, and documents of every kind of the transactions
+def test_operation_documents_match_the_elasticsearch_plugin(run):
+    """The indexer's and the following node's operation documents: the
+    reference's, field by field, but for the documented differences."""
+    theirs = run.theirs
+    # documents of every kind of the transactions, a fill among them
     kinds = {doc["operation_type"] for doc in theirs.values()}
-    assert {37, 0, 5, 10, 14, 1, 4} <= kinds, kinds
+    assert {37, 0, 5, 10, 14, 1, 4, 13, 19, 3} <= kinds, kinds
+    assert any(doc["operation_history"]["is_virtual"] for doc in theirs.values())
     # searchdb-bulk-action: the reference indexes, nodeapi creates; no _type
     # on an Elasticsearch 7
-    assert {kind for kind, _meta, _doc in history} == {"index"}
-    assert all("_type" not in meta for _kind, meta, _doc in actions)
-
-    def caught_up(prefix):
-        return lambda: len(stored_documents(osmem.url, prefix)) >= len(theirs)
-
-    wait_until(caught_up("chain-"), timeout=60, what="the indexer's documents")
-    wait_until(caught_up("node-"), timeout=60, what="the nodeapi node's documents")
+    assert {kind for kind, _meta, _doc in run.history} == {"index"}
+    assert all("_type" not in meta for _kind, meta, _doc in run.actions)
     problems = []
     for prefix, who in (("chain-", "indexer"), ("node-", "node")):
-        ours = stored_documents(osmem.url, prefix)
+        ours = stored_documents(run.osmem.url, prefix)
         # searchdb-index-names: the same month, nodeapi's prefix
         mapped = {(index.replace("bitshares-", prefix, 1), doc_id): doc
                   for (index, doc_id), doc in theirs.items()}
         assert sorted(ours) == sorted(mapped), who
         for key, doc in sorted(mapped.items()):
             problems += [(who, key, *d) for d in undocumented("history", doc, ours[key])]
+    assert not problems, "\n".join(map(repr, problems))
 
-    their_objects = final_documents(actions, "objects-")
-    our_objects = wait_until(lambda: _objects_at(osmem.url, last), timeout=60,
-                             what=f"nodeapi's objects of block {last}")
+
+def test_object_documents_match_the_es_objects_plugin(run):
+    """The following node's object documents (the last one of each object,
+    with the block that wrote it): the reference's, field by field, but
+    for the documented differences."""
+    their_objects = final_documents(run.actions, "objects-")
+    our_objects = stored_documents(run.osmem.url, "objects-")
     assert {index for index, _id in their_objects} >= {
-        "objects-account", "objects-asset", "objects-balance", "objects-limitorder"}
+        "objects-account", "objects-asset", "objects-balance", "objects-limitorder",
+        "objects-bitasset", "objects-budget"}
+    # a filled order's document was deleted
+    assert any(kind == "delete" and meta["_index"] == "objects-limitorder"
+               for kind, meta, _doc in run.actions)
+    problems = []
     for key in sorted(set(their_objects) | set(our_objects)):
         if key not in our_objects or key not in their_objects:
-            problems.append(("objects", key, "document", their_objects.get(key, "<none>"),
+            problems.append((key, "document", their_objects.get(key, "<none>"),
                              our_objects.get(key, "<none>")))
             continue
-        problems += [("objects", key, *d)
+        problems += [(key, *d)
                      for d in undocumented("objects", their_objects[key], our_objects[key])]
     assert not problems, "\n".join(map(repr, problems))
 
