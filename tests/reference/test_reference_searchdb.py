@@ -14,14 +14,17 @@ from).  Both nodeapi processes write to osmem-server.
 Transactions on the producer: the genesis balance claim, a transfer, an
 account creation, a user-issued asset with a market fee, its issue, limit
 orders that fill (and one that stays on the book), a transfer of the asset,
-a smartcoin with a feed producer, its feed and a debt position.  Then
+a smartcoin with a feed producer, its feed and a debt position, a
+proposal.  Then
 every document is compared field by field: operation documents by ``_id``
 (2.9.N), object documents by index and ``_id``; each difference must be
 one of docs/searchdb-plugin.rst "Against bitshares-core"
 (kit.es_compare.DOCUMENTED).
 """
 
+import calendar
 import os
+import time
 
 import pytest
 from osmem_server import OsmemServer
@@ -113,6 +116,14 @@ def run_transactions(ref):
                          "extensions": {}}])
     broadcast(ref, [3, {"funding_account": INIT1, "delta_collateral": amt(10 ** 8),
                         "delta_debt": amt(10 ** 4, usd), "extensions": {}}])
+    # a proposal (its operations become text and objects in both documents)
+    now = ref.call("get_dynamic_global_properties")["time"]
+    expires = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(
+        calendar.timegm(time.strptime(now, "%Y-%m-%dT%H:%M:%S")) + 86400))
+    broadcast(ref, [22, {"fee_paying_account": INIT0, "expiration_time": expires,
+                         "proposed_ops": [{"op": [0, {
+                             "fee": amt(0), "from": INIT1, "to": alice, "amount": amt(7),
+                             "extensions": []}]}], "extensions": []}])
     return ref.last_block
 
 
@@ -192,7 +203,7 @@ def test_operation_documents_match_the_elasticsearch_plugin(run):
     theirs = run.theirs
     # documents of every kind of the transactions, a fill among them
     kinds = {doc["operation_type"] for doc in theirs.values()}
-    assert {37, 0, 5, 10, 14, 1, 4, 13, 19, 3} <= kinds, kinds
+    assert {37, 0, 5, 10, 14, 1, 4, 13, 19, 3, 22} <= kinds, kinds
     assert any(doc["operation_history"]["is_virtual"] for doc in theirs.values())
     # searchdb-bulk-action: the reference indexes, nodeapi creates; no _type
     # on an Elasticsearch 7
@@ -218,7 +229,7 @@ def test_object_documents_match_the_es_objects_plugin(run):
     our_objects = stored_documents(run.osmem.url, "objects-")
     assert {index for index, _id in their_objects} >= {
         "objects-account", "objects-asset", "objects-balance", "objects-limitorder",
-        "objects-bitasset", "objects-budget"}
+        "objects-bitasset", "objects-budget", "objects-proposal"}
     # a filled order's document was deleted
     assert any(kind == "delete" and meta["_index"] == "objects-limitorder"
                for kind, meta, _doc in run.actions)
