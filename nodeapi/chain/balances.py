@@ -1,5 +1,7 @@
 """Balances and supply: the one place an account's balance of an asset
-(2.5.N) and an asset's ``current_supply`` (2.3.N) change.
+(2.5.N) and an asset's ``current_supply`` (2.3.N) change, and where an
+account's statistics ``core_in_balance`` follows its core balance (at
+each maintenance, as the reference keeps it).
 
 Reference: bitshares-core libraries/chain/db_balance.cpp
 (``database::adjust_balance``) and the evaluators that modify
@@ -11,6 +13,7 @@ fills, liquidity_pool_evaluator.cpp, db_maint.cpp budget).
 from nodeapi.chain.errors import InsufficientBalance
 from nodeapi.chain.state import ObjectStore
 from nodeapi.protocol.asset import amount_to_string
+from nodeapi.protocol.config import CORE_ASSET
 
 
 def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
@@ -24,11 +27,15 @@ def to_pretty_string(state: ObjectStore, amount: int, asset_id: str) -> str:
 
 def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: int) -> None:
     """Add ``delta`` satoshis of ``asset_id`` to the account's 2.5.N balance
-    (created on first credit); raises :class:`InsufficientBalance` with
-    db_balance.cpp ``adjust_balance``'s assertion text, e.g. ``"Assert
-    Exception: abo->get_balance() >= -delta: Insufficient Balance: init2's
-    balance of 10 TEST is less than required 20 TEST"`` (``delta.amount >
-    0`` when the account never held the asset)."""
+    (created on first credit); a core balance that changes is flagged
+    ``maintenance_flag`` (its owner's statistics ``core_in_balance`` follows
+    it at the next maintenance: :func:`update_core_in_balances`; graphene
+    ``account_balance_object::adjust_balance``).  Raises
+    :class:`InsufficientBalance` with db_balance.cpp ``adjust_balance``'s
+    assertion text, e.g. ``"Assert Exception: abo->get_balance() >= -delta:
+    Insufficient Balance: init2's balance of 10 TEST is less than required
+    20 TEST"`` (``delta.amount > 0`` when the account never held the
+    asset)."""
     if delta == 0:
         return
     bid = state.balance_by_owner.get(account_id, {}).get(asset_id)
@@ -42,11 +49,26 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
             f"{to_pretty_string(state, -delta, asset_id)}")
     if bid is None:
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,
-                             "maintenance_flag": False})
-        _core_in_balance(state, account_id, asset_id, delta)
+                             "maintenance_flag": asset_id == CORE_ASSET})
         return
-    state.modify(bid)["balance"] = have + delta
-    _core_in_balance(state, account_id, asset_id, have + delta)
+    balance = state.modify(bid)
+    balance["balance"] = have + delta
+    if asset_id == CORE_ASSET:
+        balance["maintenance_flag"] = True
+
+
+def update_core_in_balances(state: ObjectStore) -> None:
+    """The start of a maintenance's account pass (graphene db_maint.cpp
+    ``perform_account_maintenance``): each core balance flagged
+    ``maintenance_flag`` since the last maintenance sets its owner's
+    statistics ``core_in_balance`` and loses the flag.  The vote tally
+    reads ``core_in_balance`` afterwards."""
+    for bid in state.ids_of_type("2.5."):
+        if state.objects[bid]["maintenance_flag"]:
+            balance = state.modify(bid)
+            balance["maintenance_flag"] = False
+            owner = state.objects[balance["owner"]]
+            state.modify(owner["statistics"])["core_in_balance"] = balance["balance"]
 
 
 def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:
@@ -59,9 +81,3 @@ def adjust_supply(state: ObjectStore, asset_id: str, delta: int) -> dict:
     dyn = state.modify(state.objects[asset_id]["dynamic_asset_data_id"])
     dyn["current_supply"] = int(dyn["current_supply"]) + delta
     return dyn
-
-
-def _core_in_balance(state: ObjectStore, account_id: str, asset_id: str, value: int) -> None:
-    """Mirror the core balance in statistics ``core_in_balance`` (graphene)."""
-    if asset_id == "1.3.0":
-        state.modify(state.objects[account_id]["statistics"])["core_in_balance"] = value

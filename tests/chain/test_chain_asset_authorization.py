@@ -242,9 +242,14 @@ def test_order_cancel_and_restricted_transfer_texts(chain):
                                      "extensions": {}}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, held),
                       "issue_to_account": INIT1, "extensions": {}}])
-    with pytest.raises(InvalidOperation,
-                       match=rf"^Asset {held} has transfer_restricted flag enabled$"):
+    # GRAPHENE_ASSERT( ..., transfer_restricted_transfer_asset, ...) inside
+    # FC_RETHROW_EXCEPTIONS: fc's to_string; 10 sat of precision 3: "0.010"
+    with pytest.raises(InvalidOperation) as info:
         push(chain, transfer(INIT1, INIT2, 10, held))
+    assert str(info.value) == (f"restricted transfer asset: Asset {held} has "
+                               "transfer_restricted flag enabled Unable to transfer 0.010 HELD "
+                               "from init1 to init2")
+    assert (info.value.code, info.value.name) == (3050003, "transfer_restricted_transfer_asset")
     assert chain.state.balance(INIT1, held) == 1000
 
 

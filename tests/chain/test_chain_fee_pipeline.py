@@ -387,7 +387,8 @@ def test_a_check_sees_the_balance_before_the_fee(chain):
     with pytest.raises(InsufficientBalance,
                        match=r"^Assert Exception: insufficient_balance: Insufficient Balance: "
                              r"30 TEST, unable to transfer '30\.00001 TEST' from account "
-                             r"'init2' to 'init1'$"):
+                             r"'init2' to 'init1' Unable to transfer 30\.00001 TEST "
+                             r"from init2 to init1$"):
         push(chain, [0, {"from": INIT2, "to": INIT1, "amount": amt(3000001),
                          "extensions": []}])
     with pytest.raises(InsufficientBalance, match=r"^Assert Exception: abo->get_balance\(\) "

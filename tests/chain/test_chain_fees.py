@@ -137,3 +137,45 @@ def test_asset_update_checks(funded):
     _update(chain, silver, cer_quote="1.3.2", perms=0x01, flags=0)
     produce(chain)
     assert chain.state.get(silver)["options"]["issuer_permissions"] == 1
+
+
+def test_fee_pool_shortfall_refused_with_prepare_fees_text(funded):
+    """evaluator.cpp generic_evaluator::prepare_fee: a fee in another asset
+    converted at its core_exchange_rate must be covered by its fee pool,
+    FC_ASSERT( core_fee_paid <= fee_pool, "Fee pool balance of '${b}' is
+    less than the ${r} required to convert ${c}" ) with
+    database::to_pretty_string amounts."""
+    from kit.chain import amt, push_wire
+    from kit.signing import sign_wire
+
+    chain = funded
+    gold, _ = create_asset(chain, "GOLD", base=1, quote=2)  # 2 GOLD sat = 1 TEST sat
+    issue(chain, gold, 10 ** 8, to="1.2.6")
+    pool = int(chain.state.get("2.3.1")["fee_pool"])  # half of asset_create's fee
+    # the issuer leaves 1,234,567 TEST sat (12.34567 TEST) in the pool
+    push_wire(chain, [47, {"issuer": "1.2.6", "asset_id": gold,
+                           "amount_to_claim": amt(pool - 1234567), "extensions": []}])
+    assert chain.state.get("2.3.1")["fee_pool"] == 1234567
+    # 4,000,000 GOLD sat (4000 GOLD, precision 3) convert to 2,000,000 TEST
+    # sat (20 TEST): more than the pool
+    trx = sign_wire(chain, [[0, {"fee": amt(4000000, gold), "from": "1.2.6", "to": "1.2.7",
+                                 "amount": amt(1), "extensions": []}]])
+    with pytest.raises(errors.InvalidOperation) as info:
+        chain.push_transaction(trx)
+    assert str(info.value) == (
+        "Assert Exception: core_fee_paid <= fee_asset_dyn_data->fee_pool: Fee pool balance of "
+        "'12.34567 TEST' is less than the 20 TEST required to convert 4000 GOLD")
+    assert chain.state.get("2.3.1")["fee_pool"] == 1234567
+
+
+def test_to_pretty_string_as_asset_object_amount_to_string(funded):
+    """asset_object::amount_to_string: whole units, then every decimal when
+    any is not zero; "-0" before the decimals of a small negative amount."""
+    from nodeapi.chain.balances import to_pretty_string
+
+    state = funded.state
+    assert to_pretty_string(state, 2000000, "1.3.0") == "20 TEST"
+    assert to_pretty_string(state, 1234500, "1.3.0") == "12.34500 TEST"
+    assert to_pretty_string(state, -5, "1.3.0") == "-0.00005 TEST"
+    assert to_pretty_string(state, -100005, "1.3.0") == "-1.00005 TEST"
+    assert to_pretty_string(state, 0, "1.3.0") == "0 TEST"

@@ -36,6 +36,8 @@ imports another test module).
 - :mod:`kit.js`        the JavaScript clients of tests/js (npm install)
 - :mod:`kit.operation_cases` mainnet operation samples for the protocol tests
 - :mod:`kit.operation_samples` one operation of every type 0-77 (wire JSON)
+- :mod:`kit.side_by_side` the reference node and a nodeapi node, each on
+  its own chain, sent the same operations (``Side``, ``start_sides``)
 
 Fixtures live in ``tests/conftest.py``.
 """
