@@ -37,7 +37,7 @@ from kit.es_capture import Capture, bulk_actions
 from kit.es_compare import DOCUMENTED, final_documents, stored_documents, undocumented
 from kit.keys import OTHER_PUB
 from kit.paths import ROOT
-from kit.reference import nodeapi_follower, requires_reference, start_reference
+from kit.reference import requires_reference, start_reference
 from kit.signing import sign_wire_over_head
 from kit.smartcoin import bitasset_opts, feed
 from kit.wait import wait_until
@@ -152,9 +152,10 @@ def run(tmp_path_factory):
                          "--searchdb-visitor", "true", "--upstream-irreversible-only", "false")
         indexer.start()
         stack.append(indexer)
-        node = nodeapi_follower(tmp, producer, "--plugins", "searchdb searchdb-objects",
-                                "--searchdb-node-url", osmem.url, "--searchdb-visitor", "true",
-                                "--searchdb-index-prefix", "node-")
+        node = Daemon(str(tmp / "nodeapi"), "--seed-node", producer.ws_url,
+                      "--plugins", "searchdb searchdb-objects", "--searchdb-node-url", osmem.url,
+                      "--searchdb-visitor", "true", "--searchdb-index-prefix", "node-")
+        node.start()
         stack.append(node)
 
         last = run_transactions(producer)
