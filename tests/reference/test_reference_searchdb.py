@@ -150,13 +150,13 @@ def run(tmp_path_factory):
         indexer = Daemon(str(tmp / "indexer"), "--upstream", follower.ws_url,
                          "--plugins", "searchdb", "--searchdb-node-url", osmem.url,
                          "--searchdb-visitor", "true", "--upstream-irreversible-only", "false")
+        stack.append(indexer)  # stopped even when its start fails
         indexer.start()
-        stack.append(indexer)
         node = Daemon(str(tmp / "nodeapi"), "--seed-node", producer.ws_url,
                       "--plugins", "searchdb searchdb-objects", "--searchdb-node-url", osmem.url,
                       "--searchdb-visitor", "true", "--searchdb-index-prefix", "node-")
-        node.start()
         stack.append(node)
+        node.start()
 
         last = run_transactions(producer)
         follower.wait_head(last)
