@@ -45,6 +45,8 @@ class Peer:
         one lengthens the reconnect delay (:meth:`retry_delay`).
     :ivar bad_messages: malformed messages from the peer since it last
         delivered blocks that applied; each one lengthens the delay too.
+    :ivar connections: WebSocket connections to the peer opened since
+        start (the metrics count the ones after the first as reconnects).
     :ivar follower: the :class:`~nodeapi.peers.follower.Follower`.
     :ivar scheme_given: False for a ``--seed-node`` written without
         ``ws://``/``wss://`` (bitshares' seed-node names P2P endpoints: the
@@ -68,6 +70,7 @@ class Peer:
         self.protocol = None
         self.sync_failures = 0
         self.bad_messages = 0
+        self.connections = 0
         self._failure_message = None
         self.follower = Follower(self)
         reactor = network.reactor
@@ -155,6 +158,7 @@ class Peer:
         another chain id is rejected) and its sync start after connect."""
         self.protocol = proto
         self.state = "syncing"
+        self.connections += 1
         self.last_seen = self.network.reactor.seconds()
         self._subscribe(proto).addErrback(self.failed, proto)
 
@@ -289,7 +293,9 @@ class Peer:
 
     def describe(self) -> dict:
         """``{"addr", "state", "head_block_num", "head_block_id", "last_seen",
-        "bad_reason"}`` (last_seen in reactor seconds, or None)."""
+        "bad_reason", "reconnects"}`` (last_seen in reactor seconds, or None;
+        reconnects: connections opened after the first)."""
         return {"addr": self.address, "state": self.state,
                 "head_block_num": self.head_block_num, "head_block_id": self.head_block_id,
-                "last_seen": self.last_seen, "bad_reason": self.bad_reason}
+                "last_seen": self.last_seen, "bad_reason": self.bad_reason,
+                "reconnects": max(self.connections - 1, 0)}

@@ -208,6 +208,8 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
 
         registry = default_registry()
     guard = ConnectionGuard(reactor, limits, metrics)
+    if metrics is not None:
+        metrics.watch_rpc(node, lambda: len(guard.connections))
     failed_logins = FailedLogins(reactor)
     # limits per user and per address: no book at all (nothing checked per
     # call) unless some are configured

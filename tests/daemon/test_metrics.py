@@ -44,7 +44,28 @@ def test_metrics_count_blocks_calls_and_connections(chain):
     assert lines['nodeapi_rpc_calls_total{api="unresolved",function="unresolved",'
                  'outcome="error"}'] == 1
     assert lines["nodeapi_websocket_connections"] == 1
-    assert lines["nodeapi_blocks_produced_total"] == 0
+    assert lines["nodeapi_rpc_connections"] == 1  # the WebSocket's TCP connection
+    assert lines["nodeapi_block_subscribers"] == 0
+    # without the witness plugin there is nothing produced to count
+    assert not any(name.startswith("nodeapi_blocks_produced") for name in lines)
+    # every answered call is timed; the error is counted by its JSON-RPC code
+    assert lines['nodeapi_rpc_call_duration_seconds_count{api="database",'
+                 'function="get_chain_id"}'] == 2
+    assert lines['nodeapi_rpc_call_duration_seconds_bucket{api="database",'
+                 'function="get_chain_id",le="+Inf"}'] == 2
+    errors = {k: v for k, v in lines.items() if k.startswith("nodeapi_rpc_errors_total")}
+    assert list(errors.values()) == [1]
+    [series] = errors
+    assert 'api="unresolved"' in series and 'code="' in series and 'code=""' not in series
+    # process metrics (prometheus_client's process collector, /proc)
+    assert lines["process_resident_memory_bytes"] > 10 * 1024 * 1024
+    assert lines["process_open_fds"] >= 3 and lines["process_cpu_seconds_total"] > 0
+    assert lines["nodeapi_head_block_age_seconds"] >= 0
+    assert lines["nodeapi_last_irreversible_block_number"] <= 3
+    assert 0 < lines["nodeapi_witness_participation_ratio"] <= 1
+    assert lines["nodeapi_recently_missed_blocks"] >= 0
+    # no "_created" twin of any counter or histogram
+    assert not [name for name in lines if "_created" in name]
 
 
 def scrape(port):

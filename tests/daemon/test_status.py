@@ -185,7 +185,8 @@ def test_status_page_shows_peers_and_the_search_database(chain, tmp_path):
     metrics.clock.advance(chain.head_block_time + 2)
     figures = metrics.figures()
     assert figures["peers"] == [{"addr": peers.potential_peers()[0]["addr"],
-                                 "state": "connecting", "head_block_num": 0, "lag": 0}]
+                                 "state": "connecting", "head_block_num": 0, "lag": 0,
+                                 "reconnects": 0}]
     assert figures["searchdb"]["lag_blocks"] == 2 and figures["searchdb"]["queue"] == 0
     page = render_status(health(figures, HealthLimits(max_searchdb_lag=1)))
     cells = _cells(page)
