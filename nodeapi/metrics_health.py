@@ -110,13 +110,16 @@ class RecentErrors:
     Each kept entry is ``{"time" (wire time), "level", "text"}``, the text
     formatted by ``twisted.logger.formatEvent`` and cut at
     :data:`ERROR_TEXT` characters (a traceback keeps its first line only):
-    bounded in count and size, whatever the node logs.
+    bounded in count and size, whatever the node logs.  An event seen again
+    (same time, level and text: twistd hands the events logged before its
+    log began to every observer once more) is not counted twice.
 
     :ivar counts: ``{"warn": n, "error": n, "critical": n}`` since start.
     """
 
     def __init__(self, size: int = RECENT_ERRORS) -> None:
         self.entries: collections.deque = collections.deque(maxlen=size)
+        self._keys: collections.deque = collections.deque(maxlen=size)
         self.counts = {"warn": 0, "error": 0, "critical": 0}
 
     def __call__(self, event: dict) -> None:
@@ -132,6 +135,10 @@ class RecentErrors:
         if not text and event.get("log_failure") is not None:
             text = event["log_failure"].getErrorMessage()
         text = (text.splitlines() or [""])[0][:ERROR_TEXT]
+        key = (event.get("log_time"), level.name, text)
+        if key in self._keys:  # twistd replays the events logged before it began logging
+            return
+        self._keys.append(key)
         self.counts[level.name] += 1
         self.entries.append({"time": format_time(int(event.get("log_time") or 0)),
                              "level": level.name, "text": text})

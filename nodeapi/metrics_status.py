@@ -8,7 +8,12 @@ request, with its style inline and no script or external asset (it works
 offline and behind a strict Content-Security-Policy); it reloads itself
 every :data:`REFRESH` seconds (``<meta http-equiv="refresh">``).  Each
 figure sits in an element whose ``id`` is the figure's name (``head_block_num``,
-``searchdb_lag_blocks``, ...), so scripts and tests can read it.
+``searchdb_lag_blocks``, ...), so scripts and tests can read it.  Sections:
+the node's identity and resources (version, chain id, mode, plugins,
+uptime, resident memory, free space under the data dir), the chain, the
+last checkpoint, the upstreams or followed peers, the search database, RPC
+(connections, connected followers, calls, latency) and the recent warnings
+and errors of the log.
 
 ``/healthz`` answers HTTP 200 with the figures and ``"ok": true`` while the
 node is in sync, 503 with ``"ok": false`` and ``"problems"`` otherwise
@@ -66,8 +71,9 @@ def _duration(seconds) -> str:
     return " ".join(shown + [f"{secs}s"])
 
 
-def _node_section(node: dict) -> list:
-    """The identity and resources of the process."""
+def _node_section(node: dict) -> tuple:
+    """The identity and resources of the process, and its recent warnings
+    and errors: two lists of HTML parts."""
     rows = [("Version", "node_version", node["version"]),
             ("Chain id", "node_chain_id", node["chain_id"]),
             ("Mode", "node_mode", node["mode"]),
@@ -81,9 +87,9 @@ def _node_section(node: dict) -> list:
     rows.append(("Warnings / errors since start", "node_error_counts",
                  f"{counts.get('warn', 0)} / "
                  f"{counts.get('error', 0) + counts.get('critical', 0)}"))
-    parts = ["<h2>Node</h2><table>", _rows(rows), "</table>"]
+    identity = ["<h2>Node</h2><table>", _rows(rows), "</table>"]
     errors = node["errors"]
-    parts.append("<h2>Recent warnings and errors</h2>")
+    parts = ["<h2>Recent warnings and errors</h2>"]
     if not errors:
         parts.append('<p id="errors_none">None since start.</p>')
     else:
@@ -92,7 +98,7 @@ def _node_section(node: dict) -> list:
             parts.append("<tr>" + "".join(_cell(f"error{i}_{key}", entry[key])
                                           for key in ("time", "level", "text")) + "</tr>")
         parts.append("</table>")
-    return parts
+    return identity, parts
 
 
 def render_status(report: dict) -> str:
@@ -115,8 +121,10 @@ def render_status(report: dict) -> str:
     parts = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\">",
              f'<meta http-equiv="refresh" content="{REFRESH}">',
              "<title>nodeapi status</title>", f"<style>{_STYLE}</style></head><body>",
-             "<h1>nodeapi status</h1>", state, "<h2>Chain</h2><table>", _rows(chain),
-             "</table>"]
+             "<h1>nodeapi status</h1>", state]
+    identity, errors = _node_section(r["node"]) if r.get("node") is not None else ([], [])
+    parts += identity
+    parts += ["<h2>Chain</h2><table>", _rows(chain), "</table>"]
     checkpoint = r.get("checkpoint")
     if checkpoint is not None:
         parts += ["<h2>Last checkpoint</h2><table>", _rows([
@@ -168,8 +176,7 @@ def render_status(report: dict) -> str:
              latency.get("p50_ms")),
             ("Latency 99th percentile (ms)", "rpc_latency_p99", latency.get("p99_ms")),
             ("Latency max (ms)", "rpc_latency_max", latency.get("max_ms"))]), "</table>"]
-    if r.get("node") is not None:
-        parts += _node_section(r["node"])
+    parts += errors
     parts.append(f"<p>Reloads every {REFRESH} s. JSON: <a href=\"healthz\">/healthz</a>, "
                  "Prometheus: <a href=\"metrics\">/metrics</a>.</p></body></html>")
     return "".join(parts)
