@@ -21,6 +21,12 @@ log = Logger()
 
 #: the callback id this node registers with ``set_block_applied_callback``.
 BLOCK_APPLIED_CB = 1
+#: WebSocket close code of a peer that stops (RFC 6455 7.4.1 "going away";
+#: a nodeapi node sends it at a clean stop)
+GOING_AWAY = 1001
+#: seconds after a peer's planned stop during which failed reconnections are
+#: not logged (a restart); past them each one is, as for any lost peer
+RESTART_GRACE = 300.0
 
 
 class Peer:
@@ -47,6 +53,9 @@ class Peer:
         delivered blocks that applied; each one lengthens the delay too.
     :ivar connections: WebSocket connections to the peer opened since
         start (the metrics count the ones after the first as reconnects).
+    :ivar stopping_since: clock time (s) the peer closed its connection
+        with :data:`GOING_AWAY` (a planned stop or restart), until it is
+        connected again; else None.
     :ivar follower: the :class:`~nodeapi.peers.follower.Follower`.
     :ivar scheme_given: False for a ``--seed-node`` written without
         ``ws://``/``wss://`` (bitshares' seed-node names P2P endpoints: the
@@ -71,6 +80,7 @@ class Peer:
         self.sync_failures = 0
         self.bad_messages = 0
         self.connections = 0
+        self.stopping_since = None
         self._failure_message = None
         self.follower = Follower(self)
         reactor = network.reactor
@@ -93,7 +103,9 @@ class Peer:
         ``network.retry_policy(attempt + sync_failures + bad_messages - 1)``
         (at least ``attempt``): failed syncs and malformed messages grow it
         like failed connects.  A failure waiting to be reported is logged
-        here, once, with the delay."""
+        here, once, with the delay; an unreachable peer is not within
+        :data:`RESTART_GRACE` seconds of its planned stop (a restart is
+        one line, :meth:`disconnected`)."""
         extra = max(self.sync_failures + self.bad_messages - 1, 0)
         delay = self.network.retry_policy(attempt + extra)
         if self._failure_message is not None:
@@ -102,11 +114,16 @@ class Peer:
                       failures=self.sync_failures + self.bad_messages,
                       error=self._failure_message, delay=delay)
             self._failure_message = None
-        elif self._connect_error is not None:
+        elif self._connect_error is not None and not self._restarting():
             log.warn("Peer {peer} unreachable ({error}); reconnecting in {delay:.1f} s",
                      peer=self.address, error=self._connect_error, delay=delay)
         self._connect_error = None
         return delay
+
+    def _restarting(self) -> bool:
+        """True within :data:`RESTART_GRACE` seconds of a planned stop."""
+        return (self.stopping_since is not None
+                and self.network.clock.seconds() - self.stopping_since < RESTART_GRACE)
 
     def _connect_failed(self, reason: str) -> None:
         """A connection attempt failed (:class:`ReportingEndpoint`): logged
@@ -174,8 +191,14 @@ class Peer:
             self.protocol = None
             if self.state != "bad":
                 self.state = "disconnected"
-                log.info("Peer {peer} disconnected ({code} {reason})", peer=self.address,
-                         code=code, reason=reason or "")
+                if code == GOING_AWAY:
+                    self.stopping_since = self.network.clock.seconds()
+                    log.info("Peer {peer} is stopping ({code} going away: {reason}); "
+                             "following it again when it is back", peer=self.address,
+                             code=code, reason=reason or "no reason given")
+                else:
+                    log.info("Peer {peer} disconnected ({code} {reason})", peer=self.address,
+                             code=code, reason=reason or "")
 
     def notice(self, proto, callback_id, payload: list) -> None:
         """A ``{"method": "notice", "params": [callback_id, payload]}``
@@ -239,6 +262,7 @@ class Peer:
         dgp = yield proto.call("database", "get_dynamic_global_properties", [])
         self.head_block_num = max(self.head_block_num, int(dgp["head_block_number"]))
         self.head_block_id = dgp["head_block_id"]
+        self.stopping_since = None
         log.info("Connected to peer {peer}, head {head}", peer=self.address,
                  head=self.head_block_num)
         self.follower.sync()
