@@ -13,7 +13,8 @@ from twisted.logger import Logger
 
 from nodeapi.errors import ChainError, StorageError
 from nodeapi.peers.client import PeerRpcFactory
-from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint
+from nodeapi.peers.reconnect import (
+    GOING_AWAY, RESTART_GRACE, QuietClientService, ReportingEndpoint)
 from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.follower import Follower
 
@@ -21,12 +22,6 @@ log = Logger()
 
 #: the callback id this node registers with ``set_block_applied_callback``.
 BLOCK_APPLIED_CB = 1
-#: WebSocket close code of a peer that stops (RFC 6455 7.4.1 "going away";
-#: a nodeapi node sends it at a clean stop)
-GOING_AWAY = 1001
-#: seconds after a peer's planned stop during which failed reconnections are
-#: not logged (a restart); past them each one is, as for any lost peer
-RESTART_GRACE = 300.0
 
 
 class Peer:

@@ -537,3 +537,35 @@ def test_a_planned_restart_of_the_peer_is_one_info_line(producer, follower):
     assert f"Connected to peer 127.0.0.1:{portnum}, head 5" in lines
     assert svc.peers[f"127.0.0.1:{portnum}"].stopping_since is None
     assert svc.potential_peers()[0]["reconnects"] == 1
+
+
+def test_upstream_retry_report_names_a_planned_stop_and_keeps_quiet_while_it_restarts():
+    """A gateway's or indexer's upstream (nodeapi.peers.reconnect.RetryReport):
+    a 1001 close is one info line; refused reconnections within the
+    5 minutes after it are not logged, later ones are; another close is the
+    usual line."""
+    from twisted.logger import Logger, formatEvent
+
+    from nodeapi.peers.reconnect import RESTART_GRACE, RetryReport
+
+    clock = task.Clock()
+    events = []
+    report = RetryReport(Logger(observer=events.append), "Upstream ws://127.0.0.1:9/",
+                         lambda n: 2.0, clock=clock)
+    report.closed(1001, "node stopping")
+    for _ in range(3):
+        report.connect_failed("Connection refused")
+        assert report.delay(1) == 2.0
+        clock.advance(60)
+    clock.advance(RESTART_GRACE - 180)
+    report.connect_failed("Connection refused")
+    report.delay(2)
+    report.opened()
+    report.closed(1006, None)
+    lines = [(e["log_level"].name, formatEvent(e)) for e in events]
+    assert lines == [
+        ("info", "Upstream ws://127.0.0.1:9/ is stopping (1001 going away: node stopping); "
+                 "following it again when it is back"),
+        ("warn", "Upstream ws://127.0.0.1:9/ unreachable (Connection refused); retrying in "
+                 "2.0 s"),
+        ("info", "Upstream ws://127.0.0.1:9/ disconnected (1006 )")]
