@@ -3,7 +3,7 @@ the rules pass ``promtool check rules`` (Debian's ``prometheus`` package),
 the dashboard is valid JSON of the shape Grafana imports, and every metric
 name either uses is one that running nodes export - a producer (witness
 and searchdb plugins), a follower of it and a gateway in front of it,
-scraped over loopback."""
+scraped over loopback; their expositions pass ``promtool check metrics``."""
 
 import json
 import os
@@ -153,6 +153,11 @@ def test_rules_and_dashboard_use_only_exported_metrics(tmp_path, osmem):
                                                       "nodeapi_witness_missed"))]
     for name, text in texts.items():
         assert "_created" not in text, name
+        # the exposition passes Prometheus's own linter (names, units, help)
+        lint = subprocess.run([_promtool(), "check", "metrics"], input=text,
+                              capture_output=True, text=True, timeout=60)
+        assert lint.returncode == 0 and not lint.stdout.strip(), (name, lint.stdout,
+                                                                   lint.stderr)
     missing = {}
     for where, expressions in (("rule", _rule_expressions()),
                                ("dashboard", _dashboard_expressions())):
