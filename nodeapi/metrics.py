@@ -23,7 +23,8 @@ dashboard shipped in etc/prometheus and etc/grafana); all prefixed
 * ``rpc_calls_total{api, function, outcome}`` (counter; outcome ``ok`` or
   ``error``), ``rpc_call_duration_seconds{api, function}`` (histogram,
   :data:`LATENCY_BUCKETS`), ``rpc_errors_total{api, function, code}``
-  (counter, the JSON-RPC error code); a call naming no API function counts
+  (counter, the JSON-RPC error code; ``other`` past :data:`MAX_ERROR_CODES`
+  distinct codes); a call naming no API function counts
   as ``api="unresolved", function="unresolved"``;
 * ``rpc_connections`` (gauge: TCP connections on the RPC port, HTTP and
   WebSocket), ``websocket_connections`` (gauge: open WebSocket sessions),
@@ -74,6 +75,8 @@ from nodeapi.metrics_status import HealthResource, StatusResource
 
 disable_created_metrics()
 
+#: distinct ``code`` label values of ``nodeapi_rpc_errors_total`` (then ``other``)
+MAX_ERROR_CODES = 32
 #: bounds (seconds) of ``nodeapi_rpc_call_duration_seconds``
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                    10.0)
@@ -300,6 +303,7 @@ class Metrics:
         self.latency = LatencyWindow()
         self.recent_errors = RecentErrors()
         self.calls_total = 0
+        self._codes: set = set()  # error code labels given so far
         self.node = None
         self.connection_count = None
         self.registry = CollectorRegistry(auto_describe=False)
@@ -388,7 +392,18 @@ class Metrics:
             self.rpc_duration.labels(api, function).observe(seconds)
             self.latency.add(seconds)
         if outcome == "error":
-            self.rpc_errors.labels(api, function, str(code if code is not None else "")).inc()
+            self.rpc_errors.labels(api, function, self._code_label(code)).inc()
+
+    def _code_label(self, code) -> str:
+        """The ``code`` label of an error: the code as text, or ``other``
+        past :data:`MAX_ERROR_CODES` distinct ones (a gateway passes its
+        upstreams' codes on: they must not grow the series without bound)."""
+        label = str(code) if isinstance(code, int) and not isinstance(code, bool) else "other"
+        if label not in self._codes:
+            if len(self._codes) >= MAX_ERROR_CODES:
+                return "other"
+            self._codes.add(label)
+        return label
 
     def limit_refused(self, limit: str, scope: str) -> None:
         """Count one refusal in ``nodeapi_rpc_limit_refusals_total{limit,

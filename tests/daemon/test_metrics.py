@@ -139,3 +139,25 @@ def test_searchdb_metrics_shipping_outage_and_rejects(
         yield proxy.down()
         yield listening.stopListening()
         chain.block_log.close()
+
+
+def test_error_codes_are_bounded_label_values(chain):
+    """A gateway passes on whatever codes its upstreams send: past
+    MAX_ERROR_CODES distinct ones (and for a code that is no integer) the
+    label is ``other``, so the series stay bounded."""
+    from nodeapi.metrics import MAX_ERROR_CODES
+    from nodeapi.rpc.jsonrpc import Request
+
+    metrics = Metrics(chain)
+    request = Request.__new__(Request)
+    request.api_name, request.function = "database", "get_objects"
+    for code in range(MAX_ERROR_CODES + 10):
+        metrics.rpc_call(request, "error", metrics.call_started(), code)
+    metrics.rpc_call(request, "error", None, "13")
+    labels = {s.labels["code"] for s in metrics.rpc_errors.collect()[0].samples
+              if s.name.endswith("_total")}
+    assert len(labels) == MAX_ERROR_CODES + 1 and "other" in labels and "0" in labels
+    other = metrics.registry.get_sample_value(
+        "nodeapi_rpc_errors_total", {"api": "database", "function": "get_objects",
+                                     "code": "other"})
+    assert other == 11
