@@ -9,7 +9,7 @@ dashboard shipped in etc/prometheus and etc/grafana); all prefixed
   ``process_open_fds``, ``process_max_fds``, ``process_start_time_seconds``
   (prometheus_client's process collector, Linux ``/proc``);
 * ``build_info{version, python, twisted, chain_id, mode}`` (gauge, 1;
-  ``mode`` ``node``, ``gateway`` or ``indexer``), ``data_dir_free_bytes``
+  ``mode`` ``node`` or ``gateway``), ``data_dir_free_bytes``
   (gauge: ``statvfs`` of ``--data-dir``);
 * ``head_block_number``, ``head_block_age_seconds`` (gauges; in indexer and
   gateway mode the last block indexed or the freshest upstream's),

@@ -154,15 +154,10 @@ def _identity(mode: str, chain_id: str, plugins) -> dict:
 
 def _log_version() -> None:
     """The first line of the log: what runs (nodeapi, Twisted and Python
-    versions)."""
-    import platform
-
-    import twisted
-
-    from nodeapi import __version__
-
-    log.info("nodeapi {version} (Twisted {twisted}, Python {python})", version=__version__,
-             twisted=twisted.__version__, python=platform.python_version())
+    versions, as :func:`_identity` gives them)."""
+    ident = _identity("", "", ())
+    log.info("nodeapi {version} (Twisted {twisted}, Python {python})",
+             version=ident["version"], twisted=ident["twisted"], python=ident["python"])
 
 
 def _make_service(options, reactor):
