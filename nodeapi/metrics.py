@@ -28,6 +28,8 @@ dashboard shipped in etc/prometheus and etc/grafana); all prefixed
   as ``api="unresolved", function="unresolved"``;
 * ``rpc_connections`` (gauge: TCP connections on the RPC port, HTTP and
   WebSocket), ``websocket_connections`` (gauge: open WebSocket sessions),
+  ``websocket_logged_in_sessions`` (gauge: of those, logged in as a named
+  api-access user),
   ``block_subscribers`` (gauge: sessions with a block-applied callback:
   following nodes and wallets);
 * ``rpc_limit_refusals_total{limit, scope}`` (counter): calls, connections
@@ -194,6 +196,10 @@ class _PullCollector:
         if count is not None:
             yield _gauge("nodeapi_rpc_connections",
                          "Open TCP connections on the RPC port (HTTP and WebSocket)", count())
+        if m.logged_in is not None:
+            yield _gauge("nodeapi_websocket_logged_in_sessions",
+                         "WebSocket sessions logged in as a named api-access user",
+                         m.logged_in())
         node = m.node
         if node is not None and getattr(node, "chain", None) is not None:
             yield _gauge("nodeapi_block_subscribers",
@@ -305,7 +311,7 @@ class Metrics:
         self.calls_total = 0
         self._codes: set = set()  # error code labels given so far
         self.node = None
-        self.connection_count = None
+        self.connection_count = self.logged_in = None
         self.registry = CollectorRegistry(auto_describe=False)
         ProcessCollector(registry=self.registry)
         self.blocks_applied = Counter("nodeapi_blocks_applied", "Blocks applied (live and replay)",
@@ -356,12 +362,15 @@ class Metrics:
         :class:`~nodeapi.applied.AppliedBlock`) is not looked at."""
         self.blocks_applied.inc()
 
-    def watch_rpc(self, node, connection_count) -> None:
+    def watch_rpc(self, node, connection_count, logged_in=None) -> None:
         """The RPC site being built (:func:`nodeapi.rpc.site.rpc_site`):
-        ``node`` (the :class:`~nodeapi.node.Node`: its block subscribers)
-        and ``connection_count`` (``() -> int``: open TCP connections on
-        the RPC port) are read at each scrape."""
+        ``node`` (the :class:`~nodeapi.node.Node`: its block subscribers),
+        ``connection_count`` (``() -> int``: open TCP connections on the
+        RPC port) and ``logged_in`` (``() -> int``: WebSocket sessions
+        logged in as a named api-access user, or None) are read at each
+        scrape."""
         self.node, self.connection_count = node, connection_count
+        self.logged_in = logged_in
 
     def call_started(self) -> float:
         """The clock's time now, to hand back to :meth:`rpc_call`."""
@@ -422,6 +431,7 @@ class Metrics:
                "latency": self.latency.summary(),
                "tcp_connections": (self.connection_count() if self.connection_count
                                    else None),
+               "logged_in": self.logged_in() if self.logged_in else None,
                "block_subscribers": (getattr(self.node, "block_subscribers", None)
                                      if self.node is not None and self.chain is not None
                                      else None)}

@@ -167,6 +167,7 @@ def render_status(report: dict) -> str:
             ("TCP connections (HTTP and WebSocket)", "rpc_tcp_connections",
              rpc.get("tcp_connections")),
             ("WebSocket connections", "rpc_connections", rpc["connections"]),
+            ("of them logged in as a user", "rpc_logged_in", rpc.get("logged_in")),
             ("Connected followers (block-applied callbacks)", "rpc_block_subscribers",
              rpc.get("block_subscribers")),
             ("Calls per second (last minute)", "rpc_calls_per_second",

@@ -23,16 +23,21 @@ def test_metrics_count_blocks_calls_and_connections(chain):
     metrics = Metrics(chain)
     chain.add_consumer(metrics)
     produce(chain, 3)
-    server = RunningSite(make_node(chain), ApiAccess.default(), metrics=metrics)
+    from kit.daemon import ACCESS
+
+    server = RunningSite(make_node(chain), ApiAccess.load(ACCESS), metrics=metrics)
     port = reactor.listenTCP(0, metrics.site(), interface="127.0.0.1")
     try:
         ws = yield ws_connect(server.port)
+        anonymous = yield ws_connect(server.port)
+        assert (yield ws.call(1, "login", "bytemaster", "supersecret")) is True
         yield ws.call(0, "get_chain_id")
         yield ws.call(0, "get_chain_id")
         yield ws.request(0, "no_such_function")
         resp = yield treq.get(f"http://127.0.0.1:{port.getHost().port}/metrics")
         text = (yield resp.text())
         ws.dropConnection()
+        anonymous.dropConnection()
     finally:
         yield server.stop()
         yield port.stopListening()
@@ -43,8 +48,9 @@ def test_metrics_count_blocks_calls_and_connections(chain):
     assert lines['nodeapi_rpc_calls_total{api="database",function="get_chain_id",outcome="ok"}'] == 2
     assert lines['nodeapi_rpc_calls_total{api="unresolved",function="unresolved",'
                  'outcome="error"}'] == 1
-    assert lines["nodeapi_websocket_connections"] == 1
-    assert lines["nodeapi_rpc_connections"] == 1  # the WebSocket's TCP connection
+    assert lines["nodeapi_websocket_connections"] == 2
+    assert lines["nodeapi_websocket_logged_in_sessions"] == 1  # bytemaster
+    assert lines["nodeapi_rpc_connections"] == 2  # the WebSockets' TCP connections
     assert lines["nodeapi_block_subscribers"] == 0
     # without the witness plugin there is nothing produced to count
     assert not any(name.startswith("nodeapi_blocks_produced") for name in lines)
