@@ -250,3 +250,33 @@ def test_status_page_shows_peers_and_the_search_database(chain, tmp_path):
     assert cells["peer0_state"] == "connecting"
     assert cells["searchdb_lag_blocks"] == "2" and cells["searchdb_queue"] == "0"
     assert "search database is 2 blocks behind (limit 1)" in page
+
+
+def test_recent_errors_are_bounded_and_counted_once():
+    """The status page's log excerpt: warnings and errors only, the newest
+    first, at most RECENT_ERRORS entries of at most ERROR_TEXT characters
+    (a traceback's first line), each event counted once even when twistd
+    hands it over again."""
+    from twisted.logger import Logger
+
+    from nodeapi.metrics_health import ERROR_TEXT, RECENT_ERRORS, RecentErrors
+
+    recent = RecentErrors()
+    events = []
+    log = Logger(namespace="test", observer=events.append)
+    log.info("not kept")
+    for i in range(RECENT_ERRORS + 5):
+        log.warn("warning {i}", i=i)
+    log.error("x" * 1000 + "\nsecond line")
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        log.failure("it failed")
+    for event in events + events[-2:]:  # the last two seen twice
+        recent(event)
+    entries = recent.recent()
+    assert len(entries) == RECENT_ERRORS
+    assert entries[0]["level"] == "critical" and entries[0]["text"] == "it failed"
+    assert entries[1]["level"] == "error" and entries[1]["text"] == "x" * ERROR_TEXT
+    assert entries[2]["text"] == f"warning {RECENT_ERRORS + 4}"
+    assert recent.counts == {"warn": RECENT_ERRORS + 5, "error": 1, "critical": 1}
