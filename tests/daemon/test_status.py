@@ -280,3 +280,17 @@ def test_recent_errors_are_bounded_and_counted_once():
     assert entries[1]["level"] == "error" and entries[1]["text"] == "x" * ERROR_TEXT
     assert entries[2]["text"] == f"warning {RECENT_ERRORS + 4}"
     assert recent.counts == {"warn": RECENT_ERRORS + 5, "error": 1, "critical": 1}
+
+
+def test_latency_window_median_and_99th_percentile():
+    """Durations 1..100 ms: median 51 ms (the value at index 50 of 100),
+    99th percentile 100 ms, max 100 ms; only the last ``size`` calls count."""
+    from nodeapi.metrics_health import LatencyWindow
+
+    window = LatencyWindow(size=100)
+    assert window.summary() == {"calls": 0, "p50_ms": None, "p99_ms": None, "max_ms": None}
+    window.add(9.0)  # pushed out by the hundred below
+    for ms in range(100, 0, -1):
+        window.add(ms / 1000)
+    assert window.summary() == {"calls": 100, "p50_ms": 51.0, "p99_ms": 100.0,
+                                "max_ms": 100.0}
