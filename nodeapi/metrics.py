@@ -1,9 +1,10 @@
 """Prometheus metrics, the status page and the health check on
 ``--metrics-endpoint`` (off by default).
 
-Exposed series (docs/operators.rst lists them with the alert rules and the
-dashboard shipped in etc/prometheus and etc/grafana); all prefixed
-``nodeapi_`` but the process collector's:
+Exposed series (README.rst, "Metrics"; docs/operators.rst installs the
+alert rules and the dashboard shipped in etc/prometheus and etc/grafana,
+which use only these names); all prefixed ``nodeapi_`` but the process
+collector's:
 
 * ``process_resident_memory_bytes``, ``process_cpu_seconds_total``,
   ``process_open_fds``, ``process_max_fds``, ``process_start_time_seconds``
@@ -39,7 +40,8 @@ dashboard shipped in etc/prometheus and etc/grafana); all prefixed
 * followed peers (``--seed-node``), label ``peer``: ``peer_connected``
   (0 or 1), ``peer_head_block_number``, ``peer_lag_blocks`` (how far the
   peer's head is ahead of this node's), ``peer_reconnects_total``;
-* indexer mode's upstream: ``indexer_lag_blocks``, ``indexer_lag_seconds``,
+* a gateway's followed upstream (searchdb plugin) or freshest upstream:
+  ``indexer_lag_blocks``, ``indexer_lag_seconds``,
   ``indexer_upstream_reconnects_total``; a gateway's upstreams:
   :mod:`nodeapi.gateway.figures` (``gateway_upstream_*``);
 * ``checkpoint_block_number`` and ``checkpoint_age_seconds`` (the newest
