@@ -104,6 +104,11 @@ def test_dashboard_is_a_grafana_dashboard():
             assert panel["targets"] and panel["datasource"]["uid"] == "${datasource}"
             grid = panel["gridPos"]
             assert grid["x"] + grid["w"] <= 24
+    grids = [p["gridPos"] for p in dash["panels"]]
+    overlapping = [(a, b) for i, a in enumerate(grids) for b in grids[i + 1:]
+                   if a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"]
+                   and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]]
+    assert overlapping == []
 
 
 @pytest.mark.slow
