@@ -91,9 +91,10 @@ SINGLE = [
      "Gateway: blocks an upstream's head may lag the best upstream's and still serve "
      "reads (default 3)."),
     ("checkpoint-interval", "1000", parse_int(0),
-     "Blocks between checkpoints of the node state, written in the background and at a "
-     "clean stop so a start replays only the blocks after the newest; 0 = only at a "
-     "clean stop (default 1000)."),
+     "Blocks between checkpoints of the node state while in sync, written in the "
+     "background and at a clean stop so a start replays only the blocks after the "
+     "newest; while catching up (blocks over a minute old) one per minute of work "
+     "instead; 0 = only at a clean stop (default 1000)."),
     ("api-access", "", parse_text,
      "JSON file of api-access permissions (default: none, anonymous default access)."),
     ("api-node-info", "", parse_text, "Free text returned by login_api get_info."),
