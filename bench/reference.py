@@ -76,9 +76,11 @@ NODEAPI_PLUGINS = "account_history market_history"
 # -- the load generator (child process) ---------------------------------------
 
 async def client(mode: str, port: int, seconds: float, conns: int, window: int,
-                 request: bytes) -> None:
-    """Load ``port`` with ``request``; print ``start`` after a 1 s warm-up
-    and ``stop N S`` (N replies in S seconds) at the end of the window."""
+                 request: bytes, warm_up: float) -> None:
+    """Load ``port`` with ``request`` (``mode``: ``ws`` pipelined, ``http``
+    keep-alive, ``http1`` a connection per request); print ``start`` after
+    ``warm_up`` seconds and ``stop N S`` (N replies in S seconds) at the end
+    of the window."""
     from rpc import HttpLoad, WsLoad, _Counter, masked_frame
 
     loop = asyncio.get_running_loop()
@@ -111,7 +113,7 @@ async def client(mode: str, port: int, seconds: float, conns: int, window: int,
             await loop.create_connection(lambda: HttpLoad([http], counter), "127.0.0.1", port)
         else:
             await loop.create_connection(ws, "127.0.0.1", port)
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(warm_up)
     base, started = counter.replies, time.perf_counter()
     print("start", flush=True)
     await asyncio.sleep(seconds)
@@ -147,7 +149,7 @@ def load_phase(mode: str, port: int, pid: int, request: bytes, args) -> tuple:
     conns = args.ws_conns if mode == "ws" else args.http_conns
     child = subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), "--client", mode, str(port),
-         str(args.seconds), str(conns), str(args.window), request.decode()],
+         str(args.seconds), str(conns), str(args.window), request.decode(), str(args.warm_up)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         marks = {}
@@ -599,6 +601,8 @@ def parse_args(argv):
     parser.add_argument("--transfers", type=int, default=20,
                         help="transfers in each such transaction (plus two filling orders)")
     parser.add_argument("--seconds", type=float, default=3.0, help="measured window per phase")
+    parser.add_argument("--warm-up", type=float, default=1.0,
+                        help="seconds of load before each measured window")
     parser.add_argument("--rounds", type=int, default=1, help="rounds of the read phases")
     parser.add_argument("--http-conns", type=int, default=16)
     parser.add_argument("--ws-conns", type=int, default=4)
@@ -611,9 +615,9 @@ def parse_args(argv):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--client":
-        mode, port, seconds, conns, window, request = sys.argv[2:8]
+        mode, port, seconds, conns, window, request, warm_up = sys.argv[2:9]
         asyncio.run(client(mode, int(port), float(seconds), int(conns), int(window),
-                           request.encode()))
+                           request.encode(), float(warm_up)))
     else:
         import signal
 
