@@ -40,11 +40,17 @@ the reference's and the ratio nodeapi / reference.
 5. Startup: time from the process start to its RPC answering with the
    head, from a data dir of that chain (nodeapi from its checkpoint).
 
+With ``--today``, the scripts behind today's goals run after it in child
+processes and their lines are printed too: ``bench/chain.py`` (replay
+>= 30,000 empty and >= 20,000 transfer blocks/s on a quiet machine; the
+script prints its own floor), ``bench/rpc.py`` (>= 0.85 of the bare
+servers) and ``bench/notices.py`` (1,000 subscribers, p99 <= 100 ms).
+
 Then the goals of the issue (>= 1.0 on every read, no worse than 0.8; the
 catch-up >= 0.5 of the reference's replay) with met / NOT met.
 
 Run: PYTHONPATH=. python bench/reference.py [--blocks N] [--tx-every K]
-[--transfers T] [--seconds S] [--rounds R]
+[--transfers T] [--seconds S] [--rounds R] [--today]
 """
 
 import argparse
@@ -586,10 +592,23 @@ def run(args) -> list:
     out(f"startup: serving the head from a data dir of that chain: nodeapi {node_start_s:.2f} s "
         f"(from its checkpoint), reference {ref_start_s:.2f} s; ratio "
         f"{node_start_s / ref_start_s:.2f}")
+    if args.today:
+        for script, extra in TODAY:
+            done = subprocess.run([sys.executable, os.path.join(HERE, script), *extra],
+                                  capture_output=True, text=True, timeout=1800,
+                                  env=dict(os.environ, PYTHONPATH=os.path.join(HERE, "..")))
+            last = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
+            out(f"today's goals, bench/{script} {' '.join(extra)}: " + (
+                last if done.returncode == 0 else f"FAILED: {done.stderr[-500:]}"))
     end = os.getloadavg()
     out(f"load average at the end {end[0]:.2f} {end[1]:.2f} {end[2]:.2f} (2 shared cores: "
         f"compare the ratios, measured in the same run)")
     return lines
+
+
+#: the scripts of today's goals (``--today``) and their arguments
+TODAY = (("chain.py", ()), ("rpc.py", ("--rounds", "1", "--seconds", "3")),
+         ("notices.py", ("--blocks", "20")))
 
 
 def parse_args(argv):
@@ -607,6 +626,8 @@ def parse_args(argv):
     parser.add_argument("--http-conns", type=int, default=16)
     parser.add_argument("--ws-conns", type=int, default=4)
     parser.add_argument("--window", type=int, default=64, help="WebSocket calls in flight")
+    parser.add_argument("--today", action="store_true",
+                        help="also run bench/chain.py, rpc.py and notices.py (today's goals)")
     args = parser.parse_args(argv)
     if args.blocks < 10 or args.tx_every < 1 or args.transfers < 0:
         parser.error("--blocks >= 10, --tx-every >= 1, --transfers >= 0")
