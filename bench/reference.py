@@ -602,7 +602,7 @@ def run(args) -> list:
                                   capture_output=True, text=True, timeout=1800,
                                   env=dict(os.environ, PYTHONPATH=os.path.join(HERE, "..")))
             last = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
-            out(f"today's goals, bench/{script} {' '.join(extra)}: " + (
+            out(f"today's goals, bench/{' '.join((script,) + extra)}: " + (
                 last if done.returncode == 0 else f"FAILED: {done.stderr[-500:]}"))
     end = os.getloadavg()
     out(f"load average at the end {end[0]:.2f} {end[1]:.2f} {end[2]:.2f} (2 shared cores: "
