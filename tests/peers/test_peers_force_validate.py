@@ -73,11 +73,11 @@ def _follow(producer, follower, tamper, force_validate):
 @pytest_twisted.inlineCallbacks
 def test_a_wrong_transaction_signature_is_skipped_without_force_validate(producer, follower):
     svc, port = yield _follow(producer, follower, _wrong_transaction_signature, False)
-    yield wait_for(lambda: follower.head_block_num == 3)
+    yield wait_for(lambda: follower.head_block_num == 3
+                   and svc.potential_peers()[0]["state"] == "live")
     assert follower.head_block_id == block_id(_wrong_transaction_signature(
         dict(producer.get_block(3))))
     assert follower.state.balance("1.2.7", CORE) == AMOUNT
-    assert svc.potential_peers()[0]["state"] == "live"
     yield close(svc, port)
 
 
@@ -100,3 +100,27 @@ def test_a_wrong_witness_signature_is_always_refused(producer, follower, force_v
     assert follower.head_block_num == 2
     assert "signed by" in svc.potential_peers()[0]["bad_reason"]
     yield close(svc, port)
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["--plugins", "account_history"], False),
+    (["--plugins", "account_history", "--force-validate"], True),
+    (["--plugins", "witness account_history"], True),  # a producer: application.cpp
+])
+def test_the_daemon_verifies_followed_signatures_only_when_told_or_producing(
+        tmp_path, args, expected):
+    """tap.py: ``--force-validate`` or the witness plugin make the peers
+    service verify every signature (graphene ``_is_block_producer ||
+    _force_validate``); a plain follower skips them."""
+    from twisted.internet.testing import MemoryReactorClock
+
+    from nodeapi.tap import Options, makeService
+
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"), "--seed-node",
+                          "127.0.0.1:1", *args])
+    top = makeService(options, MemoryReactorClock())
+    try:
+        assert top.node.peers.force_validate is expected
+    finally:
+        top.node.chain.block_log.close()
