@@ -92,7 +92,8 @@ class Follower:
                 for start in range(0, len(blocks), APPLY_SLICE):
                     if not self._apply_slice(blocks[start:start + APPLY_SLICE], proto):
                         break
-                    yield task.deferLater(network.reactor, 0, lambda: None)  # serve
+                    if start + APPLY_SLICE < len(blocks):  # let the reactor serve
+                        yield task.deferLater(network.reactor, 0, lambda: None)
                 if blocks and blocks[0] is not None:
                     peer.sync_failures = peer.bad_messages = 0  # a successful step
                 if not blocks or blocks[-1] is None:
