@@ -53,6 +53,7 @@ from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permiss
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED
 from nodeapi.chain.maintenance import perform_chain_maintenance
 from nodeapi.chain.vesting import deposit_lazy_vesting
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, GRAPHENE_IRREVERSIBLE_THRESHOLD
 
 MAINTENANCE_FLAG = 0x01  # dynamic_global_property_object::maintenance_flag
 RECENTLY_MISSED_INCREMENT = 4  # GRAPHENE_RECENTLY_MISSED_COUNT_INCREMENT
@@ -181,8 +182,9 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     number/id/time, current witness and ``current_aslot``,
     ``recent_slots_filled`` and ``recently_missed_count``, the signing
     witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
-    ``last_irreversible_block_num`` (the block confirmed by 75 % of the
-    active witnesses, graphene ``update_last_irreversible_block``); then
+    ``last_irreversible_block_num`` (the block confirmed by 70 % of the
+    active witnesses, never lower than before, graphene
+    ``update_last_irreversible_block``); then
     the due ticket updates (``process_tickets``), maintenance, expired
     proposals (executed when authorized, graphene
     ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
@@ -220,7 +222,12 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     new["current_aslot"] = aslot
     new["recent_slots_filled"] = filled
     new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
-    new["last_irreversible_block_num"] = confirmed[(10000 - 7500) * len(confirmed) // 10000]
+    # db_update.cpp update_last_irreversible_block: the block confirmed by
+    # GRAPHENE_IRREVERSIBLE_THRESHOLD of the active witnesses; it only rises
+    offset = ((GRAPHENE_100_PERCENT - GRAPHENE_IRREVERSIBLE_THRESHOLD) * len(confirmed)
+              // GRAPHENE_100_PERCENT)
+    new["last_irreversible_block_num"] = max(confirmed[offset],
+                                             old["last_irreversible_block_num"])
     process_tickets(state, ts)
     ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)
     if maintenance:
