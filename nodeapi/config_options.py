@@ -180,6 +180,10 @@ FLAGS = [
     ("replay-blockchain",
      "Rebuild the state from the whole block log, ignoring the checkpoints (bitshares-core's "
      "option)."),
+    ("force-validate",
+     "Verify the transactions' signatures in blocks from followed nodes too (by default "
+     "they are skipped, as on a bitshares-core node that does not produce: the witness "
+     "signature and the chain's rules are always checked)."),
 ] + [(option.name, option.help)
      for plugin in PLUGINS for option in plugin.options if option.kind == interface.FLAG]
 #: Repeatable options: (name, coercer returning a list, help).
@@ -199,7 +203,7 @@ MULTI = [
 #: them (a bitshares config.ini loads); each gives one warning and is ignored.
 REFERENCE_ONLY = frozenset("""
     checkpoint dbg-init-key debug-private-key enable-p2p-network enable-standby-votes-tracking
-    force-validate genesis-timestamp io-threads ignore-api-helper-indexes-warning
+    genesis-timestamp io-threads ignore-api-helper-indexes-warning
     p2p-accept-incoming-connections p2p-advertise-peer-algorithm p2p-advertise-peer-endpoint
     p2p-connect-to-new-peers p2p-endpoint p2p-exclude-peer-endpoint p2p-inbound-endpoint
     proxy-forwarded-for-header required-participation resync-blockchain

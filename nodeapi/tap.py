@@ -198,8 +198,11 @@ def _make_service(options, reactor):
     chain = Chain(options.genesis, block_log, clock=reactor,
                   statistics_type=options["account-statistics-type"])
     plugins, services = _build_plugins(options, chain, data_dir, reactor)
+    # a producing node verifies every signature, as bitshares-core's
+    # (application.cpp handle_block: _is_block_producer || _force_validate)
     peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor,
-                        max_message_size=options["max-message-size"])
+                        max_message_size=options["max-message-size"],
+                        force_validate=options["force-validate"] or "witness" in services)
     checkpoints = CheckpointService(
         chain, os.path.join(data_dir, "checkpoints"), options["checkpoint-interval"], reactor,
         replay_blockchain=options["replay-blockchain"])

@@ -358,19 +358,29 @@ class Chain:
             self._restore_pending([p for p in pending if p[2] not in kept])
         return block
 
-    def push_block(self, block: dict, now: float | None = None) -> AppliedBlock:
+    def push_block(self, block: dict, now: float | None = None, *,
+                   check_signatures: bool = True) -> AppliedBlock:
         """Validate a block from a peer
         (:meth:`~nodeapi.chain.blocks.BlockApplier.check_pushed`: form,
         limits against ``now``, the local wall-clock seconds, default
-        :meth:`wall_time`; link, slot, witness, signature, merkle root) and
-        apply it, raising what that raises, or :class:`InvalidBlock` /
-        the failing transaction's ChainError.  The ``operation_results`` in
-        the block are not compared with what applying produces, as in
-        graphene (:mod:`nodeapi.chain.blocks`)."""
+        :meth:`wall_time`; link, slot, witness, the witness signature,
+        merkle root) and apply it, raising what that raises, or
+        :class:`InvalidBlock` / the failing transaction's ChainError.
+
+        ``check_signatures=False`` is graphene's
+        ``skip_transaction_signatures`` (libraries/app/application.cpp
+        ``handle_block`` on a node that neither produces nor runs with
+        ``--force-validate``; db_block.cpp ``_apply_transaction``): the
+        transactions' signers are not recovered and their authorities not
+        verified; the witness signature, TaPoS, expiration, duplicates,
+        sizes and every operation's rules are checked all the same.  The
+        ``operation_results`` in the block are not compared with what
+        applying produces, as in graphene (:mod:`nodeapi.chain.blocks`)."""
         checked = self.blocks.check_pushed(block, self.wall_time() if now is None else now)
         pending = self._take_pending()
         try:
-            applied = self._apply_block(block, check_sigs=True, replay=False, checked=checked)
+            applied = self._apply_block(block, check_sigs=check_signatures, replay=False,
+                                        checked=checked)
         finally:
             self._restore_pending(pending)
         return applied

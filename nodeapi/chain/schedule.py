@@ -53,7 +53,7 @@ from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permiss
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED
 from nodeapi.chain.maintenance import perform_chain_maintenance
 from nodeapi.chain.vesting import deposit_lazy_vesting
-from nodeapi.protocol.config import GRAPHENE_100_PERCENT, IRREVERSIBLE_THRESHOLD
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, GRAPHENE_IRREVERSIBLE_THRESHOLD
 
 MAINTENANCE_FLAG = 0x01  # dynamic_global_property_object::maintenance_flag
 RECENTLY_MISSED_INCREMENT = 4  # GRAPHENE_RECENTLY_MISSED_COUNT_INCREMENT
@@ -238,9 +238,9 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     new["current_aslot"] = aslot
     new["recent_slots_filled"] = filled
     new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
-    lib = (num - 1 if irreversible_follows_head
-           else confirmed[(GRAPHENE_100_PERCENT - IRREVERSIBLE_THRESHOLD) * len(confirmed)
-                          // GRAPHENE_100_PERCENT])
+    offset = ((GRAPHENE_100_PERCENT - GRAPHENE_IRREVERSIBLE_THRESHOLD) * len(confirmed)
+              // GRAPHENE_100_PERCENT)
+    lib = num - 1 if irreversible_follows_head else confirmed[offset]
     if lib > old["last_irreversible_block_num"]:  # it never moves back
         new["last_irreversible_block_num"] = lib
     process_tickets(state, ts)

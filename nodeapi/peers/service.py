@@ -58,10 +58,18 @@ class PeerService(service.MultiService):
         :data:`~nodeapi.peers.parameters.DEFAULT_PARAMETERS`.
     :param max_message_size: the largest WebSocket message and frame payload
         (bytes, >= 1) accepted from a peer: the node's ``max-message-size``.
+    :param force_validate: verify the transactions' signatures and
+        authorities in the peers' blocks too (``--force-validate``, or a
+        node that produces blocks); by default they are skipped as
+        bitshares-core's non-producing nodes do (libraries/app/application.cpp
+        ``handle_block``: ``skip_transaction_signatures``), the witness
+        signature and the chain's rules always checked
+        (:meth:`~nodeapi.chain.chain.Chain.push_block`).
     """
 
     def __init__(self, chain, seed_nodes=(), *, reactor, clock=None, parameters=None,
-                 max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+                 max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+                 force_validate: bool = False) -> None:
         super().__init__()
         if not (isinstance(max_message_size, int) and max_message_size >= 1):
             raise ValueError(f"max_message_size must be a positive int, "
@@ -70,6 +78,7 @@ class PeerService(service.MultiService):
         self.reactor = reactor
         self.clock = reactor if clock is None else clock
         self.max_message_size = max_message_size
+        self.force_validate = bool(force_validate)
         self.parameters = dict(DEFAULT_PARAMETERS)
         if parameters:
             self.set_advanced_node_parameters(parameters)
@@ -167,11 +176,13 @@ class PeerService(service.MultiService):
         another peer) is skipped; raises the ChainError of push_block, which
         checks the block's time against this service's ``reactor.seconds()``
         (a block 5 s or more in the future is
-        :class:`~nodeapi.chain.errors.BlockFromFuture`)."""
+        :class:`~nodeapi.chain.errors.BlockFromFuture`), and the
+        transactions' signatures only with :attr:`force_validate`."""
         num = int(block["previous"][:8], 16) + 1
         if num <= self.chain.head_block_num:
             return False
-        self.chain.push_block(block, now=self.reactor.seconds())
+        self.chain.push_block(block, now=self.reactor.seconds(),
+                              check_signatures=self.force_validate)
         self.blocks_from_peers += 1
         return True
 

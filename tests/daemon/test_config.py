@@ -66,7 +66,7 @@ def defaults(cwd):
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
         "enable-subscribe-to-all": False, "witness-id": list(INIT_WITNESSES),
-        "checkpoint-interval": 1000, "replay-blockchain": False, "upstream": [],
+        "checkpoint-interval": 1000, "replay-blockchain": False, "force-validate": False, "upstream": [],
         "upstream-irreversible-only": True, "upstream-cache-size": 64,
         "upstream-max-head-age": 60, "upstream-chain-id": "", "upstream-share-seconds": 1.0,
         "upstream-timeout": 5.0, "upstream-max-lag-blocks": 3,
@@ -154,7 +154,7 @@ def everything(cwd):
         "--searchdb-objects-limit-orders-no-delete", "yes",
         "--tracked-groups", "[100, 0, 10, 100]", "--custom-operations-start-block", "1",
         "--enable-stale-production", "--enable-subscribe-to-all",
-        "--checkpoint-interval", "7", "--replay-blockchain",
+        "--checkpoint-interval", "7", "--replay-blockchain", "--force-validate",
         "--upstream", "ws://bob:pw@node.example:443", "--upstream-irreversible-only", "false",
         "--upstream-subscription-connections", "4", "--upstream-accounts-per-connection", "50",
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
@@ -200,7 +200,7 @@ def everything(cwd):
         "searchdb-index-prefix": "bts-", "tracked-groups": [10, 100],
         "custom-operations-start-block": 1, "enable-stale-production": True,
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
-        "checkpoint-interval": 7, "replay-blockchain": True,
+        "checkpoint-interval": 7, "replay-blockchain": True, "force-validate": True,
         "upstream": [parse_node_address("ws://bob:pw@node.example:443")],
         "upstream-irreversible-only": False, "upstream-subscription-connections": 4,
         "upstream-accounts-per-connection": 50,
@@ -253,7 +253,7 @@ def test_every_option_in_an_ini_file(cwd):
     i = 0
     while i < len(argv):
         name = argv[i][2:]
-        if name.startswith("enable-") or name in ("replay-blockchain", "devnet"):
+        if name.startswith("enable-") or name in ("replay-blockchain", "force-validate", "devnet"):
             lines.append(f"{name} = true")
             i += 1
         else:
