@@ -88,7 +88,7 @@ def _make_service(options, reactor):
     from nodeapi.checkpoints import CheckpointService
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
-    from nodeapi.peers.service import PeerService
+    from nodeapi.peers.service import PeerService, split_seed_nodes
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.service import NodeService
 
@@ -110,8 +110,12 @@ def _make_service(options, reactor):
     chain = Chain(options.genesis, block_log, clock=reactor,
                   statistics_type=options["account-statistics-type"])
     plugins, services = _build_plugins(options, chain, data_dir, reactor)
-    peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor,
-                        max_message_size=options["max-message-size"])
+    rpc_seeds, p2p_seeds = split_seed_nodes(options["seed-node"] + options["seed-nodes"])
+    peers = PeerService(chain, seed_nodes=rpc_seeds, reactor=reactor,
+                        max_message_size=options["max-message-size"],
+                        p2p_endpoint=options["p2p-endpoint"] or None, p2p_seeds=p2p_seeds,
+                        node_key_path=os.path.join(data_dir, "p2p", "node_key"),
+                        p2p_max_connections=options["p2p-max-connections"])
     metrics = Metrics(chain, services.get("witness"), services.get("searchdb"), peers=peers,
                       clock=reactor, health_limits=options.health_limits())
     chain.add_consumer(metrics)

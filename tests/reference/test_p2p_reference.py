@@ -1,0 +1,64 @@
+"""graphene's peer protocol against bitshares-core 7.0.2's witness_node:
+nodeapi syncs from a reference producer over P2P and stays in step, its
+transactions reach the reference's blocks, and a reference node syncs from
+a nodeapi producer (bitshares-core re-applies every nodeapi block with its
+own rules: the strongest check of nodeapi's blocks there is)."""
+
+import json
+
+import pytest
+
+from kit.daemon import Daemon, free_port
+from kit.keys import CHAIN_ID, DEV_WIF
+from kit.reference import API_ACCESS, requires_reference, start_reference
+from kit.wait import wait_until
+
+pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
+
+
+@pytest.fixture
+def producer(tmp_path):
+    node = start_reference(tmp_path, "producer")
+    yield node
+    node.stop()
+
+
+#: a nodeapi node that produces nothing (no witness plugin)
+FOLLOWER = ("--plugins", "account_history")
+
+
+def _access(tmp_path) -> str:
+    """An api-access file opening every set (network_node included) to
+    anonymous clients on loopback."""
+    path = tmp_path / "api-access.json"
+    path.write_text(json.dumps(API_ACCESS))
+    return str(path)
+
+
+def _p2p_peers(node):
+    return [p for p in node.call("get_connected_peers", api="network_node")
+            if "info" in p and "user_agent" in p["info"]]
+
+
+def test_nodeapi_syncs_from_a_reference_producer_over_p2p(producer, tmp_path):
+    head = producer.wait_head(12)  # real-time blocks (debug_generate_blocks skips checks)
+    node = Daemon(tmp_path / "nodeapi", *FOLLOWER, "--seed-node", producer.p2p,
+                  "--api-access", _access(tmp_path)).start()
+    try:
+        wait_until(lambda: node.head()[0] >= head, timeout=60, what=f"nodeapi at block {head}")
+        assert node.call("get_chain_id") == CHAIN_ID
+        for num in (1, head // 2, head):
+            assert (node.call("get_block_header", num)
+                    == producer.call("get_block_header", num))
+        # then in step: the producer's next blocks arrive by relay
+        target = producer.wait_head(head + 3)
+        wait_until(lambda: node.head()[0] >= target, timeout=10,
+                   what=f"nodeapi at relayed block {target}")
+        assert node.head()[1] == producer.call("get_dynamic_global_properties")[
+            "head_block_id"] or node.head()[0] > target
+        peers = _p2p_peers(node)
+        assert [p["info"]["user_agent"] for p in peers] == ["BitShares Reference Implementation"]
+        info = node.call("get_info", api="network_node")
+        assert info["connection_count"] == 1 and len(info["node_public_key"]) == 66
+    finally:
+        node.stop()
