@@ -62,3 +62,31 @@ def test_nodeapi_syncs_from_a_reference_producer_over_p2p(producer, tmp_path):
         assert info["connection_count"] == 1 and len(info["node_public_key"]) == 66
     finally:
         node.stop()
+
+
+def test_a_reference_node_syncs_from_a_nodeapi_producer(tmp_path):
+    port = free_port()
+    node = Daemon(tmp_path / "nodeapi", "--p2p-endpoint", f"127.0.0.1:{port}",
+                  "--api-access", _access(tmp_path)).start()
+    follower = None
+    try:
+        head = node.wait_head(10)[0]
+        follower = start_reference(tmp_path, "follower", produce=False,
+                                   seed_node=f"127.0.0.1:{port}")
+        follower.wait_head(head, timeout=60)
+        for num in (1, head // 2, head):
+            assert (follower.call("get_block_header", num)
+                    == node.call("get_block_header", num))
+        # in step: nodeapi's next blocks reach the reference by relay
+        target = node.wait_head(head + 3)[0]
+        follower.wait_head(target, timeout=10)
+        assert (follower.call("get_block_header", target)
+                == node.call("get_block_header", target))
+        peers = _p2p_peers(node)
+        assert [p["info"]["direction"] for p in peers] == ["inbound"]
+        ref_peers = follower.call("get_connected_peers", api="network_node")
+        assert [p["host"] for p in ref_peers] == [f"127.0.0.1:{port}"]
+    finally:
+        if follower is not None:
+            follower.stop()
+        node.stop()
