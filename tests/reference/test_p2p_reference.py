@@ -8,8 +8,10 @@ import json
 
 import pytest
 
+from kit.chain import claim_op, transfer_op
 from kit.daemon import Daemon, free_port
 from kit.keys import CHAIN_ID, DEV_WIF
+from kit.signing import signed_over_head
 from kit.reference import API_ACCESS, requires_reference, start_reference
 from kit.wait import wait_until
 
@@ -60,6 +62,37 @@ def test_nodeapi_syncs_from_a_reference_producer_over_p2p(producer, tmp_path):
         assert [p["info"]["user_agent"] for p in peers] == ["BitShares Reference Implementation"]
         info = node.call("get_info", api="network_node")
         assert info["connection_count"] == 1 and len(info["node_public_key"]) == 66
+    finally:
+        node.stop()
+
+
+def _history(node, account):
+    return node.call("get_account_history", account, "1.11.0", 10, "1.11.0", api="history")
+
+
+def test_transactions_travel_both_ways_over_p2p(producer, tmp_path):
+    """A transaction broadcast to nodeapi (a follower without a witness,
+    with no RPC upstream: it pushes and relays) reaches the reference
+    producer over P2P and comes back in its block; one broadcast to the
+    reference reaches nodeapi's chain the same way."""
+    producer.wait_head(3)
+    node = Daemon(tmp_path / "nodeapi", *FOLLOWER, "--seed-node", producer.p2p,
+                  "--api-access", _access(tmp_path)).start()
+    try:
+        wait_until(lambda: _p2p_peers(node) and node.head()[0] >= producer.head() - 1,
+                   timeout=30, what="nodeapi in step with the producer")
+        node.call("broadcast_transaction", signed_over_head(node, [claim_op()]),
+                  api="network_broadcast")
+        wait_until(lambda: _history(producer, "1.2.6"), timeout=15,
+                   what="nodeapi's claim in a reference block")
+        wait_until(lambda: _history(node, "1.2.6") == _history(producer, "1.2.6"),
+                   timeout=10, what="the reference's block with the claim at nodeapi")
+        producer.call("broadcast_transaction", signed_over_head(producer, [transfer_op(5000000)]),
+                      api="network_broadcast")
+        wait_until(lambda: len(_history(node, "1.2.7")) == 1, timeout=15,
+                   what="the reference's transfer at nodeapi")
+        assert _history(node, "1.2.7") == _history(producer, "1.2.7")
+        assert _history(node, "1.2.6") == _history(producer, "1.2.6")
     finally:
         node.stop()
 
