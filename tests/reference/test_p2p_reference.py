@@ -115,6 +115,22 @@ def test_a_reference_node_syncs_from_a_nodeapi_producer(tmp_path):
         follower.wait_head(target, timeout=10)
         assert (follower.call("get_block_header", target)
                 == node.call("get_block_header", target))
+        # blocks with transactions: bitshares-core applies them with its rules
+        node.call("broadcast_transaction", signed_over_head(node, [claim_op()]),
+                  api="network_broadcast")
+        wait_until(lambda: _history(node, "1.2.6"), timeout=10, what="the claim produced")
+        for amount in (1000000, 2500000, 7):
+            node.call("broadcast_transaction",
+                      signed_over_head(node, [transfer_op(amount)]), api="network_broadcast")
+        wait_until(lambda: len(_history(node, "1.2.7")) == 3, timeout=10,
+                   what="the transfers produced")
+        last = node.head()[0]
+        follower.wait_head(last, timeout=10)
+        for account in ("1.2.6", "1.2.7"):
+            assert _history(follower, account) == _history(node, account)
+            assert (follower.call("get_account_balances", account, [])
+                    == node.call("get_account_balances", account, []))
+        assert (follower.call("get_block_header", last) == node.call("get_block_header", last))
         peers = _p2p_peers(node)
         assert [p["info"]["direction"] for p in peers] == ["inbound"]
         ref_peers = follower.call("get_connected_peers", api="network_node")
