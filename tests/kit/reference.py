@@ -66,20 +66,21 @@ class ReferenceError(RuntimeError):
 class ReferenceNode:
     """One ``witness_node`` process with its own data dir and log.
 
-    ``produce=True``: the 11 init witnesses with the development key
-    (``witness`` must be among ``plugins``).  ``seed_node``: a loopback
+    ``produce=True``: the init witnesses ``witnesses`` (default all 11)
+    with the development key (``witness`` must be among ``plugins``).  ``seed_node``: a loopback
     ``host:port`` to follow over graphene P2P.  ``extra``: more command-line
     arguments (e.g. ``["--genesis-json", path]``).
     """
 
     def __init__(self, data_dir, *, plugins=DEFAULT_PLUGINS, produce=True,
-                 seed_node=None, extra=()):
+                 seed_node=None, witnesses=INIT_WITNESSES, extra=()):
         self.data_dir = str(data_dir)
         self.rpc_port = free_port()
         self.p2p_port = free_port()
         self.plugins = tuple(plugins) if produce else tuple(
             p for p in plugins if p not in ("witness", "debug_witness"))
         self.produce = produce
+        self.witnesses = tuple(witnesses)
         self.seed_node = seed_node
         self.extra = list(extra)
         self.log_path = self.data_dir.rstrip("/") + ".log"
@@ -107,7 +108,7 @@ class ReferenceNode:
         if self.produce:
             args += ["--enable-stale-production", "--required-participation", "0",
                      "--private-key", json.dumps([DEV_PUB, DEV_WIF])]
-            for wid in INIT_WITNESSES:
+            for wid in self.witnesses:
                 args += ["--witness-id", json.dumps(wid)]
         if "debug_witness" in self.plugins:
             args += ["--debug-private-key", json.dumps([DEV_PUB, DEV_WIF])]

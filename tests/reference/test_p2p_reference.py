@@ -12,7 +12,7 @@ from kit.chain import claim_op, transfer_op
 from kit.daemon import Daemon, free_port
 from kit.keys import CHAIN_ID, DEV_WIF
 from kit.signing import signed_over_head
-from kit.reference import API_ACCESS, requires_reference, start_reference
+from kit.reference import API_ACCESS, INIT_WITNESSES, requires_reference, start_reference
 from kit.wait import wait_until
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
@@ -139,3 +139,40 @@ def test_a_reference_node_syncs_from_a_nodeapi_producer(tmp_path):
         if follower is not None:
             follower.stop()
         node.stop()
+
+
+def test_mixed_network_of_a_reference_and_a_nodeapi_producer(tmp_path):
+    """The init witnesses split between a reference producer (1.6.1-1.6.5)
+    and a nodeapi producer (1.6.6-1.6.11) joined over P2P: each applies
+    the other's blocks, both chains are one, and a restart of nodeapi
+    catches up."""
+    ref = start_reference(tmp_path, "ref", witnesses=INIT_WITNESSES[:5])
+    port = free_port()
+    args = ["--p2p-endpoint", f"127.0.0.1:{port}", "--seed-node", ref.p2p,
+            "--api-access", _access(tmp_path)]
+    for wid in INIT_WITNESSES[5:]:
+        args += ["--witness-id", json.dumps(wid)]
+    node = None
+    try:
+        ref.wait_head(3)
+        node = Daemon(tmp_path / "nodeapi", *args).start()
+        start = ref.head()
+        wait_until(lambda: node.head()[0] >= start + 15, timeout=60,
+                   what="15 blocks of the mixed network")
+        head = ref.wait_head(node.head()[0], timeout=10)
+        witnesses = {ref.call("get_block_header", n)["witness"] for n in range(start + 1, head)}
+        assert witnesses & set(INIT_WITNESSES[:5]) and witnesses & set(INIT_WITNESSES[5:])
+        for num in range(start, head):
+            assert ref.call("get_block_header", num) == node.call("get_block_header", num)
+        node.stop()
+        behind = ref.wait_head(ref.head() + 5)
+        node.start()
+        wait_until(lambda: node.head()[0] >= behind + 3, timeout=60,
+                   what="the restarted nodeapi producer back in the network")
+        num = node.head()[0]
+        ref.wait_head(num, timeout=10)
+        assert ref.call("get_block_header", num) == node.call("get_block_header", num)
+    finally:
+        if node is not None:
+            node.stop()
+        ref.stop()
