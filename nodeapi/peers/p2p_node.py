@@ -479,8 +479,10 @@ class P2PNode(service.MultiService):
             self._close(peer, "Received an unexpected connection_rejected_message", error=True)
             return
         peer.our_state = "rejected"
-        log.warn("P2P peer {peer} rejected us: {reason}", peer=peer.address,
-                 reason=msg.get("reason_string"))
+        level = (log.info if msg.get("reason_code") == cm.REJECT_ALREADY_CONNECTED
+                 else log.warn)  # the other direction's connection is up: benign
+        level("P2P peer {peer} rejected us: {reason}", peer=peer.address,
+              reason=msg.get("reason_string"))
         if msg.get("reason_code") in (cm.REJECT_CONNECTED_TO_SELF, cm.REJECT_DIFFERENT_CHAIN):
             peer.conn.drop(msg.get("reason_string") or "rejected")
             return
