@@ -87,6 +87,9 @@ SYNC_BATCH = 200
 MAX_BLOCK_IDS = 2000
 #: graphene ``GRAPHENE_NET_DEFAULT_MAX_CONNECTIONS``
 DEFAULT_MAX_CONNECTIONS = 200
+#: connections beyond ``max_connections`` still taken in to be told
+#: ``connection_rejected`` (not accepting); more are closed at once
+HANDSHAKE_SLOTS = 10
 #: messages a peer may send per second (graphene's transaction rate cap,
 #: ``GRAPHENE_NET_MAX_TRX_PER_SECOND``, applied to every message)
 MAX_MESSAGES_PER_SECOND = 1000
@@ -310,8 +313,8 @@ class P2PNode(service.MultiService):
     def connection_made(self, conn) -> None:
         peer_addr = conn.transport.getPeer()
         address = f"{peer_addr.host}:{peer_addr.port}"
-        if not conn.outbound and len(self.peers) >= self.max_connections:
-            conn.drop("too many connections")
+        if not conn.outbound and len(self.peers) >= self.max_connections + HANDSHAKE_SLOTS:
+            conn.drop("too many connections")  # past the polite rejections' slots
             return
         self.peers[conn] = P2PPeer(conn, address, "outbound" if conn.outbound else "inbound",
                                    self.clock.seconds())

@@ -352,3 +352,91 @@ def test_a_peer_that_stops_reading_is_dropped(producer):
         assert sent < 400
     finally:
         yield _stop(a)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_peer_over_the_message_rate_is_dropped(producer):
+    """More than MAX_MESSAGES_PER_SECOND messages in one second (here
+    keep-alive requests, each answered) drop the peer."""
+    a, address = yield _listening(producer)
+    try:
+        peer = yield _raw_hello(address)
+        request = cm.encode(cm.CURRENT_TIME_REQUEST, {"request_sent_time": 1})
+        burst = cm.frame(cm.CURRENT_TIME_REQUEST, request) * 1500
+        peer.sock.sendall(peer.cipher.encrypt(burst))
+        assert (yield _blocking(peer.closed))
+        yield wait_for(lambda: not a.p2p.peers, timeout=5)
+    finally:
+        yield _stop(a)
+
+
+@pytest_twisted.inlineCallbacks
+def test_peers_beyond_max_connections_are_rejected(producer, follower, new_chain):
+    a, address = yield _listening(producer, p2p_max_connections=1)
+    b = _service(follower, p2p_seeds=[address])
+    b.startService()
+    try:
+        yield wait_for(lambda: a.p2p.connected_peers(), timeout=5)
+        peer = yield _raw_hello(address)
+        msg_type, data = yield _blocking(peer.recv_message)
+        assert msg_type == cm.CONNECTION_REJECTED
+        assert cm.decode(cm.CONNECTION_REJECTED, data, "TEST")["reason_code"] == \
+            cm.REJECT_NOT_ACCEPTING
+        assert len(a.p2p.connected_peers()) == 1
+        peer.close()
+    finally:
+        yield _stop(b, a)
+
+
+@pytest_twisted.inlineCallbacks
+def test_nodes_on_two_forks_do_not_take_each_others_blocks(producer, follower):
+    """Two chains with the same block 1 that fork at block 2 (one block 2
+    holds a transaction): each lists its ids from block 1, the other finds
+    a different id at block 2, a number it has (the number is in the id),
+    marks the peer ``on_fork`` and stops syncing from it (this node does
+    not switch forks); neither chain changes and the connection stays."""
+    produce(producer, 1)
+    produce(follower, 1)
+    assert producer.head_block_id == follower.head_block_id
+    produce(producer, 2)
+    follower.push_transaction(sign(follower, [claim_op()]))
+    produce(follower, 1)
+    a, address = yield _listening(producer)
+    b = _service(follower, p2p_seeds=[address])
+    b.startService()
+    try:
+        def on_fork(svc):
+            peers = svc.p2p.connected_peers()
+            return peers and peers[0]["info"]["on_fork"]
+
+        yield wait_for(lambda: on_fork(a) and on_fork(b), timeout=5)
+        yield task.deferLater(reactor, 0.2, lambda: None)
+        assert (producer.head_block_num, follower.head_block_num) == (3, 2)
+        assert b.blocks_from_peers == 0 and a.blocks_from_peers == 0
+        assert len(a.p2p.connected_peers()) == 1
+    finally:
+        yield _stop(b, a)
+
+
+@pytest_twisted.inlineCallbacks
+def test_nodes_forked_from_block_1_sync_nothing(producer, follower):
+    """Forked from block 1 on: neither finds a block of its synopsis in
+    the other's chain, so each answers an empty id list (application.cpp
+    ``peer_is_on_an_unreachable_fork``) and each is done syncing with
+    nothing fetched."""
+    produce(producer, 3)
+    follower.push_transaction(sign(follower, [claim_op()]))
+    produce(follower, 2)
+    a, address = yield _listening(producer)
+    b = _service(follower, p2p_seeds=[address])
+    b.startService()
+    try:
+        def settled(svc):
+            peers = svc.p2p.connected_peers()
+            return peers and not peers[0]["info"]["syncing"]
+
+        yield wait_for(lambda: settled(a) and settled(b), timeout=5)
+        assert (producer.head_block_num, follower.head_block_num) == (3, 2)
+        assert b.blocks_from_peers == 0 and a.blocks_from_peers == 0
+    finally:
+        yield _stop(b, a)
