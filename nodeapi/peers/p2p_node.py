@@ -295,11 +295,11 @@ class P2PNode(service.MultiService):
             self._close(peer, "node shutting down")
         return super().stopService()
 
-    def add_seed(self, address: str) -> None:
+    def add_seed(self, address: str):
         """Dial ``address`` (``"host:port"``) and keep dialling it (the
-        peers' backoff) while this node runs."""
+        peers' backoff) while this node runs; returns its ``ClientService``."""
         if address in self.seeds:
-            return
+            return self.seeds[address]
         host, port = _split(address)
         endpoint = HostnameEndpoint(self.reactor, host, port, timeout=10)
         client = QuietClientService(endpoint, P2PFactory(self, outbound=True),
@@ -307,6 +307,7 @@ class P2PNode(service.MultiService):
         client.setName("p2p " + address)
         self.seeds[address] = client
         client.setServiceParent(self)
+        return client
 
     # -- connection events (P2PConnection) ---------------------------------------
 

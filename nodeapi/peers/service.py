@@ -151,7 +151,10 @@ class PeerService(service.MultiService):
         """network_node ``add_node``: follow the node at ``host_port``
         (``"host:port"``, ``"[v6]:port"``, with ``"user:password@"`` to log
         in at connect, for example to be granted ``block_api``, or a
-        ``ws://`` URL).
+        ``ws://`` URL).  On a node with a P2P node (:attr:`p2p`) a plain
+        ``"host:port"`` is a P2P peer, as in bitshares-core: it is dialled
+        (and redialled) over graphene's peer protocol, and the Deferred
+        fires once the TCP connection is up.
 
         Fires with None once the WebSocket is open; fails with
         :class:`InvalidPeerAddress` or :class:`PeerUnreachable` (reconnects
@@ -161,8 +164,18 @@ class PeerService(service.MultiService):
         except InvalidPeerAddress:
             return defer.fail()
         if self.p2p is not None and not address.url_given and not address.credentials:
-            self.p2p.add_seed(address.address)  # graphene's meaning: a P2P peer
-            return defer.succeed(None)
+            # graphene's meaning: a P2P peer, dialled from now on
+            client = self.p2p.add_seed(address.address)
+            d = client.whenConnected(failAfterFailures=1)
+
+            def p2p_unreachable(failure):
+                raise PeerUnreachable(f"Cannot connect to P2P peer {address.address}: "
+                                      f"{failure.getErrorMessage()}; retrying")
+
+            d.addCallbacks(lambda _: None, p2p_unreachable)
+            out = defer.Deferred()
+            d.addBoth(lambda result: self.reactor.callLater(0, out.callback, result))
+            return out
         peer = self._follow(address)
         d = peer.client.whenConnected(failAfterFailures=1)
 
