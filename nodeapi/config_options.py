@@ -96,6 +96,9 @@ SINGLE = [
     ("p2p-endpoint", "", parse_p2p_endpoint,
      "host:port (IPv4) where graphene's peer protocol listens, so bitshares-core nodes "
      "(and nodeapi nodes) sync from this node over P2P (default: none)."),
+    ("p2p-connect-to-new-peers", "true", parse_bool,
+     "Dial the P2P peers heard of from other peers (kept in <data-dir>/p2p/peers.json) "
+     "while fewer than 20 are connected, as bitshares-core does (default true)."),
     ("p2p-max-connections", "200", parse_int(1),
      "Peers of graphene's peer protocol at once; more are rejected (default 200)."),
     ("max-calls-in-flight", "100", parse_int(1),
@@ -192,7 +195,7 @@ REFERENCE_ONLY = frozenset("""
     checkpoint dbg-init-key debug-private-key enable-p2p-network enable-standby-votes-tracking
     force-validate genesis-timestamp io-threads ignore-api-helper-indexes-warning
     p2p-accept-incoming-connections p2p-advertise-peer-algorithm p2p-advertise-peer-endpoint
-    p2p-connect-to-new-peers p2p-exclude-peer-endpoint p2p-inbound-endpoint
+    p2p-exclude-peer-endpoint p2p-inbound-endpoint
     proxy-forwarded-for-header required-participation resync-blockchain
     revalidate-blockchain rpc-tls-endpoint server-pem server-pem-password
     private-key-file trusted-node

@@ -115,6 +115,8 @@ def _make_service(options, reactor):
                         max_message_size=options["max-message-size"],
                         p2p_endpoint=options["p2p-endpoint"] or None, p2p_seeds=p2p_seeds,
                         node_key_path=os.path.join(data_dir, "p2p", "node_key"),
+                        peer_db_path=os.path.join(data_dir, "p2p", "peers.json"),
+                        p2p_connect_to_new_peers=options["p2p-connect-to-new-peers"],
                         p2p_max_connections=options["p2p-max-connections"])
     metrics = Metrics(chain, services.get("witness"), services.get("searchdb"), peers=peers,
                       clock=reactor, health_limits=options.health_limits())

@@ -53,6 +53,7 @@ the chain refuses, is dropped.
 
 import collections
 import hashlib
+import json
 import os
 import time
 
@@ -101,6 +102,14 @@ KNOWN_ITEMS_SIZE = 2000
 MAX_POTENTIAL_PEERS = 1000
 #: ids asked in one ``fetch_items`` during normal operation
 MAX_INVENTORY_ITEMS = 100
+#: graphene ``GRAPHENE_NET_DEFAULT_DESIRED_CONNECTIONS``: below it, known
+#: peers are dialled (``connect_to_new_peers``)
+DESIRED_CONNECTIONS = 20
+#: graphene ``GRAPHENE_NET_DEFAULT_PEER_CONNECTION_RETRY_TIME`` (s) between
+#: attempts at one potential peer
+PEER_RETRY_TIME = 30
+#: s between saves of a changed peer database
+PEER_DB_SAVE_INTERVAL = 30
 
 
 def message_hash(data: bytes) -> str:
@@ -227,13 +236,22 @@ class P2PNode(service.MultiService):
     :param listen: ``"host:port"`` to accept peers on, or None.
     :param seeds: ``"host:port"`` addresses to dial and keep dialling.
     :param node_key_path: where the node key lives (None: a fresh key).
+    :param peer_db_path: the peer database, a JSON file of the potential
+        peers (read at start, written when changed, at most every
+        :data:`PEER_DB_SAVE_INTERVAL` s, and at stop); None: kept in memory.
+    :param connect_to_new_peers: dial known peers while fewer than
+        ``desired_connections`` are connected (graphene
+        ``p2p-connect-to-new-peers``), each at most every
+        :data:`PEER_RETRY_TIME` s.
     :param max_connections: peers at once (further ones are rejected).
     :param user_agent: the hello's user agent.
     :param inactivity_timeout: s of silence before a peer is dropped.
     """
 
     def __init__(self, network, *, listen: str | None = None, seeds=(),
-                 node_key_path: str | None = None,
+                 node_key_path: str | None = None, peer_db_path: str | None = None,
+                 connect_to_new_peers: bool = True,
+                 desired_connections: int = DESIRED_CONNECTIONS,
                  max_connections: int = DEFAULT_MAX_CONNECTIONS,
                  user_agent: str = USER_AGENT,
                  inactivity_timeout: float = INACTIVITY_TIMEOUT) -> None:
@@ -251,6 +269,15 @@ class P2PNode(service.MultiService):
         self.listening_port = None
         self.peers: dict = {}               # P2PConnection -> P2PPeer
         self.potential_peers: collections.OrderedDict = collections.OrderedDict()
+        self.peer_db_path = peer_db_path
+        self.connect_to_new_peers = connect_to_new_peers
+        self.desired_connections = desired_connections
+        self._peer_db_dirty = False
+        self._peer_db_saved_at = 0.0
+        self._attempts: dict = {}           # address -> reactor time of the last dial
+        self._dialling: set = set()         # addresses with a one-shot dial in flight
+        if peer_db_path is not None:
+            self._load_peer_db()
         self.seeds: dict = {}               # "host:port" -> ClientService
         self._cache: collections.OrderedDict = collections.OrderedDict()  # hash -> (type, data)
         self._seen = _BoundedSet(KNOWN_ITEMS_SIZE)   # hashes and ids of items we have
@@ -293,6 +320,8 @@ class P2PNode(service.MultiService):
     def stopService(self):
         for peer in list(self.peers.values()):
             self._close(peer, "node shutting down")
+        if self._peer_db_dirty:
+            self.save_peer_db()
         return super().stopService()
 
     def add_seed(self, address: str):
@@ -535,11 +564,93 @@ class P2PNode(service.MultiService):
             self._activate(peer)
 
     def _remember(self, address: str, node_id: str) -> None:
+        """Record a potential peer (graphene ``potential_peer_record``)."""
+        if node_id == self.node_public_key or not _valid_endpoint(address):
+            return
         self.potential_peers[address] = {"endpoint": address, "node_id": node_id,
                                          "last_seen_time": format_time(int(time.time()))}
         self.potential_peers.move_to_end(address)
         while len(self.potential_peers) > MAX_POTENTIAL_PEERS:
             self.potential_peers.popitem(last=False)
+        self._peer_db_dirty = True
+
+    def _load_peer_db(self) -> None:
+        """Read the peer database; a file that does not read is logged and
+        replaced at the next save (the peers are only hints)."""
+        try:
+            with open(self.peer_db_path, encoding="utf-8") as f:
+                records = json.load(f)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            log.warn("P2P peer database {path} unreadable ({error}); starting empty",
+                     path=self.peer_db_path, error=exc)
+            return
+        if not isinstance(records, list):
+            log.warn("P2P peer database {path} is not a list; starting empty",
+                     path=self.peer_db_path)
+            return
+        for record in records[-MAX_POTENTIAL_PEERS:]:
+            if (isinstance(record, dict) and _valid_endpoint(record.get("endpoint"))
+                    and isinstance(record.get("node_id"), str)
+                    and record["node_id"] != self.node_public_key):
+                self.potential_peers[record["endpoint"]] = {
+                    "endpoint": record["endpoint"], "node_id": record["node_id"][:66],
+                    "last_seen_time": str(record.get("last_seen_time", ""))[:19]}
+
+    def save_peer_db(self) -> None:
+        """Write the peer database (a temporary file renamed over it)."""
+        if self.peer_db_path is None:
+            return
+        self._peer_db_dirty = False
+        self._peer_db_saved_at = self.clock.seconds()
+        tmp = self.peer_db_path + ".tmp"
+        try:
+            os.makedirs(os.path.dirname(self.peer_db_path) or ".", exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(list(self.potential_peers.values()), f)
+            os.replace(tmp, self.peer_db_path)
+        except OSError as exc:
+            log.warn("P2P peer database {path} not written: {error}",
+                     path=self.peer_db_path, error=exc)
+
+    def _connect_to_new_peers(self, now: float) -> None:
+        """Dial known peers (one attempt each per :data:`PEER_RETRY_TIME`)
+        while fewer than ``desired_connections`` connections are up."""
+        if not self.connect_to_new_peers or not self.running:
+            return
+        room = self.desired_connections - len(self.peers) - len(self._dialling)
+        if room <= 0:
+            return
+        connected_ids = {p.node_id for p in self.peers.values()}
+        connected = {p.address for p in self.peers.values()} | set(self.seeds)
+        own = None
+        if self.listening_port is not None:
+            host = self.listening_port.getHost()
+            own = f"{host.host}:{host.port}"
+        for address, record in list(self.potential_peers.items()):
+            if room <= 0:
+                break
+            if (address in connected or address in self._dialling or address == own
+                    or record["node_id"] in connected_ids
+                    or now - self._attempts.get(address, -PEER_RETRY_TIME) < PEER_RETRY_TIME):
+                continue
+            room -= 1
+            self._attempts[address] = now
+            self._dial(address)
+
+    def _dial(self, address: str) -> None:
+        host, port = _split(address)
+        self._dialling.add(address)
+        endpoint = HostnameEndpoint(self.reactor, host, port, timeout=10)
+        d = endpoint.connect(P2PFactory(self, outbound=True))
+
+        def failed(failure):
+            log.debug("P2P peer {peer} unreachable: {error}", peer=address,
+                      error=failure.getErrorMessage())
+
+        d.addCallbacks(lambda _: None, failed)
+        d.addBoth(lambda _: self._dialling.discard(address))
 
     def _activate(self, peer) -> None:
         """The handshake is complete: the peer is active, and sync starts."""
@@ -911,6 +1022,9 @@ class P2PNode(service.MultiService):
         past :data:`REQUEST_TIMEOUT`, silence past half the inactivity
         timeout (a keep-alive) and past all of it (dropped)."""
         now = self.clock.seconds()
+        self._connect_to_new_peers(now)
+        if self._peer_db_dirty and now - self._peer_db_saved_at >= PEER_DB_SAVE_INTERVAL:
+            self.save_peer_db()
         for peer in list(self.peers.values()):
             if peer.state == "closing":
                 continue
@@ -971,6 +1085,14 @@ def _split(address: str) -> tuple:
     host, _, port = address.rpartition(":")
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)
+
+
+def _valid_endpoint(address) -> bool:
+    """``"a.b.c.d:port"`` with a port above 0."""
+    if not isinstance(address, str) or ":" not in address:
+        return False
+    host, _, port = address.rpartition(":")
+    return _is_ipv4(host) and port.isdigit() and 0 < int(port) < 65536
 
 
 def _is_ipv4(host: str) -> bool:

@@ -65,13 +65,16 @@ class PeerService(service.MultiService):
         without ``ws://`` or credentials).  With either, :attr:`p2p` is a
         :class:`~nodeapi.peers.p2p_node.P2PNode` child of this service.
     :param node_key_path: the P2P node key's file (None: a fresh key).
+    :param peer_db_path: the P2P peer database's file (None: in memory).
+    :param p2p_connect_to_new_peers: dial the P2P peers heard of.
     :param p2p_max_connections: P2P peers at once.
     """
 
     def __init__(self, chain, seed_nodes=(), *, reactor, clock=None, parameters=None,
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
                  p2p_endpoint: str | None = None, p2p_seeds=(),
-                 node_key_path: str | None = None,
+                 node_key_path: str | None = None, peer_db_path: str | None = None,
+                 p2p_connect_to_new_peers: bool = True,
                  p2p_max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
         super().__init__()
         if not (isinstance(max_message_size, int) and max_message_size >= 1):
@@ -102,7 +105,8 @@ class PeerService(service.MultiService):
         self.p2p = None
         if p2p_endpoint or p2p_seeds:
             self.p2p = P2PNode(self, listen=p2p_endpoint or None, seeds=p2p_seeds,
-                               node_key_path=node_key_path,
+                               node_key_path=node_key_path, peer_db_path=peer_db_path,
+                               connect_to_new_peers=p2p_connect_to_new_peers,
                                max_connections=p2p_max_connections)
             self.p2p.setServiceParent(self)
 

@@ -4,6 +4,7 @@ core_messages, p2p_connection, p2p_node).  The same code against
 bitshares-core's witness_node is tests/reference/test_p2p_reference.py."""
 
 import hashlib
+import json
 import socket
 import struct
 
@@ -440,3 +441,32 @@ def test_nodes_forked_from_block_1_sync_nothing(producer, follower):
         assert b.blocks_from_peers == 0 and a.blocks_from_peers == 0
     finally:
         yield _stop(b, a)
+
+
+@pytest_twisted.inlineCallbacks
+def test_peers_are_exchanged_kept_and_dialled(producer, follower, new_chain, tmp_path):
+    """B and C dial A; A's address message tells C about B (B's listening
+    port, from B's hello); C dials B by itself; the peers heard of are in
+    C's peer database after it stops, and a restarted C reads them back."""
+    produce(producer, 2)
+    a, address_a = yield _listening(producer)
+    b, address_b = yield _listening(follower, p2p_seeds=[address_a])
+    yield wait_for(lambda: a.p2p.connected_peers() and b.p2p.connected_peers(), timeout=5)
+    db = str(tmp_path / "c-peers.json")
+    third = new_chain()
+    c = _service(third, p2p_seeds=[address_a], peer_db_path=db)
+    c.startService()
+    try:
+        yield wait_for(lambda: len(c.p2p.connected_peers()) == 2, timeout=10)
+        assert {p["info"]["node_id"] for p in c.p2p.connected_peers()} == {
+            a.p2p.node_public_key, b.p2p.node_public_key}
+        assert address_b in c.p2p.potential_peers
+        assert third.head_block_num == 2
+    finally:
+        yield _stop(c)
+    with open(db, encoding="utf-8") as f:
+        saved = json.load(f)
+    assert {r["endpoint"]: r["node_id"] for r in saved}[address_b] == b.p2p.node_public_key
+    again = _service(third, peer_db_path=db, p2p_endpoint="127.0.0.1:0")
+    assert address_b in again.p2p.potential_peers
+    yield _stop(b, a)
