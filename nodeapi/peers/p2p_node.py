@@ -82,6 +82,8 @@ HANDSHAKE_TIMEOUT = 5
 INACTIVITY_TIMEOUT = 45
 #: s a peer has to answer a fetch
 REQUEST_TIMEOUT = 30
+#: s a closing connection has to flush before it is cut
+CLOSE_TIMEOUT = 5
 #: graphene ``GRAPHENE_NET_MAX_BLOCKS_PER_PEER_DURING_SYNCING``
 SYNC_BATCH = 200
 #: ids answered to one ``fetch_blockchain_item_ids`` (application.cpp limit)
@@ -268,6 +270,7 @@ class P2PNode(service.MultiService):
         self.listen = listen
         self.listening_port = None
         self.peers: dict = {}               # P2PConnection -> P2PPeer
+        self._cuts: dict = {}               # P2PConnection -> its CLOSE_TIMEOUT call
         self.potential_peers: collections.OrderedDict = collections.OrderedDict()
         self.peer_db_path = peer_db_path
         self.connect_to_new_peers = connect_to_new_peers
@@ -301,9 +304,6 @@ class P2PNode(service.MultiService):
 
     # -- services --------------------------------------------------------------
 
-    def privilegedStartService(self) -> None:
-        super().privilegedStartService()
-
     def startService(self) -> None:
         super().startService()
         if self.listen is not None:
@@ -322,7 +322,10 @@ class P2PNode(service.MultiService):
             self._close(peer, "node shutting down")
         if self._peer_db_dirty:
             self.save_peer_db()
-        return super().stopService()
+        d = super().stopService()
+        for conn in list(self._cuts):  # what did not flush by now is cut
+            self._cut(conn, "node shutting down")
+        return d
 
     def add_seed(self, address: str):
         """Dial ``address`` (``"host:port"``) and keep dialling it (the
@@ -354,7 +357,14 @@ class P2PNode(service.MultiService):
         if peer is not None:
             self._send_hello(peer)
 
+    def _cut(self, conn, reason: str) -> None:
+        self._cuts.pop(conn, None)
+        conn.drop(reason)
+
     def connection_closed(self, conn, reason: str) -> None:
+        call = self._cuts.pop(conn, None)
+        if call is not None and call.active():
+            call.cancel()
         peer = self.peers.pop(conn, None)
         if peer is None:
             return
@@ -415,7 +425,9 @@ class P2PNode(service.MultiService):
         except ProtocolError:
             pass
         peer.conn.close(reason)
-        self.clock.callLater(5, peer.conn.drop, reason)  # bounded wait for the flush
+        # a bounded wait for the flush, then the connection is cut
+        call = self.clock.callLater(CLOSE_TIMEOUT, self._cut, peer.conn, reason)
+        self._cuts[peer.conn] = call
 
     # -- handshake ---------------------------------------------------------------
 
@@ -1072,13 +1084,18 @@ class P2PNode(service.MultiService):
         return [p.describe() for p in self._active()]
 
     def info(self) -> dict:
-        """graphene ``get_info`` fields of the P2P node."""
+        """graphene ``get_info`` fields of the P2P node (``listening_on``,
+        ``node_public_key``, ``node_id``, ``firewalled``: never checked,
+        ``"unknown"``), the active P2P peers' count, and the blocks and
+        transactions received from P2P peers and accepted since start."""
         port = self.listening_port.getHost() if self.listening_port is not None else None
         return {"listening_on": f"{port.host}:{port.port}" if port else None,
                 "node_public_key": self.node_public_key,
                 "node_id": self.node_public_key,
                 "firewalled": "unknown",
-                "p2p_connection_count": len(self._active())}
+                "p2p_connection_count": len(self._active()),
+                "p2p_blocks_received": self.blocks_received,
+                "p2p_transactions_received": self.transactions_received}
 
 
 def _split(address: str) -> tuple:

@@ -470,3 +470,36 @@ def test_peers_are_exchanged_kept_and_dialled(producer, follower, new_chain, tmp
     again = _service(third, peer_db_path=db, p2p_endpoint="127.0.0.1:0")
     assert address_b in again.p2p.potential_peers
     yield _stop(b, a)
+
+
+@pytest.mark.slow
+@pytest_twisted.inlineCallbacks
+def test_a_silent_active_peer_gets_a_keepalive_then_is_dropped(producer):
+    """After the handshake (hello both ways, accepted, address request and
+    reply, the peer's first fetch_blockchain_item_ids) a peer that says
+    nothing more gets a current_time_request after half the inactivity
+    timeout, and is dropped after all of it."""
+    a, address = yield _listening(producer)
+    a.p2p.inactivity_timeout = 3
+    try:
+        peer = yield _raw_hello(address)
+        msg_type, _ = yield _blocking(peer.recv_message)
+        assert msg_type == cm.CONNECTION_ACCEPTED
+        peer.send(cm.CONNECTION_ACCEPTED, b"")
+        msg_type, _ = yield _blocking(peer.recv_message)
+        assert msg_type == cm.ADDRESS_REQUEST
+        peer.send(cm.ADDRESS, cm.encode(cm.ADDRESS, {"addresses": []}))
+        peer.send(cm.FETCH_BLOCKCHAIN_ITEM_IDS, cm.encode(
+            cm.FETCH_BLOCKCHAIN_ITEM_IDS, {"item_type": cm.BLOCK, "blockchain_synopsis": []}))
+        seen = []
+        while True:
+            try:
+                msg_type, data = yield _blocking(peer.recv_message)
+            except (EOFError, ConnectionResetError):
+                break
+            seen.append(msg_type)
+        assert cm.CURRENT_TIME_REQUEST in seen and seen[-1] == cm.CLOSING_CONNECTION
+        assert cm.decode(cm.CLOSING_CONNECTION, data, "TEST")["reason_for_closing"] == \
+            "Disconnecting due to inactivity"
+    finally:
+        yield _stop(a)

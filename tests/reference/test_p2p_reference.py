@@ -89,6 +89,9 @@ def test_transactions_travel_both_ways_over_p2p(producer, tmp_path):
                    timeout=10, what="the reference's block with the claim at nodeapi")
         producer.call("broadcast_transaction", signed_over_head(producer, [transfer_op(5000000)]),
                       api="network_broadcast")
+        # the reference's pending transaction reaches nodeapi by inventory and fetch
+        wait_until(lambda: node.call("get_info", api="network_node")[
+            "p2p_transactions_received"] == 1, timeout=10, what="the reference's transaction")
         wait_until(lambda: len(_history(node, "1.2.7")) == 1, timeout=15,
                    what="the reference's transfer at nodeapi")
         assert _history(node, "1.2.7") == _history(producer, "1.2.7")
