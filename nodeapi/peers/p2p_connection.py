@@ -73,11 +73,14 @@ class P2PConnection(protocol.Protocol):
     # -- Twisted ---------------------------------------------------------------
 
     def connectionMade(self) -> None:
+        """Register as the transport's producer and send our key."""
         self.transport.registerProducer(self, True)
         self.transport.write(self._key.public_key.format(compressed=True))
         self.node.connection_made(self)
 
     def dataReceived(self, data: bytes) -> None:
+        """The peer's key first, then whole 16-byte blocks decrypted and
+        cut into messages."""
         if self.closed:
             return
         self.bytes_received += len(data)
@@ -117,6 +120,8 @@ class P2PConnection(protocol.Protocol):
             self.node.message_received(self, msg_type, data)
 
     def connectionLost(self, reason) -> None:
+        """Drop the queue and tell the node (with the reason we closed for,
+        if we did)."""
         self.closed = True
         self._queue.clear()
         self._queued_bytes = 0
@@ -125,13 +130,16 @@ class P2PConnection(protocol.Protocol):
     # -- IPushProducer (the transport pauses us when its buffer is full) --------
 
     def pauseProducing(self) -> None:
+        """The transport's buffer is full: hold our writes."""
         self._paused = True
 
     def resumeProducing(self) -> None:
+        """The transport drained: write what is queued."""
         self._paused = False
         self._flush()
 
     def stopProducing(self) -> None:
+        """The transport is closing: write nothing more."""
         self._paused = True
 
     # -- sending ---------------------------------------------------------------
@@ -208,6 +216,7 @@ class P2PFactory(protocol.Factory):
         self.settings = settings
 
     def buildProtocol(self, addr):
+        """A :class:`P2PConnection` of this factory's direction."""
         conn = P2PConnection(self.node, self.outbound, **self.settings)
         conn.factory = self
         return conn

@@ -148,6 +148,7 @@ class _BoundedSet:
         self._items: collections.OrderedDict = collections.OrderedDict()
 
     def add(self, item) -> None:
+        """Add ``item`` (the newest); the oldest go past ``size``."""
         self._items[item] = None
         self._items.move_to_end(item)
         while len(self._items) > self.size:
@@ -305,6 +306,8 @@ class P2PNode(service.MultiService):
     # -- services --------------------------------------------------------------
 
     def startService(self) -> None:
+        """Start the listener, the seeds' dialling and the timeout check;
+        the bound port is :attr:`listening_port` once listening."""
         super().startService()
         if self.listen is not None:
             d = self._server._waitingForPort
@@ -318,6 +321,10 @@ class P2PNode(service.MultiService):
         return port
 
     def stopService(self):
+        """Say ``closing_connection`` to every peer, save the peer
+        database, stop listening and dialling; connections that have not
+        flushed their goodbye are cut.  Returns the ``MultiService``'s
+        Deferred."""
         for peer in list(self.peers.values()):
             self._close(peer, "node shutting down")
         if self._peer_db_dirty:
@@ -344,6 +351,9 @@ class P2PNode(service.MultiService):
     # -- connection events (P2PConnection) ---------------------------------------
 
     def connection_made(self, conn) -> None:
+        """A TCP connection is up (either direction): a new
+        :class:`P2PPeer`, unless past ``max_connections`` +
+        :data:`HANDSHAKE_SLOTS` (closed at once)."""
         peer_addr = conn.transport.getPeer()
         address = f"{peer_addr.host}:{peer_addr.port}"
         if not conn.outbound and len(self.peers) >= self.max_connections + HANDSHAKE_SLOTS:
@@ -353,6 +363,7 @@ class P2PNode(service.MultiService):
                                    self.clock.seconds())
 
     def connection_secured(self, conn) -> None:
+        """Keys exchanged: send our hello."""
         peer = self.peers.get(conn)
         if peer is not None:
             self._send_hello(peer)
@@ -362,6 +373,8 @@ class P2PNode(service.MultiService):
         conn.drop(reason)
 
     def connection_closed(self, conn, reason: str) -> None:
+        """The connection is gone: forget the peer (its sync is taken up
+        by another peer that still needs syncing)."""
         call = self._cuts.pop(conn, None)
         if call is not None and call.active():
             call.cancel()
@@ -378,6 +391,10 @@ class P2PNode(service.MultiService):
                     break
 
     def message_received(self, conn, msg_type: int, data: bytes) -> None:
+        """One message from a peer: counted against the rate, decoded (a
+        message that does not read, or of an unknown type outside the core
+        range, drops the peer; an unknown core type is ignored) and
+        handled."""
         peer = self.peers.get(conn)
         if peer is None:
             return
