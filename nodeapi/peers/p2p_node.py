@@ -249,6 +249,14 @@ class P2PNode(service.MultiService):
     :param max_connections: peers at once (further ones are rejected).
     :param user_agent: the hello's user agent.
     :param inactivity_timeout: s of silence before a peer is dropped.
+
+    Its children: the listener (a ``StreamServerEndpointService``), one
+    ``ClientService`` per seed, the 1 s timeout check.
+
+    :ivar listening_port: the bound ``IListeningPort`` once listening, or None.
+    :ivar peers: ``P2PConnection`` -> :class:`P2PPeer`, every connection.
+    :ivar potential_peers: ``"host:port"`` -> ``{"endpoint", "node_id",
+        "last_seen_time"}``, the peer database.
     """
 
     def __init__(self, network, *, listen: str | None = None, seeds=(),
@@ -292,7 +300,8 @@ class P2PNode(service.MultiService):
         self.transactions_received = 0
         if listen is not None:
             host, port = _split(listen)
-            endpoint = TCP4ServerEndpoint(self.reactor, port, interface=host)
+            endpoint = _ReportingServerEndpoint(
+                TCP4ServerEndpoint(self.reactor, port, interface=host), self._listening)
             self._server = internet.StreamServerEndpointService(
                 endpoint, P2PFactory(self, outbound=False))
             self._server.setServiceParent(self)
@@ -304,15 +313,6 @@ class P2PNode(service.MultiService):
         self.chain.add_block_observer(self._block_applied)
 
     # -- services --------------------------------------------------------------
-
-    def startService(self) -> None:
-        """Start the listener, the seeds' dialling and the timeout check;
-        the bound port is :attr:`listening_port` once listening."""
-        super().startService()
-        if self.listen is not None:
-            d = self._server._waitingForPort
-            if d is not None:
-                d.addCallback(self._listening)
 
     def _listening(self, port):
         self.listening_port = port
@@ -1113,6 +1113,19 @@ class P2PNode(service.MultiService):
                 "p2p_connection_count": len(self._active()),
                 "p2p_blocks_received": self.blocks_received,
                 "p2p_transactions_received": self.transactions_received}
+
+
+class _ReportingServerEndpoint:
+    """A server endpoint that hands the listening port to ``on_listening``
+    (the ``StreamServerEndpointService`` keeps it to itself)."""
+
+    def __init__(self, inner, on_listening) -> None:
+        self.inner = inner
+        self.on_listening = on_listening
+
+    def listen(self, factory):
+        """Listen with ``factory``; the port goes to ``on_listening``."""
+        return self.inner.listen(factory).addCallback(self.on_listening)
 
 
 def _split(address: str) -> tuple:
