@@ -69,6 +69,7 @@ def main(seconds: int, maintenance: int) -> None:
         ref.wait_head(3)
         node = Daemon(os.path.join(tmp, "nodeapi"), *args).start()
         first = ref.head()
+        node.wait_head(first)  # the claim is signed over a synced head
         node.call("broadcast_transaction", signed(node, claim_wire()),
                   api="network_broadcast")
         sent, worst, restarted = 0, 0.0, False

@@ -669,6 +669,7 @@ class P2PNode(service.MultiService):
             self._dial(address)
 
     def _dial(self, address: str) -> None:
+        log.info("Dialling P2P peer {peer} (heard of from peers)", peer=address)
         host, port = _split(address)
         self._dialling.add(address)
         endpoint = HostnameEndpoint(self.reactor, host, port, timeout=10)
