@@ -72,7 +72,7 @@ def main(seconds: int, maintenance: int) -> None:
         node.wait_head(first)  # the claim is signed over a synced head
         node.call("broadcast_transaction", signed(node, claim_wire()),
                   api="network_broadcast")
-        sent, worst, restarted = 0, 0.0, False
+        sent, attempts, worst, restarted = 0, 0, 0.0, False
         seen = {}
         end = time.time() + seconds
         while time.time() < end:
@@ -81,7 +81,8 @@ def main(seconds: int, maintenance: int) -> None:
                 time.sleep(3)
                 node.start()
                 restarted = True
-            target = node if sent % 2 else ref
+            attempts += 1
+            target = node if attempts % 2 else ref
             try:
                 target.call("broadcast_transaction",
                             signed(target, transfer_wire(1000 + sent)),
