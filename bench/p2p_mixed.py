@@ -115,6 +115,8 @@ def main(seconds: int, maintenance: int) -> None:
             if ("ref", num) in seen and ("node", num) in seen:
                 worst = max(worst, abs(seen[("ref", num)] - seen[("node", num)]))
         dgp = node.call("get_dynamic_global_properties")
+        span = (parse_time(node.call("get_block_header", last)["timestamp"])
+                - parse_time(node.call("get_block_header", first)["timestamp"]))
         with open(node.log_path) as f:
             node_log = f.read()
         refused_node = node_log.count(" refused: ") + node_log.count("Dropping P2P peer")
@@ -123,7 +125,7 @@ def main(seconds: int, maintenance: int) -> None:
             "Error when pushing block", "block_validate_exception", "Invalid block"))
         print(f"blocks {first}..{last} ({last - first + 1}): {by_ref} by the reference, "
               f"{by_node} by nodeapi; transfers in blocks {transfers} of {sent} broadcast; "
-              f"maintenances crossed ~{(last - first) // maintenance} "
+              f"maintenance intervals crossed {span // maintenance} "
               f"(next {dgp['next_maintenance_time']}); headers differing {differ}; "
               f"refused blocks: nodeapi {refused_node}, reference {refused_ref}; "
               f"slowest arrival difference seen by 50 ms polling {worst:.2f} s; logs {tmp}")
