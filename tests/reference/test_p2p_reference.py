@@ -8,10 +8,12 @@ import json
 
 import pytest
 
-from kit.chain import claim_op, transfer_op
+from nodeapi.chain.genesis import load_genesis
+
+from kit.chain import claim_op, open_chain, produce, transfer_op
 from kit.daemon import Daemon, free_port
 from kit.keys import CHAIN_ID, DEV_WIF
-from kit.signing import signed_over_head
+from kit.signing import sign, signed_over_head
 from kit.reference import API_ACCESS, INIT_WITNESSES, requires_reference, start_reference
 from kit.wait import wait_until
 
@@ -179,3 +181,41 @@ def test_mixed_network_of_a_reference_and_a_nodeapi_producer(tmp_path):
         if node is not None:
             node.stop()
         ref.stop()
+
+
+def test_a_reference_node_syncs_a_long_nodeapi_chain(tmp_path):
+    """2,500 blocks made in-process (at the genesis' slots, so long past)
+    and served by a nodeapi node: the reference asks for ids twice (at most
+    2,000 per answer), fetches the blocks in batches and applies every one
+    with its own rules (block 2 holds the genesis balance claim)."""
+    data = tmp_path / "nodeapi"
+    data.mkdir()
+    chain = open_chain(load_genesis(), data / "blocks.log")
+    # block 1 at the first maintenance time: bitshares-core starts the chain
+    # with next_maintenance_time 0 (db_genesis.cpp), so its block 1 always
+    # runs a maintenance; nodeapi's genesis state has the next interval
+    # boundary instead, and the two only agree on blocks from then on
+    slot = chain.get_slot_at_time(chain.dgp["next_maintenance_time"])
+    chain.generate_block(chain.get_slot_time(slot), chain.get_scheduled_witness(slot), DEV_WIF)
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain, 2499)
+    head_id = chain.head_block_id
+    chain.block_log.close()
+    port = free_port()
+    node = Daemon(data, *FOLLOWER, "--p2p-endpoint", f"127.0.0.1:{port}",
+                  "--api-access", _access(tmp_path)).start(timeout=120)
+    follower = None
+    try:
+        assert node.head() == (2500, head_id)
+        follower = start_reference(tmp_path, "follower", produce=False,
+                                   seed_node=f"127.0.0.1:{port}")
+        follower.wait_head(2500, timeout=120)
+        for num in (1, 200, 201, 2000, 2001, 2500):
+            assert follower.call("get_block_header", num) == node.call("get_block_header", num)
+        assert (follower.call("get_account_balances", "1.2.6", [])
+                == node.call("get_account_balances", "1.2.6", []))
+    finally:
+        if follower is not None:
+            follower.stop()
+        node.stop()
+
