@@ -727,9 +727,14 @@ class P2PNode(service.MultiService):
         return out
 
     def _start_sync(self, peer) -> None:
+        """Ask ``peer`` for the block ids after this node's synopsis, unless
+        a sync request to it is in flight (that round goes on: the peer
+        answers from its chain as it is then)."""
         if peer.state != "active" or peer.on_fork:
             return
         peer.we_need_sync = True
+        if peer.synopsis is not None or peer.sync_requested:
+            return
         peer.ids_to_fetch.clear()
         peer.synopsis = self.synopsis()
         peer.synopsis_time = self.clock.seconds()
