@@ -209,11 +209,22 @@ class P2PPeer:
 
     def describe(self) -> dict:
         """network_node ``get_connected_peers`` entry: ``{"version",
-        "host", "info"}`` as graphene's ``peer_status``."""
+        "host", "info"}`` as graphene's ``peer_status`` (``info`` with
+        graphene's ``addr``, ``addrlocal``, ``inbound``, ``subver``,
+        ``lastrecv``, ``bytessent``, ``bytesrecv``, ``conntime``,
+        ``platform``, ``current_head_block_number``, ``firewall_status``,
+        and this node's ``direction``, ``state``, ``user_agent``,
+        ``core_protocol_version``, ``node_id``, ``syncing``, ``on_fork``)."""
         hello = self.hello or {}
         user_data = hello.get("user_data") or {}
+        local = self.conn.transport.getHost() if self.conn.transport is not None else None
         info = {
             "addr": self.address,
+            "addrlocal": f"{local.host}:{local.port}" if local is not None else None,
+            "inbound": self.direction == "inbound",
+            "subver": hello.get("user_agent"),
+            "lastrecv": int(self.last_message),
+            "firewall_status": "unknown",
             "direction": self.direction,
             "state": self.state,
             "conntime": format_time(int(self.connected_at)),
