@@ -84,7 +84,11 @@ class PeerService(service.MultiService):
         self.reactor = reactor
         self.clock = reactor if clock is None else clock
         self.max_message_size = max_message_size
-        self.parameters = dict(DEFAULT_PARAMETERS)
+        #: graphene's peer node (:class:`~nodeapi.peers.p2p_node.P2PNode`),
+        #: or None when this node has no P2P endpoint and no P2P seed.
+        self.p2p = None
+        self.parameters = dict(DEFAULT_PARAMETERS,
+                               maximum_number_of_connections=p2p_max_connections)
         if parameters:
             self.set_advanced_node_parameters(parameters)
         #: address (``"host:port"``) -> :class:`Peer`, every known peer.
@@ -100,14 +104,14 @@ class PeerService(service.MultiService):
         #: of those, the blocks this service fetched from peers and pushed.
         self.blocks_from_peers = 0
         chain.add_block_observer(self._count_block)
-        #: graphene's peer node (:class:`~nodeapi.peers.p2p_node.P2PNode`),
-        #: or None when this node has no P2P endpoint and no P2P seed.
-        self.p2p = None
         if p2p_endpoint or p2p_seeds:
             self.p2p = P2PNode(self, listen=p2p_endpoint or None, seeds=p2p_seeds,
                                node_key_path=node_key_path, peer_db_path=peer_db_path,
                                connect_to_new_peers=p2p_connect_to_new_peers,
-                               max_connections=p2p_max_connections)
+                               desired_connections=self.parameters[
+                                   "desired_number_of_connections"],
+                               max_connections=self.parameters[
+                                   "maximum_number_of_connections"])
             self.p2p.setServiceParent(self)
 
     def _count_block(self, applied) -> None:
@@ -344,6 +348,9 @@ class PeerService(service.MultiService):
         :func:`~nodeapi.peers.parameters.updated_parameters`); nothing
         changes when any value is refused."""
         self.parameters = updated_parameters(self.parameters, params)
+        if self.p2p is not None:
+            self.p2p.desired_connections = self.parameters["desired_number_of_connections"]
+            self.p2p.max_connections = self.parameters["maximum_number_of_connections"]
 
 
 def split_seed_nodes(addresses) -> tuple:

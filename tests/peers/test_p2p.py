@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from twisted.internet import reactor, task, threads
 
 from nodeapi.peers import core_messages as cm
+from nodeapi.peers.errors import InvalidNodeParameter
 from nodeapi.peers import stcp
 from nodeapi.peers.service import PeerService, split_seed_nodes
 from nodeapi.protocol.block import block_id, deserialize_block, serialize_block
@@ -503,3 +504,20 @@ def test_a_silent_active_peer_gets_a_keepalive_then_is_dropped(producer):
             "Disconnecting due to inactivity"
     finally:
         yield _stop(a)
+
+
+def test_advanced_parameters_tune_the_p2p_node(producer):
+    """graphene's desired_number_of_connections and
+    maximum_number_of_connections reach the P2P node (the latter starts at
+    the node's --p2p-max-connections); counts are integers 1..100000."""
+    svc = _service(producer, p2p_endpoint="127.0.0.1:0", p2p_max_connections=7)
+    params = svc.get_advanced_node_parameters()
+    assert (params["maximum_number_of_connections"], svc.p2p.max_connections) == (7, 7)
+    assert (params["desired_number_of_connections"], svc.p2p.desired_connections) == (20, 20)
+    svc.set_advanced_node_parameters({"desired_number_of_connections": 3,
+                                      "maximum_number_of_connections": "50"})
+    assert (svc.p2p.desired_connections, svc.p2p.max_connections) == (3, 50)
+    for bad in (0, 2.5, 100001):
+        with pytest.raises(InvalidNodeParameter):
+            svc.set_advanced_node_parameters({"maximum_number_of_connections": bad})
+    assert svc.p2p.max_connections == 50
