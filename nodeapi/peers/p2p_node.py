@@ -58,18 +58,15 @@ import os
 import time
 
 from twisted.application import internet, service
-from twisted.internet import task
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ServerEndpoint
 from twisted.logger import Logger
 
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.peers import core_messages as cm
-from nodeapi.peers.p2p_connection import MAX_QUEUED_BYTES, P2PFactory
+from nodeapi.peers.p2p_connection import P2PFactory
 from nodeapi.peers.reconnect import QuietClientService
 from nodeapi.protocol.block import block_id as compute_block_id
-from nodeapi.protocol.block import serialize_block
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
-from nodeapi.protocol.transaction import transaction_id
 from nodeapi.protocol.times import format_time
 
 log = Logger()
@@ -768,8 +765,8 @@ class P2PNode(service.MultiService):
                 self._close(peer, "You gave an invalid response to my request for sync "
                                   "blocks (not after my synopsis)", error=True)
                 return
-            peer.head_block_num = max(peer.head_block_num,
-                                      cm.block_num_of_hash(ids[-1]) + msg["total_remaining_item_count"])
+            peer.head_block_num = max(peer.head_block_num, cm.block_num_of_hash(ids[-1])
+                                      + msg["total_remaining_item_count"])
         peer.remaining = msg["total_remaining_item_count"]
         fresh = collections.deque()
         for item in ids:
