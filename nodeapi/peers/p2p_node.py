@@ -55,7 +55,6 @@ import collections
 import hashlib
 import json
 import os
-import time
 
 from twisted.application import internet, service
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ServerEndpoint
@@ -605,7 +604,7 @@ class P2PNode(service.MultiService):
         if node_id == self.node_public_key or not _valid_endpoint(address):
             return
         self.potential_peers[address] = {"endpoint": address, "node_id": node_id,
-                                         "last_seen_time": format_time(int(time.time()))}
+                                         "last_seen_time": format_time(int(self.clock.seconds()))}
         self.potential_peers.move_to_end(address)
         while len(self.potential_peers) > MAX_POTENTIAL_PEERS:
             self.potential_peers.popitem(last=False)
