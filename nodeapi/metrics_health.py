@@ -125,7 +125,7 @@ def key_figures(*, now: float, chain=None, witness=None, peers=None, upstream=No
                          "head_block_num": p["head_block_num"],
                          "lag": (max(p["head_block_num"] - head, 0)
                                  if p["head_block_num"] is not None else None)}
-                        for p in peers.potential_peers()]
+                        for p in peers.peer_states()]
     if upstream is not None:
         head = upstream.next_block - 1
         last = upstream.last_block_time

@@ -311,6 +311,18 @@ class PeerService(service.MultiService):
             out += list(self.p2p.potential_peers.values())
         return out
 
+    def peer_states(self) -> list:
+        """Every followed node and every connected P2P peer in one shape,
+        for the status page and health figures: ``[{"addr", "state",
+        "head_block_num"}]`` (a P2P peer's state is its connection state,
+        ``handshaking``, ``active`` or ``closing``)."""
+        out = [{"addr": p.address, "state": p.state, "head_block_num": p.head_block_num}
+               for p in self.peers.values()]
+        if self.p2p is not None:
+            out += [{"addr": p.address, "state": p.state, "head_block_num": p.head_block_num}
+                    for p in self.p2p.peers.values()]
+        return out
+
     def info(self) -> dict:
         """network_node ``get_info``: ``{"connection_count", "head_block_num",
         "head_block_id", "blocks_applied", "blocks_from_peers"}``.

@@ -521,3 +521,21 @@ def test_advanced_parameters_tune_the_p2p_node(producer):
         with pytest.raises(InvalidNodeParameter):
             svc.set_advanced_node_parameters({"maximum_number_of_connections": bad})
     assert svc.p2p.max_connections == 50
+
+
+@pytest_twisted.inlineCallbacks
+def test_p2p_peers_in_the_health_figures(producer, follower):
+    """The status page's peers list (nodeapi.metrics_health) shows P2P
+    peers as it shows followed nodes: address, state, head."""
+    from nodeapi.metrics_health import key_figures
+    produce(producer, 2)
+    a, address = yield _listening(producer)
+    b = _service(follower, p2p_seeds=[address])
+    b.startService()
+    try:
+        yield wait_for(lambda: b.p2p.connected_peers() and follower.head_block_num == 2)
+        figures = key_figures(now=reactor.seconds(), chain=follower, peers=b)
+        assert figures["peers"] == [{"addr": address, "state": "active",
+                                     "head_block_num": 2, "lag": 0}]
+    finally:
+        yield _stop(b, a)
