@@ -23,4 +23,8 @@ Modules, by role:
 ``p2p_node.py``   :class:`~nodeapi.peers.p2p_node.P2PNode`: the P2P node
                   (handshake, sync, relay, serving, limits), a child of the
                   PeerService
+``p2p_peer.py``   :class:`~nodeapi.peers.p2p_peer.P2PPeer`: one P2P
+                  connection's state and its get_connected_peers entry
+``p2p_peerdb.py`` :class:`~nodeapi.peers.p2p_peerdb.PeerDatabase`: the peers
+                  heard of, kept in ``<data-dir>/p2p/peers.json``
 """

@@ -53,7 +53,6 @@ the chain refuses, is dropped.
 
 import collections
 import hashlib
-import json
 import os
 
 from twisted.application import internet, service
@@ -63,6 +62,8 @@ from twisted.logger import Logger
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.peers import core_messages as cm
 from nodeapi.peers.p2p_connection import P2PFactory
+from nodeapi.peers.p2p_peer import KNOWN_ITEMS_SIZE, BoundedSet, P2PPeer
+from nodeapi.peers.p2p_peerdb import MAX_POTENTIAL_PEERS, PeerDatabase, is_ipv4
 from nodeapi.peers.reconnect import QuietClientService
 from nodeapi.protocol.block import block_id as compute_block_id
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
@@ -89,15 +90,8 @@ DEFAULT_MAX_CONNECTIONS = 200
 #: connections beyond ``max_connections`` still taken in to be told
 #: ``connection_rejected`` (not accepting); more are closed at once
 HANDSHAKE_SLOTS = 10
-#: messages a peer may send per second (graphene's transaction rate cap,
-#: ``GRAPHENE_NET_MAX_TRX_PER_SECOND``, applied to every message)
-MAX_MESSAGES_PER_SECOND = 1000
-#: recent items (blocks, transactions) kept to serve by message hash, and
-#: item hashes remembered per peer so nothing is echoed back
+#: recent items (blocks, transactions) kept to serve by message hash
 MESSAGE_CACHE_SIZE = 500
-KNOWN_ITEMS_SIZE = 2000
-#: potential peers remembered from address messages (``MAXIMUM_PEERDB_SIZE``)
-MAX_POTENTIAL_PEERS = 1000
 #: ids asked in one ``fetch_items`` during normal operation
 MAX_INVENTORY_ITEMS = 100
 #: graphene ``GRAPHENE_NET_DEFAULT_DESIRED_CONNECTIONS``: below it, known
@@ -136,107 +130,6 @@ def load_node_key(path: str | None) -> PrivateKey:
     return PrivateKey(secret)
 
 
-class _BoundedSet:
-    """A set that forgets its oldest members past ``size``."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: collections.OrderedDict = collections.OrderedDict()
-
-    def add(self, item) -> None:
-        """Add ``item`` (the newest); the oldest go past ``size``."""
-        self._items[item] = None
-        self._items.move_to_end(item)
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
-
-    def __contains__(self, item) -> bool:
-        return item in self._items
-
-
-class P2PPeer:
-    """The state of one connection (graphene ``peer_connection``).
-
-    :ivar address: ``"host:port"`` of the remote end.
-    :ivar direction: ``"outbound"`` or ``"inbound"``.
-    :ivar state: ``"handshaking"``, ``"active"``, ``"closing"``.
-    :ivar their_state: what we answered their hello: None,
-        ``"accepted"``, ``"rejected"``.
-    :ivar our_state: what they answered ours: None, ``"accepted"``,
-        ``"rejected"``.
-    :ivar hello: their hello message (dict) once received.
-    :ivar head_block_num: the highest block number the peer showed.
-    """
-
-    def __init__(self, conn, address: str, direction: str, now: float) -> None:
-        self.conn = conn
-        self.address = address
-        self.direction = direction
-        self.state = "handshaking"
-        self.their_state = None
-        self.our_state = None
-        self.hello = None
-        self.node_id = None
-        self.connected_at = now
-        self.last_message = now
-        self.keepalive_sent = False
-        self.expecting_address = False
-        self.known = _BoundedSet(KNOWN_ITEMS_SIZE)       # item hashes the peer has
-        self.requested: dict = {}                         # normal fetches: hash -> time
-        self.synopsis = None                              # last synopsis sent, or None
-        self.synopsis_time = 0.0
-        self.ids_to_fetch: collections.deque = collections.deque()
-        self.sync_requested: dict = {}                    # block id -> time
-        self.remaining = 0
-        self.we_need_sync = False
-        self.on_fork = False
-        self.head_block_num = 0
-        self._rate_second = 0
-        self._rate_count = 0
-        self.bad_reason = None
-
-    def count_message(self, now: float) -> bool:
-        """Count one message; False when the peer is over the rate."""
-        second = int(now)
-        if second != self._rate_second:
-            self._rate_second, self._rate_count = second, 0
-        self._rate_count += 1
-        return self._rate_count <= MAX_MESSAGES_PER_SECOND
-
-    def describe(self) -> dict:
-        """network_node ``get_connected_peers`` entry: ``{"version",
-        "host", "info"}`` as graphene's ``peer_status`` (``info`` with
-        graphene's ``addr``, ``addrlocal``, ``inbound``, ``subver``,
-        ``lastrecv``, ``bytessent``, ``bytesrecv``, ``conntime``,
-        ``platform``, ``current_head_block_number``, ``firewall_status``,
-        and this node's ``direction``, ``state``, ``user_agent``,
-        ``core_protocol_version``, ``node_id``, ``syncing``, ``on_fork``)."""
-        hello = self.hello or {}
-        user_data = hello.get("user_data") or {}
-        local = self.conn.transport.getHost() if self.conn.transport is not None else None
-        info = {
-            "addr": self.address,
-            "addrlocal": f"{local.host}:{local.port}" if local is not None else None,
-            "inbound": self.direction == "inbound",
-            "subver": hello.get("user_agent"),
-            "lastrecv": int(self.last_message),
-            "firewall_status": "unknown",
-            "direction": self.direction,
-            "state": self.state,
-            "conntime": format_time(int(self.connected_at)),
-            "bytessent": self.conn.bytes_sent,
-            "bytesrecv": self.conn.bytes_received,
-            "user_agent": hello.get("user_agent"),
-            "core_protocol_version": hello.get("core_protocol_version"),
-            "node_id": self.node_id,
-            "platform": user_data.get("platform"),
-            "current_head_block_number": self.head_block_num,
-            "syncing": self.we_need_sync,
-            "on_fork": self.on_fork,
-        }
-        return {"version": 0, "host": self.address, "info": info}
-
-
 class P2PNode(service.MultiService):
     """graphene's peer node for ``network`` (see the module docstring).
 
@@ -262,8 +155,9 @@ class P2PNode(service.MultiService):
 
     :ivar listening_port: the bound ``IListeningPort`` once listening, or None.
     :ivar peers: ``P2PConnection`` -> :class:`P2PPeer`, every connection.
-    :ivar potential_peers: ``"host:port"`` -> ``{"endpoint", "node_id",
-        "last_seen_time"}``, the peer database.
+    :ivar peer_db: the :class:`~nodeapi.peers.p2p_peerdb.PeerDatabase`;
+        :attr:`potential_peers` is its ``records`` (``"host:port"`` ->
+        ``{"endpoint", "node_id", "last_seen_time"}``).
     """
 
     def __init__(self, network, *, listen: str | None = None, seeds=(),
@@ -287,19 +181,16 @@ class P2PNode(service.MultiService):
         self.listening_port = None
         self.peers: dict = {}               # P2PConnection -> P2PPeer
         self._cuts: dict = {}               # P2PConnection -> its CLOSE_TIMEOUT call
-        self.potential_peers: collections.OrderedDict = collections.OrderedDict()
-        self.peer_db_path = peer_db_path
+        self.peer_db = PeerDatabase(peer_db_path, self.node_public_key)
+        self.potential_peers = self.peer_db.records
         self.connect_to_new_peers = connect_to_new_peers
         self.desired_connections = desired_connections
-        self._peer_db_dirty = False
         self._peer_db_saved_at = 0.0
         self._attempts: dict = {}           # address -> reactor time of the last dial
         self._dialling: set = set()         # addresses with a one-shot dial in flight
-        if peer_db_path is not None:
-            self._load_peer_db()
         self.seeds: dict = {}               # "host:port" -> ClientService
         self._cache: collections.OrderedDict = collections.OrderedDict()  # hash -> (type, data)
-        self._seen = _BoundedSet(KNOWN_ITEMS_SIZE)   # hashes and ids of items we have
+        self._seen = BoundedSet(KNOWN_ITEMS_SIZE)   # hashes and ids of items we have
         self._block_ids: collections.OrderedDict = collections.OrderedDict()  # num -> id
         self._syncing_from = None           # the peer whose blocks are being applied
         self._incoming = None               # (peer, hash) of the item being applied
@@ -334,7 +225,7 @@ class P2PNode(service.MultiService):
         Deferred."""
         for peer in list(self.peers.values()):
             self._close(peer, "node shutting down")
-        if self._peer_db_dirty:
+        if self.peer_db.dirty:
             self.save_peer_db()
         d = super().stopService()
         for conn in list(self._cuts):  # what did not flush by now is cut
@@ -469,7 +360,7 @@ class P2PNode(service.MultiService):
         outbound_port = 0
         if self.listening_port is not None:
             local = peer.conn.transport.getHost()
-            inbound_address = local.host if _is_ipv4(local.host) else "0.0.0.0"
+            inbound_address = local.host if is_ipv4(local.host) else "0.0.0.0"
             inbound_port = self.listening_port.getHost().port
             outbound_port = local.port
         self._send(peer, cm.HELLO, {
@@ -485,7 +376,7 @@ class P2PNode(service.MultiService):
         peer.their_state = "rejected"
         self._send(peer, cm.CONNECTION_REJECTED, {
             "user_agent": self.user_agent, "core_protocol_version": cm.CORE_PROTOCOL_VERSION,
-            "remote_endpoint": {"address": host if _is_ipv4(host) else "0.0.0.0",
+            "remote_endpoint": {"address": host if is_ipv4(host) else "0.0.0.0",
                                 "port": port},
             "reason_code": code, "reason_string": reason})
         log.info("Rejecting P2P peer {peer}: {reason}", peer=peer.address, reason=reason)
@@ -567,7 +458,7 @@ class P2PNode(service.MultiService):
             if other is peer or not other.hello or not other.hello.get("inbound_port"):
                 continue
             host = other.address.rsplit(":", 1)[0]
-            if not _is_ipv4(host):
+            if not is_ipv4(host):
                 continue
             addresses.append({
                 "remote_endpoint": {"address": host, "port": other.hello["inbound_port"]},
@@ -600,55 +491,13 @@ class P2PNode(service.MultiService):
             self._activate(peer)
 
     def _remember(self, address: str, node_id: str) -> None:
-        """Record a potential peer (graphene ``potential_peer_record``)."""
-        if node_id == self.node_public_key or not _valid_endpoint(address):
-            return
-        self.potential_peers[address] = {"endpoint": address, "node_id": node_id,
-                                         "last_seen_time": format_time(int(self.clock.seconds()))}
-        self.potential_peers.move_to_end(address)
-        while len(self.potential_peers) > MAX_POTENTIAL_PEERS:
-            self.potential_peers.popitem(last=False)
-        self._peer_db_dirty = True
-
-    def _load_peer_db(self) -> None:
-        """Read the peer database; a file that does not read is logged and
-        replaced at the next save (the peers are only hints)."""
-        try:
-            with open(self.peer_db_path, encoding="utf-8") as f:
-                records = json.load(f)
-        except FileNotFoundError:
-            return
-        except (OSError, ValueError) as exc:
-            log.warn("P2P peer database {path} unreadable ({error}); starting empty",
-                     path=self.peer_db_path, error=exc)
-            return
-        if not isinstance(records, list):
-            log.warn("P2P peer database {path} is not a list; starting empty",
-                     path=self.peer_db_path)
-            return
-        for record in records[-MAX_POTENTIAL_PEERS:]:
-            if (isinstance(record, dict) and _valid_endpoint(record.get("endpoint"))
-                    and isinstance(record.get("node_id"), str)
-                    and record["node_id"] != self.node_public_key):
-                self.potential_peers[record["endpoint"]] = {
-                    "endpoint": record["endpoint"], "node_id": record["node_id"][:66],
-                    "last_seen_time": str(record.get("last_seen_time", ""))[:19]}
+        """Record a potential peer in the peer database."""
+        self.peer_db.remember(address, node_id, self.clock.seconds())
 
     def save_peer_db(self) -> None:
-        """Write the peer database (a temporary file renamed over it)."""
-        if self.peer_db_path is None:
-            return
-        self._peer_db_dirty = False
+        """Write the peer database now."""
         self._peer_db_saved_at = self.clock.seconds()
-        tmp = self.peer_db_path + ".tmp"
-        try:
-            os.makedirs(os.path.dirname(self.peer_db_path) or ".", exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(list(self.potential_peers.values()), f)
-            os.replace(tmp, self.peer_db_path)
-        except OSError as exc:
-            log.warn("P2P peer database {path} not written: {error}",
-                     path=self.peer_db_path, error=exc)
+        self.peer_db.save()
 
     def _connect_to_new_peers(self, now: float) -> None:
         """Dial known peers (one attempt each per :data:`PEER_RETRY_TIME`)
@@ -1065,7 +914,7 @@ class P2PNode(service.MultiService):
         timeout (a keep-alive) and past all of it (dropped)."""
         now = self.clock.seconds()
         self._connect_to_new_peers(now)
-        if self._peer_db_dirty and now - self._peer_db_saved_at >= PEER_DB_SAVE_INTERVAL:
+        if self.peer_db.dirty and now - self._peer_db_saved_at >= PEER_DB_SAVE_INTERVAL:
             self.save_peer_db()
         for peer in list(self.peers.values()):
             if peer.state == "closing":
@@ -1145,18 +994,3 @@ def _split(address: str) -> tuple:
     host, _, port = address.rpartition(":")
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)
-
-
-def _valid_endpoint(address) -> bool:
-    """``"a.b.c.d:port"`` with a port above 0."""
-    if not isinstance(address, str) or ":" not in address:
-        return False
-    host, _, port = address.rpartition(":")
-    return _is_ipv4(host) and port.isdigit() and 0 < int(port) < 65536
-
-
-def _is_ipv4(host: str) -> bool:
-    parts = host.split(".")
-    return len(parts) == 4 and all(p.isdigit() and int(p) < 256 for p in parts)
-
-

@@ -16,7 +16,9 @@ from twisted.internet import reactor, task, threads
 
 from nodeapi.peers import core_messages as cm
 from nodeapi.peers.errors import InvalidNodeParameter
+from nodeapi.peers.p2p_peerdb import MAX_POTENTIAL_PEERS, PeerDatabase
 from nodeapi.peers import stcp
+from nodeapi.metrics_health import key_figures
 from nodeapi.peers.service import PeerService, split_seed_nodes
 from nodeapi.protocol.block import block_id, deserialize_block, serialize_block
 from nodeapi.protocol.node_address import parse_node_address
@@ -527,7 +529,6 @@ def test_advanced_parameters_tune_the_p2p_node(producer):
 def test_p2p_peers_in_the_health_figures(producer, follower):
     """The status page's peers list (nodeapi.metrics_health) shows P2P
     peers as it shows followed nodes: address, state, head."""
-    from nodeapi.metrics_health import key_figures
     produce(producer, 2)
     a, address = yield _listening(producer)
     b = _service(follower, p2p_seeds=[address])
@@ -539,3 +540,23 @@ def test_p2p_peers_in_the_health_figures(producer, follower):
                                      "head_block_num": 2, "lag": 0}]
     finally:
         yield _stop(b, a)
+
+
+def test_the_peer_database_is_bounded_and_survives_a_bad_file(tmp_path):
+    """At most 1000 records (the oldest go), none of this node or of a
+    non-IPv4 address; a file that does not read starts an empty database
+    that the next save replaces."""
+    path = str(tmp_path / "peers.json")
+    with open(path, "w") as f:
+        f.write("{not json")
+    db = PeerDatabase(path, own_node_id="02" + "aa" * 32)
+    assert not db.records
+    for i in range(MAX_POTENTIAL_PEERS + 5):
+        db.remember(f"10.0.{i // 250}.{i % 250}:1776", "03" + "bb" * 32, 1_700_000_000)
+    db.remember("127.0.0.1:1776", "02" + "aa" * 32, 1_700_000_000)   # this node
+    db.remember("node.example:1776", "03" + "cc" * 32, 1_700_000_000)  # not IPv4
+    assert len(db.records) == MAX_POTENTIAL_PEERS and "10.0.0.0:1776" not in db.records
+    db.save()
+    again = PeerDatabase(path, own_node_id="02" + "aa" * 32)
+    assert list(again.records) == list(db.records)
+    assert again.records["10.0.4.4:1776"]["last_seen_time"] == "2023-11-14T22:13:20"
