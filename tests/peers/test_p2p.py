@@ -14,11 +14,11 @@ import pytest_twisted
 from cryptography.hazmat.primitives.asymmetric import ec
 from twisted.internet import reactor, task, threads
 
+from nodeapi.metrics_health import key_figures
 from nodeapi.peers import core_messages as cm
+from nodeapi.peers import stcp
 from nodeapi.peers.errors import InvalidNodeParameter
 from nodeapi.peers.p2p_peerdb import MAX_POTENTIAL_PEERS, PeerDatabase
-from nodeapi.peers import stcp
-from nodeapi.metrics_health import key_figures
 from nodeapi.peers.service import PeerService, split_seed_nodes
 from nodeapi.protocol.block import block_id, deserialize_block, serialize_block
 from nodeapi.protocol.node_address import parse_node_address
