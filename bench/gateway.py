@@ -18,7 +18,11 @@ Then the notice fan-out phase (``bench/gateway_fanout.py`` in a child
 process): ``--subscribers`` WebSocket clients (1,000) sharing one upstream
 subscription through an in-process gateway, from the upstream's notice to
 the last client's, against the same clients subscribed to the upstream
-directly.
+directly.  Then the wallets phase (``bench/gateway_wallets.py`` in a child
+process): ``--wallets`` wallets (1,000) with distinct accounts subscribed
+through an in-process gateway, every account paid once per round: notices
+delivered, p99 from a block to its last paid wallet's notice, upstream
+connections used (0: the phase is skipped; ``--wallets-only``: only it).
 
 The gateway runs with ``--upstream-share-seconds`` ``--share`` (default
 its own default; 0: no per-block sharing of head-dependent reads); its
@@ -28,7 +32,8 @@ shared in flight and the cache's hits.
 Prints one line: calls/s and p99 latency of each, and the ratios
 gateway/direct, the gateway's sharing figures; then the fan-out figures.
 Run: PYTHONPATH=. python bench/gateway.py [--seconds S] [--rounds N]
-[--conns C] [--share SECONDS] [--subscribers N] [--blocks R]
+[--conns C] [--share SECONDS] [--subscribers N] [--blocks R] [--wallets W]
+[--wallet-rounds R] [--wallets-only]
 """
 
 import argparse
@@ -135,7 +140,20 @@ def sharing(metrics_port: int) -> str:
             f"{of('cache_hits'):,.0f}")
 
 
+def wallets_phase(args) -> str:
+    """The wallets phase's line (``bench/gateway_wallets.py``), or "" when
+    ``--wallets`` is 0."""
+    if not args.wallets:
+        return ""
+    return subprocess.run([sys.executable, os.path.join(HERE, "gateway_wallets.py"),
+                           str(args.wallets), str(args.wallet_rounds)], capture_output=True,
+                          text=True, check=True).stdout.strip().splitlines()[-1]
+
+
 def main(args) -> None:
+    if args.wallets_only:
+        print(wallets_phase(args))
+        return
     from kit.daemon import ACCESS, Daemon, free_port
     from kit.wait import wait_until
 
@@ -176,6 +194,9 @@ def main(args) -> None:
           f"{cpu['gateway']:.0%}]; ratio calls/s {through / direct:.2f}, p99 "
           f"{through_p99 / direct_p99:.2f}; {shared}; best of {args.rounds} rounds of "
           f"{args.seconds:g} s; load average {load:.2f} at start; {fanout}")
+    wallets = wallets_phase(args)
+    if wallets:
+        print(wallets)
 
 
 def parse_args(argv):
@@ -186,6 +207,9 @@ def parse_args(argv):
     parser.add_argument("--share", type=float, default=None)
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--blocks", type=int, default=50)
+    parser.add_argument("--wallets", type=int, default=1000)
+    parser.add_argument("--wallet-rounds", type=int, default=2)
+    parser.add_argument("--wallets-only", action="store_true")
     return parser.parse_args(argv)
 
 

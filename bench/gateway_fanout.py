@@ -10,7 +10,7 @@ N clients has received its notice, over R blocks (default 50): p50 and
 p99.  Baseline, the same run: the same N clients subscribed to the
 upstream (a nodeapi node) directly, each on its own upstream subscription;
 the ratio is gateway p99 / direct p99.  Also the hub's own share (routing,
-encoding, writing: ``SubscriptionHub.notice``) per notice.  Clients, the
+encoding, writing: ``Shard.notice``) per notice.  Clients, the
 gateway and the upstream share one process and one reactor.
 
 Run: PYTHONPATH=. python bench/gateway_fanout.py [N] [R]; :func:`run` is
@@ -110,14 +110,15 @@ def run(n, r):
     hub = SubscriptionHub(pool, reactor)
     install(gateway, hub)
     hub_times = []
-    notice = hub.notice
+    shard = hub.shards[0]  # every client's: one account at most each
+    notice = shard.notice
 
     def timed(link, cb, params):
         started = time.perf_counter()
         notice(link, cb, params)
         hub_times.append(time.perf_counter() - started)
 
-    hub.notice = timed
+    shard.notice = timed
     gw = listen(rpc_site(Node(chain=None, reactor=reactor, gateway=gateway), access,
                          registry=gateway_registry(), reactor=reactor, auto_ping_interval=0,
                          limits=LIMITS))

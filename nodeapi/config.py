@@ -1,5 +1,6 @@
 """Options of ``twistd nodeapi``: bitshares-style names, an INI file
-(``--config``), validation before the reactor runs, typed helpers.
+(``--config``, else ``<data-dir>/config.ini`` as bitshares-core's
+witness_node reads it), validation before the reactor runs, typed helpers.
 
 Any option goes on the command line (``--name value``) or in the INI file as
 ``name = value`` (bitshares ``config.ini``, boost program_options rules:
@@ -22,7 +23,8 @@ public chain.
 :mod:`nodeapi.plugin.values` and :mod:`nodeapi.config_parse`; each
 plugin's ``check`` completes its own, :data:`nodeapi.config_plugins.PLUGINS`)
 or raises ``usage.UsageError`` naming the
-option (and INI file and line) and the problem.  Sources: the options of
+option (and INI file and line) and the problem.  A flag or repeatable
+option written with an empty value (``name =``) in the INI file is not set.  Sources: the options of
 docs/searchdb-plugin.rst, wire-contract section 6, bitshares witness_node
 and application options.
 """
@@ -39,6 +41,7 @@ from nodeapi.config_plugins import PLUGINS
 from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
 from nodeapi.config_parse import REFERENCE_PLUGINS
 from nodeapi.errors import ConfigError
+from nodeapi.files import CONFIG_LIMIT, FileRefused, read_bounded
 from nodeapi.node import ApiLimits
 from nodeapi.plugin.values import parse_bool
 from nodeapi.rpc.access import ApiAccess
@@ -47,6 +50,9 @@ _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
 _COERCE.update({name: coerce for name, coerce, _h in MULTI})
 _COERCE.update({name: parse_bool for name, _h in FLAGS})
 _REPEATABLE = {name for name, _c, _h in MULTI}
+_DEFAULT_DATA_DIR = next(default for name, default, _c, _h in SINGLE if name == "data-dir")
+#: the INI file of a data dir (bitshares-core: ``<data-dir>/config.ini``)
+CONFIG_NAME = "config.ini"
 
 
 def read_ini(path: str, warnings: list | None = None, logging: dict | None = None) -> dict:
@@ -58,8 +64,10 @@ def read_ini(path: str, warnings: list | None = None, logging: dict | None = Non
     sections (``[log.*]``, ``[logger.*]``, :mod:`nodeapi.config_logging`) go to
     ``logging`` as ``{section: {key: (value, where)}}``, the section's own
     line under key ``""``."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+    try:
+        lines = read_bounded(path, CONFIG_LIMIT).decode("utf-8").splitlines()
+    except FileRefused as exc:
+        raise ValueError(f"{path}: {exc}") from None
     found: dict = {}
     section = ""
     logging = {} if logging is None else logging
@@ -125,6 +133,11 @@ class Options(RepeatableOptions, usage.Options):
         are in use (log a warning at startup).
     :ivar warnings: lines to log at startup: bitshares options of the INI
         file this node does not implement, plugins it has no plugin of.
+    :ivar new_config: without ``--config`` and with no ``config.ini`` in
+        the data dir yet, that file's absolute path (:func:`nodeapi.tap.makeService`
+        writes it, :mod:`nodeapi.config_file`), else None.
+    :ivar sources: where each single-valued option's value came from:
+        ``--name`` (command line or default) or ``name (FILE line N)``.
     :ivar logging: the INI file's logging sections as a
         :class:`~nodeapi.config_logging.LoggingConfig` (its warnings are in
         ``warnings`` too).
@@ -132,8 +145,10 @@ class Options(RepeatableOptions, usage.Options):
 
     synopsis = "[options]"
     longdesc = ("Run a graphene (BitShares-protocol) API node. Options may also be "
-                "given in an INI file (--config, key = value); the command line wins.")
-    optParameters = [["config", "c", None, "INI file with options (key = value)."]] + [
+                "given in an INI file (--config, else <data-dir>/config.ini, key = value); "
+                "the command line wins.")
+    optParameters = [["config", "c", None, "INI file with options (key = value; default: "
+                      "<data-dir>/config.ini, written at the first start)."]] + [
         [name, None, None, doc] for name, _default, _coerce, doc in SINGLE]
     optFlags = [[name, None, doc] for name, doc in FLAGS]
 
@@ -142,9 +157,66 @@ class Options(RepeatableOptions, usage.Options):
         for name, _coerce, _doc in MULTI:
             self[name] = []
         self.genesis = None
+        self.new_config = None
+        self.sources: dict = {}
         self.development_defaults = False
         self.warnings: list = []
         self.logging = LoggingConfig()
+
+    def opt_help(self) -> None:
+        """Display the main options, grouped by purpose, and exit
+        (--help-all: every option)."""
+        from nodeapi.config_help import short_usage
+
+        parent = getattr(self, "parent", None)
+        command = f"{getattr(parent, 'subCommand', None) and 'twistd [options] '}nodeapi" \
+            if parent is not None else "nodeapi"
+        print(short_usage(f"Usage: {command} [options]"))
+        raise SystemExit(0)
+
+    opt_h = opt_help
+
+    def opt_help_all(self) -> None:
+        """Display every option with its whole help and exit."""
+        print(usage.Options.__str__(self))
+        raise SystemExit(0)
+
+    def _read_config(self) -> dict:
+        """The INI file's options (:func:`read_ini`): ``--config``, else
+        ``<data-dir>/config.ini`` when it exists, as bitshares-core's
+        witness_node reads its data dir's file (not with ``--devnet``, whose
+        data dir is a fresh temporary one); without either, remember that
+        path in :attr:`new_config`.  Its logging sections go to
+        :attr:`logging`."""
+        if self["config"] is not None:
+            label = "--config"
+            self["config"] = os.path.abspath(self["config"])
+        elif self["devnet"]:
+            return {}
+        else:
+            label = "--data-dir"
+            data_dir = self["data-dir"] if self["data-dir"] is not None else _DEFAULT_DATA_DIR
+            path = os.path.join(os.path.abspath(data_dir), CONFIG_NAME) if data_dir else ""
+            if not path or not os.path.lexists(path):
+                self.new_config = path or None
+                return {}
+            self["config"] = path
+        sections: dict = {}
+        try:
+            ini = read_ini(self["config"], self.warnings, sections)
+            self.logging = logging_config(sections, self["config"])
+        except OSError as exc:
+            raise usage.UsageError(f"{label}: cannot read {self['config']}: "
+                                   f"{exc.strerror}") from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise usage.UsageError(f"{label}: {exc}") from None
+        if label == "--data-dir" and "data-dir" in ini:
+            value, where, written = ini["data-dir"][0]
+            if os.path.abspath(value) != os.path.dirname(self["config"]):
+                raise usage.UsageError(
+                    f"{written} ({where}): the data dir's own config.ini cannot move the "
+                    f"data dir to {value!r}; give --data-dir on the command line")
+        return ini
 
     @staticmethod
     def _coerce(name: str, raw: str, where: str):
@@ -156,18 +228,7 @@ class Options(RepeatableOptions, usage.Options):
     def postOptions(self) -> None:
         """Merge INI and command line, coerce and validate everything; raises
         ``usage.UsageError`` naming the option and the problem."""
-        ini = {}
-        if self["config"] is not None:
-            self["config"] = os.path.abspath(self["config"])
-            sections: dict = {}
-            try:
-                ini = read_ini(self["config"], self.warnings, sections)
-                self.logging = logging_config(sections, self["config"])
-            except OSError as exc:
-                raise usage.UsageError(f"--config: cannot read {self['config']}: "
-                                       f"{exc.strerror}") from None
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise usage.UsageError(f"--config: {exc}") from None
+        ini = self._read_config()
 
         def pick(name):
             if name in ini:
@@ -177,11 +238,12 @@ class Options(RepeatableOptions, usage.Options):
 
         for name, default, _coerce, _doc in SINGLE:
             raw, where = (self[name], f"--{name}") if self[name] is not None else pick(name)
+            self.sources[name] = where
             self[name] = self._coerce(name, default if raw is None else raw, where)
         for name, _doc in FLAGS:
             raw, where = pick(name)
-            self[name] = True if self[name] else (
-                None if raw is None else self._coerce(name, raw, where))
+            self[name] = True if self[name] else (  # an empty value: not set
+                None if raw is None or not raw.strip() else self._coerce(name, raw, where))
         for name, _coerce, _doc in MULTI:
             given = [(v, f"--{name}") for v in self[name]] or [
                 (v, f"{written} ({where})") for v, where, written in ini.get(name, [])]
@@ -223,21 +285,25 @@ class Options(RepeatableOptions, usage.Options):
             raise usage.UsageError(f"--api-output-dir: {self['api-output-dir']} is not a "
                                    f"directory")
         path = self["genesis-json"]
+        where = self.sources.get("genesis-json", "--genesis-json")
         try:
             self.genesis = load_genesis(path)
             self.genesis.initial_timestamp, self.genesis.block_interval  # noqa: B018
             if not self.genesis.data["initial_witness_candidates"]:
                 raise ValueError("no initial_witness_candidates")
         except OSError as exc:
-            raise usage.UsageError(f"--genesis-json: cannot read {path}: {exc.strerror}") from None
+            raise usage.UsageError(f"{where}: cannot read {path}: {exc.strerror}") from None
+        except FileRefused as exc:
+            raise usage.UsageError(f"{where}: cannot read {path}: {exc}") from None
         except KeyError as exc:
-            raise usage.UsageError(f"--genesis-json: {path} is not a genesis file: missing "
+            raise usage.UsageError(f"{where}: {path} is not a genesis file: missing "
                                    f"{exc}") from None
         except Exception as exc:
-            raise usage.UsageError(f"--genesis-json: {path} is not a genesis file: "
+            raise usage.UsageError(f"{where}: {path} is not a genesis file: "
                                    f"{exc}") from None
         if self["api-access"]:
-            self._check_api_access(self["api-access"])
+            self._check_api_access(self["api-access"],
+                                   self.sources.get("api-access", "--api-access"))
         data_dir = probe = self["data-dir"]
         while not os.path.exists(probe):
             probe = os.path.dirname(probe)
@@ -248,11 +314,11 @@ class Options(RepeatableOptions, usage.Options):
             raise usage.UsageError(f"--data-dir: cannot {verb} {probe}: permission denied")
 
     @staticmethod
-    def _check_api_access(path: str) -> None:
+    def _check_api_access(path: str, where: str) -> None:
         try:
             ApiAccess.load(path)
         except ConfigError as exc:
-            raise usage.UsageError(f"--api-access: {exc}") from None
+            raise usage.UsageError(f"{where}: {exc}") from None
 
     # -- typed helpers --------------------------------------------------------------
 

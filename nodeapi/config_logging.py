@@ -25,7 +25,7 @@ import os
 
 import attr
 from twisted.logger import (
-    FilteringLogObserver, LogLevel, LogLevelFilterPredicate, textFileLogObserver)
+    FilteringLogObserver, LogLevel, LogLevelFilterPredicate, Logger, textFileLogObserver)
 
 #: fc log level names (fc/log/log_message.hpp) -> the lowest Twisted level
 #: kept; ``off`` keeps nothing (None).
@@ -38,6 +38,44 @@ def is_logging_section(section: str) -> bool:
     """True for a section name bitshares reads as logging configuration
     (``log.*``, ``logger.*``; also a bare ``log``/``logger``)."""
     return section in ("log", "logger") or section.startswith(("log.", "logger."))
+
+
+class SurvivingFile:
+    """The text stream of a log file that a failing write (a full disk, an
+    I/O error) does not break: the first failure is one error line (through
+    the other observers; this file drops it), the lines written while it
+    fails are counted and lost, and the first line that is written again is
+    followed by one warning with their number - never a traceback per
+    event, which Twisted's log publisher would log for an observer that
+    raises.
+
+    :param stream: the opened text file (``write``, ``flush``).
+    :param path: its path, for the messages.
+    """
+
+    log = Logger()
+
+    def __init__(self, stream, path: str) -> None:
+        self.stream, self.path = stream, path
+        self.lost = 0
+
+    def write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except OSError as exc:
+            self.lost += 1
+            if self.lost == 1:
+                self.log.error("log file {path}: {error}; its lines are lost until it can be "
+                               "written again", path=self.path, error=exc.strerror or exc)
+            return
+        if self.lost:
+            lost, self.lost = self.lost, 0
+            self.log.warn("log file {path}: written again, {lost} lines lost", path=self.path,
+                          lost=lost)
+
+    def flush(self) -> None:
+        """Nothing: :meth:`write` flushes."""
 
 
 @attr.s(frozen=True)
@@ -59,7 +97,8 @@ class LoggingConfig:
 
     def observers(self, problems: list | None = None) -> list:
         """One filtering observer per file (files opened for appending,
-        their directories created).  A file that cannot be opened (a
+        their directories created, written through :class:`SurvivingFile`).
+        A file that cannot be opened (a
         read-only directory: relative names follow the INI file, which
         systemd hands over in a read-only credentials directory) is left
         out, with one line in ``problems``."""
@@ -74,7 +113,7 @@ class LoggingConfig:
                                     "(give an absolute, writable filename)")
                 continue
             out.append(FilteringLogObserver(
-                textFileLogObserver(stream),
+                textFileLogObserver(SurvivingFile(stream, log_file.path)),
                 [LogLevelFilterPredicate(defaultLogLevel=log_file.level)]))
         return out
 

@@ -16,7 +16,7 @@ import attr
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
     parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
-    parse_p2p_endpoint, parse_plugins, parse_seed_node, parse_seed_nodes,
+    parse_fork_url, parse_p2p_endpoint, parse_plugins, parse_seed_node, parse_seed_nodes,
     parse_statistics_type, parse_upstream, parse_chain_id)
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits
@@ -73,6 +73,13 @@ SINGLE = [
     ("upstream-chain-id", "", parse_chain_id,
      "Gateway: the chain id every upstream must serve (default: the first upstream's to "
      "answer); an upstream of another chain is never used."),
+    ("upstream-subscription-connections", "32", parse_int(1, 1000),
+     "Gateway: upstream connections the merged subscriptions may use, each carrying "
+     "upstream-accounts-per-connection accounts; past them a subscribing "
+     "get_full_accounts is refused (default 32)."),
+    ("upstream-accounts-per-connection", "100", parse_int(1),
+     "Gateway: accounts an upstream subscribes per connection through get_full_accounts "
+     "(its api-limit-get-full-accounts-subscribe; bitshares-core's default 100)."),
     ("upstream-max-head-age", "60", parse_int(1),
      "Gateway: seconds; an upstream whose head block is older is used only when no "
      "fresher one is connected (default 60)."),
@@ -84,9 +91,10 @@ SINGLE = [
      "Gateway: blocks an upstream's head may lag the best upstream's and still serve "
      "reads (default 3)."),
     ("checkpoint-interval", "1000", parse_int(0),
-     "Blocks between checkpoints of the node state, written in the background and at a "
-     "clean stop so a start replays only the blocks after the newest; 0 = only at a "
-     "clean stop (default 1000)."),
+     "Blocks between checkpoints of the node state while in sync, written in the "
+     "background and at a clean stop so a start replays only the blocks after the "
+     "newest; while catching up (blocks over a minute old) one per minute of work "
+     "instead; 0 = only at a clean stop (default 1000)."),
     ("api-access", "", parse_text,
      "JSON file of api-access permissions (default: none, anonymous default access)."),
     ("api-node-info", "", parse_text, "Free text returned by login_api get_info."),
@@ -124,9 +132,9 @@ SINGLE = [
     ("max-call-burst-per-ip", "0", parse_int(0),
      "Calls one source address may make at once before max-calls-per-second-per-ip "
      "applies (the bucket size), 0 = two seconds' worth (default 0)."),
-    ("max-subscriptions-per-ip", "0", parse_int(0),
+    ("max-subscriptions-per-ip", "20000", parse_int(0),
      "Subscribed items (objects, markets, callbacks) held by the connections of one source "
-     "address together, 0 = no limit (default 0)."),
+     "address together, 0 = no limit (default 20000)."),
     ("metrics-endpoint", "", parse_optional_endpoint,
      "host:port or endpoint string for Prometheus metrics (/metrics), the status page "
      "(/status) and the health check (/healthz) (default: off)."),
@@ -140,6 +148,9 @@ SINGLE = [
     # -- devnet (nodeapi.devnet; --devnet is a flag) ------------------------------------
     ("devnet-accounts", "10", parse_int(0, 1000),
      "devnet: ready accounts dev0..devN-1, funded at start (default 10)."),
+    ("devnet-balance", "1000000", parse_int(0, 9_000_000),
+     "devnet: whole TEST each ready account holds at start (anvil --balance; default "
+     "1000000; the faucet init0 pays them: accounts x balance must fit its ~9.99e9 TEST)."),
     ("devnet-seed", "nodeapi-devnet", parse_text,
      "devnet: seed of the ready accounts' keys, sha256(\"<seed> devK\") (default "
      "nodeapi-devnet)."),
@@ -148,6 +159,13 @@ SINGLE = [
      "transaction (default 0)."),
     ("load-state", "", parse_text,
      "devnet: a file of the devnet API's dump_state to start from (default: none)."),
+    ("fork-url", "", parse_fork_url,
+     "devnet: ws://[user:password@]host:port of a node of the same genesis: the devnet "
+     "starts from its chain at --fork-block (synced block by block), local blocks on top "
+     "(default: none)."),
+    ("fork-block", "0", parse_int(0),
+     "devnet: with --fork-url, the block to fork at; 0 = the node's head at start "
+     "(default 0)."),
     ("devnet-max-snapshots", "1000", parse_int(1, 1_000_000),
      "devnet: snapshots held at once; past it snapshot() is refused until a revert drops "
      "some (default 1000)."),

@@ -156,6 +156,14 @@ def parse_p2p_endpoint(text) -> str:
     return f"{host or '0.0.0.0'}:{int(port)}"
 
 
+def parse_fork_url(text):
+    """A ``--fork-url`` value: empty -> None, else the node's address
+    (:func:`parse_seed_node`'s forms) -> ``NodeAddress``; raises
+    ``ValueError`` with the parser's message."""
+    text = parse_text(text)
+    return parse_seed_node(text)[0] if text else None
+
+
 def parse_seed_node(text) -> list:
     """A ``--seed-node`` value (``[user:password@]host:port``, ``[v6]:port``
     or ``ws://`` URL, :func:`nodeapi.protocol.node_address.parse_node_address`)

@@ -143,14 +143,19 @@ class ListeningService(internet.StreamServerEndpointService):
     :param serve_early: serve as soon as bound, before ``startService``
         (the metrics port: ``/status`` shows the replay's progress and
         ``/healthz`` answers 503 while the node replays).
+    :param going_away: ``() -> Deferred`` run by :meth:`stopService` once
+        the port is closed, e.g. closing the open WebSockets with 1001
+        (:meth:`nodeapi.rpc.websocket.RpcWebSocketFactory.going_away`), or
+        None.
     :ivar port: the ``IListeningPort`` while bound, else None.
     """
 
     log = Logger()
 
     def __init__(self, endpoint, factory, description: str, what: str,
-                 serve_early: bool = False) -> None:
+                 serve_early: bool = False, going_away=None) -> None:
         self._gate = _Gate(factory)
+        self.going_away = going_away
         self.serve_early = serve_early
         self._outcome = _Outcome()
         super().__init__(_Reporting(endpoint, self), self._gate)
@@ -191,8 +196,8 @@ class ListeningService(internet.StreamServerEndpointService):
 
     def stopService(self) -> defer.Deferred:
         """Stop serving and close the port.  The Deferred fires once the
-        port is closed; at once when it was never bound (never started, or
-        the bind failed); after the bind when it is still under way (the
+        port is closed (and ``going_away`` has finished); at once when it
+        was never bound (never started, or the bind failed); after the bind when it is still under way (the
         port is closed at once, :meth:`whenListening` fails with
         ``CancelledError``)."""
         self._gate.open = False
@@ -200,7 +205,15 @@ class ListeningService(internet.StreamServerEndpointService):
         if self._waitingForPort is None:  # never started
             self.running = False
             return defer.succeed(None)
-        return super().stopService()
+        closed = super().stopService()
+        if self.going_away is not None:
+            closed.addCallback(lambda _: self.going_away())
+        return closed
+
+
+#: seconds between two startup-timeout extensions sent to systemd (each asks
+#: for three times this long)
+EXTEND_EVERY = 10.0
 
 
 class NodeService(service.MultiService):
@@ -225,13 +238,21 @@ class NodeService(service.MultiService):
     :param checkpoints: the :class:`nodeapi.checkpoints.CheckpointService`
         whose ``restore()`` runs before the replay and which stops last
         (the caller attaches it as a child), or None.
+    :param notifier: a :class:`nodeapi.service_systemd.Notifier` (systemd
+        ``Type=notify``), or None: it is sent ``READY=1`` once every child
+        has started (the RPC port serves), ``STOPPING=1`` when a stop
+        begins, ``STATUS=`` lines, and every :data:`EXTEND_EVERY` seconds
+        of the startup ``EXTEND_TIMEOUT_USEC`` (a long replay is progress,
+        not a hung start).
     """
 
     log = Logger()
 
     def __init__(self, chain, block_log, reactor: Optional[Any] = None, node: Any = None,
-                 checkpoints: Any = None) -> None:
+                 checkpoints: Any = None, notifier: Any = None) -> None:
         super().__init__()
+        self.notifier = notifier
+        self._extending = None
         self.chain = chain
         self.block_log = block_log
         self.reactor = reactor
@@ -264,9 +285,35 @@ class NodeService(service.MultiService):
         if not self._bound:
             self.privilegedStartService()
         self._startup = defer.Deferred.fromCoroutine(self._start())
-        self._startup.addCallbacks(lambda _: self._outcome.settle(None), self._start_failed)
+        self._startup.addBoth(self._startup_over)
+        self._startup.addCallbacks(self._started, self._start_failed)
+
+    def _startup_over(self, result):
+        if self._extending is not None and self._extending.running:
+            self._extending.stop()
+        return result
+
+    def _started(self, _result) -> None:
+        self._outcome.settle(None)
+        if self.notifier is not None:
+            status = ("Serving" if self.chain is None else
+                      f"Serving, head block {self.chain.head_block_num}")
+            self.notifier.send("READY=1", f"STATUS={status}")
+
+    def _extend_startup(self) -> None:
+        status = ("Starting" if self.chain is None or self.chain.replay_target is None else
+                  f"Replaying the block log: block {self.chain.head_block_num} of "
+                  f"{self.chain.replay_target}")
+        self.notifier.send(f"EXTEND_TIMEOUT_USEC={int(EXTEND_EVERY * 3 * 1e6)}",
+                           f"STATUS={status}")
 
     async def _start(self) -> None:
+        if self.notifier is not None and self.reactor is not None:
+            from twisted.internet.task import LoopingCall
+
+            self._extending = LoopingCall(self._extend_startup)
+            self._extending.clock = self.reactor
+            self._extending.start(EXTEND_EVERY, now=True)
         for svc in self:
             if isinstance(svc, ListeningService):
                 await svc.whenListening()  # fails with ListenFailed
@@ -277,10 +324,9 @@ class NodeService(service.MultiService):
         if self.chain is not None:
             if self.checkpoints is not None:
                 await self.checkpoints.restore()
-            replayed = await self.chain.replay()
-            self.log.info("Chain ready: head block {num} ({id}), {replayed} blocks replayed",
-                          num=self.chain.head_block_num, id=self.chain.head_block_id,
-                          replayed=replayed)
+            await self.chain.replay()  # logs how many blocks it replayed
+            self.log.info("Chain ready: head block {num} ({id})",
+                          num=self.chain.head_block_num, id=self.chain.head_block_id)
         for svc in self:
             if not self.running:
                 raise defer.CancelledError()
@@ -292,6 +338,8 @@ class NodeService(service.MultiService):
         self._outcome.settle(failure)
         if failure.check(defer.CancelledError):
             return
+        if self.notifier is not None:
+            self.notifier.send(f"STATUS=Startup failed: {failure.getErrorMessage()}")
         if failure.check(NodeAPIError):
             self.log.error("Node startup failed: {error}", error=failure.getErrorMessage())
         else:
@@ -313,6 +361,8 @@ class NodeService(service.MultiService):
 
     async def _stop(self) -> None:
         service.Service.stopService(self)
+        if self.notifier is not None:
+            self.notifier.send("STOPPING=1", "STATUS=Stopping")
         if self._startup is not None:
             if not self._startup.called:
                 self._startup.cancel()

@@ -30,13 +30,24 @@ with the ``searchdb`` plugin the history set, served from the search
 database that an :class:`~nodeapi.peers.upstream.UpstreamService`
 following one healthy upstream fills.
 
-A bad option or file is reported as ``nodeapi: <message>`` and exit status
-1 (``SystemExit``), never a traceback nor the usage text (:class:`Options`).
+A bad option or file is reported as one line ``nodeapi: <message>`` on
+stderr and exit status 78 (:data:`EX_CONFIG`, ``SystemExit``), never a
+traceback nor the usage text (:class:`Options`): the shipped systemd unit
+does not restart a node whose configuration is wrong
+(``RestartPreventExitStatus=78``).  Without ``--config`` the data dir's
+``config.ini`` is read, and written with every option commented out when
+missing (:mod:`nodeapi.config_file`).  Under systemd the node tells the
+service manager when it is ready and when it stops (``NOTIFY_SOCKET``)
+and logs without twistd's timestamp when its standard output is the
+journal (``JOURNAL_STREAM``; :mod:`nodeapi.service_systemd`).
 The file appenders of a bitshares ``[logger.default]`` section
 (:mod:`nodeapi.config_logging`) are added to the global log publisher.
 """
 
+import difflib
 import os
+import re
+import sys
 
 from twisted.internet.endpoints import serverFromString
 from twisted.logger import Logger
@@ -49,20 +60,59 @@ from nodeapi.errors import ConfigError, StorageError
 log = Logger()
 
 
+#: exit status of a configuration error (sysexits.h ``EX_CONFIG``)
+EX_CONFIG = 78
+
+
+def config_exit(message: str) -> SystemExit:
+    """Print ``nodeapi: <message>`` to stderr; the ``SystemExit`` with
+    status :data:`EX_CONFIG` to raise."""
+    print(f"nodeapi: {message}", file=sys.stderr, flush=True)
+    return SystemExit(EX_CONFIG)
+
+
 class Options(config.Options):
     """The options twistd reads (:class:`nodeapi.config.Options`): a bad
     value or file is one line ``nodeapi: <option> (FILE line N): <problem>``
-    on stderr and exit status 1 (``SystemExit``); the usage text is printed
-    only for ``--help`` and unknown command-line flags (twistd's own
-    handling of ``usage.UsageError`` raised while reading the command
-    line).  A unit with ``Restart=on-failure`` then repeats one line, not
-    the whole usage."""
+    on stderr and exit status :data:`EX_CONFIG` (``SystemExit``); an
+    unknown command-line option is one line naming the nearest option.
+    The usage text is printed only for ``--help``.  A unit with
+    ``Restart=on-failure`` and ``RestartPreventExitStatus=78`` then stops
+    with that line instead of repeating it.
+
+    Under twistd (:attr:`parent` is twistd's ``ServerOptions``) logging to
+    a standard output that is the journal, the log lines leave out
+    twistd's timestamp (:func:`nodeapi.service_systemd.use_journal_format`).
+    """
+
+    def parseOptions(self, options=None) -> None:
+        try:
+            super().parseOptions(options)
+        except usage.UsageError as exc:
+            raise config_exit(self._usage_problem(str(exc))) from None
+        from nodeapi.service_systemd import use_journal_format
+
+        use_journal_format(getattr(self, "parent", None), os.environ)
 
     def postOptions(self) -> None:
         try:
             super().postOptions()
         except usage.UsageError as exc:
-            raise SystemExit(f"nodeapi: {exc}") from None
+            raise config_exit(str(exc)) from None
+
+    def _usage_problem(self, problem: str) -> str:
+        """getopt's ``option --x not recognized`` as ``--x: unknown option;
+        did you mean --y?`` (the nearest long option); other problems as
+        they are."""
+        unknown = re.fullmatch(r"option (-{1,2})([^ ]+) not recognized", problem)
+        if unknown is None:
+            return f"{problem} (twistd nodeapi --help lists the options)"
+        dashes, name = unknown.groups()
+        names = [o[0] for o in self.optParameters] + [o[0] for o in self.optFlags] + [
+            n[4:].replace("_", "-") for n in dir(self) if n.startswith("opt_")]
+        near = difflib.get_close_matches(name.replace("_", "-"), names, n=1, cutoff=0.6)
+        hint = f"did you mean --{near[0]}?" if near else "twistd nodeapi --help lists the options"
+        return f"{dashes}{name}: unknown option; {hint}"
 
 
 def makeService(options, reactor=None):
@@ -71,15 +121,43 @@ def makeService(options, reactor=None):
 
     :param reactor: the reactor every part uses (the global reactor when
         None: the only place it is imported).
-    :raises SystemExit: with ``nodeapi: <problem>`` for a startup error
-        (unreadable or corrupt files, bad api-access file).
+    :raises SystemExit: after printing ``nodeapi: <problem>``: status
+        :data:`EX_CONFIG` for a configuration error (bad api-access file,
+        a ``NOTIFY_SOCKET`` that is no address), 1 for a storage error
+        (unreadable or corrupt block log).
     """
     if reactor is None:
         from twisted.internet import reactor
+    _log_version()
     try:
         return _make_service(options, reactor)
-    except (ConfigError, StorageError) as exc:
+    except ConfigError as exc:
+        raise config_exit(str(exc)) from None
+    except StorageError as exc:
         raise SystemExit(f"nodeapi: {exc}") from None
+
+
+def _identity(mode: str, chain_id: str, plugins) -> dict:
+    """What the metrics' ``nodeapi_build_info`` and the status page say
+    this process is: ``{"version", "python", "twisted", "chain_id",
+    "mode", "plugins"}``."""
+    import platform
+
+    import twisted
+
+    from nodeapi import __version__
+
+    return {"version": __version__, "python": platform.python_version(),
+            "twisted": twisted.__version__, "chain_id": chain_id, "mode": mode,
+            "plugins": list(plugins)}
+
+
+def _log_version() -> None:
+    """The first line of the log: what runs (nodeapi, Twisted and Python
+    versions, as :func:`_identity` gives them)."""
+    ident = _identity("", "", ())
+    log.info("nodeapi {version} (Twisted {twisted}, Python {python})",
+             version=ident["version"], twisted=ident["twisted"], python=ident["python"])
 
 
 def _make_service(options, reactor):
@@ -92,20 +170,30 @@ def _make_service(options, reactor):
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.service import NodeService
 
+    if options["fork-url"] is not None and options["load-state"]:
+        raise ConfigError("--fork-url and --load-state both give the devnet's start state: "
+                          "choose one")
     if options["devnet"]:
         _devnet_options(options, reactor)
     elif options["load-state"]:
         raise ConfigError("--load-state needs --devnet")
+    elif options["fork-url"] is not None:
+        raise ConfigError("--fork-url needs --devnet")
     data_dir = options["data-dir"]
     try:
         os.makedirs(data_dir, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--data-dir {data_dir}: {exc.strerror}") from None
+    new_config = getattr(options, "new_config", None)
+    if new_config and not options["devnet"]:
+        _write_new_config(new_config)
+    notifier = _notifier()
     access = (ApiAccess.load(options["api-access"]) if options["api-access"]
               else ApiAccess.devnet_default() if options["devnet"] else ApiAccess.default())
     if options["upstream"]:
-        return _make_gateway(options, reactor, data_dir, access)
-    block_log = BlockLog(options.block_log_path())
+        return _make_gateway(options, reactor, data_dir, access, notifier)
+    # a devnet's blocks live in a throw-away directory: no fsync per block
+    block_log = BlockLog(options.block_log_path(), sync=not options["devnet"])
     block_log.open()
     chain = Chain(options.genesis, block_log, clock=reactor,
                   statistics_type=options["account-statistics-type"])
@@ -118,12 +206,14 @@ def _make_service(options, reactor):
                         peer_db_path=os.path.join(data_dir, "p2p", "peers.json"),
                         p2p_connect_to_new_peers=options["p2p-connect-to-new-peers"],
                         p2p_max_connections=options["p2p-max-connections"])
-    metrics = Metrics(chain, services.get("witness"), services.get("searchdb"), peers=peers,
-                      clock=reactor, health_limits=options.health_limits())
-    chain.add_consumer(metrics)
     checkpoints = CheckpointService(
         chain, os.path.join(data_dir, "checkpoints"), options["checkpoint-interval"], reactor,
         replay_blockchain=options["replay-blockchain"])
+    metrics = Metrics(chain, services.get("witness"), services.get("searchdb"), peers=peers,
+                      clock=reactor, health_limits=options.health_limits(),
+                      checkpoints=checkpoints, data_dir=data_dir,
+                      identity=_identity("node", chain.chain_id, options["plugins"]))
+    chain.add_consumer(metrics)
     chain.add_consumer(checkpoints)  # last: it sees a block after every plugin
     devnet = _make_devnet(options, reactor, chain, lambda: top) if options["devnet"] else None
     node = Node(chain=chain, plugins=plugins, limits=options.api_limits(),
@@ -131,7 +221,8 @@ def _make_service(options, reactor):
                 enable_subscribe_to_all=options["enable-subscribe-to-all"], peers=peers,
                 options=dict(options), reactor=reactor, devnet=devnet,
                 output_dir=options["api-output-dir"])
-    top = NodeService(chain, block_log, reactor=reactor, node=node, checkpoints=checkpoints)
+    top = NodeService(chain, block_log, reactor=reactor, node=node, checkpoints=checkpoints,
+                      notifier=notifier)
 
     def attach(name, svc):
         svc.setName(name)
@@ -179,7 +270,30 @@ def _build_plugins(options, chain, data_dir, reactor) -> tuple:
 UPSTREAM_MESSAGE_SIZE = 64 * 1024 * 1024
 
 
-def _make_gateway(options, reactor, data_dir, access):
+def _write_new_config(path: str) -> None:
+    """The data dir's first ``config.ini`` (:mod:`nodeapi.config_file`)."""
+    from nodeapi.config_file import write_new_config
+
+    try:
+        write_new_config(path)
+    except FileExistsError:
+        return  # another start wrote it in between: it is read at the next start
+    except OSError as exc:
+        raise ConfigError(f"--data-dir: cannot write {path}: {exc.strerror}") from None
+    log.info("Wrote {path}: every option commented out at its default", path=path)
+
+
+def _notifier():
+    """The systemd notifier of ``NOTIFY_SOCKET``, or None."""
+    from nodeapi.service_systemd import Notifier
+
+    try:
+        return Notifier.from_environment(os.environ)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _make_gateway(options, reactor, data_dir, access, notifier=None):
     """Gateway mode (``--upstream``, :mod:`nodeapi.gateway`): NodeService
     without a chain; children ``upstreams`` (the
     :class:`~nodeapi.gateway.pool.UpstreamPool`), with the searchdb plugin
@@ -226,10 +340,15 @@ def _make_gateway(options, reactor, data_dir, access):
     share_seconds = options["upstream-share-seconds"]
     gateway = Gateway(pool, AnswerCache(options["upstream-cache-size"] * 1024 * 1024),
                       share=HeadShare(pool, reactor, share_seconds) if share_seconds else None)
-    install_subscriptions(gateway, SubscriptionHub(pool, reactor))
+    install_subscriptions(gateway, SubscriptionHub(
+        pool, reactor, full_accounts_limit=options["upstream-accounts-per-connection"],
+        max_connections=options["upstream-subscription-connections"],
+        max_message_size=max(options["max-message-size"], UPSTREAM_MESSAGE_SIZE)))
     metrics = Metrics(None, None, searchdb, clock=reactor,
                       upstream=follower if follower is not None else PoolHead(pool),
-                      health_limits=options.health_limits())
+                      health_limits=options.health_limits(), data_dir=data_dir,
+                      identity=_identity("gateway", options["upstream-chain-id"] or "",
+                                         options["plugins"]))
     metrics.registry.register(GatewayCollector(gateway))
     node = Node(chain=None, plugins={"searchdb": searchdb.history} if searchdb else {},
                 limits=options.api_limits(), api_node_info=options["api-node-info"],
@@ -237,7 +356,7 @@ def _make_gateway(options, reactor, data_dir, access):
                 account_lookup=follower.account_id if follower else None, gateway=gateway)
     _attach_ports(options, reactor, attach, node, access, metrics,
                   registry=gateway_registry(history_api))
-    top = NodeService(None, None, reactor=reactor, node=node)
+    top = NodeService(None, None, reactor=reactor, node=node, notifier=notifier)
     for svc in children:
         svc.setServiceParent(top)
     log.info("nodeapi gateway: upstreams {upstreams}, data dir {data_dir}",
@@ -292,15 +411,18 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
                  "list the names in --rpc-allowed-hosts (or give '*')", endpoint=endpoint,
                  hosts=", ".join(sorted(browser_guard.hosts)))
     attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
-                                   options["rpc-endpoint"], "RPC (WebSocket and HTTP)"))
+                                   options["rpc-endpoint"], "RPC (WebSocket and HTTP)",
+                                   going_away=site.ws_factory.going_away))
+    from twisted.logger import globalLogPublisher
+
     if options["metrics-endpoint"]:
         attach("metrics", ListeningService(
-            serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
+            serverFromString(reactor, options["metrics-endpoint"]), metrics.site(reactor),
             options["metrics-endpoint"], "Metrics, /status and /healthz", serve_early=True))
+        # the status page's recent warnings and errors (bounded)
+        globalLogPublisher.addObserver(metrics.recent_errors)
     logging = getattr(options, "logging", None)
     if logging is not None:
-        from twisted.logger import globalLogPublisher
-
         problems: list = []
         for observer in logging.observers(problems):
             globalLogPublisher.addObserver(observer)
@@ -338,6 +460,7 @@ def _make_devnet(options, reactor, chain, top):
     the RPC port's ``ws://`` URL (``top()``: the node's
     :class:`~nodeapi.service.NodeService`, made after it)."""
     from nodeapi.witness_plugin import DEV_WIF
+    from nodeapi.devnet.accounts import CORE_UNIT
     from nodeapi.devnet.control import Devnet, DevnetOptions
 
     def url() -> str:
@@ -348,5 +471,8 @@ def _make_devnet(options, reactor, chain, top):
         accounts=options["devnet-accounts"], seed=options["devnet-seed"],
         block_interval=options["block-interval"],
         load_state=os.path.abspath(options["load-state"]) if options["load-state"] else None,
-        key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"]), clock=reactor,
+        key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"],
+        balance=options["devnet-balance"] * CORE_UNIT, fork_url=options["fork-url"],
+        fork_block=options["fork-block"], max_message_size=options["max-message-size"]),
+        clock=reactor,
         announce=url)

@@ -104,8 +104,9 @@ class WitnessService(Service):
 
     @property
     def witness_ids(self) -> list:
-        """The witness ids this service produces for, sorted."""
-        return sorted(self._keys)
+        """The witness ids this service produces for, in id order (1.6.2
+        before 1.6.10)."""
+        return sorted(self._keys, key=lambda witness_id: int(witness_id.rsplit(".", 1)[1]))
 
     # -- service -----------------------------------------------------------------
 

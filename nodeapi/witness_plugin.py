@@ -71,7 +71,8 @@ def check(values: MutableMapping, warnings: list) -> None:
     """The development defaults (module text): ``witness-id``,
     ``private-key`` and ``enable-stale-production`` completed in
     ``values``; a warning when the witness plugin signs with
-    :data:`DEV_WIF`."""
+    :data:`DEV_WIF` (not in gateway mode, ``--upstream``, nor with
+    ``--devnet``: neither runs the witness plugin)."""
     development = not values["witness-id"] and not values["private-key"]
     if development:
         values["witness-id"] = list(INIT_WITNESSES)
@@ -79,8 +80,9 @@ def check(values: MutableMapping, warnings: list) -> None:
         values["private-key"] = [DEV_WIF]
     if values["enable-stale-production"] is None:
         values["enable-stale-production"] = development
-    if "witness" in values["plugins"] and values["witness-id"] and DEV_WIF in values[
-            "private-key"]:
+    signs = ("witness" in values["plugins"] and not values["upstream"]
+             and not values["devnet"])  # a gateway and a devnet run no witness plugin
+    if signs and values["witness-id"] and DEV_WIF in values["private-key"]:
         warnings.append(
             "witness: signing with the published development key (nathan, "
             f"{DEV_WIF[:8]}...): anyone can sign blocks with it; never use it on a "

@@ -18,6 +18,14 @@ Called by name like every set: ``{"method": "call", "params": ["devnet",
   ``dump_state(name)`` -> head block number written to the file ``name``
   (a plain file name) of the operator's ``--api-output-dir``, refused
   without one: no path comes from RPC;
+- ``increase_time(seconds)`` -> as advance_time, the clock moved without a block;
+  ``set_next_block_time(time)`` (ISO text or seconds) -> the time;
+- ``set_automine(on)``, ``set_interval_mining(seconds)``,
+  ``pending_transactions()`` -> ``[{"id", "transaction"}]``,
+  ``drop_transaction(id)`` -> the ids dropped;
+- ``impersonate_account(account)``, ``stop_impersonating_account(account)``
+  -> the impersonated account ids: transactions needing only that
+  account's authority are accepted without its signatures;
 - ``get_accounts()`` -> the ready accounts (name, id, wif, public_key, balance);
 - ``get_head()`` -> as advance_time, without producing a block.
 
@@ -30,7 +38,8 @@ with an error saying so.
 from nodeapi.api.arguments import check_public_key, output_path, require_str
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.lookup import get_account, get_asset
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiError, ProtocolError
+from nodeapi.protocol.times import parse_time
 
 #: the most blocks one produce_blocks call makes
 MAX_BLOCKS = 100_000
@@ -77,6 +86,65 @@ class DevnetApi(ApiSet):
     def get_head(self):
         """The head block and the devnet's clock offset."""
         return self.devnet.head()
+
+    @api_function
+    def increase_time(self, seconds: int):
+        """Move the devnet's clock ``seconds`` (1..ten years) on, no block."""
+        return self.devnet.increase_time(self._bounded(seconds, 1, MAX_ADVANCE, "seconds"))
+
+    @api_function
+    def set_next_block_time(self, when):
+        """Stamp the next block at ``when`` (ISO text or seconds)."""
+        if isinstance(when, str):
+            try:
+                when = parse_time(when)
+            except ProtocolError:
+                raise ApiError(f"time must be ISO text (2026-01-01T00:00:00) or seconds, "
+                               f"got {when!r}") from None
+        if isinstance(when, bool) or not isinstance(when, int):
+            raise ApiError(f"time must be ISO text or seconds, got {when!r}")
+        devnet = self.devnet
+        return devnet.set_next_block_time(
+            self._bounded(when, 1, devnet.chain.head_block_time + MAX_ADVANCE, "time"))
+
+    @api_function
+    def set_automine(self, enabled):
+        """Automine on (true) or off (false)."""
+        if not isinstance(enabled, bool):
+            raise ApiError(f"enabled must be true or false, got {enabled!r}")
+        return self.devnet.set_automine(enabled)
+
+    @api_function
+    def set_interval_mining(self, seconds: int):
+        """A block every ``seconds`` (0..86400; 0: no timer)."""
+        return self.devnet.set_interval_mining(self._bounded(seconds, 0, 86400, "seconds"))
+
+    @api_function
+    def pending_transactions(self):
+        """The accepted transactions not in a block yet."""
+        return self.devnet.pending_transactions()
+
+    @api_function
+    def drop_transaction(self, trx_id):
+        """Drop a pending transaction by id (40 hex digits)."""
+        trx_id = require_str(trx_id, "trx_id").lower()
+        if len(trx_id) != 40 or any(c not in "0123456789abcdef" for c in trx_id):
+            raise ApiError(f"trx_id must be 40 hex digits, got {trx_id!r}")
+        return self.devnet.drop_transaction(trx_id)
+
+    @api_function
+    def impersonate_account(self, account):
+        """Accept the account's operations without its signatures (name or id)."""
+        devnet = self.devnet
+        return devnet.impersonate_account(
+            get_account(devnet.chain.state, require_str(account, "account"))["id"])
+
+    @api_function
+    def stop_impersonating_account(self, account):
+        """Require the account's signatures again (name or id)."""
+        devnet = self.devnet
+        return devnet.stop_impersonating_account(
+            get_account(devnet.chain.state, require_str(account, "account"))["id"])
 
     @api_function
     def snapshot(self):

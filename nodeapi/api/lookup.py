@@ -13,9 +13,15 @@ the evaluators and every API set.
 from nodeapi.errors import ApiError
 
 
-def _found(obj: dict | None, noun: str, text) -> dict:
+def _found(obj: dict | None, noun: str, text, pointer: str) -> dict:
+    """``obj``, or graphene's refusal: ``FC_ASSERT( account_ptr, "no such
+    account" )`` (fc's text ``Assert Exception: account_ptr: no such
+    account``), or for an empty string ``FC_THROW_EXCEPTION(
+    fc::assert_exception, "no such account" )``."""
     if obj is None:
-        raise ApiError(f"no such {noun}: {text!r}")
+        if text == "":
+            raise ApiError(f"Assert Exception: no such {noun}")
+        raise ApiError(f"Assert Exception: {pointer}: no such {noun}")
     return obj
 
 
@@ -26,8 +32,10 @@ def find_account(state, name_or_id) -> dict | None:
 
 
 def get_account(state, name_or_id) -> dict:
-    """Like :func:`find_account`; raises ``ApiError("no such account ...")``."""
-    return _found(find_account(state, name_or_id), "account", name_or_id)
+    """Like :func:`find_account`; raises :class:`~nodeapi.errors.ApiError`
+    with graphene's text, ``Assert Exception: account_ptr: no such
+    account``."""
+    return _found(find_account(state, name_or_id), "account", name_or_id, "account_ptr")
 
 
 def find_asset(state, symbol_or_id) -> dict | None:
@@ -36,5 +44,6 @@ def find_asset(state, symbol_or_id) -> dict | None:
 
 
 def get_asset(state, symbol_or_id) -> dict:
-    """Like :func:`find_asset`; raises ``ApiError("no such asset ...")``."""
-    return _found(find_asset(state, symbol_or_id), "asset", symbol_or_id)
+    """Like :func:`find_asset`; raises :class:`~nodeapi.errors.ApiError`
+    with graphene's text, ``Assert Exception: asset_ptr: no such asset``."""
+    return _found(find_asset(state, symbol_or_id), "asset", symbol_or_id, "asset_ptr")

@@ -27,7 +27,8 @@ only adds the chain's rules on top of it:
   (for the database API functions of those names).
 """
 
-from nodeapi.chain.errors import MissingAuthority
+from nodeapi.chain.errors import (
+    CommitteeApproval, MissingActiveAuthority, MissingOtherAuthority, MissingOwnerAuthority)
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.errors import InvalidSignature
 from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
@@ -142,15 +143,21 @@ def secret_of(key) -> bytes:
     return bytes(key)
 
 
+def _private(key) -> PrivateKey:
+    """``key`` itself when a :class:`PrivateKey` (made once: a producer
+    signing every block), else one made from what :func:`secret_of` reads."""
+    return key if isinstance(key, PrivateKey) else PrivateKey(secret_of(key))
+
+
 def sign_digest(digest: bytes, key) -> str:
     """65-byte canonical compact signature (hex) of a 32-byte digest
     (deterministic, as fc ``sign_compact``)."""
-    return PrivateKey(secret_of(key)).sign_digest(digest).hex()
+    return _private(key).sign_digest(digest).hex()
 
 
 def public_key_of(key, prefix: str) -> str:
     """Public key string of a private key (any form :func:`secret_of` takes)."""
-    return PrivateKey(secret_of(key)).public_key.to_str(prefix)
+    return _private(key).public_key.to_str(prefix)
 
 
 
@@ -296,7 +303,10 @@ def potential_signatures(ops: list, signed: set, get_account, max_depth: int) ->
 def verify_authority(ops: list, keys: set, get_account, max_depth: int,
                      get_custom=None, allow_committee: bool = False,
                      approved_active=(), approved_owner=()) -> None:
-    """Raise :class:`MissingAuthority` unless ``keys`` satisfy every authority
+    """Raise a :class:`~nodeapi.chain.errors.MissingAuthority` (graphene's
+    ``tx_missing_active_auth``, ``tx_missing_owner_auth``,
+    ``tx_missing_other_auth``, ``invalid_committee_approval`` with their
+    texts) unless ``keys`` satisfy every authority
     ``ops`` require, and :class:`InvalidSignature` for a signature no
     authority used.  ``get_account(id) -> account dict``; ``max_depth`` is
     the chain parameter ``max_authority_depth``; ``get_custom(account id,
@@ -328,16 +338,17 @@ def verify_authority(ops: list, keys: set, get_account, max_depth: int,
             owner |= op_owner
             other.extend(other_authorities(op))
     if not allow_committee and COMMITTEE_ACCOUNT in active:
-        raise MissingAuthority("Committee account may only propose transactions")
+        raise CommitteeApproval()
     for auth in other:
         if not state.check(auth):
-            raise MissingAuthority(f"Missing authority: key {auth['key_auths'][0][0]}")
+            raise MissingOtherAuthority(auth, keys)
     for aid in sorted(owner, key=instance_number):
         if aid not in approved_owner and not state.check(state.owner_of(aid)):
-            raise MissingAuthority(f"Missing required owner authority of {aid}")
+            raise MissingOwnerAuthority(aid, get_account(aid)["owner"])
     for aid in sorted(active, key=instance_number):
         if not state.check_account(aid) and not state.check(state.owner_of(aid)):
-            raise MissingAuthority(f"Missing required active authority of {aid}")
+            account = get_account(aid)
+            raise MissingActiveAuthority(aid, account["active"], account["owner"])
     unused = keys - state.used
     if unused:
         raise InvalidSignature(f"Unnecessary signature(s) by {', '.join(sorted(unused))}")

@@ -79,8 +79,9 @@ class BlockLog:
     log = Logger()
 
     def __init__(self, path: str, sync: bool = True) -> None:
-        """``sync=False`` skips the per-block fdatasync (benchmarks and tests
-        that build throwaway logs only; a node always syncs)."""
+        """``sync=False`` skips the per-block fdatasync (a devnet, whose
+        log is in a throw-away directory, benchmarks and tests that build
+        throwaway logs; any other node always syncs)."""
         self.path = str(path)
         self.sync = sync
         self.truncated = 0

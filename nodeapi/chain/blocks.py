@@ -85,6 +85,11 @@ class BlockApplier:
     :param recent: the chain's recent transactions ``{trx id: expiration
         seconds}`` (graphene ``transaction_index``), changed in place.
     :ivar changed_last: ids of the objects the last applied block changed.
+    :ivar impersonated: account ids whose authority counts as given in
+        the blocks this node produces (:attr:`Chain.impersonated`; blocks
+        from peers are checked in full).
+    :ivar irreversible_follows_head: the last irreversible block is the
+        one before the head (a devnet: :attr:`Chain.irreversible_follows_head`).
     """
 
     log = Logger()
@@ -100,16 +105,18 @@ class BlockApplier:
         self.summary = summary
         self.recent = RecentTransactions(recent)
         self.changed_last: set = set()
+        self.irreversible_follows_head = False
+        self.impersonated: set = set()
 
     @property
     def _head_num(self) -> int:
         return self.state.objects["2.1.0"]["head_block_number"]
 
     def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool,
-                   packed: bytes | None = None) -> tuple:
+                   packed: bytes | None = None, approved=()) -> tuple:
         # a duplicate is a recent one: the callers took the pending ones away
         return apply_transaction(ctx, trx, check_sigs, self.genesis.chain_id, self.summary,
-                                 self.recent.__contains__, packed)
+                                 self.recent.__contains__, packed, approved)
 
     def _apply_block_trxs(self, block: dict, ts: int, check_sigs: bool, compare: bool,
                           packed: list | None = None) -> list:
@@ -166,7 +173,8 @@ class BlockApplier:
         # virtual operations made outside transactions (expired-order
         # cancels, operations of proposals executed at expiry)
         block_vops = schedule.update_global_objects(state, self.start, block, ts, bid,
-                                                    self.prefix, self.summary)
+                                                    self.prefix, self.summary,
+                                                    self.irreversible_follows_head)
         self.recent.expire(ts)
         ops = applied_operations(records, num, self.numbering, block_vops or ())
         self.changed_last = state.reset_changed()
@@ -242,7 +250,8 @@ class BlockApplier:
             ctx = new_context(state, prefix, self.summary, ts)
             state.begin()
             try:
-                packed, trx_id, exp, results = self._apply_trx(trx, ctx, True)
+                packed, trx_id, exp, results = self._apply_trx(trx, ctx, True,
+                                                               approved=self.impersonated)
             except REJECTIONS as exc:
                 state.rollback()
                 self.log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],

@@ -94,20 +94,46 @@ class Chain:
         self.state = init_genesis(genesis, statistics_type)
         self._summary = {0: "0" * 40}  # ref_block_num -> block id (block_summary)
         self._recent = {}  # trx id -> expiration (graphene transaction_index)
+        self._irreversible_follows_head = False
+        #: account ids whose active and owner authorities count as given
+        #: without signatures in pushed transactions and produced blocks: a
+        #: devnet's impersonated accounts (anvil_impersonateAccount); empty
+        #: on any other node.  Changed in place (shared with the pending
+        #: transactions and the block applier).
+        self.impersonated: set = set()
         self.pending = PendingTransactions(self.chain_id, self.address_prefix, self._summary,
                                            self._recent)
+        self.pending.impersonated = self.impersonated
         # 1.11.M and 2.9.N counters; the per-account 2.9 figures live in the
         # statistics objects (nodeapi.chain.numbering)
         self._numbering = OperationNumbering(
             lambda account: self.state.modify(self.state.objects[account]["statistics"]))
         self._consumers: list = []
         self._block_observers: list = []
+        self._change_observers: list = []
         self.blocks = self._block_applier()
         self.state.begin()
 
     def _block_applier(self) -> BlockApplier:
-        return BlockApplier(self.state, self.genesis, self.block_log, self._numbering,
-                            self._summary, self._recent)
+        applier = BlockApplier(self.state, self.genesis, self.block_log, self._numbering,
+                               self._summary, self._recent)
+        applier.irreversible_follows_head = self._irreversible_follows_head
+        applier.impersonated = self.impersonated
+        return applier
+
+    @property
+    def irreversible_follows_head(self) -> bool:
+        """Whether the last irreversible block follows the head: the
+        dynamic global properties' ``last_irreversible_block_num`` is the
+        block before the head (a devnet, :mod:`nodeapi.devnet`: one
+        producer, no fork to undo; one behind, as python-bitshares reads
+        the header of the block after it for its TaPoS); otherwise
+        graphene's rule (:mod:`nodeapi.chain.schedule`)."""
+        return self._irreversible_follows_head
+
+    @irreversible_follows_head.setter
+    def irreversible_follows_head(self, value: bool) -> None:
+        self._irreversible_follows_head = self.blocks.irreversible_follows_head = bool(value)
 
     def restore(self, state: ObjectStore, summary: dict, recent: dict, next_op: int,
                 next_ath: int) -> None:
@@ -188,6 +214,29 @@ class Chain:
     def remove_block_observer(self, fn) -> None:
         self._block_observers.remove(fn)
 
+    def add_change_observer(self, fn) -> None:
+        """``fn(ids)`` after a change of the state outside a block: a debug
+        update (:meth:`debug_apply`) or the devnet's revert
+        (:meth:`notify_state_changed`); ``ids`` the objects created,
+        modified or removed (API subscriptions notify them as after a
+        block)."""
+        self._change_observers.append(fn)
+
+    def remove_change_observer(self, fn) -> None:
+        self._change_observers.remove(fn)
+
+    def notify_state_changed(self, ids) -> None:
+        """Tell the change observers that objects ``ids`` changed outside a
+        block (an observer failing is logged, the others still told)."""
+        ids = set(ids)
+        if not ids:
+            return
+        for fn in list(self._change_observers):
+            try:
+                fn(ids)
+            except Exception:
+                self.log.failure("A state change observer failed")
+
     def changed_objects_of_last_block(self) -> set:
         """Ids of objects created, modified or removed by the last applied
         block (valid inside block observers/consumers and until the next
@@ -243,12 +292,15 @@ class Chain:
         transactions (then validated again), as graphene's debug updates
         are applied; returns what ``change`` returns.  Used by the debug
         API and the devnet (:mod:`nodeapi.devnet`): such a change is not in
-        the block log."""
+        the block log.  The change observers are told which objects it
+        changed (:meth:`add_change_observer`)."""
         pending = self._take_pending()
         try:
             return change(self.state)
         finally:
+            changed = self.state.reset_changed()
             self._restore_pending(pending)
+            self.notify_state_changed(changed)
 
     # -- blocks ----------------------------------------------------------------
 
@@ -259,6 +311,18 @@ class Chain:
     def _restore_pending(self, pending: list) -> None:
         """:meth:`PendingTransactions.restore` into the chain's state."""
         self.pending.restore(self.state, pending)
+
+    def drop_pending(self, trx_id: str) -> list:
+        """Drop the pending transaction ``trx_id`` (hex id): the others are
+        applied again without it (those depending on it, e.g. spending
+        what it transferred, fail then and are dropped too, as graphene
+        drops pending transactions no longer valid).  Returns the ids
+        dropped ([] when ``trx_id`` is not pending)."""
+        if trx_id not in self.pending.ids:
+            return []
+        pending = self._take_pending()
+        self._restore_pending([p for p in pending if p[2] != trx_id])
+        return [p[2] for p in pending if p[2] not in self.pending.ids]
 
     def clear_pending(self) -> int:
         """Drop the pending transactions and roll back their session, as
@@ -342,6 +406,16 @@ class Chain:
         if kind == "2.9":
             return self._numbering.next_ath
         return self.state.next_instance_of(kind, outermost=not with_pending)
+
+    def block_summary(self, instance: int) -> dict | None:
+        """The block summary object ``2.8.<instance>`` as graphene keeps it
+        (block_summary_object.hpp; db_genesis.cpp makes 2.8.0..2.8.65536,
+        db_block.cpp ``create_block_summary`` sets 2.8.(num & 0xFFFF) to
+        each block's id): ``{"id", "block_id"}``, the block id all zeros
+        for a slot no block filled yet; None beyond 2.8.65536."""
+        if not 0 <= instance <= 0x10000:
+            return None
+        return {"id": f"2.8.{instance}", "block_id": self._summary.get(instance, "0" * 40)}
 
     def recent_transaction_expiration(self, trx_id: str) -> int | None:
         """The expiration (seconds) of transaction ``trx_id`` if a block

@@ -37,6 +37,7 @@ import orjson
 
 from nodeapi.chain.state import ObjectStore
 from nodeapi.errors import NodeAPIError
+from nodeapi.files import open_regular
 
 #: The checkpoint format, raised whenever a part's records change (2: the
 #: account_history operation records are deflated, nodeapi.history.oprecord;
@@ -44,9 +45,12 @@ from nodeapi.errors import NodeAPIError
 #: 4: virtual operations are numbered after the operation that raised them,
 #: nodeapi.chain.numbering, so the 1.11 and 2.9 ids of a replay differ;
 #: 5: chain objects keep their times as integer seconds,
-#: nodeapi.protocol.wire ``TIME_FIELDS``);
+#: nodeapi.protocol.wire ``TIME_FIELDS``; 6: the genesis and block 1 make
+#: bitshares-core's objects (the committee account's balance 2.5.0, the
+#: first maintenance at block 1, maintenance_flag, asset options as
+#: integers), so a replay's ids and fields differ);
 #: a checkpoint of another format is skipped (a full replay).
-FORMAT = 5
+FORMAT = 6
 MAGIC = "nodeapi-checkpoint"
 SUFFIX = ".ckpt"
 _NAME = re.compile(r"^checkpoint-(\d{10})\.ckpt$")
@@ -133,7 +137,7 @@ def read_checkpoint(path: str, chain_id: str) -> tuple:
     meta = None
     count = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             for line in f:
                 record = orjson.loads(line)
                 section, key, value = record

@@ -49,9 +49,75 @@ class DuplicateTransaction(ChainError):
 
 
 class MissingAuthority(ChainError):
-    """The signatures do not satisfy an authority the operations require."""
+    """The signatures do not satisfy an authority the operations require.
+
+    The subclasses are graphene's transaction exceptions
+    (libraries/protocol/small_ops.cpp, raised by ``verify_authority`` in
+    transaction.cpp), with fc's code, name and text: the message is fc's
+    ``to_string``, ``"<what>: <format with its values>"``, and ``details``
+    the values of the format (``error.data.stack[0].data``)."""
 
     name = "missing_authority"
+
+
+class MissingActiveAuthority(MissingAuthority):
+    """missing required active authority
+
+    ``tx_missing_active_auth``: "Missing Active Authority ${id}" with
+    ``{"id", "auth", "owner"}`` (the account's active and owner
+    authorities)."""
+
+    code = 4010001
+    name = "tx_missing_active_auth"
+
+    def __init__(self, account_id: str, active: dict, owner: dict) -> None:
+        super().__init__(f"missing required active authority: Missing Active Authority "
+                         f"{account_id}")
+        self.details = {"id": account_id, "auth": active, "owner": owner}
+
+
+class MissingOwnerAuthority(MissingAuthority):
+    """missing required owner authority
+
+    ``tx_missing_owner_auth``: "Missing Owner Authority ${id}" with
+    ``{"id", "auth"}`` (the account's owner authority)."""
+
+    code = 4010002
+    name = "tx_missing_owner_auth"
+
+    def __init__(self, account_id: str, owner: dict) -> None:
+        super().__init__(f"missing required owner authority: Missing Owner Authority "
+                         f"{account_id}")
+        self.details = {"id": account_id, "auth": owner}
+
+
+class MissingOtherAuthority(MissingAuthority):
+    """missing required other authority
+
+    ``tx_missing_other_auth``: "Missing Authority" with ``{"auth", "sigs"}``
+    (an authority no account holds, e.g. a balance_claim's key; the keys
+    that signed)."""
+
+    code = 4010003
+    name = "tx_missing_other_auth"
+
+    def __init__(self, authority: dict, keys) -> None:
+        super().__init__("missing required other authority: Missing Authority")
+        self.details = {"auth": authority, "sigs": sorted(keys)}
+
+
+class CommitteeApproval(MissingAuthority):
+    """committee account cannot directly approve transaction
+
+    ``invalid_committee_approval``: an operation of a transaction (not of a
+    proposal) needs the committee account's active authority."""
+
+    code = 4010006
+    name = "invalid_committee_approval"
+
+    def __init__(self) -> None:
+        super().__init__("committee account cannot directly approve transaction: "
+                         "Committee account may only propose transactions")
 
 
 class InsufficientFee(ChainError):
@@ -82,6 +148,27 @@ class InvalidOperation(ChainError):
     """An operation breaks a rule of its evaluator (graphene do_evaluate)."""
 
     name = "invalid_operation"
+
+
+class TransferNotAuthorized(InvalidOperation):
+    """A transfer the asset's lists or its ``transfer_restricted`` flag
+    refuse: graphene's transfer evaluate exceptions (chain/exceptions.hpp,
+    ``GRAPHENE_ASSERT`` in transfer_evaluator.cpp), each with its code and
+    name; the text is fc's ``to_string``: the exception's description, the
+    refusal, then the evaluator's rethrown "Unable to transfer ${a} from
+    ${f} to ${t}"."""
+
+    #: (code, name, description) of graphene's three transfer refusals
+    KINDS = {
+        "from": (3050001, "transfer_from_account_not_whitelisted", "owner mismatch"),
+        "to": (3050002, "transfer_to_account_not_whitelisted", "owner mismatch"),
+        "restricted": (3050003, "transfer_restricted_transfer_asset",
+                       "restricted transfer asset"),
+    }
+
+    def __init__(self, kind: str, text: str, unable: str) -> None:
+        self.code, self.name, what = self.KINDS[kind]
+        super().__init__(f"{what}: {text} {unable}")
 
 
 class InsufficientFeeds(InvalidOperation):
@@ -141,6 +228,8 @@ class BlockExtensionsNotEmpty(InvalidBlock):
 def fc_assert(condition, expression: str, message: str = "") -> None:
     """graphene ``FC_ASSERT( expression, message )`` in an evaluator: raise
     :class:`InvalidOperation` with fc's text ``Assert Exception:
-    <expression>: <message>`` when ``condition`` is false."""
+    <expression>: <message>`` when ``condition`` is false (fc's
+    ``to_string``; without a message it ends in ``": "``, as a proposal's
+    ``fail_reason`` shows it)."""
     if not condition:
-        raise InvalidOperation(f"Assert Exception: {expression}: {message}".rstrip())
+        raise InvalidOperation(f"Assert Exception: {expression}: {message}")

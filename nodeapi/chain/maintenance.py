@@ -8,7 +8,9 @@ Graphene reference: libraries/chain/db_maint.cpp
 ``process_budget``) and vote_count.hpp (``vote_counter``), with today's
 hardfork rules from genesis (core-533 authorities).  Order:
 
-1. :func:`nodeapi.chain.votes.tally_votes` and
+1. the account pass: :func:`nodeapi.chain.balances.update_core_in_balances`
+   (statistics ``core_in_balance`` of the core balances changed since the
+   last maintenance), :func:`nodeapi.chain.votes.tally_votes` and
    :func:`nodeapi.chain.fees.process_fees`;
 2. the active witnesses: the number voted for is the smallest ``2k + 1``
    (at least ``min_witness_count`` of the chain's immutable parameters) for
@@ -40,6 +42,7 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.evaluators.custom_authority import delete_expired_custom_authorities
 from nodeapi.chain.evaluators.worker import update_worker_votes
 from nodeapi.chain.market.upkeep import process_bitassets
+from nodeapi.chain.balances import update_core_in_balances
 from nodeapi.chain.budget import process_budget
 from nodeapi.chain.special_authority import create_buyback_orders, update_top_n_authorities
 from nodeapi.chain.fees import process_fees, unscale_account_fee
@@ -100,8 +103,14 @@ def _elect(state, space_type: str, votes: list, count: int) -> list:
 
 
 def _set_active(state, account_id: str, authority: dict | None) -> None:
+    """Modify ``account_id`` and give it the ``authority`` (None: it keeps
+    its own).  The reference modifies the account either way
+    (db_maint.cpp ``update_active_witnesses`` / ``_committee_members``:
+    ``vote_counter::finish`` leaves the authority when nobody voted), so it
+    counts as changed by the maintenance block (subscriptions, the
+    ``searchdb-objects`` documents)."""
+    acc = state.modify(account_id)
     if authority is not None:
-        acc = state.modify(account_id)
         old = dict(acc)
         acc["active"] = authority
         state.reindex(acc, old)
@@ -158,6 +167,7 @@ def perform_chain_maintenance(state, now: int, block_num: int, ctx=None) -> None
     the block) receives the virtual operations of buyback orders."""
     if ctx is not None:
         create_buyback_orders(ctx)
+    update_core_in_balances(state)
     tally = tally_votes(state, now)
     process_fees(state, now)
     update_top_n_authorities(state, lambda members: vote_authority(

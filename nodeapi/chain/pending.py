@@ -30,6 +30,15 @@ class PendingTransactions:
         expiration}`` (duplicates).
     :ivar entries: ``[(trx, packed bytes, trx id)]`` in arrival order.
     :ivar observers: ``fn(trx dict)`` for each newly accepted transaction.
+    :ivar checks: ``fn(trx dict)`` run on each pushed transaction (as
+        held) before it is applied, raising a
+        :class:`~nodeapi.errors.ChainError` to refuse it (the devnet's
+        rule that an accepted transaction fits the next block).
+    :ivar rejections: ``fn(trx dict, error)`` for each pushed transaction
+        refused (the devnet logs them).
+    :ivar impersonated: account ids whose authority counts as given
+        without signatures (:attr:`Chain.impersonated`; empty but on a
+        devnet).
     """
 
     log = Logger()
@@ -42,6 +51,9 @@ class PendingTransactions:
         self.entries: list = []
         self.ids: set = set()
         self.observers: list = []
+        self.checks: list = []
+        self.impersonated: set = set()
+        self.rejections: list = []
 
     @property
     def transactions(self) -> list:
@@ -54,7 +66,8 @@ class PendingTransactions:
         returns ``(packed, trx_id, expiration, results)``."""
         return apply_transaction(
             ctx, trx, True, self.chain_id, self.summary,
-            lambda trx_id: trx_id in self.recent or trx_id in self.ids)
+            lambda trx_id: trx_id in self.recent or trx_id in self.ids,
+            approved=self.impersonated)
 
     def received(self, state, trx: dict) -> dict:
         """``trx`` as the chain holds it
@@ -65,9 +78,17 @@ class PendingTransactions:
         """Read ``trx`` (wire JSON) as the chain holds it, apply it to the
         pending state and queue it; the observers see it.  Returns the
         processed transaction (with ``operation_results``); raises what
-        applying raises (:meth:`Chain.push_transaction`)."""
-        trx = self.received(state, trx)
-        results = self.queue(state, trx)
+        :attr:`checks` or applying raise (:meth:`Chain.push_transaction`),
+        the :attr:`rejections` observers told first."""
+        try:
+            trx = self.received(state, trx)
+            for check in list(self.checks):
+                check(trx)
+            results = self.queue(state, trx)
+        except Exception as exc:
+            for fn in list(self.rejections):
+                fn(trx, exc)
+            raise
         for fn in list(self.observers):
             fn(trx)
         return dict(trx, operation_results=results)

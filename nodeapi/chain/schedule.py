@@ -53,6 +53,7 @@ from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permiss
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED
 from nodeapi.chain.maintenance import perform_chain_maintenance
 from nodeapi.chain.vesting import deposit_lazy_vesting
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, IRREVERSIBLE_THRESHOLD
 
 MAINTENANCE_FLAG = 0x01  # dynamic_global_property_object::maintenance_flag
 RECENTLY_MISSED_INCREMENT = 4  # GRAPHENE_RECENTLY_MISSED_COUNT_INCREMENT
@@ -153,6 +154,17 @@ def _recently_missed(count: int, missed: int, block_num: int) -> int:
     return max(count - 1, 0)
 
 
+def slots_filled(filled: int, missed: int) -> int:
+    """``recent_slots_filled`` after a block that follows ``missed`` empty
+    slots (graphene db_update.cpp ``update_global_dynamic_data``:
+    ``((filled << 1) + 1) << missed`` on a 128-bit ``fc::uint128_t``).
+    The reference's ``__uint128_t`` shift by a count of 128 or more is
+    compiled (GCC, x86-64) to a shift by the count modulo 128, which is
+    what its nodes store after a long gap (block 1 of a chain produced long
+    after its genesis time), so the same here."""
+    return (((filled << 1) + 1) << (missed & 127)) & ALL_SLOTS_FILLED
+
+
 def _pay_signing_witness(state, witness_id: str, now: int) -> None:
     """graphene ``update_signing_witness`` / ``deposit_witness_pay``: the
     smaller of ``witness_pay_per_block`` and the ``witness_budget`` leaves
@@ -174,15 +186,21 @@ def _pay_signing_witness(state, witness_id: str, now: int) -> None:
 
 
 def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, bid: str,
-                          prefix: str = "TEST", block_summary: dict | None = None) -> list:
+                          prefix: str = "TEST", block_summary: dict | None = None,
+                          irreversible_follows_head: bool = False) -> list:
     """Advance the head to ``block`` (wire JSON, timestamp ``ts`` seconds,
     id ``bid``) in ``state``'s
     open session (module docstring order): missed slots, head
     number/id/time, current witness and ``current_aslot``,
     ``recent_slots_filled`` and ``recently_missed_count``, the signing
     witness' ``last_aslot`` / ``last_confirmed_block_num`` and pay, and
-    ``last_irreversible_block_num`` (the block confirmed by 75 % of the
-    active witnesses, graphene ``update_last_irreversible_block``); then
+    ``last_irreversible_block_num`` (the block confirmed by 70 % of the
+    active witnesses, ``GRAPHENE_IRREVERSIBLE_THRESHOLD``, never lower than
+    before: graphene ``update_last_irreversible_block``; with
+    ``irreversible_follows_head`` the block before the head: a devnet, one
+    producer and no fork to undo - not the head itself, as python-bitshares
+    takes its TaPoS from the header of the block after the last
+    irreversible one); then
     the due ticket updates (``process_tickets``), maintenance, expired
     proposals (executed when authorized, graphene
     ``clear_expired_proposals``; ``prefix`` and ``block_summary`` serve the
@@ -205,7 +223,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     filled = old["recent_slots_filled"]
     if missed or filled != _ALL_FILLED_TEXT:  # every slot filled stays so
         filled = int(filled)
-        filled = str((((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0)
+        filled = str(slots_filled(filled, missed))
     aslot = old["current_aslot"] + missed + 1
     wit = state.modify(witness_id)
     wit["last_aslot"] = aslot
@@ -220,7 +238,11 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     new["current_aslot"] = aslot
     new["recent_slots_filled"] = filled
     new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
-    new["last_irreversible_block_num"] = confirmed[(10000 - 7500) * len(confirmed) // 10000]
+    lib = (num - 1 if irreversible_follows_head
+           else confirmed[(GRAPHENE_100_PERCENT - IRREVERSIBLE_THRESHOLD) * len(confirmed)
+                          // GRAPHENE_100_PERCENT])
+    if lib > old["last_irreversible_block_num"]:  # it never moves back
+        new["last_irreversible_block_num"] = lib
     process_tickets(state, ts)
     ctx = ApplyContext(state, ts, num, prefix, block_summary, apply_operation=apply_operation)
     if maintenance:

@@ -12,7 +12,7 @@ hardfork passed.
 - A ``top_holders_special_authority`` ``[1, {asset, num_top_holders}]``
   makes the account's owner or active authority, at each maintenance, the
   ``num_top_holders`` largest holders of ``asset`` (the account itself
-  left out; ties by balance object order), weighted by their balances as
+  left out; ties by account id), weighted by their balances as
   graphene's ``vote_counter`` weighs votes; ``top_n_control_flags`` then
   has bit 1 (owner) / 2 (active).  An account with a special authority has
   a special authority object 2.14.N.
@@ -100,8 +100,13 @@ def apply_extensions(state, acc: dict, data: dict, created: bool) -> None:
 
 
 def update_top_n_authorities(state, vote_authority) -> None:
-    """graphene ``update_top_n_authorities``; ``vote_authority([(account,
-    weight)])`` is the maintenance's vote counter."""
+    """graphene ``update_top_n_authorities`` (db_maint.cpp): for each top
+    holders authority (special authority objects in id order, the owner's
+    before the active), the ``num_top_holders`` largest balances of the
+    asset other than the account's own, in the ``by_asset_balance`` order
+    (balance descending, ties by the owner's account id), weighted by
+    ``vote_authority([(account, weight)])``, the maintenance's vote
+    counter."""
     for oid in state.ids_of_type(SPECIAL_AUTHORITY + "."):
         account_id = state.objects[oid]["account"]
         for field, auth_field, flag in (("owner_special_authority", "owner", TOP_N_OWNER),
@@ -113,12 +118,12 @@ def update_top_n_authorities(state, vote_authority) -> None:
             if wanted == 0:
                 continue
             asset_id = special[1]["asset"]
-            holders = sorted(((int(b["balance"]), b["owner"], bid)
-                              for bid, b in ((bid, state.objects[bid])
-                                             for bid in state.ids_of_type("2.5."))
+            # the by_asset_balance index: balance descending, then owner id
+            holders = sorted(((int(b["balance"]), b["owner"])
+                              for b in (state.objects[bid] for bid in state.ids_of_type("2.5."))
                               if b["asset_type"] == asset_id and b["owner"] != account_id),
-                             key=lambda h: (-h[0], instance_number(h[2])))
-            authority = vote_authority([(owner, bal) for bal, owner, _b in holders[:wanted]])
+                             key=lambda h: (-h[0], instance_number(h[1])))
+            authority = vote_authority([(owner, bal) for bal, owner in holders[:wanted]])
             if authority is not None:
                 acc = state.modify(account_id)
                 acc[auth_field] = authority

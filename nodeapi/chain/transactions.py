@@ -31,10 +31,13 @@ def new_context(state: ObjectStore, prefix: str, summary: dict | None = None,
 
 
 def apply_transaction(ctx: ApplyContext, trx: dict, check_sigs: bool, chain_id: str,
-                      summary: dict, is_known, packed: bytes | None = None) -> tuple:
+                      summary: dict, is_known, packed: bytes | None = None,
+                      approved=()) -> tuple:
     """Check ``trx`` (:func:`~nodeapi.chain.validation.check_transaction`
     at ``ctx.now``, TaPoS against ``summary``, ``is_known(trx_id)`` for
-    duplicates; ``packed``: its bytes when already made) and apply its operations in a nested session of
+    duplicates; ``packed``: its bytes when already made; ``approved``:
+    accounts whose authority counts as given, a devnet's impersonated
+    ones) and apply its operations in a nested session of
     ``ctx.state`` (graphene ``_apply_transaction``); returns ``(packed,
     trx_id, expiration, operation_results)``.  On failure the session is
     rolled back and the error re-raised (a ChainError, a ProtocolError)."""
@@ -42,7 +45,8 @@ def apply_transaction(ctx: ApplyContext, trx: dict, check_sigs: bool, chain_id: 
     state.begin()
     try:
         packed, trx_id, exp = check_transaction(trx, ctx.now, state, chain_id, ctx.prefix,
-                                                summary, is_known, check_sigs, packed)
+                                                summary, is_known, check_sigs, packed,
+                                                approved)
         results = apply_operations(ctx, trx["operations"])
     except Exception:
         state.rollback()

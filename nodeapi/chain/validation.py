@@ -69,7 +69,7 @@ def received_transaction(trx: dict, prefix: str, params: dict) -> dict:
 
 def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
                       block_summary: dict, is_known, check_sigs: bool,
-                      packed: bytes | None = None):
+                      packed: bytes | None = None, approved=()):
     """Check ``trx`` (wire JSON) for acceptance at head time ``now``
     (seconds); returns ``(packed, trx_id, expiration)``: its serialized
     bytes (without signatures), its id (hex) and its expiration in seconds.
@@ -84,6 +84,9 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :param packed: :func:`~nodeapi.protocol.transaction.serialize_transaction`
         of ``trx`` when the caller made it already (a pushed block's
         transactions, packed once by :func:`check_block_form`).
+    :param approved: account ids whose active and owner authorities count
+        as given without signatures (a devnet's impersonated accounts,
+        anvil ``anvil_impersonateAccount``; empty on any other node).
     :raises EmptyTransaction: no operations (graphene
         ``transaction::validate``), checked first.
     :raises UnsupportedOperation: an operation type the chain does not
@@ -138,7 +141,8 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
         custom = viable_custom_authorities(state, now)
         keys = auth.signer_keys(signatures, signature_digest_of(packed, chain_id), prefix,
                                 trx["operations"], state.require, depth, custom)
-        auth.verify_authority(trx["operations"], keys, state.require, depth, custom)
+        auth.verify_authority(trx["operations"], keys, state.require, depth, custom,
+                              approved_active=approved, approved_owner=approved)
     return packed, trx_id, exp
 
 

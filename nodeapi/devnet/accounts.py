@@ -20,11 +20,14 @@ from nodeapi.chain import authority as auth
 from nodeapi.chain.evaluators.balance import key_addresses
 from nodeapi.protocol.keys import PrivateKey
 from nodeapi.protocol.times import format_time
+from nodeapi.devnet.registration import registration_lines
 from nodeapi.protocol.transaction import sign_transaction
 
 CORE = "1.3.0"
+#: satoshis of one TEST (the bundled genesis' core precision, 5)
+CORE_UNIT = 100_000
 #: the balance each ready account gets, in core satoshis (1,000,000 TEST)
-DEFAULT_BALANCE = 1_000_000 * 100_000
+DEFAULT_BALANCE = 1_000_000 * CORE_UNIT
 DEFAULT_SEED = "nodeapi-devnet"
 #: the registrar and faucet of the devnet (an init account of the genesis)
 REGISTRAR = "init0"
@@ -98,6 +101,14 @@ def create_ops(registrar: str, name: str, owner_key: str, *, active_key: str | N
                  "extensions": {}}]]
 
 
+def upgrade_op(account_id: str) -> list:
+    """account_upgrade of ``account_id`` to lifetime member (it pays the
+    fee; graphene account_evaluator.cpp ``account_upgrade_evaluator``):
+    it may then register accounts and earns its cashback."""
+    return [8, {"fee": {"amount": 0, "asset_id": CORE}, "account_to_upgrade": account_id,
+                "upgrade_to_lifetime_member": True, "extensions": []}]
+
+
 def transfer_op(frm: str, to: str, amount: int) -> list:
     """A core transfer of ``amount`` satoshis."""
     return [0, {"fee": {"amount": 0, "asset_id": CORE}, "from": frm, "to": to,
@@ -122,8 +133,10 @@ def claim_ops(chain, registrar_id: str, wif: str) -> list:
 
 
 def table(chain, accounts: list, seed: str, registrar_wif: str, url: str) -> str:
-    """The text printed at start: the RPC URL, the seed and one line per
-    account (name, id, balance, public key, WIF), the registrar first."""
+    """The text printed at start: the RPC URL, the seed, one line per
+    account (name, id, balance, public key, WIF), the registrar first, and
+    the lines registering the chain with python-bitshares and bitsharesjs
+    (:mod:`nodeapi.devnet.registration`)."""
     rows = [("name", "id", "balance", "public key", "private key (WIF)")]
     reg = chain.state.account_by_name.get(REGISTRAR)
     rows.append((f"{REGISTRAR} (faucet)", reg or "-", _amount(core_balance(chain, reg)),
@@ -136,6 +149,8 @@ def table(chain, accounts: list, seed: str, registrar_wif: str, url: str) -> str
              f"chain id {chain.chain_id}",
              f"Ready accounts (seed {seed!r}, keys: sha256(\"<seed> devK\")):"]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.append("Register the chain with your client (python-bitshares, bitsharesjs):")
+    lines += ["  " + line for line in registration_lines(chain.chain_id).values()]
     return "\n".join(lines) + "\n"
 
 

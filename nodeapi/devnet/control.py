@@ -13,10 +13,22 @@ the witness plugin) and the object the ``devnet`` API set drives
   update first, as bitshares-core's ``debug_generate_blocks``);
 - time: the devnet's clock is the wall clock plus an offset.  A block is
   stamped with the slot at that clock, or the next slot when the head is
-  already there (one block interval later).  Automine and the block timer
-  let the head run ahead of the clock by at most :data:`MAX_LEAD` seconds
-  (past that automine waits for the clock, the pending transactions then
-  sharing the next block, and the timer skips its turn; bitshares-core's
+  already there (one block interval later) - but never at or after the
+  expiration of a pending transaction: then at the last slot before the
+  earliest one (:meth:`Devnet.next_block_time`), so a transaction the
+  devnet accepted is in the next block, however long the devnet was idle
+  (bitsharesjs takes its expiration from the head block time plus 15 s
+  once the head is 30 s old; graphene drops a transaction expired at the
+  block's time, database::_generate_block).  A transaction that expires
+  at or before the next slot could never be included: it is refused at
+  broadcast (:class:`~nodeapi.chain.errors.TransactionExpired`, naming the
+  devnet's head time, its clock and the reason).  The head is never
+  ahead of the devnet's clock: a burst of transactions, one block each at
+  the next slots, moves the clock with the head, by at most
+  :data:`MAX_LEAD` seconds past the time asked for (the wall clock plus
+  :attr:`Devnet.asked`: advance_time, increase_time, blocks asked for);
+  past that automine waits for the clock, the pending transactions then
+  sharing the next block, and the timer skips its turn (bitshares-core's
   witness plugin never produces before its slot, witness.cpp
   ``not_time_yet``): clients stamp their transactions' expiration from the
   wall clock (python-bitshares: now + 30 s), so a head far ahead would
@@ -31,7 +43,9 @@ the witness plugin) and the object the ``devnet`` API set drives
   the offset is part of a snapshot), :meth:`dump_state` and the
   ``load_state`` file of the start;
 - accounts: at the start of a fresh devnet the ready accounts of
-  :mod:`nodeapi.devnet.accounts` are made and the table of them logged;
+  :mod:`nodeapi.devnet.accounts` are made, funded and upgraded to lifetime
+  members (they can register accounts, as anvil's accounts can deploy),
+  and the table of them logged;
   :meth:`create_account` (also the faucet) and :meth:`set_balance`.
 """
 
@@ -44,9 +58,12 @@ from nodeapi.chain import authority as auth
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.devnet import accounts as acc
 from nodeapi.devnet import snapshots
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiError, ChainError
 from nodeapi.protocol.config import MAX_SHARE_SUPPLY
-from nodeapi.protocol.times import format_time
+from nodeapi.chain.errors import TransactionExpired
+from nodeapi.protocol.keys import PrivateKey
+from nodeapi.protocol.operations import operation_name
+from nodeapi.protocol.times import format_time, parse_time
 
 #: blocks produced between two returns to the reactor
 BATCH = 50
@@ -64,8 +81,10 @@ class DevnetOptions:
     """``--devnet-accounts``, ``--devnet-seed``, ``--block-interval``
     (seconds, 0 = only on demand), ``--load-state`` (a path or None), the
     producing key (WIF; the bundled genesis' development key), the
-    balance of each ready account (core satoshis) and
-    ``--devnet-max-snapshots`` (snapshots held at once)."""
+    balance of each ready account (core satoshis),
+    ``--devnet-max-snapshots`` (snapshots held at once), ``--fork-url`` (a
+    ``NodeAddress`` or None), ``--fork-block`` and ``--max-message-size``
+    (the fork's replies)."""
 
     accounts: int = 10
     seed: str = acc.DEFAULT_SEED
@@ -74,6 +93,9 @@ class DevnetOptions:
     key: str = ""
     balance: int = acc.DEFAULT_BALANCE
     max_snapshots: int = 1000
+    fork_url: object = None
+    fork_block: int = 0
+    max_message_size: int = 4 * 1024 * 1024
 
 
 class Devnet(service.Service):
@@ -82,6 +104,10 @@ class Devnet(service.Service):
     :param announce: ``fn() -> str``: the WebSocket URL to print (the RPC
         port is known once bound), or None.
     :ivar offset: seconds the devnet's clock is ahead of the wall clock.
+    :ivar asked: the part of :attr:`offset` asked for (advance_time,
+        increase_time, set_next_block_time, blocks asked for, a loaded or
+        reverted state); the rest (at most :data:`MAX_LEAD`) is automine's
+        bursts.
     :ivar accounts: the ready accounts (:class:`~nodeapi.devnet.accounts.DevAccount`).
     """
 
@@ -93,32 +119,55 @@ class Devnet(service.Service):
         self.clock = clock
         self.announce = announce
         self.key = options.key
-        self.public = auth.public_key_of(options.key, chain.address_prefix)
+        self._signer = PrivateKey.from_wif(options.key)  # parsed once: it signs each block
+        self.public = auth.public_key_of(self._signer, chain.address_prefix)
         self.accounts = acc.dev_accounts(options.seed, options.accounts, chain.address_prefix)
         self.offset = 0
+        self.asked = 0
         self._snapshots: dict = {}
         self._next_snapshot = 1
         self._mine = None
         self._loop = None
+        self._next_time = None  # set_next_block_time
+        #: automine on (anvil evm_setAutomine)
+        self.automine = True
 
     # -- service -----------------------------------------------------------------
+
+    def prepare(self):
+        """``NodeService`` awaits this before starting its children: with
+        ``fork_url``, the chain synced from that node up to ``fork_block``
+        (:func:`nodeapi.devnet.fork.sync_from`); a Deferred, failing with
+        :class:`~nodeapi.devnet.fork.ForkError` (the node stops with it)."""
+        if self.options.fork_url is None:
+            return None
+        from nodeapi.devnet.fork import sync_from
+
+        return defer.Deferred.fromCoroutine(sync_from(
+            self.chain, self.options.fork_url, self.options.fork_block, self.clock,
+            max_message_size=self.options.max_message_size, log=self.log))
 
     def startService(self) -> None:
         """Load the state file, make the ready accounts on a fresh chain,
         start automining (and the block timer), log the account table."""
         super().startService()
+        self.chain.irreversible_follows_head = True
         if self.options.load_state:
             extra = snapshots.load(self.chain, self.options.load_state)
-            self.offset = int(extra.get("offset", 0))
+            self.offset = self.asked = int(extra.get("offset", 0))
             self.log.info("Devnet state loaded from {path}: head block {num}",
                           path=self.options.load_state, num=self.chain.head_block_num)
-        if self.chain.head_block_num == 0:  # a fresh chain (not a loaded state)
+        if self.chain.head_block_num == 0:  # a fresh chain (not a loaded state or a fork)
             self._make_accounts()
+        elif self.options.fork_url is not None:
+            self.log.info("Devnet forked from {url} at block {num} ({id})",
+                          url=self.options.fork_url.url, num=self.chain.head_block_num,
+                          id=self.chain.head_block_id)
+            self._make_accounts_on_fork()
         self.chain.add_pending_observer(self._pending)
-        if self.options.block_interval:
-            self._loop = task.LoopingCall(self._timer)
-            self._loop.clock = self.clock
-            self._loop.start(self.options.block_interval, now=False)
+        self.chain.pending.checks.append(self._admit)
+        self.chain.pending.rejections.append(self._rejected)
+        self.set_interval_mining(self.options.block_interval)
         url = self.announce() if self.announce is not None else ""
         self.log.info("{table}", table=acc.table(self.chain, self.accounts, self.options.seed,
                                                  self.key, url))
@@ -129,12 +178,34 @@ class Devnet(service.Service):
         super().stopService()
         if self._pending in self.chain.pending.observers:
             self.chain.remove_pending_observer(self._pending)
+        for hooks, fn in ((self.chain.pending.checks, self._admit),
+                          (self.chain.pending.rejections, self._rejected)):
+            if fn in hooks:
+                hooks.remove(fn)
         if self._mine is not None and self._mine.active():
             self._mine.cancel()
         self._mine = None
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         return defer.succeed(None)
+
+    def _make_accounts_on_fork(self) -> None:
+        """The ready accounts on a fork, when the live chain lets them be
+        made (the faucet ``init0`` can claim or pay, the names are free);
+        else none, the reason logged, nothing left pending."""
+        chain = self.chain
+        taken = [a.name for a in self.accounts if a.name in chain.state.account_by_name]
+        if taken:
+            self.log.warn("Devnet fork: no ready accounts, {names} exist on the live chain",
+                          names=taken)
+            return
+        try:
+            self._make_accounts()
+        except ChainError as exc:
+            for entry in list(chain.pending.entries):
+                chain.drop_pending(entry[2])
+            self.log.warn("Devnet fork: no ready accounts ({error}); use impersonate_account "
+                          "and set_balance", error=str(exc))
 
     def _make_accounts(self) -> None:
         chain = self.chain
@@ -146,12 +217,19 @@ class Devnet(service.Service):
         for a in self.accounts:
             chain.push_transaction(acc.signed(
                 chain, acc.create_ops(registrar, a.name, a.public_key), [self.key]))
-        # the new accounts are in the pending state: funded in the same block
-        transfers = [acc.transfer_op(registrar, chain.state.account_by_name[a.name],
-                                     self.options.balance) for a in self.accounts]
+        # the new accounts are in the pending state: funded (their balance
+        # and the lifetime membership fee) and upgraded in the same block
+        ready = [(a, chain.state.account_by_name[a.name]) for a in self.accounts]
+        fee = int(chain.required_fee(acc.upgrade_op(registrar))["amount"]) if ready else 0
+        transfers = [acc.transfer_op(registrar, oid, self.options.balance + fee)
+                     for _a, oid in ready]
         for start in range(0, len(transfers), TRANSFERS_PER_TRX):
             chain.push_transaction(acc.signed(chain, transfers[start:start + TRANSFERS_PER_TRX],
                                               [self.key]))
+        for start in range(0, len(ready), TRANSFERS_PER_TRX):
+            batch = ready[start:start + TRANSFERS_PER_TRX]
+            chain.push_transaction(acc.signed(chain, [acc.upgrade_op(oid) for _a, oid in batch],
+                                              [a.wif for a, _oid in batch]))
         self.produce_block()
 
     # -- blocks ------------------------------------------------------------------
@@ -160,33 +238,110 @@ class Devnet(service.Service):
         """The devnet's clock in whole seconds (wall clock + offset)."""
         return int(self.clock.seconds()) + self.offset
 
-    def produce_block(self, when: int | None = None) -> dict:
-        """Produce one block at the slot of ``when`` (default :meth:`now`),
-        or at the next slot when that is not after the head; returns it."""
+    def _earliest_expiration(self) -> int | None:
+        """The earliest expiration (seconds) of the pending transactions,
+        None when none is pending."""
+        pending = self.chain.pending_transactions
+        return min((parse_time(trx["expiration"]) for trx in pending), default=None)
+
+    def next_block_time(self) -> int:
+        """The time of the next block the devnet produces on its own or on
+        :meth:`produce_blocks` (module text): the slot at :meth:`now` (or at
+        the time :meth:`set_next_block_time` gave), the next slot when that
+        is not after the head; moved back to the last slot before the
+        earliest pending expiration when it is not before it, so every
+        pending transaction is valid in that block (bitshares-core drops an
+        expired one, database::_generate_block)."""
         chain = self.chain
-        target = max(self.now() if when is None else when, chain.get_slot_time(1))
+        first = chain.get_slot_time(1)
+        wanted = self._next_time if self._next_time is not None else self.now()
+        target = chain.get_slot_time(max(chain.get_slot_at_time(wanted), 1))
+        expiration = self._earliest_expiration()
+        if self._next_time is None and expiration is not None and target >= expiration:
+            target = chain.get_slot_time(max(chain.get_slot_at_time(expiration - 1), 1))
+        return max(target, first)
+
+    def produce_block(self, when: int | None = None) -> dict:
+        """Produce one block at the slot of ``when`` (default
+        :meth:`next_block_time`), or at the next slot when that is not
+        after the head; the devnet's clock is moved to it when it is past
+        the clock.  Returns the block."""
+        chain = self.chain
+        if when is None:
+            when = self.next_block_time()
+            self._next_time = None  # set_next_block_time is for one block
+        target = max(when, chain.get_slot_time(1))
         slot = chain.get_slot_at_time(target)
         witness = chain.get_scheduled_witness(slot)
         if chain.state.objects[witness]["signing_key"] != self.public:
             chain.debug_update({"_action": "update", "id": witness, "signing_key": self.public})
-        return chain.generate_block(chain.get_slot_time(slot), witness, self.key)
+        block = chain.generate_block(chain.get_slot_time(slot), witness, self._signer)
+        self._follow_head()
+        return block
+
+    def _admit(self, trx: dict) -> None:
+        """Refuse ``trx`` (a pushed transaction) when no block the devnet
+        can produce next would include it: expired at or before the next
+        block's time (module text)."""
+        chain = self.chain
+        expiration = parse_time(trx["expiration"])
+        head = chain.head_block_time
+        first = chain.get_slot_time(1)
+        earliest = max(first, self._next_time or 0)
+        if expiration > earliest:
+            return
+        ahead = self.offset
+        why = (f"the devnet's head block time is {format_time(head)} and its clock "
+               f"{format_time(self.now())}"
+               + (f" ({ahead} s ahead of the wall clock: advance_time, increase_time or "
+                  f"blocks asked for)"
+                  if ahead > 0 else "")
+               + f"; its next block is at {format_time(earliest)} at the earliest, so this "
+               f"transaction could never be in a block: take the expiration from the head "
+               f"block time (get_head) plus at least {earliest - head + 1} s")
+        if expiration <= head:  # the chain's own rule, its text first
+            raise TransactionExpired(f"Transaction expired: expiration {trx['expiration']} "
+                                     f"is not after head block time {format_time(head)}; "
+                                     + why)
+        raise TransactionExpired(f"Transaction expiration {trx['expiration']} is not after "
+                                 f"the devnet's next block time: " + why)
+
+    def _rejected(self, trx: dict, error) -> None:
+        """Log a transaction the devnet refused and why (as anvil prints
+        them on its console)."""
+        names = []
+        for op in (trx.get("operations") if isinstance(trx, dict) else None) or ():
+            try:
+                names.append(operation_name(op[0]))
+            except Exception:  # a malformed one: its error says what
+                names.append("?")
+        details = getattr(error, "details", None)
+        self.log.warn("Devnet refused a transaction ({operations}): {error}{more}",
+                      operations=names, error=str(error),
+                      more=f" {details}" if details else "", details=details,
+                      log_event="devnet_rejected")
 
     def _pending(self, _trx) -> None:
-        if self._mine is None:
+        if self._mine is None and self.automine:
             self._mine = self.clock.callLater(0, self._automine)
 
     def _automine(self) -> None:
         self._mine = None
-        if not self.chain.pending_transactions:
+        if not self.automine or not self.chain.pending_transactions:
             return
-        lead = self.chain.head_block_time - self.now()
+        lead = self._lead()
         if lead >= MAX_LEAD:  # wait for the clock; what is pending shares the block
             self._mine = self.clock.callLater(lead - MAX_LEAD + 1, self._automine)
             return
         self._produce_logged()
 
+    def _lead(self) -> int:
+        """Seconds the next slot is past the time asked for (the wall clock
+        plus :attr:`asked`)."""
+        return self.chain.get_slot_time(1) - 1 - (int(self.clock.seconds()) + self.asked)
+
     def _timer(self) -> None:
-        if self.chain.head_block_time - self.now() < MAX_LEAD:
+        if self._lead() < MAX_LEAD:
             self._produce_logged()
 
     def _produce_logged(self) -> None:
@@ -194,6 +349,12 @@ class Devnet(service.Service):
             self.produce_block()
         except Exception:
             self.log.failure("Devnet: block production failed")
+
+    def _follow_head(self) -> None:
+        """Move the devnet's clock to the head when the head is past it
+        (a burst's blocks at the next slots): the head is never ahead of
+        the clock."""
+        self.offset = max(self.offset, self.chain.head_block_time - int(self.clock.seconds()))
 
     def produce_blocks(self, count: int) -> defer.Deferred:
         """Produce ``count`` blocks (each at the devnet's clock or the next
@@ -208,7 +369,8 @@ class Devnet(service.Service):
                 await task.deferLater(self.clock, 0, lambda: None)
         # the devnet's clock follows the blocks asked for (anvil_mine moves
         # time too), so automine and the timer carry on from the head
-        self.offset = max(self.offset, self.chain.head_block_time - int(self.clock.seconds()))
+        self._follow_head()
+        self.asked = self.offset
         return self.chain.head_block_num
 
     def advance_time(self, seconds: int) -> dict:
@@ -226,14 +388,101 @@ class Devnet(service.Service):
 
     def _advance_to(self, when: int) -> dict:
         self.offset = max(self.offset, when - int(self.clock.seconds()))
+        self.asked = self.offset
         self.produce_block(when)
         return self.head()
 
+    def increase_time(self, seconds: int) -> dict:
+        """Move the devnet's clock ``seconds`` on without producing a block
+        (anvil ``evm_increaseTime``): the next block is stamped that much
+        later (within the pending expirations, :meth:`next_block_time`).
+        Returns :meth:`head`."""
+        self.offset += seconds
+        self.asked = self.offset
+        return self.head()
+
+    def set_next_block_time(self, when: int) -> str:
+        """Stamp the next block produced at ``when`` (seconds; anvil
+        ``evm_setNextBlockTimestamp``), or the next slot when that is not
+        after the head; the devnet's clock goes on from there.  Returns
+        the time as text.
+
+        :raises ApiError: ``when`` not after the head block time."""
+        head = self.chain.head_block_time
+        if when <= head:
+            raise ApiError(f"The next block time must be after the head block time "
+                           f"{format_time(head)}, got {format_time(when)}")
+        self._next_time = when
+        self.offset = max(self.offset, when - int(self.clock.seconds()))
+        self.asked = self.offset
+        return format_time(when)
+
+    def set_automine(self, enabled: bool) -> bool:
+        """Automine on or off (anvil ``evm_setAutomine``); off, accepted
+        transactions wait for :meth:`produce_blocks` or the block timer.
+        Turned on, what is pending is mined on the next turn.  Returns
+        ``enabled``."""
+        self.automine = bool(enabled)
+        if self.automine and self.chain.pending_transactions:
+            self._pending(None)
+        return self.automine
+
+    def set_interval_mining(self, seconds: int) -> int:
+        """A block every ``seconds`` (0: no timer; anvil
+        ``evm_setIntervalMining``), empty or not; automine is left as it
+        is.  Returns ``seconds``."""
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self._loop = None
+        if seconds:
+            self._loop = task.LoopingCall(self._timer)
+            self._loop.clock = self.clock
+            self._loop.start(seconds, now=False)
+        return seconds
+
+    def pending_transactions(self) -> list:
+        """The accepted transactions not yet in a block, in arrival order:
+        ``[{"id", "transaction"}]`` (anvil ``txpool_content``)."""
+        return [{"id": trx_id, "transaction": trx}
+                for trx, _packed, trx_id in self.chain.pending.entries]
+
+    def drop_transaction(self, trx_id: str) -> list:
+        """Drop pending transaction ``trx_id`` (anvil
+        ``anvil_dropTransaction``), and those that fail without it;
+        returns the ids dropped.
+
+        :raises ApiError: no such pending transaction."""
+        dropped = self.chain.drop_pending(trx_id)
+        if not dropped:
+            raise ApiError(f"No pending transaction {trx_id}: pending are "
+                           f"{[e[2] for e in self.chain.pending.entries] or 'none'}")
+        return dropped
+
+    def impersonate_account(self, account_id: str) -> list:
+        """Accept transactions needing ``account_id``'s authority (active
+        or owner) without its signatures (anvil
+        ``anvil_impersonateAccount``): in the pending state and in the
+        blocks this devnet produces (``Chain.impersonated``); other
+        authorities a transaction needs must still sign.  Returns the
+        impersonated account ids."""
+        self.chain.impersonated.add(account_id)
+        return sorted(self.chain.impersonated)
+
+    def stop_impersonating_account(self, account_id: str) -> list:
+        """Undo :meth:`impersonate_account` (anvil
+        ``anvil_stopImpersonatingAccount``); the impersonated ids left."""
+        self.chain.impersonated.discard(account_id)
+        return sorted(self.chain.impersonated)
+
     def head(self) -> dict:
-        """``{"head_block_number", "head_block_id", "time", "offset"}``."""
+        """``{"head_block_number", "head_block_id", "time", "offset",
+        "clock", "next_block_time", "automine"}`` (times as text)."""
         chain = self.chain
         return {"head_block_number": chain.head_block_num, "head_block_id": chain.head_block_id,
-                "time": format_time(chain.head_block_time), "offset": self.offset}
+                "time": format_time(chain.head_block_time), "offset": self.offset,
+                "clock": format_time(self.now()),
+                "next_block_time": format_time(self.next_block_time()),
+                "automine": self.automine}
 
     # -- state -------------------------------------------------------------------
 
@@ -255,7 +504,8 @@ class Devnet(service.Service):
 
     def revert(self, sid: int) -> bool:
         """Put the node back to snapshot ``sid``; it and every later one
-        are dropped (anvil ``evm_revert``).  Returns True.
+        are dropped (anvil ``evm_revert``); subscribers are told of the
+        objects it changed (``Chain.notify_state_changed``).  Returns True.
 
         :raises ApiError: no such snapshot."""
         snap = self._snapshots.get(sid)
@@ -265,8 +515,12 @@ class Devnet(service.Service):
         if self._mine is not None and self._mine.active():
             self._mine.cancel()
         self._mine = None
+        before = dict(self.chain.state.objects)  # objects are never changed in place
         snapshots.restore(self.chain, snap)
-        self.offset = snap.extra.get("offset", 0)
+        after = self.chain.state.objects
+        self.chain.notify_state_changed(
+            [oid for oid in before.keys() | after.keys() if before.get(oid) != after.get(oid)])
+        self.offset = self.asked = snap.extra.get("offset", 0)
         for later in [k for k in self._snapshots if k >= sid]:
             del self._snapshots[later]
         return True

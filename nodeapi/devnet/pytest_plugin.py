@@ -36,9 +36,37 @@ from typing import NamedTuple
 
 import pytest
 
+from nodeapi.devnet.registration import registration_lines
+
 _READY = re.compile(r"Devnet ready on (ws://\S+)")
 #: the key of the faucet init0 (the bundled genesis' published development key)
 INIT0_WIF = "5KQwrPbwdL6PhXujxW37FSSQZ1JiwsST4cqQzDeyXtP79zkvFD3"
+
+
+#: Linux prctl option: the signal a process gets when its parent dies
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int):
+    """A ``preexec_fn`` making the devnet get SIGTERM when the process that
+    started it dies, even by SIGKILL (Linux ``prctl(PR_SET_PDEATHSIG)``),
+    so a killed pytest leaves no devnet running; None elsewhere.  The child
+    exits at once if the parent died before the call took effect."""
+    if not sys.platform.startswith("linux"):
+        return None
+
+    def preexec() -> None:
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return preexec
 
 
 class DevAccount(NamedTuple):
@@ -86,7 +114,8 @@ class DevnetProcess:
                    "--rpc-endpoint", "tcp:0:interface=127.0.0.1", *self.args]
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self._dir, env=self.env)
+                                         stdin=subprocess.DEVNULL, cwd=self._dir, env=self.env,
+                                         preexec_fn=_die_with_parent(os.getpid()))
         deadline = time.monotonic() + timeout
         while True:
             match = _READY.search(self.log())
@@ -165,6 +194,37 @@ class DevnetProcess:
     def head(self) -> dict:
         return self.call("devnet", "get_head")
 
+    def increase_time(self, seconds: int) -> dict:
+        return self.call("devnet", "increase_time", seconds)
+
+    def set_next_block_time(self, when) -> str:
+        return self.call("devnet", "set_next_block_time", when)
+
+    def set_automine(self, enabled: bool) -> bool:
+        return self.call("devnet", "set_automine", enabled)
+
+    def set_interval_mining(self, seconds: int) -> int:
+        return self.call("devnet", "set_interval_mining", seconds)
+
+    def pending_transactions(self) -> list:
+        return self.call("devnet", "pending_transactions")
+
+    def drop_transaction(self, trx_id: str) -> list:
+        return self.call("devnet", "drop_transaction", trx_id)
+
+    def impersonate_account(self, account: str) -> list:
+        return self.call("devnet", "impersonate_account", account)
+
+    def stop_impersonating_account(self, account: str) -> list:
+        return self.call("devnet", "stop_impersonating_account", account)
+
+    def chain_registration(self) -> dict:
+        """The lines that make each client know the devnet's chain (the
+        start banner prints them too): ``{"python-bitshares": ...,
+        "bitsharesjs": ...}`` (python-bitshares refuses an unknown chain
+        id; bitsharesjs falls back to the ``CBA`` key prefix)."""
+        return registration_lines(self.chain_id)
+
     def expiration(self, seconds: int = 30) -> int:
         """Seconds from the wall clock that make a client's transaction
         expire ``seconds`` after the head block: python-bitshares takes its
@@ -184,8 +244,8 @@ class DevnetProcess:
         from bitshares import BitShares
         from bitsharesbase.chains import known_chains
 
-        known_chains.setdefault("NODEAPI_DEVNET", {"chain_id": self.chain_id,
-                                                   "core_symbol": "TEST", "prefix": "TEST"})
+        known_chains["NODEAPI_DEVNET"] = {"chain_id": self.chain_id, "core_symbol": "TEST",
+                                          "prefix": "TEST"}
         keys = [a.wif for a in self.accounts] + [INIT0_WIF]
         return BitShares(node=self.url, keys=kwargs.pop("keys", keys), **kwargs)
 

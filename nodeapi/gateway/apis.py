@@ -54,6 +54,7 @@ from typing import Any
 
 import orjson
 from twisted.internet import defer
+from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from nodeapi.api.base import ApiSet, api_function
@@ -120,9 +121,16 @@ class Gateway:
     :param share: the :class:`~nodeapi.gateway.head_share.HeadShare` of
         per-block answers, or None (no sharing beyond the calls in flight).
     :ivar handlers: ``{(set, function): handler(api_set, args)}``.
+    :ivar broadcast_listeners: ``listener(trx)`` for each transaction an
+        upstream took (:meth:`broadcast`).
+    :ivar hub: the merged subscriptions'
+        :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`, once
+        installed (its figures are the gateway's).
     :ivar shared: calls answered with the answer of an identical call that
         was in flight when they came.
     """
+
+    log = Logger()
 
     def __init__(self, pool, cache: AnswerCache = None,
                  confirmations: Confirmations = None, share: HeadShare = None) -> None:
@@ -132,6 +140,8 @@ class Gateway:
         self.confirmations = confirmations if confirmations is not None \
             else Confirmations(pool)
         self.handlers: dict = {}
+        self.broadcast_listeners: list = []
+        self.hub = None
         self.shared = 0
         # (set, function, args JSON[, generation]) -> (floor sent for, [waiting Deferreds])
         self._in_flight: dict = {}
@@ -235,12 +245,20 @@ class Gateway:
     async def broadcast(self, send, trx):
         """:meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`, after which
         no answer kept for this block is shared (the upstream's state now
-        holds the transaction)."""
+        holds the transaction); once an upstream took it, each of
+        :attr:`broadcast_listeners` is called with ``trx`` (the merged
+        subscriptions' pending-transaction notices)."""
         try:
-            return await self.pool.broadcast(send, trx)
+            outcome = await self.pool.broadcast(send, trx)
         finally:
             if self.share is not None:
                 self.share.broadcast()
+        for listener in list(self.broadcast_listeners):
+            try:
+                listener(trx)
+            except Exception:
+                self.log.failure("A broadcast listener failed")
+        return outcome
 
     def saw_confirmation(self, upstream, confirmation) -> None:
         """``upstream`` confirmed a transaction in a block (a

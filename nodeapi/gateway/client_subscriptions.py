@@ -1,7 +1,8 @@
 """One gateway client's subscription calls (:class:`ClientSubscriptions`):
 the ``database`` functions graphene groups under "Subscriptions" and the
 market subscriptions, answered over the gateway's merged upstream
-subscription (:class:`nodeapi.gateway.subscriptions.SubscriptionHub`), and
+subscriptions (:class:`nodeapi.gateway.subscriptions.SubscriptionHub`; the
+client is carried by one of its shards, :mod:`nodeapi.gateway.shards`), and
 the reads that subscribe what they return while the client has a
 subscribe callback (:mod:`nodeapi.gateway.subscribing_reads`).
 
@@ -21,9 +22,12 @@ connection's subscription budget (``session.budget``,
 a call past the operator's limit fails with ``Subscription limit
 reached`` (``subscription_limit_exceeded``; what was subscribed before
 stays), and given back when it ends (unsubscribed, cancelled, removed by
-the upstream, the connection closed).  A read refused so has already
-subscribed its objects on the hub's upstream link; their notices reach
-nobody.
+the upstream, the connection closed).  A subscribing read takes, before it
+is sent upstream, as many items as it may subscribe (the ids it names that
+the client does not hold yet; two per liquidity pool with its statistics):
+when they do not fit, the whole read is refused and nothing is subscribed
+upstream (the node's own database set subscribes the items that fit
+first); once answered, the items of what it did not subscribe go back.
 
 Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``set_subscribe_callback``: forgets the object subscriptions first;
@@ -44,8 +48,8 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.notice_routing import Interest
 from nodeapi.gateway.subscribing_reads import (
-    SUBSCRIBING_READS, may_subscribe, subscribe_argument, subscribed_by, with_subscribe,
-    without_subscribe)
+    SUBSCRIBING_READS, items_of, may_subscribe, subscribe_argument, subscribed_by,
+    with_subscribe, without_subscribe)
 from nodeapi.peers.errors import PeerDisconnected
 
 #: Times a subscribing read is sent again when its link dies under it.
@@ -86,11 +90,16 @@ class ClientSubscriptions(ApiSet):
         cb = self._callback(cb)
         return defer.Deferred.fromCoroutine(self._set_subscribe(cb, bool(notify_remove_create)))
 
+    @property
+    def shard(self):
+        """The :class:`~nodeapi.gateway.shards.Shard` carrying this client now."""
+        return self.interest.shard
+
     async def _set_subscribe(self, cb, everything: bool) -> None:
         if everything:
-            await self.hub.need_everything()
+            await self.shard.need_everything()
         self.hub.interests.set_subscribe(self.interest, cb, everything)
-        self.hub.want()
+        self.shard.want()
         return None
 
     @api_function
@@ -104,22 +113,27 @@ class ClientSubscriptions(ApiSet):
     def set_block_applied_callback(self, cb):
         """Notify ``cb`` with each applied block's id."""
         cb = self._callback(cb)
-        return defer.Deferred.fromCoroutine(self._set(self.hub.need_block,
-                                                      self.hub.interests.set_block, cb))
+        return defer.Deferred.fromCoroutine(self._set(
+            lambda: self.shard, lambda: self.shard.need_block(),
+            self.hub.interests.set_block, cb))
 
     @api_function
     def set_pending_transaction_callback(self, cb):
-        """Notify ``cb`` with each transaction the upstream accepts."""
+        """Notify ``cb`` with each transaction the first subscription
+        link's upstream accepts and each one broadcast through the gateway
+        (once each, :meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.pending_notice`)."""
         cb = self._callback(cb)
-        return defer.Deferred.fromCoroutine(self._set(self.hub.need_pending,
-                                                      self.hub.interests.set_pending, cb))
+        return defer.Deferred.fromCoroutine(self._set(
+            lambda: self.hub.shards[0], self.hub.need_pending,
+            self.hub.interests.set_pending, cb))
 
-    async def _set(self, need, record, cb) -> None:
+    async def _set(self, shard_of, need, record, cb) -> None:
         record(self.interest, cb)  # a link attached later sets it up too
-        if self.hub.link is not None:
+        shard = shard_of()
+        if shard.link is not None:
             await need()
         else:
-            self.hub.want()
+            shard.want()
         return None
 
     @api_function
@@ -138,21 +152,22 @@ class ClientSubscriptions(ApiSet):
         return defer.Deferred.fromCoroutine(self._subscribe_market(callback, a, b))
 
     async def _subscribe_market(self, callback, a, b) -> None:
-        market = await self.hub.market_of(a, b)
+        market = await self.hub.market_of(self.shard, a, b)
         if self._closed:
             return None
         interests = self.hub.interests
         known = market in self.interest.markets
         interests.subscribe_market(self.interest, market, callback)  # the budget may refuse
+        shard = self.shard
         try:
-            await self.hub.need_market(market)
+            await shard.need_market(market)
         except Exception:
             if not known:
                 interests.unsubscribe_market(self.interest, market)
-                self.hub.market_left(market)
+                self.hub.market_left(shard, market)
             raise
         if self._closed:  # gone meanwhile: nobody wants what was subscribed for it
-            self.hub.market_left(market)
+            self.hub.market_left(shard, market)
         return None
 
     @api_function
@@ -165,9 +180,10 @@ class ClientSubscriptions(ApiSet):
         return defer.Deferred.fromCoroutine(self._unsubscribe_market(a, b))
 
     async def _unsubscribe_market(self, a, b) -> None:
-        market = await self.hub.market_of(a, b)
+        market = await self.hub.market_of(self.shard, a, b)
         self.hub.interests.unsubscribe_market(self.interest, market)
-        self.hub.market_left(market)
+        if self.shard is not None:
+            self.hub.market_left(self.shard, market)
         return None
 
     # -- reads ---------------------------------------------------------------------------
@@ -192,42 +208,83 @@ class ClientSubscriptions(ApiSet):
         return wanted and may_subscribe(function, args)
 
     def read(self, function: str, args: list) -> defer.Deferred:
-        """Send a subscribing read on the hub's link with ``subscribe``
-        true; fires with the upstream's answer (its JSON as an
-        ``orjson.Fragment``), once what it subscribes is this client's
-        interest.  Sent again (up to :data:`READ_ATTEMPTS` times) when the
-        link dies before the answer; the upstream's error is raised as
-        :class:`~nodeapi.peers.errors.UpstreamError`."""
+        """Send a subscribing read on this client's shard's link with
+        ``subscribe`` true; fires with the upstream's answer (its JSON as
+        an ``orjson.Fragment``), once what it subscribes is this client's
+        interest.  Before it is sent, the budget items it may take are
+        taken (module docstring) and the accounts it may subscribe are
+        placed (:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.place`).
+        Sent again (up to :data:`READ_ATTEMPTS` times) when the link dies
+        before the answer; the upstream's error is raised as
+        :class:`~nodeapi.peers.errors.UpstreamError`.
+
+        :raises SubscriptionLimitExceeded: the items do not fit the budget.
+        :raises SubscriptionCapacity: no subscription connection has room
+            for its accounts."""
         return defer.Deferred.fromCoroutine(self._read(function, args))
+
+    def _new_accounts(self, args: list) -> int:
+        """Accounts a ``get_full_accounts`` call may add to this client's
+        (names not known as its accounts), at most its room."""
+        interest, hub = self.interest, self.hub
+        names = args[0] if args and type(args[0]) is list else []
+        new = set()
+        for name in names:
+            known = hub.known_account(name)
+            if known is None:
+                new.add(("name", name))
+            elif known not in interest.accounts:
+                new.add(known)
+        return min(len(new), max(hub.full_accounts_limit - len(interest.accounts), 0))
 
     async def _read(self, function: str, args: list):
         sent = with_subscribe(function, args)
-        for attempt in range(READ_ATTEMPTS):
-            link = await self.hub.ready()
-            try:
-                raw = await self.hub.ask(function, sent, link=link, raw=True)
-                break
-            except PeerDisconnected:
-                self.hub.detach(link)
-                if attempt == READ_ATTEMPTS - 1:
-                    raise
+        hub, interest = self.hub, self.interest
+        items = items_of(function, args, interest.ids)
+        accounts = self._new_accounts(args) if function == "get_full_accounts" else 0
+        budget = self.session.budget
+        if items:
+            budget.take(items)  # refused: nothing is sent
+        shard = None
+        try:
+            shard = await hub.place(self, accounts)
+            for attempt in range(READ_ATTEMPTS):
+                link = await shard.ready()
+                generation = shard.generation
+                try:
+                    raw = await shard.ask(function, sent, link=link, raw=True)
+                    break
+                except PeerDisconnected:
+                    shard.detach(link)
+                    if attempt == READ_ATTEMPTS - 1:
+                        raise
+        finally:
+            if items:
+                budget.give_back(items)  # taken again below for what was subscribed
+            if shard is not None:
+                shard.reserved -= accounts
         answer = orjson.loads(raw)
         ids, accounts = subscribed_by(function, answer)
-        hub, interest = self.hub, self.interest
+        if function == "get_full_accounts":
+            hub.learn_names(answer)
+            accounts = in_order_asked(args, answer)
+            shard.link_subscribed(accounts)
         if not self._closed and interest.subscribe_cb is not None:
             hub.interests.learn(answer)
-            try:  # each id takes a budget item: a refusal fails the call
+            try:  # fits: the items were free a moment ago
                 hub.interests.subscribe_ids(interest, ids)
                 for account in accounts:
                     if len(interest.accounts) < hub.full_accounts_limit:
                         hub.interests.subscribe_account(interest, account)
             finally:
-                hub.check_account_budget()
-                hub.remember(answer if type(answer) is list else [answer])
-                if hub.link is not link:
-                    # the link changed while the answer was on its way: the
-                    # new one was subscribed without these
-                    await hub.carry(ids, accounts)
+                shard.remember_answer(function, answer)
+                if shard.link is not link or shard.generation != generation \
+                        or interest.shard is not shard:
+                    # the link changed (or subscribed its union again) while
+                    # the answer was on its way: these were not among it
+                    await interest.shard.carry(ids, accounts)
+        elif self._closed:
+            hub.release_if_empty(shard)  # its last client left while it read
         return orjson.Fragment(raw)
 
     # -- the end ---------------------------------------------------------------------------
@@ -236,8 +293,9 @@ class ClientSubscriptions(ApiSet):
         markets = list(self.interest.markets)
         self.hub.interests.cancel_objects(self.interest)
         self.hub.interests.cancel_markets(self.interest)
-        for market in markets:
-            self.hub.market_left(market)
+        if self.shard is not None:
+            for market in markets:
+                self.hub.market_left(self.shard, market)
 
     def close(self) -> None:
         """The connection closed: everything it subscribed ends."""
@@ -246,8 +304,28 @@ class ClientSubscriptions(ApiSet):
         self._closed = True
         self._cancel()
         self.hub.interests.remove(self.interest)
+        self.hub.left(self.interest)
         if self.hub.clients.get(self.session) is self:
             del self.hub.clients[self.session]
+
+
+def in_order_asked(args: list, answer) -> list:
+    """The account ids of a ``get_full_accounts`` ``answer`` (pairs
+    ``[name or id asked, full account]``, sorted) in the order ``args``
+    asked for them: the order in which bitshares-core subscribes them."""
+    found = {}
+    for pair in answer or ():
+        if type(pair) is list and len(pair) == 2 and type(pair[1]) is dict:
+            account = pair[1].get("account")
+            if type(account) is dict and type(account.get("id")) is str:
+                found.setdefault(pair[0], account["id"])
+    names = args[0] if args and type(args[0]) is list else []
+    out = []
+    for name in names:
+        account = found.get(name) if type(name) is str else None
+        if account is not None and account not in out:
+            out.append(account)
+    return out
 
 
 #: The functions whose calls :class:`ClientSubscriptions` answers.
@@ -265,11 +343,15 @@ def install(gateway, hub) -> None:
     gets its :class:`ClientSubscriptions` at its first subscription
     function; a read goes through it when it subscribes for that client,
     else it is forwarded as usual with ``subscribe`` false (so that it
-    adds nothing to the hub's link should it travel on it).  The heads the
+    adds nothing to a shard's link should it travel on it).  Transactions
+    broadcast through the gateway are pending notices of the hub
+    (``gateway.broadcast_listeners``).  The heads the
     hub's notices show reach the gateway's per-block share
     (:class:`~nodeapi.gateway.head_share.HeadShare`), if it has one."""
     if gateway.share is not None:
         hub.on_head = gateway.share.saw_head
+    gateway.hub = hub
+    gateway.broadcast_listeners.append(hub.pending_notice)
     for function in CONTROL_FUNCTIONS:
         gateway.handlers[("database", function)] = (
             lambda api_set, args, function=function:

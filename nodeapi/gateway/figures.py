@@ -9,8 +9,9 @@
   ``upstream_errors_total`` (counter, label ``kind``: ``rpc`` for an error
   answer, ``lost`` for a call lost with its connection, ``timeout`` for a
   call not answered in time, ``bad_reply`` for a message refused,
-  :mod:`nodeapi.gateway.replies`), ``upstream_breaker_trips_total``
-  (counter), ``upstream_in_flight`` (gauge), ``upstream_usable``,
+  :mod:`nodeapi.gateway.replies`), ``upstream_breaker_trips_total`` and
+  ``upstream_reconnects_total`` (counters: connections after the first),
+  ``upstream_in_flight`` (gauge), ``upstream_usable``,
   ``upstream_healthy`` and ``upstream_serving`` (gauges, 0 or 1: serving
   reads, :meth:`~nodeapi.gateway.pool.UpstreamPool.serves`),
   ``upstream_head_age_seconds``, ``upstream_head_block``,
@@ -19,6 +20,23 @@
 * ``read_retries_total`` (counter: read calls sent again to another
   upstream after a lost connection), ``shared_reads_total`` (counter:
   calls answered by an identical call in flight);
+* with merged subscriptions (:mod:`nodeapi.gateway.subscriptions`, the
+  gateway's ``hub``): ``subscription_accounts``, ``subscription_objects``,
+  ``subscription_markets`` (gauges: distinct accounts, object ids and
+  markets the clients subscribed), ``subscription_clients`` (gauge:
+  connections with a subscription function called),
+  ``subscription_block_clients`` and ``subscription_pending_clients``
+  (gauges), ``subscription_connections`` (gauge: upstream connections
+  carrying subscriptions), ``subscription_refreshes_total`` (counter:
+  connections that subscribed their union again to release accounts),
+  ``subscription_moved_stale_total`` (counter: connections moved off an
+  upstream whose notices lagged another's head),
+  ``subscription_clients_per_interest`` (histogram, label ``kind``
+  ``account``, ``object`` or ``market``: how many clients share each
+  subscribed item),
+  ``subscription_upstream_notices_total`` and
+  ``subscription_notices_routed_total`` (counters: notices received from
+  the upstreams, notices written to clients);
 * with per-block sharing (:mod:`nodeapi.gateway.head_share`):
   ``head_share_hits_total``, ``head_share_misses_total`` (counters:
   lookups of shareable reads answered from this block's answers / not)
@@ -32,6 +50,9 @@ from prometheus_client.core import (
     CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily)
 
 from nodeapi.gateway.upstream import LATENCY_BUCKETS
+
+#: bounds of the clients-per-interest histogram
+CLIENTS_BUCKETS = (1, 2, 5, 10, 100, 1000)
 
 
 class GatewayCollector:
@@ -61,6 +82,37 @@ class GatewayCollector:
         yield CounterMetricFamily(p + "shared_reads",
                                   "Calls answered by an identical call in flight",
                                   value=self.gateway.shared)
+        hub = getattr(self.gateway, "hub", None)
+        if hub is not None:
+            figures = hub.figures()
+            for name, text in (
+                    ("accounts", "Distinct accounts the clients subscribed"),
+                    ("objects", "Distinct object ids the clients subscribed"),
+                    ("markets", "Distinct markets the clients subscribed"),
+                    ("clients", "Client connections that called a subscription function"),
+                    ("block_clients", "Clients with a block-applied callback"),
+                    ("pending_clients", "Clients with a pending-transaction callback"),
+                    ("connections", "Upstream connections carrying subscriptions")):
+                yield GaugeMetricFamily(p + "subscription_" + name, text, value=figures[name])
+            per = HistogramMetricFamily(p + "subscription_clients_per_interest",
+                                        "Clients sharing each subscribed account, object id "
+                                        "or market", labels=["kind"])
+            for kind, counts in hub.clients_per_interest().items():
+                cumulative = [sum(1 for c in counts if c <= bound)
+                              for bound in CLIENTS_BUCKETS]
+                buckets = [(str(bound), n) for bound, n in zip(CLIENTS_BUCKETS, cumulative)]
+                buckets.append(("+Inf", len(counts)))
+                per.add_metric([kind], buckets, sum(counts))
+            yield per
+            for name, text in (
+                    ("refreshes", "Subscription connections that subscribed their clients' "
+                                  "union again to release accounts"),
+                    ("moved_stale", "Subscription connections moved off an upstream whose "
+                                    "notices lagged another's head"),
+                    ("upstream_notices", "Notices received on subscription connections"),
+                    ("notices_routed", "Notices written to clients")):
+                yield CounterMetricFamily(p + "subscription_" + name, text,
+                                          value=figures[name])
         share = self.gateway.share
         if share is not None:
             yield CounterMetricFamily(p + "head_share_hits",
@@ -89,6 +141,9 @@ class GatewayCollector:
                       ("lag_blocks", "Blocks the upstream's head is behind the best one"),
                       ("head_age_seconds", "Age of the upstream's head block at its check"),
                       ("last_irreversible_block", "The upstream's last irreversible block"))}
+        reconnects = CounterMetricFamily(p + "upstream_reconnects",
+                                         "Connections to an upstream after the first",
+                                         labels=["upstream"])
         trips = CounterMetricFamily(p + "upstream_breaker_trips",
                                     "Times an upstream was taken out of rotation (breaker "
                                     "open)", labels=["upstream"])
@@ -104,6 +159,7 @@ class GatewayCollector:
             errors.add_metric([u.name, "timeout"], u.timeouts)
             errors.add_metric([u.name, "bad_reply"], u.bad_replies)
             trips.add_metric([u.name], u.trips)
+            reconnects.add_metric([u.name], max(u.connections - 1, 0))
             gauges["in_flight"].add_metric([u.name], u.in_flight)
             gauges["usable"].add_metric([u.name], int(u.usable))
             gauges["healthy"].add_metric([u.name], int(u.healthy))
@@ -115,6 +171,7 @@ class GatewayCollector:
         yield latency
         yield errors
         yield trips
+        yield reconnects
         yield from gauges.values()
 
 

@@ -10,7 +10,7 @@ different, and never after ``max_age`` seconds:
 * a *generation* is the highest head block number the gateway knows of
   (:attr:`~nodeapi.gateway.upstream.Upstream.head`: each upstream's health
   check; the block notices and the dynamic global properties in the object
-  notices of the subscription hub's link; the head in each
+  notices of the subscription hub's links; the head in each
   ``get_dynamic_global_properties`` answer that passes through) together
   with a count of the transactions broadcast through the gateway
   (bitshares-core applies a pending transaction to the state its reads
@@ -54,7 +54,7 @@ def shareable(api: str, method: str) -> bool:
 
 
 def notice_head(payload) -> Optional[int]:
-    """The head block number a notice of the subscription hub's link shows:
+    """The head block number a notice of a subscription link shows:
     a block id (its first 8 hex digits, graphene ``num_from_id``), or a
     batch of objects holding the dynamic global properties; else None."""
     if type(payload) is str and len(payload) == 40:

@@ -3,9 +3,9 @@ bytes: the interests of every client (:class:`Interest`), indexed
 (:class:`Interests`), and the fan-out of one upstream notice to them,
 encoded once.
 
-The gateway holds one upstream subscription for all its clients
-(:mod:`nodeapi.gateway.subscriptions`): the upstream sends it what the union
-of their interests asks for, and each client must get exactly what the
+The gateway holds a few upstream subscriptions for all its clients
+(:mod:`nodeapi.gateway.subscriptions`): each upstream connection sends it
+what the union of its clients' interests asks for, and each client must get exactly what the
 upstream would have sent it directly.  The tests are bitshares-core's
 (libraries/app/database_api.cpp ``handle_object_changed``,
 ``on_applied_block``), through :mod:`nodeapi.api.database.notice_rules`:
@@ -28,9 +28,14 @@ upstream would have sent it directly.  The tests are bitshares-core's
 - a market notice goes to every client subscribed to that market; block
   and pending-transaction notices to every client that set that callback.
 
-The interests also keep a digest of what the subscribers of each object
-last saw of it (:meth:`Interests.remember`), so that a new upstream link
-can notice what changed while none carried the subscriptions.
+Each client is carried by one subscription connection (its
+:attr:`Interest.shard`, :mod:`nodeapi.gateway.shards`): a notice of that
+connection is routed to its clients only (the ``shard`` argument of the
+routing methods), so each client receives exactly what one bitshares-core
+connection carrying its interest would send it.  Each shard keeps
+:class:`Digests` of what its clients last saw of each object, so that a
+new upstream link can notice what changed while none carried the
+subscriptions.
 
 Encoding: each object of a notice is encoded once (``orjson``), the list a
 client receives is assembled from those pieces once per distinct
@@ -63,6 +68,8 @@ class Interest:
     :ivar block_cb / pending_cb: the block-applied and pending-transaction
         callback ids, or None.
     :ivar markets: market ``(asset id, asset id)`` -> callback id.
+    :ivar shard: the :class:`~nodeapi.gateway.shards.Shard` carrying it
+        (None until placed).
 
     Each subscribed id, market and callback is one item of the session's
     subscription budget (``session.budget``, :mod:`nodeapi.api.budget`),
@@ -79,6 +86,7 @@ class Interest:
         self.block_cb = None
         self.pending_cb = None
         self.markets: dict = {}
+        self.shard = None
 
 
 class Interests:
@@ -94,7 +102,6 @@ class Interests:
         self.block: set = set()
         self.pending: set = set()
         self._accounts_of: OrderedDict = OrderedDict()  # object id -> its accounts
-        self._digests: dict = {}  # subscribed id -> digest of what was last seen of it
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -212,60 +219,40 @@ class Interests:
         while len(remembered) > REMEMBERED_OBJECTS:
             remembered.popitem(last=False)
 
-    def remember(self, objects) -> None:
-        """Keep a digest of each subscribed object in ``objects`` (a list
-        of objects, or of ``[name, full account]`` pairs): what its
-        subscribers last saw of it."""
-        digests, subscribed = self._digests, self.by_id
-        for obj in objects or ():
-            if type(obj) is list and len(obj) == 2 and type(obj[1]) is dict:
-                obj = obj[1].get("account")  # get_full_accounts
-            if type(obj) is dict and obj.get("id") in subscribed:
-                digests[obj["id"]] = hash(orjson.dumps(obj))
-
-    def changed_since_seen(self, objects) -> list:
-        """The objects of ``objects`` whose subscribers last saw another
-        version of them (then remembered as seen)."""
-        digests = self._digests
-        changed = [obj for obj in objects or () if type(obj) is dict and obj.get("id") in digests
-                   and digests[obj["id"]] != hash(orjson.dumps(obj))]
-        self.remember(objects)
-        return changed
-
-    def forget_unsubscribed(self) -> None:
-        """Drop the digests of ids no client subscribes any more."""
-        self._digests = {oid: d for oid, d in self._digests.items() if oid in self.by_id}
-
     # -- routing ---------------------------------------------------------------------
 
-    def route_objects(self, batch: list, created: bool) -> dict:
+    def route_objects(self, batch: list, created: bool, shard=None) -> dict:
         """Created or changed objects (one upstream notice, module
         docstring): client -> the indexes of ``batch`` it receives, in
-        order (``None``: the whole batch)."""
+        order (``None``: the whole batch); only the clients of ``shard``
+        when given."""
         ids = [obj.get("id") if type(obj) is dict else None for obj in batch]
-        return self._route(ids, batch_accounts(batch), created)
+        return self._route(ids, batch_accounts(batch), created, shard)
 
-    def route_removed(self, ids: list) -> dict:
+    def route_removed(self, ids: list, shard=None) -> dict:
         """Removed object ids (module docstring): client -> indexes (None:
-        all); the removed ids are then unsubscribed (their budget items
-        given back)."""
+        all), of ``shard`` when given; the removed ids are then
+        unsubscribed for those clients (their budget items given back)."""
         remembered = self._accounts_of
         impacted = set()
         for oid in ids:
-            impacted |= remembered.pop(oid, frozenset())
-        out = self._route(ids, impacted, True)
-        by_id = self.by_id
+            impacted |= remembered.get(oid, frozenset())
+        out = self._route(ids, impacted, True, shard)
         for oid in ids:
-            self._digests.pop(oid, None)
-            for client in by_id.pop(oid, ()):
+            holders = self.by_id.get(oid, ())
+            for client in [c for c in holders if shard is None or c.shard is shard]:
                 client.ids.discard(oid)
                 client.session.budget.give_back()
+                _discard(self.by_id, oid, client)
+            if oid not in self.by_id:
+                remembered.pop(oid, None)
         return out
 
-    def _route(self, ids: list, impacted: set, forced: bool) -> dict:
+    def _route(self, ids: list, impacted: set, forced: bool, shard=None) -> dict:
         """The clients the indexes point at, with bitshares-core's rule
         (:func:`batch_wanted`, tested once per client: then the whole
-        batch), else the ids the client subscribed."""
+        batch), else the ids the client subscribed; of ``shard`` only
+        when given."""
         candidates = set(self.everything) if forced else set()
         by_account, by_id = self.by_account, self.by_id
         for account in impacted:
@@ -275,7 +262,7 @@ class Interests:
         out: dict = {}
         count = len(ids)
         for client in candidates:
-            if client.subscribe_cb is None:
+            if client.subscribe_cb is None or (shard is not None and client.shard is not shard):
                 continue
             if batch_wanted(forced and client.notify_remove_create, client.accounts, impacted):
                 out[client] = None
@@ -285,6 +272,68 @@ class Interests:
             if chosen:
                 out[client] = None if len(chosen) == count else chosen
         return out
+
+
+class Digests:
+    """A digest of what the clients of one subscription connection last
+    saw of each object (at most :data:`REMEMBERED_OBJECTS`, the oldest
+    forgotten first), so that a new link can notice what changed unseen."""
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict = OrderedDict()  # object id -> digest
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def remember(self, objects) -> None:
+        """Remember each object (a dict with an ``id``) of ``objects`` as seen."""
+        seen = self._seen
+        for obj in objects or ():
+            if type(obj) is dict and type(obj.get("id")) is str:
+                seen[obj["id"]] = hash(orjson.dumps(obj))
+                seen.move_to_end(obj["id"])
+        while len(seen) > REMEMBERED_OBJECTS:
+            seen.popitem(last=False)
+
+    def changed(self, objects, unseen: bool = False) -> list:
+        """The objects of ``objects`` whose clients last saw another version
+        of them (with ``unseen``, also those never seen), then remembered."""
+        seen = self._seen
+        out = []
+        for obj in objects or ():
+            if type(obj) is dict and type(obj.get("id")) is str:
+                old = seen.get(obj["id"])
+                if (old is None and unseen) or (old is not None
+                                                and old != hash(orjson.dumps(obj))):
+                    out.append(obj)
+        self.remember(objects)
+        return out
+
+    def keep_only(self, wanted) -> None:
+        """Forget the digests of ids for which ``wanted(id)`` is false."""
+        self._seen = OrderedDict((oid, d) for oid, d in self._seen.items() if wanted(oid))
+
+
+#: The members of a full account (bitshares-core ``full_account``) holding
+#: objects of the account that change with its operations (``votes``, the
+#: objects it votes for, are not its own).
+FULL_ACCOUNT_OBJECTS = ("account", "statistics", "balances", "vesting_balances",
+                        "limit_orders", "call_orders", "settle_orders", "proposals",
+                        "withdraws_from", "withdraws_to", "htlcs_from", "htlcs_to")
+
+
+def full_account_objects(full) -> list:
+    """The objects (dicts with an ``id``) of a ``full_account`` answer's
+    members :data:`FULL_ACCOUNT_OBJECTS`."""
+    out = []
+    if type(full) is not dict:
+        return out
+    for key in FULL_ACCOUNT_OBJECTS:
+        value = full.get(key)
+        for item in (value if type(value) is list else (value,)):
+            if type(item) is dict and type(item.get("id")) is str:
+                out.append(item)
+    return out
 
 
 def _discard(index: dict, key, interest) -> None:

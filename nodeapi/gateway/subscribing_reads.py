@@ -130,6 +130,24 @@ def with_subscribe(function: str, args: list) -> list:
     return out
 
 
+def items_of(function: str, args: list, held) -> int:
+    """The most subscription items (:mod:`nodeapi.api.budget`) a
+    subscribing call of ``function`` with ``args`` may add to a client
+    holding the ids ``held``: each id or name it names that is not held
+    (never operation or account history), two per liquidity pool with its
+    statistics, one for ``lookup_accounts`` (limit 1) and ``get_htlc``.
+    Arguments of the wrong shape count nothing (the upstream refuses them)."""
+    if function in ("lookup_accounts", "get_htlc"):
+        return 1
+    named = args[0] if args and type(args[0]) is list else []
+    fresh = {x for x in named if type(x) is str and x not in held}
+    if function == "get_objects":
+        return len([x for x in fresh if not x.startswith(NEVER_SUBSCRIBED)])
+    if function.startswith("get_liquidity_pools"):
+        return 2 * len({x for x in named if type(x) in (str, int)})
+    return len(fresh)
+
+
 def subscribed_by(function: str, answer) -> tuple:
     """``(object ids, accounts)`` a subscribing call of ``function``
     subscribes, from its ``answer`` (wire JSON)."""

@@ -1,398 +1,395 @@
-"""The gateway's merged subscriptions: one upstream subscription serving
+"""The gateway's merged subscriptions: a few upstream subscriptions serving
 every client (:class:`SubscriptionHub`); each client's calls are
 :mod:`nodeapi.gateway.client_subscriptions` (installed into the forwarded
 ``database`` set), the reads that subscribe
-:mod:`nodeapi.gateway.subscribing_reads`, who receives a notice
-:mod:`nodeapi.gateway.notice_routing`, the calls waiting for a link
-:mod:`nodeapi.gateway.link_wait`.  Graphene reference: bitshares-core
-libraries/app/database_api.cpp (the subscription functions,
-``handle_object_changed``, ``on_applied_block``).
-
-The hub keeps one *subscription link* from the first client's subscription
-on: a connection of the gateway's
-:class:`~nodeapi.gateway.pool.UpstreamPool` (an
-:class:`~nodeapi.gateway.upstream.Upstream`: ``call``/``call_raw``,
-``new_callback_id``, ``listen``), chosen by the pool when one is usable
-and chosen again when the pool reports it lost, or its head stale while
-another upstream's is fresh (``pool.watch``); the forwarded calls share
-the connection.  It carries the union of the clients' interests, under
-callback ids of that connection:
-
-- ``set_subscribe_callback(cb, notify_remove_create)`` (the flag on once a
-  client asked for it: the upstream's refusal reaches that client), then
-  ``set_auto_subscription(false)`` (so only the gateway's own reads
-  subscribe) and ``get_objects(["2.1.0"], true)``: the dynamic global
-  properties change with every block, so every block's batch of changed
-  objects holds ``2.1.0`` and a batch without it is a batch of created
-  objects (bitshares-core sends no other sign of which one it is);
-- a client's read that subscribes is sent on the link with ``subscribe``
-  true, so the upstream subscribes what it returns at once; the hub then
-  adds what the answer holds to that client's interest;
-- ``set_block_applied_callback`` / ``set_pending_transaction_callback``
-  once a client set one; ``subscribe_to_market(cb, a, b)`` once per
-  market, ``unsubscribe_from_market`` when its last client leaves.
+:mod:`nodeapi.gateway.subscribing_reads`, one upstream subscription
+connection and the clients it carries :mod:`nodeapi.gateway.shards`, who
+receives a notice :mod:`nodeapi.gateway.notice_routing`, the calls waiting
+for a link :mod:`nodeapi.gateway.link_wait`.  Graphene reference:
+bitshares-core libraries/app/database_api.cpp (the subscription functions,
+``handle_object_changed``, ``on_applied_block``, ``get_full_accounts``).
 
 Clients keep their own callback ids: a notice is encoded once and written
-to each client that would have received it from the upstream directly
-(:mod:`nodeapi.gateway.notice_routing`).  A new link (the pool replaced a
-dead upstream) gets the whole union again; the subscribed objects that
-changed in between (the hub keeps a digest of what was last seen of each)
-are noticed then, as one batch of changed objects, and the ids of the
-blocks applied in between are read and relayed before the next block's
-(:mod:`nodeapi.gateway.block_notices`); the changes to subscribed
-accounts' other objects in those blocks are not replayed.  Ids and
-accounts no client wants any more stay subscribed upstream until the next
-link (the upstream's subscription is a bloom filter that cannot drop one
-id); the notices they bring go to nobody.  Upstream limits apply to the link: bitshares-core subscribes at
-most ``api_limit_get_full_accounts_subscribe`` (100) accounts per
-connection, so more distinct accounts than that among all clients are not
-all noticed.
+to each client that would have received it from the upstream directly.
+Clients with the same interest share one upstream subscription.
+
+Accounts: bitshares-core subscribes at most
+``api_limit_get_full_accounts_subscribe`` (100) accounts per connection,
+and only ``set_subscribe_callback`` (or ``cancel_all_subscriptions``)
+forgets them.  The hub places each client on a shard (one upstream
+connection, :class:`~nodeapi.gateway.shards.Shard`) before anything is
+subscribed for it: a ``get_full_accounts`` that subscribes goes to its
+shard when that shard's link has room for the accounts it may add;
+otherwise the client moves (with everything it subscribed) to a shard
+with room for all its accounts, or a shard whose link counts accounts no
+client wants any more subscribes its union again (releasing them), or a
+new shard opens a new connection, up to ``max_connections``; past that
+the call fails with :class:`SubscriptionCapacity` and nothing is
+subscribed.  A shard (not the first) whose last client left closes its
+connection.
+
+Pending transactions: every client's ``set_pending_transaction_callback``
+is served by the first shard's link, and by the gateway itself: each
+transaction a client broadcasts through the gateway and an upstream
+accepts is noticed too (:meth:`SubscriptionHub.pending_notice`, called by
+:class:`~nodeapi.gateway.apis.Gateway`), so the broadcast reaches the
+pending subscribers whichever upstream took it; a transaction is noticed
+once (by its id) whichever comes first.
 """
 
-from twisted.internet import defer
+from collections import OrderedDict
+
 from twisted.logger import Logger
 
 from nodeapi.api.arguments import id_key
 from nodeapi.errors import ApiError
 from nodeapi.gateway.client_subscriptions import ClientSubscriptions
-from nodeapi.gateway.fanout import EVERY_BLOCK_OBJECT, Fanout
-from nodeapi.gateway.head_share import notice_head
-from nodeapi.gateway.link_wait import LinkWait
-from nodeapi.gateway.notice_routing import Interests
+from nodeapi.gateway.fanout import Fanout
+from nodeapi.gateway.notice_routing import Interests, encode
+from nodeapi.gateway.shards import Shard
+from nodeapi.gateway.side_links import SideLinks
 from nodeapi.gateway.subscribing_reads import FULL_ACCOUNTS_SUBSCRIBE_LIMIT
-from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
+from nodeapi.protocol.transaction import transaction_id
 
-#: Ids per ``get_objects`` and accounts per ``get_full_accounts`` when the
-#: union is subscribed again (bitshares-core's default api_limit_get_objects
-#: is 100, api_limit_get_full_accounts 50).
-OBJECTS_PER_CALL, ACCOUNTS_PER_CALL = 100, 10
-#: Seconds before subscribing again after a link's subscription failed,
-#: doubled at each failure in a row up to the second figure.
-RETRY_DELAY, MAX_RETRY_DELAY = 1.0, 60.0
+#: Upstream connections the subscriptions may use (each carries up to
+#: ``api_limit_get_full_accounts_subscribe`` accounts).
+MAX_CONNECTIONS = 32
+#: Blocks a subscription link's notices may lag another usable upstream's
+#: head before it moves, and seconds between the checks.
+MAX_LAG_BLOCKS, LAG_CHECK = 3, 1.0
+#: Pending transactions remembered to notice each once.
+PENDING_REMEMBERED = 10_000
+#: Account names remembered with their ids (to count the accounts a
+#: ``get_full_accounts`` may add).
+NAMES_REMEMBERED = 100_000
+
+
+class SubscriptionCapacity(ApiError):
+    """Every subscription connection the gateway may open holds as many
+    accounts as its upstream subscribes per connection: no room for more."""
+
+    name = "subscription_capacity"
+
+
+def pending_key(trx) -> str:
+    """What tells one pending transaction from another: its id (the
+    signatures or its JSON when it has no valid id)."""
+    try:
+        return transaction_id(trx)
+    except Exception:
+        if type(trx) is dict and trx.get("signatures"):
+            return repr(trx["signatures"])
+        return repr(trx)
 
 
 class SubscriptionHub:
-    """One per gateway: the clients' :class:`~.notice_routing.Interests`,
-    the subscription link and what it carries (module docstring).
+    """One per gateway: the clients' :class:`~.notice_routing.Interests`
+    and the shards carrying them (module docstring).
 
     :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool` (watched
-        from now on), or None to attach links by hand (:meth:`attach`).
-    :param clock: an ``IReactorTime`` (the wait for a link times out on it).
-    :param full_accounts_limit: accounts one client may subscribe through
+        from now on), or None to attach links by hand
+        (``hub.shards[0].attach(link)``).
+    :param clock: an ``IReactorTime`` (the waits for a link time out on it).
+    :param full_accounts_limit: accounts one connection subscribes through
         ``get_full_accounts`` (the upstream's
         ``api_limit_get_full_accounts_subscribe``).
+    :param max_connections: upstream connections the subscriptions may use.
+    :param max_message_size: bytes, the largest message its own
+        connections accept.
+    :param max_lag: blocks a link's notices may lag another usable
+        upstream's head (its health checks) before the link moves (a
+        frozen upstream), checked every :data:`LAG_CHECK` s.
     :ivar clients: session -> its :class:`ClientSubscriptions`.
-    :ivar waiting: the calls waiting for a link
-        (:class:`~nodeapi.gateway.link_wait.LinkWait`)."""
+    :ivar shards: the :class:`~nodeapi.gateway.shards.Shard` list.
+    :ivar pending_fanout: writes pending transactions to every client that
+        asked (``routed``: notices written)."""
 
     log = Logger()
 
-    def __init__(self, pool, clock,
-                 full_accounts_limit: int = FULL_ACCOUNTS_SUBSCRIBE_LIMIT) -> None:
+    def __init__(self, pool, clock, full_accounts_limit: int = FULL_ACCOUNTS_SUBSCRIBE_LIMIT,
+                 max_connections: int = MAX_CONNECTIONS,
+                 max_message_size: int = 64 * 1024 * 1024,
+                 max_lag: int = MAX_LAG_BLOCKS) -> None:
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         self.pool = pool
         self.clock = clock
         self.full_accounts_limit = full_accounts_limit
+        self.max_connections = max_connections
         self.interests = Interests()
         self.clients: dict = {}
-        self.link = None
-        self._attaching = None
-        self._carried = False  # a link carried the subscriptions before
-        self._wanted = False  # some client subscribed (want)
-        self._failures = 0  # setups failed in a row
-        self._warned = False  # about the upstream's account budget
-        self.waiting = LinkWait(clock)  # calls waiting for a link
+        self.on_head = None  # on_head(upstream, block number): the heads its notices show
+        self.sides = SideLinks(pool, self._side_changed, max_message_size)
+        self.shards = [Shard(self, 0)]
+        self.pending_fanout = Fanout(self.interests)
+        self._pending_seen: OrderedDict = OrderedDict()
         self._symbols: dict = {}  # asset id -> symbol, of the markets
-        self.fanout = Fanout(self.interests)
-        self.on_head = None  # on_head(link, block number): the heads its notices show
-        self._reset_link_state()
+        self._names: OrderedDict = OrderedDict()  # account name -> id
+        self.refreshes = 0  # unions subscribed again to release accounts
+        self.max_lag = max_lag
+        self.moved_stale = 0  # links left for lagging behind
+        self._lag_timer = None
         if pool is not None:
             pool.watch(self._pool_changed)
 
-    def _reset_link_state(self) -> None:
-        self._everything = False  # notify_remove_create on the link
-        self._kinds: dict = {}  # callback id on the link -> "subscribe", "block", ... or a market
-        self._subscribe_cb = self._block_cb = self._pending_cb = None
-        self._market_cbs: dict = {}  # market -> callback id on the link
+    # -- compatibility with one link ----------------------------------------------------
+
+    @property
+    def link(self):
+        """The first shard's link (None without one)."""
+        return self.shards[0].link
+
+    @property
+    def links(self) -> list:
+        """The links carrying subscriptions now."""
+        return [s.link for s in self.shards if s.link is not None]
+
+    @property
+    def notices_routed(self) -> int:
+        """Notices written to clients."""
+        return sum(s.fanout.routed for s in self.shards) + self.pending_fanout.routed
+
+    @property
+    def upstream_notices(self) -> int:
+        """Notices received from the links."""
+        return sum(s.notices for s in self.shards)
 
     def client_of(self, session) -> ClientSubscriptions:
         """The subscription calls of the connection of ``session`` (made on
-        first use, forgotten when it closes)."""
+        first use, placed on a shard with account room, forgotten when it
+        closes)."""
         client = self.clients.get(session)
         if client is None:
             client = self.clients[session] = ClientSubscriptions(self, session)
+            shard = next((s for s in self.shards if s.room() > 0), self.shards[0])
+            self._join(client.interest, shard)
         return client
 
-    # -- the link --------------------------------------------------------------------
+    def _join(self, interest, shard) -> None:
+        interest.shard = shard
+        shard.clients.add(interest)
+
+    def left(self, interest) -> None:
+        """``interest``'s client is gone: a shard (not the first) that
+        carries nobody any more closes its connection."""
+        shard = interest.shard
+        if shard is None:
+            return
+        shard.clients.discard(interest)
+        interest.shard = None
+        self.release_if_empty(shard)
+
+    def release_if_empty(self, shard) -> None:
+        """``shard`` (not the first) closes its connection when it carries
+        nobody and no read of a client is on its way; empty shards at the
+        end of the list are forgotten."""
+        if shard.index and not shard.clients and not shard.reserved:
+            shard.release()
+            while len(self.shards) > 1 and self.shards[-1].connection is None \
+                    and not self.shards[-1].clients and not self.shards[-1].reserved:
+                self.shards.pop()
+
+    # -- links ---------------------------------------------------------------------
 
     def _pool_changed(self, upstream) -> None:
-        if not upstream.usable:
-            self.detach(upstream)
-        elif (upstream is self.link and not upstream.healthy
-              and any(u.healthy for u in self.pool.upstreams)):
-            self.detach(upstream)  # its head stopped: notices come from a live one
-        self._pick()
+        for shard in list(self.shards):
+            shard.pool_changed(upstream)
 
-    def _pick(self) -> None:
-        """Attach the pool's choice when subscriptions are wanted and no
-        link carries them (none usable: the next change of the pool tries
-        again)."""
-        if (self.link is None and self._attaching is None and self.pool is not None
-                and self._wanted):
-            try:
-                chosen = self.pool.pick()
-            except NoUpstream:
-                return
-            self.attach(chosen)
+    def watch_lag(self) -> None:
+        """Check every :data:`LAG_CHECK` s that no link lags (from the first
+        subscription on, while the pool runs)."""
+        if self._lag_timer is None and self.pool is not None:
+            self._lag_timer = self.clock.callLater(LAG_CHECK, self._check_lag)
 
-    def want(self) -> None:
-        """A client subscribes: from now on a link carries the
-        subscriptions (the hub stays off the upstreams until then)."""
-        self._wanted = True
-        self._pick()
-
-    def attach(self, link) -> defer.Deferred:
-        """Carry the subscriptions on ``link`` from now on: subscribe the
-        union again on it, then let waiting calls through.  Fires when done
-        (or failed: the failure is logged, the link is left detached)."""
-        self.link = None
-        self._attaching = link
-        return defer.Deferred.fromCoroutine(self._setup(link))
-
-    def detach(self, link) -> None:
-        """``link`` is dead (or replaced): calls wait for the next one."""
-        if self._attaching is link:
-            self._attaching = None
-        if self.link is link:
-            self.link = None
-            self.log.info("Subscription link lost; waiting for another upstream")
-
-    def ready(self) -> defer.Deferred:
-        """Fires with the current link, once there is one (fails with
-        ApiError after :data:`~.link_wait.LINK_WAIT` s without)."""
-        if self.link is not None:
-            return defer.succeed(self.link)
-        self.want()
-        return self.waiting.wait()
-
-    def _callback(self, link, kind) -> int:
-        """A new callback id on ``link`` whose notices are of ``kind``."""
-        cb = link.new_callback_id()
-        self._kinds[cb] = kind
-        link.listen(cb, lambda params: self.notice(link, cb, params))
-        return cb
-
-    async def _setup(self, link) -> None:
-        self._reset_link_state()
-        try:
-            await self._subscribe_union(link, bool(self.interests.everything),
-                                        catch_up=self._carried)
-            if self.interests.block:
-                await self._set_block(link)
-            if self.interests.pending:
-                await self._set_pending(link)
-            for market in sorted(self.interests.by_market):
-                await self._subscribe_market(link, market)
-        except Exception as exc:
-            delay = min(RETRY_DELAY * 2 ** self._failures, MAX_RETRY_DELAY)
-            self._failures += 1
-            if isinstance(exc, PeerDisconnected) or self._failures > 1:
-                self.log.info("Subscribing on upstream {name} failed ({error}); choosing "
-                              "again in {delay} s", name=getattr(link, "name", "?"),
-                              error=exc, delay=delay)
-            else:
-                self.log.failure("Subscribing on upstream {name} failed; choosing again in "
-                                 "{delay} s", name=getattr(link, "name", "?"), delay=delay)
-            if isinstance(exc, PeerRpcError):  # refused: the waiting calls are told so
-                self.waiting.fail(UpstreamError(exc))
-            if self._attaching is link:
-                self._attaching = None
-                if self.pool is not None and self.pool.running:
-                    self.clock.callLater(delay, self._pick)
+    def _check_lag(self) -> None:
+        self._lag_timer = None
+        if not self.pool.running:
             return
-        if self._attaching is not link:
-            return  # detached (or replaced) while subscribing
-        self._attaching = None
-        self.link = link
-        self._carried = True
-        self._failures = 0
-        self.log.info("Subscriptions carried by upstream {name} ({ids} ids, {accounts} "
-                      "accounts, {markets} markets)", name=getattr(link, "name", "?"),
-                      ids=len(self.interests.by_id), accounts=len(self.interests.by_account),
-                      markets=len(self.interests.by_market))
-        self.waiting.release(link)
-        # callbacks clients set while this link was being set up
-        for wanted, need in ((self.interests.block, self.need_block),
-                             (self.interests.pending, self.need_pending)):
-            if wanted:
-                defer.Deferred.fromCoroutine(need()).addErrback(
-                    lambda f: self.log.failure("Setting a callback on the link failed", f))
+        for shard in list(self.shards):
+            try:
+                if shard.check_lag(self.max_lag):
+                    self.moved_stale += 1
+            except Exception:
+                self.log.failure("Checking subscription link {index} failed",
+                                 index=shard.index)
+        self.watch_lag()
 
-    async def _subscribe_union(self, link, everything: bool, catch_up: bool = False) -> None:
-        """``set_subscribe_callback`` on the link (which forgets what it
-        subscribed), then every id and account any client subscribed; with
-        ``catch_up`` (a new link after a lost one), the subscribed objects
-        that changed meanwhile are noticed (:meth:`~.fanout.Fanout.catch_up`)."""
-        if self._subscribe_cb is None:
-            self._subscribe_cb = self._callback(link, "subscribe")
-        await link.call("database", "set_subscribe_callback", [self._subscribe_cb, everything])
-        self._everything = everything
-        await link.call("database", "set_auto_subscription", [False])
-        self.interests.forget_unsubscribed()
-        ids = [EVERY_BLOCK_OBJECT] + sorted(self.interests.by_id, key=id_key)
-        await self._subscribe(link, ids, sorted(self.interests.by_account, key=id_key),
-                              catch_up)
+    def _side_changed(self, connection) -> None:
+        for shard in list(self.shards):
+            shard.side_changed(connection)
 
-    async def _subscribe(self, link, ids: list, accounts: list, catch_up=False) -> None:
-        for i in range(0, len(ids), OBJECTS_PER_CALL):
-            found = await link.call("database", "get_objects",
-                                    [ids[i:i + OBJECTS_PER_CALL], True])
-            self.interests.learn(found)
-            if catch_up:
-                self.fanout.catch_up(found)
-            else:
-                self.remember(found)
-        for i in range(0, len(accounts), ACCOUNTS_PER_CALL):
-            self.interests.learn(await link.call("database", "get_full_accounts",
-                                                 [accounts[i:i + ACCOUNTS_PER_CALL], True]))
+    # -- placing clients -----------------------------------------------------------
 
-    def remember(self, objects) -> None:
-        """What subscribers last saw of the objects in ``objects``
-        (:meth:`~.notice_routing.Interests.remember`)."""
-        self.interests.remember(objects)
+    def known_account(self, name_or_id) -> str:
+        """The account id of ``name_or_id`` when known (an id, or a name seen
+        in an answer), else None."""
+        if type(name_or_id) is not str:
+            return None
+        if name_or_id.startswith("1.2."):
+            return name_or_id
+        return self._names.get(name_or_id)
 
-    def check_account_budget(self) -> None:
-        """Warn (once) when the clients subscribe more distinct accounts
-        than one upstream connection subscribes (module docstring)."""
-        if len(self.interests.by_account) > self.full_accounts_limit and not self._warned:
-            self._warned = True
-            self.log.warn("Clients subscribe {n} accounts with get_full_accounts; the "
-                          "upstream subscribes at most {limit} per connection, so changes "
-                          "of the others reach no client", n=len(self.interests.by_account),
-                          limit=self.full_accounts_limit)
+    def learn_names(self, answer) -> None:
+        """Remember the names and ids of the accounts of a
+        ``get_full_accounts`` answer."""
+        names = self._names
+        for pair in answer or ():
+            if type(pair) is list and len(pair) == 2 and type(pair[1]) is dict:
+                account = pair[1].get("account")
+                if type(account) is dict and type(account.get("name")) is str:
+                    names[account["name"]] = account.get("id")
+                    names.move_to_end(account["name"])
+        while len(names) > NAMES_REMEMBERED:
+            names.popitem(last=False)
 
-    async def carry(self, ids: list, accounts: list) -> None:
-        """Subscribe ``ids`` and ``accounts`` on the current link (a read
-        answered by a link replaced meanwhile)."""
-        await self._subscribe(await self.ready(), list(ids), list(accounts))
+    async def place(self, client: ClientSubscriptions, accounts: int) -> Shard:
+        """The shard that sends a read of ``client`` which may subscribe
+        ``accounts`` more accounts (module docstring): its own when its
+        link has room, else one with room for all its accounts (the
+        client moves), else a shard that released what nobody wants, else
+        a new one.  The accounts are reserved on the shard returned
+        (``shard.reserved``; the caller gives them back).
 
-    async def _set_block(self, link) -> None:
-        cb = self._callback(link, "block")
-        await link.call("database", "set_block_applied_callback", [cb])
-        self._block_cb = cb
+        :raises SubscriptionCapacity: no room anywhere (nothing moved)."""
+        interest = client.interest
+        shard = interest.shard
+        if shard is None:
+            raise ApiError("connection closed")
+        if accounts <= 0 or shard.room() >= accounts:
+            shard.reserved += max(accounts, 0)
+            return shard
+        total = len(interest.accounts) + accounts
+        target = next((s for s in self.shards if s is not shard and s.room() >= total), None)
+        if target is None:
+            for s in self.shards:
+                wanted = s.accounts_wanted()
+                if s is not shard:
+                    wanted |= interest.accounts
+                if len(wanted) + s.reserved + accounts <= self.full_accounts_limit and \
+                        s.link is not None:
+                    s.reserved += accounts  # held while the union is subscribed again
+                    try:
+                        self.refreshes += 1
+                        self.log.info("Subscription connection {index} subscribes its "
+                                      "clients' {n} accounts again (releasing {gone})",
+                                      index=s.index, n=len(s.accounts_wanted()),
+                                      gone=len(s.link_accounts - s.accounts_wanted()))
+                        await s.refresh()
+                    finally:
+                        s.reserved -= accounts
+                    if s is shard and s.room() >= accounts:
+                        s.reserved += accounts
+                        return s
+                    if s.room() >= total:
+                        target = s
+                        break
+        if target is None and len(self.shards) < self.max_connections:
+            target = Shard(self, len(self.shards))
+            self.shards.append(target)
+        if target is None:
+            raise SubscriptionCapacity(
+                f"The gateway's {self.max_connections} subscription connections hold "
+                f"{self.full_accounts_limit} accounts each (the upstream's "
+                f"api_limit_get_full_accounts_subscribe): no room for {accounts} more")
+        await self._move(client, shard, target, accounts)
+        return target
 
-    async def _set_pending(self, link) -> None:
-        cb = self._callback(link, "pending")
-        await link.call("database", "set_pending_transaction_callback", [cb])
-        self._pending_cb = cb
-
-    async def _subscribe_market(self, link, market: tuple) -> None:
-        cb = self._callback(link, market)
-        await link.call("database", "subscribe_to_market", [cb, market[0], market[1]])
-        self._market_cbs[market] = cb
+    async def _move(self, client, old: Shard, new: Shard, accounts: int) -> None:
+        """``client`` (all it subscribed) goes from ``old`` to ``new``,
+        which reserves ``accounts`` more for its read."""
+        interest = client.interest
+        new.reserved += accounts + len(interest.accounts)
+        moved = False
+        try:
+            old.clients.discard(interest)
+            self._join(interest, new)
+            self.log.debug("A client moves from subscription connection {old} to {new}",
+                           old=old.index, new=new.index)
+            if interest.notify_remove_create:
+                await new.need_everything()
+            if interest.ids or interest.accounts:
+                await new.carry(sorted(interest.ids, key=id_key),
+                                sorted(interest.accounts, key=id_key))
+            if interest.block_cb is not None:
+                await new.need_block()
+            for market in sorted(interest.markets):
+                await new.need_market(market)
+            moved = True
+        finally:
+            new.reserved -= len(interest.accounts) + (0 if moved else accounts)
+        for market in sorted(interest.markets):
+            old.market_left(market, self._symbols)
+        self.release_if_empty(old)
 
     # -- what clients need -----------------------------------------------------------
 
-    async def ask(self, function: str, args: list, link=None, raw: bool = False):
-        """``database.function(args)`` on ``link`` (default: the current
-        link, waited for): the answer (its JSON bytes with ``raw``).  The
-        upstream's error is raised as :class:`UpstreamError` (it reaches
-        the client unchanged), a lost connection as ``PeerDisconnected``."""
-        if link is None:
-            link = await self.ready()
-        try:
-            if raw:
-                return await link.call_raw("database", function, args)
-            return await link.call("database", function, args)
-        except PeerRpcError as exc:
-            raise UpstreamError(exc) from None
-
-    async def need_everything(self) -> None:
-        """A client asked ``notify_remove_create``: turn it on on the link
-        (the upstream's refusal is raised) and subscribe the union again
-        (noticing what changed while it was not subscribed)."""
-        link = await self.ready()
-        if not self._everything:
-            try:  # bitshares-core refuses before it forgets anything
-                await self._subscribe_union(link, True, catch_up=True)
-            except PeerRpcError as exc:
-                raise UpstreamError(exc) from None
-
-    async def need_block(self) -> None:
-        link = await self.ready()
-        if self._block_cb is None:
-            self.fanout.blocks.last = None  # no gap to fill for those who ask now
-            await self._set_block(link)
-
     async def need_pending(self) -> None:
-        link = await self.ready()
-        if self._pending_cb is None:
-            await self._set_pending(link)
+        """A client set a pending-transaction callback: the first shard's
+        link carries one."""
+        await self.shards[0].need_pending()
 
-    async def market_of(self, a, b) -> tuple:
+    def pending_notice(self, trx) -> None:
+        """A pending transaction (from the first shard's link, or broadcast
+        through the gateway): to every client with a pending-transaction
+        callback, once per transaction (nothing is remembered while no
+        client has one)."""
+        if not self.interests.pending:
+            return
+        key = pending_key(trx)
+        seen = self._pending_seen
+        if key in seen:
+            return
+        seen[key] = None
+        while len(seen) > PENDING_REMEMBERED:
+            seen.popitem(last=False)
+        self.pending_fanout.send_all(self.interests.pending, "pending_cb", encode(trx))
+
+    async def market_of(self, shard: Shard, a, b) -> tuple:
         """The market ``(lower asset id, higher asset id)`` of assets ``a``
-        and ``b`` (symbols or ids), as the upstream resolves them.
+        and ``b`` (symbols or ids), as the upstream of ``shard`` resolves
+        them.
 
         :raises UpstreamError: an asset does not exist, or both are the
             same (the upstream's own ``subscribe_to_market`` error)."""
-        found = await self.ask("lookup_asset_symbols", [[a, b]])
+        found = await shard.ask("lookup_asset_symbols", [[a, b]])
         if not (found and found[0] and found[1]) or found[0]["id"] == found[1]["id"]:
             # let the upstream say what is wrong, in its own words (its
             # unsubscribe_from_market reads the assets as subscribe_to_market
             # does, and changes nothing)
-            await self.ask("unsubscribe_from_market", [a, b])
+            await shard.ask("unsubscribe_from_market", [a, b])
             raise ApiError(f"Market {a}:{b} not found")
         pair = sorted((found[0], found[1]), key=lambda asset: id_key(asset["id"]))
         for asset in pair:
             self._symbols[asset["id"]] = asset["symbol"]
         return pair[0]["id"], pair[1]["id"]
 
-    async def need_market(self, market: tuple) -> None:
-        link = await self.ready()
-        if market not in self._market_cbs:
-            await self._subscribe_market(link, market)
+    def market_left(self, shard: Shard, market: tuple) -> None:
+        """No client of ``shard`` wants ``market`` any more: unsubscribed
+        on its link."""
+        shard.market_left(market, self._symbols)
 
-    def market_left(self, market: tuple) -> None:
-        """No client wants ``market`` any more: unsubscribe it upstream.
-        bitshares-core's ``unsubscribe_from_market`` swaps the two ids when
-        its first argument sorts after the second as a string, so it is
-        sent the lower asset's id and the higher one's symbol (an id, which
-        starts with a digit, sorts before a symbol)."""
-        if market in self.interests.by_market:
-            return
-        cb = self._market_cbs.pop(market, None)
-        link = self.link
-        if cb is None or link is None:
-            return
-        link.listen(cb, None)
-        self._kinds.pop(cb, None)
-        d = link.call("database", "unsubscribe_from_market",
-                      [market[0], self._symbols.get(market[1], market[1])])
-        d.addErrback(lambda f: f.trap(PeerDisconnected))  # gone with its connection
-        d.addErrback(lambda f: self.log.failure("unsubscribe_from_market failed", f))
+    # -- figures ---------------------------------------------------------------------
 
-    # -- notices -------------------------------------------------------------------
+    def clients_per_interest(self) -> dict:
+        """``{"account": counts, "object": counts, "market": counts}``: for
+        each subscribed account, object id and market, how many clients
+        share it (read at scrape time)."""
+        interests = self.interests
+        return {"account": [len(v) for v in interests.by_account.values()],
+                "object": [len(v) for v in interests.by_id.values()],
+                "market": [len(v) for v in interests.by_market.values()]}
 
-    def notice(self, link, cb, params: list) -> None:
-        """A notice ``[cb, params]`` from ``link`` (``params`` is the list
-        holding the payload): fanned out (:class:`~.fanout.Fanout`); notices
-        of a link neither attached nor being attached are dropped."""
-        if (link is not self.link and link is not self._attaching) or not params:
-            return
-        kind = self._kinds.get(cb)
-        payload = params[0]
-        fanout = self.fanout
-        if self.on_head is not None and kind in ("subscribe", "block"):
-            num = notice_head(payload)
-            if num is not None:  # first: a client told of the block reads after it
-                self.on_head(link, num)
-        try:
-            if kind == "subscribe":
-                fanout.objects(payload)
-            elif kind == "block":
-                fanout.blocks.notice(link, payload)
-            elif kind == "pending":
-                fanout.pending(payload)
-            elif kind is not None:
-                fanout.market(kind, payload)
-        except Exception:
-            self.log.failure("Fan-out of an upstream notice failed")
+    def figures(self) -> dict:
+        """``{"accounts", "objects", "markets", "clients", "connections",
+        "refreshes", "moved_stale", "notices_routed", "upstream_notices",
+        "pending_clients", "block_clients"}`` now (Prometheus,
+        :mod:`nodeapi.gateway.figures`)."""
+        interests = self.interests
+        return {"accounts": len(interests.by_account), "objects": len(interests.by_id),
+                "markets": len(interests.by_market), "clients": len(self.clients),
+                "connections": len(self.links), "refreshes": self.refreshes,
+                "moved_stale": self.moved_stale,
+                "notices_routed": self.notices_routed,
+                "upstream_notices": self.upstream_notices,
+                "pending_clients": len(interests.pending),
+                "block_clients": len(interests.block)}

@@ -314,13 +314,14 @@ class PeerService(service.MultiService):
     def peer_states(self) -> list:
         """Every followed node and every connected P2P peer in one shape,
         for the status page and health figures: ``[{"addr", "state",
-        "head_block_num"}]`` (a P2P peer's state is its connection state,
-        ``handshaking``, ``active`` or ``closing``)."""
-        out = [{"addr": p.address, "state": p.state, "head_block_num": p.head_block_num}
-               for p in self.peers.values()]
+        "head_block_num", "reconnects"}]`` (a P2P peer's state is its
+        connection state, ``handshaking``, ``active`` or ``closing``; each
+        P2P connection is its own entry, so its ``reconnects`` is 0)."""
+        out = [{key: d[key] for key in ("addr", "state", "head_block_num", "reconnects")}
+               for d in (p.describe() for p in self.peers.values())]
         if self.p2p is not None:
-            out += [{"addr": p.address, "state": p.state, "head_block_num": p.head_block_num}
-                    for p in self.p2p.peers.values()]
+            out += [{"addr": p.address, "state": p.state, "head_block_num": p.head_block_num,
+                     "reconnects": 0} for p in self.p2p.peers.values()]
         return out
 
     def info(self) -> dict:

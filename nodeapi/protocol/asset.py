@@ -9,7 +9,8 @@ integers stand in for graphene's 128/256-bit intermediates.
 Reference: bitshares-core libraries/protocol/asset.cpp (``asset * price``,
 ``multiply_and_round_up``, ``price * ratio_type`` with its shrinking rule,
 ``price::max``/``min``, the ``price_feed`` prices) and
-libraries/chain/asset_object.cpp (``get_initial_collateralization``).
+libraries/chain/asset_object.cpp (``get_initial_collateralization``,
+``amount_to_string``).
 
 Feed prices (``price_feed``): ``settlement_price`` is DEBT per COLLATERAL
 (base = the market-issued asset); ratios are per mille
@@ -234,3 +235,15 @@ def percent_of(amount: int, percent: int) -> int:
     ``cut_fee``; the product is 128-bit there, unbounded here).  ``percent``
     is in 1/100 of a percent; raises nothing for any integers."""
     return int(amount) * int(percent) // GRAPHENE_100_PERCENT
+
+
+def amount_to_string(amount: int, precision: int) -> str:
+    """graphene ``asset_object::amount_to_string``: ``12345, 3`` -> ``"12.345"``,
+    ``12000, 3`` -> ``"12"``; the fraction keeps its trailing zeros
+    (``12300, 3`` -> ``"12.300"``)."""
+    scale = 10 ** precision
+    whole, frac = divmod(abs(int(amount)), scale)
+    sign = "-" if amount < 0 else ""
+    if not frac:
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{frac:0{precision}d}"

@@ -53,3 +53,7 @@ BLOCKCHAIN_ACCOUNTS = frozenset(i for _, i in SPECIAL_ACCOUNTS[:5])
 
 #: The core asset, 1.3.0.
 CORE_ASSET = "1.3.0"
+#: GRAPHENE_IRREVERSIBLE_THRESHOLD: the share (of GRAPHENE_100_PERCENT) of
+#: the active witnesses that must have confirmed a block for it to be
+#: irreversible
+IRREVERSIBLE_THRESHOLD = 7000

@@ -44,6 +44,13 @@ ASSET_ISSUER_PERMISSION_DISABLE_BITS_MASK = (LOCK_MAX_SUPPLY | DISABLE_NEW_SUPPL
                                              | DISABLE_COLLATERAL_BIDDING)
 
 
+#: The bits only the permissions carry, never the flags.
+PERMISSION_ONLY_MASK = (GLOBAL_SETTLE | DISABLE_MCR_UPDATE | DISABLE_ICR_UPDATE
+                        | DISABLE_MSSR_UPDATE | DISABLE_BSRM_UPDATE)
+#: The bits a market-issued asset's flags may carry.
+VALID_FLAGS_MASK = ASSET_ISSUER_PERMISSION_MASK & ~PERMISSION_ONLY_MASK
+
+
 def enabled_issuer_permissions(permissions: int) -> int:
     """graphene ``asset_options::get_enabled_issuer_permissions_mask``: the
     enable bits that are set and the disable bits that are not."""

@@ -40,6 +40,7 @@ import attr
 import orjson
 
 from nodeapi.errors import ConfigError
+from nodeapi.files import ACCESS_LIMIT, FileRefused, read_bounded
 from nodeapi.rpc.limits import NO_LIMITS, ClientLimits
 
 #: The API sets a client may obtain when no api-access file is configured
@@ -185,13 +186,14 @@ class ApiAccess:
         """Read and validate an api-access file.
 
         :raises ConfigError: naming ``path`` and the problem (unreadable,
-            not JSON, wrong shape, bad base64, hash not 32 bytes, unknown
+            not a regular file, over 16 MiB, not JSON, wrong shape, bad base64, hash not 32 bytes, unknown
             API name)."""
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
+            raw = read_bounded(path, ACCESS_LIMIT)
         except OSError as exc:
             raise ConfigError(f"api-access file {path}: cannot read: {exc.strerror}") from None
+        except FileRefused as exc:
+            raise ConfigError(f"api-access file {path}: cannot read: {exc}") from None
         try:
             doc = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:

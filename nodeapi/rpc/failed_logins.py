@@ -12,12 +12,25 @@ characters and every character outside ``A-Z a-z 0-9 . _ @ + -`` becomes
 ``?``, so a name cannot forge a second line or another address.  The
 anonymous login every connection makes (``""``/``""``) is never logged.
 
-Rate limit: at most one line per source address per ``interval`` seconds
-(the next line says how many were left out), and at most ``burst`` lines
-per ``interval`` from all addresses together; a fail2ban jail counting
-lines per address (``etc/fail2ban``) still sees a guessing client within
-its ``findtime``.  The file ``etc/fail2ban/filter.d/nodeapi.conf`` matches
-this line (tests/api/test_failed_logins.py checks it against real log output).
+Every failure is counted: a ban tool such as fail2ban counts matching
+lines per address (``maxretry`` lines within ``findtime``), so each
+failure is its own line, up to a bound on the log's volume:
+
+* per address, at most ``per_address`` lines (default 20) in a window of
+  ``window`` seconds (default 60) that starts at its first logged failure;
+  the failures over that are counted, and the address' first line after
+  the window says how many were left out (``(37 more from this address not
+  logged)``).  A jail whose ``maxretry`` is at most ``per_address`` and
+  whose ``findtime`` is at least ``window`` sees every failure up to the
+  ban: a guessing client is banned before any of its lines are left out.
+  The count in a later line cannot be counted by fail2ban (one line is one
+  match; a filter cannot turn a number into matches), which is why the
+  bound is lines per address and not one summary line;
+* over every address together, at most ``burst`` lines per second
+  (default 50): many addresses failing at once (a botnet) cannot flood the
+  log; their failures over the cap are counted as above.
+
+:attr:`FailedLogins.total` counts every failure, logged or not.
 """
 
 import collections
@@ -40,17 +53,20 @@ class FailedLogins:
     """Logs failed logins (module docstring).
 
     :param clock: ``IReactorTime`` (``seconds()``).
-    :param interval: seconds between two lines about one address.
-    :param burst: lines per ``interval`` over every address.
+    :param per_address: lines about one address per ``window``.
+    :param window: seconds of an address' window.
+    :param burst: lines per second over every address.
+    :ivar total: failures recorded, logged or not.
     """
 
     log = Logger()
 
-    def __init__(self, clock, interval: float = 1.0, burst: int = 50) -> None:
-        self.clock, self.interval, self.burst = clock, interval, burst
-        self._last = collections.OrderedDict()  # host -> time of its last line
-        self._left_out = collections.Counter()  # host -> failures not logged
-        self._window = (0.0, 0)  # (start, lines in it)
+    def __init__(self, clock, per_address: int = 20, window: float = 60.0,
+                 burst: int = 50) -> None:
+        self.clock, self.per_address, self.window, self.burst = clock, per_address, window, burst
+        # host -> [window start, lines in the window, failures not logged]
+        self._hosts: collections.OrderedDict = collections.OrderedDict()
+        self._second = (0.0, 0)  # (start, lines in it) over every address
         self.total = 0
 
     def failed(self, host: str, user: str, via: str) -> bool:
@@ -58,20 +74,23 @@ class FailedLogins:
         (``"websocket"``/``"http"``); True when a line was written."""
         self.total += 1
         now = self.clock.seconds()
-        last = self._last.get(host)
-        start, count = self._window
-        if now - start >= self.interval:
+        state = self._hosts.get(host)
+        if state is None:
+            state = self._hosts[host] = [now, 0, 0]
+            while len(self._hosts) > MAX_TRACKED:
+                self._hosts.popitem(last=False)
+        self._hosts.move_to_end(host)
+        if now - state[0] >= self.window:
+            state[0], state[1] = now, 0
+        start, count = self._second
+        if now - start >= 1.0:
             start, count = now, 0
-        if (last is not None and now - last < self.interval) or count >= self.burst:
-            self._left_out[host] += 1
+        if state[1] >= self.per_address or count >= self.burst:
+            state[2] += 1
             return False
-        self._window = (start, count + 1)
-        self._last[host] = now
-        self._last.move_to_end(host)
-        while len(self._last) > MAX_TRACKED:
-            old, _t = self._last.popitem(last=False)
-            self._left_out.pop(old, None)
-        left_out = self._left_out.pop(host, 0)
+        self._second = (start, count + 1)
+        state[1] += 1
+        left_out, state[2] = state[2], 0
         text = 'Failed login from {host} user "{user}" via {via}'
         if left_out:
             text += " ({left_out} more from this address not logged)"

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from autobahn.websocket.types import ConnectionDeny
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, succeed
 from twisted.internet.interfaces import IPushProducer
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -313,11 +313,17 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         self._open = False
         self._held = None
         self.factory.connections.discard(self)
+        self.factory.closed_one()
         session, self.session = self.session, None
         if session is not None:
             # the session's callbacks point back here: closing it (and
             # dropping it) breaks the cycle without waiting for the gc
             session.close()
+
+
+#: seconds a stopping node waits for its WebSocket clients to answer the
+#: 1001 close frame before the reactor drops the rest
+GOING_AWAY_TIMEOUT = 2.0
 
 
 class RpcWebSocketFactory(WebSocketServerFactory):
@@ -351,6 +357,7 @@ class RpcWebSocketFactory(WebSocketServerFactory):
         self.max_outgoing_buffer = max_outgoing_buffer
         self.metrics = metrics
         self.connections: set = set()
+        self._all_closed: Optional[Deferred] = None
         self.notices = NoticeFrames(self.reactor, node.api_answers.objects)
         options = dict(maxMessagePayloadSize=max_message_size,
                        maxFramePayloadSize=max_message_size, webStatus=False,
@@ -368,3 +375,32 @@ class RpcWebSocketFactory(WebSocketServerFactory):
             options.update(autoPingInterval=interval,
                            autoPingTimeout=max(interval, MIN_PING_TIMEOUT))
         self.setProtocolOptions(**options)
+
+    def going_away(self, timeout: float = GOING_AWAY_TIMEOUT) -> Deferred:
+        """A clean stop: send every open connection a close frame with code
+        1001 (going away, RFC 6455 7.4.1) and reason ``node stopping``.
+        The Deferred fires once every connection has closed, or after
+        ``timeout`` seconds (the reactor's shutdown drops the others);
+        never fails."""
+        if not self.connections:
+            return succeed(None)
+        for protocol in list(self.connections):
+            try:
+                protocol.sendCloseFrame(code=1001, reasonUtf8=b"node stopping", isReply=False)
+            except Exception:  # not open (closing already): it goes anyway
+                pass
+        done = self._all_closed = Deferred()
+        timer = self.reactor.callLater(timeout, self._give_up)
+        done.addBoth(lambda result: timer.cancel() if timer.active() else None)
+        return done
+
+    def _give_up(self) -> None:
+        done, self._all_closed = self._all_closed, None
+        if done is not None and not done.called:
+            done.callback(None)
+
+    def closed_one(self) -> None:
+        """A connection has closed: fire :meth:`going_away`'s Deferred when
+        it was the last."""
+        if self._all_closed is not None and not self.connections:
+            self._give_up()

@@ -524,4 +524,9 @@ def test_limit_options_reach_the_rpc_limits(tmp_path):
     assert (per_ip.calls_per_second, per_ip.bucket_size, per_ip.subscriptions) == (2.5, 7, 300)
     options = Options()
     options.parseOptions(["--data-dir", str(tmp_path / "data")])
-    assert not options.rpc_limits().per_ip  # unlimited by default
+    per_ip = options.rpc_limits().per_ip  # subscriptions limited by default, calls not
+    assert (per_ip.calls_per_second, per_ip.subscriptions) == (0, 20000)
+    options = Options()
+    options.parseOptions(["--data-dir", str(tmp_path / "data"),
+                          "--max-subscriptions-per-ip", "0"])
+    assert not options.rpc_limits().per_ip  # 0: no limit

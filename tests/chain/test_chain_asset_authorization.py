@@ -75,7 +75,7 @@ def with_kyc_fee(chain, op):
 def refused(chain, op, match, error=InvalidOperation, fee_in_kyc=False):
     """Push ``op`` (fee in core, or in KYC): refused with ``match``,
     nothing changed."""
-    version = chain.state.objects["2.5.1"]["balance"], chain.state.balance(INIT1, CORE)
+    version = chain.state.balance(INIT1, "1.3.1"), chain.state.balance(INIT1, CORE)
     if fee_in_kyc:
         trx = sign_wire(chain, [with_kyc_fee(chain, op)])
         with pytest.raises(error, match=match):
@@ -83,7 +83,7 @@ def refused(chain, op, match, error=InvalidOperation, fee_in_kyc=False):
     else:
         with pytest.raises(error, match=match):
             push(chain, op)
-    assert (chain.state.objects["2.5.1"]["balance"], chain.state.balance(INIT1, CORE)) == version
+    assert (chain.state.balance(INIT1, "1.3.1"), chain.state.balance(INIT1, CORE)) == version
 
 
 def transfer(frm, to, n, asset_id=CORE):
@@ -188,7 +188,8 @@ def test_limit_order_insufficient_balance(chain):
     assert caught.value.details == {"balance": amount(10 ** 8, "1.3.1"),
                                     "amount_to_sell": amount(10 ** 8 + 1, "1.3.1")}
     whole = with_kyc_fee(chain, order(INIT1, amount(10 ** 8, "1.3.1"), amount(1, CORE)))
-    with pytest.raises(InsufficientBalance, match="^Insufficient Balance: "):
+    with pytest.raises(InsufficientBalance, match=r"^Assert Exception: abo->get_balance\(\) "
+                                                  r">= -delta: Insufficient Balance: "):
         chain.push_transaction(sign_wire(chain, [whole]))
     assert chain.state.balance(INIT1, "1.3.1") == 10 ** 8
 
@@ -241,9 +242,14 @@ def test_order_cancel_and_restricted_transfer_texts(chain):
                                      "extensions": {}}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, held),
                       "issue_to_account": INIT1, "extensions": {}}])
-    with pytest.raises(InvalidOperation,
-                       match=rf"^Asset {held} has transfer_restricted flag enabled$"):
+    # GRAPHENE_ASSERT( ..., transfer_restricted_transfer_asset, ...) inside
+    # FC_RETHROW_EXCEPTIONS: fc's to_string; 10 sat of precision 3: "0.010"
+    with pytest.raises(InvalidOperation) as info:
         push(chain, transfer(INIT1, INIT2, 10, held))
+    assert str(info.value) == (f"restricted transfer asset: Asset {held} has "
+                               "transfer_restricted flag enabled Unable to transfer 0.010 HELD "
+                               "from init1 to init2")
+    assert (info.value.code, info.value.name) == (3050003, "transfer_restricted_transfer_asset")
     assert chain.state.balance(INIT1, held) == 1000
 
 
@@ -257,6 +263,7 @@ def test_htlc_balance_checked_before_the_fee(chain):
     with pytest.raises(InvalidOperation, match=r"o\.amount\): Insufficient funds$"):
         push(chain, op)
     op = [49, dict(htlc(INIT2, INIT1, 0)[1], amount=amount(whole, CORE))]
-    with pytest.raises(InsufficientBalance, match="^Insufficient Balance: "):
+    with pytest.raises(InsufficientBalance, match=r"^Assert Exception: abo->get_balance\(\) "
+                                                  r">= -delta: Insufficient Balance: "):
         push(chain, op)
     assert chain.state.balance(INIT2, CORE) == whole

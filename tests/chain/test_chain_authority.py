@@ -182,10 +182,11 @@ def test_balance_claim_needs_the_depositing_accounts_active_authority(claimer_ch
     """graphene: the fee payer of balance_claim is ``deposit_to_account``,
     whose active authority is required besides the balance key."""
     chain = claimer_chain
-    with pytest.raises(errors.MissingAuthority,
-                       match="^Missing required active authority of 1.2.18$"):
+    with pytest.raises(errors.MissingAuthority, match="^missing required active authority: "
+                                                      "Missing Active Authority 1.2.18$"):
         chain.push_transaction(sign(chain, [_claim_to("1.2.18")]))
-    with pytest.raises(errors.MissingAuthority, match="^Missing authority: key TEST6MRy"):
+    with pytest.raises(errors.MissingAuthority,
+                       match="^missing required other authority: Missing Authority$"):
         chain.push_transaction(sign(chain, [_claim_to("1.2.18")], wifs=(CLAIMER_ACTIVE[0],)))
     assert chain.pending_transactions == [] and chain.state.get("1.15.0") is not None
     chain.push_transaction(sign(chain, [_claim_to("1.2.18")],
@@ -207,7 +208,7 @@ def test_account_update_of_owner_needs_owner_authority(claimer_chain):
     op, _fee = with_fee(chain, operations.Account_update, account="1.2.18",
                         owner=new_owner, extensions={})
     with pytest.raises(errors.MissingAuthority,
-                       match="^Missing required owner authority of 1.2.18$"):
+                       match="^missing required owner authority: Missing Owner Authority 1.2.18$"):
         chain.push_transaction(sign(chain, [op], wifs=(CLAIMER_ACTIVE[0],)))
     chain.push_transaction(sign(chain, [op], wifs=(CLAIMER_OWNER[0],)))
     produce(chain)

@@ -15,7 +15,7 @@ import pytest
 
 from nodeapi.chain.errors import InvalidOperation
 
-from kit.chain import CORE, amt, produce
+from kit.chain import CORE, amt, jump, produce
 from kit.chain import push_wire as push
 from kit.smartcoin import (
     INIT0, INIT1, bitasset, borrow, create_usd, dyn, fee_of, price, publish, update_bsrm)
@@ -212,3 +212,45 @@ def test_no_settlement_force_settlement_takes_the_margin_call(chain, usd1):
     assert dyn(chain, usd)["accumulated_collateral_fees"] == 910
     assert dyn(chain, usd)["current_supply"] == 1900
     assert bitasset(chain, usd)["current_feed"]["settlement_price"] == price(11, 2000, usd)
+
+
+def test_no_settlement_prices_due_settlements_once_per_block(chain):
+    """db_update.cpp clear_expired_force_settlements: settlement_price and
+    settlement_fill_price are computed once per asset ("only calculate once
+    per asset"), so two settlements due in one block fill at the same price
+    though the first one's match re-caps the current feed under no
+    settlement (match_impl -> update_bitasset_current_feed)."""
+    usd, state = create_usd(chain, "NSUSD", black_swan_response_method=1), chain.state
+    # MCR 1.05 below MSSR 1.5: a capped position is not margin called
+    publish(chain, usd, 1, 100, mcr=1050, mssr=1500)
+    call = borrow(chain, INIT1, 200000, 1000, usd)
+    push(chain, [0, {"from": INIT1, "to": INIT0, "amount": amt(100, usd), "extensions": []}])
+    settles = []
+    for who in (INIT0, INIT1):
+        [[_t, result]] = push(chain, [17, {"account": who, "amount": amt(100, usd),
+                                           "extensions": []}])
+        settles.append(result["new_objects"][0])
+    # -- the feed falls to 180 TEST per USD.  The position (200 TEST per USD)
+    # is below MSSR there, so the current feed is capped at ~CR * MSSR =
+    # 1000/200000 * 1500/1000 = 3/400 (133.3 TEST per USD): the position is
+    # at MSSR, above MCR, not margin called
+    publish(chain, usd, 1, 180, mcr=1050, mssr=1500)
+    assert bitasset(chain, usd)["current_feed"]["settlement_price"] == price(3, 400, usd)
+    produce(chain)
+    core0, core1 = state.balance(INIT0, CORE), state.balance(INIT1, CORE)
+    jump(chain, 3601)
+    # -- both are due in one block; the price is 3/400 less the 1 % offset:
+    # 3/400 * 10000/9900 = 1/132.  The first (init0's 100 USD) is paid
+    # 100 * 132 = 13,200 TEST; the position is left 900 / 186,800 and the
+    # current feed re-capped at 900/186800 * 1.5 = 27/3736.  The second is
+    # paid at the same 1/132: 13,200 TEST (re-priced from the re-capped feed
+    # it would have been floor(100 * 3736/27 * 0.99) = 13,698)
+    assert all(s not in state.objects for s in settles)
+    assert state.balance(INIT0, CORE) - core0 == 13200
+    assert state.balance(INIT1, CORE) - core1 == 13200
+    c = state.objects[call]
+    assert (c["debt"], c["collateral"]) == (800, 200000 - 2 * 13200)
+    b = bitasset(chain, usd)
+    assert b["force_settled_volume"] == 200
+    # the feed re-capped after the second: 800/173600 * 1.5 = 3/434
+    assert b["current_feed"]["settlement_price"] == price(3, 434, usd)

@@ -42,13 +42,19 @@ def test_claim_and_transfer(chain):
     produce(chain)
     assert chain.state.balance("1.2.7", "1.3.0") == 12345
     assert chain.state.balance("1.2.6", "1.3.0") == 1000000000000000 - 12345 - 2000000
-    assert chain.state.get("2.7.6")["core_in_balance"] == 1000000000000000 - 12345 - 2000000
+    # core_in_balance is as of the last maintenance (db_maint.cpp
+    # perform_account_maintenance): block 1's, after the claim; the balance
+    # changed since, so it is flagged for the next one (account_balance_object)
+    assert chain.state.get("2.7.6")["core_in_balance"] == 1000000000000000
+    init0_core = chain.state.balance_by_owner["1.2.6"]["1.3.0"]
+    assert init0_core == "2.5.1"  # 2.5.0: the committee account's, from genesis
+    assert chain.state.get(init0_core)["maintenance_flag"] is True
     # graphene pay_fee: a fee <= cashback_vesting_threshold waits in
     # pending_vested_fees until maintenance; 2.3.0 is not touched
     assert chain.state.get("2.7.6")["pending_vested_fees"] == 2000000
     assert chain.state.get("2.7.6")["lifetime_fees_paid"] == 0
     assert chain.state.get("2.3.0")["accumulated_fees"] == 0
-    assert [b["id"] for b in chain.state.balances_of("1.2.7")] == ["2.5.1"]
+    assert [b["id"] for b in chain.state.balances_of("1.2.7")] == ["2.5.2"]
 
 
 @pytest.mark.parametrize("case,error", [
@@ -287,7 +293,9 @@ def test_slots_and_schedule(chain):
     dgp = chain.state.get("2.1.0")
     assert dgp["current_aslot"] == 3 and dgp["current_witness"] == active[3]
     assert int(dgp["recent_slots_filled"]) & 0b111 == 0b100
-    assert chain.get_slot_time(1) == t0 + 4
+    # block 1 ran the first maintenance: the next maintenance_skip_slots
+    # (3) slots are skipped (db_witness_schedule.cpp get_slot_time)
+    assert chain.get_slot_time(1) == t0 + 3 + 4
 
 
 def test_required_fee(chain):
@@ -543,3 +551,69 @@ def test_validate_transaction_reads_numeric_string_tags(funded):
     assert funded.pending_transactions == []
     with pytest.raises(errors.TransactionTooLarge, match="100000 operations"):
         funded.validate_transaction(dict(trx, operations=trx["operations"] * 100000))
+
+
+def test_last_irreversible_block_at_70_percent_of_11_witnesses(chain):
+    """db_update.cpp update_last_irreversible_block: offset (10000 - 7000)
+    * 11 / 10000 = 3 in the witnesses' last confirmed blocks, ascending,
+    and never lower than before.  While the first round fills, the witnesses
+    that have not signed yet count 0: with 11 - k of them the offset-3
+    entry is 0 until k = 8 signers; 75 % (offset 2) would trail it by one
+    signer."""
+    lib_before, differs = 0, 0
+    for _b in range(14):
+        produce(chain)
+        confirmed = sorted(chain.state.get(w)["last_confirmed_block_num"]
+                           for w in chain.state.get("2.0.0")["active_witnesses"])
+        assert len(confirmed) == 11
+        lib = chain.state.get("2.1.0")["last_irreversible_block_num"]
+        assert lib == max(lib_before, confirmed[3])
+        differs += confirmed[3] != confirmed[2]
+        lib_before = lib
+    assert lib > 0 and differs > 0
+    # after 14 blocks at least 8 witnesses signed: the 4th lowest confirmed
+    assert lib >= 14 - 10
+
+
+def test_core_in_balance_as_of_the_last_maintenance(chain):
+    """account_object.hpp core_in_balance "Only updates on maintenance":
+    account_balance_object::adjust_balance sets a core balance's
+    maintenance_flag, db_maint.cpp perform_account_maintenance copies the
+    flagged balances to core_in_balance and clears the flag."""
+    from kit.chain import jump
+
+    state = chain.state
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    before = state.get("2.7.6")["core_in_balance"]  # as of the last maintenance
+    chain.push_transaction(sign(chain, [transfer_op(12345)]))
+    produce(chain)
+    bal0, bal1 = (state.balance_by_owner[a]["1.3.0"] for a in ("1.2.6", "1.2.7"))
+    assert state.get(bal0)["maintenance_flag"] and state.get(bal1)["maintenance_flag"]
+    assert state.get("2.7.6")["core_in_balance"] == before
+    assert state.get("2.7.7")["core_in_balance"] == 0  # init1 held nothing before
+    jump(chain, state.get("2.1.0")["next_maintenance_time"] - chain.head_block_time)
+    # 10^15 claimed, 12,345 sent with a fee of 2,000,000
+    assert state.get("2.7.6")["core_in_balance"] == 10 ** 15 - 12345 - 2000000
+    assert state.get("2.7.7")["core_in_balance"] == 12345
+    assert not state.get(bal0)["maintenance_flag"] and not state.get(bal1)["maintenance_flag"]
+    # a transfer after it moves the balances, not core_in_balance, until the next
+    chain.push_transaction(sign(chain, [transfer_op(1000)]))
+    produce(chain)
+    assert state.balance("1.2.7", "1.3.0") == 13345
+    assert state.get("2.7.7")["core_in_balance"] == 12345
+    assert state.get(bal1)["maintenance_flag"]
+
+
+def test_last_irreversible_block_is_confirmed_by_70_percent(chain):
+    """db_update.cpp update_last_irreversible_block: with 11 active
+    witnesses the offset is (100 % - GRAPHENE_IRREVERSIBLE_THRESHOLD 70 %)
+    * 11 / 100 % = 3 (rounded down), so the block the 4th least recent
+    confirmation names (8 of 11 witnesses confirmed it or later); 75 %
+    would take the 3rd (offset 2)."""
+    produce(chain, 14)
+    active = chain.state.get("2.0.0")["active_witnesses"]
+    assert len(active) == 11 and (10000 - 7000) * 11 // 10000 == 3
+    confirmed = sorted(chain.state.get(w)["last_confirmed_block_num"] for w in active)
+    assert confirmed[3] != confirmed[2]  # the two rules differ here
+    assert chain.dgp["last_irreversible_block_num"] == confirmed[3]

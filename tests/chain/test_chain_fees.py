@@ -33,13 +33,19 @@ def test_fees_pending_until_maintenance(funded):
     assert (stats["pending_fees"], stats["pending_vested_fees"]) == (0, 0)
     assert stats["lifetime_fees_paid"] == 22000000
     # init0 is a lifetime member: 20 % network, 80 % cashback to itself; the
-    # network's 20 % reach accumulated_fees, which the budget (the first:
-    # nothing released) returns to the reserve (db_maint.cpp process_budget)
-    record = chain.state.get("2.13.0")["record"]
-    assert record["from_accumulated_fees"] == 4400000
-    assert record["supply_delta"] == -4400000 and record["total_budget"] == 0
+    # network's 20 % reach accumulated_fees, which the budget returns to the
+    # reserve (db_maint.cpp process_budget).  The budget (the second: block
+    # 1 made the first) releases ceil(reserve * dt * 17 / 2^32) of the
+    # reserve (initialize_budget_record): the 4,400,000 for dt = 52,894 s
+    # (block 1 at 09:18:26 to the maintenance at midnight): 922, all of it
+    # witness budget (requested 1,000,000 a block)
+    assert 4400000 * 52894 * 17 / 2 ** 32 == pytest.approx(921.2, abs=0.1)
+    record = chain.state.get("2.13.1")["record"]
+    assert record["time_since_last_budget"] == 52894
+    assert record["from_accumulated_fees"] == 4400000 and record["total_budget"] == 922
+    assert record["witness_budget"] == 922 and record["supply_delta"] == 922 - 4400000
     assert chain.state.get("2.3.0")["accumulated_fees"] == 0
-    assert chain.state.get("2.3.0")["current_supply"] == supply - 4400000
+    assert chain.state.get("2.3.0")["current_supply"] == supply - 4400000 + 922
     vb_id = chain.state.get("1.2.6")["cashback_vb"]
     assert vb_id == "1.13.0" and stats["has_cashback_vb"] is True
     vb = chain.state.get(vb_id)
@@ -122,7 +128,7 @@ def test_asset_update_checks(funded):
         _update(chain, gold, perms=0x01, flags=0x01, max_supply=4999)
     _update(chain, gold, perms=0x01, flags=0x00, max_supply=5000)  # flag allowed by perms
     produce(chain)
-    assert chain.state.get(gold)["options"]["max_supply"] == "5000"
+    assert chain.state.get(gold)["options"]["max_supply"] == 5000
     assert chain.state.get(gold)["options"]["flags"] == 0
     _update(chain, gold, perms=0x00, flags=0x00, max_supply=5000)  # revoke
     produce(chain)
@@ -137,3 +143,45 @@ def test_asset_update_checks(funded):
     _update(chain, silver, cer_quote="1.3.2", perms=0x01, flags=0)
     produce(chain)
     assert chain.state.get(silver)["options"]["issuer_permissions"] == 1
+
+
+def test_fee_pool_shortfall_refused_with_prepare_fees_text(funded):
+    """evaluator.cpp generic_evaluator::prepare_fee: a fee in another asset
+    converted at its core_exchange_rate must be covered by its fee pool,
+    FC_ASSERT( core_fee_paid <= fee_pool, "Fee pool balance of '${b}' is
+    less than the ${r} required to convert ${c}" ) with
+    database::to_pretty_string amounts."""
+    from kit.chain import amt, push_wire
+    from kit.signing import sign_wire
+
+    chain = funded
+    gold, _ = create_asset(chain, "GOLD", base=1, quote=2)  # 2 GOLD sat = 1 TEST sat
+    issue(chain, gold, 10 ** 8, to="1.2.6")
+    pool = int(chain.state.get("2.3.1")["fee_pool"])  # half of asset_create's fee
+    # the issuer leaves 1,234,567 TEST sat (12.34567 TEST) in the pool
+    push_wire(chain, [47, {"issuer": "1.2.6", "asset_id": gold,
+                           "amount_to_claim": amt(pool - 1234567), "extensions": []}])
+    assert chain.state.get("2.3.1")["fee_pool"] == 1234567
+    # 4,000,000 GOLD sat (4000 GOLD, precision 3) convert to 2,000,000 TEST
+    # sat (20 TEST): more than the pool
+    trx = sign_wire(chain, [[0, {"fee": amt(4000000, gold), "from": "1.2.6", "to": "1.2.7",
+                                 "amount": amt(1), "extensions": []}]])
+    with pytest.raises(errors.InvalidOperation) as info:
+        chain.push_transaction(trx)
+    assert str(info.value) == (
+        "Assert Exception: core_fee_paid <= fee_asset_dyn_data->fee_pool: Fee pool balance of "
+        "'12.34567 TEST' is less than the 20 TEST required to convert 4000 GOLD")
+    assert chain.state.get("2.3.1")["fee_pool"] == 1234567
+
+
+def test_to_pretty_string_as_asset_object_amount_to_string(funded):
+    """asset_object::amount_to_string: whole units, then every decimal when
+    any is not zero; "-0" before the decimals of a small negative amount."""
+    from nodeapi.chain.balances import to_pretty_string
+
+    state = funded.state
+    assert to_pretty_string(state, 2000000, "1.3.0") == "20 TEST"
+    assert to_pretty_string(state, 1234500, "1.3.0") == "12.34500 TEST"
+    assert to_pretty_string(state, -5, "1.3.0") == "-0.00005 TEST"
+    assert to_pretty_string(state, -100005, "1.3.0") == "-1.00005 TEST"
+    assert to_pretty_string(state, 0, "1.3.0") == "0 TEST"

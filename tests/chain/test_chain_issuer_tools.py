@@ -91,7 +91,7 @@ def test_update_issuer_needs_the_owner(chain):
              "address_auths": []}
     push(chain, [6, {"account": INIT0, "owner": owner, "extensions": {}}])
     op = [48, {"issuer": INIT0, "asset_to_update": aid, "new_issuer": INIT1, "extensions": []}]
-    with pytest.raises(MissingAuthority, match="owner authority of 1.2.6"):
+    with pytest.raises(MissingAuthority, match="Missing Owner Authority 1.2.6"):
         push(chain, op)  # signed by the active key only
     with pytest.raises(InvalidOperation, match="Incorrect issuer for asset"):
         push(chain, [48, dict(op[1], issuer=INIT1, new_issuer=INIT2)])
@@ -128,3 +128,42 @@ def test_asset_update_extensions_and_supply_flags(chain):
     with pytest.raises(InvalidOperation, match="Can not create new supply"):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(1, locked),
                           "issue_to_account": INIT1, "extensions": {}}])
+
+
+def test_new_precision_refused_for_a_backing_asset_or_a_prediction_market(chain):
+    """asset_update_evaluator::do_evaluate: a new precision must differ, not
+    be a prediction market's, and not be of an asset some market-issued asset
+    or prediction market is backed by (the by_short_backing_asset index)."""
+    from kit.smartcoin import bitasset_opts
+
+    back, pm_back = new_asset(chain, "BACK"), new_asset(chain, "PMBACK")
+    [[_t, busd]] = push(chain, [10, {
+        "issuer": INIT0, "symbol": "BUSD", "precision": 4,
+        "common_options": asset_options(perms=0x200 | 0x20),
+        "bitasset_opts": dict(bitasset_opts(), short_backing_asset=back),
+        "is_prediction_market": False, "extensions": {}}])
+    [[_t, pred]] = push(chain, [10, {
+        "issuer": INIT0, "symbol": "PREDX", "precision": 3,
+        "common_options": asset_options(perms=0x200 | 0x20),
+        "bitasset_opts": dict(bitasset_opts(), short_backing_asset=pm_back),
+        "is_prediction_market": True, "extensions": {}}])
+
+    def update(aid, precision):
+        return [11, {"issuer": INIT0, "asset_to_update": aid,
+                     "new_options": dict(chain.state.objects[aid]["options"]),
+                     "extensions": {"new_precision": precision}}]
+
+    with pytest.raises(InvalidOperation, match=f"Asset {busd} is backed by this asset, "
+                                               "can not update precision"):
+        push(chain, update(back, 4))
+    with pytest.raises(InvalidOperation, match=f"Asset {pred} is backed by this asset"):
+        push(chain, update(pm_back, 4))
+    # the unchanged precision is refused first, then the prediction market
+    with pytest.raises(InvalidOperation, match="does not change"):
+        push(chain, update(pred, 3))
+    with pytest.raises(InvalidOperation, match="Can not update precision of a prediction"):
+        push(chain, update(pred, 4))
+    assert chain.state.objects[back]["precision"] == 3
+    # the market-issued asset itself, without supply and backing nothing, may
+    push(chain, update(busd, 6))
+    assert chain.state.objects[busd]["precision"] == 6

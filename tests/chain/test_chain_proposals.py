@@ -12,7 +12,8 @@ import pytest
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority
 from nodeapi.protocol.times import format_time
 
-from kit.chain import CORE, claim_wire, genesis_with, jump, open_chain, produce, with_fees
+from kit.chain import (
+    CORE, asset_options, claim_wire, genesis_with, jump, open_chain, produce, with_fees)
 from kit.chain import push_wire as push
 from kit.keys import DEV_PUB, OTHER_PUB
 
@@ -161,6 +162,22 @@ def test_a_failed_execution_keeps_the_proposal_until_it_expires(chain):
     assert "Insufficient Balance" in obj["fail_reason"]
     jump(chain, 200)
     assert chain.state.find(pid) is None
+
+
+def test_fail_reason_is_fc_to_string_of_the_error(chain):
+    """proposal_evaluator.cpp: ``fail_reason = e.to_string()``, fc's
+    ``what(): format`` of each log entry with a format: an asset_issue by a
+    non-issuer fails asset_issue_evaluator's ``FC_ASSERT( o.issuer ==
+    a.issuer )``, which has no message (the reference node writes exactly
+    this text)."""
+    [[_t, aid]] = push(chain, [10, {
+        "issuer": INIT0, "symbol": "FAILR", "precision": 3,
+        "common_options": asset_options(), "is_prediction_market": False,
+        "extensions": {}}])
+    pid = propose(chain, [[14, {"issuer": INIT1, "asset_to_issue": {"amount": 1, "asset_id": aid},
+                                "issue_to_account": INIT0, "extensions": {}}]])
+    approve(chain, pid, active=[INIT1])
+    assert chain.state.objects[pid]["fail_reason"] == "Assert Exception: o.issuer == a.issuer: "
 
 
 def test_delete_by_a_required_account_only(chain):

@@ -332,3 +332,68 @@ def test_flags_follow_the_asset_kind(chain):
                       "extensions": {}}])
     with pytest.raises(InvalidOperation, match="Only active witnesses are allowed"):
         publish(chain, usd, 1, 100, publisher=INIT0)
+
+
+def test_disabling_collateral_bidding_cancels_the_open_bids(chain):
+    """asset_update_evaluator::do_apply: setting disable_collateral_bidding
+    cancels every open bid on the asset in the by_price order (most
+    collateral per debt first), each with database::cancel_bid: the
+    collateral back to the bidder and a virtual bid_collateral of
+    debt_covered 0 (no execute_bid)."""
+    # disable_collateral_bidding is a "disable" permission bit: clear, the
+    # issuer may set the flag (asset_update_evaluator: the enabled mask)
+    usd = create_usd(chain, perms=GLOBAL_SETTLE)
+    push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
+                      "extensions": {}}])
+    publish(chain, usd, 1, 100)
+    borrow(chain, INIT1, 400000, 1000, usd)
+    push(chain, [18, {"issuer": INIT0, "asset_to_settle": usd,
+                      "settle_price": price(1, 100, usd), "extensions": []}])
+    produce(chain)
+    # init1 bids 50,000 TEST for 1,000 USD (50 TEST per USD), init0 30,000
+    # TEST for 500 USD (60 TEST per USD)
+    push(chain, [45, {"bidder": INIT1, "additional_collateral": amt(50000),
+                      "debt_covered": amt(1000, usd), "extensions": []}])
+    push(chain, [45, {"bidder": INIT0, "additional_collateral": amt(30000),
+                      "debt_covered": amt(500, usd), "extensions": []}])
+    assert len(chain.state.bids_by_asset[usd]) == 2
+    core0, core1 = chain.state.balance(INIT0, CORE), chain.state.balance(INIT1, CORE)
+    opts = dict(chain.state.objects[usd]["options"])
+    push(chain, [11, {"issuer": INIT0, "asset_to_update": usd,
+                      "new_options": dict(opts, flags=int(opts["flags"]) | 0x8000),
+                      "extensions": {}}])
+    fee11 = fee_of(chain, 11)
+    # init0 pays the update's fee and takes back its 30,000; init1 its 50,000
+    assert chain.state.balance(INIT0, CORE) - core0 == 30000 - fee11
+    assert chain.state.balance(INIT1, CORE) - core1 == 50000
+    assert not chain.state.bids_by_asset.get(usd)
+    produce(chain)
+    vops = [op for op in last_vops(chain) if op[0] in (45, 46)]
+    assert vops == [
+        [45, {"fee": amt(0), "bidder": INIT0, "additional_collateral": amt(30000),
+              "debt_covered": amt(0, usd), "extensions": []}],
+        [45, {"fee": amt(0), "bidder": INIT1, "additional_collateral": amt(50000),
+              "debt_covered": amt(0, usd), "extensions": []}]]
+    with pytest.raises(InvalidOperation, match="Collateral bidding is disabled"):
+        push(chain, [45, {"bidder": INIT1, "additional_collateral": amt(50000),
+                          "debt_covered": amt(1000, usd), "extensions": []}])
+
+
+def test_a_disable_permission_bit_set_forbids_the_flag_change(chain):
+    """asset_update_evaluator::do_evaluate: (new.flags ^ old.flags) &
+    check_bits & ~get_enabled_issuer_permissions_mask() must be 0; for the
+    "disable" bits (disable_collateral_bidding 0x8000, lock_max_supply,
+    disable_new_supply) the permission bit set means the issuer gave the
+    change up."""
+    usd = create_usd(chain, "NOBID", perms=GLOBAL_SETTLE | 0x8000)
+    opts = dict(chain.state.objects[usd]["options"])
+    with pytest.raises(InvalidOperation, match="Flag change is forbidden by issuer permissions"):
+        push(chain, [11, {"issuer": INIT0, "asset_to_update": usd,
+                          "new_options": dict(opts, flags=int(opts["flags"]) | 0x8000),
+                          "extensions": {}}])
+    # an enable bit (white_list 0x02) needs its permission bit set
+    with pytest.raises(InvalidOperation, match="Flag change is forbidden by issuer permissions"):
+        push(chain, [11, {"issuer": INIT0, "asset_to_update": usd,
+                          "new_options": dict(opts, flags=int(opts["flags"]) | 0x02),
+                          "extensions": {}}])
+    assert chain.state.objects[usd]["options"]["flags"] == opts["flags"]

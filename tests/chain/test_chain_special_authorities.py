@@ -37,6 +37,18 @@ def to_maintenance(chain):
     jump(chain, chain.dgp["next_maintenance_time"] - chain.head_block_time + 1)
 
 
+def test_a_maintenance_without_votes_changes_the_voted_accounts(chain):
+    """db_maint.cpp ``update_active_witnesses`` modifies the witness
+    account, ``update_active_committee_members`` the committee and relaxed
+    committee accounts, even when no vote changes their authorities: all
+    three are objects the maintenance block changed (the first two keep
+    their authorities)."""
+    before = {a: chain.state.objects[a]["active"] for a in ("1.2.0", "1.2.1")}
+    to_maintenance(chain)
+    assert {"1.2.0", "1.2.1", "1.2.2"} <= chain.changed_objects_of_last_block()
+    assert {a: chain.state.objects[a]["active"] for a in before} == before
+
+
 def test_top_holders_become_the_active_authority(chain):
     hold = new_asset(chain, "HOLD")
     for who, n in ((INIT1, 3000), (INIT2, 1000), (INIT3, 2000)):
@@ -57,6 +69,28 @@ def test_top_holders_become_the_active_authority(chain):
                                                                          [INIT3, 2000]],
                              "key_auths": [], "address_auths": []}
     assert acc["top_n_control_flags"] == 2
+
+
+def test_top_holder_ties_go_to_the_lower_account_id(chain):
+    """db_maint.cpp update_top_n_authorities walks the by_asset_balance
+    index (asset, balance descending, owner ascending): at the N-th place a
+    tie goes to the lower account id, whichever balance object is older."""
+    hold = new_asset(chain, "TIE")
+    # init3 (1.2.9) gets its balance object before init2 (1.2.8)
+    for who, n in ((INIT3, 2000), (INIT2, 2000), (INIT1, 3000)):
+        push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(n, hold),
+                          "issue_to_account": who, "extensions": {}}])
+    bal = {chain.state.objects[b]["owner"]: b for b in chain.state.ids_of_type("2.5.")
+           if chain.state.objects[b]["asset_type"] == hold}
+    assert int(bal[INIT3].split(".")[2]) < int(bal[INIT2].split(".")[2])
+    push(chain, [6, {"account": INIT4, "extensions": {
+        "active_special_authority": [1, {"asset": hold, "num_top_holders": 2}]}}])
+    produce(chain)
+    to_maintenance(chain)
+    # init1 (3000) and, of the two at 2000, init2; threshold 5000 // 2 + 1
+    assert chain.state.objects[INIT4]["active"] == {
+        "weight_threshold": 2501, "account_auths": [[INIT1, 3000], [INIT2, 2000]],
+        "key_auths": [], "address_auths": []}
 
 
 def test_buyback_account_buys_at_maintenance(chain):

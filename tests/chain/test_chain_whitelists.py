@@ -8,6 +8,7 @@ import pytest
 from nodeapi.chain.errors import InvalidOperation
 
 from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
+from kit.keys import DEV_PUB
 from kit.chain import push_wire as push
 
 INIT0, INIT1, INIT2 = "1.2.6", "1.2.7", "1.2.8"
@@ -100,3 +101,59 @@ def test_market_lists_of_the_selling_asset(chain):
     push(chain, [1, {"seller": INIT0, "amount_to_sell": amount(1, gated),
                      "min_to_receive": amount(1, other), "expiration": "2030-01-01T00:00:00",
                      "fill_or_kill": False, "extensions": {}}])
+
+
+def plain_asset(chain, symbol):
+    [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
+                                    "common_options": asset_options(),
+                                    "is_prediction_market": False, "extensions": {}}])
+    return aid
+
+
+def test_a_buyback_account_accepts_only_its_allowed_assets(chain):
+    """is_authorized_asset.hpp: an account with ``allowed_assets`` leaves the
+    fast path even for an asset without the white_list flag, and
+    _is_authorized_asset refuses every asset not among them."""
+    buy, other = plain_asset(chain, "BUY"), plain_asset(chain, "OTHER")
+    null_auth = {"weight_threshold": 1, "account_auths": [["1.2.3", 1]], "key_auths": [],
+                 "address_auths": []}
+    options = {"memo_key": DEV_PUB, "voting_account": "1.2.5", "num_witness": 0,
+               "num_committee": 0, "votes": [], "extensions": []}
+    [[_t, bb]] = push(chain, [5, {
+        "registrar": INIT0, "referrer": INIT0, "referrer_percent": 0, "name": "buyback-buy",
+        "owner": null_auth, "active": null_auth, "options": options,
+        "extensions": {"buyback_options": {"asset_to_buy": buy, "asset_to_buy_issuer": INIT0,
+                                           "markets": [CORE]}}}])
+    assert chain.state.objects[bb]["allowed_assets"] == [CORE, buy]
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, other),
+                      "issue_to_account": INIT1, "extensions": {}}])
+    with pytest.raises(InvalidOperation, match=f"'to' account {bb} is not whitelisted "
+                                               f"for asset {other}"):
+        push(chain, [0, {"from": INIT1, "to": bb, "amount": amount(10, other),
+                         "extensions": []}])
+    with pytest.raises(InvalidOperation, match="is_authorized_asset"):
+        push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(10, other),
+                          "issue_to_account": bb, "extensions": {}}])
+    # its own assets pass: 10 BUY and 7 core arrive whole
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(10, buy),
+                      "issue_to_account": bb, "extensions": {}}])
+    push(chain, [0, {"from": INIT1, "to": bb, "amount": amount(7, CORE), "extensions": []}])
+    assert chain.state.balance(bb, buy) == 10
+    assert chain.state.balance(bb, CORE) == 7
+    assert chain.state.balance(bb, other) == 0
+
+
+def test_the_committee_account_is_exempt_from_the_lists(chain):
+    """_is_authorized_asset: after BSIP 86 the committee account (1.2.0)
+    transacts every asset, white listed or black listed."""
+    wl = wl_asset(chain, "KYCC", whitelist_authorities=[INIT0], blacklist_authorities=[INIT0])
+    push(chain, listing(INIT0, "1.2.0", 2))  # black listed by init0
+    assert chain.state.objects["1.2.0"]["blacklisting_accounts"] == [INIT0]
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(500, wl),
+                      "issue_to_account": "1.2.0", "extensions": {}}])
+    assert chain.state.balance("1.2.0", wl) == 500
+    # anyone else on the same footing is refused
+    push(chain, listing(INIT0, INIT1, 2))
+    with pytest.raises(InvalidOperation, match="is_authorized_asset"):
+        push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(500, wl),
+                          "issue_to_account": INIT1, "extensions": {}}])

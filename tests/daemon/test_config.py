@@ -13,6 +13,7 @@ from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import Options
 from nodeapi.history.account_history.plugin import history_limits
 from nodeapi.history.account_history.retention import HistoryLimits
+from nodeapi.protocol.node_address import NodeAddress
 from nodeapi.history.market_history.history import MarketHistoryOptions
 from nodeapi.history.market_history.plugin import market_history_options
 from nodeapi.history.searchdb.plugin import searchdb_service
@@ -60,7 +61,7 @@ def defaults(cwd):
         "max-connections": 4000, "max-connections-per-ip": 200, "handshake-timeout": 10.0,
         "max-unsent-bytes": 67108864,
         "max-calls-per-second-per-ip": 0.0, "max-call-burst-per-ip": 0,
-        "max-subscriptions-per-ip": 0,
+        "max-subscriptions-per-ip": 20000,
         "searchdb-node-url": "http://localhost:9200/", "searchdb-bulk-replay": 10000,
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
@@ -69,6 +70,7 @@ def defaults(cwd):
         "upstream-irreversible-only": True, "upstream-cache-size": 64,
         "upstream-max-head-age": 60, "upstream-chain-id": "", "upstream-share-seconds": 1.0,
         "upstream-timeout": 5.0, "upstream-max-lag-blocks": 3,
+        "upstream-subscription-connections": 32, "upstream-accounts-per-connection": 100,
         "private-key": [DEV_WIF], "seed-node": [], "seed-nodes": [],
         "p2p-endpoint": "", "p2p-max-connections": 200, "p2p-connect-to-new-peers": True,
         "max-ops-per-account": 2 ** 64 - 1, "extended-max-ops-per-account": 2 ** 64 - 1,
@@ -79,8 +81,10 @@ def defaults(cwd):
 
 
 #: The devnet options (nodeapi.devnet), defaults.
-DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-seed": "nodeapi-devnet",
-          "block-interval": 0, "load-state": "", "devnet-max-snapshots": 1000}
+DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-balance": 1_000_000,
+          "devnet-seed": "nodeapi-devnet",
+          "block-interval": 0, "load-state": "", "devnet-max-snapshots": 1000,
+          "fork-url": None, "fork-block": 0}
 
 
 #: The searchdb-objects options (the reference es_objects plugin's), defaults.
@@ -112,7 +116,7 @@ def test_development_defaults(cwd):
         f"1.6.{i}": DEV_WIF for i in range(1, 12)}
     assert options.api_limits() == ApiLimits()
     assert market_history_options(options) == MarketHistoryOptions()
-    assert options.rpc_limits() == RpcLimits()
+    assert options.rpc_limits() == RpcLimits(max_subscriptions_per_ip=20000)
     assert history_limits(options) == HistoryLimits()
     assert options.block_log_path() == str(cwd / "nodeapi_data" / "blocks.log")
     assert options.genesis.chain_id.startswith("569cba9a")
@@ -153,6 +157,7 @@ def everything(cwd):
         "--enable-stale-production", "--enable-subscribe-to-all",
         "--checkpoint-interval", "7", "--replay-blockchain",
         "--upstream", "ws://bob:pw@node.example:443", "--upstream-irreversible-only", "false",
+        "--upstream-subscription-connections", "4", "--upstream-accounts-per-connection", "50",
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
         "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
         "--seed-node", "10.0.0.1:8090", "--seed-node", "bob:pw@node.example:443",
@@ -166,8 +171,10 @@ def everything(cwd):
         "--partial-operations", "on", "--track-account", '"1.2.17"',
         "--track-account", '["1.2.18", "1.2.0"]', "--extended-history-by-account", "1.2.9",
         "--extended-history-by-registrar", '"1.2.6"',
-        "--devnet", "--devnet-accounts", "3", "--devnet-seed", "s", "--block-interval", "2",
+        "--devnet", "--devnet-accounts", "3", "--devnet-balance", "250",
+        "--devnet-seed", "s", "--block-interval", "2",
         "--load-state", "state.ckpt", "--devnet-max-snapshots", "5",
+        "--fork-url", "ws://127.0.0.1:8090", "--fork-block", "12",
         "--rpc-allowed-hosts", "node.example, [::1]",
         "--rpc-allowed-origins", "localhost,https://wallet.example:8443,null",
         "--api-output-dir", "out",
@@ -199,7 +206,8 @@ def everything(cwd):
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
         "checkpoint-interval": 7, "replay-blockchain": True,
         "upstream": [parse_node_address("ws://bob:pw@node.example:443")],
-        "upstream-irreversible-only": False,
+        "upstream-irreversible-only": False, "upstream-subscription-connections": 4,
+        "upstream-accounts-per-connection": 50,
         "upstream-cache-size": 64, "upstream-max-head-age": 60, "upstream-chain-id": "",
         "upstream-share-seconds": 1.0, "upstream-timeout": 5.0, "upstream-max-lag-blocks": 3,
         "private-key": [DEV_WIF, OTHER_WIF],
@@ -215,8 +223,10 @@ def everything(cwd):
         "min-blocks-to-keep": 0, "max-ops-per-acc-by-min-blocks": 2 ** 64 - 1,
         "partial-operations": True, "track-account": ["1.2.17", "1.2.18", "1.2.0"],
         "extended-history-by-account": ["1.2.9"], "extended-history-by-registrar": ["1.2.6"],
-        "devnet": True, "devnet-accounts": 3, "devnet-seed": "s", "block-interval": 2,
+        "devnet": True, "devnet-accounts": 3, "devnet-balance": 250, "devnet-seed": "s",
+        "block-interval": 2,
         "load-state": "state.ckpt", "devnet-max-snapshots": 5,
+        "fork-url": NodeAddress("127.0.0.1", 8090, "/"), "fork-block": 12,
         "rpc-allowed-hosts": ["node.example", "[::1]"],
         "rpc-allowed-origins": ["localhost", "https://wallet.example:8443", "null"],
         "api-output-dir": str(cwd / "out"),
@@ -419,6 +429,8 @@ ERRORS = [
      "--rpc-allowed-origins: 'http://x/path' is not an origin"),
     (["--api-output-dir", "no-such-dir"], "--api-output-dir: "),
     (["--devnet-max-snapshots", "0"], "--devnet-max-snapshots: 0 is not between 1"),
+    (["--devnet-balance", "9000001"], "--devnet-balance: 9000001 is not between 0"),
+    (["--fork-url", "ws://"], "--fork-url"),
 ]
 
 
@@ -750,6 +762,10 @@ def test_the_published_development_key_is_one_warning(cwd):
                 if "development key" in w]
     assert not [w for w in parse("--plugins", "account_history").warnings
                 if "development key" in w]
+    # a gateway and a devnet run no witness plugin: nothing signs with it
+    assert not [w for w in parse("--upstream", "ws://127.0.0.1:9").warnings
+                if "development key" in w]
+    assert not [w for w in parse("--devnet").warnings if "development key" in w]
 
 
 def test_an_indexer_in_only_query_mode_is_refused(cwd):

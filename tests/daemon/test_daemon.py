@@ -251,10 +251,10 @@ def test_block_log_block_that_cannot_be_replayed_is_one_line(tmp_path, block):
      "--api-access: api-access file {limits}: permission_map[0]: limits.connections must "
      "be an integer from 0 to 2147483647, got -1"),
 ])
-def test_bad_value_is_one_line_and_status_1(tmp_path, args, where):
+def test_bad_value_is_one_line_and_status_78(tmp_path, args, where):
     """A bad value is one line naming the option (with file and line for an
-    INI value), exit status 1, no usage text: under Restart=on-failure the
-    journal repeats one line, not ~480."""
+    INI value), exit status 78 (EX_CONFIG: the unit's
+    RestartPreventExitStatus), no usage text."""
     (tmp_path / "bad.ini").write_text("# x\nmax-calls-in-flight = lots\n")
     (tmp_path / "bad-level.ini").write_text("[logger.default]\nlevel = loud\n")
     (tmp_path / "limits.json").write_text(
@@ -264,7 +264,7 @@ def test_bad_value_is_one_line_and_status_1(tmp_path, args, where):
                                          str(tmp_path / "d"), *args),
                           cwd=tmp_path, capture_output=True, timeout=60)
     out = (proc.stdout + proc.stderr).decode()
-    assert proc.returncode == 1, out
+    assert proc.returncode == 78, out
     lines = out.strip().splitlines()
     assert len(lines) == 1, out
     assert lines[0].startswith(
@@ -273,11 +273,17 @@ def test_bad_value_is_one_line_and_status_1(tmp_path, args, where):
     assert "Usage" not in out
 
 
-def test_unknown_flag_and_help_still_show_usage(tmp_path):
+def test_unknown_flag_is_one_line_naming_the_nearest_option_and_help_shows_usage(tmp_path):
+    proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--max-calls-in-flite",
+                                         "3"), cwd=tmp_path, capture_output=True, timeout=60)
+    assert proc.returncode == 78 and proc.stdout == b""
+    assert proc.stderr.decode().splitlines() == [
+        "nodeapi: --max-calls-in-flite: unknown option; did you mean --max-calls-in-flight?"]
     proc = subprocess.run(twistd_command("-n", "--pidfile=", "nodeapi", "--no-such-flag"),
                           cwd=tmp_path, capture_output=True, timeout=60)
-    out = (proc.stdout + proc.stderr).decode()
-    assert proc.returncode == 1 and "Usage" in out and "no-such-flag" in out
+    assert proc.returncode == 78 and "Usage" not in (proc.stdout + proc.stderr).decode()
+    assert proc.stderr.decode().splitlines() == [
+        "nodeapi: --no-such-flag: unknown option; twistd nodeapi --help lists the options"]
     proc = subprocess.run(twistd_command("nodeapi", "--help"), cwd=tmp_path,
                           capture_output=True, timeout=60)
     assert proc.returncode == 0 and "--max-calls-in-flight" in proc.stdout.decode()

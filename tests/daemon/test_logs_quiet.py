@@ -119,3 +119,38 @@ def test_searchdb_objects_retries_a_down_database_with_backoff(new_chain, tmp_pa
     assert delays == sorted(delays) and delays[0] < 2.01 and delays[-1] >= 8  # 0.5 * 2^n + jitter
     lines = [formatEvent(e) for e in events if "emptying objq-" in (formatEvent(e) or "")]
     assert len(lines) >= 4 and all("; retrying in " in line for line in lines)
+
+
+def test_a_log_file_on_a_full_disk_is_one_line_not_a_traceback_per_event(tmp_path):
+    """A [logger.default] file appender whose writes fail (/dev/full:
+    ENOSPC) costs one error line, not a traceback per event; nothing is
+    raised into the log publisher.  Once writes succeed again, one warning
+    counts the lines lost."""
+    from twisted.logger import LogLevel, LogPublisher, Logger
+
+    from nodeapi.config_logging import LogFile, LoggingConfig, SurvivingFile
+
+    problems = []
+    [observer] = LoggingConfig(files=(LogFile("/dev/full", LogLevel.info),)).observers(
+        problems)
+    assert problems == []
+    said = []
+    publisher = LogPublisher(observer, said.append)
+    SurvivingFile.log = Logger(namespace="nodeapi.config_logging", observer=publisher)
+    try:
+        log = Logger(namespace="nodeapi.x", observer=publisher)
+        for n in range(100):
+            log.info("event {n}", n=n)
+        errors = [formatEvent(e) for e in said if e["log_namespace"] != "nodeapi.x"]
+        assert errors == ["log file /dev/full: No space left on device; its lines are lost "
+                          "until it can be written again"]
+        assert not [e for e in said if "log_failure" in e]
+        surviving = observer._observer._outFile
+        surviving.stream = open(tmp_path / "fine.log", "a", encoding="utf-8")
+        log.info("event again")
+        # the 100 events and the error line itself were lost
+        assert [formatEvent(e) for e in said[-2:]] == [
+            "log file /dev/full: written again, 101 lines lost", "event again"]
+        assert (tmp_path / "fine.log").read_text().count("event again") == 1
+    finally:
+        SurvivingFile.log = Logger()

@@ -4,6 +4,8 @@ libraries/app/include/graphene/app/plugin.hpp ``plugin_set_program_options``
 and ``plugin_initialize``); makeService builds the configured ones in the
 registry's order and the API sets read them as ``node.plugins[name]``."""
 
+import shutil
+
 import pytest
 from twisted.internet.testing import MemoryReactorClock
 from zope.interface.verify import verifyObject
@@ -108,3 +110,17 @@ def test_seed_nodes_reach_the_peers_as_parsed(tmp_path):
     assert service.peers["127.0.0.1:2"].scheme_given
     assert sorted(service.p2p.seeds) == ["127.0.0.1:1", "127.0.0.1:3"]
     top.block_log.close()
+
+
+def test_a_devnet_block_log_is_not_synced(tmp_path):
+    """``--devnet``: the block log (in a throw-away directory) skips the
+    per-block fdatasync; any other node syncs each block."""
+    _options, top = make(tmp_path, "--plugins", "")
+    assert top.block_log.sync is True
+    top.block_log.close()
+    options, top = make(tmp_path / "dev", "--devnet", "--devnet-accounts", "0")
+    try:
+        assert top.block_log.sync is False
+    finally:
+        top.block_log.close()
+        shutil.rmtree(options["data-dir"])  # the devnet's (removed at reactor shutdown)

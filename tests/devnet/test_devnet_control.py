@@ -94,22 +94,31 @@ def test_revert_drops_the_pending_transactions(devnet):
 
 def test_the_head_stays_within_max_lead_of_the_clock(devnet):
     """A burst of transactions in one second: automine gives each its own
-    block until the head is MAX_LEAD seconds ahead of the clock, then waits
-    for the clock and puts what is pending in one block (bitshares-core's
+    block at the next slots, the devnet's clock moving with the head (the
+    head is never ahead of it), until the head is MAX_LEAD seconds past
+    the time asked for (the wall clock plus ``asked``); then it waits for
+    the clock and puts what is pending in one block (bitshares-core's
     witness plugin never produces before the slot: witness.cpp
     ``not_time_yet``); clients' wall-clock expirations stay valid."""
     from nodeapi.devnet.control import MAX_LEAD
 
     chain = devnet.chain
     dev0 = chain.state.account_by_name["dev0"]
+
+    def asked_time():
+        return int(devnet.clock.seconds()) + devnet.asked
+
     for amount in range(1, 16):
         chain.push_transaction(_transfer(chain, dev0, "1.2.6", amount, devnet.accounts[0].wif))
         devnet.clock.advance(0)
-        assert chain.head_block_time - devnet.now() <= MAX_LEAD
+        assert chain.head_block_time <= devnet.now()
+        assert chain.head_block_time - asked_time() <= MAX_LEAD
+    assert devnet.offset > devnet.asked  # the burst moved the clock
     assert chain.pending_transactions  # held for the clock
     devnet.clock.advance(1)
     assert not chain.pending_transactions
-    assert chain.head_block_time - devnet.now() <= MAX_LEAD
+    assert chain.head_block_time <= devnet.now()
+    assert chain.head_block_time - asked_time() <= MAX_LEAD
 
 
 def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path):
@@ -123,7 +132,7 @@ def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path
     try:
         for _ in range(MAX_LEAD + 2):  # single blocks at the next slots: the head runs ahead
             net.produce_block()
-        lead = chain.head_block_time - net.now()
+        lead = chain.head_block_time - (int(clock.seconds()) + net.asked)
         assert lead >= MAX_LEAD
         head = chain.head_block_num
         for _ in range(lead - MAX_LEAD + 1):  # the clock catches up to MAX_LEAD
@@ -131,7 +140,7 @@ def test_the_block_timer_skips_while_the_head_is_too_far_ahead(genesis, tmp_path
             clock.advance(1)
         clock.advance(1)
         assert chain.head_block_num > head
-        assert chain.head_block_time - net.now() <= MAX_LEAD
+        assert chain.head_block_time <= net.now()  # never ahead of the devnet's clock
     finally:
         net.stopService()
         chain.block_log.close()
@@ -195,7 +204,16 @@ def test_api_arguments_are_checked_and_nothing_changes(devnet):
             ("create_account", ["carol", devnet.accounts[0].public_key, 2 ** 63],
              "amount must be an integer 0..1000000000000000"),
             ("create_account", ["carol", devnet.accounts[0].public_key, -1], "non-negative"),
-            ("dump_state", ["x"], "--api-output-dir")):
+            ("dump_state", ["x"], "--api-output-dir"),
+            ("increase_time", [0], "seconds must be"),
+            ("set_automine", ["yes"], "true or false"),
+            ("set_interval_mining", [-1], "seconds must be 0..86400"),
+            ("drop_transaction", ["zz"], "40 hex digits"),
+            ("drop_transaction", ["ab" * 20], "No pending transaction"),
+            ("set_next_block_time", ["nope"], "ISO text"),
+            ("impersonate_account", ["nobody"], "no such account"),
+            ("stop_impersonating_account", [5], "account"),
+            ("set_next_block_time", ["2001-01-01T00:00:00"], "after the head block time")):
         with pytest.raises(ApiError, match=message):
             api.call(function, args)
     assert devnet.chain.head_block_id == head
@@ -214,14 +232,35 @@ def test_a_plugin_without_records_refuses_snapshots(devnet):
         devnet.snapshot()
 
 
-def test_load_state_without_devnet_is_a_startup_error(tmp_path):
+def test_load_state_without_devnet_is_a_startup_error(tmp_path, capsys):
+    """One line on stderr, exit status 78 (a configuration error)."""
     from nodeapi.config import Options
-    from nodeapi.tap import makeService
+    from nodeapi.tap import EX_CONFIG, makeService
 
     options = Options()
     options.parseOptions(["--data-dir", str(tmp_path / "d"), "--load-state", "x.ckpt"])
-    with pytest.raises(SystemExit, match="nodeapi: --load-state needs --devnet"):
+    with pytest.raises(SystemExit) as stopped:
         makeService(options, reactor=task.Clock())
+    assert stopped.value.code == EX_CONFIG == 78
+    assert capsys.readouterr().err == "nodeapi: --load-state needs --devnet\n"
+
+
+def test_fork_options_are_checked_at_startup(tmp_path, capsys):
+    """One line on stderr, exit status 78 (a configuration error)."""
+    from nodeapi.config import Options
+    from nodeapi.tap import EX_CONFIG, makeService
+
+    for argv, message in (
+            (["--fork-url", "ws://127.0.0.1:1"], "nodeapi: --fork-url needs --devnet\n"),
+            (["--devnet", "--fork-url", "ws://127.0.0.1:1", "--load-state", "x"],
+             "nodeapi: --fork-url and --load-state both give the devnet's start state: "
+             "choose one\n")):
+        options = Options()
+        options.parseOptions(["--data-dir", str(tmp_path / "d"), *argv])
+        with pytest.raises(SystemExit) as stopped:
+            makeService(options, reactor=task.Clock())
+        assert stopped.value.code == EX_CONFIG
+        assert capsys.readouterr().err == message
 
 
 def test_many_ready_accounts_are_funded_in_transactions_that_fit(genesis, tmp_path):
@@ -426,3 +465,24 @@ def test_create_account_is_one_transaction(devnet):
     made = devnet.create_account("rich", public, 7)
     assert chain.head_block_num == head + 1
     assert chain.state.balance(made["id"], CORE) == 7
+
+
+def test_ready_accounts_are_lifetime_members_that_register_accounts(devnet):
+    """Each ready account is upgraded at the start (account_upgrade, the
+    faucet paying the 10,000 TEST fee on top of its balance: the balance
+    stays 1,000,000 TEST) and registers an account itself (graphene
+    account_create_evaluator: only a lifetime member may register)."""
+    from nodeapi.chain.genesis import MAX_TIME
+    from nodeapi.devnet import accounts as acc
+
+    chain = devnet.chain
+    dev0 = chain.state.account_by_name["dev0"]
+    account = chain.state.objects[dev0]
+    assert account["membership_expiration_date"] == MAX_TIME
+    assert account["lifetime_referrer"] == dev0
+    assert chain.state.balance(dev0, CORE) == 100_000_000_000
+    ops = acc.create_ops(dev0, "made-by-dev0", devnet.accounts[0].public_key)
+    chain.push_transaction(acc.signed(chain, ops, [devnet.accounts[0].wif]))
+    devnet.clock.advance(0)
+    made = chain.state.objects[chain.state.account_by_name["made-by-dev0"]]
+    assert made["registrar"] == dev0

@@ -155,7 +155,8 @@ def test_dump_state_then_load_state(devnet, tmp_path):
     loaded = DevnetProcess("--devnet-accounts", "3", "--devnet-seed", "state-tests",
                            "--load-state", path).start()
     try:
-        assert loaded.head() == expected["head"]
+        same = ("head_block_number", "head_block_id", "time", "offset")  # not the clock
+        assert {k: loaded.head()[k] for k in same} == {k: expected["head"][k] for k in same}
         assert loaded.call("database", "get_block", head) == expected["block"]
         assert [_balance(loaded, a.id) for a in (dev0, dev1)] == expected["balances"]
         assert loaded.call("history", "get_account_history", dev1.id, "1.11.0", 10,

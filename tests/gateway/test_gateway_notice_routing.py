@@ -11,7 +11,7 @@ import pytest
 from twisted.internet import task
 
 from nodeapi.api.budget import SubscriptionLimitExceeded
-from nodeapi.gateway.notice_routing import Encoded, Interest, Interests
+from nodeapi.gateway.notice_routing import Digests, Encoded, Interest, Interests
 from nodeapi.rpc.limits import ClientLimits, LimitBook
 
 from kit.api import RecordingSession
@@ -81,11 +81,32 @@ def test_encoded_once_per_selection():
 
 
 def test_digests_tell_what_changed_unseen():
-    interests, c = clients()
-    interests.remember([ASSET_DATA, ORDER])  # ORDER is subscribed by nobody
+    digests = Digests()
+    digests.remember([ASSET_DATA])
     newer = dict(ASSET_DATA, current_supply=1001)
-    assert interests.changed_since_seen([ASSET_DATA, newer, ORDER]) == [newer]
-    assert interests.changed_since_seen([newer]) == []
+    assert digests.changed([ASSET_DATA, newer, ORDER]) == [newer]  # ORDER never seen
+    assert digests.changed([newer]) == []
+    assert digests.changed([ORDER], unseen=True) == []  # remembered above
+    assert digests.changed([BALANCE], unseen=True) == [BALANCE]  # an account's new object
+
+
+def test_a_shards_notices_reach_its_clients_only():
+    """Each client is carried by one subscription connection: the same
+    batch from two connections reaches each client once, from its own."""
+    interests, c = clients()
+    one, two = object(), object()
+    c["account"].shard = c["everything"].shard = one
+    c["ids"].shard = c["nothing"].shard = two
+    batch = [ORDER, BALANCE, ASSET_DATA]
+    assert set(interests.route_objects(batch, True, one)) == {c["account"], c["everything"]}
+    assert set(interests.route_objects(batch, True, two)) == {c["ids"]}
+    interests.subscribe_ids(c["account"], ["1.7.0"])
+    interests.subscribe_ids(c["ids"], ["1.7.0"])
+    interests.learn([ORDER])
+    assert set(interests.route_removed(["1.7.0"], one)) == {c["account"], c["everything"]}
+    assert "1.7.0" in c["ids"].ids  # the other connection's removal notice ends it there
+    assert set(interests.route_removed(["1.7.0"], two)) == {c["ids"]}
+    assert "1.7.0" not in interests.by_id
 
 
 

@@ -118,3 +118,33 @@ def test_health_fails_when_no_upstream_serves_reads_and_names_why():
     page = render_status(report)
     assert 'id="upstream0_state">lagging<' in page
     assert 'id="upstream1_fault">invalid JSON<' in page
+
+
+def test_the_items_a_subscribing_read_may_take():
+    """What a read is charged before it is sent upstream
+    (nodeapi.gateway.subscribing_reads.items_of): each id or name not held
+    (never operation or account history, bitshares-core's
+    ``get_objects``), two per liquidity pool, one for ``lookup_accounts``
+    and ``get_htlc``; a malformed argument counts nothing."""
+    from nodeapi.gateway.subscribing_reads import items_of
+
+    held = {"2.1.0"}
+    assert items_of("get_objects", [["2.1.0", "1.2.7", "1.11.4", "2.9.1", "1.2.7"]],
+                    held) == 1
+    assert items_of("get_full_accounts", [["init1", "1.2.8", "2.1.0"], True], held) == 2
+    assert items_of("get_liquidity_pools", [["1.19.0", "1.19.1"], True, True], held) == 4
+    assert items_of("lookup_accounts", ["init", 1, True], held) == 1
+    assert items_of("get_htlc", ["1.16.0"], held) == 1
+    assert items_of("get_assets", ["TEST"], held) == 0  # not a list: the upstream refuses
+
+
+def test_full_accounts_are_subscribed_in_the_order_asked():
+    """bitshares-core ``get_full_accounts`` subscribes while it iterates
+    its argument; its answer is a map sorted by the name or id asked."""
+    from nodeapi.gateway.client_subscriptions import in_order_asked
+
+    answer = [["1.2.9", {"account": {"id": "1.2.9"}}],
+              ["init1", {"account": {"id": "1.2.7"}}],
+              ["init2", {"account": {"id": "1.2.8"}}]]
+    assert in_order_asked([["init2", "nobody", "1.2.9", "init1", "init2"]], answer) == [
+        "1.2.8", "1.2.9", "1.2.7"]

@@ -19,8 +19,10 @@ ACCESS = os.path.join(ROOT, "etc", "api-access.json")
 
 
 def twistd_command(*args) -> list:
-    """``twistd ARGS`` with this interpreter (the venv's twistd, as users run it)."""
-    return [sys.executable, "-c", "from twisted.scripts.twistd import run; run()", *args]
+    """``twistd ARGS`` with this interpreter (the venv's twistd, as users run it),
+    this checkout's nodeapi first on the path (not a copy installed in the venv)."""
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r}); "
+            "from twisted.scripts.twistd import run; run()", *args]
 
 
 def free_port() -> int:
@@ -32,8 +34,9 @@ def free_port() -> int:
 class Daemon:
     """One ``twistd -n nodeapi`` process with its log in ``<data_dir>.log``."""
 
-    def __init__(self, data_dir, *args, port=None, twistd_args=()):
+    def __init__(self, data_dir, *args, port=None, twistd_args=(), env=None):
         self.data_dir = str(data_dir)
+        self.env = dict(env or {})  # more environment variables
         self.port = port or free_port()
         self.twistd_args = list(twistd_args)  # before the "nodeapi" subcommand
         self.args = ["--data-dir", self.data_dir, "--rpc-endpoint",
@@ -42,7 +45,8 @@ class Daemon:
         self.proc = None
 
     def start(self, wait=True, timeout=60):
-        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                   **self.env)
         self.log_file = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             twistd_command("-n", "--pidfile=", *self.twistd_args, "nodeapi", *self.args),

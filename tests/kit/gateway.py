@@ -37,11 +37,13 @@ class GatewaySite:
     clock (its checks, call timeouts, reconnection delays; default the
     reactor); ``timeout``, ``max_lag_blocks``, ``outage_retry``: the
     pool's.  The metrics' ``/healthz`` judges the pool's upstreams
-    (:class:`~nodeapi.gateway.figures.PoolHead`, any head age in time)."""
+    (:class:`~nodeapi.gateway.figures.PoolHead`, any head age in time).
+    ``hub_args``: keyword arguments of the SubscriptionHub
+    (``full_accounts_limit``, ``max_connections``)."""
 
     def __init__(self, urls, access, cache_bytes=1 << 20, patience=5.0, clock=None,
                  limits=None, share_seconds=0, pool_clock=None, timeout=5.0,
-                 max_lag_blocks=3, outage_retry=0.5, interval=0.1):
+                 max_lag_blocks=3, outage_retry=0.5, interval=0.1, hub_args=None):
         self.pool = UpstreamPool([parse_node_address(u) for u in urls], reactor,
                                  clock=pool_clock, interval=interval, max_head_age=10 ** 9,
                                  patience=patience, timeout=timeout,
@@ -49,7 +51,7 @@ class GatewaySite:
         share = HeadShare(self.pool, reactor, share_seconds) if share_seconds else None
         self.gateway = Gateway(self.pool, AnswerCache(cache_bytes),
                                Confirmations(self.pool, interval=0.1), share=share)
-        self.hub = SubscriptionHub(self.pool, reactor)
+        self.hub = SubscriptionHub(self.pool, reactor, **(hub_args or {}))
         install(self.gateway, self.hub)
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
         self.metrics = Metrics(None, clock=clock or reactor, upstream=PoolHead(self.pool),

@@ -9,7 +9,10 @@ and the signers built on it.
   packing (graphene sorts flat_map entries; python-bitshares does not);
 - :func:`sign_wire`: wire-JSON operations, signed by nodeapi's
   deterministic signer (same bytes in every process);
-- :func:`signed_over_head`: :func:`sign` over a running daemon's head."""
+- :func:`signed_over_head`: :func:`sign` over a running daemon's head;
+- :func:`sign_wire_over_head`: wire-JSON operations with the fees the node
+  asks, signed by nodeapi's signer over that node's head (a reference
+  node or a daemon: anything with ``call(method, *params)``)."""
 
 import calendar
 import struct
@@ -82,3 +85,21 @@ def signed_over_head(node, ops, wif=None):
     head_time = calendar.timegm(time.strptime(props["time"], "%Y-%m-%dT%H:%M:%S"))
     ref = tapos(props["head_block_number"], props["head_block_id"], head_time)
     return _bts_signed(ref, ops, (wif or DEV_WIF,))
+
+
+def sign_wire_over_head(node, ops, wif=DEV_WIF, expire_in=60):
+    """A transaction of wire-JSON ``ops`` over ``node``'s head block, each
+    operation's fee set to the core fee the node answers for it
+    (``get_required_fees``; a fee already in an operation is kept), signed
+    with nodeapi's signer with ``wif``.  ``node`` is a
+    :class:`kit.reference.ReferenceNode` or a :class:`kit.daemon.Daemon`."""
+    props = node.call("get_dynamic_global_properties")
+    head_time = calendar.timegm(time.strptime(props["time"], "%Y-%m-%dT%H:%M:%S"))
+    zero = [[t, dict(d, fee=d.get("fee") or {"amount": 0, "asset_id": "1.3.0"})]
+            for t, d in ops]
+    fees = node.call("get_required_fees", zero, "1.3.0")
+    ops = [[t, d if "fee" in orig[1] else dict(d, fee=f if isinstance(f, dict) else f[0])]
+           for (t, d), f, orig in zip(zero, fees, ops)]
+    trx = dict(tapos(props["head_block_number"], props["head_block_id"], head_time, expire_in),
+               operations=ops, extensions=[], signatures=[])
+    return sign_transaction(trx, CHAIN_ID, [wif], "TEST")

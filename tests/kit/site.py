@@ -19,12 +19,13 @@ from nodeapi.rpc.site import rpc_site
 class RunningSite:
     """The site listening on 127.0.0.1; ``port`` is the TCP port."""
 
-    def __init__(self, node, access, clock=None, **kwargs):
+    def __init__(self, node, access, clock=None, port=0, **kwargs):
         """``clock``: the site's reactor for timers (default: the real one);
-        it listens on the real reactor either way."""
+        it listens on the real reactor either way, on ``port`` (0: any
+        free one; a stopped site's port to restart it)."""
         self.node = node
         self.site = rpc_site(node, access, reactor=clock or reactor, **kwargs)
-        self.listening = reactor.listenTCP(0, self.site, interface="127.0.0.1")
+        self.listening = reactor.listenTCP(port, self.site, interface="127.0.0.1")
         self.port = self.listening.getHost().port
         self.url = f"http://127.0.0.1:{self.port}"
 

@@ -106,10 +106,10 @@ def test_upstream_errors_reach_the_client_unchanged(producer, follower):
                            ("broadcast_transaction_synchronous", [bad])):
         theirs = yield direct.request("network_broadcast", "broadcast_transaction", [bad])
         mine = yield client.request("network_broadcast", function, args)
-        assert theirs["error"]["code"] == 10 and "data" in theirs["error"]
+        assert theirs["error"]["code"] == 4010001 and "data" in theirs["error"]
         assert mine["error"] == theirs["error"]  # code, message, data
         assert mine["error"]["message"] == \
-            "Execution error: Missing required active authority of 1.2.6"
+            "Execution error: missing required active authority: Missing Active Authority 1.2.6"
         if not function.endswith("callback"):  # HTTP: no callbacks
             reply = yield _http_call(site.port, "network_broadcast", function, args)
             assert reply["error"] == theirs["error"]

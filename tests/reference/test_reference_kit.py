@@ -5,9 +5,8 @@ follows it over RPC, block for block."""
 
 import pytest
 
-from kit.daemon import Daemon
 from kit.keys import CHAIN_ID
-from kit.reference import requires_reference, start_reference
+from kit.reference import nodeapi_follower, requires_reference, start_reference
 from kit.wait import wait_until
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
@@ -45,7 +44,7 @@ def test_debug_generate_blocks_moves_time(producer):
 
 def test_nodeapi_follows_the_reference_over_rpc(producer, tmp_path):
     producer.wait_head(3)
-    node = Daemon(tmp_path / "nodeapi", "--seed-node", producer.ws_url).start()
+    node = nodeapi_follower(tmp_path, producer)
     try:
         target = producer.head() + 2
         wait_until(lambda: node.head()[0] >= target, timeout=30,

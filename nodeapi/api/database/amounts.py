@@ -5,25 +5,15 @@ same forms).
 Graphene reference: bitshares-core libraries/app/util.cpp
 (``uint128_amount_to_string``, ``price_to_string``,
 ``price_diff_percent_string``) and
-libraries/chain/asset_object.cpp (``amount_to_string``).
+libraries/chain/asset_object.cpp (``amount_to_string``, whose home is
+:func:`nodeapi.protocol.asset.amount_to_string`: the chain's error texts use
+it too).
 """
 
 from nodeapi.errors import ApiError
 
 _INT64_MAX = (1 << 63) - 1
 _UINT128_MAX = (1 << 128) - 1
-
-
-def amount_to_string(amount: int, precision: int) -> str:
-    """graphene ``asset_object::amount_to_string``: ``12345, 3`` -> ``"12.345"``,
-    ``12000, 3`` -> ``"12"``; the fraction keeps its trailing zeros
-    (``12300, 3`` -> ``"12.300"``)."""
-    scale = 10 ** precision
-    whole, frac = divmod(abs(int(amount)), scale)
-    sign = "-" if amount < 0 else ""
-    if not frac:
-        return f"{sign}{whole}"
-    return f"{sign}{whole}.{frac:0{precision}d}"
 
 
 def uint_amount_to_string(amount: int, precision: int) -> str:

@@ -39,7 +39,9 @@ def order_market(order: dict) -> tuple:
 
 
 class BlockChanges:
-    """The changes of one applied block over ``chain``'s head state.
+    """The changes of one applied block over ``chain``'s head state (or,
+    given ``ids``, of those objects changed outside a block:
+    :func:`state_changes`).
 
     :ivar applied: the :class:`~nodeapi.applied.AppliedBlock`.
     :ivar changed: ``[(oid, object or None), ...]`` in id order, None for
@@ -52,11 +54,12 @@ class BlockChanges:
     __slots__ = ("applied", "changed", "impacted", "counters", "_objects", "_accounts",
                  "_new", "_batch_accounts", "_batches", "_markets")
 
-    def __init__(self, chain, applied) -> None:
+    def __init__(self, chain, applied, ids=None) -> None:
         self.applied = applied
         objects = chain.state.objects
-        self.changed = [(oid, objects.get(oid))
-                        for oid in sorted(chain.changed_objects_of_last_block(), key=id_key)]
+        if ids is None:
+            ids = chain.changed_objects_of_last_block()
+        self.changed = [(oid, objects.get(oid)) for oid in sorted(ids, key=id_key)]
         self._objects = dict(self.changed)
         self.impacted = frozenset(a for op in applied.operations for a in op.impacted)
         self.counters = dict(chain.state.next_instance)
@@ -152,6 +155,23 @@ def block_changes(answers, chain, applied) -> BlockChanges:
     if changes is None or changes.applied is not applied:
         changes = answers.changes = BlockChanges(chain, applied)
     return changes
+
+
+class StateChange:
+    """What stands for the applied block in the :class:`BlockChanges` of a
+    change outside a block (a debug update, the devnet's revert,
+    ``Chain.add_change_observer``): no operations, no block id."""
+
+    __slots__ = ()
+    operations = ()
+    block_id = None
+    block_num = None
+
+
+def state_changes(chain, ids) -> BlockChanges:
+    """The :class:`BlockChanges` of objects ``ids`` changed outside a block
+    (notified to subscribers as after a block)."""
+    return BlockChanges(chain, StateChange(), ids)
 
 
 def select_objects(changes: BlockChanges, counters: dict, subscribed: set, accounts: set,

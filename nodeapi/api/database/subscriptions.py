@@ -20,6 +20,9 @@ Semantics:
   or ``set_auto_subscription(false)`` was called and ``subscribe`` is not true.
   ``get_full_accounts`` also subscribes the account itself, so changes to the
   objects belonging to it (balances, statistics, orders) are notified.
+- After a change outside a block (a debug update, the devnet's
+  ``set_balance`` and ``revert``: ``chain.add_change_observer``) the changed
+  objects are notified the same way, without a block-applied notice.
 - After each applied block (``chain.changed_objects_of_last_block()``) up to
   three notices are sent, like graphene's three signals: created objects in
   full, changed objects in full, removed objects as id strings.  A created or
@@ -55,7 +58,7 @@ from twisted.logger import Logger
 
 from nodeapi.api.arguments import optional_bool
 from nodeapi.api.base import Section, api_function
-from nodeapi.api.database.changes import block_changes, select_objects
+from nodeapi.api.database.changes import block_changes, select_objects, state_changes
 from nodeapi.errors import ApiError
 
 MAX_SUBSCRIBED_OBJECTS = 10000
@@ -181,10 +184,13 @@ class Subscriptions(Section):
 
     @api_function
     def set_block_applied_callback(self, cb: int):
-        """Notify ``cb`` after each applied block (payload: its id, hex)."""
+        """Notify ``cb`` after each applied block (payload: its id, hex);
+        the connection counts in ``node.block_subscribers`` until it closes
+        (following nodes and wallets; the metrics and the status page)."""
         cb = self.callback_id(cb)
         if self._block_cb is None:
             self.session.budget.take()
+            self.node.block_subscribers += 1
         self._block_cb = cb
         self._observe_blocks()
         return None
@@ -216,6 +222,7 @@ class Subscriptions(Section):
         if self._block_observer is None:
             self._block_observer = self._on_block
             self.chain.add_block_observer(self._block_observer)
+            self.chain.add_change_observer(self._on_state_change)
             self.hook_close()
 
     def _on_pending(self, trx: dict) -> None:
@@ -240,6 +247,23 @@ class Subscriptions(Section):
             self.log.failure("Block {num} notices failed", num=applied.block_num)
         finally:
             self._counters = changes.counters  # shared, never changed
+
+    def _on_state_change(self, ids: set) -> None:
+        """Objects changed outside a block (a debug update, the devnet's
+        set_balance or revert): notified as the objects of a block are,
+        without a block-applied notice."""
+        if self._subscribe_cb is None:
+            return
+        changes = state_changes(self.chain, ids)
+        try:
+            notices = []
+            self._notify_objects(changes, notices)
+            if notices:
+                self.session.send_notices(notices)
+        except Exception:
+            self.log.failure("State change notices failed")
+        finally:
+            self._counters = changes.counters
 
     def _notify_objects(self, changes, notices: list) -> None:
         """Add to ``notices`` those :func:`select_objects` picks for this
@@ -269,9 +293,12 @@ class Subscriptions(Section):
         callbacks = (self._pending_cb is not None) + (self._block_cb is not None)
         if callbacks:
             self.session.budget.give_back(callbacks)
+        if self._block_cb is not None:
+            self.node.block_subscribers -= 1
         self._pending_cb = self._block_cb = None
         if self._block_observer is not None:
             self.chain.remove_block_observer(self._block_observer)
+            self.chain.remove_change_observer(self._on_state_change)
             self._block_observer = None
         if self._pending_observer is not None:
             self.chain.remove_pending_observer(self._pending_observer)

@@ -11,16 +11,18 @@ import re
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.bitasset import create_bitasset_data
-from nodeapi.chain.evaluators.context import VOID, ApplyContext
+from nodeapi.chain.evaluators.context import VOID, ApplyContext, PhasedEvaluator
 from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.bitasset_data import bitasset_of
 from nodeapi.protocol.asset import equal
 from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
+from nodeapi.chain.market.swan import cancel_bids
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import (
-    ASSET_ISSUER_PERMISSION_MASK, DISABLE_BSRM_UPDATE, DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY,
+    ASSET_ISSUER_PERMISSION_MASK, DISABLE_BSRM_UPDATE, DISABLE_COLLATERAL_BIDDING,
+    DISABLE_FORCE_SETTLE, DISABLE_NEW_SUPPLY,
     GLOBAL_SETTLE, LOCK_MAX_SUPPLY, NON_UIA_ONLY_ISSUER_PERMISSION_MASK,
-    UIA_ASSET_ISSUER_PERMISSION_MASK, enabled_issuer_permissions)
+    UIA_ASSET_ISSUER_PERMISSION_MASK, VALID_FLAGS_MASK, enabled_issuer_permissions)
 
 #: asset_issuer_permission_flags (protocol/types.hpp)
 
@@ -99,8 +101,8 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
         else None
     fields = {
         "symbol": symbol, "precision": int(data["precision"]), "issuer": data["issuer"],
-        "options": dict(opts, max_supply=str(opts["max_supply"]),
-                        max_market_fee=str(opts.get("max_market_fee", 0)),
+        "options": dict(opts, max_supply=int(opts["max_supply"]),
+                        max_market_fee=int(opts.get("max_market_fee", 0)),
                         core_exchange_rate=cer),
         "dynamic_asset_data_id": f"2.3.{n}",
     }
@@ -113,11 +115,24 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
     return [1, asset["id"]]
 
 
-def _issued_by(ctx: ApplyContext, asset_id: str, issuer: str) -> dict:
+def _issued_by(ctx: ApplyContext, asset_id: str, issuer: str, message: str = "") -> dict:
+    """The asset, or graphene's ``FC_ASSERT( o.issuer == a.issuer, message )``
+    refusal (``message`` formatted with ``{o}`` / ``{a}``, the two issuers)."""
     asset = ctx.state.require(asset_id)
-    if asset["issuer"] != issuer:
-        raise InvalidOperation(f"{issuer} is not the issuer of {asset['symbol']}")
+    fc_assert(asset["issuer"] == issuer, "o.issuer == a.issuer",
+              message.format(o=issuer, a=asset["issuer"]))
     return asset
+
+
+def _backed_by(state, asset_id: str) -> str | None:
+    """The first market-issued asset (prediction markets included) whose
+    ``short_backing_asset`` is ``asset_id``, in bitasset data order (graphene's
+    ``by_short_backing_asset`` index), or None."""
+    for bid in state.ids_of_type("2.4."):
+        bitasset = state.objects[bid]
+        if bitasset["options"]["short_backing_asset"] == asset_id:
+            return bitasset["asset_id"]
+    return None
 
 
 def asset_update(ctx: ApplyContext, data: dict) -> list:
@@ -131,14 +146,22 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     (``get_enabled_issuer_permissions_mask``: setting a ``disable_*`` bit
     revokes, clearing it re-enables; a user-issued asset's market-issued-only
     bits and a prediction market's ``disable_bsrm_update`` may be cleared)
-    and ``max_supply`` may not go below ``current_supply``; a flag may change only when the current
-    ``issuer_permissions`` allow it (``(new.flags ^ old.flags) &
-    ~old.issuer_permissions == 0``); ``lock_max_supply`` freezes
-    ``max_supply``; the ``new_precision`` extension (only without supply)
-    and ``skip_core_exchange_rate`` (the old rate stays) are applied; the
-    issuer changes only through asset_update_issuer (48).  Raises
+    and ``max_supply`` may not go below ``current_supply``; a flag may
+    change only when the current permissions enable it (``(new.flags ^
+    old.flags) & check_bits & ~get_enabled_issuer_permissions_mask() ==
+    0``: an enable bit set, a disable bit - lock_max_supply,
+    disable_new_supply, disable_collateral_bidding - not set);
+    ``lock_max_supply`` freezes ``max_supply``; the ``new_precision``
+    extension (only without supply, not on a prediction market, not on an
+    asset backing a market-issued asset or prediction market) and
+    ``skip_core_exchange_rate`` (the old rate stays) are applied; the
+    issuer changes only through asset_update_issuer (48).  Setting
+    ``disable_force_settle`` cancels the open force settlements, setting
+    ``disable_collateral_bidding`` the open collateral bids
+    (:func:`~nodeapi.chain.market.swan.cancel_bids`).  Raises
     :class:`InvalidOperation`."""
-    asset = _issued_by(ctx, data["asset_to_update"], data["issuer"])
+    asset = _issued_by(ctx, data["asset_to_update"], data["issuer"],
+                       "Incorrect issuer for asset! ({o} != {a})")
     if data.get("new_issuer"):
         raise InvalidOperation("Since Hardfork #199, updating issuer requires the use of "
                                "asset_update_issuer_operation.")
@@ -188,25 +211,34 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
                       "(uint16_t)(~enabled_issuer_permissions_mask) )",
                       "Cannot reinstate previously revoked issuer permissions on an asset if "
                       "current supply is non-zero.")
-        if int(opts["max_supply"]) < supply:
-            raise InvalidOperation(f"Max supply {opts['max_supply']} should not be smaller "
-                                   f"than current supply {supply}")
         fc_assert(new_precision is None, "!o.extensions.value.new_precision.valid()",
                   "Cannot update precision if current supply is non-zero")
-    if (int(opts["flags"]) ^ int(old["flags"])) & ~old_perms:
-        raise InvalidOperation("Flag change is forbidden by issuer permissions")
+        fc_assert(supply <= int(opts["max_supply"]),
+                  "dyn_data.current_supply <= o.new_options.max_supply",
+                  "Max supply should not be smaller than current supply")
+    # changed flags within the enabled permissions (BSIP 48/75): the enable
+    # bits set and the disable bits (lock_max_supply, disable_new_supply,
+    # disable_collateral_bidding) not set; an invalid bit may always go
+    check_bits = VALID_FLAGS_MASK if b is not None else UIA_ASSET_ISSUER_PERMISSION_MASK
+    fc_assert(not (int(opts["flags"]) ^ int(old["flags"])) & check_bits & ~enabled_old,
+              "0 == ( (o.new_options.flags ^ a.options.flags) & check_bits & "
+              "(uint16_t)(~enabled_issuer_permissions_mask) )",
+              "Flag change is forbidden by issuer permissions")
     fc_assert(not int(old["flags"]) & LOCK_MAX_SUPPLY
               or int(old["max_supply"]) == int(opts["max_supply"]),
               "a.can_update_max_supply() || a.options.max_supply == o.new_options.max_supply",
               "Can not update max supply")
     bitasset = bitasset_of(ctx.state, asset["id"])
     if new_precision is not None:
-        fc_assert(bitasset is None or not bitasset["is_prediction_market"],
-                  "!bitasset_data->is_prediction_market",
-                  "Can not update precision of a prediction market")
         fc_assert(int(new_precision) != int(asset["precision"]),
                   "*o.extensions.value.new_precision != a.precision",
                   "Specified a new precision but it does not change")
+        fc_assert(bitasset is None or not bitasset["is_prediction_market"],
+                  "!bitasset_data->is_prediction_market",
+                  "Can not update precision of a prediction market")
+        backed = _backed_by(ctx.state, asset["id"])
+        fc_assert(backed is None, "!backing_another_asset",
+                  f"Asset {backed} is backed by this asset, can not update precision")
     limit = int(ctx.parameters["maximum_asset_whitelist_authorities"])
     for field in ("whitelist_authorities", "blacklist_authorities"):
         fc_assert(len(opts.get(field) or ()) <= limit,
@@ -217,13 +249,16 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
     if int(opts["flags"]) & DISABLE_FORCE_SETTLE and not int(old["flags"]) & DISABLE_FORCE_SETTLE:
         for settle in settle_orders_of(ctx.state, asset["id"]):
             cancel_settle_order(ctx, settle["id"])
+    if int(opts["flags"]) & DISABLE_COLLATERAL_BIDDING \
+            and not int(old["flags"]) & DISABLE_COLLATERAL_BIDDING:
+        cancel_bids(ctx, asset["id"])
     if bitasset is not None and ext.get("skip_core_exchange_rate") is None \
             and not equal(old["core_exchange_rate"], opts["core_exchange_rate"]) \
             and not bitasset["asset_cer_updated"]:
         ctx.state.modify(bitasset["id"])["asset_cer_updated"] = True
     asset = ctx.state.modify(data["asset_to_update"])
-    new = dict(opts, max_supply=str(opts["max_supply"]),
-               max_market_fee=str(opts.get("max_market_fee", 0)))
+    new = dict(opts, max_supply=int(opts["max_supply"]),
+               max_market_fee=int(opts.get("max_market_fee", 0)))
     if ext.get("skip_core_exchange_rate") is not None:
         new["core_exchange_rate"] = old["core_exchange_rate"]
     asset["options"] = new
@@ -295,12 +330,12 @@ def asset_update_issuer(ctx: ApplyContext, data: dict) -> list:
     return VOID
 
 
-def asset_claim_fees(ctx: ApplyContext, data: dict) -> list:
-    """asset_claim_fees (43): the issuer takes ``amount_to_claim`` out of
-    the asset's ``accumulated_fees``, or, with ``claim_from_asset_id``
-    naming a market-issued asset backed by the claimed asset, out of that
-    asset's ``accumulated_collateral_fees`` (margin call, force settlement
-    and settlement fund fees, BSIP 74/87)."""
+def _claim_fees_evaluate(ctx: ApplyContext, data: dict) -> tuple:
+    """asset_claim_fees' checks (``asset_claim_fees_evaluator::do_evaluate``),
+    before the operation's own fee is converted: a fee paid in the asset
+    whose ``accumulated_fees`` are claimed cannot be claimed by the same
+    operation.  Returns ``(container asset id, own)``, ``own`` when the
+    claim is of the container's own ``accumulated_fees``."""
     state = ctx.state
     claim = data["amount_to_claim"]
     ext = data.get("extensions")
@@ -328,11 +363,28 @@ def asset_claim_fees(ctx: ApplyContext, data: dict) -> list:
                   "o.amount_to_claim.amount <= container_ddo->accumulated_collateral_fees",
                   f"Attempt to claim more backing-asset fees than have accumulated within asset "
                   f"{container['symbol']} ({container['id']}) backed by ({claim['asset_id']}).")
-    dyn = state.modify(container["dynamic_asset_data_id"])
+    return container["id"], own
+
+
+def _claim_fees_apply(ctx: ApplyContext, data: dict, checked: tuple) -> list:
+    """asset_claim_fees' changes (``asset_claim_fees_evaluator::do_apply``)."""
+    state = ctx.state
+    container_id, own = checked
+    claim = data["amount_to_claim"]
+    dyn = state.modify(state.objects[container_id]["dynamic_asset_data_id"])
     field = "accumulated_fees" if own else "accumulated_collateral_fees"
-    dyn[field] = int(dyn[field]) - amount
-    adjust_balance(state, data["issuer"], claim["asset_id"], amount)
+    dyn[field] = int(dyn[field]) - int(claim["amount"])
+    adjust_balance(state, data["issuer"], claim["asset_id"], int(claim["amount"]))
     return VOID
+
+
+#: asset_claim_fees (43): the issuer takes ``amount_to_claim`` out of the
+#: asset's ``accumulated_fees``, or, with ``claim_from_asset_id`` naming a
+#: market-issued asset backed by the claimed asset, out of that asset's
+#: ``accumulated_collateral_fees`` (margin call, force settlement and
+#: settlement fund fees, BSIP 74/87).  In two phases: its checks see the
+#: accumulated fees before its own fee is converted into them.
+asset_claim_fees = PhasedEvaluator(_claim_fees_evaluate, _claim_fees_apply)
 
 
 def asset_claim_pool(ctx: ApplyContext, data: dict) -> list:

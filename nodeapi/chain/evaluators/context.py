@@ -1,18 +1,26 @@
 """What every evaluator shares: the :class:`ApplyContext` it runs in, fee
-payment (:func:`pay_fee`) and balance adjustment (:func:`adjust_balance`).
+checks and booking (:func:`prepare_fee`, :func:`convert_fee`,
+:func:`pay_fee`) and balance adjustment (:func:`adjust_balance`).
 
 An evaluator is ``fn(ctx: ApplyContext, data: dict) -> list`` (the graphene
 ``operation_result``); it checks the operation against the state (raising a
-:class:`~nodeapi.errors.ChainError` subclass) and applies it.  The chain
-calls it inside an undo session, so a failure leaves nothing behind.  The
-table of evaluators is :mod:`nodeapi.chain.evaluators.registry`.
+:class:`~nodeapi.errors.ChainError` subclass) and applies it; an operation
+whose checks must run before the fee is converted has a
+:class:`PhasedEvaluator`.  The chain calls it inside an undo session, so a
+failure leaves nothing behind.  The table of evaluators is
+:mod:`nodeapi.chain.evaluators.registry`.
 
-Reference: graphene libraries/chain/evaluator.cpp (fee payment).
+Reference: graphene libraries/chain/evaluator.cpp and
+include/graphene/chain/evaluator.hpp (``prepare_fee``, ``convert_fee``,
+``pay_fee``; the order of the fee's steps is
+:func:`nodeapi.chain.evaluators.registry.apply_operation`'s).
 """
 
 from typing import Callable
 
-from nodeapi.chain.balances import adjust_balance
+import attr
+
+from nodeapi.chain.balances import adjust_balance, to_pretty_string
 from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
 from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
 from nodeapi.chain.state import ObjectStore
@@ -40,7 +48,8 @@ class ApplyContext:
         (:meth:`virtual_ops_by_operation`).
     :ivar core_fee_paid: core value of the fee of the operation being applied.
     :ivar fee_paid: that fee as paid, ``{"amount", "asset_id"}``.
-    :ivar fee_payer: the account that paid it.
+    :ivar fee_payer: the account that pays it (set by :func:`prepare_fee`;
+        its balance is debited only after the operation is applied).
     :ivar block_summary: the chain's block summary, ``{slot: block id}``
         (slot = block number & 0xffff; graphene ``block_summary_object``),
         read by the assert evaluator's block_id predicate.
@@ -65,7 +74,7 @@ class ApplyContext:
         self.op_starts: list = []
         self.core_fee_paid = 0
         self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
-        #: the account that paid ``fee_paid``
+        #: the account that pays ``fee_paid``
         self.fee_payer: str | None = None
         #: True while a proposal's operations are applied (graphene
         #: ``transaction_evaluation_state::_is_proposed_trx``)
@@ -103,43 +112,48 @@ class ApplyContext:
         return self.state.objects["2.0.0"]["parameters"]
 
 
-def balance_before_fee(ctx: ApplyContext, account_id: str, asset_id: str) -> int:
-    """The account's balance of ``asset_id`` as graphene's ``do_evaluate``
-    sees it: the operation's fee leaves the payer's balance only after
-    ``do_apply`` (``generic_evaluator::apply``), while :func:`pay_fee` has
-    taken it already, so a fee paid by ``account_id`` in ``asset_id`` is
-    added back.  Satoshis."""
-    balance = ctx.state.balance(account_id, asset_id)
-    if ctx.fee_payer == account_id and ctx.fee_paid["asset_id"] == asset_id:
-        balance += int(ctx.fee_paid["amount"])
-    return balance
+@attr.s(frozen=True, auto_attribs=True)
+class PhasedEvaluator:
+    """An evaluator in graphene's two phases, for an operation whose checks
+    read what :func:`convert_fee` changes (graphene ``evaluator<>::evaluate``
+    runs ``do_evaluate`` before ``apply`` converts the fee): ``evaluate(ctx,
+    data) -> checked`` makes the checks and changes nothing, ``apply(ctx,
+    data, checked) -> operation_result`` makes the changes.
+    :func:`nodeapi.chain.evaluators.registry.apply_operation` converts and
+    books the fee between them.  An evaluator given as one function runs
+    after the fee is converted and booked, which is the same wherever its
+    checks read no fee pool, ``accumulated_fees`` or pending fees."""
+
+    evaluate: Callable[["ApplyContext", dict], object]
+    apply: Callable[["ApplyContext", dict, object], list]
 
 
 #: operations whose fee the order keeps as its deferred fee (graphene
-#: limit_order_create / limit_order_update evaluators' ``pay_fee``)
+#: limit_order_create / limit_order_update evaluators' ``convert_fee`` /
+#: ``pay_fee``)
 _DEFERRED = (1, 77)
 
 
-def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
-    """Check, deduct and book the operation's fee (graphene
-    ``evaluator::prepare_fee`` / ``convert_fee`` / ``pay_fee``).
+def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
+    """Check the operation's fee and record it on ``ctx`` (graphene
+    ``generic_evaluator::prepare_fee`` and the fee schedule check of
+    ``evaluator<>::evaluate``); nothing in the state changes: the fee leaves
+    the payer's balance only after the operation is applied
+    (:func:`nodeapi.chain.evaluators.registry.apply_operation`), so each
+    evaluator sees the payer's balance as it was before the fee.
 
     In graphene's order: the payer must be authorized to hold the fee asset
     (:func:`~nodeapi.chain.whitelist.is_authorized_asset`, else
-    :class:`InvalidOperation` with ``prepare_fee``'s text), the fee asset's
-    pool must cover the conversion, then the fee must meet the schedule
-    (:class:`InsufficientFee` for either); :class:`InsufficientBalance`
-    when the payer cannot pay.  A fee in another asset goes to that asset's
-    ``accumulated_fees`` and takes its core value (``core_fee_paid``, through
-    the core_exchange_rate, rounded down) from its ``fee_pool``; the core
-    value is booked on the payer's statistics (``pending_fees`` /
-    ``pending_vested_fees``, :func:`~nodeapi.chain.fees.charge_statistics`),
-    never on 2.3.0 directly.  Per-operation overrides (graphene):
-    limit_order_create (1) and limit_order_update (77) book nothing and
-    leave ``accumulated_fees`` alone - the order carries the fee as ``deferred_fee`` /
-    ``deferred_paid_fee`` (market_evaluator.cpp, after HF 445/604);
-    asset_create (10) books the upper half, the lower half seeds the new
-    asset's fee pool (asset_evaluator.cpp, after HF core-429)."""
+    :class:`InvalidOperation` with ``prepare_fee``'s text); a fee in another
+    asset takes its core value (through the ``core_exchange_rate``, rounded
+    down) from that asset's ``fee_pool``, which must cover it (else
+    :class:`InvalidOperation`, ``prepare_fee``'s assertion: "Fee pool
+    balance of '1 TEST' is less than the 2 TEST required to convert 2
+    GOLD"); then the core value must meet the schedule
+    (:class:`InsufficientFee`, "insufficient fee: Insufficient Fee Paid",
+    ``details`` ``{"core_fee_paid", "required"}``).
+    Sets ``ctx.core_fee_paid`` (core satoshis), ``ctx.fee_paid``
+    (``{"amount", "asset_id"}``) and ``ctx.fee_payer``."""
     fee = op[1]["fee"]
     amount = int(fee["amount"])
     state = ctx.state
@@ -153,29 +167,54 @@ def pay_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     paid_core = fee_in_core(amount, asset)
     if asset["id"] != "1.3.0":
         pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
-        if paid_core > pool:
-            raise InsufficientFee(
-                f"Fee pool balance of '{pool} core satoshis' is less than the {paid_core} "
-                f"core satoshis required to convert {amount} {asset['symbol']} satoshis")
+        fc_assert(paid_core <= pool, "core_fee_paid <= fee_asset_dyn_data->fee_pool",
+                  f"Fee pool balance of '{to_pretty_string(state, pool, '1.3.0')}' is less "
+                  f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to convert "
+                  f"{to_pretty_string(state, amount, asset['id'])}")
     required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
-        error = InsufficientFee(f"Insufficient Fee Paid: core_fee_paid {paid_core}, "
-                                f"required {required} (operation type {op[0]})")
+        # GRAPHENE_ASSERT( ..., insufficient_fee, "Insufficient Fee Paid", ...):
+        # the exception's name, then the text; the amounts ride in its data
+        error = InsufficientFee("insufficient fee: Insufficient Fee Paid")
         error.details = {"core_fee_paid": paid_core, "required": required}
         raise error
-    adjust_balance(state, payer, asset["id"], -amount)
     ctx.core_fee_paid = paid_core
     ctx.fee_paid = {"amount": amount, "asset_id": asset["id"]}
     ctx.fee_payer = payer
-    if asset["id"] != "1.3.0" and amount:
-        dyn = state.modify(asset["dynamic_asset_data_id"])
-        dyn["fee_pool"] -= paid_core
-        if op[0] not in _DEFERRED:
-            dyn["accumulated_fees"] += amount
+
+
+def convert_fee(ctx: ApplyContext, op: list) -> None:
+    """Convert the fee :func:`prepare_fee` recorded (graphene
+    ``generic_evaluator::convert_fee``): a fee in another asset than core
+    goes to that asset's ``accumulated_fees`` and its core value leaves the
+    asset's ``fee_pool``.  limit_order_create (1) and limit_order_update
+    (77) take only the core value from the pool: the order keeps the fee as
+    its deferred fee (market_evaluator.cpp, after HF core-604)."""
+    fee = ctx.fee_paid
+    if fee["asset_id"] == "1.3.0":
+        return
+    state = ctx.state
+    dyn = state.modify(state.objects[fee["asset_id"]]["dynamic_asset_data_id"])
+    dyn["fee_pool"] -= ctx.core_fee_paid
+    if op[0] not in _DEFERRED:
+        dyn["accumulated_fees"] += fee["amount"]
+
+
+def pay_fee(ctx: ApplyContext, op: list) -> None:
+    """Book the core value of the fee on the payer's statistics (graphene
+    ``generic_evaluator::pay_fee``: ``pending_fees`` /
+    ``pending_vested_fees``, :func:`~nodeapi.chain.fees.charge_statistics`),
+    never on 2.3.0 directly.  Per-operation overrides (graphene):
+    limit_order_create (1) and limit_order_update (77) book nothing, the
+    order carries the fee as ``deferred_fee`` / ``deferred_paid_fee``
+    (after HF 445/604); asset_create (10) books the upper half, the lower
+    half seeds the new asset's fee pool (asset_evaluator.cpp, after HF
+    core-429)."""
     if op[0] in _DEFERRED:
         return
+    paid_core = ctx.core_fee_paid
     booked = paid_core - paid_core // 2 if op[0] == 10 else paid_core
-    charge_statistics(state, payer, booked)
+    charge_statistics(ctx.state, ctx.fee_payer, booked)
 
 
 #: asset_object's members in FC_REFLECT order (bitshares-core

@@ -29,7 +29,7 @@ import hashlib
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
-from nodeapi.chain.evaluators.context import VOID, ApplyContext, balance_before_fee
+from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.keys import ripemd160
@@ -84,7 +84,7 @@ def htlc_create(ctx: ApplyContext, data: dict) -> list:
               "HTLC preimage length exceeds allowed length")
     amount = data["amount"]
     value, asset_id = int(amount["amount"]), amount["asset_id"]
-    fc_assert(balance_before_fee(ctx, data["from"], asset_id) >= value,
+    fc_assert(state.balance(data["from"], asset_id) >= value,
               "d.get_balance( o.from, o.amount.asset_id) >= (o.amount)", "Insufficient funds")
     asset = state.require(asset_id)
     state.require(data["from"])

@@ -23,7 +23,7 @@ action runs at each fill as :mod:`nodeapi.chain.market.take_profit` says.
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, UnknownObject, fc_assert
-from nodeapi.chain.evaluators.context import ApplyContext, balance_before_fee
+from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import parse_time
 from nodeapi.chain.market.limits import cancel_limit_order, core_in_orders
@@ -66,8 +66,9 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     its texts): the expiration not before the head block time, an ``on_fill``
     that is one action naming an existing fee asset, the market lists and
     the account lists (:func:`check_market`, :class:`InvalidOperation`),
-    then the seller's balance of the sold asset as it was before the fee
-    (:class:`InsufficientBalance` "insufficient balance", the text
+    then the seller's balance of the sold asset (the fee is not taken yet:
+    :func:`~nodeapi.chain.evaluators.registry.apply_operation`;
+    :class:`InsufficientBalance` "insufficient balance", the text
     python-bitshares' users match; ``details``: ``balance``,
     ``amount_to_sell``)."""
     state = ctx.state
@@ -86,10 +87,10 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     recv_asset = state.require(recv["asset_id"])
     check_market(state, data["seller"], sell_asset, recv_asset)
     amount = int(sell["amount"])
-    before_fee = balance_before_fee(ctx, data["seller"], sell["asset_id"])
-    if before_fee < amount:
+    balance = state.balance(data["seller"], sell["asset_id"])
+    if balance < amount:
         error = InsufficientBalance("insufficient balance")
-        error.details = {"balance": {"amount": before_fee, "asset_id": sell["asset_id"]},
+        error.details = {"balance": {"amount": balance, "asset_id": sell["asset_id"]},
                          "amount_to_sell": {"amount": amount, "asset_id": sell["asset_id"]}}
         raise error
     adjust_balance(state, data["seller"], sell["asset_id"], -amount)

@@ -64,12 +64,16 @@ from nodeapi.chain.evaluators import (
     account, asset, assertion, balance, bitasset, call_order, credit_offer, custom,
     custom_authority, governance, htlc, limit_order_update, liquidity_pool, market, proposal, samet_fund, ticket, transfer,
     vesting_balance, withdraw_permission, worker)
-from nodeapi.chain.evaluators.context import ApplyContext, pay_fee
+from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.evaluators.context import (
+    ApplyContext, PhasedEvaluator, convert_fee, pay_fee, prepare_fee)
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import fee_payer
+from nodeapi.errors import ChainError
 from nodeapi.protocol.operations import OPERATIONS, operation_type
 
 #: operation type number -> evaluator ``fn(ctx, data) -> operation_result``
+#: or :class:`~nodeapi.chain.evaluators.context.PhasedEvaluator`
 #: (:mod:`nodeapi.chain.evaluators.context`).
 EVALUATORS = {
     0: transfer.transfer,
@@ -179,22 +183,59 @@ def apply_operations(ctx: ApplyContext, ops: list) -> list:
     """Apply a transaction's operations in order; the results.  None may
     leave a SameT fund debt unpaid (graphene ``_apply_transaction``).
     Where each operation's virtual operations begin is recorded in
-    ``ctx.op_starts`` (:meth:`ApplyContext.virtual_ops_by_operation`)."""
+    ``ctx.op_starts`` (:meth:`ApplyContext.virtual_ops_by_operation`).
+    A :class:`~nodeapi.errors.ChainError` of one of several operations
+    carries its index (0-based) in its ``details`` as ``op_index`` (the
+    error's data: graphene's stack names the failing ``op``)."""
     results = []
-    for op in ops:
+    for index, op in enumerate(ops):
         ctx.op_starts.append(len(ctx.virtual_ops))
-        results.append(apply_operation(ctx, op))
+        try:
+            results.append(apply_operation(ctx, op))
+        except ChainError as exc:
+            if len(ops) > 1:  # which one failed (the text unchanged)
+                exc.details = dict(exc.details or {}, op_index=index)
+            raise
     samet_fund.check_no_unpaid_debt(ctx.state)
     return results
 
 
 def apply_operation(ctx: ApplyContext, op: list):
-    """Pay ``op``'s fee and apply it (graphene ``apply_operation`` through
-    the evaluator's ``start_evaluate``); returns its ``operation_result``.
-    Raises what the fee check or the evaluator raises."""
+    """Apply ``op`` with its fee in graphene's order (evaluator.hpp
+    ``generic_evaluator::start_evaluate`` -> ``evaluator<>::evaluate`` /
+    ``apply``); returns its ``operation_result``.
+
+    1. :func:`~nodeapi.chain.evaluators.context.prepare_fee`: the fee is
+       checked (authorization, fee pool, schedule) and nothing changes;
+    2. a :class:`~nodeapi.chain.evaluators.context.PhasedEvaluator` makes
+       its checks (``do_evaluate``);
+    3. :func:`~nodeapi.chain.evaluators.context.convert_fee` and
+       :func:`~nodeapi.chain.evaluators.context.pay_fee`;
+    4. the evaluator (its ``apply`` phase: ``do_apply``);
+    5. only then does the fee leave the payer's balance
+       (``db_adjust_balance(fee_payer, -fee_from_account)``), so an
+       operation that credits its payer can pay its own fee; when the
+       balance is short the whole operation fails with
+       :class:`~nodeapi.chain.errors.InsufficientBalance` (db_balance.cpp
+       ``adjust_balance``'s "Insufficient Balance" assertion).
+
+    Raises what the fee checks or the evaluator raise; the caller's undo
+    session drops whatever the operation changed."""
     evaluator = evaluator_for(op[0])
-    pay_fee(ctx, op, fee_payer(op))
-    return evaluator(ctx, op[1])
+    data = op[1]
+    prepare_fee(ctx, op, fee_payer(op))
+    payer, fee = ctx.fee_payer, ctx.fee_paid
+    if isinstance(evaluator, PhasedEvaluator):
+        checked = evaluator.evaluate(ctx, data)
+        convert_fee(ctx, op)
+        pay_fee(ctx, op)
+        result = evaluator.apply(ctx, data, checked)
+    else:
+        convert_fee(ctx, op)
+        pay_fee(ctx, op)
+        result = evaluator(ctx, data)
+    adjust_balance(ctx.state, payer, fee["asset_id"], -fee["amount"])
+    return result
 
 
 def check_applied(operations) -> None:

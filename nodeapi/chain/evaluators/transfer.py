@@ -4,9 +4,10 @@ The family's later members (override_transfer 38, the blinded transfers
 39-41) belong here.  Reference: graphene libraries/chain/transfer_evaluator.cpp.
 """
 
-from nodeapi.chain.errors import InvalidOperation, fc_assert
+from nodeapi.chain.errors import (
+    InsufficientBalance, InvalidOperation, TransferNotAuthorized, fc_assert)
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.balances import adjust_balance, overdraft_details, to_pretty_string
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import OVERRIDE_AUTHORITY
 
@@ -21,32 +22,53 @@ def _positive(amount: dict, what: str) -> int:
 def transfer(ctx: ApplyContext, data: dict) -> list:
     """transfer (0): move ``amount`` from ``from`` to ``to``; result void.
 
-    :raises InvalidOperation: amount not positive, transfer to oneself, an
-        account the asset's white/black lists do not authorize
-        (:func:`~nodeapi.chain.whitelist.is_authorized_asset`), or a
-        ``transfer_restricted`` asset between two non-issuers.
+    :raises InvalidOperation: amount not positive, transfer to oneself;
+        :class:`~nodeapi.chain.errors.TransferNotAuthorized` for an account
+        the asset's white/black lists do not authorize
+        (:func:`~nodeapi.chain.whitelist.is_authorized_asset`) or a
+        ``transfer_restricted`` asset between two non-issuers, with the
+        reference's codes and texts ("owner mismatch: 'to' account 1.2.7 is
+        not whitelisted for asset 1.3.1 Unable to transfer 0.010 KYC from
+        init0 to init1").
     :raises UnknownObject: ``to`` or the asset does not exist.
-    :raises InsufficientBalance: ``from`` lacks the amount."""
+    :raises InsufficientBalance: ``from`` lacks the amount (the balance
+        before the fee: transfer_evaluator.cpp ``do_evaluate``'s assertion
+        and text, with the "Unable to transfer ..." its
+        ``FC_RETHROW_EXCEPTIONS`` adds; the fee is taken after the
+        transfer)."""
     state = ctx.state
     value = _positive(data["amount"], "Transfer amount")
     if data["from"] == data["to"]:
         raise InvalidOperation("Cannot transfer to the same account")
     state.require(data["to"])
     asset = state.require(data["amount"]["asset_id"])
+    # FC_RETHROW_EXCEPTIONS( error, "Unable to transfer ${a} from ${f} to ${t}" )
+    unable = (f"Unable to transfer {to_pretty_string(state, value, asset['id'])} from "
+              f"{state.objects[data['from']]['name']} to {state.objects[data['to']]['name']}")
     if not is_authorized_asset(state, data["from"], asset):
-        raise InvalidOperation(f"'from' account {data['from']} is not whitelisted for asset "
-                               f"{asset['id']}")
+        raise TransferNotAuthorized("from", f"'from' account {data['from']} is not whitelisted "
+                                    f"for asset {asset['id']}", unable)
     if not is_authorized_asset(state, data["to"], asset):
-        raise InvalidOperation(f"'to' account {data['to']} is not whitelisted for asset "
-                               f"{asset['id']}")
+        raise TransferNotAuthorized("to", f"'to' account {data['to']} is not whitelisted for "
+                                    f"asset {asset['id']}", unable)
     if asset["options"]["flags"] & 0x08:  # transfer_restricted
         if asset["issuer"] not in (data["from"], data["to"]):
-            raise InvalidOperation(f"Asset {asset['id']} has transfer_restricted flag enabled")
+            raise TransferNotAuthorized(
+                "restricted", f"Asset {asset['id']} has transfer_restricted flag enabled", unable)
+    balance = state.balance(data["from"], asset["id"])
+    if balance < value:
+        error = InsufficientBalance(
+            f"Assert Exception: insufficient_balance: Insufficient Balance: "
+            f"{to_pretty_string(state, balance, asset['id'])}, unable to transfer "
+            f"'{to_pretty_string(state, value, asset['id'])}' from account "
+            f"'{state.objects[data['from']]['name']}' to '{state.objects[data['to']]['name']}' "
+            + unable)
+        error.details = dict(overdraft_details(state, data["from"], asset["id"], balance, value),
+                             to=data["to"])
+        raise error
     adjust_balance(state, data["from"], asset["id"], -value)
     adjust_balance(state, data["to"], asset["id"], value)
     return VOID
-
-
 
 
 def override_transfer(ctx: ApplyContext, data: dict) -> list:

@@ -206,11 +206,15 @@ def match_force_settlements(ctx: ApplyContext, mia_id: str) -> bool:
 
 
 def _settle_asset(ctx: ApplyContext, mia_id: str) -> None:
-    """The due force settlements of one asset (``clear_expired_force_settlements``)."""
+    """The due force settlements of one asset (``clear_expired_force_settlements``):
+    the volume cap from the supply and the price (the current feed less the
+    offset) are taken once, at the first due settlement, and every due
+    settlement of the block fills at that price, though a match under no
+    settlement (1) re-caps the current feed."""
     state = ctx.state
     asset = state.objects[mia_id]
     supply = int(state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
-    max_volume = None
+    max_volume = price = None
     while True:
         settles = settle_orders_of(state, mia_id)
         if not settles:
@@ -231,9 +235,11 @@ def _settle_asset(ctx: ApplyContext, mia_id: str) -> None:
         settled = int(b["force_settled_volume"])
         if settled >= max_volume:
             return
-        price = divide_ratio(b["current_feed"]["settlement_price"],
-                             GRAPHENE_100_PERCENT - int(b["options"]["force_settlement_offset_percent"]),
-                             GRAPHENE_100_PERCENT)
+        if price is None:  # once per asset and block: no settlement (1) re-caps the feed
+            price = divide_ratio(b["current_feed"]["settlement_price"],
+                                 GRAPHENE_100_PERCENT
+                                 - int(b["options"]["force_settlement_offset_percent"]),
+                                 GRAPHENE_100_PERCENT)
         finished = False
         while settled < max_volume and settle["id"] in state.objects:
             if int(state.objects[settle["id"]]["balance"]["amount"]) == 0:

@@ -196,9 +196,18 @@ def execute_bid(ctx: ApplyContext, bid_id: str, debt_covered: int,
     state.remove(bid_id)
 
 
-def _cancel_bids_and_revive(ctx: ApplyContext, mia_id: str) -> None:
+def cancel_bids(ctx: ApplyContext, mia_id: str) -> None:
+    """Cancel every collateral bid on ``mia_id`` in the by_price order, each
+    with graphene ``cancel_bid`` (collateral back to the bidder, a virtual
+    bid_collateral of ``debt_covered`` 0): on a revival
+    (``_cancel_bids_and_revive_mpa``) and when asset_update sets
+    ``disable_collateral_bidding`` (``asset_update_evaluator::do_apply``)."""
     for bid in _bids(ctx.state, mia_id):
         cancel_bid(ctx, bid["id"])
+
+
+def _cancel_bids_and_revive(ctx: ApplyContext, mia_id: str) -> None:
+    cancel_bids(ctx, mia_id)
     b = ctx.state.modify(bitasset_of(ctx.state, mia_id)["id"])
     b["settlement_price"] = null_price()
     b["settlement_fund"] = 0

@@ -173,7 +173,8 @@ def push_nested(ctx, op: list, skip_price_check: bool = False) -> list:
     validate_operation(op)
     state = ctx.state
     ctx.open_nested_session()
-    saved = (ctx.core_fee_paid, ctx.fee_paid, ctx.proposed, ctx.skip_limit_order_price_check)
+    saved = (ctx.core_fee_paid, ctx.fee_paid, ctx.fee_payer, ctx.proposed,
+             ctx.skip_limit_order_price_check)
     at = len(ctx.virtual_ops)
     state.begin()
     try:
@@ -184,7 +185,8 @@ def push_nested(ctx, op: list, skip_price_check: bool = False) -> list:
         del ctx.virtual_ops[at:]
         raise
     finally:
-        ctx.core_fee_paid, ctx.fee_paid, ctx.proposed, ctx.skip_limit_order_price_check = saved
+        (ctx.core_fee_paid, ctx.fee_paid, ctx.fee_payer, ctx.proposed,
+         ctx.skip_limit_order_price_check) = saved
         ctx.nested_sessions -= 1
     state.commit()
     ctx.virtual_ops.insert(at, (op, result))

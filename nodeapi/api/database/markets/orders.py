@@ -15,11 +15,11 @@ from fractions import Fraction
 
 from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
 from nodeapi.api.base import Section, api_function, fc_int
-from nodeapi.api.database.amounts import amount_to_string, price_to_string
+from nodeapi.api.database.amounts import price_to_string
 from nodeapi.api.lookup import find_asset, get_account, get_asset
 from nodeapi.chain.state import StateObject
 from nodeapi.errors import ApiError
-from nodeapi.protocol.asset import invert, value
+from nodeapi.protocol.asset import amount_to_string, invert, value
 
 
 def order_book(node, base, quote, limit: int) -> dict:

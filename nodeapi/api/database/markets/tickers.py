@@ -30,7 +30,8 @@ symbol: X`` / ``Invalid quote asset symbol: X``.
 from nodeapi.api.arguments import api_limit, check_limit, parse_time_point
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.amounts import (
-    amount_to_string, price_diff_percent_string, price_to_string, uint_amount_to_string)
+    price_diff_percent_string, price_to_string, uint_amount_to_string)
+from nodeapi.protocol.asset import amount_to_string
 from nodeapi.api.database.markets.orders import order_book
 from nodeapi.api.lookup import find_asset
 from nodeapi.errors import ApiError

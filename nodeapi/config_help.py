@@ -1,0 +1,106 @@
+"""``twistd nodeapi --help`` on one screen: the node's main options grouped
+by purpose, one line each (name, a few words, the default),
+and a pointer to ``--help-all`` (twistd's full usage text: every option
+with its whole help, the 48 ``api-limit-*`` options and the plugins'
+options).  The rows come from the option catalogue
+(:mod:`nodeapi.config_options`) give the defaults; :data:`GROUPS` orders
+the node's own options with a few words each, and every one of them is in
+exactly one group (the tests check).
+"""
+
+import textwrap
+
+from nodeapi.config_options import FLAGS, MULTI, SINGLE
+from nodeapi.config_plugins import PLUGINS
+
+#: (title, ((option name, a few words), ...)) in the order shown; a tuple
+#: of names shares one line (options that go together)
+GROUPS = (
+    ("Chain and data", (
+        ("data-dir", "block log, checkpoints, config.ini"),
+        ("genesis-json", "genesis file (default: bundled testnet)"),
+        ("plugins", "space separated plugin names"),
+        ("seed-node", "a node to follow (repeatable)"),
+        ("account-statistics-type", "6 numbers them 2.6.N as graphene"),
+        ("checkpoint-interval", "blocks between state checkpoints"),
+        ("replay-blockchain", "replay the whole block log"))),
+    ("Witness", (
+        ("witness-id", "1.6.N to produce for (repeatable)"),
+        ("private-key", "WIF signing key (repeatable)"),
+        ("enable-stale-production", "produce when the head is old"))),
+    ("RPC", (
+        ("rpc-endpoint", "host:port of WebSocket and HTTP RPC"),
+        ("api-access", "JSON file of users and their API sets"),
+        ("api-node-info", "text of login_api get_info"),
+        ("max-message-size", "largest request or message, bytes"),
+        ("max-calls-in-flight", "unanswered calls per connection"),
+        ("ws-auto-ping-interval", "seconds between pings, 0 = off"),
+        ("enable-subscribe-to-all", "allow subscribing to every object"),
+        ("rpc-allowed-hosts", "Host names served (default loopback)"),
+        ("rpc-allowed-origins", "browser Origins served (loopback)"),
+        ("api-output-dir", "where debug/devnet dumps may write"))),
+    ("Limits against hostile clients (0 = none)", (
+        ("max-connections", "RPC connections in total"),
+        ("max-connections-per-ip", "RPC connections per address"),
+        ("handshake-timeout", "seconds for a request head"),
+        ("max-unsent-bytes", "reply bytes clients leave unread"),
+        ("max-calls-per-second-per-ip", "call rate per address"),
+        ("max-call-burst-per-ip", "calls at once per address"),
+        ("max-subscriptions-per-ip", "subscribed items per address"))),
+    ("Monitoring", (
+        ("metrics-endpoint", "host:port of /metrics /status /healthz"),
+        ("health-max-head-age", "/healthz: seconds of head age"),
+        ("health-max-searchdb-lag", "/healthz: blocks of search lag"))),
+    ("Gateway (forwards to other nodes, no chain of its own)", (
+        ("upstream", "ws://host:port of a node (repeatable)"),
+        ("upstream-chain-id", "the chain id upstreams must serve"),
+        ("upstream-max-head-age", "seconds before an upstream is stale"),
+        ("upstream-timeout", "seconds an upstream call may take"),
+        ("upstream-max-lag-blocks", "blocks behind the best: no reads"),
+        ("upstream-subscription-connections", "connections for subscriptions"),
+        ("upstream-accounts-per-connection", "accounts subscribed per connection"),
+        ("upstream-cache-size", "MiB of final answers cached"),
+        ("upstream-share-seconds", "seconds an answer is shared"),
+        ("upstream-irreversible-only", "index irreversible blocks only"))),
+    ("Devnet (a throw-away local chain)", (
+        ("devnet", "run one, every API set open"),
+        (("devnet-accounts", "devnet-balance"), "ready accounts, TEST each"),
+        ("devnet-seed", "seed of their keys"),
+        ("block-interval", "seconds between blocks, 0 = on demand"),
+        (("load-state", "fork-url", "fork-block"), "start: a dump_state file, or a fork"),
+        ("devnet-max-snapshots", "snapshots kept at most"))),
+)
+#: columns of a line
+WIDTH = 79
+
+
+def _rows() -> dict:
+    """``{name: (default text, help)}`` of every option."""
+    rows = {name: (default, doc) for name, default, _c, doc in SINGLE}
+    rows.update({name: ("", doc) for name, doc in FLAGS})
+    rows.update({name: ("", doc) for name, _c, doc in MULTI})
+    return rows
+
+
+def short_usage(synopsis: str) -> str:
+    """The ``--help`` text (module doc); ``synopsis`` is its first line."""
+    rows = _rows()
+    lines = [synopsis, ""]
+    for title, entries in GROUPS:
+        lines.append(f"{title}:")
+        for names, words in entries:
+            lefts = []
+            for name in (names,) if isinstance(names, str) else names:
+                default = rows[name][0]
+                lefts.append(f"--{name}={default}" if default and len(default) <= 16
+                             else f"--{name}")
+            lines.append(f"  {', '.join(lefts):<33} {words}")
+    lines.append("")
+    limits = sum(1 for name in rows if name.startswith("api-limit-"))
+    plugins = [p.name for p in PLUGINS if p.name != "witness" and p.options]
+    lines += textwrap.wrap(
+        "Options also go as name = value in <data-dir>/config.ini or --config FILE. "
+        f"--help-all lists every option with its whole help, also the "
+        f"{limits} --api-limit-* options and the options of the plugins "
+        f"{', '.join(plugins[:-1])} and {plugins[-1]}.", WIDTH)
+    return "\n".join(lines)
