@@ -537,7 +537,7 @@ def test_p2p_peers_in_the_health_figures(producer, follower):
         yield wait_for(lambda: b.p2p.connected_peers() and follower.head_block_num == 2)
         figures = key_figures(now=reactor.seconds(), chain=follower, peers=b)
         assert figures["peers"] == [{"addr": address, "state": "active",
-                                     "head_block_num": 2, "lag": 0}]
+                                     "head_block_num": 2, "lag": 0, "reconnects": 0}]
     finally:
         yield _stop(b, a)
 
