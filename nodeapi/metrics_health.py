@@ -237,7 +237,7 @@ def key_figures(*, now: float, chain=None, witness=None, peers=None, upstream=No
                          "lag": (max(p["head_block_num"] - head, 0)
                                  if p["head_block_num"] is not None else None),
                          "reconnects": p.get("reconnects", 0)}
-                        for p in peers.potential_peers()]
+                        for p in peers.peer_states()]
     if upstream is not None:
         head = upstream.next_block - 1
         last = upstream.last_block_time

@@ -166,7 +166,7 @@ def _make_service(options, reactor):
     from nodeapi.checkpoints import CheckpointService
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
-    from nodeapi.peers.service import PeerService
+    from nodeapi.peers.service import PeerService, split_seed_nodes
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.service import NodeService
 
@@ -198,10 +198,16 @@ def _make_service(options, reactor):
     chain = Chain(options.genesis, block_log, clock=reactor,
                   statistics_type=options["account-statistics-type"])
     plugins, services = _build_plugins(options, chain, data_dir, reactor)
+    rpc_seeds, p2p_seeds = split_seed_nodes(options["seed-node"] + options["seed-nodes"])
     # a producing node verifies every signature, as bitshares-core's
     # (application.cpp handle_block: _is_block_producer || _force_validate)
-    peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor,
+    peers = PeerService(chain, seed_nodes=rpc_seeds, reactor=reactor,
                         max_message_size=options["max-message-size"],
+                        p2p_endpoint=options["p2p-endpoint"] or None, p2p_seeds=p2p_seeds,
+                        node_key_path=os.path.join(data_dir, "p2p", "node_key"),
+                        peer_db_path=os.path.join(data_dir, "p2p", "peers.json"),
+                        p2p_connect_to_new_peers=options["p2p-connect-to-new-peers"],
+                        p2p_max_connections=options["p2p-max-connections"],
                         force_validate=options["force-validate"] or "witness" in services)
     checkpoints = CheckpointService(
         chain, os.path.join(data_dir, "checkpoints"), options["checkpoint-interval"], reactor,

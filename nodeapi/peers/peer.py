@@ -52,10 +52,10 @@ class Peer:
         with :data:`GOING_AWAY` (a planned stop or restart), until it is
         connected again; else None.
     :ivar follower: the :class:`~nodeapi.peers.follower.Follower`.
-    :ivar scheme_given: False for a ``--seed-node`` written without
-        ``ws://``/``wss://`` (bitshares' seed-node names P2P endpoints: the
-        first failure line then says, once, that this node does not speak
-        that protocol).
+    :ivar scheme_given: False for an address written without
+        ``ws://``/``wss://`` followed over RPC (``add_node`` on a node without
+        a P2P node; bitshares' addresses name P2P endpoints: the first
+        failure line then says, once, how to use P2P instead).
     """
 
     scheme_given = True
@@ -134,9 +134,10 @@ class Peer:
         hint = ""
         if not self.scheme_given and not self._p2p_hint_given:
             self._p2p_hint_given = True  # said once; the retries' lines are short
-            hint = ("; a seed-node without ws:// is followed over its WebSocket RPC: nodeapi "
-                    "does not speak the bitshares P2P protocol (seed-node = host:port of "
-                    "witness_node's p2p-endpoint); give ws://host:port of its rpc-endpoint")
+            hint = ("; this node has no P2P node (no --p2p-endpoint, no P2P seed-node), so "
+                    "an address without ws:// is followed over its WebSocket RPC: if it is "
+                    "witness_node's p2p-endpoint, start this node with --p2p-endpoint or give "
+                    "it as --seed-node host:port; else give ws://host:port of its rpc-endpoint")
         self._failure_message = f"not a WebSocket RPC server ({reason}){hint}"
 
     def report_failure(self) -> None:

@@ -71,7 +71,8 @@ def defaults(cwd):
         "upstream-max-head-age": 60, "upstream-chain-id": "", "upstream-share-seconds": 1.0,
         "upstream-timeout": 5.0, "upstream-max-lag-blocks": 3,
         "upstream-subscription-connections": 32, "upstream-accounts-per-connection": 100,
-        "private-key": [DEV_WIF], "seed-node": [],
+        "private-key": [DEV_WIF], "seed-node": [], "seed-nodes": [],
+        "p2p-endpoint": "", "p2p-max-connections": 200, "p2p-connect-to-new-peers": True,
         "max-ops-per-account": 2 ** 64 - 1, "extended-max-ops-per-account": 2 ** 64 - 1,
         "min-blocks-to-keep": 30000, "max-ops-per-acc-by-min-blocks": 1000,
         "partial-operations": False, "track-account": [], "extended-history-by-account": [],
@@ -160,6 +161,9 @@ def everything(cwd):
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
         "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
         "--seed-node", "10.0.0.1:8090", "--seed-node", "bob:pw@node.example:443",
+        "--seed-nodes", '["10.0.0.2:1776", "ws://10.0.0.3:8090"]',
+        "--p2p-endpoint", "127.0.0.1:1776", "--p2p-max-connections", "9",
+        "--p2p-connect-to-new-peers", "false",
         "--bucket-size", '[3600, "60", 0, 60]', "--history-per-size", "0",
         "--max-order-his-records-per-market", "5", "--max-order-his-seconds-per-market", "7",
         "--max-ops-per-account", "100", "--extended-max-ops-per-account", "5000",
@@ -209,6 +213,10 @@ def everything(cwd):
         "private-key": [DEV_WIF, OTHER_WIF],
         "seed-node": [parse_node_address("10.0.0.1:8090"),
                       parse_node_address("bob:pw@node.example:443")],
+        "seed-nodes": [parse_node_address("10.0.0.2:1776"),
+                       parse_node_address("ws://10.0.0.3:8090")],
+        "p2p-endpoint": "127.0.0.1:1776", "p2p-max-connections": 9,
+        "p2p-connect-to-new-peers": False,
         "bucket-size": (60, 3600), "history-per-size": 0,
         "max-order-his-records-per-market": 5, "max-order-his-seconds-per-market": 7,
         "max-ops-per-account": 100, "extended-max-ops-per-account": 5000,
@@ -377,6 +385,11 @@ ERRORS = [
     (["--private-key", "[1, 2]"], '--private-key: expected a WIF or ["PUBLIC_KEY", "WIF"]'),
     (["--private-key", "[5K"], "--private-key: [5K... is not valid JSON"),
     (["--seed-node", "nohost"], "--seed-node: Peer address 'nohost' is not host:port"),
+    (["--seed-nodes", "127.0.0.1:1776"],
+     "--seed-nodes: expected a JSON list of \"host:port\" strings, got '127.0.0.1:1776'"),
+    (["--p2p-endpoint", "node.example:1776"],
+     "--p2p-endpoint: the P2P endpoint's host must be an IPv4 address, got 'node.example'"),
+    (["--p2p-endpoint", "1776"], "--p2p-endpoint: expected host:port, got '1776'"),
     (["--searchdb-node-url", "ftp://x/"],
      "--searchdb-node-url: 'ftp://x/' is not an http:// or https:// URL with a host"),
     (["--searchdb-node-url", "http://h:99999/"],
@@ -590,6 +603,7 @@ def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(
     (cwd / "config.ini").write_text(
         "p2p-endpoint = 0.0.0.0:1776\n"
         "seed-nodes = []\n"
+        "p2p-inbound-endpoint = 0.0.0.0:1776\n"
         "checkpoint = [1, \"0000\"]\n"
         "plugins = witness elasticsearch market_history api_helper_indexes delayed_node "
         "grouped_orders\n"
@@ -603,9 +617,9 @@ def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(
     assert options["tracked-groups"] == [10, 50]
     where = str(cwd / "config.ini")
     assert _not_dev(options.warnings) == [
-        f"{where} line 1: bitshares option 'p2p-endpoint' is not implemented by nodeapi; ignored",
-        f"{where} line 2: bitshares option 'seed-nodes' is not implemented by nodeapi; ignored",
-        f"{where} line 3: bitshares option 'checkpoint' is not implemented by nodeapi; ignored",
+        f"{where} line 3: bitshares option 'p2p-inbound-endpoint' is not implemented by "
+        "nodeapi; ignored",
+        f"{where} line 4: bitshares option 'checkpoint' is not implemented by nodeapi; ignored",
         "plugins: bitshares plugin 'api_helper_indexes' is not needed: its lookups are always "
         "on in nodeapi; ignored",
         "plugins: bitshares plugin 'delayed_node' is not provided by nodeapi; ignored"]

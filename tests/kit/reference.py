@@ -70,16 +70,16 @@ class ReferenceError(RuntimeError):
 class ReferenceNode:
     """One ``witness_node`` process with its own data dir and log.
 
-    ``produce=True``: the 11 init witnesses with the development key
-    (``witness`` must be among ``plugins``).  ``on_demand=True`` (with
-    ``produce=False``): no ``witness`` plugin, only ``debug_witness``, so a
-    block is made only by :meth:`generate_blocks`.  ``seed_node``: a loopback
-    ``host:port`` to follow over graphene P2P.  ``extra``: more command-line
+    ``produce=True``: the init witnesses ``witnesses`` (default all 11)
+    with the development key (``witness`` must be among ``plugins``).
+    ``on_demand=True`` (with ``produce=False``): no ``witness`` plugin, only
+    ``debug_witness``, so a block is made only by :meth:`generate_blocks`.
+    ``seed_node``: a loopback ``host:port`` to follow over graphene P2P.  ``extra``: more command-line
     arguments (e.g. ``["--genesis-json", path]``).
     """
 
     def __init__(self, data_dir, *, plugins=DEFAULT_PLUGINS, produce=True,
-                 on_demand=False, seed_node=None, extra=()):
+                 on_demand=False, seed_node=None, witnesses=INIT_WITNESSES, extra=()):
         if produce and on_demand:
             raise ValueError("on_demand is a producer without the witness plugin: "
                              "produce=False")
@@ -90,6 +90,7 @@ class ReferenceNode:
         self.plugins = tuple(plugins) if produce else tuple(
             p for p in plugins if p not in dropped)
         self.produce = produce
+        self.witnesses = tuple(witnesses)
         self.seed_node = seed_node
         self.extra = list(extra)
         self.log_path = self.data_dir.rstrip("/") + ".log"
@@ -117,7 +118,7 @@ class ReferenceNode:
         if self.produce:
             args += ["--enable-stale-production", "--required-participation", "0",
                      "--private-key", json.dumps([DEV_PUB, DEV_WIF])]
-            for wid in INIT_WITNESSES:
+            for wid in self.witnesses:
                 args += ["--witness-id", json.dumps(wid)]
         if "debug_witness" in self.plugins:
             args += ["--debug-private-key", json.dumps([DEV_PUB, DEV_WIF])]
