@@ -141,15 +141,21 @@ class WsLoad(asyncio.Protocol):
                         b"Sec-WebSocket-Version: 13\r\n\r\n" % (self.port, key))
 
     def data_received(self, data):
-        buf = self.buf + data
+        # a bytearray grown in place: with large replies pipelined, making a
+        # new bytes object of the whole buffer per read was quadratic and
+        # made this client, not the server, the bottleneck
+        buf = self.buf
+        if not isinstance(buf, bytearray):
+            buf = self.buf = bytearray(buf)
+        buf += data
         if not self.open:
             end = buf.find(b"\r\n\r\n")
             if end < 0:
-                self.buf = buf
                 return
             if not buf.startswith(b"HTTP/1.1 101"):
-                raise SystemExit(f"WebSocket upgrade refused: {buf[:200]!r}")
-            buf, self.open = buf[end + 4:], True
+                raise SystemExit(f"WebSocket upgrade refused: {bytes(buf[:200])!r}")
+            del buf[:end + 4]
+            self.open = True
             self.send(self.window)
         pos, size, got = 0, len(buf), 0
         while size - pos >= 2:
@@ -170,9 +176,9 @@ class WsLoad(asyncio.Protocol):
             if opcode in (1, 2):
                 got += 1
             elif opcode == 8:
-                raise SystemExit(f"server closed the WebSocket: {buf[start:start + n]!r}")
+                raise SystemExit(f"server closed the WebSocket: {bytes(buf[start:start + n])!r}")
             pos = start + n
-        self.buf = buf[pos:]
+        del buf[:pos]
         self.counter.replies += got
         if got and self.counter.running:
             self.send(got)

@@ -1,5 +1,8 @@
 """The checkpoint service: writes the chain state and the plugins' state
-every ``checkpoint-interval`` blocks and at a clean stop, and puts the
+every ``checkpoint-interval`` blocks while the node is in sync, every
+:data:`CATCH_UP_SECONDS` of work while it catches up (blocks older than
+:data:`CATCH_UP_AGE`: a long sync writes one checkpoint a minute, not one
+per thousand blocks), and at a clean stop, and puts the
 newest usable checkpoint back before the replay, so a start replays only
 the blocks after it (bitshares-core's object database on disk plays this
 part; ``--replay-blockchain`` ignores the checkpoints as it ignores that
@@ -41,6 +44,10 @@ from nodeapi.protocol.block import block_id
 
 #: records encoded per cooperator step
 STEP = 200
+#: seconds of catch-up work between two checkpoints
+CATCH_UP_SECONDS = 60.0
+#: seconds behind the clock from which a live block counts as catch-up
+CATCH_UP_AGE = 60.0
 
 
 class CheckpointService(service.Service):
@@ -49,20 +56,30 @@ class CheckpointService(service.Service):
 
     :param chain: the :class:`nodeapi.chain.chain.Chain`.
     :param directory: where the files live (created when needed).
-    :param interval: blocks between checkpoints (``checkpoint-interval``);
-        0 writes one only at a clean stop.
+    :param interval: blocks between checkpoints while in sync
+        (``checkpoint-interval``); 0 writes one only at a clean stop.
+    :param catch_up_seconds: while catching up (a block more than
+        ``catch_up_age`` seconds older than the reactor's clock), seconds
+        between two checkpoints instead (when ``interval`` is not 0).
     :param reactor: the reactor (threads, the cooperator's scheduling).
     :param replay_blockchain: ``--replay-blockchain``: start from genesis.
     :param keep: checkpoint files kept (the newest ones).
     :ivar restored_block: the block the last start restored, or None.
     :ivar written: block numbers of the checkpoints written by this process.
     """
+    # graphene has no equivalent: its object database is flushed at stop
+    # (libraries/chain/db_management.cpp ``database::close``)
 
     log = Logger()
 
     def __init__(self, chain, directory: str, interval: int, reactor,
-                 replay_blockchain: bool = False, keep: int = 2) -> None:
+                 replay_blockchain: bool = False, keep: int = 2,
+                 catch_up_seconds: float = CATCH_UP_SECONDS,
+                 catch_up_age: float = CATCH_UP_AGE) -> None:
         self.chain = chain
+        self.catch_up_seconds, self.catch_up_age = catch_up_seconds, catch_up_age
+        self._newest = None  # (block number, reactor seconds) of the newest checkpoint
+        self._last_start = reactor.seconds()  # of the last write (or of the start)
         self.directory = directory
         self.interval = interval
         self.reactor = reactor
@@ -145,13 +162,35 @@ class CheckpointService(service.Service):
 
     # -- writing ----------------------------------------------------------------------
 
+    def newest(self):
+        """``(block number, reactor seconds when written)`` of the newest
+        checkpoint (one written before this start: its file's time), or
+        None when there is none."""
+        if self._newest is None:
+            files = checkpoint_files(self.directory)
+            if files:
+                num, path = files[0]
+                try:
+                    self._newest = (num, os.path.getmtime(path))
+                except OSError:
+                    return None
+        return self._newest
+
     def block_applied(self, applied) -> None:
-        """Start a checkpoint after every ``interval``-th live block (one at
-        a time; a block due while one is written is skipped).  Blocks of the
-        start's replay write none: :meth:`startService` writes one after it
-        when it was long."""
-        if self.interval and not applied.replay and applied.block_num % self.interval == 0 \
-                and self._writing is None and not self._unsupported():
+        """Start a checkpoint after a live block (one at a time; a block due
+        while one is written is skipped): while catching up (the block is
+        more than ``catch_up_age`` seconds old) once ``catch_up_seconds``
+        have passed since the last one started, else after every
+        ``interval``-th block.  Blocks of the start's replay write none:
+        :meth:`startService` writes one after it when it was long."""
+        if not self.interval or applied.replay or self._writing is not None:
+            return
+        now = self.reactor.seconds()
+        if now - applied.timestamp > self.catch_up_age:
+            due = now - self._last_start >= self.catch_up_seconds
+        else:
+            due = applied.block_num % self.interval == 0
+        if due and not self._unsupported():
             self._background_write()
 
     def _background_write(self) -> None:
@@ -161,6 +200,7 @@ class CheckpointService(service.Service):
         """After the replay: when it applied ``interval`` blocks or more
         past the newest checkpoint, write one of the head in the background."""
         super().startService()
+        self._last_start = self.reactor.seconds()
         newest = max([n for n, _p in checkpoint_files(self.directory)], default=0)
         if self.interval and self.chain.head_block_num - newest >= self.interval \
                 and not self._unsupported():
@@ -176,6 +216,7 @@ class CheckpointService(service.Service):
         meta["plugins"] = [key for key, _records in plugins]
         log = self.chain.block_log
         ends = log.index_snapshot() if log.index_stale() else None
+        self._last_start = self.reactor.seconds()
         self._writing = defer.Deferred.fromCoroutine(self._write(meta, records, plugins, ends))
 
         def done(result):
@@ -221,6 +262,7 @@ class CheckpointService(service.Service):
                 os.unlink(tmp)
             raise
         self.written.append(num)
+        self._newest = (num, self.reactor.seconds())
         self._prune()
         try:  # the block log's offset index as of this block when it lags: a
             # start after a kill -9 walks only the blocks after it

@@ -275,6 +275,7 @@ class Options(RepeatableOptions, usage.Options):
                                    "(the burst is the size of that rate's bucket)")
         self["enable-subscribe-to-all"] = bool(self["enable-subscribe-to-all"])
         self["replay-blockchain"] = bool(self["replay-blockchain"])
+        self["force-validate"] = bool(self["force-validate"])
         self["devnet"] = bool(self["devnet"])
         self._check_files()
 

@@ -16,7 +16,7 @@ import attr
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
     parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
-    parse_fork_url, parse_plugins, parse_seed_node,
+    parse_fork_url, parse_p2p_endpoint, parse_plugins, parse_seed_node, parse_seed_nodes,
     parse_statistics_type, parse_trusted_proxies, parse_upstream, parse_chain_id)
 from nodeapi.config_plugins import PLUGINS
 from nodeapi.node import ApiLimits
@@ -101,15 +101,24 @@ SINGLE = [
      "Gateway: blocks an upstream's head may lag the best upstream's and still serve "
      "reads (default 3)."),
     ("checkpoint-interval", "1000", parse_int(0),
-     "Blocks between checkpoints of the node state, written in the background and at a "
-     "clean stop so a start replays only the blocks after the newest; 0 = only at a "
-     "clean stop (default 1000)."),
+     "Blocks between checkpoints of the node state while in sync, written in the "
+     "background and at a clean stop so a start replays only the blocks after the "
+     "newest; while catching up (blocks over a minute old) one per minute of work "
+     "instead; 0 = only at a clean stop (default 1000)."),
     ("api-access", "", parse_text,
      "JSON file of api-access permissions (default: none, anonymous default access)."),
     ("api-node-info", "", parse_text, "Free text returned by login_api get_info."),
     ("max-message-size", "4194304", parse_int(1024),
      "Largest RPC request or WebSocket message in bytes, also from followed nodes "
      "(default 4194304)."),
+    ("p2p-endpoint", "", parse_p2p_endpoint,
+     "host:port (IPv4) where graphene's peer protocol listens, so bitshares-core nodes "
+     "(and nodeapi nodes) sync from this node over P2P (default: none)."),
+    ("p2p-connect-to-new-peers", "true", parse_bool,
+     "Dial the P2P peers heard of from other peers (kept in <data-dir>/p2p/peers.json) "
+     "while fewer than 20 are connected, as bitshares-core does (default true)."),
+    ("p2p-max-connections", "200", parse_int(1),
+     "Peers of graphene's peer protocol at once; more are rejected (default 200)."),
     ("max-calls-in-flight", "100", parse_int(1),
      "RPC calls a connection may have unanswered (default 100)."),
     ("ws-auto-ping-interval", "30", parse_seconds,
@@ -189,6 +198,10 @@ FLAGS = [
     ("replay-blockchain",
      "Rebuild the state from the whole block log, ignoring the checkpoints (bitshares-core's "
      "option)."),
+    ("force-validate",
+     "Verify the transactions' signatures in blocks from followed nodes too (by default "
+     "they are skipped, as on a bitshares-core node that does not produce: the witness "
+     "signature and the chain's rules are always checked)."),
 ] + [(option.name, option.help)
      for plugin in PLUGINS for option in plugin.options if option.kind == interface.FLAG]
 #: Repeatable options: (name, coercer returning a list, help).
@@ -199,8 +212,12 @@ MULTI = [
      "follows one healthy upstream) is forwarded to them; no chain of this node's own "
      "(default: off)."),
     ("seed-node", parse_seed_node,
-     "[user:password@]host:port, [IPv6]:port or ws://[user:password@]host:port/path of a "
-     "node to follow (repeatable)."),
+     "host:port of a node to sync from over graphene's peer protocol (P2P, as bitshares-core "
+     "means it), or ws://[user:password@]host:port/path (or user:password@host:port) of a "
+     "node to follow over its RPC WebSocket (repeatable)."),
+    ("seed-nodes", parse_seed_nodes,
+     "JSON list of seed nodes in bitshares-core's form, '[\"host:port\", ...]' (same "
+     "meaning as seed-node for each)."),
 ] + [(option.name, option.parse, option.help)
      for plugin in PLUGINS for option in plugin.options if option.kind == interface.MULTI]
 #: bitshares-core options (libraries/app/application.cpp, the plugins,
@@ -208,11 +225,11 @@ MULTI = [
 #: them (a bitshares config.ini loads); each gives one warning and is ignored.
 REFERENCE_ONLY = frozenset("""
     checkpoint dbg-init-key debug-private-key enable-p2p-network enable-standby-votes-tracking
-    force-validate genesis-timestamp io-threads ignore-api-helper-indexes-warning
+    genesis-timestamp io-threads ignore-api-helper-indexes-warning
     p2p-accept-incoming-connections p2p-advertise-peer-algorithm p2p-advertise-peer-endpoint
-    p2p-connect-to-new-peers p2p-endpoint p2p-exclude-peer-endpoint p2p-inbound-endpoint
+    p2p-exclude-peer-endpoint p2p-inbound-endpoint
     proxy-forwarded-for-header required-participation resync-blockchain
-    revalidate-blockchain rpc-tls-endpoint seed-nodes server-pem server-pem-password
+    revalidate-blockchain rpc-tls-endpoint server-pem server-pem-password
     private-key-file trusted-node
     es-objects-keep-only-current
     snapshot-at-block snapshot-at-time snapshot-to

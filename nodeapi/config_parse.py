@@ -10,6 +10,7 @@ options (``seed-node``, ``plugins``) and docs/wire-contract.rst section 6
 (endpoints).
 """
 
+import json
 import re
 
 from twisted.internet.endpoints import serverFromString
@@ -131,6 +132,37 @@ def parse_chain_id(text) -> str:
     if text and (len(text) != 64 or any(c not in "0123456789abcdef" for c in text)):
         raise ValueError(f"expected a chain id of 64 hex digits, got {text!r}")
     return text
+
+
+def parse_seed_nodes(text) -> list:
+    """A ``--seed-nodes`` value in bitshares-core's form, a JSON list of
+    addresses (``'["host:port", ...]'``) -> their
+    :class:`~nodeapi.protocol.node_address.NodeAddress` values (each as
+    :func:`parse_seed_node` reads it); raises ``ValueError``."""
+    text = parse_text(text)
+    try:
+        items = json.loads(text)
+    except ValueError:
+        raise ValueError(f"expected a JSON list of \"host:port\" strings, got {text!r}") from None
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise ValueError(f"expected a JSON list of \"host:port\" strings, got {text!r}")
+    return [address for item in items for address in parse_seed_node(item)]
+
+
+def parse_p2p_endpoint(text) -> str:
+    """``--p2p-endpoint``: ``host:port`` (IPv4 host, or empty for every
+    interface) of graphene's peer protocol listener, or empty (none);
+    raises ``ValueError``."""
+    text = parse_text(text).strip()
+    if not text:
+        return ""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected host:port, got {text!r}")
+    if host and not all(p.isdigit() and int(p) < 256 for p in host.split(".")) \
+            or host and len(host.split(".")) != 4:
+        raise ValueError(f"the P2P endpoint's host must be an IPv4 address, got {host!r}")
+    return f"{host or '0.0.0.0'}:{int(port)}"
 
 
 def parse_fork_url(text):

@@ -8,7 +8,12 @@ request, with its style inline and no script or external asset (it works
 offline and behind a strict Content-Security-Policy); it reloads itself
 every :data:`REFRESH` seconds (``<meta http-equiv="refresh">``).  Each
 figure sits in an element whose ``id`` is the figure's name (``head_block_num``,
-``searchdb_lag_blocks``, ...), so scripts and tests can read it.
+``searchdb_lag_blocks``, ...), so scripts and tests can read it.  Sections:
+the node's identity and resources (version, chain id, mode, plugins,
+uptime, resident memory, free space under the data dir), the chain, the
+last checkpoint, the upstreams or followed peers, the search database, RPC
+(connections, connected followers, calls, latency) and the recent warnings
+and errors of the log.
 
 ``/healthz`` answers HTTP 200 with the figures and ``"ok": true`` while the
 node is in sync, 503 with ``"ok": false`` and ``"problems"`` otherwise
@@ -42,6 +47,60 @@ def _rows(rows) -> str:
                    for label, name, value in rows)
 
 
+def _size(count) -> str:
+    """Bytes as ``12.3 MiB`` (binary units), None as None."""
+    if count is None:
+        return None
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+
+
+def _duration(seconds) -> str:
+    """Seconds as ``3d 4h 5m 6s`` (the larger units only when non-zero)."""
+    if seconds is None:
+        return None
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "m")]
+    shown = [f"{n}{u}" for i, (n, u) in enumerate(parts) if n or any(p[0] for p in parts[:i])]
+    return " ".join(shown + [f"{secs}s"])
+
+
+def _node_section(node: dict) -> tuple:
+    """The identity and resources of the process, and its recent warnings
+    and errors: two lists of HTML parts."""
+    rows = [("Version", "node_version", node["version"]),
+            ("Chain id", "node_chain_id", node["chain_id"]),
+            ("Mode", "node_mode", node["mode"]),
+            ("Plugins", "node_plugins", " ".join(node["plugins"]) or None),
+            ("Uptime", "node_uptime", _duration(node["uptime"])),
+            ("Resident memory", "node_rss", _size(node["rss_bytes"])),
+            ("Data dir", "node_data_dir", node["data_dir"]),
+            ("Free under the data dir", "node_data_dir_free",
+             _size(node["data_dir_free_bytes"]))]
+    counts = node.get("error_counts") or {}
+    rows.append(("Warnings / errors since start", "node_error_counts",
+                 f"{counts.get('warn', 0)} / "
+                 f"{counts.get('error', 0) + counts.get('critical', 0)}"))
+    identity = ["<h2>Node</h2><table>", _rows(rows), "</table>"]
+    errors = node["errors"]
+    parts = ["<h2>Recent warnings and errors</h2>"]
+    if not errors:
+        parts.append('<p id="errors_none">None since start.</p>')
+    else:
+        parts.append("<table><tr><th>Time (UTC)</th><th>Level</th><th>Message</th></tr>")
+        for i, entry in enumerate(errors):
+            parts.append("<tr>" + "".join(_cell(f"error{i}_{key}", entry[key])
+                                          for key in ("time", "level", "text")) + "</tr>")
+        parts.append("</table>")
+    return identity, parts
+
+
 def render_status(report: dict) -> str:
     """The HTML page of a :func:`~nodeapi.metrics_health.health` report."""
     r = report
@@ -62,8 +121,15 @@ def render_status(report: dict) -> str:
     parts = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\">",
              f'<meta http-equiv="refresh" content="{REFRESH}">',
              "<title>nodeapi status</title>", f"<style>{_STYLE}</style></head><body>",
-             "<h1>nodeapi status</h1>", state, "<h2>Chain</h2><table>", _rows(chain),
-             "</table>"]
+             "<h1>nodeapi status</h1>", state]
+    identity, errors = _node_section(r["node"]) if r.get("node") is not None else ([], [])
+    parts += identity
+    parts += ["<h2>Chain</h2><table>", _rows(chain), "</table>"]
+    checkpoint = r.get("checkpoint")
+    if checkpoint is not None:
+        parts += ["<h2>Last checkpoint</h2><table>", _rows([
+            ("Block", "checkpoint_block_num", checkpoint["block_num"]),
+            ("Written (s ago)", "checkpoint_age", checkpoint["age"])]), "</table>"]
     if r["upstream"] is not None:
         up = r["upstream"]
         parts += ["<h2>Upstream</h2><table>", _rows([
@@ -80,26 +146,38 @@ def render_status(report: dict) -> str:
                     + "</tr>")
             parts.append("</table>")
     if r["peers"]:
-        parts.append("<h2>Peers</h2><table><tr><th>Address</th><th>State</th>"
-                     "<th>Head block</th><th>Ahead by</th></tr>")
+        parts.append("<h2>Followed peers</h2><table><tr><th>Address</th><th>State</th>"
+                     "<th>Head block</th><th>Ahead by</th><th>Reconnections</th></tr>")
         for i, peer in enumerate(r["peers"]):
-            parts.append("<tr>" + "".join(_cell(f"peer{i}_{key}", peer[key]) for key in (
-                "addr", "state", "head_block_num", "lag")) + "</tr>")
+            parts.append("<tr>" + "".join(_cell(f"peer{i}_{key}", peer.get(key)) for key in (
+                "addr", "state", "head_block_num", "lag", "reconnects")) + "</tr>")
         parts.append("</table>")
     if r["searchdb"] is not None:
         db = r["searchdb"]
         parts += ["<h2>Search database</h2><table>", _rows([
             ("Lag (blocks)", "searchdb_lag_blocks", db["lag_blocks"]),
             ("Queued documents", "searchdb_queue", db["queue"]),
+            ("Spooled to disk", "searchdb_spooled", _size(db.get("spooled_bytes"))),
             ("Documents shipped", "searchdb_shipped", db["shipped"]),
             ("Documents refused", "searchdb_failed", db["failed"])]), "</table>"]
     if r["rpc"] is not None:
         rpc = r["rpc"]
+        latency = rpc.get("latency") or {}
         parts += ["<h2>RPC</h2><table>", _rows([
+            ("TCP connections (HTTP and WebSocket)", "rpc_tcp_connections",
+             rpc.get("tcp_connections")),
             ("WebSocket connections", "rpc_connections", rpc["connections"]),
+            ("of them logged in as a user", "rpc_logged_in", rpc.get("logged_in")),
+            ("Connected followers (block-applied callbacks)", "rpc_block_subscribers",
+             rpc.get("block_subscribers")),
             ("Calls per second (last minute)", "rpc_calls_per_second",
              rpc["calls_per_second"]),
-            ("Calls since start", "rpc_calls_total", rpc["calls_total"])]), "</table>"]
+            ("Calls since start", "rpc_calls_total", rpc["calls_total"]),
+            (f"Latency median (ms, last {latency.get('calls', 0)} calls)", "rpc_latency_p50",
+             latency.get("p50_ms")),
+            ("Latency 99th percentile (ms)", "rpc_latency_p99", latency.get("p99_ms")),
+            ("Latency max (ms)", "rpc_latency_max", latency.get("max_ms"))]), "</table>"]
+    parts += errors
     parts.append(f"<p>Reloads every {REFRESH} s. JSON: <a href=\"healthz\">/healthz</a>, "
                  "Prometheus: <a href=\"metrics\">/metrics</a>.</p></body></html>")
     return "".join(parts)

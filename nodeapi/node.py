@@ -110,6 +110,9 @@ class Node:
     :ivar gateway: with ``--upstream``, the
         :class:`~nodeapi.gateway.apis.Gateway` the forwarded sets use, or
         None.
+    :ivar block_subscribers: WebSocket sessions with a block-applied
+        callback (``set_block_applied_callback``) now: following nodes and
+        wallets.
     """
 
     chain: Any
@@ -127,6 +130,7 @@ class Node:
     output_dir: Optional[str] = None
     api_answers: ApiAnswers = attr.Factory(ApiAnswers)
     gateway: Optional[Any] = None
+    block_subscribers: int = 0
 
     def account_history(self):
         """The :class:`~nodeapi.applied.IAccountHistory` the history API

@@ -137,17 +137,27 @@ def makeService(options, reactor=None):
         raise SystemExit(f"nodeapi: {exc}") from None
 
 
-def _log_version() -> None:
-    """The first line of the log: what runs (nodeapi, Twisted and Python
-    versions)."""
+def _identity(mode: str, chain_id: str, plugins) -> dict:
+    """What the metrics' ``nodeapi_build_info`` and the status page say
+    this process is: ``{"version", "python", "twisted", "chain_id",
+    "mode", "plugins"}``."""
     import platform
 
     import twisted
 
     from nodeapi import __version__
 
-    log.info("nodeapi {version} (Twisted {twisted}, Python {python})", version=__version__,
-             twisted=twisted.__version__, python=platform.python_version())
+    return {"version": __version__, "python": platform.python_version(),
+            "twisted": twisted.__version__, "chain_id": chain_id, "mode": mode,
+            "plugins": list(plugins)}
+
+
+def _log_version() -> None:
+    """The first line of the log: what runs (nodeapi, Twisted and Python
+    versions, as :func:`_identity` gives them)."""
+    ident = _identity("", "", ())
+    log.info("nodeapi {version} (Twisted {twisted}, Python {python})",
+             version=ident["version"], twisted=ident["twisted"], python=ident["python"])
 
 
 def _make_service(options, reactor):
@@ -156,7 +166,7 @@ def _make_service(options, reactor):
     from nodeapi.checkpoints import CheckpointService
     from nodeapi.metrics import Metrics
     from nodeapi.node import Node
-    from nodeapi.peers.service import PeerService
+    from nodeapi.peers.service import PeerService, split_seed_nodes
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.service import NodeService
 
@@ -188,14 +198,25 @@ def _make_service(options, reactor):
     chain = Chain(options.genesis, block_log, clock=reactor,
                   statistics_type=options["account-statistics-type"])
     plugins, services = _build_plugins(options, chain, data_dir, reactor)
-    peers = PeerService(chain, seed_nodes=options["seed-node"], reactor=reactor,
-                        max_message_size=options["max-message-size"])
-    metrics = Metrics(chain, services.get("witness"), services.get("searchdb"), peers=peers,
-                      clock=reactor, health_limits=options.health_limits())
-    chain.add_consumer(metrics)
+    rpc_seeds, p2p_seeds = split_seed_nodes(options["seed-node"] + options["seed-nodes"])
+    # a producing node verifies every signature, as bitshares-core's
+    # (application.cpp handle_block: _is_block_producer || _force_validate)
+    peers = PeerService(chain, seed_nodes=rpc_seeds, reactor=reactor,
+                        max_message_size=options["max-message-size"],
+                        p2p_endpoint=options["p2p-endpoint"] or None, p2p_seeds=p2p_seeds,
+                        node_key_path=os.path.join(data_dir, "p2p", "node_key"),
+                        peer_db_path=os.path.join(data_dir, "p2p", "peers.json"),
+                        p2p_connect_to_new_peers=options["p2p-connect-to-new-peers"],
+                        p2p_max_connections=options["p2p-max-connections"],
+                        force_validate=options["force-validate"] or "witness" in services)
     checkpoints = CheckpointService(
         chain, os.path.join(data_dir, "checkpoints"), options["checkpoint-interval"], reactor,
         replay_blockchain=options["replay-blockchain"])
+    metrics = Metrics(chain, services.get("witness"), services.get("searchdb"), peers=peers,
+                      clock=reactor, health_limits=options.health_limits(),
+                      checkpoints=checkpoints, data_dir=data_dir,
+                      identity=_identity("node", chain.chain_id, options["plugins"]))
+    chain.add_consumer(metrics)
     chain.add_consumer(checkpoints)  # last: it sees a block after every plugin
     devnet = _make_devnet(options, reactor, chain, lambda: top) if options["devnet"] else None
     node = Node(chain=chain, plugins=plugins, limits=options.api_limits(),
@@ -330,7 +351,9 @@ def _make_gateway(options, reactor, data_dir, access, notifier=None):
         max_message_size=max(options["max-message-size"], UPSTREAM_MESSAGE_SIZE)))
     metrics = Metrics(None, None, searchdb, clock=reactor,
                       upstream=follower if follower is not None else PoolHead(pool),
-                      health_limits=options.health_limits())
+                      health_limits=options.health_limits(), data_dir=data_dir,
+                      identity=_identity("gateway", options["upstream-chain-id"] or "",
+                                         options["plugins"]))
     metrics.registry.register(GatewayCollector(gateway))
     node = Node(chain=None, plugins={"searchdb": searchdb.history} if searchdb else {},
                 limits=options.api_limits(), api_node_info=options["api-node-info"],
@@ -395,14 +418,16 @@ def _attach_ports(options, reactor, attach, node, access, metrics, registry=None
     attach("rpc", ListeningService(serverFromString(reactor, options["rpc-endpoint"]), site,
                                    options["rpc-endpoint"], "RPC (WebSocket and HTTP)",
                                    going_away=site.ws_factory.going_away))
+    from twisted.logger import globalLogPublisher
+
     if options["metrics-endpoint"]:
         attach("metrics", ListeningService(
-            serverFromString(reactor, options["metrics-endpoint"]), metrics.site(),
+            serverFromString(reactor, options["metrics-endpoint"]), metrics.site(reactor),
             options["metrics-endpoint"], "Metrics, /status and /healthz", serve_early=True))
+        # the status page's recent warnings and errors (bounded)
+        globalLogPublisher.addObserver(metrics.recent_errors)
     logging = getattr(options, "logging", None)
     if logging is not None:
-        from twisted.logger import globalLogPublisher
-
         problems: list = []
         for observer in logging.observers(problems):
             globalLogPublisher.addObserver(observer)

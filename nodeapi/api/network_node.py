@@ -37,7 +37,11 @@ class NetworkNodeApi(ApiSet):
         (:meth:`nodeapi.peers.service.PeerService.info`; ``blocks_applied``
         counts every block the chain applied since start: produced, pushed,
         replayed).  ``listening_on`` is the RPC endpoint, where other nodes
-        follow this one; the two keys are ``node.node_identity``.  Without a
+        follow this one; the two keys are ``node.node_identity``.  With a
+        P2P node (``--p2p-endpoint`` or a P2P seed) ``listening_on`` is its
+        P2P endpoint, the keys are its node key, and
+        ``p2p_connection_count`` counts the P2P peers (also in
+        ``connection_count``).  Without a
         peer network nothing counts blocks, so both counters are null there
         rather than a wrong 0."""
         peers = self.node.peers
@@ -56,7 +60,9 @@ class NetworkNodeApi(ApiSet):
     def add_node(self, endpoint):
         """Follow the node at ``"host:port"`` (``"[v6]:port"``,
         ``"user:password@host:port"`` to log in at connect, or a ``ws://``
-        URL: :mod:`nodeapi.protocol.node_address`).  Answers null once
+        URL: :mod:`nodeapi.protocol.node_address`); on a node with a P2P
+        node a plain ``"host:port"`` is dialled over graphene's peer
+        protocol, as bitshares-core does.  Answers null once
         connected; fails with ``InvalidPeerAddress`` if the address is
         malformed, ``PeerUnreachable`` if the first attempt fails
         (reconnects continue in the background)."""
@@ -66,15 +72,21 @@ class NetworkNodeApi(ApiSet):
 
     @api_function
     def get_connected_peers(self):
-        """Connected peers: ``[{addr, state, head_block_num, head_block_id,
-        last_seen, bad_reason}]`` ([] without a peer network)."""
+        """Connected peers: followed nodes ``[{addr, state, head_block_num,
+        head_block_id, last_seen, bad_reason}]``, then active P2P peers as
+        graphene's ``peer_status`` ``{version, host, info}`` (``info``:
+        addr, direction, state, conntime, bytessent, bytesrecv,
+        user_agent, core_protocol_version, node_id, platform,
+        current_head_block_number, syncing, on_fork); [] without a peer
+        network."""
         peers = self.node.peers
         return peers.connected_peers() if peers is not None else []
 
     @api_function
     def get_potential_peers(self):
-        """Every known peer in any state, same shape ([] without a peer
-        network)."""
+        """Every followed node in any state, same shape, then the P2P
+        peers heard of in ``address`` messages ``{endpoint, node_id,
+        last_seen_time}`` ([] without a peer network)."""
         peers = self.node.peers
         return peers.potential_peers() if peers is not None else []
 

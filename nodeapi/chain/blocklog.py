@@ -13,7 +13,14 @@ payload`` record per block, block k in record k).
 
 Each :meth:`BlockLog.append` is a single ``write(2)`` of the whole record
 followed by ``fdatasync(2)`` (``fsync`` where unavailable) on the file: the
-block is on disk when ``append`` returns.
+block is on disk when ``append`` returns - except inside
+:meth:`BlockLog.batched`, where one ``fdatasync`` at its end covers every
+block appended in it (a follower applying a slice of blocks it can fetch
+again: a power cut loses at most that slice, which the torn-tail recovery
+cuts and the peer serves again; a checkpoint naming a block the log lost is
+not used, :mod:`nodeapi.checkpoints`).  bitshares-core does not sync its
+block file per block at all (block_database.cpp ``store`` flushes the
+stream).
 
 Recovery on :meth:`BlockLog.open` (the file is checked once through mmap;
 crc32 runs at memory speed; with a valid offset index file,
@@ -32,6 +39,7 @@ are walked):
   blocks.
 """
 
+import contextlib
 import fcntl
 import mmap
 import os
@@ -91,6 +99,8 @@ class BlockLog:
         self._ends = array("Q")
         self._crc = 0  # zlib.crc32 of the file up to _ends[-1] (the index file keeps it)
         self._indexed_count = 0  # entries of _ends the index file on disk holds
+        self._batching = False  # inside batched(): appends are synced at its end
+        self._unsynced = False  # a batched append not yet synced
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -258,6 +268,31 @@ class BlockLog:
             raise BlockLogError(f"Block log {self.path} is not open")
         return self._fd
 
+    @contextlib.contextmanager
+    def batched(self):
+        """A context in which :meth:`append` does not sync each block: one
+        ``fdatasync`` when it ends (normally or by an exception) covers the
+        blocks appended in it (module docstring).  Not re-entrant: a nested
+        use raises :class:`BlockLogError`.  The caller must not hand the
+        reactor control inside it (other appends would wait for its sync).
+
+        :raises BlockLogError: the final sync failed (the blocks are
+            written but may not be on disk)."""
+        if self._batching:
+            raise BlockLogError(f"Block log {self.path}: batched() is not re-entrant")
+        self._batching = True
+        try:
+            yield self
+        finally:
+            self._batching = False
+            if self._unsynced:
+                self._unsynced = False
+                fd = self._require_open()
+                try:
+                    _sync(fd)
+                except OSError as exc:
+                    raise BlockLogError(f"Cannot sync {self.path}: {exc.strerror}") from None
+
     def append(self, block: dict) -> int:
         """Append ``block`` (wire JSON) as block ``head_num + 1`` and fsync;
         returns its number.  Raises ValueError when ``block["previous"]``
@@ -277,7 +312,10 @@ class BlockLog:
                 written = os.write(fd, view)
                 view = view[written:]
             if self.sync:
-                _sync(fd)
+                if self._batching:
+                    self._unsynced = True
+                else:
+                    _sync(fd)
         except OSError as exc:
             # Leave no partial record behind: the next append would follow it.
             try:

@@ -33,7 +33,9 @@ Results of a peer's block: graphene's ``_apply_block`` calls
 the results a block carries are covered by the merkle root and the witness
 signature but never compared with what applying produced.  This chain does
 the same (a block graphene accepts is accepted here) and, where they
-differ, logs a warning (``block_results_differ``).  Each side keeps its own
+differ, logs a warning (``block_results_differ``) - but not for a
+transaction that states no results: bitshares-core (since 6.0) clears them
+in the blocks it makes (db_block.cpp ``_generate_block``).  Each side keeps its own
 version consistently: the block (block log, ``get_block``, ``get_blocks``,
 ``get_transaction``) is stored exactly as signed, while the applied
 operations consumers see (:class:`~nodeapi.applied.AppliedOperation`
@@ -147,7 +149,10 @@ class BlockApplier:
         applying produced."""
         prefix = self.prefix
         stated = trx.get("operation_results", [])
-        if stated == results:
+        if stated == results or not stated:
+            # none stated: bitshares-core clears them when it makes a block
+            # (db_block.cpp _generate_block, "to save disk space and network
+            # bandwidth", since 6.0), so its blocks carry none
             return
         try:
             same = (serialize_processed_transaction(trx, prefix)

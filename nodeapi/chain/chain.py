@@ -358,19 +358,29 @@ class Chain:
             self._restore_pending([p for p in pending if p[2] not in kept])
         return block
 
-    def push_block(self, block: dict, now: float | None = None) -> AppliedBlock:
+    def push_block(self, block: dict, now: float | None = None, *,
+                   check_signatures: bool = True) -> AppliedBlock:
         """Validate a block from a peer
         (:meth:`~nodeapi.chain.blocks.BlockApplier.check_pushed`: form,
         limits against ``now``, the local wall-clock seconds, default
-        :meth:`wall_time`; link, slot, witness, signature, merkle root) and
-        apply it, raising what that raises, or :class:`InvalidBlock` /
-        the failing transaction's ChainError.  The ``operation_results`` in
-        the block are not compared with what applying produces, as in
-        graphene (:mod:`nodeapi.chain.blocks`)."""
+        :meth:`wall_time`; link, slot, witness, the witness signature,
+        merkle root) and apply it, raising what that raises, or
+        :class:`InvalidBlock` / the failing transaction's ChainError.
+
+        ``check_signatures=False`` is graphene's
+        ``skip_transaction_signatures`` (libraries/app/application.cpp
+        ``handle_block`` on a node that neither produces nor runs with
+        ``--force-validate``; db_block.cpp ``_apply_transaction``): the
+        transactions' signers are not recovered and their authorities not
+        verified; the witness signature, TaPoS, expiration, duplicates,
+        sizes and every operation's rules are checked all the same.  The
+        ``operation_results`` in the block are not compared with what
+        applying produces, as in graphene (:mod:`nodeapi.chain.blocks`)."""
         checked = self.blocks.check_pushed(block, self.wall_time() if now is None else now)
         pending = self._take_pending()
         try:
-            applied = self._apply_block(block, check_sigs=True, replay=False, checked=checked)
+            applied = self._apply_block(block, check_sigs=check_signatures, replay=False,
+                                        checked=checked)
         finally:
             self._restore_pending(pending)
         return applied
@@ -406,6 +416,16 @@ class Chain:
         if kind == "2.9":
             return self._numbering.next_ath
         return self.state.next_instance_of(kind, outermost=not with_pending)
+
+    def block_summary(self, instance: int) -> dict | None:
+        """The block summary object ``2.8.<instance>`` as graphene keeps it
+        (block_summary_object.hpp; db_genesis.cpp makes 2.8.0..2.8.65536,
+        db_block.cpp ``create_block_summary`` sets 2.8.(num & 0xFFFF) to
+        each block's id): ``{"id", "block_id"}``, the block id all zeros
+        for a slot no block filled yet; None beyond 2.8.65536."""
+        if not 0 <= instance <= 0x10000:
+            return None
+        return {"id": f"2.8.{instance}", "block_id": self._summary.get(instance, "0" * 40)}
 
     def recent_transaction_expiration(self, trx_id: str) -> int | None:
         """The expiration (seconds) of transaction ``trx_id`` if a block

@@ -45,9 +45,12 @@ from nodeapi.files import open_regular
 #: 4: virtual operations are numbered after the operation that raised them,
 #: nodeapi.chain.numbering, so the 1.11 and 2.9 ids of a replay differ;
 #: 5: chain objects keep their times as integer seconds,
-#: nodeapi.protocol.wire ``TIME_FIELDS``);
+#: nodeapi.protocol.wire ``TIME_FIELDS``; 6: the genesis and block 1 make
+#: bitshares-core's objects (the committee account's balance 2.5.0, the
+#: first maintenance at block 1, maintenance_flag, asset options as
+#: integers), so a replay's ids and fields differ);
 #: a checkpoint of another format is skipped (a full replay).
-FORMAT = 5
+FORMAT = 6
 MAGIC = "nodeapi-checkpoint"
 SUFFIX = ".ckpt"
 _NAME = re.compile(r"^checkpoint-(\d{10})\.ckpt$")

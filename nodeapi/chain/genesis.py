@@ -1,11 +1,16 @@
 """Loading a graphene genesis file and creating the initial objects.
 
-Reference: bitshares-core libraries/chain/db_init.cpp ``database::init_genesis``
-(special accounts 1.2.0-1.2.5, then the genesis accounts in file order, the
-core asset 1.3.0 with dynamic data 2.3.0, global properties 2.0.0, dynamic
-global properties 2.1.0, chain properties 2.11.0, committee members 1.5.N,
-the null witness 1.6.0 and the witness candidates 1.6.1.., the genesis balance
-objects 1.15.N).
+Reference: bitshares-core libraries/chain/db_genesis.cpp ``database::init_genesis``
+(the committee account's core balance 2.5.0, holding the whole
+``GRAPHENE_MAX_SHARE_SUPPLY`` until the genesis balances take it: then 0,
+changed since the last maintenance; special accounts 1.2.0-1.2.5, then the
+genesis accounts in file order, the core asset 1.3.0 with dynamic data
+2.3.0, global properties 2.0.0 (no active committee members until the first
+maintenance), dynamic global properties 2.1.0 (``next_maintenance_time``
+the epoch, so block 1 runs a maintenance), chain properties 2.11.0,
+committee members 1.5.N, the null witness 1.6.0 and the witness candidates
+1.6.1.., the genesis balance objects 1.15.N, the witness schedule 2.12.0 and
+the three FBA accumulators 2.16.0-2.16.2 of the stealth operations).
 """
 
 import copy
@@ -15,17 +20,19 @@ import os
 
 import attr
 
+from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.state import ObjectStore
 from nodeapi.files import GENESIS_LIMIT, read_bounded
 from nodeapi.protocol.config import (
-    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, MAX_TIME,
-    NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
+    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY,
+    MAX_TIME, NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
 from nodeapi.protocol.times import parse_time
 
 DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
 ALL_SLOTS_FILLED = (1 << 128) - 1
-#: db_init.cpp gives these special accounts authorities of threshold 0.
-_ZERO_THRESHOLD = frozenset((RELAXED_COMMITTEE_ACCOUNT, TEMP_ACCOUNT))
+#: db_genesis.cpp gives only the temp account authorities of threshold 0
+#: (the relaxed committee account's are 1, as the others').
+_ZERO_THRESHOLD = frozenset((TEMP_ACCOUNT,))
 #: Types (in space 2) the account statistics objects may be numbered with:
 #: 7 is the specification's (docs/wire-contract.rst section 7), the default;
 #: 6 is graphene's ``impl_account_statistics_object_type``, the only one
@@ -35,8 +42,15 @@ _ZERO_THRESHOLD = frozenset((RELAXED_COMMITTEE_ACCOUNT, TEMP_ACCOUNT))
 STATISTICS_TYPES = (7, 6)
 DEFAULT_STATISTICS_TYPE = 7
 #: the blockchain accounts whose fees all go to their lifetime referrer
+#: and whose registrar, referrer and lifetime referrer are the null account
 #: (db_genesis.cpp ``init_account_data_as_null``: null-account, proxy-to-self)
 _NULL_LIKE = (NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT)
+#: GRAPHENE_FBA_STEALTH_DESIGNATED_ASSET of bitshares-core's mainnet build
+#: (config.hpp): the asset of the three FBA accumulators 2.16.N
+FBA_STEALTH_DESIGNATED_ASSET = "1.3.743"
+#: the FBA accumulators (fba_object.hpp ``fba_accumulator_id_transfer_to_blind``,
+#: ``_blind_transfer``, ``_transfer_from_blind``)
+FBA_ACCUMULATORS = 3
 
 
 @attr.s(frozen=True, auto_attribs=True)
@@ -176,6 +190,11 @@ def init_genesis(genesis: Genesis,
     g = genesis.data
     t0 = genesis.initial_timestamp
     null_key = genesis.address_prefix + "1111111111111111111111111111111114T1Anm"
+    # db_genesis.cpp "Create blockchain accounts": first the committee
+    # account's core balance, the whole supply (its statistics' core_in_balance
+    # says so until the first maintenance)
+    state.create("2.5", {"owner": COMMITTEE_ACCOUNT, "asset_type": "1.3.0",
+                         "balance": MAX_SHARE_SUPPLY, "maintenance_flag": False})
     for name, aid in SPECIAL_ACCOUNTS:
         threshold = 0 if aid in _ZERO_THRESHOLD else 1
         network = 0 if aid in _NULL_LIKE else DEFAULT_NETWORK_PERCENT_OF_FEE
@@ -184,8 +203,11 @@ def init_genesis(genesis: Genesis,
                           GRAPHENE_100_PERCENT - network)
         assert acc["id"] == aid
         acc = state.modify(acc["id"])
-        acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = acc["id"]
+        acc["registrar"] = acc["referrer"] = acc["lifetime_referrer"] = (
+            NULL_ACCOUNT if aid in _NULL_LIKE else acc["id"])
         acc["membership_expiration_date"] = MAX_TIME
+    state.modify(state.objects[COMMITTEE_ACCOUNT]["statistics"])["core_in_balance"] = (
+        MAX_SHARE_SUPPLY)
     # db_genesis.cpp "Create initial accounts": an account_create with the
     # temp account as registrar and the default referrer (the committee
     # account, whose lifetime referrer it is), then account_upgrade for a
@@ -200,15 +222,18 @@ def init_genesis(genesis: Genesis,
         registered += 1
         if spec.get("is_lifetime_member"):
             make_lifetime_member(state, acc["id"])
-    supply = sum(int(b["amount"]) for b in g["initial_balances"]
-                 if b["asset_symbol"] == genesis.core_symbol)
+    handed_out = sum(int(b["amount"]) for b in g["initial_balances"]
+                     if b["asset_symbol"] == genesis.core_symbol)
+    # db_genesis.cpp: without genesis balances the committee account keeps
+    # the whole supply
+    supply = handed_out or MAX_SHARE_SUPPLY
     state.create("1.3", {
         "symbol": genesis.core_symbol,
         "precision": 5,
         "issuer": NULL_ACCOUNT,
         "options": {
-            "max_supply": str(g["max_core_supply"]), "market_fee_percent": 0,
-            "max_market_fee": str(g["max_core_supply"]), "issuer_permissions": 0, "flags": 0,
+            "max_supply": int(g["max_core_supply"]), "market_fee_percent": 0,
+            "max_market_fee": MAX_SHARE_SUPPLY, "issuer_permissions": 0, "flags": 0,
             "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
                                    "quote": {"amount": 1, "asset_id": "1.3.0"}},
             "whitelist_authorities": [], "blacklist_authorities": [],
@@ -238,12 +263,10 @@ def init_genesis(genesis: Genesis,
                                  "total_missed": 0, "last_confirmed_block_num": 0})
         witnesses.append(w["id"])
         vote += 1
-    committee = []
     for spec in g["initial_committee_candidates"]:
         owner = state.account_by_name[spec["owner_name"]]
-        cm = state.create("1.5", {"committee_member_account": owner, "vote_id": f"0:{vote}",
-                                  "total_votes": 0, "url": ""})
-        committee.append(cm["id"])
+        state.create("1.5", {"committee_member_account": owner, "vote_id": f"0:{vote}",
+                             "total_votes": 0, "url": ""})
         vote += 1
     active_count = int(g.get("initial_active_witnesses", len(witnesses)))
     state.create("2.0", {
@@ -251,17 +274,19 @@ def init_genesis(genesis: Genesis,
         # the genesis data other chains are built from
         "parameters": copy.deepcopy(g["initial_parameters"]),
         "next_available_vote_id": vote,
-        "active_committee_members": committee,
+        # elected at the first maintenance (block 1)
+        "active_committee_members": [],
         "active_witnesses": witnesses[:active_count],
     })
-    interval = int(g["initial_parameters"]["maintenance_interval"])
     state.create("2.1", {
         "head_block_number": 0,
         "head_block_id": "0" * 40,
         "time": t0,
         "current_witness": "1.6.0",
-        "next_maintenance_time": (t0 // interval + 1) * interval,
-        "last_vote_tally_time": t0,
+        # the epoch (dynamic_global_property_object's defaults): block 1
+        # is at or after it, so it runs the first maintenance
+        "next_maintenance_time": 0,
+        "last_vote_tally_time": 0,
         "last_budget_time": 0,
         "witness_budget": 0,
         "total_pob": 0,
@@ -283,5 +308,11 @@ def init_genesis(genesis: Genesis,
         state.create("1.15", {"owner": bal["owner"],
                               "balance": {"amount": int(bal["amount"]), "asset_id": asset},
                               "last_claim_date": 0})
+    if handed_out > 0:
+        # the genesis balances take the committee account's whole supply
+        adjust_balance(state, COMMITTEE_ACCOUNT, "1.3.0", -MAX_SHARE_SUPPLY)
+    for _ in range(FBA_ACCUMULATORS):
+        state.create("2.16", {"accumulated_fba_fees": 0,
+                              "designated_asset": FBA_STEALTH_DESIGNATED_ASSET})
     state.reset_changed()
     return state

@@ -103,8 +103,14 @@ def _elect(state, space_type: str, votes: list, count: int) -> list:
 
 
 def _set_active(state, account_id: str, authority: dict | None) -> None:
+    """Modify ``account_id`` and give it the ``authority`` (None: it keeps
+    its own).  The reference modifies the account either way
+    (db_maint.cpp ``update_active_witnesses`` / ``_committee_members``:
+    ``vote_counter::finish`` leaves the authority when nobody voted), so it
+    counts as changed by the maintenance block (subscriptions, the
+    ``searchdb-objects`` documents)."""
+    acc = state.modify(account_id)
     if authority is not None:
-        acc = state.modify(account_id)
         old = dict(acc)
         acc["active"] = authority
         state.reindex(acc, old)

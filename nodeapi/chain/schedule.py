@@ -53,7 +53,7 @@ from nodeapi.chain.evaluators.withdraw_permission import update_withdraw_permiss
 from nodeapi.chain.genesis import ALL_SLOTS_FILLED
 from nodeapi.chain.maintenance import perform_chain_maintenance
 from nodeapi.chain.vesting import deposit_lazy_vesting
-from nodeapi.protocol.config import GRAPHENE_100_PERCENT, IRREVERSIBLE_THRESHOLD
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, GRAPHENE_IRREVERSIBLE_THRESHOLD
 
 MAINTENANCE_FLAG = 0x01  # dynamic_global_property_object::maintenance_flag
 RECENTLY_MISSED_INCREMENT = 4  # GRAPHENE_RECENTLY_MISSED_COUNT_INCREMENT
@@ -154,6 +154,17 @@ def _recently_missed(count: int, missed: int, block_num: int) -> int:
     return max(count - 1, 0)
 
 
+def slots_filled(filled: int, missed: int) -> int:
+    """``recent_slots_filled`` after a block that follows ``missed`` empty
+    slots (graphene db_update.cpp ``update_global_dynamic_data``:
+    ``((filled << 1) + 1) << missed`` on a 128-bit ``fc::uint128_t``).
+    The reference's ``__uint128_t`` shift by a count of 128 or more is
+    compiled (GCC, x86-64) to a shift by the count modulo 128, which is
+    what its nodes store after a long gap (block 1 of a chain produced long
+    after its genesis time), so the same here."""
+    return (((filled << 1) + 1) << (missed & 127)) & ALL_SLOTS_FILLED
+
+
 def _pay_signing_witness(state, witness_id: str, now: int) -> None:
     """graphene ``update_signing_witness`` / ``deposit_witness_pay``: the
     smaller of ``witness_pay_per_block`` and the ``witness_budget`` leaves
@@ -212,7 +223,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     filled = old["recent_slots_filled"]
     if missed or filled != _ALL_FILLED_TEXT:  # every slot filled stays so
         filled = int(filled)
-        filled = str((((filled << 1) + 1) << missed) & ALL_SLOTS_FILLED if missed < 128 else 0)
+        filled = str(slots_filled(filled, missed))
     aslot = old["current_aslot"] + missed + 1
     wit = state.modify(witness_id)
     wit["last_aslot"] = aslot
@@ -227,9 +238,9 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
     new["current_aslot"] = aslot
     new["recent_slots_filled"] = filled
     new["recently_missed_count"] = _recently_missed(old["recently_missed_count"], missed, num)
-    lib = (num - 1 if irreversible_follows_head
-           else confirmed[(GRAPHENE_100_PERCENT - IRREVERSIBLE_THRESHOLD) * len(confirmed)
-                          // GRAPHENE_100_PERCENT])
+    offset = ((GRAPHENE_100_PERCENT - GRAPHENE_IRREVERSIBLE_THRESHOLD) * len(confirmed)
+              // GRAPHENE_100_PERCENT)
+    lib = num - 1 if irreversible_follows_head else confirmed[offset]
     if lib > old["last_irreversible_block_num"]:  # it never moves back
         new["last_irreversible_block_num"] = lib
     process_tickets(state, ts)

@@ -34,7 +34,7 @@ there is one).  The store also records the ids changed since
 
 from nodeapi.chain.errors import UnknownObject
 from nodeapi.chain.indexes import index_object, order_market
-from nodeapi.protocol.asset import invert, value
+from nodeapi.protocol.asset import invert, value_key
 from nodeapi.protocol.errors import InvalidObjectId
 from nodeapi.protocol.ids import ObjectId, instance_number
 
@@ -175,7 +175,8 @@ class ObjectStore:
         orders = self.books.get(market)
         if orders is None:
             orders = [self.objects[i] for i in self.orders_by_market.get(market, ())]
-            orders.sort(key=lambda o: (value(invert(o["sell_price"])), instance_number(o["id"])))
+            orders.sort(key=lambda o: (*value_key(invert(o["sell_price"])),
+                                       instance_number(o["id"])))
             self.books[market] = orders
         return orders
 

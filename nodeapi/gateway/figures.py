@@ -9,8 +9,9 @@
   ``upstream_errors_total`` (counter, label ``kind``: ``rpc`` for an error
   answer, ``lost`` for a call lost with its connection, ``timeout`` for a
   call not answered in time, ``bad_reply`` for a message refused,
-  :mod:`nodeapi.gateway.replies`), ``upstream_breaker_trips_total``
-  (counter), ``upstream_in_flight`` (gauge), ``upstream_usable``,
+  :mod:`nodeapi.gateway.replies`), ``upstream_breaker_trips_total`` and
+  ``upstream_reconnects_total`` (counters: connections after the first),
+  ``upstream_in_flight`` (gauge), ``upstream_usable``,
   ``upstream_healthy`` and ``upstream_serving`` (gauges, 0 or 1: serving
   reads, :meth:`~nodeapi.gateway.pool.UpstreamPool.serves`),
   ``upstream_head_age_seconds``, ``upstream_head_block``,
@@ -140,6 +141,9 @@ class GatewayCollector:
                       ("lag_blocks", "Blocks the upstream's head is behind the best one"),
                       ("head_age_seconds", "Age of the upstream's head block at its check"),
                       ("last_irreversible_block", "The upstream's last irreversible block"))}
+        reconnects = CounterMetricFamily(p + "upstream_reconnects",
+                                         "Connections to an upstream after the first",
+                                         labels=["upstream"])
         trips = CounterMetricFamily(p + "upstream_breaker_trips",
                                     "Times an upstream was taken out of rotation (breaker "
                                     "open)", labels=["upstream"])
@@ -155,6 +159,7 @@ class GatewayCollector:
             errors.add_metric([u.name, "timeout"], u.timeouts)
             errors.add_metric([u.name, "bad_reply"], u.bad_replies)
             trips.add_metric([u.name], u.trips)
+            reconnects.add_metric([u.name], max(u.connections - 1, 0))
             gauges["in_flight"].add_metric([u.name], u.in_flight)
             gauges["usable"].add_metric([u.name], int(u.usable))
             gauges["healthy"].add_metric([u.name], int(u.healthy))
@@ -166,6 +171,7 @@ class GatewayCollector:
         yield latency
         yield errors
         yield trips
+        yield reconnects
         yield from gauges.values()
 
 

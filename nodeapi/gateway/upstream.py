@@ -135,7 +135,8 @@ class Upstream(service.MultiService):
         self._handlers: dict = {}
         self._alarm = Alarm(self.clock)  # the poll's sleep, cut short by a close
         self._backoff = backoffPolicy(0.5, 10.0)
-        self.retries = RetryReport(self.log, f"Upstream {address.url}", self._delay)
+        self.retries = RetryReport(self.log, f"Upstream {address.url}", self._delay,
+                                   clock=self.clock)
         # a connection attempt waits ``timeout`` at most too; the next address
         # of the name (happy eyeballs) is tried 0.1 s after the last, and a
         # refused attempt fails that soon (Twisted's default: 0.3 s)
@@ -317,8 +318,7 @@ class Upstream(service.MultiService):
             return
         was = self.logged_in and self.chain_ok  # usable until this close
         self.protocol = None
-        self.log.info("Upstream {upstream} disconnected ({code} {reason})",
-                      upstream=self.name, code=code, reason=reason or "")
+        self.retries.closed(code, reason)  # one line; a planned stop named as such
         self._set_down(was)
         self._alarm.ring()
 

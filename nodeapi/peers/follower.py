@@ -89,12 +89,10 @@ class Follower:
                 last = min(peer.head_block_num, first + batch - 1)
                 blocks = yield self._fetch(proto, first, last)
                 peer.last_seen = network.reactor.seconds()
-                for i, block in enumerate(blocks):
-                    if block is None or proto is not peer.protocol:
+                for start in range(0, len(blocks), APPLY_SLICE):
+                    if not self._apply_slice(blocks[start:start + APPLY_SLICE], proto):
                         break
-                    self._apply(block)
-                    self.progress.step(chain.head_block_num, peer.head_block_num)
-                    if i % APPLY_SLICE == APPLY_SLICE - 1:  # let the reactor serve
+                    if start + APPLY_SLICE < len(blocks):  # let the reactor serve
                         yield task.deferLater(network.reactor, 0, lambda: None)
                 if blocks and blocks[0] is not None:
                     peer.sync_failures = peer.bad_messages = 0  # a successful step
@@ -108,6 +106,21 @@ class Follower:
             peer.state = "live"
             log.info("Peer {peer} in sync at block {head}", peer=peer.address,
                      head=chain.head_block_num)
+
+    def _apply_slice(self, blocks: list, proto) -> bool:
+        """Apply ``blocks`` in order with one block log sync for all of them
+        (:meth:`~nodeapi.chain.blocklog.BlockLog.batched`: blocks the peer
+        can serve again); False when a missing block (None) or a changed
+        connection stopped it."""
+        peer = self.peer
+        chain = peer.network.chain
+        with chain.block_log.batched():
+            for block in blocks:
+                if block is None or proto is not peer.protocol:
+                    return False
+                self._apply(block)
+                self.progress.step(chain.head_block_num, peer.head_block_num)
+        return True
 
     def _apply(self, block) -> None:
         """Apply one fetched block; a block that is not even well formed

@@ -2,8 +2,10 @@
 / ``set_advanced_node_parameters``) and the reconnect delay they define.
 
 Graphene's parameters tune its binary P2P node (libraries/net/node.cpp);
-nodeapi follows over RPC, so its parameters are the sync batch size and the
-reconnect backoff.
+here they are the RPC follower's sync batch size, the reconnect backoff
+(of RPC and P2P seeds), and two of graphene's own names for the P2P node:
+``desired_number_of_connections`` (below it, peers heard of are dialled)
+and ``maximum_number_of_connections`` (more peers are rejected).
 """
 
 import math
@@ -16,14 +18,20 @@ from nodeapi.peers.errors import InvalidNodeParameter
 #: name -> default: ``sync_batch_size`` (blocks per fetch, integer
 #: 1..1000), ``reconnect_initial_delay`` / ``reconnect_max_delay`` (s),
 #: ``reconnect_factor``, ``reconnect_jitter`` (s, random extra delay up to
-#: this; 0 allowed).
+#: this; 0 allowed), ``desired_number_of_connections`` /
+#: ``maximum_number_of_connections`` (P2P peers, integers 1..100000; graphene
+#: ``GRAPHENE_NET_DEFAULT_DESIRED_CONNECTIONS`` and ``..._MAX_CONNECTIONS``).
 DEFAULT_PARAMETERS = {
     "sync_batch_size": 100,
     "reconnect_initial_delay": 1.0,
     "reconnect_max_delay": 60.0,
     "reconnect_factor": 1.5,
     "reconnect_jitter": 1.0,
+    "desired_number_of_connections": 20,
+    "maximum_number_of_connections": 200,
 }
+#: the parameters that are connection counts: integers 1..100000
+_COUNTS = ("desired_number_of_connections", "maximum_number_of_connections")
 
 
 def updated_parameters(current: dict, params) -> dict:
@@ -49,6 +57,10 @@ def updated_parameters(current: dict, params) -> dict:
         if name == "sync_batch_size":
             if value != int(value) or value > 1000:
                 raise InvalidNodeParameter("sync_batch_size must be an integer 1..1000")
+            value = int(value)
+        elif name in _COUNTS:
+            if value != int(value) or value > 100000:
+                raise InvalidNodeParameter(f"{name} must be an integer 1..100000")
             value = int(value)
         new[name] = value
     return new

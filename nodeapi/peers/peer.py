@@ -13,7 +13,8 @@ from twisted.logger import Logger
 
 from nodeapi.errors import ChainError, StorageError
 from nodeapi.peers.client import PeerRpcFactory
-from nodeapi.peers.reconnect import QuietClientService, ReportingEndpoint
+from nodeapi.peers.reconnect import (
+    GOING_AWAY, RESTART_GRACE, QuietClientService, ReportingEndpoint)
 from nodeapi.peers.errors import LoginRefused, PeerDisconnected, PeerRpcError, WrongChain
 from nodeapi.peers.follower import Follower
 
@@ -45,11 +46,16 @@ class Peer:
         one lengthens the reconnect delay (:meth:`retry_delay`).
     :ivar bad_messages: malformed messages from the peer since it last
         delivered blocks that applied; each one lengthens the delay too.
+    :ivar connections: WebSocket connections to the peer opened since
+        start (the metrics count the ones after the first as reconnects).
+    :ivar stopping_since: clock time (s) the peer closed its connection
+        with :data:`GOING_AWAY` (a planned stop or restart), until it is
+        connected again; else None.
     :ivar follower: the :class:`~nodeapi.peers.follower.Follower`.
-    :ivar scheme_given: False for a ``--seed-node`` written without
-        ``ws://``/``wss://`` (bitshares' seed-node names P2P endpoints: the
-        first failure line then says, once, that this node does not speak
-        that protocol).
+    :ivar scheme_given: False for an address written without
+        ``ws://``/``wss://`` followed over RPC (``add_node`` on a node without
+        a P2P node; bitshares' addresses name P2P endpoints: the first
+        failure line then says, once, how to use P2P instead).
     """
 
     scheme_given = True
@@ -68,6 +74,8 @@ class Peer:
         self.protocol = None
         self.sync_failures = 0
         self.bad_messages = 0
+        self.connections = 0
+        self.stopping_since = None
         self._failure_message = None
         self.follower = Follower(self)
         reactor = network.reactor
@@ -90,7 +98,9 @@ class Peer:
         ``network.retry_policy(attempt + sync_failures + bad_messages - 1)``
         (at least ``attempt``): failed syncs and malformed messages grow it
         like failed connects.  A failure waiting to be reported is logged
-        here, once, with the delay."""
+        here, once, with the delay; an unreachable peer is not within
+        :data:`RESTART_GRACE` seconds of its planned stop (a restart is
+        one line, :meth:`disconnected`)."""
         extra = max(self.sync_failures + self.bad_messages - 1, 0)
         delay = self.network.retry_policy(attempt + extra)
         if self._failure_message is not None:
@@ -99,11 +109,16 @@ class Peer:
                       failures=self.sync_failures + self.bad_messages,
                       error=self._failure_message, delay=delay)
             self._failure_message = None
-        elif self._connect_error is not None:
+        elif self._connect_error is not None and not self._restarting():
             log.warn("Peer {peer} unreachable ({error}); reconnecting in {delay:.1f} s",
                      peer=self.address, error=self._connect_error, delay=delay)
         self._connect_error = None
         return delay
+
+    def _restarting(self) -> bool:
+        """True within :data:`RESTART_GRACE` seconds of a planned stop."""
+        return (self.stopping_since is not None
+                and self.network.clock.seconds() - self.stopping_since < RESTART_GRACE)
 
     def _connect_failed(self, reason: str) -> None:
         """A connection attempt failed (:class:`ReportingEndpoint`): logged
@@ -119,9 +134,10 @@ class Peer:
         hint = ""
         if not self.scheme_given and not self._p2p_hint_given:
             self._p2p_hint_given = True  # said once; the retries' lines are short
-            hint = ("; a seed-node without ws:// is followed over its WebSocket RPC: nodeapi "
-                    "does not speak the bitshares P2P protocol (seed-node = host:port of "
-                    "witness_node's p2p-endpoint); give ws://host:port of its rpc-endpoint")
+            hint = ("; this node has no P2P node (no --p2p-endpoint, no P2P seed-node), so "
+                    "an address without ws:// is followed over its WebSocket RPC: if it is "
+                    "witness_node's p2p-endpoint, start this node with --p2p-endpoint or give "
+                    "it as --seed-node host:port; else give ws://host:port of its rpc-endpoint")
         self._failure_message = f"not a WebSocket RPC server ({reason}){hint}"
 
     def report_failure(self) -> None:
@@ -155,6 +171,7 @@ class Peer:
         another chain id is rejected) and its sync start after connect."""
         self.protocol = proto
         self.state = "syncing"
+        self.connections += 1
         self.last_seen = self.network.reactor.seconds()
         self._subscribe(proto).addErrback(self.failed, proto)
 
@@ -170,8 +187,14 @@ class Peer:
             self.protocol = None
             if self.state != "bad":
                 self.state = "disconnected"
-                log.info("Peer {peer} disconnected ({code} {reason})", peer=self.address,
-                         code=code, reason=reason or "")
+                if code == GOING_AWAY:
+                    self.stopping_since = self.network.clock.seconds()
+                    log.info("Peer {peer} is stopping ({code} going away: {reason}); "
+                             "following it again when it is back", peer=self.address,
+                             code=code, reason=reason or "no reason given")
+                else:
+                    log.info("Peer {peer} disconnected ({code} {reason})", peer=self.address,
+                             code=code, reason=reason or "")
 
     def notice(self, proto, callback_id, payload: list) -> None:
         """A ``{"method": "notice", "params": [callback_id, payload]}``
@@ -235,6 +258,7 @@ class Peer:
         dgp = yield proto.call("database", "get_dynamic_global_properties", [])
         self.head_block_num = max(self.head_block_num, int(dgp["head_block_number"]))
         self.head_block_id = dgp["head_block_id"]
+        self.stopping_since = None
         log.info("Connected to peer {peer}, head {head}", peer=self.address,
                  head=self.head_block_num)
         self.follower.sync()
@@ -289,7 +313,9 @@ class Peer:
 
     def describe(self) -> dict:
         """``{"addr", "state", "head_block_num", "head_block_id", "last_seen",
-        "bad_reason"}`` (last_seen in reactor seconds, or None)."""
+        "bad_reason", "reconnects"}`` (last_seen in reactor seconds, or None;
+        reconnects: connections opened after the first)."""
         return {"addr": self.address, "state": self.state,
                 "head_block_num": self.head_block_num, "head_block_id": self.head_block_id,
-                "last_seen": self.last_seen, "bad_reason": self.bad_reason}
+                "last_seen": self.last_seen, "bad_reason": self.bad_reason,
+                "reconnects": max(self.connections - 1, 0)}

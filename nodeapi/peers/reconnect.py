@@ -65,6 +65,15 @@ class ChoosingEndpoint:
         return HostnameEndpoint(self.reactor, address.host, address.port).connect(factory)
 
 
+#: WebSocket close code of a node that stops (RFC 6455 7.4.1 "going away";
+#: a nodeapi node sends it at a clean stop)
+GOING_AWAY = 1001
+#: seconds after another node's planned stop during which failed
+#: reconnections are not logged (a restart); past them each one is, as for
+#: any node lost without notice
+RESTART_GRACE = 300.0
+
+
 class RetryReport:
     """The retry policy of a ``ClientService`` that also logs why the last
     attempt failed, once, with the delay.
@@ -73,6 +82,12 @@ class RetryReport:
     :param what: how lines name the other node (``"Upstream ws://h:p/"``).
     :param backoff: ``backoff(n) -> seconds`` (``twisted.application.
         internet.backoffPolicy``).
+    :param clock: ``IReactorTime`` of :meth:`closed`'s grace, or None (a
+        planned stop is then not told apart).
+
+    After the other node's planned stop (:meth:`closed` with
+    :data:`GOING_AWAY`: one info line) the retries are not logged for
+    :data:`RESTART_GRACE` seconds or until a WebSocket opens again.
 
     The delay after ``attempt`` failed connections (the ``ClientService``'s
     count, which restarts at each TCP connection) is
@@ -80,8 +95,9 @@ class RetryReport:
     no WebSocket server still backs off.
     """
 
-    def __init__(self, log, what: str, backoff) -> None:
-        self.log, self.what, self.backoff = log, what, backoff
+    def __init__(self, log, what: str, backoff, clock=None) -> None:
+        self.log, self.what, self.backoff, self.clock = log, what, backoff, clock
+        self.stopping_since = None  # clock time of the other node's planned stop
         self.handshake_failures = 0  # failed WebSocket handshakes in a row
         self._handshake = None  # reasons to log with the next delay
         self._connect = None
@@ -98,10 +114,32 @@ class RetryReport:
     def opened(self) -> None:
         """A WebSocket opened: the backoff starts afresh."""
         self.handshake_failures = 0
+        self.stopping_since = None
+
+    def closed(self, code, reason) -> None:
+        """The WebSocket closed with ``code`` and ``reason``: one info line,
+        naming a planned stop (:data:`GOING_AWAY`) as such."""
+        if code == GOING_AWAY and self.clock is not None:
+            self.stopping_since = self.clock.seconds()
+            self.log.info("{what} is stopping ({code} going away: {reason}); following it "
+                          "again when it is back", what=self.what, code=code,
+                          reason=reason or "no reason given")
+        else:
+            self.log.info("{what} disconnected ({code} {reason})", what=self.what, code=code,
+                          reason=reason or "")
+
+    def restarting(self) -> bool:
+        """True within :data:`RESTART_GRACE` seconds of a planned stop."""
+        return (self.stopping_since is not None
+                and self.clock.seconds() - self.stopping_since < RESTART_GRACE)
 
     def delay(self, attempt: int) -> float:
-        """The ``ClientService`` retry policy; logs one line."""
+        """The ``ClientService`` retry policy; logs one line (none while
+        the other node restarts, :meth:`restarting`)."""
         delay = self.backoff(attempt + self.handshake_failures)
+        if self.restarting() and self._handshake is None:
+            self._connect = None
+            return delay
         if self._handshake is not None:
             self.log.error("{what} is not a WebSocket RPC server ({reason}); retrying in "
                            "{delay:.1f} s", what=self.what, reason=self._handshake, delay=delay)

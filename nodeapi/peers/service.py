@@ -32,6 +32,7 @@ from twisted.logger import Logger
 from nodeapi.peers.errors import (
     NoUpstream, PeerDisconnected, PeerRpcError, PeerUnreachable, UpstreamError)
 from nodeapi.peers.parameters import DEFAULT_PARAMETERS, reconnect_delay, updated_parameters
+from nodeapi.peers.p2p_node import DEFAULT_MAX_CONNECTIONS, P2PNode
 from nodeapi.peers.peer import Peer
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.node_address import parse_node_address
@@ -58,10 +59,31 @@ class PeerService(service.MultiService):
         :data:`~nodeapi.peers.parameters.DEFAULT_PARAMETERS`.
     :param max_message_size: the largest WebSocket message and frame payload
         (bytes, >= 1) accepted from a peer: the node's ``max-message-size``.
+    :param force_validate: verify the transactions' signatures and
+        authorities in the peers' blocks too (``--force-validate``, or a
+        node that produces blocks); by default they are skipped as
+        bitshares-core's non-producing nodes do (libraries/app/application.cpp
+        ``handle_block``: ``skip_transaction_signatures``), the witness
+        signature and the chain's rules always checked
+        (:meth:`~nodeapi.chain.chain.Chain.push_block`).
+    :param p2p_endpoint: ``"host:port"`` where graphene's peer protocol
+        listens (``--p2p-endpoint``), or None.
+    :param p2p_seeds: ``"host:port"`` P2P peers to dial (a ``--seed-node``
+        without ``ws://`` or credentials).  With either, :attr:`p2p` is a
+        :class:`~nodeapi.peers.p2p_node.P2PNode` child of this service.
+    :param node_key_path: the P2P node key's file (None: a fresh key).
+    :param peer_db_path: the P2P peer database's file (None: in memory).
+    :param p2p_connect_to_new_peers: dial the P2P peers heard of.
+    :param p2p_max_connections: P2P peers at once.
     """
 
     def __init__(self, chain, seed_nodes=(), *, reactor, clock=None, parameters=None,
-                 max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+                 max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+                 p2p_endpoint: str | None = None, p2p_seeds=(),
+                 node_key_path: str | None = None, peer_db_path: str | None = None,
+                 p2p_connect_to_new_peers: bool = True,
+                 p2p_max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                 force_validate: bool = False) -> None:
         super().__init__()
         if not (isinstance(max_message_size, int) and max_message_size >= 1):
             raise ValueError(f"max_message_size must be a positive int, "
@@ -70,7 +92,12 @@ class PeerService(service.MultiService):
         self.reactor = reactor
         self.clock = reactor if clock is None else clock
         self.max_message_size = max_message_size
-        self.parameters = dict(DEFAULT_PARAMETERS)
+        self.force_validate = bool(force_validate)
+        #: graphene's peer node (:class:`~nodeapi.peers.p2p_node.P2PNode`),
+        #: or None when this node has no P2P endpoint and no P2P seed.
+        self.p2p = None
+        self.parameters = dict(DEFAULT_PARAMETERS,
+                               maximum_number_of_connections=p2p_max_connections)
         if parameters:
             self.set_advanced_node_parameters(parameters)
         #: address (``"host:port"``) -> :class:`Peer`, every known peer.
@@ -86,6 +113,15 @@ class PeerService(service.MultiService):
         #: of those, the blocks this service fetched from peers and pushed.
         self.blocks_from_peers = 0
         chain.add_block_observer(self._count_block)
+        if p2p_endpoint or p2p_seeds:
+            self.p2p = P2PNode(self, listen=p2p_endpoint or None, seeds=p2p_seeds,
+                               node_key_path=node_key_path, peer_db_path=peer_db_path,
+                               connect_to_new_peers=p2p_connect_to_new_peers,
+                               desired_connections=self.parameters[
+                                   "desired_number_of_connections"],
+                               max_connections=self.parameters[
+                                   "maximum_number_of_connections"])
+            self.p2p.setServiceParent(self)
 
     def _count_block(self, applied) -> None:
         """Block observer of the chain: one more applied block."""
@@ -132,15 +168,32 @@ class PeerService(service.MultiService):
         """network_node ``add_node``: follow the node at ``host_port``
         (``"host:port"``, ``"[v6]:port"``, with ``"user:password@"`` to log
         in at connect, for example to be granted ``block_api``, or a
-        ``ws://`` URL).
+        ``ws://`` URL).  On a node with a P2P node (:attr:`p2p`) a plain
+        ``"host:port"`` is a P2P peer, as in bitshares-core: it is dialled
+        (and redialled) over graphene's peer protocol, and the Deferred
+        fires once the TCP connection is up.
 
         Fires with None once the WebSocket is open; fails with
         :class:`InvalidPeerAddress` or :class:`PeerUnreachable` (reconnects
         continue in the background)."""
         try:
-            peer = self._follow(parse_node_address(host_port))
+            address = parse_node_address(host_port)
         except InvalidPeerAddress:
             return defer.fail()
+        if self.p2p is not None and not address.url_given and not address.credentials:
+            # graphene's meaning: a P2P peer, dialled from now on
+            client = self.p2p.add_seed(address.address)
+            d = client.whenConnected(failAfterFailures=1)
+
+            def p2p_unreachable(failure):
+                raise PeerUnreachable(f"Cannot connect to P2P peer {address.address}: "
+                                      f"{failure.getErrorMessage()}; retrying")
+
+            d.addCallbacks(lambda _: None, p2p_unreachable)
+            out = defer.Deferred()
+            d.addBoth(lambda result: self.reactor.callLater(0, out.callback, result))
+            return out
+        peer = self._follow(address)
         d = peer.client.whenConnected(failAfterFailures=1)
 
         def opened(proto):
@@ -166,12 +219,14 @@ class PeerService(service.MultiService):
         A block at or below the head (already applied, for example from
         another peer) is skipped; raises the ChainError of push_block, which
         checks the block's time against this service's ``reactor.seconds()``
-        (a block 5 s or more in the future is
-        :class:`~nodeapi.chain.errors.BlockFromFuture`)."""
+        (a block more than 2.5 s in the future is
+        :class:`~nodeapi.chain.errors.BlockFromFuture`), and the
+        transactions' signatures only with :attr:`force_validate`."""
         num = int(block["previous"][:8], 16) + 1
         if num <= self.chain.head_block_num:
             return False
-        self.chain.push_block(block, now=self.reactor.seconds())
+        self.chain.push_block(block, now=self.reactor.seconds(),
+                              check_signatures=self.force_validate)
         self.blocks_from_peers += 1
         return True
 
@@ -196,6 +251,8 @@ class PeerService(service.MultiService):
         connected peer; fires with the number of peers that accepted it
         (refusals, for example duplicates, are logged)."""
         calls = []
+        if self.p2p is not None:
+            calls.append(defer.succeed(self.p2p.broadcast_transaction(trx)))
         for peer in self.peers.values():
             if peer.protocol is not None and peer.state in ("syncing", "live"):
                 d = peer.protocol.call("network_broadcast", "broadcast_transaction", [trx])
@@ -253,11 +310,30 @@ class PeerService(service.MultiService):
         """Connected peers: ``[{"addr", "state", "head_block_num",
         "head_block_id", "last_seen", "bad_reason"}]`` (graphene
         get_connected_peers entries carry ``addr`` and ``info``)."""
-        return [p.describe() for p in self.peers.values() if p.protocol is not None]
+        rpc = [p.describe() for p in self.peers.values() if p.protocol is not None]
+        return rpc + (self.p2p.connected_peers() if self.p2p is not None else [])
 
     def potential_peers(self) -> list:
-        """Every known peer (seed nodes, add_node), any state, same shape."""
-        return [p.describe() for p in self.peers.values()]
+        """Every known peer (seed nodes, add_node), any state, same shape;
+        then the P2P peers heard of in address messages
+        (``{"endpoint", "node_id", "last_seen_time"}``)."""
+        out = [p.describe() for p in self.peers.values()]
+        if self.p2p is not None:
+            out += list(self.p2p.potential_peers.values())
+        return out
+
+    def peer_states(self) -> list:
+        """Every followed node and every connected P2P peer in one shape,
+        for the status page and health figures: ``[{"addr", "state",
+        "head_block_num", "reconnects"}]`` (a P2P peer's state is its
+        connection state, ``handshaking``, ``active`` or ``closing``; each
+        P2P connection is its own entry, so its ``reconnects`` is 0)."""
+        out = [{key: d[key] for key in ("addr", "state", "head_block_num", "reconnects")}
+               for d in (p.describe() for p in self.peers.values())]
+        if self.p2p is not None:
+            out += [{"addr": p.address, "state": p.state, "head_block_num": p.head_block_num,
+                     "reconnects": 0} for p in self.p2p.peers.values()]
+        return out
 
     def info(self) -> dict:
         """network_node ``get_info``: ``{"connection_count", "head_block_num",
@@ -273,11 +349,17 @@ class PeerService(service.MultiService):
         replayed from the block log), ``blocks_from_peers`` those this
         service fetched from peers.  Graphene reference:
         libraries/app/api.cpp ``network_node_api::get_info``."""
-        return {"connection_count": len(self.connected_peers()),
+        info = {"connection_count": len(self.connected_peers()),
                 "head_block_num": self.chain.head_block_num,
                 "head_block_id": self.chain.head_block_id,
                 "blocks_applied": self.blocks_applied,
                 "blocks_from_peers": self.blocks_from_peers}
+        if self.p2p is not None:
+            p2p = self.p2p.info()
+            if p2p["listening_on"] is None:
+                del p2p["listening_on"]
+            info.update(p2p)
+        return info
 
     def get_advanced_node_parameters(self) -> dict:
         """The tunables (see
@@ -290,3 +372,21 @@ class PeerService(service.MultiService):
         :func:`~nodeapi.peers.parameters.updated_parameters`); nothing
         changes when any value is refused."""
         self.parameters = updated_parameters(self.parameters, params)
+        if self.p2p is not None:
+            self.p2p.desired_connections = self.parameters["desired_number_of_connections"]
+            self.p2p.max_connections = self.parameters["maximum_number_of_connections"]
+
+
+def split_seed_nodes(addresses) -> tuple:
+    """``(rpc, p2p)`` of the ``--seed-node``/``--seed-nodes`` addresses
+    (:class:`~nodeapi.protocol.node_address.NodeAddress`): a ``ws://`` URL
+    or an address with credentials is a node to follow over RPC (kept as
+    given); a plain ``host:port`` names a P2P endpoint as in bitshares-core
+    (its ``"host:port"`` text)."""
+    rpc, p2p = [], []
+    for address in addresses:
+        if address.url_given or address.credentials:
+            rpc.append(address)
+        elif address.address not in p2p:
+            p2p.append(address.address)
+    return rpc, p2p

@@ -118,7 +118,7 @@ class UpstreamService(service.MultiService):
         self.alarm = Alarm(self.clock)
         factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
         self.retries = RetryReport(self.log, f"Upstream {address.url}",
-                                   backoffPolicy(0.5, 30.0))
+                                   backoffPolicy(0.5, 30.0), clock=self.clock)
         endpoint = ReportingEndpoint(
             HostnameEndpoint(reactor, address.host, address.port) if choose is None
             else ChoosingEndpoint(reactor, choose, self._chosen), self.retries.connect_failed)
@@ -182,8 +182,7 @@ class UpstreamService(service.MultiService):
     def disconnected(self, proto, code=None, reason=None) -> None:
         if proto is self.protocol:
             self.protocol = None
-            self.log.info("Upstream {upstream} disconnected ({code} {reason})",
-                          upstream=self.address.address, code=code, reason=reason or "")
+            self.retries.closed(code, reason)  # one line; a planned stop named as such
             self.alarm.ring()
 
     def notice(self, proto, callback_id, payload) -> None:

@@ -63,6 +63,18 @@ def value(p: dict) -> Fraction:
     return Fraction(int(p["base"]["amount"]), int(p["quote"]["amount"]))
 
 
+def value_key(p: dict) -> tuple:
+    """:func:`value` as a sort key that mostly compares floats:
+    ``(base.amount / quote.amount as a float, the exact Fraction)``.
+    Python's int true division is correctly rounded, so monotonic: two
+    prices whose floats differ are in the order of their exact values, and
+    only equal floats fall back to comparing the Fractions (each Fraction
+    comparison is a Python call: sorting an order book by Fractions alone
+    was a quarter of applying a market's blocks)."""
+    base, quote = int(p["base"]["amount"]), int(p["quote"]["amount"])
+    return (base / quote, Fraction(base, quote))
+
+
 def price_key(p: dict) -> tuple:
     """The sort key of graphene's price ``operator<``: base asset, quote
     asset (by instance), then ``base.amount / quote.amount`` (0 for an

@@ -22,13 +22,13 @@ Reference: bitshares-core ``libraries/protocol/block.cpp`` /
 import hashlib
 import struct
 
-from nodeapi.protocol.composite import FUTURE_EXTENSIONS, Struct
+from nodeapi.protocol.composite import FUTURE_EXTENSIONS, Struct, Vector
 from nodeapi.protocol.errors import ProtocolError
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
 from nodeapi.protocol.serialize import (
     RIPEMD160, SIGNATURE, TIME, from_hex, pack_varint, unpack)
 from nodeapi.protocol.times import parse_time
-from nodeapi.protocol.transaction import serialize_processed_transaction
+from nodeapi.protocol.transaction import PROCESSED_TRANSACTION, serialize_processed_transaction
 from nodeapi.protocol.types import WITNESS_ID
 
 _HEADER_FIELDS = [
@@ -43,6 +43,11 @@ _pack_u32 = struct.Struct("<I").pack
 _ONE_BYTE = [bytes((i,)) for i in range(0x80)]
 SIGNED_BLOCK_HEADER = Struct("signed_block_header", _HEADER_FIELDS + [
     ("witness_signature", SIGNATURE)])
+#: ``signed_block``: the signed header, then ``vector<processed_transaction>``
+#: (graphene ``FC_REFLECT_DERIVED(signed_block, (signed_block_header),
+#: (transactions))``): the bytes a block travels in over the peer protocol.
+SIGNED_BLOCK = Struct("signed_block", SIGNED_BLOCK_HEADER.fields + (
+    ("transactions", Vector(PROCESSED_TRANSACTION)),))
 
 
 def _plain_header(block: dict) -> bytes | None:
@@ -116,6 +121,23 @@ def signing_digest_of_header(signed_header: bytes) -> bytes:
 def deserialize_block_header(data: bytes, signed: bool = True) -> dict:
     """Inverse of :func:`block_header_bytes`."""
     return unpack(SIGNED_BLOCK_HEADER if signed else BLOCK_HEADER, data)
+
+
+def serialize_block(block: dict, prefix: str | None = None) -> bytes:
+    """fc bytes of a ``signed_block`` (wire JSON, with ``transactions``);
+    raises a :class:`~nodeapi.errors.ProtocolError` subclass naming the bad
+    field."""
+    out = bytearray()
+    SIGNED_BLOCK.pack(block, out, prefix)
+    return bytes(out)
+
+
+def deserialize_block(data: bytes, prefix: str, pos: int = 0, exact: bool = True):
+    """Inverse of :func:`serialize_block`: the block in wire JSON (with
+    ``exact`` the data must end with it; otherwise ``(block, end)``)."""
+    if exact:
+        return unpack(SIGNED_BLOCK, data, prefix, pos)
+    return SIGNED_BLOCK.unpack(data, pos, prefix)
 
 
 def block_num_of(block_id_hex: str) -> int:

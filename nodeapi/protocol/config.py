@@ -16,6 +16,9 @@ epoch; its wire form is made by :mod:`nodeapi.protocol.times`.
 GRAPHENE_100_PERCENT = 10000
 #: GRAPHENE_1_PERCENT
 GRAPHENE_1_PERCENT = GRAPHENE_100_PERCENT // 100
+#: GRAPHENE_IRREVERSIBLE_THRESHOLD (protocol/config.hpp): the share of the
+#: active witnesses that must have confirmed a block for it to be irreversible
+GRAPHENE_IRREVERSIBLE_THRESHOLD = 70 * GRAPHENE_1_PERCENT
 #: GRAPHENE_MAX_SHARE_SUPPLY: the most any asset may have in existence.
 MAX_SHARE_SUPPLY = 1000000000000000
 #: GRAPHENE_BLOCKCHAIN_PRECISION: satoshis of the core asset per unit.
@@ -53,7 +56,3 @@ BLOCKCHAIN_ACCOUNTS = frozenset(i for _, i in SPECIAL_ACCOUNTS[:5])
 
 #: The core asset, 1.3.0.
 CORE_ASSET = "1.3.0"
-#: GRAPHENE_IRREVERSIBLE_THRESHOLD: the share (of GRAPHENE_100_PERCENT) of
-#: the active witnesses that must have confirmed a block for it to be
-#: irreversible
-IRREVERSIBLE_THRESHOLD = 7000

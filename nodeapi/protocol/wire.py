@@ -1,11 +1,11 @@
 """The wire form of values: which integers travel as JSON strings.
 
-fc writes every 64-bit integer (``int64_t``, ``uint64_t``, ``share_type``)
-as a JSON string when it does not fit in 32 bits, and numbers otherwise;
-32-bit unsigned fields (``uint32_t``: ``ref_block_prefix``, block numbers)
-stay numbers up to 2^32-1 (bitshares-fc ``variant`` / ``to_variant`` of
-``int64_t``/``uint64_t``, libraries/fc/src/variant.cpp; docs/wire-contract.rst
-section 3).  The node keeps every integer as ``int`` in memory
+fc writes a signed integer (``int64_t``, ``share_type``) as a JSON string
+when it does not fit in 32 signed bits, and an unsigned one (``uint32_t``:
+``ref_block_prefix``, block numbers; ``uint64_t``: votes, fee parameters)
+when it does not fit in 32 unsigned bits; numbers otherwise (bitshares-fc
+json.cpp ``to_stream`` with ``stringify_large_ints_and_doubles``, what its
+websocket and HTTP servers write; docs/wire-contract.rst section 3).  The node keeps every integer as ``int`` in memory
 (docs/DESIGN.rst).
 
 One module holds the rule for both directions:
@@ -22,7 +22,9 @@ One module holds the rule for both directions:
 
 :data:`INT64_FIELDS` lists the 64-bit integer fields of the supported
 operations, fee parameters and objects that a wire form may carry as
-strings; :data:`UINT32_FIELDS` the 32-bit unsigned ones.
+strings; :data:`UINT32_FIELDS` the 32-bit unsigned ones and
+:data:`UINT64_FIELDS` the 64-bit unsigned ones of objects and fee
+parameters (numbers up to 2^32-1 on the wire, as the 32-bit ones).
 """
 
 from typing import Any, Callable, Optional
@@ -36,6 +38,23 @@ INT64_MIN, UINT64_MAX = -(1 << 63), (1 << 64) - 1
 #: graphene ``uint32_t`` fields: numbers up to 2^32-1 on the wire.
 UINT32_FIELDS = frozenset({"ref_block_prefix", "block_num", "head_block_number",
                            "last_irreversible_block_num", "last_confirmed_block_num"})
+
+#: ``uint64_t`` fields of chain objects and fee parameters: fc writes an
+#: unsigned 64-bit value as a number up to 2^32-1 and a string beyond
+#: (bitshares-fc json.cpp ``to_stream``, ``uint64_type``), where a signed one
+#: (``share_type``, ``int64_t``) is a string beyond the 32-bit signed range.
+UINT64_FIELDS = frozenset((
+    "current_aslot", "last_aslot",  # dynamic global properties 2.1, witnesses 1.6
+    "total_votes", "total_votes_for", "total_votes_against",  # 1.6, 1.5, workers 1.14
+    "total_ops", "removed_ops", "vp_all", "vp_active", "vp_committee", "vp_witness",
+    "vp_worker",  # account statistics
+    "sequence",  # account history 2.9
+    "time_since_last_budget",  # budget records 2.13
+    "fee", "basic_fee", "premium_fee", "membership_annual_fee", "membership_lifetime_fee",
+    "symbol3", "symbol4", "long_symbol", "price_per_output", "price_per_kbyte",  # fees
+))
+#: the fields :func:`to_wire` keeps numbers up to 2^32-1
+UNSIGNED_FIELDS = UINT32_FIELDS | UINT64_FIELDS
 
 #: 64-bit integer fields (``share_type``, ``int64_t``, ``uint64_t``) that
 #: the wire carries as strings beyond 32 bits: asset amounts, asset
@@ -74,7 +93,7 @@ FROM_WIRE_FIELDS = INT64_FIELDS | UINT32_FIELDS
 def to_wire(value: Any, frozen: Optional[Callable[[dict], dict]] = None) -> Any:
     """``value`` with integers outside int32 and floats turned into strings
     (fc's rule, module docstring), recursively through dicts, lists and
-    tuples; :data:`UINT32_FIELDS` stay numbers up to 2^32-1; NaN becomes
+    tuples; :data:`UNSIGNED_FIELDS` stay numbers up to 2^32-1; NaN becomes
     ``"nan"``.  Other values are returned unchanged.  The result may share
     parts with ``value``: callers serialize it and never change it.
 
@@ -148,7 +167,7 @@ def wire_dict(value: dict, frozen: Optional[Callable[[dict], dict]] = None) -> d
                 out[k] = format_time(v)
             else:
                 out[k] = (v if INT32_MIN <= v <= INT32_MAX
-                          or (k in UINT32_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
+                          or (k in UNSIGNED_FIELDS and 0 <= v <= UINT32_MAX) else str(v))
         else:
             out[k] = to_wire(v, frozen)
     return out

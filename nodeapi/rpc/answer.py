@@ -29,17 +29,19 @@ class Answer(NamedTuple):
         errors, :attr:`RpcError.http_status`); WebSocket ignores it.
     :ivar body: the encoded JSON-RPC reply.
     :ivar outcome: ``"ok"`` or ``"error"``, the metrics label.
+    :ivar code: the JSON-RPC error code of an error, else None.
     """
 
     status: int
     body: bytes
     outcome: str
+    code: Optional[int] = None
 
 
 def failed(request: Request, failure: Failure) -> Answer:
     """The error reply for ``failure`` (mapped, logged when internal)."""
     error = error_from_failure(failure, request)
-    return Answer(error.http_status, encode_error(error, request), "error")
+    return Answer(error.http_status, encode_error(error, request), "error", error.code)
 
 
 def succeeded(request: Request, result: Any, objects: Optional[EncodedObjects] = None) -> Answer:
@@ -76,7 +78,8 @@ def _shared_result(answers: ApiAnswers, state: Any, name: str, method, binding,
 def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
     """Call the function ``request`` names on ``session``
     (:class:`~nodeapi.rpc.login.RpcSession`) and encode the reply, counted
-    in ``metrics`` (:class:`~nodeapi.metrics.Metrics` or None).  Returns the
+    in ``metrics`` (:class:`~nodeapi.metrics.Metrics` or None: the outcome,
+    the time to the encoded reply and an error's code).  Returns the
     :class:`Answer` at once for a synchronous function, else a Deferred
     firing with it (never failing but for a bug in the encoding of an
     error, which the transports log as their last resort).
@@ -86,10 +89,12 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
     unchanged with the result encoded then (:attr:`ApiAnswers.replies`)."""
     node = session.node
     answers = node.api_answers
+    started = metrics.call_started() if metrics is not None else None
     try:
         instance, binding = session.target(request)
         if binding is None:  # a gateway's forwarded set: the upstream answers
-            return _settled(metrics, request, instance.forward(request), answers.objects)
+            return _settled(metrics, request, instance.forward(request), answers.objects,
+                            started)
         method = getattr(instance, request.function)
         shared = binding.shared
         if shared is not None and node.chain is not None and (
@@ -97,26 +102,25 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
             body = _shared_result(answers, node.chain.state, instance.name, method, binding,
                                   request)
             if body is not None:
-                reply = Answer(200, envelope(request, body), "ok")
-                if metrics is not None:
-                    metrics.rpc_call(request, "ok")
-                return reply
+                return _counted(metrics, request, Answer(200, envelope(request, body), "ok"),
+                                started)
         result = method(*binding.bind(request.args))
     except Exception:
-        return _counted(metrics, request, failed(request, Failure()))
-    return _settled(metrics, request, result, answers.objects)
+        return _counted(metrics, request, failed(request, Failure()), started)
+    return _settled(metrics, request, result, answers.objects, started)
 
 
-def _settled(metrics, request: Request, result: Any, objects) -> Union[Answer, Deferred]:
+def _settled(metrics, request: Request, result: Any, objects,
+             started: Optional[float]) -> Union[Answer, Deferred]:
     """The :class:`Answer` of a call's ``result`` (or a Deferred of it)."""
     if isinstance(result, Deferred):
         result.addCallbacks(lambda r: succeeded(request, r, objects),
                             lambda f: failed(request, f))
-        return result.addCallback(lambda reply: _counted(metrics, request, reply))
-    return _counted(metrics, request, succeeded(request, result, objects))
+        return result.addCallback(lambda reply: _counted(metrics, request, reply, started))
+    return _counted(metrics, request, succeeded(request, result, objects), started)
 
 
-def _counted(metrics, request: Request, reply: Answer) -> Answer:
+def _counted(metrics, request: Request, reply: Answer, started: Optional[float]) -> Answer:
     if metrics is not None:
-        metrics.rpc_call(request, reply.outcome)
+        metrics.rpc_call(request, reply.outcome, started, reply.code)
     return reply

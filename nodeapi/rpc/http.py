@@ -174,6 +174,12 @@ class BoundedRequest(Request):
         super().connectionLost(reason)
 
 
+#: the line logged when a request head misses its deadline (a site may
+#: give its own as ``head_timeout_text``; fields ``peer`` and ``timeout``)
+HEAD_TIMEOUT_TEXT = ("RPC connection from {peer} aborted: request head or WebSocket handshake "
+                     "not complete after {timeout} s (--handshake-timeout)")
+
+
 class RpcChannel(HTTPChannel):
     """An HTTP channel whose request heads have a deadline and which answers
     a request only once its transport can take the response.
@@ -185,7 +191,9 @@ class RpcChannel(HTTPChannel):
     ``timeOut``).  Each byte resets twisted.web's idle timer but never this
     deadline, so a client trickling a head one byte at a time is cut off
     in time.  When it passes, the connection is aborted and the event is
-    logged through the site's :class:`nodeapi.rpc.throttled_log.ThrottledLog`.
+    logged through the ``events`` (:class:`nodeapi.rpc.throttled_log.ThrottledLog`)
+    of the site's ``guard``, in the site's ``head_timeout_text``
+    (default :data:`HEAD_TIMEOUT_TEXT`).
     """
 
     _awaiting_head = True
@@ -260,9 +268,8 @@ class RpcChannel(HTTPChannel):
         peer = str(getattr(self.transport.getPeer(), "host", "?"))
         if guard is not None:
             guard.events.event("handshake_timeout",
-                               "RPC connection from {peer} aborted: request head or "
-                               "WebSocket handshake not complete after {timeout} s "
-                               "(--handshake-timeout)", peer=peer, timeout=timeout)
+                               getattr(self.site, "head_timeout_text", HEAD_TIMEOUT_TEXT),
+                               peer=peer, timeout=timeout)
         self.transport.abortConnection()
 
 

@@ -242,6 +242,10 @@ def rpc_site(node, access, *, reactor, registry=None, max_message_size: int = 4 
                                   max_outgoing_buffer=max_outgoing_buffer, metrics=metrics,
                                   reactor=reactor, failed_logins=failed_logins,
                                   limit_book=limit_book, trusted_proxies=trusted_proxies)
+    if metrics is not None:
+        metrics.watch_rpc(node, lambda: len(guard.connections),
+                          lambda: sum(1 for proto in factory.connections
+                                      if getattr(proto.session, "user", None)))
     http = HttpRpc(node, access, registry, max_message_size, metrics,
                    failed_logins=failed_logins, limit_book=limit_book)
     # bodies are JSON: twisted.web's parsing of form submissions into

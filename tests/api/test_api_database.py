@@ -38,7 +38,10 @@ def test_globals(db, funded):
     assert gp["id"] == "2.0.0" and gp["active_witnesses"][0] == "1.6.1"
     config = db.call("get_config", [])
     assert config["GRAPHENE_SYMBOL"] == "TEST" and config["GRAPHENE_ADDRESS_PREFIX"] == "TEST"
-    assert config["GRAPHENE_NEAR_SCHEDULE_CTR_IV"] == 7640891576956012808
+    # bitshares-core 7.0's get_config.cpp: 62 keys, none of the older
+    # releases' (the schedule's CTR IVs, GRAPHENE_MAX_PAY_RATE, ...)
+    assert len(config) == 62 and "GRAPHENE_NEAR_SCHEDULE_CTR_IV" not in config
+    assert config["GRAPHENE_DEFAULT_WORKER_BUDGET_PER_DAY"] == 50000000000
     assert config["GRAPHENE_NULL_ACCOUNT"] == "1.2.3"
 
 
@@ -53,6 +56,21 @@ def test_get_objects(db):
                         RecordingSession())
     with pytest.raises(ApiError, match="Number of querying objects can not be greater than 2"):
         small.call("get_objects", [["1.2.0", "1.2.1", "1.2.2"]])
+
+
+def test_block_summaries(db, funded):
+    """2.8.N as bitshares-core keeps them: 2.8.0..2.8.65536 from genesis
+    (db_genesis.cpp), 2.8.(num & 0xFFFF) the id of block num
+    (db_block.cpp create_block_summary), zeros until a block fills one."""
+    head = funded.head_block_num
+    ids = ["2.8.0", "2.8.1", f"2.8.{head}", f"2.8.{head + 1}", "2.8.65536", "2.8.65537"]
+    zero, first, last, unfilled, top, beyond = db.call("get_objects", [ids])
+    assert zero == {"id": "2.8.0", "block_id": "0" * 40}
+    block1 = funded.get_block(2)["previous"]
+    assert first == {"id": "2.8.1", "block_id": block1}
+    assert last == {"id": f"2.8.{head}", "block_id": funded.head_block_id}
+    assert unfilled["block_id"] == "0" * 40 and top["block_id"] == "0" * 40
+    assert beyond is None
 
 
 def test_blocks_and_transactions(db, funded):

@@ -204,3 +204,43 @@ def test_get_info_counts_every_applied_block(genesis, new_chain):
     bc_api.call("broadcast_block", [producer.get_block(4)])
     assert svc2.info()["blocks_applied"] == 4 and svc2.info()["blocks_from_peers"] == 0
     assert svc.info()["blocks_applied"] == 4  # the producer's fourth block
+
+
+@pytest_twisted.inlineCallbacks
+def test_network_node_over_p2p(genesis, new_chain):
+    """A node with a P2P node: add_node("host:port") dials over graphene's
+    peer protocol; the network_node answers show the P2P peer and the
+    node key; a broadcast on this node (no witness, no RPC upstream) is
+    pushed here and relayed over P2P to the producer."""
+    producer = new_chain()
+    follower = new_chain()
+    produce(producer, 3)
+    psvc = PeerService(producer, reactor=reactor, parameters=FAST, p2p_endpoint="127.0.0.1:0")
+    psvc.startService()
+    yield wait_for(lambda: psvc.p2p.listening_port is not None)
+    address = f"127.0.0.1:{psvc.p2p.listening_port.getHost().port}"
+    svc = PeerService(follower, reactor=reactor, parameters=FAST, p2p_endpoint="127.0.0.1:0")
+    svc.startService()
+    node_api, _ = make_api(follower, NetworkNodeApi, peers=svc)
+    assert (yield node_api.call("add_node", [address])) is None
+    yield wait_for(lambda: follower.head_block_num == 3)
+    yield wait_for(lambda: node_api.call("get_connected_peers", []))
+    (peer,) = node_api.call("get_connected_peers", [])
+    assert peer["host"] == peer["info"]["addr"] == address
+    assert peer["info"]["node_id"] == psvc.p2p.node_public_key
+    assert peer["info"]["direction"] == "outbound" and peer["info"]["user_agent"] == "nodeapi"
+    info = node_api.call("get_info", [])
+    assert info["connection_count"] == 1 and info["p2p_connection_count"] == 1
+    assert info["node_public_key"] == info["node_id"] == svc.p2p.node_public_key
+    assert info["listening_on"] == f"127.0.0.1:{svc.p2p.listening_port.getHost().port}"
+    assert info["blocks_from_peers"] == 3
+    bc_api, _ = make_api(follower, NetworkBroadcastApi, peers=svc)
+    trx = sign(follower, [claim_op()])
+    assert (yield bc_api.call("broadcast_transaction", [trx])) is None
+    assert len(follower.pending_transactions) == 1
+    yield wait_for(lambda: len(producer.pending_transactions) == 1)
+    produce(producer)
+    yield wait_for(lambda: follower.head_block_num == 4)
+    assert follower.state.balance("1.2.6", "1.3.0") > 0
+    yield close(svc)
+    yield close(psvc)

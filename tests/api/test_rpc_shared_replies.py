@@ -147,3 +147,33 @@ def test_a_result_over_the_size_cap_is_encoded_for_each_call(funded, monkeypatch
     first = _call(session, 1, "get_dynamic_global_properties", [])
     assert _call(session, 1, "get_dynamic_global_properties", []) == first
     assert len(first) > 100 and len(node.api_answers.replies) == 0
+
+
+def test_account_history_replies_are_shared_until_a_block(funded):
+    """``history.get_account_history`` answered by the in-memory
+    ``account_history`` plugin shares one encoded reply between identical
+    calls (the plugin changes its entries only as blocks are applied, and
+    each block changes the state's version first); the next block's
+    transfer is in the answer after it."""
+    node = make_node(funded)
+    one, two = _session(node, []), _session(node, [])
+
+    def history(session, rid):
+        doc = {"jsonrpc": "2.0", "id": rid, "method": "call",
+               "params": ["history", "get_account_history", ["init0", "1.11.0", 100, "1.11.0"]]}
+        return answer(session, parse_request(orjson.dumps(doc))).body
+
+    push_wire(funded, transfer_wire(1111))  # the plugin sees blocks from now on
+    produce(funded)
+    first = history(one, 1)
+    entries = orjson.loads(first)["result"]
+    assert [e["op"][1]["amount"]["amount"] for e in entries] == [1111]
+    key = ("history", "get_account_history", orjson.dumps(["init0", "1.11.0", 100, "1.11.0"]))
+    state = funded.state
+    kept = node.api_answers.replies.get(key, (state, state.version))
+    assert kept is not None and first.endswith(kept + b"}")
+    assert history(two, 1) == first
+    push_wire(funded, transfer_wire(4321))
+    produce(funded)
+    after = orjson.loads(history(two, 2))["result"]
+    assert [e["op"][1]["amount"]["amount"] for e in after] == [4321, 1111]

@@ -360,6 +360,15 @@ def test_wire_numbers_follow_the_field_type():
     assert to_wire({"block_num": 2 ** 32}) == {"block_num": "4294967296"}
     assert to_wire([-2 ** 31, 2 ** 31 - 1, 2 ** 31, 1.5]) == [-2 ** 31, 2 ** 31 - 1, "2147483648",
                                                               "1.5"]
+    # fc json.cpp to_stream: a uint64_t (votes, a fee parameter) is a number
+    # up to 0xffffffff, a share_type (int64_t) only up to INT32_MAX
+    witness = {"total_votes": 3000000000, "last_aslot": 2 ** 32, "total_missed": 3000000000}
+    assert to_wire(witness) == {"total_votes": 3000000000, "last_aslot": "4294967296",
+                                "total_missed": "3000000000"}
+    assert to_wire([0, {"fee": 3000000000, "price_per_kbyte": 10}]) == [
+        0, {"fee": 3000000000, "price_per_kbyte": 10}]
+    assert to_wire({"options": {"max_market_fee": 3000000000, "max_supply": 1000000}}) == {
+        "options": {"max_market_fee": "3000000000", "max_supply": 1000000}}
 
 
 @pytest_twisted.inlineCallbacks

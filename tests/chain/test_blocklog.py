@@ -102,6 +102,41 @@ def test_blocks_sees_appends_while_iterating(tmp_path):
     log.close()
 
 
+def test_batched_appends_share_one_sync(tmp_path, monkeypatch):
+    """Outside ``batched()`` every append is fdatasync'ed; inside it none
+    is, and its end syncs once (also when the block raises); nesting is
+    refused; the blocks read back in order either way."""
+    import nodeapi.chain.blocklog as blocklog
+
+    synced = []
+    real = blocklog._sync
+    monkeypatch.setattr(blocklog, "_sync", lambda fd: (synced.append(fd), real(fd)))
+    log = open_log(tmp_path / "b")
+    opened = len(synced)  # creating the file syncs its header
+    blocks = fake_blocks(7)
+    log.append(blocks[0])
+    assert len(synced) == opened + 1
+    with log.batched():
+        for block in blocks[1:4]:
+            log.append(block)
+        assert len(synced) == opened + 1
+        with pytest.raises(BlockLogError, match="not re-entrant"):
+            with log.batched():
+                pass
+    assert len(synced) == opened + 2
+    with pytest.raises(ValueError, match="cannot be block 6"):
+        with log.batched():
+            log.append(blocks[4])
+            log.append(blocks[6])
+    assert len(synced) == opened + 3
+    with log.batched():  # nothing appended: nothing to sync
+        pass
+    log.append(blocks[5])
+    assert len(synced) == opened + 4
+    assert [num for num, _b in log.blocks()] == [1, 2, 3, 4, 5, 6]
+    log.close()
+
+
 def test_append_checks_order_and_open_state(tmp_path):
     log = BlockLog(str(tmp_path / "b"))
     with pytest.raises(BlockLogError, match="is not open"):

@@ -75,7 +75,7 @@ def with_kyc_fee(chain, op):
 def refused(chain, op, match, error=InvalidOperation, fee_in_kyc=False):
     """Push ``op`` (fee in core, or in KYC): refused with ``match``,
     nothing changed."""
-    version = chain.state.objects["2.5.1"]["balance"], chain.state.balance(INIT1, CORE)
+    version = chain.state.balance(INIT1, "1.3.1"), chain.state.balance(INIT1, CORE)
     if fee_in_kyc:
         trx = sign_wire(chain, [with_kyc_fee(chain, op)])
         with pytest.raises(error, match=match):
@@ -83,7 +83,7 @@ def refused(chain, op, match, error=InvalidOperation, fee_in_kyc=False):
     else:
         with pytest.raises(error, match=match):
             push(chain, op)
-    assert (chain.state.objects["2.5.1"]["balance"], chain.state.balance(INIT1, CORE)) == version
+    assert (chain.state.balance(INIT1, "1.3.1"), chain.state.balance(INIT1, CORE)) == version
 
 
 def transfer(frm, to, n, asset_id=CORE):

@@ -123,6 +123,29 @@ def test_stated_results_are_not_enforced_as_in_graphene(producer, genesis, new_c
         1, [[1, "1.2.99"]], [[1, "1.2.18"]])
 
 
+def test_a_transaction_stating_no_results_is_not_reported(producer, new_chain):
+    """bitshares-core clears the results of the blocks it makes
+    (db_block.cpp ``_generate_block``: ``ptx.operation_results.clear()``):
+    a block whose transactions state none is applied without a
+    ``block_results_differ`` warning; consumers get the applied results."""
+    follower = new_chain()
+    follower.push_block(producer.get_block(1))
+    block = producer.get_block(2)
+    trxs = [dict(t, operation_results=[]) for t in block["transactions"]]
+    cleared = _reforge(block, trxs, root=merkle_root(trxs, "TEST"))
+    seen, events = [], []
+    follower.add_consumer(type("C", (), {"block_applied": lambda self, b: seen.append(b)})())
+    globalLogPublisher.addObserver(events.append)
+    try:
+        follower.push_block(cleared)
+    finally:
+        globalLogPublisher.removeObserver(events.append)
+    assert follower.get_block(2) == cleared
+    assert [(op.trx_in_block, op.result) for op in seen[0].operations
+            if not op.is_virtual] == [(0, [0, {}]), (1, [1, "1.2.18"])]
+    assert not [e for e in events if e.get("log_event") == "block_results_differ"]
+
+
 @pytest_twisted.inlineCallbacks
 def test_blocks_survive_replay_from_block_log(producer, genesis, new_chain):
     produce(producer)

@@ -42,14 +42,19 @@ def test_claim_and_transfer(chain):
     produce(chain)
     assert chain.state.balance("1.2.7", "1.3.0") == 12345
     assert chain.state.balance("1.2.6", "1.3.0") == 1000000000000000 - 12345 - 2000000
-    # core_in_balance waits for maintenance (test below)
-    assert chain.state.get("2.7.6")["core_in_balance"] == 0
+    # core_in_balance is as of the last maintenance (db_maint.cpp
+    # perform_account_maintenance): block 1's, after the claim; the balance
+    # changed since, so it is flagged for the next one (account_balance_object)
+    assert chain.state.get("2.7.6")["core_in_balance"] == 1000000000000000
+    init0_core = chain.state.balance_by_owner["1.2.6"]["1.3.0"]
+    assert init0_core == "2.5.1"  # 2.5.0: the committee account's, from genesis
+    assert chain.state.get(init0_core)["maintenance_flag"] is True
     # graphene pay_fee: a fee <= cashback_vesting_threshold waits in
     # pending_vested_fees until maintenance; 2.3.0 is not touched
     assert chain.state.get("2.7.6")["pending_vested_fees"] == 2000000
     assert chain.state.get("2.7.6")["lifetime_fees_paid"] == 0
     assert chain.state.get("2.3.0")["accumulated_fees"] == 0
-    assert [b["id"] for b in chain.state.balances_of("1.2.7")] == ["2.5.1"]
+    assert [b["id"] for b in chain.state.balances_of("1.2.7")] == ["2.5.2"]
 
 
 @pytest.mark.parametrize("case,error", [
@@ -288,7 +293,9 @@ def test_slots_and_schedule(chain):
     dgp = chain.state.get("2.1.0")
     assert dgp["current_aslot"] == 3 and dgp["current_witness"] == active[3]
     assert int(dgp["recent_slots_filled"]) & 0b111 == 0b100
-    assert chain.get_slot_time(1) == t0 + 4
+    # block 1 ran the first maintenance: the next maintenance_skip_slots
+    # (3) slots are skipped (db_witness_schedule.cpp get_slot_time)
+    assert chain.get_slot_time(1) == t0 + 3 + 4
 
 
 def test_required_fee(chain):
@@ -596,3 +603,17 @@ def test_core_in_balance_as_of_the_last_maintenance(chain):
     assert state.balance("1.2.7", "1.3.0") == 13345
     assert state.get("2.7.7")["core_in_balance"] == 12345
     assert state.get(bal1)["maintenance_flag"]
+
+
+def test_last_irreversible_block_is_confirmed_by_70_percent(chain):
+    """db_update.cpp update_last_irreversible_block: with 11 active
+    witnesses the offset is (100 % - GRAPHENE_IRREVERSIBLE_THRESHOLD 70 %)
+    * 11 / 100 % = 3 (rounded down), so the block the 4th least recent
+    confirmation names (8 of 11 witnesses confirmed it or later); 75 %
+    would take the 3rd (offset 2)."""
+    produce(chain, 14)
+    active = chain.state.get("2.0.0")["active_witnesses"]
+    assert len(active) == 11 and (10000 - 7000) * 11 // 10000 == 3
+    confirmed = sorted(chain.state.get(w)["last_confirmed_block_num"] for w in active)
+    assert confirmed[3] != confirmed[2]  # the two rules differ here
+    assert chain.dgp["last_irreversible_block_num"] == confirmed[3]

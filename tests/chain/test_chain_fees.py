@@ -33,13 +33,19 @@ def test_fees_pending_until_maintenance(funded):
     assert (stats["pending_fees"], stats["pending_vested_fees"]) == (0, 0)
     assert stats["lifetime_fees_paid"] == 22000000
     # init0 is a lifetime member: 20 % network, 80 % cashback to itself; the
-    # network's 20 % reach accumulated_fees, which the budget (the first:
-    # nothing released) returns to the reserve (db_maint.cpp process_budget)
-    record = chain.state.get("2.13.0")["record"]
-    assert record["from_accumulated_fees"] == 4400000
-    assert record["supply_delta"] == -4400000 and record["total_budget"] == 0
+    # network's 20 % reach accumulated_fees, which the budget returns to the
+    # reserve (db_maint.cpp process_budget).  The budget (the second: block
+    # 1 made the first) releases ceil(reserve * dt * 17 / 2^32) of the
+    # reserve (initialize_budget_record): the 4,400,000 for dt = 52,894 s
+    # (block 1 at 09:18:26 to the maintenance at midnight): 922, all of it
+    # witness budget (requested 1,000,000 a block)
+    assert 4400000 * 52894 * 17 / 2 ** 32 == pytest.approx(921.2, abs=0.1)
+    record = chain.state.get("2.13.1")["record"]
+    assert record["time_since_last_budget"] == 52894
+    assert record["from_accumulated_fees"] == 4400000 and record["total_budget"] == 922
+    assert record["witness_budget"] == 922 and record["supply_delta"] == 922 - 4400000
     assert chain.state.get("2.3.0")["accumulated_fees"] == 0
-    assert chain.state.get("2.3.0")["current_supply"] == supply - 4400000
+    assert chain.state.get("2.3.0")["current_supply"] == supply - 4400000 + 922
     vb_id = chain.state.get("1.2.6")["cashback_vb"]
     assert vb_id == "1.13.0" and stats["has_cashback_vb"] is True
     vb = chain.state.get(vb_id)
@@ -122,7 +128,7 @@ def test_asset_update_checks(funded):
         _update(chain, gold, perms=0x01, flags=0x01, max_supply=4999)
     _update(chain, gold, perms=0x01, flags=0x00, max_supply=5000)  # flag allowed by perms
     produce(chain)
-    assert chain.state.get(gold)["options"]["max_supply"] == "5000"
+    assert chain.state.get(gold)["options"]["max_supply"] == 5000
     assert chain.state.get(gold)["options"]["flags"] == 0
     _update(chain, gold, perms=0x00, flags=0x00, max_supply=5000)  # revoke
     produce(chain)

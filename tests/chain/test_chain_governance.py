@@ -183,13 +183,23 @@ def test_budget_and_witness_pay(funded):
     push(chain, (0, {"from": "1.2.6", "to": "1.2.7",
                      "amount": {"amount": 1, "asset_id": "1.3.0"}, "extensions": []}))
     produce(chain)
-    to_maintenance(chain)  # the first budget: nothing released, the fees' network share
-    assert chain.state.get("2.13.0")["record"]["supply_delta"] == -400000  # to the reserve
-    assert chain.dgp["witness_budget"] == 0
+    # the first budget, block 1's (db_maint.cpp initialize_budget_record:
+    # last_budget_time the epoch): nothing released
+    first = chain.state.get("2.13.0")["record"]
+    assert first["time_since_last_budget"] == 0 and first["total_budget"] == 0
+    to_maintenance(chain)
+    # the second: the fee's network share (400,000) is the whole reserve;
+    # ceil(400,000 * 52,894 s (block 1 at 09:18:26 to midnight) * 17 / 2^32)
+    # = ceil(83.7) = 84 is released as witness budget, the rest returns
+    rec = chain.state.get("2.13.1")["record"]
+    assert rec["time_since_last_budget"] == 52894 and rec["total_budget"] == 84
+    assert rec["supply_delta"] == 84 - 400000
+    assert chain.dgp["witness_budget"] == 84
     assert chain.dgp["last_budget_time"] == chain.dgp["time"]
     supply = chain.state.get("2.3.0")["current_supply"]
-    to_maintenance(chain)
-    rec = chain.state.get("2.13.1")["record"]
+    to_maintenance(chain)  # its block pays its witness the 84 first
+    rec = chain.state.get("2.13.2")["record"]
+    assert rec["from_unused_witness_budget"] == 0
     reserve = 10 ** 15 - supply
     assert rec["time_since_last_budget"] == 86400 and rec["from_initial_reserve"] == reserve
     total = -(-reserve * 86400 * 17 // 2 ** 32)
@@ -209,6 +219,7 @@ def test_budget_and_witness_pay(funded):
 
 def test_vesting_create_and_withdraw(funded):
     chain = funded
+    produce(chain)  # one slot a block from here (block 1's maintenance skipped 3)
     now = chain.head_block_time
     (_, lin), = push(chain, (32, {"creator": "1.2.6", "owner": "1.2.7",
                                   "amount": {"amount": 1000, "asset_id": "1.3.0"},

@@ -37,6 +37,18 @@ def to_maintenance(chain):
     jump(chain, chain.dgp["next_maintenance_time"] - chain.head_block_time + 1)
 
 
+def test_a_maintenance_without_votes_changes_the_voted_accounts(chain):
+    """db_maint.cpp ``update_active_witnesses`` modifies the witness
+    account, ``update_active_committee_members`` the committee and relaxed
+    committee accounts, even when no vote changes their authorities: all
+    three are objects the maintenance block changed (the first two keep
+    their authorities)."""
+    before = {a: chain.state.objects[a]["active"] for a in ("1.2.0", "1.2.1")}
+    to_maintenance(chain)
+    assert {"1.2.0", "1.2.1", "1.2.2"} <= chain.changed_objects_of_last_block()
+    assert {a: chain.state.objects[a]["active"] for a in before} == before
+
+
 def test_top_holders_become_the_active_authority(chain):
     hold = new_asset(chain, "HOLD")
     for who, n in ((INIT1, 3000), (INIT2, 1000), (INIT3, 2000)):

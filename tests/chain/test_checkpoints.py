@@ -437,3 +437,49 @@ def test_replay_writes_no_checkpoints_but_one_after_a_long_replay(started, new_c
     yield wait_for(lambda: service.written == [restarted.head_block_num], timeout=10)
     yield service.stopService()  # nothing new: no second file
     assert os.listdir(str(tmp_path / "ckpt")) == [f"checkpoint-{chain.head_block_num:010d}.ckpt"]
+
+
+class _ClockedReactor:
+    """The real reactor (its timers and thread pool) with a clock the test
+    sets: ``seconds()`` returns :attr:`now`."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def seconds(self) -> float:
+        return self.now
+
+    def __getattr__(self, name):
+        return getattr(reactor, name)
+
+
+@pytest_twisted.inlineCallbacks
+def test_catch_up_writes_a_checkpoint_per_minute_of_work_not_per_interval(started, tmp_path):
+    """While catching up (blocks more than a minute behind the clock) a
+    checkpoint is written once 60 s of work have passed since the last
+    one, whatever the block numbers; in sync, every ``interval``-th block."""
+    chain, _plugins = started
+    clock = _ClockedReactor(chain.head_block_time + 3600)  # an hour behind: catching up
+    service = CheckpointService(chain, str(tmp_path / "ckpt"), 4, clock)
+    chain.add_consumer(service)
+    service.startService()
+    for _ in range(6):  # blocks 2..7, block 4 among them: no checkpoint in 0 s of work
+        produce(chain)
+        clock.now += 10
+    yield wait_for(lambda: service._writing is None, timeout=10)
+    assert service.written == [] and chain.head_block_num == 7
+    clock.now += 1  # 61 s since the start
+    produce(chain)  # block 8
+    yield wait_for(lambda: service.written == [8], timeout=10)
+    clock.now += 59
+    produce(chain)  # block 9: 59 s after the last one
+    yield wait_for(lambda: service._writing is None, timeout=10)
+    assert service.written == [8]
+    assert service.newest() == (8, clock.now - 59)
+    # in sync: every 4th block again
+    for _ in range(3):  # blocks 10..12
+        clock.now = chain.head_block_time + 5
+        produce(chain)
+        clock.now = chain.head_block_time + 1
+    yield wait_for(lambda: service.written == [8, 12], timeout=10)
+    yield service.stopService()

@@ -38,21 +38,25 @@ def test_one_block_per_second_tracking_the_clock(chain):
     svc, clock = make(chain, events=events)
     svc.startService()
     t0 = int(clock.seconds())
-    run(clock, 5)
-    assert chain.head_block_num == 5 and svc.produced == 5
+    run(clock, 9)
+    # block 1 runs the chain's first maintenance (next_maintenance_time is
+    # the epoch at genesis), after which maintenance_skip_slots (3) slots
+    # are skipped (db_witness_schedule.cpp get_slot_time): t0+2..t0+4 are
+    # not slots; then one block a second
+    assert chain.head_block_num == 6 and svc.produced == 6
     assert [b["timestamp"] for b in blocks(chain)] == [format_time(t0 + i)
-                                                       for i in range(1, 6)]
+                                                       for i in (1, 5, 6, 7, 8, 9)]
     assert chain.head_block_time == int(clock.seconds())
-    assert svc.last_block == (5, chain.head_block_id)
-    assert svc.conditions == {"produced": 5}
+    assert svc.last_block == (6, chain.head_block_id)
+    assert svc.conditions == {"produced": 6, "not_time_yet": 3}
     produced = [e for e in events if e["log_format"].startswith("Generated block")]
-    assert [e["block_num"] for e in produced] == [1, 2, 3, 4, 5]
+    assert [e["block_num"] for e in produced] == [1, 2, 3, 4, 5, 6]
     assert produced[0]["missed"] == 10 and produced[1]["missed"] == 0
-    assert produced[4]["block_id"] == chain.head_block_id
-    assert produced[4]["timestamp"] == format_time(t0 + 5)
+    assert produced[5]["block_id"] == chain.head_block_id
+    assert produced[5]["timestamp"] == format_time(t0 + 9)
     svc.stopService()
     run(clock, 3)
-    assert chain.head_block_num == 5 and not clock.getDelayedCalls()
+    assert chain.head_block_num == 6 and not clock.getDelayedCalls()
 
 
 @pytest.mark.parametrize("offset,wake", [(0.3, 1.0), (0.97, 2.0), (0.0, 1.0)])
@@ -67,10 +71,11 @@ def test_wakes_at_whole_seconds(chain, offset, wake):
 def test_synced_new_chain_needs_no_stale_production(chain):
     svc, clock = make(chain, stale=False, start=chain.genesis.initial_timestamp - 2)
     svc.startService()
-    run(clock, 5)
-    # Wakes at genesis-1 and genesis (not after head: not_time_yet), then 3 blocks.
-    assert svc.conditions == {"not_time_yet": 2, "produced": 3}
-    assert chain.head_block_time == chain.genesis.initial_timestamp + 3
+    run(clock, 8)
+    # Wakes at genesis-1 and genesis (not after head: not_time_yet), block 1
+    # (the first maintenance), three skipped slots (not_time_yet), 2 blocks.
+    assert svc.conditions == {"not_time_yet": 5, "produced": 3}
+    assert chain.head_block_time == chain.genesis.initial_timestamp + 6
     svc.stopService()
 
 
@@ -98,10 +103,11 @@ def test_pending_transactions_in_arrival_order_and_expired_dropped(chain):
 def test_only_our_witness_slots(chain):
     svc, clock = make(chain, witnesses={"1.6.3": DEV_WIF})
     svc.startService()
-    run(clock, 22)
+    run(clock, 25)
     assert svc.produced == 2 and chain.head_block_num == 2
     assert {b["witness"] for b in blocks(chain)} == {"1.6.3"}
-    assert svc.conditions == {"produced": 2, "not_my_turn": 20}
+    # the 3 slots after block 1 (the first maintenance) are skipped
+    assert svc.conditions == {"produced": 2, "not_my_turn": 20, "not_time_yet": 3}
     svc.stopService()
 
 
@@ -174,8 +180,10 @@ def test_errors_are_logged_and_the_loop_goes_on(chain):
     chain.add_consumer(Raiser({2}))
     svc, clock = make(chain, events=events)
     svc.startService()
-    run(clock, 4)
-    assert svc.conditions == {"produced": 3, "exception": 1}
+    run(clock, 7)
+    # block 1, the 3 slots its maintenance skips, then blocks 2 (its
+    # consumer raises, the block stands), 3, 4
+    assert svc.conditions == {"produced": 3, "exception": 1, "not_time_yet": 3}
     assert chain.head_block_num == 4
     failures = [e for e in events if "log_failure" in e]
     assert len(failures) == 1
@@ -210,7 +218,7 @@ def test_stop_from_inside_production_finishes_the_block_and_stops(chain):
 def test_stop_cancels_the_next_wake(chain):
     svc, clock = make(chain)
     svc.startService()
-    run(clock, 2)
+    run(clock, 5)  # block 1, 3 slots skipped after its maintenance, block 2
     assert len(clock.getDelayedCalls()) == 1
     d = svc.stopService()
     assert d.called and not clock.getDelayedCalls()
@@ -240,7 +248,7 @@ def test_disk_full_logs_one_line_when_failing_and_one_when_recovered(genesis, tm
     events = []
     svc, clock = make(chain, events=events)
     svc.startService()
-    run(clock, 2)
+    run(clock, 5)  # block 1, the 3 slots its maintenance skips, block 2
     assert chain.head_block_num == 2
     log.full = True
     run(clock, 6)

@@ -66,12 +66,13 @@ def defaults(cwd):
         "searchdb-bulk-sync": 100, "searchdb-visitor": False, "searchdb-basic-auth": "",
         "searchdb-index-prefix": "chain-", "enable-stale-production": True,
         "enable-subscribe-to-all": False, "witness-id": list(INIT_WITNESSES),
-        "checkpoint-interval": 1000, "replay-blockchain": False, "upstream": [],
+        "checkpoint-interval": 1000, "replay-blockchain": False, "force-validate": False, "upstream": [],
         "upstream-irreversible-only": True, "upstream-cache-size": 64,
         "upstream-max-head-age": 60, "upstream-chain-id": "", "upstream-share-seconds": 1.0,
         "upstream-timeout": 5.0, "upstream-max-lag-blocks": 3,
         "upstream-subscription-connections": 32, "upstream-accounts-per-connection": 100,
-        "private-key": [DEV_WIF], "seed-node": [],
+        "private-key": [DEV_WIF], "seed-node": [], "seed-nodes": [],
+        "p2p-endpoint": "", "p2p-max-connections": 200, "p2p-connect-to-new-peers": True,
         "max-ops-per-account": 2 ** 64 - 1, "extended-max-ops-per-account": 2 ** 64 - 1,
         "min-blocks-to-keep": 30000, "max-ops-per-acc-by-min-blocks": 1000,
         "partial-operations": False, "track-account": [], "extended-history-by-account": [],
@@ -154,12 +155,15 @@ def everything(cwd):
         "--searchdb-objects-limit-orders-no-delete", "yes",
         "--tracked-groups", "[100, 0, 10, 100]", "--custom-operations-start-block", "1",
         "--enable-stale-production", "--enable-subscribe-to-all",
-        "--checkpoint-interval", "7", "--replay-blockchain",
+        "--checkpoint-interval", "7", "--replay-blockchain", "--force-validate",
         "--upstream", "ws://bob:pw@node.example:443", "--upstream-irreversible-only", "false",
         "--upstream-subscription-connections", "4", "--upstream-accounts-per-connection", "50",
         "--witness-id", '"1.6.2"', "--witness-id", "1.6.5",
         "--private-key", f'["{DEV_PUB_BTS}", "{DEV_WIF}"]', "--private-key", OTHER_WIF,
         "--seed-node", "10.0.0.1:8090", "--seed-node", "bob:pw@node.example:443",
+        "--seed-nodes", '["10.0.0.2:1776", "ws://10.0.0.3:8090"]',
+        "--p2p-endpoint", "127.0.0.1:1776", "--p2p-max-connections", "9",
+        "--p2p-connect-to-new-peers", "false",
         "--bucket-size", '[3600, "60", 0, 60]', "--history-per-size", "0",
         "--max-order-his-records-per-market", "5", "--max-order-his-seconds-per-market", "7",
         "--max-ops-per-account", "100", "--extended-max-ops-per-account", "5000",
@@ -201,7 +205,7 @@ def everything(cwd):
         "searchdb-index-prefix": "bts-", "tracked-groups": [10, 100],
         "custom-operations-start-block": 1, "enable-stale-production": True,
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
-        "checkpoint-interval": 7, "replay-blockchain": True,
+        "checkpoint-interval": 7, "replay-blockchain": True, "force-validate": True,
         "upstream": [parse_node_address("ws://bob:pw@node.example:443")],
         "upstream-irreversible-only": False, "upstream-subscription-connections": 4,
         "upstream-accounts-per-connection": 50,
@@ -211,6 +215,10 @@ def everything(cwd):
         "private-key": [DEV_WIF, OTHER_WIF],
         "seed-node": [parse_node_address("10.0.0.1:8090"),
                       parse_node_address("bob:pw@node.example:443")],
+        "seed-nodes": [parse_node_address("10.0.0.2:1776"),
+                       parse_node_address("ws://10.0.0.3:8090")],
+        "p2p-endpoint": "127.0.0.1:1776", "p2p-max-connections": 9,
+        "p2p-connect-to-new-peers": False,
         "bucket-size": (60, 3600), "history-per-size": 0,
         "max-order-his-records-per-market": 5, "max-order-his-seconds-per-market": 7,
         "max-ops-per-account": 100, "extended-max-ops-per-account": 5000,
@@ -256,7 +264,7 @@ def test_every_option_in_an_ini_file(cwd):
     i = 0
     while i < len(argv):
         name = argv[i][2:]
-        if name.startswith("enable-") or name in ("replay-blockchain", "devnet"):
+        if name.startswith("enable-") or name in ("replay-blockchain", "force-validate", "devnet"):
             lines.append(f"{name} = true")
             i += 1
         else:
@@ -380,6 +388,11 @@ ERRORS = [
     (["--private-key", "[1, 2]"], '--private-key: expected a WIF or ["PUBLIC_KEY", "WIF"]'),
     (["--private-key", "[5K"], "--private-key: [5K... is not valid JSON"),
     (["--seed-node", "nohost"], "--seed-node: Peer address 'nohost' is not host:port"),
+    (["--seed-nodes", "127.0.0.1:1776"],
+     "--seed-nodes: expected a JSON list of \"host:port\" strings, got '127.0.0.1:1776'"),
+    (["--p2p-endpoint", "node.example:1776"],
+     "--p2p-endpoint: the P2P endpoint's host must be an IPv4 address, got 'node.example'"),
+    (["--p2p-endpoint", "1776"], "--p2p-endpoint: expected host:port, got '1776'"),
     (["--searchdb-node-url", "ftp://x/"],
      "--searchdb-node-url: 'ftp://x/' is not an http:// or https:// URL with a host"),
     (["--searchdb-node-url", "http://h:99999/"],
@@ -595,6 +608,7 @@ def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(
     (cwd / "config.ini").write_text(
         "p2p-endpoint = 0.0.0.0:1776\n"
         "seed-nodes = []\n"
+        "p2p-inbound-endpoint = 0.0.0.0:1776\n"
         "checkpoint = [1, \"0000\"]\n"
         "plugins = witness elasticsearch market_history api_helper_indexes delayed_node "
         "grouped_orders\n"
@@ -608,9 +622,9 @@ def test_a_bitshares_config_ini_loads_with_one_warning_per_unimplemented_option(
     assert options["tracked-groups"] == [10, 50]
     where = str(cwd / "config.ini")
     assert _not_dev(options.warnings) == [
-        f"{where} line 1: bitshares option 'p2p-endpoint' is not implemented by nodeapi; ignored",
-        f"{where} line 2: bitshares option 'seed-nodes' is not implemented by nodeapi; ignored",
-        f"{where} line 3: bitshares option 'checkpoint' is not implemented by nodeapi; ignored",
+        f"{where} line 3: bitshares option 'p2p-inbound-endpoint' is not implemented by "
+        "nodeapi; ignored",
+        f"{where} line 4: bitshares option 'checkpoint' is not implemented by nodeapi; ignored",
         "plugins: bitshares plugin 'api_helper_indexes' is not needed: its lookups are always "
         "on in nodeapi; ignored",
         "plugins: bitshares plugin 'delayed_node' is not provided by nodeapi; ignored"]

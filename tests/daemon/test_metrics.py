@@ -23,16 +23,21 @@ def test_metrics_count_blocks_calls_and_connections(chain):
     metrics = Metrics(chain)
     chain.add_consumer(metrics)
     produce(chain, 3)
-    server = RunningSite(make_node(chain), ApiAccess.default(), metrics=metrics)
+    from kit.daemon import ACCESS
+
+    server = RunningSite(make_node(chain), ApiAccess.load(ACCESS), metrics=metrics)
     port = reactor.listenTCP(0, metrics.site(), interface="127.0.0.1")
     try:
         ws = yield ws_connect(server.port)
+        anonymous = yield ws_connect(server.port)
+        assert (yield ws.call(1, "login", "bytemaster", "supersecret")) is True
         yield ws.call(0, "get_chain_id")
         yield ws.call(0, "get_chain_id")
         yield ws.request(0, "no_such_function")
         resp = yield treq.get(f"http://127.0.0.1:{port.getHost().port}/metrics")
         text = (yield resp.text())
         ws.dropConnection()
+        anonymous.dropConnection()
     finally:
         yield server.stop()
         yield port.stopListening()
@@ -43,8 +48,30 @@ def test_metrics_count_blocks_calls_and_connections(chain):
     assert lines['nodeapi_rpc_calls_total{api="database",function="get_chain_id",outcome="ok"}'] == 2
     assert lines['nodeapi_rpc_calls_total{api="unresolved",function="unresolved",'
                  'outcome="error"}'] == 1
-    assert lines["nodeapi_websocket_connections"] == 1
-    assert lines["nodeapi_blocks_produced_total"] == 0
+    assert lines["nodeapi_websocket_connections"] == 2
+    assert lines["nodeapi_websocket_logged_in_sessions"] == 1  # bytemaster
+    assert lines["nodeapi_rpc_connections"] == 2  # the WebSockets' TCP connections
+    assert lines["nodeapi_block_subscribers"] == 0
+    # without the witness plugin there is nothing produced to count
+    assert not any(name.startswith("nodeapi_blocks_produced") for name in lines)
+    # every answered call is timed; the error is counted by its JSON-RPC code
+    assert lines['nodeapi_rpc_call_duration_seconds_count{api="database",'
+                 'function="get_chain_id"}'] == 2
+    assert lines['nodeapi_rpc_call_duration_seconds_bucket{api="database",'
+                 'function="get_chain_id",le="+Inf"}'] == 2
+    errors = {k: v for k, v in lines.items() if k.startswith("nodeapi_rpc_errors_total")}
+    assert list(errors.values()) == [1]
+    [series] = errors
+    assert 'api="unresolved"' in series and 'code="' in series and 'code=""' not in series
+    # process metrics (prometheus_client's process collector, /proc)
+    assert lines["process_resident_memory_bytes"] > 10 * 1024 * 1024
+    assert lines["process_open_fds"] >= 3 and lines["process_cpu_seconds_total"] > 0
+    assert lines["nodeapi_head_block_age_seconds"] >= 0
+    assert lines["nodeapi_last_irreversible_block_number"] <= 3
+    assert 0 < lines["nodeapi_witness_participation_ratio"] <= 1
+    assert lines["nodeapi_recently_missed_blocks"] >= 0
+    # no "_created" twin of any counter or histogram
+    assert not [name for name in lines if "_created" in name]
 
 
 def scrape(port):
@@ -118,3 +145,25 @@ def test_searchdb_metrics_shipping_outage_and_rejects(
         yield proxy.down()
         yield listening.stopListening()
         chain.block_log.close()
+
+
+def test_error_codes_are_bounded_label_values(chain):
+    """A gateway passes on whatever codes its upstreams send: past
+    MAX_ERROR_CODES distinct ones (and for a code that is no integer) the
+    label is ``other``, so the series stay bounded."""
+    from nodeapi.metrics import MAX_ERROR_CODES
+    from nodeapi.rpc.jsonrpc import Request
+
+    metrics = Metrics(chain)
+    request = Request.__new__(Request)
+    request.api_name, request.function = "database", "get_objects"
+    for code in range(MAX_ERROR_CODES + 10):
+        metrics.rpc_call(request, "error", metrics.call_started(), code)
+    metrics.rpc_call(request, "error", None, "13")
+    labels = {s.labels["code"] for s in metrics.rpc_errors.collect()[0].samples
+              if s.name.endswith("_total")}
+    assert len(labels) == MAX_ERROR_CODES + 1 and "other" in labels and "0" in labels
+    other = metrics.registry.get_sample_value(
+        "nodeapi_rpc_errors_total", {"api": "database", "function": "get_objects",
+                                     "code": "other"})
+    assert other == 11

@@ -98,13 +98,17 @@ def test_no_plugin_no_part(tmp_path):
 
 
 def test_seed_nodes_reach_the_peers_as_parsed(tmp_path):
-    """``--seed-node`` is parsed once (options), the peers service follows
-    the parsed addresses: a bare host:port keeps its P2P hint."""
+    """``--seed-node`` and ``--seed-nodes`` are parsed once (options); the
+    peers service follows a ``ws://`` URL (or an address with credentials)
+    over RPC, and dials a bare host:port over graphene's peer protocol, as
+    bitshares-core means it."""
     options, top = make(tmp_path, "--seed-node", "127.0.0.1:1", "--seed-node",
-                        "ws://127.0.0.1:2/ws")
-    peers = top.getServiceNamed("peers").peers
+                        "ws://127.0.0.1:2/ws", "--seed-nodes", '["127.0.0.1:3", "u:p@127.0.0.1:4"]')
+    service = top.getServiceNamed("peers")
     assert [a.address for a in options["seed-node"]] == ["127.0.0.1:1", "127.0.0.1:2"]
-    assert [peers[a].scheme_given for a in ("127.0.0.1:1", "127.0.0.1:2")] == [False, True]
+    assert sorted(service.peers) == ["127.0.0.1:2", "127.0.0.1:4"]
+    assert service.peers["127.0.0.1:2"].scheme_given
+    assert sorted(service.p2p.seeds) == ["127.0.0.1:1", "127.0.0.1:3"]
     top.block_log.close()
 
 

@@ -18,7 +18,7 @@ from nodeapi.metrics import Metrics
 from nodeapi.metrics_health import HealthLimits, RateWindow, health, key_figures, participation
 
 from kit.chain import produce
-from kit.daemon import Daemon, free_port
+from kit.daemon import ACCESS, Daemon, free_port
 
 
 def test_participation_counts_the_filled_recent_slots():
@@ -129,9 +129,12 @@ def test_status_page_in_headless_chromium(tmp_path):
     a screenshot is saved beside the test's files."""
     metrics_port = free_port()
     node = Daemon(tmp_path / "data", "--metrics-endpoint",
-                  f"tcp:{metrics_port}:interface=127.0.0.1").start()
+                  f"tcp:{metrics_port}:interface=127.0.0.1", "--checkpoint-interval", "2",
+                  "--plugins", "witness account_history", "--api-access", ACCESS).start()
     try:
         node.wait_head(3)
+        _fail_a_login(node.port)  # a warning the page lists
+        _wait_for_checkpoint(tmp_path / "data")
         url = f"http://127.0.0.1:{metrics_port}/status"
         profile = str(tmp_path / "profile")
         dom = _browse(profile, "--dump-dom", url=url)
@@ -153,6 +156,36 @@ def test_status_page_in_headless_chromium(tmp_path):
         assert abs(float(cells["participation"]) - api_participation) <= 100 * moved / 128 + 0.1
         assert float(cells["head_block_age"]) < 5
         assert int(cells["rpc_calls_total"]) >= 2  # this test's get_block and its wait_head
+        # identity and resources
+        from nodeapi import __version__
+
+        assert cells["node_version"] == __version__
+        assert cells["node_chain_id"] == node.call("get_chain_id")
+        assert cells["node_mode"] == "node"
+        assert cells["node_plugins"] == "witness account_history"
+        assert re.fullmatch(r"(\d+m )?\d+s", cells["node_uptime"]), cells["node_uptime"]
+        rss = re.fullmatch(r"([\d.]+) MiB", cells["node_rss"])
+        with open(f"/proc/{node.proc.pid}/status") as f:
+            kib = int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1))
+        assert rss and abs(float(rss.group(1)) - kib / 1024) < 0.25 * kib / 1024 + 5
+        assert cells["node_data_dir"] == str(tmp_path / "data")
+        free = os.statvfs(tmp_path)
+        free_shown, unit = cells["node_data_dir_free"].split()
+        factor = {"MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}[unit]
+        assert abs(float(free_shown) * factor - free.f_bavail * free.f_frsize) < 0.1 * factor + 2 ** 30
+        errors = {cells[key]: cells[key.replace("_text", "_level")]
+                  for key in cells if re.fullmatch(r"error\d+_text", key)}
+        assert errors['Failed login from 127.0.0.1 user "bytemaster" via http'] == "warn"
+        assert re.fullmatch(r"\d+ / 0", cells["node_error_counts"])
+        rows = [key for key in cells if re.fullmatch(r"error\d+_text", key)]
+        assert int(cells["node_error_counts"].split()[0]) == len(rows), [cells[r] for r in rows]
+        # RPC latency and the followers; the last checkpoint
+        assert 0 <= float(cells["rpc_latency_p50"]) <= float(cells["rpc_latency_p99"]) < 5000
+        assert cells["rpc_block_subscribers"] == "0"
+        assert int(cells["rpc_tcp_connections"]) >= 0
+        checkpoint = int(cells["checkpoint_block_num"])
+        assert checkpoint % 2 == 0 and 2 <= checkpoint <= shown
+        assert 0 <= int(cells["checkpoint_age"]) < 60
         assert 'id="state" class="ok">in sync<' in dom
         assert '<meta http-equiv="refresh" content="5">' in dom
         shot = tmp_path / "status.png"
@@ -167,6 +200,29 @@ def test_status_page_in_headless_chromium(tmp_path):
     finally:
         node.stop()
     assert os.path.exists(tmp_path / "status.png")
+
+
+def _fail_a_login(port: int) -> None:
+    """An HTTP call with a wrong Basic login (refused, logged as a warning)."""
+    import base64
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/rpc", data=b'{"jsonrpc":"2.0","id":1,"method":"get_chain_id",'
+        b'"params":[]}', headers={"Content-Type": "application/json", "Authorization": "Basic "
+                                  + base64.b64encode(b"bytemaster:wrong").decode()})
+    try:
+        urllib.request.urlopen(request, timeout=10).read()
+    except urllib.error.HTTPError:
+        pass
+
+
+def _wait_for_checkpoint(data_dir) -> None:
+    from kit.wait import wait_until
+
+    wait_until(lambda: any(name.endswith(".ckpt") for name in os.listdir(data_dir / "checkpoints"))
+               if (data_dir / "checkpoints").exists() else False, what="a checkpoint")
 
 
 def test_status_page_shows_peers_and_the_search_database(chain, tmp_path):
@@ -185,7 +241,8 @@ def test_status_page_shows_peers_and_the_search_database(chain, tmp_path):
     metrics.clock.advance(chain.head_block_time + 2)
     figures = metrics.figures()
     assert figures["peers"] == [{"addr": peers.potential_peers()[0]["addr"],
-                                 "state": "connecting", "head_block_num": 0, "lag": 0}]
+                                 "state": "connecting", "head_block_num": 0, "lag": 0,
+                                 "reconnects": 0}]
     assert figures["searchdb"]["lag_blocks"] == 2 and figures["searchdb"]["queue"] == 0
     page = render_status(health(figures, HealthLimits(max_searchdb_lag=1)))
     cells = _cells(page)
@@ -193,3 +250,47 @@ def test_status_page_shows_peers_and_the_search_database(chain, tmp_path):
     assert cells["peer0_state"] == "connecting"
     assert cells["searchdb_lag_blocks"] == "2" and cells["searchdb_queue"] == "0"
     assert "search database is 2 blocks behind (limit 1)" in page
+
+
+def test_recent_errors_are_bounded_and_counted_once():
+    """The status page's log excerpt: warnings and errors only, the newest
+    first, at most RECENT_ERRORS entries of at most ERROR_TEXT characters
+    (a traceback's first line), each event counted once even when twistd
+    hands it over again."""
+    from twisted.logger import Logger
+
+    from nodeapi.metrics_health import ERROR_TEXT, RECENT_ERRORS, RecentErrors
+
+    recent = RecentErrors()
+    events = []
+    log = Logger(namespace="test", observer=events.append)
+    log.info("not kept")
+    for i in range(RECENT_ERRORS + 5):
+        log.warn("warning {i}", i=i)
+    log.error("x" * 1000 + "\nsecond line")
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        log.failure("it failed")
+    for event in events + events[-2:]:  # the last two seen twice
+        recent(event)
+    entries = recent.recent()
+    assert len(entries) == RECENT_ERRORS
+    assert entries[0]["level"] == "critical" and entries[0]["text"] == "it failed"
+    assert entries[1]["level"] == "error" and entries[1]["text"] == "x" * ERROR_TEXT
+    assert entries[2]["text"] == f"warning {RECENT_ERRORS + 4}"
+    assert recent.counts == {"warn": RECENT_ERRORS + 5, "error": 1, "critical": 1}
+
+
+def test_latency_window_median_and_99th_percentile():
+    """Durations 1..100 ms: median 51 ms (the value at index 50 of 100),
+    99th percentile 100 ms, max 100 ms; only the last ``size`` calls count."""
+    from nodeapi.metrics_health import LatencyWindow
+
+    window = LatencyWindow(size=100)
+    assert window.summary() == {"calls": 0, "p50_ms": None, "p99_ms": None, "max_ms": None}
+    window.add(9.0)  # pushed out by the hundred below
+    for ms in range(100, 0, -1):
+        window.add(ms / 1000)
+    assert window.summary() == {"calls": 100, "p50_ms": 51.0, "p99_ms": 100.0,
+                                "max_ms": 100.0}

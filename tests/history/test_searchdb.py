@@ -277,7 +277,55 @@ def test_stop_reason_after_a_recovered_outage(genesis, history_log, osmem_url, t
     yield proxy.down()
     chain.block_log.close()
     warnings = [text for _level, text, _e in captured if "not shipped" in text]
-    assert len(warnings) == 1 and "stopped with 2 documents not shipped (timeout)" in warnings[0]
+    assert len(warnings) == 1 and ("stopped with 2 documents not shipped, 0 bulks of them "
+                                   "(0 bytes) spooled to disk (timeout)") in warnings[0]
+
+
+@pytest_twisted.inlineCallbacks
+def test_stop_says_what_is_queued_and_spooled(genesis, history_log, osmem_url, tmp_path,
+                                              captured):
+    """A stop says in one line how many documents are left: with the
+    database down, the documents queued and the bulks and bytes of them
+    spooled to disk; with everything shipped, 0 queued or spooled."""
+    path, _expected = history_log
+    proxy = Proxy(osmem_url)
+    proxy.up()
+    chain = open_chain(genesis, path)
+    svc = make_service(proxy.url, chain, str(tmp_path), max_memory=4000, bulk_replay=4,
+                       stop_timeout=0.5)
+    chain.add_consumer(svc)
+    yield svc.prepare()
+    yield chain.replay()
+    svc.startService()
+    yield wait_for(lambda: svc.queue.items == 0 and not svc.shipper.busy)
+    yield proxy.down()
+    for _ in range(4):
+        transfers(chain, 3)
+    yield wait_for(lambda: svc.shipper.retries >= 1 and svc.queue.spooled > 0)
+    items, spooled, size = svc.queue.items, svc.queue.spooled, svc.queue.spooled_bytes
+    assert items == 4 * 3 * 2 and size > 0
+    yield svc.stopService()
+    chain.block_log.close()
+    lines = [text for _level, text, _e in captured if text.startswith("searchdb: stopped")]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"searchdb: stopped with {items} documents not shipped, "
+                               f"{spooled} bulks of them ({size} bytes) spooled to disk (")
+    # everything shipped: one line saying so
+    captured.clear()
+    chain = open_chain(genesis, path)
+    proxy.up()
+    again = make_service(proxy.url, chain, str(tmp_path / "again"))
+    chain.add_consumer(again)
+    yield again.prepare()
+    yield chain.replay()
+    again.startService()
+    yield wait_for(lambda: again.queue.items == 0 and not again.shipper.busy)
+    yield again.stopService()
+    yield proxy.down()
+    chain.block_log.close()
+    lines = [text for _level, text, _e in captured if text.startswith("searchdb: stopped")]
+    assert lines == [f"searchdb: stopped with 0 documents queued or spooled (confirmed up to "
+                     f"block {chain.head_block_num})"]
 
 
 @pytest_twisted.inlineCallbacks

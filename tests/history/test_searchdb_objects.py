@@ -110,6 +110,28 @@ def test_load_live_changes_and_removals(funded, osmem, tmp_path):
 
 
 @pytest_twisted.inlineCallbacks
+def test_a_block_applied_while_loading_labels_its_objects(funded, osmem, tmp_path):
+    """A block applied while the start's load runs (the load waits for its
+    ``_delete_by_query`` first): the objects it changed carry that block,
+    as the reference's ``sync_db`` (no block in between) leaves them, and
+    the others the head the load began at."""
+    chain = funded
+    began = chain.head_block_num
+    svc = make(osmem.url, chain, tmp_path, objects_options("objt9-"))
+    svc.startService()
+    assert svc._syncing
+    push_block(chain, transfer_op(4321))
+    yield confirmed(svc)
+    balances = yield documents(osmem.url, "objt9-balance")
+    by_owner = {d["owner_"]: d for d in balances.values()}
+    assert int(by_owner[INIT1]["balance"]) == 4321
+    assert by_owner[INIT1]["block_number"] == by_owner[INIT0]["block_number"] == began + 1
+    accounts = yield documents(osmem.url, "objt9-account")
+    assert accounts["1.2.8"]["block_number"] == began
+    yield svc.stopService()
+
+
+@pytest_twisted.inlineCallbacks
 def test_limit_orders_are_deleted_unless_no_delete(funded, osmem, tmp_path):
     chain = funded
     asset = _gold(chain)

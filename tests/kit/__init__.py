@@ -19,7 +19,13 @@ imports another test module).
   journal file (systemd-journal-remote), read with journalctl
 - :mod:`kit.fail2ban`  the shipped jail in a real fail2ban-server on a journal file
 - :mod:`kit.reference` bitshares-core's witness_node (the reference node)
-  as a producer or a P2P follower, in a subprocess
+  as a producer, a producer on demand or a P2P follower, in a subprocess
+- :mod:`kit.compare`   every object of two nodes compared field by field,
+  less the documented differences (``reference_differences.json``)
+- :mod:`kit.es_capture` a loopback server answering as Elasticsearch 7 that
+  records what bitshares-core's elasticsearch / es_objects plugins send
+- :mod:`kit.es_compare` search documents compared field by field, less the
+  documented differences with bitshares-core
 - :mod:`kit.site`      the real RPC site of a chain on a loopback port
 - :mod:`kit.rpc`       the WebSocket JSON-RPC client
 - :mod:`kit.raw_http`  one request byte for byte (any Host, Origin,

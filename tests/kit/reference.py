@@ -7,11 +7,15 @@ but this machine (``--seed-nodes "[]"`` or a loopback seed).
 :class:`ReferenceNode` starts a producer (the 11 init witnesses signing
 with the development key, ``--enable-stale-production
 --required-participation 0``) or a follower over graphene P2P
-(``seed_node=producer.p2p``), waits until its RPC serves, calls it over
-HTTP JSON-RPC, and stops it cleanly.  Tests that need it are marked
+(``seed_node=producer.p2p``), or a producer on demand (``on_demand=True``:
+blocks only when a test calls :meth:`ReferenceNode.generate_blocks`, so
+the chain stands still while a test reads it; its time starts at the
+genesis' and moves one block interval a block), waits until its RPC
+serves, calls it over HTTP JSON-RPC, and stops it cleanly.  Tests that need it are marked
 ``reference`` and skip, naming the path, only when the file is missing
 (:data:`requires_reference`)."""
 
+import calendar
 import json
 import os
 import shutil
@@ -66,20 +70,27 @@ class ReferenceError(RuntimeError):
 class ReferenceNode:
     """One ``witness_node`` process with its own data dir and log.
 
-    ``produce=True``: the 11 init witnesses with the development key
-    (``witness`` must be among ``plugins``).  ``seed_node``: a loopback
-    ``host:port`` to follow over graphene P2P.  ``extra``: more command-line
+    ``produce=True``: the init witnesses ``witnesses`` (default all 11)
+    with the development key (``witness`` must be among ``plugins``).
+    ``on_demand=True`` (with ``produce=False``): no ``witness`` plugin, only
+    ``debug_witness``, so a block is made only by :meth:`generate_blocks`.
+    ``seed_node``: a loopback ``host:port`` to follow over graphene P2P.  ``extra``: more command-line
     arguments (e.g. ``["--genesis-json", path]``).
     """
 
     def __init__(self, data_dir, *, plugins=DEFAULT_PLUGINS, produce=True,
-                 seed_node=None, extra=()):
+                 on_demand=False, seed_node=None, witnesses=INIT_WITNESSES, extra=()):
+        if produce and on_demand:
+            raise ValueError("on_demand is a producer without the witness plugin: "
+                             "produce=False")
         self.data_dir = str(data_dir)
         self.rpc_port = free_port()
         self.p2p_port = free_port()
+        dropped = ("witness",) if on_demand else ("witness", "debug_witness")
         self.plugins = tuple(plugins) if produce else tuple(
-            p for p in plugins if p not in ("witness", "debug_witness"))
+            p for p in plugins if p not in dropped)
         self.produce = produce
+        self.witnesses = tuple(witnesses)
         self.seed_node = seed_node
         self.extra = list(extra)
         self.log_path = self.data_dir.rstrip("/") + ".log"
@@ -107,7 +118,7 @@ class ReferenceNode:
         if self.produce:
             args += ["--enable-stale-production", "--required-participation", "0",
                      "--private-key", json.dumps([DEV_PUB, DEV_WIF])]
-            for wid in INIT_WITNESSES:
+            for wid in self.witnesses:
                 args += ["--witness-id", json.dumps(wid)]
         if "debug_witness" in self.plugins:
             args += ["--debug-private-key", json.dumps([DEV_PUB, DEV_WIF])]
@@ -170,6 +181,28 @@ class ReferenceNode:
         self.call("debug_generate_blocks", DEV_WIF, count, api="debug")
         return self.head()
 
+    def next_slot_time(self) -> int:
+        """The time (seconds since the epoch) of the next block slot: the
+        head's time plus a block interval, plus ``maintenance_skip_slots``
+        intervals after a maintenance block (graphene
+        ``database::get_slot_time(1)``)."""
+        props = self.call("get_dynamic_global_properties")
+        params = self.call("get_global_properties")["parameters"]
+        skip = params["maintenance_skip_slots"] if props["dynamic_flags"] & 1 else 0
+        head = calendar.timegm(time.strptime(props["time"], "%Y-%m-%dT%H:%M:%S"))
+        return head + params["block_interval"] * (1 + skip)
+
+    def produce_block(self, timeout=30) -> int:
+        """One block at the next slot, made (:meth:`generate_blocks`) once
+        the wall clock has reached that slot, so a follower never sees it
+        in the future; answers the new head block number."""
+        wait = self.next_slot_time() - time.time()
+        if wait > timeout:
+            raise AssertionError(f"the next slot is {wait:.0f} s away")
+        if wait > 0:
+            time.sleep(wait)
+        return self.generate_blocks(1)
+
     def stop(self, timeout=30):
         """SIGINT (witness_node's clean stop), then SIGKILL after ``timeout`` s."""
         if self.proc is None or self.proc.poll() is not None:
@@ -209,3 +242,27 @@ def start_reference(tmp_path, name="reference", **kwargs) -> ReferenceNode:
     path = os.path.join(str(tmp_path), name)
     shutil.rmtree(path, ignore_errors=True)
     return ReferenceNode(path, **kwargs).start()
+
+
+def start_on_demand(tmp_path, name="reference", timeout=60, **kwargs) -> ReferenceNode:
+    """A producer on demand whose chain is at the wall clock (so every
+    hardfork of the reference is in force, as nodeapi applies them from
+    genesis): the witness plugin makes the first blocks now (stale
+    production, block 1 running the first maintenance), then the node
+    restarts on the same data dir without it (``on_demand=True``); later
+    blocks come only from :meth:`ReferenceNode.produce_block` or
+    :meth:`ReferenceNode.generate_blocks`, so the chain stands still while
+    a test reads it.  ``kwargs`` as for :class:`ReferenceNode`."""
+    path = os.path.join(str(tmp_path), name)
+    shutil.rmtree(path, ignore_errors=True)
+    first = ReferenceNode(path, **kwargs).start(timeout)
+    try:
+        first.wait_head(1, timeout)
+    finally:
+        first.stop()
+    for attempt in range(3):  # a fresh port may be taken again meanwhile
+        try:
+            return ReferenceNode(path, produce=False, on_demand=True, **kwargs).start(timeout)
+        except AssertionError as exc:
+            if "Address already in use" not in str(exc) or attempt == 2:
+                raise

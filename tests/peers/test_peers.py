@@ -483,3 +483,89 @@ def test_full_disk_on_the_follower_is_one_line_per_attempt(producer, follower, c
     yield wait_for(lambda: follower.head_block_num == 3, timeout=20)
     yield close(svc)
     yield site.stop()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_planned_restart_of_the_peer_is_one_info_line(producer, follower):
+    """The peer stops cleanly (its RPC site closes the WebSocket with 1001
+    going away) and is down for several reconnection attempts: the follower
+    says so in one info line, logs none of the refused reconnections, and
+    follows it again once it is back."""
+    from twisted.logger import LogLevel, formatEvent, globalLogPublisher
+
+    from nodeapi.rpc.site import rpc_site
+
+    logged = []
+
+    def observer(event):
+        if event.get("log_namespace", "").startswith("nodeapi.peers"):
+            logged.append((event["log_level"], formatEvent(event)))
+
+    produce(producer, 3)
+    site = rpc_site(make_node(producer), ApiAccess.default(), reactor=reactor)
+    port = reactor.listenTCP(0, site, interface="127.0.0.1")
+    portnum = port.getHost().port
+    clock = task.Clock()
+    svc = PeerService(follower, seed_nodes=[f"127.0.0.1:{portnum}"], reactor=reactor,
+                      clock=clock,
+                      parameters={"reconnect_initial_delay": 1, "reconnect_jitter": 0})
+    svc.startService()
+    yield wait_for(lambda: follower.head_block_num == 3)
+    globalLogPublisher.addObserver(observer)
+    try:
+        yield port.stopListening()
+        yield site.ws_factory.going_away()  # 1001 "node stopping" to every connection
+        yield wait_for(lambda: svc.potential_peers()[0]["state"] == "disconnected")
+        for attempt in range(4):  # the port is closed: each reconnection is refused
+            yield wait_for(lambda: clock.getDelayedCalls())
+            [call] = clock.getDelayedCalls()
+            clock.advance(call.getTime() - clock.seconds())
+        yield wait_for(lambda: clock.getDelayedCalls())  # the 4th refused too
+        produce(producer, 2)
+        port2 = reactor.listenTCP(portnum, site, interface="127.0.0.1")
+        [call] = clock.getDelayedCalls()
+        clock.advance(call.getTime() - clock.seconds())
+        yield wait_for(lambda: follower.head_block_num == 5)
+    finally:
+        globalLogPublisher.removeObserver(observer)
+    yield close(svc, port2)
+    lines = [text for _level, text in logged]
+    assert lines[0] == (f"Peer 127.0.0.1:{portnum} is stopping (1001 going away: node "
+                        "stopping); following it again when it is back")
+    assert not [line for line in lines if "unreachable" in line], lines
+    assert [level for level, _text in logged if level != LogLevel.info] == [], lines
+    assert f"Connected to peer 127.0.0.1:{portnum}, head 5" in lines
+    assert svc.peers[f"127.0.0.1:{portnum}"].stopping_since is None
+    assert svc.potential_peers()[0]["reconnects"] == 1
+
+
+def test_upstream_retry_report_names_a_planned_stop_and_keeps_quiet_while_it_restarts():
+    """A gateway's or indexer's upstream (nodeapi.peers.reconnect.RetryReport):
+    a 1001 close is one info line; refused reconnections within the
+    5 minutes after it are not logged, later ones are; another close is the
+    usual line."""
+    from twisted.logger import Logger, formatEvent
+
+    from nodeapi.peers.reconnect import RESTART_GRACE, RetryReport
+
+    clock = task.Clock()
+    events = []
+    report = RetryReport(Logger(observer=events.append), "Upstream ws://127.0.0.1:9/",
+                         lambda n: 2.0, clock=clock)
+    report.closed(1001, "node stopping")
+    for _ in range(3):
+        report.connect_failed("Connection refused")
+        assert report.delay(1) == 2.0
+        clock.advance(60)
+    clock.advance(RESTART_GRACE - 180)
+    report.connect_failed("Connection refused")
+    report.delay(2)
+    report.opened()
+    report.closed(1006, None)
+    lines = [(e["log_level"].name, formatEvent(e)) for e in events]
+    assert lines == [
+        ("info", "Upstream ws://127.0.0.1:9/ is stopping (1001 going away: node stopping); "
+                 "following it again when it is back"),
+        ("warn", "Upstream ws://127.0.0.1:9/ unreachable (Connection refused); retrying in "
+                 "2.0 s"),
+        ("info", "Upstream ws://127.0.0.1:9/ disconnected (1006 )")]

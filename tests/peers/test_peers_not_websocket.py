@@ -98,9 +98,10 @@ def test_refused_upstream_is_one_line_per_attempt():
 
 @pytest_twisted.inlineCallbacks
 def test_seed_node_without_scheme_that_is_no_websocket_server_says_so(new_chain):
-    """bitshares' seed-node = host:port names a P2P endpoint: when the port
-    is no WebSocket server the line says that nodeapi follows RPC, not
-    P2P, once; retries keep going with a growing delay and short lines."""
+    """bitshares' seed-node = host:port names a P2P endpoint: a peers
+    service without a P2P node follows such an address over RPC, and when
+    the port is no WebSocket server the line says how to use P2P instead,
+    once; retries keep going with a growing delay and short lines."""
     port = http_only()
     clock = Clock()
     address = f"127.0.0.1:{port.getHost().port}"
@@ -117,7 +118,7 @@ def test_seed_node_without_scheme_that_is_no_websocket_server_says_so(new_chain)
     lines = log.lines("not a WebSocket RPC server")
     assert lines[0].startswith(f"Sync with peer {address} failed (1 in a row): not a "
                                "WebSocket RPC server (")
-    assert "nodeapi does not speak the bitshares P2P protocol" in lines[0]
+    assert "this node has no P2P node" in lines[0] and "--p2p-endpoint" in lines[0]
     assert "(2 in a row)" in lines[1]
     assert "P2P" not in lines[1]  # said once
     assert not log.lines("NoTransition") and not log.lines("Traceback")

@@ -11,17 +11,22 @@ not subscribed (their changes are not chain object changes).  Operation
 history ``1.11.N`` and account history ``2.9.N`` objects live in the
 history plugin (graphene's account_history plugin keeps them in the
 database), which :meth:`nodeapi.applied.IAccountHistory.get_history_objects`
-asks.
+asks.  Block summaries ``2.8.N`` (0..65536, the id of the last block whose
+number's low 16 bits are N) come from the chain
+(:meth:`nodeapi.chain.chain.Chain.block_summary`) and are not subscribed.
 """
 
 from twisted.internet.defer import Deferred
 
 from nodeapi.api.arguments import api_limit, check_count, parse_object_id, require_list
 from nodeapi.api.base import Section, api_function
+from nodeapi.protocol.ids import instance_number
 
 # Object types whose subscription graphene skips in get_objects.
 _NO_SUBSCRIBE = ("1.11.", "2.9.")
 _MARKET_HISTORY_SPACE = "5."
+# block summaries, which the chain keeps beside its objects
+_BLOCK_SUMMARY = "2.8."
 
 
 def fetch_objects(node, subscriptions, ids, subscribe) -> list:
@@ -42,6 +47,9 @@ def fetch_objects(node, subscriptions, ids, subscribe) -> list:
     for oid in parsed:
         if oid.startswith(_MARKET_HISTORY_SPACE):
             result.append(None if market_history is None else market_history.get_object(oid))
+            continue
+        if oid.startswith(_BLOCK_SUMMARY):
+            result.append(node.chain.block_summary(instance_number(oid)))
             continue
         obj = objects.get(oid)
         if obj is not None and to_subscribe and not oid.startswith(_NO_SUBSCRIBE):

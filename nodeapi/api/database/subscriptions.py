@@ -184,10 +184,13 @@ class Subscriptions(Section):
 
     @api_function
     def set_block_applied_callback(self, cb: int):
-        """Notify ``cb`` after each applied block (payload: its id, hex)."""
+        """Notify ``cb`` after each applied block (payload: its id, hex);
+        the connection counts in ``node.block_subscribers`` until it closes
+        (following nodes and wallets; the metrics and the status page)."""
         cb = self.callback_id(cb)
         if self._block_cb is None:
             self.session.budget.take()
+            self.node.block_subscribers += 1
         self._block_cb = cb
         self._observe_blocks()
         return None
@@ -290,6 +293,8 @@ class Subscriptions(Section):
         callbacks = (self._pending_cb is not None) + (self._block_cb is not None)
         if callbacks:
             self.session.budget.give_back(callbacks)
+        if self._block_cb is not None:
+            self.node.block_subscribers -= 1
         self._pending_cb = self._block_cb = None
         if self._block_observer is not None:
             self.chain.remove_block_observer(self._block_observer)

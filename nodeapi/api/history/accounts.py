@@ -50,11 +50,23 @@ def with_account(node, account: Any, answer) -> Any:
     return [] if obj is None else answer(obj["id"])
 
 
+def in_memory(section, args: list) -> bool:
+    """The ``shared`` rule (:func:`~nodeapi.api.base.api_function`) of the
+    account history getters: their reply may be shared between identical
+    calls while the chain state is unchanged when the in-memory
+    ``account_history`` plugin answers (synchronously, from entries it
+    changes only as blocks are applied, each of which changes the state's
+    version first); not for ``searchdb`` answers (a Deferred from the
+    search database) nor in indexer mode (no chain)."""
+    node = section.node
+    return node.chain is not None and node.plugins.get("account_history") is not None
+
+
 class AccountHistory(Section):
     """An account's operations by operation id, by the account's sequence
     numbers, by type, by time (module docstring)."""
 
-    @api_function
+    @api_function(shared=in_memory)
     def get_account_history(self, account, stop, limit: int, start) -> Any:
         """Operations of ``account`` from ``start`` (newest included,
         ``1.11.0`` = the newest) back to ``stop`` (excluded; ``1.11.0``
@@ -68,7 +80,7 @@ class AccountHistory(Section):
         return with_account(self.node, account, lambda account_id: (
             self.node.account_history().get_account_history(account_id, stop_n, limit, start_n)))
 
-    @api_function
+    @api_function(shared=in_memory)
     def get_relative_account_history(self, account, stop: int, limit: int, start: int) -> Any:
         """By the account's 1-based sequence numbers, ``[stop, start]``
         inclusive, newest first; ``start`` 0 = the latest."""
@@ -78,7 +90,7 @@ class AccountHistory(Section):
         return with_account(self.node, account, lambda account_id: (
             self.node.account_history().get_relative_account_history(account_id, stop, limit, start)))
 
-    @api_function
+    @api_function(shared=in_memory)
     def get_account_history_operations(self, account, operation_type: int, start, stop,
                                        limit: int) -> Any:
         """Operations of type ``operation_type`` from ``start`` (``1.11.0`` =

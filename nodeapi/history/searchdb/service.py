@@ -375,7 +375,9 @@ class SearchDBService(service.Service):
         reconnects), seal the open bulk and flush the queue, waiting at
         most ``stop_timeout`` seconds (with the database up the flush takes
         the bulks' round trips, not the timeout); then close the
-        connections.  Documents left are logged with the reason
+        connections.  One line says what is left: 0 documents queued or
+        spooled (and the block confirmed), or the documents not shipped,
+        the bulks and bytes of them spooled to disk and the reason
         (:meth:`~nodeapi.history.searchdb.shipper.BulkShipper.why_left`)."""
         super().stopService()
         if self.numbering.error is not None:
@@ -391,9 +393,15 @@ class SearchDBService(service.Service):
             self.log.info("searchdb: flushing {count} documents (at most {timeout} s)",
                           count=pending, timeout=self.stop_timeout)
         left = yield self.shipper.drain(self.stop_timeout)
+        queue = self.queue
         if left:
-            self.log.warn("searchdb: stopped with {count} documents not shipped ({reason}); "
-                          "the next start rebuilds them from the block log",
-                          count=left, reason=self.shipper.why_left())
-        self.queue.discard()
+            self.log.warn("searchdb: stopped with {count} documents not shipped, {spooled} "
+                          "bulks of them ({bytes} bytes) spooled to disk ({reason}); the next "
+                          "start rebuilds them from the block log", count=left,
+                          spooled=queue.spooled, bytes=queue.spooled_bytes,
+                          reason=self.shipper.why_left())
+        else:
+            self.log.info("searchdb: stopped with 0 documents queued or spooled "
+                          "(confirmed up to block {block})", block=self.confirmed_block_num)
+        queue.discard()
         yield self.client.close()

@@ -35,7 +35,11 @@ budget records (2.13, ``budget``).  A document is the object as
   ``sync-db-on-startup`` is set, every object of the enabled kinds is
   written again, in slices of :data:`SYNC_SLICE` objects per reactor turn;
   kinds that delete (limit orders by default) are first emptied with
-  ``_delete_by_query`` so no removed object survives.  A clean stop that
+  ``_delete_by_query`` so no removed object survives.  Blocks applied
+  while it runs are written as live blocks, and the load labels the objects
+  they wrote with the last such block (not the head it began at): every
+  document carries the block that last changed its object, as the
+  reference's ``sync_db`` (which no block interrupts) writes it.  A clean stop that
   shipped everything leaves the cursor at the head: the next start sends
   nothing.  After a database outage the plugin checks the indexes again and
   synchronizes once more when one of them lost its documents.
@@ -107,6 +111,9 @@ class ObjectsService(service.Service):
         self._syncing = False
         self._loading = False  # a load is queued and not yet confirmed
         self._sync_last = -1
+        # while synchronizing: id -> (block number, time) of the last live
+        # block that wrote the object
+        self._live_written: dict = {}
         self._live = False
 
     # -- cursor ------------------------------------------------------------------
@@ -207,6 +214,8 @@ class ObjectsService(service.Service):
             for oid in sorted(self.chain.changed_objects_of_last_block(), key=instance_key):
                 kind = self._enabled.get(_space_type(oid))
                 if kind is not None:
+                    if self._syncing:
+                        self._live_written[oid] = (applied.block_num, when)
                     data = self._lines(oid, objects.get(oid), kind, applied.block_num, when)
                     if data is not None:
                         parts.append(data)
@@ -245,6 +254,7 @@ class ObjectsService(service.Service):
     async def _synchronize(self, delete_first: bool, head: int, when: str) -> None:
         self._syncing = True
         self._sync_last = head
+        self._live_written = {}
         try:
             for kind in self._enabled.values():
                 if delete_first or not kind.no_delete:
@@ -260,6 +270,7 @@ class ObjectsService(service.Service):
         finally:
             self._sync_task = None
             self._syncing = False
+            self._live_written = {}
 
     def _sync_slices(self, head: int, when: str):
         state = self.chain.state
@@ -270,8 +281,11 @@ class ObjectsService(service.Service):
             for oid in ids[start:start + SYNC_SLICE]:
                 obj = state.objects.get(oid)
                 if obj is not None:
+                    # an object a live block wrote since the synchronization
+                    # began is labelled with that block, not the older head
+                    num, at = self._live_written.get(oid, (head, when))
                     parts.append(self._lines(oid, obj, self._enabled[_space_type(oid)],
-                                             head, when))
+                                             num, at))
             for at in range(0, len(parts), size):
                 self._push(parts[at:at + size], -1)
             yield None

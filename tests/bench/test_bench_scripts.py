@@ -1,0 +1,66 @@
+"""The scripts under bench/ stay runnable: each imports (a rename of
+something it uses fails here, not the next time someone measures), and
+bench/reference.py runs end to end in a tiny configuration against the
+reference node (a few dozen blocks, windows of a fraction of a second)."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from kit.paths import ROOT
+from kit.reference import requires_reference
+
+BENCH = os.path.join(ROOT, "bench")
+SCRIPTS = sorted(name[:-3] for name in os.listdir(BENCH) if name.endswith(".py"))
+
+
+def run_python(code_or_args, timeout):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, *code_or_args], cwd=ROOT, env=env, timeout=timeout,
+                          capture_output=True, text=True)
+
+
+def test_there_are_bench_scripts():
+    assert {"chain", "rpc", "reference", "peers"} <= set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_each_bench_script_imports(name):
+    """Imported in a child (the scripts put bench/ and tests/ on sys.path),
+    under another name than __main__, so nothing runs but the imports."""
+    code = ("import importlib.util, sys\n"
+            f"spec = importlib.util.spec_from_file_location('bench_{name}', "
+            f"{os.path.join(BENCH, name + '.py')!r})\n"
+            "module = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(module)\n"
+            "assert module.__doc__, 'no docstring'\n"
+            "print('imported')\n")
+    done = run_python(["-c", code], timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "imported", done.stderr[-3000:]
+
+
+@pytest.mark.reference
+@pytest.mark.slow
+@requires_reference
+def test_reference_bench_runs_tiny():
+    done = run_python([os.path.join(BENCH, "reference.py"), "--blocks", "40", "--tx-every",
+                       "4", "--transfers", "3", "--seconds", "0.3", "--warm-up", "0.2",
+                       "--ws-conns", "2", "--http-conns", "2", "--window", "8"], timeout=120)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    out = done.stdout
+    assert re.search(r"^reference: chain of 40 blocks, \d+ operations", out, re.M), out
+    for label in ("signatures skipped (default)", "--force-validate"):
+        assert re.search(rf"^following 40 blocks: nodeapi catching up over RPC, "
+                         rf"{re.escape(label)}: [\d,]+ blocks/s .* ratio \d+\.\d\d", out,
+                         re.M), out
+    for call in ("get_dynamic_global_properties", "get_full_accounts", "get_order_book",
+                 "get_objects(100)", "get_account_history"):
+        for kind in ("WebSocket pipelined", "HTTP, a connection per request"):
+            # a window of 0.2 s on a busy machine may hold no reply of one node
+            assert re.search(rf"^reads {re.escape(kind)} {re.escape(call)}: nodeapi [\d,]+ "
+                             rf"calls/s .* ratio (\d+\.\d\d|n/a)", out, re.M), (kind, call, out)
+    assert re.search(r"^memory: .* ratio started \d+\.\d\d$", out, re.M), out
+    assert re.search(r"^startup: .* ratio \d+\.\d\d$", out, re.M), out
