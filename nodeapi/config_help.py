@@ -20,13 +20,16 @@ GROUPS = (
         ("data-dir", "block log, checkpoints, config.ini"),
         ("genesis-json", "genesis file (default: bundled testnet)"),
         ("plugins", "space separated plugin names"),
-        ("seed-node", "a node to follow (repeatable)"),
         ("account-statistics-type", "6 numbers them 2.6.N as graphene"),
         ("checkpoint-interval", "blocks between state checkpoints"),
         ("replay-blockchain", "replay the whole block log"))),
+    ("Peers (graphene P2P, or following over RPC)", (
+        (("seed-node", "seed-nodes"), "host:port P2P, ws://host:port RPC"),
+        ("p2p-endpoint", "host:port graphene P2P listens on"),
+        (("p2p-max-connections", "p2p-connect-to-new-peers"), "peers; dial those heard of"),
+        ("force-validate", "check followed blocks' signatures"))),
     ("Witness", (
-        ("witness-id", "1.6.N to produce for (repeatable)"),
-        ("private-key", "WIF signing key (repeatable)"),
+        (("witness-id", "private-key"), "1.6.N to produce for, its WIF key"),
         ("enable-stale-production", "produce when the head is old"))),
     ("RPC", (
         ("rpc-endpoint", "host:port of WebSocket and HTTP RPC"),
@@ -36,8 +39,7 @@ GROUPS = (
         ("max-calls-in-flight", "unanswered calls per connection"),
         ("ws-auto-ping-interval", "seconds between pings, 0 = off"),
         ("enable-subscribe-to-all", "allow subscribing to every object"),
-        ("rpc-allowed-hosts", "Host names served (default loopback)"),
-        ("rpc-allowed-origins", "browser Origins served (loopback)"),
+        (("rpc-allowed-hosts", "rpc-allowed-origins"), "names served (loopback)"),
         ("api-output-dir", "where debug/devnet dumps may write"))),
     ("Limits against hostile clients (0 = none)", (
         ("max-connections", "RPC connections in total"),
@@ -49,8 +51,7 @@ GROUPS = (
         ("max-subscriptions-per-ip", "subscribed items per address"))),
     ("Monitoring", (
         ("metrics-endpoint", "host:port of /metrics /status /healthz"),
-        ("health-max-head-age", "/healthz: seconds of head age"),
-        ("health-max-searchdb-lag", "/healthz: blocks of search lag"))),
+        (("health-max-head-age", "health-max-searchdb-lag"), "/healthz limits"))),
     ("Gateway (forwards to other nodes, no chain of its own)", (
         ("upstream", "ws://host:port of a node (repeatable)"),
         ("upstream-chain-id", "the chain id upstreams must serve"),
@@ -59,11 +60,10 @@ GROUPS = (
         ("upstream-max-lag-blocks", "blocks behind the best: no reads"),
         ("upstream-subscription-connections", "connections for subscriptions"),
         ("upstream-accounts-per-connection", "accounts subscribed per connection"),
-        ("upstream-cache-size", "MiB of final answers cached"),
-        ("upstream-share-seconds", "seconds an answer is shared"),
+        (("upstream-cache-size", "upstream-share-seconds"), "answers cached MiB, shared s"),
         ("upstream-irreversible-only", "index irreversible blocks only"))),
     ("Devnet (a throw-away local chain)", (
-        ("devnet", "run one, every API set open"),
+        ("devnet", "run one (every API set but debug open)"),
         (("devnet-accounts", "devnet-balance"), "ready accounts, TEST each"),
         ("devnet-seed", "seed of their keys"),
         ("block-interval", "seconds between blocks, 0 = on demand"),
@@ -89,18 +89,21 @@ def short_usage(synopsis: str) -> str:
     for title, entries in GROUPS:
         lines.append(f"{title}:")
         for names, words in entries:
-            lefts = []
-            for name in (names,) if isinstance(names, str) else names:
-                default = rows[name][0]
-                lefts.append(f"--{name}={default}" if default and len(default) <= 16
-                             else f"--{name}")
-            lines.append(f"  {', '.join(lefts):<33} {words}")
+            names = (names,) if isinstance(names, str) else names
+            left = ", ".join(f"--{name}={rows[name][0]}"
+                             if rows[name][0] and len(rows[name][0]) <= 16 else f"--{name}"
+                             for name in names)
+            if len(left) + len(words) > WIDTH - 3:  # shared lines drop their defaults
+                left = ", ".join(f"--{name}" for name in names)
+            if len(left) + len(words) > WIDTH - 3:  # then the words go below
+                lines.append(f"  {left}")
+                left = ""
+            lines.append(f"  {left:<33} {words}")
     lines.append("")
     limits = sum(1 for name in rows if name.startswith("api-limit-"))
     plugins = [p.name for p in PLUGINS if p.name != "witness" and p.options]
     lines += textwrap.wrap(
         "Options also go as name = value in <data-dir>/config.ini or --config FILE. "
-        f"--help-all lists every option with its whole help, also the "
-        f"{limits} --api-limit-* options and the options of the plugins "
-        f"{', '.join(plugins[:-1])} and {plugins[-1]}.", WIDTH)
+        f"--help-all: every option with its whole help, the {limits} --api-limit-* "
+        f"and the plugins' ({', '.join(plugins)}).", WIDTH)
     return "\n".join(lines)
