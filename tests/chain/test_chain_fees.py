@@ -122,7 +122,7 @@ def test_asset_update_checks(funded):
         _update(chain, gold, perms=0x01, flags=0x01, max_supply=4999)
     _update(chain, gold, perms=0x01, flags=0x00, max_supply=5000)  # flag allowed by perms
     produce(chain)
-    assert chain.state.get(gold)["options"]["max_supply"] == "5000"
+    assert chain.state.get(gold)["options"]["max_supply"] == 5000
     assert chain.state.get(gold)["options"]["flags"] == 0
     _update(chain, gold, perms=0x00, flags=0x00, max_supply=5000)  # revoke
     produce(chain)

@@ -101,8 +101,10 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
         else None
     fields = {
         "symbol": symbol, "precision": int(data["precision"]), "issuer": data["issuer"],
-        "options": dict(opts, max_supply=str(opts["max_supply"]),
-                        max_market_fee=str(opts.get("max_market_fee", 0)),
+        # share_type kept as int: the wire writes it as fc does (a number
+        # within 32 bits, a string beyond), protocol.wire.to_wire
+        "options": dict(opts, max_supply=int(opts["max_supply"]),
+                        max_market_fee=int(opts.get("max_market_fee", 0)),
                         core_exchange_rate=cer),
         "dynamic_asset_data_id": f"2.3.{n}",
     }
@@ -257,8 +259,8 @@ def asset_update(ctx: ApplyContext, data: dict) -> list:
             and not bitasset["asset_cer_updated"]:
         ctx.state.modify(bitasset["id"])["asset_cer_updated"] = True
     asset = ctx.state.modify(data["asset_to_update"])
-    new = dict(opts, max_supply=str(opts["max_supply"]),
-               max_market_fee=str(opts.get("max_market_fee", 0)))
+    new = dict(opts, max_supply=int(opts["max_supply"]),
+               max_market_fee=int(opts.get("max_market_fee", 0)))
     if ext.get("skip_core_exchange_rate") is not None:
         new["core_exchange_rate"] = old["core_exchange_rate"]
     asset["options"] = new
