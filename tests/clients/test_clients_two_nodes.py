@@ -116,6 +116,12 @@ def test_transfer_with_memo(node):
     assert kind == 0 and op["amount"] == {"amount": 1250000, "asset_id": CORE}
     assert op["memo"]["from"] == op["memo"]["to"] == DEV_PUB
     assert paid(result) == required(node, [0, op])
+    # the block holds it with its results cleared (bitshares-core 7.x
+    # db_block.cpp _generate_block); the broadcast answer carried them
+    assert result["operation_results"] == [[0, {}]]
+    block = node.call("get_block", result["block_num"])
+    [stored] = [t for t in block["transactions"] if t["signatures"] == result["signatures"]]
+    assert stored["operation_results"] == [] and stored["operations"] == result["operations"]
     assert balance(node, INIT0) == before[0] - 1250000 - paid(result)
     assert balance(node, INIT1) == before[1] + 1250000
     [latest] = Account("init1", blockchain_instance=bts).history(limit=1)
