@@ -178,6 +178,10 @@ def test_uia_create_and_issue(node):
     # share_type within 32 bits is a JSON number (fc's writer), beyond a string
     assert coin["options"]["max_supply"] == 1000000 * 1000
     assert coin["options"]["max_market_fee"] == 1000000 * 1000
+    # get_assets answers graphene's extended_asset_object (database_api.cpp
+    # extend_asset): a UIA backs no position and is held in none
+    [extended] = node.call("get_assets", ["CREFA"])
+    assert extended["total_in_collateral"] == 0 and "total_backing_collateral" not in extended
     issued = coin.issue(250, "init1", memo="fresh")
     assert balance(node, INIT1, asset_id) == 250000
     [dynamic] = node.call("get_objects", [coin["dynamic_asset_data_id"]])
