@@ -2,7 +2,7 @@
 
 Reference: bitshares-core libraries/chain/db_init.cpp ``database::init_genesis``
 (special accounts 1.2.0-1.2.5, then the genesis accounts in file order, the
-core asset 1.3.0 with dynamic data 2.3.0, global properties 2.0.0, dynamic
+committee account's core balance 2.5.0, the core asset 1.3.0 with dynamic data 2.3.0, global properties 2.0.0, dynamic
 global properties 2.1.0, chain properties 2.11.0, committee members 1.5.N,
 the null witness 1.6.0 and the witness candidates 1.6.1.., the genesis balance
 objects 1.15.N).
@@ -18,8 +18,8 @@ import attr
 from nodeapi.chain.state import ObjectStore
 from nodeapi.files import GENESIS_LIMIT, read_bounded
 from nodeapi.protocol.config import (
-    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, MAX_TIME,
-    NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
+    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY,
+    MAX_TIME, NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, RELAXED_COMMITTEE_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
 from nodeapi.protocol.times import parse_time
 
 DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
@@ -202,13 +202,27 @@ def init_genesis(genesis: Genesis,
             make_lifetime_member(state, acc["id"])
     supply = sum(int(b["amount"]) for b in g["initial_balances"]
                  if b["asset_symbol"] == genesis.core_symbol)
+    # db_genesis.cpp: the first account_balance_object (2.5.0, the committee
+    # account's core, created before the accounts) holds
+    # GRAPHENE_MAX_SHARE_SUPPLY (and its statistics' core_in_balance); when
+    # the genesis hands out core, adjust_balance takes it all back (balance
+    # 0, maintenance_flag set), else it stays the whole core supply
+    state.modify(state.objects[COMMITTEE_ACCOUNT]["statistics"])["core_in_balance"] = \
+        MAX_SHARE_SUPPLY
+    if supply > 0:
+        state.create("2.5", {"owner": COMMITTEE_ACCOUNT, "asset_type": "1.3.0", "balance": 0,
+                             "maintenance_flag": True})
+    else:
+        supply = MAX_SHARE_SUPPLY
+        state.create("2.5", {"owner": COMMITTEE_ACCOUNT, "asset_type": "1.3.0",
+                             "balance": supply, "maintenance_flag": False})
     state.create("1.3", {
         "symbol": genesis.core_symbol,
         "precision": 5,
         "issuer": NULL_ACCOUNT,
         "options": {
-            "max_supply": str(g["max_core_supply"]), "market_fee_percent": 0,
-            "max_market_fee": str(g["max_core_supply"]), "issuer_permissions": 0, "flags": 0,
+            "max_supply": int(g["max_core_supply"]), "market_fee_percent": 0,
+            "max_market_fee": int(g["max_core_supply"]), "issuer_permissions": 0, "flags": 0,
             "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
                                    "quote": {"amount": 1, "asset_id": "1.3.0"}},
             "whitelist_authorities": [], "blacklist_authorities": [],

@@ -133,7 +133,7 @@ def test_notify_remove_create(chain):
     produce(chain)
     batches = [batch for _, batch in session.notices]
     created = [o["id"] for b in batches for o in b if isinstance(o, dict)]
-    assert "2.5.0" in created          # init0's new balance
+    assert "2.5.1" in created          # init0's new balance (2.5.0: the committee's)
     assert ["1.15.0"] in batches       # the claimed genesis balance, removed
     assert "2.1.0" not in created      # changed, not subscribed
 

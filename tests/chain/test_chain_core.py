@@ -49,7 +49,8 @@ def test_claim_and_transfer(chain):
     assert chain.state.get("2.7.6")["pending_vested_fees"] == 2000000
     assert chain.state.get("2.7.6")["lifetime_fees_paid"] == 0
     assert chain.state.get("2.3.0")["accumulated_fees"] == 0
-    assert [b["id"] for b in chain.state.balances_of("1.2.7")] == ["2.5.1"]
+    # 2.5.0 is the committee account's (db_genesis.cpp), 2.5.1 init0's
+    assert [b["id"] for b in chain.state.balances_of("1.2.7")] == ["2.5.2"]
 
 
 @pytest.mark.parametrize("case,error", [
@@ -266,7 +267,7 @@ def test_observers_and_changed_objects(chain):
     assert [o.op[0] for o in applied.operations] == [37]
     assert applied.operations[0].id == "1.11.0"
     assert applied.operations[0].result == [0, {}]
-    assert {"1.15.0", "2.1.0", "2.5.0"} <= changed
+    assert {"1.15.0", "2.1.0", "2.5.1"} <= changed
     produce(chain)
     assert "1.15.0" not in seen_blocks[-1][1]
     chain.remove_block_observer(chain._block_observers[0])
@@ -590,3 +591,36 @@ def test_core_in_balance_as_of_the_last_maintenance(chain):
     assert state.balance("1.2.7", "1.3.0") == 13345
     assert state.get("2.7.7")["core_in_balance"] == 12345
     assert state.get(bal1)["maintenance_flag"]
+
+
+def test_genesis_committee_core_balance(genesis):
+    """db_genesis.cpp ``init_genesis``: the first account_balance_object,
+    2.5.0, is the committee account's core, created holding
+    GRAPHENE_MAX_SHARE_SUPPLY (10^15); the bundled genesis hands out 10^15
+    core, so ``adjust_balance(GRAPHENE_COMMITTEE_ACCOUNT, -balance)`` leaves
+    it 0 with its maintenance flag set, which the first maintenance
+    clears.  A genesis handing out no core leaves the committee the
+    whole supply."""
+    import copy
+
+    from nodeapi.chain.balances import update_core_in_balances
+    from nodeapi.chain.genesis import Genesis, init_genesis
+
+    state = init_genesis(genesis)
+    assert dict(state.objects["2.5.0"]) == {"id": "2.5.0", "owner": "1.2.0",
+                                            "asset_type": "1.3.0", "balance": 0,
+                                            "maintenance_flag": True}
+    assert state.balance("1.2.0", "1.3.0") == 0
+    assert state.objects["2.3.0"]["current_supply"] == 10 ** 15
+    assert state.objects[state.objects["1.2.0"]["statistics"]]["core_in_balance"] == 10 ** 15
+    update_core_in_balances(state)  # the first maintenance's account pass
+    assert state.objects["2.5.0"]["maintenance_flag"] is False
+    assert state.objects[state.objects["1.2.0"]["statistics"]]["core_in_balance"] == 0
+    data = copy.deepcopy(genesis.data)
+    data["initial_balances"] = []
+    bare = init_genesis(Genesis(data, genesis.chain_id, genesis.address_prefix,
+                                genesis.core_symbol))
+    assert (bare.objects["2.5.0"]["balance"], bare.objects["2.5.0"]["maintenance_flag"]) == (
+        10 ** 15, False)
+    assert bare.objects["2.3.0"]["current_supply"] == 10 ** 15
+    assert bare.objects[bare.objects["1.2.0"]["statistics"]]["core_in_balance"] == 10 ** 15

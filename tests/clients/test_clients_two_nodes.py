@@ -98,6 +98,13 @@ def test_claim_genesis_balance(node):
     assert claim["operation_results"] == [[0, {}]]
     assert claim["block_num"] >= 1 and len(claim["id"]) == 40
     assert node.call("get_objects", ["1.15.0"]) == [None]
+    # 2.5.0 is the committee account's emptied core balance (db_genesis.cpp),
+    # so init0's first balance is 2.5.1
+    [committee] = node.call("get_objects", ["2.5.0"])
+    assert (committee["owner"], committee["asset_type"], committee["balance"]) == (
+        "1.2.0", CORE, 0)
+    [[_, full]] = node.call("get_full_accounts", ["init0"], False)
+    assert [b["id"] for b in full["balances"]] == ["2.5.1"]
     forget_cached_objects()
     history = list(Account("init0", blockchain_instance=client(node)).history(
         only_ops=["balance_claim"]))
