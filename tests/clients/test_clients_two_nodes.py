@@ -212,6 +212,7 @@ def test_limit_order_fill_and_cancel(node):
     fill at the maker's price (db_market.cpp match: 4 CREFB for 8 TEST);
     init2 then cancels the rest (6 CREFB back)."""
     from bitshares.asset import Asset
+    from bitshares.instance import BlockchainInstance, set_shared_blockchain_instance
     from bitshares.market import Market
 
     forget_cached_objects()
@@ -242,6 +243,16 @@ def test_limit_order_fill_and_cancel(node):
                                         "1.11.0", api="history") if h["op"][0] == 4]
     assert [(f[1]["pays"], f[1]["receives"]) for f in fills] == [
         ({"amount": 800000, "asset_id": CORE}, {"amount": 4000, "asset_id": coin})]
+    # python-bitshares' FilledOrder builds its Price on the shared instance
+    # (price.py passes no blockchain_instance on), so Market.trades() needs one
+    # set, or it dials python-bitshares' default public node: a client quirk,
+    # the same on both nodes (docs/python-bitshares-testnet-suite.rst)
+    set_shared_blockchain_instance(bts)
+    try:
+        [trade] = list(market.trades(limit=5))
+    finally:
+        BlockchainInstance.set_shared_blockchain_instance(None)
+    assert (float(trade["quote"]), float(trade["base"])) == (4, 8)
     cancelled = bts.cancel([order_id], account="init2")
     assert cancelled["operation_results"] == [[2, {"amount": 6000, "asset_id": coin}]]
     assert node.call("get_objects", [order_id]) == [None]
