@@ -152,6 +152,7 @@ def new_account(
         "owner_special_authority": [0, {}],
         "active_special_authority": [0, {}],
         "top_n_control_flags": 0,
+        "annotations": [],
         "creation_block_num": block_num,
         "creation_time": when,
     })
