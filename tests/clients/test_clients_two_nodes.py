@@ -168,6 +168,19 @@ def test_account_creation(node):
     assert alice["active"]["key_auths"] == [[keys["active"], 1]]
     assert alice["options"]["memo_key"] == keys["memo"]
     assert node.call("get_account_by_name", "cref-alice")["id"] == new_id
+    # account_object's members (account_object.cpp FC_REFLECT_DERIVED; the
+    # optional cashback_vb and allowed_assets unset are left out); nodeapi
+    # adds the empty ``annotations`` the specification requires
+    [raw] = node.call("get_accounts", [new_id])
+    assert raw.get("annotations", []) == []
+    assert [k for k in raw if k != "annotations"] == [
+        "id", "membership_expiration_date", "registrar", "referrer", "lifetime_referrer",
+        "network_fee_percentage", "lifetime_referrer_fee_percentage",
+        "referrer_rewards_percentage", "name", "owner", "active", "options",
+        "num_committee_voted", "statistics", "whitelisting_accounts", "blacklisting_accounts",
+        "whitelisted_accounts", "blacklisted_accounts", "owner_special_authority",
+        "active_special_authority", "top_n_control_flags", "creation_block_num",
+        "creation_time"]
 
 
 def test_uia_create_and_issue(node):
