@@ -18,12 +18,16 @@ is rolled back and the bookkeeping restored, so the head in memory never
 runs ahead of the log and consumers see exactly the logged blocks.
 
 Block contents, as graphene: ``transactions`` are *processed* transactions
-(the signed transaction plus ``operation_results``, one result per
-operation, from applying it while producing the block - ``_generate_block``
-pushes the ``processed_transaction`` ``_apply_transaction`` returns), and
+(the signed transaction plus ``operation_results``), and
 ``transaction_merkle_root`` is :func:`nodeapi.protocol.block.merkle_root`
 over them (``signed_block::calculate_merkle_root``: sha256 of each full
-processed transaction, signatures and results included).  ``push_block``
+processed transaction, signatures and results included).  A block this
+chain produces carries empty ``operation_results``, as bitshares-core 7.x
+produces them (db_block.cpp ``_generate_block`` clears the results of each
+``processed_transaction`` ``_apply_transaction`` returns, "to save disk
+space and network bandwidth", and sizes the transaction without them); the
+results reach clients through the broadcast answers and callbacks and the
+applied operations (account history).  ``push_block``
 checks that root before applying anything
 (:class:`~nodeapi.chain.errors.MerkleRootMismatch`), so a changed signature
 or result is refused.
@@ -267,8 +271,9 @@ class BlockApplier:
                 self.log.failure("Dropped transaction {trx_id}: unexpected error",
                                  trx_id=entry[2])
                 continue
-            # graphene recomputes the size with the results, which may be larger
-            ptrx = processed(trx, results)
+            # bitshares-core 7.x clears the results before the block takes the
+            # transaction and sizes it so (db_block.cpp _generate_block)
+            ptrx = processed(trx, [])
             size = len(serialize_processed_transaction(ptrx, prefix))
             if total + size > limit:
                 state.rollback()

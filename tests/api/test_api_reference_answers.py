@@ -62,7 +62,9 @@ def test_assets_carry_creation_block_and_time(funded, genesis):
     core = to_wire(db.call("get_assets", [["1.3.0"], 0]))[0]
     assert core["creation_block_num"] == 0
     assert core["creation_time"] == genesis.data["initial_timestamp"]
-    assert list(core)[-2:] == ["creation_block_num", "creation_time"]
+    # get_assets answers graphene's extended_asset_object: the asset, then
+    # total_in_collateral (database_api.cpp extend_asset)
+    assert list(core)[-3:] == ["creation_block_num", "creation_time", "total_in_collateral"]
     [[_, gold]] = push_wire(chain, [10, {
         "issuer": INIT0, "symbol": "GOLD", "precision": 3, "common_options": asset_options(),
         "is_prediction_market": False, "extensions": {}}])
@@ -71,7 +73,8 @@ def test_assets_carry_creation_block_and_time(funded, genesis):
     assert asset["creation_block_num"] == chain.head_block_num
     assert asset["creation_time"] == format_time(chain.head_block_time)
     assert list(asset) == ["id", "symbol", "precision", "issuer", "options",
-                           "dynamic_asset_data_id", "creation_block_num", "creation_time"]
+                           "dynamic_asset_data_id", "creation_block_num", "creation_time",
+                           "total_in_collateral"]
     # an optional member set later goes before the creation members
     [[_, result]] = push_wire(chain, [59, {
         "account": INIT0, "asset_a": CORE, "asset_b": gold, "share_asset": _share(chain),

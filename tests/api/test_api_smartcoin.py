@@ -71,6 +71,29 @@ def test_positions_and_the_bitasset_object(smartcoin):
     assert b["feeds"][0][0] == INIT0 and b["feeds"][0][1][1]["initial_collateral_ratio"] == 1750
 
 
+def test_asset_answers_total_the_collateral(smartcoin):
+    """graphene ``extended_asset_object`` (database_api.cpp ``extend_asset``,
+    api_helper_indexes.cpp ``amount_in_collateral_index``): TEST backs both
+    positions, 200,000 + 400,000 = 600,000 satoshis in collateral; USD's
+    backing collateral is the same 600,000 and none is held in USD; the
+    object itself (get_objects) has neither field."""
+    chain, api, usd = smartcoin
+    usd_asset, core = api.get_assets(["USD", "TEST"])
+    assert (usd_asset["total_in_collateral"], usd_asset["total_backing_collateral"]) == (
+        0, 600000)
+    assert core["total_in_collateral"] == 600000 and "total_backing_collateral" not in core
+    assert api.lookup_asset_symbols([usd, "1.3.0"]) == [usd_asset, core]
+    assert api.list_assets("", 10) == [core, usd_asset]
+    assert api.get_assets_by_issuer("init0", "1.3.0", 10) == [usd_asset]
+    [raw] = api.get_objects([usd])
+    assert "total_in_collateral" not in raw and "total_backing_collateral" not in raw
+    # a position closed: its collateral leaves both totals
+    push(chain, [3, {"funding_account": INIT1, "delta_collateral": amt(-400000),
+                     "delta_debt": amt(-1000, usd), "extensions": {}}])
+    assert api.get_assets(["USD"])[0]["total_backing_collateral"] == 200000
+    assert api.get_assets(["TEST"])[0]["total_in_collateral"] == 200000
+
+
 def test_a_new_sell_order_takes_the_margin_call(smartcoin):
     chain, api, usd = smartcoin
     # the feed rises to 120 TEST per USD: init0 (200 TEST per USD) is below

@@ -193,7 +193,7 @@ def test_balance_claim_needs_the_depositing_accounts_active_authority(claimer_ch
                                 wifs=(DEV_WIF, CLAIMER_ACTIVE[0])))
     produce(chain)
     assert chain.state.balance("1.2.18", "1.3.0") == 10 ** 15
-    assert chain.get_block(1)["transactions"][0]["operation_results"] == [[0, {}]]
+    assert [t["operations"][0][0] for t in chain.get_block(1)["transactions"]] == [37]
 
 
 def test_account_update_of_owner_needs_owner_authority(claimer_chain):

@@ -1,5 +1,6 @@
-"""Blocks as graphene makes them: processed transactions (with
-operation_results) and signed_block::calculate_merkle_root over them;
+"""Blocks as graphene makes them: processed transactions whose
+operation_results the producer cleared (bitshares-core 7.x db_block.cpp
+``_generate_block``) and signed_block::calculate_merkle_root over them;
 push_block's merkle check, results a peer states, replay from the log."""
 
 import pytest
@@ -48,29 +49,37 @@ def _reforge(chain_block, transactions, root=None):
     return block
 
 
-def test_produced_block_carries_results_and_graphene_merkle_root(producer):
+def test_produced_block_clears_results_and_has_graphene_merkle_root(producer):
     block = producer.get_block(2)
     trxs = block["transactions"]
-    assert [t["operation_results"] for t in trxs] == [[[0, {}]], [[1, "1.2.18"]]]
+    assert [t["operation_results"] for t in trxs] == [[], []]
     assert producer.state.get("1.2.18")["name"] == "merkle-1"
     assert block["transaction_merkle_root"] == merkle_root(trxs, "TEST")
     assert block["transaction_merkle_root"] != "00" * 20
-    # the root covers signatures and results: without them it differs
-    bare = [dict(t, operation_results=[]) for t in trxs]
-    assert merkle_root(bare, "TEST") != block["transaction_merkle_root"]
-    assert producer.get_block(1)["transactions"][0]["operation_results"] == [[0, {}]]
+    # the root covers the results: with the applied ones stated it differs
+    stated = [dict(t, operation_results=r)
+              for t, r in zip(trxs, ([[0, {}]], [[1, "1.2.18"]]))]
+    assert merkle_root(stated, "TEST") != block["transaction_merkle_root"]
+    assert producer.get_block(1)["transactions"][0]["operation_results"] == []
 
 
 def test_follower_accepts_produced_blocks(producer, genesis, new_chain):
     follower = new_chain()
-    for num in (1, 2):
-        follower.push_block(producer.get_block(num))
+    events = []
+    globalLogPublisher.addObserver(events.append)
+    try:
+        for num in (1, 2):
+            follower.push_block(producer.get_block(num))
+    finally:
+        globalLogPublisher.removeObserver(events.append)
+    # cleared results are not results that differ
+    assert [e for e in events if e.get("log_event") == "block_results_differ"] == []
     assert follower.head_block_id == producer.head_block_id
     assert follower.get_block(2) == producer.get_block(2)
     assert follower.state.get("1.2.18")["name"] == "merkle-1"
 
 
-@pytest.mark.parametrize("tamper", ["signature", "result", "missing_results"])
+@pytest.mark.parametrize("tamper", ["signature", "result", "stated_results"])
 def test_tampered_transaction_fails_merkle_check(producer, genesis, tamper, new_chain):
     follower = new_chain()
     follower.push_block(producer.get_block(1))
@@ -82,8 +91,8 @@ def test_tampered_transaction_fails_merkle_check(producer, genesis, tamper, new_
         trx["signatures"] = other["signatures"]
     elif tamper == "result":
         trx["operation_results"] = [[1, "1.2.19"]]
-    else:
-        trx["operation_results"] = []
+    else:  # the results applying gives, where the producer signed none
+        trx["operation_results"] = [[1, "1.2.18"]]
     bad = _reforge(block, [block["transactions"][0], trx])
     with pytest.raises(MerkleRootMismatch, match="^Transaction merkle root mismatch: block "
                                                  f"has {block['transaction_merkle_root']}, "
@@ -165,7 +174,7 @@ def test_blocks_survive_replay_from_block_log(producer, genesis, new_chain):
     for num in range(1, 5):
         follower.push_block(replayed.get_block(num))
     assert follower.head_block_id == replayed.head_block_id
-    assert follower.get_block(4)["transactions"][0]["operation_results"] == [[0, {}]]
+    assert follower.get_block(4)["transactions"][0]["operation_results"] == []
 
 
 @pytest_twisted.inlineCallbacks

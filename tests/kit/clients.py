@@ -7,7 +7,11 @@ python-bitshares or uptick over RPC.
   URL with the given keys (the TESTNODE chain is registered by
   :mod:`kit.signing`);
 - :func:`run_uptick`: the ``uptick`` command line in a child process with
-  its own wallet directory, so the reactor of the test keeps serving it.
+  its own wallet directory, so the reactor of the test keeps serving it;
+- :data:`NODE_KINDS` and :func:`start_client_node`: the same client flow
+  against nodeapi (a ``twistd -n nodeapi`` daemon) and against the reference
+  node (bitshares-core's witness_node, kit.reference), so a client's quirk
+  (fails on both) is told from a node difference (fails on one).
 
 python-bitshares and uptick are synchronous: call :func:`bitshares_client`
 and friends through ``twisted.internet.threads.deferToThread``."""
@@ -15,6 +19,7 @@ and friends through ``twisted.internet.threads.deferToThread``."""
 import os
 import sys
 
+import pytest
 import pytest_twisted
 from twisted.internet import defer, reactor, utils
 
@@ -23,7 +28,10 @@ from nodeapi.witness import WitnessService
 
 from kit import signing  # noqa: F401  (registers TESTNODE, the ecdsa signer)
 from kit.access import VECTORS
+from kit.daemon import Daemon
 from kit.keys import CHAIN_ID, DEV_WIF, WITNESS_KEYS
+from kit.reference import requires_reference, start_reference
+from kit.side_by_side import Side
 from kit.site import RunningSite, make_node
 from kit.wait import wait_for
 
@@ -144,3 +152,41 @@ def _uptick(env, url, args):
     d = utils.getProcessOutputAndValue(sys.executable, argv, env=env)
     return d.addCallback(lambda r: (r[0].decode("utf-8", "replace"),
                                     r[1].decode("utf-8", "replace"), r[2]))
+
+
+#: the two nodes a client flow runs on, as the ``params`` of a fixture:
+#: nodeapi, and the reference (marked ``reference`` and ``slow``, skipped
+#: naming the path when its binary is missing)
+NODE_KINDS = ("nodeapi", pytest.param(
+    "reference", marks=(pytest.mark.reference, pytest.mark.slow, requires_reference)))
+
+
+def start_client_node(kind: str, tmp) -> Side:
+    """A started node of ``kind`` (one of :data:`NODE_KINDS`) under the
+    directory ``tmp``, producing 1-second blocks from the bundled genesis
+    (same chain id, init0..init10 keyed with the development key), its head
+    at block 1 or later, as a :class:`kit.side_by_side.Side` (``.ws_url``,
+    ``.call``; ``.node.stop()`` stops it).
+
+    ``nodeapi``: ``twistd -n nodeapi`` with its defaults (the witness
+    plugin producing at the wall clock; without login the database,
+    network_broadcast, history, orders and custom_operations sets).
+    ``reference``: witness_node producing with the 11 init witnesses, every
+    API set open to anonymous users."""
+    if kind == "nodeapi":
+        node = Daemon(os.path.join(str(tmp), "nodeapi")).start()
+        try:
+            node.wait_head(1)
+        except BaseException:
+            node.stop()
+            raise
+    elif kind == "reference":
+        node = start_reference(tmp, "reference")
+        try:
+            node.wait_head(1)
+        except BaseException:
+            node.stop()
+            raise
+    else:
+        raise ValueError(f"unknown node kind {kind!r}: nodeapi or reference")
+    return Side(node, kind)

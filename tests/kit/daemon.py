@@ -44,6 +44,11 @@ class Daemon:
         self.log_path = self.data_dir.rstrip("/") + ".log"
         self.proc = None
 
+    @property
+    def ws_url(self) -> str:
+        """Its WebSocket RPC URL on loopback (clients' ``node``)."""
+        return f"ws://127.0.0.1:{self.port}"
+
     def start(self, wait=True, timeout=60):
         env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                    **self.env)

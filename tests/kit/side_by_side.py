@@ -47,6 +47,11 @@ class Side:
     def __init__(self, node, name: str):
         self.node, self.name = node, name
 
+    @property
+    def ws_url(self) -> str:
+        """The node's WebSocket RPC URL (what a client connects to)."""
+        return self.node.ws_url
+
     def call(self, method, *params, api="database"):
         try:
             return self.node.call(method, *params, api=api)

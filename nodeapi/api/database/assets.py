@@ -5,7 +5,8 @@ lookups and assets by issuer (a section of
 Graphene reference: bitshares-core libraries/app/database_api.cpp section
 "Assets" (``get_assets``, ``list_assets``, ``get_assets_by_issuer``,
 ``lookup_asset_symbols``).  Asset arguments accept a symbol or a ``1.3.N``
-id.
+id.  These four answer graphene's ``extended_asset_object``
+(:func:`extended_asset`); ``get_objects`` answers the asset object alone.
 """
 
 from nodeapi.api.arguments import (
@@ -13,6 +14,22 @@ from nodeapi.api.arguments import (
     typed_id)
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import find_asset, get_account, get_asset
+from nodeapi.chain.market.positions import collateral_totals
+
+
+def extended_asset(state, asset: dict | None) -> dict | None:
+    """graphene ``extended_asset_object`` (database_api.cpp ``extend_asset``
+    with the api_helper_indexes lookups, always on here): the asset with
+    ``total_in_collateral`` and, for a market-issued asset,
+    ``total_backing_collateral`` (:func:`collateral_totals`); None stays
+    None."""
+    if asset is None:
+        return None
+    held, backing = collateral_totals(state, asset["id"])
+    out = dict(asset, total_in_collateral=held)
+    if "bitasset_data_id" in asset:
+        out["total_backing_collateral"] = backing
+    return out
 
 
 class Assets(Section):
@@ -41,7 +58,7 @@ class Assets(Section):
             asset = find_asset(self.chain.state, item)
             if asset is not None and to_subscribe:
                 self.subscriptions.subscribe_to_item(asset["id"])
-            result.append(asset)
+            result.append(extended_asset(self.chain.state, asset))
         return result
 
     @api_function
@@ -49,7 +66,8 @@ class Assets(Section):
         """``[asset | null]`` for symbols or ids (no subscription)."""
         items = require_list(symbols_or_ids, "symbols_or_ids")
         check_count(len(items), api_limit(self.node, "get_assets", 101), "assets")
-        return [find_asset(self.chain.state, item) for item in items]
+        state = self.chain.state
+        return [extended_asset(state, find_asset(state, item)) for item in items]
 
     @api_function
     def list_assets(self, lower_bound_symbol, limit: int):
@@ -59,7 +77,8 @@ class Assets(Section):
         check_limit(limit, api_limit(self.node, "list_assets", 101))
         state = self.chain.state
         symbols = sorted(s for s in state.asset_by_symbol if s >= lower_bound_symbol)
-        return [state.objects[state.asset_by_symbol[s]] for s in symbols[:limit]]
+        return [extended_asset(state, state.objects[state.asset_by_symbol[s]])
+                for s in symbols[:limit]]
 
     @api_function
     def get_asset_count(self):
@@ -79,5 +98,5 @@ class Assets(Section):
             if len(out) >= limit:
                 break
             if id_key(oid) >= first and state.objects[oid]["issuer"] == issuer:
-                out.append(state.objects[oid])
+                out.append(extended_asset(state, state.objects[oid]))
         return out

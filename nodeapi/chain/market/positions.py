@@ -32,6 +32,28 @@ def collateral_asset(call: dict) -> str:
     return call["call_price"]["base"]["asset_id"]
 
 
+def collateral_totals(state, asset_id: str) -> tuple[int, int]:
+    """``(in collateral, backing collateral)`` of ``asset_id`` in satoshis
+    of the collateral: the collateral of every call order whose collateral
+    is ``asset_id``, and of every call order whose debt is ``asset_id``
+    (bitshares-core api_helper_indexes.cpp ``amount_in_collateral_index``
+    ``get_amount_in_collateral`` / ``get_backing_collateral``).  An asset's
+    positions share its backing asset, so only the first of each debt
+    asset's positions is read to know whether they count."""
+    held = backing = 0
+    for debt_id, ids in state.calls_by_asset.items():
+        if not ids:
+            continue
+        total = None
+        if debt_id == asset_id:
+            total = sum(int(state.objects[c]["collateral"]) for c in ids)
+            backing = total
+        if collateral_asset(state.objects[next(iter(ids))]) == asset_id:
+            held += total if total is not None else sum(
+                int(state.objects[c]["collateral"]) for c in ids)
+    return held, backing
+
+
 def collateralization(call: dict) -> dict:
     """graphene ``call_order_object::collateralization``: collateral / debt."""
     return make_price(call["collateral"], collateral_asset(call), call["debt"], debt_asset(call))
