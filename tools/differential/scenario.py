@@ -165,9 +165,11 @@ class Scenario:
 
     def near_miss(self, intent: Intent) -> Intent:
         """A near-miss form of a valid ``intent``: signed by a stranger,
-        expired, paid in an asset without a fee pool, or expiring too far
-        ahead."""
+        expired, paid in an asset without a fee pool, expiring too far
+        ahead, or an ``extensions_type`` written as an object."""
         forms = ["missing_authority", "expired", "too_far", "no_fee_pool"]
+        if isinstance(intent.ops[0][1].get("extensions"), list):
+            forms.append("extensions_object")
         form = self.rng.choice(forms)
         intent.bad = True
         intent.label += "/" + form
@@ -176,6 +178,9 @@ class Scenario:
         elif form == "expired":
             intent.mutate = lambda trx: trx.update(
                 expiration=format_time(self.head_time() - 1))
+        elif form == "extensions_object":
+            # fc reads an extensions_type (a flat_set) only from an array
+            intent.ops[0][1]["extensions"] = {}
         elif form == "too_far":
             intent.mutate = lambda trx: trx.update(
                 expiration=format_time(self.head_time() + 86400 + 60))
@@ -260,7 +265,7 @@ class Scenario:
               "referrer_percent": self.rng.choice((0, 50, 10000)), "name": name,
               "owner": key_authority(pub), "active": key_authority(pub),
               "options": {"memo_key": pub, "voting_account": "1.2.5", "num_witness": 0,
-                          "num_committee": 0, "votes": [], "extensions": {}},
+                          "num_committee": 0, "votes": [], "extensions": []},
               "extensions": {}}
         bad = self.rng.random() < 0.05
         if bad:
@@ -307,7 +312,7 @@ class Scenario:
                 "num_witness": len(votes), "num_committee": len(cvotes),
                 "votes": sorted(cvotes + votes,
                                 key=lambda v: (int(v.split(":")[0]), int(v.split(":")[1]))),
-                "extensions": {}}
+                "extensions": []}
         bad = self.rng.random() < 0.1
         if bad:
             opts["num_witness"] = len(votes) + 3
@@ -354,7 +359,7 @@ class Scenario:
         options["core_exchange_rate"] = price(amount(1), amount(1, "1.3.1"))
         op = {"fee": amount(0), "issuer": issuer.id, "symbol": symbol,
               "precision": self.rng.choice((2, 4, 5)), "common_options": options,
-              "is_prediction_market": False, "extensions": {}}
+              "is_prediction_market": False, "extensions": []}
         if kind == "mpa":
             op["bitasset_opts"] = {
                 "feed_lifetime_sec": 86400, "minimum_feeds": 1,
@@ -544,7 +549,7 @@ class Scenario:
         delta = self.rng.randint(1, 1000)
         return self.intent("limit_order_update", [[77, {
             "fee": amount(0), "seller": owner, "order": oid,
-            "delta_amount_to_sell": amount(delta, sell), "extensions": {}}]],
+            "delta_amount_to_sell": amount(delta, sell), "extensions": []}]],
             [self.accounts[owner]])
 
     def act_mpa_feed(self):
@@ -674,7 +679,7 @@ class Scenario:
                      "extensions": []}]
         op = {"fee": amount(0), "fee_paying_account": proposer.id,
               "expiration_time": format_time(self.head_time() + self.rng.choice((120, 3600))),
-              "proposed_ops": [{"op": inner}], "extensions": {}}
+              "proposed_ops": [{"op": inner}], "extensions": []}
 
         def applied(results, frm=frm, proposer=proposer):
             new = new_object_id(results[0])
