@@ -111,6 +111,7 @@ class Run:
         self.op_types = set()
         self.op_types_applied = set()
         self.labels = {}
+        self.refused = {}      # "label: error name: text" -> how often both refused it
         self.last_touch = {}   # object id -> label and trx id of the last transaction naming it
         self.max_instance = {}  # (space, type) -> highest instance seen
         self.ref = None
@@ -219,6 +220,8 @@ class Run:
                         True if rk == "ok" else rv, True if nk == "ok" else nv, cause,
                         key=("validation", label.split("/")[0], rk, nk, refusal[0]))
         elif rk == "error":
+            key = f"{label}: {rv[0]}: {rv[1][:100]}"
+            self.refused[key] = self.refused.get(key, 0) + 1
             if rv[0] != nv[0]:
                 self.record("validation", label, "error.name", rv[0], nv[0], cause,
                             key=("validation", "name", rv[0], nv[0]))
@@ -337,7 +340,9 @@ class Run:
                     ("get_settle_orders", (asset, 100), "database"),
                     ("get_collateral_bids", (asset, 100, 0), "database"),
                     ("get_trade_history", (CORE, asset, now, day_ago, 100), "database"),
-                    ("get_market_history", (CORE, asset, 60, day_ago, now), "history")]
+                    ("get_market_history", (CORE, asset, 60, day_ago, now), "history"),
+                    ("get_asset_holders", (asset, 0, 100), "asset"),
+                    ("get_asset_holders_count", (asset,), "asset")]
         return out
 
     # -- the loop ---------------------------------------------------------------
@@ -458,6 +463,7 @@ class Run:
             "deliberate_differences": c["deliberate"],
             "objects_compared": c["objects_compared"], "reads_compared": c["reads_compared"],
             "labels": dict(sorted(self.labels.items())),
+            "refused_by_both": dict(sorted(self.refused.items())),
             "unused_deliberate": [e for e, n in zip(self.deliberate.entries,
                                                      self.deliberate.used) if not n],
         }

@@ -27,6 +27,10 @@ GENESIS_BALANCE = "1.15.0"
 GENESIS_AMOUNT = 10 ** 15
 #: init0..init10: lifetime members with the development key
 INIT_ACCOUNTS = tuple(f"1.2.{i}" for i in range(6, 17))
+#: a UIA's issuer permissions: charge_market_fee, white_list, override_authority,
+#: transfer_restricted, disable_confidential, lock_max_supply (types.hpp; none of
+#: NON_UIA_ONLY_ISSUER_PERMISSION_MASK)
+UIA_PERMISSIONS = 0x01 | 0x02 | 0x04 | 0x08 | 0x40 | 0x200
 #: a key no account holds (the "missing authority" near miss)
 STRANGER = PrivateKey.from_seed("differential-stranger")
 
@@ -224,7 +228,9 @@ class Scenario:
     def act_fund(self):
         """init0 sends an account of the scenario some TEST (keeps them able
         to pay)."""
-        to = self.rng.choice(list(self.accounts.values()))
+        made = [a for a in self.accounts.values() if a.id not in INIT_ACCOUNTS]
+        to = self.rng.choice(made if made and self.rng.random() < 0.8
+                             else list(self.accounts.values()))
         init0 = self.accounts["1.2.6"]
         if to.id == init0.id or self.balance(init0.id) < 10 ** 11:
             return None
@@ -283,15 +289,16 @@ class Scenario:
         acct = self.pick_account()
         if acct is None or acct.member:
             return None
-        lifetime = self.rng.random() < 0.8
+        # annual membership is refused since hardfork 613: a near miss
+        lifetime = self.rng.random() < 0.9
 
         def applied(results, acct=acct):
             acct.member = acct.member or lifetime
 
-        return self.intent("account_upgrade", [[8, {
+        return self.intent("account_upgrade" if lifetime else "account_upgrade/annual", [[8, {
             "fee": amount(0), "account_to_upgrade": acct.id,
             "upgrade_to_lifetime_member": lifetime, "extensions": []}]], [acct],
-            applied=applied)
+            applied=applied, bad=not lifetime)
 
     def act_account_update(self):
         acct = self.pick_account()
@@ -342,7 +349,9 @@ class Scenario:
         issuer = self.rng.choice([a for a in self.accounts.values() if a.member])
         if self.balance(issuer.id) < 10 ** 10:
             return None
-        kind = kind or self.rng.choice(("uia", "uia", "uia", "mpa", "share"))
+        kinds = {v["kind"] for v in self.assets.values()}
+        kind = kind or next((k for k in ("uia", "mpa", "share") if k not in kinds), None) \
+            or self.rng.choice(("uia", "uia", "uia", "mpa", "share"))
         symbol = "D" + "".join(self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ")
                                for _ in range(self.rng.randint(4, 7)))
         # charge_market_fee 0x01, white_list 0x02, override_authority 0x04,
@@ -352,7 +361,7 @@ class Scenario:
         elif kind == "share":
             permissions, flags, fee = 0, 0, 0
         else:
-            permissions = 0x0f | 0x80 | 0x400
+            permissions = UIA_PERMISSIONS
             flags = 0x01 | (0x04 if self.rng.random() < 0.5 else 0)
             fee = self.rng.choice((10, 100, 250, 1000))
         options = self.asset_options(issuer, fee, flags, permissions)
@@ -383,7 +392,8 @@ class Scenario:
         return asset, info, self.accounts[info["issuer"]]
 
     def act_asset_issue(self):
-        asset, info, issuer = self.my_asset(self.rng.choice(("uia", "uia", "share")))
+        # share assets stay unissued: a pool takes only an asset with no supply
+        asset, info, issuer = self.my_asset("uia")
         if asset is None:
             return None
         to = self.rng.choice(list(self.accounts.values()))
@@ -427,7 +437,7 @@ class Scenario:
         if asset is None:
             return None
         fee = self.rng.choice((0, 50, 500, 2000))
-        options = self.asset_options(issuer, fee, info["flags"], 0x0f | 0x80 | 0x400)
+        options = self.asset_options(issuer, fee, info["flags"], UIA_PERMISSIONS)
         options["core_exchange_rate"] = price(amount(self.rng.randint(1, 100)),
                                               amount(self.rng.randint(1, 100), asset))
         return self.intent("asset_update", [[11, {
@@ -556,12 +566,19 @@ class Scenario:
         asset, info, issuer = self.my_asset("mpa")
         if asset is None:
             return None
-        if self.rng.random() < 0.4:
+        if not info.get("producers") or self.rng.random() < 0.15:
             producers = sorted({issuer.id, self.rng.choice(list(self.accounts))},
                                key=lambda i: int(i.split(".")[2]))
+
+            def applied(results, info=info, producers=producers):
+                info["producers"] = producers
+
             return self.intent("asset_update_feed_producers", [[13, {
                 "fee": amount(0), "issuer": issuer.id, "asset_to_update": asset,
-                "new_feed_producers": producers, "extensions": []}]], [issuer])
+                "new_feed_producers": producers, "extensions": []}]], [issuer],
+                applied=applied)
+        if issuer.id not in info["producers"]:
+            return None
         n = self.rng.randint(1, 4)
         feed = {"settlement_price": price(amount(1, asset), amount(n)),
                 "maintenance_collateral_ratio": 1750, "maximum_short_squeeze_ratio": 1100,
@@ -673,7 +690,7 @@ class Scenario:
         proposer = self.pick_account()
         if frm is None or proposer is None:
             return None
-        to = self.rng.choice(list(self.accounts.values()))
+        to = self.rng.choice([a for a in self.accounts.values() if a.id != frm.id])
         inner = [0, {"fee": amount(0), "from": frm.id, "to": to.id,
                      "amount": amount(self.share(frm, CORE, 0.0001, 0.001)),
                      "extensions": []}]
@@ -1100,13 +1117,13 @@ class Scenario:
 
 
 #: actions and their weights (how often each is drawn)
-ACTIONS = [("fund", 4), ("transfer", 10), ("account_create", 6), ("account_upgrade", 2),
+ACTIONS = [("fund", 4), ("transfer", 10), ("account_create", 6), ("account_upgrade", 3),
            ("account_update", 3), ("account_whitelist", 1), ("asset_create", 3),
            ("asset_issue", 5), ("asset_reserve", 1), ("asset_fund_fee_pool", 2),
            ("asset_update", 1), ("asset_update_issuer", 1), ("asset_claim_fees", 1),
            ("asset_claim_pool", 1), ("override_transfer", 1), ("limit_order_create", 10),
            ("limit_order_cancel", 2), ("limit_order_update", 2), ("mpa_feed", 2),
-           ("borrow", 2), ("settle", 1), ("witness", 1), ("committee", 1), ("proposal", 3),
-           ("withdraw_permission", 2), ("vesting", 2), ("worker", 1), ("custom", 2),
-           ("htlc", 3), ("ticket", 2), ("pool", 4), ("samet", 3), ("credit", 4),
+           ("borrow", 3), ("settle", 1), ("witness", 1), ("committee", 1), ("proposal", 3),
+           ("withdraw_permission", 3), ("vesting", 2), ("worker", 1), ("custom", 2),
+           ("htlc", 3), ("ticket", 2), ("pool", 5), ("samet", 3), ("credit", 5),
            ("custom_authority", 2), ("virtual", 1)]
