@@ -15,8 +15,10 @@ imports another test module).
 - :mod:`kit.dbclient`  the operator's synchronous search-database client
 - :mod:`kit.wait`      the one ``wait_for`` (reactor polling)
 - :mod:`kit.daemon`    the one ``twistd -n nodeapi`` subprocess runner
+  (it lives in ``tools/nodeapi_daemon.py``)
 - :mod:`kit.reference` bitshares-core's witness_node (the reference node)
-  as a producer or a P2P follower, in a subprocess
+  as a producer, a debug producer or a P2P follower, in a subprocess (it
+  lives in ``tools/reference_node.py``)
 - :mod:`kit.site`      the real RPC site of a chain on a loopback port
 - :mod:`kit.rpc`       the WebSocket JSON-RPC client
 - :mod:`kit.rpcmodel`  reference model of replies (wire contract sections 3-4)

@@ -149,6 +149,8 @@ class Run:
         want = (props["head_block_number"], props["head_block_id"])
         deadline = time.time() + timeout
         while time.time() < deadline:
+            if self.node.proc.poll() is not None:
+                return False
             try:
                 if tuple(self.node.head()) == want:
                     return True
@@ -245,6 +247,8 @@ class Run:
             return node_call("get_objects", ids)
         except (ReferenceError, RuntimeError) as exc:
             return [{"<error>": error_of(exc)[0]}] * len(ids)
+        except OSError as exc:
+            return [{"<error>": f"transport: {type(exc).__name__}"}] * len(ids)
 
     def compare_objects(self, ids, cause_of):
         ids = list(dict.fromkeys(ids))
@@ -288,7 +292,7 @@ class Run:
             except (ReferenceError, RuntimeError) as exc:
                 out.append({"<error>": error_of(exc)[0]})
             except OSError as exc:
-                out.append({"<error>": f"transport: {exc}"})
+                out.append({"<error>": f"transport: {type(exc).__name__}"})
         return out
 
     def compare_reads(self, reads, cause):
@@ -413,7 +417,9 @@ class Run:
                 touched.add(f"2.3.{inst}")
         if not self.wait_follow():
             self.counts["refused_blocks"] += 1
-            self.record("refused_block", str(num), "block", num, self.node.head()[0],
+            exited = self.node.proc.poll()
+            self.record("refused_block", str(num), "block" if exited is None else "exited",
+                        num, self.node.head()[0] if exited is None else f"exit {exited}",
                         {"block": num, "labels": [sent.get(t["signatures"][0], (None,))[0].label
                                                   if t["signatures"][0] in sent else "?"
                                                   for t in block["transactions"]],
@@ -436,6 +442,13 @@ class Run:
             ok = True
             while ok and self.counts["transactions"] < self.s.transactions:
                 ok = self.round()
+                if ok and self.node.proc.poll() is not None:
+                    self.counts["refused_blocks"] += 1
+                    self.record("refused_block", "nodeapi", "exited", None,
+                                f"exit {self.node.proc.returncode}",
+                                {"block": self.counts["blocks"],
+                                 "log": self.node.log()[-3000:]})
+                    ok = False
                 if self.s.progress:
                     self.s.progress(self.summary_line())
             if ok:
