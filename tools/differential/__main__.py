@@ -19,6 +19,8 @@ def main(argv=None) -> int:
                         help="at most this many transactions per block (default 8)")
     parser.add_argument("--sweep-every", type=int, default=10,
                         help="blocks between full object sweeps and reads (default 10)")
+    parser.add_argument("--objects-per-call", type=int, default=50,
+                        help="object ids per get_objects call (default 50)")
     parser.add_argument("--broadcast-disputed", action="store_true",
                         help="also broadcast what only the reference accepts")
     parser.add_argument("--out", default="diff.json", help="the JSON file of differences")
@@ -28,12 +30,13 @@ def main(argv=None) -> int:
                         help="the deliberate-differences file (default: the bundled one)")
     parser.add_argument("--verbose", action="store_true", help="a progress line per block")
     args = parser.parse_args(argv)
-    if args.transactions < 1 or args.per_block < 1 or args.sweep_every < 1:
-        parser.error("--transactions, --per-block and --sweep-every must be positive")
+    if min(args.transactions, args.per_block, args.sweep_every, args.objects_per_call) < 1:
+        parser.error("--transactions, --per-block, --sweep-every and --objects-per-call "
+                     "must be positive")
     run = Run(Settings(seed=args.seed, transactions=args.transactions,
                        per_block=args.per_block, sweep_every=args.sweep_every,
                        broadcast_disputed=args.broadcast_disputed, work_dir=args.work_dir,
-                       deliberate_path=args.deliberate,
+                       deliberate_path=args.deliberate, objects_per_call=args.objects_per_call,
                        progress=(lambda line: print(line, file=sys.stderr))
                        if args.verbose else None))
     summary = run.run()

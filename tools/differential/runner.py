@@ -42,7 +42,7 @@ from nodeapi.witness_plugin import DEV_WIF
 from tools.differential.compare import Deliberate, field_differences, general_path, object_kind
 from tools.differential.scenario import CORE, NOT_SENT, Scenario
 from tools.nodeapi_daemon import Daemon
-from tools.reference_node import ReferenceError, ReferenceNode
+from tools.reference_node import API_ACCESS, ReferenceError, ReferenceNode
 
 CHAIN_PREFIX = "TEST"
 #: (space, types) swept in full: protocol objects 1.1-1.22, implementation 2.0-2.18
@@ -63,7 +63,10 @@ class Settings:
     (at most this many per block), ``sweep_every`` (blocks between full
     sweeps and reads), ``broadcast_disputed`` (also broadcast what only the
     reference accepts: a chain split is then likely), ``work_dir`` (data
-    dirs and logs; a fresh temporary one when None), ``keep`` (keep it)."""
+    dirs and logs; a fresh temporary one when None), ``keep`` (keep it),
+    ``deliberate_path`` (another deliberate list), ``progress`` (called with
+    the summary line after each block), ``objects_per_call`` (ids per
+    ``get_objects``)."""
     seed = attr.ib(default=1)
     transactions = attr.ib(default=200)
     per_block = attr.ib(default=8)
@@ -73,6 +76,7 @@ class Settings:
     keep = attr.ib(default=False)
     deliberate_path = attr.ib(default=None)
     progress = attr.ib(default=None)
+    objects_per_call = attr.ib(default=OBJECTS_PER_CALL)
 
 
 def error_of(exc):
@@ -131,8 +135,12 @@ class Run:
         finally:
             first.stop()
         self.ref = ReferenceNode(ref_dir, produce="debug", rpc_port=first.rpc_port).start()
-        self.node = Daemon(os.path.join(base, "nodeapi"), *NODEAPI_ARGS, "--seed-node",
-                           self.ref.ws_url).start()
+        # every API set for everyone, as the reference is configured
+        access = os.path.join(base, "nodeapi-api-access.json")
+        with open(access, "w") as f:
+            json.dump(API_ACCESS, f)
+        self.node = Daemon(os.path.join(base, "nodeapi"), *NODEAPI_ARGS, "--api-access", access,
+                           "--seed-node", self.ref.ws_url).start()
         self.wait_follow()
 
     def stop(self):
@@ -252,8 +260,9 @@ class Run:
 
     def compare_objects(self, ids, cause_of):
         ids = list(dict.fromkeys(ids))
-        for i in range(0, len(ids), OBJECTS_PER_CALL):
-            chunk = ids[i:i + OBJECTS_PER_CALL]
+        step = self.s.objects_per_call
+        for i in range(0, len(ids), step):
+            chunk = ids[i:i + step]
             ra = self.get_objects(self.ref.call, chunk)
             na = self.get_objects(self.node.call, chunk)
             for oid, a, b in zip(chunk, ra, na):
@@ -276,13 +285,14 @@ class Run:
                     continue
                 start = 0
                 while True:
-                    ids = [f"{space}.{t}.{n}" for n in range(start, start + OBJECTS_PER_CALL)]
+                    ids = [f"{space}.{t}.{n}"
+                           for n in range(start, start + self.s.objects_per_call)]
                     empty = True
                     for _, ra, na in self.compare_objects(ids, cause_of):
                         empty = all(absent(x) for x in ra) and all(absent(y) for y in na)
                     if empty and start > self.max_instance.get((space, t), -1):
                         break
-                    start += OBJECTS_PER_CALL
+                    start += self.s.objects_per_call
 
     def call_both(self, method, params, api):
         out = []
