@@ -60,6 +60,12 @@ def test_field_differences_walk_both_sides():
     assert field_differences(ref, node) == [
         ("a", 1, "1"), ("b.c[1]", 2, 3), ("e", [1], [1, 2]), ("f", "<missing>", None)]
     assert general_path("balances[3].votes[12]") == "balances[].votes[]"
+    # lists of objects with ids are matched by id: one missing entry, no shift
+    history_ref = [{"id": "1.11.3", "op": 0}, {"id": "1.11.2", "op": 68},
+                   {"id": "1.11.1", "op": 0}]
+    history_node = [{"id": "1.11.3", "op": 0}, {"id": "1.11.1", "op": 0}]
+    assert field_differences(history_ref, history_node) == [
+        ("[1.11.2]", {"id": "1.11.2", "op": 68}, "<missing>")]
 
 
 def test_deliberate_list_matches_by_kind_object_and_field(tmp_path):

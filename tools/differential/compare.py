@@ -18,21 +18,37 @@ _MISSING = "<missing>"
 def field_differences(ref, node, path=""):
     """``[(path, reference value, nodeapi value)]`` of every leaf where
     ``ref`` and ``node`` differ: dict keys are walked (a key only one side
-    has is reported with ``"<missing>"`` on the other), lists of equal
-    length element by element, lists of different lengths as one
-    difference at their path.  Values compare exactly (``1`` is not
+    has is reported with ``"<missing>"`` on the other), lists of objects
+    that all carry an ``id`` by id (``history[1.11.7].op``: an entry one
+    side lacks is one difference, not a shift of every later one), other
+    lists of equal length element by element, and of different lengths as
+    one difference at their path.  Values compare exactly (``1`` is not
     ``"1"``: the wire form is part of the contract)."""
     out = []
     if isinstance(ref, dict) and isinstance(node, dict):
         for key in list(ref) + [k for k in node if k not in ref]:
             sub = f"{path}.{key}" if path else str(key)
             out += field_differences(ref.get(key, _MISSING), node.get(key, _MISSING), sub)
+    elif isinstance(ref, list) and isinstance(node, list) and _by_id(ref) and _by_id(node):
+        a, b = _by_id(ref), _by_id(node)
+        for key in list(a) + [k for k in b if k not in a]:
+            out += field_differences(a.get(key, _MISSING), b.get(key, _MISSING),
+                                     f"{path}[{key}]")
     elif isinstance(ref, list) and isinstance(node, list) and len(ref) == len(node):
         for i, (a, b) in enumerate(zip(ref, node)):
             out += field_differences(a, b, f"{path}[{i}]")
     elif type(ref) is not type(node) or ref != node:
         out.append((path, ref, node))
     return out
+
+
+def _by_id(items):
+    """``{id: item}`` of a non-empty list of objects with distinct ids, else None."""
+    if not items or not all(isinstance(i, dict) and isinstance(i.get("id"), str)
+                            for i in items):
+        return None
+    out = {i["id"]: i for i in items}
+    return out if len(out) == len(items) else None
 
 
 def general_path(path: str) -> str:

@@ -38,7 +38,7 @@ STRANGER = PrivateKey.from_seed("differential-stranger")
 #: bitshares-core; the blind transfers need range proofs)
 NOT_SENT = frozenset({9, 39, 40, 41})
 #: virtual operations: only ever sent as near misses (both must refuse)
-VIRTUAL = (4, 42, 53, 74)
+VIRTUAL = (4, 42, 44, 46, 51, 53, 74)
 
 
 @attr.s(slots=True)
@@ -82,14 +82,15 @@ def key_authority(pub) -> dict:
 
 
 def new_object_id(result):
-    """The id an operation result names: ``[1, id]`` or a generic result's
-    first new object (``[3, {"new_objects": [...]}]``); else None."""
+    """The id an operation result names: ``[1, id]``, or the first new
+    object of a generic (``[3, {...}]``) or extendable (``[5, {...}]``)
+    result's ``new_objects``; else None."""
     if not isinstance(result, list) or len(result) != 2:
         return None
     kind, value = result
     if kind == 1:
         return value
-    if kind == 3 and isinstance(value, dict) and value.get("new_objects"):
+    if kind in (3, 5) and isinstance(value, dict) and value.get("new_objects"):
         return value["new_objects"][0]
     return None
 
@@ -579,6 +580,16 @@ class Scenario:
                 applied=applied)
         if issuer.id not in info["producers"]:
             return None
+        if self.rng.random() < 0.1:
+            return self.intent("asset_update_bitasset", [[12, {
+                "fee": amount(0), "issuer": issuer.id, "asset_to_update": asset,
+                "new_options": {
+                    "feed_lifetime_sec": self.rng.choice((3600, 86400)), "minimum_feeds": 1,
+                    "force_settlement_delay_sec": self.rng.choice((10, 60)),
+                    "force_settlement_offset_percent": self.rng.choice((0, 100, 500)),
+                    "maximum_force_settlement_volume": 2000, "short_backing_asset": CORE,
+                    "extensions": {}},
+                "extensions": []}]], [issuer])
         n = self.rng.randint(1, 4)
         feed = {"settlement_price": price(amount(1, asset), amount(n)),
                 "maintenance_collateral_ratio": 1750, "maximum_short_squeeze_ratio": 1100,
@@ -1106,6 +1117,11 @@ class Scenario:
             4: {"fee": amount(0), "order_id": "1.7.0", "account_id": acct.id, "pays": one,
                 "receives": one, "fill_price": price(one, one), "is_maker": True},
             42: {"fee": amount(0), "settlement": "1.4.0", "account": acct.id, "amount": one},
+            44: {"fee": amount(0), "account_id": acct.id, "fba_id": "2.16.0", "amount": 1},
+            46: {"fee": amount(0), "bidder": acct.id, "debt": one, "collateral": one},
+            51: {"fee": amount(0), "htlc_id": "1.16.0", "from": acct.id, "to": acct.id,
+                 "redeemer": acct.id, "amount": one, "htlc_preimage_hash": [0, "00" * 20],
+                 "htlc_preimage_size": 1, "preimage": "ab"},
             53: {"fee": amount(0), "htlc_id": "1.16.0", "to": acct.id,
                  "original_htlc_recipient": acct.id, "htlc_amount": one,
                  "htlc_preimage_hash": [0, "00" * 20], "htlc_preimage_size": 1},
