@@ -19,7 +19,7 @@ import hashlib
 import attr
 
 from nodeapi.protocol.keys import PrivateKey, ripemd160
-from nodeapi.protocol.times import format_time
+from nodeapi.protocol.times import format_time, parse_time
 
 CORE = "1.3.0"
 #: the genesis balance and the key that owns it (the bundled genesis)
@@ -112,7 +112,6 @@ class Scenario:
         self.claimed = False
         self.names = 0
         self.assets = {}        # id -> {"symbol", "issuer", "kind", "flags"}
-        self.pending_names = set()
         self.objects = {kind: [] for kind in (
             "order", "proposal", "withdraw", "vesting", "htlc", "ticket", "pool",
             "samet", "offer", "deal", "authority", "worker", "witness", "committee")}
@@ -128,7 +127,7 @@ class Scenario:
         self._balances = {}
 
     def head_time(self) -> int:
-        from nodeapi.protocol.times import parse_time
+        """The head block's time, seconds since the epoch."""
         return parse_time(self.head["time"])
 
     def balance(self, account, asset=CORE) -> int:
@@ -215,7 +214,7 @@ class Scenario:
         tries = 0
         while len(out) < size and tries < size * 6:
             tries += 1
-            name, weight = self.rng.choices(ACTIONS, weights=[w for _, w in ACTIONS])[0]
+            name = self.rng.choices(ACTIONS, weights=[w for _, w in ACTIONS])[0][0]
             made = getattr(self, "act_" + name)()
             if made is None:
                 continue
