@@ -15,11 +15,13 @@ imports another test module).
 - :mod:`kit.dbclient`  the operator's synchronous search-database client
 - :mod:`kit.wait`      the one ``wait_for`` (reactor polling)
 - :mod:`kit.daemon`    the one ``twistd -n nodeapi`` subprocess runner
+  (it lives in ``tools/nodeapi_daemon.py``)
 - :mod:`kit.journal`   a daemon's stdout as journald makes it entries, in a real
   journal file (systemd-journal-remote), read with journalctl
 - :mod:`kit.fail2ban`  the shipped jail in a real fail2ban-server on a journal file
 - :mod:`kit.reference` bitshares-core's witness_node (the reference node)
   as a producer, a producer on demand or a P2P follower, in a subprocess
+  (it lives in ``tools/reference_node.py``)
 - :mod:`kit.compare`   every object of two nodes compared field by field,
   less the documented differences (``reference_differences.json``)
 - :mod:`kit.es_capture` a loopback server answering as Elasticsearch 7 that

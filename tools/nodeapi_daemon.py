@@ -1,0 +1,134 @@
+"""The one daemon runner: ``twistd -n nodeapi`` in a subprocess, as a user
+would run it, with its JSON-RPC over HTTP (docs/wire-contract.rst).  The
+test kit re-exports it as ``kit.daemon``; the differential runner starts
+its follower with it."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import orjson
+import urllib.error
+import urllib.request
+
+#: the repository's root (the daemon runs from it, its nodeapi first on the path)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: the shipped api-access file (bytemaster / supersecret: every API)
+ACCESS = os.path.join(ROOT, "etc", "api-access.json")
+
+
+def twistd_command(*args) -> list:
+    """``twistd ARGS`` with this interpreter (the venv's twistd, as users run it),
+    this checkout's nodeapi first on the path (not a copy installed in the venv)."""
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r}); "
+            "from twisted.scripts.twistd import run; run()", *args]
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the OS picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DaemonError(RuntimeError):
+    """A JSON-RPC error answered by the daemon: ``.error`` is the error
+    object (``{"code", "message", "data"}``); ``args[0]`` is that object
+    too, as callers matching ``RuntimeError(error)`` expect."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
+
+
+class Daemon:
+    """One ``twistd -n nodeapi`` process with its log in ``<data_dir>.log``."""
+
+    def __init__(self, data_dir, *args, port=None, twistd_args=(), env=None):
+        self.data_dir = str(data_dir)
+        self.env = dict(env or {})  # more environment variables
+        self.port = port or free_port()
+        self.twistd_args = list(twistd_args)  # before the "nodeapi" subcommand
+        self.args = ["--data-dir", self.data_dir, "--rpc-endpoint",
+                     f"tcp:{self.port}:interface=127.0.0.1", *args]
+        self.log_path = self.data_dir.rstrip("/") + ".log"
+        self.proc = None
+
+    @property
+    def ws_url(self) -> str:
+        """Its WebSocket RPC URL on loopback (clients' ``node``)."""
+        return f"ws://127.0.0.1:{self.port}"
+
+    def start(self, wait=True, timeout=60):
+        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                   **self.env)
+        self.log_file = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            twistd_command("-n", "--pidfile=", *self.twistd_args, "nodeapi", *self.args),
+            cwd=ROOT, env=env, stdout=self.log_file, stderr=subprocess.STDOUT)
+        if wait:
+            self.wait_rpc(timeout)
+        return self
+
+    def wait_rpc(self, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"daemon exited {self.proc.returncode}:\n{self.log()}")
+            try:
+                return self.call("get_chain_id")
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError(f"daemon RPC not up in {timeout} s:\n{self.log()}")
+
+    def call(self, method, *params, api=None, timeout=10):
+        body = ({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}
+                if api is None else
+                {"jsonrpc": "2.0", "id": 1, "method": "call", "params": [api, method,
+                                                                          list(params)]})
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/rpc",
+                                     data=orjson.dumps(body),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                reply = orjson.loads(resp.read())
+        except urllib.error.HTTPError as exc:  # JSON-RPC errors come with 4xx/5xx
+            reply = orjson.loads(exc.read())
+        if "error" in reply:
+            raise DaemonError(reply["error"])
+        return reply["result"]
+
+    def head(self):
+        props = self.call("get_dynamic_global_properties")
+        return props["head_block_number"], props["head_block_id"]
+
+    def wait_head(self, num, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.head()[0] >= num:
+                return self.head()
+            time.sleep(0.2)
+        raise AssertionError(f"head did not reach {num}:\n{self.log()}")
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Send ``sig`` and wait; the exit status (twistd re-raises the
+        signal it stopped on, so a graceful SIGTERM stop is ``-SIGTERM``,
+        which systemd counts as a clean stop)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self.log_file.close()
+        return code
+
+    def log(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
