@@ -55,6 +55,7 @@ class Fanout:
         interests = self.interests
         if all(type(item) is str for item in batch):
             routes = interests.route_removed(batch, self.shard)
+            self.digests.forget(batch)  # not noticed again by a later catch-up
         else:
             created = not any(type(o) is dict and o.get("id") == EVERY_BLOCK_OBJECT
                               for o in batch)
@@ -83,6 +84,19 @@ class Fanout:
             self.interests.learn(changed)
             self._send_routes(self.interests.route_objects(changed, False, self.shard),
                               Encoded(changed))
+
+    def removed(self, ids: list) -> None:
+        """Objects its clients had seen that a new link finds no more
+        (removed while no link carried the subscriptions): noticed as one
+        batch of removed ids, routed as the upstream's own removal notices
+        (bitshares-core libraries/app/database_api.cpp ``on_objects_removed``:
+        ``handle_object_changed`` with ``full_object`` false sends each
+        removed object's id string), then forgotten in the digests."""
+        if not ids:
+            return
+        routes = self.interests.route_removed(ids, self.shard)
+        self.digests.forget(ids)
+        self._send_routes(routes, Encoded(ids))
 
     def market(self, market: tuple, payload) -> None:
         """A notice of ``market`` (fills, or orders created, changed or

@@ -219,6 +219,11 @@ class Interests:
         while len(remembered) > REMEMBERED_OBJECTS:
             remembered.popitem(last=False)
 
+    def accounts_of(self, oid: str) -> frozenset:
+        """The accounts remembered for object ``oid`` (:meth:`learn`),
+        empty when none are."""
+        return self._accounts_of.get(oid, frozenset())
+
     # -- routing ---------------------------------------------------------------------
 
     def route_objects(self, batch: list, created: bool, shard=None) -> dict:
@@ -309,6 +314,19 @@ class Digests:
         self.remember(objects)
         return out
 
+    def __contains__(self, oid) -> bool:
+        return oid in self._seen
+
+    def ids(self) -> list:
+        """The ids of every object remembered, oldest first."""
+        return list(self._seen)
+
+    def forget(self, ids) -> None:
+        """Forget ``ids`` (objects removed)."""
+        seen = self._seen
+        for oid in ids:
+            seen.pop(oid, None)
+
     def keep_only(self, wanted) -> None:
         """Forget the digests of ids for which ``wanted(id)`` is false."""
         self._seen = OrderedDict((oid, d) for oid, d in self._seen.items() if wanted(oid))
@@ -320,6 +338,14 @@ class Digests:
 FULL_ACCOUNT_OBJECTS = ("account", "statistics", "balances", "vesting_balances",
                         "limit_orders", "call_orders", "settle_orders", "proposals",
                         "withdraws_from", "withdraws_to", "htlcs_from", "htlcs_to")
+
+
+#: The object types (``space.type``) of the members of
+#: :data:`FULL_ACCOUNT_OBJECTS` that the chain removes: balances (2.5),
+#: vesting balances (1.13), limit, call and settle orders (1.7, 1.8, 1.4),
+#: proposals (1.10), withdraw permissions (1.12) and HTLCs (1.16).
+REMOVABLE_ACCOUNT_OBJECTS = frozenset(("2.5", "1.13", "1.7", "1.8", "1.4", "1.10",
+                                       "1.12", "1.16"))
 
 
 def full_account_objects(full) -> list:

@@ -43,8 +43,11 @@ object and of every subscribed account's objects (the members of its
 from what the clients last saw (:class:`~nodeapi.gateway.notice_routing.Digests`)
 is noticed as changed objects, one batch per account; the ids of the
 blocks applied in between are relayed before the next block's
-(:mod:`nodeapi.gateway.block_notices`).  Objects removed in between (an
-order filled) are not noticed.  :meth:`Shard.refresh` subscribes the union
+(:mod:`nodeapi.gateway.block_notices`).  Objects the clients saw that
+are gone (an order filled or cancelled in between: a subscribed id now
+null, or an object of a subscribed account missing from its new answer
+and null when read) are noticed as one batch of removed ids, as
+bitshares-core notices a removal, and forgotten.  :meth:`Shard.refresh` subscribes the union
 again on the same link, which releases the accounts (and the ids) that no
 client of the shard wants any more.
 """
@@ -56,7 +59,8 @@ from nodeapi.api.arguments import id_key
 from nodeapi.gateway.fanout import EVERY_BLOCK_OBJECT, Fanout
 from nodeapi.gateway.head_share import notice_head
 from nodeapi.gateway.link_wait import LinkWait
-from nodeapi.gateway.notice_routing import Digests, full_account_objects
+from nodeapi.gateway.notice_routing import (REMOVABLE_ACCOUNT_OBJECTS, Digests,
+                                            full_account_objects)
 from nodeapi.gateway.read_share import ReadShare
 from nodeapi.peers.errors import NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError
 
@@ -341,14 +345,19 @@ class Shard:
 
     async def _subscribe(self, link, ids: list, accounts: list, catch_up=False) -> None:
         self.link_subscribed(accounts)  # counted before the calls go out
+        removed = []  # with catch_up: seen ids the link finds no more
         for i in range(0, len(ids), OBJECTS_PER_CALL):
-            found = await link.call("database", "get_objects",
-                                    [ids[i:i + OBJECTS_PER_CALL], True])
+            chunk = ids[i:i + OBJECTS_PER_CALL]
+            found = await link.call("database", "get_objects", [chunk, True])
             self.interests.learn(found)
             if catch_up:
                 self.fanout.catch_up(found)
+                if type(found) is list and len(found) == len(chunk):
+                    removed += [oid for oid, obj in zip(chunk, found)
+                                if obj is None and oid in self.digests]
             else:
                 self.digests.remember(found)
+        present, answered = set(), set()
         for i in range(0, len(accounts), ACCOUNTS_PER_CALL):
             answer = await link.call("database", "get_full_accounts",
                                      [accounts[i:i + ACCOUNTS_PER_CALL], True])
@@ -358,8 +367,38 @@ class Shard:
                     objects = full_account_objects(pair[1])
                     if catch_up:
                         self.fanout.catch_up(objects, unseen=True)
+                        present.update(obj["id"] for obj in objects)
+                        account = pair[1].get("account") if type(pair[1]) is dict else None
+                        if type(account) is dict and type(account.get("id")) is str:
+                            answered.add(account["id"])
                     else:
                         self.digests.remember(objects)
+        if catch_up:
+            removed += await self._removed_of(link, answered, present.union(removed))
+            self.fanout.removed(removed)
+
+    async def _removed_of(self, link, accounts: set, present: set) -> list:
+        """The objects of ``accounts`` the clients saw (their digests) of
+        the kinds an account's ``get_full_accounts`` answer lists and the
+        chain removes (:data:`~nodeapi.gateway.notice_routing.REMOVABLE_ACCOUNT_OBJECTS`),
+        absent from its new answer (``present``: the ids it holds) and
+        null in a ``get_objects`` (not subscribing) of ``link``: the
+        objects removed meanwhile.  A list an answer cut short at the
+        upstream's limit leaves existing objects out; the read tells
+        them apart."""
+        if not accounts:
+            return []
+        accounts_of = self.interests.accounts_of
+        absent = [oid for oid in self.digests.ids()
+                  if oid not in present and oid.rpartition(".")[0] in REMOVABLE_ACCOUNT_OBJECTS
+                  and not accounts.isdisjoint(accounts_of(oid))]
+        removed = []
+        for i in range(0, len(absent), OBJECTS_PER_CALL):
+            chunk = absent[i:i + OBJECTS_PER_CALL]
+            found = await link.call("database", "get_objects", [chunk, False])
+            if type(found) is list and len(found) == len(chunk):
+                removed += [oid for oid, obj in zip(chunk, found) if obj is None]
+        return removed
 
     def link_subscribed(self, accounts) -> None:
         """The link's upstream subscribed ``accounts`` (in the order asked)

@@ -11,6 +11,7 @@ failover."""
 
 import pytest
 import pytest_twisted
+from bitsharesbase import operations
 from twisted.internet import defer, reactor, task
 
 from nodeapi.node import ApiLimits
@@ -18,7 +19,7 @@ from nodeapi.rpc.access import ApiAccess
 from nodeapi.rpc.guard import RpcLimits
 
 from kit.access import VECTORS
-from kit.chain import produce, transfer_op
+from kit.chain import amt, create_asset, limit_order, produce, transfer_op, with_fee
 from kit.gateway import GatewaySite
 from kit.rpc import error_of, ws_connect
 from kit.signing import sign
@@ -233,6 +234,78 @@ def test_a_failover_brings_every_wallet_up_to_date(funded):
         pay_each(funded, ids[0:1], 93)
         produce(funded)
         yield wait_for(lambda: paid(a.notices, ids[0], 91 + 93))
+    finally:
+        yield gw.stop()
+        for site in sites:
+            yield site.stop()
+
+
+def _removal_notices(notices, oid: str) -> list:
+    """The batches of removed ids in ``notices`` (``[cb, [batch]]``) holding ``oid``."""
+    return [batch for _cb, (batch,) in notices
+            if all(type(x) is str for x in batch) and oid in batch]
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_failover_notices_the_orders_removed_meanwhile(funded):
+    """Two upstreams of one chain; a wallet subscribed to an account with
+    two open limit orders, another subscribed to one of the orders by id.
+    The upstream carrying them is killed as a block cancels both orders
+    (their removal notices are lost with it).  The connection moves to the
+    other upstream, and each wallet receives the removal as a
+    bitshares-core subscriber does (libraries/app/database_api.cpp
+    ``on_objects_removed``: ``handle_object_changed`` with ``full_object``
+    false sends the removed objects' id strings): the account's wallet
+    both ids, the other wallet the id it subscribed, once; the digests
+    forget them, as they forget an order removed later with the link up,
+    and later blocks notice nothing more of them."""
+    ids = create_accounts(funded, wallet_names(1, prefix="seller"))
+    seller = ids[0]
+    gold, _fee = create_asset(funded, "GOLD")
+    pay_each(funded, ids, 10 ** 8)
+    produce(funded)
+    orders = [limit_order(funded, seller, amt(1000 + k), amt(10 ** 6, gold)) for k in range(2)]
+    produce(funded)
+    sites = [_site(funded), _site(funded)]
+    gw = yield _gateway([s.port for s in sites])
+    try:
+        a = yield _wallet(gw.port, 1, ids)
+        b = yield ws_connect(gw.port)
+        yield db(b, "set_subscribe_callback", 2, False)
+        found = yield db(b, "get_objects", [orders[1]], True)
+        assert found[0]["seller"] == seller
+        shard = gw.hub.shards[0]
+        assert all(order in shard.digests for order in orders)
+        carrier = shard.upstream
+        stopped = sites[gw.pool.upstreams.index(carrier)].stop()
+        for order in orders:
+            op, _ = with_fee(funded, operations.Limit_order_cancel, fee_paying_account=seller,
+                             order=order, extensions=[])
+            funded.push_transaction(sign(funded, [op]))
+        produce(funded)
+        yield stopped
+        yield wait_for(lambda: all(_removal_notices(a.notices, o) for o in orders)
+                       and _removal_notices(b.notices, orders[1]))
+        assert shard.upstream is not carrier
+        assert funded.state.get(orders[0]) is None and funded.state.get(orders[1]) is None
+        assert [sorted(batch) for batch in _removal_notices(a.notices, orders[0])] == [
+            sorted(orders)]
+        assert _removal_notices(b.notices, orders[1]) == [[orders[1]]]
+        assert not _removal_notices(b.notices, orders[0])
+        assert not any(order in shard.digests for order in orders)
+        assert orders[1] not in gw.hub.interests.by_id
+        before = len(a.notices), len(b.notices)
+        live = limit_order(funded, seller, amt(3000), amt(10 ** 6, gold))
+        produce(funded)
+        yield wait_for(lambda: live in shard.digests)
+        op, _ = with_fee(funded, operations.Limit_order_cancel, fee_paying_account=seller,
+                         order=live, extensions=[])
+        funded.push_transaction(sign(funded, [op]))
+        produce(funded)
+        yield wait_for(lambda: _removal_notices(a.notices, live))
+        assert live not in shard.digests  # a live removal is forgotten too
+        assert not any(_removal_notices(a.notices[before[0]:], o) for o in orders)
+        assert len(b.notices) == before[1]
     finally:
         yield gw.stop()
         for site in sites:
