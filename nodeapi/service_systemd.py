@@ -20,7 +20,11 @@ such as fail2ban matches.  :func:`journal_observer` writes each event as
 the entry's ``PRIORITY`` (``journalctl -p warning`` works), and the rest
 is exactly twistd's line without its timestamp.  :func:`use_journal_format`
 makes twistd log that way when it would log to a standard output that is
-the journal.
+the journal, and with twistd's own text format (:func:`text_observer`)
+when it would log to any other standard output; either way twistd's
+start-up lines that tell an operator nothing (the reactor class, a
+listening port's "<factory> starting on <port>") are left out
+(:func:`is_noise`).
 """
 
 import os
@@ -28,7 +32,9 @@ import socket
 import sys
 from typing import Mapping, Optional
 
-from twisted.logger import ILogObserver, LogLevel, Logger, eventAsText
+from twisted.logger import (
+    FilteringLogObserver, ILogObserver, LogLevel, Logger, PredicateResult, eventAsText,
+    textFileLogObserver)
 from zope.interface import implementer
 
 #: syslog priorities of twisted.logger's levels (sd-daemon(3): SD_CRIT .. SD_DEBUG)
@@ -133,28 +139,51 @@ class JournalObserver:
         self.stream.flush()
 
 
-def journal_observer() -> JournalObserver:
+def is_noise(event: dict) -> PredicateResult:
+    """``PredicateResult.no`` for twistd's and Twisted's start-up lines an
+    operator has no use for: "reactor class: ..." (twistd's AppLogger) and
+    a listening port's "<factory> starting on <port>" (the node logs what
+    listens where itself, by purpose); ``maybe`` for every other event."""
+    namespace = event.get("log_namespace", "")
+    text = event.get("log_format") or ""
+    if namespace.startswith("twisted.scripts.") and text.startswith("reactor class"):
+        return PredicateResult.no
+    if namespace == "log_legacy":
+        message = event.get("message") or ()
+        if len(message) == 1 and " starting on " in str(message[0]):
+            return PredicateResult.no
+    return PredicateResult.maybe
+
+
+def journal_observer() -> ILogObserver:
     """A :class:`JournalObserver` on the standard output as it is now
     (twistd calls a ``--logger`` factory before it redirects the standard
-    streams into the log); ``twistd --logger nodeapi.service_systemd.journal_observer``
-    selects it by hand."""
-    return JournalObserver(sys.stdout)
+    streams into the log), without :func:`is_noise`'s lines;
+    ``twistd --logger nodeapi.service_systemd.journal_observer`` selects it
+    by hand."""
+    return FilteringLogObserver(JournalObserver(sys.stdout), [is_noise])
+
+
+def text_observer() -> ILogObserver:
+    """twistd's own text format (``textFileLogObserver``) on the standard
+    output as it is now, without :func:`is_noise`'s lines."""
+    return FilteringLogObserver(textFileLogObserver(sys.stdout), [is_noise])
 
 
 def use_journal_format(twistd_options, environ: Mapping[str, str]) -> bool:
     """Make twistd log with :func:`journal_observer` when it would write
     its text format to a standard output that is the journal (``-n`` with
     ``--logfile=-`` or no ``--logfile``, no ``--logger``, no ``--syslog``)
-    and ``JOURNAL_STREAM`` names that stream.  ``twistd_options``: twistd's
-    ``ServerOptions`` (the parent of the plugin's options), or None.  True
-    when switched."""
+    and ``JOURNAL_STREAM`` names that stream, else (the same standard
+    output, not the journal) with :func:`text_observer`.  ``twistd_options``:
+    twistd's ``ServerOptions`` (the parent of the plugin's options), or
+    None.  True when the journal format was chosen."""
     if twistd_options is None or twistd_options.get("logger") or \
             twistd_options.get("syslog") or not twistd_options.get("nodaemon"):
         return False
     if (twistd_options.get("logfile") or "") not in ("", "-"):
         return False
-    if not stream_is_journal(environ, 1):
-        return False
+    journal = stream_is_journal(environ, 1)
     # twistd's own postOptions (after this one's) imports the factory by name
-    twistd_options["logger"] = f"{__name__}.journal_observer"
-    return True
+    twistd_options["logger"] = f"{__name__}.{'journal' if journal else 'text'}_observer"
+    return journal

@@ -471,8 +471,9 @@ class Chain:
         def done(count):
             self.replay_target = None
             self._restore_pending(pending)
-            self.log.info("Replayed {count} blocks, head {head}", count=count,
-                          head=self.head_block_num)
+            if count or self.head_block_num:  # nothing to say of a new chain
+                self.log.info("Replayed {count} blocks, head {head}", count=count,
+                              head=self.head_block_num)
             return count
 
         def failed(failure):

@@ -77,6 +77,8 @@ def test_ready_once_the_rpc_port_serves_and_stopping_at_stop(tmp_path, abstract)
         sock.close()
     assert re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} \[nodeapi\.service\.",
                      node.log(), re.M), node.log()
+    # the same quiet start-up in twistd's own format on a plain standard output
+    assert "reactor class" not in node.log() and " starting on " not in node.log()
 
 
 @pytest.mark.slow
@@ -95,6 +97,10 @@ def test_journal_stream_lines_carry_the_priority_and_no_date(tmp_path):
     assert re.fullmatch(r"<6>\[nodeapi\.tap#info\] nodeapi \d+\.\d+\.\d+\S* \(Twisted \S+, "
                         r"Python \d+\.\d+\.\d+\)", lines[0]), lines[0]
     assert not [line for line in lines if "factory" in line or " at 0x" in line], lines
+    # twistd's reactor class, a port's "<factory> starting on <port>", and a
+    # replay of no block on a new chain tell an operator nothing
+    assert not [line for line in lines if "reactor class" in line or " starting on " in line
+                or "Replayed 0 blocks" in line], lines
     assert any(line.startswith("<6>[nodeapi.service.NodeService#info] Chain ready")
                for line in lines), lines
     assert any("producing for 11 witness(es) ['1.6.1', '1.6.2', '1.6.3', '1.6.4', '1.6.5', "
