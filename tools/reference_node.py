@@ -86,6 +86,7 @@ class ReferenceNode:
             raise ValueError("on_demand is a producer without the witness plugin: "
                              "produce=False")
         self.data_dir = str(data_dir)
+        self.fixed_rpc_port = rpc_port is not None
         self.rpc_port = rpc_port or free_port()
         self.p2p_port = free_port()
         dropped = ("witness",) if on_demand else ("witness", "debug_witness")
@@ -127,15 +128,41 @@ class ReferenceNode:
         return args + self.extra
 
     def start(self, timeout=60):
+        """Start the process and wait up to ``timeout`` s until its RPC
+        answers; returns ``self``.  A port found free may be taken again
+        before witness_node binds it ("Address already in use" for the P2P
+        port, "Underlying Transport Error" for the RPC port): then it
+        starts again on other free ports (not a fixed ``rpc_port``), up to 5 times.  AssertionError
+        with the log's tail when it exits or does not serve in time."""
         os.makedirs(self.data_dir, exist_ok=True)
         with open(os.path.join(self.data_dir, "api-access.json"), "w") as f:
             json.dump(API_ACCESS, f)
+        for attempt in range(5):
+            logged = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
+            try:
+                return self._start_once(timeout)
+            except AssertionError:
+                with open(self.log_path, "rb") as f:
+                    f.seek(logged)
+                    tail = f.read()
+                # the P2P port (boost's bind error) or the RPC port
+                # (websocketpp's transport error) taken
+                bind_failed = (b"Address already in use" in tail
+                               or b"Underlying Transport Error" in tail)
+                if not bind_failed or attempt == 4:
+                    raise
+                self.p2p_port = free_port()
+                if not self.fixed_rpc_port:
+                    self.rpc_port = free_port()
+
+    def _start_once(self, timeout):
         self.log_file = open(self.log_path, "ab")
         self.proc = subprocess.Popen(self.command(), stdout=self.log_file,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
+                self.log_file.close()
                 raise AssertionError(
                     f"witness_node exited {self.proc.returncode}:\n{self.log()[-4000:]}")
             try:
@@ -261,9 +288,4 @@ def start_on_demand(tmp_path, name="reference", timeout=60, **kwargs) -> Referen
         first.wait_head(1, timeout)
     finally:
         first.stop()
-    for attempt in range(3):  # a fresh port may be taken again meanwhile
-        try:
-            return ReferenceNode(path, produce=False, on_demand=True, **kwargs).start(timeout)
-        except AssertionError as exc:
-            if "Address already in use" not in str(exc) or attempt == 2:
-                raise
+    return ReferenceNode(path, produce=False, on_demand=True, **kwargs).start(timeout)

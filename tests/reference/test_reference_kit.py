@@ -54,3 +54,25 @@ def test_nodeapi_follows_the_reference_over_rpc(producer, tmp_path):
                 == producer.call("get_block_header", target))
     finally:
         node.stop()
+
+
+def test_a_port_taken_meanwhile_starts_it_on_other_ports(tmp_path):
+    """A port found free may be taken before witness_node binds it: the
+    node starts again on other free ports (tools.reference_node
+    ReferenceNode.start)."""
+    import socket
+
+    from kit.reference import ReferenceNode
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        node = ReferenceNode(tmp_path / "ref", produce=False)
+        node.rpc_port = taken.getsockname()[1]
+        node.start()
+        try:
+            assert node.rpc_port != taken.getsockname()[1]
+            assert node.call("get_chain_id") == CHAIN_ID
+            assert "Underlying Transport Error" in node.log()
+        finally:
+            node.stop()
