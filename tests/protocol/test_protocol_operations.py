@@ -12,7 +12,6 @@ fc/io/raw.hpp encodings)."""
 import copy
 import json
 import os
-import shutil
 import struct
 import subprocess
 
@@ -67,10 +66,11 @@ JS_FORMS = {"type 55": [55, dict(PROTOTYPES[55], authority_to_update=0)],
 
 
 @pytest.fixture(scope="module")
-def bitsharesjs():
+def bitsharesjs(js_client):
     """case name -> hex bytes (or ``{"error": ...}``) from bitsharesjs, one
-    node process for the whole module."""
-    node = shutil.which("node")
+    node process for the whole module (``js_client``: node, with tests/js's
+    packages installed, whichever module runs first)."""
+    node = js_client
     assert node, "node is needed for the bitsharesjs tests (.ci/run installs it)"
     names = list(CASES)
     proc = subprocess.run([node, os.path.join(JS_DIR, "serialize.js"), "TEST"],
