@@ -65,6 +65,19 @@ BREAKER_MEMORY = 60.0
 MAX_IN_FLIGHT = 1000
 
 
+def _of_remote(path: str, doc: str) -> property:
+    """A read-only property: ``self.remote.<path>`` (dotted)."""
+    names = path.split(".")
+
+    def read(self):
+        value = self.remote
+        for name in names:
+            value = getattr(value, name)
+        return value
+
+    return property(read, doc=f"The connection's {doc} (``remote.{path}``).")
+
+
 @implementer(IRemoteOwner)
 class Upstream(service.MultiService):
     """One upstream node (module docstring).
@@ -152,45 +165,17 @@ class Upstream(service.MultiService):
         """The open connection, or None."""
         return self.remote.protocol
 
-    @property
-    def connections(self) -> int:
-        return self.remote.connections
-
-    @property
-    def attempts(self) -> int:
-        return self.remote.attempts
-
-    @property
-    def bad_replies(self) -> int:
-        return self.remote.bad_messages
-
-    @property
-    def in_flight(self) -> int:
-        return self.remote.figures.in_flight
-
-    @property
-    def calls(self) -> int:
-        return self.remote.figures.calls
-
-    @property
-    def errors(self) -> int:
-        return self.remote.figures.errors
-
-    @property
-    def calls_lost(self) -> int:
-        return self.remote.figures.lost
-
-    @property
-    def timeouts(self) -> int:
-        return self.remote.figures.timeouts
-
-    @property
-    def latency_sum(self) -> float:
-        return self.remote.figures.latency_sum
-
-    @property
-    def latency_buckets(self) -> list:
-        return self.remote.figures.latency_buckets
+    connections = _of_remote("connections", "WebSocket connections opened")
+    attempts = _of_remote("attempts", "connection attempts made")
+    bad_replies = _of_remote("bad_messages", "messages refused")
+    in_flight = _of_remote("figures.in_flight", "calls sent or waiting, not answered")
+    calls = _of_remote("figures.calls", "calls made")
+    errors = _of_remote("figures.errors", "calls answered with an error")
+    calls_lost = _of_remote("figures.lost", "calls lost with their connection")
+    timeouts = _of_remote("figures.timeouts", "calls not answered in time")
+    latency_sum = _of_remote("figures.latency_sum", "seconds from call to answer, in total")
+    latency_buckets = _of_remote("figures.latency_buckets",
+                                 "cumulative answered calls per latency bucket")
 
     # -- state ---------------------------------------------------------------------
 
