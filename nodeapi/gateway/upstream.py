@@ -23,7 +23,7 @@ Never hang: every call has a timeout (``timeout`` seconds,
 :mod:`nodeapi.peers.client`).  A call that times out makes the
 upstream :attr:`suspect` (out of rotation, :attr:`in_rotation`) and
 checks it at once; the check answering in time ends the suspicion.  The
-circuit breaker opens (:meth:`trip`: the connection is dropped, every call
+circuit breaker opens (:meth:`failed`: the connection is dropped, every call
 on it fails as lost, the upstream is unusable until a new connection has
 logged in and passed a check) when the upstream fails a check (no answer
 in time, or a head block number or last irreversible block that cannot

@@ -377,7 +377,8 @@ class RemoteNode(service.MultiService):
 
     def fail(self, failure: Failure, proto=None) -> None:
         """The work on connection ``proto`` (None: the current one) failed
-        with ``failure``.  A lost connection needs nothing (the owner hears
+        with ``failure`` (ignored when a newer connection is open).  A lost
+        connection needs nothing (the owner hears
         :meth:`~IRemoteOwner.lost`); otherwise the owner is asked
         (:meth:`~IRemoteOwner.failed`), and unless it stops following, the
         failure counts in :attr:`failures` and the connection is dropped;
@@ -388,8 +389,8 @@ class RemoteNode(service.MultiService):
             failure = failure.value.subFailure
         if proto is None:
             proto = self.protocol
-        if proto is None or proto is not self.protocol:
-            return  # an older connection's work winding down
+        if proto is None or (proto is not self.protocol and self.protocol is not None):
+            return  # an older connection's work, a newer one open
         if failure.check(PeerDisconnected) and not failure.check(UpstreamTimeout):
             return
         if self.owner.failed(self, failure.value):
@@ -404,9 +405,11 @@ class RemoteNode(service.MultiService):
         self._drop(proto)
 
     def _drop(self, proto) -> None:
+        """Drop ``proto`` (the failure is logged with the reconnection
+        delay), or log the failure now if it closed already."""
         if not proto.closed:
             proto.dropConnection(abort=True)
-        elif not self.running:
+        elif proto is not self.protocol:
             self.report()
 
     def succeeded(self) -> None:

@@ -209,6 +209,7 @@ class UpstreamService(service.MultiService):
             head = read_head(await proto.call("database", "get_dynamic_global_properties",
                                               []), self.numbering.chain_id)
             self.upstream_head = head.head_block_num
+            self.remote.succeeded()  # it serves: the backoff starts afresh
             target = head.last_irreversible_block_num if self.irreversible \
                 else self.upstream_head
             if self.next_block > target:
@@ -235,7 +236,6 @@ class UpstreamService(service.MultiService):
                 self.progress.step(num, target)
                 self.numbering.keep(num)
                 await task.deferLater(self.clock, 0, lambda: None)  # let the reactor serve
-            self.remote.succeeded()
             while self.pending is not None and self.pending() > self.max_pending \
                     and self.running:
                 await self.alarm.sleep(0.1)
