@@ -45,7 +45,7 @@ from nodeapi.applied import AppliedBlock
 from nodeapi.peers.alarm import Alarm
 from nodeapi.peers.errors import MessageTooLarge, PeerDisconnected, PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
-from nodeapi.peers.remote import IRemoteOwner, RemoteNode, read_head
+from nodeapi.peers.remote import MAX_IN_FLIGHT, IRemoteOwner, RemoteNode, read_head
 from nodeapi.peers.replies import BadReply
 from nodeapi.peers.upstream_numbering import UpstreamNumbering
 
@@ -65,7 +65,8 @@ class UpstreamService(service.MultiService):
         unshipped (back-pressure), or None.
     :param irreversible: follow the last irreversible block (default), or
         the head.
-    :param batch: blocks fetched per step.
+    :param batch: blocks fetched per step (two calls each, all in flight
+        at once: the upstream's ``max-calls-in-flight`` must allow them).
     :param poll: seconds between checks of the upstream's head when no
         notice arrives.
     :ivar numbering: the :class:`UpstreamNumbering` of the blocks handed over.
@@ -118,7 +119,8 @@ class UpstreamService(service.MultiService):
                                  backoff=backoffPolicy(0.5, 30.0),
                                  what=f"Upstream {address.url}" if choose is None
                                  else "The indexer's upstream",
-                                 max_message_size=max_message_size, choose=choose)
+                                 max_message_size=max_message_size, choose=choose,
+                                 max_in_flight=max(MAX_IN_FLIGHT, 2 * batch))
         self.remote.setServiceParent(self)
 
     @property
