@@ -276,6 +276,7 @@ class Upstream(service.MultiService):
         return defer.Deferred.fromCoroutine(self._run(remote.protocol))
 
     def notice(self, remote, callback_id, payload) -> None:
+        """To the handler of ``callback_id`` (:meth:`listen`), if any."""
         handler = self._handlers.get(callback_id)
         if handler is not None:
             handler(payload)

@@ -80,15 +80,18 @@ class CallFigures:
         return out
 
     def started(self) -> None:
+        """A call is made."""
         self.in_flight += 1
         self.calls += 1
 
     def answered(self, seconds: float) -> None:
+        """A call was answered after ``seconds``."""
         self.in_flight -= 1
         self.latency_sum += seconds
         self._counts[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
 
     def failed(self, error: Exception) -> None:
+        """A call failed with ``error``."""
         self.in_flight -= 1
         if isinstance(error, UpstreamTimeout):
             self.timeouts += 1

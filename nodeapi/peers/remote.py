@@ -326,10 +326,13 @@ class RemoteNode(service.MultiService):
         await defer.maybeDeferred(self.owner.connected, self, head)
 
     def noticed(self, proto, callback_id: int, payload: list) -> None:
+        """A notice of ``proto``: to the owner when it is the open one."""
         if proto is self.protocol:
             self.owner.notice(self, callback_id, payload)
 
     def call_timed_out(self, proto, method: str) -> None:
+        """A call of ``proto`` timed out: the owner is told when it is the
+        open one."""
         if proto is self.protocol:
             self.owner.call_timed_out(self, method)
 

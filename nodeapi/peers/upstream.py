@@ -182,6 +182,7 @@ class UpstreamService(service.MultiService):
         return defer.Deferred.fromCoroutine(self._follow(remote.protocol))
 
     def notice(self, remote, callback_id, payload) -> None:
+        """A block-applied notice wakes the loop."""
         if callback_id == BLOCK_APPLIED_CB:
             self.alarm.ring()
 
@@ -198,6 +199,7 @@ class UpstreamService(service.MultiService):
         return False
 
     def lost(self, remote) -> None:
+        """The loop wakes and ends (its connection is gone)."""
         self.alarm.ring()
 
     # -- the loop ----------------------------------------------------------------------
