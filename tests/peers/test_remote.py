@@ -10,7 +10,7 @@ from twisted.internet import defer, reactor, task
 from twisted.logger import formatEvent, globalLogPublisher
 from zope.interface import implementer
 
-from nodeapi.peers.errors import UpstreamTimeout
+from nodeapi.peers.errors import RemoteBusy, UpstreamTimeout
 from nodeapi.peers.reconnect import RESTART_GRACE
 from nodeapi.peers.remote import IRemoteOwner, RemoteNode
 from nodeapi.protocol.node_address import parse_node_address
@@ -67,11 +67,11 @@ def lines():
 
 @pytest_twisted.inlineCallbacks
 def test_calls_beyond_the_bound_wait_and_every_call_times_out(producer):
-    """Two calls in flight at most: of five ``get_block`` calls the node
-    never answers, two are sent and three wait; when the timeout passes
-    (a Clock), each fails with UpstreamTimeout, the waiting ones being
-    sent as places free up, and the owner hears of each; the connection
-    stays."""
+    """Two calls in flight at most, twenty waiting: of 25 ``get_block``
+    calls the node never answers, two are sent, twenty wait and three fail
+    at once with RemoteBusy; when the timeout passes (a Clock), each of
+    the 22 fails with UpstreamTimeout, the waiting ones being sent as
+    places free up, and the owner hears of each; the connection stays."""
     produce(producer, 2)
     factory = ChainRpcFactory(producer, raw=lambda method, call_id: SILENT
                               if method == "get_block" else None)
@@ -86,17 +86,19 @@ def test_calls_beyond_the_bound_wait_and_every_call_times_out(producer):
         yield wait_for(lambda: owner.heads)
         assert owner.heads[0].head_block_num == 2
         assert owner.heads[0].chain_id == producer.chain_id
-        calls = [remote.call("database", "get_block", [n]) for n in range(1, 6)]
+        calls = [remote.call("database", "get_block", [n]) for n in range(1, 26)]
+        busy = yield defer.DeferredList(calls[22:], consumeErrors=True)
+        assert all(not ok and f.check(RemoteBusy) for ok, f in busy)
         yield wait_for(lambda: factory.calls.count(("database", "get_block")) == 2)
-        assert remote.protocol.pending_methods() == ["get_block"] * 5
-        assert remote.figures.in_flight == 5
+        assert remote.protocol.pending_methods() == ["get_block"] * 22
+        assert remote.figures.in_flight == 22
         timeouts.advance(5.0)
-        results = yield defer.DeferredList(calls, consumeErrors=True)
-        assert [ok for ok, _f in results] == [False] * 5
+        results = yield defer.DeferredList(calls[:22], consumeErrors=True)
+        assert [ok for ok, _f in results] == [False] * 22
         assert all(f.check(UpstreamTimeout) for _ok, f in results)
-        assert owner.timed_out == ["get_block"] * 5
-        yield wait_for(lambda: factory.calls.count(("database", "get_block")) == 5)
-        assert remote.figures.timeouts == 5 and remote.figures.in_flight == 0
+        assert owner.timed_out == ["get_block"] * 22
+        yield wait_for(lambda: factory.calls.count(("database", "get_block")) == 22)
+        assert remote.figures.timeouts == 22 and remote.figures.in_flight == 0
         assert remote.protocol is not None and owner.lost_count == 0
     finally:
         yield remote.stopService()
