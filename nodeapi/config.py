@@ -11,7 +11,7 @@ given there replaces all of its file lines.  Flags can only be switched on
 on the command line; in the file they take ``true``/``false``.  Relative
 paths are relative to the current directory and are stored absolute.
 
-Development defaults (:mod:`nodeapi.witness_plugin`): with neither
+Development defaults (:mod:`nodeapi.plugins.witness.plugin`): with neither
 ``witness-id`` nor ``private-key``, the node produces for the 11 init
 witnesses of the bundled genesis with the published key, and
 ``enable-stale-production`` is on, so ``twistd -n nodeapi`` alone runs a
@@ -20,8 +20,8 @@ public chain.
 
 ``postOptions`` leaves typed, normalized values (the option catalogue is
 :mod:`nodeapi.config_options`, the value parsers are in
-:mod:`nodeapi.plugin.values` and :mod:`nodeapi.config_parse`; each
-plugin's ``check`` completes its own, :data:`nodeapi.config_plugins.PLUGINS`)
+:mod:`nodeapi.plugins.values` and :mod:`nodeapi.config_parse`; each
+plugin's ``check`` completes its own, :data:`nodeapi.plugins.registry.PLUGINS`)
 or raises ``usage.UsageError`` naming the
 option (and INI file and line) and the problem.  A flag or repeatable
 option written with an empty value (``name =``) in the INI file is not set.  Sources: the options of
@@ -37,13 +37,13 @@ from twisted.python import usage
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
 from nodeapi.config_options import (
     ALIASES, BLOCK_LOG_NAME, FLAGS, MULTI, REFERENCE_ONLY, SINGLE)
-from nodeapi.config_plugins import PLUGINS
+from nodeapi.plugins.registry import PLUGINS
 from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
 from nodeapi.config_parse import REFERENCE_PLUGINS
 from nodeapi.errors import ConfigError
 from nodeapi.files import CONFIG_LIMIT, FileRefused, read_bounded
 from nodeapi.node import ApiLimits
-from nodeapi.plugin.values import parse_bool
+from nodeapi.plugins.values import parse_bool
 from nodeapi.rpc.access import ApiAccess
 
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}

@@ -1,5 +1,5 @@
 """Value parsers (coercers) of the node's own ``twistd nodeapi`` options
-(the general ones, which plugins use too, are in :mod:`nodeapi.plugin.values`).
+(the general ones, which plugins use too, are in :mod:`nodeapi.plugins.values`).
 
 Each ``parse_*`` takes the raw text of one option (command line or INI
 value, see :mod:`nodeapi.config`) and returns the typed, normalized value,
@@ -16,7 +16,7 @@ import re
 from twisted.internet.endpoints import serverFromString
 
 from nodeapi.chain.genesis import statistics_space
-from nodeapi.plugin.values import parse_int, parse_text
+from nodeapi.plugins.values import parse_int, parse_text
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.node_address import parse_node_address
 

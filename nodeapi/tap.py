@@ -11,7 +11,7 @@ once and handing it to every part:
 * the :class:`~nodeapi.chain.chain.Chain` over the genesis the options
   loaded;
 * the plugins of ``--plugins`` (:func:`_build_plugins`, in the order of
-  :data:`nodeapi.config_plugins.PLUGINS`): each one's ``build`` gives its
+  :data:`nodeapi.plugins.registry.PLUGINS`): each one's ``build`` gives its
   block consumers, its service and the part the API sets read as
   ``node.plugins[name]``; then the metrics and the checkpoints as the last
   block consumers;
@@ -232,7 +232,7 @@ def _make_service(options, reactor):
         svc.setServiceParent(top)
         return svc
 
-    for name, svc in services.items():  # in build order (nodeapi.config_plugins)
+    for name, svc in services.items():  # in build order (nodeapi.plugins.registry)
         attach(name, svc)
     attach("peers", peers)
     attach("checkpoints", checkpoints)
@@ -247,12 +247,12 @@ def _make_service(options, reactor):
 
 def _build_plugins(options, chain, data_dir, reactor) -> tuple:
     """Build the plugins of ``--plugins`` in the order of
-    :data:`nodeapi.config_plugins.PLUGINS` (bitshares-core
+    :data:`nodeapi.plugins.registry.PLUGINS` (bitshares-core
     libraries/app/application.cpp ``initialize_plugins``): register their
     block consumers with ``chain`` and return ``({name: API part}, {name:
     service})``, both in that order."""
-    from nodeapi.config_plugins import PLUGINS
-    from nodeapi.plugin.interface import PluginContext
+    from nodeapi.plugins.registry import PLUGINS
+    from nodeapi.plugins.interface import PluginContext
 
     context = PluginContext(values=options, chain=chain, data_dir=data_dir, reactor=reactor,
                             genesis=options.genesis)
@@ -374,7 +374,7 @@ def _attach_indexer(options, reactor, data_dir, attach, address, choose):
     :class:`~nodeapi.peers.upstream.UpstreamService` following ``address``
     first, then at each reconnection the address ``choose()`` gives:
     ``(searchdb, follower)``."""
-    from nodeapi.history.searchdb.plugin import searchdb_service
+    from nodeapi.plugins.searchdb.plugin import searchdb_service
     from nodeapi.peers.upstream import UpstreamService
 
     searchdb = attach("searchdb", searchdb_service(
@@ -464,7 +464,7 @@ def _make_devnet(options, reactor, chain, top):
     """The :class:`~nodeapi.devnet.control.Devnet` service; it announces
     the RPC port's ``ws://`` URL (``top()``: the node's
     :class:`~nodeapi.service.NodeService`, made after it)."""
-    from nodeapi.witness_plugin import DEV_WIF
+    from nodeapi.plugins.witness.plugin import DEV_WIF
     from nodeapi.devnet.accounts import CORE_UNIT
     from nodeapi.devnet.control import Devnet, DevnetOptions
 

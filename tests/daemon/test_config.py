@@ -11,15 +11,15 @@ from twisted.python import usage
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import Options
-from nodeapi.history.account_history.plugin import history_limits
-from nodeapi.history.account_history.retention import HistoryLimits
+from nodeapi.plugins.account_history.plugin import history_limits
+from nodeapi.plugins.account_history.retention import HistoryLimits
 from nodeapi.protocol.node_address import NodeAddress
-from nodeapi.history.market_history.history import MarketHistoryOptions
-from nodeapi.history.market_history.plugin import market_history_options
-from nodeapi.history.searchdb.plugin import searchdb_service
+from nodeapi.plugins.market_history.history import MarketHistoryOptions
+from nodeapi.plugins.market_history.plugin import market_history_options
+from nodeapi.plugins.searchdb.plugin import searchdb_service
 from nodeapi.node import ApiLimits
 from nodeapi.protocol.node_address import parse_node_address
-from nodeapi.witness_plugin import INIT_WITNESSES, witness_keys
+from nodeapi.plugins.witness.plugin import INIT_WITNESSES, witness_keys
 from nodeapi.rpc.guard import RpcLimits
 
 from kit.daemon import ACCESS, ROOT
@@ -555,7 +555,7 @@ def test_url_errors_never_show_credentials(url, cwd):
 
 
 def test_url_with_credentials_accepted_and_redacted():
-    from nodeapi.plugin.values import parse_url, redact_url
+    from nodeapi.plugins.values import parse_url, redact_url
 
     assert parse_url(f"http://bob:{SECRET}@db:9200") == f"http://bob:{SECRET}@db:9200/"
     assert redact_url(f"https://bob:{SECRET}@db:9200/x") == "https://***@db:9200/x"
@@ -573,8 +573,8 @@ def test_accepted_url_gives_a_client_without_credentials(url, auth):
     Basic header (percent-encoding undone)."""
     import base64
 
-    from nodeapi.plugin.values import parse_url
-    from nodeapi.history.searchdb.client import SearchDBClient
+    from nodeapi.plugins.values import parse_url
+    from nodeapi.plugins.searchdb.client import SearchDBClient
 
     client = SearchDBClient(parse_url(url), "", reactor=object(), http_client=object())
     assert client.safe_url == "http://db:9200/" and client.base == "http://db:9200"

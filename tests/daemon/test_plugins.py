@@ -1,4 +1,4 @@
-"""The plugins of ``twistd nodeapi`` (nodeapi.plugin.interface): each one
+"""The plugins of ``twistd nodeapi`` (nodeapi.plugins.interface): each one
 declares its options and builds itself (bitshares-core
 libraries/app/include/graphene/app/plugin.hpp ``plugin_set_program_options``
 and ``plugin_initialize``); makeService builds the configured ones in the
@@ -13,16 +13,16 @@ from zope.interface.verify import verifyObject
 from nodeapi import config_options
 from nodeapi.config import Options
 from nodeapi.config_parse import KNOWN_PLUGINS
-from nodeapi.config_plugins import PLUGINS
-from nodeapi.history.account_history.history import AccountHistory
-from nodeapi.history.custom_operations.storage import AccountStorage
-from nodeapi.history.grouped_orders.orders import GroupedOrders
-from nodeapi.history.market_history.history import MarketHistory
-from nodeapi.history.market_history.pools import LiquidityPoolHistory
-from nodeapi.history.searchdb.query import SearchDBHistory
-from nodeapi.plugin.interface import IPlugin
+from nodeapi.plugins.registry import PLUGINS
+from nodeapi.plugins.account_history.history import AccountHistory
+from nodeapi.plugins.custom_operations.storage import AccountStorage
+from nodeapi.plugins.grouped_orders.orders import GroupedOrders
+from nodeapi.plugins.market_history.history import MarketHistory
+from nodeapi.plugins.market_history.pools import LiquidityPoolHistory
+from nodeapi.plugins.searchdb.query import SearchDBHistory
+from nodeapi.plugins.interface import IPlugin
 from nodeapi.tap import makeService
-from nodeapi.witness import WitnessService
+from nodeapi.plugins.witness.service import WitnessService
 
 
 def make(tmp_path, *argv):

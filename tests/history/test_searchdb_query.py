@@ -18,10 +18,10 @@ from nodeapi.api.base import Session
 from nodeapi.api.history import HistoryApi
 from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.errors import HistoryError
-from nodeapi.history.account_history.history import AccountHistory
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.documents import DocumentBuilder
-from nodeapi.history.searchdb.query import SearchDBHistory, entry_from_document
+from nodeapi.plugins.account_history.history import AccountHistory
+from nodeapi.plugins.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb.documents import DocumentBuilder
+from nodeapi.plugins.searchdb.query import SearchDBHistory, entry_from_document
 from nodeapi.node import Node
 from nodeapi.rpc.jsonrpc import to_wire
 
