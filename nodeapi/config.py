@@ -37,9 +37,8 @@ from twisted.python import usage
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
 from nodeapi.config_options import (
     ALIASES, BLOCK_LOG_NAME, FLAGS, MULTI, REFERENCE_ONLY, SINGLE)
-from nodeapi.plugins.registry import PLUGINS
+from nodeapi.plugins.registry import NOT_PROVIDED, PLUGINS
 from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
-from nodeapi.config_parse import REFERENCE_PLUGINS
 from nodeapi.errors import ConfigError
 from nodeapi.files import CONFIG_LIMIT, FileRefused, read_bounded
 from nodeapi.node import ApiLimits
@@ -250,8 +249,8 @@ class Options(RepeatableOptions, usage.Options):
             self[name] = [x for raw, where in given if raw.strip()
                           for x in self._coerce(name, raw, where)]
         self.warnings.extend(self.logging.warnings)
-        dropped = [p for p in self["plugins"] if p in REFERENCE_PLUGINS]
-        self["plugins"] = [p for p in self["plugins"] if p not in REFERENCE_PLUGINS]
+        dropped = [p for p in self["plugins"] if p in NOT_PROVIDED]
+        self["plugins"] = [p for p in self["plugins"] if p not in NOT_PROVIDED]
         self.warnings.extend(
             "plugins: bitshares plugin 'api_helper_indexes' is not needed: its lookups are "
             "always on in nodeapi; ignored" if p == "api_helper_indexes" else
@@ -263,10 +262,6 @@ class Options(RepeatableOptions, usage.Options):
                 plugin.check(self, self.warnings)
             except ValueError as exc:
                 raise usage.UsageError(str(exc)) from None
-        if self["upstream"] and self["searchdb-mode"] == "only_query":
-            raise usage.UsageError(
-                "searchdb-mode only_query: an indexer (--upstream) only writes the search "
-                "database, and only_query never writes: use all or only_save")
         if self["upstream-routes"] and not self["upstream"]:
             raise usage.UsageError("upstream-routes: routes are a gateway's (--upstream)")
         self.upstream_routes()

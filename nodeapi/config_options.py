@@ -16,9 +16,9 @@ import attr
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
     parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
-    parse_fork_url, parse_p2p_endpoint, parse_plugins, parse_seed_node, parse_seed_nodes,
+    parse_fork_url, parse_p2p_endpoint, parse_seed_node, parse_seed_nodes,
     parse_statistics_type, parse_trusted_proxies, parse_upstream, parse_chain_id)
-from nodeapi.plugins.registry import PLUGINS
+from nodeapi.plugins.registry import DEFAULT, PLUGINS, parse_plugins, plugins_help
 from nodeapi.node import ApiLimits
 from nodeapi.plugins import interface
 from nodeapi.plugins.values import (
@@ -58,12 +58,7 @@ SINGLE = [
      "Directory in which RPC calls that write a file (the devnet's dump_state(name), "
      "debug_stream_json_objects(filename)) create it, named by a plain file name; "
      "default: none, such calls are refused."),
-    ("plugins", "witness account_history market_history grouped_orders custom_operations",
-     parse_plugins,
-     "Plugins to enable, space separated: witness, account_history, market_history, "
-     "searchdb (alias elasticsearch), searchdb-objects (alias es_objects), grouped_orders, "
-     "custom_operations (default: witness "
-     "account_history market_history grouped_orders custom_operations)."),
+    ("plugins", " ".join(DEFAULT), parse_plugins, plugins_help()),
     ("upstream-irreversible-only", "true", parse_bool,
      "Gateway: the searchdb plugin follows the upstream's last irreversible block (true) "
      "or its head (false; documents of blocks that a fork undoes would stay) "

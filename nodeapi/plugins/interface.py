@@ -91,13 +91,17 @@ class IPlugin(Interface):
     options = Attribute("A tuple of :class:`Option` rows, in ``--help`` order.")
     aliases = Attribute("``{bitshares-core name: option name}``: the reference plugin's "
                         "names of its options an INI file may use.")
+    reference_names = Attribute("bitshares-core names of the plugin ``--plugins`` reads as "
+                                "its name (``elasticsearch`` for ``searchdb``).")
+    default = Attribute("Whether the default ``--plugins`` enables it.")
 
     def check(values: MutableMapping, warnings: list) -> None:
         """Once every option is parsed, whether the plugin is enabled or
         not: complete the values whose default depends on other options,
         append lines to log at startup to ``warnings``; raises
         ``ValueError`` with the message for a combination that cannot
-        work."""
+        work (its own options, or with the node's: ``--plugins``,
+        ``--upstream``)."""
 
     def build(context: PluginContext) -> PluginParts:
         """The plugin's parts for ``context``; raises
@@ -116,6 +120,8 @@ class Plugin:
     :ivar build: ``fn(PluginContext) -> PluginParts``.
     :ivar check: ``fn(values, warnings)`` (:meth:`IPlugin.check`; default
         :func:`no_check`).
+    :ivar reference_names: :attr:`IPlugin.reference_names` (default none).
+    :ivar default: :attr:`IPlugin.default` (default False).
     """
 
     name: str
@@ -123,3 +129,5 @@ class Plugin:
     build: Callable[[PluginContext], PluginParts]
     aliases: Mapping[str, str] = attr.Factory(dict)
     check: Callable[[MutableMapping, list], None] = no_check
+    reference_names: tuple = ()
+    default: bool = False

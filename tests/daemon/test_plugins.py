@@ -8,21 +8,25 @@ import shutil
 
 import pytest
 from twisted.internet.testing import MemoryReactorClock
+from twisted.python import usage
 from zope.interface.verify import verifyObject
 
 from nodeapi import config_options
 from nodeapi.config import Options
-from nodeapi.config_parse import KNOWN_PLUGINS
-from nodeapi.plugins.registry import PLUGINS
+from nodeapi.plugins.registry import PLUGINS, parse_plugins, plugins_help
 from nodeapi.plugins.account_history.history import AccountHistory
 from nodeapi.plugins.custom_operations.storage import AccountStorage
 from nodeapi.plugins.grouped_orders.orders import GroupedOrders
 from nodeapi.plugins.market_history.history import MarketHistory
 from nodeapi.plugins.market_history.pools import LiquidityPoolHistory
 from nodeapi.plugins.searchdb.query import SearchDBHistory
+from nodeapi.applied import ICheckpointed
 from nodeapi.plugins.interface import IPlugin
+from nodeapi.plugins.template.counter import OperationCounter
 from nodeapi.tap import makeService
 from nodeapi.plugins.witness.service import WitnessService
+
+from kit.chain import scripted_block
 
 
 def make(tmp_path, *argv):
@@ -32,14 +36,20 @@ def make(tmp_path, *argv):
 
 
 def test_every_plugin_declares_itself():
-    """Every plugin provides IPlugin, the registry holds exactly the names
-    ``--plugins`` accepts, and no option name is declared twice (by two
-    plugins, or by a plugin and the node)."""
+    """Every plugin provides IPlugin, ``--plugins`` accepts exactly the
+    registry's names (and their bitshares-core names) and its help names
+    each, and no option name is declared twice (by two plugins, or by a
+    plugin and the node)."""
     for plugin in PLUGINS:
         assert verifyObject(IPlugin, plugin)
         assert all(alias not in {o.name for o in plugin.options} for alias in plugin.aliases)
         assert set(plugin.aliases.values()) <= {o.name for o in plugin.options}
-    assert sorted(p.name for p in PLUGINS) == sorted(KNOWN_PLUGINS)
+    every = " ".join(p.name for p in PLUGINS)
+    assert parse_plugins(every) == [p.name for p in PLUGINS]
+    assert parse_plugins("elasticsearch es_objects") == ["searchdb", "searchdb-objects"]
+    with pytest.raises(ValueError, match="unknown plugin 'nosuch'.*template"):
+        parse_plugins("nosuch")
+    assert all(p.name in plugins_help() for p in PLUGINS)
     names = ([n for n, *_ in config_options.SINGLE] + [n for n, _ in config_options.FLAGS]
              + [n for n, *_ in config_options.MULTI])
     assert len(names) == len(set(names))
@@ -124,3 +134,34 @@ def test_a_devnet_block_log_is_not_synced(tmp_path):
     finally:
         top.block_log.close()
         shutil.rmtree(options["data-dir"])  # the devnet's (removed at reactor shutdown)
+
+
+def test_the_template_plugin_counts_operations_from_its_block(tmp_path):
+    """The template plugin, built through the registry as any plugin:
+    ``template-start-block 2`` leaves block 1 (the genesis balance claim,
+    type 37) out and counts the transfers (type 0) of blocks 2 and 3, one
+    each; its checkpoint records give the same figures back; the counter
+    is the API part and the block consumer (bitshares-core
+    template_plugin: ``onBlock`` on ``applied_block``)."""
+    _options, top = make(tmp_path, "--plugins", "template", "--template-start-block", "2")
+    try:
+        counter, chain = top.node.plugins["template"], top.chain
+        assert isinstance(counter, OperationCounter) and counter in chain._consumers
+        assert verifyObject(ICheckpointed, counter)
+        for k in range(3):
+            scripted_block(chain, k)
+        assert (counter.blocks, counter.last_block_num, counter.by_type) == (2, 3, {0: 2})
+        again = OperationCounter(2)
+        again.restore_checkpoint({}, [list(r) for r in counter.checkpoint_records()])
+        assert (again.blocks, again.last_block_num, again.by_type) == (2, 3, {0: 2})
+    finally:
+        top.block_log.close()
+
+
+def test_the_template_plugin_refuses_a_gateway(tmp_path):
+    """Its check across options: a gateway (``--upstream``) has no chain to
+    count; the same options without the plugin are fine."""
+    argv = ["--data-dir", str(tmp_path), "--upstream", "ws://127.0.0.1:1"]
+    with pytest.raises(usage.UsageError, match="template counts a chain's blocks"):
+        Options().parseOptions([*argv, "--plugins", "template"])
+    Options().parseOptions([*argv, "--plugins", ""])

@@ -81,4 +81,4 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(api=history, consumers=(history,))
 
 
-PLUGIN = Plugin("account_history", OPTIONS, build)
+PLUGIN = Plugin("account_history", OPTIONS, build, default=True)

@@ -25,4 +25,4 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(api=storage, consumers=(storage,))
 
 
-PLUGIN = Plugin("custom_operations", OPTIONS, build)
+PLUGIN = Plugin("custom_operations", OPTIONS, build, default=True)

@@ -40,4 +40,4 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(api=orders, consumers=(orders,))
 
 
-PLUGIN = Plugin("grouped_orders", OPTIONS, build)
+PLUGIN = Plugin("grouped_orders", OPTIONS, build, default=True)

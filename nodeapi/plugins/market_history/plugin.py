@@ -74,4 +74,4 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(api=market, consumers=(market, pools))
 
 
-PLUGIN = Plugin("market_history", OPTIONS, build)
+PLUGIN = Plugin("market_history", OPTIONS, build, default=True)

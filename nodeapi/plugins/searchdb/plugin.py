@@ -108,11 +108,21 @@ def searchdb_service(values: Mapping, chain, data_dir: str, reactor,
 
 
 def check(values: MutableMapping, warnings: list) -> None:
-    """``searchdb-mode all`` needs ``searchdb-operation-string``: the
-    history API reads ``op`` (``ValueError`` otherwise)."""
+    """The rules across options (``ValueError`` naming them): the plugin
+    and ``account_history`` both answer the history set, so they cannot
+    run together (as in bitshares-core, whose elasticsearch plugin refuses
+    to start beside account_history); ``searchdb-mode all`` needs
+    ``searchdb-operation-string`` (the history API reads ``op``); an
+    indexer (``--upstream``) only writes, so not ``only_query``."""
+    if "searchdb" in values["plugins"] and "account_history" in values["plugins"]:
+        raise ValueError("--plugins: account_history and searchdb cannot run together")
     if values["searchdb-mode"] == "all" and not values["searchdb-operation-string"]:
         raise ValueError("searchdb-mode all needs searchdb-operation-string true (the "
                          "history API reads op)")
+    if values["upstream"] and values["searchdb-mode"] == "only_query":
+        raise ValueError(
+            "searchdb-mode only_query: an indexer (--upstream) only writes the search "
+            "database, and only_query never writes: use all or only_save")
 
 
 def build(context: PluginContext) -> PluginParts:
@@ -122,4 +132,5 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(api=svc.history, consumers=(svc,) if svc.writes else (), service=svc)
 
 
-PLUGIN = Plugin("searchdb", OPTIONS, build, REFERENCE_NAMES, check)
+PLUGIN = Plugin("searchdb", OPTIONS, build, REFERENCE_NAMES, check,
+                reference_names=("elasticsearch",))

@@ -96,4 +96,5 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(consumers=(svc,), service=svc)
 
 
-PLUGIN = Plugin("searchdb-objects", OPTIONS, build, REFERENCE_NAMES)
+PLUGIN = Plugin("searchdb-objects", OPTIONS, build, REFERENCE_NAMES,
+                reference_names=("es_objects",))

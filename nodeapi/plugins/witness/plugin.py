@@ -98,4 +98,4 @@ def build(context: PluginContext) -> PluginParts:
     return PluginParts(api=svc, service=svc)
 
 
-PLUGIN = Plugin("witness", OPTIONS, build, check=check)
+PLUGIN = Plugin("witness", OPTIONS, build, check=check, default=True)
