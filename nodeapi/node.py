@@ -75,8 +75,8 @@ class Node:
         :class:`~nodeapi.plugins.interface.PluginParts`): ``account_history``
         (:class:`~nodeapi.plugins.account_history.history.AccountHistory`),
         ``searchdb`` (its
-        :class:`~nodeapi.plugins.searchdb.query.SearchDBHistory`, None in
-        ``only_save`` mode), ``market_history``
+        :class:`~nodeapi.plugins.searchdb.service.SearchDBService`, whose
+        ``history`` the history set reads), ``market_history``
         (:class:`~nodeapi.plugins.market_history.history.MarketHistory`,
         its ``pools`` the liquidity pool history), ``grouped_orders``
         (:class:`~nodeapi.plugins.grouped_orders.orders.GroupedOrders`),
@@ -140,7 +140,10 @@ class Node:
         elasticsearch plugin when it is enabled, else the account_history
         plugin's indexes (the two cannot run together here)."""
         history = self.plugins.get("account_history")
-        return history if history is not None else self.plugins.get("searchdb")
+        if history is not None:
+            return history
+        searchdb = self.plugins.get("searchdb")
+        return searchdb.history if searchdb is not None else None
 
 
 def new_node_identity() -> dict:

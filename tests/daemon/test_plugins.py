@@ -92,7 +92,7 @@ def test_searchdb_parts_by_mode(tmp_path, mode, reads, writes):
     _options, top = make(tmp_path, "--plugins", "searchdb", "--searchdb-mode", mode)
     node, svc = top.node, top.getServiceNamed("searchdb")
     assert list(node.plugins) == ["searchdb"]
-    assert (node.plugins["searchdb"] is svc.history) and (svc.history is not None) is reads
+    assert node.plugins["searchdb"] is svc and (svc.history is not None) is reads
     assert isinstance(node.account_history(), SearchDBHistory) is reads
     assert (svc in top.chain._consumers) is writes
     top.block_log.close()

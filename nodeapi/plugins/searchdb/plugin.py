@@ -9,8 +9,9 @@ switches ``-mode``, ``-start-after-block``, ``-operation-object``,
 ``-operation-string``, ``-max-mapping-depth`` (:data:`OPTIONS`; an INI file
 may use the reference's ``elasticsearch-*`` names, :data:`REFERENCE_NAMES`).
 The service is a :class:`~nodeapi.plugins.searchdb.service.SearchDBService`
-(attached as ``searchdb``; a block consumer unless ``only_query``); the part
-the API reads (``node.plugins["searchdb"]``) is its ``history``, a
+(attached as ``searchdb``; a block consumer unless ``only_query``), also
+the part the API and the metrics read (``node.plugins["searchdb"]``): the
+history set answers from its ``history``, a
 :class:`~nodeapi.plugins.searchdb.query.SearchDBHistory` (None in
 ``only_save`` mode).
 
@@ -129,7 +130,7 @@ def build(context: PluginContext) -> PluginParts:
     """The service of :func:`searchdb_service`, a consumer when it writes."""
     svc = searchdb_service(context.values, context.chain, context.data_dir, context.reactor,
                            asset_lookup=context.asset_lookup)
-    return PluginParts(api=svc.history, consumers=(svc,) if svc.writes else (), service=svc)
+    return PluginParts(api=svc, consumers=(svc,) if svc.writes else (), service=svc)
 
 
 PLUGIN = Plugin("searchdb", OPTIONS, build, REFERENCE_NAMES, check,

@@ -1,6 +1,6 @@
 """The history API answered from the search database (``searchdb`` plugin).
 
-While ``searchdb`` is active, ``node.plugins["searchdb"]`` is a :class:`SearchDBHistory`:
+While ``searchdb`` is active, ``node.plugins["searchdb"].history`` is a :class:`SearchDBHistory`:
 the three history functions read the documents of docs/wire-contract.rst section 8
 (one per (operation, impacted account) pair, ``_id`` ``2.9.N``) from the
 indexes ``<prefix>*`` and give the same answers as the in-memory
