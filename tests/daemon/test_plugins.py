@@ -165,3 +165,35 @@ def test_the_template_plugin_refuses_a_gateway(tmp_path):
     with pytest.raises(usage.UsageError, match="template counts a chain's blocks"):
         Options().parseOptions([*argv, "--plugins", "template"])
     Options().parseOptions([*argv, "--plugins", ""])
+
+
+def test_the_gateway_tree_holds_what_it_runs(tmp_path):
+    """``--upstream`` with the searchdb plugin: a ModeService (no chain, no
+    block log) whose children are the pool, the indexer (its searchdb
+    plugin, built through the plugin interface with the follower's asset
+    names, then the follower) and the RPC port; the plugin is
+    ``node.plugins["searchdb"]``, which the metrics read; without the
+    plugin, no indexer."""
+    from nodeapi.gateway.pool import UpstreamPool
+    from nodeapi.modes.indexer import IndexerService
+    from nodeapi.peers.upstream import UpstreamService
+    from nodeapi.plugins.searchdb.service import SearchDBService
+    from nodeapi.service import ModeService, NodeService
+
+    _options, top = make(tmp_path, "--upstream", "ws://127.0.0.1:1", "--plugins", "searchdb")
+    assert type(top) is ModeService and not isinstance(top, NodeService)
+    assert [s.name for s in top] == ["upstreams", "indexer", "rpc"]
+    assert isinstance(top.getServiceNamed("upstreams"), UpstreamPool)
+    indexer = top.getServiceNamed("indexer")
+    assert isinstance(indexer, IndexerService)
+    assert [s.name for s in indexer] == ["searchdb", "upstream"]
+    searchdb, follower = indexer.searchdb, indexer.follower
+    assert isinstance(searchdb, SearchDBService) and isinstance(follower, UpstreamService)
+    assert follower.consumers == [searchdb]
+    follower.assets["1.3.9"] = ("BEE", 4)  # the visitor's names are the follower's
+    assert searchdb.documents._asset_lookup("1.3.9") == ("BEE", 4)
+    assert top.node.chain is None and top.node.plugins == {"searchdb": searchdb}
+    assert top.node.account_history() is searchdb.history
+    _options, plain = make(tmp_path / "plain", "--upstream", "ws://127.0.0.1:1",
+                           "--plugins", "")
+    assert [s.name for s in plain] == ["upstreams", "rpc"] and plain.node.plugins == {}

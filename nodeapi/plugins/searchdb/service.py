@@ -127,7 +127,8 @@ class SearchDBService(service.Service):
         self.history = SearchDBHistory(client, index_prefix, chain) if queries else None
         self.template_name = (index_prefix.rstrip("-_.") or "searchdb") + "-template"
         self._next_ath = 0  # N after the last 2.9.N the chain handed over
-        self.documents = DocumentBuilder(index_prefix, visitor, asset_lookup or self._asset,
+        self.documents = DocumentBuilder(index_prefix, visitor,
+                                         asset_lookup if asset_lookup is not None else self._asset,
                                          **(document_options or {}))
         self.queue = BulkQueue(os.path.join(data_dir, SPOOL_FILE), max_memory)
         self.builder = BulkBuilder(self.queue, bulk_replay // 2, max_body)
@@ -334,7 +335,9 @@ class SearchDBService(service.Service):
         self._idle_check()
 
     def _asset(self, asset_id: str):
-        asset = self.chain.state.get(asset_id) if self.chain is not None else None
+        """The visitor's asset lookup on a node: the chain's asset (an
+        indexer gives its follower's ``asset_lookup`` instead)."""
+        asset = self.chain.state.get(asset_id)
         return (asset["symbol"], asset["precision"]) if asset else None
 
     def holds(self, m: int, n: int) -> bool:
