@@ -1,6 +1,6 @@
 """The node context shared by every API set: what a connection can reach.
 
-Built once by :func:`nodeapi.tap.makeService` and handed to the RPC site.
+Built once by the mode's maker (:mod:`nodeapi.modes`) and handed to the RPC site.
 """
 
 from typing import Any, Optional

@@ -2,7 +2,8 @@
 
 :class:`Gateway` is what every forwarded set shares: the
 :class:`~nodeapi.gateway.pool.UpstreamPool`, the
-:class:`~nodeapi.gateway.cache.ForwardedAnswerCache` and :attr:`Gateway.handlers`.
+:class:`~nodeapi.gateway.cache.ForwardedAnswerCache` and the subscription hub
+(:attr:`Gateway.hub`).
 :func:`gateway_registry` gives the RPC layer its sets: one
 :class:`ForwardedApi` subclass per set name the gateway forwards
 (:data:`FORWARDED`), so login and api-access stay local and unchanged

@@ -4,7 +4,7 @@ A plugin (:class:`IPlugin`) has a name (its ``--plugins`` word), option
 rows (:class:`Option`, bitshares-core ``plugin_set_program_options``) and
 a ``build(context)`` (``plugin_initialize``) making its parts
 (:class:`PluginParts`) from the parsed option values of a
-:class:`PluginContext`.  :func:`nodeapi.tap.makeService` registers the
+:class:`PluginContext`.  :func:`nodeapi.modes.node.build_plugins` registers the
 parts' block consumers with the chain, attaches their service under the
 plugin's name and hands their API part to the API sets as
 ``node.plugins[name]`` (:class:`nodeapi.node.Node`).

@@ -7,7 +7,7 @@ Graphene reference: libraries/plugins/market_history/market_history_plugin.cpp
 ``liquidity_pool_create`` gets sequence 1, its later operations the
 previous sequence + 1, or 2 when the history starts after the creation)
 and libraries/app/api.cpp (the two queries).  An :class:`IBlockConsumer`
-attached to the chain by :func:`nodeapi.tap.makeService`.
+attached to the chain by :func:`nodeapi.modes.node.build_plugins`.
 """
 
 from zope.interface import implementer

@@ -77,7 +77,7 @@ def _space_type(oid: str) -> str:
 class ObjectsService(service.Service):
     """The plugin: a Twisted service and an ``IBlockConsumer`` (register
     with ``chain.add_consumer``; start it after the replay, as
-    :func:`nodeapi.tap.makeService` attaches it).
+    :func:`nodeapi.modes.node.make_node` attaches it).
 
     :param client: a :class:`SearchDBClient` of the objects' database.
     :param chain: the :class:`~nodeapi.chain.chain.Chain` (objects, head).
