@@ -68,6 +68,7 @@ GROUPS = (
         ("devnet-seed", "seed of their keys"),
         ("block-interval", "seconds between blocks, 0 = on demand"),
         (("load-state", "fork-url", "fork-block"), "start: a dump_state file, or a fork"),
+        ("fork-timeout", "seconds the fork's node has per call"),
         ("devnet-max-snapshots", "snapshots kept at most"))),
 )
 #: columns of a line
