@@ -246,11 +246,13 @@ def strip_block_info(block: dict) -> dict:
     return from_wire({k: v for k, v in block.items() if k not in _INFO_FIELDS})
 
 
-#: text fields of chain objects whose value may be all digits and must stay
-#: a string (:func:`object_from_wire`)
+#: fields of chain objects whose value may be all digits and must stay a
+#: string (:func:`object_from_wire`): text, and the ``fc::uint128_t``
+#: figures the chain keeps as decimal strings, as the wire has them
 _TEXT_FIELDS = frozenset(("name", "symbol", "description", "url", "message", "memo",
-                          "recent_slots_filled", "head_block_id", "block_id", "id",
-                          "key", "value", "catalog", "data"))
+                          "head_block_id", "block_id", "id", "key", "value", "catalog",
+                          "data", "recent_slots_filled", "filled_amount",
+                          "coin_seconds_earned", "virtual_value"))
 
 
 def object_from_wire(value: Any, key: Any = None) -> Any:
