@@ -246,8 +246,8 @@ def test_a_fork_whose_node_stops_answering_says_so(live, monkeypatch):
                 devnet.call("database", "get_account_by_name", "bob")
         finally:
             os.kill(live.proc.pid, signal.SIGCONT)
-        assert f"--fork-url {live.ws_url}: database.get_account_by_name not answered in 2 s" \
-            in str(info.value)
+        assert re.search(rf"--fork-url {live.ws_url}/?: database.get_account_by_name not "
+                         rf"answered in 2 s$", str(info.value))
         assert devnet.call("database", "get_account_by_name", "bob")["id"] \
             == live.market["bob"]  # answered again once the node is back
     finally:
