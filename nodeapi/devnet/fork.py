@@ -51,6 +51,7 @@ from nodeapi.chain.remote import RemoteState
 from nodeapi.chain.state import ObjectStore
 from nodeapi.errors import NodeAPIError
 from nodeapi.peers.client import PeerRpcFactory
+from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.wire import object_from_wire, strip_block_info
 
 #: get_block calls in flight at once
@@ -517,7 +518,11 @@ async def sync_from(chain, address, block: int, reactor, *, max_message_size: in
                 if not isinstance(raw, dict):
                     raise ForkError(f"--fork-url {address.url} has no block {num + offset}")
                 try:
-                    chain.push_block(strip_block_info(raw))
+                    block_in = strip_block_info(raw)
+                    # the live chain's history: its time may run ahead of
+                    # this machine's clock (a chain made faster than real
+                    # time); every other check of a pushed block holds
+                    chain.push_block(block_in, now=parse_time(block_in["timestamp"]))
                 except Exception as exc:
                     raise ForkError(f"--fork-url {address.url}: block {num + offset} "
                                     f"refused: {exc}") from None
