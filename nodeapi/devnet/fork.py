@@ -69,12 +69,14 @@ SPACES = ("1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11"
 #: proposals, ...): the newest ones may be gone, so the devnet's own ids
 #: start this many instances past the newest found
 REMOVED_SPACE_GAP = 10_000
-_REMOVED = frozenset(("1.4", "1.7", "1.8", "1.10", "1.12", "1.13", "1.16", "1.17", "1.18",
-                      "1.19", "1.20", "1.21", "1.22", "1.23", "1.24", "1.25", "2.7", "2.17",
-                      "2.18", "2.19"))
+_REMOVED = frozenset(("1.4", "1.7", "1.8", "1.10", "1.11", "1.12", "1.13", "1.16", "1.17",
+                      "1.18", "1.19", "1.20", "1.21", "1.22", "1.23", "1.24", "1.25", "2.7",
+                      "2.9", "2.17", "2.18", "2.19"))
 #: consecutive instances a probe asks for (an id removed on the live chain
 #: leaves a hole; a probe hits when any of them exists)
 PROBE_WIDTH = 8
+#: the largest instance probed is 2 ** PROBE_BITS
+PROBE_BITS = 36
 #: the most orders (of one side of a market, or positions, settlements of
 #: an asset) the reference node returns in one call (bitshares-core's
 #: ``api_limit_get_limit_orders`` etc.); a market holding more is refused
@@ -187,10 +189,11 @@ class LiveNode:
 async def find_limits(node: LiveNode, spaces=SPACES) -> dict:
     """``{"space.type": next instance}`` of the live chain for ``spaces``
     (module text): per space the first instance past the newest object a
-    probe of :data:`PROBE_WIDTH` consecutive ids finds (doubling, then
-    halving the step), plus :data:`REMOVED_SPACE_GAP` for spaces whose
-    objects are removed; 0 for a space without objects.  One
-    ``get_objects`` per round for all spaces."""
+    probe of :data:`PROBE_WIDTH` consecutive ids finds (at every power of
+    two, then halving between the highest hit and the next power), plus
+    :data:`REMOVED_SPACE_GAP` for spaces whose objects are removed; 0 for
+    a space without objects or that the node lacks.  ``get_objects`` of at
+    most 96 ids per call, the spaces' probes of a round together."""
     async def exists(pairs):  # [(space, instance)] -> [bool] (any of the window)
         ids = [f"{space}.{start + k}" for space, start in pairs for k in range(PROBE_WIDTH)]
         found = []
@@ -208,24 +211,19 @@ async def find_limits(node: LiveNode, spaces=SPACES) -> dict:
             pass
     absent = {s: 0 for s in spaces if s not in known}
     spaces = known
-    # doubling: lo is the largest probe start that hit (-1: none), hi a miss
-    lo = {s: -1 for s in spaces}
-    hi = {}
-    step = {s: 0 for s in spaces}
-    active = list(spaces)
-    while active:
-        hits = await exists([(s, step[s]) for s in active])
-        nxt = []
-        for s, hit in zip(active, hits):
-            if hit:
-                lo[s] = step[s]
-                step[s] = max(step[s] * 2, PROBE_WIDTH)
-                if step[s] >= 1 << 40:
-                    raise ForkError(f"--fork-url {node.address.url}: space {s} never ends")
-                nxt.append(s)
-            else:
-                hi[s] = step[s]
-        active = nxt
+    # every power of two at once (the oldest objects of a space may all be
+    # gone: orders filled long ago): lo is the largest start that hit
+    # (-1: none), hi the next one, a miss
+    starts = [0] + [1 << k for k in range(3, PROBE_BITS + 1)]
+    hits = await exists([(s, start) for s in spaces for start in starts])
+    lo, hi = {}, {}
+    for i, s in enumerate(spaces):
+        found = [start for start, hit in zip(starts, hits[i * len(starts):]) if hit]
+        lo[s] = max(found, default=-1)
+        hi[s] = max(lo[s] * 2, PROBE_WIDTH)
+        if lo[s] == starts[-1]:
+            raise ForkError(f"--fork-url {node.address.url}: space {s} holds objects past "
+                            f"instance {starts[-1]}")
     # halving between lo (hit) and hi (miss)
     active = [s for s in spaces if lo[s] >= 0 and hi[s] - lo[s] > PROBE_WIDTH]
     while active:

@@ -196,6 +196,10 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
         [[_, dev_full]] = db("get_full_accounts", [dev0.id], False)
         [mine] = dev_full["limit_orders"]
         assert int(mine["for_sale"]) == 5_000_000
+        # the live chain's orders are 1.7.0..2; the devnet's own start
+        # 10,000 above (orders are removed on a live chain: its newest may
+        # be gone)
+        assert mine["id"] == "1.7.10003"
         assert db("get_objects", [m["orders"][0]]) == [None]  # alice's ask at 2: filled
         after = db("get_order_book", "TEST", USD, 10)
         assert [a["price"] for a in after["asks"]] == ["3"]
@@ -252,6 +256,43 @@ def test_a_fork_whose_node_stops_answering_says_so(live, monkeypatch):
             == live.market["bob"]  # answered again once the node is back
     finally:
         devnet.stop()
+
+
+def test_a_lazy_start_does_not_grow_with_the_chain(tmp_path, monkeypatch):
+    """A live chain of 3,000 blocks: the lazy fork is ready in well under
+    a second of its own work (the log's figure) and a few hundred calls;
+    the synced one (--fork-block below the head) pushes every block.  The
+    wall times of both starts are printed (-s) for comparison."""
+    monkeypatch.setenv("PYTHONPATH", ROOT)
+    live = start_on_demand(tmp_path, "long")
+    try:
+        for _ in range(3):
+            live.generate_blocks(1000)
+        head = live.head()
+        started = time.monotonic()
+        lazy = DevnetProcess("--devnet-accounts", "1", "--fork-url", live.ws_url).start()
+        lazy_seconds = time.monotonic() - started
+        try:
+            found = re.search(r"Devnet fork ready in ([0-9.]+) s: (\d+) calls", lazy.log())
+            assert found and float(found.group(1)) < 3 and int(found.group(2)) < 500, \
+                lazy.log()
+            assert lazy.head()["head_block_number"] == head + 2
+        finally:
+            lazy.stop()
+        started = time.monotonic()
+        synced = DevnetProcess("--devnet-accounts", "1", "--fork-url", live.ws_url,
+                               "--fork-block", str(head - 1)).start(timeout=600)
+        synced_seconds = time.monotonic() - started
+        try:
+            assert f"syncing blocks 1..{head - 1}" in synced.log()
+            assert synced.head()["head_block_number"] == head + 1
+        finally:
+            synced.stop()
+        print(f"start of a devnet forked from a chain of {head} blocks: lazily "
+              f"{lazy_seconds:.2f} s (the fork {found.group(1)} s, {found.group(2)} calls), "
+              f"synced {synced_seconds:.2f} s")
+    finally:
+        live.stop()
 
 
 @pytest.fixture
