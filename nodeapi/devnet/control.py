@@ -256,6 +256,10 @@ class Devnet(service.Service):
         else none, the reason logged, nothing left pending.
         ``first_block``: as :meth:`_make_accounts`."""
         chain = self.chain
+        if acc.REGISTRAR not in chain.state.account_by_name:
+            self.log.warn("Devnet fork: no ready accounts, the live chain has no {name}; use "
+                          "impersonate_account and set_balance", name=acc.REGISTRAR)
+            return
         taken = [a.name for a in self.accounts if a.name in chain.state.account_by_name]
         if taken:
             self.log.warn("Devnet fork: no ready accounts, {names} exist on the live chain",

@@ -14,10 +14,13 @@ below the live head): blocks 1..N pushed one by one.  A node that stops
 answering gives one error naming the call."""
 
 import calendar
+import json
 import os
 import re
 import signal
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -226,6 +229,21 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
         assert db("get_objects", m["orders"]) == live.call("get_objects", m["orders"])
         assert db("get_order_book", "TEST", USD, 10) == book
         assert _balance(db, dev0.id, m["usd"]) == 0
+
+        # the faucet on a fork: the name looked up on the live chain first
+        carol = PrivateKey.from_seed("fork test carol").public_key.to_str("TEST")
+        body = json.dumps({"account": {"name": "carol", "owner_key": carol, "active_key": carol}}).encode()
+        request = urllib.request.Request(devnet.http_url + "/api/v1/accounts", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            made = json.loads(reply.read())["account"]
+        assert made["name"] == "carol" and db("get_account_by_name", "carol")["id"] == made["id"]
+        body = json.dumps({"account": {"name": "bob", "owner_key": carol, "active_key": carol}}).encode()
+        request = urllib.request.Request(devnet.http_url + "/api/v1/accounts", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=60)
+        assert refused.value.code == 400 and b"'bob' is already taken" in refused.value.read()
 
         # the live chain has none of it
         assert live.head() == head
