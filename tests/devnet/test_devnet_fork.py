@@ -230,6 +230,25 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
         assert db("get_order_book", "TEST", USD, 10) == book
         assert _balance(db, dev0.id, m["usd"]) == 0
 
+        # set_balance of a live account's asset, time travel through a
+        # maintenance (no vote tally on a fork: the live chain's witnesses
+        # stay), and dump_state refused (a fork's state is partial)
+        assert devnet.set_balance(m["alice"], {"amount": 123, "asset_id": m["usd"]}) \
+            == {"amount": 123, "asset_id": m["usd"]}
+        assert _balance(db, m["alice"], m["usd"]) == 123
+        [dyn] = db("get_objects", [db("get_assets", [m["usd"]])[0]["dynamic_asset_data_id"]])
+        # the supply: 1,000,000 issued, 20,000 in alice's two asks, her
+        # balance 980,000 set to 123
+        assert int(dyn["current_supply"]) == 20_000 + 123
+        witnesses = live.call("get_global_properties")["active_witnesses"]
+        before = devnet.head()["head_block_number"]
+        devnet.advance_to_maintenance()
+        devnet.advance_time(3600)
+        assert devnet.head()["head_block_number"] == before + 2
+        assert db("get_global_properties")["active_witnesses"] == witnesses
+        with pytest.raises(DevnetError, match="forked lazily"):
+            devnet.call("devnet", "dump_state")
+
         # the faucet on a fork: the name looked up on the live chain first
         carol = PrivateKey.from_seed("fork test carol").public_key.to_str("TEST")
         body = json.dumps({"account": {"name": "carol", "owner_key": carol, "active_key": carol}}).encode()
