@@ -74,7 +74,7 @@ def index_object(store, obj: dict, add: bool) -> None:
         else:
             store.account_by_name.pop(obj["name"], None)
             for k in keys:
-                refs = store.key_references.get(k)
+                refs = _entry(store.key_references, k)
                 if refs:
                     refs.discard(oid)
     elif kind == "2.5":
@@ -113,7 +113,7 @@ def index_object(store, obj: dict, add: bool) -> None:
         if add:
             store.genesis_balances_by_owner.setdefault(obj["owner"], set()).add(oid)
         else:
-            store.genesis_balances_by_owner.get(obj["owner"], set()).discard(oid)
+            _entry(store.genesis_balances_by_owner, obj["owner"], set()).discard(oid)
     elif kind == "1.8":
         debt = obj["call_price"]["quote"]["asset_id"]
         if add:

@@ -17,7 +17,9 @@ start.  A lookup of anything the store cannot answer yet raises
   (its vesting balances), ``("market", base, quote)`` (the limit orders of
   both sides), ``("calls", asset)``, ``("settles", asset)``,
   ``("bids", asset)``, ``("witness_of", account)``, ``("committee_of",
-  account)``.
+  account)``, ``("key", public key)`` (the accounts using it:
+  ``get_key_references``, what wallets look accounts up by),
+  ``("balance_objects", address)`` (its genesis balances).
 
 Nothing in this layer waits: the caller that can (the RPC answer path, the
 devnet's block production) catches the error, has the loader fetch the
@@ -30,7 +32,7 @@ sinks (the devnet's snapshots) get each one, so a revert to a snapshot
 taken before the fetch still holds it.
 
 Indexes answered from what is loaded only (not guarded): the holders of an
-asset, key references, the iteration sweeps of the block upkeep (expired
+asset, withdraw permissions and HTLCs by account, the iteration sweeps of the block upkeep (expired
 orders, feeds, ...), listings by name: the devnet documents them.
 """
 
@@ -228,6 +230,11 @@ class RemoteState:
             "bids_by_asset": (self._of_asset("bids"), False),
             "witness_by_account": (self._of_account("witness_of"), True),
             "committee_member_by_account": (self._of_account("committee_of"), True),
+            "key_references": (lambda key: ("key", key) if isinstance(key, str) else None,
+                               False),
+            "genesis_balances_by_owner": (
+                lambda address: ("balance_objects", address) if isinstance(address, str)
+                else None, False),
         }
         for name, (want_of, present) in guarded.items():
             index = LazyIndex(getattr(store, name))

@@ -13,7 +13,8 @@ with the database API - ``get_objects``, ``get_full_accounts``,
 ``get_account_by_name``, ``lookup_asset_symbols``, ``get_limit_orders``,
 ``get_call_orders``, ``get_settle_orders``, ``get_collateral_bids``,
 ``get_vesting_balances``, ``get_witness_by_account``,
-``get_committee_member_by_account`` - and the work runs again).  The
+``get_committee_member_by_account``, ``get_key_references``,
+``get_balance_objects`` - and the work runs again).  The
 devnet's own objects take ids above the live chain's: each space's next
 instance is found by probing ``get_objects`` (:func:`find_limits`; for
 the spaces whose objects are removed, orders and the like,
@@ -364,6 +365,13 @@ class LazyLoader:
                             f"{BIDS_PAGE} or more collateral bids, more than a fork loads")
         self._put(bids)
 
+    async def _load_key(self, key: str) -> None:
+        [ids] = await self.node.call("get_key_references", [key])
+        await self.objects(ids)
+
+    async def _load_balance_objects(self, address: str) -> None:
+        self._put(await self.node.call("get_balance_objects", [address]))
+
     async def _load_witness_of(self, account_id: str) -> None:
         self._put([await self.node.call("get_witness_by_account", account_id)])
 
@@ -453,6 +461,7 @@ async def fork_lazily(chain, node: LiveNode, *, dev_key: str, dev_names=(),
             await loader(("account", reg))
     addresses = sorted(key_addresses(dev_key, chain.address_prefix))
     loader._put(await node.call("get_balance_objects", addresses))
+    remote.mark_done(*[("balance_objects", a) for a in addresses])
     head = store.objects["2.1.0"]
     num, bid = head["head_block_number"], head["head_block_id"]
     chain.block_log = chain.blocks.block_log = ForkBlockLog(chain.block_log, num)

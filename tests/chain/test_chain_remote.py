@@ -79,6 +79,9 @@ def test_index_entries_wait_for_their_load(lazy):
     remote.load(("account", "1.2.3"))
     assert store.balance("1.2.3", "1.3.0") == 500
     assert store.balance("1.2.11", "1.3.0") == 0  # a devnet account: nothing to wait for
+    with pytest.raises(NotHereYet) as info:
+        store.key_references.get(KEY)  # the accounts of a key: the live chain's too
+    assert info.value.want == ("key", KEY)
     remote.load(("name", "carol"))
     assert store.account_by_name.get("carol") is None  # looked up: not on the live chain
 
