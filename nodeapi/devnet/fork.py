@@ -393,22 +393,31 @@ class ForkBlockLog:
 
     @property
     def head_num(self) -> int:
+        """The chain's number of the last block (the fork block N when the
+        devnet has made none)."""
         return self.base + self.log.head_num
 
     def append(self, block: dict) -> int:
+        """Append block ``head_num + 1``; its number (BlockLog.append)."""
         return self.base + self.log.append(block)
 
     def read(self, num: int):
+        """Block ``num`` (a dict) or None (a live chain's block, or past
+        the head)."""
         return self.log.read(num - self.base) if num > self.base else None
 
     def read_raw(self, num: int):
+        """The payload bytes of block ``num`` or None, as :meth:`read`."""
         return self.log.read_raw(num - self.base) if num > self.base else None
 
     def blocks(self, start: int = 1):
+        """``(num, block)`` of the devnet's blocks from ``start`` on."""
         for num, block in self.log.blocks(max(start - self.base, 1)):
             yield num + self.base, block
 
     def truncate(self, num: int) -> None:
+        """Drop the blocks after ``num`` (not below the fork block:
+        ValueError)."""
         if num < self.base:
             raise ValueError(f"Cannot truncate the fork's block log to block {num}: it "
                              f"starts after block {self.base} of the live chain")

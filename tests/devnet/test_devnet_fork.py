@@ -142,6 +142,15 @@ def _unsigned_transfer(devnet, frm, to, amount):
                 operations=[op], extensions=[], signatures=[])
 
 
+def _faucet(devnet, name, key):
+    """The faucet's answer to registering ``name`` with ``key``."""
+    body = json.dumps({"account": {"name": name, "owner_key": key, "active_key": key}})
+    request = urllib.request.Request(devnet.http_url + "/api/v1/accounts", data=body.encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        return json.loads(reply.read())
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
     node = start_on_demand(tmp_path_factory.mktemp("fork"), "live")
@@ -253,17 +262,10 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
 
         # the faucet on a fork: the name looked up on the live chain first
         carol = PrivateKey.from_seed("fork test carol").public_key.to_str("TEST")
-        body = json.dumps({"account": {"name": "carol", "owner_key": carol, "active_key": carol}}).encode()
-        request = urllib.request.Request(devnet.http_url + "/api/v1/accounts", data=body,
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=60) as reply:
-            made = json.loads(reply.read())["account"]
+        made = _faucet(devnet, "carol", carol)["account"]
         assert made["name"] == "carol" and db("get_account_by_name", "carol")["id"] == made["id"]
-        body = json.dumps({"account": {"name": "bob", "owner_key": carol, "active_key": carol}}).encode()
-        request = urllib.request.Request(devnet.http_url + "/api/v1/accounts", data=body,
-                                         headers={"Content-Type": "application/json"})
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(request, timeout=60)
+            _faucet(devnet, "bob", carol)
         assert refused.value.code == 400 and b"'bob' is already taken" in refused.value.read()
 
         # the live chain has none of it
@@ -361,7 +363,8 @@ def test_a_fork_below_the_live_head_is_synced(producing, monkeypatch):
         assert live.call("get_account_by_name", "dev1") is None
         sid = devnet.snapshot()
         unsigned = _unsigned_transfer(devnet, dev1.id, dev0.id, 12_345)
-        with pytest.raises(DevnetError, match="missing required active authority: Missing Active Authority"):
+        with pytest.raises(DevnetError, match="missing required active authority: Missing "
+                                              "Active Authority"):
             devnet.call("network_broadcast", "broadcast_transaction", unsigned)
         devnet.impersonate_account("dev1")
         before = _balance(lambda *a: devnet.call("database", *a), dev0.id)
