@@ -82,7 +82,7 @@ def _order(seller, sell, sell_asset, receive, receive_asset, expiration):
 def _market(live):
     """The live chain's accounts, asset and orders (module text): init0
     claims the development key's genesis balances, registers alice and bob
-    and funds them with 100,000 TEST each; creates FORKUSD (precision 2,
+    and funds them with 100,000 TEST each (and init3 with a satoshi); creates FORKUSD (precision 2,
     no market fee) and issues alice 10,000.00 of it; alice sells 100.00
     FORKUSD for 200 TEST and 100.00 for 300 TEST, bob buys 100.00 FORKUSD
     for 150 TEST.  Returns ``{"alice", "bob", "usd", "orders"}`` (ids)."""
@@ -103,6 +103,7 @@ def _market(live):
                "extensions": {}}
     _push(live, [acc.transfer_op(INIT0, alice, 10_000_000_000),
                  acc.transfer_op(INIT0, bob, 10_000_000_000),
+                 acc.transfer_op(INIT0, "1.2.9", 1),  # init3: a balance object
                  [10, {"fee": {"amount": 0, "asset_id": CORE}, "issuer": INIT0, "symbol": USD,
                        "precision": 2, "common_options": options,
                        "is_prediction_market": False, "extensions": []}]])
@@ -274,6 +275,17 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
         assert len(live.call("get_limit_orders", m["usd"], CORE, 10)) == 3
         assert int(live.call("get_account_balances", m["bob"], [CORE])[0]["amount"]) \
             == bob_before
+
+        # the live chain goes on: what it makes after the start is never
+        # seen (ids past the fork's limits: an account, init2's first
+        # balance object); what the devnet had not touched yet is read as
+        # it is when first touched (init3's balance)
+        _push(live, acc.create_ops(INIT0, "dave", _pub(BOB))
+              + [acc.transfer_op(INIT0, "1.2.8", 777), acc.transfer_op(INIT0, "1.2.9", 777)])
+        assert live.call("get_account_by_name", "dave") is not None
+        assert db("get_account_by_name", "dave") is None
+        assert _balance(live.call, "1.2.8") == 777 and _balance(db, "1.2.8") == 0
+        assert _balance(db, "1.2.9") == _balance(live.call, "1.2.9") == 778
     finally:
         devnet.stop()
 
