@@ -180,6 +180,8 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
         sid = devnet.snapshot()  # before anything of alice, bob or FORKUSD was fetched
 
         # reads answered lazily: the live chain's objects, as its node writes them
+        assert db("get_objects", ["2.0.0", "1.3.0"]) == live.call("get_objects",
+                                                                  ["2.0.0", "1.3.0"])
         assert db("get_key_references", [_pub(ALICE)]) == [[m["alice"]]]  # wallets' lookup
         assert db("is_public_key_registered", _pub(BOB)) is True
         [[_, full]] = db("get_full_accounts", ["alice"], False)
