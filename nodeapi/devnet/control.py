@@ -171,6 +171,7 @@ class Devnet(service.Service):
                             max_message_size=options.max_message_size, log=self.log)
             return
         started = self.clock.seconds()
+        self.chain.irreversible_follows_head = True  # from the devnet's first block on
         self._live = node
         self._loader = await fork_lazily(
             self.chain, node, dev_key=self.public, dev_names=[a.name for a in self.accounts],

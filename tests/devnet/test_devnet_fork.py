@@ -5,9 +5,9 @@ chain on demand, so it stands still while the devnet reads it).
 Lazily (``--fork-url`` alone): the live chain holds two accounts, a
 user-issued asset and a market with real orders; the devnet answers
 get_full_accounts and get_order_book for them by fetching them when first
-asked, a ready account's order fills against the live order book (amounts
-computed by hand, graphene db_market.cpp ``match``: a taker at the maker's
-price), an impersonated account of the live chain transfers without its
+asked, a python-bitshares bot's order (a ready account's) fills against the
+live order book (amounts computed by hand, graphene db_market.cpp
+``match``: a taker at the maker's price), an impersonated account of the live chain transfers without its
 key, a revert to a snapshot taken before any of it was fetched puts it
 all back, and the live chain sees none of it.  Synced (``--fork-block``
 below the live head): blocks 1..N pushed one by one.  A node that stops
@@ -30,6 +30,7 @@ from nodeapi.chain.evaluators.balance import key_addresses
 from nodeapi.protocol.keys import PrivateKey
 from nodeapi.protocol.times import format_time
 
+from kit.clients import forget_cached_objects
 from kit.daemon import ROOT
 from kit.keys import DEV_PUB, DEV_WIF
 from kit.reference import requires_reference, start_on_demand, start_reference
@@ -45,17 +46,6 @@ USD = "FORKUSD"
 
 def _pub(key):
     return key.public_key.to_str("TEST")
-
-
-class _Database:
-    """``call(method, *params)`` of a devnet's database set (what
-    :func:`kit.signing.sign_wire_over_head` asks the fees and head of)."""
-
-    def __init__(self, devnet):
-        self.devnet = devnet
-
-    def call(self, method, *params):
-        return self.devnet.call("database", method, *params)
 
 
 def _feeless(ops):
@@ -121,8 +111,9 @@ def _market(live):
     return {"alice": alice, "bob": bob, "usd": usd, "orders": orders}
 
 
-def _head_time(node_call_owner):
-    props = node_call_owner.call("get_dynamic_global_properties")
+def _head_time(node):
+    """The head block time (seconds) of ``node`` (``call(method)``)."""
+    props = node.call("get_dynamic_global_properties")
     return calendar.timegm(time.strptime(props["time"], "%Y-%m-%dT%H:%M:%S"))
 
 
@@ -175,6 +166,8 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
         db = lambda *a: devnet.call("database", *a)  # noqa: E731
         assert re.search(rf"Devnet forked from {live.ws_url}/? at block {head} ", devnet.log())
         assert devnet.head()["head_block_number"] == head + 2  # the ready accounts' blocks
+        # python-bitshares' TaPoS reads the header after the last irreversible block
+        assert db("get_dynamic_global_properties")["last_irreversible_block_num"] == head + 1
         dev0, dev1 = devnet.accounts
         assert int(dev0.id.split(".")[2]) >= 20  # past the live chain's accounts
         sid = devnet.snapshot()  # before anything of alice, bob or FORKUSD was fetched
@@ -198,14 +191,21 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
         # satoshi of FORKUSD), not the one at 3: the maker's 10,000 FORKUSD
         # satoshis all fill at the maker's price, 20,000,000 TEST satoshis
         # to alice; 5,000,000 of the 25,000,000 stay for sale.
+        # The bot is python-bitshares: Market("FORKUSD:TEST").buy(2.5, 100)
+        # sells 100 * 2.5 TEST (25,000,000 satoshis) for at least 100.00
+        # FORKUSD (10,000).
+        from bitshares.market import Market
+
         core_before = _balance(db, dev0.id)
         alice_before = _balance(db, m["alice"])
-        trx = sign_wire_over_head(_Database(devnet), _feeless([_order(
-            dev0.id, 25_000_000, CORE, 10_000, m["usd"], _head_time(_Database(devnet)) + 3600)]),
-            dev0.wif)
-        fee = int(trx["operations"][0][1]["fee"]["amount"])
-        done = devnet.call("network_broadcast", "broadcast_transaction_synchronous", trx)
+        forget_cached_objects()
+        bts = devnet.bitshares(expiration=devnet.expiration(), blocking="head")
+        done = Market(f"{USD}:TEST", blockchain_instance=bts).buy(2.5, 100, account="dev0")
         assert done["block_num"] == head + 3
+        [[kind, op]] = done["operations"]
+        assert kind == 1 and int(op["amount_to_sell"]["amount"]) == 25_000_000 \
+            and int(op["min_to_receive"]["amount"]) == 10_000
+        fee = int(op["fee"]["amount"])
         assert _balance(db, dev0.id, m["usd"]) == 10_000
         assert _balance(db, dev0.id) == core_before - fee - 25_000_000
         assert _balance(db, m["alice"]) == alice_before + 20_000_000
