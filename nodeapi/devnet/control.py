@@ -422,7 +422,13 @@ class Devnet(service.Service):
         try:
             self.produce_block()
         except NotHereYet as missing:  # a lazy fork: fetch, then produce
-            d = missing.fetch().addCallback(lambda _: call_loading(self.produce_block))
+            head = self.chain.head_block_num
+
+            def again():  # unless another turn made the block meanwhile
+                if self.chain.head_block_num == head:
+                    self.produce_block()
+
+            d = missing.fetch().addCallback(lambda _: call_loading(again))
             d.addErrback(lambda f: self.log.failure("Devnet: block production failed", f))
         except Exception:
             self.log.failure("Devnet: block production failed")
