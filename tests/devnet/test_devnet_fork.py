@@ -288,6 +288,8 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
         assert db("get_account_by_name", "dave") is None
         assert _balance(live.call, "1.2.8") == 777 and _balance(db, "1.2.8") == 0
         assert _balance(db, "1.2.9") == _balance(live.call, "1.2.9") == 778
+        for trouble in ("block production failed", "Dropped", "Unhandled", "Traceback"):
+            assert trouble not in devnet.log(), devnet.log()
     finally:
         devnet.stop()
 
