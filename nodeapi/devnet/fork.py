@@ -59,6 +59,8 @@ from nodeapi.protocol.wire import object_from_wire, strip_block_info
 WINDOW = 50
 #: blocks applied between returns to the reactor
 APPLY_SLICE = 50
+#: calls a lazy fork's start keeps in flight at once (LiveNode.call_many)
+IN_FLIGHT = 16
 #: the object spaces whose next instance a lazy fork finds on the live
 #: chain (``space.type``); the operation history 1.11 and account history
 #: 2.9 are numbered by the chain itself, from the live chain's next ones
@@ -174,6 +176,27 @@ class LiveNode:
             raise ForkError(f"--fork-url {self.address.url}: {api}.{method} failed: "
                             f"{self._link.error or exc}") from None
 
+    async def call_many(self, calls, errors: bool = False) -> list:
+        """The results of ``calls`` (``[(method, *args)]`` of the database
+        set), at most :data:`IN_FLIGHT` at once, in order; with ``errors``
+        a failing call's :class:`ForkError` takes its place, else the first
+        one is raised."""
+        if self._proto is None or self._link.closed:
+            await self.connect()
+        limit = defer.DeferredSemaphore(IN_FLIGHT)
+
+        async def one(method, *args):
+            try:
+                return await self.call(method, *args)
+            except ForkError as exc:
+                if errors:
+                    return exc
+                raise
+
+        return await defer.gatherResults(
+            [limit.run(lambda c=c: defer.Deferred.fromCoroutine(one(*c))) for c in calls],
+            consumeErrors=True).addErrback(lambda f: f.value.subFailure)
+
     def close(self) -> None:
         """Close the connection (if open)."""
         if self._proto is not None and not self._link.closed:
@@ -197,19 +220,17 @@ async def find_limits(node: LiveNode, spaces=SPACES) -> dict:
     most 96 ids per call, the spaces' probes of a round together."""
     async def exists(pairs):  # [(space, instance)] -> [bool] (any of the window)
         ids = [f"{space}.{start + k}" for space, start in pairs for k in range(PROBE_WIDTH)]
-        found = []
-        for at in range(0, len(ids), 96):
-            found += await node.call("get_objects", ids[at:at + 96])
+        parts = await node.call_many([("get_objects", ids[at:at + 96])
+                                      for at in range(0, len(ids), 96)])
+        found = [obj for part in parts for obj in part]
         return [any(found[i * PROBE_WIDTH:(i + 1) * PROBE_WIDTH])
                 for i in range(len(pairs))]
 
-    known = []  # the spaces the node has (an index it lacks answers an error)
-    for space in spaces:
-        try:
-            await node.call("get_objects", [f"{space}.0"])
-            known.append(space)
-        except ForkError:
-            pass
+    # the spaces the node has (an index it lacks answers an error)
+    answers = await node.call_many([("get_objects", [f"{space}.0"]) for space in spaces],
+                                   errors=True)
+    known = [space for space, answer in zip(spaces, answers)
+             if not isinstance(answer, ForkError)]
     absent = {s: 0 for s in spaces if s not in known}
     spaces = known
     # every power of two at once (the oldest objects of a space may all be
@@ -237,14 +258,13 @@ async def find_limits(node: LiveNode, spaces=SPACES) -> dict:
                 hi[s] = mids[s]
         active = [s for s in active if hi[s] - lo[s] > PROBE_WIDTH]
     # the last window: the exact newest object of [lo, lo + 2 * width)
-    limits = {}
-    for s in spaces:
-        if lo[s] < 0:
-            limits[s] = 0
-            continue
-        ids = [f"{s}.{lo[s] + k}" for k in range(2 * PROBE_WIDTH)]
-        found = await node.call("get_objects", ids)
-        top = max(lo[s] + k for k, obj in enumerate(found) if obj)
+    limits = {s: 0 for s in spaces if lo[s] < 0}
+    found = [s for s in spaces if lo[s] >= 0]
+    windows = await node.call_many([("get_objects", [f"{s}.{lo[s] + k}"
+                                                     for k in range(2 * PROBE_WIDTH)])
+                                    for s in found])
+    for s, window in zip(found, windows):
+        top = max(lo[s] + k for k, obj in enumerate(window) if obj)
         limits[s] = top + 1 + (REMOVED_SPACE_GAP if s in _REMOVED else 0)
     return dict(absent, **limits)
 
