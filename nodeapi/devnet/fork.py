@@ -156,6 +156,9 @@ class LiveNode:
         except Exception as exc:
             raise ForkError(f"--fork-url {self.address.url}: cannot connect: "
                             f"{link.error or exc}") from None
+        if self._proto is not None and not self._link.closed:
+            proto.sendClose()  # another call reconnected meanwhile: keep that one
+            return
         self._proto, self._link = proto, link
         if self.address.credentials:
             await self.call("login", list(self.address.credentials), api="login")
