@@ -294,12 +294,14 @@ def test_a_lazy_fork_trades_against_the_live_order_book(live, monkeypatch):
 
 
 def test_a_fork_whose_node_stops_answering_says_so(live, monkeypatch):
-    """The live node frozen (SIGSTOP): a read needing what is not loaded
-    fails after --fork-timeout with one error naming the node and call."""
+    """--fork-block at the live head forks lazily too.  The live node
+    frozen (SIGSTOP): a read needing what is not loaded fails after
+    --fork-timeout with one error naming the node and call."""
     monkeypatch.setenv("PYTHONPATH", ROOT)
     devnet = DevnetProcess("--devnet-accounts", "0", "--fork-url", live.ws_url,
-                           "--fork-timeout", "2").start()
+                           "--fork-block", str(live.head()), "--fork-timeout", "2").start()
     try:
+        assert "state loaded lazily" in devnet.log()
         os.kill(live.proc.pid, signal.SIGSTOP)
         try:
             with pytest.raises(DevnetError) as info:
