@@ -102,7 +102,6 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
             return _settled(metrics, request, instance.forward(request), answers.objects,
                             started)
         method = getattr(instance, request.function)
-        call = lambda: method(*binding.bind(request.args))  # noqa: E731
         shared = binding.shared
         if shared is not None and node.chain is not None and (
                 shared is True or shared(method.__self__, request.args)):
@@ -111,25 +110,26 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
             if body is not None:
                 return _counted(metrics, request, Answer(200, envelope(request, body), "ok"),
                                 started)
-        result = call()
+        result = method(*binding.bind(request.args))
     except NotHereYet as missing:  # a devnet's lazy fork: fetch, then call again
-        result = missing.fetch().addCallback(lambda _: call_loading(call))
+        result = _load_and_retry(Failure(missing), method, binding, request)
     except Exception:
         return _counted(metrics, request, failed(request, Failure()), started)
     if isinstance(result, Deferred):
-        result.addErrback(_load_and_retry, call)
+        result.addErrback(_load_and_retry, method, binding, request)
     return _settled(metrics, request, result, answers.objects, started)
 
 
-def _load_and_retry(failure: Failure, call):
-    """A Deferred result that failed with
-    :class:`~nodeapi.chain.remote.NotHereYet` (a devnet's lazy fork): the
-    want fetched, the call made again (:func:`~nodeapi.chain.remote.call_loading`);
-    any other failure as it is."""
+def _load_and_retry(failure: Failure, method, binding, request: Request):
+    """A call that failed with :class:`~nodeapi.chain.remote.NotHereYet`
+    (a devnet's lazy fork), at once or through its Deferred: the want
+    fetched, the call made again (:func:`~nodeapi.chain.remote.call_loading`),
+    a Deferred of its result; any other failure as it is."""
     missing = failure.check(NotHereYet) and failure.value
     if not missing:
         return failure
-    return missing.fetch().addCallback(lambda _: call_loading(call))
+    return missing.fetch().addCallback(
+        lambda _: call_loading(lambda: method(*binding.bind(request.args))))
 
 
 def _settled(metrics, request: Request, result: Any, objects,
