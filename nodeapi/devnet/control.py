@@ -138,6 +138,9 @@ class Devnet(service.Service):
         self._fork_id = None
         #: automine on (anvil evm_setAutomine)
         self.automine = True
+        #: automine follows each block it makes with an empty one
+        #: (:meth:`set_confirming_blocks`)
+        self.confirming = False
 
     # -- service -----------------------------------------------------------------
 
@@ -407,7 +410,11 @@ class Devnet(service.Service):
         if lead >= MAX_LEAD:  # wait for the clock; what is pending shares the block
             self._mine = self.clock.callLater(lead - MAX_LEAD + 1, self._automine)
             return
+        head = self.chain.head_block_num
         self._produce_logged()
+        if self.confirming and self.chain.head_block_num > head \
+                and self._lead() < MAX_LEAD:
+            self._produce_logged()  # the confirming block: the one before is irreversible
 
     def _lead(self) -> int:
         """Seconds the next slot is past the time asked for (the wall clock
@@ -509,6 +516,20 @@ class Devnet(service.Service):
         if self.automine and self.chain.pending_transactions:
             self._pending(None)
         return self.automine
+
+    def set_confirming_blocks(self, enabled: bool) -> bool:
+        """Automine follows each block it makes with an empty one at the
+        next slot (``enabled``), or not (the default).  The last
+        irreversible block of a devnet is the one before the head (python-
+        bitshares takes its TaPoS from the header of the block after it,
+        so the head itself cannot be): with confirming blocks the block
+        holding a transaction is irreversible as soon as it is made, and
+        an irreversible stream (python-bitshares ``Blockchain.stream()``)
+        sees a bot's own transfer or fill without waiting for another
+        transaction, at the cost of two blocks per mined block.  Returns
+        ``enabled``."""
+        self.confirming = bool(enabled)
+        return self.confirming
 
     def set_interval_mining(self, seconds: int) -> int:
         """A block every ``seconds`` (0: no timer; anvil
