@@ -189,10 +189,9 @@ class RemoteState:
         if oid not in self.known and self.is_remote(oid):
             raise NotHereYet(self, ("object", oid))
 
-    def _of_account(self, kind):
-        return lambda key: (kind, key) if self.is_remote(key) else None
-
-    def _of_asset(self, kind):
+    def _of_id(self, kind):
+        """The want ``(kind, key)`` of an index keyed by an account or
+        asset id, None for an id that is not the live chain's."""
         return lambda key: (kind, key) if self.is_remote(key) else None
 
     def _of_pair(self, kind, pick):
@@ -220,16 +219,16 @@ class RemoteState:
                                 True),
             "asset_by_symbol": (lambda sym: ("symbol", sym) if isinstance(sym, str) else None,
                                 True),
-            "balance_by_owner": (self._of_account("account"), False),
-            "orders_by_seller": (self._of_account("account"), False),
+            "balance_by_owner": (self._of_id("account"), False),
+            "orders_by_seller": (self._of_id("account"), False),
             "call_by_borrower": (self._of_pair("account", lambda k: (k[0],)), False),
             "fee_sharing_balances": (self._of_pair("vesting", lambda k: (k[0],)), False),
             "orders_by_market": (self._of_pair("market", lambda k: tuple(sorted(k))), False),
-            "calls_by_asset": (self._of_asset("calls"), False),
-            "settles_by_asset": (self._of_asset("settles"), False),
-            "bids_by_asset": (self._of_asset("bids"), False),
-            "witness_by_account": (self._of_account("witness_of"), True),
-            "committee_member_by_account": (self._of_account("committee_of"), True),
+            "calls_by_asset": (self._of_id("calls"), False),
+            "settles_by_asset": (self._of_id("settles"), False),
+            "bids_by_asset": (self._of_id("bids"), False),
+            "witness_by_account": (self._of_id("witness_of"), True),
+            "committee_member_by_account": (self._of_id("committee_of"), True),
             "key_references": (lambda key: ("key", key) if isinstance(key, str) else None,
                                False),
             "genesis_balances_by_owner": (
