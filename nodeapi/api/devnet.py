@@ -21,6 +21,8 @@ Called by name like every set: ``{"method": "call", "params": ["devnet",
 - ``increase_time(seconds)`` -> as advance_time, the clock moved without a block;
   ``set_next_block_time(time)`` (ISO text or seconds) -> the time;
 - ``set_automine(on)``, ``set_interval_mining(seconds)``,
+  ``set_confirming_blocks(on)`` (each mined block followed by an empty one,
+  so it is irreversible at once),
   ``pending_transactions()`` -> ``[{"id", "transaction"}]``,
   ``drop_transaction(id)`` -> the ids dropped;
 - ``impersonate_account(account)``, ``stop_impersonating_account(account)``
@@ -113,6 +115,13 @@ class DevnetApi(ApiSet):
         if not isinstance(enabled, bool):
             raise ApiError(f"enabled must be true or false, got {enabled!r}")
         return self.devnet.set_automine(enabled)
+
+    @api_function
+    def set_confirming_blocks(self, enabled):
+        """Automine's blocks followed by an empty one (true) or not (false)."""
+        if not isinstance(enabled, bool):
+            raise ApiError(f"enabled must be true or false, got {enabled!r}")
+        return self.devnet.set_confirming_blocks(enabled)
 
     @api_function
     def set_interval_mining(self, seconds: int):

@@ -142,7 +142,11 @@ class Chain:
         pending session not open yet), the block summary ``{slot: block
         id}``, the recent transactions ``{trx id: expiration}`` and the
         1.11 / 2.9 counters.  The chain must be fresh (no block applied,
-        nothing pending)."""
+        nothing pending), or have just put its pending transactions away
+        (:meth:`clear_pending`).  The state of a lazy fork
+        (:mod:`nodeapi.chain.remote`) makes ``state`` lazy too."""
+        if self.state.remote is not None:  # a lazy fork stays one
+            self.state.remote.install(state)
         self.state = state
         self._summary.clear()
         self._summary.update(summary)

@@ -203,6 +203,9 @@ class DevnetProcess:
     def set_automine(self, enabled: bool) -> bool:
         return self.call("devnet", "set_automine", enabled)
 
+    def set_confirming_blocks(self, enabled: bool) -> bool:
+        return self.call("devnet", "set_confirming_blocks", enabled)
+
     def set_interval_mining(self, seconds: int) -> int:
         return self.call("devnet", "set_interval_mining", seconds)
 
