@@ -6,16 +6,26 @@ Reference: the ``operation`` static_variant of bitshares-core
 by type number, the operation's ``(name, struct)`` (``OPERATIONS``), its
 ``validate()`` rule (``VALIDATE``), its fee parameters with their
 defaults (``FEE_PARAMETERS``), its fee payer (``FEE_PAYER``) and the
-accounts it impacts (``IMPACTED``); this module joins them and checks that
-the table is complete.  The ``operation`` and ``fee_parameters`` wire types
-read their alternatives from here at first use (both are recursive: an
-operation can carry operations and a fee schedule).
+accounts it impacts (``IMPACTED``); this module joins them, checks that
+the table is complete and defines the alternatives of the ``operation``
+and ``fee_parameters`` wire types (both are recursive: an operation can
+carry operations and a fee schedule, so the families use them before they
+are complete).
 """
 
-from nodeapi.protocol.operations import (
-    accounts, assets, blind, credit, custom, custom_authorities, governance, htlc, market,
-    pools, transfers)
-from nodeapi.protocol.operations.fee_parameters import fee_params_struct
+import nodeapi.protocol.operations.accounts as accounts
+import nodeapi.protocol.operations.assets as assets
+import nodeapi.protocol.operations.blind as blind
+import nodeapi.protocol.operations.credit as credit
+import nodeapi.protocol.operations.custom as custom
+import nodeapi.protocol.operations.custom_authorities as custom_authorities
+import nodeapi.protocol.operations.governance as governance
+import nodeapi.protocol.operations.htlc as htlc
+import nodeapi.protocol.operations.market as market
+import nodeapi.protocol.operations.pools as pools
+import nodeapi.protocol.operations.transfers as transfers
+from nodeapi.protocol.operations.fee_parameters import FEE_PARAMETERS_VARIANT, fee_params_struct
+from nodeapi.protocol.operations.variant import OPERATION
 
 _FAMILIES = (transfers, market, accounts, assets, governance, custom, blind, htlc,
              custom_authorities, pools, credit)
@@ -39,6 +49,9 @@ assert list(FEE_PARAMETER_FIELDS) == list(OPERATIONS)
 #: type number -> wire struct of its ``fee_params_t``
 FEE_PARAMETERS = {number: fee_params_struct(OPERATIONS[number][0], fields)
                   for number, fields in FEE_PARAMETER_FIELDS.items()}
+OPERATION.define(OPERATIONS)
+FEE_PARAMETERS_VARIANT.define([FEE_PARAMETERS[n] for n in FEE_PARAMETERS],
+                              [FEE_PARAMETERS[n].name for n in FEE_PARAMETERS])
 #: type number -> ``rule(data)``, the operation's ``validate()`` (not for
 #: virtual operations)
 VALIDATE = _join("VALIDATE")
