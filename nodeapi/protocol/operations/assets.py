@@ -13,7 +13,7 @@ and asset_update_issuer (48).  The asset/bitasset options structs are in
 """
 
 from nodeapi.protocol.composite import Extension, FlatSet, Optional
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, body_priced_fee, data_fee, op, zero_fee
 from nodeapi.protocol.serialize import BOOL, STRING, UINT8, UINT16
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, ASSET_ID, ASSET_OPTIONS, BITASSET_OPTIONS, FORCE_SETTLEMENT_ID, MEMO,
@@ -241,3 +241,41 @@ IMPACTED = {
     14: Impacted(named=("issue_to_account",)),
     48: Impacted(named=("new_issuer",)),
 }
+
+
+def _asset_create_fee(d, p, context):
+    """By symbol length (3, 4, longer) plus the struct's size at
+    ``price_per_kbyte``; a sub-asset ``A.B`` pays account_transfer's (9)
+    ``fee`` instead once the schedule has account_transfer and
+    ticket_create (57) entries (fee_schedule_calc.cpp's asset_create
+    visitor)."""
+    symbol = d["symbol"]
+    if "." in symbol and context.has_entry(9) and context.has_entry(57):
+        fee = context.parameters(9)["fee"]
+    else:
+        fee = {3: p["symbol3"], 4: p["symbol4"]}.get(len(symbol), p["long_symbol"])
+    return fee + data_fee(context.body(), p["price_per_kbyte"])
+
+
+def _asset_issue_fee(d, p, context):
+    """``fee`` plus the ``optional`` memo's size (its flag byte even
+    without a memo) at ``price_per_kbyte``."""
+    return p["fee"] + data_fee(context.optional_memo(d.get("memo")), p["price_per_kbyte"])
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/asset_ops.cpp, fee_schedule_calc.cpp);
+#: types not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {10: _asset_create_fee, 11: body_priced_fee, 14: _asset_issue_fee, 42: zero_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``, asset_ops.hpp: asset_update_issuer
+#: needs the issuer's owner)
+REQUIRED_AUTHORITIES = {48: lambda d, active, owner: owner.add(d["issuer"])}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

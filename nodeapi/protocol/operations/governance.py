@@ -11,7 +11,7 @@ and ``worker.hpp`` (worker_create 34 with its ``worker_initializer``).
 
 from nodeapi.protocol.composite import FlatSet, Optional, StaticVariant, Struct, Vector
 from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, body_priced_fee, key_authority, op
 from nodeapi.protocol.operations.variant import OPERATION
 from nodeapi.protocol.serialize import BOOL, STRING, TIME, UINT16, UINT32, VOID
 from nodeapi.protocol.graphene_types import PUBLIC_KEY
@@ -158,3 +158,35 @@ FEE_PAYER = {
 IMPACTED = {
     22: Impacted(proposed=True),
 }
+
+
+def _proposal_approvals(d, active, owner):
+    """proposal_update: the active / owner approvals added or removed."""
+    active.update(d.get("active_approvals_to_add") or ())
+    active.update(d.get("active_approvals_to_remove") or ())
+    owner.update(d.get("owner_approvals_to_add") or ())
+    owner.update(d.get("owner_approvals_to_remove") or ())
+
+
+def _proposal_keys(d) -> list:
+    """proposal_update: one authority over the key approvals added or
+    removed (threshold = number of keys, each key weight 1)."""
+    keys = set(d.get("key_approvals_to_add") or ())
+    keys.update(d.get("key_approvals_to_remove") or ())
+    return [key_authority(keys, len(keys))] if keys else []
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/proposal.cpp); types not listed pay
+#: their flat ``fee`` (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {22: body_priced_fee, 23: body_priced_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``, proposal.cpp)
+REQUIRED_AUTHORITIES = {23: _proposal_approvals}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``, proposal.cpp: the key approvals)
+OTHER_AUTHORITIES = {23: _proposal_keys}

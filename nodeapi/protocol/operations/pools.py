@@ -160,3 +160,20 @@ FEE_PAYER = {
 #: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
 #: listed impact their fee payer and required authorities only
 IMPACTED: dict = {}
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/ticket.hpp, liquidity_pool.hpp); types
+#: not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE: dict = {}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

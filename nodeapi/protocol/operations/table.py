@@ -5,7 +5,9 @@ Reference: the ``operation`` static_variant of bitshares-core
 0..77 in that order).  Each family module contributes,
 by type number, the operation's ``(name, struct)`` (``OPERATIONS``), its
 ``validate()`` rule (``VALIDATE``), its fee parameters with their
-defaults (``FEE_PARAMETERS``), its fee payer (``FEE_PAYER``) and the
+defaults (``FEE_PARAMETERS``), its fee formula (``CALCULATE_FEE``), its
+fee payer (``FEE_PAYER``), the authorities it needs besides the fee
+payer's (``REQUIRED_AUTHORITIES``, ``OTHER_AUTHORITIES``) and the
 accounts it impacts (``IMPACTED``); this module joins them, checks that
 the table is complete and defines the alternatives of the ``operation``
 and ``fee_parameters`` wire types (both are recursive: an operation can
@@ -24,6 +26,7 @@ import nodeapi.protocol.operations.htlc as htlc
 import nodeapi.protocol.operations.market as market
 import nodeapi.protocol.operations.pools as pools
 import nodeapi.protocol.operations.transfers as transfers
+from nodeapi.protocol.operations.common import zero_fee
 from nodeapi.protocol.operations.fee_parameters import FEE_PARAMETERS_VARIANT, fee_params_struct
 from nodeapi.protocol.operations.variant import OPERATION
 
@@ -59,6 +62,15 @@ VALIDATE = _join("VALIDATE")
 #: id (the operation's ``fee_payer()``)
 FEE_PAYER = _join("FEE_PAYER")
 assert list(FEE_PAYER) == list(OPERATIONS)
+#: type number -> ``fee(data, params, context)``, the operation's
+#: ``calculate_fee`` for the types that do not pay a flat ``fee``
+CALCULATE_FEE = _join("CALCULATE_FEE")
+#: type number -> ``rule(data, active, owner)`` adding the accounts whose
+#: active / owner authority the operation needs besides its fee payer's
+REQUIRED_AUTHORITIES = _join("REQUIRED_AUTHORITIES")
+#: type number -> ``rule(data) -> [authority]``, the authorities the
+#: operation needs besides accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES = _join("OTHER_AUTHORITIES")
 #: type number -> :class:`~nodeapi.protocol.operations.common.Impacted`, for
 #: the types that impact more than their fee payer and required authorities
 IMPACTED = _join("IMPACTED")
@@ -73,3 +85,4 @@ VIRTUAL_OPERATIONS = frozenset(
         "fill_order", "asset_settle_cancel", "fba_distribute", "execute_bid",
         "htlc_redeemed", "htlc_refund", "credit_deal_expired"))
 
+assert all(CALCULATE_FEE.get(number) is zero_fee for number in VIRTUAL_OPERATIONS)

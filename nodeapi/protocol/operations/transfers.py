@@ -8,7 +8,7 @@ vesting_balance_withdraw 33) and ``balance.hpp`` (balance_claim 37).
 """
 
 from nodeapi.protocol.composite import Optional, StaticVariant, Struct
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, key_authority, memo_priced_fee, op, zero_fee
 from nodeapi.protocol.serialize import TIME, UINT32, VOID
 from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
@@ -170,3 +170,21 @@ IMPACTED = {
     32: Impacted(named=("owner",)),
     38: Impacted(named=("to", "from")),
 }
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/transfer.cpp, withdraw_permission.cpp,
+#: balance.hpp); types not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {0: memo_priced_fee, 27: memo_priced_fee, 37: zero_fee, 38: memo_priced_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``, balance.hpp: the balance owner
+#: key)
+OTHER_AUTHORITIES = {37: lambda d: [key_authority([d["balance_owner_key"]])]}
