@@ -27,7 +27,9 @@ Feed prices (``price_feed``): ``settlement_price`` is DEBT per COLLATERAL
 from fractions import Fraction
 
 from nodeapi.protocol.ids import instance_number
-from nodeapi.protocol.config import COLLATERAL_RATIO_DENOM as RATIO_DENOM, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY
+from nodeapi.protocol.config import (
+    COLLATERAL_RATIO_DENOM as RATIO_DENOM, CORE_ASSET, DEFAULT_MAINTENANCE_COLLATERAL_RATIO,
+    DEFAULT_MAX_SHORT_SQUEEZE_RATIO, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY)
 
 
 def make_price(base_amount: int, base_id: str, quote_amount: int, quote_id: str) -> dict:
@@ -44,12 +46,12 @@ def normal(p: dict) -> dict:
 
 def null_price() -> dict:
     """graphene ``price()``: 0 of 1.3.0 over 0 of 1.3.0."""
-    return make_price(0, "1.3.0", 0, "1.3.0")
+    return make_price(0, CORE_ASSET, 0, CORE_ASSET)
 
 
 def is_null(p: dict) -> bool:
     """graphene ``price::is_null``: both sides are asset 1.3.0."""
-    return p["base"]["asset_id"] == "1.3.0" and p["quote"]["asset_id"] == "1.3.0"
+    return p["base"]["asset_id"] == CORE_ASSET and p["quote"]["asset_id"] == CORE_ASSET
 
 
 def invert(p: dict) -> dict:
@@ -186,9 +188,11 @@ def divide_ratio(p: dict, num: int, den: int) -> dict:
 def default_feed() -> dict:
     """graphene ``price_feed_with_icr()``: null prices, MCR 1750, MSSR 1500,
     ICR = MCR (asset_object.hpp, config.hpp defaults)."""
-    return {"settlement_price": null_price(), "maintenance_collateral_ratio": 1750,
-            "maximum_short_squeeze_ratio": 1500, "core_exchange_rate": null_price(),
-            "initial_collateral_ratio": 1750}
+    return {"settlement_price": null_price(),
+            "maintenance_collateral_ratio": DEFAULT_MAINTENANCE_COLLATERAL_RATIO,
+            "maximum_short_squeeze_ratio": DEFAULT_MAX_SHORT_SQUEEZE_RATIO,
+            "core_exchange_rate": null_price(),
+            "initial_collateral_ratio": DEFAULT_MAINTENANCE_COLLATERAL_RATIO}
 
 
 def max_short_squeeze_price(feed: dict) -> dict:

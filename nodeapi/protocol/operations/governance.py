@@ -19,7 +19,8 @@ from nodeapi.protocol.types import (
     ACCOUNT_ID, COMMITTEE_MEMBER_ID, PROPOSAL_ID, SHARE, WITNESS_ID)
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.config import COMMITTEE_ACCOUNT, MAX_SHARE_SUPPLY
+from nodeapi.protocol.config import (
+    COMMITTEE_ACCOUNT, MAX_SHARE_SUPPLY, MAX_URL_LENGTH, MAX_WORKER_NAME_LENGTH)
 from nodeapi.protocol.serialize import UINT64
 from nodeapi.protocol.validation_checks import check, fee_non_negative, num
 
@@ -76,7 +77,7 @@ OPERATIONS = {
 
 def _url(value, expression: str) -> None:
     if value is not None:
-        check(len(value.encode()) < c.MAX_URL_LENGTH,
+        check(len(value.encode()) < MAX_URL_LENGTH,
               f"{expression}.size() < GRAPHENE_MAX_URL_LENGTH")
 
 
@@ -102,7 +103,7 @@ def _worker_create(d):
     pay = num(d["daily_pay"])
     check(pay > 0, "daily_pay > 0")
     check(pay < MAX_SHARE_SUPPLY, "daily_pay < GRAPHENE_MAX_SHARE_SUPPLY")
-    check(len(d["name"].encode()) < c.MAX_WORKER_NAME_LENGTH,
+    check(len(d["name"].encode()) < MAX_WORKER_NAME_LENGTH,
           "name.size() < GRAPHENE_MAX_WORKER_NAME_LENGTH")
     _url(d["url"], "url")
 

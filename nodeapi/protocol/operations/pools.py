@@ -12,7 +12,7 @@ from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import UINT16, VARINT
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIQUIDITY_POOL_ID, TICKET_ID
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.config import GRAPHENE_100_PERCENT
+from nodeapi.protocol.config import CORE_ASSET, GRAPHENE_100_PERCENT
 from nodeapi.protocol.ids import instance_number as instance
 from nodeapi.protocol.serialize import UINT64
 from nodeapi.protocol.validation_checks import amount, check, checked_fee, num, positive_field
@@ -50,7 +50,7 @@ TICKET_TYPE_COUNT = 5
 
 
 def _core_only(value: dict, message: str = "Amount must be in BTS so far"):
-    check(value["asset_id"] == "1.3.0", "amount.asset_id == asset_id_type()", message)
+    check(value["asset_id"] == CORE_ASSET, "amount.asset_id == asset_id_type()", message)
 
 
 def _ticket_create(d):

@@ -14,7 +14,7 @@ from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, BALANCE_ID, MEMO, VESTING_BALANCE_ID, WITHDRAW_PERMISSION_ID)
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.config import TEMP_ACCOUNT
+from nodeapi.protocol.config import CORE_ASSET, TEMP_ACCOUNT
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.serialize import UINT64
 from nodeapi.protocol.validation_checks import amount, check, fee_non_negative, num
@@ -101,7 +101,7 @@ def _withdraw_claim(d):
 
 
 def _balance_claim(d):
-    check(amount(d["fee"]) == 0 and d["fee"]["asset_id"] == "1.3.0", "fee == asset()")
+    check(amount(d["fee"]) == 0 and d["fee"]["asset_id"] == CORE_ASSET, "fee == asset()")
     check(any(public_key_bytes(d["balance_owner_key"])),
           "balance_owner_key != public_key_type()")
 
