@@ -15,6 +15,7 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext, PhasedEvaluator
 from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.bitasset_data import bitasset_of
 from nodeapi.protocol.asset import equal
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY
 from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
 from nodeapi.chain.market.swan import cancel_bids
 from nodeapi.chain.whitelist import is_authorized_asset
@@ -30,10 +31,10 @@ _SYMBOL = re.compile(r"^[A-Z][A-Z0-9]*(\.[A-Z0-9]+)?[A-Z0-9]*$")
 
 
 def _check_options(opts: dict) -> None:
-    if not 0 < int(opts["max_supply"]) <= 1000000000000000:
-        raise InvalidOperation("max_supply must be within 1..1000000000000000")
-    if not 0 <= int(opts.get("market_fee_percent", 0)) <= 10000:
-        raise InvalidOperation("market_fee_percent must be within 0..10000")
+    if not 0 < int(opts["max_supply"]) <= MAX_SHARE_SUPPLY:
+        raise InvalidOperation(f"max_supply must be within 1..{MAX_SHARE_SUPPLY}")
+    if not 0 <= int(opts.get("market_fee_percent", 0)) <= GRAPHENE_100_PERCENT:
+        raise InvalidOperation(f"market_fee_percent must be within 0..{GRAPHENE_100_PERCENT}")
     cer = opts["core_exchange_rate"]
     if int(cer["base"]["amount"]) <= 0 or int(cer["quote"]["amount"]) <= 0:
         raise InvalidOperation("core_exchange_rate amounts must be positive")
