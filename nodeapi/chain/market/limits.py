@@ -77,7 +77,7 @@ def calculate_market_fee(state, asset_id: str, amount: int, is_maker: bool) -> i
     ext = opts.get("extensions") or {}
     if not is_maker and isinstance(ext, dict) and ext.get("taker_fee_percent") is not None:
         percent = int(ext["taker_fee_percent"])
-    fee = amount * percent // 10000
+    fee = percent_of(amount, percent)
     return min(fee, int(opts.get("max_market_fee", 0)))
 
 
