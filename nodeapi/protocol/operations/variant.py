@@ -122,10 +122,12 @@ def deserialize_operation(data: bytes, prefix: str) -> list:
     return unpack(OPERATION, data, prefix)
 
 
-def canonical_operation(op, prefix: str | None = None) -> list:
+def canonical_operation(op, prefix: str) -> list:
     """The operation as graphene holds it after ``from_variant``: the JSON
     read back from its bytes (integer tag and integers, sorted flat sets,
     extensions as objects, absent optionals dropped).  Rules that look at
     the JSON (fees, authorities, evaluators) must see this form, never a
-    numeric-string tag.  Raises what :func:`serialize_operation` raises."""
-    return deserialize_operation(serialize_operation(op, prefix), prefix or "BTS")
+    numeric-string tag.  ``prefix`` is the chain's key prefix (enforced on
+    the keys given, written on those read back).  Raises what
+    :func:`serialize_operation` raises."""
+    return deserialize_operation(serialize_operation(op, prefix), prefix)
