@@ -43,18 +43,9 @@ from nodeapi.protocol.config import BLOCKCHAIN_ACCOUNTS, CORE_ASSET
 from nodeapi.chain.vesting import deposit_lazy_vesting
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS, schedule_entry
-from nodeapi.protocol.fee_schedule import operation_fee
 
 ACCOUNT_CREATE = 5
 _UINT64 = (1 << 64) - 1
-
-
-def core_fee(op: list, schedule: dict, prefix: str = "TEST") -> int:
-    """Required fee of ``op`` in core satoshis under ``schedule``
-    (``current_fees``: ``{"parameters": [[type, {...}]], "scale": N}``):
-    :func:`nodeapi.protocol.fee_schedule.operation_fee` (every type 0-77,
-    graphene ``fee_schedule::calculate_fee``)."""
-    return operation_fee(op, schedule, prefix)
 
 
 def fee_in_core(amount: int, asset: dict) -> int:

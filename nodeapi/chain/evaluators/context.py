@@ -22,7 +22,8 @@ import attr
 
 from nodeapi.chain.balances import adjust_balance, to_pretty_string
 from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
-from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
+from nodeapi.chain.fees import charge_statistics, fee_in_core
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.chain.state import ObjectStore
 from nodeapi.chain.whitelist import is_authorized_asset
 
@@ -171,7 +172,7 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
                   f"Fee pool balance of '{to_pretty_string(state, pool, '1.3.0')}' is less "
                   f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to convert "
                   f"{to_pretty_string(state, amount, asset['id'])}")
-    required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+    required = operation_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
         # GRAPHENE_ASSERT( ..., insufficient_fee, "Insufficient Fee Paid", ...):
         # the exception's name, then the text; the amounts ride in its data

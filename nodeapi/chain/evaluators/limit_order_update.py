@@ -28,7 +28,8 @@ from nodeapi.chain.market.margin import apply_order
 from nodeapi.chain.market.take_profit import (
     canonical_actions, check_update_actions, linked_compatible)
 from nodeapi.protocol.asset import equal
-from nodeapi.chain.fees import charge_statistics, core_fee
+from nodeapi.chain.fees import charge_statistics
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.protocol.times import parse_time
 
 
@@ -38,7 +39,7 @@ def _fail(message: str):
 
 def _fee_of(ctx: ApplyContext, op_type: int, body: dict) -> int:
     op = [op_type, dict(body, fee={"amount": 0, "asset_id": "1.3.0"})]
-    return core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+    return operation_fee(op, ctx.parameters["current_fees"], ctx.prefix)
 
 
 def _refund_deferred_fee(ctx: ApplyContext, order: dict) -> None:

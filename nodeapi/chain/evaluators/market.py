@@ -129,10 +129,11 @@ def limit_order_cancel(ctx: ApplyContext, data: dict) -> list:
     return [2, cancel_limit_order(ctx.state, order["id"], None, ctx.prefix)]
 
 
-def clear_expired_orders(state, now: int, prefix: str = "TEST") -> list:
+def clear_expired_orders(state, now: int, prefix: str) -> list:
     """graphene ``clear_expired_orders``: cancel every order with
     ``expiration <= now`` (by expiration, then id), each with a virtual
-    limit_order_cancel; returns those ``[(op, result)]``."""
+    limit_order_cancel; returns those ``[(op, result)]``.  ``prefix`` is
+    the chain's key prefix."""
     if not state.orders_by_seller:  # no orders: the usual block
         return []
     expired = [o for ids in state.orders_by_seller.values() for o in ids

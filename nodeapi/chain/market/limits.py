@@ -28,7 +28,8 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext
 
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.fees import charge_statistics, core_fee
+from nodeapi.chain.fees import charge_statistics
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.protocol.asset import mul_down, mul_up
 from nodeapi.chain.market.take_profit import process_on_fill, unlink
 from nodeapi.chain.vesting import INSTANT, deposit
@@ -157,7 +158,7 @@ def _pay_rewards(state, recv_asset: str, issuer_fees: int, seller: str) -> int:
     return reward
 
 
-def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") -> dict:
+def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str) -> dict:
     """graphene ``database::cancel_limit_order``: refund the remainder and
     the deferred fee of 1.7.N and remove it; returns the refunded
     ``{"amount", "asset_id"}``.  When ``virtual_ops`` is a list (automatic
@@ -166,7 +167,7 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") 
     proportional part rounded up goes to its ``accumulated_fees``) and the
     virtual operation ``(op, result)`` is appended, its result the refund
     ``[2, {"amount", "asset_id"}]`` (graphene ``set_applied_operation_result``
-    there)."""
+    there).  ``prefix`` is the chain's key prefix (the fee's size)."""
     order = state.objects[order_id]
     seller = order["seller"]
     deferred = int(order.get("deferred_fee", 0))
@@ -177,8 +178,8 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") 
         vop = [2, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "fee_paying_account": seller,
                    "order": order_id, "extensions": []}]
         if deferred > 0:
-            cancel_fee = min(core_fee(vop, state.objects["2.0.0"]["parameters"]["current_fees"],
-                                      prefix), deferred)
+            cancel_fee = min(operation_fee(vop, state.objects["2.0.0"]["parameters"]["current_fees"],
+                                           prefix), deferred)
             if cancel_fee > 0:
                 charge_statistics(state, seller, cancel_fee)
                 if paid["amount"] == 0:

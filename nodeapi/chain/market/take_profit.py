@@ -42,7 +42,7 @@ Removing an order unlinks the order linked to it.
 from twisted.logger import Logger
 
 from nodeapi.chain.errors import ChainError, InvalidOperation
-from nodeapi.chain.fees import core_fee
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.asset import invert, less, make_price, mul_up, times_ratio
 from nodeapi.protocol.composite import Vector
@@ -130,7 +130,7 @@ def _expiration(now: int, seconds: int) -> str:
 def _fee(ctx, op: list, fee_asset_id: str) -> dict:
     """``calculate_fee(op)``, through the fee asset's core exchange rate
     rounded up when it is not the core asset."""
-    core = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+    core = operation_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if fee_asset_id == _CORE:
         return {"amount": core, "asset_id": _CORE}
     fee = multiply_and_round_up(core, ctx.state.objects[fee_asset_id]["options"]
