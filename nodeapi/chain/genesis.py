@@ -83,17 +83,30 @@ class Genesis:
         return int(self.parameters["block_interval"])
 
 
+def _key_prefix(data: dict) -> str:
+    """The chain's key prefix: that of the first initial account's owner
+    key, else of the first witness candidate's signing key (a public key is
+    the prefix and 50 base58 characters).  Raises ValueError for a genesis
+    with neither."""
+    for field, key_field in (("initial_accounts", "owner_key"),
+                             ("initial_witness_candidates", "block_signing_key")):
+        for item in data.get(field) or ():
+            key = item.get(key_field) if isinstance(item, dict) else None
+            if not isinstance(key, str) or len(key) <= 50:
+                raise ValueError(f"genesis {field}: {key_field} {key!r} is not a public key")
+            return key[: len(key) - 50]
+    raise ValueError("genesis: no initial account or witness candidate to take the key "
+                     "prefix from")
+
+
 def load_genesis(path: str = DEFAULT_GENESIS) -> Genesis:
     """Read a genesis file; raises OSError / ValueError for unreadable files
     (:class:`nodeapi.files.FileRefused`, a ValueError, for one that is not
-    a regular file or is over :data:`nodeapi.files.GENESIS_LIMIT`)."""
+    a regular file or is over :data:`nodeapi.files.GENESIS_LIMIT`, or one
+    without a public key to take the prefix from)."""
     raw = read_bounded(path, GENESIS_LIMIT)
     data = json.loads(raw)
-    prefix = "BTS"
-    for acc in data.get("initial_accounts", []):
-        key = acc["owner_key"]
-        prefix = key[: len(key) - 50]
-        break
+    prefix = _key_prefix(data)
     symbol = prefix
     for bal in data.get("initial_balances", []):
         symbol = bal["asset_symbol"]
