@@ -52,7 +52,7 @@ class DevAccount:
                 "balance": core_balance(chain, oid) if oid else 0}
 
 
-def dev_accounts(seed: str, count: int, prefix: str = "TEST") -> list:
+def dev_accounts(seed: str, count: int, prefix: str) -> list:
     """The ``count`` accounts ``dev0``.. of ``seed`` (module text)."""
     out = []
     for i in range(count):
