@@ -27,7 +27,7 @@ given as decimal strings are accepted.
 
 import copy
 
-from nodeapi.protocol.asset import percent_of
+from nodeapi.protocol.asset import core, multiply_and_round_up, percent_of
 from nodeapi.protocol.authorities import kind_of
 from nodeapi.protocol.composite import Vector
 from nodeapi.protocol.config import GRAPHENE_100_PERCENT
@@ -109,33 +109,16 @@ def operation_fee(op: list, schedule: dict, prefix: str | None = None) -> int:
     return fee
 
 
-def multiply_and_round_up(core_amount: int, price: dict) -> dict:
-    """graphene ``asset::multiply_and_round_up``: ``core_amount`` of 1.3.0
-    through ``price`` (a core_exchange_rate), rounded up; ``{"amount",
-    "asset_id"}``.  Raises :class:`InvalidField` when the price does not
-    involve the core asset."""
-    base, quote = price["base"], price["quote"]
-    if base["asset_id"] == "1.3.0":
-        num, den, asset_id = int(quote["amount"]), int(base["amount"]), quote["asset_id"]
-    elif quote["asset_id"] == "1.3.0":
-        num, den, asset_id = int(base["amount"]), int(quote["amount"]), base["asset_id"]
-    else:
-        raise InvalidField("invalid asset::multiply_and_round_up(price): the price does "
-                           "not involve the core asset")
-    if den <= 0:
-        raise InvalidField("invalid asset::multiply_and_round_up(price): zero amount")
-    return {"amount": (core_amount * num + den - 1) // den, "asset_id": asset_id}
-
-
 def set_fee(op: list, schedule: dict, core_exchange_rate: dict,
             prefix: str | None = None) -> dict:
     """graphene ``fee_schedule::set_fee``: write the required fee, in the
     asset of ``core_exchange_rate``, into ``op[1]["fee"]`` (``op`` is
     modified) until it is stable, and return it (``{"amount", "asset_id"}``)."""
-    fee = multiply_and_round_up(operation_fee(op, schedule, prefix), core_exchange_rate)
+    fee = multiply_and_round_up(core(operation_fee(op, schedule, prefix)), core_exchange_rate)
     for _ in range(MAX_FEE_STABILIZATION_ITERATION):
         op[1]["fee"] = dict(fee)
-        again = multiply_and_round_up(operation_fee(op, schedule, prefix), core_exchange_rate)
+        again = multiply_and_round_up(core(operation_fee(op, schedule, prefix)),
+                                      core_exchange_rate)
         if fee["amount"] >= again["amount"]:
             break
         fee = again
