@@ -48,20 +48,6 @@ ACCOUNT_CREATE = 5
 _UINT64 = (1 << 64) - 1
 
 
-def fee_in_core(amount: int, asset: dict) -> int:
-    """Value of ``amount`` of ``asset`` in core satoshis via its
-    ``core_exchange_rate`` (graphene ``asset * price``)."""
-    if asset["id"] == "1.3.0":
-        return amount
-    cer = asset["options"]["core_exchange_rate"]
-    base, quote = cer["base"], cer["quote"]
-    if base["asset_id"] == asset["id"]:
-        return amount * int(quote["amount"]) // int(base["amount"])
-    return amount * int(base["amount"]) // int(quote["amount"])
-
-
-# -- where fees go ----------------------------------------------------------
-
 def charge_statistics(state, account_id: str, core_fee: int) -> None:
     """Book ``core_fee`` (core satoshis) on the account's statistics object:
     ``pending_fees`` above ``cashback_vesting_threshold``, else

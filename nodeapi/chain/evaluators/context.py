@@ -22,7 +22,9 @@ import attr
 
 from nodeapi.chain.balances import adjust_balance, to_pretty_string
 from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
-from nodeapi.chain.fees import charge_statistics, fee_in_core
+from nodeapi.chain.fees import charge_statistics
+from nodeapi.protocol.asset import core, mul_down
+from nodeapi.protocol.config import CORE_ASSET
 from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.chain.state import ObjectStore
 from nodeapi.chain.whitelist import is_authorized_asset
@@ -74,7 +76,7 @@ class ApplyContext:
         self.virtual_ops: list = []
         self.op_starts: list = []
         self.core_fee_paid = 0
-        self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
+        self.fee_paid = core(0)
         #: the account that pays ``fee_paid``
         self.fee_payer: str | None = None
         #: True while a proposal's operations are applied (graphene
@@ -165,12 +167,15 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
               f"Account {payer} '{account['name']}' attempted to pay fee by using asset "
               f"{asset['id']} '{asset['symbol']}', which is unauthorized due to whitelist / "
               "blacklist")
-    paid_core = fee_in_core(amount, asset)
-    if asset["id"] != "1.3.0":
+    if asset["id"] == CORE_ASSET:
+        paid_core = amount
+    else:
+        # graphene ``fee * fee_asset.options.core_exchange_rate``
+        paid_core = mul_down(amount, asset["id"], asset["options"]["core_exchange_rate"])
         pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
         fc_assert(paid_core <= pool, "core_fee_paid <= fee_asset_dyn_data->fee_pool",
-                  f"Fee pool balance of '{to_pretty_string(state, pool, '1.3.0')}' is less "
-                  f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to convert "
+                  f"Fee pool balance of '{to_pretty_string(state, pool, CORE_ASSET)}' is less "
+                  f"than the {to_pretty_string(state, paid_core, CORE_ASSET)} required to convert "
                   f"{to_pretty_string(state, amount, asset['id'])}")
     required = operation_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
@@ -192,7 +197,7 @@ def convert_fee(ctx: ApplyContext, op: list) -> None:
     (77) take only the core value from the pool: the order keeps the fee as
     its deferred fee (market_evaluator.cpp, after HF core-604)."""
     fee = ctx.fee_paid
-    if fee["asset_id"] == "1.3.0":
+    if fee["asset_id"] == CORE_ASSET:
         return
     state = ctx.state
     dyn = state.modify(state.objects[fee["asset_id"]]["dynamic_asset_data_id"])
