@@ -18,6 +18,7 @@ from typing import Optional
 
 import attr
 
+from nodeapi.protocol.asset import ratio_less
 from nodeapi.protocol.times import format_time
 
 #: ``fc::uint128_t`` wraps modulo this (graphene "ignore overflow").
@@ -61,12 +62,6 @@ def fill_amounts(fill: dict) -> tuple:
     else:
         price_base, price_quote = int(fp["quote"]["amount"]), int(fp["base"]["amount"])
     return base, quote, trade_base, trade_quote, price_base, price_quote
-
-
-def price_less(a_base: int, a_quote: int, b_base: int, b_quote: int) -> bool:
-    """graphene ``price operator<`` for two prices of one market:
-    ``a_base/a_quote < b_base/b_quote`` by cross multiplication."""
-    return a_base * b_quote < b_base * a_quote
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -130,9 +125,9 @@ class Bucket:
         self.base_volume = min(self.base_volume + trade_base, INT64_MAX)
         self.quote_volume = min(self.quote_volume + trade_quote, INT64_MAX)
         self.close_base, self.close_quote = price_base, price_quote
-        if price_less(self.high_base, self.high_quote, price_base, price_quote):
+        if ratio_less(self.high_base, self.high_quote, price_base, price_quote):
             self.high_base, self.high_quote = price_base, price_quote
-        if price_less(price_base, price_quote, self.low_base, self.low_quote):
+        if ratio_less(price_base, price_quote, self.low_base, self.low_quote):
             self.low_base, self.low_quote = price_base, price_quote
 
     def to_object(self) -> dict:
