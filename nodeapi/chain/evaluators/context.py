@@ -23,7 +23,7 @@ import attr
 from nodeapi.chain.balances import adjust_balance, to_pretty_string
 from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
 from nodeapi.chain.fees import charge_statistics
-from nodeapi.protocol.asset import core, mul_down
+from nodeapi.protocol.asset import amount_of, core, mul_down
 from nodeapi.protocol.config import CORE_ASSET
 from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.chain.state import ObjectStore
@@ -158,7 +158,7 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     Sets ``ctx.core_fee_paid`` (core satoshis), ``ctx.fee_paid``
     (``{"amount", "asset_id"}``) and ``ctx.fee_payer``."""
     fee = op[1]["fee"]
-    amount = int(fee["amount"])
+    amount = amount_of(fee)
     state = ctx.state
     asset = state.require(fee["asset_id"])
     account = state.require(payer)

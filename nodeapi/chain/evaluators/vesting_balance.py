@@ -17,6 +17,7 @@ from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
+from nodeapi.protocol.asset import amount_of
 
 
 
@@ -47,7 +48,7 @@ def vesting_balance_create(ctx: ApplyContext, data: dict) -> list:
     state = ctx.state
     state.require(data["creator"])
     state.require(data["owner"])
-    amount = int(data["amount"]["amount"])
+    amount = amount_of(data["amount"])
     asset = state.require(data["amount"]["asset_id"])
     if amount <= 0:
         raise InvalidOperation(f"Vesting amount must be positive, got {amount}")
@@ -79,7 +80,7 @@ def vesting_balance_withdraw(ctx: ApplyContext, data: dict) -> list:
     vbo = state.require(data["vesting_balance"])
     fc_assert(vbo["owner"] == data["owner"], "op.owner == vbo.owner",
               f"Vesting balance {vbo['id']} belongs to {vbo['owner']}, not {data['owner']}")
-    amount = int(data["amount"]["amount"])
+    amount = amount_of(data["amount"])
     asset_id = vbo["balance"]["asset_id"]
     allowed = allowed_withdraw(vbo, ctx.now)
     fc_assert(data["amount"]["asset_id"] == asset_id and amount <= allowed,
