@@ -24,7 +24,7 @@ from nodeapi.chain.market.bitasset_data import (
     update_bitasset_current_feed)
 from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees
 from nodeapi.chain.market.margin import check_call_orders
-from nodeapi.protocol.asset import equal, mul_down, mul_up
+from nodeapi.protocol.asset import asset, equal, mul_down, mul_up
 
 
 def _collateral_fees(state, b: dict, pays: int, settled: int) -> int | None:
@@ -51,11 +51,11 @@ def _pay_settler(ctx: ApplyContext, account: str, b: dict, pays: int, settled: i
     settled -= issuer_fees
     if settled > 0:
         adjust_balance(state, account, backing, settled)
-    fees = [{"amount": issuer_fees, "asset_id": backing}]
+    fees = [asset(issuer_fees, backing)]
     if collateral_fees is not None:
-        fees.insert(0, {"amount": collateral_fees, "asset_id": backing})
-    return {"paid": [{"amount": pays, "asset_id": b["asset_id"]}],
-            "received": [{"amount": settled, "asset_id": backing}], "fees": fees}
+        fees.insert(0, asset(collateral_fees, backing))
+    return {"paid": [asset(pays, b["asset_id"])],
+            "received": [asset(settled, backing)], "fees": fees}
 
 
 def settle_from_gs_fund(ctx: ApplyContext, account: str, amount: int, mia_id: str) -> dict:

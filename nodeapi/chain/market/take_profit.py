@@ -45,7 +45,7 @@ from nodeapi.chain.errors import ChainError, InvalidOperation
 from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.asset import (
-    core, invert, less, make_price, mul_up, multiply_and_round_up, times_ratio)
+    asset, core, invert, less, make_price, mul_up, multiply_and_round_up, times_ratio)
 from nodeapi.protocol.composite import Vector
 from nodeapi.protocol.config import CORE_ASSET, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY, MAX_TIME
 from nodeapi.protocol.ids import instance_number
@@ -196,7 +196,7 @@ def _update_linked(ctx, order: dict, action: dict, size: int, expiration: str) -
     recv = order["sell_price"]["quote"]["asset_id"]
     linked = order["take_profit_order_id"]
     body = {"fee": core(0), "seller": order["seller"],
-            "order": linked, "delta_amount_to_sell": {"amount": size, "asset_id": recv},
+            "order": linked, "delta_amount_to_sell": asset(size, recv),
             "new_expiration": expiration, "extensions": []}
     body["fee"] = _fee(ctx, [77, body], action["fee_asset_id"])
     if instance_number(linked) > instance_number(order["id"]):
@@ -214,13 +214,13 @@ def _create(ctx, order: dict, action: dict, size: int, expiration: str) -> str:
     recv = order["sell_price"]["quote"]["asset_id"]
     sell = order["sell_price"]["base"]["asset_id"]
     body = {"fee": core(0), "seller": order["seller"],
-            "amount_to_sell": {"amount": size, "asset_id": recv},
-            "min_to_receive": {"amount": 1, "asset_id": sell},
+            "amount_to_sell": asset(size, recv),
+            "min_to_receive": asset(1, sell),
             "expiration": expiration, "fill_or_kill": False,
             "extensions": {"on_fill": order["on_fill"]} if action["repeat"] else {}}
     body["fee"] = _fee(ctx, [1, body], action["fee_asset_id"])
     receive = _bounded(mul_up(size, recv, _spread_price(order, action)))
-    body["min_to_receive"] = {"amount": receive, "asset_id": sell}
+    body["min_to_receive"] = asset(receive, sell)
     _not_matching(order, make_price(receive, sell, size, recv))
     return push_nested(ctx, [1, body])[1]
 
