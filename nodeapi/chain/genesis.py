@@ -24,9 +24,11 @@ from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.state import ObjectStore
 from nodeapi.files import GENESIS_LIMIT, read_bounded
 from nodeapi.protocol.config import (
-    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY,
-    MAX_TIME, NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
+    COMMITTEE_ACCOUNT, CORE_ASSET, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT,
+    MAX_SHARE_SUPPLY, MAX_TIME, NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, SPECIAL_ACCOUNTS,
+    TEMP_ACCOUNT)
 from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.asset import amount_of, core
 
 DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
 ALL_SLOTS_FILLED = (1 << 128) - 1
@@ -206,7 +208,7 @@ def init_genesis(genesis: Genesis,
     # db_genesis.cpp "Create blockchain accounts": first the committee
     # account's core balance, the whole supply (its statistics' core_in_balance
     # says so until the first maintenance)
-    state.create("2.5", {"owner": COMMITTEE_ACCOUNT, "asset_type": "1.3.0",
+    state.create("2.5", {"owner": COMMITTEE_ACCOUNT, "asset_type": CORE_ASSET,
                          "balance": MAX_SHARE_SUPPLY, "maintenance_flag": False})
     for name, aid in SPECIAL_ACCOUNTS:
         threshold = 0 if aid in _ZERO_THRESHOLD else 1
@@ -235,7 +237,7 @@ def init_genesis(genesis: Genesis,
         registered += 1
         if spec.get("is_lifetime_member"):
             make_lifetime_member(state, acc["id"])
-    handed_out = sum(int(b["amount"]) for b in g["initial_balances"]
+    handed_out = sum(amount_of(b) for b in g["initial_balances"]
                      if b["asset_symbol"] == genesis.core_symbol)
     # db_genesis.cpp: without genesis balances the committee account keeps
     # the whole supply
@@ -247,8 +249,8 @@ def init_genesis(genesis: Genesis,
         "options": {
             "max_supply": int(g["max_core_supply"]), "market_fee_percent": 0,
             "max_market_fee": MAX_SHARE_SUPPLY, "issuer_permissions": 0, "flags": 0,
-            "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
-                                   "quote": {"amount": 1, "asset_id": "1.3.0"}},
+            "core_exchange_rate": {"base": core(1),
+                                   "quote": core(1)},
             "whitelist_authorities": [], "blacklist_authorities": [],
             "whitelist_markets": [], "blacklist_markets": [], "description": "",
             "extensions": {},
@@ -319,11 +321,11 @@ def init_genesis(genesis: Genesis,
     for bal in g["initial_balances"]:
         asset = state.asset_by_symbol[bal["asset_symbol"]]
         state.create("1.15", {"owner": bal["owner"],
-                              "balance": {"amount": int(bal["amount"]), "asset_id": asset},
+                              "balance": {"amount": amount_of(bal), "asset_id": asset},
                               "last_claim_date": 0})
     if handed_out > 0:
         # the genesis balances take the committee account's whole supply
-        adjust_balance(state, COMMITTEE_ACCOUNT, "1.3.0", -MAX_SHARE_SUPPLY)
+        adjust_balance(state, COMMITTEE_ACCOUNT, CORE_ASSET, -MAX_SHARE_SUPPLY)
     for _ in range(FBA_ACCUMULATORS):
         state.create("2.16", {"accumulated_fba_fees": 0,
                               "designated_asset": FBA_STEALTH_DESIGNATED_ASSET})
