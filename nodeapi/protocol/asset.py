@@ -36,13 +36,14 @@ from nodeapi.protocol.config import (
 
 
 def asset(amount: int, asset_id: str) -> dict:
-    """graphene ``asset(amount, asset_id)``: ``{"amount": int, "asset_id"}``."""
-    return {"amount": int(amount), "asset_id": asset_id}
+    """graphene ``asset(amount, asset_id)``: ``{"amount", "asset_id"}``
+    (``amount`` an integer, kept as given)."""
+    return {"amount": amount, "asset_id": asset_id}
 
 
 def core(amount: int) -> dict:
-    """``amount`` satoshis of the core asset (1.3.0)."""
-    return {"amount": int(amount), "asset_id": CORE_ASSET}
+    """``amount`` satoshis of the core asset (1.3.0), as :func:`asset`."""
+    return {"amount": amount, "asset_id": CORE_ASSET}
 
 
 def amount_of(value: dict) -> int:

@@ -13,7 +13,7 @@ from nodeapi.protocol.errors import InvalidField
 
 
 def test_amount_values_keep_the_wire_form():
-    assert asset("12", "1.3.5") == {"amount": 12, "asset_id": "1.3.5"}
+    assert asset(12, "1.3.5") == {"amount": 12, "asset_id": "1.3.5"}
     assert core(7) == {"amount": 7, "asset_id": "1.3.0"}
     assert amount_of({"amount": "9007199254740993", "asset_id": "1.3.0"}) == 9007199254740993
 
