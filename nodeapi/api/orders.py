@@ -12,6 +12,7 @@ from nodeapi.api.arguments import api_limit, check_limit
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError
+from nodeapi.protocol.asset import amount_of
 
 
 def _price(value, base_id: str, quote_id: str):
@@ -19,7 +20,7 @@ def _price(value, base_id: str, quote_id: str):
     if value is None:
         return None
     try:
-        price = {side: {"amount": int(value[side]["amount"]),
+        price = {side: {"amount": amount_of(value[side]),
                         "asset_id": str(value[side]["asset_id"])} for side in ("base", "quote")}
     except (KeyError, TypeError, ValueError):
         raise ApiError(f"start must be a price {{base, quote}}, got {value!r}") from None

@@ -14,6 +14,7 @@ from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_account
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.asset import amount_of, asset
 
 
 def vesting_balances_of(state, account_id: str) -> list:
@@ -38,7 +39,7 @@ class Balances(Section):
                     "assets")
         state = self.chain.state
         if not asset_ids:
-            return [{"amount": b["balance"], "asset_id": b["asset_type"]}
+            return [asset(b["balance"], b["asset_type"])
                     for b in state.balances_of(account["id"])]
         return [{"amount": state.balance(account["id"], a), "asset_id": a}
                 for a in sorted(asset_ids, key=id_key)]
@@ -99,7 +100,7 @@ class Balances(Section):
 
 def _available(obj: dict, now: int) -> int:
     """graphene ``balance_object::available(now)`` in satoshis."""
-    balance = int(obj["balance"]["amount"])
+    balance = amount_of(obj["balance"])
     policy = obj.get("vesting_policy")
     if not policy:
         return balance

@@ -10,7 +10,7 @@ property objects are returned in the wire shapes the chain stores
 
 from nodeapi.api.base import Section, api_function
 from nodeapi.errors import ApiError
-from nodeapi.protocol.config import GET_CONFIG
+from nodeapi.protocol.config import CORE_ASSET, GET_CONFIG
 
 #: The object kinds of bitshares-core 7.x (protocol space 1: 1.0 null ..
 #: 1.22 credit deal; implementation space 2: 2.0 global properties ..
@@ -47,7 +47,7 @@ class Globals(Section):
     def get_config(self):
         """graphene's compile-time constants (``GRAPHENE_*``), with this
         chain's core symbol and address prefix."""
-        config = {"GRAPHENE_SYMBOL": self.chain.state.objects["1.3.0"]["symbol"],
+        config = {"GRAPHENE_SYMBOL": self.chain.state.objects[CORE_ASSET]["symbol"],
                   "GRAPHENE_ADDRESS_PREFIX": self.chain.address_prefix}
         config.update(GET_CONFIG)
         return config

@@ -23,6 +23,7 @@ from nodeapi.api.database.listing import matching, page, uint_argument
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.errors import ApiError
 from nodeapi.protocol.asset import price_key
+from nodeapi.protocol.config import CORE_ASSET
 
 CALL_ORDER, FORCE_SETTLEMENT, COLLATERAL_BID = "1.8", "1.4", "2.17"
 
@@ -83,7 +84,7 @@ class Debt(Section):
     def get_margin_positions(self, account_name_or_id):
         """Every call order of the account (graphene: ``get_call_orders_by_account``
         from ``1.3.0`` with the configured limit)."""
-        return self._positions(account_name_or_id, "1.3.0",
+        return self._positions(account_name_or_id, CORE_ASSET,
                                api_limit(self.node, "get_call_orders", 300))
 
     @api_function

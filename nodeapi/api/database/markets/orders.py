@@ -19,7 +19,7 @@ from nodeapi.api.database.amounts import price_to_string
 from nodeapi.api.lookup import find_asset, get_account, get_asset
 from nodeapi.chain.state import StateObject
 from nodeapi.errors import ApiError
-from nodeapi.protocol.asset import amount_to_string, invert, value
+from nodeapi.protocol.asset import amount_of, amount_to_string, invert, value
 
 
 def order_book(node, base, quote, limit: int) -> dict:
@@ -57,7 +57,7 @@ def order_book(node, base, quote, limit: int) -> dict:
     book = StateObject(base=base, quote=quote, bids=[], asks=[])
     for order in sources[0][:limit] + sources[1][:limit]:
         sp = order["sell_price"]
-        sold, asked = int(sp["base"]["amount"]), int(sp["quote"]["amount"])
+        sold, asked = amount_of(sp["base"]), amount_of(sp["quote"])
         for_sale = int(order["for_sale"])
         receives = for_sale * asked // sold
         owner = {"id": order["id"], "owner_id": order["seller"],
@@ -174,7 +174,7 @@ def _price_key(price, base_id: str, quote_id: str) -> Fraction:
             raise ApiError("Base asset inconsistent with start price")
         if price["quote"]["asset_id"] != quote_id:
             raise ApiError("Quote asset inconsistent with start price")
-        return Fraction(int(price["quote"]["amount"]), int(price["base"]["amount"]))
+        return Fraction(amount_of(price["quote"]), amount_of(price["base"]))
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise ApiError(f"Malformed start price: {exc!r}") from None
 

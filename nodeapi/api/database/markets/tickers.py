@@ -31,7 +31,7 @@ from nodeapi.api.arguments import api_limit, check_limit, parse_time_point
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.amounts import (
     price_diff_percent_string, price_to_string, uint_amount_to_string)
-from nodeapi.protocol.asset import amount_to_string
+from nodeapi.protocol.asset import amount_of, amount_to_string
 from nodeapi.api.database.markets.orders import order_book
 from nodeapi.api.lookup import find_asset
 from nodeapi.errors import ApiError
@@ -43,7 +43,7 @@ def fill_price_string(fill: dict, base: dict, quote: dict) -> str:
     """graphene ``price_to_string(fill_price, base, quote)``: the fill
     price in ``base`` per ``quote`` whichever way it is stated."""
     fp = fill["fill_price"]
-    b, q = int(fp["base"]["amount"]), int(fp["quote"]["amount"])
+    b, q = amount_of(fp["base"]), amount_of(fp["quote"])
     if fp["base"]["asset_id"] != base["id"]:
         b, q = q, b
     return price_to_string(b, q, int(base["precision"]), int(quote["precision"]))
@@ -71,13 +71,13 @@ def build_trades(records: list, base: dict, quote: dict, stop: int, limit: int,
                  "type": "", "side1_account_id": NULL_ACCOUNT,
                  "side2_account_id": NULL_ACCOUNT}
         if fill["receives"]["asset_id"] == base["id"]:
-            trade["amount"] = amount_to_string(int(fill["pays"]["amount"]), quote["precision"])
-            trade["value"] = amount_to_string(int(fill["receives"]["amount"]),
+            trade["amount"] = amount_to_string(amount_of(fill["pays"]), quote["precision"])
+            trade["value"] = amount_to_string(amount_of(fill["receives"]),
                                               base["precision"])
         else:
-            trade["amount"] = amount_to_string(int(fill["receives"]["amount"]),
+            trade["amount"] = amount_to_string(amount_of(fill["receives"]),
                                                quote["precision"])
-            trade["value"] = amount_to_string(int(fill["pays"]["amount"]), base["precision"])
+            trade["value"] = amount_to_string(amount_of(fill["pays"]), base["precision"])
         _side(trade, record, base)
         if paired:
             _side(trade, records[i + 1], base)
