@@ -22,7 +22,7 @@ from zope.interface import implementer
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import IBlockConsumer, ICheckpointed
-from nodeapi.protocol.asset import price_key, price_max, price_min, times_ratio
+from nodeapi.protocol.asset import amount_of, price_key, price_max, price_min, times_ratio
 from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 
 
@@ -176,7 +176,7 @@ class GroupedOrders:
         (a price of this market or None), at most ``limit``."""
         top = price_max(base_id, quote_id)
         bottom = price_min(base_id, quote_id)
-        if start is not None and int(start["base"]["amount"]) != 0:
+        if start is not None and amount_of(start["base"]) != 0:
             top = max(min(top, start, key=price_key), bottom, key=price_key)
         lo = bisect_left(self._keys, _sort_key(group, top))
         hi = bisect_right(self._keys, _sort_key(group, bottom))

@@ -18,7 +18,7 @@ from typing import Optional
 
 import attr
 
-from nodeapi.protocol.asset import ratio_less
+from nodeapi.protocol.asset import amount_of, ratio_less
 from nodeapi.protocol.times import format_time
 
 #: ``fc::uint128_t`` wraps modulo this (graphene "ignore overflow").
@@ -52,15 +52,15 @@ def fill_amounts(fill: dict) -> tuple:
     pays, receives = fill["pays"], fill["receives"]
     if asset_instance(pays["asset_id"]) <= asset_instance(receives["asset_id"]):
         base, quote = pays["asset_id"], receives["asset_id"]
-        trade_base, trade_quote = int(pays["amount"]), int(receives["amount"])
+        trade_base, trade_quote = amount_of(pays), amount_of(receives)
     else:
         base, quote = receives["asset_id"], pays["asset_id"]
-        trade_base, trade_quote = int(receives["amount"]), int(pays["amount"])
+        trade_base, trade_quote = amount_of(receives), amount_of(pays)
     fp = fill["fill_price"]
     if asset_instance(fp["base"]["asset_id"]) <= asset_instance(fp["quote"]["asset_id"]):
-        price_base, price_quote = int(fp["base"]["amount"]), int(fp["quote"]["amount"])
+        price_base, price_quote = amount_of(fp["base"]), amount_of(fp["quote"])
     else:
-        price_base, price_quote = int(fp["quote"]["amount"]), int(fp["base"]["amount"])
+        price_base, price_quote = amount_of(fp["quote"]), amount_of(fp["base"])
     return base, quote, trade_base, trade_quote, price_base, price_quote
 
 
