@@ -9,7 +9,7 @@ accept a name or a ``1.2.N`` id.  Vesting balances are the 1.13.N objects
 maintenance creates for cashback (:mod:`nodeapi.chain.fees`).
 """
 
-from nodeapi.api.arguments import api_limit, check_count, id_key, require_list, typed_id
+from nodeapi.api.arguments import check_count, id_key, require_list, typed_id
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_account
 from nodeapi.errors import ApiError
@@ -35,7 +35,7 @@ class Balances(Section):
         ``api-limit-get-account-balances`` asset ids."""
         account = get_account(self.chain.state, account_name_or_id)
         asset_ids = {typed_id(a, "1.3", "asset id") for a in require_list(assets, "assets")}
-        check_count(len(asset_ids), api_limit(self.node, "get_account_balances", 1000),
+        check_count(len(asset_ids), self.node.limits.get_account_balances,
                     "assets")
         state = self.chain.state
         if not asset_ids:
@@ -66,7 +66,7 @@ class Balances(Section):
         addresses (``TEST...`` address strings), by address then asset and
         id."""
         addrs = require_list(addrs, "addrs")
-        check_count(len(addrs), api_limit(self.node, "get_objects", 100), "addresses")
+        check_count(len(addrs), self.node.limits.get_objects, "addresses")
         state = self.chain.state
         prefix = self.chain.address_prefix
         out = []

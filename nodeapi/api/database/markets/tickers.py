@@ -27,7 +27,7 @@ symbols or ``1.3.N`` ids; an unknown one fails with ``Invalid base asset
 symbol: X`` / ``Invalid quote asset symbol: X``.
 """
 
-from nodeapi.api.arguments import api_limit, check_limit, parse_time_point
+from nodeapi.api.arguments import check_limit, parse_time_point
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.amounts import (
     price_diff_percent_string, price_to_string, uint_amount_to_string)
@@ -180,7 +180,7 @@ class Tickers(Section):
         descending 24-hour volume of the market's lower-id asset; each
         market is stated with that asset as ``base``."""
         plugin = self._market_plugin()
-        check_limit(limit, api_limit(self.node, "get_top_markets", 100))
+        check_limit(limit, self.node.limits.get_top_markets)
         objects = self.chain.state.objects
         return [self._ticker(plugin, objects[t.base], objects[t.quote], True)
                 for t in plugin.tickers_by_volume(limit)]
@@ -191,7 +191,7 @@ class Tickers(Section):
         times, inclusive; ``start`` "1970-01-01T00:00:00" = now), newest
         first, at most ``limit`` (<= ``api-limit-get-trade-history``, 100)."""
         plugin = self._market_plugin()
-        check_limit(limit, api_limit(self.node, "get_trade_history", 100))
+        check_limit(limit, self.node.limits.get_trade_history)
         base_asset, quote_asset = self._market_assets(base, quote)
         start_t = parse_time_point(start, "start")
         stop_t = parse_time_point(stop, "stop")
@@ -208,7 +208,7 @@ class Tickers(Section):
         newest first, at most ``limit`` (<=
         ``api-limit-get-trade-history-by-sequence``, 100)."""
         plugin = self._market_plugin()
-        check_limit(limit, api_limit(self.node, "get_trade_history_by_sequence", 100))
+        check_limit(limit, self.node.limits.get_trade_history_by_sequence)
         if start < 0:
             raise ApiError(f"start must not be negative, got {start}")
         base_asset, quote_asset = self._market_assets(base, quote)
