@@ -5,6 +5,12 @@ from it.
 Reference: bitshares-core libraries/protocol/include/graphene/protocol/config.hpp,
 libraries/chain/get_config.cpp, chain_parameters.hpp."""
 
+import io
+import os
+import tokenize
+
+from kit.paths import ROOT
+
 from nodeapi.protocol import config
 from nodeapi.protocol.operations import CHAIN_PARAMETERS
 from nodeapi.protocol.serialize import unpack
@@ -49,3 +55,51 @@ def test_chain_parameters_default_to_config_values():
     assert defaults["worker_budget_per_day"] == 50000000000
     assert defaults["max_authority_depth"] == 2
     assert unpack(CHAIN_PARAMETERS, CHAIN_PARAMETERS.default, "BTS") == defaults
+
+
+def _literals(folders, wanted, hints):
+    """``(path, line, token)`` of the literal tokens of nodeapi's sources in
+    ``folders`` (config.py excepted) for which ``wanted(tokens, i)`` holds;
+    only files whose text holds one of ``hints`` are tokenized."""
+    found = []
+    for folder in folders:
+        for root, _dirs, names in os.walk(os.path.join(ROOT, "nodeapi", folder)):
+            for name in names:
+                path = os.path.join(root, name)
+                if not name.endswith(".py") or path.endswith(os.path.join("protocol", "config.py")):
+                    continue
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                if not any(hint in text for hint in hints):
+                    continue
+                tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+                found += [(os.path.relpath(path, ROOT), t.start[0], t.string)
+                          for i, t in enumerate(tokens) if wanted(tokens, i)]
+    return found
+
+
+def test_config_values_are_written_only_in_config():
+    """The core asset id and GRAPHENE_MAX_SHARE_SUPPLY appear nowhere in
+    nodeapi but protocol/config.py; GRAPHENE_100_PERCENT nowhere in the
+    protocol and chain code (a fee default ``10000 * P``, 10000 whole
+    units, is no percent)."""
+    def core_or_supply(tokens, i):
+        t = tokens[i]
+        if t.type == tokenize.STRING:
+            return t.string in ('"1.3.0"', "'1.3.0'")
+        if t.type == tokenize.NUMBER:
+            if t.string.replace("_", "") == "1000000000000000":
+                return True
+            return t.string == "10" and [x.string for x in tokens[i + 1:i + 3]] == ["**", "15"]
+        return False
+
+    def percent(tokens, i):
+        t = tokens[i]
+        return (t.type == tokenize.NUMBER and t.string.replace("_", "") == "10000"
+                and tokens[i + 1].string != "*")
+
+    assert _literals([""], core_or_supply, ("1.3.0", "000000000000", "**")) == []
+    assert _literals(["protocol", "chain"], percent, ("10000", "10_000")) == []
+    # the scan sees a literal where there is one
+    assert _literals(["protocol"], lambda tokens, i: tokens[i].string == "GRAPHENE_100_PERCENT",
+                     ("GRAPHENE_100_PERCENT",))
