@@ -30,11 +30,10 @@ from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.fees import charge_statistics
 from nodeapi.protocol.fee_schedule import operation_fee
-from nodeapi.protocol.asset import amount_of, asset, core, mul_down, mul_up
+from nodeapi.protocol.asset import amount_of, asset, core, mul_down, mul_up, percent_of
 from nodeapi.chain.market.take_profit import process_on_fill, unlink
 from nodeapi.chain.vesting import INSTANT, deposit
 from nodeapi.chain.whitelist import is_authorized_asset
-from nodeapi.protocol.asset import percent_of
 from nodeapi.protocol.config import COMMITTEE_ACCOUNT, CORE_ASSET, TEMP_ACCOUNT
 from nodeapi.protocol.flags import CHARGE_MARKET_FEE
 
@@ -189,12 +188,12 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str) -> dict:
                     dyn = state.objects[paid["asset_id"]]["dynamic_asset_data_id"]
                     state.modify(dyn)["accumulated_fees"] += in_paid
                     paid["amount"] -= in_paid
-                    vop[1]["fee"] = {"amount": in_paid, "asset_id": paid["asset_id"]}
+                    vop[1]["fee"] = asset(in_paid, paid["asset_id"])
                 deferred -= cancel_fee
-    asset = order["sell_price"]["base"]["asset_id"]
+    sold = order["sell_price"]["base"]["asset_id"]
     refunded = int(order["for_sale"])
-    core_in_orders(state, seller, asset, -refunded)
-    adjust_balance(state, seller, asset, refunded)
+    core_in_orders(state, seller, sold, -refunded)
+    adjust_balance(state, seller, sold, refunded)
     if int((order.get("deferred_paid_fee") or {}).get("amount", 0)) == 0:
         adjust_balance(state, seller, CORE_ASSET, deferred)
     else:
@@ -202,10 +201,10 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str) -> dict:
         dyn = state.objects[paid["asset_id"]]["dynamic_asset_data_id"]
         state.modify(dyn)["fee_pool"] += deferred
     if vop is not None:
-        virtual_ops.append((vop, [2, {"amount": refunded, "asset_id": asset}]))
+        virtual_ops.append((vop, [2, asset(refunded, sold)]))
     unlink(state, order)
     state.remove(order_id)
-    return {"amount": refunded, "asset_id": asset}
+    return asset(refunded, sold)
 
 
 def maybe_cull(ctx: ApplyContext, order_id: str) -> bool:
