@@ -28,7 +28,7 @@ from nodeapi.protocol.config import (
     MAX_SHARE_SUPPLY, MAX_TIME, NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, SPECIAL_ACCOUNTS,
     TEMP_ACCOUNT)
 from nodeapi.protocol.times import parse_time
-from nodeapi.protocol.asset import amount_of, core
+from nodeapi.protocol.asset import amount_of, asset, core
 
 DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
 ALL_SLOTS_FILLED = (1 << 128) - 1
@@ -319,9 +319,9 @@ def init_genesis(genesis: Genesis,
     # in order until the first reshuffle (nodeapi.chain.schedule)
     state.create("2.12", {"current_shuffled_witnesses": witnesses[:active_count]})
     for bal in g["initial_balances"]:
-        asset = state.asset_by_symbol[bal["asset_symbol"]]
+        asset_id = state.asset_by_symbol[bal["asset_symbol"]]
         state.create("1.15", {"owner": bal["owner"],
-                              "balance": {"amount": amount_of(bal), "asset_id": asset},
+                              "balance": asset(amount_of(bal), asset_id),
                               "last_claim_date": 0})
     if handed_out > 0:
         # the genesis balances take the committee account's whole supply
