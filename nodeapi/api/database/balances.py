@@ -41,7 +41,7 @@ class Balances(Section):
         if not asset_ids:
             return [asset(b["balance"], b["asset_type"])
                     for b in state.balances_of(account["id"])]
-        return [{"amount": state.balance(account["id"], a), "asset_id": a}
+        return [asset(state.balance(account["id"], a), a)
                 for a in sorted(asset_ids, key=id_key)]
 
     @api_function
@@ -94,7 +94,7 @@ class Balances(Section):
             obj = state.objects.get(typed_id(oid, "1.15", "balance id"))
             if obj is None:
                 raise ApiError(f"Unknown balance object {oid}")
-            out.append({"amount": _available(obj, now), "asset_id": obj["balance"]["asset_id"]})
+            out.append(asset(_available(obj, now), obj["balance"]["asset_id"]))
         return out
 
 
