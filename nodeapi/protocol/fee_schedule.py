@@ -87,10 +87,11 @@ class FeeContext:
         return has_entry(self.schedule, kind)
 
 
-def operation_fee(op: list, schedule: dict, prefix: str | None = None) -> int:
+def operation_fee(op: list, schedule: dict, prefix: str | None) -> int:
     """Required fee of ``op`` (wire JSON) in core satoshis under ``schedule``
     (``current_fees``), scaled (graphene ``fee_schedule::calculate_fee``).
-    ``prefix`` is the chain's key prefix for size computations.
+    ``prefix`` is the chain's key prefix, enforced on the keys the sizes
+    count (None: each key's own, for keys already checked).
 
     :raises UnknownOperation: not an operation type 0-77.
     :raises ProtocolError: a size-priced operation that does not serialize.
@@ -110,7 +111,7 @@ def operation_fee(op: list, schedule: dict, prefix: str | None = None) -> int:
 
 
 def set_fee(op: list, schedule: dict, core_exchange_rate: dict,
-            prefix: str | None = None) -> dict:
+            prefix: str | None) -> dict:
     """graphene ``fee_schedule::set_fee``: write the required fee, in the
     asset of ``core_exchange_rate``, into ``op[1]["fee"]`` (``op`` is
     modified) until it is stable, and return it (``{"amount", "asset_id"}``)."""
@@ -138,7 +139,7 @@ def _set_op_fees(op: list, schedule: dict, cer: dict, prefix, depth: int):
 
 
 def required_fees(ops: list, schedule: dict, core_exchange_rate: dict,
-                  prefix: str | None = None) -> list:
+                  prefix: str | None) -> list:
     """graphene ``database_api::get_required_fees`` over ``ops`` (wire JSON,
     not modified): per operation ``{"amount", "asset_id"}`` in the asset of
     ``core_exchange_rate``, or for proposal_create ``[fee, [fees of the
