@@ -12,6 +12,7 @@ from kit.operation_samples import GENESIS, MEMO, sample
 from nodeapi.protocol.errors import InvalidField, UnknownOperation
 from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS, fee_parameters
 from nodeapi.protocol.fee_schedule import operation_fee, required_fees
+from nodeapi.protocol.operations import VIRTUAL_OPERATIONS, table, transfers
 
 P = 100000  # GRAPHENE_BLOCKCHAIN_PRECISION
 SCHEDULE = GENESIS["initial_parameters"]["current_fees"]
@@ -162,3 +163,19 @@ def test_chain_required_fees(chain):
     assert chain.required_fees([sample(0), sample(2)]) == [
         {"amount": EXPECTED[0], "asset_id": "1.3.0"}, {"amount": EXPECTED[2], "asset_id": "1.3.0"}]
     assert chain.required_fee(sample(4)) == {"amount": 0, "asset_id": "1.3.0"}
+
+
+def test_each_family_holds_its_own_fee_formulas_and_authorities():
+    """A fee formula or an authority rule sits in the family module of its
+    operation (changing a fee rule touches that module and this test), and
+    the virtual operations' ``calculate_fee`` is 0 (their fee_params_t is
+    empty)."""
+    for family in table._FAMILIES:
+        for name in ("CALCULATE_FEE", "REQUIRED_AUTHORITIES", "OTHER_AUTHORITIES"):
+            rules = getattr(family, name)
+            assert set(rules) <= set(family.OPERATIONS), (family.__name__, name)
+            assert all(table.__dict__[name][k] is rule for k, rule in rules.items())
+    for kind in VIRTUAL_OPERATIONS:
+        assert operation_fee(sample(kind), SCHEDULE, "TEST") == 0
+    # a transfer without a memo pays its flat fee (the family's formula)
+    assert transfers.CALCULATE_FEE[0]({"fee": {}}, {"fee": 7, "price_per_kbyte": 1}, None) == 7
