@@ -2,7 +2,7 @@
 follower (:class:`~nodeapi.peers.peer.Peer`), the indexer
 (:class:`~nodeapi.peers.upstream.UpstreamService`), the gateway's upstreams
 (:class:`~nodeapi.gateway.upstream.Upstream`) and the devnet's fork
-(:mod:`nodeapi.devnet.fork`).  Its owner provides :class:`IRemoteOwner`;
+(:class:`~nodeapi.devnet.fork.LiveNode`).  Its owner provides :class:`IRemoteOwner`;
 DESIGN.rst ("A connection to another node") tells the flow.  Graphene
 reference: libraries/net/node.cpp (connect, hello with the chain id,
 then sync and follow).
