@@ -268,17 +268,10 @@ class ApiSet:
         self.node = node
         self.session = session
 
-    @property
-    def access_name(self) -> str:
-        return self.name + "_api"
-
     @classmethod
     def function_names(cls) -> list[str]:
         """The sorted names of the functions this set provides."""
         return sorted(cls._bindings)
-
-    def has_function(self, function: str) -> bool:
-        return function in self._bindings
 
     def call(self, function: str, args: list) -> Any:
         """Call ``function`` with positional JSON ``args``.
