@@ -24,14 +24,16 @@ def run_python(code_or_args, timeout):
 
 
 def test_there_are_bench_scripts():
-    assert {"chain", "rpc", "reference", "peers"} <= set(SCRIPTS)
+    assert {"chain", "rpc", "reference", "peers", "common"} <= set(SCRIPTS)
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_each_bench_script_imports(name):
-    """Imported in a child (the scripts put bench/ and tests/ on sys.path),
+    """Imported in a child as ``python bench/<name>.py`` runs it (bench/
+    first on sys.path; bench/common.py adds the repository and tests/),
     under another name than __main__, so nothing runs but the imports."""
     code = ("import importlib.util, sys\n"
+            f"sys.path.insert(0, {BENCH!r})\n"
             f"spec = importlib.util.spec_from_file_location('bench_{name}', "
             f"{os.path.join(BENCH, name + '.py')!r})\n"
             "module = importlib.util.module_from_spec(spec)\n"
