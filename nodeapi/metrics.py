@@ -1,8 +1,9 @@
 """Prometheus metrics, the status page and the health check on
 ``--metrics-endpoint`` (off by default).
 
-The series are listed once, in README.rst "Metrics" (all prefixed
-``nodeapi_`` but prometheus_client's process collector's); the alert rules
+The series are listed in README.rst "Metrics" (all prefixed ``nodeapi_``
+but prometheus_client's process collector's; a gateway's
+``nodeapi_gateway_*`` in full in :mod:`nodeapi.gateway.figures`); the alert rules
 and dashboard in etc/prometheus and etc/grafana use only those names
 (docs/operators.rst).  Counters of what happens on the RPC port are
 updated as it happens (:class:`Metrics`); values owned by other
