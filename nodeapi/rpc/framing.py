@@ -85,9 +85,30 @@ class FramingProtocol(WebSocketServerProtocol):
         if size <= self._frame_limit and self.state == self.STATE_OPEN and not self.send_queue:
             frame = text_frame_header(size) + data
             self.transport.write(frame)
-            self._count(1, size, len(frame))
+            stats = self.trafficStats  # as _count(1, size, len(frame)), inline
+            stats.outgoingWebSocketMessages += 1
+            stats.outgoingWebSocketFrames += 1
+            stats.outgoingOctetsAppLevel += size
+            stats.outgoingOctetsWebSocketLevel += size
+            stats.outgoingOctetsWireLevel += len(frame)
         else:
             self.sendMessage(data, isBinary=False)
+
+    def send_frame(self, frame: bytes) -> int:
+        """:meth:`send_frames` of one frame (the common notice)."""
+        if self._frame_limit:
+            self.transport.write(frame)
+            size = len(frame)
+            length = frame[1] & 0x7F  # header_size and _count, inline: per notice
+            stats = self.trafficStats
+            stats.outgoingWebSocketMessages += 1
+            stats.outgoingWebSocketFrames += 1
+            octets = size - (2 if length < 126 else 4 if length == 126 else 10)
+            stats.outgoingOctetsAppLevel += octets
+            stats.outgoingOctetsWebSocketLevel += octets
+            stats.outgoingOctetsWireLevel += size
+            return size
+        return self.send_frames([frame])
 
     def send_frames(self, frames: list) -> int:
         """Send complete text frames made by :func:`text_frame_header`

@@ -254,7 +254,7 @@ class RpcWebSocketProtocol(FramingProtocol):
         """Write the notice frame the factory's :class:`NoticeFrames` made
         (shared by the connections sent the same notice)."""
         if self._open and self.websocket_open:
-            self._wrote(self.send_frames([self.factory.notices.frame(callback_id, payload)]))
+            self._wrote(self.send_frame(self.factory.notices.frame(callback_id, payload)))
 
     def _send_notices(self, notices: list) -> None:
         """Write the frames of ``[(callback_id, payload), ...]`` at once."""

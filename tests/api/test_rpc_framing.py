@@ -260,3 +260,19 @@ def test_close_with_a_code_the_public_close_refuses(chain):
         assert transport.value() == b""
     finally:
         _close(protocol)
+
+
+def test_one_notice_frame_is_written_and_counted_as_a_list_of_one(chain):
+    """``send_frame`` (the common notice) writes and counts as
+    ``send_frames([frame])`` does, for 7-, 16- and 64-bit lengths."""
+    frames = [notice_frame(1, b"[" + b"1," * (n // 2) + b"1]") for n in (40, 300, 70000)]
+    protocol, transport = _open(chain)
+    other, other_transport = _open(chain)
+    try:
+        for frame in frames:
+            assert protocol.send_frame(frame) == other.send_frames([frame]) == len(frame)
+        assert transport.value() == other_transport.value() == b"".join(frames)
+        assert protocol.trafficStats.__json__() == other.trafficStats.__json__()
+    finally:
+        _close(protocol)
+        _close(other)
