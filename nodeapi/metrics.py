@@ -17,7 +17,8 @@ collector's:
   ``last_irreversible_block_number``, ``witness_participation_ratio``
   (0..1, the filled share of the last 128 slots),
   ``recently_missed_blocks`` (graphene ``recently_missed_count``),
-  ``blocks_applied_total`` (counter, live and replay);
+  ``blocks_applied_total`` (counter, live and replay),
+  ``blocks_popped_total`` (counter: blocks a fork switch popped);
 * with the witness plugin only: ``blocks_produced_total`` (counter) and
   ``witness_missed_blocks{witness}`` (the ``total_missed`` of this node's
   witnesses);
@@ -318,6 +319,8 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         self.blocks_applied = Counter("nodeapi_blocks_applied", "Blocks applied (live and replay)",
                                       registry=self.registry)
+        self.blocks_popped = Counter("nodeapi_blocks_popped", "Blocks popped by fork switches",
+                                     registry=self.registry)
         self.rpc_calls = Counter("nodeapi_rpc_calls", "RPC calls answered",
                                  ["api", "function", "outcome"], registry=self.registry)
         self.rpc_duration = Histogram("nodeapi_rpc_call_duration_seconds",
@@ -363,6 +366,11 @@ class Metrics:
         ``nodeapi_blocks_applied_total`` by 1.  ``applied`` (an
         :class:`~nodeapi.applied.AppliedBlock`) is not looked at."""
         self.blocks_applied.inc()
+
+    def block_popped(self, applied) -> None:
+        """The chain popped a block (a fork switch): increments
+        ``nodeapi_blocks_popped_total`` by 1."""
+        self.blocks_popped.inc()
 
     def watch_rpc(self, node, connection_count, logged_in=None) -> None:
         """The RPC site being built (:func:`nodeapi.rpc.site.rpc_site`):

@@ -59,6 +59,7 @@ from twisted.application import internet, service
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ServerEndpoint
 from twisted.logger import Logger
 
+from nodeapi.chain.errors import UnlinkableBlock
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.peers import core_messages as cm
 from nodeapi.peers.p2p_connection import P2PFactory
@@ -209,6 +210,7 @@ class P2PNode(service.MultiService):
         self._timer.clock = self.clock
         self._timer.setServiceParent(self)
         self.chain.add_block_observer(self._block_applied)
+        self.chain.add_pop_observer(self._block_popped)
 
     # -- services --------------------------------------------------------------
 
@@ -586,7 +588,7 @@ class P2PNode(service.MultiService):
         """Ask ``peer`` for the block ids after this node's synopsis, unless
         a sync request to it is in flight (that round goes on: the peer
         answers from its chain as it is then)."""
-        if peer.state != "active" or peer.on_fork:
+        if peer.state != "active":
             return
         peer.we_need_sync = True
         if peer.synopsis is not None or peer.sync_requested:
@@ -617,20 +619,17 @@ class P2PNode(service.MultiService):
                                       + msg["total_remaining_item_count"])
         peer.remaining = msg["total_remaining_item_count"]
         fresh = collections.deque()
+        forks = self.chain.forks
         for item in ids:
+            peer.known.add(item)
             num = cm.block_num_of_hash(item)
-            ours = self._block_id_at(num)
-            if ours is None:
-                fresh.append(item)
-            elif ours != item:
-                peer.on_fork = True
-                peer.we_need_sync = False
-                log.warn("P2P peer {peer} is on another fork (block {num}: theirs {theirs}, "
-                         "ours {ours}); this node does not switch forks, so it does not sync "
-                         "from it", peer=peer.address, num=num, theirs=item, ours=ours)
-                return
-            else:
-                peer.known.add(item)
+            if self._block_id_at(num) == item or item in forks:
+                continue  # on our branch, or kept on a fork already
+            fresh.append(item)  # past our head, or on the peer's fork
+        if fresh and self._block_id_at(cm.block_num_of_hash(fresh[0])) is not None:
+            log.info("P2P peer {peer} is on another fork from block {num}; fetching its "
+                     "blocks (switching if its branch is longer)", peer=peer.address,
+                     num=cm.block_num_of_hash(fresh[0]))
         if not fresh and peer.remaining == 0:
             if peer.we_need_sync:
                 peer.we_need_sync = False
@@ -681,33 +680,57 @@ class P2PNode(service.MultiService):
         peer.known.add(hash_)
         num = cm.block_num_of_hash(block_id)
         peer.head_block_num = max(peer.head_block_num, num)
-        head = self.chain.head_block_num
-        if num <= head:
-            if self._block_id_at(num) != block_id and not peer.on_fork:
-                peer.on_fork = True
-                log.warn("P2P peer {peer} sent block {num} of another fork; this node does "
-                         "not switch forks", peer=peer.address, num=num)
-        elif num == head + 1 and block["previous"] == self.chain.head_block_id:
-            self._syncing_from = peer if syncing else None
-            self._incoming = (peer, hash_)
-            try:
-                self.network.apply_block(block, peer)
-            except ChainError as exc:
-                self._close(peer, f"block {num} {block_id} refused: {exc}", error=True)
+        if self._block_id_at(num) != block_id and block_id not in self.chain.forks:
+            if not self._push_block(peer, block, block_id, hash_, data, syncing):
                 return
-            finally:
-                self._syncing_from = None
-                self._incoming = None
-            self.blocks_received += 1
-            self._seen.add(hash_)
-            self._cache_item(hash_, cm.BLOCK, data)
-        elif num == head + 1:
+        if syncing and not peer.sync_requested:
+            self._fetch_sync_batch(peer)
+
+    def _push_block(self, peer, block: dict, block_id: str, hash_: str, data: bytes,
+                    syncing: bool) -> bool:
+        """Push a block this node lacks the fork-aware way (graphene
+        node.cpp ``process_block_during_sync`` / ``process_block_during_normal_operation``
+        into db_block.cpp ``push_block``): applied on the head, kept on a
+        shorter fork, or a switch to the peer's longer fork.  A block
+        building on none this node knows starts a sync with the peer (its
+        branch is fetched from the common block); a refused one drops the
+        peer.  Returns False when the peer was dropped."""
+        num = cm.block_num_of_hash(block_id)
+        self._syncing_from = peer if syncing else None
+        self._incoming = (peer, hash_)
+        try:
+            result = self.network.push_network_block(block)
+        except UnlinkableBlock:
+            log.info("P2P peer {peer} sent block {num} {block_id} that builds on a block this "
+                     "node lacks; syncing from it", peer=peer.address, num=num,
+                     block_id=block_id)
+            peer.ids_to_fetch.clear()
+            if not peer.sync_requested:
+                self._start_sync(peer)
+            return True
+        except ChainError as exc:
+            self._close(peer, f"block {num} {block_id} refused: {exc}", error=True)
+            return False
+        finally:
+            self._syncing_from = None
+            self._incoming = None
+        self._seen.add(hash_)
+        self._cache_item(hash_, cm.BLOCK, data)
+        if result.kept:
             peer.on_fork = True
-            log.warn("P2P peer {peer} sent block {num} that does not link to this node's head "
-                     "(another fork); this node does not switch forks", peer=peer.address,
-                     num=num)
-        elif not syncing:
-            self._start_sync(peer)  # a gap: fetch what is missing
+            log.info("P2P peer {peer}: block {num} {block_id} kept on a fork no longer than "
+                     "this node's head {head}", peer=peer.address, num=num, block_id=block_id,
+                     head=self.chain.head_block_num)
+            return True
+        peer.on_fork = False
+        self.blocks_received += len(result.applied)
+        if result.switched:
+            log.warn("P2P peer {peer}: switched to its fork: {popped} blocks popped, "
+                     "{applied} applied, head {head}", peer=peer.address,
+                     popped=len(result.popped), applied=len(result.applied),
+                     head=self.chain.head_block_num)
+        return True
+
         if syncing and not peer.sync_requested:
             self._fetch_sync_batch(peer)
 
@@ -784,6 +807,12 @@ class P2PNode(service.MultiService):
         self._seen.add(applied.block_id)
         self._advertise(cm.BLOCK, hash_, data, origin=origin, block_id=applied.block_id)
 
+    def _block_popped(self, applied) -> None:
+        """Chain pop observer (a fork switch): forget the ids from the
+        popped block's number on."""
+        for num in [n for n in self._block_ids if n >= applied.block_num]:
+            del self._block_ids[num]
+
     def _cache_item(self, hash_: str, msg_type: int, data: bytes) -> None:
         self._cache[hash_] = (msg_type, data)
         while len(self._cache) > MESSAGE_CACHE_SIZE:
@@ -845,7 +874,7 @@ class P2PNode(service.MultiService):
             last = synopsis[-1]
             num = cm.block_num_of_hash(last)
             peer.head_block_num = max(peer.head_block_num, num)
-            if (self._block_id_at(num) != last and num > self.chain.head_block_num
+            if (num > self.chain.head_block_num and last not in self.chain.forks
                     and not peer.we_need_sync and peer.state == "active"):
                 self._start_sync(peer)  # the peer has blocks this node lacks
         for item in ids:

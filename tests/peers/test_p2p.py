@@ -24,7 +24,7 @@ from nodeapi.protocol.block import block_id, deserialize_block, serialize_block
 from nodeapi.protocol.node_address import parse_node_address
 
 from kit.chain import claim_op, produce
-from kit.keys import CHAIN_ID
+from kit.keys import CHAIN_ID, DEV_WIF
 from kit.peers import FAST
 from kit.signing import sign
 from kit.wait import wait_for
@@ -393,31 +393,74 @@ def test_peers_beyond_max_connections_are_rejected(producer, follower, new_chain
 
 
 @pytest_twisted.inlineCallbacks
-def test_nodes_on_two_forks_do_not_take_each_others_blocks(producer, follower):
-    """Two chains with the same block 1 that fork at block 2 (one block 2
-    holds a transaction): each lists its ids from block 1, the other finds
-    a different id at block 2, a number it has (the number is in the id),
-    marks the peer ``on_fork`` and stops syncing from it (this node does
-    not switch forks); neither chain changes and the connection stays."""
+def test_a_node_switches_to_a_peers_longer_fork(producer, follower):
+    """Two chains with the same block 1 that fork at block 2 (the
+    follower's block 2 holds the claim), the producer's branch longer:
+    the follower sends its synopsis, the producer lists its ids from block
+    1, the follower fetches blocks 2 and 3 of the producer's fork and
+    switches to it (db_block.cpp ``push_block``: the longer fork; its own
+    block 2 popped, the claim back in its pending transactions).  The
+    producer fetches the follower's block 2 and keeps it on its fork
+    database without switching (a shorter fork, node.cpp / fork_database)."""
     produce(producer, 1)
     produce(follower, 1)
     assert producer.head_block_id == follower.head_block_id
     produce(producer, 2)
     follower.push_transaction(sign(follower, [claim_op()]))
     produce(follower, 1)
+    own_block_2 = block_id(follower.get_block(2))
+    producer_head = producer.head_block_id
     a, address = yield _listening(producer)
     b = _service(follower, p2p_seeds=[address])
     b.startService()
     try:
-        def on_fork(svc):
-            peers = svc.p2p.connected_peers()
-            return peers and peers[0]["info"]["on_fork"]
+        yield wait_for(lambda: follower.head_block_id == producer_head, timeout=10)
+        assert follower.get_block(2) == producer.get_block(2)
+        assert b.blocks_from_peers == 2
+        assert [t["operations"][0][0] for t in follower.pending_transactions] == [37]
+        assert own_block_2 in follower.forks
+        yield wait_for(lambda: own_block_2 in producer.forks, timeout=5)
+        assert producer.head_block_id == producer_head and a.blocks_from_peers == 0
+        [peer] = a.p2p.connected_peers()
+        assert peer["info"]["on_fork"]
+    finally:
+        yield _stop(b, a)
 
-        yield wait_for(lambda: on_fork(a) and on_fork(b), timeout=5)
-        yield task.deferLater(reactor, 0.2, lambda: None)
-        assert (producer.head_block_num, follower.head_block_num) == (3, 2)
-        assert b.blocks_from_peers == 0 and a.blocks_from_peers == 0
-        assert len(a.p2p.connected_peers()) == 1
+
+@pytest_twisted.inlineCallbacks
+def test_partitioned_nodes_rejoin_on_the_longer_fork(producer, follower):
+    """A and B in step, then partitioned (B stopped): A produces one block,
+    B two, at other slots (the witnesses split by slot).  Rejoined, A
+    switches to B's longer branch (A's block popped, its transfer pending
+    again), B keeps A's block on a fork, and the next block A produces
+    reaches B by relay on the one chain."""
+    produce(producer, 3)
+    a, address = yield _listening(producer)
+    b = _service(follower, p2p_seeds=[address])
+    b.startService()
+    try:
+        yield wait_for(lambda: follower.head_block_id == producer.head_block_id, timeout=10)
+    finally:
+        yield _stop(b)
+    producer.push_transaction(sign(producer, [claim_op()]))
+    producer.generate_block(producer.get_slot_time(1), producer.get_scheduled_witness(1),
+                            DEV_WIF)
+    for slot in (2, 1):
+        follower.generate_block(follower.get_slot_time(slot),
+                                follower.get_scheduled_witness(slot), DEV_WIF)
+    lost = block_id(producer.get_block(4))
+    b = _service(follower, p2p_seeds=[address])
+    b.startService()
+    try:
+        yield wait_for(lambda: producer.head_block_id == follower.head_block_id, timeout=10)
+        assert producer.head_block_num == 5 and lost in producer.forks
+        assert [t["operations"][0][0] for t in producer.pending_transactions] == [37]
+        yield wait_for(lambda: lost in follower.forks, timeout=5)
+        produce(producer, 1)  # the claim in block 6, relayed
+        yield wait_for(lambda: follower.head_block_id == producer.head_block_id, timeout=5)
+        assert follower.head_block_num == 6
+        assert follower.state.balance("1.2.6", "1.3.0") == \
+            producer.state.balance("1.2.6", "1.3.0") > 0
     finally:
         yield _stop(b, a)
 

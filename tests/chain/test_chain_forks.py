@@ -1,0 +1,173 @@
+"""Fork switching: graphene ``database::push_block`` with its fork
+database (bitshares-core libraries/chain/db_block.cpp ``_push_block``,
+``pop_block``; fork_database.cpp ``push_block``, ``fetch_branch_from``).
+
+Two chains share blocks 1-2 (the claim of the genesis balance), then each
+produces on its own: A one block at slot 1 (a transfer of 1,000 to init1),
+B two blocks at slots 2 and 3 (a transfer of 5,000).  B's branch is longer,
+so A, given B's blocks, pops its block 3 and applies B's 3 and 4; the
+popped transfer goes back to A's pending transactions.
+"""
+
+import pytest
+
+from nodeapi.chain.errors import InvalidBlock, UnlinkableBlock
+from nodeapi.protocol.block import block_id as compute_block_id
+
+from kit.chain import fund, signed_wire, transfer_wire
+from kit.keys import DEV_WIF
+
+
+def produce_at(chain, slot: int) -> dict:
+    """A block at ``slot`` slots after the head (the slots before missed)."""
+    return chain.generate_block(chain.get_slot_time(slot), chain.get_scheduled_witness(slot),
+                                DEV_WIF)
+
+
+def push(chain, block, **kw):
+    return chain.push_network_block(block, now=chain.head_block_time + 3600, **kw)
+
+
+@pytest.fixture
+def forked(new_chain):
+    """(A, B, A's block 3, B's blocks 3 and 4): A with its own block 3, B
+    with a longer branch after the shared blocks 1-2."""
+    a, b = new_chain(), new_chain()
+    fund(a, init1=10 ** 8)
+    for num in (1, 2):
+        push(b, a.get_block(num))
+    a.push_transaction(signed_wire(a, transfer_wire(1000)))
+    a3 = produce_at(a, 1)
+    b.push_transaction(signed_wire(b, transfer_wire(5000)))
+    b3 = produce_at(b, 2)
+    b4 = produce_at(b, 1)
+    return a, b, a3, (b3, b4)
+
+
+def committed(chain) -> dict:
+    return chain.state.committed()[0]
+
+
+def test_longer_fork_is_switched_to(forked):
+    a, b, a3, (b3, b4) = forked
+    init1_before = a.state.balance("1.2.7", "1.3.0")
+    first = push(a, b3)
+    assert first.kept and not first.applied and a.head_block_num == 3
+    assert a.head_block_id != b.head_block_id
+    result = push(a, b4)
+    assert result.switched
+    assert [p.block_num for p in result.popped] == [3]
+    assert [x.block_num for x in result.applied] == [3, 4]
+    assert a.head_block_id == b.head_block_id
+    assert a.block_log.head_num == 4
+    assert a.get_block(3) == b3 and a.get_block(4) == b4
+    assert committed(a) == committed(b)
+    # the popped block's transfer of 1,000 is pending again, B's 5,000 applied:
+    # init1 holds 10^8 + 5,000 in the head state, + 1,000 with the pending one
+    pending = a.pending_transactions
+    assert [t["operations"][0][1]["amount"]["amount"] for t in pending] == [1000]
+    assert a.state.balance("1.2.7", "1.3.0") == init1_before - 1000 + 5000 + 1000
+
+
+def test_shorter_fork_is_kept_not_switched(forked):
+    a, b, a3, (b3, b4) = forked
+    push(a, b3)
+    push(a, b4)
+    # B hears of A's block 3: its branch is shorter, kept only
+    result = push(b, a3)
+    assert result.kept and not result.switched
+    assert b.head_block_num == 4 and b.head_block_id == compute_block_id(b4)
+    assert b.forks.get(compute_block_id(a3)) == a3
+
+
+def test_switching_back_to_a_branch_that_grows(forked, new_chain):
+    a, b, a3, (b3, b4) = forked
+    c = new_chain()  # a copy of A's branch
+    for num in (1, 2, 3):
+        push(c, a.get_block(num))
+    push(a, b3)
+    push(a, b4)
+    # A's popped block 3 stays in its fork database; C grows that branch
+    # past B's, and A switches back to it
+    assert a.forks.get(compute_block_id(a3)) == a3
+    c4 = produce_at(c, 3)
+    c5 = produce_at(c, 1)
+    assert not push(a, c4).switched  # 4 against 4: kept
+    result = push(a, c5)
+    assert [p.block_num for p in result.popped] == [4, 3]
+    assert [x.block_num for x in result.applied] == [3, 4, 5]
+    assert a.head_block_id == c.head_block_id
+    assert committed(a) == committed(c)
+    # B's transfer of 5,000 went back to the pending transactions
+    assert [t["operations"][0][1]["amount"]["amount"] for t in a.pending_transactions] == [5000]
+
+
+def test_refused_fork_block_leaves_the_main_branch(forked):
+    a, b, a3, (b3, b4) = forked
+    push(a, b3)
+    bad = dict(b4, transaction_merkle_root="11" * 20)  # no longer what the witness signed
+    state_before = committed(a)
+    with pytest.raises(InvalidBlock):
+        push(a, bad)
+    assert a.head_block_num == 3 and a.get_block(3) == a3
+    assert committed(a) == state_before
+    assert a.block_log.head_num == 3
+    # the refused block is out of the fork database; b3 (valid) stays
+    assert compute_block_id(bad) not in a.forks and compute_block_id(b3) in a.forks
+    # the good one switches A all the same
+    assert push(a, b4).switched
+    assert a.head_block_id == b.head_block_id
+
+
+def test_unlinkable_and_irreversible_blocks_refused(forked, new_chain):
+    a, b, a3, (b3, b4) = forked
+    with pytest.raises(UnlinkableBlock):
+        push(a, b4)  # builds on b3, which A has not seen
+    lib = a.dgp["last_irreversible_block_num"]
+    assert lib >= 0
+    c = new_chain()
+    with pytest.raises(UnlinkableBlock):
+        push(c, b4)
+
+
+def test_pop_block_undoes_state_log_and_puts_transactions_back(forked):
+    a, b, a3, (b3, b4) = forked
+    before = committed(a)
+    balance = a.state.balance("1.2.7", "1.3.0")
+    popped = a.pop_block()
+    assert popped.block_num == 3 and a.head_block_num == 2
+    assert a.block_log.head_num == 2
+    assert committed(a) != before
+    # the transfer is pending again: init1's balance in the pending state unchanged
+    assert a.state.balance("1.2.7", "1.3.0") == balance
+    assert len(a.pending_transactions) == 1
+
+
+def test_account_history_follows_the_switch(new_chain):
+    """A consumer with ``block_popped`` (the account history plugin)
+    forgets the popped block's operations: after the switch A's history
+    equals B's, which never saw A's block (graphene's undo database takes
+    the history objects back)."""
+    from nodeapi.history.account_history.history import AccountHistory
+
+    a, b = new_chain(), new_chain()
+    ha, hb = AccountHistory(), AccountHistory()
+    a.add_consumer(ha)
+    b.add_consumer(hb)
+    fund(a, init1=10 ** 8)
+    for num in (1, 2):
+        push(b, a.get_block(num))
+    a.push_transaction(signed_wire(a, transfer_wire(1000)))
+    produce_at(a, 1)
+    assert ha.operation_count != hb.operation_count
+    b.push_transaction(signed_wire(b, transfer_wire(5000)))
+    blocks = [produce_at(b, 2), produce_at(b, 1)]
+    for block in blocks:
+        push(a, block)
+    assert a.head_block_id == b.head_block_id
+    for account in ("1.2.6", "1.2.7"):
+        assert (ha.get_account_history(account, 0, 100, 0)
+                == hb.get_account_history(account, 0, 100, 0))
+        assert ha.account_total_ops(account) == hb.account_total_ops(account)
+    assert ha.entry_count == hb.entry_count and ha.operation_count == hb.operation_count
+    assert ha.get_block_operation_history(3) == hb.get_block_operation_history(3)
