@@ -86,6 +86,19 @@ class ForkDatabase:
             for bid in self._by_num.pop(low):
                 self._blocks.pop(bid, None)
 
+    def branch_ids(self, block_id: str, on_main) -> tuple:
+        """:meth:`branch` with the blocks' ids instead of the blocks."""
+        ids = []
+        bid = block_id
+        while not on_main(bid):
+            block = self._blocks.get(bid)
+            if block is None:
+                raise LookupError(f"block {bid} is neither kept nor on the main branch")
+            ids.append(bid)
+            bid = block["previous"]
+        ids.reverse()
+        return bid, ids
+
     def branch(self, block_id: str, on_main) -> tuple:
         """``(ancestor id, [blocks])``: the kept blocks from the first one
         after the main branch up to ``block_id``, in applying order, and the

@@ -25,6 +25,7 @@ from nodeapi.protocol.node_address import parse_node_address
 
 from kit.chain import claim_op, produce
 from kit.keys import CHAIN_ID, DEV_WIF
+from kit.p2p_raw import RawPeer, accepted_peer, closed, firewall_probe, raw_hello
 from kit.peers import FAST
 from kit.signing import sign
 from kit.wait import wait_for
@@ -200,94 +201,80 @@ def test_a_peer_on_another_chain_is_rejected(producer):
         yield _stop(a)
 
 
-class _RawPeer:
-    """A blocking socket speaking the stream by hand (the hostile peer);
-    ``rcvbuf``: a small receive buffer (bytes) for a peer that stops
-    reading."""
-
-    def __init__(self, address, rcvbuf=None):
-        host, port = address.rsplit(":", 1)
-        self.sock = socket.socket()
-        if rcvbuf:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        self.sock.settimeout(5)
-        self.sock.connect((host, int(port)))
-        self.key = coincurve.PrivateKey()
-        self.sock.sendall(self.key.public_key.format(compressed=True))
-        remote = self._read(33)
-        self.secret = stcp.shared_secret(self.key, remote)
-        self.cipher = stcp.StreamCipher(self.secret)
-        self.plain = b""
-
-    def _read(self, n):
-        out = b""
-        while len(out) < n:
-            chunk = self.sock.recv(n - len(out))
-            if not chunk:
-                raise EOFError("closed")
-            out += chunk
-        return out
-
-    def send(self, msg_type, data):
-        self.sock.sendall(self.cipher.encrypt(cm.frame(msg_type, data)))
-
-    def send_raw_plain(self, plain):
-        self.sock.sendall(self.cipher.encrypt(plain))
-
-    def recv_message(self):
-        while True:
-            if len(self.plain) >= 16:
-                size, msg_type = struct.unpack_from("<II", self.plain)
-                total = cm.framed_size(size)
-                if len(self.plain) >= total:
-                    data = self.plain[8:8 + size]
-                    self.plain = self.plain[total:]
-                    return msg_type, data
-            self.plain += self.cipher.decrypt(self._read(16))
-
-    def closed(self):
-        return _closed(self.sock)
-
-    def close(self):
-        self.sock.close()
-
-
-def _closed(sock) -> bool:
-    """True once the node closed ``sock`` (read until EOF or reset);
-    False when it stays silent and open for 10 s."""
-    sock.settimeout(10)
-    try:
-        while sock.recv(4096):
-            pass
-        return True
-    except ConnectionResetError:
-        return True
-    except socket.timeout:
-        return False
-
-
 def _blocking(fn, *args):
     """Run a blocking call of the raw peer in a thread (the reactor keeps
     serving the node under test)."""
     return threads.deferToThread(fn, *args)
 
 
-@pytest_twisted.inlineCallbacks
 def _raw_hello(address, chain_id=CHAIN_ID, rcvbuf=None):
-    peer = yield _blocking(_RawPeer, address, rcvbuf)
-    key = coincurve.PrivateKey()
-    digest = hashlib.sha256(peer.secret).digest()
-    sig = key.sign_recoverable(digest, hasher=None)
-    compact = bytes([sig[64] + 31]) + sig[:64]
-    hello = {"user_agent": "raw", "core_protocol_version": 106,
-             "inbound_address": "0.0.0.0", "inbound_port": 0, "outbound_port": 0,
-             "node_public_key": key.public_key.format(compressed=True).hex(),
-             "signed_shared_secret": compact.hex(), "chain_id": chain_id, "user_data": {}}
-    peer.send(cm.HELLO, cm.encode(cm.HELLO, hello))
-    # the node's own hello comes first
-    msg_type, _data = yield _blocking(peer.recv_message)
-    assert msg_type == cm.HELLO
-    return peer
+    return _blocking(raw_hello, address, chain_id, rcvbuf)
+
+
+@pytest_twisted.inlineCallbacks
+def test_ipv6_listen_dial_and_address_messages(producer, follower, new_chain):
+    """A listens on ``[::1]:0`` and on nothing else; B dials ``[::1]:port``
+    and syncs.  Peers are named ``[v6]:port`` (network_node answers, the
+    peer database).  A raw peer asks A for addresses: B, connected over
+    IPv6, is not in them (graphene's ``address_info`` holds an
+    ``fc::ip::endpoint``, an IPv4 address and a port: core_messages.hpp),
+    as A's hello to an IPv6 peer gives ``0.0.0.0`` as its inbound address.
+    bitshares-core 7.0.2 itself listens and dials over IPv4 only."""
+    produce(producer, 5)
+    a = _service(producer, p2p_endpoint="[::1]:0")
+    a.startService()
+    try:
+        yield wait_for(lambda: a.p2p.listening_port is not None)
+        port = a.p2p.listening_port.getHost().port
+        assert a.p2p.info()["listening_on"] == f"[::1]:{port}"
+        b, address_b = yield _listening(follower, p2p_seeds=[f"[::1]:{port}"])
+        yield wait_for(lambda: follower.head_block_num == 5, timeout=10)
+        [seen_by_b] = b.p2p.connected_peers()
+        assert seen_by_b["host"] == f"[::1]:{port}"
+        assert seen_by_b["info"]["addrlocal"].startswith("[::1]:")
+        [seen_by_a] = a.p2p.connected_peers()
+        assert seen_by_a["host"].startswith("[::1]:")
+        # B's inbound port is in A's peer database in the IPv6 form
+        assert f"[::1]:{address_b.rsplit(':', 1)[1]}" in a.p2p.potential_peers
+        # A's address message leaves the IPv6 peer out
+        peer = yield _blocking(accepted_peer, f"[::1]:{port}")
+        peer.send_message(cm.ADDRESS_REQUEST, {})
+        msg_type, data = yield _blocking(peer.recv_skipping, cm.FETCH_BLOCKCHAIN_ITEM_IDS,
+                                         cm.CURRENT_TIME_REQUEST)
+        assert msg_type == cm.ADDRESS
+        assert cm.decode(cm.ADDRESS, data, "TEST")["addresses"] == []
+        peer.close()
+    finally:
+        yield _stop(b, a)
+
+
+def test_p2p_endpoint_takes_ipv6_in_brackets():
+    from nodeapi.config_parse import parse_p2p_endpoint
+
+    assert parse_p2p_endpoint("[::1]:1776") == "[::1]:1776"
+    assert parse_p2p_endpoint("[0:0::1]:1776") == "[::1]:1776"
+    assert parse_p2p_endpoint("127.0.0.1:1776") == "127.0.0.1:1776"
+    assert parse_p2p_endpoint(":1776") == "0.0.0.0:1776"
+    for bad in ("[::g]:1", "::1:1776", "[::1]:99999", "example.org:1"):
+        with pytest.raises(ValueError):
+            parse_p2p_endpoint(bad)
+
+
+@pytest_twisted.inlineCallbacks
+def test_check_firewall_is_ignored_as_the_reference_does(producer):
+    """bitshares-core 7.x answers neither check_firewall nor its reply
+    (node.cpp ``on_message``: both cases ``break``; the remote firewall
+    check is no longer performed, node.cpp ``connect_to_task``): the
+    connection stays, the next answer is the time reply."""
+    produce(producer, 2)
+    a, address = yield _listening(producer)
+    try:
+        peer = yield _blocking(accepted_peer, address)
+        assert (yield _blocking(firewall_probe, peer)) == [cm.CURRENT_TIME_REPLY]
+        assert len(a.p2p.connected_peers()) == 1
+        peer.close()
+    finally:
+        yield _stop(a)
 
 
 @pytest_twisted.inlineCallbacks
@@ -298,17 +285,17 @@ def test_garbage_and_oversized_messages_drop_the_peer(producer):
         host, port = address.rsplit(":", 1)
         sock = yield _blocking(socket.create_connection, (host, int(port)), 5)
         sock.sendall(b"\x05" + b"\xff" * 32)
-        assert (yield _blocking(_closed, sock))
+        assert (yield _blocking(closed, sock))
         # a header announcing more than MAX_MESSAGE_SIZE
-        peer = yield _blocking(_RawPeer, address)
+        peer = yield _blocking(RawPeer, address)
         peer.send_raw_plain(struct.pack("<II", cm.MAX_MESSAGE_SIZE + 1, cm.HELLO) + bytes(8))
         assert (yield _blocking(peer.closed))
         # a hello that does not read
-        peer = yield _blocking(_RawPeer, address)
+        peer = yield _blocking(RawPeer, address)
         peer.send(cm.HELLO, b"\x05garbage")
         assert (yield _blocking(peer.closed))
         # an unknown message type outside the core range
-        peer = yield _blocking(_RawPeer, address)
+        peer = yield _blocking(RawPeer, address)
         peer.send(4242, b"")
         assert (yield _blocking(peer.closed))
         yield wait_for(lambda: not a.p2p.peers, timeout=5)
@@ -321,7 +308,7 @@ def test_garbage_and_oversized_messages_drop_the_peer(producer):
 def test_a_silent_peer_is_dropped_after_the_handshake_timeout(producer):
     a, address = yield _listening(producer)
     try:
-        peer = yield _blocking(_RawPeer, address)  # keys exchanged, then nothing
+        peer = yield _blocking(RawPeer, address)  # keys exchanged, then nothing
         yield wait_for(lambda: len(a.p2p.peers) == 1, timeout=5)
         assert (yield _blocking(peer.closed))  # within HANDSHAKE_TIMEOUT (+ 1 s checks)
         assert not a.p2p.peers
