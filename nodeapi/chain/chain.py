@@ -45,7 +45,7 @@ from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.state import ObjectStore
 from nodeapi.errors import ProtocolError
 from nodeapi.protocol.block import block_id as compute_block_id
-from nodeapi.protocol.block import block_num_of
+from nodeapi.protocol.block import block_num_of, serialize_block
 from nodeapi.protocol.fee_schedule import required_fees
 from nodeapi.protocol.operations import canonical_operation
 from nodeapi.protocol.transaction import transaction_id
@@ -497,7 +497,7 @@ class Chain:
         if previous not in self.forks and not self._on_main(previous):
             raise UnlinkableBlock(f"Block {num} {bid} builds on {previous}, a block this node "
                                   "does not know")
-        self.forks.add(bid, block)
+        self.forks.add(bid, block, len(serialize_block(block, self.address_prefix)))
         self.forks.prune(lib)
         if num <= self.head_block_num:
             self.log.info("Block {num} {block_id} kept on a fork no longer than the head "
@@ -567,7 +567,8 @@ class Chain:
 
     def _pop(self) -> AppliedBlock:
         old, changed = self.blocks.pop()
-        self.forks.add(old.block_id, old.block)
+        self.forks.add(old.block_id, old.block,
+                       len(serialize_block(old.block, self.address_prefix)))
         for consumer in list(self._consumers):
             popped = getattr(consumer, "block_popped", None)
             if popped is not None:

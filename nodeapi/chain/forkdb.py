@@ -9,7 +9,10 @@ number and its previous block; :meth:`ForkDatabase.branch` walks a kept
 block back to the main branch.  The main branch's blocks that a fork
 switch pops come here too, so the chain can switch back.  Bounds: only
 blocks above the last irreversible block are kept (:meth:`prune`), at most
-``max_size`` of them (the lowest go first).
+``max_size`` of them and ``max_bytes`` of their packed sizes (the lowest
+go first): blocks kept on a shorter fork are not validated before a switch
+to them (graphene's fork database does not either), so a peer could
+otherwise fill memory with them.
 """
 
 import collections
@@ -19,16 +22,23 @@ from nodeapi.protocol.block import block_num_of
 #: blocks kept off the main branch at most (graphene's fork database keeps
 #: ``GRAPHENE_MAX_UNDO_HISTORY`` worth of heights)
 MAX_FORK_BLOCKS = 10000
+#: bytes of packed blocks kept off the main branch at most
+MAX_FORK_BYTES = 64 * 1024 * 1024
 
 
 class ForkDatabase:
     """Blocks by id off the main branch (module docstring).
 
     :param max_size: blocks kept at most.
+    :param max_bytes: packed block bytes kept at most.
     """
 
-    def __init__(self, max_size: int = MAX_FORK_BLOCKS) -> None:
+    def __init__(self, max_size: int = MAX_FORK_BLOCKS,
+                 max_bytes: int = MAX_FORK_BYTES) -> None:
         self.max_size = max_size
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._sizes: dict = {}      # id -> packed size
         self._blocks: dict = {}     # id -> signed block (wire JSON)
         self._by_num: dict = collections.defaultdict(set)  # num -> ids
 
@@ -42,15 +52,27 @@ class ForkDatabase:
         """The kept block ``block_id``, or None."""
         return self._blocks.get(block_id)
 
-    def add(self, block_id: str, block: dict) -> None:
-        """Keep ``block`` (id ``block_id``); past ``max_size`` the lowest
-        blocks are dropped."""
+    def add(self, block_id: str, block: dict, size: int) -> None:
+        """Keep ``block`` (id ``block_id``, ``size`` packed bytes); past
+        ``max_size`` blocks or ``max_bytes`` the lowest blocks are dropped
+        (the new one too, when it is the lowest)."""
         if block_id in self._blocks:
             return
         self._blocks[block_id] = block
+        self._sizes[block_id] = size
+        self.bytes += size
         self._by_num[block_num_of(block_id)].add(block_id)
-        while len(self._blocks) > self.max_size:
-            self.prune(min(self._by_num))
+        while self._blocks and (len(self._blocks) > self.max_size
+                                or self.bytes > self.max_bytes):
+            self._drop_lowest()
+
+    def _drop_lowest(self) -> None:
+        num = min(self._by_num)
+        bid = self._by_num[num].pop()
+        if not self._by_num[num]:
+            del self._by_num[num]
+        del self._blocks[bid]
+        self.bytes -= self._sizes.pop(bid)
 
     def remove(self, block_id: str) -> list:
         """Drop ``block_id`` and every kept block built on it (graphene
@@ -62,6 +84,7 @@ class ForkDatabase:
             block = self._blocks.pop(bid, None)
             if block is None:
                 continue
+            self.bytes -= self._sizes.pop(bid)
             num = block_num_of(bid)
             self._by_num[num].discard(bid)
             if not self._by_num[num]:
@@ -75,6 +98,7 @@ class ForkDatabase:
         """Drop ``block_id`` alone (it joined the main branch)."""
         if self._blocks.pop(block_id, None) is None:
             return
+        self.bytes -= self._sizes.pop(block_id)
         num = block_num_of(block_id)
         self._by_num[num].discard(block_id)
         if not self._by_num[num]:
@@ -85,6 +109,7 @@ class ForkDatabase:
         for low in [n for n in self._by_num if n <= num]:
             for bid in self._by_num.pop(low):
                 self._blocks.pop(bid, None)
+                self.bytes -= self._sizes.pop(bid, 0)
 
     def branch_ids(self, block_id: str, on_main) -> tuple:
         """:meth:`branch` with the blocks' ids instead of the blocks."""

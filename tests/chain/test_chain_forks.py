@@ -171,3 +171,27 @@ def test_account_history_follows_the_switch(new_chain):
         assert ha.account_total_ops(account) == hb.account_total_ops(account)
     assert ha.entry_count == hb.entry_count and ha.operation_count == hb.operation_count
     assert ha.get_block_operation_history(3) == hb.get_block_operation_history(3)
+
+
+def test_fork_database_bounds():
+    """At most ``max_size`` blocks and ``max_bytes`` packed bytes are kept
+    (the lowest go first); :meth:`remove` drops a block and what builds on
+    it; :meth:`prune` forgets the irreversible heights."""
+    from nodeapi.chain.forkdb import ForkDatabase
+
+    def bid(num, tag):
+        return f"{num:08x}" + tag * 32
+
+    forks = ForkDatabase(max_size=3, max_bytes=250)
+    forks.add(bid(5, "a"), {"previous": bid(4, "0")}, 100)
+    forks.add(bid(6, "a"), {"previous": bid(5, "a")}, 100)
+    assert forks.bytes == 200 and len(forks) == 2
+    forks.add(bid(7, "a"), {"previous": bid(6, "a")}, 100)  # 300 bytes: block 5 goes
+    assert bid(5, "a") not in forks and forks.bytes == 200
+    forks.add(bid(7, "b"), {"previous": bid(6, "a")}, 10)
+    forks.add(bid(8, "b"), {"previous": bid(7, "b")}, 10)   # 4 blocks: block 6 goes
+    assert len(forks) == 3 and bid(6, "a") not in forks and forks.bytes == 120
+    assert sorted(forks.remove(bid(7, "b"))) == [bid(7, "b"), bid(8, "b")]
+    assert forks.bytes == 100
+    forks.prune(7)
+    assert len(forks) == 0 and forks.bytes == 0

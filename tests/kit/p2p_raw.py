@@ -162,7 +162,8 @@ def accepted_peer(address: str, chain_id: str = CHAIN_ID, max_messages: int = 20
 def firewall_probe(peer) -> list:
     """Send check_firewall and check_firewall_reply, then a
     current_time_request; the types of what comes back up to the time
-    reply (sync traffic, inventories and keep-alives skipped)."""
+    reply (sync traffic, inventories, keep-alives and a late hello of the
+    accepting side skipped)."""
     endpoint = {"address": "127.0.0.1", "port": 1776}
     peer.send_message(cm.CHECK_FIREWALL, {"node_id": "02" + "11" * 32,
                                           "endpoint_to_check": endpoint})
@@ -172,6 +173,6 @@ def firewall_probe(peer) -> list:
     seen = []
     while not seen or seen[-1] != cm.CURRENT_TIME_REPLY:
         seen.append(peer.recv_skipping(cm.FETCH_BLOCKCHAIN_ITEM_IDS, cm.ADDRESS,
-                                       cm.CURRENT_TIME_REQUEST,
-                                       cm.ITEM_IDS_INVENTORY)[0])
+                                       cm.CURRENT_TIME_REQUEST, cm.ITEM_IDS_INVENTORY,
+                                       cm.HELLO, cm.CONNECTION_ACCEPTED)[0])
     return seen

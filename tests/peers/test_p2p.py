@@ -260,6 +260,61 @@ def test_p2p_endpoint_takes_ipv6_in_brackets():
             parse_p2p_endpoint(bad)
 
 
+def _offer_blocks(address, blocks) -> bool:
+    """A raw peer through the handshake advertises each block by its
+    message hash, sends it when fetched, and then waits: True when the
+    node closed the connection."""
+    peer = accepted_peer(address)
+    empty = {"total_remaining_item_count": 0, "item_type": cm.BLOCK, "item_hashes_available": []}
+    # the node's sync request after the handshake: nothing to give (in sync)
+    peer.recv_skipping(cm.CURRENT_TIME_REQUEST, cm.ADDRESS)
+    peer.send_message(cm.BLOCKCHAIN_ITEM_IDS_INVENTORY, empty)
+    for block in blocks:
+        data = cm.encode(cm.BLOCK, {"block": block, "block_id": block_id(block)}, "TEST")
+        item = hashlib.new("ripemd160", data).hexdigest()
+        peer.send_message(cm.ITEM_IDS_INVENTORY, {"item_type": cm.BLOCK,
+                                                  "item_hashes_available": [item]})
+        while True:
+            msg_type, _ = peer.recv_message()
+            if msg_type == cm.FETCH_ITEMS:
+                break
+            if msg_type == cm.FETCH_BLOCKCHAIN_ITEM_IDS:
+                peer.send_message(cm.BLOCKCHAIN_ITEM_IDS_INVENTORY, empty)
+        peer.send(cm.BLOCK, data)
+    try:
+        return peer.closed()
+    finally:
+        peer.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_longer_fork_with_a_bad_block_is_given_up(producer, new_chain):
+    """A peer offers a fork longer than the node's chain whose second
+    block is not what its witness signed: the first is kept (a shorter
+    fork, not checked yet, as graphene's fork database keeps it), the
+    second makes the node switch, the bad block is refused, the node pops
+    the fork's first block and applies its own again (db_block.cpp
+    ``_push_block``: "restore all blocks from the good fork"), and drops
+    the peer; its head and state are as before."""
+    produce(producer, 3)
+    other = new_chain()
+    for num in (1, 2):
+        other.push_block(producer.get_block(num), now=producer.head_block_time + 60)
+    good = other.generate_block(other.get_slot_time(2), other.get_scheduled_witness(2), DEV_WIF)
+    nxt = other.generate_block(other.get_slot_time(1), other.get_scheduled_witness(1), DEV_WIF)
+    bad = dict(nxt, transaction_merkle_root="11" * 20)
+    head, state = producer.head_block_id, producer.state.committed()[0]
+    a, address = yield _listening(producer)
+    try:
+        assert (yield _blocking(_offer_blocks, address, [good, bad]))
+        assert producer.head_block_id == head and producer.state.committed()[0] == state
+        assert block_id(good) in producer.forks and block_id(bad) not in producer.forks
+        assert producer.block_log.head_num == 3
+        yield wait_for(lambda: not a.p2p.peers, timeout=5)
+    finally:
+        yield _stop(a)
+
+
 @pytest_twisted.inlineCallbacks
 def test_check_firewall_is_ignored_as_the_reference_does(producer):
     """bitshares-core 7.x answers neither check_firewall nor its reply
