@@ -444,13 +444,17 @@ class Chain:
     # -- forks (graphene fork_database, db_block.cpp push_block / pop_block) -----
 
     def main_block_id(self, num: int) -> str | None:
-        """The main branch's block id at ``num`` while it can be popped (the
-        head and the blocks of the undo history), else None."""
+        """The main branch's block id at ``num`` where a fork may start:
+        the head, the blocks of the undo history and the one before them
+        (the last irreversible block, which a fork may build on); else
+        None."""
         if num == self.head_block_num:
             return self.head_block_id
         history = self.blocks.undo_history
         if history:
             first = history[0].applied.block_num
+            if num == first - 1:
+                return history[0].applied.block["previous"]
             if first <= num <= history[-1].applied.block_num:
                 record = history[num - first]
                 if record.applied.block_num == num:
@@ -507,6 +511,13 @@ class Chain:
 
     def _switch_to(self, bid: str, now: float | None, check_signatures: bool) -> ForkResult:
         ancestor, branch = self.forks.branch(bid, self._on_main)
+        history = self.blocks.undo_history
+        first = block_num_of(ancestor) + 1
+        if first <= self.head_block_num and (
+                not history or history[0].applied.block_num > first):
+            raise InvalidBlock(f"Block {block_num_of(bid)} {bid} is on a fork from block "
+                               f"{first - 1}, older than this node can undo (a start from a "
+                               "checkpoint, or a debug update, since)")
         self.log.warn("Switching to the fork of block {num} {block_id}: popping {count} blocks "
                       "back to {ancestor}", num=block_num_of(bid), block_id=bid,
                       count=self.head_block_num - block_num_of(ancestor), ancestor=ancestor)
@@ -514,8 +525,12 @@ class Chain:
         pending = self._take_pending()
         popped, applied = [], []
         try:
-            while self.head_block_id != ancestor:
-                popped.append(self._pop())
+            try:
+                while self.head_block_id != ancestor:
+                    popped.append(self._pop())
+            except BaseException:  # the block log could not be cut: back to where we were
+                self._give_up_fork(None, None, applied, popped)
+                raise
             for block in branch:
                 try:
                     checked = self.blocks.check_pushed(block, now)
@@ -531,12 +546,16 @@ class Chain:
             self._restore_pending(popped_trxs + pending)
         return ForkResult(applied, popped, False)
 
-    def _give_up_fork(self, block: dict, exc, applied: list, popped: list) -> None:
-        bad = compute_block_id(block)
-        dropped = self.forks.remove(bad)
-        self.log.warn("Block {block_id} of the fork refused ({error}): {count} blocks of the "
-                      "fork dropped, back to the main branch", block_id=bad, error=str(exc),
-                      count=len(dropped))
+    def _give_up_fork(self, block: dict | None, exc, applied: list, popped: list) -> None:
+        """Back to the main branch: the fork's ``applied`` blocks popped,
+        the ``popped`` ones applied again; ``block`` (refused with
+        ``exc``) and what builds on it leave the fork database."""
+        if block is not None:
+            bad = compute_block_id(block)
+            dropped = self.forks.remove(bad)
+            self.log.warn("Block {block_id} of the fork refused ({error}): {count} blocks of "
+                          "the fork dropped, back to the main branch", block_id=bad,
+                          error=str(exc), count=len(dropped))
         for _ in applied:
             self._pop()
         applied.clear()

@@ -685,8 +685,12 @@ class P2PNode(service.MultiService):
                      num=cm.block_num_of_hash(fresh[0]))
         if ids:
             peer.sync_reference = ids[-1]
+        peer.idle_rounds = 0 if fresh else peer.idle_rounds + 1
         if not fresh and peer.remaining == 0 and (not ids or not synopsis
-                                                  or ids[-1] == synopsis[-1]):
+                                                  or ids[-1] == synopsis[-1]
+                                                  or peer.idle_rounds > 2):
+            # (a peer listing known blocks round after round is not followed
+            # further: its lists bring nothing)
             # node.cpp: the peer's list ends with the last block of our
             # synopsis - in sync (and the peer, answering one id we had,
             # counts us in sync with it: it advertises its blocks to us)
@@ -705,7 +709,7 @@ class P2PNode(service.MultiService):
         if peer.sync_requested:
             return
         if not peer.ids_to_fetch:
-            if peer.state == "active" and peer.synopsis is None:
+            if peer.state == "active" and peer.synopsis is None and peer.we_need_sync:
                 self._request_ids(peer)  # ask for the next ids
             return
         batch = []
@@ -764,10 +768,21 @@ class P2PNode(service.MultiService):
         try:
             result = self.network.push_network_block(block)
         except UnlinkableBlock:
+            peer.ids_to_fetch.clear()
+            if syncing:
+                # its sync list led here: a fork from before what this node
+                # can undo (its last irreversible block), never switched to
+                peer.on_fork = peer.unswitchable = True
+                peer.we_need_sync = False
+                log.warn("P2P peer {peer} is on a fork this node cannot switch to (block "
+                         "{num} {block_id} builds on a block it cannot undo to); not syncing "
+                         "from it", peer=peer.address, num=num, block_id=block_id)
+                return True
+            if peer.unswitchable and not peer.we_need_sync:
+                return True  # that fork again: not synced from
             log.info("P2P peer {peer} sent block {num} {block_id} that builds on a block this "
                      "node lacks; syncing from it", peer=peer.address, num=num,
                      block_id=block_id)
-            peer.ids_to_fetch.clear()
             if not peer.sync_requested:
                 self._start_sync(peer)
             return True
@@ -785,7 +800,7 @@ class P2PNode(service.MultiService):
                      "this node's head {head}", peer=peer.address, num=num, block_id=block_id,
                      head=self.chain.head_block_num)
             return True
-        peer.on_fork = False
+        peer.on_fork = peer.unswitchable = False
         self.blocks_received += len(result.applied)
         if result.switched:
             log.warn("P2P peer {peer}: switched to its fork: {popped} blocks popped, "

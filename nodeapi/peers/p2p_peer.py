@@ -71,7 +71,9 @@ class P2PPeer:
         self.remaining = 0
         self.we_need_sync = False
         self.sync_reference = None                        # last id the peer listed
+        self.idle_rounds = 0                              # id lists in a row with nothing new
         self.on_fork = False
+        self.unswitchable = False                         # its sync led to an unreachable fork
         self.head_block_num = 0
         self._rate_second = 0
         self._rate_count = 0

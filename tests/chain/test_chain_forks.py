@@ -195,3 +195,30 @@ def test_fork_database_bounds():
     assert forks.bytes == 100
     forks.prune(7)
     assert len(forks) == 0 and forks.bytes == 0
+
+
+def test_a_fork_older_than_the_undo_history_is_not_switched_to(forked):
+    """After a debug update the blocks before it cannot be popped (their
+    undo records would put objects back without the update): a fork from
+    before it builds on no block the chain can still reach (graphene: the
+    fork database holds only the undoable blocks), nothing changes."""
+    a, b, a3, (b3, b4) = forked
+    a.debug_update({"_action": "update", "id": "1.2.7", "name": "init1"})
+    head, state = a.head_block_id, committed(a)
+    for block in (b3, b4):
+        with pytest.raises(UnlinkableBlock):
+            push(a, block)
+    assert a.head_block_id == head and committed(a) == state
+    assert a.main_block_id(2) is None and a.main_block_id(3) == head
+
+
+def test_a_fork_may_build_on_the_last_irreversible_block(forked):
+    """The first block of the undo history builds on a block that is no
+    longer undoable (the last irreversible one): a fork from there can
+    still be switched to (graphene pops back to it, no further)."""
+    a, b, a3, (b3, b4) = forked
+    a.blocks.undo_history.popleft()  # as if block 1 had become irreversible
+    a.blocks.undo_history.popleft()  # ... and block 2
+    assert a.main_block_id(2) == a.get_block(3)["previous"]
+    push(a, b3)
+    assert push(a, b4).switched and a.head_block_id == b.head_block_id
