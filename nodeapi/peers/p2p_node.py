@@ -639,6 +639,7 @@ class P2PNode(service.MultiService):
         if peer.synopsis is not None or peer.sync_requested:
             return
         peer.sync_reference = None
+        peer.idle_rounds = 0
         self._request_ids(peer)
 
     def _request_ids(self, peer) -> None:

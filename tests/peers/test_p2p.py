@@ -315,6 +315,51 @@ def test_a_longer_fork_with_a_bad_block_is_given_up(producer, new_chain):
         yield _stop(a)
 
 
+def _answer_sync_requests(address, ids_of) -> list:
+    """A raw peer through the handshake answers each of the node's sync
+    requests with ``ids_of(round)`` (known block ids); returns the
+    synopses it was sent, until the node asks nothing for 2 s."""
+    peer = accepted_peer(address)
+    synopses = []
+    try:
+        while True:
+            peer.sock.settimeout(2)
+            try:
+                msg_type, data = peer.recv_message()
+            except OSError:
+                return synopses
+            if msg_type != cm.FETCH_BLOCKCHAIN_ITEM_IDS:
+                continue
+            synopses.append(cm.decode(msg_type, data, "TEST")["blockchain_synopsis"])
+            peer.send_message(cm.BLOCKCHAIN_ITEM_IDS_INVENTORY, {
+                "total_remaining_item_count": 0, "item_type": cm.BLOCK,
+                "item_hashes_available": ids_of(len(synopses))})
+    finally:
+        peer.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_peer_listing_known_blocks_round_after_round_is_left(producer):
+    """Sync rounds go on while the peer's list does not end with the
+    synopsis' last block (node.cpp asks again from the last id listed),
+    but a peer whose lists bring nothing new three times in a row is no
+    longer asked: the node counts itself in sync with it."""
+    produce(producer, 3)
+    ids = [block_id(producer.get_block(n)) for n in (1, 2, 3)]
+    a, address = yield _listening(producer)
+    try:
+        # block 1, then 1-2, alternately: never ending where the synopsis does
+        synopses = yield _blocking(_answer_sync_requests, address,
+                                   lambda n: ids[:1] if n % 2 else ids[:2])
+        assert synopses[0] == [ids[0], ids[2]]  # from block 1 to the head
+        assert synopses[1] == [ids[0]]          # up to the last id listed: block 1
+        assert synopses[2] == [ids[0], ids[1]]  # then block 2
+        assert len(synopses) == 3
+        assert producer.head_block_num == 3
+    finally:
+        yield _stop(a)
+
+
 @pytest_twisted.inlineCallbacks
 def test_check_firewall_is_ignored_as_the_reference_does(producer):
     """bitshares-core 7.x answers neither check_firewall nor its reply
