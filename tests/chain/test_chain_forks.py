@@ -148,7 +148,7 @@ def test_account_history_follows_the_switch(new_chain):
     forgets the popped block's operations: after the switch A's history
     equals B's, which never saw A's block (graphene's undo database takes
     the history objects back)."""
-    from nodeapi.history.account_history.history import AccountHistory
+    from nodeapi.plugins.account_history.history import AccountHistory
 
     a, b = new_chain(), new_chain()
     ha, hb = AccountHistory(), AccountHistory()
