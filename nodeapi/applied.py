@@ -133,7 +133,9 @@ class IBlockConsumer(Interface):
     for each block a fork switch pops, newest first, after the block's
     state is undone (``Chain.push_network_block``; graphene's undo database
     takes back what plugins keep in the database).  A consumer without it
-    keeps what it recorded of a popped block (the chain logs which ones)."""
+    keeps what it recorded of a popped block (the chain logs which ones).
+    A consumer that keeps its own undo records for it bounds them to the
+    chain's undo history (``MAX_UNDO_HISTORY`` blocks)."""
 
     def block_applied(applied: AppliedBlock) -> None:
         """Called synchronously right after ``applied`` was applied.  Must not

@@ -222,3 +222,100 @@ def test_a_fork_may_build_on_the_last_irreversible_block(forked):
     assert a.main_block_id(2) == a.get_block(3)["previous"]
     push(a, b3)
     assert push(a, b4).switched and a.head_block_id == b.head_block_id
+
+
+def _storage_op(catalog, pairs):
+    def string(s):
+        b = s.encode()
+        return bytes([len(b)]) + b
+    data = bytes([0, 0]) + string(catalog) + bytes([len(pairs)])
+    for key, value in pairs:
+        data += string(key) + b"\x01" + string(value)
+    return [35, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "payer": "1.2.6",
+                 "required_auths": [], "id": 0, "data": data.hex()}]
+
+
+def test_grouped_orders_and_account_storage_follow_the_switch(new_chain):
+    """The grouped orders and custom operations plugins take a popped
+    block back (graphene keeps their objects in the database, under its
+    undo database): A's block 3 (an order, a storage change and a new
+    storage key) is popped for B's branch (another key), and both plugins
+    end as B's, which never saw A's block."""
+    from nodeapi.plugins.custom_operations.storage import AccountStorage
+    from nodeapi.plugins.grouped_orders.orders import GroupedOrders
+
+    from kit.chain import amt, create_asset, limit_order, push_wire
+
+    a, b = new_chain(), new_chain()
+    plugins = {}
+    for chain in (a, b):
+        plugins[chain] = (AccountStorage(0), GroupedOrders(chain, [10, 100]))
+        for consumer in plugins[chain]:
+            chain.add_consumer(consumer)
+    fund(a)
+    uia, _ = create_asset(a, "FORKUIA")
+    push_wire(a, _storage_op("settings", [("theme", '"dark"')]))
+    produce_at(a, 1)
+    for num in (1, 2):
+        push(b, a.get_block(num))
+    limit_order(a, "1.2.6", amt(100000), amt(10, uia))
+    push_wire(a, _storage_op("settings", [("theme", '"light"'), ("lang", '"en"')]))
+    a3 = produce_at(a, 1)
+    assert plugins[a][1].groups(10, "1.3.0", uia, None, 10)
+    push_wire(b, _storage_op("contacts", [("bob", '"x"')]))
+    b3 = produce_at(b, 2)
+    b4 = produce_at(b, 1)
+    push(a, b3)
+    assert push(a, b4).switched and a.get_block(3) != a3
+    storage_a, groups_a = plugins[a]
+    storage_b, groups_b = plugins[b]
+    assert storage_a.objects == storage_b.objects and storage_a._next == storage_b._next
+    assert [o["value"] for o in storage_a.find("1.2.6", "settings")] == ["dark"]
+    assert groups_a.groups(10, "1.3.0", uia, None, 10) == []
+    assert groups_a._seen == groups_b._seen
+
+
+def test_liquidity_pool_history_takes_a_popped_block_back():
+    """``block_popped`` takes back the records of the popped block: the
+    count and each pool's sequence are as before it, so the fork's block
+    numbers its records as graphene's undo database leaves them."""
+    from nodeapi.applied import AppliedBlock, AppliedOperation
+    from nodeapi.plugins.market_history.pools import LiquidityPoolHistory
+
+    def op(n, kind, data, result=(0, {})):
+        return AppliedOperation(n, [kind, data], list(result), 1, 0, 0, 0, False, "00" * 20,
+                                "1.2.6", ("1.2.6",))
+
+    def block(num, *ops):
+        return AppliedBlock(num, "00" * 20, {}, 1000 + 3 * num, ops, False)
+
+    pools = LiquidityPoolHistory()
+    pools.block_applied(block(1, op(0, 59, {"account": "1.2.6"},
+                                    (3, {"new_objects": ["1.19.0"]}))))
+    before = pools.checkpoint_records()
+    popped = block(2, op(1, 61, {"pool": "1.19.0"}), op(2, 61, {"pool": "1.19.1"}))
+    pools.block_applied(popped)
+    pools.block_applied(block(3))  # nothing recorded: popping it changes nothing
+    pools.block_popped(block(3))
+    pools.block_popped(popped)
+    assert pools.checkpoint_records() == before
+    pools.block_applied(block(2, op(1, 63, {"pool": "1.19.0"})))
+    assert [(r["id"], r["sequence"], r["op_type"]) for r in pools._by_pool["1.19.0"]] == [
+        ("5.4.0", 1, 59), ("5.4.1", 2, 63)]
+
+
+def test_the_template_plugin_counts_a_popped_block_out(forked):
+    """The template plugin's counter follows a switch: its figures are
+    those of the blocks on the chain (A's block 3 counted out, B's 3 and 4
+    counted in)."""
+    from nodeapi.plugins.template.counter import OperationCounter
+
+    a, b, a3, (b3, b4) = forked
+    counter = OperationCounter(start_block=3)
+    a.add_consumer(counter)
+    counter.block_applied(a.blocks.undo_history[-1].applied)  # A's block 3
+    assert counter.by_type == {0: 1} and counter.last_block_num == 3
+    push(a, b3)
+    push(a, b4)
+    assert counter.blocks == 2 and counter.last_block_num == 4
+    assert counter.by_type == {0: 1}  # B's transfer of 5,000; A's of 1,000 counted out
