@@ -162,8 +162,9 @@ def accepted_peer(address: str, chain_id: str = CHAIN_ID, max_messages: int = 20
 def firewall_probe(peer) -> list:
     """Send check_firewall and check_firewall_reply, then a
     current_time_request; the types of what comes back up to the time
-    reply (sync traffic, inventories, keep-alives and a late hello of the
-    accepting side skipped)."""
+    reply (sync traffic, inventories, keep-alives and the accepting side's
+    late hello, acceptance and address request skipped: what is left is
+    what the check messages brought)."""
     endpoint = {"address": "127.0.0.1", "port": 1776}
     peer.send_message(cm.CHECK_FIREWALL, {"node_id": "02" + "11" * 32,
                                           "endpoint_to_check": endpoint})
@@ -174,5 +175,6 @@ def firewall_probe(peer) -> list:
     while not seen or seen[-1] != cm.CURRENT_TIME_REPLY:
         seen.append(peer.recv_skipping(cm.FETCH_BLOCKCHAIN_ITEM_IDS, cm.ADDRESS,
                                        cm.CURRENT_TIME_REQUEST, cm.ITEM_IDS_INVENTORY,
-                                       cm.HELLO, cm.CONNECTION_ACCEPTED)[0])
+                                       cm.HELLO, cm.CONNECTION_ACCEPTED,
+                                       cm.ADDRESS_REQUEST)[0])
     return seen
