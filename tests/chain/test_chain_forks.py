@@ -120,14 +120,22 @@ def test_refused_fork_block_leaves_the_main_branch(forked):
 
 
 def test_unlinkable_and_irreversible_blocks_refused(forked, new_chain):
+    """A block on nothing known is ``UnlinkableBlock`` (fork_database.cpp
+    ``_push_block``: "unlinkable block"); a fork block at or below the last
+    irreversible block is refused (it could never be switched to)."""
+    from kit.chain import produce
+
     a, b, a3, (b3, b4) = forked
     with pytest.raises(UnlinkableBlock):
         push(a, b4)  # builds on b3, which A has not seen
-    lib = a.dgp["last_irreversible_block_num"]
-    assert lib >= 0
     c = new_chain()
     with pytest.raises(UnlinkableBlock):
         push(c, b4)
+    produce(a, 12)  # every witness signs with the same key: blocks become irreversible
+    assert a.dgp["last_irreversible_block_num"] >= 3
+    with pytest.raises(InvalidBlock, match="irreversible"):
+        push(a, b3)
+    assert compute_block_id(b3) not in a.forks
 
 
 def test_pop_block_undoes_state_log_and_puts_transactions_back(forked):
