@@ -185,6 +185,14 @@ class InvalidBlock(ChainError):
     name = "invalid_block"
 
 
+class UnlinkableBlock(InvalidBlock):
+    """A block builds on no block this node knows (graphene
+    ``unlinkable_block_exception``, fork_database.cpp ``_push_block``): its
+    previous blocks must be fetched first."""
+
+    name = "unlinkable_block"
+
+
 class MerkleRootMismatch(InvalidBlock):
     """The block's ``transaction_merkle_root`` is not the merkle root of its
     processed transactions (signatures and operation_results included):

@@ -297,7 +297,25 @@ class ObjectStore:
 
     def rollback(self) -> None:
         """Undo every change since the matching :meth:`begin`."""
-        layer, counters = self._undo.pop()
+        self.undo(*self._undo.pop())
+
+    def detach(self) -> tuple:
+        """Close the outermost (and only) session keeping its changes, and
+        return its ``(layer, counters)`` for a later :meth:`undo`: graphene
+        ``undo_database`` keeps one such session per block above the last
+        irreversible block, so a block can be popped (``pop_block``).
+
+        :raises RuntimeError: another session encloses it."""
+        if len(self._undo) != 1:
+            raise RuntimeError(f"detach needs exactly one open session, {len(self._undo)} open")
+        return self._undo.pop()
+
+    def undo(self, layer: dict, counters: dict) -> None:
+        """Put back the objects and counters a session changed: ``layer``
+        (id -> the object before it, or the missing marker) and ``counters``
+        (space.type -> the next instance before it), as :meth:`rollback`
+        and :meth:`detach` give them.  A detached block session is undone
+        only after every later one (``Chain.pop_block``)."""
         self.version += 1
         for oid, old in layer.items():
             cur = self.objects.get(oid)

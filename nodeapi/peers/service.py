@@ -221,6 +221,19 @@ class PeerService(service.MultiService):
         self.blocks_from_peers += 1
         return True
 
+    def push_network_block(self, block: dict):
+        """Push ``block`` from a P2P peer the fork-aware way
+        (:meth:`~nodeapi.chain.chain.Chain.push_network_block`: on the head,
+        kept on a fork, or a switch to a longer fork); returns its
+        ``ForkResult``.  Checked as :meth:`apply_block` checks (this
+        service's clock, signatures with :attr:`force_validate`); raises
+        what the chain raises (``UnlinkableBlock`` for a block building on
+        none this node knows)."""
+        result = self.chain.push_network_block(block, now=self.reactor.seconds(),
+                                               check_signatures=self.force_validate)
+        self.blocks_from_peers += len(result.applied)
+        return result
+
     def mark_bad(self, peer: Peer, reason: str) -> defer.Deferred:
         """Reject ``peer``: state ``bad``, ``bad_reason`` = ``reason``, its
         remote node out of the tree and stopped (disconnected, not

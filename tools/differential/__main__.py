@@ -28,6 +28,10 @@ def main(argv=None) -> int:
                         help="data dirs and logs of both nodes (kept); default a temporary one")
     parser.add_argument("--deliberate", default=None,
                         help="the deliberate-differences file (default: the bundled one)")
+    parser.add_argument("--producer", choices=("reference", "nodeapi"), default="reference",
+                        help="which node makes the blocks: the reference (nodeapi follows "
+                             "over RPC, the default) or nodeapi (the reference follows over "
+                             "graphene's P2P protocol and applies every block itself)")
     parser.add_argument("--verbose", action="store_true", help="a progress line per block")
     args = parser.parse_args(argv)
     if min(args.transactions, args.per_block, args.sweep_every, args.objects_per_call) < 1:
@@ -37,6 +41,7 @@ def main(argv=None) -> int:
                        per_block=args.per_block, sweep_every=args.sweep_every,
                        broadcast_disputed=args.broadcast_disputed, work_dir=args.work_dir,
                        deliberate_path=args.deliberate, objects_per_call=args.objects_per_call,
+                       producer=args.producer,
                        progress=(lambda line: print(line, file=sys.stderr))
                        if args.verbose else None))
     summary = run.run()
