@@ -35,6 +35,7 @@ import time
 
 import attr
 
+from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import sign_transaction
 from nodeapi.witness_plugin import DEV_WIF
@@ -53,6 +54,12 @@ NODEAPI_ARGS = ("--plugins", "account_history market_history grouped_orders cust
                 "--account-statistics-type", "6")
 #: ids per get_objects call
 OBJECTS_PER_CALL = 50
+#: the run's genesis: the bundled one with a maintenance every this many
+#: seconds (so votes, budgets, pay and pending parameters are reached in a
+#: short run) ...
+MAINTENANCE_INTERVAL = 20
+#: ... and a committee proposal review period of this many seconds
+REVIEW_PERIOD = 10
 #: a read whose reply is larger is compared, but only its first differences kept
 MAX_DIFFS_PER_READ = 20
 
@@ -77,6 +84,8 @@ class Settings:
     deliberate_path = attr.ib(default=None)
     progress = attr.ib(default=None)
     objects_per_call = attr.ib(default=OBJECTS_PER_CALL)
+    maintenance_interval = attr.ib(default=MAINTENANCE_INTERVAL)
+    review_period = attr.ib(default=REVIEW_PERIOD)
 
 
 def error_of(exc):
@@ -129,18 +138,25 @@ class Run:
         ref_dir = os.path.join(base, "reference")
         shutil.rmtree(ref_dir, ignore_errors=True)
         shutil.rmtree(os.path.join(base, "nodeapi"), ignore_errors=True)
-        first = ReferenceNode(ref_dir, produce=True).start()
+        os.makedirs(base, exist_ok=True)
+        genesis = os.path.join(base, "genesis.json")
+        with open(genesis, "w") as f:
+            json.dump(run_genesis(self.s.maintenance_interval, self.s.review_period), f,
+                      indent=1)
+        extra = ["--genesis-json", genesis]
+        first = ReferenceNode(ref_dir, produce=True, extra=extra).start()
         try:
             first.wait_head(1)
         finally:
             first.stop()
-        self.ref = ReferenceNode(ref_dir, produce="debug", rpc_port=first.rpc_port).start()
+        self.ref = ReferenceNode(ref_dir, produce="debug", rpc_port=first.rpc_port,
+                                 extra=extra).start()
         # every API set for everyone, as the reference is configured
         access = os.path.join(base, "nodeapi-api-access.json")
         with open(access, "w") as f:
             json.dump(API_ACCESS, f)
         self.node = Daemon(os.path.join(base, "nodeapi"), *NODEAPI_ARGS, "--api-access", access,
-                           "--seed-node", self.ref.ws_url).start()
+                           "--seed-node", self.ref.ws_url, "--genesis-json", genesis).start()
         self.wait_follow()
 
     def stop(self):
@@ -504,6 +520,19 @@ class Run:
         with open(path, "w") as f:
             json.dump({"summary": self.summary(), "differences": self.differences}, f,
                       indent=1, default=str)
+
+
+def run_genesis(maintenance_interval, review_period) -> dict:
+    """The bundled genesis with ``maintenance_interval`` and
+    ``committee_proposal_review_period`` (seconds) of the run: both nodes
+    start from it (``--genesis-json``), so the chain id is the sha256 of
+    that file, the same on both."""
+    with open(DEFAULT_GENESIS) as f:
+        genesis = json.load(f)
+    params = genesis["initial_parameters"]
+    params["maintenance_interval"] = int(maintenance_interval)
+    params["committee_proposal_review_period"] = int(review_period)
+    return genesis
 
 
 def absent(value):

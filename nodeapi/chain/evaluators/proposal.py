@@ -33,7 +33,8 @@ proposal is executed if authorized, then removed either way.
 from nodeapi.chain import authority as auth
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
+from nodeapi.chain.evaluators.custom_authority import (
+    check_proposed_before_bsip_40, viable_custom_authorities)
 from nodeapi.chain.evaluators.samet_fund import check_no_unpaid_debt
 from nodeapi.protocol.times import parse_time
 from nodeapi.errors import ChainError, ProtocolError
@@ -64,14 +65,17 @@ def _nested_updates(ops: list, found: list) -> None:
             _nested_updates([w["op"] for w in data["proposed_ops"]], found)
 
 
-def _check_nesting(ops: list) -> None:
-    """At most one proposal_update directly inside each proposal_create, at
-    every level (``proposal_operation_hardfork_visitor``)."""
+def _check_nesting(ops: list, now: int) -> None:
+    """``proposal_operation_hardfork_visitor`` on the proposed operations,
+    at every level: at most one proposal_update directly inside each
+    proposal_create, and the hardforks not yet passed at ``now`` (BSIP 40:
+    :func:`~nodeapi.chain.evaluators.custom_authority.check_proposed_before_bsip_40`)."""
     updates = 0
     for op in ops:
         kind = int(op[0])
+        check_proposed_before_bsip_40(kind, op[1], now)
         if kind == 22:
-            _check_nesting([w["op"] for w in op[1]["proposed_ops"]])
+            _check_nesting([w["op"] for w in op[1]["proposed_ops"]], now)
         elif kind == 23:
             updates += 1
             fc_assert(updates <= 1, "!already_contains_proposal_update",
@@ -82,7 +86,7 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     """proposal_create (22); result ``[1, "1.10.N"]``."""
     state, now = ctx.state, ctx.now
     ops = [w["op"] for w in data["proposed_ops"]]
-    _check_nesting(ops)
+    _check_nesting(ops, now)
     params = ctx.parameters
     expiration = parse_time(data["expiration_time"])
     fc_assert(expiration > now, "o.expiration_time > block_time",

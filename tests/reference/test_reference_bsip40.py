@@ -1,0 +1,88 @@
+"""BSIP 40 (custom active authorities) under mainnet rules, on
+bitshares-core 7.0.2's witness_node and on nodeapi side by side
+(kit.side_by_side): HARDFORK_BSIP_40_TIME (hardfork.d/BSIP_40.hf) is
+2030-01-01, so
+
+- custom_authority_evaluator.cpp ``custom_authority_create_evaluator::
+  do_evaluate`` refuses every creation ("Custom active authorities are not
+  yet enabled") before it looks at the committee's options;
+- proposal_evaluator.cpp ``proposal_operation_hardfork_visitor`` refuses a
+  committee proposal of committee_member_update_global_parameters that sets
+  ``custom_authority_options`` ("Unable to set Custom Authority Options
+  before hardfork BSIP 40") and one proposing a custom authority operation
+  ("Not allowed until hardfork BSIP 40");
+- the same committee proposal without the options is accepted by both."""
+
+import calendar
+import time
+
+import pytest
+
+from kit.keys import DEV_PUB
+from kit.reference import requires_reference
+from kit.side_by_side import core, start_sides, stop_sides
+
+pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
+
+INIT0 = "1.2.6"
+OPTIONS = {"max_custom_authority_lifetime_seconds": 86400,
+           "max_custom_authorities_per_account": 3,
+           "max_custom_authorities_per_account_op": 2,
+           "max_custom_authority_restrictions": 5}
+
+
+@pytest.fixture(scope="module")
+def sides(tmp_path_factory):
+    pair = start_sides(tmp_path_factory.mktemp("bsip40"))
+    try:
+        yield pair
+    finally:
+        stop_sides(pair)
+
+
+def message(error) -> str:
+    return str(error.get("message", "")) + str(error.get("data", ""))
+
+
+def test_custom_authorities_are_not_enabled_before_bsip_40(sides):
+    outcomes = []
+    for side in sides:
+        now = side.head_time()
+        create = [54, {"account": INIT0, "enabled": True,
+                       "valid_from": side.expiration(0), "valid_to": side.expiration(600),
+                       "operation_type": 0, "auth": {
+                           "weight_threshold": 1, "account_auths": [],
+                           "key_auths": [[DEV_PUB, 1]], "address_auths": []},
+                       "restrictions": [], "extensions": []}]
+        refused = side.refusal(create)
+        params = side.call("get_global_properties")["parameters"]
+        review = int(params["committee_proposal_review_period"])
+        with_options = dict(params, extensions=dict(params.get("extensions") or {},
+                                                    custom_authority_options=OPTIONS))
+
+        def propose(op, review=review):
+            return [22, {"fee_paying_account": INIT0,
+                         "expiration_time": side.expiration(review + 3600),
+                         "proposed_ops": [{"op": op}], "review_period_seconds": review,
+                         "extensions": []}]
+
+        options_refused = side.refusal(propose([31, {"fee": core(0),
+                                                     "new_parameters": with_options}]))
+        proposed_refused = side.refusal(propose([54, dict(create[1], fee=core(0))], 0))
+        [[_tag, pid]] = side.push(propose([31, {"fee": core(0), "new_parameters": params}]))
+        proposal = side.get(pid)
+        # review_period_time = expiration_time - review_period_seconds
+        # (proposal_create_evaluator::do_apply): the review starts 3600 s after
+        # the head time when it was proposed (a few blocks after `now`)
+        start = calendar.timegm(time.strptime(proposal["review_period_time"],
+                                              "%Y-%m-%dT%H:%M:%S"))
+        outcomes.append((pid.startswith("1.10."), 3600 <= start - now <= 3610,
+                         proposal["required_active_approvals"]))
+        assert "Custom active authorities are not yet enabled" in message(refused), refused
+        assert "Unable to set Custom Authority Options before hardfork BSIP 40" in \
+            message(options_refused), options_refused
+        assert "Not allowed until hardfork BSIP 40" in message(proposed_refused), \
+            proposed_refused
+    theirs, mine = outcomes
+    assert theirs == mine
+    assert theirs == (True, True, ["1.2.0"])
