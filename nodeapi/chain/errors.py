@@ -171,6 +171,33 @@ class TransferNotAuthorized(InvalidOperation):
         super().__init__(f"{what}: {text} {unable}")
 
 
+class ReviewPeriodRequired(InvalidOperation):
+    """A proposal needing the committee's approval names no review period
+    (graphene ``proposal_create_review_period_required``, 3052201,
+    "review_period required": proposal_evaluator.cpp ``GRAPHENE_ASSERT``)."""
+
+    code = 3052201
+    name = "proposal_create_review_period_required"
+
+    def __init__(self, minimum: int) -> None:
+        super().__init__(f"review_period required: Review period not given, but at least "
+                         f"{minimum} required")
+
+
+class ReviewPeriodInsufficient(InvalidOperation):
+    """A proposal needing the committee's approval names a review period
+    below ``committee_proposal_review_period`` (graphene
+    ``proposal_create_review_period_insufficient``, 3052202, "review_period
+    insufficient")."""
+
+    code = 3052202
+    name = "proposal_create_review_period_insufficient"
+
+    def __init__(self, given: int, minimum: int) -> None:
+        super().__init__(f"review_period insufficient: Review period of {given} specified, "
+                         f"but at least {minimum} required")
+
+
 class InsufficientFeeds(InvalidOperation):
     """A market-issued asset has no valid price feed for what the operation
     needs (graphene ``insufficient_feeds`` exception)."""

@@ -502,6 +502,8 @@ class Run:
             "deliberate_differences": c["deliberate"],
             "objects_compared": c["objects_compared"], "reads_compared": c["reads_compared"],
             "labels": dict(sorted(self.labels.items())),
+            "observed": dict(sorted(getattr(self, "scenario", None).observed.items()))
+            if getattr(self, "scenario", None) else {},
             "refused_by_both": dict(sorted(self.refused.items())),
             "unused_deliberate": [e for e, n in zip(self.deliberate.entries,
                                                      self.deliberate.used) if not n],

@@ -122,7 +122,9 @@ class Scenario:
         self.head = None
         self._balances = {}
         self.rounds = 0
-        self.custom_authorities = False
+        #: what the plans saw happen on the reference (a margin call filled, a
+        #: global settlement, a take-profit order, a maintenance ...): how often
+        self.observed = {}
         #: plan name -> (the running generator or None, the round it starts next,
         #: tries left)
         self.plans = {name: [None, first, PLAN_TRIES] for name, first, _ in PLANS}
@@ -132,8 +134,35 @@ class Scenario:
     def new_block(self, props):
         """Called with the reference's dynamic global properties before each
         batch: the head that transactions refer to; balances read anew."""
+        if self.head and props["next_maintenance_time"] != self.head["next_maintenance_time"]:
+            self.observe("maintenance")
         self.head = props
         self._balances = {}
+
+    def observe(self, what):
+        """Count one sighting of ``what`` (:attr:`observed`)."""
+        self.observed[what] = self.observed.get(what, 0) + 1
+
+    def bitasset(self, asset):
+        """The reference's asset_bitasset_data_object of ``asset``."""
+        dyn = self.ref.call("get_objects", [asset])[0]
+        return self.ref.call("get_objects", [dyn["bitasset_data_id"]])[0]
+
+    def observe_bitasset(self, tag, asset):
+        """What a black swan response left on ``asset`` (its bitasset data
+        and the settled debt's order on the book)."""
+        data = self.bitasset(asset)
+        if int(data["settlement_fund"]) > 0:
+            self.observe(f"{tag}: globally settled")
+        if int(data.get("individual_settlement_debt", 0)) > 0:
+            self.observe(f"{tag}: individual settlement fund")
+        if data["current_feed"]["settlement_price"] != data["median_feed"]["settlement_price"]:
+            self.observe(f"{tag}: current feed capped")
+        book = self.ref.call("get_limit_orders", asset, CORE, 100)
+        if any(o.get("is_settled_debt") for o in book):
+            self.observe(f"{tag}: settled debt order")
+        if self.ref.call("get_collateral_bids", asset, 10, 0):
+            self.observe(f"{tag}: collateral bids")
 
     def head_time(self) -> int:
         """The head block's time, seconds since the epoch."""
@@ -303,11 +332,16 @@ class Scenario:
         return sorted(set(ids), key=lambda i: int(i.split(".")[2]))
 
     def plan_committee(self):
-        """Committee members voted in, a committee proposal of
-        committee_member_update_global_parameters setting
-        ``custom_authority_options`` (review period, approvals before it,
-        a refused approval in it, executed at expiration, applied at the
-        next maintenance), then custom authorities made, used and ended."""
+        """Committee members voted in (init0's stake), then a committee
+        proposal of committee_member_update_global_parameters (witness pay,
+        worker budget, the market fee network share and maker discount):
+        refused without the review period or with a short one, approved by
+        the committee members before the review, an approval refused in
+        it, executed at its expiration, applied by the next maintenance.
+        Custom authorities stay refused under mainnet rules
+        (HARDFORK_BSIP_40_TIME is 2030-01-01): the same proposal setting
+        ``custom_authority_options``, a proposed custom_authority_create,
+        and a custom_authority_create are near misses."""
         init0 = self.accounts["1.2.6"]
         committee = [c["vote_id"] for c in self.ref.call(
             "lookup_vote_ids", [f"0:{i}" for i in range(30)]) if c]
@@ -328,31 +362,42 @@ class Scenario:
         approvers = self.sorted_ids(a for a, _ in active["account_auths"]
                                     if a in self.accounts)
         params = self.ref.call("get_global_properties")["parameters"]
-        params["extensions"] = dict(params.get("extensions") or {}, custom_authority_options={
+        review = int(params["committee_proposal_review_period"])
+        params["witness_pay_per_block"] = self.rng.choice((500000, 2000000))
+        params["worker_budget_per_day"] = str(self.rng.choice((10 ** 10, 10 ** 11)))
+        params["extensions"] = dict(params.get("extensions") or {},
+                                    market_fee_network_percent=self.rng.choice((0, 1000, 3000)),
+                                    maker_fee_discount_percent=self.rng.choice((0, 2500)))
+        with_options = dict(params, extensions=dict(params["extensions"],
+                                                    custom_authority_options={
             "max_custom_authority_lifetime_seconds": 86400 * 10,
             "max_custom_authorities_per_account": 5,
             "max_custom_authorities_per_account_op": 2,
-            "max_custom_authority_restrictions": 6})
-        review = int(params["committee_proposal_review_period"])
+            "max_custom_authority_restrictions": 6}))
         proposer = self.pick_account() or init0
-        lifetime = review + 6
-        inner = [31, {"fee": amount(0), "new_parameters": params}]
-        op = {"fee": amount(0), "fee_paying_account": proposer.id,
-              "expiration_time": format_time(self.head_time() + lifetime),
-              "proposed_ops": [{"op": inner}], "review_period_seconds": review,
-              "extensions": []}
-        short = dict(op, review_period_seconds=max(0, review - 1),
-                     proposed_ops=[{"op": [31, {"fee": amount(0), "new_parameters": params}]}])
+        expiration = self.head_time() + review + 6
+
+        def proposal(new_params, review_period, label, **kw):
+            op = {"fee": amount(0), "fee_paying_account": proposer.id,
+                  "expiration_time": format_time(expiration),
+                  "proposed_ops": [{"op": [31, {"fee": amount(0),
+                                                "new_parameters": new_params}]}],
+                  "extensions": []}
+            if review_period is not None:
+                op["review_period_seconds"] = review_period
+            return self.intent(label, [[22, op]], [proposer], **kw)
+
         box = []
-        yield [self.intent("plan/committee_proposal", [[22, op]], [proposer],
-                           applied=self.created(box)),
-               self.intent("plan/committee_proposal/short_review", [[22, short]], [proposer],
-                           bad=True)]
+        yield [proposal(params, review, "plan/committee_proposal", applied=self.created(box)),
+               proposal(params, review - 1, "plan/committee_proposal/short_review", bad=True),
+               proposal(params, None, "plan/committee_proposal/no_review", bad=True),
+               proposal(with_options, review, "plan/committee_proposal/custom_authority_options",
+                        bad=True)]
         yield from self.waiting(lambda: box)
         pid = box[0]
         if pid is None or not approvers:
             return
-        start = parse_time(op["expiration_time"]) - review
+        start = expiration - review
         update = {"fee": amount(0), "fee_paying_account": init0.id, "proposal": pid,
                   "active_approvals_to_add": approvers, "active_approvals_to_remove": [],
                   "owner_approvals_to_add": [], "owner_approvals_to_remove": [],
@@ -364,27 +409,24 @@ class Scenario:
         late = dict(update, active_approvals_to_add=[approvers[0]])
         yield self.intent("plan/committee_approve/in_review", [[23, late]], [self.dev_wif],
                           bad=True)
-        yield from self.waiting(lambda: self.head_time() > parse_time(op["expiration_time"]))
+        yield from self.waiting(lambda: self.head_time() > expiration)
         yield from self.waiting(self.maintenance_passed())
-        ext = self.ref.call("get_global_properties")["parameters"].get("extensions") or {}
-        if not ext.get("custom_authority_options"):
-            return
-        self.custom_authorities = True
-        yield from self.plan_custom_authority_use()
+        now = self.ref.call("get_global_properties")["parameters"]
+        if now["witness_pay_per_block"] == params["witness_pay_per_block"]:
+            self.observe("committee parameters applied")
+        yield from self.plan_custom_authority_refused()
 
-    def plan_custom_authority_use(self):
-        """A custom authority over transfers (``to`` restricted to one
-        account) given to another account's key: a transfer it authorizes,
-        one it does not (another recipient), one past ``valid_to``'s
-        lifetime limit; then disabled (refused), deleted."""
+    def plan_custom_authority_refused(self):
+        """Custom authority operations as mainnet rules take them before
+        BSIP 40: a custom_authority_create (a transfer authority with ``to``
+        restricted), the same proposed, and a transfer signed only by the
+        key it would have lent: all refused by both."""
         owner = self.pick_account()
         agent = self.pick_account(funded=False, exclude=(owner.id,) if owner else ())
         if owner is None or agent is None:
             return
         target = self.rng.choice([a for a in self.accounts.values()
                                   if a.id not in (owner.id, agent.id)])
-        other = self.rng.choice([a for a in self.accounts.values()
-                                 if a.id not in (owner.id, target.id)])
         now = self.head_time()
         create = {"fee": amount(0), "account": owner.id, "enabled": True,
                   "valid_from": format_time(now), "valid_to": format_time(now + 3600),
@@ -392,37 +434,16 @@ class Scenario:
                   "restrictions": [{"member_index": 2, "restriction_type": 0,
                                     "argument": [7, target.id], "extensions": []}],
                   "extensions": []}
-        too_long = dict(create, valid_to=format_time(now + 86400 * 11))
-        box = []
-        yield [self.intent("plan/custom_authority_create", [[54, create]], [owner],
-                           applied=self.created(box)),
-               self.intent("plan/custom_authority_create/too_long", [[54, too_long]], [owner],
-                           bad=True)]
-        yield from self.waiting(lambda: box)
-        aid = box[0]
-        if aid is None:
-            return
-
-        def transfer(to):
-            return [[0, {"fee": amount(0), "from": owner.id, "to": to.id,
-                         "amount": amount(self.rng.randint(1, 10 ** 5)), "extensions": []}]]
-
-        yield [self.intent("plan/custom_authority_transfer", transfer(target), [agent]),
-               self.intent("plan/custom_authority_transfer/other_recipient",
-                           transfer(other), [agent], bad=True)]
-        yield self.intent("plan/custom_authority_update", [[55, {
-            "fee": amount(0), "account": owner.id, "authority_to_update": aid,
-            "new_enabled": False, "restrictions_to_remove": [], "restrictions_to_add": [],
-            "extensions": []}]], [owner])
-        yield self.intent("plan/custom_authority_transfer/disabled", transfer(target),
-                          [agent], bad=True)
-        yield [self.intent("plan/custom_authority_update/other_owner", [[55, {
-            "fee": amount(0), "account": agent.id, "authority_to_update": aid,
-            "new_enabled": True, "restrictions_to_remove": [], "restrictions_to_add": [],
-            "extensions": []}]], [agent], bad=True),
-               self.intent("plan/custom_authority_delete", [[56, {
-                   "fee": amount(0), "account": owner.id, "authority_to_delete": aid,
-                   "extensions": []}]], [owner])]
+        proposed = {"fee": amount(0), "fee_paying_account": owner.id,
+                    "expiration_time": format_time(now + 600),
+                    "proposed_ops": [{"op": [54, dict(create)]}], "extensions": []}
+        yield [self.intent("plan/custom_authority_create", [[54, create]], [owner], bad=True),
+               self.intent("plan/custom_authority_proposed", [[22, proposed]], [owner],
+                           bad=True),
+               self.intent("plan/custom_authority_transfer", [[0, {
+                   "fee": amount(0), "from": owner.id, "to": target.id,
+                   "amount": amount(self.rng.randint(1, 10 ** 5)), "extensions": []}]],
+                   [agent], bad=True)]
 
     def mpa_create(self, label, issuer, bsrm=None, mcfr=None, mssr=None, bidding=True):
         """An asset_create of a market-issued asset backed by TEST with a
@@ -531,6 +552,14 @@ class Scenario:
             "min_to_receive": amount(sell // 2 * 12), "expiration": format_time(
                 self.head_time() + 86400), "fill_or_kill": False, "extensions": {}}]],
             [strong])
+        yield None
+        calls = {c["borrower"]: int(c["debt"])
+                 for c in self.ref.call("get_call_orders", asset, 10)}
+        if calls.get(weak.id, 0) < debt:
+            self.observe("margin call filled")
+        if self.ref.call("get_objects", [f"2.3.{asset.split('.')[2]}"])[0][
+                "accumulated_collateral_fees"] not in (0, "0"):
+            self.observe("margin call fee collected")
         yield self.intent("plan/margin/cover", [[3, {
             "fee": amount(0), "funding_account": strong.id, "delta_collateral": amount(0),
             "delta_debt": amount(-(debt // 4), asset), "extensions": {}}]], [strong])
@@ -583,6 +612,7 @@ class Scenario:
                 "extensions": []}]], [strong])]
         yield self.feed(f"{tag}/feed_swan", issuer, asset, (30, 1))
         yield None
+        self.observe_bitasset(tag, asset)
         holders = [strong, holder]
         yield [self.intent(f"{tag}/settle_after", [[17, {
             "fee": amount(0), "account": h.id, "amount": amount(debt // 8, asset),
@@ -600,8 +630,12 @@ class Scenario:
         yield self.intent(f"{tag}/settle_too_much", [[17, {
             "fee": amount(0), "account": holder.id, "amount": amount(debt * 100, asset),
             "extensions": []}]], [holder], bad=True)
+        self.observe_bitasset(tag, asset)
         yield self.feed(f"{tag}/feed_back", issuer, asset, (5, 1))
         yield from self.waiting(self.maintenance_passed())
+        data = self.bitasset(asset)
+        if method == 0 and int(data["settlement_fund"]) == 0:
+            self.observe(f"{tag}: revived")
         yield [self.intent(f"{tag}/settle_late", [[17, {
             "fee": amount(0), "account": h.id, "amount": amount(max(1, debt // 50), asset),
             "extensions": []}]], [h]) for h in holders]
@@ -612,8 +646,16 @@ class Scenario:
         ``on_fill`` and price, near misses (a zero spread, a fee asset
         that is neither side)."""
         uias = [a for a, v in self.assets.items() if v["kind"] == "uia"]
+        if not uias:
+            made = self.act_asset_create("uia")
+            if made is None:
+                return
+            yield made
+            yield from self.waiting(lambda: any(v["kind"] == "uia"
+                                                for v in self.assets.values()))
+            uias = [a for a, v in self.assets.items() if v["kind"] == "uia"]
         picked = yield from self.market_accounts(2)
-        if not uias or picked is None:
+        if picked is None:
             return
         asset = self.rng.choice(uias)
         maker, taker = picked
@@ -656,6 +698,10 @@ class Scenario:
             "min_to_receive": amount(value // 2), "expiration": format_time(
                 self.head_time() + 3600), "fill_or_kill": False, "extensions": {}}]], [taker])
         yield None
+        book = self.ref.call("get_limit_orders", CORE, asset, 100)
+        if any(o.get("take_profit_order_id") for o in book) or any(
+                o.get("on_fill") and o["seller"] == maker.id and o["id"] != oid for o in book):
+            self.observe("take-profit order made")
         # the take-profit orders now on the book: fill them back
         yield self.intent("plan/take_profit/fill_back", [[1, {
             "fee": amount(0), "seller": maker.id, "amount_to_sell": amount(value // 10),

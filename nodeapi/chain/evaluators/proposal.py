@@ -31,7 +31,9 @@ proposal is executed if authorized, then removed either way.
 """
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain.errors import InvalidOperation, MissingAuthority, fc_assert
+from nodeapi.chain.errors import (
+    InvalidOperation, MissingAuthority, ReviewPeriodInsufficient, ReviewPeriodRequired,
+    fc_assert)
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.evaluators.custom_authority import (
     check_proposed_before_bsip_40, viable_custom_authorities)
@@ -107,10 +109,9 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     if COMMITTEE_ACCOUNT in active or COMMITTEE_ACCOUNT in owner:
         minimum = int(params["committee_proposal_review_period"])
         if review is None:
-            raise InvalidOperation(f"Review period not given, but at least {minimum} required")
+            raise ReviewPeriodRequired(minimum)
         if int(review) < minimum:
-            raise InvalidOperation(f"Review period of {review} specified, but at least "
-                                   f"{minimum} required")
+            raise ReviewPeriodInsufficient(int(review), minimum)
     new_instance = state.next_instance_of(KIND)
     nested = []
     _nested_updates(ops, nested)

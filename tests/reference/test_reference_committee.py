@@ -1,6 +1,6 @@
-"""BSIP 40 (custom active authorities) under mainnet rules, on
-bitshares-core 7.0.2's witness_node and on nodeapi side by side
-(kit.side_by_side): HARDFORK_BSIP_40_TIME (hardfork.d/BSIP_40.hf) is
+"""Committee rules under mainnet rules, on bitshares-core 7.0.2's witness_node
+and on nodeapi side by side (kit.side_by_side). BSIP 40 (custom active
+authorities): HARDFORK_BSIP_40_TIME (hardfork.d/BSIP_40.hf) is
 2030-01-01, so
 
 - custom_authority_evaluator.cpp ``custom_authority_create_evaluator::
@@ -38,6 +38,18 @@ def sides(tmp_path_factory):
         yield pair
     finally:
         stop_sides(pair)
+
+
+def filled(error) -> str:
+    """The error's first stack format with its ``${name}`` filled in (the
+    reference), else its message (nodeapi)."""
+    stack = error.get("data", {}).get("stack") or []
+    if stack and stack[0].get("format"):
+        text = stack[0]["format"]
+        for key, value in (stack[0].get("data") or {}).items():
+            text = text.replace("${%s}" % key, str(value))
+        return text
+    return error.get("message", "")
 
 
 def message(error) -> str:
@@ -86,3 +98,35 @@ def test_custom_authorities_are_not_enabled_before_bsip_40(sides):
     theirs, mine = outcomes
     assert theirs == mine
     assert theirs == (True, True, ["1.2.0"])
+
+
+def test_committee_proposals_need_the_review_period(sides):
+    """proposal_evaluator.cpp ``proposal_create_evaluator::do_evaluate``: a
+    proposal the committee account must approve names a review period of
+    at least ``committee_proposal_review_period`` (1,209,600 s in the
+    genesis), else ``proposal_create_review_period_required`` (3052201) or
+    ``..._insufficient`` (3052202) with the numbers in the text."""
+    outcomes = []
+    for side in sides:
+        params = side.call("get_global_properties")["parameters"]
+        review = int(params["committee_proposal_review_period"])
+        assert review == 14 * 86400
+
+        def propose(review_period):
+            data = {"fee_paying_account": INIT0,
+                    "expiration_time": side.expiration(review + 3600),
+                    "proposed_ops": [{"op": [31, {"fee": core(0), "new_parameters": params}]}],
+                    "extensions": []}
+            if review_period is not None:
+                data["review_period_seconds"] = review_period
+            return [22, data]
+
+        got = []
+        for given in (None, review - 1):
+            error = side.refusal(propose(given))
+            got.append((error["data"]["code"], error["data"]["name"]))
+            assert f"at least {review} required" in filled(error), error
+        outcomes.append(got)
+    theirs, mine = outcomes
+    assert theirs == mine == [(3052201, "proposal_create_review_period_required"),
+                              (3052202, "proposal_create_review_period_insufficient")]
