@@ -1,7 +1,9 @@
-"""Committee rules under mainnet rules, on bitshares-core 7.0.2's witness_node
-and on nodeapi side by side (kit.side_by_side). BSIP 40 (custom active
-authorities): HARDFORK_BSIP_40_TIME (hardfork.d/BSIP_40.hf) is
-2030-01-01, so
+"""Rules the differential runner's scenario plans found differing, on
+bitshares-core 7.0.2's witness_node and on nodeapi side by side
+(kit.side_by_side), under mainnet rules.
+
+BSIP 40 (custom active authorities): HARDFORK_BSIP_40_TIME
+(hardfork.d/BSIP_40.hf) is 2030-01-01, so
 
 - custom_authority_evaluator.cpp ``custom_authority_create_evaluator::
   do_evaluate`` refuses every creation ("Custom active authorities are not
@@ -11,7 +13,12 @@ authorities): HARDFORK_BSIP_40_TIME (hardfork.d/BSIP_40.hf) is
   ``custom_authority_options`` ("Unable to set Custom Authority Options
   before hardfork BSIP 40") and one proposing a custom authority operation
   ("Not allowed until hardfork BSIP 40");
-- the same committee proposal without the options is accepted by both."""
+- the same committee proposal without the options is accepted by both.
+
+A committee proposal without its review period is refused with
+``proposal_create_review_period_required`` / ``_insufficient``; a limit
+order the selling asset's market lists refuse with
+``limit_order_create_market_not_whitelisted`` / ``_market_blacklisted``."""
 
 import calendar
 import time
@@ -130,3 +137,42 @@ def test_committee_proposals_need_the_review_period(sides):
     theirs, mine = outcomes
     assert theirs == mine == [(3052201, "proposal_create_review_period_required"),
                               (3052202, "proposal_create_review_period_insufficient")]
+
+
+def test_order_market_lists_refuse_with_graphenes_exceptions(sides):
+    """market_evaluator.cpp ``limit_order_create_evaluator::do_evaluate``:
+    an order selling an asset whose ``whitelist_markets`` lacks the asset
+    bought (3050102) or whose ``blacklist_markets`` has it (3050103)."""
+    outcomes = []
+    for side in sides:
+        made = []
+        for symbol, lists in (("MKTWL", {"whitelist_markets": ["1.3.1"]}),
+                              ("MKTBL", {"blacklist_markets": ["1.3.0"]})):
+            options = {"max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
+                       "issuer_permissions": 0, "flags": 0,
+                       "core_exchange_rate": {"base": core(1),
+                                              "quote": {"amount": 1, "asset_id": "1.3.1"}},
+                       "whitelist_authorities": [], "blacklist_authorities": [],
+                       "whitelist_markets": [], "blacklist_markets": [], "description": "",
+                       "extensions": []}
+            options.update(lists)
+            [[_tag, asset_id]] = side.push([10, {
+                "issuer": INIT0, "symbol": symbol, "precision": 3,
+                "common_options": options, "is_prediction_market": False,
+                "extensions": []}])
+            side.push([14, {"issuer": INIT0, "asset_to_issue": {"amount": 100,
+                                                                 "asset_id": asset_id},
+                            "issue_to_account": INIT0, "extensions": []}])
+            made.append(asset_id)
+        got = []
+        for asset_id in made:
+            error = side.refusal([1, {"seller": INIT0,
+                                      "amount_to_sell": {"amount": 10, "asset_id": asset_id},
+                                      "min_to_receive": core(10),
+                                      "expiration": side.expiration(3600),
+                                      "fill_or_kill": False, "extensions": {}}])
+            got.append((error["data"]["code"], error["data"]["name"]))
+        outcomes.append(got)
+    theirs, mine = outcomes
+    assert theirs == mine == [(3050102, "limit_order_create_market_not_whitelisted"),
+                              (3050103, "limit_order_create_market_blacklisted")]
