@@ -9,6 +9,15 @@ transaction each: wire-JSON operations, the keys that sign it, whether it
 is a deliberate near miss, and what to remember when it is applied).  Every
 choice comes from ``random.Random(seed)``, so a seed names one run.
 
+Beside the random actions, *plans* (:data:`PLANS`, ``Scenario.plan_*``)
+run scripted flows over many blocks, on a seeded schedule: margin calls
+(MCFR, MSSR), black swans under each black swan response method with the
+settlements, bids and revival after them, take-profit orders, white/black
+lists, proposals with review periods, committee proposals across
+maintenance intervals and custom authority operations (refused under
+mainnet rules before BSIP 40), each with its near misses; what they saw
+happen is counted in :attr:`Scenario.observed`.
+
 Operation forms follow bitshares-core 7.0.2's ``FC_REFLECT`` of each
 operation (wire JSON with the ``TEST`` prefix); preconditions that the
 scenario knows it cannot meet are skipped, everything else goes to both
@@ -538,7 +547,8 @@ class Scenario:
             return
         issuer, weak, strong = picked
         create, box = self.mpa_create("plan/margin/asset_create", issuer,
-                                      mcfr=self.rng.choice((0, 30, 50)))
+                                      mcfr=self.rng.choice((0, 30, 50)),
+                                      mssr=self.rng.choice((None, 1050, 1250)))
         yield create
         yield from self.waiting(lambda: box)
         asset = box[0]
@@ -655,9 +665,11 @@ class Scenario:
 
     def plan_take_profit(self):
         """Limit orders with a take-profit ``on_fill`` action: one that
-        fills and makes its take-profit order (repeating), an update of its
-        ``on_fill`` and price, near misses (a zero spread, a fee asset
-        that is neither side)."""
+        fills and makes its take-profit order (repeating), one whose action
+        pays its fee in an asset of neither side (accepted at creation; the
+        fill decides), an update of its ``on_fill`` and price, the
+        take-profit orders filled back and their ``on_fill`` removed; a
+        near miss (a zero spread)."""
         uias = [a for a, v in self.assets.items() if v["kind"] == "uia"]
         if not uias:
             made = self.act_asset_create("uia")
@@ -690,13 +702,12 @@ class Scenario:
                  "extensions": {"on_fill": [[0, action]]}}
         zero = dict(order, extensions={"on_fill": [[0, dict(action, spread_percent=0)]]})
         other = [a for a in uias if a != asset]
-        wrong_fee = dict(order, extensions={"on_fill": [[0, dict(
+        other_fee = dict(order, extensions={"on_fill": [[0, dict(
             action, fee_asset_id=other[0] if other else "1.3.1")]]})
         yield [self.intent("plan/take_profit/create", [[1, order]], [maker],
                            applied=self.created(box)),
                self.intent("plan/take_profit/zero_spread", [[1, zero]], [maker], bad=True),
-               self.intent("plan/take_profit/wrong_fee_asset", [[1, wrong_fee]], [maker],
-                           bad=True)]
+               self.intent("plan/take_profit/other_fee_asset", [[1, other_fee]], [maker])]
         yield from self.waiting(lambda: box)
         oid = box[0]
         if oid is None:
