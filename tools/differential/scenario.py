@@ -441,8 +441,9 @@ class Scenario:
     def plan_custom_authority_refused(self):
         """Custom authority operations as mainnet rules take them before
         BSIP 40: a custom_authority_create (a transfer authority with ``to``
-        restricted), the same proposed, and a transfer signed only by the
-        key it would have lent: all refused by both."""
+        restricted), the same proposed, a transfer signed only by the key
+        it would have lent, an update and a delete of an authority that
+        cannot exist: all refused by both."""
         owner = self.pick_account()
         agent = self.pick_account(funded=False, exclude=(owner.id,) if owner else ())
         if owner is None or agent is None:
@@ -465,7 +466,14 @@ class Scenario:
                self.intent("plan/custom_authority_transfer", [[0, {
                    "fee": amount(0), "from": owner.id, "to": target.id,
                    "amount": amount(self.rng.randint(1, 10 ** 5)), "extensions": []}]],
-                   [agent], bad=True)]
+                   [agent], bad=True),
+               self.intent("plan/custom_authority_update", [[55, {
+                   "fee": amount(0), "account": owner.id, "authority_to_update": "1.17.0",
+                   "new_enabled": False, "restrictions_to_remove": [],
+                   "restrictions_to_add": [], "extensions": []}]], [owner], bad=True),
+               self.intent("plan/custom_authority_delete", [[56, {
+                   "fee": amount(0), "account": owner.id, "authority_to_delete": "1.17.0",
+                   "extensions": []}]], [owner], bad=True)]
 
     def mpa_create(self, label, issuer, bsrm=None, mcfr=None, mssr=None, bidding=True):
         """An asset_create of a market-issued asset backed by TEST with a
