@@ -176,3 +176,42 @@ def test_order_market_lists_refuse_with_graphenes_exceptions(sides):
     theirs, mine = outcomes
     assert theirs == mine == [(3050102, "limit_order_create_market_not_whitelisted"),
                               (3050103, "limit_order_create_market_blacklisted")]
+
+
+def test_an_account_whose_approval_is_removed_drops_out_of_the_lists(sides):
+    """proposal_object.cpp ``required_approval_index::object_modified``: the
+    proposals an account is listed with follow the changes of the
+    available approvals only, so init1, required by the proposal, is not
+    listed once its approval is removed, and is again once it approves."""
+    init1 = "1.2.7"
+    outcomes = []
+    for side in sides:
+        [[_tag, pid]] = side.push([22, {
+            "fee_paying_account": INIT0, "expiration_time": side.expiration(600),
+            "proposed_ops": [{"op": [0, {"fee": core(0), "from": init1, "to": INIT0,
+                                         "amount": core(1), "extensions": []}]}],
+            "review_period_seconds": 300, "extensions": []}])
+
+        def update(add=(), remove=()):
+            side.push([23, {"fee_paying_account": INIT0, "proposal": pid,
+                            "active_approvals_to_add": list(add),
+                            "active_approvals_to_remove": list(remove),
+                            "owner_approvals_to_add": [], "owner_approvals_to_remove": [],
+                            "key_approvals_to_add": [], "key_approvals_to_remove": [],
+                            "extensions": []}])
+
+        def listed():
+            return [p["id"] == pid for p in side.call("get_proposed_transactions", init1)]
+
+        seen = [listed()]
+        update(add=[init1])
+        seen.append(listed())
+        update(remove=[init1])
+        seen.append(listed())
+        [[_name, full]] = side.call("get_full_accounts", [init1], False)
+        seen.append([p["id"] == pid for p in full["proposals"]])
+        update(add=[init1])
+        seen.append(listed())
+        outcomes.append(seen)
+    theirs, mine = outcomes
+    assert theirs == mine == [[True], [True], [], [], [True]]

@@ -142,6 +142,47 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     return [1, obj["id"]]
 
 
+def _dropped(proposal: dict) -> frozenset:
+    """The accounts of ``proposal`` that graphene's
+    ``required_approval_index`` has dropped although the proposal still
+    names them (its chain-private state: :func:`_dropped_after`)."""
+    return getattr(proposal, "private", None) or frozenset()
+
+
+def _named(proposal: dict) -> set:
+    return {a for field in ("required_active_approvals", "required_owner_approvals",
+                            "available_active_approvals", "available_owner_approvals")
+            for a in proposal.get(field, ())}
+
+
+def approval_index_accounts(proposal: dict) -> set:
+    """The accounts whose proposals (``get_proposed_transactions``,
+    ``get_full_accounts``) list ``proposal``: graphene's
+    ``required_approval_index`` (proposal_object.cpp), which enters the
+    required and available approvals when the proposal is created, then
+    follows only the changes of the available approvals
+    (``insert_or_remove_delta``, active then owner): an approval removed
+    drops its account even when the proposal still requires it, until it
+    approves again.  A store restored from a checkpoint lists every named
+    account again, as graphene rebuilds the index from the objects at
+    start."""
+    return _named(proposal) - _dropped(proposal)
+
+
+def _dropped_after(before: dict, after: dict) -> frozenset:
+    """The dropped accounts of a proposal changed from ``before`` to
+    ``after``: the index set of ``before``, less the accounts removed from
+    and plus those added to the available active approvals, then the same
+    for the owner approvals (``required_approval_index::object_modified``);
+    what ``after`` names and the index lacks."""
+    members = approval_index_accounts(before)
+    for field in ("available_active_approvals", "available_owner_approvals"):
+        old, new = set(before.get(field, ())), set(after.get(field, ()))
+        members -= old - new
+        members |= new - old
+    return frozenset(_named(after) - members)
+
+
 def proposal_update(ctx: ApplyContext, data: dict) -> list:
     """proposal_update (23): add / remove approvals; executes the proposal
     once authorized unless it has a review period."""
@@ -170,6 +211,9 @@ def proposal_update(ctx: ApplyContext, data: dict) -> list:
     update("available_active_approvals", "active_approvals_to_add", "active_approvals_to_remove")
     update("available_owner_approvals", "owner_approvals_to_add", "owner_approvals_to_remove")
     update("available_key_approvals", "key_approvals_to_add", "key_approvals_to_remove")
+    dropped = _dropped_after(proposal, obj)
+    if dropped != _dropped(proposal):
+        obj = state.annotate(obj["id"], dropped)
     if review is None and is_authorized_to_execute(ctx, obj):
         try:
             execute_proposal(ctx, obj)
