@@ -749,7 +749,8 @@ class Scenario:
 
     def plan_whitelist(self):
         """A user-issued asset with the white_list flag, a whitelist and a
-        blacklist authority and a whitelisted market: account_whitelist
+        blacklist authority and a whitelisted market (or a blacklisted
+        one): account_whitelist
         listings by both authorities, issues and transfers to listed and
         unlisted accounts, orders in and out of the allowed market, a
         listing taken back."""
@@ -767,7 +768,12 @@ class Scenario:
         options = self.asset_options(issuer, 100, 0x01 | 0x02, UIA_PERMISSIONS)
         options["whitelist_authorities"] = self.sorted_ids([wauth.id])
         options["blacklist_authorities"] = self.sorted_ids([bauth.id])
-        options["whitelist_markets"] = [CORE]
+        # the markets: only TEST's allowed, or the other asset's barred
+        barred = self.rng.random() < 0.5 and bool(other)
+        if barred:
+            options["blacklist_markets"] = [other[0]]
+        else:
+            options["whitelist_markets"] = [CORE]
         box = []
 
         def applied(results):
@@ -822,7 +828,8 @@ class Scenario:
                  send(good, stranger, "plan/whitelist/transfer_unlisted", bad=True),
                  order(CORE, "plan/whitelist/order")]
         if other:
-            batch.append(order(other[0], "plan/whitelist/order_other_market", bad=True))
+            batch.append(order(other[0], "plan/whitelist/order_barred_market" if barred
+                               else "plan/whitelist/order_other_market", bad=True))
         yield batch
         yield listing(wauth, good, 0)
         yield send(good, issuer, "plan/whitelist/transfer_delisted", bad=True)
