@@ -38,7 +38,9 @@ def test_short_seeded_run(tmp_path, capsys):
     assert summary["transactions"] == 150
     assert summary["blocks"] >= 150 // 8
     assert summary["operations"] >= 150
-    assert len(summary["operation_types_sent"]) >= 25
+    # the scenario's plans take about half of the transactions (their own
+    # coverage is asserted below), the random actions the rest
+    assert len(summary["operation_types_sent"]) >= 22
     assert summary["objects_compared"] > 1000 and summary["reads_compared"] > 300
     # the scenario's plans reached what they are for on the reference: a
     # margin call filled, a global settlement (method 0), an individual

@@ -386,7 +386,7 @@ class Run:
         props = self.ref.call("get_dynamic_global_properties")
         self.scenario.new_block(props)
         left = self.s.transactions - self.counts["transactions"]
-        intents = self.scenario.batch(min(left, self.rng.randint(1, self.s.per_block)))
+        intents = self.scenario.batch(min(left, self.rng.randint(1, self.s.per_block)), left)
         send = []
         for intent in intents:
             trx = self.build(intent, props)

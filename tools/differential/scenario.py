@@ -134,9 +134,9 @@ class Scenario:
         #: what the plans saw happen on the reference (a margin call filled, a
         #: global settlement, a take-profit order, a maintenance ...): how often
         self.observed = {}
-        #: plan name -> (the running generator or None, the round it starts next,
-        #: tries left)
-        self.plans = {name: [None, first, PLAN_TRIES] for name, first, _ in PLANS}
+        #: plan name -> [the running generator or None, the round it starts
+        #: next, tries left, its step waiting for room in a round or None]
+        self.plans = {name: [None, first, PLAN_TRIES, None] for name, first, _ in PLANS}
 
     # -- state read from the reference --------------------------------------------
 
@@ -245,9 +245,12 @@ class Scenario:
 
     # -- the batch ------------------------------------------------------------------
 
-    def batch(self, size):
-        """Up to ``size`` intents for the next block (the first batch claims
-        the genesis balance and upgrades nothing else)."""
+    def batch(self, size, limit=None):
+        """About ``size`` intents for the next block, never more than
+        ``limit`` (the run's transactions left; the first batch claims the
+        genesis balance and upgrades nothing else): the plans' steps first
+        (a step larger than ``limit`` waits), then random actions up to
+        ``size``, at least one."""
         if not self.claimed:
             self.claimed = True
             claim = [37, {"fee": amount(0), "deposit_to_account": "1.2.6",
@@ -258,7 +261,9 @@ class Scenario:
             return [Intent("balance_claim/too_much", [[37, bad]], [self.dev_wif], bad=True),
                     Intent("balance_claim", [claim], [self.dev_wif])]
         self.rounds += 1
-        out = self.run_plans()
+        limit = size if limit is None else limit
+        out = self.run_plans(limit)
+        size = min(limit, max(size, len(out) + 1))
         tries = 0
         while len(out) < size and tries < size * 6:
             tries += 1
@@ -271,16 +276,22 @@ class Scenario:
             out.append(made)
         return out
 
-    def run_plans(self):
-        """This round's intents of the plans (:data:`PLANS`): a plan due
-        starts, a running one makes its next step; a plan that ends (or
-        gives up waiting) starts again ``gap`` rounds later when it
-        repeats; one that could not start (no funded accounts yet) tries
-        again a few rounds later."""
+    def run_plans(self, budget):
+        """This round's intents of the plans (:data:`PLANS`), at most
+        ``budget``: a plan due starts, a running one makes its next step (a
+        step larger than what is left of the budget waits for a later
+        round, whole); a plan that ends (or gives up waiting) starts again
+        ``gap`` rounds later when it repeats; one that could not start
+        tries again a few rounds later."""
         out = []
         for name, first, gap in PLANS:
             state = self.plans[name]
-            gen, due, tries = state
+            if state[3] is not None:
+                if len(state[3]) <= budget - len(out):
+                    out.extend(state[3])
+                    state[3] = None
+                continue
+            gen, due, tries, _ = state
             if gen is None:
                 if self.rounds < due or tries <= 0:
                     continue
@@ -297,10 +308,11 @@ class Scenario:
                 else:
                     state[1] = self.rounds + gap if gap else 1 << 60
                 continue
-            if isinstance(step, Intent):
-                out.append(step)
-            elif step:
+            step = [step] if isinstance(step, Intent) else list(step or ())
+            if len(step) <= budget - len(out):
                 out.extend(step)
+            else:
+                state[3] = step
         return out
 
     # -- plans: scripted flows over many blocks -----------------------------------
