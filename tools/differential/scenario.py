@@ -324,9 +324,6 @@ class Scenario:
     # actions do not (a margin call needs a feed that moves under a position,
     # a custom authority needs parameters a committee proposal set).
 
-    def head_param(self, name):
-        return self.ref.call("get_global_properties")["parameters"][name]
-
     def waiting(self, condition, rounds=60):
         """Yield None (nothing this round) until ``condition()`` holds;
         :class:`PlanGaveUp` after ``rounds`` rounds (what it waits for was
@@ -350,6 +347,7 @@ class Scenario:
         return applied
 
     def sorted_ids(self, ids):
+        """``ids`` (object ids) once each, by instance, as flat_sets sort."""
         return sorted(set(ids), key=lambda i: int(i.split(".")[2]))
 
     def plan_committee(self):
@@ -487,7 +485,7 @@ class Scenario:
                    "fee": amount(0), "account": owner.id, "authority_to_delete": "1.17.0",
                    "extensions": []}]], [owner], bad=True)]
 
-    def mpa_create(self, label, issuer, bsrm=None, mcfr=None, mssr=None, bidding=True):
+    def mpa_create(self, label, issuer, bsrm=None, mcfr=None, mssr=None):
         """An asset_create of a market-issued asset backed by TEST with a
         minute's settlement delay; ``bsrm`` (black_swan_response_method),
         ``mcfr`` (margin_call_fee_ratio), ``mssr`` in its bitasset options'
@@ -500,8 +498,9 @@ class Scenario:
             ext["margin_call_fee_ratio"] = mcfr
         if mssr is not None:
             ext["maximum_short_squeeze_ratio"] = mssr
-        # every MPA permission but disable_collateral_bidding when bids are wanted
-        permissions = 0x7fff if bidding else 0xffff
+        # every permission bit below disable_collateral_bidding (0x8000): the
+        # issuer could change all but that (bids stay possible); no flag set
+        permissions = 0x7fff
         options = self.asset_options(issuer, 0, 0, permissions)
         options["core_exchange_rate"] = price(amount(1), amount(1, "1.3.1"))
         op = {"fee": amount(0), "issuer": issuer.id, "symbol": symbol, "precision": 4,
@@ -535,6 +534,8 @@ class Scenario:
                                          "extensions": {}}]], [issuer], **kw)
 
     def borrow(self, label, acct, asset, debt, collateral, **kw):
+        """A call_order_update of ``acct``: ``collateral`` TEST satoshis
+        more, ``debt`` of ``asset`` more."""
         return self.intent(label, [[3, {
             "fee": amount(0), "funding_account": acct.id, "delta_collateral": amount(collateral),
             "delta_debt": amount(debt, asset), "extensions": {}}]], [acct], **kw)
