@@ -2,6 +2,8 @@
 chosen times, every figure computed by hand (bitshares-core
 market_history_plugin.cpp semantics)."""
 
+from collections import deque
+
 import pytest
 
 from nodeapi.applied import AppliedBlock, AppliedOperation
@@ -52,8 +54,15 @@ class Feeder:
                                         len(ops) + 1, True, "0" * 40, fill["account_id"],
                                         (fill["account_id"],)))
             self.op_num += 1
-        self.plugin.block_applied(AppliedBlock(self.num, "%040x" % self.num, {}, when,
-                                               tuple(ops), False))
+        applied = AppliedBlock(self.num, "%040x" % self.num, {}, when, tuple(ops), False)
+        self.plugin.block_applied(applied)
+        return applied
+
+    def pop(self, applied):
+        """Pop ``applied`` (the newest block) as a fork switch does."""
+        self.plugin.block_popped(applied)
+        self.num = applied.block_num - 1
+        self.op_num = min((op.id_num for op in applied.operations), default=self.op_num)
 
 
 def plugin_with(**options):
@@ -259,3 +268,66 @@ def test_first_bucket_opens_at_zero(when):
     plugin, feed = plugin_with(bucket_sizes=(60,))
     feed.block(when, *match(100, 1, 100, 1))
     assert [b.open for b in plugin.buckets(CORE, GOLD, 60, 0, 60, 10)] == [0]
+
+
+def _state(plugin) -> list:
+    """Everything the plugin answers from: its records and every object by
+    id (5.0, 5.1, 5.2, 5.3)."""
+    ids = ([f"5.0.{n}" for n in range(plugin._next["5.0."])]
+           + [f"5.1.{n}" for n in range(plugin._next["5.1."])]
+           + [f"5.2.{n}" for n in range(plugin._next["5.2."])] + ["5.3.0"])
+    return [list(plugin.checkpoint_records()), [plugin.get_object(i) for i in ids],
+            [t.to_object() for t in plugin.tickers_by_volume(100)]]
+
+
+def test_a_popped_block_is_taken_back_exactly():
+    """graphene's undo database restores the plugin's objects of a popped
+    block (db_block.cpp ``pop_block``): after each pop the plugin is as it
+    was before the block - fills trimmed by count and age, buckets updated
+    and trimmed by ``history-per-size``, tickers created, updated and
+    rolled out, the meta object - and the ids the next block gets are the
+    same."""
+    plugin, feed = plugin_with(bucket_sizes=(60,), history_per_size=2,
+                               max_order_his_records_per_market=4,
+                               max_order_his_seconds_per_market=100)
+    t0 = 1_700_000_000
+    steps = [
+        (t0, match(1000, 10, 100, 1)),                        # ticker, bucket, meta created
+        (t0 + 30, match(2000, 10, 200, 1)),                   # same bucket: a high
+        (t0 + 60, match(500, 10, 50, 1, maker_sells=CORE)),   # a new bucket
+        (t0 + 200, match(300, 3, 100, 1)),                    # trims fills and buckets
+        (t0 + 86461, ()),                                     # the third match rolls out
+        (t0 + 86601, ()),                                     # all roll out, skip set
+        (t0 + 86700, match(10, 1, 10, 1)),                    # a new window
+    ]
+    states, blocks = [_state(plugin)], []
+    for when, fills in steps:
+        blocks.append(feed.block(when, *fills))
+        states.append(_state(plugin))
+    # the figures the pops must bring back did change (the test can fail)
+    assert len({repr(s) for s in states}) == len(states)
+    assert plugin.get_object("5.0.0") is None and plugin.get_object("5.1.0") is None
+    for applied in reversed(blocks):
+        states.pop()
+        feed.pop(applied)
+        assert _state(plugin) == states[-1]
+    assert plugin._undo == deque() and plugin.meta is None
+    # the fork's block gets the ids the popped one had
+    feed.block(t0 + 1, *match(70, 7, 10, 1))
+    assert plugin.get_object("5.0.1")["op"]["pays"]["amount"] == 7
+    assert plugin.get_object("5.1.0")["base_volume"] == 70
+    assert plugin.ticker(CORE, GOLD).to_object()["base_volume"] == "70"
+
+
+def test_a_block_that_changed_nothing_keeps_no_undo_record():
+    plugin, feed = plugin_with()
+    feed.block(10)
+    assert not plugin._undo
+    filled = feed.block(20, *match(100, 1, 100, 1))
+    empty = feed.block(30)  # the meta object exists: a roll that moves nothing
+    assert len(plugin._undo) == 1
+    before = _state(plugin)
+    feed.pop(empty)
+    assert _state(plugin) == before
+    feed.pop(filled)
+    assert plugin.ticker(CORE, GOLD) is None and plugin.fills(CORE, GOLD, 10) == []

@@ -26,6 +26,16 @@ Options (graphene's names and 7.x defaults, declared in
 seconds, 0 ignored), ``history-per-size``,
 ``max-order-his-records-per-market``, ``max-order-his-seconds-per-market``.
 The API sets read it through the methods under "reading".
+
+Fork switches: graphene keeps these objects in the database, so its undo
+database takes a popped block's fills, bucket and ticker updates and
+roll-out back (db_block.cpp ``pop_block``).  The plugin keeps, for each of
+the last :data:`MAX_UNDO_BLOCKS` blocks that changed it, what the block
+changed (:class:`BlockUndo`); ``block_popped`` puts it back, so the
+objects, their ids and the roll-out position are as if the block never
+came.  The records are not checkpointed: a block applied before a restart
+is taken back only if it changed nothing here (as the chain's own undo
+history, which a restart also starts empty).
 """
 
 from bisect import bisect_left, bisect_right
@@ -44,6 +54,9 @@ from nodeapi.plugins.market_history.objects import (
 
 FILL_ORDER = 4
 DAY = 86400
+#: blocks whose changes are kept to take them back (the chain pops at most
+#: as many, graphene ``GRAPHENE_MAX_UNDO_HISTORY``)
+MAX_UNDO_BLOCKS = 10000
 
 
 def _volumes_as_text(fields: tuple) -> list:
@@ -77,6 +90,53 @@ class MarketHistoryOptions:
                            tuple(sorted({int(s) for s in self.bucket_sizes} - {0})))
 
 
+class BlockUndo:
+    """What one block changed in a :class:`MarketHistory`, enough to take
+    it back (the part of graphene's undo session for the plugin's objects).
+
+    :ivar block_num: the block.
+    :ivar next: the id counters before the block; :ivar meta: the
+        :class:`TickerMeta` before it.
+    :ivar history: ``(id_num, record or None)`` of each change to the
+        order history by id, in order (None: the id was added).
+    :ivar rolling: ``(kind, id_num)`` of each change to the roll-out
+        queue, in order (``"append"``, ``"popleft"``, ``"appendleft"``).
+    :ivar fills: market -> its fill list before the block (a copy), None
+        when it had none.
+    :ivar tickers: market -> the ticker's fields before the block, None
+        when it had no ticker.
+    :ivar buckets: ``(market, seconds)`` -> the bucket list before the
+        block (a copy), None when absent.
+    :ivar bucket_fields: bucket id -> ``(bucket, fields before the block)``
+        of each bucket the block updated.
+    """
+
+    __slots__ = ("block_num", "next", "meta", "history", "rolling", "fills", "tickers",
+                 "buckets", "bucket_fields")
+
+    def __init__(self, block_num: int, next_ids: dict, meta) -> None:
+        self.block_num = block_num
+        self.next = dict(next_ids)
+        self.meta = meta
+        self.history: list = []
+        self.rolling: list = []
+        self.fills: dict = {}
+        self.tickers: dict = {}
+        self.buckets: dict = {}
+        self.bucket_fields: dict = {}
+
+    def changed(self, next_ids: dict, meta) -> bool:
+        """Whether the block changed anything (else nothing is kept)."""
+        return bool(self.history or self.rolling or self.fills or self.tickers
+                    or self.buckets or self.bucket_fields or next_ids != self.next
+                    or meta != self.meta)
+
+
+def _restore_fields(obj, fields: tuple) -> None:
+    for field, value in zip(attr.fields(type(obj)), fields):
+        setattr(obj, field.name, value)
+
+
 @implementer(IBlockConsumer, ICheckpointed)
 class MarketHistory:
     """Market history in memory (module docstring).  Register with
@@ -106,6 +166,9 @@ class MarketHistory:
         self._tickers_by_id: dict = {}  # id_num -> Ticker
         self._buckets: dict = {}  # (market, seconds) -> [Bucket], ascending open
         self._buckets_by_id: dict = {}  # id_num -> Bucket
+        # the last blocks' changes, newest last (module docstring)
+        self._undo: deque = deque(maxlen=MAX_UNDO_BLOCKS)
+        self._journal: Optional[BlockUndo] = None  # of the block being applied
 
     def _new_id(self, prefix: str) -> int:
         n = self._next[prefix]
@@ -118,6 +181,65 @@ class MarketHistory:
         """Process the block's fill_order operations, then roll the
         tickers' 24 hours forward to the block time."""
         now = applied.timestamp
+        journal = self._journal = BlockUndo(applied.block_num, self._next, self._meta)
+        try:
+            self._apply(applied, now)
+        finally:
+            self._journal = None
+        if journal.changed(self._next, self._meta):
+            self._undo.append(journal)
+
+    def block_popped(self, applied) -> None:
+        """A block popped by a fork switch (``Chain.push_network_block``):
+        what it changed is put back, newest change first, as graphene's
+        undo database restores the plugin's objects (db_block.cpp
+        ``pop_block``).  A block that changed nothing here, or is older
+        than the kept records, changes nothing."""
+        if not self._undo or self._undo[-1].block_num != applied.block_num:
+            return
+        undo = self._undo.pop()
+        self._next, self._meta = undo.next, undo.meta
+        rolling = self._rolling
+        for kind, n in reversed(undo.rolling):
+            if kind == "append":
+                rolling.pop()
+            elif kind == "popleft":
+                rolling.appendleft(n)
+            else:
+                rolling.popleft()
+        history = self._history
+        for n, record in reversed(undo.history):
+            if record is None:
+                history.pop(n, None)
+            else:
+                history[n] = record
+        for market, fills in undo.fills.items():
+            if fills is None:
+                self._fills.pop(market, None)
+            else:
+                self._fills[market] = fills
+        for market, fields in undo.tickers.items():
+            ticker = self._tickers.get(market)
+            if fields is None:
+                if ticker is not None:
+                    del self._tickers[market]
+                    self._tickers_by_id.pop(ticker.id_num, None)
+            elif ticker is not None:
+                _restore_fields(ticker, fields)
+        for bucket, fields in undo.bucket_fields.values():
+            _restore_fields(bucket, fields)
+        by_id = self._buckets_by_id
+        for key, buckets in undo.buckets.items():
+            for bucket in self._buckets.get(key, ()):
+                by_id.pop(bucket.id_num, None)
+            if buckets is None:
+                self._buckets.pop(key, None)
+            else:
+                self._buckets[key] = buckets
+                for bucket in buckets:
+                    by_id[bucket.id_num] = bucket
+
+    def _apply(self, applied, now: int) -> None:
         for op in applied.operations:
             if op.op[0] == FILL_ORDER:
                 try:
@@ -132,18 +254,26 @@ class MarketHistory:
     def _fill(self, fill: dict, now: int) -> None:
         base, quote, trade_base, trade_quote, price_base, price_quote = fill_amounts(fill)
         market = (base, quote)
+        journal = self._journal
+        if market not in journal.fills:
+            saved = self._fills.get(market)
+            journal.fills[market] = None if saved is None else list(saved)
         fills = self._fills.setdefault(market, [])
         sequence = fills[-1].sequence - 1 if fills else 0
         record = OrderHistory(self._new_id(ORDER_HISTORY), base, quote, sequence, now, fill)
         fills.append(record)
         self._history[record.id_num] = record
+        journal.history.append((record.id_num, None))
         self._rolling.append(record.id_num)
+        journal.rolling.append(("append", record.id_num))
         if self._meta is None:
             self._meta = TickerMeta(record.id_num, False)
         self._trim_fills(fills, now)
         if not fill.get("is_maker"):
             return
         ticker = self._tickers.get(market)
+        if market not in journal.tickers:
+            journal.tickers[market] = None if ticker is None else attr.astuple(ticker)
         if ticker is None:
             ticker = Ticker(self._new_id(TICKER), base, quote)
             self._tickers[market] = ticker
@@ -166,8 +296,9 @@ class MarketHistory:
         max_seconds = self.options.max_order_his_seconds_per_market
         min_time = now - max_seconds if max_seconds < now else 0
         n = 0
+        history = self._journal.history
         while n < excess and fills[n].time <= min_time:
-            del self._history[fills[n].id_num]
+            history.append((fills[n].id_num, self._history.pop(fills[n].id_num)))
             n += 1
         if n:
             del fills[:n]
@@ -178,9 +309,15 @@ class MarketHistory:
         max_history = self.options.history_per_size
         cutoff = seconds * (bucket_num - max_history) if bucket_num > max_history else 0
         opened = bucket_num * seconds
-        buckets = self._buckets.setdefault((market, seconds), [])
+        journal, key = self._journal, (market, seconds)
+        if key not in journal.buckets:
+            saved = self._buckets.get(key)
+            journal.buckets[key] = None if saved is None else list(saved)
+        buckets = self._buckets.setdefault(key, [])
         i = bisect_left(buckets, opened, key=lambda b: b.open)
         if i < len(buckets) and buckets[i].open == opened:
+            if buckets[i].id_num not in journal.bucket_fields:
+                journal.bucket_fields[buckets[i].id_num] = (buckets[i], attr.astuple(buckets[i]))
             buckets[i].add(trade_base, trade_quote, price_base, price_quote)
         else:
             bucket = Bucket(self._new_id(BUCKET), market[0], market[1], seconds, opened,
@@ -201,11 +338,12 @@ class MarketHistory:
         last_day = now - DAY
         last_min, skip = meta.rolling_min, meta.skip
         rolling, history = self._rolling, self._history
+        journal = self._journal.rolling
         remaining = None
         while rolling:
             record = history.get(rolling[0])
             if record is None:  # removed from the order history: not rolled out
-                rolling.popleft()
+                journal.append(("popleft", rolling.popleft()))
                 continue
             if record.time >= last_day:
                 remaining = record
@@ -215,7 +353,7 @@ class MarketHistory:
             elif record.op.get("is_maker"):
                 self._roll_out(record)
             last_min = record.id_num
-            rolling.popleft()
+            journal.append(("popleft", rolling.popleft()))
         if remaining is not None:
             if remaining.id_num != meta.rolling_min:
                 self._meta = TickerMeta(remaining.id_num, False)
@@ -224,12 +362,16 @@ class MarketHistory:
                 self._meta = TickerMeta(last_min, True)
             if last_min in history:  # found again (and skipped) by the next walk
                 rolling.appendleft(last_min)
+                journal.append(("appendleft", last_min))
 
     def _roll_out(self, record: OrderHistory) -> None:
         _b, _q, trade_base, trade_quote, price_base, price_quote = fill_amounts(record.op)
-        ticker = self._tickers.get((record.base, record.quote))
+        market = (record.base, record.quote)
+        ticker = self._tickers.get(market)
         if ticker is None:
             return
+        if market not in self._journal.tickers:
+            self._journal.tickers[market] = attr.astuple(ticker)
         ticker.last_day_base, ticker.last_day_quote = price_base, price_quote
         ticker.base_volume = (ticker.base_volume - trade_base) % UINT128
         ticker.quote_volume = (ticker.quote_volume - trade_quote) % UINT128
@@ -282,6 +424,7 @@ class MarketHistory:
             ticker = Ticker(*_volumes_as_int(fields))
             self._tickers[(ticker.base, ticker.quote)] = ticker
             self._tickers_by_id[ticker.id_num] = ticker
+        self._undo.clear()
         self._buckets, self._buckets_by_id = {}, {}
         for fields in joined(records, "buckets"):
             bucket = Bucket(*_volumes_as_int(fields))
