@@ -17,6 +17,8 @@ from nodeapi.protocol.block import block_id as compute_block_id
 from kit.chain import fund, signed_wire, transfer_wire
 from kit.keys import DEV_WIF
 
+CORE_ID = "1.3.0"
+
 
 def produce_at(chain, slot: int) -> dict:
     """A block at ``slot`` slots after the head (the slots before missed)."""
@@ -327,3 +329,79 @@ def test_the_template_plugin_counts_a_popped_block_out(forked):
     push(a, b4)
     assert counter.blocks == 2 and counter.last_block_num == 4
     assert counter.by_type == {0: 1}  # B's transfer of 5,000; A's of 1,000 counted out
+
+
+def test_market_history_takes_the_popped_fill_back(new_chain):
+    """graphene keeps the market history's objects (order history,
+    buckets, tickers) in the database, so its undo database takes a popped
+    block's fill back (market_history_plugin.cpp, db_block.cpp
+    ``pop_block``).  A and B share a first match (init0 takes 10 GOLD of
+    init1's 100 at 2 TEST/GOLD); A's block 5 has a second match (20
+    GOLD), B's branch another (30 GOLD, block 5 at slot 2, block 6).
+    After A switches, its trade history, buckets, ticker and fills equal
+    B's, which never saw A's block (the popped order goes back to A's
+    pending transactions, so only the ticker's order book part differs)."""
+    from nodeapi.api.database import DatabaseApi
+    from nodeapi.api.history import HistoryApi
+    from nodeapi.plugins.market_history.history import MarketHistory, MarketHistoryOptions
+
+    from kit.api import make_api
+    from kit.chain import amt, create_asset, issue, limit_order
+
+    a, b = new_chain(), new_chain()
+    apis = {}
+    for chain in (a, b):
+        plugin = MarketHistory(MarketHistoryOptions(bucket_sizes=(60, 3600)))
+        chain.add_consumer(plugin)
+        db, _ = make_api(chain, DatabaseApi, plugins={"market_history": plugin})
+        history, _ = make_api(chain, HistoryApi, plugins={"market_history": plugin})
+        apis[chain] = (plugin, db, history)
+    fund(a, init1=10 ** 8)
+    gold, _ = create_asset(a, "FORKGOLD")
+    issue(a, gold, 10 ** 6)
+    produce_at(a, 1)
+    # init1 (maker) sells 100 GOLD for 200 TEST; init0 takes 10 GOLD for 20 TEST
+    limit_order(a, "1.2.7", amt(100000, gold), amt(20000000))
+    limit_order(a, "1.2.6", amt(2000000), amt(10000, gold))
+    produce_at(a, 1)
+    for num in range(1, 5):
+        push(b, a.get_block(num))
+    limit_order(a, "1.2.6", amt(4000000), amt(20000, gold))
+    a5 = produce_at(a, 1)
+    limit_order(b, "1.2.6", amt(6000000), amt(30000, gold))
+    b5 = produce_at(b, 2)
+    b6 = produce_at(b, 1)
+
+    far, epoch = "2100-01-01T00:00:00", "1970-01-01T00:00:00"
+
+    def answers(chain):
+        plugin, db, history = apis[chain]
+        return {
+            "trades": db.get_trade_history("TEST", "FORKGOLD", far, epoch, 100),
+            "ticker": db.get_ticker("TEST", "FORKGOLD"),
+            "fills": history.get_fill_order_history("TEST", "FORKGOLD", 100),
+            "buckets": [history.get_market_history("TEST", "FORKGOLD", seconds, epoch, far)
+                        for seconds in (60, 3600)],
+            "records": list(plugin.checkpoint_records()),
+        }
+
+    # 2 fills per match: A has 4, B (after its own block 5) has 4 too, but others
+    assert len(apis[a][0].fills(CORE_ID, gold, 100)) == 4
+    push(a, b5)
+    assert a.head_block_id == compute_block_id(a5)
+    assert answers(a)["trades"][0]["amount"] != answers(b)["trades"][0]["amount"]
+    assert push(a, b6).switched and a.head_block_id == compute_block_id(b6)
+    got, want = answers(a), answers(b)
+    # the ticker's best ask/bid come from the order book, where A's popped
+    # order (pending again) already took 20 GOLD: the rest is the plugin's
+    assert len(a.pending_transactions) == 1
+    assert got["ticker"]["lowest_ask_quote_size"] == "40"
+    assert want["ticker"]["lowest_ask_quote_size"] == "60"
+    for answer in (got, want):
+        answer["ticker"] = {k: v for k, v in answer["ticker"].items()
+                            if not k.startswith(("lowest_ask", "highest_bid"))}
+    assert got == want
+    # by hand: the trades are B's match (30 GOLD for 60 TEST) then the shared one
+    assert [t["amount"] for t in got["trades"]] == ["30", "10"]
+    assert got["ticker"]["quote_volume"] == "40" and got["ticker"]["base_volume"] == "80"
+    assert [f["id"] for f in got["fills"]] == ["5.0.3", "5.0.2", "5.0.1", "5.0.0"]
