@@ -390,3 +390,135 @@ def test_entries_by_id_and_bounded_lookups_under_trimming():
     # 6,000 operations applied, at most 200 kept: the rows were compacted
     assert hist.operation_count <= 5 * len(accounts)
     assert hist.lookups.row_count <= 2 * hist.operation_count + MIN_DEAD_ROWS
+
+
+# -- a popped block (fork switch) ---------------------------------------------------
+
+
+class Blocks:
+    """Collects the blocks a :class:`Feed` makes (to give them to several
+    plugins, and pop them)."""
+
+    def __init__(self):
+        self.blocks = []
+
+    def block_applied(self, applied):
+        self.blocks.append(applied)
+
+
+def observed(hist, max_m: int, max_num: int) -> dict:
+    """Everything the plugin answers: per account its entries, counts and
+    operations walk, every operation and entry by id, the lookups by block,
+    the retention state."""
+    state = hist.retention.state()
+    return {
+        "accounts": list(hist.accounts()),
+        "per_account": {a: (kept(hist, a), ids(hist.get_account_history(a, 0, 10 ** 6, 0)),
+                            ids(hist.get_account_history_operations(a, 0, 0, 0, 10 ** 6)),
+                            hist.account_total_ops(a), hist.account_removed_ops(a))
+                        for a in ACCOUNTS},
+        "objects": hist.get_history_objects([f"1.11.{m}" for m in range(max_m)]
+                                            + [f"2.9.{n}" for n in range(hist.entry_count + 5)]),
+        "by_block": [hist.get_block_operation_history(n) for n in range(max_num + 1)],
+        "counts": (hist.operation_count, hist.entry_count),
+        "retention": (state["latest_removable"], state["exceeded"], sorted(state["queue"])),
+    }
+
+
+def test_a_popped_block_gives_back_what_it_trimmed():
+    """graphene's undo database takes back a popped block's history
+    objects and restores the ones its trimming removed (db_block.cpp
+    ``pop_block``; account_history_plugin.cpp removes
+    ``account_transaction_history_object`` and, with
+    ``partial-operations``, ``operation_history_object`` in the database).
+    With 1 entry per account: block 3 (1.11.2 of 1.2.6) trims 1.11.0,
+    and drops it, 1.2.7 having trimmed it already; popping block 3 brings
+    both back."""
+    lim = HistoryLimits(max_ops_per_account=1, min_blocks_to_keep=0,
+                        partial_operations=True)
+    hist = AccountHistory(lim)
+    feed = Feed(hist)
+    feed.block(["1.2.6", "1.2.7"])    # 1.11.0
+    feed.block(["1.2.7"])             # 1.11.1: 1.2.7 trims 1.11.0
+    assert kept(hist, "1.2.6") == [0] and kept(hist, "1.2.7") == [1]
+    before = observed(hist, 5, 3)
+    popped = Blocks()
+    feed.hist = popped
+    feed.block(["1.2.6"])             # 1.11.2: 1.2.6 trims 1.11.0, nobody keeps it
+    hist.block_applied(popped.blocks[-1])
+    assert kept(hist, "1.2.6") == [2] and hist.get_operation(0) is None
+    assert hist.account_removed_ops("1.2.6") == 1
+    hist.block_popped(popped.blocks[-1])
+    assert kept(hist, "1.2.6") == [0] and hist.get_operation(0)["id"] == "1.11.0"
+    assert hist.account_removed_ops("1.2.6") == 0 and hist.account_total_ops("1.2.6") == 1
+    assert observed(hist, 5, 3) == before
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_fork_switch_leaves_what_a_node_without_the_fork_has(seed):
+    """Random options and blocks: a plugin that applies a branch and pops
+    it (newest first) is after each pop as it was before that block, and
+    after the other branch equals a plugin that only saw that one (the
+    transliteration above checks what such a plugin keeps)."""
+    import copy
+
+    rng = random.Random(1000 + seed)
+    lim = random_limits(rng)
+    blocks = Blocks()
+    feed = Feed(blocks)
+    hot = ACCOUNTS[:4]
+
+    def some_blocks(feed, n):
+        for _ in range(n):
+            specs = [rng.sample(hot if rng.random() < 0.6 else ACCOUNTS, rng.choice([1, 2, 3]))
+                     for _ in range(rng.randrange(0, 6))]
+            feed.block(*specs)  # block numbers follow each other, as on a chain
+
+    some_blocks(feed, rng.randrange(5, 40))
+    shared = len(blocks.blocks)
+    other_feed = copy.deepcopy(feed)
+    some_blocks(feed, rng.randrange(1, 8))            # the branch that loses
+    losing = blocks.blocks[shared:]
+    other_blocks = other_feed.hist
+    some_blocks(other_feed, len(losing) + 1)          # the longer one
+    winning = other_blocks.blocks[shared:]
+
+    switched = AccountHistory(lim, registrar_of=REGISTRAR.__getitem__)
+    plain = AccountHistory(lim, registrar_of=REGISTRAR.__getitem__)
+    max_m = max(feed.m, other_feed.m)
+    max_num = max(feed.num, other_feed.num)
+    states = []
+    for applied in blocks.blocks:
+        states.append(observed(switched, max_m, max_num))
+        switched.block_applied(applied)
+    for applied in reversed(losing):
+        switched.block_popped(applied)
+        assert observed(switched, max_m, max_num) == states.pop(), applied.block_num
+    for applied in blocks.blocks[:shared] + winning:
+        plain.block_applied(applied)
+    for applied in winning:
+        switched.block_applied(applied)
+    assert observed(switched, max_m, max_num) == observed(plain, max_m, max_num)
+
+
+def test_a_popped_block_that_compacted_is_taken_back():
+    """A block whose trimming compacted an account's log and the lookup
+    rows (2,100 operations of 1.2.6 kept 1 at a time with
+    ``partial-operations``: every trimmed entry's operation is dropped,
+    more than ``MIN_DEAD_ROWS`` rows) is taken back all the same."""
+    from nodeapi.plugins.account_history.lookups import MIN_DEAD_ROWS
+
+    lim = HistoryLimits(max_ops_per_account=1, min_blocks_to_keep=0, partial_operations=True)
+    hist = AccountHistory(lim)
+    feed = Feed(hist)
+    feed.block(["1.2.6", "1.2.7"], ["1.2.6"])
+    before = observed(hist, 2200, 3)
+    popped = Blocks()
+    feed.hist = popped
+    feed.block(*[["1.2.6"]] * 2100)
+    hist.block_applied(popped.blocks[-1])
+    assert hist.lookups.row_count < 2 * MIN_DEAD_ROWS  # compacted
+    assert hist._logs["1.2.6"].dead < 16 and hist.account_removed_ops("1.2.6") == 2101
+    hist.block_popped(popped.blocks[-1])
+    assert observed(hist, 2200, 3) == before
+    assert kept(hist, "1.2.6") == [1] and hist.get_operation(0)["id"] == "1.11.0"

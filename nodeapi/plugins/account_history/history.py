@@ -19,14 +19,25 @@ after trimming (graphene ``total_ops``; ``removed_ops`` counts the removed).
 Checkpoints (:class:`~nodeapi.applied.ICheckpointed`): the records, the
 accounts' logs, the lookups and the retention state go into the node's
 checkpoints, so a start replays only the blocks after the newest one.
+
+Fork switches: graphene's undo database takes back the history objects of
+a popped block, and brings back the ones trimming removed during it
+(db_block.cpp ``pop_block``).  The plugin keeps, for each of the last
+``MAX_UNDO_HISTORY`` blocks, the changes the block made in order
+(:class:`BlockJournal`); ``block_popped`` takes them back newest first.
+The journals are not checkpointed: for a block applied before a restart
+(no journal) the block's own operations are taken back, the entries
+trimmed during it stay trimmed.
 """
 
 import base64
 from bisect import bisect_left, bisect_right
+from collections import deque
 
 from twisted.logger import Logger
 from zope.interface import implementer
 
+from nodeapi.protocol.config import MAX_UNDO_HISTORY
 from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import IAccountHistory, IBlockConsumer, ICheckpointed
 from nodeapi.plugins.account_history.lookups import ROW_ARRAYS, HistoryLookups
@@ -75,6 +86,29 @@ def select_relative(total: int, stop: int, limit: int, start: int, removed: int 
     return range(start, low - 1, -1)
 
 
+class BlockJournal:
+    """The changes one block made to an :class:`AccountHistory`, in order,
+    to take them back (the plugin's part of graphene's undo session).
+
+    :ivar block_num: the block.
+    :ivar ath0: the plugin's ``(account, M)`` of entry 2.9.0 before it.
+    :ivar events: tuples, oldest first: ``("log", account)`` (a log
+        created), ``("append", account)`` (an entry added),
+        ``("drop", account, M)`` (an entry trimmed), ``("keep", M)`` (an
+        operation record added), ``("release", M, record, row)`` (a record
+        dropped by ``partial-operations``, with its lookup row) and the
+        retention's entries
+        (:attr:`~nodeapi.plugins.account_history.retention.Retention.journal`).
+    """
+
+    __slots__ = ("block_num", "ath0", "events")
+
+    def __init__(self, block_num: int, ath0) -> None:
+        self.block_num = block_num
+        self.ath0 = ath0
+        self.events: list = []
+
+
 @implementer(IBlockConsumer, IAccountHistory, ICheckpointed)
 class AccountHistory:
     """In-memory account history: ``IBlockConsumer`` (register with
@@ -107,6 +141,8 @@ class AccountHistory:
         self._logs: dict = {}  # account -> AccountLog
         self._ath0 = None  # (account, M) of the entry 2.9.0
         self.lookups = HistoryLookups(self._records, self._logs)
+        self._journals: deque = deque(maxlen=MAX_UNDO_HISTORY)  # BlockJournal, newest last
+        self._events = None  # the events list of the block being applied
 
     # -- IBlockConsumer ------------------------------------------------------
 
@@ -114,29 +150,48 @@ class AccountHistory:
         """Record the block's operations and entries, then trim (graphene
         ``update_account_histories``)."""
         retention = self.retention
-        retention.start_block(applied.block_num)
-        timestamp = applied.timestamp
-        for op in applied.operations:
-            self._add(op, timestamp)
-        logs = self._logs
-        for account in retention.due():
-            self._trim(account, logs[account])
+        journal = BlockJournal(applied.block_num, self._ath0)
+        self._events = retention.journal = journal.events
+        try:
+            retention.start_block(applied.block_num)
+            timestamp = applied.timestamp
+            for op in applied.operations:
+                self._add(op, timestamp)
+            logs = self._logs
+            for account in retention.due():
+                self._trim(account, logs[account])
+        finally:
+            self._events = retention.journal = None
+        if journal.events:
+            self._journals.append(journal)
 
     def block_popped(self, applied) -> None:
         """A block popped by a fork switch (``Chain.push_network_block``):
         its operations and their entries leave the history, as graphene's
         undo database takes back the ``operation_history_object`` and
         ``account_transaction_history_object`` of a popped block
-        (db_block.cpp ``pop_block``).  Entries an account's limit trimmed
-        while the block was applied are not brought back (they stay
-        removed, a difference with graphene only with
-        ``max-ops-per-account`` set)."""
+        (db_block.cpp ``pop_block``); entries an account's limit trimmed
+        while the block was applied come back, with the records
+        ``partial-operations`` dropped with them.  A block without a
+        journal (applied before a restart) has only its own operations
+        taken back."""
+        self.retention.start_block(applied.block_num - 1)  # the bound the head had
+        journals = self._journals
+        journal = None
+        if journals and journals[-1].block_num == applied.block_num:
+            journal = journals.pop()
+            self._take_back(journal)
+        elif journals and journals[-1].block_num > applied.block_num:
+            journals.clear()  # not the newest block: the journals no longer apply
         ops = applied.operations
         if not ops:
             return
         first_m = min(op.id_num for op in ops)
         first_n = min((e.n for op in ops for e in op.account_history),
                       default=self.lookups.entry_count)
+        if journal is not None:
+            self.lookups.rows_popped(first_m, first_n)  # the entry count
+            return
         logs = self._logs
         for op in reversed(ops):
             self._records.pop(op.id_num, None)
@@ -147,6 +202,28 @@ class AccountHistory:
         self.lookups.rows_popped(first_m, first_n)
         if self._ath0 is not None and self._ath0[1] >= first_m:
             self._ath0 = None
+
+    def _take_back(self, journal: BlockJournal) -> None:
+        """Undo a :class:`BlockJournal`'s events, newest first."""
+        logs, records, lookups = self._logs, self._records, self.lookups
+        retention = self.retention
+        for event in reversed(journal.events):
+            kind = event[0]
+            if kind == "append":
+                logs[event[1]].ops.pop()
+            elif kind == "drop":
+                logs[event[1]].undrop(event[2])
+            elif kind == "keep":
+                records.pop(event[1], None)
+                lookups.row_unkept(event[1])
+            elif kind == "release":
+                records[event[1]] = event[2]
+                lookups.row_restored(event[3])
+            elif kind == "log":
+                del logs[event[1]]
+            else:
+                retention.undo(event)
+        self._ath0 = journal.ath0
 
     def _add(self, op, timestamp: int) -> None:
         entries = op.account_history  # numbered by the chain
@@ -169,7 +246,9 @@ class AccountHistory:
             log = logs.get(account)
             if log is None:
                 log = logs[account] = self.retention.new_log(account)
+                self._events.append(("log", account))
             log.ops.append(m)
+            self._events.append(("append", account))
             if log.kept > log.keep:
                 self._trim(account, log)
 
@@ -177,12 +256,16 @@ class AccountHistory:
         self._records[op.id_num] = pack_record(
             op, timestamp, [instance_number(a) for a in accounts], first_n)
         self.lookups.add_row(op.id_num, op.block_num, timestamp, first_n)
+        self._events.append(("keep", op.id_num))
 
     def _block_num_of(self, m: int) -> int:
         return record_block_num(self._records[m])
 
     def _trim(self, account: str, log: AccountLog) -> None:
         removed = self.retention.trim(account, log, self._block_num_of)
+        events = self._events
+        for m in removed:
+            events.append(("drop", account, m))
         if removed and self._partial:
             for m in removed:
                 self._release(m)
@@ -197,6 +280,7 @@ class AccountHistory:
                 i = bisect_left(log.ops, m, log.dead)
                 if i < len(log.ops) and log.ops[i] == m:
                     return
+        self._events.append(("release", m, self._records[m], self.lookups.row_of(m)))
         del self._records[m]
         self.lookups.row_dropped()
 
@@ -246,6 +330,7 @@ class AccountHistory:
                              misc["ath_count"], misc["row_dead"])
         self._ath0 = tuple(misc["ath0"]) if misc["ath0"] else None
         self.retention.restore(misc)
+        self._journals.clear()
 
     # -- reading ---------------------------------------------------------------
 

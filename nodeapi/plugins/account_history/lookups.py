@@ -101,6 +101,32 @@ class HistoryLookups:
             setattr(self, name, array("q", [old[i] for i in keep]))
         self._row_dead = 0
 
+    def row_of(self, m: int) -> tuple:
+        """The row of kept ``1.11.m``: ``(m, block number, block time,
+        first entry number)`` (``KeyError`` when it has none)."""
+        i = bisect_left(self._row_m, m)
+        if i == len(self._row_m) or self._row_m[i] != m:
+            raise KeyError(m)
+        return tuple(getattr(self, name)[i] for name in ROW_ARRAYS)
+
+    def row_restored(self, row: tuple) -> None:
+        """A dropped operation is kept again (its drop taken back, a popped
+        block): its :meth:`row_of` ``row`` counts as live again, or is put
+        back in its place when a compaction took it away."""
+        i = bisect_left(self._row_m, row[0])
+        if i < len(self._row_m) and self._row_m[i] == row[0]:
+            self._row_dead -= 1
+            return
+        for name, value in zip(ROW_ARRAYS, row):
+            getattr(self, name).insert(i, value)
+
+    def row_unkept(self, m: int) -> None:
+        """Forget the row of ``1.11.m``, the newest (its keeping taken
+        back, a popped block)."""
+        if self._row_m and self._row_m[-1] == m:
+            for name in ROW_ARRAYS:
+                del getattr(self, name)[-1]
+
     def rows_popped(self, first_m: int, entry_count: int) -> None:
         """A popped block (a fork switch): forget the rows of ``1.11.m``
         from ``first_m`` on and count the entries as ``entry_count`` again."""

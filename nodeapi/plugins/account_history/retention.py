@@ -92,6 +92,15 @@ class AccountLog:
         """1.11 instance of the oldest kept entry (IndexError when none)."""
         return self.ops[self.dead]
 
+    def undrop(self, m: int) -> None:
+        """Take back the last :meth:`drop_oldest`, which removed ``1.11.m``
+        (it is kept again, the oldest)."""
+        if self.dead:
+            self.dead -= 1
+        else:  # compacted away since: put it back in front
+            self.ops.insert(0, m)
+        self.removed -= 1
+
     def drop_oldest(self) -> int:
         """Remove the oldest kept entry; returns its 1.11 instance."""
         m = self.ops[self.dead]
@@ -123,6 +132,10 @@ class Retention:
         self.latest_removable = 0  # block number; entries at or below it are not protected
         self._exceeded: dict = {}  # account -> block number of its oldest kept entry
         self._queue: list = []  # heap of (block number, account); stale items skipped
+        #: None, or a list each change of the exceeded accounts is appended
+        #: to (``("exceeded", account, block number before or None)``,
+        #: ``("push", item)``, ``("pop", item)``) for :meth:`undo`
+        self.journal = None
 
     def new_log(self, account: str) -> AccountLog:
         """An empty log for ``account`` with its limit (graphene
@@ -155,12 +168,19 @@ class Retention:
             if oldest_block > latest and log.removed >= by_blocks:
                 break
             removed.append(log.drop_oldest())
+        journal = self.journal
         if log.removed < to_remove and oldest_block > latest:
-            if self._exceeded.get(account) != oldest_block:
+            before = self._exceeded.get(account)
+            if before != oldest_block:
                 self._exceeded[account] = oldest_block
                 heapq.heappush(self._queue, (oldest_block, account))
+                if journal is not None:
+                    journal.append(("exceeded", account, before))
+                    journal.append(("push", (oldest_block, account)))
         else:
-            self._exceeded.pop(account, None)
+            before = self._exceeded.pop(account, None)
+            if before is not None and journal is not None:
+                journal.append(("exceeded", account, before))
         return removed
 
     def due(self) -> list:
@@ -171,12 +191,39 @@ class Retention:
         queue, exceeded, latest = self._queue, self._exceeded, self.latest_removable
         if latest == 0:
             return out
+        journal = self.journal
         while queue and queue[0][0] <= latest:
             block_num, account = heapq.heappop(queue)
+            if journal is not None:
+                journal.append(("pop", (block_num, account)))
             if exceeded.get(account) == block_num:
                 del exceeded[account]
+                if journal is not None:
+                    journal.append(("exceeded", account, block_num))
                 out.append(account)
         return out
+
+    #: the kinds of :attr:`journal` entries :meth:`undo` takes back
+    JOURNAL_KINDS = frozenset(("exceeded", "push", "pop"))
+
+    def undo(self, entry: tuple) -> None:
+        """Take back one :attr:`journal` entry (entries newest first): the
+        exceeded accounts and their queue as before it (a popped block,
+        graphene's undo database restoring the plugin's objects)."""
+        kind = entry[0]
+        if kind == "exceeded":
+            _kind, account, before = entry
+            if before is None:
+                self._exceeded.pop(account, None)
+            else:
+                self._exceeded[account] = before
+        elif kind == "push":
+            self._queue.remove(entry[1])
+            heapq.heapify(self._queue)
+        elif kind == "pop":
+            heapq.heappush(self._queue, entry[1])
+        else:
+            raise ValueError(f"not a retention journal entry: {entry!r}")
 
     def state(self) -> dict:
         """A copy of what the retention remembers between blocks, for a
