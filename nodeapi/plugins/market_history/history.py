@@ -30,7 +30,7 @@ The API sets read it through the methods under "reading".
 Fork switches: graphene keeps these objects in the database, so its undo
 database takes a popped block's fills, bucket and ticker updates and
 roll-out back (db_block.cpp ``pop_block``).  The plugin keeps, for each of
-the last :data:`MAX_UNDO_BLOCKS` blocks that changed it, what the block
+the last ``MAX_UNDO_HISTORY`` blocks that changed it, what the block
 changed (:class:`BlockUndo`); ``block_popped`` puts it back, so the
 objects, their ids and the roll-out position are as if the block never
 came.  The records are not checkpointed: a block applied before a restart
@@ -48,15 +48,13 @@ from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
 from nodeapi.history.snapshot import chunked, joined
+from nodeapi.protocol.config import MAX_UNDO_HISTORY
 from nodeapi.plugins.market_history.objects import (
     BUCKET, ORDER_HISTORY, TICKER, TICKER_META, UINT128, Bucket, OrderHistory, Ticker,
     TickerMeta, fill_amounts, market_of, object_kind)
 
 FILL_ORDER = 4
 DAY = 86400
-#: blocks whose changes are kept to take them back (the chain pops at most
-#: as many, graphene ``GRAPHENE_MAX_UNDO_HISTORY``)
-MAX_UNDO_BLOCKS = 10000
 
 
 def _volumes_as_text(fields: tuple) -> list:
@@ -167,7 +165,7 @@ class MarketHistory:
         self._buckets: dict = {}  # (market, seconds) -> [Bucket], ascending open
         self._buckets_by_id: dict = {}  # id_num -> Bucket
         # the last blocks' changes, newest last (module docstring)
-        self._undo: deque = deque(maxlen=MAX_UNDO_BLOCKS)
+        self._undo: deque = deque(maxlen=MAX_UNDO_HISTORY)
         self._journal: Optional[BlockUndo] = None  # of the block being applied
 
     def _new_id(self, prefix: str) -> int:
