@@ -662,3 +662,58 @@ def test_modes_from_options(genesis, history_log, osmem_url, tmp_path):
     assert len(got) == 5
     got = yield defer.maybeDeferred(query.history.get_account_history, INIT[1], 0, 5, 0)
     assert len(got) == 5
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_popped_block_documents_are_deleted_and_rewritten(genesis, osmem_url, tmp_path,
+                                                          new_chain):
+    """A fork switch pops A's block 3 (3 transfers: 6 documents shipped)
+    for B's blocks 3 (1 transfer) and 4 (empty): the popped documents are
+    deleted, B's written with the same ``2.9.N`` (bitshares-core's
+    elasticsearch plugin only overwrites by id and leaves the rest;
+    docs/searchdb-plugin.rst "Fork switches"), and the database holds
+    exactly what a node that never saw A's block 3 would write, also after
+    the next block."""
+    from kit.chain import fund, transfer_op
+    from kit.keys import DEV_WIF
+    from kit.signing import sign as sign_ops
+
+    a, b = new_chain(), new_chain()
+    svc = make_service(osmem_url, a, str(tmp_path))
+    a.add_consumer(svc)
+    rec = Recorder()
+    b.add_consumer(rec)
+    yield svc.prepare()
+    svc.startService()
+    try:
+        fund(a, init1=10 ** 8)
+        for num in (1, 2):
+            b.push_network_block(a.get_block(num), now=a.head_block_time + 3600)
+        transfers(a, 3)
+        yield svc.shipper.when_idle()
+        docs = yield stored_docs(osmem_url)
+        popped = {n for n, h in docs.items() if h["_source"]["block_data"]["block_num"] == 3}
+        assert len(popped) == 6  # 3 transfers, from init0 and to init1..init3
+        b.push_transaction(sign_ops(b, [transfer_op(777, fee=3000000)]))
+        blocks = [b.generate_block(b.get_slot_time(2), b.get_scheduled_witness(2), DEV_WIF)]
+        blocks.append(b.generate_block(b.get_slot_time(1), b.get_scheduled_witness(1),
+                                       DEV_WIF))
+        for block in blocks:
+            result = a.push_network_block(block, now=a.head_block_time + 3600)
+        assert result.switched and a.head_block_id == b.head_block_id
+        yield svc.shipper.when_idle()
+        yield check_all_once(osmem_url, expected_of(rec.blocks))
+        docs = yield stored_docs(osmem_url)
+        amounts = {orjson.loads(h["_source"]["operation_history"]["op"])[1]["amount"]["amount"]
+                   for h in docs.values() if h["_source"]["block_data"]["block_num"] == 3}
+        assert amounts == {777}
+        # the next block's documents reuse the rest of the popped ids
+        transfers(a, 2)
+        b.push_network_block(a.get_block(5), now=b.head_block_time + 3600)
+        yield svc.shipper.when_idle()
+        docs = yield check_all_once(osmem_url, expected_of(rec.blocks))
+        assert popped <= set(docs)
+        assert {d["_source"]["block_data"]["block_num"] for n, d in docs.items()
+                if n in popped} == {3, 5}
+    finally:
+        yield svc.stopService()

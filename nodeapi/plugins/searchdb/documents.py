@@ -189,11 +189,14 @@ class DocumentBuilder:
         doc.update(self.operation_part(op, block_num, block_time))
         return doc
 
-    def items(self, entries: list, op, block_num: int, block_time: str, index: str) -> list:
+    def items(self, entries: list, op, block_num: int, block_time: str, index: str,
+              action_name: str = "create") -> list:
         """Bulk items of one operation: ``[(n, bytes)]`` where the bytes are
-        the ``create`` action line and the document line, each ending in a
-        newline.  ``entries`` are the (possibly filtered) numbering entries
-        of ``op``; ``[]`` for a block up to ``start_after_block``."""
+        the ``create`` action line (``action_name`` ``"index"``: replace a
+        document of that id, the id of a popped block's document) and the
+        document line, each ending in a newline.  ``entries`` are the
+        (possibly filtered) numbering entries of ``op``; ``[]`` for a block
+        up to ``start_after_block``."""
         if block_num <= self.start_after_block:
             return []
         try:
@@ -202,10 +205,7 @@ class DocumentBuilder:
             tail = orjson.dumps(_stringify_big(self.operation_part(op, block_num, block_time)))
         tail = tail[1:] + b"\n"
         m = op.id_num
-        if self.doc_type:
-            action = f'{{"create":{{"_index":"{index}","_type":"{self.doc_type}","_id":"2.9.'
-        else:
-            action = f'{{"create":{{"_index":"{index}","_id":"2.9.'
+        action = self._action(action_name, index)
         out = []
         for n, account, seq, nxt in entries:
             head = (f'{action}{n}"}}}}\n{{"account_history":{{"id":"2.9.{n}",'
@@ -213,6 +213,21 @@ class DocumentBuilder:
                     f'"next":"2.9.{nxt}"}},')
             out.append((n, head.encode() + tail))
         return out
+
+    def _action(self, name: str, index: str) -> str:
+        """The start of an action line, up to the number of its ``2.9.N``."""
+        if self.doc_type:
+            return f'{{"{name}":{{"_index":"{index}","_type":"{self.doc_type}","_id":"2.9.'
+        return f'{{"{name}":{{"_index":"{index}","_id":"2.9.'
+
+    def delete_items(self, ns, block_num: int, index: str) -> list:
+        """Bulk items deleting documents ``2.9.N`` (``ns``) of a popped
+        block in ``index``: ``[(n, action line)]``; ``[]`` for a block up
+        to ``start_after_block`` (nothing was written)."""
+        if block_num <= self.start_after_block:
+            return []
+        action = self._action("delete", index)
+        return [(n, f'{action}{n}"}}}}\n'.encode()) for n in ns]
 
 
 def _stringify_big(value):

@@ -30,6 +30,12 @@ block applied by the chain, on its way to the search database".
   is asynchronous, a failure while building is logged and counted.
 * Modes (``searchdb-mode``, :mod:`~nodeapi.plugins.searchdb.plugin`):
   ``writes`` False in ``only_query``, ``queries`` False in ``only_save``.
+* A block popped by a fork switch (:meth:`SearchDBService.block_popped`):
+  delete actions for its documents are queued behind them, the numbering
+  goes back to the block's first operation, and until the process ends the
+  popped ``2.9.N`` are written with ``index`` actions (replacing by id)
+  and never taken for stored by the resume check
+  (docs/searchdb-plugin.rst "Fork switches").
 * Stop: a running backfill is ended and none is started after (a bulk of
   it in flight does not hold up the flush,
   :mod:`~nodeapi.plugins.searchdb.shipper`), the open bulk
@@ -142,6 +148,8 @@ class SearchDBService(service.Service):
         # (S, M0, N0): the first operation and document written after block S
         self.floor = c.floor if c and c.floor and start and c.floor[0] == start else None
         self._live_op = -1  # the last operation numbered
+        # (lo, hi): the 2.9.N documents of popped blocks (rewritten by id)
+        self._rewrite: Optional[tuple] = None
         self.confirmed_block_num = max(c.block, 0) if c else 0
         self.last_block = 0
         self._build_failed = 0
@@ -280,6 +288,44 @@ class SearchDBService(service.Service):
             self.log.failure("searchdb: block {num} not indexed", num=applied.block_num)
         self._log_builder_errors()
 
+    def block_popped(self, applied) -> None:
+        """A block popped by a fork switch (``Chain.push_network_block``).
+        bitshares-core's elasticsearch plugin does nothing then (its
+        documents of the block stay until a document of the same
+        ``2.9.N`` replaces them, elasticsearch_plugin.cpp writes ``index``
+        actions).  Here: delete actions for the block's documents are
+        queued (after them, if they are still queued), the numbering goes
+        back to the block's first operation, and the popped ids are
+        written with ``index`` actions from now on (:meth:`holds`).
+        Ignored in ``only_query`` mode and after a numbering mismatch."""
+        if not self.writes or self.numbering.error is not None:
+            return
+        ns = [e[0] for op in applied.operations for e in op.account_history]
+        if applied.operations:
+            self._live_op = min(self._live_op, min(op.id_num for op in applied.operations) - 1)
+        self.last_block = min(self.last_block, applied.block_num - 1)
+        self.confirmed_block_num = min(self.confirmed_block_num, applied.block_num - 1)
+        if not ns:
+            return
+        lo, hi = min(ns), max(ns)
+        self._next_ath = min(self._next_ath, lo)
+        self._rewrite = (lo, hi) if self._rewrite is None else (
+            min(lo, self._rewrite[0]), max(hi, self._rewrite[1]))
+        for n in ns:
+            self.rejected.pop(n, None)
+        index = self.documents.index_for(applied.timestamp)
+        m = min(op.id_num for op in applied.operations)
+        try:
+            self.builder.add(self.documents.delete_items(sorted(ns), applied.block_num, index),
+                             m, applied.block_num)
+        except Exception:
+            self.log.failure("searchdb: documents of popped block {num} not deleted",
+                             num=applied.block_num)
+        self.log.info("searchdb: block {num} popped: its documents 2.9.{lo}..2.9.{hi} deleted "
+                      "and written again by the new branch", num=applied.block_num, lo=lo,
+                      hi=hi)
+        self._log_builder_errors()
+
     def _log_builder_errors(self) -> None:
         while self.builder.errors:
             self.log.error("searchdb: {error}", error=self.builder.errors.pop(0))
@@ -312,11 +358,15 @@ class SearchDBService(service.Service):
                 continue
             if self.floor is None and self.documents.start_after_block:
                 self.floor = (self.documents.start_after_block, m, entries[0][0])
-            entries = resume.lacking(m, entries)
-            if not entries:
+            rewrite = [e for e in entries if self._rewritten(e[0])] if self._rewrite else []
+            rest = entries[len(rewrite):]
+            entries = resume.lacking(m, rest) if rest else []
+            if not entries and not rewrite:
                 continue  # stored already
             try:
-                items = self.documents.items(entries, op, num, block_time, index)
+                items = self.documents.items(rewrite, op, num, block_time, index, "index")
+                items += self.documents.items(entries, op, num, block_time, index)
+                entries = [*rewrite, *entries]
             except Exception:
                 self._build_failed += len(entries)
                 for e in entries:
@@ -339,8 +389,14 @@ class SearchDBService(service.Service):
         return (asset["symbol"], asset["precision"]) if asset else None
 
     def holds(self, m: int, n: int) -> bool:
-        """Whether the database holds ``2.9.n`` of ``1.11.m`` (the last check)."""
-        return self.resume.holds(m, n)
+        """Whether the database holds ``2.9.n`` of ``1.11.m`` (the last
+        check); never for a document of a popped block (it may hold the
+        popped block's one)."""
+        return not self._rewritten(n) and self.resume.holds(m, n)
+
+    def _rewritten(self, n: int) -> bool:
+        rewrite = self._rewrite
+        return rewrite is not None and rewrite[0] <= n <= rewrite[1]
 
     def document_rejected(self, m: int, n: int) -> None:
         """Remember ``2.9.n`` (of ``1.11.m``) as refused for good (cursor)."""
