@@ -29,7 +29,7 @@ MIN_COLLATERAL_RATIO, MAX_COLLATERAL_RATIO = 1001, 32000
 def check(condition, expression: str, message: str = "") -> None:
     """graphene ``FC_ASSERT( expression, message )``."""
     if not condition:
-        raise OperationInvalid(f"Assert Exception: {expression}: {message}".rstrip())
+        raise OperationInvalid(f"Assert Exception: {expression}: {message}")
 
 
 def num(value) -> int:

@@ -104,7 +104,7 @@ def plugins(chain):
             "blacklist_markets": [], "description": "", "extensions": {}}
     push(chain, (10, {"issuer": "1.2.6", "symbol": "GOLD", "precision": 3,
                       "common_options": opts, "is_prediction_market": False,
-                      "extensions": {}}))
+                      "extensions": []}))
     produce(chain)
     push(chain, order(chain, 1000, 100), order(chain, 1005, 100), order(chain, 2000, 100))
     produce(chain)

@@ -67,7 +67,7 @@ def test_assets_carry_creation_block_and_time(funded, genesis):
     assert list(core)[-3:] == ["creation_block_num", "creation_time", "total_in_collateral"]
     [[_, gold]] = push_wire(chain, [10, {
         "issuer": INIT0, "symbol": "GOLD", "precision": 3, "common_options": asset_options(),
-        "is_prediction_market": False, "extensions": {}}])
+        "is_prediction_market": False, "extensions": []}])
     produce(chain)
     asset = to_wire(db.call("get_assets", [[gold]]))[0]
     assert asset["creation_block_num"] == chain.head_block_num
@@ -88,7 +88,7 @@ def test_assets_carry_creation_block_and_time(funded, genesis):
 def _share(chain):
     [[_, share]] = push_wire(chain, [10, {
         "issuer": INIT0, "symbol": "SHARE", "precision": 3,
-        "common_options": asset_options(), "is_prediction_market": False, "extensions": {}}])
+        "common_options": asset_options(), "is_prediction_market": False, "extensions": []}])
     return share
 
 

@@ -43,7 +43,7 @@ def wl_asset(chain, symbol, **extra):
     opts = dict(asset_options(flags=WHITE_LIST, perms=WHITE_LIST), **extra)
     [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
                                     "common_options": opts, "is_prediction_market": False,
-                                    "extensions": {}}])
+                                    "extensions": []}])
     return aid
 
 
@@ -52,11 +52,11 @@ def test_whitelist_authorities_decide_who_may_hold(chain):
     # nobody is on init0's white list yet
     with pytest.raises(InvalidOperation, match="is_authorized_asset"):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, wl),
-                          "issue_to_account": INIT1, "extensions": {}}])
+                          "issue_to_account": INIT1, "extensions": []}])
     push(chain, listing(INIT0, INIT1, 1))
     assert chain.state.objects[INIT1]["whitelisting_accounts"] == [INIT0]
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, wl),
-                      "issue_to_account": INIT1, "extensions": {}}])
+                      "issue_to_account": INIT1, "extensions": []}])
     with pytest.raises(InvalidOperation, match="'to' account 1.2.8 is not whitelisted"):
         push(chain, [0, {"from": INIT1, "to": INIT2, "amount": amount(10, wl),
                          "extensions": []}])
@@ -77,7 +77,7 @@ def test_whitelist_authorities_decide_who_may_hold(chain):
 def test_blacklist_authorities(chain):
     bl = wl_asset(chain, "OPEN", blacklist_authorities=[INIT0])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, bl),
-                      "issue_to_account": INIT1, "extensions": {}}])
+                      "issue_to_account": INIT1, "extensions": []}])
     push(chain, listing(INIT0, INIT2, 2))  # init0 blacklists init2
     assert chain.state.objects[INIT2]["blacklisting_accounts"] == [INIT0]
     with pytest.raises(InvalidOperation, match="'to' account 1.2.8 is not whitelisted"):
@@ -93,7 +93,7 @@ def test_market_lists_of_the_selling_asset(chain):
     other = wl_asset(chain, "OTHER")
     gated = wl_asset(chain, "GATED", whitelist_markets=[other])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, gated),
-                      "issue_to_account": INIT0, "extensions": {}}])
+                      "issue_to_account": INIT0, "extensions": []}])
     with pytest.raises(InvalidOperation, match="has not been whitelisted by the selling asset"):
         push(chain, [1, {"seller": INIT0, "amount_to_sell": amount(1, gated),
                          "min_to_receive": amount(1, CORE), "expiration": "2030-01-01T00:00:00",
@@ -106,7 +106,7 @@ def test_market_lists_of_the_selling_asset(chain):
 def plain_asset(chain, symbol):
     [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
                                     "common_options": asset_options(),
-                                    "is_prediction_market": False, "extensions": {}}])
+                                    "is_prediction_market": False, "extensions": []}])
     return aid
 
 
@@ -126,17 +126,17 @@ def test_a_buyback_account_accepts_only_its_allowed_assets(chain):
                                            "markets": [CORE]}}}])
     assert chain.state.objects[bb]["allowed_assets"] == [CORE, buy]
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, other),
-                      "issue_to_account": INIT1, "extensions": {}}])
+                      "issue_to_account": INIT1, "extensions": []}])
     with pytest.raises(InvalidOperation, match=f"'to' account {bb} is not whitelisted "
                                                f"for asset {other}"):
         push(chain, [0, {"from": INIT1, "to": bb, "amount": amount(10, other),
                          "extensions": []}])
     with pytest.raises(InvalidOperation, match="is_authorized_asset"):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(10, other),
-                          "issue_to_account": bb, "extensions": {}}])
+                          "issue_to_account": bb, "extensions": []}])
     # its own assets pass: 10 BUY and 7 core arrive whole
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(10, buy),
-                      "issue_to_account": bb, "extensions": {}}])
+                      "issue_to_account": bb, "extensions": []}])
     push(chain, [0, {"from": INIT1, "to": bb, "amount": amount(7, CORE), "extensions": []}])
     assert chain.state.balance(bb, buy) == 10
     assert chain.state.balance(bb, CORE) == 7
@@ -150,10 +150,10 @@ def test_the_committee_account_is_exempt_from_the_lists(chain):
     push(chain, listing(INIT0, "1.2.0", 2))  # black listed by init0
     assert chain.state.objects["1.2.0"]["blacklisting_accounts"] == [INIT0]
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(500, wl),
-                      "issue_to_account": "1.2.0", "extensions": {}}])
+                      "issue_to_account": "1.2.0", "extensions": []}])
     assert chain.state.balance("1.2.0", wl) == 500
     # anyone else on the same footing is refused
     push(chain, listing(INIT0, INIT1, 2))
     with pytest.raises(InvalidOperation, match="is_authorized_asset"):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(500, wl),
-                          "issue_to_account": INIT1, "extensions": {}}])
+                          "issue_to_account": INIT1, "extensions": []}])

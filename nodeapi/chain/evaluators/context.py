@@ -167,10 +167,13 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     paid_core = fee_in_core(amount, asset)
     if asset["id"] != "1.3.0":
         pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
+        values = {"b": to_pretty_string(state, pool, "1.3.0"),
+                  "r": to_pretty_string(state, paid_core, "1.3.0"),
+                  "c": to_pretty_string(state, amount, asset["id"])}
         fc_assert(paid_core <= pool, "core_fee_paid <= fee_asset_dyn_data->fee_pool",
-                  f"Fee pool balance of '{to_pretty_string(state, pool, '1.3.0')}' is less "
-                  f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to convert "
-                  f"{to_pretty_string(state, amount, asset['id'])}")
+                  f"Fee pool balance of '{values['b']}' is less than the {values['r']} "
+                  f"required to convert {values['c']}", values,
+                  "Fee pool balance of '${b}' is less than the ${r} required to convert ${c}")
     required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
         # GRAPHENE_ASSERT( ..., insufficient_fee, "Insufficient Fee Paid", ...):

@@ -21,6 +21,13 @@ chain parameters (``max_custom_authority_lifetime_seconds``,
 graphene's "Cannot use custom authorities yet: global configuration not
 set".  Failures raise :class:`~nodeapi.chain.errors.InvalidOperation` with
 graphene's ``FC_ASSERT`` texts.
+
+BSIP 40 is not in force before :data:`HARDFORK_BSIP_40_TIME`
+(hardfork.d/BSIP_40.hf: a placeholder date "until a hardfork date is
+scheduled", so on today's chains never): custom_authority_create's
+``do_evaluate`` refuses first of all ("Custom active authorities are not yet
+enabled"), and a proposal may not carry any of the three operations
+(:func:`bsip40_passed`, used by the proposal evaluator).
 """
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
@@ -31,6 +38,15 @@ from nodeapi.protocol.operations import OPERATIONS
 from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
 
 KIND = "1.17"
+
+#: HARDFORK_BSIP_40_TIME (hardfork.d/BSIP_40.hf): 2030-01-01T00:00:00, seconds
+HARDFORK_BSIP_40_TIME = 1893456000
+
+
+def bsip40_passed(now: int) -> bool:
+    """``HARDFORK_BSIP_40_PASSED(now)``: custom active authorities in force
+    at head block time ``now`` (seconds)."""
+    return now >= HARDFORK_BSIP_40_TIME
 
 
 def _options(ctx: ApplyContext) -> dict:
@@ -74,6 +90,8 @@ def _of(state, account: str, operation_type=None) -> list:
 def custom_authority_create(ctx: ApplyContext, data: dict) -> list:
     """custom_authority_create (54); result ``[1, "1.17.N"]``."""
     state = ctx.state
+    fc_assert(bsip40_passed(ctx.now), "HARDFORK_BSIP_40_PASSED(now)",
+              "Custom active authorities are not yet enabled")
     state.require(data["account"])
     options = _options(ctx)
     valid_to = parse_time(data["valid_to"])

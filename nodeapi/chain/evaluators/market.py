@@ -22,7 +22,7 @@ action runs at each fill as :mod:`nodeapi.chain.market.take_profit` says.
 """
 
 from nodeapi.protocol.ids import instance_number
-from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, UnknownObject, fc_assert
+from nodeapi.chain.errors import InvalidOperation, OperationRefused, fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import parse_time
@@ -36,14 +36,19 @@ def check_market(state, seller: str, sell_asset: dict, recv_asset: dict) -> None
     """The selling asset's market white/black lists and both assets' account
     lists (graphene ``limit_order_create_evaluator::do_evaluate``)."""
     opts = sell_asset["options"]
+    op = "limit_order_create"
     if opts.get("whitelist_markets") and recv_asset["id"] not in opts["whitelist_markets"]:
-        raise InvalidOperation("This market has not been whitelisted by the selling asset")
+        raise OperationRefused(op, "market_not_whitelisted",
+                               "This market has not been whitelisted by the selling asset")
     if recv_asset["id"] in (opts.get("blacklist_markets") or ()):
-        raise InvalidOperation("This market has been blacklisted by the selling asset")
+        raise OperationRefused(op, "market_blacklisted",
+                               "This market has been blacklisted by the selling asset")
     if not is_authorized_asset(state, seller, sell_asset):
-        raise InvalidOperation("The account is not allowed to transact the selling asset")
+        raise OperationRefused(op, "selling_asset_unauthorized",
+                               "The account is not allowed to transact the selling asset")
     if not is_authorized_asset(state, seller, recv_asset):
-        raise InvalidOperation("The account is not allowed to transact the receiving asset")
+        raise OperationRefused(op, "receiving_asset_unauthorized",
+                               "The account is not allowed to transact the receiving asset")
 
 
 def create_actions(data: dict):
@@ -65,12 +70,13 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     Checks in graphene's order (``limit_order_create_evaluator::do_evaluate``,
     its texts): the expiration not before the head block time, an ``on_fill``
     that is one action naming an existing fee asset, the market lists and
-    the account lists (:func:`check_market`, :class:`InvalidOperation`),
-    then the seller's balance of the sold asset (the fee is not taken yet:
+    the account lists (:func:`check_market`), then the seller's balance of
+    the sold asset (the fee is not taken yet:
     :func:`~nodeapi.chain.evaluators.registry.apply_operation`;
-    :class:`InsufficientBalance` "insufficient balance", the text
-    python-bitshares' users match; ``details``: ``balance``,
-    ``amount_to_sell``)."""
+    ``limit_order_create_insufficient_balance`` "Insufficient balance:
+    insufficient balance"; ``details``: ``balance``, ``amount_to_sell``);
+    each refusal an :class:`OperationRefused` with the reference's name,
+    code and text."""
     state = ctx.state
     actions = create_actions(data)
     check_create_actions(state, actions)
@@ -89,10 +95,10 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     amount = int(sell["amount"])
     balance = state.balance(data["seller"], sell["asset_id"])
     if balance < amount:
-        error = InsufficientBalance("insufficient balance")
-        error.details = {"balance": {"amount": balance, "asset_id": sell["asset_id"]},
-                         "amount_to_sell": {"amount": amount, "asset_id": sell["asset_id"]}}
-        raise error
+        raise OperationRefused(
+            "limit_order_create", "insufficient_balance", "insufficient balance",
+            {"balance": {"amount": balance, "asset_id": sell["asset_id"]},
+             "amount_to_sell": {"amount": amount, "asset_id": sell["asset_id"]}})
     adjust_balance(state, data["seller"], sell["asset_id"], -amount)
     core_in_orders(state, data["seller"], sell["asset_id"], amount)
     paid = ctx.fee_paid if ctx.fee_paid["asset_id"] != "1.3.0" else {"amount": 0,
@@ -111,21 +117,26 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     })
     gone = apply_order(ctx, order["id"])
     if data.get("fill_or_kill") and not gone:
-        raise InvalidOperation("fill_or_kill order was not completely filled")
+        raise OperationRefused("limit_order_create", "kill_unfilled",
+                               "Killing limit order ${op} due to unable to fill",
+                               {"op": data})
     return [1, order["id"]]
 
 
 def limit_order_cancel(ctx: ApplyContext, data: dict) -> list:
     """limit_order_cancel (2): refund the remainder and the deferred fee to
     the seller; result ``[2, {"amount", "asset_id"}]`` (the refunded
-    remainder).  :class:`UnknownObject` / :class:`InvalidOperation` with
-    graphene ``limit_order_cancel_evaluator::do_evaluate``'s texts for an
+    remainder).  :class:`OperationRefused` with graphene
+    ``limit_order_cancel_evaluator::do_evaluate``'s names and texts for an
     order that does not exist or is someone else's."""
     order = ctx.state.objects.get(data["order"])
     if order is None:
-        raise UnknownObject(f"Limit order {data['order']} does not exist")
+        raise OperationRefused("limit_order_cancel", "nonexist_order",
+                               "Limit order ${oid} does not exist", {"oid": data["order"]})
     if order["seller"] != data["fee_paying_account"]:
-        raise InvalidOperation(f"Limit order {order['id']} is owned by someone else")
+        raise OperationRefused("limit_order_cancel", "owner_mismatch",
+                               "Limit order ${oid} is owned by someone else",
+                               {"oid": data["order"]})
     return [2, cancel_limit_order(ctx.state, order["id"], None, ctx.prefix)]
 
 

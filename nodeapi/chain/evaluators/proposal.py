@@ -31,9 +31,9 @@ proposal is executed if authorized, then removed either way.
 """
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain.errors import InvalidOperation, MissingAuthority, fc_assert
+from nodeapi.chain.errors import MissingAuthority, OperationRefused, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
+from nodeapi.chain.evaluators.custom_authority import bsip40_passed, viable_custom_authorities
 from nodeapi.chain.evaluators.samet_fund import check_no_unpaid_debt
 from nodeapi.protocol.times import parse_time
 from nodeapi.errors import ChainError, ProtocolError
@@ -64,14 +64,37 @@ def _nested_updates(ops: list, found: list) -> None:
             _nested_updates([w["op"] for w in data["proposed_ops"]], found)
 
 
-def _check_nesting(ops: list) -> None:
+#: custom_authority_create, _update, _delete
+CUSTOM_AUTHORITY_OPS = (54, 55, 56)
+
+
+def _check_nesting(ops: list, now: int) -> None:
     """At most one proposal_update directly inside each proposal_create, at
-    every level (``proposal_operation_hardfork_visitor``)."""
+    every level, and nothing BSIP 40 brings before its hardfork: no custom
+    authority operation, no committee parameters setting
+    ``custom_authority_options`` or their fees
+    (``proposal_operation_hardfork_visitor``)."""
     updates = 0
     for op in ops:
         kind = int(op[0])
+        if kind in CUSTOM_AUTHORITY_OPS:
+            fc_assert(bsip40_passed(now), "HARDFORK_BSIP_40_PASSED(block_time)",
+                      "Not allowed until hardfork BSIP 40")
+        elif kind == 31 and not bsip40_passed(now):
+            params = op[1]["new_parameters"]
+            ext = params.get("extensions") or {}
+            fc_assert(not (isinstance(ext, dict) and ext.get("custom_authority_options")),
+                      "!op.new_parameters.extensions.value.custom_authority_options.valid()",
+                      "Unable to set Custom Authority Options before hardfork BSIP 40")
+            fees = {int(f[0]) for f in params["current_fees"]["parameters"]}
+            for number, name in zip(CUSTOM_AUTHORITY_OPS, ("create", "update", "delete")):
+                fc_assert(number not in fees,
+                          f"!op.new_parameters.current_fees->exists<custom_authority_{name}"
+                          f"_operation>()",
+                          "Unable to define fees for custom authority operations prior to "
+                          "hardfork BSIP 40")
         if kind == 22:
-            _check_nesting([w["op"] for w in op[1]["proposed_ops"]])
+            _check_nesting([w["op"] for w in op[1]["proposed_ops"]], now)
         elif kind == 23:
             updates += 1
             fc_assert(updates <= 1, "!already_contains_proposal_update",
@@ -82,7 +105,7 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     """proposal_create (22); result ``[1, "1.10.N"]``."""
     state, now = ctx.state, ctx.now
     ops = [w["op"] for w in data["proposed_ops"]]
-    _check_nesting(ops)
+    _check_nesting(ops, now)
     params = ctx.parameters
     expiration = parse_time(data["expiration_time"])
     fc_assert(expiration > now, "o.expiration_time > block_time",
@@ -103,10 +126,14 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     if COMMITTEE_ACCOUNT in active or COMMITTEE_ACCOUNT in owner:
         minimum = int(params["committee_proposal_review_period"])
         if review is None:
-            raise InvalidOperation(f"Review period not given, but at least {minimum} required")
+            raise OperationRefused("proposal_create", "review_period_required",
+                                   "Review period not given, but at least ${min} required",
+                                   {"min": minimum})
         if int(review) < minimum:
-            raise InvalidOperation(f"Review period of {review} specified, but at least "
-                                   f"{minimum} required")
+            raise OperationRefused(
+                "proposal_create", "review_period_insufficient",
+                "Review period of ${t} specified, but at least ${min} required",
+                {"t": int(review), "min": minimum})
     new_instance = state.next_instance_of(KIND)
     nested = []
     _nested_updates(ops, nested)
