@@ -38,6 +38,9 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.impacted import payer_and_impacted
 
 _ACCOUNT_CREATE = 5
+#: ``extendable_operation_result``'s tag in ``operation_result``
+#: (protocol/base.hpp)
+_EXTENDABLE_RESULT = 5
 
 
 def payer_and_impacted_of(op: list) -> tuple:
@@ -54,11 +57,22 @@ def payer_and_impacted_of(op: list) -> tuple:
 def history_accounts(op: list, result: list, impacted: tuple) -> tuple:
     """The accounts that get a ``2.9.N`` entry for operation ``op`` (wire
     JSON) with ``result`` and the chain's ``impacted`` accounts: those, plus
-    the new account of an ``account_create`` (its ``[1, "1.2.x"]`` result),
-    ascending by instance."""
+    the new account of an ``account_create`` (its ``[1, "1.2.x"]`` result)
+    and the ``impacted_accounts`` of an ``extendable_operation_result``
+    (``[5, {"impacted_accounts": [...]}]``: a SameT fund's owner in a
+    borrow or repay of another account), ascending by instance
+    (account_history_plugin.cpp ``add_account_history``)."""
+    extra = ()
     if (op[0] == _ACCOUNT_CREATE and len(result) == 2 and result[0] == 1
-            and isinstance(result[1], str) and result[1] not in impacted):
-        return tuple(sorted(impacted + (result[1],), key=instance_number))  # graphene orders account ids by instance
+            and isinstance(result[1], str)):
+        extra = (result[1],)
+    elif (len(result) == 2 and result[0] == _EXTENDABLE_RESULT and isinstance(result[1], dict)
+          and isinstance(result[1].get("impacted_accounts"), list)):
+        extra = tuple(result[1]["impacted_accounts"])
+    extra = tuple(a for a in dict.fromkeys(extra) if a not in impacted)
+    if extra:
+        # graphene orders account ids by instance
+        return tuple(sorted(impacted + extra, key=instance_number))
     return impacted
 
 
