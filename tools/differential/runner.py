@@ -41,14 +41,13 @@ from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import sign_transaction
 from nodeapi.witness_plugin import DEV_WIF
 
-from tools.differential.compare import Deliberate, field_differences, general_path, object_kind
+from tools.differential.compare import (
+    SPACES, Deliberate, field_differences, general_path, object_kind)
 from tools.differential.scenario import CORE, NOT_SENT, Scenario
 from tools.nodeapi_daemon import Daemon
-from tools.reference_node import API_ACCESS, ReferenceError, ReferenceNode
+from tools.reference_node import API_ACCESS, ReferenceError, start_on_demand
 
 CHAIN_PREFIX = "TEST"
-#: (space, types) swept in full: protocol objects 1.1-1.22, implementation 2.0-2.18
-SPACES = [(1, range(1, 23)), (2, range(0, 19))]
 #: the follower: the reference's plugins without the witness (it must not
 #: produce), statistics numbered 2.6.N as graphene numbers them
 NODEAPI_ARGS = ("--plugins", "account_history market_history grouped_orders custom_operations",
@@ -106,8 +105,7 @@ class Run:
     def __init__(self, settings: Settings):
         self.s = settings
         self.rng = random.Random(settings.seed)
-        self.deliberate = Deliberate.load(settings.deliberate_path) if settings.deliberate_path \
-            else Deliberate.load()
+        self.deliberate = Deliberate.load(settings.deliberate_path)
         self.differences = []
         self.seen = set()
         self.counts = {"transactions": 0, "accepted": 0, "broadcast": 0, "dropped": 0,
@@ -128,15 +126,9 @@ class Run:
     def start(self):
         base = self.s.work_dir or tempfile.mkdtemp(prefix="differential-")
         self.base = base
-        ref_dir = os.path.join(base, "reference")
-        shutil.rmtree(ref_dir, ignore_errors=True)
         shutil.rmtree(os.path.join(base, "nodeapi"), ignore_errors=True)
-        first = ReferenceNode(ref_dir, produce=True).start()
-        try:
-            first.wait_head(1)
-        finally:
-            first.stop()
-        self.ref = ReferenceNode(ref_dir, produce="debug", rpc_port=first.rpc_port).start()
+        # block 1 at the wall clock, then blocks only when the run asks
+        self.ref = start_on_demand(base, "reference")
         # every API set for everyone, as the reference is configured
         access = os.path.join(base, "nodeapi-api-access.json")
         with open(access, "w") as f:
@@ -179,7 +171,7 @@ class Run:
         if key in self.seen:
             return
         self.seen.add(key)
-        entry = self.deliberate.match(kind, where, field)
+        entry = self.deliberate.match(kind, where, field, ref_value, node_value, values=True)
         item = {"kind": kind, "where": where, "field": field, "reference": ref_value,
                 "nodeapi": node_value, "cause": cause}
         if entry:
