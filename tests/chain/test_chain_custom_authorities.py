@@ -13,7 +13,7 @@ from nodeapi.protocol.operations import OPERATIONS
 from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
 from nodeapi.protocol.times import format_time
 
-from kit.chain import CORE, claim_op, claim_wire, genesis_with, open_chain, produce, push_wire
+from kit.chain import CORE, claim_wire, genesis_with, open_chain, produce, push_wire
 from kit.keys import DEV_PUB, DEV_WIF, OTHER_PUB, OTHER_WIF
 from kit.signing import sign, sign_wire
 
@@ -118,11 +118,18 @@ def test_variant_assert_on_a_worker_initializer():
 # -- on the chain --------------------------------------------------------------------------
 
 
+#: HARDFORK_BSIP_40_TIME (bitshares-core hardfork.d/BSIP_40.hf, a
+#: placeholder "until a hardfork date is scheduled"): these chains start
+#: there, as custom authorities are refused before it
+AFTER_BSIP_40 = "2030-01-01T00:00:00"
+
+
 @pytest.fixture
 def chain(genesis, tmp_path):
     params = genesis.data["initial_parameters"]
     ext = dict(params.get("extensions") or {}, custom_authority_options=OPTIONS)
-    chain = open_chain(genesis_with(genesis, extensions=ext), tmp_path / "blocks")
+    chain = open_chain(genesis_with(genesis, AFTER_BSIP_40, extensions=ext),
+                       tmp_path / "blocks")
     chain.push_transaction(sign_wire(chain, [claim_wire()]))
     produce(chain)
     yield chain
@@ -207,11 +214,41 @@ def test_creation_rules(chain):
 
 
 def test_without_the_committee_options_creation_is_refused(genesis, tmp_path):
-    chain = open_chain(genesis, tmp_path / "plain")
-    chain.push_transaction(sign(chain, [claim_op()]))
+    """custom_authority_evaluator.cpp ``do_evaluate``: past BSIP 40,
+    ``FC_ASSERT( config.valid(), "Cannot use custom authorities yet: global
+    configuration not set" )``."""
+    chain = open_chain(genesis_with(genesis, AFTER_BSIP_40), tmp_path / "plain")
+    chain.push_transaction(sign_wire(chain, [claim_wire()]))
     produce(chain)
     with pytest.raises(InvalidOperation, match="global configuration not set"):
         create(chain, [])
+    chain.block_log.close()
+
+
+def test_before_bsip_40_custom_authorities_are_refused(genesis, tmp_path):
+    """Before HARDFORK_BSIP_40_TIME (2030-01-01) bitshares-core refuses
+    custom authorities whatever the committee set: custom_authority_create's
+    ``do_evaluate`` first asserts ``HARDFORK_BSIP_40_PASSED(now)``, and
+    proposal_evaluator.cpp's hardfork visitor refuses a proposal carrying
+    custom_authority_create / update / delete ("Not allowed until hardfork
+    BSIP 40")."""
+    params = genesis.data["initial_parameters"]
+    ext = dict(params.get("extensions") or {}, custom_authority_options=OPTIONS)
+    chain = open_chain(genesis_with(genesis, extensions=ext), tmp_path / "before")
+    chain.push_transaction(sign_wire(chain, [claim_wire()]))
+    produce(chain)
+    with pytest.raises(InvalidOperation) as caught:
+        create(chain, [])
+    assert caught.value.message == ("Assert Exception: HARDFORK_BSIP_40_PASSED(now): Custom "
+                                    "active authorities are not yet enabled")
+    now = chain.head_block_time
+    inner = [56, {"fee": FEE0, "account": INIT0, "authority_to_delete": "1.17.0",
+                  "extensions": []}]
+    with pytest.raises(InvalidOperation, match=r"^Assert Exception: "
+                                               r"HARDFORK_BSIP_40_PASSED\(block_time\): Not "
+                                               r"allowed until hardfork BSIP 40$"):
+        push(chain, [[22, {"fee_paying_account": INIT0, "expiration_time": format_time(now + 3600),
+                           "proposed_ops": [{"op": inner}], "extensions": []}]])
     chain.block_log.close()
 
 
