@@ -207,9 +207,12 @@ def credit_offer_accept(ctx: ApplyContext, data: dict) -> list:
         _authorized(state, who, asset_id, text)
     base, quote = int(price["base"]["amount"]), int(price["quote"]["amount"])
     required = -(-amount * quote // base)
-    if required > int(collateral["amount"]):
-        _fail(f"Insufficient collateral provided, requires {required}, provided "
-              f"{collateral['amount']}")
+    # credit_offer_evaluator.cpp credit_offer_accept_evaluator::do_evaluate
+    fc_assert(required <= int(collateral["amount"]),
+              "required_collateral.amount <= op.collateral.amount",
+              f"Insufficient collateral provided, requires {required}, provided "
+              f"{collateral['amount']}", {"r": required, "p": collateral["amount"]},
+              "Insufficient collateral provided, requires ${r}, provided ${p}")
     summary = _summary(state, offer["id"], borrower)
     limits = dict(offer["acceptable_borrowers"])
     if limits:
