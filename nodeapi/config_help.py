@@ -11,7 +11,7 @@ exactly one group (the tests check).
 import textwrap
 
 from nodeapi.config_options import FLAGS, MULTI, SINGLE
-from nodeapi.config_plugins import PLUGINS
+from nodeapi.plugins.registry import PLUGINS
 
 #: (title, ((option name, a few words), ...)) in the order shown; a tuple
 #: of names shares one line (options that go together)

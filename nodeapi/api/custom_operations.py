@@ -5,7 +5,7 @@
 Graphene reference: bitshares-core libraries/app/api.cpp
 ``custom_operations_api::get_storage_info`` (``get_objects_by_x`` over the
 plugin's indexes; limit ``api-limit-get-storage-info``, 101) over
-:class:`nodeapi.history.custom_operations.storage.AccountStorage`
+:class:`nodeapi.plugins.custom_operations.storage.AccountStorage`
 (``node.plugins["custom_operations"]``).
 """
 

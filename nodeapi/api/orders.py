@@ -4,7 +4,7 @@ by price ranges, from the ``grouped_orders`` plugin.
 Graphene reference: bitshares-core libraries/app/api.cpp ``orders_api``
 (``get_tracked_groups``, ``get_grouped_limit_orders``; the limit
 ``api-limit-get-grouped-limit-orders``, 101) over
-:class:`nodeapi.history.grouped_orders.orders.GroupedOrders` (``node.plugins["grouped_orders"]``);
+:class:`nodeapi.plugins.grouped_orders.orders.GroupedOrders` (``node.plugins["grouped_orders"]``);
 without the plugin both functions fail as graphene's ``FC_ASSERT( plugin )``.
 """
 

@@ -97,8 +97,7 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
                             started)
         method = getattr(instance, request.function)
         shared = binding.shared
-        if shared is not None and node.chain is not None and (
-                shared is True or shared(method.__self__, request.args)):
+        if shared is not None and (shared is True or shared(method.__self__, request.args)):
             body = _shared_result(answers, node.chain.state, instance.name, method, binding,
                                   request)
             if body is not None:

@@ -15,7 +15,7 @@ from nodeapi.api.devnet import DevnetApi
 from nodeapi.devnet import snapshots
 from nodeapi.devnet.control import Devnet, DevnetOptions
 from nodeapi.errors import ApiError
-from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.history import AccountHistory
 from nodeapi.node import Node
 from nodeapi.protocol.times import parse_time
 

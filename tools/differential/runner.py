@@ -39,7 +39,7 @@ from nodeapi.protocol.errors import BadCast
 from nodeapi.protocol.operations import serialize_operation
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import sign_transaction
-from nodeapi.witness_plugin import DEV_WIF
+from nodeapi.plugins.witness.plugin import DEV_WIF
 
 from tools.differential.compare import (
     SPACES, Deliberate, field_differences, general_path, object_kind)
