@@ -68,7 +68,7 @@ GROUPS = (
         ("devnet-seed", "seed of their keys"),
         ("block-interval", "seconds between blocks, 0 = on demand"),
         (("load-state", "fork-url", "fork-block"), "start: a dump_state file, or a fork"),
-        ("devnet-max-snapshots", "snapshots kept at most"))),
+        (("fork-timeout", "devnet-max-snapshots"), "s per fork call; snapshots kept"))),
 )
 #: columns of a line
 WIDTH = 79

@@ -166,11 +166,14 @@ SINGLE = [
      "devnet: a file of the devnet API's dump_state to start from (default: none)."),
     ("fork-url", "", parse_fork_url,
      "devnet: ws://[user:password@]host:port of a node of the same genesis: the devnet "
-     "starts from its chain at --fork-block (synced block by block), local blocks on top "
-     "(default: none)."),
+     "starts from its chain's head, its state fetched lazily as it is touched, local blocks "
+     "on top (default: none)."),
     ("fork-block", "0", parse_int(0),
-     "devnet: with --fork-url, the block to fork at; 0 = the node's head at start "
-     "(default 0)."),
+     "devnet: with --fork-url, the block to fork at; 0 or the node's head = lazily at the "
+     "head, an earlier block = synced block by block up to it (default 0)."),
+    ("fork-timeout", "30", parse_int(1, 3600),
+     "devnet: seconds the --fork-url node has to answer each call of the fork "
+     "(default 30)."),
     ("devnet-max-snapshots", "1000", parse_int(1, 1_000_000),
      "devnet: snapshots held at once; past it snapshot() is refused until a revert drops "
      "some (default 1000)."),

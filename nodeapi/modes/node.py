@@ -132,5 +132,6 @@ def make_devnet(options, reactor, chain, url):
         load_state=os.path.abspath(options["load-state"]) if options["load-state"] else None,
         key=DEV_WIF, max_snapshots=options["devnet-max-snapshots"],
         balance=options["devnet-balance"] * CORE_UNIT, fork_url=options["fork-url"],
-        fork_block=options["fork-block"], max_message_size=options["max-message-size"]),
+        fork_block=options["fork-block"], max_message_size=options["max-message-size"],
+        fork_timeout=options["fork-timeout"]),
         clock=reactor, announce=url)

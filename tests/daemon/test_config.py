@@ -85,7 +85,7 @@ def defaults(cwd):
 DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-balance": 1_000_000,
           "devnet-seed": "nodeapi-devnet",
           "block-interval": 0, "load-state": "", "devnet-max-snapshots": 1000,
-          "fork-url": None, "fork-block": 0}
+          "fork-url": None, "fork-block": 0, "fork-timeout": 30}
 
 
 #: The searchdb-objects options (the reference es_objects plugin's), defaults.
@@ -176,7 +176,7 @@ def everything(cwd):
         "--devnet", "--devnet-accounts", "3", "--devnet-balance", "250",
         "--devnet-seed", "s", "--block-interval", "2",
         "--load-state", "state.ckpt", "--devnet-max-snapshots", "5",
-        "--fork-url", "ws://127.0.0.1:8090", "--fork-block", "12",
+        "--fork-url", "ws://127.0.0.1:8090", "--fork-block", "12", "--fork-timeout", "5",
         "--rpc-allowed-hosts", "node.example, [::1]",
         "--rpc-allowed-origins", "localhost,https://wallet.example:8443,null",
         "--trusted-proxies", "10.0.0.5, 192.168.0.0/16,::1",
@@ -231,7 +231,7 @@ def everything(cwd):
         "devnet": True, "devnet-accounts": 3, "devnet-balance": 250, "devnet-seed": "s",
         "block-interval": 2,
         "load-state": "state.ckpt", "devnet-max-snapshots": 5,
-        "fork-url": NodeAddress("127.0.0.1", 8090, "/"), "fork-block": 12,
+        "fork-url": NodeAddress("127.0.0.1", 8090, "/"), "fork-block": 12, "fork-timeout": 5,
         "rpc-allowed-hosts": ["node.example", "[::1]"],
         "rpc-allowed-origins": ["localhost", "https://wallet.example:8443", "null"],
         "trusted-proxies": ["10.0.0.5", "192.168.0.0/16", "::1"],
@@ -463,6 +463,11 @@ def test_file_errors(cwd):
     assert _message("--genesis-json", "g.json").startswith(
         f"--genesis-json: {cwd / 'g.json'} is not a genesis file: Expecting property name")
     (cwd / "g.json").write_text("{}")
+    assert _message("--genesis-json", "g.json") == (
+        f"--genesis-json: {cwd / 'g.json'} is not a genesis file: genesis: no initial account "
+        "or witness candidate to take the key prefix from")
+    key = "TEST" + "1" * 50
+    (cwd / "g.json").write_text(json.dumps({"initial_accounts": [{"owner_key": key}]}))
     assert _message("--genesis-json", "g.json") == (
         f"--genesis-json: {cwd / 'g.json'} is not a genesis file: missing 'initial_timestamp'")
     assert missing in _message("--api-access", "missing.json")

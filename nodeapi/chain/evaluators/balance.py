@@ -7,6 +7,7 @@ from nodeapi.chain.errors import OperationRefused, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.keys import PublicKey, balance_addresses
+from nodeapi.protocol.asset import amount_of
 
 
 def key_addresses(key: str, prefix: str) -> set:
@@ -33,9 +34,9 @@ def balance_claim(ctx: ApplyContext, data: dict) -> list:
     claimed = data["total_claimed"]
     fc_assert(claimed["asset_id"] == bal["balance"]["asset_id"],
               "op.total_claimed.asset_id == balance->asset_type()")
-    fc_assert(int(claimed["amount"]) == int(bal["balance"]["amount"]),
+    fc_assert(amount_of(claimed) == amount_of(bal["balance"]),
               "op.total_claimed == balance->balance")
     state.require(data["deposit_to_account"])
     state.remove(bal["id"])
-    adjust_balance(state, data["deposit_to_account"], claimed["asset_id"], int(claimed["amount"]))
+    adjust_balance(state, data["deposit_to_account"], claimed["asset_id"], amount_of(claimed))
     return VOID
