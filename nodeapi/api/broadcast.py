@@ -73,15 +73,19 @@ class _Waiting:
 def malformed_as(error: type, what: str):
     """Run the reading and pushing of a client's ``what`` (``"transaction"``,
     ``"block"``): a :class:`ChainError` (the chain refused it;
-    ``InvalidSignature`` is also a ProtocolError) and any other
-    :class:`NodeAPIError` pass; a ProtocolError (fc serialization rejected a
-    field) or a Python error of a wrongly shaped value (``_MALFORMED``)
-    becomes ``error("Malformed <what>: ...")``."""
+    ``InvalidSignature`` is also a ProtocolError), one of fc's own
+    exceptions (``what``: an operation's ``validate()`` assert, a bad
+    cast, sent as bitshares-core sends them) and any other
+    :class:`NodeAPIError` pass; another ProtocolError (fc serialization
+    rejected a field) or a Python error of a wrongly shaped value
+    (``_MALFORMED``) becomes ``error("Malformed <what>: ...")``."""
     try:
         yield
     except ChainError:
         raise
     except ProtocolError as exc:
+        if exc.what:
+            raise
         raise error(f"Malformed {what}: {exc}") from None
     except NodeAPIError:
         raise
