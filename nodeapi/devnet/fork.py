@@ -205,8 +205,9 @@ class LiveNode:
 
 async def find_limits(node: LiveNode, spaces=SPACES) -> dict:
     """``{"space.type": next instance}`` of the live chain for ``spaces``:
-    per space the first instance past the newest object a probe of :data:`PROBE_WIDTH` consecutive ids finds (at every power of
-    two, then halving between the highest hit and the next power), plus
+    per space the first instance past the newest object a probe of
+    :data:`PROBE_WIDTH` consecutive ids finds (at every power of two, then
+    halving between the highest hit and the next power), plus
     :data:`REMOVED_SPACE_GAP` for spaces whose objects are removed; 0 for
     a space without objects or that the node lacks.  ``get_objects`` of at
     most 96 ids per call, the spaces' probes of a round together."""
