@@ -194,7 +194,8 @@ class ClientSubscriptions:
         fit the whole read is refused and nothing is subscribed upstream
         (the node's own database set subscribes the items that fit first);
         once answered, the items of what it did not subscribe go back.  The
-        accounts it may subscribe are placed (:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.place`).
+        accounts it may subscribe are placed
+        (:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.place`).
         Sent again (up to :data:`READ_ATTEMPTS` times) when the link dies
         before the answer; the upstream's error is raised as
         :class:`~nodeapi.peers.errors.UpstreamError`.

@@ -233,8 +233,9 @@ class SubscriptionHub:
         subscribes at most ``api_limit_get_full_accounts_subscribe`` (100)
         accounts per connection, and only ``set_subscribe_callback`` (or
         ``cancel_all_subscriptions``) forgets them; a shard (not the
-        first) whose last client left closes its connection.  The accounts are reserved on the shard returned
-        (``shard.reserved``; the caller gives them back).
+        first) whose last client left closes its connection.  The accounts
+        are reserved on the shard returned (``shard.reserved``; the caller
+        gives them back).
 
         :raises SubscriptionCapacity: no room anywhere (nothing moved)."""
         interest = client.interest
