@@ -275,7 +275,7 @@ class P2PNode(service.MultiService):
                                     log=log, what=f"P2P seed {address}", remote=address)
         self.seed_reconnections[address] = reconnection
         client = reconnection.client(
-            endpoint, P2PFactory(self, outbound=True, reconnection=reconnection), self.clock)
+            endpoint, P2PFactory(self, outbound=True, reconnection=reconnection))
         client.setName("p2p " + address)
         self.seeds[address] = client
         client.setServiceParent(self)

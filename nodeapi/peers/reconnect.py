@@ -100,7 +100,8 @@ class Reconnection:
 
     :param backoff: ``backoff(n) -> seconds`` before reconnecting after
         ``n`` failures (``twisted.application.internet.backoffPolicy``).
-    :param clock: ``IReactorTime`` of the restart grace.
+    :param clock: ``IReactorTime`` of the reconnection delays and the
+        restart grace.
     :param log: the owner's ``twisted.logger.Logger`` the lines go to.
     :param what: how the lines name the other node (``"Peer h:p"``).
     :param remote: the other node's ``host:port`` (the lines' ``remote``
@@ -186,11 +187,11 @@ class Reconnection:
                            remote=self.remote, failures=self.failures, error=self._pending)
             self._pending = None
 
-    def client(self, endpoint, factory, reactor_clock: Any) -> "QuietClientService":
+    def client(self, endpoint, factory) -> QuietClientService:
         """A :class:`QuietClientService` connecting ``factory`` through
         ``endpoint`` (an ``IStreamClientEndpoint``, wrapped in a
         :class:`ReportingEndpoint` telling this policy) with this retry
-        policy, its delays on ``reactor_clock``."""
+        policy, its delays on :attr:`clock`."""
         return QuietClientService(
             ReportingEndpoint(endpoint, self.attempt_failed, self.attempt_starts),
-            factory, retryPolicy=self.retry_delay, clock=reactor_clock)
+            factory, retryPolicy=self.retry_delay, clock=self.clock)

@@ -192,7 +192,7 @@ class RemoteNode(service.MultiService):
                                         timeout=max(timeout, 1.0), attemptDelay=0.1)
         else:
             endpoint = ChoosingEndpoint(reactor, choose, self._chosen)
-        self._client = self.reconnection.client(endpoint, self.factory, self.clock)
+        self._client = self.reconnection.client(endpoint, self.factory)
         self._client.setServiceParent(self)
 
     # -- reconnecting ------------------------------------------------------------------
