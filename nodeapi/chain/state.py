@@ -50,6 +50,26 @@ class StateObject(dict):
 
     __slots__ = ()
 
+    def writable(self) -> "StateObject":
+        """The copy :meth:`ObjectStore.modify` hands out."""
+        return StateObject(self)
+
+
+class AnnotatedObject(StateObject):
+    """A chain object with chain-private state beside its fields:
+    ``private``, what graphene keeps about the object in a secondary index
+    rather than in the object (never on the wire, carried along by
+    :meth:`ObjectStore.modify` and undone with the object).  A store
+    restored from a checkpoint starts without it, as graphene rebuilds its
+    secondary indexes from the objects when it starts."""
+
+    __slots__ = ("private",)
+
+    def writable(self) -> "AnnotatedObject":
+        new = AnnotatedObject(self)
+        new.private = self.private
+        return new
+
 
 class ObjectStore:
     """Chain objects by id, with indexes and nested undo sessions.
@@ -239,10 +259,20 @@ class ObjectStore:
         an indexed field calls :meth:`reindex`."""
         old = self.require(oid)
         self._record(oid)
-        new = StateObject(old)
+        new = old.writable() if isinstance(old, StateObject) else StateObject(old)
         self.objects[oid] = new
         if oid[:4] == "1.7.":
             self.books.pop(order_market(old), None)
+        return new
+
+    def annotate(self, oid: str, private) -> dict:
+        """Give object ``oid``, as :meth:`modify` returned it in the change
+        being made, the chain-private state ``private``
+        (:class:`AnnotatedObject`); returns the object now in the store,
+        which the caller goes on with."""
+        new = AnnotatedObject(self.objects[oid])
+        new.private = private
+        self.objects[oid] = new
         return new
 
     def reindex(self, obj: dict, old: dict) -> None:

@@ -44,6 +44,7 @@ import time
 
 import attr
 
+from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import sign_transaction
 from nodeapi.plugins.witness.plugin import DEV_WIF
@@ -62,6 +63,12 @@ NODEAPI_ARGS = ("--plugins", "account_history market_history grouped_orders cust
                 "--account-statistics-type", "6")
 #: ids per get_objects call
 OBJECTS_PER_CALL = 50
+#: the run's genesis: the bundled one with a maintenance every this many
+#: seconds (so votes, budgets, pay and pending parameters are reached in a
+#: short run) ...
+MAINTENANCE_INTERVAL = 20
+#: ... and a committee proposal review period of this many seconds
+REVIEW_PERIOD = 10
 #: a read whose reply is larger is compared, but only its first differences kept
 MAX_DIFFS_PER_READ = 20
 
@@ -89,6 +96,8 @@ class Settings:
     objects_per_call = attr.ib(default=OBJECTS_PER_CALL)
     producer = attr.ib(default="reference",
                        validator=attr.validators.in_(("reference", "nodeapi")))
+    maintenance_interval = attr.ib(default=MAINTENANCE_INTERVAL)
+    review_period = attr.ib(default=REVIEW_PERIOD)
 
 
 def error_of(exc):
@@ -151,40 +160,47 @@ class Run:
         ref_dir = os.path.join(base, "reference")
         shutil.rmtree(ref_dir, ignore_errors=True)
         shutil.rmtree(os.path.join(base, "nodeapi"), ignore_errors=True)
+        os.makedirs(base, exist_ok=True)
+        genesis = os.path.join(base, "genesis.json")
+        with open(genesis, "w") as f:
+            json.dump(run_genesis(self.s.maintenance_interval, self.s.review_period), f,
+                      indent=1)
+        extra = ["--genesis-json", genesis]
         if self.s.producer == "nodeapi":
-            self._start_nodeapi_producer(base, ref_dir)
+            self._start_nodeapi_producer(base, ref_dir, genesis)
             return
-        first = ReferenceNode(ref_dir, produce=True).start()
+        first = ReferenceNode(ref_dir, produce=True, extra=extra).start()
         try:
             first.wait_head(1)
         finally:
             first.stop()
-        self.ref = ReferenceNode(ref_dir, produce="debug", rpc_port=first.rpc_port).start()
+        self.ref = ReferenceNode(ref_dir, produce="debug", rpc_port=first.rpc_port,
+                                 extra=extra).start()
         # every API set for everyone, as the reference is configured
         access = os.path.join(base, "nodeapi-api-access.json")
         with open(access, "w") as f:
             json.dump(API_ACCESS, f)
         self.node = Daemon(os.path.join(base, "nodeapi"), *NODEAPI_ARGS, "--api-access", access,
-                           "--seed-node", self.ref.ws_url).start()
+                           "--seed-node", self.ref.ws_url, "--genesis-json", genesis).start()
         self.wait_follow()
 
-    def _start_nodeapi_producer(self, base, ref_dir):
-        os.makedirs(base, exist_ok=True)
+    def _start_nodeapi_producer(self, base, ref_dir, genesis):
         access = os.path.join(base, "nodeapi-api-access.json")
         with open(access, "w") as f:
             json.dump(API_ACCESS, f)
         node_dir = os.path.join(base, "nodeapi")
         plugins = NODEAPI_ARGS[1]
         first = Daemon(node_dir, "--plugins", plugins + " witness", *NODEAPI_ARGS[2:],
-                       "--api-access", access).start()
+                       "--api-access", access, "--genesis-json", genesis).start()
         try:
             first.wait_head(1)
         finally:
             first.stop()
         port = free_port()
         self.node = Daemon(node_dir, *NODEAPI_ARGS, "--api-access", access,
-                           "--p2p-endpoint", f"127.0.0.1:{port}").start()
-        self.ref = ReferenceNode(ref_dir, produce=False, seed_node=f"127.0.0.1:{port}").start()
+                           "--p2p-endpoint", f"127.0.0.1:{port}", "--genesis-json", genesis).start()
+        self.ref = ReferenceNode(ref_dir, produce=False, seed_node=f"127.0.0.1:{port}",
+                                 extra=["--genesis-json", genesis]).start()
         self.wait_follow(timeout=60)
 
     def stop(self):
@@ -416,7 +432,7 @@ class Run:
         props = producer.call("get_dynamic_global_properties")
         self.scenario.new_block(props)
         left = self.s.transactions - self.counts["transactions"]
-        intents = self.scenario.batch(min(left, self.rng.randint(1, self.s.per_block)))
+        intents = self.scenario.batch(min(left, self.rng.randint(1, self.s.per_block)), left)
         send = []
         for intent in intents:
             trx = self.build(intent, props)
@@ -543,6 +559,8 @@ class Run:
             "deliberate_differences": c["deliberate"],
             "objects_compared": c["objects_compared"], "reads_compared": c["reads_compared"],
             "labels": dict(sorted(self.labels.items())),
+            "observed": dict(sorted(getattr(self, "scenario", None).observed.items()))
+            if getattr(self, "scenario", None) else {},
             "refused_by_both": dict(sorted(self.refused.items())),
             "unused_deliberate": [e for e, n in zip(self.deliberate.entries,
                                                      self.deliberate.used) if not n],
@@ -561,6 +579,19 @@ class Run:
         with open(path, "w") as f:
             json.dump({"summary": self.summary(), "differences": self.differences}, f,
                       indent=1, default=str)
+
+
+def run_genesis(maintenance_interval, review_period) -> dict:
+    """The bundled genesis with ``maintenance_interval`` and
+    ``committee_proposal_review_period`` (seconds) of the run: both nodes
+    start from it (``--genesis-json``), so the chain id is the sha256 of
+    that file, the same on both."""
+    with open(DEFAULT_GENESIS) as f:
+        genesis = json.load(f)
+    params = genesis["initial_parameters"]
+    params["maintenance_interval"] = int(maintenance_interval)
+    params["committee_proposal_review_period"] = int(review_period)
+    return genesis
 
 
 def absent(value):
