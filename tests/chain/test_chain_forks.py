@@ -153,23 +153,38 @@ def test_pop_block_undoes_state_log_and_puts_transactions_back(forked):
     assert len(a.pending_transactions) == 1
 
 
-def test_account_history_follows_the_switch(new_chain):
+@pytest.mark.parametrize("trimmed", [False, True])
+def test_account_history_follows_the_switch(new_chain, trimmed):
     """A consumer with ``block_popped`` (the account history plugin)
     forgets the popped block's operations: after the switch A's history
     equals B's, which never saw A's block (graphene's undo database takes
-    the history objects back)."""
+    the history objects back).  With one entry kept per account and
+    ``partial-operations``, A's block 3 trims init0's and init1's entries
+    of block 2 (the transfer to init1, then dropped): they come back."""
     from nodeapi.plugins.account_history.history import AccountHistory
+    from nodeapi.plugins.account_history.retention import HistoryLimits
 
+    limits = (HistoryLimits(max_ops_per_account=1, min_blocks_to_keep=0,
+                            partial_operations=True) if trimmed else HistoryLimits())
     a, b = new_chain(), new_chain()
-    ha, hb = AccountHistory(), AccountHistory()
+    ha, hb = AccountHistory(limits), AccountHistory(limits)
     a.add_consumer(ha)
     b.add_consumer(hb)
     fund(a, init1=10 ** 8)
     for num in (1, 2):
         push(b, a.get_block(num))
+    transfer_of_block_2 = ha.get_account_history("1.2.7", 0, 100, 0)
     a.push_transaction(signed_wire(a, transfer_wire(1000)))
-    produce_at(a, 1)
-    assert ha.operation_count != hb.operation_count
+    a3 = produce_at(a, 1)
+    assert ha.operation_count != hb.operation_count or trimmed
+    if trimmed:
+        assert ha.get_account_history("1.2.7", 0, 100, 0) != transfer_of_block_2
+        assert ha.account_removed_ops("1.2.7") == 1
+        assert ha.get_operation(1) is None  # block 2's transfer: nobody keeps it
+        a.pop_block()  # the trimmed entry and the dropped operation come back
+        assert ha.get_account_history("1.2.7", 0, 100, 0) == transfer_of_block_2
+        assert ha.account_removed_ops("1.2.7") == 0 and ha.get_operation(1)["id"] == "1.11.1"
+        push(a, a3)
     b.push_transaction(signed_wire(b, transfer_wire(5000)))
     blocks = [produce_at(b, 2), produce_at(b, 1)]
     for block in blocks:
@@ -181,6 +196,8 @@ def test_account_history_follows_the_switch(new_chain):
         assert ha.account_total_ops(account) == hb.account_total_ops(account)
     assert ha.entry_count == hb.entry_count and ha.operation_count == hb.operation_count
     assert ha.get_block_operation_history(3) == hb.get_block_operation_history(3)
+    if trimmed:  # B's block 3 trimmed them in its turn; before it, they were back on A
+        assert ha.account_removed_ops("1.2.7") == hb.account_removed_ops("1.2.7") == 1
 
 
 def test_fork_database_bounds():
