@@ -40,6 +40,7 @@ history, which a restart also starts empty).
 
 from bisect import bisect_left, bisect_right
 from collections import deque
+from operator import attrgetter
 from typing import Optional
 
 import attr
@@ -99,14 +100,19 @@ class BlockUndo:
         order history by id, in order (None: the id was added).
     :ivar rolling: ``(kind, id_num)`` of each change to the roll-out
         queue, in order (``"append"``, ``"popleft"``, ``"appendleft"``).
-    :ivar fills: market -> its fill list before the block (a copy), None
-        when it had none.
+    :ivar fills: each change to a market's fill list, in order:
+        ``("new", market)`` (the list created), ``("append", market)``,
+        ``("trim", market, [records removed from its front])``.
     :ivar tickers: market -> the ticker's fields before the block, None
         when it had no ticker.
-    :ivar buckets: ``(market, seconds)`` -> the bucket list before the
-        block (a copy), None when absent.
+    :ivar buckets: each change to a ``(market, seconds)`` bucket list, in
+        order: ``("new", key)``, ``("insert", key, position)``, ``("trim",
+        key, [buckets removed from its front])``.
     :ivar bucket_fields: bucket id -> ``(bucket, fields before the block)``
         of each bucket the block updated.
+
+    Each change is recorded, never a copy of a list: the cost is in
+    proportion to what the block changed.
     """
 
     __slots__ = ("block_num", "next", "meta", "history", "rolling", "fills", "tickers",
@@ -118,9 +124,9 @@ class BlockUndo:
         self.meta = meta
         self.history: list = []
         self.rolling: list = []
-        self.fills: dict = {}
+        self.fills: list = []
         self.tickers: dict = {}
-        self.buckets: dict = {}
+        self.buckets: list = []
         self.bucket_fields: dict = {}
 
     def changed(self, next_ids: dict, meta) -> bool:
@@ -130,9 +136,18 @@ class BlockUndo:
                     or meta != self.meta)
 
 
+_FIELDS = {cls: tuple(f.name for f in attr.fields(cls)) for cls in (Bucket, Ticker)}
+_GETTERS = {cls: attrgetter(*names) for cls, names in _FIELDS.items()}
+
+
+def _fields_of(obj) -> tuple:
+    """The field values of a :class:`Bucket` or :class:`Ticker`."""
+    return _GETTERS[type(obj)](obj)
+
+
 def _restore_fields(obj, fields: tuple) -> None:
-    for field, value in zip(attr.fields(type(obj)), fields):
-        setattr(obj, field.name, value)
+    for name, value in zip(_FIELDS[type(obj)], fields):
+        setattr(obj, name, value)
 
 
 @implementer(IBlockConsumer, ICheckpointed)
@@ -211,11 +226,14 @@ class MarketHistory:
                 history.pop(n, None)
             else:
                 history[n] = record
-        for market, fills in undo.fills.items():
-            if fills is None:
-                self._fills.pop(market, None)
+        for change in reversed(undo.fills):
+            kind, market = change[0], change[1]
+            if kind == "append":
+                self._fills[market].pop()
+            elif kind == "trim":
+                self._fills[market][0:0] = change[2]
             else:
-                self._fills[market] = fills
+                del self._fills[market]
         for market, fields in undo.tickers.items():
             ticker = self._tickers.get(market)
             if fields is None:
@@ -227,15 +245,16 @@ class MarketHistory:
         for bucket, fields in undo.bucket_fields.values():
             _restore_fields(bucket, fields)
         by_id = self._buckets_by_id
-        for key, buckets in undo.buckets.items():
-            for bucket in self._buckets.get(key, ()):
-                by_id.pop(bucket.id_num, None)
-            if buckets is None:
-                self._buckets.pop(key, None)
-            else:
-                self._buckets[key] = buckets
-                for bucket in buckets:
+        for change in reversed(undo.buckets):
+            kind, key = change[0], change[1]
+            if kind == "insert":
+                del by_id[self._buckets[key].pop(change[2]).id_num]
+            elif kind == "trim":
+                self._buckets[key][0:0] = change[2]
+                for bucket in change[2]:
                     by_id[bucket.id_num] = bucket
+            else:
+                del self._buckets[key]
 
     def _apply(self, applied, now: int) -> None:
         for op in applied.operations:
@@ -253,13 +272,14 @@ class MarketHistory:
         base, quote, trade_base, trade_quote, price_base, price_quote = fill_amounts(fill)
         market = (base, quote)
         journal = self._journal
-        if market not in journal.fills:
-            saved = self._fills.get(market)
-            journal.fills[market] = None if saved is None else list(saved)
-        fills = self._fills.setdefault(market, [])
+        fills = self._fills.get(market)
+        if fills is None:
+            fills = self._fills[market] = []
+            journal.fills.append(("new", market))
         sequence = fills[-1].sequence - 1 if fills else 0
         record = OrderHistory(self._new_id(ORDER_HISTORY), base, quote, sequence, now, fill)
         fills.append(record)
+        journal.fills.append(("append", market))
         self._history[record.id_num] = record
         journal.history.append((record.id_num, None))
         self._rolling.append(record.id_num)
@@ -271,7 +291,7 @@ class MarketHistory:
             return
         ticker = self._tickers.get(market)
         if market not in journal.tickers:
-            journal.tickers[market] = None if ticker is None else attr.astuple(ticker)
+            journal.tickers[market] = None if ticker is None else _fields_of(ticker)
         if ticker is None:
             ticker = Ticker(self._new_id(TICKER), base, quote)
             self._tickers[market] = ticker
@@ -299,6 +319,7 @@ class MarketHistory:
             history.append((fills[n].id_num, self._history.pop(fills[n].id_num)))
             n += 1
         if n:
+            self._journal.fills.append(("trim", (fills[0].base, fills[0].quote), fills[:n]))
             del fills[:n]
 
     def _bucket(self, market: tuple, seconds: int, now: int, trade_base: int,
@@ -308,14 +329,14 @@ class MarketHistory:
         cutoff = seconds * (bucket_num - max_history) if bucket_num > max_history else 0
         opened = bucket_num * seconds
         journal, key = self._journal, (market, seconds)
-        if key not in journal.buckets:
-            saved = self._buckets.get(key)
-            journal.buckets[key] = None if saved is None else list(saved)
-        buckets = self._buckets.setdefault(key, [])
+        buckets = self._buckets.get(key)
+        if buckets is None:
+            buckets = self._buckets[key] = []
+            journal.buckets.append(("new", key))
         i = bisect_left(buckets, opened, key=lambda b: b.open)
         if i < len(buckets) and buckets[i].open == opened:
             if buckets[i].id_num not in journal.bucket_fields:
-                journal.bucket_fields[buckets[i].id_num] = (buckets[i], attr.astuple(buckets[i]))
+                journal.bucket_fields[buckets[i].id_num] = (buckets[i], _fields_of(buckets[i]))
             buckets[i].add(trade_base, trade_quote, price_base, price_quote)
         else:
             bucket = Bucket(self._new_id(BUCKET), market[0], market[1], seconds, opened,
@@ -323,11 +344,14 @@ class MarketHistory:
                             price_base, price_quote, price_base, price_quote,
                             trade_base, trade_quote)
             buckets.insert(i, bucket)
+            journal.buckets.append(("insert", key, i))
             self._buckets_by_id[bucket.id_num] = bucket
         old = bisect_left(buckets, cutoff, key=lambda b: b.open)
-        for bucket in buckets[:old]:
-            del self._buckets_by_id[bucket.id_num]
-        del buckets[:old]
+        if old:
+            journal.buckets.append(("trim", key, buckets[:old]))
+            for bucket in buckets[:old]:
+                del self._buckets_by_id[bucket.id_num]
+            del buckets[:old]
 
     def _roll(self, now: int) -> None:
         """graphene's end-of-block ticker roll-out: walk the order history
@@ -369,7 +393,7 @@ class MarketHistory:
         if ticker is None:
             return
         if market not in self._journal.tickers:
-            self._journal.tickers[market] = attr.astuple(ticker)
+            self._journal.tickers[market] = _fields_of(ticker)
         ticker.last_day_base, ticker.last_day_quote = price_base, price_quote
         ticker.base_volume = (ticker.base_volume - trade_base) % UINT128
         ticker.quote_volume = (ticker.quote_volume - trade_quote) % UINT128
