@@ -331,3 +331,70 @@ def test_a_block_that_changed_nothing_keeps_no_undo_record():
     assert _state(plugin) == before
     feed.pop(filled)
     assert plugin.ticker(CORE, GOLD) is None and plugin.fills(CORE, GOLD, 10) == []
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_fork_switches_leave_what_a_node_without_the_fork_has(seed):
+    """Random fills (two markets, both directions, blocks minutes to days
+    apart) under small limits: a plugin popping a branch newest first is
+    after each pop as before that block, and after the other branch equals
+    a plugin that only saw that one."""
+    import copy
+    import random
+
+    rng = random.Random(seed)
+    options = dict(bucket_sizes=(60, 300), history_per_size=rng.choice([1, 3, 10]),
+                   max_order_his_records_per_market=rng.choice([1, 3, 8]),
+                   max_order_his_seconds_per_market=rng.choice([0, 100, 5000]))
+    silver = "1.3.2"
+
+    def fills():
+        out = []
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            pair = match(rng.randrange(1, 5000), rng.randrange(1, 50), rng.randrange(1, 300), 1,
+                         maker_sells=rng.choice([GOLD, CORE]))
+            if rng.random() < 0.4:
+                pair = [dict(f, pays=_swap(f["pays"], GOLD, silver),
+                             receives=_swap(f["receives"], GOLD, silver),
+                             fill_price={k: _swap(v, GOLD, silver)
+                                         for k, v in f["fill_price"].items()})
+                        for f in pair]
+            out += pair
+        return out
+
+    class Blocks:
+        def __init__(self):
+            self.blocks, self.when = [], 1_700_000_000
+
+        def block_applied(self, applied):
+            self.blocks.append(applied)
+
+    def some_blocks(feed, n):
+        for _ in range(n):
+            feed.plugin.when += rng.choice([3, 3, 30, 200, 3600, 86400])
+            feed.block(feed.plugin.when, *fills())
+
+    blocks = Blocks()
+    feed = Feeder(blocks)
+    some_blocks(feed, rng.randrange(5, 60))
+    shared = len(blocks.blocks)
+    other = copy.deepcopy(feed)
+    some_blocks(feed, rng.randrange(1, 10))
+    losing = blocks.blocks[shared:]
+    some_blocks(other, len(losing) + 1)
+    winning = other.plugin.blocks[shared:]
+
+    switched = MarketHistory(MarketHistoryOptions(**options))
+    plain = MarketHistory(MarketHistoryOptions(**options))
+    states = []
+    for applied in blocks.blocks:
+        states.append(_state(switched))
+        switched.block_applied(applied)
+    for applied in reversed(losing):
+        switched.block_popped(applied)
+        assert _state(switched) == states.pop(), applied.block_num
+    for applied in blocks.blocks[:shared] + winning:
+        plain.block_applied(applied)
+    for applied in winning:
+        switched.block_applied(applied)
+    assert _state(switched) == _state(plain)
