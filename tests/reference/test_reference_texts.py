@@ -17,7 +17,7 @@ import pytest
 
 from kit.keys import OTHER_WIF
 from kit.reference import INIT_WITNESSES, requires_reference
-from kit.side_by_side import Refused, amount, core, start_sides, stop_sides
+from kit.side_by_side import Refused, amount, core, on_both, start_sides, stop_sides
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
 
@@ -32,7 +32,7 @@ def sides(tmp_path_factory):
     its fee pool left at 1,234,567 TEST sat."""
     pair = start_sides(tmp_path_factory.mktemp("texts"))
     try:
-        for side in pair:
+        def prepare(side):
             options = {
                 "max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
                 "issuer_permissions": 0, "flags": 0,
@@ -49,6 +49,7 @@ def sides(tmp_path_factory):
             side.push([47, {"issuer": INIT0, "asset_id": GOLD,
                             "amount_to_claim": core(pool - 1234567), "extensions": []}])
             assert int(side.get("2.3.1")["fee_pool"]) == 1234567
+        on_both(pair, prepare)
         yield pair
     finally:
         stop_sides(pair)
@@ -124,8 +125,7 @@ def test_transfer_beyond_the_balance(sides):
 def test_proposal_fail_reason(sides):
     """proposal_evaluator: an approved proposal whose asset_issue (by init1,
     not GOLD's issuer) fails keeps fc's to_string of the error."""
-    reasons = []
-    for side in sides:
+    def reason(side):
         # init1 can pay the proposed operation's fee: the issuer check decides
         side.push([0, {"from": INIT0, "to": INIT1, "amount": core(10 ** 9), "extensions": []}])
         issue = [14, {"fee": core(10 ** 8), "issuer": INIT1, "asset_to_issue": amount(1, GOLD),
@@ -138,8 +138,9 @@ def test_proposal_fail_reason(sides):
                         "owner_approvals_to_add": [], "owner_approvals_to_remove": [],
                         "key_approvals_to_add": [], "key_approvals_to_remove": [],
                         "extensions": []}])
-        reasons.append(side.get(pid)["fail_reason"])
-    assert reasons == ["Assert Exception: o.issuer == a.issuer: "] * 2
+        return side.get(pid)["fail_reason"]
+
+    assert on_both(sides, reason) == ["Assert Exception: o.issuer == a.issuer: "] * 2
 
 
 def test_last_irreversible_block_rule(sides):
