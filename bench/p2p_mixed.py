@@ -24,7 +24,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests")]
+import common  # noqa: F401  puts the repository and tests/ on sys.path
 
 from nodeapi.protocol.times import parse_time  # noqa: E402
 from nodeapi.protocol.transaction import sign_transaction  # noqa: E402

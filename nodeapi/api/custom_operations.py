@@ -46,5 +46,5 @@ class CustomOperationsApi(ApiSet):
             account = get_account(self.node.chain.state, account)["id"]
         if catalog is None and key is not None:
             raise ApiError("Can not specify key if catalog is not specified")
-        limit = optional_limit(self.node, limit, "get_storage_info", 101)
+        limit = optional_limit(limit, self.node.limits.get_storage_info)
         return page(plugin.find(account, catalog, key), start_key(start_id, "7.0"), limit)

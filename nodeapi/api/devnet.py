@@ -42,6 +42,7 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.errors import ApiError, ProtocolError
 from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.config import CORE_ASSET
 
 #: the most blocks one produce_blocks call makes
 MAX_BLOCKS = 100_000
@@ -181,7 +182,7 @@ class DevnetApi(ApiSet):
             asset_id = get_asset(state, require_str(amount.get("asset_id"), "asset_id"))["id"]
             amount = amount.get("amount")
         else:
-            asset_id = "1.3.0"
+            asset_id = CORE_ASSET
         return devnet.set_balance(account_id, asset_id, _satoshis(amount))
 
     @api_function

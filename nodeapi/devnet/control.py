@@ -60,6 +60,7 @@ from nodeapi.chain.remote import NotHereYet, call_loading
 from nodeapi.devnet import accounts as acc
 from nodeapi.devnet import snapshots
 from nodeapi.errors import ApiError, ChainError
+from nodeapi.protocol.asset import asset
 from nodeapi.protocol.config import MAX_SHARE_SUPPLY
 from nodeapi.chain.errors import TransactionExpired
 from nodeapi.protocol.keys import PrivateKey
@@ -710,15 +711,15 @@ class Devnet(service.Service):
         :raises ApiError: the supply would leave 0..max_supply."""
         def change(state):
             delta = amount - state.balance(account_id, asset_id)
-            asset = state.objects[asset_id]
-            dyn_id = asset["dynamic_asset_data_id"]
+            asset_object = state.objects[asset_id]
+            dyn_id = asset_object["dynamic_asset_data_id"]
             supply = int(state.objects[dyn_id]["current_supply"]) + delta
-            if not 0 <= supply <= int(asset["options"]["max_supply"]):
-                raise ApiError(f"set_balance: the supply of {asset['symbol']} would be {supply}, "
-                               f"outside 0..{asset['options']['max_supply']}")
+            if not 0 <= supply <= int(asset_object["options"]["max_supply"]):
+                raise ApiError(f"set_balance: the supply of {asset_object['symbol']} would be "
+                               f"{supply}, outside 0..{asset_object['options']['max_supply']}")
             if delta:
                 adjust_balance(state, account_id, asset_id, delta)
                 state.modify(dyn_id)["current_supply"] = supply
 
         self.chain.debug_apply(change)
-        return {"amount": self.chain.state.balance(account_id, asset_id), "asset_id": asset_id}
+        return asset(self.chain.state.balance(account_id, asset_id), asset_id)

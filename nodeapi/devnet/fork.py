@@ -51,6 +51,7 @@ from nodeapi.chain.evaluators.balance import key_addresses
 from nodeapi.chain.remote import RemoteState
 from nodeapi.chain.state import ObjectStore
 from nodeapi.errors import NodeAPIError
+from nodeapi.protocol.config import CORE_ASSET
 from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.wire import object_from_wire, strip_block_info
@@ -479,7 +480,7 @@ async def fork_lazily(chain, node: LiveNode, *, dev_key: str, dev_names=(),
     store.next_instance = dict(limits)
     remote.install(store)
     loader._put([gpo, dgp, schedule])
-    await loader.objects(["1.3.0", "2.11.0", "2.13.0"] + list(gpo["active_witnesses"])
+    await loader.objects([CORE_ASSET, "2.11.0", "2.13.0"] + list(gpo["active_witnesses"])
                          + list(gpo.get("active_committee_members", [])))
     witnesses = [store.objects[w] for w in gpo["active_witnesses"]]
     await loader.objects([w["witness_account"] for w in witnesses]

@@ -219,7 +219,7 @@ class PeerService(service.MultiService):
         A block at or below the head (already applied, for example from
         another peer) is skipped; raises the ChainError of push_block, which
         checks the block's time against this service's ``reactor.seconds()``
-        (a block more than 2.5 s in the future is
+        (a block 2.5 s or more ahead of it is
         :class:`~nodeapi.chain.errors.BlockFromFuture`), and the
         transactions' signatures only with :attr:`force_validate`."""
         num = int(block["previous"][:8], 16) + 1

@@ -164,7 +164,7 @@ def parse_private_key(text) -> list:
             raise ValueError('expected a WIF or ["PUBLIC_KEY", "WIF"]')
         public, wif = value
     try:
-        derived = public_key_bytes(auth.public_key_of(wif, "TEST"))
+        derived = auth.public_key_data(wif)
     except Exception:
         raise ValueError("malformed WIF private key (bad encoding or "
                          "checksum)") from None

@@ -464,6 +464,11 @@ def test_file_errors(cwd):
         f"--genesis-json: {cwd / 'g.json'} is not a genesis file: Expecting property name")
     (cwd / "g.json").write_text("{}")
     assert _message("--genesis-json", "g.json") == (
+        f"--genesis-json: {cwd / 'g.json'} is not a genesis file: genesis: no initial account "
+        "or witness candidate to take the key prefix from")
+    key = "TEST" + "1" * 50
+    (cwd / "g.json").write_text(json.dumps({"initial_accounts": [{"owner_key": key}]}))
+    assert _message("--genesis-json", "g.json") == (
         f"--genesis-json: {cwd / 'g.json'} is not a genesis file: missing 'initial_timestamp'")
     assert missing in _message("--api-access", "missing.json")
     assert _message("--api-access", "missing.json").startswith("--api-access: ")

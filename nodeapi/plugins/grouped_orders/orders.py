@@ -22,24 +22,9 @@ from zope.interface import implementer
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.applied import IBlockConsumer, ICheckpointed
-from nodeapi.protocol import asset as prices
-from nodeapi.protocol.asset import price_key, times_ratio
+from nodeapi.protocol.asset import amount_of, price_key, price_max, price_min, times_ratio
 from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 
-
-
-def price_times(p: dict, num: int, den: int) -> dict:
-    """graphene ``price * ratio_type(num, den)``
-    (:func:`nodeapi.protocol.asset.times_ratio`)."""
-    return times_ratio(p, num, den)
-
-
-def price_max(p: dict) -> dict:
-    return prices.price_max(p["base"]["asset_id"], p["quote"]["asset_id"])
-
-
-def price_min(p: dict) -> dict:
-    return prices.price_min(p["base"]["asset_id"], p["quote"]["asset_id"])
 
 
 def _sort_key(group: int, p: dict) -> tuple:
@@ -81,15 +66,17 @@ class GroupedOrders:
 
     def _insert(self, o: dict) -> None:
         sp, for_sale = o["sell_price"], int(o["for_sale"])
+        base_id, quote_id = sp["base"]["asset_id"], sp["quote"]["asset_id"]
         for group in self.tracked_groups:
             if not self._groups:
                 self._set(group, sp, sp, for_sale)
                 continue
             capped, capped_max, capped_min = sp, False, False
-            if price_key(sp) > price_key(price_max(sp)):
-                capped, capped_max = price_max(sp), True
-            elif price_key(sp) < price_key(price_min(sp)):
-                capped, capped_min = price_min(sp), True
+            most, least = price_max(base_id, quote_id), price_min(base_id, quote_id)
+            if price_key(sp) > price_key(most):
+                capped, capped_max = most, True
+            elif price_key(sp) < price_key(least):
+                capped, capped_min = least, True
             i = bisect_left(self._keys, _sort_key(group, capped))
             check_previous = False
             if i == len(self._keys) or not self._same_market(self._keys[i], group, sp):
@@ -100,7 +87,7 @@ class GroupedOrders:
                 update_max = False
                 if price_key(capped) > price_key(data[1]):
                     update_max = True
-                    top = price_times(data[0], GRAPHENE_100_PERCENT + group, GRAPHENE_100_PERCENT)
+                    top = times_ratio(data[0], GRAPHENE_100_PERCENT + group, GRAPHENE_100_PERCENT)
                     if price_key(capped) > price_key(top):
                         check_previous = True
                 if not check_previous:
@@ -118,7 +105,7 @@ class GroupedOrders:
                     continue
                 key = self._keys[i - 1]
                 data = self._groups[key]
-                bottom = price_times(data[1], GRAPHENE_100_PERCENT, GRAPHENE_100_PERCENT + group)
+                bottom = times_ratio(data[1], GRAPHENE_100_PERCENT, GRAPHENE_100_PERCENT + group)
                 if price_key(capped) < price_key(bottom):
                     self._set(group, sp, sp, for_sale)
                 elif capped_max and price_key(sp) >= price_key(data[0]):
@@ -132,6 +119,7 @@ class GroupedOrders:
 
     def _remove(self, o: dict, remove_empty: bool = True) -> None:
         sp, for_sale = o["sell_price"], int(o["for_sale"])
+        base_id, quote_id = sp["base"]["asset_id"], sp["quote"]["asset_id"]
         for group in self.tracked_groups:
             i = bisect_left(self._keys, _sort_key(group, sp))
             if i == len(self._keys) or not self._same_market(self._keys[i], group, sp):
@@ -186,9 +174,9 @@ class GroupedOrders:
         """Groups of width ``group`` of orders selling ``base_id`` for
         ``quote_id``, highest minimum price first, from price ``start``
         (a price of this market or None), at most ``limit``."""
-        top = prices.price_max(base_id, quote_id)
-        bottom = prices.price_min(base_id, quote_id)
-        if start is not None and int(start["base"]["amount"]) != 0:
+        top = price_max(base_id, quote_id)
+        bottom = price_min(base_id, quote_id)
+        if start is not None and amount_of(start["base"]) != 0:
             top = max(min(top, start, key=price_key), bottom, key=price_key)
         lo = bisect_left(self._keys, _sort_key(group, top))
         hi = bisect_right(self._keys, _sort_key(group, bottom))

@@ -18,6 +18,7 @@ from typing import Optional
 
 import attr
 
+from nodeapi.protocol.asset import amount_of, ratio_less
 from nodeapi.protocol.times import format_time
 
 #: ``fc::uint128_t`` wraps modulo this (graphene "ignore overflow").
@@ -51,22 +52,16 @@ def fill_amounts(fill: dict) -> tuple:
     pays, receives = fill["pays"], fill["receives"]
     if asset_instance(pays["asset_id"]) <= asset_instance(receives["asset_id"]):
         base, quote = pays["asset_id"], receives["asset_id"]
-        trade_base, trade_quote = int(pays["amount"]), int(receives["amount"])
+        trade_base, trade_quote = amount_of(pays), amount_of(receives)
     else:
         base, quote = receives["asset_id"], pays["asset_id"]
-        trade_base, trade_quote = int(receives["amount"]), int(pays["amount"])
+        trade_base, trade_quote = amount_of(receives), amount_of(pays)
     fp = fill["fill_price"]
     if asset_instance(fp["base"]["asset_id"]) <= asset_instance(fp["quote"]["asset_id"]):
-        price_base, price_quote = int(fp["base"]["amount"]), int(fp["quote"]["amount"])
+        price_base, price_quote = amount_of(fp["base"]), amount_of(fp["quote"])
     else:
-        price_base, price_quote = int(fp["quote"]["amount"]), int(fp["base"]["amount"])
+        price_base, price_quote = amount_of(fp["quote"]), amount_of(fp["base"])
     return base, quote, trade_base, trade_quote, price_base, price_quote
-
-
-def price_less(a_base: int, a_quote: int, b_base: int, b_quote: int) -> bool:
-    """graphene ``price operator<`` for two prices of one market:
-    ``a_base/a_quote < b_base/b_quote`` by cross multiplication."""
-    return a_base * b_quote < b_base * a_quote
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -130,9 +125,9 @@ class Bucket:
         self.base_volume = min(self.base_volume + trade_base, INT64_MAX)
         self.quote_volume = min(self.quote_volume + trade_quote, INT64_MAX)
         self.close_base, self.close_quote = price_base, price_quote
-        if price_less(self.high_base, self.high_quote, price_base, price_quote):
+        if ratio_less(self.high_base, self.high_quote, price_base, price_quote):
             self.high_base, self.high_quote = price_base, price_quote
-        if price_less(price_base, price_quote, self.low_base, self.low_quote):
+        if ratio_less(price_base, price_quote, self.low_base, self.low_quote):
             self.low_base, self.low_quote = price_base, price_quote
 
     def to_object(self) -> dict:

@@ -50,6 +50,7 @@ import orjson
 
 from nodeapi.plugins.searchdb.adaptor import (
     MAX_DEPTH, adapt_object, adapt_static_variant, to_json as _json)
+from nodeapi.protocol.config import CORE_ASSET
 
 TRANSFER = 0
 FILL_ORDER = 4
@@ -122,7 +123,7 @@ class DocumentBuilder:
         return got
 
     def _amount_data(self, amount: dict, prefix: str = "", asset_key: str = "asset") -> dict:
-        asset_id = amount.get("asset_id", "1.3.0")
+        asset_id = amount.get("asset_id", CORE_ASSET)
         name, scale = self._asset(asset_id)
         value = int(amount.get("amount", 0))
         return {prefix + asset_key: asset_id, prefix + "asset_name": name,

@@ -53,7 +53,7 @@ def witness_keys(values: Mapping, genesis, chain=None) -> dict:
         return {}
     by_public = {}
     for wif in values["private-key"]:
-        by_public.setdefault(public_key_bytes(auth.public_key_of(wif, "TEST")), wif)
+        by_public.setdefault(auth.public_key_data(wif), wif)
     candidates = genesis.data.get("initial_witness_candidates", [])
     out = {}
     for wid in values["witness-id"]:
