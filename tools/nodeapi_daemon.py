@@ -109,7 +109,9 @@ class Daemon:
             if self.proc.poll() is not None:
                 raise AssertionError(f"daemon exited {self.proc.returncode}:\n{self.log()}")
             try:
-                return self.call("get_chain_id")
+                # a short wait per try: a port taken by a process that
+                # accepts but never answers must not hold the loop long
+                return self.call("get_chain_id", timeout=5)
             except OSError:
                 time.sleep(0.2)
         raise AssertionError(f"daemon RPC not up in {timeout} s:\n{self.log()}")
