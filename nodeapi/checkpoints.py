@@ -180,6 +180,21 @@ class CheckpointService(service.Service):
         if due and not self._unsupported():
             self._background_write()
 
+    def block_popped(self, applied) -> None:
+        """A fork switch popped ``applied``: the checkpoints of its block
+        and later ones describe a branch the chain left, so their files go
+        (at start they would be skipped: their block is not the log's)."""
+        for num, path in checkpoint_files(self.directory):
+            if num >= applied.block_num:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    continue
+                self.log.info("Checkpoint at block {num} removed: the block was popped",
+                              num=num)
+                if self._newest is not None and self._newest[0] == num:
+                    self._newest = None
+
     def _background_write(self) -> None:
         self.write().addErrback(lambda f: self.log.failure("Checkpoint failed", f))
 

@@ -274,6 +274,8 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         self.blocks_applied = Counter("nodeapi_blocks_applied", "Blocks applied (live and replay)",
                                       registry=self.registry)
+        self.blocks_popped = Counter("nodeapi_blocks_popped", "Blocks popped by fork switches",
+                                     registry=self.registry)
         self.rpc_calls = Counter("nodeapi_rpc_calls", "RPC calls answered",
                                  ["api", "function", "outcome"], registry=self.registry)
         self.rpc_duration = Histogram("nodeapi_rpc_call_duration_seconds",
@@ -329,6 +331,11 @@ class Metrics:
         ``nodeapi_blocks_applied_total`` by 1.  ``applied`` (an
         :class:`~nodeapi.applied.AppliedBlock`) is not looked at."""
         self.blocks_applied.inc()
+
+    def block_popped(self, applied) -> None:
+        """The chain popped a block (a fork switch): increments
+        ``nodeapi_blocks_popped_total`` by 1."""
+        self.blocks_popped.inc()
 
     def watch_rpc(self, node, connection_count, logged_in=None) -> None:
         """The RPC site being built (:func:`nodeapi.rpc.site.rpc_site`):

@@ -407,7 +407,8 @@ class NetworkBroadcastForward(ForwardedApi):
     def broadcast_transaction(self, trx):
         """Forwarded; null once an upstream took the transaction."""
         return self._broadcast("broadcast_transaction", trx).addCallback(
-            lambda outcome: orjson.Fragment(outcome[1]) if outcome[1] is not None else None)
+            lambda outcome: orjson.Fragment(outcome.answer) if outcome.answer is not None
+            else None)
 
     @api_function
     def broadcast_transaction_synchronous(self, trx):
@@ -416,14 +417,14 @@ class NetworkBroadcastForward(ForwardedApi):
             self._confirmed)
 
     def _confirmed(self, outcome):
-        if outcome[1] is None:
-            self.gateway.saw_confirmation(outcome[0], outcome[2])
-            return outcome[2]
+        if outcome.answer is None:
+            self.gateway.saw_confirmation(outcome.upstream, outcome.confirmation)
+            return outcome.confirmation
         try:
-            self.gateway.saw_confirmation(outcome[0], orjson.loads(outcome[1]))
+            self.gateway.saw_confirmation(outcome.upstream, orjson.loads(outcome.answer))
         except orjson.JSONDecodeError:
             pass  # passed on as it came
-        return orjson.Fragment(outcome[1])
+        return orjson.Fragment(outcome.answer)
 
     @api_function
     def broadcast_transaction_with_callback(self, callback: int, trx):
@@ -471,11 +472,11 @@ class NetworkBroadcastForward(ForwardedApi):
                                      [upstream_cb, trx]).addErrback(refused)
 
         def answered(outcome):
-            if outcome[1] is not None:
-                return orjson.Fragment(outcome[1])
+            if outcome.answer is not None:
+                return orjson.Fragment(outcome.answer)
             for entry in mine:  # found in a block already: no upstream will call back
                 confirmations.cancel(entry)
-            deliver(outcome[2], outcome[0])
+            deliver(outcome.confirmation, outcome.upstream)
             return None
 
         d = defer.Deferred.fromCoroutine(

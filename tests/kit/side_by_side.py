@@ -128,8 +128,10 @@ def start_sides(tmp) -> tuple:
     try:
         reference = start_reference(tmp, "reference")
         node.wait_rpc()
-        reference.wait_head(1)  # a transaction expires relative to the head's time:
-        node.wait_head(1)       # after block 1's, not the genesis'
+        # their first blocks are now (the genesis is of 2016): before them,
+        # a transaction's TaPoS and expiration would refer to the genesis
+        reference.wait_head(1)
+        node.wait_head(1)
         pair = (Side(reference, "reference"), Side(node, "nodeapi"))
         on_both(pair, lambda side: side.push([37, {
             "deposit_to_account": INIT0, "balance_to_claim": "1.15.0",
