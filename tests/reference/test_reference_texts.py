@@ -12,6 +12,7 @@ transfer_evaluator.cpp (Insufficient Balance), db_update.cpp
 ``update_last_irreversible_block`` (70 %)."""
 
 import re
+import time
 
 import pytest
 
@@ -149,8 +150,13 @@ def test_last_irreversible_block_rule(sides):
     ascending, at offset (10000 - 7000) * 11 // 10000 = 3, the block 8 of
     them confirmed (75 % would take offset 2)."""
     reference = sides[0]
-    objects = reference.call("get_objects", ["2.1.0", *INIT_WITNESSES])
-    dgp, witnesses = objects[0], objects[1:]
-    confirmed = sorted(w["last_confirmed_block_num"] for w in witnesses)
+    deadline = time.monotonic() + 60
+    while True:  # until each of the 11 has made a block (a round: 11 s)
+        objects = reference.call("get_objects", ["2.1.0", *INIT_WITNESSES])
+        dgp, witnesses = objects[0], objects[1:]
+        confirmed = sorted(w["last_confirmed_block_num"] for w in witnesses)
+        if confirmed[0] > 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert len(confirmed) == 11 and len(set(confirmed)) == 11  # one block each, in turn
     assert dgp["last_irreversible_block_num"] == confirmed[3] > 0
