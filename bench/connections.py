@@ -60,7 +60,7 @@ def serve(kind: str, trace: bool) -> None:
         from nodeapi.chain.blocklog import BlockLog
         from nodeapi.chain.chain import Chain
         from nodeapi.chain.genesis import load_genesis
-        from nodeapi.history.account_history.history import AccountHistory
+        from nodeapi.plugins.account_history.history import AccountHistory
         from nodeapi.node import Node
         from nodeapi.rpc.access import ApiAccess
         from nodeapi.rpc.guard import RpcLimits

@@ -34,8 +34,8 @@ from nodeapi.chain.chain import Chain  # noqa: E402
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
 from nodeapi.devnet import snapshots  # noqa: E402
 from nodeapi.devnet.control import Devnet, DevnetOptions  # noqa: E402
-from nodeapi.history.account_history.history import AccountHistory  # noqa: E402
-from nodeapi.witness_plugin import DEV_WIF  # noqa: E402
+from nodeapi.plugins.account_history.history import AccountHistory  # noqa: E402
+from nodeapi.plugins.witness.plugin import DEV_WIF  # noqa: E402
 
 
 def make_chain(genesis, path, sync):

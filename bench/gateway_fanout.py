@@ -29,9 +29,8 @@ from twisted.internet import defer, reactor, task  # noqa: E402
 
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
 from nodeapi.gateway.apis import Gateway, gateway_registry  # noqa: E402
-from nodeapi.gateway.cache import AnswerCache  # noqa: E402
+from nodeapi.gateway.cache import ForwardedAnswerCache  # noqa: E402
 from nodeapi.gateway.pool import UpstreamPool  # noqa: E402
-from nodeapi.gateway.client_subscriptions import install
 from nodeapi.gateway.subscriptions import SubscriptionHub  # noqa: E402
 from nodeapi.node import Node  # noqa: E402
 from nodeapi.protocol.node_address import parse_node_address  # noqa: E402
@@ -106,9 +105,8 @@ def run(n, r):
 
     pool = UpstreamPool([parse_node_address(f"ws://127.0.0.1:{port}")], reactor,
                         interval=5.0, max_head_age=10 ** 9)
-    gateway = Gateway(pool, AnswerCache(1 << 20))
     hub = SubscriptionHub(pool, reactor)
-    install(gateway, hub)
+    gateway = Gateway(pool, ForwardedAnswerCache(1 << 20), hub=hub)
     hub_times = []
     shard = hub.shards[0]  # every client's: one account at most each
     notice = shard.notice

@@ -34,8 +34,7 @@ from twisted.internet import defer, reactor, task  # noqa: E402
 
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
 from nodeapi.gateway.apis import Gateway, gateway_registry  # noqa: E402
-from nodeapi.gateway.cache import AnswerCache  # noqa: E402
-from nodeapi.gateway.client_subscriptions import install  # noqa: E402
+from nodeapi.gateway.cache import ForwardedAnswerCache  # noqa: E402
 from nodeapi.gateway.pool import UpstreamPool  # noqa: E402
 from nodeapi.gateway.subscriptions import SubscriptionHub  # noqa: E402
 from nodeapi.node import Node  # noqa: E402
@@ -118,9 +117,8 @@ def run(n, r, per_block):
                                auto_ping_interval=0, limits=LIMITS))
     pool = UpstreamPool([parse_node_address(f"ws://127.0.0.1:{upstream.getHost().port}")],
                         reactor, interval=5.0, max_head_age=10 ** 9)
-    gateway = Gateway(pool, AnswerCache(1 << 20))
     hub = SubscriptionHub(pool, reactor)
-    install(gateway, hub)
+    gateway = Gateway(pool, ForwardedAnswerCache(1 << 20), hub=hub)
     gw = listen(rpc_site(Node(chain=None, reactor=reactor, gateway=gateway), access,
                          registry=gateway_registry(), reactor=reactor, auto_ping_interval=0,
                          limits=LIMITS))

@@ -11,7 +11,7 @@ documents/s, ratio to plain orjson >= 0.5, RSS growth < 10 %).
 3. Baseline, same run: plain Python builds every document as a dict
    (numbering, ``DocumentBuilder.document``) and serializes it and its
    action line with orjson.
-4. The plugin: a :class:`~nodeapi.history.searchdb.service.SearchDBService` gets the
+4. The plugin: a :class:`~nodeapi.plugins.searchdb.service.SearchDBService` gets the
    replayed blocks (``replay=True``, chunks of blocks under the reactor like
    a replay) and ships to a minimal bulk sink started by the bench in a
    child process (a loopback HTTP server answering ``_bulk`` the way the
@@ -143,7 +143,7 @@ def build(genesis, path, ops, per_trx):
 
 def baseline(blocks):
     """Plain Python: dict per document, orjson for it and its action line."""
-    from nodeapi.history.searchdb.documents import DocumentBuilder
+    from nodeapi.plugins.searchdb.documents import DocumentBuilder
 
     builder, docs, size = DocumentBuilder(), 0, 0
     started = time.perf_counter()
@@ -176,8 +176,8 @@ def ship(reactor, blocks, url, data_dir, sample_at=None):
     """Feed ``blocks`` to a fresh SearchDBService shipping to ``url``;
     returns (documents, seconds, RSS MiB at ``sample_at`` documents
     confirmed, RSS MiB once all are confirmed)."""
-    from nodeapi.history.searchdb.service import SearchDBService
-    from nodeapi.history.searchdb.client import SearchDBClient
+    from nodeapi.plugins.searchdb.service import SearchDBService
+    from nodeapi.plugins.searchdb.client import SearchDBClient
 
     client = SearchDBClient(url, "", reactor)
     svc = SearchDBService(client, None, data_dir, reactor=reactor, stop_timeout=600)
@@ -214,8 +214,8 @@ def indexer(reactor, tmp, block_log_path, sink_url, head):
 
     from twisted.internet import threads
 
-    from nodeapi.history.searchdb.client import SearchDBClient
-    from nodeapi.history.searchdb.service import SearchDBService
+    from nodeapi.plugins.searchdb.client import SearchDBClient
+    from nodeapi.plugins.searchdb.service import SearchDBService
     from nodeapi.peers.upstream import UpstreamService
     from nodeapi.protocol.node_address import parse_node_address
 

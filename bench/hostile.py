@@ -47,7 +47,7 @@ def serve() -> None:
 
     from nodeapi.api.registry import default_registry
     from nodeapi.chain.genesis import load_genesis
-    from nodeapi.history.account_history.history import AccountHistory
+    from nodeapi.plugins.account_history.history import AccountHistory
     from nodeapi.node import Node
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.guard import RpcLimits

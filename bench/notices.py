@@ -269,7 +269,7 @@ class Producer:
         application)."""
         import struct
 
-        from nodeapi.witness_plugin import DEV_WIF
+        from nodeapi.plugins.witness.plugin import DEV_WIF
         from nodeapi.protocol.times import format_time
         from nodeapi.protocol.transaction import sign_transaction
 
@@ -384,7 +384,7 @@ async def main(reactor, args):
     from nodeapi.chain.blocklog import BlockLog
     from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import load_genesis
-    from nodeapi.history.account_history.history import AccountHistory
+    from nodeapi.plugins.account_history.history import AccountHistory
     from nodeapi.node import Node
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.guard import RpcLimits

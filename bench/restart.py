@@ -41,8 +41,8 @@ from nodeapi.chain.blocklog import BlockLog  # noqa: E402
 from nodeapi.chain.chain import Chain  # noqa: E402
 from nodeapi.chain.genesis import load_genesis  # noqa: E402
 from nodeapi.checkpoints import CheckpointService  # noqa: E402
-from nodeapi.history.account_history.history import AccountHistory  # noqa: E402
-from nodeapi.history.market_history.history import MarketHistory  # noqa: E402
+from nodeapi.plugins.account_history.history import AccountHistory  # noqa: E402
+from nodeapi.plugins.market_history.history import MarketHistory  # noqa: E402
 
 from chain import CORE, produce, signed  # noqa: E402  (bench/chain.py)
 from chain import same as chain_same  # noqa: E402

@@ -259,7 +259,7 @@ def start_servers(reactor, tmp):
     from nodeapi.chain.blocklog import BlockLog
     from nodeapi.chain.chain import Chain
     from nodeapi.chain.genesis import load_genesis
-    from nodeapi.history.account_history.history import AccountHistory
+    from nodeapi.plugins.account_history.history import AccountHistory
     from nodeapi.node import Node
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.site import rpc_site
@@ -325,7 +325,7 @@ def build_market(chain) -> None:
     orders selling TEST for GOLD and 20 selling GOLD for TEST."""
     import struct
 
-    from nodeapi.witness_plugin import DEV_WIF
+    from nodeapi.plugins.witness.plugin import DEV_WIF
     from nodeapi.protocol.times import format_time
     from nodeapi.protocol.transaction import sign_transaction
 

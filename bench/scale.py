@@ -50,7 +50,7 @@ import orjson  # noqa: E402
 
 from nodeapi.applied import AppliedBlock, AppliedOperation  # noqa: E402
 from nodeapi.chain.numbering import number_entries  # noqa: E402
-from nodeapi.history.account_history.history import AccountHistory  # noqa: E402
+from nodeapi.plugins.account_history.history import AccountHistory  # noqa: E402
 
 MIB = 1 << 20
 FIRST_ACCOUNT = 17
@@ -101,7 +101,7 @@ def blocks(total: int, accounts: int, per_block: int, seed: int = 7):
 
 def child(kind: str, args) -> dict:
     if kind == "limited":
-        from nodeapi.history.account_history.retention import HistoryLimits
+        from nodeapi.plugins.account_history.retention import HistoryLimits
 
         hist = AccountHistory(HistoryLimits(max_ops_per_account=100, partial_operations=True,
                                             min_blocks_to_keep=0))

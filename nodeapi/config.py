@@ -11,7 +11,7 @@ given there replaces all of its file lines.  Flags can only be switched on
 on the command line; in the file they take ``true``/``false``.  Relative
 paths are relative to the current directory and are stored absolute.
 
-Development defaults (:mod:`nodeapi.witness_plugin`): with neither
+Development defaults (:mod:`nodeapi.plugins.witness.plugin`): with neither
 ``witness-id`` nor ``private-key``, the node produces for the 11 init
 witnesses of the bundled genesis with the published key, and
 ``enable-stale-production`` is on, so ``twistd -n nodeapi`` alone runs a
@@ -20,8 +20,8 @@ public chain.
 
 ``postOptions`` leaves typed, normalized values (the option catalogue is
 :mod:`nodeapi.config_options`, the value parsers are in
-:mod:`nodeapi.plugin.values` and :mod:`nodeapi.config_parse`; each
-plugin's ``check`` completes its own, :data:`nodeapi.config_plugins.PLUGINS`)
+:mod:`nodeapi.plugins.values` and :mod:`nodeapi.config_parse`; each
+plugin's ``check`` completes its own, :data:`nodeapi.plugins.registry.PLUGINS`)
 or raises ``usage.UsageError`` naming the
 option (and INI file and line) and the problem.  A flag or repeatable
 option written with an empty value (``name =``) in the INI file is not set.  Sources: the options of
@@ -37,13 +37,12 @@ from twisted.python import usage
 from nodeapi.chain.genesis import DEFAULT_GENESIS, load_genesis
 from nodeapi.config_options import (
     ALIASES, BLOCK_LOG_NAME, FLAGS, MULTI, REFERENCE_ONLY, SINGLE)
-from nodeapi.config_plugins import PLUGINS
+from nodeapi.plugins.registry import NOT_PROVIDED, PLUGINS
 from nodeapi.config_logging import LoggingConfig, is_logging_section, logging_config
-from nodeapi.config_parse import REFERENCE_PLUGINS
 from nodeapi.errors import ConfigError
 from nodeapi.files import CONFIG_LIMIT, FileRefused, read_bounded
 from nodeapi.node import ApiLimits
-from nodeapi.plugin.values import parse_bool
+from nodeapi.plugins.values import parse_bool
 from nodeapi.rpc.access import ApiAccess
 
 _COERCE = {name: coerce for name, _d, coerce, _h in SINGLE}
@@ -250,8 +249,8 @@ class Options(RepeatableOptions, usage.Options):
             self[name] = [x for raw, where in given if raw.strip()
                           for x in self._coerce(name, raw, where)]
         self.warnings.extend(self.logging.warnings)
-        dropped = [p for p in self["plugins"] if p in REFERENCE_PLUGINS]
-        self["plugins"] = [p for p in self["plugins"] if p not in REFERENCE_PLUGINS]
+        dropped = [p for p in self["plugins"] if p in NOT_PROVIDED]
+        self["plugins"] = [p for p in self["plugins"] if p not in NOT_PROVIDED]
         self.warnings.extend(
             "plugins: bitshares plugin 'api_helper_indexes' is not needed: its lookups are "
             "always on in nodeapi; ignored" if p == "api_helper_indexes" else
@@ -263,10 +262,6 @@ class Options(RepeatableOptions, usage.Options):
                 plugin.check(self, self.warnings)
             except ValueError as exc:
                 raise usage.UsageError(str(exc)) from None
-        if self["upstream"] and self["searchdb-mode"] == "only_query":
-            raise usage.UsageError(
-                "searchdb-mode only_query: an indexer (--upstream) only writes the search "
-                "database, and only_query never writes: use all or only_save")
         if self["upstream-routes"] and not self["upstream"]:
             raise usage.UsageError("upstream-routes: routes are a gateway's (--upstream)")
         self.upstream_routes()

@@ -19,7 +19,7 @@ import textwrap
 from nodeapi import __version__
 from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config_options import FLAGS, MULTI, SINGLE
-from nodeapi.config_plugins import PLUGINS
+from nodeapi.plugins.registry import PLUGINS
 
 #: options not written: the data dir's own file does not move the data dir
 SKIPPED = frozenset({"data-dir"})

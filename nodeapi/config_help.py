@@ -11,7 +11,7 @@ exactly one group (the tests check).
 import textwrap
 
 from nodeapi.config_options import FLAGS, MULTI, SINGLE
-from nodeapi.config_plugins import PLUGINS
+from nodeapi.plugins.registry import PLUGINS
 
 #: (title, ((option name, a few words), ...)) in the order shown; a tuple
 #: of names shares one line (options that go together)
@@ -68,7 +68,7 @@ GROUPS = (
         ("devnet-seed", "seed of their keys"),
         ("block-interval", "seconds between blocks, 0 = on demand"),
         (("load-state", "fork-url", "fork-block"), "start: a dump_state file, or a fork"),
-        ("devnet-max-snapshots", "snapshots kept at most"))),
+        (("fork-timeout", "devnet-max-snapshots"), "s per fork call; snapshots kept"))),
 )
 #: columns of a line
 WIDTH = 79

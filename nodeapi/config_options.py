@@ -3,10 +3,10 @@ value parser and help (:data:`SINGLE`, :data:`FLAGS`, :data:`MULTI`), the
 bitshares-core names an INI file may use for them (:data:`ALIASES`) and the
 bitshares-core options this node reads and ignores (:data:`REFERENCE_ONLY`).
 The node's own options are written here; each plugin's come from its
-declaration (:data:`nodeapi.config_plugins.PLUGINS`, bitshares-core's
+declaration (:data:`nodeapi.plugins.registry.PLUGINS`, bitshares-core's
 ``plugin_set_program_options``).  :class:`nodeapi.config.Options` builds
 its parser and its checks from these tables; the value parsers are in
-:mod:`nodeapi.plugin.values` and :mod:`nodeapi.config_parse`.  Sources: the
+:mod:`nodeapi.plugins.values` and :mod:`nodeapi.config_parse`.  Sources: the
 options of docs/searchdb-plugin.rst, wire-contract section 6, bitshares
 witness_node and application options, the reference plugins' option names.
 """
@@ -16,12 +16,12 @@ import attr
 from nodeapi.chain.genesis import DEFAULT_GENESIS, DEFAULT_STATISTICS_TYPE
 from nodeapi.config_parse import (
     parse_allowed_hosts, parse_allowed_origins, parse_endpoint, parse_optional_endpoint,
-    parse_fork_url, parse_p2p_endpoint, parse_plugins, parse_seed_node, parse_seed_nodes,
+    parse_fork_url, parse_p2p_endpoint, parse_seed_node, parse_seed_nodes,
     parse_statistics_type, parse_trusted_proxies, parse_upstream, parse_chain_id)
-from nodeapi.config_plugins import PLUGINS
+from nodeapi.plugins.registry import DEFAULT, PLUGINS, parse_plugins, plugins_help
 from nodeapi.node import ApiLimits
-from nodeapi.plugin import interface
-from nodeapi.plugin.values import (
+from nodeapi.plugins import interface
+from nodeapi.plugins.values import (
     parse_bool, parse_int, parse_rate, parse_seconds, parse_text, parse_timeout)
 
 BLOCK_LOG_NAME = "blocks.log"
@@ -58,12 +58,7 @@ SINGLE = [
      "Directory in which RPC calls that write a file (the devnet's dump_state(name), "
      "debug_stream_json_objects(filename)) create it, named by a plain file name; "
      "default: none, such calls are refused."),
-    ("plugins", "witness account_history market_history grouped_orders custom_operations",
-     parse_plugins,
-     "Plugins to enable, space separated: witness, account_history, market_history, "
-     "searchdb (alias elasticsearch), searchdb-objects (alias es_objects), grouped_orders, "
-     "custom_operations (default: witness "
-     "account_history market_history grouped_orders custom_operations)."),
+    ("plugins", " ".join(DEFAULT), parse_plugins, plugins_help()),
     ("upstream-irreversible-only", "true", parse_bool,
      "Gateway: the searchdb plugin follows the upstream's last irreversible block (true) "
      "or its head (false; documents of blocks that a fork undoes would stay) "
@@ -171,11 +166,14 @@ SINGLE = [
      "devnet: a file of the devnet API's dump_state to start from (default: none)."),
     ("fork-url", "", parse_fork_url,
      "devnet: ws://[user:password@]host:port of a node of the same genesis: the devnet "
-     "starts from its chain at --fork-block (synced block by block), local blocks on top "
-     "(default: none)."),
+     "starts from its chain's head, its state fetched lazily as it is touched, local blocks "
+     "on top (default: none)."),
     ("fork-block", "0", parse_int(0),
-     "devnet: with --fork-url, the block to fork at; 0 = the node's head at start "
-     "(default 0)."),
+     "devnet: with --fork-url, the block to fork at; 0 or the node's head = lazily at the "
+     "head, an earlier block = synced block by block up to it (default 0)."),
+    ("fork-timeout", "30", parse_int(1, 3600),
+     "devnet: seconds the --fork-url node has to answer each call of the fork "
+     "(default 30)."),
     ("devnet-max-snapshots", "1000", parse_int(1, 1_000_000),
      "devnet: snapshots held at once; past it snapshot() is refused until a revert drops "
      "some (default 1000)."),
@@ -184,7 +182,7 @@ SINGLE = [
      f"Largest result of {field.name} (default {field.default}).")
     for field in attr.fields(ApiLimits)
 ] + [
-    # -- the plugins' options (nodeapi.config_plugins) ------------------------------------
+    # -- the plugins' options (nodeapi.plugins.registry) ------------------------------------
     (option.name, option.default, option.parse, option.help)
     for plugin in PLUGINS for option in plugin.options if option.kind == interface.SINGLE
 ]

@@ -1,5 +1,5 @@
 """Value parsers (coercers) of the node's own ``twistd nodeapi`` options
-(the general ones, which plugins use too, are in :mod:`nodeapi.plugin.values`).
+(the general ones, which plugins use too, are in :mod:`nodeapi.plugins.values`).
 
 Each ``parse_*`` takes the raw text of one option (command line or INI
 value, see :mod:`nodeapi.config`) and returns the typed, normalized value,
@@ -16,18 +16,9 @@ import re
 from twisted.internet.endpoints import serverFromString
 
 from nodeapi.chain.genesis import statistics_space
-from nodeapi.plugin.values import parse_int, parse_text
+from nodeapi.plugins.values import parse_int, parse_text
 from nodeapi.protocol.errors import InvalidPeerAddress
 from nodeapi.protocol.node_address import parse_node_address
-
-KNOWN_PLUGINS = ("witness", "account_history", "market_history", "searchdb", "grouped_orders",
-                 "custom_operations", "searchdb-objects")
-#: bitshares-core plugin names nodeapi has no plugin of: accepted, then
-#: dropped with a warning (``api_helper_indexes``: its lookups are always on
-#: here, the warning says so; ``elasticsearch`` is ``searchdb``).
-REFERENCE_PLUGINS = ("api_helper_indexes", "delayed_node", "snapshot", "debug_witness")
-PLUGIN_ALIASES = {"elasticsearch": "searchdb", "es_objects": "searchdb-objects"}
-
 
 def parse_statistics_type(text) -> int:
     """Coercer of ``account-statistics-type``: 7 (the specification's
@@ -100,20 +91,6 @@ def parse_allowed_origins(text) -> list:
     from nodeapi.rpc.browser_guard import parse_origin_rule
 
     return _parse_list(text, parse_origin_rule)
-
-
-def parse_plugins(text) -> list:
-    """Space- or comma-separated plugin names -> list (duplicates dropped)."""
-    names = []
-    for name in re.split(r"[\s,]+", parse_text(text)):
-        name = PLUGIN_ALIASES.get(name, name)
-        if name and name not in names:
-            if name not in KNOWN_PLUGINS + REFERENCE_PLUGINS:
-                raise ValueError(f"unknown plugin {name!r} (known: {', '.join(KNOWN_PLUGINS)})")
-            names.append(name)
-    if "account_history" in names and "searchdb" in names:
-        raise ValueError("account_history and searchdb cannot run together")
-    return names
 
 
 def parse_upstream(text) -> list:

@@ -18,7 +18,8 @@ collector's:
   (0..1, the filled share of the last 128 slots),
   ``recently_missed_blocks`` (graphene ``recently_missed_count``),
   ``blocks_applied_total`` (counter, live and replay);
-* with the witness plugin only: ``blocks_produced_total`` (counter) and
+* with the witness plugin only (``node.plugins["witness"]``, as every
+  plugin's figures): ``blocks_produced_total`` (counter) and
   ``witness_missed_blocks{witness}`` (the ``total_missed`` of this node's
   witnesses);
 * ``rpc_calls_total{api, function, outcome}`` (counter; outcome ``ok`` or
@@ -128,18 +129,18 @@ class _PullCollector:
         yield from self._chain(m, now)
         if m.upstream is not None:
             yield from _upstream_metrics(m.upstream, now)
-        if m.witness is not None:
+        witness = m.witness
+        if witness is not None:  # it runs on a chain (the witness plugin)
             yield CounterMetricFamily("nodeapi_blocks_produced",
                                       "Blocks produced by this node's witnesses",
-                                      value=getattr(m.witness, "produced", 0))
-            if m.chain is not None:
-                missed = GaugeMetricFamily("nodeapi_witness_missed_blocks",
-                                           "Slots missed by this node's witnesses "
-                                           "(total_missed)", labels=["witness"])
-                for witness_id in getattr(m.witness, "witness_ids", ()):
-                    obj = m.chain.state.objects.get(witness_id) or {}
-                    missed.add_metric([witness_id], int(obj.get("total_missed", 0)))
-                yield missed
+                                      value=witness.produced)
+            missed = GaugeMetricFamily("nodeapi_witness_missed_blocks",
+                                       "Slots missed by this node's witnesses "
+                                       "(total_missed)", labels=["witness"])
+            for witness_id in witness.witness_ids:
+                obj = witness.chain.state.objects.get(witness_id) or {}
+                missed.add_metric([witness_id], int(obj.get("total_missed", 0)))
+            yield missed
         if m.peers is not None:
             yield from _peer_metrics(m.peers.potential_peers(), head_num)
         yield from self._rpc(m)
@@ -262,12 +263,14 @@ class QuietSite(Site):
 class Metrics:
     """The node's metrics registry.
 
-    :param chain: the Chain (head block number).
-    :param witness: the WitnessService (``produced``, ``witness_ids``), or
-        None when the witness plugin does not run.
-    :param searchdb: the searchdb plugin (``documents_shipped``,
-        ``documents_failed``, ``documents_pending``, ``queue``,
-        ``confirmed_block_num``) or None.
+    :param chain: the Chain (head block number), or None (a gateway).
+    :param plugins: the node's ``{name: plugin part}``
+        (:attr:`nodeapi.node.Node.plugins`, read at each scrape): the
+        ``witness`` (a :class:`~nodeapi.plugins.witness.service.WitnessService`:
+        ``produced``, ``witness_ids``) and the ``searchdb`` plugin (a
+        :class:`~nodeapi.plugins.searchdb.service.SearchDBService`:
+        ``documents_shipped``, ``documents_failed``, ``documents_pending``,
+        ``queue``, ``confirmed_block_num``) give their figures.
     :param upstream: indexer mode's
         :class:`~nodeapi.peers.upstream.UpstreamService` (lag, reconnects),
         or None; ``chain`` is None then.
@@ -288,13 +291,13 @@ class Metrics:
         log observer; the caller adds it to the log publisher.
     """
 
-    def __init__(self, chain, witness: Optional[Any] = None,
-                 searchdb: Optional[Any] = None, upstream: Optional[Any] = None,
+    def __init__(self, chain, plugins: Optional[dict] = None, upstream: Optional[Any] = None,
                  peers: Optional[Any] = None, clock: Optional[Any] = None,
                  health_limits: Optional[HealthLimits] = None, *,
                  checkpoints: Optional[Any] = None, data_dir: Optional[str] = None,
                  identity: Optional[dict] = None) -> None:
-        self.chain, self.witness, self.searchdb = chain, witness, searchdb
+        self.chain = chain
+        self.plugins = plugins if plugins is not None else {}
         self.upstream, self.peers, self.checkpoints = upstream, peers, checkpoints
         self.data_dir = data_dir
         self.identity = dict(identity or {})
@@ -338,6 +341,16 @@ class Metrics:
         self.registry.register(_PullCollector(self))
 
     checkpoint_key = "metrics"
+
+    @property
+    def witness(self):
+        """The witness plugin's service, or None."""
+        return self.plugins.get("witness")
+
+    @property
+    def searchdb(self):
+        """The searchdb plugin's service, or None."""
+        return self.plugins.get("searchdb")
 
     @property
     def head_block_num(self) -> int:

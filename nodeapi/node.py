@@ -1,6 +1,6 @@
 """The node context shared by every API set: what a connection can reach.
 
-Built once by :func:`nodeapi.tap.makeService` and handed to the RPC site.
+Built once by the mode's maker (:mod:`nodeapi.modes`) and handed to the RPC site.
 """
 
 from typing import Any, Optional
@@ -72,17 +72,17 @@ class Node:
     :ivar chain: the :class:`nodeapi.chain.chain.Chain`.
     :ivar plugins: ``{name: what the API sets read}`` of the plugins in
         ``--plugins`` (the ``api`` part of their
-        :class:`~nodeapi.plugin.interface.PluginParts`): ``account_history``
-        (:class:`~nodeapi.history.account_history.history.AccountHistory`),
+        :class:`~nodeapi.plugins.interface.PluginParts`): ``account_history``
+        (:class:`~nodeapi.plugins.account_history.history.AccountHistory`),
         ``searchdb`` (its
-        :class:`~nodeapi.history.searchdb.query.SearchDBHistory`, None in
-        ``only_save`` mode), ``market_history``
-        (:class:`~nodeapi.history.market_history.history.MarketHistory`,
+        :class:`~nodeapi.plugins.searchdb.service.SearchDBService`, whose
+        ``history`` the history set reads), ``market_history``
+        (:class:`~nodeapi.plugins.market_history.history.MarketHistory`,
         its ``pools`` the liquidity pool history), ``grouped_orders``
-        (:class:`~nodeapi.history.grouped_orders.orders.GroupedOrders`),
+        (:class:`~nodeapi.plugins.grouped_orders.orders.GroupedOrders`),
         ``custom_operations``
-        (:class:`~nodeapi.history.custom_operations.storage.AccountStorage`),
-        ``witness`` (:class:`~nodeapi.witness.WitnessService`, the debug
+        (:class:`~nodeapi.plugins.custom_operations.storage.AccountStorage`),
+        ``witness`` (:class:`~nodeapi.plugins.witness.service.WitnessService`, the debug
         API); read ``node.plugins.get(name)``.
     :ivar limits: the api-limit options.
     :ivar api_node_info: the operator's ``api-node-info`` string.
@@ -140,7 +140,10 @@ class Node:
         elasticsearch plugin when it is enabled, else the account_history
         plugin's indexes (the two cannot run together here)."""
         history = self.plugins.get("account_history")
-        return history if history is not None else self.plugins.get("searchdb")
+        if history is not None:
+            return history
+        searchdb = self.plugins.get("searchdb")
+        return searchdb.history if searchdb is not None else None
 
 
 def new_node_identity() -> dict:

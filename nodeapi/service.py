@@ -1,9 +1,11 @@
 """The node as a Twisted service: bind first, start once replayed, stop
 gracefully.
 
-:func:`nodeapi.tap.makeService` attaches every service of the node to one
-:class:`NodeService` (the tree: history shipping, witness, peers, RPC port,
-metrics port, in start order).  ``twistd`` then calls, in this order:
+:func:`nodeapi.tap.makeService` asks the mode's maker (:mod:`nodeapi.modes`)
+for its root: a :class:`NodeService` (a node with a chain: history
+shipping, witness, peers, RPC port, metrics port, in start order) or a
+:class:`ModeService` (a gateway: upstreams, indexer, RPC port, metrics
+port).  ``twistd`` then calls, in this order:
 
 1. ``privilegedStartService`` (still as root with ``--uid``): every
    :class:`ListeningService` binds its port; a connection made before the
@@ -216,28 +218,24 @@ class ListeningService(internet.StreamServerEndpointService):
 EXTEND_EVERY = 10.0
 
 
-class NodeService(service.MultiService):
-    """The ``twistd nodeapi`` application service: the parent of every
-    service of the node, which it starts only once the chain is replayed.
+class ModeService(service.MultiService):
+    """The ``twistd nodeapi`` application service of one mode: the parent
+    of every service the mode runs, which it starts once its ports are
+    bound and its children prepared (a node's: once its chain is replayed,
+    :class:`NodeService`; a gateway's at once).
 
-    Children (attached by :func:`nodeapi.tap.makeService`, in start order)
-    are started in order after the replay and stopped in reverse order; a
-    child with a ``prepare() -> Deferred`` method (searchdb) runs it before
-    the replay.  Every :class:`ListeningService` child must be bound before
+    Children (attached by the mode's maker, :mod:`nodeapi.modes`, in
+    start order) are started in order and stopped in reverse order; a child
+    with a ``prepare() -> Deferred`` method (searchdb, the indexer) runs it
+    first.  Every :class:`ListeningService` child must be bound before
     anything starts.
 
-    :param chain: the :class:`nodeapi.chain.chain.Chain`, or None in
-        indexer mode (no replay; nodeapi.peers.upstream).
-    :param block_log: its opened block log (closed on stop), or None.
     :param reactor: the process's reactor.  When given, a startup failure
         stops it and makes the process exit with status 1 (an ``atexit`` hook,
         after ``twistd`` has stopped the services and cleaned up: ``twistd``
         itself exits 0 after ``reactor.stop()``).  None in tests: a startup
         failure is only logged and reported by :meth:`whenStarted`.
     :param node: the :class:`nodeapi.node.Node` the API sets see, or None.
-    :param checkpoints: the :class:`nodeapi.checkpoints.CheckpointService`
-        whose ``restore()`` runs before the replay and which stops last
-        (the caller attaches it as a child), or None.
     :param notifier: a :class:`nodeapi.service_systemd.Notifier` (systemd
         ``Type=notify``), or None: it is sent ``READY=1`` once every child
         has started (the RPC port serves), ``STOPPING=1`` when a stop
@@ -247,27 +245,25 @@ class NodeService(service.MultiService):
     """
 
     log = Logger()
+    #: what the log's last line calls this mode
+    mode = "Gateway"
 
-    def __init__(self, chain, block_log, reactor: Optional[Any] = None, node: Any = None,
-                 checkpoints: Any = None, notifier: Any = None) -> None:
+    def __init__(self, reactor: Optional[Any] = None, node: Any = None,
+                 notifier: Any = None) -> None:
         super().__init__()
         self.notifier = notifier
         self._extending = None
-        self.chain = chain
-        self.block_log = block_log
         self.reactor = reactor
         self.node = node
-        self.checkpoints = checkpoints
         self._bound = False
         self._startup: Optional[defer.Deferred] = None
         self._outcome = _Outcome()
 
     def whenStarted(self) -> defer.Deferred:
-        """A Deferred firing with None once replay is done and every child
-        has been started; failing with the startup failure
+        """A Deferred firing with None once every child has been started
+        (after a node's replay); failing with the startup failure
         (:class:`ListenFailed`, a replay error) or with ``CancelledError``
-        when the node was stopped during startup.  Each call returns a new
-        Deferred."""
+        when stopped during startup.  Each call returns a new Deferred."""
         return self._outcome.when()
 
     def privilegedStartService(self) -> None:
@@ -277,16 +273,45 @@ class NodeService(service.MultiService):
         super().privilegedStartService()
 
     def startService(self) -> None:
-        """Start the node in the background (see :meth:`whenStarted`): bind
+        """Start the mode in the background (see :meth:`whenStarted`): bind
         the ports if :meth:`privilegedStartService` did not run, check them,
-        prepare the plugins, replay the block log, then start the children.
-        Returns nothing (``IService``); a failure stops the node (class doc)."""
+        prepare the children, run :meth:`before_children` (a node's
+        replay), then start the children.  Returns nothing
+        (``IService``); a failure stops the process (class doc)."""
         service.Service.startService(self)
         if not self._bound:
             self.privilegedStartService()
         self._startup = defer.Deferred.fromCoroutine(self._start())
         self._startup.addBoth(self._startup_over)
         self._startup.addCallbacks(self._started, self._start_failed)
+
+    def rpc_url(self) -> str:
+        """``ws://host:port`` of the ``rpc`` child's bound port (once bound)."""
+        host = self.getServiceNamed("rpc").port.getHost()
+        return f"ws://{host.host}:{host.port}"
+
+    # -- what a mode adds --------------------------------------------------------------
+
+    def ready_status(self) -> str:
+        """The systemd ``STATUS`` once serving."""
+        return "Serving"
+
+    def starting_status(self) -> str:
+        """The systemd ``STATUS`` while starting."""
+        return "Starting"
+
+    async def before_children(self) -> None:
+        """Run after the children are prepared, before they start."""
+
+    def stop_order(self) -> list:
+        """The children in the order to stop them: reverse start order."""
+        return list(reversed(list(self)))
+
+    def after_children(self) -> None:
+        """Run once every child has stopped: log the end."""
+        self.log.info("{mode} stopped", mode=self.mode)
+
+    # ----------------------------------------------------------------------------------
 
     def _startup_over(self, result):
         if self._extending is not None and self._extending.running:
@@ -296,16 +321,11 @@ class NodeService(service.MultiService):
     def _started(self, _result) -> None:
         self._outcome.settle(None)
         if self.notifier is not None:
-            status = ("Serving" if self.chain is None else
-                      f"Serving, head block {self.chain.head_block_num}")
-            self.notifier.send("READY=1", f"STATUS={status}")
+            self.notifier.send("READY=1", f"STATUS={self.ready_status()}")
 
     def _extend_startup(self) -> None:
-        status = ("Starting" if self.chain is None or self.chain.replay_target is None else
-                  f"Replaying the block log: block {self.chain.head_block_num} of "
-                  f"{self.chain.replay_target}")
         self.notifier.send(f"EXTEND_TIMEOUT_USEC={int(EXTEND_EVERY * 3 * 1e6)}",
-                           f"STATUS={status}")
+                           f"STATUS={self.starting_status()}")
 
     async def _start(self) -> None:
         if self.notifier is not None and self.reactor is not None:
@@ -321,12 +341,7 @@ class NodeService(service.MultiService):
             prepare = getattr(svc, "prepare", None)
             if prepare is not None:
                 await defer.maybeDeferred(prepare)
-        if self.chain is not None:
-            if self.checkpoints is not None:
-                await self.checkpoints.restore()
-            await self.chain.replay()  # logs how many blocks it replayed
-            self.log.info("Chain ready: head block {num} ({id})",
-                          num=self.chain.head_block_num, id=self.chain.head_block_id)
+        await self.before_children()
         for svc in self:
             if not self.running:
                 raise defer.CancelledError()
@@ -352,11 +367,11 @@ class NodeService(service.MultiService):
                 self.reactor.callWhenRunning(self.reactor.stop)
 
     def stopService(self) -> defer.Deferred:
-        """Stop the node.  The Deferred fires once a replay still running has
-        stopped (cancelled between two steps: no block is read after that),
-        every started child has stopped and every bound port is closed (in
-        reverse start order, :attr:`checkpoints` last; each one's Deferred
-        waited for, errors logged), and the block log is closed."""
+        """Stop the mode.  The Deferred fires once a startup still running
+        has stopped (a replay is cancelled between two steps: no block is
+        read after that), every started child has stopped and every bound
+        port is closed (in :meth:`stop_order`; each one's Deferred waited
+        for, errors logged), and :meth:`after_children` has run."""
         return defer.Deferred.fromCoroutine(self._stop())
 
     async def _stop(self) -> None:
@@ -366,24 +381,69 @@ class NodeService(service.MultiService):
         if self._startup is not None:
             if not self._startup.called:
                 self._startup.cancel()
-            await self._startup  # the replay has stopped (errors: _start_failed)
-        # RPC and metrics first (reverse of start), then peers and witness,
-        # then the history plugins, which flush what is still pending; the
-        # checkpoints last, so the checkpoint of a clean stop holds every
-        # block produced or received until then.
-        children = [svc for svc in reversed(list(self)) if svc is not self.checkpoints]
-        if self.checkpoints is not None and self.checkpoints in list(self):
-            children.append(self.checkpoints)
-        for svc in children:
+            await self._startup  # the startup has stopped (errors: _start_failed)
+        for svc in self.stop_order():
             if not (svc.running or isinstance(svc, ListeningService)):
-                continue  # never started (stopped during the replay)
+                continue  # never started (stopped during the startup)
             try:
                 await defer.maybeDeferred(svc.stopService)
             except Exception:
                 self.log.failure("Error stopping {service}", service=svc)
-        if self.chain is None:
-            self.log.info("Indexer stopped")
-            return
+        self.after_children()
+
+
+class NodeService(ModeService):
+    """The root of a node with a chain (:func:`nodeapi.modes.node.make_node`):
+    its children start only once the chain is replayed (graphene
+    ``application::startup`` order: the checkpoint restored, the block log
+    replayed with the plugins seeing ``replay=True``).
+
+    :param chain: the :class:`nodeapi.chain.chain.Chain`.
+    :param block_log: its opened block log (closed on stop).
+    :param checkpoints: the :class:`nodeapi.checkpoints.CheckpointService`
+        whose ``restore()`` runs before the replay and which stops last
+        (the caller attaches it as a child), or None.
+    :param reactor, node, notifier: as :class:`ModeService`.
+    """
+
+    mode = "Node"
+
+    def __init__(self, chain, block_log, reactor: Optional[Any] = None, node: Any = None,
+                 checkpoints: Any = None, notifier: Any = None) -> None:
+        super().__init__(reactor=reactor, node=node, notifier=notifier)
+        self.chain = chain
+        self.block_log = block_log
+        self.checkpoints = checkpoints
+
+    def ready_status(self) -> str:
+        return f"Serving, head block {self.chain.head_block_num}"
+
+    def starting_status(self) -> str:
+        if self.chain.replay_target is None:
+            return "Starting"
+        return (f"Replaying the block log: block {self.chain.head_block_num} of "
+                f"{self.chain.replay_target}")
+
+    async def before_children(self) -> None:
+        """Restore the newest usable checkpoint, then replay the block log."""
+        if self.checkpoints is not None:
+            await self.checkpoints.restore()
+        await self.chain.replay()  # logs how many blocks it replayed
+        self.log.info("Chain ready: head block {num} ({id})",
+                      num=self.chain.head_block_num, id=self.chain.head_block_id)
+
+    def stop_order(self) -> list:
+        """RPC and metrics first (reverse of start), then peers and witness,
+        then the history plugins, which flush what is still pending; the
+        checkpoints last, so the checkpoint of a clean stop holds every
+        block produced or received until then."""
+        children = [svc for svc in reversed(list(self)) if svc is not self.checkpoints]
+        if self.checkpoints is not None and self.checkpoints in list(self):
+            children.append(self.checkpoints)
+        return children
+
+    def after_children(self) -> None:
+        """Close the block log."""
         self.block_log.close()
         self.log.info("Node stopped at head block {num}", num=self.chain.head_block_num)
 

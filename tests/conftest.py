@@ -12,7 +12,7 @@ from osmem_server import OsmemServer
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.genesis import load_genesis
-from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.history import AccountHistory
 
 from kit.api import make_api
 from kit.chain import fund, open_chain

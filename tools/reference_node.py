@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 
 from nodeapi.protocol.keys import PrivateKey
-from nodeapi.witness_plugin import DEV_WIF
+from nodeapi.plugins.witness.plugin import DEV_WIF
 
 from tools.nodeapi_daemon import ROOT, Daemon, free_port
 

@@ -44,7 +44,7 @@ OBJECT_CACHE_SIZE = 8192
 SHARED_REPLY_MAX = 64 * 1024
 
 
-class AnswerCache:
+class StateAnswerCache:
     """A bounded map ``key -> (stamp, answer)`` (module docstring).
 
     :ivar size: the most answers kept."""
@@ -146,8 +146,8 @@ class ApiAnswers:
 
     def __init__(self, size: int = ANSWER_CACHE_SIZE, object_size: int = OBJECT_CACHE_SIZE,
                  check: bool = False) -> None:
-        self.full_accounts = AnswerCache(size)
-        self.order_books = AnswerCache(size)
-        self.replies = AnswerCache(size)
+        self.full_accounts = StateAnswerCache(size)
+        self.order_books = StateAnswerCache(size)
+        self.replies = StateAnswerCache(size)
         self.objects = EncodedObjects(object_size, check)
         self.changes = None

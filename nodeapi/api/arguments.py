@@ -164,12 +164,6 @@ def parse_time_point(value, what: str) -> int:
     return seconds
 
 
-def api_limit(node, name: str, default: int) -> int:
-    """The configured ``api-limit-<name>`` (``node.limits``), or graphene's
-    default for limits :class:`~nodeapi.node.ApiLimits` does not carry."""
-    return int(getattr(node.limits, name, default))
-
-
 def check_limit(limit: int, configured: int) -> int:
     """graphene's ``FC_ASSERT( limit <= configured_limit, "limit can not be
     greater than ${configured_limit}" )``; negative limits are errors too."""

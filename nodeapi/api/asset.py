@@ -11,7 +11,7 @@ non-zero balance, i.e. exactly the entries ``get_asset_holders`` pages
 through.
 """
 
-from nodeapi.api.arguments import api_limit, check_limit, id_key
+from nodeapi.api.arguments import check_limit, id_key
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError
@@ -37,7 +37,7 @@ class AssetApi(ApiSet):
         id) from position ``start`` (0-based) in the order above, at most
         ``limit`` (<= ``api-limit-get-asset-holders``).  ``no such asset``
         for an unknown asset."""
-        check_limit(limit, api_limit(self.node, "get_asset_holders", 100))
+        check_limit(limit, self.node.limits.get_asset_holders)
         if start < 0:
             raise ApiError(f"start must not be negative, got {start}")
         state = self.node.chain.state

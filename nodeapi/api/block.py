@@ -5,7 +5,6 @@ Graphene reference: bitshares-core libraries/app/api.cpp
 batches with it (:mod:`nodeapi.peers.follower`).
 """
 
-from nodeapi.api.arguments import api_limit
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError, ApiLimitExceeded
 
@@ -29,7 +28,7 @@ class BlockApi(ApiSet):
         if block_num_to < block_num_from:
             raise ApiError(f"block_num_to ({block_num_to}) must not be less than "
                            f"block_num_from ({block_num_from})")
-        limit = api_limit(self.node, "get_blocks", 100)
+        limit = self.node.limits.get_blocks
         if block_num_to - block_num_from + 1 > limit:
             raise ApiLimitExceeded(limit, f"Too many blocks: "
                                           f"{block_num_to - block_num_from + 1} requested, ")

@@ -5,7 +5,7 @@
 Graphene reference: bitshares-core libraries/app/api.cpp
 ``custom_operations_api::get_storage_info`` (``get_objects_by_x`` over the
 plugin's indexes; limit ``api-limit-get-storage-info``, 101) over
-:class:`nodeapi.history.custom_operations.storage.AccountStorage`
+:class:`nodeapi.plugins.custom_operations.storage.AccountStorage`
 (``node.plugins["custom_operations"]``).
 """
 
@@ -46,5 +46,5 @@ class CustomOperationsApi(ApiSet):
             account = get_account(self.node.chain.state, account)["id"]
         if catalog is None and key is not None:
             raise ApiError("Can not specify key if catalog is not specified")
-        limit = optional_limit(self.node, limit, "get_storage_info", 101)
+        limit = optional_limit(limit, self.node.limits.get_storage_info)
         return page(plugin.find(account, catalog, key), start_key(start_id, "7.0"), limit)

@@ -21,6 +21,8 @@ Called by name like every set: ``{"method": "call", "params": ["devnet",
 - ``increase_time(seconds)`` -> as advance_time, the clock moved without a block;
   ``set_next_block_time(time)`` (ISO text or seconds) -> the time;
 - ``set_automine(on)``, ``set_interval_mining(seconds)``,
+  ``set_confirming_blocks(on)`` (each mined block followed by an empty one,
+  so it is irreversible at once),
   ``pending_transactions()`` -> ``[{"id", "transaction"}]``,
   ``drop_transaction(id)`` -> the ids dropped;
 - ``impersonate_account(account)``, ``stop_impersonating_account(account)``
@@ -40,6 +42,7 @@ from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.errors import ApiError, ProtocolError
 from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.config import CORE_ASSET
 
 #: the most blocks one produce_blocks call makes
 MAX_BLOCKS = 100_000
@@ -115,6 +118,13 @@ class DevnetApi(ApiSet):
         return self.devnet.set_automine(enabled)
 
     @api_function
+    def set_confirming_blocks(self, enabled):
+        """Automine's blocks followed by an empty one (true) or not (false)."""
+        if not isinstance(enabled, bool):
+            raise ApiError(f"enabled must be true or false, got {enabled!r}")
+        return self.devnet.set_confirming_blocks(enabled)
+
+    @api_function
     def set_interval_mining(self, seconds: int):
         """A block every ``seconds`` (0..86400; 0: no timer)."""
         return self.devnet.set_interval_mining(self._bounded(seconds, 0, 86400, "seconds"))
@@ -172,7 +182,7 @@ class DevnetApi(ApiSet):
             asset_id = get_asset(state, require_str(amount.get("asset_id"), "asset_id"))["id"]
             amount = amount.get("amount")
         else:
-            asset_id = "1.3.0"
+            asset_id = CORE_ASSET
         return devnet.set_balance(account_id, asset_id, _satoshis(amount))
 
     @api_function

@@ -4,14 +4,15 @@ by price ranges, from the ``grouped_orders`` plugin.
 Graphene reference: bitshares-core libraries/app/api.cpp ``orders_api``
 (``get_tracked_groups``, ``get_grouped_limit_orders``; the limit
 ``api-limit-get-grouped-limit-orders``, 101) over
-:class:`nodeapi.history.grouped_orders.orders.GroupedOrders` (``node.plugins["grouped_orders"]``);
+:class:`nodeapi.plugins.grouped_orders.orders.GroupedOrders` (``node.plugins["grouped_orders"]``);
 without the plugin both functions fail as graphene's ``FC_ASSERT( plugin )``.
 """
 
-from nodeapi.api.arguments import api_limit, check_limit
+from nodeapi.api.arguments import check_limit
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError
+from nodeapi.protocol.asset import amount_of
 
 
 def _price(value, base_id: str, quote_id: str):
@@ -19,7 +20,7 @@ def _price(value, base_id: str, quote_id: str):
     if value is None:
         return None
     try:
-        price = {side: {"amount": int(value[side]["amount"]),
+        price = {side: {"amount": amount_of(value[side]),
                         "asset_id": str(value[side]["asset_id"])} for side in ("base", "quote")}
     except (KeyError, TypeError, ValueError):
         raise ApiError(f"start must be a price {{base, quote}}, got {value!r}") from None
@@ -53,7 +54,7 @@ class OrdersApi(ApiSet):
         ``group`` of the orders selling ``base_asset`` for ``quote_asset``,
         highest price first from ``start`` (a price, optional), at most
         ``limit`` (<= ``api-limit-get-grouped-limit-orders``)."""
-        check_limit(limit, api_limit(self.node, "get_grouped_limit_orders", 101))
+        check_limit(limit, self.node.limits.get_grouped_limit_orders)
         plugin = self._plugin()
         state = self.node.chain.state
         base_id = get_asset(state, base_asset)["id"]

@@ -160,6 +160,12 @@ def public_key_of(key, prefix: str) -> str:
     return _private(key).public_key.to_str(prefix)
 
 
+def public_key_data(key) -> bytes:
+    """The 33-byte compressed public key of a private key (any form
+    :func:`secret_of` takes): what keys of any prefix compare by."""
+    return _private(key).public_key.compressed
+
+
 
 
 class _SignState:

@@ -87,6 +87,11 @@ class BlockLog:
     """
 
     log = Logger()
+    #: the chain's number of the block before this log's first one (its
+    #: records are numbered from 1 all the same): a devnet forked lazily
+    #: from a live chain at block N logs N+1, N+2, ... (``nodeapi.devnet.fork``
+    #: reads it through its offset); 0 on any other node
+    numbering_offset = 0
 
     def __init__(self, path: str, sync: bool = True) -> None:
         """``sync=False`` skips the per-block fdatasync (a devnet, whose
@@ -321,7 +326,7 @@ class BlockLog:
         fd = self._require_open()
         num = self.head_num + 1
         previous = block.get("previous")
-        if previous is not None and int(previous[:8], 16) != num - 1:
+        if previous is not None and int(previous[:8], 16) - self.numbering_offset != num - 1:
             raise ValueError(f"Block with previous {previous} cannot be block {num} of "
                              f"{self.path}")
         record = frame(num, encode_block(block))

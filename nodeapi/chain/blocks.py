@@ -56,6 +56,7 @@ from nodeapi.chain.blocklog import BlockLogError
 from nodeapi.chain.errors import InvalidBlock
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.numbering import OperationNumbering, applied_operations
+from nodeapi.chain.remote import NotHereYet
 from nodeapi.chain.recent import RecentTransactions
 from nodeapi.chain.state import ObjectStore
 from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_context
@@ -266,6 +267,9 @@ class BlockApplier:
                 self.log.info("Dropped transaction {trx_id}: {error}", trx_id=entry[2],
                               error=str(exc))
                 continue
+            except NotHereYet:  # a lazy fork: the block is made again once loaded
+                state.rollback()
+                raise
             except Exception:  # an evaluator bug: report it, production goes on
                 state.rollback()
                 self.log.failure("Dropped transaction {trx_id}: unexpected error",

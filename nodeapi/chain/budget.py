@@ -38,7 +38,7 @@ def process_budget(state, now: int) -> dict:
     ``next_maintenance_time`` moved on); returns the budget record."""
     params = state.objects["2.0.0"]["parameters"]
     dgp = state.objects["2.1.0"]
-    core = state.objects["1.3.0"]
+    core = state.objects[CORE_ASSET]
     core_dd = state.objects["2.3.0"]
     time_to_maint = dgp["next_maintenance_time"] - now
     interval = int(params["block_interval"])

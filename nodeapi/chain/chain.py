@@ -42,6 +42,7 @@ from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.state import ObjectStore
 from nodeapi.protocol.fee_schedule import required_fees
 from nodeapi.protocol.operations import canonical_operation
+from nodeapi.protocol.config import CORE_ASSET
 
 
 class WallClock:
@@ -142,7 +143,11 @@ class Chain:
         pending session not open yet), the block summary ``{slot: block
         id}``, the recent transactions ``{trx id: expiration}`` and the
         1.11 / 2.9 counters.  The chain must be fresh (no block applied,
-        nothing pending)."""
+        nothing pending), or have just put its pending transactions away
+        (:meth:`clear_pending`).  The state of a lazy fork
+        (:mod:`nodeapi.chain.remote`) makes ``state`` lazy too."""
+        if self.state.remote is not None:  # a lazy fork stays one
+            self.state.remote.install(state)
         self.state = state
         self._summary.clear()
         self._summary.update(summary)
@@ -174,7 +179,7 @@ class Chain:
     def block_interval(self) -> int:
         return int(self.state.objects["2.0.0"]["parameters"]["block_interval"])
 
-    def required_fees(self, ops: list, asset_id: str = "1.3.0") -> list:
+    def required_fees(self, ops: list, asset_id: str = CORE_ASSET) -> list:
         """The fees ``ops`` need under the current schedule, in ``asset_id``
         (converted through its core_exchange_rate, rounded up): per
         operation ``{"amount", "asset_id"}``, for proposal_create ``[fee,
@@ -190,7 +195,7 @@ class Chain:
         return required_fees(ops, self.state.objects["2.0.0"]["parameters"]["current_fees"],
                              asset["options"]["core_exchange_rate"], self.address_prefix)
 
-    def required_fee(self, op: list, asset_id: str = "1.3.0"):
+    def required_fee(self, op: list, asset_id: str = CORE_ASSET):
         """:meth:`required_fees` of the one operation ``op``."""
         return self.required_fees([op], asset_id)[0]
 

@@ -43,33 +43,10 @@ from nodeapi.protocol.config import BLOCKCHAIN_ACCOUNTS, CORE_ASSET
 from nodeapi.chain.vesting import deposit_lazy_vesting
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS, schedule_entry
-from nodeapi.protocol.fee_schedule import operation_fee
 
 ACCOUNT_CREATE = 5
 _UINT64 = (1 << 64) - 1
 
-
-def core_fee(op: list, schedule: dict, prefix: str = "TEST") -> int:
-    """Required fee of ``op`` in core satoshis under ``schedule``
-    (``current_fees``: ``{"parameters": [[type, {...}]], "scale": N}``):
-    :func:`nodeapi.protocol.fee_schedule.operation_fee` (every type 0-77,
-    graphene ``fee_schedule::calculate_fee``)."""
-    return operation_fee(op, schedule, prefix)
-
-
-def fee_in_core(amount: int, asset: dict) -> int:
-    """Value of ``amount`` of ``asset`` in core satoshis via its
-    ``core_exchange_rate`` (graphene ``asset * price``)."""
-    if asset["id"] == "1.3.0":
-        return amount
-    cer = asset["options"]["core_exchange_rate"]
-    base, quote = cer["base"], cer["quote"]
-    if base["asset_id"] == asset["id"]:
-        return amount * int(quote["amount"]) // int(base["amount"])
-    return amount * int(base["amount"]) // int(quote["amount"])
-
-
-# -- where fees go ----------------------------------------------------------
 
 def charge_statistics(state, account_id: str, core_fee: int) -> None:
     """Book ``core_fee`` (core satoshis) on the account's statistics object:

@@ -24,9 +24,11 @@ from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.state import ObjectStore
 from nodeapi.files import GENESIS_LIMIT, read_bounded
 from nodeapi.protocol.config import (
-    COMMITTEE_ACCOUNT, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY,
-    MAX_TIME, NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, SPECIAL_ACCOUNTS, TEMP_ACCOUNT)
+    COMMITTEE_ACCOUNT, CORE_ASSET, DEFAULT_NETWORK_PERCENT_OF_FEE, GRAPHENE_100_PERCENT,
+    MAX_SHARE_SUPPLY, MAX_TIME, NULL_ACCOUNT, PROXY_TO_SELF_ACCOUNT, SPECIAL_ACCOUNTS,
+    TEMP_ACCOUNT)
 from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.asset import amount_of, asset, core
 
 DEFAULT_GENESIS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "genesis.json")
 ALL_SLOTS_FILLED = (1 << 128) - 1
@@ -83,17 +85,30 @@ class Genesis:
         return int(self.parameters["block_interval"])
 
 
+def _key_prefix(data: dict) -> str:
+    """The chain's key prefix: that of the first initial account's owner
+    key, else of the first witness candidate's signing key (a public key is
+    the prefix and 50 base58 characters).  Raises ValueError for a genesis
+    with neither."""
+    for field, key_field in (("initial_accounts", "owner_key"),
+                             ("initial_witness_candidates", "block_signing_key")):
+        for item in data.get(field) or ():
+            key = item.get(key_field) if isinstance(item, dict) else None
+            if not isinstance(key, str) or len(key) <= 50:
+                raise ValueError(f"genesis {field}: {key_field} {key!r} is not a public key")
+            return key[: len(key) - 50]
+    raise ValueError("genesis: no initial account or witness candidate to take the key "
+                     "prefix from")
+
+
 def load_genesis(path: str = DEFAULT_GENESIS) -> Genesis:
     """Read a genesis file; raises OSError / ValueError for unreadable files
     (:class:`nodeapi.files.FileRefused`, a ValueError, for one that is not
-    a regular file or is over :data:`nodeapi.files.GENESIS_LIMIT`)."""
+    a regular file or is over :data:`nodeapi.files.GENESIS_LIMIT`, or one
+    without a public key to take the prefix from)."""
     raw = read_bounded(path, GENESIS_LIMIT)
     data = json.loads(raw)
-    prefix = "BTS"
-    for acc in data.get("initial_accounts", []):
-        key = acc["owner_key"]
-        prefix = key[: len(key) - 50]
-        break
+    prefix = _key_prefix(data)
     symbol = prefix
     for bal in data.get("initial_balances", []):
         symbol = bal["asset_symbol"]
@@ -193,7 +208,7 @@ def init_genesis(genesis: Genesis,
     # db_genesis.cpp "Create blockchain accounts": first the committee
     # account's core balance, the whole supply (its statistics' core_in_balance
     # says so until the first maintenance)
-    state.create("2.5", {"owner": COMMITTEE_ACCOUNT, "asset_type": "1.3.0",
+    state.create("2.5", {"owner": COMMITTEE_ACCOUNT, "asset_type": CORE_ASSET,
                          "balance": MAX_SHARE_SUPPLY, "maintenance_flag": False})
     for name, aid in SPECIAL_ACCOUNTS:
         threshold = 0 if aid in _ZERO_THRESHOLD else 1
@@ -222,7 +237,7 @@ def init_genesis(genesis: Genesis,
         registered += 1
         if spec.get("is_lifetime_member"):
             make_lifetime_member(state, acc["id"])
-    handed_out = sum(int(b["amount"]) for b in g["initial_balances"]
+    handed_out = sum(amount_of(b) for b in g["initial_balances"]
                      if b["asset_symbol"] == genesis.core_symbol)
     # db_genesis.cpp: without genesis balances the committee account keeps
     # the whole supply
@@ -234,8 +249,8 @@ def init_genesis(genesis: Genesis,
         "options": {
             "max_supply": int(g["max_core_supply"]), "market_fee_percent": 0,
             "max_market_fee": MAX_SHARE_SUPPLY, "issuer_permissions": 0, "flags": 0,
-            "core_exchange_rate": {"base": {"amount": 1, "asset_id": "1.3.0"},
-                                   "quote": {"amount": 1, "asset_id": "1.3.0"}},
+            "core_exchange_rate": {"base": core(1),
+                                   "quote": core(1)},
             "whitelist_authorities": [], "blacklist_authorities": [],
             "whitelist_markets": [], "blacklist_markets": [], "description": "",
             "extensions": {},
@@ -304,13 +319,13 @@ def init_genesis(genesis: Genesis,
     # in order until the first reshuffle (nodeapi.chain.schedule)
     state.create("2.12", {"current_shuffled_witnesses": witnesses[:active_count]})
     for bal in g["initial_balances"]:
-        asset = state.asset_by_symbol[bal["asset_symbol"]]
+        asset_id = state.asset_by_symbol[bal["asset_symbol"]]
         state.create("1.15", {"owner": bal["owner"],
-                              "balance": {"amount": int(bal["amount"]), "asset_id": asset},
+                              "balance": asset(amount_of(bal), asset_id),
                               "last_claim_date": 0})
     if handed_out > 0:
         # the genesis balances take the committee account's whole supply
-        adjust_balance(state, COMMITTEE_ACCOUNT, "1.3.0", -MAX_SHARE_SUPPLY)
+        adjust_balance(state, COMMITTEE_ACCOUNT, CORE_ASSET, -MAX_SHARE_SUPPLY)
     for _ in range(FBA_ACCUMULATORS):
         state.create("2.16", {"accumulated_fba_fees": 0,
                               "designated_asset": FBA_STEALTH_DESIGNATED_ASSET})

@@ -44,6 +44,12 @@ def order_market(order: dict) -> tuple:
     return price["base"]["asset_id"], price["quote"]["asset_id"]
 
 
+#: an index entry read by the store itself, never guarded: the lazy
+#: indexes of a fork (:mod:`nodeapi.chain.remote`) refuse readers an entry
+#: not loaded yet, not the store keeping it
+_entry = dict.get
+
+
 def index_object(store, obj: dict, add: bool) -> None:
     """Enter ``obj`` (a chain object of ``store``, an
     :class:`~nodeapi.chain.state.ObjectStore`) into the store's indexes
@@ -68,7 +74,7 @@ def index_object(store, obj: dict, add: bool) -> None:
         else:
             store.account_by_name.pop(obj["name"], None)
             for k in keys:
-                refs = store.key_references.get(k)
+                refs = _entry(store.key_references, k)
                 if refs:
                     refs.discard(oid)
     elif kind == "2.5":
@@ -77,7 +83,7 @@ def index_object(store, obj: dict, add: bool) -> None:
             store.balance_by_owner.setdefault(owner, {})[asset] = oid
             store.holders_by_asset.setdefault(asset, {})[owner] = oid
         else:
-            store.balance_by_owner.get(owner, {}).pop(asset, None)
+            _entry(store.balance_by_owner, owner, {}).pop(asset, None)
             store.holders_by_asset.get(asset, {}).pop(owner, None)
     elif kind == "1.3":
         if add:
@@ -91,8 +97,8 @@ def index_object(store, obj: dict, add: bool) -> None:
             store.orders_by_seller.setdefault(obj["seller"], set()).add(oid)
             store.orders_by_market.setdefault(market, set()).add(oid)
         else:
-            store.orders_by_seller.get(obj["seller"], set()).discard(oid)
-            store.orders_by_market.get(market, set()).discard(oid)
+            _entry(store.orders_by_seller, obj["seller"], set()).discard(oid)
+            _entry(store.orders_by_market, market, set()).discard(oid)
     elif kind == "1.6":
         if add:
             store.witness_by_account[obj["witness_account"]] = oid
@@ -107,14 +113,14 @@ def index_object(store, obj: dict, add: bool) -> None:
         if add:
             store.genesis_balances_by_owner.setdefault(obj["owner"], set()).add(oid)
         else:
-            store.genesis_balances_by_owner.get(obj["owner"], set()).discard(oid)
+            _entry(store.genesis_balances_by_owner, obj["owner"], set()).discard(oid)
     elif kind == "1.8":
         debt = obj["call_price"]["quote"]["asset_id"]
         if add:
             store.calls_by_asset.setdefault(debt, set()).add(oid)
             store.call_by_borrower[(obj["borrower"], debt)] = oid
         else:
-            store.calls_by_asset.get(debt, set()).discard(oid)
+            _entry(store.calls_by_asset, debt, set()).discard(oid)
             store.call_by_borrower.pop((obj["borrower"], debt), None)
     elif kind in ("1.4", "2.17"):
         if kind == "1.4":
@@ -124,7 +130,7 @@ def index_object(store, obj: dict, add: bool) -> None:
         if add:
             index.setdefault(asset, set()).add(oid)
         else:
-            index.get(asset, set()).discard(oid)
+            _entry(index, asset, set()).discard(oid)
     elif kind == "1.13" and obj.get("balance_type") == "market_fee_sharing":
         key = (obj["owner"], obj["balance"]["asset_id"])
         if add:

@@ -164,16 +164,23 @@ def apply_pending_parameters(state) -> None:
 def perform_chain_maintenance(state, now: int, block_num: int, ctx=None) -> None:
     """The maintenance of the block ``block_num`` at ``now`` (module
     docstring), in ``state``'s open session; ``ctx`` (an ApplyContext of
-    the block) receives the virtual operations of buyback orders."""
+    the block) receives the virtual operations of buyback orders.
+
+    On a devnet's lazy fork (``state.remote``, :mod:`nodeapi.chain.remote`)
+    the votes are not tallied: the state holds only the accounts touched,
+    so the live chain's active witnesses, committee, top-n authorities and
+    worker votes stay as the fork found them."""
     if ctx is not None:
         create_buyback_orders(ctx)
     update_core_in_balances(state)
-    tally = tally_votes(state, now)
+    partial = state.remote is not None  # a lazy fork holds only what it touched
+    tally = None if partial else tally_votes(state, now)
     process_fees(state, now)
-    update_top_n_authorities(state, lambda members: vote_authority(
-        sorted(members, key=lambda m: -m[1])))
-    update_active_sets(state, tally)
-    update_worker_votes(state, tally.votes)
+    if not partial:
+        update_top_n_authorities(state, lambda members: vote_authority(
+            sorted(members, key=lambda m: -m[1])))
+        update_active_sets(state, tally)
+        update_worker_votes(state, tally.votes)
     unscale_account_fee(state)
     apply_pending_parameters(state)
     dgp = state.modify("2.1.0")

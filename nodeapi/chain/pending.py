@@ -16,6 +16,7 @@ and drops those no longer valid).
 from twisted.logger import Logger
 
 from nodeapi.chain.evaluators.context import ApplyContext
+from nodeapi.chain.remote import NotHereYet
 from nodeapi.chain.transactions import REJECTIONS, apply_transaction, new_context
 from nodeapi.chain.validation import received_transaction
 
@@ -137,6 +138,9 @@ class PendingTransactions:
             except REJECTIONS as exc:
                 self.log.debug("Dropped pending transaction {trx_id}: {error}", trx_id=trx_id,
                                error=str(exc))
+            except NotHereYet as missing:  # a lazy fork: nothing may wait here
+                self.log.warn("Dropped pending transaction {trx_id}: it needs {want} of the "
+                              "live chain, not loaded yet", trx_id=trx_id, want=missing.want)
             except Exception:
                 self.log.failure("Dropped pending transaction {trx_id}: unexpected error",
                                  trx_id=trx_id)

@@ -186,7 +186,7 @@ def _pay_signing_witness(state, witness_id: str, now: int) -> None:
 
 
 def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, bid: str,
-                          prefix: str = "TEST", block_summary: dict | None = None,
+                          prefix: str, block_summary: dict | None = None,
                           irreversible_follows_head: bool = False) -> list:
     """Advance the head to ``block`` (wire JSON, timestamp ``ts`` seconds,
     id ``bid``) in ``state``'s
@@ -249,7 +249,7 @@ def update_global_objects(state, initial_timestamp: int, block: dict, ts: int, b
         perform_chain_maintenance(state, ts, num, ctx)
     clear_expired_proposals(ctx)
     vops = ctx.virtual_ops
-    vops += clear_expired_orders(state, ts)
+    vops += clear_expired_orders(state, ts, prefix)
     clear_expired_force_settlements(ctx)  # its virtual operations join vops
     vops += clear_expired_htlcs(state, ts)
     update_expired_feeds(ctx)

@@ -29,6 +29,7 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import set_asset_member
 from nodeapi.errors import ChainError
+from nodeapi.protocol.asset import asset, core
 
 SPECIAL_AUTHORITY, BUYBACK = "2.14", "2.15"
 TOP_HOLDERS = 1
@@ -149,20 +150,20 @@ def create_buyback_orders(ctx) -> None:
             sell_id, amount = bal["asset_type"], int(bal["balance"])
             if sell_id == asset_to_buy or amount == 0 or sell_id not in allowed:
                 continue
-            create = [1, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "seller": account_id,
-                          "amount_to_sell": {"amount": amount, "asset_id": sell_id},
-                          "min_to_receive": {"amount": 1, "asset_id": asset_to_buy},
+            create = [1, {"fee": core(0), "seller": account_id,
+                          "amount_to_sell": asset(amount, sell_id),
+                          "min_to_receive": asset(1, asset_to_buy),
                           "expiration": "2106-02-07T06:28:15", "fill_or_kill": False,
                           "extensions": {}}]
             state.begin()
             at = len(ctx.virtual_ops)
             try:
-                ctx.core_fee_paid, ctx.fee_paid = 0, {"amount": 0, "asset_id": "1.3.0"}
+                ctx.core_fee_paid, ctx.fee_paid = 0, core(0)
                 result = limit_order_create(ctx, create[1])
                 ctx.virtual_ops.insert(at, (create, result))
                 order_id = result[1]
                 if state.find(order_id) is not None:
-                    cancel = [2, {"fee": {"amount": 0, "asset_id": "1.3.0"},
+                    cancel = [2, {"fee": core(0),
                                   "fee_paying_account": account_id, "order": order_id,
                                   "extensions": []}]
                     ctx.virtual_ops.append((cancel, limit_order_cancel(ctx, cancel[1])))

@@ -124,6 +124,9 @@ class ObjectStore:
         self.books: dict[tuple, list] = {}  # market -> book() answer (nodeapi.chain.indexes)
         self._undo: list[tuple[dict, dict]] = []
         self.changed: set[str] = set()
+        #: a devnet fork's :class:`~nodeapi.chain.remote.RemoteState` (the
+        #: objects and indexes then load lazily); None on any other node
+        self.remote = None
 
     # -- reading -----------------------------------------------------------
 

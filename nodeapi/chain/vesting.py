@@ -14,6 +14,8 @@ decimal string - ``coin_seconds_earned_last_update``), 2 instant (``{}``).
 or ``market_fee_sharing``.  Times are integer seconds since the epoch.
 """
 
+from nodeapi.protocol.asset import amount_of, asset, core
+
 LINEAR, CDD, INSTANT = 0, 1, 2
 
 
@@ -38,7 +40,7 @@ def allowed_withdraw(vbo: dict, now: int) -> int:
       divided by ``max(vesting_seconds, 1)``;
     - instant: the whole balance."""
     tag, policy = vbo["policy"]
-    balance = int(vbo["balance"]["amount"])
+    balance = amount_of(vbo["balance"])
     if tag == INSTANT:
         return balance
     if tag == CDD:
@@ -67,13 +69,13 @@ def withdraw(state, vb_id: str, amount: int, now: int) -> None:
     cdd policy spends ``amount * max(vesting_seconds, 1)`` coin-seconds."""
     vbo = state.objects[vb_id]
     tag, policy = vbo["policy"]
-    balance = int(vbo["balance"]["amount"])
+    balance = amount_of(vbo["balance"])
     if tag == CDD:
         policy = _cdd_updated(policy, balance, now)
         needed = amount * max(int(policy["vesting_seconds"]), 1)
         policy["coin_seconds_earned"] = str(int(policy["coin_seconds_earned"]) - needed)
     vbo = state.modify(vb_id)
-    vbo["balance"] = {"amount": balance - amount, "asset_id": vbo["balance"]["asset_id"]}
+    vbo["balance"] = asset(balance - amount, vbo["balance"]["asset_id"])
     vbo["policy"] = [tag, policy]
 
 
@@ -83,11 +85,11 @@ def deposit(state, vb_id: str, amount: int, now: int) -> None:
     until ``now`` (the deposit itself earns from now on)."""
     vbo = state.objects[vb_id]
     tag, policy = vbo["policy"]
-    balance = int(vbo["balance"]["amount"])
+    balance = amount_of(vbo["balance"])
     if tag == CDD:
         policy = _cdd_updated(policy, balance, now)
     vbo = state.modify(vb_id)
-    vbo["balance"] = {"amount": balance + amount, "asset_id": vbo["balance"]["asset_id"]}
+    vbo["balance"] = asset(balance + amount, vbo["balance"]["asset_id"])
     vbo["policy"] = [tag, policy]
 
 
@@ -105,18 +107,18 @@ def deposit_lazy_vesting(state, vb_id: str | None, amount: int, vesting_seconds:
     vbo = state.objects.get(vb_id) if vb_id else None
     if (vbo is not None and vbo["owner"] == owner and vbo["policy"][0] == CDD
             and int(vbo["policy"][1]["vesting_seconds"]) == vesting_seconds):
-        balance = int(vbo["balance"]["amount"])
+        balance = amount_of(vbo["balance"])
         policy = _cdd_updated(vbo["policy"][1], balance, now)
         if not require_vesting:
             policy["coin_seconds_earned"] = str(int(policy["coin_seconds_earned"])
                                                 + amount * max(vesting_seconds, 1))
         vbo = state.modify(vb_id)
-        vbo["balance"] = {"amount": balance + amount, "asset_id": "1.3.0"}
+        vbo["balance"] = core(balance + amount)
         vbo["policy"] = [CDD, policy]
         return None
     vbo = state.create("1.13", {
         "owner": owner,
-        "balance": {"amount": amount, "asset_id": "1.3.0"},
+        "balance": core(amount),
         "policy": [CDD, {"vesting_seconds": vesting_seconds,
                          "start_claim": 0,
                          "coin_seconds_earned": str(0 if require_vesting

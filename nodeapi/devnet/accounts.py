@@ -22,8 +22,9 @@ from nodeapi.protocol.keys import PrivateKey
 from nodeapi.protocol.times import format_time
 from nodeapi.devnet.registration import registration_lines
 from nodeapi.protocol.transaction import sign_transaction
+from nodeapi.protocol.asset import amount_of, core
+from nodeapi.protocol.config import CORE_ASSET
 
-CORE = "1.3.0"
 #: satoshis of one TEST (the bundled genesis' core precision, 5)
 CORE_UNIT = 100_000
 #: the balance each ready account gets, in core satoshis (1,000,000 TEST)
@@ -52,7 +53,7 @@ class DevAccount:
                 "balance": core_balance(chain, oid) if oid else 0}
 
 
-def dev_accounts(seed: str, count: int, prefix: str = "TEST") -> list:
+def dev_accounts(seed: str, count: int, prefix: str) -> list:
     """The ``count`` accounts ``dev0``.. of ``seed`` (module text)."""
     out = []
     for i in range(count):
@@ -63,7 +64,7 @@ def dev_accounts(seed: str, count: int, prefix: str = "TEST") -> list:
 
 def core_balance(chain, account_id: str) -> int:
     """The core balance of ``account_id`` in satoshis (0 without one)."""
-    return chain.state.balance(account_id, CORE) if account_id else 0
+    return chain.state.balance(account_id, CORE_ASSET) if account_id else 0
 
 
 def key_authority(public_key: str) -> dict:
@@ -90,7 +91,7 @@ def create_ops(registrar: str, name: str, owner_key: str, *, active_key: str | N
     """account_create of ``name`` by ``registrar`` (also its referrer
     unless ``referrer`` is given; graphene account_evaluator.cpp), owner
     ``owner_key``, active and memo keys the same unless given."""
-    fee = {"amount": 0, "asset_id": CORE}
+    fee = core(0)
     active_key = active_key or owner_key
     return [[5, {"fee": fee, "registrar": registrar, "referrer": referrer or registrar,
                  "referrer_percent": 0, "name": name,
@@ -105,14 +106,14 @@ def upgrade_op(account_id: str) -> list:
     """account_upgrade of ``account_id`` to lifetime member (it pays the
     fee; graphene account_evaluator.cpp ``account_upgrade_evaluator``):
     it may then register accounts and earns its cashback."""
-    return [8, {"fee": {"amount": 0, "asset_id": CORE}, "account_to_upgrade": account_id,
+    return [8, {"fee": core(0), "account_to_upgrade": account_id,
                 "upgrade_to_lifetime_member": True, "extensions": []}]
 
 
 def transfer_op(frm: str, to: str, amount: int) -> list:
     """A core transfer of ``amount`` satoshis."""
-    return [0, {"fee": {"amount": 0, "asset_id": CORE}, "from": frm, "to": to,
-                "amount": {"amount": amount, "asset_id": CORE}, "extensions": []}]
+    return [0, {"fee": core(0), "from": frm, "to": to,
+                "amount": core(amount), "extensions": []}]
 
 
 def claim_ops(chain, registrar_id: str, wif: str) -> list:
@@ -125,8 +126,8 @@ def claim_ops(chain, registrar_id: str, wif: str) -> list:
     for oid in sorted(oid for owner, ids in chain.state.genesis_balances_by_owner.items()
                       if owner in owned for oid in ids):
         obj = chain.state.objects[oid]
-        if int(obj["balance"]["amount"]) > 0:
-            ops.append([37, {"fee": {"amount": 0, "asset_id": CORE},
+        if amount_of(obj["balance"]) > 0:
+            ops.append([37, {"fee": core(0),
                              "deposit_to_account": registrar_id, "balance_to_claim": oid,
                              "balance_owner_key": public, "total_claimed": obj["balance"]}])
     return ops

@@ -56,9 +56,11 @@ from twisted.logger import Logger
 
 from nodeapi.chain import authority as auth
 from nodeapi.chain.balances import adjust_balance
+from nodeapi.chain.remote import NotHereYet, call_loading
 from nodeapi.devnet import accounts as acc
 from nodeapi.devnet import snapshots
 from nodeapi.errors import ApiError, ChainError
+from nodeapi.protocol.asset import asset
 from nodeapi.protocol.config import MAX_SHARE_SUPPLY
 from nodeapi.chain.errors import TransactionExpired
 from nodeapi.protocol.keys import PrivateKey
@@ -83,8 +85,9 @@ class DevnetOptions:
     producing key (WIF; the bundled genesis' development key), the
     balance of each ready account (core satoshis),
     ``--devnet-max-snapshots`` (snapshots held at once), ``--fork-url`` (a
-    ``NodeAddress`` or None), ``--fork-block`` and ``--max-message-size``
-    (the fork's replies)."""
+    ``NodeAddress`` or None), ``--fork-block``, ``--max-message-size``
+    (the fork's replies) and the seconds the live node has to answer a
+    fork's call."""
 
     accounts: int = 10
     seed: str = acc.DEFAULT_SEED
@@ -96,6 +99,7 @@ class DevnetOptions:
     fork_url: object = None
     fork_block: int = 0
     max_message_size: int = 4 * 1024 * 1024
+    fork_timeout: float = 30.0
 
 
 class Devnet(service.Service):
@@ -129,23 +133,81 @@ class Devnet(service.Service):
         self._mine = None
         self._loop = None
         self._next_time = None  # set_next_block_time
+        self._live = None  # a lazy fork: the live node (nodeapi.devnet.fork.LiveNode)
+        self._loader = None  # ... and its loader
+        self._fork_head = 0  # ... and the live chain's head it forked at
+        self._fork_id = None
         #: automine on (anvil evm_setAutomine)
         self.automine = True
+        #: automine follows each block it makes with an empty one
+        #: (:meth:`set_confirming_blocks`)
+        self.confirming = False
 
     # -- service -----------------------------------------------------------------
 
     def prepare(self):
         """``NodeService`` awaits this before starting its children: with
-        ``fork_url``, the chain synced from that node up to ``fork_block``
-        (:func:`nodeapi.devnet.fork.sync_from`); a Deferred, failing with
-        :class:`~nodeapi.devnet.fork.ForkError` (the node stops with it)."""
+        ``fork_url``, the fork of that node (:mod:`nodeapi.devnet.fork`):
+        lazy at its head (``fork_block`` 0 or the head; the ready accounts
+        made at once), synced up to an earlier ``fork_block``; a Deferred,
+        failing with :class:`~nodeapi.devnet.fork.ForkError` (the node
+        stops with it)."""
         if self.options.fork_url is None:
             return None
-        from nodeapi.devnet.fork import sync_from
+        return defer.Deferred.fromCoroutine(self._fork())
 
-        return defer.Deferred.fromCoroutine(sync_from(
-            self.chain, self.options.fork_url, self.options.fork_block, self.clock,
-            max_message_size=self.options.max_message_size, log=self.log))
+    async def _fork(self) -> None:
+        from nodeapi.devnet.fork import ForkError, LiveNode, fork_lazily, sync_from
+
+        options = self.options
+        node = LiveNode(options.fork_url, self.clock, max_message_size=options.max_message_size,
+                        timeout=options.fork_timeout)
+        await node.connect()
+        props = await node.call("get_dynamic_global_properties")
+        head = int(props["head_block_number"])
+        if options.fork_block > head:
+            node.close()
+            raise ForkError(f"--fork-block {options.fork_block} is past the head {head} of "
+                            f"{options.fork_url.url}")
+        if options.fork_block and options.fork_block < head:
+            node.close()
+            await sync_from(self.chain, options.fork_url, options.fork_block, self.clock,
+                            max_message_size=options.max_message_size, log=self.log)
+            return
+        started = self.clock.seconds()
+        self.chain.irreversible_follows_head = True  # from the devnet's first block on
+        self._live = node
+        self._loader = await fork_lazily(
+            self.chain, node, dev_key=self.public, dev_names=[a.name for a in self.accounts],
+            registrar=acc.REGISTRAR, log=self.log)
+        self._loader.remote.sinks.append(self._hold_in_snapshots)
+        self._fork_head, self._fork_id = self.chain.head_block_num, self.chain.head_block_id
+        await call_loading(self._accounts_on_lazy_fork)
+        self.log.info("Devnet fork ready in {seconds:.2f} s: {calls} calls to {url}",
+                      seconds=self.clock.seconds() - started, calls=node.calls,
+                      url=options.fork_url.url)
+
+    def _accounts_on_lazy_fork(self) -> None:
+        """One attempt at the ready accounts of a lazy fork (what is
+        missing is fetched between attempts, :func:`call_loading`): the
+        first block moves the head to the devnet's clock, then the
+        accounts (:meth:`_make_accounts_on_fork`); an attempt stopped by
+        missing state leaves nothing pending."""
+        chain = self.chain
+        try:
+            if chain.head_block_num == self._fork_head:
+                self.produce_block()
+            self._make_accounts_on_fork(first_block=False)
+        except NotHereYet:
+            for entry in list(chain.pending.entries):
+                chain.drop_pending(entry[2])
+            raise
+
+    def _hold_in_snapshots(self, oid: str, obj: dict) -> None:
+        """A lazy fork fetched ``oid``: the snapshots held get it too, so a
+        revert to one taken before keeps it (base state)."""
+        for snap in self._snapshots.values():
+            snap.chain.append((oid, obj))
 
     def startService(self) -> None:
         """Load the state file, make the ready accounts on a fresh chain,
@@ -161,9 +223,11 @@ class Devnet(service.Service):
             self._make_accounts()
         elif self.options.fork_url is not None:
             self.log.info("Devnet forked from {url} at block {num} ({id})",
-                          url=self.options.fork_url.url, num=self.chain.head_block_num,
-                          id=self.chain.head_block_id)
-            self._make_accounts_on_fork()
+                          url=self.options.fork_url.url,
+                          num=self._fork_head or self.chain.head_block_num,
+                          id=self._fork_id or self.chain.head_block_id)
+            if self._loader is None:  # a synced fork (a lazy one made them in prepare)
+                self._make_accounts_on_fork()
         self.chain.add_pending_observer(self._pending)
         self.chain.pending.checks.append(self._admit)
         self.chain.pending.rejections.append(self._rejected)
@@ -187,29 +251,40 @@ class Devnet(service.Service):
         self._mine = None
         if self._loop is not None and self._loop.running:
             self._loop.stop()
+        if self._live is not None:
+            self._live.close()
         return defer.succeed(None)
 
-    def _make_accounts_on_fork(self) -> None:
+    def _make_accounts_on_fork(self, first_block: bool = True) -> None:
         """The ready accounts on a fork, when the live chain lets them be
         made (the faucet ``init0`` can claim or pay, the names are free);
-        else none, the reason logged, nothing left pending."""
+        else none, the reason logged, nothing left pending.
+        ``first_block``: as :meth:`_make_accounts`."""
         chain = self.chain
+        if acc.REGISTRAR not in chain.state.account_by_name:
+            self.log.warn("Devnet fork: no ready accounts, the live chain has no {name}; use "
+                          "impersonate_account and set_balance", name=acc.REGISTRAR)
+            return
         taken = [a.name for a in self.accounts if a.name in chain.state.account_by_name]
         if taken:
             self.log.warn("Devnet fork: no ready accounts, {names} exist on the live chain",
                           names=taken)
             return
         try:
-            self._make_accounts()
+            self._make_accounts(first_block)
         except ChainError as exc:
             for entry in list(chain.pending.entries):
                 chain.drop_pending(entry[2])
             self.log.warn("Devnet fork: no ready accounts ({error}); use impersonate_account "
                           "and set_balance", error=str(exc))
 
-    def _make_accounts(self) -> None:
+    def _make_accounts(self, first_block: bool = True) -> None:
+        """Claim, register, fund and upgrade the ready accounts; with
+        ``first_block``, a block first (the head moves from the genesis or
+        fork time to now)."""
         chain = self.chain
-        self.produce_block()  # the head moves from the genesis time to now
+        if first_block:
+            self.produce_block()
         registrar = chain.state.account_by_name[acc.REGISTRAR]
         claims = acc.claim_ops(chain, registrar, self.key)
         if claims:
@@ -308,7 +383,10 @@ class Devnet(service.Service):
 
     def _rejected(self, trx: dict, error) -> None:
         """Log a transaction the devnet refused and why (as anvil prints
-        them on its console)."""
+        them on its console); not one a lazy fork pushes again once what
+        it needs is loaded."""
+        if isinstance(error, NotHereYet):
+            return
         names = []
         for op in (trx.get("operations") if isinstance(trx, dict) else None) or ():
             try:
@@ -333,7 +411,11 @@ class Devnet(service.Service):
         if lead >= MAX_LEAD:  # wait for the clock; what is pending shares the block
             self._mine = self.clock.callLater(lead - MAX_LEAD + 1, self._automine)
             return
+        head = self.chain.head_block_num
         self._produce_logged()
+        if self.confirming and self.chain.head_block_num > head \
+                and self._lead() < MAX_LEAD:
+            self._produce_logged()  # the confirming block: the one before is irreversible
 
     def _lead(self) -> int:
         """Seconds the next slot is past the time asked for (the wall clock
@@ -347,6 +429,15 @@ class Devnet(service.Service):
     def _produce_logged(self) -> None:
         try:
             self.produce_block()
+        except NotHereYet as missing:  # a lazy fork: fetch, then produce
+            head = self.chain.head_block_num
+
+            def again():  # unless another turn made the block meanwhile
+                if self.chain.head_block_num == head:
+                    self.produce_block()
+
+            d = missing.fetch().addCallback(lambda _: call_loading(again))
+            d.addErrback(lambda f: self.log.failure("Devnet: block production failed", f))
         except Exception:
             self.log.failure("Devnet: block production failed")
 
@@ -364,7 +455,7 @@ class Devnet(service.Service):
 
     async def _produce(self, count: int) -> int:
         for i in range(count):
-            self.produce_block()
+            await call_loading(self.produce_block)
             if (i + 1) % BATCH == 0 and i + 1 < count:
                 await task.deferLater(self.clock, 0, lambda: None)
         # the devnet's clock follows the blocks asked for (anvil_mine moves
@@ -426,6 +517,20 @@ class Devnet(service.Service):
         if self.automine and self.chain.pending_transactions:
             self._pending(None)
         return self.automine
+
+    def set_confirming_blocks(self, enabled: bool) -> bool:
+        """Automine follows each block it makes with an empty one at the
+        next slot (``enabled``), or not (the default).  The last
+        irreversible block of a devnet is the one before the head (python-
+        bitshares takes its TaPoS from the header of the block after it,
+        so the head itself cannot be): with confirming blocks the block
+        holding a transaction is irreversible as soon as it is made, and
+        an irreversible stream (python-bitshares ``Blockchain.stream()``)
+        sees a bot's own transfer or fill without waiting for another
+        transaction, at the cost of two blocks per mined block.  Returns
+        ``enabled``."""
+        self.confirming = bool(enabled)
+        return self.confirming
 
     def set_interval_mining(self, seconds: int) -> int:
         """A block every ``seconds`` (0: no timer; anvil
@@ -529,13 +634,28 @@ class Devnet(service.Service):
         """Write the node state and its blocks to ``path``
         (:func:`nodeapi.devnet.snapshots.dump`); returns the head number.
         ``path`` is the caller's (the devnet API confines it to
-        ``--api-output-dir``)."""
+        ``--api-output-dir``).
+
+        :raises ApiError: a lazy fork (:meth:`_not_on_lazy_fork`)."""
+        self._not_on_lazy_fork()
         return snapshots.dump(self.chain, path, {"offset": self.offset})
 
     def dump_text(self) -> str:
         """The text :meth:`dump_state` would write (what ``--load-state``
-        reads)."""
+        reads).
+
+        :raises ApiError: a lazy fork (:meth:`_not_on_lazy_fork`)."""
+        self._not_on_lazy_fork()
         return snapshots.dump_text(self.chain, {"offset": self.offset})[1]
+
+    def _not_on_lazy_fork(self) -> None:
+        """Refuse a state file of a lazy fork: it holds only what was
+        touched and none of the live chain's blocks, so ``--load-state``
+        could not start from it."""
+        if self._loader is not None:
+            raise ApiError("dump_state: a devnet forked lazily holds only the objects it "
+                           "touched and none of the live chain's blocks; its state cannot be "
+                           "written (take a snapshot, or fork again)")
 
     # -- accounts ----------------------------------------------------------------
 
@@ -567,7 +687,10 @@ class Devnet(service.Service):
             new_id = f"1.2.{chain.next_object_instance('1.2')}"
             ops.append(acc.transfer_op(registrar, new_id, amount))
         chain.push_transaction(acc.signed(chain, ops, [self.key]))
-        self.produce_block()
+        try:
+            self.produce_block()
+        except NotHereYet:  # a lazy fork: automine makes the block once loaded
+            self._produce_logged()
         oid = chain.state.account_by_name[name]
         return {"name": name, "id": oid, "public_key": public_key}
 
@@ -588,15 +711,15 @@ class Devnet(service.Service):
         :raises ApiError: the supply would leave 0..max_supply."""
         def change(state):
             delta = amount - state.balance(account_id, asset_id)
-            asset = state.objects[asset_id]
-            dyn_id = asset["dynamic_asset_data_id"]
+            asset_object = state.objects[asset_id]
+            dyn_id = asset_object["dynamic_asset_data_id"]
             supply = int(state.objects[dyn_id]["current_supply"]) + delta
-            if not 0 <= supply <= int(asset["options"]["max_supply"]):
-                raise ApiError(f"set_balance: the supply of {asset['symbol']} would be {supply}, "
-                               f"outside 0..{asset['options']['max_supply']}")
+            if not 0 <= supply <= int(asset_object["options"]["max_supply"]):
+                raise ApiError(f"set_balance: the supply of {asset_object['symbol']} would be "
+                               f"{supply}, outside 0..{asset_object['options']['max_supply']}")
             if delta:
                 adjust_balance(state, account_id, asset_id, delta)
                 state.modify(dyn_id)["current_supply"] = supply
 
         self.chain.debug_apply(change)
-        return {"amount": self.chain.state.balance(account_id, asset_id), "asset_id": asset_id}
+        return asset(self.chain.state.balance(account_id, asset_id), asset_id)

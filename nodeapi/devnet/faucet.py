@@ -24,8 +24,12 @@ charges it, :mod:`nodeapi.rpc.site`).
 """
 
 import orjson
+from twisted.logger import Logger
+from twisted.python.failure import Failure
 from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET
 
+from nodeapi.chain.remote import NotHereYet, call_loading
 from nodeapi.errors import NodeAPIError
 from nodeapi.protocol.keys import public_key_bytes
 
@@ -40,6 +44,7 @@ class FaucetResource(Resource):
     :class:`nodeapi.devnet.control.Devnet`)."""
 
     isLeaf = True
+    log = Logger()
 
     def __init__(self, devnet) -> None:
         super().__init__()
@@ -69,14 +74,48 @@ class FaucetResource(Resource):
         return b""
 
     def render_POST(self, request) -> bytes:
+        """Register the account of the body (201 with it, 400 with the
+        reason).  On a devnet forked lazily, what the registration needs of
+        the live chain is fetched first (the answer then comes later)."""
         self._headers(request)
+        body = request.content.read()
         try:
-            account = self._register(request.content.read())
+            return self._answer(request, self._register(body))
+        except NotHereYet as missing:
+            d = missing.fetch().addCallback(lambda _: call_loading(lambda: self._register(body)))
+            d.addCallback(lambda account: self._answer(request, account))
+            d.addErrback(self._failed, request)
+            d.addErrback(self._internal, request)
+            d.addCallback(self._write, request)
+            return NOT_DONE_YET
         except (NodeAPIError, ValueError) as exc:
-            request.setResponseCode(400)
-            return orjson.dumps({"error": {"base": [str(exc)]}})
+            return self._failed(Failure(exc), request)
+
+    @staticmethod
+    def _answer(request, account: dict) -> bytes:
         request.setResponseCode(201)
         return orjson.dumps({"account": account})
+
+    @staticmethod
+    def _failed(failure: Failure, request) -> bytes:
+        """400 with the reason of a refused registration (a
+        :class:`~nodeapi.errors.NodeAPIError` or ``ValueError``); other
+        failures go on."""
+        failure.trap(NodeAPIError, ValueError)
+        request.setResponseCode(400)
+        return orjson.dumps({"error": {"base": [str(failure.value)]}})
+
+    def _internal(self, failure: Failure, request) -> bytes:
+        """500 for anything else (logged)."""
+        self.log.failure("Faucet registration failed", failure)
+        request.setResponseCode(500)
+        return orjson.dumps({"error": {"base": [str(failure.value)]}})
+
+    @staticmethod
+    def _write(body: bytes, request) -> None:
+        if not request.finished and not request._disconnected:
+            request.write(body)
+            request.finish()
 
     def _register(self, body: bytes) -> dict:
         try:

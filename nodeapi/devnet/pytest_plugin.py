@@ -203,6 +203,9 @@ class DevnetProcess:
     def set_automine(self, enabled: bool) -> bool:
         return self.call("devnet", "set_automine", enabled)
 
+    def set_confirming_blocks(self, enabled: bool) -> bool:
+        return self.call("devnet", "set_confirming_blocks", enabled)
+
     def set_interval_mining(self, seconds: int) -> int:
         return self.call("devnet", "set_interval_mining", seconds)
 
@@ -244,8 +247,10 @@ class DevnetProcess:
         from bitshares import BitShares
         from bitsharesbase.chains import known_chains
 
-        known_chains["NODEAPI_DEVNET"] = {"chain_id": self.chain_id, "core_symbol": "TEST",
-                                          "prefix": "TEST"}
+        config = self.call("database", "get_config")
+        known_chains["NODEAPI_DEVNET"] = {"chain_id": self.chain_id,
+                                          "core_symbol": config["GRAPHENE_SYMBOL"],
+                                          "prefix": config["GRAPHENE_ADDRESS_PREFIX"]}
         keys = [a.wif for a in self.accounts] + [INIT0_WIF]
         return BitShares(node=self.url, keys=kwargs.pop("keys", keys), **kwargs)
 

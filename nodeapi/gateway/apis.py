@@ -2,7 +2,8 @@
 
 :class:`Gateway` is what every forwarded set shares: the
 :class:`~nodeapi.gateway.pool.UpstreamPool`, the
-:class:`~nodeapi.gateway.cache.AnswerCache` and :attr:`Gateway.handlers`.
+:class:`~nodeapi.gateway.cache.ForwardedAnswerCache` and the subscription hub
+(:attr:`Gateway.hub`).
 :func:`gateway_registry` gives the RPC layer its sets: one
 :class:`ForwardedApi` subclass per set name the gateway forwards
 (:data:`FORWARDED`), so login and api-access stay local and unchanged
@@ -41,10 +42,15 @@ broadcasts of :class:`NetworkBroadcastForward` (never repeated blindly,
 :meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`).
 
 Callbacks on shared upstream connections need the notices routed back to
-the right client: ``Gateway.handlers[(set, function)]`` holds a
-``handler(api_set, args) -> result or Deferred`` for each function of
-:data:`SUBSCRIPTION_FUNCTIONS`; the merged subscriptions register theirs
-there.  A subscription function without a handler is refused with
+the right client: the forwarded ``database`` set
+(:class:`ForwardedDatabaseApi`) defines the functions of
+:data:`SUBSCRIPTION_FUNCTIONS` as its own API functions, each answered by
+the connection's
+:class:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions` of the
+gateway's :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`
+(:attr:`Gateway.hub`, given to its constructor), and sends the reads that
+subscribe for a client (:data:`~nodeapi.gateway.subscribing_reads.SUBSCRIBING_READS`)
+through it.  Without a hub a subscription function is refused with
 :class:`CallbacksNotRouted`, never forwarded (its notices would reach
 nobody).
 """
@@ -59,10 +65,11 @@ from twisted.python.failure import Failure
 
 from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
-from nodeapi.gateway.cache import AnswerCache, cache_key
+from nodeapi.gateway.cache import ForwardedAnswerCache, cache_key
 from nodeapi.gateway.routes import DEFAULT_RULE, NEVER, UpstreamRoutes
 from nodeapi.gateway.confirmations import Confirmations
 from nodeapi.gateway.head_share import HeadShare, dgp_head, shareable
+from nodeapi.gateway.subscribing_reads import SUBSCRIBING_READS, without_subscribe
 from nodeapi.peers.errors import (
     NoUpstream, PeerDisconnected, PeerRpcError, UpstreamError, UpstreamTimeout)
 from nodeapi.protocol.transaction import transaction_id
@@ -73,7 +80,7 @@ FORWARDED = ("database", "network_broadcast", "network_node", "crypto", "asset",
 
 #: database_api functions that register callbacks (bitshares-core
 #: libraries/app/include/graphene/app/database_api.hpp) and the orders of
-#: market subscriptions: answered by :attr:`Gateway.handlers` only
+#: market subscriptions: answered by :class:`ForwardedDatabaseApi` only
 SUBSCRIPTION_FUNCTIONS = (
     ("database", "set_subscribe_callback"), ("database", "set_pending_transaction_callback"),
     ("database", "set_block_applied_callback"), ("database", "cancel_all_subscriptions"),
@@ -89,8 +96,8 @@ SHARED_SETS = frozenset(("database", "history", "asset", "orders", "block",
 
 
 class CallbacksNotRouted(ApiError):
-    """A subscription function reached a gateway that has no handler
-    routing its notices (:attr:`Gateway.handlers`)."""
+    """A subscription function reached a gateway that has no subscription
+    hub routing its notices (:attr:`Gateway.hub`)."""
 
     name = "callbacks_not_routed"
 
@@ -114,7 +121,7 @@ class Gateway:
     """What the forwarded sets share (module docstring).
 
     :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool`.
-    :param cache: the :class:`~nodeapi.gateway.cache.AnswerCache` (a
+    :param cache: the :class:`~nodeapi.gateway.cache.ForwardedAnswerCache` (a
         default-sized one when None).
     :param confirmations: the broadcast callbacks'
         :class:`~nodeapi.gateway.confirmations.Confirmations` (one over
@@ -124,32 +131,37 @@ class Gateway:
     :param routes: the :class:`~nodeapi.gateway.routes.UpstreamRoutes`
         (``--upstream-routes``: the upstreams and cache lifetime of each
         set or function; default none: every upstream, the default rule).
-    :ivar handlers: ``{(set, function): handler(api_set, args)}``.
+    :param hub: the merged subscriptions'
+        :class:`~nodeapi.gateway.subscriptions.SubscriptionHub` answering
+        the subscription functions (:class:`ForwardedDatabaseApi`; its
+        figures are the gateway's), or None: they are refused.  Each
+        transaction an upstream took through the gateway is its pending
+        notice, and the heads its notices show reach ``share``.
     :ivar broadcast_listeners: ``listener(trx)`` for each transaction an
         upstream took (:meth:`broadcast`).
-    :ivar hub: the merged subscriptions'
-        :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`, once
-        installed (its figures are the gateway's).
     :ivar shared: calls answered with the answer of an identical call that
         was in flight when they came.
     """
 
     log = Logger()
 
-    def __init__(self, pool, cache: AnswerCache = None,
+    def __init__(self, pool, cache: ForwardedAnswerCache = None,
                  confirmations: Confirmations = None, share: HeadShare = None,
-                 routes: UpstreamRoutes = UpstreamRoutes()) -> None:
+                 routes: UpstreamRoutes = UpstreamRoutes(), hub: Any = None) -> None:
         self.pool = pool
         self.share = share
         self.routes = routes
-        self.cache = cache if cache is not None else AnswerCache()
+        self.cache = cache if cache is not None else ForwardedAnswerCache()
         if self.cache.clock is None and any(r.ttl > 0 for r in routes.routes):
-            raise ValueError("routes with a ttl in seconds need an AnswerCache with a clock")
+            raise ValueError("routes with a ttl in seconds need an ForwardedAnswerCache with a clock")
         self.confirmations = confirmations if confirmations is not None \
             else Confirmations(pool)
-        self.handlers: dict = {}
         self.broadcast_listeners: list = []
-        self.hub = None
+        self.hub = hub
+        if hub is not None:
+            if share is not None:
+                hub.on_head = share.saw_head
+            self.broadcast_listeners.append(hub.pending_notice)
         self.shared = 0
         # (set, function, args JSON[, generation]) -> (floor sent for, [waiting Deferreds])
         self._in_flight: dict = {}
@@ -308,21 +320,88 @@ class ForwardedApi(ApiSet):
     def forward(self, request) -> Any:
         """Answer ``request`` (a :class:`~nodeapi.rpc.jsonrpc.Request` of a
         function this class does not define): a Deferred of the upstream's
-        answer, or the handler's for a subscription function.
-
-        :raises CallbacksNotRouted: a subscription function without a
-            handler."""
-        what = (self.name, request.function)
-        handler = self.gateway.handlers.get(what)
-        if handler is not None:
-            request.api_name = self.name
-            return handler(self, request.args)
-        if what in SUBSCRIPTION_FUNCTIONS:
-            raise CallbacksNotRouted(f"{request.function}: this gateway does not route the "
-                                     f"notices of upstream callbacks")
+        answer."""
         return self.gateway.forward(
             self.name, request.function, request.args,
             self.gateway.client_head(self.session)).addCallback(_resolved, request, self.name)
+
+
+class ForwardedDatabaseApi(ForwardedApi):
+    """The forwarded ``database`` set: its subscription functions
+    (:data:`SUBSCRIPTION_FUNCTIONS`, bitshares-core database_api.hpp
+    "Subscriptions" and the market subscriptions) are functions of its
+    own, answered by this connection's
+    :class:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions`
+    (made by the hub at the first one); a read that subscribes for this
+    client goes through it too, other reads are forwarded with
+    ``subscribe`` false (so that they add nothing to a subscription link
+    they travel on).  Each answers null like graphene's.
+
+    :raises CallbacksNotRouted: a subscription function on a gateway
+        without a hub."""
+
+    name = "database"
+
+    def _client(self):
+        hub = self.gateway.hub
+        if hub is None:
+            raise CallbacksNotRouted("this gateway does not route the notices of upstream "
+                                     "callbacks")
+        return hub.client_of(self.session)
+
+    @api_function
+    def set_subscribe_callback(self, cb, notify_remove_create: bool = False):
+        """:meth:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions.set_subscribe_callback`."""
+        return self._client().set_subscribe_callback(cb, notify_remove_create)
+
+    @api_function
+    def set_auto_subscription(self, enable: bool):
+        """:meth:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions.set_auto_subscription`."""
+        return self._client().set_auto_subscription(enable)
+
+    @api_function
+    def set_pending_transaction_callback(self, cb):
+        """:meth:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions.set_pending_transaction_callback`."""
+        return self._client().set_pending_transaction_callback(cb)
+
+    @api_function
+    def set_block_applied_callback(self, cb):
+        """:meth:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions.set_block_applied_callback`."""
+        return self._client().set_block_applied_callback(cb)
+
+    @api_function
+    def cancel_all_subscriptions(self):
+        """:meth:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions.cancel_all_subscriptions`."""
+        return self._client().cancel_all_subscriptions()
+
+    @api_function
+    def subscribe_to_market(self, callback, a, b):
+        """:meth:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions.subscribe_to_market`."""
+        return self._client().subscribe_to_market(callback, a, b)
+
+    @api_function
+    def unsubscribe_from_market(self, a, b):
+        """:meth:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions.unsubscribe_from_market`."""
+        return self._client().unsubscribe_from_market(a, b)
+
+    def forward(self, request) -> Any:
+        """A read that subscribes for this client (its
+        ``ClientSubscriptions.takes_read``) through the client's
+        subscriptions, other subscribing reads without ``subscribe``,
+        the rest as every forwarded set.  A subscribing read is a known
+        function: counted under its name whatever its outcome."""
+        function, hub = request.function, self.gateway.hub
+        if hub is None or function not in SUBSCRIBING_READS:
+            return super().forward(request)
+        request.api_name = self.name
+        client = hub.clients.get(self.session)
+        if client is not None and client.takes_read(function, request.args):
+            d = client.read(function, request.args)
+        else:
+            d = self.gateway.forward("database", function,
+                                     without_subscribe(function, request.args),
+                                     self.gateway.client_head(self.session))
+        return d.addCallback(_resolved, request, self.name)
 
 
 def _resolved(result, request, api_name: str):
@@ -473,6 +552,8 @@ class _CallbackItem:
 def _forwarded(name: str) -> type:
     if name == "network_broadcast":
         return NetworkBroadcastForward
+    if name == "database":
+        return ForwardedDatabaseApi
     return type(f"Forwarded{name.title().replace('_', '')}Api", (ForwardedApi,),
                 {"name": name, "__doc__": f"The {name} set, forwarded (module docstring)."})
 

@@ -14,7 +14,7 @@ upstream's JSON bytes:
   block) is not kept.
 
 The cache is bounded by the bytes it holds (least recently used answers
-go first); :attr:`AnswerCache.hits` and :attr:`AnswerCache.misses` count
+go first); :attr:`ForwardedAnswerCache.hits` and :attr:`ForwardedAnswerCache.misses` count
 the lookups of cacheable calls.
 """
 
@@ -61,7 +61,7 @@ def cache_key(api: str, method: str, args: list):
     return (api, method, *nums), max(nums)
 
 
-class AnswerCache:
+class ForwardedAnswerCache:
     """Answers (JSON bytes) by :func:`cache_key`, at most ``max_bytes``
     of them (0: keep nothing); ``clock`` (``IReactorTime``) times the
     answers kept for a number of seconds (a route's ``ttl``,

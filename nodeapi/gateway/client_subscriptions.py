@@ -6,13 +6,13 @@ client is carried by one of its shards, :mod:`nodeapi.gateway.shards`), and
 the reads that subscribe what they return while the client has a
 subscribe callback (:mod:`nodeapi.gateway.subscribing_reads`).
 
-It is an :class:`~nodeapi.api.base.ApiSet` of its own, made by the hub
-for a connection on its first subscription function
+The hub makes one for a connection at its first subscription function
 (:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.client_of`): the
-gateway's forwarded ``database`` set hands it those functions
-(:meth:`ClientSubscriptions.call` binds their arguments as every set's
-are), and the reads for which :meth:`ClientSubscriptions.takes_read` is
-true go through :meth:`ClientSubscriptions.read`.
+gateway's forwarded ``database`` set
+(:class:`~nodeapi.gateway.apis.ForwardedDatabaseApi`, whose API functions
+bind the arguments) calls its methods of the same names, and sends the
+reads for which :meth:`ClientSubscriptions.takes_read` is true through
+:meth:`ClientSubscriptions.read`.
 
 Each subscribed object id, market and callback is one item of the
 connection's subscription budget (``session.budget``,
@@ -44,19 +44,18 @@ request is an :class:`~nodeapi.errors.ApiError`.
 import orjson
 from twisted.internet import defer
 
-from nodeapi.api.base import ApiSet, api_function
 from nodeapi.errors import ApiError
 from nodeapi.gateway.notice_routing import Interest
 from nodeapi.gateway.subscribing_reads import (
     SUBSCRIBING_READS, items_of, may_subscribe, subscribe_argument, subscribed_by,
-    with_subscribe, without_subscribe)
+    with_subscribe)
 from nodeapi.peers.errors import PeerDisconnected
 
 #: Times a subscribing read is sent again when its link dies under it.
 READ_ATTEMPTS = 3
 
 
-class ClientSubscriptions(ApiSet):
+class ClientSubscriptions:
     """The subscriptions of one client connection (module docstring).
 
     :param hub: the gateway's :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`.
@@ -64,10 +63,8 @@ class ClientSubscriptions(ApiSet):
         (``websocket``, ``send_notice``, ``on_close``).
     :ivar interest: the client's :class:`~nodeapi.gateway.notice_routing.Interest`."""
 
-    name = "database"
-
     def __init__(self, hub, session) -> None:
-        super().__init__(None, session)
+        self.session = session
         self.hub = hub
         self.interest = Interest(session)
         self._closed = False
@@ -82,7 +79,6 @@ class ClientSubscriptions(ApiSet):
 
     # -- the subscription functions ----------------------------------------------------
 
-    @api_function
     def set_subscribe_callback(self, cb, notify_remove_create: bool = False):
         """Set the subscribe callback, forgetting this client's object
         subscriptions; ``notify_remove_create`` true needs the upstream to
@@ -102,14 +98,12 @@ class ClientSubscriptions(ApiSet):
         self.shard.want()
         return None
 
-    @api_function
     def set_auto_subscription(self, enable: bool):
         """Whether reads subscribe when their ``subscribe`` argument is left
         out (default true)."""
         self.interest.auto_subscription = enable
         return None
 
-    @api_function
     def set_block_applied_callback(self, cb):
         """Notify ``cb`` with each applied block's id."""
         cb = self._callback(cb)
@@ -117,7 +111,6 @@ class ClientSubscriptions(ApiSet):
             lambda: self.shard, lambda: self.shard.need_block(),
             self.hub.interests.set_block, cb))
 
-    @api_function
     def set_pending_transaction_callback(self, cb):
         """Notify ``cb`` with each transaction the first subscription
         link's upstream accepts and each one broadcast through the gateway
@@ -136,14 +129,12 @@ class ClientSubscriptions(ApiSet):
             shard.want()
         return None
 
-    @api_function
     def cancel_all_subscriptions(self):
         """End the subscribe callback, the object and market subscriptions;
         the block and pending callbacks stay."""
         self._cancel()
         return None
 
-    @api_function
     def subscribe_to_market(self, callback, a, b):
         """Notify ``callback`` of the market of assets ``a`` and ``b``
         (symbols or ids; bitshares-core's errors for a missing asset or two
@@ -170,7 +161,6 @@ class ClientSubscriptions(ApiSet):
             self.hub.market_left(shard, market)
         return None
 
-    @api_function
     def unsubscribe_from_market(self, a, b):
         """Stop the notices of the market of ``a`` and ``b`` (the pair of
         asset ids in either order: unlike bitshares-core, whose comparison
@@ -328,44 +318,3 @@ def in_order_asked(args: list, answer) -> list:
         if account is not None and account not in out:
             out.append(account)
     return out
-
-
-#: The functions whose calls :class:`ClientSubscriptions` answers.
-CONTROL_FUNCTIONS = ("set_subscribe_callback", "set_auto_subscription",
-                     "set_pending_transaction_callback", "set_block_applied_callback",
-                     "cancel_all_subscriptions", "subscribe_to_market",
-                     "unsubscribe_from_market")
-
-
-def install(gateway, hub) -> None:
-    """Answer the subscription functions and the subscribing reads of the
-    gateway's ``database`` set (``gateway.handlers``,
-    :mod:`nodeapi.gateway.apis`) with ``hub`` (a
-    :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`): a connection
-    gets its :class:`ClientSubscriptions` at its first subscription
-    function; a read goes through it when it subscribes for that client,
-    else it is forwarded as usual with ``subscribe`` false (so that it
-    adds nothing to a shard's link should it travel on it).  Transactions
-    broadcast through the gateway are pending notices of the hub
-    (``gateway.broadcast_listeners``).  The heads the
-    hub's notices show reach the gateway's per-block share
-    (:class:`~nodeapi.gateway.head_share.HeadShare`), if it has one."""
-    if gateway.share is not None:
-        hub.on_head = gateway.share.saw_head
-    gateway.hub = hub
-    gateway.broadcast_listeners.append(hub.pending_notice)
-    for function in CONTROL_FUNCTIONS:
-        gateway.handlers[("database", function)] = (
-            lambda api_set, args, function=function:
-            hub.client_of(api_set.session).call(function, args))
-    for function in SUBSCRIBING_READS:
-        gateway.handlers[("database", function)] = (
-            lambda api_set, args, function=function: _read(hub, gateway, api_set, function, args))
-
-
-def _read(hub, gateway, api_set, function: str, args: list):
-    client = hub.clients.get(api_set.session)
-    if client is not None and client.takes_read(function, args):
-        return client.read(function, args)
-    return gateway.forward("database", function, without_subscribe(function, args),
-                           gateway.client_head(api_set.session))

@@ -1,7 +1,9 @@
 """Amounts and prices of graphene, on their wire forms: the percent rule,
 price comparison and ordering, price arithmetic.
 
-A price is the wire dict ``{"base": {"amount", "asset_id"}, "quote":
+An amount (graphene ``asset``) is the wire dict ``{"amount", "asset_id"}``,
+made by :func:`asset` (:func:`core` for the core asset) and read by
+:func:`amount_of` (its amount may be a decimal string on the wire).  A price is the wire dict ``{"base": {"amount", "asset_id"}, "quote":
 {"amount", "asset_id"}}``; it values ``base.amount`` of ``base`` at
 ``quote.amount`` of ``quote``.  Amounts are integers (satoshis); Python's
 integers stand in for graphene's 128/256-bit intermediates.
@@ -26,8 +28,28 @@ Feed prices (``price_feed``): ``settlement_price`` is DEBT per COLLATERAL
 
 from fractions import Fraction
 
+from nodeapi.protocol.errors import InvalidField
 from nodeapi.protocol.ids import instance_number
-from nodeapi.protocol.config import COLLATERAL_RATIO_DENOM as RATIO_DENOM, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY
+from nodeapi.protocol.config import (
+    COLLATERAL_RATIO_DENOM as RATIO_DENOM, CORE_ASSET, DEFAULT_MAINTENANCE_COLLATERAL_RATIO,
+    DEFAULT_MAX_SHORT_SQUEEZE_RATIO, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY)
+
+
+def asset(amount: int, asset_id: str) -> dict:
+    """graphene ``asset(amount, asset_id)``: ``{"amount", "asset_id"}``
+    (``amount`` an integer, kept as given)."""
+    return {"amount": amount, "asset_id": asset_id}
+
+
+def core(amount: int) -> dict:
+    """``amount`` satoshis of the core asset (1.3.0), as :func:`asset`."""
+    return {"amount": amount, "asset_id": CORE_ASSET}
+
+
+def amount_of(value: dict) -> int:
+    """The integer ``amount`` of an amount dict (wire JSON may carry it as
+    a decimal string)."""
+    return int(value["amount"])
 
 
 def make_price(base_amount: int, base_id: str, quote_amount: int, quote_id: str) -> dict:
@@ -44,12 +66,12 @@ def normal(p: dict) -> dict:
 
 def null_price() -> dict:
     """graphene ``price()``: 0 of 1.3.0 over 0 of 1.3.0."""
-    return make_price(0, "1.3.0", 0, "1.3.0")
+    return make_price(0, CORE_ASSET, 0, CORE_ASSET)
 
 
 def is_null(p: dict) -> bool:
     """graphene ``price::is_null``: both sides are asset 1.3.0."""
-    return p["base"]["asset_id"] == "1.3.0" and p["quote"]["asset_id"] == "1.3.0"
+    return p["base"]["asset_id"] == CORE_ASSET and p["quote"]["asset_id"] == CORE_ASSET
 
 
 def invert(p: dict) -> dict:
@@ -89,10 +111,16 @@ def same_market(a: dict, b: dict) -> bool:
             and a["quote"]["asset_id"] == b["quote"]["asset_id"])
 
 
+def ratio_less(a_base: int, a_quote: int, b_base: int, b_quote: int) -> bool:
+    """graphene price ``operator<`` for two prices of one market given by
+    their amounts: ``a_base/a_quote < b_base/b_quote``, cross-multiplied."""
+    return a_base * b_quote < b_base * a_quote
+
+
 def less(a: dict, b: dict) -> bool:
-    """graphene ``a < b`` for two prices of one market (cross-multiplied)."""
-    return int(a["base"]["amount"]) * int(b["quote"]["amount"]) \
-        < int(b["base"]["amount"]) * int(a["quote"]["amount"])
+    """graphene ``a < b`` for two prices of one market (:func:`ratio_less`)."""
+    return ratio_less(int(a["base"]["amount"]), int(a["quote"]["amount"]),
+                      int(b["base"]["amount"]), int(b["quote"]["amount"]))
 
 
 def equal(a: dict, b: dict) -> bool:
@@ -121,6 +149,27 @@ def mul_up(amount: int, asset_id: str, p: dict) -> int:
     if asset_id == quote["asset_id"]:
         return -(-int(amount) * int(base["amount"]) // int(quote["amount"]))
     raise ValueError(f"invalid asset * price: {asset_id} is not in {p}")
+
+
+def multiply_and_round_up(value: dict, p: dict) -> dict:
+    """graphene ``asset::multiply_and_round_up(price)``: the amount ``value``
+    (``{"amount", "asset_id"}``, one side of ``p``) in the other side's
+    asset, rounded up.
+
+    :raises InvalidField: ``value``'s asset is on neither side, or the side
+        it divides by is not positive (graphene's FC_ASSERTs)."""
+    asset_id = value["asset_id"]
+    base, quote = p["base"], p["quote"]
+    if asset_id == base["asset_id"]:
+        divisor, other = base, quote
+    elif asset_id == quote["asset_id"]:
+        divisor, other = quote, base
+    else:
+        raise InvalidField(f"invalid asset::multiply_and_round_up(price): {asset_id} is not "
+                           f"in the price")
+    if int(divisor["amount"]) <= 0:
+        raise InvalidField("invalid asset::multiply_and_round_up(price): zero amount")
+    return asset(mul_up(value["amount"], asset_id, p), other["asset_id"])
 
 
 def other_side(asset_id: str, p: dict) -> str:
@@ -186,9 +235,11 @@ def divide_ratio(p: dict, num: int, den: int) -> dict:
 def default_feed() -> dict:
     """graphene ``price_feed_with_icr()``: null prices, MCR 1750, MSSR 1500,
     ICR = MCR (asset_object.hpp, config.hpp defaults)."""
-    return {"settlement_price": null_price(), "maintenance_collateral_ratio": 1750,
-            "maximum_short_squeeze_ratio": 1500, "core_exchange_rate": null_price(),
-            "initial_collateral_ratio": 1750}
+    return {"settlement_price": null_price(),
+            "maintenance_collateral_ratio": DEFAULT_MAINTENANCE_COLLATERAL_RATIO,
+            "maximum_short_squeeze_ratio": DEFAULT_MAX_SHORT_SQUEEZE_RATIO,
+            "core_exchange_rate": null_price(),
+            "initial_collateral_ratio": DEFAULT_MAINTENANCE_COLLATERAL_RATIO}
 
 
 def max_short_squeeze_price(feed: dict) -> dict:

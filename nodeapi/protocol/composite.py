@@ -294,41 +294,23 @@ class StaticVariant:
         return self.tag(value[0])
 
 
-class LateStaticVariant(StaticVariant):
-    """A :class:`StaticVariant` whose alternatives are read at first use
-    from ``alternatives()`` (``-> (types, names)``): the type of a
-    recursive declaration, whose alternatives are declared by modules that
-    use the variant themselves (``fee_parameters``: every operation's fee
-    parameters, inside the chain parameters an operation carries).  Once
-    read they are kept (``types``, ``names``)."""
+class DeclaredStaticVariant(StaticVariant):
+    """A :class:`StaticVariant` declared before its alternatives: the type of
+    a recursive declaration (``fee_parameters``: every operation's fee
+    parameters, inside the chain parameters an operation carries).  The
+    module that joins the alternatives calls :meth:`define` once; until
+    then the variant has no alternative and refuses every tag."""
 
-    def __init__(self, name: str, alternatives) -> None:
+    def __init__(self, name: str) -> None:
         super().__init__(name, [])
-        self._alternatives = alternatives
 
-    def read(self) -> None:
-        """Read the alternatives (once; every method starts with it)."""
-        if self._alternatives is not None:
-            types, names = self._alternatives()
-            self.types, self.names = tuple(types), tuple(names)
-            self._alternatives = None
+    def define(self, types: list, names: list) -> None:
+        """Give the variant its alternatives (once).
 
-    @property
-    def default(self) -> bytes:
-        self.read()
-        return super().default
-
-    def tag(self, raw) -> int:
-        self.read()
-        return super().tag(raw)
-
-    def pack(self, value, out, prefix=None) -> None:
-        self.read()
-        super().pack(value, out, prefix)
-
-    def unpack(self, data, pos, prefix=None):
-        self.read()
-        return super().unpack(data, pos, prefix)
+        :raises RuntimeError: the alternatives were given already."""
+        if self.types:
+            raise RuntimeError(f"{self.name}: alternatives already defined")
+        self.types, self.names = tuple(types), tuple(names)
 
 
 class Pair:

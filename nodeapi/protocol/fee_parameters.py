@@ -21,6 +21,7 @@ Amounts are core satoshis (``GRAPHENE_BLOCKCHAIN_PRECISION`` = 100000 per
 BTS); ``price_per_kbyte`` is satoshis per 1024 bytes.
 """
 
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 from nodeapi.protocol.errors import InvalidField
 from nodeapi.protocol.operations.table import FEE_PARAMETER_FIELDS
 
@@ -78,4 +79,4 @@ def fee_parameters(schedule: dict, kind: int) -> dict:
 
 def schedule_scale(schedule: dict) -> int:
     """The schedule's ``scale`` (GRAPHENE_100_PERCENT = 10000 when absent)."""
-    return _as_int(schedule.get("scale", 10000), "scale")
+    return _as_int(schedule.get("scale", GRAPHENE_100_PERCENT), "scale")

@@ -100,8 +100,10 @@ class Base58Bytes:
         out += self.to_bytes(value, prefix)
 
     def unpack(self, data, pos, prefix=None):
+        if prefix is None:
+            raise TypeError(f"{self.name}: reading one needs the chain's key prefix")
         end = need_bytes(data, pos, self.size)
-        return self.to_text(bytes(data[pos:end]), prefix or "BTS"), end
+        return self.to_text(bytes(data[pos:end]), prefix), end
 
     def sort_key(self, value):
         return self.to_bytes(value, None)

@@ -288,9 +288,11 @@ def pack(type_, value, prefix: str | None = None) -> bytes:
     return bytes(out)
 
 
-def unpack(type_, data: bytes, prefix: str = "BTS", pos: int = 0, exact: bool = True):
+def unpack(type_, data: bytes, prefix: str | None = None, pos: int = 0, exact: bool = True):
     """Read a ``type_`` value from ``data`` at ``pos``; with ``exact`` the
-    data must end there (:class:`TruncatedData` otherwise)."""
+    data must end there (:class:`TruncatedData` otherwise).  ``prefix`` is
+    the chain's key prefix public keys and addresses are written with (a
+    type holding one needs it: :class:`TypeError` otherwise)."""
     value, end = type_.unpack(data, pos, prefix)
     if exact and end != len(data):
         raise TruncatedData(f"{len(data) - end} bytes left after the value")

@@ -12,7 +12,7 @@ from nodeapi.protocol.composite import (
     Vector)
 from nodeapi.protocol.serialize import BYTES, INT64, STRING, UINT8, UINT16, UINT32, UINT64, VOID
 from nodeapi.protocol.graphene_types import ADDRESS, OBJECT_ID, PUBLIC_KEY, VOTE_ID, ObjectIdType
-from nodeapi.protocol.validation_checks import MAX_SHARE_SUPPLY as GRAPHENE_MAX_SHARE_SUPPLY
+from nodeapi.protocol.config import CORE_ASSET, MAX_SHARE_SUPPLY
 
 # Typed object ids (space 1, protocol objects).
 ACCOUNT_ID = ObjectIdType(1, 2)
@@ -79,15 +79,15 @@ BUYBACK_OPTIONS = Struct("buyback_account_options", [
 ])
 
 ASSET_OPTIONS = Struct("asset_options", [
-    ("max_supply", Initialized(SHARE, GRAPHENE_MAX_SHARE_SUPPLY)),
+    ("max_supply", Initialized(SHARE, MAX_SHARE_SUPPLY)),
     ("market_fee_percent", UINT16),
-    ("max_market_fee", Initialized(SHARE, GRAPHENE_MAX_SHARE_SUPPLY)),
+    ("max_market_fee", Initialized(SHARE, MAX_SHARE_SUPPLY)),
     # DEFAULT_UIA_ASSET_ISSUER_PERMISSION (protocol/types.hpp): charge_market_fee
     # | white_list | override_authority | transfer_restricted | disable_confidential
     ("issuer_permissions", Initialized(UINT16, 0x4F)),
     ("flags", UINT16),
     # price(asset(), asset(0, asset_id_type(1))) (asset_ops.hpp)
-    ("core_exchange_rate", Initialized(PRICE, {"base": {"amount": 0, "asset_id": "1.3.0"},
+    ("core_exchange_rate", Initialized(PRICE, {"base": {"amount": 0, "asset_id": CORE_ASSET},
                                                "quote": {"amount": 0, "asset_id": "1.3.1"}})),
     ("whitelist_authorities", FlatSet(ACCOUNT_ID)),
     ("blacklist_authorities", FlatSet(ACCOUNT_ID)),

@@ -12,18 +12,16 @@ with graphene's text ``Assert Exception: <condition>: <message>`` (clients
 such as python-bitshares match on ``Assert Exception: is_valid_name( name )``).
 """
 
-from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY, NULL_ACCOUNT
+from nodeapi.protocol.config import (
+    CORE_ASSET, GRAPHENE_100_PERCENT, MAX_ACCOUNT_NAME_LENGTH, MAX_ASSET_SYMBOL_LENGTH,
+    MAX_BLOCK_INTERVAL, MAX_COLLATERAL_RATIO, MAX_MARKET_FEE_NETWORK_PERCENT, MAX_SHARE_SUPPLY,
+    MIN_ACCOUNT_NAME_LENGTH, MIN_ASSET_SYMBOL_LENGTH, MIN_BLOCK_INTERVAL, MIN_BLOCK_SIZE_LIMIT,
+    MIN_COLLATERAL_RATIO, MIN_TRANSACTION_SIZE_LIMIT, NULL_ACCOUNT)
+from nodeapi.protocol.asset import is_null
 from nodeapi.protocol.errors import OperationInvalid
 from nodeapi.protocol.flags import (
     ASSET_ISSUER_PERMISSION_MASK, COMMITTEE_FED_ASSET, GLOBAL_SETTLE, WHITE_LIST, WITNESS_FED_ASSET)
 from nodeapi.protocol.serialize import to_int
-
-MIN_ACCOUNT_NAME_LENGTH, MAX_ACCOUNT_NAME_LENGTH = 1, 63
-MIN_ASSET_SYMBOL_LENGTH, MAX_ASSET_SYMBOL_LENGTH = 3, 16
-MAX_URL_LENGTH = 127
-MAX_WORKER_NAME_LENGTH = 63
-MIN_COLLATERAL_RATIO, MAX_COLLATERAL_RATIO = 1001, 32000
-
 
 
 def check(condition, expression: str, message: str = "") -> None:
@@ -165,11 +163,6 @@ def price(p: dict, check_upper_bound: bool = False) -> None:
               f"Quote amount should not be greater than {MAX_SHARE_SUPPLY}")
 
 
-def is_null_price(p: dict) -> bool:
-    """``price::is_null``: both sides in the core asset."""
-    return p["base"]["asset_id"] == "1.3.0" and p["quote"]["asset_id"] == "1.3.0"
-
-
 def ratio_in_range(value, expression: str) -> None:
     check(MIN_COLLATERAL_RATIO <= num(value) <= MAX_COLLATERAL_RATIO,
           f"{expression} >= GRAPHENE_MIN_COLLATERAL_RATIO && <= GRAPHENE_MAX_COLLATERAL_RATIO")
@@ -177,7 +170,7 @@ def ratio_in_range(value, expression: str) -> None:
 
 def price_feed(feed: dict) -> None:
     """``price_feed::validate``."""
-    if not is_null_price(feed["settlement_price"]):
+    if not is_null(feed["settlement_price"]):
         price(feed["settlement_price"])
     ratio_in_range(feed["maximum_short_squeeze_ratio"], "maximum_short_squeeze_ratio")
     ratio_in_range(feed["maintenance_collateral_ratio"], "maintenance_collateral_ratio")
@@ -205,7 +198,7 @@ def asset_options(o: dict) -> None:
           "(witness_fed_asset | committee_fed_asset)")
     cer = o["core_exchange_rate"]
     price(cer)
-    check(cer["base"]["asset_id"] == "1.3.0" or cer["quote"]["asset_id"] == "1.3.0",
+    check(cer["base"]["asset_id"] == CORE_ASSET or cer["quote"]["asset_id"] == CORE_ASSET,
           "core_exchange_rate.base.asset_id.instance.value == 0 || "
           "core_exchange_rate.quote.asset_id.instance.value == 0")
     if o.get("whitelist_authorities") or o.get("blacklist_authorities"):
@@ -250,17 +243,17 @@ def chain_parameters(p: dict) -> None:
           <= GRAPHENE_100_PERCENT,
           "network_percent_of_fee + lifetime_referrer_percent_of_fee <= GRAPHENE_100_PERCENT")
     interval = num(p["block_interval"])
-    check(1 <= interval <= 30, "block_interval >= GRAPHENE_MIN_BLOCK_INTERVAL && "
+    check(MIN_BLOCK_INTERVAL <= interval <= MAX_BLOCK_INTERVAL, "block_interval >= GRAPHENE_MIN_BLOCK_INTERVAL && "
           "block_interval <= GRAPHENE_MAX_BLOCK_INTERVAL")
     maintenance = num(p["maintenance_interval"])
     check(maintenance > interval, "maintenance_interval > block_interval",
           "Maintenance interval must be longer than block interval")
     check(maintenance % interval == 0, "maintenance_interval % block_interval == 0",
           "Maintenance interval must be a multiple of block interval")
-    check(num(p["maximum_transaction_size"]) >= 1024,
+    check(num(p["maximum_transaction_size"]) >= MIN_TRANSACTION_SIZE_LIMIT,
           "maximum_transaction_size >= GRAPHENE_MIN_TRANSACTION_SIZE_LIMIT",
           "Transaction size limit is too low")
-    check(num(p["maximum_block_size"]) >= 5120,
+    check(num(p["maximum_block_size"]) >= MIN_BLOCK_SIZE_LIMIT,
           "maximum_block_size >= GRAPHENE_MIN_BLOCK_SIZE_LIMIT", "Block size limit is too low")
     check(num(p["maximum_time_until_expiration"]) > interval,
           "maximum_time_until_expiration > block_interval",
@@ -271,7 +264,7 @@ def chain_parameters(p: dict) -> None:
           "Committee proposal review period must be less than the maximum proposal lifetime")
     ext = p.get("extensions") if isinstance(p.get("extensions"), dict) else {}
     if ext.get("market_fee_network_percent") is not None:
-        check(num(ext["market_fee_network_percent"]) <= 3000,
+        check(num(ext["market_fee_network_percent"]) <= MAX_MARKET_FEE_NETWORK_PERCENT,
               "*extensions.value.market_fee_network_percent <= 3000",
               "The market_fee_network_percent parameter can not exceed 30%")
     if ext.get("maker_fee_discount_percent") is not None:

@@ -29,7 +29,7 @@ parameters (numbers up to 2^32-1 on the wire, as the 32-bit ones).
 
 from typing import Any, Callable, Optional
 
-from nodeapi.protocol.times import format_time
+from nodeapi.protocol.times import format_time, parse_time
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 UINT32_MAX = (1 << 32) - 1
@@ -284,3 +284,41 @@ def strip_block_info(block: dict) -> dict:
     converted back (:func:`from_wire`).  Raises ``AttributeError`` when
     ``block`` is not a dict."""
     return from_wire({k: v for k, v in block.items() if k not in _INFO_FIELDS})
+
+
+#: fields of chain objects whose value may be all digits and must stay a
+#: string (:func:`object_from_wire`): text, and the ``fc::uint128_t``
+#: figures the chain keeps as decimal strings, as the wire has them
+_TEXT_FIELDS = frozenset(("name", "symbol", "description", "url", "message", "memo",
+                          "head_block_id", "block_id", "id", "key", "value", "catalog",
+                          "data", "recent_slots_filled", "filled_amount",
+                          "coin_seconds_earned", "virtual_value"))
+
+
+def object_from_wire(value: Any, key: Any = None) -> Any:
+    """A chain object as another node's ``get_objects`` writes it, in the
+    form this node keeps in memory (the inverse of :func:`to_wire` for
+    objects): the :data:`TIME_FIELDS` as integer seconds, the integers fc
+    wrote as decimal strings as ints again (any field but the text ones,
+    whose digits stay a string), recursively; a proposal's
+    ``proposed_transaction`` is read as a received transaction is
+    (:func:`from_wire`), its expiration in seconds.  Used by a devnet's
+    lazy fork (``nodeapi.devnet.fork``)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k == "proposed_transaction" and isinstance(v, dict):
+                trx = from_wire(v)
+                if isinstance(trx.get("expiration"), str):
+                    trx["expiration"] = parse_time(trx["expiration"])
+                out[k] = trx
+            elif k in TIME_FIELDS and isinstance(v, str):
+                out[k] = parse_time(v)
+            else:
+                out[k] = object_from_wire(v, k)
+        return out
+    if isinstance(value, list):
+        return [object_from_wire(v) for v in value]
+    if isinstance(value, str) and key not in _TEXT_FIELDS:
+        return wire_int(value)
+    return value

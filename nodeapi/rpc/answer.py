@@ -18,6 +18,7 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from nodeapi.api.answers import SHARED_REPLY_MAX, ApiAnswers, EncodedObjects
+from nodeapi.chain.remote import NotHereYet, call_loading
 from nodeapi.rpc.jsonrpc import (
     Request, encode_error, encode_result, encode_value, envelope, error_from_failure)
 
@@ -86,7 +87,12 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
 
     A function marked ``shared`` (:func:`nodeapi.api.base.api_function`,
     synchronous) answers an identical call made while the chain state is
-    unchanged with the result encoded then (:attr:`ApiAnswers.replies`)."""
+    unchanged with the result encoded then (:attr:`ApiAnswers.replies`).
+
+    On a devnet forked lazily (:mod:`nodeapi.chain.remote`) a call that
+    touches state not loaded yet is made again once it is fetched (every
+    function is safe to run again after such a failure: it changed
+    nothing); the reply waits for the fetch."""
     node = session.node
     answers = node.api_answers
     started = metrics.call_started() if metrics is not None else None
@@ -97,17 +103,32 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
                             started)
         method = getattr(instance, request.function)
         shared = binding.shared
-        if shared is not None and node.chain is not None and (
-                shared is True or shared(method.__self__, request.args)):
+        if shared is not None and (shared is True or shared(method.__self__, request.args)):
             body = _shared_result(answers, node.chain.state, instance.name, method, binding,
                                   request)
             if body is not None:
                 return _counted(metrics, request, Answer(200, envelope(request, body), "ok"),
                                 started)
         result = method(*binding.bind(request.args))
+    except NotHereYet as missing:  # a devnet's lazy fork: fetch, then call again
+        result = _load_and_retry(Failure(missing), method, binding, request)
     except Exception:
         return _counted(metrics, request, failed(request, Failure()), started)
+    if isinstance(result, Deferred):
+        result.addErrback(_load_and_retry, method, binding, request)
     return _settled(metrics, request, result, answers.objects, started)
+
+
+def _load_and_retry(failure: Failure, method, binding, request: Request):
+    """A call that failed with :class:`~nodeapi.chain.remote.NotHereYet`
+    (a devnet's lazy fork), at once or through its Deferred: the want
+    fetched, the call made again (:func:`~nodeapi.chain.remote.call_loading`),
+    a Deferred of its result; any other failure as it is."""
+    missing = failure.check(NotHereYet) and failure.value
+    if not missing:
+        return failure
+    return missing.fetch().addCallback(
+        lambda _: call_loading(lambda: method(*binding.bind(request.args))))
 
 
 def _settled(metrics, request: Request, result: Any, objects,

@@ -22,9 +22,9 @@ from nodeapi.api.base import Session
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.errors import ApiError, NodeAPIError
-from nodeapi.history.account_history.history import AccountHistory
-from nodeapi.history.custom_operations.storage import AccountStorage
-from nodeapi.history.grouped_orders.orders import GroupedOrders
+from nodeapi.plugins.account_history.history import AccountHistory
+from nodeapi.plugins.custom_operations.storage import AccountStorage
+from nodeapi.plugins.grouped_orders.orders import GroupedOrders
 from nodeapi.node import Node
 from nodeapi.protocol.times import format_time
 from nodeapi.protocol.transaction import sign_transaction, transaction_id
@@ -371,8 +371,8 @@ def test_liquidity_pool_history_numbers_pool_operations(chain):
     """Pool operations cannot be made on this chain yet: applied blocks
     holding them (as another node would send) feed the history."""
     from nodeapi.applied import AppliedBlock, AppliedOperation
-    from nodeapi.history.market_history.history import MarketHistory
-    from nodeapi.history.market_history.pools import LiquidityPoolHistory
+    from nodeapi.plugins.market_history.history import MarketHistory
+    from nodeapi.plugins.market_history.pools import LiquidityPoolHistory
 
     pools = LiquidityPoolHistory()
 

@@ -4,7 +4,7 @@ reuse (nodeapi.api.answers), over a real Chain."""
 
 import pytest
 
-from nodeapi.api.answers import AnswerCache
+from nodeapi.api.answers import StateAnswerCache
 from nodeapi.api.base import ApiSet, Section, api_function, api_functions
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.history import HistoryApi
@@ -141,7 +141,7 @@ def test_order_books_are_kept_by_the_node_until_the_market_changes(funded):
 def test_answer_cache_policy():
     """One policy: an answer is reused while its stamp compares equal; all
     are dropped at once when the cache is full."""
-    cache = AnswerCache(size=2)
+    cache = StateAnswerCache(size=2)
     state = object()
     answer = {"a": 1}
     assert cache.put("k", (state, 5), answer) is answer

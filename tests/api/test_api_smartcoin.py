@@ -9,7 +9,7 @@ reaches the market history (``get_trade_history``).  Amounts by hand."""
 import pytest
 
 from nodeapi.api.database import DatabaseApi
-from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
+from nodeapi.plugins.market_history.history import MarketHistory, MarketHistoryOptions
 from nodeapi.node import Node
 
 from kit.api import RecordingSession

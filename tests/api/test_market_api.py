@@ -14,7 +14,7 @@ from nodeapi.api.database import DatabaseApi
 from nodeapi.api.database.amounts import price_diff_percent_string
 from nodeapi.api.history import HistoryApi
 from nodeapi.errors import ApiError
-from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
+from nodeapi.plugins.market_history.history import MarketHistory, MarketHistoryOptions
 from nodeapi.node import ApiLimits, Node
 from nodeapi.protocol.times import format_time
 

@@ -308,7 +308,7 @@ def test_required_fee(chain):
 def test_account_statistics_follow_history_numbering(chain):
     """2.7.N total_ops / most_recent_op, numbered like the history plugins
     (claim: 2.9.0 for init0; transfer: 2.9.1 init0, 2.9.2 init1)."""
-    from nodeapi.history.account_history.history import AccountHistory
+    from nodeapi.plugins.account_history.history import AccountHistory
 
     history = AccountHistory()
     chain.add_consumer(history)

@@ -7,7 +7,7 @@ import pytest
 from bitsharesbase import operations
 
 from nodeapi.chain import errors
-from nodeapi.chain.fees import core_fee
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.protocol import serialize_operation_body
 
 from kit.chain import FEE0, asset_options, create_asset, issue, produce, transfer_op, with_fee
@@ -64,8 +64,8 @@ def test_custom_fee_over_whole_operation(funded):
                "data": "00" * 3000}]
     size = len(serialize_operation_body(op, "TEST"))
     assert size > 3000
-    assert core_fee(op, schedule) == 100000 + size * 10 // 1024
-    assert core_fee(op, schedule) == 100000 + 29  # 3011 bytes * 10 / 1024
+    assert operation_fee(op, schedule, "TEST") == 100000 + size * 10 // 1024
+    assert operation_fee(op, schedule, "TEST") == 100000 + 29  # 3011 bytes * 10 / 1024
 
 
 def test_asset_create_fee_paid_in_other_asset(funded):
@@ -81,8 +81,8 @@ def test_asset_create_fee_paid_in_other_asset(funded):
     data = dict(issuer="1.2.6", symbol="SILVERX", precision=3,
                 common_options=asset_options(cer_quote="1.3.1"), is_prediction_market=False,
                 extensions=[])
-    required = core_fee([10, operations.Asset_create(fee=FEE0, prefix="TEST", **data).json()],
-                        chain.state.get("2.0.0")["parameters"]["current_fees"])
+    required = operation_fee([10, operations.Asset_create(fee=FEE0, prefix="TEST", **data).json()],
+                             chain.state.get("2.0.0")["parameters"]["current_fees"], "TEST")
     paid = 2 * required + 3  # core value (rounded down): required + 1
     op = operations.Asset_create(fee={"amount": paid, "asset_id": gold}, prefix="TEST", **data)
     res = chain.push_transaction(sign(chain, [op]))

@@ -3,8 +3,11 @@
 tests/reference/test_reference_objects.py."""
 
 import copy
+import json
 
-from nodeapi.chain.genesis import init_genesis
+import pytest
+
+from nodeapi.chain.genesis import init_genesis, load_genesis
 
 MAX_SHARE_SUPPLY = 10 ** 15  # GRAPHENE_MAX_SHARE_SUPPLY
 
@@ -51,3 +54,23 @@ def test_without_genesis_balances_the_committee_keeps_the_supply(genesis):
     assert state.get("2.5.0")["balance"] == MAX_SHARE_SUPPLY
     assert state.get("2.5.0")["maintenance_flag"] is False
     assert state.get("2.3.0")["current_supply"] == MAX_SHARE_SUPPLY
+
+
+def test_key_prefix_comes_from_the_genesis_keys(tmp_path, genesis):
+    """No default prefix: the first initial account's owner key gives it,
+    else the first witness candidate's signing key; a genesis with neither
+    is refused."""
+    data = copy.deepcopy(genesis.data)
+    key = "XYZ" + data["initial_accounts"][0]["owner_key"][-50:]
+    data["initial_accounts"][0]["owner_key"] = key
+    path = tmp_path / "genesis.json"
+    path.write_text(json.dumps(data))
+    assert load_genesis(str(path)).address_prefix == "XYZ"
+    data["initial_accounts"] = []
+    data["initial_witness_candidates"][0]["block_signing_key"] = "ABC" + key[-50:]
+    path.write_text(json.dumps(data))
+    assert load_genesis(str(path)).address_prefix == "ABC"
+    data["initial_witness_candidates"] = []
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="no initial account or witness candidate"):
+        load_genesis(str(path))

@@ -15,7 +15,7 @@ virtual operations take ``trx_in_block`` = the number of transactions,
 import pytest
 from bitsharesbase import operations
 
-from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.history import AccountHistory
 from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, amt, asset_options, claim_wire, jump, open_chain, produce, transfer_op

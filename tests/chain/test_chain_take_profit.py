@@ -14,7 +14,7 @@ import pytest_twisted
 import treq
 
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.history import AccountHistory
 from nodeapi.protocol.times import format_time
 from nodeapi.rpc.access import ApiAccess
 

@@ -18,11 +18,11 @@ from twisted.logger import globalLogPublisher
 
 from nodeapi.chain.checkpoint import FORMAT
 from nodeapi.checkpoints import CheckpointService
-from nodeapi.history.account_history.history import AccountHistory
-from nodeapi.history.custom_operations.storage import AccountStorage
-from nodeapi.history.grouped_orders.orders import GroupedOrders
-from nodeapi.history.market_history.history import MarketHistory
-from nodeapi.history.market_history.pools import LiquidityPoolHistory
+from nodeapi.plugins.account_history.history import AccountHistory
+from nodeapi.plugins.custom_operations.storage import AccountStorage
+from nodeapi.plugins.grouped_orders.orders import GroupedOrders
+from nodeapi.plugins.market_history.history import MarketHistory
+from nodeapi.plugins.market_history.pools import LiquidityPoolHistory
 
 from kit.chain import CORE, amt, asset_options, produce, push_wire
 from kit.daemon import Daemon
@@ -339,7 +339,7 @@ from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.genesis import load_genesis
 from nodeapi.checkpoints import CheckpointService
-from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.history import AccountHistory
 
 def main(reactor):
     chain = Chain(load_genesis(), BlockLog({path!r}).open(), clock=reactor)

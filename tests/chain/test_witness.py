@@ -7,7 +7,7 @@ from twisted.logger import Logger
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.protocol.times import format_time
 from nodeapi.errors import ConfigError
-from nodeapi.witness import WitnessService
+from nodeapi.plugins.witness.service import WitnessService
 
 from kit.chain import claim_wire, transfer_wire
 from kit.keys import DEV_WIF, OTHER_WIF, WITNESS_KEYS

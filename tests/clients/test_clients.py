@@ -12,7 +12,7 @@ import pytest_twisted
 from twisted.internet import defer, reactor, threads, utils
 
 from nodeapi.rpc.access import ApiAccess
-from nodeapi.witness import WitnessService
+from nodeapi.plugins.witness.service import WitnessService
 
 from kit.access import VECTORS
 from kit.js import JS_DIR, npm_install

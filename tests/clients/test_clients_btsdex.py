@@ -13,7 +13,7 @@ import pytest
 import pytest_twisted
 from twisted.internet import utils
 
-from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
+from nodeapi.plugins.market_history.history import MarketHistory, MarketHistoryOptions
 
 from kit.clients import live_node
 from kit.js import JS_DIR

@@ -27,7 +27,7 @@ def live(genesis, new_chain):
     from kit.chain import claim_wire, genesis_with, produce
     from kit.signing import sign_wire
 
-    from nodeapi.history.market_history.history import MarketHistory
+    from nodeapi.plugins.market_history.history import MarketHistory
 
     chain = new_chain(genesis_with(genesis, maintenance_interval=10, maintenance_skip_slots=0))
     plugin = MarketHistory()

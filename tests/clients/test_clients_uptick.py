@@ -69,7 +69,7 @@ def test_uptick_htlc_create_from_secret_and_redeem(live, tmp_path):
 
 @pytest.fixture
 def market_live(funded):
-    from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
+    from nodeapi.plugins.market_history.history import MarketHistory, MarketHistoryOptions
 
     plugin = MarketHistory(MarketHistoryOptions(bucket_sizes=(60, 3600)))
     funded.add_consumer(plugin)
@@ -134,8 +134,8 @@ def test_uptick_sell_buy_orderbook_ticker_trades(market_live, tmp_path):
 
 @pytest.fixture
 def pool_live(funded):
-    from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
-    from nodeapi.history.market_history.pools import LiquidityPoolHistory
+    from nodeapi.plugins.market_history.history import MarketHistory, MarketHistoryOptions
+    from nodeapi.plugins.market_history.pools import LiquidityPoolHistory
 
     # graphene keeps the pool history in the market_history plugin
     history = LiquidityPoolHistory()

@@ -11,15 +11,15 @@ from twisted.python import usage
 
 from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.config import Options
-from nodeapi.history.account_history.plugin import history_limits
-from nodeapi.history.account_history.retention import HistoryLimits
+from nodeapi.plugins.account_history.plugin import history_limits
+from nodeapi.plugins.account_history.retention import HistoryLimits
 from nodeapi.protocol.node_address import NodeAddress
-from nodeapi.history.market_history.history import MarketHistoryOptions
-from nodeapi.history.market_history.plugin import market_history_options
-from nodeapi.history.searchdb.plugin import searchdb_service
+from nodeapi.plugins.market_history.history import MarketHistoryOptions
+from nodeapi.plugins.market_history.plugin import market_history_options
+from nodeapi.plugins.searchdb.plugin import searchdb_service
 from nodeapi.node import ApiLimits
 from nodeapi.protocol.node_address import parse_node_address
-from nodeapi.witness_plugin import INIT_WITNESSES, witness_keys
+from nodeapi.plugins.witness.plugin import INIT_WITNESSES, witness_keys
 from nodeapi.rpc.guard import RpcLimits
 
 from kit.daemon import ACCESS, ROOT
@@ -51,9 +51,10 @@ def defaults(cwd):
         "config": None, "data-dir": str(cwd / "nodeapi_data"), "genesis-json": DEFAULT_GENESIS,
         "account-statistics-type": 7,
         "rpc-endpoint": "tcp:8090:interface=127.0.0.1",
-        "plugins": ["witness", "account_history", "market_history", "grouped_orders",
-                    "custom_operations"],
+        "plugins": ["account_history", "market_history", "grouped_orders",
+                    "custom_operations", "witness"],
         "tracked-groups": [10, 100], "custom-operations-start-block": 45000000,
+        "template-start-block": 0,
         "api-access": None, "api-node-info": "", "max-message-size": 4194304,
         "rpc-allowed-hosts": [], "rpc-allowed-origins": [], "trusted-proxies": [], "upstream-routes": "", "api-output-dir": None,
         "max-calls-in-flight": 100, "ws-auto-ping-interval": 30.0, "metrics-endpoint": None,
@@ -84,7 +85,7 @@ def defaults(cwd):
 DEVNET = {"devnet": False, "devnet-accounts": 10, "devnet-balance": 1_000_000,
           "devnet-seed": "nodeapi-devnet",
           "block-interval": 0, "load-state": "", "devnet-max-snapshots": 1000,
-          "fork-url": None, "fork-block": 0}
+          "fork-url": None, "fork-block": 0, "fork-timeout": 30}
 
 
 #: The searchdb-objects options (the reference es_objects plugin's), defaults.
@@ -154,6 +155,7 @@ def everything(cwd):
         "--searchdb-objects-url", "http://objects.example:9200",
         "--searchdb-objects-limit-orders-no-delete", "yes",
         "--tracked-groups", "[100, 0, 10, 100]", "--custom-operations-start-block", "1",
+        "--template-start-block", "12",
         "--enable-stale-production", "--enable-subscribe-to-all",
         "--checkpoint-interval", "7", "--replay-blockchain", "--force-validate",
         "--upstream", "ws://bob:pw@node.example:443", "--upstream-irreversible-only", "false",
@@ -174,7 +176,7 @@ def everything(cwd):
         "--devnet", "--devnet-accounts", "3", "--devnet-balance", "250",
         "--devnet-seed", "s", "--block-interval", "2",
         "--load-state", "state.ckpt", "--devnet-max-snapshots", "5",
-        "--fork-url", "ws://127.0.0.1:8090", "--fork-block", "12",
+        "--fork-url", "ws://127.0.0.1:8090", "--fork-block", "12", "--fork-timeout", "5",
         "--rpc-allowed-hosts", "node.example, [::1]",
         "--rpc-allowed-origins", "localhost,https://wallet.example:8443,null",
         "--trusted-proxies", "10.0.0.5, 192.168.0.0/16,::1",
@@ -203,7 +205,8 @@ def everything(cwd):
         "searchdb-operation-object": False, "searchdb-operation-string": False,
         "searchdb-max-mapping-depth": 30,
         "searchdb-index-prefix": "bts-", "tracked-groups": [10, 100],
-        "custom-operations-start-block": 1, "enable-stale-production": True,
+        "custom-operations-start-block": 1, "template-start-block": 12,
+        "enable-stale-production": True,
         "enable-subscribe-to-all": True, "witness-id": ["1.6.2", "1.6.5"],
         "checkpoint-interval": 7, "replay-blockchain": True, "force-validate": True,
         "upstream": [parse_node_address("ws://bob:pw@node.example:443")],
@@ -228,7 +231,7 @@ def everything(cwd):
         "devnet": True, "devnet-accounts": 3, "devnet-balance": 250, "devnet-seed": "s",
         "block-interval": 2,
         "load-state": "state.ckpt", "devnet-max-snapshots": 5,
-        "fork-url": NodeAddress("127.0.0.1", 8090, "/"), "fork-block": 12,
+        "fork-url": NodeAddress("127.0.0.1", 8090, "/"), "fork-block": 12, "fork-timeout": 5,
         "rpc-allowed-hosts": ["node.example", "[::1]"],
         "rpc-allowed-origins": ["localhost", "https://wallet.example:8443", "null"],
         "trusted-proxies": ["10.0.0.5", "192.168.0.0/16", "::1"],
@@ -364,8 +367,8 @@ ERRORS = [
     (["--metrics-endpoint", "9100"], "--metrics-endpoint: '9100' is neither host:port nor an "
                                      "endpoint string (Unknown endpoint type: '9100')"),
     (["--plugins", "witness foo"],
-     "--plugins: unknown plugin 'foo' (known: witness, account_history, market_history, "
-     "searchdb, grouped_orders, custom_operations, searchdb-objects)"),
+     "--plugins: unknown plugin 'foo' (known: account_history, searchdb, searchdb-objects, "
+     "market_history, grouped_orders, custom_operations, witness, template)"),
     (["--bucket-size", "60"], "--bucket-size: '60' is not a JSON array of seconds, e.g. "
                               "[60,300,3600]"),
     (["--bucket-size", "[60, -1]"], "--bucket-size: -1 is not between 0 and 4294967295"),
@@ -461,6 +464,11 @@ def test_file_errors(cwd):
         f"--genesis-json: {cwd / 'g.json'} is not a genesis file: Expecting property name")
     (cwd / "g.json").write_text("{}")
     assert _message("--genesis-json", "g.json") == (
+        f"--genesis-json: {cwd / 'g.json'} is not a genesis file: genesis: no initial account "
+        "or witness candidate to take the key prefix from")
+    key = "TEST" + "1" * 50
+    (cwd / "g.json").write_text(json.dumps({"initial_accounts": [{"owner_key": key}]}))
+    assert _message("--genesis-json", "g.json") == (
         f"--genesis-json: {cwd / 'g.json'} is not a genesis file: missing 'initial_timestamp'")
     assert missing in _message("--api-access", "missing.json")
     assert _message("--api-access", "missing.json").startswith("--api-access: ")
@@ -555,7 +563,7 @@ def test_url_errors_never_show_credentials(url, cwd):
 
 
 def test_url_with_credentials_accepted_and_redacted():
-    from nodeapi.plugin.values import parse_url, redact_url
+    from nodeapi.plugins.values import parse_url, redact_url
 
     assert parse_url(f"http://bob:{SECRET}@db:9200") == f"http://bob:{SECRET}@db:9200/"
     assert redact_url(f"https://bob:{SECRET}@db:9200/x") == "https://***@db:9200/x"
@@ -573,8 +581,8 @@ def test_accepted_url_gives_a_client_without_credentials(url, auth):
     Basic header (percent-encoding undone)."""
     import base64
 
-    from nodeapi.plugin.values import parse_url
-    from nodeapi.history.searchdb.client import SearchDBClient
+    from nodeapi.plugins.values import parse_url
+    from nodeapi.plugins.searchdb.client import SearchDBClient
 
     client = SearchDBClient(parse_url(url), "", reactor=object(), http_client=object())
     assert client.safe_url == "http://db:9200/" and client.base == "http://db:9200"

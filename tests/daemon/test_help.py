@@ -6,7 +6,7 @@ import subprocess
 
 from nodeapi.config_help import GROUPS
 from nodeapi.config_options import FLAGS, MULTI, SINGLE
-from nodeapi.config_plugins import PLUGINS
+from nodeapi.plugins.registry import PLUGINS
 
 from kit.daemon import twistd_command
 

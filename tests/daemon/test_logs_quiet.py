@@ -5,7 +5,7 @@ import pytest_twisted
 from twisted.logger import formatEvent, globalLogPublisher
 
 from nodeapi.applied import AppliedBlock
-from nodeapi.history.searchdb import pace as searchdb_pace
+from nodeapi.plugins.searchdb import pace as searchdb_pace
 
 from kit.searchdb import make_service
 
@@ -63,7 +63,7 @@ def test_search_database_client_logs_no_factory_lines(osmem_url):
     database client's pool is quiet."""
     from twisted.internet import reactor
 
-    from nodeapi.history.searchdb.client import SearchDBClient
+    from nodeapi.plugins.searchdb.client import SearchDBClient
 
     events = []
     globalLogPublisher.addObserver(events.append)
@@ -85,9 +85,9 @@ def test_searchdb_objects_retries_a_down_database_with_backoff(new_chain, tmp_pa
     from twisted.internet import defer, reactor
     from twisted.internet.task import Clock
 
-    from nodeapi.history.searchdb.client import SearchDBClient
-    from nodeapi.history.searchdb_objects.service import ObjectsService
-    from nodeapi.history.searchdb_objects.settings import ObjectsOptions
+    from nodeapi.plugins.searchdb.client import SearchDBClient
+    from nodeapi.plugins.searchdb_objects.service import ObjectsService
+    from nodeapi.plugins.searchdb_objects.settings import ObjectsOptions
 
     from kit.daemon import free_port
     from kit.wait import wait_for

@@ -100,7 +100,7 @@ def test_searchdb_metrics_shipping_outage_and_rejects(
     chain.add_consumer(rec)
     svc = make_service(proxy.url, chain, str(tmp_path), bulk_replay=20)
     chain.add_consumer(svc)
-    metrics = Metrics(chain, searchdb=svc)
+    metrics = Metrics(chain, {"searchdb": svc})
     listening = reactor.listenTCP(0, metrics.site(), interface="127.0.0.1")
     port = listening.getHost().port
     try:

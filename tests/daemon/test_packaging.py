@@ -34,3 +34,25 @@ def test_nodeapi_imports_and_builds_without_test_dependencies(tmp_path):
     assert proc.returncode == 0, proc.stderr
     count, kind = proc.stdout.split()
     assert int(count) > 30 and kind == "NodeService"
+
+
+def test_setup_cfg_lists_every_package_of_the_tree():
+    """setup.cfg lists the packages by hand (``twisted.plugins`` must be
+    listed, and ``find:`` cannot find it), so a package added or moved in
+    the tree but not in the list would be missing from an installed node:
+    every directory of nodeapi/ holding Python modules is a package (an
+    ``__init__.py``) and is listed."""
+    import configparser
+    import pathlib
+
+    config = configparser.ConfigParser()
+    config.read(pathlib.Path(ROOT) / "setup.cfg")
+    listed = set(config["options"]["packages"].split())
+    tree = pathlib.Path(ROOT) / "nodeapi"
+    with_modules = {".".join(path.parent.relative_to(ROOT).parts)
+                    for path in tree.rglob("*.py") if "__pycache__" not in path.parts}
+    missing_init = sorted(name for name in with_modules
+                          if not (pathlib.Path(ROOT, *name.split(".")) / "__init__.py").exists())
+    assert missing_init == [], "directories of modules without __init__.py"
+    assert sorted(with_modules - listed) == [], "packages missing from setup.cfg"
+    assert sorted(name for name in listed - with_modules if name != "twisted.plugins") == []

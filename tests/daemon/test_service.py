@@ -18,11 +18,11 @@ from twisted.logger import Logger, globalLogPublisher
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
 from nodeapi.config import Options
-from nodeapi.history.searchdb.service import SearchDBService
+from nodeapi.plugins.searchdb.service import SearchDBService
 from nodeapi.peers.service import PeerService
 from nodeapi.service import ListenFailed, ListeningService, NodeService
 from nodeapi.tap import makeService
-from nodeapi.witness import WitnessService
+from nodeapi.plugins.witness.service import WitnessService
 
 from kit.keys import DEV_WIF, WITNESS_KEYS
 
@@ -256,7 +256,7 @@ def test_make_service_attaches_every_service(tmp_path, plugins, names):
     assert isinstance(top, NodeService) and top.reactor is memory
     assert [s.name for s in top] == names
     from nodeapi.checkpoints import CheckpointService
-    from nodeapi.history.searchdb_objects.service import ObjectsService
+    from nodeapi.plugins.searchdb_objects.service import ObjectsService
 
     kinds = {"searchdb": SearchDBService, "witness": WitnessService, "peers": PeerService,
              "rpc": ListeningService, "metrics": ListeningService,

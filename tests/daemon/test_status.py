@@ -237,7 +237,7 @@ def test_status_page_shows_peers_and_the_search_database(chain, tmp_path):
     produce(chain, 2)
     peers = PeerService(chain, seed_nodes=[f"127.0.0.1:{free_port()}"], reactor=reactor)
     searchdb = make_service("http://127.0.0.1:9/", chain, str(tmp_path))
-    metrics = Metrics(chain, peers=peers, searchdb=searchdb, clock=Clock())
+    metrics = Metrics(chain, {"searchdb": searchdb}, peers=peers, clock=Clock())
     metrics.clock.advance(chain.head_block_time + 2)
     figures = metrics.figures()
     assert figures["peers"] == [{"addr": peers.potential_peers()[0]["addr"],

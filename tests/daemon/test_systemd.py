@@ -106,8 +106,8 @@ def test_journal_stream_lines_carry_the_priority_and_no_date(tmp_path):
     assert any("producing for 11 witness(es) ['1.6.1', '1.6.2', '1.6.3', '1.6.4', '1.6.5', "
                "'1.6.6', '1.6.7', '1.6.8', '1.6.9', '1.6.10', '1.6.11']" in line
                for line in lines), lines  # in id order
-    assert any(line.startswith("<4>[nodeapi.tap#warn] witness: signing with the published "
-                               "development key") for line in lines), lines
+    assert any(line.startswith("<4>[nodeapi.modes.ports#warn] witness: signing with the "
+                               "published development key") for line in lines), lines
 
 
 def test_notify_addresses():

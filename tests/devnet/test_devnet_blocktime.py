@@ -17,7 +17,7 @@ from twisted.internet import task
 from nodeapi.chain.errors import TransactionExpired
 from nodeapi.devnet.control import Devnet, DevnetOptions
 from nodeapi.errors import ApiError
-from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.history import AccountHistory
 
 from kit.chain import open_chain
 from kit.keys import DEV_WIF

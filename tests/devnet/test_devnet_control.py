@@ -15,7 +15,7 @@ from nodeapi.api.devnet import DevnetApi
 from nodeapi.devnet import snapshots
 from nodeapi.devnet.control import Devnet, DevnetOptions
 from nodeapi.errors import ApiError
-from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.history import AccountHistory
 from nodeapi.node import Node
 from nodeapi.protocol.times import parse_time
 
@@ -486,3 +486,31 @@ def test_ready_accounts_are_lifetime_members_that_register_accounts(devnet):
     devnet.clock.advance(0)
     made = chain.state.objects[chain.state.account_by_name["made-by-dev0"]]
     assert made["registrar"] == dev0
+
+
+def test_confirming_blocks_make_a_mined_block_irreversible_at_once(devnet):
+    """set_confirming_blocks(true): automine follows the block holding a
+    transaction with an empty one, so the last irreversible block (the
+    one before the head on a devnet) is that block; off again, one block
+    per turn."""
+    chain = devnet.chain
+    dev0 = chain.state.account_by_name["dev0"]
+    wif = devnet.accounts[0].wif
+    api = DevnetApi(Node(chain=chain, devnet=devnet), None)
+    assert api.set_confirming_blocks(True) is True
+    head = chain.head_block_num
+    chain.push_transaction(_transfer(chain, dev0, "1.2.6", 5, wif))
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 2
+    assert len(chain.get_block(head + 1)["transactions"]) == 1
+    assert chain.get_block(head + 2)["transactions"] == []
+    assert chain.dgp["last_irreversible_block_num"] == head + 1
+    devnet.clock.advance(10)  # nothing pending: nothing more
+    assert chain.head_block_num == head + 2
+    with pytest.raises(ApiError, match="enabled must be true or false"):
+        api.set_confirming_blocks(1)
+    assert api.set_confirming_blocks(False) is False
+    chain.push_transaction(_transfer(chain, dev0, "1.2.6", 6, wif))
+    devnet.clock.advance(0)
+    assert chain.head_block_num == head + 3
+    assert chain.dgp["last_irreversible_block_num"] == head + 2

@@ -156,3 +156,28 @@ def test_an_irreversible_stream_sees_the_bots_own_transfer(fresh):
     chain = Blockchain(blockchain_instance=bts, mode="irreversible")
     seen = list(chain.stream(opNames=["transfer"], start=num, stop=num))
     assert [op["amount"]["amount"] for op in seen] == [400_000]
+
+
+def test_with_confirming_blocks_the_stream_needs_no_other_block(fresh):
+    """set_confirming_blocks(true): automine follows the transfer's block
+    with an empty one, so python-bitshares' irreversible stream sees the
+    bot's own transfer as soon as the broadcast returns, and its next
+    transaction still finds the header after the last irreversible block
+    for its TaPoS."""
+    from bitshares.blockchain import Blockchain
+
+    devnet = fresh
+    devnet.set_confirming_blocks(True)
+    try:
+        bts = devnet.bitshares(expiration=devnet.expiration(), blocking="head")
+        num = bts.transfer("dev1", 5, "TEST", account="dev0")["block_num"]
+        props = devnet.call("database", "get_dynamic_global_properties")
+        assert props["head_block_number"] == num + 1
+        assert props["last_irreversible_block_num"] == num
+        chain = Blockchain(blockchain_instance=bts, mode="irreversible")
+        seen = list(chain.stream(opNames=["transfer"], start=num, stop=num))
+        assert [op["amount"]["amount"] for op in seen] == [500_000]
+        again = bts.transfer("dev1", 6, "TEST", account="dev0")["block_num"]
+        assert again == num + 2
+    finally:
+        devnet.set_confirming_blocks(False)

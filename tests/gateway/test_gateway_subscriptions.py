@@ -193,11 +193,11 @@ def test_block_and_pending_notices_encoded_once(funded, upstream, gw):
     sessions = [RecordingSession() for _ in range(3)]
     clients = [gw.hub.client_of(s) for s in sessions]
     for i, client in enumerate(clients):
-        yield client.call("set_block_applied_callback", [10 + i])
-    yield clients[0].call("set_pending_transaction_callback", [77])
-    yield clients[1].call("set_subscribe_callback", [20])
+        yield client.set_block_applied_callback(10 + i)
+    yield clients[0].set_pending_transaction_callback(77)
+    yield clients[1].set_subscribe_callback(20)
     yield clients[1].read("get_objects", [["2.1.0"]])
-    yield clients[2].call("set_subscribe_callback", [21])
+    yield clients[2].set_subscribe_callback(21)
     yield clients[2].read("get_objects", [["2.1.0"]])
     funded.push_transaction(sign(funded, [transfer_op(3)]))
     produce(funded)
@@ -353,21 +353,27 @@ def test_callbacks_need_a_websocket(funded, upstream, gw):
 
 
 def test_gateway_mode_answers_subscriptions_with_the_hub(tmp_path):
-    """tap.py: ``--upstream`` installs the hub's handlers for every
-    subscription function and subscribing read of the database set."""
+    """The gateway's maker gives its Gateway the hub (made in the
+    constructors, nothing installed afterwards); the forwarded database
+    set defines every subscription function itself, each answered by the
+    connection's ClientSubscriptions (one dispatch: the set's binding)."""
     from twisted.internet.testing import MemoryReactorClock
 
-    from nodeapi.gateway.apis import SUBSCRIPTION_FUNCTIONS
-    from nodeapi.gateway.subscribing_reads import SUBSCRIBING_READS
+    from nodeapi.gateway.apis import SUBSCRIPTION_FUNCTIONS, ForwardedDatabaseApi
+    from nodeapi.gateway.client_subscriptions import ClientSubscriptions
+    from nodeapi.gateway.subscriptions import SubscriptionHub
     from nodeapi.tap import Options, makeService
 
     options = Options()
     options.parseOptions(["--data-dir", str(tmp_path / "data"),
                           "--upstream", "ws://127.0.0.1:1", "--upstream", "ws://127.0.0.1:2"])
     top = makeService(options, MemoryReactorClock())
-    handlers = top.node.gateway.handlers
-    assert set(SUBSCRIPTION_FUNCTIONS) | {("database", f) for f in SUBSCRIBING_READS} \
-        == set(handlers)
+    gateway = top.node.gateway
+    assert isinstance(gateway.hub, SubscriptionHub)
+    assert gateway.hub.pending_notice in gateway.broadcast_listeners
+    functions = set(ForwardedDatabaseApi.function_names())
+    assert {f for _set, f in SUBSCRIPTION_FUNCTIONS} == functions
+    assert all(callable(getattr(ClientSubscriptions, f)) for f in functions)
 
 
 @pytest_twisted.inlineCallbacks

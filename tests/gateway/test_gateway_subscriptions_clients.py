@@ -17,7 +17,7 @@ import pytest_twisted
 from twisted.internet import defer, reactor, task, threads, utils
 
 from nodeapi.rpc.access import ApiAccess
-from nodeapi.witness import WitnessService
+from nodeapi.plugins.witness.service import WitnessService
 
 from kit.access import VECTORS
 from kit.chain import claim_op, open_chain, transfer_op
@@ -135,7 +135,7 @@ def test_btsdex_through_the_gateway(funded_pair, js_client):
     tests/clients/test_clients_btsdex.py) through the gateway, ending with
     its 'block' event (``set_subscribe_callback`` and ``get_objects(["2.1.0"])``:
     the dynamic global properties of a new block) routed by the hub."""
-    from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
+    from nodeapi.plugins.market_history.history import MarketHistory, MarketHistoryOptions
     from kit.clients import LiveNode
     from kit.keys import CHAIN_ID
 

@@ -7,7 +7,7 @@ import pytest
 from twisted.internet.task import Clock
 
 from nodeapi.config_parse import parse_chain_id
-from nodeapi.gateway.cache import AnswerCache, cache_key
+from nodeapi.gateway.cache import ForwardedAnswerCache, cache_key
 from nodeapi.errors import ApiError
 from nodeapi.gateway.connection import raw_result
 from nodeapi.gateway.link_wait import LINK_WAIT, LinkWait
@@ -49,7 +49,7 @@ def test_cache_keys_of_calls_that_cannot_change():
 
 
 def test_the_cache_keeps_only_final_answers_within_its_bytes():
-    cache = AnswerCache(max_bytes=10)
+    cache = ForwardedAnswerCache(max_bytes=10)
     assert not cache.put("a", b"1234", 8, lib=7)  # above the irreversible block
     assert not cache.put("a", b"null", 5, lib=7)  # no such block
     assert cache.put("a", b"1234", 7, lib=7) and cache.put("k", b"ab", None, lib=0)

@@ -11,7 +11,7 @@ from nodeapi.applied import AppliedOperation
 from nodeapi.chain.chain import Chain
 from nodeapi.chain.numbering import history_accounts
 from nodeapi.errors import ApiError
-from nodeapi.history.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.history import AccountHistory
 from nodeapi.node import ApiLimits, Node
 
 from kit.chain import INIT

@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from nodeapi.applied import AppliedOperation
-from nodeapi.history.searchdb.documents import DocumentBuilder, adapt_object, index_name
-from nodeapi.history.searchdb.flavors import index_template
+from nodeapi.plugins.searchdb.documents import DocumentBuilder, adapt_object, index_name
+from nodeapi.plugins.searchdb.flavors import index_template
 
 from kit.chain import open_chain
 from kit.history import Recorder, build_history_chain
@@ -311,7 +311,7 @@ def test_real_documents_reproduced(name):
 def test_operation_result_objects():
     """es_data_adaptor::adapt_static_variant of the result kinds: void,
     object id, asset, extendable (paid / received / new_objects / fees)."""
-    from nodeapi.history.searchdb.adaptor import adapt_static_variant
+    from nodeapi.plugins.searchdb.adaptor import adapt_static_variant
     assert adapt_static_variant([0, {}]) == {"which": 0, "data_object": {}}
     assert adapt_static_variant([1, "1.7.5"]) == {"which": 1, "data_string": "1.7.5"}
     asset = {"amount": 61699652, "asset_id": "1.3.0"}

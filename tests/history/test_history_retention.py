@@ -12,9 +12,9 @@ import pytest
 from nodeapi.api.base import Session
 from nodeapi.api.history import HistoryApi
 from nodeapi.applied import AppliedBlock, AppliedOperation
-from nodeapi.history.account_history.history import AccountHistory
-from nodeapi.history.account_history.plugin import history_limits
-from nodeapi.history.account_history.retention import UNLIMITED, HistoryLimits
+from nodeapi.plugins.account_history.history import AccountHistory
+from nodeapi.plugins.account_history.plugin import history_limits
+from nodeapi.plugins.account_history.retention import UNLIMITED, HistoryLimits
 from nodeapi.node import ApiLimits, Node
 
 from kit.history import SyntheticNumbering
@@ -362,7 +362,7 @@ def test_entries_by_id_and_bounded_lookups_under_trimming():
     sequence, and ``next`` reset to 2.9.0 on an account's oldest kept one)
     after heavy trimming with partial-operations, and the lookup rows stay
     in proportion to what is kept (dropped operations are compacted away)."""
-    from nodeapi.history.account_history.lookups import MIN_DEAD_ROWS
+    from nodeapi.plugins.account_history.lookups import MIN_DEAD_ROWS
 
     hist = AccountHistory(HistoryLimits(max_ops_per_account=5, partial_operations=True,
                                         min_blocks_to_keep=0))

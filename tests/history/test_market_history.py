@@ -5,7 +5,7 @@ market_history_plugin.cpp semantics)."""
 import pytest
 
 from nodeapi.applied import AppliedBlock, AppliedOperation
-from nodeapi.history.market_history.history import MarketHistory, MarketHistoryOptions
+from nodeapi.plugins.market_history.history import MarketHistory, MarketHistoryOptions
 from nodeapi.protocol.times import format_time
 
 CORE, GOLD = "1.3.0", "1.3.1"

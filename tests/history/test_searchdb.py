@@ -15,10 +15,10 @@ import pytest_twisted
 from twisted.internet import defer, reactor
 from twisted.logger import formatEvent, globalLogPublisher
 
-from nodeapi.history.searchdb.bulk import BulkBuilder
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.resume import CURSOR_FILE
-from nodeapi.history.searchdb.spool import BulkQueue
+from nodeapi.plugins.searchdb.bulk import BulkBuilder
+from nodeapi.plugins.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb.resume import CURSOR_FILE
+from nodeapi.plugins.searchdb.spool import BulkQueue
 from nodeapi.rpc.jsonrpc import to_wire
 
 from kit.chain import INIT, open_chain
@@ -257,7 +257,7 @@ def test_stop_reason_after_a_recovered_outage(genesis, history_log, osmem_url, t
     shipped), then takes a bulk and never answers: the stop, after its
     ``stop_timeout``, warns of the document left with the reason
     ``timeout``, not the connection error of the outage it recovered from
-    (nodeapi.history.searchdb.shipper ``BulkShipper.why_left``)."""
+    (nodeapi.plugins.searchdb.shipper ``BulkShipper.why_left``)."""
     path, _expected = history_log
     proxy = Proxy(osmem_url)
     chain = open_chain(genesis, path)
@@ -489,8 +489,8 @@ def test_searchdb_service_from_options(genesis, history_log, osmem_url, tmp_path
     database like the in-memory account_history plugin."""
     from nodeapi.applied import IAccountHistory
     from nodeapi.config import Options
-    from nodeapi.history.account_history.history import AccountHistory
-    from nodeapi.history.searchdb.plugin import searchdb_service
+    from nodeapi.plugins.account_history.history import AccountHistory
+    from nodeapi.plugins.searchdb.plugin import searchdb_service
 
     path, expected = history_log
     options = Options()
@@ -630,7 +630,7 @@ def test_modes_from_options(genesis, history_log, osmem_url, tmp_path):
     never writes (no template, blocks ignored) and answers from the
     database; only_save writes and leaves the history API to the node."""
     from nodeapi.config import Options
-    from nodeapi.history.searchdb.plugin import searchdb_service
+    from nodeapi.plugins.searchdb.plugin import searchdb_service
 
     path, expected = history_log
 

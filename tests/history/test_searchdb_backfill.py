@@ -14,7 +14,7 @@ import pytest_twisted
 from osmem_server import OsmemServer
 from twisted.internet import reactor
 
-from nodeapi.history.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb.client import SearchDBClient
 
 from kit.chain import open_chain
 from kit.daemon import free_port
@@ -109,7 +109,7 @@ def test_wipe_then_node_restarted(genesis, history_log, database, tmp_path,  # n
     database and is stopped while a bulk of its backfill is in flight,
     with the database up: the stop ends the backfill, flushes the plugin's
     own queue and returns at once, far under its ``stop_timeout``
-    (nodeapi.history.searchdb.shipper, a source removed with its bulk in
+    (nodeapi.plugins.searchdb.shipper, a source removed with its bulk in
     flight); the restarted node writes everything the database lacks
     despite its cursor file, and nothing it holds."""
     path, _expected = history_log

@@ -17,8 +17,8 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.web import resource, server
 
-from nodeapi.history.searchdb.client import SearchDBClient, parse_server_info
-from nodeapi.history.searchdb.flavors import index_template
+from nodeapi.plugins.searchdb.client import SearchDBClient, parse_server_info
+from nodeapi.plugins.searchdb.flavors import index_template
 
 from kit.chain import open_chain
 from kit.searchdb import FarClock, make_service

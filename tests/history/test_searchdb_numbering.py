@@ -1,5 +1,5 @@
 """A search database filled with another operation numbering
-(nodeapi.history.searchdb.numbering), against osmem.
+(nodeapi.plugins.searchdb.numbering), against osmem.
 
 Older versions of the node numbered the virtual operations of a
 transaction after all its operations, with ``op_in_trx`` = the number of
@@ -19,7 +19,7 @@ from twisted.internet.task import deferLater
 from twisted.logger import formatEvent, globalLogPublisher
 
 from nodeapi.chain.numbering import OperationNumbering
-from nodeapi.history.searchdb.numbering import NumberingMismatch
+from nodeapi.plugins.searchdb.numbering import NumberingMismatch
 from nodeapi.service import NodeService
 
 from kit.chain import open_chain, produce, transfer_op

@@ -11,10 +11,10 @@ import pytest_twisted
 from twisted.internet import defer, reactor, task
 
 from nodeapi.config import Options, read_ini
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb_objects import plugin as objects_plugin
-from nodeapi.history.searchdb_objects.service import CURSOR_FILE, ObjectsService
-from nodeapi.history.searchdb_objects.settings import ObjectsOptions
+from nodeapi.plugins.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb_objects import plugin as objects_plugin
+from nodeapi.plugins.searchdb_objects.service import CURSOR_FILE, ObjectsService
+from nodeapi.plugins.searchdb_objects.settings import ObjectsOptions
 
 from kit.chain import CORE, limit_order, produce, transfer_op
 from kit.searchdb import Proxy

@@ -18,10 +18,11 @@ from nodeapi.api.base import Session
 from nodeapi.api.history import HistoryApi
 from nodeapi.applied import AppliedBlock, AppliedOperation
 from nodeapi.errors import HistoryError
-from nodeapi.history.account_history.history import AccountHistory
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.documents import DocumentBuilder
-from nodeapi.history.searchdb.query import SearchDBHistory, entry_from_document
+from nodeapi.plugins.account_history.history import AccountHistory
+from nodeapi.plugins.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb.documents import DocumentBuilder
+from nodeapi.plugins.searchdb.query import SearchDBHistory, entry_from_document
+from nodeapi.plugins.searchdb.service import SearchDBService
 from nodeapi.node import Node
 from nodeapi.rpc.jsonrpc import to_wire
 
@@ -153,12 +154,17 @@ async def resolve(value):
 
 
 @pytest_twisted.ensureDeferred
-async def test_history_api_set_over_searchdb(stored, built):
-    """The history API set answers with the Deferreds of SearchDBHistory."""
-    _client, db, _ = stored
+async def test_history_api_set_over_searchdb(stored, built, tmp_path):
+    """The history API set answers with the Deferreds of SearchDBHistory
+    (the ``history`` of the searchdb plugin's service, ``node.plugins``'
+    part, which queries and never writes here)."""
+    client, _db, _ = stored
     chain, _rec, hist, info = built
+    plugin = SearchDBService(client, chain, str(tmp_path), reactor, index_prefix=PREFIX,
+                             writes=False, queries=True)
     mem_api = HistoryApi(Node(chain=chain, plugins={"account_history": hist}), Session())
-    db_api = HistoryApi(Node(chain=chain, plugins={"searchdb": db}), Session())
+    db_api = HistoryApi(Node(chain=chain, plugins={"searchdb": plugin}), Session())
+    assert db_api.node.account_history() is plugin.history
     calls = [("get_account_history", [name, "1.11.0", 100, "1.11.0"])
              for name in ("init0", "alice-1", info["accounts"][1], "nobody-here")]
     calls += [("get_account_history", ["init0", "1.11.3", 2, "1.11.10"]),

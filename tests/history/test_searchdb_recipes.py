@@ -11,9 +11,9 @@ import pytest_twisted
 import treq
 from twisted.internet import reactor
 
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.documents import index_name
-from nodeapi.history.searchdb.flavors import ServerInfo
+from nodeapi.plugins.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb.documents import index_name
+from nodeapi.plugins.searchdb.flavors import ServerInfo
 
 from kit.searchdb import bulk_bodies, install_template, ship
 

@@ -10,9 +10,9 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor
 
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.resume import CURSOR_FILE, Cursor, Resume
-from nodeapi.history.searchdb.resume import find_resume
+from nodeapi.plugins.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb.resume import CURSOR_FILE, Cursor, Resume
+from nodeapi.plugins.searchdb.resume import find_resume
 
 from kit.chain import open_chain
 from kit.searchdb import FarClock, check_all_once, make_service, replay_through, stored_docs

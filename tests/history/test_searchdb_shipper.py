@@ -14,12 +14,12 @@ from twisted.web.server import NOT_DONE_YET
 from treq.testing import StubTreq
 from zope.interface.verify import verifyClass
 
-from nodeapi.history.searchdb.bulk import BulkBuilder
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb_objects.service import ObjectsService
-from nodeapi.history.searchdb.service import SearchDBService
-from nodeapi.history.searchdb.shipper import BulkShipper, IBulkSource
-from nodeapi.history.searchdb.spool import BulkQueue
+from nodeapi.plugins.searchdb.bulk import BulkBuilder
+from nodeapi.plugins.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb_objects.service import ObjectsService
+from nodeapi.plugins.searchdb.service import SearchDBService
+from nodeapi.plugins.searchdb.shipper import BulkShipper, IBulkSource
+from nodeapi.plugins.searchdb.spool import BulkQueue
 
 
 class Stand(Resource):
@@ -240,7 +240,7 @@ def test_both_plugins_are_bulk_sources():
 ])
 def test_source_removed_with_its_bulk_in_flight(tmp_path, answer, stored):
     """A backfill's queue removed and discarded while its bulk is in
-    flight (nodeapi.history.searchdb.backfill ``BackfillControl.end``, as
+    flight (nodeapi.plugins.searchdb.backfill ``BackfillControl.end``, as
     the plugin's stop does): whatever that bulk's answer, the loop lives
     on, ships the plugin's queue at once (no backoff, nothing retried of
     the removed bulk, no ``on_done`` for it) and a stop's ``drain``

@@ -1,4 +1,4 @@
-"""The searchdb spool (nodeapi.history.searchdb.spool.BulkQueue): disk use stays
+"""The searchdb spool (nodeapi.plugins.searchdb.spool.BulkQueue): disk use stays
 bounded by what is still waiting during a long outage followed by a slow
 catch-up, and every bulk comes back in order with its exact content."""
 
@@ -10,7 +10,7 @@ import subprocess
 import sys
 from array import array
 
-from nodeapi.history.searchdb.spool import _HEAD, Bulk, BulkQueue
+from nodeapi.plugins.searchdb.spool import _HEAD, Bulk, BulkQueue
 
 from kit.paths import ROOT, TESTS
 

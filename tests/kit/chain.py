@@ -10,7 +10,7 @@ from bitsharesbase.operationids import operations as op_ids
 
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
-from nodeapi.chain.fees import core_fee
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.protocol.times import format_time
 
 from kit.keys import DEV_PUB, DEV_WIF
@@ -105,8 +105,8 @@ def with_fee(chain, op_class, **data):
     """Build the op once with fee 0, then with the exact required fee;
     returns (op, fee)."""
     op = op_class(fee=FEE0, prefix="TEST", **data)
-    fee = core_fee([op_id(op_class), op.json()],
-                   chain.state.get("2.0.0")["parameters"]["current_fees"])
+    fee = operation_fee([op_id(op_class), op.json()],
+                        chain.state.get("2.0.0")["parameters"]["current_fees"], chain.address_prefix)
     return op_class(fee={"amount": fee, "asset_id": CORE}, prefix="TEST", **data), fee
 
 

@@ -24,7 +24,7 @@ import pytest_twisted
 from twisted.internet import defer, reactor, utils
 
 from nodeapi.rpc.access import ApiAccess
-from nodeapi.witness import WitnessService
+from nodeapi.plugins.witness.service import WitnessService
 
 from kit import signing  # noqa: F401  (registers TESTNODE, the ecdsa signer)
 from kit.access import VECTORS

@@ -7,8 +7,7 @@ import pytest_twisted
 from twisted.internet import defer, reactor
 
 from nodeapi.gateway.apis import Gateway, gateway_registry
-from nodeapi.gateway.cache import AnswerCache
-from nodeapi.gateway.client_subscriptions import install
+from nodeapi.gateway.cache import ForwardedAnswerCache
 from nodeapi.gateway.confirmations import Confirmations
 from nodeapi.gateway.figures import GatewayCollector, PoolHead
 from nodeapi.gateway.head_share import HeadShare
@@ -53,11 +52,12 @@ class GatewaySite:
                                  patience=patience, timeout=timeout,
                                  max_lag_blocks=max_lag_blocks, outage_retry=outage_retry)
         share = HeadShare(self.pool, reactor, share_seconds) if share_seconds else None
-        self.gateway = Gateway(self.pool, AnswerCache(cache_bytes, clock=cache_clock or reactor),
-                               Confirmations(self.pool, interval=0.1), share=share,
-                               **({"routes": routes} if routes is not None else {}))
         self.hub = SubscriptionHub(self.pool, reactor, **(hub_args or {}))
-        install(self.gateway, self.hub)
+        self.gateway = Gateway(self.pool,
+                               ForwardedAnswerCache(cache_bytes, clock=cache_clock or reactor),
+                               Confirmations(self.pool, interval=0.1), share=share,
+                               **({"routes": routes} if routes is not None else {}),
+                               hub=self.hub)
         self.node = Node(chain=None, reactor=reactor, gateway=self.gateway)
         self.metrics = Metrics(None, clock=clock or reactor, upstream=PoolHead(self.pool),
                                health_limits=HealthLimits(max_head_age=10 ** 9))

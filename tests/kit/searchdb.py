@@ -8,10 +8,10 @@ import treq
 from twisted.internet import defer, reactor
 from twisted.protocols.portforward import ProxyFactory
 
-from nodeapi.history.searchdb.client import SearchDBClient
-from nodeapi.history.searchdb.documents import DocumentBuilder
-from nodeapi.history.searchdb.flavors import index_template
-from nodeapi.history.searchdb.service import SearchDBService
+from nodeapi.plugins.searchdb.client import SearchDBClient
+from nodeapi.plugins.searchdb.documents import DocumentBuilder
+from nodeapi.plugins.searchdb.flavors import index_template
+from nodeapi.plugins.searchdb.service import SearchDBService
 
 from kit.chain import INIT, open_chain, produce, transfer_op
 from kit.daemon import free_port

@@ -55,7 +55,7 @@ def make_node(chain, history=None, **kwargs):
     place after it was stored fails the test that reads it."""
     kwargs.setdefault("api_answers", ApiAnswers(check=True))
     if history is None:
-        from nodeapi.history.account_history.history import AccountHistory
+        from nodeapi.plugins.account_history.history import AccountHistory
 
         history = AccountHistory()
         chain.add_consumer(history)

@@ -12,6 +12,7 @@ from kit.operation_samples import GENESIS, MEMO, sample
 from nodeapi.protocol.errors import InvalidField, UnknownOperation
 from nodeapi.protocol.fee_parameters import DEFAULT_FEE_PARAMETERS, fee_parameters
 from nodeapi.protocol.fee_schedule import operation_fee, required_fees
+from nodeapi.protocol.operations import VIRTUAL_OPERATIONS, table, transfers
 
 P = 100000  # GRAPHENE_BLOCKCHAIN_PRECISION
 SCHEDULE = GENESIS["initial_parameters"]["current_fees"]
@@ -67,39 +68,39 @@ def test_fee_of_every_type(kind):
 def test_every_type_has_a_row():
     assert sorted(EXPECTED) == list(range(78)) == sorted(DEFAULT_FEE_PARAMETERS)
     with pytest.raises(UnknownOperation):
-        operation_fee([78, {}], SCHEDULE)
+        operation_fee([78, {}], SCHEDULE, "TEST")
     with pytest.raises(UnknownOperation):
-        operation_fee(["transfer", {}], SCHEDULE)
-    assert operation_fee(["0", {}], SCHEDULE) == 20 * P  # fc reads "0" as 0
+        operation_fee(["transfer", {}], SCHEDULE, "TEST")
+    assert operation_fee(["0", {}], SCHEDULE, "TEST") == 20 * P  # fc reads "0" as 0
     with pytest.raises(InvalidField, match="missing or malformed field 'symbol'"):
-        operation_fee([10, {}], SCHEDULE)
+        operation_fee([10, {}], SCHEDULE, "TEST")
 
 
 def test_memo_and_name_variants():
     op = sample(0)
     del op[1]["memo"]
-    assert operation_fee(op, SCHEDULE) == 20 * P
+    assert operation_fee(op, SCHEDULE, "TEST") == 20 * P
     issue = sample(14)
     issue[1]["memo"] = MEMO
-    assert operation_fee(issue, SCHEDULE) == 20 * P + kb(MEMO_BYTES, P)
+    assert operation_fee(issue, SCHEDULE, "TEST") == 20 * P + kb(MEMO_BYTES, P)
     upgrade = sample(8)
     upgrade[1]["upgrade_to_lifetime_member"] = False
-    assert operation_fee(upgrade, SCHEDULE) == 2000 * P
+    assert operation_fee(upgrade, SCHEDULE, "TEST") == 2000 * P
 
 
 def test_name_and_symbol_variants():
     create = sample(5)
     create[1]["name"] = "bcd"  # no vowel: cheap; body 142 bytes
-    assert operation_fee(create, SCHEDULE) == 5 * P + kb(142, P)
+    assert operation_fee(create, SCHEDULE, "TEST") == 5 * P + kb(142, P)
     asset = sample(10)
     for symbol, fee in (("ABCD", 300000 * P), ("ABCDE", 5000 * P), ("ABC.D", 5000 * P)):
         asset[1]["symbol"] = symbol
-        assert operation_fee(asset, SCHEDULE) == fee
+        assert operation_fee(asset, SCHEDULE, "TEST") == fee
     # a sub-asset pays account_transfer's fee once ticket_create has an entry
     with_tickets = dict(SCHEDULE, parameters=SCHEDULE["parameters"] + [[57, {"fee": 7}]])
-    assert operation_fee(asset, with_tickets) == 500 * P
+    assert operation_fee(asset, with_tickets, "TEST") == 500 * P
     asset[1]["symbol"] = "ABCDE"
-    assert operation_fee(asset, with_tickets) == 5000 * P
+    assert operation_fee(asset, with_tickets, "TEST") == 5000 * P
 
 
 def test_schedule_lookup_rules():
@@ -118,15 +119,16 @@ def test_schedule_lookup_rules():
     with pytest.raises(InvalidField):
         fee_parameters({"parameters": [[0, {"fee": -5}]]}, 0)
     # htlc_create's memo uses transfer's price_per_kbyte, default when absent
-    assert operation_fee(sample(49), empty) == P + 2 * P + kb(MEMO_BYTES, 10 * P)
-    assert operation_fee(sample(49), {"parameters": [[0, {"price_per_kbyte": 1024}]]}) == \
+    assert operation_fee(sample(49), empty, "TEST") == P + 2 * P + kb(MEMO_BYTES, 10 * P)
+    assert operation_fee(sample(49), {"parameters": [[0, {"price_per_kbyte": 1024}]]},
+                         "TEST") == \
         P + 2 * P + MEMO_BYTES
 
 
 def test_scale():
     half = dict(SCHEDULE, scale=5000)
-    assert operation_fee(sample(0), half) == EXPECTED[0] * 5000 // 10000
-    assert operation_fee(sample(37), half) == 0
+    assert operation_fee(sample(0), half, "TEST") == EXPECTED[0] * 5000 // 10000
+    assert operation_fee(sample(37), half, "TEST") == 0
 
 
 def test_required_fees_in_another_asset_round_up():
@@ -139,7 +141,7 @@ def test_required_fees_in_another_asset_round_up():
         {"amount": 0, "asset_id": "1.3.1"}]  # a virtual operation: 0, not refused
     assert ops == before  # graphene works on copies
     flipped = {"base": cer["quote"], "quote": cer["base"]}
-    assert required_fees([sample(1)], SCHEDULE, flipped)[0]["amount"] == -(-5 * P * 7 // 3)
+    assert required_fees([sample(1)], SCHEDULE, flipped, "TEST")[0]["amount"] == -(-5 * P * 7 // 3)
 
 
 def test_required_fees_of_nested_proposals():
@@ -161,3 +163,19 @@ def test_chain_required_fees(chain):
     assert chain.required_fees([sample(0), sample(2)]) == [
         {"amount": EXPECTED[0], "asset_id": "1.3.0"}, {"amount": EXPECTED[2], "asset_id": "1.3.0"}]
     assert chain.required_fee(sample(4)) == {"amount": 0, "asset_id": "1.3.0"}
+
+
+def test_each_family_holds_its_own_fee_formulas_and_authorities():
+    """A fee formula or an authority rule sits in the family module of its
+    operation (changing a fee rule touches that module and this test), and
+    the virtual operations' ``calculate_fee`` is 0 (their fee_params_t is
+    empty)."""
+    for family in table._FAMILIES:
+        for name in ("CALCULATE_FEE", "REQUIRED_AUTHORITIES", "OTHER_AUTHORITIES"):
+            rules = getattr(family, name)
+            assert set(rules) <= set(family.OPERATIONS), (family.__name__, name)
+            assert all(table.__dict__[name][k] is rule for k, rule in rules.items())
+    for kind in VIRTUAL_OPERATIONS:
+        assert operation_fee(sample(kind), SCHEDULE, "TEST") == 0
+    # a transfer without a memo pays its flat fee (the family's formula)
+    assert transfers.CALCULATE_FEE[0]({"fee": {}}, {"fee": 7, "price_per_kbyte": 1}, None) == 7

@@ -227,3 +227,15 @@ def test_truncated_and_trailing_bytes():
     assert pack(UINT16, 65535) == b"\xff\xff"
     with pytest.raises(errors.IntegerOutOfRange):
         pack(UINT64, -1)
+
+
+def test_reading_a_key_needs_the_chains_prefix():
+    """No default prefix: a public key is read with the prefix given, and
+    reading one without a prefix is an error (types without keys need
+    none)."""
+    raw = bytes([2]) + bytes(range(1, 33))
+    assert unpack(PUBLIC_KEY, raw, "XYZ").startswith("XYZ")
+    assert unpack(PUBLIC_KEY, raw, "TEST")[4:] == unpack(PUBLIC_KEY, raw, "XYZ")[3:]
+    with pytest.raises(TypeError, match="key prefix"):
+        unpack(PUBLIC_KEY, raw)
+    assert unpack(INT64, b"\x01" + bytes(7)) == 1

@@ -37,7 +37,7 @@ import attr
 
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import sign_transaction
-from nodeapi.witness_plugin import DEV_WIF
+from nodeapi.plugins.witness.plugin import DEV_WIF
 
 from tools.differential.compare import Deliberate, field_differences, general_path, object_kind
 from tools.differential.scenario import CORE, NOT_SENT, Scenario

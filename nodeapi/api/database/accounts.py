@@ -10,17 +10,12 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp section
 """
 
 from nodeapi.api.arguments import (
-    api_limit, check_count, check_limit, id_key, optional_bool, require_list, require_name_or_id,
+    check_count, check_limit, id_key, optional_bool, require_list, require_name_or_id,
     require_str)
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.full_accounts import cached_full_account
 from nodeapi.api.lookup import find_account, get_account
 from nodeapi.errors import ApiError
-
-# graphene api_limit_get_full_accounts_subscribe: accounts one connection can
-# subscribe to through get_full_accounts.
-FULL_ACCOUNTS_SUBSCRIBE = 100
-
 
 def not_subscribing(section, args: list) -> bool:
     """The ``shared`` rule (:func:`~nodeapi.api.base.api_function`) of a
@@ -56,7 +51,7 @@ class Accounts(Section):
         subscribed (graphene auto-subscription rules).  Every item must be a
         non-empty string (:func:`require_name_or_id`)."""
         names = require_list(account_names_or_ids, "account_names_or_ids")
-        check_count(len(names), api_limit(self.node, "get_objects", 100), "accounts")
+        check_count(len(names), self.node.limits.get_objects, "accounts")
         to_subscribe = self.subscriptions.whether_to_subscribe(
             optional_bool(subscribe, "subscribe"))
         for i, name in enumerate(names):
@@ -80,7 +75,7 @@ class Accounts(Section):
     def lookup_account_names(self, account_names):
         """``[account | null]`` for exact names (ids are not looked up)."""
         names = require_list(account_names, "account_names")
-        check_count(len(names), api_limit(self.node, "get_objects", 100), "accounts")
+        check_count(len(names), self.node.limits.get_objects, "accounts")
         state = self.chain.state
         out = []
         for name in names:
@@ -94,7 +89,7 @@ class Accounts(Section):
         by name, at most ``limit`` (<= ``api-limit-lookup-accounts``).  With
         ``limit`` 1 the account found is subscribed (graphene)."""
         require_str(lower_bound_name, "lower_bound_name")
-        check_limit(limit, api_limit(self.node, "lookup_accounts", 1000))
+        check_limit(limit, self.node.limits.lookup_accounts)
         if limit == 0:
             return []
         found = self.chain.state.accounts_by_name(lower_bound_name, limit)
@@ -140,12 +135,11 @@ class Accounts(Section):
         account and the objects belonging to it are notified on change (up to
         100 accounts per connection)."""
         names = require_list(names_or_ids, "names_or_ids")
-        check_count(len(names), api_limit(self.node, "get_full_accounts", 50), "accounts")
+        check_count(len(names), self.node.limits.get_full_accounts, "accounts")
         to_subscribe = self.subscriptions.whether_to_subscribe(
             optional_bool(subscribe, "subscribe"))
-        list_limit = api_limit(self.node, "get_full_accounts_lists", 500)
-        subscribe_limit = api_limit(self.node, "get_full_accounts_subscribe",
-                                    FULL_ACCOUNTS_SUBSCRIBE)
+        list_limit = self.node.limits.get_full_accounts_lists
+        subscribe_limit = self.node.limits.get_full_accounts_subscribe
         for i, name in enumerate(names):
             require_name_or_id(name, f"names_or_ids[{i}]")
         results = {}
@@ -164,7 +158,7 @@ class Accounts(Section):
         power (``vp_active`` descending, then id) counted at the last vote
         tally (``vote_tally_time`` >= the global ``last_vote_tally_time``),
         at most ``limit`` (<= ``api-limit-get-top-voters``, 200)."""
-        check_limit(limit, api_limit(self.node, "get_top_voters", 200))
+        check_limit(limit, self.node.limits.get_top_voters)
         state = self.chain.state
         tally = state.objects["2.1.0"]["last_vote_tally_time"]
         stats = [state.objects[state.objects[aid]["statistics"]]

@@ -11,6 +11,7 @@ it too).
 """
 
 from nodeapi.errors import ApiError
+from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 
 _INT64_MAX = (1 << 63) - 1
 _UINT128_MAX = (1 << 128) - 1
@@ -63,6 +64,6 @@ def price_diff_percent_string(old_base: int, old_quote: int, new_base: int,
     new_base, new_quote = usable(new_base, new_quote)
     new = new_base * old_quote
     old = old_base * new_quote
-    diff = min(abs(new - old) * 10000 // old, _UINT128_MAX)
+    diff = min(abs(new - old) * GRAPHENE_100_PERCENT // old, _UINT128_MAX)
     text = uint_amount_to_string(diff, 2)
     return text if new >= old or text == "0" else "-" + text

@@ -10,7 +10,7 @@ id.  These four answer graphene's ``extended_asset_object``
 """
 
 from nodeapi.api.arguments import (
-    api_limit, check_count, check_limit, id_key, optional_bool, require_list, require_str,
+    check_count, check_limit, id_key, optional_bool, require_list, require_str,
     typed_id)
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import find_asset, get_account, get_asset
@@ -50,7 +50,7 @@ class Assets(Section):
         """``[asset | null]`` for symbols or ids, in order; found assets are
         subscribed.  At most ``api-limit-get-assets`` items."""
         items = require_list(asset_symbols_or_ids, "asset_symbols_or_ids")
-        check_count(len(items), api_limit(self.node, "get_assets", 101), "assets")
+        check_count(len(items), self.node.limits.get_assets, "assets")
         to_subscribe = self.subscriptions.whether_to_subscribe(
             optional_bool(subscribe, "subscribe"))
         result = []
@@ -65,7 +65,7 @@ class Assets(Section):
     def lookup_asset_symbols(self, symbols_or_ids):
         """``[asset | null]`` for symbols or ids (no subscription)."""
         items = require_list(symbols_or_ids, "symbols_or_ids")
-        check_count(len(items), api_limit(self.node, "get_assets", 101), "assets")
+        check_count(len(items), self.node.limits.get_assets, "assets")
         state = self.chain.state
         return [extended_asset(state, find_asset(state, item)) for item in items]
 
@@ -74,7 +74,7 @@ class Assets(Section):
         """Assets whose symbol is >= ``lower_bound_symbol``, by symbol, at
         most ``limit`` (<= ``api-limit-list-assets``)."""
         require_str(lower_bound_symbol, "lower_bound_symbol")
-        check_limit(limit, api_limit(self.node, "list_assets", 101))
+        check_limit(limit, self.node.limits.list_assets)
         state = self.chain.state
         symbols = sorted(s for s in state.asset_by_symbol if s >= lower_bound_symbol)
         return [extended_asset(state, state.objects[state.asset_by_symbol[s]])
@@ -89,7 +89,7 @@ class Assets(Section):
     def get_assets_by_issuer(self, issuer_name_or_id, start, limit: int):
         """Assets issued by the account, by id from ``start`` (``1.3.N``), at
         most ``limit`` (<= ``api-limit-get-assets``)."""
-        check_limit(limit, api_limit(self.node, "get_assets", 101))
+        check_limit(limit, self.node.limits.get_assets)
         issuer = get_account(self.chain.state, issuer_name_or_id)["id"]
         first = id_key(typed_id(start, "1.3", "start"))
         state = self.chain.state

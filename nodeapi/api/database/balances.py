@@ -9,11 +9,12 @@ accept a name or a ``1.2.N`` id.  Vesting balances are the 1.13.N objects
 maintenance creates for cashback (:mod:`nodeapi.chain.fees`).
 """
 
-from nodeapi.api.arguments import api_limit, check_count, id_key, require_list, typed_id
+from nodeapi.api.arguments import check_count, id_key, require_list, typed_id
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_account
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.asset import amount_of, asset
 
 
 def vesting_balances_of(state, account_id: str) -> list:
@@ -34,13 +35,13 @@ class Balances(Section):
         ``api-limit-get-account-balances`` asset ids."""
         account = get_account(self.chain.state, account_name_or_id)
         asset_ids = {typed_id(a, "1.3", "asset id") for a in require_list(assets, "assets")}
-        check_count(len(asset_ids), api_limit(self.node, "get_account_balances", 1000),
+        check_count(len(asset_ids), self.node.limits.get_account_balances,
                     "assets")
         state = self.chain.state
         if not asset_ids:
-            return [{"amount": b["balance"], "asset_id": b["asset_type"]}
+            return [asset(b["balance"], b["asset_type"])
                     for b in state.balances_of(account["id"])]
-        return [{"amount": state.balance(account["id"], a), "asset_id": a}
+        return [asset(state.balance(account["id"], a), a)
                 for a in sorted(asset_ids, key=id_key)]
 
     @api_function
@@ -65,7 +66,7 @@ class Balances(Section):
         addresses (``TEST...`` address strings), by address then asset and
         id."""
         addrs = require_list(addrs, "addrs")
-        check_count(len(addrs), api_limit(self.node, "get_objects", 100), "addresses")
+        check_count(len(addrs), self.node.limits.get_objects, "addresses")
         state = self.chain.state
         prefix = self.chain.address_prefix
         out = []
@@ -93,13 +94,13 @@ class Balances(Section):
             obj = state.objects.get(typed_id(oid, "1.15", "balance id"))
             if obj is None:
                 raise ApiError(f"Unknown balance object {oid}")
-            out.append({"amount": _available(obj, now), "asset_id": obj["balance"]["asset_id"]})
+            out.append(asset(_available(obj, now), obj["balance"]["asset_id"]))
         return out
 
 
 def _available(obj: dict, now: int) -> int:
     """graphene ``balance_object::available(now)`` in satoshis."""
-    balance = int(obj["balance"]["amount"])
+    balance = amount_of(obj["balance"])
     policy = obj.get("vesting_policy")
     if not policy:
         return balance

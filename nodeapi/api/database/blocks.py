@@ -7,7 +7,7 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp section
 """
 
 from nodeapi.api.arguments import (
-    api_limit, check_count, optional_bool, require_hex, require_list)
+    check_count, optional_bool, require_hex, require_list)
 from nodeapi.api.base import Section, api_function, fc_int
 from nodeapi.errors import ApiError
 from nodeapi.protocol.times import parse_time
@@ -42,7 +42,7 @@ class Blocks(Section):
             if not 0 <= num <= 0xFFFFFFFF:
                 raise ApiError(f"block_nums: expected block numbers, got {n!r}")
             nums.add(num)
-        check_count(len(nums), api_limit(self.node, "get_blocks", 100), "blocks")
+        check_count(len(nums), self.node.limits.get_blocks, "blocks")
         return [[n, self.get_block_header(n, with_witness_signatures)] for n in sorted(nums)]
 
     @api_function

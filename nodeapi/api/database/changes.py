@@ -25,7 +25,7 @@ are the same, only the work shared between connections is done once here.
 
 from nodeapi.api.arguments import id_key
 from nodeapi.api.database.notice_rules import relevant_accounts
-from nodeapi.history.market_history.objects import market_of
+from nodeapi.plugins.market_history.objects import market_of
 from nodeapi.protocol.ids import kind_and_instance
 
 _LIMIT_ORDER = "1.7."

@@ -54,13 +54,13 @@ class Claims(Section):
     def list_tickets(self, limit=None, start_id=None):
         """Tickets ``1.18.N`` by id from ``start_id``, at most ``limit``
         (default and maximum ``api-limit-get-tickets``, 101)."""
-        limit = optional_limit(self.node, limit, "get_tickets", 101)
+        limit = optional_limit(limit, self.node.limits.get_tickets)
         return page(objects_of_kind(self.chain.state, TICKET), start_key(start_id, TICKET), limit)
 
     @api_function
     def get_tickets_by_account(self, account_name_or_id, limit=None, start_id=None):
         """The account's tickets by id from ``start_id``."""
         account_id = get_account(self.chain.state, account_name_or_id)["id"]
-        limit = optional_limit(self.node, limit, "get_tickets", 101)
+        limit = optional_limit(limit, self.node.limits.get_tickets)
         return page(matching(self.chain.state, TICKET, account=account_id),
                     start_key(start_id, TICKET), limit)

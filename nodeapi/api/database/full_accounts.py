@@ -17,6 +17,7 @@ from nodeapi.api.database.listing import matching
 from nodeapi.api.database.markets.debt import positions_of
 from nodeapi.api.database.withdrawals import permissions_of
 from nodeapi.chain.state import StateObject
+from nodeapi.protocol.config import CORE_ASSET
 
 _MORE_DATA = ("balances", "vesting_balances", "limit_orders", "call_orders", "settle_orders",
               "proposals", "assets", "withdraws_from", "withdraws_to", "htlcs_from",
@@ -76,7 +77,7 @@ def full_account(state, account: dict, list_limit: int) -> dict:
         "balances": capped(state.balances_of(aid), "balances"),
         "vesting_balances": capped(vesting_balances_of(state, aid), "vesting_balances"),
         "limit_orders": capped(state.limit_orders_of(aid), "limit_orders"),
-        "call_orders": capped(positions_of(state, aid, "1.3.0", list_limit + 1), "call_orders"),
+        "call_orders": capped(positions_of(state, aid, CORE_ASSET, list_limit + 1), "call_orders"),
         "settle_orders": capped(matching(state, "1.4", owner=aid), "settle_orders"),
         "proposals": capped(proposals_of(state, aid), "proposals"),
         "assets": capped(assets, "assets"),

@@ -10,7 +10,7 @@ the ``*_by_account`` functions, an account name or id.  Workers are the
 """
 
 from nodeapi.api.arguments import (
-    api_limit, check_count, check_limit, id_key, optional_bool, require_list, require_str,
+    check_count, check_limit, id_key, optional_bool, require_list, require_str,
     typed_id)
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, objects_of_kind
@@ -49,13 +49,13 @@ class Governance(Section):
     def _objects_by_ids(self, ids, space_type: str, what: str) -> list:
         objects = self.chain.state.objects
         ids = require_list(ids, what + "s")
-        check_count(len(ids), api_limit(self.node, "get_objects", 100), what + "s")
+        check_count(len(ids), self.node.limits.get_objects, what + "s")
         return [objects.get(typed_id(i, space_type, what + " id")) for i in ids]
 
     def _lookup_by_name(self, space_type: str, account_field: str, lower_bound_name,
-                        limit: int, option: str) -> list:
+                        limit: int, configured: int) -> list:
         require_str(lower_bound_name, "lower_bound_name")
-        check_limit(limit, api_limit(self.node, option, 1000))
+        check_limit(limit, configured)
         state = self.chain.state
         found = []
         for oid in state.ids_of_type(space_type + "."):
@@ -83,7 +83,7 @@ class Governance(Section):
         ``lower_bound_name``; ``limit`` <= ``api-limit-lookup-witness-accounts``
         (1000)."""
         return self._lookup_by_name("1.6", "witness_account", lower_bound_name, limit,
-                                    "lookup_witness_accounts")
+                                    self.node.limits.lookup_witness_accounts)
 
     @api_function
     def get_witness_count(self):
@@ -107,7 +107,7 @@ class Governance(Section):
     def lookup_committee_member_accounts(self, lower_bound_name, limit: int):
         """``[[account name, committee member id], ...]`` by name."""
         return self._lookup_by_name("1.5", "committee_member_account", lower_bound_name,
-                                    limit, "lookup_committee_member_accounts")
+                                    limit, self.node.limits.lookup_committee_member_accounts)
 
     @api_function
     def get_committee_count(self):
@@ -149,5 +149,5 @@ class Governance(Section):
         members, witnesses, workers), null when unknown.  At most
         ``api-limit-lookup-vote-ids`` (1000) ids."""
         votes = require_list(votes, "votes")
-        check_count(len(votes), api_limit(self.node, "lookup_vote_ids", 1000), "votes")
+        check_count(len(votes), self.node.limits.lookup_vote_ids, "votes")
         return vote_objects(self.chain.state, votes)

@@ -10,7 +10,7 @@ default 100).  The objects are the ones
 :mod:`nodeapi.chain.evaluators.htlc` creates.
 """
 
-from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
+from nodeapi.api.arguments import check_limit, id_key, typed_id
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.objects import fetch_objects
 from nodeapi.api.lookup import get_account
@@ -44,7 +44,7 @@ class Htlcs(Section):
                              subscribe)[0]
 
     def _htlcs_by(self, side: str, account, start, limit: int) -> list:
-        check_limit(limit, api_limit(self.node, "get_htlc_by", 100))
+        check_limit(limit, self.node.limits.get_htlc_by)
         state = self.chain.state
         account_id = get_account(state, account)["id"]
         return htlcs_of(state, side, account_id, typed_id(start, "1.16", "start"))[:limit]
@@ -65,7 +65,7 @@ class Htlcs(Section):
     def list_htlcs(self, start, limit: int):
         """Every HTLC by id from ``start`` on, at most ``limit`` (<=
         ``api-limit-list-htlcs``)."""
-        check_limit(limit, api_limit(self.node, "list_htlcs", 100))
+        check_limit(limit, self.node.limits.list_htlcs)
         state = self.chain.state
         low = id_key(typed_id(start, "1.16", "start"))
         ids = sorted((o for o in state.htlc_ids if id_key(o) >= low), key=id_key)

@@ -7,7 +7,7 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp section
 """
 
 from nodeapi.api.arguments import (
-    api_limit, check_count, check_public_key, id_key, require_list)
+    check_count, check_public_key, id_key, require_list)
 from nodeapi.api.base import Section, api_function
 from nodeapi.errors import ApiError
 
@@ -21,7 +21,7 @@ class Keys(Section):
         their owner, active or memo key (graphene ``account_member_index``).
         At most ``api-limit-get-key-references`` keys."""
         keys = require_list(keys, "keys")
-        check_count(len(keys), api_limit(self.node, "get_key_references", 100), "keys")
+        check_count(len(keys), self.node.limits.get_key_references, "keys")
         prefix = self.chain.address_prefix
         refs = self.chain.state.key_references
         return [sorted(refs.get(check_public_key(k, prefix), ()), key=id_key) for k in keys]

@@ -14,7 +14,7 @@ order, so a kind no operation of this chain creates yet answers ``[]`` from
 the same lookup that will find its objects once they exist.
 """
 
-from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
+from nodeapi.api.arguments import check_limit, id_key, typed_id
 from nodeapi.api.base import fc_int
 from nodeapi.errors import ApiError
 
@@ -32,11 +32,11 @@ def uint_argument(value, what: str) -> int:
     return value
 
 
-def optional_limit(node, value, option: str, default: int) -> int:
-    """graphene's ``optional<uint32_t> limit``: the configured
-    ``api-limit-<option>`` when ``value`` is null, else ``value`` checked
-    against it (:func:`~nodeapi.api.arguments.check_limit`)."""
-    configured = api_limit(node, option, default)
+def optional_limit(value, configured: int) -> int:
+    """graphene's ``optional<uint32_t> limit``: ``configured`` (the
+    function's ``api-limit-*``, a field of :class:`~nodeapi.node.ApiLimits`)
+    when ``value`` is null, else ``value`` checked against it
+    (:func:`~nodeapi.api.arguments.check_limit`)."""
     if value is None:
         return configured
     return check_limit(uint_argument(value, "limit"), configured)

@@ -18,7 +18,7 @@ number's low 16 bits are N) come from the chain
 
 from twisted.internet.defer import Deferred
 
-from nodeapi.api.arguments import api_limit, check_count, parse_object_id, require_list
+from nodeapi.api.arguments import check_count, parse_object_id, require_list
 from nodeapi.api.base import Section, api_function
 from nodeapi.protocol.ids import instance_number
 
@@ -38,7 +38,7 @@ def fetch_objects(node, subscriptions, ids, subscribe) -> list:
     plugin (then a Deferred with ``searchdb``).  At most
     ``api-limit-get-objects`` ids, else :class:`~nodeapi.errors.ApiError`."""
     ids = require_list(ids, "ids")
-    check_count(len(ids), api_limit(node, "get_objects", 100), "objects")
+    check_count(len(ids), node.limits.get_objects, "objects")
     parsed = [parse_object_id(i) for i in ids]
     to_subscribe = subscriptions.whether_to_subscribe(subscribe)
     objects = node.chain.state.objects

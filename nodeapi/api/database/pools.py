@@ -13,7 +13,7 @@ plugin has one.  Every limit is
 chain's pool objects (:mod:`~nodeapi.api.database.listing`).
 """
 
-from nodeapi.api.arguments import api_limit, id_key, optional_bool, require_list, typed_id
+from nodeapi.api.arguments import id_key, optional_bool, require_list, typed_id
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import (
     matching, objects_of_kind, optional_limit, page, start_key)
@@ -24,7 +24,6 @@ POOL = "1.19"
 #: graphene market_history plugin: ``liquidity_pool_ticker_object`` (5.6.N,
 #: instance = the pool's instance).
 TICKER = "5.6"
-_OPTION, _DEFAULT = "get_liquidity_pools", 101
 
 
 class LiquidityPools(Section):
@@ -44,7 +43,7 @@ class LiquidityPools(Section):
         return pool if ticker is None else dict(pool, statistics=ticker)
 
     def _pools_page(self, pools: list, limit, start_id, with_statistics) -> list:
-        limit = optional_limit(self.node, limit, _OPTION, _DEFAULT)
+        limit = optional_limit(limit, self.node.limits.get_liquidity_pools)
         start = start_key(start_id, POOL)
         return [self._extend_pool(p, with_statistics) for p in page(pools, start, limit)]
 
@@ -126,7 +125,7 @@ class LiquidityPools(Section):
         """Pools whose share asset the account issued, by share asset id
         from ``start_id`` (a ``1.3.N`` asset id)."""
         state = self.chain.state
-        limit = optional_limit(self.node, limit, _OPTION, _DEFAULT)
+        limit = optional_limit(limit, self.node.limits.get_liquidity_pools)
         owner = get_account(state, account_name_or_id)["id"]
         start = start_key(start_id, "1.3")
         out = []
@@ -139,7 +138,7 @@ class LiquidityPools(Section):
         return out
 
     def _check_query_size(self, count: int) -> None:
-        configured = api_limit(self.node, _OPTION, _DEFAULT)
+        configured = self.node.limits.get_liquidity_pools
         if count > configured:
             raise ApiError(f"size of the querying list can not be greater than {configured}")
 

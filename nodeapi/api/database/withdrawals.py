@@ -10,7 +10,7 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp
 :mod:`nodeapi.chain.evaluators.withdraw_permission` creates.
 """
 
-from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
+from nodeapi.api.arguments import check_limit, id_key, typed_id
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_account
 
@@ -28,8 +28,8 @@ def permissions_of(state, field: str, account_id: str, start: str = "1.12.0") ->
 class Withdrawals(Section):
     """Withdraw permissions by giver and by recipient."""
 
-    def _withdraw_permissions(self, field: str, limit_name: str, account, start, limit):
-        check_limit(limit, api_limit(self.node, limit_name, 101))
+    def _withdraw_permissions(self, field: str, configured: int, account, start, limit):
+        check_limit(limit, configured)
         state = self.chain.state
         account_id = get_account(state, account)["id"]
         start = typed_id(start, "1.12", "withdraw permission id")
@@ -45,7 +45,7 @@ class Withdrawals(Section):
         else "limit can not be greater than N").  Unknown account:
         :class:`ApiError`."""
         return self._withdraw_permissions("withdraw_from_account",
-                                          "get_withdraw_permissions_by_giver",
+                                          self.node.limits.get_withdraw_permissions_by_giver,
                                           account_id_or_name, start, limit)
 
     @api_function
@@ -54,5 +54,5 @@ class Withdrawals(Section):
         whose ``authorized_account`` is the account (limit
         ``api-limit-get-withdraw-permissions-by-recipient``)."""
         return self._withdraw_permissions("authorized_account",
-                                          "get_withdraw_permissions_by_recipient",
+                                          self.node.limits.get_withdraw_permissions_by_recipient,
                                           account_id_or_name, start, limit)

@@ -57,9 +57,8 @@ def in_memory(section, args: list) -> bool:
     ``account_history`` plugin answers (synchronously, from entries it
     changes only as blocks are applied, each of which changes the state's
     version first); not for ``searchdb`` answers (a Deferred from the
-    search database) nor in indexer mode (no chain)."""
-    node = section.node
-    return node.chain is not None and node.plugins.get("account_history") is not None
+    search database: a gateway's only history)."""
+    return section.node.plugins.get("account_history") is not None
 
 
 class AccountHistory(Section):

@@ -9,7 +9,7 @@ plugin is not enabled``.  Asset arguments are symbols or ``1.3.N`` ids
 (``no such asset`` otherwise), in either order.
 """
 
-from nodeapi.api.arguments import api_limit, parse_time_point
+from nodeapi.api.arguments import parse_time_point
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.history.arguments import U32, market_plugin, unsigned
 from nodeapi.api.lookup import get_asset
@@ -45,7 +45,7 @@ class MarketHistory(Section):
         unsigned(bucket_seconds, "bucket_seconds", U32)
         start_t = parse_time_point(start, "start")
         end_t = parse_time_point(end, "end")
-        limit = api_limit(self.node, "get_market_history", 200)
+        limit = self.node.limits.get_market_history
         return [bucket.to_object()
                 for bucket in plugin.buckets(a_id, b_id, bucket_seconds, start_t, end_t, limit)]
 

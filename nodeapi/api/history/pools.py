@@ -5,7 +5,7 @@
 Graphene reference: bitshares-core libraries/app/api.cpp (``history_api``;
 limit ``api-limit-get-liquidity-pool-history``).  The records come from
 ``node.plugins["market_history"].pools``
-(:class:`nodeapi.history.market_history.pools.LiquidityPoolHistory`, kept with the
+(:class:`nodeapi.plugins.market_history.pools.LiquidityPoolHistory`, kept with the
 ``market_history`` plugin, as graphene keeps them in it): without the
 plugin both functions fail with ``Market history plugin is not enabled``.
 Times are fc ``time_point_sec`` strings.

@@ -6,7 +6,7 @@ Reference: graphene libraries/chain/account_evaluator.cpp.
 
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.validation_checks import is_valid_name
-from nodeapi.protocol.config import COMMITTEE_ACCOUNT, MAX_TIME, TEMP_ACCOUNT
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, GRAPHENE_100_PERCENT, MAX_TIME, TEMP_ACCOUNT
 from nodeapi.chain.special_authority import apply_extensions, check_extensions
 from nodeapi.chain.errors import InvalidOperation, UnknownObject, fc_assert
 from nodeapi.chain.fees import process_account_fees, scale_account_fee
@@ -107,8 +107,8 @@ def account_create(ctx: ApplyContext, data: dict) -> list:
               "op.referrer(d).is_member(d.head_block_time())",
               "The referrer must be either a lifetime or annual subscriber.")
     pct = int(data.get("referrer_percent", 0))
-    if not 0 <= pct <= 10000:
-        raise InvalidOperation("referrer_percent must be within 0..10000")
+    if not 0 <= pct <= GRAPHENE_100_PERCENT:
+        raise InvalidOperation(f"referrer_percent must be within 0..{GRAPHENE_100_PERCENT}")
     owner = _check_authority(ctx, data["owner"], "Owner")
     active = _check_authority(ctx, data["active"], "Active")
     check_extensions(state, data)

@@ -14,7 +14,8 @@ from nodeapi.chain.evaluators.bitasset import create_bitasset_data
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, PhasedEvaluator
 from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.bitasset_data import bitasset_of
-from nodeapi.protocol.asset import equal
+from nodeapi.protocol.asset import amount_of, equal
+from nodeapi.protocol.config import CORE_ASSET, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY
 from nodeapi.chain.market.settle_orders import cancel_settle_order, settle_orders_of
 from nodeapi.chain.market.swan import cancel_bids
 from nodeapi.chain.whitelist import is_authorized_asset
@@ -30,12 +31,12 @@ _SYMBOL = re.compile(r"^[A-Z][A-Z0-9]*(\.[A-Z0-9]+)?[A-Z0-9]*$")
 
 
 def _check_options(opts: dict) -> None:
-    if not 0 < int(opts["max_supply"]) <= 1000000000000000:
-        raise InvalidOperation("max_supply must be within 1..1000000000000000")
-    if not 0 <= int(opts.get("market_fee_percent", 0)) <= 10000:
-        raise InvalidOperation("market_fee_percent must be within 0..10000")
+    if not 0 < int(opts["max_supply"]) <= MAX_SHARE_SUPPLY:
+        raise InvalidOperation(f"max_supply must be within 1..{MAX_SHARE_SUPPLY}")
+    if not 0 <= int(opts.get("market_fee_percent", 0)) <= GRAPHENE_100_PERCENT:
+        raise InvalidOperation(f"market_fee_percent must be within 0..{GRAPHENE_100_PERCENT}")
     cer = opts["core_exchange_rate"]
-    if int(cer["base"]["amount"]) <= 0 or int(cer["quote"]["amount"]) <= 0:
+    if amount_of(cer["base"]) <= 0 or amount_of(cer["quote"]) <= 0:
         raise InvalidOperation("core_exchange_rate amounts must be positive")
 
 
@@ -90,7 +91,7 @@ def asset_create(ctx: ApplyContext, data: dict) -> list:
     n = state.next_instance.get("1.3", 0)
     pool = ctx.core_fee_paid // 2
     cer = opts["core_exchange_rate"]
-    if cer["base"]["asset_id"] == "1.3.0":
+    if cer["base"]["asset_id"] == CORE_ASSET:
         cer = dict(cer, quote=dict(cer["quote"], asset_id=f"1.3.{n}"))
     else:
         cer = dict(cer, base=dict(cer["base"], asset_id=f"1.3.{n}"))
@@ -273,7 +274,7 @@ def asset_issue(ctx: ApplyContext, data: dict) -> list:
     asset = _issued_by(ctx, amount["asset_id"], data["issuer"])
     fc_assert(not asset.get("bitasset_data_id"), "!a.is_market_issued()",
               "Cannot manually issue a market-issued asset.")
-    value = int(amount["amount"])
+    value = amount_of(amount)
     if value <= 0:
         raise InvalidOperation("Issued amount must be positive")
     ctx.state.require(data["issue_to_account"])
@@ -296,7 +297,7 @@ def asset_reserve(ctx: ApplyContext, data: dict) -> list:
     if asset.get("bitasset_data_id"):
         raise InvalidOperation(f"Cannot reserve {asset['symbol']} because it is a "
                                f"market-issued asset")
-    value = int(amount["amount"])
+    value = amount_of(amount)
     if value <= 0:
         raise InvalidOperation("Reserved amount must be positive")
     fc_assert(is_authorized_asset(ctx.state, data["payer"], asset),
@@ -309,10 +310,10 @@ def asset_reserve(ctx: ApplyContext, data: dict) -> list:
 def asset_fund_fee_pool(ctx: ApplyContext, data: dict) -> list:
     """asset_fund_fee_pool (16): move core from ``from_account`` to the pool."""
     asset = ctx.state.require(data["asset_id"])
-    value = int(data["amount"])
+    value = amount_of(data)
     if value <= 0:
         raise InvalidOperation("Fee pool amount must be positive")
-    adjust_balance(ctx.state, data["from_account"], "1.3.0", -value)
+    adjust_balance(ctx.state, data["from_account"], CORE_ASSET, -value)
     ctx.state.modify(asset["dynamic_asset_data_id"])["fee_pool"] += value
     return VOID
 
@@ -352,7 +353,7 @@ def _claim_fees_evaluate(ctx: ApplyContext, data: dict) -> tuple:
               f"Asset {container['symbol']} ({container['id']}) is not backed by asset "
               f"({claim['asset_id']}) and does not hold it as fees.")
     dyn = state.objects[container["dynamic_asset_data_id"]]
-    amount = int(claim["amount"])
+    amount = amount_of(claim)
     if own:
         fc_assert(amount <= int(dyn["accumulated_fees"]),
                   "o.amount_to_claim.amount <= container_ddo->accumulated_fees",
@@ -373,8 +374,8 @@ def _claim_fees_apply(ctx: ApplyContext, data: dict, checked: tuple) -> list:
     claim = data["amount_to_claim"]
     dyn = state.modify(state.objects[container_id]["dynamic_asset_data_id"])
     field = "accumulated_fees" if own else "accumulated_collateral_fees"
-    dyn[field] = int(dyn[field]) - int(claim["amount"])
-    adjust_balance(state, data["issuer"], claim["asset_id"], int(claim["amount"]))
+    dyn[field] = int(dyn[field]) - amount_of(claim)
+    adjust_balance(state, data["issuer"], claim["asset_id"], amount_of(claim))
     return VOID
 
 
@@ -394,7 +395,7 @@ def asset_claim_pool(ctx: ApplyContext, data: dict) -> list:
     asset = state.require(data["asset_id"])
     fc_assert(asset["issuer"] == data["issuer"], "o.asset_id(db()).issuer == o.issuer",
               "Asset fee pool may only be claimed by the issuer")
-    amount = int(data["amount_to_claim"]["amount"])
+    amount = amount_of(data["amount_to_claim"])
     dyn = state.objects[asset["dynamic_asset_data_id"]]
     fc_assert(amount <= int(dyn["fee_pool"]), "o.amount_to_claim.amount <= addo.fee_pool",
               "Attempt to claim more fees than is available")

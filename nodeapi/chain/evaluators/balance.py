@@ -7,6 +7,7 @@ from nodeapi.chain.errors import InvalidOperation
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.keys import PublicKey, balance_addresses
+from nodeapi.protocol.asset import amount_of
 
 
 def key_addresses(key: str, prefix: str) -> set:
@@ -30,11 +31,11 @@ def balance_claim(ctx: ApplyContext, data: dict) -> list:
     claimed = data["total_claimed"]
     if claimed["asset_id"] != bal["balance"]["asset_id"]:
         raise InvalidOperation("total_claimed asset does not match the balance")
-    if int(claimed["amount"]) != int(bal["balance"]["amount"]):
+    if amount_of(claimed) != amount_of(bal["balance"]):
         raise InvalidOperation(
             f"total_claimed {claimed['amount']} must equal the balance "
             f"{bal['balance']['amount']}")
     state.require(data["deposit_to_account"])
     state.remove(bal["id"])
-    adjust_balance(state, data["deposit_to_account"], claimed["asset_id"], int(claimed["amount"]))
+    adjust_balance(state, data["deposit_to_account"], claimed["asset_id"], amount_of(claimed))
     return VOID

@@ -28,12 +28,14 @@ from nodeapi.chain.market.bitasset_data import (
 from nodeapi.chain.market.margin import apply_force_settlement, check_call_orders
 from nodeapi.chain.market.positions import least_collateralized
 from nodeapi.protocol.asset import (
-    default_feed, is_null, make_price, margin_call_params_equal, mul_down, normal, value)
+    amount_of, asset, default_feed, is_null, make_price, margin_call_params_equal, mul_down,
+    normal, value)
 from nodeapi.chain.market.settle_funds import settle_from_gs_fund, settle_from_individual_pool
 from nodeapi.chain.market.swan import globally_settle_asset, revive_bitasset
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.times import format_time
+from nodeapi.protocol.config import CORE_ASSET
 
 
 #: the black swan response methods this chain runs
@@ -75,7 +77,7 @@ def _check_backing(ctx: ApplyContext, issuer: str, backing_id: str) -> dict:
         ultimate = backing_asset(inner)
     else:
         ultimate = backing_id
-    fc_assert(issuer != "1.2.0" or ultimate == "1.3.0",
+    fc_assert(issuer != "1.2.0" or ultimate == CORE_ASSET,
               "op.issuer != GRAPHENE_COMMITTEE_ACCOUNT || backing.get_id() == asset_id_type()",
               "May not create a blockchain-controlled market asset which is not backed by CORE.")
     return backing
@@ -180,7 +182,7 @@ def asset_update_bitasset(ctx: ApplyContext, data: dict) -> list:
             nb["feeds"] = []
         else:
             nb["feeds"] = [[acc, [when, dict(feed, settlement_price=make_price(
-                0, "1.3.0", 0, "1.3.0"))]] for acc, (when, feed) in nb["feeds"]]
+                0, CORE_ASSET, 0, CORE_ASSET))]] for acc, (when, feed) in nb["feeds"]]
     feed_changed = False
     if update_feeds or bsrm_feed_update:
         old_current, old_median = b["current_feed"], b["median_feed"]
@@ -239,7 +241,7 @@ def asset_publish_feed(ctx: ApplyContext, data: dict) -> list:
               "Quote asset type in settlement price should be same as backing asset of this "
               "asset")
     if not is_null(feed["core_exchange_rate"]):
-        fc_assert(feed["core_exchange_rate"]["quote"]["asset_id"] == "1.3.0",
+        fc_assert(feed["core_exchange_rate"]["quote"]["asset_id"] == CORE_ASSET,
                   "o.feed.core_exchange_rate.quote.asset_id == asset_id_type()",
                   "Quote asset in core exchange rate should be CORE asset")
     flags = int(asset["options"]["flags"])
@@ -320,9 +322,9 @@ def asset_settle(ctx: ApplyContext, data: dict) -> list:
     the instant settlement's ``paid``/``received``/``fees``."""
     state = ctx.state
     amount = data["amount"]
-    asset, b = _market_issued(state, amount["asset_id"],
+    settled, b = _market_issued(state, amount["asset_id"],
                               "Can only force settle a predition market or a market issued asset")
-    fc_assert(not int(asset["options"]["flags"]) & DISABLE_FORCE_SETTLE or is_globally_settled(b)
+    fc_assert(not int(settled["options"]["flags"]) & DISABLE_FORCE_SETTLE or is_globally_settled(b)
               or is_individually_settled_to_fund(b),
               "asset_to_settle->can_force_settle() || bitasset.is_globally_settled() || "
               "bitasset.is_individually_settled_to_fund()",
@@ -337,33 +339,33 @@ def asset_settle(ctx: ApplyContext, data: dict) -> list:
         raise InsufficientFeeds("Cannot force settle with no price feed if the asset is not "
                                 "globally settled and the individual settlement pool (for "
                                 "force-settlements) is not empty")
-    fc_assert(state.balance(data["account"], asset["id"]) >= int(amount["amount"]),
+    fc_assert(state.balance(data["account"], settled["id"]) >= amount_of(amount),
               "d.get_balance( op.account, op.amount.asset_id ) >= op.amount",
               "Insufficient balance")
-    fc_assert(is_authorized_asset(state, data["account"], asset),
+    fc_assert(is_authorized_asset(state, data["account"], settled),
               "is_authorized_asset( d, *fee_paying_account, *asset_to_settle )",
               "The account is not allowed to settle the asset")
     fc_assert(is_authorized_asset(state, data["account"], state.objects[backing_asset(b)]),
               "is_authorized_asset( d, *fee_paying_account, bitasset.options.short_backing_asset(d) )",
               "The account is not allowed to receive the backing asset")
-    account, to_settle = data["account"], int(amount["amount"])
+    account, to_settle = data["account"], amount_of(amount)
     if is_globally_settled(b):
-        return [5, settle_from_gs_fund(ctx, account, to_settle, asset["id"])]
+        return [5, settle_from_gs_fund(ctx, account, to_settle, settled["id"])]
     result = {}
     if is_individually_settled_to_fund(b):
-        result = settle_from_individual_pool(ctx, account, to_settle, asset["id"])
-        b = bitasset_of(state, asset["id"])
+        result = settle_from_individual_pool(ctx, account, to_settle, settled["id"])
+        b = bitasset_of(state, settled["id"])
         if is_individually_settled_to_fund(b) \
-                or int(asset["options"]["flags"]) & DISABLE_FORCE_SETTLE:
+                or int(settled["options"]["flags"]) & DISABLE_FORCE_SETTLE:
             return [5, result]
-        to_settle -= int(result["paid"][0]["amount"])
+        to_settle -= amount_of(result["paid"][0])
     if to_settle == 0 or not has_feed(b):
         return [5, result]
-    adjust_balance(state, account, asset["id"], -to_settle)
+    adjust_balance(state, account, settled["id"], -to_settle)
     settle = state.create("1.4", {
         "owner": account,
-        "balance": {"amount": to_settle, "asset_id": asset["id"]},
+        "balance": asset(to_settle, settled["id"]),
         "settlement_date": ctx.now + int(b["options"]["force_settlement_delay_sec"]),
     })
-    apply_force_settlement(ctx, settle["id"], asset["id"])
+    apply_force_settlement(ctx, settle["id"], settled["id"])
     return [5, {"new_objects": [settle["id"]], **result}]

@@ -26,7 +26,8 @@ from nodeapi.chain.market.bitasset_data import (
 from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.margin import check_call_orders
 from nodeapi.chain.market.positions import call_of, collateralization
-from nodeapi.protocol.asset import equal, invert, make_price, max_short_squeeze_price, value
+from nodeapi.protocol.asset import (
+    amount_of, equal, invert, make_price, max_short_squeeze_price, value)
 from nodeapi.chain.market.swan import cancel_bid
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import DISABLE_COLLATERAL_BIDDING, DISABLE_NEW_SUPPLY
@@ -50,7 +51,7 @@ def call_order_update(ctx: ApplyContext, data: dict) -> list:
     state = ctx.state
     account = data["funding_account"]
     delta_debt, delta_coll = data["delta_debt"], data["delta_collateral"]
-    debt_change, coll_change = int(delta_debt["amount"]), int(delta_coll["amount"])
+    debt_change, coll_change = amount_of(delta_debt), amount_of(delta_coll)
     asset = state.require(delta_debt["asset_id"])
     b = bitasset_of(state, asset["id"])
     fc_assert(b is not None, "_debt_asset->is_market_issued()",
@@ -188,24 +189,24 @@ def bid_collateral(ctx: ApplyContext, data: dict) -> list:
     existing = next((state.objects[i] for i in state.bids_by_asset.get(asset["id"], ())
                      if state.objects[i]["bidder"] == bidder), None)
     if existing is None:
-        fc_assert(int(debt["amount"]) > 0, "o.debt_covered.amount > 0",
+        fc_assert(amount_of(debt) > 0, "o.debt_covered.amount > 0",
                   "Can't find bid to cancel?!")
-    if int(extra["amount"]) > 0:
+    if amount_of(extra) > 0:
         have = state.balance(bidder, extra["asset_id"])
         if existing is not None:
-            old = int(existing["inv_swan_price"]["base"]["amount"])
-            fc_assert(have >= int(extra["amount"]) - old, "collateral_balance >= delta",
+            old = amount_of(existing["inv_swan_price"]["base"])
+            fc_assert(have >= amount_of(extra) - old, "collateral_balance >= delta",
                       f"Cannot increase bid from {old} to {extra['amount']} collateral when "
                       f"payer only has {have}")
         else:
-            fc_assert(have >= int(extra["amount"]), "collateral_balance >= o.additional_collateral",
+            fc_assert(have >= amount_of(extra), "collateral_balance >= o.additional_collateral",
                       f"Cannot bid {extra['amount']} collateral when payer only has {have}")
     _authorized(state, bidder, asset, b)
     if existing is not None:
         cancel_bid(ctx, existing["id"], create_virtual_op=False)
-    if int(debt["amount"]) == 0:
+    if amount_of(debt) == 0:
         return VOID
-    adjust_balance(state, bidder, extra["asset_id"], -int(extra["amount"]))
+    adjust_balance(state, bidder, extra["asset_id"], -amount_of(extra))
     state.create("2.17", {"bidder": bidder, "inv_swan_price": make_price(
         extra["amount"], extra["asset_id"], debt["amount"], debt["asset_id"])})
     return VOID

@@ -22,7 +22,10 @@ import attr
 
 from nodeapi.chain.balances import adjust_balance, to_pretty_string
 from nodeapi.chain.errors import InsufficientFee, InvalidOperation, fc_assert
-from nodeapi.chain.fees import charge_statistics, core_fee, fee_in_core
+from nodeapi.chain.fees import charge_statistics
+from nodeapi.protocol.asset import amount_of, asset, core, mul_down
+from nodeapi.protocol.config import CORE_ASSET
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.chain.state import ObjectStore
 from nodeapi.chain.whitelist import is_authorized_asset
 
@@ -73,7 +76,7 @@ class ApplyContext:
         self.virtual_ops: list = []
         self.op_starts: list = []
         self.core_fee_paid = 0
-        self.fee_paid = {"amount": 0, "asset_id": "1.3.0"}
+        self.fee_paid = core(0)
         #: the account that pays ``fee_paid``
         self.fee_payer: str | None = None
         #: True while a proposal's operations are applied (graphene
@@ -155,23 +158,26 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
     Sets ``ctx.core_fee_paid`` (core satoshis), ``ctx.fee_paid``
     (``{"amount", "asset_id"}``) and ``ctx.fee_payer``."""
     fee = op[1]["fee"]
-    amount = int(fee["amount"])
+    amount = amount_of(fee)
     state = ctx.state
-    asset = state.require(fee["asset_id"])
+    fee_asset = state.require(fee["asset_id"])
     account = state.require(payer)
-    fc_assert(is_authorized_asset(state, payer, asset),
+    fc_assert(is_authorized_asset(state, payer, fee_asset),
               "is_authorized_asset( d, *fee_paying_account, *fee_asset )",
               f"Account {payer} '{account['name']}' attempted to pay fee by using asset "
-              f"{asset['id']} '{asset['symbol']}', which is unauthorized due to whitelist / "
+              f"{fee_asset['id']} '{fee_asset['symbol']}', which is unauthorized due to whitelist / "
               "blacklist")
-    paid_core = fee_in_core(amount, asset)
-    if asset["id"] != "1.3.0":
-        pool = int(state.objects[asset["dynamic_asset_data_id"]]["fee_pool"])
+    if fee_asset["id"] == CORE_ASSET:
+        paid_core = amount
+    else:
+        # graphene ``fee * fee_asset.options.core_exchange_rate``
+        paid_core = mul_down(amount, fee_asset["id"], fee_asset["options"]["core_exchange_rate"])
+        pool = int(state.objects[fee_asset["dynamic_asset_data_id"]]["fee_pool"])
         fc_assert(paid_core <= pool, "core_fee_paid <= fee_asset_dyn_data->fee_pool",
-                  f"Fee pool balance of '{to_pretty_string(state, pool, '1.3.0')}' is less "
-                  f"than the {to_pretty_string(state, paid_core, '1.3.0')} required to convert "
-                  f"{to_pretty_string(state, amount, asset['id'])}")
-    required = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+                  f"Fee pool balance of '{to_pretty_string(state, pool, CORE_ASSET)}' is less "
+                  f"than the {to_pretty_string(state, paid_core, CORE_ASSET)} required to convert "
+                  f"{to_pretty_string(state, amount, fee_asset['id'])}")
+    required = operation_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
         # GRAPHENE_ASSERT( ..., insufficient_fee, "Insufficient Fee Paid", ...):
         # the exception's name, then the text; the amounts ride in its data
@@ -179,7 +185,7 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
         error.details = {"core_fee_paid": paid_core, "required": required}
         raise error
     ctx.core_fee_paid = paid_core
-    ctx.fee_paid = {"amount": amount, "asset_id": asset["id"]}
+    ctx.fee_paid = asset(amount, fee_asset["id"])
     ctx.fee_payer = payer
 
 
@@ -191,7 +197,7 @@ def convert_fee(ctx: ApplyContext, op: list) -> None:
     (77) take only the core value from the pool: the order keeps the fee as
     its deferred fee (market_evaluator.cpp, after HF core-604)."""
     fee = ctx.fee_paid
-    if fee["asset_id"] == "1.3.0":
+    if fee["asset_id"] == CORE_ASSET:
         return
     state = ctx.state
     dyn = state.modify(state.objects[fee["asset_id"]]["dynamic_asset_data_id"])

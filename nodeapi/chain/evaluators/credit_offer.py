@@ -31,6 +31,7 @@ from nodeapi.errors import ProtocolError
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.config import MAX_TIME
 from nodeapi.protocol.validation import validate_operation
+from nodeapi.protocol.asset import amount_of, asset, core
 
 OFFER, DEAL, SUMMARY = "1.21", "1.22", "2.18"
 FEE_RATE_DENOM = 1000000
@@ -111,7 +112,7 @@ def credit_offer_delete(ctx: ApplyContext, data: dict) -> list:
     if released:
         adjust_balance(state, data["owner_account"], offer["asset_type"], released)
     state.remove(offer["id"])
-    return [2, {"amount": released, "asset_id": offer["asset_type"]}]
+    return [2, asset(released, offer["asset_type"])]
 
 
 def credit_offer_update(ctx: ApplyContext, data: dict) -> list:
@@ -122,7 +123,7 @@ def credit_offer_update(ctx: ApplyContext, data: dict) -> list:
     if delta is not None:
         fc_assert(offer["asset_type"] == delta["asset_id"],
                   "_offer->asset_type == op.delta_amount->asset_id", "Asset type mismatch")
-        change = int(delta["amount"])
+        change = amount_of(delta)
         if change > 0:
             _authorized(state, data["owner_account"], offer["asset_type"],
                         "The account is unauthorized by the asset")
@@ -147,9 +148,9 @@ def credit_offer_update(ctx: ApplyContext, data: dict) -> list:
         state.require(account)
     obj = state.modify(offer["id"])
     if delta is not None:
-        adjust_balance(state, data["owner_account"], offer["asset_type"], -int(delta["amount"]))
-        obj["total_balance"] = int(obj["total_balance"]) + int(delta["amount"])
-        obj["current_balance"] = int(obj["current_balance"]) + int(delta["amount"])
+        adjust_balance(state, data["owner_account"], offer["asset_type"], -amount_of(delta))
+        obj["total_balance"] = int(obj["total_balance"]) + amount_of(delta)
+        obj["current_balance"] = int(obj["current_balance"]) + amount_of(delta)
     for field in ("fee_rate", "max_duration_seconds", "min_deal_amount"):
         if data.get(field) is not None:
             obj[field] = int(data[field])
@@ -176,7 +177,7 @@ def credit_offer_accept(ctx: ApplyContext, data: dict) -> list:
     state = ctx.state
     offer = state.require(data["offer_id"])
     borrow, collateral = data["borrow_amount"], data["collateral"]
-    amount = int(borrow["amount"])
+    amount = amount_of(borrow)
     fc_assert(offer["enabled"], "_offer->enabled", "The credit offer is not enabled")
     fc_assert(offer["asset_type"] == borrow["asset_id"],
               "_offer->asset_type == op.borrow_amount.asset_id", "Asset type mismatch")
@@ -205,9 +206,9 @@ def credit_offer_accept(ctx: ApplyContext, data: dict) -> list:
             (owner, collateral["asset_id"],
              "The owner of the credit offer is unauthorized by the collateral asset")):
         _authorized(state, who, asset_id, text)
-    base, quote = int(price["base"]["amount"]), int(price["quote"]["amount"])
+    base, quote = amount_of(price["base"]), amount_of(price["quote"])
     required = -(-amount * quote // base)
-    if required > int(collateral["amount"]):
+    if required > amount_of(collateral):
         _fail(f"Insufficient collateral provided, requires {required}, provided "
               f"{collateral['amount']}")
     summary = _summary(state, offer["id"], borrower)
@@ -219,7 +220,7 @@ def credit_offer_accept(ctx: ApplyContext, data: dict) -> list:
         if already + amount > int(limits[borrower]):
             _fail(f"Unable to borrow {amount}, already borrowed {already}, maximum allowed "
                   f"{limits[borrower]}")
-    adjust_balance(state, borrower, collateral["asset_id"], -int(collateral["amount"]))
+    adjust_balance(state, borrower, collateral["asset_id"], -amount_of(collateral))
     adjust_balance(state, borrower, offer["asset_type"], amount)
     obj = state.modify(offer["id"])
     obj["current_balance"] = int(obj["current_balance"]) - amount
@@ -232,7 +233,7 @@ def credit_offer_accept(ctx: ApplyContext, data: dict) -> list:
         "borrower": borrower, "offer_id": offer["id"], "offer_owner": owner,
         "debt_asset": offer["asset_type"], "debt_amount": amount,
         "collateral_asset": collateral["asset_id"],
-        "collateral_amount": int(collateral["amount"]), "fee_rate": int(offer["fee_rate"]),
+        "collateral_amount": amount_of(collateral), "fee_rate": int(offer["fee_rate"]),
         "latest_repay_time": repay_time, "auto_repay": auto_repay})
     if summary is not None:
         state.modify(summary["id"])["total_debt_amount"] = \
@@ -260,7 +261,7 @@ def credit_deal_repay(ctx: ApplyContext, data: dict) -> list:
     state = ctx.state
     deal = state.require(data["deal_id"])
     repay, fee = data["repay_amount"], data["credit_fee"]
-    amount = int(repay["amount"])
+    amount = amount_of(repay)
     fc_assert(deal["borrower"] == data["account"], "_deal->borrower == op.account",
               "A credit deal can only be repaid by the borrower")
     fc_assert(deal["debt_asset"] == repay["asset_id"],
@@ -268,16 +269,16 @@ def credit_deal_repay(ctx: ApplyContext, data: dict) -> list:
     fc_assert(int(deal["debt_amount"]) >= amount, "_deal->debt_amount >= op.repay_amount.amount",
               "Repay amount should not be greater than unpaid amount")
     required = _required_fee(amount, int(deal["fee_rate"]))
-    if int(fee["amount"]) < required:
+    if amount_of(fee) < required:
         _fail(f"Insuffient credit fee, requires {required}, offered {fee['amount']}")
     _authorized(state, data["account"], deal["debt_asset"],
                 "The account is unauthorized by the repaying asset")
     _authorized(state, deal["offer_owner"], deal["debt_asset"],
                 "The owner of the credit offer is unauthorized by the repaying asset")
-    total = amount + int(fee["amount"])
+    total = amount + amount_of(fee)
     adjust_balance(state, data["account"], deal["debt_asset"], -total)
     offer = state.modify(deal["offer_id"])
-    offer["total_balance"] = int(offer["total_balance"]) + int(fee["amount"])
+    offer["total_balance"] = int(offer["total_balance"]) + amount_of(fee)
     offer["current_balance"] = int(offer["current_balance"]) + total
     _check_balances(offer)
     result = {"impacted_accounts": [offer["owner_account"]], "updated_objects": [offer["id"]]}
@@ -300,7 +301,7 @@ def credit_deal_repay(ctx: ApplyContext, data: dict) -> list:
         result["updated_objects"] = sorted([offer["id"], deal["id"]],
                                            key=lambda i: (i[:5], instance_number(i)))
     adjust_balance(state, data["account"], deal["collateral_asset"], released)
-    result["received"] = [{"amount": released, "asset_id": deal["collateral_asset"]}]
+    result["received"] = [asset(released, deal["collateral_asset"])]
     return [5, result]
 
 
@@ -328,10 +329,10 @@ def _auto_repay_op(state, deal: dict) -> list:
         released = repay * held // debt
         repay = (released * debt + held - 1) // held
         fee = _required_fee(repay, rate)
-    return [73, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "account": deal["borrower"],
+    return [73, {"fee": core(0), "account": deal["borrower"],
                  "deal_id": deal["id"],
-                 "repay_amount": {"amount": repay, "asset_id": deal["debt_asset"]},
-                 "credit_fee": {"amount": fee, "asset_id": deal["debt_asset"]},
+                 "repay_amount": asset(repay, deal["debt_asset"]),
+                 "credit_fee": asset(fee, deal["debt_asset"]),
                  "extensions": []}]
 
 
@@ -385,10 +386,10 @@ def update_credit_offers_and_deals(ctx: ApplyContext) -> None:
         adjust_balance(state, deal["offer_owner"], deal["collateral_asset"],
                        int(deal["collateral_amount"]))
         ctx.virtual_ops.append(([74, {
-            "fee": {"amount": 0, "asset_id": "1.3.0"}, "deal_id": did,
+            "fee": core(0), "deal_id": did,
             "offer_id": deal["offer_id"], "offer_owner": deal["offer_owner"],
             "borrower": deal["borrower"],
-            "unpaid_amount": {"amount": int(deal["debt_amount"]), "asset_id": deal["debt_asset"]},
+            "unpaid_amount": asset(int(deal["debt_amount"]), deal["debt_asset"]),
             "collateral": {"amount": int(deal["collateral_amount"]),
                            "asset_id": deal["collateral_asset"]},
             "fee_rate": int(deal["fee_rate"])}], [0, {}]))

@@ -35,6 +35,7 @@ from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.keys import ripemd160
 from nodeapi.protocol.config import MAX_TIME
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
+from nodeapi.protocol.asset import amount_of, asset, core
 
 
 
@@ -83,7 +84,7 @@ def htlc_create(ctx: ApplyContext, data: dict) -> list:
               "o.preimage_size <= htlc_options->max_preimage_size",
               "HTLC preimage length exceeds allowed length")
     amount = data["amount"]
-    value, asset_id = int(amount["amount"]), amount["asset_id"]
+    value, asset_id = amount_of(amount), amount["asset_id"]
     fc_assert(state.balance(data["from"], asset_id) >= value,
               "d.get_balance( o.from, o.amount.asset_id) >= (o.amount)", "Insufficient funds")
     asset = state.require(asset_id)
@@ -136,10 +137,10 @@ def htlc_redeem(ctx: ApplyContext, data: dict) -> list:
               "htlc_obj->conditions.hash_lock.preimage_hash.visit( vtor )",
               "Provided preimage does not generate correct hash.")
     transfer = htlc["transfer"]
-    amount = {"amount": int(transfer["amount"]), "asset_id": transfer["asset_id"]}
+    amount = asset(amount_of(transfer), transfer["asset_id"])
     adjust_balance(state, transfer["to"], amount["asset_id"], amount["amount"])
     ctx.virtual_ops.append(([51, {
-        "fee": {"amount": 0, "asset_id": "1.3.0"},
+        "fee": core(0),
         "htlc_id": htlc["id"], "from": transfer["from"], "to": transfer["to"],
         "redeemer": data["redeemer"], "amount": amount,
         "htlc_preimage_hash": preimage_hash, "htlc_preimage_size": size,
@@ -192,11 +193,11 @@ def clear_expired_htlcs(state, now: int) -> list:
             break
         htlc = state.objects[oid]
         transfer = htlc["transfer"]
-        amount = {"amount": int(transfer["amount"]), "asset_id": transfer["asset_id"]}
+        amount = asset(amount_of(transfer), transfer["asset_id"])
         adjust_balance(state, transfer["from"], amount["asset_id"], amount["amount"])
         preimage_hash, size = _hash_lock(htlc)
         vops.append(([53, {
-            "fee": {"amount": 0, "asset_id": "1.3.0"}, "htlc_id": oid,
+            "fee": core(0), "htlc_id": oid,
             "to": transfer["from"], "original_htlc_recipient": transfer["to"],
             "htlc_amount": amount, "htlc_preimage_hash": preimage_hash,
             "htlc_preimage_size": size,

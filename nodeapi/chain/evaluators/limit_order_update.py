@@ -27,9 +27,11 @@ from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.margin import apply_order
 from nodeapi.chain.market.take_profit import (
     canonical_actions, check_update_actions, linked_compatible)
-from nodeapi.protocol.asset import equal
-from nodeapi.chain.fees import charge_statistics, core_fee
+from nodeapi.protocol.asset import amount_of, core, equal
+from nodeapi.chain.fees import charge_statistics
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.config import CORE_ASSET
 
 
 def _fail(message: str):
@@ -37,8 +39,8 @@ def _fail(message: str):
 
 
 def _fee_of(ctx: ApplyContext, op_type: int, body: dict) -> int:
-    op = [op_type, dict(body, fee={"amount": 0, "asset_id": "1.3.0"})]
-    return core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+    op = [op_type, dict(body, fee=core(0))]
+    return operation_fee(op, ctx.parameters["current_fees"], ctx.prefix)
 
 
 def _refund_deferred_fee(ctx: ApplyContext, order: dict) -> None:
@@ -48,16 +50,16 @@ def _refund_deferred_fee(ctx: ApplyContext, order: dict) -> None:
     if old_deferred <= 0:
         return
     deferred = old_deferred
-    paid = dict(order.get("deferred_paid_fee") or {"amount": 0, "asset_id": "1.3.0"})
-    paid["amount"] = int(paid["amount"])
+    paid = dict(order.get("deferred_paid_fee") or core(0))
+    paid["amount"] = amount_of(paid)
     originally_paid = paid["amount"]
     seller = order["seller"]
     cancel_fee = _fee_of(ctx, 2, {"fee_paying_account": seller, "order": order["id"],
                                   "extensions": []})
     if cancel_fee > 0:
         create_fee = _fee_of(ctx, 1, {"seller": seller,
-                                      "amount_to_sell": {"amount": 1, "asset_id": "1.3.0"},
-                                      "min_to_receive": {"amount": 1, "asset_id": "1.3.0"},
+                                      "amount_to_sell": core(1),
+                                      "min_to_receive": core(1),
                                       "expiration": "2030-01-01T00:00:00",
                                       "fill_or_kill": False, "extensions": {}})
         if create_fee > 0:
@@ -74,7 +76,7 @@ def _refund_deferred_fee(ctx: ApplyContext, order: dict) -> None:
             dyn["accumulated_fees"] = int(dyn["accumulated_fees"]) + share
             paid["amount"] -= share
     if originally_paid == 0:
-        adjust_balance(state, seller, "1.3.0", deferred)
+        adjust_balance(state, seller, CORE_ASSET, deferred)
     else:
         adjust_balance(state, seller, paid["asset_id"], paid["amount"])
         dyn = state.modify(state.objects[paid["asset_id"]]["dynamic_asset_data_id"])
@@ -97,12 +99,12 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
     base_id, quote_id = sell_price["base"]["asset_id"], sell_price["quote"]["asset_id"]
     for_sale = int(order["for_sale"])
     new_price, delta = data.get("new_price"), data.get("delta_amount_to_sell")
-    change = int(delta["amount"]) if delta is not None else 0
+    change = amount_of(delta) if delta is not None else 0
     if new_price is not None:
         if (new_price["base"]["asset_id"], new_price["quote"]["asset_id"]) != (base_id, quote_id):
             _fail("Cannot update limit order with incompatible price")
-        most = max(for_sale, int(sell_price["base"]["amount"])) + change
-        if int(new_price["base"]["amount"]) > most:
+        most = max(for_sale, amount_of(sell_price["base"])) + change
+        if amount_of(new_price["base"]) > most:
             _fail("The base amount in the new price cannot be greater than the estimated "
                   "maximum amount for sale")
     if delta is not None:
@@ -112,8 +114,8 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
             _fail("Cannot deduct all or more from order than order contains")
     if new_price is not None or change < 0:
         price = new_price or sell_price
-        receives = (for_sale + change) * int(price["quote"]["amount"]) \
-            // int(price["base"]["amount"])
+        receives = (for_sale + change) * amount_of(price["quote"]) \
+            // amount_of(price["base"])
         if receives <= 0:
             _fail("Cannot update limit order: order becomes too small; cancel order instead")
     if data.get("new_expiration") is not None and parse_time(data["new_expiration"]) < ctx.now:
@@ -133,14 +135,14 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
         state.modify(linked).pop("take_profit_order_id", None)
     obj = state.modify(order["id"])
     if new_price is not None:
-        obj["sell_price"] = {side: dict(new_price[side], amount=int(new_price[side]["amount"]))
+        obj["sell_price"] = {side: dict(new_price[side], amount=amount_of(new_price[side]))
                              for side in ("base", "quote")}
     obj["for_sale"] = for_sale + change
     if data.get("new_expiration") is not None:
         obj["expiration"] = parse_time(data["new_expiration"])
     obj["deferred_fee"] = ctx.core_fee_paid
-    obj["deferred_paid_fee"] = (dict(ctx.fee_paid) if ctx.fee_paid["asset_id"] != "1.3.0"
-                                else {"amount": 0, "asset_id": "1.3.0"})
+    obj["deferred_paid_fee"] = (dict(ctx.fee_paid) if ctx.fee_paid["asset_id"] != CORE_ASSET
+                                else core(0))
     if actions is not None:
         obj["on_fill"] = actions
     if unlink:

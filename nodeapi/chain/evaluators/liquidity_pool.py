@@ -36,13 +36,13 @@ from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.limits import calculate_market_fee, pay_market_fees
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import DISABLE_NEW_SUPPLY
-from nodeapi.protocol.asset import percent_of
+from nodeapi.protocol.asset import amount_of, asset, percent_of
 
 KIND = "1.19"
 
 
 def _asset(amount: int, asset_id: str) -> dict:
-    return {"amount": amount, "asset_id": asset_id}
+    return asset(amount, asset_id)
 
 
 def _dyn(state, asset: dict) -> dict:
@@ -162,7 +162,7 @@ def liquidity_pool_deposit(ctx: ApplyContext, data: dict) -> list:
     fc_assert(supply < max_supply,
               "_share_asset_dyn_data->current_supply < share_asset_obj.options.max_supply",
               "Can not create new supply for the share asset")
-    amount_a, amount_b = int(a["amount"]), int(b["amount"])
+    amount_a, amount_b = amount_of(a), amount_of(b)
     if balance_a == 0:
         shares = max(amount_a, amount_b)
         fc_assert(shares <= max_supply, "share_amount <= share_asset_obj.options.max_supply",
@@ -196,7 +196,7 @@ def liquidity_pool_withdraw(ctx: ApplyContext, data: dict) -> list:
               "The pool has not been initialized")
     share = state.objects[pool["share_asset"]]
     _authorized(state, data["account"], pool)
-    supply, shares = _supply(state, share), int(amount["amount"])
+    supply, shares = _supply(state, share), amount_of(amount)
     fc_assert(supply >= shares, "_share_asset_dyn_data->current_supply >= op.share_amount.amount",
               "Can not withdraw an amount that is more than the current supply")
     if shares == supply:
@@ -246,7 +246,7 @@ def liquidity_pool_exchange(ctx: ApplyContext, data: dict) -> list:
     asset_a, asset_b = state.objects[pool["asset_a"]], state.objects[pool["asset_b"]]
     _authorized(state, data["account"], pool, share=False)
     _market_lists(state, asset_a, asset_b)
-    amount = int(sell["amount"])
+    amount = amount_of(sell)
     maker_fee = calculate_market_fee(state, sell["asset_id"], amount, True)
     fc_assert(maker_fee < amount, "_maker_market_fee < op.amount_to_sell",
               "Aborting since the maker market fee of the selling asset is too high")
@@ -262,7 +262,7 @@ def liquidity_pool_exchange(ctx: ApplyContext, data: dict) -> list:
     pool_pays = delta - pool_fee
     taker_fee = calculate_market_fee(state, want["asset_id"], pool_pays, False)
     receives = pool_pays - taker_fee
-    if receives < int(want["amount"]):
+    if receives < amount_of(want):
         raise InvalidOperation("Unable to exchange at expected price")
     account = data["account"]
     adjust_balance(state, account, sell["asset_id"], -amount)

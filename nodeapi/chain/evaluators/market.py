@@ -30,6 +30,8 @@ from nodeapi.chain.market.limits import cancel_limit_order, core_in_orders
 from nodeapi.chain.market.margin import apply_order
 from nodeapi.chain.market.take_profit import canonical_actions, check_create_actions
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.asset import amount_of, asset
+from nodeapi.protocol.config import CORE_ASSET
 
 
 def check_market(state, seller: str, sell_asset: dict, recv_asset: dict) -> None:
@@ -75,7 +77,7 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     actions = create_actions(data)
     check_create_actions(state, actions)
     sell, recv = data["amount_to_sell"], data["min_to_receive"]
-    if int(sell["amount"]) <= 0 or int(recv["amount"]) <= 0:
+    if amount_of(sell) <= 0 or amount_of(recv) <= 0:
         raise InvalidOperation("Order amounts must be positive")
     if sell["asset_id"] == recv["asset_id"]:
         raise InvalidOperation("An order must trade two different assets")
@@ -86,23 +88,23 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     sell_asset = state.require(sell["asset_id"])
     recv_asset = state.require(recv["asset_id"])
     check_market(state, data["seller"], sell_asset, recv_asset)
-    amount = int(sell["amount"])
+    amount = amount_of(sell)
     balance = state.balance(data["seller"], sell["asset_id"])
     if balance < amount:
         error = InsufficientBalance("insufficient balance")
-        error.details = {"balance": {"amount": balance, "asset_id": sell["asset_id"]},
-                         "amount_to_sell": {"amount": amount, "asset_id": sell["asset_id"]}}
+        error.details = {"balance": asset(balance, sell["asset_id"]),
+                         "amount_to_sell": asset(amount, sell["asset_id"])}
         raise error
     adjust_balance(state, data["seller"], sell["asset_id"], -amount)
     core_in_orders(state, data["seller"], sell["asset_id"], amount)
-    paid = ctx.fee_paid if ctx.fee_paid["asset_id"] != "1.3.0" else {"amount": 0,
-                                                                      "asset_id": "1.3.0"}
+    paid = ctx.fee_paid if ctx.fee_paid["asset_id"] != CORE_ASSET else {"amount": 0,
+                                                                      "asset_id": CORE_ASSET}
     order = state.create("1.7", {
         "expiration": expiration,
         "seller": data["seller"],
         "for_sale": amount,
-        "sell_price": {"base": {"amount": amount, "asset_id": sell["asset_id"]},
-                       "quote": {"amount": int(recv["amount"]), "asset_id": recv["asset_id"]}},
+        "sell_price": {"base": asset(amount, sell["asset_id"]),
+                       "quote": asset(amount_of(recv), recv["asset_id"])},
         "filled_amount": "0",  # fc::uint128_t: a decimal string
         "deferred_fee": ctx.core_fee_paid,
         "deferred_paid_fee": dict(paid),
@@ -129,10 +131,11 @@ def limit_order_cancel(ctx: ApplyContext, data: dict) -> list:
     return [2, cancel_limit_order(ctx.state, order["id"], None, ctx.prefix)]
 
 
-def clear_expired_orders(state, now: int, prefix: str = "TEST") -> list:
+def clear_expired_orders(state, now: int, prefix: str) -> list:
     """graphene ``clear_expired_orders``: cancel every order with
     ``expiration <= now`` (by expiration, then id), each with a virtual
-    limit_order_cancel; returns those ``[(op, result)]``."""
+    limit_order_cancel; returns those ``[(op, result)]``.  ``prefix`` is
+    the chain's key prefix."""
     if not state.orders_by_seller:  # no orders: the usual block
         return []
     expired = [o for ids in state.orders_by_seller.values() for o in ids

@@ -18,6 +18,7 @@ from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
+from nodeapi.protocol.asset import amount_of, asset
 
 KIND = "1.20"
 FEE_RATE_DENOM = 1000000
@@ -60,7 +61,7 @@ def samet_fund_delete(ctx: ApplyContext, data: dict) -> list:
     released = int(fund["balance"])
     adjust_balance(state, data["owner_account"], fund["asset_type"], released)
     state.remove(fund["id"])
-    return [2, {"amount": released, "asset_id": fund["asset_type"]}]
+    return [2, asset(released, fund["asset_type"])]
 
 
 def samet_fund_update(ctx: ApplyContext, data: dict) -> list:
@@ -74,10 +75,10 @@ def samet_fund_update(ctx: ApplyContext, data: dict) -> list:
                   "_fund->asset_type == op.delta_amount->asset_id", "Asset type mismatch")
         fc_assert(int(fund["unpaid_amount"]) == 0, "_fund->unpaid_amount == 0",
                   "Can only update the balance of a SameT Fund when the unpaid amount is zero")
-        if int(delta["amount"]) > 0:
+        if amount_of(delta) > 0:
             _authorized(state, data["owner_account"], fund["asset_type"])
         else:
-            fc_assert(int(fund["balance"]) > -int(delta["amount"]),
+            fc_assert(int(fund["balance"]) > -amount_of(delta),
                       "_fund->balance > -op.delta_amount->amount",
                       "Insufficient balance in the SameT Fund")
     rate = data.get("new_fee_rate")
@@ -86,8 +87,8 @@ def samet_fund_update(ctx: ApplyContext, data: dict) -> list:
                   "New fee rate should not be the same as the original fee rate")
     obj = state.modify(fund["id"])
     if delta is not None:
-        adjust_balance(state, data["owner_account"], fund["asset_type"], -int(delta["amount"]))
-        obj["balance"] = int(obj["balance"]) + int(delta["amount"])
+        adjust_balance(state, data["owner_account"], fund["asset_type"], -amount_of(delta))
+        obj["balance"] = int(obj["balance"]) + amount_of(delta)
     if rate is not None:
         obj["fee_rate"] = int(rate)
     fc_assert(int(obj["balance"]) > 0, "_fund->balance > 0",
@@ -103,13 +104,13 @@ def samet_fund_borrow(ctx: ApplyContext, data: dict) -> list:
     amount = data["borrow_amount"]
     fc_assert(fund["asset_type"] == amount["asset_id"],
               "_fund->asset_type == op.borrow_amount.asset_id", "Asset type mismatch")
-    fc_assert(int(fund["balance"]) >= int(fund["unpaid_amount"]) + int(amount["amount"]),
+    fc_assert(int(fund["balance"]) >= int(fund["unpaid_amount"]) + amount_of(amount),
               "_fund->balance >= _fund->unpaid_amount + op.borrow_amount.amount",
               "Insufficient balance in the SameT Fund thus unable to borrow")
     _authorized(state, data["borrower"], fund["asset_type"])
     obj = state.modify(fund["id"])
-    obj["unpaid_amount"] = int(obj["unpaid_amount"]) + int(amount["amount"])
-    adjust_balance(state, data["borrower"], fund["asset_type"], int(amount["amount"]))
+    obj["unpaid_amount"] = int(obj["unpaid_amount"]) + amount_of(amount)
+    adjust_balance(state, data["borrower"], fund["asset_type"], amount_of(amount))
     return [5, {"impacted_accounts": [fund["owner_account"]]}]
 
 
@@ -122,19 +123,19 @@ def samet_fund_repay(ctx: ApplyContext, data: dict) -> list:
     fc_assert(fund["asset_type"] == repay["asset_id"],
               "_fund->asset_type == op.repay_amount.asset_id", "Asset type mismatch")
     _authorized(state, data["account"], fund["asset_type"])
-    fc_assert(int(repay["amount"]) <= int(fund["unpaid_amount"]),
+    fc_assert(amount_of(repay) <= int(fund["unpaid_amount"]),
               "op.repay_amount.amount <= _fund->unpaid_amount",
               "Repay amount should not be greater than unpaid amount")
-    required = (int(repay["amount"]) * int(fund["fee_rate"]) + FEE_RATE_DENOM - 1) \
+    required = (amount_of(repay) * int(fund["fee_rate"]) + FEE_RATE_DENOM - 1) \
         // FEE_RATE_DENOM
-    fc_assert(int(fee["amount"]) >= required, "fc::uint128_t(op.fund_fee.amount.value) >= "
+    fc_assert(amount_of(fee) >= required, "fc::uint128_t(op.fund_fee.amount.value) >= "
               "required_fee", f"Insuffient fund fee, requires {required}, offered "
               f"{fee['amount']}")
     adjust_balance(state, data["account"], fund["asset_type"],
-                   -(int(repay["amount"]) + int(fee["amount"])))
+                   -(amount_of(repay) + amount_of(fee)))
     obj = state.modify(fund["id"])
-    obj["balance"] = int(obj["balance"]) + int(fee["amount"])
-    obj["unpaid_amount"] = int(obj["unpaid_amount"]) - int(repay["amount"])
+    obj["balance"] = int(obj["balance"]) + amount_of(fee)
+    obj["unpaid_amount"] = int(obj["unpaid_amount"]) - amount_of(repay)
     return [5, {"impacted_accounts": [fund["owner_account"]]}]
 
 

@@ -28,7 +28,8 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.chain.errors import fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
-from nodeapi.protocol.config import MAX_TIME
+from nodeapi.protocol.config import CORE_ASSET, MAX_TIME
+from nodeapi.protocol.asset import amount_of, core
 
 KIND = "1.18"
 TYPES = ("liquid", "lock_180_days", "lock_360_days", "lock_720_days", "lock_forever")
@@ -46,7 +47,7 @@ class _Ticket:
 
     def __init__(self, obj: dict) -> None:
         self.target = TYPES.index(obj["target_type"])
-        self.amount = int(obj["amount"]["amount"])
+        self.amount = amount_of(obj["amount"])
         self.current = TYPES.index(obj["current_type"])
         self.status = obj["status"]
         self.value = int(obj["value"])
@@ -55,7 +56,7 @@ class _Ticket:
 
     def fields(self) -> dict:
         return {"target_type": TYPES[self.target],
-                "amount": {"amount": self.amount, "asset_id": "1.3.0"},
+                "amount": core(self.amount),
                 "current_type": TYPES[self.current], "status": self.status,
                 "value": self.value, "next_auto_update_time": self.next_update,
                 "next_type_downgrade_time": self.next_downgrade}
@@ -122,8 +123,8 @@ def ticket_create(ctx: ApplyContext, data: dict) -> list:
     """ticket_create (57): lock core from the balance in a charging liquid
     ticket aiming at ``target_type``; result ``[1, "1.18.N"]``."""
     state = ctx.state
-    amount = int(data["amount"]["amount"])
-    adjust_balance(state, data["account"], "1.3.0", -amount)
+    amount = amount_of(data["amount"])
+    adjust_balance(state, data["account"], CORE_ASSET, -amount)
     ticket = _Ticket({"target_type": TYPES[int(data["target_type"])],
                       "amount": data["amount"], "current_type": "liquid",
                       "status": "charging", "value": 0,
@@ -153,15 +154,15 @@ def ticket_update(ctx: ApplyContext, data: dict) -> list:
               "Target type does not change")
     split = data.get("amount_for_new_target")
     if split is not None:
-        fc_assert(int(split["amount"]) <= int(obj["amount"]["amount"]),
+        fc_assert(amount_of(split) <= amount_of(obj["amount"]),
                   "*op.amount_for_new_target <= _ticket->amount",
                   "Insufficient amount in ticket to be updated")
     ticket = _Ticket(obj)
     old_value = ticket.value
     new_objects = []
-    if split is not None and int(split["amount"]) < ticket.amount:
+    if split is not None and amount_of(split) < ticket.amount:
         part = _Ticket(obj)
-        part.amount = int(split["amount"])
+        part.amount = amount_of(split)
         part.update_target_type(ctx.now, target)
         new = state.create(KIND, dict({"account": obj["account"]}, **part.fields()))
         new_objects.append(new["id"])
@@ -200,7 +201,7 @@ def process_tickets(state, now: int) -> tuple:
         ticket = _Ticket(obj)
         stats = _stats(state, obj["account"])
         if ticket.status == "withdrawing" and ticket.current == LIQUID:
-            adjust_balance(state, obj["account"], "1.3.0", ticket.amount)
+            adjust_balance(state, obj["account"], CORE_ASSET, ticket.amount)
             stats = _stats(state, obj["account"])
             stats["total_core_pol"] = int(stats["total_core_pol"]) - ticket.amount
             stats["total_pol_value"] = int(stats["total_pol_value"]) - ticket.value

@@ -10,10 +10,11 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance, overdraft_details, to_pretty_string
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.flags import OVERRIDE_AUTHORITY
+from nodeapi.protocol.asset import amount_of
 
 
 def _positive(amount: dict, what: str) -> int:
-    value = int(amount["amount"])
+    value = amount_of(amount)
     if value <= 0:
         raise InvalidOperation(f"{what} must be positive, got {value}")
     return value

@@ -17,6 +17,7 @@ from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
+from nodeapi.protocol.asset import amount_of, asset
 
 
 
@@ -47,21 +48,21 @@ def vesting_balance_create(ctx: ApplyContext, data: dict) -> list:
     state = ctx.state
     state.require(data["creator"])
     state.require(data["owner"])
-    amount = int(data["amount"]["amount"])
-    asset = state.require(data["amount"]["asset_id"])
+    amount = amount_of(data["amount"])
+    balance_asset = state.require(data["amount"]["asset_id"])
     if amount <= 0:
         raise InvalidOperation(f"Vesting amount must be positive, got {amount}")
-    fc_assert(not int(asset["options"]["flags"]) & TRANSFER_RESTRICTED,
+    fc_assert(not int(balance_asset["options"]["flags"]) & TRANSFER_RESTRICTED,
               "!asset_obj.is_transfer_restricted()", "Asset has transfer_restricted flag enabled")
-    fc_assert(is_authorized_asset(state, data["creator"], asset),
+    fc_assert(is_authorized_asset(state, data["creator"], balance_asset),
               "is_authorized_asset( d, creator_account, asset_obj )",
               "The creator account is not allowed to transact the asset")
-    fc_assert(is_authorized_asset(state, data["owner"], asset),
+    fc_assert(is_authorized_asset(state, data["owner"], balance_asset),
               "is_authorized_asset( d, owner_account, asset_obj )",
               "The owner account is not allowed to transact the asset")
-    adjust_balance(state, data["creator"], asset["id"], -amount)
+    adjust_balance(state, data["creator"], balance_asset["id"], -amount)
     vbo = state.create("1.13", {
-        "owner": data["owner"], "balance": {"amount": amount, "asset_id": asset["id"]},
+        "owner": data["owner"], "balance": asset(amount, balance_asset["id"]),
         "policy": _policy(data["policy"], amount, ctx.now), "balance_type": "unspecified"})
     return [1, vbo["id"]]
 
@@ -79,7 +80,7 @@ def vesting_balance_withdraw(ctx: ApplyContext, data: dict) -> list:
     vbo = state.require(data["vesting_balance"])
     fc_assert(vbo["owner"] == data["owner"], "op.owner == vbo.owner",
               f"Vesting balance {vbo['id']} belongs to {vbo['owner']}, not {data['owner']}")
-    amount = int(data["amount"]["amount"])
+    amount = amount_of(data["amount"])
     asset_id = vbo["balance"]["asset_id"]
     allowed = allowed_withdraw(vbo, ctx.now)
     fc_assert(data["amount"]["asset_id"] == asset_id and amount <= allowed,

@@ -30,13 +30,14 @@ from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
+from nodeapi.protocol.asset import amount_of
 
 
 
 def available_this_period(permit: dict, now: int) -> int:
     """graphene ``withdraw_permission_object::available_this_period``: the
     satoshis of ``withdrawal_limit`` that may still be claimed at ``now``."""
-    limit = int(permit["withdrawal_limit"]["amount"])
+    limit = amount_of(permit["withdrawal_limit"])
     if now >= permit["period_start_time"] + int(permit["withdrawal_period_sec"]):
         return limit
     return max(limit - int(permit["claimed_this_period"]), 0)
@@ -71,7 +72,7 @@ def withdraw_permission_create(ctx: ApplyContext, data: dict) -> list:
     permit = state.create("1.12", {
         "withdraw_from_account": data["withdraw_from_account"],
         "authorized_account": data["authorized_account"],
-        "withdrawal_limit": {"amount": int(data["withdrawal_limit"]["amount"]),
+        "withdrawal_limit": {"amount": amount_of(data["withdrawal_limit"]),
                              "asset_id": data["withdrawal_limit"]["asset_id"]},
         "withdrawal_period_sec": int(data["withdrawal_period_sec"]),
         "period_start_time": start,
@@ -99,7 +100,7 @@ def withdraw_permission_update(ctx: ApplyContext, data: dict) -> list:
     permit = ctx.state.modify(permit["id"])
     permit.update({
         "period_start_time": start, "expiration": expiration,
-        "withdrawal_limit": {"amount": int(data["withdrawal_limit"]["amount"]),
+        "withdrawal_limit": {"amount": amount_of(data["withdrawal_limit"]),
                              "asset_id": data["withdrawal_limit"]["asset_id"]},
         "withdrawal_period_sec": int(data["withdrawal_period_sec"]),
     })
@@ -116,7 +117,7 @@ def withdraw_permission_claim(ctx: ApplyContext, data: dict) -> list:
     state, now = ctx.state, ctx.now
     permit = state.require(data["withdraw_permission"])
     amount = data["amount_to_withdraw"]
-    value, asset_id = int(amount["amount"]), amount["asset_id"]
+    value, asset_id = amount_of(amount), amount["asset_id"]
     fc_assert(permit["expiration"] > now, "permit.expiration > head_block_time")
     fc_assert(permit["authorized_account"] == data["withdraw_to_account"],
               "permit.authorized_account == op.withdraw_to_account")

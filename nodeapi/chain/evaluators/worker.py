@@ -29,6 +29,7 @@ from nodeapi.protocol.config import CORE_ASSET, MAX_TIME, NULL_ACCOUNT
 from nodeapi.protocol.times import parse_time
 from nodeapi.chain.vesting import deposit
 from nodeapi.protocol.ids import instance_number
+from nodeapi.protocol.asset import core
 
 KIND = "1.14"
 REFUND, VESTING, BURN = 0, 1, 2
@@ -57,7 +58,7 @@ def worker_create(ctx: ApplyContext, data: dict) -> list:
     which, init = int(data["initializer"][0]), data["initializer"][1]
     if which == VESTING:
         vbo = state.create("1.13", {
-            "owner": data["owner"], "balance": {"amount": 0, "asset_id": "1.3.0"},
+            "owner": data["owner"], "balance": core(0),
             "policy": [1, {"vesting_seconds": int(init["pay_vesting_period_days"]) * _DAY,
                            "start_claim": 0,
                            "coin_seconds_earned": "0",
@@ -119,4 +120,4 @@ def _pay(state, worker: dict, pay: int, now: int) -> None:
     if which == REFUND:
         adjust_supply(state, CORE_ASSET, -pay)
     else:
-        adjust_balance(state, NULL_ACCOUNT, "1.3.0", pay)
+        adjust_balance(state, NULL_ACCOUNT, CORE_ASSET, pay)

@@ -27,7 +27,7 @@ from nodeapi.chain.market.bitasset_data import (
     update_bitasset_current_feed)
 from nodeapi.chain.market.limits import accumulate_fee, fill_limit_order, record_fill
 from nodeapi.chain.market.positions import collateralization, fill_call_order
-from nodeapi.protocol.asset import divide_ratio, invert, make_price, mul_down, mul_up, value
+from nodeapi.protocol.asset import core, divide_ratio, invert, make_price, mul_down, mul_up, value
 from nodeapi.protocol.config import MAX_TIME, NULL_ACCOUNT
 
 
@@ -63,7 +63,7 @@ def individually_settle(ctx: ApplyContext, mia_id: str, call: dict) -> None:
                 "for_sale": fund_receives,
                 "sell_price": make_price(fund_receives, backing, debt, mia_id),
                 "filled_amount": "0", "deferred_fee": 0,
-                "deferred_paid_fee": {"amount": 0, "asset_id": "1.3.0"},
+                "deferred_paid_fee": core(0),
                 "is_settled_debt": True, "on_fill": []})
     fill_call_order(ctx, call["id"], collateral, debt, fund_receives_price, True,
                     collateral - fund_receives, reduce_current_supply=False)

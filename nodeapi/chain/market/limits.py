@@ -28,13 +28,13 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext
 
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.errors import InvalidOperation
-from nodeapi.chain.fees import charge_statistics, core_fee
-from nodeapi.protocol.asset import mul_down, mul_up
+from nodeapi.chain.fees import charge_statistics
+from nodeapi.protocol.fee_schedule import operation_fee
+from nodeapi.protocol.asset import amount_of, asset, core, mul_down, mul_up, percent_of
 from nodeapi.chain.market.take_profit import process_on_fill, unlink
 from nodeapi.chain.vesting import INSTANT, deposit
 from nodeapi.chain.whitelist import is_authorized_asset
-from nodeapi.protocol.asset import percent_of
-from nodeapi.protocol.config import COMMITTEE_ACCOUNT, TEMP_ACCOUNT
+from nodeapi.protocol.config import COMMITTEE_ACCOUNT, CORE_ASSET, TEMP_ACCOUNT
 from nodeapi.protocol.flags import CHARGE_MARKET_FEE
 
 
@@ -57,12 +57,12 @@ def deposit_market_fee_vesting_balance(state, account: str, asset_id: str, amoun
     if vb_id is not None:
         deposit(state, vb_id, amount, 0)  # instant policy: no time involved
         return
-    state.create("1.13", {"owner": account, "balance": {"amount": amount, "asset_id": asset_id},
+    state.create("1.13", {"owner": account, "balance": asset(amount, asset_id),
                           "policy": [INSTANT, {}], "balance_type": "market_fee_sharing"})
 
 
 def core_in_orders(state, seller: str, asset_id: str, delta: int) -> None:
-    if asset_id == "1.3.0" and delta:
+    if asset_id == CORE_ASSET and delta:
         stats = state.modify(state.objects[seller]["statistics"])
         stats["total_core_in_orders"] += delta
 
@@ -77,7 +77,7 @@ def calculate_market_fee(state, asset_id: str, amount: int, is_maker: bool) -> i
     ext = opts.get("extensions") or {}
     if not is_maker and isinstance(ext, dict) and ext.get("taker_fee_percent") is not None:
         percent = int(ext["taker_fee_percent"])
-    fee = amount * percent // 10000
+    fee = percent_of(amount, percent)
     return min(fee, int(opts.get("max_market_fee", 0)))
 
 
@@ -88,11 +88,11 @@ def record_fill(ctx: ApplyContext, order_id: str, account: str, pays: tuple, rec
     is in the received asset unless ``fee_asset`` says otherwise (a margin
     call's fee is collateral, graphene ``fill_order_operation``)."""
     ctx.virtual_ops.append(([4, {
-        "fee": {"amount": fee, "asset_id": fee_asset or receives[1]},
+        "fee": asset(fee, fee_asset or receives[1]),
         "order_id": order_id,
         "account_id": account,
-        "pays": {"amount": pays[0], "asset_id": pays[1]},
-        "receives": {"amount": receives[0], "asset_id": receives[1]},
+        "pays": asset(pays[0], pays[1]),
+        "receives": asset(receives[0], receives[1]),
         "fill_price": fill_price,
         "is_maker": is_maker,
     }], VOID))
@@ -157,7 +157,7 @@ def _pay_rewards(state, recv_asset: str, issuer_fees: int, seller: str) -> int:
     return reward
 
 
-def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") -> dict:
+def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str) -> dict:
     """graphene ``database::cancel_limit_order``: refund the remainder and
     the deferred fee of 1.7.N and remove it; returns the refunded
     ``{"amount", "asset_id"}``.  When ``virtual_ops`` is a list (automatic
@@ -166,45 +166,45 @@ def cancel_limit_order(state, order_id: str, virtual_ops, prefix: str = "TEST") 
     proportional part rounded up goes to its ``accumulated_fees``) and the
     virtual operation ``(op, result)`` is appended, its result the refund
     ``[2, {"amount", "asset_id"}]`` (graphene ``set_applied_operation_result``
-    there)."""
+    there).  ``prefix`` is the chain's key prefix (the fee's size)."""
     order = state.objects[order_id]
     seller = order["seller"]
     deferred = int(order.get("deferred_fee", 0))
-    paid = dict(order.get("deferred_paid_fee") or {"amount": 0, "asset_id": "1.3.0"})
-    paid["amount"] = int(paid["amount"])
+    paid = dict(order.get("deferred_paid_fee") or core(0))
+    paid["amount"] = amount_of(paid)
     vop = None
     if virtual_ops is not None:
-        vop = [2, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "fee_paying_account": seller,
+        vop = [2, {"fee": core(0), "fee_paying_account": seller,
                    "order": order_id, "extensions": []}]
         if deferred > 0:
-            cancel_fee = min(core_fee(vop, state.objects["2.0.0"]["parameters"]["current_fees"],
-                                      prefix), deferred)
+            cancel_fee = min(operation_fee(vop, state.objects["2.0.0"]["parameters"]["current_fees"],
+                                           prefix), deferred)
             if cancel_fee > 0:
                 charge_statistics(state, seller, cancel_fee)
                 if paid["amount"] == 0:
-                    vop[1]["fee"] = {"amount": cancel_fee, "asset_id": "1.3.0"}
+                    vop[1]["fee"] = core(cancel_fee)
                 else:
                     in_paid = -(-paid["amount"] * cancel_fee // deferred)
                     dyn = state.objects[paid["asset_id"]]["dynamic_asset_data_id"]
                     state.modify(dyn)["accumulated_fees"] += in_paid
                     paid["amount"] -= in_paid
-                    vop[1]["fee"] = {"amount": in_paid, "asset_id": paid["asset_id"]}
+                    vop[1]["fee"] = asset(in_paid, paid["asset_id"])
                 deferred -= cancel_fee
-    asset = order["sell_price"]["base"]["asset_id"]
+    sold = order["sell_price"]["base"]["asset_id"]
     refunded = int(order["for_sale"])
-    core_in_orders(state, seller, asset, -refunded)
-    adjust_balance(state, seller, asset, refunded)
+    core_in_orders(state, seller, sold, -refunded)
+    adjust_balance(state, seller, sold, refunded)
     if int((order.get("deferred_paid_fee") or {}).get("amount", 0)) == 0:
-        adjust_balance(state, seller, "1.3.0", deferred)
+        adjust_balance(state, seller, CORE_ASSET, deferred)
     else:
         adjust_balance(state, seller, paid["asset_id"], paid["amount"])
         dyn = state.objects[paid["asset_id"]]["dynamic_asset_data_id"]
         state.modify(dyn)["fee_pool"] += deferred
     if vop is not None:
-        virtual_ops.append((vop, [2, {"amount": refunded, "asset_id": asset}]))
+        virtual_ops.append((vop, [2, asset(refunded, sold)]))
     unlink(state, order)
     state.remove(order_id)
-    return {"amount": refunded, "asset_id": asset}
+    return asset(refunded, sold)
 
 
 def maybe_cull(ctx: ApplyContext, order_id: str) -> bool:
@@ -281,7 +281,7 @@ def _book_deferred_fee(state, order: dict, is_maker: bool) -> None:
     elif deferred > 0:
         refund = percent_of(deferred, discount)
         if refund > 0:
-            adjust_balance(state, seller, "1.3.0", refund)
+            adjust_balance(state, seller, CORE_ASSET, refund)
             deferred -= refund
     charge_statistics(state, seller, deferred)
 

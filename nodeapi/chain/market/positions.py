@@ -18,7 +18,7 @@ from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.limits import accumulate_fee, core_in_orders, record_fill
 from nodeapi.protocol.asset import (
-    RATIO_DENOM, invert, make_price, mul_down, mul_up, times_ratio, value)
+    amount_of, invert, make_price, mul_down, mul_up, RATIO_DENOM, times_ratio, value)
 from nodeapi.protocol.ids import instance_number
 
 CALL_ORDER = "1.8"
@@ -106,8 +106,8 @@ def max_debt_to_cover(call: dict, match_price: dict, feed_price: dict, mcr: int,
         return debt
     tcr = max(int(call["target_collateral_ratio"]), int(mcr))
     target = value(times_ratio(feed_price, tcr, RATIO_DENOM))
-    mp_debt, mp_coll = int(match_price["quote"]["amount"]), int(match_price["base"]["amount"])
-    fp_debt, fp_coll = int(feed_price["quote"]["amount"]), int(feed_price["base"]["amount"])
+    mp_debt, mp_coll = amount_of(match_price["quote"]), amount_of(match_price["base"])
+    fp_debt, fp_coll = amount_of(feed_price["quote"]), amount_of(feed_price["base"])
     numerator = fp_coll * mp_debt * debt * tcr - fp_debt * mp_debt * collateral * RATIO_DENOM
     if numerator < 0:
         return 0

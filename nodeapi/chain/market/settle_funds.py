@@ -24,7 +24,7 @@ from nodeapi.chain.market.bitasset_data import (
     update_bitasset_current_feed)
 from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees
 from nodeapi.chain.market.margin import check_call_orders
-from nodeapi.protocol.asset import equal, mul_down, mul_up
+from nodeapi.protocol.asset import asset, equal, mul_down, mul_up
 
 
 def _collateral_fees(state, b: dict, pays: int, settled: int) -> int | None:
@@ -51,11 +51,11 @@ def _pay_settler(ctx: ApplyContext, account: str, b: dict, pays: int, settled: i
     settled -= issuer_fees
     if settled > 0:
         adjust_balance(state, account, backing, settled)
-    fees = [{"amount": issuer_fees, "asset_id": backing}]
+    fees = [asset(issuer_fees, backing)]
     if collateral_fees is not None:
-        fees.insert(0, {"amount": collateral_fees, "asset_id": backing})
-    return {"paid": [{"amount": pays, "asset_id": b["asset_id"]}],
-            "received": [{"amount": settled, "asset_id": backing}], "fees": fees}
+        fees.insert(0, asset(collateral_fees, backing))
+    return {"paid": [asset(pays, b["asset_id"])],
+            "received": [asset(settled, backing)], "fees": fees}
 
 
 def settle_from_gs_fund(ctx: ApplyContext, account: str, amount: int, mia_id: str) -> dict:
@@ -65,9 +65,9 @@ def settle_from_gs_fund(ctx: ApplyContext, account: str, amount: int, mia_id: st
 
     :raises InvalidOperation: the amount receives nothing."""
     state = ctx.state
-    asset, b = state.objects[mia_id], bitasset_of(state, mia_id)
+    mia, b = state.objects[mia_id], bitasset_of(state, mia_id)
     backing = backing_asset(b)
-    supply = int(state.objects[asset["dynamic_asset_data_id"]]["current_supply"])
+    supply = int(state.objects[mia["dynamic_asset_data_id"]]["current_supply"])
     fund = int(b["settlement_fund"])
     if amount == supply:
         settled = fund
@@ -82,9 +82,8 @@ def settle_from_gs_fund(ctx: ApplyContext, account: str, amount: int, mia_id: st
     if amount != supply and settled != 0:
         pays = mul_up(settled, backing, b["settlement_price"])
     adjust_balance(state, account, mia_id, -pays)
-    result = {"paid": [{"amount": pays, "asset_id": mia_id}],
-              "received": [{"amount": settled, "asset_id": backing}],
-              "fees": [{"amount": 0, "asset_id": backing}]}
+    result = {"paid": [asset(pays, mia_id)], "received": [asset(settled, backing)],
+              "fees": [asset(0, backing)]}
     if settled > 0:
         state.modify(b["id"])["settlement_fund"] = fund - settled
         result = _pay_settler(ctx, account, bitasset_of(state, mia_id), pays, settled)

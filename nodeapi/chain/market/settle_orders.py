@@ -27,7 +27,8 @@ from nodeapi.chain.market.limits import accumulate_fee, pay_market_fees, record_
 from nodeapi.chain.market.positions import (
     collateralization, fill_call_order, least_collateralized, max_debt_to_cover)
 from nodeapi.protocol.asset import (
-    GRAPHENE_100_PERCENT, divide_ratio, make_price, mul_down, mul_up, percent_of, value)
+    amount_of, asset, core, divide_ratio, GRAPHENE_100_PERCENT, make_price, mul_down, mul_up,
+    percent_of, value)
 from nodeapi.protocol.ids import instance_number
 
 FORCE_SETTLEMENT = "1.4"
@@ -46,9 +47,9 @@ def cancel_settle_order(ctx: ApplyContext, settle_id: str) -> None:
     state = ctx.state
     settle = state.objects[settle_id]
     balance = settle["balance"]
-    adjust_balance(state, settle["owner"], balance["asset_id"], int(balance["amount"]))
+    adjust_balance(state, settle["owner"], balance["asset_id"], amount_of(balance))
     ctx.virtual_ops.append(([42, {
-        "fee": {"amount": 0, "asset_id": "1.3.0"}, "settlement": settle_id,
+        "fee": core(0), "settlement": settle_id,
         "account": settle["owner"], "amount": dict(balance)}], VOID))
     state.remove(settle_id)
 
@@ -77,10 +78,10 @@ def fill_settle_order(ctx: ApplyContext, settle_id: str, pays: int, receives: in
     fees = pay_market_fees(state, coll_id, receives, is_maker, settle["owner"])
     if pay_force_settle_fee:
         fees += _pay_force_settle_fees(state, mia_id, coll_id, receives - fees)
-    filled = pays >= int(settle["balance"]["amount"])
+    filled = pays >= amount_of(settle["balance"])
     if not filled:
         new = state.modify(settle_id)
-        new["balance"] = {"amount": int(settle["balance"]["amount"]) - pays, "asset_id": mia_id}
+        new["balance"] = asset(amount_of(settle["balance"]) - pays, mia_id)
     adjust_balance(state, settle["owner"], coll_id, receives - fees)
     record_fill(ctx, settle_id, settle["owner"], (pays, mia_id), (receives, coll_id), fees,
                 fill_price, is_maker)
@@ -103,7 +104,7 @@ def match_settle_call(ctx: ApplyContext, settle_id: str, call_id: str, match_pri
     mia_id = settle["balance"]["asset_id"]
     b = bitasset_of(state, mia_id)
     coll_id = backing_asset(b)
-    balance = int(settle["balance"]["amount"])
+    balance = amount_of(settle["balance"])
     call_debt, call_collateral = int(call["debt"]), int(call["collateral"])
     call_receives = min(balance, max_settlement, call_debt)
     call_pays = mul_down(call_receives, mia_id, match_price)
@@ -242,7 +243,7 @@ def _settle_asset(ctx: ApplyContext, mia_id: str) -> None:
                                  GRAPHENE_100_PERCENT)
         finished = False
         while settled < max_volume and settle["id"] in state.objects:
-            if int(state.objects[settle["id"]]["balance"]["amount"]) == 0:
+            if amount_of(state.objects[settle["id"]]["balance"]) == 0:
                 cancel_settle_order(ctx, settle["id"])
                 break
             call = least_collateralized(state, mia_id)

@@ -31,8 +31,8 @@ from nodeapi.chain.market.limits import core_in_orders
 from nodeapi.chain.market.positions import (
     calls_of, collateralization, fill_call_order, least_collateralized)
 from nodeapi.protocol.asset import (
-    MAX_SHARE_SUPPLY, RATIO_DENOM, invert, make_price, max_short_squeeze_price, mul_down,
-    mul_up, null_price, times_ratio, value)
+    amount_of, asset, core, invert, make_price, MAX_SHARE_SUPPLY, max_short_squeeze_price,
+    mul_down, mul_up, null_price, RATIO_DENOM, times_ratio, value)
 from nodeapi.protocol.ids import instance_number
 
 COLLATERAL_BID = "2.17"
@@ -166,12 +166,12 @@ def cancel_bid(ctx: ApplyContext, bid_id: str, create_virtual_op: bool = True) -
     state = ctx.state
     bid = state.objects[bid_id]
     collateral = bid["inv_swan_price"]["base"]
-    adjust_balance(state, bid["bidder"], collateral["asset_id"], int(collateral["amount"]))
+    adjust_balance(state, bid["bidder"], collateral["asset_id"], amount_of(collateral))
     if create_virtual_op:
         ctx.virtual_ops.append(([45, {
-            "fee": {"amount": 0, "asset_id": "1.3.0"}, "bidder": bid["bidder"],
+            "fee": core(0), "bidder": bid["bidder"],
             "additional_collateral": dict(collateral),
-            "debt_covered": {"amount": 0, "asset_id": bid["inv_swan_price"]["quote"]["asset_id"]},
+            "debt_covered": asset(0, bid["inv_swan_price"]["quote"]["asset_id"]),
             "extensions": []}], VOID))
     state.remove(bid_id)
 
@@ -185,14 +185,14 @@ def execute_bid(ctx: ApplyContext, bid_id: str, debt_covered: int,
     bid = state.objects[bid_id]
     coll_id = bid["inv_swan_price"]["base"]["asset_id"]
     mia_id = bid["inv_swan_price"]["quote"]["asset_id"]
-    collateral = int(bid["inv_swan_price"]["base"]["amount"]) + collateral_from_fund
+    collateral = amount_of(bid["inv_swan_price"]["base"]) + collateral_from_fund
     state.create("1.8", {"borrower": bid["bidder"], "collateral": collateral,
                          "debt": debt_covered, "call_price": make_price(1, coll_id, 1, mia_id)})
     core_in_orders(state, bid["bidder"], coll_id, collateral)
     ctx.virtual_ops.append(([46, {
-        "fee": {"amount": 0, "asset_id": "1.3.0"}, "bidder": bid["bidder"],
-        "debt": {"amount": debt_covered, "asset_id": mia_id},
-        "collateral": {"amount": collateral, "asset_id": coll_id}}], VOID))
+        "fee": core(0), "bidder": bid["bidder"],
+        "debt": asset(debt_covered, mia_id),
+        "collateral": asset(collateral, coll_id)}], VOID))
     state.remove(bid_id)
 
 
@@ -258,9 +258,9 @@ def process_bids(ctx: ApplyContext, mia_id: str) -> None:
     for bid in _bids(state, mia_id):
         if covered >= supply:
             break
-        debt = min(int(bid["inv_swan_price"]["quote"]["amount"]), supply)
+        debt = min(amount_of(bid["inv_swan_price"]["quote"]), supply)
         total = mul_down(debt, mia_id, b["settlement_price"]) \
-            + int(bid["inv_swan_price"]["base"]["amount"])
+            + amount_of(bid["inv_swan_price"]["base"])
         if total == 0:
             break  # no collateral at all: never healthy (graphene would throw here)
         cp = call_price(debt, mia_id, total, backing, ratio)
@@ -272,7 +272,7 @@ def process_bids(ctx: ApplyContext, mia_id: str) -> None:
         return
     to_cover, remaining = supply, int(b["settlement_fund"])
     for bid in taken:
-        debt = min(int(bid["inv_swan_price"]["quote"]["amount"]), supply)
+        debt = min(amount_of(bid["inv_swan_price"]["quote"]), supply)
         collateral = mul_down(debt, mia_id, b["settlement_price"])
         if debt >= to_cover:
             debt, collateral = to_cover, remaining

@@ -42,12 +42,12 @@ Removing an order unlinks the order linked to it.
 from twisted.logger import Logger
 
 from nodeapi.chain.errors import ChainError, InvalidOperation
-from nodeapi.chain.fees import core_fee
+from nodeapi.protocol.fee_schedule import operation_fee
 from nodeapi.errors import ProtocolError
-from nodeapi.protocol.asset import invert, less, make_price, mul_up, times_ratio
+from nodeapi.protocol.asset import (
+    asset, core, invert, less, make_price, mul_up, multiply_and_round_up, times_ratio)
 from nodeapi.protocol.composite import Vector
-from nodeapi.protocol.config import GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY, MAX_TIME
-from nodeapi.protocol.fee_schedule import multiply_and_round_up
+from nodeapi.protocol.config import CORE_ASSET, GRAPHENE_100_PERCENT, MAX_SHARE_SUPPLY, MAX_TIME
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.operations.market import LIMIT_ORDER_AUTO_ACTION
 from nodeapi.protocol.serialize import pack, unpack
@@ -57,7 +57,6 @@ from nodeapi.protocol.validation import validate_operation
 log = Logger()
 
 _ACTIONS = Vector(LIMIT_ORDER_AUTO_ACTION)
-_CORE = "1.3.0"
 
 
 def canonical_actions(actions) -> list:
@@ -130,10 +129,10 @@ def _expiration(now: int, seconds: int) -> str:
 def _fee(ctx, op: list, fee_asset_id: str) -> dict:
     """``calculate_fee(op)``, through the fee asset's core exchange rate
     rounded up when it is not the core asset."""
-    core = core_fee(op, ctx.parameters["current_fees"], ctx.prefix)
-    if fee_asset_id == _CORE:
-        return {"amount": core, "asset_id": _CORE}
-    fee = multiply_and_round_up(core, ctx.state.objects[fee_asset_id]["options"]
+    core_amount = operation_fee(op, ctx.parameters["current_fees"], ctx.prefix)
+    if fee_asset_id == CORE_ASSET:
+        return core(core_amount)
+    fee = multiply_and_round_up(core(core_amount), ctx.state.objects[fee_asset_id]["options"]
                                 ["core_exchange_rate"])
     _bounded(fee["amount"])
     return fee
@@ -196,8 +195,8 @@ def push_nested(ctx, op: list, skip_price_check: bool = False) -> list:
 def _update_linked(ctx, order: dict, action: dict, size: int, expiration: str) -> None:
     recv = order["sell_price"]["quote"]["asset_id"]
     linked = order["take_profit_order_id"]
-    body = {"fee": {"amount": 0, "asset_id": _CORE}, "seller": order["seller"],
-            "order": linked, "delta_amount_to_sell": {"amount": size, "asset_id": recv},
+    body = {"fee": core(0), "seller": order["seller"],
+            "order": linked, "delta_amount_to_sell": asset(size, recv),
             "new_expiration": expiration, "extensions": []}
     body["fee"] = _fee(ctx, [77, body], action["fee_asset_id"])
     if instance_number(linked) > instance_number(order["id"]):
@@ -214,14 +213,14 @@ def _update_linked(ctx, order: dict, action: dict, size: int, expiration: str) -
 def _create(ctx, order: dict, action: dict, size: int, expiration: str) -> str:
     recv = order["sell_price"]["quote"]["asset_id"]
     sell = order["sell_price"]["base"]["asset_id"]
-    body = {"fee": {"amount": 0, "asset_id": _CORE}, "seller": order["seller"],
-            "amount_to_sell": {"amount": size, "asset_id": recv},
-            "min_to_receive": {"amount": 1, "asset_id": sell},
+    body = {"fee": core(0), "seller": order["seller"],
+            "amount_to_sell": asset(size, recv),
+            "min_to_receive": asset(1, sell),
             "expiration": expiration, "fill_or_kill": False,
             "extensions": {"on_fill": order["on_fill"]} if action["repeat"] else {}}
     body["fee"] = _fee(ctx, [1, body], action["fee_asset_id"])
     receive = _bounded(mul_up(size, recv, _spread_price(order, action)))
-    body["min_to_receive"] = {"amount": receive, "asset_id": sell}
+    body["min_to_receive"] = asset(receive, sell)
     _not_matching(order, make_price(receive, sell, size, recv))
     return push_nested(ctx, [1, body])[1]
 

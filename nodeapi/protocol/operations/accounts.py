@@ -8,7 +8,7 @@ account_transfer (9).
 """
 
 from nodeapi.protocol.composite import Extension, Optional
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, body_priced_fee, data_fee, op
 from nodeapi.protocol.serialize import BOOL, STRING, UINT8, UINT16, VOID
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ACCOUNT_OPTIONS, AUTHORITY, BUYBACK_OPTIONS, SPECIAL_AUTHORITY)
@@ -134,3 +134,65 @@ IMPACTED = {
     6: Impacted(authorities=("owner", "active")),
     7: Impacted(named=("account_to_list",)),
 }
+
+
+def is_cheap_name(name: str) -> bool:
+    """graphene ``is_cheap_name`` (account.cpp): has a digit, '.', '-' or
+    '/', or no vowel (a, e, i, o, u, y)."""
+    if any(c.isdigit() or c in ".-/" for c in name):
+        return True
+    return not any(c in "aeiouy" for c in name)
+
+
+def is_owner_update(data: dict) -> bool:
+    """account_update's ``is_owner_update()``: sets ``owner`` or the owner
+    special authority."""
+    return data.get("owner") is not None or \
+        extensions_of(data).get("owner_special_authority") is not None
+
+
+def _account_create_fee(d, p, context):
+    """The basic fee for a cheap name, else the premium one, plus the
+    struct's size at ``price_per_kbyte``."""
+    base = p["basic_fee"] if is_cheap_name(d["name"]) else p["premium_fee"]
+    return base + data_fee(context.body(), p["price_per_kbyte"])
+
+
+def _account_update_fee(d, p, context):
+    """Priced by size only when it sets ``new_options``."""
+    return body_priced_fee(d, p, context) if d.get("new_options") is not None else p["fee"]
+
+
+def _account_upgrade_fee(d, p, context):
+    if d.get("upgrade_to_lifetime_member"):
+        return p["membership_lifetime_fee"]
+    return p["membership_annual_fee"]
+
+
+def _buyback_issuer(d, active, owner):
+    """account_create with ``buyback_options``: the asset's issuer."""
+    buyback = extensions_of(d).get("buyback_options")
+    if buyback:
+        active.add(buyback["asset_to_buy_issuer"])
+
+
+def _owner_update(d, active, owner):
+    """account_update changing the owner authority: the account's owner."""
+    if is_owner_update(d):
+        owner.add(d["account"])
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/account.cpp); types not listed pay
+#: their flat ``fee`` (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {5: _account_create_fee, 6: _account_update_fee, 8: _account_upgrade_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``, account.hpp)
+REQUIRED_AUTHORITIES = {5: _buyback_issuer, 6: _owner_update}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

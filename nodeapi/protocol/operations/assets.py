@@ -13,14 +13,15 @@ and asset_update_issuer (48).  The asset/bitasset options structs are in
 """
 
 from nodeapi.protocol.composite import Extension, FlatSet, Optional
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, body_priced_fee, data_fee, op, zero_fee
 from nodeapi.protocol.serialize import BOOL, STRING, UINT8, UINT16
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, ASSET_ID, ASSET_OPTIONS, BITASSET_OPTIONS, FORCE_SETTLEMENT_ID, MEMO,
     PRICE, PRICE_FEED, SHARE)
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.config import MAX_SHARE_SUPPLY
+from nodeapi.protocol.asset import is_null
+from nodeapi.protocol.config import CORE_ASSET, MAX_SHARE_SUPPLY
 from nodeapi.protocol.flags import COMMITTEE_FED_ASSET, DISABLE_BSRM_UPDATE, GLOBAL_SETTLE, NON_UIA_ONLY_ISSUER_PERMISSION_MASK, WITNESS_FED_ASSET
 from nodeapi.protocol.serialize import UINT32, UINT64
 from nodeapi.protocol.validation_checks import amount, check, checked_fee, extensions_of, fee_non_negative, num
@@ -107,7 +108,7 @@ def _asset_create(d):
               "Can not set black_swan_response_method for Prediction Markets")
     if bitasset is not None:
         c.bitasset_options(bitasset)
-    check(_cer_converts(options["core_exchange_rate"], "1.3.0", "1.3.1"),
+    check(_cer_converts(options["core_exchange_rate"], CORE_ASSET, "1.3.1"),
           "dummy.asset_id == asset_id_type(1)")
     check(num(d.get("precision", 0)) <= 12, "precision <= 12")
 
@@ -117,7 +118,7 @@ def _asset_update(d):
     if d.get("new_issuer") is not None:
         check(d["issuer"] != d["new_issuer"], "issuer != *new_issuer")
     c.asset_options(d["new_options"])
-    check(_cer_converts(d["new_options"]["core_exchange_rate"], d["asset_to_update"], "1.3.0"),
+    check(_cer_converts(d["new_options"]["core_exchange_rate"], d["asset_to_update"], CORE_ASSET),
           "dummy.asset_id == asset_id_type()")
     ext = extensions_of(d)
     if ext.get("new_precision") is not None:
@@ -133,7 +134,7 @@ def _issue(d):
     value = amount(d["asset_to_issue"])
     check(value <= MAX_SHARE_SUPPLY, "asset_to_issue.amount.value <= GRAPHENE_MAX_SHARE_SUPPLY")
     check(value > 0, "asset_to_issue.amount.value > 0")
-    check(d["asset_to_issue"]["asset_id"] != "1.3.0", "asset_to_issue.asset_id != asset_id_type(0)")
+    check(d["asset_to_issue"]["asset_id"] != CORE_ASSET, "asset_to_issue.asset_id != asset_id_type(0)")
 
 
 def _reserve(d):
@@ -146,7 +147,7 @@ def _reserve(d):
 
 def _fund_fee_pool(d):
     fee_non_negative(d)
-    check(d["fee"]["asset_id"] == "1.3.0", "fee.asset_id == asset_id_type()")
+    check(d["fee"]["asset_id"] == CORE_ASSET, "fee.asset_id == asset_id_type()")
     check(num(d["amount"]) > 0, "amount > 0")
 
 
@@ -155,13 +156,13 @@ def _publish_feed(d):
     feed = d["feed"]
     c.price_feed(feed)
     settlement, cer = feed["settlement_price"], feed["core_exchange_rate"]
-    if not c.is_null_price(cer):
+    if not is_null(cer):
         c.price(cer)
-    if not c.is_null_price(settlement) and not c.is_null_price(cer):
+    if not is_null(settlement) and not is_null(cer):
         check(settlement["base"]["asset_id"] == cer["base"]["asset_id"],
               "feed.settlement_price.base.asset_id == feed.core_exchange_rate.base.asset_id")
-    check(not c.is_null_price(settlement), "!feed.settlement_price.is_null()")
-    check(not c.is_null_price(cer), "!feed.core_exchange_rate.is_null()")
+    check(not is_null(settlement), "!feed.settlement_price.is_null()")
+    check(not is_null(cer), "!feed.core_exchange_rate.is_null()")
     check(settlement["base"]["asset_id"] == d["asset_id"], "feed.is_for( asset_id )")
     icr = extensions_of(d).get("initial_collateral_ratio")
     if icr is not None:
@@ -182,7 +183,7 @@ def _claim_pool(d):
     checked_fee(d, "")
     check(d["fee"]["asset_id"] != d["asset_id"], "fee.asset_id != asset_id")
     check(amount(d["amount_to_claim"]) > 0, "amount_to_claim.amount > 0")
-    check(d["amount_to_claim"]["asset_id"] == "1.3.0",
+    check(d["amount_to_claim"]["asset_id"] == CORE_ASSET,
           "amount_to_claim.asset_id == asset_id_type()")
 
 
@@ -241,3 +242,41 @@ IMPACTED = {
     14: Impacted(named=("issue_to_account",)),
     48: Impacted(named=("new_issuer",)),
 }
+
+
+def _asset_create_fee(d, p, context):
+    """By symbol length (3, 4, longer) plus the struct's size at
+    ``price_per_kbyte``; a sub-asset ``A.B`` pays account_transfer's (9)
+    ``fee`` instead once the schedule has account_transfer and
+    ticket_create (57) entries (fee_schedule_calc.cpp's asset_create
+    visitor)."""
+    symbol = d["symbol"]
+    if "." in symbol and context.has_entry(9) and context.has_entry(57):
+        fee = context.parameters(9)["fee"]
+    else:
+        fee = {3: p["symbol3"], 4: p["symbol4"]}.get(len(symbol), p["long_symbol"])
+    return fee + data_fee(context.body(), p["price_per_kbyte"])
+
+
+def _asset_issue_fee(d, p, context):
+    """``fee`` plus the ``optional`` memo's size (its flag byte even
+    without a memo) at ``price_per_kbyte``."""
+    return p["fee"] + data_fee(context.optional_memo(d.get("memo")), p["price_per_kbyte"])
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/asset_ops.cpp, fee_schedule_calc.cpp);
+#: types not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {10: _asset_create_fee, 11: body_priced_fee, 14: _asset_issue_fee, 42: zero_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``, asset_ops.hpp: asset_update_issuer
+#: needs the issuer's owner)
+REQUIRED_AUTHORITIES = {48: lambda d, active, owner: owner.add(d["issuer"])}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

@@ -116,3 +116,29 @@ IMPACTED = {
     40: Impacted(blind=("inputs", "outputs")),
     41: Impacted(named=("to",), blind=("inputs",)),
 }
+
+
+def _per_output_fee(d, p, context):
+    """``fee`` plus ``price_per_output`` for each output."""
+    return p["fee"] + len(d.get("outputs") or ()) * p["price_per_output"]
+
+
+def _input_owners(d) -> list:
+    return [i["owner"] for i in d.get("inputs") or ()]
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/confidential.cpp); types not listed
+#: pay their flat ``fee`` (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {39: _per_output_fee, 40: _per_output_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``, confidential.hpp: each input's
+#: owner)
+OTHER_AUTHORITIES = {40: _input_owners, 41: _input_owners}

@@ -7,7 +7,7 @@ extension and credit_deal_update (76) came with core 7.0.
 """
 
 from nodeapi.protocol.composite import Extension, FlatMap, Optional
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, body_priced_fee, op, zero_fee
 from nodeapi.protocol.serialize import BOOL, TIME, UINT8, UINT32
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, ASSET_ID, CREDIT_DEAL_ID, CREDIT_OFFER_ID, PRICE, SAMET_FUND_ID, SHARE)
@@ -227,3 +227,19 @@ def _credit_deal_expired(data: dict) -> set:
 IMPACTED = {
     74: Impacted(only=_credit_deal_expired),
 }
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/credit_offer.cpp); types not listed
+#: pay their flat ``fee`` (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {69: body_priced_fee, 71: body_priced_fee, 74: zero_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

@@ -6,7 +6,7 @@ Reference: bitshares-core ``libraries/protocol/include/graphene/protocol/``
 """
 
 from nodeapi.protocol.composite import FlatSet, StaticVariant, Struct, Vector
-from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.operations.common import EXT, FEE, body_priced_fee, op, zero_fee
 from nodeapi.protocol.serialize import BYTES, RIPEMD160, STRING, UINT16
 from nodeapi.protocol.graphene_types import OBJECT_ID
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET_ID, SHARE
@@ -62,3 +62,28 @@ FEE_PAYER = {
 #: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
 #: listed impact their fee payer and required authorities only
 IMPACTED: dict = {}
+
+
+def _assert_fee(d, p, context):
+    """``fee`` per predicate (assert.cpp)."""
+    return p["fee"] * len(d.get("predicates") or ())
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/custom.cpp, assert.cpp, fba.hpp);
+#: types not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {35: body_priced_fee, 36: _assert_fee, 44: zero_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``, custom.hpp: ``required_auths``,
+#: ignored before HARDFORK_CORE_210 (2020; nodeapi's chains run after it))
+REQUIRED_AUTHORITIES = {
+    35: lambda d, active, owner: active.update(d.get("required_auths") or ()),
+}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

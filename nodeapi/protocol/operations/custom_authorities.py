@@ -163,3 +163,36 @@ IMPACTED = {
     54: Impacted(authorities=("auth",)),
     55: Impacted(authorities=("new_auth",)),
 }
+
+
+def _create_fee(d, p, context):
+    """``basic_fee`` plus ``price_per_byte`` over the packed restrictions
+    and authority."""
+    priced = context.restrictions(d.get("restrictions")) + context.authority(d["auth"])
+    return p["basic_fee"] + p["price_per_byte"] * priced
+
+
+def _update_fee(d, p, context):
+    """``basic_fee`` plus ``price_per_byte`` over the restrictions added and
+    the new authority, if any."""
+    fee = p["basic_fee"] + p["price_per_byte"] * context.restrictions(d.get("restrictions_to_add"))
+    if d.get("new_auth") is not None:
+        fee += p["price_per_byte"] * context.authority(d["new_auth"])
+    return fee
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/custom_authority.cpp); types not
+#: listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {54: _create_fee, 55: _update_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

@@ -16,7 +16,7 @@ left out of the JSON keeps its ``fee_params_t`` initializer (fc's reflected
 belong to the fee rules.
 """
 
-from nodeapi.protocol.composite import FlatSet, Initialized, LateStaticVariant, Struct
+from nodeapi.protocol.composite import DeclaredStaticVariant, FlatSet, Initialized, Struct
 from nodeapi.protocol.config import GRAPHENE_100_PERCENT
 from nodeapi.protocol.serialize import UINT32
 
@@ -29,18 +29,10 @@ def fee_params_struct(operation_name: str, fields: list) -> Struct:
                   [(name, Initialized(wire, default)) for name, wire, default in fields])
 
 
-def _alternatives() -> tuple:
-    # late: the table joins the families, and governance's chain
-    # parameters hold a fee schedule of this variant
-    from nodeapi.protocol.operations.table import FEE_PARAMETERS
-
-    structs = [FEE_PARAMETERS[number] for number in sorted(FEE_PARAMETERS)]
-    return structs, [struct.name for struct in structs]
-
-
-#: the ``fee_parameters`` static_variant (tag = operation type; its
-#: alternatives are :data:`nodeapi.protocol.operations.table.FEE_PARAMETERS`)
-FEE_PARAMETERS_VARIANT = LateStaticVariant("fee_parameters", _alternatives)
+#: the ``fee_parameters`` static_variant (tag = operation type); its
+#: alternatives are :data:`nodeapi.protocol.operations.table.FEE_PARAMETERS`,
+#: defined by the table once it has joined the families
+FEE_PARAMETERS_VARIANT = DeclaredStaticVariant("fee_parameters")
 
 #: ``fee_schedule`` (fee_schedule.hpp)
 FEE_SCHEDULE = Struct("fee_schedule", [

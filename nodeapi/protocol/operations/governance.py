@@ -11,7 +11,7 @@ and ``worker.hpp`` (worker_create 34 with its ``worker_initializer``).
 
 from nodeapi.protocol.composite import FlatSet, Optional, StaticVariant, Struct, Vector
 from nodeapi.protocol.operations.chain_parameters import CHAIN_PARAMETERS
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, body_priced_fee, key_authority, op
 from nodeapi.protocol.operations.variant import OPERATION
 from nodeapi.protocol.serialize import BOOL, STRING, TIME, UINT16, UINT32, VOID
 from nodeapi.protocol.graphene_types import PUBLIC_KEY
@@ -19,7 +19,8 @@ from nodeapi.protocol.types import (
     ACCOUNT_ID, COMMITTEE_MEMBER_ID, PROPOSAL_ID, SHARE, WITNESS_ID)
 from nodeapi.protocol import validation_checks as c
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.config import COMMITTEE_ACCOUNT, MAX_SHARE_SUPPLY
+from nodeapi.protocol.config import (
+    COMMITTEE_ACCOUNT, MAX_SHARE_SUPPLY, MAX_URL_LENGTH, MAX_WORKER_NAME_LENGTH)
 from nodeapi.protocol.serialize import UINT64
 from nodeapi.protocol.validation_checks import check, fee_non_negative, num
 
@@ -76,7 +77,7 @@ OPERATIONS = {
 
 def _url(value, expression: str) -> None:
     if value is not None:
-        check(len(value.encode()) < c.MAX_URL_LENGTH,
+        check(len(value.encode()) < MAX_URL_LENGTH,
               f"{expression}.size() < GRAPHENE_MAX_URL_LENGTH")
 
 
@@ -102,7 +103,7 @@ def _worker_create(d):
     pay = num(d["daily_pay"])
     check(pay > 0, "daily_pay > 0")
     check(pay < MAX_SHARE_SUPPLY, "daily_pay < GRAPHENE_MAX_SHARE_SUPPLY")
-    check(len(d["name"].encode()) < c.MAX_WORKER_NAME_LENGTH,
+    check(len(d["name"].encode()) < MAX_WORKER_NAME_LENGTH,
           "name.size() < GRAPHENE_MAX_WORKER_NAME_LENGTH")
     _url(d["url"], "url")
 
@@ -158,3 +159,35 @@ FEE_PAYER = {
 IMPACTED = {
     22: Impacted(proposed=True),
 }
+
+
+def _proposal_approvals(d, active, owner):
+    """proposal_update: the active / owner approvals added or removed."""
+    active.update(d.get("active_approvals_to_add") or ())
+    active.update(d.get("active_approvals_to_remove") or ())
+    owner.update(d.get("owner_approvals_to_add") or ())
+    owner.update(d.get("owner_approvals_to_remove") or ())
+
+
+def _proposal_keys(d) -> list:
+    """proposal_update: one authority over the key approvals added or
+    removed (threshold = number of keys, each key weight 1)."""
+    keys = set(d.get("key_approvals_to_add") or ())
+    keys.update(d.get("key_approvals_to_remove") or ())
+    return [key_authority(keys, len(keys))] if keys else []
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/proposal.cpp); types not listed pay
+#: their flat ``fee`` (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {22: body_priced_fee, 23: body_priced_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``, proposal.cpp)
+REQUIRED_AUTHORITIES = {23: _proposal_approvals}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``, proposal.cpp: the key approvals)
+OTHER_AUTHORITIES = {23: _proposal_keys}

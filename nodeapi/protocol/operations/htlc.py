@@ -7,11 +7,11 @@ sha1, sha256 and hash160 (JSON ``[tag, "hex"]``).
 """
 
 from nodeapi.protocol.composite import Extension, StaticVariant
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, data_fee, op, zero_fee
 from nodeapi.protocol.serialize import BYTES, HASH160, RIPEMD160, SHA1, SHA256, UINT16, UINT32
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, HTLC_ID, MEMO
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.serialize import UINT64
+from nodeapi.protocol.serialize import UINT64, to_int
 from nodeapi.protocol.validation_checks import checked_fee, positive_field
 
 HTLC_HASH = StaticVariant("htlc_hash", [RIPEMD160, SHA1, SHA256, HASH160],
@@ -86,3 +86,50 @@ IMPACTED = {
     49: Impacted(named=("to",)),
     51: Impacted(only=_htlc_redeemed),
 }
+
+
+SECONDS_PER_DAY = 86400
+
+
+def _days(seconds) -> int:
+    """Whole days, rounded up."""
+    return (to_int(seconds, "seconds") + SECONDS_PER_DAY - 1) // SECONDS_PER_DAY
+
+
+def _htlc_create_fee(d, p, context):
+    """``fee`` plus ``fee_per_day`` of the claim period, plus the memo
+    extension's size at transfer's (0) ``price_per_kbyte``
+    (fee_schedule_calc.cpp's htlc_create visitor)."""
+    fee = p["fee"] + p["fee_per_day"] * _days(d["claim_period_seconds"])
+    ext = d.get("extensions")
+    memo = ext.get("memo") if isinstance(ext, dict) else None
+    if memo is not None:
+        fee += data_fee(context.optional_memo(memo), context.parameters(0)["price_per_kbyte"])
+    return fee
+
+
+def _htlc_redeem_fee(d, p, context):
+    """``fee`` plus ``fee_per_kb`` for each started kilobyte of preimage."""
+    preimage = d.get("preimage") or ""
+    return p["fee"] + (len(preimage) // 2 + 1023) // 1024 * p["fee_per_kb"]
+
+
+def _htlc_extend_fee(d, p, context):
+    return p["fee"] + p["fee_per_day"] * _days(d["seconds_to_add"])
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/htlc.cpp, fee_schedule_calc.cpp);
+#: types not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {49: _htlc_create_fee, 50: _htlc_redeem_fee, 51: zero_fee, 52: _htlc_extend_fee, 53: zero_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

@@ -10,7 +10,7 @@ execute_bid (46, virtual) and limit_order_update (77).
 
 from nodeapi.protocol.composite import (
     Extension, Initialized, Optional, StaticVariant, Struct, Vector)
-from nodeapi.protocol.operations.common import EXT, FEE, op
+from nodeapi.protocol.operations.common import EXT, FEE, op, zero_fee
 from nodeapi.protocol.serialize import BOOL, TIME, UINT16, UINT32, Bool
 from nodeapi.protocol.graphene_types import OBJECT_ID
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIMIT_ORDER_ID, PRICE
@@ -144,3 +144,20 @@ FEE_PAYER = {
 #: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
 #: listed impact their fee payer and required authorities only
 IMPACTED: dict = {}
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/market.hpp, asset_ops.hpp: the virtual
+#: fill_order and execute_bid); types not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {4: zero_fee, 46: zero_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

@@ -12,7 +12,7 @@ from nodeapi.protocol.operations.common import EXT, FEE, op
 from nodeapi.protocol.serialize import UINT16, VARINT
 from nodeapi.protocol.types import ACCOUNT_ID, ASSET, ASSET_ID, LIQUIDITY_POOL_ID, TICKET_ID
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.config import GRAPHENE_100_PERCENT
+from nodeapi.protocol.config import CORE_ASSET, GRAPHENE_100_PERCENT
 from nodeapi.protocol.ids import instance_number as instance
 from nodeapi.protocol.serialize import UINT64
 from nodeapi.protocol.validation_checks import amount, check, checked_fee, num, positive_field
@@ -50,7 +50,7 @@ TICKET_TYPE_COUNT = 5
 
 
 def _core_only(value: dict, message: str = "Amount must be in BTS so far"):
-    check(value["asset_id"] == "1.3.0", "amount.asset_id == asset_id_type()", message)
+    check(value["asset_id"] == CORE_ASSET, "amount.asset_id == asset_id_type()", message)
 
 
 def _ticket_create(d):
@@ -160,3 +160,20 @@ FEE_PAYER = {
 #: libraries/chain/db_notify.cpp ``get_impacted_account_visitor``); types not
 #: listed impact their fee payer and required authorities only
 IMPACTED: dict = {}
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/ticket.hpp, liquidity_pool.hpp); types
+#: not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE: dict = {}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES: dict = {}

@@ -5,17 +5,30 @@ Reference: the ``operation`` static_variant of bitshares-core
 0..77 in that order).  Each family module contributes,
 by type number, the operation's ``(name, struct)`` (``OPERATIONS``), its
 ``validate()`` rule (``VALIDATE``), its fee parameters with their
-defaults (``FEE_PARAMETERS``), its fee payer (``FEE_PAYER``) and the
-accounts it impacts (``IMPACTED``); this module joins them and checks that
-the table is complete.  The ``operation`` and ``fee_parameters`` wire types
-read their alternatives from here at first use (both are recursive: an
-operation can carry operations and a fee schedule).
+defaults (``FEE_PARAMETERS``), its fee formula (``CALCULATE_FEE``), its
+fee payer (``FEE_PAYER``), the authorities it needs besides the fee
+payer's (``REQUIRED_AUTHORITIES``, ``OTHER_AUTHORITIES``) and the
+accounts it impacts (``IMPACTED``); this module joins them, checks that
+the table is complete and defines the alternatives of the ``operation``
+and ``fee_parameters`` wire types (both are recursive: an operation can
+carry operations and a fee schedule, so the families use them before they
+are complete).
 """
 
-from nodeapi.protocol.operations import (
-    accounts, assets, blind, credit, custom, custom_authorities, governance, htlc, market,
-    pools, transfers)
-from nodeapi.protocol.operations.fee_parameters import fee_params_struct
+import nodeapi.protocol.operations.accounts as accounts
+import nodeapi.protocol.operations.assets as assets
+import nodeapi.protocol.operations.blind as blind
+import nodeapi.protocol.operations.credit as credit
+import nodeapi.protocol.operations.custom as custom
+import nodeapi.protocol.operations.custom_authorities as custom_authorities
+import nodeapi.protocol.operations.governance as governance
+import nodeapi.protocol.operations.htlc as htlc
+import nodeapi.protocol.operations.market as market
+import nodeapi.protocol.operations.pools as pools
+import nodeapi.protocol.operations.transfers as transfers
+from nodeapi.protocol.operations.common import zero_fee
+from nodeapi.protocol.operations.fee_parameters import FEE_PARAMETERS_VARIANT, fee_params_struct
+from nodeapi.protocol.operations.variant import OPERATION
 
 _FAMILIES = (transfers, market, accounts, assets, governance, custom, blind, htlc,
              custom_authorities, pools, credit)
@@ -39,6 +52,9 @@ assert list(FEE_PARAMETER_FIELDS) == list(OPERATIONS)
 #: type number -> wire struct of its ``fee_params_t``
 FEE_PARAMETERS = {number: fee_params_struct(OPERATIONS[number][0], fields)
                   for number, fields in FEE_PARAMETER_FIELDS.items()}
+OPERATION.define(OPERATIONS)
+FEE_PARAMETERS_VARIANT.define([FEE_PARAMETERS[n] for n in FEE_PARAMETERS],
+                              [FEE_PARAMETERS[n].name for n in FEE_PARAMETERS])
 #: type number -> ``rule(data)``, the operation's ``validate()`` (not for
 #: virtual operations)
 VALIDATE = _join("VALIDATE")
@@ -46,6 +62,15 @@ VALIDATE = _join("VALIDATE")
 #: id (the operation's ``fee_payer()``)
 FEE_PAYER = _join("FEE_PAYER")
 assert list(FEE_PAYER) == list(OPERATIONS)
+#: type number -> ``fee(data, params, context)``, the operation's
+#: ``calculate_fee`` for the types that do not pay a flat ``fee``
+CALCULATE_FEE = _join("CALCULATE_FEE")
+#: type number -> ``rule(data, active, owner)`` adding the accounts whose
+#: active / owner authority the operation needs besides its fee payer's
+REQUIRED_AUTHORITIES = _join("REQUIRED_AUTHORITIES")
+#: type number -> ``rule(data) -> [authority]``, the authorities the
+#: operation needs besides accounts' (``get_required_authorities``)
+OTHER_AUTHORITIES = _join("OTHER_AUTHORITIES")
 #: type number -> :class:`~nodeapi.protocol.operations.common.Impacted`, for
 #: the types that impact more than their fee payer and required authorities
 IMPACTED = _join("IMPACTED")
@@ -60,3 +85,4 @@ VIRTUAL_OPERATIONS = frozenset(
         "fill_order", "asset_settle_cancel", "fba_distribute", "execute_bid",
         "htlc_redeemed", "htlc_refund", "credit_deal_expired"))
 
+assert all(CALCULATE_FEE.get(number) is zero_fee for number in VIRTUAL_OPERATIONS)

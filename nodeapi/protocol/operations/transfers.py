@@ -8,13 +8,13 @@ vesting_balance_withdraw 33) and ``balance.hpp`` (balance_claim 37).
 """
 
 from nodeapi.protocol.composite import Optional, StaticVariant, Struct
-from nodeapi.protocol.operations.common import EXT, FEE, Impacted, op
+from nodeapi.protocol.operations.common import EXT, FEE, Impacted, key_authority, memo_priced_fee, op, zero_fee
 from nodeapi.protocol.serialize import TIME, UINT32, VOID
 from nodeapi.protocol.graphene_types import PUBLIC_KEY
 from nodeapi.protocol.types import (
     ACCOUNT_ID, ASSET, BALANCE_ID, MEMO, VESTING_BALANCE_ID, WITHDRAW_PERMISSION_ID)
 from nodeapi.protocol.config import BLOCKCHAIN_PRECISION as P
-from nodeapi.protocol.config import TEMP_ACCOUNT
+from nodeapi.protocol.config import CORE_ASSET, TEMP_ACCOUNT
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.serialize import UINT64
 from nodeapi.protocol.validation_checks import amount, check, fee_non_negative, num
@@ -101,7 +101,7 @@ def _withdraw_claim(d):
 
 
 def _balance_claim(d):
-    check(amount(d["fee"]) == 0 and d["fee"]["asset_id"] == "1.3.0", "fee == asset()")
+    check(amount(d["fee"]) == 0 and d["fee"]["asset_id"] == CORE_ASSET, "fee == asset()")
     check(any(public_key_bytes(d["balance_owner_key"])),
           "balance_owner_key != public_key_type()")
 
@@ -170,3 +170,21 @@ IMPACTED = {
     32: Impacted(named=("owner",)),
     38: Impacted(named=("to", "from")),
 }
+
+
+#: type -> ``fee(data, params, context)``: the operation's ``calculate_fee``
+#: (bitshares-core libraries/protocol/transfer.cpp, withdraw_permission.cpp,
+#: balance.hpp); types not listed pay their flat ``fee``
+#: (:mod:`~nodeapi.protocol.operations.common`)
+CALCULATE_FEE = {0: memo_priced_fee, 27: memo_priced_fee, 37: zero_fee, 38: memo_priced_fee}
+
+#: type -> ``rule(data, active, owner)``: the account ids whose active /
+#: owner authority the operation needs besides its fee payer's active
+#: (``get_required_active_authorities`` /
+#: ``get_required_owner_authorities``)
+REQUIRED_AUTHORITIES: dict = {}
+
+#: type -> ``rule(data) -> [authority]``: the authorities it needs besides
+#: accounts' (``get_required_authorities``, balance.hpp: the balance owner
+#: key)
+OTHER_AUTHORITIES = {37: lambda d: [key_authority([d["balance_owner_key"]])]}

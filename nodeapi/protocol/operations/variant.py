@@ -4,9 +4,11 @@ An operation on the wire is ``[type, {fields}]``; in binary it is the
 static_variant tag (varint type number) followed by the struct
 (bitshares-core ``libraries/protocol/include/graphene/protocol/operations.hpp``,
 bitshares-fc ``fc/static_variant.hpp``).  The structs by type number are
-:data:`nodeapi.protocol.operations.table.OPERATIONS`, read at the first use
-of :data:`OPERATION` (the type is recursive: proposal_create carries
-operations, so the table's families use it before the table exists).
+:data:`nodeapi.protocol.operations.table.OPERATIONS`: the type is
+recursive (proposal_create carries operations), so the families use
+:data:`OPERATION` before the table exists, and the table gives it its
+structs (:meth:`OperationType.define`) once it has joined them; importing
+the package does both.
 """
 
 from nodeapi.protocol.errors import InvalidField, ProtocolError, UnknownOperation
@@ -29,7 +31,7 @@ def operation_type(raw) -> int:
             raise UnknownOperation(
                 f"Operation type {raw!r} is not an integer (graphene static_variant tag: "
                 "a number or a decimal string)") from None
-    structs = OPERATION.structs or OPERATION.read()
+    structs = OPERATION.structs
     if raw not in structs:
         raise UnknownOperation(f"Operation type {raw!r} is not supported "
                                f"(bitshares-core 7.x has 0..{len(structs) - 1})")
@@ -38,7 +40,7 @@ def operation_type(raw) -> int:
 
 def operation_name(number: int) -> str:
     """``transfer`` for 0 ...; raises :class:`UnknownOperation`."""
-    number = operation_type(number)  # reads the table
+    number = operation_type(number)
     return OPERATION.names[number]
 
 
@@ -47,41 +49,41 @@ class OperationType:
     operations in transactions, proposal_create's ``op_wrapper``).
 
     :ivar structs: type number -> struct; :ivar names: type number -> name
-        (``transfer``): both None until :meth:`read` reads them from
-        :data:`nodeapi.protocol.operations.table.OPERATIONS` (module
-        docstring); every method reads them first."""
+        (``transfer``): both empty until the table calls :meth:`define`
+        (module docstring)."""
 
     name = "operation"
-    structs = None
-    names = None
 
-    def read(self) -> dict:
-        """The structs by type number, read from the table at the first call."""
-        structs = self.structs
-        if structs is None:
-            from nodeapi.protocol.operations.table import OPERATIONS  # late: module docstring
+    def __init__(self) -> None:
+        self.structs: dict = {}
+        self.names: dict = {}
 
-            self.names = {number: name for number, (name, _struct) in OPERATIONS.items()}
-            structs = self.structs = {number: struct
-                                      for number, (_name, struct) in OPERATIONS.items()}
-        return structs
+    def define(self, operations: dict) -> None:
+        """Give the variant its alternatives, ``{type number: (name,
+        struct)}`` (once).
+
+        :raises RuntimeError: the alternatives were given already."""
+        if self.structs:
+            raise RuntimeError("operation: alternatives already defined")
+        self.names = {number: name for number, (name, _struct) in operations.items()}
+        self.structs = {number: struct for number, (_name, struct) in operations.items()}
 
     @property
     def default(self) -> bytes:
         """A default-constructed ``operation``: alternative 0 (a transfer)
         with its default fields."""
-        return b"\x00" + self.read()[0].default
+        return b"\x00" + self.structs[0].default
 
     def pack(self, value, out, prefix=None) -> None:
         if not isinstance(value, (list, tuple)) or len(value) != 2:
             raise InvalidField(f"operation: expected [type, {{...}}], got {str(value)[:80]}")
         number = operation_type(value[0])
         pack_varint(number, out)
-        self.structs[number].pack(value[1], out, prefix)  # read by operation_type
+        self.structs[number].pack(value[1], out, prefix)
 
     def unpack(self, data, pos, prefix=None):
         number, pos = unpack_varint(data, pos)
-        struct = (self.structs or self.read()).get(number)
+        struct = self.structs.get(number)
         if struct is None:
             raise UnknownOperation(f"Operation type {number} is not supported")
         body, pos = struct.unpack(data, pos, prefix)
@@ -108,7 +110,7 @@ def serialize_operation_body(op, prefix: str | None = None) -> bytes:
     if not isinstance(op, (list, tuple)) or len(op) != 2:
         raise InvalidField(f"operation: expected [type, {{...}}], got {str(op)[:80]}")
     out = bytearray()
-    number = operation_type(op[0])  # reads the table
+    number = operation_type(op[0])
     OPERATION.structs[number].pack(op[1], out, prefix)
     return bytes(out)
 
@@ -120,10 +122,12 @@ def deserialize_operation(data: bytes, prefix: str) -> list:
     return unpack(OPERATION, data, prefix)
 
 
-def canonical_operation(op, prefix: str | None = None) -> list:
+def canonical_operation(op, prefix: str) -> list:
     """The operation as graphene holds it after ``from_variant``: the JSON
     read back from its bytes (integer tag and integers, sorted flat sets,
     extensions as objects, absent optionals dropped).  Rules that look at
     the JSON (fees, authorities, evaluators) must see this form, never a
-    numeric-string tag.  Raises what :func:`serialize_operation` raises."""
-    return deserialize_operation(serialize_operation(op, prefix), prefix or "BTS")
+    numeric-string tag.  ``prefix`` is the chain's key prefix (enforced on
+    the keys given, written on those read back).  Raises what
+    :func:`serialize_operation` raises."""
+    return deserialize_operation(serialize_operation(op, prefix), prefix)

@@ -17,12 +17,13 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp
 
 from fractions import Fraction
 
-from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
+from nodeapi.api.arguments import check_limit, id_key, typed_id
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, page, uint_argument
 from nodeapi.api.lookup import get_account, get_asset
 from nodeapi.errors import ApiError
 from nodeapi.protocol.asset import price_key
+from nodeapi.protocol.config import CORE_ASSET
 
 CALL_ORDER, FORCE_SETTLEMENT, COLLATERAL_BID = "1.8", "1.4", "2.17"
 
@@ -45,8 +46,8 @@ def positions_of(state, borrower: str, start: str, limit: int) -> list:
 class Debt(Section):
     """Call orders, force settlements, collateral bids."""
 
-    def _limit(self, limit, option: str, default: int) -> int:
-        return check_limit(uint_argument(limit, "limit"), api_limit(self.node, option, default))
+    def _limit(self, limit, configured: int) -> int:
+        return check_limit(uint_argument(limit, "limit"), configured)
 
     def _market_issued(self, symbol_or_id) -> dict:
         asset = get_asset(self.chain.state, symbol_or_id)
@@ -58,7 +59,7 @@ class Debt(Section):
     def get_call_orders(self, a, limit):
         """Call orders of the market-issued asset ``a`` (backed by its
         ``short_backing_asset``), least collateralized first, then by id."""
-        limit = self._limit(limit, "get_call_orders", 300)
+        limit = self._limit(limit, self.node.limits.get_call_orders)
         mia = self._market_issued(a)
         bitasset = self.chain.state.objects[mia["bitasset_data_id"]]
         backing = bitasset["options"]["short_backing_asset"]
@@ -72,7 +73,7 @@ class Debt(Section):
     def get_call_orders_by_account(self, account_name_or_id, start, limit):
         """The account's call orders by debt asset id from ``start``
         (``1.3.N``), at most ``limit``."""
-        limit = self._limit(limit, "get_call_orders", 300)
+        limit = self._limit(limit, self.node.limits.get_call_orders)
         return self._positions(account_name_or_id, typed_id(start, "1.3", "start"), limit)
 
     def _positions(self, account_name_or_id, start: str, limit: int) -> list:
@@ -83,13 +84,13 @@ class Debt(Section):
     def get_margin_positions(self, account_name_or_id):
         """Every call order of the account (graphene: ``get_call_orders_by_account``
         from ``1.3.0`` with the configured limit)."""
-        return self._positions(account_name_or_id, "1.3.0",
-                               api_limit(self.node, "get_call_orders", 300))
+        return self._positions(account_name_or_id, CORE_ASSET,
+                               self.node.limits.get_call_orders)
 
     @api_function
     def get_settle_orders(self, a, limit):
         """Force settlements of asset ``a``, earliest settlement date first."""
-        limit = self._limit(limit, "get_settle_orders", 300)
+        limit = self._limit(limit, self.node.limits.get_settle_orders)
         asset_id = get_asset(self.chain.state, a)["id"]
         orders = matching(self.chain.state, FORCE_SETTLEMENT, balance__asset_id=asset_id)
         orders.sort(key=lambda o: (o["settlement_date"], id_key(o["id"])))
@@ -98,7 +99,7 @@ class Debt(Section):
     @api_function
     def get_settle_orders_by_account(self, account_name_or_id, start, limit):
         """The account's force settlements by id from ``start`` (``1.4.N``)."""
-        limit = self._limit(limit, "get_settle_orders", 300)
+        limit = self._limit(limit, self.node.limits.get_settle_orders)
         owner = get_account(self.chain.state, account_name_or_id)["id"]
         first = id_key(typed_id(start, FORCE_SETTLEMENT, "start"))
         return page(matching(self.chain.state, FORCE_SETTLEMENT, owner=owner), first, limit)
@@ -107,7 +108,7 @@ class Debt(Section):
     def get_collateral_bids(self, asset, limit, start):
         """Collateral bids on the globally settled market-issued ``asset``,
         highest collateral per debt first, skipping ``start`` bids."""
-        limit = self._limit(limit, "get_collateral_bids", 100)
+        limit = self._limit(limit, self.node.limits.get_collateral_bids)
         skip = uint_argument(start, "start")
         mia = self._market_issued(asset)
         bids = matching(self.chain.state, COLLATERAL_BID,

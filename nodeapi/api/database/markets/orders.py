@@ -13,13 +13,13 @@ then by id.
 
 from fractions import Fraction
 
-from nodeapi.api.arguments import api_limit, check_limit, id_key, typed_id
+from nodeapi.api.arguments import check_limit, id_key, typed_id
 from nodeapi.api.base import Section, api_function, fc_int
 from nodeapi.api.database.amounts import price_to_string
 from nodeapi.api.lookup import find_asset, get_account, get_asset
 from nodeapi.chain.state import StateObject
 from nodeapi.errors import ApiError
-from nodeapi.protocol.asset import amount_to_string, invert, value
+from nodeapi.protocol.asset import amount_of, amount_to_string, invert, value
 
 
 def order_book(node, base, quote, limit: int) -> dict:
@@ -35,7 +35,7 @@ def order_book(node, base, quote, limit: int) -> dict:
 
     :raises ApiError: a limit above the configured one, an unknown asset
         (``Invalid base asset symbol: X``), twice the same asset."""
-    check_limit(limit, api_limit(node, "get_order_book", 50))
+    check_limit(limit, node.limits.get_order_book)
     state = node.chain.state
     base_asset = find_asset(state, base)
     quote_asset = find_asset(state, quote)
@@ -57,7 +57,7 @@ def order_book(node, base, quote, limit: int) -> dict:
     book = StateObject(base=base, quote=quote, bids=[], asks=[])
     for order in sources[0][:limit] + sources[1][:limit]:
         sp = order["sell_price"]
-        sold, asked = int(sp["base"]["amount"]), int(sp["quote"]["amount"])
+        sold, asked = amount_of(sp["base"]), amount_of(sp["quote"])
         for_sale = int(order["for_sale"])
         receives = for_sale * asked // sold
         owner = {"id": order["id"], "owner_id": order["seller"],
@@ -89,7 +89,7 @@ class Orders(Section):
         ``limit`` selling ``a``, then up to ``limit`` selling ``b``, each
         side best price first.  ``limit`` <= ``api-limit-get-limit-orders``
         (300)."""
-        check_limit(limit, api_limit(self.node, "get_limit_orders", 300))
+        check_limit(limit, self.node.limits.get_limit_orders)
         state = self.chain.state
         a_id, b_id = get_asset(state, a)["id"], get_asset(state, b)["id"]
         if a_id == b_id:
@@ -101,7 +101,7 @@ class Orders(Section):
         """The account's open orders by id, from ``start_id`` (``1.7.N``,
         default the first), at most ``limit`` (default and maximum
         ``api-limit-get-limit-orders-by-account``, 101)."""
-        configured = api_limit(self.node, "get_limit_orders_by_account", 101)
+        configured = self.node.limits.get_limit_orders_by_account
         if limit is None:
             limit = configured
         limit = check_limit(fc_int(limit, "limit"), configured)
@@ -129,7 +129,7 @@ class Orders(Section):
         is an error, "no such account" (database_api.cpp
         ``get_account_limit_orders`` calls ``get_account_from_string`` with
         its default ``throw_if_not_found = true``)."""
-        check_limit(limit, api_limit(self.node, "get_account_limit_orders", 101))
+        check_limit(limit, self.node.limits.get_account_limit_orders)
         state = self.chain.state
         account = get_account(state, account_name_or_id)
         base_asset, quote_asset = find_asset(state, base), find_asset(state, quote)
@@ -174,7 +174,7 @@ def _price_key(price, base_id: str, quote_id: str) -> Fraction:
             raise ApiError("Base asset inconsistent with start price")
         if price["quote"]["asset_id"] != quote_id:
             raise ApiError("Quote asset inconsistent with start price")
-        return Fraction(int(price["quote"]["amount"]), int(price["base"]["amount"]))
+        return Fraction(amount_of(price["quote"]), amount_of(price["base"]))
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise ApiError(f"Malformed start price: {exc!r}") from None
 

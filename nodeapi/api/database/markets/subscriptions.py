@@ -35,7 +35,7 @@ from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.changes import block_changes, select_orders
 from nodeapi.api.lookup import get_asset
 from nodeapi.errors import ApiError
-from nodeapi.history.market_history.objects import market_of
+from nodeapi.plugins.market_history.objects import market_of
 
 
 class MarketSubscriptions(Section):

@@ -27,11 +27,11 @@ symbols or ``1.3.N`` ids; an unknown one fails with ``Invalid base asset
 symbol: X`` / ``Invalid quote asset symbol: X``.
 """
 
-from nodeapi.api.arguments import api_limit, check_limit, parse_time_point
+from nodeapi.api.arguments import check_limit, parse_time_point
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.amounts import (
     price_diff_percent_string, price_to_string, uint_amount_to_string)
-from nodeapi.protocol.asset import amount_to_string
+from nodeapi.protocol.asset import amount_of, amount_to_string
 from nodeapi.api.database.markets.orders import order_book
 from nodeapi.api.lookup import find_asset
 from nodeapi.errors import ApiError
@@ -43,7 +43,7 @@ def fill_price_string(fill: dict, base: dict, quote: dict) -> str:
     """graphene ``price_to_string(fill_price, base, quote)``: the fill
     price in ``base`` per ``quote`` whichever way it is stated."""
     fp = fill["fill_price"]
-    b, q = int(fp["base"]["amount"]), int(fp["quote"]["amount"])
+    b, q = amount_of(fp["base"]), amount_of(fp["quote"])
     if fp["base"]["asset_id"] != base["id"]:
         b, q = q, b
     return price_to_string(b, q, int(base["precision"]), int(quote["precision"]))
@@ -71,13 +71,13 @@ def build_trades(records: list, base: dict, quote: dict, stop: int, limit: int,
                  "type": "", "side1_account_id": NULL_ACCOUNT,
                  "side2_account_id": NULL_ACCOUNT}
         if fill["receives"]["asset_id"] == base["id"]:
-            trade["amount"] = amount_to_string(int(fill["pays"]["amount"]), quote["precision"])
-            trade["value"] = amount_to_string(int(fill["receives"]["amount"]),
+            trade["amount"] = amount_to_string(amount_of(fill["pays"]), quote["precision"])
+            trade["value"] = amount_to_string(amount_of(fill["receives"]),
                                               base["precision"])
         else:
-            trade["amount"] = amount_to_string(int(fill["receives"]["amount"]),
+            trade["amount"] = amount_to_string(amount_of(fill["receives"]),
                                                quote["precision"])
-            trade["value"] = amount_to_string(int(fill["pays"]["amount"]), base["precision"])
+            trade["value"] = amount_to_string(amount_of(fill["pays"]), base["precision"])
         _side(trade, record, base)
         if paired:
             _side(trade, records[i + 1], base)
@@ -180,7 +180,7 @@ class Tickers(Section):
         descending 24-hour volume of the market's lower-id asset; each
         market is stated with that asset as ``base``."""
         plugin = self._market_plugin()
-        check_limit(limit, api_limit(self.node, "get_top_markets", 100))
+        check_limit(limit, self.node.limits.get_top_markets)
         objects = self.chain.state.objects
         return [self._ticker(plugin, objects[t.base], objects[t.quote], True)
                 for t in plugin.tickers_by_volume(limit)]
@@ -191,7 +191,7 @@ class Tickers(Section):
         times, inclusive; ``start`` "1970-01-01T00:00:00" = now), newest
         first, at most ``limit`` (<= ``api-limit-get-trade-history``, 100)."""
         plugin = self._market_plugin()
-        check_limit(limit, api_limit(self.node, "get_trade_history", 100))
+        check_limit(limit, self.node.limits.get_trade_history)
         base_asset, quote_asset = self._market_assets(base, quote)
         start_t = parse_time_point(start, "start")
         stop_t = parse_time_point(stop, "stop")
@@ -208,7 +208,7 @@ class Tickers(Section):
         newest first, at most ``limit`` (<=
         ``api-limit-get-trade-history-by-sequence``, 100)."""
         plugin = self._market_plugin()
-        check_limit(limit, api_limit(self.node, "get_trade_history_by_sequence", 100))
+        check_limit(limit, self.node.limits.get_trade_history_by_sequence)
         if start < 0:
             raise ApiError(f"start must not be negative, got {start}")
         base_asset, quote_asset = self._market_assets(base, quote)

@@ -1,0 +1,2 @@
+"""The witness plugin: block production by the witnesses whose keys the
+node holds (bitshares-core libraries/plugins/witness)."""
