@@ -18,7 +18,6 @@ Run: PYTHONPATH=. python bench/chain.py [--empty N]
 [--transfer-blocks N] [--per-block N]
 """
 
-import argparse
 import os
 import resource
 import shutil
@@ -27,7 +26,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import common  # puts the repository and tests/ on sys.path
 
 from twisted.internet import defer, task  # noqa: E402
 
@@ -145,7 +144,7 @@ def main(reactor, args):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--empty", type=int, default=10000, help="empty blocks")
     parser.add_argument("--transfer-blocks", type=int, default=5, help="blocks of transfers")
     parser.add_argument("--per-block", type=int, default=1000, help="transfers per block")

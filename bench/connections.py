@@ -19,7 +19,6 @@ Prints one line.  Run: PYTHONPATH=. python bench/connections.py
 [--conns N] [--trace]
 """
 
-import argparse
 import base64
 from collections import Counter
 import gc
@@ -31,7 +30,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # puts the repository and tests/ on sys.path
 
 from rpc import build_market  # noqa: E402  bench/rpc.py's chain
 
@@ -181,7 +180,7 @@ def main(args) -> None:
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--conns", type=int, default=1000)
     parser.add_argument("--trace", action="store_true",
                         help="print the node's allocation sites that grew (tracemalloc)")

@@ -18,14 +18,13 @@ Prints one line per figure.
 Run: PYTHONPATH=. python bench/devnet.py [--blocks N] [--synced N]
 """
 
-import argparse
 import os
 import shutil
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import common  # puts the repository and tests/ on sys.path
 
 from twisted.internet import task  # noqa: E402
 
@@ -65,7 +64,7 @@ def produce(genesis, path, count, sync):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--blocks", type=int, default=10_000)
     parser.add_argument("--synced", type=int, default=1_000)
     args = parser.parse_args()

@@ -36,7 +36,6 @@ Run: PYTHONPATH=. python bench/gateway.py [--seconds S] [--rounds N]
 [--wallet-rounds R] [--wallets-only]
 """
 
-import argparse
 import asyncio
 import os
 import shutil
@@ -47,7 +46,7 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests"), HERE]
+import common  # puts the repository and tests/ on sys.path
 
 MIX = [
     b'{"id":1,"method":"call","params":[0,"get_dynamic_global_properties",[]]}',
@@ -62,7 +61,8 @@ MIX = [
 async def client(port: int, seconds: float, conns: int) -> None:
     """Load ``port``; print ``start`` after the warm-up and
     ``stop N S P99`` (replies, seconds, p99 in ms) at the end."""
-    from rpc import WsLoad, _Counter, masked_frame  # bench/rpc.py's client
+    from common import masked_frame
+    from rpc import WsLoad, _Counter  # bench/rpc.py's client
 
     class Timed(WsLoad):
         """One call in flight; each round trip recorded."""
@@ -200,10 +200,8 @@ def main(args) -> None:
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=4.0)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--conns", type=int, default=16)
+    parser = common.parser(__doc__)
+    common.add_load_options(parser, seconds=4.0, rounds=2, conns=16)
     parser.add_argument("--share", type=float, default=None)
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--blocks", type=int, default=50)

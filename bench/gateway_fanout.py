@@ -22,37 +22,13 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests")]
+from common import GatewayOnLoopback, percentile, print_in_reactor  # sets sys.path
+from twisted.internet import defer, reactor, task
 
-from twisted.internet import defer, reactor, task  # noqa: E402
-
-from nodeapi.chain.genesis import load_genesis  # noqa: E402
-from nodeapi.gateway.apis import Gateway, gateway_registry  # noqa: E402
-from nodeapi.gateway.cache import ForwardedAnswerCache  # noqa: E402
-from nodeapi.gateway.pool import UpstreamPool  # noqa: E402
-from nodeapi.gateway.subscriptions import SubscriptionHub  # noqa: E402
-from nodeapi.node import Node  # noqa: E402
-from nodeapi.protocol.node_address import parse_node_address  # noqa: E402
-from nodeapi.rpc.access import ApiAccess  # noqa: E402
-from nodeapi.rpc.guard import RpcLimits  # noqa: E402
-from nodeapi.rpc.site import rpc_site  # noqa: E402
-from kit.chain import claim_op, open_chain, produce  # noqa: E402
-from kit.rpc import ws_connect  # noqa: E402
-from kit.signing import sign  # noqa: E402
-
-
-def percentile(values, p):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
-#: every client connects from 127.0.0.1
-LIMITS = RpcLimits(max_connections=10_000, max_connections_per_ip=10_000)
-
-
-def listen(site):
-    return reactor.listenTCP(0, site, interface="127.0.0.1")
+from nodeapi.chain.genesis import load_genesis
+from kit.chain import claim_op, open_chain, produce
+from kit.rpc import ws_connect
+from kit.signing import sign
 
 
 @defer.inlineCallbacks
@@ -92,21 +68,15 @@ def run(n, r):
     chain = open_chain(load_genesis(), os.path.join(tempfile.mkdtemp(prefix="bench-gw-"), "b"))
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
-    access = ApiAccess.open_to_all()
-    upstream = listen(rpc_site(Node(chain=chain, reactor=reactor), access, reactor=reactor,
-                               auto_ping_interval=0, limits=LIMITS))
-    port = upstream.getHost().port
+    loopback = GatewayOnLoopback(chain, reactor)
 
-    direct = yield subscribers(port, n)
+    direct = yield subscribers(loopback.upstream_port, n)
     direct_times = yield rounds(chain, direct, r)
     for proto in direct:
         proto.dropConnection()
     yield task.deferLater(reactor, 0.5, lambda: None)
 
-    pool = UpstreamPool([parse_node_address(f"ws://127.0.0.1:{port}")], reactor,
-                        interval=5.0, max_head_age=10 ** 9)
-    hub = SubscriptionHub(pool, reactor)
-    gateway = Gateway(pool, ForwardedAnswerCache(1 << 20), hub=hub)
+    hub = loopback.hub
     hub_times = []
     shard = hub.shards[0]  # every client's: one account at most each
     notice = shard.notice
@@ -117,25 +87,18 @@ def run(n, r):
         hub_times.append(time.perf_counter() - started)
 
     shard.notice = timed
-    gw = listen(rpc_site(Node(chain=None, reactor=reactor, gateway=gateway), access,
-                         registry=gateway_registry(), reactor=reactor, auto_ping_interval=0,
-                         limits=LIMITS))
-    pool.startService()
-    while not pool.upstreams[0].usable:
-        yield task.deferLater(reactor, 0.05, lambda: None)
-    clients = yield subscribers(gw.getHost().port, n)
+    yield loopback.start()
+    clients = yield subscribers(loopback.port, n)
     hub_times.clear()
     gw_times = yield rounds(chain, clients, r)
     assert len(hub.interests.by_id) == 1  # one upstream subscription for all
     for proto in clients:
         proto.dropConnection()
-    yield pool.stopService()
-    yield gw.stopListening()
-    yield upstream.stopListening()
+    yield loopback.stop()
     chain.block_log.close()
-    ms = [1000 * percentile(t, p) for t, p in ((gw_times, 50), (gw_times, 99),
-                                                (direct_times, 50), (direct_times, 99),
-                                                (hub_times, 99))]
+    ms = [1000 * percentile(t, p) for t, p in ((gw_times, 0.5), (gw_times, 0.99),
+                                                (direct_times, 0.5), (direct_times, 0.99),
+                                                (hub_times, 0.99))]
     return (f"gateway fan-out: {n} subscribers sharing one upstream subscription (2.1.0), "
           f"{r} blocks: upstream notice -> last client's notice p50 {ms[0]:.1f} ms, "
           f"p99 {ms[1]:.1f} ms (hub routing+encoding+writing p99 {ms[4]:.1f} ms); each "
@@ -146,15 +109,7 @@ def run(n, r):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     r = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-
-    def go():
-        d = run(n, r)
-        d.addCallback(print)
-        d.addErrback(lambda f: f.printTraceback(file=sys.stderr))
-        d.addBoth(lambda _: reactor.stop())
-
-    reactor.callWhenRunning(go)
-    reactor.run()
+    print_in_reactor(lambda: run(n, r))
 
 
 if __name__ == "__main__":

@@ -27,39 +27,17 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests")]
+from common import GatewayOnLoopback, percentile, print_in_reactor  # sets sys.path
+from twisted.internet import defer, reactor, task
 
-from twisted.internet import defer, reactor, task  # noqa: E402
+from nodeapi.chain.genesis import load_genesis
+from kit.chain import claim_op, open_chain, produce
+from kit.rpc import ws_connect
+from kit.signing import sign
+from kit.wallets import create_accounts, paid, pay_each, wallet_names
 
-from nodeapi.chain.genesis import load_genesis  # noqa: E402
-from nodeapi.gateway.apis import Gateway, gateway_registry  # noqa: E402
-from nodeapi.gateway.cache import ForwardedAnswerCache  # noqa: E402
-from nodeapi.gateway.pool import UpstreamPool  # noqa: E402
-from nodeapi.gateway.subscriptions import SubscriptionHub  # noqa: E402
-from nodeapi.node import Node  # noqa: E402
-from nodeapi.protocol.node_address import parse_node_address  # noqa: E402
-from nodeapi.rpc.access import ApiAccess  # noqa: E402
-from nodeapi.rpc.guard import RpcLimits  # noqa: E402
-from nodeapi.rpc.site import rpc_site  # noqa: E402
-from kit.chain import claim_op, open_chain, produce  # noqa: E402
-from kit.rpc import ws_connect  # noqa: E402
-from kit.signing import sign  # noqa: E402
-from kit.wallets import create_accounts, paid, pay_each, wallet_names  # noqa: E402
-
-#: every client connects from 127.0.0.1
-LIMITS = RpcLimits(max_connections=10_000, max_connections_per_ip=10_000)
 #: seconds a paid wallet's notice may take before it counts as not delivered
 DELIVERY_TIMEOUT = 10.0
-
-
-def percentile(values, p):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
-def listen(site):
-    return reactor.listenTCP(0, site, interface="127.0.0.1")
 
 
 @defer.inlineCallbacks
@@ -112,21 +90,11 @@ def run(n, r, per_block):
     names = wallet_names(n)
     ids = create_accounts(chain, names)
     balances = [0] * n
-    access = ApiAccess.open_to_all()
-    upstream = listen(rpc_site(Node(chain=chain, reactor=reactor), access, reactor=reactor,
-                               auto_ping_interval=0, limits=LIMITS))
-    pool = UpstreamPool([parse_node_address(f"ws://127.0.0.1:{upstream.getHost().port}")],
-                        reactor, interval=5.0, max_head_age=10 ** 9)
-    hub = SubscriptionHub(pool, reactor)
-    gateway = Gateway(pool, ForwardedAnswerCache(1 << 20), hub=hub)
-    gw = listen(rpc_site(Node(chain=None, reactor=reactor, gateway=gateway), access,
-                         registry=gateway_registry(), reactor=reactor, auto_ping_interval=0,
-                         limits=LIMITS))
-    pool.startService()
-    while not pool.upstreams[0].usable:
-        yield task.deferLater(reactor, 0.05, lambda: None)
+    loopback = GatewayOnLoopback(chain, reactor)
+    hub = loopback.hub
+    yield loopback.start()
     started = time.perf_counter()
-    clients = yield wallets(gw.getHost().port, names)
+    clients = yield wallets(loopback.port, names)
     subscribed = time.perf_counter() - started
     connections = len(hub.links)
     block_times, wallet_times = [], []
@@ -138,13 +106,11 @@ def run(n, r, per_block):
     for proto in clients:
         proto.dropConnection()
     yield task.deferLater(reactor, 0.2, lambda: None)
-    yield pool.stopService()
-    yield gw.stopListening()
-    yield upstream.stopListening()
+    yield loopback.stop()
     chain.block_log.close()
     total = n * r
-    ms = [1000 * percentile(block_times, 50), 1000 * percentile(block_times, 99),
-          1000 * percentile(wallet_times or [0.0], 99)]
+    ms = [1000 * percentile(block_times, 0.5), 1000 * percentile(block_times, 0.99),
+          1000 * percentile(wallet_times or [0.0], 0.99)]
     return (f"gateway wallets: {n} wallets with distinct accounts (one connection each), "
             f"{r} rounds paying each account, {per_block} payments a block: notices delivered "
             f"{100 * delivered / total:.1f} % ({delivered}/{total}); block -> last paid "
@@ -158,15 +124,7 @@ def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     r = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     per_block = int(sys.argv[3]) if len(sys.argv) > 3 else 100
-
-    def go():
-        d = run(n, r, per_block)
-        d.addCallback(print)
-        d.addErrback(lambda f: f.printTraceback(file=sys.stderr))
-        d.addBoth(lambda _: reactor.stop())
-
-    reactor.callWhenRunning(go)
-    reactor.run()
+    print_in_reactor(lambda: run(n, r, per_block))
 
 
 if __name__ == "__main__":

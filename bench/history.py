@@ -36,7 +36,6 @@ Run: PYTHONPATH=. python bench/history.py [--ops N]
 Sink alone: python bench/history.py --sink (prints its port).
 """
 
-import argparse
 import os
 import resource
 import shutil
@@ -45,8 +44,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # puts the repository and tests/ on sys.path
 
 import orjson  # noqa: E402
 from twisted.internet import defer, task  # noqa: E402
@@ -343,7 +341,7 @@ def main(reactor, args):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--ops", type=int, default=200_000, help="operations in the chain")
     parser.add_argument("--per-trx", type=int, default=40, help="transfers per transaction")
     parser.add_argument("--osmem-ops", type=int, default=5000,

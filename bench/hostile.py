@@ -24,13 +24,15 @@ Run: PYTHONPATH=. python bench/hostile.py
 """
 
 import asyncio
-import base64
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+import common  # puts the repository and tests/ on sys.path
+from common import cpu_seconds, masked_frame, read_frames, rss_mib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLITE, HOSTILE, SECONDS, INTERVAL, STALL_WAIT = 100, 200, 10.0, 0.1, 30.0
@@ -42,7 +44,6 @@ MIB = 1024 * 1024
 
 def serve() -> None:
     """Child process: the node's RPC site on 127.0.0.1; prints the port."""
-    sys.path.insert(0, os.path.join(HERE, ".."))
     from twisted.internet import reactor
 
     from nodeapi.api.registry import default_registry
@@ -52,8 +53,6 @@ def serve() -> None:
     from nodeapi.rpc.access import ApiAccess
     from nodeapi.rpc.guard import RpcLimits
     from nodeapi.rpc.site import rpc_site
-
-    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
     from kit.chain import open_chain
 
     chain = open_chain(load_genesis(), os.path.join(tempfile.mkdtemp(prefix="bench-hostile-"),
@@ -68,20 +67,6 @@ def serve() -> None:
     reactor.run()
 
 
-def masked_frame(payload: bytes) -> bytes:
-    """One client text frame (FIN, opcode 1, 7- or 16-bit length), mask 0."""
-    n = len(payload)
-    head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0xFE]) + n.to_bytes(2, "big")
-    return head + b"\0\0\0\0" + payload  # a zero mask leaves the payload as is
-
-
-def upgrade(port: int) -> bytes:
-    key = base64.b64encode(os.urandom(16))
-    return (b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
-            b"Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-            b"Sec-WebSocket-Version: 13\r\n\r\n" % (port, key))
-
-
 class Polite(asyncio.Protocol):
     """Calls, waits for the reply, sleeps INTERVAL; records latencies."""
 
@@ -93,7 +78,7 @@ class Polite(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.transport = transport
-        transport.write(upgrade(self.port))
+        transport.write(common.upgrade_request(self.port))
 
     def data_received(self, data):
         buf = self.buf + data
@@ -104,24 +89,12 @@ class Polite(asyncio.Protocol):
                 return
             buf, self.open = buf[end + 4:], True
             self.opened.set_result(self) if not self.opened.done() else None
-        while len(buf) >= 2:
-            n, start = buf[1] & 0x7F, 2
-            if n == 126:
-                if len(buf) < 4:
-                    break
-                n, start = int.from_bytes(buf[2:4], "big"), 4
-            elif n == 127:
-                if len(buf) < 10:
-                    break
-                n, start = int.from_bytes(buf[2:10], "big"), 10
-            if len(buf) < start + n:
-                break
-            buf = buf[start + n:]
-            if self.sent_at is not None:
-                self.latencies.append(time.perf_counter() - self.sent_at)
-                self.sent_at = None
-                asyncio.get_running_loop().call_later(INTERVAL, self.call)
-        self.buf = buf
+        frames, used = read_frames(buf)
+        if frames and self.sent_at is not None:
+            self.latencies.append(time.perf_counter() - self.sent_at)
+            self.sent_at = None
+            asyncio.get_running_loop().call_later(INTERVAL, self.call)
+        self.buf = buf[used:]
 
     def call(self):
         if self.running and not self.transport.is_closing():
@@ -141,7 +114,7 @@ class Hostile(asyncio.Protocol):
     def connection_made(self, transport):
         self.transport = transport
         transport.set_write_buffer_limits(high=64 * 1024)
-        transport.write(upgrade(self.port))
+        transport.write(common.upgrade_request(self.port))
 
     def data_received(self, data):
         self.buf += data
@@ -185,30 +158,10 @@ async def open_hostile(loop, port, stats):
     return await opened
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mib(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
-
-
 async def sample_rss(pid, samples, stop):
     while not stop.is_set():
         samples.append(rss_mib(pid))
         await asyncio.sleep(0.1)
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000
 
 
 async def phase(loop, port, pid, hostile_count):
@@ -267,8 +220,8 @@ async def main():
         server.wait()
     budget = 64 + HOSTILE * 64 / 1024 + 32  # --max-unsent-bytes, transport buffers, slack
     growth = hostile_peak - base_peak
-    p50b, p99b = percentile(base_lat, 0.5), percentile(base_lat, 0.99)
-    p50h, p99h = percentile(hostile_lat, 0.5), percentile(hostile_lat, 0.99)
+    p50b, p99b = (1000 * common.percentile(base_lat, f) for f in (0.5, 0.99))
+    p50h, p99h = (1000 * common.percentile(hostile_lat, f) for f in (0.5, 0.99))
     met = growth <= budget and p99h < 50
     print(f"hostile: {HOSTILE} non-reading WebSocket clients (4 KiB receive buffer) pipelining "
           f"get_objects of 100 ids ({stats['sent']:,} sent, all stalled by the node after "

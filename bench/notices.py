@@ -38,8 +38,6 @@ Prints one line.  Run: PYTHONPATH=. python bench/notices.py
 [--clients N] [--blocks B] [--interval S] [--transfers N] [--same-ids]
 """
 
-import argparse
-import base64
 import json
 import os
 import shutil
@@ -47,9 +45,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from rpc import build_market, masked_frame  # noqa: E402  bench/rpc.py's helpers
+import common  # puts the repository and tests/ on sys.path
+from common import masked_frame, percentile, read_frames
+from rpc import build_market  # bench/rpc.py's market
 
 NOTICE = b'{"method":"notice","params":['
 
@@ -71,25 +69,9 @@ class Subscriber:
 
     def feed(self, data: bytes, now: float) -> None:
         buf = self.buf + data if self.buf else data
-        pos, size = 0, len(buf)
         shared = self.shared
-        while size - pos >= 2:
-            n = buf[pos + 1] & 0x7F
-            if n < 126:
-                start = pos + 2
-            elif n == 126:
-                if size - pos < 4:
-                    break
-                n, start = int.from_bytes(buf[pos + 2:pos + 4], "big"), pos + 4
-            else:
-                if size - pos < 10:
-                    break
-                n, start = int.from_bytes(buf[pos + 2:pos + 10], "big"), pos + 10
-            if size < start + n:
-                break
-            opcode = buf[pos] & 0x0F
-            if opcode == 8:
-                raise SystemExit(f"server closed the WebSocket: {buf[start:start + n]!r}")
+        frames, used = read_frames(buf)
+        for opcode, start, end in frames:
             if opcode == 1:
                 if buf.startswith(NOTICE, start):
                     comma = buf.index(b",", start + len(NOTICE))
@@ -101,13 +83,12 @@ class Subscriber:
                     if last.get(self.block, 0.0) < now:
                         last[self.block] = now
                     if self.sample is not None:
-                        self.sample[cb] = buf[start:start + n].decode()
+                        self.sample[cb] = buf[start:end].decode()
                 else:
-                    if b'"error"' in buf[start:start + n]:
-                        raise SystemExit(f"call failed: {buf[start:start + n][:300]!r}")
+                    if b'"error"' in buf[start:end]:
+                        raise SystemExit(f"call failed: {buf[start:end][:300]!r}")
                     self.expect -= 1
-            pos = start + n
-        self.buf = buf[pos:]
+        self.buf = buf[used:]
 
 
 def _read_until(sock, marker: bytes) -> bytes:
@@ -145,10 +126,7 @@ def client(port: int, clients: int, same_ids: bool, watched: list) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         subs.append(Subscriber(sock, calls, base + 2, shared))
     for sub in subs:
-        key = base64.b64encode(os.urandom(16))
-        sub.sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
-                         b"Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-                         b"Sec-WebSocket-Version: 13\r\n\r\n" % (port, key))
+        sub.sock.sendall(common.upgrade_request(port))
     for sub in subs:
         head = _read_until(sub.sock, b"\r\n\r\n")
         if not head.startswith(b"HTTP/1.1 101"):
@@ -249,11 +227,6 @@ class Clients:
     def finish(self):
         self.process.write(b"done\n")
         return self.results
-
-
-def percentile(values: list, p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
 
 
 class Producer:
@@ -430,7 +403,7 @@ async def main(reactor, args):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--blocks", type=int, default=50)
     parser.add_argument("--interval", type=float, default=0.3, help="seconds between blocks")

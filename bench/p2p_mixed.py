@@ -4,13 +4,17 @@ node producing for 1.6.6-1.6.11, joined over P2P (nodeapi dials the
 reference and listens; the reference dials back), on a copy of the bundled
 genesis with a short maintenance interval so the run crosses many
 maintenances.  A transfer is broadcast every second, alternately to each
-node; nodeapi is restarted once half-way.
+node; nodeapi is restarted a third of the way, the reference two thirds
+(each catches up from the other over P2P, and whatever the other produced
+meanwhile on its own decides which fork both end on).
 
-Prints: blocks, blocks produced by each side, transfers in blocks,
-maintenances crossed, blocks whose header differs between the two nodes
-(must be 0), blocks refused on either side (nodeapi's log: "refused" /
-"Dropping P2P peer"; the reference's log: its block push errors), and the
-slowest block arrival seen by polling.
+Prints: blocks, blocks produced by each side, operations and transfers in
+blocks, maintenances crossed, fork switches on each side (nodeapi's
+"Switching to the fork", the reference's "Switching to fork"), blocks whose header differs between the two nodes
+(must be 0), blocks refused on either side (nodeapi's log: a peer dropped
+for a refused block, a fork given up for a refused block; the reference's
+log: its block push errors), and the slowest block arrival seen by
+polling.
 
 Run: PYTHONPATH=. python bench/p2p_mixed.py [SECONDS] [MAINTENANCE_INTERVAL]
 (defaults 300 and 20; needs ../shared/reference/witness_node or
@@ -24,7 +28,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests")]
+import common  # noqa: F401  puts the repository and tests/ on sys.path
 
 from nodeapi.protocol.times import parse_time  # noqa: E402
 from nodeapi.protocol.transaction import sign_transaction  # noqa: E402
@@ -72,15 +76,26 @@ def main(seconds: int, maintenance: int) -> None:
         node.wait_head(first)  # the claim is signed over a synced head
         node.call("broadcast_transaction", signed(node, claim_wire()),
                   api="network_broadcast")
-        sent, attempts, worst, restarted = 0, 0, 0.0, False
+        sent, attempts, worst = 0, 0, 0.0
         seen = {}
-        end = time.time() + seconds
+        start = time.time()
+        end = start + seconds
+        restarts = [(start + seconds / 3, node), (start + 2 * seconds / 3, ref)]
         while time.time() < end:
-            if not restarted and time.time() > end - seconds / 2:
-                node.stop()
+            if restarts and time.time() > restarts[0][0]:
+                _, who = restarts.pop(0)
+                who.stop()
                 time.sleep(3)
-                node.start()
-                restarted = True
+                if who is ref:
+                    # witness_node started again on the P2P port it just left
+                    # can hang before listening (its RPC never comes up): a
+                    # new port, which nodeapi is told of (the reference also
+                    # dials nodeapi's listening port, kept in its peer database)
+                    ref.p2p_port = free_port()
+                    ref.start()
+                    node.call("add_node", ref.p2p, api="network_node")
+                else:
+                    who.start()
             attempts += 1
             target = node if attempts % 2 else ref
             try:
@@ -99,7 +114,7 @@ def main(seconds: int, maintenance: int) -> None:
                 time.sleep(0.05)
         time.sleep(3)
         last = min(ref.head(), node.head()[0])
-        differ, by_ref, by_node, transfers = 0, 0, 0, 0
+        differ, by_ref, by_node, transfers, operations = 0, 0, 0, 0, 0
         for num in range(first, last + 1):
             a, b = ref.call("get_block", num), node.call("get_block", num)
             if {k: a[k] for k in ("previous", "witness", "timestamp")} != \
@@ -111,6 +126,7 @@ def main(seconds: int, maintenance: int) -> None:
                 by_node += 1
             transfers += sum(1 for t in a["transactions"] for op in t["operations"]
                              if op[0] == 0)
+            operations += sum(len(t["operations"]) for t in a["transactions"])
         for num in range(first + 1, last):
             if ("ref", num) in seen and ("node", num) in seen:
                 worst = max(worst, abs(seen[("ref", num)] - seen[("node", num)]))
@@ -119,15 +135,24 @@ def main(seconds: int, maintenance: int) -> None:
                 - parse_time(node.call("get_block_header", first)["timestamp"]))
         with open(node.log_path) as f:
             node_log = f.read()
-        refused_node = node_log.count(" refused: ") + node_log.count("Dropping P2P peer")
+        # a block refused: the peer dropped for it, or a fork given up for
+        # one of its blocks (transactions refused over P2P are not counted:
+        # a TaPoS of the other side's fork is refused after a switch)
+        refused_node = sum(1 for line in node_log.splitlines()
+                           if ("Dropping P2P peer" in line and " refused: " in line)
+                           or "of the fork refused" in line)
         ref_log = ref.log()
         refused_ref = sum(ref_log.count(s) for s in (
             "Error when pushing block", "block_validate_exception", "Invalid block"))
+        switches_node = node_log.count("Switching to the fork")
+        switches_ref = ref_log.count("Switching to fork")
         print(f"blocks {first}..{last} ({last - first + 1}): {by_ref} by the reference, "
-              f"{by_node} by nodeapi; transfers in blocks {transfers} of {sent} broadcast; "
+              f"{by_node} by nodeapi; operations in blocks {operations}, transfers "
+              f"{transfers} of {sent} broadcast; "
               f"maintenance intervals crossed {span // maintenance} "
               f"(next {dgp['next_maintenance_time']}); headers differing {differ}; "
               f"refused blocks: nodeapi {refused_node}, reference {refused_ref}; "
+              f"fork switches: nodeapi {switches_node}, reference {switches_ref}; "
               f"slowest arrival difference seen by 50 ms polling {worst:.2f} s; logs {tmp}")
     finally:
         if node is not None:

@@ -24,8 +24,7 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests")]
+import common  # noqa: F401  puts the repository and tests/ on sys.path
 
 from twisted.internet import defer, reactor, task  # noqa: E402
 

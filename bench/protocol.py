@@ -31,7 +31,6 @@ Prints one line.  Run: PYTHONPATH=. python bench/protocol.py
 [--count N] [--repeat N]
 """
 
-import argparse
 import copy
 import hashlib
 import json
@@ -40,7 +39,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import common  # puts the repository and tests/ on sys.path
 
 import coincurve  # noqa: E402
 import graphenebase.ecdsa  # noqa: E402
@@ -207,7 +206,7 @@ def mix_rates(ops, repeat):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--count", type=int, default=1000, help="signed transactions")
     parser.add_argument("--repeat", type=int, default=5, help="timed passes (best kept)")
     args = parser.parse_args(argv)

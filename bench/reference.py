@@ -79,7 +79,6 @@ Run: PYTHONPATH=. python bench/reference.py [--blocks N] [--tx-every K]
 [--notice-blocks B] [--notice-blocks-reference B] [--today]
 """
 
-import argparse
 import asyncio
 import json
 import os
@@ -92,7 +91,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests"), HERE]
+import common  # puts the repository and tests/ on sys.path
+from common import cpu_seconds, rss_mib
 
 CORE = "1.3.0"
 #: goals of the comparison: reads, their floor, catch-up against the replay
@@ -115,12 +115,12 @@ async def client(mode: str, port: int, seconds: float, conns: int, window: int,
     keep-alive, ``http1`` a connection per request); print ``start`` after
     ``warm_up`` seconds and ``stop N S`` (N replies in S seconds) at the end
     of the window."""
-    from rpc import HttpLoad, WsLoad, _Counter, masked_frame
+    from common import masked_frame
+    from rpc import HttpLoad, WsLoad, _Counter
 
     loop = asyncio.get_running_loop()
     counter = _Counter()
-    http = (b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n\r\n%s" % (port, len(request), request))
+    http = common.http_request(port, request)
     frame = masked_frame(request)
 
     def ws():
@@ -147,13 +147,7 @@ async def client(mode: str, port: int, seconds: float, conns: int, window: int,
             await loop.create_connection(lambda: HttpLoad([http], counter), "127.0.0.1", port)
         else:
             await loop.create_connection(ws, "127.0.0.1", port)
-    await asyncio.sleep(warm_up)
-    base, started = counter.replies, time.perf_counter()
-    print("start", flush=True)
-    await asyncio.sleep(seconds)
-    count, elapsed = counter.replies - base, time.perf_counter() - started
-    counter.running = False
-    print(f"stop {count} {elapsed:.6f}", flush=True)
+    await common.measured_window(counter, warm_up, seconds)
     if mode == "http1":
         for t in tasks:
             t.cancel()
@@ -307,20 +301,6 @@ def wallets(port: int, names: list) -> None:
 
 # -- measuring processes ----------------------------------------------------------
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid``, all its threads."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mib(pid: int) -> float:
-    """Resident set size of ``pid`` in MiB (``VmRSS``)."""
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 def load_phase(mode: str, port: int, pid: int, request: bytes, args) -> tuple:
@@ -1181,7 +1161,7 @@ TODAY = (("chain.py", ()), ("rpc.py", ("--rounds", "1", "--seconds", "3")),
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--blocks", type=int, default=20000,
                         help="blocks of the chain (the issue's figure: 100000)")
     parser.add_argument("--tx-every", type=int, default=10,

@@ -24,7 +24,6 @@ Run: PYTHONPATH=. python bench/restart.py [--blocks N]
 [--per-block N] [--after N] [--json]
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -32,8 +31,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/chain.py
+import common  # puts the repository and tests/ on sys.path
 
 from twisted.internet import defer, task  # noqa: E402
 
@@ -155,7 +153,7 @@ def main(reactor, args):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--blocks", type=int, default=2000, help="blocks of transfers")
     parser.add_argument("--per-block", type=int, default=10, help="transfers per block")
     parser.add_argument("--after", type=int, default=20,

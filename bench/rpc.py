@@ -37,9 +37,7 @@ Prints one line.  Run: PYTHONPATH=. python bench/rpc.py
 [--seconds S] [--rounds N]
 """
 
-import argparse
 import asyncio
-import base64
 import os
 import re
 import resource
@@ -48,7 +46,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import common  # puts the repository and tests/ on sys.path
+from common import masked_frame, read_frames, upgrade_request
 
 MIX = [
     b'{"jsonrpc":"2.0","id":1,"method":"call","params":[0,"get_dynamic_global_properties",[]]}',
@@ -103,21 +102,6 @@ class HttpLoad(asyncio.Protocol):
         self.buf = buf
 
 
-def masked_frame(payload: bytes) -> bytes:
-    """One client text frame (FIN, opcode 1) with a fixed mask key."""
-    key = b"\x12\x34\x56\x78"
-    n = len(payload)
-    head = bytes([0x81])
-    if n < 126:
-        head += bytes([0x80 | n])
-    elif n < 65536:
-        head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
-    else:
-        head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
-    masked = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-    return head + key + masked
-
-
 class WsLoad(asyncio.Protocol):
     """One WebSocket connection keeping ``window`` calls in flight."""
 
@@ -135,10 +119,7 @@ class WsLoad(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.transport = transport
-        key = base64.b64encode(os.urandom(16))
-        transport.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
-                        b"Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-                        b"Sec-WebSocket-Version: 13\r\n\r\n" % (self.port, key))
+        transport.write(upgrade_request(self.port))
 
     def data_received(self, data):
         # a bytearray grown in place: with large replies pipelined, making a
@@ -157,27 +138,8 @@ class WsLoad(asyncio.Protocol):
             del buf[:end + 4]
             self.open = True
             self.send(self.window)
-        pos, size, got = 0, len(buf), 0
-        while size - pos >= 2:
-            n = buf[pos + 1] & 0x7F
-            if n < 126:
-                start = pos + 2
-            elif n == 126:
-                if size - pos < 4:
-                    break
-                n, start = int.from_bytes(buf[pos + 2:pos + 4], "big"), pos + 4
-            else:
-                if size - pos < 10:
-                    break
-                n, start = int.from_bytes(buf[pos + 2:pos + 10], "big"), pos + 10
-            if size < start + n:
-                break
-            opcode = buf[pos] & 0x0F
-            if opcode in (1, 2):
-                got += 1
-            elif opcode == 8:
-                raise SystemExit(f"server closed the WebSocket: {bytes(buf[start:start + n])!r}")
-            pos = start + n
+        frames, pos = read_frames(buf)
+        got = sum(1 for opcode, _, _ in frames if opcode in (1, 2))
         del buf[:pos]
         self.counter.replies += got
         if got and self.counter.running:
@@ -189,8 +151,7 @@ async def client(mode: str, port: int, seconds: float, conns: int, window: int) 
     the end of the measured window (N replies in S seconds)."""
     loop = asyncio.get_running_loop()
     counter = _Counter()
-    requests = [b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n\r\n%s" % (port, len(call), call) for call in MIX]
+    requests = [common.http_request(port, call) for call in MIX]
     for i in range(conns):
         if mode == "http":
             mine = requests[i % len(requests):] + requests[:i % len(requests)]
@@ -198,13 +159,7 @@ async def client(mode: str, port: int, seconds: float, conns: int, window: int) 
         else:
             await loop.create_connection(lambda: WsLoad(port, window, counter), "127.0.0.1",
                                          port)
-    await asyncio.sleep(1.0)
-    base, started = counter.replies, time.perf_counter()
-    print("start", flush=True)
-    await asyncio.sleep(seconds)
-    count, elapsed = counter.replies - base, time.perf_counter() - started
-    counter.running = False
-    print(f"stop {count} {elapsed:.6f}", flush=True)
+    await common.measured_window(counter, 1.0, seconds)
 
 
 # -- the servers (this process) ----------------------------------------------
@@ -430,7 +385,7 @@ async def main(reactor, args):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--seconds", type=float, default=5.0, help="measured window per phase")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the five phases")
     parser.add_argument("--http-conns", type=int, default=16)

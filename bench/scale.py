@@ -44,7 +44,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import common  # noqa: F401  puts the repository and tests/ on sys.path
 
 import orjson  # noqa: E402
 

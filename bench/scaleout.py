@@ -23,7 +23,6 @@ Prints one line with the calls/s, the ratio two/one and the CPU use.
 Run: PYTHONPATH=. python bench/scaleout.py [--seconds S] [--rounds N] [--conns C]
 """
 
-import argparse
 import asyncio
 import os
 import shutil
@@ -32,8 +31,7 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "tests"), HERE]
+import common  # puts the repository and tests/ on sys.path
 
 MIX = [
     b'{"jsonrpc":"2.0","id":1,"method":"call","params":[0,"get_dynamic_global_properties",[]]}',
@@ -48,25 +46,11 @@ async def client(port: int, seconds: float, conns: int) -> None:
 
     loop = asyncio.get_running_loop()
     counter = _Counter()
-    requests = [b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n\r\n%s" % (port, len(call), call) for call in MIX]
+    requests = [common.http_request(port, call) for call in MIX]
     for i in range(conns):
         mine = requests[i % len(requests):] + requests[:i % len(requests)]
         await loop.create_connection(lambda: HttpLoad(mine, counter), "127.0.0.1", port)
-    await asyncio.sleep(1.0)
-    base, started = counter.replies, time.perf_counter()
-    print("start", flush=True)
-    await asyncio.sleep(seconds)
-    count, elapsed = counter.replies - base, time.perf_counter() - started
-    counter.running = False
-    print(f"stop {count} {elapsed:.6f}", flush=True)
-
-
-def cpu_of(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process ``pid``."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    await common.measured_window(counter, 1.0, seconds)
 
 
 def run_phase(port: int, args, watched: dict) -> tuple:
@@ -76,9 +60,9 @@ def run_phase(port: int, args, watched: dict) -> tuple:
                             text=True)
     watched = dict(watched, client=proc.pid)
     assert proc.stdout.readline().strip() == "start"
-    before = {name: cpu_of(pid) for name, pid in watched.items()}
+    before = {name: common.cpu_seconds(pid) for name, pid in watched.items()}
     word, count, elapsed = proc.stdout.readline().split()
-    after = {name: cpu_of(pid) for name, pid in watched.items()}
+    after = {name: common.cpu_seconds(pid) for name, pid in watched.items()}
     proc.wait(30)
     assert word == "stop"
     elapsed = float(elapsed)
@@ -144,10 +128,8 @@ def main(args) -> None:
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=4.0)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--conns", type=int, default=16)
+    parser = common.parser(__doc__)
+    common.add_load_options(parser, seconds=4.0, rounds=2, conns=16)
     return parser.parse_args(argv)
 
 

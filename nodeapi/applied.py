@@ -127,7 +127,15 @@ class IBlockConsumer(Interface):
     Registered with ``chain.add_consumer``; the chain calls
     :meth:`block_applied` for each block, during replay and live, after the
     block's state is committed (graphene ``database::applied_block`` signal,
-    libraries/chain/db_block.cpp)."""
+    libraries/chain/db_block.cpp).
+
+    A consumer may also have ``block_popped(applied)``: the chain calls it
+    for each block a fork switch pops, newest first, after the block's
+    state is undone (``Chain.push_network_block``; graphene's undo database
+    takes back what plugins keep in the database).  A consumer without it
+    keeps what it recorded of a popped block (the chain logs which ones).
+    A consumer that keeps its own undo records for it bounds them to the
+    chain's undo history (``MAX_UNDO_HISTORY`` blocks)."""
 
     def block_applied(applied: AppliedBlock) -> None:
         """Called synchronously right after ``applied`` was applied.  Must not

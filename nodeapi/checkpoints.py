@@ -1,32 +1,18 @@
-"""The checkpoint service: writes the chain state and the plugins' state
-every ``checkpoint-interval`` blocks while the node is in sync, every
-:data:`CATCH_UP_SECONDS` of work while it catches up (blocks older than
-:data:`CATCH_UP_AGE`: a long sync writes one checkpoint a minute, not one
-per thousand blocks), and at a clean stop, and puts the
-newest usable checkpoint back before the replay, so a start replays only
-the blocks after it (bitshares-core's object database on disk plays this
-part; ``--replay-blockchain`` ignores the checkpoints as it ignores that
-database).  File format and the chain's part: :mod:`nodeapi.chain.checkpoint`.
+"""The checkpoint service (:class:`CheckpointService`): the part
+bitshares-core's object database on disk plays.  It writes the chain's and
+the plugins' state every ``checkpoint-interval`` blocks while the node is
+in sync, every :data:`CATCH_UP_SECONDS` of work while it catches up
+(blocks older than :data:`CATCH_UP_AGE`) and at a clean stop, without
+holding the reactor (captured at once, encoded by a cooperator, fsynced and
+renamed in a thread), then saves the block log's offset index when it lags
+(:mod:`nodeapi.chain.blockindex`).  Before the replay it puts back the
+newest usable checkpoint: its block in the block log with the same id, its
+digest right, and every block consumer able to start from it
+(:class:`nodeapi.applied.ICheckpointed`); else a full replay, said in one
+line.  ``--replay-blockchain`` ignores the checkpoints.
 
-Writing never holds the reactor for long: the state is captured at once
-(shallow copies of never-changed objects, copies of the plugins' arrays),
-then the records are encoded and written in small steps by a cooperator
-between other work, and the file is fsynced, renamed over its final name
-and the directory fsynced in a thread.  A crash at any moment leaves the
-older checkpoints and at most a ``.tmp`` file (removed at the next start).
-After a checkpoint the block log's offset index as of its block is saved
-too when it lags the log by a tenth or more
-(:mod:`nodeapi.chain.blockindex`): a start after a crash then walks only
-the blocks after it, not the whole log.
-
-Restore (:meth:`CheckpointService.restore`, called by
-:class:`nodeapi.service.NodeService` before the replay): the newest
-checkpoint whose block the block log holds with the same id, whose digest
-matches, and which every block consumer (plugin) can start from
-(:class:`nodeapi.applied.ICheckpointed`); a damaged one is skipped for the
-next older, one log line each; a plugin without checkpoint support, or one
-that would lose data (a search database behind the checkpoint), means a full
-replay, said in one line.
+File format and the chain's part: :mod:`nodeapi.chain.checkpoint`; what a
+checkpoint holds and why this format: DESIGN.rst "Checkpoints".
 """
 
 import hashlib
@@ -102,7 +88,8 @@ class CheckpointService(service.Service):
 
     async def restore(self) -> None:
         """Before the replay: load the newest usable checkpoint (module
-        docstring); leaves the chain at genesis when there is none."""
+        docstring; a damaged one is skipped for the next older, one log
+        line each); leaves the chain at genesis when there is none."""
         self._remove_temporaries()
         if self.replay_blockchain:
             self.log.info("Checkpoints: --replay-blockchain, replaying the whole block log")
@@ -192,6 +179,21 @@ class CheckpointService(service.Service):
             due = applied.block_num % self.interval == 0
         if due and not self._unsupported():
             self._background_write()
+
+    def block_popped(self, applied) -> None:
+        """A fork switch popped ``applied``: the checkpoints of its block
+        and later ones describe a branch the chain left, so their files go
+        (at start they would be skipped: their block is not the log's)."""
+        for num, path in checkpoint_files(self.directory):
+            if num >= applied.block_num:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    continue
+                self.log.info("Checkpoint at block {num} removed: the block was popped",
+                              num=num)
+                if self._newest is not None and self._newest[0] == num:
+                    self._newest = None
 
     def _background_write(self) -> None:
         self.write().addErrback(lambda f: self.log.failure("Checkpoint failed", f))

@@ -25,7 +25,7 @@ GROUPS = (
         ("replay-blockchain", "replay the whole block log"))),
     ("Peers (graphene P2P, or following over RPC)", (
         (("seed-node", "seed-nodes"), "host:port P2P, ws://host:port RPC"),
-        ("p2p-endpoint", "host:port graphene P2P listens on"),
+        ("p2p-endpoint", "host:port or [v6]:port P2P listens on"),
         (("p2p-max-connections", "p2p-connect-to-new-peers"), "peers; dial those heard of"),
         ("force-validate", "check followed blocks' signatures"))),
     ("Witness", (

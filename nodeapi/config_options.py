@@ -107,8 +107,9 @@ SINGLE = [
      "Largest RPC request or WebSocket message in bytes, also from followed nodes "
      "(default 4194304)."),
     ("p2p-endpoint", "", parse_p2p_endpoint,
-     "host:port (IPv4) where graphene's peer protocol listens, so bitshares-core nodes "
-     "(and nodeapi nodes) sync from this node over P2P (default: none)."),
+     "host:port (IPv4) or [v6]:port where graphene's peer protocol listens, so "
+     "bitshares-core nodes (and nodeapi nodes) sync from this node over P2P (default: "
+     "none)."),
     ("p2p-connect-to-new-peers", "true", parse_bool,
      "Dial the P2P peers heard of from other peers (kept in <data-dir>/p2p/peers.json) "
      "while fewer than 20 are connected, as bitshares-core does (default true)."),

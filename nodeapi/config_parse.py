@@ -127,18 +127,28 @@ def parse_seed_nodes(text) -> list:
 
 
 def parse_p2p_endpoint(text) -> str:
-    """``--p2p-endpoint``: ``host:port`` (IPv4 host, or empty for every
-    interface) of graphene's peer protocol listener, or empty (none);
-    raises ``ValueError``."""
+    """``--p2p-endpoint``: ``host:port`` (an IPv4 address, or empty for
+    every IPv4 interface) or ``[v6]:port`` (an IPv6 address, ``[::]`` for
+    every interface) of graphene's peer protocol listener, or empty (none);
+    returns ``"host:port"`` / ``"[v6]:port"``; raises ``ValueError``."""
+    import ipaddress
+
     text = parse_text(text).strip()
     if not text:
         return ""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError(f"expected host:port, got {text!r}")
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise ValueError(f"not an IPv6 address: {host!r}") from None
+        return f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]:{int(port)}"
     if host and not all(p.isdigit() and int(p) < 256 for p in host.split(".")) \
             or host and len(host.split(".")) != 4:
-        raise ValueError(f"the P2P endpoint's host must be an IPv4 address, got {host!r}")
+        raise ValueError(f"the P2P endpoint's host must be an IPv4 address or an IPv6 "
+                         f"address in brackets, got {host!r}")
     return f"{host or '0.0.0.0'}:{int(port)}"
 
 

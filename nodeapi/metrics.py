@@ -1,64 +1,17 @@
 """Prometheus metrics, the status page and the health check on
 ``--metrics-endpoint`` (off by default).
 
-Exposed series (README.rst, "Metrics"; docs/operators.rst installs the
-alert rules and the dashboard shipped in etc/prometheus and etc/grafana,
-which use only these names); all prefixed ``nodeapi_`` but the process
-collector's:
-
-* ``process_resident_memory_bytes``, ``process_cpu_seconds_total``,
-  ``process_open_fds``, ``process_max_fds``, ``process_start_time_seconds``
-  (prometheus_client's process collector, Linux ``/proc``);
-* ``build_info{version, python, twisted, chain_id, mode}`` (gauge, 1;
-  ``mode`` ``node`` or ``gateway``), ``data_dir_free_bytes``
-  (gauge: ``statvfs`` of ``--data-dir``);
-* ``head_block_number``, ``head_block_age_seconds`` (gauges; in indexer and
-  gateway mode the last block indexed or the freshest upstream's),
-  ``last_irreversible_block_number``, ``witness_participation_ratio``
-  (0..1, the filled share of the last 128 slots),
-  ``recently_missed_blocks`` (graphene ``recently_missed_count``),
-  ``blocks_applied_total`` (counter, live and replay);
-* with the witness plugin only (``node.plugins["witness"]``, as every
-  plugin's figures): ``blocks_produced_total`` (counter) and
-  ``witness_missed_blocks{witness}`` (the ``total_missed`` of this node's
-  witnesses);
-* ``rpc_calls_total{api, function, outcome}`` (counter; outcome ``ok`` or
-  ``error``), ``rpc_call_duration_seconds{api, function}`` (histogram,
-  :data:`LATENCY_BUCKETS`), ``rpc_errors_total{api, function, code}``
-  (counter, the JSON-RPC error code; ``other`` past :data:`MAX_ERROR_CODES`
-  distinct codes); a call naming no API function counts
-  as ``api="unresolved", function="unresolved"``;
-* ``rpc_connections`` (gauge: TCP connections on the RPC port, HTTP and
-  WebSocket), ``websocket_connections`` (gauge: open WebSocket sessions),
-  ``websocket_logged_in_sessions`` (gauge: of those, logged in as a named
-  api-access user),
-  ``block_subscribers`` (gauge: sessions with a block-applied callback:
-  following nodes and wallets);
-* ``rpc_limit_refusals_total{limit, scope}`` (counter): calls, connections
-  and subscribed items refused by a limit (``limit`` ``calls``,
-  ``connections`` or ``subscriptions``; ``scope`` ``user``, ``source`` or
-  ``node``);
-* followed peers (``--seed-node``), label ``peer``: ``peer_connected``
-  (0 or 1), ``peer_head_block_number``, ``peer_lag_blocks`` (how far the
-  peer's head is ahead of this node's), ``peer_reconnects_total``;
-* a gateway's followed upstream (searchdb plugin) or freshest upstream:
-  ``indexer_lag_blocks``, ``indexer_lag_seconds``,
-  ``indexer_upstream_reconnects_total``; a gateway's upstreams:
-  :mod:`nodeapi.gateway.figures` (``gateway_upstream_*``);
-* ``checkpoint_block_number`` and ``checkpoint_age_seconds`` (the newest
-  checkpoint; absent before the first);
-* with the searchdb plugin: ``searchdb_documents_shipped_total``,
-  ``searchdb_documents_failed_total``, ``searchdb_queue_documents``
-  (built, not yet confirmed), ``searchdb_spool_bytes`` (of those, the
-  bytes spooled to disk) and ``searchdb_lag_blocks`` (head block minus the
-  last block whose documents the database confirmed);
-* ``metrics_connections_refused_total`` (counter: connections to the
-  metrics port refused over :data:`METRICS_MAX_CONNECTIONS`).
-
-No ``_created`` series (:func:`prometheus_client.disable_created_metrics`,
-called when this module is imported).  Values owned by other services
+The series are listed in README.rst "Metrics" (all prefixed ``nodeapi_``
+but prometheus_client's process collector's; a gateway's
+``nodeapi_gateway_*`` in full in :mod:`nodeapi.gateway.figures`); the alert rules
+and dashboard in etc/prometheus and etc/grafana use only those names
+(docs/operators.rst).  Counters of what happens on the RPC port are
+updated as it happens (:class:`Metrics`); values owned by other
+services (the chain, ``node.plugins``, the peers, a gateway's upstreams)
 are read when scraped, by a custom collector, so those services need not
-know about Prometheus.
+know about Prometheus.  No ``_created`` series
+(:func:`prometheus_client.disable_created_metrics`, called when this
+module is imported).
 """
 
 from typing import Any, Optional
@@ -321,6 +274,8 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         self.blocks_applied = Counter("nodeapi_blocks_applied", "Blocks applied (live and replay)",
                                       registry=self.registry)
+        self.blocks_popped = Counter("nodeapi_blocks_popped", "Blocks popped by fork switches",
+                                     registry=self.registry)
         self.rpc_calls = Counter("nodeapi_rpc_calls", "RPC calls answered",
                                  ["api", "function", "outcome"], registry=self.registry)
         self.rpc_duration = Histogram("nodeapi_rpc_call_duration_seconds",
@@ -376,6 +331,11 @@ class Metrics:
         ``nodeapi_blocks_applied_total`` by 1.  ``applied`` (an
         :class:`~nodeapi.applied.AppliedBlock`) is not looked at."""
         self.blocks_applied.inc()
+
+    def block_popped(self, applied) -> None:
+        """The chain popped a block (a fork switch): increments
+        ``nodeapi_blocks_popped_total`` by 1."""
+        self.blocks_popped.inc()
 
     def watch_rpc(self, node, connection_count, logged_in=None) -> None:
         """The RPC site being built (:func:`nodeapi.rpc.site.rpc_site`):

@@ -1,32 +1,14 @@
-"""The node as a Twisted service: bind first, start once replayed, stop
-gracefully.
+"""The root services of ``twistd nodeapi``: :class:`ModeService` (the
+parent of what one mode runs) and :class:`NodeService` (a node with a
+chain: replays the block log, from its newest checkpoint, before its
+children start, graphene ``application::startup`` order), and
+:class:`ListeningService` (a port bound in ``privilegedStartService``,
+before privileges are dropped, serving once the root has started).
 
-:func:`nodeapi.tap.makeService` asks the mode's maker (:mod:`nodeapi.modes`)
-for its root: a :class:`NodeService` (a node with a chain: history
-shipping, witness, peers, RPC port, metrics port, in start order) or a
-:class:`ModeService` (a gateway: upstreams, indexer, RPC port, metrics
-port).  ``twistd`` then calls, in this order:
-
-1. ``privilegedStartService`` (still as root with ``--uid``): every
-   :class:`ListeningService` binds its port; a connection made before the
-   node is ready is closed at once;
-2. ``startService`` (after dropping privileges): :class:`NodeService`
-   checks that every port is bound, lets the history plugins prepare
-   (searchdb asks the database where to resume), replays the block log
-   (plugins see ``replay=True``; graphene ``application::startup`` order),
-   then starts its children in order: history shipping, the witness, the
-   peers, the ports (which now serve).
-
-A startup failure (a port that cannot be bound, a bad block) is logged in
-one line, stops the reactor and makes the process exit with status 1, so
-systemd's ``Restart=on-failure`` applies; a port that cannot be bound is
-found before the replay.  Stop (SIGTERM/SIGINT, ``twistd`` calls
-``stopService``): stop a replay still running, then the children in reverse
-order - stop listening, stop the witness (block production is synchronous
-in the reactor thread, so a stop never interrupts a block; the next wake is
-cancelled), stop following peers, flush the history plugins (bounded by
-their own timeouts) - and close the block log.  Data flow: block -> chain ->
-plugins -> bulk -> search database.
+Children start in order and stop in reverse; a startup failure is one log
+line, then the process exits with status 1 (systemd's
+``Restart=on-failure`` applies).  Which children each mode attaches, and
+the start and stop in order: DESIGN.rst "Service trees".
 """
 
 import atexit

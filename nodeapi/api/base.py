@@ -3,10 +3,10 @@ positional argument binding.
 
 An API set is a class deriving from :class:`ApiSet` whose public functions are
 methods decorated with :func:`api_function`, its own or those of its
-*sections*: a set serving many functions (``database``, ``history``) names
-in :attr:`ApiSet.sections` the classes grouping them, one per concept, and
-builds one instance of each with its dependencies passed explicitly (the
-node, the session, a subscriptions object...).  The set's
+*sections*: a set serving many functions (``database``, ``history``)
+declares the classes grouping them, one per concept, each once as a
+:class:`section` class attribute naming its dependencies (the node, then
+the session, a subscriptions object...), built on first use.  The set's
 dispatch table holds the functions of all of them.  One set instance is
 created per connection (per HTTP request) by the RPC layer, like graphene's
 ``login_api`` creates its sets per session, so an instance may keep
@@ -206,6 +206,37 @@ class _SectionFunction:
         return bound
 
 
+class section:
+    """Declares a section of an API set: ``objects = section(Objects,
+    "subscriptions")`` in the set's class body.  Read on a set instance,
+    the section instance, made on first use (a connection, an HTTP request,
+    often calls one function) as ``klass(set.node, *needs)`` where each
+    name in ``needs`` is read on the set (``"session"``, or another
+    section: ``"subscriptions"``), then kept in the set's ``__dict__``.
+    The set's :attr:`ApiSet.sections` is derived from these declarations.
+
+    :param klass: a :class:`Section` subclass.
+    :param needs: names of the set's attributes passed to ``klass`` after
+        the node, in order."""
+
+    __slots__ = ("klass", "needs", "name")
+
+    def __init__(self, klass: type, *needs: str) -> None:
+        self.klass = klass
+        self.needs = needs
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        made = self.klass(instance.node, *(getattr(instance, n) for n in self.needs))
+        instance.__dict__[self.name] = made
+        return made
+
+
 class Section:
     """A group of the functions of an API set, one concept (a graphene API
     section), over the node given to its constructor.  Sections needing
@@ -234,13 +265,13 @@ class ApiSet:
     :class:`nodeapi.node.Node` and the per-connection
     :class:`nodeapi.api.base.Session`.
 
-    :attr:`sections` maps attribute names to section classes (module
-    docstring): the subclass provides an instance of each under its name
-    (stored by its constructor, or made on first use by a
-    :func:`functools.cached_property` of that name), and the
-    :func:`api_function` methods of the classes are functions of the set,
-    called on that instance.  Two sections (or a section and the set)
-    serving one name is a :class:`TypeError` when the class is made.
+    A subclass declares its sections as class attributes made with
+    :class:`section` (module docstring); :attr:`sections`, derived from
+    them when the class is made, maps their names to their classes, and
+    the :func:`api_function` methods of those classes are functions of the
+    set, called on the section instance.  Two sections (or a section and
+    the set) serving one name is a :class:`TypeError` when the class is
+    made.
     """
 
     name: ClassVar[str] = ""
@@ -253,32 +284,31 @@ class ApiSet:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         bindings = {name: _Binding(func) for name, func in api_functions(cls).items()}
+        declared = {}
+        for base in reversed(cls.__mro__):
+            declared.update((n, v.klass) for n, v in vars(base).items()
+                            if isinstance(v, section))
         served: dict[str, str] = {}
-        for section, klass in cls.sections.items():
+        for name_of_section, klass in declared.items():
             for name, func in api_functions(klass).items():
                 if name in served or name in bindings:
-                    raise TypeError(f"{cls.__name__}: function {name} of section {section} "
-                                    f"is also served by {served.get(name, cls.__name__)}")
-                served[name] = section
+                    raise TypeError(f"{cls.__name__}: function {name} of section "
+                                    f"{name_of_section} is also served by "
+                                    f"{served.get(name, cls.__name__)}")
+                served[name] = name_of_section
                 bindings[name] = _Binding(func)
-                setattr(cls, name, _SectionFunction(section, name, func))
+                setattr(cls, name, _SectionFunction(name_of_section, name, func))
+        cls.sections = declared
         cls._bindings = bindings
 
     def __init__(self, node: Any, session: "Session") -> None:
         self.node = node
         self.session = session
 
-    @property
-    def access_name(self) -> str:
-        return self.name + "_api"
-
     @classmethod
     def function_names(cls) -> list[str]:
         """The sorted names of the functions this set provides."""
         return sorted(cls._bindings)
-
-    def has_function(self, function: str) -> bool:
-        return function in self._bindings
 
     def call(self, function: str, args: list) -> Any:
         """Call ``function`` with positional JSON ``args``.

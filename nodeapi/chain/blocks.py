@@ -47,6 +47,9 @@ operations consumers see (:class:`~nodeapi.applied.AppliedOperation`
 as graphene's ``_applied_ops`` / history plugins do.
 """
 
+import collections
+
+import attr
 from twisted.logger import Logger
 
 from nodeapi.applied import AppliedBlock
@@ -67,6 +70,30 @@ from nodeapi.protocol.block import (
     signing_digest_of_header)
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction, unsigned_of_processed
+
+
+#: graphene ``GRAPHENE_MAX_UNDO_HISTORY``: blocks that can be popped at most
+MAX_UNDO_HISTORY = 10000
+
+
+@attr.s(slots=True, frozen=True, auto_attribs=True)
+class UndoRecord:
+    """What undoes one applied block (:meth:`BlockApplier.pop`).
+
+    :ivar layer: the block session's objects before it (``ObjectStore.undo``).
+    :ivar counters: the session's next instances before it.
+    :ivar saved: the bookkeeping before it (``_save_bookkeeping``).
+    :ivar added: recent transaction ids it added.
+    :ivar expired: ``(id, expiration)`` of the recent transactions it expired.
+    :ivar applied: its :class:`~nodeapi.applied.AppliedBlock`.
+    """
+
+    layer: dict
+    counters: dict
+    saved: tuple
+    added: list
+    expired: list
+    applied: AppliedBlock
 
 
 def processed(trx: dict, results: list) -> dict:
@@ -97,6 +124,8 @@ class BlockApplier:
         from peers are checked in full).
     :ivar irreversible_follows_head: the last irreversible block is the
         one before the head (a devnet: :attr:`Chain.irreversible_follows_head`).
+    :ivar undo_history: the :class:`UndoRecord` of each block above the
+        last irreversible block, oldest first (:meth:`pop`).
     """
 
     log = Logger()
@@ -114,6 +143,8 @@ class BlockApplier:
         self.changed_last: set = set()
         self.irreversible_follows_head = False
         self.impersonated: set = set()
+        #: :class:`UndoRecord` of the blocks above the last irreversible one
+        self.undo_history: collections.deque = collections.deque()
 
     @property
     def _head_num(self) -> int:
@@ -237,7 +268,7 @@ class BlockApplier:
         except BaseException:
             self._undo_block(saved)
             raise
-        self.state.commit()
+        self._keep_undo(saved, applied)
         return block, applied, kept
 
     def _produce(self, pending: list, ts: int, witness_id: str, key) -> tuple:
@@ -410,8 +441,66 @@ class BlockApplier:
             if replay and isinstance(exc, Exception) and not isinstance(exc, BlockLogError):
                 raise self._unreplayable(exc) from exc
             raise
-        self.state.commit()
+        self._keep_undo(saved, applied)
         return applied
+
+    # -- undo history (graphene undo_database, pop_block) -----------------------------
+
+    def _keep_undo(self, saved: tuple, applied: AppliedBlock) -> None:
+        """Close the block session keeping what undoes it (the session's
+        layer, the bookkeeping before it, the recent transactions it added
+        and expired) while the block is above the last irreversible block,
+        at most :data:`MAX_UNDO_HISTORY` blocks (graphene
+        ``undo_database::set_max_size(head - last_irreversible + 1)``,
+        db_block.cpp ``_apply_block``; ``GRAPHENE_MAX_UNDO_HISTORY``)."""
+        state = self.state
+        if state.depth != 1:  # inside another session: merged, not undoable alone
+            state.commit()
+            self.undo_history.clear()
+            return
+        layer, counters = state.detach()
+        added, expired = self.recent.block_changes()
+        history = self.undo_history
+        history.append(UndoRecord(layer, counters, saved, added, expired, applied))
+        lib = state.objects["2.1.0"].get("last_irreversible_block_num", 0)
+        while history and (history[0].applied.block_num <= lib
+                           or len(history) > MAX_UNDO_HISTORY):
+            history.popleft()
+
+    def can_pop(self) -> bool:
+        """Whether the head block can be popped (its undo record is kept)."""
+        return bool(self.undo_history) and \
+            self.undo_history[-1].applied.block_num == self._head_num
+
+    def pop(self) -> tuple:
+        """Pop the head block (graphene ``database::pop_block``,
+        db_block.cpp): the block log is cut to the block before it, then its
+        state changes and bookkeeping are undone.  Returns ``(AppliedBlock,
+        ids of the objects the undo changed)``.  The caller has taken the
+        pending transactions away.
+
+        :raises InvalidBlock: no undo record for the head (at or below the
+            last irreversible block, or past the undo history).
+        :raises BlockLogError: the block log could not be cut (nothing is
+            undone then)."""
+        if not self.can_pop():
+            raise InvalidBlock(f"Cannot pop block {self._head_num}: it is irreversible or "
+                               "past the undo history")
+        record = self.undo_history[-1]
+        num = record.applied.block_num
+        if self.block_log.head_num >= num:
+            self.block_log.truncate(num - 1)
+        self.undo_history.pop()
+        self.state.undo(record.layer, record.counters)
+        self.state.reset_changed()
+        numbering = self.numbering
+        (slot, summary, numbering.next_op, numbering.next_ath, self.changed_last) = record.saved
+        if summary is None:
+            self.summary.pop(slot, None)
+        else:
+            self.summary[slot] = summary
+        self.recent.undo_changes(record.added, record.expired)
+        return record.applied, set(record.layer)
 
     def _unreplayable(self, exc: Exception) -> BlockLogError:
         """The error for the next block of the block log failing to apply

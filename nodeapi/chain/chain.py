@@ -29,20 +29,60 @@ changed by the last applied block.
 
 import time
 
+import attr
 from twisted.logger import Logger
 
 from nodeapi.applied import AppliedBlock
 from nodeapi.chain import schedule
 from nodeapi.chain.blocks import BlockApplier
 from nodeapi.chain.debug_updates import apply_debug_update
+from nodeapi.chain.errors import ChainError, InvalidBlock, UnlinkableBlock
+from nodeapi.chain.forkdb import ForkDatabase
 from nodeapi.chain.genesis import DEFAULT_STATISTICS_TYPE, init_genesis
 from nodeapi.chain.numbering import OperationNumbering
 from nodeapi.chain.pending import PendingTransactions
 from nodeapi.chain.replay import replay_blocks
 from nodeapi.chain.state import ObjectStore
+from nodeapi.errors import ProtocolError
+from nodeapi.protocol.block import block_id as compute_block_id
+from nodeapi.protocol.block import block_num_of, serialize_block
 from nodeapi.protocol.fee_schedule import required_fees
 from nodeapi.protocol.operations import canonical_operation
 from nodeapi.protocol.config import CORE_ASSET
+from nodeapi.protocol.transaction import transaction_id
+
+
+@attr.s(slots=True, frozen=True, auto_attribs=True)
+class ForkResult:
+    """What :meth:`Chain.push_network_block` did.
+
+    :ivar applied: the :class:`~nodeapi.applied.AppliedBlock` of each block
+        applied, in order (one for a block on the head; the branch after a
+        fork switch).
+    :ivar popped: the blocks popped for a fork switch, head first.
+    :ivar kept: the block was kept off the main branch (or known already):
+        nothing applied.
+    """
+
+    applied: list
+    popped: list
+    kept: bool
+
+    @property
+    def switched(self) -> bool:
+        """Whether the chain switched forks."""
+        return bool(self.popped)
+
+
+def _popped_transactions(applied, prefix: str) -> list:
+    """A popped block's transactions as pending entries ``(trx, None,
+    id)`` (graphene ``_popped_tx``): signed transactions without
+    ``operation_results``."""
+    entries = []
+    for trx in applied.block["transactions"]:
+        signed = {k: v for k, v in trx.items() if k != "operation_results"}
+        entries.append((signed, None, transaction_id(signed, prefix)))
+    return entries
 
 
 class WallClock:
@@ -112,7 +152,10 @@ class Chain:
         self._consumers: list = []
         self._block_observers: list = []
         self._change_observers: list = []
+        self._pop_observers: list = []
         self.blocks = self._block_applier()
+        #: blocks off the main branch (:meth:`push_network_block`)
+        self.forks = ForkDatabase()
         self.state.begin()
 
     def _block_applier(self) -> BlockApplier:
@@ -155,6 +198,7 @@ class Chain:
         self._recent.update(recent)
         self._numbering.next_op, self._numbering.next_ath = next_op, next_ath
         self.blocks = self._block_applier()
+        self.forks = ForkDatabase()
         state.begin()  # the pending session
 
     # -- head --------------------------------------------------------------
@@ -218,6 +262,15 @@ class Chain:
 
     def remove_block_observer(self, fn) -> None:
         self._block_observers.remove(fn)
+
+    def add_pop_observer(self, fn) -> None:
+        """``fn(AppliedBlock)`` after a block was popped (a fork switch,
+        :meth:`push_network_block`): its state is undone and it is no
+        longer in the block log."""
+        self._pop_observers.append(fn)
+
+    def remove_pop_observer(self, fn) -> None:
+        self._pop_observers.remove(fn)
 
     def add_change_observer(self, fn) -> None:
         """``fn(ids)`` after a change of the state outside a block: a debug
@@ -300,6 +353,9 @@ class Chain:
         the block log.  The change observers are told which objects it
         changed (:meth:`add_change_observer`)."""
         pending = self._take_pending()
+        # blocks before such a change can no longer be popped: their undo
+        # records would put back objects without it
+        self.blocks.undo_history.clear()
         try:
             return change(self.state)
         finally:
@@ -389,6 +445,166 @@ class Chain:
         finally:
             self._restore_pending(pending)
         return applied
+
+    # -- forks (graphene fork_database, db_block.cpp push_block / pop_block) -----
+
+    def main_block_id(self, num: int) -> str | None:
+        """The main branch's block id at ``num`` where a fork may start:
+        the head, the blocks of the undo history and the one before them
+        (the last irreversible block, which a fork may build on); else
+        None."""
+        if num == self.head_block_num:
+            return self.head_block_id
+        history = self.blocks.undo_history
+        if history:
+            first = history[0].applied.block_num
+            if num == first - 1:
+                return history[0].applied.block["previous"]
+            if first <= num <= history[-1].applied.block_num:
+                record = history[num - first]
+                if record.applied.block_num == num:
+                    return record.applied.block_id
+        return None
+
+    def _on_main(self, bid: str) -> bool:
+        return self.main_block_id(block_num_of(bid)) == bid
+
+    def push_network_block(self, block: dict, now: float | None = None, *,
+                           check_signatures: bool = True) -> ForkResult:
+        """graphene ``database::push_block`` with its fork database
+        (db_block.cpp ``_push_block``): a block building on the head is
+        pushed (:meth:`push_block`); a block building on another known block
+        above the last irreversible one is kept in :attr:`forks`, and when
+        its branch is longer than the main branch (its number past the
+        head) the chain switches to it: the main branch's blocks after the
+        fork point are popped (:meth:`pop_block`, kept in :attr:`forks`),
+        the branch's blocks pushed in order.  When one of them is refused,
+        it and the blocks built on it leave :attr:`forks`, the branch's
+        blocks applied so far are popped, the popped ones applied again,
+        and the error is raised.  The popped blocks' transactions go back
+        to the pending ones before them (graphene ``_popped_tx``); those
+        in the new branch are dropped as duplicates.
+
+        Returns a :class:`ForkResult`.
+
+        :raises UnlinkableBlock: ``block`` builds on no known block.
+        :raises InvalidBlock: it is at or below the last irreversible block,
+            or a block of its branch is refused (or the error of
+            :meth:`push_block` for a block building on the head)."""
+        bid = compute_block_id(block)
+        num = block_num_of(bid)
+        if block["previous"] == self.head_block_id:
+            return ForkResult([self.push_block(block, now, check_signatures=check_signatures)],
+                              [], False)
+        if bid in self.forks or self._on_main(bid):
+            return ForkResult([], [], True)
+        lib = int(self.dgp.get("last_irreversible_block_num", 0))
+        if num <= lib:
+            raise InvalidBlock(f"Block {num} {bid} is at or below the last irreversible block "
+                               f"{lib}")
+        previous = block["previous"]
+        if previous not in self.forks and not self._on_main(previous):
+            raise UnlinkableBlock(f"Block {num} {bid} builds on {previous}, a block this node "
+                                  "does not know")
+        self.forks.add(bid, block, len(serialize_block(block, self.address_prefix)))
+        self.forks.prune(lib)
+        if num <= self.head_block_num:
+            self.log.info("Block {num} {block_id} kept on a fork no longer than the head "
+                          "{head}", num=num, block_id=bid, head=self.head_block_num)
+            return ForkResult([], [], True)
+        return self._switch_to(bid, now, check_signatures)
+
+    def _switch_to(self, bid: str, now: float | None, check_signatures: bool) -> ForkResult:
+        ancestor, branch = self.forks.branch(bid, self._on_main)
+        history = self.blocks.undo_history
+        first = block_num_of(ancestor) + 1
+        if first <= self.head_block_num and (
+                not history or history[0].applied.block_num > first):
+            raise InvalidBlock(f"Block {block_num_of(bid)} {bid} is on a fork from block "
+                               f"{first - 1}, older than this node can undo (a start from a "
+                               "checkpoint, or a debug update, since)")
+        self.log.warn("Switching to the fork of block {num} {block_id}: popping {count} blocks "
+                      "back to {ancestor}", num=block_num_of(bid), block_id=bid,
+                      count=self.head_block_num - block_num_of(ancestor), ancestor=ancestor)
+        now = self.wall_time() if now is None else now
+        pending = self._take_pending()
+        popped, applied = [], []
+        try:
+            try:
+                while self.head_block_id != ancestor:
+                    popped.append(self._pop())
+            except BaseException:  # the block log could not be cut: back to where we were
+                self._give_up_fork(None, None, applied, popped)
+                raise
+            for block in branch:
+                try:
+                    checked = self.blocks.check_pushed(block, now)
+                    applied.append(self._apply_block(block, check_sigs=check_signatures,
+                                                     replay=False, checked=checked))
+                except (ChainError, ProtocolError) as exc:
+                    self._give_up_fork(block, exc, applied, popped)
+                    raise
+                self.forks.remove_one(applied[-1].block_id)
+        finally:
+            popped_trxs = [entry for old in reversed(popped)
+                           for entry in _popped_transactions(old, self.address_prefix)]
+            self._restore_pending(popped_trxs + pending)
+        return ForkResult(applied, popped, False)
+
+    def _give_up_fork(self, block: dict | None, exc, applied: list, popped: list) -> None:
+        """Back to the main branch: the fork's ``applied`` blocks popped,
+        the ``popped`` ones applied again; ``block`` (refused with
+        ``exc``) and what builds on it leave the fork database."""
+        if block is not None:
+            bad = compute_block_id(block)
+            dropped = self.forks.remove(bad)
+            self.log.warn("Block {block_id} of the fork refused ({error}): {count} blocks of "
+                          "the fork dropped, back to the main branch", block_id=bad,
+                          error=str(exc), count=len(dropped))
+        for _ in applied:
+            self._pop()
+        applied.clear()
+        for old in reversed(popped):
+            # they were applied before: graphene pushes them again with the
+            # checks skipped (db_block.cpp _push_block, "restore all blocks
+            # from the good fork")
+            self._apply_block(old.block, check_sigs=False, replay=False)
+            self.forks.remove_one(old.block_id)
+        popped.clear()
+
+    def pop_block(self) -> AppliedBlock:
+        """Pop the head block (graphene ``database::pop_block``): its state
+        undone, the block log cut, the block kept in :attr:`forks`; its
+        transactions go back to the pending ones.  Consumers with a
+        ``block_popped`` and the pop observers are told.
+
+        :raises InvalidBlock: the head is irreversible or past the undo
+            history (nothing changes)."""
+        pending = self._take_pending()
+        try:
+            old = self._pop()
+        except BaseException:
+            self._restore_pending(pending)
+            raise
+        self._restore_pending(_popped_transactions(old, self.address_prefix) + pending)
+        return old
+
+    def _pop(self) -> AppliedBlock:
+        old, changed = self.blocks.pop()
+        self.forks.add(old.block_id, old.block,
+                       len(serialize_block(old.block, self.address_prefix)))
+        for consumer in list(self._consumers):
+            popped = getattr(consumer, "block_popped", None)
+            if popped is not None:
+                popped(old)
+            elif old.operations:
+                self.log.warn("{consumer} keeps the {count} operations of popped block {num}",
+                              consumer=type(consumer).__name__, count=len(old.operations),
+                              num=old.block_num)
+        for fn in list(self._pop_observers):
+            fn(old)
+        self.notify_state_changed(changed)
+        return old
 
     def _apply_block(self, block: dict, check_sigs: bool, replay: bool,
                      checked: tuple | None = None) -> AppliedBlock:

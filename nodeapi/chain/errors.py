@@ -171,6 +171,60 @@ class TransferNotAuthorized(InvalidOperation):
         super().__init__(f"{what}: {text} {unable}")
 
 
+class OrderNotAuthorized(InvalidOperation):
+    """A limit order the selling asset's market lists or either asset's
+    account lists refuse: graphene's limit_order_create evaluate exceptions
+    (chain/exceptions.hpp, ``GRAPHENE_ASSERT`` in market_evaluator.cpp
+    ``limit_order_create_evaluator::do_evaluate``), each with its code
+    (3050100 + its number) and name; the text is the exception's
+    description, then the evaluator's."""
+
+    #: (code, name, description) of graphene's four list refusals
+    KINDS = {
+        "market_not_whitelisted": (3050102, "limit_order_create_market_not_whitelisted",
+                                   "The market has not been whitelisted by the selling asset"),
+        "market_blacklisted": (3050103, "limit_order_create_market_blacklisted",
+                               "The market has been blacklisted by the selling asset"),
+        "selling_asset_unauthorized": (
+            3050104, "limit_order_create_selling_asset_unauthorized",
+            "The account is not allowed to transact the selling asset"),
+        "receiving_asset_unauthorized": (
+            3050105, "limit_order_create_receiving_asset_unauthorized",
+            "The account is not allowed to transact the receiving asset"),
+    }
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.code, self.name, what = self.KINDS[kind]
+        super().__init__(f"{what}: {text}")
+
+
+class ReviewPeriodRequired(InvalidOperation):
+    """A proposal needing the committee's approval names no review period
+    (graphene ``proposal_create_review_period_required``, 3052201,
+    "review_period required": proposal_evaluator.cpp ``GRAPHENE_ASSERT``)."""
+
+    code = 3052201
+    name = "proposal_create_review_period_required"
+
+    def __init__(self, minimum: int) -> None:
+        super().__init__(f"review_period required: Review period not given, but at least "
+                         f"{minimum} required")
+
+
+class ReviewPeriodInsufficient(InvalidOperation):
+    """A proposal needing the committee's approval names a review period
+    below ``committee_proposal_review_period`` (graphene
+    ``proposal_create_review_period_insufficient``, 3052202, "review_period
+    insufficient")."""
+
+    code = 3052202
+    name = "proposal_create_review_period_insufficient"
+
+    def __init__(self, given: int, minimum: int) -> None:
+        super().__init__(f"review_period insufficient: Review period of {given} specified, "
+                         f"but at least {minimum} required")
+
+
 class InsufficientFeeds(InvalidOperation):
     """A market-issued asset has no valid price feed for what the operation
     needs (graphene ``insufficient_feeds`` exception)."""
@@ -183,6 +237,14 @@ class InvalidBlock(ChainError):
     merkle root)."""
 
     name = "invalid_block"
+
+
+class UnlinkableBlock(InvalidBlock):
+    """A block builds on no block this node knows (graphene
+    ``unlinkable_block_exception``, fork_database.cpp ``_push_block``): its
+    previous blocks must be fetched first."""
+
+    name = "unlinkable_block"
 
 
 class MerkleRootMismatch(InvalidBlock):

@@ -24,8 +24,9 @@ Rules (docs/searchdb-plugin.rst; graphene ``account_history_plugin``
   resets both after the transactions).
 - ``2.9.N`` counts every (operation, account) pair from 0; the accounts of
   one operation are :func:`history_accounts` (its impacted accounts plus,
-  for ``account_create``, the new account from the result, as the graphene
-  plugins add it), ascending by instance.
+  for ``account_create``, the new account from the result, and the
+  ``impacted_accounts`` an extendable result names, as the graphene
+  plugins add them), ascending by instance.
 - For each pair the account's ``sequence`` is its 1-based count of entries
   and ``next`` its previous entry ``2.9.K`` (``2.9.0`` for the first).  The
   chain keeps both in the account's ``statistics`` object
@@ -54,12 +55,24 @@ def payer_and_impacted_of(op: list) -> tuple:
 def history_accounts(op: list, result: list, impacted: tuple) -> tuple:
     """The accounts that get a ``2.9.N`` entry for operation ``op`` (wire
     JSON) with ``result`` and the chain's ``impacted`` accounts: those, plus
-    the new account of an ``account_create`` (its ``[1, "1.2.x"]`` result),
-    ascending by instance."""
-    if (op[0] == _ACCOUNT_CREATE and len(result) == 2 and result[0] == 1
-            and isinstance(result[1], str) and result[1] not in impacted):
-        return tuple(sorted(impacted + (result[1],), key=instance_number))  # graphene orders account ids by instance
-    return impacted
+    the new account of an ``account_create`` (its ``[1, "1.2.x"]`` result)
+    and the ``impacted_accounts`` of an ``extendable_operation_result``
+    (``[5, {"impacted_accounts": [...]}]``: samet_fund_borrow / repay name
+    the fund's owner, credit_offer_accept / credit_deal_repay the offer's),
+    ascending by instance (account_history_plugin.cpp
+    ``add_account_history``, elasticsearch_plugin.cpp ``addNewEntry``)."""
+    extra = ()
+    if len(result) == 2:
+        if (op[0] == _ACCOUNT_CREATE and result[0] == 1 and isinstance(result[1], str)
+                and result[1] not in impacted):
+            extra = (result[1],)
+        elif result[0] == 5 and isinstance(result[1], dict):
+            extra = tuple(a for a in result[1].get("impacted_accounts") or ()
+                          if a not in impacted)
+    if not extra:
+        return impacted
+    # graphene orders account ids by instance
+    return tuple(sorted(set(impacted + extra), key=instance_number))
 
 
 def number_entries(accounts: tuple, next_n: int, stats_of) -> tuple:

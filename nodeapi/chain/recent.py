@@ -55,6 +55,21 @@ class RecentTransactions:
         """Start recording the changes of one block."""
         self._added, self._expired = [], []
 
+    def block_changes(self) -> tuple:
+        """``(added ids, [(id, expiration)] expired)`` of the block since
+        :meth:`begin_block`, kept to undo it later (:meth:`undo_changes`)."""
+        return list(self._added), list(self._expired)
+
+    def undo_changes(self, added: list, expired: list) -> None:
+        """Take back a block's changes :meth:`block_changes` gave (a popped
+        block; later blocks' changes already taken back)."""
+        for trx_id in added:
+            self.entries.pop(trx_id, None)
+        for trx_id, exp in expired:
+            self.entries[trx_id] = exp
+        self._added, self._expired = [], []
+        self._rebuild()
+
     def undo_block(self) -> None:
         """Take back what the block since :meth:`begin_block` changed."""
         for trx_id in self._added:

@@ -51,6 +51,26 @@ class StateObject(dict):
 
     __slots__ = ()
 
+    def writable(self) -> "StateObject":
+        """The copy :meth:`ObjectStore.modify` hands out."""
+        return StateObject(self)
+
+
+class AnnotatedObject(StateObject):
+    """A chain object with chain-private state beside its fields:
+    ``private``, what graphene keeps about the object in a secondary index
+    rather than in the object (never on the wire, carried along by
+    :meth:`ObjectStore.modify` and undone with the object).  A store
+    restored from a checkpoint starts without it, as graphene rebuilds its
+    secondary indexes from the objects when it starts."""
+
+    __slots__ = ("private",)
+
+    def writable(self) -> "AnnotatedObject":
+        new = AnnotatedObject(self)
+        new.private = self.private
+        return new
+
 
 
 def sort_book(orders: list) -> list:
@@ -274,10 +294,20 @@ class ObjectStore:
         an indexed field calls :meth:`reindex`."""
         old = self.require(oid)
         self._record(oid)
-        new = StateObject(old)
+        new = old.writable() if isinstance(old, StateObject) else StateObject(old)
         self.objects[oid] = new
         if oid[:4] == "1.7.":
             self.books.pop(order_market(old), None)
+        return new
+
+    def annotate(self, oid: str, private) -> dict:
+        """Give object ``oid``, as :meth:`modify` returned it in the change
+        being made, the chain-private state ``private``
+        (:class:`AnnotatedObject`); returns the object now in the store,
+        which the caller goes on with."""
+        new = AnnotatedObject(self.objects[oid])
+        new.private = private
+        self.objects[oid] = new
         return new
 
     def reindex(self, obj: dict, old: dict) -> None:
@@ -332,7 +362,25 @@ class ObjectStore:
 
     def rollback(self) -> None:
         """Undo every change since the matching :meth:`begin`."""
-        layer, counters = self._undo.pop()
+        self.undo(*self._undo.pop())
+
+    def detach(self) -> tuple:
+        """Close the outermost (and only) session keeping its changes, and
+        return its ``(layer, counters)`` for a later :meth:`undo`: graphene
+        ``undo_database`` keeps one such session per block above the last
+        irreversible block, so a block can be popped (``pop_block``).
+
+        :raises RuntimeError: another session encloses it."""
+        if len(self._undo) != 1:
+            raise RuntimeError(f"detach needs exactly one open session, {len(self._undo)} open")
+        return self._undo.pop()
+
+    def undo(self, layer: dict, counters: dict) -> None:
+        """Put back the objects and counters a session changed: ``layer``
+        (id -> the object before it, or the missing marker) and ``counters``
+        (space.type -> the next instance before it), as :meth:`rollback`
+        and :meth:`detach` give them.  A detached block session is undone
+        only after every later one (``Chain.pop_block``)."""
         self.version += 1
         for oid, old in layer.items():
             cur = self.objects.get(oid)

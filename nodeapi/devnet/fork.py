@@ -29,6 +29,10 @@ blocks: fork a node whose chain does not move (a test network whose
 producers stopped, a node kept off the network) for a state that is
 exactly one block's.
 
+The connection to the node is a :class:`LiveNode`, the owner of a
+:class:`~nodeapi.peers.remote.RemoteNode` (the one connection to another
+node: login, reconnection, calls with timeouts).
+
 Synced (:func:`sync_from`, ``--fork-block`` below the node's head): blocks
 1..N are fetched (``database.get_block``, :data:`WINDOW` calls in flight)
 and pushed through the chain with every check (``Chain.push_block``), as a
@@ -43,16 +47,18 @@ function works: impersonation of any account of the live chain,
 snapshots, set_balance.  Nothing is sent back to the node.
 """
 
+from twisted.application.internet import backoffPolicy
 from twisted.internet import defer, task
-from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
+from zope.interface import implementer
 
 from nodeapi.chain.evaluators.balance import key_addresses
 from nodeapi.chain.remote import RemoteState
 from nodeapi.chain.state import ObjectStore
 from nodeapi.errors import NodeAPIError
+from nodeapi.peers.errors import UpstreamTimeout
+from nodeapi.peers.remote import IRemoteOwner, RemoteNode
 from nodeapi.protocol.config import CORE_ASSET
-from nodeapi.peers.client import PeerRpcFactory
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.wire import object_from_wire, strip_block_info
 
@@ -97,96 +103,114 @@ class ForkError(NodeAPIError):
     name = "devnet_fork"
 
 
-class _Link:
-    """What :class:`~nodeapi.peers.client.PeerRpcFactory` reports to (its
-    ``peer``): the first problem is kept in :attr:`error`; notices are not
-    asked for."""
-
-    def __init__(self) -> None:
-        self.error = None
-        self.closed = False
-
-    def connected(self, proto) -> None:
-        pass
-
-    def notice(self, proto, callback, payload) -> None:
-        pass
-
-    def bad_message(self, proto, why: str) -> None:
-        self.error = self.error or f"a bad message ({why})"
-        proto.dropConnection(abort=True)
-
-    def message_too_large(self, proto, limit: int) -> None:
-        self.error = self.error or f"a reply over {limit} bytes (--max-message-size)"
-
-    def handshake_failed(self, proto, reason) -> None:
-        self.error = self.error or f"WebSocket handshake failed: {reason}"
-
-    def disconnected(self, proto, code, reason) -> None:
-        self.closed = True
-
-
+@implementer(IRemoteOwner)
 class LiveNode:
-    """The RPC connection to the live chain's node (``address``, a
-    :class:`~nodeapi.protocol.node_address.NodeAddress`), kept for the
-    fork's life and opened again when lost.  Every call is bounded by
-    ``timeout`` seconds; every failure is a :class:`ForkError` naming the
-    node and the call."""
+    """The connection to the live chain's node (``address``, a
+    :class:`~nodeapi.protocol.node_address.NodeAddress`): the owner of a
+    :class:`~nodeapi.peers.remote.RemoteNode` (login with the address'
+    credentials, reconnection when lost), kept for the fork's life.  Every
+    call is bounded by ``timeout`` seconds; every failure is a
+    :class:`ForkError` naming the node and the call.
+
+    :param chain_id: the chain the node must serve, or None (any: the
+        caller checks it, :func:`fork_lazily`).
+    :ivar calls: calls made through :meth:`call` (figures).
+    :ivar error: the first problem of the connection (an exception), or None.
+    """
 
     def __init__(self, address, reactor, *, max_message_size: int,
-                 timeout: float = 30.0) -> None:
+                 timeout: float = 30.0, chain_id: str | None = None) -> None:
         self.address = address
         self.reactor = reactor
-        self.max_message_size = max_message_size
         self.timeout = timeout
-        self.calls = 0  # calls made (figures)
-        self._proto = None
-        self._link = None
+        self.chain_id = chain_id
+        self.calls = 0
+        self.error = None
+        self._waiting: list = []  # Deferreds of connect() calls waiting for the connection
+        self.remote = RemoteNode(address, self, reactor=reactor,
+                                 backoff=backoffPolicy(0.5, 5.0),
+                                 what=f"--fork-url {address.url}",
+                                 max_message_size=max_message_size, timeout=timeout)
+
+    # -- IRemoteOwner ------------------------------------------------------------------
+
+    def claim_chain(self, remote, chain_id: str) -> bool:
+        return self.chain_id is None or chain_id == self.chain_id
+
+    def connected(self, remote, head) -> None:
+        waiting, self._waiting = self._waiting, []
+        for d in waiting:
+            if not d.called:
+                d.callback(None)
+
+    def notice(self, remote, callback_id, payload) -> None:
+        pass
+
+    def call_timed_out(self, remote, method: str) -> None:
+        pass
+
+    def failed(self, remote, error) -> bool:
+        """Kept (:attr:`error`); a connection being waited for fails."""
+        self.error = self.error or error
+        waiting, self._waiting = self._waiting, []
+        for d in waiting:
+            if not d.called:
+                d.errback(error)
+        return False
+
+    def lost(self, remote) -> None:
+        pass
+
+    # -- calls -------------------------------------------------------------------------
 
     async def connect(self) -> None:
-        """Open the connection (and log in with the address' credentials).
+        """Open the connection (logged in, chain checked), or wait for the
+        reconnection of a lost one.
 
-        :raises ForkError: cannot connect in ``timeout`` seconds."""
-        link = _Link()
-        factory = PeerRpcFactory(link, self.address.url, self.max_message_size, self.reactor)
-        endpoint = HostnameEndpoint(self.reactor, self.address.host, self.address.port,
-                                    timeout=self.timeout)
-        try:
-            proto = await _bounded(endpoint.connect(factory), self.timeout, self.reactor)
-            await _bounded(proto.opened, self.timeout, self.reactor)
-        except Exception as exc:
-            raise ForkError(f"--fork-url {self.address.url}: cannot connect: "
-                            f"{link.error or exc}") from None
-        if self._proto is not None and not self._link.closed:
-            proto.sendClose()  # another call reconnected meanwhile: keep that one
+        :raises ForkError: no connection in ``timeout`` seconds, or the
+            first attempt failed."""
+        if self.remote.ready:
             return
-        self._proto, self._link = proto, link
-        if self.address.credentials:
-            await self.call("login", list(self.address.credentials), api="login")
+        ready = defer.Deferred()
+        self._waiting.append(ready)
+        opened = None
+        if not self.remote.running:
+            opened = self.remote.when_open()  # fails at the first failed attempt
+            self.remote.startService()
+        else:
+            self.remote.hurry()
+        try:
+            if opened is not None:
+                await _bounded(opened, self.timeout, self.reactor)
+            await _bounded(ready, self.timeout, self.reactor)
+        except Exception as exc:
+            if ready in self._waiting:
+                self._waiting.remove(ready)
+            if opened is not None:  # the first connection failed: no retries behind
+                self.remote.stopService()
+            raise ForkError(f"--fork-url {self.address.url}: cannot connect: "
+                            f"{self.error or exc}") from None
 
     async def call(self, method: str, *args, api: str = "database"):
         """The ``result`` of ``api.method(args)`` on the node (connecting
         first when the connection is gone)."""
-        if self._proto is None or self._link.closed:
-            await self.connect()
+        await self.connect()
         self.calls += 1
         try:
-            return await _bounded(self._proto.call(api, method, list(args)), self.timeout,
-                                  self.reactor)
-        except defer.TimeoutError:
+            return await self.remote.call(api, method, list(args))
+        except UpstreamTimeout:
             raise ForkError(f"--fork-url {self.address.url}: {api}.{method} not answered "
                             f"in {self.timeout:g} s") from None
         except Exception as exc:
             raise ForkError(f"--fork-url {self.address.url}: {api}.{method} failed: "
-                            f"{self._link.error or exc}") from None
+                            f"{self.error or exc}") from None
 
     async def call_many(self, calls, errors: bool = False) -> list:
         """The results of ``calls`` (``[(method, *args)]`` of the database
         set), at most :data:`IN_FLIGHT` at once, in order; with ``errors``
         a failing call's :class:`ForkError` takes its place, else the first
         one is raised."""
-        if self._proto is None or self._link.closed:
-            await self.connect()
+        await self.connect()
         limit = defer.DeferredSemaphore(IN_FLIGHT)
 
         async def one(method, *args):
@@ -201,17 +225,16 @@ class LiveNode:
             [limit.run(lambda c=c: defer.Deferred.fromCoroutine(one(*c))) for c in calls],
             consumeErrors=True).addErrback(lambda f: f.value.subFailure)
 
-    def close(self) -> None:
-        """Close the connection (if open)."""
-        if self._proto is not None and not self._link.closed:
-            self._proto.sendClose()
-        self._proto = None
+    def close(self) -> defer.Deferred:
+        """Close the connection; no reconnection."""
+        if self.remote.running:
+            return self.remote.stopService()
+        return defer.succeed(None)
 
     @property
     def protocol(self):
-        """The open :class:`~nodeapi.peers.client.PeerRpcProtocol` (None
-        before :meth:`connect`)."""
-        return self._proto
+        """The open :class:`~nodeapi.peers.client.RemoteProtocol`, or None."""
+        return self.remote.protocol
 
 
 async def find_limits(node: LiveNode, spaces=SPACES) -> dict:
@@ -508,34 +531,23 @@ async def fork_lazily(chain, node: LiveNode, *, dev_key: str, dev_names=(),
 async def sync_from(chain, address, block: int, reactor, *, max_message_size: int,
                     timeout: float = 30.0, log: Logger | None = None) -> int:
     """Push blocks 1..``block`` (0: the node's head block now) of the node
-    at ``address`` (a :class:`~nodeapi.protocol.node_address.NodeAddress`)
-    into ``chain`` (at block 0); returns the head number.
+    at ``address`` (a :class:`~nodeapi.protocol.node_address.NodeAddress`,
+    of ``chain``'s chain) into ``chain`` (at block 0) over a
+    :class:`LiveNode`; returns the head number.
 
-    Every wait is bounded by ``timeout`` seconds (connecting, each window
-    of calls).
+    Every wait is bounded by ``timeout`` seconds (connecting, each call).
 
-    :raises ForkError: the node unreachable or failing a call, a block
-        refused (the chain's error named), ``block`` past its head, or a
-        chain already past block 0."""
+    :raises ForkError: the node unreachable, on another chain or failing a
+        call, a block refused (the chain's error named), ``block`` past its
+        head, or a chain already past block 0."""
     log = log or Logger()
     if chain.head_block_num != 0:
         raise ForkError(f"--fork-url needs a fresh chain, this one is at block "
                         f"{chain.head_block_num}")
-    link = _Link()
-    factory = PeerRpcFactory(link, address.url, max_message_size, reactor)
-    endpoint = HostnameEndpoint(reactor, address.host, address.port, timeout=timeout)
+    node = LiveNode(address, reactor, max_message_size=max_message_size, timeout=timeout,
+                    chain_id=chain.chain_id)
     try:
-        proto = await _bounded(endpoint.connect(factory), timeout, reactor)
-        await _bounded(proto.opened, timeout, reactor)
-    except Exception as exc:
-        raise ForkError(f"--fork-url {address.url}: cannot connect: "
-                        f"{link.error or exc}") from None
-    try:
-        if address.credentials:
-            await _call(proto, link, address, timeout, reactor, "login", "login",
-                        list(address.credentials))
-        props = await _call(proto, link, address, timeout, reactor, "database",
-                            "get_dynamic_global_properties", [])
+        props = await node.call("get_dynamic_global_properties")
         head = int(props["head_block_number"])
         target = block or head
         if target > head:
@@ -547,13 +559,11 @@ async def sync_from(chain, address, block: int, reactor, *, max_message_size: in
         while num <= target:
             last = min(num + WINDOW - 1, target)
             try:
-                blocks = await _bounded(defer.gatherResults(
-                    [proto.call("database", "get_block", [n]) for n in range(num, last + 1)],
-                    consumeErrors=True), timeout, reactor)
-            except Exception as exc:
-                cause = getattr(exc, "subFailure", None)
-                raise ForkError(f"--fork-url {address.url}: get_block {num}..{last} failed: "
-                                f"{link.error or (cause.value if cause else exc)}") from None
+                blocks = await defer.gatherResults(
+                    [defer.Deferred.fromCoroutine(node.call("get_block", n))
+                     for n in range(num, last + 1)], consumeErrors=True)
+            except defer.FirstError as exc:
+                raise exc.subFailure.value from None
             for offset, raw in enumerate(blocks):
                 if not isinstance(raw, dict):
                     raise ForkError(f"--fork-url {address.url} has no block {num + offset}")
@@ -571,15 +581,7 @@ async def sync_from(chain, address, block: int, reactor, *, max_message_size: in
             num = last + 1
         return chain.head_block_num
     finally:
-        proto.sendClose()
-
-
-async def _call(proto, link, address, timeout, reactor, api, method, args):
-    try:
-        return await _bounded(proto.call(api, method, args), timeout, reactor)
-    except Exception as exc:
-        raise ForkError(f"--fork-url {address.url}: {api}.{method} failed: "
-                        f"{link.error or exc}") from None
+        await node.close()
 
 
 def _bounded(d: defer.Deferred, timeout: float, reactor) -> defer.Deferred:

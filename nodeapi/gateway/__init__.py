@@ -3,10 +3,9 @@
 With ``--upstream`` (one or more), clients connect to nodeapi as to any
 node: login and api-access are answered locally, the history set from the
 search database when the searchdb plugin runs, every other set by the
-upstreams.  Modules: :mod:`~nodeapi.gateway.connection` (an upstream
-WebSocket connection passing answers on as raw JSON),
-:mod:`~nodeapi.gateway.upstream` (one upstream: login, chain id, health,
-figures), :mod:`~nodeapi.gateway.pool` (choosing an upstream, read retries,
+upstreams.  Modules: :mod:`~nodeapi.gateway.upstream` (one upstream: the
+owner of a :class:`~nodeapi.peers.remote.RemoteNode`, its health, breaker
+and figures), :mod:`~nodeapi.gateway.pool` (choosing an upstream, read retries,
 broadcasts never repeated blindly), :mod:`~nodeapi.gateway.cache` (answers
 that cannot change), :mod:`~nodeapi.gateway.head_share` (identical reads of
 one head block sharing one answer), :mod:`~nodeapi.gateway.apis` (the forwarded API sets),

@@ -1,58 +1,26 @@
 """The API sets a gateway forwards to its upstreams.
 
-:class:`Gateway` is what every forwarded set shares: the
+:class:`Gateway` is what the forwarded sets share (the
 :class:`~nodeapi.gateway.pool.UpstreamPool`, the
-:class:`~nodeapi.gateway.cache.ForwardedAnswerCache` and the subscription hub
-(:attr:`Gateway.hub`).
-:func:`gateway_registry` gives the RPC layer its sets: one
-:class:`ForwardedApi` subclass per set name the gateway forwards
-(:data:`FORWARDED`), so login and api-access stay local and unchanged
-(:mod:`nodeapi.rpc.login`, :mod:`nodeapi.rpc.access`: a client gets its
-own set ids as from any node), and the history set from the search
-database when one is given.  ``debug`` (and nodeapi's ``devnet``) are not
-served: a gateway has no chain of its own to drive.
+:class:`~nodeapi.gateway.cache.ForwardedAnswerCache`, the subscription hub);
+:func:`gateway_registry` gives the RPC layer one :class:`ForwardedApi`
+subclass per forwarded set name (:data:`FORWARDED`), so login and
+api-access stay local, and the history set from the search database when
+one is given; ``debug`` and ``devnet`` are not served (no chain of its
+own).  :class:`ClientHead` keeps a connection's head from going backwards.
+The functions answered here are ordinary API functions of a subclass: the
+broadcasts (:class:`NetworkBroadcastForward`, never repeated blindly) and
+the subscription functions (:class:`ForwardedDatabaseApi`, through the
+hub; refused with :class:`CallbacksNotRouted` without one).
 
-A forwarded set has no function table of its own: the RPC session hands
-every call of a function the set does not define to
-:meth:`ForwardedApi.forward`, which sends it to an upstream under the
-set's name (bitshares-fc src/rpc/websocket_api.cpp: ``"call"`` with a
-string set asks the upstream's login API for that set, bitshares-core
+Reference: a forwarded call is bitshares-fc's ``"call"`` with the set
+named as a string (src/rpc/websocket_api.cpp; bitshares-core
 libraries/app/api.cpp ``login_api::database()`` and the others, each
-refusing with "Access denied" what the upstream's user may not use), with
-the client's arguments unchanged and the answer passed on as the
-upstream's JSON bytes; the upstream's errors reach the client as they
-came (:class:`~nodeapi.peers.errors.UpstreamError`).  A call identical
-(set, function, arguments) to one in flight when it comes gets that call's
-answer (:data:`SHARED_SETS`): clients polling the same head-dependent
-read at the same moment cost the upstream one call; with a
-:class:`~nodeapi.gateway.head_share.HeadShare`, those of one head block
-do (:attr:`Gateway.share`).
-
-A client connection never sees the head go backwards: each keeps the
-highest head block it was served (:class:`ClientHead`: the head known of
-the upstream that answered, :attr:`~nodeapi.gateway.upstream.Upstream.head`,
-and the head in a ``get_dynamic_global_properties`` answer), and its reads
-go only to upstreams at or above it (``floor`` of
-:meth:`~nodeapi.gateway.pool.UpstreamPool.pick`), waiting for one to
-catch up when none is; an identical call in flight is shared only when it
-was sent for that floor or a higher one, an answer of this block only when
-this block is at or above it.  Functions a set
-answers itself are ordinary API functions of the subclass: the
-broadcasts of :class:`NetworkBroadcastForward` (never repeated blindly,
-:meth:`~nodeapi.gateway.pool.UpstreamPool.broadcast`).
-
-Callbacks on shared upstream connections need the notices routed back to
-the right client: the forwarded ``database`` set
-(:class:`ForwardedDatabaseApi`) defines the functions of
-:data:`SUBSCRIPTION_FUNCTIONS` as its own API functions, each answered by
-the connection's
-:class:`~nodeapi.gateway.client_subscriptions.ClientSubscriptions` of the
-gateway's :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`
-(:attr:`Gateway.hub`, given to its constructor), and sends the reads that
-subscribe for a client (:data:`~nodeapi.gateway.subscribing_reads.SUBSCRIBING_READS`)
-through it.  Without a hub a subscription function is refused with
-:class:`CallbacksNotRouted`, never forwarded (its notices would reach
-nobody).
+refusing what the upstream's user may not use), the client's arguments
+unchanged and the upstream's JSON answer or error
+(:class:`~nodeapi.peers.errors.UpstreamError`) passed on as it came.  The
+flow (routes, cache, answers shared in flight and per head block, the
+client's floor) is DESIGN.rst's "A read forwarded by a gateway".
 """
 
 import weakref
@@ -439,7 +407,8 @@ class NetworkBroadcastForward(ForwardedApi):
     def broadcast_transaction(self, trx):
         """Forwarded; null once an upstream took the transaction."""
         return self._broadcast("broadcast_transaction", trx).addCallback(
-            lambda outcome: orjson.Fragment(outcome[1]) if outcome[1] is not None else None)
+            lambda outcome: orjson.Fragment(outcome.answer) if outcome.answer is not None
+            else None)
 
     @api_function
     def broadcast_transaction_synchronous(self, trx):
@@ -448,14 +417,14 @@ class NetworkBroadcastForward(ForwardedApi):
             self._confirmed)
 
     def _confirmed(self, outcome):
-        if outcome[1] is None:
-            self.gateway.saw_confirmation(outcome[0], outcome[2])
-            return outcome[2]
+        if outcome.answer is None:
+            self.gateway.saw_confirmation(outcome.upstream, outcome.confirmation)
+            return outcome.confirmation
         try:
-            self.gateway.saw_confirmation(outcome[0], orjson.loads(outcome[1]))
+            self.gateway.saw_confirmation(outcome.upstream, orjson.loads(outcome.answer))
         except orjson.JSONDecodeError:
             pass  # passed on as it came
-        return orjson.Fragment(outcome[1])
+        return orjson.Fragment(outcome.answer)
 
     @api_function
     def broadcast_transaction_with_callback(self, callback: int, trx):
@@ -503,11 +472,11 @@ class NetworkBroadcastForward(ForwardedApi):
                                      [upstream_cb, trx]).addErrback(refused)
 
         def answered(outcome):
-            if outcome[1] is not None:
-                return orjson.Fragment(outcome[1])
+            if outcome.answer is not None:
+                return orjson.Fragment(outcome.answer)
             for entry in mine:  # found in a block already: no upstream will call back
                 confirmations.cancel(entry)
-            deliver(outcome[2], outcome[0])
+            deliver(outcome.confirmation, outcome.upstream)
             return None
 
         d = defer.Deferred.fromCoroutine(

@@ -9,7 +9,7 @@
   ``upstream_errors_total`` (counter, label ``kind``: ``rpc`` for an error
   answer, ``lost`` for a call lost with its connection, ``timeout`` for a
   call not answered in time, ``bad_reply`` for a message refused,
-  :mod:`nodeapi.gateway.replies`), ``upstream_breaker_trips_total`` and
+  :mod:`nodeapi.peers.replies`), ``upstream_breaker_trips_total`` and
   ``upstream_reconnects_total`` (counters: connections after the first),
   ``upstream_in_flight`` (gauge), ``upstream_usable``,
   ``upstream_healthy`` and ``upstream_serving`` (gauges, 0 or 1: serving
@@ -49,7 +49,7 @@ value), so the pool and the cache need not know about Prometheus.
 from prometheus_client.core import (
     CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily)
 
-from nodeapi.gateway.upstream import LATENCY_BUCKETS
+from nodeapi.peers.client import LATENCY_BUCKETS
 
 #: bounds of the clients-per-interest histogram
 CLIENTS_BUCKETS = (1, 2, 5, 10, 100, 1000)
@@ -155,7 +155,7 @@ class GatewayCollector:
             buckets.append(("+Inf", cumulative[-1]))
             latency.add_metric([u.name], buckets, u.latency_sum)
             errors.add_metric([u.name, "rpc"], u.errors)
-            errors.add_metric([u.name, "lost"], u.lost)
+            errors.add_metric([u.name, "lost"], u.calls_lost)
             errors.add_metric([u.name, "timeout"], u.timeouts)
             errors.add_metric([u.name, "bad_reply"], u.bad_replies)
             trips.add_metric([u.name], u.trips)

@@ -76,7 +76,7 @@ def _head_number(dgp) -> Optional[int]:
 
 def dgp_head(answer: bytes) -> Optional[int]:
     """The head block number in a ``get_dynamic_global_properties``
-    answer (JSON bytes, already checked by :mod:`nodeapi.gateway.replies`),
+    answer (JSON bytes, already checked by :mod:`nodeapi.peers.replies`),
     or None."""
     try:
         return _head_number(orjson.loads(answer))

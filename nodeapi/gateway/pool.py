@@ -27,7 +27,7 @@ Interface (for the forwarded API sets and the merged subscriptions):
   ``listen(cb, None)`` stops); a connection's handlers are dropped when it
   closes (register again on the new connection, after the subscribing
   call);
-* ``pool.watch(fn)`` / ``pool.unwatch(fn)``: ``fn(upstream)`` whenever an
+* ``pool.watch(fn)``: ``fn(upstream)`` whenever an
   upstream becomes usable (connected, logged in, on the pool's chain,
   checked once) or stops being usable (its connection lost: its
   reconnection is a new usable transition, without the old handlers; the
@@ -57,6 +57,7 @@ Interface (for the forwarded API sets and the merged subscriptions):
 
 from typing import Any, Callable, Iterable, Optional
 
+import attr
 from twisted.application import service
 from twisted.internet import defer
 from twisted.logger import Logger
@@ -78,6 +79,25 @@ class BroadcastLost(ApiError):
     transaction has no valid id)."""
 
     name = "broadcast_lost"
+
+
+@attr.s(frozen=True, slots=True)
+class BroadcastOutcome:
+    """What became of a broadcast (:meth:`UpstreamPool.broadcast`).
+
+    :ivar upstream: the :class:`Upstream` that answered it, or that found
+        it in a block.
+    :ivar answer: the upstream's answer as it came (JSON bytes), or None
+        when the connection was lost and the transaction was found in a
+        block.
+    :ivar confirmation: then its ``transaction_confirmation`` (``{"id",
+        "block_num", "trx_num", "trx"}``, bitshares-core
+        network_broadcast_api), else None.
+    """
+
+    upstream = attr.ib()
+    answer = attr.ib(default=None)
+    confirmation = attr.ib(default=None)
 
 
 class UpstreamPool(service.MultiService):
@@ -205,10 +225,6 @@ class UpstreamPool(service.MultiService):
         """Call ``fn(upstream)`` at each change (module docstring)."""
         self._watchers.append(fn)
 
-    def unwatch(self, fn: Callable[[Upstream], None]) -> None:
-        if fn in self._watchers:
-            self._watchers.remove(fn)
-
     # -- choosing --------------------------------------------------------------------
 
     def pick(self, exclude=(), floor: int = 0, route=None) -> Upstream:
@@ -331,14 +347,10 @@ class UpstreamPool(service.MultiService):
                 tried.append(upstream)
                 self.lost_read(upstream, api, method)
 
-    async def broadcast(self, send: Callable, trx: Any, route=None):
+    async def broadcast(self, send: Callable, trx: Any, route=None) -> BroadcastOutcome:
         """Broadcast ``trx`` with ``send(upstream) -> Deferred`` (the raw
         call, its callback registered), never twice blindly (module
-        docstring).  Returns ``(upstream, result bytes)`` as sent, or
-        ``(upstream, None, confirmation)`` when the connection was lost
-        after the transaction reached a block (``confirmation``:
-        ``{"id", "block_num", "trx_num", "trx"}``, bitshares-core
-        network_broadcast_api ``transaction_confirmation``).
+        docstring): the :class:`BroadcastOutcome`.
 
         :raises UpstreamError: the upstream refused the transaction.
         :raises BroadcastLost: the outcome could not be learned.
@@ -347,7 +359,7 @@ class UpstreamPool(service.MultiService):
         upstreams transactions are sent to (None: any)."""
         upstream = await self.live(route=route)
         try:
-            return upstream, await send(upstream)
+            return BroadcastOutcome(upstream, await send(upstream))
         except PeerRpcError as exc:
             raise UpstreamError(exc) from None
         except PeerDisconnected as exc:
@@ -374,7 +386,7 @@ class UpstreamPool(service.MultiService):
                 self.log.info("Broadcast of {txid}: {upstream} {what} it; sending it to "
                               "{other}", txid=txid, upstream=lost.name, what=what,
                               other=other.name)
-                return other, await send(other)
+                return BroadcastOutcome(other, await send(other))
             confirmation = await self.confirmation(other, txid, found)
         except PeerRpcError as exc:
             raise UpstreamError(exc) from None
@@ -384,7 +396,7 @@ class UpstreamPool(service.MultiService):
         if confirmation is None:
             raise BroadcastLost(f"Transaction {txid} reached the chain, but its block was "
                                 f"not found among the last {SEARCH_BLOCKS}")
-        return other, None, confirmation
+        return BroadcastOutcome(other, confirmation=confirmation)
 
     async def confirmation(self, upstream: Upstream, txid: str, trx: dict) -> Optional[dict]:
         """The ``transaction_confirmation`` of transaction ``txid`` (``trx``,

@@ -1,34 +1,15 @@
 """Per-set and per-function routing and cache lifetimes of the gateway
-(``--upstream-routes FILE``), after jussi's ``upstreams`` (a ``name``
-matched against the JSON-RPC namespace, ``urls`` and ``ttl`` per name).
+(``--upstream-routes FILE``, read and checked at start:
+:class:`UpstreamRoutes`), after jussi's ``upstreams`` (a ``name`` matched
+against the JSON-RPC namespace, ``urls`` and ``ttl`` per name, jussi's
+``ttl`` values).
 
-The file is JSON: a list of routes, or ``{"upstreams": [...]}``::
-
-    {"upstreams": [
-      {"name": "history", "urls": ["ws://10.0.0.7:8090", "ws://10.0.0.8:8090"]},
-      {"name": "database.get_dynamic_global_properties", "ttl": 1},
-      {"name": "database.get_objects", "ttl": 0},
-      {"name": "database.get_config", "ttl": -1}
-    ]}
-
-* ``name``: an API set the gateway forwards (``database``, ``history``,
-  ``block``, ``asset``, ``orders``, ``crypto``, ``custom_operations``,
-  ``network_node``, ``network_broadcast``) or ``set.function``; a call takes
-  the route of its ``set.function``, else of its set, else none (every
-  upstream, the default cache rule).
-* ``urls``: the upstreams (each one of ``--upstream``, compared by host and
-  port) that answer the calls; absent: all of them.  ``history`` routed to
-  the upstreams that keep the accounts' history is the usual use.
-* ``ttl`` (jussi's values): absent or ``-2``, the default rule (an answer
-  is kept once it cannot change: constants, blocks at or below the last
-  irreversible one, :mod:`nodeapi.gateway.cache`); ``0``, never kept;
-  ``-1``, kept until the cache's size pushes it out (only for answers the
-  operator knows never change); ``N > 0``, kept ``N`` seconds (an answer
-  up to N seconds old is served; a subscribing read's subscription is
-  the merged subscriptions' own, whatever its answer's route).
-
-A ``network_broadcast`` route may give ``urls`` (where transactions are
-sent) but no ``ttl``.  Errors name the file and the entry.
+A call takes the route of its ``set.function``, else of its set, else
+none (every upstream, the default cache rule of
+:mod:`nodeapi.gateway.cache`); a ``network_broadcast`` route may give
+``urls`` but no ``ttl``; errors name the file and the entry.  The file's
+shape, the set names and what each ``ttl`` means: README.rst, the
+gateway's "Routes and cache lifetimes".
 """
 
 import re

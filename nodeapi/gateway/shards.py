@@ -32,24 +32,14 @@ A notice of the link goes to the shard's clients only
 (:class:`~nodeapi.gateway.fanout.Fanout`), so each client gets what one
 bitshares-core connection carrying its interest sends.
 
-A link whose notices show a head more than ``max_lag`` blocks behind
-another usable upstream's (a frozen or lagging upstream:
-:meth:`Shard.check_lag`, every second) is left for another upstream.
-A new link (the upstream lost, stopped, or replaced by the pool) gets the
-shard's union again, and its clients are brought up to date
-(:meth:`Shard.setup` with catch-up): the current state of every subscribed
-object and of every subscribed account's objects (the members of its
-``get_full_accounts`` answer) is read from the new link, and what differs
-from what the clients last saw (:class:`~nodeapi.gateway.notice_routing.Digests`)
-is noticed as changed objects, one batch per account; the ids of the
-blocks applied in between are relayed before the next block's
-(:mod:`nodeapi.gateway.block_notices`).  Objects the clients saw that
-are gone (an order filled or cancelled in between: a subscribed id now
-null, or an object of a subscribed account missing from its new answer
-and null when read) are noticed as one batch of removed ids, as
-bitshares-core notices a removal, and forgotten.  :meth:`Shard.refresh` subscribes the union
-again on the same link, which releases the accounts (and the ids) that no
-client of the shard wants any more.
+A link lagging another usable upstream by more than ``max_lag`` blocks
+(:meth:`Shard.check_lag`) is left for another upstream; a new link gets
+the shard's union again and its clients are brought up to date
+(:meth:`Shard.setup` with catch-up: changed objects noticed, one batch per
+account, gone ones as one batch of removed ids, as bitshares-core notices
+a removal; the flow is DESIGN.rst's "A wallet's account subscription
+through a gateway").  :meth:`Shard.refresh` subscribes the union again on
+the same link, releasing what no client of the shard wants any more.
 """
 
 from twisted.internet import defer

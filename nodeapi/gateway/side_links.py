@@ -70,8 +70,8 @@ class SideLinks:
             side = Upstream(upstream.address, self._owner, self.pool.reactor,
                             clock=upstream.clock, interval=upstream.interval,
                             max_head_age=upstream.max_head_age,
-                            max_message_size=self.max_message_size)
-            side.name = f"{upstream.name}#{index}"  # its service name and in its log lines
+                            max_message_size=self.max_message_size,
+                            name=f"{upstream.name}#{index}")
             self._made[key] = side
             self._of[side] = upstream
             side.setServiceParent(self.pool)  # started now when the pool runs

@@ -1,7 +1,7 @@
 """The gateway's merged subscriptions: a few upstream subscriptions serving
 every client (:class:`SubscriptionHub`); each client's calls are
-:mod:`nodeapi.gateway.client_subscriptions` (installed into the forwarded
-``database`` set), the reads that subscribe
+:mod:`nodeapi.gateway.client_subscriptions` (what the forwarded
+``database`` set's subscription functions call), the reads that subscribe
 :mod:`nodeapi.gateway.subscribing_reads`, one upstream subscription
 connection and the clients it carries :mod:`nodeapi.gateway.shards`, who
 receives a notice :mod:`nodeapi.gateway.notice_routing`, the calls waiting

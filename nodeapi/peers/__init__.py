@@ -8,12 +8,22 @@ Modules, by role:
 ``service.py``    :class:`~nodeapi.peers.service.PeerService`, the
                   ``MultiService`` in ``node.peers``: the known peers, the
                   network_node API answers, block application, relaying
-``peer.py``       :class:`~nodeapi.peers.peer.Peer`: one followed node, its
-                  ``ClientService`` (a child of the PeerService), login,
-                  chain-id check, subscription, failure accounting
+``remote.py``     :class:`~nodeapi.peers.remote.RemoteNode`: the one
+                  connection to another node's RPC (login, chain id,
+                  reconnection, failure lines), and
+                  :class:`~nodeapi.peers.remote.IRemoteOwner`, what its
+                  owner (a peer, the indexer, a gateway upstream) is told
+``peer.py``       :class:`~nodeapi.peers.peer.Peer`: one followed node, the
+                  owner of its remote node (a child of the PeerService):
+                  subscription, state, head
 ``follower.py``   :class:`~nodeapi.peers.follower.Follower`: the sync loop
                   of one peer (batches, the peer's limits, get_block fallback)
-``client.py``     the Autobahn WebSocket client protocol and factory
+``client.py``     the Autobahn WebSocket client protocol and factory (calls
+                  with timeouts and a bound in flight)
+``replies.py``    what another node may send (checked messages)
+``reconnect.py``  the quiet ``ClientService`` and its endpoints
+``upstream.py``   :class:`~nodeapi.peers.upstream.UpstreamService`: indexer
+                  mode, a remote node's owner
 ``parameters.py`` the advanced node parameters and the reconnect policy
 ``errors.py``     the errors of this package
 ``stcp.py``       the P2P stream's key agreement and AES-256-CBC (stcp_socket)

@@ -61,8 +61,9 @@ class PeerDisconnected(ApiError):
 
 
 class UpstreamTimeout(PeerDisconnected):
-    """An upstream did not answer a call within the gateway's
-    ``--upstream-timeout`` (:mod:`nodeapi.gateway.connection`).  A
+    """Another node did not answer a call in time (the connection's
+    ``timeout``, :mod:`nodeapi.peers.client`; a gateway's
+    ``--upstream-timeout``).  A
     :class:`PeerDisconnected`: the call's outcome is unknown as with a lost
     connection, so a read goes to another upstream and a broadcast is
     looked for before it is sent again
@@ -70,6 +71,21 @@ class UpstreamTimeout(PeerDisconnected):
     no other upstream could answer."""
 
     name = "upstream_timeout"
+
+
+class RemoteBusy(ApiError):
+    """A call to another node was not sent: as many calls as the connection
+    allows are in flight and as many wait already
+    (:class:`~nodeapi.peers.client.RemoteFactory` ``max_waiting``)."""
+
+    name = "remote_busy"
+
+
+class MessageTooLarge(ApiError):
+    """Another node sent a message over this node's ``max-message-size``:
+    the connection was closed (WebSocket close code 1009)."""
+
+    name = "message_too_large"
 
 
 class PeerRpcError(ApiError):

@@ -10,7 +10,7 @@ from twisted.internet import defer, task
 from twisted.logger import Logger
 
 from nodeapi.chain.errors import MalformedBlock
-from nodeapi.errors import ChainError
+from nodeapi.errors import ChainError, StorageError
 from nodeapi.peers.errors import PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
 from nodeapi.protocol.wire import strip_block_info
@@ -36,7 +36,9 @@ _MALFORMED = (AttributeError, KeyError, TypeError, ValueError, IndexError, Recur
 class Follower:
     """Brings this node's chain up to ``peer``'s head (a
     :class:`~nodeapi.peers.peer.Peer`, whose ``protocol``, ``state``,
-    ``head_block_num`` and ``network`` it reads).
+    ``head_block_num`` and ``network`` it reads, and which it tells of
+    each step, ``synced_step``, and of the catch-up, ``caught_up``; a
+    failure goes to the peer's ``remote.fail``).
 
     :ivar use_get_block: True once the peer denied ``block_api``: blocks
         come from pipelined ``database.get_block`` calls.
@@ -64,8 +66,9 @@ class Follower:
         to the reactor every :data:`APPLY_SLICE` blocks; the peer's state
         becomes ``live`` once caught up.  Returns at once; a call while a
         sync runs makes it go around once more; no-op without a connection
-        or for a ``bad`` peer.  Failures go to the peer's ``failed`` (a
-        block the chain rejects, :class:`~nodeapi.errors.ChainError` or
+        or for a ``bad`` peer.  Failures go to the peer's remote node
+        (:meth:`~nodeapi.peers.remote.RemoteNode.fail`: a block the chain
+        rejects, :class:`~nodeapi.errors.ChainError` or
         :class:`~nodeapi.chain.errors.MalformedBlock`, marks it bad)."""
         peer = self.peer
         if peer.protocol is None or peer.state == "bad":
@@ -76,7 +79,7 @@ class Follower:
         self._syncing = True
         proto = peer.protocol
         d = self._sync_loop(proto)
-        d.addErrback(peer.failed, proto)
+        d.addErrback(peer.remote.fail, proto)
 
         def done(_):
             self._syncing = False
@@ -108,7 +111,6 @@ class Follower:
                         d = self._fetch(proto, first,
                                         min(peer.head_block_num, first + self._batch_size() - 1))
                     blocks = yield d
-                    peer.last_seen = network.reactor.seconds()
                     if blocks and blocks[-1] is not None:
                         self._fetch_ahead(proto, ahead, first + len(blocks))
                     for start in range(0, len(blocks), APPLY_SLICE):
@@ -116,8 +118,8 @@ class Follower:
                             break
                         # let the reactor serve (and send the calls asked ahead)
                         yield task.deferLater(network.reactor, 0, lambda: None)
-                    if blocks and blocks[0] is not None:
-                        peer.sync_failures = peer.bad_messages = 0  # a successful step
+                    if blocks and blocks[0] is not None and proto is peer.protocol:
+                        peer.synced_step()
                     if not blocks or blocks[-1] is None:
                         break
                 if not self._again or proto is not peer.protocol:
@@ -128,11 +130,7 @@ class Follower:
             self._synced_at = None
             chain.block_log.sync_now()  # what the last slices left unsynced
         if proto is peer.protocol:
-            peer.sync_failures = 0  # caught up
-        if proto is peer.protocol and peer.state == "syncing":
-            peer.state = "live"
-            log.info("Peer {peer} in sync at block {head}", peer=peer.address,
-                     head=chain.head_block_num)
+            peer.caught_up()
 
     def _fetch_ahead(self, proto, ahead: deque, first: int) -> None:
         """Ask for up to :data:`FETCH_AHEAD` batches from block ``first``
@@ -174,12 +172,16 @@ class Follower:
 
     def _apply(self, block) -> None:
         """Apply one fetched block; a block that is not even well formed
-        (nested too deeply included) is :class:`MalformedBlock`."""
+        (nested too deeply included) is :class:`MalformedBlock`; a block
+        this node cannot store is :class:`~nodeapi.errors.StorageError`
+        saying so."""
         peer = self.peer
         try:
             peer.network.apply_block(strip_block_info(block), peer)
         except ChainError:
             raise
+        except StorageError as exc:
+            raise StorageError(f"cannot store its blocks: {exc}") from exc
         except _MALFORMED as exc:
             raise MalformedBlock(f"Malformed block from peer {peer.address}: "
                                  f"{type(exc).__name__}: {exc}") from exc

@@ -20,13 +20,19 @@ chain (block ids from the last irreversible block to the head at halving
 distances, ``get_blockchain_synopsis``), the peer answers the ids after the
 last block of the synopsis it knows (``blockchain_item_ids_inventory``,
 checked: consecutive numbers, starting at a synopsis block), this node
-fetches them with ``fetch_items`` in batches of
+fetches those it lacks with ``fetch_items`` in batches of
 ``GRAPHENE_NET_MAX_BLOCKS_PER_PEER_DURING_SYNCING`` and pushes each block
-through the same path as the RPC follower (``PeerService.apply_block``,
-the chain's own rules), and asks again until the peer has nothing more.
-A listed id that differs from this node's block of the same number (the
-number is in the id) means the peer is on another fork: this node cannot
-switch forks, so it stops syncing from that peer and says so.
+the fork-aware way (``PeerService.push_network_block``: the chain's own
+rules and its fork database), then asks again with a synopsis ending at
+the last id the peer listed (on a fork: this node's blocks up to the fork
+point, then the fork's), until the peer's list ends with the synopsis'
+last block.  Ids that differ from this node's blocks of the same numbers
+(the number is in the id) are a peer on another fork: its blocks are
+fetched too; a longer fork is switched to (the chain pops its own blocks
+back to the fork point, db_block.cpp ``push_block``), a shorter one is
+kept in the fork database and not switched to.  A block building on none
+this node knows (a relayed block of a fork not fetched yet) starts a sync
+with its peer.
 
 Relay: a block this node applies outside a sync (produced here, or
 received) is advertised to every active peer that does not have it
@@ -39,8 +45,17 @@ queue as a broadcast is.  Serving: ``fetch_blockchain_item_ids`` is answered
 as ``get_block_ids`` (at most 2000 ids and the count left),
 ``fetch_items`` with the blocks (built when their turn to be written comes)
 or ``item_not_available``.  ``current_time_request`` is answered;
-``check_firewall`` and ``get_current_connections_request`` are ignored, as
-the reference ignores them.
+``check_firewall``, its reply and ``get_current_connections_request`` are
+ignored, as bitshares-core 7.x ignores them (node.cpp ``on_message``; it no
+longer asks peers to check its firewall, so ``firewalled`` stays
+``"unknown"``).
+
+Addresses: ``--p2p-endpoint`` and seeds take ``host:port`` or
+``[v6]:port``; peers are named so.  graphene's ``address_info`` and
+``hello`` carry an ``fc::ip::endpoint`` (an IPv4 address and a port), so
+IPv6 peers are left out of ``address`` messages and this node's hello over
+IPv6 gives ``0.0.0.0`` as its inbound address; bitshares-core itself
+listens and dials over IPv4 only.
 
 Limits: the peers' count (``max_connections``), message size
 (``MAX_MESSAGE_SIZE``), messages per second per peer, the outgoing queue
@@ -56,14 +71,16 @@ import hashlib
 import os
 
 from twisted.application import internet, service
-from twisted.internet.endpoints import HostnameEndpoint, TCP4ServerEndpoint
+from twisted.internet.endpoints import HostnameEndpoint, TCP4ServerEndpoint, TCP6ServerEndpoint
 from twisted.logger import Logger
 
+from nodeapi.chain.errors import UnlinkableBlock
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.peers import core_messages as cm
 from nodeapi.peers.p2p_connection import P2PFactory
 from nodeapi.peers.p2p_peer import KNOWN_ITEMS_SIZE, BoundedSet, P2PPeer
-from nodeapi.peers.p2p_peerdb import MAX_POTENTIAL_PEERS, PeerDatabase, is_ipv4
+from nodeapi.peers.p2p_peerdb import (
+    MAX_POTENTIAL_PEERS, PeerDatabase, endpoint_text, is_ipv4)
 from nodeapi.peers.reconnect import QuietClientService
 from nodeapi.protocol.block import block_id as compute_block_id
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
@@ -198,8 +215,9 @@ class P2PNode(service.MultiService):
         self.transactions_received = 0
         if listen is not None:
             host, port = _split(listen)
+            server = TCP6ServerEndpoint if ":" in host else TCP4ServerEndpoint
             endpoint = _ReportingServerEndpoint(
-                TCP4ServerEndpoint(self.reactor, port, interface=host), self._listening)
+                server(self.reactor, port, interface=host), self._listening)
             self._server = internet.StreamServerEndpointService(
                 endpoint, P2PFactory(self, outbound=False))
             self._server.setServiceParent(self)
@@ -209,13 +227,13 @@ class P2PNode(service.MultiService):
         self._timer.clock = self.clock
         self._timer.setServiceParent(self)
         self.chain.add_block_observer(self._block_applied)
+        self.chain.add_pop_observer(self._block_popped)
 
     # -- services --------------------------------------------------------------
 
     def _listening(self, port):
         self.listening_port = port
-        log.info("P2P listening on {host}:{port}", host=port.getHost().host,
-                 port=port.getHost().port)
+        log.info("P2P listening on {address}", address=endpoint_text(port.getHost()))
         return port
 
     def stopService(self):
@@ -252,8 +270,7 @@ class P2PNode(service.MultiService):
         """A TCP connection is up (either direction): a new
         :class:`P2PPeer`, unless past ``max_connections`` +
         :data:`HANDSHAKE_SLOTS` (closed at once)."""
-        peer_addr = conn.transport.getPeer()
-        address = f"{peer_addr.host}:{peer_addr.port}"
+        address = endpoint_text(conn.transport.getPeer())
         if not conn.outbound and len(self.peers) >= self.max_connections + HANDSHAKE_SLOTS:
             conn.drop("too many connections")  # past the polite rejections' slots
             return
@@ -418,7 +435,7 @@ class P2PNode(service.MultiService):
             return
         peer.node_id = node_id
         if msg.get("inbound_port") and peer.direction == "inbound":
-            host = peer.address.rsplit(":", 1)[0]
+            host = peer.address.rsplit(":", 1)[0]  # "[v6]" kept in brackets
             self._remember(f"{host}:{msg['inbound_port']}", node_id)
         if peer.direction == "inbound" and len(self._active()) >= self.max_connections:
             self._reject(peer, cm.REJECT_NOT_ACCEPTING,
@@ -459,6 +476,8 @@ class P2PNode(service.MultiService):
                 continue
             host = other.address.rsplit(":", 1)[0]
             if not is_ipv4(host):
+                # graphene's address_info holds an fc::ip::endpoint, an IPv4
+                # address and a port: an IPv6 peer cannot be told of
                 continue
             addresses.append({
                 "remote_endpoint": {"address": host, "port": other.hello["inbound_port"]},
@@ -511,8 +530,7 @@ class P2PNode(service.MultiService):
         connected = {p.address for p in self.peers.values()} | set(self.seeds)
         own = None
         if self.listening_port is not None:
-            host = self.listening_port.getHost()
-            own = f"{host.host}:{host.port}"
+            own = endpoint_text(self.listening_port.getHost())
         for address, record in list(self.potential_peers.items()):
             if room <= 0:
                 break
@@ -565,34 +583,72 @@ class P2PNode(service.MultiService):
             return None
         return compute_block_id(block)
 
-    def synopsis(self) -> list:
-        """``get_blockchain_synopsis`` of this node's chain (no reference
-        point): ids from the last irreversible block (at least 1) to the
-        head, each step halving the distance left."""
-        high = self.chain.head_block_num
+    def synopsis(self, reference: str | None = None) -> list:
+        """application.cpp ``get_blockchain_synopsis``: ids from the last
+        irreversible block (at least 1) up to the high block, each step
+        halving the distance left.  The high block is the head without a
+        ``reference``; a ``reference`` on this node's branch (the last id a
+        peer listed) ends it there; one kept on a fork (:attr:`Chain.forks`)
+        ends it there too, the ids after the fork point taken from that
+        fork ("as if our blockchain was made up of the blocks up to the fork
+        point and the blocks we've already pushed from their fork").  A
+        fork older than the last irreversible block gives the head's
+        synopsis."""
+        head = self.chain.head_block_num
+        low = max(1, int(self.chain.dgp.get("last_irreversible_block_num", 0)))
+        high, non_fork_high, fork_ids = head, head, []
+        if reference is not None:
+            num = cm.block_num_of_hash(reference)
+            if self._block_id_at(num) == reference:
+                high = non_fork_high = num
+                low = min(low, num)
+            elif reference in self.chain.forks:
+                try:
+                    ancestor, fork_ids = self.chain.forks.branch_ids(reference, self._on_branch)
+                except LookupError:
+                    fork_ids = []
+                else:
+                    non_fork_high = cm.block_num_of_hash(ancestor)
+                    high = non_fork_high + len(fork_ids)
+                    if non_fork_high < low:
+                        high, non_fork_high, fork_ids = head, head, []
         if high == 0:
             return []
-        low = max(1, int(self.chain.dgp.get("last_irreversible_block_num", 0)))
         low = min(low, high)
         out = []
         while True:
-            out.append(self._block_id_at(low))
+            out.append(self._block_id_at(low) if low <= non_fork_high
+                       else fork_ids[low - non_fork_high - 1])
             low += (high - low + 2) // 2
             if low > high:
                 break
         return out
 
+    def _on_branch(self, block_id: str) -> bool:
+        return block_id == "0" * 40 or \
+            self._block_id_at(cm.block_num_of_hash(block_id)) == block_id
+
     def _start_sync(self, peer) -> None:
-        """Ask ``peer`` for the block ids after this node's synopsis, unless
-        a sync request to it is in flight (that round goes on: the peer
+        """Start syncing from ``peer`` (node.cpp ``start_synchronizing_with_peer``):
+        ask for the ids after this node's synopsis of its head, unless a
+        sync request to it is in flight (that round goes on: the peer
         answers from its chain as it is then)."""
-        if peer.state != "active" or peer.on_fork:
+        if peer.state != "active":
             return
         peer.we_need_sync = True
         if peer.synopsis is not None or peer.sync_requested:
             return
+        peer.sync_reference = None
+        peer.idle_rounds = 0
+        self._request_ids(peer)
+
+    def _request_ids(self, peer) -> None:
+        """The next ``fetch_blockchain_item_ids`` of a sync: the synopsis up
+        to the last id the peer listed (``peer.sync_reference``; node.cpp
+        ``fetch_next_batch_of_item_ids_from_peer`` with
+        ``last_block_delegate_has_seen``)."""
         peer.ids_to_fetch.clear()
-        peer.synopsis = self.synopsis()
+        peer.synopsis = self.synopsis(peer.sync_reference)
         peer.synopsis_time = self.clock.seconds()
         self._send(peer, cm.FETCH_BLOCKCHAIN_ITEM_IDS,
                    {"item_type": cm.BLOCK, "blockchain_synopsis": peer.synopsis})
@@ -617,25 +673,35 @@ class P2PNode(service.MultiService):
                                       + msg["total_remaining_item_count"])
         peer.remaining = msg["total_remaining_item_count"]
         fresh = collections.deque()
+        forks = self.chain.forks
         for item in ids:
+            peer.known.add(item)
             num = cm.block_num_of_hash(item)
-            ours = self._block_id_at(num)
-            if ours is None:
-                fresh.append(item)
-            elif ours != item:
-                peer.on_fork = True
-                peer.we_need_sync = False
-                log.warn("P2P peer {peer} is on another fork (block {num}: theirs {theirs}, "
-                         "ours {ours}); this node does not switch forks, so it does not sync "
-                         "from it", peer=peer.address, num=num, theirs=item, ours=ours)
-                return
-            else:
-                peer.known.add(item)
-        if not fresh and peer.remaining == 0:
+            if self._block_id_at(num) == item or item in forks:
+                continue  # on our branch, or kept on a fork already
+            fresh.append(item)  # past our head, or on the peer's fork
+        if fresh and self._block_id_at(cm.block_num_of_hash(fresh[0])) is not None:
+            log.info("P2P peer {peer} is on another fork from block {num}; fetching its "
+                     "blocks (switching if its branch is longer)", peer=peer.address,
+                     num=cm.block_num_of_hash(fresh[0]))
+        if ids:
+            peer.sync_reference = ids[-1]
+        peer.idle_rounds = 0 if fresh else peer.idle_rounds + 1
+        if not fresh and peer.remaining == 0 and (not ids or not synopsis
+                                                  or ids[-1] == synopsis[-1]
+                                                  or peer.idle_rounds > 2):
+            # (a peer listing known blocks round after round is not followed
+            # further: its lists bring nothing)
+            # node.cpp: the peer's list ends with the last block of our
+            # synopsis - in sync (and the peer, answering one id we had,
+            # counts us in sync with it: it advertises its blocks to us)
             if peer.we_need_sync:
                 peer.we_need_sync = False
                 log.info("P2P peer {peer}: in sync at block {head}", peer=peer.address,
                          head=self.chain.head_block_num)
+            return
+        if not fresh:
+            self._request_ids(peer)  # all known: ask again from the last one listed
             return
         peer.ids_to_fetch = fresh
         self._fetch_sync_batch(peer)
@@ -644,7 +710,8 @@ class P2PNode(service.MultiService):
         if peer.sync_requested:
             return
         if not peer.ids_to_fetch:
-            self._start_sync(peer)  # ask for the next ids
+            if peer.state == "active" and peer.synopsis is None and peer.we_need_sync:
+                self._request_ids(peer)  # ask for the next ids
             return
         batch = []
         while peer.ids_to_fetch and len(batch) < SYNC_BATCH:
@@ -681,33 +748,68 @@ class P2PNode(service.MultiService):
         peer.known.add(hash_)
         num = cm.block_num_of_hash(block_id)
         peer.head_block_num = max(peer.head_block_num, num)
-        head = self.chain.head_block_num
-        if num <= head:
-            if self._block_id_at(num) != block_id and not peer.on_fork:
-                peer.on_fork = True
-                log.warn("P2P peer {peer} sent block {num} of another fork; this node does "
-                         "not switch forks", peer=peer.address, num=num)
-        elif num == head + 1 and block["previous"] == self.chain.head_block_id:
-            self._syncing_from = peer if syncing else None
-            self._incoming = (peer, hash_)
-            try:
-                self.network.apply_block(block, peer)
-            except ChainError as exc:
-                self._close(peer, f"block {num} {block_id} refused: {exc}", error=True)
+        if self._block_id_at(num) != block_id and block_id not in self.chain.forks:
+            if not self._push_block(peer, block, block_id, hash_, data, syncing):
                 return
-            finally:
-                self._syncing_from = None
-                self._incoming = None
-            self.blocks_received += 1
-            self._seen.add(hash_)
-            self._cache_item(hash_, cm.BLOCK, data)
-        elif num == head + 1:
+        if syncing and not peer.sync_requested:
+            self._fetch_sync_batch(peer)
+
+    def _push_block(self, peer, block: dict, block_id: str, hash_: str, data: bytes,
+                    syncing: bool) -> bool:
+        """Push a block this node lacks the fork-aware way (graphene
+        node.cpp ``process_block_during_sync`` / ``process_block_during_normal_operation``
+        into db_block.cpp ``push_block``): applied on the head, kept on a
+        shorter fork, or a switch to the peer's longer fork.  A block
+        building on none this node knows starts a sync with the peer (its
+        branch is fetched from the common block); a refused one drops the
+        peer.  Returns False when the peer was dropped."""
+        num = cm.block_num_of_hash(block_id)
+        self._syncing_from = peer if syncing else None
+        self._incoming = (peer, hash_)
+        try:
+            result = self.network.push_network_block(block)
+        except UnlinkableBlock:
+            peer.ids_to_fetch.clear()
+            if syncing:
+                # its sync list led here: a fork from before what this node
+                # can undo (its last irreversible block), never switched to
+                peer.on_fork = peer.unswitchable = True
+                peer.we_need_sync = False
+                log.warn("P2P peer {peer} is on a fork this node cannot switch to (block "
+                         "{num} {block_id} builds on a block it cannot undo to); not syncing "
+                         "from it", peer=peer.address, num=num, block_id=block_id)
+                return True
+            if peer.unswitchable and not peer.we_need_sync:
+                return True  # that fork again: not synced from
+            log.info("P2P peer {peer} sent block {num} {block_id} that builds on a block this "
+                     "node lacks; syncing from it", peer=peer.address, num=num,
+                     block_id=block_id)
+            if not peer.sync_requested:
+                self._start_sync(peer)
+            return True
+        except ChainError as exc:
+            self._close(peer, f"block {num} {block_id} refused: {exc}", error=True)
+            return False
+        finally:
+            self._syncing_from = None
+            self._incoming = None
+        self._seen.add(hash_)
+        self._cache_item(hash_, cm.BLOCK, data)
+        if result.kept:
             peer.on_fork = True
-            log.warn("P2P peer {peer} sent block {num} that does not link to this node's head "
-                     "(another fork); this node does not switch forks", peer=peer.address,
-                     num=num)
-        elif not syncing:
-            self._start_sync(peer)  # a gap: fetch what is missing
+            log.info("P2P peer {peer}: block {num} {block_id} kept on a fork no longer than "
+                     "this node's head {head}", peer=peer.address, num=num, block_id=block_id,
+                     head=self.chain.head_block_num)
+            return True
+        peer.on_fork = peer.unswitchable = False
+        self.blocks_received += len(result.applied)
+        if result.switched:
+            log.warn("P2P peer {peer}: switched to its fork: {popped} blocks popped, "
+                     "{applied} applied, head {head}", peer=peer.address,
+                     popped=len(result.popped), applied=len(result.applied),
+                     head=self.chain.head_block_num)
+        return True
+
         if syncing and not peer.sync_requested:
             self._fetch_sync_batch(peer)
 
@@ -784,6 +886,12 @@ class P2PNode(service.MultiService):
         self._seen.add(applied.block_id)
         self._advertise(cm.BLOCK, hash_, data, origin=origin, block_id=applied.block_id)
 
+    def _block_popped(self, applied) -> None:
+        """Chain pop observer (a fork switch): forget the ids from the
+        popped block's number on."""
+        for num in [n for n in self._block_ids if n >= applied.block_num]:
+            del self._block_ids[num]
+
     def _cache_item(self, hash_: str, msg_type: int, data: bytes) -> None:
         self._cache[hash_] = (msg_type, data)
         while len(self._cache) > MESSAGE_CACHE_SIZE:
@@ -845,7 +953,7 @@ class P2PNode(service.MultiService):
             last = synopsis[-1]
             num = cm.block_num_of_hash(last)
             peer.head_block_num = max(peer.head_block_num, num)
-            if (self._block_id_at(num) != last and num > self.chain.head_block_num
+            if (num > self.chain.head_block_num and last not in self.chain.forks
                     and not peer.we_need_sync and peer.state == "active"):
                 self._start_sync(peer)  # the peer has blocks this node lacks
         for item in ids:
@@ -968,7 +1076,7 @@ class P2PNode(service.MultiService):
         ``"unknown"``), the active P2P peers' count, and the blocks and
         transactions received from P2P peers and accepted since start."""
         port = self.listening_port.getHost() if self.listening_port is not None else None
-        return {"listening_on": f"{port.host}:{port.port}" if port else None,
+        return {"listening_on": endpoint_text(port) if port else None,
                 "node_public_key": self.node_public_key,
                 "node_id": self.node_public_key,
                 "firewalled": "unknown",
@@ -991,6 +1099,9 @@ class _ReportingServerEndpoint:
 
 
 def _split(address: str) -> tuple:
+    """``"host:port"`` / ``"[v6]:port"`` -> ``(host, port)`` (IPv6 without
+    brackets; an empty host is every IPv4 interface)."""
     host, _, port = address.rpartition(":")
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)
+

@@ -7,6 +7,7 @@ message rate, and its ``get_connected_peers`` entry.  The
 
 import collections
 
+from nodeapi.peers.p2p_peerdb import endpoint_text
 from nodeapi.protocol.times import format_time
 
 #: messages a peer may send per second (graphene's transaction rate cap,
@@ -69,7 +70,10 @@ class P2PPeer:
         self.sync_requested: dict = {}                    # block id -> time
         self.remaining = 0
         self.we_need_sync = False
+        self.sync_reference = None                        # last id the peer listed
+        self.idle_rounds = 0                              # id lists in a row with nothing new
         self.on_fork = False
+        self.unswitchable = False                         # its sync led to an unreachable fork
         self.head_block_num = 0
         self._rate_second = 0
         self._rate_count = 0
@@ -96,7 +100,7 @@ class P2PPeer:
         local = self.conn.transport.getHost() if self.conn.transport is not None else None
         info = {
             "addr": self.address,
-            "addrlocal": f"{local.host}:{local.port}" if local is not None else None,
+            "addrlocal": endpoint_text(local) if local is not None else None,
             "inbound": self.direction == "inbound",
             "subver": hello.get("user_agent"),
             "lastrecv": int(self.last_message),

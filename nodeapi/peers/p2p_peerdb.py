@@ -5,6 +5,7 @@ bitshares-core ``libraries/net/peer_database.cpp``): the peers heard of
 """
 
 import collections
+import ipaddress
 import json
 import os
 
@@ -38,7 +39,7 @@ class PeerDatabase:
 
     def remember(self, address: str, node_id: str, now: float) -> None:
         """Record (or refresh) ``address`` with ``node_id`` seen at ``now``
-        (s); an address that is no IPv4 ``host:port`` or names this node
+        (s); an address that is no IPv4 ``host:port`` nor ``[v6]:port`` or names this node
         is ignored; the oldest go past :data:`MAX_POTENTIAL_PEERS`."""
         if node_id == self.own_node_id or not valid_endpoint(address):
             return
@@ -90,11 +91,26 @@ class PeerDatabase:
 
 
 def valid_endpoint(address) -> bool:
-    """``"a.b.c.d:port"`` with a port above 0."""
+    """``"a.b.c.d:port"`` or ``"[v6]:port"`` with a port above 0."""
     if not isinstance(address, str) or ":" not in address:
         return False
     host, _, port = address.rpartition(":")
-    return is_ipv4(host) and port.isdigit() and 0 < int(port) < 65536
+    if not (port.isdigit() and 0 < int(port) < 65536):
+        return False
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return False
+        return True
+    return is_ipv4(host)
+
+
+def endpoint_text(addr) -> str:
+    """An ``IPv4Address`` / ``IPv6Address`` as ``"host:port"`` or
+    ``"[v6]:port"`` (the form of ``--seed-node`` and of the peer database)."""
+    host = f"[{addr.host}]" if ":" in addr.host else addr.host
+    return f"{host}:{addr.port}"
 
 
 def is_ipv4(host: str) -> bool:

@@ -3,11 +3,11 @@
 A :class:`PeerService` (a Twisted ``MultiService``, put in ``node.peers``)
 keeps one :class:`~nodeapi.peers.peer.Peer` per address given by
 ``--seed-node`` or the network_node API's ``add_node`` (forms:
-:mod:`nodeapi.protocol.node_address`).  Each peer's ``ClientService``
-(a ``HostnameEndpoint``, reconnecting with the backoff of
-:mod:`nodeapi.peers.parameters` on the injected clock) is a child of this
-service, so starting and stopping the service tree starts and stops them.
-On connect a peer checks the chain id, registers
+:mod:`nodeapi.protocol.node_address`).  Each peer's
+:class:`~nodeapi.peers.remote.RemoteNode` (reconnecting with the backoff
+of :mod:`nodeapi.peers.parameters` on the injected clock) is a child of
+this service, so starting and stopping the service tree starts and stops
+them.  On connect a peer's remote node logs in and checks the chain id, the peer registers
 ``database.set_block_applied_callback`` and its
 :class:`~nodeapi.peers.follower.Follower` fetches the blocks after this
 node's head and pushes each through ``chain.push_block`` (previous id,
@@ -15,7 +15,7 @@ scheduled witness, signature, merkle root, transactions); afterwards every
 block-applied notice triggers another fetch.
 
 A block that does not validate marks the peer ``bad``: its
-``ClientService`` leaves the tree (disconnected, not retried until
+remote node leaves the tree (disconnected, not retried until
 ``add_node`` names it again); this node keeps its chain.  Blocks that do not
 extend the head are rejected (fork choice is out of scope).  Transactions
 accepted locally are relayed with :meth:`PeerService.relay_transaction`; a
@@ -29,8 +29,7 @@ from twisted.application import service
 from twisted.internet import defer
 from twisted.logger import Logger
 
-from nodeapi.peers.errors import (
-    NoUpstream, PeerDisconnected, PeerRpcError, PeerUnreachable, UpstreamError)
+from nodeapi.peers.errors import NoUpstream, PeerRpcError, PeerUnreachable, UpstreamError
 from nodeapi.peers.parameters import DEFAULT_PARAMETERS, reconnect_delay, updated_parameters
 from nodeapi.peers.p2p_node import DEFAULT_MAX_CONNECTIONS, P2PNode
 from nodeapi.peers.peer import Peer
@@ -105,7 +104,8 @@ class PeerService(service.MultiService):
         for seed in seed_nodes:
             address = parse_node_address(seed) if isinstance(seed, str) else seed
             peer = self._follow(address)
-            peer.scheme_given = address.url_given
+            if not address.url_given:
+                peer.hint_p2p()
         #: blocks the chain applied since this service was created: produced
         #: here, received from peers or other clients, replayed from the block
         #: log (the metrics' ``nodeapi_blocks_applied_total`` counts the same).
@@ -134,8 +134,8 @@ class PeerService(service.MultiService):
         return reconnect_delay(self.parameters, attempt)
 
     def stopService(self) -> defer.Deferred:
-        """Twisted calls this when the node stops: every child
-        ``ClientService`` stops (pending connection attempts and reconnect
+        """Twisted calls this when the node stops: every peer's remote node
+        stops (pending connection attempts and reconnect
         delays cancelled, open WebSockets closed); a sync failure not yet
         logged is logged.
 
@@ -144,24 +144,22 @@ class PeerService(service.MultiService):
             in-flight sync stops at its next check.  It does not wait for
             blocks being applied (they are applied synchronously in
             slices), and nothing is written to disk here."""
-        for peer in self.peers.values():
-            peer.report_failure()
         return super().stopService()
 
     def _follow(self, node_address) -> Peer:
         """The :class:`Peer` at ``node_address``, created if new; its
-        ``ClientService`` joins the tree (started when this service runs)
-        unless it already follows it.  Credentials given again replace the
-        known ones; a ``bad`` peer is followed again."""
+        remote node joins the tree (started when this service runs) unless
+        it already follows it.  Credentials given again replace the known
+        ones; a ``bad`` peer is followed again."""
         peer = self.peers.get(node_address.address)
         if peer is None:
             peer = self.peers[node_address.address] = Peer(self, node_address)
         elif node_address.credentials:
-            peer.credentials = node_address.credentials
-        if peer.client.parent is None:
+            peer.remote.address = node_address
+        if peer.remote.parent is None:
             peer.bad_reason = None
             peer.state = "connecting"
-            peer.client.setServiceParent(self)
+            peer.remote.setServiceParent(self)
         return peer
 
     def add_node(self, host_port: str) -> defer.Deferred:
@@ -194,14 +192,7 @@ class PeerService(service.MultiService):
             d.addBoth(lambda result: self.reactor.callLater(0, out.callback, result))
             return out
         peer = self._follow(address)
-        d = peer.client.whenConnected(failAfterFailures=1)
-
-        def opened(proto):
-            if proto.handshake_error is not None:
-                raise PeerDisconnected(f"WebSocket handshake failed: {proto.handshake_error}")
-            return proto.opened
-
-        d.addCallback(opened)
+        d = peer.remote.when_open()
 
         def unreachable(failure):
             raise PeerUnreachable(f"Cannot connect to peer {peer.address}: "
@@ -219,7 +210,7 @@ class PeerService(service.MultiService):
         A block at or below the head (already applied, for example from
         another peer) is skipped; raises the ChainError of push_block, which
         checks the block's time against this service's ``reactor.seconds()``
-        (a block more than 2.5 s in the future is
+        (a block 2.5 s or more ahead of it is
         :class:`~nodeapi.chain.errors.BlockFromFuture`), and the
         transactions' signatures only with :attr:`force_validate`."""
         num = int(block["previous"][:8], 16) + 1
@@ -230,9 +221,22 @@ class PeerService(service.MultiService):
         self.blocks_from_peers += 1
         return True
 
+    def push_network_block(self, block: dict):
+        """Push ``block`` from a P2P peer the fork-aware way
+        (:meth:`~nodeapi.chain.chain.Chain.push_network_block`: on the head,
+        kept on a fork, or a switch to a longer fork); returns its
+        ``ForkResult``.  Checked as :meth:`apply_block` checks (this
+        service's clock, signatures with :attr:`force_validate`); raises
+        what the chain raises (``UnlinkableBlock`` for a block building on
+        none this node knows)."""
+        result = self.chain.push_network_block(block, now=self.reactor.seconds(),
+                                               check_signatures=self.force_validate)
+        self.blocks_from_peers += len(result.applied)
+        return result
+
     def mark_bad(self, peer: Peer, reason: str) -> defer.Deferred:
         """Reject ``peer``: state ``bad``, ``bad_reason`` = ``reason``, its
-        ``ClientService`` out of the tree and stopped (disconnected, not
+        remote node out of the tree and stopped (disconnected, not
         retried until :meth:`add_node` names it again); logged with this
         node's head, which stays as it is.  Returns the Deferred of the
         stop.  Graphene reference: libraries/net/node.cpp disconnects a
@@ -241,10 +245,10 @@ class PeerService(service.MultiService):
                  reason=reason, head=self.chain.head_block_num)
         peer.state = "bad"
         peer.bad_reason = reason
-        peer.report_failure()
-        if peer.client.parent is None:
+        peer.remote.report()
+        if peer.remote.parent is None:
             return defer.succeed(None)
-        return defer.maybeDeferred(peer.client.disownServiceParent)
+        return defer.maybeDeferred(peer.remote.disownServiceParent)
 
     def relay_transaction(self, trx: dict) -> defer.Deferred:
         """network_broadcast ``broadcast_transaction`` of ``trx`` on each
@@ -255,7 +259,7 @@ class PeerService(service.MultiService):
             calls.append(defer.succeed(self.p2p.broadcast_transaction(trx)))
         for peer in self.peers.values():
             if peer.protocol is not None and peer.state in ("syncing", "live"):
-                d = peer.protocol.call("network_broadcast", "broadcast_transaction", [trx])
+                d = peer.remote.call("network_broadcast", "broadcast_transaction", [trx])
                 calls.append(d.addCallbacks(lambda _: 1, self._relay_failed,
                                             errbackArgs=(peer.address,)))
         return defer.gatherResults(calls).addCallback(sum)
@@ -297,7 +301,7 @@ class PeerService(service.MultiService):
             failure.trap(PeerRpcError)
             raise UpstreamError(failure.value)
 
-        return peer.protocol.call(api, method, args).addErrback(refused)
+        return peer.remote.call(api, method, args).addErrback(refused)
 
     def _relay_failed(self, failure, address: str) -> int:
         log.info("Peer {peer} refused relayed transaction: {error}", peer=address,

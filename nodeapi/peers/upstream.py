@@ -15,9 +15,10 @@ saved with ``state_path``), and each block goes to the consumers as an
 :class:`~nodeapi.applied.AppliedBlock`.
 
 Back-pressure: no new batch is fetched while the consumers hold more than
-``max_pending`` documents unshipped.  A lost connection is retried with a
-growing delay (``ClientService``); a reply that is not what the API
-promises drops the connection the same way.  The upstream's operation
+``max_pending`` documents unshipped.  The connection (login, chain id,
+reconnection with a growing delay, failure lines) is a
+:class:`~nodeapi.peers.remote.RemoteNode` this service owns; a reply that
+is not what the API promises drops the connection like a lost one.  The upstream's operation
 history must keep every operation (bitshares-core's defaults).
 
 The visitor of the search database (``searchdb-visitor``) names the assets
@@ -37,24 +38,25 @@ from typing import Any, Optional
 from twisted.application import service
 from twisted.application.internet import backoffPolicy
 from twisted.internet import defer, task
-from twisted.internet.endpoints import HostnameEndpoint
 from twisted.logger import Logger
+from zope.interface import implementer
 
 from nodeapi.applied import AppliedBlock
 from nodeapi.peers.alarm import Alarm
-from nodeapi.peers.client import PeerRpcFactory
-from nodeapi.peers.errors import PeerDisconnected, PeerRpcError
+from nodeapi.peers.errors import MessageTooLarge, PeerDisconnected, PeerRpcError
 from nodeapi.peers.progress import CatchUpProgress
-from nodeapi.peers.reconnect import (
-    ChoosingEndpoint, QuietClientService, ReportingEndpoint, RetryReport)
+from nodeapi.peers.remote import MAX_IN_FLIGHT, IRemoteOwner, RemoteNode, read_head
+from nodeapi.peers.replies import BadReply
 from nodeapi.peers.upstream_numbering import UpstreamNumbering
 
 #: the callback id of ``set_block_applied_callback``
 BLOCK_APPLIED_CB = 1
 
 
+@implementer(IRemoteOwner)
 class UpstreamService(service.MultiService):
-    """Follows ``address`` and feeds ``consumers`` (module docstring).
+    """Follows ``address`` and feeds ``consumers`` (module docstring); the
+    owner of a :class:`~nodeapi.peers.remote.RemoteNode` (:attr:`remote`).
 
     :param address: a :class:`~nodeapi.protocol.node_address.NodeAddress`.
     :param consumers: ``IBlockConsumer`` objects, called in order per block.
@@ -63,13 +65,14 @@ class UpstreamService(service.MultiService):
         unshipped (back-pressure), or None.
     :param irreversible: follow the last irreversible block (default), or
         the head.
-    :param batch: blocks fetched per step.
+    :param batch: blocks fetched per step (two calls each, all in flight
+        at once: the upstream's ``max-calls-in-flight`` must allow them).
     :param poll: seconds between checks of the upstream's head when no
         notice arrives.
     :ivar numbering: the :class:`UpstreamNumbering` of the blocks handed over.
     :ivar upstream_head: the upstream's head block number (last seen).
     :ivar last_block_time: time (s) of the last block handed over, or None.
-    :ivar reconnects: connections opened after the first one.
+    :ivar reconnects: (property) connections opened after the first one.
     :ivar assets: ``{asset id: (symbol, precision)}`` of the assets seen
         in the operations handed over (see :meth:`asset`).
     :param asset_names: learn the assets' names (the visitor needs them;
@@ -95,7 +98,6 @@ class UpstreamService(service.MultiService):
                  confirmed_block=None, save_every: int = 1000,
                  asset_names: bool = True, choose=None) -> None:
         super().__init__()
-        self.address = address
         self.consumers = list(consumers)
         self.reactor = reactor
         self.clock = clock if clock is not None else reactor
@@ -106,31 +108,36 @@ class UpstreamService(service.MultiService):
         self.max_pending = max_pending
         self.upstream_head = 0
         self.last_block_time = None
-        self.reconnects = 0
-        self.protocol = None
         self.assets: dict = {}
         self.asset_names = asset_names
         self._account_ids: dict = {}
         self.numbering = UpstreamNumbering(self.log, state_path, confirmed_block, save_every)
         self.progress = CatchUpProgress(self.clock, self.log,
                                         f"Indexer following {address.url}")
-        self._connections = 0
         self.alarm = Alarm(self.clock)
-        factory = PeerRpcFactory(self, address.url, max_message_size, reactor)
-        self.retries = RetryReport(self.log, f"Upstream {address.url}",
-                                   backoffPolicy(0.5, 30.0), clock=self.clock)
-        endpoint = ReportingEndpoint(
-            HostnameEndpoint(reactor, address.host, address.port) if choose is None
-            else ChoosingEndpoint(reactor, choose, self._chosen), self.retries.connect_failed)
-        self.client = QuietClientService(endpoint, factory, retryPolicy=self.retries.delay,
-                                         clock=self.clock)
-        self.client.setServiceParent(self)
+        self.remote = RemoteNode(address, self, reactor=reactor, clock=self.clock,
+                                 backoff=backoffPolicy(0.5, 30.0),
+                                 what=f"Upstream {address.url}" if choose is None
+                                 else "The indexer's upstream",
+                                 max_message_size=max_message_size, choose=choose,
+                                 max_in_flight=max(MAX_IN_FLIGHT, 2 * batch))
+        self.remote.setServiceParent(self)
 
-    def _chosen(self, address) -> None:
-        """The next connection goes to ``address`` (``choose``)."""
-        if address != self.address:
-            self.log.info("Indexer now following {upstream}", upstream=address.address)
-        self.address = address
+    @property
+    def address(self):
+        """The :class:`~nodeapi.protocol.node_address.NodeAddress` followed
+        (the last one chosen)."""
+        return self.remote.address
+
+    @property
+    def protocol(self):
+        """The open connection, or None."""
+        return self.remote.protocol
+
+    @property
+    def reconnects(self) -> int:
+        """Connections opened after the first one."""
+        return max(self.remote.connections - 1, 0)
 
     @property
     def next_block(self) -> int:
@@ -162,73 +169,52 @@ class UpstreamService(service.MultiService):
             return 0.0
         return max(self.clock.seconds() - self.last_block_time, 0.0)
 
-    # -- the peer protocol's callbacks (nodeapi.peers.client) ------------------------
+    # -- IRemoteOwner ------------------------------------------------------------------
 
-    def connected(self, proto) -> None:
-        """The WebSocket is open: follow the upstream on it."""
-        self.protocol = proto
-        self.retries.opened()
-        self._connections += 1
-        if self._connections > 1:
-            self.reconnects += 1
-        d = defer.Deferred.fromCoroutine(self._follow(proto))
-        d.addErrback(self._failed, proto)
+    def claim_chain(self, remote, chain_id: str) -> bool:
+        """The chain of the saved numbering, or any chain for a new one."""
+        if self.numbering.chain_id is None:
+            self.numbering.chain_id = chain_id
+        return chain_id == self.numbering.chain_id
 
-    def handshake_failed(self, proto, reason: str) -> None:
-        """The port answered, but not as a WebSocket server (HTTP only,
-        another protocol): one line with the retry delay, which grows."""
-        self.retries.handshake_failed(reason)
+    def connected(self, remote, head) -> defer.Deferred:
+        """The connection is ready: follow the upstream on it."""
+        return defer.Deferred.fromCoroutine(self._follow(remote.protocol))
 
-    def disconnected(self, proto, code=None, reason=None) -> None:
-        if proto is self.protocol:
-            self.protocol = None
-            self.retries.closed(code, reason)  # one line; a planned stop named as such
-            self.alarm.ring()
-
-    def notice(self, proto, callback_id, payload) -> None:
+    def notice(self, remote, callback_id, payload) -> None:
+        """A block-applied notice wakes the loop."""
         if callback_id == BLOCK_APPLIED_CB:
             self.alarm.ring()
 
-    def message_too_large(self, proto, limit: int) -> None:
-        self.batch = max(self.batch // 2, 1)
-        self.log.warn("Upstream {upstream} sent a message over {limit} bytes; batches of "
-                      "{batch} blocks now", upstream=self.address.address, limit=limit,
-                      batch=self.batch)
+    def call_timed_out(self, remote, method: str) -> None:
+        """Nothing: the step that made the call fails with it."""
 
-    def bad_message(self, proto, reason: str) -> None:
-        self.log.error("Upstream {upstream} sent {reason}", upstream=self.address.address,
-                       reason=reason)
-        proto.dropConnection(abort=True)
+    def failed(self, remote, error) -> bool:
+        """A message over the size limit halves the batches."""
+        if isinstance(error, MessageTooLarge):
+            self.batch = max(self.batch // 2, 1)
+            self.log.warn("Upstream {upstream} sent a message over the size limit; batches "
+                          "of {batch} blocks now", upstream=self.address.address,
+                          batch=self.batch)
+        return False
 
-    def _failed(self, failure, proto) -> None:
-        if failure.check(PeerDisconnected):
-            return
-        if failure.check(PeerRpcError):
-            self.log.error("Upstream {upstream} refused a call: {error}",
-                           upstream=self.address.address, error=failure.getErrorMessage())
-        else:
-            self.log.failure("Following upstream {upstream} failed", failure,
-                             upstream=self.address.address)
-        if proto is self.protocol:
-            proto.dropConnection(abort=True)
+    def lost(self, remote) -> None:
+        """The loop wakes and ends (its connection is gone)."""
+        self.alarm.ring()
 
     # -- the loop ----------------------------------------------------------------------
 
     async def _follow(self, proto) -> None:
-        if self.address.credentials:
-            if not await proto.call(1, "login", list(self.address.credentials)):
-                raise PeerRpcError(f"login as {self.address.credentials[0]} refused")
-        chain_id = await proto.call("database", "get_chain_id", [])
-        if self.numbering.chain_id is not None and chain_id != self.numbering.chain_id:
-            raise PeerRpcError(f"the upstream's chain id changed to {chain_id}")
-        self.numbering.chain_id = chain_id
         await proto.call("database", "set_block_applied_callback", [BLOCK_APPLIED_CB])
         self.log.info("Following upstream {upstream} (chain {chain}) from block {num}",
-                      upstream=self.address.address, chain=chain_id, num=self.next_block)
+                      upstream=self.address.address, chain=self.numbering.chain_id,
+                      num=self.next_block)
         while proto is self.protocol and self.running:
-            dgp = await proto.call("database", "get_dynamic_global_properties", [])
-            self.upstream_head = int(dgp["head_block_number"])
-            target = int(dgp["last_irreversible_block_num"]) if self.irreversible \
+            head = read_head(await proto.call("database", "get_dynamic_global_properties",
+                                              []), self.numbering.chain_id)
+            self.upstream_head = head.head_block_num
+            self.remote.succeeded()  # it serves: the backoff starts afresh
+            target = head.last_irreversible_block_num if self.irreversible \
                 else self.upstream_head
             if self.next_block > target:
                 for consumer in self.consumers:  # nothing more for now: ship what is built
@@ -279,22 +265,23 @@ class UpstreamService(service.MultiService):
         known = self._account_ids.get(name)
         if known is not None:
             return defer.succeed(known)
-        proto = self.protocol
-        if proto is None:
+        if self.protocol is None:
             return defer.fail(PeerDisconnected(
                 f"the upstream {self.address.address} is not connected: account names "
                 "cannot be looked up now (account ids can)"))
 
         def found(answer):
             if not isinstance(answer, list) or len(answer) != 1:
-                raise PeerRpcError("lookup_account_names answered with the wrong shape")
+                raise PeerRpcError("lookup_account_names",
+                                   {"message": "an answer of the wrong shape"})
             obj = answer[0]
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
                 return None
             self._account_ids[name] = obj["id"]
             return obj["id"]
 
-        return proto.call("database", "lookup_account_names", [[name]]).addCallback(found)
+        return self.remote.call("database", "lookup_account_names",
+                                [[name]]).addCallback(found)
 
     async def _learn_assets(self, proto, fetched: list) -> None:
         """Fetch (one ``get_assets`` call) the assets of ``fetched``'s
@@ -316,7 +303,7 @@ class UpstreamService(service.MultiService):
         ids = sorted(wanted)
         found = await proto.call("database", "get_assets", [ids])
         if not isinstance(found, list) or len(found) != len(ids):
-            raise PeerRpcError("get_assets answered with the wrong shape")
+            raise BadReply("get_assets answered with the wrong shape")
         for asset_id, obj in zip(ids, found):
             if isinstance(obj, dict) and "symbol" in obj and "precision" in obj:
                 self.assets[asset_id] = (str(obj["symbol"]), int(obj["precision"]))

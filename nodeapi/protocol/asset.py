@@ -172,11 +172,6 @@ def multiply_and_round_up(value: dict, p: dict) -> dict:
     return asset(mul_up(value["amount"], asset_id, p), other["asset_id"])
 
 
-def other_side(asset_id: str, p: dict) -> str:
-    """The asset of ``p`` that is not ``asset_id``."""
-    return p["quote"]["asset_id"] if asset_id == p["base"]["asset_id"] else p["base"]["asset_id"]
-
-
 def price_max(base_id: str, quote_id: str) -> dict:
     """graphene ``price::max``: MAX_SHARE_SUPPLY base per 1 quote."""
     return make_price(MAX_SHARE_SUPPLY, base_id, 1, quote_id)

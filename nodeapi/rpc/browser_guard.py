@@ -1,40 +1,23 @@
-"""What keeps web pages away from the RPC port: the ``Host`` and
-``Origin`` headers and the ``Content-Type`` of POST bodies.
+"""What keeps web pages away from the RPC port (:class:`BrowserGuard`):
+the ``Host`` and ``Origin`` headers and the ``Content-Type`` of POST
+bodies, checked before anything is parsed on both transports (the
+devnet's faucet included), as geth checks ``--http.vhosts`` and
+``--ws.origins``.
 
-A node on 127.0.0.1 is reachable from every web page its user's browser
-opens: a page can open a WebSocket to ``ws://127.0.0.1:8090`` (browsers do
-not apply the same-origin policy to WebSockets), POST a ``text/plain`` body
-without a CORS preflight, or rebind its own DNS name to 127.0.0.1 (its
-requests then carry ``Host: evil.example``).  Three checks refuse these
-before anything is parsed, on both transports (WebSocket upgrade and HTTP,
-the devnet's faucet included), as geth checks ``--http.vhosts`` and
-``--ws.origins``:
-
-* ``Host`` (``--rpc-allowed-hosts``): the host name of the header, without
-  its port, must be in the list.  A request without ``Host`` (HTTP/1.0, no
-  browser sends one) passes;
-* ``Origin`` (``--rpc-allowed-origins``): a request carrying one (browsers
-  send it on every WebSocket upgrade and every POST) must match a rule.  A
-  rule is a host name (any scheme and port: ``localhost``), or
-  ``scheme://host[:port]`` (that scheme, host and, when given, port), or
-  ``null`` (the origin of ``file:`` pages and sandboxed frames).  A request
-  without ``Origin`` (python-bitshares, curl, wscat: software that can send
-  any origin it likes, so checking it would protect nothing) passes;
-* ``Content-Type`` of a POST: ``application/json`` (parameters such as
-  ``; charset=utf-8`` allowed).  A POST without one passes only without an
-  ``Origin`` (a browser's ``fetch`` of an untyped body sends an Origin; its
-  forms always send a type).
-
-Defaults (an empty option): ``localhost``, ``127.0.0.1``, ``::1`` and the
-address ``--rpc-endpoint`` binds (``interface=``) unless that is every
-interface.  ``*`` in a list allows everything.  A public node reached by a
-name (``api.example.org``, a proxy's backend name) lists it in
-``--rpc-allowed-hosts`` or gives ``*`` there (docs/rpc-access.rst
-"Requests from web pages").
-
-The refusals are JSON-RPC errors (``"id": null``, code -32600): 403 for a
-host or origin, 415 for a content type, each message naming the header,
-its value and the option to change.
+Why: a node on 127.0.0.1 is reachable from every page its user's browser
+opens; a page can open a WebSocket to it (browsers apply no same-origin
+policy to WebSockets), POST a ``text/plain`` body without a CORS preflight,
+or rebind its own DNS name to 127.0.0.1 (then its requests carry ``Host:
+evil.example``).  So a request is refused when its ``Host`` (without the
+port) is not in ``--rpc-allowed-hosts``, when it carries an ``Origin`` no
+rule of ``--rpc-allowed-origins`` matches (a host name, ``scheme://host[:port]``
+or ``null``), or when it is a POST whose type is not ``application/json``
+(an untyped one passes only without an ``Origin``).  A request without
+``Host`` or without ``Origin`` passes that check: browsers send both on
+these requests, and software that leaves them out (python-bitshares, curl)
+could send any value.  The options, their defaults and the refusals (403, 415,
+JSON-RPC -32600 naming the header and the option): docs/rpc-access.rst
+"Requests from web pages".
 """
 
 import re

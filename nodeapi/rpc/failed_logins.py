@@ -1,36 +1,22 @@
-"""Failed logins in the log, in one stable line a ban tool can match.
-
-A login fails when ``login(user, password)`` over WebSocket, or the Basic
-credentials of an HTTP request or WebSocket upgrade, match no api-access
-entry (:meth:`nodeapi.rpc.access.ApiAccess.check`).  Each failure is one
-warning::
+"""Failed logins in the log (:class:`FailedLogins`), one stable line a ban
+tool can match::
 
     Failed login from 203.0.113.7 user "bob" via websocket
 
-(``via`` is ``websocket`` or ``http``).  The user name is cut to 64
-characters and every character outside ``A-Z a-z 0-9 . _ @ + -`` becomes
-``?``, so a name cannot forge a second line or another address.  The
-anonymous login every connection makes (``""``/``""``) is never logged.
+A failure is a WebSocket ``login(user, password)``, or the Basic
+credentials of an HTTP request or WebSocket upgrade, matching no
+api-access entry (:meth:`nodeapi.rpc.access.ApiAccess.check`); the
+anonymous login (``""``/``""``) is never logged.  The line, the user name's
+cut (:func:`safe_user`) and the fail2ban set-up: README.rst "Logs and
+failed logins (fail2ban)".
 
-Every failure is counted: a ban tool such as fail2ban counts matching
-lines per address (``maxretry`` lines within ``findtime``), so each
-failure is its own line, up to a bound on the log's volume:
-
-* per address, at most ``per_address`` lines (default 20) in a window of
-  ``window`` seconds (default 60) that starts at its first logged failure;
-  the failures over that are counted, and the address' first line after
-  the window says how many were left out (``(37 more from this address not
-  logged)``).  A jail whose ``maxretry`` is at most ``per_address`` and
-  whose ``findtime`` is at least ``window`` sees every failure up to the
-  ban: a guessing client is banned before any of its lines are left out.
-  The count in a later line cannot be counted by fail2ban (one line is one
-  match; a filter cannot turn a number into matches), which is why the
-  bound is lines per address and not one summary line;
-* over every address together, at most ``burst`` lines per second
-  (default 50): many addresses failing at once (a botnet) cannot flood the
-  log; their failures over the cap are counted as above.
-
-:attr:`FailedLogins.total` counts every failure, logged or not.
+The bound is on lines per address in a window, not one summary line: fail2ban
+counts lines (a filter cannot turn a count in a line into matches), so a
+jail whose ``maxretry`` is at most ``per_address`` and whose ``findtime``
+is at least ``window`` sees every failure up to the ban; a cap on lines
+per second over every address keeps many addresses failing at once from
+flooding the log.  An address' first line after its window says how many
+of its failures were left out.
 """
 
 import collections

@@ -24,7 +24,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from nodeapi.api.answers import EncodedObjects
-from nodeapi.chain.state import StateObject
+from nodeapi.chain.state import AnnotatedObject, StateObject
 from nodeapi.errors import NodeAPIError
 from nodeapi.protocol.wire import json_default, to_wire
 
@@ -241,7 +241,7 @@ def encode_value(value: Any, objects: Optional[EncodedObjects] = None) -> bytes:
 
 def _reply_wire(value: Any, objects: EncodedObjects) -> Any:
     t = type(value)
-    if t is StateObject:
+    if t is StateObject or t is AnnotatedObject:
         return objects.fragment(value)
     if t is list or t is tuple:
         return [_reply_wire(v, objects) if type(v) in _SHALLOW else to_wire(v, objects.wire)
@@ -249,7 +249,7 @@ def _reply_wire(value: Any, objects: EncodedObjects) -> Any:
     return to_wire(value, objects.wire)
 
 
-_SHALLOW = (StateObject, list, tuple)
+_SHALLOW = (StateObject, AnnotatedObject, list, tuple)
 
 
 def envelope(request: Request, result: bytes) -> bytes:

@@ -4,7 +4,8 @@
 of ``fc::rpc::websocket_api_connection``: one per WebSocket connection, one
 per HTTP request.  It logs in, hands out API ids (0 = database or dummy,
 1 = login, then 2, 3, ... in the order sets are first requested) and
-resolves parsed requests to API set functions (:meth:`RpcSession.invoke`; the answer path is :mod:`nodeapi.rpc.answer`).
+resolves parsed requests to API set functions (:meth:`RpcSession.target`;
+the answer path is :mod:`nodeapi.rpc.answer`).
 
 Rules: docs/rpc-access.rst "States and transitions", docs/wire-contract.rst
 sections 1-2.
@@ -282,15 +283,6 @@ class RpcSession(Session):
             return instance, None  # a gateway's set: the upstream answers
         request.api_name = instance.name
         return instance, binding
-
-    def invoke(self, request: Request) -> Any:
-        """Call the function a request names, synchronously: returns its
-        result, or a Deferred when the function is asynchronous; raises the
-        error to map (RpcError / NodeAPIError / anything else = internal)."""
-        instance, binding = self.target(request)
-        if binding is None:
-            return instance.forward(request)
-        return getattr(instance, request.function)(*binding.bind(request.args))
 
     # -- Session contract (callbacks) -------------------------------------
     def send_notice(self, callback_id: int, payload: Any) -> None:

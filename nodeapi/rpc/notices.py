@@ -26,10 +26,9 @@ payload object is never taken for another one that reuses its memory.
 
 from typing import Any
 
-import struct
-
 import orjson
 
+from nodeapi.rpc.framing import text_frame_header
 from nodeapi.rpc.jsonrpc import encode_value
 
 #: Payloads kept within one reactor turn before the cache is emptied.
@@ -41,17 +40,6 @@ NOTICE_CACHE_SIZE = 4096
 FRAMES_PER_PAYLOAD = 16
 
 _HEAD = b'{"method":"notice","params":['
-
-
-def text_frame_header(size: int) -> bytes:
-    """The header of a final, unmasked WebSocket text frame of ``size``
-    bytes (RFC 6455 section 5.2: a server's frames are not masked; 7-bit,
-    16-bit or 64-bit length)."""
-    if size <= 125:
-        return bytes((0x81, size))
-    if size <= 0xFFFF:
-        return struct.pack("!BBH", 0x81, 126, size)
-    return struct.pack("!BBQ", 0x81, 127, size)
 
 
 def notice_frame(callback_id: Any, encoded_params: bytes) -> bytes:

@@ -29,7 +29,7 @@ import binascii
 from collections import deque
 from typing import Any, Optional
 
-from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+from autobahn.twisted.websocket import WebSocketServerFactory
 from autobahn.websocket.types import ConnectionDeny
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.interfaces import IPushProducer
@@ -38,11 +38,12 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from nodeapi.rpc.answer import Answer, answer
+from nodeapi.rpc.framing import FramingProtocol
 from nodeapi.rpc.jsonrpc import RpcError, encode_error, parse_request
 from nodeapi.rpc.guard import PausedWriteMeter
 from nodeapi.rpc.limits import ConnectionLimitExceeded
 from nodeapi.rpc.login import RpcSession
-from nodeapi.rpc.notices import NoticeFrames, text_frame_header
+from nodeapi.rpc.notices import NoticeFrames
 from nodeapi.rpc.proxies import TrustedProxies
 
 #: Shortest auto-ping interval and timeout, seconds (Autobahn's timers have
@@ -127,7 +128,7 @@ class _ReplyPacer:
         """The connection is gone (its close path cleans up)."""
 
 
-class RpcWebSocketProtocol(WebSocketServerProtocol):
+class RpcWebSocketProtocol(FramingProtocol):
     """JSON-RPC over one WebSocket connection (docs/wire-contract.rst sections 1-5)."""
 
     _log = Logger()
@@ -139,8 +140,6 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         self._held: Optional[deque] = None  # request payloads read while paused
         self._in_flight = 0
         self._open = False
-        # reply size up to which replies are framed here (0: by Autobahn)
-        self._raw_limit = 0
 
     @property
     def unsent(self) -> int:
@@ -178,17 +177,8 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
         return None
 
     def onOpen(self) -> None:
+        super().onOpen()  # decides the framing (nodeapi.rpc.framing)
         self._open = True
-        # Replies are framed here (a final unmasked text frame, what
-        # Autobahn's sendFrame builds) unless an option of Autobahn's changes
-        # the frames or watches each one: a negotiated permessage-deflate,
-        # masked or fragmented server frames, frame/octet logging or timing
-        # tracking.  These are fixed once the connection is open.
-        if (self._perMessageCompress is None and not self.maskServerFrames
-                and not self.autoFragmentSize and not self.logFrames
-                and not self.logOctets and not self.trackedTimings):
-            # Autobahn refuses (PayloadExceededError) a larger message
-            self._raw_limit = self.maxMessagePayloadSize or float("inf")
         self.factory.connections.add(self)
         if self.factory.metrics is not None:
             self.factory.metrics.ws_connections.inc()
@@ -263,43 +253,20 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
     def _send_notice(self, callback_id: int, payload: Any) -> None:
         """Write the notice frame the factory's :class:`NoticeFrames` made
         (shared by the connections sent the same notice)."""
-        if not self._open or self.state != self.STATE_OPEN:
-            return
-        frame = self.factory.notices.frame(callback_id, payload)
-        # the frame is complete (no compression is negotiated): written as is
-        self.transport.write(frame)
-        self._wrote(len(frame))
+        if self._open and self.websocket_open:
+            self._wrote(self.send_frame(self.factory.notices.frame(callback_id, payload)))
 
     def _send_notices(self, notices: list) -> None:
         """Write the frames of ``[(callback_id, payload), ...]`` at once."""
-        if not self._open or self.state != self.STATE_OPEN:
-            return
-        frame = self.factory.notices.frame
-        data = b"".join([frame(cb, payload) for cb, payload in notices])
-        self.transport.write(data)
-        self._wrote(len(data))
+        if self._open and self.websocket_open:
+            frame = self.factory.notices.frame
+            self._wrote(self.send_frames([frame(cb, payload) for cb, payload in notices]))
 
     def _send(self, data: bytes) -> None:
-        """Send one reply (a text message): the frame is written here when
-        Autobahn would write the same bytes (:meth:`onOpen`; RFC 6455
-        section 5.2), its traffic counters kept as ``sendMessage`` keeps
-        them; otherwise (compression, a closing connection, queued sync
-        writes, a message over the size limit) through ``sendMessage``."""
-        if not self._open:
-            return
-        size = len(data)
-        if size <= self._raw_limit and self.state == self.STATE_OPEN and not self.send_queue:
-            frame = text_frame_header(size) + data
-            self.transport.write(frame)
-            stats = self.trafficStats
-            stats.outgoingWebSocketMessages += 1
-            stats.outgoingWebSocketFrames += 1
-            stats.outgoingOctetsAppLevel += size
-            stats.outgoingOctetsWebSocketLevel += size
-            stats.outgoingOctetsWireLevel += len(frame)
-        else:
-            self.sendMessage(data, isBinary=False)
-        self._wrote(size)
+        """Send one reply (a text message, :meth:`FramingProtocol.send_text`)."""
+        if self._open:
+            self.send_text(data)
+            self._wrote(len(data))
 
     def _wrote(self, size: int) -> None:
         """``size`` bytes were written: close a client past
@@ -310,12 +277,7 @@ class RpcWebSocketProtocol(WebSocketServerProtocol):
                            "({peer}, {size} bytes unsent)", peer=self.peer,
                            size=self.meter.unsent)
             self._open = False
-            # 1008 (policy violation) is reserved to the WebSocket layer:
-            # Autobahn's public sendClose() only takes 1000 and 3000-4999, so
-            # the close frame is sent with the protocol's own primitive (the
-            # peer then has closeHandshakeTimeout seconds before a drop)
-            self.sendCloseFrame(code=1008, reasonUtf8=b"client too slow reading replies",
-                                isReply=False)
+            self.close_with(1008, b"client too slow reading replies")
 
     def onClose(self, wasClean: bool, code: Optional[int], reason: Optional[str]) -> None:
         if self._open and self.factory.metrics is not None:
@@ -400,10 +362,7 @@ class RpcWebSocketFactory(WebSocketServerFactory):
         if not self.connections:
             return succeed(None)
         for protocol in list(self.connections):
-            try:
-                protocol.sendCloseFrame(code=1001, reasonUtf8=b"node stopping", isReply=False)
-            except Exception:  # not open (closing already): it goes anyway
-                pass
+            protocol.close_with(1001, b"node stopping")
         done = self._all_closed = Deferred()
         timer = self.reactor.callLater(timeout, self._give_up)
         done.addBoth(lambda result: timer.cancel() if timer.active() else None)

@@ -5,7 +5,7 @@ reuse (nodeapi.api.answers), over a real Chain."""
 import pytest
 
 from nodeapi.api.answers import StateAnswerCache
-from nodeapi.api.base import ApiSet, Section, api_function, api_functions
+from nodeapi.api.base import ApiSet, Section, api_function, api_functions, section
 from nodeapi.api.database import DatabaseApi
 from nodeapi.api.history import HistoryApi
 from nodeapi.node import Node
@@ -85,13 +85,13 @@ def test_two_sections_serving_one_name_are_refused():
             return 2
 
     with pytest.raises(TypeError, match="function same of section two"):
-        type("Clash", (ApiSet,), {"sections": {"one": One, "two": Two}})
+        type("Clash", (ApiSet,), {"one": section(One), "two": section(Two)})
 
     def same(self):
         return 3
 
     with pytest.raises(TypeError, match="function same of section one"):
-        type("Own", (ApiSet,), {"sections": {"one": One}, "same": api_function(same)})
+        type("Own", (ApiSet,), {"one": section(One), "same": api_function(same)})
 
 
 def test_a_subclass_adds_functions_to_the_sections_ones(funded):
@@ -151,3 +151,27 @@ def test_answer_cache_policy():
     assert len(cache) == 2
     cache.put("i", (state, 5), {})
     assert len(cache) == 1 and cache.get("k", (state, 5)) is None
+
+
+def test_sections_are_declared_once_and_derived(funded):
+    """``ApiSet.sections`` is derived from the ``section`` declarations, a
+    subclass' included; a section is built with the node then what it
+    names, in order."""
+
+    class Needs(Section):
+        def __init__(self, node, session, subscriptions):
+            super().__init__(node)
+            self.got = (session, subscriptions)
+
+        @api_function
+        def needs(self):
+            return 1
+
+    class WithNeeds(DatabaseApi):
+        needy = section(Needs, "session", "subscriptions")
+
+    assert WithNeeds.sections == {**DatabaseApi.sections, "needy": Needs}
+    assert DatabaseApi.sections["objects"] is type(make_api(funded)[0].objects)
+    api, session = make_api(funded, WithNeeds)
+    assert api.call("needs", []) == 1
+    assert api.needy.got == (session, api.subscriptions) and api.needy.node is api.node

@@ -24,14 +24,16 @@ def run_python(code_or_args, timeout):
 
 
 def test_there_are_bench_scripts():
-    assert {"chain", "rpc", "reference", "peers"} <= set(SCRIPTS)
+    assert {"chain", "rpc", "reference", "peers", "common"} <= set(SCRIPTS)
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_each_bench_script_imports(name):
-    """Imported in a child (the scripts put bench/ and tests/ on sys.path),
+    """Imported in a child as ``python bench/<name>.py`` runs it (bench/
+    first on sys.path; bench/common.py adds the repository and tests/),
     under another name than __main__, so nothing runs but the imports."""
     code = ("import importlib.util, sys\n"
+            f"sys.path.insert(0, {BENCH!r})\n"
             f"spec = importlib.util.spec_from_file_location('bench_{name}', "
             f"{os.path.join(BENCH, name + '.py')!r})\n"
             "module = importlib.util.module_from_spec(spec)\n"
@@ -64,3 +66,41 @@ def test_reference_bench_runs_tiny():
                              rf"calls/s .* ratio (\d+\.\d\d|n/a)", out, re.M), (kind, call, out)
     assert re.search(r"^memory: .* ratio started \d+\.\d\d$", out, re.M), out
     assert re.search(r"^startup: .* ratio \d+\.\d\d$", out, re.M), out
+
+
+def _bench_common():
+    """bench/common.py, imported as the scripts import it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_common",
+                                                  os.path.join(BENCH, "common.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_frame_parser_reads_the_nodes_frames():
+    """The shared client-side parser cuts the frames the node writes
+    (nodeapi.rpc.framing, 7-, 16- and 64-bit lengths), keeps a partial one
+    for later, and stops at a close frame; the client frames it makes carry
+    their payload under a zero mask (RFC 6455 section 5.3)."""
+    from nodeapi.rpc.framing import text_frame_header
+
+    common = _bench_common()
+    texts = [b"a" * 5, b"b" * 300, b"c" * 70000]
+    wire = b"".join(text_frame_header(len(t)) + t for t in texts)
+    frames, used = common.read_frames(wire + wire[:3])
+    assert used == len(wire)
+    assert [wire[start:end] for _, start, end in frames] == texts
+    assert {opcode for opcode, _, _ in frames} == {1}
+    frames, used = common.read_frames(bytearray(wire[:-1]))
+    assert len(frames) == 2 and used == len(wire) - len(texts[2]) - 10
+    with pytest.raises(SystemExit, match="server closed"):
+        common.read_frames(bytes((0x88, 2)) + b"\x03\xe8")
+    for text in texts:
+        frame = common.masked_frame(text)
+        head = 2 + {5: 0, 300: 2, 70000: 8}[len(text)]
+        assert frame[0] == 0x81 and frame[1] & 0x80
+        assert frame[head:head + 4] == b"\0\0\0\0" and frame[head + 4:] == text
+    assert common.percentile([5, 1, 4, 2, 3], 0.5) == 3
+    assert common.percentile([5, 1, 4, 2, 3], 0.99) == 5

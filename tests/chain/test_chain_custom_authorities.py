@@ -13,7 +13,10 @@ from nodeapi.protocol.operations import OPERATIONS
 from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
 from nodeapi.protocol.times import format_time
 
-from kit.chain import CORE, claim_op, claim_wire, genesis_with, open_chain, produce, push_wire
+from nodeapi.chain.evaluators.custom_authority import HARDFORK_BSIP_40_TIME
+
+from kit.chain import (CORE, claim_op, claim_wire, genesis_with, jump, open_chain, produce,
+                       push_wire)
 from kit.keys import DEV_PUB, DEV_WIF, OTHER_PUB, OTHER_WIF
 from kit.signing import sign, sign_wire
 
@@ -123,6 +126,9 @@ def chain(genesis, tmp_path):
     params = genesis.data["initial_parameters"]
     ext = dict(params.get("extensions") or {}, custom_authority_options=OPTIONS)
     chain = open_chain(genesis_with(genesis, extensions=ext), tmp_path / "blocks")
+    # BSIP 40 is in force from HARDFORK_BSIP_40_TIME (mainnet rules): the
+    # chain's first block comes after it
+    jump(chain, HARDFORK_BSIP_40_TIME - chain.head_block_time)
     chain.push_transaction(sign_wire(chain, [claim_wire()]))
     produce(chain)
     yield chain
@@ -208,6 +214,7 @@ def test_creation_rules(chain):
 
 def test_without_the_committee_options_creation_is_refused(genesis, tmp_path):
     chain = open_chain(genesis, tmp_path / "plain")
+    jump(chain, HARDFORK_BSIP_40_TIME - chain.head_block_time)
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
     with pytest.raises(InvalidOperation, match="global configuration not set"):
@@ -215,9 +222,66 @@ def test_without_the_committee_options_creation_is_refused(genesis, tmp_path):
     chain.block_log.close()
 
 
-def test_expired_custom_authorities_go_at_maintenance(chain):
-    from kit.chain import jump
+def test_before_bsip_40_custom_authorities_are_not_enabled(genesis, tmp_path):
+    """custom_authority_evaluator.cpp ``custom_authority_create_evaluator::
+    do_evaluate`` asserts ``HARDFORK_BSIP_40_PASSED(now)`` before anything
+    else, and proposal_evaluator.cpp's ``proposal_operation_hardfork_visitor``
+    refuses custom authority operations in proposals and committee
+    parameters with ``custom_authority_options`` (or fees of 54-56) before
+    it: HARDFORK_BSIP_40_TIME is 2030-01-01 under mainnet rules, so even a
+    chain whose genesis sets the options has them unusable today."""
+    params = genesis.data["initial_parameters"]
+    ext = dict(params.get("extensions") or {}, custom_authority_options=OPTIONS)
+    chain = open_chain(genesis_with(genesis, extensions=ext,
+                                    committee_proposal_review_period=600),
+                       tmp_path / "early")
+    chain.push_transaction(sign_wire(chain, [claim_wire()]))
+    produce(chain)
+    assert chain.head_block_time < HARDFORK_BSIP_40_TIME == 1893456000
+    with pytest.raises(InvalidOperation, match="Custom active authorities are not yet enabled"):
+        create(chain, [])
+    now = chain.head_block_time
+    ca_create = [54, {"fee": FEE0, "account": INIT0, "enabled": True,
+                      "valid_from": format_time(now), "valid_to": format_time(now + 60),
+                      "operation_type": 0, "auth": {
+                          "weight_threshold": 1, "account_auths": [],
+                          "key_auths": [[OTHER_PUB, 1]], "address_auths": []},
+                      "restrictions": [], "extensions": []}]
+    new_params = dict(chain.state.objects["2.0.0"]["parameters"])
 
+    def propose(op, review=None):
+        data = {"fee_paying_account": INIT0, "expiration_time": format_time(now + 3600),
+                "proposed_ops": [{"op": op}], "extensions": []}
+        if review is not None:
+            data["review_period_seconds"] = review
+        return push(chain, [[22, data]])
+
+    with pytest.raises(InvalidOperation, match="Not allowed until hardfork BSIP 40"):
+        propose(ca_create)
+    # nested one level down as well
+    inner = [22, {"fee": FEE0, "fee_paying_account": INIT0,
+                  "expiration_time": format_time(now + 1800),
+                  "proposed_ops": [{"op": [56, {"fee": FEE0, "account": INIT0,
+                                                "authority_to_delete": "1.17.0",
+                                                "extensions": []}]}], "extensions": []}]
+    with pytest.raises(InvalidOperation, match="Not allowed until hardfork BSIP 40"):
+        propose(inner)
+    review = int(new_params["committee_proposal_review_period"])
+    with pytest.raises(InvalidOperation, match="Unable to set Custom Authority Options"):
+        propose([31, {"fee": FEE0, "new_parameters": new_params}], review)
+    fees = dict(new_params["current_fees"])
+    fees["parameters"] = list(fees["parameters"]) + [[55, {"fee": 1, "price_per_kbyte": 1}]]
+    without = dict(new_params, extensions={}, current_fees=fees)
+    with pytest.raises(InvalidOperation, match="Unable to define fees for custom authority"):
+        propose([31, {"fee": FEE0, "new_parameters": without}], review)
+    # the same parameters without them are a valid committee proposal
+    plain = dict(new_params, extensions={})
+    [[_tag, pid]] = propose([31, {"fee": FEE0, "new_parameters": plain}], review)
+    assert pid.startswith("1.10.")
+    chain.block_log.close()
+
+
+def test_expired_custom_authorities_go_at_maintenance(chain):
     cid = create(chain, [], valid_for=120)
     interval = int(chain.state.objects["2.0.0"]["parameters"]["maintenance_interval"])
     jump(chain, interval + 10)

@@ -153,6 +153,49 @@ def test_review_period_executes_only_at_expiration(chain):
     assert chain.state.find(pid) is None and balance(chain, INIT2) - before == 99
 
 
+def test_the_approval_index_drops_an_account_whose_approval_is_removed(chain, tmp_path):
+    """proposal_object.cpp ``required_approval_index``: ``object_inserted``
+    enters the required and available approvals; ``object_modified`` then
+    follows only the available approvals (``insert_or_remove_delta``), so
+    init1, required, drops out of the lists when its approval is removed
+    and comes back when it approves again; init0 (the proposer, not named)
+    is never in them.  The database API's ``get_proposed_transactions`` and
+    ``get_full_accounts`` answer from it; a store restored from a
+    checkpoint lists init1 again (graphene rebuilds the index at start)."""
+    from kit.api import make_api
+
+    from nodeapi.chain.evaluators.proposal import approval_index_accounts
+    from nodeapi.chain.state import ObjectStore
+
+    db = make_api(chain)[0]
+
+    def listed(account):
+        return [p["id"] for p in db.get_proposed_transactions(account)]
+
+    pid = propose(chain, [transfer(INIT1, INIT2, 5)], lifetime=600, review=300)
+    assert listed(INIT1) == [pid] and listed(INIT0) == []
+    approve(chain, pid, active=[INIT1])
+    assert listed(INIT1) == [pid]
+    approve(chain, pid, remove_active=[INIT1])
+    produce(chain)
+    proposal = chain.state.objects[pid]
+    assert proposal["required_active_approvals"] == [INIT1]
+    assert proposal["available_active_approvals"] == []
+    assert listed(INIT1) == []
+    [full] = db.get_full_accounts([INIT1], False)
+    assert full[1]["proposals"] == []
+    assert approval_index_accounts(proposal) == set()
+    # restored from the objects (a restart): every named account again
+    objects, counters = chain.state.committed()
+    restored = ObjectStore.restored(chain.state.statistics_space,
+                                    {k: dict(v) for k, v in objects.items()}, counters)
+    assert approval_index_accounts(restored.objects[pid]) == {INIT1}
+    # approving again brings it back
+    approve(chain, pid, payer=INIT1, active=[INIT1])
+    produce(chain)
+    assert listed(INIT1) == [pid]
+
+
 def test_a_failed_execution_keeps_the_proposal_until_it_expires(chain):
     too_much = balance(chain, INIT1) + 1
     pid = propose(chain, [transfer(INIT1, INIT2, too_much)], lifetime=120)

@@ -67,6 +67,27 @@ def test_flash_loan_in_one_transaction(chain, fund):
     assert before - state.balance(INIT1, CORE) == 1000 + fees
 
 
+def test_the_fund_owner_has_the_loan_in_its_history(chain, fund):
+    """account_history_plugin.cpp ``add_account_history``: the accounts of
+    an operation's history entries include the ``impacted_accounts`` of an
+    ``extendable_operation_result``; samet_fund_evaluator.cpp names the
+    fund's owner there for samet_fund_borrow and samet_fund_repay, so
+    init0 (owner, not the borrower) gets both entries: total_ops + 2, its
+    latest entry the one just before init1's."""
+    stats = chain.state.objects[chain.state.objects[INIT0]["statistics"]]
+    before = int(stats["total_ops"])
+    results = push(chain, borrow(fund, 1000), repay(fund, 1000, 3))
+    assert results == [[5, {"impacted_accounts": [INIT0]}]] * 2
+    produce(chain)
+    stats = chain.state.objects[chain.state.objects[INIT0]["statistics"]]
+    assert int(stats["total_ops"]) == before + 2
+    # entries by (operation, account ascending): borrow 2.9.n (init0),
+    # 2.9.n+1 (init1), repay 2.9.n+2 (init0), 2.9.n+3 (init1)
+    borrower = chain.state.objects[chain.state.objects[INIT1]["statistics"]]
+    mine = int(stats["most_recent_op"].split(".")[2])
+    assert mine == int(borrower["most_recent_op"].split(".")[2]) - 1
+
+
 def test_unpaid_debt_is_refused_and_changes_nothing(chain, fund):
     state = chain.state
     before = state.balance(INIT1, CORE)

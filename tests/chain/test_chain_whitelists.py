@@ -5,7 +5,7 @@ lists."""
 
 import pytest
 
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.errors import InvalidOperation, OrderNotAuthorized
 
 from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
 from kit.keys import DEV_PUB
@@ -101,6 +101,55 @@ def test_market_lists_of_the_selling_asset(chain):
     push(chain, [1, {"seller": INIT0, "amount_to_sell": amount(1, gated),
                      "min_to_receive": amount(1, other), "expiration": "2030-01-01T00:00:00",
                      "fill_or_kill": False, "extensions": {}}])
+
+
+def test_order_refusals_carry_graphenes_exceptions(chain):
+    """market_evaluator.cpp ``limit_order_create_evaluator::do_evaluate``
+    refuses with ``GRAPHENE_ASSERT``: limit_order_create_market_not_whitelisted
+    (3050000 + 100 x 1 + 2), ..._market_blacklisted (+3),
+    ..._selling_asset_unauthorized (+4), ..._receiving_asset_unauthorized
+    (+5); ``limit_order_update_evaluator::do_evaluate`` has the same checks
+    as plain ``FC_ASSERT`` (invalid_operation here)."""
+    other = wl_asset(chain, "OTHERX")
+    gated = wl_asset(chain, "GATEDX", whitelist_markets=[other])
+    barred = wl_asset(chain, "BARRED", blacklist_markets=[CORE])
+    listed = wl_asset(chain, "LISTED", whitelist_authorities=[INIT0])
+    for asset in (gated, barred):
+        push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, asset),
+                          "issue_to_account": INIT0, "extensions": {}}])
+
+    def order(seller, sell, receive):
+        return [1, {"seller": seller, "amount_to_sell": sell, "min_to_receive": receive,
+                    "expiration": "2030-01-01T00:00:00", "fill_or_kill": False,
+                    "extensions": {}}]
+
+    cases = [(order(INIT0, amount(1, gated), amount(1, CORE)), 3050102,
+              "limit_order_create_market_not_whitelisted"),
+             (order(INIT0, amount(1, barred), amount(1, CORE)), 3050103,
+              "limit_order_create_market_blacklisted"),
+             (order(INIT1, amount(1, CORE), amount(1, listed)), 3050105,
+              "limit_order_create_receiving_asset_unauthorized")]
+    for op, code, name in cases:
+        with pytest.raises(OrderNotAuthorized) as info:
+            push(chain, op)
+        assert (info.value.code, info.value.name) == (code, name)
+    # init0 lists nobody: init1 may not sell what it cannot hold
+    push(chain, listing(INIT0, INIT1, 1))
+    push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(100, listed),
+                      "issue_to_account": INIT1, "extensions": {}}])
+    [[_t, oid]] = push(chain, order(INIT1, amount(10, listed), amount(10, CORE)))
+    push(chain, listing(INIT0, INIT1, 0))
+    with pytest.raises(OrderNotAuthorized) as info:
+        push(chain, order(INIT1, amount(1, listed), amount(1, CORE)))
+    assert info.value.name == "limit_order_create_selling_asset_unauthorized"
+    assert info.value.code == 3050104
+    # the update of its standing order: the same rule, a plain assert
+    with pytest.raises(InvalidOperation) as info:
+        push(chain, [77, {"seller": INIT1, "order": oid,
+                          "new_expiration": "2029-01-01T00:00:00", "extensions": []}])
+    assert not isinstance(info.value, OrderNotAuthorized)
+    assert info.value.name == "invalid_operation"
+    assert "not allowed to transact the selling asset" in str(info.value)
 
 
 def plain_asset(chain, symbol):

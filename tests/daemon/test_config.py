@@ -394,7 +394,9 @@ ERRORS = [
     (["--seed-nodes", "127.0.0.1:1776"],
      "--seed-nodes: expected a JSON list of \"host:port\" strings, got '127.0.0.1:1776'"),
     (["--p2p-endpoint", "node.example:1776"],
-     "--p2p-endpoint: the P2P endpoint's host must be an IPv4 address, got 'node.example'"),
+     "--p2p-endpoint: the P2P endpoint's host must be an IPv4 address or an IPv6 address "
+     "in brackets, got 'node.example'"),
+    (["--p2p-endpoint", "[::g]:1776"], "--p2p-endpoint: not an IPv6 address: '[::g]'"),
     (["--p2p-endpoint", "1776"], "--p2p-endpoint: expected host:port, got '1776'"),
     (["--searchdb-node-url", "ftp://x/"],
      "--searchdb-node-url: 'ftp://x/' is not an http:// or https:// URL with a host"),

@@ -117,7 +117,8 @@ def test_seed_nodes_reach_the_peers_as_parsed(tmp_path):
     service = top.getServiceNamed("peers")
     assert [a.address for a in options["seed-node"]] == ["127.0.0.1:1", "127.0.0.1:2"]
     assert sorted(service.peers) == ["127.0.0.1:2", "127.0.0.1:4"]
-    assert service.peers["127.0.0.1:2"].scheme_given
+    assert service.peers["127.0.0.1:2"].remote.handshake_hint is None  # a ws:// URL
+    assert "no P2P node" in service.peers["127.0.0.1:4"].remote.handshake_hint
     assert sorted(service.p2p.seeds) == ["127.0.0.1:1", "127.0.0.1:3"]
     top.block_log.close()
 

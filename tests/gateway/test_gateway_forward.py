@@ -363,7 +363,8 @@ def test_an_upstream_of_another_chain_is_not_used(funded_pair, new_chain, genesi
             _upstream_used, chain_id = yield defer.Deferred.fromCoroutine(
                 pool.call("database", "get_chain_id", [], raw=False))
             assert _upstream_used is right and chain_id == funded_pair.chain_id
-        assert wrong.calls == 0  # not even a health check after the chain id
+        # each connection: its login and chain id, not even a health check after
+        assert wrong.calls == 2 * wrong.connections
     finally:
         yield pool.stopService()
         for site in sites:

@@ -434,7 +434,7 @@ def test_losing_the_last_usable_upstream_cuts_other_reconnection_waits_short(cha
     yield gw.start(usable=1)
     good_up, dead = gw.pool.upstreams
     try:
-        yield wait_for(lambda: dead._waiting, timeout=5)
+        yield wait_for(lambda: dead.remote.waiting, timeout=5)
         attempts = dead.attempts
         yield wait_for(lambda: False, timeout=0.3).addErrback(lambda _f: None)
         assert dead.attempts == attempts  # the clock is not advanced: it waits

@@ -1,10 +1,9 @@
-"""What an upstream may send the gateway (nodeapi.gateway.replies): the
+"""What an upstream may send the gateway (nodeapi.peers.replies): the
 checks every upstream message passes before anything in it is used."""
 
 import pytest
 
-from nodeapi.gateway.connection import raw_result
-from nodeapi.gateway.replies import MAX_DEPTH, BadReply, check_value, read_message
+from nodeapi.peers.replies import MAX_DEPTH, BadReply, check_value, raw_result, read_message
 
 
 def _read(payload: bytes):

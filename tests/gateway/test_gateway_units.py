@@ -9,7 +9,7 @@ from twisted.internet.task import Clock
 from nodeapi.config_parse import parse_chain_id
 from nodeapi.gateway.cache import ForwardedAnswerCache, cache_key
 from nodeapi.errors import ApiError
-from nodeapi.gateway.connection import raw_result
+from nodeapi.peers.replies import raw_result
 from nodeapi.gateway.link_wait import LINK_WAIT, LinkWait
 
 

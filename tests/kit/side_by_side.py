@@ -115,6 +115,9 @@ def start_sides(tmp) -> tuple:
     reference = start_reference(tmp, "reference")
     node = Daemon(tmp / "nodeapi")
     try:
+        # its first block is now (the genesis is of 2016): before it, a
+        # transaction's TaPoS and expiration would refer to the genesis
+        reference.wait_head(1)
         node.start()
         pair = (Side(reference, "reference"), Side(node, "nodeapi"))
         for side in pair:

@@ -24,7 +24,8 @@ from nodeapi.protocol.block import block_id, deserialize_block, serialize_block
 from nodeapi.protocol.node_address import parse_node_address
 
 from kit.chain import claim_op, produce
-from kit.keys import CHAIN_ID
+from kit.keys import CHAIN_ID, DEV_WIF
+from kit.p2p_raw import RawPeer, accepted_peer, closed, firewall_probe, raw_hello
 from kit.peers import FAST
 from kit.signing import sign
 from kit.wait import wait_for
@@ -200,94 +201,180 @@ def test_a_peer_on_another_chain_is_rejected(producer):
         yield _stop(a)
 
 
-class _RawPeer:
-    """A blocking socket speaking the stream by hand (the hostile peer);
-    ``rcvbuf``: a small receive buffer (bytes) for a peer that stops
-    reading."""
-
-    def __init__(self, address, rcvbuf=None):
-        host, port = address.rsplit(":", 1)
-        self.sock = socket.socket()
-        if rcvbuf:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        self.sock.settimeout(5)
-        self.sock.connect((host, int(port)))
-        self.key = coincurve.PrivateKey()
-        self.sock.sendall(self.key.public_key.format(compressed=True))
-        remote = self._read(33)
-        self.secret = stcp.shared_secret(self.key, remote)
-        self.cipher = stcp.StreamCipher(self.secret)
-        self.plain = b""
-
-    def _read(self, n):
-        out = b""
-        while len(out) < n:
-            chunk = self.sock.recv(n - len(out))
-            if not chunk:
-                raise EOFError("closed")
-            out += chunk
-        return out
-
-    def send(self, msg_type, data):
-        self.sock.sendall(self.cipher.encrypt(cm.frame(msg_type, data)))
-
-    def send_raw_plain(self, plain):
-        self.sock.sendall(self.cipher.encrypt(plain))
-
-    def recv_message(self):
-        while True:
-            if len(self.plain) >= 16:
-                size, msg_type = struct.unpack_from("<II", self.plain)
-                total = cm.framed_size(size)
-                if len(self.plain) >= total:
-                    data = self.plain[8:8 + size]
-                    self.plain = self.plain[total:]
-                    return msg_type, data
-            self.plain += self.cipher.decrypt(self._read(16))
-
-    def closed(self):
-        return _closed(self.sock)
-
-    def close(self):
-        self.sock.close()
-
-
-def _closed(sock) -> bool:
-    """True once the node closed ``sock`` (read until EOF or reset);
-    False when it stays silent and open for 10 s."""
-    sock.settimeout(10)
-    try:
-        while sock.recv(4096):
-            pass
-        return True
-    except ConnectionResetError:
-        return True
-    except socket.timeout:
-        return False
-
-
 def _blocking(fn, *args):
     """Run a blocking call of the raw peer in a thread (the reactor keeps
     serving the node under test)."""
     return threads.deferToThread(fn, *args)
 
 
-@pytest_twisted.inlineCallbacks
 def _raw_hello(address, chain_id=CHAIN_ID, rcvbuf=None):
-    peer = yield _blocking(_RawPeer, address, rcvbuf)
-    key = coincurve.PrivateKey()
-    digest = hashlib.sha256(peer.secret).digest()
-    sig = key.sign_recoverable(digest, hasher=None)
-    compact = bytes([sig[64] + 31]) + sig[:64]
-    hello = {"user_agent": "raw", "core_protocol_version": 106,
-             "inbound_address": "0.0.0.0", "inbound_port": 0, "outbound_port": 0,
-             "node_public_key": key.public_key.format(compressed=True).hex(),
-             "signed_shared_secret": compact.hex(), "chain_id": chain_id, "user_data": {}}
-    peer.send(cm.HELLO, cm.encode(cm.HELLO, hello))
-    # the node's own hello comes first
-    msg_type, _data = yield _blocking(peer.recv_message)
-    assert msg_type == cm.HELLO
-    return peer
+    return _blocking(raw_hello, address, chain_id, rcvbuf)
+
+
+@pytest_twisted.inlineCallbacks
+def test_ipv6_listen_dial_and_address_messages(producer, follower, new_chain):
+    """A listens on ``[::1]:0`` and on nothing else; B dials ``[::1]:port``
+    and syncs.  Peers are named ``[v6]:port`` (network_node answers, the
+    peer database).  A raw peer asks A for addresses: B, connected over
+    IPv6, is not in them (graphene's ``address_info`` holds an
+    ``fc::ip::endpoint``, an IPv4 address and a port: core_messages.hpp),
+    as A's hello to an IPv6 peer gives ``0.0.0.0`` as its inbound address.
+    bitshares-core 7.0.2 itself listens and dials over IPv4 only."""
+    produce(producer, 5)
+    a = _service(producer, p2p_endpoint="[::1]:0")
+    a.startService()
+    try:
+        yield wait_for(lambda: a.p2p.listening_port is not None)
+        port = a.p2p.listening_port.getHost().port
+        assert a.p2p.info()["listening_on"] == f"[::1]:{port}"
+        b, address_b = yield _listening(follower, p2p_seeds=[f"[::1]:{port}"])
+        yield wait_for(lambda: follower.head_block_num == 5, timeout=10)
+        [seen_by_b] = b.p2p.connected_peers()
+        assert seen_by_b["host"] == f"[::1]:{port}"
+        assert seen_by_b["info"]["addrlocal"].startswith("[::1]:")
+        [seen_by_a] = a.p2p.connected_peers()
+        assert seen_by_a["host"].startswith("[::1]:")
+        # B's inbound port is in A's peer database in the IPv6 form
+        assert f"[::1]:{address_b.rsplit(':', 1)[1]}" in a.p2p.potential_peers
+        # A's address message leaves the IPv6 peer out
+        peer = yield _blocking(accepted_peer, f"[::1]:{port}")
+        peer.send_message(cm.ADDRESS_REQUEST, {})
+        msg_type, data = yield _blocking(peer.recv_skipping, cm.FETCH_BLOCKCHAIN_ITEM_IDS,
+                                         cm.CURRENT_TIME_REQUEST)
+        assert msg_type == cm.ADDRESS
+        assert cm.decode(cm.ADDRESS, data, "TEST")["addresses"] == []
+        peer.close()
+    finally:
+        yield _stop(b, a)
+
+
+def test_p2p_endpoint_takes_ipv6_in_brackets():
+    from nodeapi.config_parse import parse_p2p_endpoint
+
+    assert parse_p2p_endpoint("[::1]:1776") == "[::1]:1776"
+    assert parse_p2p_endpoint("[0:0::1]:1776") == "[::1]:1776"
+    assert parse_p2p_endpoint("127.0.0.1:1776") == "127.0.0.1:1776"
+    assert parse_p2p_endpoint(":1776") == "0.0.0.0:1776"
+    for bad in ("[::g]:1", "::1:1776", "[::1]:99999", "example.org:1"):
+        with pytest.raises(ValueError):
+            parse_p2p_endpoint(bad)
+
+
+def _offer_blocks(address, blocks) -> bool:
+    """A raw peer through the handshake advertises each block by its
+    message hash, sends it when fetched, and then waits: True when the
+    node closed the connection."""
+    peer = accepted_peer(address)
+    empty = {"total_remaining_item_count": 0, "item_type": cm.BLOCK, "item_hashes_available": []}
+    # the node's sync request after the handshake: nothing to give (in sync)
+    peer.recv_skipping(cm.CURRENT_TIME_REQUEST, cm.ADDRESS)
+    peer.send_message(cm.BLOCKCHAIN_ITEM_IDS_INVENTORY, empty)
+    for block in blocks:
+        data = cm.encode(cm.BLOCK, {"block": block, "block_id": block_id(block)}, "TEST")
+        item = hashlib.new("ripemd160", data).hexdigest()
+        peer.send_message(cm.ITEM_IDS_INVENTORY, {"item_type": cm.BLOCK,
+                                                  "item_hashes_available": [item]})
+        while True:
+            msg_type, _ = peer.recv_message()
+            if msg_type == cm.FETCH_ITEMS:
+                break
+            if msg_type == cm.FETCH_BLOCKCHAIN_ITEM_IDS:
+                peer.send_message(cm.BLOCKCHAIN_ITEM_IDS_INVENTORY, empty)
+        peer.send(cm.BLOCK, data)
+    try:
+        return peer.closed()
+    finally:
+        peer.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_longer_fork_with_a_bad_block_is_given_up(producer, new_chain):
+    """A peer offers a fork longer than the node's chain whose second
+    block is not what its witness signed: the first is kept (a shorter
+    fork, not checked yet, as graphene's fork database keeps it), the
+    second makes the node switch, the bad block is refused, the node pops
+    the fork's first block and applies its own again (db_block.cpp
+    ``_push_block``: "restore all blocks from the good fork"), and drops
+    the peer; its head and state are as before."""
+    produce(producer, 3)
+    other = new_chain()
+    for num in (1, 2):
+        other.push_block(producer.get_block(num), now=producer.head_block_time + 60)
+    good = other.generate_block(other.get_slot_time(2), other.get_scheduled_witness(2), DEV_WIF)
+    nxt = other.generate_block(other.get_slot_time(1), other.get_scheduled_witness(1), DEV_WIF)
+    bad = dict(nxt, transaction_merkle_root="11" * 20)
+    head, state = producer.head_block_id, producer.state.committed()[0]
+    a, address = yield _listening(producer)
+    try:
+        assert (yield _blocking(_offer_blocks, address, [good, bad]))
+        assert producer.head_block_id == head and producer.state.committed()[0] == state
+        assert block_id(good) in producer.forks and block_id(bad) not in producer.forks
+        assert producer.block_log.head_num == 3
+        yield wait_for(lambda: not a.p2p.peers, timeout=5)
+    finally:
+        yield _stop(a)
+
+
+def _answer_sync_requests(address, ids_of) -> list:
+    """A raw peer through the handshake answers each of the node's sync
+    requests with ``ids_of(round)`` (known block ids); returns the
+    synopses it was sent, until the node asks nothing for 2 s."""
+    peer = accepted_peer(address)
+    synopses = []
+    try:
+        while True:
+            peer.sock.settimeout(2)
+            try:
+                msg_type, data = peer.recv_message()
+            except OSError:
+                return synopses
+            if msg_type != cm.FETCH_BLOCKCHAIN_ITEM_IDS:
+                continue
+            synopses.append(cm.decode(msg_type, data, "TEST")["blockchain_synopsis"])
+            peer.send_message(cm.BLOCKCHAIN_ITEM_IDS_INVENTORY, {
+                "total_remaining_item_count": 0, "item_type": cm.BLOCK,
+                "item_hashes_available": ids_of(len(synopses))})
+    finally:
+        peer.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_peer_listing_known_blocks_round_after_round_is_left(producer):
+    """Sync rounds go on while the peer's list does not end with the
+    synopsis' last block (node.cpp asks again from the last id listed),
+    but a peer whose lists bring nothing new three times in a row is no
+    longer asked: the node counts itself in sync with it."""
+    produce(producer, 3)
+    ids = [block_id(producer.get_block(n)) for n in (1, 2, 3)]
+    a, address = yield _listening(producer)
+    try:
+        # block 1, then 1-2, alternately: never ending where the synopsis does
+        synopses = yield _blocking(_answer_sync_requests, address,
+                                   lambda n: ids[:1] if n % 2 else ids[:2])
+        assert synopses[0] == [ids[0], ids[2]]  # from block 1 to the head
+        assert synopses[1] == [ids[0]]          # up to the last id listed: block 1
+        assert synopses[2] == [ids[0], ids[1]]  # then block 2
+        assert len(synopses) == 3
+        assert producer.head_block_num == 3
+    finally:
+        yield _stop(a)
+
+
+@pytest_twisted.inlineCallbacks
+def test_check_firewall_is_ignored_as_the_reference_does(producer):
+    """bitshares-core 7.x answers neither check_firewall nor its reply
+    (node.cpp ``on_message``: both cases ``break``; the remote firewall
+    check is no longer performed, node.cpp ``connect_to_task``): the
+    connection stays, the next answer is the time reply."""
+    produce(producer, 2)
+    a, address = yield _listening(producer)
+    try:
+        peer = yield _blocking(accepted_peer, address)
+        assert (yield _blocking(firewall_probe, peer)) == [cm.CURRENT_TIME_REPLY]
+        assert len(a.p2p.connected_peers()) == 1
+        peer.close()
+    finally:
+        yield _stop(a)
 
 
 @pytest_twisted.inlineCallbacks
@@ -298,17 +385,17 @@ def test_garbage_and_oversized_messages_drop_the_peer(producer):
         host, port = address.rsplit(":", 1)
         sock = yield _blocking(socket.create_connection, (host, int(port)), 5)
         sock.sendall(b"\x05" + b"\xff" * 32)
-        assert (yield _blocking(_closed, sock))
+        assert (yield _blocking(closed, sock))
         # a header announcing more than MAX_MESSAGE_SIZE
-        peer = yield _blocking(_RawPeer, address)
+        peer = yield _blocking(RawPeer, address)
         peer.send_raw_plain(struct.pack("<II", cm.MAX_MESSAGE_SIZE + 1, cm.HELLO) + bytes(8))
         assert (yield _blocking(peer.closed))
         # a hello that does not read
-        peer = yield _blocking(_RawPeer, address)
+        peer = yield _blocking(RawPeer, address)
         peer.send(cm.HELLO, b"\x05garbage")
         assert (yield _blocking(peer.closed))
         # an unknown message type outside the core range
-        peer = yield _blocking(_RawPeer, address)
+        peer = yield _blocking(RawPeer, address)
         peer.send(4242, b"")
         assert (yield _blocking(peer.closed))
         yield wait_for(lambda: not a.p2p.peers, timeout=5)
@@ -321,7 +408,7 @@ def test_garbage_and_oversized_messages_drop_the_peer(producer):
 def test_a_silent_peer_is_dropped_after_the_handshake_timeout(producer):
     a, address = yield _listening(producer)
     try:
-        peer = yield _blocking(_RawPeer, address)  # keys exchanged, then nothing
+        peer = yield _blocking(RawPeer, address)  # keys exchanged, then nothing
         yield wait_for(lambda: len(a.p2p.peers) == 1, timeout=5)
         assert (yield _blocking(peer.closed))  # within HANDSHAKE_TIMEOUT (+ 1 s checks)
         assert not a.p2p.peers
@@ -393,31 +480,74 @@ def test_peers_beyond_max_connections_are_rejected(producer, follower, new_chain
 
 
 @pytest_twisted.inlineCallbacks
-def test_nodes_on_two_forks_do_not_take_each_others_blocks(producer, follower):
-    """Two chains with the same block 1 that fork at block 2 (one block 2
-    holds a transaction): each lists its ids from block 1, the other finds
-    a different id at block 2, a number it has (the number is in the id),
-    marks the peer ``on_fork`` and stops syncing from it (this node does
-    not switch forks); neither chain changes and the connection stays."""
+def test_a_node_switches_to_a_peers_longer_fork(producer, follower):
+    """Two chains with the same block 1 that fork at block 2 (the
+    follower's block 2 holds the claim), the producer's branch longer:
+    the follower sends its synopsis, the producer lists its ids from block
+    1, the follower fetches blocks 2 and 3 of the producer's fork and
+    switches to it (db_block.cpp ``push_block``: the longer fork; its own
+    block 2 popped, the claim back in its pending transactions).  The
+    producer fetches the follower's block 2 and keeps it on its fork
+    database without switching (a shorter fork, node.cpp / fork_database)."""
     produce(producer, 1)
     produce(follower, 1)
     assert producer.head_block_id == follower.head_block_id
     produce(producer, 2)
     follower.push_transaction(sign(follower, [claim_op()]))
     produce(follower, 1)
+    own_block_2 = block_id(follower.get_block(2))
+    producer_head = producer.head_block_id
     a, address = yield _listening(producer)
     b = _service(follower, p2p_seeds=[address])
     b.startService()
     try:
-        def on_fork(svc):
-            peers = svc.p2p.connected_peers()
-            return peers and peers[0]["info"]["on_fork"]
+        yield wait_for(lambda: follower.head_block_id == producer_head, timeout=10)
+        assert follower.get_block(2) == producer.get_block(2)
+        assert b.blocks_from_peers == 2
+        assert [t["operations"][0][0] for t in follower.pending_transactions] == [37]
+        assert own_block_2 in follower.forks
+        yield wait_for(lambda: own_block_2 in producer.forks, timeout=5)
+        assert producer.head_block_id == producer_head and a.blocks_from_peers == 0
+        [peer] = a.p2p.connected_peers()
+        assert peer["info"]["on_fork"]
+    finally:
+        yield _stop(b, a)
 
-        yield wait_for(lambda: on_fork(a) and on_fork(b), timeout=5)
-        yield task.deferLater(reactor, 0.2, lambda: None)
-        assert (producer.head_block_num, follower.head_block_num) == (3, 2)
-        assert b.blocks_from_peers == 0 and a.blocks_from_peers == 0
-        assert len(a.p2p.connected_peers()) == 1
+
+@pytest_twisted.inlineCallbacks
+def test_partitioned_nodes_rejoin_on_the_longer_fork(producer, follower):
+    """A and B in step, then partitioned (B stopped): A produces one block,
+    B two, at other slots (the witnesses split by slot).  Rejoined, A
+    switches to B's longer branch (A's block popped, its transfer pending
+    again), B keeps A's block on a fork, and the next block A produces
+    reaches B by relay on the one chain."""
+    produce(producer, 3)
+    a, address = yield _listening(producer)
+    b = _service(follower, p2p_seeds=[address])
+    b.startService()
+    try:
+        yield wait_for(lambda: follower.head_block_id == producer.head_block_id, timeout=10)
+    finally:
+        yield _stop(b)
+    producer.push_transaction(sign(producer, [claim_op()]))
+    producer.generate_block(producer.get_slot_time(1), producer.get_scheduled_witness(1),
+                            DEV_WIF)
+    for slot in (2, 1):
+        follower.generate_block(follower.get_slot_time(slot),
+                                follower.get_scheduled_witness(slot), DEV_WIF)
+    lost = block_id(producer.get_block(4))
+    b = _service(follower, p2p_seeds=[address])
+    b.startService()
+    try:
+        yield wait_for(lambda: producer.head_block_id == follower.head_block_id, timeout=10)
+        assert producer.head_block_num == 5 and lost in producer.forks
+        assert [t["operations"][0][0] for t in producer.pending_transactions] == [37]
+        yield wait_for(lambda: lost in follower.forks, timeout=5)
+        produce(producer, 1)  # the claim in block 6, relayed
+        yield wait_for(lambda: follower.head_block_id == producer.head_block_id, timeout=5)
+        assert follower.head_block_num == 6
+        assert follower.state.balance("1.2.6", "1.3.0") == \
+            producer.state.balance("1.2.6", "1.3.0") > 0
     finally:
         yield _stop(b, a)
 

@@ -165,11 +165,11 @@ def test_real_site_login_refused_continues_anonymously(producer, follower, captu
     assert peer.state == "live" and peer.sync_failures == 0
     assert peer.follower.use_get_block is not block_api
     texts = [text for _level, text, _e in captured]
-    refused = [t for t in texts if "refused by peer" in t]
+    refused = [t for t in texts if "refused the login" in t]
     if block_api:
         assert refused == []
     else:
-        assert refused == [f"Login as bytemaster refused by peer 127.0.0.1:{site.port}; "
+        assert refused == [f"Peer 127.0.0.1:{site.port} refused the login as bytemaster; "
                            "continuing anonymously"]
         assert f"Peer 127.0.0.1:{site.port} denies block_api; using database get_block" \
             in texts
@@ -188,8 +188,7 @@ STAR_WITHOUT_DATABASE = {"permission_map": NO_STAR["permission_map"] + [["*", {
 
 
 @pytest.mark.parametrize("access,error", [
-    (NO_STAR, "Login as bytemaster refused by peer 127.0.0.1:{port}, and it refuses "
-              "anonymous logins too"),
+    (NO_STAR, "login as bytemaster refused, and anonymous logins too"),
     (STAR_WITHOUT_DATABASE, "Peer call get_chain_id failed: Execution error: Assert "
                             "Exception: is_allowed: Access denied (code 10)"),
 ])
@@ -222,7 +221,7 @@ def test_real_site_refusing_everything_backs_off(producer, follower, captured, a
     assert peer.sync_failures == 4 and follower.head_block_num == 0
     errors = [t for level, t, _e in captured if level in ("error", "critical")]
     expected = error.format(port=site.port)
-    assert errors == [f"Sync with peer 127.0.0.1:{site.port} failed ({n} in a row): "
+    assert errors == [f"Peer 127.0.0.1:{site.port} failed ({n} in a row): "
                       f"{expected}; reconnecting in {d:.1f} s"
                       for n, d in zip(range(1, 5), delays)]
     assert not [e for _l, _t, e in captured if "log_failure" in e]
@@ -366,8 +365,9 @@ def test_reconnect_after_producer_restart(producer, follower):
     yield close(svc, port2)
     globalLogPublisher.removeObserver(observer)
     # the peer client factory is quiet at each (re)connection
-    assert any("Connected to peer 127.0.0.1:" in line for line in logged)
-    assert not [line for line in logged if "PeerRpcFactory" in line], logged
+    assert any(line.startswith("Peer 127.0.0.1:") and " connected (chain " in line
+               for line in logged)
+    assert not [line for line in logged if "RemoteFactory" in line], logged
 
 
 @pytest_twisted.inlineCallbacks
@@ -522,7 +522,7 @@ def test_full_disk_on_the_follower_is_one_line_per_attempt(producer, follower, c
     [peer] = svc.peers.values()
     assert peer.sync_failures >= 2 and peer.describe()["state"] != "bad"
     errors = [t for level, t, _e in captured if level in ("error", "critical")
-              and "Sync with peer" in t]
+              and t.startswith("Peer 127.0.0.1:")]
     assert len(errors) >= 2 and all("cannot store its blocks" in t and "No space left" in t
                                     for t in errors)
     assert not [e for _l, _t, e in captured if "log_failure" in e]
@@ -582,38 +582,8 @@ def test_a_planned_restart_of_the_peer_is_one_info_line(producer, follower):
                         "stopping); following it again when it is back")
     assert not [line for line in lines if "unreachable" in line], lines
     assert [level for level, _text in logged if level != LogLevel.info] == [], lines
-    assert f"Connected to peer 127.0.0.1:{portnum}, head 5" in lines
+    assert [line for line in lines if line.startswith(f"Peer 127.0.0.1:{portnum} connected (")
+            and line.endswith(", head 5)")], lines
     assert svc.peers[f"127.0.0.1:{portnum}"].stopping_since is None
     assert svc.potential_peers()[0]["reconnects"] == 1
 
-
-def test_upstream_retry_report_names_a_planned_stop_and_keeps_quiet_while_it_restarts():
-    """A gateway's or indexer's upstream (nodeapi.peers.reconnect.RetryReport):
-    a 1001 close is one info line; refused reconnections within the
-    5 minutes after it are not logged, later ones are; another close is the
-    usual line."""
-    from twisted.logger import Logger, formatEvent
-
-    from nodeapi.peers.reconnect import RESTART_GRACE, RetryReport
-
-    clock = task.Clock()
-    events = []
-    report = RetryReport(Logger(observer=events.append), "Upstream ws://127.0.0.1:9/",
-                         lambda n: 2.0, clock=clock)
-    report.closed(1001, "node stopping")
-    for _ in range(3):
-        report.connect_failed("Connection refused")
-        assert report.delay(1) == 2.0
-        clock.advance(60)
-    clock.advance(RESTART_GRACE - 180)
-    report.connect_failed("Connection refused")
-    report.delay(2)
-    report.opened()
-    report.closed(1006, None)
-    lines = [(e["log_level"].name, formatEvent(e)) for e in events]
-    assert lines == [
-        ("info", "Upstream ws://127.0.0.1:9/ is stopping (1001 going away: node stopping); "
-                 "following it again when it is back"),
-        ("warn", "Upstream ws://127.0.0.1:9/ unreachable (Connection refused); retrying in "
-                 "2.0 s"),
-        ("info", "Upstream ws://127.0.0.1:9/ disconnected (1006 )")]

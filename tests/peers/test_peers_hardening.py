@@ -126,15 +126,15 @@ def test_peer_clients_are_children_of_the_service(producer, follower):
                       reactor=reactor, parameters=FAST)
     svc.setServiceParent(top)
     [peer] = svc.peers.values()
-    assert list(svc) == [peer.client] and peer.client.parent is svc
-    assert not peer.client.running
+    assert list(svc) == [peer.remote] and peer.remote.parent is svc
+    assert not peer.remote.running
     top.startService()
-    assert peer.client.running
+    assert peer.remote.running
     yield wait_for(lambda: follower.head_block_num == 3 and peer.state == "live")
     d = top.stopService()
     assert not d.called  # the WebSocket is still closing
     yield d
-    assert not peer.client.running and peer.protocol is None
+    assert not peer.remote.running and peer.protocol is None
     assert peer.state == "disconnected"
     yield port.stopListening()
 

@@ -68,9 +68,10 @@ def test_upstream_that_is_no_websocket_server_is_one_line_per_attempt():
             yield port.stopListening()
     lines = log.lines("not a WebSocket RPC server")
     assert len(lines) >= 5
-    assert lines[0].startswith(f"Upstream {url}/ is not a WebSocket RPC server (")
+    assert lines[0].startswith(f"Upstream {url}/ failed (1 in a row): not a WebSocket RPC "
+                               "server (")
     assert "200" in lines[0]
-    delays = [float(line.rsplit("retrying in ", 1)[1].split()[0]) for line in lines[:5]]
+    delays = [float(line.rsplit("reconnecting in ", 1)[1].split()[0]) for line in lines[:5]]
     # backoff grows over failed handshakes (0.5 s * 1.5^n plus up to 1 s of
     # jitter, so only delays a few failures apart are ordered for certain)
     assert delays[0] < delays[4]
@@ -116,7 +117,7 @@ def test_seed_node_without_scheme_that_is_no_websocket_server_says_so(new_chain)
             yield svc.stopService()
             yield port.stopListening()
     lines = log.lines("not a WebSocket RPC server")
-    assert lines[0].startswith(f"Sync with peer {address} failed (1 in a row): not a "
+    assert lines[0].startswith(f"Peer {address} failed (1 in a row): not a "
                                "WebSocket RPC server (")
     assert "this node has no P2P node" in lines[0] and "--p2p-endpoint" in lines[0]
     assert "(2 in a row)" in lines[1]

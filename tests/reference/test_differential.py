@@ -3,9 +3,10 @@ short seeded run of bitshares-core's witness_node and a nodeapi follower
 judging, applying and answering the same transactions.  The run must
 complete, cover a breadth of operation types, keep nodeapi following
 (no refused block: only transactions both nodes accept are broadcast),
-keep every object equal but for the documented differences, and
-report every count; each counted difference is in the JSON file with both
-values and its cause."""
+keep every object equal but for the documented differences, reach what
+the scenario's plans are for (margin calls, settlements, take-profit
+orders), and report every count; each counted difference is in the JSON
+file with both values and its cause."""
 
 import json
 
@@ -37,8 +38,19 @@ def test_short_seeded_run(tmp_path, capsys):
     assert summary["transactions"] == 150
     assert summary["blocks"] >= 150 // 8
     assert summary["operations"] >= 150
-    assert len(summary["operation_types_sent"]) >= 25
+    # the scenario's plans take about half of the transactions (their own
+    # coverage is asserted below), the random actions the rest
+    assert len(summary["operation_types_sent"]) >= 22
     assert summary["objects_compared"] > 1000 and summary["reads_compared"] > 300
+    # the scenario's plans reached what they are for on the reference: a
+    # margin call filled, a global settlement (method 0), an individual
+    # settlement to an order (method 3), a take-profit order made
+    observed = summary["observed"]
+    for seen in ("margin call filled", "plan/bsrm0: globally settled",
+                 "plan/bsrm3: settled debt order", "take-profit order made"):
+        assert observed.get(seen, 0) >= 1, observed
+    assert any(label.startswith("plan/whitelist/") for label in summary["labels"])
+    assert any(label.startswith("plan/review/") for label in summary["labels"])
     # nodeapi follows the whole run, and every object of both nodes is the
     # same but for the documented differences: known-fixed, stays at 0
     assert summary["refused_blocks"] == 0
@@ -57,6 +69,30 @@ def test_short_seeded_run(tmp_path, capsys):
     unexplained = sum(summary[k] for k in ("validation_differences", "object_differences",
                                            "read_differences"))
     assert code == (1 if unexplained else 0)
+
+
+def test_short_seeded_run_with_nodeapi_producing(tmp_path, capsys):
+    """``--producer nodeapi``: nodeapi makes every block (its witness plugin
+    for the first, ``debug_generate_blocks`` after), a reference node with
+    no witness follows it over graphene's P2P protocol and applies each
+    block with bitshares-core's rules: not one block refused, and the two
+    states compared after each block as in the usual run."""
+    out = tmp_path / "diff.json"
+    main(["--seed", "7", "--transactions", "150", "--producer", "nodeapi", "--out", str(out),
+          "--work-dir", str(tmp_path / "nodes")])
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("seed 7: transactions 150 ")
+    report = json.loads(out.read_text())
+    summary = report["summary"]
+    assert summary["producer"] == "nodeapi"
+    assert summary["blocks"] >= 150 // 8
+    assert len(summary["operation_types_applied"]) >= 25
+    assert summary["refused_blocks"] == 0, [d for d in report["differences"]
+                                            if d["kind"] == "refused_block"]
+    assert summary["object_differences"] == 0, [d for d in report["differences"]
+                                                if d["kind"] == "object"
+                                                and "deliberate" not in d]
+    assert summary["objects_compared"] > 1000
 
 
 def test_field_differences_walk_both_sides():

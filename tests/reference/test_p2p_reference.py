@@ -5,15 +5,20 @@ a nodeapi producer (bitshares-core re-applies every nodeapi block with its
 own rules: the strongest check of nodeapi's blocks there is)."""
 
 import json
+import time
 
 import pytest
 
 from nodeapi.chain.genesis import load_genesis
+from nodeapi.peers import core_messages as cm
+from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.transaction import sign_transaction
 
-from kit.chain import claim_op, open_chain, produce, transfer_op
+from kit.chain import claim_op, open_chain, produce, transfer_op, transfer_wire
 from kit.daemon import Daemon, free_port
-from kit.keys import CHAIN_ID
-from kit.signing import sign, signed_over_head
+from kit.keys import CHAIN_ID, DEV_WIF
+from kit.p2p_raw import accepted_peer, firewall_probe
+from kit.signing import sign, signed_over_head, tapos
 from kit.reference import API_ACCESS, INIT_WITNESSES, requires_reference, start_reference
 from kit.wait import wait_until
 
@@ -214,3 +219,113 @@ def test_a_reference_node_syncs_a_long_nodeapi_chain(tmp_path):
             follower.stop()
         node.stop()
 
+
+
+def test_the_reference_ignores_check_firewall(producer):
+    """bitshares-core 7.0.2 answers neither check_firewall nor its reply
+    (node.cpp ``on_message``): after both, the next answer to a raw peer
+    is the time reply - what nodeapi does (tests/peers/test_p2p.py)."""
+    producer.wait_head(2)
+    peer = accepted_peer(producer.p2p)
+    try:
+        assert firewall_probe(peer) == [cm.CURRENT_TIME_REPLY]
+    finally:
+        peer.close()
+
+
+def _header(node, num):
+    return node.call("get_block_header", num)
+
+
+@pytest.mark.parametrize("ref_witnesses", [7, 4], ids=["nodeapi-switches", "reference-switches"])
+def test_partitioned_reference_and_nodeapi_rejoin_on_the_longer_fork(tmp_path, ref_witnesses):
+    """A mixed network (the init witnesses split: the reference
+    ``ref_witnesses`` of them, nodeapi the others) in step, then
+    partitioned: the reference restarts on another P2P port nodeapi does
+    not know (nodeapi dials it, it never dials nodeapi: no inbound port),
+    and each side produces its own blocks for 20 s (7 witnesses against 4:
+    neither side makes blocks irreversible alone, 70% are needed).  Rejoined
+    (``network_node.add_node``), the side with more witnesses has the
+    longer branch: the other pops its own blocks and switches (nodeapi as
+    db_block.cpp ``push_block``; bitshares-core itself from nodeapi's
+    blocks), and the two go on as one chain.  A transfer broadcast to each
+    side while apart (its TaPoS on a block both have) is in the one chain
+    afterwards: the popped side's goes back to its pending transactions
+    (graphene ``_popped_tx``) and into a later block, and both nodes agree
+    on the balances and histories it changed."""
+    ref = start_reference(tmp_path, "ref", witnesses=INIT_WITNESSES[:ref_witnesses])
+    args = ["--seed-node", ref.p2p, "--api-access", _access(tmp_path)]
+    for wid in INIT_WITNESSES[ref_witnesses:]:
+        args += ["--witness-id", json.dumps(wid)]
+    node = None
+    try:
+        ref.wait_head(2)
+        node = Daemon(tmp_path / "nodeapi", *args).start()
+        start = ref.head()
+        wait_until(lambda: node.head()[0] >= start + 6, timeout=60,
+                   what="6 blocks of the mixed network")
+        node.call("broadcast_transaction", signed_over_head(node, [claim_op()]),
+                  api="network_broadcast")
+        wait_until(lambda: _history(node, "1.2.6") and _history(ref, "1.2.6"), timeout=30,
+                   what="the claim on both sides")
+        joint = ref.wait_head(node.head()[0], timeout=10)
+        assert _header(ref, joint) == _header(node, joint)
+        header = _header(ref, joint)
+        ref_block = tapos(joint, _id_of(ref, joint), parse_time(header["timestamp"]), 600)
+        ref.stop()
+        ref.p2p_port = free_port()
+        ref.start()
+        for side, amount in ((node, 1111), (ref, 2222)):
+            trx = dict(ref_block, operations=[transfer_wire(amount)], extensions=[],
+                       signatures=[])
+            side.call("broadcast_transaction", sign_transaction(trx, CHAIN_ID, [DEV_WIF], "TEST"),
+                      api="network_broadcast")
+        time.sleep(20)
+        split = min(ref.head(), node.head()[0])
+        assert _header(ref, split) != _header(node, split), "no fork while partitioned"
+        longer, shorter = (ref, node) if ref_witnesses == 7 else (node, ref)
+        node.call("add_node", ref.p2p, api="network_node")
+        target = longer.head() if longer is ref else longer.head()[0]
+        wait_until(lambda: _same_head(ref, node) and _num(shorter) >= target, timeout=60,
+                   what="both nodes on the longer branch")
+        num = min(_num(node), _num(ref))  # one may have made a block since
+        assert _header(ref, num) == _header(node, num)
+        assert _header(ref, split) == _header(node, split)
+        # and in step afterwards, both transfers in the one chain
+        after = _num(node) + 3
+        wait_until(lambda: _num(node) >= after and _same_head(ref, node), timeout=30,
+                   what="the rejoined network in step")
+        wait_until(lambda: len(_history(node, "1.2.7")) == 2 == len(_history(ref, "1.2.7")),
+                   timeout=30, what="both transfers in the chain on both sides")
+        assert sorted(h["op"][1]["amount"]["amount"] for h in _history(node, "1.2.7")) == [
+            1111, 2222]
+        wait_until(lambda: _history(node, "1.2.7") == _history(ref, "1.2.7"), timeout=10,
+                   what="the same history on both sides")
+        for account in ("1.2.6", "1.2.7"):
+            assert (node.call("get_account_balances", account, [])
+                    == ref.call("get_account_balances", account, []))
+    finally:
+        if node is not None:
+            node.stop()
+        ref.stop()
+
+
+def _id_of(node, num):
+    """The id of block ``num``: the next block's ``previous``, or the head's."""
+    props = node.call("get_dynamic_global_properties")
+    if props["head_block_number"] == num:
+        return props["head_block_id"]
+    return node.call("get_block_header", num + 1)["previous"]
+
+
+def _num(node):
+    head = node.head()
+    return head[0] if isinstance(head, tuple) else head
+
+
+def _same_head(ref, node):
+    num = min(_num(ref), _num(node))
+    try:
+        return _header(ref, num) == _header(node, num)
+    except Exception:  # noqa: BLE001 - a block popped between the two reads
+        return False

@@ -24,7 +24,16 @@ Flow (one round per block):
 
 The reference starts as a stale producer for one block (so its head time is
 now and every hardfork is active), then runs without the witness plugin so
-that blocks come only when the run asks: a seed names one chain."""
+that blocks come only when the run asks: a seed names one chain.
+
+With ``producer="nodeapi"`` (``--producer nodeapi``) the roles turn: nodeapi
+makes the first block now with its witness plugin, then runs without it
+and produces each block with ``debug_generate_blocks``; the reference
+(``witness_node --seed-node`` nodeapi's ``p2p-endpoint``, no witness)
+follows it over graphene's P2P protocol and applies every block with
+bitshares-core's own rules.  A block the reference does not reach is a
+*refused block* (the reference's log in the difference); the comparisons
+are the same."""
 
 import json
 import os
@@ -35,13 +44,14 @@ import time
 
 import attr
 
+from nodeapi.chain.genesis import DEFAULT_GENESIS
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import sign_transaction
 from nodeapi.plugins.witness.plugin import DEV_WIF
 
 from tools.differential.compare import Deliberate, field_differences, general_path, object_kind
 from tools.differential.scenario import CORE, NOT_SENT, Scenario
-from tools.nodeapi_daemon import Daemon
+from tools.nodeapi_daemon import Daemon, free_port
 from tools.reference_node import API_ACCESS, ReferenceError, ReferenceNode
 
 CHAIN_PREFIX = "TEST"
@@ -53,6 +63,12 @@ NODEAPI_ARGS = ("--plugins", "account_history market_history grouped_orders cust
                 "--account-statistics-type", "6")
 #: ids per get_objects call
 OBJECTS_PER_CALL = 50
+#: the run's genesis: the bundled one with a maintenance every this many
+#: seconds (so votes, budgets, pay and pending parameters are reached in a
+#: short run) ...
+MAINTENANCE_INTERVAL = 20
+#: ... and a committee proposal review period of this many seconds
+REVIEW_PERIOD = 10
 #: a read whose reply is larger is compared, but only its first differences kept
 MAX_DIFFS_PER_READ = 20
 
@@ -66,7 +82,8 @@ class Settings:
     dirs and logs; a fresh temporary one when None), ``keep`` (keep it),
     ``deliberate_path`` (another deliberate list), ``progress`` (called with
     the summary line after each block), ``objects_per_call`` (ids per
-    ``get_objects``)."""
+    ``get_objects``), ``producer`` (``"reference"``: nodeapi follows it
+    over RPC; ``"nodeapi"``: the reference follows nodeapi over P2P)."""
     seed = attr.ib(default=1)
     transactions = attr.ib(default=200)
     per_block = attr.ib(default=8)
@@ -77,6 +94,10 @@ class Settings:
     deliberate_path = attr.ib(default=None)
     progress = attr.ib(default=None)
     objects_per_call = attr.ib(default=OBJECTS_PER_CALL)
+    producer = attr.ib(default="reference",
+                       validator=attr.validators.in_(("reference", "nodeapi")))
+    maintenance_interval = attr.ib(default=MAINTENANCE_INTERVAL)
+    review_period = attr.ib(default=REVIEW_PERIOD)
 
 
 def error_of(exc):
@@ -123,25 +144,64 @@ class Run:
 
     # -- processes --------------------------------------------------------------
 
+    @property
+    def producer(self):
+        """The node that makes the blocks (the transactions go to it)."""
+        return self.node if self.s.producer == "nodeapi" else self.ref
+
+    @property
+    def follower(self):
+        """The node that follows the producer."""
+        return self.ref if self.s.producer == "nodeapi" else self.node
+
     def start(self):
         base = self.s.work_dir or tempfile.mkdtemp(prefix="differential-")
         self.base = base
         ref_dir = os.path.join(base, "reference")
         shutil.rmtree(ref_dir, ignore_errors=True)
         shutil.rmtree(os.path.join(base, "nodeapi"), ignore_errors=True)
-        first = ReferenceNode(ref_dir, produce=True).start()
+        os.makedirs(base, exist_ok=True)
+        genesis = os.path.join(base, "genesis.json")
+        with open(genesis, "w") as f:
+            json.dump(run_genesis(self.s.maintenance_interval, self.s.review_period), f,
+                      indent=1)
+        extra = ["--genesis-json", genesis]
+        if self.s.producer == "nodeapi":
+            self._start_nodeapi_producer(base, ref_dir, genesis)
+            return
+        first = ReferenceNode(ref_dir, produce=True, extra=extra).start()
         try:
             first.wait_head(1)
         finally:
             first.stop()
-        self.ref = ReferenceNode(ref_dir, produce="debug", rpc_port=first.rpc_port).start()
+        self.ref = ReferenceNode(ref_dir, produce="debug", rpc_port=first.rpc_port,
+                                 extra=extra).start()
         # every API set for everyone, as the reference is configured
         access = os.path.join(base, "nodeapi-api-access.json")
         with open(access, "w") as f:
             json.dump(API_ACCESS, f)
         self.node = Daemon(os.path.join(base, "nodeapi"), *NODEAPI_ARGS, "--api-access", access,
-                           "--seed-node", self.ref.ws_url).start()
+                           "--seed-node", self.ref.ws_url, "--genesis-json", genesis).start()
         self.wait_follow()
+
+    def _start_nodeapi_producer(self, base, ref_dir, genesis):
+        access = os.path.join(base, "nodeapi-api-access.json")
+        with open(access, "w") as f:
+            json.dump(API_ACCESS, f)
+        node_dir = os.path.join(base, "nodeapi")
+        plugins = NODEAPI_ARGS[1]
+        first = Daemon(node_dir, "--plugins", plugins + " witness", *NODEAPI_ARGS[2:],
+                       "--api-access", access, "--genesis-json", genesis).start()
+        try:
+            first.wait_head(1)
+        finally:
+            first.stop()
+        port = free_port()
+        self.node = Daemon(node_dir, *NODEAPI_ARGS, "--api-access", access,
+                           "--p2p-endpoint", f"127.0.0.1:{port}", "--genesis-json", genesis).start()
+        self.ref = ReferenceNode(ref_dir, produce=False, seed_node=f"127.0.0.1:{port}",
+                                 extra=["--genesis-json", genesis]).start()
+        self.wait_follow(timeout=60)
 
     def stop(self):
         for proc in (self.node, self.ref):
@@ -151,16 +211,17 @@ class Run:
             shutil.rmtree(self.base, ignore_errors=True)
 
     def wait_follow(self, timeout=30):
-        """Wait until nodeapi's head is the reference's (number and id);
-        False when it stops short."""
-        props = self.ref.call("get_dynamic_global_properties")
+        """Wait until the follower's head is the producer's (number and
+        id); False when it stops short."""
+        props = self.producer.call("get_dynamic_global_properties")
         want = (props["head_block_number"], props["head_block_id"])
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if self.node.proc.poll() is not None:
+            if self.follower.proc.poll() is not None:
                 return False
             try:
-                if tuple(self.node.head()) == want:
+                props = self.follower.call("get_dynamic_global_properties")
+                if (props["head_block_number"], props["head_block_id"]) == want:
                     return True
             except OSError:
                 pass
@@ -367,10 +428,11 @@ class Run:
         return cause_of
 
     def round(self):
-        props = self.ref.call("get_dynamic_global_properties")
+        producer = self.producer
+        props = producer.call("get_dynamic_global_properties")
         self.scenario.new_block(props)
         left = self.s.transactions - self.counts["transactions"]
-        intents = self.scenario.batch(min(left, self.rng.randint(1, self.s.per_block)))
+        intents = self.scenario.batch(min(left, self.rng.randint(1, self.s.per_block)), left)
         send = []
         for intent in intents:
             trx = self.build(intent, props)
@@ -383,24 +445,28 @@ class Run:
         sent = {}
         for intent, trx in send:
             try:
-                self.ref.call("broadcast_transaction", trx, api="network_broadcast")
+                producer.call("broadcast_transaction", trx, api="network_broadcast")
                 sent[trx["signatures"][0]] = (intent, trx)
                 self.counts["broadcast"] += 1
-            except ReferenceError:
+            except RuntimeError:  # ReferenceError, DaemonError
                 self.counts["dropped"] += 1  # a conflict inside the batch: not a difference
         # the next slot, never ahead of the clock
         slot = parse_time(props["time"]) + 1 + (3 if props.get("dynamic_flags", 0) & 1 else 0)
         delay = slot - time.time() + 0.05
         if delay > 0:
             time.sleep(min(delay, 5))
-        num = self.ref.generate_blocks(1)
+        if producer is self.ref:
+            num = self.ref.generate_blocks(1)
+        else:
+            self.node.call("debug_generate_blocks", DEV_WIF, 1, api="debug", timeout=30)
+            num = self.node.head()[0]
         self.counts["blocks"] += 1
-        block = self.ref.call("get_block", num)
+        block = producer.call("get_block", num)
         # the block's operation results (get_block carries none): the
         # reference's account history of the block, by (transaction, operation)
         results = {}
         if block["transactions"]:
-            for h in self.ref.call("get_block_operation_history", num, api="history"):
+            for h in producer.call("get_block_operation_history", num, api="history"):
                 if not h.get("virtual_op"):
                     results[(h["trx_in_block"], h["op_in_trx"])] = h["result"]
         touched = {"2.0.0", "2.1.0", "2.12.0", "2.11.0"}
@@ -427,13 +493,18 @@ class Run:
                 touched.add(f"2.3.{inst}")
         if not self.wait_follow():
             self.counts["refused_blocks"] += 1
-            exited = self.node.proc.poll()
+            follower = self.follower
+            exited = follower.proc.poll()
+            if exited is None:
+                head = follower.call("get_dynamic_global_properties")["head_block_number"]
             self.record("refused_block", str(num), "block" if exited is None else "exited",
-                        num, self.node.head()[0] if exited is None else f"exit {exited}",
-                        {"block": num, "labels": [sent.get(t["signatures"][0], (None,))[0].label
-                                                  if t["signatures"][0] in sent else "?"
-                                                  for t in block["transactions"]],
-                         "log": self.node.log()[-3000:]})
+                        num, head if exited is None else f"exit {exited}",
+                        {"block": num, "refused_by": "nodeapi" if follower is self.node
+                         else "reference",
+                         "labels": [sent.get(t["signatures"][0], (None,))[0].label
+                                    if t["signatures"][0] in sent else "?"
+                                    for t in block["transactions"]],
+                         "log": follower.log()[-3000:]})
             return False
         list(self.compare_objects(sorted(touched), self.cause_for(num)))
         self.compare_reads([("get_block", (num,), "database")], {"block": num})
@@ -448,21 +519,22 @@ class Run:
         self.start()
         try:
             self.chain_id = self.ref.call("get_chain_id")
-            self.scenario = Scenario(self.ref, self.rng, DEV_WIF, CHAIN_PREFIX)
+            self.scenario = Scenario(self.producer, self.rng, DEV_WIF, CHAIN_PREFIX)
             ok = True
             while ok and self.counts["transactions"] < self.s.transactions:
                 ok = self.round()
-                if ok and self.node.proc.poll() is not None:
+                if ok and self.follower.proc.poll() is not None:
                     self.counts["refused_blocks"] += 1
-                    self.record("refused_block", "nodeapi", "exited", None,
-                                f"exit {self.node.proc.returncode}",
+                    name = "nodeapi" if self.follower is self.node else "reference"
+                    self.record("refused_block", name, "exited", None,
+                                f"exit {self.follower.proc.returncode}",
                                 {"block": self.counts["blocks"],
-                                 "log": self.node.log()[-3000:]})
+                                 "log": self.follower.log()[-3000:]})
                     ok = False
                 if self.s.progress:
                     self.s.progress(self.summary_line())
             if ok:
-                num = self.ref.head()
+                num = self.producer.call("get_dynamic_global_properties")["head_block_number"]
                 self.sweep(self.cause_for(num))
                 self.compare_reads(self.reads(), {"block": num})
         finally:
@@ -473,7 +545,8 @@ class Run:
     def summary(self):
         c = self.counts
         return {
-            "seed": self.s.seed, "seconds": getattr(self, "seconds", None),
+            "seed": self.s.seed, "producer": self.s.producer,
+            "seconds": getattr(self, "seconds", None),
             "transactions": c["transactions"], "accepted_and_broadcast": c["broadcast"],
             "dropped_at_broadcast": c["dropped"], "operations": c["operations"],
             "operation_types_sent": sorted(self.op_types),
@@ -486,6 +559,8 @@ class Run:
             "deliberate_differences": c["deliberate"],
             "objects_compared": c["objects_compared"], "reads_compared": c["reads_compared"],
             "labels": dict(sorted(self.labels.items())),
+            "observed": dict(sorted(getattr(self, "scenario", None).observed.items()))
+            if getattr(self, "scenario", None) else {},
             "refused_by_both": dict(sorted(self.refused.items())),
             "unused_deliberate": [e for e, n in zip(self.deliberate.entries,
                                                      self.deliberate.used) if not n],
@@ -504,6 +579,19 @@ class Run:
         with open(path, "w") as f:
             json.dump({"summary": self.summary(), "differences": self.differences}, f,
                       indent=1, default=str)
+
+
+def run_genesis(maintenance_interval, review_period) -> dict:
+    """The bundled genesis with ``maintenance_interval`` and
+    ``committee_proposal_review_period`` (seconds) of the run: both nodes
+    start from it (``--genesis-json``), so the chain id is the sha256 of
+    that file, the same on both."""
+    with open(DEFAULT_GENESIS) as f:
+        genesis = json.load(f)
+    params = genesis["initial_parameters"]
+    params["maintenance_interval"] = int(maintenance_interval)
+    params["committee_proposal_review_period"] = int(review_period)
+    return genesis
 
 
 def absent(value):

@@ -9,6 +9,15 @@ transaction each: wire-JSON operations, the keys that sign it, whether it
 is a deliberate near miss, and what to remember when it is applied).  Every
 choice comes from ``random.Random(seed)``, so a seed names one run.
 
+Beside the random actions, *plans* (:data:`PLANS`, ``Scenario.plan_*``)
+run scripted flows over many blocks, on a seeded schedule: margin calls
+(MCFR, MSSR), black swans under each black swan response method with the
+settlements, bids and revival after them, take-profit orders, white/black
+lists, proposals with review periods, committee proposals across
+maintenance intervals and custom authority operations (refused under
+mainnet rules before BSIP 40), each with its near misses; what they saw
+happen is counted in :attr:`Scenario.observed`.
+
 Operation forms follow bitshares-core 7.0.2's ``FC_REFLECT`` of each
 operation (wire JSON with the ``TEST`` prefix); preconditions that the
 scenario knows it cannot meet are skipped, everything else goes to both
@@ -39,6 +48,10 @@ STRANGER = PrivateKey.from_seed("differential-stranger")
 NOT_SENT = frozenset({9, 39, 40, 41})
 #: virtual operations: only ever sent as near misses (both must refuse)
 VIRTUAL = (4, 42, 44, 46, 51, 53, 74)
+
+
+class PlanGaveUp(Exception):
+    """A plan waited too long for an object or a time: it ends."""
 
 
 @attr.s(slots=True)
@@ -117,14 +130,48 @@ class Scenario:
             "samet", "offer", "deal", "authority", "worker", "witness", "committee")}
         self.head = None
         self._balances = {}
+        self.rounds = 0
+        #: what the plans saw happen on the reference (a margin call filled, a
+        #: global settlement, a take-profit order, a maintenance ...): how often
+        self.observed = {}
+        #: plan name -> [the running generator or None, the round it starts
+        #: next, tries left, its step waiting for room in a round or None]
+        self.plans = {name: [None, first, PLAN_TRIES, None] for name, first, _ in PLANS}
 
     # -- state read from the reference --------------------------------------------
 
     def new_block(self, props):
         """Called with the reference's dynamic global properties before each
         batch: the head that transactions refer to; balances read anew."""
+        if self.head and props["next_maintenance_time"] != self.head["next_maintenance_time"]:
+            self.observe("maintenance")
         self.head = props
         self._balances = {}
+
+    def observe(self, what):
+        """Count one sighting of ``what`` (:attr:`observed`)."""
+        self.observed[what] = self.observed.get(what, 0) + 1
+
+    def bitasset(self, asset):
+        """The reference's asset_bitasset_data_object of ``asset``."""
+        dyn = self.ref.call("get_objects", [asset])[0]
+        return self.ref.call("get_objects", [dyn["bitasset_data_id"]])[0]
+
+    def observe_bitasset(self, tag, asset):
+        """What a black swan response left on ``asset`` (its bitasset data
+        and the settled debt's order on the book)."""
+        data = self.bitasset(asset)
+        if int(data["settlement_fund"]) > 0:
+            self.observe(f"{tag}: globally settled")
+        if int(data.get("individual_settlement_debt", 0)) > 0:
+            self.observe(f"{tag}: individual settlement fund")
+        if data["current_feed"]["settlement_price"] != data["median_feed"]["settlement_price"]:
+            self.observe(f"{tag}: current feed capped")
+        book = self.ref.call("get_limit_orders", asset, CORE, 100)
+        if any(o.get("is_settled_debt") for o in book):
+            self.observe(f"{tag}: settled debt order")
+        if self.ref.call("get_collateral_bids", asset, 10, 0):
+            self.observe(f"{tag}: collateral bids")
 
     def head_time(self) -> int:
         """The head block's time, seconds since the epoch."""
@@ -198,9 +245,12 @@ class Scenario:
 
     # -- the batch ------------------------------------------------------------------
 
-    def batch(self, size):
-        """Up to ``size`` intents for the next block (the first batch claims
-        the genesis balance and upgrades nothing else)."""
+    def batch(self, size, limit=None):
+        """About ``size`` intents for the next block, never more than
+        ``limit`` (the run's transactions left; the first batch claims the
+        genesis balance and upgrades nothing else): the plans' steps first
+        (a step larger than ``limit`` waits), then random actions up to
+        ``size``, at least one."""
         if not self.claimed:
             self.claimed = True
             claim = [37, {"fee": amount(0), "deposit_to_account": "1.2.6",
@@ -210,7 +260,10 @@ class Scenario:
             bad = dict(claim[1], total_claimed=amount(GENESIS_AMOUNT + 1))
             return [Intent("balance_claim/too_much", [[37, bad]], [self.dev_wif], bad=True),
                     Intent("balance_claim", [claim], [self.dev_wif])]
-        out = []
+        self.rounds += 1
+        limit = size if limit is None else limit
+        out = self.run_plans(limit)
+        size = min(limit, max(size, len(out) + 1))
         tries = 0
         while len(out) < size and tries < size * 6:
             tries += 1
@@ -222,6 +275,624 @@ class Scenario:
                 made = self.near_miss(made)
             out.append(made)
         return out
+
+    def run_plans(self, budget):
+        """This round's intents of the plans (:data:`PLANS`), at most
+        ``budget``: a plan due starts, a running one makes its next step (a
+        step larger than what is left of the budget waits for a later
+        round, whole); a plan that ends (or gives up waiting) starts again
+        ``gap`` rounds later when it repeats; one that could not start
+        tries again a few rounds later."""
+        out = []
+        for name, first, gap in PLANS:
+            state = self.plans[name]
+            if state[3] is not None:
+                if len(state[3]) <= budget - len(out):
+                    out.extend(state[3])
+                    state[3] = None
+                continue
+            gen, due, tries, _ = state
+            if gen is None:
+                if self.rounds < due or tries <= 0:
+                    continue
+                gen = state[0] = getattr(self, "plan_" + name)()
+                fresh = True
+            else:
+                fresh = False
+            try:
+                step = next(gen)
+            except (StopIteration, PlanGaveUp):
+                state[0] = None
+                if fresh:
+                    state[1], state[2] = self.rounds + 5, tries - 1
+                else:
+                    state[1] = self.rounds + gap if gap else 1 << 60
+                continue
+            step = [step] if isinstance(step, Intent) else list(step or ())
+            if len(step) <= budget - len(out):
+                out.extend(step)
+            else:
+                state[3] = step
+        return out
+
+    # -- plans: scripted flows over many blocks -----------------------------------
+    #
+    # A plan is a generator: each round it yields an Intent, a list of them, or
+    # None (nothing this round: it waits for a block, a maintenance or an
+    # object), and it ends when it returns.  Plans start on a seeded schedule
+    # (PLANS) and run beside the random actions; they reach what random
+    # actions do not (a margin call needs a feed that moves under a position,
+    # a custom authority needs parameters a committee proposal set).
+
+    def waiting(self, condition, rounds=60):
+        """Yield None (nothing this round) until ``condition()`` holds;
+        :class:`PlanGaveUp` after ``rounds`` rounds (what it waits for was
+        refused, or never came)."""
+        for _ in range(rounds):
+            if condition():
+                return
+            yield None
+        raise PlanGaveUp()
+
+    def maintenance_passed(self):
+        """A condition: true once a maintenance after now has run."""
+        due = parse_time(self.head["next_maintenance_time"])
+        return lambda: self.head_time() >= due and \
+            parse_time(self.head["next_maintenance_time"]) > due
+
+    def created(self, box):
+        """An ``applied`` callback keeping the new object id in ``box``."""
+        def applied(results):
+            box.append(new_object_id(results[0]))
+        return applied
+
+    def sorted_ids(self, ids):
+        """``ids`` (object ids) once each, by instance, as flat_sets sort."""
+        return sorted(set(ids), key=lambda i: int(i.split(".")[2]))
+
+    def plan_committee(self):
+        """Votes for committee members and witnesses (init0), then a
+        committee proposal of committee_member_update_global_parameters
+        (witness pay, worker budget, the market fee network share and maker
+        discount): refused without the review period or with a short one,
+        approved by the committee members' accounts before the review, an
+        approval refused in it, then at its expiration executed (when the
+        committee account's authority is met) and applied by the next
+        maintenance, or removed unexecuted.
+        Custom authorities stay refused under mainnet rules
+        (HARDFORK_BSIP_40_TIME is 2030-01-01): the same proposal setting
+        ``custom_authority_options``, a proposed custom_authority_create,
+        and a custom_authority_create are near misses."""
+        init0 = self.accounts["1.2.6"]
+        committee = [c["vote_id"] for c in self.ref.call(
+            "lookup_vote_ids", [f"0:{i}" for i in range(30)]) if c]
+        witnesses = [w["vote_id"] for w in self.ref.call(
+            "lookup_vote_ids", [f"1:{i}" for i in range(30)]) if w]
+        workers = [w["vote_for"] for w in self.ref.call("get_all_workers")][:3]
+        chosen = self.rng.sample(committee, min(len(committee), self.rng.randint(5, 9)))
+        wchosen = self.rng.sample(witnesses, min(len(witnesses), self.rng.randint(5, 11)))
+        votes = sorted(chosen + wchosen + workers,
+                       key=lambda v: (int(v.split(":")[0]), int(v.split(":")[1])))
+        yield self.intent("plan/committee_vote", [[6, {
+            "fee": amount(0), "account": init0.id, "new_options": {
+                "memo_key": init0.pub, "voting_account": "1.2.5",
+                "num_witness": len(wchosen), "num_committee": len(chosen),
+                "votes": votes, "extensions": []}, "extensions": {}}]], [init0])
+        yield from self.waiting(self.maintenance_passed())
+        # the members' accounts approve; since HARDFORK_CORE_2262 only
+        # tickets vote (a new ticket charges 15 days before it counts), so in
+        # a run the committee account's active authority stays as the
+        # genesis left it and the proposal expires unexecuted: an expired
+        # committee proposal is what a run can show
+        active = self.ref.call("get_objects", ["1.2.0"])[0]["active"]
+        if not active["account_auths"]:
+            self.observe("committee account without voted members")
+        members = self.ref.call("get_global_properties")["active_committee_members"]
+        approvers = self.sorted_ids(
+            m["committee_member_account"] for m in self.ref.call("get_objects", members)
+            if m and m["committee_member_account"] in self.accounts)
+        params = self.ref.call("get_global_properties")["parameters"]
+        review = int(params["committee_proposal_review_period"])
+        params["witness_pay_per_block"] = self.rng.choice((500000, 2000000))
+        params["worker_budget_per_day"] = str(self.rng.choice((10 ** 10, 10 ** 11)))
+        params["extensions"] = dict(params.get("extensions") or {},
+                                    market_fee_network_percent=self.rng.choice((0, 1000, 3000)),
+                                    maker_fee_discount_percent=self.rng.choice((0, 2500)))
+        with_options = dict(params, extensions=dict(params["extensions"],
+                                                    custom_authority_options={
+            "max_custom_authority_lifetime_seconds": 86400 * 10,
+            "max_custom_authorities_per_account": 5,
+            "max_custom_authorities_per_account_op": 2,
+            "max_custom_authority_restrictions": 6}))
+        proposer = self.pick_account() or init0
+        expiration = self.head_time() + review + 6
+
+        def proposal(new_params, review_period, label, **kw):
+            op = {"fee": amount(0), "fee_paying_account": proposer.id,
+                  "expiration_time": format_time(expiration),
+                  "proposed_ops": [{"op": [31, {"fee": amount(0),
+                                                "new_parameters": new_params}]}],
+                  "extensions": []}
+            if review_period is not None:
+                op["review_period_seconds"] = review_period
+            return self.intent(label, [[22, op]], [proposer], **kw)
+
+        box = []
+        yield [proposal(params, review, "plan/committee_proposal", applied=self.created(box)),
+               proposal(params, review - 1, "plan/committee_proposal/short_review", bad=True),
+               proposal(params, None, "plan/committee_proposal/no_review", bad=True),
+               proposal(with_options, review, "plan/committee_proposal/custom_authority_options",
+                        bad=True)]
+        yield from self.waiting(lambda: box)
+        pid = box[0]
+        if pid is None or not approvers:
+            return
+        start = expiration - review
+        update = {"fee": amount(0), "fee_paying_account": init0.id, "proposal": pid,
+                  "active_approvals_to_add": approvers, "active_approvals_to_remove": [],
+                  "owner_approvals_to_add": [], "owner_approvals_to_remove": [],
+                  "key_approvals_to_add": [], "key_approvals_to_remove": [],
+                  "extensions": []}
+        if self.head_time() < start:
+            yield self.intent("plan/committee_approve", [[23, update]], [self.dev_wif])
+        yield from self.waiting(lambda: self.head_time() >= start)
+        late = dict(update, active_approvals_to_add=[approvers[0]])
+        yield self.intent("plan/committee_approve/in_review", [[23, late]], [self.dev_wif],
+                          bad=True)
+        yield from self.waiting(lambda: self.head_time() > expiration)
+        yield from self.waiting(self.maintenance_passed())
+        now = self.ref.call("get_global_properties")["parameters"]
+        if now["witness_pay_per_block"] == params["witness_pay_per_block"]:
+            self.observe("committee parameters applied")
+        elif self.ref.call("get_objects", [pid])[0] is None:
+            self.observe("committee proposal expired unexecuted")
+        yield from self.plan_custom_authority_refused()
+
+    def plan_custom_authority_refused(self):
+        """Custom authority operations as mainnet rules take them before
+        BSIP 40: a custom_authority_create (a transfer authority with ``to``
+        restricted), the same proposed, a transfer signed only by the key
+        it would have lent, an update and a delete of an authority that
+        cannot exist: all refused by both."""
+        owner = self.pick_account()
+        agent = self.pick_account(funded=False, exclude=(owner.id,) if owner else ())
+        if owner is None or agent is None:
+            return
+        target = self.rng.choice([a for a in self.accounts.values()
+                                  if a.id not in (owner.id, agent.id)])
+        now = self.head_time()
+        create = {"fee": amount(0), "account": owner.id, "enabled": True,
+                  "valid_from": format_time(now), "valid_to": format_time(now + 3600),
+                  "operation_type": 0, "auth": key_authority(agent.pub),
+                  "restrictions": [{"member_index": 2, "restriction_type": 0,
+                                    "argument": [7, target.id], "extensions": []}],
+                  "extensions": []}
+        proposed = {"fee": amount(0), "fee_paying_account": owner.id,
+                    "expiration_time": format_time(now + 600),
+                    "proposed_ops": [{"op": [54, dict(create)]}], "extensions": []}
+        yield [self.intent("plan/custom_authority_create", [[54, create]], [owner], bad=True),
+               self.intent("plan/custom_authority_proposed", [[22, proposed]], [owner],
+                           bad=True),
+               self.intent("plan/custom_authority_transfer", [[0, {
+                   "fee": amount(0), "from": owner.id, "to": target.id,
+                   "amount": amount(self.rng.randint(1, 10 ** 5)), "extensions": []}]],
+                   [agent], bad=True),
+               self.intent("plan/custom_authority_update", [[55, {
+                   "fee": amount(0), "account": owner.id, "authority_to_update": "1.17.0",
+                   "new_enabled": False, "restrictions_to_remove": [],
+                   "restrictions_to_add": [], "extensions": []}]], [owner], bad=True),
+               self.intent("plan/custom_authority_delete", [[56, {
+                   "fee": amount(0), "account": owner.id, "authority_to_delete": "1.17.0",
+                   "extensions": []}]], [owner], bad=True)]
+
+    def mpa_create(self, label, issuer, bsrm=None, mcfr=None, mssr=None):
+        """An asset_create of a market-issued asset backed by TEST with a
+        minute's settlement delay; ``bsrm`` (black_swan_response_method),
+        ``mcfr`` (margin_call_fee_ratio), ``mssr`` in its bitasset options'
+        extensions; the new id lands in the box it answers."""
+        symbol = "M" + "".join(self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(6))
+        ext = {}
+        if bsrm is not None:
+            ext["black_swan_response_method"] = bsrm
+        if mcfr is not None:
+            ext["margin_call_fee_ratio"] = mcfr
+        if mssr is not None:
+            ext["maximum_short_squeeze_ratio"] = mssr
+        # every permission bit below disable_collateral_bidding (0x8000): the
+        # issuer could change all but that (bids stay possible); no flag set
+        permissions = 0x7fff
+        options = self.asset_options(issuer, 0, 0, permissions)
+        options["core_exchange_rate"] = price(amount(1), amount(1, "1.3.1"))
+        op = {"fee": amount(0), "issuer": issuer.id, "symbol": symbol, "precision": 4,
+              "common_options": options, "is_prediction_market": False,
+              "bitasset_opts": {
+                  "feed_lifetime_sec": 86400, "minimum_feeds": 1,
+                  "force_settlement_delay_sec": 5, "force_settlement_offset_percent": 100,
+                  "maximum_force_settlement_volume": 10000, "short_backing_asset": CORE,
+                  "extensions": ext},
+              "extensions": []}
+        box = []
+
+        def applied(results):
+            new = new_object_id(results[0])
+            box.append(new)
+            if new:
+                self.assets[new] = {"symbol": symbol, "issuer": issuer.id, "kind": "mpa",
+                                    "flags": 0, "producers": [issuer.id], "planned": True}
+
+        return self.intent(label, [[10, op]], [issuer], applied=applied), box
+
+    def feed(self, label, issuer, asset, core_per_unit, mcr=1750, mssr=1100, **kw):
+        """An asset_publish_feed: one unit (satoshi) of ``asset`` is worth
+        ``core_per_unit`` (a fraction given as (n, d)) TEST satoshis."""
+        n, d = core_per_unit
+        feed = {"settlement_price": price(amount(d, asset), amount(n)),
+                "maintenance_collateral_ratio": mcr, "maximum_short_squeeze_ratio": mssr,
+                "core_exchange_rate": price(amount(d, asset), amount(n))}
+        return self.intent(label, [[19, {"fee": amount(0), "publisher": issuer.id,
+                                         "asset_id": asset, "feed": feed,
+                                         "extensions": {}}]], [issuer], **kw)
+
+    def borrow(self, label, acct, asset, debt, collateral, **kw):
+        """A call_order_update of ``acct``: ``collateral`` TEST satoshis
+        more, ``debt`` of ``asset`` more."""
+        return self.intent(label, [[3, {
+            "fee": amount(0), "funding_account": acct.id, "delta_collateral": amount(collateral),
+            "delta_debt": amount(debt, asset), "extensions": {}}]], [acct], **kw)
+
+    def market_accounts(self, n):
+        """``n`` distinct accounts of the scenario, funded by init0 first
+        (one transfer each, in this round) when they hold less than 10,000
+        TEST; used as ``picked = yield from self.market_accounts(n)``."""
+        pool = [a for a in self.accounts.values() if a.id != "1.2.6"]
+        if len(pool) < n:
+            return None
+        picked = self.rng.sample(pool, n)
+        init0 = self.accounts["1.2.6"]
+        low = [a for a in picked if self.balance(a.id) < 10 ** 9]
+        if low:
+            yield [self.intent("plan/fund", [[0, {
+                "fee": amount(0), "from": init0.id, "to": a.id,
+                "amount": amount(10 ** 11), "extensions": []}]], [init0]) for a in low]
+            yield None
+        return picked
+
+    def plan_margin_call(self):
+        """A market-issued asset with a margin call fee ratio: two
+        positions (CR 1.9 and 4), a sell order of the debt asset, then the
+        feed moves up 25 %: the first position is margin called against
+        the order (MSSR 1.1 caps the price, MCFR takes its share), and a
+        second order is taken by the call at once."""
+        picked = yield from self.market_accounts(3)
+        if picked is None:
+            return
+        issuer, weak, strong = picked
+        create, box = self.mpa_create("plan/margin/asset_create", issuer,
+                                      mcfr=self.rng.choice((0, 30, 50)),
+                                      mssr=self.rng.choice((None, 1050, 1250)))
+        yield create
+        yield from self.waiting(lambda: box)
+        asset = box[0]
+        if asset is None:
+            return
+        yield self.intent("plan/margin/feed_producers", [[13, {
+            "fee": amount(0), "issuer": issuer.id, "asset_to_update": asset,
+            "new_feed_producers": [issuer.id], "extensions": []}]], [issuer])
+        yield self.feed("plan/margin/feed", issuer, asset, (10, 1))
+        debt = self.rng.randint(10 ** 5, 10 ** 6)
+        yield [self.borrow("plan/margin/borrow_weak", weak, asset, debt, debt * 19),
+               self.borrow("plan/margin/borrow_strong", strong, asset, debt * 2, debt * 80),
+               self.borrow("plan/margin/borrow_under_mcr", weak, asset, debt, debt * 11,
+                           bad=True)]
+        sell = debt // 2
+        yield self.intent("plan/margin/sell_debt", [[1, {
+            "fee": amount(0), "seller": strong.id, "amount_to_sell": amount(sell, asset),
+            "min_to_receive": amount(sell * 11), "expiration": format_time(
+                self.head_time() + 86400), "fill_or_kill": False, "extensions": {}}]],
+            [strong])
+        yield self.feed("plan/margin/feed_up", issuer, asset, (25, 2))
+        yield self.intent("plan/margin/sell_into_call", [[1, {
+            "fee": amount(0), "seller": strong.id, "amount_to_sell": amount(sell // 2, asset),
+            "min_to_receive": amount(sell // 2 * 12), "expiration": format_time(
+                self.head_time() + 86400), "fill_or_kill": False, "extensions": {}}]],
+            [strong])
+        yield None
+        calls = {c["borrower"]: int(c["debt"])
+                 for c in self.ref.call("get_call_orders", asset, 10)}
+        if calls.get(weak.id, 0) < debt:
+            self.observe("margin call filled")
+        if self.ref.call("get_objects", [f"2.3.{asset.split('.')[2]}"])[0][
+                "accumulated_collateral_fees"] not in (0, "0"):
+            self.observe("margin call fee collected")
+        yield self.intent("plan/margin/cover", [[3, {
+            "fee": amount(0), "funding_account": strong.id, "delta_collateral": amount(0),
+            "delta_debt": amount(-(debt // 4), asset), "extensions": {}}]], [strong])
+
+    def plan_black_swan_0(self):
+        return self.plan_black_swan(0)
+
+    def plan_black_swan_1(self):
+        return self.plan_black_swan(1)
+
+    def plan_black_swan_2(self):
+        return self.plan_black_swan(2)
+
+    def plan_black_swan_3(self):
+        return self.plan_black_swan(3)
+
+    def plan_black_swan(self, method):
+        """A market-issued asset with black swan response method
+        ``method`` (0 global settlement, 1 no settlement, 2 individual
+        settlement to fund, 3 individual settlement to order): positions at
+        CR 2 and 6, a holder, then the feed triples: the CR 2 position is
+        undercollateralized.  Then what each method allows: force
+        settlements (instant from the fund after a global settlement,
+        delayed otherwise), collateral bids, borrowing on a settled asset
+        (refused), a buy of the settled debt's order, and the feed back."""
+        picked = yield from self.market_accounts(4)
+        if picked is None:
+            return
+        issuer, weak, strong, holder = picked
+        create, box = self.mpa_create(f"plan/bsrm{method}/asset_create", issuer, bsrm=method,
+                                      mcfr=self.rng.choice((None, 20)))
+        yield create
+        yield from self.waiting(lambda: box)
+        asset = box[0]
+        if asset is None:
+            return
+        tag = f"plan/bsrm{method}"
+        yield self.intent(f"{tag}/feed_producers", [[13, {
+            "fee": amount(0), "issuer": issuer.id, "asset_to_update": asset,
+            "new_feed_producers": [issuer.id], "extensions": []}]], [issuer])
+        yield self.feed(f"{tag}/feed", issuer, asset, (10, 1))
+        debt = self.rng.randint(10 ** 5, 10 ** 6)
+        yield [self.borrow(f"{tag}/borrow_weak", weak, asset, debt, debt * 20),
+               self.borrow(f"{tag}/borrow_strong", strong, asset, debt, debt * 60)]
+        yield [self.intent(f"{tag}/to_holder", [[0, {
+            "fee": amount(0), "from": weak.id, "to": holder.id,
+            "amount": amount(debt // 2, asset), "extensions": []}]], [weak]),
+            self.intent(f"{tag}/settle_before", [[17, {
+                "fee": amount(0), "account": strong.id, "amount": amount(debt // 10, asset),
+                "extensions": []}]], [strong])]
+        yield self.feed(f"{tag}/feed_swan", issuer, asset, (30, 1))
+        yield None
+        self.observe_bitasset(tag, asset)
+        holders = [strong, holder]
+        yield [self.intent(f"{tag}/settle_after", [[17, {
+            "fee": amount(0), "account": h.id, "amount": amount(debt // 8, asset),
+            "extensions": []}]], [h]) for h in holders]
+        yield [self.borrow(f"{tag}/borrow_after", holder, asset, debt // 10, debt * 10),
+               self.intent(f"{tag}/bid", [[45, {
+                   "fee": amount(0), "bidder": holder.id,
+                   "additional_collateral": amount(debt * 40),
+                   "debt_covered": amount(debt, asset), "extensions": []}]], [holder]),
+               self.intent(f"{tag}/buy_settled", [[1, {
+                   "fee": amount(0), "seller": holder.id, "amount_to_sell": amount(debt * 40),
+                   "min_to_receive": amount(debt // 20, asset), "expiration": format_time(
+                       self.head_time() + 3600), "fill_or_kill": False,
+                   "extensions": {}}]], [holder])]
+        yield self.intent(f"{tag}/settle_too_much", [[17, {
+            "fee": amount(0), "account": holder.id, "amount": amount(debt * 100, asset),
+            "extensions": []}]], [holder], bad=True)
+        self.observe_bitasset(tag, asset)
+        yield self.feed(f"{tag}/feed_back", issuer, asset, (5, 1))
+        yield from self.waiting(self.maintenance_passed())
+        data = self.bitasset(asset)
+        if method == 0 and int(data["settlement_fund"]) == 0:
+            self.observe(f"{tag}: revived")
+        yield [self.intent(f"{tag}/settle_late", [[17, {
+            "fee": amount(0), "account": h.id, "amount": amount(max(1, debt // 50), asset),
+            "extensions": []}]], [h]) for h in holders]
+
+    def plan_take_profit(self):
+        """Limit orders with a take-profit ``on_fill`` action: one that
+        fills and makes its take-profit order (repeating), one whose action
+        pays its fee in an asset of neither side (accepted at creation; the
+        fill decides), an update of its ``on_fill`` and price, the
+        take-profit orders filled back and their ``on_fill`` removed; a
+        near miss (a zero spread)."""
+        uias = [a for a, v in self.assets.items() if v["kind"] == "uia"]
+        if not uias:
+            made = self.act_asset_create("uia")
+            if made is None:
+                return
+            yield made
+            yield from self.waiting(lambda: any(v["kind"] == "uia"
+                                                for v in self.assets.values()))
+            uias = [a for a, v in self.assets.items() if v["kind"] == "uia"]
+        picked = yield from self.market_accounts(2)
+        if picked is None:
+            return
+        asset = self.rng.choice(uias)
+        maker, taker = picked
+        info = self.assets[asset]
+        issuer = self.accounts[info["issuer"]]
+        yield self.intent("plan/take_profit/issue", [[14, {
+            "fee": amount(0), "issuer": issuer.id,
+            "asset_to_issue": amount(10 ** 9, asset), "issue_to_account": taker.id,
+            "extensions": []}]], [issuer])
+        action = {"fee_asset_id": CORE, "spread_percent": self.rng.choice((50, 100, 500)),
+                  "size_percent": self.rng.choice((5000, 10000)),
+                  "expiration_seconds": 3600, "repeat": self.rng.random() < 0.7,
+                  "extensions": []}
+        value = 10 ** 6
+        box = []
+        order = {"fee": amount(0), "seller": maker.id, "amount_to_sell": amount(value),
+                 "min_to_receive": amount(value, asset),
+                 "expiration": format_time(self.head_time() + 86400), "fill_or_kill": False,
+                 "extensions": {"on_fill": [[0, action]]}}
+        zero = dict(order, extensions={"on_fill": [[0, dict(action, spread_percent=0)]]})
+        other = [a for a in uias if a != asset]
+        other_fee = dict(order, extensions={"on_fill": [[0, dict(
+            action, fee_asset_id=other[0] if other else "1.3.1")]]})
+        yield [self.intent("plan/take_profit/create", [[1, order]], [maker],
+                           applied=self.created(box)),
+               self.intent("plan/take_profit/zero_spread", [[1, zero]], [maker], bad=True),
+               self.intent("plan/take_profit/other_fee_asset", [[1, other_fee]], [maker])]
+        yield from self.waiting(lambda: box)
+        oid = box[0]
+        if oid is None:
+            return
+        yield self.intent("plan/take_profit/update", [[77, {
+            "fee": amount(0), "seller": maker.id, "order": oid,
+            "new_price": price(amount(value), amount(value * 11 // 10, asset)),
+            "on_fill": [[0, dict(action, spread_percent=200, repeat=True)]],
+            "extensions": []}]], [maker])
+        yield self.intent("plan/take_profit/fill", [[1, {
+            "fee": amount(0), "seller": taker.id, "amount_to_sell": amount(value * 2, asset),
+            "min_to_receive": amount(value // 2), "expiration": format_time(
+                self.head_time() + 3600), "fill_or_kill": False, "extensions": {}}]], [taker])
+        yield None
+        book = self.ref.call("get_limit_orders", CORE, asset, 100)
+        if any(o.get("take_profit_order_id") for o in book) or any(
+                o.get("on_fill") and o["seller"] == maker.id and o["id"] != oid for o in book):
+            self.observe("take-profit order made")
+        # the take-profit orders now on the book: fill them back
+        yield self.intent("plan/take_profit/fill_back", [[1, {
+            "fee": amount(0), "seller": maker.id, "amount_to_sell": amount(value // 10),
+            "min_to_receive": amount(1, asset), "expiration": format_time(
+                self.head_time() + 3600), "fill_or_kill": False, "extensions": {}}]], [maker])
+        mine = [o for o in self.ref.call("get_limit_orders", CORE, asset, 100)
+                if o["seller"] in (maker.id, taker.id)]
+        for o in mine[:2]:
+            yield self.intent("plan/take_profit/update_remove", [[77, {
+                "fee": amount(0), "seller": o["seller"], "order": o["id"], "on_fill": [],
+                "new_expiration": format_time(self.head_time() + 7200),
+                "extensions": []}]], [self.accounts[o["seller"]]])
+
+    def plan_whitelist(self):
+        """A user-issued asset with the white_list flag, a whitelist and a
+        blacklist authority and a whitelisted market (or a blacklisted
+        one): account_whitelist
+        listings by both authorities, issues and transfers to listed and
+        unlisted accounts, orders in and out of the allowed market, a
+        listing taken back."""
+        picked = yield from self.market_accounts(5)
+        if picked is None:
+            return
+        issuer, wauth, bauth, good, bad = picked
+        if not issuer.member:
+            yield self.intent("plan/whitelist/upgrade", [[8, {
+                "fee": amount(0), "account_to_upgrade": issuer.id,
+                "upgrade_to_lifetime_member": True, "extensions": []}]], [issuer])
+            issuer.member = True
+        symbol = "W" + "".join(self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(6))
+        other = [a for a, v in self.assets.items() if v["kind"] == "uia"]
+        options = self.asset_options(issuer, 100, 0x01 | 0x02, UIA_PERMISSIONS)
+        options["whitelist_authorities"] = self.sorted_ids([wauth.id])
+        options["blacklist_authorities"] = self.sorted_ids([bauth.id])
+        # the markets: only TEST's allowed, or the other asset's barred
+        barred = self.rng.random() < 0.5 and bool(other)
+        if barred:
+            options["blacklist_markets"] = [other[0]]
+        else:
+            options["whitelist_markets"] = [CORE]
+        box = []
+
+        def applied(results):
+            new = new_object_id(results[0])
+            box.append(new)
+            if new:
+                self.assets[new] = {"symbol": symbol, "issuer": issuer.id, "kind": "wl",
+                                    "flags": 0x03}
+
+        yield self.intent("plan/whitelist/asset_create", [[10, {
+            "fee": amount(0), "issuer": issuer.id, "symbol": symbol, "precision": 3,
+            "common_options": options, "is_prediction_market": False, "extensions": []}]],
+            [issuer], applied=applied)
+        yield from self.waiting(lambda: box)
+        asset = box[0]
+        if asset is None:
+            return
+
+        def listing(auth, acct, how):
+            return self.intent(f"plan/whitelist/list_{how}", [[7, {
+                "fee": amount(0), "authorizing_account": auth.id, "account_to_list": acct.id,
+                "new_listing": how, "extensions": []}]], [auth])
+
+        yield [listing(wauth, good, 1), listing(wauth, issuer, 1), listing(wauth, bad, 1),
+               listing(bauth, bad, 2)]
+
+        def issue(to, **kw):
+            return self.intent("plan/whitelist/issue" + ("/unlisted" if kw.get("bad") else ""),
+                               [[14, {"fee": amount(0), "issuer": issuer.id,
+                                      "asset_to_issue": amount(10 ** 7, asset),
+                                      "issue_to_account": to.id, "extensions": []}]],
+                               [issuer], **kw)
+
+        stranger = self.rng.choice([a for a in self.accounts.values()
+                                    if a.id not in (issuer.id, good.id, bad.id)])
+        yield [issue(good), issue(bad, bad=True), issue(stranger, bad=True)]
+
+        def send(frm, to, label, **kw):
+            return self.intent(label, [[0, {
+                "fee": amount(0), "from": frm.id, "to": to.id,
+                "amount": amount(10 ** 4, asset), "extensions": []}]], [frm], **kw)
+
+        def order(receive, label, **kw):
+            return self.intent(label, [[1, {
+                "fee": amount(0), "seller": good.id, "amount_to_sell": amount(10 ** 4, asset),
+                "min_to_receive": amount(10 ** 4, receive),
+                "expiration": format_time(self.head_time() + 3600), "fill_or_kill": False,
+                "extensions": {}}]], [good], **kw)
+
+        batch = [send(good, issuer, "plan/whitelist/transfer"),
+                 send(good, bad, "plan/whitelist/transfer_blacklisted", bad=True),
+                 send(good, stranger, "plan/whitelist/transfer_unlisted", bad=True),
+                 order(CORE, "plan/whitelist/order")]
+        if other:
+            batch.append(order(other[0], "plan/whitelist/order_barred_market" if barred
+                               else "plan/whitelist/order_other_market", bad=True))
+        yield batch
+        yield listing(wauth, good, 0)
+        yield send(good, issuer, "plan/whitelist/transfer_delisted", bad=True)
+
+    def plan_review(self):
+        """A proposal with a review period: approved before the period
+        (by its proposer), an approval refused in it and one removed, then
+        executed (or expired unapproved) at its expiration; near misses: a
+        review period as long as the lifetime."""
+        picked = yield from self.market_accounts(3)
+        if picked is None:
+            return
+        frm, to, helper = picked
+        review = self.rng.randint(3, 6)
+        lifetime = review + self.rng.randint(4, 8)
+
+        def proposal(review_period, label, **kw):
+            box = []
+            inner = [0, {"fee": amount(0), "from": frm.id, "to": to.id,
+                         "amount": amount(self.rng.randint(10 ** 4, 10 ** 6)),
+                         "extensions": []}]
+            op = {"fee": amount(0), "fee_paying_account": helper.id,
+                  "expiration_time": format_time(self.head_time() + lifetime),
+                  "proposed_ops": [{"op": inner}], "review_period_seconds": review_period,
+                  "extensions": []}
+            return self.intent(label, [[22, op]], [helper], applied=self.created(box), **kw), \
+                box, op
+
+        one, box, op = proposal(review, "plan/review/create")
+        two, box2, _ = proposal(review, "plan/review/create_second")
+        bad, _, _ = proposal(lifetime, "plan/review/lifetime_review", bad=True)
+        yield [one, two, bad]
+        yield from self.waiting(lambda: box and box2)
+        if None in (box[0], box2[0]):
+            return
+        start = parse_time(op["expiration_time"]) - review
+
+        def update(pid, add=(), remove=(), label="plan/review/approve", **kw):
+            return self.intent(label, [[23, {
+                "fee": amount(0), "fee_paying_account": frm.id, "proposal": pid,
+                "active_approvals_to_add": list(add), "active_approvals_to_remove": list(remove),
+                "owner_approvals_to_add": [], "owner_approvals_to_remove": [],
+                "key_approvals_to_add": [], "key_approvals_to_remove": [],
+                "extensions": []}]], [frm], **kw)
+
+        if self.head_time() < start:
+            yield [update(box[0], add=[frm.id]), update(box2[0], add=[frm.id])]
+        yield from self.waiting(lambda: self.head_time() >= start)
+        yield [update(box2[0], remove=[frm.id], label="plan/review/remove_in_review"),
+               update(box[0], add=[frm.id], label="plan/review/approve_in_review", bad=True)]
 
     # -- actions (each answers an Intent or None when it cannot be made now) -----
 
@@ -301,7 +972,9 @@ class Scenario:
             applied=applied, bad=not lifetime)
 
     def act_account_update(self):
-        acct = self.pick_account()
+        # init0's votes are the committee plan's (its stake elects the
+        # committee that approves the committee proposal)
+        acct = self.pick_account(exclude=("1.2.6",))
         if acct is None:
             return None
         witnesses = self.ref.call("lookup_vote_ids", [f"1:{i}" for i in range(11)])
@@ -385,7 +1058,8 @@ class Scenario:
         return self.intent(f"asset_create/{kind}", [[10, op]], [issuer], applied=applied)
 
     def my_asset(self, kind=None):
-        mine = [(a, v) for a, v in self.assets.items() if kind is None or v["kind"] == kind]
+        mine = [(a, v) for a, v in self.assets.items()
+                if (kind is None or v["kind"] == kind) and not v.get("planned")]
         if not mine:
             return None, None, None
         asset, info = self.rng.choice(mine)
@@ -1142,3 +1816,11 @@ ACTIONS = [("fund", 4), ("transfer", 10), ("account_create", 6), ("account_upgra
            ("withdraw_permission", 3), ("vesting", 2), ("worker", 1), ("custom", 2),
            ("htlc", 3), ("ticket", 2), ("pool", 5), ("samet", 3), ("credit", 5),
            ("custom_authority", 2), ("virtual", 1)]
+
+#: the plans (Scenario.plan_NAME): name, the round it first starts, rounds
+#: between its end and its next start (None: once)
+PLANS = [("committee", 1, None), ("margin_call", 2, 40), ("black_swan_0", 3, 60),
+         ("black_swan_1", 4, 60), ("black_swan_2", 5, 60), ("black_swan_3", 6, 60),
+         ("review", 3, 30), ("whitelist", 7, 80), ("take_profit", 6, 40)]
+#: how often a plan that cannot start (no funded accounts yet) is tried
+PLAN_TRIES = 20

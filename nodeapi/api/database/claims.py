@@ -16,17 +16,19 @@ from nodeapi.api.arguments import require_hex, require_list
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, objects_of_kind, optional_limit, page, start_key
 from nodeapi.api.lookup import get_account
+from nodeapi.chain.evaluators.proposal import approval_index_accounts
 
 PROPOSAL, TICKET, BLINDED_BALANCE = "1.10", "1.18", "2.10"
-_APPROVALS = ("required_active_approvals", "required_owner_approvals",
-              "available_active_approvals", "available_owner_approvals")
 
 
 def proposals_of(state, account_id: str) -> list:
     """The proposals ``1.10.N`` whose required or given approvals name
-    account ``account_id``, by id (graphene ``required_approval_index``)."""
+    account ``account_id``, by id, as graphene's ``required_approval_index``
+    lists them (:func:`~nodeapi.chain.evaluators.proposal.approval_index_accounts`:
+    an account whose approval was removed is left out until it approves
+    again)."""
     return [p for p in objects_of_kind(state, PROPOSAL)
-            if any(account_id in p.get(field, ()) for field in _APPROVALS)]
+            if account_id in approval_index_accounts(p)]
 
 
 class Claims(Section):

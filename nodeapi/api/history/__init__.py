@@ -23,7 +23,7 @@ data from ``node.plugins["market_history"]``, pool histories from its
 :class:`~nodeapi.errors.ApiError`.
 """
 
-from nodeapi.api.base import ApiSet
+from nodeapi.api.base import ApiSet, section
 from nodeapi.api.history.accounts import AccountHistory
 from nodeapi.api.history.arguments import parse_operation_history_id
 from nodeapi.api.history.blocks import BlockHistory
@@ -38,12 +38,7 @@ class HistoryApi(ApiSet):
     connection; it keeps no state of its own."""
 
     name = "history"
-    sections = {"accounts": AccountHistory, "blocks": BlockHistory,
-                "markets": MarketHistory, "pools": PoolHistory}
-
-    def __init__(self, node, session) -> None:
-        super().__init__(node, session)
-        self.accounts = AccountHistory(node)
-        self.blocks = BlockHistory(node)
-        self.markets = MarketHistory(node)
-        self.pools = PoolHistory(node)
+    accounts = section(AccountHistory)
+    blocks = section(BlockHistory)
+    markets = section(MarketHistory)
+    pools = section(PoolHistory)

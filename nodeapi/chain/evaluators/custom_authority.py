@@ -13,6 +13,12 @@ Object (wire): ``{id, account, enabled, valid_from, valid_to,
 operation_type, auth, restrictions: [[restriction id, restriction], ...],
 restriction_counter}``.
 
+Hardfork: under mainnet rules BSIP 40 is in force only from
+:data:`HARDFORK_BSIP_40_TIME` (2030-01-01): before it custom_authority_create
+fails with "Custom active authorities are not yet enabled", and proposals
+may neither carry these operations nor set the options below
+(:func:`check_proposed_before_bsip_40`).
+
 Committee parameters: the ``custom_authority_options`` extension of the
 chain parameters (``max_custom_authority_lifetime_seconds``,
 ``max_custom_authorities_per_account``,
@@ -31,6 +37,48 @@ from nodeapi.protocol.operations import OPERATIONS
 from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
 
 KIND = "1.17"
+#: HARDFORK_BSIP_40_TIME (hardfork.d/BSIP_40.hf): 2030-01-01T00:00:00, "a dummy
+#: date until a hardfork date is scheduled"; under mainnet rules custom
+#: authorities are not enabled before it
+HARDFORK_BSIP_40_TIME = 1893456000
+#: the custom authority operations whose fees a committee may not set before it
+CUSTOM_AUTHORITY_OPERATIONS = (54, 55, 56)
+
+
+def bsip_40_passed(now: int) -> bool:
+    """``HARDFORK_BSIP_40_PASSED(now)`` (``now``: head block time, seconds)."""
+    return now >= HARDFORK_BSIP_40_TIME
+
+
+def check_proposed_before_bsip_40(kind: int, data: dict, now: int) -> None:
+    """The BSIP 40 part of proposal_evaluator.cpp's
+    ``proposal_operation_hardfork_visitor`` for one proposed operation of
+    type ``kind``: before the hardfork, custom_authority_create / update /
+    delete may not be proposed ("Not allowed until hardfork BSIP 40"), and a
+    committee_member_update_global_parameters may neither set
+    ``custom_authority_options`` nor fees of those operations.
+
+    :raises InvalidOperation: with the reference's ``FC_ASSERT`` texts.
+    """
+    if bsip_40_passed(now):
+        return
+    if kind in CUSTOM_AUTHORITY_OPERATIONS:
+        fc_assert(False, "HARDFORK_BSIP_40_PASSED(block_time)",
+                  "Not allowed until hardfork BSIP 40")
+    if kind != 31:
+        return
+    params = data["new_parameters"]
+    ext = params.get("extensions") or {}
+    fc_assert(not (isinstance(ext, dict) and ext.get("custom_authority_options") is not None),
+              "!op.new_parameters.extensions.value.custom_authority_options.valid()",
+              "Unable to set Custom Authority Options before hardfork BSIP 40")
+    fees = {int(tag) for tag, _ in (params.get("current_fees") or {}).get("parameters", [])}
+    for tag, name in zip(CUSTOM_AUTHORITY_OPERATIONS,
+                         ("create", "update", "delete")):
+        fc_assert(tag not in fees,
+                  f"!op.new_parameters.current_fees->exists<custom_authority_{name}_operation>()",
+                  "Unable to define fees for custom authority operations prior to hardfork "
+                  "BSIP 40")
 
 
 def _options(ctx: ApplyContext) -> dict:
@@ -74,6 +122,8 @@ def _of(state, account: str, operation_type=None) -> list:
 def custom_authority_create(ctx: ApplyContext, data: dict) -> list:
     """custom_authority_create (54); result ``[1, "1.17.N"]``."""
     state = ctx.state
+    fc_assert(bsip_40_passed(ctx.now), "HARDFORK_BSIP_40_PASSED(now)",
+              "Custom active authorities are not yet enabled")
     state.require(data["account"])
     options = _options(ctx)
     valid_to = parse_time(data["valid_to"])

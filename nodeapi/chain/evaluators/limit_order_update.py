@@ -120,7 +120,8 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
             _fail("Cannot update limit order: order becomes too small; cancel order instead")
     if data.get("new_expiration") is not None and parse_time(data["new_expiration"]) < ctx.now:
         _fail("Cannot update limit order to expire in the past")
-    check_market(state, data["seller"], state.objects[base_id], state.objects[quote_id])
+    check_market(state, data["seller"], state.objects[base_id], state.objects[quote_id],
+                 named=False)
     if change:
         adjust_balance(state, data["seller"], base_id, -change)
         core_in_orders(state, data["seller"], base_id, change)

@@ -22,7 +22,8 @@ action runs at each fill as :mod:`nodeapi.chain.market.take_profit` says.
 """
 
 from nodeapi.protocol.ids import instance_number
-from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, UnknownObject, fc_assert
+from nodeapi.chain.errors import (
+    InsufficientBalance, InvalidOperation, OrderNotAuthorized, UnknownObject, fc_assert)
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import parse_time
@@ -34,18 +35,33 @@ from nodeapi.protocol.asset import amount_of, asset
 from nodeapi.protocol.config import CORE_ASSET
 
 
-def check_market(state, seller: str, sell_asset: dict, recv_asset: dict) -> None:
+def check_market(state, seller: str, sell_asset: dict, recv_asset: dict,
+                 named: bool = True) -> None:
     """The selling asset's market white/black lists and both assets' account
-    lists (graphene ``limit_order_create_evaluator::do_evaluate``)."""
+    lists, in graphene's order.  ``named`` (limit_order_create:
+    ``limit_order_create_evaluator::do_evaluate``'s ``GRAPHENE_ASSERT``):
+    :class:`~nodeapi.chain.errors.OrderNotAuthorized` with graphene's
+    exception of each; else (limit_order_update:
+    ``limit_order_update_evaluator::do_evaluate``'s plain ``FC_ASSERT``)
+    :class:`InvalidOperation` with the same texts."""
     opts = sell_asset["options"]
+    refusal = None
     if opts.get("whitelist_markets") and recv_asset["id"] not in opts["whitelist_markets"]:
-        raise InvalidOperation("This market has not been whitelisted by the selling asset")
-    if recv_asset["id"] in (opts.get("blacklist_markets") or ()):
-        raise InvalidOperation("This market has been blacklisted by the selling asset")
-    if not is_authorized_asset(state, seller, sell_asset):
-        raise InvalidOperation("The account is not allowed to transact the selling asset")
-    if not is_authorized_asset(state, seller, recv_asset):
-        raise InvalidOperation("The account is not allowed to transact the receiving asset")
+        refusal = ("market_not_whitelisted",
+                   "This market has not been whitelisted by the selling asset")
+    elif recv_asset["id"] in (opts.get("blacklist_markets") or ()):
+        refusal = ("market_blacklisted", "This market has been blacklisted by the selling asset")
+    elif not is_authorized_asset(state, seller, sell_asset):
+        refusal = ("selling_asset_unauthorized",
+                   "The account is not allowed to transact the selling asset")
+    elif not is_authorized_asset(state, seller, recv_asset):
+        refusal = ("receiving_asset_unauthorized",
+                   "The account is not allowed to transact the receiving asset")
+    if refusal is None:
+        return
+    if named:
+        raise OrderNotAuthorized(*refusal)
+    raise InvalidOperation(refusal[1])
 
 
 def create_actions(data: dict):

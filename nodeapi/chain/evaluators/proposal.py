@@ -31,9 +31,12 @@ proposal is executed if authorized, then removed either way.
 """
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain.errors import InvalidOperation, MissingAuthority, fc_assert
+from nodeapi.chain.errors import (
+    InvalidOperation, MissingAuthority, ReviewPeriodInsufficient, ReviewPeriodRequired,
+    fc_assert)
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
-from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
+from nodeapi.chain.evaluators.custom_authority import (
+    check_proposed_before_bsip_40, viable_custom_authorities)
 from nodeapi.chain.evaluators.samet_fund import check_no_unpaid_debt
 from nodeapi.protocol.times import parse_time
 from nodeapi.errors import ChainError, ProtocolError
@@ -64,14 +67,17 @@ def _nested_updates(ops: list, found: list) -> None:
             _nested_updates([w["op"] for w in data["proposed_ops"]], found)
 
 
-def _check_nesting(ops: list) -> None:
-    """At most one proposal_update directly inside each proposal_create, at
-    every level (``proposal_operation_hardfork_visitor``)."""
+def _check_nesting(ops: list, now: int) -> None:
+    """``proposal_operation_hardfork_visitor`` on the proposed operations,
+    at every level: at most one proposal_update directly inside each
+    proposal_create, and the hardforks not yet passed at ``now`` (BSIP 40:
+    :func:`~nodeapi.chain.evaluators.custom_authority.check_proposed_before_bsip_40`)."""
     updates = 0
     for op in ops:
         kind = int(op[0])
+        check_proposed_before_bsip_40(kind, op[1], now)
         if kind == 22:
-            _check_nesting([w["op"] for w in op[1]["proposed_ops"]])
+            _check_nesting([w["op"] for w in op[1]["proposed_ops"]], now)
         elif kind == 23:
             updates += 1
             fc_assert(updates <= 1, "!already_contains_proposal_update",
@@ -82,7 +88,7 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     """proposal_create (22); result ``[1, "1.10.N"]``."""
     state, now = ctx.state, ctx.now
     ops = [w["op"] for w in data["proposed_ops"]]
-    _check_nesting(ops)
+    _check_nesting(ops, now)
     params = ctx.parameters
     expiration = parse_time(data["expiration_time"])
     fc_assert(expiration > now, "o.expiration_time > block_time",
@@ -103,10 +109,9 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     if COMMITTEE_ACCOUNT in active or COMMITTEE_ACCOUNT in owner:
         minimum = int(params["committee_proposal_review_period"])
         if review is None:
-            raise InvalidOperation(f"Review period not given, but at least {minimum} required")
+            raise ReviewPeriodRequired(minimum)
         if int(review) < minimum:
-            raise InvalidOperation(f"Review period of {review} specified, but at least "
-                                   f"{minimum} required")
+            raise ReviewPeriodInsufficient(int(review), minimum)
     new_instance = state.next_instance_of(KIND)
     nested = []
     _nested_updates(ops, nested)
@@ -137,6 +142,47 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     return [1, obj["id"]]
 
 
+def _dropped(proposal: dict) -> frozenset:
+    """The accounts of ``proposal`` that graphene's
+    ``required_approval_index`` has dropped although the proposal still
+    names them (its chain-private state: :func:`_dropped_after`)."""
+    return getattr(proposal, "private", None) or frozenset()
+
+
+def _named(proposal: dict) -> set:
+    return {a for field in ("required_active_approvals", "required_owner_approvals",
+                            "available_active_approvals", "available_owner_approvals")
+            for a in proposal.get(field, ())}
+
+
+def approval_index_accounts(proposal: dict) -> set:
+    """The accounts whose proposals (``get_proposed_transactions``,
+    ``get_full_accounts``) list ``proposal``: graphene's
+    ``required_approval_index`` (proposal_object.cpp), which enters the
+    required and available approvals when the proposal is created, then
+    follows only the changes of the available approvals
+    (``insert_or_remove_delta``, active then owner): an approval removed
+    drops its account even when the proposal still requires it, until it
+    approves again.  A store restored from a checkpoint lists every named
+    account again, as graphene rebuilds the index from the objects at
+    start."""
+    return _named(proposal) - _dropped(proposal)
+
+
+def _dropped_after(before: dict, after: dict) -> frozenset:
+    """The dropped accounts of a proposal changed from ``before`` to
+    ``after``: the index set of ``before``, less the accounts removed from
+    and plus those added to the available active approvals, then the same
+    for the owner approvals (``required_approval_index::object_modified``);
+    what ``after`` names and the index lacks."""
+    members = approval_index_accounts(before)
+    for field in ("available_active_approvals", "available_owner_approvals"):
+        old, new = set(before.get(field, ())), set(after.get(field, ()))
+        members -= old - new
+        members |= new - old
+    return frozenset(_named(after) - members)
+
+
 def proposal_update(ctx: ApplyContext, data: dict) -> list:
     """proposal_update (23): add / remove approvals; executes the proposal
     once authorized unless it has a review period."""
@@ -165,6 +211,9 @@ def proposal_update(ctx: ApplyContext, data: dict) -> list:
     update("available_active_approvals", "active_approvals_to_add", "active_approvals_to_remove")
     update("available_owner_approvals", "owner_approvals_to_add", "owner_approvals_to_remove")
     update("available_key_approvals", "key_approvals_to_add", "key_approvals_to_remove")
+    dropped = _dropped_after(proposal, obj)
+    if dropped != _dropped(proposal):
+        obj = state.annotate(obj["id"], dropped)
     if review is None and is_authorized_to_execute(ctx, obj):
         try:
             execute_proposal(ctx, obj)

@@ -122,6 +122,32 @@ class AccountHistory:
         for account in retention.due():
             self._trim(account, logs[account])
 
+    def block_popped(self, applied) -> None:
+        """A block popped by a fork switch (``Chain.push_network_block``):
+        its operations and their entries leave the history, as graphene's
+        undo database takes back the ``operation_history_object`` and
+        ``account_transaction_history_object`` of a popped block
+        (db_block.cpp ``pop_block``).  Entries an account's limit trimmed
+        while the block was applied are not brought back (they stay
+        removed, a difference with graphene only with
+        ``max-ops-per-account`` set)."""
+        ops = applied.operations
+        if not ops:
+            return
+        first_m = min(op.id_num for op in ops)
+        first_n = min((e.n for op in ops for e in op.account_history),
+                      default=self.lookups.entry_count)
+        logs = self._logs
+        for op in reversed(ops):
+            self._records.pop(op.id_num, None)
+            for entry in op.account_history:
+                log = logs.get(entry.account)
+                if log is not None and log.kept and log.ops[-1] == op.id_num:
+                    log.ops.pop()
+        self.lookups.rows_popped(first_m, first_n)
+        if self._ath0 is not None and self._ath0[1] >= first_m:
+            self._ath0 = None
+
     def _add(self, op, timestamp: int) -> None:
         entries = op.account_history  # numbered by the chain
         accounts = [entry.account for entry in entries]

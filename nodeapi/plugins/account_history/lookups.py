@@ -101,6 +101,17 @@ class HistoryLookups:
             setattr(self, name, array("q", [old[i] for i in keep]))
         self._row_dead = 0
 
+    def rows_popped(self, first_m: int, entry_count: int) -> None:
+        """A popped block (a fork switch): forget the rows of ``1.11.m``
+        from ``first_m`` on and count the entries as ``entry_count`` again."""
+        cut = len(self._row_m)
+        while cut and self._row_m[cut - 1] >= first_m:
+            cut -= 1
+        for name in ROW_ARRAYS:
+            del getattr(self, name)[cut:]
+        self._ath_count = min(self._ath_count, entry_count)
+        self._row_dead = min(self._row_dead, len(self._row_m))
+
     # -- checkpoints --------------------------------------------------------------
 
     def arrays(self) -> dict:

@@ -17,6 +17,7 @@ value}`` (``value`` left out when null).  Operations of blocks below the
 ``custom-operations-start-block`` option are ignored.
 """
 
+import collections
 import json
 
 from twisted.logger import Logger
@@ -29,6 +30,10 @@ from nodeapi.protocol.serialize import need_bytes, unpack_varint
 CUSTOM = 35
 MAX_KEY_SIZE = 200
 STORAGE = "7.0"
+#: blocks whose storage changes are kept to undo them (a fork switch pops
+#: blocks above the last irreversible one; the chain's undo history holds
+#: at most as many, graphene ``GRAPHENE_MAX_UNDO_HISTORY``)
+MAX_UNDO_BLOCKS = 10000
 
 
 class StorageOperationError(ValueError):
@@ -92,11 +97,16 @@ class AccountStorage:
         self.objects: dict = {}  # id -> object, in id order
         self._by_key: dict = {}  # (account, catalog, key) -> id
         self._next = 0
+        # (block number, next id before it, [(oid, key, old object, old id)])
+        # of the last blocks that changed storage, to undo a popped one
+        self._undo: collections.deque = collections.deque(maxlen=MAX_UNDO_BLOCKS)
+        self._changes: list | None = None
 
     def block_applied(self, applied) -> None:
         """Apply the storage maps of the block's custom operations."""
         if applied.block_num < self.start_block:
             return
+        self._changes, next_before = [], self._next
         for op in applied.operations:
             if op.op[0] != CUSTOM:
                 continue
@@ -110,12 +120,39 @@ class AccountStorage:
                               "operation {op}", error=str(exc), op=op.id)
                 continue
             self._apply(op.op[1]["payer"], remove, catalog, pairs)
+        if self._changes:
+            self._undo.append((applied.block_num, next_before, self._changes))
+        self._changes = None
+
+    def block_popped(self, applied) -> None:
+        """A block popped by a fork switch: its storage changes are taken
+        back (graphene keeps the storage objects in the database, where
+        the undo database takes them back)."""
+        if not self._undo or self._undo[-1][0] != applied.block_num:
+            return  # the block changed no storage (or is past MAX_UNDO_BLOCKS)
+        _num, self._next, changes = self._undo.pop()
+        for oid, key, old, old_id in reversed(changes):
+            if old is None:
+                self.objects.pop(oid, None)
+            else:
+                self.objects[oid] = old
+            if old_id is None:
+                self._by_key.pop(key, None)
+            else:
+                self._by_key[key] = old_id
+        self.objects = dict(sorted(self.objects.items(),
+                                   key=lambda item: int(item[0].rsplit(".", 1)[1])))
+
+    def _record(self, oid: str, key: tuple) -> None:
+        if self._changes is not None:
+            self._changes.append((oid, key, self.objects.get(oid), self._by_key.get(key)))
 
     def _apply(self, account: str, remove: bool, catalog: str, pairs: list) -> None:
         for key, text in pairs:
             oid = self._by_key.get((account, catalog, key))
             if remove:
                 if oid is not None:
+                    self._record(oid, (account, catalog, key))
                     del self.objects[oid], self._by_key[(account, catalog, key)]
                 continue
             if len(key) > MAX_KEY_SIZE:
@@ -129,8 +166,11 @@ class AccountStorage:
                 continue
             if oid is None:
                 oid = f"{STORAGE}.{self._next}"
+                self._record(oid, (account, catalog, key))
                 self._next += 1
                 self._by_key[(account, catalog, key)] = oid
+            else:
+                self._record(oid, (account, catalog, key))
             obj = {"id": oid, "account": account, "catalog": catalog, "key": key}
             if value is not None:
                 obj["value"] = value

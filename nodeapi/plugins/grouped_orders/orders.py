@@ -156,9 +156,20 @@ class GroupedOrders:
 
     def block_applied(self, applied) -> None:
         """Regroup the orders the block changed (module text)."""
+        self._regroup([oid for oid in self.chain.changed_objects_of_last_block()
+                       if oid.startswith("1.7.")])
+
+    def block_popped(self, applied) -> None:
+        """A block popped by a fork switch: regroup every order whose
+        version differs from the one last grouped (the state is back as
+        before the block; graphene's undo database takes the groups back
+        with the orders)."""
         objects = self.chain.state.objects
-        changed = [oid for oid in self.chain.changed_objects_of_last_block()
-                   if oid.startswith("1.7.")]
+        ids = set(self._seen) | set(self.chain.state.ids_of_type("1.7."))
+        self._regroup([oid for oid in ids if self._seen.get(oid) is not objects.get(oid)])
+
+    def _regroup(self, changed: list) -> None:
+        objects = self.chain.state.objects
         changed.sort(key=instance_number)
         for oid in changed:
             old, new = self._seen.pop(oid, None), objects.get(oid)

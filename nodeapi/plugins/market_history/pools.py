@@ -10,6 +10,8 @@ and libraries/app/api.cpp (the two queries).  An :class:`IBlockConsumer`
 attached to the chain by :func:`nodeapi.modes.node.build_plugins`.
 """
 
+import collections
+
 from zope.interface import implementer
 
 from nodeapi.applied import IBlockConsumer, ICheckpointed
@@ -18,6 +20,9 @@ from nodeapi.history.oprecord import history_entry, pack_record
 CREATE = 59
 #: liquidity_pool_delete, _deposit, _withdraw, _exchange, _update: ops naming their pool.
 WITH_POOL = frozenset((60, 61, 62, 63, 75))
+#: blocks whose records are kept to take them back (the chain pops at most
+#: as many, graphene ``GRAPHENE_MAX_UNDO_HISTORY``)
+MAX_UNDO_BLOCKS = 10000
 
 
 def _created_pool(result) -> str | None:
@@ -42,6 +47,9 @@ class LiquidityPoolHistory:
     def __init__(self) -> None:
         self.count = 0
         self._by_pool: dict = {}  # pool id -> [record], ascending sequence
+        # (block number, count before, [pool]) of the last blocks that
+        # recorded pool operations, to take a popped one back
+        self._undo: collections.deque = collections.deque(maxlen=MAX_UNDO_BLOCKS)
 
     def checkpoint_records(self):
         """Records: the count and each pool's history (never changed once
@@ -59,6 +67,7 @@ class LiquidityPoolHistory:
 
     def block_applied(self, applied) -> None:
         """Record the block's liquidity pool operations."""
+        count, pools = self.count, []
         for op in applied.operations:
             kind = op.op[0]
             if kind == CREATE:
@@ -77,6 +86,22 @@ class LiquidityPoolHistory:
                             "op": history_entry(op.id_num,
                                                 pack_record(op, applied.timestamp, ()))})
             self.count += 1
+            pools.append(pool)
+        if pools:
+            self._undo.append((applied.block_num, count, pools))
+
+    def block_popped(self, applied) -> None:
+        """A block popped by a fork switch: its records are taken back
+        (graphene's ``liquidity_pool_history_object`` sits in the database,
+        under its undo database)."""
+        if not self._undo or self._undo[-1][0] != applied.block_num:
+            return  # the block recorded nothing (or is past MAX_UNDO_BLOCKS)
+        _num, self.count, pools = self._undo.pop()
+        for pool in reversed(pools):
+            records = self._by_pool[pool]
+            records.pop()
+            if not records:
+                del self._by_pool[pool]
 
     def _newest_first(self, pool: str, op_type) -> list:
         records = self._by_pool.get(pool, ())

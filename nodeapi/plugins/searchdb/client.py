@@ -58,12 +58,6 @@ class SearchDBError(HistoryError):
         self.status = status
         self.reason = reason or message
 
-    @property
-    def transient(self) -> bool:
-        """True when a retry later may succeed (no answer, 401/403 while
-        the operator fixes credentials, 408, 429, 5xx)."""
-        return self.status is None or self.status in (401, 403, 408, 429) or self.status >= 500
-
 
 def parse_server_info(answer: Any) -> ServerInfo:
     """ServerInfo from the JSON of ``GET /``; raises SearchDBError if it has

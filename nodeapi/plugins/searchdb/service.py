@@ -1,12 +1,10 @@
 """The ``searchdb`` history plugin: operation and account history written to
 a search database (docs/searchdb-plugin.rst; docs/wire-contract.rst section 8).
 
-Data flow: block -> chain -> :meth:`SearchDBService.block_applied` (ohi/ath
-ids numbered by the chain, documents, bulk items) ->
-:class:`~nodeapi.plugins.searchdb.bulk.BulkBuilder` (sealed bulks) ->
-:class:`~nodeapi.plugins.searchdb.spool.BulkQueue` (memory bounded, spills to a file)
--> :class:`~nodeapi.plugins.searchdb.shipper.BulkShipper` (one ``POST /_bulk``
-in flight, retries with backoff) -> the database.
+Graphene reference: bitshares-core libraries/plugins/elasticsearch/
+elasticsearch_plugin.cpp.  The way of a block from the chain to the
+database (documents, bulks, the spool, the shipper) is DESIGN.rst's "A
+block applied by the chain, on its way to the search database".
 
 * Start (:meth:`SearchDBService.prepare`, before the chain replays) and
   every reconnection after an outage: detect the server flavour

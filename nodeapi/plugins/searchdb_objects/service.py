@@ -1,48 +1,18 @@
-"""The ``searchdb-objects`` plugin: current chain objects in ``objects-*``
-indexes of the search database, as bitshares-core's ``es_objects`` plugin
-writes them (libraries/plugins/es_objects/es_objects.cpp), shipped through
-the searchdb plugin's durable path (docs/searchdb-plugin.rst, "Objects").
+"""The ``searchdb-objects`` plugin's service (:class:`ObjectsService`):
+current chain objects in ``objects-*`` indexes of the search database, as
+bitshares-core's ``es_objects`` plugin writes them
+(libraries/plugins/es_objects/es_objects.cpp: ``index_database`` for a
+block's created, changed and removed objects, ``sync_db``'s load), shipped
+through the searchdb plugin's durable path (a
+:class:`~nodeapi.plugins.searchdb.spool.BulkQueue` and a
+:class:`~nodeapi.plugins.searchdb.shipper.BulkShipper`).
 
-Kinds (:data:`~nodeapi.plugins.searchdb_objects.settings.KINDS`; option
-``searchdb-objects-<kind>``, reference ``es-objects-<kind>``): accounts (1.2, index ``account``), assets (1.3,
-``asset``), bitasset data (2.4, ``bitasset``), balances (2.5, ``balance``),
-proposals (1.10, ``proposal``), limit orders (1.7, ``limitorder``),
-budget records (2.13, ``budget``).  A document is the object as
-``get_objects`` shows it, adapted as the reference adapts it
-(:func:`~nodeapi.plugins.searchdb.adaptor.adapt_object` with
-``max-mapping-depth``), plus ``object_id``, ``block_time`` and
-``block_number`` of the block that wrote it.
-
-* Per kind, as the reference: by default one document per object
-  (``index`` with ``_id`` = the object id, replaced on every change;
-  ``delete`` when the object is removed unless ``no-delete``);
-  ``store-updates`` keeps one document per change instead (implies
-  no-delete) - its ``_id`` is ``<object id>-<block number>`` (the
-  reference lets the server pick one), so a bulk sent again after an
-  outage never doubles a version.
-* Live blocks: after each applied block the objects the block created,
-  changed or removed (``chain.changed_objects_of_last_block()``) of the
-  enabled kinds become one sealed bulk, queued in a
-  :class:`~nodeapi.plugins.searchdb.spool.BulkQueue` (memory bounded,
-  spills to disk) and shipped by a
-  :class:`~nodeapi.plugins.searchdb.shipper.BulkShipper` (one request in
-  flight, retries with backoff; a ``delete`` of a document the index does
-  not hold counts as done).  Blocks up to ``start-after-block`` and blocks
-  of the start's replay are skipped.
-* Synchronization (the reference's ``sync_db``): at start, once the chain
-  is replayed, when the cursor file (the last block whose objects the
-  database confirmed) is behind the head, the head is 0, or
-  ``sync-db-on-startup`` is set, every object of the enabled kinds is
-  written again, in slices of :data:`SYNC_SLICE` objects per reactor turn;
-  kinds that delete (limit orders by default) are first emptied with
-  ``_delete_by_query`` so no removed object survives.  Blocks applied
-  while it runs are written as live blocks, and the load labels the objects
-  they wrote with the last such block (not the head it began at): every
-  document carries the block that last changed its object, as the
-  reference's ``sync_db`` (which no block interrupts) writes it.  A clean stop that
-  shipped everything leaves the cursor at the head: the next start sends
-  nothing.  After a database outage the plugin checks the indexes again and
-  synchronizes once more when one of them lost its documents.
+The kinds are :data:`~nodeapi.plugins.searchdb_objects.settings.KINDS`.
+What a document holds, its ``_id`` (``store-updates``: ``<object id>-<block
+number>``, where the reference lets the server choose, so a bulk sent again
+never doubles a version), when a start loads every object again (in
+slices of :data:`SYNC_SLICE` per reactor turn) and the options:
+docs/searchdb-plugin.rst "Objects".
 """
 
 import os

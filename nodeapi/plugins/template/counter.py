@@ -40,6 +40,22 @@ class OperationCounter:
         for op in applied.operations:
             self.by_type[op.op[0]] = self.by_type.get(op.op[0], 0) + 1
 
+    def block_popped(self, applied) -> None:
+        """A block popped by a fork switch (the chain calls this newest
+        first, :class:`~nodeapi.applied.IBlockConsumer`): its operations are
+        counted out again, so the figures are those of the chain's
+        blocks."""
+        if applied.block_num < self.start_block:
+            return
+        self.blocks -= 1
+        self.last_block_num = applied.block_num - 1 if self.blocks else 0
+        for op in applied.operations:
+            left = self.by_type.get(op.op[0], 0) - 1
+            if left > 0:
+                self.by_type[op.op[0]] = left
+            else:
+                self.by_type.pop(op.op[0], None)
+
     def checkpoint_records(self):
         """One record: the figures after the last block applied."""
         return [("figures", {"blocks": self.blocks, "last": self.last_block_num,

@@ -1,6 +1,7 @@
-"""What an upstream may send the gateway: every message of an upstream
-connection is checked before anything in it reaches a client, the cache,
-the per-block answers or the gateway's own figures.
+"""What another node may send over a connection of this node's
+(:mod:`nodeapi.peers.client`): every message is checked before anything in
+it reaches a follower, an indexer, or a gateway's clients, cache, per-block
+answers and figures.
 
 A message passes (:func:`read_message`) when it is:
 
@@ -20,11 +21,12 @@ A message passes (:func:`read_message`) when it is:
   member and a ``result`` or an ``error`` member.
 
 Whether the reply's id was asked is the connection's business
-(:class:`~nodeapi.gateway.connection.UpstreamProtocol`).  A message that
-does not pass raises :class:`BadReply`: the connection is dropped and the
-upstream's circuit breaker opens (:mod:`nodeapi.gateway.upstream`).
+(:class:`~nodeapi.peers.client.RemoteProtocol`).  A message that does not
+pass raises :class:`BadReply`: the connection is dropped
+(:class:`~nodeapi.peers.remote.RemoteNode`; a gateway's upstream opens its
+circuit breaker, :mod:`nodeapi.gateway.upstream`).
 
-The fast form of a reply (:func:`~nodeapi.gateway.connection.raw_result`:
+The fast form of a reply (:func:`raw_result`:
 ``{"id":N,"jsonrpc":"2.0","result":...}``, what bitshares-core writes)
 passes when its result bytes alone are one JSON value that passes: then
 its id is the one in its head and it has no other member.  Any other form
@@ -33,6 +35,7 @@ second ``id`` (orjson keeps the last of two equal keys).
 """
 
 import json
+import re
 from typing import Any, Optional
 
 import attr
@@ -42,11 +45,25 @@ import orjson
 MAX_DEPTH = 200
 #: fc's integer range: int64 below, uint64 above
 LOWEST, HIGHEST = -(2 ** 63), 2 ** 64 - 1
+#: the head of a reply in the fast form: its id is group 1
+_REPLY_HEAD = re.compile(rb'\{"id":(\d{1,18}),(?:"jsonrpc":"2\.0",)?"result":')
 
 
 class BadReply(ValueError):
-    """An upstream message that does not pass (module docstring); its text
-    says why, for the log."""
+    """A message that does not pass (module docstring); its text says why,
+    for the log."""
+
+
+def raw_result(payload: bytes) -> Optional[tuple]:
+    """``(call id, result bytes)`` of a reply in the fast form (module
+    docstring: bitshares-fc src/rpc/websocket_api.cpp writes
+    ``{"id":N,"jsonrpc":"2.0","result":...}``; nodeapi ``{"id":N,"result":...}``),
+    else None (spaces, another key order, an ``error`` member).  The result
+    bytes are not validated here (:func:`read_message` does)."""
+    match = _REPLY_HEAD.match(payload)
+    if match is None or payload[-1:] != b"}" or b'"error"' in payload[-24:]:
+        return None
+    return int(match.group(1)), payload[match.end():-1]
 
 
 def check_value(value: Any) -> None:
@@ -93,7 +110,7 @@ def decode(text: bytes) -> Any:
 
 @attr.s(frozen=True, slots=True)
 class Message:
-    """One checked upstream message.
+    """One checked message.
 
     :ivar call_id: the reply's id (int), or None for a notice.
     :ivar result: the decoded result (None with ``error`` or a notice).
@@ -123,7 +140,7 @@ def read_message(payload: bytes, fast: Optional[tuple] = None) -> Message:
     """``payload`` (one WebSocket message) checked (module docstring).
 
     :param fast: ``(call id, result bytes)`` when the message has the fast
-        form (:func:`~nodeapi.gateway.connection.raw_result`), else None.
+        form (:func:`raw_result`), else None.
     :raises BadReply: the message does not pass."""
     if fast is not None:
         try:
