@@ -2,31 +2,16 @@
 (``--config``, else ``<data-dir>/config.ini`` as bitshares-core's
 witness_node reads it), validation before the reactor runs, typed helpers.
 
-Any option goes on the command line (``--name value``) or in the INI file as
-``name = value`` (bitshares ``config.ini``, boost program_options rules:
-``#`` starts a comment anywhere, ``[log.*]`` and ``[logger.*]`` sections are
-bitshares' logging configuration, :mod:`nodeapi.config_logging`; repeatable
-options take several lines).  The command line wins; a repeatable option
-given there replaces all of its file lines.  Flags can only be switched on
-on the command line; in the file they take ``true``/``false``.  Relative
-paths are relative to the current directory and are stored absolute.
-
-Development defaults (:mod:`nodeapi.plugins.witness.plugin`): with neither
-``witness-id`` nor ``private-key``, the node produces for the 11 init
-witnesses of the bundled genesis with the published key, and
-``enable-stale-production`` is on, so ``twistd -n nodeapi`` alone runs a
-chain whose head tracks the wall clock.  Never use these defaults on a
-public chain.
-
-``postOptions`` leaves typed, normalized values (the option catalogue is
-:mod:`nodeapi.config_options`, the value parsers are in
+Sources: bitshares witness_node and application options
+(libraries/app/application.cpp ``set_program_options``), the options of
+docs/searchdb-plugin.rst, wire-contract section 6.  How an operator gives
+them (command line and INI file, which wins, the first start's file, the
+errors): docs/operators.rst and README "Options"; the development witness
+defaults: README and :mod:`nodeapi.plugins.witness.plugin`.  The option
+catalogue is :mod:`nodeapi.config_options`, the value parsers are in
 :mod:`nodeapi.plugins.values` and :mod:`nodeapi.config_parse`; each
-plugin's ``check`` completes its own, :data:`nodeapi.plugins.registry.PLUGINS`)
-or raises ``usage.UsageError`` naming the
-option (and INI file and line) and the problem.  A flag or repeatable
-option written with an empty value (``name =``) in the INI file is not set.  Sources: the options of
-docs/searchdb-plugin.rst, wire-contract section 6, bitshares witness_node
-and application options.
+plugin's ``check`` completes its own
+(:data:`nodeapi.plugins.registry.PLUGINS`).
 """
 
 import os
@@ -120,7 +105,7 @@ RepeatableOptions = type("RepeatableOptions", (), {
 
 
 class Options(RepeatableOptions, usage.Options):
-    """``twistd nodeapi`` options (module docstring).  After
+    """``twistd nodeapi`` options.  After
     ``parseOptions`` the dict holds typed values: ints, floats, bools, lists
     (``plugins``, ``witness-id``, ``private-key`` as WIFs, ``seed-node``),
     absolute paths (``config``, ``data-dir``, ``genesis-json``,
@@ -226,7 +211,17 @@ class Options(RepeatableOptions, usage.Options):
 
     def postOptions(self) -> None:
         """Merge INI and command line, coerce and validate everything; raises
-        ``usage.UsageError`` naming the option and the problem."""
+        ``usage.UsageError`` naming the option (and INI file and line) and
+        the problem.  The INI file follows boost program_options' rules
+        (``#`` starts a comment anywhere; ``[log.*]``/``[logger.*]``
+        sections are bitshares' logging configuration,
+        :mod:`nodeapi.config_logging`; a repeatable option on several
+        lines); the command line wins, a repeatable option given there
+        replacing all of its file lines.  Flags can only be switched on on
+        the command line; in the file they take ``true``/``false``, and a
+        flag or repeatable option written with an empty value (``name =``)
+        is not set.  Relative paths are relative to the current directory
+        and are stored absolute."""
         ini = self._read_config()
 
         def pick(name):

@@ -28,6 +28,16 @@ class NodeAPIError(Exception):
     code = 10
     name = "exception"
     details = None
+    #: ``None``, or fc's description of the exception type when this error
+    #: is one of fc's (``"Assert Exception"``, ``"Bad Cast"``,
+    #: ``"missing required active authority"``): sent as
+    #: ``error.data.message``, with a stack entry carrying :attr:`format`,
+    #: as bitshares-core sends an fc exception (fc ``exception::to_variant``)
+    what = None
+    #: ``None``, or the format of fc's log message with its ``${name}``
+    #: placeholders (``"Missing Active Authority ${id}"``), sent as
+    #: ``error.data.stack[0].format``; see :attr:`log_format`
+    fc_format = None
     #: ``None``, or a JSON-RPC error object ``{"code": int, "message": str,
     #: ["data": any]}`` another node answered a call this node forwarded
     #: (a follower's broadcasts, :mod:`nodeapi.api.broadcast`): the RPC layer
@@ -44,6 +54,19 @@ class NodeAPIError(Exception):
         sends it as ``"Execution error: " + message`` (docs/wire-contract.rst
         section 4; graphene ``fc::exception::to_string``)."""
         return self.args[0]
+
+    @property
+    def log_format(self) -> str:
+        """fc's ``format`` of the top stack entry: :attr:`fc_format` when
+        set, else the message without fc's ``"<what>: "`` prefix (an
+        ``FC_ASSERT`` without values: ``"now <= trx.expiration: "``), else
+        the message."""
+        if self.fc_format is not None:
+            return self.fc_format
+        text = self.message
+        if self.what and text.startswith(self.what + ": "):
+            return text[len(self.what) + 2:]
+        return text
 
 
 class ProtocolError(NodeAPIError, ValueError):
@@ -70,6 +93,24 @@ class ApiError(NodeAPIError):
     """
 
     name = "api_error"
+
+
+#: fc's name, code and description of a failed ``FC_ASSERT`` (bitshares-fc
+#: include/fc/exception/exception.hpp, ``assert_exception``,
+#: ``assert_exception_code`` 10, "Assert Exception")
+ASSERT_NAME, ASSERT_CODE, ASSERT_WHAT = "assert_exception", 10, "Assert Exception"
+
+
+class ApiAssert(ApiError):
+    """A call bitshares-core refuses with an ``FC_ASSERT`` of its database
+    API (an object that does not exist, ``"no such account"``, an asset
+    that is not market-issued, an id of another type): fc's
+    ``assert_exception``, text ``Assert Exception: <expression>: <message>``.
+    """
+
+    name = ASSERT_NAME
+    code = ASSERT_CODE
+    what = ASSERT_WHAT
 
 
 class AccessDenied(ApiError):

@@ -70,8 +70,9 @@ class ReferenceNode:
     ``produce=True``: the init witnesses ``witnesses`` (default all 11)
     with the development key (``witness`` must be among ``plugins``).
     ``on_demand=True`` (with ``produce=False``): no ``witness`` plugin, only
-    ``debug_witness``, so a block is made only by :meth:`generate_blocks`.
-    ``produce="debug"`` is the same as ``on_demand=True``.  ``rpc_port``: a
+    ``debug_witness``, so a block is made only by :meth:`generate_blocks`
+    (:func:`start_on_demand` starts one whose chain is at the wall clock:
+    the tests' and the differential runner's one way).  ``rpc_port``: a
     fixed RPC port (a restarted node keeps its URL), else a free one.
     ``seed_node``: a loopback ``host:port`` to follow over graphene P2P.  ``extra``: more command-line
     arguments (e.g. ``["--genesis-json", path]``).
@@ -80,8 +81,6 @@ class ReferenceNode:
     def __init__(self, data_dir, *, plugins=DEFAULT_PLUGINS, produce=True,
                  on_demand=False, seed_node=None, witnesses=INIT_WITNESSES, extra=(),
                  rpc_port=None):
-        if produce == "debug":  # the differential runner's name for on demand
-            produce, on_demand = False, True
         if produce and on_demand:
             raise ValueError("on_demand is a producer without the witness plugin: "
                              "produce=False")

@@ -1,43 +1,14 @@
 """The network_broadcast API set (login accessor ``network_broadcast``,
 access name ``network_broadcast_api``): put transactions and blocks on the
-chain.
+chain, or, on a follower, pass them to the node it follows.
 
 Graphene reference: bitshares-core libraries/app/api.cpp
 ``network_broadcast_api`` (``broadcast_transaction``,
 ``broadcast_transaction_with_callback``,
 ``broadcast_transaction_synchronous``, ``broadcast_block``,
-``on_applied_block``); wire-contract sections 5 and 6.
-
-A transaction is read as fc reads it (numeric-string operation tags and
-integers sent as strings become integers:
-:func:`nodeapi.chain.validation.received_transaction`, done by the chain),
-validated and queued by ``chain.push_transaction`` (a
-:class:`~nodeapi.errors.ChainError` tells the client why it was refused),
-then relayed to the followed peers (``node.peers.relay_transaction``) when
-the node has a peer network.  Confirmations ``{id, block_num, trx_num,
-trx}`` (``trx`` with its ``operation_results``) are produced from the chain's
-block observers when a block includes the transaction.  Unlike graphene,
-which waits forever, a waiting synchronous broadcast fails once a block at or
-after the transaction's expiration time did not include it.
-
-A follower (a node without the witness plugin that follows other nodes,
-``--seed-node``/``add_node``; replicas behind a load balancer) produces no
-block, so it forwards instead: every call of this set is passed on, its
-arguments as the client sent them, to the node it follows
-(``node.peers.forward``), and the upstream's answer is the answer: its
-error object reaches the client unchanged (code, message, data), a missing
-upstream is :class:`~nodeapi.peers.errors.NoUpstream`.  The transaction is
-not pushed locally: it reaches this node in the upstream's block, and the
-confirmations of ``broadcast_transaction_with_callback`` and
-``broadcast_transaction_synchronous`` come from that block, as above (the
-upstream is asked ``broadcast_transaction`` for both).
-
-Each callback of ``broadcast_transaction_with_callback`` waiting for its
-transaction is one item of the connection's subscription budget
-(``session.budget``, :mod:`nodeapi.api.budget`): taken before the
-transaction is pushed or forwarded (a refusal pushes nothing), given back
-with the confirmation notice, at the transaction's expiry, when the
-upstream refuses it and when the connection closes.
+``on_applied_block``); wire-contract sections 5 and 6.  A broadcast's way,
+its confirmations and its budget item: docs/DESIGN.rst, "A transaction
+broadcast on a node".
 """
 
 from contextlib import contextmanager
@@ -73,15 +44,19 @@ class _Waiting:
 def malformed_as(error: type, what: str):
     """Run the reading and pushing of a client's ``what`` (``"transaction"``,
     ``"block"``): a :class:`ChainError` (the chain refused it;
-    ``InvalidSignature`` is also a ProtocolError) and any other
-    :class:`NodeAPIError` pass; a ProtocolError (fc serialization rejected a
-    field) or a Python error of a wrongly shaped value (``_MALFORMED``)
-    becomes ``error("Malformed <what>: ...")``."""
+    ``InvalidSignature`` is also a ProtocolError), one of fc's own
+    exceptions (``what``: an operation's ``validate()`` assert, a bad
+    cast, sent as bitshares-core sends them) and any other
+    :class:`NodeAPIError` pass; another ProtocolError (fc serialization
+    rejected a field) or a Python error of a wrongly shaped value
+    (``_MALFORMED``) becomes ``error("Malformed <what>: ...")``."""
     try:
         yield
     except ChainError:
         raise
     except ProtocolError as exc:
+        if exc.what:
+            raise
         raise error(f"Malformed {what}: {exc}") from None
     except NodeAPIError:
         raise
@@ -90,7 +65,9 @@ def malformed_as(error: type, what: str):
 
 
 class NetworkBroadcastApi(ApiSet):
-    """graphene ``network_broadcast_api`` (see the module docstring)."""
+    """graphene ``network_broadcast_api`` over ``node.chain``; on a
+    follower (no witness plugin, following other nodes) every call is
+    forwarded to the node it follows (``node.peers.forward``)."""
 
     name = "network_broadcast"
     log = Logger()
@@ -238,8 +215,9 @@ class NetworkBroadcastApi(ApiSet):
     def broadcast_transaction(self, trx):
         """Validate ``trx`` (a signed transaction), queue it for the next
         block and relay it to the peers; returns null.  Raises the chain's
-        error when it is refused.  On a follower: forwarded (module
-        docstring), a Deferred firing with the upstream's answer."""
+        error when it is refused.  On a follower: forwarded, a Deferred
+        firing with the upstream's answer (its error object unchanged;
+        :class:`~nodeapi.peers.errors.NoUpstream` without one)."""
         peers = self._forwarder()
         if peers is not None:
             return peers.forward("network_broadcast", "broadcast_transaction",
@@ -301,8 +279,7 @@ class NetworkBroadcastApi(ApiSet):
         ignored.  A block that is not a well-formed signed block raises
         :class:`~nodeapi.chain.errors.MalformedBlock` ("Malformed block:
         ..."), any other refusal the chain's error.  On a follower:
-        forwarded (module docstring); the block comes back with the
-        upstream's next notice."""
+        forwarded; the block comes back with the upstream's next notice."""
         peers = self._forwarder()
         if peers is not None:
             return peers.forward("network_broadcast", "broadcast_block", [block])

@@ -2,25 +2,11 @@
 produce or push blocks on demand, change objects, stream changed objects.
 
 Graphene reference: bitshares-core libraries/plugins/debug_witness/
-debug_api.cpp and debug_witness.cpp:
-
-- ``debug_generate_blocks(debug_key, count)``: for each block, the witness
-  scheduled for the next slot produces it at that slot's time signed with
-  ``debug_key``; when that witness signs with another key, its
-  ``signing_key`` is first rewritten by a debug update (as graphene).  Such
-  blocks are valid here (and after a restart: the replay of the node's own
-  block log does not check signatures) but other nodes refuse them.
-- ``debug_push_blocks(src_filename, count)``: push the next ``count``
-  blocks of another node's block log (a data directory holding
-  ``blocks.log``); a block that fails is logged and skipped, as graphene.
-- ``debug_update_object(update)``: :mod:`nodeapi.chain.debug_updates`.
-- ``debug_stream_json_objects(filename)`` /
-  ``debug_stream_json_objects_flush()``: after every applied block, each
-  object it changed is written to the file as one JSON line.  graphene
-  opens ``filename`` as given; here it is a plain file name created in the
-  operator's ``--api-output-dir`` (:func:`nodeapi.api.arguments.output_path`),
-  refused with an error otherwise: no path comes from RPC.
-
+debug_api.cpp and debug_witness.cpp.  Blocks of ``debug_generate_blocks``
+are valid here (and after a restart: the replay of the node's own block
+log does not check signatures) but other nodes refuse them.  Where
+graphene opens a file name as given, this set writes only plain file
+names in the operator's ``--api-output-dir``: no path comes from RPC.
 Blocks are produced or pushed in batches of :data:`BATCH` with a return to
 the node's reactor (``node.reactor``) in between.
 """
@@ -69,7 +55,7 @@ class ObjectStream:
 
 
 class DebugApi(ApiSet):
-    """graphene ``debug_api`` (module text)."""
+    """graphene ``debug_api``."""
 
     name = "debug"
     log = Logger()
@@ -120,8 +106,9 @@ class DebugApi(ApiSet):
     def debug_push_blocks(self, src_filename, count: int):
         """Push blocks ``head + 1 ..`` (at most ``count``) read from the
         block log of the data directory ``src_filename``; answers (a
-        Deferred) with the number pushed.  A directory without a block log
-        pushes nothing (graphene ignores what is not a directory).
+        Deferred) with the number pushed; a block that fails is logged and
+        skipped, as graphene.  A directory without a block log pushes
+        nothing (graphene ignores what is not a directory).
 
         :raises ApiError: the block log cannot be opened (locked by a
             running node, damaged)."""
@@ -159,8 +146,8 @@ class DebugApi(ApiSet):
 
     @api_function
     def debug_update_object(self, update):
-        """Apply a debug update ``{"id", "_action", fields...}`` (module
-        :mod:`nodeapi.chain.debug_updates`); answers null."""
+        """Apply a debug update ``{"id", "_action", fields...}``
+        (:mod:`nodeapi.chain.debug_updates`); answers null."""
         self.node.chain.debug_update(update)
         return None
 

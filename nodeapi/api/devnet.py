@@ -3,38 +3,12 @@
 ``anvil_*`` methods drive an Ethereum devnet.
 
 Called by name like every set: ``{"method": "call", "params": ["devnet",
-"snapshot", []]}``.  The functions (behaviour: :mod:`nodeapi.devnet.control`):
-
-- ``produce_blocks(count)`` -> head block number;
-- ``advance_time(seconds)``, ``advance_to_maintenance()`` -> ``{"head_block_number",
-  "head_block_id", "time", "offset"}``;
-- ``snapshot()`` -> id, ``revert(id)`` -> true;
-- ``set_balance(account, amount)`` -> the balance ``{"amount", "asset_id"}``
-  (``amount``: core satoshis, or ``{"amount", "asset_id"}``);
-- ``create_account(name, public_key, amount)`` -> ``{"name", "id", "public_key"}``;
-- ``dump_state()`` -> the state as text (what ``--load-state`` reads:
-  write it to a file; over WebSocket the reply must fit
-  ``--max-message-size``, over HTTP it has no such bound);
-  ``dump_state(name)`` -> head block number written to the file ``name``
-  (a plain file name) of the operator's ``--api-output-dir``, refused
-  without one: no path comes from RPC;
-- ``increase_time(seconds)`` -> as advance_time, the clock moved without a block;
-  ``set_next_block_time(time)`` (ISO text or seconds) -> the time;
-- ``set_automine(on)``, ``set_interval_mining(seconds)``,
-  ``set_confirming_blocks(on)`` (each mined block followed by an empty one,
-  so it is irreversible at once),
-  ``pending_transactions()`` -> ``[{"id", "transaction"}]``,
-  ``drop_transaction(id)`` -> the ids dropped;
-- ``impersonate_account(account)``, ``stop_impersonating_account(account)``
-  -> the impersonated account ids: transactions needing only that
-  account's authority are accepted without its signatures;
-- ``get_accounts()`` -> the ready accounts (name, id, wif, public_key, balance);
-- ``get_head()`` -> as advance_time, without producing a block.
-
-Refused unless the node runs with ``--devnet`` (which grants the set to
-everyone on its RPC port, every set but ``debug``) or an api-access file
-grants ``devnet_api``: a node without ``--devnet`` answers each function
-with an error saying so.
+"snapshot", []]}``; the functions and what they do for a user: README
+"Devnet"; their behaviour: :mod:`nodeapi.devnet.control`.  Refused unless
+the node runs with ``--devnet`` (which grants the set to everyone on its
+RPC port, every set but ``debug``) or an api-access file grants
+``devnet_api``: a node without ``--devnet`` answers each function with an
+error saying so.
 """
 
 from nodeapi.api.arguments import check_public_key, output_path, require_str
@@ -51,7 +25,7 @@ MAX_ADVANCE = 10 * 365 * 86400
 
 
 class DevnetApi(ApiSet):
-    """The devnet set (module text); every function answers an
+    """The devnet set; every function answers an
     :class:`~nodeapi.errors.ApiError` for bad arguments, the state
     unchanged."""
 
@@ -77,7 +51,8 @@ class DevnetApi(ApiSet):
 
     @api_function
     def advance_time(self, seconds: int):
-        """One block ``seconds`` (1..ten years) after the head block."""
+        """One block ``seconds`` (1..ten years) after the head block; the
+        head, as :meth:`get_head`."""
         return self.devnet.advance_time(self._bounded(seconds, 1, MAX_ADVANCE, "seconds"))
 
     @api_function
@@ -87,17 +62,21 @@ class DevnetApi(ApiSet):
 
     @api_function
     def get_head(self):
-        """The head block and the devnet's clock offset."""
+        """The head block and the devnet's clock
+        (:meth:`nodeapi.devnet.control.Devnet.head`: ``{"head_block_number",
+        "head_block_id", "time", "offset", "clock", "next_block_time",
+        "automine"}``)."""
         return self.devnet.head()
 
     @api_function
     def increase_time(self, seconds: int):
-        """Move the devnet's clock ``seconds`` (1..ten years) on, no block."""
+        """Move the devnet's clock ``seconds`` (1..ten years) on, no block;
+        the head, as :meth:`get_head`."""
         return self.devnet.increase_time(self._bounded(seconds, 1, MAX_ADVANCE, "seconds"))
 
     @api_function
     def set_next_block_time(self, when):
-        """Stamp the next block at ``when`` (ISO text or seconds)."""
+        """Stamp the next block at ``when`` (ISO text or seconds); the time."""
         if isinstance(when, str):
             try:
                 when = parse_time(when)
@@ -131,12 +110,13 @@ class DevnetApi(ApiSet):
 
     @api_function
     def pending_transactions(self):
-        """The accepted transactions not in a block yet."""
+        """The accepted transactions not in a block yet: ``[{"id",
+        "transaction"}]``."""
         return self.devnet.pending_transactions()
 
     @api_function
     def drop_transaction(self, trx_id):
-        """Drop a pending transaction by id (40 hex digits)."""
+        """Drop a pending transaction by id (40 hex digits); the ids dropped."""
         trx_id = require_str(trx_id, "trx_id").lower()
         if len(trx_id) != 40 or any(c not in "0123456789abcdef" for c in trx_id):
             raise ApiError(f"trx_id must be 40 hex digits, got {trx_id!r}")
@@ -144,14 +124,16 @@ class DevnetApi(ApiSet):
 
     @api_function
     def impersonate_account(self, account):
-        """Accept the account's operations without its signatures (name or id)."""
+        """Accept transactions needing only the account's (name or id)
+        authority without its signatures; the impersonated account ids."""
         devnet = self.devnet
         return devnet.impersonate_account(
             get_account(devnet.chain.state, require_str(account, "account"))["id"])
 
     @api_function
     def stop_impersonating_account(self, account):
-        """Require the account's signatures again (name or id)."""
+        """Require the account's signatures again (name or id); the
+        impersonated account ids."""
         devnet = self.devnet
         return devnet.stop_impersonating_account(
             get_account(devnet.chain.state, require_str(account, "account"))["id"])
@@ -163,18 +145,21 @@ class DevnetApi(ApiSet):
 
     @api_function
     def revert(self, snapshot_id: int):
-        """Put the node back to a snapshot (dropping it and later ones)."""
+        """Put the node back to a snapshot (dropping it and later ones); true."""
         return self.devnet.revert(snapshot_id)
 
     @api_function
     def get_accounts(self):
-        """The ready accounts of the start."""
+        """The ready accounts of the start (name, id, wif, public_key,
+        balance)."""
         devnet = self.devnet
         return [a.as_dict(devnet.chain) for a in devnet.accounts]
 
     @api_function
     def set_balance(self, account, amount):
-        """Set a balance (see module text)."""
+        """Set ``account``'s (name or id) balance to ``amount``: core
+        satoshis, or ``{"amount", "asset_id"}``; the balance ``{"amount",
+        "asset_id"}``."""
         devnet = self.devnet
         state = devnet.chain.state
         account_id = get_account(state, require_str(account, "account"))["id"]
@@ -187,8 +172,8 @@ class DevnetApi(ApiSet):
 
     @api_function
     def create_account(self, name, public_key, amount: int = 0):
-        """Register and fund an account by the faucet (see module text);
-        every argument checked before anything changes, the registration
+        """Register and fund an account by the faucet: ``{"name", "id",
+        "public_key"}``; every argument checked before anything changes, the registration
         and the transfer one transaction."""
         devnet = self.devnet
         name = require_str(name, "name")
@@ -200,8 +185,11 @@ class DevnetApi(ApiSet):
 
     @api_function
     def dump_state(self, name=None):
-        """Without ``name`` the state as text; with it the head number
-        written to ``name`` in ``--api-output-dir`` (module text)."""
+        """Without ``name`` the state as text (what ``--load-state`` reads;
+        over WebSocket the reply must fit ``--max-message-size``); with it
+        the head number, the state written to the file ``name`` (a plain
+        file name) of the operator's ``--api-output-dir``, refused without
+        one: no path comes from RPC."""
         devnet = self.devnet
         if name is None:
             return devnet.dump_text()

@@ -7,10 +7,12 @@ first character is a digit is an object id, anything else a name or symbol;
 for anything unknown or malformed; the ``get_*`` functions raise
 :class:`~nodeapi.errors.ApiError`.  The rule itself is the chain's
 (:meth:`nodeapi.chain.state.ObjectStore.account_by_name_or_id`), shared by
-the evaluators and every API set.
+the evaluators and every API set.  The refusals are fc's
+``assert_exception`` (:class:`~nodeapi.errors.ApiAssert`), as the
+reference's.
 """
 
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiAssert
 
 
 def _found(obj: dict | None, noun: str, text, pointer: str) -> dict:
@@ -20,8 +22,8 @@ def _found(obj: dict | None, noun: str, text, pointer: str) -> dict:
     fc::assert_exception, "no such account" )``."""
     if obj is None:
         if text == "":
-            raise ApiError(f"Assert Exception: no such {noun}")
-        raise ApiError(f"Assert Exception: {pointer}: no such {noun}")
+            raise ApiAssert(f"Assert Exception: no such {noun}")
+        raise ApiAssert(f"Assert Exception: {pointer}: no such {noun}")
     return obj
 
 
@@ -32,7 +34,7 @@ def find_account(state, name_or_id) -> dict | None:
 
 
 def get_account(state, name_or_id) -> dict:
-    """Like :func:`find_account`; raises :class:`~nodeapi.errors.ApiError`
+    """Like :func:`find_account`; raises :class:`~nodeapi.errors.ApiAssert`
     with graphene's text, ``Assert Exception: account_ptr: no such
     account``."""
     return _found(find_account(state, name_or_id), "account", name_or_id, "account_ptr")
@@ -44,6 +46,6 @@ def find_asset(state, symbol_or_id) -> dict | None:
 
 
 def get_asset(state, symbol_or_id) -> dict:
-    """Like :func:`find_asset`; raises :class:`~nodeapi.errors.ApiError`
+    """Like :func:`find_asset`; raises :class:`~nodeapi.errors.ApiAssert`
     with graphene's text, ``Assert Exception: asset_ptr: no such asset``."""
     return _found(find_asset(state, symbol_or_id), "asset", symbol_or_id, "asset_ptr")

@@ -61,7 +61,11 @@ def adjust_balance(state: ObjectStore, account_id: str, asset_id: str, delta: in
         error = InsufficientBalance(
             f"Assert Exception: {expression}: Insufficient Balance: "
             f"{name}'s balance of {balance} is less than required {required}")
-        error.details = overdraft_details(state, account_id, asset_id, have, -delta)
+        # the reference's format and its values (db_balance.cpp), beside ours
+        error.fc_format = (f"{expression}: Insufficient Balance: ${{a}}'s balance of ${{b}} "
+                           f"is less than required ${{r}}")
+        error.details = dict(overdraft_details(state, account_id, asset_id, have, -delta),
+                             a=name, b=balance, r=required)
         raise error
     if bid is None:
         state.create("2.5", {"owner": account_id, "asset_type": asset_id, "balance": delta,

@@ -68,12 +68,11 @@ from nodeapi.errors import NodeAPIError, ProtocolError
 from nodeapi.protocol.block import (
     block_header_bytes, block_id_of_header, block_signing_digest, header_time, merkle_root,
     signing_digest_of_header)
+from nodeapi.protocol.config import MAX_UNDO_HISTORY
 from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.transaction import serialize_processed_transaction, unsigned_of_processed
 
 
-#: graphene ``GRAPHENE_MAX_UNDO_HISTORY``: blocks that can be popped at most
-MAX_UNDO_HISTORY = 10000
 
 
 @attr.s(slots=True, frozen=True, auto_attribs=True)

@@ -6,46 +6,87 @@ Graphene reference: the ``FC_ASSERT``/``GRAPHENE_ASSERT`` checks of
 (libraries/chain/*.cpp).  When one of these is raised nothing was applied.
 """
 
-from nodeapi.errors import ChainError
+from nodeapi.errors import ASSERT_CODE, ASSERT_NAME, ASSERT_WHAT, ChainError
 from nodeapi.protocol.errors import InvalidSignature  # noqa: F401  (the one class)
 
 
-class TransactionTooLarge(ChainError):
-    """The serialized transaction exceeds maximum_transaction_size."""
+class FcAssertion(ChainError):
+    """A rule bitshares-core checks with ``FC_ASSERT``: on the wire fc's
+    ``assert_exception`` (code 10, ``data.message`` "Assert Exception"),
+    whatever the rule; the Python subclasses tell the rules apart, the
+    wire tells them apart only by the text (``Assert Exception:
+    <expression>: <message>``, the stack's ``format`` without the
+    prefix).  The names and codes of every chain error are set here and
+    nowhere else (bitshares-fc exception.hpp, bitshares-core
+    chain/exceptions.hpp and protocol/exceptions.hpp)."""
 
-    name = "transaction_too_large"
+    name = ASSERT_NAME
+    code = ASSERT_CODE
+    what = ASSERT_WHAT
 
 
-class EmptyTransaction(ChainError):
+def assertion(cls, expression: str, message: str = "", details: dict | None = None,
+              fc_format: str | None = None):
+    """An ``FC_ASSERT( expression, message, values )`` failure as ``cls``
+    (an :class:`FcAssertion`): text ``Assert Exception: <expression>:
+    <message>`` (fc's ``to_string``: the message with its values put in),
+    ``details`` the values (``error.data.stack[0].data``), ``fc_format``
+    the message before its values were put in (``error.data.stack[0].format``
+    is ``<expression>: <fc_format>``)."""
+    error = cls(f"{ASSERT_WHAT}: {expression}: {message}")
+    if details:
+        error.details = details
+    if fc_format is not None:
+        error.fc_format = f"{expression}: {fc_format}"
+    return error
+
+
+class TransactionTooLarge(FcAssertion):
+    """The serialized transaction exceeds maximum_transaction_size
+    (db_block.cpp ``_apply_transaction``: ``FC_ASSERT( ... ||
+    trx.get_packed_size() <= chain_parameters.maximum_transaction_size,
+    "Transaction exceeds maximum transaction size." )``)."""
+
+
+class EmptyTransaction(FcAssertion):
     """The transaction has no operations (graphene ``transaction::validate``:
     ``FC_ASSERT( operations.size() > 0, "A transaction must have at least one
     operation" )``)."""
 
-    name = "empty_transaction"
+
+class TransactionExpired(FcAssertion):
+    """The transaction's expiration is before the head block time
+    (db_block.cpp ``_apply_transaction``: ``FC_ASSERT( now <=
+    trx.expiration, "", ("now",now)("trx.exp",trx.expiration) )``)."""
 
 
-class TransactionExpired(ChainError):
-    """The transaction's expiration is not after the head block time."""
-
-    name = "transaction_expired"
-
-
-class ExpirationTooFar(ChainError):
-    """The expiration is later than head time + maximum_time_until_expiration."""
-
-    name = "expiration_too_far"
+class ExpirationTooFar(FcAssertion):
+    """The expiration is later than head time + maximum_time_until_expiration
+    (db_block.cpp ``_apply_transaction``: ``FC_ASSERT( trx.expiration <=
+    now + chain_parameters.maximum_time_until_expiration, "", ...)``)."""
 
 
-class BadTaposReference(ChainError):
-    """ref_block_num / ref_block_prefix do not match a block of this chain."""
-
-    name = "tapos_mismatch"
+class BadTaposReference(FcAssertion):
+    """ref_block_num / ref_block_prefix do not match a block of this chain
+    (db_block.cpp ``_apply_transaction``: ``FC_ASSERT( trx.ref_block_prefix
+    == tapos_block_summary.block_id._hash[1].value() )``)."""
 
 
 class DuplicateTransaction(ChainError):
-    """A transaction with this id is already pending or in a recent block."""
+    """A transaction with this id is already pending or in a recent block
+    (db_block.cpp ``_apply_transaction``: ``GRAPHENE_ASSERT( ...,
+    duplicate_transaction, "Transaction '${txid}' is already in the
+    database", ("txid", trx.id()) )``)."""
 
     name = "duplicate_transaction"
+    code = 3030001
+    what = "duplicate transaction"
+
+    def __init__(self, trx_id: str) -> None:
+        super().__init__(f"duplicate transaction: Transaction '{trx_id}' is already in "
+                         f"the database")
+        self.fc_format = "Transaction '${txid}' is already in the database"
+        self.details = {"txid": trx_id}
 
 
 class MissingAuthority(ChainError):
@@ -69,6 +110,8 @@ class MissingActiveAuthority(MissingAuthority):
 
     code = 4010001
     name = "tx_missing_active_auth"
+    what = "missing required active authority"
+    fc_format = "Missing Active Authority ${id}"
 
     def __init__(self, account_id: str, active: dict, owner: dict) -> None:
         super().__init__(f"missing required active authority: Missing Active Authority "
@@ -84,6 +127,8 @@ class MissingOwnerAuthority(MissingAuthority):
 
     code = 4010002
     name = "tx_missing_owner_auth"
+    what = "missing required owner authority"
+    fc_format = "Missing Owner Authority ${id}"
 
     def __init__(self, account_id: str, owner: dict) -> None:
         super().__init__(f"missing required owner authority: Missing Owner Authority "
@@ -100,6 +145,7 @@ class MissingOtherAuthority(MissingAuthority):
 
     code = 4010003
     name = "tx_missing_other_auth"
+    what = "missing required other authority"
 
     def __init__(self, authority: dict, keys) -> None:
         super().__init__("missing required other authority: Missing Authority")
@@ -114,6 +160,7 @@ class CommitteeApproval(MissingAuthority):
 
     code = 4010006
     name = "invalid_committee_approval"
+    what = "committee account cannot directly approve transaction"
 
     def __init__(self) -> None:
         super().__init__("committee account cannot directly approve transaction: "
@@ -121,33 +168,34 @@ class CommitteeApproval(MissingAuthority):
 
 
 class InsufficientFee(ChainError):
-    """The fee paid is below the fee schedule's fee for the operation."""
+    """The fee paid is below the fee schedule's fee for the operation
+    (evaluator.cpp ``prepare_fee``: ``GRAPHENE_ASSERT( ..., insufficient_fee,
+    "Insufficient Fee Paid", ...)``; protocol/exceptions.hpp, 4010007)."""
 
     name = "insufficient_fee"
+    code = 4010007
+    what = "insufficient fee"
 
 
-class InsufficientBalance(ChainError):
-    """The account does not hold enough of the asset."""
-
-    name = "insufficient_balance"
-
-
-class UnknownObject(ChainError):
-    """An operation refers to an object that does not exist."""
-
-    name = "unknown_object"
+class InsufficientBalance(FcAssertion):
+    """The account does not hold enough of the asset (db_balance.cpp
+    ``adjust_balance`` and the evaluators' balance checks: ``FC_ASSERT``)."""
 
 
-class UnsupportedOperation(ChainError):
-    """This node does not evaluate operations of this type."""
+class UnknownObject(FcAssertion):
+    """An operation refers to an object that does not exist (graphene's
+    ``id(db)``: the index's ``FC_ASSERT`` that the object exists)."""
 
-    name = "unsupported_operation"
+
+class UnsupportedOperation(FcAssertion):
+    """This node does not evaluate operations of this type (bitshares-core
+    refuses account_transfer with an ``FC_ASSERT`` of ``apply_operation``:
+    "No registered evaluator for operation ${op}")."""
 
 
-class InvalidOperation(ChainError):
-    """An operation breaks a rule of its evaluator (graphene do_evaluate)."""
-
-    name = "invalid_operation"
+class InvalidOperation(FcAssertion):
+    """An operation breaks a rule of its evaluator (graphene do_evaluate's
+    ``FC_ASSERT``)."""
 
 
 class TransferNotAuthorized(InvalidOperation):
@@ -167,62 +215,62 @@ class TransferNotAuthorized(InvalidOperation):
     }
 
     def __init__(self, kind: str, text: str, unable: str) -> None:
-        self.code, self.name, what = self.KINDS[kind]
-        super().__init__(f"{what}: {text} {unable}")
+        self.code, self.name, self.what = self.KINDS[kind]
+        super().__init__(f"{self.what}: {text} {unable}")
 
 
-class OrderNotAuthorized(InvalidOperation):
-    """A limit order the selling asset's market lists or either asset's
-    account lists refuse: graphene's limit_order_create evaluate exceptions
-    (chain/exceptions.hpp, ``GRAPHENE_ASSERT`` in market_evaluator.cpp
-    ``limit_order_create_evaluator::do_evaluate``), each with its code
-    (3050100 + its number) and name; the text is the exception's
-    description, then the evaluator's."""
+#: ``(operation, exception) -> (sequence number, fc's description)`` of
+#: bitshares-core's operation evaluate exceptions (chain/exceptions.cpp
+#: ``GRAPHENE_IMPLEMENT_OP_EVALUATE_EXCEPTION``) that nodeapi's evaluators
+#: raise; the transfer ones are :class:`TransferNotAuthorized`
+OPERATION_EXCEPTIONS = {
+    ("limit_order_create", "kill_unfilled"): (1, "Killing limit order due to unable to fill"),
+    ("limit_order_create", "market_not_whitelisted"):
+        (2, "The market has not been whitelisted by the selling asset"),
+    ("limit_order_create", "market_blacklisted"):
+        (3, "The market has been blacklisted by the selling asset"),
+    ("limit_order_create", "selling_asset_unauthorized"):
+        (4, "The account is not allowed to transact the selling asset"),
+    ("limit_order_create", "receiving_asset_unauthorized"):
+        (5, "The account is not allowed to transact the receiving asset"),
+    ("limit_order_create", "insufficient_balance"): (6, "Insufficient balance"),
+    ("limit_order_update", "nonexist_order"): (1, "Order does not exist"),
+    ("limit_order_update", "owner_mismatch"): (2, "Order owned by someone else"),
+    ("limit_order_cancel", "nonexist_order"): (1, "Order does not exist"),
+    ("limit_order_cancel", "owner_mismatch"): (2, "Order owned by someone else"),
+    ("proposal_create", "review_period_required"): (1, "review_period required"),
+    ("proposal_create", "review_period_insufficient"): (2, "review_period insufficient"),
+    ("liquidity_pool_exchange", "unfillable_price"):
+        (1, "Unable to exchange at expected price"),
+    ("balance_claim", "owner_mismatch"): (3, "owner mismatch"),
+}
 
-    #: (code, name, description) of graphene's four list refusals
-    KINDS = {
-        "market_not_whitelisted": (3050102, "limit_order_create_market_not_whitelisted",
-                                   "The market has not been whitelisted by the selling asset"),
-        "market_blacklisted": (3050103, "limit_order_create_market_blacklisted",
-                               "The market has been blacklisted by the selling asset"),
-        "selling_asset_unauthorized": (
-            3050104, "limit_order_create_selling_asset_unauthorized",
-            "The account is not allowed to transact the selling asset"),
-        "receiving_asset_unauthorized": (
-            3050105, "limit_order_create_receiving_asset_unauthorized",
-            "The account is not allowed to transact the receiving asset"),
-    }
-
-    def __init__(self, kind: str, text: str) -> None:
-        self.code, self.name, what = self.KINDS[kind]
-        super().__init__(f"{what}: {text}")
-
-
-class ReviewPeriodRequired(InvalidOperation):
-    """A proposal needing the committee's approval names no review period
-    (graphene ``proposal_create_review_period_required``, 3052201,
-    "review_period required": proposal_evaluator.cpp ``GRAPHENE_ASSERT``)."""
-
-    code = 3052201
-    name = "proposal_create_review_period_required"
-
-    def __init__(self, minimum: int) -> None:
-        super().__init__(f"review_period required: Review period not given, but at least "
-                         f"{minimum} required")
+#: operation name -> type number (protocol/operations.hpp), for the codes
+_OPERATION_TAGS = {"limit_order_create": 1, "limit_order_cancel": 2, "proposal_create": 22,
+                   "balance_claim": 37,
+                   "liquidity_pool_exchange": 63, "limit_order_update": 77}
 
 
-class ReviewPeriodInsufficient(InvalidOperation):
-    """A proposal needing the committee's approval names a review period
-    below ``committee_proposal_review_period`` (graphene
-    ``proposal_create_review_period_insufficient``, 3052202, "review_period
-    insufficient")."""
+class OperationRefused(InvalidOperation):
+    """An evaluator's ``GRAPHENE_ASSERT( cond, <operation>_<exception>,
+    format, values )``: fc's name ``<operation>_<exception>``, code
+    ``3050000 + 100 * <operation's tag> + <sequence>`` and description
+    (:data:`OPERATION_EXCEPTIONS`); text ``<description>: <format with its
+    values>``, ``fc_format`` the format (``${name}`` placeholders) and
+    ``details`` the values."""
 
-    code = 3052202
-    name = "proposal_create_review_period_insufficient"
-
-    def __init__(self, given: int, minimum: int) -> None:
-        super().__init__(f"review_period insufficient: Review period of {given} specified, "
-                         f"but at least {minimum} required")
+    def __init__(self, operation: str, exception: str, format_: str,
+                 details: dict | None = None) -> None:
+        seq, self.what = OPERATION_EXCEPTIONS[(operation, exception)]
+        self.name = f"{operation}_{exception}"
+        self.code = 3050000 + 100 * _OPERATION_TAGS[operation] + seq
+        text = format_
+        for key, value in (details or {}).items():
+            text = text.replace("${" + key + "}", str(value))
+        super().__init__(f"{self.what}: {text}")
+        self.fc_format = format_
+        if details:
+            self.details = details
 
 
 class InsufficientFeeds(InvalidOperation):
@@ -230,6 +278,8 @@ class InsufficientFeeds(InvalidOperation):
     needs (graphene ``insufficient_feeds`` exception)."""
 
     name = "insufficient_feeds"
+    code = 37006
+    what = "insufficient feeds"
 
 
 class InvalidBlock(ChainError):
@@ -287,11 +337,13 @@ class BlockExtensionsNotEmpty(InvalidBlock):
     name = "block_extensions_not_empty"
 
 
-def fc_assert(condition, expression: str, message: str = "") -> None:
+def fc_assert(condition, expression: str, message: str = "", details: dict | None = None,
+              fc_format: str | None = None) -> None:
     """graphene ``FC_ASSERT( expression, message )`` in an evaluator: raise
     :class:`InvalidOperation` with fc's text ``Assert Exception:
     <expression>: <message>`` when ``condition`` is false (fc's
     ``to_string``; without a message it ends in ``": "``, as a proposal's
-    ``fail_reason`` shows it)."""
+    ``fail_reason`` shows it); ``details`` and ``fc_format`` as for
+    :func:`assertion` (the values and the message's format)."""
     if not condition:
-        raise InvalidOperation(f"Assert Exception: {expression}: {message}")
+        raise assertion(InvalidOperation, expression, message, details, fc_format)

@@ -18,10 +18,11 @@ otherwise fill memory with them.
 import collections
 
 from nodeapi.protocol.block import block_num_of
+from nodeapi.protocol.config import MAX_UNDO_HISTORY
 
 #: blocks kept off the main branch at most (graphene's fork database keeps
 #: ``GRAPHENE_MAX_UNDO_HISTORY`` worth of heights)
-MAX_FORK_BLOCKS = 10000
+MAX_FORK_BLOCKS = MAX_UNDO_HISTORY
 #: bytes of packed blocks kept off the main branch at most
 MAX_FORK_BYTES = 64 * 1024 * 1024
 

@@ -39,6 +39,9 @@ from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.impacted import payer_and_impacted
 
 _ACCOUNT_CREATE = 5
+#: ``extendable_operation_result``'s tag in ``operation_result``
+#: (protocol/base.hpp)
+_EXTENDABLE_RESULT = 5
 
 
 def payer_and_impacted_of(op: list) -> tuple:

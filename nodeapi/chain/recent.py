@@ -42,10 +42,12 @@ class RecentTransactions:
         self._added.append(trx_id)
 
     def expire(self, now: int) -> None:
-        """Forget the transactions whose expiration is at or before ``now``
-        (graphene ``clear_expired_transactions``)."""
+        """Forget the transactions whose expiration is before ``now``
+        (graphene ``clear_expired_transactions``: ``head_block_time() >
+        trx.expiration``; one expiring at ``now`` may still be applied, so
+        it is still a duplicate)."""
         heap, entries = self._heap, self.entries
-        while heap and heap[0][0] <= now:
+        while heap and heap[0][0] < now:
             exp, trx_id = heapq.heappop(heap)
             if entries.get(trx_id) == exp:
                 del entries[trx_id]

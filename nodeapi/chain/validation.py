@@ -20,7 +20,7 @@ from nodeapi.chain.blockrecord import BLOCK_FIELDS
 from nodeapi.chain.errors import (
     BadTaposReference, BlockExtensionsNotEmpty, BlockFromFuture, BlockTooLarge,
     DuplicateTransaction, EmptyTransaction, ExpirationTooFar, MalformedBlock,
-    MerkleRootMismatch, TransactionExpired, TransactionTooLarge)
+    MerkleRootMismatch, TransactionExpired, TransactionTooLarge, assertion)
 from nodeapi.chain.evaluators.custom_authority import viable_custom_authorities
 from nodeapi.chain.evaluators.registry import check_applied
 from nodeapi.protocol.times import format_time, parse_time
@@ -61,7 +61,7 @@ def received_transaction(trx: dict, prefix: str, params: dict) -> dict:
     :raises ProtocolError: a subclass naming the field that does not
         serialize."""
     if not trx.get("operations"):
-        raise EmptyTransaction("Transaction has no operations")
+        raise no_operations()
     check_size_bound(trx, params)
     check_applied(trx["operations"])
     return canonical_transaction(trx, prefix)
@@ -98,17 +98,21 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
         with the signatures (:func:`check_size_bound` before serializing,
         then :func:`check_size`).
     :raises DuplicateTransaction: ``is_known(trx_id)``.
-    :raises TransactionExpired: expiration not after ``now``.
-    :raises ExpirationTooFar: expiration more than
-        ``maximum_time_until_expiration`` after ``now``.
-    :raises BadTaposReference: ``ref_block_num``/``ref_block_prefix`` name no
-        recent block.
     :raises InvalidSignature, MissingAuthority: from
         :func:`nodeapi.chain.authority.signer_keys` (at most as many
         recoveries as the transaction can use) and ``verify_authority``.
+    :raises BadTaposReference: ``ref_block_num``/``ref_block_prefix`` name no
+        recent block.
+    :raises ExpirationTooFar: expiration more than
+        ``maximum_time_until_expiration`` after ``now``.
+    :raises TransactionExpired: expiration before ``now``.
+
+    In the reference's order (db_block.cpp ``_apply_transaction``: the
+    duplicate check, ``verify_authority``, TaPoS, the expiration window),
+    so a transaction failing several rules gets the reference's error.
     """
     if not trx.get("operations"):
-        raise EmptyTransaction("Transaction has no operations")
+        raise no_operations()
     params = state.objects["2.0.0"]["parameters"]
     check_size_bound(trx, params)
     check_applied(trx["operations"])
@@ -120,22 +124,7 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     check_size(len(packed), signatures, params)
     trx_id = transaction_id_of(packed)
     if is_known(trx_id):
-        raise DuplicateTransaction(f"Duplicate transaction {trx_id}")
-    exp = parse_time(trx["expiration"])
-    if exp <= now:
-        raise TransactionExpired(
-            f"Transaction expired: expiration {trx['expiration']} is not after head "
-            f"block time {format_time(now)}")
-    if exp > now + int(params["maximum_time_until_expiration"]):
-        raise ExpirationTooFar(
-            f"Expiration {trx['expiration']} is more than maximum_time_until_expiration "
-            f"after {format_time(now)}")
-    ref = block_summary.get(int(trx["ref_block_num"]))
-    if ref is None or struct.unpack_from("<I", bytes.fromhex(ref), 4)[0] != int(
-            trx["ref_block_prefix"]):
-        raise BadTaposReference(
-            f"TaPoS mismatch: ref_block_num {trx['ref_block_num']} ref_block_prefix "
-            f"{trx['ref_block_prefix']} does not match a recent block")
+        raise DuplicateTransaction(trx_id)
     if check_sigs:
         depth = int(params["max_authority_depth"])
         custom = viable_custom_authorities(state, now)
@@ -143,7 +132,30 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
                                 trx["operations"], state.require, depth, custom)
         auth.verify_authority(trx["operations"], keys, state.require, depth, custom,
                               approved_active=approved, approved_owner=approved)
+    ref = block_summary.get(int(trx["ref_block_num"]))
+    if ref is None or struct.unpack_from("<I", bytes.fromhex(ref), 4)[0] != int(
+            trx["ref_block_prefix"]):
+        raise assertion(BadTaposReference,
+                        "trx.ref_block_prefix == tapos_block_summary.block_id._hash[1].value()")
+    exp = parse_time(trx["expiration"])
+    window = int(params["maximum_time_until_expiration"])
+    if exp > now + window:
+        raise assertion(ExpirationTooFar,
+                        "trx.expiration <= now + chain_parameters.maximum_time_until_expiration",
+                        details={"trx.expiration": trx["expiration"], "now": format_time(now),
+                                 "max_til_exp": window})
+    if exp < now:
+        raise assertion(TransactionExpired, "now <= trx.expiration",
+                        details={"now": format_time(now), "trx.exp": trx["expiration"]})
     return packed, trx_id, exp
+
+
+def no_operations() -> EmptyTransaction:
+    """graphene ``transaction::validate``'s refusal of a transaction without
+    operations: ``FC_ASSERT( operations.size() > 0, "A transaction must
+    have at least one operation", ("trx",*this) )``."""
+    return assertion(EmptyTransaction, "operations.size() > 0",
+                     "A transaction must have at least one operation")
 
 
 def check_size(unsigned_size: int, signatures, params: dict) -> None:

@@ -3,50 +3,18 @@ anvil and the hardhat network give Ethereum developers, on a graphene chain.
 
 :class:`Devnet` is the service of ``twistd nodeapi --devnet`` (in place of
 the witness plugin) and the object the ``devnet`` API set drives
-(``node.devnet``):
-
-- blocks: a transaction accepted into the pending state is put in a block
-  at once (on the next reactor turn: "automine"); ``block_interval`` > 0
-  also produces a block every that many seconds, empty or not.  Each block
-  is produced by the witness scheduled for its slot, signed with the
-  development key (a witness signing with another key gets it by a debug
-  update first, as bitshares-core's ``debug_generate_blocks``);
-- time: the devnet's clock is the wall clock plus an offset.  A block is
-  stamped with the slot at that clock, or the next slot when the head is
-  already there (one block interval later) - but never at or after the
-  expiration of a pending transaction: then at the last slot before the
-  earliest one (:meth:`Devnet.next_block_time`), so a transaction the
-  devnet accepted is in the next block, however long the devnet was idle
-  (bitsharesjs takes its expiration from the head block time plus 15 s
-  once the head is 30 s old; graphene drops a transaction expired at the
-  block's time, database::_generate_block).  A transaction that expires
-  at or before the next slot could never be included: it is refused at
-  broadcast (:class:`~nodeapi.chain.errors.TransactionExpired`, naming the
-  devnet's head time, its clock and the reason).  The head is never
-  ahead of the devnet's clock: a burst of transactions, one block each at
-  the next slots, moves the clock with the head, by at most
-  :data:`MAX_LEAD` seconds past the time asked for (the wall clock plus
-  :attr:`Devnet.asked`: advance_time, increase_time, blocks asked for);
-  past that automine waits for the clock, the pending transactions then
-  sharing the next block, and the timer skips its turn (bitshares-core's
-  witness plugin never produces before its slot, witness.cpp
-  ``not_time_yet``): clients stamp their transactions' expiration from the
-  wall clock (python-bitshares: now + 30 s), so a head far ahead would
-  expire them.  :meth:`produce_blocks` and :meth:`advance_time` are asked
-  for: they go ahead regardless and move the devnet's clock with them.  :meth:`advance_time` and
-  :meth:`advance_to_maintenance` produce a block that many seconds after
-  the head (the slots in between are missed), so everything due happens
-  in that block as graphene would apply it: maintenance (votes, fees,
-  budget), vesting, expirations of orders, proposals, HTLCs, credit deals,
-  feeds;
-- state: :meth:`snapshot`/:meth:`revert` (:mod:`nodeapi.devnet.snapshots`;
-  the offset is part of a snapshot), :meth:`dump_state` and the
-  ``load_state`` file of the start;
-- accounts: at the start of a fresh devnet the ready accounts of
-  :mod:`nodeapi.devnet.accounts` are made, funded and upgraded to lifetime
-  members (they can register accounts, as anvil's accounts can deploy),
-  and the table of them logged;
-  :meth:`create_account` (also the faucet) and :meth:`set_balance`.
+(``node.devnet``): automine and interval mining, each block produced by
+the witness scheduled for its slot and signed with the development key
+(:meth:`Devnet.produce_block`, as bitshares-core's
+``debug_generate_blocks``); the devnet's clock, the wall clock plus
+:attr:`Devnet.offset`, and the block-time rule
+(:meth:`Devnet.next_block_time`, :data:`MAX_LEAD`); snapshots and dumps
+(:mod:`nodeapi.devnet.snapshots`); the ready accounts
+(:mod:`nodeapi.devnet.accounts`) and the faucet
+(:meth:`Devnet.create_account`).  What a user can rely on (a transaction
+the devnet accepted is in the next block; the head never far ahead of the
+clock): README "Devnet"; the chain's hooks it uses: docs/DESIGN.rst,
+``nodeapi/devnet/``.
 """
 
 import attr
@@ -69,9 +37,15 @@ from nodeapi.protocol.times import format_time, parse_time
 
 #: blocks produced between two returns to the reactor
 BATCH = 50
-#: seconds the head may be ahead of the devnet's clock before automine waits
-#: (a burst of transactions in one second takes one block each until then;
-#: well inside python-bitshares' 30 s expirations)
+#: seconds the head may be ahead of the time asked for (the wall clock plus
+#: :attr:`Devnet.asked`) before automine waits for the clock, the pending
+#: transactions then sharing the next block, and the block timer skips its
+#: turn (bitshares-core's witness plugin never produces before its slot,
+#: witness.cpp ``not_time_yet``).  A burst of transactions in one second
+#: takes one block each until then, well inside python-bitshares' 30 s
+#: expirations stamped from the wall clock, which a head far ahead would
+#: expire; :meth:`Devnet.produce_blocks` and :meth:`Devnet.advance_time`
+#: are asked for: they go ahead regardless and move the clock with them.
 MAX_LEAD = 10
 #: transfers funding the ready accounts per transaction (one of about 40
 #: bytes each: well within maximum_transaction_size, 2048 in the genesis)
@@ -103,7 +77,7 @@ class DevnetOptions:
 
 
 class Devnet(service.Service):
-    """The devnet of ``chain`` on ``clock`` (module text).
+    """The devnet of ``chain`` on ``clock``.
 
     :param announce: ``fn() -> str``: the WebSocket URL to print (the RPC
         port is known once bound), or None.
@@ -210,8 +184,10 @@ class Devnet(service.Service):
             snap.chain.append((oid, obj))
 
     def startService(self) -> None:
-        """Load the state file, make the ready accounts on a fresh chain,
-        start automining (and the block timer), log the account table."""
+        """Load the state file, make the ready accounts on a fresh chain
+        (funded and upgraded to lifetime members: they can register
+        accounts, as anvil's accounts can deploy), start automining (and
+        the block timer), log the account table."""
         super().startService()
         self.chain.irreversible_follows_head = True
         if self.options.load_state:
@@ -321,12 +297,14 @@ class Devnet(service.Service):
 
     def next_block_time(self) -> int:
         """The time of the next block the devnet produces on its own or on
-        :meth:`produce_blocks` (module text): the slot at :meth:`now` (or at
+        :meth:`produce_blocks`: the slot at :meth:`now` (or at
         the time :meth:`set_next_block_time` gave), the next slot when that
         is not after the head; moved back to the last slot before the
         earliest pending expiration when it is not before it, so every
-        pending transaction is valid in that block (bitshares-core drops an
-        expired one, database::_generate_block)."""
+        pending transaction is valid in that block, however long the
+        devnet was idle (bitshares-core drops an expired one,
+        database::_generate_block; bitsharesjs takes its expiration from
+        the head block time plus 15 s once the head is 30 s old)."""
         chain = self.chain
         first = chain.get_slot_time(1)
         wanted = self._next_time if self._next_time is not None else self.now()
@@ -357,7 +335,10 @@ class Devnet(service.Service):
     def _admit(self, trx: dict) -> None:
         """Refuse ``trx`` (a pushed transaction) when no block the devnet
         can produce next would include it: expired at or before the next
-        block's time (module text)."""
+        slot.
+
+        :raises TransactionExpired: naming the devnet's head time, its
+            clock and the reason."""
         chain = self.chain
         expiration = parse_time(trx["expiration"])
         head = chain.head_block_time
@@ -467,8 +448,10 @@ class Devnet(service.Service):
     def advance_time(self, seconds: int) -> dict:
         """Move the chain's time ``seconds`` (>= 1) past the head block: one
         block at that time (the slots in between are missed), and the
-        devnet's clock at least there from now on.  Returns
-        :meth:`head`."""
+        devnet's clock at least there from now on, so everything due
+        happens in that block as graphene would apply it: maintenance
+        (votes, fees, budget), vesting, expirations of orders, proposals,
+        HTLCs, credit deals, feeds.  Returns :meth:`head`."""
         return self._advance_to(self.chain.head_block_time + seconds)
 
     def advance_to_maintenance(self) -> dict:

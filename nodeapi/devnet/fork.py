@@ -2,49 +2,15 @@
 starts the devnet from a live chain's state, local blocks on top.
 
 Lazily (:func:`fork_lazily`, the default, and ``--fork-block`` equal to the
-node's head): the devnet starts in seconds, whatever the chain's length.
-It takes the live node's head block as its own (number, id, time), the
-global objects (properties, the witness schedule, the core asset, the
-active witnesses and their accounts) and, from then on, every object the
-devnet touches is fetched from the node when first needed
-(:mod:`nodeapi.chain.remote`: a transaction, a block or an API call that
-reads what is not loaded yet stops with ``NotHereYet``, the want is fetched
-with the database API - ``get_objects``, ``get_full_accounts``,
-``get_account_by_name``, ``lookup_asset_symbols``, ``get_limit_orders``,
-``get_call_orders``, ``get_settle_orders``, ``get_collateral_bids``,
-``get_vesting_balances``, ``get_witness_by_account``,
-``get_committee_member_by_account``, ``get_key_references``,
-``get_balance_objects`` - and the work runs again).  The
-devnet's own objects take ids above the live chain's: each space's next
-instance is found by probing ``get_objects`` (:func:`find_limits`; for
-the spaces whose objects are removed, orders and the like,
-:data:`REMOVED_SPACE_GAP` more).
-
-Consistency (the node serves its head state only; graphene has no state
-at a past block): each object is the live chain's as it was when the
-devnet first touched it, and stays the devnet's from then on; objects the
-live chain makes after the start (ids past the limits) are never seen.
-Two objects fetched at different times may come from different live
-blocks: fork a node whose chain does not move (a test network whose
-producers stopped, a node kept off the network) for a state that is
-exactly one block's.
-
-The connection to the node is a :class:`LiveNode`, the owner of a
-:class:`~nodeapi.peers.remote.RemoteNode` (the one connection to another
-node: login, reconnection, calls with timeouts).
-
-Synced (:func:`sync_from`, ``--fork-block`` below the node's head): blocks
-1..N are fetched (``database.get_block``, :data:`WINDOW` calls in flight)
-and pushed through the chain with every check (``Chain.push_block``), as a
-follower syncs (:mod:`nodeapi.peers.follower`): the exact state at block N,
-in the time of the chain's length (hours for the BitShares mainnet).
-
-Either way the node must be of the devnet's chain (its chain id that of
-the bundled genesis or ``--genesis-json``), the devnet produces its own
-blocks on top (each slot's witness signs with the development key after a
-debug update of its signing key, as on any devnet) and every devnet
-function works: impersonation of any account of the live chain,
-snapshots, set_balance.  Nothing is sent back to the node.
+node's head): the devnet starts in seconds, whatever the chain's length,
+at the live node's head block, and fetches every object it touches when
+first needed with the database API (:mod:`nodeapi.chain.remote`,
+:class:`LazyLoader`); its own objects take ids above the live chain's
+(:func:`find_limits`).  Synced (:func:`sync_from`, ``--fork-block`` below
+the node's head): blocks 1..N pushed through the chain.  The connection to
+the node is a :class:`LiveNode`, the owner of a
+:class:`~nodeapi.peers.remote.RemoteNode`.  The steps, the consistency of
+a lazy fork and the synced fork: docs/DESIGN.rst, "A lazy fork".
 """
 
 from twisted.application.internet import backoffPolicy
@@ -238,10 +204,10 @@ class LiveNode:
 
 
 async def find_limits(node: LiveNode, spaces=SPACES) -> dict:
-    """``{"space.type": next instance}`` of the live chain for ``spaces``
-    (module text): per space the first instance past the newest object a
-    probe of :data:`PROBE_WIDTH` consecutive ids finds (at every power of
-    two, then halving between the highest hit and the next power), plus
+    """``{"space.type": next instance}`` of the live chain for ``spaces``:
+    per space the first instance past the newest object a probe of
+    :data:`PROBE_WIDTH` consecutive ids finds (at every power of two, then
+    halving between the highest hit and the next power), plus
     :data:`REMOVED_SPACE_GAP` for spaces whose objects are removed; 0 for
     a space without objects or that the node lacks.  ``get_objects`` of at
     most 96 ids per call, the spaces' probes of a round together."""
@@ -299,7 +265,13 @@ async def find_limits(node: LiveNode, spaces=SPACES) -> dict:
 class LazyLoader:
     """Fetches the wants of a lazy fork (:mod:`nodeapi.chain.remote`) from
     the live node into its :class:`~nodeapi.chain.remote.RemoteState`;
-    each call a fetch of its own, bounded by the node's timeout."""
+    each call a fetch of its own, bounded by the node's timeout, with the
+    database API (``get_objects``, ``get_full_accounts``,
+    ``get_account_by_name``, ``lookup_asset_symbols``,
+    ``get_limit_orders``, ``get_call_orders``, ``get_settle_orders``,
+    ``get_collateral_bids``, ``get_vesting_balances``,
+    ``get_witness_by_account``, ``get_committee_member_by_account``,
+    ``get_key_references``, ``get_balance_objects``)."""
 
     log = Logger()
 
@@ -477,8 +449,8 @@ class ForkBlockLog:
 async def fork_lazily(chain, node: LiveNode, *, dev_key: str, dev_names=(),
                       registrar: str = "", log: Logger | None = None) -> LazyLoader:
     """Make ``chain`` (fresh, at its genesis) a lazy fork of the live node
-    ``node`` (connected) at its head block (module text): the head, the
-    global objects, the active witnesses, the genesis balances of
+    ``node`` (connected) at its head block (docs/DESIGN.rst, "A lazy
+    fork"): the head, the global objects, the active witnesses, the genesis balances of
     ``dev_key``'s addresses, the accounts named ``dev_names`` (looked up)
     and ``registrar`` (loaded whole).  Returns the loader (its
     ``remote``: the chain's :class:`~nodeapi.chain.remote.RemoteState`).

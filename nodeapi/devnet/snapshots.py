@@ -1,27 +1,14 @@
 """Devnet state snapshots: the whole node state (chain, block consumers,
-block log) captured in memory and put back, or written to a file and
-loaded at start.
+block log) captured in memory and put back (:func:`capture`,
+:func:`restore`), or written to a file and loaded at start (:func:`dump`,
+:func:`load`).
 
 The records are the checkpoints' (:mod:`nodeapi.chain.checkpoint` for the
 chain, each block consumer's :class:`~nodeapi.applied.ICheckpointed`
-records), so nothing of the state has a second serializer:
-
-- :func:`capture` materializes those records at the head block (the
-  pending transactions are not part of it, as in a checkpoint) with the
-  block log's head; cost: a shallow copy of the object store and copies of
-  the plugins' arrays;
-- :func:`restore` drops the pending transactions, cuts the block log back
-  to the snapshot's head (:meth:`~nodeapi.chain.blocklog.BlockLog.truncate`)
-  and restores the chain and every consumer from the records, as a start
-  from a checkpoint does;
-- :func:`dump` writes the records in the checkpoint file format plus a
-  ``blocks`` section holding every block of the log (a devnet's chain is
-  short; :func:`dump_text` gives the same text), :func:`load` reads such a
-  file into a fresh node (checked as a checkpoint is: format, chain id,
-  SHA-256 digest; and a size cap, its blocks a chain of ids).
-
-Reference: anvil's ``evm_snapshot``/``evm_revert`` and ``anvil_dumpState``/
-``--load-state`` (foundry's anvil), applied to a graphene chain.
+records; docs/DESIGN.rst, "Checkpoints"), so nothing of the state has a
+second serializer.  Reference: anvil's ``evm_snapshot``/``evm_revert`` and
+``anvil_dumpState``/``--load-state`` (foundry's anvil), applied to a
+graphene chain.
 """
 
 import hashlib
@@ -78,7 +65,10 @@ def consumers(chain) -> list:
 
 
 def capture(chain, extra: dict | None = None) -> Snapshot:
-    """The node state at the head block (module text)."""
+    """The node state at the head block: the checkpoint records (the
+    pending transactions are not part of it, as in a checkpoint) with the
+    block log's head; cost: a shallow copy of the object store and copies
+    of the plugins' arrays."""
     meta, records = chain_records(chain)
     chain_section = [(key, value) for _section, key, value in records][1:]  # after meta
     plugins = {c.checkpoint_key: list(c.checkpoint_records()) for c in consumers(chain)}
@@ -88,7 +78,9 @@ def capture(chain, extra: dict | None = None) -> Snapshot:
 
 def restore(chain, snapshot: Snapshot) -> None:
     """Put the node back to ``snapshot``: pending transactions dropped,
-    block log cut to its head, chain and consumers restored.
+    block log cut to its head (:meth:`~nodeapi.chain.blocklog.BlockLog.truncate`),
+    chain and consumers restored from the records, as a start from a
+    checkpoint does.
 
     :raises SnapshotError: the block log no longer holds the snapshot's
         head block (a snapshot of another chain)."""

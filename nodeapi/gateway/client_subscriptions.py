@@ -6,39 +6,18 @@ client is carried by one of its shards, :mod:`nodeapi.gateway.shards`), and
 the reads that subscribe what they return while the client has a
 subscribe callback (:mod:`nodeapi.gateway.subscribing_reads`).
 
-The hub makes one for a connection at its first subscription function
-(:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.client_of`): the
-gateway's forwarded ``database`` set
-(:class:`~nodeapi.gateway.apis.ForwardedDatabaseApi`, whose API functions
-bind the arguments) calls its methods of the same names, and sends the
-reads for which :meth:`ClientSubscriptions.takes_read` is true through
-:meth:`ClientSubscriptions.read`.
-
-Each subscribed object id, market and callback is one item of the
-connection's subscription budget (``session.budget``,
-:mod:`nodeapi.api.budget`), as on the node's own database set
-(:mod:`nodeapi.api.database.subscriptions`): taken before it is added
-(:class:`~nodeapi.gateway.notice_routing.Interests` keeps the count), so
-a call past the operator's limit fails with ``Subscription limit
-reached`` (``subscription_limit_exceeded``; what was subscribed before
-stays), and given back when it ends (unsubscribed, cancelled, removed by
-the upstream, the connection closed).  A subscribing read takes, before it
-is sent upstream, as many items as it may subscribe (the ids it names that
-the client does not hold yet; two per liquidity pool with its statistics):
-when they do not fit, the whole read is refused and nothing is subscribed
-upstream (the node's own database set subscribes the items that fit
-first); once answered, the items of what it did not subscribe go back.
-
 Graphene reference: bitshares-core libraries/app/database_api.cpp
-(``set_subscribe_callback``: forgets the object subscriptions first;
-``cancel_all_subscriptions``: the subscribe callback, the object and the
-market subscriptions end, the block and pending callbacks stay;
+(``set_subscribe_callback``, ``cancel_all_subscriptions``,
 ``get_full_accounts``: at most ``api_limit_get_full_accounts_subscribe``
-accounts per connection).  Each function answers null like graphene's.
-Errors: the upstream's errors (an unknown asset, ``notify_remove_create``
-refused) reach the client as the upstream raised them
+accounts per connection).  Each function answers null like graphene's;
+the upstream's errors (an unknown asset, ``notify_remove_create`` refused)
+reach the client as the upstream raised them
 (:class:`~nodeapi.peers.errors.UpstreamError`); a callback on an HTTP
-request is an :class:`~nodeapi.errors.ApiError`.
+request is an :class:`~nodeapi.errors.ApiError`.  Each subscribed object
+id, market and callback is one item of the connection's subscription
+budget (:mod:`nodeapi.api.budget`).  A subscription's way through the
+gateway: docs/DESIGN.rst, "A wallet's account subscription through a
+gateway".
 """
 
 import orjson
@@ -56,7 +35,13 @@ READ_ATTEMPTS = 3
 
 
 class ClientSubscriptions:
-    """The subscriptions of one client connection (module docstring).
+    """The subscriptions of one client connection, made by the hub at the
+    connection's first subscription function
+    (:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.client_of`):
+    the forwarded ``database`` set
+    (:class:`~nodeapi.gateway.apis.ForwardedDatabaseApi`, whose API
+    functions bind the arguments) calls its methods of the same names and
+    sends the reads :meth:`takes_read` accepts through :meth:`read`.
 
     :param hub: the gateway's :class:`~nodeapi.gateway.subscriptions.SubscriptionHub`.
     :param session: the connection's :class:`~nodeapi.api.base.Session`
@@ -203,9 +188,14 @@ class ClientSubscriptions:
         same block on that link, :mod:`nodeapi.gateway.read_share`); fires
         with the upstream's answer (its JSON as
         an ``orjson.Fragment``), once what it subscribes is this client's
-        interest.  Before it is sent, the budget items it may take are
-        taken (module docstring) and the accounts it may subscribe are
-        placed (:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.place`).
+        interest.  Before it is sent, as many budget items as it may
+        subscribe are taken (the ids it names that the client does not hold
+        yet; two per liquidity pool with its statistics): when they do not
+        fit the whole read is refused and nothing is subscribed upstream
+        (the node's own database set subscribes the items that fit first);
+        once answered, the items of what it did not subscribe go back.  The
+        accounts it may subscribe are placed
+        (:meth:`~nodeapi.gateway.subscriptions.SubscriptionHub.place`).
         Sent again (up to :data:`READ_ATTEMPTS` times) when the link dies
         before the answer; the upstream's error is raised as
         :class:`~nodeapi.peers.errors.UpstreamError`.

@@ -1,47 +1,16 @@
 """Who of the gateway's clients receives an upstream notice, and in what
 bytes: the interests of every client (:class:`Interest`), indexed
 (:class:`Interests`), and the fan-out of one upstream notice to them,
-encoded once.
+encoded once (:class:`Encoded`).
 
 The gateway holds a few upstream subscriptions for all its clients
-(:mod:`nodeapi.gateway.subscriptions`): each upstream connection sends it
-what the union of its clients' interests asks for, and each client must get exactly what the
-upstream would have sent it directly.  The tests are bitshares-core's
-(libraries/app/database_api.cpp ``handle_object_changed``,
-``on_applied_block``), through :mod:`nodeapi.api.database.notice_rules`:
-
-- a batch of created or changed objects (one upstream notice) goes to a
-  client whole if one of its subscribed accounts is among the accounts of
-  the batch (``is_impacted_account`` on ``get_relevant_accounts`` of every
-  object), whole if the batch is a created one and the client asked
-  ``notify_remove_create``, otherwise only the objects it subscribed.  The
-  batch received is the whole batch whenever some client's account is
-  touched (the upstream then sends the whole batch to the gateway too), so
-  the accounts computed from it are the whole batch's; bitshares-core
-  computes a changed object's accounts from its old value, the gateway from
-  the new one (they differ only when the owner itself changed, e.g.
-  ``asset_update_issuer``);
-- a batch of removed ids: to ``notify_remove_create`` clients whole, else
-  whole to a client whose account one of the removed objects belonged to
-  (the gateway remembers the accounts of the objects it has seen in
-  answers and notices, :meth:`Interests.learn`), else the ids it subscribed;
-- a market notice goes to every client subscribed to that market; block
-  and pending-transaction notices to every client that set that callback.
-
-Each client is carried by one subscription connection (its
-:attr:`Interest.shard`, :mod:`nodeapi.gateway.shards`): a notice of that
-connection is routed to its clients only (the ``shard`` argument of the
-routing methods), so each client receives exactly what one bitshares-core
-connection carrying its interest would send it.  Each shard keeps
-:class:`Digests` of what its clients last saw of each object, so that a
-new upstream link can notice what changed while none carried the
-subscriptions.
-
-Encoding: each object of a notice is encoded once (``orjson``), the list a
-client receives is assembled from those pieces once per distinct
-selection, and handed to ``session.send_notice(cb, payload)`` as an
-``orjson.Fragment``: every client receiving the same selection gets the
-same payload bytes inside its own ``[cb, [payload]]`` frame.
+(:mod:`nodeapi.gateway.subscriptions`), and each client must get exactly
+what one bitshares-core connection carrying its interest would send it:
+the tests are bitshares-core's (libraries/app/database_api.cpp
+``handle_object_changed``, ``on_applied_block``), through
+:mod:`nodeapi.api.database.notice_rules`.  A notice's way from the upstream
+to the clients: docs/DESIGN.rst, "A wallet's account subscription through
+a gateway".
 """
 
 from collections import OrderedDict
@@ -91,8 +60,10 @@ class Interest:
 
 class Interests:
     """Every client's :class:`Interest`, indexed by what routes a notice to
-    it; the union of them is what the upstream subscription must carry.
-    Changes go through the methods (which keep the indexes)."""
+    it; the union of them is what the upstream subscription must carry
+    (a market notice goes to every client subscribed to that market, block
+    and pending-transaction notices to every client that set that
+    callback).  Changes go through the methods (which keep the indexes)."""
 
     def __init__(self) -> None:
         self.by_id: dict = {}
@@ -227,17 +198,30 @@ class Interests:
     # -- routing ---------------------------------------------------------------------
 
     def route_objects(self, batch: list, created: bool, shard=None) -> dict:
-        """Created or changed objects (one upstream notice, module
-        docstring): client -> the indexes of ``batch`` it receives, in
-        order (``None``: the whole batch); only the clients of ``shard``
-        when given."""
+        """Created or changed objects (one upstream notice): client -> the
+        indexes of ``batch`` it receives, in order (``None``: the whole
+        batch); only the clients of ``shard`` (:attr:`Interest.shard`)
+        when given.  A client gets the batch whole if one of its
+        subscribed accounts is among the batch's accounts
+        (``is_impacted_account`` on ``get_relevant_accounts`` of every
+        object), whole if the batch is a created one and it asked
+        ``notify_remove_create``, otherwise the objects it subscribed.  The
+        batch received is the whole batch whenever some client's account
+        is touched (the upstream sends it whole to the gateway too), so its
+        accounts are the whole batch's; bitshares-core computes a changed
+        object's accounts from its old value, the gateway from the new one
+        (they differ only when the owner itself changed, e.g.
+        ``asset_update_issuer``)."""
         ids = [obj.get("id") if type(obj) is dict else None for obj in batch]
         return self._route(ids, batch_accounts(batch), created, shard)
 
     def route_removed(self, ids: list, shard=None) -> dict:
-        """Removed object ids (module docstring): client -> indexes (None:
-        all), of ``shard`` when given; the removed ids are then
-        unsubscribed for those clients (their budget items given back)."""
+        """Removed object ids: client -> indexes (None: all), of ``shard``
+        when given: whole to ``notify_remove_create`` clients and to a
+        client whose account one of the removed objects belonged to (as
+        :meth:`learn` remembered), else the ids it subscribed; the removed
+        ids are then unsubscribed for those clients (their budget items
+        given back)."""
         remembered = self._accounts_of
         impacted = set()
         for oid in ids:
@@ -371,8 +355,11 @@ def _discard(index: dict, key, interest) -> None:
 
 
 class Encoded:
-    """One upstream notice's payload list, encoded once per item and once
-    per distinct selection of items (module docstring)."""
+    """One upstream notice's payload list, encoded once per item
+    (``orjson``) and once per distinct selection of items: every client
+    receiving the same selection gets the same payload bytes (an
+    ``orjson.Fragment`` for ``session.send_notice(cb, payload)``) inside
+    its own ``[cb, [payload]]`` frame."""
 
     def __init__(self, items: list) -> None:
         self.items = items

@@ -1,58 +1,17 @@
 """The upstream nodes of the gateway, and how a call finds one.
 
 :class:`UpstreamPool` (a ``MultiService``) holds one
-:class:`~nodeapi.gateway.upstream.Upstream` per ``--upstream`` URL.  Each
-is health-checked (its head block age, its chain id equal to the pool's,
-its last irreversible block: :mod:`nodeapi.gateway.upstream`).
-
-Interface (for the forwarded API sets and the merged subscriptions):
-
-* ``pool.pick(exclude=(), floor=0)`` -> a :class:`Upstream` that
-  :meth:`~UpstreamPool.serves` reads with a head at or above ``floor``
-  (healthy ones first, then the fewest calls in flight, ties in turn), or
-  raises :class:`~nodeapi.peers.errors.NoUpstream`;
-  ``await pool.live(exclude, floor)`` waits up to ``patience`` seconds for
-  one;
-* an upstream serves reads while it is in rotation (usable, no call timed
-  out since its last check: :attr:`Upstream.in_rotation`) and its head
-  (:attr:`Upstream.head`) lags the best such upstream's by at most
-  ``max_lag_blocks`` blocks; :meth:`UpstreamPool.states` says why one
-  does not (``/healthz``, :class:`~nodeapi.gateway.figures.PoolHead`);
-* ``upstream.call(api, method, args)`` / ``upstream.call_raw(...)``: a
-  Deferred of the decoded result / of its JSON bytes, failing with
-  ``PeerRpcError`` (the upstream's error) or ``PeerDisconnected``;
-* notices of one upstream connection: ``cb = upstream.new_callback_id()``
-  (never reused by that upstream), ``upstream.listen(cb, handler)``
-  (``handler(payload_list)`` for each ``[cb, payload_list]`` notice;
-  ``listen(cb, None)`` stops); a connection's handlers are dropped when it
-  closes (register again on the new connection, after the subscribing
-  call);
-* ``pool.watch(fn)``: ``fn(upstream)`` whenever an
-  upstream becomes usable (connected, logged in, on the pool's chain,
-  checked once) or stops being usable (its connection lost: its
-  reconnection is a new usable transition, without the old handlers; the
-  upstream object stays the same), or its health changes; read
-  ``upstream.usable`` / ``upstream.healthy`` in ``fn``;
-* the example of a callback routed to one client:
-  :class:`~nodeapi.gateway.apis.NetworkBroadcastForward` with
-  :class:`~nodeapi.gateway.confirmations.Confirmations` (which survives
-  the upstream's loss);
-* :meth:`UpstreamPool.call`: a read call that goes to :meth:`pick`'s
-  upstream and, when that connection is lost before the answer, to another
-  (each upstream tried once, then once more when they were all lost: a
-  lone upstream that restarted); when the upstream does not answer in
-  time (:class:`~nodeapi.peers.errors.UpstreamTimeout`), to another that
-  serves now, without waiting, else the client gets that timeout; the
-  upstream's error becomes :class:`~nodeapi.peers.errors.UpstreamError`
-  (code, message and data as they came);
-* :meth:`UpstreamPool.broadcast`: a transaction broadcast, never repeated
-  blindly: when its connection is lost before the answer (or the answer
-  does not come in time), another upstream
-  is asked ``database.get_recent_transaction_by_id`` (bitshares-core
-  libraries/app/include/graphene/app/database_api.hpp: the transaction if
-  a block of the recent, unexpired ones holds it), and the recent blocks
-  are searched for its signatures to learn its block and position; only a
-  transaction found nowhere is sent again, once, to the other upstream.
+:class:`~nodeapi.gateway.upstream.Upstream` per ``--upstream`` URL, each
+health-checked there; the pool picks the upstream of a read, retries a
+read whose connection was lost or timed out, and learns what became of a
+broadcast before sending it again (bitshares-core
+libraries/app/include/graphene/app/database_api.hpp
+``get_recent_transaction_by_id``).  The read's way through the gateway:
+docs/DESIGN.rst, "A read forwarded by a gateway"; an upstream's calls and
+notices (``call``, ``call_raw``, ``new_callback_id``, ``listen``):
+:mod:`nodeapi.gateway.upstream`; a callback routed to one client:
+:class:`~nodeapi.gateway.apis.NetworkBroadcastForward` with
+:class:`~nodeapi.gateway.confirmations.Confirmations`.
 """
 
 from typing import Any, Callable, Iterable, Optional
@@ -101,7 +60,7 @@ class BroadcastOutcome:
 
 
 class UpstreamPool(service.MultiService):
-    """The upstreams of the gateway (module docstring).
+    """The upstreams of the gateway.
 
     :param addresses: :class:`~nodeapi.protocol.node_address.NodeAddress`
         list, one or more.
@@ -173,7 +132,10 @@ class UpstreamPool(service.MultiService):
         return max((u.head for u in self.upstreams if u.in_rotation), default=0)
 
     def serves(self, upstream: Upstream) -> bool:
-        """Whether ``upstream`` is given reads (module docstring)."""
+        """Whether ``upstream`` is given reads: in rotation (usable, no
+        call timed out since its last check: :attr:`Upstream.in_rotation`)
+        and its head lagging the best such upstream's by at most
+        ``max_lag_blocks`` blocks (why not: :meth:`states`)."""
         return upstream.in_rotation \
             and self.best_head - upstream.head <= self.max_lag_blocks
 
@@ -222,16 +184,21 @@ class UpstreamPool(service.MultiService):
                 d.callback(None)
 
     def watch(self, fn: Callable[[Upstream], None]) -> None:
-        """Call ``fn(upstream)`` at each change (module docstring)."""
+        """Call ``fn(upstream)`` whenever an upstream becomes usable
+        (connected, logged in, on the pool's chain, checked once) or stops
+        being usable (its connection lost: its reconnection is a new usable
+        transition, without the old notice handlers; the upstream object
+        stays the same), or its health changes; ``fn`` reads
+        ``upstream.usable`` / ``upstream.healthy``."""
         self._watchers.append(fn)
 
     # -- choosing --------------------------------------------------------------------
 
     def pick(self, exclude=(), floor: int = 0, route=None) -> Upstream:
-        """The upstream for the next call (module docstring): one that
-        serves reads, outside ``exclude``, its head at least ``floor``,
-        among those ``route`` (a :class:`~nodeapi.gateway.routes.Route`)
-        names.
+        """The upstream for the next call: one that :meth:`serves` reads,
+        outside ``exclude``, its head at least ``floor``, among those
+        ``route`` (a :class:`~nodeapi.gateway.routes.Route`) names; healthy
+        ones first, then the fewest calls in flight, ties in turn.
 
         :raises NoUpstream: none."""
         serving = [u for u in self.upstreams if u not in exclude and self.serves(u)
@@ -305,15 +272,20 @@ class UpstreamPool(service.MultiService):
     async def call(self, api: str, method: str, args: list, raw: bool = True,
                    tried: Optional[list] = None, floor: int = 0,
                    timed_out: Optional[UpstreamTimeout] = None, route=None):
-        """A read call (module docstring): ``(upstream, result)``, the
+        """A read call to :meth:`pick`'s upstream: ``(upstream, result)``, the
         result as JSON bytes (``raw``) or decoded; ``tried``: upstreams
         already lost during this call (not asked again); ``floor``: the
         lowest head the answering upstream may have; ``timed_out``: the
         timeout of an upstream already asked (then no waiting); ``route``:
         the :class:`~nodeapi.gateway.routes.Route` naming the upstreams
-        that may answer (None: any).
+        that may answer (None: any).  A connection lost before the answer:
+        the call goes to another upstream (each tried once, then once more
+        when they were all lost: a lone upstream that restarted); an
+        upstream that does not answer in time: to another that serves now,
+        without waiting.
 
-        :raises UpstreamError: the upstream answered with an error.
+        :raises UpstreamError: the upstream answered with an error (code,
+            message and data as they came).
         :raises UpstreamTimeout: an upstream did not answer in time and no
             other served.
         :raises NoUpstream: no upstream could answer."""
@@ -349,8 +321,15 @@ class UpstreamPool(service.MultiService):
 
     async def broadcast(self, send: Callable, trx: Any, route=None) -> BroadcastOutcome:
         """Broadcast ``trx`` with ``send(upstream) -> Deferred`` (the raw
-        call, its callback registered), never twice blindly (module
-        docstring): the :class:`BroadcastOutcome`.
+        call, its callback registered), never twice blindly: when its
+        connection is lost before the answer (or the answer does not come
+        in time), another upstream is asked
+        ``database.get_recent_transaction_by_id`` (the transaction if a
+        block of the recent, unexpired ones holds it) and the last
+        :data:`SEARCH_BLOCKS` blocks are searched for its signatures to
+        learn its block and position; only a transaction found nowhere is
+        sent again, once, to the other upstream.  The
+        :class:`BroadcastOutcome`.
 
         :raises UpstreamError: the upstream refused the transaction.
         :raises BroadcastLost: the outcome could not be learned.

@@ -10,31 +10,11 @@ bitshares-core libraries/app/database_api.cpp (the subscription functions,
 ``handle_object_changed``, ``on_applied_block``, ``get_full_accounts``).
 
 Clients keep their own callback ids: a notice is encoded once and written
-to each client that would have received it from the upstream directly.
-Clients with the same interest share one upstream subscription.
-
-Accounts: bitshares-core subscribes at most
-``api_limit_get_full_accounts_subscribe`` (100) accounts per connection,
-and only ``set_subscribe_callback`` (or ``cancel_all_subscriptions``)
-forgets them.  The hub places each client on a shard (one upstream
-connection, :class:`~nodeapi.gateway.shards.Shard`) before anything is
-subscribed for it: a ``get_full_accounts`` that subscribes goes to its
-shard when that shard's link has room for the accounts it may add;
-otherwise the client moves (with everything it subscribed) to a shard
-with room for all its accounts, or a shard whose link counts accounts no
-client wants any more subscribes its union again (releasing them), or a
-new shard opens a new connection, up to ``max_connections``; past that
-the call fails with :class:`SubscriptionCapacity` and nothing is
-subscribed.  A shard (not the first) whose last client left closes its
-connection.
-
-Pending transactions: every client's ``set_pending_transaction_callback``
-is served by the first shard's link, and by the gateway itself: each
-transaction a client broadcasts through the gateway and an upstream
-accepts is noticed too (:meth:`SubscriptionHub.pending_notice`, called by
-:class:`~nodeapi.gateway.apis.Gateway`), so the broadcast reaches the
-pending subscribers whichever upstream took it; a transaction is noticed
-once (by its id) whichever comes first.
+to each client that would have received it from the upstream directly;
+clients with the same interest share one upstream subscription.  A
+subscription's way, the placement of a client on a shard and a lost
+upstream: docs/DESIGN.rst, "A wallet's account subscription through a
+gateway".
 """
 
 from collections import OrderedDict
@@ -84,7 +64,7 @@ def pending_key(trx) -> str:
 
 class SubscriptionHub:
     """One per gateway: the clients' :class:`~.notice_routing.Interests`
-    and the shards carrying them (module docstring).
+    and the shards carrying them.
 
     :param pool: the :class:`~nodeapi.gateway.pool.UpstreamPool` (watched
         from now on), or None to attach links by hand
@@ -244,11 +224,18 @@ class SubscriptionHub:
 
     async def place(self, client: ClientSubscriptions, accounts: int) -> Shard:
         """The shard that sends a read of ``client`` which may subscribe
-        ``accounts`` more accounts (module docstring): its own when its
-        link has room, else one with room for all its accounts (the
-        client moves), else a shard that released what nobody wants, else
-        a new one.  The accounts are reserved on the shard returned
-        (``shard.reserved``; the caller gives them back).
+        ``accounts`` more accounts, placed before anything is subscribed
+        for it: its own when its link has room, else one with room for all
+        its accounts (the client moves, with everything it subscribed),
+        else a shard whose link counts accounts no client wants any more,
+        subscribing its union again (releasing them), else a new shard on
+        a new connection, up to ``max_connections``.  bitshares-core
+        subscribes at most ``api_limit_get_full_accounts_subscribe`` (100)
+        accounts per connection, and only ``set_subscribe_callback`` (or
+        ``cancel_all_subscriptions``) forgets them; a shard (not the
+        first) whose last client left closes its connection.  The accounts
+        are reserved on the shard returned (``shard.reserved``; the caller
+        gives them back).
 
         :raises SubscriptionCapacity: no room anywhere (nothing moved)."""
         interest = client.interest
@@ -329,10 +316,14 @@ class SubscriptionHub:
         await self.shards[0].need_pending()
 
     def pending_notice(self, trx) -> None:
-        """A pending transaction (from the first shard's link, or broadcast
-        through the gateway): to every client with a pending-transaction
-        callback, once per transaction (nothing is remembered while no
-        client has one)."""
+        """A pending transaction (from the first shard's link, which serves
+        every client's ``set_pending_transaction_callback``, or one a
+        client broadcast through the gateway and an upstream accepted,
+        called by :class:`~nodeapi.gateway.apis.Gateway`, so it reaches the
+        pending subscribers whichever upstream took it): to every client
+        with a pending-transaction callback, once per transaction id,
+        whichever comes first (nothing is remembered while no client has
+        one)."""
         if not self.interests.pending:
             return
         key = pending_key(trx)

@@ -3,47 +3,15 @@ health and figures.
 
 An :class:`Upstream` owns one connection to a bitshares-core-compatible
 node (``ws://[user:password@]host:port``), a
-:class:`~nodeapi.peers.remote.RemoteNode`: reconnecting with a growing
-delay, logging in when the URL carries credentials (``login_api.login``,
-bitshares-core libraries/app/api.cpp), reading ``database.get_chain_id``
-(the pool's chain, :meth:`UpstreamPool.claim_chain
-<nodeapi.gateway.pool.UpstreamPool.claim_chain>`) and the head; then
-every ``interval`` seconds ``database.get_dynamic_global_properties``:
-
-* :attr:`usable`: connected, logged in, checked once, its chain id the pool's
-  (:attr:`chain_ok`; an upstream of another chain, or one refusing the
-  login, is dropped and tried again with a growing delay);
-* :attr:`healthy`: usable and its head block at most ``max_head_age``
-  seconds old (by the injected clock), the check answered;
-* :attr:`lib`: its last irreversible block number (the cache's bound);
-* :attr:`head`: the highest head block number known of it (its checks,
-  and the notices and answers that show one, :meth:`saw_head`).
-
-Never hang: every call has a timeout (``timeout`` seconds,
-:mod:`nodeapi.peers.client`).  A call that times out makes the
-upstream :attr:`suspect` (out of rotation, :attr:`in_rotation`) and
-checks it at once; the check answering in time ends the suspicion.  The
-circuit breaker opens (:meth:`failed`: the connection is dropped, every call
-on it fails as lost, the upstream is unusable until a new connection has
-logged in and passed a check) when the upstream fails a check (no answer
-in time, or a head block number or last irreversible block that cannot
-be, or a time that cannot be read: block numbers are ``uint32_t`` in
-graphene, the last irreversible block is at most the head) or sends a message that does not
-pass :mod:`nodeapi.peers.replies` or answers an id it was not asked.
-Each trip in a row lengthens the reconnection delay (the trips are
-forgotten after :data:`BREAKER_MEMORY` seconds without one); while no
-upstream of the pool is usable, reconnection attempts come at most
-``outage_retry`` seconds apart (:meth:`hurry` cuts a longer wait short),
-so the gateway serves again within about a second of an upstream's return.
-
-Calls go through :meth:`call` / :meth:`call_raw`; the connection counts
-:attr:`in_flight`, latency and errors
-(:class:`~nodeapi.peers.client.CallFigures`).  Notices of the connection
-(``{"method":"notice","params":[callback_id, [payload...]]}``) go to the
-handler registered for their callback id (:meth:`listen`; ids handed out
-by :meth:`new_callback_id`, never reused).  The
-:class:`~nodeapi.gateway.pool.UpstreamPool` is told of every change of
-:attr:`usable` (``pool.changed(upstream)``).
+:class:`~nodeapi.peers.remote.RemoteNode` (login: bitshares-core
+libraries/app/api.cpp ``login_api::login``; ``database.get_chain_id``
+checked against the pool's), and checks it every ``interval`` seconds with
+``database.get_dynamic_global_properties``: :attr:`usable`,
+:attr:`healthy`, :attr:`suspect`, :attr:`head`, :attr:`lib` (the cache's
+bound).  Every call has a timeout (:mod:`nodeapi.peers.client`).  The
+connection's life (login, chain check, failures, reconnection delays):
+docs/DESIGN.rst, "A connection to another node"; what a timeout or a bad
+message does to a read: "A read forwarded by a gateway".
 """
 
 from typing import Any, Callable, Optional
@@ -80,7 +48,7 @@ def _of_remote(path: str, doc: str) -> property:
 
 @implementer(IRemoteOwner)
 class Upstream(service.MultiService):
-    """One upstream node (module docstring).
+    """One upstream node.
 
     :param address: a :class:`~nodeapi.protocol.node_address.NodeAddress`.
     :param pool: the owner, told of changes (``pool.changed(self)``) and
@@ -143,9 +111,11 @@ class Upstream(service.MultiService):
         self.remote.setServiceParent(self)
 
     def _delay(self, failures: int) -> float:
-        """Seconds before reconnecting after ``failures`` (module
-        docstring): at most ``outage_retry`` while no upstream of the pool
-        is usable."""
+        """Seconds before reconnecting after ``failures`` trips in a row
+        (each lengthens the delay): at most ``outage_retry`` while no
+        upstream of the pool is usable (:meth:`hurry` cuts a longer wait
+        short), so the gateway serves again within about a second of an
+        upstream's return."""
         delay = self._backoff(failures)
         if not any(u.usable for u in self.pool.upstreams):
             delay = min(delay, self.outage_retry)
@@ -282,8 +252,8 @@ class Upstream(service.MultiService):
             handler(payload)
 
     def call_timed_out(self, remote, method: str) -> None:
-        """A call was not answered in time: out of rotation until a check
-        answers (one is made now)."""
+        """A call was not answered in time: :attr:`suspect`, out of
+        rotation until a check answers in time (one is made now)."""
         if not self.logged_in or self.suspect:
             return
         self.suspect = True
@@ -294,9 +264,15 @@ class Upstream(service.MultiService):
         self._alarm.ring()
 
     def failed(self, remote, error) -> bool:
-        """A check not answered in time, a message that does not pass or
-        one too large opens the circuit breaker (module docstring): the
-        connection is dropped (the remote node logs why, with the delay)."""
+        """A check not answered in time (or answering a head block number
+        or last irreversible block that cannot be: ``uint32_t`` in
+        graphene, the irreversible block at most the head; or a time that
+        cannot be read), a message that does not pass
+        :mod:`nodeapi.peers.replies` or answers an id not asked, or one too
+        large opens the circuit breaker: the connection is dropped (the
+        remote node logs why, with the delay), every call on it fails as
+        lost, and the upstream is unusable until a new connection has
+        logged in and passed a check."""
         if isinstance(error, (UpstreamTimeout, BadReply, MessageTooLarge)):
             self.trips += 1
             self._last_trip = self.clock.seconds()

@@ -2,14 +2,8 @@
 no chain; login and api-access are local, every other API set is
 forwarded to the upstreams, but with the ``searchdb`` plugin the history
 set, served from the search database the indexer
-(:mod:`nodeapi.modes.indexer`) fills.
-
-The tree (:func:`make_gateway`), in start order, under a
-:class:`~nodeapi.service.ModeService`: ``upstreams`` (the
-:class:`~nodeapi.gateway.pool.UpstreamPool`), with the plugin ``indexer``
-(its ``searchdb`` and ``upstream`` follower of one healthy upstream),
-``rpc`` and ``metrics`` (head figures and ``/healthz`` from the follower,
-else from the freshest upstream).
+(:mod:`nodeapi.modes.indexer`) fills.  The tree :func:`make_gateway`
+builds: docs/DESIGN.rst, "Service trees".
 """
 
 from twisted.logger import Logger
@@ -36,7 +30,9 @@ def upstream_pool(options, reactor):
 
 
 def make_gateway(options, reactor):
-    """The gateway's root service for parsed ``options`` (module doc).
+    """The gateway's root service for parsed ``options``: a
+    :class:`~nodeapi.service.ModeService` over ``upstreams``, with the
+    plugin ``indexer``, ``rpc`` and ``metrics``.
 
     :raises nodeapi.errors.ConfigError: a bad api-access file or
         ``NOTIFY_SOCKET``."""

@@ -1,12 +1,8 @@
 """The indexer: the ``searchdb`` plugin without a chain of this node's
 own, fed the blocks and operation history of an upstream node by an
 :class:`~nodeapi.peers.upstream.UpstreamService` (docs/searchdb-plugin.rst
-"Indexer"), as the subtree :class:`IndexerService` of a gateway.
-
-The plugin is built through the plugin interface
-(:data:`nodeapi.plugins.searchdb.plugin.PLUGIN`) with a
-:class:`~nodeapi.plugins.interface.PluginContext` whose chain is None and
-whose asset lookup is the follower's (the visitor's asset names).
+"Indexer"), as the subtree :class:`IndexerService` of a gateway
+(docs/DESIGN.rst, "Service trees").
 """
 
 import os

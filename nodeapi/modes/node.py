@@ -1,23 +1,8 @@
-"""A node with a chain of its own (no ``--upstream``): the tree
-:func:`make_node` builds along the data flow block -> chain -> plugins ->
-bulk -> search database, under a :class:`~nodeapi.service.NodeService`:
-
-* the block log in ``--data-dir`` (opened here, so a corrupt log stops
-  startup before the reactor runs, naming the file and offset);
-* the :class:`~nodeapi.chain.chain.Chain` over the genesis the options
-  loaded;
-* the plugins of ``--plugins`` (:func:`build_plugins`, in the order of
-  :data:`nodeapi.plugins.registry.PLUGINS`): each one's ``build`` gives its
-  block consumers, its service and the part the API sets and the metrics
-  read as ``node.plugins[name]``; then the metrics and the checkpoints as
-  the last block consumers;
-* the children, in start order: the plugins' services (``searchdb``,
-  ``searchdb-objects``, ``witness``), ``peers``, ``checkpoints``, ``rpc``
-  (the RPC Site on ``--rpc-endpoint``), ``metrics`` (with
-  ``--metrics-endpoint``) and ``devnet`` (with ``--devnet``, which
-  announces the RPC port's URL, :meth:`NodeService.rpc_url`); the ports
-  bind in ``privilegedStartService``, everything starts after the replay
-  (:mod:`nodeapi.service`).
+"""A node with a chain of its own (no ``--upstream``): :func:`make_node`
+builds its tree along the data flow block -> chain -> plugins -> bulk ->
+search database, under a :class:`~nodeapi.service.NodeService`.  The tree,
+its start order and the plugins' part in it: docs/DESIGN.rst, "Service
+trees".
 """
 
 import os
@@ -30,11 +15,16 @@ log = Logger()
 
 
 def make_node(options, reactor):
-    """The node's root service for parsed ``options`` (module doc).
+    """The node's root service for parsed ``options``: the block log, the
+    chain, the plugins (:func:`build_plugins`), then the metrics and the
+    checkpoints as the last block consumers, and the children
+    (docs/DESIGN.rst, "Service trees").
 
     :raises nodeapi.errors.ConfigError: a bad api-access file or
         ``NOTIFY_SOCKET``, a plugin's startup problem.
-    :raises nodeapi.errors.StorageError: an unreadable or corrupt block log.
+    :raises nodeapi.errors.StorageError: an unreadable or corrupt block log
+        (opened here, so it stops startup before the reactor runs, naming
+        the file and offset).
     """
     from nodeapi.chain.blocklog import BlockLog
     from nodeapi.chain.chain import Chain

@@ -208,11 +208,17 @@ class P2PConnection(protocol.Protocol):
 
 class P2PFactory(protocol.Factory):
     """Builds :class:`P2PConnection` for ``node`` (inbound when used as a
-    server factory, outbound as a client factory)."""
+    server factory, outbound as a client factory).
 
-    def __init__(self, node, outbound: bool, **settings) -> None:
+    :param reconnection: the
+        :class:`~nodeapi.peers.reconnect.Reconnection` of the seed this
+        factory dials (told of the connections' failures), or None.
+    """
+
+    def __init__(self, node, outbound: bool, reconnection=None, **settings) -> None:
         self.node = node
         self.outbound = outbound
+        self.reconnection = reconnection
         self.settings = settings
 
     def buildProtocol(self, addr):

@@ -81,7 +81,7 @@ from nodeapi.peers.p2p_connection import P2PFactory
 from nodeapi.peers.p2p_peer import KNOWN_ITEMS_SIZE, BoundedSet, P2PPeer
 from nodeapi.peers.p2p_peerdb import (
     MAX_POTENTIAL_PEERS, PeerDatabase, endpoint_text, is_ipv4)
-from nodeapi.peers.reconnect import QuietClientService
+from nodeapi.peers.reconnect import Reconnection
 from nodeapi.protocol.block import block_id as compute_block_id
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
 from nodeapi.protocol.times import format_time
@@ -172,6 +172,9 @@ class P2PNode(service.MultiService):
 
     :ivar listening_port: the bound ``IListeningPort`` once listening, or None.
     :ivar peers: ``P2PConnection`` -> :class:`P2PPeer`, every connection.
+    :ivar seeds: ``"host:port"`` -> the seed's ``ClientService``;
+        :attr:`seed_reconnections` the same to its
+        :class:`~nodeapi.peers.reconnect.Reconnection`.
     :ivar peer_db: the :class:`~nodeapi.peers.p2p_peerdb.PeerDatabase`;
         :attr:`potential_peers` is its ``records`` (``"host:port"`` ->
         ``{"endpoint", "node_id", "last_seen_time"}``).
@@ -206,6 +209,7 @@ class P2PNode(service.MultiService):
         self._attempts: dict = {}           # address -> reactor time of the last dial
         self._dialling: set = set()         # addresses with a one-shot dial in flight
         self.seeds: dict = {}               # "host:port" -> ClientService
+        self.seed_reconnections: dict = {}  # "host:port" -> Reconnection
         self._cache: collections.OrderedDict = collections.OrderedDict()  # hash -> (type, data)
         self._seen = BoundedSet(KNOWN_ITEMS_SIZE)   # hashes and ids of items we have
         self._block_ids: collections.OrderedDict = collections.OrderedDict()  # num -> id
@@ -246,19 +250,32 @@ class P2PNode(service.MultiService):
         if self.peer_db.dirty:
             self.save_peer_db()
         d = super().stopService()
+        for reconnection in self.seed_reconnections.values():
+            reconnection.report()  # a seed's failure not logged with a delay yet
         for conn in list(self._cuts):  # what did not flush by now is cut
             self._cut(conn, "node shutting down")
         return d
 
     def add_seed(self, address: str):
-        """Dial ``address`` (``"host:port"``) and keep dialling it (the
-        peers' backoff) while this node runs; returns its ``ClientService``."""
+        """Dial ``address`` (``"host:port"``) and keep dialling it while
+        this node runs, with the reconnection policy and failure lines of
+        every connection to another node
+        (:class:`~nodeapi.peers.reconnect.Reconnection`, the peers'
+        backoff: ``"P2P seed h:p unreachable (why); reconnecting in D s"``);
+        A seed's connection dropped for an error (this node's or the seed's
+        refusal of another chain or of itself) is one more failure in a
+        row, logged once with the delay (``"P2P seed h:p failed (N in a
+        row): why; reconnecting in D s"``); an active one starts the
+        backoff afresh.  Returns its ``ClientService``."""
         if address in self.seeds:
             return self.seeds[address]
         host, port = _split(address)
         endpoint = HostnameEndpoint(self.reactor, host, port, timeout=10)
-        client = QuietClientService(endpoint, P2PFactory(self, outbound=True),
-                                    retryPolicy=self.network.retry_policy, clock=self.clock)
+        reconnection = Reconnection(backoff=self.network.retry_policy, clock=self.clock,
+                                    log=log, what=f"P2P seed {address}", remote=address)
+        self.seed_reconnections[address] = reconnection
+        client = reconnection.client(
+            endpoint, P2PFactory(self, outbound=True, reconnection=reconnection))
         client.setName("p2p " + address)
         self.seeds[address] = client
         client.setServiceParent(self)
@@ -347,19 +364,37 @@ class P2PNode(service.MultiService):
         ``disconnect_from_peer``); an error is logged as a warning."""
         if peer.state == "closing":
             return
-        if error:
+        if error and not self._seed_failed(peer, reason):
             log.warn("Dropping P2P peer {peer}: {reason}", peer=peer.address, reason=reason)
         peer.bad_reason = reason if error else None
         peer.state = "closing"
-        try:
-            self._send(peer, cm.CLOSING_CONNECTION, {
-                "reason_for_closing": reason[:200], "closing_due_to_error": error})
-        except ProtocolError:
-            pass
+        if peer.conn.cipher is not None:  # before the key exchange nothing can be said
+            try:
+                self._send(peer, cm.CLOSING_CONNECTION, {
+                    "reason_for_closing": reason[:200], "closing_due_to_error": error})
+            except ProtocolError:
+                pass
         peer.conn.close(reason)
         # a bounded wait for the flush, then the connection is cut
         call = self.clock.callLater(CLOSE_TIMEOUT, self._cut, peer.conn, reason)
         self._cuts[peer.conn] = call
+
+    @staticmethod
+    def _seed_reconnection(peer):
+        """The :class:`~nodeapi.peers.reconnect.Reconnection` of the seed
+        ``peer``'s connection was dialled for (:meth:`add_seed`), or None."""
+        factory = peer.conn.factory
+        return factory.reconnection if isinstance(factory, P2PFactory) else None
+
+    def _seed_failed(self, peer, reason: str) -> bool:
+        """``peer``'s connection fails because of ``reason``: True when it
+        is a seed's, whose :class:`~nodeapi.peers.reconnect.Reconnection`
+        counts and logs it (:meth:`add_seed`)."""
+        reconnection = self._seed_reconnection(peer)
+        if reconnection is None:
+            return False
+        reconnection.failed(reason)
+        return True
 
     # -- handshake ---------------------------------------------------------------
 
@@ -456,13 +491,16 @@ class P2PNode(service.MultiService):
             self._close(peer, "Received an unexpected connection_rejected_message", error=True)
             return
         peer.our_state = "rejected"
-        level = (log.info if msg.get("reason_code") == cm.REJECT_ALREADY_CONNECTED
-                 else log.warn)  # the other direction's connection is up: benign
-        level("P2P peer {peer} rejected us: {reason}", peer=peer.address,
-              reason=msg.get("reason_string"))
-        if msg.get("reason_code") in (cm.REJECT_CONNECTED_TO_SELF, cm.REJECT_DIFFERENT_CHAIN):
-            peer.conn.drop(msg.get("reason_string") or "rejected")
+        code, reason = msg.get("reason_code"), msg.get("reason_string")
+        if code in (cm.REJECT_CONNECTED_TO_SELF, cm.REJECT_DIFFERENT_CHAIN):
+            if not self._seed_failed(peer, f"rejected us: {reason}"):
+                log.warn("P2P peer {peer} rejected us: {reason}", peer=peer.address,
+                         reason=reason)
+            peer.conn.drop(reason or "rejected")
             return
+        level = (log.info if code == cm.REJECT_ALREADY_CONNECTED
+                 else log.warn)  # the other direction's connection is up: benign
+        level("P2P peer {peer} rejected us: {reason}", peer=peer.address, reason=reason)
         peer.expecting_address = True
         self._send(peer, cm.ADDRESS_REQUEST, {})
 
@@ -559,6 +597,9 @@ class P2PNode(service.MultiService):
     def _activate(self, peer) -> None:
         """The handshake is complete: the peer is active, and sync starts."""
         peer.state = "active"
+        reconnection = self._seed_reconnection(peer)
+        if reconnection is not None:
+            reconnection.succeeded()
         log.info("P2P peer {peer} connected ({agent}, head {head})", peer=peer.address,
                  agent=(peer.hello or {}).get("user_agent"), head=peer.head_block_num)
         self._start_sync(peer)

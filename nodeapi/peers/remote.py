@@ -23,8 +23,7 @@ from nodeapi.errors import NodeAPIError
 from nodeapi.peers.client import CallFigures, RemoteFactory
 from nodeapi.peers.errors import (
     LoginRefused, MessageTooLarge, PeerDisconnected, UpstreamTimeout, WrongChain)
-from nodeapi.peers.reconnect import (
-    GOING_AWAY, RESTART_GRACE, ChoosingEndpoint, QuietClientService, ReportingEndpoint)
+from nodeapi.peers.reconnect import GOING_AWAY, ChoosingEndpoint, Reconnection
 from nodeapi.peers.replies import BadReply
 from nodeapi.protocol.errors import InvalidTime
 from nodeapi.protocol.times import parse_time
@@ -151,14 +150,12 @@ class RemoteNode(service.MultiService):
         and read the head (its owner was told :meth:`IRemoteOwner.connected`).
     :ivar connections: WebSocket connections opened (the ones after the
         first are reconnections).
-    :ivar attempts: connection attempts made.
-    :ivar failures: failures in a row (each lengthens the reconnection
-        delay); :meth:`succeeded` starts afresh.
+    :ivar reconnection: the :class:`~nodeapi.peers.reconnect.Reconnection`
+        (the backoff and the failure lines, shared with the P2P seeds);
+        :attr:`attempts`, :attr:`failures`, :attr:`waiting` and
+        :attr:`stopping_since` are its.
     :ivar bad_messages: messages refused (not graphene JSON-RPC, a reply
         not asked, over the size limit).
-    :ivar stopping_since: clock time the other node closed with
-        :data:`~nodeapi.peers.reconnect.GOING_AWAY` (a planned stop),
-        until a connection opens again; else None.
     :ivar figures: the :class:`~nodeapi.peers.client.CallFigures`.
     :ivar handshake_hint: text added, once, to the first line saying the
         address is not a WebSocket RPC server (or None).
@@ -176,18 +173,14 @@ class RemoteNode(service.MultiService):
         self.address, self.owner, self.what = address, owner, what
         self.reactor = reactor
         self.clock = clock if clock is not None else reactor
-        self.backoff = backoff
         self.timeout = timeout
         self.protocol = None
         self.ready = False
-        self.connections = self.attempts = self.failures = self.bad_messages = 0
-        self.stopping_since: Optional[float] = None
+        self.connections = self.bad_messages = 0
+        self.reconnection = Reconnection(backoff=backoff, clock=self.clock, log=self.log,
+                                         what=what, remote=address.address)
         self.figures = CallFigures()
         self.handshake_hint: Optional[str] = None
-        self._pending: Optional[str] = None  # a failure to log with the next delay
-        self._connect_error: Optional[str] = None
-        #: a reconnection delay runs
-        self.waiting = False
         self.factory = RemoteFactory(self, address.url, max_message_size=max_message_size,
                                      timeout=timeout, max_in_flight=max_in_flight,
                                      max_waiting=10 * max_in_flight, reactor=reactor,
@@ -199,77 +192,54 @@ class RemoteNode(service.MultiService):
                                         timeout=max(timeout, 1.0), attemptDelay=0.1)
         else:
             endpoint = ChoosingEndpoint(reactor, choose, self._chosen)
-        self._client = QuietClientService(
-            ReportingEndpoint(endpoint, self.attempt_failed, self._attempt_starts),
-            self.factory, retryPolicy=self.retry_delay, clock=self.clock)
+        self._client = self.reconnection.client(endpoint, self.factory)
         self._client.setServiceParent(self)
 
     # -- reconnecting ------------------------------------------------------------------
 
-    def _attempt_starts(self) -> None:
-        """A connection attempt starts (the reconnection delay is over)."""
-        self.waiting = False
-        self.attempts += 1
+    @property
+    def attempts(self) -> int:
+        """Connection attempts made."""
+        return self.reconnection.attempts
+
+    @property
+    def failures(self) -> int:
+        """Failures in a row (each lengthens the reconnection delay);
+        :meth:`succeeded` starts afresh."""
+        return self.reconnection.failures
+
+    @property
+    def waiting(self) -> bool:
+        """A reconnection delay runs."""
+        return self.reconnection.waiting
+
+    @property
+    def stopping_since(self) -> Optional[float]:
+        """Clock time the other node closed with
+        :data:`~nodeapi.peers.reconnect.GOING_AWAY` (a planned stop), until
+        a connection opens again; else None."""
+        return self.reconnection.stopping_since
 
     def _chosen(self, address) -> None:
         """The next connection goes to ``address`` (``choose``)."""
         if address != self.address:
             self.log.info("{what} now at {remote}", what=self.what, remote=address.address)
         self.address = address
-
-    def attempt_failed(self, reason: str) -> None:
-        """A connection attempt failed (refused, unreachable, timed out):
-        logged with the delay by :meth:`retry_delay`."""
-        self._connect_error = reason
-
-    def restarting(self) -> bool:
-        """True within :data:`~nodeapi.peers.reconnect.RESTART_GRACE`
-        seconds of the other node's planned stop."""
-        return (self.stopping_since is not None
-                and self.clock.seconds() - self.stopping_since < RESTART_GRACE)
-
-    def retry_delay(self, attempt: int) -> float:
-        """The ``ClientService`` retry policy: ``backoff(attempt + failures
-        - 1)`` seconds (``attempt`` counts failed connection attempts since
-        the last TCP connection; ``failures`` the connections in a row that
-        failed after it).  The failure waiting to be reported is logged
-        here, once, with the delay; an unreachable node is not, within the
-        restart grace of its planned stop."""
-        self.waiting = True
-        delay = self.backoff(attempt + max(self.failures - 1, 0))
-        if self._pending is not None:
-            self.log.error("{what} failed ({failures} in a row): {error}; reconnecting in "
-                           "{delay:.1f} s", what=self.what, remote=self.address.address,
-                           failures=self.failures, error=self._pending, delay=delay)
-        elif self._connect_error is not None and not self.restarting():
-            self.log.warn("{what} unreachable ({error}); reconnecting in {delay:.1f} s",
-                          what=self.what, remote=self.address.address,
-                          error=self._connect_error, delay=delay)
-        self._pending = self._connect_error = None
-        return delay
+        self.reconnection.remote = address.address
 
     def hurry(self) -> None:
         """Waiting to reconnect: try now (a connection being opened is left
         alone)."""
         client = self._client
         if self.protocol is None and self.running and client.running and self.waiting:
-            self.waiting = False
+            self.reconnection.waiting = False
             client.stopService()
             client.startService()
-
-    def report(self) -> None:
-        """Log a failure not logged yet (the remote stops before a
-        reconnection is scheduled)."""
-        if self._pending is not None:
-            self.log.error("{what} failed ({failures} in a row): {error}", what=self.what,
-                           remote=self.address.address, failures=self.failures,
-                           error=self._pending)
-            self._pending = None
 
     def stopService(self) -> defer.Deferred:
         """Stop: the connection closes, pending calls fail, a failure not
         logged yet is logged."""
-        self.report()
+        self.reconnection.report()
         return super().stopService()
 
     def when_open(self) -> defer.Deferred:
@@ -320,7 +290,7 @@ class RemoteNode(service.MultiService):
         if proto is not self.protocol:
             return
         self.ready = True
-        self.stopping_since = None
+        self.reconnection.opened()
         self.log.info("{what} connected (chain {chain}, head {head})", what=self.what,
                       remote=self.address.address, chain=chain_id, head=head.head_block_num)
         await defer.maybeDeferred(self.owner.connected, self, head)
@@ -351,11 +321,11 @@ class RemoteNode(service.MultiService):
     def handshake_failed(self, proto, reason: str) -> None:
         """The port answered, but not as a WebSocket server (HTTP only,
         another protocol): a failure, logged with the delay."""
-        self.failures += 1
-        self._pending = f"not a WebSocket RPC server ({reason})"
+        error = f"not a WebSocket RPC server ({reason})"
         if self.handshake_hint is not None:
-            self._pending += self.handshake_hint
+            error += self.handshake_hint
             self.handshake_hint = None  # said once; the retries' lines are short
+        self.reconnection.failed(error)
 
     def closed(self, proto, code, reason) -> None:
         """The open connection ``proto`` closed: one info line (a planned
@@ -366,7 +336,7 @@ class RemoteNode(service.MultiService):
         self.protocol = None
         self.ready = False
         if code == GOING_AWAY:
-            self.stopping_since = self.clock.seconds()
+            self.reconnection.stopping()
             self.log.info("{what} is stopping ({code} going away: {reason}); following it "
                           "again when it is back", what=self.what,
                           remote=self.address.address, code=code,
@@ -399,10 +369,10 @@ class RemoteNode(service.MultiService):
         if self.owner.failed(self, failure.value):
             self._drop(proto)
             return
-        self.failures += 1
         if failure.check(NodeAPIError, BadReply):
-            self._pending = failure.getErrorMessage()
+            self.reconnection.failed(failure.getErrorMessage())
         else:
+            self.reconnection.counted()
             self.log.failure("{what} failed ({failures} in a row)", failure, what=self.what,
                              remote=self.address.address, failures=self.failures)
         self._drop(proto)
@@ -413,12 +383,12 @@ class RemoteNode(service.MultiService):
         if not proto.closed:
             proto.dropConnection(abort=True)
         elif proto is not self.protocol:
-            self.report()
+            self.reconnection.report()
 
     def succeeded(self) -> None:
         """The other node served what was asked: the backoff starts afresh
         (the owner says when: a sync step, a check)."""
-        self.failures = 0
+        self.reconnection.succeeded()
 
     def call(self, api, method: str, args: list, raw: bool = False) -> defer.Deferred:
         """``method`` of set ``api`` with ``args`` on the open connection

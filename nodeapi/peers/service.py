@@ -245,7 +245,7 @@ class PeerService(service.MultiService):
                  reason=reason, head=self.chain.head_block_num)
         peer.state = "bad"
         peer.bad_reason = reason
-        peer.remote.report()
+        peer.remote.reconnection.report()
         if peer.remote.parent is None:
             return defer.succeed(None)
         return defer.maybeDeferred(peer.remote.disownServiceParent)

@@ -17,7 +17,7 @@ of present fields, each as varint index + value.
 
 import copy
 
-from nodeapi.protocol.errors import InvalidField, ProtocolError
+from nodeapi.protocol.errors import BadCast, InvalidField, ProtocolError
 from nodeapi.protocol.serialize import VOID, need_bytes, pack_varint, to_int, unpack_varint
 
 
@@ -44,6 +44,16 @@ class Optional:
         if data[pos] != 1:
             raise InvalidField(f"{self.name}: flag byte {data[pos]} is neither 0 nor 1")
         return self.inner.unpack(data, pos + 1, prefix)
+
+
+def located(exc: ProtocolError, where: str) -> ProtocolError:
+    """``exc`` with its text prefixed by the field path ``where``
+    (``transfer_operation.amount: ...``), so a client learns which field
+    does not serialize; fc's own exceptions (:class:`BadCast`) pass
+    unchanged, as bitshares-core sends them."""
+    if isinstance(exc, BadCast):
+        return exc
+    return type(exc)(f"{where}: {exc.message}")
 
 
 def _as_list(value, name: str) -> list:
@@ -175,7 +185,7 @@ class Struct:
                 else:
                     ftype.pack(v, out, prefix)
             except ProtocolError as exc:
-                raise type(exc)(f"{self.name}.{fname}: {exc.message}") from None
+                raise located(exc, f"{self.name}.{fname}") from None
 
     def unpack(self, data, pos, prefix=None):
         obj = {}
@@ -231,7 +241,7 @@ class Extension:
             try:
                 ftype.pack(value[fname], out, prefix)
             except ProtocolError as exc:
-                raise type(exc)(f"{self.name}.{fname}: {exc.message}") from None
+                raise located(exc, f"{self.name}.{fname}") from None
 
     def unpack(self, data, pos, prefix=None):
         count, pos = unpack_varint(data, pos)
@@ -279,7 +289,7 @@ class StaticVariant:
             self.types[tag].pack(value[1], out, prefix)
         except ProtocolError as exc:
             label = self.names[tag] if tag < len(self.names) else str(tag)
-            raise type(exc)(f"{label}: {exc.message}") from None
+            raise located(exc, label) from None
 
     def unpack(self, data, pos, prefix=None):
         tag, pos = unpack_varint(data, pos)
@@ -339,21 +349,20 @@ class Pair:
 
 
 class FutureExtensions(FlatSet):
-    """``extensions_type`` (``flat_set<static_variant<void_t>>``).  An
-    empty object ``{}`` is read as the empty set too: clients (btsdex,
-    go-bitshares) send ``{}`` for every ``extensions`` field, and its bytes
-    are those of ``[]``; a non-empty object is an error."""
+    """``extensions_type`` (``flat_set<static_variant<void_t>>``): read
+    only from an array, as fc's ``from_variant`` of a ``flat_set`` reads it
+    (``variant::get_array``); an object, ``{}`` included, is refused with
+    fc's :class:`~nodeapi.protocol.errors.BadCast` ("Invalid cast from
+    object_type to Array"), as bitshares-core refuses it.  (The
+    ``extension<T>`` fields, such as account_create's, are objects:
+    :class:`Extension`.)"""
 
     def pack(self, value, out, prefix=None) -> None:
         if type(value) is list and not value:  # the usual, empty, extensions
             out.append(0)
             return
-        if isinstance(value, dict):
-            if value:
-                raise InvalidField(f"extensions: unknown extension {sorted(value)[0]!r} "
-                                   "(this operation has none)")
-            out.append(0)
-            return
+        if not isinstance(value, (list, tuple)):
+            raise BadCast(value)
         FlatSet.pack(self, value, out, prefix)
 
 

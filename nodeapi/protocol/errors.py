@@ -6,7 +6,7 @@ code 10 and the message shown here (docs/wire-contract.rst section 4).  Messages
 name the offending value so a client can correct its request.
 """
 
-from nodeapi.errors import ChainError, ProtocolError
+from nodeapi.errors import ASSERT_CODE, ASSERT_NAME, ASSERT_WHAT, ChainError, ProtocolError
 
 
 class InvalidObjectId(ProtocolError):
@@ -106,4 +106,33 @@ class InvalidPeerAddress(ProtocolError):
 class OperationInvalid(ProtocolError):
     """Assert Exception: the operation fails its validate() rules"""
 
-    name = "assert_exception"
+    name = ASSERT_NAME
+    code = ASSERT_CODE
+    what = ASSERT_WHAT
+
+
+#: fc's variant type names (bitshares-fc variant.hpp ``variant::type_id``,
+#: as ``variant::get_array`` names them in its refusal)
+VARIANT_TYPES = {type(None): "null_type", bool: "bool_type", int: "int64_type",
+                 float: "double_type", str: "string_type", list: "array_type",
+                 tuple: "array_type", dict: "object_type"}
+
+
+class BadCast(ProtocolError):
+    """Bad Cast: a JSON value of another type where fc reads an array
+
+    fc's ``bad_cast_exception`` (code 7, "Bad Cast"), raised by
+    ``variant::get_array`` (bitshares-fc src/variant.cpp: ``FC_THROW_EXCEPTION(
+    bad_cast_exception, "Invalid cast from ${type} to Array", ("type",
+    get_type()) )``) when ``from_variant`` of a ``vector``/``flat_set`` field
+    (an ``extensions`` array among them) meets another type."""
+
+    name = "bad_cast_exception"
+    code = 7
+    what = "Bad Cast"
+    fc_format = "Invalid cast from ${type} to Array"
+
+    def __init__(self, value) -> None:
+        kind = VARIANT_TYPES.get(type(value), "object_type")
+        super().__init__(f"Bad Cast: Invalid cast from {kind} to Array")
+        self.details = {"type": kind}

@@ -24,6 +24,12 @@ from nodeapi.protocol.validation_checks import check
 
 PROPOSAL_CREATE = 22
 
+#: the expression of a virtual operation's ``validate()`` where it is not
+#: ``FC_ASSERT( !"virtual operation" )`` (market.hpp, htlc.hpp,
+#: credit_offer.hpp): asset_settle_cancel's (asset_ops.hpp) and
+#: fba_distribute's (fba.hpp)
+VIRTUAL_REFUSALS = {42: '!"Virtual operation"', 44: "false"}
+
 
 def validate_operation(op: list) -> None:
     """Apply the ``validate()`` of ``op``'s type to ``[type, {...}]`` (wire
@@ -36,7 +42,7 @@ def validate_operation(op: list) -> None:
     """
     kind = kind_of(op)
     if kind in VIRTUAL_OPERATIONS:
-        check(False, '!"virtual operation"')
+        check(False, VIRTUAL_REFUSALS.get(kind, '!"virtual operation"'))
     rule = VALIDATE[kind]
     try:
         rule(op[1])

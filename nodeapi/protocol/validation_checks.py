@@ -27,7 +27,7 @@ from nodeapi.protocol.serialize import to_int
 def check(condition, expression: str, message: str = "") -> None:
     """graphene ``FC_ASSERT( expression, message )``."""
     if not condition:
-        raise OperationInvalid(f"Assert Exception: {expression}: {message}".rstrip())
+        raise OperationInvalid(f"Assert Exception: {expression}: {message}")
 
 
 def num(value) -> int:

@@ -1,4 +1,5 @@
-"""api-access: who may obtain which API sets (graphene ``api_access``).
+"""api-access: who may obtain which API sets (graphene ``api_access``,
+bitshares-core libraries/app/include/graphene/app/api_access.hpp).
 
 The file named by ``--api-access`` is JSON::
 
@@ -8,25 +9,10 @@ The file named by ``--api-access`` is JSON::
         ["*", {"password_hash_b64": "*", "password_salt_b64": "*",
                "allowed_apis": ["database_api"]}]]}
 
-Rules (docs/rpc-access.rst "Authentication", docs/wire-contract.rst section 2):
-
-* the exact user name is looked up first; only if it is absent is the ``*``
-  entry used, so a known user with a wrong password does NOT fall back to ``*``;
-* a hash of ``*`` accepts any password; otherwise the password is right iff
-  ``base64(sha256(utf8(password) + base64decode(salt))) == password_hash_b64``
-  (password bytes first, then salt), compared in constant time;
-* every check hashes the password exactly once, also for a ``*`` entry and
-  for an unknown user without ``*`` (against :data:`DUMMY_SALT`), so the
-  time a login takes does not tell which user names exist;
-* duplicate user names: the first entry wins;
-* with no file, the single entry is ``*``/``*`` allowing
-  :data:`DEFAULT_ALLOWED_APIS`;
-* an entry may carry ``"limits": {"calls_per_second": 50, "burst": 100,
-  "connections": 4, "subscriptions": 200}`` (every key optional, 0 = no
-  limit; :class:`nodeapi.rpc.limits.ClientLimits`): a listed user's limits
-  hold for all of its sessions together, the ``*`` entry's for the clients
-  of one source address together (docs/rpc-access.rst "Limits per user and
-  per source address").
+The rules (docs/rpc-access.rst "The api-access file", "Authentication" and
+"Limits per user and per source address"; docs/wire-contract.rst section
+2) are :meth:`ApiAccess.entry`'s, :meth:`Permission.accepts`' and
+:func:`password_digest`'s; with no file, :meth:`ApiAccess.default`.
 """
 
 import base64
@@ -166,7 +152,8 @@ class ApiAccess:
 
     def entry(self, user: str, password: str) -> Optional[Permission]:
         """The :class:`Permission` a login with ``user``/``password``
-        matches (the user's own, else ``*``), or None if the login fails;
+        matches (the user's own, else ``*``: a known user with a wrong
+        password does not fall back to ``*``), or None if the login fails;
         the same rules and the same single hash as :meth:`check`."""
         entry = self.permissions.get(user)
         if entry is None:

@@ -305,10 +305,14 @@ def error_from_failure(failure: Failure, request: Optional[Request] = None) -> R
                         _http_status(wire["code"]))
     if isinstance(exc, NodeAPIError):
         text = exc.message
-        # fc's stack entries carry the message format and its values ("data")
-        stack = [{"format": text, "data": exc.details}] if exc.details else []
+        # fc's stack entries carry the message format and its values
+        # ("data"); an fc exception (``what``) always has one, and fc's
+        # description as its message
+        stack = [{"format": exc.log_format, "data": exc.details or {}}] \
+            if exc.details or exc.what else []
         return RpcError(exc.code, f"Execution error: {text}",
-                        {"code": exc.code, "name": exc.name, "message": text, "stack": stack},
+                        {"code": exc.code, "name": exc.name, "message": exc.what or text,
+                         "stack": stack},
                         200)
     where = f"{request.api}.{request.function}" if request is not None else "request"
     log.failure("Internal error in {where}", failure, where=where)

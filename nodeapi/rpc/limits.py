@@ -1,36 +1,20 @@
 """Limits per user and per source address: calls per second, WebSocket
-connections, subscribed items (docs/rpc-access.rst "Limits per user and per
-source address", README "Limits per user and per source address").
+connections, subscribed items.  What they are, where they come from
+(api-access ``limits``, the ``--max-*-per-ip`` options), what is charged
+and the errors a client sees: docs/rpc-access.rst "Limits per user and per
+source address" (README, the same section, for operators).
 
-Where the limits come from:
-
-* an api-access entry's ``limits`` object (:class:`ClientLimits`): a listed
-  user's limits hold for all of its connections and requests together,
-  whatever their source address; the ``*`` entry's limits hold for the
-  clients of one source address together (anonymous clients cannot be told
-  apart otherwise);
-* the ``--max-calls-per-second-per-ip``, ``--max-call-burst-per-ip`` and
-  ``--max-subscriptions-per-ip`` options: for everything that comes from
-  one source address, whichever user it logs in as (open connections per
-  address are :class:`nodeapi.rpc.guard.ConnectionGuard`'s).
-
-A call, a connection or a subscribed item is charged to both accounts of
-its session (the user's, the address'), and refused when either is at its
-limit; a refusal charges neither.  Each limit kind has its error
-(:class:`CallRateExceeded`, :class:`ConnectionLimitExceeded`,
-:class:`~nodeapi.api.budget.SubscriptionLimitExceeded`, all code -32005,
-``Execution error: <text>``), its count in the metrics
-(``nodeapi_rpc_limit_refusals_total{limit, scope}``) and a throttled log
-line (:class:`nodeapi.rpc.throttled_log.ThrottledLog`).
-
-Calls per second are a token bucket per account on the site's clock: it
-holds ``burst`` calls, refills at ``calls_per_second`` and each call takes
-one; an empty bucket refuses the call with an error and the connection
-stays open.  Accounts with nothing held and a full bucket are forgotten
-(one that is forgotten behaves exactly like a new one).
-
-Without any limit configured no :class:`LimitBook` exists (the site passes
-None) and sessions check nothing.
+A :class:`LimitBook` holds the :class:`Account` of each user and address
+on the site's clock; each session's :class:`SessionLimits` charges a call,
+a connection or a subscribed item to both of its accounts and refuses it,
+charging neither, when either is at its limit: :class:`CallRateExceeded`,
+:class:`ConnectionLimitExceeded`,
+:class:`~nodeapi.api.budget.SubscriptionLimitExceeded`, each counted
+(``nodeapi_rpc_limit_refusals_total{limit, scope}``) and logged through a
+:class:`nodeapi.rpc.throttled_log.ThrottledLog`.  Open connections per
+address are :class:`nodeapi.rpc.guard.ConnectionGuard`'s.  Without any
+limit configured no :class:`LimitBook` exists (the site passes None) and
+sessions check nothing.
 """
 
 import math
@@ -176,7 +160,9 @@ class Account:
         return _OPTIONS[name]
 
     def refill(self, now: float) -> float:
-        """The bucket's tokens at ``now`` (fractions of calls)."""
+        """The token bucket's tokens at ``now`` (fractions of calls): it
+        holds ``burst`` calls and refills at ``calls_per_second``; each call
+        takes one, an empty bucket refuses it."""
         if now > self.stamp:
             self.tokens = min(float(self.limits.bucket_size),
                               self.tokens + (now - self.stamp) * self.limits.calls_per_second)
@@ -184,7 +170,8 @@ class Account:
         return self.tokens
 
     def idle(self, now: float) -> bool:
-        """Holds nothing and its bucket is full: forgetting it changes nothing."""
+        """Holds nothing and its bucket is full: forgetting it changes
+        nothing (a forgotten account behaves exactly like a new one)."""
         return (not self.connections and not self.subscriptions
                 and (not self.limits.calls_per_second
                      or self.refill(now) >= self.limits.bucket_size))

@@ -11,17 +11,12 @@ with an error), back-pressure and an outgoing buffer cap, and auto-ping to
 drop vanished peers.
 
 Back-pressure uses Twisted's producer/consumer interfaces, never transport
-internals: each connection registers a streaming producer
-(:class:`_ReplyPacer`) with its transport.  When the transport's buffer is
-full (the client does not read), the connection stops reading requests
-(``transport.pauseProducing``) and holds those it had already read until the
-buffer has drained, so a client that pipelines without reading costs the
-node one read's worth of requests, not their replies; what is still written
-meanwhile (asynchronous results, notices, which cannot wait) is counted
-(:class:`nodeapi.rpc.guard.PausedWriteMeter`), and past
-``max_outgoing_buffer`` bytes the client is closed with 1008 instead of
-growing the node's memory.  The node-wide budget over all connections is
-:class:`nodeapi.rpc.guard.ConnectionGuard`'s.
+internals (:class:`_ReplyPacer`): a client that pipelines without reading
+costs the node one read's worth of requests, not their replies; past
+``max_outgoing_buffer`` bytes written while paused it is closed with 1008
+(:class:`nodeapi.rpc.guard.PausedWriteMeter`; the node-wide budget is
+:class:`nodeapi.rpc.guard.ConnectionGuard`'s).  A call's way through:
+docs/DESIGN.rst, "A JSON-RPC call".
 """
 
 import base64

@@ -21,7 +21,7 @@ from nodeapi.api.orders import OrdersApi
 from nodeapi.api.base import Session
 from nodeapi.chain.blocklog import BlockLog
 from nodeapi.chain.chain import Chain
-from nodeapi.errors import ApiError, NodeAPIError
+from nodeapi.errors import ApiAssert, ApiError, NodeAPIError
 from nodeapi.plugins.account_history.history import AccountHistory
 from nodeapi.plugins.custom_operations.storage import AccountStorage
 from nodeapi.plugins.grouped_orders.orders import GroupedOrders
@@ -104,7 +104,7 @@ def plugins(chain):
             "blacklist_markets": [], "description": "", "extensions": {}}
     push(chain, (10, {"issuer": "1.2.6", "symbol": "GOLD", "precision": 3,
                       "common_options": opts, "is_prediction_market": False,
-                      "extensions": {}}))
+                      "extensions": []}))
     produce(chain)
     push(chain, order(chain, 1000, 100), order(chain, 1005, 100), order(chain, 2000, 100))
     produce(chain)
@@ -179,8 +179,12 @@ def test_full_account_lists_and_vested_balances(plugins, genesis, tmp_path):
     balance = fresh.state.objects["1.15.0"]["balance"]
     assert DatabaseApi(Node(chain=fresh), Session()).get_vested_balances(["1.15.0"]) == [
         balance]
-    with pytest.raises(ApiError, match="Unknown balance object"):
+    # database_api.cpp get_vested_balances: obj(_db), the index's FC_ASSERT
+    with pytest.raises(ApiAssert, match=r"^Assert Exception: maybe_found != nullptr: Unable "
+                                        r"to find Object 1\.15\.0$"):
         db.get_vested_balances(["1.15.0"])  # claimed
+    with pytest.raises(ApiAssert):
+        db.get_vested_balances(["1.13.0"])  # not a balance_id_type
     assert db.get_top_voters(10) == []
     with pytest.raises(ApiError, match="limit can not be greater than 200"):
         db.get_top_voters(201)
@@ -200,8 +204,14 @@ def test_kinds_no_operation_creates_yet_are_real_lookups(plugins):
         db.list_tickets(102)
     with pytest.raises(ApiError, match="limit can not be greater than 100"):
         db.get_htlc_by_from("init0", "1.16.0", 101)
-    with pytest.raises(ApiError, match="not a market-issued asset"):
+    # asset_object::bitasset_data's FC_ASSERT (asset_object.hpp)
+    with pytest.raises(ApiAssert, match=r"^Assert Exception: bitasset_data_id.valid\(\): Asset "
+                                        r"TEST \(1\.3\.0\) is not a market issued asset\.$"):
         db.get_call_orders("TEST", 10)
+    # database_api.cpp get_collateral_bids
+    with pytest.raises(ApiAssert, match=r"^Assert Exception: swan.is_market_issued\(\): Asset "
+                                        r"is not a MPA$"):
+        db.get_collateral_bids("TEST", 10, 0)
     with pytest.raises(ApiError, match="no such account"):
         db.get_samet_funds_by_owner("nobody")
     ticket = chain.state.create("1.18", {"account": "1.2.6", "target_type": 1,

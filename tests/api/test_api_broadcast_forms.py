@@ -32,7 +32,7 @@ async def test_numeric_string_tag_and_float_integers_are_applied(chain, site):
     before = (await call(site, "database", "get_account_balances", "1.2.7", [CORE]))["result"]
     tag, body = transfer_wire(12345)
     op = ["0", dict(body, fee={"amount": float(body["fee"]["amount"]), "asset_id": CORE},
-                    amount={"amount": "12345", "asset_id": CORE}, extensions={})]
+                    amount={"amount": "12345", "asset_id": CORE}, extensions=[])]
     trx = sign_wire(chain, [op])
     answer = await call(site, "network_broadcast", "broadcast_transaction", trx)
     assert "error" not in answer, answer
@@ -44,6 +44,15 @@ async def test_numeric_string_tag_and_float_integers_are_applied(chain, site):
     assert stored[0] == 0 and stored[1]["amount"] == {"amount": 12345, "asset_id": CORE}
     assert stored[1]["fee"]["amount"] == body["fee"]["amount"]
     assert stored[1]["extensions"] == []
+    # an extensions_type written as an object is fc's bad cast (bitshares-fc
+    # variant.cpp variant::get_array), as bitshares-core answers it
+    bad = sign_wire(chain, [[0, dict(body, extensions=[])]])
+    bad["operations"][0][1]["extensions"] = {}
+    answer = await call(site, "network_broadcast", "broadcast_transaction", bad)
+    assert answer["error"]["data"]["name"] == "bad_cast_exception"
+    assert answer["error"]["message"] == ("Execution error: Bad Cast: Invalid cast from "
+                                          "object_type to Array")
+    assert answer["error"]["data"]["stack"][0]["format"] == "Invalid cast from ${type} to Array"
     # same bytes: the client's signatures verified over the canonical form
     assert block["transactions"][0]["signatures"] == trx["signatures"]
 

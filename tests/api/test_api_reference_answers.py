@@ -67,7 +67,7 @@ def test_assets_carry_creation_block_and_time(funded, genesis):
     assert list(core)[-3:] == ["creation_block_num", "creation_time", "total_in_collateral"]
     [[_, gold]] = push_wire(chain, [10, {
         "issuer": INIT0, "symbol": "GOLD", "precision": 3, "common_options": asset_options(),
-        "is_prediction_market": False, "extensions": {}}])
+        "is_prediction_market": False, "extensions": []}])
     produce(chain)
     asset = to_wire(db.call("get_assets", [[gold]]))[0]
     assert asset["creation_block_num"] == chain.head_block_num
@@ -88,29 +88,30 @@ def test_assets_carry_creation_block_and_time(funded, genesis):
 def _share(chain):
     [[_, share]] = push_wire(chain, [10, {
         "issuer": INIT0, "symbol": "SHARE", "precision": 3,
-        "common_options": asset_options(), "is_prediction_market": False, "extensions": {}}])
+        "common_options": asset_options(), "is_prediction_market": False, "extensions": []}])
     return share
 
 
 def test_account_options_extensions_are_extensions_type(funded):
     """protocol/account.hpp (7.x): ``account_options::extensions`` is
     ``extensions_type`` (a ``flat_set`` of ``future_extensions``): stored
-    and answered as the array ``[]`` whether a client sent ``[]`` or the
-    ``{}`` this node reads as the same empty set (its bytes are equal); a
-    member such as ``committee_voting_account`` is no extension of 7.x and
-    is refused."""
+    and answered as the array ``[]``; fc reads it only from an array
+    (variant.cpp ``variant::get_array``), so an object - ``{}``, or a member
+    such as ``committee_voting_account``, no extension of 7.x - is refused
+    with fc's ``bad_cast_exception``."""
     chain = funded
     base = dict(chain.state.get(INIT0)["options"])
     assert base["extensions"] == []
-    for sent in ({}, []):
-        push_wire(chain, [6, {"account": INIT0, "new_options": dict(base, extensions=sent),
-                              "extensions": {}}])
-        produce(chain)
-        db = make_api(chain)[0]
-        assert db.call("get_accounts", [[INIT0]])[0]["options"]["extensions"] == []
-    with pytest.raises(ProtocolError, match="unknown extension 'committee_voting_account'"):
-        push_wire(chain, [6, {"account": INIT0, "new_options": dict(
-            base, extensions={"committee_voting_account": "1.2.7"}), "extensions": {}}])
+    push_wire(chain, [6, {"account": INIT0, "new_options": dict(base, extensions=[]),
+                          "extensions": {}}])
+    produce(chain)
+    db = make_api(chain)[0]
+    assert db.call("get_accounts", [[INIT0]])[0]["options"]["extensions"] == []
+    for sent in ({}, {"committee_voting_account": "1.2.7"}):
+        with pytest.raises(ProtocolError, match="^Bad Cast: Invalid cast from object_type to "
+                                                "Array$"):
+            push_wire(chain, [6, {"account": INIT0, "new_options": dict(base, extensions=sent),
+                                  "extensions": {}}])
 
 
 def test_get_account_limit_orders_of_an_unknown_account(funded):

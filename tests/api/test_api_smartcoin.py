@@ -39,9 +39,9 @@ def smartcoin(funded_pair):
                           "maximum_force_settlement_volume": 10000,
                           "short_backing_asset": CORE,
                           "extensions": {"margin_call_fee_ratio": 50}},
-        "is_prediction_market": False, "extensions": {}}])
+        "is_prediction_market": False, "extensions": []}])
     push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
-                      "extensions": {}}])
+                      "extensions": []}])
     push(chain, [19, {"publisher": INIT0, "asset_id": usd, "feed": feed(usd, 100),
                       "extensions": {}}])
     for account, collateral in ((INIT0, 200000), (INIT1, 400000)):

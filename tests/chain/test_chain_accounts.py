@@ -207,11 +207,16 @@ def _member(chain, name):
     return aid
 
 
+#: account_evaluator.cpp account_upgrade_evaluator::do_apply, both annual
+#: paths: FC_ASSERT( d.head_block_time() <= HARDFORK_613_TIME )
+HF613 = r"^Assert Exception: d\.head_block_time\(\) <= HARDFORK_613_TIME: $"
+
+
 def test_annual_upgrade_of_basic_account_rejected(funded):
     chain = funded
     aid = _member(chain, "basic-1")
     op, _ = _upgrade_op(chain, aid, False)
-    with pytest.raises(errors.InvalidOperation, match="annual membership"):
+    with pytest.raises(errors.InvalidOperation, match=HF613):
         chain.push_transaction(sign(chain, [op], wifs=(K1[0],)))
     assert chain.state.get(aid)["membership_expiration_date"] == 0  # the epoch
 
@@ -225,7 +230,7 @@ def test_annual_renewal_of_unexpired_member_rejected(funded):
     acc["membership_expiration_date"] = chain.head_block_time + 100 * 86400
     expiry = acc["membership_expiration_date"]
     op, _ = _upgrade_op(chain, aid, False)
-    with pytest.raises(errors.InvalidOperation, match="renew the annual membership"):
+    with pytest.raises(errors.InvalidOperation, match=HF613):
         chain.push_transaction(sign(chain, [op], wifs=(K1[0],)))
     assert chain.state.get(aid)["membership_expiration_date"] == expiry
     op, fee = _upgrade_op(chain, aid, True)

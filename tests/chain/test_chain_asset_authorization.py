@@ -20,7 +20,7 @@ import hashlib
 
 import pytest
 
-from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, UnknownObject
+from nodeapi.chain.errors import InsufficientBalance, InvalidOperation, OperationRefused
 from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, asset_options, claim_wire, open_chain, produce
@@ -53,13 +53,13 @@ def chain(genesis, tmp_path):
     opts = dict(asset_options(flags=WHITE_LIST, perms=WHITE_LIST), whitelist_authorities=[INIT0])
     [[_t, kyc]] = push(chain, [10, {"issuer": INIT0, "symbol": "KYC", "precision": 3,
                                     "common_options": opts, "is_prediction_market": False,
-                                    "extensions": {}}])
+                                    "extensions": []}])
     assert kyc == "1.3.1"
     push(chain, [16, {"from_account": INIT0, "asset_id": kyc, "amount": 10 ** 9,
                       "extensions": []}])
     push(chain, listing(INIT1, 1))
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(10 ** 8, kyc),
-                      "issue_to_account": INIT1, "extensions": {}}])
+                      "issue_to_account": INIT1, "extensions": []}])
     produce(chain)
     yield chain
     chain.block_log.close()
@@ -179,12 +179,17 @@ def order(seller, sell, receive):
 
 
 def test_limit_order_insufficient_balance(chain):
-    """"insufficient balance" (the text python-bitshares' users match), the
-    balance before the fee: an order of the whole KYC balance with its fee
-    in KYC passes that check, then the balance cannot cover both."""
+    """market_evaluator.cpp ``GRAPHENE_ASSERT( ...,
+    limit_order_create_insufficient_balance, "insufficient balance", ...)``
+    (fc's text: its description, then the format), the balance before the
+    fee: an order of the whole KYC balance with its fee in KYC passes that
+    check, then the balance cannot cover both."""
     op = order(INIT1, amount(10 ** 8 + 1, "1.3.1"), amount(1, CORE))
-    with pytest.raises(InsufficientBalance, match="^insufficient balance$") as caught:
+    with pytest.raises(OperationRefused,
+                       match="^Insufficient balance: insufficient balance$") as caught:
         push(chain, op)
+    assert (caught.value.name, caught.value.code) == ("limit_order_create_insufficient_balance",
+                                                      3050106)
     assert caught.value.details == {"balance": amount(10 ** 8, "1.3.1"),
                                     "amount_to_sell": amount(10 ** 8 + 1, "1.3.1")}
     whole = with_kyc_fee(chain, order(INIT1, amount(10 ** 8, "1.3.1"), amount(1, CORE)))
@@ -228,20 +233,29 @@ def _options(chain):
 
 def test_order_cancel_and_restricted_transfer_texts(chain):
     """market_evaluator.cpp ``limit_order_cancel_evaluator::do_evaluate``
-    and transfer_evaluator.cpp ``transfer_evaluator::do_evaluate``."""
+    (``GRAPHENE_ASSERT( ..., limit_order_cancel_owner_mismatch / _nonexist_order,
+    ...)``: fc's name, code 3050000 + 100 * 2 + 2 / + 1, the description then
+    the format) and transfer_evaluator.cpp ``transfer_evaluator::do_evaluate``."""
     [[_t, oid]] = push(chain, order(INIT1, amount(100, "1.3.1"), amount(1000, CORE)))
     cancel = [2, {"fee_paying_account": INIT2, "order": oid, "extensions": []}]
-    with pytest.raises(InvalidOperation, match=rf"^Limit order {oid} is owned by someone else$"):
+    with pytest.raises(OperationRefused, match=rf"^Order owned by someone else: Limit order "
+                                               rf"{oid} is owned by someone else$") as caught:
         push(chain, cancel)
-    with pytest.raises(UnknownObject, match=r"^Limit order 1\.7\.99 does not exist$"):
+    assert (caught.value.name, caught.value.code) == ("limit_order_cancel_owner_mismatch",
+                                                      3050202)
+    assert caught.value.log_format == "Limit order ${oid} is owned by someone else"
+    with pytest.raises(OperationRefused, match=r"^Order does not exist: Limit order 1\.7\.99 "
+                                               r"does not exist$") as caught:
         push(chain, [2, {"fee_paying_account": INIT1, "order": "1.7.99", "extensions": []}])
+    assert (caught.value.name, caught.value.code) == ("limit_order_cancel_nonexist_order",
+                                                      3050201)
     assert chain.state.objects[oid]["for_sale"] == 100
     opts = asset_options(flags=0x08, perms=0x08)
     [[_t, held]] = push(chain, [10, {"issuer": INIT0, "symbol": "HELD", "precision": 3,
                                      "common_options": opts, "is_prediction_market": False,
-                                     "extensions": {}}])
+                                     "extensions": []}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, held),
-                      "issue_to_account": INIT1, "extensions": {}}])
+                      "issue_to_account": INIT1, "extensions": []}])
     # GRAPHENE_ASSERT( ..., transfer_restricted_transfer_asset, ...) inside
     # FC_RETHROW_EXCEPTIONS: fc's to_string; 10 sat of precision 3: "0.010"
     with pytest.raises(InvalidOperation) as info:

@@ -129,9 +129,9 @@ def test_settle_without_force_settle_only_from_the_pool(chain):
         "common_options": asset_options(perms=GLOBAL_SETTLE | DISABLE_FORCE_SETTLE,
                                         flags=DISABLE_FORCE_SETTLE),
         "bitasset_opts": bitasset_opts(black_swan_response_method=2),
-        "is_prediction_market": False, "extensions": {}}])
+        "is_prediction_market": False, "extensions": []}])
     push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
-                      "extensions": {}}])
+                      "extensions": []}])
     publish(chain, usd, 1, 100)
     borrow(chain, INIT1, 500000, 1000, usd)
     borrow(chain, INIT0, 160000, 800, usd)
@@ -188,14 +188,14 @@ def test_disable_bsrm_update_permission(chain, usd2):
         _update_perms(chain, usd, GLOBAL_SETTLE)
     [[_t, uia]] = push(chain, [10, {
         "issuer": INIT0, "symbol": "UIAX", "precision": 4,
-        "common_options": asset_options(), "is_prediction_market": False, "extensions": {}}])
+        "common_options": asset_options(), "is_prediction_market": False, "extensions": []}])
     with pytest.raises(InvalidOperation, match="Unable to set non-UIA issuer permission bits "
                                                "on UIA"):
         _update_perms(chain, uia, DISABLE_BSRM_UPDATE)
     [[_t, pred]] = push(chain, [10, {
         "issuer": INIT0, "symbol": "PREDX", "precision": 5,
         "common_options": asset_options(perms=GLOBAL_SETTLE),
-        "bitasset_opts": bitasset_opts(), "is_prediction_market": True, "extensions": {}}])
+        "bitasset_opts": bitasset_opts(), "is_prediction_market": True, "extensions": []}])
     with pytest.raises(InvalidOperation, match="Unable to set disable_bsrm_update issuer "
                                                "permission bit on PM"):
         _update_perms(chain, pred, GLOBAL_SETTLE | DISABLE_BSRM_UPDATE)

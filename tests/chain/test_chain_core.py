@@ -7,6 +7,8 @@ from bitsharesbase import operations
 
 from nodeapi.chain import errors
 from nodeapi.protocol.times import format_time
+from nodeapi.protocol.errors import OperationInvalid
+from nodeapi.protocol.transaction import sign_transaction
 
 from kit.chain import claim_op, produce, transfer_op, transfer_wire
 from kit.keys import CHAIN_ID, DEV_WIF
@@ -70,7 +72,7 @@ def test_rejections(chain, case, error):
     chain.push_transaction(sign(chain, [claim_op()]))
     produce(chain)
     if case == "expired":
-        trx = sign(chain, [transfer_op(1)], expire_in=0)
+        trx = sign(chain, [transfer_op(1)], expire_in=-1)
     elif case == "fee":
         trx = sign(chain, [transfer_op(1, fee=10)])
     elif case == "balance":
@@ -79,8 +81,11 @@ def test_rejections(chain, case, error):
         other = "5JWcdkhL3w4RkVPcZMdJsjos22yB5cSkPExerktvKnRNZR5gx1S"
         trx = sign(chain, [transfer_op(1)], wifs=(other,))
     elif case == "tapos":
-        trx = sign(chain, [transfer_op(1)])
-        trx["ref_block_prefix"] += 1
+        # signed over the wrong prefix: the authority check comes first in
+        # db_block.cpp _apply_transaction, so the signature must be good
+        trx = sign_wire(chain, [transfer_wire(1)])
+        trx = sign_transaction(dict(trx, ref_block_prefix=trx["ref_block_prefix"] + 1,
+                                    signatures=[]), CHAIN_ID, [DEV_WIF], "TEST")
     else:
         trx = sign(chain, [transfer_op(1)])
         chain.push_transaction(trx)
@@ -88,6 +93,33 @@ def test_rejections(chain, case, error):
     with pytest.raises(error):
         chain.push_transaction(trx)
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before
+
+
+def test_expiration_window_as_the_reference_checks_it(chain):
+    """db_block.cpp ``_apply_transaction``: ``FC_ASSERT( trx.expiration <=
+    now + maximum_time_until_expiration, "", ...)`` then ``FC_ASSERT( now <=
+    trx.expiration, "", ("now",now)("trx.exp",trx.expiration) )`` with
+    ``now`` the head block time: a transaction expiring at the head time is
+    still accepted, one a second before is refused with fc's assert (name
+    ``assert_exception``, the expression as its text, both times as its
+    values), and one beyond the window (86400 s here) likewise."""
+    chain.push_transaction(sign(chain, [claim_op()]))
+    produce(chain)
+    head = chain.state.objects["2.1.0"]["time"]
+    chain.push_transaction(sign(chain, [transfer_op(1)], expire_in=0))  # exp == now
+    with pytest.raises(errors.TransactionExpired) as caught:
+        chain.push_transaction(sign(chain, [transfer_op(2)], expire_in=-1))
+    error = caught.value
+    assert (error.name, error.code, error.what) == ("assert_exception", 10, "Assert Exception")
+    assert error.message == "Assert Exception: now <= trx.expiration: "
+    assert error.log_format == "now <= trx.expiration: "
+    assert error.details["now"] == format_time(head) and error.details["trx.exp"] < format_time(head)
+    with pytest.raises(errors.ExpirationTooFar) as caught:
+        chain.push_transaction(sign(chain, [transfer_op(3)], expire_in=86401))
+    assert caught.value.name == "assert_exception"
+    assert caught.value.log_format == ("trx.expiration <= now + "
+                                       "chain_parameters.maximum_time_until_expiration: ")
+    assert caught.value.details["max_til_exp"] == 86400
 
 
 def test_more_rejections(chain):
@@ -131,17 +163,20 @@ def unsigned_empty_trx(chain):
 
 
 def test_empty_transaction_rejected(chain):
-    """graphene transaction::validate: at least one operation; neither
+    """graphene transaction::validate: ``FC_ASSERT( operations.size() > 0, "A
+    transaction must have at least one operation", ...)``; neither
     push_transaction nor push_block accepts a transaction without one."""
     produce(chain)
     trx = unsigned_empty_trx(chain)
     before = {k: dict(v) for k, v in chain.state.objects.items()}
-    with pytest.raises(errors.EmptyTransaction, match="^Transaction has no operations$"):
+    with pytest.raises(errors.EmptyTransaction, match=r"^Assert Exception: operations.size\(\) "
+                                                      r"> 0: A transaction must have at least "
+                                                      r"one operation$"):
         chain.push_transaction(trx)
     assert chain.pending_transactions == []
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before
     follower_head = chain.head_block_id
-    with pytest.raises(errors.EmptyTransaction, match="no operations"):
+    with pytest.raises(errors.EmptyTransaction, match="at least one operation"):
         chain.push_block(forge_block(chain, [trx]))
     assert chain.head_block_id == follower_head and chain.head_block_num == 1
     assert {k: dict(v) for k, v in chain.state.objects.items()} == before
@@ -491,13 +526,24 @@ def test_restore_pending_drops_failing_transaction(chain, genesis, faulty_claim,
     source.block_log.close()
 
 
+def test_a_virtual_operation_is_refused_by_its_validate(chain):
+    """A virtual operation in a transaction is refused by its ``validate()``
+    (market.hpp fill_order: ``FC_ASSERT( !"virtual operation" )``, run by
+    transaction::validate), fc's assert, as bitshares-core refuses it."""
+    trx = dict(sign(chain, [transfer_op(1)]))
+    trx["operations"] = [trx["operations"][0], [4, {
+        "fee": {"amount": 0, "asset_id": "1.3.0"}, "order_id": "1.7.0", "account_id": "1.2.6",
+        "pays": {"amount": 1, "asset_id": "1.3.0"}, "receives": {"amount": 1, "asset_id": "1.3.0"},
+        "fill_price": {"base": {"amount": 1, "asset_id": "1.3.0"},
+                       "quote": {"amount": 1, "asset_id": "1.3.0"}}}]]
+    with pytest.raises(OperationInvalid) as caught:
+        chain.push_transaction(trx)
+    assert caught.value.message == 'Assert Exception: !"virtual operation": '
+    assert caught.value.name == "assert_exception"
+    assert chain.pending_transactions == []
+
+
 @pytest.mark.parametrize("op, message", [
-    ([4, {"fee": {"amount": 0, "asset_id": "1.3.0"}, "order_id": "1.7.0",
-          "account_id": "1.2.6", "pays": {"amount": 1, "asset_id": "1.3.0"},
-          "receives": {"amount": 1, "asset_id": "1.3.0"},
-          "fill_price": {"base": {"amount": 1, "asset_id": "1.3.0"},
-                         "quote": {"amount": 1, "asset_id": "1.3.0"}}}],
-     r"^Operation type 4 \(fill_order\) is not applied by this chain$"),
     ([39, {}], r"^Operation type 39 \(transfer_to_blind\) is not applied by this chain: "
                r"confidential transfers need Pedersen commitments and range proofs "
                r"\(libsecp256k1-zkp\), which no maintained Python library provides$"),

@@ -32,9 +32,9 @@ def offer(chain):
     (price base 2 GOLD, quote 3 core)."""
     [[_t, gold]] = push(chain, [10, {"issuer": INIT0, "symbol": "GOLD", "precision": 3,
                                      "common_options": asset_options(),
-                                     "is_prediction_market": False, "extensions": {}}])
+                                     "is_prediction_market": False, "extensions": []}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(2000000, gold),
-                      "issue_to_account": INIT0, "extensions": {}}])
+                      "issue_to_account": INIT0, "extensions": []}])
     [[_t, oid]] = push(chain, [69, {
         "owner_account": INIT0, "asset_type": gold, "balance": 1000000, "fee_rate": 10000,
         "max_duration_seconds": 10 * DAY, "min_deal_amount": 100, "enabled": True,

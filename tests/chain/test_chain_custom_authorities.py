@@ -15,7 +15,7 @@ from nodeapi.protocol.times import format_time
 
 from nodeapi.chain.evaluators.custom_authority import HARDFORK_BSIP_40_TIME
 
-from kit.chain import (CORE, claim_op, claim_wire, genesis_with, jump, open_chain, produce,
+from kit.chain import (CORE, claim_wire, genesis_with, jump, open_chain, produce,
                        push_wire)
 from kit.keys import DEV_PUB, DEV_WIF, OTHER_PUB, OTHER_WIF
 from kit.signing import sign, sign_wire
@@ -121,14 +121,18 @@ def test_variant_assert_on_a_worker_initializer():
 # -- on the chain --------------------------------------------------------------------------
 
 
+#: HARDFORK_BSIP_40_TIME (bitshares-core hardfork.d/BSIP_40.hf, a
+#: placeholder "until a hardfork date is scheduled"): these chains start
+#: there, as custom authorities are refused before it
+AFTER_BSIP_40 = "2030-01-01T00:00:00"
+
+
 @pytest.fixture
 def chain(genesis, tmp_path):
     params = genesis.data["initial_parameters"]
     ext = dict(params.get("extensions") or {}, custom_authority_options=OPTIONS)
-    chain = open_chain(genesis_with(genesis, extensions=ext), tmp_path / "blocks")
-    # BSIP 40 is in force from HARDFORK_BSIP_40_TIME (mainnet rules): the
-    # chain's first block comes after it
-    jump(chain, HARDFORK_BSIP_40_TIME - chain.head_block_time)
+    chain = open_chain(genesis_with(genesis, AFTER_BSIP_40, extensions=ext),
+                       tmp_path / "blocks")
     chain.push_transaction(sign_wire(chain, [claim_wire()]))
     produce(chain)
     yield chain
@@ -213,9 +217,11 @@ def test_creation_rules(chain):
 
 
 def test_without_the_committee_options_creation_is_refused(genesis, tmp_path):
-    chain = open_chain(genesis, tmp_path / "plain")
-    jump(chain, HARDFORK_BSIP_40_TIME - chain.head_block_time)
-    chain.push_transaction(sign(chain, [claim_op()]))
+    """custom_authority_evaluator.cpp ``do_evaluate``: past BSIP 40,
+    ``FC_ASSERT( config.valid(), "Cannot use custom authorities yet: global
+    configuration not set" )``."""
+    chain = open_chain(genesis_with(genesis, AFTER_BSIP_40), tmp_path / "plain")
+    chain.push_transaction(sign_wire(chain, [claim_wire()]))
     produce(chain)
     with pytest.raises(InvalidOperation, match="global configuration not set"):
         create(chain, [])

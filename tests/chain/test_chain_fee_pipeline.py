@@ -57,7 +57,7 @@ def gold(chain, symbol="GOLD", issuer=INIT0):
     funded with 10^8 core; issuer moved to ``issuer``; returns its id."""
     [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
                                     "common_options": asset_options(), "is_prediction_market":
-                                    False, "extensions": {}}])
+                                    False, "extensions": []}])
     push(chain, [16, {"from_account": INIT0, "asset_id": aid, "amount": 10 ** 8,
                       "extensions": []}])
     if issuer != INIT0:
@@ -69,7 +69,7 @@ def gold(chain, symbol="GOLD", issuer=INIT0):
 def issue(chain, aid, amount, to):
     push(chain, [14, {"issuer": chain.state.objects[aid]["issuer"],
                       "asset_to_issue": amt(amount, aid), "issue_to_account": to,
-                      "extensions": {}}])
+                      "extensions": []}])
 
 
 def vesting_for(chain, owner, amount):
@@ -203,7 +203,7 @@ def pool(chain):
     aid = gold(chain)
     [[_t, lps]] = push(chain, [10, {"issuer": INIT0, "symbol": "LPS", "precision": 3,
                                     "common_options": asset_options(), "is_prediction_market":
-                                    False, "extensions": {}}])
+                                    False, "extensions": []}])
     issue(chain, aid, 2 * 10 ** 9, INIT0)
     [[_t, result]] = push(chain, [59, {"account": INIT0, "asset_a": CORE, "asset_b": aid,
                                        "share_asset": lps, "taker_fee_percent": 0,

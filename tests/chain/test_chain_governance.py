@@ -234,7 +234,10 @@ def test_vesting_create_and_withdraw(funded):
     assert chain.state.get(lin)["policy"][1]["begin_balance"] == 1000
     push(chain, (0, {"from": "1.2.6", "to": "1.2.7",
                      "amount": {"amount": 10 ** 8, "asset_id": "1.3.0"}, "extensions": []}))
-    with pytest.raises(errors.ChainError, match="insufficient unspecified vested balance"):
+    # vesting_balance_evaluator.cpp: FC_ASSERT( vbo.is_withdraw_allowed( now,
+    # op.amount ), "", ...) - the expression, no message
+    with pytest.raises(errors.ChainError, match=r"^Assert Exception: vbo\.is_withdraw_allowed\( "
+                                                r"now, op\.amount \): $"):
         push(chain, (33, {"vesting_balance": lin, "owner": "1.2.7",
                           "amount": {"amount": 1, "asset_id": "1.3.0"}}))
     for _ in range(3):
@@ -242,11 +245,15 @@ def test_vesting_create_and_withdraw(funded):
     before = chain.state.balance("1.2.7", "1.3.0")
     push(chain, (33, {"vesting_balance": lin, "owner": "1.2.7",
                       "amount": {"amount": 400, "asset_id": "1.3.0"}}))
-    with pytest.raises(errors.ChainError, match="399 1.3.0 requested, 0 1.3.0 allowed"):
+    # all 400 vested were withdrawn: not even 1 more (the reference's values:
+    # the operation and the vesting balance object)
+    with pytest.raises(errors.ChainError, match="is_withdraw_allowed") as caught:
         push(chain, (33, {"vesting_balance": lin, "owner": "1.2.7",
-                          "amount": {"amount": 399, "asset_id": "1.3.0"}}))
+                          "amount": {"amount": 1, "asset_id": "1.3.0"}}))
+    assert caught.value.details["op"]["amount"] == {"amount": 1, "asset_id": "1.3.0"}
+    assert caught.value.details["vbo"]["id"] == lin
     # cdd: 1000 coins * 4 s since creation (at the head time then) / 10 s = 400
-    with pytest.raises(errors.ChainError, match="401 1.3.0 requested, 400 1.3.0 allowed"):
+    with pytest.raises(errors.ChainError, match="is_withdraw_allowed"):
         push(chain, (33, {"vesting_balance": cdd, "owner": "1.2.6",
                           "amount": {"amount": 401, "asset_id": "1.3.0"}}))
     push(chain, (33, {"vesting_balance": cdd, "owner": "1.2.6",

@@ -25,7 +25,7 @@ def new_asset(chain, symbol, flags=0, **opts):
     [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
                                     "common_options": asset_options(flags=flags, perms=flags,
                                                                     **opts),
-                                    "is_prediction_market": False, "extensions": {}}])
+                                    "is_prediction_market": False, "extensions": []}])
     return aid
 
 
@@ -34,7 +34,7 @@ def test_override_transfer(chain):
     ctl = new_asset(chain, "CTL", OVERRIDE)
     for aid in (plain, ctl):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(1000, aid),
-                          "issue_to_account": INIT1, "extensions": {}}])
+                          "issue_to_account": INIT1, "extensions": []}])
     with pytest.raises(InvalidOperation, match="override_transfer not permitted"):
         push(chain, [38, {"issuer": INIT0, "from": INIT1, "to": INIT2,
                           "amount": amt(10, plain), "extensions": []}])
@@ -50,7 +50,7 @@ def test_claim_fees_and_pool(chain):
     # GOLD keeps 1 % of what buyers receive; init1 buys 1,000 GOLD sat
     gold = new_asset(chain, "GOLD", CHARGE_MARKET_FEE, percent=100, max_market_fee=10 ** 9)
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(100000, gold),
-                      "issue_to_account": INIT0, "extensions": {}}])
+                      "issue_to_account": INIT0, "extensions": []}])
     push(chain, [1, {"seller": INIT0, "amount_to_sell": amt(1000, gold),
                      "min_to_receive": amt(2000, CORE), "expiration": "2030-01-01T00:00:00",
                      "fill_or_kill": False, "extensions": {}}])
@@ -114,7 +114,7 @@ def test_asset_update_extensions_and_supply_flags(chain):
     with pytest.raises(InvalidOperation, match="does not change"):
         push(chain, [11, dict(update, extensions={"new_precision": 5})])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(10, aid),
-                      "issue_to_account": INIT1, "extensions": {}}])
+                      "issue_to_account": INIT1, "extensions": []}])
     with pytest.raises(InvalidOperation, match="Cannot update precision if current supply"):
         push(chain, [11, dict(update, extensions={"new_precision": 4})])
     with pytest.raises(InvalidOperation, match="Hardfork #199"):
@@ -127,7 +127,7 @@ def test_asset_update_extensions_and_supply_flags(chain):
                           "new_options": dict(lopts, max_supply=5), "extensions": {}}])
     with pytest.raises(InvalidOperation, match="Can not create new supply"):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(1, locked),
-                          "issue_to_account": INIT1, "extensions": {}}])
+                          "issue_to_account": INIT1, "extensions": []}])
 
 
 def test_new_precision_refused_for_a_backing_asset_or_a_prediction_market(chain):
@@ -141,12 +141,12 @@ def test_new_precision_refused_for_a_backing_asset_or_a_prediction_market(chain)
         "issuer": INIT0, "symbol": "BUSD", "precision": 4,
         "common_options": asset_options(perms=0x200 | 0x20),
         "bitasset_opts": dict(bitasset_opts(), short_backing_asset=back),
-        "is_prediction_market": False, "extensions": {}}])
+        "is_prediction_market": False, "extensions": []}])
     [[_t, pred]] = push(chain, [10, {
         "issuer": INIT0, "symbol": "PREDX", "precision": 3,
         "common_options": asset_options(perms=0x200 | 0x20),
         "bitasset_opts": dict(bitasset_opts(), short_backing_asset=pm_back),
-        "is_prediction_market": True, "extensions": {}}])
+        "is_prediction_market": True, "extensions": []}])
 
     def update(aid, precision):
         return [11, {"issuer": INIT0, "asset_to_update": aid,

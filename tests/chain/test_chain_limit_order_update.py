@@ -22,9 +22,9 @@ def market(genesis, tmp_path):
                      "extensions": []}])
     [[_t, gold]] = push(chain, [10, {"issuer": INIT0, "symbol": "GOLD", "precision": 3,
                                      "common_options": asset_options(),
-                                     "is_prediction_market": False, "extensions": {}}])
+                                     "is_prediction_market": False, "extensions": []}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(100000, gold),
-                      "issue_to_account": INIT0, "extensions": {}}])
+                      "issue_to_account": INIT0, "extensions": []}])
     # init0 sells 1,000 GOLD sat for 3,000 core sat (3 core per GOLD)
     [[_t, oid]] = push(chain, [1, {"seller": INIT0, "amount_to_sell": amt(1000, gold),
                                    "min_to_receive": amt(3000, CORE),

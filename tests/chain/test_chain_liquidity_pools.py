@@ -25,7 +25,7 @@ def amount(n, asset_id):
 def create_asset(chain, symbol, **opts):
     [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
                                     "common_options": asset_options(**opts),
-                                    "is_prediction_market": False, "extensions": {}}])
+                                    "is_prediction_market": False, "extensions": []}])
     return aid
 
 
@@ -46,7 +46,7 @@ def pool(chain):
                         percent=100, max_market_fee=10 ** 12)
     lps = create_asset(chain, "LPS")
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(10 ** 9, gold),
-                      "issue_to_account": INIT0, "extensions": {}}])
+                      "issue_to_account": INIT0, "extensions": []}])
     [[_t, result]] = push(chain, [59, {"account": INIT0, "asset_a": CORE, "asset_b": gold,
                                        "share_asset": lps, "taker_fee_percent": 30,
                                        "withdrawal_fee_percent": 100, "extensions": []}])

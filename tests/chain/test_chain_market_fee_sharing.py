@@ -47,9 +47,9 @@ def gold(chain, **extensions):
     options["extensions"] = extensions
     [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": "GOLD", "precision": 3,
                                     "common_options": options, "is_prediction_market": False,
-                                    "extensions": {}}])
+                                    "extensions": []}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(10 ** 6, aid),
-                      "issue_to_account": INIT0, "extensions": {}}])
+                      "issue_to_account": INIT0, "extensions": []}])
     return aid
 
 

@@ -47,9 +47,9 @@ def market(genesis, tmp_path):
     produce(chain)
     [[_t, gold]] = push(chain, [10, {"issuer": INIT0, "symbol": "GOLD", "precision": 3,
                                      "common_options": asset_options(),
-                                     "is_prediction_market": False, "extensions": {}}])
+                                     "is_prediction_market": False, "extensions": []}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(1000, gold),
-                      "issue_to_account": INIT1, "extensions": {}}])
+                      "issue_to_account": INIT1, "extensions": []}])
     push(chain, [0, {"from": INIT0, "to": INIT1, "amount": amt(10 ** 8), "extensions": []}])
     [[_t, maker]] = push(chain, [1, {"seller": INIT1, "amount_to_sell": amt(100, gold),
                                      "min_to_receive": amt(1000), "fill_or_kill": False,
@@ -162,7 +162,7 @@ def test_maintenance_virtual_operations(genesis, tmp_path):
     produce(chain)
     [[_t, buy]] = push(chain, [10, {"issuer": INIT0, "symbol": "BUY", "precision": 3,
                                     "common_options": asset_options(),
-                                    "is_prediction_market": False, "extensions": {}}])
+                                    "is_prediction_market": False, "extensions": []}])
     nobody = {"weight_threshold": 1, "account_auths": [["1.2.3", 1]], "key_auths": [],
               "address_auths": []}
     options = {"memo_key": DEV_PUB, "voting_account": "1.2.5", "num_witness": 0,
@@ -174,7 +174,7 @@ def test_maintenance_virtual_operations(genesis, tmp_path):
                                            "markets": [CORE]}}}])
     push(chain, [0, {"from": INIT0, "to": bb, "amount": amt(1000), "extensions": []}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(100, buy),
-                      "issue_to_account": INIT0, "extensions": {}}])
+                      "issue_to_account": INIT0, "extensions": []}])
     [[_t, resting]] = push(chain, [1, {
         "seller": INIT0, "amount_to_sell": amt(10, buy), "min_to_receive": amt(500),
         "expiration": "2030-01-01T00:00:00", "fill_or_kill": False, "extensions": {}}])

@@ -216,9 +216,9 @@ def test_fail_reason_is_fc_to_string_of_the_error(chain):
     [[_t, aid]] = push(chain, [10, {
         "issuer": INIT0, "symbol": "FAILR", "precision": 3,
         "common_options": asset_options(), "is_prediction_market": False,
-        "extensions": {}}])
+        "extensions": []}])
     pid = propose(chain, [[14, {"issuer": INIT1, "asset_to_issue": {"amount": 1, "asset_id": aid},
-                                "issue_to_account": INIT0, "extensions": {}}]])
+                                "issue_to_account": INIT0, "extensions": []}]])
     approve(chain, pid, active=[INIT1])
     assert chain.state.objects[pid]["fail_reason"] == "Assert Exception: o.issuer == a.issuer: "
 
@@ -297,7 +297,7 @@ def committee_chain(genesis, tmp_path):
     push(chain, claim_wire())
     [[_t, gold]] = push(chain, [10, {"issuer": INIT0, "symbol": "GOLD", "precision": 3,
                                      "common_options": asset_options(), "is_prediction_market":
-                                     False, "extensions": {}}])
+                                     False, "extensions": []}])
     push(chain, [1, {"seller": INIT0, "amount_to_sell": {"amount": 10 ** 12, "asset_id": CORE},
                      "min_to_receive": {"amount": 1000, "asset_id": gold},
                      "expiration": "2030-01-01T00:00:00", "fill_or_kill": False,

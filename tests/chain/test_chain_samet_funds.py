@@ -136,3 +136,16 @@ def test_samet_fund_functions_over_rpc(chain, fund, vectors_site, scheme):
     expected = [{"id": fund, "owner_account": INIT0, "asset_type": CORE, "balance": 1000000,
                  "fee_rate": 3000, "unpaid_amount": 0}]
     assert listed == by_owner == by_asset == expected
+
+
+def test_a_loan_by_another_account_is_in_the_fund_owners_history(chain, fund):
+    """account_history_plugin.cpp ``add_account_history``: the accounts an
+    ``extendable_operation_result`` names (``impacted_accounts``) get the
+    operation in their history too, so init0, the fund's owner, gets
+    init1's borrow and repay: two entries more (a fee of 1000 * 3000 /
+    1,000,000 = 3)."""
+    stats = chain.state.objects[INIT0]["statistics"]
+    before = chain.state.objects[stats]["total_ops"]
+    push(chain, borrow(fund, 1000), repay(fund, 1000, 3))
+    produce(chain)
+    assert chain.state.objects[stats]["total_ops"] == before + 2

@@ -29,7 +29,7 @@ def create_usd(chain, symbol="USD", perms=GLOBAL_SETTLE, **ext):
         "issuer": INIT0, "symbol": symbol, "precision": 4,
         "common_options": asset_options(perms=perms),
         "bitasset_opts": bitasset_opts(**ext), "is_prediction_market": False,
-        "extensions": {}}])
+        "extensions": []}])
     return usd
 
 
@@ -50,7 +50,7 @@ def last_vops(chain):
 def usd(chain):
     usd = create_usd(chain, margin_call_fee_ratio=50, force_settle_fee_percent=100)
     push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
-                      "extensions": {}}])
+                      "extensions": []}])
     publish(chain, usd, 1, 100)  # 1 USD sat = 100 TEST sat
     return usd
 
@@ -71,7 +71,7 @@ def test_bitasset_data_and_feed(chain, usd):
         publish(chain, usd, 1, 100, publisher=INIT1)
     with pytest.raises(InvalidOperation, match="Cannot manually issue a market-issued asset"):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(1, usd),
-                          "issue_to_account": INIT1, "extensions": {}}])
+                          "issue_to_account": INIT1, "extensions": []}])
     produce(chain)  # the same in a block
     assert bitasset(chain, usd)["current_feed"]["settlement_price"] == price(1, 100, usd)
     # at the end of the block, the feed's core exchange rate became the asset's
@@ -82,7 +82,7 @@ def test_bitasset_data_and_feed(chain, usd):
 def test_borrow_rules(chain):
     usd = create_usd(chain)
     push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
-                      "extensions": {}}])
+                      "extensions": []}])
     with pytest.raises(InsufficientFeeds, match="no price feed"):
         borrow(chain, INIT1, 400000, 1000, usd)
     publish(chain, usd, 1, 100)
@@ -288,7 +288,7 @@ def test_prediction_market(chain):
     [[_t, pred]] = push(chain, [10, {
         "issuer": INIT0, "symbol": "PRED", "precision": 5,
         "common_options": asset_options(perms=GLOBAL_SETTLE),
-        "bitasset_opts": bitasset_opts(), "is_prediction_market": True, "extensions": {}}])
+        "bitasset_opts": bitasset_opts(), "is_prediction_market": True, "extensions": []}])
     assert bitasset(chain, pred)["is_prediction_market"] is True
     with pytest.raises(InvalidOperation, match="Debt amount and collateral amount should be same"):
         borrow(chain, INIT1, 2000, 1000, pred)
@@ -317,13 +317,13 @@ def test_flags_follow_the_asset_kind(chain):
     with pytest.raises(InvalidOperation, match="Can not set a flag for bitassets only to UIA"):
         push(chain, [10, {"issuer": INIT0, "symbol": "UIAF", "precision": 3,
                           "common_options": asset_options(flags=WITNESS_FED, perms=WITNESS_FED),
-                          "is_prediction_market": False, "extensions": {}}])
+                          "is_prediction_market": False, "extensions": []}])
     with pytest.raises(InvalidOperation, match="disable_mcr_update flag, it is for issuer"):
         push(chain, [10, {"issuer": INIT0, "symbol": "MIAF", "precision": 3,
                           "common_options": asset_options(flags=DISABLE_MCR_UPDATE,
                                                           perms=DISABLE_MCR_UPDATE),
                           "bitasset_opts": bitasset_opts(), "is_prediction_market": False,
-                          "extensions": {}}])
+                          "extensions": []}])
     # a witness-fed smartcoin takes feeds from the witness account's active
     # authority only (empty on this chain until its first maintenance)
     usd = create_usd(chain, "WUSD", perms=WITNESS_FED)
@@ -344,7 +344,7 @@ def test_disabling_collateral_bidding_cancels_the_open_bids(chain):
     # issuer may set the flag (asset_update_evaluator: the enabled mask)
     usd = create_usd(chain, perms=GLOBAL_SETTLE)
     push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
-                      "extensions": {}}])
+                      "extensions": []}])
     publish(chain, usd, 1, 100)
     borrow(chain, INIT1, 400000, 1000, usd)
     push(chain, [18, {"issuer": INIT0, "asset_to_settle": usd,

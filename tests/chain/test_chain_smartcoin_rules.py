@@ -34,9 +34,9 @@ def smartcoin(chain, symbol="USD", perms=GLOBAL_SETTLE | DISABLE_FORCE_SETTLE, *
     [[_t, usd]] = push(chain, [10, {
         "issuer": INIT0, "symbol": symbol, "precision": 4,
         "common_options": asset_options(perms=perms), "bitasset_opts": options(**opts),
-        "is_prediction_market": False, "extensions": {}}])
+        "is_prediction_market": False, "extensions": []}])
     push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
-                      "extensions": {}}])
+                      "extensions": []}])
     push(chain, [19, {"publisher": INIT0, "asset_id": usd, "extensions": {}, "feed": {
         "settlement_price": {"base": amt(1, usd), "quote": amt(100)},
         "maintenance_collateral_ratio": 1750, "maximum_short_squeeze_ratio": 1100,
@@ -56,7 +56,7 @@ def bitasset(chain, usd):
 def update_bitasset(chain, usd, issuer=INIT0, **changes):
     new = dict(bitasset(chain, usd)["options"], **changes)
     push(chain, [12, {"issuer": issuer, "asset_to_update": usd, "new_options": new,
-                      "extensions": {}}])
+                      "extensions": []}])
 
 
 def test_update_bitasset_rules_and_an_mcr_change_that_margin_calls(chain):

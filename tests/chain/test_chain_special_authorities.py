@@ -29,7 +29,7 @@ def chain(genesis, tmp_path):
 def new_asset(chain, symbol):
     [[_t, aid]] = push(chain, [10, {"issuer": INIT0, "symbol": symbol, "precision": 3,
                                     "common_options": asset_options(),
-                                    "is_prediction_market": False, "extensions": {}}])
+                                    "is_prediction_market": False, "extensions": []}])
     return aid
 
 
@@ -53,7 +53,7 @@ def test_top_holders_become_the_active_authority(chain):
     hold = new_asset(chain, "HOLD")
     for who, n in ((INIT1, 3000), (INIT2, 1000), (INIT3, 2000)):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(n, hold),
-                          "issue_to_account": who, "extensions": {}}])
+                          "issue_to_account": who, "extensions": []}])
     push(chain, [6, {"account": INIT4, "extensions": {
         "active_special_authority": [1, {"asset": hold, "num_top_holders": 2}]}}])
     acc = chain.state.objects[INIT4]
@@ -79,7 +79,7 @@ def test_top_holder_ties_go_to_the_lower_account_id(chain):
     # init3 (1.2.9) gets its balance object before init2 (1.2.8)
     for who, n in ((INIT3, 2000), (INIT2, 2000), (INIT1, 3000)):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(n, hold),
-                          "issue_to_account": who, "extensions": {}}])
+                          "issue_to_account": who, "extensions": []}])
     bal = {chain.state.objects[b]["owner"]: b for b in chain.state.ids_of_type("2.5.")
            if chain.state.objects[b]["asset_type"] == hold}
     assert int(bal[INIT3].split(".")[2]) < int(bal[INIT2].split(".")[2])
@@ -119,7 +119,7 @@ def test_buyback_account_buys_at_maintenance(chain):
     # 1000 core for the buyback; init0 offers 10 BUY sat for 500 core sat
     push(chain, [0, {"from": INIT0, "to": bb, "amount": amt(1000, CORE), "extensions": []}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(100, buy),
-                      "issue_to_account": INIT0, "extensions": {}}])
+                      "issue_to_account": INIT0, "extensions": []}])
     push(chain, [1, {"seller": INIT0, "amount_to_sell": amt(10, buy),
                      "min_to_receive": amt(500, CORE), "expiration": "2030-01-01T00:00:00",
                      "fill_or_kill": False, "extensions": {}}])

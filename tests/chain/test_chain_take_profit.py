@@ -60,11 +60,11 @@ def market(genesis, tmp_path):
         "issuer": SAM, "symbol": "USD", "precision": 4, "is_prediction_market": False,
         "common_options": asset_options(percent=30, flags=1, base=2, quote=3,
                                         max_market_fee=10 ** 9),
-        "extensions": {}}])
+        "extensions": []}])
     push(chain, [14, {"issuer": SAM, "asset_to_issue": amt(10 ** 8, usd),
-                      "issue_to_account": TED, "extensions": {}}],
+                      "issue_to_account": TED, "extensions": []}],
          [14, {"issuer": SAM, "asset_to_issue": amt(10 ** 7, usd),
-               "issue_to_account": SAM, "extensions": {}}],
+               "issue_to_account": SAM, "extensions": []}],
          [0, {"from": SAM, "to": TED, "amount": amt(10 ** 10), "extensions": []}],
          [16, {"from_account": SAM, "asset_id": usd, "amount": 10 ** 7, "extensions": []}])
     produce(chain)
@@ -220,7 +220,7 @@ def test_a_failed_action_leaves_nothing(market):
     state = chain.state
     [[_t, eur]] = push(chain, [10, {
         "issuer": SAM, "symbol": "EUR", "precision": 4, "is_prediction_market": False,
-        "common_options": asset_options(), "extensions": {}}])
+        "common_options": asset_options(), "extensions": []}])
     sell1 = order(chain, SAM, amt(10000), amt(12345, usd), [action(fee_asset=eur)])
     usd0 = state.balance(SAM, usd)
     ted = order(chain, TED, amt(1235, usd), amt(1000))

@@ -58,7 +58,7 @@ def test_workers_are_created_voted_and_paid(chain):
     # voting stake under the current rules: core in open orders
     [[_, gold]] = push(chain, [10, {"issuer": INIT0, "symbol": "GOLD", "precision": 3,
                                     "common_options": asset_options(),
-                                    "is_prediction_market": False, "extensions": {}}])
+                                    "is_prediction_market": False, "extensions": []}])
     stake = 10 ** 12
     push(chain, [1, {"seller": INIT0, "amount_to_sell": {"amount": stake, "asset_id": CORE},
                      "min_to_receive": {"amount": 1000, "asset_id": gold},

@@ -48,9 +48,9 @@ def busy_blocks(chain, rounds):
     [[_t, gold]] = push_wire(chain, [10, {
         "issuer": INIT0, "symbol": "GOLD", "precision": 3,
         "common_options": asset_options(flags=1, perms=1, percent=50),
-        "is_prediction_market": False, "extensions": {}}])
+        "is_prediction_market": False, "extensions": []}])
     push_wire(chain, [14, {"issuer": INIT0, "asset_to_issue": amt(10 ** 9, gold),
-                           "issue_to_account": INIT1, "extensions": {}}])
+                           "issue_to_account": INIT1, "extensions": []}])
     produce(chain)
     for k in range(rounds):
         push_wire(chain, [0, {"from": INIT0, "to": INIT1, "amount": amt(1000 + k),

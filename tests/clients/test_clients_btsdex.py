@@ -59,7 +59,7 @@ def test_btsdex_everyday_flows(btsdex_live, js_client):
             "whitelist_authorities": [], "blacklist_authorities": [],
             "whitelist_markets": [], "blacklist_markets": [], "description": "",
             "extensions": {}},
-        "is_prediction_market": False, "extensions": {}}])
+        "is_prediction_market": False, "extensions": []}])
     assert seen["asset_create_cost"] == {"TEST": create_fee["amount"] / 10 ** 5}
     # the memo transfer: 2.5 TEST = 250000, decrypted by the receiver
     assert seen["transfer"]["amount"] == {"amount": 250000, "asset_id": CORE}

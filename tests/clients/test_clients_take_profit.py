@@ -30,9 +30,9 @@ def live(genesis, new_chain):
     produce(chain)
     push(chain, [10, {"issuer": INIT0, "symbol": "USD", "precision": 4,
                       "common_options": asset_options(), "is_prediction_market": False,
-                      "extensions": {}}])
+                      "extensions": []}])
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": {"amount": 10 ** 6, "asset_id": "1.3.1"},
-                      "issue_to_account": INIT1, "extensions": {}}],
+                      "issue_to_account": INIT1, "extensions": []}],
          [0, {"from": INIT0, "to": INIT1, "amount": {"amount": 10 ** 8, "asset_id": "1.3.0"},
               "extensions": []}])
     produce(chain)

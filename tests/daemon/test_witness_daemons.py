@@ -98,7 +98,7 @@ def test_a_voted_in_witness_on_a_second_node_produces(genesis, tmp_path):
         # voting stake under the current rules: core in an open order
         [[_t, gold]] = push(a, chain_id, [10, {
             "issuer": INIT0, "symbol": "GOLD", "precision": 3, "common_options": asset_options(),
-            "is_prediction_market": False, "extensions": {}}])
+            "is_prediction_market": False, "extensions": []}])
         push(a, chain_id, [1, {"seller": INIT0,
                                "amount_to_sell": {"amount": 10 ** 12, "asset_id": "1.3.0"},
                                "min_to_receive": {"amount": 1000, "asset_id": gold},

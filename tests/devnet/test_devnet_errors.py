@@ -61,7 +61,12 @@ def test_an_overdraft_in_the_second_operation(devnet):
                           "to init0")
     assert error.details == {"account": dev0, "account_name": "dev0", "asset": CORE,
                              "symbol": "TEST", "balance": "999979 TEST",
-                             "required": "1000000 TEST", "to": "1.2.6", "op_index": 1}
+                             "required": "1000000 TEST", "to": "1.2.6", "op_index": 1,
+                             # the values of the reference's format (its stack's data)
+                             "a": "dev0", "t": "init0", "total_transfer": "1000000 TEST"}
+    assert error.log_format == ("insufficient_balance: Insufficient Balance: ${balance}, "
+                                "unable to transfer '${total_transfer}' from account '${a}' "
+                                "to '${t}'")
     [event] = [e for e in seen if e.get("log_event") == "devnet_rejected"]
     assert event["operations"] == ["transfer", "transfer"]
     assert event["details"]["op_index"] == 1

@@ -23,7 +23,8 @@ imports another test module).
   as a producer, a producer on demand or a P2P follower, in a subprocess
   (it lives in ``tools/reference_node.py``)
 - :mod:`kit.compare`   every object of two nodes compared field by field,
-  less the documented differences (``reference_differences.json``)
+  less the documented differences (the differential runner's comparison,
+  ``tools/differential/compare.py``, and its ``deliberate.json``)
 - :mod:`kit.es_capture` a loopback server answering as Elasticsearch 7 that
   records what bitshares-core's elasticsearch / es_objects plugins send
 - :mod:`kit.es_compare` search documents compared field by field, less the

@@ -160,13 +160,14 @@ def limit_order(chain, seller, sell, receive):
     return chain.push_transaction(sign(chain, [op]))["operation_results"][0][1]
 
 
-def genesis_with(genesis, **parameters):
+def genesis_with(genesis, initial_timestamp=None, **parameters):
     """A copy of ``genesis`` whose ``initial_parameters`` take
     ``parameters`` (e.g. ``maintenance_interval=60``,
     ``maintenance_skip_slots=0``): a devnet with a short maintenance
-    interval, as the governance tests run it.  Its chain id is the digest
-    of the new file's bytes, registered with python-bitshares'
-    ``known_chains`` so real clients sign for it."""
+    interval, as the governance tests run it; ``initial_timestamp`` (wire
+    time) another genesis time (a chain past a hardfork's date).  Its
+    chain id is the digest of the new file's bytes, registered with
+    python-bitshares' ``known_chains`` so real clients sign for it."""
     import copy
     import hashlib
     import json
@@ -175,6 +176,8 @@ def genesis_with(genesis, **parameters):
 
     data = copy.deepcopy(genesis.data)
     data["initial_parameters"].update(parameters)
+    if initial_timestamp is not None:
+        data["initial_timestamp"] = initial_timestamp
     chain_id = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
     known_chains[f"TESTNODE-{chain_id[:8]}"] = {
         "chain_id": chain_id, "core_symbol": genesis.core_symbol,

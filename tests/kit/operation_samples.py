@@ -27,7 +27,7 @@ def account_auth(*accounts) -> dict:
 
 #: 33 + 1 + 2 + 2 + 1 + 1 = 40 bytes
 OPTIONS = {"memo_key": DEV_PUB, "voting_account": "1.2.5", "num_witness": 0,
-           "num_committee": 0, "votes": [], "extensions": {}}
+           "num_committee": 0, "votes": [], "extensions": []}
 PRICE = {"base": {"amount": 1, "asset_id": "1.3.0"}, "quote": {"amount": 2, "asset_id": "1.3.1"}}
 #: 8 + 2 + 8 + 2 + 2 + 18 + 4 + 1 + 1 = 46 bytes
 ASSET_OPTIONS = {"max_supply": 10 ** 10, "market_fee_percent": 0, "max_market_fee": 0,

@@ -39,9 +39,9 @@ def create_usd(chain, symbol="USD", perms=GLOBAL_SETTLE, **ext):
         "issuer": INIT0, "symbol": symbol, "precision": 4,
         "common_options": asset_options(perms=perms),
         "bitasset_opts": bitasset_opts(**ext), "is_prediction_market": False,
-        "extensions": {}}])
+        "extensions": []}])
     push(chain, [13, {"issuer": INIT0, "asset_to_update": usd, "new_feed_producers": [INIT0],
-                      "extensions": {}}])
+                      "extensions": []}])
     publish(chain, usd, 1, 100)  # 1 USD sat = 100 TEST sat
     return usd
 
@@ -53,7 +53,7 @@ def update_bsrm(chain, usd, method):
     if method is not None:
         ext["black_swan_response_method"] = method
     push(chain, [12, {"issuer": INIT0, "asset_to_update": usd,
-                      "new_options": bitasset_opts(**ext), "extensions": {}}])
+                      "new_options": bitasset_opts(**ext), "extensions": []}])
 
 
 def publish(chain, usd, usd_amount, core_amount, publisher=INIT0, **kw):

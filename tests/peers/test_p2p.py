@@ -12,7 +12,8 @@ import coincurve
 import pytest
 import pytest_twisted
 from cryptography.hazmat.primitives.asymmetric import ec
-from twisted.internet import reactor, task, threads
+from twisted.internet import protocol, reactor, task, threads
+from twisted.logger import formatEvent, globalLogPublisher
 
 from nodeapi.metrics_health import key_figures
 from nodeapi.peers import core_messages as cm
@@ -26,7 +27,7 @@ from nodeapi.protocol.node_address import parse_node_address
 from kit.chain import claim_op, produce
 from kit.keys import CHAIN_ID, DEV_WIF
 from kit.p2p_raw import RawPeer, accepted_peer, closed, firewall_probe, raw_hello
-from kit.peers import FAST
+from kit.peers import FAST, listen
 from kit.signing import sign
 from kit.wait import wait_for
 
@@ -401,6 +402,59 @@ def test_garbage_and_oversized_messages_drop_the_peer(producer):
         yield wait_for(lambda: not a.p2p.peers, timeout=5)
     finally:
         yield _stop(a)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_seed_reconnects_with_the_remote_nodes_backoff_and_failure_lines(follower):
+    """A P2P seed has the reconnection policy and failure lines of every
+    connection to another node (peers/reconnect.py ``Reconnection``): a
+    seed that accepts TCP and never says a word is dropped after the
+    handshake timeout (5 s, on the service's clock), each time one error
+    line "P2P seed h:p failed (N in a row): handshake timed out;
+    reconnecting in D s" with ``D = backoff(1 + N - 1)`` of the peers'
+    parameters (``reconnect_delay``: 1 s doubling, 3 s at most, no
+    jitter: 1, 2, 3 s); a closed port is one warning "unreachable" line
+    per attempt."""
+    silent = protocol.ServerFactory.forProtocol(protocol.Protocol)
+    port = yield listen(silent)
+    address = f"127.0.0.1:{port.getHost().port}"
+    closed_port = yield listen(silent)
+    unreachable = f"127.0.0.1:{closed_port.getHost().port}"
+    yield closed_port.stopListening()
+    lines = []
+
+    def observer(event):
+        if event.get("log_namespace", "").startswith("nodeapi.peers.p2p_node"):
+            lines.append((event["log_level"].name, formatEvent(event)))
+
+    clock = task.Clock()
+    parameters = dict(FAST, reconnect_initial_delay=1.0, reconnect_factor=2.0,
+                      reconnect_max_delay=3.0)
+    b = PeerService(follower, reactor=reactor, clock=clock, parameters=parameters,
+                    p2p_seeds=[address, unreachable])
+    globalLogPublisher.addObserver(observer)
+    b.startService()
+    try:
+        for n, delay in ((1, "1.0"), (2, "2.0"), (3, "3.0")):
+            yield wait_for(lambda: len(b.p2p.peers) == 1, timeout=5)
+            clock.advance(6.0)  # past HANDSHAKE_TIMEOUT, at the next 1 s check
+            yield wait_for(lambda: [t for _l, t in lines if f"({n} in a row)" in t],
+                           timeout=5)
+            [(level, text)] = [(lv, t) for lv, t in lines if f"({n} in a row)" in t]
+            assert level == "error"
+            assert text == (f"P2P seed {address} failed ({n} in a row): handshake timed "
+                            f"out; reconnecting in {delay} s")
+            assert b.p2p.seed_reconnections[address].failures == n
+            clock.advance(3.0)  # the reconnection delay
+        assert not [t for _l, t in lines if t.startswith("Dropping P2P peer")]
+        yield wait_for(lambda: [t for _l, t in lines if unreachable in t], timeout=15)
+        refused = [(lv, t) for lv, t in lines if t.startswith(f"P2P seed {unreachable} ")]
+        assert refused and all(lv == "warn" and " unreachable (" in t for lv, t in refused)
+        assert b.p2p.seed_reconnections[unreachable].attempts >= 1
+    finally:
+        globalLogPublisher.removeObserver(observer)
+        yield b.stopService()
+        yield port.stopListening()
 
 
 @pytest.mark.slow

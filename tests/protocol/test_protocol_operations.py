@@ -295,16 +295,26 @@ def test_number_forms_and_ranges():
 
 
 def test_extension_forms():
-    """``{}`` and ``[]`` are the empty extension (btsdex sends ``{}``);
-    an unknown extension member is refused, as graphene's from_variant does."""
+    """An ``extension<T>`` (limit_order_create's) reads ``{}`` and ``[]`` as
+    empty and refuses an unknown member, as graphene's from_variant does;
+    an ``extensions_type`` (liquidity_pool_delete's ``flat_set``) is read
+    only from an array: an object, ``{}`` included, is fc's bad cast
+    (bitshares-fc variant.cpp ``variant::get_array``: "Invalid cast from
+    ${type} to Array"), as bitshares-core refuses it."""
     base = dict(PROTOTYPES[1], extensions=[])
     assert serialize_operation([1, dict(base, extensions={})]) == serialize_operation([1, base])
-    assert serialize_operation([60, dict(PROTOTYPES[60], extensions={})]) == \
-        serialize_operation([60, PROTOTYPES[60]])
     with pytest.raises(errors.InvalidField, match="unknown extension 'bogus'"):
         serialize_operation([1, dict(base, extensions={"bogus": 1})])
-    with pytest.raises(errors.InvalidField, match="unknown extension 'bogus'"):
-        serialize_operation([60, dict(PROTOTYPES[60], extensions={"bogus": 1})])
+    for bad in ({}, {"bogus": 1}):
+        with pytest.raises(errors.BadCast) as caught:
+            serialize_operation([60, dict(PROTOTYPES[60], extensions=bad)])
+        error = caught.value
+        assert (error.name, error.code, error.what) == ("bad_cast_exception", 7, "Bad Cast")
+        assert error.message == "Bad Cast: Invalid cast from object_type to Array"
+        assert error.log_format == "Invalid cast from ${type} to Array"
+        assert error.details == {"type": "object_type"}
+    with pytest.raises(errors.BadCast, match="from string_type to Array"):
+        serialize_operation([60, dict(PROTOTYPES[60], extensions="")])
     with_null = dict(base, extensions={"on_fill": None})
     assert serialize_operation([1, with_null]) == serialize_operation([1, base])
     assert serialize_operation([1, dict(base, extensions={"on_fill": [TAKE_PROFIT]})]) != \

@@ -14,7 +14,6 @@ import pytest
 
 from kit.reference import requires_reference
 from tools.differential.__main__ import main
-from tools.differential.compare import Deliberate, field_differences, general_path
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
 
@@ -66,9 +65,14 @@ def test_short_seeded_run(tmp_path, capsys):
             == summary[key]
     for d in listed:
         assert {"where", "field", "reference", "nodeapi", "cause"} <= set(d)
-    unexplained = sum(summary[k] for k in ("validation_differences", "object_differences",
-                                           "read_differences"))
-    assert code == (1 if unexplained else 0)
+    # nothing unexplained: both nodes judge every transaction alike (fc's
+    # error names: db_block.cpp _apply_transaction, the evaluators,
+    # bitshares-fc variant.cpp's bad cast) and answer every read alike
+    # (database_api.cpp); known-fixed, stays at 0
+    unexplained = [d for d in listed if "deliberate" not in d
+                   and d["kind"] in ("validation", "read")]
+    assert not unexplained, unexplained
+    assert code == 0
 
 
 def test_short_seeded_run_with_nodeapi_producing(tmp_path, capsys):
@@ -93,31 +97,3 @@ def test_short_seeded_run_with_nodeapi_producing(tmp_path, capsys):
                                                 if d["kind"] == "object"
                                                 and "deliberate" not in d]
     assert summary["objects_compared"] > 1000
-
-
-def test_field_differences_walk_both_sides():
-    ref = {"a": 1, "b": {"c": [1, 2], "d": "x"}, "e": [1]}
-    node = {"a": "1", "b": {"c": [1, 3], "d": "x"}, "e": [1, 2], "f": None}
-    assert field_differences(ref, node) == [
-        ("a", 1, "1"), ("b.c[1]", 2, 3), ("e", [1], [1, 2]), ("f", "<missing>", None)]
-    assert general_path("balances[3].votes[12]") == "balances[].votes[]"
-    # lists of objects with ids are matched by id: one missing entry, no shift
-    history_ref = [{"id": "1.11.3", "op": 0}, {"id": "1.11.2", "op": 68},
-                   {"id": "1.11.1", "op": 0}]
-    history_node = [{"id": "1.11.3", "op": 0}, {"id": "1.11.1", "op": 0}]
-    assert field_differences(history_ref, history_node) == [
-        ("[1.11.2]", {"id": "1.11.2", "op": 68}, "<missing>")]
-
-
-def test_deliberate_list_matches_by_kind_object_and_field(tmp_path):
-    entries = [{"kind": "object", "where": "1.2.[0-5]", "field": "num_committee_voted",
-                "reason": "uninitialized in the reference"}]
-    d = Deliberate(entries)
-    assert d.match("object", "1.2.3", "num_committee_voted") is entries[0]
-    assert d.match("object", "1.2.6", "num_committee_voted") is None
-    assert d.match("read", "1.2.3", "num_committee_voted") is None
-    assert d.used == [1]
-    with pytest.raises(ValueError):
-        Deliberate([{"kind": "object", "where": "*"}])
-    # the bundled list is well formed
-    assert Deliberate.load().entries is not None

@@ -7,7 +7,8 @@ node follows it over RPC with the reference's numbering of account
 statistics (2.6.N), and every object of spaces 1 and 2 plus the
 assembled answers (properties, config, full accounts) are compared,
 leaving out only the deliberate differences of
-docs/reference-differences.rst (tests/kit/reference_differences.json)."""
+docs/reference-differences.rst (tools/differential/deliberate.json, the
+differential runner's list)."""
 
 import calendar
 import hashlib

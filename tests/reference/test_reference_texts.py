@@ -16,7 +16,9 @@ import time
 
 import pytest
 
-from kit.keys import OTHER_WIF
+from nodeapi.protocol.transaction import sign_transaction
+
+from kit.keys import CHAIN_ID, DEV_WIF, OTHER_WIF
 from kit.reference import INIT_WITNESSES, requires_reference
 from kit.side_by_side import Refused, amount, core, on_both, start_sides, stop_sides
 
@@ -160,3 +162,77 @@ def test_last_irreversible_block_rule(sides):
         time.sleep(0.5)
     assert len(confirmed) == 11 and len(set(confirmed)) == 11  # one block each, in turn
     assert dgp["last_irreversible_block_num"] == confirmed[3] > 0
+
+
+def _fc(error: dict) -> tuple:
+    """(code, fc's name, its description, the top stack entry's format)."""
+    data = error["data"]
+    return error["code"], data["name"], data["message"], data["stack"][0]["format"]
+
+
+def _resigned(side, trx: dict) -> dict:
+    """``trx`` (changed after signing) signed again as it now reads."""
+    return sign_transaction(dict(trx, signatures=[]), CHAIN_ID, [DEV_WIF], "TEST")
+
+
+def _refused_trx(side, trx: dict) -> dict:
+    with pytest.raises(Refused) as info:
+        side.call("broadcast_transaction", trx, api="network_broadcast")
+    return info.value.error
+
+
+@pytest.mark.parametrize("case", ["expired", "too_far", "virtual", "extensions_object",
+                                  "cancel_unknown_order"])
+def test_fc_exceptions_of_refused_transactions(sides, case):
+    """The same refusals carry the same fc exception on both nodes: name,
+    code, description and the format of the top stack entry (with its
+    ``${name}`` placeholders).  db_block.cpp ``_apply_transaction``
+    (``FC_ASSERT( trx.expiration <= now + ...max_time_until_expiration )``,
+    ``FC_ASSERT( now <= trx.expiration )``: assert_exception), market.hpp
+    fill_order's ``validate()`` (``FC_ASSERT( !"virtual operation" )``),
+    bitshares-fc variant.cpp ``variant::get_array`` (bad_cast_exception 7
+    for ``"extensions": {}`` of a transfer), market_evaluator.cpp
+    (``limit_order_cancel_nonexist_order``, 3050201)."""
+    transfer = [0, {"from": INIT0, "to": INIT1, "amount": core(1), "extensions": []}]
+    got = []
+    for side in sides:
+        trx = side.signed(side.with_fees([transfer]))
+        if case == "expired":
+            trx = _resigned(side, dict(trx, expiration=side.expiration(-1)))
+        elif case == "too_far":
+            trx = _resigned(side, dict(trx, expiration=side.expiration(86400 + 60)))
+        elif case == "virtual":
+            fill = [4, {"fee": core(0), "order_id": "1.7.0", "account_id": INIT0,
+                        "pays": core(1), "receives": core(1),
+                        "fill_price": {"base": core(1), "quote": core(1)}, "is_maker": True}]
+            trx = side.signed([fill])
+        elif case == "extensions_object":
+            trx["operations"][0][1]["extensions"] = {}
+        else:
+            trx = side.signed(side.with_fees([[2, {"fee_paying_account": INIT0,
+                                                   "order": "1.7.99", "extensions": []}]]))
+        got.append(_refused_trx(side, trx))
+    theirs, mine = got
+    assert _fc(theirs) == _fc(mine), (theirs, mine)
+    assert theirs["message"] == mine["message"]
+
+
+@pytest.mark.parametrize("method, args", [
+    ("get_call_orders", ["GOLD", 10]),
+    ("get_collateral_bids", ["GOLD", 10, 0]),
+    ("get_vested_balances", [["1.15.99"]]),
+])
+def test_fc_exceptions_of_refused_reads(sides, method, args):
+    """database_api.cpp: a read of what does not exist or is not
+    market-issued is refused with fc's ``assert_exception`` on both
+    (``asset_object::bitasset_data``'s assert, ``get_collateral_bids``'
+    "Asset is not a MPA", the index's "Unable to find Object")."""
+    got = []
+    for side in sides:
+        with pytest.raises(Refused) as info:
+            side.call(method, *args)
+        got.append(info.value.error)
+    theirs, mine = got
+    assert (theirs["code"], theirs["data"]["name"], theirs["data"]["message"]) == \
+        (mine["code"], mine["data"]["name"], mine["data"]["message"]) == \
+        (10, "assert_exception", "Assert Exception")

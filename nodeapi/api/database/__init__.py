@@ -1,56 +1,15 @@
 """The database API set (login accessor ``database``, access name
 ``database_api``): read access to the chain state plus callbacks.
 
-Graphene reference: bitshares-core libraries/app/database_api.cpp, whose
-header groups the functions in sections.  :class:`DatabaseApi` declares
-one :class:`~nodeapi.api.base.section` per graphene section, each in the
-module named for it (wire-contract sections 5 and 6 list the functions
-clients use first):
+Graphene reference: bitshares-core libraries/app/database_api.cpp and the
+sections of its header, one :class:`~nodeapi.api.base.section` each (the
+list, and where a new function or section goes: docs/DESIGN.rst,
+``nodeapi/api/`` ``database/``; the functions clients use first:
+docs/wire-contract.rst sections 5 and 6).
 
-==========================  =====================================
-graphene section            module of ``nodeapi.api.database``
-==========================  =====================================
-Objects                     :mod:`~.objects`
-Subscriptions               :mod:`~.subscriptions`
-Blocks and transactions     :mod:`~.blocks`
-Globals                     :mod:`~.properties`
-Keys                        :mod:`~.keys`
-Accounts                    :mod:`~.accounts` (answer: :mod:`~.full_accounts`)
-Balances                    :mod:`~.balances`
-Assets                      :mod:`~.assets`
-Markets / feeds             :mod:`~.markets` (a package; decimal strings:
-                            :mod:`~.amounts`)
-Liquidity pools             :mod:`~.pools`
-SameT funds, Credit offers  :mod:`~.funds`
-and credit deals
-Witnesses, Committee        :mod:`~.governance`
-members, Workers, Votes
-Authority / validation      :mod:`~.authority`
-Withdrawals                 :mod:`~.withdrawals`
-HTLC                        :mod:`~.htlc`
-Proposed transactions,      :mod:`~.claims`
-Blinded balances, Tickets
-==========================  =====================================
-
-The sections that subscribe what they fetch are given the connection's
-:class:`~.subscriptions.Subscriptions`.  Sections never call
-each other: what two of them share is a module function over the chain
-state in the module of the section it belongs to (``fetch_objects``,
-``vesting_balances_of``, ``vote_objects``, ``positions_of``,
-``proposals_of``, ``order_book``, ...), and the paged lookups by key and id
-are :mod:`~nodeapi.api.database.listing`.  Answers kept across connections
-(full accounts, order books) are the node's
-(:mod:`nodeapi.api.answers`).
-
-A function graphene adds to one of these sections goes into its module (a
-section too large for one module is a package of that name with one module
-per concept, like ``markets``); a new section gets a module of its own named
-for it, and its section class is declared once in :class:`DatabaseApi`
-(``name = section(Class, *needs)``).
-
-Every function reads ``node.chain.state``, which is the head state plus the
-pending transactions, like graphene's database during its pending session.
-Bad arguments raise :class:`~nodeapi.errors.ApiError`
+Every function reads ``node.chain.state``, the head state plus the pending
+transactions, like graphene's database during its pending session.  Bad
+arguments raise :class:`~nodeapi.errors.ApiError`
 (:mod:`nodeapi.api.arguments`); limits are the ``api-limit-*`` options in
 ``node.limits``.
 """
@@ -79,9 +38,9 @@ from nodeapi.api.database.withdrawals import Withdrawals
 
 class DatabaseApi(ApiSet):
     """graphene ``database_api`` over :class:`nodeapi.chain.chain.Chain`,
-    assembled from one section object per graphene section (module
-    docstring), each made on first use with what it names: the node, the
-    session, the connection's :attr:`subscriptions`.  One instance per
+    assembled from one section object per graphene section
+    (docs/DESIGN.rst), each made on first use with what it names: the node,
+    the session, the connection's :attr:`subscriptions`.  One instance per
     connection; :meth:`close` removes its chain observers."""
 
     name = "database"

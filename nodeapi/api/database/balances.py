@@ -9,10 +9,10 @@ accept a name or a ``1.2.N`` id.  Vesting balances are the 1.13.N objects
 maintenance creates for cashback (:mod:`nodeapi.chain.fees`).
 """
 
-from nodeapi.api.arguments import check_count, id_key, require_list, typed_id
+from nodeapi.api.arguments import check_count, id_key, parse_object_id, require_list, typed_id
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.lookup import get_account
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiAssert, ApiError
 from nodeapi.protocol.times import parse_time
 from nodeapi.protocol.asset import amount_of, asset
 
@@ -86,14 +86,25 @@ class Balances(Section):
         ``balance_object::available``: the whole balance, or under a
         ``linear_vesting_policy`` the vested part not yet withdrawn).
 
-        :raises ApiError: malformed or unknown id (graphene's ``obj(_db)``)."""
+        :raises ApiAssert: an unknown id (graphene's ``obj(_db)``: the
+            index's ``FC_ASSERT``, "Unable to find Object ${id}"), or an id
+            of another type (``balance_id_type``'s conversion asserts it).
+        :raises ApiError: not a list, not an object id."""
         state = self.chain.state
         now = self.chain.head_block_time
         out = []
         for oid in require_list(objs, "objs"):
-            obj = state.objects.get(typed_id(oid, "1.15", "balance id"))
+            oid = parse_object_id(oid, "balance id")
+            if not oid.startswith("1.15."):
+                raise ApiAssert(f"Assert Exception: id.is<balance_id_type>(): Invalid id "
+                                f"{oid}: not a balance id 1.15.N")
+            obj = state.objects.get(oid)
             if obj is None:
-                raise ApiError(f"Unknown balance object {oid}")
+                error = ApiAssert(f"Assert Exception: maybe_found != nullptr: Unable to find "
+                                  f"Object {oid}")
+                error.fc_format = "maybe_found != nullptr: Unable to find Object ${id}"
+                error.details = {"id": oid}
+                raise error
             out.append(asset(_available(obj, now), obj["balance"]["asset_id"]))
         return out
 

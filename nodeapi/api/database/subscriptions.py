@@ -8,50 +8,9 @@ Graphene reference: bitshares-core libraries/app/database_api.cpp
 (``set_subscribe_callback``, ``set_auto_subscription``,
 ``set_pending_transaction_callback``, ``set_block_applied_callback``,
 ``cancel_all_subscriptions``, ``handle_object_changed``,
-``on_objects_new/changed/removed``, ``on_applied_block``).
-
-Semantics:
-
-- A callback is the integer a client chose; notices go through
-  ``session.send_notice(cb, payload)`` and only on WebSocket sessions.
-- While a subscribe callback is set, objects fetched with ``get_objects``,
-  ``get_accounts``, ``get_assets``, ``get_full_accounts``, ``lookup_accounts``
-  (limit 1) are subscribed, unless the call's ``subscribe`` argument is false
-  or ``set_auto_subscription(false)`` was called and ``subscribe`` is not true.
-  ``get_full_accounts`` also subscribes the account itself, so changes to the
-  objects belonging to it (balances, statistics, orders) are notified.
-- After a change outside a block (a debug update, the devnet's
-  ``set_balance`` and ``revert``: ``chain.add_change_observer``) the changed
-  objects are notified the same way, without a block-applied notice.
-- After each applied block (``chain.changed_objects_of_last_block()``) up to
-  three notices are sent, like graphene's three signals: created objects in
-  full, changed objects in full, removed objects as id strings.  A created or
-  changed object is sent if it is subscribed or belongs to a subscribed
-  account; with ``notify_remove_create`` every created and removed object is
-  sent.  A removed object is sent if it was subscribed, or if an operation of
-  the block impacted a subscribed account (graphene decides on the accounts of
-  the whole batch); one created and removed by the same block is not
-  notified.  Created objects are told apart by their instance number:
-  at or above the counter the previous block left.  The block-applied notice
-  (payload: the block id, hex) comes first.
-- Who receives what (:func:`nodeapi.api.database.changes.select_objects`)
-  follows graphene's rules, whose account table
-  (:func:`nodeapi.api.database.notice_rules.relevant_accounts`) is shared
-  with the gateway: a connection whose subscribed account is among the
-  accounts of a batch (created, changed) receives the whole batch, as
-  bitshares-core's ``handle_object_changed`` passes the batch's accounts.
-- At most :data:`MAX_SUBSCRIBED_OBJECTS` ids per connection are remembered
-  (graphene's bloom filter is sized for 10,000); further ones are not.
-- Each remembered id and each callback set (subscribe, pending transaction,
-  block applied) is one item of the connection's subscription budget
-  (``session.budget``, :mod:`nodeapi.api.budget`): taken before it is
-  added, so a call past the operator's limit fails with
-  ``Subscription limit reached`` (the items subscribed before stay), and
-  given back when it ends (a removed object, ``cancel_all_subscriptions``,
-  a new subscribe callback, the end of the connection).
-- ``cancel_all_subscriptions`` and the end of the connection also end what
-  was registered with :meth:`Subscriptions.cancel_also` (the market
-  subscriptions, :mod:`nodeapi.api.database.markets.subscriptions`).
+``on_objects_new/changed/removed``, ``on_applied_block``).  What is
+subscribed, and which notices a block sends: docs/DESIGN.rst, "An object
+subscription on a node".
 """
 
 from twisted.logger import Logger
@@ -61,6 +20,7 @@ from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.changes import block_changes, select_objects, state_changes
 from nodeapi.errors import ApiError
 
+#: object ids remembered per connection (graphene's bloom filter is sized for 10,000)
 MAX_SUBSCRIBED_OBJECTS = 10000
 
 

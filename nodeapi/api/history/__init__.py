@@ -1,24 +1,14 @@
 """The history API set (login accessor ``history``, access name
 ``history_api``): graphene's ``history_api`` (bitshares-core
 libraries/app/api.cpp; wire-contract section 6), assembled from one section
-object per concept, each built with the node:
+object per concept, each built with the node (the sections and their
+modules: docs/DESIGN.rst, ``nodeapi/api/`` ``history/``).
 
-==========================  =======================  ==================
-functions                   module of                section class
-                            ``nodeapi.api.history``
-==========================  =======================  ==================
-an account's operations     :mod:`~.accounts`        ``AccountHistory``
-a block's operations        :mod:`~.blocks`          ``BlockHistory``
-fills, OHLCV buckets        :mod:`~.markets`         ``MarketHistory``
-a liquidity pool's history  :mod:`~.pools`           ``PoolHistory``
-==========================  =======================  ==================
-
-The argument readings they share (operation ids ``1.11.N``, limits,
-times) are :mod:`~nodeapi.api.history.arguments`.  Operation answers come
-from ``node.account_history()`` (an :class:`nodeapi.applied.IAccountHistory`, which
-may return Deferreds; without a history plugin they are ``[]``), market
-data from ``node.plugins["market_history"]``, pool histories from its
-``pools``.  A limit above the node's ``api-limit-*`` option is
+Operation answers come from ``node.account_history()`` (an
+:class:`nodeapi.applied.IAccountHistory`, which may return Deferreds;
+without a history plugin they are ``[]``), market data from
+``node.plugins["market_history"]``, pool histories from its ``pools``.  A
+limit above the node's ``api-limit-*`` option is
 :class:`~nodeapi.errors.ApiLimitExceeded`; a malformed argument
 :class:`~nodeapi.errors.ApiError`.
 """

@@ -232,11 +232,9 @@ def account_upgrade(ctx: ApplyContext, data: dict) -> list:
     if _is_lifetime(acc):
         raise InvalidOperation(f"Unable to upgrade account {acc['name']!r}: "
                                "already a lifetime member")
-    if not data.get("upgrade_to_lifetime_member"):
-        kind = ("renew the annual membership" if acc["membership_expiration_date"]
-                > ctx.now else "buy an annual membership")
-        raise InvalidOperation(f"Unable to upgrade account {acc['name']!r}: cannot {kind}; "
-                               "annual membership is deprecated since HARDFORK_613")
+    # an annual upgrade or renewal: account_evaluator.cpp do_apply asserts
+    # FC_ASSERT( d.head_block_time() <= HARDFORK_613_TIME ) on both paths
+    fc_assert(data.get("upgrade_to_lifetime_member"), "d.head_block_time() <= HARDFORK_613_TIME")
     process_account_fees(state, acc["id"], ctx.now)
     make_lifetime_member(state, acc["id"])
     return VOID

@@ -7,6 +7,7 @@ operations are in :mod:`.bitasset`.
 Reference: graphene libraries/chain/asset_evaluator.cpp.
 """
 
+import json
 import re
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert
@@ -354,16 +355,29 @@ def _claim_fees_evaluate(ctx: ApplyContext, data: dict) -> tuple:
               f"({claim['asset_id']}) and does not hold it as fees.")
     dyn = state.objects[container["dynamic_asset_data_id"]]
     amount = amount_of(claim)
+    # asset_evaluator.cpp asset_claim_fees_evaluator::do_evaluate's texts, values
+    # and formats
+    values = {"a": container["symbol"], "id": container["id"], "fid": claim["asset_id"],
+              "ddo": dict(dyn), "claim": dict(claim)}
+    ddo = json.dumps(dyn, separators=(",", ":"))
+    paid = json.dumps(claim, separators=(",", ":"))
     if own:
         fc_assert(amount <= int(dyn["accumulated_fees"]),
                   "o.amount_to_claim.amount <= container_ddo->accumulated_fees",
                   f"Attempt to claim more fees than have accumulated within asset "
-                  f"{container['symbol']} ({container['id']}).")
+                  f"{container['symbol']} ({container['id']}). Asset DDO: {ddo}. "
+                  f"Fee claim: {paid}.", values,
+                  "Attempt to claim more fees than have accumulated within asset ${a} "
+                  "(${id}). Asset DDO: ${ddo}. Fee claim: ${claim}.")
     else:
         fc_assert(amount <= int(dyn.get("accumulated_collateral_fees", 0)),
                   "o.amount_to_claim.amount <= container_ddo->accumulated_collateral_fees",
                   f"Attempt to claim more backing-asset fees than have accumulated within asset "
-                  f"{container['symbol']} ({container['id']}) backed by ({claim['asset_id']}).")
+                  f"{container['symbol']} ({container['id']}) backed by ({claim['asset_id']}). "
+                  f"Asset DDO: {ddo}. Fee claim: {paid}.", values,
+                  "Attempt to claim more backing-asset fees than have accumulated within "
+                  "asset ${a} (${id}) backed by (${fid}). Asset DDO: ${ddo}. Fee claim: "
+                  "${claim}.")
     return container["id"], own
 
 

@@ -3,7 +3,7 @@
 Reference: graphene libraries/chain/balance_evaluator.cpp.
 """
 
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.errors import OperationRefused, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.keys import PublicKey, balance_addresses
@@ -25,16 +25,17 @@ def balance_claim(ctx: ApplyContext, data: dict) -> list:
     :raises UnknownObject: the balance or the account does not exist."""
     state = ctx.state
     bal = state.require(data["balance_to_claim"])
+    # balance_evaluator.cpp do_evaluate's checks, names and texts
     if bal["owner"] not in key_addresses(data["balance_owner_key"], ctx.prefix):
-        raise InvalidOperation(
-            f"Balance {bal['id']} is not owned by key {data['balance_owner_key']}")
+        raise OperationRefused(
+            "balance_claim", "owner_mismatch",
+            "Balance owner key was specified as '${op}' but balance's actual owner is '${bal}'",
+            {"op": data["balance_owner_key"], "bal": bal["owner"]})
     claimed = data["total_claimed"]
-    if claimed["asset_id"] != bal["balance"]["asset_id"]:
-        raise InvalidOperation("total_claimed asset does not match the balance")
-    if amount_of(claimed) != amount_of(bal["balance"]):
-        raise InvalidOperation(
-            f"total_claimed {claimed['amount']} must equal the balance "
-            f"{bal['balance']['amount']}")
+    fc_assert(claimed["asset_id"] == bal["balance"]["asset_id"],
+              "op.total_claimed.asset_id == balance->asset_type()")
+    fc_assert(amount_of(claimed) == amount_of(bal["balance"]),
+              "op.total_claimed == balance->balance")
     state.require(data["deposit_to_account"])
     state.remove(bal["id"])
     adjust_balance(state, data["deposit_to_account"], claimed["asset_id"], amount_of(claimed))

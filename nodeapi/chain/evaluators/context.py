@@ -173,10 +173,13 @@ def prepare_fee(ctx: ApplyContext, op: list, payer: str) -> None:
         # graphene ``fee * fee_asset.options.core_exchange_rate``
         paid_core = mul_down(amount, fee_asset["id"], fee_asset["options"]["core_exchange_rate"])
         pool = int(state.objects[fee_asset["dynamic_asset_data_id"]]["fee_pool"])
+        values = {"b": to_pretty_string(state, pool, CORE_ASSET),
+                  "r": to_pretty_string(state, paid_core, CORE_ASSET),
+                  "c": to_pretty_string(state, amount, fee_asset["id"])}
         fc_assert(paid_core <= pool, "core_fee_paid <= fee_asset_dyn_data->fee_pool",
-                  f"Fee pool balance of '{to_pretty_string(state, pool, CORE_ASSET)}' is less "
-                  f"than the {to_pretty_string(state, paid_core, CORE_ASSET)} required to convert "
-                  f"{to_pretty_string(state, amount, fee_asset['id'])}")
+                  f"Fee pool balance of '{values['b']}' is less than the {values['r']} "
+                  f"required to convert {values['c']}", values,
+                  "Fee pool balance of '${b}' is less than the ${r} required to convert ${c}")
     required = operation_fee(op, ctx.parameters["current_fees"], ctx.prefix)
     if paid_core < required:
         # GRAPHENE_ASSERT( ..., insufficient_fee, "Insufficient Fee Paid", ...):

@@ -208,9 +208,12 @@ def credit_offer_accept(ctx: ApplyContext, data: dict) -> list:
         _authorized(state, who, asset_id, text)
     base, quote = amount_of(price["base"]), amount_of(price["quote"])
     required = -(-amount * quote // base)
-    if required > amount_of(collateral):
-        _fail(f"Insufficient collateral provided, requires {required}, provided "
-              f"{collateral['amount']}")
+    # credit_offer_evaluator.cpp credit_offer_accept_evaluator::do_evaluate
+    fc_assert(required <= amount_of(collateral),
+              "required_collateral.amount <= op.collateral.amount",
+              f"Insufficient collateral provided, requires {required}, provided "
+              f"{collateral['amount']}", {"r": required, "p": collateral["amount"]},
+              "Insufficient collateral provided, requires ${r}, provided ${p}")
     summary = _summary(state, offer["id"], borrower)
     limits = dict(offer["acceptable_borrowers"])
     if limits:

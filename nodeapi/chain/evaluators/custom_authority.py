@@ -27,6 +27,13 @@ chain parameters (``max_custom_authority_lifetime_seconds``,
 graphene's "Cannot use custom authorities yet: global configuration not
 set".  Failures raise :class:`~nodeapi.chain.errors.InvalidOperation` with
 graphene's ``FC_ASSERT`` texts.
+
+BSIP 40 is not in force before :data:`HARDFORK_BSIP_40_TIME`
+(hardfork.d/BSIP_40.hf: a placeholder date "until a hardfork date is
+scheduled", so on today's chains never): custom_authority_create's
+``do_evaluate`` refuses first of all ("Custom active authorities are not yet
+enabled"), and a proposal may not carry any of the three operations
+(:func:`bsip40_passed`, used by the proposal evaluator).
 """
 
 from nodeapi.chain.errors import InvalidOperation, fc_assert

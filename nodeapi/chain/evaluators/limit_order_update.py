@@ -19,7 +19,7 @@ asset is refunded in that asset minus the same share rounded up (to the
 asset's ``accumulated_fees``), its core value returning to the fee pool.
 """
 
-from nodeapi.chain.errors import InvalidOperation
+from nodeapi.chain.errors import InvalidOperation, OperationRefused
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.evaluators.market import check_market
@@ -92,9 +92,13 @@ def limit_order_update(ctx: ApplyContext, data: dict) -> list:
     check_update_actions(state, actions)
     order = state.find(data["order"])
     if order is None:
-        _fail(f"Limit order {data['order']} does not exist, cannot update")
+        raise OperationRefused("limit_order_update", "nonexist_order",
+                               "Limit order ${oid} does not exist, cannot update",
+                               {"oid": data["order"]})
     if data["seller"] != order["seller"]:
-        _fail(f"Limit order {data['order']} is owned by someone else, cannot update")
+        raise OperationRefused("limit_order_update", "owner_mismatch",
+                               "Limit order ${oid} is owned by someone else, cannot update",
+                               {"oid": data["order"]})
     sell_price = order["sell_price"]
     base_id, quote_id = sell_price["base"]["asset_id"], sell_price["quote"]["asset_id"]
     for_sale = int(order["for_sale"])

@@ -30,7 +30,7 @@ Arithmetic (integers, as the reference):
   fee, taker market fee, pool taker fee]}``.
 """
 
-from nodeapi.chain.errors import InvalidOperation, fc_assert
+from nodeapi.chain.errors import InvalidOperation, OperationRefused, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext, set_asset_member
 from nodeapi.chain.balances import adjust_balance, adjust_supply
 from nodeapi.chain.market.limits import calculate_market_fee, pay_market_fees
@@ -263,7 +263,8 @@ def liquidity_pool_exchange(ctx: ApplyContext, data: dict) -> list:
     taker_fee = calculate_market_fee(state, want["asset_id"], pool_pays, False)
     receives = pool_pays - taker_fee
     if receives < amount_of(want):
-        raise InvalidOperation("Unable to exchange at expected price")
+        raise OperationRefused("liquidity_pool_exchange", "unfillable_price",
+                               "Unable to exchange at expected price")
     account = data["account"]
     adjust_balance(state, account, sell["asset_id"], -amount)
     adjust_balance(state, account, want["asset_id"], receives)

@@ -22,8 +22,7 @@ action runs at each fill as :mod:`nodeapi.chain.market.take_profit` says.
 """
 
 from nodeapi.protocol.ids import instance_number
-from nodeapi.chain.errors import (
-    InsufficientBalance, InvalidOperation, OrderNotAuthorized, UnknownObject, fc_assert)
+from nodeapi.chain.errors import InvalidOperation, OperationRefused, fc_assert
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.protocol.times import parse_time
@@ -40,28 +39,35 @@ def check_market(state, seller: str, sell_asset: dict, recv_asset: dict,
     """The selling asset's market white/black lists and both assets' account
     lists, in graphene's order.  ``named`` (limit_order_create:
     ``limit_order_create_evaluator::do_evaluate``'s ``GRAPHENE_ASSERT``):
-    :class:`~nodeapi.chain.errors.OrderNotAuthorized` with graphene's
+    :class:`~nodeapi.chain.errors.OperationRefused` with graphene's
     exception of each; else (limit_order_update:
     ``limit_order_update_evaluator::do_evaluate``'s plain ``FC_ASSERT``)
-    :class:`InvalidOperation` with the same texts."""
+    an ``assert_exception`` with the same messages."""
     opts = sell_asset["options"]
     refusal = None
     if opts.get("whitelist_markets") and recv_asset["id"] not in opts["whitelist_markets"]:
         refusal = ("market_not_whitelisted",
+                   "sell_asset.options.whitelist_markets.find( receive_asset_id ) != "
+                   "sell_asset.options.whitelist_markets.end()",
                    "This market has not been whitelisted by the selling asset")
     elif recv_asset["id"] in (opts.get("blacklist_markets") or ()):
-        refusal = ("market_blacklisted", "This market has been blacklisted by the selling asset")
+        refusal = ("market_blacklisted",
+                   "sell_asset.options.blacklist_markets.find( receive_asset_id ) == "
+                   "sell_asset.options.blacklist_markets.end()",
+                   "This market has been blacklisted by the selling asset")
     elif not is_authorized_asset(state, seller, sell_asset):
-        refusal = ("selling_asset_unauthorized",
+        refusal = ("selling_asset_unauthorized", "is_authorized_asset( d, seller, sell_asset )",
                    "The account is not allowed to transact the selling asset")
     elif not is_authorized_asset(state, seller, recv_asset):
         refusal = ("receiving_asset_unauthorized",
+                   "is_authorized_asset( d, seller, receive_asset )",
                    "The account is not allowed to transact the receiving asset")
     if refusal is None:
         return
+    exception, expression, message = refusal
     if named:
-        raise OrderNotAuthorized(*refusal)
-    raise InvalidOperation(refusal[1])
+        raise OperationRefused("limit_order_create", exception, message)
+    fc_assert(False, expression, message)
 
 
 def create_actions(data: dict):
@@ -83,12 +89,13 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     Checks in graphene's order (``limit_order_create_evaluator::do_evaluate``,
     its texts): the expiration not before the head block time, an ``on_fill``
     that is one action naming an existing fee asset, the market lists and
-    the account lists (:func:`check_market`, :class:`InvalidOperation`),
-    then the seller's balance of the sold asset (the fee is not taken yet:
+    the account lists (:func:`check_market`), then the seller's balance of
+    the sold asset (the fee is not taken yet:
     :func:`~nodeapi.chain.evaluators.registry.apply_operation`;
-    :class:`InsufficientBalance` "insufficient balance", the text
-    python-bitshares' users match; ``details``: ``balance``,
-    ``amount_to_sell``)."""
+    ``limit_order_create_insufficient_balance`` "Insufficient balance:
+    insufficient balance"; ``details``: ``balance``, ``amount_to_sell``);
+    each refusal an :class:`OperationRefused` with the reference's name,
+    code and text."""
     state = ctx.state
     actions = create_actions(data)
     check_create_actions(state, actions)
@@ -107,10 +114,10 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     amount = amount_of(sell)
     balance = state.balance(data["seller"], sell["asset_id"])
     if balance < amount:
-        error = InsufficientBalance("insufficient balance")
-        error.details = {"balance": asset(balance, sell["asset_id"]),
-                         "amount_to_sell": asset(amount, sell["asset_id"])}
-        raise error
+        raise OperationRefused(
+            "limit_order_create", "insufficient_balance", "insufficient balance",
+            {"balance": asset(balance, sell["asset_id"]),
+             "amount_to_sell": asset(amount, sell["asset_id"])})
     adjust_balance(state, data["seller"], sell["asset_id"], -amount)
     core_in_orders(state, data["seller"], sell["asset_id"], amount)
     paid = ctx.fee_paid if ctx.fee_paid["asset_id"] != CORE_ASSET else {"amount": 0,
@@ -129,21 +136,26 @@ def limit_order_create(ctx: ApplyContext, data: dict) -> list:
     })
     gone = apply_order(ctx, order["id"])
     if data.get("fill_or_kill") and not gone:
-        raise InvalidOperation("fill_or_kill order was not completely filled")
+        raise OperationRefused("limit_order_create", "kill_unfilled",
+                               "Killing limit order ${op} due to unable to fill",
+                               {"op": data})
     return [1, order["id"]]
 
 
 def limit_order_cancel(ctx: ApplyContext, data: dict) -> list:
     """limit_order_cancel (2): refund the remainder and the deferred fee to
     the seller; result ``[2, {"amount", "asset_id"}]`` (the refunded
-    remainder).  :class:`UnknownObject` / :class:`InvalidOperation` with
-    graphene ``limit_order_cancel_evaluator::do_evaluate``'s texts for an
+    remainder).  :class:`OperationRefused` with graphene
+    ``limit_order_cancel_evaluator::do_evaluate``'s names and texts for an
     order that does not exist or is someone else's."""
     order = ctx.state.objects.get(data["order"])
     if order is None:
-        raise UnknownObject(f"Limit order {data['order']} does not exist")
+        raise OperationRefused("limit_order_cancel", "nonexist_order",
+                               "Limit order ${oid} does not exist", {"oid": data["order"]})
     if order["seller"] != data["fee_paying_account"]:
-        raise InvalidOperation(f"Limit order {order['id']} is owned by someone else")
+        raise OperationRefused("limit_order_cancel", "owner_mismatch",
+                               "Limit order ${oid} is owned by someone else",
+                               {"oid": data["order"]})
     return [2, cancel_limit_order(ctx.state, order["id"], None, ctx.prefix)]
 
 

@@ -31,9 +31,7 @@ proposal is executed if authorized, then removed either way.
 """
 
 from nodeapi.chain import authority as auth
-from nodeapi.chain.errors import (
-    InvalidOperation, MissingAuthority, ReviewPeriodInsufficient, ReviewPeriodRequired,
-    fc_assert)
+from nodeapi.chain.errors import MissingAuthority, OperationRefused, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.evaluators.custom_authority import (
     check_proposed_before_bsip_40, viable_custom_authorities)
@@ -109,9 +107,14 @@ def proposal_create(ctx: ApplyContext, data: dict) -> list:
     if COMMITTEE_ACCOUNT in active or COMMITTEE_ACCOUNT in owner:
         minimum = int(params["committee_proposal_review_period"])
         if review is None:
-            raise ReviewPeriodRequired(minimum)
+            raise OperationRefused("proposal_create", "review_period_required",
+                                   "Review period not given, but at least ${min} required",
+                                   {"min": minimum})
         if int(review) < minimum:
-            raise ReviewPeriodInsufficient(int(review), minimum)
+            raise OperationRefused(
+                "proposal_create", "review_period_insufficient",
+                "Review period of ${t} specified, but at least ${min} required",
+                {"t": int(review), "min": minimum})
     new_instance = state.next_instance_of(KIND)
     nested = []
     _nested_updates(ops, nested)

@@ -70,7 +70,7 @@ from nodeapi.chain.evaluators.context import (
 from nodeapi.protocol.errors import UnknownOperation
 from nodeapi.protocol.impacted import fee_payer
 from nodeapi.errors import ChainError
-from nodeapi.protocol.operations import OPERATIONS, operation_type
+from nodeapi.protocol.operations import OPERATIONS, VIRTUAL_OPERATIONS, operation_type
 
 #: operation type number -> evaluator ``fn(ctx, data) -> operation_result``
 #: or :class:`~nodeapi.chain.evaluators.context.PhasedEvaluator`
@@ -244,7 +244,9 @@ def check_applied(operations) -> None:
     :func:`nodeapi.protocol.operations.operation_type` reads it) that the
     chain does not apply, so the client learns which operation it is before
     anything else is checked.  A tag that names no operation and anything
-    malformed are left to serialization, which names the problem.
+    malformed are left to serialization, which names the problem; a
+    virtual operation to its ``validate()`` (refused there as on the
+    reference).
 
     :raises UnsupportedOperation: naming the first such operation."""
     if not isinstance(operations, list):
@@ -256,5 +258,7 @@ def check_applied(operations) -> None:
             number = operation_type(op[0])
         except UnknownOperation:
             continue
-        if number not in EVALUATORS:
+        if number not in EVALUATORS and number not in VIRTUAL_OPERATIONS:
+            # a virtual operation is refused by its validate(), as the
+            # reference refuses it (transaction::validate)
             raise UnsupportedOperation(not_applied_message(number))

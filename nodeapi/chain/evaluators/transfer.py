@@ -64,8 +64,13 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
             f"'{to_pretty_string(state, value, asset['id'])}' from account "
             f"'{state.objects[data['from']]['name']}' to '{state.objects[data['to']]['name']}' "
             + unable)
+        # the reference's format and its values (transfer_evaluator.cpp), beside ours
+        error.fc_format = ("insufficient_balance: Insufficient Balance: ${balance}, unable to "
+                           "transfer '${total_transfer}' from account '${a}' to '${t}'")
         error.details = dict(overdraft_details(state, data["from"], asset["id"], balance, value),
-                             to=data["to"])
+                             to=data["to"], a=state.objects[data["from"]]["name"],
+                             t=state.objects[data["to"]]["name"],
+                             total_transfer=to_pretty_string(state, value, asset["id"]))
         raise error
     adjust_balance(state, data["from"], asset["id"], -value)
     adjust_balance(state, data["to"], asset["id"], value)

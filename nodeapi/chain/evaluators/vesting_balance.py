@@ -15,7 +15,7 @@ from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.chain.balances import adjust_balance
 from nodeapi.chain.whitelist import is_authorized_asset
 from nodeapi.chain.vesting import CDD, LINEAR, allowed_withdraw, withdraw
-from nodeapi.protocol.times import parse_time
+from nodeapi.protocol.times import format_time, parse_time
 from nodeapi.protocol.flags import TRANSFER_RESTRICTED
 from nodeapi.protocol.asset import amount_of, asset
 
@@ -83,10 +83,11 @@ def vesting_balance_withdraw(ctx: ApplyContext, data: dict) -> list:
     amount = amount_of(data["amount"])
     asset_id = vbo["balance"]["asset_id"]
     allowed = allowed_withdraw(vbo, ctx.now)
+    # vesting_balance_evaluator.cpp: FC_ASSERT( vbo.is_withdraw_allowed( now,
+    # op.amount ), "", ("now", now)("op", op)("vbo", vbo) )
     fc_assert(data["amount"]["asset_id"] == asset_id and amount <= allowed,
-              "vbo.is_withdraw_allowed( now, op.amount )",
-              f"Account has insufficient {vbo['balance_type']} vested balance to withdraw: "
-              f"{amount} {data['amount']['asset_id']} requested, {allowed} {asset_id} allowed")
+              "vbo.is_withdraw_allowed( now, op.amount )", "",
+              {"now": format_time(ctx.now), "op": dict(data), "vbo": dict(vbo)})
     withdraw(state, vbo["id"], amount, ctx.now)
     adjust_balance(state, data["owner"], asset_id, amount)
     return VOID

@@ -1,43 +1,13 @@
-"""The witness plugin: produce a block at every slot of the clock for the
-witnesses this node holds keys for.
+"""The witness plugin's service: produce a block at every slot of the
+clock for the witnesses this node holds keys for.
 
 Graphene reference: libraries/plugins/witness/witness.cpp
-(``schedule_production_loop`` and ``maybe_produce_block``):
-
-- the loop wakes at each whole second of the clock (at least 50 ms ahead,
-  else one second later), so it sees every slot boundary of any
-  ``block_interval``;
-- ``now`` is the wake time plus 0.5 s, truncated to whole seconds, so a wake
-  that is a little late or early still lands on the boundary;
-- production stays disabled while the chain is stale (the next slot after
-  the head is already in the past: the node must first catch up from peers)
-  unless ``enable_stale_production``; once the chain is in sync it stays on;
-- the slot is ``chain.get_slot_at_time(now)`` - after a long gap (stale
-  production over an old head) that is the *current* slot, whose time is
-  ``chain.get_slot_time(slot)`` <= now, and the slots in between count as
-  missed (``Chain`` semantics);
-- the block is produced only if the scheduled witness is one of ours, its
-  on-chain signing key is the public key of the key we hold, and the slot
-  time is within 2.5 s of now (graphene's ``lag`` check);
-- each outcome is one of graphene's ``block_production_condition`` names
-  (:data:`CONDITIONS`), counted in :attr:`WitnessService.conditions`.
-
-A block that cannot be stored (disk full, I/O error: a
-:class:`~nodeapi.errors.StorageError` from the block log) is rolled back by
-the chain, which stays at its head while the node keeps serving; the
-witness logs one line when this starts and one when a block is stored
-again, not a traceback per slot.
-
-Not modelled: ``required-participation`` (graphene refuses below 33 %
+(``schedule_production_loop``: :meth:`WitnessService._schedule`;
+``maybe_produce_block``: :meth:`WitnessService.maybe_produce_block`).  Not
+modelled: ``required-participation`` (graphene refuses below 33 %
 participation; a single development node after a long gap would never
-produce again, so this node has no such check).
-
-Production is synchronous in the reactor thread (``chain.generate_block``
-runs to its end inside one reactor callback), so a stop can never interrupt
-a block: :meth:`stopService` cancels the next wake and returns a fired
-Deferred.  Called from inside production (a block consumer stopping the
-service), the block in hand still finishes after the consumer returns, and
-no further wake is scheduled.
+produce again, so this node has no such check).  A produced block's way
+on: docs/DESIGN.rst, "A block applied by the chain".
 """
 
 from collections import Counter
@@ -77,6 +47,12 @@ class WitnessService(Service):
     :ivar conditions: ``Counter`` of :data:`CONDITIONS` outcomes.
     :ivar last_condition: the outcome of the last wake-up (or None).
     :ivar last_block: ``(num, id)`` of the last block produced (or None).
+
+    A block that cannot be stored (disk full, I/O error: a
+    :class:`~nodeapi.errors.StorageError` from the block log) is rolled
+    back by the chain, which stays at its head while the node keeps
+    serving; the service logs one line when this starts and one when a
+    block is stored again, not a traceback per slot.
     """
 
     log = Logger()
@@ -122,8 +98,12 @@ class WitnessService(Service):
 
     def stopService(self) -> defer.Deferred:
         """Stop the loop: cancel the next wake.  Returns an already fired
-        Deferred: nothing is waited for, since production is synchronous and
-        no block can be in progress when the reactor runs this (module doc)."""
+        Deferred: nothing is waited for, since production is synchronous
+        (``chain.generate_block`` runs to its end inside one reactor
+        callback) and no block can be in progress when the reactor runs
+        this.  Called from inside production (a block consumer stopping the
+        service), the block in hand still finishes after the consumer
+        returns, and no further wake is scheduled."""
         super().stopService()
         if self._call is not None and self._call.active():
             self._call.cancel()
@@ -131,8 +111,10 @@ class WitnessService(Service):
         return defer.succeed(None)
 
     def _schedule(self) -> None:
-        """Sleep until the next whole second (graphene
-        ``schedule_production_loop``)."""
+        """Sleep until the next whole second, at least :data:`MIN_SLEEP`
+        ahead, else one second later (graphene
+        ``schedule_production_loop``), so the loop sees every slot boundary
+        of any ``block_interval``."""
         now = self.clock.seconds()
         delay = 1.0 - (now % 1.0)
         if delay < MIN_SLEEP:
@@ -168,9 +150,18 @@ class WitnessService(Service):
 
     def maybe_produce_block(self, now: Optional[int] = None) -> str:
         """One production attempt at ``now`` (whole seconds; default: the
-        clock plus 0.5 s, truncated).  Returns the condition name
-        (:data:`CONDITIONS`); a produced block is logged and counted.
-        Exceptions of ``chain.generate_block`` propagate (the loop logs them)."""
+        clock plus 0.5 s, truncated, so a wake a little late or early
+        still lands on the boundary), as graphene's ``maybe_produce_block``:
+        disabled while the chain is stale (the next slot after the head is
+        already past: catch up from peers first) unless
+        ``enable_stale_production``, on for good once in sync; the slot is
+        ``chain.get_slot_at_time(now)`` (after a long gap the *current*
+        slot, the slots in between missed); produced only if the scheduled
+        witness is ours, its on-chain signing key is our key's public key
+        and the slot time is within :data:`MAX_LAG` of now.  Returns the
+        condition name (:data:`CONDITIONS`); a produced block is logged and
+        counted.  Exceptions of ``chain.generate_block`` propagate (the loop
+        logs them)."""
         chain = self.chain
         if now is None:
             now = int(self.clock.seconds() + 0.5)

@@ -21,7 +21,7 @@ from nodeapi.api.arguments import check_limit, id_key, typed_id
 from nodeapi.api.base import Section, api_function
 from nodeapi.api.database.listing import matching, page, uint_argument
 from nodeapi.api.lookup import get_account, get_asset
-from nodeapi.errors import ApiError
+from nodeapi.errors import ApiAssert
 from nodeapi.protocol.asset import price_key
 from nodeapi.protocol.config import CORE_ASSET
 
@@ -49,10 +49,19 @@ class Debt(Section):
     def _limit(self, limit, configured: int) -> int:
         return check_limit(uint_argument(limit, "limit"), configured)
 
-    def _market_issued(self, symbol_or_id) -> dict:
+    def _market_issued(self, symbol_or_id, expression: str, message: str) -> dict:
+        """The market-issued asset ``symbol_or_id``, else the reference's
+        ``FC_ASSERT( expression, message )`` (``${a}``/``${id}`` in
+        ``message``: the asset's symbol and id)."""
         asset = get_asset(self.chain.state, symbol_or_id)
         if not asset.get("bitasset_data_id"):
-            raise ApiError(f"Asset {asset['symbol']} is not a market-issued asset")
+            error = ApiAssert(f"Assert Exception: {expression}: "
+                              + message.replace("${a}", asset["symbol"])
+                              .replace("${id}", asset["id"]))
+            error.fc_format = f"{expression}: {message}"
+            error.details = {"a": asset["symbol"], "id": asset["id"]} if "${" in message \
+                else None
+            raise error
         return asset
 
     @api_function
@@ -60,7 +69,9 @@ class Debt(Section):
         """Call orders of the market-issued asset ``a`` (backed by its
         ``short_backing_asset``), least collateralized first, then by id."""
         limit = self._limit(limit, self.node.limits.get_call_orders)
-        mia = self._market_issued(a)
+        # asset_object::bitasset_data (asset_object.hpp)
+        mia = self._market_issued(a, "bitasset_data_id.valid()",
+                                  "Asset ${a} (${id}) is not a market issued asset.")
         bitasset = self.chain.state.objects[mia["bitasset_data_id"]]
         backing = bitasset["options"]["short_backing_asset"]
         orders = [o for o in matching(self.chain.state, CALL_ORDER, call_price__quote__asset_id=mia["id"])
@@ -110,7 +121,8 @@ class Debt(Section):
         highest collateral per debt first, skipping ``start`` bids."""
         limit = self._limit(limit, self.node.limits.get_collateral_bids)
         skip = uint_argument(start, "start")
-        mia = self._market_issued(asset)
+        # database_api.cpp get_collateral_bids
+        mia = self._market_issued(asset, "swan.is_market_issued()", "Asset is not a MPA")
         bids = matching(self.chain.state, COLLATERAL_BID,
                         inv_swan_price__quote__asset_id=mia["id"])
         bids.sort(key=lambda b: (-_ratio(b["inv_swan_price"]), id_key(b["id"])))
