@@ -21,6 +21,18 @@ from kit.keys import CHAIN_ID, DEV_PUB, DEV_WIF  # noqa: F401  (kit.keys is the 
 from kit.searchdb import write_history_log
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist with ``--dist loadfile``: whole modules per
+    worker, and tests/e2e as one unit (kit.parallel); other modes as
+    pytest-xdist has them."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from kit.parallel import SharedSetupScheduling
+
+    return SharedSetupScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def genesis():
     return load_genesis()

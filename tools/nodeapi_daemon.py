@@ -50,10 +50,10 @@ class Daemon:
     def __init__(self, data_dir, *args, port=None, twistd_args=(), env=None):
         self.data_dir = str(data_dir)
         self.env = dict(env or {})  # more environment variables
+        self.fixed_port = port is not None
         self.port = port or free_port()
         self.twistd_args = list(twistd_args)  # before the "nodeapi" subcommand
-        self.args = ["--data-dir", self.data_dir, "--rpc-endpoint",
-                     f"tcp:{self.port}:interface=127.0.0.1", *args]
+        self.args = ["--data-dir", self.data_dir, *args]  # and --rpc-endpoint self.port
         self.log_path = self.data_dir.rstrip("/") + ".log"
         self.proc = None
 
@@ -63,15 +63,45 @@ class Daemon:
         return f"ws://127.0.0.1:{self.port}"
 
     def start(self, wait=True, timeout=60):
+        """Start ``twistd -n nodeapi`` and (``wait``) wait up to ``timeout`` s
+        until its RPC answers; returns ``self``.  A port found free by
+        :func:`free_port` may be taken by another process (another pytest
+        worker) before the daemon binds it: when the daemon exits at once
+        saying its own RPC endpoint is in use, it starts again on another
+        free port (not a ``port`` given to the constructor), up to 5 times.
+        AssertionError with the log when it exits or does not serve in time."""
+        for attempt in range(5):
+            logged = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
+            self._spawn()
+            if not wait:
+                return self
+            try:
+                self.wait_rpc(timeout)
+                return self
+            except AssertionError:
+                with open(self.log_path, "rb") as f:
+                    f.seek(logged)
+                    tail = f.read()
+                taken = (self.proc.poll() is not None and b"Address already in use" in tail
+                         and f"cannot listen on {self.rpc_endpoint}".encode() in tail)
+                if not taken or self.fixed_port or attempt == 4:
+                    raise
+                self.log_file.close()
+                self.port = free_port()
+
+    @property
+    def rpc_endpoint(self) -> str:
+        """Its ``--rpc-endpoint``: ``tcp:PORT:interface=127.0.0.1``."""
+        return f"tcp:{self.port}:interface=127.0.0.1"
+
+    def _spawn(self):
         env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                    **self.env)
         self.log_file = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            twistd_command("-n", "--pidfile=", *self.twistd_args, "nodeapi", *self.args),
+            twistd_command("-n", "--pidfile=", *self.twistd_args, "nodeapi",
+                           "--rpc-endpoint", self.rpc_endpoint, *self.args),
             cwd=ROOT, env=env, stdout=self.log_file, stderr=subprocess.STDOUT)
-        if wait:
-            self.wait_rpc(timeout)
-        return self
 
     def wait_rpc(self, timeout=60):
         deadline = time.time() + timeout
@@ -79,7 +109,9 @@ class Daemon:
             if self.proc.poll() is not None:
                 raise AssertionError(f"daemon exited {self.proc.returncode}:\n{self.log()}")
             try:
-                return self.call("get_chain_id")
+                # a short wait per try: a port taken by a process that
+                # accepts but never answers must not hold the loop long
+                return self.call("get_chain_id", timeout=5)
             except OSError:
                 time.sleep(0.2)
         raise AssertionError(f"daemon RPC not up in {timeout} s:\n{self.log()}")

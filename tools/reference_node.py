@@ -165,7 +165,9 @@ class ReferenceNode:
                 raise AssertionError(
                     f"witness_node exited {self.proc.returncode}:\n{self.log()[-4000:]}")
             try:
-                self.call("get_chain_id")
+                # a short wait per try: a port taken by a process that
+                # accepts but never answers must not hold the loop 30 s
+                self.call("get_chain_id", timeout=5)
                 return self
             except OSError:
                 time.sleep(0.2)

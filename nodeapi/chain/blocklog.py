@@ -16,8 +16,10 @@ followed by ``fdatasync(2)`` (``fsync`` where unavailable) on the file: the
 block is on disk when ``append`` returns - except inside
 :meth:`BlockLog.batched`, where one ``fdatasync`` at its end covers every
 block appended in it (a follower applying a slice of blocks it can fetch
-again: a power cut loses at most that slice, which the torn-tail recovery
-cuts and the peer serves again; a checkpoint naming a block the log lost is
+again: a power cut loses at most that slice - or, catching up, the
+slices of the last second, whose ``batched(sync=False)`` leaves the sync
+to a later one - which the torn-tail recovery cuts and the peer serves
+again; a checkpoint naming a block the log lost is
 not used, :mod:`nodeapi.checkpoints`).  bitshares-core does not sync its
 block file per block at all (block_database.cpp ``store`` flushes the
 stream).
@@ -138,8 +140,14 @@ class BlockLog:
 
     def close(self) -> None:
         """Save the offset index (:meth:`save_index`; a failure is logged),
-        release the lock and close the file; idempotent."""
+        release the lock and close the file, syncing first what a
+        ``batched(sync=False)`` left unsynced (a failure is logged);
+        idempotent."""
         if self._fd is not None:
+            try:
+                self.sync_now()
+            except BlockLogError as exc:
+                self.log.warn("{error}", error=str(exc))
             if self.head_num:
                 try:
                     self.save_index()
@@ -274,12 +282,16 @@ class BlockLog:
         return self._fd
 
     @contextlib.contextmanager
-    def batched(self):
+    def batched(self, sync: bool = True):
         """A context in which :meth:`append` does not sync each block: one
         ``fdatasync`` when it ends (normally or by an exception) covers the
-        blocks appended in it (module docstring).  Not re-entrant: a nested
-        use raises :class:`BlockLogError`.  The caller must not hand the
-        reactor control inside it (other appends would wait for its sync).
+        blocks appended in it (module docstring) and any an earlier
+        ``batched(sync=False)`` left unsynced; with ``sync`` false none,
+        until the next append outside it, the next ``batched()`` or
+        :meth:`sync_now` (a follower syncing once a second).  Not
+        re-entrant: a nested use raises :class:`BlockLogError`.  The caller
+        must not hand the reactor control inside it (other appends would
+        wait for its sync).
 
         :raises BlockLogError: the final sync failed (the blocks are
             written but may not be on disk)."""
@@ -290,13 +302,21 @@ class BlockLog:
             yield self
         finally:
             self._batching = False
-            if self._unsynced:
-                self._unsynced = False
-                fd = self._require_open()
-                try:
-                    _sync(fd)
-                except OSError as exc:
-                    raise BlockLogError(f"Cannot sync {self.path}: {exc.strerror}") from None
+            if sync:
+                self.sync_now()
+
+    def sync_now(self) -> None:
+        """``fdatasync`` the blocks appended without a sync yet (by a
+        ``batched(sync=False)``); nothing when there are none.
+
+        :raises BlockLogError: the sync failed."""
+        if self._unsynced:
+            self._unsynced = False
+            fd = self._require_open()
+            try:
+                _sync(fd)
+            except OSError as exc:
+                raise BlockLogError(f"Cannot sync {self.path}: {exc.strerror}") from None
 
     def append(self, block: dict) -> int:
         """Append ``block`` (wire JSON) as block ``head_num + 1`` and fsync;
@@ -320,7 +340,8 @@ class BlockLog:
                 if self._batching:
                     self._unsynced = True
                 else:
-                    _sync(fd)
+                    _sync(fd)  # covers what a batched(sync=False) left too
+                    self._unsynced = False
         except OSError as exc:
             # Leave no partial record behind: the next append would follow it.
             try:

@@ -31,10 +31,11 @@ there is one).  The store also records the ids changed since
 :meth:`reset_changed` (used for ``chain.changed_objects_of_last_block()``).
 """
 
+from operator import itemgetter
 
 from nodeapi.chain.errors import UnknownObject
 from nodeapi.chain.indexes import index_object, order_market
-from nodeapi.protocol.asset import invert, value_key
+from nodeapi.protocol.asset import value_key
 from nodeapi.protocol.errors import InvalidObjectId
 from nodeapi.protocol.ids import ObjectId, instance_number
 
@@ -69,6 +70,42 @@ class AnnotatedObject(StateObject):
         new = AnnotatedObject(self)
         new.private = self.private
         return new
+
+
+
+def sort_book(orders: list) -> list:
+    """``orders`` (1.7.N objects of one market) best price first: by the
+    value of the inverted ``sell_price`` (quote / base) ascending, then by
+    id (graphene ``limit_order_index`` by_price).  Sorted by the correctly
+    rounded float of that value and the id; a run of equal floats whose
+    exact values differ (amounts beyond a double's precision) is sorted
+    again by the exact value (:func:`~nodeapi.protocol.asset.value_key`),
+    so the order is graphene's exactly without building a Fraction per
+    order (a book is sorted again whenever one of its orders changes)."""
+    keyed = []
+    for o in orders:
+        price = o["sell_price"]
+        quote, base = int(price["quote"]["amount"]), int(price["base"]["amount"])
+        keyed.append((quote / base, instance_number(o["id"]), quote, base, o))
+    keyed.sort(key=_FLOAT_AND_ID)
+    start, n = 0, len(keyed)
+    while start < n:
+        end = start + 1
+        first = keyed[start]
+        while end < n and keyed[end][0] == first[0]:
+            end += 1
+        if end - start > 1 and any(k[2] * first[3] != first[2] * k[3]
+                                   for k in keyed[start + 1:end]):
+            keyed[start:end] = sorted(keyed[start:end], key=_EXACT_AND_ID)
+        start = end
+    return [k[4] for k in keyed]
+
+
+_FLOAT_AND_ID = itemgetter(0, 1)
+
+
+def _EXACT_AND_ID(k: tuple) -> tuple:
+    return value_key({"base": {"amount": k[2]}, "quote": {"amount": k[3]}}), k[1]
 
 
 class ObjectStore:
@@ -197,9 +234,7 @@ class ObjectStore:
         market = (sell_asset, receive_asset)
         orders = self.books.get(market)
         if orders is None:
-            orders = [self.objects[i] for i in self.orders_by_market.get(market, ())]
-            orders.sort(key=lambda o: (*value_key(invert(o["sell_price"])),
-                                       instance_number(o["id"])))
+            orders = sort_book([self.objects[i] for i in self.orders_by_market.get(market, ())])
             self.books[market] = orders
         return orders
 

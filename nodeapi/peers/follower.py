@@ -4,6 +4,8 @@ block-applied notices.  Graphene reference: libraries/net/node.cpp (fetch
 the blocks after our head in batches, then follow).
 """
 
+from collections import deque
+
 from twisted.internet import defer, task
 from twisted.logger import Logger
 
@@ -16,6 +18,14 @@ from nodeapi.protocol.wire import strip_block_info
 log = Logger()
 
 APPLY_SLICE = 50  # blocks applied between returns to the reactor
+#: batches asked for ahead of the one being applied, so the peer's encoding
+#: and the network overlap this node's applying and the sync never waits a
+#: round trip per batch (memory: this many batches of decoded blocks).
+FETCH_AHEAD = 2
+#: seconds between two block log syncs while catching up: the blocks applied
+#: since the last one are those a power cut can lose, which the peer serves
+#: again (:meth:`~nodeapi.chain.blocklog.BlockLog.batched`).
+SYNC_EVERY = 1.0
 #: get_block calls pipelined at once on the fallback path (below the default
 #: ``max-calls-in-flight`` of 100 of a nodeapi peer).
 GET_BLOCK_WINDOW = 50
@@ -44,7 +54,8 @@ class Follower:
                                         f"Sync from peer {peer.address}")
         self.use_get_block = False
         self.batch_limit = None
-        self._in_flight = 0  # blocks asked for by the get_blocks call in flight
+        self._in_flight: list = []  # blocks asked for by each get_blocks call in flight
+        self._synced_at = None  # clock seconds of the last block log sync of a catch-up
         self._syncing = False
         self._again = False
 
@@ -77,47 +88,86 @@ class Follower:
 
         d.addBoth(done)
 
+    def _batch_size(self) -> int:
+        batch = self.peer.network.parameters["sync_batch_size"]
+        return batch if self.batch_limit is None else min(batch, self.batch_limit)
+
     @defer.inlineCallbacks
     def _sync_loop(self, proto):
         peer = self.peer
         network = peer.network
         chain = network.chain
-        while True:
-            self._again = False
-            while chain.head_block_num < peer.head_block_num and proto is peer.protocol:
-                first = chain.head_block_num + 1
-                batch = network.parameters["sync_batch_size"]
-                if self.batch_limit is not None:
-                    batch = min(batch, self.batch_limit)
-                last = min(peer.head_block_num, first + batch - 1)
-                blocks = yield self._fetch(proto, first, last)
-                for start in range(0, len(blocks), APPLY_SLICE):
-                    if not self._apply_slice(blocks[start:start + APPLY_SLICE], proto):
-                        break
-                    if start + APPLY_SLICE < len(blocks):  # let the reactor serve
+        ahead = deque()  # (first, last, Deferred) of the batches asked for ahead
+        try:
+            while True:
+                self._again = False
+                while chain.head_block_num < peer.head_block_num and proto is peer.protocol:
+                    first = chain.head_block_num + 1
+                    while ahead and ahead[0][0] != first:  # a shorter batch came before
+                        _drop(ahead.popleft()[2])
+                    if ahead:
+                        d = ahead.popleft()[2]
+                    else:
+                        d = self._fetch(proto, first,
+                                        min(peer.head_block_num, first + self._batch_size() - 1))
+                    blocks = yield d
+                    if blocks and blocks[-1] is not None:
+                        self._fetch_ahead(proto, ahead, first + len(blocks))
+                    for start in range(0, len(blocks), APPLY_SLICE):
+                        if not self._apply_slice(blocks[start:start + APPLY_SLICE], proto):
+                            break
+                        # let the reactor serve (and send the calls asked ahead)
                         yield task.deferLater(network.reactor, 0, lambda: None)
-                if blocks and blocks[0] is not None and proto is peer.protocol:
-                    peer.synced_step()
-                if not blocks or blocks[-1] is None:
+                    if blocks and blocks[0] is not None and proto is peer.protocol:
+                        peer.synced_step()
+                    if not blocks or blocks[-1] is None:
+                        break
+                if not self._again or proto is not peer.protocol:
                     break
-            if not self._again or proto is not peer.protocol:
-                break
+        finally:
+            while ahead:
+                _drop(ahead.popleft()[2])
+            self._synced_at = None
+            chain.block_log.sync_now()  # what the last slices left unsynced
         if proto is peer.protocol:
             peer.caught_up()
 
+    def _fetch_ahead(self, proto, ahead: deque, first: int) -> None:
+        """Ask for up to :data:`FETCH_AHEAD` batches from block ``first``
+        on (those not asked for yet, up to the peer's head), appended to
+        ``ahead`` as ``(first, last, Deferred)``."""
+        if self.use_get_block:  # its pipelined calls already fill the peer's window
+            return
+        head = self.peer.head_block_num
+        if ahead:
+            first = ahead[-1][1] + 1
+        while len(ahead) < FETCH_AHEAD and first <= head:
+            last = min(head, first + self._batch_size() - 1)
+            ahead.append((first, last, self._fetch(proto, first, last)))
+            first = last + 1
+
     def _apply_slice(self, blocks: list, proto) -> bool:
-        """Apply ``blocks`` in order with one block log sync for all of them
-        (:meth:`~nodeapi.chain.blocklog.BlockLog.batched`: blocks the peer
-        can serve again); False when a missing block (None) or a changed
-        connection stopped it."""
+        """Apply ``blocks`` in order with at most one block log sync for all
+        of them (:meth:`~nodeapi.chain.blocklog.BlockLog.batched`: blocks
+        the peer can serve again), and none when the last sync of this
+        catch-up is less than :data:`SYNC_EVERY` seconds old and the slice
+        does not reach the peer's head; False when a missing block (None)
+        or a changed connection stopped it."""
         peer = self.peer
         chain = peer.network.chain
-        with chain.block_log.batched():
+        now = peer.network.reactor.seconds()
+        if self._synced_at is None:
+            self._synced_at = now
+        due = (now - self._synced_at >= SYNC_EVERY
+               or chain.head_block_num + len(blocks) >= peer.head_block_num)
+        with chain.block_log.batched(sync=due):
             for block in blocks:
                 if block is None or proto is not peer.protocol:
                     return False
                 self._apply(block)
                 self.progress.step(chain.head_block_num, peer.head_block_num)
+        if due:
+            self._synced_at = now
         return True
 
     def _apply(self, block) -> None:
@@ -147,7 +197,8 @@ class Follower:
         (:attr:`~nodeapi.peers.errors.PeerRpcError.access_denied`) switches
         to pipelined ``database.get_block`` for good."""
         if not self.use_get_block:
-            self._in_flight = last - first + 1
+            size = last - first + 1
+            self._in_flight.append(size)
             try:
                 blocks = yield proto.call("block", "get_blocks", [first, last])
                 return blocks
@@ -167,7 +218,7 @@ class Follower:
                          peer=self.peer.address)
                 self.use_get_block = True
             finally:
-                self._in_flight = 0
+                self._in_flight.remove(size)
         # pipelined get_block calls stay below the peer's calls-in-flight cap
         last = min(last, first + GET_BLOCK_WINDOW - 1)
         calls = [proto.call("database", "get_block", [n]) for n in range(first, last + 1)]
@@ -181,8 +232,15 @@ class Follower:
         batches ask for half as many blocks (:attr:`batch_limit`).  A single
         block over the limit cannot be fetched: ``max-message-size`` must be
         above the chain's largest block."""
-        if self._in_flight > 1:
-            self.batch_limit = self._in_flight // 2
+        largest = max(self._in_flight, default=0)
+        if largest > 1:
+            self.batch_limit = largest // 2
             log.info("Peer {peer}: {count} blocks exceed max-message-size; fetching "
-                     "batches of {limit}", peer=self.peer.address, count=self._in_flight,
+                     "batches of {limit}", peer=self.peer.address, count=largest,
                      limit=self.batch_limit)
+
+
+def _drop(d: defer.Deferred) -> None:
+    """A fetch asked for ahead that will not be used: its failure (the
+    connection closed, a refusal) is nobody's error."""
+    d.addErrback(lambda _failure: None)

@@ -223,14 +223,54 @@ def from_wire(value: Any, key: Any = None) -> Any:
     """``value`` with the numeric strings of :data:`FROM_WIRE_FIELDS` made
     ints again (recursively), so a block or transaction received over the
     wire equals the sender's in-memory form.  Other strings (memos, ids)
-    are untouched."""
-    if isinstance(value, dict):
-        return {k: from_wire(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_wire(v) for v in value]
+    are untouched; so are strings directly in a list (only a member of an
+    object is named).  Returns new dicts and lists, plain ones for
+    subclasses.
+
+    On the path of every block a follower fetches: JSON's own types are
+    handled inline (:func:`_from_wire_dict`, :func:`_from_wire_list`)."""
+    t = type(value)
+    if t is dict or (t is not list and isinstance(value, dict)):
+        return _from_wire_dict(value)
+    if t is list or isinstance(value, list):
+        return _from_wire_list(value)
     if key in FROM_WIRE_FIELDS and isinstance(value, str):
         return wire_int(value)
     return value
+
+
+def _from_wire_dict(d: dict) -> dict:
+    fields = FROM_WIRE_FIELDS
+    out = {}
+    for k, v in d.items():
+        t = type(v)
+        if t is str:
+            out[k] = wire_int(v) if k in fields else v
+        elif t is dict:
+            out[k] = _from_wire_dict(v)
+        elif t is list:
+            out[k] = _from_wire_list(v)
+        elif t is int or t is bool or v is None or t is float:
+            out[k] = v
+        else:
+            out[k] = from_wire(v, k)
+    return out
+
+
+def _from_wire_list(items: list) -> list:
+    out = []
+    append = out.append
+    for v in items:
+        t = type(v)
+        if t is dict:
+            append(_from_wire_dict(v))
+        elif t is list:
+            append(_from_wire_list(v))
+        elif t is str or t is int or t is bool or v is None or t is float:
+            append(v)
+        else:
+            append(from_wire(v))
+    return out
 
 
 # Fields graphene's database get_block adds to a signed block

@@ -451,3 +451,45 @@ def test_truncate_drops_the_blocks_after_and_survives_a_reopen(tmp_path):
     assert reopened.head_num == 2 and reopened.truncated == 0
     assert [b for _n, b in reopened.blocks()] == blocks[:2]
     reopened.close()
+
+
+def test_batched_without_sync_leaves_it_to_the_next(tmp_path, monkeypatch):
+    """``batched(sync=False)`` does not sync at its end; the next
+    ``batched()``, :meth:`sync_now`, an append outside a batch or
+    ``close()`` syncs what it left (once), and nothing is synced twice."""
+    import nodeapi.chain.blocklog as blocklog
+
+    synced = []
+    real = blocklog._sync
+    monkeypatch.setattr(blocklog, "_sync", lambda fd: (synced.append(fd), real(fd)))
+    log = open_log(tmp_path / "b")
+    opened = len(synced)
+    blocks = fake_blocks(6)
+    with log.batched(sync=False):
+        log.append(blocks[0])
+    with log.batched(sync=False):
+        log.append(blocks[1])
+    assert len(synced) == opened
+    with log.batched():  # nothing appended in it: it syncs the two before
+        pass
+    assert len(synced) == opened + 1
+    log.sync_now()  # nothing left
+    assert len(synced) == opened + 1
+    with log.batched(sync=False):
+        log.append(blocks[2])
+    log.sync_now()
+    log.sync_now()
+    assert len(synced) == opened + 2
+    with log.batched(sync=False):
+        log.append(blocks[3])
+    log.append(blocks[4])  # one sync covers both
+    assert len(synced) == opened + 3
+    log.sync_now()
+    assert len(synced) == opened + 3
+    with log.batched(sync=False):
+        log.append(blocks[5])
+    log.close()  # syncs what was left
+    assert len(synced) == opened + 4
+    reopened = open_log(tmp_path / "b")
+    assert [num for num, _b in reopened.blocks()] == [1, 2, 3, 4, 5, 6]
+    reopened.close()

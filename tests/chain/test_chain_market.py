@@ -146,3 +146,27 @@ def test_match_taker_smaller_rounds_up_and_culls(funded):
     assert vops[2][1]["is_maker"] is True and vops[2][1]["fee"]["amount"] == 0
     # the deferred creation fees were booked on the fills
     assert chain.state.get(maker)["deferred_fee"] == 0
+
+
+def test_book_order_is_graphenes_by_price_exactly():
+    """graphene ``limit_order_index`` by_price (market_object.hpp): the
+    inverted sell price ascending, then the id.  Prices whose doubles are
+    equal but whose exact values differ (amounts past 2**53) keep their
+    exact order; equal prices keep the id order (1.7.0 before 1.7.2 though
+    listed after it)."""
+    from nodeapi.chain.state import sort_book
+
+    def order(n, base, quote):
+        return {"id": f"1.7.{n}", "sell_price": {"base": {"amount": base, "asset_id": "1.3.0"},
+                                                 "quote": {"amount": quote,
+                                                           "asset_id": "1.3.1"}}}
+
+    big = 2 ** 60
+    orders = [order(1, big, big + 2), order(2, big, big + 1), order(3, 2, 1),
+              order(0, big, big + 1), order(4, 3, 3), order(10, 1, 1), order(5, 2 * big, 2 * big)]
+    assert (big + 1) / big == (big + 2) / big == 1.0  # the doubles cannot tell them apart
+    assert [o["id"] for o in sort_book(orders)] == [
+        "1.7.3",  # 1/2
+        "1.7.4", "1.7.5", "1.7.10",  # exactly 1, by id
+        "1.7.0", "1.7.2",  # 1 + 2**-60, by id
+        "1.7.1"]  # 1 + 2**-59

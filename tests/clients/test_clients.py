@@ -128,3 +128,19 @@ def test_bitsharesjs_credentials_in_address(live, js_client):
     assert code == 0, err.decode()
     result = json.loads(out.decode().strip().splitlines()[-1])
     assert result["account"]["id"] == "1.2.7"
+
+
+def test_npm_install_waits_for_another_workers_install():
+    """Parallel pytest workers share tests/js: while one holds the install
+    lock (kit.js.npm_install) another waits, here until its timeout; once
+    it is free the clients are found installed."""
+    import fcntl
+
+    npm_install()
+    with open(os.path.join(JS_DIR, ".npm-install.lock"), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(TimeoutError, match="another npm ci"):
+            npm_install(timeout=1)
+    npm_install(timeout=1)
+    assert all(os.path.isdir(os.path.join(JS_DIR, "node_modules", name))
+               for name in ("bitsharesjs", "bitsharesjs-ws", "btsdex"))

@@ -138,6 +138,30 @@ def test_rpc_port_in_use_stops_the_node_with_status_1(tmp_path):
     assert "Node stopped at head block" in out
 
 
+def test_a_port_taken_meanwhile_starts_the_daemon_on_another_port(tmp_path):
+    """A port found free (free_port) may be taken before the daemon binds
+    it (another pytest worker): Daemon.start starts it again on another
+    free port; a port given to the constructor is kept (and fails)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        node = Daemon(tmp_path / "data")
+        node.port = port  # as if free_port's port were taken meanwhile
+        node.start()
+        try:
+            assert node.port != port
+            assert node.call("get_chain_id") == \
+                "569cba9a00ee6e807a62389ea67de7c6954835390be62371709ec804c6bfe1f2"
+            assert f"cannot listen on tcp:{port}:interface=127.0.0.1" in node.log()
+        finally:
+            node.stop()
+        fixed = Daemon(tmp_path / "fixed", port=port)
+        with pytest.raises(AssertionError, match="Address already in use"):
+            fixed.start()
+        assert fixed.port == port
+
+
 def privileged_free_port() -> int:
     """A free TCP port below 1024 on 127.0.0.1 (only root can bind one)."""
     for port in range(980, 600, -1):

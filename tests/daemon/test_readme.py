@@ -43,4 +43,14 @@ def test_the_two_commands_come_first():
     text = open(README, encoding="utf-8").read()
     head = text[:text.index("Operator guide")]
     assert "pip install . && twistd -n nodeapi" in head
-    assert "pip install '.[test]' && python -m pytest -q" in head
+    assert "pip install '.[test]' && python -m pytest -q -n 2 --dist loadfile" in head
+
+
+def test_ci_runs_the_readmes_test_command():
+    """.ci/run ends with the README's test command (after its install)."""
+    text = open(README, encoding="utf-8").read()
+    command = text[text.index("pip install '.[test]' && "):].split("\n")[0]
+    with open(os.path.join(os.path.dirname(README), ".ci", "run"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    install, run = command.split(" && ")
+    assert install in lines and lines[-1] == run

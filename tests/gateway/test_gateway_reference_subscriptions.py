@@ -29,9 +29,12 @@ from kit.wallets import create_accounts_over_rpc, paid, pay_over_rpc, wallet_nam
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
 
 
-@pytest.fixture
-def producer(tmp_path):
-    node = start_reference(tmp_path, "producer")
+@pytest.fixture(scope="module")
+def producer(tmp_path_factory):
+    """One reference producer for the module, init0's genesis balance
+    claimed: the tests only add accounts of their own and pay, each
+    reading balances before it pays (their followers are their own)."""
+    node = start_reference(tmp_path_factory.mktemp("gateway-reference"), "producer")
     try:
         node.wait_head(1)
         node.call("broadcast_transaction_synchronous", signed_over_head(node, [claim_op()]),

@@ -8,6 +8,7 @@ Used by tests marked ``reference`` (kit.reference)."""
 
 import calendar
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -108,24 +109,37 @@ class Side:
         return obj
 
 
+def on_both(pair, fn) -> list:
+    """``[fn(reference), fn(nodeapi)]``, the two run at once (a thread
+    each: both chains make their blocks at the wall clock, so a test
+    waiting for blocks or for a due time waits once, not twice); an
+    exception of either is raised (the reference's first)."""
+    with ThreadPoolExecutor(max_workers=len(pair)) as pool:
+        futures = [pool.submit(fn, side) for side in pair]
+        return [future.result() for future in futures]
+
+
 def start_sides(tmp) -> tuple:
     """``(reference, nodeapi)`` :class:`Side` objects, started under
-    ``tmp``, init0 holding the genesis balance on both; stop them with
-    :func:`stop_sides`."""
-    reference = start_reference(tmp, "reference")
-    node = Daemon(tmp / "nodeapi")
+    ``tmp`` (at once), init0 holding the genesis balance on both; stop
+    them with :func:`stop_sides`."""
+    node = Daemon(tmp / "nodeapi").start(wait=False)
+    reference = None
     try:
-        # its first block is now (the genesis is of 2016): before it, a
-        # transaction's TaPoS and expiration would refer to the genesis
+        reference = start_reference(tmp, "reference")
+        node.wait_rpc()
+        # their first blocks are now (the genesis is of 2016): before them,
+        # a transaction's TaPoS and expiration would refer to the genesis
         reference.wait_head(1)
-        node.start()
+        node.wait_head(1)
         pair = (Side(reference, "reference"), Side(node, "nodeapi"))
-        for side in pair:
-            side.push([37, {"deposit_to_account": INIT0, "balance_to_claim": "1.15.0",
-                            "balance_owner_key": DEV_PUB, "total_claimed": core(10 ** 15)}])
+        on_both(pair, lambda side: side.push([37, {
+            "deposit_to_account": INIT0, "balance_to_claim": "1.15.0",
+            "balance_owner_key": DEV_PUB, "total_claimed": core(10 ** 15)}]))
     except BaseException:
         node.stop()
-        reference.stop()
+        if reference is not None:
+            reference.stop()
         raise
     return pair
 

@@ -417,6 +417,54 @@ def test_reconnect_backoff_with_injected_clock(follower):
 
 
 @pytest_twisted.inlineCallbacks
+def test_catch_up_asks_ahead_and_syncs_the_log_once(producer, follower, monkeypatch):
+    """While a batch is applied the next ones are already asked for (the
+    sync never waits a round trip per batch), and a catch-up shorter than
+    a second syncs the block log once, when it reaches the peer's head
+    (each block still on disk before the catch-up is called done)."""
+    import nodeapi.chain.blocklog as blocklog
+    from nodeapi.peers.follower import FETCH_AHEAD
+    from nodeapi.rpc.access import DEFAULT_ALLOWED_APIS, ApiAccess
+
+    access = ApiAccess.from_json({"permission_map": [["*", {
+        "password_hash_b64": "*", "password_salt_b64": "*",
+        "allowed_apis": sorted(DEFAULT_ALLOWED_APIS | {"block_api"})}]]})
+    produce(producer, 120)
+    server = RunningSite(make_node(producer), access)
+    synced = []
+    real = blocklog._sync
+    monkeypatch.setattr(blocklog, "_sync", lambda fd: (synced.append(fd), real(fd)))
+    follower.block_log.sync = True  # as a node's (test chains skip it)
+    svc = PeerService(follower, reactor=reactor, parameters=dict(FAST, sync_batch_size=10))
+    svc.startService()
+    try:
+        yield svc.add_node(f"127.0.0.1:{server.port}")
+        [peer] = svc.peers.values()
+        asked = []  # the get_blocks calls in flight as each batch is applied
+        apply_slice = peer.follower._apply_slice
+
+        def spy(blocks, proto):
+            asked.append(list(peer.follower._in_flight))
+            return apply_slice(blocks, proto)
+
+        monkeypatch.setattr(peer.follower, "_apply_slice", spy)
+        yield wait_for(lambda: follower.head_block_num == 120)
+        assert follower.head_block_id == producer.head_block_id
+        assert len(asked) == 12
+        assert asked[0] == [10] * FETCH_AHEAD  # batches 2 and 3 asked for before 1 applies
+        assert asked[-1] == []  # nothing beyond the peer's head
+        assert len(synced) == 1
+        yield wait_for(lambda: svc.connected_peers()[0]["state"] == "live")
+        # the blocks that follow come one by one, each synced
+        produce(producer, 1)
+        yield wait_for(lambda: follower.head_block_num == 121)
+        assert len(synced) == 2
+    finally:
+        yield svc.stopService()
+        yield server.stop()
+
+
+@pytest_twisted.inlineCallbacks
 def test_batch_adapts_to_the_real_peers_get_blocks_limit(producer, follower):
     """A follower asking for batches of 1,000 from a real node whose
     api-limit-get-blocks is 100 (the default) learns the limit from the

@@ -27,3 +27,30 @@ def test_lists_of_fragments_encode_to_valid_json():
                           timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("ok"), (proc.returncode,
                                                                    proc.stderr[-2000:])
+
+
+def test_from_wire_turns_only_named_members_back_into_ints():
+    """fc writes 64-bit integers as strings (libraries/fc variant.cpp); a
+    block read back over the wire has the named members made ints again,
+    at any depth, within the 64-bit range only; strings directly in a list,
+    other members and non-decimal strings stay as they are; a dict subclass
+    comes back a plain dict with the same conversion."""
+    from collections import OrderedDict
+
+    from nodeapi.protocol.wire import from_wire
+
+    wire = {"ref_block_prefix": "3000000000", "amount": "-5", "memo": {"nonce": "7"},
+            "operations": [[0, {"amount": {"amount": "18446744073709551615",
+                                           "asset_id": "1.3.0"},
+                                "fee": {"amount": "18446744073709551616"}}]],
+            "signatures": ["1234"], "extensions": [], "x": 1.5, "flag": True,
+            "none": None, "odd": OrderedDict(amount="12", name="12")}
+    assert from_wire(wire) == {
+        "ref_block_prefix": 3000000000, "amount": -5, "memo": {"nonce": "7"},
+        "operations": [[0, {"amount": {"amount": 18446744073709551615, "asset_id": "1.3.0"},
+                            "fee": {"amount": "18446744073709551616"}}]],
+        "signatures": ["1234"], "extensions": [], "x": 1.5, "flag": True, "none": None,
+        "odd": {"amount": 12, "name": "12"}}
+    assert type(from_wire(wire)["odd"]) is dict
+    assert from_wire("12", "amount") == 12 and from_wire("12") == "12"
+    assert from_wire(["12"], "amount") == ["12"]

@@ -21,7 +21,7 @@ import pytest
 
 from kit.keys import DEV_PUB
 from kit.reference import requires_reference
-from kit.side_by_side import Refused, amount, core, start_sides, stop_sides
+from kit.side_by_side import Refused, amount, core, on_both, start_sides, stop_sides
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
 
@@ -34,9 +34,8 @@ def sides(tmp_path_factory):
     """(reference, nodeapi); init1 holds 100,000 TEST on both."""
     pair = start_sides(tmp_path_factory.mktemp("rules"))
     try:
-        for side in pair:
-            side.push([0, {"from": INIT0, "to": INIT1, "amount": core(10 ** 10),
-                           "extensions": []}])
+        both(pair, lambda side: side.push([0, {"from": INIT0, "to": INIT1,
+                                               "amount": core(10 ** 10), "extensions": []}]))
         yield pair
     finally:
         stop_sides(pair)
@@ -82,8 +81,8 @@ def fed(side, asset_id, debt, collateral, **kw):
 
 
 def both(sides, fn):
-    """``[fn(reference), fn(nodeapi)]``."""
-    return [fn(side) for side in sides]
+    """``[fn(reference), fn(nodeapi)]``, run at once (kit.side_by_side.on_both)."""
+    return on_both(sides, fn)
 
 
 def test_buyback_account_takes_only_its_allowed_assets(sides):

@@ -12,6 +12,7 @@ transfer_evaluator.cpp (Insufficient Balance), db_update.cpp
 ``update_last_irreversible_block`` (70 %)."""
 
 import re
+import time
 
 import pytest
 
@@ -19,7 +20,7 @@ from nodeapi.protocol.transaction import sign_transaction
 
 from kit.keys import CHAIN_ID, DEV_WIF, OTHER_WIF
 from kit.reference import INIT_WITNESSES, requires_reference
-from kit.side_by_side import Refused, amount, core, start_sides, stop_sides
+from kit.side_by_side import Refused, amount, core, on_both, start_sides, stop_sides
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow, requires_reference]
 
@@ -34,7 +35,7 @@ def sides(tmp_path_factory):
     its fee pool left at 1,234,567 TEST sat."""
     pair = start_sides(tmp_path_factory.mktemp("texts"))
     try:
-        for side in pair:
+        def prepare(side):
             options = {
                 "max_supply": 10 ** 12, "market_fee_percent": 0, "max_market_fee": 0,
                 "issuer_permissions": 0, "flags": 0,
@@ -51,6 +52,7 @@ def sides(tmp_path_factory):
             side.push([47, {"issuer": INIT0, "asset_id": GOLD,
                             "amount_to_claim": core(pool - 1234567), "extensions": []}])
             assert int(side.get("2.3.1")["fee_pool"]) == 1234567
+        on_both(pair, prepare)
         yield pair
     finally:
         stop_sides(pair)
@@ -126,8 +128,7 @@ def test_transfer_beyond_the_balance(sides):
 def test_proposal_fail_reason(sides):
     """proposal_evaluator: an approved proposal whose asset_issue (by init1,
     not GOLD's issuer) fails keeps fc's to_string of the error."""
-    reasons = []
-    for side in sides:
+    def reason(side):
         # init1 can pay the proposed operation's fee: the issuer check decides
         side.push([0, {"from": INIT0, "to": INIT1, "amount": core(10 ** 9), "extensions": []}])
         issue = [14, {"fee": core(10 ** 8), "issuer": INIT1, "asset_to_issue": amount(1, GOLD),
@@ -140,8 +141,9 @@ def test_proposal_fail_reason(sides):
                         "owner_approvals_to_add": [], "owner_approvals_to_remove": [],
                         "key_approvals_to_add": [], "key_approvals_to_remove": [],
                         "extensions": []}])
-        reasons.append(side.get(pid)["fail_reason"])
-    assert reasons == ["Assert Exception: o.issuer == a.issuer: "] * 2
+        return side.get(pid)["fail_reason"]
+
+    assert on_both(sides, reason) == ["Assert Exception: o.issuer == a.issuer: "] * 2
 
 
 def test_last_irreversible_block_rule(sides):
@@ -150,9 +152,14 @@ def test_last_irreversible_block_rule(sides):
     ascending, at offset (10000 - 7000) * 11 // 10000 = 3, the block 8 of
     them confirmed (75 % would take offset 2)."""
     reference = sides[0]
-    objects = reference.call("get_objects", ["2.1.0", *INIT_WITNESSES])
-    dgp, witnesses = objects[0], objects[1:]
-    confirmed = sorted(w["last_confirmed_block_num"] for w in witnesses)
+    deadline = time.monotonic() + 60
+    while True:  # until each of the 11 has made a block (a round: 11 s)
+        objects = reference.call("get_objects", ["2.1.0", *INIT_WITNESSES])
+        dgp, witnesses = objects[0], objects[1:]
+        confirmed = sorted(w["last_confirmed_block_num"] for w in witnesses)
+        if confirmed[0] > 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert len(confirmed) == 11 and len(set(confirmed)) == 11  # one block each, in turn
     assert dgp["last_irreversible_block_num"] == confirmed[3] > 0
 
