@@ -195,10 +195,10 @@ class DocumentBuilder:
         the ``create`` action line (``action_name`` ``"index"``: replace a
         document of that id, the id of a popped block's document) and the
         document line, each ending in a newline.  ``entries`` are the
-        (possibly filtered) numbering entries of ``op``; ``[]`` for a block
-        up to ``start_after_block``."""
-        if block_num <= self.start_after_block:
-            return []
+        (possibly filtered) numbering entries of ``op``; ``[]`` for no
+        entries or a block up to ``start_after_block``."""
+        if not entries or block_num <= self.start_after_block:
+            return []  # no document: the operation's part is not built either
         try:
             tail = orjson.dumps(self.operation_part(op, block_num, block_time))
         except TypeError:  # an integer beyond 64 bits: write it as a string
