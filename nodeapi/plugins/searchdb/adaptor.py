@@ -67,6 +67,18 @@ def adapt_object(obj: dict, depth: int = MAX_DEPTH):
     renames = []
     backups = []
     for name, value in obj.items():
+        t = type(value)
+        # the common exact types first (the same outcome as the general
+        # branches below, which take subclasses and everything else)
+        if t is str:
+            out[name] = wire_int(value) if name in INT64_FIELDS else value
+            continue
+        if t is int:
+            out[name] = wire_time(value) if name in TIME_FIELDS else value
+            continue
+        if t is bool or value is None:
+            out[name] = value
+            continue
         if isinstance(value, dict):
             if name in value:
                 renames.append(name)
