@@ -427,6 +427,22 @@ def test_start_after_block_items():
     assert len(builder.items([entry], op, 8, "2016-01-01T00:00:00", "chain-2016-01")) == 1
 
 
+def test_no_entries_no_document_part():
+    """An operation without entries to write gives no items and its
+    document part is not built at all (the service asks for the popped
+    ids' ``index`` items and the rest's ``create`` items of every
+    operation, most often with no popped ids): an operation whose part
+    cannot be encoded answers ``[]`` and raises only once an entry asks
+    for its document."""
+    op, entry = rebuilt(fixture_doc("transfer"))
+    unencodable = applied_op(op.id_num, [0, {"memo": object()}])
+    builder = DocumentBuilder()
+    assert builder.items([], unencodable, 8, "2016-01-01T00:00:00", "chain-2016-01") == []
+    assert builder.items([], op, 8, "2016-01-01T00:00:00", "chain-2016-01", "index") == []
+    with pytest.raises(TypeError):
+        builder.items([entry], unencodable, 8, "2016-01-01T00:00:00", "chain-2016-01")
+
+
 def test_template_fill_data_types_and_depth():
     for flavor in ("es6", "legacy", "composable"):
         t = index_template("p-", flavor)
