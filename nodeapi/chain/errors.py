@@ -212,9 +212,14 @@ class TransferNotAuthorized(InvalidOperation):
                        "restricted transfer asset"),
     }
 
-    def __init__(self, kind: str, text: str, unable: str) -> None:
+    def __init__(self, kind: str, text: str, unable: str, fc_format: str | None = None,
+                 details: dict | None = None) -> None:
         self.code, self.name, self.what = self.KINDS[kind]
         super().__init__(f"{self.what}: {text} {unable}")
+        # error.data.stack[0]: GRAPHENE_ASSERT's format and values
+        self.fc_format = fc_format
+        if details:
+            self.details = details
 
 
 #: ``(operation, exception) -> (sequence number, fc's description)`` of
