@@ -369,7 +369,8 @@ class P2PNode(service.MultiService):
 
     def _close(self, peer, reason: str, error: bool = False) -> None:
         """Say ``closing_connection`` and close (graphene
-        ``disconnect_from_peer``); an error is logged as a warning."""
+        ``disconnect_from_peer``); an error is the peer's failure
+        (:meth:`P2PPeer.fail`: the owner's warning, or the seed's line)."""
         if peer.state == "closing":
             return
         if error:
