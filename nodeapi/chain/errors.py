@@ -7,7 +7,7 @@ Graphene reference: the ``FC_ASSERT``/``GRAPHENE_ASSERT`` checks of
 """
 
 from nodeapi.errors import ASSERT_CODE, ASSERT_NAME, ASSERT_WHAT, ChainError
-from nodeapi.protocol.errors import InvalidSignature  # noqa: F401  (the one class)
+from nodeapi.protocol.errors import InvalidOperation, InvalidSignature  # noqa: F401  (one class each)
 
 
 class FcAssertion(ChainError):
@@ -18,7 +18,10 @@ class FcAssertion(ChainError):
     <expression>: <message>``, the stack's ``format`` without the
     prefix).  The names and codes of every chain error are set here and
     nowhere else (bitshares-fc exception.hpp, bitshares-core
-    chain/exceptions.hpp and protocol/exceptions.hpp)."""
+    chain/exceptions.hpp and protocol/exceptions.hpp), but for the
+    operation refusals: those are the one
+    :class:`~nodeapi.protocol.errors.InvalidOperation` the protocol's
+    ``validate()`` raises too, and its subclasses below."""
 
     name = ASSERT_NAME
     code = ASSERT_CODE
@@ -191,11 +194,6 @@ class UnsupportedOperation(FcAssertion):
     """This node does not evaluate operations of this type (bitshares-core
     refuses account_transfer with an ``FC_ASSERT`` of ``apply_operation``:
     "No registered evaluator for operation ${op}")."""
-
-
-class InvalidOperation(FcAssertion):
-    """An operation breaks a rule of its evaluator (graphene do_evaluate's
-    ``FC_ASSERT``)."""
 
 
 class TransferNotAuthorized(InvalidOperation):
