@@ -44,9 +44,10 @@ class _Waiting:
 def malformed_as(error: type, what: str):
     """Run the reading and pushing of a client's ``what`` (``"transaction"``,
     ``"block"``): a :class:`ChainError` (the chain refused it;
-    ``InvalidSignature`` is also a ProtocolError), one of fc's own
-    exceptions (``what``: an operation's ``validate()`` assert, a bad
-    cast, sent as bitshares-core sends them) and any other
+    ``InvalidSignature`` and ``InvalidOperation``, an operation's
+    ``validate()`` or evaluator assert, are also ProtocolErrors), one of
+    fc's own exceptions (``what``: a bad cast, sent as bitshares-core
+    sends it) and any other
     :class:`NodeAPIError` pass; another ProtocolError (fc serialization
     rejected a field) or a Python error of a wrongly shaped value
     (``_MALFORMED``) becomes ``error("Malformed <what>: ...")``."""

@@ -7,7 +7,7 @@ Graphene reference: the ``FC_ASSERT``/``GRAPHENE_ASSERT`` checks of
 """
 
 from nodeapi.errors import ASSERT_CODE, ASSERT_NAME, ASSERT_WHAT, ChainError
-from nodeapi.protocol.errors import InvalidSignature  # noqa: F401  (the one class)
+from nodeapi.protocol.errors import InvalidOperation, InvalidSignature  # noqa: F401  (one class each)
 
 
 class FcAssertion(ChainError):
@@ -18,7 +18,10 @@ class FcAssertion(ChainError):
     <expression>: <message>``, the stack's ``format`` without the
     prefix).  The names and codes of every chain error are set here and
     nowhere else (bitshares-fc exception.hpp, bitshares-core
-    chain/exceptions.hpp and protocol/exceptions.hpp)."""
+    chain/exceptions.hpp and protocol/exceptions.hpp), but for the
+    operation refusals: those are the one
+    :class:`~nodeapi.protocol.errors.InvalidOperation` the protocol's
+    ``validate()`` raises too, and its subclasses below."""
 
     name = ASSERT_NAME
     code = ASSERT_CODE
@@ -193,11 +196,6 @@ class UnsupportedOperation(FcAssertion):
     "No registered evaluator for operation ${op}")."""
 
 
-class InvalidOperation(FcAssertion):
-    """An operation breaks a rule of its evaluator (graphene do_evaluate's
-    ``FC_ASSERT``)."""
-
-
 class TransferNotAuthorized(InvalidOperation):
     """A transfer the asset's lists or its ``transfer_restricted`` flag
     refuse: graphene's transfer evaluate exceptions (chain/exceptions.hpp,
@@ -214,9 +212,14 @@ class TransferNotAuthorized(InvalidOperation):
                        "restricted transfer asset"),
     }
 
-    def __init__(self, kind: str, text: str, unable: str) -> None:
+    def __init__(self, kind: str, text: str, unable: str, fc_format: str | None = None,
+                 details: dict | None = None) -> None:
         self.code, self.name, self.what = self.KINDS[kind]
         super().__init__(f"{self.what}: {text} {unable}")
+        # error.data.stack[0]: GRAPHENE_ASSERT's format and values
+        self.fc_format = fc_format
+        if details:
+            self.details = details
 
 
 #: ``(operation, exception) -> (sequence number, fc's description)`` of

@@ -114,16 +114,8 @@ class ForkDatabase:
 
     def branch_ids(self, block_id: str, on_main) -> tuple:
         """:meth:`branch` with the blocks' ids instead of the blocks."""
-        ids = []
-        bid = block_id
-        while not on_main(bid):
-            block = self._blocks.get(bid)
-            if block is None:
-                raise LookupError(f"block {bid} is neither kept nor on the main branch")
-            ids.append(bid)
-            bid = block["previous"]
-        ids.reverse()
-        return bid, ids
+        ancestor, blocks = self._walk(block_id, on_main)
+        return ancestor, [bid for bid, _block in blocks]
 
     def branch(self, block_id: str, on_main) -> tuple:
         """``(ancestor id, [blocks])``: the kept blocks from the first one
@@ -131,13 +123,19 @@ class ForkDatabase:
         main-branch block they build on (``on_main(id)`` tells whether an
         id is on the main branch).  Raises LookupError when the walk leaves
         the kept blocks before reaching the main branch."""
+        ancestor, blocks = self._walk(block_id, on_main)
+        return ancestor, [block for _bid, block in blocks]
+
+    def _walk(self, block_id: str, on_main) -> tuple:
+        """``(ancestor id, [(id, block)])`` in applying order: the walk of
+        :meth:`branch` back from ``block_id`` to the main branch."""
         blocks = []
         bid = block_id
         while not on_main(bid):
             block = self._blocks.get(bid)
             if block is None:
                 raise LookupError(f"block {bid} is neither kept nor on the main branch")
-            blocks.append(block)
+            blocks.append((bid, block))
             bid = block["previous"]
         blocks.reverse()
         return bid, blocks

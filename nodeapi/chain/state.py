@@ -33,7 +33,7 @@ there is one).  The store also records the ids changed since
 
 from operator import itemgetter
 
-from nodeapi.chain.errors import UnknownObject
+from nodeapi.chain.errors import UnknownObject, assertion
 from nodeapi.chain.indexes import index_object, order_market
 from nodeapi.protocol.asset import value_key
 from nodeapi.protocol.errors import InvalidObjectId
@@ -159,10 +159,14 @@ class ObjectStore:
         return self.objects.get(oid)
 
     def require(self, oid: str) -> dict:
-        """The object with id ``oid``; raises :class:`UnknownObject`."""
+        """The object with id ``oid``; raises :class:`UnknownObject` with
+        the text of graphene's ``object_database::get`` (``FC_ASSERT(
+        maybe_found != nullptr, "Unable to find Object ${id}" )``), which an
+        evaluator's ``op.id(d)`` raises."""
         obj = self.objects.get(oid)
         if obj is None:
-            raise UnknownObject(f"Unknown object {oid}")
+            raise assertion(UnknownObject, "maybe_found != nullptr", f"Unable to find Object {oid}",
+                            {"id": oid}, "Unable to find Object ${id}")
         return obj
 
     def ids_of_type(self, prefix: str) -> list[str]:

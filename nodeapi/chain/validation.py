@@ -91,7 +91,7 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
         ``transaction::validate``), checked first.
     :raises UnsupportedOperation: an operation type the chain does not
         apply (:func:`nodeapi.chain.evaluators.registry.check_applied`).
-    :raises OperationInvalid: an operation fails its type's ``validate()``
+    :raises InvalidOperation: an operation fails its type's ``validate()``
         (:func:`nodeapi.protocol.validation.validate_operation`, also part of
         ``transaction::validate``), checked once the transaction serializes.
     :raises TransactionTooLarge: more than ``maximum_transaction_size`` bytes

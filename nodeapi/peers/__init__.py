@@ -12,7 +12,8 @@ Modules, by role:
                   connection to another node's RPC (login, chain id,
                   reconnection, failure lines), and
                   :class:`~nodeapi.peers.remote.IRemoteOwner`, what its
-                  owner (a peer, the indexer, a gateway upstream) is told
+                  owner (a peer, the indexer, a gateway upstream, the
+                  P2P node of its connections) is told
 ``peer.py``       :class:`~nodeapi.peers.peer.Peer`: one followed node, the
                   owner of its remote node (a child of the PeerService):
                   subscription, state, head

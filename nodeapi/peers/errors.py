@@ -54,6 +54,25 @@ class WrongChain(ChainError):
     name = "wrong_chain"
 
 
+class PeerDropped(ApiError):
+    """This node drops a graphene P2P peer for an error: another chain, a
+    bad hello signature, a handshake or request timed out, silence, a
+    message that does not read or was not asked for, a refused block
+    (bitshares-core libraries/net/node.cpp ``disconnect_from_peer`` with
+    ``caused_by_error``).  What the connection's owner hears
+    (:meth:`~nodeapi.peers.remote.IRemoteOwner.failed`)."""
+
+    name = "peer_dropped"
+
+
+class PeerRejected(ApiError):
+    """A graphene P2P peer rejected this node's hello for another chain or
+    for being itself (``connection_rejected_message``, node.cpp
+    ``on_hello_message``); the text is ``"rejected us: <its reason>"``."""
+
+    name = "peer_rejected"
+
+
 class PeerDisconnected(ApiError):
     """The connection to the peer closed before the call was answered."""
 

@@ -71,17 +71,21 @@ import hashlib
 import os
 
 from twisted.application import internet, service
+from twisted.internet import defer
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ServerEndpoint, TCP6ServerEndpoint
 from twisted.logger import Logger
+from zope.interface import implementer
 
 from nodeapi.chain.errors import UnlinkableBlock
 from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.peers import core_messages as cm
+from nodeapi.peers.errors import PeerDropped, PeerRejected
 from nodeapi.peers.p2p_connection import P2PFactory
 from nodeapi.peers.p2p_peer import KNOWN_ITEMS_SIZE, BoundedSet, P2PPeer
 from nodeapi.peers.p2p_peerdb import (
     MAX_POTENTIAL_PEERS, PeerDatabase, endpoint_text, is_ipv4)
 from nodeapi.peers.reconnect import Reconnection
+from nodeapi.peers.remote import IRemoteOwner
 from nodeapi.protocol.block import block_id as compute_block_id
 from nodeapi.protocol.keys import PrivateKey, PublicKey, ripemd160
 from nodeapi.protocol.times import format_time
@@ -147,8 +151,13 @@ def load_node_key(path: str | None) -> PrivateKey:
     return PrivateKey(secret)
 
 
+@implementer(IRemoteOwner)
 class P2PNode(service.MultiService):
     """graphene's peer node for ``network`` (see the module docstring).
+    Each connection's :class:`P2PPeer` reports to :attr:`owner` through
+    :class:`~nodeapi.peers.remote.IRemoteOwner` (the chain claim of the
+    hello, the connection active, failed, lost), as a
+    :class:`~nodeapi.peers.remote.RemoteNode` reports to its owner.
 
     :param network: the :class:`~nodeapi.peers.service.PeerService`
         (``chain``, ``reactor``, ``clock``, ``apply_block``,
@@ -170,6 +179,10 @@ class P2PNode(service.MultiService):
     Its children: the listener (a ``StreamServerEndpointService``), one
     ``ClientService`` per seed, the 1 s timeout check.
 
+    :ivar owner: the :class:`~nodeapi.peers.remote.IRemoteOwner` each new
+        connection reports to: the node itself (its ``claim_chain``,
+        ``connected``, ``failed``, ``lost``), or a provider put there that
+        hands the reports on to it.
     :ivar listening_port: the bound ``IListeningPort`` once listening, or None.
     :ivar peers: ``P2PConnection`` -> :class:`P2PPeer`, every connection.
     :ivar seeds: ``"host:port"`` -> the seed's ``ClientService``;
@@ -199,6 +212,7 @@ class P2PNode(service.MultiService):
         self.node_public_key = self.node_key.public_key.compressed.hex()
         self.listen = listen
         self.listening_port = None
+        self.owner = self
         self.peers: dict = {}               # P2PConnection -> P2PPeer
         self._cuts: dict = {}               # P2PConnection -> its CLOSE_TIMEOUT call
         self.peer_db = PeerDatabase(peer_db_path, self.node_public_key)
@@ -292,7 +306,7 @@ class P2PNode(service.MultiService):
             conn.drop("too many connections")  # past the polite rejections' slots
             return
         self.peers[conn] = P2PPeer(conn, address, "outbound" if conn.outbound else "inbound",
-                                   self.clock.seconds())
+                                   self.clock.seconds(), owner=self.owner)
 
     def connection_secured(self, conn) -> None:
         """Keys exchanged: send our hello."""
@@ -305,8 +319,8 @@ class P2PNode(service.MultiService):
         conn.drop(reason)
 
     def connection_closed(self, conn, reason: str) -> None:
-        """The connection is gone: forget the peer (its sync is taken up
-        by another peer that still needs syncing)."""
+        """The connection is gone: forget the peer, one info line, then its
+        owner's :meth:`~nodeapi.peers.remote.IRemoteOwner.lost`."""
         call = self._cuts.pop(conn, None)
         if call is not None and call.active():
             call.cancel()
@@ -314,13 +328,7 @@ class P2PNode(service.MultiService):
         if peer is None:
             return
         log.info("P2P peer {peer} disconnected: {reason}", peer=peer.address, reason=reason)
-        if self._syncing_from is peer:
-            self._syncing_from = None
-        if peer.we_need_sync:
-            for other in self._active():
-                if other.we_need_sync and other.synopsis is None and not other.sync_requested:
-                    self._start_sync(other)
-                    break
+        peer.owner.lost(peer)
 
     def message_received(self, conn, msg_type: int, data: bytes) -> None:
         """One message from a peer: counted against the rate, decoded (a
@@ -361,11 +369,12 @@ class P2PNode(service.MultiService):
 
     def _close(self, peer, reason: str, error: bool = False) -> None:
         """Say ``closing_connection`` and close (graphene
-        ``disconnect_from_peer``); an error is logged as a warning."""
+        ``disconnect_from_peer``); an error is the peer's failure
+        (:meth:`P2PPeer.fail`: the owner's warning, or the seed's line)."""
         if peer.state == "closing":
             return
-        if error and not self._seed_failed(peer, reason):
-            log.warn("Dropping P2P peer {peer}: {reason}", peer=peer.address, reason=reason)
+        if error:
+            peer.fail(PeerDropped(reason))
         peer.bad_reason = reason if error else None
         peer.state = "closing"
         if peer.conn.cipher is not None:  # before the key exchange nothing can be said
@@ -379,22 +388,54 @@ class P2PNode(service.MultiService):
         call = self.clock.callLater(CLOSE_TIMEOUT, self._cut, peer.conn, reason)
         self._cuts[peer.conn] = call
 
-    @staticmethod
-    def _seed_reconnection(peer):
-        """The :class:`~nodeapi.peers.reconnect.Reconnection` of the seed
-        ``peer``'s connection was dialled for (:meth:`add_seed`), or None."""
-        factory = peer.conn.factory
-        return factory.reconnection if isinstance(factory, P2PFactory) else None
+    # -- IRemoteOwner (what each P2PPeer reports) --------------------------------
 
-    def _seed_failed(self, peer, reason: str) -> bool:
-        """``peer``'s connection fails because of ``reason``: True when it
-        is a seed's, whose :class:`~nodeapi.peers.reconnect.Reconnection`
-        counts and logs it (:meth:`add_seed`)."""
-        reconnection = self._seed_reconnection(peer)
-        if reconnection is None:
+    def claim_chain(self, remote, chain_id) -> bool:
+        """Only this node's chain (libraries/net/node.cpp
+        ``node_impl::on_hello_message`` rejects a hello with another
+        ``chain_id``)."""
+        return chain_id == self.chain.chain_id
+
+    def connected(self, remote, head) -> None:
+        """``remote`` (a :class:`P2PPeer`) is active, ``head`` what its
+        hello told (:meth:`P2PPeer.head`): the sync with it starts."""
+        self._start_sync(remote)
+
+    def notice(self, remote, callback_id, payload) -> None:
+        """Nothing: graphene's peer protocol has no JSON-RPC notices (a
+        peer's news arrive as ``item_ids_inventory`` messages)."""
+
+    def call_timed_out(self, remote, method) -> None:
+        """Nothing: a P2P request not answered in time drops the peer
+        (:meth:`failed` with ``"request timed out"``), no call outlives it."""
+
+    def failed(self, remote, error) -> bool:
+        """``remote``'s connection is dropped because of ``error``
+        (:class:`~nodeapi.peers.errors.PeerDropped`: this node's reason;
+        :class:`~nodeapi.peers.errors.PeerRejected`: the peer refused
+        this chain or this node).  A seed's: False, its
+        :class:`~nodeapi.peers.reconnect.Reconnection` counts and logs it
+        (:meth:`add_seed`); any other peer's: one warning, True (nothing
+        reconnects to it)."""
+        if remote.reconnection is not None:
             return False
-        reconnection.failed(reason)
+        if isinstance(error, PeerRejected):
+            log.warn("P2P peer {peer} {reason}", peer=remote.address, reason=str(error))
+        else:
+            log.warn("Dropping P2P peer {peer}: {reason}", peer=remote.address,
+                     reason=str(error))
         return True
+
+    def lost(self, remote) -> None:
+        """``remote``'s connection closed: its sync is taken up by another
+        peer that still needs syncing."""
+        if self._syncing_from is remote:
+            self._syncing_from = None
+        if remote.we_need_sync:
+            for other in self._active():
+                if other.we_need_sync and other.synopsis is None and not other.sync_requested:
+                    self._start_sync(other)
+                    break
 
     # -- handshake ---------------------------------------------------------------
 
@@ -442,7 +483,7 @@ class P2PNode(service.MultiService):
         num = user_data.get("last_known_block_number")
         if isinstance(num, int):
             peer.head_block_num = num
-        if msg["chain_id"] != self.chain.chain_id:
+        if not peer.owner.claim_chain(peer, msg["chain_id"]):
             self._reject(peer, cm.REJECT_DIFFERENT_CHAIN,
                          f"You're on a different chain than I am.  I'm on {self.chain.chain_id} "
                          f"and you're on {msg['chain_id']}")
@@ -493,9 +534,7 @@ class P2PNode(service.MultiService):
         peer.our_state = "rejected"
         code, reason = msg.get("reason_code"), msg.get("reason_string")
         if code in (cm.REJECT_CONNECTED_TO_SELF, cm.REJECT_DIFFERENT_CHAIN):
-            if not self._seed_failed(peer, f"rejected us: {reason}"):
-                log.warn("P2P peer {peer} rejected us: {reason}", peer=peer.address,
-                         reason=reason)
+            peer.fail(PeerRejected(f"rejected us: {reason}"))
             peer.conn.drop(reason or "rejected")
             return
         level = (log.info if code == cm.REJECT_ALREADY_CONNECTED
@@ -595,14 +634,19 @@ class P2PNode(service.MultiService):
         d.addBoth(lambda _: self._dialling.discard(address))
 
     def _activate(self, peer) -> None:
-        """The handshake is complete: the peer is active, and sync starts."""
+        """The handshake is complete: the peer is active (a seed's backoff
+        starts afresh), one info line, then its owner's
+        :meth:`~nodeapi.peers.remote.IRemoteOwner.connected` (whose failing
+        Deferred, if it returns one, drops the peer)."""
         peer.state = "active"
-        reconnection = self._seed_reconnection(peer)
+        reconnection = peer.reconnection
         if reconnection is not None:
             reconnection.succeeded()
         log.info("P2P peer {peer} connected ({agent}, head {head})", peer=peer.address,
                  agent=(peer.hello or {}).get("user_agent"), head=peer.head_block_num)
-        self._start_sync(peer)
+        work = peer.owner.connected(peer, peer.head())
+        if isinstance(work, defer.Deferred):
+            work.addErrback(lambda f: self._close(peer, f.getErrorMessage(), error=True))
 
     def _active(self) -> list:
         return [p for p in self.peers.values() if p.state == "active"]

@@ -2,19 +2,30 @@
 bitshares-core ``libraries/net/peer_connection.cpp``): the handshake
 states, the sync and fetch bookkeeping, what the peer is known to have, its
 message rate, and its ``get_connected_peers`` entry.  The
-:class:`~nodeapi.peers.p2p_node.P2PNode` owns one per connection.
+:class:`~nodeapi.peers.p2p_node.P2PNode` keeps one per connection; the
+connection's owner (an :class:`~nodeapi.peers.remote.IRemoteOwner`, the
+P2P node) is told its chain claim, its activation, its failures and its
+loss as a :class:`~nodeapi.peers.remote.RemoteNode`'s owner is.
 """
 
 import collections
+import re
 
+from zope.interface.verify import verifyObject
+
+from nodeapi.peers.p2p_connection import P2PFactory
 from nodeapi.peers.p2p_peerdb import endpoint_text
-from nodeapi.protocol.times import format_time
+from nodeapi.peers.remote import IRemoteOwner, RemoteHead
+from nodeapi.protocol.errors import InvalidTime
+from nodeapi.protocol.times import format_time, parse_time
 
 #: messages a peer may send per second (graphene's transaction rate cap,
 #: ``GRAPHENE_NET_MAX_TRX_PER_SECOND``, applied to every message)
 MAX_MESSAGES_PER_SECOND = 1000
 #: item hashes remembered per peer (what it has), so nothing is echoed back
 KNOWN_ITEMS_SIZE = 2000
+#: a block id: 40 lowercase hex digits
+_BLOCK_ID = re.compile(r"[0-9a-f]{40}")
 
 
 class BoundedSet:
@@ -47,9 +58,15 @@ class P2PPeer:
         ``"rejected"``.
     :ivar hello: their hello message (dict) once received.
     :ivar head_block_num: the highest block number the peer showed.
+
+    :param owner: the :class:`~nodeapi.peers.remote.IRemoteOwner` of the
+        connection (checked with ``zope.interface.verify.verifyObject``;
+        ``zope.interface.exceptions.Invalid`` when it does not provide it).
     """
 
-    def __init__(self, conn, address: str, direction: str, now: float) -> None:
+    def __init__(self, conn, address: str, direction: str, now: float, owner) -> None:
+        verifyObject(IRemoteOwner, owner)
+        self.owner = owner
         self.conn = conn
         self.address = address
         self.direction = direction
@@ -78,6 +95,49 @@ class P2PPeer:
         self._rate_second = 0
         self._rate_count = 0
         self.bad_reason = None
+
+    @property
+    def reconnection(self):
+        """The :class:`~nodeapi.peers.reconnect.Reconnection` of the seed
+        this connection was dialled for
+        (:meth:`~nodeapi.peers.p2p_node.P2PNode.add_seed`), or None (an
+        inbound peer, one dialled once)."""
+        factory = getattr(self.conn, "factory", None)
+        return factory.reconnection if isinstance(factory, P2PFactory) else None
+
+    def head(self) -> RemoteHead:
+        """What the peer's hello told of its chain, as a
+        :class:`~nodeapi.peers.remote.RemoteHead`: ``chain_id``, the head
+        block number (:attr:`head_block_num`), the ``user_data``'s
+        ``last_known_block_hash`` (None unless a block id) and
+        ``last_known_block_time`` (seconds since the epoch, None unless a
+        time).  A hello tells no last irreversible block: None."""
+        hello = self.hello or {}
+        user_data = hello.get("user_data") or {}
+        block_id = user_data.get("last_known_block_hash")
+        try:
+            time = parse_time(user_data.get("last_known_block_time"))
+        except (InvalidTime, TypeError, ValueError):
+            time = None
+        return RemoteHead(chain_id=hello.get("chain_id"), head_block_num=self.head_block_num,
+                          last_irreversible_block_num=None,
+                          head_block_id=block_id if isinstance(block_id, str)
+                          and _BLOCK_ID.fullmatch(block_id) else None,
+                          time=time)
+
+    def fail(self, error: Exception) -> None:
+        """The connection fails because of ``error``
+        (:class:`~nodeapi.peers.errors.PeerDropped` or
+        :class:`~nodeapi.peers.errors.PeerRejected`): the owner is asked
+        (:meth:`~nodeapi.peers.remote.IRemoteOwner.failed`); unless it
+        logged the failure and stops there (True), a seed's
+        :attr:`reconnection` counts it and logs it with the reconnection
+        delay."""
+        if self.owner.failed(self, error):
+            return
+        reconnection = self.reconnection
+        if reconnection is not None:
+            reconnection.failed(str(error))
 
     def count_message(self, now: float) -> bool:
         """Count one message; False when the peer is over the rate."""

@@ -2,8 +2,11 @@
 follower (:class:`~nodeapi.peers.peer.Peer`), the indexer
 (:class:`~nodeapi.peers.upstream.UpstreamService`), the gateway's upstreams
 (:class:`~nodeapi.gateway.upstream.Upstream`) and the devnet's fork
-(:class:`~nodeapi.devnet.fork.LiveNode`).  Its owner provides :class:`IRemoteOwner`;
-DESIGN.rst ("A connection to another node") tells the flow.  Graphene
+(:class:`~nodeapi.devnet.fork.LiveNode`).  Its owner provides :class:`IRemoteOwner`,
+as the owner of the graphene P2P connections does
+(:class:`~nodeapi.peers.p2p_node.P2PNode` of each
+:class:`~nodeapi.peers.p2p_peer.P2PPeer`); DESIGN.rst ("A connection to
+another node") tells the flows.  Graphene
 reference: libraries/net/node.cpp (connect, hello with the chain id,
 then sync and follow).
 """
@@ -45,9 +48,11 @@ class RemoteHead:
 
     :ivar chain_id: 64 hex digits.
     :ivar head_block_num, last_irreversible_block_num: block numbers,
-        ``0 <= lib <= head <= 2^32-1``.
+        ``0 <= lib <= head <= 2^32-1``; a P2P hello tells no last
+        irreversible block (None, :meth:`~nodeapi.peers.p2p_peer.P2PPeer.head`).
     :ivar head_block_id: 40 hex digits (str), or None when absent.
-    :ivar time: the head block's time, seconds since the epoch.
+    :ivar time: the head block's time, seconds since the epoch (None when
+        a P2P hello gave none that reads).
     """
 
     chain_id = attr.ib()
@@ -82,7 +87,10 @@ def read_head(dgp: Any, chain_id: str) -> RemoteHead:
 
 
 class IRemoteOwner(Interface):
-    """What the owner of a :class:`RemoteNode` is told, and asked."""
+    """What the owner of a :class:`RemoteNode` is told, and asked; the
+    owner of a graphene P2P connection too (``remote`` a
+    :class:`~nodeapi.peers.p2p_peer.P2PPeer`; no notices, no calls timed
+    out there)."""
 
     def claim_chain(remote, chain_id):
         """The other node serves ``chain_id`` (64 hex digits): True when it
@@ -112,9 +120,11 @@ class IRemoteOwner(Interface):
         :class:`~nodeapi.peers.replies.BadReply`,
         :class:`~nodeapi.peers.errors.MessageTooLarge`,
         :class:`~nodeapi.peers.errors.UpstreamTimeout`, or what the
-        owner's work raised).  True: the owner stops following (it logged
-        why); otherwise the failure counts and is logged with the
-        reconnection delay."""
+        owner's work raised; of a P2P connection
+        :class:`~nodeapi.peers.errors.PeerDropped` or
+        :class:`~nodeapi.peers.errors.PeerRejected`).  True: the owner
+        stops following (it logged why); otherwise the failure counts and
+        is logged with the reconnection delay."""
 
     def lost(remote):
         """The open connection closed (every call on it failed already);

@@ -103,8 +103,20 @@ class InvalidPeerAddress(ProtocolError):
     name = "invalid_peer_address"
 
 
-class OperationInvalid(ProtocolError):
-    """Assert Exception: the operation fails its validate() rules"""
+class InvalidOperation(ProtocolError, ChainError):
+    """Assert Exception: the operation breaks a rule of its type
+
+    The one "operation is invalid" error of nodeapi, fc's
+    ``assert_exception`` (code 10, "Assert Exception") whoever raises it:
+    the protocol for a rule of the operation's ``validate()``
+    (:func:`nodeapi.protocol.validation.validate_operation`, the
+    restrictions of a custom authority), the chain for a rule of its
+    evaluator (graphene ``do_evaluate``'s ``FC_ASSERT``,
+    :func:`nodeapi.chain.errors.fc_assert`).  Text ``Assert Exception:
+    <expression>: <message>``.  Both a :class:`~nodeapi.errors.ProtocolError`
+    and a :class:`~nodeapi.errors.ChainError`: a transaction refused for an
+    invalid operation always fails with a ChainError, as one refused for
+    its signatures (:class:`InvalidSignature`)."""
 
     name = ASSERT_NAME
     code = ASSERT_CODE

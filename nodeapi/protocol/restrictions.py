@@ -10,7 +10,7 @@ an argument ``[tag, value]`` of the 42-way argument variant.
 
 :func:`restriction_predicate` builds, from the restrictions and an
 operation type, a function ``op_data -> bool`` (all restrictions hold) and
-raises :class:`~nodeapi.protocol.errors.OperationInvalid` with
+raises :class:`~nodeapi.protocol.errors.InvalidOperation` with
 bitshares-core's texts for what the reference refuses to build: a member
 index past the object's members, a function on types it does not accept
 ("Invalid types for predicate"), an attribute assertion on a non-object,
@@ -44,7 +44,7 @@ from typing import Callable
 
 from nodeapi.protocol.composite import (
     Extension, FlatMap, FlatSet, Optional, StaticVariant, Struct, Vector)
-from nodeapi.protocol.errors import OperationInvalid
+from nodeapi.protocol.errors import InvalidOperation
 from nodeapi.protocol.ids import instance_number
 from nodeapi.protocol.keys import public_key_bytes
 from nodeapi.protocol.serialize import Bool, FixedBytes, Int, String, TimePointSec
@@ -66,7 +66,7 @@ Predicate = Callable[[object], bool]
 
 
 def _invalid(message: str):
-    raise OperationInvalid(message)
+    raise InvalidOperation(message)
 
 
 def restriction_count(restrictions: list) -> int:
@@ -99,7 +99,7 @@ def restriction_predicate(restrictions: list, operation_struct: Struct) -> Predi
     """``op_data -> bool`` for ``restrictions`` on an operation whose wire
     struct is ``operation_struct`` (the reference's
     ``get_restriction_predicate``: an empty list always holds).  Raises
-    :class:`OperationInvalid` for restrictions the reference refuses."""
+    :class:`InvalidOperation` for restrictions the reference refuses."""
     if not isinstance(restrictions, list):
         _invalid("restrictions must be a list")
     return _restrictions(restrictions, operation_struct, allow_empty=True)
@@ -204,7 +204,7 @@ def _argument_value(tag: int, value):
         if tag in _SET_TAGS:
             return frozenset(_normal(_SCALAR_TAGS[tag - 19], v) for v in value)
     except Exception as exc:
-        raise OperationInvalid(f"Invalid restriction argument: {exc}") from None
+        raise InvalidOperation(f"Invalid restriction argument: {exc}") from None
     return value
 
 

@@ -6,7 +6,7 @@ Reference: bitshares-core libraries/protocol/*.cpp and the inline
 ``operation_validate`` by ``transaction::validate``.  Each type's rule is in
 its family module (:mod:`nodeapi.protocol.operations`, ``VALIDATE``), the
 checks they share in :mod:`nodeapi.protocol.validation_checks`.  A failed
-rule raises :class:`~nodeapi.protocol.errors.OperationInvalid` (``Assert
+rule raises :class:`~nodeapi.protocol.errors.InvalidOperation` (``Assert
 Exception: <condition>: <graphene's message>``); a missing or malformed
 field :class:`~nodeapi.protocol.errors.InvalidField`.
 
@@ -37,7 +37,7 @@ def validate_operation(op: list) -> None:
     virtual operation fails (``!"virtual operation"``).
 
     :raises UnknownOperation: not an operation type 0-77.
-    :raises OperationInvalid: a rule fails (module docstring).
+    :raises InvalidOperation: a rule fails (module docstring).
     :raises InvalidField: a field a rule reads is missing or malformed.
     """
     kind = kind_of(op)

@@ -7,7 +7,7 @@ Reference: bitshares-core libraries/protocol: account.cpp (``is_valid_name``,
 ``price_feed::validate``), authority.hpp (``is_impossible``, ``num_auths``),
 special_authority.cpp, chain_parameters.cpp, config.hpp (limits).
 
-A failed check raises :class:`~nodeapi.protocol.errors.OperationInvalid`
+A failed check raises :class:`~nodeapi.protocol.errors.InvalidOperation`
 with graphene's text ``Assert Exception: <condition>: <message>`` (clients
 such as python-bitshares match on ``Assert Exception: is_valid_name( name )``).
 """
@@ -18,7 +18,7 @@ from nodeapi.protocol.config import (
     MIN_ACCOUNT_NAME_LENGTH, MIN_ASSET_SYMBOL_LENGTH, MIN_BLOCK_INTERVAL, MIN_BLOCK_SIZE_LIMIT,
     MIN_COLLATERAL_RATIO, MIN_TRANSACTION_SIZE_LIMIT, NULL_ACCOUNT)
 from nodeapi.protocol.asset import is_null
-from nodeapi.protocol.errors import OperationInvalid
+from nodeapi.protocol.errors import InvalidOperation
 from nodeapi.protocol.flags import (
     ASSET_ISSUER_PERMISSION_MASK, COMMITTEE_FED_ASSET, GLOBAL_SETTLE, WHITE_LIST, WITNESS_FED_ASSET)
 from nodeapi.protocol.serialize import to_int
@@ -27,7 +27,7 @@ from nodeapi.protocol.serialize import to_int
 def check(condition, expression: str, message: str = "") -> None:
     """graphene ``FC_ASSERT( expression, message )``."""
     if not condition:
-        raise OperationInvalid(f"Assert Exception: {expression}: {message}")
+        raise InvalidOperation(f"Assert Exception: {expression}: {message}")
 
 
 def num(value) -> int:

@@ -12,7 +12,7 @@ from nodeapi.chain.evaluators import account as evaluators_accounts
 from nodeapi.chain.evaluators.context import ApplyContext
 from nodeapi.chain.evaluators.registry import apply_operation
 from nodeapi.protocol.config import MAX_TIME
-from nodeapi.protocol.errors import OperationInvalid
+from nodeapi.protocol.errors import InvalidOperation
 from nodeapi.protocol.keys import public_key_bytes
 
 from kit.authority import K1, K2, K3, K4, auth, create
@@ -106,10 +106,10 @@ def test_authority_accounts_must_exist(funded):
 def test_invalid_authorities(funded, bad):
     """Refused by the operations' validate() (account.cpp), before evaluation."""
     chain = funded
-    with pytest.raises(OperationInvalid, match="^Assert Exception: .*owner"):
+    with pytest.raises(InvalidOperation, match="^Assert Exception: .*owner"):
         chain.push_transaction(sign(chain, [_create_op(chain, "bad-auth", bad)]))
     aid = create(chain, "bad-upd", auth(1, [(K1[1], 1)]))
-    with pytest.raises(OperationInvalid, match="^Assert Exception: .*active"):
+    with pytest.raises(InvalidOperation, match="^Assert Exception: .*active"):
         chain.push_transaction(sign(chain, [_update_op(chain, aid, active=bad)],
                                     wifs=(K1[0],)))
 
@@ -187,7 +187,7 @@ def test_names_on_chain(funded):
         assert chain.state.account_by_name[name] == aid
     for name in ("1abc", "ab-", "a..b", "x" * 64, "Upper"):
         # python-bitshares matches "Assert Exception: is_valid_name( name )"
-        with pytest.raises(OperationInvalid,
+        with pytest.raises(InvalidOperation,
                            match=r"^Assert Exception: is_valid_name\( name \)"):
             chain.push_transaction(sign(chain, [_create_op(chain, name, owner)]))
     with pytest.raises(errors.InvalidOperation, match="already exists"):

@@ -7,7 +7,7 @@ from bitsharesbase import operations
 
 from nodeapi.chain import errors
 from nodeapi.protocol.times import format_time
-from nodeapi.protocol.errors import OperationInvalid
+from nodeapi.protocol.errors import InvalidOperation
 from nodeapi.protocol.transaction import sign_transaction
 
 from kit.chain import claim_op, produce, transfer_op, transfer_wire
@@ -536,7 +536,7 @@ def test_a_virtual_operation_is_refused_by_its_validate(chain):
         "pays": {"amount": 1, "asset_id": "1.3.0"}, "receives": {"amount": 1, "asset_id": "1.3.0"},
         "fill_price": {"base": {"amount": 1, "asset_id": "1.3.0"},
                        "quote": {"amount": 1, "asset_id": "1.3.0"}}}]]
-    with pytest.raises(OperationInvalid) as caught:
+    with pytest.raises(InvalidOperation) as caught:
         chain.push_transaction(trx)
     assert caught.value.message == 'Assert Exception: !"virtual operation": '
     assert caught.value.name == "assert_exception"

@@ -8,7 +8,6 @@ import pytest
 import pytest_twisted
 
 from nodeapi.chain.errors import InvalidOperation, MissingAuthority
-from nodeapi.protocol.errors import OperationInvalid
 from nodeapi.protocol.operations import OPERATIONS
 from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
 from nodeapi.protocol.times import format_time
@@ -96,7 +95,7 @@ def test_transfer_restrictions(restrictions, data, holds):
      "Invalid function type on restriction"),
 ])
 def test_restrictions_the_reference_refuses(restrictions, message):
-    with pytest.raises(OperationInvalid, match=message):
+    with pytest.raises(InvalidOperation, match=message):
         restriction_predicate(restrictions, TRANSFER)
 
 

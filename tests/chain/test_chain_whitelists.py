@@ -57,17 +57,24 @@ def test_whitelist_authorities_decide_who_may_hold(chain):
     assert chain.state.objects[INIT1]["whitelisting_accounts"] == [INIT0]
     push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(1000, wl),
                       "issue_to_account": INIT1, "extensions": []}])
-    with pytest.raises(InvalidOperation, match="'to' account 1.2.8 is not whitelisted"):
+    with pytest.raises(InvalidOperation, match="'to' account 1.2.8 is not whitelisted") as info:
         push(chain, [0, {"from": INIT1, "to": INIT2, "amount": amount(10, wl),
                          "extensions": []}])
+    # transfer_evaluator.cpp's GRAPHENE_ASSERT: fc's format and values are
+    # the stack's first entry, as the reference sends them
+    assert info.value.name == "transfer_to_account_not_whitelisted"
+    assert info.value.log_format == "'to' account ${to} is not whitelisted for asset ${asset}"
+    assert info.value.details == {"to": INIT2, "asset": wl}
     push(chain, listing(INIT0, INIT2, 1))
     push(chain, [0, {"from": INIT1, "to": INIT2, "amount": amount(10, wl), "extensions": []}])
     assert chain.state.balance(INIT2, wl) == 10
     # taken off the list: init2 can neither send nor trade it
     push(chain, listing(INIT0, INIT2, 0))
-    with pytest.raises(InvalidOperation, match="'from' account 1.2.8 is not whitelisted"):
+    with pytest.raises(InvalidOperation, match="'from' account 1.2.8 is not whitelisted") as info:
         push(chain, [0, {"from": INIT2, "to": INIT1, "amount": amount(1, wl),
                          "extensions": []}])
+    assert info.value.log_format == "'from' account ${from} is not whitelisted for asset ${asset}"
+    assert info.value.details == {"from": INIT2, "asset": wl}
     with pytest.raises(InvalidOperation, match="not allowed to transact the selling asset"):
         push(chain, [1, {"seller": INIT2, "amount_to_sell": amount(1, wl),
                          "min_to_receive": amount(1, CORE), "expiration": "2030-01-01T00:00:00",
@@ -206,3 +213,20 @@ def test_the_committee_account_is_exempt_from_the_lists(chain):
     with pytest.raises(InvalidOperation, match="is_authorized_asset"):
         push(chain, [14, {"issuer": INIT0, "asset_to_issue": amount(500, wl),
                           "issue_to_account": INIT1, "extensions": []}])
+
+
+def test_a_missing_object_is_graphenes_object_database_get_assert(chain):
+    """An operation naming an object that does not exist: bitshares-core's
+    ``op.id(d)`` is ``object_database::get``, ``FC_ASSERT( maybe_found !=
+    nullptr, "Unable to find Object ${id}", ("id", id) )``: assert_exception,
+    its format and the id as its value."""
+    from nodeapi.chain.errors import UnknownObject
+
+    with pytest.raises(UnknownObject) as info:
+        push(chain, [0, {"from": INIT0, "to": "1.2.999", "amount": amount(1, CORE),
+                         "extensions": []}])
+    assert info.value.name == "assert_exception"
+    assert info.value.message == ("Assert Exception: maybe_found != nullptr: "
+                                  "Unable to find Object 1.2.999")
+    assert info.value.log_format == "maybe_found != nullptr: Unable to find Object ${id}"
+    assert info.value.details == {"id": "1.2.999"}

@@ -7,6 +7,7 @@ db_maint.cpp ``pay_workers`` / ``process_budget``)."""
 import pytest
 
 from nodeapi.chain.errors import InvalidOperation
+from nodeapi.errors import ChainError, ProtocolError
 from nodeapi.protocol.times import format_time
 
 from kit.chain import CORE, asset_options, claim_wire, genesis_with, jump, open_chain, produce
@@ -127,3 +128,29 @@ def test_worker_rules(chain):
     late[1]["work_begin_date"] = format_time(chain.head_block_time - 1)
     with pytest.raises(InvalidOperation, match="work_begin_date >= d.head_block_time"):
         push(chain, late)
+
+
+def test_validate_and_the_evaluator_refuse_a_worker_with_one_error(chain):
+    """worker_create's ``validate()`` (worker.cpp: ``FC_ASSERT( daily_pay >
+    0 )``) and its evaluator (worker_evaluator.cpp ``do_evaluate``:
+    ``FC_ASSERT( o.work_begin_date >= d.head_block_time() )``) both throw
+    fc's ``assert_exception``: nodeapi refuses both with the one
+    InvalidOperation, a ChainError (what a transaction's refusal is) and a
+    ProtocolError, answered alike (name, code, fc's description)."""
+    unpaid = worker_op(chain, "w", [2, {}], 0)
+    late = worker_op(chain, "w", [2, {}], 1)
+    late[1]["work_begin_date"] = format_time(chain.head_block_time - 1)
+    refusals = []
+    for op in (unpaid, late):
+        with pytest.raises(ChainError) as caught:
+            push(chain, op)
+        refusals.append(caught.value)
+    assert [type(e) for e in refusals] == [InvalidOperation, InvalidOperation]
+    assert all(isinstance(e, ProtocolError) for e in refusals)
+    assert [(e.name, e.code, e.what) for e in refusals] == [
+        ("assert_exception", 10, "Assert Exception")] * 2
+    assert [e.message for e in refusals] == [
+        "Assert Exception: daily_pay > 0: ",
+        "Assert Exception: o.work_begin_date >= d.head_block_time(): "]
+    assert [e.log_format for e in refusals] == [
+        "daily_pay > 0: ", "o.work_begin_date >= d.head_block_time(): "]

@@ -14,12 +14,17 @@ import pytest_twisted
 from cryptography.hazmat.primitives.asymmetric import ec
 from twisted.internet import protocol, reactor, task, threads
 from twisted.logger import formatEvent, globalLogPublisher
+from zope.interface import implementer
+from zope.interface.exceptions import Invalid
+from zope.interface.verify import verifyObject
 
 from nodeapi.metrics_health import key_figures
 from nodeapi.peers import core_messages as cm
 from nodeapi.peers import stcp
-from nodeapi.peers.errors import InvalidNodeParameter
+from nodeapi.peers.errors import InvalidNodeParameter, PeerDropped
+from nodeapi.peers.p2p_peer import P2PPeer
 from nodeapi.peers.p2p_peerdb import MAX_POTENTIAL_PEERS, PeerDatabase
+from nodeapi.peers.remote import IRemoteOwner, RemoteHead
 from nodeapi.peers.service import PeerService, split_seed_nodes
 from nodeapi.protocol.block import block_id, deserialize_block, serialize_block
 from nodeapi.protocol.node_address import parse_node_address
@@ -198,6 +203,94 @@ def test_a_peer_on_another_chain_is_rejected(producer):
         assert rejected["reason_code"] == cm.REJECT_DIFFERENT_CHAIN
         assert (yield _blocking(peer.closed))
         assert a.p2p.connected_peers() == []
+    finally:
+        yield _stop(a)
+
+
+@implementer(IRemoteOwner)
+class _RecordingOwner:
+    """An owner of a P2P node's connections that writes down each report
+    (name, the peer's address, the arguments, what the node answered) and
+    hands it on to the node."""
+
+    def __init__(self, node):
+        self.node = node
+        self.reports = []
+
+    def _report(self, name, remote, *args):
+        answer = getattr(self.node, name)(remote, *args)
+        self.reports.append((name, remote.address, args, answer))
+        return answer
+
+    def claim_chain(self, remote, chain_id):
+        return self._report("claim_chain", remote, chain_id)
+
+    def connected(self, remote, head):
+        return self._report("connected", remote, head)
+
+    def notice(self, remote, callback_id, payload):
+        return self._report("notice", remote, callback_id, payload)
+
+    def call_timed_out(self, remote, method):
+        return self._report("call_timed_out", remote, method)
+
+    def failed(self, remote, error):
+        return self._report("failed", remote, error)
+
+    def lost(self, remote):
+        return self._report("lost", remote)
+
+
+def test_a_p2p_connection_needs_an_iremoteowner():
+    with pytest.raises(Invalid):
+        P2PPeer(None, "127.0.0.1:1776", "inbound", 0.0, owner=object())
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_p2p_peer_reports_to_its_owner_as_a_remote_node_does(producer, follower):
+    """The node provides IRemoteOwner; a peer that dials it reports its
+    hello's chain (claimed), its activation with the head its hello told
+    (the dialling producer's head: number, id, time) and, when it stops,
+    its loss; nothing failed."""
+    produce(producer, 3)
+    a, address = yield _listening(follower)
+    assert verifyObject(IRemoteOwner, a.p2p)
+    owner = a.p2p.owner = _RecordingOwner(a.p2p)
+    b = _service(producer, p2p_seeds=[address])
+    b.startService()
+    try:
+        yield wait_for(lambda: follower.head_block_num == 3, timeout=10)
+        [(peer, p)] = [(p.address, p) for p in a.p2p.peers.values()]
+        assert p.owner is owner and p.reconnection is None  # inbound: nothing to redial
+        head = RemoteHead(chain_id=CHAIN_ID, head_block_num=3, last_irreversible_block_num=None,
+                          head_block_id=producer.head_block_id, time=producer.head_block_time)
+        assert owner.reports == [("claim_chain", peer, (CHAIN_ID,), True),
+                                 ("connected", peer, (head,), None)]
+        yield b.stopService()
+        yield wait_for(lambda: len(owner.reports) == 3, timeout=5)
+        assert owner.reports[2] == ("lost", peer, (), None)
+    finally:
+        yield _stop(a)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_p2p_peer_on_another_chain_is_reported_failed(producer):
+    """A hello on another chain: the owner refuses the claim, then hears
+    the failure (PeerDropped; True: not a seed, the node logged it), then
+    the loss."""
+    a, address = yield _listening(producer)
+    owner = a.p2p.owner = _RecordingOwner(a.p2p)
+    try:
+        peer = yield _raw_hello(address, chain_id="11" * 32)
+        assert (yield _blocking(peer.closed))
+        yield wait_for(lambda: len(owner.reports) == 3, timeout=5)
+        (claim, failed, lost) = owner.reports
+        assert claim[0] == "claim_chain" and claim[2:] == (("11" * 32,), False)
+        assert failed[0] == "failed" and failed[3] is True
+        [error] = failed[2]
+        assert isinstance(error, PeerDropped)
+        assert str(error) == "You are on a different chain from me"
+        assert lost == ("lost", claim[1], (), None) and failed[1] == claim[1]
     finally:
         yield _stop(a)
 

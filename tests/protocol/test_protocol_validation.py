@@ -7,7 +7,7 @@ import pytest
 from kit.operation_samples import DEV_PUB, sample
 
 from nodeapi.protocol.authorities import VIRTUAL_OPERATIONS
-from nodeapi.protocol.errors import InvalidField, OperationInvalid, UnknownOperation
+from nodeapi.protocol.errors import InvalidField, InvalidOperation, UnknownOperation
 from nodeapi.protocol.validation import validate_operation
 
 
@@ -22,7 +22,7 @@ VIRTUAL_TEXTS = {42: 'Assert Exception: !"Virtual operation": ',
 @pytest.mark.parametrize("kind", range(78))
 def test_samples_validate_and_virtual_operations_do_not(kind):
     if kind in VIRTUAL_OPERATIONS:
-        with pytest.raises(OperationInvalid) as caught:
+        with pytest.raises(InvalidOperation) as caught:
             validate_operation(sample(kind))
         assert caught.value.message == VIRTUAL_TEXTS.get(
             kind, 'Assert Exception: !"virtual operation": ')
@@ -120,7 +120,7 @@ FAILURES = [
 def test_rule_failures(kind, change, message):
     op = sample(kind)
     change(op[1])
-    with pytest.raises(OperationInvalid, match=message):
+    with pytest.raises(InvalidOperation, match=message):
         validate_operation(op)
 
 
@@ -147,6 +147,6 @@ def test_chain_refuses_an_invalid_operation_before_evaluating_it(chain):
            "operations": [op], "extensions": []}
     trx = sign_transaction(trx, chain.chain_id, [PrivateKey.from_wif(DEV_WIF)])
     before = dict(chain.state.objects)
-    with pytest.raises(OperationInvalid, match="^Assert Exception: from != to: $"):
+    with pytest.raises(InvalidOperation, match="^Assert Exception: from != to: $"):
         chain.push_transaction(trx)
     assert chain.state.objects == before

@@ -39,7 +39,6 @@ enabled"), and a proposal may not carry any of the three operations
 from nodeapi.chain.errors import InvalidOperation, fc_assert
 from nodeapi.chain.evaluators.context import VOID, ApplyContext
 from nodeapi.protocol.times import parse_time
-from nodeapi.protocol.errors import OperationInvalid
 from nodeapi.protocol.operations import OPERATIONS
 from nodeapi.protocol.restrictions import restriction_count, restriction_predicate
 
@@ -99,10 +98,7 @@ def _options(ctx: ApplyContext) -> dict:
 def _predicate(restrictions: list, operation_type: int):
     """The restrictions' predicate on the operation type (raises
     :class:`InvalidOperation` with the reference's text)."""
-    try:
-        return restriction_predicate(restrictions, OPERATIONS[operation_type][1])
-    except OperationInvalid as exc:
-        raise InvalidOperation(str(exc)) from None
+    return restriction_predicate(restrictions, OPERATIONS[operation_type][1])
 
 
 def _lifetime(ctx: ApplyContext, options: dict, valid_to: int) -> None:
@@ -252,7 +248,7 @@ def viable_custom_authorities(state, now: int):
             try:
                 holds = restriction_predicate([r for _i, r in obj["restrictions"]],
                                               OPERATIONS[int(op[0])][1])(op[1])
-            except (OperationInvalid, KeyError, TypeError, ValueError):
+            except (InvalidOperation, KeyError, TypeError, ValueError):
                 holds = False
             if holds:
                 found.append(obj["auth"])

@@ -48,14 +48,19 @@ def transfer(ctx: ApplyContext, data: dict) -> list:
               f"{state.objects[data['from']]['name']} to {state.objects[data['to']]['name']}")
     if not is_authorized_asset(state, data["from"], asset):
         raise TransferNotAuthorized("from", f"'from' account {data['from']} is not whitelisted "
-                                    f"for asset {asset['id']}", unable)
+                                    f"for asset {asset['id']}", unable,
+                                    "'from' account ${from} is not whitelisted for asset ${asset}",
+                                    {"from": data["from"], "asset": asset["id"]})
     if not is_authorized_asset(state, data["to"], asset):
         raise TransferNotAuthorized("to", f"'to' account {data['to']} is not whitelisted for "
-                                    f"asset {asset['id']}", unable)
+                                    f"asset {asset['id']}", unable,
+                                    "'to' account ${to} is not whitelisted for asset ${asset}",
+                                    {"to": data["to"], "asset": asset["id"]})
     if asset["options"]["flags"] & 0x08:  # transfer_restricted
         if asset["issuer"] not in (data["from"], data["to"]):
             raise TransferNotAuthorized(
-                "restricted", f"Asset {asset['id']} has transfer_restricted flag enabled", unable)
+                "restricted", f"Asset {asset['id']} has transfer_restricted flag enabled", unable,
+                "Asset ${asset} has transfer_restricted flag enabled", {"asset": asset["id"]})
     balance = state.balance(data["from"], asset["id"])
     if balance < value:
         error = InsufficientBalance(
