@@ -739,12 +739,15 @@ class Sink:
 
     def wait_quiet(self, quiet: float = 2.0, timeout: float = 600.0) -> dict:
         """The stats once no bulk came for ``quiet`` seconds (at most
-        ``timeout``)."""
-        deadline = time.monotonic() + timeout
+        ``timeout``), counted from the last bulk or, before the first, from
+        this call: a chain shorter than one bulk gets none from the
+        reference, which sends only full bulks while replaying."""
+        called = time.monotonic()
+        deadline = called + timeout
         while True:
             now = self.stats()
-            if (now["last"] is not None and time.monotonic() - now["last"] >= quiet) \
-                    or time.monotonic() > deadline:
+            last = called if now["last"] is None else now["last"]
+            if time.monotonic() - last >= quiet or time.monotonic() > deadline:
                 return now
             time.sleep(0.2)
 

@@ -50,7 +50,8 @@ def test_each_bench_script_imports(name):
 def test_reference_bench_runs_tiny():
     done = run_python([os.path.join(BENCH, "reference.py"), "--blocks", "40", "--tx-every",
                        "4", "--transfers", "3", "--seconds", "0.3", "--warm-up", "0.2",
-                       "--ws-conns", "2", "--http-conns", "2", "--window", "8"], timeout=120)
+                       "--ws-conns", "2", "--http-conns", "2", "--window", "8",
+                       "--subscribers", "50", "--notice-blocks", "2"], timeout=300)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     out = done.stdout
     assert re.search(r"^reference: chain of 40 blocks, \d+ operations", out, re.M), out
@@ -66,6 +67,10 @@ def test_reference_bench_runs_tiny():
                              rf"calls/s .* ratio (\d+\.\d\d|n/a)", out, re.M), (kind, call, out)
     assert re.search(r"^memory: .* ratio started \d+\.\d\d$", out, re.M), out
     assert re.search(r"^startup: .* ratio \d+\.\d\d$", out, re.M), out
+    assert re.search(r"^notices: 50 wallets .* ratio p99 \d+\.\d+", out, re.M), out
+    # 40 blocks are less than one bulk: the reference sends none while
+    # replaying, and the figure still ends
+    assert re.search(r"^history into the search database .* ratio \d+\.\d\d", out, re.M), out
 
 
 def _bench_common():

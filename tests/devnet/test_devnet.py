@@ -221,8 +221,10 @@ def test_a_vesting_balance_becomes_withdrawable_after_advance_time(fresh):
     bts.blocking = "head"
     from bitshares.amount import Amount
 
-    # python-bitshares packs int(amount) satoshis of amount["asset"]
-    with pytest.raises(Exception, match="vested"):
+    # python-bitshares packs int(amount) satoshis of amount["asset"];
+    # vesting_balance_evaluator.cpp: FC_ASSERT( vbo.is_withdraw_allowed( now,
+    # op.amount ), "" ), as the reference words it
+    with pytest.raises(Exception, match=r"vbo\.is_withdraw_allowed\( now, op\.amount \)"):
         bts.vesting_balance_withdraw(vbid, amount=Amount(1, "TEST", blockchain_instance=bts),
                                      account="dev2")
     head = devnet.advance_time(month)

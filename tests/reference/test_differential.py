@@ -90,7 +90,8 @@ def test_short_seeded_run_with_nodeapi_producing(tmp_path, capsys):
     summary = report["summary"]
     assert summary["producer"] == "nodeapi"
     assert summary["blocks"] >= 150 // 8
-    assert len(summary["operation_types_applied"]) >= 25
+    # the plans take about half of the transactions, as in the other run
+    assert len(summary["operation_types_applied"]) >= 20
     assert summary["refused_blocks"] == 0, [d for d in report["differences"]
                                             if d["kind"] == "refused_block"]
     assert summary["object_differences"] == 0, [d for d in report["differences"]
