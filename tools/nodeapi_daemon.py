@@ -14,6 +14,8 @@ import orjson
 import urllib.error
 import urllib.request
 
+from tools.processes import read_log, stop_process
+
 #: the repository's root (the daemon runs from it, its nodeapi first on the path)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the shipped api-access file (bytemaster / supersecret: every API)
@@ -149,18 +151,8 @@ class Daemon:
         """Send ``sig`` and wait; the exit status (twistd re-raises the
         signal it stopped on, so a graceful SIGTERM stop is ``-SIGTERM``,
         which systemd counts as a clean stop)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        self.proc.send_signal(sig)
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
-        self.log_file.close()
-        return code
+        return stop_process(self.proc, self.log_file, sig, timeout)
 
     def log(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode(errors="replace")
+        return read_log(self.log_path)
 

@@ -30,6 +30,7 @@ from nodeapi.protocol.keys import PrivateKey
 from nodeapi.plugins.witness.plugin import DEV_WIF
 
 from tools.nodeapi_daemon import ROOT, Daemon, free_port
+from tools.processes import read_log, stop_process
 
 #: the development key's public key (the init witnesses' and init accounts')
 DEV_PUB = PrivateKey.from_wif(DEV_WIF).public_key.to_str("TEST")
@@ -235,20 +236,10 @@ class ReferenceNode:
 
     def stop(self, timeout=30):
         """SIGINT (witness_node's clean stop), then SIGKILL after ``timeout`` s."""
-        if self.proc is None or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
-        self.log_file.close()
-        return code
+        return stop_process(self.proc, self.log_file, signal.SIGINT, timeout)
 
     def log(self) -> str:
-        with open(self.log_path, "rb") as f:
-            return f.read().decode(errors="replace")
+        return read_log(self.log_path)
 
 
 #: the plugins of a nodeapi node following the reference (no witness: it
