@@ -181,26 +181,23 @@ class PeerService(service.MultiService):
         if self.p2p is not None and not address.url_given and not address.credentials:
             # graphene's meaning: a P2P peer, dialled from now on
             client = self.p2p.add_seed(address.address)
-            d = client.whenConnected(failAfterFailures=1)
-
-            def p2p_unreachable(failure):
-                raise PeerUnreachable(f"Cannot connect to P2P peer {address.address}: "
-                                      f"{failure.getErrorMessage()}; retrying")
-
-            d.addCallbacks(lambda _: None, p2p_unreachable)
-            out = defer.Deferred()
-            d.addBoth(lambda result: self.reactor.callLater(0, out.callback, result))
-            return out
+            return self._reported(client.whenConnected(failAfterFailures=1),
+                                  f"P2P peer {address.address}")
         peer = self._follow(address)
-        d = peer.remote.when_open()
+        return self._reported(peer.remote.when_open(), f"peer {peer.address}")
+
+    def _reported(self, d: defer.Deferred, what: str) -> defer.Deferred:
+        """``d`` (a connection's first attempt) as :meth:`add_node` answers
+        it: None, or :class:`PeerUnreachable` naming ``what``; fired from a
+        later reactor turn, outside the ClientService state machine (the
+        caller may stop the service, which the machine refuses
+        re-entrantly)."""
 
         def unreachable(failure):
-            raise PeerUnreachable(f"Cannot connect to peer {peer.address}: "
-                                  f"{failure.getErrorMessage()}; retrying")
+            raise PeerUnreachable(f"Cannot connect to {what}: {failure.getErrorMessage()}; "
+                                  f"retrying")
 
         d.addCallbacks(lambda _: None, unreachable)
-        # Leave the ClientService state machine before the caller continues
-        # (it may stop the service, which the machine refuses re-entrantly).
         out = defer.Deferred()
         d.addBoth(lambda result: self.reactor.callLater(0, out.callback, result))
         return out
