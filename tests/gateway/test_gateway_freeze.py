@@ -54,7 +54,8 @@ def upstreams(tmp_path):
 def test_a_frozen_upstream_loses_its_subscriptions_and_no_payment(upstreams):
     producer, follower = upstreams
     gw = GatewaySite([f"ws://bytemaster:supersecret@127.0.0.1:{node.port}"
-                      for node in (producer, follower)], ApiAccess.from_json(VECTORS))
+                      for node in (producer, follower)], ApiAccess.from_json(VECTORS),
+                     timeout=30.0)  # the lag check, not a check's timeout, moves the link
     yield gw.start()
     try:
         wallet = yield ws_connect(gw.port)
