@@ -679,7 +679,10 @@ class Chain:
         if cooperator is None and hasattr(clock, "callLater"):
             from twisted.internet import task
 
-            cooperator = task.Cooperator(scheduler=lambda step: clock.callLater(0.0, step))
+            # one step per reactor turn (a step is a few milliseconds,
+            # :func:`~nodeapi.chain.replay.replay_blocks`)
+            cooperator = task.Cooperator(terminationPredicateFactory=lambda: lambda: True,
+                                         scheduler=lambda step: clock.callLater(0.0, step))
         pending = self._take_pending()
         total = max(int(self.block_log.head_num) - self.head_block_num, 0)
         self.replay_target = int(self.block_log.head_num) if total else None

@@ -9,7 +9,8 @@ applying one, this module the scheduling through a Twisted cooperator.
 
 
 def replay_blocks(blocks, apply_block, head_num, total: int, clock, log,
-                  cooperator=None, chunk: int = 200, progress_every: float = 5.0):
+                  cooperator=None, chunk: int = 200, progress_every: float = 5.0,
+                  step_seconds: float = 0.002):
     """Apply blocks cooperatively; returns a Deferred firing with the number
     of blocks applied (failing with the first exception ``apply_block``
     raises).
@@ -34,8 +35,13 @@ def replay_blocks(blocks, apply_block, head_num, total: int, clock, log,
         (``"Replay: block {num} of {total}, {rate} blocks/s, ETA {eta} s"``).
     :param cooperator: an ``ITaskCooperator`` (``cooperate(iterator)``);
         default ``twisted.internet.task``'s global cooperator.
-    :param chunk: blocks applied per cooperator step.
+    :param chunk: at most this many blocks applied per cooperator step.
     :param progress_every: seconds of ``clock`` between progress events.
+    :param step_seconds: a step also ends once it has run this long by
+        ``clock`` (checked after each block): the reactor gets a turn every
+        few milliseconds, so what a consumer sends meanwhile (the searchdb
+        plugin's bulks: a transport writes at most 128 KiB per turn) goes
+        out during the replay rather than after it.
     """
     from twisted.internet import defer, task
 
@@ -48,6 +54,7 @@ def replay_blocks(blocks, apply_block, head_num, total: int, clock, log,
         items = iter(blocks())
         try:
             while True:
+                deadline = clock.seconds() + step_seconds
                 for _ in range(chunk):
                     item = next(items, None)
                     if item is None:
@@ -56,6 +63,8 @@ def replay_blocks(blocks, apply_block, head_num, total: int, clock, log,
                     count[0] += 1
                     if stopping[0]:
                         return
+                    if clock.seconds() >= deadline:
+                        break
                 now = clock.seconds()
                 if now - last_log >= progress_every:
                     last_log = now
