@@ -34,6 +34,8 @@ indexed fields needs no update:
 - ``books``: (sell asset id, receive asset id) -> the ordered list of its
   open orders (:meth:`~nodeapi.chain.state.ObjectStore.book`), built on
   demand and dropped when an order of the market changes.
+- ``order_expiry``: the earliest expiration of an open order (or None),
+  found on demand and dropped when any order changes.
 """
 
 
@@ -93,6 +95,7 @@ def index_object(store, obj: dict, add: bool) -> None:
     elif kind == "1.7":
         market = order_market(obj)
         store.books.pop(market, None)
+        store.order_expiry = None
         if add:
             store.orders_by_seller.setdefault(obj["seller"], set()).add(oid)
             store.orders_by_market.setdefault(market, set()).add(oid)

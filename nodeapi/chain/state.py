@@ -142,6 +142,12 @@ class ObjectStore:
         self.by_kind: dict[str, set] = {}
         self.version = 0  # grows with every change (create, modify, remove, rollback)
         self.books: dict[tuple, list] = {}  # market -> book() answer (nodeapi.chain.indexes)
+        #: the earliest ``expiration`` (seconds) of an open 1.7 order, or None
+        #: while unknown: set by
+        #: :func:`nodeapi.chain.evaluators.market.clear_expired_orders`,
+        #: dropped whenever an order is created, changed or removed (as
+        #: ``books``), so a block with no order expiring scans no order
+        self.order_expiry = None
         self._undo: list[tuple[dict, dict]] = []
         self.changed: set[str] = set()
         #: a devnet fork's :class:`~nodeapi.chain.remote.RemoteState` (the
@@ -302,6 +308,7 @@ class ObjectStore:
         self.objects[oid] = new
         if oid[:4] == "1.7.":
             self.books.pop(order_market(old), None)
+            self.order_expiry = None
         return new
 
     def annotate(self, oid: str, private) -> dict:

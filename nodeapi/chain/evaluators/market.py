@@ -159,15 +159,30 @@ def limit_order_cancel(ctx: ApplyContext, data: dict) -> list:
     return [2, cancel_limit_order(ctx.state, order["id"], None, ctx.prefix)]
 
 
+#: the earliest expiration of no order at all
+_NEVER = float("inf")
+
+
 def clear_expired_orders(state, now: int, prefix: str) -> list:
     """graphene ``clear_expired_orders``: cancel every order with
     ``expiration <= now`` (by expiration, then id), each with a virtual
     limit_order_cancel; returns those ``[(op, result)]``.  ``prefix`` is
-    the chain's key prefix."""
+    the chain's key prefix.  The store's ``order_expiry`` (the earliest
+    expiration of an open order) spares the scan of every order in a block
+    where none expires."""
     if not state.orders_by_seller:  # no orders: the usual block
         return []
+    objects = state.objects
+    if state.remote is None:  # a lazy fork's orders may load later: no cache
+        soonest = state.order_expiry  # dropped by every change of an order
+        if soonest is None:
+            soonest = state.order_expiry = min(
+                (objects[o]["expiration"] for ids in state.orders_by_seller.values()
+                 for o in ids), default=_NEVER)
+        if soonest > now:  # no order expires in this block
+            return []
     expired = [o for ids in state.orders_by_seller.values() for o in ids
-               if state.objects[o]["expiration"] <= now]
+               if objects[o]["expiration"] <= now]
     expired.sort(key=lambda o: (state.objects[o]["expiration"], instance_number(o)))
     vops: list = []
     for oid in expired:
