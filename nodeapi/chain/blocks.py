@@ -150,19 +150,21 @@ class BlockApplier:
         return self.state.objects["2.1.0"]["head_block_number"]
 
     def _apply_trx(self, trx: dict, ctx: ApplyContext, check_sigs: bool,
-                   packed: bytes | None = None, approved=()) -> tuple:
+                   packed: bytes | None = None, approved=(), replay: bool = False) -> tuple:
         # a duplicate is a recent one: the callers took the pending ones away
         return apply_transaction(ctx, trx, check_sigs, self.genesis.chain_id, self.summary,
-                                 self.recent.__contains__, packed, approved)
+                                 self.recent.__contains__, packed, approved, replay)
 
-    def _apply_block_trxs(self, block: dict, ts: int, check_sigs: bool, compare: bool,
+    def _apply_block_trxs(self, block: dict, ts: int, check_sigs: bool, replay: bool,
                           packed: list | None = None) -> list:
         """Apply every transaction of ``block`` (timestamp ``ts`` seconds, in
         the open block session; ``packed``: their unsigned bytes, when
-        already made);
+        already made; ``replay``: a block of the node's own block log, its
+        transactions' sizes and TaPoS not checked again,
+        :func:`~nodeapi.chain.validation.check_transaction`);
         returns ``[(trx, packed, trx_id, exp, results, vops_by_op)]`` with
         the results applying produced and the virtual operations of each
-        operation.  With ``compare``, a transaction
+        operation.  Unless ``replay``, a transaction
         whose ``operation_results`` differ from those is logged (module
         docstring: graphene does not compare them either)."""
         records = []
@@ -170,11 +172,11 @@ class BlockApplier:
         for num, trx in enumerate(trxs):
             ctx = new_context(self.state, self.prefix, self.summary, ts)
             unsigned, trx_id, exp, results = self._apply_trx(
-                trx, ctx, check_sigs, None if packed is None else packed[num])
+                trx, ctx, check_sigs, None if packed is None else packed[num], replay=replay)
             self.recent.add(trx_id, exp)
             records.append((trx, unsigned, trx_id, exp, results,
                             ctx.virtual_ops_by_operation()))
-            if compare:
+            if not replay:
                 self._compare_results(trx, results, num, trx_id)
         return records
 
@@ -431,7 +433,7 @@ class BlockApplier:
                 header = block_header_bytes(block)
                 checked = (header_time(header), block_id_of_header(header), None)
             ts, bid, packed = checked
-            records = self._apply_block_trxs(block, ts, check_sigs, not replay, packed)
+            records = self._apply_block_trxs(block, ts, check_sigs, replay, packed)
             applied = self._finish_block(block, ts, bid, records, replay)
             if not replay:
                 self._append_to_log(block, applied)

@@ -663,9 +663,12 @@ class Chain:
                                       "transaction_merkle_root", "extensions")}
 
     def replay(self, cooperator=None, chunk: int = 200, progress_every: float = 5.0):
-        """Apply every block of the block log without signature or merkle
-        root checks (graphene reindex skip flags); consumers see
-        ``replay=True``.
+        """Apply every block of the block log without the checks its blocks
+        passed when they were written (graphene reindex's skip flags,
+        libraries/app/application.cpp: the witness signature, the schedule,
+        the merkle root, the transactions' signatures, sizes and TaPoS);
+        the operations' rules, the expirations and the duplicate check run
+        as for any block.  Consumers see ``replay=True``.
 
         Works in chunks of ``chunk`` blocks through ``cooperator`` so the
         reactor stays responsive (default: a ``task.Cooperator`` scheduling

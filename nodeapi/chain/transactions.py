@@ -32,12 +32,13 @@ def new_context(state: ObjectStore, prefix: str, summary: dict | None = None,
 
 def apply_transaction(ctx: ApplyContext, trx: dict, check_sigs: bool, chain_id: str,
                       summary: dict, is_known, packed: bytes | None = None,
-                      approved=()) -> tuple:
+                      approved=(), replay: bool = False) -> tuple:
     """Check ``trx`` (:func:`~nodeapi.chain.validation.check_transaction`
     at ``ctx.now``, TaPoS against ``summary``, ``is_known(trx_id)`` for
     duplicates; ``packed``: its bytes when already made; ``approved``:
     accounts whose authority counts as given, a devnet's impersonated
-    ones) and apply its operations in a nested session of
+    ones; ``replay``: a transaction of the node's own block log, whose
+    sizes and TaPoS are not checked again) and apply its operations in a nested session of
     ``ctx.state`` (graphene ``_apply_transaction``); returns ``(packed,
     trx_id, expiration, operation_results)``.  On failure the session is
     rolled back and the error re-raised (a ChainError, a ProtocolError)."""
@@ -46,7 +47,7 @@ def apply_transaction(ctx: ApplyContext, trx: dict, check_sigs: bool, chain_id: 
     try:
         packed, trx_id, exp = check_transaction(trx, ctx.now, state, chain_id, ctx.prefix,
                                                 summary, is_known, check_sigs, packed,
-                                                approved)
+                                                approved, replay)
         results = apply_operations(ctx, trx["operations"])
     except Exception:
         state.rollback()

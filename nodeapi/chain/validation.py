@@ -69,7 +69,7 @@ def received_transaction(trx: dict, prefix: str, params: dict) -> dict:
 
 def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
                       block_summary: dict, is_known, check_sigs: bool,
-                      packed: bytes | None = None, approved=()):
+                      packed: bytes | None = None, approved=(), replay: bool = False):
     """Check ``trx`` (wire JSON) for acceptance at head time ``now``
     (seconds); returns ``(packed, trx_id, expiration)``: its serialized
     bytes (without signatures), its id (hex) and its expiration in seconds.
@@ -87,6 +87,13 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     :param approved: account ids whose active and owner authorities count
         as given without signatures (a devnet's impersonated accounts,
         anvil ``anvil_impersonateAccount``; empty on any other node).
+    :param replay: a transaction of a block replayed from the node's own
+        block log, which passed every check when it was written: the size
+        limits and TaPoS are not checked again, as bitshares-core's replay
+        skips them (libraries/app/application.cpp: ``skip_block_size_check``,
+        ``skip_tapos_check``; db_block.cpp ``_apply_transaction``); the
+        operations' ``validate()``, the duplicate check and the expiration
+        window still run.  Never for a block from a peer.
     :raises EmptyTransaction: no operations (graphene
         ``transaction::validate``), checked first.
     :raises UnsupportedOperation: an operation type the chain does not
@@ -114,14 +121,16 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
     if not trx.get("operations"):
         raise no_operations()
     params = state.objects["2.0.0"]["parameters"]
-    check_size_bound(trx, params)
+    if not replay:
+        check_size_bound(trx, params)
     check_applied(trx["operations"])
     if packed is None:
         packed = serialize_transaction(trx, prefix)
     for op in trx["operations"]:
         validate_operation(op)
     signatures = trx.get("signatures", [])
-    check_size(len(packed), signatures, params)
+    if not replay:
+        check_size(len(packed), signatures, params)
     trx_id = transaction_id_of(packed)
     if is_known(trx_id):
         raise DuplicateTransaction(trx_id)
@@ -132,9 +141,9 @@ def check_transaction(trx: dict, now: int, state, chain_id: str, prefix: str,
                                 trx["operations"], state.require, depth, custom)
         auth.verify_authority(trx["operations"], keys, state.require, depth, custom,
                               approved_active=approved, approved_owner=approved)
-    ref = block_summary.get(int(trx["ref_block_num"]))
-    if ref is None or struct.unpack_from("<I", bytes.fromhex(ref), 4)[0] != int(
-            trx["ref_block_prefix"]):
+    ref = None if replay else block_summary.get(int(trx["ref_block_num"]))
+    if not replay and (ref is None or struct.unpack_from("<I", bytes.fromhex(ref), 4)[0] != int(
+            trx["ref_block_prefix"])):
         raise assertion(BadTaposReference,
                         "trx.ref_block_prefix == tapos_block_summary.block_id._hash[1].value()")
     exp = parse_time(trx["expiration"])
