@@ -79,6 +79,14 @@ def adapt_object(obj: dict, depth: int = MAX_DEPTH):
         if t is bool or value is None:
             out[name] = value
             continue
+        if t is dict and depth > 1 and len(value) == 2 and type(value.get("amount")) is int \
+                and type(value.get("asset_id")) is str:
+            # an asset amount (fees, transfers, orders): what the general
+            # branch below makes of it, a copy, without the call
+            if name in value:
+                renames.append(name)
+            out[name] = dict(value)
+            continue
         if isinstance(value, dict):
             if name in value:
                 renames.append(name)

@@ -57,6 +57,10 @@ FILL_ORDER = 4
 #: The id a block-level virtual operation carries in the chain; the
 #: reference writes ``""`` as its ``block_data.trx_id``.
 NO_TRX_ID = "0" * 40
+#: ``void_result``, the result of most operations, and its JSON text
+#: (:func:`~nodeapi.plugins.searchdb.adaptor.to_json` of it)
+_VOID = [0, {}]
+_VOID_JSON = "[0,{}]"
 
 def index_name(prefix: str, timestamp: int) -> str:
     """``<prefix>YYYY-MM`` of a block time in seconds (UTC)."""
@@ -157,6 +161,14 @@ class DocumentBuilder:
     def operation_part(self, op, block_num: int, block_time: str) -> dict:
         """Everything of a document but ``account_history``, as a dict."""
         with_object = self.operation_object
+        result = op.result
+        if result == _VOID and self.object_depth > 1:  # most operations: the forms known
+            result_json = _VOID_JSON
+            result_object = {"which": 0, "data_object": {}} if with_object else None
+        else:
+            result_json = _json(result)
+            result_object = (adapt_static_variant(result, self.object_depth) if with_object
+                             else None)
         part = {
             "operation_history": {
                 "trx_in_block": op.trx_in_block,
@@ -165,10 +177,9 @@ class DocumentBuilder:
                 "is_virtual": op.is_virtual,
                 "fee_payer": op.fee_payer,
                 "op": _json(op.op) if self.operation_string else "",
-                "operation_result": _json(op.result),
+                "operation_result": result_json,
                 "op_object": adapt_object(op.op[1], self.object_depth) if with_object else None,
-                "operation_result_object": (adapt_static_variant(op.result, self.object_depth)
-                                            if with_object else None),
+                "operation_result_object": result_object,
             },
             "operation_type": op.op[0],
             "operation_id_num": op.id_num,
