@@ -33,13 +33,13 @@ from typing import Iterable, Optional
 
 import attr
 from twisted.internet.address import IPv4Address, IPv6Address
-from twisted.internet.interfaces import ISSLTransport
 from twisted.internet.protocol import Protocol
 from twisted.logger import Logger
 from twisted.protocols.haproxy._exceptions import InvalidProxyHeader
 from twisted.protocols.haproxy._v1parser import V1Parser
 from twisted.protocols.haproxy._v2parser import V2Parser
-from zope.interface import directlyProvides, providedBy
+
+from nodeapi.rpc.guard import provide_as_transport
 
 #: The longest PROXY header read: a version 1 line is at most 107 bytes, a
 #: version 2 header 16 bytes plus its addresses (216 for unix sockets) and
@@ -166,7 +166,7 @@ class ProxyHeaderReader(Protocol):
 
     # -- protocol to the transport -----------------------------------------
     def makeConnection(self, transport) -> None:
-        directlyProvides(self, providedBy(transport) - ISSLTransport)
+        provide_as_transport(self, transport)
         super().makeConnection(transport)
 
     def connectionMade(self) -> None:
