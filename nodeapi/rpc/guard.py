@@ -255,6 +255,15 @@ class GuardedConnection(ProtocolWrapper):
         self._addresses = (self.transport.getPeer(), self.transport.getHost())
         self.transport.registerProducer(_TransportPacer(self), True)
 
+    # -- addresses: read once at connect (a TCP transport makes a new
+    # address object, and asks the kernel for its own, at every call; each
+    # HTTP request asks for both)
+    def getPeer(self):
+        return self._addresses[0]
+
+    def getHost(self):
+        return self._addresses[1]
+
     # -- writes ------------------------------------------------------------
     def write(self, data: bytes) -> None:
         self.transport.write(data)
