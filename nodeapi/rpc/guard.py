@@ -33,7 +33,7 @@ from twisted.internet.interfaces import IPushProducer, ISSLTransport
 from twisted.internet.protocol import Protocol
 from twisted.logger import Logger
 from twisted.protocols.policies import ProtocolWrapper
-from zope.interface import directlyProvides, implementedBy, implementer, providedBy
+from zope.interface import directlyProvides, implementer, providedBy
 
 from nodeapi.rpc.limits import ClientLimits
 from nodeapi.rpc.throttled_log import ThrottledLog
@@ -78,9 +78,13 @@ class RpcLimits:
                             subscriptions=self.max_subscriptions_per_ip)
 
 
-#: (wrapper class, transport class) -> the ``Provides`` declaration of such a
-#: wrapper (see :func:`provide_as_transport`); one entry per pair of classes
+#: (wrapper class, id of the transport's declaration) -> (that declaration,
+#: the ``Provides`` declaration of such a wrapper); see
+#: :func:`provide_as_transport`
 _WRAPPER_PROVIDES: dict = {}
+#: entries kept at most (declarations are per class, or shared by the
+#: instances declaring the same interfaces: a handful in a node)
+WRAPPER_PROVIDES_MAX = 64
 
 
 def provide_as_transport(wrapper, transport) -> None:
@@ -92,22 +96,22 @@ def provide_as_transport(wrapper, transport) -> None:
 
     Subtracting from a declaration builds a new one and computes its
     resolution order (about 0.25 ms, half of the CPU an HTTP request on a
-    connection of its own took), so the declaration is made once per pair
-    of classes and shared, as zope.interface shares an instance
-    declaration among the instances declaring the same interfaces
-    (``Provides``); a transport with interfaces of its own (declared on the
-    instance) gets its declaration computed each time."""
+    connection of its own took), so the wrapper's declaration is made once
+    per wrapper class and transport declaration (a transport class's, or
+    the one zope.interface shares among the instances declaring the same
+    interfaces, ``Provides``: a trusted proxy's connection is a wrapper
+    of a wrapper) and shared the same way; past
+    :data:`WRAPPER_PROVIDES_MAX` of them, a new one is made each time."""
     spec = providedBy(transport)
-    if spec is not implementedBy(type(transport)):
-        directlyProvides(wrapper, spec - ISSLTransport)
+    key = (type(wrapper), id(spec))
+    entry = _WRAPPER_PROVIDES.get(key)
+    if entry is not None and entry[0] is spec:
+        wrapper.__provides__ = entry[1]
         return
-    key = (type(wrapper), type(transport))
-    provides = _WRAPPER_PROVIDES.get(key)
-    if provides is None:
-        directlyProvides(wrapper, spec - ISSLTransport)
-        _WRAPPER_PROVIDES[key] = wrapper.__provides__
-    else:
-        wrapper.__provides__ = provides
+    directlyProvides(wrapper, spec - ISSLTransport)
+    if len(_WRAPPER_PROVIDES) < WRAPPER_PROVIDES_MAX:
+        # the declaration is held with its id, so the id is not reused
+        _WRAPPER_PROVIDES[key] = (spec, wrapper.__provides__)
 
 
 def open_files_limit() -> Optional[int]:

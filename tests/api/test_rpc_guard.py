@@ -376,11 +376,15 @@ def test_guarded_connection_is_its_transport_but_tls(clock):
         assert not ISSLTransport.providedBy(connection)
     # one declaration for the wrappers of one transport class
     assert first.__provides__ is second.__provides__
-    own = _TLS()
-    directlyProvides(own, IOwn)
-    third = guarded(guard, own)
-    assert IOwn.providedBy(third) and ITCPTransport.providedBy(third)
-    assert not ISSLTransport.providedBy(third)
+    owns = []
+    for _ in range(2):  # as a trusted proxy's reader, declaring on the instance
+        own = _TLS()
+        directlyProvides(own, IOwn)
+        owns.append(guarded(guard, own))
+    for third in owns:
+        assert IOwn.providedBy(third) and ITCPTransport.providedBy(third)
+        assert not ISSLTransport.providedBy(third)
+    assert owns[0].__provides__ is owns[1].__provides__
     assert not IOwn.providedBy(first)
 
 
