@@ -40,6 +40,13 @@ class ObjectStream:
         chain.add_block_observer(self.block_applied)
 
     def block_applied(self, *_args) -> None:
+        """Chain block observer: write each object the block changed, sorted
+        by id string, as one JSON line with wire times
+        (:func:`~nodeapi.protocol.wire.with_wire_times`), as bitshares-core's
+        debug_witness.cpp ``on_changed_objects`` does; the observer's arguments
+        are not looked at.  Unlike graphene, no ``{"id"}`` line is written for
+        a removed object (``on_removed_objects``) and no ``{"bn"}`` line per
+        block (``on_applied_block``)."""
         objects = self.chain.state.objects
         for oid in sorted(self.chain.changed_objects_of_last_block()):
             obj = objects.get(oid)
@@ -47,9 +54,11 @@ class ObjectStream:
                 self.file.write(orjson.dumps(with_wire_times(obj)) + b"\n")
 
     def flush(self) -> None:
+        """Flush the file (debug_witness.cpp ``flush_json_object_stream``)."""
         self.file.flush()
 
     def close(self) -> None:
+        """Stop observing the chain and close the file."""
         self.chain.remove_block_observer(self.block_applied)
         self.file.close()
 
