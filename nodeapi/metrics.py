@@ -324,6 +324,7 @@ class Metrics:
         return []
 
     def checkpoint_usable(self, meta: dict) -> bool:
+        """``ICheckpointed``: always True (nothing is kept)."""
         return True
 
     def restore_checkpoint(self, meta: dict, records: list) -> None:

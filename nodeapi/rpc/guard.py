@@ -263,9 +263,13 @@ class GuardedConnection(ProtocolWrapper):
     # address object, and asks the kernel for its own, at every call; each
     # HTTP request asks for both)
     def getPeer(self):
+        """``ITransport.getPeer``: the peer's address as the transport gave
+        it at connect (also once the connection is lost)."""
         return self._addresses[0]
 
     def getHost(self):
+        """``ITransport.getHost``: this end's address as the transport gave
+        it at connect (also once the connection is lost)."""
         return self._addresses[1]
 
     # -- writes ------------------------------------------------------------
