@@ -151,6 +151,7 @@ class PausedWriteMeter:
         self.unsent = 0
 
     def pause(self) -> None:
+        """The transport's buffer is full (its producer was paused)."""
         self.paused = True
 
     def resume(self) -> int:
@@ -256,6 +257,8 @@ class GuardedConnection(ProtocolWrapper):
         self.wrappedProtocol.makeConnection(self)
 
     def connectionMade(self) -> None:
+        """``IProtocol.connectionMade``: keep the two addresses and register
+        the pacer that meters the transport's buffer (a streaming producer)."""
         self._addresses = (self.transport.getPeer(), self.transport.getHost())
         self.transport.registerProducer(_TransportPacer(self), True)
 
@@ -274,12 +277,15 @@ class GuardedConnection(ProtocolWrapper):
 
     # -- writes ------------------------------------------------------------
     def write(self, data: bytes) -> None:
+        """``ITransport.write``: to the transport, the bytes counted against
+        the connection's and the site's unsent-byte bounds."""
         self.transport.write(data)
         counted = self.meter.wrote(len(data))
         if counted:
             self.factory.charged(self, counted)
 
     def writeSequence(self, data) -> None:
+        """``ITransport.writeSequence``: one :meth:`write` of the joined bytes."""
         self.write(b"".join(data))
 
     # -- producers of the protocol above ----------------------------------
@@ -297,6 +303,7 @@ class GuardedConnection(ProtocolWrapper):
             producer.pauseProducing()
 
     def unregisterProducer(self) -> None:
+        """``IConsumer.unregisterProducer``: the protocol above's producer is gone."""
         self._producer = None
 
     def _paused(self) -> None:
@@ -316,18 +323,26 @@ class GuardedConnection(ProtocolWrapper):
 
     # -- reading (the protocol above pauses its own reads) -----------------
     def pauseProducing(self) -> None:
+        """``IPushProducer.pauseProducing``: stop reading the transport."""
         self.transport.pauseProducing()
 
     def resumeProducing(self) -> None:
+        """``IPushProducer.resumeProducing``: read the transport again."""
         self.transport.resumeProducing()
 
     def stopProducing(self) -> None:
+        """``IPushProducer.stopProducing``: the transport stops (closes)."""
         self.transport.stopProducing()
 
     def abortConnection(self) -> None:
+        """``ITCPTransport.abortConnection``: drop the connection, unsent bytes
+        discarded."""
         self.transport.abortConnection()
 
     def connectionLost(self, reason) -> None:
+        """``IProtocol.connectionLost``: the transport is replaced by a
+        closed one keeping the addresses (late writes are dropped), the
+        producer forgotten, the protocol above told."""
         self.transport = _Closed(*self._addresses)
         self._producer = None
         super().connectionLost(reason)
@@ -399,11 +414,14 @@ class ConnectionGuard:
 
     # ProtocolWrapper's factory interface
     def registerProtocol(self, connection: GuardedConnection) -> None:
+        """A connection starts: counted per address when it counts."""
         self.connections.add(connection)
         if connection.counted:
             self.per_host[connection.host] += 1
 
     def unregisterProtocol(self, connection: GuardedConnection) -> None:
+        """A connection ended: uncounted, and its unsent bytes given back
+        to the site's bound."""
         self.connections.discard(connection)
         if connection.counted:
             self.per_host[connection.host] -= 1
