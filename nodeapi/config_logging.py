@@ -60,6 +60,8 @@ class SurvivingFile:
         self.lost = 0
 
     def write(self, text: str) -> None:
+        """Write ``text`` and flush; a failing write (``OSError``) is counted
+        and its text lost, as the class docstring says."""
         try:
             self.stream.write(text)
             self.stream.flush()

@@ -282,6 +282,10 @@ class Metrics:
                                       "Seconds from a call's request to its encoded reply",
                                       ["api", "function"], buckets=LATENCY_BUCKETS,
                                       registry=self.registry)
+        #: the series of rpc_calls by (api, function, outcome), of
+        #: rpc_duration by (api, function), once used (see rpc_call)
+        self._rpc_calls: dict = {}
+        self._rpc_duration: dict = {}
         self.rpc_errors = Counter("nodeapi_rpc_errors", "RPC calls answered with an error, "
                                   "by JSON-RPC error code", ["api", "function", "code"],
                                   registry=self.registry)
@@ -320,6 +324,7 @@ class Metrics:
         return []
 
     def checkpoint_usable(self, meta: dict) -> bool:
+        """``ICheckpointed``: always True (nothing is kept)."""
         return True
 
     def restore_checkpoint(self, meta: dict, records: list) -> None:
@@ -370,10 +375,20 @@ class Metrics:
             api, function = request.api_name, request.function
         else:  # unknown set or function: never a client-chosen label value
             api, function = "unresolved", "unresolved"
-        self.rpc_calls.labels(api, function, outcome).inc()
+        # a label lookup takes a lock and builds a key at every call: each
+        # series is kept once looked up (the registered functions bound them)
+        calls = self._rpc_calls.get((api, function, outcome))
+        if calls is None:
+            calls = self._rpc_calls[api, function, outcome] = self.rpc_calls.labels(
+                api, function, outcome)
+        calls.inc()
         if started is not None:
             seconds = max(self.clock.seconds() - started, 0.0)
-            self.rpc_duration.labels(api, function).observe(seconds)
+            duration = self._rpc_duration.get((api, function))
+            if duration is None:
+                duration = self._rpc_duration[api, function] = self.rpc_duration.labels(
+                    api, function)
+            duration.observe(seconds)
             self.latency.add(seconds)
         if outcome == "error":
             self.rpc_errors.labels(api, function, self._code_label(code)).inc()

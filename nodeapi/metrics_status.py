@@ -199,6 +199,9 @@ class HealthResource(_Report):
     """
 
     def render_GET(self, request) -> bytes:
+        """``Resource`` GET: the report of
+        :func:`~nodeapi.metrics_health.health` as sorted JSON, status 200 when
+        it is ``ok``, else 503; ``Cache-Control: no-store``."""
         report = health(self.figures(), self.limits)
         request.setResponseCode(200 if report["ok"] else 503)
         request.setHeader(b"Content-Type", b"application/json")
@@ -210,6 +213,8 @@ class StatusResource(_Report):
     """``GET /status``: the page of :func:`render_status` (always 200)."""
 
     def render_GET(self, request) -> bytes:
+        """``Resource`` GET: the HTML page of :func:`render_status`, status
+        200; ``Cache-Control: no-store``."""
         request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
         request.setHeader(b"Cache-Control", b"no-store")
         return render_status(health(self.figures(), self.limits)).encode()

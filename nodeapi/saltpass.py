@@ -30,6 +30,10 @@ class Options(usage.Options):
     ]
 
     def postOptions(self) -> None:
+        """``usage.Options.postOptions``: ``--apis`` needs ``--user`` and names
+        only known API sets; ``self["apis"]`` becomes their list.
+
+        :raises usage.UsageError: otherwise."""
         if self["apis"] is not None and self["user"] is None:
             raise usage.UsageError("--apis needs --user")
         if self["user"] is not None:

@@ -398,9 +398,12 @@ class NodeService(ModeService):
         self.checkpoints = checkpoints
 
     def ready_status(self) -> str:
+        """The systemd ``STATUS`` once serving, with the head block number."""
         return f"Serving, head block {self.chain.head_block_num}"
 
     def starting_status(self) -> str:
+        """The systemd ``STATUS`` while starting: the replay's progress (block
+        N of the target) while the block log replays."""
         if self.chain.replay_target is None:
             return "Starting"
         return (f"Replaying the block log: block {self.chain.head_block_num} of "

@@ -65,6 +65,11 @@ class Options(config.Options):
     """
 
     def parseOptions(self, options=None) -> None:
+        """``usage.Options.parseOptions``, then the journal's log format when
+        twistd logs to the journal (class docstring).
+
+        :raises SystemExit: a usage error, printed as one line, status
+            :data:`EX_CONFIG`."""
         try:
             super().parseOptions(options)
         except usage.UsageError as exc:
@@ -74,6 +79,11 @@ class Options(config.Options):
         use_journal_format(getattr(self, "parent", None), os.environ)
 
     def postOptions(self) -> None:
+        """``usage.Options.postOptions``: the checks of
+        :class:`nodeapi.config.Options`.
+
+        :raises SystemExit: a check failed, printed as one line, status
+            :data:`EX_CONFIG`."""
         try:
             super().postOptions()
         except usage.UsageError as exc:

@@ -39,17 +39,37 @@ class ObjectStream:
         self.file = os.fdopen(fd, "wb")  # open until replaced or closed
         chain.add_block_observer(self.block_applied)
 
-    def block_applied(self, *_args) -> None:
+    def block_applied(self, applied) -> None:
+        """Chain block observer (``applied``: the
+        :class:`~nodeapi.applied.AppliedBlock`): the lines bitshares-core's
+        debug_witness.cpp writes for a block, in its order: ``{"bn": N}``
+        (``on_applied_block``, emitted before the changed objects), then each
+        object the block changed that still exists, as a JSON line with wire
+        times (:func:`~nodeapi.protocol.wire.with_wire_times`;
+        ``on_changed_objects``), then ``{"id": "<id>"}`` for each object it
+        removed (``on_removed_objects``); ids sorted by their string.  One
+        difference: graphene streams only objects that existed before the
+        block (``changed_objects`` carries the undo session's old values,
+        not its new ids); here objects the block created are written too."""
         objects = self.chain.state.objects
+        write = self.file.write
+        write(b'{"bn":%d}\n' % applied.block_num)
+        removed = []
         for oid in sorted(self.chain.changed_objects_of_last_block()):
             obj = objects.get(oid)
             if obj is not None:
-                self.file.write(orjson.dumps(with_wire_times(obj)) + b"\n")
+                write(orjson.dumps(with_wire_times(obj)) + b"\n")
+            else:
+                removed.append(oid)
+        for oid in removed:
+            write(orjson.dumps({"id": oid}) + b"\n")
 
     def flush(self) -> None:
+        """Flush the file (debug_witness.cpp ``flush_json_object_stream``)."""
         self.file.flush()
 
     def close(self) -> None:
+        """Stop observing the chain and close the file."""
         self.chain.remove_block_observer(self.block_applied)
         self.file.close()
 

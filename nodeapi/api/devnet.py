@@ -33,6 +33,10 @@ class DevnetApi(ApiSet):
 
     @property
     def devnet(self):
+        """The node's :class:`~nodeapi.devnet.control.Devnet`
+        (``node.devnet``).
+
+        :raises ApiError: the node runs without ``--devnet``."""
         devnet = getattr(self.node, "devnet", None)
         if devnet is None:
             raise ApiError("The devnet API needs a node started with --devnet")

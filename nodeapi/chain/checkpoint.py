@@ -70,6 +70,9 @@ def encode(section: str, key, value) -> bytes:
 
 
 def file_name(block_num: int) -> str:
+    """The name of the checkpoint file of block ``block_num``:
+    ``checkpoint-<block_num, 10 digits>.ckpt``, zero-padded so that the names
+    sort by block (:func:`checkpoint_files` reads them back)."""
     return f"checkpoint-{block_num:010d}{SUFFIX}"
 
 

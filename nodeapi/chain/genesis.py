@@ -74,14 +74,20 @@ class Genesis:
 
     @property
     def initial_timestamp(self) -> int:
+        """The file's ``initial_timestamp``, in seconds since the epoch: the
+        time before block 1."""
         return parse_time(self.data["initial_timestamp"])
 
     @property
     def parameters(self) -> dict:
+        """The file's ``initial_parameters`` (graphene ``genesis_state_type``):
+        the chain parameters of 2.0.0 at the start, a dict in wire form."""
         return self.data["initial_parameters"]
 
     @property
     def block_interval(self) -> int:
+        """``initial_parameters.block_interval``: seconds between blocks at the
+        start."""
         return int(self.parameters["block_interval"])
 
 

@@ -106,6 +106,10 @@ class LazyObjects(dict):
         raise KeyError(oid)
 
     def get(self, oid, default=None):
+        """``dict.get``, except that an id the live chain may hold and that was
+        never fetched raises :class:`NotHereYet`
+        (:meth:`RemoteState.missing_object`); an id known absent gives
+        ``default``."""
         value = dict.get(self, oid, _NOTHING)
         if value is _NOTHING:
             self.remote.missing_object(oid)
@@ -136,6 +140,12 @@ class LazyIndex(dict):
             raise NotHereYet(self.remote, want)
 
     def get(self, key, default=None):
+        """``dict.get`` of a complete entry.
+
+        :raises NotHereYet: the entry of ``key`` may be on the live chain and
+            is not loaded yet (its want ``want_of(key)`` not in
+            ``remote.done``; with ``present_is_complete`` an entry present
+            counts as complete)."""
         self._check(key)
         return dict.get(self, key, default)
 

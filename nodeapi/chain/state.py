@@ -67,6 +67,8 @@ class AnnotatedObject(StateObject):
     __slots__ = ("private",)
 
     def writable(self) -> "AnnotatedObject":
+        """The copy :meth:`ObjectStore.modify` hands out, carrying ``private``
+        along (the same value, not a copy)."""
         new = AnnotatedObject(self)
         new.private = self.private
         return new

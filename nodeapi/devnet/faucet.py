@@ -69,6 +69,8 @@ class FaucetResource(Resource):
             f"POST {FAUCET_PATH.decode()} with {{\"account\": {{...}}}}"]}})
 
     def render_OPTIONS(self, request) -> bytes:
+        """``Resource`` OPTIONS (a CORS preflight): 204 with the CORS headers,
+        no body."""
         self._headers(request)
         request.setResponseCode(204)
         return b""

@@ -101,18 +101,26 @@ class LiveNode:
     # -- IRemoteOwner ------------------------------------------------------------------
 
     def claim_chain(self, remote, chain_id: str) -> bool:
+        """``IRemoteOwner.claim_chain``: True when the node serves
+        ``chain_id``, or for any chain when none was given."""
         return self.chain_id is None or chain_id == self.chain_id
 
     def connected(self, remote, head) -> None:
+        """``IRemoteOwner.connected``: the :meth:`connect` calls waiting for
+        the connection go on."""
         waiting, self._waiting = self._waiting, []
         for d in waiting:
             if not d.called:
                 d.callback(None)
 
     def notice(self, remote, callback_id, payload) -> None:
+        """``IRemoteOwner.notice``: ignored (the fork subscribes to
+        nothing)."""
         pass
 
     def call_timed_out(self, remote, method: str) -> None:
+        """``IRemoteOwner.call_timed_out``: nothing more (:meth:`call` turns
+        the call's ``UpstreamTimeout`` into a :class:`ForkError`)."""
         pass
 
     def failed(self, remote, error) -> bool:
@@ -125,6 +133,8 @@ class LiveNode:
         return False
 
     def lost(self, remote) -> None:
+        """``IRemoteOwner.lost``: nothing (the remote reconnects;
+        :meth:`connect` waits for it)."""
         pass
 
     # -- calls -------------------------------------------------------------------------

@@ -140,6 +140,7 @@ class DevnetProcess:
 
     @property
     def pid(self) -> int:
+        """The devnet process' id."""
         return self.proc.pid
 
     def call(self, api: str, method: str, *params, timeout: float = 60.0):
@@ -161,24 +162,48 @@ class DevnetProcess:
     # -- the devnet API (nodeapi.api.devnet) -------------------------------------
 
     def produce_blocks(self, count: int = 1) -> int:
+        """Produce ``count`` (1..100000) blocks
+        (:meth:`nodeapi.api.devnet.DevnetApi.produce_blocks`); the head block
+        number.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "produce_blocks", count)
 
     def advance_time(self, seconds: int) -> dict:
+        """One block ``seconds`` (1..ten years) after the head block
+        (:meth:`~nodeapi.api.devnet.DevnetApi.advance_time`); the head, as
+        :meth:`head`.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "advance_time", seconds)
 
     def advance_to_maintenance(self) -> dict:
+        """The block at the next maintenance time
+        (:meth:`~nodeapi.api.devnet.DevnetApi.advance_to_maintenance`); the
+        head, as :meth:`head`.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "advance_to_maintenance")
 
     def snapshot(self) -> int:
+        """Capture the node state
+        (:meth:`~nodeapi.api.devnet.DevnetApi.snapshot`); its id for
+        :meth:`revert`.  :class:`DevnetError` as :meth:`call` (too many
+        snapshots held)."""
         return self.call("devnet", "snapshot")
 
     def revert(self, snapshot_id: int) -> bool:
+        """Put the node back to snapshot ``snapshot_id``, dropping it and later
+        ones (:meth:`~nodeapi.api.devnet.DevnetApi.revert`); True.
+        :class:`DevnetError` as :meth:`call` (no such snapshot)."""
         return self.call("devnet", "revert", snapshot_id)
 
     def set_balance(self, account: str, amount) -> dict:
+        """Set ``account``'s (name or id) balance to ``amount``: core satoshis,
+        or ``{"amount", "asset_id"}``
+        (:meth:`~nodeapi.api.devnet.DevnetApi.set_balance`); the balance
+        ``{"amount", "asset_id"}``.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "set_balance", account, amount)
 
     def create_account(self, name: str, public_key: str, amount: int = 0) -> dict:
+        """Register ``name`` with owner, active and memo key ``public_key`` and
+        fund it with ``amount`` core satoshis
+        (:meth:`~nodeapi.api.devnet.DevnetApi.create_account`); ``{"name",
+        "id", "public_key"}``.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "create_account", name, public_key, amount)
 
     def dump_state(self, path: str) -> int:
@@ -192,33 +217,70 @@ class DevnetProcess:
         return meta[2]["block_num"]
 
     def head(self) -> dict:
+        """The head block and the devnet's clock
+        (:meth:`~nodeapi.api.devnet.DevnetApi.get_head`):
+        ``{"head_block_number", "head_block_id", "time", "offset", "clock",
+        "next_block_time", "automine"}``.  :class:`DevnetError` as
+        :meth:`call`."""
         return self.call("devnet", "get_head")
 
     def increase_time(self, seconds: int) -> dict:
+        """Move the devnet's clock ``seconds`` (1..ten years) on without a
+        block (:meth:`~nodeapi.api.devnet.DevnetApi.increase_time`); the head,
+        as :meth:`head`.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "increase_time", seconds)
 
     def set_next_block_time(self, when) -> str:
+        """Stamp the next block at ``when`` (ISO text or seconds,
+        :meth:`~nodeapi.api.devnet.DevnetApi.set_next_block_time`); the time as
+        text.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "set_next_block_time", when)
 
     def set_automine(self, enabled: bool) -> bool:
+        """Automine on or off
+        (:meth:`~nodeapi.api.devnet.DevnetApi.set_automine`); ``enabled``.
+        :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "set_automine", enabled)
 
     def set_confirming_blocks(self, enabled: bool) -> bool:
+        """Automine's blocks followed by an empty one or not
+        (:meth:`~nodeapi.api.devnet.DevnetApi.set_confirming_blocks`);
+        ``enabled``.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "set_confirming_blocks", enabled)
 
     def set_interval_mining(self, seconds: int) -> int:
+        """A block every ``seconds`` (0..86400; 0: no timer;
+        :meth:`~nodeapi.api.devnet.DevnetApi.set_interval_mining`);
+        ``seconds``.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "set_interval_mining", seconds)
 
     def pending_transactions(self) -> list:
+        """The accepted transactions not in a block yet, ``[{"id",
+        "transaction"}]``
+        (:meth:`~nodeapi.api.devnet.DevnetApi.pending_transactions`).
+        :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "pending_transactions")
 
     def drop_transaction(self, trx_id: str) -> list:
+        """Drop pending transaction ``trx_id`` (40 hex digits) and those that
+        fail without it
+        (:meth:`~nodeapi.api.devnet.DevnetApi.drop_transaction`); the ids
+        dropped.  :class:`DevnetError` as :meth:`call` (no such
+        transaction)."""
         return self.call("devnet", "drop_transaction", trx_id)
 
     def impersonate_account(self, account: str) -> list:
+        """Accept transactions needing only ``account``'s (name or id)
+        authority without its signatures
+        (:meth:`~nodeapi.api.devnet.DevnetApi.impersonate_account`); the
+        impersonated account ids.  :class:`DevnetError` as :meth:`call`."""
         return self.call("devnet", "impersonate_account", account)
 
     def stop_impersonating_account(self, account: str) -> list:
+        """Require ``account``'s signatures again
+        (:meth:`~nodeapi.api.devnet.DevnetApi.stop_impersonating_account`); the
+        impersonated account ids left.  :class:`DevnetError` as
+        :meth:`call`."""
         return self.call("devnet", "stop_impersonating_account", account)
 
     def chain_registration(self) -> dict:

@@ -111,6 +111,8 @@ class Fanout:
             self.send(client, client.subscribe_cb, encoded.payload(indexes))
 
     def send_all(self, clients, attribute: str, fragment) -> None:
+        """``fragment`` to each of ``clients`` under its callback id named
+        ``attribute`` (``"block_cb"``, ``"pending_cb"``), as :meth:`send`."""
         for client in list(clients):
             self.send(client, getattr(client, attribute), fragment)
 

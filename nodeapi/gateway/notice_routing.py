@@ -149,11 +149,16 @@ class Interests:
         self.by_market.setdefault(market, set()).add(interest)
 
     def unsubscribe_market(self, interest: Interest, market: tuple) -> None:
+        """Unsubscribe ``market`` for the client, giving its budget item back;
+        nothing when it was not subscribed (bitshares-core database_api.cpp
+        ``unsubscribe_from_market``)."""
         if interest.markets.pop(market, None) is not None:
             interest.session.budget.give_back()
             _discard(self.by_market, market, interest)
 
     def cancel_markets(self, interest: Interest) -> None:
+        """Unsubscribe every market of the client (:meth:`unsubscribe_market`):
+        at ``cancel_all_subscriptions`` and when the client leaves."""
         for market in list(interest.markets):
             self.unsubscribe_market(interest, market)
 

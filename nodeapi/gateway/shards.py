@@ -134,12 +134,16 @@ class Shard:
         return self.hub.full_accounts_limit - len(self.link_accounts) - self.reserved
 
     def everything(self) -> bool:
+        """Whether one of its clients asked ``notify_remove_create`` (the flag
+        of the link's ``set_subscribe_callback``)."""
         return any(c.notify_remove_create for c in self.clients)
 
     def markets(self) -> set:
+        """The markets ``(asset id, asset id)`` its clients subscribed."""
         return {m for c in self.clients for m in c.markets}
 
     def mine(self, clients) -> list:
+        """The clients of ``clients`` this shard carries."""
         return [c for c in clients if c.shard is self]
 
     # -- the link --------------------------------------------------------------------
@@ -479,17 +483,29 @@ class Shard:
                 raise UpstreamError(exc) from None
 
     async def need_block(self) -> None:
+        """A client of it set a block-applied callback: unless the link has
+        one, ``set_block_applied_callback`` on it, block notices starting
+        afresh (no gap to fill for the clients asking now).
+
+        :raises ApiError: no link in time (:meth:`ready`); the upstream call's
+            errors (``PeerRpcError``, ``PeerDisconnected``)."""
         link = await self.ready()
         if self._block_cb is None:
             self.fanout.blocks.last = None  # no gap to fill for those who ask now
             await self._set_block(link)
 
     async def need_pending(self) -> None:
+        """A client set a pending-transaction callback: unless the link has
+        one, ``set_pending_transaction_callback`` on it (shard 0 carries every
+        client's).  Errors as :meth:`need_block`."""
         link = await self.ready()
         if self._pending_cb is None:
             await self._set_pending(link)
 
     async def need_market(self, market: tuple) -> None:
+        """A client of it subscribed ``market`` ``(asset id, asset id)``:
+        unless the link carries it, ``subscribe_to_market`` on it.  Errors as
+        :meth:`need_block`."""
         link = await self.ready()
         if market not in self._market_cbs:
             await self._subscribe_market(link, market)

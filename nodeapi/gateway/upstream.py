@@ -151,6 +151,8 @@ class Upstream(service.MultiService):
 
     @property
     def chain_ok(self) -> bool:
+        """Whether this upstream's chain id is known and is the pool's
+        (``pool.chain_id``)."""
         return self.chain_id is not None and self.chain_id == self.pool.chain_id
 
     @property

@@ -42,6 +42,9 @@ class ReportingEndpoint:
         self.endpoint, self.on_failure, self.on_attempt = endpoint, on_failure, on_attempt
 
     def connect(self, factory) -> defer.Deferred:
+        """``IStreamClientEndpoint.connect``: tell ``on_attempt()``, then
+        connect with the wrapped endpoint; a failure is told to
+        ``on_failure(text)`` and passed on (a Deferred of the protocol)."""
         def failed(failure):
             self.on_failure(failure.getErrorMessage())
             return failure
@@ -62,6 +65,9 @@ class ChoosingEndpoint:
         self.reactor, self.choose, self.on_choice = reactor, choose, on_choice
 
     def connect(self, factory) -> defer.Deferred:
+        """``IStreamClientEndpoint.connect``: the address ``choose()`` gives is
+        told to ``on_choice``, set as ``factory``'s URL (``set_url``), and
+        connected to by a ``HostnameEndpoint`` (a Deferred of the protocol)."""
         address = self.choose()
         self.on_choice(address)
         factory.set_url(address.url)

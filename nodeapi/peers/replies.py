@@ -129,6 +129,7 @@ class Message:
 
     @property
     def notice(self) -> bool:
+        """Whether the message is a notice (it has no call id)."""
         return self.call_id is None
 
 

@@ -107,6 +107,9 @@ def price_key(p: dict) -> tuple:
 
 
 def same_market(a: dict, b: dict) -> bool:
+    """Whether prices ``a`` and ``b`` have the same base asset and the same
+    quote asset (the asset half of graphene's price ``operator==``,
+    asset.cpp)."""
     return (a["base"]["asset_id"] == b["base"]["asset_id"]
             and a["quote"]["asset_id"] == b["quote"]["asset_id"])
 

@@ -31,6 +31,9 @@ class Optional:
         self.name = f"optional<{inner.name}>"
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append 0 for None, else 1 and ``value`` as the inner type
+        (fc/io/raw.hpp ``pack`` of an ``optional``); the inner type's
+        errors."""
         if value is None:
             out.append(0)
         else:
@@ -38,6 +41,11 @@ class Optional:
             self.inner.pack(value, out, prefix)
 
     def unpack(self, data, pos, prefix=None):
+        """``(None, pos + 1)`` after a 0 flag; after a 1 flag the inner value
+        and its end.
+
+        :raises TruncatedData: no flag byte (or the inner value is cut).
+        :raises InvalidField: a flag other than 0 and 1."""
         need_bytes(data, pos, 1)
         if data[pos] == 0:
             return None, pos + 1
@@ -72,6 +80,10 @@ class Vector:
         self.name = f"vector<{inner.name}>"
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the varint count of the array ``value``, then each item as
+        the inner type.
+
+        :raises InvalidField: not an array; the items' errors."""
         items = _as_list(value, self.name)
         pack_varint(len(items), out)
         inner = self.inner
@@ -79,6 +91,9 @@ class Vector:
             inner.pack(item, out, prefix)
 
     def unpack(self, data, pos, prefix=None):
+        """``(list, new pos)``: a varint count, then that many items of the
+        inner type; the varint's and the items' errors (:class:`TruncatedData`
+        when the data ends first)."""
         n, pos = unpack_varint(data, pos)
         items = []
         inner = self.inner
@@ -96,6 +111,12 @@ class FlatSet(Vector):
         self.name = f"flat_set<{inner.name}>"
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the array ``value`` sorted by the inner type's ``sort_key``,
+        an item whose key equals an earlier one's dropped (the first kept, as
+        inserting into graphene's ``flat_set`` keeps it), as
+        :meth:`Vector.pack`.
+
+        :raises InvalidField: not an array; the items' errors."""
         items = _as_list(value, self.name)
         if len(items) > 1:
             seen, ordered = set(), []
@@ -120,6 +141,12 @@ class FlatMap:
         self.name = f"flat_map<{key.name},{value.name}>"
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the ``[key, value]`` pairs of ``value`` sorted by the key
+        type's ``sort_key``, a repeated key's later pairs dropped: a varint
+        count, then each key and value.
+
+        :raises InvalidField: not an array of two-element pairs; the keys' and
+            values' errors."""
         pairs = _as_list(value, self.name)
         keyed, seen = [], set()
         for pair in pairs:
@@ -136,6 +163,8 @@ class FlatMap:
             self.value.pack(pair[1], out, prefix)
 
     def unpack(self, data, pos, prefix=None):
+        """``([[key, value], ...], new pos)`` in the order stored; the
+        varint's, keys' and values' errors."""
         n, pos = unpack_varint(data, pos)
         pairs = []
         for _ in range(n):
@@ -172,9 +201,17 @@ class Struct:
 
     @default.setter
     def default(self, value: bytes) -> None:
+        """Replace the default bytes (:func:`Initialized` gives a copied struct
+        member the bytes of its C++ initializer)."""
         self._default = value
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the fields of the object ``value`` in ``FC_REFLECT`` order,
+        an absent or null field as its type's default (class docstring).
+
+        :raises InvalidField: ``value`` not an object.
+        :raises ProtocolError: a field's error, its message prefixed with
+            ``<struct>.<field>`` (:func:`located`)."""
         if type(value) is not dict and not isinstance(value, dict):
             raise InvalidField(f"{self.name}: expected an object, got {type(value).__name__}")
         for fname, ftype in self.fields:
@@ -188,6 +225,9 @@ class Struct:
                 raise located(exc, f"{self.name}.{fname}") from None
 
     def unpack(self, data, pos, prefix=None):
+        """``(dict, new pos)`` of the fields in order; an unset optional field
+        is left out, as fc's reflected ``to_variant`` (fc/reflect/variant.hpp)
+        leaves it out.  The fields' errors."""
         obj = {}
         for fname, ftype in self.fields:
             v, pos = ftype.unpack(data, pos, prefix)
@@ -225,6 +265,13 @@ class Extension:
         self._names = tuple(f for f, _t in self.fields)
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the present (non-null) fields of ``value`` as the class
+        docstring says; an empty array is the empty extension.
+
+        :raises InvalidField: not an object (or a non-empty array), or an
+            unknown member.
+        :raises ProtocolError: a field's error, its message prefixed with
+            ``extension<T>.<field>`` (:func:`located`)."""
         if isinstance(value, (list, tuple)) and not value:
             out.append(0)
             return
@@ -244,6 +291,11 @@ class Extension:
                 raise located(exc, f"{self.name}.{fname}") from None
 
     def unpack(self, data, pos, prefix=None):
+        """``(dict of the present fields, new pos)``.
+
+        :raises InvalidField: a field index out of range, or not greater than
+            the one before (graphene/protocol/ext.hpp reads the fields in
+            reflection order, each once)."""
         count, pos = unpack_varint(data, pos)
         obj, last = {}, -1
         for _ in range(count):
@@ -275,12 +327,23 @@ class StaticVariant:
         return b"\x00" + self.types[0].default
 
     def tag(self, raw) -> int:
+        """The alternative number of the JSON tag ``raw``, read as the class
+        docstring says.
+
+        :raises InvalidField: not an integer, or no such alternative."""
         tag = raw if type(raw) is int else to_int(raw, self.name + " tag")
         if not 0 <= tag < len(self.types):
             raise InvalidField(f"{self.name}: unknown tag {raw!r} (0..{len(self.types) - 1})")
         return tag
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append ``[tag, value]``: the varint tag, then ``value`` as that
+        alternative.
+
+        :raises InvalidField: not a two-element array, or a bad tag
+            (:meth:`tag`).
+        :raises ProtocolError: the alternative's error, its message prefixed
+            with the alternative's name (:func:`located`)."""
         if not isinstance(value, (list, tuple)) or len(value) != 2:
             raise InvalidField(f"{self.name}: expected [tag, value], got {str(value)[:80]}")
         tag = self.tag(value[0])
@@ -292,6 +355,10 @@ class StaticVariant:
             raise located(exc, label) from None
 
     def unpack(self, data, pos, prefix=None):
+        """``([tag, value], new pos)``.
+
+        :raises InvalidField: a tag with no alternative; the alternative's
+            errors."""
         tag, pos = unpack_varint(data, pos)
         if tag >= len(self.types):
             raise InvalidField(f"{self.name}: unknown tag {tag}")
@@ -299,6 +366,11 @@ class StaticVariant:
         return [tag, value], pos
 
     def sort_key(self, value):
+        """The tag alone: fc's ``static_variant`` ``operator<`` compares
+        ``which()`` only (fc/static_variant.hpp), so a ``flat_set`` of them
+        keeps one value per tag.
+
+        :raises InvalidField: not ``[tag, value]``, or a bad tag."""
         if not isinstance(value, (list, tuple)) or len(value) != 2:
             raise InvalidField(f"{self.name}: expected [tag, value], got {str(value)[:80]}")
         return self.tag(value[0])
@@ -337,12 +409,17 @@ class Pair:
         return self.first.default + self.second.default
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append ``value[0]`` as the first type, then ``value[1]`` as the
+        second.
+
+        :raises InvalidField: not a two-element array; the members' errors."""
         if not isinstance(value, (list, tuple)) or len(value) != 2:
             raise InvalidField(f"{self.name}: expected [first, second], got {str(value)[:80]}")
         self.first.pack(value[0], out, prefix)
         self.second.pack(value[1], out, prefix)
 
     def unpack(self, data, pos, prefix=None):
+        """``([a, b], new pos)``; the members' errors."""
         a, pos = self.first.unpack(data, pos, prefix)
         b, pos = self.second.unpack(data, pos, prefix)
         return [a, b], pos
@@ -358,6 +435,11 @@ class FutureExtensions(FlatSet):
     :class:`Extension`.)"""
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the ``flat_set`` ``value`` (``[]`` in the usual case) as
+        :meth:`FlatSet.pack`.
+
+        :raises BadCast: ``value`` is not an array (class docstring).
+        :raises InvalidField: a bad element (:meth:`StaticVariant.pack`)."""
         if type(value) is list and not value:  # the usual, empty, extensions
             out.append(0)
             return

@@ -55,9 +55,17 @@ class ObjectIdType:
         raise InvalidObjectId(f"Invalid object id {value!r}: expected an id of type {self.name}")
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the instance of the id string ``value`` as a varint
+        (object_id.hpp: ``object_id<S,T>`` packs its instance only).
+
+        :raises InvalidObjectId: not an id of this type (:meth:`instance`)."""
         pack_varint(self.instance(value), out)
 
     def unpack(self, data, pos, prefix=None):
+        """``("S.T.N", new pos)`` of the varint instance N.
+
+        :raises TruncatedData: the data ends inside the varint.
+        :raises IntegerOutOfRange: a varint over 32 bits."""
         n, pos = unpack_varint(data, pos)
         return self._prefix + str(n), pos
 
@@ -71,13 +79,24 @@ class AnyObjectId:
     default = bytes(8)
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the id string ``value`` as its uint64 (class docstring).
+
+        :raises InvalidObjectId: not an object id
+            (:meth:`~nodeapi.protocol.ids.ObjectId.parse`)."""
         out += struct.pack("<Q", ObjectId.parse(value).to_int())
 
     def unpack(self, data, pos, prefix=None):
+        """``("S.T.N", pos + 8)`` of the uint64.
+
+        :raises TruncatedData: fewer than 8 bytes left."""
         end = need_bytes(data, pos, 8)
         return str(ObjectId.from_int(struct.unpack_from("<Q", data, pos)[0])), end
 
     def sort_key(self, value):
+        """The uint64 (object_id.hpp compares ``number``): space, then type,
+        then instance.
+
+        :raises InvalidObjectId: not an object id."""
         return ObjectId.parse(value).to_int()
 
 
@@ -97,15 +116,29 @@ class Base58Bytes:
         self.to_text = to_text
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the ``size`` bytes of the JSON form ``value`` (``to_bytes``;
+        with ``prefix`` the key must carry it).
+
+        :raises WrongKeyPrefix: the text's prefix is not ``prefix``.
+        :raises InvalidBase58: not base58.
+        :raises InvalidChecksum: the checksum does not match.
+        :raises InvalidKey: not a string, or a wrong size."""
         out += self.to_bytes(value, prefix)
 
     def unpack(self, data, pos, prefix=None):
+        """``(prefix + base58 text, pos + size)``.
+
+        :raises TypeError: ``prefix`` is None (the text needs it).
+        :raises TruncatedData: fewer than ``size`` bytes left."""
         if prefix is None:
             raise TypeError(f"{self.name}: reading one needs the chain's key prefix")
         end = need_bytes(data, pos, self.size)
         return self.to_text(bytes(data[pos:end]), prefix), end
 
     def sort_key(self, value):
+        """The bytes (graphene's ``public_key_type`` and ``address`` compare
+        their bytes); any prefix is accepted, the other errors as
+        :meth:`pack`."""
         return self.to_bytes(value, None)
 
 
@@ -116,6 +149,11 @@ class VoteId:
     default = bytes(4)
 
     def content(self, value) -> int:
+        """The uint32 ``instance << 8 | type`` of ``"type:instance"`` (vote.hpp
+        ``vote_id_type::content``).
+
+        :raises IntegerOutOfRange: type over 255 or instance over 2**24-1.
+        :raises InvalidField: not ``"type:instance"`` of decimal digits."""
         if isinstance(value, str) and value.count(":") == 1:
             kind, _, inst = value.partition(":")
             if kind.isascii() and kind.isdigit() and inst.isascii() and inst.isdigit():
@@ -126,9 +164,14 @@ class VoteId:
         raise InvalidField(f"vote id: expected \"type:instance\", got {value!r}")
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append :meth:`content` of ``value`` as a little-endian uint32; its
+        errors."""
         out += struct.pack("<I", self.content(value))
 
     def unpack(self, data, pos, prefix=None):
+        """``("type:instance", pos + 4)``.
+
+        :raises TruncatedData: fewer than 4 bytes left."""
         end = need_bytes(data, pos, 4)
         v = struct.unpack_from("<I", data, pos)[0]
         return f"{v & 0xFF}:{v >> 8}", end

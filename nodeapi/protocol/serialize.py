@@ -118,16 +118,28 @@ class Int:
         self.hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append ``value`` (an int, or what :func:`to_int` reads) as
+        little-endian bytes, ``bits``/8 of them (fc/io/raw.hpp ``pack`` of the
+        integer).
+
+        :raises IntegerOutOfRange: outside ``lo``..``hi`` of the type.
+        :raises InvalidField: not an integer (:func:`to_int`)."""
         v = value if type(value) is int else to_int(value, self.name)
         if not self.lo <= v <= self.hi:
             raise IntegerOutOfRange(f"{v} is out of range for {self.name}")
         out += self._struct.pack(v)
 
     def unpack(self, data, pos, prefix=None):
+        """``(int, pos + bits/8)``: the little-endian integer at ``pos``.
+
+        :raises TruncatedData: fewer bytes left."""
         end = need_bytes(data, pos, self._struct.size)
         return self._struct.unpack_from(data, pos)[0], end
 
     def sort_key(self, value):
+        """The integer (C++ integer ``<``).
+
+        :raises InvalidField: not an integer (:func:`to_int`)."""
         return to_int(value, self.name)
 
 
@@ -138,15 +150,27 @@ class VarInt:
     default = b"\x00"
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append ``value`` (0..2**32-1) as LEB128 (fc/io/varint.hpp
+        ``unsigned_int``).
+
+        :raises IntegerOutOfRange: outside 0..2**32-1.
+        :raises InvalidField: not an integer (:func:`to_int`)."""
         v = value if type(value) is int else to_int(value, self.name)
         if not 0 <= v <= 0xFFFFFFFF:
             raise IntegerOutOfRange(f"{v} is out of range for unsigned_int")
         pack_varint(v, out)
 
     def unpack(self, data, pos, prefix=None):
+        """``(int, new pos)``, :func:`unpack_varint`.
+
+        :raises TruncatedData: the data ends inside the varint.
+        :raises IntegerOutOfRange: longer than 5 bytes or over 32 bits."""
         return unpack_varint(data, pos)
 
     def sort_key(self, value):
+        """The integer (``unsigned_int`` compares its value).
+
+        :raises InvalidField: not an integer (:func:`to_int`)."""
         return to_int(value, self.name)
 
 
@@ -163,6 +187,10 @@ class Bool:
         self.default = bytes([default])
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append 1 or 0 for ``value``, read as the class docstring says.
+
+        :raises InvalidField: any other value (null, another string, an object
+            or an array)."""
         t = type(value)
         if t is bool:
             out.append(1 if value else 0)
@@ -174,12 +202,18 @@ class Bool:
             raise InvalidField(f"bool: expected true or false, got {value!r}")
 
     def unpack(self, data, pos, prefix=None):
+        """``(bool, pos + 1)``.
+
+        :raises TruncatedData: no byte left.
+        :raises InvalidField: a byte other than 0 and 1 (fc/io/raw.hpp's
+            ``unpack`` of a bool asserts the same)."""
         need_bytes(data, pos, 1)
         if data[pos] > 1:
             raise InvalidField(f"bool byte {data[pos]} is neither 0 nor 1")
         return data[pos] == 1, pos + 1
 
     def sort_key(self, value):
+        """0 or 1 (false sorts first); errors as :meth:`pack`."""
         out = bytearray()
         self.pack(value, out)
         return out[0]
@@ -193,6 +227,9 @@ class String:
     default = b"\x00"
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the UTF-8 bytes of ``value`` after their varint length.
+
+        :raises InvalidField: not a string."""
         if not isinstance(value, str):
             raise InvalidField(f"string: expected a string, got {value!r}")
         raw = value.encode("utf-8")
@@ -200,11 +237,20 @@ class String:
         out += raw
 
     def unpack(self, data, pos, prefix=None):
+        """``(str, new pos)``: a varint length and that many bytes, decoded as
+        UTF-8 (invalid bytes replaced).
+
+        :raises TruncatedData: the data ends first.
+        :raises IntegerOutOfRange: a length varint over 32 bits."""
         n, pos = unpack_varint(data, pos)
         end = need_bytes(data, pos, n)
         return bytes(data[pos:end]).decode("utf-8", "replace"), end
 
     def sort_key(self, value):
+        """The UTF-8 bytes: ``std::string`` ``<`` compares byte by byte,
+        unsigned.
+
+        :raises InvalidField: not a string."""
         if not isinstance(value, str):
             raise InvalidField(f"string: expected a string, got {value!r}")
         return value.encode("utf-8")
@@ -217,11 +263,19 @@ class Bytes:
     default = b"\x00"
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the bytes of the hex string ``value`` after their varint
+        length.
+
+        :raises InvalidHex: not a hex string."""
         raw = from_hex(value, self.name)
         pack_varint(len(raw), out)
         out += raw
 
     def unpack(self, data, pos, prefix=None):
+        """``(hex str, new pos)``: a varint length and that many bytes.
+
+        :raises TruncatedData: the data ends first.
+        :raises IntegerOutOfRange: a length varint over 32 bits."""
         n, pos = unpack_varint(data, pos)
         end = need_bytes(data, pos, n)
         return bytes(data[pos:end]).hex(), end
@@ -236,16 +290,25 @@ class FixedBytes:
         self.default = bytes(size)
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the ``size`` bytes of the hex string ``value``.
+
+        :raises InvalidHex: not a hex string, or not ``size`` bytes of one."""
         raw = from_hex(value, self.name)
         if len(raw) != self.size:
             raise InvalidHex(f"{self.name}: expected {self.size} bytes of hex, got {len(raw)}")
         out += raw
 
     def unpack(self, data, pos, prefix=None):
+        """``(hex str, pos + size)``.
+
+        :raises TruncatedData: fewer than ``size`` bytes left."""
         end = need_bytes(data, pos, self.size)
         return bytes(data[pos:end]).hex(), end
 
     def sort_key(self, value):
+        """The bytes (fc's hashes compare with ``memcmp``).
+
+        :raises InvalidHex: not a hex string."""
         return from_hex(value, self.name)
 
 
@@ -258,13 +321,24 @@ class TimePointSec:
     default = bytes(4)
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append ``value`` (``YYYY-MM-DDTHH:MM:SS``, read by
+        :func:`~nodeapi.protocol.times.parse_time`) as uint32 seconds since the
+        epoch, modulo 2**32.
+
+        :raises InvalidTime: not a time."""
         out += struct.pack("<I", parse_time(value) & 0xFFFFFFFF)
 
     def unpack(self, data, pos, prefix=None):
+        """``("YYYY-MM-DDTHH:MM:SS", pos + 4)`` of the uint32 seconds.
+
+        :raises TruncatedData: fewer than 4 bytes left."""
         end = need_bytes(data, pos, 4)
         return format_time(struct.unpack_from("<I", data, pos)[0]), end
 
     def sort_key(self, value):
+        """The uint32 seconds :meth:`pack` writes.
+
+        :raises InvalidTime: not a time."""
         return parse_time(value) & 0xFFFFFFFF
 
 
@@ -275,9 +349,11 @@ class Void:
     default = b""
 
     def pack(self, value, out, prefix=None) -> None:
+        """Nothing: a ``void_t`` has no bytes (``value`` is not looked at)."""
         return None
 
     def unpack(self, data, pos, prefix=None):
+        """``({}, pos)``: nothing read."""
         return {}, pos
 
 

@@ -111,6 +111,8 @@ def is_impossible(auth: dict) -> bool:
 
 
 def num_auths(auth: dict) -> int:
+    """``authority::num_auths``: the number of account, key and address entries
+    of the authority ``auth`` (authority.hpp)."""
     return sum(len(auth.get(k) or ()) for k in ("account_auths", "key_auths", "address_auths"))
 
 
@@ -164,6 +166,14 @@ def price(p: dict, check_upper_bound: bool = False) -> None:
 
 
 def ratio_in_range(value, expression: str) -> None:
+    """Check a collateral ratio (per mille) is within
+    ``GRAPHENE_MIN_COLLATERAL_RATIO``..``GRAPHENE_MAX_COLLATERAL_RATIO``
+    (1001..32000), as graphene checks MSSR and MCR (asset.cpp
+    ``price_feed::validate``), the bitasset options' MCR, MSSR and ICR
+    (asset_ops.cpp ``bitasset_options::validate``) and a published ICR;
+    ``expression`` names the field in the message.
+
+    :raises InvalidOperation: outside the range."""
     check(MIN_COLLATERAL_RATIO <= num(value) <= MAX_COLLATERAL_RATIO,
           f"{expression} >= GRAPHENE_MIN_COLLATERAL_RATIO && <= GRAPHENE_MAX_COLLATERAL_RATIO")
 

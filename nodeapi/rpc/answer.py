@@ -54,22 +54,23 @@ def succeeded(request: Request, result: Any, objects: Optional[EncodedObjects] =
         return failed(request, Failure())
 
 
-def _shared_result(answers: ApiAnswers, state: Any, name: str, method, binding,
+def _shared_result(answers: ApiAnswers, state: Any, instance, binding,
                    request: Request) -> Optional[bytes]:
-    """The encoded result of a ``shared`` call, from
-    :attr:`ApiAnswers.replies` while ``state`` has not changed since an
-    identical call, else made now and kept (up to
+    """The encoded result of a ``shared`` call of the set ``instance``,
+    from :attr:`ApiAnswers.replies` while ``state`` has not changed since
+    an identical call, else made now and kept (up to
     :data:`~nodeapi.api.answers.SHARED_REPLY_MAX` bytes); None when the
     arguments have no key (not JSON-encodable: cannot come from a parsed
-    request)."""
+    request).  A kept reply is answered without looking the function up
+    (which makes its section of the set, per request over HTTP)."""
     try:
-        key = (name, request.function, orjson.dumps(request.args))
+        key = (instance.name, request.function, orjson.dumps(request.args))
     except TypeError:
         return None
     stamp = (state, state.version)
     body = answers.replies.get(key, stamp)
     if body is None:
-        result = method(*binding.bind(request.args))
+        result = getattr(instance, request.function)(*binding.bind(request.args))
         body = encode_value(result, answers.objects)
         if len(body) <= SHARED_REPLY_MAX:
             answers.replies.put(key, stamp, body)
@@ -96,21 +97,24 @@ def answer(session, request: Request, metrics=None) -> Union[Answer, Deferred]:
     node = session.node
     answers = node.api_answers
     started = metrics.call_started() if metrics is not None else None
+    method = None  # looked up only when called (a kept shared reply needs none)
     try:
         instance, binding = session.target(request)
         if binding is None:  # a gateway's forwarded set: the upstream answers
             return _settled(metrics, request, instance.forward(request), answers.objects,
                             started)
-        method = getattr(instance, request.function)
         shared = binding.shared
-        if shared is not None and (shared is True or shared(method.__self__, request.args)):
-            body = _shared_result(answers, node.chain.state, instance.name, method, binding,
-                                  request)
+        if shared is not None and (shared is True or shared(
+                getattr(instance, request.function).__self__, request.args)):
+            body = _shared_result(answers, node.chain.state, instance, binding, request)
             if body is not None:
                 return _counted(metrics, request, Answer(200, envelope(request, body), "ok"),
                                 started)
+        method = getattr(instance, request.function)
         result = method(*binding.bind(request.args))
     except NotHereYet as missing:  # a devnet's lazy fork: fetch, then call again
+        if method is None:  # raised by a shared call's function
+            method = getattr(instance, request.function)
         result = _load_and_retry(Failure(missing), method, binding, request)
     except Exception:
         return _counted(metrics, request, failed(request, Failure()), started)

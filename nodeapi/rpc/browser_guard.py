@@ -47,6 +47,10 @@ class OriginRule:
     port: Optional[int] = None
 
     def matches(self, scheme: str, host: str, port: Optional[int]) -> bool:
+        """Whether an ``Origin`` of ``scheme``, ``host`` (lower case, IPv6
+        without brackets) and ``port`` (the scheme's default when the origin
+        has none) matches: the same host, and the scheme and port when the rule
+        names them."""
         return (self.host == host and (self.scheme is None or self.scheme == scheme)
                 and (self.port is None or self.port == port))
 

@@ -78,6 +78,42 @@ class RpcLimits:
                             subscriptions=self.max_subscriptions_per_ip)
 
 
+#: (wrapper class, id of the transport's declaration) -> (that declaration,
+#: the ``Provides`` declaration of such a wrapper); see
+#: :func:`provide_as_transport`
+_WRAPPER_PROVIDES: dict = {}
+#: entries kept at most (declarations are per class, or shared by the
+#: instances declaring the same interfaces: a handful in a node)
+WRAPPER_PROVIDES_MAX = 64
+
+
+def provide_as_transport(wrapper, transport) -> None:
+    """Declare that ``wrapper`` (a protocol standing between ``transport``
+    and the protocol above it) provides what ``transport`` provides, but
+    ISSLTransport: the wrapper is not the TLS layer, and Autobahn asks an
+    ISSLTransport for the TLS channel id, which only the TLS layer itself
+    can give.
+
+    Subtracting from a declaration builds a new one and computes its
+    resolution order (about 0.25 ms, half of the CPU an HTTP request on a
+    connection of its own took), so the wrapper's declaration is made once
+    per wrapper class and transport declaration (a transport class's, or
+    the one zope.interface shares among the instances declaring the same
+    interfaces, ``Provides``: a trusted proxy's connection is a wrapper
+    of a wrapper) and shared the same way; past
+    :data:`WRAPPER_PROVIDES_MAX` of them, a new one is made each time."""
+    spec = providedBy(transport)
+    key = (type(wrapper), id(spec))
+    entry = _WRAPPER_PROVIDES.get(key)
+    if entry is not None and entry[0] is spec:
+        wrapper.__provides__ = entry[1]
+        return
+    directlyProvides(wrapper, spec - ISSLTransport)
+    if len(_WRAPPER_PROVIDES) < WRAPPER_PROVIDES_MAX:
+        # the declaration is held with its id, so the id is not reused
+        _WRAPPER_PROVIDES[key] = (spec, wrapper.__provides__)
+
+
 def open_files_limit() -> Optional[int]:
     """The soft RLIMIT_NOFILE of this process, or None when unlimited."""
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
@@ -115,6 +151,7 @@ class PausedWriteMeter:
         self.unsent = 0
 
     def pause(self) -> None:
+        """The transport's buffer is full (its producer was paused)."""
         self.paused = True
 
     def resume(self) -> int:
@@ -212,26 +249,43 @@ class GuardedConnection(ProtocolWrapper):
         return self.meter.unsent
 
     def makeConnection(self, transport) -> None:
-        """As ProtocolWrapper's, but without claiming ISSLTransport: the
-        wrapper is not the TLS layer, and Autobahn asks an ISSLTransport for
-        the TLS channel id, which only the TLS layer itself can give."""
-        directlyProvides(self, providedBy(transport) - ISSLTransport)
+        """As ProtocolWrapper's, but without claiming ISSLTransport
+        (:func:`provide_as_transport`)."""
+        provide_as_transport(self, transport)
         Protocol.makeConnection(self, transport)
         self.factory.registerProtocol(self)
         self.wrappedProtocol.makeConnection(self)
 
     def connectionMade(self) -> None:
+        """``IProtocol.connectionMade``: keep the two addresses and register
+        the pacer that meters the transport's buffer (a streaming producer)."""
         self._addresses = (self.transport.getPeer(), self.transport.getHost())
         self.transport.registerProducer(_TransportPacer(self), True)
 
+    # -- addresses: read once at connect (a TCP transport makes a new
+    # address object, and asks the kernel for its own, at every call; each
+    # HTTP request asks for both)
+    def getPeer(self):
+        """``ITransport.getPeer``: the peer's address as the transport gave
+        it at connect (also once the connection is lost)."""
+        return self._addresses[0]
+
+    def getHost(self):
+        """``ITransport.getHost``: this end's address as the transport gave
+        it at connect (also once the connection is lost)."""
+        return self._addresses[1]
+
     # -- writes ------------------------------------------------------------
     def write(self, data: bytes) -> None:
+        """``ITransport.write``: to the transport, the bytes counted against
+        the connection's and the site's unsent-byte bounds."""
         self.transport.write(data)
         counted = self.meter.wrote(len(data))
         if counted:
             self.factory.charged(self, counted)
 
     def writeSequence(self, data) -> None:
+        """``ITransport.writeSequence``: one :meth:`write` of the joined bytes."""
         self.write(b"".join(data))
 
     # -- producers of the protocol above ----------------------------------
@@ -249,6 +303,7 @@ class GuardedConnection(ProtocolWrapper):
             producer.pauseProducing()
 
     def unregisterProducer(self) -> None:
+        """``IConsumer.unregisterProducer``: the protocol above's producer is gone."""
         self._producer = None
 
     def _paused(self) -> None:
@@ -268,18 +323,26 @@ class GuardedConnection(ProtocolWrapper):
 
     # -- reading (the protocol above pauses its own reads) -----------------
     def pauseProducing(self) -> None:
+        """``IPushProducer.pauseProducing``: stop reading the transport."""
         self.transport.pauseProducing()
 
     def resumeProducing(self) -> None:
+        """``IPushProducer.resumeProducing``: read the transport again."""
         self.transport.resumeProducing()
 
     def stopProducing(self) -> None:
+        """``IPushProducer.stopProducing``: the transport stops (closes)."""
         self.transport.stopProducing()
 
     def abortConnection(self) -> None:
+        """``ITCPTransport.abortConnection``: drop the connection, unsent bytes
+        discarded."""
         self.transport.abortConnection()
 
     def connectionLost(self, reason) -> None:
+        """``IProtocol.connectionLost``: the transport is replaced by a
+        closed one keeping the addresses (late writes are dropped), the
+        producer forgotten, the protocol above told."""
         self.transport = _Closed(*self._addresses)
         self._producer = None
         super().connectionLost(reason)
@@ -351,11 +414,14 @@ class ConnectionGuard:
 
     # ProtocolWrapper's factory interface
     def registerProtocol(self, connection: GuardedConnection) -> None:
+        """A connection starts: counted per address when it counts."""
         self.connections.add(connection)
         if connection.counted:
             self.per_host[connection.host] += 1
 
     def unregisterProtocol(self, connection: GuardedConnection) -> None:
+        """A connection ended: uncounted, and its unsent bytes given back
+        to the site's bound."""
         self.connections.discard(connection)
         if connection.counted:
             self.per_host[connection.host] -= 1

@@ -204,10 +204,14 @@ class RpcChannel(HTTPChannel):
     _writable = None
 
     def pauseProducing(self) -> None:
+        """``IPushProducer.pauseProducing`` (the transport is full): reads
+        pause and :meth:`when_writable` waits."""
         self.writes_paused = True
         super().pauseProducing()
 
     def resumeProducing(self) -> None:
+        """``IPushProducer.resumeProducing`` (the transport drained): reads
+        resume and the requests waiting in :meth:`when_writable` go on."""
         self.writes_paused = False
         super().resumeProducing()
         waiting, self._writable = self._writable, None
@@ -228,25 +232,33 @@ class RpcChannel(HTTPChannel):
         return d
 
     def connectionMade(self) -> None:
+        """``IProtocol.connectionMade``: the first request head's deadline
+        (the site's ``handshake_timeout``) starts."""
         super().connectionMade()
         self._start_deadline()
 
     def dataReceived(self, data: bytes) -> None:
+        """``IProtocol.dataReceived``: a head's first byte starts its deadline."""
         if self._awaiting_head and self._deadline is None:
             self._start_deadline()
         super().dataReceived(data)
 
     def allHeadersReceived(self) -> None:
+        """``HTTPChannel.allHeadersReceived``: the head came in time; its
+        deadline is cancelled."""
         self._awaiting_head = False
         self._cancel_deadline()
         super().allHeadersReceived()
 
     def requestDone(self, request) -> None:
+        """``HTTPChannel.requestDone``: a keep-alive connection waits for
+        its next head."""
         # the next head's deadline starts with its first byte (dataReceived)
         self._awaiting_head = True
         super().requestDone(request)
 
     def connectionLost(self, reason) -> None:
+        """``IProtocol.connectionLost``: the deadline is cancelled."""
         self._cancel_deadline()
         super().connectionLost(reason)
 

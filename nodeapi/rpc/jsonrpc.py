@@ -51,6 +51,8 @@ class RpcError(Exception):
         self.request_id = request_id
 
     def to_json(self) -> dict:
+        """The JSON-RPC ``error`` member: ``{"code", "message"}``, with
+        ``"data"`` when set (docs/wire-contract.rst section 4)."""
         error = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data

@@ -53,6 +53,8 @@ class ClientLimits:
 
     @property
     def bucket_size(self) -> int:
+        """Calls the token bucket holds: ``burst``, else
+        :func:`default_burst` of ``calls_per_second``."""
         return self.burst or default_burst(self.calls_per_second)
 
     def __bool__(self) -> bool:
@@ -293,6 +295,11 @@ class SessionLimits(SubscriptionBudget):
 
     # -- SubscriptionBudget ----------------------------------------------------------
     def take(self, count: int = 1) -> None:
+        """``SubscriptionBudget.take``: hold ``count`` more subscribed
+        items on each limit account of the session.
+
+        :raises SubscriptionLimitExceeded: one account would pass its
+            ``subscriptions`` limit (nothing is taken)."""
         accounts = self._accounts()
         for account in accounts:
             limit = account.limits.subscriptions
@@ -305,6 +312,8 @@ class SessionLimits(SubscriptionBudget):
         self.held += count
 
     def give_back(self, count: int = 1) -> None:
+        """``SubscriptionBudget.give_back``: ``count`` items (at most those
+        held) are no longer subscribed."""
         count = min(count, self.held)
         for account in self._accounts():
             account.subscriptions -= count

@@ -201,6 +201,8 @@ class RpcSession(Session):
         return True
 
     def logout(self) -> None:
+        """Forget the login: no user, no API set allowed (what a failed
+        :meth:`login` does, docs/wire-contract.rst section 2)."""
         self.user, self.allowed = None, frozenset()
 
     def auto_login(self, credentials: Optional[tuple]) -> None:
@@ -286,18 +288,27 @@ class RpcSession(Session):
 
     # -- Session contract (callbacks) -------------------------------------
     def send_notice(self, callback_id: int, payload: Any) -> None:
+        """Session contract (:meth:`nodeapi.api.base.Session.send_notice`): the
+        notice to the connection's notice function; nothing once closed.
+
+        :raises ApiError: not a WebSocket session."""
         if not self.websocket or self._notice is None:
             raise ApiError("Callbacks need a WebSocket connection")
         if not self._closed:
             self._notice(callback_id, payload)
 
     def send_notices(self, notices: list) -> None:
+        """Session contract (:meth:`nodeapi.api.base.Session.send_notices`):
+        the notices to the connection's batch function at once (without one,
+        each by :meth:`send_notice`); nothing once closed."""
         if self._notices is None:
             super().send_notices(notices)
         elif not self._closed:
             self._notices(notices)
 
     def on_close(self, fn: Callable[[], None]) -> None:
+        """Session contract: run ``fn`` once when the connection closes
+        (:meth:`close`)."""
         self._closers.append(fn)
 
     def close(self) -> None:

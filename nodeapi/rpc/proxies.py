@@ -33,13 +33,13 @@ from typing import Iterable, Optional
 
 import attr
 from twisted.internet.address import IPv4Address, IPv6Address
-from twisted.internet.interfaces import ISSLTransport
 from twisted.internet.protocol import Protocol
 from twisted.logger import Logger
 from twisted.protocols.haproxy._exceptions import InvalidProxyHeader
 from twisted.protocols.haproxy._v1parser import V1Parser
 from twisted.protocols.haproxy._v2parser import V2Parser
-from zope.interface import directlyProvides, providedBy
+
+from nodeapi.rpc.guard import provide_as_transport
 
 #: The longest PROXY header read: a version 1 line is at most 107 bytes, a
 #: version 2 header 16 bytes plus its addresses (216 for unix sockets) and
@@ -166,10 +166,15 @@ class ProxyHeaderReader(Protocol):
 
     # -- protocol to the transport -----------------------------------------
     def makeConnection(self, transport) -> None:
-        directlyProvides(self, providedBy(transport) - ISSLTransport)
+        """``IProtocol.makeConnection``: this object provides the transport's
+        interfaces but ``ISSLTransport`` (it is not the TLS layer:
+        :func:`~nodeapi.rpc.guard.provide_as_transport`)."""
+        provide_as_transport(self, transport)
         super().makeConnection(transport)
 
     def connectionMade(self) -> None:
+        """``IProtocol.connectionMade``: note the proxy's address and start the
+        header deadline (``timeout`` seconds; none for 0)."""
         self._peer = self.transport.getPeer()
         if self._timeout:
             self._deadline = self._clock.callLater(self._timeout, self._expired)
@@ -182,6 +187,12 @@ class ProxyHeaderReader(Protocol):
         self.transport.abortConnection()
 
     def dataReceived(self, data: bytes) -> None:
+        """``IProtocol.dataReceived``: until the first bytes tell whether a
+        PROXY header comes, buffer and read them (a header of at most
+        :data:`MAX_HEADER_BYTES`); an invalid header aborts the connection.
+        Once told, the deadline is cancelled and the protocol is built for the
+        client's address (the proxy's own without a header) and given the
+        bytes after any header; from then on bytes go to that protocol."""
         if self.wrappedProtocol is not None:
             self.wrappedProtocol.dataReceived(data)
             return
@@ -247,6 +258,8 @@ class ProxyHeaderReader(Protocol):
         return kind("TCP", str(ip), source.port)
 
     def connectionLost(self, reason) -> None:
+        """``IProtocol.connectionLost``: cancel the deadline and tell the
+        protocol above, if it was built."""
         if self._deadline is not None and self._deadline.active():
             self._deadline.cancel()
         self._deadline = None
@@ -259,15 +272,19 @@ class ProxyHeaderReader(Protocol):
         return self._peer
 
     def getHost(self):
+        """``ITransport.getHost``: the transport's (this node's) address."""
         return self.transport.getHost()
 
     def write(self, data: bytes) -> None:
+        """``ITransport.write``: to the transport."""
         self.transport.write(data)
 
     def writeSequence(self, data) -> None:
+        """``ITransport.writeSequence``: to the transport."""
         self.transport.writeSequence(data)
 
     def loseConnection(self) -> None:
+        """``ITransport.loseConnection``: the transport's."""
         self.transport.loseConnection()
 
     def __getattr__(self, name):

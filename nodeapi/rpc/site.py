@@ -63,6 +63,13 @@ class RpcRoot(Resource):
         self.access, self.limit_book, self.events = access, limit_book, events
 
     def render(self, request):
+        """``IResource.render`` of every path: a request with two
+        Authorization headers is refused (400), then the browser guard
+        (Host, Origin: 403), then a WebSocket upgrade goes to the WebSocket
+        resource; any other request passes the content type check (415),
+        then goes to its route (charged a call: 429 over the rate) or, on
+        ``/`` and ``/rpc``, to the HTTP JSON-RPC resource as a POST (404
+        elsewhere, 405 for another method)."""
         if len(request.requestHeaders.getRawHeaders(b"authorization", ())) > 1:
             # which one would count is ambiguous (twisted.web reads the last,
             # Autobahn joins them): refused on both transports

@@ -143,6 +143,10 @@ class RpcWebSocketProtocol(FramingProtocol):
         return self.meter.unsent
 
     def connectionMade(self) -> None:
+        """``IProtocol.connectionMade``: after Autobahn's, this connection
+        becomes the transport's streaming producer in place of the HTTP channel
+        that carried the upgrade (:class:`_ReplyPacer`: reading pauses while
+        replies wait)."""
         super().connectionMade()
         # the HTTP channel that carried the upgrade registered itself as the
         # transport's producer: from now on this connection is the producer
@@ -150,6 +154,13 @@ class RpcWebSocketProtocol(FramingProtocol):
         self.transport.registerProducer(_ReplyPacer(self), True)
 
     def onConnect(self, request) -> None:
+        """Autobahn ``onConnect`` (the handshake): the :class:`RpcSession` for
+        the client's address (behind trusted proxies,
+        :mod:`nodeapi.rpc.proxies`), logged in with the request's Basic
+        credentials or anonymously (:meth:`RpcSession.auto_login`).
+
+        :raises ConnectionDeny: 400 for malformed credentials, 429 when the
+            api-access entry's connections are all in use."""
         factory = self.factory
         try:
             creds = basic_credentials(request.headers.get("authorization"))
@@ -172,6 +183,10 @@ class RpcWebSocketProtocol(FramingProtocol):
         return None
 
     def onOpen(self) -> None:
+        """Autobahn ``onOpen``: the framing decided
+        (:mod:`nodeapi.rpc.framing`), the connection counted
+        (``factory.connections``, the ``nodeapi_websocket_connections``
+        gauge)."""
         super().onOpen()  # decides the framing (nodeapi.rpc.framing)
         self._open = True
         self.factory.connections.add(self)
@@ -179,6 +194,9 @@ class RpcWebSocketProtocol(FramingProtocol):
             self.factory.metrics.ws_connections.inc()
 
     def onMessage(self, payload: bytes, isBinary: bool) -> None:
+        """Autobahn ``onMessage``: answer the request ``payload``, or hold it,
+        unanswered, while the client does not read its replies (answered when
+        they drain)."""
         if self.meter.paused or self._held:
             # the client is not reading: requests already read (the rest of
             # the last chunk) wait, unanswered, until its replies drain
@@ -275,6 +293,8 @@ class RpcWebSocketProtocol(FramingProtocol):
             self.close_with(1008, b"client too slow reading replies")
 
     def onClose(self, wasClean: bool, code: Optional[int], reason: Optional[str]) -> None:
+        """Autobahn ``onClose``: the connection uncounted, held requests
+        dropped, the session closed (its subscriptions and limits end)."""
         if self._open and self.factory.metrics is not None:
             self.factory.metrics.ws_connections.dec()
         self._open = False

@@ -339,9 +339,20 @@ def test_debug_update_object_and_json_stream(plugins, tmp_path):
     produce(chain)
     api.debug_stream_json_objects_flush()
     lines = [orjson.loads(line) for line in open(path, "rb").read().splitlines()]
-    assert any(o["id"] == "1.7.3" for o in lines) and any(o["id"] == "2.1.0" for o in lines)
+    assert lines[0] == {"bn": chain.head_block_num}  # debug_witness.cpp on_applied_block
+    assert any(o.get("id") == "1.7.3" and "seller" in o for o in lines)
+    assert any(o.get("id") == "2.1.0" for o in lines)
+    push(chain, (2, {"fee": {"amount": 0, "asset_id": CORE}, "fee_paying_account": "1.2.6",
+                     "order": "1.7.3", "extensions": []}))
+    produce(chain)
+    api.debug_stream_json_objects_flush()
+    lines = [orjson.loads(line) for line in open(path, "rb").read().splitlines()]
+    block = lines[[i for i, o in enumerate(lines) if "bn" in o][-1]:]
+    assert block[0] == {"bn": chain.head_block_num}
+    assert block[-1] == {"id": "1.7.3"}  # on_removed_objects, after the changed ones
+    assert any(o.get("id") == "2.1.0" for o in block[1:-1])
     # the chain keeps seconds; the stream writes wire times
-    [dgp] = [o for o in lines if o["id"] == "2.1.0"]
+    [dgp] = [o for o in block if o.get("id") == "2.1.0"]
     assert dgp["time"] == format_time(chain.head_block_time)
 
 

@@ -12,11 +12,15 @@ import orjson
 import pytest
 import pytest_twisted
 from twisted.internet import defer, protocol, reactor, task
+from twisted.internet.address import IPv4Address
+from twisted.internet.interfaces import ISSLTransport, ITCPTransport
+from twisted.internet.testing import StringTransport
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.logger import Logger
+from zope.interface import Interface, classImplements, directlyProvides
 
 from nodeapi.rpc.access import ApiAccess
-from nodeapi.rpc.guard import RpcLimits
+from nodeapi.rpc.guard import ConnectionGuard, RpcLimits
 from nodeapi.rpc.throttled_log import ThrottledLog
 
 from kit.rpc import ws_connect
@@ -342,6 +346,58 @@ def test_complete_head_is_not_cut(chain, clock):
         assert client.lost.called
     finally:
         yield server.stop()
+
+
+# -- the wrapper as a transport --------------------------------------------------------
+
+class _TLS(StringTransport):
+    """A transport that is its own TLS layer."""
+
+
+classImplements(_TLS, ISSLTransport, ITCPTransport)
+
+
+class IOwn(Interface):
+    """An interface one transport instance declares for itself."""
+
+
+def guarded(guard, transport):
+    connection = guard.protocol_for(transport.getPeer(), protocol.Protocol)
+    connection.makeConnection(transport)
+    return connection
+
+
+def test_guarded_connection_is_its_transport_but_tls(clock):
+    guard = ConnectionGuard(clock)
+    first, second = (guarded(guard, _TLS(peerAddress=IPv4Address("TCP", "10.0.0.1", 5)))
+                     for _ in range(2))
+    for connection in (first, second):
+        assert ITCPTransport.providedBy(connection)
+        assert not ISSLTransport.providedBy(connection)
+    # one declaration for the wrappers of one transport class
+    assert first.__provides__ is second.__provides__
+    owns = []
+    for _ in range(2):  # as a trusted proxy's reader, declaring on the instance
+        own = _TLS()
+        directlyProvides(own, IOwn)
+        owns.append(guarded(guard, own))
+    for third in owns:
+        assert IOwn.providedBy(third) and ITCPTransport.providedBy(third)
+        assert not ISSLTransport.providedBy(third)
+    assert owns[0].__provides__ is owns[1].__provides__
+    assert not IOwn.providedBy(first)
+
+
+def test_guarded_connection_addresses_read_once(clock):
+    transport = StringTransport(hostAddress=IPv4Address("TCP", "127.0.0.1", 8090),
+                                peerAddress=IPv4Address("TCP", "10.0.0.1", 5))
+    connection = guarded(ConnectionGuard(clock), transport)
+    assert connection.getPeer() == IPv4Address("TCP", "10.0.0.1", 5)
+    assert connection.getHost() == IPv4Address("TCP", "127.0.0.1", 8090)
+    assert connection.getPeer() is connection.getPeer()
+    connection.connectionLost(None)
+    assert connection.getPeer() == IPv4Address("TCP", "10.0.0.1", 5)
+    assert connection.getHost() == IPv4Address("TCP", "127.0.0.1", 8090)
 
 
 # -- ThrottledLog ---------------------------------------------------------------------

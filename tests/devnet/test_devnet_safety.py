@@ -230,7 +230,7 @@ def test_debug_granted_by_api_access_writes_only_in_the_output_dir(tmp_path):
         devnet.produce_blocks(1)
         debug("debug_stream_json_objects_flush")
         lines = (out / "objects.jsonl").read_text().splitlines()
-        assert any(json.loads(line)["id"] == "2.1.0" for line in lines)
+        assert any(json.loads(line).get("id") == "2.1.0" for line in lines)
     finally:
         devnet.stop()
 

@@ -112,6 +112,9 @@ class ApplyContext:
 
     @property
     def parameters(self) -> dict:
+        """The current chain parameters: ``parameters`` of the global
+        properties 2.0.0 as the state holds them (not a copy), graphene's
+        ``get_global_properties().parameters``."""
         return self.state.objects["2.0.0"]["parameters"]
 
 

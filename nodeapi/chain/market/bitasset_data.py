@@ -70,6 +70,8 @@ def bitasset_of(state, mia_id: str) -> dict | None:
 
 
 def extensions(options: dict) -> dict:
+    """The ``extensions`` of bitasset ``options`` as a dict: ``{}`` when absent
+    or not an object."""
     ext = options.get("extensions")
     return ext if isinstance(ext, dict) else {}
 
@@ -148,14 +150,22 @@ def _update_settled_debt_order(state, b: dict) -> None:
 
 
 def is_globally_settled(bitasset: dict) -> bool:
+    """graphene ``asset_bitasset_data_object::is_globally_settled``
+    (asset_object.hpp): the settlement price is not null."""
     return not is_null(bitasset["settlement_price"])
 
 
 def has_feed(bitasset: dict) -> bool:
+    """Whether the current feed has a settlement price: graphene's
+    ``!current_feed.settlement_price.is_null()``, without which no margin call
+    is checked (db_market.cpp ``check_call_orders``) and no force settlement
+    taken."""
     return not is_null(bitasset["current_feed"]["settlement_price"])
 
 
 def backing_asset(bitasset: dict) -> str:
+    """The id of the asset backing it (``options.short_backing_asset``): the
+    collateral of its debt positions."""
     return bitasset["options"]["short_backing_asset"]
 
 

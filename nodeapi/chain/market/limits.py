@@ -62,6 +62,12 @@ def deposit_market_fee_vesting_balance(state, account: str, asset_id: str, amoun
 
 
 def core_in_orders(state, seller: str, asset_id: str, delta: int) -> None:
+    """Add ``delta`` satoshis (negative: take them off) to ``seller``'s
+    statistics ``total_core_in_orders`` when ``asset_id`` is the core asset
+    (1.3.0); nothing otherwise.  The core an account holds in limit orders,
+    debt positions' collateral and collateral bids, counted in its voting stake
+    (graphene ``account_statistics_object::total_core_in_orders``, changed
+    where the market evaluators and db_market.cpp move core)."""
     if asset_id == CORE_ASSET and delta:
         stats = state.modify(state.objects[seller]["statistics"])
         stats["total_core_in_orders"] += delta

@@ -25,10 +25,14 @@ CALL_ORDER = "1.8"
 
 
 def debt_asset(call: dict) -> str:
+    """The debt asset id of the call order ``call``: its ``call_price``'s quote
+    (module docstring)."""
     return call["call_price"]["quote"]["asset_id"]
 
 
 def collateral_asset(call: dict) -> str:
+    """The collateral asset id of the call order ``call``: its ``call_price``'s
+    base (module docstring)."""
     return call["call_price"]["base"]["asset_id"]
 
 

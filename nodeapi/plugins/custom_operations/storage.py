@@ -183,9 +183,13 @@ class AccountStorage:
         return [("next", self._next), *chunked("objects", objects)]
 
     def checkpoint_usable(self, meta: dict) -> bool:
+        """``ICheckpointed``: always True (its records restore it whole)."""
         return True
 
     def restore_checkpoint(self, meta: dict, records: list) -> None:
+        """``ICheckpointed``: the next instance and the objects from the
+        records of :meth:`checkpoint_records`; the ``(account, catalog, key)``
+        index is rebuilt from the objects."""
         self._next = next(v for k, v in records if k == "next")
         self.objects = {o["id"]: o for o in joined(records, "objects")}
         self._by_key = {(o["account"], o["catalog"], o["key"]): oid

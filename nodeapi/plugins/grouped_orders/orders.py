@@ -142,6 +142,8 @@ class GroupedOrders:
         return []
 
     def checkpoint_usable(self, meta: dict) -> bool:
+        """``ICheckpointed``: always True (:meth:`restore_checkpoint` regroups
+        the chain's orders)."""
         return True
 
     def restore_checkpoint(self, meta: dict, records: list) -> None:

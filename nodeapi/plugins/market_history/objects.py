@@ -85,6 +85,7 @@ class OrderHistory:
 
     @property
     def id(self) -> str:
+        """The object id, ``5.0.N``."""
         return f"{ORDER_HISTORY}{self.id_num}"
 
     def to_object(self) -> dict:
@@ -117,6 +118,7 @@ class Bucket:
 
     @property
     def id(self) -> str:
+        """The object id, ``5.1.N``."""
         return f"{BUCKET}{self.id_num}"
 
     def add(self, trade_base: int, trade_quote: int, price_base: int, price_quote: int) -> None:
@@ -161,6 +163,7 @@ class Ticker:
 
     @property
     def id(self) -> str:
+        """The object id, ``5.2.N``."""
         return f"{TICKER}{self.id_num}"
 
     def to_object(self) -> dict:
@@ -181,6 +184,9 @@ class TickerMeta:
     skip: bool
 
     def to_object(self) -> dict:
+        """The wire form ``{"id": "5.3.0", "rolling_min_order_his_id": "5.0.N",
+        "skip_min_order_his_id": bool}`` (graphene market_history_plugin.hpp
+        ``market_ticker_meta_object``)."""
         return {"id": f"{TICKER_META}0",
                 "rolling_min_order_his_id": f"{ORDER_HISTORY}{self.rolling_min}",
                 "skip_min_order_his_id": self.skip}

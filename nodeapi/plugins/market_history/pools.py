@@ -58,9 +58,12 @@ class LiquidityPoolHistory:
         return [("count", self.count), *[("pool", [p, r]) for p, r in pools]]
 
     def checkpoint_usable(self, meta: dict) -> bool:
+        """``ICheckpointed``: always True (its records restore it whole)."""
         return True
 
     def restore_checkpoint(self, meta: dict, records: list) -> None:
+        """``ICheckpointed``: the count and each pool's history from the
+        records of :meth:`checkpoint_records`."""
         self.count = next(v for k, v in records if k == "count")
         self._by_pool = {pool: list(items) for k, (pool, items) in
                          ((k, v) for k, v in records if k == "pool")}

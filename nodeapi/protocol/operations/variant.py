@@ -75,6 +75,14 @@ class OperationType:
         return b"\x00" + self.structs[0].default
 
     def pack(self, value, out, prefix=None) -> None:
+        """Append the operation ``[type, {fields}]``: the varint type, then its
+        struct.
+
+        :raises InvalidField: not a two-element array.
+        :raises UnknownOperation: the type is not an operation
+            (:func:`operation_type`).
+        :raises ProtocolError: the struct's error (the field path in its
+            message)."""
         if not isinstance(value, (list, tuple)) or len(value) != 2:
             raise InvalidField(f"operation: expected [type, {{...}}], got {str(value)[:80]}")
         number = operation_type(value[0])
@@ -82,6 +90,10 @@ class OperationType:
         self.structs[number].pack(value[1], out, prefix)
 
     def unpack(self, data, pos, prefix=None):
+        """``([type, {fields}], new pos)``.
+
+        :raises UnknownOperation: a type number with no operation; the struct's
+            errors."""
         number, pos = unpack_varint(data, pos)
         struct = self.structs.get(number)
         if struct is None:
