@@ -177,6 +177,7 @@ class Chain:
 
     @irreversible_follows_head.setter
     def irreversible_follows_head(self, value: bool) -> None:
+        """Set the rule for the chain and its block applier."""
         self._irreversible_follows_head = self.blocks.irreversible_follows_head = bool(value)
 
     def restore(self, state: ObjectStore, summary: dict, recent: dict, next_op: int,
@@ -205,22 +206,30 @@ class Chain:
 
     @property
     def dgp(self) -> dict:
+        """The dynamic global property object ``2.1.0`` (graphene
+        ``dynamic_global_property_object``, times in seconds)."""
         return self.state.objects["2.1.0"]
 
     @property
     def head_block_num(self) -> int:
+        """The head block's number (0 before the first block)."""
         return self.dgp["head_block_number"]
 
     @property
     def head_block_id(self) -> str:
+        """The head block's id, 40 hex characters (all zeros at genesis)."""
         return self.dgp["head_block_id"]
 
     @property
     def head_block_time(self) -> int:
+        """The head block's time, seconds since the epoch (UTC); the
+        genesis' initial timestamp before the first block."""
         return self.dgp["time"]
 
     @property
     def block_interval(self) -> int:
+        """Seconds between slots: the chain parameter ``block_interval``
+        (``2.0.0``), which a maintenance may change."""
         return int(self.state.objects["2.0.0"]["parameters"]["block_interval"])
 
     def required_fees(self, ops: list, asset_id: str = CORE_ASSET) -> list:
@@ -254,6 +263,8 @@ class Chain:
         self.pending.observers.append(fn)
 
     def remove_pending_observer(self, fn) -> None:
+        """Stop telling ``fn`` (:meth:`add_pending_observer`); ValueError if
+        it was not registered."""
         self.pending.observers.remove(fn)
 
     def add_block_observer(self, fn) -> None:
@@ -261,6 +272,8 @@ class Chain:
         self._block_observers.append(fn)
 
     def remove_block_observer(self, fn) -> None:
+        """Stop telling ``fn`` (:meth:`add_block_observer`); ValueError if
+        it was not registered."""
         self._block_observers.remove(fn)
 
     def add_pop_observer(self, fn) -> None:
@@ -270,6 +283,8 @@ class Chain:
         self._pop_observers.append(fn)
 
     def remove_pop_observer(self, fn) -> None:
+        """Stop telling ``fn`` (:meth:`add_pop_observer`); ValueError if it
+        was not registered."""
         self._pop_observers.remove(fn)
 
     def add_change_observer(self, fn) -> None:
@@ -281,6 +296,8 @@ class Chain:
         self._change_observers.append(fn)
 
     def remove_change_observer(self, fn) -> None:
+        """Stop telling ``fn`` (:meth:`add_change_observer`); ValueError if
+        it was not registered."""
         self._change_observers.remove(fn)
 
     def notify_state_changed(self, ids) -> None:
