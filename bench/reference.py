@@ -781,6 +781,12 @@ def searchdb_figure(tmp, genesis, maker_dir: str, nodeapi_dir: str, head: int) -
         ref_dir = os.path.join(tmp, "searchdb-reference")
         shutil.copytree(maker_dir, ref_dir)
         started = time.monotonic()
+
+        def attempt():  # a start retried on a taken port replays again
+            nonlocal started
+            db.reset()
+            started = time.monotonic()
+
         node = reference_node(genesis, ref_dir, "--replay-blockchain",
                               "--elasticsearch-node-url", db.url,
                               "--elasticsearch-bulk-replay", str(SEARCHDB_BULK),
@@ -788,7 +794,7 @@ def searchdb_figure(tmp, genesis, maker_dir: str, nodeapi_dir: str, head: int) -
                               "--ignore-api-helper-indexes-warning",
                               plugins=("elasticsearch",))
         try:
-            node.start(timeout=3600)
+            node.start(timeout=3600, before_attempt=attempt)
             wait_serving(node.call, head, node.log)
             done = db.wait_quiet()
         finally:

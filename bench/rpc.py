@@ -307,9 +307,9 @@ def build_market(chain) -> None:
             "whitelist_authorities": [], "blacklist_authorities": [], "whitelist_markets": [],
             "blacklist_markets": [], "description": "", "extensions": {}}
     push((10, {"issuer": "1.2.6", "symbol": "GOLD", "precision": 3, "common_options": opts,
-               "is_prediction_market": False, "extensions": {}}))
+               "is_prediction_market": False, "extensions": []}))
     push((14, {"issuer": "1.2.6", "asset_to_issue": {"amount": 10 ** 9, "asset_id": "1.3.1"},
-               "issue_to_account": "1.2.6", "extensions": {}}))
+               "issue_to_account": "1.2.6", "extensions": []}))
 
     def order(sell, sell_id, receive, receive_id):
         return (1, {"seller": "1.2.6", "amount_to_sell": {"amount": sell, "asset_id": sell_id},

@@ -127,17 +127,25 @@ class ReferenceNode:
             args += ["--debug-private-key", json.dumps([DEV_PUB, DEV_WIF])]
         return args + self.extra
 
-    def start(self, timeout=60):
+    def start(self, timeout=60, before_attempt=None):
         """Start the process and wait up to ``timeout`` s until its RPC
         answers; returns ``self``.  A port found free may be taken again
         before witness_node binds it ("Address already in use" for the P2P
-        port, "Underlying Transport Error" for the RPC port): then it
-        starts again on other free ports (not a fixed ``rpc_port``), up to 5 times.  AssertionError
-        with the log's tail when it exits or does not serve in time."""
+        port, "Underlying Transport Error" for the RPC port; witness_node
+        binds its RPC port only after opening, or replaying, its chain, and
+        an outgoing connection of its own, such as a plugin's to a search
+        database, may have taken that ephemeral port by then): then it
+        starts again on other free ports (not a fixed ``rpc_port``), up to
+        5 times.  ``before_attempt()``, when given, is called before each
+        start (a caller measuring the start forgets a failed attempt's
+        work).  AssertionError with the log's tail when it exits or does
+        not serve in time."""
         os.makedirs(self.data_dir, exist_ok=True)
         with open(os.path.join(self.data_dir, "api-access.json"), "w") as f:
             json.dump(API_ACCESS, f)
         for attempt in range(5):
+            if before_attempt is not None:
+                before_attempt()
             logged = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
             try:
                 return self._start_once(timeout)

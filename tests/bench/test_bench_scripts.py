@@ -109,3 +109,20 @@ def test_the_bench_frame_parser_reads_the_nodes_frames():
         assert frame[head:head + 4] == b"\0\0\0\0" and frame[head + 4:] == text
     assert common.percentile([5, 1, 4, 2, 3], 0.5) == 3
     assert common.percentile([5, 1, 4, 2, 3], 0.99) == 5
+
+
+def test_the_rpc_bench_market_is_built_on_a_chain():
+    """bench/rpc.py's market (GOLD, 20 orders a side), which bench/notices.py
+    uses too, is made of operations the chain takes (an array
+    ``extensions`` given as ``{}`` is refused, as fc refuses it)."""
+    code = ("import sys, tempfile, os\n"
+            f"sys.path.insert(0, {BENCH!r})\n"
+            "import rpc\n"
+            "from kit.chain import open_chain\n"
+            "from nodeapi.chain.genesis import load_genesis\n"
+            "chain = open_chain(load_genesis(), os.path.join(tempfile.mkdtemp(), 'blocks.log'))\n"
+            "rpc.build_market(chain)\n"
+            "books = [o for o in chain.state.objects if o.startswith('1.7.')]\n"
+            "print(len(books))\n")
+    done = run_python(["-c", code], timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "40", done.stderr[-3000:]
