@@ -44,18 +44,24 @@ class ObjectStream:
         :class:`~nodeapi.applied.AppliedBlock`): the lines bitshares-core's
         debug_witness.cpp writes for a block, in its order: ``{"bn": N}``
         (``on_applied_block``, emitted before the changed objects), then each
-        object the block changed that still exists, as a JSON line with wire
-        times (:func:`~nodeapi.protocol.wire.with_wire_times`;
-        ``on_changed_objects``), then ``{"id": "<id>"}`` for each object it
-        removed (``on_removed_objects``); ids sorted by their string.  One
-        difference: graphene streams only objects that existed before the
-        block (``changed_objects`` carries the undo session's old values,
-        not its new ids); here objects the block created are written too."""
+        object that existed before the block and that the block changed, as
+        a JSON line with wire times
+        (:func:`~nodeapi.protocol.wire.with_wire_times`;
+        ``on_changed_objects``: the undo session's ``old_values``, so not
+        the objects the block created), then ``{"id": "<id>"}`` for each
+        such object it removed (``on_removed_objects``); ids sorted by their
+        string.  When the block's undo record is not kept
+        (:meth:`~nodeapi.chain.chain.Chain.existed_before_last_block` is
+        None: a block applied inside a devnet snapshot's session), the
+        objects it created are written too."""
         objects = self.chain.state.objects
+        before = self.chain.existed_before_last_block()
         write = self.file.write
         write(b'{"bn":%d}\n' % applied.block_num)
         removed = []
         for oid in sorted(self.chain.changed_objects_of_last_block()):
+            if before is not None and oid not in before:
+                continue  # created by the block (graphene's new_objects)
             obj = objects.get(oid)
             if obj is not None:
                 write(orjson.dumps(with_wire_times(obj)) + b"\n")

@@ -312,6 +312,18 @@ class Chain:
             except Exception:
                 self.log.failure("A state change observer failed")
 
+    def existed_before_last_block(self) -> set | None:
+        """Ids of the objects the last applied block changed or removed
+        that existed before it (graphene's undo session of the block:
+        ``old_values`` and ``removed``, without the ``new_ids``), or None
+        when that block's undo record is not kept (the block is
+        irreversible already, or was applied inside another session such
+        as a devnet snapshot's)."""
+        history = self.blocks.undo_history
+        if not history or history[-1].applied.block_num != self.head_block_num:
+            return None
+        return self.state.existed_before(history[-1].layer)
+
     def changed_objects_of_last_block(self) -> set:
         """Ids of objects created, modified or removed by the last applied
         block (valid inside block observers/consumers and until the next

@@ -388,6 +388,13 @@ class ObjectStore:
             raise RuntimeError(f"detach needs exactly one open session, {len(self._undo)} open")
         return self._undo.pop()
 
+    @staticmethod
+    def existed_before(layer: dict) -> set:
+        """Ids of a detached session's ``layer`` (:meth:`detach`) whose
+        objects existed before the session (graphene ``undo_state``'s
+        ``old_values`` and ``removed``, not its ``new_ids``)."""
+        return {oid for oid, old in layer.items() if old is not _MISSING}
+
     def undo(self, layer: dict, counters: dict) -> None:
         """Put back the objects and counters a session changed: ``layer``
         (id -> the object before it, or the missing marker) and ``counters``
