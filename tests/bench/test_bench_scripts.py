@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -23,6 +24,13 @@ def run_python(code_or_args, timeout):
                           capture_output=True, text=True)
 
 
+def run_in_bench(code: str, timeout):
+    """``code`` run by a child Python with bench/ first on sys.path, as
+    ``python bench/<name>.py`` has it (bench/common.py then adds the
+    repository and tests/)."""
+    return run_python(["-c", f"import sys\nsys.path.insert(0, {BENCH!r})\n{code}"], timeout)
+
+
 def test_there_are_bench_scripts():
     assert {"chain", "rpc", "reference", "peers", "common"} <= set(SCRIPTS)
 
@@ -32,15 +40,14 @@ def test_each_bench_script_imports(name):
     """Imported in a child as ``python bench/<name>.py`` runs it (bench/
     first on sys.path; bench/common.py adds the repository and tests/),
     under another name than __main__, so nothing runs but the imports."""
-    code = ("import importlib.util, sys\n"
-            f"sys.path.insert(0, {BENCH!r})\n"
+    code = ("import importlib.util\n"
             f"spec = importlib.util.spec_from_file_location('bench_{name}', "
             f"{os.path.join(BENCH, name + '.py')!r})\n"
             "module = importlib.util.module_from_spec(spec)\n"
             "spec.loader.exec_module(module)\n"
             "assert module.__doc__, 'no docstring'\n"
             "print('imported')\n")
-    done = run_python(["-c", code], timeout=60)
+    done = run_in_bench(code, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "imported", done.stderr[-3000:]
 
 
@@ -115,14 +122,14 @@ def test_the_rpc_bench_market_is_built_on_a_chain():
     """bench/rpc.py's market (GOLD, 20 orders a side), which bench/notices.py
     uses too, is made of operations the chain takes (an array
     ``extensions`` given as ``{}`` is refused, as fc refuses it)."""
-    code = ("import sys, tempfile, os\n"
-            f"sys.path.insert(0, {BENCH!r})\n"
-            "import rpc\n"
-            "from kit.chain import open_chain\n"
-            "from nodeapi.chain.genesis import load_genesis\n"
-            "chain = open_chain(load_genesis(), os.path.join(tempfile.mkdtemp(), 'blocks.log'))\n"
-            "rpc.build_market(chain)\n"
-            "books = [o for o in chain.state.objects if o.startswith('1.7.')]\n"
-            "print(len(books))\n")
-    done = run_python(["-c", code], timeout=120)
+    code = textwrap.dedent("""
+        import os, tempfile
+        import rpc
+        from kit.chain import open_chain
+        from nodeapi.chain.genesis import load_genesis
+        chain = open_chain(load_genesis(), os.path.join(tempfile.mkdtemp(), "blocks.log"))
+        rpc.build_market(chain)
+        print(sum(1 for oid in chain.state.objects if oid.startswith("1.7.")))
+        """)
+    done = run_in_bench(code, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "40", done.stderr[-3000:]
